@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import arg
+from torchlint.analysis.ops import SOFTMAX_LAYERS, is_cross_entropy_call, sequential_ending_in, softmax_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class SoftmaxBeforeCrossEntropy(LintRule):
+    """
+    ## What it does
+    Finds `nn.CrossEntropyLoss` / `F.cross_entropy` whose input (not the target) went through softmax:
+    a direct call (`torch.softmax`, `F.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable
+    assigned from one of those, or an `nn.Sequential` model whose last layer is `nn.Softmax`.
+
+    ## Why is this bad?
+    `CrossEntropyLoss` expects raw logits: it applies `log_softmax` itself. Feeding it probabilities
+    applies softmax twice, which squashes the scores, shrinks the gradients and slows or stalls training
+    without any error. The cookbook's notes on classification losses say the same: the network's last
+    layer should output scores, and `nn.CrossEntropyLoss` combines the softmax with the loss
+    ("不需要在网络最后加 softmax 层", `shared/seeds/000` and the 2024 revision `003`; the numerical
+    stability section of `shared/seeds/002`, Effective PyTorch, explains why the fused form is also the
+    stable one).
+
+    Softmax used only for metrics, argmax, confidence or logging is fine and is not reported.
+
+    ## Example
+    ```python
+    probs = F.softmax(model(images), dim=1)
+    loss = criterion(probs, labels)
+    ```
+
+    ## Use instead
+    ```python
+    logits = model(images)
+    loss = criterion(logits, labels)
+    ```
+
+    ## Fix safety
+    The fix passes the logits: an inline softmax is dropped (safe). When the softmax was stored in a
+    variable, the fix removes the softmax from that assignment; it is safe when the loss is the
+    variable's only use and unsafe otherwise (other uses would then see logits). No fix is offered for
+    an `nn.Sequential` that ends in `nn.Softmax`: the model may be used elsewhere for probabilities.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.nn.CrossEntropyLoss](https://pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html)
+    """
+
+    CODE = "TL103"
+    NAME = "softmax-before-cross-entropy"
+    MESSAGE = "Cross-entropy input went through softmax; `CrossEntropyLoss` applies log-softmax itself, pass the logits"
+    FIX_TITLE = "Pass the logits instead of their softmax"
+    TRIGGERS = ("cross_entropy", "CrossEntropyLoss")
+
+    VALID = [
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+def step(model, images, labels):
+    logits = model(images)
+    loss = F.cross_entropy(logits, labels)
+    probs = torch.softmax(logits, dim=1)
+    confidence, prediction = probs.max(dim=1)
+    return loss, prediction, confidence
+"""
+        ),
+        Valid(
+            """
+import torch.nn.functional as F
+
+def nll(logits, target):
+    return F.nll_loss(F.log_softmax(logits, dim=1), target)
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+criterion = nn.CrossEntropyLoss()
+
+def loss(logits, soft_targets):
+    return criterion(logits, F.softmax(soft_targets / 2.0, dim=1))
+"""
+        ),
+        Valid(
+            """
+import numpy as np
+from scipy.special import softmax
+import torch.nn.functional as F
+
+def loss(logits, y):
+    probs = softmax(np.zeros(3))
+    return F.cross_entropy(logits, y)
+"""
+        ),
+        Valid(
+            """
+import torch.nn.functional as F
+
+def f(F, x, y):
+    return F.cross_entropy(F.softmax(x), y)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def loss_fn(logits, target):
+    return F.cross_entropy(torch.softmax(logits, dim=-1), target)
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def loss_fn(logits, target):
+    return F.cross_entropy(logits, target)
+""",
+            line=6,
+            col=28,
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+def step(model, images, labels, optimizer):
+    criterion = nn.CrossEntropyLoss()
+    probs = F.softmax(model(images), dim=1)
+    loss = criterion(probs, labels)
+    return loss
+""",
+            fixed="""
+import torch.nn as nn
+import torch.nn.functional as F
+
+def step(model, images, labels, optimizer):
+    criterion = nn.CrossEntropyLoss()
+    probs = model(images)
+    loss = criterion(probs, labels)
+    return loss
+""",
+        ),
+        Invalid(
+            """
+import torch
+from torch.nn import CrossEntropyLoss as CE
+
+def step(out, y):
+    p = out.softmax(dim=1)
+    print(p.max())
+    return CE()(p, y)
+""",
+            fixed="""
+import torch
+from torch.nn import CrossEntropyLoss as CE
+
+def step(out, y):
+    p = out
+    print(p.max())
+    return CE()(p, y)
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+from torch.nn.functional import cross_entropy, softmax as sm
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.Softmax(dim=1)
+        self.fc = nn.Linear(4, 3)
+
+    def loss(self, x, y):
+        return cross_entropy(self.act(self.fc(x)), y)
+
+def g(x, y):
+    return cross_entropy(input=sm(x, 1), target=y)
+""",
+            fixed="""
+import torch.nn as nn
+from torch.nn.functional import cross_entropy, softmax as sm
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.Softmax(dim=1)
+        self.fc = nn.Linear(4, 3)
+
+    def loss(self, x, y):
+        return cross_entropy(self.fc(x), y)
+
+def g(x, y):
+    return cross_entropy(input=x, target=y)
+""",
+            count=2,
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(8, 3), nn.Softmax(dim=1))
+criterion = nn.CrossEntropyLoss()
+
+def step(x, y):
+    return criterion(model(x), y)
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not is_cross_entropy_call(self.ctx, node):
+            return
+        first = arg(node, 0, "input")
+        if first is None:
+            return
+        value = first.value
+        use = softmax_use(self.ctx, value)
+        if use is not None:
+            self.report(value, fix=self._inline_fix(use.node, use.operand))
+            return
+        if isinstance(value, cst.Name):
+            assigned = self.ctx.names.last_value(value)
+            if assigned is not None:
+                use = softmax_use(self.ctx, assigned)
+                if use is not None:
+                    self.report(value, fix=self._variable_fix(value, use.node, use.operand))
+                    return
+        if isinstance(value, cst.Call):
+            if sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:
+                self.report(
+                    value,
+                    "Cross-entropy input comes from an `nn.Sequential` that ends in `nn.Softmax`; "
+                    "drop the softmax layer and pass the logits",
+                )
+
+    def _inline_fix(self, softmax: cst.Call, operand: Optional[cst.BaseExpression]) -> Optional[Fix]:
+        if operand is None:
+            return None
+        return self.make_fix().replace(softmax, operand)
+
+    def _variable_fix(
+        self, name: cst.Name, softmax: cst.Call, operand: Optional[cst.BaseExpression]
+    ) -> Optional[Fix]:
+        if operand is None:
+            return None
+        assign = self.ctx.parent(softmax)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        scope = self.ctx.names.function_scope_node() or self.ctx.module
+        uses = [n for n in self.ctx.names_in(scope, name.value) if n is not name]
+        # the assignment target itself is one Name; anything beyond it is another use
+        other_uses = [n for n in uses if n is not assign.targets[0].target]
+        return self.make_fix(unsafe=bool(other_uses)).replace(softmax, operand)

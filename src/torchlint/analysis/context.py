@@ -1,0 +1,243 @@
+"""Per-file facts shared by all rules, gathered during the engine's one traversal.
+
+``FileContext`` is what a rule reaches through ``self.ctx``: the module and its source, the name resolver
+(:mod:`torchlint.analysis.names`), parent links, the stack of nodes being visited, and an index of the
+calls and assignments under each loop, function, ``with`` and ``if`` — so a rule that looks at a loop in
+``leave_For`` finds everything inside it without walking the subtree again.  Queries about nodes that
+were not indexed (or not yet finished) fall back to a cached sub-walk.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
+
+import libcst as cst
+
+from torchlint.analysis.names import NameResolver, dotted_name
+from torchlint.analysis.walk import iter_nodes
+
+_OWNER_TYPES = (cst.For, cst.While, cst.FunctionDef, cst.With, cst.If, cst.Lambda, cst.ClassDef, cst.Try)
+_OWNER_SET = frozenset(_OWNER_TYPES)
+
+
+class Contents:
+    """Calls and assignments found under one node, in source order."""
+
+    __slots__ = ("calls", "assigns", "complete")
+
+    def __init__(self) -> None:
+        self.calls: List[cst.Call] = []
+        self.assigns: List[cst.BaseSmallStatement] = []
+        self.complete = False
+
+
+class FileContext:
+    def __init__(self, path: str, source: str, module: cst.Module) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.names = NameResolver(module)
+        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.stack: List[cst.CSTNode] = []
+        self._contents: Dict[cst.CSTNode, Contents] = {}
+        self._open: List[Contents] = []
+        self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
+        self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
+
+    # -- traversal hooks, called by the engine around every node --------------------------------
+    def enter(self, node: cst.CSTNode) -> None:
+        stack = self.stack
+        if stack:
+            self.parents[node] = stack[-1]
+        stack.append(node)
+        self.names.enter(node)
+        t = type(node)
+        if t is cst.Call:
+            for c in self._open:
+                c.calls.append(node)  # type: ignore[arg-type]
+        elif t is cst.Assign or t is cst.AugAssign or t is cst.AnnAssign:
+            for c in self._open:
+                c.assigns.append(node)  # type: ignore[arg-type]
+        if t in _OWNER_SET:
+            c = Contents()
+            self._contents[node] = c
+            self._open.append(c)
+
+    def leave(self, node: cst.CSTNode) -> None:
+        if type(node) in _OWNER_SET:
+            self._open.pop().complete = True
+        self.names.leave(node)
+        self.stack.pop()
+
+    # -- structure ------------------------------------------------------------------------------
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        p = self.parents.get(node)
+        while p is not None:
+            yield p
+            p = self.parents.get(p)
+
+    def enclosing(
+        self, node: cst.CSTNode, types: Union[Type[cst.CSTNode], Tuple[Type[cst.CSTNode], ...]]
+    ) -> Optional[cst.CSTNode]:
+        for a in self.ancestors(node):
+            if isinstance(a, types):
+                return a
+        return None
+
+    def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+        return any(a is container for a in self.ancestors(node))
+
+    def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The statement holding ``node`` that sits directly in a block (a body list)."""
+        cur: Optional[cst.CSTNode] = node
+        while cur is not None:
+            parent = self.parents.get(cur)
+            if isinstance(cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
+                parent, (cst.IndentedBlock, cst.Module)
+            ):
+                return cur
+            cur = parent
+        return None
+
+    def block_of(self, stmt: cst.CSTNode) -> Optional[Sequence[cst.CSTNode]]:
+        parent = self.parents.get(stmt)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return parent.body
+        return None
+
+    # -- indexes --------------------------------------------------------------------------------
+    def contents(self, node: cst.CSTNode) -> Contents:
+        c = self._contents.get(node)
+        if c is not None and c.complete:
+            return c
+        c = Contents()
+        for n in iter_nodes(node):
+            t = type(n)
+            if t is cst.Call:
+                c.calls.append(n)  # type: ignore[arg-type]
+            elif t is cst.Assign or t is cst.AugAssign or t is cst.AnnAssign:
+                c.assigns.append(n)  # type: ignore[arg-type]
+        c.complete = True
+        self._contents[node] = c
+        return c
+
+    def calls_in(self, node: cst.CSTNode) -> List[cst.Call]:
+        return self.contents(node).calls
+
+    def names_in(self, node: cst.CSTNode, name: str) -> List[cst.Name]:
+        """Every ``Name`` node spelled ``name`` under ``node`` (lazy, cached per node)."""
+        index = self._name_index.get(node)
+        if index is None:
+            index = {}
+            for n in iter_nodes(node):
+                if type(n) is cst.Name:
+                    index.setdefault(n.value, []).append(n)  # type: ignore[attr-defined]
+            self._name_index[node] = index
+        return index.get(name, [])
+
+    def functions(self) -> Dict[str, List[cst.FunctionDef]]:
+        """Functions defined at module level or in a module-level class, by name (lazy)."""
+        if self._functions is None:
+            found: Dict[str, List[cst.FunctionDef]] = {}
+
+            def scan(body: Sequence[cst.CSTNode], in_class: bool) -> None:
+                for stmt in body:
+                    if isinstance(stmt, cst.FunctionDef):
+                        found.setdefault(stmt.name.value, []).append(stmt)
+                    elif isinstance(stmt, cst.ClassDef) and not in_class:
+                        if isinstance(stmt.body, cst.IndentedBlock):
+                            scan(stmt.body.body, True)
+
+            scan(self.module.body, False)
+            self._functions = found
+        return self._functions
+
+    def function_for_call(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The same-module function or method a call targets (``helper(x)``, ``self.helper(x)``)."""
+        func = call.func
+        name = None
+        if isinstance(func, cst.Name):
+            name = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in (
+            "self",
+            "cls",
+        ):
+            name = func.attr.value
+        if name is None:
+            return None
+        defs = self.functions().get(name)
+        if defs and len(defs) == 1:
+            return defs[0]
+        return None
+
+    # -- code -----------------------------------------------------------------------------------
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def parse_expression(self, code: str) -> cst.BaseExpression:
+        return cst.parse_expression(code, config=self.module.config_for_parsing)
+
+    def parse_statement(self, code: str) -> cst.BaseStatement:
+        return cst.parse_statement(code, config=self.module.config_for_parsing)
+
+
+def method_name(call: cst.Call) -> Optional[str]:
+    """``x.backward()`` -> "backward"; None when the callee is not an attribute."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def receiver(call: cst.Call) -> Optional[cst.BaseExpression]:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.value
+    return None
+
+
+def callee_name(call: cst.Call) -> Optional[str]:
+    """Last segment of the callee: ``torch.nn.functional.softmax`` and ``x.softmax`` -> "softmax"."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return None
+
+
+def arg(call: cst.Call, position: int, keyword: Optional[str] = None) -> Optional[cst.Arg]:
+    """The argument at ``position`` (positional) or named ``keyword``."""
+    positional = 0
+    for a in call.args:
+        if a.keyword is not None:
+            if keyword is not None and a.keyword.value == keyword:
+                return a
+            continue
+        if a.star:
+            return None
+        if positional == position:
+            return a
+        positional += 1
+    return None
+
+
+def keyword_arg(call: cst.Call, keyword: str) -> Optional[cst.Arg]:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a
+    return None
+
+
+__all__ = [
+    "FileContext",
+    "Contents",
+    "method_name",
+    "receiver",
+    "callee_name",
+    "arg",
+    "keyword_arg",
+    "dotted_name",
+]

@@ -1,0 +1,344 @@
+"""Import-alias name resolution and scope facts, computed during the engine's single traversal.
+
+This answers the questions libcst's ``QualifiedNameProvider`` answers for rules — "is ``F.softmax`` here
+``torch.nn.functional.softmax``?" — without building the full scope graph up front, which costs several
+times the parse itself on real code.  Python's own lookup order is followed: the enclosing function scopes
+(class bodies skipped), then module-level imports (collected from the top-level statements before the
+walk, so a function may use a name imported further down), then builtins.  A name bound by an assignment
+or a parameter in a function shadows a module import of the same name.
+
+Answers are frozensets of dotted names, so they never depend on set iteration order.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Dict, FrozenSet, Iterable, List, Optional
+
+import libcst as cst
+
+_BUILTINS = frozenset(dir(builtins))
+EMPTY: FrozenSet[str] = frozenset()
+
+
+class Binding:
+    __slots__ = ("imports", "values", "assigned")
+
+    def __init__(self) -> None:
+        self.imports: List[str] = []
+        self.values: List[Optional[cst.BaseExpression]] = []
+        self.assigned = False
+
+
+class Scope:
+    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals")
+
+    def __init__(self, node: cst.CSTNode, kind: str, parent: Optional["Scope"]) -> None:
+        self.node = node
+        self.kind = kind  # "module" | "function" | "class" | "lambda"
+        self.parent = parent
+        self.bindings: Dict[str, Binding] = {}
+        self.attrs: Dict[str, List[cst.BaseExpression]] = {}  # class scopes: self.<attr> = value
+        self.self_name: Optional[str] = None  # functions defined in a class: name of the first param
+        self.globals: set = set()
+
+    def bind(self, name: str) -> Binding:
+        b = self.bindings.get(name)
+        if b is None:
+            b = self.bindings[name] = Binding()
+        return b
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _import_module_name(node: cst.ImportFrom) -> str:
+    mod = dotted_name(node.module) if node.module is not None else ""
+    return "." * len(node.relative) + (mod or "")
+
+
+def _target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _target_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+class NameResolver:
+    def __init__(self, module: cst.Module) -> None:
+        self.module_scope = Scope(module, "module", None)
+        self.scope = self.module_scope
+        self.imports_torch = False
+        self._scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
+        self._prescan(module.body)
+
+    # -- module-level imports, before the walk --------------------------------------------------
+    def _prescan(self, body: Iterable[cst.CSTNode]) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)):
+                        self._bind_import(self.module_scope, small)
+            elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally)):
+                inner = stmt.body
+                if isinstance(inner, cst.IndentedBlock):
+                    self._prescan(inner.body)
+                for extra in ("orelse", "handlers", "finalbody"):
+                    sub = getattr(stmt, extra, None)
+                    if sub is None:
+                        continue
+                    if isinstance(sub, (list, tuple)):
+                        self._prescan(sub)
+                    else:
+                        self._prescan([sub])
+
+    def _bind_import(self, scope: Scope, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name) or ""
+                if full.split(".")[0] == "torch":
+                    self.imports_torch = True
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    b = scope.bind(alias.asname.name.value)
+                    if full not in b.imports:
+                        b.imports.append(full)
+                else:
+                    top = full.split(".")[0]
+                    b = scope.bind(top)
+                    if top not in b.imports:
+                        b.imports.append(top)
+        elif isinstance(node, cst.ImportFrom):
+            mod = _import_module_name(node)
+            if mod.split(".")[0] == "torch":
+                self.imports_torch = True
+            if isinstance(node.names, cst.ImportStar):
+                return
+            for alias in node.names:
+                name = dotted_name(alias.name) or ""
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                full = f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}"
+                b = scope.bind(local)
+                if full not in b.imports:
+                    b.imports.append(full)
+
+    # -- traversal hooks (called by FileContext for every node) ---------------------------------
+    def enter(self, node: cst.CSTNode) -> None:
+        handler = _ENTER.get(type(node))
+        if handler is not None:
+            handler(self, node)
+
+    def leave(self, node: cst.CSTNode) -> None:
+        if type(node) in _SCOPE_TYPES and self.scope.node is node:
+            self.scope = self.scope.parent or self.module_scope
+
+    def _push(self, node: cst.CSTNode, kind: str) -> Scope:
+        scope = Scope(node, kind, self.scope)
+        self._scope_of[node] = scope
+        self.scope = scope
+        return scope
+
+    def _enter_function(self, node: cst.FunctionDef) -> None:
+        self._bind_local(self.scope, node.name.value, None)
+        outer = self.scope
+        scope = self._push(node, "function")
+        if outer.kind == "class":
+            params = list(node.params.posonly_params) + list(node.params.params)
+            if params:
+                scope.self_name = params[0].name.value
+
+    def _enter_lambda(self, node: cst.Lambda) -> None:
+        self._push(node, "lambda")
+
+    def _enter_class(self, node: cst.ClassDef) -> None:
+        self._bind_local(self.scope, node.name.value, None)
+        self._push(node, "class")
+
+    def _enter_param(self, node: cst.Param) -> None:
+        self._bind_local(self.scope, node.name.value, None)  # a parameter's value is unknown
+
+    def _bind_local(self, scope: Scope, name: str, value: Optional[cst.BaseExpression]) -> None:
+        if name in scope.globals:
+            scope = self.module_scope
+        b = scope.bind(name)
+        b.assigned = True
+        b.values.append(value)
+
+    def _enter_assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Name):
+                self._bind_local(self.scope, target.value, node.value)
+            elif isinstance(target, cst.Attribute):
+                self._record_attr(target, node.value)
+            else:
+                for name in _target_names(target):
+                    self._bind_local(self.scope, name.value, None)
+
+    def _enter_annassign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind_local(self.scope, node.target.value, node.value)
+        elif isinstance(node.target, cst.Attribute) and node.value is not None:
+            self._record_attr(node.target, node.value)
+
+    def _enter_augassign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            b = self.scope.bind(node.target.value)
+            b.assigned = True
+
+    def _record_attr(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
+        scope = self.scope
+        if (
+            scope.kind == "function"
+            and scope.self_name is not None
+            and isinstance(target.value, cst.Name)
+            and target.value.value == scope.self_name
+            and scope.parent is not None
+        ):
+            scope.parent.attrs.setdefault(target.attr.value, []).append(value)
+
+    def _enter_for(self, node: cst.For) -> None:
+        for name in _target_names(node.target):
+            self._bind_local(self.scope, name.value, None)
+
+    def _enter_comp_for(self, node: cst.CompFor) -> None:
+        for name in _target_names(node.target):
+            self._bind_local(self.scope, name.value, None)
+
+    def _enter_with_item(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in _target_names(node.asname.name):
+                self._bind_local(self.scope, name.value, None)
+
+    def _enter_import(self, node: cst.CSTNode) -> None:
+        if self.scope is not self.module_scope:
+            self._bind_import(self.scope, node)
+        else:
+            self._bind_import(self.module_scope, node)  # idempotent with the prescan
+
+    def _enter_global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self.scope.globals.add(item.name.value)
+
+    def _enter_named_expr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind_local(self.scope, node.target.value, node.value)
+
+    def _enter_except(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self._bind_local(self.scope, node.name.name.value, None)
+
+    # -- queries --------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Optional[Binding]:
+        scope: Optional[Scope] = self.scope
+        first = True
+        while scope is not None:
+            if scope.kind != "class" or first:
+                if name in scope.globals:
+                    scope = self.module_scope
+                    continue
+                b = scope.bindings.get(name)
+                if b is not None:
+                    return b
+            first = False
+            scope = scope.parent
+        return None
+
+    def qualified_names(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """Dotted origins of a Name/Attribute chain: ``F.softmax`` -> {"torch.nn.functional.softmax"}."""
+        rest: List[str] = []
+        while isinstance(node, cst.Attribute):
+            rest.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return EMPTY
+        b = self.lookup(node.value)
+        if b is None:
+            bases = ("builtins." + node.value,) if node.value in _BUILTINS else ()
+        else:
+            bases = tuple(b.imports)
+        if not bases:
+            return EMPTY
+        suffix = "".join("." + part for part in reversed(rest))
+        return frozenset(base + suffix for base in bases)
+
+    def matches(self, node: cst.BaseExpression, names: Iterable[str]) -> bool:
+        qn = self.qualified_names(node)
+        if not qn:
+            return False
+        return not qn.isdisjoint(names)
+
+    def values(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+        """Expressions assigned so far to a local Name, or to ``self.attr`` in the current class."""
+        if isinstance(node, cst.Name):
+            b = self.lookup(node.value)
+            if b is None or b.imports:
+                return []
+            return [v for v in b.values if v is not None]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            scope = self.scope
+            while scope is not None and scope.kind != "function":
+                scope = scope.parent
+            if scope is not None and scope.self_name == node.value.value and scope.parent is not None:
+                return list(scope.parent.attrs.get(node.attr.value, ()))
+        return []
+
+    def last_value(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        vals = self.values(node)
+        return vals[-1] if vals else None
+
+    def instance_of(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """Qualified names of the class (or factory) that built the value of ``node``."""
+        if isinstance(node, cst.Call):
+            return self.qualified_names(node.func)
+        out: set = set()
+        for value in self.values(node):
+            if isinstance(value, cst.Call):
+                out |= self.qualified_names(value.func)
+        return frozenset(out)
+
+    def is_param(self, node: cst.Name) -> bool:
+        b = self.lookup(node.value)
+        return b is not None and b.assigned and not any(v is not None for v in b.values)
+
+    def scope_node(self) -> cst.CSTNode:
+        return self.scope.node
+
+    def function_scope_node(self) -> Optional[cst.CSTNode]:
+        scope: Optional[Scope] = self.scope
+        while scope is not None and scope.kind not in ("function", "lambda"):
+            scope = scope.parent
+        return scope.node if scope is not None else None
+
+
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+_ENTER = {
+    cst.FunctionDef: NameResolver._enter_function,
+    cst.Lambda: NameResolver._enter_lambda,
+    cst.ClassDef: NameResolver._enter_class,
+    cst.Param: NameResolver._enter_param,
+    cst.Assign: NameResolver._enter_assign,
+    cst.AnnAssign: NameResolver._enter_annassign,
+    cst.AugAssign: NameResolver._enter_augassign,
+    cst.For: NameResolver._enter_for,
+    cst.CompFor: NameResolver._enter_comp_for,
+    cst.WithItem: NameResolver._enter_with_item,
+    cst.Import: NameResolver._enter_import,
+    cst.ImportFrom: NameResolver._enter_import,
+    cst.Global: NameResolver._enter_global,
+    cst.NamedExpr: NameResolver._enter_named_expr,
+    cst.ExceptHandler: NameResolver._enter_except,
+}

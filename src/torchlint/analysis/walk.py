@@ -1,0 +1,122 @@
+"""A lean pre-order walk over a libcst tree.
+
+libcst's own ``node.visit(visitor)`` rebuilds every node it passes (and validates it) even for read-only
+visitors, which costs more than the parse.  Rules only read the tree, so the engine walks the dataclass
+fields directly, skipping whitespace, comments and punctuation nodes that no rule inspects.  Children are
+visited in source order (decorators before the function they decorate).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, List, Tuple, Type
+
+import libcst as cst
+
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "comma",
+        "semicolon",
+        "colon",
+        "equal",
+        "header",
+        "footer",
+        "leading_lines",
+        "lines_after_decorators",
+        "trailing_whitespace",
+        "newline",
+        "operator",
+        "dot",
+        "asynchronous",
+        "star_arg",
+        "whitespace_before_colon",
+        "default_indent",
+        "default_newline",
+        "encoding",
+        "indent",
+    }
+)
+
+_FIRST = {cst.FunctionDef: ("decorators",), cst.ClassDef: ("decorators",)}
+# Names that are not variable references: `x.attr`'s attr, `f(key=...)`'s key.
+_SKIP_PER_TYPE = {cst.Attribute: ("attr",), cst.Arg: ("keyword",)}
+
+_FIELDS: Dict[Type[cst.CSTNode], Tuple[str, ...]] = {}
+
+_TOKEN_TYPES: Tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+    cst.Newline,
+    cst.Comment,
+)
+
+
+def _fields(t: Type[cst.CSTNode]) -> Tuple[str, ...]:
+    names = [
+        f.name
+        for f in dataclasses.fields(t)
+        if f.name not in _SKIP_FIELDS
+        and not f.name.startswith("whitespace")
+        and f.name not in _SKIP_PER_TYPE.get(t, ())
+    ]
+    first = _FIRST.get(t, ())
+    ordered = tuple(first) + tuple(n for n in names if n not in first)
+    _FIELDS[t] = ordered
+    return ordered
+
+
+def children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    t = type(node)
+    names = _FIELDS.get(t)
+    if names is None:
+        names = _fields(t)
+    out: List[cst.CSTNode] = []
+    for name in names:
+        v = getattr(node, name)
+        if isinstance(v, cst.CSTNode):
+            if not isinstance(v, _TOKEN_TYPES):
+                out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                if isinstance(x, cst.CSTNode) and not isinstance(x, _TOKEN_TYPES):
+                    out.append(x)
+    return out
+
+
+def walk(
+    root: cst.CSTNode,
+    on_visit: Callable[[cst.CSTNode], None],
+    on_leave: Callable[[cst.CSTNode], None],
+) -> None:
+    """Call ``on_visit`` before a node's children and ``on_leave`` after them (iteratively)."""
+    stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node, leaving = pop()
+        if leaving:
+            on_leave(node)
+            continue
+        on_visit(node)
+        push((node, True))
+        kids = children(node)
+        for i in range(len(kids) - 1, -1, -1):
+            push((kids[i], False))
+
+
+def iter_nodes(root: cst.CSTNode) -> List[cst.CSTNode]:
+    """All structural nodes under ``root`` (inclusive), in pre-order."""
+    out: List[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        kids = children(node)
+        stack.extend(reversed(kids))
+    return out

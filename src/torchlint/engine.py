@@ -1,0 +1,358 @@
+"""The one engine behind the CLI and the flake8 plugin.
+
+read -> prefilter (skip rules, and the whole file, whose trigger words are absent) -> parse once ->
+one traversal that drives every enabled rule -> positions for what was reported -> noqa filter ->
+diagnostics (with their fixes).  Nothing here prints; callers decide how to show results.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.walk import walk
+from torchlint.rule import SAFE, UNSAFE, Fix, LintRule, Report
+
+PARSE_ERROR = "TL000"
+
+_NOQA = re.compile(
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
+    re.IGNORECASE,
+)
+_FILE_NOQA = re.compile(
+    r"^\s*#\s*torchlint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Edit:
+    content: str
+    line: int
+    col: int  # 1-based
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class FixInfo:
+    title: str
+    applicability: str  # "safe" | "unsafe"
+    edits: Tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based
+    code: str
+    message: str
+    end_line: int = 0
+    end_col: int = 0
+    fix: Optional[FixInfo] = None
+
+    def sort_key(self) -> Tuple[str, int, int, str, str]:
+        return (self.path, self.line, self.col, self.code, self.message)
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)  # internal errors: the run must exit 2
+    warnings: List[str] = field(default_factory=list)
+    fixed_source: Optional[str] = None  # set when fixes changed the file
+    fixed_count: int = 0
+    skipped: bool = False  # prefilter: no rule could apply
+
+
+@dataclass
+class Settings:
+    rules: Sequence[Type[LintRule]]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    noqa: bool = True
+    fix: bool = False
+    unsafe_fixes: bool = False
+    want_edits: bool = False
+
+
+# -- noqa ----------------------------------------------------------------------------------------
+def noqa_codes(line_text: str) -> Optional[frozenset]:
+    """None: no noqa on the line; empty set: bare noqa (everything); else the listed codes."""
+    m = _NOQA.search(line_text)
+    if m is None:
+        return None
+    codes = m.group("codes")
+    if not codes:
+        return frozenset()
+    return frozenset(c.upper() for c in _CODE.findall(codes))
+
+
+def is_suppressed(code: str, line_text: str) -> bool:
+    codes = noqa_codes(line_text)
+    if codes is None:
+        return False
+    return not codes or code in codes or any(code.startswith(c) for c in codes)
+
+
+def file_noqa(source: str) -> Optional[frozenset]:
+    """``# torchlint: noqa`` (whole file) or ``# torchlint: noqa: TL101`` (those codes)."""
+    if "torchlint" not in source:
+        return None
+    m = _FILE_NOQA.search(source)
+    if m is None:
+        return None
+    codes = m.group("codes")
+    return frozenset(c.upper() for c in _CODE.findall(codes)) if codes else frozenset()
+
+
+# -- the traversal -------------------------------------------------------------------------------
+class _Dispatcher:
+    def __init__(self, ctx: FileContext, rules: Sequence[LintRule], errors: List[str]) -> None:
+        self.ctx = ctx
+        self.errors = errors
+        self.visit: Dict[type, List[Tuple[LintRule, Callable]]] = {}
+        self.leave: Dict[type, List[Tuple[LintRule, Callable]]] = {}
+        self.dead: set = set()
+        for rule in rules:
+            for attr in dir(type(rule)):
+                if attr.startswith("visit_") or attr.startswith("leave_"):
+                    kind, _, tname = attr.partition("_")
+                    node_type = getattr(cst, tname, None)
+                    if not isinstance(node_type, type):
+                        continue
+                    table = self.visit if kind == "visit" else self.leave
+                    table.setdefault(node_type, []).append((rule, getattr(rule, attr)))
+
+    def _call(self, fns: List[Tuple[LintRule, Callable]], node: cst.CSTNode) -> None:
+        for rule, fn in fns:
+            if rule in self.dead:
+                continue
+            try:
+                fn(node)
+            except Exception as exc:  # a crashing rule must not take the others down
+                self.dead.add(rule)
+                tb = traceback.extract_tb(exc.__traceback__)
+                where = f" ({tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+                self.errors.append(
+                    f"{self.ctx.path}: rule {rule.CODE} failed: {type(exc).__name__}: {exc}{where}"
+                )
+
+    def on_visit(self, node: cst.CSTNode) -> None:
+        self.ctx.enter(node)
+        fns = self.visit.get(type(node))
+        if fns:
+            self._call(fns, node)
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        fns = self.leave.get(type(node))
+        if fns:
+            self._call(fns, node)
+        self.ctx.leave(node)
+
+
+def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> List[Type[LintRule]]:
+    """The rules whose trigger words occur in the source (a rule with no triggers always runs)."""
+    return [r for r in rules if not r.TRIGGERS or any(t in source for t in r.TRIGGERS)]
+
+
+def _parse_error(path: str, exc: Exception) -> Diagnostic:
+    if isinstance(exc, cst.ParserSyntaxError):
+        line = max(1, exc.raw_line)
+        col = max(1, exc.raw_column + 1)
+        msg = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
+        return Diagnostic(path, line, col, PARSE_ERROR, f"SyntaxError: {msg}")
+    return Diagnostic(path, 1, 1, PARSE_ERROR, f"could not parse file: {type(exc).__name__}: {exc}")
+
+
+@dataclass
+class _Lint:
+    module: Optional[cst.Module]
+    reports: List[Tuple[Report, Tuple[int, int, int, int]]]
+    parse_error: Optional[Diagnostic]
+    ctx: Optional[FileContext]
+
+
+def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
+               errors: List[str]) -> _Lint:
+    try:
+        module = cst.parse_module(source)
+    except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
+        return _Lint(None, [], _parse_error(path, exc), None)
+    ctx = FileContext(path, source, module)
+    rules = [r(ctx, settings.options) for r in rule_types]
+    dispatcher = _Dispatcher(ctx, rules, errors)
+    try:
+        walk(module, dispatcher.on_visit, dispatcher.on_leave)
+    except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
+        errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
+    reports = [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports]
+    if not reports:
+        return _Lint(module, [], None, ctx)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    located = []
+    for rep in reports:
+        pos = positions.get(rep.node)
+        if pos is None:
+            errors.append(f"{path}: rule {rep.code} reported a node outside the module")
+            continue
+        located.append((rep, (pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)))
+    return _Lint(module, located, None, ctx)
+
+
+def lint_source(path: str, source: str, settings: Settings) -> FileResult:
+    """Lint one file's text; apply fixes when ``settings.fix`` (the result holds the new text)."""
+    result = FileResult(path)
+    file_level = file_noqa(source) if settings.noqa else None
+    rules = list(settings.rules)
+    if file_level is not None:
+        if not file_level:
+            result.skipped = True
+            return result
+        rules = [r for r in rules if not any(r.CODE.startswith(c) for c in file_level)]
+    rule_types = select_rules_for_source(source, rules)
+    if not rule_types:
+        result.skipped = True
+        return result
+
+    current = source
+    fixed_total = 0
+    for _round in range(10):
+        errors: List[str] = []
+        lint = _run_rules(path, current, rule_types, settings, errors)
+        if lint.parse_error is not None:
+            if current is not source:
+                # a fix produced code that does not parse: keep the last good text, say so
+                result.errors.append(f"{path}: fixes produced invalid code; fixes not applied")
+                current = source
+                fixed_total = 0
+                continue
+            result.diagnostics = [lint.parse_error]
+            result.errors.extend(errors)
+            return result
+        lines = current.split("\n")
+        kept: List[Tuple[Report, Tuple[int, int, int, int]]] = []
+        for rep, pos in lint.reports:
+            if settings.noqa and 0 < pos[0] <= len(lines) and is_suppressed(rep.code, lines[pos[0] - 1]):
+                continue
+            kept.append((rep, pos))
+        if settings.fix and lint.module is not None and lint.ctx is not None:
+            applicable = [
+                rep.fix for rep, _ in kept
+                if rep.fix is not None and (rep.fix.applicability == SAFE or settings.unsafe_fixes)
+            ]
+            if applicable:
+                new_source, applied = apply_fixes(lint.module, lint.ctx, applicable)
+                if applied and new_source != current:
+                    current = new_source
+                    fixed_total += applied
+                    continue
+        result.errors.extend(errors)
+        result.diagnostics = [
+            _diagnostic(path, rep, pos, lint.module, settings) for rep, pos in kept
+        ]
+        break
+    else:
+        result.errors.append(f"{path}: fixes did not converge after 10 rounds")
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    if current != source:
+        result.fixed_source = current
+        result.fixed_count = fixed_total
+    return result
+
+
+def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], module: Optional[cst.Module],
+                settings: Settings) -> Diagnostic:
+    info = None
+    if rep.fix is not None:
+        edits: Tuple[Edit, ...] = ()
+        if settings.want_edits and module is not None:
+            edits = fix_edits(module, rep.fix)
+        info = FixInfo(rep.fix.title, rep.fix.applicability, edits)
+    return Diagnostic(path, pos[0], pos[1], rep.code, rep.message, pos[2], pos[3], info)
+
+
+# -- fixes ---------------------------------------------------------------------------------------
+class _Applier(cst.CSTTransformer):
+    def __init__(self, edits: Mapping[cst.CSTNode, Any]) -> None:
+        super().__init__()
+        self.edits = edits
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        new = self.edits.get(original_node)
+        if new is None:
+            return updated_node
+        return new
+
+
+def apply_fixes(module: cst.Module, ctx: FileContext, fixes: Sequence[Fix]) -> Tuple[str, int]:
+    """Apply every fix whose edits do not overlap an earlier one; returns (new source, count)."""
+    claimed: set = set()
+    claimed_ancestors: set = set()
+    edits: Dict[cst.CSTNode, Any] = {}
+    applied = 0
+    for fix in fixes:
+        nodes = list(fix.edits)
+        conflict = False
+        for n in nodes:
+            if n in claimed or n in claimed_ancestors or any(a in claimed for a in ctx.ancestors(n)):
+                conflict = True
+                break
+        if conflict:
+            continue
+        for n in nodes:
+            claimed.add(n)
+            claimed_ancestors.update(ctx.ancestors(n))
+        edits.update(fix.edits)
+        applied += 1
+    if not edits:
+        return module.code, 0
+    new_module = module.visit(_Applier(edits))
+    return new_module.code, applied
+
+
+def fix_edits(module: cst.Module, fix: Fix) -> Tuple[Edit, ...]:
+    """The fix as one text edit (the smallest span that changes), for machine-readable output."""
+    before = module.code
+    after = module.visit(_Applier(fix.edits)).code
+    if before == after:
+        return ()
+    start = 0
+    limit = min(len(before), len(after))
+    while start < limit and before[start] == after[start]:
+        start += 1
+    end_b, end_a = len(before), len(after)
+    while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
+        end_b -= 1
+        end_a -= 1
+    sl, sc = _line_col(before, start)
+    el, ec = _line_col(before, end_b)
+    return (Edit(after[start:end_a], sl, sc, el, ec),)
+
+
+def _line_col(text: str, offset: int) -> Tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    last = text.rfind("\n", 0, offset)
+    return line, offset - last
+
+
+__all__ = [
+    "Diagnostic",
+    "Edit",
+    "FixInfo",
+    "FileResult",
+    "Settings",
+    "lint_source",
+    "apply_fixes",
+    "is_suppressed",
+    "PARSE_ERROR",
+    "SAFE",
+    "UNSAFE",
+]

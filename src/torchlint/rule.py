@@ -1,0 +1,177 @@
+"""The base class every rule in ``torchlint.rules`` derives from.
+
+A rule is a small visitor: it defines ``visit_<Node>`` / ``leave_<Node>`` methods for the libcst node
+types it cares about, and calls :meth:`LintRule.report` when it finds the pattern.  The engine runs all
+enabled rules in one traversal of the file, so a rule never walks the tree on its own; what rules share
+(name resolution, scopes, loops, parents) lives in :mod:`torchlint.analysis` and is reached through
+``self.ctx``.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torchlint.analysis.context import FileContext
+
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must stay silent on."""
+
+    code: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must report.
+
+    ``fixed`` is the whole file after the rule's fix (unsafe fixes included), or None when the rule
+    offers no fix for this case.  ``line``/``col`` (1-based) pin the first report when given.
+    """
+
+    code: str
+    fixed: Optional[str] = None
+    line: Optional[int] = None
+    col: Optional[int] = None
+    message: Optional[str] = None
+    count: int = 1
+    unsafe: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rule option, set in ``[tool.torchlint]`` under its kebab-case name."""
+
+    default: Any
+    doc: str
+    choices: Optional[Tuple[Any, ...]] = None
+
+    def validate(self, key: str, value: Any) -> Any:
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(repr(c) for c in self.choices)
+            raise ValueError(f"invalid value {value!r} for `{key}` (expected one of {allowed})")
+        if self.choices is None and self.default is not None and not isinstance(value, type(self.default)):
+            raise ValueError(
+                f"invalid value {value!r} for `{key}` (expected {type(self.default).__name__})"
+            )
+        return value
+
+
+class Fix:
+    """A set of edits keyed by node identity, applied together or not at all."""
+
+    def __init__(self, title: str, applicability: str = SAFE) -> None:
+        self.title = title
+        self.applicability = applicability
+        self.edits: Dict[cst.CSTNode, Replacement] = {}
+
+    def replace(self, old: cst.CSTNode, new: Replacement) -> "Fix":
+        prior = self.edits.get(old)
+        if isinstance(prior, cst.FlattenSentinel) and isinstance(new, cst.CSTNode):
+            # keep statements inserted before `old` earlier in this fix
+            nodes = list(prior.nodes)
+            nodes[-1] = new
+            new = cst.FlattenSentinel(nodes)
+        self.edits[old] = new
+        return self
+
+    def insert_before(self, stmt: cst.CSTNode, *new: cst.CSTNode) -> "Fix":
+        current = self.edits.get(stmt, stmt)
+        if isinstance(current, cst.FlattenSentinel):
+            nodes = list(new) + list(current.nodes)
+        elif isinstance(current, cst.RemovalSentinel):
+            nodes = list(new)
+        else:
+            nodes = list(new) + [current]
+        self.edits[stmt] = cst.FlattenSentinel(nodes)
+        return self
+
+    def insert_after(self, stmt: cst.CSTNode, *new: cst.CSTNode) -> "Fix":
+        current = self.edits.get(stmt, stmt)
+        if isinstance(current, cst.FlattenSentinel):
+            nodes = list(current.nodes) + list(new)
+        elif isinstance(current, cst.RemovalSentinel):
+            nodes = list(new)
+        else:
+            nodes = [current] + list(new)
+        self.edits[stmt] = cst.FlattenSentinel(nodes)
+        return self
+
+    def remove(self, stmt: cst.CSTNode) -> "Fix":
+        self.edits[stmt] = cst.RemovalSentinel.REMOVE
+        return self
+
+    @property
+    def is_unsafe(self) -> bool:
+        return self.applicability == UNSAFE
+
+
+@dataclass
+class Report:
+    """What a rule reported: resolved to positions by the engine after the traversal."""
+
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix]
+
+
+class LintRule:
+    """Base class of a rule.  Subclasses set the class attributes below and define visitors."""
+
+    CODE: ClassVar[str] = ""
+    NAME: ClassVar[str] = ""
+    MESSAGE: ClassVar[str] = ""
+    #: Short imperative description of the fix ("Insert `optimizer.zero_grad()`"); None: no fix.
+    FIX_TITLE: ClassVar[Optional[str]] = None
+    #: "safe" or "unsafe": the default applicability of this rule's fixes.
+    FIX_SAFETY: ClassVar[str] = SAFE
+    #: The file is skipped without parsing when it contains none of these words (for every enabled rule).
+    TRIGGERS: ClassVar[Tuple[str, ...]] = ()
+    DEFAULT_ENABLED: ClassVar[bool] = True
+    OPTIONS: ClassVar[Dict[str, Option]] = {}
+    VALID: ClassVar[Sequence[Union[Valid, str]]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    def __init__(self, ctx: "FileContext", options: Optional[Mapping[str, Any]] = None) -> None:
+        self.ctx = ctx
+        self.options: Dict[str, Any] = {k: o.default for k, o in self.OPTIONS.items()}
+        if options:
+            self.options.update({k: v for k, v in options.items() if k in self.OPTIONS})
+        self.reports: List[Report] = []
+
+    # -- reporting -----------------------------------------------------------------------------
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, *, fix: Optional[Fix] = None) -> None:
+        self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix))
+
+    def make_fix(self, title: Optional[str] = None, *, unsafe: Optional[bool] = None) -> Fix:
+        if unsafe is None:
+            applicability = self.FIX_SAFETY
+        else:
+            applicability = UNSAFE if unsafe else SAFE
+        return Fix(title or self.FIX_TITLE or "Apply fix", applicability)
+
+    # -- documentation -------------------------------------------------------------------------
+    @classmethod
+    def documentation(cls) -> str:
+        doc = textwrap.dedent(cls.__doc__ or "").strip("\n")
+        if doc and not doc.startswith(" "):
+            # a docstring whose first line sits right after the quotes is not indented like the rest
+            first, _, rest = (cls.__doc__ or "").partition("\n")
+            doc = (first.strip() + "\n" + textwrap.dedent(rest)).strip("\n")
+        return doc
+
+    @classmethod
+    def fix_availability(cls) -> str:
+        return cls.FIX_SAFETY if cls.FIX_TITLE else "none"

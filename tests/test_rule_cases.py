@@ -1,0 +1,93 @@
+"""Tests generated from every rule's VALID and INVALID cases: adding a rule adds its tests."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import pytest
+
+from torchlint.engine import Settings, lint_source
+from torchlint.rule import SAFE, UNSAFE, Valid
+from torchlint.rules import all_rules
+
+RULES = all_rules()
+
+VALID_CASES = [
+    pytest.param(rule, case if isinstance(case, Valid) else Valid(case), id=f"{rule.CODE}-valid-{i}")
+    for rule in RULES
+    for i, case in enumerate(rule.VALID)
+]
+INVALID_CASES = [
+    pytest.param(rule, case, id=f"{rule.CODE}-invalid-{i}") for rule in RULES for i, case in enumerate(rule.INVALID)
+]
+
+
+def _lint(rule, code, options, **kw):
+    return lint_source("case.py", code, Settings(rules=[rule], options=dict(options), **kw))
+
+
+@pytest.mark.parametrize("rule, case", VALID_CASES)
+def test_valid_case_is_silent(rule, case):
+    result = _lint(rule, case.code, case.options)
+    assert not result.errors
+    found = [d for d in result.diagnostics if d.code == rule.CODE]
+    assert found == [], f"{rule.CODE} reported on a valid case: {found}"
+
+
+@pytest.mark.parametrize("rule, case", INVALID_CASES)
+def test_invalid_case_is_reported_and_fixed(rule, case):
+    result = _lint(rule, case.code, case.options)
+    assert not result.errors
+    found = [d for d in result.diagnostics if d.code == rule.CODE]
+    assert len(found) == case.count, f"expected {case.count} x {rule.CODE}, got {found}"
+    if case.line is not None:
+        assert found[0].line == case.line
+    if case.col is not None:
+        assert found[0].col == case.col
+    if case.message is not None:
+        assert case.message in found[0].message
+    if case.fixed is None:
+        assert all(d.fix is None for d in found), "a fix is offered but the case expects none"
+        return
+    assert all(d.fix is not None for d in found), "the case expects a fix but none is offered"
+    expected = UNSAFE if case.unsafe else SAFE
+    assert {d.fix.applicability for d in found} == {expected}
+    fixed = _lint(rule, case.code, case.options, fix=True, unsafe_fixes=True)
+    assert not fixed.errors
+    assert fixed.fixed_source == case.fixed
+    cst.parse_module(fixed.fixed_source)
+    # the fixed code is clean for this rule, and fixing it again changes nothing
+    again = _lint(rule, fixed.fixed_source, case.options, fix=True, unsafe_fixes=True)
+    assert again.fixed_source is None
+    assert [d for d in again.diagnostics if d.code == rule.CODE] == []
+    if case.unsafe:
+        safe_only = _lint(rule, case.code, case.options, fix=True)
+        assert safe_only.fixed_source is None, "an unsafe fix was applied without --unsafe-fixes"
+
+
+SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.CODE for r in RULES])
+def test_rule_page(rule):
+    assert re.fullmatch(r"TL\d{3}", rule.CODE)
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.NAME)
+    assert not rule.NAME.startswith(("no-", "ban-"))
+    assert rule.MESSAGE and rule.TRIGGERS
+    doc = rule.documentation()
+    positions = [doc.find(s) for s in SECTIONS]
+    assert all(p >= 0 for p in positions), f"missing sections in {rule.CODE}"
+    assert positions == sorted(positions)
+    assert "seeds/" in doc, "the page must cite the cookbook advice it encodes"
+    assert rule.VALID and rule.INVALID
+    assert len(rule.VALID) >= len(rule.INVALID) or len(rule.VALID) >= 3
+    if rule.FIX_TITLE:
+        assert rule.FIX_SAFETY in (SAFE, UNSAFE)
+        assert any(c.fixed for c in rule.INVALID), "a rule with a fix must test it"
+    module = rule.__module__.rsplit(".", 1)[-1]
+    assert module.startswith(rule.CODE.lower() + "_")
+
+
+def test_codes_unique_and_sorted():
+    codes = [r.CODE for r in RULES]
+    assert codes == sorted(set(codes))
