@@ -16,7 +16,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.walk import walk
-from torchlint.rule import SAFE, UNSAFE, Fix, LintRule, Report
+from torchlint.fixes import Edit, apply_fixes, fix_edits
+from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
 PARSE_ERROR = "TL000"
 
@@ -29,15 +30,6 @@ _FILE_NOQA = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Edit:
-    content: str
-    line: int
-    col: int  # 1-based
-    end_line: int
-    end_col: int
 
 
 @dataclass(frozen=True)
@@ -71,6 +63,8 @@ class FileResult:
     fixed_source: Optional[str] = None  # set when fixes changed the file
     fixed_count: int = 0
     skipped: bool = False  # prefilter: no rule could apply
+    source_meta: Optional[Tuple[str, int, int]] = None  # (encoding, mtime_ns, size) as read
+    original_source: Optional[str] = None  # kept when fixes changed the text, for --diff
 
 
 @dataclass
@@ -279,70 +273,6 @@ def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], module: 
     return Diagnostic(path, pos[0], pos[1], rep.code, rep.message, pos[2], pos[3], info)
 
 
-# -- fixes ---------------------------------------------------------------------------------------
-class _Applier(cst.CSTTransformer):
-    def __init__(self, edits: Mapping[cst.CSTNode, Any]) -> None:
-        super().__init__()
-        self.edits = edits
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
-        new = self.edits.get(original_node)
-        if new is None:
-            return updated_node
-        return new
-
-
-def apply_fixes(module: cst.Module, ctx: FileContext, fixes: Sequence[Fix]) -> Tuple[str, int]:
-    """Apply every fix whose edits do not overlap an earlier one; returns (new source, count)."""
-    claimed: set = set()
-    claimed_ancestors: set = set()
-    edits: Dict[cst.CSTNode, Any] = {}
-    applied = 0
-    for fix in fixes:
-        nodes = list(fix.edits)
-        conflict = False
-        for n in nodes:
-            if n in claimed or n in claimed_ancestors or any(a in claimed for a in ctx.ancestors(n)):
-                conflict = True
-                break
-        if conflict:
-            continue
-        for n in nodes:
-            claimed.add(n)
-            claimed_ancestors.update(ctx.ancestors(n))
-        edits.update(fix.edits)
-        applied += 1
-    if not edits:
-        return module.code, 0
-    new_module = module.visit(_Applier(edits))
-    return new_module.code, applied
-
-
-def fix_edits(module: cst.Module, fix: Fix) -> Tuple[Edit, ...]:
-    """The fix as one text edit (the smallest span that changes), for machine-readable output."""
-    before = module.code
-    after = module.visit(_Applier(fix.edits)).code
-    if before == after:
-        return ()
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    end_b, end_a = len(before), len(after)
-    while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
-        end_b -= 1
-        end_a -= 1
-    sl, sc = _line_col(before, start)
-    el, ec = _line_col(before, end_b)
-    return (Edit(after[start:end_a], sl, sc, el, ec),)
-
-
-def _line_col(text: str, offset: int) -> Tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    last = text.rfind("\n", 0, offset)
-    return line, offset - last
-
-
 __all__ = [
     "Diagnostic",
     "Edit",
@@ -356,3 +286,69 @@ __all__ = [
     "SAFE",
     "UNSAFE",
 ]
+
+
+# -- files ---------------------------------------------------------------------------------------
+@dataclass
+class FileTask:
+    path: str
+    ignore: Tuple[str, ...] = ()  # per-file-ignores for this path
+
+
+def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
+    """Read, lint (and fix, in memory) one file; I/O problems become a TL000 diagnostic or a warning."""
+    from torchlint.files import SourceError, read_source
+
+    result = FileResult(task.path)
+    if source_text is None:
+        try:
+            src = read_source(task.path, max_bytes)
+        except SourceError as exc:
+            if exc.warning:
+                result.warnings.append(f"{task.path}: {exc}")
+            else:
+                result.diagnostics.append(Diagnostic(task.path, 1, 1, PARSE_ERROR, str(exc)))
+            return result
+        text = src.text
+        result.source_meta = (src.encoding, src.mtime_ns, src.size)
+    else:
+        text = source_text
+    rules = settings.rules
+    if task.ignore:
+        rules = [r for r in rules if not any(r.CODE.startswith(c) for c in task.ignore)]
+    sub = Settings(rules, settings.options, settings.noqa, settings.fix, settings.unsafe_fixes, settings.want_edits)
+    try:
+        inner = lint_source(task.path, text, sub)
+    except Exception as exc:  # never lose the run to one file
+        result.errors.append(f"{task.path}: internal error: {type(exc).__name__}: {exc}")
+        return result
+    inner.source_meta = result.source_meta
+    inner.original_source = text if inner.fixed_source is not None else None
+    return inner
+
+
+_WORKER: Dict[str, Any] = {}
+
+
+def _init_worker(settings: Settings, max_bytes: int) -> None:
+    _WORKER["settings"] = settings
+    _WORKER["max_bytes"] = max_bytes
+
+
+def _work(task: FileTask) -> FileResult:
+    return lint_file(task, _WORKER["settings"], _WORKER["max_bytes"])
+
+
+def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_bytes: int) -> List[FileResult]:
+    """Lint files, in worker processes when there are enough of them; results in input order."""
+    if jobs <= 1 or len(tasks) < 4:
+        return [lint_file(t, settings, max_bytes) for t in tasks]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    mp = multiprocessing.get_context(method)
+    workers = min(jobs, len(tasks))
+    chunk = max(1, min(16, len(tasks) // (workers * 8) or 1))
+    with ProcessPoolExecutor(workers, mp_context=mp, initializer=_init_worker, initargs=(settings, max_bytes)) as pool:
+        return list(pool.map(_work, tasks, chunksize=chunk))

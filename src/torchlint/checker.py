@@ -1,0 +1,254 @@
+"""``torchlint check``: configuration, discovery, cache, parallel linting, fixes, output, exit code."""
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from torchlint.cache import DEFAULT_DIR, Cache, digest, settings_key
+from torchlint.config import Config, ConfigError, check_codes, ignored_for, load_config, select_rules
+from torchlint.engine import (
+    Diagnostic,
+    FileResult,
+    FileTask,
+    Settings,
+    lint_file,
+    lint_files,
+)
+from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any
+from torchlint.fixes import write_atomic
+from torchlint import report
+
+
+@dataclass
+class CheckOptions:
+    paths: List[str]
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    select: Optional[List[str]] = None
+    extend_select: List[str] = field(default_factory=list)
+    ignore: List[str] = field(default_factory=list)
+    exclude: Optional[List[str]] = None
+    extend_exclude: List[str] = field(default_factory=list)
+    force_exclude: Optional[bool] = None
+    respect_gitignore: Optional[bool] = None
+    output_format: str = "text"
+    statistics: bool = False
+    exit_zero: bool = False
+    config_path: Optional[str] = None
+    isolated: bool = False
+    jobs: int = 1
+    use_cache: bool = True
+    cache_dir: Optional[str] = None
+    stdin_filename: Optional[str] = None
+    quiet: bool = False
+    noqa: bool = True
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"torchlint: {message}\n")
+
+
+def run_check(opts: CheckOptions) -> int:
+    from torchlint.rules import all_rules
+
+    rules = all_rules()
+    use_stdin = opts.paths == ["-"]
+    if use_stdin:
+        start = os.path.dirname(os.path.abspath(opts.stdin_filename)) if opts.stdin_filename else os.getcwd()
+    else:
+        first = opts.paths[0]
+        start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
+    try:
+        cfg = Config(root=os.getcwd()) if opts.isolated else load_config(opts.config_path, start, rules)
+        for name, codes in (("--select", opts.select or []), ("--extend-select", opts.extend_select), ("--ignore", opts.ignore)):
+            check_codes(codes, rules, name)
+    except ConfigError as exc:
+        _err(f"error: {exc}")
+        return 2
+
+    select = opts.select if opts.select is not None else cfg.select
+    enabled = select_rules(rules, select, cfg.extend_select + opts.extend_select, cfg.ignore + opts.ignore)
+    exclude = list(opts.exclude if opts.exclude is not None else (cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE))
+    exclude += cfg.extend_exclude + opts.extend_exclude
+    force_exclude = opts.force_exclude if opts.force_exclude is not None else cfg.force_exclude
+    respect_gitignore = opts.respect_gitignore if opts.respect_gitignore is not None else cfg.respect_gitignore
+    max_bytes = cfg.max_file_size or MAX_BYTES
+    fixing = opts.fix or opts.diff
+    settings = Settings(
+        rules=enabled,
+        options=dict(cfg.options),
+        noqa=opts.noqa,
+        fix=fixing,
+        unsafe_fixes=opts.unsafe_fixes,
+        want_edits=opts.output_format in ("json", "sarif"),
+    )
+    rule_map = {r.CODE: r for r in rules}
+
+    if use_stdin:
+        return _check_stdin(opts, cfg, settings, exclude, force_exclude, rule_map)
+
+    found = discover(opts.paths, cfg.root, exclude, force_exclude, respect_gitignore)
+    status = 0
+    for missing in found.missing:
+        _err(f"error: {missing}: no such file or directory")
+        status = 2
+    tasks = [FileTask(p, tuple(ignored_for(p, cfg.root, cfg.per_file_ignores))) for p in found.files]
+
+    cache: Optional[Cache] = None
+    results: Dict[str, FileResult] = {}
+    digests: Dict[str, str] = {}
+    todo = tasks
+    if opts.use_cache and not fixing:
+        key = settings_key(
+            [
+                [r.CODE for r in enabled],
+                sorted(settings.options.items()),
+                opts.noqa,
+                settings.want_edits,
+                cfg.per_file_ignores,
+                max_bytes,
+            ]
+        )
+        cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key)
+        todo = []
+        for t in tasks:
+            try:
+                with open(t.path, "rb") as fh:
+                    data = fh.read(max_bytes + 1)
+            except OSError:
+                todo.append(t)
+                continue
+            d = digest(data)
+            digests[t.path] = d
+            hit = cache.get(t.path, d)
+            if hit is None:
+                todo.append(t)
+            else:
+                results[t.path] = FileResult(t.path, hit)
+
+    for res in lint_files(todo, settings, opts.jobs, max_bytes):
+        results[res.path] = res
+        if cache is not None and not res.errors and res.path in digests:
+            cache.put(res.path, digests[res.path], res.diagnostics)
+    if cache is not None:
+        cache.save()
+
+    diagnostics: List[Diagnostic] = []
+    fixed = 0
+    diff_changes = False
+    for t in tasks:
+        res = results[t.path]
+        for w in res.warnings:
+            _err(f"warning: {w}")
+        for e in res.errors:
+            _err(f"error: {e}")
+            status = 2
+        diagnostics.extend(res.diagnostics)
+        if res.fixed_source is None:
+            continue
+        if opts.diff:
+            diff_changes = True
+            sys.stdout.write(_unified_diff(t.path, res.original_source or "", res.fixed_source))
+            fixed += res.fixed_count
+            continue
+        encoding, mtime, size = res.source_meta  # type: ignore[misc]
+        try:
+            write_atomic(t.path, res.fixed_source, encoding, mtime, size)
+            fixed += res.fixed_count
+        except (OSError, UnicodeEncodeError) as exc:
+            _err(f"error: {t.path}: fixes not written: {exc}")
+            status = 2
+            # the file is unchanged: show what was found in it, fixes not applied
+            again = lint_file(FileTask(t.path, t.ignore), _no_fix(settings), max_bytes)
+            diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
+
+    diagnostics.sort(key=Diagnostic.sort_key)
+    _emit(opts, diagnostics, fixed, rule_map)
+    if status == 2:
+        return 2
+    if opts.diff:
+        return 1 if diff_changes else (0 if not diagnostics or opts.exit_zero else 1)
+    if diagnostics and not opts.exit_zero:
+        return 1
+    return 0
+
+
+def _no_fix(settings: Settings) -> Settings:
+    return Settings(settings.rules, settings.options, settings.noqa, False, settings.unsafe_fixes, settings.want_edits)
+
+
+def _unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=path, tofile=path
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None) -> None:
+    out = stream or sys.stdout
+    fmt = opts.output_format
+    if opts.statistics:
+        out.write(report.format_statistics(diagnostics, rule_map, opts.unsafe_fixes))
+        return
+    if fmt == "json":
+        out.write(report.format_json(diagnostics, rule_map))
+    elif fmt == "sarif":
+        out.write(report.format_sarif(diagnostics, rule_map))
+    elif fmt == "github":
+        out.write(report.format_github(diagnostics))
+    else:
+        if opts.diff:
+            return
+        out.write(report.format_text(diagnostics, opts.unsafe_fixes))
+        if not opts.quiet:
+            out.write(report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix))
+
+
+def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, force_exclude, rule_map) -> int:
+    name = opts.stdin_filename or "-"
+    data = sys.stdin.buffer.read()
+    if opts.stdin_filename and force_exclude:
+        try:
+            rel = os.path.relpath(os.path.abspath(opts.stdin_filename), cfg.root)
+        except ValueError:
+            rel = opts.stdin_filename
+        if matches_any(rel, exclude):
+            if opts.fix:
+                sys.stdout.buffer.write(data)
+            return 0
+    try:
+        text, encoding = decode(data)
+    except SourceError as exc:
+        diags = [Diagnostic(name, 1, 1, "TL000", str(exc))]
+        _emit(opts, diags, 0, rule_map, sys.stderr if opts.fix else None)
+        if opts.fix:
+            sys.stdout.buffer.write(data)
+        return 1
+    ignore = tuple(ignored_for(name, cfg.root, cfg.per_file_ignores)) if opts.stdin_filename else ()
+    res = lint_file(FileTask(name, ignore), settings, MAX_BYTES, source_text=text)
+    status = 0
+    for e in res.errors:
+        _err(f"error: {e}")
+        status = 2
+    if opts.fix:
+        new = res.fixed_source if res.fixed_source is not None else text
+        sys.stdout.buffer.write(new.encode(encoding))
+        sys.stdout.flush()
+        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr)
+    elif opts.diff:
+        if res.fixed_source is not None:
+            sys.stdout.write(_unified_diff(name, text, res.fixed_source))
+            return status or 1
+        return status or 0
+    else:
+        _emit(opts, res.diagnostics, 0, rule_map)
+    if status:
+        return status
+    return 1 if res.diagnostics and not opts.exit_zero else 0

@@ -1,0 +1,197 @@
+"""Command line: ``torchlint [check] PATH...``, ``torchlint rule CODE``, ``torchlint rules``,
+``torchlint clean``, ``torchlint verify-runtime``.
+
+Exit codes: 0 nothing left to report, 1 findings remain, 2 usage, configuration or internal error.
+Heavy modules (libcst, the rules) are imported inside the commands so ``--version`` stays instant.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional, Sequence, Tuple
+
+import click
+
+from torchlint import __version__
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+class _DefaultGroup(click.Group):
+    """A group that runs ``check`` when the first argument is not a sub-command."""
+
+    def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check"] + list(args)
+        return super().parse_args(ctx, args)
+
+
+def _split(values: Sequence[str]) -> List[str]:
+    out: List[str] = []
+    for v in values:
+        out.extend(p.strip() for p in v.split(",") if p.strip())
+    return out
+
+
+def _fail(message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+    click.echo(f"torchlint: error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="torchlint", message="%(prog)s %(version)s")
+def main() -> None:
+    """Find PyTorch anti-patterns, and fix them.
+
+    Runs `check` when no command is given: `torchlint src/` is `torchlint check src/`.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=str)
+@click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply fixes that may change behaviour beyond the bug.")
+@click.option("--diff", is_flag=True, help="Show the fixes as a unified diff instead of writing them.")
+@click.option("--select", multiple=True, help="Rules to enable (codes or prefixes, comma separated; ALL for every rule).")
+@click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection.")
+@click.option("--ignore", multiple=True, help="Rules to disable (codes or prefixes, comma separated).")
+@click.option("--extend-ignore", multiple=True, hidden=True)
+@click.option("--exclude", multiple=True, help="Glob patterns of paths to exclude (replaces the configured list).")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to exclude on top of the defaults.")
+@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply excludes to paths given explicitly too.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files ignored by .gitignore.")
+@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Output format (default: text).")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--config", "config_path", type=str, default=None, help="Configuration file (pyproject.toml or torchlint.toml).")
+@click.option("--isolated", is_flag=True, help="Ignore configuration files.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--cache-dir", type=str, default=None, help="Cache folder (default: .torchlint_cache).")
+@click.option("--stdin-filename", type=str, default=None, help="Name of the file read from stdin (with `-`).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--no-noqa", "disable_noqa", is_flag=True, help="Ignore `# noqa` comments.")
+def check(
+    paths: Tuple[str, ...],
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    select: Tuple[str, ...],
+    extend_select: Tuple[str, ...],
+    ignore: Tuple[str, ...],
+    extend_ignore: Tuple[str, ...],
+    exclude: Tuple[str, ...],
+    extend_exclude: Tuple[str, ...],
+    force_exclude: Optional[bool],
+    respect_gitignore: Optional[bool],
+    output_format: Optional[str],
+    statistics: bool,
+    exit_zero: bool,
+    config_path: Optional[str],
+    isolated: bool,
+    jobs: int,
+    no_cache: bool,
+    cache_dir: Optional[str],
+    stdin_filename: Optional[str],
+    quiet: bool,
+    disable_noqa: bool,
+) -> None:
+    """Lint PATHS (default: the current folder); `-` reads stdin."""
+    from torchlint.checker import CheckOptions, run_check
+
+    opts = CheckOptions(
+        paths=list(paths) or ["."],
+        fix=fix,
+        unsafe_fixes=unsafe_fixes,
+        diff=diff,
+        select=_split(select) or None,
+        extend_select=_split(extend_select),
+        ignore=_split(ignore) + _split(extend_ignore),
+        exclude=_split(exclude) or None,
+        extend_exclude=_split(extend_exclude),
+        force_exclude=force_exclude,
+        respect_gitignore=respect_gitignore,
+        output_format=output_format or "text",
+        statistics=statistics,
+        exit_zero=exit_zero,
+        config_path=config_path,
+        isolated=isolated,
+        jobs=jobs or (os.cpu_count() or 1),
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
+        stdin_filename=stdin_filename,
+        quiet=quiet,
+        noqa=not disable_noqa,
+    )
+    sys.exit(run_check(opts))
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_cmd(code: str) -> None:
+    """Show the page of rule CODE (e.g. TL101)."""
+    from torchlint.rules import all_rules
+
+    rules = {r.CODE: r for r in all_rules()}
+    rule = rules.get(code.upper())
+    if rule is None:
+        _fail(f"unknown rule code `{code}` (see `torchlint rules`)")
+    fix = {"safe": "Fix is available (safe).", "unsafe": "Fix is available (unsafe: needs --unsafe-fixes).", "none": "No fix."}[
+        rule.fix_availability()
+    ]
+    state = "enabled by default" if rule.DEFAULT_ENABLED else "disabled by default (enable with --extend-select)"
+    click.echo(f"# {rule.NAME} ({rule.CODE})\n\n{fix} Rule is {state}.\n\n{rule.documentation()}")
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rules_cmd(output_format: str) -> None:
+    """List every rule with its fix availability and default state."""
+    import json
+
+    from torchlint.rules import all_rules
+
+    rows = [
+        {
+            "code": r.CODE,
+            "name": r.NAME,
+            "fix": r.fix_availability(),
+            "default": r.DEFAULT_ENABLED,
+            "message": r.MESSAGE,
+        }
+        for r in all_rules()
+    ]
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(r["name"]) for r in rows)
+    click.echo(f"{'code':<6} {'name':<{width}}  {'fix':<6}  default")
+    for r in rows:
+        click.echo(f"{r['code']:<6} {r['name']:<{width}}  {r['fix']:<6}  {'on' if r['default'] else 'off'}")
+
+
+@main.command("clean")
+@click.option("--cache-dir", type=str, default=None)
+def clean_cmd(cache_dir: Optional[str]) -> None:
+    """Remove the cache folder."""
+    from torchlint.cache import clean
+
+    removed = clean(cache_dir)
+    click.echo(f"Removed {removed}" if removed else "No cache to remove")
+
+
+@main.command("verify-runtime")
+@click.option("--device", "devices", multiple=True, help="Devices to check (default: cpu, and cuda when available).")
+def verify_runtime_cmd(devices: Tuple[str, ...]) -> None:
+    """Check torchlint.runtime against float64 references on this machine (needs torch)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        _fail("verify-runtime needs torch: pip install 'torchlint[runtime]'")
+    from torchlint.runtime.verify import main as verify_main
+
+    sys.exit(verify_main(list(devices) or None))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

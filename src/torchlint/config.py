@@ -1,0 +1,217 @@
+"""``[tool.torchlint]`` in the nearest ``pyproject.toml`` (or a ``torchlint.toml`` with the same keys at
+the top level), merged with command-line flags, which win.
+
+Rule selection follows ruff: ``select`` replaces the default set, ``extend-select`` adds to it,
+``ignore``/``extend-ignore`` remove; entries are code prefixes (``TL1`` is the family, ``ALL`` is every
+rule), and for a given rule the most specific matching entry decides.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+
+from torchlint.rule import LintRule
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    pass
+
+
+_LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "fixable", "unfixable")
+_BOOL_KEYS = ("force-exclude", "respect-gitignore")
+CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size"))
+
+
+@dataclass
+class Config:
+    path: Optional[str] = None  # the file it came from
+    root: str = "."
+    select: Optional[List[str]] = None
+    extend_select: List[str] = field(default_factory=list)
+    ignore: List[str] = field(default_factory=list)
+    exclude: Optional[List[str]] = None
+    extend_exclude: List[str] = field(default_factory=list)
+    per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    force_exclude: bool = False
+    respect_gitignore: bool = True
+    cache_dir: Optional[str] = None
+    max_file_size: Optional[int] = None
+    options: Dict[str, Any] = field(default_factory=dict)
+
+
+def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table, from ``start`` up."""
+    cur = os.path.abspath(start)
+    if not os.path.isdir(cur):
+        cur = os.path.dirname(cur)
+    while True:
+        for name in ("torchlint.toml", "pyproject.toml"):
+            candidate = os.path.join(cur, name)
+            if os.path.isfile(candidate):
+                table = _read_table(candidate)
+                if table is not None:
+                    return candidate, table
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+
+
+def _read_table(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+    if os.path.basename(path) == "pyproject.toml":
+        table = data.get("tool", {}).get("torchlint")
+        if table is None:
+            return None
+        if not isinstance(table, dict):
+            raise ConfigError(f"[tool.torchlint] in {path} must be a table")
+        return table
+    return data
+
+
+def load_config(path: Optional[str], start: str, rules: Sequence[Type[LintRule]]) -> Config:
+    """Read ``path`` (given with --config) or the nearest config file above ``start``."""
+    if path is not None:
+        if not os.path.isfile(path):
+            raise ConfigError(f"config file not found: {path}")
+        table = _read_table(path)
+        if table is None:
+            table = {}
+        found: Optional[Tuple[str, Dict[str, Any]]] = (path, table)
+    else:
+        found = find_config(start)
+    if found is None:
+        return Config(root=os.getcwd())
+    return parse_table(found[1], found[0], rules)
+
+
+def rule_options(rules: Sequence[Type[LintRule]]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for r in rules:
+        for key, opt in r.OPTIONS.items():
+            out[key] = opt
+    return out
+
+
+def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRule]]) -> Config:
+    where = f"[tool.torchlint] in {path}" if path.endswith("pyproject.toml") else path
+    cfg = Config(path=path, root=os.path.dirname(os.path.abspath(path)))
+    options = rule_options(rules)
+    for key, value in table.items():
+        if key in _LIST_KEYS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"`{key}` in {where} must be a list of strings")
+        elif key in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"`{key}` in {where} must be true or false")
+        if key == "select":
+            cfg.select = list(value)
+        elif key == "extend-select":
+            cfg.extend_select = list(value)
+        elif key in ("ignore", "extend-ignore"):
+            cfg.ignore += list(value)
+        elif key == "exclude":
+            cfg.exclude = list(value)
+        elif key == "extend-exclude":
+            cfg.extend_exclude = list(value)
+        elif key == "force-exclude":
+            cfg.force_exclude = value
+        elif key == "respect-gitignore":
+            cfg.respect_gitignore = value
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict) or not all(
+                isinstance(v, list) and all(isinstance(c, str) for c in v) for v in value.values()
+            ):
+                raise ConfigError(f"`per-file-ignores` in {where} must map glob patterns to lists of codes")
+            cfg.per_file_ignores = {k: list(v) for k, v in value.items()}
+        elif key == "cache-dir":
+            if not isinstance(value, str):
+                raise ConfigError(f"`cache-dir` in {where} must be a string")
+            cfg.cache_dir = value
+        elif key == "max-file-size":
+            if not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"`max-file-size` in {where} must be a positive number of bytes")
+            cfg.max_file_size = value
+        elif key in ("fixable", "unfixable"):
+            raise ConfigError(f"`{key}` in {where} is not supported yet")
+        elif key in options:
+            try:
+                cfg.options[key] = options[key].validate(key, value)
+            except ValueError as exc:
+                raise ConfigError(f"{exc} in {where}") from None
+        else:
+            known = ", ".join(sorted(CORE_KEYS | set(options)))
+            raise ConfigError(f"unknown key `{key}` in {where} (known keys: {known})")
+    for codes in [cfg.select or [], cfg.extend_select, cfg.ignore] + list(cfg.per_file_ignores.values()):
+        check_codes(codes, rules, where)
+    return cfg
+
+
+def check_codes(codes: Sequence[str], rules: Sequence[Type[LintRule]], where: str) -> None:
+    all_codes = [r.CODE for r in rules]
+    for code in codes:
+        if code == "ALL":
+            continue
+        if not any(c.startswith(code) for c in all_codes):
+            raise ConfigError(f"unknown rule selector `{code}` in {where}")
+
+
+def _specificity(code: str, selectors: Sequence[str]) -> int:
+    best = -1
+    for s in selectors:
+        if s == "ALL":
+            best = max(best, 0)
+        elif code.startswith(s):
+            best = max(best, len(s))
+    return best
+
+
+def select_rules(
+    rules: Sequence[Type[LintRule]],
+    select: Optional[Sequence[str]],
+    extend_select: Sequence[str],
+    ignore: Sequence[str],
+) -> List[Type[LintRule]]:
+    chosen = []
+    for r in rules:
+        if select is None:
+            on = 0 if r.DEFAULT_ENABLED else -1
+        else:
+            on = _specificity(r.CODE, select)
+        on = max(on, _specificity(r.CODE, extend_select))
+        off = _specificity(r.CODE, ignore)
+        if on >= 0 and on > off:
+            chosen.append(r)
+        elif on >= 0 and off < 0:
+            chosen.append(r)
+    return chosen
+
+
+def ignored_for(path: str, root: str, per_file_ignores: Mapping[str, Sequence[str]]) -> List[str]:
+    """Codes that ``per-file-ignores`` turns off for ``path``."""
+    if not per_file_ignores:
+        return []
+    try:
+        rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    except ValueError:
+        rel = path
+    base = os.path.basename(path)
+    out: List[str] = []
+    for pattern, codes in per_file_ignores.items():
+        if fnmatchcase(rel, pattern) or fnmatchcase(base, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
+            out.extend(codes)
+    return out

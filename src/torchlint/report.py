@@ -1,0 +1,195 @@
+"""Output formats: text (``path:line:col: CODE [*] message``), json, sarif (2.1.0), github, statistics."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Dict, Iterable, List, Optional, Sequence, Type
+
+from torchlint import __version__
+from torchlint.engine import PARSE_ERROR, Diagnostic
+from torchlint.rule import SAFE, LintRule
+
+PROJECT_URL = "https://github.com/torchlint/torchlint"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def rule_url(rule: Type[LintRule]) -> str:
+    module = rule.__module__.rsplit(".", 1)[-1]
+    return f"{PROJECT_URL}/blob/main/rules/{module}.py"
+
+
+def is_applicable(d: Diagnostic, unsafe_fixes: bool) -> bool:
+    return d.fix is not None and (d.fix.applicability == SAFE or unsafe_fixes)
+
+
+def text_line(d: Diagnostic, unsafe_fixes: bool) -> str:
+    mark = "[*] " if is_applicable(d, unsafe_fixes) else ""
+    return f"{d.path}:{d.line}:{d.col}: {d.code} {mark}{d.message}"
+
+
+def format_text(diags: Sequence[Diagnostic], unsafe_fixes: bool) -> str:
+    return "".join(text_line(d, unsafe_fixes) + "\n" for d in diags)
+
+
+def summary(diags: Sequence[Diagnostic], fixed: int, unsafe_fixes: bool, fix_mode: bool) -> str:
+    """ruff-like closing lines for the text format."""
+    n = len(diags)
+    lines: List[str] = []
+    if fixed:
+        if n:
+            lines.append(f"Found {n + fixed} error{'s' if n + fixed != 1 else ''} ({fixed} fixed, {n} remaining).")
+        else:
+            lines.append(f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).")
+    elif n:
+        lines.append(f"Found {n} error{'s' if n != 1 else ''}.")
+    else:
+        lines.append("All checks passed!")
+    if not fix_mode:
+        safe = sum(1 for d in diags if is_applicable(d, unsafe_fixes))
+        hidden = sum(1 for d in diags if d.fix is not None and not is_applicable(d, unsafe_fixes))
+        if safe:
+            lines.append(f"[*] {safe} fixable with the `--fix` option.")
+        if hidden:
+            lines.append(
+                f"({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option.)"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _fix_json(d: Diagnostic) -> Optional[dict]:
+    if d.fix is None:
+        return None
+    return {
+        "applicability": d.fix.applicability,
+        "message": d.fix.title,
+        "edits": [
+            {
+                "content": e.content,
+                "location": {"row": e.line, "column": e.col},
+                "end_location": {"row": e.end_line, "column": e.end_col},
+            }
+            for e in d.fix.edits
+        ],
+    }
+
+
+def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) -> str:
+    out = []
+    for d in diags:
+        rule = rules.get(d.code)
+        out.append(
+            {
+                "code": d.code,
+                "name": rule.NAME if rule else ("syntax-error" if d.code == PARSE_ERROR else None),
+                "message": d.message,
+                "filename": d.path,
+                "location": {"row": d.line, "column": d.col},
+                "end_location": {"row": d.end_line or d.line, "column": d.end_col or d.col},
+                "fix": _fix_json(d),
+                "url": rule_url(rule) if rule else None,
+            }
+        )
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
+def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) -> str:
+    used = sorted({d.code for d in diags})
+    descriptors = []
+    for code in sorted(rules):
+        rule = rules[code]
+        descriptors.append(
+            {
+                "id": code,
+                "name": rule.NAME,
+                "shortDescription": {"text": rule.MESSAGE},
+                "fullDescription": {"text": rule.documentation()},
+                "help": {"text": rule.documentation(), "markdown": rule.documentation()},
+                "helpUri": rule_url(rule),
+                "properties": {"fix": rule.fix_availability()},
+            }
+        )
+    if PARSE_ERROR in used:
+        descriptors.append(
+            {
+                "id": PARSE_ERROR,
+                "name": "syntax-error",
+                "shortDescription": {"text": "The file could not be read or parsed"},
+                "helpUri": PROJECT_URL,
+            }
+        )
+    index = {d["id"]: i for i, d in enumerate(descriptors)}
+    results = []
+    for d in diags:
+        result = {
+            "ruleId": d.code,
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": d.path.replace("\\", "/")},
+                        "region": {
+                            "startLine": d.line,
+                            "startColumn": d.col,
+                            "endLine": d.end_line or d.line,
+                            "endColumn": d.end_col or d.col,
+                        },
+                    }
+                }
+            ],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        results.append(result)
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "torchlint",
+                        "version": __version__,
+                        "informationUri": PROJECT_URL,
+                        "rules": descriptors,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_github(diags: Sequence[Diagnostic]) -> str:
+    lines = []
+    for d in diags:
+        props = (
+            f"file={_gh_escape(d.path, True)},line={d.line},col={d.col},"
+            f"endLine={d.end_line or d.line},endColumn={d.end_col or d.col},"
+            f"title={_gh_escape('torchlint (' + d.code + ')', True)}"
+        )
+        lines.append(f"::error {props}::{_gh_escape(f'{d.path}:{d.line}:{d.col}: {d.code} {d.message}')}\n")
+    return "".join(lines)
+
+
+def format_statistics(diags: Iterable[Diagnostic], rules: Dict[str, Type[LintRule]], unsafe_fixes: bool) -> str:
+    diags = list(diags)
+    counts = Counter(d.code for d in diags)
+    fixable = {d.code for d in diags if is_applicable(d, unsafe_fixes)}
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    width = max((len(str(n)) for _, n in rows), default=1)
+    out = []
+    for code, n in rows:
+        rule = rules.get(code)
+        name = rule.NAME if rule else "syntax-error"
+        mark = "[*]" if code in fixable else "[ ]"
+        out.append(f"{n:>{width}}\t{code}\t{mark} {name}\n")
+    return "".join(out)
