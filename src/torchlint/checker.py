@@ -70,8 +70,9 @@ def run_check(opts: CheckOptions) -> int:
         _err(f"error: {exc}")
         return 2
 
-    select = opts.select if opts.select is not None else cfg.select
-    enabled = select_rules(rules, select, cfg.extend_select + opts.extend_select, cfg.ignore + opts.ignore)
+    enabled = select_rules(
+        rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore)
+    )
     exclude = list(opts.exclude if opts.exclude is not None else (cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE))
     exclude += cfg.extend_exclude + opts.extend_exclude
     force_exclude = opts.force_exclude if opts.force_exclude is not None else cfg.force_exclude

@@ -180,25 +180,30 @@ def _specificity(code: str, selectors: Sequence[str]) -> int:
     return best
 
 
-def select_rules(
-    rules: Sequence[Type[LintRule]],
-    select: Optional[Sequence[str]],
-    extend_select: Sequence[str],
-    ignore: Sequence[str],
-) -> List[Type[LintRule]]:
-    chosen = []
-    for r in rules:
-        if select is None:
-            on = 0 if r.DEFAULT_ENABLED else -1
-        else:
-            on = _specificity(r.CODE, select)
-        on = max(on, _specificity(r.CODE, extend_select))
-        off = _specificity(r.CODE, ignore)
-        if on >= 0 and on > off:
-            chosen.append(r)
-        elif on >= 0 and off < 0:
-            chosen.append(r)
-    return chosen
+Layer = Tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]  # select, extend-select, ignore
+
+
+def select_rules(rules: Sequence[Type[LintRule]], *layers: Layer) -> List[Type[LintRule]]:
+    """Apply selection layers in order (the config file, then the command line).
+
+    A layer with ``select`` starts over from that selection; one without keeps the previous result.
+    Within a layer, a rule is on when its most specific ``select``/``extend-select`` match is more
+    specific than its most specific ``ignore`` match.
+    """
+    current = {r.CODE for r in rules if r.DEFAULT_ENABLED}
+    for select, extend_select, ignore in layers:
+        chosen = set()
+        for r in rules:
+            if select is None:
+                on = 0 if r.CODE in current else -1
+            else:
+                on = _specificity(r.CODE, select)
+            on = max(on, _specificity(r.CODE, extend_select))
+            off = _specificity(r.CODE, ignore)
+            if on >= 0 and on > off:
+                chosen.add(r.CODE)
+        current = chosen
+    return [r for r in rules if r.CODE in current]
 
 
 def ignored_for(path: str, root: str, per_file_ignores: Mapping[str, Sequence[str]]) -> List[str]:

@@ -105,7 +105,7 @@ def write_atomic(path: str, text: str, encoding: str, expect_mtime: float, expec
     st = os.stat(real)
     if st.st_mtime_ns != expect_mtime or st.st_size != expect_size:
         raise FileChangedError(f"{path}: file changed while it was being linted; not written")
-    if not os.access(real, os.W_OK):
+    if not os.access(real, os.W_OK) or not st.st_mode & stat.S_IWUSR:
         raise PermissionError(f"{path}: file is not writable; fixes not written")
     data = text.encode(encoding)
     folder = os.path.dirname(real) or "."
