@@ -1,0 +1,790 @@
+"""Facts about Python loops that walk the rows of a tensor, shared by the TL3 rules.
+
+A *row loop* is ``for i in range(<n>)`` whose body indexes ``x[i]`` where ``x`` is known to be a tensor
+(``x = torch.rand(...)``, a ``Tensor`` annotation, ``range(x.size(0))``), or ``for row in x`` over such a
+tensor.  This module recognises the shapes of those loops — the bound (``x.size(0)``, ``x.shape[0]``,
+``len(x)``, ``n`` with ``n, d = x.shape``), how the loop variable is used (only as ``x[i]``, as a read or a
+write), whether the loop carries state from one iteration to the next (RNN time steps, running maxima),
+and whether the rows are ragged (``x[i, :lengths[i]]``) — and the three patterns the rules fix: row-wise
+accumulation (``z += x[i]``), batch gathers (``out.append(t[i][idx[i]])`` + ``torch.stack``) and plain
+per-row indexing.
+
+Every answer leans towards "not a row loop": loops over modules, heads, layers, lists, epochs or any
+bound that is not tied to a tensor's first dimension are left alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.shapes import int_literal, is_tensor, shape_of
+
+RANGE = frozenset({"builtins.range"})
+ZIP = frozenset({"builtins.zip"})
+LEN = frozenset({"builtins.len"})
+UNBIND = frozenset({"torch.unbind"})
+STACK = frozenset({"torch.stack"})
+
+
+# -- small structural helpers ------------------------------------------------------------------
+
+
+def same(ctx: FileContext, a: Optional[cst.CSTNode], b: Optional[cst.CSTNode]) -> bool:
+    """Whether two expressions read the same (by source text)."""
+    if a is None or b is None:
+        return False
+    return ctx.code(a).strip() == ctx.code(b).strip()
+
+
+def simple_ref(expr: cst.BaseExpression) -> bool:
+    """``x`` or ``self.x`` (a name or an attribute chain on a name): cheap and side-effect free."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+def single_index(sub: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """``x[i]`` -> ``i`` (one plain index), else None."""
+    if len(sub.slice) != 1:
+        return None
+    sl = sub.slice[0].slice
+    if isinstance(sl, cst.Index) and sl.star is None:
+        return sl.value
+    return None
+
+
+def first_index(sub: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """``x[i, ...]`` -> ``i``."""
+    if not sub.slice:
+        return None
+    sl = sub.slice[0].slice
+    if isinstance(sl, cst.Index) and sl.star is None:
+        return sl.value
+    return None
+
+
+def is_name(expr: Optional[cst.CSTNode], name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    if isinstance(block, cst.IndentedBlock):
+        return block.body
+    return []
+
+
+def only_small_statement(block: cst.BaseSuite) -> Optional[cst.BaseSmallStatement]:
+    """The one small statement of a body such as ``z += x[i]`` (on its own line or after the colon)."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return block.body[0] if len(block.body) == 1 else None
+    body = statements(block)
+    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        return body[0].body[0]
+    return None
+
+
+_ESCAPES = (cst.Break, cst.Return, cst.Continue, cst.Raise)
+
+
+def has_escape(block: cst.BaseSuite) -> bool:
+    """Whether the body can leave the loop early or yield (``break``, ``return``, ``continue``,
+    ``raise``, ``yield``): data-dependent control flow that a vectorized form would not reproduce."""
+    stack: List[cst.CSTNode] = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                if isinstance(small, _ESCAPES):
+                    return True
+                if isinstance(small, cst.Expr) and isinstance(small.value, (cst.Yield, cst.Await)):
+                    return True
+                if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and isinstance(
+                    getattr(small, "value", None), cst.Yield
+                ):
+                    return True
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        elif isinstance(node, cst.IndentedBlock):
+            stack.extend(node.body)
+        elif isinstance(node, cst.BaseCompoundStatement):
+            stack.append(node.body)
+            for extra in ("orelse", "handlers", "finalbody"):
+                sub = getattr(node, extra, None)
+                if sub is None:
+                    continue
+                if isinstance(sub, (list, tuple)):
+                    stack.extend(sub)
+                else:
+                    stack.append(sub)
+        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
+            stack.append(node.body)
+    return False
+
+
+# -- ranges and bounds -------------------------------------------------------------------------
+
+
+@dataclass
+class RangeLoop:
+    """``for <var> in range([start,] stop[, step])``."""
+
+    loop: cst.For
+    var: cst.Name
+    start: Optional[cst.BaseExpression]
+    stop: cst.BaseExpression
+    step: Optional[cst.BaseExpression]
+
+    @property
+    def from_zero(self) -> bool:
+        return self.start is None or int_literal(self.start) == 0
+
+    @property
+    def unit_step(self) -> bool:
+        return self.step is None or int_literal(self.step) == 1
+
+
+def range_call(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression], cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    """(start, stop, step) of ``range(...)``."""
+    if not isinstance(expr, cst.Call) or not ctx.names.matches(expr.func, RANGE):
+        return None
+    if any(a.star or a.keyword is not None for a in expr.args):
+        return None
+    vals = [a.value for a in expr.args]
+    if len(vals) == 1:
+        return None, vals[0], None
+    if len(vals) == 2:
+        return vals[0], vals[1], None
+    if len(vals) == 3:
+        return vals[0], vals[1], vals[2]
+    return None
+
+
+def range_loop(ctx: FileContext, loop: cst.For) -> Optional[RangeLoop]:
+    if not isinstance(loop.target, cst.Name) or loop.asynchronous is not None:
+        return None
+    r = range_call(ctx, loop.iter)
+    if r is None:
+        return None
+    return RangeLoop(loop, loop.target, r[0], r[1], r[2])
+
+
+@dataclass
+class Rows:
+    """``stop`` denotes the size of the first dimension of ``tensor``; ``how`` says how we know."""
+
+    tensor: cst.BaseExpression
+    how: str  # "size" (x.size(0)) | "shape" (x.shape[0]) | "len" (len(x)) | "unpack" (n, d = x.shape)
+
+
+def _dim0_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Rows]:
+    # x.size(0) / x.size(dim=0) / x.size()[0] / x.shape[0]
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        a = arg(expr, 0, "dim")
+        if a is not None and int_literal(a.value) == 0 and len(expr.args) == 1:
+            return Rows(expr.func.value, "size")
+        return None
+    if isinstance(expr, cst.Subscript):
+        idx = single_index(expr)
+        if idx is None or int_literal(idx) != 0:
+            return None
+        base = expr.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+            return Rows(base.value, "shape")
+        if (
+            isinstance(base, cst.Call)
+            and not base.args
+            and isinstance(base.func, cst.Attribute)
+            and base.func.attr.value == "size"
+        ):
+            return Rows(base.func.value, "size")
+        return None
+    if isinstance(expr, cst.Call) and ctx.names.matches(expr.func, LEN) and len(expr.args) == 1:
+        return Rows(expr.args[0].value, "len")
+    return None
+
+
+def _unpacked_dim0(ctx: FileContext, name: cst.Name) -> Optional[Rows]:
+    """``n`` bound by ``n, d = x.shape`` / ``n, *_ = x.size()`` / ``n, c = x.shape[:2]``."""
+    scope = ctx.names.function_scope_node() or ctx.module
+    for assign in ctx.contents(scope).assigns:
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or not target.elements:
+            continue
+        first = target.elements[0].value
+        if not is_name(first, name.value):
+            continue
+        value = assign.value
+        if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+            sl = value.slice[0].slice
+            if sl.lower is None or int_literal(sl.lower) == 0:
+                value = value.value
+        if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+            return Rows(value.value, "unpack")
+        if (
+            isinstance(value, cst.Call)
+            and not value.args
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "size"
+        ):
+            return Rows(value.func.value, "unpack")
+    return None
+
+
+def rows_of(ctx: FileContext, stop: cst.BaseExpression) -> Optional[Rows]:
+    """The tensor whose first dimension ``stop`` measures, when the code says so."""
+    found = _dim0_of(ctx, stop)
+    if found is not None:
+        return found
+    if isinstance(stop, cst.Name):
+        b = ctx.names.lookup(stop.value)
+        if b is None or b.imports or not b.values:
+            return None
+        vals = b.values
+        if all(v is not None for v in vals):
+            if len(vals) == 1:
+                found = _dim0_of(ctx, vals[0])
+                if found is not None:
+                    return found
+            return None
+        if len(vals) == 1:
+            return _unpacked_dim0(ctx, stop)
+    return None
+
+
+def tensor_evidence(ctx: FileContext, expr: cst.BaseExpression, rows: Optional[Rows] = None) -> bool:
+    """Whether ``expr`` is a tensor: by :func:`is_tensor`, or because the loop bound called
+    ``expr.size(0)`` (lists and arrays have no ``size()`` method)."""
+    if rows is not None and rows.how in ("size",) and same(ctx, rows.tensor, expr):
+        return True
+    return is_tensor(ctx, expr)
+
+
+def covers_all_rows(ctx: FileContext, rl: RangeLoop, tensor: cst.BaseExpression) -> bool:
+    """``range(len(x))``, ``range(x.size(0))``, or ``range(500)`` with ``x`` known to have 500 rows."""
+    if not rl.from_zero or not rl.unit_step:
+        return False
+    rows = rows_of(ctx, rl.stop)
+    if rows is not None and same(ctx, rows.tensor, tensor):
+        return True
+    n = int_literal(rl.stop)
+    if n is not None:
+        shape = shape_of(ctx, tensor)
+        if shape is not None:
+            known, size = shape.size(0)
+            return known and size == n
+    return False
+
+
+# -- uses of the loop variable -------------------------------------------------------------------
+
+
+@dataclass
+class IndexUse:
+    """One use of the loop variable ``i``; ``subscript`` is set when the use is the first index of
+    ``base[i, ...]``."""
+
+    name: cst.Name
+    subscript: Optional[cst.Subscript] = None
+    base: Optional[cst.BaseExpression] = None
+    store: bool = False  # the subscript is written (``x[i] = ...``, ``x[i] += ...``, ``x[i].add_()``)
+
+
+def _is_store(ctx: FileContext, sub: cst.CSTNode) -> bool:
+    node = sub
+    parent = ctx.parent(node)
+    # x[i][j] = ... writes into x[i]
+    while isinstance(parent, cst.Subscript) and parent.value is node:
+        node, parent = parent, ctx.parent(parent)
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return True
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+        return True
+    if isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
+        # a, x[i] = ... ; walk up through the tuple
+        cur = parent
+        while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            prev, cur = cur, ctx.parent(cur)
+            if isinstance(cur, cst.AssignTarget) and cur.target is prev:
+                return True
+            if isinstance(cur, cst.For) and cur.target is prev:
+                return True
+    if isinstance(parent, cst.Del):
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value.endswith("_"):
+        return not parent.attr.value.startswith("_")
+    return False
+
+
+def index_uses(ctx: FileContext, scope: cst.CSTNode, var: str) -> List[IndexUse]:
+    """Every use of ``var`` under ``scope`` (a loop body), classified."""
+    out: List[IndexUse] = []
+    for name in ctx.names_in(scope, var):
+        parent = ctx.parent(name)
+        use = IndexUse(name)
+        if isinstance(parent, cst.Index) and parent.value is name:
+            el = ctx.parent(parent)
+            sub = ctx.parent(el) if isinstance(el, cst.SubscriptElement) else None
+            if isinstance(sub, cst.Subscript) and sub.slice and sub.slice[0] is el:
+                use.subscript = sub
+                use.base = sub.value
+                use.store = _is_store(ctx, sub)
+        out.append(use)
+    return out
+
+
+def used_outside(ctx: FileContext, loop: cst.For, var: str) -> bool:
+    """Whether ``var`` is read outside ``loop`` in the enclosing function (or module)."""
+    scope = ctx.names.function_scope_node() or ctx.module
+    for name in ctx.names_in(scope, var):
+        if name is loop.target:
+            continue
+        if not ctx.is_inside(name, loop):
+            return True
+    return False
+
+
+def carries_state(ctx: FileContext, loop: cst.For) -> bool:
+    """Whether an iteration reads a value that the previous iteration assigned (``h = cell(x[t], h)``,
+    ``prev = cur``): a recurrence, which runs step by step by nature.  Augmented accumulations
+    (``total += ...``) are reductions, not recurrences, and do not count."""
+    body = loop.body
+    assigned: List[Tuple[str, cst.Assign]] = []
+    for node in ctx.contents(loop).assigns:
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                for n in _target_names(t.target):
+                    assigned.append((n.value, node))
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.value is not None:
+            assigned.append((node.target.value, node))  # type: ignore[arg-type]
+    seen = set()
+    for name, first_assign in assigned:
+        if name in seen:
+            continue
+        seen.add(name)
+        if ctx.names_in(first_assign.value, name):
+            return True
+        for use in ctx.names_in(body, name):
+            if ctx.is_inside(use, first_assign):
+                break  # reached the first assignment: earlier uses would have been found
+            if not _is_target_name(ctx, use):
+                return True
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _target_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def _is_target_name(ctx: FileContext, name: cst.Name) -> bool:
+    parent = ctx.parent(name)
+    return isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)) or (
+        isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is name
+    )
+
+
+def assigns_to(ctx: FileContext, loop: cst.For, expr: cst.BaseExpression) -> bool:
+    """Whether the loop rebinds ``expr`` (``x = ...`` / ``self.x = ...``) anywhere in its body."""
+    code = ctx.code(expr).strip()
+    for node in ctx.contents(loop).assigns:
+        targets: List[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            names = list(_target_names(t)) if not isinstance(t, cst.Attribute) else [t]
+            if any(ctx.code(n).strip() == code for n in names):
+                return True
+    return False
+
+
+# -- the patterns ------------------------------------------------------------------------------
+
+
+@dataclass
+class Accumulation:
+    """``for i in range(n): z += x[i]`` / ``for row in x: z += row`` (TL301)."""
+
+    loop: cst.For
+    statement: cst.BaseSmallStatement
+    accumulator: cst.BaseExpression
+    tensor: cst.BaseExpression
+    start: Optional[cst.BaseExpression] = None
+    stop: Optional[cst.BaseExpression] = None  # None: every row
+    dim: int = 0
+    augmented: bool = True
+    var: Optional[cst.Name] = None
+
+
+def _accumulated(stmt: cst.BaseSmallStatement) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression, bool]]:
+    """(accumulator, added value, augmented) for ``z += v`` / ``z = z + v`` / ``z = v + z``."""
+    if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
+        return stmt.target, stmt.value, True
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0].target
+        value = stmt.value
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and not value.lpar:
+            if _same_simple(target, value.left):
+                return target, value.right, False
+            if _same_simple(target, value.right):
+                return target, value.left, False
+    return None
+
+
+def _same_simple(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+        return a.value == b.value
+    if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+        return a.attr.value == b.attr.value and _same_simple(a.value, b.value)  # type: ignore[arg-type]
+    return False
+
+
+def row_accumulation(ctx: FileContext, loop: cst.For) -> Optional[Accumulation]:
+    if loop.orelse is not None or loop.asynchronous is not None:
+        return None
+    stmt = only_small_statement(loop.body)
+    if stmt is None:
+        return None
+    acc = _accumulated(stmt)
+    if acc is None:
+        return None
+    target, value, augmented = acc
+    if not simple_ref(target):
+        return None
+    rl = range_loop(ctx, loop)
+    if rl is not None:
+        if not isinstance(value, cst.Subscript) or not is_name(single_index(value), rl.var.value):
+            return None
+        tensor = value.value
+        if not simple_ref(tensor) or ctx.names_in(tensor, rl.var.value) or same(ctx, tensor, target):
+            return None
+        if not rl.unit_step:
+            return None
+        rows = rows_of(ctx, rl.stop)
+        if not tensor_evidence(ctx, tensor, rows):
+            return None
+        if covers_all_rows(ctx, rl, tensor):
+            return Accumulation(loop, stmt, target, tensor, augmented=augmented, var=rl.var)
+        if rows is not None and not same(ctx, rows.tensor, tensor):
+            return None  # rows of another tensor: `x[:n]` would still be right, but keep to the clear case
+        return Accumulation(loop, stmt, target, tensor, rl.start, rl.stop, augmented=augmented, var=rl.var)
+    # for row in x / for row in torch.unbind(x[, dim])
+    if not isinstance(loop.target, cst.Name) or not is_name(value, loop.target.value):
+        return None
+    it = loop.iter
+    dim = 0
+    if isinstance(it, cst.Call) and ctx.names.matches(it.func, UNBIND):
+        x = arg(it, 0, "input")
+        d = arg(it, 1, "dim")
+        if x is None:
+            return None
+        if d is not None:
+            dv = int_literal(d.value)
+            if dv is None:
+                return None
+            dim = dv
+        it = x.value
+    elif isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "unbind":
+        d = arg(it, 0, "dim")
+        if d is not None:
+            dv = int_literal(d.value)
+            if dv is None:
+                return None
+            dim = dv
+        it = it.func.value
+        if not is_tensor(ctx, it):
+            return None
+    elif not is_tensor(ctx, it):
+        return None
+    if not simple_ref(it) or same(ctx, it, target):
+        return None
+    return Accumulation(loop, stmt, target, it, dim=dim, augmented=augmented, var=loop.target)
+
+
+@dataclass
+class Gather:
+    """A batch gather: rows ``tensor[i][indices[i]]`` collected and stacked (TL302)."""
+
+    node: cst.CSTNode  # the loop, or the torch.stack call of a comprehension
+    tensor: cst.BaseExpression
+    indices: cst.BaseExpression
+    stack: Optional[cst.Call] = None
+    init: Optional[cst.CSTNode] = None  # `out = []` statement (loop form)
+    collected: Optional[str] = None  # the list's name (loop form)
+    stop: Optional[cst.BaseExpression] = None  # None: every row; else rows [:stop]
+    full: bool = True
+
+
+def gathered(ctx: FileContext, elem: cst.BaseExpression, var: str) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(tensor, indices) when ``elem`` is ``tensor[i][indices[i]]`` or ``tensor[i, indices[i]]``."""
+    if not isinstance(elem, cst.Subscript):
+        return None
+    tensor: Optional[cst.BaseExpression] = None
+    picked: Optional[cst.BaseExpression] = None
+    if len(elem.slice) == 2 and isinstance(elem.slice[1].slice, cst.Index):
+        if is_name(first_index(elem), var):
+            tensor = elem.value
+            picked = elem.slice[1].slice.value  # type: ignore[union-attr]
+    elif len(elem.slice) == 1 and isinstance(elem.value, cst.Subscript):
+        inner = elem.value
+        if is_name(single_index(inner), var):
+            tensor = inner.value
+            picked = single_index(elem)
+    if tensor is None or picked is None or not isinstance(picked, cst.Subscript):
+        return None
+    if not is_name(single_index(picked), var):
+        return None
+    indices = picked.value
+    if not simple_ref(tensor) or not simple_ref(indices) or same(ctx, tensor, indices):
+        return None
+    return tensor, indices
+
+
+def _zip_gathered(ctx: FileContext, target: cst.BaseExpression, it: cst.BaseExpression,
+                  elem: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``for row, j in zip(t, idx): ... row[j]``."""
+    if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+        return None
+    if not isinstance(it, cst.Call) or not ctx.names.matches(it.func, ZIP) or len(it.args) != 2:
+        return None
+    row, j = target.elements[0].value, target.elements[1].value
+    if not isinstance(row, cst.Name) or not isinstance(j, cst.Name):
+        return None
+    if not isinstance(elem, cst.Subscript) or not is_name(elem.value, row.value) or not is_name(single_index(elem), j.value):
+        return None
+    tensor, indices = it.args[0].value, it.args[1].value
+    if not simple_ref(tensor) or not simple_ref(indices) or it.args[0].star or it.args[1].star:
+        return None
+    return tensor, indices
+
+
+def _stack_dim0(ctx: FileContext, call: cst.Call) -> bool:
+    d = arg(call, 1, "dim")
+    return d is None or int_literal(d.value) == 0
+
+
+def gather_comprehension(ctx: FileContext, call: cst.Call) -> Optional[Gather]:
+    """``torch.stack([t[i][idx[i]] for i in range(t.size(0))])`` / ``... for r, j in zip(t, idx)``."""
+    if not ctx.names.matches(call.func, STACK) or not _stack_dim0(ctx, call):
+        return None
+    first = arg(call, 0, "tensors")
+    if first is None or not isinstance(first.value, (cst.ListComp, cst.GeneratorExp)):
+        return None
+    comp = first.value
+    cf = comp.for_in
+    if cf.ifs or cf.inner_for_in is not None or cf.asynchronous is not None:
+        return None
+    if isinstance(cf.target, cst.Name):
+        r = range_call(ctx, cf.iter)
+        if r is None:
+            return None
+        start, stop, step = r
+        if (start is not None and int_literal(start) != 0) or step is not None:
+            return None
+        found = gathered(ctx, comp.elt, cf.target.value)
+        if found is None:
+            return None
+        tensor, indices = found
+        rows = rows_of(ctx, stop)
+        if not tensor_evidence(ctx, tensor, rows):
+            return None
+        full = rows is not None and (same(ctx, rows.tensor, tensor) or same(ctx, rows.tensor, indices))
+        return Gather(call, tensor, indices, stack=call, stop=None if full else stop, full=full)
+    found = _zip_gathered(ctx, cf.target, cf.iter, comp.elt)
+    if found is None or not is_tensor(ctx, found[0]):
+        return None
+    return Gather(call, found[0], found[1], stack=call)
+
+
+def gather_loop(ctx: FileContext, loop: cst.For) -> Optional[Gather]:
+    """``out = []`` / ``for i in range(t.size(0)): out.append(t[i][idx[i]])`` (or ``out += [...]``) /
+    ``torch.stack(out)``.  ``stack``/``init`` are None when they are not found next to the loop."""
+    if loop.orelse is not None or loop.asynchronous is not None:
+        return None
+    stmt = only_small_statement(loop.body)
+    if stmt is None:
+        return None
+    collected: Optional[cst.BaseExpression] = None
+    elem: Optional[cst.BaseExpression] = None
+    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        c = stmt.value
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value == "append" and len(c.args) == 1:
+            collected, elem = c.func.value, c.args[0].value
+    elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
+        if isinstance(stmt.value, cst.List) and len(stmt.value.elements) == 1:
+            collected, elem = stmt.target, stmt.value.elements[0].value
+    if not isinstance(collected, cst.Name) or elem is None:
+        return None
+    rl = range_loop(ctx, loop)
+    if rl is not None:
+        if not rl.from_zero or not rl.unit_step:
+            return None
+        found = gathered(ctx, elem, rl.var.value)
+        if found is None:
+            return None
+        tensor, indices = found
+        rows = rows_of(ctx, rl.stop)
+        if not tensor_evidence(ctx, tensor, rows):
+            return None
+        full = rows is not None and (same(ctx, rows.tensor, tensor) or same(ctx, rows.tensor, indices))
+        full = full or covers_all_rows(ctx, rl, tensor)
+        stop: Optional[cst.BaseExpression] = None if full else rl.stop
+    else:
+        found = _zip_gathered(ctx, loop.target, loop.iter, elem)
+        if found is None or not is_tensor(ctx, found[0]):
+            return None
+        tensor, indices = found
+        full, stop = True, None
+    g = Gather(loop, tensor, indices, collected=collected.value, stop=stop, full=full)
+    _find_init_and_stack(ctx, loop, collected.value, g)
+    return g
+
+
+def _find_init_and_stack(ctx: FileContext, loop: cst.For, name: str, g: Gather) -> None:
+    """Find ``name = []`` before the loop and ``torch.stack(name)`` after it, in the same block; set
+    them on ``g`` only when the list has no other use in the scope."""
+    block = ctx.block_of(loop)
+    if block is None:
+        return
+    pos = next((i for i, s in enumerate(block) if s is loop), None)
+    if pos is None:
+        return
+    init = None
+    for prev in reversed(block[:pos]):
+        if isinstance(prev, cst.SimpleStatementLine) and len(prev.body) == 1 and isinstance(prev.body[0], cst.Assign):
+            a = prev.body[0]
+            if (
+                len(a.targets) == 1
+                and is_name(a.targets[0].target, name)
+                and isinstance(a.value, cst.List)
+                and not a.value.elements
+            ):
+                init = prev
+                break
+        if ctx.names_in(prev, name):
+            return
+    if init is None:
+        return
+    scope = ctx.names.function_scope_node() or ctx.module
+    uses = ctx.names_in(scope, name)
+    stack_call = None
+    for later in block[pos + 1:]:
+        if not ctx.names_in(later, name):
+            continue
+        for call in ctx.contents(later).calls:
+            if ctx.names.matches(call.func, STACK) and _stack_dim0(ctx, call):
+                first = arg(call, 0, "tensors")
+                if first is not None and is_name(first.value, name):
+                    stack_call = call
+                    break
+        break
+    if stack_call is None:
+        return
+    # the list is used by its initialisation, the loop body and the stack: nothing else
+    if len(uses) != 3:
+        return
+    g.init = init
+    g.stack = stack_call
+
+
+@dataclass
+class RowIndexing:
+    """``for i in range(<rows of x>)`` whose body indexes ``x[i]`` (TL303)."""
+
+    loop: cst.For
+    var: cst.Name
+    tensor: cst.BaseExpression
+    indexed: List[cst.BaseExpression] = field(default_factory=list)  # every tensor indexed by i
+    uses: List[IndexUse] = field(default_factory=list)
+    reads_only_rows: bool = False  # the body only reads tensor[i] (i has no other use)
+    full: bool = False
+
+
+def row_indexing(ctx: FileContext, loop: cst.For) -> Optional[RowIndexing]:
+    """The loop over the rows of a tensor that indexes them one at a time, or None.  Recurrences,
+    ragged rows, early exits and loops whose variable is used for more than indexing are None."""
+    if loop.orelse is not None or loop.asynchronous is not None:
+        return None
+    rl = range_loop(ctx, loop)
+    if rl is None or not rl.unit_step:
+        return None
+    rows = rows_of(ctx, rl.stop)
+    if rows is None:
+        return None
+    tensor = rows.tensor
+    if not simple_ref(tensor) or not tensor_evidence(ctx, tensor, rows):
+        return None
+    uses = index_uses(ctx, loop.body, rl.var.value)
+    if not uses:
+        return None
+    row_uses = [u for u in uses if u.subscript is not None and same(ctx, u.base, tensor)]
+    if not row_uses:
+        return None
+    if any(u.subscript is None for u in uses):
+        return None  # i also used as a number (arithmetic, a call argument, a key)
+    if any(_ragged(ctx, u.subscript) for u in uses if u.subscript is not None):
+        return None
+    if has_escape(loop.body) or carries_state(ctx, loop):
+        return None
+    if any(u.store for u in row_uses) or assigns_to(ctx, loop, tensor):
+        return None  # the loop writes the rows it reads: an in-place recurrence
+    indexed: List[cst.BaseExpression] = []
+    for u in uses:
+        if u.base is not None and not any(same(ctx, u.base, b) for b in indexed):
+            indexed.append(u.base)
+    only_rows = all(same(ctx, u.base, tensor) and not u.store for u in uses)
+    return RowIndexing(loop, rl.var, tensor, indexed, uses, only_rows, rl.from_zero)
+
+
+def _ragged(ctx: FileContext, sub: cst.Subscript) -> bool:
+    """``x[i, :lengths[i]]`` / ``x[i][:n]``: rows cut to a per-row length."""
+    elements: List[cst.SubscriptElement] = list(sub.slice[1:])
+    parent = ctx.parent(sub)
+    if isinstance(parent, cst.Subscript) and parent.value is sub:
+        elements.extend(parent.slice)
+    for el in elements:
+        sl = el.slice
+        if isinstance(sl, cst.Slice):
+            for bound in (sl.lower, sl.upper, sl.step):
+                if bound is not None and int_literal(bound) is None:
+                    return True
+    return False
+
+
+__all__ = [
+    "RangeLoop",
+    "Rows",
+    "IndexUse",
+    "Accumulation",
+    "Gather",
+    "RowIndexing",
+    "range_loop",
+    "range_call",
+    "rows_of",
+    "tensor_evidence",
+    "covers_all_rows",
+    "index_uses",
+    "used_outside",
+    "carries_state",
+    "assigns_to",
+    "row_accumulation",
+    "gather_loop",
+    "gather_comprehension",
+    "gathered",
+    "row_indexing",
+    "has_escape",
+    "same",
+    "simple_ref",
+    "single_index",
+]

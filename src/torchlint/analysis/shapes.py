@@ -1,0 +1,945 @@
+"""Light shape inference for tensors, shared by the rules that need to know ranks and sizes.
+
+Only what the source spells out is inferred: literal constructors (``torch.tensor([[1.], [2.]])``,
+``torch.zeros(5, 3)``, ``torch.rand([5, 3, 5])``), ``unsqueeze``/``squeeze(k)``, ``view``/``reshape`` with
+literal sizes, indexing with ``None``/``:``/integers/``...``, reductions with a literal ``dim``, elementwise
+arithmetic (with broadcasting) and the output of ``nn.Linear`` layers, whose last dimension is known even
+when the input's shape is not.  Values flow through local variables (``a = torch.zeros(2, 1)`` ...
+``a + b``), straight-line rebinding included (``x = x.unsqueeze(1)``).
+
+A :class:`Shape` may be partial: the rank may be unknown while the first dimensions (``x[:, None]`` has a
+singleton second dimension whatever ``x`` is) or the last ones (``linear(x)`` ends in ``out_features``)
+are known.  Everything else is "unknown" (``None``): the rules built on this stay silent then.
+
+:func:`is_tensor` answers a weaker question — "is there evidence this expression is a torch tensor?" —
+from constructors, torch functions, tensor methods, ``Tensor`` annotations and known shapes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg, keyword_arg
+from torchlint.analysis.ops import sequential_ending_in
+
+Dim = Optional[int]  # a dimension's size; None when unknown
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The known part of a tensor's shape.
+
+    With ``rank`` known, ``head`` holds every dimension and ``tail`` is empty.  With ``rank`` None, ``head``
+    holds the known first dimensions, ``tail`` the known last ones, and ``min_rank`` a lower bound.
+    """
+
+    head: Tuple[Dim, ...] = ()
+    tail: Tuple[Dim, ...] = ()
+    rank: Optional[int] = None
+    min_rank: int = 0
+
+    @staticmethod
+    def exact(dims: Iterable[Dim]) -> "Shape":
+        d = tuple(dims)
+        return Shape(d, (), len(d), len(d))
+
+    @staticmethod
+    def partial(head: Sequence[Dim] = (), tail: Sequence[Dim] = (), min_rank: int = 0) -> "Shape":
+        h, t = tuple(head), tuple(tail)
+        return Shape(h, t, None, max(min_rank, len(h), len(t)))
+
+    @property
+    def dims(self) -> Optional[Tuple[Dim, ...]]:
+        """Every dimension when the rank is known, else None."""
+        return self.head if self.rank is not None else None
+
+    def size(self, k: int) -> Tuple[bool, Dim]:
+        """(position known, size) of dimension ``k`` (negative counts from the end)."""
+        if self.rank is not None:
+            if -self.rank <= k < self.rank:
+                return True, self.head[k]
+            return False, None
+        if 0 <= k < len(self.head):
+            return True, self.head[k]
+        if k < 0 and -k <= len(self.tail):
+            return True, self.tail[k]
+        return False, None
+
+    def singleton_dims(self) -> List[int]:
+        """Dimensions known to have size 1: non-negative indices when the rank is known, else the
+        negative indices of the known tail followed by the non-negative ones of the known head."""
+        if self.rank is not None:
+            return [i for i, d in enumerate(self.head) if d == 1]
+        tail = [i - len(self.tail) for i, d in enumerate(self.tail) if d == 1]
+        if tail:
+            return tail
+        return [i for i, d in enumerate(self.head) if d == 1]
+
+    def __str__(self) -> str:
+        def show(ds: Iterable[Dim]) -> List[str]:
+            return ["?" if d is None else str(d) for d in ds]
+
+        if self.rank is not None:
+            return "[" + ", ".join(show(self.head)) + "]"
+        parts = show(self.head) + ["..."] + show(self.tail)
+        return "[" + ", ".join(parts) + "]"
+
+
+SCALAR = Shape.exact(())
+
+# -- shape algebra -------------------------------------------------------------------------------
+
+
+def unsqueeze(s: Shape, k: int) -> Optional[Shape]:
+    if s.rank is not None:
+        r = s.rank
+        if k < 0:
+            k += r + 1
+        if not 0 <= k <= r:
+            return None
+        d = list(s.head)
+        d.insert(k, 1)
+        return Shape.exact(d)
+    head, tail = list(s.head), list(s.tail)
+    # a valid call means the input has at least |k| (k >= 0) or |k| - 1 (k < 0) dimensions
+    min_rank = max(s.min_rank, k if k >= 0 else -k - 1)
+    if k >= 0:
+        head = head + [None] * (k - len(head))
+        head = head[:k] + [1] + head[k:]
+        if k > min_rank - len(tail):
+            tail = []
+    else:
+        pos = -k - 1  # dimensions after the new one
+        tail = [None] * (pos - len(tail)) + tail
+        tail = tail[: len(tail) - pos] + [1] + tail[len(tail) - pos:]
+        if min_rank + 1 + k < len(head):
+            head = []
+    return Shape.partial(head, tail, min_rank + 1)
+
+
+def squeeze_dim(s: Shape, k: int) -> Optional[Shape]:
+    known, size = s.size(k)
+    if not known or size is None:
+        return None
+    if size != 1:
+        return s
+    if s.rank is not None:
+        d = list(s.head)
+        del d[k]
+        return Shape.exact(d)
+    head, tail = list(s.head), list(s.tail)
+    if k >= 0:
+        del head[k]
+        if k >= s.min_rank - len(tail):
+            tail = []
+    else:
+        del tail[k]
+        if s.min_rank + k < len(head):
+            head = []
+    return Shape.partial(head, tail, s.min_rank - 1)
+
+
+def squeeze_all(s: Shape) -> Optional[Shape]:
+    if s.rank is None or any(d is None for d in s.head):
+        return None
+    return Shape.exact(d for d in s.head if d != 1)
+
+
+def reduce(s: Shape, dims: Optional[Sequence[int]], keepdim: bool) -> Optional[Shape]:
+    """The shape after a reduction over ``dims`` (None: every dimension)."""
+    if dims is None:
+        if keepdim:
+            return Shape.exact([1] * s.rank) if s.rank is not None else None
+        return SCALAR
+    if s.rank is None:
+        if keepdim:
+            return s
+        return None
+    norm = set()
+    for k in dims:
+        if not -s.rank <= k < s.rank:
+            return None
+        norm.add(k % s.rank if s.rank else 0)
+    if keepdim:
+        return Shape.exact(1 if i in norm else d for i, d in enumerate(s.head))
+    return Shape.exact(d for i, d in enumerate(s.head) if i not in norm)
+
+
+def reshape(s: Optional[Shape], sizes: Sequence[Optional[int]]) -> Shape:
+    """``view``/``reshape`` with literal sizes (None for a size that is not a literal)."""
+    sizes = list(sizes)
+    if sizes.count(-1) == 1:
+        i = sizes.index(-1)
+        total = numel(s) if s is not None else None
+        known = [d for j, d in enumerate(sizes) if j != i]
+        if total is not None and all(d is not None for d in known):
+            prod = 1
+            for d in known:
+                prod *= d  # type: ignore[operator]
+            sizes[i] = total // prod if prod and total % prod == 0 else None
+        else:
+            sizes[i] = None
+    return Shape.exact(d if d is None or d >= 0 else None for d in sizes)
+
+
+def numel(s: Shape) -> Optional[int]:
+    if s.rank is None or any(d is None for d in s.head):
+        return None
+    n = 1
+    for d in s.head:
+        n *= d  # type: ignore[operator]
+    return n
+
+
+def _broadcast_dim(a: Dim, b: Dim) -> Tuple[bool, Dim]:
+    """(compatible, result) of two aligned dimensions."""
+    if a == 1:
+        return True, b
+    if b == 1:
+        return True, a
+    if a is None or b is None:
+        return True, a if b is None else b if a is None else None
+    return a == b, a
+
+
+def broadcast(a: Shape, b: Shape) -> Optional[Shape]:
+    """The broadcast result of two shapes; None when unknown or incompatible."""
+    if a.rank is not None and b.rank is not None:
+        r = max(a.rank, b.rank)
+        da = (1,) * (r - a.rank) + a.head
+        db = (1,) * (r - b.rank) + b.head
+        out: List[Dim] = []
+        for x, y in zip(da, db):
+            ok, d = _broadcast_dim(x, y)
+            if not ok:
+                return None
+            # a size-1 dimension against an unknown one: the result is unknown, not 1
+            out.append(None if (x is None or y is None) and d == 1 else d)
+        return Shape.exact(out)
+    ta = a.tail if a.rank is None else a.head
+    tb = b.tail if b.rank is None else b.head
+    n = min(len(ta), len(tb))
+    tail: List[Dim] = []
+    for x, y in zip(ta[len(ta) - n:], tb[len(tb) - n:]):
+        ok, d = _broadcast_dim(x, y)
+        if not ok:
+            return None
+        tail.append(None if (x is None or y is None) and d == 1 else d)
+    return Shape.partial((), tail, max(a.min_rank, b.min_rank))
+
+
+def ranks_differ(a: Shape, b: Shape) -> bool:
+    """Whether the two ranks are known to differ."""
+    if a.rank is not None and b.rank is not None:
+        return a.rank != b.rank
+    if a.rank is not None:
+        return b.min_rank > a.rank
+    if b.rank is not None:
+        return a.min_rank > b.rank
+    return False
+
+
+def linear_output(s: Optional[Shape], out: Dim) -> Shape:
+    """The output of a linear layer with ``out`` features applied to an input of shape ``s``."""
+    if s is None:
+        return Shape.partial((), (out,), 1)
+    if s.rank is not None:
+        if s.rank == 0:
+            return Shape.partial((), (out,), 1)
+        return Shape.exact(s.head[:-1] + (out,))
+    tail = s.tail[:-1] + (out,) if s.tail else (out,)
+    return Shape.partial(s.head[: max(0, s.min_rank - 1)], tail, max(1, s.min_rank))
+
+
+def index(s: Optional[Shape], elements: Sequence[cst.SubscriptElement]) -> Optional[Shape]:
+    """The shape of ``x[...]`` for basic indexing: ``:``, ``None``, integers, ``...``."""
+    kinds: List[str] = []
+    for el in elements:
+        sl = el.slice
+        if isinstance(sl, cst.Slice):
+            full = sl.lower is None and sl.upper is None and sl.step is None
+            kinds.append("all" if full else "slice")
+        elif isinstance(sl, cst.Index):
+            v = sl.value
+            if isinstance(v, cst.Name) and v.value == "None":
+                kinds.append("new")
+            elif isinstance(v, cst.Ellipsis):
+                kinds.append("...")
+            elif _int_literal(v) is not None:
+                kinds.append("int")
+            else:
+                return None  # advanced (tensor/list) indexing or a variable index
+        else:
+            return None
+    if kinds.count("...") > 1:
+        return None
+    consumed = sum(1 for k in kinds if k in ("all", "slice", "int"))
+    if "..." in kinds:
+        cut = kinds.index("...")
+        before, after = kinds[:cut], kinds[cut + 1:]
+    else:
+        before, after = kinds, []
+    if s is not None and s.rank is not None:
+        if consumed > s.rank:
+            return None
+        dims = list(s.head)
+        n_after = sum(1 for k in after if k != "new")
+        mid = dims[sum(1 for k in before if k != "new"): len(dims) - n_after]
+        return Shape.exact(_apply(before, dims) + mid + _apply(after, dims[len(dims) - n_after:] if n_after else []))
+    # unknown rank: what the index says about the first (or, after `...`, the last) dimensions
+    head_src = list(s.head) if s is not None else []
+    head: List[Dim] = []
+    pos = 0
+    for k in before:
+        if k == "new":
+            head.append(1)
+        elif k == "int":
+            pos += 1
+        else:
+            head.append(head_src[pos] if k == "all" and pos < len(head_src) else None)
+            pos += 1
+    tail: List[Dim] = []
+    if "..." in kinds:
+        tail_src = list(s.tail) if s is not None else []
+        pos = len(tail_src) - sum(1 for k in after if k != "new")
+        for k in after:
+            if k == "new":
+                tail.append(1)
+            elif k == "int":
+                pos += 1
+            else:
+                tail.append(tail_src[pos] if k == "all" and 0 <= pos < len(tail_src) else None)
+                pos += 1
+    elif s is not None and s.tail and consumed <= s.min_rank - len(s.tail):
+        tail = list(s.tail)  # the index stops before the known last dimensions
+    base_min = s.min_rank if s is not None else 0
+    min_rank = max(base_min, consumed) - kinds.count("int") + kinds.count("new")
+    return Shape.partial(head, tail, min_rank)
+
+
+def _apply(kinds: Sequence[str], dims: Sequence[Dim]) -> List[Dim]:
+    out: List[Dim] = []
+    pos = 0
+    for k in kinds:
+        if k == "new":
+            out.append(1)
+        elif k == "int":
+            pos += 1
+        else:
+            d = dims[pos] if pos < len(dims) else None
+            out.append(d if k == "all" else None)
+            pos += 1
+    return out
+
+
+def matmul(a: Shape, b: Shape) -> Optional[Shape]:
+    if a.rank is None or b.rank is None or a.rank == 0 or b.rank == 0:
+        return None
+    if a.rank == 1 and b.rank == 1:
+        return SCALAR
+    if a.rank == 1:
+        return Shape.exact(b.head[:-2] + b.head[-1:])
+    if b.rank == 1:
+        return Shape.exact(a.head[:-1])
+    batch = broadcast(Shape.exact(a.head[:-2]), Shape.exact(b.head[:-2]))
+    if batch is None or batch.rank is None:
+        return None
+    return Shape.exact(batch.head + (a.head[-2], b.head[-1]))
+
+
+# -- reading literals ------------------------------------------------------------------------------
+
+
+def _int_literal(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value, 0)
+        except ValueError:
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        v = _int_literal(node.expression)
+        return -v if v is not None else None
+    return None
+
+
+int_literal = _int_literal
+
+
+def _is_number(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _is_number(node.expression)
+    return False
+
+
+is_number = _is_number
+
+
+def literal_dims(node: cst.BaseExpression) -> Optional[List[Dim]]:
+    """``(5, 3)`` / ``[5, n]`` -> [5, 3] / [5, None]; None when not a list/tuple display."""
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    out: List[Dim] = []
+    for el in node.elements:
+        if isinstance(el, cst.StarredElement):
+            return None
+        out.append(_int_literal(el.value))
+    return out
+
+
+def _data_shape(node: cst.BaseExpression, depth: int = 0) -> Optional[Tuple[int, ...]]:
+    """Shape of a nested list literal: ``[[1.], [2.]]`` -> (2, 1); a number -> ()."""
+    if depth > 8:
+        return None
+    if _is_number(node) or (isinstance(node, cst.Name) and node.value in ("True", "False")):
+        return ()
+    if isinstance(node, (cst.List, cst.Tuple)):
+        if any(isinstance(el, cst.StarredElement) for el in node.elements):
+            return None
+        inner = [_data_shape(el.value, depth + 1) for el in node.elements]
+        if not inner:
+            return (0,)
+        if any(i is None for i in inner) or len(set(inner)) != 1:
+            return None
+        return (len(inner),) + inner[0]  # type: ignore[operator]
+    return None
+
+
+def _positional(call: cst.Call) -> Optional[List[cst.BaseExpression]]:
+    out: List[cst.BaseExpression] = []
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is None:
+            out.append(a.value)
+    return out
+
+
+def _size_args(values: Sequence[cst.BaseExpression]) -> Optional[List[Dim]]:
+    """The size given as ``f(5, 3)`` or ``f((5, 3))`` / ``f([5, 3])``."""
+    if len(values) == 1:
+        dims = literal_dims(values[0])
+        if dims is not None:
+            return dims
+        v = _int_literal(values[0])
+        return [v] if v is not None else None  # a lone variable may be an int or a tuple
+    if not values:
+        return None
+    return [_int_literal(v) for v in values]
+
+
+def _dim_list(node: Optional[cst.BaseExpression]) -> Optional[List[int]]:
+    if node is None:
+        return None
+    v = _int_literal(node)
+    if v is not None:
+        return [v]
+    dims = literal_dims(node)
+    if dims is not None and all(d is not None for d in dims):
+        return [d for d in dims if d is not None]
+    return None
+
+
+def _true(node: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if node is None:
+        return False
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+# -- the tables --------------------------------------------------------------------------------
+
+_T = "torch."
+SIZE_CONSTRUCTORS = frozenset(_T + n for n in ("zeros", "ones", "empty", "rand", "randn"))
+DATA_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+LIKE_CONSTRUCTORS = frozenset(
+    _T + n for n in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like", "randint_like")
+)
+ELEMENTWISE = frozenset(
+    {
+        "abs", "neg", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "square",
+        "sigmoid", "tanh", "relu", "sin", "cos", "tan", "sign", "sgn", "floor", "ceil", "round", "trunc",
+        "frac", "reciprocal", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "erf", "erfc",
+        "float", "double", "half", "bfloat16", "int", "long", "bool", "byte", "char", "short",
+        "to", "type_as", "cuda", "cpu", "detach", "clone", "contiguous", "requires_grad_",
+        "softmax", "log_softmax", "logical_not", "isnan", "isinf", "isfinite", "pin_memory", "sigmoid_",
+        "relu_", "abs_", "clamp_", "exp_", "log_", "mul_", "add_", "sub_", "div_", "neg_", "zero_",
+        "fill_", "normal_", "uniform_", "detach_", "cumsum", "cumprod", "flip", "roll", "tril", "triu",
+    }
+)
+FUNCTIONAL_ELEMENTWISE = frozenset(
+    "torch.nn.functional." + n
+    for n in (
+        "relu", "relu6", "elu", "selu", "celu", "gelu", "silu", "mish", "leaky_relu", "softplus", "sigmoid",
+        "tanh", "hardtanh", "hardswish", "hardsigmoid", "logsigmoid", "softmax", "log_softmax", "dropout",
+        "normalize", "softsign", "tanhshrink",
+    )
+)
+BINARY_FUNCS = frozenset(
+    _T + n for n in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow",
+                     "maximum", "minimum", "atan2", "fmod", "remainder", "hypot", "eq", "ne", "lt", "le",
+                     "gt", "ge", "logical_and", "logical_or", "logical_xor")
+)
+BINARY_METHODS = frozenset(n.split(".", 1)[1] for n in BINARY_FUNCS)
+REDUCTIONS = frozenset(
+    {"sum", "mean", "prod", "amax", "amin", "std", "var", "logsumexp", "all", "any", "nansum", "nanmean",
+     "count_nonzero", "norm"}
+)
+LINEAR_LAYERS = frozenset(
+    {"torch.nn.Linear", "torch.nn.modules.linear.Linear", "torch.nn.modules.Linear", "torch.nn.LazyLinear",
+     "torch.nn.modules.linear.LazyLinear"}
+)
+BINOPS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+
+# torch functions whose result is a tensor (the evidence :func:`is_tensor` accepts)
+TENSOR_FUNCS = (
+    SIZE_CONSTRUCTORS
+    | DATA_CONSTRUCTORS
+    | LIKE_CONSTRUCTORS
+    | BINARY_FUNCS
+    | FUNCTIONAL_ELEMENTWISE
+    | frozenset(_T + n for n in ELEMENTWISE if not n.endswith("_"))
+    | frozenset(_T + n for n in REDUCTIONS)
+    | frozenset(
+        _T + n
+        for n in (
+            "full", "arange", "linspace", "logspace", "eye", "randint", "randperm", "from_numpy", "stack",
+            "cat", "concat", "concatenate", "matmul", "mm", "bmm", "einsum", "where", "gather",
+            "index_select", "masked_select", "reshape", "flatten", "unsqueeze", "squeeze", "transpose",
+            "permute", "cumsum", "outer", "cdist", "bernoulli", "multinomial", "normal", "argmax", "argmin",
+            "nonzero", "cross", "diag", "tril", "triu", "zeros_like", "clone", "bucketize", "searchsorted",
+        )
+    )
+)
+TENSOR_METHODS = ELEMENTWISE | REDUCTIONS | BINARY_METHODS | frozenset(
+    {
+        "view", "reshape", "flatten", "unsqueeze", "squeeze", "permute", "transpose", "t", "expand",
+        "expand_as", "repeat", "view_as", "reshape_as", "matmul", "mm", "bmm", "gather", "index_select",
+        "masked_fill", "masked_select", "argmax", "argmin", "narrow", "select", "new_zeros", "new_ones",
+        "new_empty", "new_full", "new_tensor", "unfold", "pow", "sqrt", "sum", "mean",
+    }
+)
+
+# -- inference ---------------------------------------------------------------------------------
+
+_MAX_DEPTH = 24
+
+
+class _Infer:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.open = set(map(id, ctx.stack))  # the nodes enclosing the traversal's position
+        self.env: Dict[str, Optional[Shape]] = {}
+        self.busy: set = set()
+        self.depth = 0
+
+    # names -----------------------------------------------------------------------------------
+    def name(self, node: cst.Name) -> Optional[Shape]:
+        if node.value in self.env:
+            return self.env[node.value]
+        if node.value in self.busy:
+            return None
+        b = self.ctx.names.lookup(node.value)
+        if b is None or b.imports or not b.values:
+            return None
+        vals = b.values
+        last = vals[-1]
+        if last is None:
+            return None
+        self.busy.add(node.value)
+        try:
+            block = _block(self.ctx, last)
+            if block is not None and id(block) in self.open:
+                # straight-line rebinding: the last value in the block where the name is used, with
+                # earlier values of the same block feeding `x = x.unsqueeze(1)`
+                chain: List[cst.BaseExpression] = []
+                for v in reversed(vals):
+                    if v is None or _block(self.ctx, v) is not block:
+                        break
+                    chain.append(v)
+                chain.reverse()
+                shape: Optional[Shape] = None
+                saved = self.env.get(node.value, _MISSING)
+                for v in chain:
+                    self.env[node.value] = shape
+                    shape = self.expr(v)
+                if saved is _MISSING:
+                    self.env.pop(node.value, None)
+                else:
+                    self.env[node.value] = saved  # type: ignore[assignment]
+                return shape
+            if any(v is None for v in vals):
+                return None
+            shapes = [self.expr(v) for v in vals]
+            if shapes and all(s is not None and s == shapes[0] for s in shapes):
+                return shapes[0]
+            return None
+        finally:
+            self.busy.discard(node.value)
+
+    # expressions -----------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression) -> Optional[Shape]:
+        if self.depth > _MAX_DEPTH:
+            return None
+        self.depth += 1
+        try:
+            return self._expr(node)
+        finally:
+            self.depth -= 1
+
+    def _expr(self, node: cst.BaseExpression) -> Optional[Shape]:
+        if isinstance(node, cst.Name):
+            return self.name(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.Subscript):
+            base = self.expr(node.value)
+            if base is None and not any(_array_index(el) for el in node.slice):
+                return None  # `items[0]` says nothing; `x[:, None]` only makes sense on an array
+            return index(base, node.slice)
+        if isinstance(node, cst.BinaryOperation):
+            return self.binary(node.left, node.right, node.operator)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)):
+            return self.expr(node.expression)
+        if isinstance(node, cst.Attribute) and node.attr.value == "T":
+            base = self.expr(node.value)
+            if base is not None and base.rank is not None:
+                return Shape.exact(tuple(reversed(base.head)))
+            return None
+        return None
+
+    def binary(self, left: cst.BaseExpression, right: cst.BaseExpression, op: cst.BaseBinaryOp) -> Optional[Shape]:
+        if isinstance(op, cst.MatrixMultiply):
+            a, b = self.expr(left), self.expr(right)
+            return matmul(a, b) if a is not None and b is not None else None
+        if not isinstance(op, BINOPS):
+            return None
+        if _is_number(left):
+            return self.expr(right)
+        if _is_number(right):
+            return self.expr(left)
+        a, b = self.expr(left), self.expr(right)
+        if a is None or b is None:
+            return None
+        return broadcast(a, b)
+
+    def call(self, call: cst.Call) -> Optional[Shape]:
+        ctx = self.ctx
+        func = call.func
+        qn = ctx.names.qualified_names(func)
+        if qn:
+            return self.function(call, qn)
+        if isinstance(func, cst.Attribute) and not qn:
+            recv = func.value
+            if not ctx.names.qualified_names(recv):  # not a module such as `np`
+                shape = self.method(call, func.attr.value, recv)
+                if shape is not None:
+                    return shape
+        return self.layer(call)
+
+    def function(self, call: cst.Call, qn: FrozenSet[str]) -> Optional[Shape]:
+        pos = _positional(call)
+        if pos is None:
+            return None
+        if not qn.isdisjoint(SIZE_CONSTRUCTORS):
+            size = keyword_arg(call, "size")
+            dims = _size_args([size.value] if size is not None else pos)
+            return Shape.exact(dims) if dims is not None else None
+        if not qn.isdisjoint(DATA_CONSTRUCTORS):
+            data = arg(call, 0, "data")
+            shape = _data_shape(data.value) if data is not None else None
+            return Shape.exact(shape) if shape is not None else None
+        if not qn.isdisjoint(LIKE_CONSTRUCTORS):
+            first = arg(call, 0, "input")
+            return self.expr(first.value) if first is not None else None
+        name = _single(qn)
+        if name is None:
+            return None
+        short = name.rsplit(".", 1)[-1]
+        if name == "torch.full":
+            size = arg(call, 0, "size")
+            dims = literal_dims(size.value) if size is not None else None
+            return Shape.exact(dims) if dims is not None else None
+        if name == "torch.randint":
+            size = keyword_arg(call, "size")
+            if size is None and pos:
+                size_node: Optional[cst.BaseExpression] = pos[-1]
+            else:
+                size_node = size.value if size is not None else None
+            dims = literal_dims(size_node) if size_node is not None else None
+            return Shape.exact(dims) if dims is not None else None
+        if name in ("torch.arange", "torch.randperm"):
+            if len(pos) == 1:
+                return Shape.exact([_int_literal(pos[0])])
+            if len(pos) in (2, 3):
+                nums = [_int_literal(p) for p in pos]
+                if all(n is not None for n in nums):
+                    step = nums[2] if len(nums) == 3 else 1
+                    if step:
+                        n = -(-(nums[1] - nums[0]) // step)  # type: ignore[operator]
+                        return Shape.exact([max(0, n)])
+                return Shape.exact([None])
+            return None
+        if name in ("torch.linspace", "torch.logspace"):
+            steps = arg(call, 2, "steps")
+            return Shape.exact([_int_literal(steps.value) if steps is not None else None])
+        if name == "torch.eye":
+            n = arg(call, 0, "n")
+            m = arg(call, 1, "m")
+            nv = _int_literal(n.value) if n is not None else None
+            return Shape.exact([nv, _int_literal(m.value) if m is not None else nv])
+        if name.startswith("torch.") and len(pos) >= 1:
+            x = pos[0]
+            if name in FUNCTIONAL_ELEMENTWISE or (name.count(".") == 1 and short in ELEMENTWISE):
+                return self.expr(x)
+            if name in BINARY_FUNCS and len(pos) >= 2:
+                return self.binary(pos[0], pos[1], cst.Add())
+            if name in ("torch.matmul", "torch.mm", "torch.bmm") and len(pos) >= 2:
+                return self.binary(pos[0], pos[1], cst.MatrixMultiply())
+            if name.count(".") == 1:
+                return self._shape_op(call, short, x, pos[1:], 1)
+        return None
+
+    def method(self, call: cst.Call, name: str, recv: cst.BaseExpression) -> Optional[Shape]:
+        if name in ELEMENTWISE:
+            return self.expr(recv)
+        pos = _positional(call)
+        if pos is None:
+            return None
+        if name in BINARY_METHODS and pos:
+            return self.binary(recv, pos[0], cst.Add())
+        if name in ("matmul", "mm", "bmm") and pos:
+            return self.binary(recv, pos[0], cst.MatrixMultiply())
+        return self._shape_op(call, name, recv, pos, 0)
+
+    def _shape_op(self, call: cst.Call, name: str, x: cst.BaseExpression, rest: Sequence[cst.BaseExpression],
+                  offset: int) -> Optional[Shape]:
+        """``unsqueeze``/``squeeze``/``view``/``reshape``/reductions, as methods (offset 0) or functions
+        (offset 1: the tensor is the first positional argument)."""
+        if name == "unsqueeze":
+            k = _int_literal(_arg_value(call, offset, "dim"))
+            base = self.expr(x)
+            if k is None:
+                return None
+            if base is None:
+                base = Shape.partial()
+            return unsqueeze(base, k)
+        if name == "squeeze":
+            dim = _arg_value(call, offset, "dim")
+            base = self.expr(x)
+            if base is None:
+                return None
+            if dim is None:
+                return squeeze_all(base)
+            ks = _dim_list(dim)
+            if ks is None or len(ks) != 1:
+                return None
+            return squeeze_dim(base, ks[0])
+        if name in ("view", "reshape"):
+            if offset == 0:
+                if not rest:
+                    return None
+                sizes = _size_args(rest)
+            else:
+                shape_arg = _arg_value(call, 1, "shape")
+                sizes = literal_dims(shape_arg) if shape_arg is not None else None
+            if sizes is None or sizes.count(-1) > 1:
+                return None
+            return reshape(self.expr(x), sizes)
+        if name in ("t",) and offset == 0:
+            base = self.expr(x)
+            if base is not None and base.rank is not None and base.rank <= 2:
+                return Shape.exact(tuple(reversed(base.head)))
+            return None
+        if name == "transpose":
+            a, b = _int_literal(_arg_value(call, offset, "dim0")), _int_literal(_arg_value(call, offset + 1, "dim1"))
+            base = self.expr(x)
+            if a is None or b is None or base is None or base.rank is None:
+                return None
+            d = list(base.head)
+            try:
+                d[a], d[b] = d[b], d[a]
+            except IndexError:
+                return None
+            return Shape.exact(d)
+        if name in REDUCTIONS:
+            if name in ("logsumexp", "count_nonzero") or name == "norm":
+                return None
+            dim = _arg_value(call, offset, "dim")
+            keep = _true(_arg_value(call, offset + 1, "keepdim") if name not in ("std", "var") else
+                         (keyword_arg(call, "keepdim").value if keyword_arg(call, "keepdim") else None))
+            if keep is None:
+                return None
+            base = self.expr(x)
+            if dim is None:
+                if offset == 0 and rest:
+                    return None
+                return reduce(base, None, keep) if base is not None or not keep else None
+            ks = _dim_list(dim)
+            if ks is None or base is None:
+                return None
+            return reduce(base, ks, keep)
+        return None
+
+    def layer(self, call: cst.Call) -> Optional[Shape]:
+        """``linear(x)`` where ``linear`` was built as ``nn.Linear(in, out)`` (or an ``nn.Sequential``
+        ending in one): the last dimension is ``out``."""
+        ctx = self.ctx
+        func = call.func
+        builder: Optional[cst.Call] = None
+        if isinstance(func, cst.Call) and ctx.names.matches(func.func, LINEAR_LAYERS):
+            builder = func
+        else:
+            for value in reversed(ctx.names.values(func)):
+                if isinstance(value, cst.Call):
+                    if ctx.names.matches(value.func, LINEAR_LAYERS):
+                        builder = value
+                    else:
+                        builder = sequential_ending_in(ctx, value, LINEAR_LAYERS)
+                    break
+        if builder is None:
+            return None
+        lazy = any(q.endswith("LazyLinear") for q in ctx.names.qualified_names(builder.func))
+        out = arg(builder, 0 if lazy else 1, "out_features")
+        out_dim = _int_literal(out.value) if out is not None else None
+        first = arg(call, 0, "input")
+        if first is None:
+            return None
+        return linear_output(self.expr(first.value), out_dim)
+
+
+_MISSING = object()
+
+
+def _array_index(el: cst.SubscriptElement) -> bool:
+    sl = el.slice
+    return isinstance(sl, cst.Index) and (
+        isinstance(sl.value, cst.Ellipsis) or (isinstance(sl.value, cst.Name) and sl.value.value == "None")
+    )
+
+
+def _single(qn: FrozenSet[str]) -> Optional[str]:
+    return min(qn) if qn else None
+
+
+def _arg_value(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
+    a = arg(call, position, keyword)
+    return a.value if a is not None else None
+
+
+def _block(ctx: FileContext, value: cst.CSTNode) -> Optional[cst.CSTNode]:
+    stmt = ctx.statement_of(value)
+    if stmt is None:
+        return None
+    return ctx.parent(stmt)
+
+
+def shape_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Shape]:
+    """The known part of ``expr``'s shape, or None when nothing is known.  The question is asked at the
+    traversal's current position: names resolve in the current scope, to the values assigned so far."""
+    shape = _Infer(ctx).expr(expr)
+    if shape is not None and shape.rank is None and not shape.head and not shape.tail and not shape.min_rank:
+        return None  # nothing known
+    return shape
+
+
+# -- is it a tensor? -----------------------------------------------------------------------------
+
+TENSOR_ANNOTATIONS = frozenset(
+    {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.nn.Parameter",
+     "torch.nn.parameter.Parameter"}
+)
+
+
+def _annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
+    for fn in reversed(ctx.stack):
+        if not isinstance(fn, cst.FunctionDef):
+            continue
+        params = fn.params
+        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+            if p.name.value == name.value:
+                ann = p.annotation.annotation if p.annotation is not None else None
+                if ann is None:
+                    return False
+                if isinstance(ann, cst.SimpleString):
+                    return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
+                return ctx.names.matches(ann, TENSOR_ANNOTATIONS)
+    return False
+
+
+def is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether there is evidence that ``expr`` is a torch tensor: a torch constructor or op, a tensor
+    method on a tensor, a ``Tensor`` annotation, a known shape.  Absence of evidence answers False."""
+    return _is_tensor(ctx, expr, set(), 0)
+
+
+_TENSOR_FUNCTIONAL = frozenset(
+    "torch.nn.functional." + n for n in ("linear", "conv1d", "conv2d", "conv3d", "embedding", "one_hot", "pad",
+                                         "interpolate", "avg_pool2d", "max_pool2d", "layer_norm", "batch_norm")
+)
+
+
+def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(expr, cst.Call):
+        qn = ctx.names.qualified_names(expr.func)
+        if qn:
+            return not qn.isdisjoint(TENSOR_FUNCS) or not qn.isdisjoint(_TENSOR_FUNCTIONAL)
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_METHODS:
+            return _is_tensor(ctx, func.value, busy, depth + 1)
+        return shape_of(ctx, expr) is not None
+    if isinstance(expr, cst.Name):
+        if expr.value in busy:
+            return False
+        b = ctx.names.lookup(expr.value)
+        if b is None or b.imports:
+            return False
+        vals = [v for v in b.values if v is not None]
+        if len(vals) < len(b.values) and _annotated_tensor(ctx, expr):
+            return True
+        if not vals:
+            return False
+        busy.add(expr.value)
+        try:
+            # `x = torch.as_tensor(x)` is evidence; `x = x.float()` alone is not
+            return all(_is_tensor(ctx, v, busy, depth + 1) for v in vals)
+        finally:
+            busy.discard(expr.value)
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in ("T", "mT", "data", "grad", "real", "imag"):
+            return _is_tensor(ctx, expr.value, busy, depth + 1)
+        vals = ctx.names.values(expr)
+        return bool(vals) and all(isinstance(v, cst.Call) and ctx.names.matches(v.func, TENSOR_FUNCS) for v in vals)
+    if isinstance(expr, cst.Subscript):
+        return _is_tensor(ctx, expr.value, busy, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_tensor(ctx, expr.left, busy, depth + 1) or _is_tensor(ctx, expr.right, busy, depth + 1)
+    return False
+
+
+__all__ = [
+    "Shape",
+    "SCALAR",
+    "shape_of",
+    "is_tensor",
+    "broadcast",
+    "ranks_differ",
+    "unsqueeze",
+    "squeeze_dim",
+    "squeeze_all",
+    "reduce",
+    "reshape",
+    "index",
+    "linear_output",
+    "literal_dims",
+    "int_literal",
+    "is_number",
+    "REDUCTIONS",
+    "LINEAR_LAYERS",
+]
