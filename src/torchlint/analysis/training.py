@@ -8,7 +8,7 @@ The heuristics here lean towards silence: an object counts as an optimizer when 
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -191,3 +191,205 @@ def unique_code(ctx: FileContext, exprs: Sequence[cst.CSTNode]) -> Optional[str]
     """The source of the expressions when they all read the same, else None."""
     codes = {ctx.code(e) for e in exprs}
     return codes.pop() if len(codes) == 1 else None
+
+
+# -- losses --------------------------------------------------------------------------------------
+_LOSS_CALLEE = re.compile(r"criterion|(^|_)loss(es)?(_|$|\d)|_loss$|^loss|lossfn|loss_?f(u)?n", re.IGNORECASE)
+_REDUCTIONS = frozenset({"mean", "sum", "squeeze", "reshape", "view", "flatten", "abs", "float", "double", "half"})
+#: calls that take a value off the graph (or out of the tensor world)
+_DETACHING_METHODS = frozenset({"item", "detach", "tolist", "numpy", "cpu_numpy", "detach_"})
+_DETACHING_FUNCS = frozenset({"float", "int", "round", "str", "repr", "bool", "len", "format"})
+
+
+def is_backward_like(ctx: FileContext, call: cst.Call) -> bool:
+    """:func:`is_backward`, plus framework spellings such as ``self.manual_backward(loss)``."""
+    if is_backward(ctx, call):
+        return True
+    name = method_name(call)
+    if name is None and isinstance(call.func, cst.Name):
+        name = call.func.value
+    return name is not None and "backward" in name.lower()
+
+
+_BACKWARD_OWNER = re.compile(r"accelerat|engine|fabric|trainer|strategy|runner|model|booster|deepspeed", re.IGNORECASE)
+
+
+def backward_operand(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The value a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``,
+    ``self.manual_backward(loss)``."""
+    name = method_name(call)
+    recv = receiver(call)
+    first = arg(call, 0, "tensors")
+    if name == "backward" and recv is not None:
+        owner = dotted_name(recv)
+        if first is not None and owner is not None and _BACKWARD_OWNER.search(owner.rsplit(".", 1)[-1]):
+            return first.value  # accelerator.backward(loss), model_engine.backward(loss)
+        if isinstance(recv, cst.Call) and method_name(recv) == "scale":
+            scaled = arg(recv, 0, "outputs")
+            return scaled.value if scaled is not None else recv
+        return recv
+    if first is None:
+        first = arg(call, 0, "loss")
+    return first.value if first is not None else None
+
+
+def backward_operands(ctx: FileContext, node: cst.CSTNode) -> List[cst.BaseExpression]:
+    out = []
+    for call in ctx.calls_in(node):
+        if is_backward_like(ctx, call):
+            operand = backward_operand(ctx, call)
+            if operand is not None:
+                out.append(operand)
+    return out
+
+
+def base_names(expr: Optional[cst.CSTNode]) -> List[str]:
+    """Names an expression is computed from, through arithmetic, attributes, subscripts and calls:
+    ``(loss / n).mean()`` -> ["loss", "n"]; ``sum(losses)`` -> ["losses"]."""
+    out: List[str] = []
+    stack = [expr] if expr is not None else []
+    while stack:
+        e = stack.pop()
+        if isinstance(e, cst.Name):
+            out.append(e.value)
+        elif isinstance(e, cst.Attribute):
+            stack.append(e.value)
+        elif isinstance(e, cst.Subscript):
+            stack.append(e.value)
+        elif isinstance(e, cst.BinaryOperation):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, cst.UnaryOperation):
+            stack.append(e.expression)
+        elif isinstance(e, cst.Call):
+            stack.append(e.func)
+            stack.extend(a.value for a in e.args)
+        elif isinstance(e, (cst.List, cst.Tuple)):
+            stack.extend(el.value for el in e.elements)
+    return out
+
+
+def is_loss_call(ctx: FileContext, call: cst.Call) -> bool:
+    """``criterion(out, y)``, ``F.mse_loss(...)``, ``nn.CrossEntropyLoss()(...)``, ``self.loss_fn(...)``,
+    ``compute_loss(...)``."""
+    func = call.func
+    for q in sorted(ctx.names.qualified_names(func)):
+        if q.startswith("torch.nn.functional."):
+            last = q.rsplit(".", 1)[-1]
+            return last.endswith("_loss") or last in ("cross_entropy", "binary_cross_entropy", "nll_loss",
+                                                       "binary_cross_entropy_with_logits", "kl_div")
+        if q.startswith("torch."):
+            return False
+    for q in sorted(ctx.names.instance_of(func)):
+        if q.startswith("torch.nn.") and q.endswith("Loss"):
+            return True
+    name = dotted_name(func)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1]
+    return bool(_LOSS_CALLEE.search(last))
+
+
+def is_detached(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether the value is taken off the autograd graph (or out of torch): ``loss.item()``,
+    ``float(loss)``, ``loss.detach()``, ``loss.data``, ``loss.tolist()``."""
+    e = expr
+    while True:
+        if isinstance(e, cst.Call):
+            name = method_name(e)
+            if name in _DETACHING_METHODS:
+                return True
+            if isinstance(e.func, cst.Name) and e.func.value in _DETACHING_FUNCS:
+                return True
+            if name in _REDUCTIONS or name in ("to", "cpu", "cuda", "clone", "contiguous"):
+                e = receiver(e)
+                continue
+            return False
+        if isinstance(e, cst.Attribute):
+            if e.attr.value == "data":
+                return True
+            return False
+        if isinstance(e, cst.Subscript):
+            e = e.value
+            continue
+        if isinstance(e, (cst.BinaryOperation,)):
+            sides = [x for x in (e.left, e.right) if not _is_number(x)]
+            return bool(sides) and all(is_detached(ctx, x) for x in sides)
+        return False
+
+
+def _is_number(e: cst.BaseExpression) -> bool:
+    return isinstance(e, (cst.Integer, cst.Float))
+
+
+def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: int = 2) -> bool:
+    """Whether the variable ``name`` (or a value computed from it) is later differentiated in ``scope``:
+    ``total.backward()``, ``loss = sum(losses); loss.backward()``."""
+    targets = {name}
+    for _ in range(depth):
+        derived = set(targets)
+        for a in ctx.contents(scope).assigns:
+            if isinstance(a, cst.Assign) and set(base_names(a.value)) & targets:
+                for t in a.targets:
+                    if isinstance(t.target, cst.Name):
+                        derived.add(t.target.value)
+            elif isinstance(a, (cst.AugAssign, cst.AnnAssign)) and a.value is not None:
+                if set(base_names(a.value)) & targets and isinstance(a.target, cst.Name):
+                    derived.add(a.target.value)
+        targets = derived
+    for operand in backward_operands(ctx, scope):
+        if set(base_names(operand)) & targets:
+            return True
+    # returned for the caller to differentiate (a closure, a micro-batch helper)
+    return False
+
+
+# -- order inside one iteration ------------------------------------------------------------------
+def block_position(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode):
+    """Where ``a`` and ``b`` first share a block: ``(block_owner, index_a, index_b)`` with the indexes
+    of the statements of that block that hold them, or None when they only meet in an expression, in
+    different branches of an ``if``/``try``, or across a function boundary."""
+    chain_a: List[cst.CSTNode] = [a]
+    chain_a.extend(ctx.ancestors(a))
+    ids = {n: i for i, n in enumerate(chain_a)}
+    child_b = b
+    for anc in ctx.ancestors(b):
+        if anc in ids:
+            i = ids[anc]
+            child_a = chain_a[i - 1] if i > 0 else a
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)):
+                body = list(anc.body)
+                try:
+                    return anc, body.index(child_a), body.index(child_b)
+                except ValueError:
+                    return None
+            if isinstance(anc, cst.SimpleStatementLine):
+                body = list(anc.body)
+                try:
+                    return anc, body.index(child_a), body.index(child_b)
+                except ValueError:
+                    return None
+            return None
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            return None
+        child_b = anc
+    return None
+
+
+def calls_through_helpers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> List[Tuple[cst.Call, cst.Call]]:
+    """Every call under ``node`` as ``(call, where)``: ``where`` is the call in ``node`` itself that leads
+    to it (the call for direct ones; a same-module helper call for calls inside that helper)."""
+    out: List[Tuple[cst.Call, cst.Call]] = []
+    seen = {node}
+
+    def visit(n: cst.CSTNode, via: Optional[cst.Call], d: int) -> None:
+        for call in ctx.calls_in(n):
+            out.append((call, via or call))
+            if d > 0:
+                target = ctx.function_for_call(call)
+                if target is not None and target not in seen:
+                    seen.add(target)
+                    visit(target, via or call, d - 1)
+
+    visit(node, None, depth)
+    return out

@@ -1,0 +1,530 @@
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import arg, method_name, receiver
+from torchlint.analysis.training import (
+    backward_operand,
+    base_names,
+    flows_into_backward,
+    innermost_loop,
+    is_backward_like,
+    is_detached,
+    is_loss_call,
+    under_no_grad,
+)
+from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
+
+_LOSS_NAME = re.compile(r"loss", re.IGNORECASE)
+_FULL_REDUCTIONS = frozenset({"mean", "sum"})
+_STACKERS = frozenset({"builtins.sum", "torch.stack", "torch.cat", "torch.sum", "torch.mean"})
+# where an accumulated float works as well as a tensor: printing, logging, formatting, comparing
+_HARMLESS_CALLEE = re.compile(
+    r"^(print|float|int|round|str|repr|len|format|abs|min|max)$|log|info|debug|warn|add_scalar|set_postfix|"
+    r"write|append|extend",
+    re.IGNORECASE,
+)
+
+
+class LossAccumulatedWithGraph(LintRule):
+    """
+    ## What it does
+    Finds training loops that add a loss tensor to a running total (`total += loss`,
+    `total = total + loss`) or append it to a list (`losses.append(loss)`) without `.item()` or
+    `.detach()`. A value counts as a loss when the loop calls `backward()` on it, or when it comes
+    from a criterion, an `F.*_loss` function, an `nn.*Loss` module or a model output's `.loss`.
+
+    ## Why is this bad?
+    A loss tensor carries its autograd graph. Adding it to a total that lives across iterations chains
+    every iteration's graph onto the total, so none of them can be freed: memory grows with every batch
+    until the process runs out. The cookbook's tip for reading a scalar out of a tensor says exactly
+    this: use `tensor.item()` when tracking the loss during training, "否则这将累积计算图，使 GPU 存储
+    占用量越来越大" (`shared/seeds/000`, repeated in `shared/seeds/001` and the 2024 revision
+    `shared/seeds/003`).
+
+    Not reported: `.item()`, `float(loss)`, `.detach()`, `.data`; code under `torch.no_grad()` or
+    `torch.inference_mode()`; a total that is reset inside the loop; and a total that is itself
+    backpropagated later (micro-batching, gradient accumulation through a summed loss).
+
+    ## Example
+    ```python
+    total_loss = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+    ```
+
+    ## Use instead
+    ```python
+    total_loss = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+    ```
+
+    ## Fix safety
+    The fix appends `.item()` to the loss (or `.detach()`, see the option). `.detach()` is always safe:
+    the total keeps its type and device and only loses the graph. `.item()` turns the total into a
+    Python float; the fix is safe when the loss is a proven scalar (the value `backward()` is called on)
+    and the total is only printed, logged, compared or combined with numbers in the function. When the
+    total is returned, stored or passed on (a caller may call `.item()` or `torch.stack` on it), the fix
+    is unsafe.
+
+    ## Options
+    - `loss-accumulation-fix` (`"item"` | `"detach"`, default `"item"`): `"detach"` keeps the values on
+      the device, which avoids a host synchronisation every step; the cookbook recommends accumulating
+      per-batch statistics on the GPU and transferring them once per epoch (`shared/seeds/000`,
+      "减少 CPU 和 GPU 之间的数据传输").
+
+    ## References
+    - [torch.Tensor.item](https://pytorch.org/docs/stable/generated/torch.Tensor.item.html)
+    - [PyTorch FAQ: my model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html)
+    """
+
+    CODE = "TL104"
+    NAME = "loss-accumulated-with-graph"
+    MESSAGE = "Loss tensor accumulated across iterations with its autograd graph; every iteration's graph stays in memory"
+    FIX_TITLE = "Accumulate `loss.item()` instead of the loss tensor"
+    TRIGGERS = ("backward",)
+    OPTIONS = {
+        "loss-accumulation-fix": Option(
+            default="item",
+            choices=("item", "detach"),
+            doc="How the fix takes the loss off the graph: `.item()` (a Python float) or `.detach()` "
+            "(a tensor on the same device, no host synchronisation).",
+        )
+    }
+
+    VALID = [
+        Valid(
+            """
+def run_epoch(model, loader, criterion, optimizer):
+    total_loss = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+    return total_loss / len(loader)
+"""
+        ),
+        Valid(
+            """
+history = []
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    history.append(float(loss))
+    running = running + loss.detach()
+"""
+        ),
+        Valid(
+            """
+def train_step(model, batch, optimizer, chunks=4):
+    optimizer.zero_grad()
+    total = 0
+    for micro in batch.chunk(chunks):
+        total = total + model(micro).loss / chunks
+    total.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(
+            """
+for batch in loader:
+    losses = []
+    for head in heads:
+        losses.append(criterion(head(batch.x), batch.y))
+    loss = sum(losses)
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        val_total += criterion(model(vx), vy)
+"""
+        ),
+        Valid(
+            """
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss += 0.1 * reg(model)
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(
+            """
+total_samples = 0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_samples += x.size(0)
+    n = len(y)
+    seen += n
+"""
+        ),
+        Valid(
+            """
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y) / accum
+    acc_loss = acc_loss + loss
+    if (step + 1) % accum == 0:
+        acc_loss.backward()
+        optimizer.step()
+        acc_loss = 0
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+def run_epoch(model, loader, criterion, optimizer):
+    total_loss = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+    print(f"loss {total_loss / len(loader):.3f}")
+""",
+            fixed="""
+def run_epoch(model, loader, criterion, optimizer):
+    total_loss = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+    print(f"loss {total_loss / len(loader):.3f}")
+""",
+            line=9,
+            col=9,
+        ),
+        Invalid(
+            """
+import torch.nn.functional as F
+
+def fit(model, loader, opt):
+    history = []
+    for inputs, targets in loader:
+        opt.zero_grad()
+        loss = F.mse_loss(model(inputs), targets)
+        loss.backward()
+        opt.step()
+        history.append(loss)
+    return history
+""",
+            fixed="""
+import torch.nn.functional as F
+
+def fit(model, loader, opt):
+    history = []
+    for inputs, targets in loader:
+        opt.zero_grad()
+        loss = F.mse_loss(model(inputs), targets)
+        loss.backward()
+        opt.step()
+        history.append(loss.item())
+    return history
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def fit(model, loader, opt):
+    total = torch.zeros(())
+    for inputs, targets in loader:
+        opt.zero_grad()
+        loss = model(inputs, targets)
+        loss.backward()
+        opt.step()
+        total = total + loss * inputs.size(0)
+    return total.item()
+""",
+            fixed="""
+import torch
+
+def fit(model, loader, opt):
+    total = torch.zeros(())
+    for inputs, targets in loader:
+        opt.zero_grad()
+        loss = model(inputs, targets)
+        loss.backward()
+        opt.step()
+        total = total + loss.detach() * inputs.size(0)
+    return total.item()
+""",
+            options={"loss-accumulation-fix": "detach"},
+        ),
+        Invalid(
+            """
+for batch in loader:
+    outputs = model(**batch)
+    accelerator.backward(outputs.loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    epoch_loss += outputs.loss
+""",
+            fixed="""
+for batch in loader:
+    outputs = model(**batch)
+    accelerator.backward(outputs.loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    epoch_loss += outputs.loss.item()
+""",
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending: List[tuple] = []
+
+    # -- detection ---------------------------------------------------------------------------------
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self._check(node, node.target, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.BinaryOperation):
+            return
+        if not isinstance(node.value.operator, cst.Add):
+            return
+        target = node.targets[0].target
+        code = self.ctx.code(target)
+        left, right = node.value.left, node.value.right
+        if self.ctx.code(left) == code:
+            self._check(node, target, right)
+        elif self.ctx.code(right) == code:
+            self._check(node, target, left)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if method_name(node) != "append" or len(node.args) != 1 or node.args[0].keyword is not None:
+            return
+        target = receiver(node)
+        if target is not None and isinstance(self.ctx.parent(node), cst.Expr):
+            self._check(node, target, node.args[0].value)
+
+    def _check(self, node: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        ctx = self.ctx
+        if not isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+            return
+        loop = innermost_loop(ctx, node)
+        if loop is None or under_no_grad(ctx, node):
+            return
+        backwards = [c for c in ctx.calls_in(loop) if is_backward_like(ctx, c)]
+        if not backwards:
+            return
+        operands = [op for op in (backward_operand(ctx, c) for c in backwards) if op is not None]
+        target_code = ctx.code(target)
+        facts = _LoopFacts(ctx, loop, operands)
+        if facts.reassigned(target_code, node):
+            return
+        target_names = base_names(target)
+        if target_names and target_names[0] in facts.backward_names:
+            return
+        scope = ctx.enclosing(node, (cst.FunctionDef,)) or ctx.module
+        if target_names and flows_into_backward(ctx, scope, target_names[0]):
+            return
+        carriers = facts.carriers(value)
+        if not carriers:
+            return
+        # names resolve now (in scope); uses further down the file are only linked once the walk is done
+        scalar = all(facts.is_scalar(c) for c in carriers)
+        self._pending.append((node, target, carriers, scalar, scope))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for stmt, target, carriers, scalar, scope in self._pending:
+            self.report(
+                stmt,
+                f"`{self.ctx.code(target)}` accumulates the loss tensor `{self.ctx.code(carriers[0])}` with its "
+                "autograd graph; every iteration's graph stays in memory",
+                fix=self._fix(stmt, target, carriers, scalar, scope),
+            )
+
+    # -- fix ---------------------------------------------------------------------------------------
+    def _fix(self, node, target, carriers, scalar: bool, scope) -> Optional[Fix]:
+        how = self.options["loss-accumulation-fix"]
+        unsafe = False
+        if how == "item":
+            unsafe = not scalar or self._escapes(node, target, scope)
+        fix = self.make_fix(f"Accumulate `.{how}()` of the loss", unsafe=unsafe)
+        for c in carriers:
+            fix.replace(c, cst.Call(func=cst.Attribute(value=c, attr=cst.Name(how))))
+        return fix
+
+    def _escapes(self, node: cst.CSTNode, target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+        """Whether the total is used where a float and a tensor behave differently."""
+        if not isinstance(target, cst.Name):
+            return True
+        ctx = self.ctx
+        for use in ctx.names_in(scope, target.value):
+            if use is target or ctx.is_inside(use, node) or ctx.is_inside(node, use):
+                continue
+            parent = ctx.parent(use)
+            if isinstance(parent, (cst.AssignTarget,)) or (
+                isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is use
+            ):
+                continue  # (re)initialisation or another accumulation
+            if isinstance(parent, cst.Attribute):
+                if parent.attr.value in ("append", "extend", "clear"):
+                    continue
+                return True
+            cur: cst.CSTNode = use
+            while isinstance(ctx.parent(cur), (cst.BinaryOperation, cst.UnaryOperation)):
+                cur = ctx.parent(cur)  # type: ignore[assignment]
+            parent = ctx.parent(cur)
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                continue
+            if isinstance(parent, cst.Arg):
+                call = ctx.parent(parent)
+                if isinstance(call, cst.Call):
+                    name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
+                    if name and _HARMLESS_CALLEE.search(name):
+                        continue
+            return True
+        return False
+
+
+class _LoopFacts:
+    """What one training loop tells about its values: which are losses, which are reset each iteration."""
+
+    def __init__(self, ctx, loop: cst.CSTNode, operands: List[cst.BaseExpression]) -> None:
+        self.ctx = ctx
+        self.loop = loop
+        self.operands = operands
+        self.exact_operands = {ctx.code(op) for op in operands}
+        self.backward_names: Set[str] = set()
+        for op in operands:
+            self.backward_names.update(base_names(op))
+        self.assigned: dict = {}
+        for a in ctx.contents(loop).assigns:
+            targets: List[cst.BaseExpression] = []
+            if isinstance(a, cst.Assign):
+                targets = [t.target for t in a.targets]
+            elif isinstance(a, (cst.AnnAssign, cst.AugAssign)):
+                targets = [a.target]
+            for t in targets:
+                for sub, value in _unpack(t, getattr(a, "value", None), a):
+                    self.assigned.setdefault(ctx.code(sub), []).append((a, value))
+        if isinstance(loop, cst.For):
+            for sub, _ in _unpack(loop.target, None, None):
+                self.assigned.setdefault(ctx.code(sub), []).append((loop, None))
+
+    def reassigned(self, code: str, node: cst.CSTNode) -> bool:
+        """The target is bound again inside the loop (not only accumulated): a per-iteration value."""
+        for stmt, _value in self.assigned.get(code, ()):
+            if stmt is node or isinstance(stmt, cst.AugAssign):
+                continue
+            return True
+        return False
+
+    def is_scalar(self, carrier: cst.BaseExpression) -> bool:
+        if self.ctx.code(carrier) in self.exact_operands:
+            return True
+        return isinstance(carrier, cst.Call) and method_name(carrier) in _FULL_REDUCTIONS and not carrier.args
+
+    def carriers(self, value: cst.BaseExpression, depth: int = 3) -> List[cst.BaseExpression]:
+        """The parts of ``value`` that are graph-carrying losses."""
+        ctx = self.ctx
+        if depth < 0 or is_detached(ctx, value):
+            return []
+        if isinstance(value, cst.BinaryOperation):
+            if not isinstance(value.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+                return []
+            return self.carriers(value.left, depth) + self.carriers(value.right, depth)
+        if isinstance(value, cst.UnaryOperation):
+            return self.carriers(value.expression, depth)
+        if self.is_loss(value, depth):
+            return [value]
+        return []
+
+    def is_loss(self, value: cst.BaseExpression, depth: int) -> bool:
+        ctx = self.ctx
+        code = ctx.code(value)
+        if code in self.exact_operands and self._produced_here(value):
+            return True
+        if isinstance(value, cst.Name):
+            return self._loss_name(value, depth)
+        if isinstance(value, cst.Attribute):
+            return value.attr.value == "loss" and self._produced_here(value)
+        if isinstance(value, cst.Subscript):
+            inner = value.slice[0].slice if len(value.slice) == 1 else None
+            key = inner.value if isinstance(inner, cst.Index) else None
+            return (
+                isinstance(key, cst.SimpleString)
+                and "loss" in key.value.lower()
+                and self._produced_here(value)
+            )
+        if isinstance(value, cst.Call):
+            if is_detached(ctx, value):
+                return False
+            if is_loss_call(ctx, value):
+                return True
+            name = method_name(value)
+            if name in _FULL_REDUCTIONS:
+                recv = receiver(value)
+                return recv is not None and bool(self.carriers(recv, depth - 1))
+            if ctx.names.matches(value.func, _STACKERS):
+                first = arg(value, 0)
+                return first is not None and bool(self.carriers(first.value, depth - 1))
+        if isinstance(value, (cst.List, cst.ListComp, cst.GeneratorExp)):
+            if isinstance(value, cst.List):
+                return any(self.carriers(el.value, depth - 1) for el in value.elements)
+            return bool(self.carriers(value.elt, depth - 1))
+        return False
+
+    def _produced_here(self, value: cst.BaseExpression) -> bool:
+        names = base_names(value)
+        return bool(names) and names[0] in self.assigned
+
+    def _loss_name(self, name: cst.Name, depth: int) -> bool:
+        bindings = self.assigned.get(name.value)
+        if not bindings:
+            return False  # not produced by this loop's iterations
+        values = [v for _stmt, v in bindings]
+        if any(v is not None and is_detached(self.ctx, v) for v in values):
+            return False
+        if any(isinstance(stmt, cst.For) for stmt, _ in bindings):
+            return False
+        if name.value in self.backward_names and _LOSS_NAME.search(name.value):
+            return True
+        return any(v is not None and self.carriers(v, depth - 1) for v in values)
+
+
+def _unpack(target: cst.BaseExpression, value: Optional[cst.BaseExpression], stmt) -> List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = []
+        for el in target.elements:
+            out.extend(_unpack(el.value, None, stmt))
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _unpack(target.value, None, stmt)
+    return [(target, value)]
