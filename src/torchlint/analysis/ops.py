@@ -93,3 +93,125 @@ def is_cross_entropy_call(ctx: FileContext, call: cst.Call) -> bool:
     if ctx.names.matches(call.func, CROSS_ENTROPY_FUNCS):
         return True
     return not ctx.names.instance_of(call.func).isdisjoint(CROSS_ENTROPY_LAYERS)
+
+
+# -- elementwise and reduction ops used by the numerical-stability rules (TL2) --------------------
+# Function spellings resolve through imports (``torch.exp``, ``from torch import exp``,
+# ``torch.special.expit``); numpy and ``math`` names resolve to ``numpy.*``/``math.*`` and never match.
+EXP_FUNCS = frozenset({"torch.exp", "torch.Tensor.exp"})
+LOG_FUNCS = frozenset({"torch.log", "torch.Tensor.log"})
+LOG1P_FUNCS = frozenset({"torch.log1p", "torch.special.log1p", "torch.Tensor.log1p"})
+EXPM1_FUNCS = frozenset({"torch.expm1", "torch.special.expm1", "torch.Tensor.expm1"})
+SUM_FUNCS = frozenset({"torch.sum", "torch.Tensor.sum"})
+MEAN_FUNCS = frozenset({"torch.mean", "torch.Tensor.mean"})
+SIGMOID_FUNCS = frozenset(
+    {"torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit", "torch.Tensor.sigmoid"}
+)
+SIGMOID_LAYERS = frozenset({"torch.nn.Sigmoid", "torch.nn.modules.activation.Sigmoid", "torch.nn.modules.Sigmoid"})
+LOG_SOFTMAX_FUNCS = frozenset(
+    {
+        "torch.log_softmax",
+        "torch.nn.functional.log_softmax",
+        "torch.special.log_softmax",
+        "torch.Tensor.log_softmax",
+    }
+)
+LOG_SOFTMAX_LAYERS = frozenset(
+    {"torch.nn.LogSoftmax", "torch.nn.modules.activation.LogSoftmax", "torch.nn.modules.LogSoftmax"}
+)
+LOGSUMEXP_FUNCS = frozenset({"torch.logsumexp", "torch.special.logsumexp", "torch.Tensor.logsumexp"})
+MAX_FUNCS = frozenset({"torch.max", "torch.amax", "torch.Tensor.max", "torch.Tensor.amax"})
+CLAMP_FUNCS = frozenset(
+    {"torch.clamp", "torch.clip", "torch.clamp_min", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_min"}
+)
+ABS_FUNCS = frozenset({"torch.abs", "torch.Tensor.abs"})
+BCE_FUNCS = frozenset({"torch.nn.functional.binary_cross_entropy"})
+BCE_LAYERS = frozenset({"torch.nn.BCELoss", "torch.nn.modules.loss.BCELoss"})
+ONE_HOT_FUNCS = frozenset({"torch.nn.functional.one_hot"})
+
+# Tensor methods of these names take no argument; a call with arguments (``self.log("loss", v)`` in
+# Lightning, ``wandb.log({...})``) is something else.
+_NULLARY_METHODS = frozenset({"exp", "log", "log1p", "expm1", "sigmoid", "abs"})
+
+
+def unary_use(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    funcs: FrozenSet[str],
+    method: Optional[str] = None,
+    layers: FrozenSet[str] = frozenset(),
+) -> Optional[OpUse]:
+    """Like :func:`op_use`, for elementwise ops whose tensor method takes no argument."""
+    use = op_use(ctx, expr, funcs, method, layers)
+    if use is None:
+        return None
+    if use.kind == "method" and method in _NULLARY_METHODS and use.node.args:
+        return None
+    if use.operand is None:
+        return None
+    return use
+
+
+def exp_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return unary_use(ctx, expr, EXP_FUNCS, "exp")
+
+
+def log_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return unary_use(ctx, expr, LOG_FUNCS, "log")
+
+
+def log1p_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return unary_use(ctx, expr, LOG1P_FUNCS, "log1p")
+
+
+def sigmoid_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return unary_use(ctx, expr, SIGMOID_FUNCS, "sigmoid", SIGMOID_LAYERS)
+
+
+def abs_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return unary_use(ctx, expr, ABS_FUNCS, "abs")
+
+
+def sum_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return op_use(ctx, expr, SUM_FUNCS, "sum")
+
+
+def mean_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return op_use(ctx, expr, MEAN_FUNCS, "mean")
+
+
+def log_softmax_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return op_use(ctx, expr, LOG_SOFTMAX_FUNCS, "log_softmax", LOG_SOFTMAX_LAYERS)
+
+
+def logsumexp_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return op_use(ctx, expr, LOGSUMEXP_FUNCS, "logsumexp")
+
+
+def max_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return op_use(ctx, expr, MAX_FUNCS, "max") or op_use(ctx, expr, MAX_FUNCS, "amax")
+
+
+def clamp_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return (
+        op_use(ctx, expr, CLAMP_FUNCS, "clamp")
+        or op_use(ctx, expr, CLAMP_FUNCS, "clip")
+        or op_use(ctx, expr, CLAMP_FUNCS, "clamp_min")
+    )
+
+
+def is_bce_call(ctx: FileContext, call: cst.Call) -> bool:
+    """``F.binary_cross_entropy(...)`` or a call of an ``nn.BCELoss`` instance."""
+    if ctx.names.matches(call.func, BCE_FUNCS):
+        return True
+    return not ctx.names.instance_of(call.func).isdisjoint(BCE_LAYERS)
+
+
+def op_arg(use: OpUse, position: int, keyword: str) -> Optional[cst.Arg]:
+    """Argument ``keyword`` of an op, at ``position`` in the function spelling (where the tensor is the
+    first argument) and ``position - 1`` in the method spelling; layers take only the tensor."""
+    if use.kind == "layer":
+        return None
+    if use.kind == "method":
+        return arg(use.node, position - 1, keyword)
+    return arg(use.node, position, keyword)

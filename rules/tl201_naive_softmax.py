@@ -1,0 +1,256 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.numerics import (
+    ALL,
+    Flow,
+    Softmax,
+    all_elements_code,
+    handwritten_softmax,
+    movable,
+    removable_assignment,
+    torch_call_code,
+)
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class NaiveSoftmax(LintRule):
+    """
+    ## What it does
+    Finds softmax written by hand as `exp(x) / exp(x).sum(...)` (function or method spelling, directly or
+    through a variable such as `exp = torch.exp(logits)`) where the exponent is not shifted by its
+    maximum first.
+
+    ## Why is this bad?
+    `exp` overflows float32 for arguments above about 88.7: `exp(1000.)` is `inf`, and `inf / inf` is
+    `nan`. The Effective PyTorch notes show exactly this: the naive `unstable_softmax` returns
+    `[nan, 0.]` for `[1000., 0.]`, and the fix is to subtract the maximum before exponentiating
+    (`shared/seeds/002`, section 7, "PyTorch 的数值稳定性"). In the other direction, when every exponent
+    underflows to 0 the quotient is `0 / 0`. `torch.softmax` does the shift internally, in one fused
+    kernel, with a correct backward.
+
+    An exponent already shifted by a maximum or a log-sum-exp (`x - x.max(dim, keepdim=True).values`,
+    `logits - torch.max(logits)`, `x - m` with `m` named like a maximum) is stable and not reported.
+
+    ## Example
+    ```python
+    def unstable_softmax(logits):
+        exp = torch.exp(logits)
+        return exp / torch.sum(exp)
+    ```
+
+    ## Use instead
+    ```python
+    def unstable_softmax(logits):
+        return torch.softmax(logits.flatten(), dim=0).view_as(logits)
+    ```
+    or, when the sum was over one dim with `keepdim=True`, `torch.softmax(x, dim=d)`.
+
+    ## Fix safety
+    The fix keeps the reduction of the original. A sum over `dim=d` with `keepdim=True` (or followed by
+    `.unsqueeze(d)`) becomes `torch.softmax(x, dim=d)`: safe. A sum over every element becomes a softmax
+    over the flattened tensor reshaped back (`torch.softmax(x.flatten(), dim=0).view_as(x)`): safe, and
+    only offered when `x` is a name or attribute (it is written twice). A sum over `dim=d` without
+    `keepdim` broadcasts correctly only for 1-D input; the fix is then unsafe, since for higher ranks it
+    changes what the original computed. The variable that held the exponentials is deleted when nothing
+    else reads it. No fix is offered when the denominator adds an epsilon, or when a name in `x` is
+    reassigned between the exponent and the division.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)
+    - Effective PyTorch, numerical stability (`shared/seeds/002`, section 7)
+    """
+
+    CODE = "TL201"
+    NAME = "naive-softmax"
+    MESSAGE = "Softmax written as `exp(x) / sum(exp(x))` overflows for large inputs (`nan`); use `torch.softmax`"
+    FIX_TITLE = "Replace with `torch.softmax`"
+    TRIGGERS = ("exp",)
+
+    VALID = [
+        # shifted by the maximum: the cookbook's stable version
+        Valid(
+            """
+import torch
+
+def softmax(logits):
+    exp = torch.exp(logits - torch.max(logits))
+    return exp / torch.sum(exp)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def softmax(x, dim=-1):
+    z = x - x.max(dim=dim, keepdim=True).values
+    e = z.exp()
+    return e / e.sum(dim=dim, keepdim=True)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def attention(scores, mask):
+    scores = scores - scores.amax(-1, keepdim=True).detach()
+    w = torch.exp(scores) * mask
+    return w / w.sum(-1, keepdim=True)
+"""
+        ),
+        # numpy look-alike in a torch file
+        Valid(
+            """
+import numpy as np
+import torch
+
+def np_softmax(x):
+    e = np.exp(x)
+    return e / e.sum()
+"""
+        ),
+        # not normalising the same exponentials
+        Valid(
+            """
+import torch
+
+def ratio(a, b):
+    return torch.exp(a) / torch.exp(b).sum()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def probs(logits):
+    return torch.softmax(logits, dim=-1)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def weights(log_w):
+    w = torch.exp(log_w - torch.logsumexp(log_w, 0))
+    return w / w.sum()
+"""
+        ),
+    ]
+
+    INVALID = [
+        # the cookbook's example: the sum runs over every element
+        Invalid(
+            """
+import torch
+
+def unstable_softmax(logits):
+    exp = torch.exp(logits)
+    return exp / torch.sum(exp)
+""",
+            fixed="""
+import torch
+
+def unstable_softmax(logits):
+    return torch.softmax(logits.flatten(), dim=0).view_as(logits)
+""",
+            line=6,
+            col=12,
+        ),
+        Invalid(
+            """
+import torch
+
+def attention(scores):
+    weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)
+    return weights
+""",
+            fixed="""
+import torch
+
+def attention(scores):
+    weights = scores.softmax(dim=-1)
+    return weights
+""",
+        ),
+        Invalid(
+            """
+import torch as th
+
+def normalize(x):
+    e = th.exp(x)
+    print(e.max())
+    return e / e.sum(1).unsqueeze(1)
+""",
+            fixed="""
+import torch as th
+
+def normalize(x):
+    e = th.exp(x)
+    print(e.max())
+    return th.softmax(x, dim=1)
+""",
+        ),
+        # without keepdim the division broadcasts correctly only for 1-D input
+        Invalid(
+            """
+from torch import exp, sum
+
+def probs(v):
+    return exp(v) / sum(exp(v), 0)
+""",
+            fixed="""
+from torch import exp, sum
+
+def probs(v):
+    return v.softmax(dim=0)
+""",
+            unsafe=True,
+        ),
+        # an epsilon in the denominator does not prevent the overflow; no fix
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = torch.exp(x)
+    return e / (e.sum(-1, keepdim=True) + 1e-8)
+""",
+        ),
+    ]
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Divide):
+            return
+        flow = Flow(self.ctx)
+        info = handwritten_softmax(flow, node)
+        if info is None or info.stable:
+            return
+        self.report(node, fix=self._fix(flow, node, info))
+
+    def _fix(self, flow: Flow, node: cst.BinaryOperation, info: Softmax) -> Optional[Fix]:
+        ctx = self.ctx
+        if info.eps or info.use is None:
+            return None
+        exp_call = info.use.node
+        through_variable = flow.value(node.left, 2) is not node.left
+        source = exp_call if through_variable else None
+        removed = removable_assignment(ctx, exp_call if through_variable else None, [node])
+        assign = ctx.parent(exp_call) if removed is not None else None
+        if not movable(flow, info.operand, source, assign if isinstance(assign, cst.Assign) else None):
+            return None
+        if info.dim is ALL:
+            code = all_elements_code(ctx, info.use, "softmax", info.operand)
+            if code is None:
+                return None
+        else:
+            code = torch_call_code(ctx, info.use, "softmax", info.operand, [f"dim={info.dim}"])
+        fix = self.make_fix(unsafe=not info.keepdim).replace(node, ctx.parse_expression(code))
+        if removed is not None:
+            fix.remove(removed)
+        return fix

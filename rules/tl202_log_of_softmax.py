@@ -1,0 +1,314 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import callee_name
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.numerics import (
+    ALL,
+    IMPLICIT,
+    UNKNOWN,
+    Deferred,
+    Flow,
+    Softmax,
+    all_elements_code,
+    module_ref,
+    movable,
+    softmax_of,
+    torch_call_code,
+)
+from torchlint.analysis.ops import log_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+_MODULES = ("torch.nn.functional", "torch.special", "torch")
+
+
+class LogOfSoftmax(LintRule):
+    """
+    ## What it does
+    Finds the logarithm of a softmax: `torch.log(F.softmax(x, dim=1))`, `x.softmax(1).log()`, the log of
+    a variable assigned from a softmax, of an `nn.Softmax` layer's output, of a hand-written softmax, or of
+    a call to a function of the same module whose body computes a softmax.
+
+    ## Why is this bad?
+    Softmax probabilities underflow to exactly 0 for logits far below the maximum, and `log(0)` is
+    `-inf`; the gradient through it is `nan`. The Effective PyTorch notes walk through this failure:
+    `log(softmax(logits))` gives `inf` for `[1000., 0.]`, and the stable form subtracts the log-sum-exp
+    instead (`shared/seeds/002`, section 7). `log_softmax` computes `x - logsumexp(x)` directly, never
+    forming the probabilities. The cookbooks use `F.log_softmax` for the same reason in their
+    label-smoothing loss (`shared/seeds/000`, `shared/seeds/003`).
+
+    A log whose result feeds a hand-written cross-entropy (`-sum(labels * log(softmax(x)))`) is left to
+    TL206, which replaces the whole loss. `torch.log(p + eps)` and `torch.log(p.clamp(min=eps))` are not
+    reported here.
+
+    ## Example
+    ```python
+    log_probs = torch.log(F.softmax(logits, dim=1))
+    ```
+
+    ## Use instead
+    ```python
+    log_probs = F.log_softmax(logits, dim=1)
+    ```
+
+    ## Fix safety
+    The fix calls `log_softmax` with the softmax's own arguments (same namespace, same `dim`, `dtype`
+    kept), so it is safe: the values agree wherever the original was finite. A hand-written softmax or a
+    function whose softmax runs over every element becomes `torch.log_softmax(x.flatten(), dim=0)
+    .view_as(x)` (offered only for a plain name). No fix is offered when the softmax's dim is not known
+    (a same-module function with a computed dim), or when a name in the logits is reassigned between the
+    softmax and the log.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.nn.functional.log_softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
+    """
+
+    CODE = "TL202"
+    NAME = "log-of-softmax"
+    MESSAGE = "`log(softmax(x))` gives `-inf` where the softmax underflows to 0; use `log_softmax(x, dim)`"
+    FIX_TITLE = "Replace with `log_softmax`"
+    TRIGGERS = ("log",)
+
+    VALID = [
+        """
+import torch.nn.functional as F
+
+def nll(logits, target):
+    return F.nll_loss(F.log_softmax(logits, dim=1), target)
+""",
+        """
+import torch
+
+def safe_log(p, eps=1e-8):
+    return torch.log(p.clamp_min(eps))
+""",
+        """
+import torch
+
+def entropy(logits):
+    p = torch.softmax(logits, dim=-1)
+    return -(p * torch.log(p + 1e-12)).sum(-1)
+""",
+        """
+import numpy as np
+from scipy.special import softmax
+
+def scores(x):
+    return np.log(softmax(x))
+""",
+        """
+import math
+import torch
+
+def f(x):
+    return math.log(len(x)) + torch.softmax(x, 0)
+""",
+        # a Lightning-style logger call is not a tensor log
+        """
+import torch
+
+class Module:
+    def training_step(self, batch):
+        probs = torch.softmax(batch, dim=1)
+        self.log("p", probs)
+        return probs
+""",
+        # left to TL206: the log feeds a hand-written cross-entropy
+        """
+import torch
+
+def xent(labels, logits):
+    return -torch.sum(labels * torch.log(torch.softmax(logits, dim=-1)), dim=-1)
+""",
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def nll(logits, target):
+    log_probs = torch.log(F.softmax(logits, dim=1))
+    return F.nll_loss(log_probs, target)
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def nll(logits, target):
+    log_probs = F.log_softmax(logits, dim=1)
+    return F.nll_loss(log_probs, target)
+""",
+            line=6,
+            col=17,
+        ),
+        Invalid(
+            """
+import torch
+
+def scores(x):
+    return x.softmax(-1).log()
+""",
+            fixed="""
+import torch
+
+def scores(x):
+    return x.log_softmax(-1)
+""",
+        ),
+        Invalid(
+            """
+import torch
+from torch.nn.functional import softmax as sm
+
+def scores(x):
+    p = sm(x, dim=1, dtype=torch.float32)
+    return torch.log(p)
+""",
+            fixed="""
+import torch
+from torch.nn.functional import softmax as sm
+
+def scores(x):
+    p = sm(x, dim=1, dtype=torch.float32)
+    return torch.nn.functional.log_softmax(x, dim=1, dtype=torch.float32)
+""",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        return torch.log(self.act(x))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        return torch.log_softmax(x, dim=-1)
+""",
+        ),
+        # a softmax written in the same module, over every element
+        Invalid(
+            """
+import torch
+
+def softmax(logits):
+    exp = torch.exp(logits - torch.max(logits))
+    return exp / torch.sum(exp)
+
+def log_probs(scores):
+    return torch.log(softmax(scores))
+""",
+            fixed="""
+import torch
+
+def softmax(logits):
+    exp = torch.exp(logits - torch.max(logits))
+    return exp / torch.sum(exp)
+
+def log_probs(scores):
+    return torch.log_softmax(scores.flatten(), dim=0).view_as(scores)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def score(x):
+    return torch.special.softmax(x, 0).log()
+""",
+            fixed="""
+import torch
+
+def score(x):
+    return torch.special.log_softmax(x, 0)
+""",
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.deferred = Deferred()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if callee_name(node) != "log":
+            return
+        use = log_use(self.ctx, node)
+        if use is None or use.operand is None:
+            return
+        flow = Flow(self.ctx)
+        info = softmax_of(flow, use.operand)
+        if info is None or info.eps:
+            return
+        self.deferred.add(self.ctx, node, node, None, self._fix(flow, node, use.operand, info))
+
+    def _fix(self, flow: Flow, node: cst.Call, operand: cst.BaseExpression, info: Softmax) -> Optional[Fix]:
+        ctx = self.ctx
+        through_variable = flow.value(operand, 3) is not operand
+        source = info.node if through_variable else None
+        if not movable(flow, info.operand, source):
+            return None
+        code: Optional[str] = None
+        use = info.use
+        if info.kind == "torch" and use is not None and use.kind != "layer":
+            func = use.node.func
+            if isinstance(func, cst.Attribute):
+                new_func = func.with_changes(attr=cst.Name("log_softmax"))
+                return self.make_fix().replace(node, use.node.with_changes(func=new_func))
+            for module in _MODULES:
+                if module in ctx.names.qualified_names(func) or any(
+                    q == f"{module}.softmax" for q in ctx.names.qualified_names(func)
+                ):
+                    ref = module_ref(ctx, module)
+                    if ref is None:
+                        return None
+                    new_func = ctx.parse_expression(f"{ref}.log_softmax")
+                    return self.make_fix().replace(node, use.node.with_changes(func=new_func))
+            return None
+        if info.dim in (IMPLICIT, UNKNOWN):
+            if info.kind == "torch" and use is not None and use.kind == "layer":
+                ref = module_ref(ctx, "torch.nn.functional")
+                if ref is not None:
+                    code = f"{ref}.log_softmax({ctx.code(info.operand)})"
+        elif info.dim is ALL:
+            code = all_elements_code(ctx, None, "log_softmax", info.operand)
+        else:
+            code = torch_call_code(ctx, None, "log_softmax", info.operand, [f"dim={info.dim}"])
+        if code is None:
+            return None
+        return self.make_fix().replace(node, ctx.parse_expression(code))
+
+    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
+        for node, message, fix in self.deferred.flush(self.ctx, scope):
+            self.report(node, message, fix=fix)  # type: ignore[arg-type]
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._flush(node)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._flush(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._flush(None)
+        for scope in list(self.deferred.pending):
+            self._flush(scope)

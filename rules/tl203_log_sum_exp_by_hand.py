@@ -1,0 +1,239 @@
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import callee_name
+from torchlint.analysis.numerics import (
+    ALL,
+    Flow,
+    atom_code,
+    dim_code,
+    is_binop,
+    is_shifted,
+    is_true,
+    movable,
+    torch_call_code,
+)
+from torchlint.analysis.ops import OpUse, exp_use, log_use, op_arg, sum_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class LogSumExpByHand(LintRule):
+    """
+    ## What it does
+    Finds `log(sum(exp(x)))` written out (`torch.log(torch.sum(torch.exp(x), dim))`,
+    `x.exp().sum(-1).log()`, or through variables), and `log(exp(a) + exp(b))`, where the exponent is
+    not shifted by its maximum first.
+
+    ## Why is this bad?
+    `exp(x)` overflows float32 above about 88.7, so the sum is `inf` and the log is `inf`, although the
+    true value is finite (about `max(x)`); when every exponent underflows, the log is `-inf`. The
+    Effective PyTorch notes make the point for softmax cross-entropy and use `torch.logsumexp` in the
+    stable version (`shared/seeds/002`, section 7). `torch.logsumexp` subtracts the maximum internally;
+    `torch.logaddexp` does the same for two terms.
+
+    Code that subtracts the maximum itself (`m + torch.log(torch.sum(torch.exp(x - m)))`) is stable and
+    not reported.
+
+    ## Example
+    ```python
+    def log_partition(scores):
+        return torch.log(torch.sum(torch.exp(scores), dim=-1))
+    ```
+
+    ## Use instead
+    ```python
+    def log_partition(scores):
+        return torch.logsumexp(scores, dim=-1)
+    ```
+
+    ## Fix safety
+    The fix keeps the sum's `dim` and `keepdim`. A sum over every element becomes
+    `torch.logsumexp(x.flatten(), dim=0)`, which also reduces over everything. It is safe: the values
+    agree wherever the original was finite. No fix is offered when the sum has other arguments
+    (`dtype=`), or when a name in `x` is reassigned between the exponent and the log.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.logsumexp](https://pytorch.org/docs/stable/generated/torch.logsumexp.html)
+    - [torch.logaddexp](https://pytorch.org/docs/stable/generated/torch.logaddexp.html)
+    """
+
+    CODE = "TL203"
+    NAME = "log-sum-exp-by-hand"
+    MESSAGE = "`log(sum(exp(x)))` overflows for large inputs; use `torch.logsumexp(x, dim)`"
+    FIX_TITLE = "Replace with `torch.logsumexp`"
+    TRIGGERS = ("exp",)
+
+    VALID = [
+        """
+import torch
+
+def log_partition(scores):
+    m = scores.max(dim=-1, keepdim=True).values
+    return m.squeeze(-1) + torch.log(torch.sum(torch.exp(scores - m), dim=-1))
+""",
+        """
+import torch
+
+def log_partition(scores):
+    return torch.logsumexp(scores, dim=-1)
+""",
+        """
+import numpy as np
+import torch
+
+def lse(x):
+    return np.log(np.sum(np.exp(x)))
+""",
+        """
+import math
+
+def lse(values):
+    return math.log(sum(math.exp(v) for v in values))
+""",
+        # log of a sum of something else
+        """
+import torch
+
+def f(x):
+    return torch.log(torch.sum(x ** 2, dim=1))
+""",
+        # the exponent is a log-probability: bounded above by 0
+        """
+import torch
+import torch.nn.functional as F
+
+def total(x):
+    return torch.log(torch.sum(torch.exp(F.log_softmax(x, dim=-1)), dim=-1))
+""",
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+def log_partition(scores):
+    return torch.log(torch.sum(torch.exp(scores), dim=-1))
+""",
+            fixed="""
+import torch
+
+def log_partition(scores):
+    return torch.logsumexp(scores, dim=-1)
+""",
+            line=5,
+            col=12,
+        ),
+        Invalid(
+            """
+import torch
+
+def f(x):
+    return x.exp().sum(1, keepdim=True).log()
+""",
+            fixed="""
+import torch
+
+def f(x):
+    return x.logsumexp(dim=1, keepdim=True)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def f(a, b):
+    s = torch.exp(a + b).sum()
+    return torch.log(s)
+""",
+            fixed="""
+import torch
+
+def f(a, b):
+    s = torch.exp(a + b).sum()
+    return torch.logsumexp((a + b).flatten(), dim=0)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def f(a, b):
+    return torch.log(torch.exp(a) + torch.exp(b))
+""",
+            fixed="""
+import torch
+
+def f(a, b):
+    return torch.logaddexp(a, b)
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if callee_name(node) != "log":
+            return
+        ctx = self.ctx
+        log = log_use(ctx, node)
+        if log is None or log.operand is None:
+            return
+        flow = Flow(ctx)
+        inner = flow.value(log.operand, 2)
+        hopped = inner is not log.operand
+        if is_binop(inner, cst.Add):
+            self._logaddexp(flow, node, log, inner, hopped)  # type: ignore[arg-type]
+            return
+        s = sum_use(ctx, inner)
+        if s is None or s.operand is None:
+            return
+        summed = flow.value(s.operand, 2)
+        hopped = hopped or summed is not s.operand
+        e = exp_use(ctx, summed)
+        if e is None or e.operand is None or is_shifted(flow, e.operand):
+            return
+        self.report(node, fix=self._fix(flow, node, log, s, e, hopped))
+
+    def _fix(self, flow: Flow, node: cst.Call, log: OpUse, s: OpUse, e: OpUse, hopped: bool) -> Optional[Fix]:
+        ctx = self.ctx
+        assert e.operand is not None
+        if not movable(flow, e.operand, e.node if hopped else None):
+            return None
+        if any(a.keyword is not None and a.keyword.value not in ("dim", "keepdim", "input") for a in s.node.args):
+            return None
+        dim = dim_code(ctx, op_arg(s, 1, "dim"))
+        template = log if log.kind == "function" else e if e.kind == "function" else log
+        if dim is ALL:
+            flat = ctx.parse_expression(f"{atom_code(ctx, e.operand)}.flatten()")
+            code = torch_call_code(ctx, template, "logsumexp", flat, ["dim=0"])
+        else:
+            args: List[str] = [f"dim={dim}"]
+            if is_true(op_arg(s, 2, "keepdim")):
+                args.append("keepdim=True")
+            code = torch_call_code(ctx, template, "logsumexp", e.operand, args)
+        return self.make_fix().replace(node, ctx.parse_expression(code))
+
+    def _logaddexp(self, flow: Flow, node: cst.Call, log: OpUse, inner: cst.BinaryOperation, hopped: bool) -> None:
+        ctx = self.ctx
+        left = exp_use(ctx, flow.value(inner.left, 1))
+        right = exp_use(ctx, flow.value(inner.right, 1))
+        if left is None or right is None or left.operand is None or right.operand is None:
+            return
+        if is_shifted(flow, left.operand) and is_shifted(flow, right.operand):
+            return
+        fix = None
+        sources = [left.node if hopped or left.node is not inner.left else None,
+                   right.node if hopped or right.node is not inner.right else None]
+        if movable(flow, left.operand, sources[0]) and movable(flow, right.operand, sources[1]):
+            template = log if log.kind == "function" else left
+            if template.kind == "method":
+                code = f"{atom_code(ctx, left.operand)}.logaddexp({ctx.code(right.operand)})"
+            else:
+                code = torch_call_code(ctx, template, "logaddexp", left.operand, [ctx.code(right.operand)])
+            fix = self.make_fix("Replace with `torch.logaddexp`").replace(node, ctx.parse_expression(code))
+        self.report(node, "`log(exp(a) + exp(b))` overflows for large inputs; use `torch.logaddexp(a, b)`", fix=fix)

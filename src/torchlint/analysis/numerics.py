@@ -1,0 +1,1089 @@
+"""Numerics facts shared by the TL2 rules: what is a softmax (in any spelling, hand-written or behind a
+function of the same module), which exponent arguments are already shifted by their maximum, which log
+arguments are positive by construction, and which hand-written losses (softmax cross-entropy, sigmoid
+binary cross-entropy) a log call belongs to.
+
+Values are followed through local variables with :class:`Flow`: ``exp = torch.exp(logits)`` ...
+``exp / torch.sum(exp)`` is the same expression as ``torch.exp(logits) / torch.sum(torch.exp(logits))``.
+A flow either reads the scope being visited (the engine's name resolver) or the body of another function
+of the module (its own assignments, indexed once).
+
+Everything here leans towards silence: an exponent shifted by anything named like a maximum is stable,
+``x + eps`` and ``x.clamp(min=...)`` are positive, and a pattern is only matched when every piece of it is
+recognised.
+"""
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, receiver
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.ops import (
+    LOG_SOFTMAX_FUNCS,
+    OpUse,
+    exp_use,
+    log1p_use,
+    log_softmax_use,
+    log_use,
+    mean_use,
+    op_arg,
+    sigmoid_use,
+    softmax_use,
+    sum_use,
+)
+from torchlint.analysis.walk import iter_nodes
+
+#: The dim of a softmax called without one (``F.softmax(x)``): torch picks it from the rank.
+IMPLICIT = "<implicit>"
+#: A dim that depends on something the analysis cannot see.
+UNKNOWN = "<unknown>"
+#: Dim value meaning "over all elements" (``torch.sum(exp)`` without dim).
+ALL = None
+
+DimCode = Optional[str]
+
+_EPS_NAME = re.compile(r"(^|_)(eps|epsilon|tiny|delta|smooth|smoothing)($|_)|eps$", re.IGNORECASE)
+_MAX_NAME = re.compile(r"max|lse|logsumexp|logz|log_z|log_norm|logsum", re.IGNORECASE)
+_PASS_METHODS = frozenset(
+    {"detach", "unsqueeze", "view", "reshape", "expand", "expand_as", "squeeze", "clone", "to", "float",
+     "double", "half", "type_as", "contiguous", "view_as", "reshape_as", "flatten", "t", "transpose",
+     "permute"}
+)
+_SELECT_METHODS = frozenset(
+    {"gather", "take_along_dim", "index_select", "masked_select", "select", "narrow", "diagonal",
+     "diag", "max", "amax", "min", "amin", "prod", "topk"}
+)
+_SELECT_FUNCS = frozenset(
+    {"torch.gather", "torch.take_along_dim", "torch.index_select", "torch.masked_select", "torch.select",
+     "torch.narrow", "torch.diagonal", "torch.diag", "torch.max", "torch.amax", "torch.min", "torch.amin",
+     "torch.prod", "torch.topk"}
+)
+_COUNT_FUNCS = frozenset({"torch.bincount", "torch.histc", "torch.count_nonzero"})
+
+
+# -- small syntax helpers ------------------------------------------------------------------------
+def number(expr: Optional[cst.BaseExpression]) -> Optional[float]:
+    """The value of a numeric literal (``2``, ``1.0``, ``-1``, ``1e-8``), else None."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        try:
+            return float(expr.evaluated_value)
+        except (ValueError, TypeError):  # pragma: no cover - libcst validated it
+            return None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        inner = number(expr.expression)
+        if inner is None:
+            return None
+        return -inner if isinstance(expr.operator, cst.Minus) else inner
+    return None
+
+
+def is_one(expr: Optional[cst.BaseExpression]) -> bool:
+    return number(expr) == 1.0
+
+
+def is_binop(expr: cst.CSTNode, op: type) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, op)
+
+
+def is_negation(expr: cst.CSTNode) -> bool:
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
+
+
+def names_of(expr: cst.CSTNode) -> List[cst.Name]:
+    """Variable references in a (small) expression."""
+    return [n for n in iter_nodes(expr) if type(n) is cst.Name]
+
+
+def same_code(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    if a is b:
+        return True
+    return _squash(ctx.code(a)) == _squash(ctx.code(b))
+
+
+def _squash(code: str) -> str:
+    code = re.sub(r"\s+", "", code)
+    while code.startswith("(") and code.endswith(")") and _balanced(code[1:-1]):
+        code = code[1:-1]
+    return code
+
+
+def _balanced(code: str) -> bool:
+    depth = 0
+    for ch in code:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)
+
+
+def atom_code(ctx: FileContext, expr: cst.BaseExpression) -> str:
+    """Source of ``expr``, parenthesised when a method call on it would bind differently."""
+    code = ctx.code(expr)
+    if isinstance(expr, _ATOMS) or (expr.lpar and _squash(code) != code):
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return f"({code})"
+        return code
+    return f"({code})"
+
+
+def neg_code(ctx: FileContext, expr: cst.BaseExpression) -> str:
+    """Source of ``-expr``; ``-x`` becomes ``x``."""
+    if is_negation(expr) and not expr.lpar:
+        return ctx.code(expr.expression)
+    return "-" + atom_code(ctx, expr)
+
+
+def dim_code(ctx: FileContext, a: Optional[cst.Arg]) -> DimCode:
+    if a is None:
+        return ALL
+    if isinstance(a.value, cst.Name) and a.value.value == "None":
+        return ALL
+    return ctx.code(a.value)
+
+
+def same_dim(a: DimCode, b: DimCode) -> bool:
+    if a in (IMPLICIT, UNKNOWN) or b in (IMPLICIT, UNKNOWN):
+        return False
+    if a is None or b is None:
+        return a is b
+    return _squash(a) == _squash(b)
+
+
+def is_true(a: Optional[cst.Arg]) -> bool:
+    return a is not None and isinstance(a.value, cst.Name) and a.value.value == "True"
+
+
+def is_false_or_absent(a: Optional[cst.Arg]) -> bool:
+    return a is None or (isinstance(a.value, cst.Name) and a.value.value == "False")
+
+
+# -- following values through local variables ----------------------------------------------------
+class Flow:
+    """Follows names to the expression last assigned to them.
+
+    With ``function=None`` it reads the scope the engine is visiting; with a ``FunctionDef`` it reads that
+    function's own single-name assignments (for functions of the module called from elsewhere)."""
+
+    def __init__(self, ctx: FileContext, function: Optional[cst.FunctionDef] = None) -> None:
+        self.ctx = ctx
+        self.function = function
+        self._local: Optional[Dict[str, List[cst.BaseExpression]]] = None
+
+    def _function_values(self, name: str) -> List[cst.BaseExpression]:
+        if self._local is None:
+            local: Dict[str, List[cst.BaseExpression]] = {}
+            assert self.function is not None
+            for node in self.ctx.contents(self.function).assigns:
+                if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                    target = node.targets[0].target
+                    if isinstance(target, cst.Name):
+                        local.setdefault(target.value, []).append(node.value)
+                elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
+                    value = node.value if isinstance(node, cst.AnnAssign) else None
+                    local.setdefault(node.target.value, []).append(value)  # type: ignore[arg-type]
+            self._local = local
+        return self._local.get(name, [])
+
+    def assigned(self, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
+        """Every value assigned to the name so far (None for an augmented assignment)."""
+        if self.function is not None:
+            return list(self._function_values(name.value))
+        b = self.ctx.names.lookup(name.value)
+        if b is None or b.imports:
+            return []
+        return [v for v in b.values if v is not None]
+
+    def hop(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The value last assigned to ``expr`` when it is a local name; None otherwise."""
+        if not isinstance(expr, cst.Name):
+            return None
+        values = self.assigned(expr)
+        if not values or values[-1] is None:
+            return None
+        value = values[-1]
+        if value is expr or (self.function is None and self.ctx.is_inside(expr, value)):
+            return None
+        return value
+
+    def value(self, expr: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
+        seen = 0
+        while seen < depth:
+            nxt = self.hop(expr)
+            if nxt is None:
+                return expr
+            expr = nxt
+            seen += 1
+        return expr
+
+
+def movable(flow: Flow, operand: cst.BaseExpression, source: Optional[cst.BaseExpression],
+            removed: Optional[cst.Assign] = None) -> bool:
+    """Whether ``operand`` (taken from ``source``, the value of an earlier assignment; None when it is
+    written at the use site) still means the same thing at the use site.
+
+    Every name in it must be assigned at most once, not by the assignment it came from (unless that
+    assignment is removed by the fix, and was the name's only one)."""
+    if source is None:
+        return True
+    origin = flow.ctx.parent(source)
+    for name in names_of(operand):
+        values = flow.assigned(name)
+        if not values:
+            continue
+        if len(values) > 1:
+            return False
+        if values[0] is source:
+            if removed is None or removed is not origin:
+                return False
+    return True
+
+
+# -- shapes of stable code -----------------------------------------------------------------------
+def _peel(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """Strip shape/detach wrappers: ``m[0]``, ``m.values``, ``m.detach()``, ``m.unsqueeze(1)``."""
+    for _ in range(6):
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("values", "data"):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and method_name(expr) in _PASS_METHODS:
+            expr = receiver(expr)  # type: ignore[assignment]
+        else:
+            break
+    return expr
+
+
+def _is_max_like(flow: Flow, expr: cst.BaseExpression, depth: int = 2) -> bool:
+    expr = _peel(flow.ctx, expr)
+    if isinstance(expr, cst.Call):
+        name = callee_name(expr)
+        if name is not None and _MAX_NAME.search(name):
+            return True
+        return False
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        dotted = dotted_name(expr)
+        if dotted is not None and _MAX_NAME.search(dotted.rsplit(".", 1)[-1]):
+            return True
+        if depth > 0:
+            nxt = flow.hop(expr)
+            if nxt is not None:
+                return _is_max_like(flow, nxt, depth - 1)
+    return False
+
+
+def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 2) -> bool:
+    ctx = flow.ctx
+    expr = flow.value(expr, 2)
+    if is_binop(expr, cst.Power):
+        n = number(expr.right)  # type: ignore[attr-defined]
+        return n is not None and n % 2 == 0
+    if isinstance(expr, cst.Call):
+        name = callee_name(expr)
+        if name in ("abs", "square", "relu", "softplus", "norm", "exp", "sigmoid", "softmax", "cdist", "pdist"):
+            return True
+    if is_binop(expr, cst.Multiply) and depth > 0:
+        return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)  # type: ignore
+    if is_binop(expr, cst.Divide) and depth > 0:
+        return _nonnegative(flow, expr.left, depth - 1) and (
+            number(expr.right) is not None and number(expr.right) > 0  # type: ignore[operator]
+            or _nonnegative(flow, expr.right, depth - 1)  # type: ignore[attr-defined]
+        )
+    return False
+
+
+def is_shifted(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+    """An exponent that cannot overflow: shifted by a maximum or a log-sum-exp (``x - x.max()``), a
+    log-probability, the negation of something non-negative, or clamped from above."""
+    ctx = flow.ctx
+    expr = flow.value(expr, 3)
+    if number(expr) is not None:
+        return True
+    if is_binop(expr, cst.Subtract):
+        if _is_max_like(flow, expr.right):  # type: ignore[attr-defined]
+            return True
+        if depth > 0 and is_shifted(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right):  # type: ignore
+            return True
+        return False
+    if is_binop(expr, cst.Add) and depth > 0:
+        return is_shifted(flow, expr.left, depth - 1) and is_shifted(flow, expr.right, depth - 1)  # type: ignore
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.Multiply)) and depth > 0:
+        # a temperature: (x - max) / T
+        return is_shifted(flow, expr.left, depth - 1) or (  # type: ignore
+            isinstance(expr.operator, cst.Multiply) and is_shifted(flow, expr.right, depth - 1)
+        )
+    if is_negation(expr):
+        return _nonnegative(flow, expr.expression)  # type: ignore[attr-defined]
+    if isinstance(expr, cst.Call):
+        if log_softmax_use(ctx, expr) is not None:
+            return True
+        name = callee_name(expr)
+        if name in ("logsigmoid", "log_sigmoid", "minimum", "min", "amin"):
+            return True
+        if name in ("clamp", "clip", "clamp_max"):
+            return _clamp_bound(expr, "max") is not None or name == "clamp_max"
+        if name in ("log", "log1p", "log2", "log10", "lgamma", "digamma", "tanh", "sin", "cos", "sigmoid", "erf"):
+            return True  # exp(log(x)) and friends stay in range
+    return False
+
+
+def _clamp_bound(call: cst.Call, which: str) -> Optional[cst.BaseExpression]:
+    """The ``min``/``max`` bound of a clamp in function or method spelling."""
+    kw = keyword_arg(call, which)
+    if kw is not None:
+        return kw.value
+    is_method = isinstance(call.func, cst.Attribute) and not _module_like_prefix(call.func.value)
+    name = callee_name(call)
+    base = 0 if is_method else 1
+    if name == "clamp_min" and which == "min":
+        a = arg(call, base)
+        return a.value if a is not None else None
+    if name == "clamp_max" and which == "max":
+        a = arg(call, base)
+        return a.value if a is not None else None
+    if name in ("clamp", "clip"):
+        a = arg(call, base + (0 if which == "min" else 1))
+        if a is not None and not (isinstance(a.value, cst.Name) and a.value.value == "None"):
+            return a.value
+    return None
+
+
+def _module_like_prefix(expr: cst.BaseExpression) -> bool:
+    d = dotted_name(expr)
+    return d is not None and d.split(".")[0] in ("torch", "th", "F", "nn", "np", "numpy", "math")
+
+
+def _eps_like(flow: Flow, expr: cst.BaseExpression) -> bool:
+    n = number(expr)
+    if n is not None:
+        return n > 0
+    d = dotted_name(expr)
+    if d is not None and _EPS_NAME.search(d.rsplit(".", 1)[-1]):
+        return True
+    if isinstance(expr, cst.Call):
+        name = callee_name(expr)
+        if name in ("finfo", "tiny", "eps"):
+            return True
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("eps", "tiny"):
+        return True  # torch.finfo(x.dtype).eps
+    if isinstance(expr, cst.Name):
+        nxt = flow.hop(expr)
+        if nxt is not None:
+            return _eps_like(flow, nxt)
+    return False
+
+
+def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+    """A log argument that cannot be zero: ``x + eps``, ``x.clamp(min=eps)``, ``clamp_min``, ``exp``,
+    ``softplus``, a positive literal or constant tensor, products and ratios of those."""
+    ctx = flow.ctx
+    if _eps_like(flow, expr) and not isinstance(expr, cst.Name):
+        return True
+    value = flow.value(expr, 3)
+    if value is not expr and depth > 0:
+        return positive(flow, value, depth - 1)
+    if is_binop(expr, cst.Add):
+        return _eps_like(flow, expr.left) or _eps_like(flow, expr.right) or (  # type: ignore[attr-defined]
+            depth > 0 and (positive(flow, expr.left, depth - 1) or positive(flow, expr.right, depth - 1))  # type: ignore
+        )
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Power)):
+        if isinstance(expr.operator, cst.Power):
+            return depth > 0 and positive(flow, expr.left, depth - 1)
+        return depth > 0 and positive(flow, expr.left, depth - 1) and positive(flow, expr.right, depth - 1)
+    if isinstance(expr, cst.Call):
+        name = callee_name(expr)
+        if name in ("clamp", "clip", "clamp_min", "clamp_", "clip_", "clamp_min_"):
+            bound = _clamp_bound(expr, "min")
+            return bound is not None and (_eps_like(flow, bound) or positive(flow, bound, 0))
+        if name in ("maximum", "fmax") or (name in ("max",) and len(expr.args) >= 2):
+            return any(_eps_like(flow, a.value) for a in expr.args)
+        if name in ("exp", "softplus", "ones", "ones_like", "full", "arange", "rsqrt", "cosh", "numel", "size",
+                    "len", "exp2"):
+            return True
+        if name in ("tensor", "as_tensor", "scalar_tensor"):
+            first = arg(expr, 0)
+            return first is not None and number(first.value) is not None and number(first.value) > 0  # type: ignore
+    if isinstance(expr, cst.Subscript):
+        return positive(flow, expr.value, depth - 1) if depth > 0 else False
+    return False
+
+
+# -- softmax in its spellings --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Softmax:
+    """A softmax: ``node`` computes it, ``operand`` is the tensor it normalises (after any shift the code
+    applied itself), ``dim`` the code of its dim (None: all elements; IMPLICIT; UNKNOWN)."""
+
+    kind: str  # "torch" | "handwritten" | "function"
+    node: cst.BaseExpression
+    operand: cst.BaseExpression
+    dim: DimCode
+    keepdim: bool = True
+    stable: bool = True  # hand-written: exponent shifted by its max
+    use: Optional[OpUse] = None
+    sum_node: Optional[cst.Call] = None
+    eps: bool = False  # hand-written with ``sum + eps`` in the denominator
+    unsqueezed: bool = False
+
+
+def _layer_dim(ctx: FileContext, use: OpUse) -> DimCode:
+    func = use.node.func
+    ctors = [func] if isinstance(func, cst.Call) else list(ctx.names.values(func))
+    for ctor in reversed(ctors):
+        if isinstance(ctor, cst.Call):
+            a = arg(ctor, 0, "dim")
+            return IMPLICIT if a is None else ctx.code(a.value)
+    return UNKNOWN
+
+
+def torch_softmax(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Softmax]:
+    use = softmax_use(ctx, expr)
+    if use is None or use.operand is None:
+        return None
+    if use.kind == "layer":
+        dim = _layer_dim(ctx, use)
+    else:
+        a = op_arg(use, 1, "dim")
+        dim = IMPLICIT if a is None else ctx.code(a.value)
+    return Softmax("torch", use.node, use.operand, dim, use=use)
+
+
+def _sum_of(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool, bool]]:
+    """(sum use, unsqueezed, eps-added) for a softmax denominator."""
+    ctx = flow.ctx
+    eps = False
+    value = flow.value(expr, 2)
+    if is_binop(value, cst.Add):
+        if _eps_like(flow, value.right):  # type: ignore[attr-defined]
+            value, eps = value.left, True  # type: ignore[attr-defined]
+        elif _eps_like(flow, value.left):  # type: ignore[attr-defined]
+            value, eps = value.right, True  # type: ignore[attr-defined]
+        value = flow.value(value, 2)
+    unsqueezed = False
+    if isinstance(value, cst.Call) and method_name(value) == "unsqueeze":
+        unsqueezed = True
+        inner = receiver(value)
+        if inner is None:
+            return None
+        use = sum_use(ctx, inner)
+        if use is None:
+            return None
+        a = op_arg(use, 1, "dim")
+        b = arg(value, 0, "dim")
+        if a is None or b is None or not same_code(ctx, a.value, b.value) or is_true(op_arg(use, 2, "keepdim")):
+            return None
+        return use, True, eps
+    use = sum_use(ctx, value)
+    if use is None:
+        return None
+    return use, unsqueezed, eps
+
+
+def handwritten_softmax(flow: Flow, div: cst.BaseExpression) -> Optional[Softmax]:
+    """``exp(x) / exp(x).sum(dim, keepdim=True)`` (any spelling, through variables)."""
+    ctx = flow.ctx
+    if not is_binop(div, cst.Divide):
+        return None
+    numer = div.left  # type: ignore[attr-defined]
+    numer_val = flow.value(numer, 2)
+    e = exp_use(ctx, numer_val)
+    if e is None or e.operand is None:
+        return None
+    found = _sum_of(flow, div.right)  # type: ignore[attr-defined]
+    if found is None:
+        return None
+    s, unsqueezed, eps = found
+    if s.operand is None:
+        return None
+    if not same_code(ctx, s.operand, numer):
+        e2 = exp_use(ctx, flow.value(s.operand, 2))
+        if e2 is None or e2.operand is None or not same_code(ctx, e2.operand, e.operand):
+            return None
+    dim_arg = op_arg(s, 1, "dim")
+    keep = op_arg(s, 2, "keepdim")
+    extra = [a for a in s.node.args if a.keyword is not None and a.keyword.value not in ("dim", "keepdim")]
+    if extra:
+        return None
+    dim = dim_code(ctx, dim_arg)
+    keepdim = dim is ALL or is_true(keep) or unsqueezed
+    return Softmax(
+        "handwritten",
+        div,
+        e.operand,
+        dim,
+        keepdim=keepdim,
+        stable=is_shifted(flow, e.operand),
+        use=e,
+        sum_node=s.node,
+        eps=eps,
+        unsqueezed=unsqueezed,
+    )
+
+
+def _returned(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return None
+    last = body.body[-1]
+    if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return):
+        return last.body[0].value
+    return None
+
+
+def _params(function: cst.FunctionDef) -> List[cst.Param]:
+    return list(function.params.posonly_params) + list(function.params.params)
+
+
+def _call_arg_for(call: cst.Call, function: cst.FunctionDef, name: str, is_method: bool
+                  ) -> Optional[cst.BaseExpression]:
+    params = _params(function)
+    if is_method and params:
+        params = params[1:]
+    for i, p in enumerate(params):
+        if p.name.value == name:
+            a = arg(call, i, name)
+            if a is not None:
+                return a.value
+            return p.default
+    return None
+
+
+def function_softmax(flow: Flow, call: cst.BaseExpression) -> Optional[Softmax]:
+    """A call of a function of this module whose body returns a softmax of its first parameter:
+    ``def softmax(logits): exp = torch.exp(logits - torch.max(logits)); return exp / torch.sum(exp)``."""
+    ctx = flow.ctx
+    if not isinstance(call, cst.Call) or flow.function is not None:
+        return None
+    function = ctx.function_for_call(call)
+    if function is None:
+        return None
+    returned = _returned(function)
+    if returned is None:
+        return None
+    inner = Flow(ctx, function)
+    value = inner.value(returned, 3)
+    info = torch_softmax(ctx, value) or handwritten_softmax(inner, value)
+    if info is None:
+        return None
+    base = inner.value(info.operand, 2)
+    if is_binop(base, cst.Subtract) and _is_max_like(inner, base.right):  # type: ignore[attr-defined]
+        base = base.left  # type: ignore[attr-defined]
+    is_method = isinstance(call.func, cst.Attribute)
+    params = _params(function)
+    if is_method and params:
+        params = params[1:]
+    if not params or not isinstance(base, cst.Name) or base.value != params[0].name.value:
+        return None
+    first = arg(call, 0, params[0].name.value)
+    if first is None:
+        return None
+    dim: DimCode = info.dim
+    if dim not in (ALL, IMPLICIT, UNKNOWN):
+        dim_node = cst.parse_expression(dim)  # type: ignore[arg-type]
+        if isinstance(dim_node, cst.Name):
+            if any(p.name.value == dim_node.value for p in _params(function)):
+                mapped = _call_arg_for(call, function, dim_node.value, is_method)
+                dim = ctx.code(mapped) if mapped is not None and _is_simple(mapped) else UNKNOWN
+            else:
+                dim = UNKNOWN
+        elif number(dim_node) is None:
+            dim = UNKNOWN
+    if info.kind == "handwritten" and not info.keepdim:
+        dim = UNKNOWN
+    return Softmax("function", call, first.value, dim, stable=True)
+
+
+def _is_simple(expr: cst.BaseExpression) -> bool:
+    return number(expr) is not None or isinstance(expr, (cst.Integer, cst.Name))
+
+
+def softmax_of(flow: Flow, expr: cst.BaseExpression, follow: bool = True) -> Optional[Softmax]:
+    """The softmax ``expr`` is (through local variables when ``follow``)."""
+    value = flow.value(expr, 3) if follow else expr
+    return (
+        torch_softmax(flow.ctx, value)
+        or handwritten_softmax(flow, value)
+        or function_softmax(flow, value)
+    )
+
+
+# -- probabilities that can be exactly zero ------------------------------------------------------
+def probability_source(flow: Flow, expr: cst.BaseExpression, depth: int = 4) -> Optional[str]:
+    """"softmax"/"sigmoid" when ``expr`` is such an output or is derived from one by indexing,
+    gathering, reshaping, taking a max, multiplying or ``1 - p``; None otherwise."""
+    ctx = flow.ctx
+    value = flow.value(expr, 3)
+    if softmax_of(flow, value, follow=False) is not None:
+        return "softmax"
+    if sigmoid_use(ctx, value) is not None:
+        return "sigmoid"
+    if depth <= 0:
+        return None
+    if isinstance(value, cst.Subscript):
+        return probability_source(flow, value.value, depth - 1)
+    if isinstance(value, cst.Attribute) and value.attr.value in ("values", "T", "mT"):
+        return probability_source(flow, value.value, depth - 1)
+    if isinstance(value, cst.Call):
+        m = method_name(value)
+        if m is not None and (m in _PASS_METHODS or m in _SELECT_METHODS) and not _is_torch_module(ctx, receiver(value)):
+            return probability_source(flow, receiver(value), depth - 1)  # type: ignore[arg-type]
+        if ctx.names.matches(value.func, _SELECT_FUNCS):
+            first = arg(value, 0, "input")
+            if first is not None:
+                return probability_source(flow, first.value, depth - 1)
+    if is_binop(value, cst.Multiply):
+        return probability_source(flow, value.left, depth - 1) or probability_source(  # type: ignore
+            flow, value.right, depth - 1  # type: ignore[attr-defined]
+        )
+    if is_binop(value, cst.Subtract) and is_one(value.left):  # type: ignore[attr-defined]
+        return probability_source(flow, value.right, depth - 1)  # type: ignore[attr-defined]
+    return None
+
+
+def _is_torch_module(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> bool:
+    if expr is None:
+        return True
+    return bool(ctx.names.qualified_names(expr))
+
+
+def is_count(flow: Flow, expr: cst.BaseExpression) -> bool:
+    """Counts, which can be zero: ``bincount``, ``histc``, ``count_nonzero``, ``(cond).sum()``."""
+    ctx = flow.ctx
+    value = flow.value(expr, 2)
+    if isinstance(value, cst.Call):
+        if ctx.names.matches(value.func, _COUNT_FUNCS) or method_name(value) in ("bincount", "count_nonzero"):
+            return True
+        s = sum_use(ctx, value)
+        if s is not None and s.operand is not None:
+            inner = flow.value(s.operand, 1)
+            if isinstance(inner, cst.Comparison):
+                return True
+    return False
+
+
+# -- hand-written losses -------------------------------------------------------------------------
+def _strip_negation(expr: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
+    if is_negation(expr):
+        return expr.expression, True  # type: ignore[attr-defined]
+    return expr, False
+
+
+def log_of(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, Optional[cst.BaseExpression]]]:
+    """(the log use, the value it was read from when through a variable) for ``log(...)`` or a name
+    assigned from one."""
+    ctx = flow.ctx
+    use = log_use(ctx, expr)
+    if use is not None:
+        return use, None
+    value = flow.value(expr, 2)
+    if value is not expr:
+        use = log_use(ctx, value)
+        if use is not None:
+            return use, value
+    return None
+
+
+@dataclass(frozen=True)
+class CrossEntropy:
+    """``-sum(labels * log(softmax(logits)))``: ``node`` is the expression to replace, ``inner`` the sum
+    call inside it that the fix turns into a call (``node`` is ``inner`` or a negation around a chain of
+    reductions over it), ``reduction`` what the fix passes."""
+
+    node: cst.BaseExpression
+    inner: cst.Call
+    labels: cst.BaseExpression
+    log: OpUse
+    log_source: Optional[cst.BaseExpression]
+    softmax: Softmax
+    reduction: str  # "sum" | "none"
+    negated_outside: bool
+
+
+def _outer_negation(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.UnaryOperation]:
+    """A minus applied to ``node`` directly or across ``.mean()``/``.sum()``/``torch.mean``/``/ n``."""
+    cur = node
+    for _ in range(5):
+        parent = ctx.parent(cur)
+        if parent is None:
+            return None
+        if is_negation(parent):
+            return parent  # type: ignore[return-value]
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            call = ctx.parent(parent)
+            if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in ("mean", "sum"):
+                cur = call
+                continue
+            return None
+        if isinstance(parent, cst.Arg):
+            call = ctx.parent(parent)
+            if isinstance(call, cst.Call) and call.args and call.args[0] is parent and (
+                mean_use(ctx, call) is not None or sum_use(ctx, call) is not None
+            ):
+                cur = call
+                continue
+            return None
+        if is_binop(parent, cst.Divide) and parent.left is cur:  # type: ignore[attr-defined]
+            cur = parent
+            continue
+        return None
+    return None
+
+
+def match_cross_entropy(flow: Flow, call: cst.BaseExpression) -> Optional[CrossEntropy]:
+    """``call`` is the ``sum`` of a hand-written softmax cross-entropy."""
+    ctx = flow.ctx
+    s = sum_use(ctx, call)
+    if s is None or s.operand is None:
+        return None
+    product, inner_neg = _strip_negation(s.operand)
+    if not is_binop(product, cst.Multiply):
+        return None
+    sides = [product.left, product.right]  # type: ignore[attr-defined]
+    for i, side in enumerate(sides):
+        side, neg = _strip_negation(side)
+        found = log_of(flow, side)
+        if found is None:
+            continue
+        log, source = found
+        if log.operand is None:
+            continue
+        sm = softmax_of(flow, log.operand)
+        if sm is None or (sm.kind == "handwritten" and sm.eps):
+            continue
+        labels, lneg = _strip_negation(sides[1 - i])
+        negs = int(inner_neg) + int(neg) + int(lneg)
+        outer = _outer_negation(ctx, s.node)
+        negs += int(outer is not None)
+        if negs != 1:
+            return None
+        dim_arg = op_arg(s, 1, "dim")
+        if is_true(op_arg(s, 2, "keepdim")) or any(
+            a.keyword is not None and a.keyword.value not in ("dim", "keepdim", "input") for a in s.node.args
+        ):
+            return None
+        reduction = "sum" if dim_arg is None else "none"
+        node: cst.BaseExpression = outer if outer is not None else s.node
+        return CrossEntropy(node, s.node, labels, log, source, sm, reduction, outer is not None)
+    return None
+
+
+def cross_entropy_dim_ok(ce: CrossEntropy, ctx: FileContext) -> bool:
+    """The sum reduces over the softmax dim (or over everything)."""
+    s = sum_use(ctx, ce.inner)
+    assert s is not None
+    dim_arg = op_arg(s, 1, "dim")
+    if dim_arg is None:
+        return ce.softmax.dim not in (IMPLICIT, UNKNOWN)
+    return same_dim(ctx.code(dim_arg.value), ce.softmax.dim)
+
+
+@dataclass(frozen=True)
+class BinaryCrossEntropy:
+    """``-(y * log(p) + (1 - y) * log(1 - p))`` with ``p = sigmoid(x)``."""
+
+    node: cst.BaseExpression  # replaced by the fix
+    inner: cst.BaseExpression  # the sum of the two terms, inside ``node``
+    logits: cst.BaseExpression
+    labels: cst.BaseExpression
+    logs: Tuple[cst.Call, cst.Call]
+    sigmoid_sources: Tuple[Optional[cst.BaseExpression], ...]
+    negated_outside: bool
+
+
+def _term(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, OpUse, Optional[cst.BaseExpression], bool]]:
+    """``y * log(p)`` -> (y, log use, the log value source, negated)."""
+    expr, neg = _strip_negation(expr)
+    if not is_binop(expr, cst.Multiply):
+        return None
+    for i, side in enumerate((expr.left, expr.right)):  # type: ignore[attr-defined]
+        side2, neg2 = _strip_negation(side)
+        found = log_of(flow, side2)
+        if found is not None:
+            other = (expr.left, expr.right)[1 - i]  # type: ignore[attr-defined]
+            other, neg3 = _strip_negation(other)
+            return other, found[0], found[1], (neg + neg2 + neg3) % 2 == 1
+    return None
+
+
+def _sigmoid_operand(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    ctx = flow.ctx
+    use = sigmoid_use(ctx, expr)
+    source = None
+    if use is None:
+        value = flow.value(expr, 2)
+        use = sigmoid_use(ctx, value)
+        source = value
+    if use is None or use.operand is None or use.kind == "layer":
+        return None
+    return use.operand, source
+
+
+def match_binary_cross_entropy(flow: Flow, expr: cst.BaseExpression) -> Optional[BinaryCrossEntropy]:
+    """``expr`` is ``y*log(p) + (1-y)*log(1-p)`` (either order, or ``-a - b``) with p a sigmoid."""
+    ctx = flow.ctx
+    if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return None
+    t1 = _term(flow, expr.left)
+    t2 = _term(flow, expr.right)
+    if t1 is None or t2 is None:
+        return None
+    if isinstance(expr.operator, cst.Subtract):
+        t2 = (t2[0], t2[1], t2[2], not t2[3])
+    if t1[3] != t2[3]:
+        return None
+    negated = t1[3]
+    for pos, neg in ((t1, t2), (t2, t1)):
+        # neg: (1 - y) * log(1 - p)
+        y = pos[0]
+        one_minus_y = flow.value(neg[0], 1)
+        if not (is_binop(one_minus_y, cst.Subtract) and is_one(one_minus_y.left)  # type: ignore[attr-defined]
+                and same_code(ctx, one_minus_y.right, y)):  # type: ignore[attr-defined]
+            continue
+        p_found = _sigmoid_operand(flow, pos[1].operand) if pos[1].operand is not None else None
+        if p_found is None:
+            continue
+        one_minus_p = flow.value(neg[1].operand, 2) if neg[1].operand is not None else None
+        if not (is_binop(one_minus_p, cst.Subtract) and is_one(one_minus_p.left)):  # type: ignore[attr-defined]
+            continue
+        q_found = _sigmoid_operand(flow, one_minus_p.right)  # type: ignore[attr-defined]
+        if q_found is None or not same_code(ctx, q_found[0], p_found[0]):
+            continue
+        outer = None
+        if not negated:
+            outer = _outer_negation(ctx, expr)
+            if outer is None:
+                return None
+        node = outer if outer is not None else expr
+        return BinaryCrossEntropy(node, expr, p_found[0], y, (pos[1].node, neg[1].node),
+                                  (p_found[1], q_found[1]), outer is not None)
+    return None
+
+
+# -- which log calls belong to a hand-written loss ------------------------------------------------
+def _climb_to(ctx: FileContext, node: cst.CSTNode, limit: int = 6) -> Iterable[cst.CSTNode]:
+    cur = node
+    for _ in range(limit):
+        parent = ctx.parent(cur)
+        if parent is None:
+            return
+        yield parent
+        cur = parent
+
+
+def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> bool:
+    """Whether ``log_call`` is the log of a hand-written softmax cross-entropy or sigmoid binary
+    cross-entropy (reported by TL206/TL207), directly or through the variable it is assigned to.
+
+    Call it when the enclosing function has been visited (parents and uses are known then)."""
+    flow = Flow(ctx)
+    starts: List[cst.CSTNode] = [log_call]
+    parent = ctx.parent(log_call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        name = parent.targets[0].target
+        scope = ctx.enclosing(log_call, (cst.FunctionDef, cst.Lambda)) or ctx.module
+        starts.extend(n for n in ctx.names_in(scope, name.value) if n is not name and ctx.parent(n) is not None)
+    for start in starts:
+        for anc in _climb_to(ctx, start):
+            if isinstance(anc, cst.Call):
+                ce = match_cross_entropy(flow, anc)
+                if ce is not None and ce.log.node is log_call:
+                    return True
+            if isinstance(anc, cst.BinaryOperation):
+                bce = match_binary_cross_entropy(flow, anc)
+                if bce is not None and log_call in bce.logs:
+                    return True
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                break
+    return False
+
+
+# -- spelling the fixes --------------------------------------------------------------------------
+def module_ref(ctx: FileContext, module: str) -> Optional[str]:
+    """A name (or dotted path) visible here that refers to ``module``: ``F`` for torch.nn.functional
+    under ``import torch.nn.functional as F``, ``torch.nn.functional`` under ``import torch``."""
+    candidates: List[Tuple[int, str]] = []
+    scopes = []
+    scope = ctx.names.scope
+    while scope is not None:
+        scopes.append(scope)
+        scope = scope.parent
+    for scope in scopes:
+        for local, binding in scope.bindings.items():
+            for imported in binding.imports:
+                if imported == module:
+                    candidates.append((0, local))
+                elif module.startswith(imported + "."):
+                    candidates.append((module.count(".") - imported.count("."), local + module[len(imported):]))
+    for _, path in sorted(candidates):
+        head = path.split(".")[0]
+        qn = ctx.names.qualified_names(cst.parse_expression(path))
+        if module in qn and head:
+            return path
+    return None
+
+
+def call_prefix(ctx: FileContext, use: OpUse, module: str = "torch") -> Optional[str]:
+    """The prefix a function-spelled op was called through when it names ``module`` (``th`` in
+    ``th.exp(x)``), else any name for ``module`` visible here."""
+    func = use.node.func
+    if use.kind == "function" and isinstance(func, cst.Attribute):
+        prefix = dotted_name(func.value)
+        if prefix is not None and module in ctx.names.qualified_names(func.value):
+            return prefix
+    return module_ref(ctx, module)
+
+
+def first_statement_after_imports(ctx: FileContext) -> Tuple[Optional[cst.CSTNode], bool]:
+    """Where to add an import: (statement, after?) -- after the leading docstring/imports block."""
+    body = ctx.module.body
+    last_import = None
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
+            last_import = stmt
+            continue
+        if i == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
+            stmt.body[0], cst.Expr
+        ) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            last_import = stmt if last_import is None else last_import
+            continue
+        break
+    if last_import is not None:
+        return last_import, True
+    return (body[0] if body else None), False
+
+
+# -- reporting once the enclosing function is known ------------------------------------------------
+class Deferred:
+    """Holds reports of log calls until the end of their function (or module), so that a log that turns
+    out to belong to a hand-written loss is left to that loss's rule."""
+
+    def __init__(self) -> None:
+        self.pending: Dict[Optional[cst.CSTNode], List[Tuple[cst.Call, cst.CSTNode, Optional[str], object]]] = {}
+
+    def add(self, ctx: FileContext, log_call: cst.Call, node: cst.CSTNode, message: Optional[str], fix: object) -> None:
+        scope = ctx.names.function_scope_node()
+        self.pending.setdefault(scope, []).append((log_call, node, message, fix))
+
+    def flush(self, ctx: FileContext, scope: Optional[cst.CSTNode]) -> List[Tuple[cst.CSTNode, Optional[str], object]]:
+        out = []
+        for log_call, node, message, fix in self.pending.pop(scope, []):
+            if not owned_by_loss(ctx, log_call):
+                out.append((node, message, fix))
+        return out
+
+
+__all__ = [
+    "ALL",
+    "IMPLICIT",
+    "UNKNOWN",
+    "BinaryCrossEntropy",
+    "CrossEntropy",
+    "Deferred",
+    "Flow",
+    "Softmax",
+    "atom_code",
+    "call_prefix",
+    "cross_entropy_dim_ok",
+    "first_statement_after_imports",
+    "function_softmax",
+    "handwritten_softmax",
+    "is_count",
+    "is_one",
+    "is_shifted",
+    "log_of",
+    "match_binary_cross_entropy",
+    "match_cross_entropy",
+    "module_ref",
+    "movable",
+    "neg_code",
+    "number",
+    "owned_by_loss",
+    "positive",
+    "probability_source",
+    "same_code",
+    "same_dim",
+    "softmax_of",
+    "torch_softmax",
+]
+
+
+# -- building replacement calls --------------------------------------------------------------------
+def torch_call_code(ctx: FileContext, template: Optional[OpUse], function: str, operand: cst.BaseExpression,
+                    args: Sequence[str] = ()) -> str:
+    """``<torch>.<function>(<operand>, <args>)``, or ``<operand>.<function>(<args>)`` when the template op
+    was written as a method or no name for ``torch`` is visible here."""
+    prefix = None
+    if template is not None and template.kind != "method":
+        prefix = call_prefix(ctx, template, "torch")
+    elif template is None:
+        prefix = module_ref(ctx, "torch")
+    if prefix is not None:
+        return f"{prefix}.{function}({', '.join([ctx.code(operand), *args])})"
+    return f"{atom_code(ctx, operand)}.{function}({', '.join(args)})"
+
+
+def all_elements_code(ctx: FileContext, template: Optional[OpUse], function: str,
+                      operand: cst.BaseExpression) -> Optional[str]:
+    """``torch.<function>(x.flatten(), dim=0).view_as(x)``: the op over every element, in x's shape.
+    None when ``x`` is not a plain name or attribute (it would be evaluated twice)."""
+    if dotted_name(operand) is None:
+        return None
+    x = ctx.code(operand)
+    flat = cst.parse_expression(f"{x}.flatten()")
+    return torch_call_code(ctx, template, function, flat, ["dim=0"]) + f".view_as({x})"
+
+
+def uses_elsewhere(ctx: FileContext, assign: cst.Assign, inside: Sequence[cst.CSTNode]) -> bool:
+    """Whether the single name ``assign`` binds is read anywhere but inside the ``inside`` nodes
+    (which must be visited already) in its function."""
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return True
+    scope = ctx.enclosing(assign, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    for n in ctx.names_in(scope, target.value):
+        if n is target or isinstance(ctx.parent(n), cst.Param):
+            continue
+        if _contains(ctx, assign.value, n):
+            continue  # the old value, read by the assignment itself
+        if any(_contains(ctx, node, n) for node in inside):
+            continue
+        return True
+    return False
+
+
+def _contains(ctx: FileContext, node: cst.CSTNode, name: cst.Name) -> bool:
+    return any(m is name for m in ctx.names_in(node, name.value))
+
+
+def removable_assignment(ctx: FileContext, value: Optional[cst.BaseExpression],
+                         inside: Sequence[cst.CSTNode]) -> Optional[cst.SimpleStatementLine]:
+    """The statement ``name = value`` when it can be deleted: a single-target assignment alone on its
+    line whose name is read only inside ``inside``."""
+    if value is None:
+        return None
+    assign = ctx.parent(value)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    if not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    stmt = ctx.parent(assign)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    block = ctx.block_of(stmt)
+    if block is None or len(block) < 2:
+        return None
+    if uses_elsewhere(ctx, assign, inside):
+        return None
+    return stmt
