@@ -176,7 +176,8 @@ class Rows:
     """``stop`` denotes the size of the first dimension of ``tensor``; ``how`` says how we know."""
 
     tensor: cst.BaseExpression
-    how: str  # "size" (x.size(0)) | "shape" (x.shape[0]) | "len" (len(x)) | "unpack" (n, d = x.shape)
+    how: str  # "size" (x.size(0), n, d = x.size()) | "shape" (x.shape[0], n, d = x.shape) | "len" (len(x))
+    unpacked: bool = False
 
 
 def _dim0_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Rows]:
@@ -224,14 +225,14 @@ def _unpacked_dim0(ctx: FileContext, name: cst.Name) -> Optional[Rows]:
             if sl.lower is None or int_literal(sl.lower) == 0:
                 value = value.value
         if isinstance(value, cst.Attribute) and value.attr.value == "shape":
-            return Rows(value.value, "unpack")
+            return Rows(value.value, "shape", True)
         if (
             isinstance(value, cst.Call)
             and not value.args
             and isinstance(value.func, cst.Attribute)
             and value.func.attr.value == "size"
         ):
-            return Rows(value.func.value, "unpack")
+            return Rows(value.func.value, "size", True)
     return None
 
 
@@ -259,7 +260,7 @@ def rows_of(ctx: FileContext, stop: cst.BaseExpression) -> Optional[Rows]:
 def tensor_evidence(ctx: FileContext, expr: cst.BaseExpression, rows: Optional[Rows] = None) -> bool:
     """Whether ``expr`` is a tensor: by :func:`is_tensor`, or because the loop bound called
     ``expr.size(0)`` (lists and arrays have no ``size()`` method)."""
-    if rows is not None and rows.how in ("size",) and same(ctx, rows.tensor, expr):
+    if rows is not None and rows.how == "size" and same(ctx, rows.tensor, expr):
         return True
     return is_tensor(ctx, expr)
 

@@ -1,0 +1,300 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.loops import (
+    RowIndexing,
+    gather_loop,
+    row_accumulation,
+    row_indexing,
+    used_outside,
+)
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class PerRowIndexingLoop(LintRule):
+    """
+    ## What it does
+    Finds `for i in range(n)` loops over the rows of a tensor (`n` is `x.size(0)`, `x.shape[0]`,
+    `len(x)`, or `b` from `b, c = x.shape`) whose body indexes the rows one at a time: `x[i]`,
+    `x[i, 1:]`, `y[i]`. Row-wise sums and batch gathers have their own rules (TL301, TL302).
+
+    ## Why is this bad?
+    Indexing is an overloaded operator that launches a kernel each time; using it once per row turns
+    one batched operation into `n` small ones plus Python overhead. Effective PyTorch's advice is to
+    avoid this overuse: iterating over `torch.unbind(x)` instead of indexing `x[i]` is already faster
+    (about 30% in its measurements), and rewriting the computation in batched form is far faster still
+    ("4. 使用好重载的运算符" and "5. 采用 TorchScript 优化运行时间", `shared/seeds/002`: "将计算操作都重写为批次的形式").
+
+    Not reported: loops over modules, heads or layers (`range(len(self.layers))`), loops whose bound is
+    not a tensor's first dimension, recurrences that carry state from one step to the next
+    (`h = cell(x[t], h)`, `x[i] = x[i] + x[i - 1]`), ragged rows (`x[i, :lengths[i]]`), loops that use
+    the index for more than indexing (file names, arithmetic), and loops that can exit early.
+
+    ## Example
+    ```python
+    norms = []
+    for i in range(x.size(0)):
+        norms.append(torch.linalg.norm(x[i]))
+    ```
+
+    ## Use instead
+    ```python
+    norms = []
+    for x_i in torch.unbind(x):
+        norms.append(torch.linalg.norm(x_i))
+    ```
+    or, better, one batched call: `norms = torch.linalg.norm(x, dim=1)`.
+
+    ## Fix safety
+    When the body only reads `x[i]` (the index has no other use and the loop covers every row), the fix
+    iterates over `torch.unbind(x)` and names the row `x_i`: the rows are the same views of `x`, so the
+    fix is safe. It is unsafe when the loop variable is read after the loop. Other loops are reported
+    without a fix; the message names the tensors whose rows the body should process as a batch.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.unbind](https://pytorch.org/docs/stable/generated/torch.unbind.html)
+    - [torch.vmap](https://pytorch.org/docs/stable/generated/torch.vmap.html)
+    """
+
+    CODE = "TL303"
+    NAME = "per-row-indexing-loop"
+    MESSAGE = "Loop indexes a tensor one row at a time; vectorize the body over dim 0"
+    FIX_TITLE = "Iterate over `torch.unbind(x)` instead of indexing `x[i]`"
+    TRIGGERS = ("size(", "shape", "len(")
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+def run(self, x, h):
+    outputs = []
+    for t in range(x.size(0)):
+        h = self.cell(x[t], h)
+        outputs.append(h)
+    return torch.stack(outputs), h
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Stack(nn.Module):
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = self.layers[i](x)
+        return x
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def unpad(x: torch.Tensor, lengths):
+    out = []
+    for i in range(x.size(0)):
+        out.append(x[i, :lengths[i]])
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+from torchvision.utils import save_image
+
+def dump(images: torch.Tensor):
+    for i in range(images.size(0)):
+        save_image(images[i], f"sample_{i}.png")
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def prefix_sum(x: torch.Tensor):
+    for i in range(1, x.size(0)):
+        x[i] = x[i] + x[i - 1]
+    return x
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def first_positive(x: torch.Tensor):
+    for i in range(x.size(0)):
+        if x[i].sum() > 0:
+            return x[i]
+    return None
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def train(model, loader, opt, num_epochs):
+    for epoch in range(num_epochs):
+        for batch in loader:
+            opt.zero_grad()
+            model(batch).sum().backward()
+            opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def norms(x: torch.Tensor):
+    return torch.linalg.norm(x, dim=1)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+def norms(x: torch.Tensor):
+    out = []
+    for i in range(x.size(0)):
+        out.append(torch.linalg.norm(x[i]))
+    return out
+""",
+            fixed="""
+import torch
+
+def norms(x: torch.Tensor):
+    out = []
+    for x_i in torch.unbind(x):
+        out.append(torch.linalg.norm(x_i))
+    return out
+""",
+            line=6,
+            col=5,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def per_sample_loss(pred, target):
+    loss = 0.0
+    for b in range(pred.size(0)):
+        loss += F.mse_loss(pred[b], target[b])
+    return loss / pred.size(0)
+""",
+            message="`pred`, `target`",
+        ),
+        Invalid(
+            """
+import torch
+
+def tails(self, feats):
+    batch, length = feats.size()
+    kept = []
+    for b in range(batch):
+        kept.append(self.project(feats[b, 1:]))
+    return kept
+""",
+            fixed="""
+import torch
+
+def tails(self, feats):
+    batch, length = feats.size()
+    kept = []
+    for feats_b in torch.unbind(feats):
+        kept.append(self.project(feats_b[1:]))
+    return kept
+""",
+            line=7,
+        ),
+        Invalid(
+            """
+import torch
+
+def show(x: torch.Tensor):
+    for i in range(len(x)):
+        print(x[i].mean(), x[i].std())
+    print("rows:", i + 1)
+""",
+            fixed="""
+import torch
+
+def show(x: torch.Tensor):
+    for x_i in torch.unbind(x):
+        print(x_i.mean(), x_i.std())
+    print("rows:", i + 1)
+""",
+            unsafe=True,
+        ),
+    ]
+
+    def leave_For(self, node: cst.For) -> None:
+        ctx = self.ctx
+        ri = row_indexing(ctx, node)
+        if ri is None:
+            return
+        if row_accumulation(ctx, node) is not None or gather_loop(ctx, node) is not None:
+            return  # TL301 / TL302
+        fix = self._fix(ri) if ri.reads_only_rows and ri.full else None
+        x = ctx.code(ri.tensor)
+        var = ri.var.value
+        if fix is not None:
+            message = (
+                f"Loop indexes `{x}[{var}]` one row at a time; iterate over `torch.unbind({x})`, "
+                f"or better, apply the body to all of `{x}` at once along dim 0"
+            )
+        else:
+            names = ", ".join(f"`{ctx.code(t)}`" for t in ri.indexed)
+            message = (
+                f"Loop over the rows of `{x}` indexes {names} one row at a time; vectorize the body: "
+                f"apply its operations to whole tensors along dim 0 (batched ops, `torch.vmap`)"
+            )
+        self.report(node, message, fix=fix)
+
+    def _fix(self, ri: RowIndexing) -> Optional[Fix]:
+        ctx = self.ctx
+        loop = ri.loop
+        var = ri.var.value
+        row = self._row_name(ri)
+        if row is None:
+            return None
+        x = ctx.code(ri.tensor)
+        torch_bound = ctx.names.qualified_names(cst.Name("torch")) == frozenset({"torch"})
+        iterable = f"torch.unbind({x})" if torch_bound else f"{x}.unbind()"
+        fix = self.make_fix(unsafe=used_outside(ctx, loop, var) or None)
+        fix.replace(loop.target, cst.Name(row))
+        fix.replace(loop.iter, ctx.parse_expression(iterable))
+        for use in ri.uses:
+            sub = use.subscript
+            if sub is None:
+                return None
+            if len(sub.slice) == 1:
+                new: cst.BaseExpression = cst.Name(row, lpar=sub.lpar, rpar=sub.rpar)
+            else:
+                rest = ", ".join(ctx.code(el).strip().rstrip(",").strip() for el in sub.slice[1:])
+                new = ctx.parse_expression(f"{row}[{rest}]").with_changes(lpar=sub.lpar, rpar=sub.rpar)
+            fix.replace(sub, new)
+        return fix
+
+    def _row_name(self, ri: RowIndexing) -> Optional[str]:
+        ctx = self.ctx
+        base = ri.tensor
+        while isinstance(base, cst.Attribute):
+            base = base.attr  # type: ignore[assignment]
+        if not isinstance(base, cst.Name):
+            return None
+        scope = ctx.names.function_scope_node() or ctx.module
+        candidate = f"{base.value}_{ri.var.value}"
+        for suffix in ("", "_row", "_row2", "_row3"):
+            name = candidate + suffix
+            if not ctx.names_in(scope, name) and ctx.names.lookup(name) is None:
+                return name
+        return None

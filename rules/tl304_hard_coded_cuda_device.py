@@ -1,0 +1,398 @@
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import arg, keyword_arg
+from torchlint.analysis.shapes import TENSOR_ANNOTATIONS, TENSOR_FUNCS
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+# functions that build a new tensor and accept `device=`
+CREATORS = frozenset(
+    "torch." + n
+    for n in (
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+        "logspace", "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like",
+        "rand_like", "randn_like", "tril_indices", "triu_indices",
+    )
+)
+# attribute uses that show a parameter is a tensor
+TENSOR_ATTRS = frozenset(
+    {
+        "device", "size", "shape", "dtype", "dim", "ndim", "view", "reshape", "unsqueeze", "squeeze", "float",
+        "is_cuda", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "numel", "permute",
+        "transpose", "contiguous", "matmul", "masked_fill", "type_as", "expand", "flatten", "detach",
+    }
+)
+
+
+def _cuda_literal(node: Optional[cst.BaseExpression]) -> bool:
+    """``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``."""
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return isinstance(text, str) and (text == "cuda" or text.startswith("cuda:"))
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "device":
+        first = arg(node, 0, "type")
+        return first is not None and len(node.args) == 1 and _cuda_literal(first.value)
+    return False
+
+
+class HardCodedCudaDevice(LintRule):
+    """
+    ## What it does
+    Finds tensors created inside a function that receives tensors and put on a hard-coded CUDA device:
+    `torch.arange(n).cuda()`, `torch.zeros(n, device="cuda")`, `torch.ones(n).to("cuda:0")`, or
+    `mask = torch.ones(n)` followed by `mask = mask.cuda()`.
+
+    ## Why is this bad?
+    The function then only works when its inputs are on the default GPU: on a CPU-only machine it
+    fails, and with inputs on `cuda:1` it mixes devices. Effective PyTorch's vectorized
+    `batch_gather_vec` has exactly this flaw — `torch.arange(shape[0]).cuda() * shape[1]`
+    ("5. 采用 TorchScript 优化运行时间", `shared/seeds/002`) — and the cookbook's own helpers create new
+    tensors where the data lives, with `.to(labels.device)` and `torch.device('cuda' if
+    torch.cuda.is_available() else 'cpu')` (`shared/seeds/003`, 2024 revision). A tensor built inside
+    a function belongs on the device of the tensors it will be combined with.
+
+    Not reported: code under a CUDA check (`if torch.cuda.is_available():`, `if x.is_cuda:`),
+    functions named for CUDA or GPU, functions without tensor parameters (scripts, tests), and
+    `.cuda()` on the inputs themselves.
+
+    ## Example
+    ```python
+    def batch_gather_vec(tensor, indices):
+        shape = list(tensor.shape)
+        flat_first = torch.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+        offset = torch.reshape(torch.arange(shape[0]).cuda() * shape[1],
+                               [shape[0]] + [1] * (len(indices.shape) - 1))
+        return flat_first[indices + offset]
+    ```
+
+    ## Use instead
+    ```python
+    def batch_gather_vec(tensor, indices):
+        shape = list(tensor.shape)
+        flat_first = torch.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+        offset = torch.reshape(torch.arange(shape[0], device=tensor.device) * shape[1],
+                               [shape[0]] + [1] * (len(indices.shape) - 1))
+        return flat_first[indices + offset]
+    ```
+
+    ## Fix safety
+    The fix creates the tensor on the device of a tensor parameter (the first one whose `.device` the
+    function reads, else the first one used as a tensor): `.cuda()` / `.to("cuda")` on a constructor
+    becomes `device=x.device` in the constructor, `device="cuda"` becomes `device=x.device`, and
+    `t.cuda()` on a variable becomes `t.to(x.device)`. The fix is unsafe: when the inputs are on the CPU
+    and the function was meant to move its result to the GPU, the tensor now stays on the CPU.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.Tensor.device](https://pytorch.org/docs/stable/generated/torch.Tensor.device.html)
+    - [Tensor creation with `device=`](https://pytorch.org/docs/stable/tensor_attributes.html#torch-device)
+    """
+
+    CODE = "TL304"
+    NAME = "hard-coded-cuda-device"
+    MESSAGE = "Tensor created inside a function that receives tensors is put on a hard-coded CUDA device; create it on the input's device"
+    FIX_TITLE = "Create the tensor on the input's device (`device=x.device`)"
+    FIX_SAFETY = "unsafe"
+    TRIGGERS = ("cuda",)
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+def batch_gather(tensor, indices):
+    rows = torch.arange(tensor.size(0), device=tensor.device)
+    rows = rows.view(-1, *([1] * (indices.dim() - 1)))
+    return tensor[rows, indices]
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def test_add():
+    a = torch.ones(3, device="cuda")
+    assert (a + a).sum().item() == 6
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def forward(self, x):
+    x = x.cuda()
+    return self.net(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def make_mask(x: torch.Tensor):
+    mask = torch.ones(x.size(0))
+    if torch.cuda.is_available():
+        mask = mask.cuda()
+    return mask
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def to_gpu(x: torch.Tensor):
+    offsets = torch.arange(x.size(0)).cuda()
+    return x.cuda() + offsets
+"""
+        ),
+        Valid(
+            """
+import torch
+
+device = torch.device("cuda")
+table = torch.zeros(10, device=device)
+
+def lookup(x):
+    return table[x]
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+def batch_gather_vec(tensor, indices):
+    shape = list(tensor.shape)
+    flat_first = torch.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+    offset = torch.reshape(torch.arange(shape[0]).cuda() * shape[1], [shape[0]] + [1] * (len(indices.shape) - 1))
+    return flat_first[indices + offset]
+""",
+            fixed="""
+import torch
+
+def batch_gather_vec(tensor, indices):
+    shape = list(tensor.shape)
+    flat_first = torch.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+    offset = torch.reshape(torch.arange(shape[0], device=tensor.device) * shape[1], [shape[0]] + [1] * (len(indices.shape) - 1))
+    return flat_first[indices + offset]
+""",
+            unsafe=True,
+            line=7,
+            col=28,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Smoother(nn.Module):
+    def forward(self, logits: torch.Tensor, labels):
+        n, c = logits.shape
+        target = torch.full((n, c), 0.1 / (c - 1), device="cuda")
+        return target
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Smoother(nn.Module):
+    def forward(self, logits: torch.Tensor, labels):
+        n, c = logits.shape
+        target = torch.full((n, c), 0.1 / (c - 1), device=logits.device)
+        return target
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def mixup(images, labels, lam):
+    index = torch.randperm(images.size(0))
+    index = index.cuda()
+    return lam * images + (1 - lam) * images[index, :]
+""",
+            fixed="""
+import torch
+
+def mixup(images, labels, lam):
+    index = torch.randperm(images.size(0))
+    index = index.to(images.device)
+    return lam * images + (1 - lam) * images[index, :]
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def pad_mask(x, length):
+    mask = torch.zeros(x.size(0), length,).to("cuda:0")
+    return mask
+""",
+            fixed="""
+import torch
+
+def pad_mask(x, length):
+    mask = torch.zeros(x.size(0), length, device=x.device)
+    return mask
+""",
+            unsafe=True,
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._pending: Dict[cst.CSTNode, List[Tuple[cst.Call, str]]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        kind = self._kind(node)
+        if kind is None:
+            return
+        fn = self.ctx.names.function_scope_node()
+        if not isinstance(fn, cst.FunctionDef):
+            return
+        name = fn.name.value.lower()
+        if "cuda" in name or "gpu" in name:
+            return
+        if self._under_cuda_check(node, fn):
+            return
+        self._pending.setdefault(fn, []).append((node, kind))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        found = self._pending.pop(node, None)
+        if not found:
+            return
+        param = self._tensor_param(node)
+        if param is None:
+            return
+        for call, kind in found:
+            self.report(call, fix=self._fix(call, kind, param))
+
+    # -- detection ------------------------------------------------------------------------------
+    def _creator(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and self.ctx.names.matches(node.func, CREATORS)
+
+    def _kind(self, call: cst.Call) -> Optional[str]:
+        """"keyword" (device="cuda" on a constructor), "method" (constructor.cuda() / .to("cuda")),
+        "variable" (t.cuda() where t was built by a constructor in this function), or None."""
+        ctx = self.ctx
+        if self._creator(call):
+            device = keyword_arg(call, "device")
+            if device is not None and _cuda_literal(device.value):
+                return "keyword"
+            return None
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        if func.attr.value == "cuda":
+            pass
+        elif func.attr.value == "to":
+            target = arg(call, 0, "device")
+            if target is None or not _cuda_literal(target.value):
+                return None
+        else:
+            return None
+        recv = func.value
+        if self._creator(recv):
+            return "method"
+        if isinstance(recv, cst.Name):
+            fn = ctx.names.function_scope_node()
+            values = ctx.names.values(recv)
+            if values and fn is not None and all(
+                self._creator(v) or (isinstance(v, cst.Call) and self._moves(v, recv.value)) for v in values
+            ) and any(self._creator(v) and ctx.is_inside(v, fn) for v in values):
+                return "variable"
+        return None
+
+    def _moves(self, call: cst.Call, name: str) -> bool:
+        """``t.cuda()`` / ``t.to(...)``: a value of ``t`` that only moves it."""
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("cuda", "to")
+            and isinstance(func.value, cst.Name)
+            and func.value.value == name
+        )
+
+    def _under_cuda_check(self, node: cst.CSTNode, fn: cst.CSTNode) -> bool:
+        for a in self.ctx.stack[::-1]:
+            if a is fn:
+                return False
+            test = getattr(a, "test", None)
+            if isinstance(a, (cst.If, cst.While, cst.IfExp)) and test is not None and "cuda" in self.ctx.code(test):
+                return True
+        return False
+
+    def _tensor_param(self, fn: cst.FunctionDef) -> Optional[str]:
+        ctx = self.ctx
+        params = list(fn.params.posonly_params) + list(fn.params.params) + list(fn.params.kwonly_params)
+        best: Optional[str] = None
+        for i, p in enumerate(params):
+            name = p.name.value
+            if i == 0 and name in ("self", "cls"):
+                continue
+            evidence = False
+            if p.annotation is not None and ctx.names.matches(p.annotation.annotation, TENSOR_ANNOTATIONS):
+                evidence = True
+            for use in ctx.names_in(fn.body, name):
+                parent = ctx.parent(use)
+                if isinstance(parent, cst.Attribute) and parent.value is use:
+                    if parent.attr.value == "device":
+                        return name
+                    if parent.attr.value in TENSOR_ATTRS:
+                        evidence = True
+                elif isinstance(parent, cst.Arg) and parent.value is use:
+                    call = ctx.parent(parent)
+                    if isinstance(call, cst.Call) and call.args and call.args[0] is parent and ctx.names.matches(
+                        call.func, TENSOR_FUNCS
+                    ):
+                        evidence = True
+            if evidence and best is None:
+                best = name
+        return best
+
+    # -- fix ------------------------------------------------------------------------------------
+    def _fix(self, call: cst.Call, kind: str, param: str) -> Optional[Fix]:
+        ctx = self.ctx
+        device = ctx.parse_expression(f"{param}.device")
+        fix = self.make_fix(f"Create the tensor on `{param}.device`")
+        if kind == "keyword":
+            kw = keyword_arg(call, "device")
+            assert kw is not None
+            return fix.replace(kw.value, device)
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        recv = func.value
+        if kind == "variable":
+            new = ctx.parse_expression(f"{ctx.code(recv)}.to({param}.device)")
+            return fix.replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))
+        # constructor(...).cuda() -> constructor(..., device=x.device)
+        assert isinstance(recv, cst.Call)
+        if func.attr.value == "to" and len(call.args) > 1:
+            return None  # .to("cuda", dtype): more than a device move, no fix
+        # `.cuda(0)` / `.cuda(non_blocking=True)`: the index and the copy flag go with the move
+        args = list(recv.args)
+        existing = keyword_arg(recv, "device")
+        if existing is not None:
+            args = [a.with_changes(value=device) if a is existing else a for a in args]
+        else:
+            if args and isinstance(args[-1].comma, cst.Comma):
+                args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            args.append(
+                cst.Arg(
+                    keyword=cst.Name("device"),
+                    value=device,
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    ),
+                )
+            )
+        new_call = recv.with_changes(args=args, lpar=call.lpar, rpar=call.rpar)
+        return fix.replace(call, new_call)
