@@ -232,10 +232,12 @@ def movable(flow: Flow, operand: cst.BaseExpression, source: Optional[cst.BaseEx
     """Whether ``operand`` (taken from ``source``, the value of an earlier assignment; None when it is
     written at the use site) still means the same thing at the use site.
 
-    Every name in it must be assigned at most once, not by the assignment it came from (unless that
-    assignment is removed by the fix, and was the name's only one)."""
+    It must hold no call, and every name in it must be assigned at most once, not by the assignment it
+    came from (unless that assignment is removed by the fix, and was the name's only one)."""
     if source is None:
         return True
+    if any(isinstance(n, cst.Call) for n in iter_nodes(operand)):
+        return False  # evaluating a call again may repeat work or side effects (a model's forward)
     origin = flow.ctx.parent(source)
     for name in names_of(operand):
         values = flow.assigned(name)
@@ -318,9 +320,15 @@ def is_shifted(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
     if is_binop(expr, cst.Add) and depth > 0:
         return is_shifted(flow, expr.left, depth - 1) and is_shifted(flow, expr.right, depth - 1)  # type: ignore
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.Multiply)) and depth > 0:
-        # a temperature: (x - max) / T
-        return is_shifted(flow, expr.left, depth - 1) or (  # type: ignore
-            isinstance(expr.operator, cst.Multiply) and is_shifted(flow, expr.right, depth - 1)
+        # a temperature: (x - max) / T, scale * (x - max)
+        left, right = expr.left, expr.right
+        if number(left) is None and is_shifted(flow, left, depth - 1):
+            return number(right) is None or number(right) > 0  # type: ignore[operator]
+        return (
+            isinstance(expr.operator, cst.Multiply)
+            and number(right) is None
+            and is_shifted(flow, right, depth - 1)
+            and (number(left) is None or number(left) > 0)  # type: ignore[operator]
         )
     if is_negation(expr):
         return _nonnegative(flow, expr.expression)  # type: ignore[attr-defined]
@@ -869,6 +877,67 @@ def match_binary_cross_entropy(flow: Flow, expr: cst.BaseExpression) -> Optional
     return None
 
 
+@dataclass(frozen=True)
+class IndexedNll:
+    """``-log(softmax(x))[range(n), y]`` (or ``-log(p[range(n), y])``): the negative log-likelihood of class
+    indices picked by advanced indexing."""
+
+    node: cst.BaseExpression  # the negation (maybe around .mean()/.sum()) that the fix replaces
+    inner: cst.BaseExpression  # the negated expression inside ``node``
+    log: OpUse
+    softmax: Softmax
+    rows: cst.BaseExpression
+    labels: cst.BaseExpression
+
+
+def _row_index(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and callee_name(expr) in ("range", "arange")
+
+
+def _two_indices(sub: cst.Subscript) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if len(sub.slice) != 2:
+        return None
+    items = []
+    for el in sub.slice:
+        if not isinstance(el.slice, cst.Index) or el.slice.star is not None:
+            return None
+        items.append(el.slice.value)
+    return items[0], items[1]
+
+
+def match_indexed_nll(flow: Flow, expr: cst.BaseExpression) -> Optional[IndexedNll]:
+    """``expr`` is ``log_probs[range(n), y]`` (``log_probs`` a log of a softmax) or ``log(p[range(n), y])``
+    (``p`` a softmax), under a minus."""
+    ctx = flow.ctx
+    log: Optional[OpUse] = None
+    sm: Optional[Softmax] = None
+    pair = None
+    if isinstance(expr, cst.Subscript):
+        pair = _two_indices(expr)
+        found = log_of(flow, expr.value)
+        if pair is None or found is None or found[0].operand is None:
+            return None
+        log = found[0]
+        sm = softmax_of(flow, found[0].operand)
+    else:
+        log = log_use(ctx, expr)
+        if log is None or log.operand is None:
+            return None
+        sub = flow.value(log.operand, 2)
+        if not isinstance(sub, cst.Subscript):
+            return None
+        pair = _two_indices(sub)
+        if pair is None:
+            return None
+        sm = softmax_of(flow, sub.value)
+    if sm is None or (sm.kind == "handwritten" and sm.eps) or not _row_index(pair[0]):
+        return None
+    outer = _outer_negation(ctx, expr)
+    if outer is None:
+        return None
+    return IndexedNll(outer, expr, log, sm, pair[0], pair[1])
+
+
 # -- which log calls belong to a hand-written loss ------------------------------------------------
 def _climb_to(ctx: FileContext, node: cst.CSTNode, limit: int = 6) -> Iterable[cst.CSTNode]:
     cur = node
@@ -886,6 +955,9 @@ def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> bool:
 
     Call it when the enclosing function has been visited (parents and uses are known then)."""
     flow = Flow(ctx)
+    nll = match_indexed_nll(flow, log_call)
+    if nll is not None:
+        return True
     starts: List[cst.CSTNode] = [log_call]
     parent = ctx.parent(log_call)
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
@@ -901,6 +973,10 @@ def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> bool:
             if isinstance(anc, cst.BinaryOperation):
                 bce = match_binary_cross_entropy(flow, anc)
                 if bce is not None and log_call in bce.logs:
+                    return True
+            if isinstance(anc, (cst.Subscript, cst.Call)):
+                nll = match_indexed_nll(flow, anc)  # type: ignore[arg-type]
+                if nll is not None and nll.log.node is log_call:
                     return True
             if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
                 break
@@ -992,6 +1068,7 @@ __all__ = [
     "CrossEntropy",
     "Deferred",
     "Flow",
+    "IndexedNll",
     "Softmax",
     "atom_code",
     "call_prefix",
@@ -1005,6 +1082,7 @@ __all__ = [
     "log_of",
     "match_binary_cross_entropy",
     "match_cross_entropy",
+    "match_indexed_nll",
     "module_ref",
     "movable",
     "neg_code",

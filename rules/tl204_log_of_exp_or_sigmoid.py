@@ -1,0 +1,299 @@
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import callee_name
+from torchlint.analysis.numerics import (
+    Deferred,
+    Flow,
+    is_binop,
+    is_one,
+    is_shifted,
+    module_ref,
+    movable,
+    neg_code,
+)
+from torchlint.analysis.ops import OpUse, exp_use, log1p_use, log_use, sigmoid_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+SOFTPLUS_MESSAGE = "`log(1 + exp(x))` overflows to `inf` for large `x`; use `F.softplus(x)`"
+LOGSIGMOID_MESSAGE = "`log(sigmoid(x))` gives `-inf` where the sigmoid underflows to 0; use `F.logsigmoid(x)`"
+
+
+class LogOfExpOrSigmoid(LintRule):
+    """
+    ## What it does
+    Finds `log(1 + exp(x))` (also `log(exp(x) + 1)` and `log1p(exp(x))`), which is softplus written by
+    hand, and `log(sigmoid(x))` / `log(1 - sigmoid(x))`, which are log-sigmoid written by hand: function
+    and method spellings, `torch.special.expit`, `nn.Sigmoid` layers, and values held in local variables.
+
+    ## Why is this bad?
+    `exp(x)` is `inf` for `x` above about 88.7 in float32, so `log(1 + exp(x))` is `inf` where the true
+    value is about `x`. `sigmoid(x)` rounds to exactly 0 for `x` below about -104 (float32) and to
+    exactly 1 above about 17, so `log(sigmoid(x))` and `log(1 - sigmoid(x))` become `-inf` with `nan`
+    gradients. The Effective PyTorch notes warn that exp and log turn very small numbers into very large
+    ones and back, and that each layer's values and gradients must stay in range (`shared/seeds/002`,
+    section 7). `F.softplus` and `F.logsigmoid` are computed without the overflow.
+
+    A log whose result feeds a hand-written binary cross-entropy is left to TL207. An exponent that
+    cannot be large (`log(1 + exp(-x.abs()))`, the stable BCE trick) is not reported.
+
+    ## Example
+    ```python
+    def smooth_relu(x):
+        return torch.log(1 + torch.exp(x))
+    ```
+
+    ## Use instead
+    ```python
+    def smooth_relu(x):
+        return F.softplus(x)
+    ```
+
+    ## Fix safety
+    Safe. `F.softplus(x)` equals `log(1 + exp(x))` (it returns `x` itself above 20, where the two differ
+    by less than float32 resolution), `F.logsigmoid(x)` equals `log(sigmoid(x))` and `F.logsigmoid(-x)`
+    equals `log(1 - sigmoid(x))` wherever the originals are finite. The fix is offered when a name for
+    `torch.nn.functional` (or `torch`) is visible, and when no name in `x` is reassigned between the
+    sigmoid or exp and the log.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.nn.functional.softplus](https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html)
+    - [torch.nn.functional.logsigmoid](https://pytorch.org/docs/stable/generated/torch.nn.functional.logsigmoid.html)
+    """
+
+    CODE = "TL204"
+    NAME = "log-of-exp-or-sigmoid"
+    MESSAGE = SOFTPLUS_MESSAGE
+    FIX_TITLE = "Replace with `F.softplus` / `F.logsigmoid`"
+    TRIGGERS = ("exp", "sigmoid", "expit", "Sigmoid")
+
+    VALID = [
+        # the stable BCE formulation: the exponent is never positive
+        """
+import torch
+
+def bce_with_logits(x, y):
+    return x.clamp(min=0) - x * y + torch.log1p(torch.exp(-x.abs()))
+""",
+        """
+import torch.nn.functional as F
+
+def smooth_relu(x):
+    return F.softplus(x)
+""",
+        """
+import torch
+import torch.nn.functional as F
+
+def log_p(x):
+    return F.logsigmoid(x)
+""",
+        """
+import numpy as np
+import torch
+
+def f(x):
+    return np.log(1 + np.exp(x))
+""",
+        """
+import torch
+
+def f(x):
+    return torch.log(torch.sigmoid(x) + 1e-6)
+""",
+        """
+import torch
+
+def f(x):
+    return torch.log(1 + torch.exp(x.clamp(max=30.0)))
+""",
+        # left to TL207: a hand-written binary cross-entropy
+        """
+import torch
+
+def bce(x, y):
+    p = torch.sigmoid(x)
+    return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+""",
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def smooth_relu(x):
+    return torch.log(1 + torch.exp(x))
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def smooth_relu(x):
+    return F.softplus(x)
+""",
+            line=6,
+            col=12,
+        ),
+        Invalid(
+            """
+import torch
+
+def smooth_relu(x):
+    return (x.exp() + 1).log()
+""",
+            fixed="""
+import torch
+
+def smooth_relu(x):
+    return torch.nn.functional.softplus(x)
+""",
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+def gate(x):
+    s = torch.sigmoid(x)
+    return torch.log(s)
+""",
+            fixed="""
+import torch
+from torch import nn
+
+def gate(x):
+    s = torch.sigmoid(x)
+    return nn.functional.logsigmoid(x)
+""",
+            message="F.logsigmoid",
+        ),
+        Invalid(
+            """
+import torch.nn.functional as F
+
+def neg(x, w):
+    return (1 - (x @ w).sigmoid()).log()
+""",
+            fixed="""
+import torch.nn.functional as F
+
+def neg(x, w):
+    return F.logsigmoid(-(x @ w))
+""",
+        ),
+        # no name for torch.nn.functional in view: reported without a fix
+        Invalid(
+            """
+from torch import exp, log, special
+
+def f(x):
+    return log(special.expit(x))
+""",
+            message="F.logsigmoid",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def f(x):
+    return torch.log1p(torch.exp(2 * x))
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def f(x):
+    return F.softplus(2 * x)
+""",
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.deferred = Deferred()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = callee_name(node)
+        if name not in ("log", "log1p"):
+            return
+        ctx = self.ctx
+        flow = Flow(ctx)
+        if name == "log1p":
+            use = log1p_use(ctx, node)
+            if use is None or use.operand is None:
+                return
+            found = self._exp(flow, use.operand)
+            if found is not None:
+                self.report(node, fix=self._fix(flow, node, "softplus", found[0], found[1], negate=False))
+            return
+        use = log_use(ctx, node)
+        if use is None or use.operand is None:
+            return
+        value = flow.value(use.operand, 2)
+        hopped = value is not use.operand
+        if is_binop(value, cst.Add):
+            for one, other in ((value.left, value.right), (value.right, value.left)):  # type: ignore[attr-defined]
+                if is_one(one):
+                    found = self._exp(flow, other)
+                    if found is not None:
+                        self.report(
+                            node, fix=self._fix(flow, node, "softplus", found[0], found[1] or hopped, negate=False)
+                        )
+                    return
+            return
+        negate = False
+        if is_binop(value, cst.Subtract) and is_one(value.left):  # type: ignore[attr-defined]
+            negate = True
+            value = value.right  # type: ignore[attr-defined]
+        sig = sigmoid_use(ctx, value) or sigmoid_use(ctx, flow.value(value, 2))
+        if sig is None or sig.operand is None:
+            return
+        hopped = hopped or sig.node is not value
+        fix = self._fix(flow, node, "logsigmoid", sig, hopped, negate=negate)
+        message = LOGSIGMOID_MESSAGE
+        if negate:
+            message = "`log(1 - sigmoid(x))` gives `-inf` where the sigmoid rounds to 1; use `F.logsigmoid(-x)`"
+        self.deferred.add(ctx, node, node, message, fix)
+
+    def _exp(self, flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
+        value = flow.value(expr, 2)
+        e = exp_use(self.ctx, value)
+        if e is None or e.operand is None or is_shifted(flow, e.operand):
+            return None
+        return e, value is not expr
+
+    def _fix(self, flow: Flow, node: cst.Call, function: str, op: OpUse, hopped: bool, negate: bool) -> Optional[Fix]:
+        ctx = self.ctx
+        assert op.operand is not None
+        if not movable(flow, op.operand, op.node if hopped else None):
+            return None
+        ref = module_ref(ctx, "torch.nn.functional")
+        if ref is None:
+            return None
+        x = neg_code(ctx, op.operand) if negate else ctx.code(op.operand)
+        title = f"Replace with `F.{function}`"
+        return self.make_fix(title).replace(node, ctx.parse_expression(f"{ref}.{function}({x})"))
+
+    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
+        for node, message, fix in self.deferred.flush(self.ctx, scope):
+            self.report(node, message, fix=fix)  # type: ignore[arg-type]
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._flush(node)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._flush(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._flush(None)
+        for scope in list(self.deferred.pending):
+            self._flush(scope)

@@ -1,0 +1,236 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import callee_name
+from torchlint.analysis.numerics import (
+    Flow,
+    atom_code,
+    call_prefix,
+    is_binop,
+    is_one,
+    neg_code,
+    number,
+    probability_source,
+)
+from torchlint.analysis.ops import OpUse, exp_use, log_use, sigmoid_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+EXPM1_MESSAGE = "`exp(x) - 1` loses all precision for small `x`; use `torch.expm1(x)`"
+
+
+class Log1pExpm1ByHand(LintRule):
+    """
+    ## What it does
+    Finds `log(1 + x)` (also `log(x + 1)` and `log(1 - x)`) and `exp(x) - 1`, in function and method
+    spellings.
+
+    ## Why is this bad?
+    For `|x|` below float32's resolution near 1 (about `6e-8`), `1 + x` rounds to exactly 1 and
+    `log(1 + x)` is 0 instead of about `x`; for `x` around `1e-4` only half the digits survive. The same
+    cancellation makes `exp(x) - 1` worthless for small `x`. The Effective PyTorch notes open their
+    numerical-stability section with this kind of rounding (`x * y / y` giving `nan` because `y` rounded
+    to 0) and ask that every intermediate value stay representable (`shared/seeds/002`, section 7).
+    `torch.log1p` and `torch.expm1` compute these accurately for every `x`.
+
+    `log(1 + exp(x))` and `log(1 - sigmoid(x))` are left to TL204 (softplus, log-sigmoid), and
+    `log(1 - p)` of a softmax probability to TL208.
+
+    ## Example
+    ```python
+    rate = torch.log(1 + growth)
+    scale = torch.exp(t) - 1
+    ```
+
+    ## Use instead
+    ```python
+    rate = torch.log1p(growth)
+    scale = torch.expm1(t)
+    ```
+
+    ## Fix safety
+    Safe: `log1p(x)` and `expm1(x)` are the same functions, computed more accurately. The fix keeps the
+    spelling of the original (`torch.log1p(x)` for `torch.log(1 + x)`, `x.log1p()` for
+    `(1 + x).log()`).
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.log1p](https://pytorch.org/docs/stable/generated/torch.log1p.html)
+    - [torch.expm1](https://pytorch.org/docs/stable/generated/torch.expm1.html)
+    """
+
+    CODE = "TL205"
+    NAME = "log1p-expm1-by-hand"
+    MESSAGE = "`log(1 + x)` loses precision for small `x`; use `torch.log1p(x)`"
+    FIX_TITLE = "Replace with `torch.log1p` / `torch.expm1`"
+    TRIGGERS = ("log", "exp")
+
+    VALID = [
+        """
+import torch
+
+def f(x):
+    return torch.log1p(x) + torch.expm1(x)
+""",
+        """
+import math
+import numpy as np
+
+def f(x, y):
+    return math.log(1 + x) + np.log(1 + y) + (math.exp(x) - 1)
+""",
+        # TL204's patterns
+        """
+import torch
+
+def f(x):
+    return torch.log(1 + torch.exp(x)) + torch.log(1 - torch.sigmoid(x))
+""",
+        """
+import torch
+
+def f(x, eps=1e-6):
+    return torch.log(1 - x + eps)
+""",
+        """
+import torch
+
+def f(x):
+    return torch.exp(x) - 2
+""",
+        """
+import torch
+
+def f(x):
+    return torch.log(2 + x)
+""",
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+def rate(growth):
+    return torch.log(1 + growth)
+""",
+            fixed="""
+import torch
+
+def rate(growth):
+    return torch.log1p(growth)
+""",
+            line=5,
+            col=12,
+        ),
+        Invalid(
+            """
+import torch
+
+def f(a, b):
+    return (a * b + 1.0).log()
+""",
+            fixed="""
+import torch
+
+def f(a, b):
+    return (a * b).log1p()
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def survival(p):
+    return torch.log(1 - p)
+""",
+            fixed="""
+import torch
+
+def survival(p):
+    return torch.log1p(-p)
+""",
+        ),
+        Invalid(
+            """
+import torch as th
+
+def mu_law_expand(x, mu):
+    return th.sign(x) * (th.exp(th.abs(x) * th.log1p(mu)) - 1.0) / mu
+""",
+            fixed="""
+import torch as th
+
+def mu_law_expand(x, mu):
+    return th.sign(x) * th.expm1(th.abs(x) * th.log1p(mu)) / mu
+""",
+            message="expm1",
+        ),
+        Invalid(
+            """
+import torch
+
+def f(t):
+    return t.exp() - 1
+""",
+            fixed="""
+import torch
+
+def f(t):
+    return t.expm1()
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if callee_name(node) != "log":
+            return
+        ctx = self.ctx
+        use = log_use(ctx, node)
+        if use is None or use.operand is None:
+            return
+        arg = use.operand
+        if not isinstance(arg, cst.BinaryOperation) or not isinstance(arg.operator, (cst.Add, cst.Subtract)):
+            return
+        flow = Flow(ctx)
+        x: Optional[cst.BaseExpression] = None
+        negate = False
+        if isinstance(arg.operator, cst.Add):
+            if is_one(arg.left):
+                x = arg.right
+            elif is_one(arg.right):
+                x = arg.left
+        elif is_one(arg.left):
+            x, negate = arg.right, True
+        if x is None or number(x) is not None:
+            return
+        value = flow.value(x, 2)
+        if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None:
+            return  # TL204
+        if negate and probability_source(flow, x) is not None:
+            return  # TL208: 1 - p can be exactly 0
+        self.report(node, fix=self._fix(node, use, "log1p", x, negate))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Subtract) or not is_one(node.right):
+            return
+        e = exp_use(self.ctx, node.left)
+        if e is None or e.operand is None:
+            return
+        self.report(node, EXPM1_MESSAGE, fix=self._fix(node, e, "expm1", e.operand, False))
+
+    def _fix(self, node: cst.BaseExpression, use: OpUse, function: str, x: cst.BaseExpression, negate: bool) -> Optional[Fix]:
+        ctx = self.ctx
+        title = f"Replace with `torch.{function}`"
+        if use.kind == "method":
+            code = f"({neg_code(ctx, x)}).{function}()" if negate else f"{atom_code(ctx, x)}.{function}()"
+        else:
+            prefix = call_prefix(ctx, use, "torch")
+            if prefix is None:
+                return None
+            code = f"{prefix}.{function}({neg_code(ctx, x) if negate else ctx.code(x)})"
+        return self.make_fix(title).replace(node, ctx.parse_expression(code))

@@ -1,0 +1,329 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import arg
+from torchlint.analysis.numerics import (
+    BinaryCrossEntropy,
+    Flow,
+    match_binary_cross_entropy,
+    module_ref,
+    movable,
+    uses_elsewhere,
+)
+from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+HANDWRITTEN_MESSAGE = (
+    "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid saturates; "
+    "use `F.binary_cross_entropy_with_logits(x, y)`"
+)
+
+
+class SigmoidBinaryCrossEntropy(LintRule):
+    """
+    ## What it does
+    Finds a sigmoid output passed to `F.binary_cross_entropy` or to an `nn.BCELoss` instance (a direct
+    call, a variable, an `nn.Sigmoid` layer, or an `nn.Sequential` model ending in `nn.Sigmoid`), and
+    binary cross-entropy written by hand on a sigmoid:
+    `-(y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x)))`.
+
+    ## Why is this bad?
+    `sigmoid(x)` rounds to exactly 1 for `x` above about 17 in float32 (and to 0 below about -104), so
+    `log(1 - p)` is `-inf`: a hand-written loss becomes `inf` and its gradient `nan`. `binary_cross_entropy`
+    hides this by clamping the log at -100, which leaves a constant loss with a zero gradient: a
+    confidently wrong prediction stops learning. It also refuses to run under `torch.autocast`. The
+    `_with_logits` versions compute `max(x, 0) - x * y + log(1 + exp(-|x|))` from the logits, finite
+    for every input. The cookbooks give the same advice for the multi-class case (`nn.CrossEntropyLoss`
+    takes logits, no softmax before it: `shared/seeds/000`, `shared/seeds/003`), and the Effective
+    PyTorch notes explain why fusing the normalisation into the loss is the stable form
+    (`shared/seeds/002`, section 7).
+
+    ## Example
+    ```python
+    loss = F.binary_cross_entropy(torch.sigmoid(logits), targets)
+    ```
+
+    ## Use instead
+    ```python
+    loss = F.binary_cross_entropy_with_logits(logits, targets)
+    ```
+
+    ## Fix safety
+    For `F.binary_cross_entropy` the fix renames the function and passes the logits; `weight` and
+    `reduction` mean the same in both, so it is safe. For an `nn.BCELoss` built in the same function and
+    used only there, the fix builds `nn.BCEWithLogitsLoss` with the same arguments instead (safe); a
+    criterion kept on `self` or used elsewhere gets no fix. The hand-written form becomes
+    `F.binary_cross_entropy_with_logits(x, y, reduction="none")` with any `.mean()` outside kept; this
+    fix is unsafe because the fused function requires `y` to be a floating tensor of the same shape as
+    `x`, where the hand-written expression broadcast.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.nn.functional.binary_cross_entropy_with_logits](https://pytorch.org/docs/stable/generated/torch.nn.functional.binary_cross_entropy_with_logits.html)
+    - [torch.nn.BCEWithLogitsLoss](https://pytorch.org/docs/stable/generated/torch.nn.BCEWithLogitsLoss.html)
+    """
+
+    CODE = "TL207"
+    NAME = "sigmoid-binary-cross-entropy"
+    MESSAGE = (
+        "Sigmoid output passed to binary cross-entropy saturates (zero gradient, no autocast); "
+        "pass the logits to `binary_cross_entropy_with_logits` / `BCEWithLogitsLoss`"
+    )
+    FIX_TITLE = "Use the `_with_logits` loss on the logits"
+    TRIGGERS = ("binary_cross_entropy", "BCELoss", "sigmoid", "expit")
+
+    VALID = [
+        """
+import torch.nn.functional as F
+
+def loss(logits, y):
+    return F.binary_cross_entropy_with_logits(logits, y)
+""",
+        # probabilities from elsewhere: nothing to fuse
+        """
+import torch.nn.functional as F
+
+def loss(probs, y):
+    return F.binary_cross_entropy(probs, y)
+""",
+        """
+import torch
+import torch.nn.functional as F
+
+def loss(logits, y):
+    p = torch.sigmoid(logits)
+    return F.binary_cross_entropy(p.clamp(1e-6, 1 - 1e-6), y)
+""",
+        # hand-written with eps: finite
+        """
+import torch
+
+def bce(x, y, eps=1e-7):
+    p = torch.sigmoid(x)
+    return -(y * torch.log(p + eps) + (1 - y) * torch.log(1 - p + eps)).mean()
+""",
+        # hand-written on probabilities that are not a sigmoid in view
+        """
+import torch
+
+def bce(p, y):
+    return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+""",
+        """
+import numpy as np
+
+def bce(x, y):
+    p = 1 / (1 + np.exp(-x))
+    return -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean()
+""",
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def loss(logits, y):
+    return F.binary_cross_entropy(torch.sigmoid(logits), y, reduction="sum")
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def loss(logits, y):
+    return F.binary_cross_entropy_with_logits(logits, y, reduction="sum")
+""",
+            line=6,
+            col=12,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+def step(model, x, y):
+    criterion = nn.BCELoss(reduction="mean")
+    probs = model(x).sigmoid()
+    return criterion(probs, y)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+def step(model, x, y):
+    criterion = nn.BCEWithLogitsLoss(reduction="mean")
+    probs = model(x)
+    return criterion(probs, y)
+""",
+        ),
+        # the criterion lives on self: reported without a fix
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.loss = nn.BCELoss()
+
+    def forward(self, x, y):
+        return self.loss(torch.sigmoid(x), y)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def bce(x, y):
+    p = torch.sigmoid(x)
+    return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+""",
+            fixed="""
+import torch
+
+def bce(x, y):
+    p = torch.sigmoid(x)
+    return torch.nn.functional.binary_cross_entropy_with_logits(x, y, reduction="none").mean()
+""",
+            unsafe=True,
+            message="Hand-written",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+
+def step(x, y):
+    return nn.functional.binary_cross_entropy(model(x), y)
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        if not is_bce_call(ctx, node):
+            return
+        first = arg(node, 0, "input")
+        if first is None:
+            return
+        flow = Flow(ctx)
+        value = flow.value(first.value, 2)
+        sig = sigmoid_use(ctx, value)
+        if sig is not None and sig.operand is not None:
+            hopped = value is not first.value
+            if movable(flow, sig.operand, sig.node if hopped else None):
+                fix = self._fix(node, first, sig.operand)
+            else:
+                fix = self._fix(node, first, first.value, drop=sig)
+            self.report(node, fix=fix)
+            return
+        if isinstance(value, cst.Call) and sequential_ending_in(ctx, value.func, SIGMOID_LAYERS) is not None:
+            self.report(
+                node,
+                "Binary cross-entropy input comes from an `nn.Sequential` that ends in `nn.Sigmoid`; drop the "
+                "sigmoid layer and use `BCEWithLogitsLoss`",
+            )
+
+    def _fix(self, node: cst.Call, first: cst.Arg, logits: cst.BaseExpression,
+             drop: Optional[OpUse] = None) -> Optional[Fix]:
+        """Pass ``logits`` instead of the sigmoid; with ``drop``, the sigmoid sits in an assignment whose
+        name only this call reads: the sigmoid is removed from that assignment instead."""
+        ctx = self.ctx
+        fix = self.make_fix()
+        if drop is not None:
+            assign = ctx.parent(drop.node)
+            if (
+                drop.operand is None
+                or drop.kind == "layer"
+                or not isinstance(assign, cst.Assign)
+                or len(assign.targets) != 1
+                or uses_elsewhere(ctx, assign, [node])
+            ):
+                return None
+            fix.replace(drop.node, drop.operand)
+        new_args = [a.with_changes(value=logits) if a is first else a for a in node.args]
+        func = node.func
+        if ctx.names.matches(func, BCE_FUNCS):
+            if isinstance(func, cst.Attribute):
+                new_func: cst.BaseExpression = func.with_changes(attr=cst.Name("binary_cross_entropy_with_logits"))
+            else:
+                ref = module_ref(ctx, "torch.nn.functional")
+                if ref is None:
+                    return None
+                new_func = ctx.parse_expression(f"{ref}.binary_cross_entropy_with_logits")
+            return fix.replace(node, node.with_changes(func=new_func, args=new_args))
+        # an nn.BCELoss instance
+        if isinstance(func, cst.Call):
+            ctor = self._with_logits_ctor(func)
+            if ctor is None:
+                return None
+            return fix.replace(node, node.with_changes(func=ctor, args=new_args))
+        if not isinstance(func, cst.Name):
+            return None
+        values = ctx.names.values(func)
+        if len(values) != 1 or not isinstance(values[0], cst.Call):
+            return None
+        assign = ctx.parent(values[0])
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        if ctx.enclosing(assign, (cst.FunctionDef, cst.Lambda)) is not ctx.names.function_scope_node():
+            return None
+        if uses_elsewhere(ctx, assign, [node]):
+            return None
+        ctor = self._with_logits_ctor(values[0])
+        if ctor is None:
+            return None
+        return fix.replace(values[0], ctor).replace(node, node.with_changes(args=new_args))
+
+    def _with_logits_ctor(self, ctor: cst.Call) -> Optional[cst.Call]:
+        ctx = self.ctx
+        if not ctx.names.matches(ctor.func, BCE_LAYERS):
+            return None
+        if isinstance(ctor.func, cst.Attribute):
+            return ctor.with_changes(func=ctor.func.with_changes(attr=cst.Name("BCEWithLogitsLoss")))
+        ref = module_ref(ctx, "torch.nn")
+        if ref is None:
+            return None
+        return ctor.with_changes(func=ctx.parse_expression(f"{ref}.BCEWithLogitsLoss"))
+
+    # -- hand-written ----------------------------------------------------------------------------
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, (cst.Add, cst.Subtract)):
+            return
+        flow = Flow(self.ctx)
+        bce = match_binary_cross_entropy(flow, node)
+        if bce is None:
+            return
+        self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(flow, bce))
+
+    def _handwritten_fix(self, flow: Flow, bce: BinaryCrossEntropy) -> Optional[Fix]:
+        ctx = self.ctx
+        for source in bce.sigmoid_sources:
+            if not movable(flow, bce.logits, source):
+                return None
+        if not movable(flow, bce.labels, None):
+            return None
+        ref = module_ref(ctx, "torch.nn.functional")
+        if ref is None:
+            return None
+        call = ctx.parse_expression(
+            f'{ref}.binary_cross_entropy_with_logits({ctx.code(bce.logits)}, {ctx.code(bce.labels)}, reduction="none")'
+        )
+        fix = self.make_fix("Replace with `binary_cross_entropy_with_logits`", unsafe=True)
+        if bce.negated_outside:
+            outer = bce.node
+            assert isinstance(outer, cst.UnaryOperation)
+            inner = outer.expression
+            fix.replace(outer, call if inner is bce.inner else inner.deep_replace(bce.inner, call))  # type: ignore
+        else:
+            fix.replace(bce.node, call)
+        return fix

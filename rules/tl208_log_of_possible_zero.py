@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import callee_name
+from torchlint.analysis.numerics import (
+    Deferred,
+    Flow,
+    atom_code,
+    is_binop,
+    is_count,
+    is_one,
+    positive,
+    probability_source,
+    softmax_of,
+)
+from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
+from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
+
+RATIO_MESSAGE = "`log` of a ratio whose numerator can be 0 gives `-inf`; clamp it (`x.clamp_min(eps)`) first"
+
+
+class LogOfPossibleZero(LintRule):
+    """
+    ## What it does
+    Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
+    probability taken from a softmax or sigmoid output (indexed, gathered, reshaped, its maximum,
+    multiplied by a mask, `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator
+    is one of those.
+
+    ## Why is this bad?
+    Probabilities underflow: a softmax gives exactly 0 for logits about 104 below the maximum in float32
+    (far less in float16), and a sigmoid saturates the same way; counts are 0 for an absent class.
+    `log(0)` is `-inf`, the loss becomes `inf`, and the gradient `1 / p` is `inf` or `nan`, which poisons
+    every parameter at the next step. The Effective PyTorch notes warn that exp and log turn tiny numbers
+    into huge ones and that every value and gradient must stay in range (`shared/seeds/002`, section 7);
+    the cookbooks also warn that half precision makes this worse (`shared/seeds/000`, "half()").
+
+    Not reported: `log(p + eps)`, `log(p.clamp(min=eps))`, `clamp_min`, `torch.maximum(p, eps)`,
+    arguments positive by construction (`exp`, `softplus`, positive constants), and the direct
+    `log(softmax(x))` / `log(sigmoid(x))`, which TL202 and TL204 rewrite exactly. Logs inside a
+    hand-written cross-entropy are left to TL206/TL207.
+
+    ## Example
+    ```python
+    probs = torch.softmax(logits, dim=1)
+    nll = -torch.log(probs.gather(1, y[:, None]))
+    ```
+
+    ## Use instead
+    ```python
+    probs = torch.softmax(logits, dim=1)
+    nll = -torch.log(probs.gather(1, y[:, None]).clamp_min(1e-07))
+    ```
+    or, better, compute in log space from the start (`F.log_softmax(logits, 1).gather(1, y[:, None])`).
+
+    ## Fix safety
+    The fix clamps the argument from below: `torch.log(p.clamp_min(eps))`. It is unsafe: it changes the
+    value (and zeroes the gradient) wherever `p < eps`, which is the point, but also bounds the loss. The
+    default `eps` of `1e-07` is the smallest round value that stays non-zero in float16 (smaller values
+    such as `1e-8` round to 0 there, and the clamp would do nothing); set `eps` for float32-only code.
+
+    ## Options
+    - `eps` (float, default `1e-07`): the lower bound the fix clamps to.
+
+    ## References
+    - [torch.clamp](https://pytorch.org/docs/stable/generated/torch.clamp.html)
+    - [torch.nn.functional.log_softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
+    """
+
+    CODE = "TL208"
+    NAME = "log-of-possible-zero"
+    MESSAGE = "`log` of a probability that can be exactly 0 gives `-inf` and `nan` gradients; clamp it or add an eps"
+    FIX_TITLE = "Clamp the argument: `x.clamp_min(eps)`"
+    FIX_SAFETY = "unsafe"
+    TRIGGERS = ("log",)
+    OPTIONS = {"eps": Option(1e-07, "lower bound used by the fix (`x.clamp_min(eps)`)")}
+
+    VALID = [
+        """
+import torch
+
+def safe_log(p, eps=1e-8):
+    return torch.log(p.clamp_min(eps))
+""",
+        """
+import torch
+
+def nll(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return -torch.log(probs.gather(1, y[:, None]) + 1e-8)
+""",
+        """
+import torch
+
+def nll(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return -torch.log(torch.clamp(probs[torch.arange(len(y)), y], min=1e-12))
+""",
+        """
+import torch
+
+def positive_by_construction(x):
+    return torch.log(torch.exp(x) * 2.0) + torch.log(torch.ones(3) / 2)
+""",
+        # ratios of quantities not known to reach 0
+        """
+import torch
+
+def encode(gt_widths, ex_widths):
+    return torch.log(gt_widths / ex_widths)
+""",
+        """
+import numpy as np
+import torch
+
+def f(counts):
+    p = counts / counts.sum()
+    return np.log(p)
+""",
+        # TL202's: rewritten exactly to log_softmax
+        """
+import torch
+
+def f(x):
+    return torch.log(torch.softmax(x, 1))
+""",
+        """
+import torch
+
+def f(x):
+    p = torch.softmax(x, 1)
+    return torch.log(torch.maximum(p, torch.tensor(1e-6)))
+""",
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+def nll(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return -torch.log(probs.gather(1, y[:, None]))
+""",
+            fixed="""
+import torch
+
+def nll(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return -torch.log(probs.gather(1, y[:, None]).clamp_min(1e-07))
+""",
+            unsafe=True,
+            line=6,
+            col=13,
+        ),
+        Invalid(
+            """
+import torch
+
+def confidence(x):
+    p = x.sigmoid()
+    return (p * (p > 0.5)).log()
+""",
+            fixed="""
+import torch
+
+def confidence(x):
+    p = x.sigmoid()
+    return (p * (p > 0.5)).clamp_min(1e-07).log()
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def class_prior(y, n):
+    counts = torch.bincount(y, minlength=n)
+    return torch.log(counts / counts.sum())
+""",
+            fixed="""
+import torch
+
+def class_prior(y, n):
+    counts = torch.bincount(y, minlength=n)
+    return torch.log((counts / counts.sum()).clamp_min(1e-07))
+""",
+            unsafe=True,
+            message="ratio",
+        ),
+        Invalid(
+            """
+import torch
+
+def top(logits):
+    conf = torch.softmax(logits, -1).max(-1).values
+    return torch.log(1 - conf)
+""",
+            fixed="""
+import torch
+
+def top(logits):
+    conf = torch.softmax(logits, -1).max(-1).values
+    return torch.log((1 - conf).clamp_min(1e-12))
+""",
+            unsafe=True,
+            options={"eps": 1e-12},
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.deferred = Deferred()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if callee_name(node) != "log":
+            return
+        ctx = self.ctx
+        use = log_use(ctx, node)
+        if use is None or use.operand is None:
+            return
+        x = use.operand
+        flow = Flow(ctx)
+        if positive(flow, x):
+            return
+        value = flow.value(x, 3)
+        if softmax_of(flow, value, follow=False) is not None or sigmoid_use(ctx, value) is not None:
+            return  # TL202 / TL204
+        if is_binop(value, cst.Add) and (is_one(value.left) or is_one(value.right)):  # type: ignore[attr-defined]
+            return  # TL204 / TL205
+        if is_binop(value, cst.Subtract) and is_one(value.left) and sigmoid_use(  # type: ignore[attr-defined]
+            ctx, flow.value(value.right, 2)  # type: ignore[attr-defined]
+        ) is not None:
+            return  # TL204: log(1 - sigmoid(x))
+        message = None
+        if probability_source(flow, x) is None and not is_count(flow, x):
+            if not is_binop(value, cst.Divide):
+                return
+            numer = value.left  # type: ignore[attr-defined]
+            if positive(flow, numer) or (probability_source(flow, numer) is None and not is_count(flow, numer)):
+                return
+            message = RATIO_MESSAGE
+        self.deferred.add(ctx, node, node, message, self._fix(use, x))
+
+    def _fix(self, use: OpUse, x: cst.BaseExpression) -> Optional[Fix]:
+        ctx = self.ctx
+        eps = self.options["eps"]
+        clamped = ctx.parse_expression(f"{atom_code(ctx, x)}.clamp_min({eps!r})")
+        return self.make_fix().replace(x, clamped)
+
+    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
+        for node, message, fix in self.deferred.flush(self.ctx, scope):
+            self.report(node, message, fix=fix)  # type: ignore[arg-type]
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._flush(node)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._flush(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._flush(None)
+        for scope in list(self.deferred.pending):
+            self._flush(scope)
