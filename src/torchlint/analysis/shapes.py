@@ -154,8 +154,17 @@ def reduce(s: Shape, dims: Optional[Sequence[int]], keepdim: bool) -> Optional[S
             return Shape.exact([1] * s.rank) if s.rank is not None else None
         return SCALAR
     if s.rank is None:
-        if keepdim:
-            return s
+        if keepdim and len(dims) == 1:
+            # the reduced dimension becomes 1, wherever it is
+            k = dims[0]
+            head, tail = list(s.head), list(s.tail)
+            if k >= 0:
+                head = head + [None] * (k + 1 - len(head))
+                head[k] = 1
+            else:
+                tail = [None] * (-k - len(tail)) + tail
+                tail[k] = 1
+            return Shape.partial(head, tail, max(s.min_rank, k + 1 if k >= 0 else -k))
         return None
     norm = set()
     for k in dims:
@@ -780,8 +789,12 @@ class _Infer:
                     return None
                 return reduce(base, None, keep) if base is not None or not keep else None
             ks = _dim_list(dim)
-            if ks is None or base is None:
+            if ks is None:
                 return None
+            if base is None:
+                if not keep:
+                    return None
+                base = Shape.partial()
             return reduce(base, ks, keep)
         return None
 

@@ -1,0 +1,352 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import arg, keyword_arg
+from torchlint.analysis.shapes import BINOPS, Shape, broadcast, is_number, ranks_differ, shape_of
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+# reductions that reduce everything when no dim is given
+REDUCTIONS = ("sum", "mean", "prod", "nansum", "nanmean", "amax", "amin", "std", "var", "norm", "max", "min")
+REDUCTION_FUNCS = frozenset("torch." + n for n in REDUCTIONS)
+# shape-preserving wrappers a reduction may sit on: `torch.sum((a - b) ** 2)`, `(a - b).abs().mean()`
+ELEMENTWISE = frozenset(
+    {"abs", "square", "sqrt", "exp", "log", "neg", "pow", "float", "double", "half", "sigmoid", "tanh", "relu",
+     "clamp", "clip", "detach"}
+)
+
+
+@dataclass
+class Broadcast:
+    op: cst.BinaryOperation
+    low: cst.BaseExpression  # the lower-rank operand
+    low_shape: Shape
+    high_shape: Shape
+    result: Optional[Shape]
+
+
+class ReductionOverBroadcast(LintRule):
+    """
+    ## What it does
+    Finds reductions without `dim` (`torch.sum(x)`, `x.mean()`, `x.norm()`, ...) over an expression that
+    broadcasts operands whose ranks are known to differ — `torch.sum(a + b)` with `a` of shape `[2, 1]`
+    and `b` of shape `[2]`. Ranks come from the shared shape inference: literal constructors,
+    `unsqueeze`, `view`/`reshape` with literal sizes, `[:, None]` indexing and `nn.Linear` outputs,
+    through local variables. Nothing is reported when a rank is unknown.
+
+    ## Why is this bad?
+    Broadcasting aligns shapes from the right and silently expands size-1 dimensions, so `a + b` is a
+    `[2, 2]` matrix, and the sum of all its elements is 12, not the 6 one expects from adding two
+    2-element vectors. Effective PyTorch uses this very example to show the cost of implicit broadcasting
+    and advises always naming the dimension when reducing, so that a wrong result shape reveals the
+    mistake ("3. 广播机制的优缺点", `shared/seeds/002`: "在做累加( reduction )操作……的时候总是指定好维度").
+
+    ## Example
+    ```python
+    a = torch.tensor([[1.], [2.]])
+    b = torch.tensor([1., 2.])
+    c = torch.sum(a + b)  # 12
+    ```
+
+    ## Use instead
+    ```python
+    a = torch.tensor([[1.], [2.]])
+    b = torch.tensor([1., 2.])
+    c = torch.sum(a + b[:, None])  # 6: b aligned with a's rows
+    ```
+    or, if the outer sum is intended, `torch.sum(a + b[None, :])`; either way the alignment is written
+    down, and `torch.sum(a + b, 0)` makes a wrong shape visible.
+
+    ## Fix safety
+    The fix makes the alignment of the lower-rank operand explicit with indexing. When broadcasting
+    stretches a size-1 dimension of the other operand against it (the result is larger than either
+    operand, as in the example) and the operand fits the other's leading dimensions, the fix aligns it
+    with those leading dimensions (`b[:, None]`): element-wise pairing, which is what the code most
+    likely meant, and a different result. Otherwise the fix spells out what broadcasting already does
+    (`b[None, :]`), which keeps the value. Both are unsafe: the first changes the result, and both rely on
+    inferred shapes.
+
+    ## Options
+    None.
+
+    ## References
+    - [Broadcasting semantics](https://pytorch.org/docs/stable/notes/broadcasting.html)
+    - [torch.sum](https://pytorch.org/docs/stable/generated/torch.sum.html)
+    """
+
+    CODE = "TL402"
+    NAME = "reduction-over-broadcast"
+    MESSAGE = "Reduction without `dim` over an expression that broadcasts operands of different rank"
+    FIX_TITLE = "Make the broadcast alignment explicit"
+    FIX_SAFETY = "unsafe"
+    TRIGGERS = REDUCTIONS
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(a + b, 0)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([[1.], [2.]])
+c = torch.sum(a + b)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def loss(pred, target):
+    return ((pred - target) ** 2).mean()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+x = torch.rand(5, 3)
+total = (x * 2.0 + 1).sum()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+x = torch.rand(5, 3)
+scale = torch.tensor(2.0)
+total = (x * scale).sum()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def score(u):
+    w = torch.rand(3, 1)
+    v = u.unsqueeze(0)
+    return torch.mean(w * v)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+a = torch.rand(4)
+b = torch.rand(4)
+dist = torch.sum((a[:, None] - b[None, :]) ** 2, dim=1)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(a + b)
+print(c)
+""",
+            fixed="""
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(a + b[:, None])
+print(c)
+""",
+            unsafe=True,
+            line=6,
+            col=5,
+            message="[2, 2]",
+        ),
+        Invalid(
+            """
+import torch
+
+x = torch.rand(5, 3)
+bias = torch.rand(3)
+total = ((x - bias) ** 2).mean()
+""",
+            fixed="""
+import torch
+
+x = torch.rand(5, 3)
+bias = torch.rand(3)
+total = ((x - bias[None, :]) ** 2).mean()
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Critic(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.value = nn.Linear(features, 1)
+
+    def loss(self, x, returns):
+        values = self.value(x.view(-1, self.features))
+        target = returns.view(-1)
+        return (values - target).pow(2).mean()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Critic(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.value = nn.Linear(features, 1)
+
+    def loss(self, x, returns):
+        values = self.value(x.view(-1, self.features))
+        target = returns.view(-1)
+        return (values - target[:, None]).pow(2).mean()
+""",
+            unsafe=True,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        operand = self._reduced(node)
+        if operand is None:
+            return
+        found = self._find(operand, 0)
+        if found is None:
+            return
+        self.report(node, self._message(node, found), fix=self._fix(found))
+
+    # -- detection ------------------------------------------------------------------------------
+    def _reduced(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The expression a dim-less reduction reduces, or None."""
+        ctx = self.ctx
+        if keyword_arg(call, "dim") is not None or keyword_arg(call, "axis") is not None:
+            return None
+        if ctx.names.matches(call.func, REDUCTION_FUNCS):
+            positional = [a for a in call.args if a.keyword is None]
+            if len(positional) != 1 or positional[0].star:
+                return None
+            return positional[0].value
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in REDUCTIONS
+            and not any(a.keyword is None for a in call.args)
+            and ctx.names.imports_torch
+            and not ctx.names.qualified_names(func.value)
+        ):
+            return func.value
+        return None
+
+    def _find(self, expr: cst.BaseExpression, depth: int) -> Optional[Broadcast]:
+        if depth > 6:
+            return None
+        ctx = self.ctx
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, BINOPS):
+            if isinstance(expr.operator, cst.Power) and is_number(expr.right):
+                return self._find(expr.left, depth + 1)
+            found = self._pair(expr)
+            if found is not None:
+                return found
+            return self._find(expr.left, depth + 1) or self._find(expr.right, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._find(expr.expression, depth + 1)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ELEMENTWISE and not ctx.names.qualified_names(
+                func.value
+            ):
+                return self._find(func.value, depth + 1)
+            if ctx.names.matches(func, frozenset("torch." + n for n in ELEMENTWISE)):
+                first = arg(expr, 0, "input")
+                return self._find(first.value, depth + 1) if first is not None else None
+        return None
+
+    def _pair(self, op: cst.BinaryOperation) -> Optional[Broadcast]:
+        if is_number(op.left) or is_number(op.right):
+            return None
+        a, b = shape_of(self.ctx, op.left), shape_of(self.ctx, op.right)
+        if a is None or b is None or not ranks_differ(a, b):
+            return None
+        if a.rank == 0 or b.rank == 0:
+            return None  # a scalar tensor broadcasts harmlessly
+        low_is_left = a.rank is not None and (b.rank is None or a.rank < b.rank)
+        low, low_shape, high_shape = (op.left, a, b) if low_is_left else (op.right, b, a)
+        if low_shape.rank is None:
+            return None
+        if low_shape.rank is not None and all(d == 1 for d in low_shape.head):
+            return None  # a single value broadcast everywhere
+        return Broadcast(op, low, low_shape, high_shape, broadcast(a, b))
+
+    def _message(self, call: cst.Call, found: Broadcast) -> str:
+        code = self.ctx.code
+        op = code(found.op).strip()
+        if len(op) > 40:
+            op = "the operands"
+        else:
+            op = f"`{op}`"
+        left, right = (found.low_shape, found.high_shape) if found.op.left is found.low else (
+            found.high_shape, found.low_shape
+        )
+        result = f" to {found.result}" if found.result is not None else ""
+        name = code(call.func).strip().rsplit(".", 1)[-1]
+        return (
+            f"`{name}` without `dim` over {op}, which broadcasts shapes {left} and {right}{result}: "
+            f"every element of the broadcast result is reduced; pass `dim` or make the alignment explicit"
+        )
+
+    # -- fix ------------------------------------------------------------------------------------
+    def _fix(self, found: Broadcast) -> Optional[Fix]:
+        low, high = found.low_shape, found.high_shape
+        r = low.rank
+        assert r is not None
+        extra = (high.rank if high.rank is not None else high.min_rank) - r
+        if extra <= 0:
+            return None
+        if _stretches_other(low, high) and _fits_leading(low, high):
+            index = ", ".join([":"] * r + ["None"] * extra)
+            title = "Align the lower-rank operand with the leading dimensions (changes the result)"
+        else:
+            index = ", ".join(["None"] * extra + [":"] * r)
+            title = "Write out the broadcast alignment"
+        code = self.ctx.code(found.low).strip()
+        if not isinstance(found.low, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not found.low.lpar:
+            code = f"({code})"
+        new = self.ctx.parse_expression(f"{code}[{index}]")
+        return self.make_fix(title).replace(found.low, new)
+
+
+def _stretches_other(low: Shape, high: Shape) -> bool:
+    """Whether right-aligned broadcasting expands a size-1 dimension of ``high`` to a size of ``low``."""
+    r = low.rank or 0
+    for k in range(1, r + 1):
+        known, size = high.size(-k)
+        if known and size == 1 and low.head[-k] != 1:
+            return True  # an unknown size counts: it is 1 only by accident
+    return False
+
+
+def _fits_leading(low: Shape, high: Shape) -> bool:
+    """Whether ``low`` matches the leading dimensions of ``high`` (sizes equal, or 1)."""
+    for k, d in enumerate(low.head):
+        known, size = high.size(k)
+        if not known:
+            return False
+        if d is not None and size is not None and d != size and d != 1 and size != 1:
+            return False
+    return True
