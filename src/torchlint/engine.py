@@ -6,6 +6,7 @@ diagnostics (with their fixes).  Nothing here prints; callers decide how to show
 """
 from __future__ import annotations
 
+import ast
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -174,12 +175,35 @@ class _Lint:
     ctx: Optional[FileContext]
 
 
+def _screen(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
+    """Run CPython's parser first: libcst's native parser can overflow its stack (killing the process)
+    on absurdly nested code, which CPython refuses quickly and safely.  Returns (fatal, syntax): a
+    fatal diagnostic means libcst must not see the file; ``syntax`` is CPython's own syntax error,
+    reported instead of libcst's when libcst fails too (its positions are the familiar ones), while
+    code that only libcst accepts (newer syntax) is still linted."""
+    try:
+        ast.parse(source)
+    except (RecursionError, MemoryError):
+        return Diagnostic(path, 1, 1, PARSE_ERROR, "too deeply nested to parse"), None
+    except SyntaxError as exc:
+        msg = exc.msg or "invalid syntax"
+        if "too many nested" in msg or "too complex" in msg:
+            return Diagnostic(path, exc.lineno or 1, exc.offset or 1, PARSE_ERROR, f"too deeply nested to parse ({msg})"), None
+        return None, Diagnostic(path, max(1, exc.lineno or 1), max(1, exc.offset or 1), PARSE_ERROR, f"SyntaxError: {msg}")
+    except (ValueError, TypeError):
+        pass
+    return None, None
+
+
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
                errors: List[str]) -> _Lint:
+    fatal, syntax = _screen(path, source)
+    if fatal is not None:
+        return _Lint(None, [], fatal, None)
     try:
         module = cst.parse_module(source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
-        return _Lint(None, [], _parse_error(path, exc), None)
+        return _Lint(None, [], syntax or _parse_error(path, exc), None)
     ctx = FileContext(path, source, module)
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = _Dispatcher(ctx, rules, errors)
