@@ -78,7 +78,11 @@ def _ours(module):
     def on_visit(node):
         ctx.enter(node)
         if isinstance(node, cst.Call):
-            seen[node] = ctx.names.qualified_names(node.func)
+            # `CE()(x, y)`: libcst names the callee's value by its constructor; rules ask instance_of
+            if isinstance(node.func, cst.Call):
+                seen[node] = ctx.names.instance_of(node.func)
+            else:
+                seen[node] = ctx.names.qualified_names(node.func)
 
     walk(module, on_visit, ctx.leave)
     return seen
