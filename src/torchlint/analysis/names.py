@@ -258,8 +258,6 @@ class NameResolver:
 
     def qualified_names(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Dotted origins of a Name/Attribute chain: ``F.softmax`` -> {"torch.nn.functional.softmax"}."""
-        if isinstance(node, cst.Call):  # `CE()(x, y)`: the callee names the value, as in libcst
-            return self.qualified_names(node.func)
         rest: List[str] = []
         while isinstance(node, cst.Attribute):
             rest.append(node.attr.value)
