@@ -112,6 +112,14 @@ def test_same_answers_as_qualified_name_provider(snippet):
     assert set(ours) == set(theirs)
     for node, expected in theirs.items():
         code = module.code_for_node(node.func)
+        base = node.func
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if isinstance(base, cst.Call) and base is not node.func:
+            # libcst composes `torch.softmax(x).sum` into "torch.softmax.sum"; a method of a call's
+            # result is a method of the value, so the resolver deliberately gives no name there
+            assert ours[node] == frozenset()
+            continue
         assert ours[node] == expected, f"{code}: {sorted(ours[node])} != {sorted(expected)}"
 
 
