@@ -154,6 +154,63 @@ def norms(x: torch.Tensor):
     return torch.linalg.norm(x, dim=1)
 """
         ),
+        Valid(
+            """
+import torch
+
+def erase_all(self, images: torch.Tensor):
+    for i in range(images.size(0)):
+        self._erase(images[i])
+    return images
+"""
+        ),
+        Valid(
+            """
+import torch
+from torchvision.io import decode_jpeg, encode_jpeg
+
+def jpeg(images: torch.Tensor, quality: int):
+    out = []
+    for i in range(images.shape[0]):
+        out.append(decode_jpeg(encode_jpeg(images[i], quality=quality)))
+    return torch.stack(out)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def filter_boxes(boxes: torch.Tensor, keep: torch.Tensor):
+    kept = []
+    for i in range(boxes.shape[0]):
+        kept.append(boxes[i][keep[i]])
+    return kept
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def confusion(preds: torch.Tensor, target: torch.Tensor, thresholds: torch.Tensor):
+    confmat = thresholds.new_empty((len(thresholds), 2), dtype=torch.int64)
+    for i in range(len(thresholds)):
+        above = preds >= thresholds[i]
+        confmat[i, 0] = (target & above).sum()
+        confmat[i, 1] = (target & ~above).sum()
+    return confmat
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def per_image_keypoints(heatmap: torch.Tensor):
+    points = []
+    for b in range(heatmap.size(0)):
+        points.append(heatmap[b].nonzero())
+    return points
+"""
+        ),
     ]
 
     INVALID = [
@@ -165,7 +222,7 @@ def norms(x: torch.Tensor):
     out = []
     for i in range(x.size(0)):
         out.append(torch.linalg.norm(x[i]))
-    return out
+    return torch.stack(out)
 """,
             fixed="""
 import torch
@@ -174,7 +231,7 @@ def norms(x: torch.Tensor):
     out = []
     for x_i in torch.unbind(x):
         out.append(torch.linalg.norm(x_i))
-    return out
+    return torch.stack(out)
 """,
             line=6,
             col=5,
@@ -195,42 +252,70 @@ def per_sample_loss(pred, target):
         Invalid(
             """
 import torch
+import torch.nn as nn
 
-def tails(self, feats):
-    batch, length = feats.size()
-    kept = []
-    for b in range(batch):
-        kept.append(self.project(feats[b, 1:]))
-    return kept
+class Tails(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.project = nn.Linear(7, 4)
+
+    def forward(self, feats):
+        batch, length = feats.size()
+        kept = []
+        for b in range(batch):
+            kept.append(self.project(feats[b, 1:]))
+        return torch.cat(kept)
 """,
             fixed="""
 import torch
+import torch.nn as nn
 
-def tails(self, feats):
-    batch, length = feats.size()
-    kept = []
-    for feats_b in torch.unbind(feats):
-        kept.append(self.project(feats_b[1:]))
-    return kept
+class Tails(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.project = nn.Linear(7, 4)
+
+    def forward(self, feats):
+        batch, length = feats.size()
+        kept = []
+        for feats_b in torch.unbind(feats):
+            kept.append(self.project(feats_b[1:]))
+        return torch.cat(kept)
 """,
-            line=7,
+            line=13,
         ),
         Invalid(
             """
 import torch
 
-def show(x: torch.Tensor):
+def histograms(coords: torch.Tensor, edges):
+    out = torch.empty(coords.shape[0], edges.numel())
+    for i in range(coords.shape[0]):
+        out[i] = torch.sigmoid(coords[i, :, None] - edges).mean(dim=0)
+    return out
+""",
+            message="`out`, `coords`",
+        ),
+        Invalid(
+            """
+import torch
+
+def row_scores(x: torch.Tensor):
+    scores = []
     for i in range(len(x)):
-        print(x[i].mean(), x[i].std())
+        scores.append(x[i].mean() / x[i].std())
     print("rows:", i + 1)
+    return torch.stack(scores)
 """,
             fixed="""
 import torch
 
-def show(x: torch.Tensor):
+def row_scores(x: torch.Tensor):
+    scores = []
     for x_i in torch.unbind(x):
-        print(x_i.mean(), x_i.std())
+        scores.append(x_i.mean() / x_i.std())
     print("rows:", i + 1)
+    return torch.stack(scores)
 """,
             unsafe=True,
         ),

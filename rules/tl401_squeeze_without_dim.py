@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import List, Optional
 
 import libcst as cst
@@ -118,6 +119,34 @@ def f(table):
     return table.squeeze()
 """
         ),
+        Valid(
+            """
+import torch
+
+def to_scalar(x):
+    return x.squeeze() if x.numel() == 1 else x
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def mask_bounds(spec, mask_param: int):
+    value = torch.rand(1) * mask_param
+    start = torch.rand(1) * (spec.size(-1) - value)
+    return start.long().squeeze()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def finish(tau):
+    if tau.shape[0] == 1:
+        tau = tau.squeeze()
+    return tau
+"""
+        ),
     ]
 
     INVALID = [
@@ -219,8 +248,11 @@ def predict(model, x):
             form = "method"
         else:
             return
-        if _numpy_like(ctx, x):
+        if _numpy_like(ctx, x) or self._single_element_guard(x):
             return
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "item":
+            return  # `.squeeze().item()`: a single value either way
         shape = shape_of(ctx, x)
         dims: List[int] = []
         guessed = False
@@ -237,6 +269,22 @@ def predict(model, x):
                 return
             dims, guessed = [-1], True
         self.report(node, self._message(shape, dims, guessed), fix=self._fix(node, form, x, dims, guessed))
+
+    def _single_element_guard(self, x: cst.BaseExpression) -> bool:
+        """``x.squeeze() if x.numel() == 1 else x``, ``if x.shape[0] == 1: x = x.squeeze()``: the code
+        checked the size first, so the squeeze is deliberate."""
+        code = self.ctx.code(x).strip()
+        for a in reversed(self.ctx.stack):
+            test = a.test if isinstance(a, (cst.If, cst.IfExp)) else None
+            if test is not None:
+                text = self.ctx.code(test)
+                if code in text and (
+                    f"{code}.numel()" in text or re.search(re.escape(code) + r"\.(shape\[|size\().*==\s*1\b", text)
+                ):
+                    return True
+            if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
+                break
+        return False
 
     def _message(self, shape: Optional[Shape], dims: List[int], guessed: bool) -> str:
         call = _chain(dims)

@@ -598,7 +598,7 @@ def gather_comprehension(ctx: FileContext, call: cst.Call) -> Optional[Gather]:
             return None
         tensor, indices = found
         rows = rows_of(ctx, stop)
-        if not tensor_evidence(ctx, tensor, rows):
+        if not _stacked_gather_evidence(ctx, tensor, comp.elt, rows):
             return None
         full = rows is not None and (same(ctx, rows.tensor, tensor) or same(ctx, rows.tensor, indices))
         return Gather(call, tensor, indices, stack=call, stop=None if full else stop, full=full)
@@ -636,20 +636,36 @@ def gather_loop(ctx: FileContext, loop: cst.For) -> Optional[Gather]:
             return None
         tensor, indices = found
         rows = rows_of(ctx, rl.stop)
-        if not tensor_evidence(ctx, tensor, rows):
-            return None
         full = rows is not None and (same(ctx, rows.tensor, tensor) or same(ctx, rows.tensor, indices))
         full = full or covers_all_rows(ctx, rl, tensor)
         stop: Optional[cst.BaseExpression] = None if full else rl.stop
     else:
         found = _zip_gathered(ctx, loop.target, loop.iter, elem)
-        if found is None or not is_tensor(ctx, found[0]):
+        if found is None:
             return None
         tensor, indices = found
+        rows = None
         full, stop = True, None
     g = Gather(loop, tensor, indices, collected=collected.value, stop=stop, full=full)
     _find_init_and_stack(ctx, loop, collected.value, g)
+    if g.stack is not None:
+        if not _stacked_gather_evidence(ctx, tensor, elem, rows):
+            return None
+    elif not tensor_evidence(ctx, tensor, rows):
+        return None
     return g
+
+
+def _stacked_gather_evidence(ctx: FileContext, tensor: cst.BaseExpression, elem: cst.BaseExpression,
+                             rows: Optional[Rows]) -> bool:
+    """Evidence that a gathered-and-stacked ``tensor`` is one tensor, not a list of tensors (ragged).
+    ``torch.stack`` needs tensors, so ``tensor[i, idx[i]]`` (tuple indexing) or a bound read from
+    ``tensor.shape``/``tensor.size()`` means an array, and an array whose rows stack is a tensor."""
+    if tensor_evidence(ctx, tensor, rows):
+        return True
+    if isinstance(elem, cst.Subscript) and len(elem.slice) == 2:
+        return True
+    return rows is not None and rows.how in ("size", "shape") and same(ctx, rows.tensor, tensor)
 
 
 def _find_init_and_stack(ctx: FileContext, loop: cst.For, name: str, g: Gather) -> None:
@@ -740,12 +756,177 @@ def row_indexing(ctx: FileContext, loop: cst.For) -> Optional[RowIndexing]:
         return None
     if any(u.store for u in row_uses) or assigns_to(ctx, loop, tensor):
         return None  # the loop writes the rows it reads: an in-place recurrence
+    if not batchable_body(ctx, loop, [u.subscript for u in uses if u.subscript is not None and not u.store]):
+        return None
     indexed: List[cst.BaseExpression] = []
     for u in uses:
         if u.base is not None and not any(same(ctx, u.base, b) for b in indexed):
             indexed.append(u.base)
     only_rows = all(same(ctx, u.base, tensor) and not u.store for u in uses)
     return RowIndexing(loop, rl.var, tensor, indexed, uses, only_rows, rl.from_zero)
+
+
+# data-dependent shapes or a trip to Python: the per-row result cannot be batched as it is
+DATA_DEPENDENT_METHODS = frozenset(
+    {"nonzero", "unique", "unique_consecutive", "masked_select", "item", "tolist", "numpy", "argwhere",
+     "nonzero_static", "split", "tensor_split", "chunk"}
+)
+DATA_DEPENDENT_FUNCS = frozenset("torch." + n for n in DATA_DEPENDENT_METHODS if n not in ("item", "tolist", "numpy"))
+COLLECTORS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.vstack",
+                        "torch.hstack", "torch.dstack"})
+_ARITH = (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison)
+
+
+def batchable_body(ctx: FileContext, loop: cst.For, rows: Sequence[cst.Subscript]) -> bool:
+    """Whether every row read in the loop flows only through operations known to work on a batch
+    (arithmetic, torch functions, tensor methods, ``nn`` layers) into a uniform result: a list that is
+    stacked or concatenated after the loop, a write ``out[i] = ...``, or an accumulation ``+=``.
+
+    Rows passed to functions of unknown behaviour (``save_image(x[i])``, ``self._erase(x[i])``), rows
+    with data-dependent shapes (``x[i][mask[i]]``, ``.nonzero()``), rows that steer control flow
+    (``if x[i] > 0``), per-row lists that are returned as lists (ragged results) and scalar parameter
+    sweeps (``preds >= thresholds[i]``) are not batchable as written."""
+    body = loop.body
+    work: List[cst.BaseExpression] = list(rows)
+    seen: set = set()
+    collected = False
+    row_set = set(rows)
+    while work:
+        expr = work.pop()
+        if expr in seen:
+            continue
+        seen.add(expr)
+        node: cst.CSTNode = expr
+        while True:
+            parent = ctx.parent(node)
+            if parent is None or parent is body:
+                return False
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                if any(not _plain_index(el) for el in parent.slice):
+                    return False  # x[i][mask], x[i][idx]: data-dependent or a gather
+                node = parent
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                call = ctx.parent(parent)
+                if isinstance(call, cst.Call) and call.func is parent:
+                    if parent.attr.value in DATA_DEPENDENT_METHODS:
+                        return False
+                    if parent.attr.value == "append":
+                        return False  # appending to a row: not a tensor operation
+                    node = call
+                    continue
+                break  # x[i].shape, x[i].dtype: metadata
+            if isinstance(parent, cst.Arg):
+                call = ctx.parent(parent)
+                if not isinstance(call, cst.Call):
+                    return False
+                verdict = _call_sink(ctx, call, loop)
+                if verdict == "collect":
+                    collected = True
+                    break
+                if verdict != "tensor":
+                    return False
+                node = call
+                continue
+            if isinstance(parent, (cst.ComparisonTarget,)):
+                node = parent
+                continue
+            if isinstance(parent, _ARITH):
+                row = node.comparator if isinstance(node, cst.ComparisonTarget) else node
+                if row in row_set and _scalar_sweep(ctx, parent, row):
+                    return False
+                node = parent
+                continue
+            if isinstance(parent, (cst.Element, cst.List, cst.Tuple)):
+                node = parent
+                continue
+            if isinstance(parent, cst.Assign) and parent.value is node:
+                for t in parent.targets:
+                    target = t.target
+                    if isinstance(target, cst.Subscript):
+                        collected = True  # out[i] = ...
+                    elif isinstance(target, (cst.Name, cst.Tuple, cst.List)):
+                        for name in _target_names(target):
+                            work.extend(
+                                n for n in ctx.names_in(body, name.value) if not _is_target_name(ctx, n)
+                            )
+                    else:
+                        return False
+                break
+            if isinstance(parent, cst.AugAssign) and parent.value is node:
+                collected = True
+                break
+            if isinstance(parent, (cst.AssignTarget, cst.Index, cst.SubscriptElement)):
+                return False  # the row used as a key or index elsewhere
+            return False  # control flow, returns, f-strings, anything else
+    return collected
+
+
+def _plain_index(el: cst.SubscriptElement) -> bool:
+    sl = el.slice
+    if isinstance(sl, cst.Slice):
+        return all(b is None or int_literal(b) is not None for b in (sl.lower, sl.upper, sl.step))
+    if isinstance(sl, cst.Index):
+        v = sl.value
+        return int_literal(v) is not None or isinstance(v, cst.Ellipsis) or (isinstance(v, cst.Name) and v.value == "None")
+    return False
+
+
+def _call_sink(ctx: FileContext, call: cst.Call, loop: cst.For) -> str:
+    """"tensor" (the call maps tensors to tensors and batches), "collect" (``out.append(row)`` to a list
+    stacked after the loop), or "unknown"."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name):
+        return "collect" if _stacked_after(ctx, loop, func.value.value) else "unknown"
+    qn = ctx.names.qualified_names(func)
+    if qn:
+        if not qn.isdisjoint(DATA_DEPENDENT_FUNCS):
+            return "unknown"
+        if any(q.startswith("torch.") and not q.startswith(("torch.utils", "torch.distributed", "torch.cuda"))
+               for q in qn):
+            return "tensor"
+        return "unknown"
+    if isinstance(func, cst.Attribute) and not ctx.names.qualified_names(func.value):
+        # a tensor method on something computed from the row: `y.matmul(x[i])`
+        if func.attr.value in DATA_DEPENDENT_METHODS:
+            return "unknown"
+    layer = ctx.names.instance_of(func)
+    if any(q.startswith("torch.nn.") for q in layer):
+        return "tensor"
+    return "unknown"
+
+
+def _stacked_after(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    """Whether the list ``name`` is stacked or concatenated by a statement after the loop."""
+    block = ctx.block_of(loop)
+    if block is None:
+        return False
+    pos = next((i for i, st in enumerate(block) if st is loop), None)
+    if pos is None:
+        return False
+    for later in block[pos + 1:]:
+        for call in ctx.contents(later).calls:
+            if ctx.names.matches(call.func, COLLECTORS):
+                first = arg(call, 0, "tensors")
+                if first is not None and is_name(first.value, name):
+                    return True
+    return False
+
+
+def _scalar_sweep(ctx: FileContext, op: cst.CSTNode, row: cst.CSTNode) -> bool:
+    """``preds >= thresholds[i]``: one element of a vector against a whole tensor — a sweep over
+    parameter values, each step as large as the data (vectorizing it multiplies memory)."""
+    if not isinstance(row, cst.Subscript) or len(row.slice) != 1:
+        return False
+    others: List[cst.BaseExpression] = []
+    if isinstance(op, cst.BinaryOperation):
+        others = [op.left if op.right is row else op.right]
+    elif isinstance(op, cst.Comparison):
+        others = [op.left] + [c.comparator for c in op.comparisons]
+    elif isinstance(op, cst.UnaryOperation):
+        return False
+    others = [o for o in others if o is not row]
+    return any(isinstance(o, (cst.Name, cst.Attribute)) for o in others)
 
 
 def _ragged(ctx: FileContext, sub: cst.Subscript) -> bool:

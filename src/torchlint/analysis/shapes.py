@@ -627,14 +627,39 @@ class _Infer:
             return matmul(a, b) if a is not None and b is not None else None
         if not isinstance(op, BINOPS):
             return None
-        if _is_number(left):
+        if self.python_number(left):
             return self.expr(right)
-        if _is_number(right):
+        if self.python_number(right):
             return self.expr(left)
         a, b = self.expr(left), self.expr(right)
         if a is None or b is None:
             return None
         return broadcast(a, b)
+
+    def python_number(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A literal, or an int computed from sizes: ``x.size(2)``, ``x.shape[-1]``, ``len(x)``,
+        ``x.numel()``, ``x.dim()``, ``int(...)``, and arithmetic on those."""
+        if depth > 4:
+            return False
+        if _is_number(node):
+            return True
+        if isinstance(node, cst.Name):
+            ann = _param_annotation(self.ctx, node)
+            return isinstance(ann, cst.Name) and ann.value in ("int", "float")
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, BINOPS):
+            return self.python_number(node.left, depth + 1) and self.python_number(node.right, depth + 1)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
+            return node.value.attr.value == "shape" and len(node.slice) == 1 and isinstance(
+                node.slice[0].slice, cst.Index
+            )
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value == "size":
+                    return len(node.args) == 1 and node.args[0].keyword is None
+                return func.attr.value in ("numel", "dim", "ndimension", "item") and not node.args
+            return self.ctx.names.matches(func, ("builtins.len", "builtins.int", "builtins.float", "math.prod"))
+        return False
 
     def call(self, call: cst.Call) -> Optional[Shape]:
         ctx = self.ctx
@@ -866,6 +891,22 @@ TENSOR_ANNOTATIONS = frozenset(
     {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor", "torch.nn.Parameter",
      "torch.nn.parameter.Parameter"}
 )
+
+
+def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The annotation of the parameter ``name`` refers to, when it is a parameter of an enclosing
+    function that the name is not rebound in."""
+    b = ctx.names.lookup(name.value)
+    if b is None or any(v is not None for v in b.values):
+        return None
+    for fn in reversed(ctx.stack):
+        if not isinstance(fn, cst.FunctionDef):
+            continue
+        params = fn.params
+        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+            if p.name.value == name.value:
+                return p.annotation.annotation if p.annotation is not None else None
+    return None
 
 
 def _annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
