@@ -34,6 +34,9 @@ class NaiveSoftmax(LintRule):
 
     An exponent already shifted by a maximum or a log-sum-exp (`x - x.max(dim, keepdim=True).values`,
     `logits - torch.max(logits)`, `x - m` with `m` named like a maximum) is stable and not reported.
+    Neither is an exponent that is never positive, such as a Gaussian kernel's `exp(-x**2 / (2 * s**2))`:
+    it cannot overflow, and its centre term is 1 (it could still underflow to `0 / 0` if every term were
+    far out; Gaussian kernels are too common a use to report for that).
 
     ## Example
     ```python
@@ -139,6 +142,36 @@ import torch
 def weights(log_w):
     w = torch.exp(log_w - torch.logsumexp(log_w, 0))
     return w / w.sum()
+"""
+        ),
+        # Gaussian kernels: the exponent is never positive and the centre term is exp(0) = 1
+        Valid(
+            """
+import torch
+
+def gaussian_kernel1d(sigma, ksize):
+    x = torch.arange(ksize, dtype=torch.float64) - ksize // 2
+    kernel = torch.exp(-0.5 * x**2 / sigma**2)
+    return kernel / kernel.sum()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def gaussian(kernel_size, sigma):
+    dist = torch.arange((1 - kernel_size) / 2, (1 + kernel_size) / 2, 1.0)
+    gauss = torch.exp(-torch.pow(dist / sigma, 2) / 2)
+    return (gauss / gauss.sum()).unsqueeze(dim=0)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def kernel1d(x, sigma):
+    pdf = torch.exp(-0.5 * (x / sigma).pow(2))
+    return pdf / pdf.sum()
 """
         ),
     ]

@@ -284,23 +284,57 @@ def _is_max_like(flow: Flow, expr: cst.BaseExpression, depth: int = 2) -> bool:
     return False
 
 
-def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 2) -> bool:
-    ctx = flow.ctx
+def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+    """Non-negative by construction: squares, even powers, abs, norms, exp, and products and ratios of
+    those with positive constants."""
     expr = flow.value(expr, 2)
+    n = number(expr)
+    if n is not None:
+        return n >= 0
     if is_binop(expr, cst.Power):
-        n = number(expr.right)  # type: ignore[attr-defined]
-        return n is not None and n % 2 == 0
+        p = number(expr.right)  # type: ignore[attr-defined]
+        return p is not None and p % 2 == 0
     if isinstance(expr, cst.Call):
         name = callee_name(expr)
-        if name in ("abs", "square", "relu", "softplus", "norm", "exp", "sigmoid", "softmax", "cdist", "pdist"):
+        if name in ("abs", "square", "relu", "softplus", "norm", "exp", "sigmoid", "softmax", "cdist", "pdist",
+                    "sqrt", "vector_norm", "matrix_norm"):
             return True
-    if is_binop(expr, cst.Multiply) and depth > 0:
+        if name in ("pow", "float_power"):
+            is_method = isinstance(expr.func, cst.Attribute) and not _module_like_prefix(expr.func.value)
+            exponent = arg(expr, 0 if is_method else 1, "exponent")
+            p = number(exponent.value) if exponent is not None else None
+            return p is not None and p % 2 == 0
+    if depth <= 0:
+        return False
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)
+    if is_binop(expr, cst.Add):
         return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)  # type: ignore
-    if is_binop(expr, cst.Divide) and depth > 0:
-        return _nonnegative(flow, expr.left, depth - 1) and (
-            number(expr.right) is not None and number(expr.right) > 0  # type: ignore[operator]
-            or _nonnegative(flow, expr.right, depth - 1)  # type: ignore[attr-defined]
+    return False
+
+
+def _nonpositive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+    """Non-positive by construction: ``-x**2``, ``-0.5 * (x / s).pow(2)``, ``-d / T`` with ``d`` >= 0 (a
+    denominator that is a name or attribute is taken as a positive scale: a temperature, a sigma)."""
+    expr = flow.value(expr, 2)
+    n = number(expr)
+    if n is not None:
+        return n <= 0
+    if is_negation(expr):
+        return _nonnegative(flow, expr.expression)  # type: ignore[attr-defined]
+    if depth <= 0 or not isinstance(expr, cst.BinaryOperation):
+        return False
+    left, right = expr.left, expr.right
+    if isinstance(expr.operator, cst.Multiply):
+        return (_nonpositive(flow, left, depth - 1) and _nonnegative(flow, right, depth - 1)) or (
+            _nonnegative(flow, left, depth - 1) and _nonpositive(flow, right, depth - 1)
         )
+    if isinstance(expr.operator, cst.Divide):
+        return _nonpositive(flow, left, depth - 1) and (
+            _nonnegative(flow, right, depth - 1) or dotted_name(right) is not None
+        )
+    if isinstance(expr.operator, cst.Subtract):
+        return _nonpositive(flow, left, depth - 1) and _nonnegative(flow, right, depth - 1)
     return False
 
 
@@ -309,7 +343,7 @@ def is_shifted(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
     log-probability, the negation of something non-negative, or clamped from above."""
     ctx = flow.ctx
     expr = flow.value(expr, 3)
-    if number(expr) is not None:
+    if number(expr) is not None or _nonpositive(flow, expr):
         return True
     if is_binop(expr, cst.Subtract):
         if _is_max_like(flow, expr.right):  # type: ignore[attr-defined]
