@@ -36,7 +36,7 @@ class FileContext:
         self.source = source
         self.module = module
         self.names = NameResolver(module)
-        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent: int keys hash fast
         self.stack: List[cst.CSTNode] = []
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []
@@ -47,7 +47,7 @@ class FileContext:
     def enter(self, node: cst.CSTNode) -> None:
         stack = self.stack
         if stack:
-            self.parents[node] = stack[-1]
+            self.parents[id(node)] = stack[-1]
         stack.append(node)
         self.names.enter(node)
         t = type(node)
@@ -70,13 +70,14 @@ class FileContext:
 
     # -- structure ------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        return self.parents.get(node)
+        return self.parents.get(id(node))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        p = self.parents.get(node)
+        parents = self.parents
+        p = parents.get(id(node))
         while p is not None:
             yield p
-            p = self.parents.get(p)
+            p = parents.get(id(p))
 
     def enclosing(
         self, node: cst.CSTNode, types: Union[Type[cst.CSTNode], Tuple[Type[cst.CSTNode], ...]]
@@ -93,7 +94,7 @@ class FileContext:
         """The statement holding ``node`` that sits directly in a block (a body list)."""
         cur: Optional[cst.CSTNode] = node
         while cur is not None:
-            parent = self.parents.get(cur)
+            parent = self.parents.get(id(cur))
             if isinstance(cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
                 parent, (cst.IndentedBlock, cst.Module)
             ):
@@ -102,7 +103,7 @@ class FileContext:
         return None
 
     def block_of(self, stmt: cst.CSTNode) -> Optional[Sequence[cst.CSTNode]]:
-        parent = self.parents.get(stmt)
+        parent = self.parents.get(id(stmt))
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
             return parent.body
         return None

@@ -71,21 +71,41 @@ def _fields(t: Type[cst.CSTNode]) -> Tuple[str, ...]:
     return ordered
 
 
+# Per concrete type: 0 not a node or a token (skip), 1 a structural node.  isinstance() against
+# libcst's abstract base classes is slow, so each type is classified once.
+_KIND: Dict[type, int] = {}
+
+
+def _kind(t: type) -> int:
+    k = _KIND.get(t)
+    if k is None:
+        k = _KIND[t] = 1 if issubclass(t, cst.CSTNode) and not issubclass(t, _TOKEN_TYPES) else 0
+    return k
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     t = type(node)
     names = _FIELDS.get(t)
     if names is None:
         names = _fields(t)
     out: List[cst.CSTNode] = []
+    kind = _KIND
     for name in names:
         v = getattr(node, name)
-        if isinstance(v, cst.CSTNode):
-            if not isinstance(v, _TOKEN_TYPES):
-                out.append(v)
-        elif isinstance(v, (list, tuple)):
+        tv = type(v)
+        if tv is tuple or tv is list:
             for x in v:
-                if isinstance(x, cst.CSTNode) and not isinstance(x, _TOKEN_TYPES):
+                k = kind.get(type(x))
+                if k is None:
+                    k = _kind(type(x))
+                if k:
                     out.append(x)
+        else:
+            k = kind.get(tv)
+            if k is None:
+                k = _kind(tv)
+            if k:
+                out.append(v)
     return out
 
 
