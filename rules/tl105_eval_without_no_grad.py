@@ -1,0 +1,406 @@
+from __future__ import annotations
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from torchlint.analysis.evaluation import (
+    EvalSite,
+    body_after_docstring,
+    evaluation_facts,
+    is_generator,
+    no_grad_call_code,
+    runs_without_grad,
+)
+from torchlint.analysis.training import under_no_grad
+from torchlint.analysis.walk import iter_nodes
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class EvalWithoutNoGrad(LintRule):
+    """
+    ## What it does
+    Finds evaluation code that runs a model with autograd on: a validation, test, prediction or
+    inference function (named so, or called with a validation/test loader) or a loop that computes
+    metrics without training, whose model calls are not under `torch.no_grad()` or
+    `torch.inference_mode()` — neither a `with` block, nor a decorator, nor at every call site of the
+    function in the module.
+
+    ## Why is this bad?
+    Outside `no_grad`, every forward pass records the autograd graph and keeps the activations alive
+    for a backward pass that never comes: evaluation runs slower and needs far more memory (often an
+    out-of-memory error with batch sizes that trained fine), and tensors kept for metrics or
+    predictions hold their whole graph. The cookbook: "不需要计算梯度的代码块用 with torch.no_grad()
+    包含起来", since `no_grad` "关闭 PyTorch 张量的自动求导机制，以减少存储使用和加速计算"
+    (`shared/seeds/000`; the test-loop snippet of the 2024 revision `shared/seeds/003`, section 6.2,
+    wraps the loop in `with torch.no_grad():`).
+
+    Not reported: Lightning's `validation_step`/`test_step`/`predict_step` and other framework hooks
+    (the framework disables gradients), pytest tests, the inference methods of model classes (library
+    API: the caller decides), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
+    uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), and code where some model calls are already
+    under `no_grad` (the rest is taken as deliberate).
+
+    ## Example
+    ```python
+    def validate(model, loader):
+        model.eval()
+        correct = 0
+        for images, labels in loader:
+            correct += (model(images).argmax(1) == labels).sum().item()
+        return correct / len(loader.dataset)
+    ```
+
+    ## Use instead
+    ```python
+    def validate(model, loader):
+        with torch.no_grad():
+            model.eval()
+            correct = 0
+            for images, labels in loader:
+                correct += (model(images).argmax(1) == labels).sum().item()
+            return correct / len(loader.dataset)
+    ```
+
+    ## Fix safety
+    The fix wraps the function body (after its docstring) or the evaluation loop in
+    `with torch.no_grad():`, spelled with the module's own torch import; no fix is offered when torch is
+    not imported by name or for generators (the context would stay open across `yield`). It is safe,
+    except when the function returns a model output: a caller could differentiate through it, which
+    `no_grad` prevents, so the fix is unsafe there.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - [torch.inference_mode](https://pytorch.org/docs/stable/generated/torch.inference_mode.html)
+    - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+    """
+
+    CODE = "TL105"
+    NAME = "eval-without-no-grad"
+    MESSAGE = (
+        "Evaluation code runs the model with autograd on; wrap it in `torch.no_grad()` (or "
+        "`torch.inference_mode()`) to save memory and time"
+    )
+    FIX_TITLE = "Wrap the evaluation in `with torch.no_grad():`"
+    TRIGGERS = ("torch",)
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+
+def test(model, test_loader, device):
+    model.eval()
+    with torch.no_grad():
+        correct = 0
+        total = 0
+        for images, labels in test_loader:
+            outputs = model(images.to(device))
+            _, predicted = torch.max(outputs, 1)
+            total += labels.size(0)
+            correct += (predicted == labels.to(device)).sum().item()
+    return 100 * correct / total
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+@torch.inference_mode()
+def predict(model, batch):
+    model.eval()
+    return model(batch).argmax(dim=-1)
+
+
+@torch.no_grad
+def evaluate(model, loader):
+    model.eval()
+    return [model(x).argmax(1) for x in loader]
+"""
+        ),
+        Valid(
+            """
+import torch
+import pytorch_lightning as pl
+
+
+class Classifier(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self.model(x)
+        self.log("val_acc", (logits.argmax(1) == y).float().mean())
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def evaluate(model, loader):
+    model.eval()
+    acc = 0
+    for x, y in loader:
+        acc += (model(x).argmax(1) == y).float().mean().item()
+    return acc
+
+
+def main(model, val_loader):
+    with torch.no_grad():
+        print(evaluate(model, val_loader))
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def evaluate_robustness(model, loader, eps=0.03):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        x.requires_grad_(True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        grad, = torch.autograd.grad(loss, x)
+        correct += (model(x + eps * grad.sign()).argmax(1) == y).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def predict(model, x):
+    return model(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def test_forward_shape():
+    model = torch.nn.Linear(4, 2)
+    for batch in [torch.zeros(3, 4)]:
+        out = model(batch)
+        assert out.shape == (3, 2)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    model.train()
+    correct = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def forward(self, x):
+        return self.encoder(x)
+
+    def predict(self, batches):
+        preds = []
+        for x in batches:
+            preds.append(self.encoder(x).argmax(-1))
+        return preds
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def evaluate(model, loader, metric):
+    model.eval()
+    for x, y in loader:
+        with torch.no_grad():
+            feats = model.backbone(x)
+        metric.update(model.head(feats), y)
+    return metric.compute()
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    total = 0
+    for images, labels in val_loader:
+        images, labels = images.to(device), labels.to(device)
+        outputs = model(images)
+        predicted = torch.argmax(outputs, dim=1)
+        total += labels.size(0)
+        correct += (predicted == labels).sum().item()
+    return correct / total
+""",
+            fixed="""
+import torch
+
+
+def validate(model, val_loader, device):
+    with torch.no_grad():
+        correct = 0
+        total = 0
+        for images, labels in val_loader:
+            images, labels = images.to(device), labels.to(device)
+            outputs = model(images)
+            predicted = torch.argmax(outputs, dim=1)
+            total += labels.size(0)
+            correct += (predicted == labels).sum().item()
+        return correct / total
+""",
+            line=10,
+            col=19,
+        ),
+        Invalid(
+            """
+import torch as th
+
+
+def predict(net, batch):
+    \"\"\"Class predictions for one batch.\"\"\"
+    net.eval()
+    return net(batch)
+""",
+            fixed="""
+import torch as th
+
+
+def predict(net, batch):
+    \"\"\"Class predictions for one batch.\"\"\"
+    with th.no_grad():
+        net.eval()
+        return net(batch)
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    # accuracy on the validation set
+    for x, y in val_loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+""",
+            fixed="""
+import torch
+
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    # accuracy on the validation set
+    with torch.no_grad():
+        for x, y in val_loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+""",
+        ),
+        Invalid(
+            """
+from torch.nn import Module
+
+
+def run_test(model, loader):
+    for x in loader:
+        yield model(x).argmax(1)
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        evaluation_facts(self.ctx).record(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        ctx = self.ctx
+        if not ctx.names.imports_torch:
+            return
+        for site in evaluation_facts(ctx).sites():
+            calls = [c for c, _model in site.calls]
+            if not calls or any(under_no_grad(ctx, c) for c in calls):
+                continue
+            if runs_without_grad(ctx, calls[0]):
+                continue
+            self.report(calls[0], fix=self._fix(site))
+
+    def _fix(self, site: EvalSite) -> Optional[Fix]:
+        ctx = self.ctx
+        code = no_grad_call_code(ctx)
+        if code is None:
+            return None
+        template = ctx.parse_statement(f"with {code}:\n    pass\n")
+        assert isinstance(template, cst.With) and isinstance(template.body, cst.IndentedBlock)
+        if site.kind == "function":
+            function = site.node
+            assert isinstance(function, cst.FunctionDef)
+            if is_generator(ctx, function):
+                return None
+            doc, rest = body_after_docstring(function)
+            if not rest:
+                return None
+            wrapped = template.with_changes(body=template.body.with_changes(body=rest))
+            new_body = function.body.with_changes(body=doc + [wrapped])
+            unsafe = self._returns_model_output(site)
+            return self.make_fix(unsafe=unsafe).replace(function.body, new_body)
+        loop = site.node
+        if ctx.block_of(loop) is None:
+            return None
+        wrapped = template.with_changes(
+            body=template.body.with_changes(body=[loop.with_changes(leading_lines=[])]),
+            leading_lines=loop.leading_lines,
+        )
+        return self.make_fix().replace(loop, wrapped)
+
+    def _returns_model_output(self, site: EvalSite) -> bool:
+        """Whether the function returns a model call, or a variable assigned from one."""
+        ctx = self.ctx
+        calls = {c for c, _ in site.calls}
+        outputs: Set[str] = set()
+        for a in ctx.contents(site.node).assigns:
+            value = getattr(a, "value", None)
+            if value is None or not any(ctx.is_inside(c, value) or c is value for c in calls):
+                continue
+            targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
+            for t in targets:
+                outputs.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
+        for n in iter_nodes(site.node.body):
+            if isinstance(n, cst.Return) and n.value is not None:
+                for sub in iter_nodes(n.value):
+                    if sub in calls or (isinstance(sub, cst.Name) and sub.value in outputs):
+                        return True
+        return False

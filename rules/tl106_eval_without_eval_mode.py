@@ -1,0 +1,378 @@
+from __future__ import annotations
+
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from torchlint.analysis.evaluation import (
+    MC_DROPOUT,
+    EvalSite,
+    assigned_within,
+    call_sites,
+    covers,
+    enclosing_function,
+    eval_receivers,
+    evaluation_facts,
+    restores_train_mode,
+    top_statement,
+)
+from torchlint.analysis.names import dotted_name
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class EvalWithoutEvalMode(LintRule):
+    """
+    ## What it does
+    Finds evaluation code (a validation, test, prediction or inference function, or a loop that
+    computes metrics without training; see TL105) that runs a model which is never put in evaluation
+    mode: no `model.eval()` or `model.train(False)` in the function, in a same-module helper it calls,
+    or in a same-module caller.
+
+    ## Why is this bad?
+    In training mode dropout drops activations at random and batch norm normalises with the statistics
+    of the current batch (and updates its running averages with the evaluation data). Metrics computed
+    that way are noisy and wrong, and predictions change from run to run. The cookbook: "model(x) 前用
+    model.train() 和 model.eval() 切换网络状态", because "model.eval() 是将网络切换为测试状态，例如 BN 和
+    随机失活（dropout）在训练和测试阶段使用不同的计算方法" (`shared/seeds/000`; the test snippet of the 2024
+    revision `shared/seeds/003`, section 6.2, starts with `model.eval()`).
+
+    Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
+    modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
+    through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
+    loaded with `torch.load`/`torch.jit.load` (they keep the mode they were saved in), and models that
+    provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
+    layers without dropout or normalisation).
+
+    ## Example
+    ```python
+    def validate(model, loader):
+        with torch.no_grad():
+            return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+    ```
+
+    ## Use instead
+    ```python
+    def validate(model, loader):
+        model.eval()
+        with torch.no_grad():
+            return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+    ```
+
+    ## Fix safety
+    The fix inserts `model.eval()` before the statement that first runs the model (before the
+    evaluation loop). It is unsafe: the mode persists after the evaluation, so code that trains
+    afterwards without calling `model.train()` (see TL107) would then train in evaluation mode.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    - [Autograd mechanics: evaluation mode is not no_grad](https://pytorch.org/docs/stable/notes/autograd.html#evaluation-mode-nn-module-eval)
+    """
+
+    CODE = "TL106"
+    NAME = "eval-without-eval-mode"
+    MESSAGE = "Evaluation runs the model without `model.eval()`; dropout and batch norm stay in training mode"
+    FIX_TITLE = "Insert `model.eval()` before the evaluation"
+    FIX_SAFETY = "unsafe"
+    TRIGGERS = ("torch",)
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+
+def test(model, test_loader, device):
+    model.eval()
+    with torch.no_grad():
+        correct = 0
+        for images, labels in test_loader:
+            outputs = model(images.to(device))
+            correct += (outputs.argmax(1) == labels.to(device)).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def mc_dropout_predict(model, loader, samples=20):
+    model.train()  # keep dropout active: Monte-Carlo estimate of the uncertainty
+    preds = []
+    with torch.no_grad():
+        for x in loader:
+            preds.append(torch.stack([model(x) for _ in range(samples)]).mean(0))
+    return preds
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def evaluate(model, loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def main(model, val_loader):
+    model.eval()
+    print(evaluate(model, val_loader))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+
+
+def validate(loader):
+    accuracy = 0
+    with torch.no_grad():
+        for x, y in loader:
+            accuracy += (net(x).argmax(1) == y).float().mean().item()
+    return accuracy
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def validate(model, val_loader):
+    model.train(False)
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in val_loader]
+
+
+def test(model, loader):
+    with torch.no_grad(), eval_mode(model):
+        return [model(x).argmax(1) for x in loader]
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def predict(path, loader):
+    model = torch.jit.load(path)
+    preds = []
+    with torch.no_grad():
+        for x in loader:
+            preds.append(model(x))
+    return preds
+"""
+        ),
+        Valid(
+            """
+import torch
+import pytorch_lightning as pl
+
+
+class Classifier(pl.LightningModule):
+    def test_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("test_acc", (self.model(x).argmax(1) == y).float().mean())
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    total = 0
+    for images, labels in val_loader:
+        images, labels = images.to(device), labels.to(device)
+        outputs = model(images)
+        predicted = torch.argmax(outputs, dim=1)
+        total += labels.size(0)
+        correct += (predicted == labels).sum().item()
+    return correct / total
+""",
+            fixed="""
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    total = 0
+    model.eval()
+    for images, labels in val_loader:
+        images, labels = images.to(device), labels.to(device)
+        outputs = model(images)
+        predicted = torch.argmax(outputs, dim=1)
+        total += labels.size(0)
+        correct += (predicted == labels).sum().item()
+    return correct / total
+""",
+            line=10,
+            col=19,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+
+class Trainer:
+    def fit(self, train_loader, val_loader):
+        for epoch in range(self.epochs):
+            for x, y in train_loader:
+                self.optimizer.zero_grad()
+                self.criterion(self.model(x), y).backward()
+                self.optimizer.step()
+            with torch.no_grad():
+                for x, y in val_loader:
+                    self.metric.update(self.model(x), y)
+""",
+            fixed="""
+import torch
+
+
+class Trainer:
+    def fit(self, train_loader, val_loader):
+        for epoch in range(self.epochs):
+            for x, y in train_loader:
+                self.optimizer.zero_grad()
+                self.criterion(self.model(x), y).backward()
+                self.optimizer.step()
+            with torch.no_grad():
+                self.model.eval()
+                for x, y in val_loader:
+                    self.metric.update(self.model(x), y)
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+def evaluate(loader):
+    model = Net()
+    model.load_state_dict(torch.load("weights.pt"))
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+def evaluate(loader):
+    model = Net()
+    model.load_state_dict(torch.load("weights.pt"))
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+""",
+            unsafe=True,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        evaluation_facts(self.ctx).record(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        ctx = self.ctx
+        if not ctx.names.imports_torch:
+            return
+        facts = evaluation_facts(ctx)
+        for site in facts.sites():
+            if site.by_eval_call or self._mc_dropout(site):
+                continue
+            receivers = self._receivers(site)
+            for call, model in site.calls:
+                if call in facts.mode_settled:
+                    continue
+                code = ctx.code(model)
+                extra: Set[str] = set()
+                if call not in facts.local_model:
+                    extra = self._wider_receivers(site, code)
+                if covers(receivers | extra, code):
+                    continue
+                self.report(
+                    call,
+                    f"Evaluation runs `{code}` without `{code}.eval()`; dropout and batch norm stay in training mode",
+                    fix=self._fix(site, call, model, code),
+                )
+                break
+
+    def _mc_dropout(self, site: EvalSite) -> bool:
+        if restores_train_mode(self.ctx, site.node):
+            return True
+        if site.function is not None and MC_DROPOUT.search(site.function.name.value):
+            return True
+        return bool(MC_DROPOUT.search(self.ctx.code(site.node)))
+
+    def _receivers(self, site: EvalSite) -> Set[str]:
+        """What the evaluation's function, and the same-module functions that call it, put in eval mode."""
+        ctx = self.ctx
+        host: cst.CSTNode = site.function if site.function is not None else ctx.module
+        out = set(eval_receivers(ctx, host))
+        if site.function is not None:
+            for caller_site in call_sites(ctx, site.function):
+                caller = enclosing_function(ctx, caller_site) or ctx.module
+                out |= eval_receivers(ctx, caller)
+        return out
+
+    def _wider_receivers(self, site: EvalSite, code: str) -> Set[str]:
+        """A model that is not local to the function (``self.model``, a module global) may be put in eval
+        mode anywhere in its class or module."""
+        ctx = self.ctx
+        if code.startswith("self.") and site.function is not None:
+            cls = ctx.enclosing(site.function, cst.ClassDef)
+            return eval_receivers(ctx, cls, depth=0) if cls is not None else set()
+        if site.function is None or "." not in code:
+            return eval_receivers(ctx, ctx.module, depth=0)
+        return set()
+
+    def _fix(self, site: EvalSite, call: cst.Call, model: cst.BaseExpression, code: str) -> Optional[Fix]:
+        ctx = self.ctx
+        owner = site.node if site.kind == "function" else None
+        anchor: Optional[cst.CSTNode] = site.node if owner is None else top_statement(ctx, call, owner)
+        if anchor is None:
+            return None
+        base = (dotted_name(model) or "").split(".")[0]
+        if base and base != "self" and assigned_within(ctx, anchor, base):
+            anchor = ctx.statement_of(call)
+        if anchor is None or ctx.block_of(anchor) is None:
+            return None
+        return self.make_fix(f"Insert `{code}.eval()` before the evaluation").insert_before(
+            anchor, ctx.parse_statement(f"{code}.eval()\n")
+        )

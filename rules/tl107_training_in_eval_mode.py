@@ -1,0 +1,424 @@
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import callee_name
+from torchlint.analysis.evaluation import (
+    ANY,
+    EVAL_NAME,
+    TRAIN_CALL,
+    eval_targets_of_call,
+    evaluation_facts,
+    restores_train_mode,
+    snake,
+    top_statement,
+)
+from torchlint.analysis.training import (
+    NO_GRAD_CONTEXTS,
+    calls_through_helpers,
+    common_loop,
+    is_backward_like,
+    optimizer_of_step,
+    under_no_grad,
+)
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class TrainingInEvalMode(LintRule):
+    """
+    ## What it does
+    Finds loops that both train a model and evaluate it — `model.eval()` (or `train(False)`) directly,
+    or a same-module validation helper that calls it — without ever calling `model.train()` again in
+    the loop. The typical case is a validation pass inside the epoch loop: from the second epoch on,
+    the model trains in evaluation mode.
+
+    ## Why is this bad?
+    `eval()` is sticky: it stays until `train()` is called. Training in evaluation mode turns dropout
+    off and freezes batch-norm statistics at whatever the running averages were, so the model
+    regularises less, batch norm stops adapting, and results differ from what the code intends, with no
+    error. The cookbook asks to switch modes explicitly around every forward: "model(x) 前用
+    model.train() 和 model.eval() 切换网络状态" (`shared/seeds/000`, also in the 2024 revision
+    `shared/seeds/003`, section 7).
+
+    Not reported: loops that call `.train()` (any argument other than `False`) themselves or in a helper
+    they call, loops that call an unresolved function whose name says it trains (`train_one_epoch`
+    imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
+    teacher put in eval mode while the student trains), and `eval()` calls with no evaluation around
+    them (freezing batch norm on purpose).
+
+    ## Example
+    ```python
+    model.train()
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        validate(model, val_loader)  # calls model.eval()
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        validate(model, val_loader)
+    ```
+
+    ## Fix safety
+    The fix inserts `model.train()` before the statement of the loop that trains. It is safe: it only
+    restores the mode the training code already assumes on its first iteration.
+
+    ## Options
+    None.
+
+    ## References
+    - [torch.nn.Module.train](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
+    - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    """
+
+    CODE = "TL107"
+    NAME = "training-in-eval-mode"
+    MESSAGE = "The loop puts the model in eval mode and trains it again without `model.train()`"
+    FIX_TITLE = "Insert `model.train()` before the training step"
+    TRIGGERS = ("eval", "train(False", "train(mode=False")
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(model, train_loader, val_loader, optimizer, criterion, scheduler):
+    for epoch in range(10):
+        train(model, train_loader, optimizer, criterion)
+        validate(model, val_loader)
+        scheduler.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+student.train()
+for epoch in range(10):
+    teacher.eval()
+    for x, y in loader:
+        with torch.no_grad():
+            soft = teacher(x)
+        optimizer.zero_grad()
+        distill_loss(student(x), soft, y).backward()
+        optimizer.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+for epoch in range(10):
+    model.eval()  # frozen batch-norm statistics while fine-tuning the head
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+from engine import train_one_epoch
+
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return [model(x) for x in loader]
+
+
+for epoch in range(10):
+    train_one_epoch(model, loader, optimizer)
+    evaluate(model, val_loader)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def run_epoch(model, loader, optimizer, training):
+    model.train(training)
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        if training:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+for epoch in range(10):
+    run_epoch(model, train_loader, optimizer, True)
+    model.eval()
+    evaluate(model, val_loader)
+    run_epoch(model, train_loader, optimizer, True)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+
+def validate(model, loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
+    model.train()
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        print(epoch, validate(model, val_loader))
+""",
+            fixed="""
+import torch
+
+
+def validate(model, loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
+    model.train()
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        print(epoch, validate(model, val_loader))
+""",
+            line=21,
+            col=22,
+        ),
+        Invalid(
+            """
+import torch
+
+for step, batch in enumerate(loader):
+    loss = net(batch).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    if step % 500 == 0:
+        net.eval()
+        with torch.no_grad():
+            print(evaluate_bleu(net, dev_set))
+""",
+            fixed="""
+import torch
+
+for step, batch in enumerate(loader):
+    net.train()
+    loss = net(batch).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    if step % 500 == 0:
+        net.eval()
+        with torch.no_grad():
+            print(evaluate_bleu(net, dev_set))
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+
+class Trainer:
+    def validate(self):
+        self.model.train(False)
+        with torch.no_grad():
+            return [self.model(x) for x in self.val_loader]
+
+    def train_epoch(self):
+        for x, y in self.train_loader:
+            self.optimizer.zero_grad()
+            self.criterion(self.model(x), y).backward()
+            self.optimizer.step()
+
+    def fit(self):
+        for epoch in range(self.epochs):
+            self.validate()
+            self.train_epoch()
+""",
+            fixed="""
+import torch
+
+
+class Trainer:
+    def validate(self):
+        self.model.train(False)
+        with torch.no_grad():
+            return [self.model(x) for x in self.val_loader]
+
+    def train_epoch(self):
+        for x, y in self.train_loader:
+            self.optimizer.zero_grad()
+            self.criterion(self.model(x), y).backward()
+            self.optimizer.step()
+
+    def fit(self):
+        for epoch in range(self.epochs):
+            self.validate()
+            self.model.train()
+            self.train_epoch()
+""",
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._loops: List[cst.CSTNode] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        evaluation_facts(self.ctx).record(node)
+
+    def leave_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def leave_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for loop in self._loops:
+            self._check(loop)
+
+    def _check(self, loop: cst.CSTNode) -> None:
+        ctx = self.ctx
+        reached = calls_through_helpers(ctx, loop, depth=2)
+        evals: List[Tuple[cst.Call, str]] = []
+        for call in ctx.calls_in(loop):
+            evals.extend((call, code) for code in sorted(eval_targets_of_call(ctx, call)) if code != ANY)
+        if not evals or restores_train_mode(ctx, loop, depth=2):
+            return
+        for call, via in reached:
+            name = callee_name(call)
+            if call is via and name and "train" in name and ctx.function_for_call(call) is None:
+                if TRAIN_CALL.search(snake(name)) or snake(name) in ("train", "training"):
+                    return  # an unresolved training helper may well call `model.train()`
+        training = [via for call, via in reached if is_backward_like(ctx, call) or optimizer_of_step(ctx, call)]
+        if not training or not self._evaluates(loop):
+            return
+        for via_eval, code in evals:
+            steps = [t for t in training if common_loop(ctx, via_eval, t) is loop and self._trains_model(t, code, loop)]
+            if not steps:
+                continue
+            self.report(
+                via_eval,
+                f"The loop puts `{code}` in eval mode and trains it again without `{code}.train()`",
+                fix=self._fix(loop, via_eval, steps, code),
+            )
+            return
+
+    def _evaluates(self, loop: cst.CSTNode) -> bool:
+        """Some evaluation happens in the loop (not a deliberate batch-norm freeze)."""
+        ctx = self.ctx
+        for site in evaluation_facts(ctx).sites():
+            if ctx.is_inside(site.node, loop):
+                return True
+        for call in ctx.calls_in(loop):
+            name = callee_name(call)
+            if name and EVAL_NAME.search(snake(name)) and name != "eval":
+                return True
+            target = ctx.function_for_call(call)
+            if target is not None and any(s.function is target for s in evaluation_facts(ctx).sites()):
+                return True
+        for call in ctx.calls_in(loop):
+            if ctx.names.matches(call.func, NO_GRAD_CONTEXTS) and isinstance(ctx.parent(call), cst.WithItem):
+                return True
+        return False
+
+    def _trains_model(self, step: cst.Call, code: str, loop: cst.CSTNode) -> bool:
+        """The eval'd model is the one trained: it runs outside `no_grad` in the loop, or is handed to
+        (or, for `self.*`, used by) the same-module helper that trains."""
+        ctx = self.ctx
+        helper = ctx.function_for_call(step)
+        if helper is None or is_backward_like(ctx, step) or optimizer_of_step(ctx, step) is not None:
+            for call, model in evaluation_facts(ctx).model_calls:
+                if ctx.code(model) == code and ctx.is_inside(call, loop) and not under_no_grad(ctx, call):
+                    return True
+            return False
+        if code in ctx.code(step):
+            return True
+        if code.startswith("self."):
+            body = ctx.code(helper)
+            return code + "(" in body or code + ".forward(" in body
+        return False
+
+    def _fix(self, loop: cst.CSTNode, via_eval: cst.Call, steps: List[cst.Call], code: str) -> Optional[Fix]:
+        ctx = self.ctx
+        first = steps[0]
+        if ctx.function_for_call(first) is None or is_backward_like(ctx, first) or optimizer_of_step(ctx, first):
+            # a training step written in the loop: switch the mode before the model's forward pass
+            for call, model in evaluation_facts(ctx).model_calls:
+                if ctx.code(model) == code and common_loop(ctx, call, first) is loop and not under_no_grad(ctx, call):
+                    first = call
+                    break
+        anchor = top_statement(ctx, first, loop)
+        if anchor is None or anchor is top_statement(ctx, via_eval, loop):
+            return None
+        return self.make_fix(f"Insert `{code}.train()` before the training step").insert_before(
+            anchor, ctx.parse_statement(f"{code}.train()\n")
+        )

@@ -1,0 +1,614 @@
+"""What the evaluation rules share: which calls run a model, which code evaluates (validation, testing,
+prediction), whether it runs with gradients disabled, and which mode (``train``/``eval``) the model is in.
+
+Evaluation code is found from two kinds of evidence, and both lean towards silence:
+
+- a function named for evaluation (``validate``, ``evaluate``, ``test``, ``predict``, ``inference``;
+  or one called with a validation/test loader) that runs a model in a loop, computes metrics or
+  switches the model to eval mode, and never trains (no backward, no optimizer step, no gradient
+  reads: adversarial evaluation and saliency maps need gradients);
+- a loop that runs a model and computes metrics (or iterates a validation/test loader) without
+  training, in any function.
+
+Framework hooks (Lightning's ``validation_step``/``test_step``/``predict_step`` and ``on_*`` hooks, which
+the framework already runs under ``no_grad`` and in eval mode), pytest tests, and the inference methods of
+the model classes themselves (library API: the caller chooses the mode) are not evaluation code.
+
+Name questions (is ``model`` a parameter or an imported function?) are answered while the walk is in the
+right scope; the rules record model calls as they are visited and ask for the evaluation sites once the
+module is done (:func:`evaluation_facts`).
+"""
+from __future__ import annotations
+
+import os
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, receiver
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.training import (
+    LOOP_TYPES,
+    calls_through_helpers,
+    is_backward_like,
+    optimizer_of_step,
+    under_no_grad,
+)
+
+MODEL_NAME = re.compile(
+    r"(^|_)(model|models|net|network|classifier|encoder|decoder|backbone|generator|discriminator|detector|"
+    r"segmenter|policy|critic|actor|teacher|student)(_|\d|$)|^[a-z]*net\d*$|^net[a-z]?$",
+)
+EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|infer|"
+    r"inference)(_|\d|$)"
+)
+HOOK_NAME = re.compile(r"^on_|_step$|_step_end$|_(epoch|batch|loop)_(start|end)$|_end$|^setup|dataloader|^configure")
+METRIC_NAME = re.compile(
+    r"correct|accurac|(^|_)acc(_|\d|s?$)|metric|(^|_)score|f1|precision|recall|(^|_)iou|(^|_)auc|top_?\d|"
+    r"psnr|ssim|dice|evaluator|meter|(^|_)hits"
+)
+PREDICTION_LIST = re.compile(r"(^|_)(pred|preds|prediction|predictions|outputs|logits|results)$")
+EVAL_DATA = re.compile(
+    r"(^|[^a-z])(val|valid|validation|test|testing|eval|evaluation|dev|holdout)"
+    r"(_|[a-z]*loader|[a-z]*data|set|ds\b|dl\b|iter)"
+)
+TRAIN_CALL = re.compile(
+    r"^(train_step|training_step|train_one_epoch|train_epoch|train_batch|fit|optimize|optimizer_step|"
+    r"step_optimizer|manual_backward)$|^train_"
+)
+NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
+MC_DROPOUT = re.compile(r"dropout|monte|(^|_)mc(_|$)|bayes|uncertain", re.IGNORECASE)
+MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+# -- models --------------------------------------------------------------------------------------
+def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """For ``model(x)``, ``self.net(x)``, ``model.forward(x)``: the model expression; else None.
+
+    A callee that resolves to an import, a builtin, or a function or class defined in the module is a
+    function, not a model object; a call passing ``training=`` is Keras, not torch.
+    """
+    func = call.func
+    model = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    name = dotted_name(model)
+    if name is None:
+        return None
+    last = name.rsplit(".", 1)[-1]
+    if not MODEL_NAME.search(snake(last)):
+        return None
+    if ctx.names.qualified_names(model):
+        return None
+    if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in module_classes(ctx)):
+        return None
+    if keyword_arg(call, "training") is not None:
+        return None
+    return model
+
+
+_CLASSES: "weakref.WeakKeyDictionary[FileContext, Dict[str, cst.ClassDef]]" = weakref.WeakKeyDictionary()
+
+
+def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
+    found = _CLASSES.get(ctx)
+    if found is None:
+        found = {}
+        for stmt in ctx.module.body:
+            if isinstance(stmt, cst.ClassDef):
+                found[stmt.name.value] = stmt
+        _CLASSES[ctx] = found
+    return found
+
+
+_MODE_FREE_LAYERS = re.compile(
+    r"^torch\.nn\.(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|ReLU|ReLU6|GELU|SiLU|Mish|Tanh|Sigmoid|"
+    r"Softmax|LogSoftmax|Softplus|LeakyReLU|ELU|SELU|PReLU|Hardtanh|Hardswish|Flatten|Unflatten|Identity|"
+    r"MaxPool[123]d|AvgPool[123]d|AdaptiveAvgPool[123]d|AdaptiveMaxPool[123]d|Embedding|Upsample|"
+    r"PixelShuffle|Sequential)$"
+)
+
+
+def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
+    """``torch.load``/``torch.jit.load``/``torch.export.load``: the model keeps the mode it was saved in."""
+    return any(
+        q in ("torch.load", "torch.jit.load", "torch.export.load", "torch.package.PackageImporter")
+        or q.startswith("torch.jit.")
+        for q in ctx.names.qualified_names(value.func)
+    )
+
+
+def mode_free_model(ctx: FileContext, model: cst.BaseExpression, cache: Optional[Dict] = None) -> bool:
+    """Provably the same in train and eval mode: built from ``nn.Sequential`` of mode-free layers, or an
+    instance of a module-level ``nn.Module`` subclass whose layers are all mode-free and which never reads
+    ``self.training``.  Anything unknown (a parameter, an import) is not proven."""
+    for value in ctx.names.values(model):
+        if not isinstance(value, cst.Call):
+            return False
+        if ctx.names.matches(value.func, ("torch.nn.Sequential",)):
+            return all(_mode_free_layer(ctx, a.value) for a in value.args)
+        if isinstance(value.func, cst.Name):
+            cls = module_classes(ctx).get(value.func.value)
+            if cls is None:
+                return False
+            if cache is None:
+                return _mode_free_class(ctx, cls)
+            if cls not in cache:
+                cache[cls] = _mode_free_class(ctx, cls)
+            return cache[cls]
+        return False
+    return False
+
+
+def _mode_free_layer(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    names = ctx.names.qualified_names(expr.func)
+    if not names or not all(_MODE_FREE_LAYERS.match(q) for q in names):
+        return False
+    if any(_MODE_FREE_LAYERS.match(q) and q.endswith("Sequential") for q in names):
+        return all(_mode_free_layer(ctx, a.value) for a in expr.args)
+    return True
+
+
+def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    if len(cls.bases) != 1 or not ctx.names.matches(cls.bases[0].value, ("torch.nn.Module",)):
+        return False
+    code = ctx.code(cls)
+    if re.search(r"[Dd]ropout|[Nn]orm|training|\.train\(|\.eval\(", code):
+        return False
+    for a in ctx.contents(cls).assigns:
+        if isinstance(a, cst.Assign) and any(
+            isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self" for t in a.targets
+        ):
+            if isinstance(a.value, cst.Call) and not _mode_free_layer(ctx, a.value):
+                return False
+    return True
+
+
+# -- call graph inside the module ----------------------------------------------------------------
+_SITES: "weakref.WeakKeyDictionary[FileContext, Dict[cst.FunctionDef, List[cst.Call]]]" = weakref.WeakKeyDictionary()
+
+
+def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods)."""
+    index = _SITES.get(ctx)
+    if index is None:
+        index = {}
+        for call in ctx.calls_in(ctx.module):
+            target = ctx.function_for_call(call)
+            if target is not None:
+                index.setdefault(target, []).append(call)
+        _SITES[ctx] = index
+    return index.get(function, [])
+
+
+def enclosing_function(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    found = ctx.enclosing(node, cst.FunctionDef)
+    return found if isinstance(found, cst.FunctionDef) else None
+
+
+def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bool:
+    """Under ``no_grad``/``inference_mode`` here, or every same-module caller of the enclosing function is."""
+    if under_no_grad(ctx, node):
+        return True
+    if depth <= 0:
+        return False
+    function = enclosing_function(ctx, node)
+    if function is None:
+        return False
+    sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
+    return bool(sites) and all(runs_without_grad(ctx, s, depth - 1) for s in sites)
+
+
+def trains(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
+    """Whether ``node`` runs a backward pass or an optimizer step (itself or in a same-module helper), or
+    calls something named like a training step."""
+    for call, _via in calls_through_helpers(ctx, node, depth):
+        if is_backward_like(ctx, call) or optimizer_of_step(ctx, call) is not None:
+            return True
+        name = callee_name(call)
+        if name is not None and TRAIN_CALL.search(snake(name)):
+            return True
+    return False
+
+
+def needs_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Code that reads gradients, differentiates or turns gradients on: evaluation that must not be
+    wrapped in ``no_grad`` (adversarial attacks, saliency maps, influence functions)."""
+    return bool(NEEDS_GRAD.search(ctx.code(node)))
+
+
+# -- evidence ------------------------------------------------------------------------------------
+def computes_metrics(ctx: FileContext, node: cst.CSTNode) -> bool:
+    contents = ctx.contents(node)
+    for a in contents.assigns:
+        targets: List[cst.BaseExpression] = []
+        if isinstance(a, cst.Assign):
+            targets = [t.target for t in a.targets]
+        elif isinstance(a, (cst.AugAssign, cst.AnnAssign)):
+            targets = [a.target]
+        for t in targets:
+            name = dotted_name(t) if not isinstance(t, cst.Subscript) else dotted_name(t.value)
+            if name and METRIC_NAME.search(snake(name.rsplit(".", 1)[-1])):
+                return True
+    for call in contents.calls:
+        recv = receiver(call)
+        name = dotted_name(recv) if recv is not None else None
+        if name is None:
+            continue
+        last = snake(name.rsplit(".", 1)[-1])
+        method = method_name(call)
+        if method in ("update", "add_batch", "process", "add", "compute", "append", "extend") and METRIC_NAME.search(last):
+            return True
+        if method in ("append", "extend") and PREDICTION_LIST.search(last):
+            return True
+    return False
+
+
+def iterates_eval_data(ctx: FileContext, loop: cst.CSTNode) -> bool:
+    return isinstance(loop, cst.For) and bool(EVAL_DATA.search(ctx.code(loop.iter).lower()))
+
+
+def is_test_file(ctx: FileContext) -> bool:
+    base = os.path.basename(ctx.path)
+    if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
+        return True
+    parts = set(os.path.normpath(ctx.path).split(os.sep))
+    if "tests" in parts or "test" in parts:
+        return True
+    bindings = ctx.names.module_scope.bindings
+    return any(b in bindings and bindings[b].imports for b in ("pytest", "unittest"))
+
+
+def model_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A method of a model class (one with ``forward`` or an ``nn.Module``-like base): library API."""
+    cls = ctx.parent(ctx.parent(function) or function)
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    for base in cls.bases:
+        name = dotted_name(base.value)
+        if name and MODEL_BASES.search(name) and "Lightning" not in name:
+            return True
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
+
+
+# -- modes ---------------------------------------------------------------------------------------
+ANY = "*"
+
+
+def _false(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def eval_mode_target(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """``m.eval()`` / ``m.train(False)`` / ``m.train(mode=False)``: ``m``."""
+    name = method_name(call)
+    if name == "eval" and not call.args:
+        return receiver(call)
+    if name == "train":
+        mode = arg(call, 0, "mode")
+        if mode is not None and _false(mode.value):
+            return receiver(call)
+    return None
+
+
+def train_mode_call(call: cst.Call) -> bool:
+    """``m.train()`` / ``m.train(True)`` / ``m.train(flag)``: anything that may turn training mode on."""
+    if method_name(call) != "train":
+        return False
+    mode = arg(call, 0, "mode")
+    return mode is None or not _false(mode.value)
+
+
+def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> Set[str]:
+    """Codes of what ``node`` puts in eval mode (directly or through same-module helpers, with helper
+    parameters mapped to the arguments); :data:`ANY` when something unknown may do it (a call such as
+    ``set_eval_mode(model)`` or ``with evaluating(model):``)."""
+    out: Set[str] = set()
+    for call, via in calls_through_helpers(ctx, node, depth):
+        target = eval_mode_target(call)
+        if target is None:
+            name = callee_name(call)
+            if name is not None and "eval" in name.lower() and method_name(call) != "eval":
+                out.add(ANY)
+            continue
+        code = ctx.code(target)
+        if call is via:
+            out.add(code)
+            continue
+        out.add(_map_to_caller(ctx, call, via, target, code))
+    return out
+
+
+def _map_to_caller(ctx: FileContext, call: cst.Call, via: cst.Call, target: cst.BaseExpression, code: str) -> str:
+    helper = ctx.function_for_call(via)
+    if helper is None:
+        return ANY
+    if isinstance(target, cst.Name):
+        params = list(helper.params.posonly_params) + list(helper.params.params)
+        is_method = isinstance(via.func, cst.Attribute)
+        if is_method and params:
+            params = params[1:]
+        for i, p in enumerate(params):
+            if p.name.value == target.value:
+                a = arg(via, i, p.name.value)
+                return ctx.code(a.value) if a is not None else ANY
+        return ANY
+    if code.startswith("self.") and isinstance(via.func, cst.Attribute):
+        return code
+    return ANY
+
+
+def eval_targets_of_call(ctx: FileContext, call: cst.Call) -> Set[str]:
+    """What one call puts in eval mode, in the caller's terms: ``model.eval()`` gives {"model"};
+    ``validate(net, loader)``, whose body calls ``model.eval()`` on its parameter, gives {"net"}."""
+    target = eval_mode_target(call)
+    if target is not None:
+        return {ctx.code(target)}
+    helper = ctx.function_for_call(call)
+    out: Set[str] = set()
+    if helper is None:
+        return out
+    for inner in ctx.calls_in(helper):
+        target = eval_mode_target(inner)
+        if target is not None:
+            out.add(_map_to_caller(ctx, inner, call, target, ctx.code(target)))
+    return out
+
+
+def restores_train_mode(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
+    return any(train_mode_call(call) for call, _via in calls_through_helpers(ctx, node, depth))
+
+
+def covers(receivers: Set[str], model_code: str) -> bool:
+    if ANY in receivers or model_code in receivers:
+        return True
+    for r in receivers:
+        if model_code.startswith(r + ".") or r.startswith(model_code + "."):
+            return True
+        if r == "self" and model_code.startswith("self."):
+            return True
+    return False
+
+
+# -- evaluation sites ----------------------------------------------------------------------------
+@dataclass
+class EvalSite:
+    """One piece of evaluation code: an evaluation function, or an evaluation loop in other code."""
+
+    kind: str  # "function" | "loop"
+    node: cst.CSTNode  # the FunctionDef or the loop
+    function: Optional[cst.FunctionDef]  # the function holding it (itself for a function site)
+    calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
+    #: True when only the function's own `.eval()` call made it evaluation code (TL106 must not use it)
+    by_eval_call: bool = False
+
+
+class EvaluationFacts:
+    """Model calls recorded during the walk, evaluation sites computed once after it."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.model_calls: List[Tuple[cst.Call, cst.BaseExpression]] = []
+        #: model calls whose mode provably does not matter or is not ours to set (see :meth:`record`)
+        self.mode_settled: Set[cst.Call] = set()
+        #: model calls on a variable local to (or a parameter of) the enclosing function
+        self.local_model: Set[cst.Call] = set()
+        self._seen: Set[cst.Call] = set()
+        self._sites: Optional[List[EvalSite]] = None
+        self._class_verdicts: Dict[cst.ClassDef, bool] = {}
+
+    def record(self, call: cst.Call) -> None:
+        """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
+        if call in self._seen:
+            return
+        self._seen.add(call)
+        ctx = self.ctx
+        model = model_of_call(ctx, call)
+        if model is None:
+            return
+        self.model_calls.append((call, model))
+        if isinstance(model, cst.Name):
+            binding = ctx.names.lookup(model.value)
+            if binding is not None and binding.assigned and ctx.names.scope.kind == "function":
+                if ctx.names.scope.bindings.get(model.value) is binding:
+                    self.local_model.add(call)
+            values = ctx.names.values(model)
+            if values and (mode_free_model(ctx, model, self._class_verdicts) or any(
+                isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
+            )):
+                self.mode_settled.add(call)
+
+    def sites(self) -> List[EvalSite]:
+        if self._sites is None:
+            self._sites = self._compute()
+        return self._sites
+
+    # -- computation (after the walk) ---------------------------------------------------------------
+    def _compute(self) -> List[EvalSite]:
+        ctx = self.ctx
+        by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
+        for call, model in self.model_calls:
+            by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))
+        sites: List[EvalSite] = []
+        for function, calls in by_function.items():
+            if function is not None and self._excluded(function):
+                continue
+            if function is not None:
+                verdict = self._function_verdict(function, calls)
+                if verdict is not None:
+                    sites.append(EvalSite("function", function, function, calls, by_eval_call=verdict))
+                    continue
+            loops: Dict[cst.CSTNode, EvalSite] = {}
+            for call, model in calls:
+                loop = self._eval_loop(call, function)
+                if loop is None:
+                    continue
+                site = loops.get(loop)
+                if site is None:
+                    site = loops[loop] = EvalSite("loop", loop, function)
+                    sites.append(site)
+                site.calls.append((call, model))
+        return sites
+
+    def _excluded(self, function: cst.FunctionDef) -> bool:
+        """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""
+        ctx = self.ctx
+        name = snake(function.name.value)
+        if HOOK_NAME.search(name) or model_method(ctx, function):
+            return True
+        if name.startswith("test") and (
+            is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.code(function))
+        ):
+            return True
+        return False
+
+    def _function_verdict(self, function: cst.FunctionDef, calls) -> Optional[bool]:
+        """None: not an evaluation function; else whether only its `.eval()` call says it is one."""
+        ctx = self.ctx
+        name = snake(function.name.value)
+        named = bool(EVAL_NAME.search(name))
+        used = any(
+            EVAL_DATA.search(ctx.code(a.value).lower())
+            for site in call_sites(ctx, function)
+            for a in site.args
+        )
+        if not (named or used):
+            return None
+        if trains(ctx, function) or needs_grad(ctx, function):
+            return None
+        in_loop = any(self._loop_within(call, function) is not None for call, _ in calls)
+        if in_loop or computes_metrics(ctx, function):
+            return False
+        if any(eval_mode_target(c) is not None for c in ctx.calls_in(function)):
+            return True
+        return None
+
+    def _in_test_class(self, function: cst.FunctionDef) -> bool:
+        cls = self.ctx.parent(self.ctx.parent(function) or function)
+        return isinstance(cls, cst.ClassDef) and cls.name.value.startswith("Test")
+
+    def _loop_within(self, node: cst.CSTNode, function: Optional[cst.FunctionDef]) -> Optional[cst.CSTNode]:
+        for a in self.ctx.ancestors(node):
+            if a is function or isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return None
+            if isinstance(a, LOOP_TYPES + (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
+                return a
+        return None
+
+    def _eval_loop(self, call: cst.Call, function: Optional[cst.FunctionDef]) -> Optional[cst.CSTNode]:
+        """The outermost loop around ``call`` that evaluates: it runs the model, computes metrics or reads
+        a validation/test loader, and does not train; inside a training loop only a loop over validation
+        or test data counts (a micro-batch loop feeds the training step)."""
+        ctx = self.ctx
+        chain: List[cst.CSTNode] = []
+        for a in ctx.ancestors(call):
+            if a is function or isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                break
+            if isinstance(a, LOOP_TYPES):
+                chain.append(a)
+        best: Optional[cst.CSTNode] = None
+        host_trains: Optional[bool] = None
+        for loop in chain:
+            if trains(ctx, loop) or needs_grad(ctx, loop):
+                break
+            if iterates_eval_data(ctx, loop):
+                best = loop
+                continue
+            if host_trains is None:
+                host_trains = self._host_trains(function)
+            if not host_trains and computes_metrics(ctx, loop):
+                best = loop
+        return best
+
+    def _host_trains(self, function: Optional[cst.FunctionDef]) -> bool:
+        """Whether the code around the loop trains: then only a loop over validation or test data is
+        evaluation (a micro-batch loop that collects outputs feeds the training step)."""
+        ctx = self.ctx
+        if function is not None:
+            return trains(ctx, function)
+        return any(
+            enclosing_function(ctx, call) is None and (is_backward_like(ctx, call) or optimizer_of_step(ctx, call))
+            for call in ctx.calls_in(ctx.module)
+        )
+
+
+_FACTS: "weakref.WeakKeyDictionary[FileContext, EvaluationFacts]" = weakref.WeakKeyDictionary()
+
+
+def evaluation_facts(ctx: FileContext) -> EvaluationFacts:
+    facts = _FACTS.get(ctx)
+    if facts is None:
+        facts = _FACTS[ctx] = EvaluationFacts(ctx)
+    return facts
+
+
+# -- building fixes ------------------------------------------------------------------------------
+def no_grad_call_code(ctx: FileContext) -> Optional[str]:
+    """How this module spells ``torch.no_grad()`` with its own imports (None when it can't)."""
+    bindings = ctx.names.module_scope.bindings
+    for name in sorted(bindings):
+        if "torch" in bindings[name].imports:
+            return f"{name}.no_grad()"
+    for name in sorted(bindings):
+        imports = bindings[name].imports
+        if "torch.no_grad" in imports or "torch.autograd.no_grad" in imports:
+            return f"{name}()"
+    return None
+
+
+def body_after_docstring(function: cst.FunctionDef) -> Tuple[List[cst.BaseStatement], List[cst.BaseStatement]]:
+    """(docstring statements, the rest) of a function whose body is an indented block."""
+    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        first = body[0].body[0]
+        if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return body[:1], body[1:]
+    return [], body
+
+
+def is_generator(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    return bool(re.search(r"\byield\b", ctx.code(function.body)))
+
+
+def top_statement(ctx: FileContext, node: cst.CSTNode, block_owner: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The statement directly in ``block_owner``'s body (a function, loop or module) that holds ``node``."""
+    body = getattr(block_owner, "body", None)
+    block = body if isinstance(block_owner, cst.Module) else getattr(body, "body", None)
+    if block is None:
+        return None
+    ids = {id(s) for s in block}
+    cur: Optional[cst.CSTNode] = node
+    while cur is not None:
+        if id(cur) in ids:
+            return cur
+        cur = ctx.parent(cur)
+    return None
+
+
+def assigned_within(ctx: FileContext, node: cst.CSTNode, name: str) -> bool:
+    """Whether the variable ``name`` is bound somewhere under ``node``."""
+    for a in ctx.contents(node).assigns:
+        targets: Sequence[cst.BaseExpression] = ()
+        if isinstance(a, cst.Assign):
+            targets = [t.target for t in a.targets]
+        elif isinstance(a, (cst.AnnAssign, cst.AugAssign)):
+            targets = [a.target]
+        for t in targets:
+            if name in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", ctx.code(t)):
+                return True
+    if isinstance(node, cst.For) and name in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", ctx.code(node.target)):
+        return True
+    for loop in ctx.names_in(node, name):
+        parent = ctx.parent(loop)
+        if isinstance(parent, (cst.For, cst.CompFor, cst.AsName, cst.NamedExpr)):
+            return True
+    return False
