@@ -177,6 +177,18 @@ def test_bad_arguments():
         softmax_cross_entropy(x, x, reduction="max")
     with pytest.raises(TypeError, match="floating"):
         softmax_cross_entropy(x, torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(IndexError, match="out of range"):
+        softmax_cross_entropy(x, x, dim=2)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        softmax_cross_entropy(torch.tensor(1.0), torch.tensor(0.5))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_batch(device):
+    x = torch.zeros(0, 4, device=device)
+    assert softmax_cross_entropy(x, x).item() == 0.0
+    assert softmax_cross_entropy(x, x, reduction="none").shape == (0,)
+    assert torch.isnan(softmax_cross_entropy(x, x, reduction="mean"))  # like F.cross_entropy
 
 
 def test_import_torchlint_does_not_import_torch():

@@ -61,10 +61,25 @@ def softmax_cross_entropy(
         x = x.expand(shape).reshape(-1)
         y = y.expand(shape).reshape(-1)
         dim = 0
-    log_probs = torch.log_softmax(x, dim=dim)
-    loss = -(y * log_probs).sum(dim=dim)
-    if reduction == "sum":
-        loss = loss.sum()
-    elif reduction == "mean":
-        loss = loss.mean()
+    if x.dim() == 0:
+        raise ValueError("logits must have at least one dimension (the classes)")
+    if x.shape != y.shape:
+        shape = torch.broadcast_shapes(x.shape, y.shape)
+        x, y = x.expand(shape), y.expand(shape)
+    if not -x.dim() <= dim < x.dim():
+        raise IndexError(f"dim {dim} is out of range for logits with {x.dim()} dimensions")
+    d = dim % x.dim()
+    if x.dim() == 1 or d == 1:
+        # classes on dim 1 (or a single distribution): torch's fused kernel for probability targets
+        # computes the same -sum(y * log_softmax(x)), with the same mean over positions.
+        loss = torch.nn.functional.cross_entropy(x, y, reduction=reduction)
+    else:
+        product = y * torch.log_softmax(x, dim=d)
+        if reduction == "none":
+            loss = -product.sum(dim=d)
+        else:
+            loss = -product.sum()
+            if reduction == "mean":
+                positions = x.numel() // x.shape[d] if x.shape[d] else 0
+                loss = loss / positions
     return loss if loss.dtype == out_dtype else loss.to(out_dtype)
