@@ -7,9 +7,9 @@ This is what TL302's fix calls in place of the loop from Effective PyTorch::
         output += [tensor[i][indices[i]]]
     return torch.stack(output)
 
-One advanced-indexing operation does the whole batch: the row numbers ``0 .. B-1`` are shaped so that
-they broadcast against ``indices``, and ``tensor[rows, indices]`` picks ``tensor[i, indices[i, ...]]``
-for every ``i`` at once.  The row numbers are created on ``tensor``'s own device, so the function works
+One indexing operation does the whole batch: the row numbers ``0 .. B-1`` are shaped so that they
+broadcast against ``indices``, and ``tensor[rows, indices]`` picks ``tensor[i, indices[i, ...]]`` for
+every ``i`` at once (for a ``[B, N]`` tensor, ``torch.gather`` along dim 1 does the same, faster).  The row numbers are created on ``tensor``'s own device, so the function works
 on CPU and on any GPU alike, and the result is differentiable with respect to ``tensor``.
 """
 from __future__ import annotations
@@ -60,8 +60,31 @@ def batch_gather(tensor: Any, indices: Any) -> Any:
         raise TypeError(f"batch_gather() expects integer or boolean indices, got {indices.dtype}")
     if indices.dtype != torch.long:
         indices = indices.long()
+    if tensor.dim() == 2 and tensor.size(1) > 0:
+        return _gather_rows(tensor, indices)
     rows = torch.arange(batch, device=tensor.device).view((batch,) + (1,) * (indices.dim() - 1))
     return tensor[rows, indices]
+
+
+def _gather_rows(tensor: Any, indices: Any) -> Any:
+    """``[B, N]`` tensors: ``torch.gather`` along dim 1 on the flattened index set of each row, about
+    twice as fast as two-tensor advanced indexing.  Negative indices count from the end, as in
+    ``tensor[i][indices[i]]``; out-of-range ones raise ``IndexError`` like indexing does."""
+    import torch
+
+    n = tensor.size(1)
+    flat = indices if indices.dim() == 2 else indices.reshape(indices.size(0), -1)
+    if flat.device.type != "cpu":
+        flat = torch.where(flat < 0, flat + n, flat)  # no host sync on accelerators
+    elif flat.numel() and flat.min().item() < 0:
+        flat = torch.where(flat < 0, flat + n, flat)
+    try:
+        out = torch.gather(tensor, 1, flat)
+    except RuntimeError as exc:
+        if "out of bounds" in str(exc):
+            raise IndexError(str(exc)) from exc
+        raise
+    return out if indices.dim() == 2 else out.reshape(indices.shape)
 
 
 def _gather_mask(tensor: Any, mask: Any) -> Any:
