@@ -263,64 +263,54 @@ def linear_output(s: Optional[Shape], out: Dim) -> Shape:
 
 
 def index(s: Optional[Shape], elements: Sequence[cst.SubscriptElement]) -> Optional[Shape]:
-    """The shape of ``x[...]`` for basic indexing: ``:``, ``None``, integers, ``...``."""
-    kinds: List[str] = []
+    """The shape of ``x[...]`` for basic indexing: ``:``, ``a:b:c`` with literal bounds, ``None``,
+    integers, ``...``."""
+    items: List[Tuple[str, Optional[slice]]] = []
     for el in elements:
         sl = el.slice
         if isinstance(sl, cst.Slice):
+            bounds = [None if b is None else _int_literal(b) for b in (sl.lower, sl.upper, sl.step)]
+            literal = all(v is not None or b is None for v, b in zip(bounds, (sl.lower, sl.upper, sl.step)))
             full = sl.lower is None and sl.upper is None and sl.step is None
-            kinds.append("all" if full else "slice")
+            items.append(("all" if full else "slice", slice(*bounds) if literal else None))
         elif isinstance(sl, cst.Index):
             v = sl.value
             if isinstance(v, cst.Name) and v.value == "None":
-                kinds.append("new")
+                items.append(("new", None))
             elif isinstance(v, cst.Ellipsis):
-                kinds.append("...")
+                items.append(("...", None))
             elif _int_literal(v) is not None:
-                kinds.append("int")
+                items.append(("int", None))
             else:
                 return None  # advanced (tensor/list) indexing or a variable index
         else:
             return None
+    kinds = [k for k, _ in items]
     if kinds.count("...") > 1:
         return None
     consumed = sum(1 for k in kinds if k in ("all", "slice", "int"))
     if "..." in kinds:
         cut = kinds.index("...")
-        before, after = kinds[:cut], kinds[cut + 1:]
+        before, after = items[:cut], items[cut + 1:]
     else:
-        before, after = kinds, []
+        before, after = items, []
     if s is not None and s.rank is not None:
         if consumed > s.rank:
             return None
         dims = list(s.head)
-        n_after = sum(1 for k in after if k != "new")
-        mid = dims[sum(1 for k in before if k != "new"): len(dims) - n_after]
-        return Shape.exact(_apply(before, dims) + mid + _apply(after, dims[len(dims) - n_after:] if n_after else []))
+        n_before = sum(1 for k, _ in before if k != "new")
+        n_after = sum(1 for k, _ in after if k != "new")
+        mid = dims[n_before: len(dims) - n_after]
+        tail_dims = dims[len(dims) - n_after:] if n_after else []
+        return Shape.exact(_apply(before, dims) + mid + _apply(after, tail_dims))
     # unknown rank: what the index says about the first (or, after `...`, the last) dimensions
-    head_src = list(s.head) if s is not None else []
-    head: List[Dim] = []
-    pos = 0
-    for k in before:
-        if k == "new":
-            head.append(1)
-        elif k == "int":
-            pos += 1
-        else:
-            head.append(head_src[pos] if k == "all" and pos < len(head_src) else None)
-            pos += 1
+    head = _apply(before, list(s.head) if s is not None else [])
     tail: List[Dim] = []
     if "..." in kinds:
         tail_src = list(s.tail) if s is not None else []
-        pos = len(tail_src) - sum(1 for k in after if k != "new")
-        for k in after:
-            if k == "new":
-                tail.append(1)
-            elif k == "int":
-                pos += 1
-            else:
-                tail.append(tail_src[pos] if k == "all" and 0 <= pos < len(tail_src) else None)
-                pos += 1
+        n_after = sum(1 for k, _ in after if k != "new")
+        known = tail_src[len(tail_src) - n_after:] if n_after <= len(tail_src) else []
+        tail = _apply(after, known)
     elif s is not None and s.tail and consumed <= s.min_rank - len(s.tail):
         tail = list(s.tail)  # the index stops before the known last dimensions
     base_min = s.min_rank if s is not None else 0
@@ -328,18 +318,20 @@ def index(s: Optional[Shape], elements: Sequence[cst.SubscriptElement]) -> Optio
     return Shape.partial(head, tail, min_rank)
 
 
-def _apply(kinds: Sequence[str], dims: Sequence[Dim]) -> List[Dim]:
+def _apply(items: Sequence[Tuple[str, Optional[slice]]], dims: Sequence[Dim]) -> List[Dim]:
+    """The dimensions that ``items`` (no ``...``) make of ``dims`` (sizes unknown past its end)."""
     out: List[Dim] = []
     pos = 0
-    for k in kinds:
-        if k == "new":
+    for kind, sl in items:
+        if kind == "new":
             out.append(1)
-        elif k == "int":
-            pos += 1
-        else:
-            d = dims[pos] if pos < len(dims) else None
-            out.append(d if k == "all" else None)
-            pos += 1
+            continue
+        d = dims[pos] if pos < len(dims) else None
+        pos += 1
+        if kind == "all":
+            out.append(d)
+        elif kind == "slice":
+            out.append(len(range(d)[sl]) if d is not None and sl is not None and sl.step != 0 else None)
     return out
 
 

@@ -1,0 +1,207 @@
+"""The shared light shape inference (torchlint.analysis.shapes), and its agreement with torch."""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+import pytest
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.shapes import Shape, broadcast, index, is_tensor, ranks_differ, shape_of, unsqueeze
+from torchlint.analysis.walk import walk
+
+
+def infer(source: str) -> Dict[str, Optional[str]]:
+    """Shapes of the arguments of every ``probe(expr)`` call, asked where the call stands."""
+    module = cst.parse_module(source)
+    ctx = FileContext("probe.py", source, module)
+    found: Dict[str, Optional[str]] = {}
+
+    def on_visit(node: cst.CSTNode) -> None:
+        ctx.enter(node)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "probe":
+            expr = node.args[0].value
+            shape = shape_of(ctx, expr)
+            found[ctx.code(expr)] = None if shape is None else str(shape)
+            found[ctx.code(expr) + " :tensor"] = str(is_tensor(ctx, expr))
+
+    walk(module, on_visit, ctx.leave)
+    return found
+
+
+LITERALS = """
+import torch
+import torch.nn as nn
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+x = torch.rand([5, 3, 5])
+lin = nn.Linear(5, 1)
+probe(a); probe(b); probe(a + b); probe(torch.sum(a + b)); probe(a.squeeze()); probe(b[:, None])
+probe(torch.zeros(5, 3)); probe(torch.ones((2, 4))); probe(torch.full((2, 2), 7.)); probe(torch.eye(3))
+probe(torch.arange(10)); probe(torch.arange(2, 8, 2)); probe(torch.zeros(n, 3)); probe(torch.zeros(size))
+probe(x.view(-1, 5)); probe(x.reshape(5, 15)); probe(torch.reshape(x, (3, -1))); probe(x.unsqueeze(1))
+probe(x[..., None]); probe(x[0]); probe(x[:, None, 1:]); probe(x.sum(dim=1, keepdim=True)); probe(x.mean(1))
+probe(x.transpose(0, 2)); probe(torch.zeros(4, 3) @ torch.zeros(3, 2)); probe(lin(x)); probe(lin(unknown))
+probe(2 * x + 1); probe(x.float().abs()); probe(torch.zeros_like(x)); probe(torch.exp(b))
+"""
+
+
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("a", "[2, 1]"),
+        ("b", "[2]"),
+        ("a + b", "[2, 2]"),
+        ("torch.sum(a + b)", "[]"),
+        ("a.squeeze()", "[2]"),
+        ("b[:, None]", "[2, 1]"),
+        ("torch.zeros(5, 3)", "[5, 3]"),
+        ("torch.ones((2, 4))", "[2, 4]"),
+        ("torch.full((2, 2), 7.)", "[2, 2]"),
+        ("torch.eye(3)", "[3, 3]"),
+        ("torch.arange(10)", "[10]"),
+        ("torch.arange(2, 8, 2)", "[3]"),
+        ("torch.zeros(n, 3)", "[?, 3]"),
+        ("torch.zeros(size)", None),
+        ("x.view(-1, 5)", "[15, 5]"),
+        ("x.reshape(5, 15)", "[5, 15]"),
+        ("torch.reshape(x, (3, -1))", "[3, 25]"),
+        ("x.unsqueeze(1)", "[5, 1, 3, 5]"),
+        ("x[..., None]", "[5, 3, 5, 1]"),
+        ("x[0]", "[3, 5]"),
+        ("x[:, None, 1:]", "[5, 1, 2, 5]"),
+        ("x.sum(dim=1, keepdim=True)", "[5, 1, 5]"),
+        ("x.mean(1)", "[5, 5]"),
+        ("x.transpose(0, 2)", "[5, 3, 5]"),
+        ("torch.zeros(4, 3) @ torch.zeros(3, 2)", "[4, 2]"),
+        ("lin(x)", "[5, 3, 1]"),
+        ("lin(unknown)", "[..., 1]"),
+        ("2 * x + 1", "[5, 3, 5]"),
+        ("x.float().abs()", "[5, 3, 5]"),
+        ("torch.zeros_like(x)", "[5, 3, 5]"),
+        ("torch.exp(b)", "[2]"),
+    ],
+)
+def test_literal_shapes(expr, shape):
+    assert infer(LITERALS)[expr] == shape
+
+
+def test_values_flow_through_variables_and_rebinding():
+    found = infer(
+        """
+import torch
+
+def f(y, z: torch.Tensor, items):
+    probe(y[:, None]); probe(y.unsqueeze(-1)); probe(z); probe(items[0])
+    y = y.unsqueeze(0)
+    probe(y)
+    q = torch.zeros(4, 1)
+    q = q.squeeze(1)
+    probe(q)
+    if y:
+        w = torch.zeros(3)
+    else:
+        w = torch.zeros(3, 1)
+    probe(w)
+"""
+    )
+    assert found["y[:, None]"] == "[?, 1, ...]"
+    assert found["y.unsqueeze(-1)"] == "[..., 1]"
+    assert found["z"] is None and found["z :tensor"] == "True"
+    assert found["items[0]"] is None and found["items[0] :tensor"] == "False"
+    assert found["y"] == "[1, ...]"
+    assert found["q"] == "[4]"
+    assert found["w"] is None  # two branches, two shapes: unknown
+
+
+def test_linear_layers_built_in_init_and_sequential():
+    found = infer(
+        """
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.head = torch.nn.Linear(f, 1)
+        self.seq = nn.Sequential(nn.ReLU(), nn.Linear(f, 2))
+        self.lazy = nn.LazyLinear(4)
+
+    def forward(self, x):
+        probe(self.head(x)); probe(self.seq(x)); probe(self.lazy(x)); probe(self.head(x.view(-1, 8)))
+"""
+    )
+    assert found["self.head(x)"] == "[..., 1]"
+    assert found["self.seq(x)"] == "[..., 2]"
+    assert found["self.lazy(x)"] == "[..., 4]"
+    assert found["self.head(x.view(-1, 8))"] == "[?, 1]"
+
+
+def test_sizes_are_python_numbers():
+    found = infer(
+        """
+import torch
+
+def f(spec, p: int):
+    v = torch.rand(1) * p
+    probe(torch.rand(1) * (spec.size(-1) - 1)); probe(v); probe(torch.rand(2, 3) / len(spec))
+"""
+    )
+    assert found["torch.rand(1) * (spec.size(-1) - 1)"] == "[1]"
+    assert found["v"] == "[1]"
+    assert found["torch.rand(2, 3) / len(spec)"] == "[2, 3]"
+
+
+def test_not_tensors():
+    found = infer(
+        """
+import numpy as np
+import torch
+
+lengths = [3, 4]
+arr = np.zeros((3, 4))
+probe(lengths); probe(arr); probe(torch.device("cpu")); probe(len(lengths))
+"""
+    )
+    for key in ("lengths", "arr", 'torch.device("cpu")', "len(lengths)"):
+        assert found[key] is None
+        assert found[key + " :tensor"] == "False"
+
+
+def test_algebra():
+    assert broadcast(Shape.exact([2, 1]), Shape.exact([2])) == Shape.exact([2, 2])
+    assert broadcast(Shape.exact([3]), Shape.exact([4])) is None
+    assert ranks_differ(Shape.exact([2, 1]), Shape.exact([2]))
+    assert not ranks_differ(Shape.partial((), (1,), 1), Shape.exact([3]))
+    assert ranks_differ(Shape.partial((None, 1)), Shape.exact([3]))
+    assert unsqueeze(Shape.partial(), 1) == Shape.partial((None, 1), (), 2)
+    assert unsqueeze(Shape.exact([2, 3]), -1) == Shape.exact([2, 3, 1])
+    assert Shape.exact([None, 1, 5, 1]).singleton_dims() == [1, 3]
+    assert Shape.partial((), (1, 4, 1)).singleton_dims() == [-3, -1]
+
+
+def test_index_without_base_shape():
+    el = cst.parse_expression("x[:, None, 0]")
+    assert isinstance(el, cst.Subscript)
+    assert index(None, el.slice) == Shape.partial((None, 1), (), 2)
+
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "torch.tensor([[1.], [2.]]) + torch.tensor([1., 2.])",
+        "torch.rand([5, 3, 5]).view(-1, 5)",
+        "torch.rand([5, 3, 5])[:, None, 1:]",
+        "torch.rand(5, 3, 5).sum(dim=1, keepdim=True)",
+        "torch.zeros(4, 1, 3).squeeze(1).unsqueeze(-1)",
+        "torch.zeros(4, 3) @ torch.zeros(3, 2)",
+        "torch.eye(3)[..., None] * torch.ones(2)",
+        "torch.arange(2, 9, 3)",
+    ],
+)
+def test_inferred_shapes_agree_with_torch(code):
+    found = infer(f"import torch\nprobe({code})\n")
+    assert found[code] == str(list(eval(code).shape)).replace("'", "")
