@@ -124,6 +124,17 @@ def lookup(table, ids):
             """
 import torch
 
+def keep_boxes(boxes: torch.Tensor, keep: torch.Tensor):
+    kept = []
+    for i in range(boxes.shape[0]):
+        kept.append(boxes[i][keep[i]])
+    return kept
+"""
+        ),
+        Valid(
+            """
+import torch
+
 def heads_out(self, x):
     return torch.stack([self.heads[i](x[i]) for i in range(len(self.heads))])
 """
@@ -216,7 +227,19 @@ def rows(emb: torch.Tensor, idx):
     out = []
     for e, j in zip(emb, idx):
         out.append(e[j])
-    return out
+    print(len(out))
+    return torch.stack(out)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def columns(emb: torch.Tensor, idx):
+    out = []
+    for e, j in zip(emb, idx):
+        out.append(e[j])
+    return torch.stack(out, dim=1)
 """,
         ),
     ]

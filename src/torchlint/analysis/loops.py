@@ -610,7 +610,8 @@ def gather_comprehension(ctx: FileContext, call: cst.Call) -> Optional[Gather]:
 
 def gather_loop(ctx: FileContext, loop: cst.For) -> Optional[Gather]:
     """``out = []`` / ``for i in range(t.size(0)): out.append(t[i][idx[i]])`` (or ``out += [...]``) /
-    ``torch.stack(out)``.  ``stack``/``init`` are None when they are not found next to the loop."""
+    ``torch.stack(out)``.  Without the stack after the loop it is not a batch gather (None); ``init``
+    is None when the list has other uses (no fix)."""
     if loop.orelse is not None or loop.asynchronous is not None:
         return None
     stmt = only_small_statement(loop.body)
@@ -648,10 +649,9 @@ def gather_loop(ctx: FileContext, loop: cst.For) -> Optional[Gather]:
         full, stop = True, None
     g = Gather(loop, tensor, indices, collected=collected.value, stop=stop, full=full)
     _find_init_and_stack(ctx, loop, collected.value, g)
-    if g.stack is not None:
-        if not _stacked_gather_evidence(ctx, tensor, elem, rows):
-            return None
-    elif not tensor_evidence(ctx, tensor, rows):
+    if g.stack is None:
+        return None  # rows kept in a list: often ragged, not a batch gather
+    if not _stacked_gather_evidence(ctx, tensor, elem, rows):
         return None
     return g
 
@@ -669,13 +669,31 @@ def _stacked_gather_evidence(ctx: FileContext, tensor: cst.BaseExpression, elem:
 
 
 def _find_init_and_stack(ctx: FileContext, loop: cst.For, name: str, g: Gather) -> None:
-    """Find ``name = []`` before the loop and ``torch.stack(name)`` after it, in the same block; set
-    them on ``g`` only when the list has no other use in the scope."""
+    """Find ``torch.stack(name)`` in a statement after the loop (``g.stack``),
+    and ``name = []`` before the loop (``g.init``, set only when the list has no other use, the stack
+    is along dim 0 and the fix can drop all three)."""
     block = ctx.block_of(loop)
     if block is None:
         return
     pos = next((i for i, s in enumerate(block) if s is loop), None)
     if pos is None:
+        return
+    stack_call = None
+    for later in block[pos + 1:]:
+        if not ctx.names_in(later, name):
+            continue
+        for call in ctx.contents(later).calls:
+            if ctx.names.matches(call.func, STACK):
+                first = arg(call, 0, "tensors")
+                if first is not None and is_name(first.value, name):
+                    stack_call = call
+                    break
+        if stack_call is not None:
+            break
+    if stack_call is None:
+        return
+    g.stack = stack_call
+    if not _stack_dim0(ctx, stack_call):
         return
     init = None
     for prev in reversed(block[:pos]):
@@ -694,25 +712,9 @@ def _find_init_and_stack(ctx: FileContext, loop: cst.For, name: str, g: Gather) 
     if init is None:
         return
     scope = ctx.names.function_scope_node() or ctx.module
-    uses = ctx.names_in(scope, name)
-    stack_call = None
-    for later in block[pos + 1:]:
-        if not ctx.names_in(later, name):
-            continue
-        for call in ctx.contents(later).calls:
-            if ctx.names.matches(call.func, STACK) and _stack_dim0(ctx, call):
-                first = arg(call, 0, "tensors")
-                if first is not None and is_name(first.value, name):
-                    stack_call = call
-                    break
-        break
-    if stack_call is None:
-        return
     # the list is used by its initialisation, the loop body and the stack: nothing else
-    if len(uses) != 3:
-        return
-    g.init = init
-    g.stack = stack_call
+    if len(ctx.names_in(scope, name)) == 3:
+        g.init = init
 
 
 @dataclass

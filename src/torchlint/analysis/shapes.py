@@ -917,9 +917,38 @@ def _annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
     return False
 
 
+# attributes only tensors have (NumPy arrays have none of these as methods)
+TENSOR_ONLY_METHODS = frozenset(
+    {"size", "dim", "numel", "unsqueeze", "detach", "cpu", "cuda", "float", "half", "masked_fill", "new_zeros",
+     "new_ones", "new_full", "new_empty", "type_as", "expand", "expand_as", "softmax", "log_softmax"}
+)
+TENSOR_ONLY_ATTRIBUTES = frozenset({"device", "is_cuda", "requires_grad", "grad"})
+
+
+def _used_as_tensor(ctx: FileContext, name: cst.Name) -> bool:
+    """A parameter the function has already used as a tensor (``x.size(0)``, ``x.device``,
+    ``x.unsqueeze(1)``), in the code visited so far."""
+    fn = next((a for a in reversed(ctx.stack) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+    if fn is None:
+        return False
+    for use in ctx.names_in(fn, name.value):
+        parent = ctx.parent(use)
+        if not isinstance(parent, cst.Attribute) or parent.value is not use:
+            continue
+        attr = parent.attr.value
+        if attr in TENSOR_ONLY_ATTRIBUTES:
+            return True
+        if attr in TENSOR_ONLY_METHODS:
+            call = ctx.parent(parent)
+            if isinstance(call, cst.Call) and call.func is parent:
+                return True
+    return False
+
+
 def is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether there is evidence that ``expr`` is a torch tensor: a torch constructor or op, a tensor
-    method on a tensor, a ``Tensor`` annotation, a known shape.  Absence of evidence answers False."""
+    method on a tensor, a ``Tensor`` annotation, a parameter used as a tensor (``x.size(0)``,
+    ``x.device``), a known shape.  Absence of evidence answers False."""
     return _is_tensor(ctx, expr, set(), 0)
 
 
@@ -947,7 +976,7 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
         if b is None or b.imports:
             return False
         vals = [v for v in b.values if v is not None]
-        if len(vals) < len(b.values) and _annotated_tensor(ctx, expr):
+        if len(vals) < len(b.values) and (_annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
             return True
         if not vals:
             return False

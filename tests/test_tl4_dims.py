@@ -1,0 +1,112 @@
+"""TL401/TL402 on whole files, and what their fixes do to the numbers."""
+from __future__ import annotations
+
+import pytest
+
+from torchlint.engine import Settings, lint_source
+from torchlint.rules import all_rules
+
+TL4 = [r for r in all_rules() if r.CODE.startswith("TL4")]
+
+
+def lint(code, fix=False, unsafe=False):
+    result = lint_source("case.py", code, Settings(rules=TL4, fix=fix, unsafe_fixes=unsafe))
+    assert not result.errors
+    return result
+
+
+IMPLICIT = """
+import torch
+
+
+class Regressor(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.head = torch.nn.Linear(features, 1)
+
+    def forward(self, x):
+        return self.head(x).squeeze()
+
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(a + b)
+"""
+
+EXPLICIT = """
+import torch
+
+
+class Regressor(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.head = torch.nn.Linear(features, 1)
+
+    def forward(self, x):
+        return self.head(x).squeeze(-1)
+
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(a + b, 0)
+d = torch.nn.functional.mse_loss(a.squeeze(1), b)
+e = (a.squeeze(1) - b).pow(2).mean()
+"""
+
+
+def test_implicit_forms_are_reported():
+    assert [(d.line, d.code) for d in lint(IMPLICIT).diagnostics] == [(11, "TL401"), (16, "TL402")]
+
+
+def test_explicit_forms_are_silent():
+    assert lint(EXPLICIT).diagnostics == []
+
+
+def test_squeeze_fix_is_safe_tl402_fix_needs_unsafe():
+    safe = lint(IMPLICIT, fix=True)
+    assert "self.head(x).squeeze(-1)" in safe.fixed_source
+    assert "torch.sum(a + b)" in safe.fixed_source
+    both = lint(IMPLICIT, fix=True, unsafe=True)
+    assert "torch.sum(a + b[:, None])" in both.fixed_source
+    assert lint(both.fixed_source).diagnostics == []
+
+
+torch = pytest.importorskip("torch")
+
+
+def run(code):
+    namespace = {}
+    exec(compile(code, "case.py", "exec"), namespace)
+    return namespace
+
+
+def test_cookbook_numbers_before_and_after_the_fix():
+    before = run(IMPLICIT)
+    after = run(lint(IMPLICIT, fix=True, unsafe=True).fixed_source)
+    assert before["c"].item() == 12.0  # the surprise the cookbook describes
+    assert after["c"].item() == 6.0  # element-wise pairing, as intended
+
+
+def test_squeeze_fix_keeps_the_batch_dimension_of_one():
+    before = run(IMPLICIT)["Regressor"](4)
+    fixed_ns = run(lint(IMPLICIT, fix=True).fixed_source)
+    after = fixed_ns["Regressor"](4)
+    after.load_state_dict(before.state_dict())
+    one = torch.randn(1, 4)
+    assert before(one).shape == ()  # the batch dimension is gone
+    assert after(one).shape == (1,)
+    many = torch.randn(3, 4)
+    assert torch.equal(before(many), after(many))
+
+
+def test_value_preserving_alignment_when_nothing_is_stretched():
+    code = """
+import torch
+
+x = torch.arange(15.).view(5, 3)
+bias = torch.tensor([1., 2., 3.])
+total = ((x - bias) ** 2).mean()
+"""
+    fixed = lint(code, fix=True, unsafe=True).fixed_source
+    assert "bias[None, :]" in fixed
+    assert torch.equal(run(code)["total"], run(fixed)["total"])
