@@ -5,7 +5,6 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import callee_name
-from torchlint.analysis.names import dotted_name
 from torchlint.analysis.numerics import (
     ALL,
     IMPLICIT,
@@ -16,6 +15,7 @@ from torchlint.analysis.numerics import (
     all_elements_code,
     module_ref,
     movable,
+    peel_selection,
     softmax_of,
     torch_call_code,
 )
@@ -23,6 +23,9 @@ from torchlint.analysis.ops import log_use
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 _MODULES = ("torch.nn.functional", "torch.special", "torch")
+SELECTION_MESSAGE = (
+    "`log` of elements of a softmax gives `-inf` where they underflow to 0; take them from `log_softmax(x, dim)`"
+)
 
 
 class LogOfSoftmax(LintRule):
@@ -44,6 +47,11 @@ class LogOfSoftmax(LintRule):
     TL206, which replaces the whole loss. `torch.log(p + eps)` and `torch.log(p.clamp(min=eps))` are not
     reported here.
 
+    The same holds for elements picked out of a softmax (`log(probs.gather(1, y))`, `log(probs[:, 1])`,
+    `log(probs.min(-1).values)`): selecting, reshaping and taking a minimum commute with `log`, so the
+    fix takes the same elements of `log_softmax`. The largest probability is at least `1/C` and its log
+    is finite: `log(probs.max(-1).values)` is not reported.
+
     ## Example
     ```python
     log_probs = torch.log(F.softmax(logits, dim=1))
@@ -55,7 +63,7 @@ class LogOfSoftmax(LintRule):
     ```
 
     ## Fix safety
-    The fix calls `log_softmax` with the softmax's own arguments (same namespace, same `dim`, `dtype`
+    The fix calls `log_softmax` with the softmax's own arguments (and applies the same selection to it) (same namespace, same `dim`, `dtype`
     kept), so it is safe: the values agree wherever the original was finite. A hand-written softmax or a
     function whose softmax runs over every element becomes `torch.log_softmax(x.flatten(), dim=0)
     .view_as(x)` (offered only for a plain name). No fix is offered when the softmax's dim is not known
@@ -118,6 +126,26 @@ class Module:
         probs = torch.softmax(batch, dim=1)
         self.log("p", probs)
         return probs
+""",
+        # the largest probability is at least 1/C: finite
+        """
+import torch
+
+def confidence(logits):
+    return torch.log(torch.softmax(logits, -1).max(-1).values)
+""",
+        # a product of probabilities does not commute with log: TL208's
+        """
+import torch
+
+def masked(logits, mask):
+    return torch.log(torch.softmax(logits, -1) * mask)
+""",
+        """
+import torch
+
+def top2(logits):
+    return torch.log(torch.softmax(logits, -1).topk(2).values + 1e-9)
 """,
         # left to TL206: the log feeds a hand-written cross-entropy
         """
@@ -230,6 +258,38 @@ def log_probs(scores):
     return torch.log_softmax(scores.flatten(), dim=0).view_as(scores)
 """,
         ),
+        # elements picked from a softmax: take the same elements of log_softmax
+        Invalid(
+            """
+import torch
+
+def nll(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return -torch.log(probs.gather(1, y[:, None]))
+""",
+            fixed="""
+import torch
+
+def nll(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return -torch.log_softmax(logits, dim=1).gather(1, y[:, None])
+""",
+            message="elements of a softmax",
+        ),
+        Invalid(
+            """
+import torch
+
+def positive_score(x):
+    return x.softmax(-1)[:, 1].log()
+""",
+            fixed="""
+import torch
+
+def positive_score(x):
+    return x.log_softmax(-1)[:, 1]
+""",
+        ),
         Invalid(
             """
 import torch
@@ -257,12 +317,26 @@ def score(x):
         if use is None or use.operand is None:
             return
         flow = Flow(self.ctx)
-        info = softmax_of(flow, use.operand)
+        base, peeled = use.operand, False
+        info = softmax_of(flow, base)
+        if info is None:
+            base, peeled = peel_selection(flow, use.operand)
+            if not peeled:
+                return
+            info = softmax_of(flow, base)
         if info is None or info.eps:
             return
-        self.deferred.add(self.ctx, node, node, None, self._fix(flow, node, use.operand, info))
+        fix: Optional[Fix] = None
+        replacement = self._replacement(flow, base, info)
+        if replacement is not None:
+            new = replacement if not peeled else use.operand.deep_replace(base, replacement)
+            title = "Take the same elements of `log_softmax`" if peeled else None
+            fix = self.make_fix(title).replace(node, new)  # type: ignore[arg-type]
+        message = SELECTION_MESSAGE if peeled else None
+        self.deferred.add(self.ctx, node, node, message, fix)
 
-    def _fix(self, flow: Flow, node: cst.Call, operand: cst.BaseExpression, info: Softmax) -> Optional[Fix]:
+    def _replacement(self, flow: Flow, operand: cst.BaseExpression, info: Softmax) -> Optional[cst.BaseExpression]:
+        """``log_softmax`` in place of the softmax ``operand`` stands for."""
         ctx = self.ctx
         through_variable = flow.value(operand, 3) is not operand
         source = info.node if through_variable else None
@@ -273,17 +347,13 @@ def score(x):
         if info.kind == "torch" and use is not None and use.kind != "layer":
             func = use.node.func
             if isinstance(func, cst.Attribute):
-                new_func = func.with_changes(attr=cst.Name("log_softmax"))
-                return self.make_fix().replace(node, use.node.with_changes(func=new_func))
+                return use.node.with_changes(func=func.with_changes(attr=cst.Name("log_softmax")))
             for module in _MODULES:
-                if module in ctx.names.qualified_names(func) or any(
-                    q == f"{module}.softmax" for q in ctx.names.qualified_names(func)
-                ):
+                if any(q == f"{module}.softmax" for q in ctx.names.qualified_names(func)):
                     ref = module_ref(ctx, module)
                     if ref is None:
                         return None
-                    new_func = ctx.parse_expression(f"{ref}.log_softmax")
-                    return self.make_fix().replace(node, use.node.with_changes(func=new_func))
+                    return use.node.with_changes(func=ctx.parse_expression(f"{ref}.log_softmax"))
             return None
         if info.dim in (IMPLICIT, UNKNOWN):
             if info.kind == "torch" and use is not None and use.kind == "layer":
@@ -296,7 +366,7 @@ def score(x):
             code = torch_call_code(ctx, None, "log_softmax", info.operand, [f"dim={info.dim}"])
         if code is None:
             return None
-        return self.make_fix().replace(node, ctx.parse_expression(code))
+        return ctx.parse_expression(code)
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:
         for node, message, fix in self.deferred.flush(self.ctx, scope):

@@ -14,6 +14,7 @@ from torchlint.analysis.numerics import (
     module_ref,
     movable,
     neg_code,
+    peel_selection,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log1p_use, log_use, sigmoid_use
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -26,7 +27,8 @@ class LogOfExpOrSigmoid(LintRule):
     """
     ## What it does
     Finds `log(1 + exp(x))` (also `log(exp(x) + 1)` and `log1p(exp(x))`), which is softplus written by
-    hand, and `log(sigmoid(x))` / `log(1 - sigmoid(x))`, which are log-sigmoid written by hand: function
+    hand, and `log(sigmoid(x))` / `log(1 - sigmoid(x))` (or of elements picked from the sigmoid,
+    `log(sigmoid(x)[:, 0])`), which are log-sigmoid written by hand: function
     and method spellings, `torch.special.expit`, `nn.Sigmoid` layers, and values held in local variables.
 
     ## Why is this bad?
@@ -112,6 +114,12 @@ import torch
 
 def f(x):
     return torch.log(1 + torch.exp(x.clamp(max=30.0)))
+""",
+        """
+import torch
+
+def f(x):
+    return torch.log(torch.sigmoid(x).sum(-1))
 """,
         # left to TL207: a hand-written binary cross-entropy
         """
@@ -204,6 +212,22 @@ def f(x):
 import torch
 import torch.nn.functional as F
 
+def first_gate(x):
+    return torch.log(torch.sigmoid(x)[:, 0])
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def first_gate(x):
+    return F.logsigmoid(x)[:, 0]
+""",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
 def f(x):
     return torch.log1p(torch.exp(2 * x))
 """,
@@ -255,6 +279,19 @@ def f(x):
             negate = True
             value = value.right  # type: ignore[attr-defined]
         sig = sigmoid_use(ctx, value) or sigmoid_use(ctx, flow.value(value, 2))
+        if sig is None and not negate:
+            # elements of a sigmoid: log(sigmoid(x)[:, 0]) == logsigmoid(x)[:, 0]
+            base, peeled = peel_selection(flow, use.operand)
+            if peeled:
+                sig = sigmoid_use(ctx, base) or sigmoid_use(ctx, flow.value(base, 2))
+                if sig is not None and sig.operand is not None:
+                    fix = None
+                    rep = self._replacement(flow, "logsigmoid", sig, sig.node is not base, False)
+                    if rep is not None:
+                        new = use.operand.deep_replace(base, rep)
+                        fix = self.make_fix("Take the same elements of `F.logsigmoid`").replace(node, new)  # type: ignore
+                    self.deferred.add(ctx, node, node, LOGSIGMOID_MESSAGE, fix)
+            return
         if sig is None or sig.operand is None:
             return
         hopped = hopped or sig.node is not value
@@ -272,6 +309,13 @@ def f(x):
         return e, value is not expr
 
     def _fix(self, flow: Flow, node: cst.Call, function: str, op: OpUse, hopped: bool, negate: bool) -> Optional[Fix]:
+        rep = self._replacement(flow, function, op, hopped, negate)
+        if rep is None:
+            return None
+        return self.make_fix(f"Replace with `F.{function}`").replace(node, rep)
+
+    def _replacement(self, flow: Flow, function: str, op: OpUse, hopped: bool, negate: bool
+                     ) -> Optional[cst.BaseExpression]:
         ctx = self.ctx
         assert op.operand is not None
         if not movable(flow, op.operand, op.node if hopped else None):
@@ -280,8 +324,7 @@ def f(x):
         if ref is None:
             return None
         x = neg_code(ctx, op.operand) if negate else ctx.code(op.operand)
-        title = f"Replace with `F.{function}`"
-        return self.make_fix(title).replace(node, ctx.parse_expression(f"{ref}.{function}({x})"))
+        return ctx.parse_expression(f"{ref}.{function}({x})")
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:
         for node, message, fix in self.deferred.flush(self.ctx, scope):

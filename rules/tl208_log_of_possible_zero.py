@@ -13,6 +13,7 @@ from torchlint.analysis.numerics import (
     is_count,
     is_one,
     positive,
+    peel_selection,
     probability_source,
     softmax_of,
 )
@@ -26,8 +27,8 @@ class LogOfPossibleZero(LintRule):
     """
     ## What it does
     Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
-    probability taken from a softmax or sigmoid output (indexed, gathered, reshaped, its maximum,
-    multiplied by a mask, `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator
+    probability derived from a softmax or sigmoid output (multiplied by a mask, summed over a subset,
+    `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator
     is one of those.
 
     ## Why is this bad?
@@ -38,7 +39,8 @@ class LogOfPossibleZero(LintRule):
     into huge ones and that every value and gradient must stay in range (`shared/seeds/002`, section 7);
     the cookbooks also warn that half precision makes this worse (`shared/seeds/000`, "half()").
 
-    Not reported: `log(p + eps)`, `log(p.clamp(min=eps))`, `clamp_min`, `torch.maximum(p, eps)`,
+    Elements selected from a softmax or sigmoid (`log(probs.gather(1, y))`, `log(probs[:, 1])`) are
+    TL202's and TL204's: they are rewritten exactly with `log_softmax` / `logsigmoid`. Not reported either: `log(p + eps)`, `log(p.clamp(min=eps))`, `clamp_min`, `torch.maximum(p, eps)`,
     arguments positive by construction (`exp`, `softplus`, positive constants), and the direct
     `log(softmax(x))` / `log(sigmoid(x))`, which TL202 and TL204 rewrite exactly. Logs inside a
     hand-written cross-entropy are left to TL206/TL207.
@@ -46,13 +48,15 @@ class LogOfPossibleZero(LintRule):
     ## Example
     ```python
     probs = torch.softmax(logits, dim=1)
-    nll = -torch.log(probs.gather(1, y[:, None]))
+    p_true = (probs * F.one_hot(y, probs.shape[1])).sum(dim=1)
+    nll = -torch.log(p_true)
     ```
 
     ## Use instead
     ```python
     probs = torch.softmax(logits, dim=1)
-    nll = -torch.log(probs.gather(1, y[:, None]).clamp_min(1e-07))
+    p_true = (probs * F.one_hot(y, probs.shape[1])).sum(dim=1)
+    nll = -torch.log(p_true.clamp_min(1e-07))
     ```
     or, better, compute in log space from the start (`F.log_softmax(logits, 1).gather(1, y[:, None])`).
 
@@ -140,20 +144,24 @@ def f(x):
         Invalid(
             """
 import torch
+import torch.nn.functional as F
 
 def nll(logits, y):
     probs = torch.softmax(logits, dim=1)
-    return -torch.log(probs.gather(1, y[:, None]))
+    p_true = (probs * F.one_hot(y, probs.shape[1])).sum(dim=1)
+    return -torch.log(p_true)
 """,
             fixed="""
 import torch
+import torch.nn.functional as F
 
 def nll(logits, y):
     probs = torch.softmax(logits, dim=1)
-    return -torch.log(probs.gather(1, y[:, None]).clamp_min(1e-07))
+    p_true = (probs * F.one_hot(y, probs.shape[1])).sum(dim=1)
+    return -torch.log(p_true.clamp_min(1e-07))
 """,
             unsafe=True,
-            line=6,
+            line=8,
             col=13,
         ),
         Invalid(
@@ -229,6 +237,9 @@ def top(logits):
         value = flow.value(x, 3)
         if softmax_of(flow, value, follow=False) is not None or sigmoid_use(ctx, value) is not None:
             return  # TL202 / TL204
+        base, peeled = peel_selection(flow, x)
+        if peeled and (softmax_of(flow, base) is not None or sigmoid_use(ctx, flow.value(base, 2)) is not None):
+            return  # TL202 / TL204: elements of a softmax or sigmoid
         if is_binop(value, cst.Add) and (is_one(value.left) or is_one(value.right)):  # type: ignore[attr-defined]
             return  # TL204 / TL205
         if is_binop(value, cst.Subtract) and is_one(value.left) and sigmoid_use(  # type: ignore[attr-defined]

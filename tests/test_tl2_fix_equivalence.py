@@ -68,7 +68,11 @@ CASES = [
          lambda: (t(0.0, 500.0),)),
     Case("TL202-module-function", "TL202", 4, fn("log_probs"), lambda: (randn(2, 3),),
          lambda: (t(1000.0, 0.0),)),
-    Case("TL202-special", "TL202", 5, fn("score"), lambda: (randn(4),), lambda: (t(1000.0, 0.0),)),
+    Case("TL202-gather", "TL202", 5, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1])),
+         lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 2]))),
+    Case("TL202-column", "TL202", 6, fn("positive_score"), lambda: (randn(3, 4),),
+         lambda: (t(900.0, 0.0, 0.0).repeat(2, 1),)),
+    Case("TL202-special", "TL202", 7, fn("score"), lambda: (randn(4),), lambda: (t(1000.0, 0.0),)),
     # -- TL203 logsumexp ----------------------------------------------------------------------
     Case("TL203-dim", "TL203", 0, fn("log_partition"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=500.0),)),
     Case("TL203-keepdim-method", "TL203", 1, fn("f"), lambda: (randn(3, 4),), lambda: (t(1000.0, 2.0).repeat(3, 1),)),
@@ -84,7 +88,9 @@ CASES = [
     Case("TL204-logsigmoid", "TL204", 2, fn("gate"), lambda: (randn(6, scale=3.0),), lambda: (t(-200.0, -1000.0),)),
     Case("TL204-log-one-minus-sigmoid", "TL204", 3, fn("neg"), lambda: (randn(3, 2), randn(2, seed=4)),
          lambda: (t(50.0, 100.0).reshape(2, 1), t(2.0))),
-    Case("TL204-log1p-exp", "TL204", 5, fn("f"), lambda: (randn(6),), lambda: (t(60.0, 500.0),)),
+    Case("TL204-sigmoid-column", "TL204", 5, fn("first_gate"), lambda: (randn(3, 2),),
+         lambda: (t(-200.0, 1.0).repeat(2, 1),)),
+    Case("TL204-log1p-exp", "TL204", 6, fn("f"), lambda: (randn(6),), lambda: (t(60.0, 500.0),)),
     # -- TL205 log1p / expm1: the original loses the small values ----------------------------
     Case("TL205-log1p", "TL205", 0, fn("rate"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
          before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),

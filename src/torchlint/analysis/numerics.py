@@ -56,12 +56,11 @@ _PASS_METHODS = frozenset(
 )
 _SELECT_METHODS = frozenset(
     {"gather", "take_along_dim", "index_select", "masked_select", "select", "narrow", "diagonal",
-     "diag", "max", "amax", "min", "amin", "prod", "topk"}
+     "diag", "min", "amin", "prod"}
 )
 _SELECT_FUNCS = frozenset(
     {"torch.gather", "torch.take_along_dim", "torch.index_select", "torch.masked_select", "torch.select",
-     "torch.narrow", "torch.diagonal", "torch.diag", "torch.max", "torch.amax", "torch.min", "torch.amin",
-     "torch.prod", "torch.topk"}
+     "torch.narrow", "torch.diagonal", "torch.diag", "torch.min", "torch.amin", "torch.prod"}
 )
 _COUNT_FUNCS = frozenset({"torch.bincount", "torch.histc", "torch.count_nonzero"})
 
@@ -659,10 +658,41 @@ def softmax_of(flow: Flow, expr: cst.BaseExpression, follow: bool = True) -> Opt
     )
 
 
+# -- selections that commute with log ----------------------------------------------------------------
+# log(f(p)) == f(log(p)) for these: they pick, reorder, reshape or cast elements, or take a minimum (log
+# is increasing).  ``prod`` and arithmetic do not qualify.  A softmax's maximum is at least 1/C and never
+# underflows, so ``max`` is not listed: its log is finite.
+_COMMUTING_METHODS = (_PASS_METHODS | _SELECT_METHODS) - {"prod"}
+
+
+def peel_selection(flow: Flow, expr: cst.BaseExpression, depth: int = 6) -> Tuple[cst.BaseExpression, bool]:
+    """The innermost expression under a chain of element selections (``p[:, 1]``, ``p.gather(1, i)``,
+    ``p.max(-1).values``, ``p.view(n, -1)``); the bool says whether anything was peeled."""
+    ctx = flow.ctx
+    peeled = False
+    for _ in range(depth):
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value == "values":
+            expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and method_name(expr) in _COMMUTING_METHODS
+            and not _is_torch_module(ctx, receiver(expr))
+        ):
+            expr = receiver(expr)  # type: ignore[assignment]
+        else:
+            break
+        peeled = True
+    return expr, peeled
+
+
 # -- probabilities that can be exactly zero ------------------------------------------------------
-def probability_source(flow: Flow, expr: cst.BaseExpression, depth: int = 4) -> Optional[str]:
+def probability_source(flow: Flow, expr: cst.BaseExpression, depth: int = 4, allow_max: bool = False
+                       ) -> Optional[str]:
     """"softmax"/"sigmoid" when ``expr`` is such an output or is derived from one by indexing,
-    gathering, reshaping, taking a max, multiplying or ``1 - p``; None otherwise."""
+    gathering, reshaping, multiplying, summing, or ``1 - p``; None otherwise.  A softmax's maximum is
+    never 0, but ``1 - max`` is: ``allow_max`` admits maxima under ``1 - p``."""
     ctx = flow.ctx
     value = flow.value(expr, 3)
     if softmax_of(flow, value, follow=False) is not None:
@@ -672,23 +702,25 @@ def probability_source(flow: Flow, expr: cst.BaseExpression, depth: int = 4) -> 
     if depth <= 0:
         return None
     if isinstance(value, cst.Subscript):
-        return probability_source(flow, value.value, depth - 1)
+        return probability_source(flow, value.value, depth - 1, allow_max)
     if isinstance(value, cst.Attribute) and value.attr.value in ("values", "T", "mT"):
-        return probability_source(flow, value.value, depth - 1)
+        return probability_source(flow, value.value, depth - 1, allow_max)
     if isinstance(value, cst.Call):
         m = method_name(value)
-        if m is not None and (m in _PASS_METHODS or m in _SELECT_METHODS) and not _is_torch_module(ctx, receiver(value)):
-            return probability_source(flow, receiver(value), depth - 1)  # type: ignore[arg-type]
-        if ctx.names.matches(value.func, _SELECT_FUNCS):
+        walk = _PASS_METHODS | _SELECT_METHODS | {"sum", "mean"} | ({"max", "amax"} if allow_max else set())
+        if m is not None and m in walk and not _is_torch_module(ctx, receiver(value)):
+            return probability_source(flow, receiver(value), depth - 1, allow_max)  # type: ignore[arg-type]
+        funcs = _SELECT_FUNCS | {"torch.sum", "torch.mean"} | ({"torch.max", "torch.amax"} if allow_max else set())
+        if ctx.names.matches(value.func, funcs):
             first = arg(value, 0, "input")
             if first is not None:
-                return probability_source(flow, first.value, depth - 1)
+                return probability_source(flow, first.value, depth - 1, allow_max)
     if is_binop(value, cst.Multiply):
         return probability_source(flow, value.left, depth - 1) or probability_source(  # type: ignore
             flow, value.right, depth - 1  # type: ignore[attr-defined]
         )
     if is_binop(value, cst.Subtract) and is_one(value.left):  # type: ignore[attr-defined]
-        return probability_source(flow, value.right, depth - 1)  # type: ignore[attr-defined]
+        return probability_source(flow, value.right, depth - 1, True)  # type: ignore[attr-defined]
     return None
 
 
@@ -1122,6 +1154,7 @@ __all__ = [
     "neg_code",
     "number",
     "owned_by_loss",
+    "peel_selection",
     "positive",
     "probability_source",
     "same_code",
