@@ -53,7 +53,9 @@ class SigmoidBinaryCrossEntropy(LintRule):
 
     ## Fix safety
     For `F.binary_cross_entropy` the fix renames the function and passes the logits; `weight` and
-    `reduction` mean the same in both, so it is safe. For an `nn.BCELoss` built in the same function and
+    `reduction` mean the same in both, so it is safe. When the sigmoid was stored in a variable, the
+    fix passes its argument instead (if that argument is plain names, not reassigned), or else removes
+    the sigmoid from the assignment when the loss is the variable's only reader; otherwise no fix. For an `nn.BCELoss` built in the same function and
     used only there, the fix builds `nn.BCEWithLogitsLoss` with the same arguments instead (safe); a
     criterion kept on `self` or used elsewhere gets no fix. The hand-written form becomes
     `F.binary_cross_entropy_with_logits(x, y, reduction="none")` with any `.mean()` outside kept; this
