@@ -131,7 +131,11 @@ def to_scalar(x):
             """
 import torch
 
+def _clip(n: int, limit: int) -> int:
+    return min(n, limit)
+
 def mask_bounds(spec, mask_param: int):
+    mask_param = _clip(mask_param, spec.size(-1))
     value = torch.rand(1) * mask_param
     start = torch.rand(1) * (spec.size(-1) - value)
     return start.long().squeeze()

@@ -636,8 +636,20 @@ class _Infer:
         if _is_number(node):
             return True
         if isinstance(node, cst.Name):
-            ann = _param_annotation(self.ctx, node)
-            return isinstance(ann, cst.Name) and ann.value in ("int", "float")
+            b = self.ctx.names.lookup(node.value)
+            if b is None or b.imports or not b.values or node.value in self.busy:
+                return False
+            self.busy.add(node.value)
+            try:
+                for v in b.values:
+                    if v is None:
+                        if not _number_annotation(_param_annotation(self.ctx, node)):
+                            return False
+                    elif not self.python_number(v, depth + 1):
+                        return False
+                return True
+            finally:
+                self.busy.discard(node.value)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, BINOPS):
             return self.python_number(node.left, depth + 1) and self.python_number(node.right, depth + 1)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
@@ -650,7 +662,12 @@ class _Infer:
                 if func.attr.value == "size":
                     return len(node.args) == 1 and node.args[0].keyword is None
                 return func.attr.value in ("numel", "dim", "ndimension", "item") and not node.args
-            return self.ctx.names.matches(func, ("builtins.len", "builtins.int", "builtins.float", "math.prod"))
+            if self.ctx.names.matches(func, ("builtins.len", "builtins.int", "builtins.float", "math.prod")):
+                return True
+            target = self.ctx.function_for_call(node)  # a helper of this module annotated `-> int`
+            return target is not None and target.returns is not None and _number_annotation(
+                target.returns.annotation
+            )
         return False
 
     def call(self, call: cst.Call) -> Optional[Shape]:
@@ -885,12 +902,12 @@ TENSOR_ANNOTATIONS = frozenset(
 )
 
 
+def _number_annotation(ann: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(ann, cst.Name) and ann.value in ("int", "float")
+
+
 def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
-    """The annotation of the parameter ``name`` refers to, when it is a parameter of an enclosing
-    function that the name is not rebound in."""
-    b = ctx.names.lookup(name.value)
-    if b is None or any(v is not None for v in b.values):
-        return None
+    """The annotation of the parameter of an enclosing function named like ``name``."""
     for fn in reversed(ctx.stack):
         if not isinstance(fn, cst.FunctionDef):
             continue
