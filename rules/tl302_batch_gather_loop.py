@@ -28,8 +28,10 @@ class BatchGatherLoop(LintRule):
     does the same indexing in one operation on the tensor's own device, for indices of any shape
     `[B, ...]` and any trailing tensor shape, and is differentiable.
 
-    Loops over lists (ragged data) are not reported: the tensor must be known to be a tensor
-    (`range(t.size(0))`, a torch constructor, a `Tensor` annotation).
+    Ragged data is not reported: rows kept in a list without `torch.stack`, or picked from a list of
+    tensors (`range(len(features))` over a list). The gathered value must be known to be one tensor:
+    a torch constructor, a `Tensor` annotation, a bound read from `t.size(0)` or `t.shape[0]`, or
+    tuple indexing `t[i, idx[i]]`.
 
     ## Example
     ```python
@@ -68,7 +70,7 @@ class BatchGatherLoop(LintRule):
     NAME = "batch-gather-loop"
     MESSAGE = "Batch gather written as a Python loop over rows; use `torchlint.runtime.batch_gather(tensor, indices)`"
     FIX_TITLE = "Replace the loop with `torchlint.runtime.batch_gather`"
-    TRIGGERS = ("stack", "append", "+=")
+    TRIGGERS = ("stack",)
 
     VALID = [
         Valid(

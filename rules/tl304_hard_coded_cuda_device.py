@@ -5,7 +5,12 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import arg, keyword_arg
-from torchlint.analysis.shapes import TENSOR_ANNOTATIONS, TENSOR_FUNCS
+from torchlint.analysis.shapes import (
+    TENSOR_ANNOTATIONS,
+    TENSOR_FUNCS,
+    TENSOR_ONLY_ATTRIBUTES,
+    TENSOR_ONLY_METHODS,
+)
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 # functions that build a new tensor and accept `device=`
@@ -17,16 +22,6 @@ CREATORS = frozenset(
         "rand_like", "randn_like", "tril_indices", "triu_indices",
     )
 )
-# attribute uses that show a parameter is a tensor
-TENSOR_ATTRS = frozenset(
-    {
-        "device", "size", "shape", "dtype", "dim", "ndim", "view", "reshape", "unsqueeze", "squeeze", "float",
-        "is_cuda", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "numel", "permute",
-        "transpose", "contiguous", "matmul", "masked_fill", "type_as", "expand", "flatten", "detach",
-    }
-)
-
-
 def _cuda_literal(node: Optional[cst.BaseExpression]) -> bool:
     """``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``."""
     if isinstance(node, cst.SimpleString):
@@ -147,6 +142,15 @@ import torch
 def to_gpu(x: torch.Tensor):
     offsets = torch.arange(x.size(0)).cuda()
     return x.cuda() + offsets
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def from_numpy_batch(arr, labels):
+    n = arr.shape[0]
+    return torch.zeros(n, device="cuda")
 """
         ),
         Valid(
@@ -344,9 +348,11 @@ def pad_mask(x, length):
             for use in ctx.names_in(fn.body, name):
                 parent = ctx.parent(use)
                 if isinstance(parent, cst.Attribute) and parent.value is use:
-                    if parent.attr.value == "device":
+                    attr = parent.attr.value
+                    if attr == "device":
                         return name
-                    if parent.attr.value in TENSOR_ATTRS:
+                    called = isinstance(ctx.parent(parent), cst.Call) and ctx.parent(parent).func is parent  # type: ignore[union-attr]
+                    if attr in TENSOR_ONLY_ATTRIBUTES or (attr in TENSOR_ONLY_METHODS and called):
                         evidence = True
                 elif isinstance(parent, cst.Arg) and parent.value is use:
                     call = ctx.parent(parent)
