@@ -284,7 +284,9 @@ def f(x):
         if value is None:
             return None
         new_small = acc.statement.deep_replace(value, ctx.parse_expression(reduction))
-        new_line = cst.SimpleStatementLine(body=[new_small], leading_lines=loop.leading_lines)  # type: ignore[list-item]
+        new_line = cst.SimpleStatementLine(
+            body=[new_small], leading_lines=loop.leading_lines  # type: ignore[list-item]
+        )
         unsafe = acc.var is not None and used_outside(ctx, loop, acc.var.value)
         return self.make_fix(unsafe=unsafe or None).replace(loop, new_line)
 

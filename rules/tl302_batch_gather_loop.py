@@ -344,8 +344,13 @@ def _module_import(ctx: FileContext) -> Tuple[Optional[str], Optional[cst.CSTNod
             if mod == "torchlint" and not isinstance(small.names, cst.ImportStar):
                 for alias in small.names:
                     if ctx.code(alias.name).strip() == "runtime":
-                        spelled = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else "runtime"
-        elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)) and anchor is None:
+                        asname = alias.asname.name if alias.asname is not None else None
+                        spelled = asname.value if isinstance(asname, cst.Name) else "runtime"
+        elif (
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+            and anchor is None
+        ):
             anchor = stmt  # the module docstring
         else:
             break

@@ -22,6 +22,8 @@ CREATORS = frozenset(
         "rand_like", "randn_like", "tril_indices", "triu_indices",
     )
 )
+
+
 def _cuda_literal(node: Optional[cst.BaseExpression]) -> bool:
     """``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``."""
     if isinstance(node, cst.SimpleString):
@@ -90,7 +92,10 @@ class HardCodedCudaDevice(LintRule):
 
     CODE = "TL304"
     NAME = "hard-coded-cuda-device"
-    MESSAGE = "Tensor created inside a function that receives tensors is put on a hard-coded CUDA device; create it on the input's device"
+    MESSAGE = (
+        "Tensor created inside a function that receives tensors is put on a hard-coded CUDA device; "
+        "create it on the input's device"
+    )
     FIX_TITLE = "Create the tensor on the input's device (`device=x.device`)"
     FIX_SAFETY = "unsafe"
     TRIGGERS = ("cuda",)
@@ -351,7 +356,8 @@ def pad_mask(x, length):
                     attr = parent.attr.value
                     if attr == "device":
                         return name
-                    called = isinstance(ctx.parent(parent), cst.Call) and ctx.parent(parent).func is parent  # type: ignore[union-attr]
+                    call = ctx.parent(parent)
+                    called = isinstance(call, cst.Call) and call.func is parent
                     if attr in TENSOR_ONLY_ATTRIBUTES or (attr in TENSOR_ONLY_METHODS and called):
                         evidence = True
                 elif isinstance(parent, cst.Arg) and parent.value is use:

@@ -5,7 +5,6 @@ from typing import List, Optional
 
 import libcst as cst
 
-from torchlint.analysis.context import arg
 from torchlint.analysis.shapes import Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 

@@ -121,7 +121,8 @@ def test_vectorized_and_library_code_are_silent():
 
 
 def test_no_torch_no_findings():
-    assert codes("total = 0\nfor i in range(10):\n    total += i\nrows = [[1], [2]]\nfor r in rows:\n    total += r[0]\n") == []
+    code = "total = 0\nfor i in range(10):\n    total += i\nrows = [[1], [2]]\nfor r in rows:\n    total += r[0]\n"
+    assert codes(code) == []
 
 
 def test_fixing_all_tl3_findings_converges():

@@ -146,7 +146,10 @@ class RangeLoop:
         return self.step is None or int_literal(self.step) == 1
 
 
-def range_call(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression], cst.BaseExpression, Optional[cst.BaseExpression]]]:
+Bounds = Tuple[Optional[cst.BaseExpression], cst.BaseExpression, Optional[cst.BaseExpression]]
+
+
+def range_call(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Bounds]:
     """(start, stop, step) of ``range(...)``."""
     if not isinstance(expr, cst.Call) or not ctx.names.matches(expr.func, RANGE):
         return None
@@ -527,7 +530,9 @@ class Gather:
     full: bool = True
 
 
-def gathered(ctx: FileContext, elem: cst.BaseExpression, var: str) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+def gathered(
+    ctx: FileContext, elem: cst.BaseExpression, var: str
+) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
     """(tensor, indices) when ``elem`` is ``tensor[i][indices[i]]`` or ``tensor[i, indices[i]]``."""
     if not isinstance(elem, cst.Subscript):
         return None
@@ -562,7 +567,9 @@ def _zip_gathered(ctx: FileContext, target: cst.BaseExpression, it: cst.BaseExpr
     row, j = target.elements[0].value, target.elements[1].value
     if not isinstance(row, cst.Name) or not isinstance(j, cst.Name):
         return None
-    if not isinstance(elem, cst.Subscript) or not is_name(elem.value, row.value) or not is_name(single_index(elem), j.value):
+    if not isinstance(elem, cst.Subscript) or not is_name(elem.value, row.value):
+        return None
+    if not is_name(single_index(elem), j.value):
         return None
     tensor, indices = it.args[0].value, it.args[1].value
     if not simple_ref(tensor) or not simple_ref(indices) or it.args[0].star or it.args[1].star:
@@ -870,7 +877,9 @@ def _plain_index(el: cst.SubscriptElement) -> bool:
         return all(b is None or int_literal(b) is not None for b in (sl.lower, sl.upper, sl.step))
     if isinstance(sl, cst.Index):
         v = sl.value
-        return int_literal(v) is not None or isinstance(v, cst.Ellipsis) or (isinstance(v, cst.Name) and v.value == "None")
+        if isinstance(v, cst.Name):
+            return v.value == "None"
+        return int_literal(v) is not None or isinstance(v, cst.Ellipsis)
     return False
 
 

@@ -9,8 +9,9 @@ This is what TL302's fix calls in place of the loop from Effective PyTorch::
 
 One indexing operation does the whole batch: the row numbers ``0 .. B-1`` are shaped so that they
 broadcast against ``indices``, and ``tensor[rows, indices]`` picks ``tensor[i, indices[i, ...]]`` for
-every ``i`` at once (for a ``[B, N]`` tensor, ``torch.gather`` along dim 1 does the same, faster).  The row numbers are created on ``tensor``'s own device, so the function works
-on CPU and on any GPU alike, and the result is differentiable with respect to ``tensor``.
+every ``i`` at once (for a ``[B, N]`` tensor, ``torch.gather`` along dim 1 does the same, faster).
+The row numbers are created on ``tensor``'s own device, so the function works on CPU and on any GPU
+alike, and the result is differentiable with respect to ``tensor``.
 """
 from __future__ import annotations
 
