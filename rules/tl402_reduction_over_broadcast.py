@@ -132,6 +132,17 @@ total = (x * scale).sum()
             """
 import torch
 
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = a + b
+c = c * 2
+total = c.sum()
+"""
+        ),
+        Valid(
+            """
+import torch
+
 def score(u):
     w = torch.rand(3, 1)
     v = u.unsqueeze(0)
@@ -220,6 +231,28 @@ class Critic(nn.Module):
 """,
             unsafe=True,
         ),
+        Invalid(
+            """
+import torch
+
+def pairwise(n: int):
+    left = torch.rand(n, 1)
+    right = torch.rand(n)
+    diff = (left - right) ** 2
+    return diff.mean()
+""",
+            fixed="""
+import torch
+
+def pairwise(n: int):
+    left = torch.rand(n, 1)
+    right = torch.rand(n)
+    diff = (left - right[:, None]) ** 2
+    return diff.mean()
+""",
+            unsafe=True,
+            line=8,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -266,6 +299,12 @@ class Critic(nn.Module):
             return self._find(expr.left, depth + 1) or self._find(expr.right, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self._find(expr.expression, depth + 1)
+        if isinstance(expr, cst.Name):
+            # `c = a + b` ... `c.sum()`: follow a variable assigned once
+            values = ctx.names.values(expr)
+            if len(values) == 1 and isinstance(values[0], cst.BinaryOperation):
+                return self._find(values[0], depth + 1)
+            return None
         if isinstance(expr, cst.Call):
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value in ELEMENTWISE and not ctx.names.qualified_names(

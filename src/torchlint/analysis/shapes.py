@@ -690,7 +690,10 @@ class _Infer:
             return None
         if not qn.isdisjoint(SIZE_CONSTRUCTORS):
             size = keyword_arg(call, "size")
-            dims = _size_args([size.value] if size is not None else pos)
+            values = [size.value] if size is not None else pos
+            dims = _size_args(values)
+            if dims is None and len(values) == 1 and self.python_number(values[0]):
+                dims = [None]  # `torch.zeros(n)` with `n: int`
             return Shape.exact(dims) if dims is not None else None
         if not qn.isdisjoint(DATA_CONSTRUCTORS):
             data = arg(call, 0, "data")
