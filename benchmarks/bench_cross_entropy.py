@@ -1,12 +1,13 @@
 """Speed of torchlint.runtime.softmax_cross_entropy against F.cross_entropy with probability targets
 and against the naive `-sum(labels * log(softmax(logits)))`.
 
-    python benchmarks/bench_cross_entropy.py [--device cpu|cuda] [--repeat 30]
+    python benchmarks/bench_cross_entropy.py [--device cpu|cuda] [--repeat 30] [--threads N]
 
 Each row times forward alone and forward + backward on the same inputs.  The three implementations are
 run interleaved, so that load on the machine affects them alike; the table shows the median and the
 fastest run.  The last column compares the fastest runs (the least disturbed by other load) with
-F.cross_entropy's: 1.00 = as fast, below 1 = faster.
+F.cross_entropy's: 1.00 = as fast, below 1 = faster.  On a CPU shared with other work, ``--threads 1``
+gives steadier numbers (a multi-threaded kernel otherwise waits for a second core now and then).
 """
 from __future__ import annotations
 
@@ -78,7 +79,10 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16", "float64"])
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's choice)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
     shapes = SHAPES_CUDA if args.device.startswith("cuda") else SHAPES_CPU
     name = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"cpu, {torch.get_num_threads()} threads"
