@@ -12,7 +12,7 @@ from torchlint.analysis.evaluation import (
     no_grad_call_code,
     runs_without_grad,
 )
-from torchlint.analysis.training import under_no_grad
+from torchlint.analysis.training import is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -395,6 +395,8 @@ def run_test(model, loader):
             value = getattr(a, "value", None)
             if value is None or not any(ctx.is_inside(c, value) or c is value for c in calls):
                 continue
+            if is_detached(ctx, value):
+                continue  # `correct += (model(x).argmax(1) == y).sum().item()` holds a number
             targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
             for t in targets:
                 outputs.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))

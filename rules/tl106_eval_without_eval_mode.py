@@ -39,7 +39,8 @@ class EvalWithoutEvalMode(LintRule):
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
-    loaded with `torch.load`/`torch.jit.load` (they keep the mode they were saved in), and models that
+    built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`), models loaded with
+    `torch.load`/`torch.jit.load` (they keep the mode they were saved in), and models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
     layers without dropout or normalisation).
 
@@ -170,6 +171,39 @@ def predict(path, loader):
         for x in loader:
             preds.append(model(x))
     return preds
+"""
+        ),
+        Valid(
+            """
+import torch
+import torchvision
+
+
+class Classifier:
+    def __init__(self, device):
+        self.model = torchvision.models.resnet18(weights="DEFAULT").to(device).eval()
+
+    def predict(self, loader):
+        preds = []
+        with torch.no_grad():
+            for x in loader:
+                preds.append(self.model(x).argmax(1))
+        return preds
+"""
+        ),
+        Valid(
+            """
+import torch
+from transformers import AutoModelForSequenceClassification
+
+
+def evaluate(eval_dataloader, metric):
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+    for batch in eval_dataloader:
+        with torch.no_grad():
+            outputs = model(**batch)
+        metric.add_batch(predictions=outputs.logits.argmax(-1), references=batch["labels"])
+    return metric.compute()
 """
         ),
         Valid(

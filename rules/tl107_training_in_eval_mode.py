@@ -86,7 +86,9 @@ class TrainingInEvalMode(LintRule):
     NAME = "training-in-eval-mode"
     MESSAGE = "The loop puts the model in eval mode and trains it again without `model.train()`"
     FIX_TITLE = "Insert `model.train()` before the training step"
-    TRIGGERS = ("eval", "train(False", "train(mode=False")
+    # "torch": TL106's fix can add the `eval()` call this rule looks for, and the engine picks the rules
+    # to run from the original text; any file TL106 reports on mentions torch.
+    TRIGGERS = ("eval", "train(False", "train(mode=False", "torch")
 
     VALID = [
         Valid(
@@ -347,12 +349,12 @@ class Trainer:
 
     def _check(self, loop: cst.CSTNode) -> None:
         ctx = self.ctx
-        reached = calls_through_helpers(ctx, loop, depth=2)
         evals: List[Tuple[cst.Call, str]] = []
         for call in ctx.calls_in(loop):
             evals.extend((call, code) for code in sorted(eval_targets_of_call(ctx, call)) if code != ANY)
         if not evals or restores_train_mode(ctx, loop, depth=2):
             return
+        reached = calls_through_helpers(ctx, loop, depth=2)
         for call, via in reached:
             name = callee_name(call)
             if call is via and name and "train" in name and ctx.function_for_call(call) is None:

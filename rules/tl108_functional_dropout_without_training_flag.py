@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+_ALWAYS_ON = re.compile(r"^MC[A-Z_]|MCDropout|[Mm]onte|[Bb]ayes|[Aa]lways|[Cc]oncrete")
 
 FUNCTIONAL_DROPOUTS = frozenset(
     {
@@ -130,6 +133,18 @@ class Net(nn.Module):
         return my_lib.dropout(x, 0.5)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class MCDropout(nn.Dropout):
+    \"\"\"Dropout that stays on at test time, for Monte-Carlo uncertainty estimates.\"\"\"
+
+    def forward(self, x):
+        return F.dropout(x, self.p)
+"""
+        ),
     ]
 
     INVALID = [
@@ -214,6 +229,8 @@ class Block(torch.nn.Module):
                 cls = self.ctx.parent(self.ctx.parent(a) or a)
                 if not isinstance(cls, cst.ClassDef) or not cls.bases:
                     return None
+                if _ALWAYS_ON.search(cls.name.value):
+                    return None  # Monte-Carlo / always-on dropout layers drop in eval mode on purpose
                 params = list(a.params.posonly_params) + list(a.params.params)
                 return params[0].name.value if params else None
         return None

@@ -115,6 +115,17 @@ _MODE_FREE_LAYERS = re.compile(
 )
 
 
+def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
+    """A value whose method chain switches to eval mode: ``Net().to(device).eval()``; or a Hugging Face
+    ``X.from_pretrained(...)``, which returns the model in eval mode."""
+    cur: Optional[cst.BaseExpression] = value
+    while isinstance(cur, cst.Call):
+        if eval_mode_target(cur) is not None or method_name(cur) == "from_pretrained":
+            return True
+        cur = receiver(cur)
+    return False
+
+
 def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
     """``torch.load``/``torch.jit.load``/``torch.export.load``: the model keeps the mode it was saved in."""
     return any(
@@ -426,6 +437,8 @@ class EvaluationFacts:
                 isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
             )):
                 self.mode_settled.add(call)
+        if any(_built_in_eval_mode(v) for v in ctx.names.values(model)):
+            self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
 
     def sites(self) -> List[EvalSite]:
         if self._sites is None:

@@ -1,0 +1,225 @@
+"""Engine-level tests of the training/evaluation-loop rules (TL102, TL104-TL109) beyond their cases:
+options, fixes of several rules together, chains of fixes that must converge, and the evaluation
+analysis they share."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.engine import Settings, lint_source
+from torchlint.rules import all_rules
+
+TL1 = [r for r in all_rules() if r.CODE in {"TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL107", "TL108", "TL109"}]
+BY_CODE = {r.CODE: r for r in all_rules()}
+
+
+def lint(code: str, rules=None, **kw):
+    return lint_source("train.py", textwrap.dedent(code), Settings(rules=rules or TL1, **kw))
+
+
+def codes(result):
+    return [(d.line, d.code) for d in result.diagnostics]
+
+
+TRAIN_SCRIPT = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.dropout(F.relu(self.fc1(x)), 0.5)
+        return self.fc2(x)
+
+
+def validate(model, loader):
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct / len(loader.dataset)
+
+
+def main(train_loader, val_loader, epochs=5):
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
+    history = []
+    for epoch in range(epochs):
+        scheduler.step()
+        for x, y in train_loader:
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.zero_grad()
+            optimizer.step()
+            history.append(loss)
+        print(epoch, validate(model, val_loader))
+    return history
+"""
+
+
+def test_training_script_reports_each_mistake_once():
+    result = lint(TRAIN_SCRIPT)
+    assert not result.errors
+    found = sorted({code for _, code in codes(result)})
+    assert found == ["TL102", "TL104", "TL105", "TL106", "TL108", "TL109"]
+    assert len(result.diagnostics) == 6
+
+
+def test_all_fixes_together_converge_and_leave_nothing():
+    result = lint(TRAIN_SCRIPT, fix=True, unsafe_fixes=True)
+    assert not result.errors
+    fixed = result.fixed_source
+    assert fixed is not None
+    cst.parse_module(fixed)
+    again = lint_source("train.py", fixed, Settings(rules=TL1, fix=True, unsafe_fixes=True))
+    assert again.fixed_source is None
+    # TL106's fix puts the model in eval mode inside the epoch loop; TL107 then restores train mode
+    assert codes(lint_source("train.py", fixed, Settings(rules=TL1))) == []
+    assert "model.train()" in fixed and "model.eval()" in fixed
+    assert "training=self.training" in fixed
+    assert "history.append(loss.item())" in fixed
+    assert fixed.index("optimizer.zero_grad()") < fixed.index("loss.backward()")
+    assert fixed.index("optimizer.step()") < fixed.index("scheduler.step()")
+
+
+def test_safe_fixes_only_leave_unsafe_findings():
+    result = lint(TRAIN_SCRIPT, fix=True)
+    assert not result.errors
+    remaining = sorted({code for _, code in codes(result)})
+    # TL104 (the list is returned), TL106 and TL109 have unsafe fixes here
+    assert remaining == ["TL104", "TL106", "TL109"]
+
+
+# -- TL104 options ---------------------------------------------------------------------------------
+ACCUMULATE = """
+def run_epoch(model, loader, criterion, optimizer):
+    total_loss = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+    print(total_loss)
+"""
+
+
+@pytest.mark.parametrize("how, expected", [("item", "total_loss += loss.item()"), ("detach", "total_loss += loss.detach()")])
+def test_loss_accumulation_fix_option(how, expected):
+    result = lint(ACCUMULATE, [BY_CODE["TL104"]], options={"loss-accumulation-fix": how}, fix=True)
+    assert expected in result.fixed_source
+
+
+def test_loss_accumulation_fix_option_is_validated():
+    option = BY_CODE["TL104"].OPTIONS["loss-accumulation-fix"]
+    assert option.default == "item"
+    assert option.validate("loss-accumulation-fix", "detach") == "detach"
+    with pytest.raises(ValueError):
+        option.validate("loss-accumulation-fix", "float")
+
+
+def test_item_fix_is_unsafe_when_the_total_leaves_the_function_and_detach_is_safe():
+    code = ACCUMULATE.replace("print(total_loss)", "return total_loss")
+    item = lint(code, [BY_CODE["TL104"]])
+    assert item.diagnostics[0].fix.applicability == "unsafe"
+    detach = lint(code, [BY_CODE["TL104"]], options={"loss-accumulation-fix": "detach"})
+    assert detach.diagnostics[0].fix.applicability == "safe"
+
+
+def test_noqa_suppresses_tl104():
+    code = ACCUMULATE.replace("total_loss += loss\n", "total_loss += loss  # noqa: TL104\n")
+    assert codes(lint(code, [BY_CODE["TL104"]])) == []
+
+
+# -- evaluation analysis ------------------------------------------------------------------------------
+VALIDATE = """
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    total = 0
+    for images, labels in val_loader:
+        images, labels = images.to(device), labels.to(device)
+        outputs = model(images)
+        predicted = torch.argmax(outputs, dim=1)
+        total += labels.size(0)
+        correct += (predicted == labels).sum().item()
+    return correct / total
+"""
+
+
+def test_validate_without_no_grad_or_eval():
+    assert codes(lint(VALIDATE)) == [(10, "TL105"), (10, "TL106")]
+
+
+def test_same_code_without_torch_import_is_not_torch_evaluation():
+    code = VALIDATE.replace("import torch\n", "import numpy as torch\n")
+    assert codes(lint(code)) == []
+
+
+def test_callers_in_the_module_decide_grad_and_mode():
+    code = VALIDATE + """
+
+def main(model, val_loader, device):
+    model.eval()
+    with torch.no_grad():
+        return validate(model, val_loader, device)
+"""
+    assert codes(lint(code)) == []
+
+
+def test_one_caller_without_no_grad_is_enough_to_report():
+    code = VALIDATE + """
+
+def main(model, val_loader, device):
+    model.eval()
+    with torch.no_grad():
+        validate(model, val_loader, device)
+    return validate(model, val_loader, device)
+"""
+    assert codes(lint(code)) == [(10, "TL105")]
+
+
+def test_facts_do_not_leak_between_files():
+    first = lint(VALIDATE)
+    assert codes(first)
+    second = lint("import torch\n\ndef f(model, x):\n    return model(x)\n")
+    assert codes(second) == []
+    assert codes(lint(VALIDATE)) == codes(first)
+
+
+def test_results_are_deterministic():
+    runs = {tuple(codes(lint(TRAIN_SCRIPT))) for _ in range(3)}
+    assert len(runs) == 1
+
+
+def test_fix_of_tl105_uses_the_module_spelling_of_torch():
+    code = VALIDATE.replace("import torch\n", "import torch as th\n").replace("torch.argmax", "th.argmax")
+    result = lint(code, [BY_CODE["TL105"]], fix=True)
+    assert "with th.no_grad():" in result.fixed_source
+
+
+def test_tl106_fix_goes_inside_a_loop_that_builds_the_model():
+    code = """
+import torch
+
+def evaluate(paths, loader, build):
+    scores = []
+    for path in paths:
+        model = build(path)
+        with torch.no_grad():
+            scores.append(sum((model(x).argmax(1) == y).sum().item() for x, y in loader))
+    return scores
+"""
+    result = lint(code, [BY_CODE["TL106"]], fix=True, unsafe_fixes=True)
+    fixed = result.fixed_source
+    assert fixed.index("model = build(path)") < fixed.index("model.eval()")
