@@ -166,6 +166,19 @@ for x, y in loader:
         ),
         Valid(
             """
+import torch
+
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        val_loss = criterion(model(vx), vy)
+    val_total += val_loss
+"""
+        ),
+        Valid(
+            """
 for x, y in loader:
     loss = criterion(model(x), y)
     loss += 0.1 * reg(model)
@@ -512,6 +525,8 @@ class _LoopFacts:
         values = [v for _stmt, v in bindings]
         if any(v is not None and is_detached(self.ctx, v) for v in values):
             return False
+        if all(not isinstance(stmt, cst.For) and under_no_grad(self.ctx, stmt) for stmt, _ in bindings):
+            return False  # computed under no_grad: no graph to keep
         if any(isinstance(stmt, cst.For) for stmt, _ in bindings):
             return False
         if name.value in self.backward_names and _LOSS_NAME.search(name.value):
