@@ -78,11 +78,14 @@ class SoftmaxCrossEntropyByHand(LintRule):
     `exp / exp.sum()` with no dim), the fix passes `dim=None`, which the runtime treats as "over all
     elements". The import `from torchlint.runtime import softmax_cross_entropy` is added (the fixed code
     needs `torchlint[runtime]` installed). The variable that held the log-probabilities is deleted when
-    nothing else reads it. The fix is safe; it is not offered when the sum runs over another dim than
+    nothing else reads it. The result has the logits' dtype (the original took the wider of the labels'
+    and the logits' dtypes; float16/bfloat16 logits are computed in float32 inside). The fix is safe; it
+    is not offered when the sum runs over another dim than
     the softmax, when the softmax's dim is implicit or computed, or when a name in the logits is
     reassigned between the softmax and the loss.
 
-    For the class-index form the fix is `F.cross_entropy(x, y, reduction="none")`; it is safe when the
+    For the class-index form (a softmax over dim 1 or -1 of a 2-D tensor, which the two-index pattern
+    implies) the fix is `F.cross_entropy(x, y, reduction="none")`; it is safe when the
     row index is `range`/`arange` of the batch size spelled from the labels or the logits
     (`len(y)`, `y.size(0)`, `x.shape[0]`), and unsafe otherwise (the range might cover fewer rows).
 

@@ -28,8 +28,7 @@ class LogOfPossibleZero(LintRule):
     ## What it does
     Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
     probability derived from a softmax or sigmoid output (multiplied by a mask, summed over a subset,
-    `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator
-    is one of those.
+    `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator is one of those.
 
     ## Why is this bad?
     Probabilities underflow: a softmax gives exactly 0 for logits about 104 below the maximum in float32
@@ -40,8 +39,9 @@ class LogOfPossibleZero(LintRule):
     the cookbooks also warn that half precision makes this worse (`shared/seeds/000`, "half()").
 
     Elements selected from a softmax or sigmoid (`log(probs.gather(1, y))`, `log(probs[:, 1])`) are
-    TL202's and TL204's: they are rewritten exactly with `log_softmax` / `logsigmoid`. Not reported either: `log(p + eps)`, `log(p.clamp(min=eps))`, `clamp_min`, `torch.maximum(p, eps)`,
-    arguments positive by construction (`exp`, `softplus`, positive constants), and the direct
+    TL202's and TL204's: they are rewritten exactly with `log_softmax` / `logsigmoid`. Not reported
+    either: `log(p + eps)`, `log(p.clamp(min=eps))`, `clamp_min`, `torch.maximum(p, eps)`, the largest
+    softmax probability (at least `1/C`), arguments positive by construction (`exp`, `softplus`, positive constants), and the direct
     `log(softmax(x))` / `log(sigmoid(x))`, which TL202 and TL204 rewrite exactly. Logs inside a
     hand-written cross-entropy are left to TL206/TL207.
 
