@@ -209,6 +209,18 @@ for step, (x, y) in enumerate(loader):
         acc_loss = 0
 """
         ),
+        Valid(
+            """
+def collect_outputs(nodes, env):
+    output_values = []
+    for x in nodes:
+        if must_run_in_backward(x):
+            output_values.append(env[x])
+            continue
+        output_values.append(x)
+    return output_values
+"""
+        ),
     ]
 
     INVALID = [
@@ -482,7 +494,7 @@ class _LoopFacts:
     def is_loss(self, value: cst.BaseExpression, depth: int) -> bool:
         ctx = self.ctx
         code = ctx.code(value)
-        if code in self.exact_operands and self._produced_here(value):
+        if code in self.exact_operands and self._produced_here(value) and not self._loop_variable(value):
             return True
         if isinstance(value, cst.Name):
             return self._loss_name(value, depth)
@@ -513,6 +525,10 @@ class _LoopFacts:
                 return any(self.carriers(el.value, depth - 1) for el in value.elements)
             return bool(self.carriers(value.elt, depth - 1))
         return False
+
+    def _loop_variable(self, value: cst.BaseExpression) -> bool:
+        names = base_names(value)
+        return bool(names) and any(isinstance(stmt, cst.For) for stmt, _ in self.assigned.get(names[0], ()))
 
     def _produced_here(self, value: cst.BaseExpression) -> bool:
         names = base_names(value)

@@ -240,6 +240,32 @@ def evaluate(model, loader, metric):
     return metric.compute()
 """
         ),
+        Valid(
+            """
+import torch
+
+
+def default_eval_fn(model, calib_data):
+    \"\"\"Run the model over calibration data so that the observers record ranges.\"\"\"
+    for data, _target in calib_data:
+        model(data)
+
+
+class TestDistributed(object):
+    def _test_ddp_step(self, model_base, model_ddp, loader):
+        for x, y in loader:
+            out = model_ddp(x)
+            self._model_step_with_zero_grad(model_base)
+            accuracy = (out.argmax(1) == y).float().mean()
+            self.assertGreater(accuracy, 0.5)
+
+
+def evaluate_export(model, inputs, tolerance):
+    for x in inputs:
+        errors = compare_onnx_pytorch_model_with_input(model, x)
+        assert max(errors) < tolerance
+"""
+        ),
     ]
 
     INVALID = [

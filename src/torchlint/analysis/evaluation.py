@@ -38,10 +38,27 @@ from torchlint.analysis.training import (
     under_no_grad,
 )
 
-MODEL_NAME = re.compile(
-    r"(^|_)(model|models|net|network|classifier|encoder|decoder|backbone|generator|discriminator|detector|"
-    r"segmenter|policy|critic|actor|teacher|student)(_|\d|$)|^[a-z]*net\d*$|^net[a-z]?$",
+_MODEL_NOUN = re.compile(
+    r"(model|models|net|network|classifier|encoder|decoder|backbone|generator|discriminator|detector|"
+    r"segmenter|policy|critic|actor|teacher|student)\d*|[a-z]*net\d*|net[a-z]"
 )
+#: words that may follow the noun in a model's name (`model_ema`, `net_g`, `model_without_ddp`)
+_MODEL_SUFFIX = frozenset(
+    {"ema", "ddp", "dp", "without", "fp16", "fp32", "bf16", "half", "eval", "train", "orig", "raw", "wrapped",
+     "unwrapped", "copy", "old", "new", "g", "d", "a", "b", "c", "s", "t", "q", "v", "pi", "target", "online",
+     "base", "ft", "cpu", "gpu", "cuda", "jit", "scripted", "traced", "compiled", "quantized", "int8"}
+)
+
+
+def is_model_name(name: str) -> bool:
+    """``model``, ``net``, ``base_model``, ``model_ema``, ``netG``, ``resnet50``, ``self.encoder`` (the last
+    segment); not ``compare_model_with_input`` or ``model_step``: a function, not a model."""
+    tokens = [t for t in snake(name).split("_") if t]
+    if not tokens:
+        return False
+    if _MODEL_NOUN.fullmatch(tokens[-1]):
+        return True
+    return bool(_MODEL_NOUN.fullmatch(tokens[0])) and all(t in _MODEL_SUFFIX or t.isdigit() for t in tokens[1:])
 EVAL_NAME = re.compile(
     r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|infer|"
     r"inference)(_|\d|$)"
@@ -82,12 +99,16 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
-    if not MODEL_NAME.search(snake(last)):
+    if not is_model_name(last):
         return None
     if ctx.names.qualified_names(model):
         return None
     if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in module_classes(ctx)):
         return None
+    if isinstance(model, cst.Attribute) and dotted_name(model.value) in ("self", "cls") and last in ctx.functions():
+        return None  # a method of the class
+    if isinstance(ctx.parent(call), cst.Expr):
+        return None  # output discarded: calibration, warm-up, feature hooks; not an evaluation
     if keyword_arg(call, "training") is not None:
         return None
     return model
@@ -478,10 +499,10 @@ class EvaluationFacts:
         name = snake(function.name.value)
         if HOOK_NAME.search(name) or model_method(ctx, function):
             return True
-        if name.startswith("test") and (
+        if "test" in name.split("_") and (
             is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.code(function))
         ):
-            return True
+            return True  # a test (or test helper) of the test suite, not the evaluation of a model
         return False
 
     def _function_verdict(self, function: cst.FunctionDef, calls) -> Optional[bool]:

@@ -201,14 +201,18 @@ _DETACHING_METHODS = frozenset({"item", "detach", "tolist", "numpy", "cpu_numpy"
 _DETACHING_FUNCS = frozenset({"float", "int", "round", "str", "repr", "bool", "len", "format"})
 
 
+_FRAMEWORK_BACKWARD = frozenset({"manual_backward"})
+
+
 def is_backward_like(ctx: FileContext, call: cst.Call) -> bool:
-    """:func:`is_backward`, plus framework spellings such as ``self.manual_backward(loss)``."""
+    """:func:`is_backward`, plus framework spellings such as ``self.manual_backward(loss)`` (not any
+    name that merely contains "backward": ``register_backward_hook``, ``_must_be_in_backward(node)``)."""
     if is_backward(ctx, call):
         return True
     name = method_name(call)
     if name is None and isinstance(call.func, cst.Name):
         name = call.func.value
-    return name is not None and "backward" in name.lower()
+    return name in _FRAMEWORK_BACKWARD
 
 
 _BACKWARD_OWNER = re.compile(r"accelerat|engine|fabric|trainer|strategy|runner|model|booster|deepspeed", re.IGNORECASE)
