@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name
+from torchlint.analysis.context import callee_name, method_name
 from torchlint.analysis.evaluation import (
     ANY,
     EVAL_NAME,
@@ -209,6 +209,33 @@ for epoch in range(10):
             """
 import torch
 
+for epoch in range(epochs):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.train(False)
+    with torch.no_grad():
+        val_acc = sum((model(x).argmax(1) == y).sum().item() for x, y in val_loader)
+""",
+            fixed="""
+import torch
+
+for epoch in range(epochs):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.train(False)
+    with torch.no_grad():
+        val_acc = sum((model(x).argmax(1) == y).sum().item() for x, y in val_loader)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
 
 def validate(model, loader):
     model.eval()
@@ -357,9 +384,10 @@ class Trainer:
         reached = calls_through_helpers(ctx, loop, depth=2)
         for call, via in reached:
             name = callee_name(call)
-            if call is via and name and "train" in name and ctx.function_for_call(call) is None:
-                if TRAIN_CALL.search(snake(name)) or snake(name) in ("train", "training"):
-                    return  # an unresolved training helper may well call `model.train()`
+            if call is not via or not name or "train" not in name or method_name(call) == "train":
+                continue  # `m.train(False)` is a mode switch, seen above
+            if ctx.function_for_call(call) is None and (TRAIN_CALL.search(snake(name)) or snake(name) == "training"):
+                return  # an unresolved training helper may well call `model.train()`
         training = [via for call, via in reached if is_backward_like(ctx, call) or optimizer_of_step(ctx, call)]
         if not training or not self._evaluates(loop):
             return

@@ -197,7 +197,7 @@ def unique_code(ctx: FileContext, exprs: Sequence[cst.CSTNode]) -> Optional[str]
 _LOSS_CALLEE = re.compile(r"criterion|(^|_)loss(es)?(_|$|\d)|_loss$|^loss|lossfn|loss_?f(u)?n", re.IGNORECASE)
 _REDUCTIONS = frozenset({"mean", "sum", "squeeze", "reshape", "view", "flatten", "abs", "float", "double", "half"})
 #: calls that take a value off the graph (or out of the tensor world)
-_DETACHING_METHODS = frozenset({"item", "detach", "tolist", "numpy", "cpu_numpy", "detach_"})
+_DETACHING_METHODS = frozenset({"item", "detach", "tolist", "numpy", "detach_"})
 _DETACHING_FUNCS = frozenset({"float", "int", "round", "str", "repr", "bool", "len", "format"})
 
 
@@ -316,7 +316,7 @@ def is_detached(ctx: FileContext, expr: cst.BaseExpression) -> bool:
         if isinstance(e, cst.Subscript):
             e = e.value
             continue
-        if isinstance(e, (cst.BinaryOperation,)):
+        if isinstance(e, cst.BinaryOperation):
             sides = [x for x in (e.left, e.right) if not _is_number(x)]
             return bool(sides) and all(is_detached(ctx, x) for x in sides)
         return False
@@ -344,7 +344,6 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
     for operand in backward_operands(ctx, scope):
         if set(base_names(operand)) & targets:
             return True
-    # returned for the caller to differentiate (a closure, a micro-batch helper)
     return False
 
 
@@ -361,18 +360,10 @@ def block_position(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode):
         if anc in ids:
             i = ids[anc]
             child_a = chain_a[i - 1] if i > 0 else a
-            if isinstance(anc, (cst.IndentedBlock, cst.Module)):
-                body = list(anc.body)
-                try:
-                    return anc, body.index(child_a), body.index(child_b)
-                except ValueError:
-                    return None
-            if isinstance(anc, cst.SimpleStatementLine):
-                body = list(anc.body)
-                try:
-                    return anc, body.index(child_a), body.index(child_b)
-                except ValueError:
-                    return None
+            if isinstance(anc, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine)):
+                index = {id(s): k for k, s in enumerate(anc.body)}
+                if id(child_a) in index and id(child_b) in index:
+                    return anc, index[id(child_a)], index[id(child_b)]
             return None
         if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
             return None
