@@ -235,6 +235,23 @@ class Head(nn.Module):
         return torch.log_softmax(x, dim=-1)
 """,
         ),
+        # an entropy is not a cross-entropy with labels: the log is rewritten here
+        Invalid(
+            """
+import torch
+
+def entropy(logits):
+    p = torch.softmax(logits, dim=-1)
+    return -(p * torch.log(p)).sum(-1)
+""",
+            fixed="""
+import torch
+
+def entropy(logits):
+    p = torch.softmax(logits, dim=-1)
+    return -(p * torch.log_softmax(logits, dim=-1)).sum(-1)
+""",
+        ),
         # a softmax written in the same module, over every element
         Invalid(
             """

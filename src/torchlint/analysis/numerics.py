@@ -835,6 +835,9 @@ def match_cross_entropy(flow: Flow, call: cst.BaseExpression) -> Optional[CrossE
         if sm is None or (sm.kind == "handwritten" and sm.eps):
             continue
         labels, lneg = _strip_negation(sides[1 - i])
+        same = softmax_of(flow, labels)
+        if same is not None and same_code(ctx, same.operand, sm.operand):
+            return None  # an entropy, -sum(p * log(p)): TL202 rewrites its log
         negs = int(inner_neg) + int(neg) + int(lneg)
         outer = _outer_negation(ctx, s.node)
         negs += int(outer is not None)
