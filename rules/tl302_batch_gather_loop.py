@@ -55,8 +55,9 @@ class BatchGatherLoop(LintRule):
     `torchlint.runtime.batch_gather(tensor, indices)` (on `tensor[:n]` and `indices[:n]` when the loop
     stops at `n` rather than at the batch size), importing `torchlint.runtime` when needed. The result
     has the same values, dtype, device and gradients. It is safe, except when the loop variable is read
-    after the loop (unsafe: the fix no longer defines it). No fix is offered when the list has other
-    uses or is not stacked along dim 0.
+    after the loop (unsafe: the fix no longer defines it). `batch_gather` checks that the tensor and the
+    indices have the same number of rows, where the loop would silently ignore extra index rows. No
+    fix is offered when the list has other uses or is not stacked along dim 0.
 
     ## Options
     None.
@@ -120,6 +121,14 @@ import torch
 
 def lookup(table, ids):
     return torch.stack([table[ids[i]] for i in range(ids.size(0))])
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def by_columns(table: torch.Tensor, idx: torch.Tensor):
+    return torch.stack([table[idx[i], i] for i in range(table.size(1))])
 """
         ),
         Valid(
@@ -244,6 +253,21 @@ def columns(emb: torch.Tensor, idx):
     return torch.stack(out, dim=1)
 """,
         ),
+        Invalid(
+            """
+import torch
+
+def pick(table: torch.Tensor, idx: torch.Tensor):
+    return torch.stack([table[i, idx[i]] for i in range(idx.size(0))])
+""",
+            fixed="""
+import torch
+import torchlint.runtime
+
+def pick(table: torch.Tensor, idx: torch.Tensor):
+    return torchlint.runtime.batch_gather(table[:idx.size(0)], idx)
+""",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
@@ -270,7 +294,9 @@ def columns(emb: torch.Tensor, idx):
         t, i = code(g.tensor), code(g.indices)
         if g.stop is not None:
             n = code(g.stop)
-            t, i = f"{t}[:{n}]", f"{i}[:{n}]"
+            t = f"{t}[:{n}]"
+            if n not in (f"{i}.size(0)", f"{i}.shape[0]", f"len({i})", f"{i}.size()[0]"):
+                i = f"{i}[:{n}]"  # not needed when the loop runs over the rows of the indices
         return f"{callee}({t}, {i})"
 
     def _loop_fix(self, g: Gather) -> Optional[Fix]:

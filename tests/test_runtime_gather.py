@@ -57,11 +57,12 @@ def test_dtype_and_device_preserved(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_gradients_match_the_loop_and_pass_gradcheck(device):
-    tensor, indices = _data(device, 4, 6, (3,), (5,))
+@pytest.mark.parametrize("rest", [(), (3,)], ids=["tensor[B,N]", "tensor[B,N,D]"])
+def test_gradients_match_the_loop_and_pass_gradcheck(device, rest):
+    tensor, indices = _data(device, 4, 6, rest, (5,))
     a = tensor.clone().requires_grad_(True)
     b = tensor.clone().requires_grad_(True)
-    weights = torch.randn(4, 5, 3, dtype=torch.float64, device=device)
+    weights = torch.randn((4, 5) + rest, dtype=torch.float64, device=device)
     (batch_gather(a, indices) * weights).sum().backward()
     (loop_gather(b, indices) * weights).sum().backward()
     assert torch.allclose(a.grad, b.grad)

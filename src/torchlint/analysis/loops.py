@@ -607,7 +607,7 @@ def gather_comprehension(ctx: FileContext, call: cst.Call) -> Optional[Gather]:
         rows = rows_of(ctx, stop)
         if not _stacked_gather_evidence(ctx, tensor, comp.elt, rows):
             return None
-        full = rows is not None and (same(ctx, rows.tensor, tensor) or same(ctx, rows.tensor, indices))
+        full = rows is not None and same(ctx, rows.tensor, tensor)
         return Gather(call, tensor, indices, stack=call, stop=None if full else stop, full=full)
     found = _zip_gathered(ctx, cf.target, cf.iter, comp.elt)
     if found is None or not is_tensor(ctx, found[0]):
@@ -644,7 +644,7 @@ def gather_loop(ctx: FileContext, loop: cst.For) -> Optional[Gather]:
             return None
         tensor, indices = found
         rows = rows_of(ctx, rl.stop)
-        full = rows is not None and (same(ctx, rows.tensor, tensor) or same(ctx, rows.tensor, indices))
+        full = rows is not None and same(ctx, rows.tensor, tensor)
         full = full or covers_all_rows(ctx, rl, tensor)
         stop: Optional[cst.BaseExpression] = None if full else rl.stop
     else:
