@@ -23,7 +23,9 @@ class RowWiseAccumulationLoop(LintRule):
     on the GPU as well as on the CPU.
 
     Only loops over the rows of a value known to be a tensor are reported (built by a torch function,
-    annotated `Tensor`, or bounded by `x.size(0)`); sums over lists, epochs or modules are not.
+    annotated `Tensor`, bounded by `x.size(0)`, or a parameter already used as a tensor, such as
+    `x.size(1)`); sums over lists, epochs or modules are not, and neither are loops whose body does
+    anything besides the accumulation.
 
     ## Example
     ```python

@@ -28,10 +28,16 @@ class PerRowIndexingLoop(LintRule):
     (about 30% in its measurements), and rewriting the computation in batched form is far faster still
     ("4. 使用好重载的运算符" and "5. 采用 TorchScript 优化运行时间", `shared/seeds/002`: "将计算操作都重写为批次的形式").
 
-    Not reported: loops over modules, heads or layers (`range(len(self.layers))`), loops whose bound is
-    not a tensor's first dimension, recurrences that carry state from one step to the next
-    (`h = cell(x[t], h)`, `x[i] = x[i] + x[i - 1]`), ragged rows (`x[i, :lengths[i]]`), loops that use
-    the index for more than indexing (file names, arithmetic), and loops that can exit early.
+    Only loops that could run as one batched operation are reported: every row read flows through
+    arithmetic, torch functions, tensor methods or `nn` layers into a uniform result — a list stacked
+    or concatenated after the loop, a write `out[i] = ...`, or an accumulation `+=`. Not reported:
+    loops over modules, heads or layers (`range(len(self.layers))`), loops whose bound is not a
+    tensor's first dimension, recurrences that carry state from one step to the next
+    (`h = cell(x[t], h)`, `x[i] = x[i] + x[i - 1]`), ragged rows (`x[i, :lengths[i]]`,
+    `boxes[i][keep[i]]`, `.nonzero()`, per-row results kept in a list that is never stacked), rows
+    passed to functions of unknown behaviour (`save_image(x[i])`, `self._erase(x[i])`), sweeps of one
+    value at a time against a whole tensor (`preds >= thresholds[i]`), loops that use the index for more
+    than indexing (file names, arithmetic), and loops that can exit early.
 
     ## Example
     ```python

@@ -28,6 +28,10 @@ class SqueezeWithoutDim(LintRule):
     reducing ("在做累加( reduction )操作或者使用 torch.squeeze 的时候总是指定好维度",
     "3. 广播机制的优缺点", `shared/seeds/002`; its own model code writes `.squeeze(1)`).
 
+    Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the
+    code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`),
+    `.squeeze().item()`, and NumPy or pandas values.
+
     ## Example
     ```python
     class Regressor(torch.nn.Module):

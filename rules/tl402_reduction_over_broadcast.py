@@ -35,7 +35,8 @@ class ReductionOverBroadcast(LintRule):
     broadcasts operands whose ranks are known to differ — `torch.sum(a + b)` with `a` of shape `[2, 1]`
     and `b` of shape `[2]`. Ranks come from the shared shape inference: literal constructors,
     `unsqueeze`, `view`/`reshape` with literal sizes, `[:, None]` indexing and `nn.Linear` outputs,
-    through local variables. Nothing is reported when a rank is unknown.
+    through local variables (`c = a + b` ... `c.sum()` is followed too). Nothing is reported when a
+    rank is unknown, or when one operand is a scalar or a single value.
 
     ## Why is this bad?
     Broadcasting aligns shapes from the right and silently expands size-1 dimensions, so `a + b` is a
