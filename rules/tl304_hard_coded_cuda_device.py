@@ -241,6 +241,21 @@ def mixup(images, labels, lam):
             """
 import torch
 
+def ones_like_rows(x):
+    return torch.ones(x.size(0), device="cuda").cuda()
+""",
+            fixed="""
+import torch
+
+def ones_like_rows(x):
+    return torch.ones(x.size(0), device=x.device)
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
 def pad_mask(x, length):
     mask = torch.zeros(x.size(0), length,).to("cuda:0")
     return mask
@@ -281,7 +296,11 @@ def pad_mask(x, length):
         param = self._tensor_param(node)
         if param is None:
             return
+        # `torch.zeros(3, device="cuda").cuda()`: one report, on the move, whose fix covers both
+        moved = {id(c.func.value) for c, kind in found if kind == "method" and isinstance(c.func, cst.Attribute)}
         for call, kind in found:
+            if kind == "keyword" and id(call) in moved:
+                continue
             self.report(call, fix=self._fix(call, kind, param))
 
     # -- detection ------------------------------------------------------------------------------
