@@ -87,12 +87,14 @@ class LossAccumulatedWithGraph(LintRule):
 
     ## References
     - [torch.Tensor.item](https://pytorch.org/docs/stable/generated/torch.Tensor.item.html)
-    - [PyTorch FAQ: my model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html)
+    - [PyTorch FAQ: out of memory](https://pytorch.org/docs/stable/notes/faq.html)
     """
 
     CODE = "TL104"
     NAME = "loss-accumulated-with-graph"
-    MESSAGE = "Loss tensor accumulated across iterations with its autograd graph; every iteration's graph stays in memory"
+    MESSAGE = (
+        "Loss tensor accumulated across iterations with its autograd graph; every iteration's graph stays in memory"
+    )
     FIX_TITLE = "Accumulate `loss.item()` instead of the loss tensor"
     TRIGGERS = ("backward",)
     OPTIONS = {
@@ -550,9 +552,12 @@ class _LoopFacts:
         return any(v is not None and self.carriers(v, depth - 1) for v in values)
 
 
-def _unpack(target: cst.BaseExpression, value: Optional[cst.BaseExpression], stmt) -> List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+_Bound = Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]
+
+
+def _unpack(target: cst.BaseExpression, value: Optional[cst.BaseExpression], stmt) -> List[_Bound]:
     if isinstance(target, (cst.Tuple, cst.List)):
-        out: List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = []
+        out: List[_Bound] = []
         for el in target.elements:
             out.extend(_unpack(el.value, None, stmt))
         return out

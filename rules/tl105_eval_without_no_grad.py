@@ -75,7 +75,7 @@ class EvalWithoutNoGrad(LintRule):
     ## References
     - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
     - [torch.inference_mode](https://pytorch.org/docs/stable/generated/torch.inference_mode.html)
-    - [Autograd mechanics: locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+    - [Locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html)
     """
 
     CODE = "TL105"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Optional, Set
 
 import libcst as cst
 
@@ -69,7 +69,7 @@ class EvalWithoutEvalMode(LintRule):
 
     ## References
     - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
-    - [Autograd mechanics: evaluation mode is not no_grad](https://pytorch.org/docs/stable/notes/autograd.html#evaluation-mode-nn-module-eval)
+    - [Evaluation mode (`nn.Module.eval()`)](https://pytorch.org/docs/stable/notes/autograd.html)
     """
 
     CODE = "TL106"

@@ -11,7 +11,7 @@ import pytest
 from torchlint.engine import Settings, lint_source
 from torchlint.rules import all_rules
 
-TL1 = [r for r in all_rules() if r.CODE in {"TL101", "TL102", "TL103", "TL104", "TL105", "TL106", "TL107", "TL108", "TL109"}]
+TL1 = [r for r in all_rules() if r.CODE.startswith("TL1")]
 BY_CODE = {r.CODE: r for r in all_rules()}
 
 
@@ -112,7 +112,9 @@ def run_epoch(model, loader, criterion, optimizer):
 """
 
 
-@pytest.mark.parametrize("how, expected", [("item", "total_loss += loss.item()"), ("detach", "total_loss += loss.detach()")])
+@pytest.mark.parametrize(
+    "how, expected", [("item", "total_loss += loss.item()"), ("detach", "total_loss += loss.detach()")]
+)
 def test_loss_accumulation_fix_option(how, expected):
     result = lint(ACCUMULATE, [BY_CODE["TL104"]], options={"loss-accumulation-fix": how}, fix=True)
     assert expected in result.fixed_source

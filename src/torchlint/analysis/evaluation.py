@@ -59,6 +59,8 @@ def is_model_name(name: str) -> bool:
     if _MODEL_NOUN.fullmatch(tokens[-1]):
         return True
     return bool(_MODEL_NOUN.fullmatch(tokens[0])) and all(t in _MODEL_SUFFIX or t.isdigit() for t in tokens[1:])
+
+
 EVAL_NAME = re.compile(
     r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|infer|"
     r"inference)(_|\d|$)"
@@ -258,6 +260,9 @@ def needs_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 
 # -- evidence ------------------------------------------------------------------------------------
+_METRIC_METHODS = frozenset({"update", "add_batch", "process", "add", "compute", "append", "extend"})
+
+
 def computes_metrics(ctx: FileContext, node: cst.CSTNode) -> bool:
     contents = ctx.contents(node)
     for a in contents.assigns:
@@ -277,7 +282,7 @@ def computes_metrics(ctx: FileContext, node: cst.CSTNode) -> bool:
             continue
         last = snake(name.rsplit(".", 1)[-1])
         method = method_name(call)
-        if method in ("update", "add_batch", "process", "add", "compute", "append", "extend") and METRIC_NAME.search(last):
+        if method in _METRIC_METHODS and METRIC_NAME.search(last):
             return True
         if method in ("append", "extend") and PREDICTION_LIST.search(last):
             return True

@@ -273,6 +273,11 @@ def base_names(expr: Optional[cst.CSTNode]) -> List[str]:
     return out
 
 
+_FUNCTIONAL_LOSSES = frozenset(
+    {"cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "kl_div"}
+)
+
+
 def is_loss_call(ctx: FileContext, call: cst.Call) -> bool:
     """``criterion(out, y)``, ``F.mse_loss(...)``, ``nn.CrossEntropyLoss()(...)``, ``self.loss_fn(...)``,
     ``compute_loss(...)``."""
@@ -280,8 +285,7 @@ def is_loss_call(ctx: FileContext, call: cst.Call) -> bool:
     for q in sorted(ctx.names.qualified_names(func)):
         if q.startswith("torch.nn.functional."):
             last = q.rsplit(".", 1)[-1]
-            return last.endswith("_loss") or last in ("cross_entropy", "binary_cross_entropy", "nll_loss",
-                                                       "binary_cross_entropy_with_logits", "kl_div")
+            return last.endswith("_loss") or last in _FUNCTIONAL_LOSSES
         if q.startswith("torch."):
             return False
     for q in sorted(ctx.names.instance_of(func)):
