@@ -38,8 +38,9 @@ class EvalWithoutNoGrad(LintRule):
     Not reported: Lightning's `validation_step`/`test_step`/`predict_step` and other framework hooks
     (the framework disables gradients), pytest tests, the inference methods of model classes (library
     API: the caller decides), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
-    uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), and code where some model calls are already
-    under `no_grad` (the rest is taken as deliberate).
+    uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), model calls whose output is discarded
+    (calibration and warm-up passes), and code where some model calls are already under `no_grad` (the
+    rest is taken as deliberate).
 
     ## Example
     ```python

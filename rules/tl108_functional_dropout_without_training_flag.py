@@ -36,8 +36,10 @@ class FunctionalDropoutWithoutTrainingFlag(LintRule):
     `torch.nn.functional.dropout(x, p=0.5, training=self.training)` ("使用 torch.nn.functional 时要注意
     网络状态", `shared/seeds/000`, also in `shared/seeds/001`).
 
-    Not reported: calls that pass `training` (by keyword or position) or `**kwargs`, `p=0`, and calls
-    outside a class's `forward` methods (a plain function has no `self.training` to pass).
+    Not reported: calls that pass `training` (by keyword or position) or `**kwargs`, `p=0`, calls
+    outside a class's `forward` methods (a plain function has no `self.training` to pass), and classes
+    named for dropout that stays on at test time on purpose (`MCDropout`, `BayesianLinear`,
+    `AlwaysDropout`).
 
     ## Example
     ```python
