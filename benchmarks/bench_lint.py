@@ -11,6 +11,9 @@ of Python files (then it is measured as one set).  Rows:
 - TorchFix (its own CLI, default rules, ``-j 1`` and default jobs) when ``--torchfix`` points at it;
 - flake8 with the torchlint plugin (``--select TL``), flake8's own default parallelism.
 
+The peers are slow (TorchFix takes about a minute per 20k lines here), so by default they only run on
+sets of up to 100k lines (``--peer-max-lines``).
+
 Each command runs in a subprocess and the best of ``--repeat`` wall-clock times is kept.  Numbers
 depend on the machine; the script prints what it ran on.
 """
@@ -88,11 +91,15 @@ def measure(name: str, folder: str, args: argparse.Namespace) -> List[Tuple[str,
     timed(warm, 1)
     rows.append(("torchlint cached", timed(warm, args.repeat)[0]))
     shutil.rmtree(cache, ignore_errors=True)
-    if args.torchfix:
+    peers = lines <= args.peer_max_lines
+    if not peers:
+        print(f"(TorchFix and flake8 skipped: more than {args.peer_max_lines:,} lines; see --peer-max-lines)\n")
+    if args.torchfix and peers:
         rows.append(("TorchFix 0.7.0 --jobs 1", timed([args.torchfix, "-j", "1", folder], args.repeat)[0]))
         rows.append((f"TorchFix 0.7.0 --jobs {cores}", timed([args.torchfix, "-j", str(cores), folder], args.repeat)[0]))
-    flake8 = [sys.executable, "-m", "flake8", "--select", "TL", "--exit-zero", folder]
-    rows.append(("flake8 --select TL (plugin)", timed(flake8, args.repeat)[0]))
+    if peers:
+        flake8 = [sys.executable, "-m", "flake8", "--select", "TL", "--exit-zero", folder]
+        rows.append(("flake8 --select TL (plugin)", timed(flake8, args.repeat)[0]))
 
     tf = {n: s for n, s in rows if n.startswith("TorchFix")}
     tf1 = tf.get("TorchFix 0.7.0 --jobs 1")
@@ -110,6 +117,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--torchfix", default=shutil.which("torchfix"), help="path of the torchfix executable")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", choices=["small", "large"], default=None)
+    parser.add_argument(
+        "--peer-max-lines",
+        type=int,
+        default=100_000,
+        help="run TorchFix and flake8 only on sets up to this many lines (they take minutes per 100k lines)",
+    )
     args = parser.parse_args(argv)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
