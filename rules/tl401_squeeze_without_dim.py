@@ -162,6 +162,33 @@ def finish(tau):
 import torch
 
 
+def decode(codec, ids):
+    audio = (
+        codec.decode(ids)
+        .audio_values.cpu()
+        .squeeze()
+    )
+    return audio
+""",
+            fixed="""
+import torch
+
+
+def decode(codec, ids):
+    audio = (
+        codec.decode(ids)
+        .audio_values.cpu()
+        .squeeze(-1)
+    )
+    return audio
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+
 class Regressor(torch.nn.Module):
     def __init__(self, features):
         super().__init__()
@@ -310,7 +337,14 @@ def predict(model, x):
         fix = self.make_fix(f"Use `{_chain(dims)}`", unsafe=guessed or None)
         order = _order(dims)
         if form == "method":
-            new = ctx.parse_expression(f"{_operand(ctx.code(x), x)}{_chain(dims)}")
+            # keep the receiver as written (line breaks in a method chain included): only the
+            # call's arguments change, and further squeezes wrap it
+            new = node.with_changes(args=[cst.Arg(ctx.parse_expression(str(order[0])))], lpar=[], rpar=[])
+            for k in order[1:]:
+                new = cst.Call(
+                    func=cst.Attribute(value=new, attr=cst.Name("squeeze")),
+                    args=[cst.Arg(ctx.parse_expression(str(k)))],
+                )
         else:
             first, rest = order[0], order[1:]
             code = f"{ctx.code(node.func)}({ctx.code(x)}, {first})"
@@ -329,12 +363,6 @@ def _order(dims: List[int]) -> List[int]:
 
 def _chain(dims: List[int]) -> str:
     return "".join(f".squeeze({k})" for k in _order(dims))
-
-
-def _operand(code: str, x: cst.BaseExpression) -> str:
-    if isinstance(x, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or x.lpar:
-        return code
-    return f"({code})"
 
 
 def _numpy_like(ctx, x: cst.BaseExpression, depth: int = 0) -> bool:

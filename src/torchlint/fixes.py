@@ -38,6 +38,11 @@ class _Applier(cst.CSTTransformer):
         new = self.edits.get(original_node)
         if new is None:
             return updated_node
+        # An expression's parentheses belong to its node: a replacement without its own keeps the
+        # original's, so `(a\n .b())` never loses the parentheses that made the line break legal.
+        lpar = getattr(original_node, "lpar", None)
+        if lpar and isinstance(new, cst.CSTNode) and hasattr(new, "lpar") and not new.lpar:
+            new = new.with_changes(lpar=lpar, rpar=original_node.rpar)
         return new
 
 

@@ -178,7 +178,16 @@ class FileContext:
         return self.module.code_for_node(node)
 
     def parse_expression(self, code: str) -> cst.BaseExpression:
-        return cst.parse_expression(code, config=self.module.config_for_parsing)
+        """Parse replacement code built from source snippets.  A snippet taken from inside
+        parentheses may span lines (``x\n    .squeeze()``) and only parses within parentheses;
+        such code comes back parenthesized, which keeps its meaning."""
+        config = self.module.config_for_parsing
+        try:
+            return cst.parse_expression(code, config=config)
+        except cst.ParserSyntaxError:
+            if "\n" not in code and "\r" not in code:
+                raise
+            return cst.parse_expression(f"({code})", config=config)
 
     def parse_statement(self, code: str) -> cst.BaseStatement:
         return cst.parse_statement(code, config=self.module.config_for_parsing)
