@@ -243,6 +243,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
     current = source
     fixed_total = 0
     for _round in range(10):
+        if _round:  # a fix may have brought in the trigger words of another rule
+            rule_types = select_rules_for_source(current, rules)
         errors: List[str] = []
         lint = _run_rules(path, current, rule_types, settings, errors)
         if lint.parse_error is not None:

@@ -29,6 +29,9 @@ class Edit:
 
 
 # -- applying fixes to a tree ---------------------------------------------------------------------------------------
+_EMPTY = cst.Module(body=[])
+
+
 class _Applier(cst.CSTTransformer):
     def __init__(self, edits: Mapping[cst.CSTNode, Any]) -> None:
         super().__init__()
@@ -38,11 +41,12 @@ class _Applier(cst.CSTTransformer):
         new = self.edits.get(original_node)
         if new is None:
             return updated_node
-        # An expression's parentheses belong to its node: a replacement without its own keeps the
-        # original's, so `(a\n .b())` never loses the parentheses that made the line break legal.
+        # An expression's parentheses belong to its node.  A rule may drop them on purpose, but a
+        # replacement that spans lines keeps the original's: they are what made the breaks legal.
         lpar = getattr(original_node, "lpar", None)
         if lpar and isinstance(new, cst.CSTNode) and hasattr(new, "lpar") and not new.lpar:
-            new = new.with_changes(lpar=lpar, rpar=original_node.rpar)
+            if "\n" in _EMPTY.code_for_node(new):
+                new = new.with_changes(lpar=lpar, rpar=original_node.rpar)
         return new
 
 
