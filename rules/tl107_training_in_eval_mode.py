@@ -86,9 +86,7 @@ class TrainingInEvalMode(LintRule):
     NAME = "training-in-eval-mode"
     MESSAGE = "The loop puts the model in eval mode and trains it again without `model.train()`"
     FIX_TITLE = "Insert `model.train()` before the training step"
-    # "torch": TL106's fix can add the `eval()` call this rule looks for, and the engine picks the rules
-    # to run from the original text; any file TL106 reports on mentions torch.
-    TRIGGERS = ("eval", "train(False", "train(mode=False", "torch")
+    TRIGGERS = ("eval", "train(False", "train(mode=False")
 
     VALID = [
         Valid(
