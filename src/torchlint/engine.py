@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import traceback
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
@@ -175,12 +176,23 @@ class _Lint:
     ctx: Optional[FileContext]
 
 
-def _screen(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
-    """Run CPython's parser first: libcst's native parser can overflow its stack (killing the process)
-    on absurdly nested code, which CPython refuses quickly and safely.  Returns (fatal, syntax): a
-    fatal diagnostic means libcst must not see the file; ``syntax`` is CPython's own syntax error,
-    reported instead of libcst's when libcst fails too (its positions are the familiar ones), while
-    code that only libcst accepts (newer syntax) is still linted."""
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+_DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+_UNARY_RUN = re.compile(r"(?:(?:[-+~]|\bnot\b)\s*){100}")
+
+
+def _looks_deep(source: str) -> bool:
+    """A cheap over-estimate of nesting: bracket depth (strings included) or a long unary chain."""
+    brackets = _NOT_BRACKET.sub("", source)
+    if len(brackets) > 200 and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > 100:
+        return True
+    return _UNARY_RUN.search(source) is not None
+
+
+def _cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
+    """CPython's parser on the file: (fatal, syntax).  ``fatal``: too nested for libcst to be handed the
+    file (its native parser can overflow its stack and kill the process; CPython refuses such code
+    quickly and safely).  ``syntax``: CPython's own syntax error, reported when libcst fails too."""
     try:
         ast.parse(source)
     except (RecursionError, MemoryError):
@@ -197,13 +209,15 @@ def _screen(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diag
 
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
                errors: List[str]) -> _Lint:
-    fatal, syntax = _screen(path, source)
-    if fatal is not None:
-        return _Lint(None, [], fatal, None)
+    if _looks_deep(source):
+        fatal, _ = _cpython_verdict(path, source)
+        if fatal is not None:
+            return _Lint(None, [], fatal, None)
     try:
         module = cst.parse_module(source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
-        return _Lint(None, [], syntax or _parse_error(path, exc), None)
+        fatal, syntax = _cpython_verdict(path, source)
+        return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
     ctx = FileContext(path, source, module)
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = _Dispatcher(ctx, rules, errors)
