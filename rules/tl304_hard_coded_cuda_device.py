@@ -350,7 +350,7 @@ def pad_mask(x, length):
         )
 
     def _under_cuda_check(self, node: cst.CSTNode, fn: cst.CSTNode) -> bool:
-        for a in self.ctx.stack[::-1]:
+        for a in self.ctx.ancestors(node):
             if a is fn:
                 return False
             test = getattr(a, "test", None)

@@ -2,7 +2,7 @@
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.walk import walk
+from torchlint.engine import analyze
 from torchlint.fixes import apply_fixes
 from torchlint.rule import Fix
 
@@ -10,7 +10,7 @@ from torchlint.rule import Fix
 def _ctx(src):
     module = cst.parse_module(src)
     ctx = FileContext("m.py", src, module)
-    walk(module, ctx.enter, ctx.leave)
+    analyze(ctx)
     return module, ctx
 
 

@@ -6,7 +6,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.walk import walk
+from torchlint.engine import analyze
 
 SNIPPETS = [
     """
@@ -76,7 +76,6 @@ def _ours(module):
     seen = {}
 
     def on_visit(node):
-        ctx.enter(node)
         if isinstance(node, cst.Call):
             # `CE()(x, y)`: libcst names the callee's value by its constructor; rules ask instance_of
             if isinstance(node.func, cst.Call):
@@ -84,7 +83,7 @@ def _ours(module):
             else:
                 seen[node] = ctx.names.qualified_names(node.func)
 
-    walk(module, on_visit, ctx.leave)
+    analyze(ctx, on_visit)
     return seen
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.shapes import Shape, broadcast, index, is_tensor, ranks_differ, shape_of, unsqueeze
-from torchlint.analysis.walk import walk
+from torchlint.engine import analyze
 
 
 def infer(source: str) -> Dict[str, Optional[str]]:
@@ -18,14 +18,13 @@ def infer(source: str) -> Dict[str, Optional[str]]:
     found: Dict[str, Optional[str]] = {}
 
     def on_visit(node: cst.CSTNode) -> None:
-        ctx.enter(node)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "probe":
             expr = node.args[0].value
             shape = shape_of(ctx, expr)
             found[ctx.code(expr)] = None if shape is None else str(shape)
             found[ctx.code(expr) + " :tensor"] = str(is_tensor(ctx, expr))
 
-    walk(module, on_visit, ctx.leave)
+    analyze(ctx, on_visit)
     return found
 
 

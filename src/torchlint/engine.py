@@ -16,8 +16,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchlint.analysis.context import FileContext
-from torchlint.analysis.walk import walk
+from torchlint.analysis.context import LEAVE_TYPES, FileContext
+from torchlint.analysis.walk import children
 from torchlint.fixes import Edit, apply_fixes, fix_edits
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
@@ -141,17 +141,46 @@ class _Dispatcher:
                     f"{self.ctx.path}: rule {rule.CODE} failed: {type(exc).__name__}: {exc}{where}"
                 )
 
-    def on_visit(self, node: cst.CSTNode) -> None:
-        self.ctx.enter(node)
-        fns = self.visit.get(type(node))
-        if fns:
-            self._call(fns, node)
+    def run(self, module: cst.Module, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
+        """One pre-order walk: context facts first, then the rules' visitors; leave events only for
+        the node types something listens to."""
+        ctx = self.ctx
+        parents = ctx.parents
+        enter, leave = ctx.enter, ctx.leave
+        visit_map, leave_map, call = self.visit, self.leave, self._call
+        needs_leave = LEAVE_TYPES | frozenset(leave_map)
+        stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, leaving = pop()
+            t = type(node)
+            if leaving:
+                ctx.current = node
+                fns = leave_map.get(t)
+                if fns:
+                    call(fns, node)
+                leave(node, t)
+                continue
+            ctx.current = node
+            enter(node, t)
+            if hook is not None:
+                hook(node)
+            fns = visit_map.get(t)
+            if fns:
+                call(fns, node)
+            if t in needs_leave:
+                push((node, True))
+            kids = children(node)
+            for i in range(len(kids) - 1, -1, -1):
+                kid = kids[i]
+                parents[id(kid)] = node
+                push((kid, False))
 
-    def on_leave(self, node: cst.CSTNode) -> None:
-        fns = self.leave.get(type(node))
-        if fns:
-            self._call(fns, node)
-        self.ctx.leave(node)
+
+def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
+    """Walk ``ctx.module`` filling the context (parents, names, contents) with no rule attached;
+    ``hook(node)`` runs at each node once the context has seen it (for tests and tools)."""
+    _Dispatcher(ctx, [], []).run(ctx.module, hook)
 
 
 def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> List[Type[LintRule]]:
@@ -222,7 +251,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = _Dispatcher(ctx, rules, errors)
     try:
-        walk(module, dispatcher.on_visit, dispatcher.on_leave)
+        dispatcher.run(module)
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
         errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
     reports = [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports]

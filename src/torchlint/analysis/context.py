@@ -1,7 +1,7 @@
 """Per-file facts shared by all rules, gathered during the engine's one traversal.
 
 ``FileContext`` is what a rule reaches through ``self.ctx``: the module and its source, the name resolver
-(:mod:`torchlint.analysis.names`), parent links, the stack of nodes being visited, and an index of the
+(:mod:`torchlint.analysis.names`), parent links (set by the walk before a node is visited), and an index of the
 calls and assignments under each loop, function, ``with`` and ``if`` — so a rule that looks at a loop in
 ``leave_For`` finds everything inside it without walking the subtree again.  Queries about nodes that
 were not indexed (or not yet finished) fall back to a cached sub-walk.
@@ -12,11 +12,13 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
-from torchlint.analysis.names import NameResolver, dotted_name
+from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
 from torchlint.analysis.walk import iter_nodes
 
 _OWNER_TYPES = (cst.For, cst.While, cst.FunctionDef, cst.With, cst.If, cst.Lambda, cst.ClassDef, cst.Try)
 _OWNER_SET = frozenset(_OWNER_TYPES)
+#: node types whose end the walk must report to the context (owners of indexed contents, scopes)
+LEAVE_TYPES = _OWNER_SET | SCOPE_TYPES
 
 
 class Contents:
@@ -37,20 +39,16 @@ class FileContext:
         self.module = module
         self.names = NameResolver(module)
         self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent: int keys hash fast
-        self.stack: List[cst.CSTNode] = []
+        self.current: Optional[cst.CSTNode] = None  # the node whose visit or leave is running
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []
         self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
         self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
 
     # -- traversal hooks, called by the engine around every node --------------------------------
-    def enter(self, node: cst.CSTNode) -> None:
-        stack = self.stack
-        if stack:
-            self.parents[id(node)] = stack[-1]
-        stack.append(node)
+    def enter(self, node: cst.CSTNode, t: type) -> None:
+        """Before ``node``'s children (its parent link is already set by the walk)."""
         self.names.enter(node)
-        t = type(node)
         if t is cst.Call:
             for c in self._open:
                 c.calls.append(node)  # type: ignore[arg-type]
@@ -62,11 +60,21 @@ class FileContext:
             self._contents[node] = c
             self._open.append(c)
 
-    def leave(self, node: cst.CSTNode) -> None:
-        if type(node) in _OWNER_SET:
+    def leave(self, node: cst.CSTNode, t: type) -> None:
+        """After ``node``'s children; called only for the types in ``LEAVE_TYPES``."""
+        if t in _OWNER_SET:
             self._open.pop().complete = True
         self.names.leave(node)
-        self.stack.pop()
+
+    @property
+    def stack(self) -> List[cst.CSTNode]:
+        """The nodes enclosing the walk's position, outermost first, ending with the current node."""
+        cur = self.current
+        if cur is None:
+            return []
+        out = [cur, *self.ancestors(cur)]
+        out.reverse()
+        return out
 
     # -- structure ------------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:

@@ -141,7 +141,7 @@ class NameResolver:
             handler(self, node)
 
     def leave(self, node: cst.CSTNode) -> None:
-        if type(node) in _SCOPE_TYPES and self.scope.node is node:
+        if type(node) in SCOPE_TYPES and self.scope.node is node:
             self.scope = self.scope.parent or self.module_scope
 
     def _push(self, node: cst.CSTNode, kind: str) -> Scope:
@@ -323,7 +323,7 @@ class NameResolver:
         return scope.node if scope is not None else None
 
 
-_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 _ENTER = {
     cst.FunctionDef: NameResolver._enter_function,
