@@ -1,4 +1,4 @@
-"""A lean pre-order walk over a libcst tree.
+"""The structural children of a libcst node, for a lean pre-order walk (the engine's, and sub-walks).
 
 libcst's own ``node.visit(visitor)`` rebuilds every node it passes (and validates it) even for read-only
 visitors, which costs more than the parse.  Rules only read the tree, so the engine walks the dataclass
@@ -8,7 +8,7 @@ visited in source order (decorators before the function they decorate).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Tuple, Type
+from typing import Dict, List, Tuple, Type
 
 import libcst as cst
 
@@ -107,27 +107,6 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
             if k:
                 out.append(v)
     return out
-
-
-def walk(
-    root: cst.CSTNode,
-    on_visit: Callable[[cst.CSTNode], None],
-    on_leave: Callable[[cst.CSTNode], None],
-) -> None:
-    """Call ``on_visit`` before a node's children and ``on_leave`` after them (iteratively)."""
-    stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        node, leaving = pop()
-        if leaving:
-            on_leave(node)
-            continue
-        on_visit(node)
-        push((node, True))
-        kids = children(node)
-        for i in range(len(kids) - 1, -1, -1):
-            push((kids[i], False))
 
 
 def iter_nodes(root: cst.CSTNode) -> List[cst.CSTNode]:
