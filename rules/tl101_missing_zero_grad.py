@@ -172,6 +172,21 @@ while not done:
         ),
         Valid(
             """
+import torch
+
+for t in timesteps:
+    x_in = latents.detach().clone()
+    x_in.requires_grad = True
+    opt = torch.optim.SGD([x_in], lr=0.1)
+    with torch.enable_grad():
+        loss = guidance_loss(unet(x_in, t))
+        loss.backward()
+        opt.step()
+    latents = x_in.detach()
+"""
+        ),
+        Valid(
+            """
 for x, y in loader:
     optimizer.zero_grad()
     with torch.autocast("cuda"):
@@ -312,7 +327,15 @@ for real in loader:
             return
         backward = pairs[0][0]
         optimizers = [opt for s, opt in steps if common_loop(ctx, backward, s) is loop]
+        if any(self._built_in(opt, loop) for opt in optimizers):
+            return  # a fresh optimizer each iteration steps fresh leaves: nothing accumulates
         self.report(backward, fix=self._fix(backward, optimizers))
+
+    def _built_in(self, optimizer: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+        """Whether the optimizer object is constructed inside the loop itself."""
+        return any(
+            isinstance(v, cst.Call) and self.ctx.is_inside(v, loop) for v in self.ctx.names.values(optimizer)
+        )
 
     def _fix(self, backward: cst.Call, optimizers: List[cst.BaseExpression]):
         name = unique_code(self.ctx, optimizers)
