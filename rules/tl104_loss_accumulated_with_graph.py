@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -46,8 +46,11 @@ class LossAccumulatedWithGraph(LintRule):
     `shared/seeds/003`).
 
     Not reported: `.item()`, `float(loss)`, `.detach()`, `.data`; code under `torch.no_grad()` or
-    `torch.inference_mode()`; a total that is reset inside the loop; and a total that is itself
-    backpropagated later (micro-batching, gradient accumulation through a summed loss).
+    `torch.inference_mode()`; a total that is reset inside the loop; a total that is itself
+    backpropagated later (micro-batching, gradient accumulation through a summed loss); and a value
+    whose only graph comes from an accumulation reported here (`history.append(total_loss / n)` after
+    `total_loss += loss` in the inner loop): the root is reported, and once it is fixed the value is a
+    number (a second `.item()` on it would fail).
 
     ## Example
     ```python
@@ -328,38 +331,75 @@ for batch in loader:
     epoch_loss += outputs.loss.item()
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(20, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+
+
+def train(loader, epochs=5):
+    history = []
+    for epoch in range(epochs):
+        total_loss = 0.0
+        for inputs, labels in loader:
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total_loss += loss
+        history.append(total_loss / len(loader))
+    return history
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Linear(20, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+
+
+def train(loader, epochs=5):
+    history = []
+    for epoch in range(epochs):
+        total_loss = 0.0
+        for inputs, labels in loader:
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        history.append(total_loss / len(loader))
+    return history
+""",
+            line=19,
+            count=1,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._pending: List[tuple] = []
+        self._pending: Dict[cst.CSTNode, _Finding] = {}
 
     # -- detection ---------------------------------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.operator, cst.AddAssign):
-            self._check(node, node.target, node.value)
+        self._check(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.value, cst.BinaryOperation):
-            return
-        if not isinstance(node.value.operator, cst.Add):
-            return
-        target = node.targets[0].target
-        code = self.ctx.code(target)
-        left, right = node.value.left, node.value.right
-        if self.ctx.code(left) == code:
-            self._check(node, target, right)
-        elif self.ctx.code(right) == code:
-            self._check(node, target, left)
+        self._check(node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if method_name(node) != "append" or len(node.args) != 1 or node.args[0].keyword is not None:
-            return
-        target = receiver(node)
-        if target is not None and isinstance(self.ctx.parent(node), cst.Expr):
-            self._check(node, target, node.args[0].value)
+        self._check(node)
 
-    def _check(self, node: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _check(self, node: cst.CSTNode) -> None:
+        parts = _accumulated(self.ctx, node)
+        if parts is None:
+            return
+        target, value = parts
         ctx = self.ctx
         if not isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
             return
@@ -380,20 +420,58 @@ for batch in loader:
         scope = ctx.enclosing(node, (cst.FunctionDef,)) or ctx.module
         if target_names and flows_into_backward(ctx, scope, target_names[0]):
             return
-        carriers = facts.carriers(value)
-        if not carriers:
+        # names resolve now (in scope); uses further down the file (for the fix), and whether the
+        # accumulations the value is built from are reported themselves, are only known once the walk
+        # is done: keep the carriers both ways
+        facts.roots = []
+        without_roots = facts.carriers(value)
+        roots = [r for r in facts.roots if r is not node]
+        facts.roots = None
+        carriers = facts.carriers(value) if roots else without_roots
+        if not carriers and not without_roots:
             return
-        # names resolve now (in scope); uses further down the file are only linked once the walk is done
-        scalar = all(facts.is_scalar(c) for c in carriers)
-        self._pending.append((node, target, carriers, scalar, scope))
+        self._pending[node] = _Finding(
+            node,
+            target,
+            scope,
+            carriers,
+            all(facts.is_scalar(c) for c in carriers),
+            without_roots,
+            all(facts.is_scalar(c) for c in without_roots),
+            roots,
+        )
 
     def leave_Module(self, node: cst.Module) -> None:
-        for stmt, target, carriers, scalar, scope in self._pending:
+        resolved: Dict[cst.CSTNode, Optional[Tuple[List[cst.BaseExpression], bool]]] = {}
+
+        def resolve(stmt: cst.CSTNode) -> Optional[Tuple[List[cst.BaseExpression], bool]]:
+            """The carriers (and whether all are scalars) this rule reports on ``stmt``; None: silent."""
+            if stmt in resolved:
+                return resolved[stmt]
+            found = self._pending.get(stmt)
+            if found is None:
+                return None
+            # in a cycle of accumulations each is taken as reported while the others are judged
+            resolved[stmt] = (found.without_roots or found.carriers, True)
+            if all(resolve(r) is not None for r in found.roots):
+                # the graph of `total` in `history.append(total / n)` comes only from `total += loss`,
+                # which is reported: after that fix `total` is a number (`.item()` on it would fail)
+                verdict = (found.without_roots, found.without_roots_scalar) if found.without_roots else None
+            else:
+                verdict = (found.carriers, found.scalar) if found.carriers else None
+            resolved[stmt] = verdict
+            return verdict
+
+        for stmt, found in self._pending.items():
+            verdict = resolve(stmt)
+            if verdict is None:
+                continue
+            carriers, scalar = verdict
             self.report(
                 stmt,
-                f"`{self.ctx.code(target)}` accumulates the loss tensor `{self.ctx.code(carriers[0])}` with its "
+                f"`{self.ctx.code(found.target)}` accumulates the loss tensor `{self.ctx.code(carriers[0])}` with its "
                 "autograd graph; every iteration's graph stays in memory",
-                fix=self._fix(stmt, target, carriers, scalar, scope),
+                fix=self._fix(stmt, found.target, carriers, scalar, found.scope),
             )
 
     # -- fix ---------------------------------------------------------------------------------------
@@ -445,6 +523,9 @@ class _LoopFacts:
 
     def __init__(self, ctx, loop: cst.CSTNode, operands: List[cst.BaseExpression]) -> None:
         self.ctx = ctx
+        #: None: a name accumulated in the loop (`total += loss`) carries what it accumulates; a list:
+        #: such accumulations are left out, and collected here (see :meth:`_loss_name`)
+        self.roots: Optional[List[cst.CSTNode]] = None
         self.loop = loop
         self.operands = operands
         self.exact_operands = {ctx.code(op) for op in operands}
@@ -540,6 +621,19 @@ class _LoopFacts:
         bindings = self.assigned.get(name.value)
         if not bindings:
             return False  # not produced by this loop's iterations
+        if self.roots is not None:
+            # leave out the accumulations into the name: when reported, their fix takes the graph off
+            kept = []
+            for stmt, value in bindings:
+                parts = _accumulated(self.ctx, stmt)
+                if parts is not None and isinstance(parts[0], cst.Name) and parts[0].value == name.value:
+                    if stmt not in self.roots:
+                        self.roots.append(stmt)
+                else:
+                    kept.append((stmt, value))
+            if not kept:
+                return False
+            bindings = kept
         values = [v for _stmt, v in bindings]
         if any(v is not None and is_detached(self.ctx, v) for v in values):
             return False
@@ -550,6 +644,46 @@ class _LoopFacts:
         if name.value in self.backward_names and _LOSS_NAME.search(name.value):
             return True
         return any(v is not None and self.carriers(v, depth - 1) for v in values)
+
+
+class _Finding(NamedTuple):
+    """An accumulation of a loss, before the accumulations it is built from are judged."""
+
+    node: cst.CSTNode
+    target: cst.BaseExpression
+    scope: cst.CSTNode
+    carriers: List[cst.BaseExpression]  # the graph-carrying parts of the accumulated value
+    scalar: bool
+    without_roots: List[cst.BaseExpression]  # the same, leaving out what comes from the accumulations in `roots`
+    without_roots_scalar: bool
+    roots: List[cst.CSTNode]
+
+
+def _accumulated(ctx, node: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(total, value)`` for an accumulation: ``total += value``, ``total = total + value`` (either
+    side), ``total.append(value)`` as a statement; None for anything else."""
+    if isinstance(node, cst.AugAssign):
+        return (node.target, node.value) if isinstance(node.operator, cst.AddAssign) else None
+    if isinstance(node, cst.Assign):
+        if len(node.targets) != 1 or not isinstance(node.value, cst.BinaryOperation):
+            return None
+        if not isinstance(node.value.operator, cst.Add):
+            return None
+        target = node.targets[0].target
+        code = ctx.code(target)
+        left, right = node.value.left, node.value.right
+        if ctx.code(left) == code:
+            return target, right
+        if ctx.code(right) == code:
+            return target, left
+        return None
+    if isinstance(node, cst.Call):
+        if method_name(node) != "append" or len(node.args) != 1 or node.args[0].keyword is not None:
+            return None
+        target = receiver(node)
+        if target is not None and isinstance(ctx.parent(node), cst.Expr):
+            return target, node.args[0].value
+    return None
 
 
 _Bound = Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]

@@ -30,9 +30,10 @@ class TrainingInEvalMode(LintRule):
     """
     ## What it does
     Finds loops that both train a model and evaluate it — `model.eval()` (or `train(False)`) directly,
-    or a same-module validation helper that calls it — without ever calling `model.train()` again in
-    the loop. The typical case is a validation pass inside the epoch loop: from the second epoch on,
-    the model trains in evaluation mode.
+    or a same-module validation helper that calls it on the model it is given or on a module-level
+    model the loop trains too, wherever the loop calls it (inside `print(f"{validate(loader)}")` as
+    well) — without ever calling `model.train()` again in the loop. The typical case is a validation
+    pass inside the epoch loop: from the second epoch on, the model trains in evaluation mode.
 
     ## Why is this bad?
     `eval()` is sticky: it stays until `train()` is called. Training in evaluation mode turns dropout
@@ -45,8 +46,9 @@ class TrainingInEvalMode(LintRule):
     Not reported: loops that call `.train()` (any argument other than `False`) themselves or in a helper
     they call, loops that call an unresolved function whose name says it trains (`train_one_epoch`
     imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
-    teacher put in eval mode while the student trains), and `eval()` calls with no evaluation around
-    them (freezing batch norm on purpose).
+    teacher put in eval mode while the student trains; a helper's module-level `model` while the loop
+    trains a local `model` of its function), and `eval()` calls with no evaluation around them
+    (freezing batch norm on purpose).
 
     ## Example
     ```python
@@ -198,6 +200,64 @@ for epoch in range(10):
     model.eval()
     evaluate(model, val_loader)
     run_epoch(model, train_loader, optimizer, True)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(20, 64), nn.Dropout(0.2), nn.Linear(64, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+
+
+def set_training():
+    model.train()
+
+
+def validate(loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def train(loader, epochs=5):
+    for epoch in range(epochs):
+        set_training()
+        for inputs, labels in loader:
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(20, 64), nn.Dropout(0.2), nn.Linear(64, 3))
+criterion = nn.CrossEntropyLoss()
+
+
+def validate(loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def fine_tune(loader, build, epochs=5):
+    model = build()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for inputs, labels in loader:
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
 """
         ),
     ]
@@ -352,6 +412,77 @@ class Trainer:
             self.model.train()
             self.train_epoch()
 """,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(20, 64), nn.Dropout(0.2), nn.Linear(64, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+
+
+def train(loader, epochs=5):
+    history = []
+    for epoch in range(epochs):
+        total_loss = 0.0
+        for inputs, labels in loader:
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        history.append(total_loss / len(loader))
+        print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
+    return history
+
+
+def validate(loader):
+    model.eval()
+    with torch.no_grad():
+        correct = total = 0
+        for inputs, labels in loader:
+            correct += (model(inputs).argmax(dim=1) == labels).sum().item()
+            total += labels.size(0)
+        return correct / total
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(20, 64), nn.Dropout(0.2), nn.Linear(64, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+
+
+def train(loader, epochs=5):
+    history = []
+    for epoch in range(epochs):
+        total_loss = 0.0
+        model.train()
+        for inputs, labels in loader:
+            loss = criterion(model(inputs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        history.append(total_loss / len(loader))
+        print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
+    return history
+
+
+def validate(loader):
+    model.eval()
+    with torch.no_grad():
+        correct = total = 0
+        for inputs, labels in loader:
+            correct += (model(inputs).argmax(dim=1) == labels).sum().item()
+            total += labels.size(0)
+        return correct / total
+""",
+            line=21,
+            col=42,
         ),
     ]
 

@@ -4,6 +4,7 @@ analysis they share."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -225,3 +226,98 @@ def evaluate(paths, loader, build):
     result = lint(code, [BY_CODE["TL106"]], fix=True, unsafe_fixes=True)
     fixed = result.fixed_source
     assert fixed.index("model = build(path)") < fixed.index("model.eval()")
+
+
+# -- fixes that must compose: the bundled example ------------------------------------------------------
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
+
+
+def _random_batches(torch, count=4):
+    gen = torch.Generator().manual_seed(0)
+    return [(torch.randn(8, 20, generator=gen), torch.randint(0, 3, (8,), generator=gen)) for _ in range(count)]
+
+
+def test_total_of_a_reported_accumulation_is_not_reported_again():
+    # `history.append(total_loss / n)` only carries a graph through `total_loss += loss`; once that is
+    # fixed the total is a float, and a second `.item()` on it would crash
+    case = BY_CODE["TL104"].INVALID[-1]
+    result = lint(case.code, [BY_CODE["TL104"]])
+    assert codes(result) == [(19, "TL104")]
+    nested = case.code.replace(
+        "        history.append(total_loss / len(loader))\n",
+        "        history.append(total_loss / len(loader))\n        epoch_total += total_loss\n",
+    )
+    assert codes(lint(nested, [BY_CODE["TL104"]])) == [(19, "TL104")]
+
+
+def test_use_before_the_accumulation_still_reports_only_the_accumulation():
+    code = """
+def run(model, loader, criterion, optimizer, epochs):
+    history = []
+    total = 0.0
+    for epoch in range(epochs):
+        history.append(total)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss
+    return history
+"""
+    assert codes(lint(code, [BY_CODE["TL104"]])) == [(12, "TL104")]
+
+
+def test_total_of_an_accumulation_that_is_not_reported_is_still_reported():
+    # `total` is reset every iteration, so `total += loss` is no accumulation across iterations; the
+    # epoch loop still keeps each epoch's last graph in `history`
+    code = """
+def run(model, loader, criterion, optimizer, epochs):
+    history = []
+    for epoch in range(epochs):
+        for x, y in loader:
+            total = 0.0
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss
+        history.append(total)
+    return history
+"""
+    assert codes(lint(code, [BY_CODE["TL104"]])) == [(12, "TL104")]
+
+
+def test_accumulation_fix_keeps_the_program_running():
+    torch = pytest.importorskip("torch")
+    case = BY_CODE["TL104"].INVALID[-1]
+    fixed = lint(case.code, TL1, fix=True, unsafe_fixes=True).fixed_source
+    assert fixed == case.fixed
+    namespace: dict = {"__name__": "case"}
+    exec(compile(fixed, "case.py", "exec"), namespace)
+    history = namespace["train"](_random_batches(torch), epochs=2)
+    assert len(history) == 2 and all(isinstance(h, float) for h in history)
+
+
+def test_bundled_example_fixes_converge_and_the_fixed_program_trains_in_train_mode():
+    torch = pytest.importorskip("torch")
+    if not EXAMPLE.exists():
+        pytest.skip("examples/ is not shipped with this installation")
+    settings = Settings(rules=all_rules(), fix=True, unsafe_fixes=True)
+    first = lint_source("train.py", EXAMPLE.read_text(encoding="utf-8"), settings)
+    assert not first.errors
+    fixed = first.fixed_source
+    assert fixed is not None and first.diagnostics == []
+    assert lint_source("train.py", fixed, settings).fixed_source is None
+    assert "total_loss += loss.item()" in fixed and ".item() / len(loader)" not in fixed
+    # TL106 puts the model in eval mode in `validate`, called from the epoch loop; TL107 restores it
+    assert fixed.index("model.train()") < fixed.index("for inputs, labels in loader:")
+    namespace: dict = {"__name__": "example"}
+    exec(compile(fixed, "train.py", "exec"), namespace)
+    modes = []
+    namespace["model"].register_forward_pre_hook(
+        lambda module, args: modes.append(module.training) if torch.is_grad_enabled() else None
+    )
+    history = namespace["train"](_random_batches(torch), epochs=2)
+    assert len(history) == 2 and all(isinstance(h, float) for h in history)
+    assert modes and all(modes), "a training forward pass ran in eval mode"

@@ -378,10 +378,28 @@ def _map_to_caller(ctx: FileContext, call: cst.Call, via: cst.Call, target: cst.
             if p.name.value == target.value:
                 a = arg(via, i, p.name.value)
                 return ctx.code(a.value) if a is not None else ANY
+        if _same_global(ctx, helper, via, target.value):
+            return code  # `model.eval()` on a module global: the caller's `model` is the same object
         return ANY
     if code.startswith("self.") and isinstance(via.func, cst.Attribute):
         return code
     return ANY
+
+
+def _same_global(ctx: FileContext, helper: cst.FunctionDef, via: cst.Call, name: str) -> bool:
+    """Whether ``name`` means the same module-level object in ``helper`` and at the call ``via``: neither
+    the helper nor the function holding the call binds it (as a parameter, an assignment, a loop target)."""
+    for function in (helper, enclosing_function(ctx, via)):
+        if function is None:
+            continue
+        params = function.params
+        every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        for extra in (params.star_arg, params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                every.append(extra)
+        if any(p.name.value == name for p in every) or assigned_within(ctx, function, name):
+            return False
+    return True
 
 
 def eval_targets_of_call(ctx: FileContext, call: cst.Call) -> Set[str]:
