@@ -8,6 +8,7 @@ from torchlint.analysis.evaluation import (
     EvalSite,
     body_after_docstring,
     evaluation_facts,
+    framework_model,
     is_generator,
     no_grad_call_code,
     runs_without_grad,
@@ -39,8 +40,10 @@ class EvalWithoutNoGrad(LintRule):
     (the framework disables gradients), pytest tests, the inference methods of model classes (library
     API: the caller decides), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
     uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), model calls whose output is discarded
-    (calibration and warm-up passes), and code where some model calls are already under `no_grad` (the
-    rest is taken as deliberate).
+    (calibration and warm-up passes), code where some model calls are already under `no_grad` (the
+    rest is taken as deliberate), and `self.<model>` in a class derived from a framework class imported
+    from another module when the class never shows how the model is built (the framework sets it up
+    and its caller disables gradients: a Hugging Face `Pipeline` runs `_forward` under `no_grad`).
 
     ## Example
     ```python
@@ -267,6 +270,20 @@ def evaluate_export(model, inputs, tolerance):
         assert max(errors) < tolerance
 """
         ),
+        Valid(
+            """
+import torch
+from transformers import Pipeline
+
+
+class LabelPipeline(Pipeline):
+    def predict(self, batches):
+        preds = []
+        for batch in batches:
+            preds.append(self.model(**batch).logits.argmax(-1))
+        return preds
+"""
+        ),
     ]
 
     INVALID = [
@@ -381,6 +398,9 @@ def run_test(model, loader):
             calls = [c for c, _model in site.calls]
             if not calls or any(under_no_grad(ctx, c) for c in calls):
                 continue
+            calls = [c for c, model in site.calls if not framework_model(ctx, model)]
+            if not calls:
+                continue  # the framework that owns the model runs it under `no_grad`
             if runs_without_grad(ctx, calls[0]):
                 continue
             self.report(calls[0], fix=self._fix(site))

@@ -13,6 +13,7 @@ from torchlint.analysis.evaluation import (
     enclosing_function,
     eval_receivers,
     evaluation_facts,
+    framework_model,
     restores_train_mode,
     top_statement,
 )
@@ -40,9 +41,11 @@ class EvalWithoutEvalMode(LintRule):
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
     built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`), models loaded with
-    `torch.load`/`torch.jit.load` (they keep the mode they were saved in), and models that
+    `torch.load`/`torch.jit.load` (they keep the mode they were saved in), models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
-    layers without dropout or normalisation).
+    layers without dropout or normalisation), and `self.<model>` in a class derived from a framework
+    class imported from another module when the class never shows how the model is built (the
+    framework sets it up, e.g. with `from_pretrained`, which loads in eval mode).
 
     ## Example
     ```python
@@ -218,6 +221,20 @@ class Classifier(pl.LightningModule):
         self.log("test_acc", (self.model(x).argmax(1) == y).float().mean())
 """
         ),
+        Valid(
+            """
+import torch
+from transformers import Pipeline
+
+
+class LabelPipeline(Pipeline):
+    def predict(self, batches):
+        preds = []
+        for batch in batches:
+            preds.append(self.model(**batch).logits.argmax(-1))
+        return preds
+"""
+        ),
     ]
 
     INVALID = [
@@ -352,7 +369,7 @@ def evaluate(loader):
                 continue
             receivers = self._receivers(site)
             for call, model in site.calls:
-                if call in facts.mode_settled:
+                if call in facts.mode_settled or framework_model(ctx, model):
                     continue
                 code = ctx.code(model)
                 extra: Set[str] = set()

@@ -321,3 +321,59 @@ def test_bundled_example_fixes_converge_and_the_fixed_program_trains_in_train_mo
     history = namespace["train"](_random_batches(torch), epochs=2)
     assert len(history) == 2 and all(isinstance(h, float) for h in history)
     assert modes and all(modes), "a training forward pass ran in eval mode"
+
+
+PIPELINE = """
+import torch
+import torch.nn as nn
+from transformers import Pipeline
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+{header}
+    def predict(self, batches):
+        preds = []
+        for batch in batches:
+            preds.append(self.model.encoder(batch).argmax(-1))
+        return preds
+"""
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "class Labeller(Pipeline):\n    pass",
+        # a same-module base that derives from the framework class
+        "class Base(Pipeline):\n    pass\n\n\nclass Labeller(Base):\n    pass",
+        # the model is passed in (or moved), not built here
+        "class Labeller(Pipeline):\n    def __init__(self, model, device):\n        self.model = model.to(device)",
+    ],
+)
+def test_model_of_a_framework_class_that_does_not_build_it_is_left_to_the_framework(header):
+    code = PIPELINE.format(header=header)
+    assert codes(lint(code, [BY_CODE["TL105"], BY_CODE["TL106"]])) == []
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        # the class builds the model: its mode and grad are the class's business
+        "class Labeller(Pipeline):\n    def __init__(self):\n        self.model = Net().to('cuda')",
+        # no framework base: a user's trainer given its model
+        "class Labeller:\n    def __init__(self, model):\n        self.model = model",
+        "class Labeller(object):\n    def __init__(self, model):\n        self.model = model",
+    ],
+)
+def test_model_of_a_class_that_builds_it_or_has_no_framework_base_is_reported(header):
+    code = PIPELINE.format(header=header)
+    line = code.splitlines().index("            preds.append(self.model.encoder(batch).argmax(-1))") + 1
+    assert codes(lint(code, [BY_CODE["TL105"], BY_CODE["TL106"]])) == [(line, "TL105"), (line, "TL106")]

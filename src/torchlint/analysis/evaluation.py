@@ -206,6 +206,76 @@ def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
     return True
 
 
+# -- models managed by a framework ---------------------------------------------------------------
+#: bases that are no framework: they run none of the subclass's code under ``no_grad`` or in eval mode
+_NOT_FRAMEWORK = ("builtins.", "abc.", "typing.", "typing_extensions.", "torch.")
+#: methods that move or cast a model (``model.to(device)``): the model stays the one passed in
+_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_"})
+
+
+def framework_model(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """``self.<attr>`` (or ``self.<attr>.<more>``) in a class that derives from a framework class imported
+    from another module, where neither the class nor its same-module bases show how ``<attr>`` is built:
+    it is set by the framework (a base class, ``register_modules``, ``from_pretrained``), or passed in.
+    Such a framework's own caller sets the grad and eval modes (a Hugging Face ``Pipeline`` runs
+    ``_forward`` under ``no_grad``, ``generate`` is decorated with it, pretrained models load in eval
+    mode), so the evaluation rules leave the model alone."""
+    parts = (dotted_name(model) or "").split(".")
+    if len(parts) < 2 or parts[0] != "self":
+        return False
+    cls = ctx.enclosing(model, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    chain = _class_chain(ctx, cls)
+    if not _derives_from_framework(ctx, chain):
+        return False
+    return not any(_builds_attr(ctx, c, parts[1]) for c in chain)
+
+
+def _class_chain(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
+    """``cls`` and its bases defined in this module, transitively."""
+    chain = [cls]
+    for c in chain:
+        for base in c.bases:
+            local = module_classes(ctx).get(dotted_name(base.value) or "")
+            if local is not None and local not in chain:
+                chain.append(local)
+    return chain
+
+
+def _derives_from_framework(ctx: FileContext, chain: List[cst.ClassDef]) -> bool:
+    local = module_classes(ctx)
+    for c in chain:
+        for base in c.bases:
+            expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+            if (dotted_name(expr) or "") in local:
+                continue
+            names = ctx.names.qualified_names(expr)
+            if names and not any(q.startswith(_NOT_FRAMEWORK) for q in names):
+                return True
+    return False
+
+
+def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
+    """Whether a method of ``cls`` assigns ``self.<attr>`` something it builds (``Net()``,
+    ``resnet18(...).to(device)``), not something passed in (``model``, ``model.to(device)``)."""
+    for a in ctx.contents(cls).assigns:
+        if isinstance(a, cst.Assign):
+            targets = [t.target for t in a.targets]
+        elif isinstance(a, cst.AnnAssign) and a.value is not None:
+            targets = [a.target]
+        else:
+            continue
+        if not any(dotted_name(t) == "self." + attr for t in targets):
+            continue
+        root: Optional[cst.BaseExpression] = a.value
+        while isinstance(root, cst.Call) and method_name(root) in _MOVES:
+            root = receiver(root)
+        if isinstance(root, cst.Call):
+            return True
+    return False
+
+
 # -- call graph inside the module ----------------------------------------------------------------
 _SITES: "weakref.WeakKeyDictionary[FileContext, Dict[cst.FunctionDef, List[cst.Call]]]" = weakref.WeakKeyDictionary()
 
