@@ -24,6 +24,7 @@ import os
 import re
 import weakref
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -50,6 +51,7 @@ _MODEL_SUFFIX = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def is_model_name(name: str) -> bool:
     """``model``, ``net``, ``base_model``, ``model_ema``, ``netG``, ``resnet50``, ``self.encoder`` (the last
     segment); not ``compare_model_with_input`` or ``model_step``: a function, not a model."""
@@ -84,8 +86,12 @@ MC_DROPOUT = re.compile(r"dropout|monte|(^|_)mc(_|$)|bayes|uncertain", re.IGNORE
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
 
 
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+@lru_cache(maxsize=4096)
 def snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return _CAMEL_BOUNDARY.sub("_", name).lower()
 
 
 # -- models --------------------------------------------------------------------------------------
