@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    DeferredLogReports,
     ALL,
     IMPLICIT,
     UNKNOWN,
@@ -20,7 +21,7 @@ from torchlint.analysis.numerics import (
     torch_call_code,
 )
 from torchlint.analysis.ops import log_use
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rule import Fix, Invalid, LintRule
 
 _MODULES = ("torch.nn.functional", "torch.special", "torch")
 SELECTION_MESSAGE = (
@@ -28,7 +29,7 @@ SELECTION_MESSAGE = (
 )
 
 
-class LogOfSoftmax(LintRule):
+class LogOfSoftmax(DeferredLogReports, LintRule):
     """
     ## What it does
     Finds the logarithm of a softmax: `torch.log(F.softmax(x, dim=1))`, `x.softmax(1).log()`, the log of
@@ -384,18 +385,3 @@ def score(x):
         if code is None:
             return None
         return ctx.parse_expression(code)
-
-    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
-        for node, message, fix in self.deferred.flush(self.ctx, scope):
-            self.report(node, message, fix=fix)  # type: ignore[arg-type]
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._flush(node)
-
-    def leave_Lambda(self, node: cst.Lambda) -> None:
-        self._flush(node)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self._flush(None)
-        for scope in list(self.deferred.pending):
-            self._flush(scope)

@@ -17,7 +17,7 @@ from torchlint.analysis.numerics import (
     torch_call_code,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log_use, op_arg, sum_use
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rule import Fix, Invalid, LintRule
 
 
 class LogSumExpByHand(LintRule):

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    DeferredLogReports,
     Deferred,
     Flow,
     is_binop,
@@ -17,13 +18,13 @@ from torchlint.analysis.numerics import (
     peel_selection,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log1p_use, log_use, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rule import Fix, Invalid, LintRule
 
 SOFTPLUS_MESSAGE = "`log(1 + exp(x))` overflows to `inf` for large `x`; use `F.softplus(x)`"
 LOGSIGMOID_MESSAGE = "`log(sigmoid(x))` gives `-inf` where the sigmoid underflows to 0; use `F.logsigmoid(x)`"
 
 
-class LogOfExpOrSigmoid(LintRule):
+class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
     """
     ## What it does
     Finds `log(1 + exp(x))` (also `log(exp(x) + 1)` and `log1p(exp(x))`), which is softplus written by
@@ -325,18 +326,3 @@ def f(x):
             return None
         x = neg_code(ctx, op.operand) if negate else ctx.code(op.operand)
         return ctx.parse_expression(f"{ref}.{function}({x})")
-
-    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
-        for node, message, fix in self.deferred.flush(self.ctx, scope):
-            self.report(node, message, fix=fix)  # type: ignore[arg-type]
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._flush(node)
-
-    def leave_Lambda(self, node: cst.Lambda) -> None:
-        self._flush(node)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self._flush(None)
-        for scope in list(self.deferred.pending):
-            self._flush(scope)

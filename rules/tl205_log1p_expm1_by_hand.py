@@ -9,14 +9,13 @@ from torchlint.analysis.numerics import (
     Flow,
     atom_code,
     call_prefix,
-    is_binop,
     is_one,
     neg_code,
     number,
     probability_source,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log_use, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rule import Fix, Invalid, LintRule
 
 EXPM1_MESSAGE = "`exp(x) - 1` loses all precision for small `x`; use `torch.expm1(x)`"
 

@@ -21,7 +21,7 @@ from torchlint.analysis.numerics import (
     same_code,
     same_dim,
 )
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rule import Fix, Invalid, LintRule
 
 _RUNTIME = frozenset(
     {"torchlint.runtime.softmax_cross_entropy", "torchlint.runtime.cross_entropy.softmax_cross_entropy"}

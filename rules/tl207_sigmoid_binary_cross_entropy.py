@@ -14,7 +14,7 @@ from torchlint.analysis.numerics import (
     uses_elsewhere,
 )
 from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rule import Fix, Invalid, LintRule
 
 HANDWRITTEN_MESSAGE = (
     "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid saturates; "

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    DeferredLogReports,
     Deferred,
     Flow,
     atom_code,
@@ -18,12 +19,12 @@ from torchlint.analysis.numerics import (
     softmax_of,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
+from torchlint.rule import Fix, Invalid, LintRule, Option
 
 RATIO_MESSAGE = "`log` of a ratio whose numerator can be 0 gives `-inf`; clamp it (`x.clamp_min(eps)`) first"
 
 
-class LogOfPossibleZero(LintRule):
+class LogOfPossibleZero(DeferredLogReports, LintRule):
     """
     ## What it does
     Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
@@ -261,18 +262,3 @@ def top(logits):
         eps = self.options["eps"]
         clamped = ctx.parse_expression(f"{atom_code(ctx, x)}.clamp_min({eps!r})")
         return self.make_fix().replace(x, clamped)
-
-    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
-        for node, message, fix in self.deferred.flush(self.ctx, scope):
-            self.report(node, message, fix=fix)  # type: ignore[arg-type]
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._flush(node)
-
-    def leave_Lambda(self, node: cst.Lambda) -> None:
-        self._flush(node)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self._flush(None)
-        for scope in list(self.deferred.pending):
-            self._flush(scope)

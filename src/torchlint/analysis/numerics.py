@@ -15,19 +15,16 @@ recognised.
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import (
-    LOG_SOFTMAX_FUNCS,
     OpUse,
     exp_use,
-    log1p_use,
     log_softmax_use,
     log_use,
     mean_use,
@@ -1129,8 +1126,31 @@ class Deferred:
         return out
 
 
+class DeferredLogReports:
+    """Mixin for the rules whose log reports wait in ``self.deferred`` for the end of their function:
+    it flushes them when a function, a lambda or the module ends."""
+
+    deferred: Deferred
+
+    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
+        for node, message, fix in self.deferred.flush(self.ctx, scope):  # type: ignore[attr-defined]
+            self.report(node, message, fix=fix)  # type: ignore[attr-defined]
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._flush(node)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._flush(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._flush(None)
+        for scope in list(self.deferred.pending):
+            self._flush(scope)
+
+
 __all__ = [
     "ALL",
+    "DeferredLogReports",
     "IMPLICIT",
     "UNKNOWN",
     "BinaryCrossEntropy",
