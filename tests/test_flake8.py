@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from conftest import CE_BUG, TRAIN_BUG
+from conftest import TRAIN_BUG
 
 
 def _flake8(cwd, *args):

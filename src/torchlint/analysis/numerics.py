@@ -424,7 +424,6 @@ def _eps_like(flow: Flow, expr: cst.BaseExpression) -> bool:
 def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """A log argument that cannot be zero: ``x + eps``, ``x.clamp(min=eps)``, ``clamp_min``, ``exp``,
     ``softplus``, a positive literal or constant tensor, products and ratios of those."""
-    ctx = flow.ctx
     if _eps_like(flow, expr) and not isinstance(expr, cst.Name):
         return True
     value = flow.value(expr, 3)
