@@ -5,7 +5,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import arg, method_name, receiver
+from torchlint.analysis.context import arg, assignment_targets, method_name, receiver
 from torchlint.analysis.training import (
     backward_operand,
     base_names,
@@ -534,12 +534,7 @@ class _LoopFacts:
             self.backward_names.update(base_names(op))
         self.assigned: dict = {}
         for a in ctx.contents(loop).assigns:
-            targets: List[cst.BaseExpression] = []
-            if isinstance(a, cst.Assign):
-                targets = [t.target for t in a.targets]
-            elif isinstance(a, (cst.AnnAssign, cst.AugAssign)):
-                targets = [a.target]
-            for t in targets:
+            for t in assignment_targets(a):
                 for sub, value in _unpack(t, getattr(a, "value", None), a):
                     self.assigned.setdefault(ctx.code(sub), []).append((a, value))
         if isinstance(loop, cst.For):

@@ -201,6 +201,15 @@ class FileContext:
         return cst.parse_statement(code, config=self.module.config_for_parsing)
 
 
+def assignment_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
+    """The target expressions of an ``Assign`` (all of ``a = b = ...``), ``AugAssign`` or ``AnnAssign``."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets]
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        return [node.target]
+    return []
+
+
 def method_name(call: cst.Call) -> Optional[str]:
     """``x.backward()`` -> "backward"; None when the callee is not an attribute."""
     func = call.func
@@ -252,6 +261,7 @@ def keyword_arg(call: cst.Call, keyword: str) -> Optional[cst.Arg]:
 __all__ = [
     "FileContext",
     "Contents",
+    "assignment_targets",
     "method_name",
     "receiver",
     "callee_name",

@@ -29,7 +29,15 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, receiver
+from torchlint.analysis.context import (
+    FileContext,
+    arg,
+    assignment_targets,
+    callee_name,
+    keyword_arg,
+    method_name,
+    receiver,
+)
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import (
     LOOP_TYPES,
@@ -342,12 +350,7 @@ _METRIC_METHODS = frozenset({"update", "add_batch", "process", "add", "compute",
 def computes_metrics(ctx: FileContext, node: cst.CSTNode) -> bool:
     contents = ctx.contents(node)
     for a in contents.assigns:
-        targets: List[cst.BaseExpression] = []
-        if isinstance(a, cst.Assign):
-            targets = [t.target for t in a.targets]
-        elif isinstance(a, (cst.AugAssign, cst.AnnAssign)):
-            targets = [a.target]
-        for t in targets:
+        for t in assignment_targets(a):
             name = dotted_name(t) if not isinstance(t, cst.Subscript) else dotted_name(t.value)
             if name and METRIC_NAME.search(snake(name.rsplit(".", 1)[-1])):
                 return True

@@ -19,7 +19,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.context import FileContext, arg, assignment_targets
 from torchlint.analysis.shapes import int_literal, is_tensor, shape_of
 
 RANGE = frozenset({"builtins.range"})
@@ -401,12 +401,7 @@ def assigns_to(ctx: FileContext, loop: cst.For, expr: cst.BaseExpression) -> boo
     """Whether the loop rebinds ``expr`` (``x = ...`` / ``self.x = ...``) anywhere in its body."""
     code = ctx.code(expr).strip()
     for node in ctx.contents(loop).assigns:
-        targets: List[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            targets = [node.target]
-        for t in targets:
+        for t in assignment_targets(node):
             names = list(_target_names(t)) if not isinstance(t, cst.Attribute) else [t]
             if any(ctx.code(n).strip() == code for n in names):
                 return True

@@ -922,19 +922,12 @@ def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpr
 
 
 def _annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
-    for fn in reversed(ctx.stack):
-        if not isinstance(fn, cst.FunctionDef):
-            continue
-        params = fn.params
-        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
-            if p.name.value == name.value:
-                ann = p.annotation.annotation if p.annotation is not None else None
-                if ann is None:
-                    return False
-                if isinstance(ann, cst.SimpleString):
-                    return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
-                return ctx.names.matches(ann, TENSOR_ANNOTATIONS)
-    return False
+    ann = _param_annotation(ctx, name)
+    if ann is None:
+        return False
+    if isinstance(ann, cst.SimpleString):
+        return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
+    return ctx.names.matches(ann, TENSOR_ANNOTATIONS)
 
 
 # attributes only tensors have (NumPy arrays have none of these as methods)
