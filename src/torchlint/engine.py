@@ -248,6 +248,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         fatal, syntax = _cpython_verdict(path, source)
         return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
     ctx = FileContext(path, source, module)
+    ctx.enabled = frozenset(r.CODE for r in rule_types)
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = _Dispatcher(ctx, rules, errors)
     try:
