@@ -180,3 +180,15 @@ def test_changing_the_imported_module_changes_the_result(tmp_path):
     assert _lint(tmp_path / "train.py", {"TL103"}) == [("TL103", 10)]
     (tmp_path / "models.py").write_text(textwrap.dedent(SOFTMAX_MODEL).replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)"))
     assert _lint(tmp_path / "train.py", {"TL103"}) == []
+
+
+def test_cached_result_is_invalidated_when_an_imported_module_changes(tmp_path, run):
+    _write(tmp_path, {"models.py": SOFTMAX_MODEL, "train.py": TRAIN.format(module="models")})
+    first = run("check", "train.py", "--select", "TL103")
+    assert "train.py:10:" in first.stdout and "TL103" in first.stdout
+    cached = run("check", "train.py", "--select", "TL103")
+    assert cached.stdout == first.stdout
+    (tmp_path / "models.py").write_text(textwrap.dedent(SOFTMAX_MODEL).replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)"))
+    after = run("check", "train.py", "--select", "TL103")
+    assert "TL103" not in after.stdout
+    assert after.returncode == 0
