@@ -78,7 +78,9 @@ class SoftmaxCrossEntropyByHand(LintRule):
     `requirements*.txt`, `setup.cfg`, `environment.yml`), or with `runtime-fixes = "runtime"`, the fix
     calls `torchlint.runtime.softmax_cross_entropy(labels=..., logits=..., dim=...)` instead (with
     `reduction="none"` for a per-position sum), imported once with the file's imports; its result has
-    the logits' dtype (float16/bfloat16 logits are computed in float32 inside). Without that
+    the logits' dtype (float16/bfloat16 logits are computed in float32 inside). That fix is unsafe: the
+    runtime broadcasts nothing and refuses labels whose shape differs from the logits' (a `[C]` prior
+    against `[N, C]` logits works in the hand-written product). Without that
     declaration the runtime is never imported: under the `torchlint-fix` pre-commit hook torchlint is
     not installed where the program runs.
 
@@ -235,6 +237,7 @@ def distill(student, teacher):
     return softmax_cross_entropy(labels=F.softmax(teacher, dim=-1), logits=student, dim=-1, reduction="none").mean()
 """,
             options={"runtime-fixes": "runtime"},
+            unsafe=True,
         ),
         Invalid(
             """
@@ -267,6 +270,7 @@ def xent(labels, logits, softmax_cross_entropy=None):
     return torchlint.runtime.softmax_cross_entropy(labels=labels, logits=logits, dim=1) / labels.shape[0]
 """,
             options={"runtime-fixes": "runtime"},
+            unsafe=True,
         ),
         # class indices: F.cross_entropy
         Invalid(
@@ -344,7 +348,8 @@ def odd(labels, logits):
         if not movable(flow, sm.operand, source, assign if isinstance(assign, cst.Assign) else None):
             return None
         if use_runtime(self.options[RUNTIME_FIXES], ctx.path):
-            fix = self.make_fix("Replace with `softmax_cross_entropy`")
+            # unsafe: the runtime refuses labels that the hand-written product would have broadcast
+            fix = self.make_fix("Replace with `softmax_cross_entropy`", unsafe=True)
             name = import_name(ctx, fix, "torchlint.runtime", "softmax_cross_entropy", near=ce.node)
             if name is None:
                 return None
