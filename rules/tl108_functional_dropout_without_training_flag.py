@@ -6,6 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
+from torchlint.fixes import add_argument
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 _ALWAYS_ON = re.compile(r"^MC[A-Z_]|MCDropout|[Mm]onte|[Bb]ayes|[Aa]lways|[Cc]oncrete")
@@ -238,19 +239,6 @@ class Block(torch.nn.Module):
         return None
 
     def _fix(self, node: cst.Call, self_name: str) -> Fix:
-        training = cst.Arg(
-            keyword=cst.Name("training"),
-            value=self.ctx.parse_expression(f"{self_name}.training"),
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-            ),
-        )
-        args = list(node.args)
-        last = args[-1]
         # the new argument takes the last one's place in the layout: its trailing comma, its newline
-        args[-1] = last.with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-            whitespace_after_arg=cst.SimpleWhitespace(""),
-        )
-        args.append(training.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
-        return self.make_fix().replace(node, node.with_changes(args=args))
+        new = add_argument(self.ctx, node, f"{self_name}.training", keyword="training")
+        return self.make_fix().replace(node, new)

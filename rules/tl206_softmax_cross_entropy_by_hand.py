@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import libcst as cst
 
@@ -12,20 +12,17 @@ from torchlint.analysis.numerics import (
     Flow,
     IndexedNll,
     cross_entropy_dim_ok,
-    first_statement_after_imports,
     match_cross_entropy,
     match_indexed_nll,
-    module_ref,
     movable,
     removable_assignment,
     same_code,
     same_dim,
 )
-from torchlint.rule import Fix, Invalid, LintRule
+from torchlint.fixes import import_module, import_name
+from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
+from torchlint.rule import Fix, Invalid, LintRule, Option
 
-_RUNTIME = frozenset(
-    {"torchlint.runtime.softmax_cross_entropy", "torchlint.runtime.cross_entropy.softmax_cross_entropy"}
-)
 INDEX_MESSAGE = (
     "Negative log-likelihood taken from `log(softmax(x))` is `inf` when a probability underflows; "
     "use `F.cross_entropy(x, y)`"
@@ -49,9 +46,9 @@ class SoftmaxCrossEntropyByHand(LintRule):
     returns 500.0 with gradient `[0.5, -0.5]` (`shared/seeds/002`, section 7). The cookbooks' label
     smoothing uses `log_softmax` for the same reason (`shared/seeds/000`, `shared/seeds/003`).
 
-    `torchlint.runtime.softmax_cross_entropy(labels, logits, dim)` computes the cookbook's stable
-    version for any finite logits, float16 and bfloat16 included, with soft labels and any dim.
-    With class indices, `F.cross_entropy` is the standard, fused form.
+    `log_softmax` normalises with `logsumexp` and is finite for any finite logits; with class indices,
+    `F.cross_entropy` is the standard, fused form. `torchlint.runtime.softmax_cross_entropy(labels=...,
+    logits=..., dim=...)` computes the same loss with float16/bfloat16 inputs handled in float32.
 
     `-sum(labels * log_softmax(x))` is already stable and is not reported.
 
@@ -64,25 +61,32 @@ class SoftmaxCrossEntropyByHand(LintRule):
 
     ## Use instead
     ```python
-    from torchlint.runtime import softmax_cross_entropy
-
     def unstable_softmax_cross_entropy(labels, logits):
-        return softmax_cross_entropy(labels, logits, dim=None)
+        return -(labels * torch.log_softmax(logits.flatten(), dim=0).view_as(logits)).sum()
     ```
 
     ## Fix safety
-    The fix passes the softmax's own dim and keeps the reduction: a sum over everything becomes
-    `reduction="sum"` (the runtime's default, which sums the per-position losses: exactly the original
-    expression), a sum over the softmax dim becomes `reduction="none"`, and any `.mean()` or `/ n`
-    outside stays where it was. When the softmax itself ran over every element (a hand-written
-    `exp / exp.sum()` with no dim), the fix passes `dim=None`, which the runtime treats as "over all
-    elements". The import `from torchlint.runtime import softmax_cross_entropy` is added (the fixed code
-    needs `torchlint[runtime]` installed). The variable that held the log-probabilities is deleted when
-    nothing else reads it. The result has the logits' dtype (the original took the wider of the labels'
-    and the logits' dtypes; float16/bfloat16 logits are computed in float32 inside). The fix is safe; it
-    is not offered when the sum runs over another dim than
-    the softmax, when the softmax's dim is implicit or computed, or when a name in the logits is
-    reassigned between the softmax and the loss.
+    The fix is safe: it never makes a working program fail, changes no result beyond the `inf`/`nan`
+    it names, and adds no dependency. It keeps the expression and computes the log-probabilities with
+    `torch.log_softmax` over the softmax's own dim (`-(labels * torch.log_softmax(x, dim=d)).sum()`, or
+    `.sum(dim=d)` when the sum ran over the softmax dim); a softmax over every element (a hand-written
+    `exp / exp.sum()` with no dim) becomes `log_softmax(x.flatten(), dim=0).view_as(x)`. Any `.mean()`
+    or `/ n` outside stays where it was, the result keeps the original dtype promotion, and the
+    variable that held the log-probabilities is deleted when nothing else reads it.
+
+    When the project declares `torchlint[runtime]` (pyproject dependencies or optional dependencies,
+    `requirements*.txt`, `setup.cfg`, `environment.yml`), or with `runtime-fixes = "runtime"`, the fix
+    calls `torchlint.runtime.softmax_cross_entropy(labels=..., logits=..., dim=...)` instead (with
+    `reduction="none"` for a per-position sum), imported once with the file's imports; its result has
+    the logits' dtype (float16/bfloat16 logits are computed in float32 inside). That fix is unsafe: the
+    runtime broadcasts nothing and refuses labels whose shape differs from the logits' (a `[C]` prior
+    against `[N, C]` logits works in the hand-written product). Without that
+    declaration the runtime is never imported: under the `torchlint-fix` pre-commit hook torchlint is
+    not installed where the program runs.
+
+    No fix is offered when the sum runs over another dim than the softmax, when the softmax's dim is
+    implicit or computed, when a name in the logits is reassigned between the softmax and the loss, or
+    (plain torch) when a softmax over every element has logits that are not a plain name.
 
     For the class-index form (a softmax over dim 1 or -1 of a 2-D tensor, which the two-index pattern
     implies) the fix is `F.cross_entropy(x, y, reduction="none")`; it is safe when the
@@ -90,7 +94,8 @@ class SoftmaxCrossEntropyByHand(LintRule):
     (`len(y)`, `y.size(0)`, `x.shape[0]`), and unsafe otherwise (the range might cover fewer rows).
 
     ## Options
-    None.
+    - `runtime-fixes` (`"auto"` | `"runtime"` | `"torch"`, default `"auto"`): whether the fix may call
+      `torchlint.runtime`; `auto` follows the project's declared dependencies.
 
     ## References
     - [torch.nn.functional.cross_entropy](https://pytorch.org/docs/stable/generated/torch.nn.functional.cross_entropy.html)
@@ -101,10 +106,18 @@ class SoftmaxCrossEntropyByHand(LintRule):
     NAME = "softmax-cross-entropy-by-hand"
     MESSAGE = (
         "Hand-written softmax cross-entropy is `inf` when a probability underflows to 0; "
-        "use `torchlint.runtime.softmax_cross_entropy`"
+        "compute it from `log_softmax` (or `torchlint.runtime.softmax_cross_entropy`)"
     )
-    FIX_TITLE = "Replace with `softmax_cross_entropy`"
+    FIX_TITLE = "Compute the loss from `log_softmax`"
     TRIGGERS = ("log",)
+    OPTIONS = {
+        RUNTIME_FIXES: Option(
+            "auto",
+            "Whether the fix calls `torchlint.runtime.softmax_cross_entropy`: `auto` when the project declares "
+            "`torchlint[runtime]`, `runtime` always, `torch` never (plain torch: `log_softmax`).",
+            choices=RUNTIME_CHOICES,
+        )
+    }
 
     VALID = [
         # the cookbook's stable version
@@ -173,7 +186,6 @@ def unstable_softmax_cross_entropy(labels, logits):
 """,
             fixed="""
 import torch
-from torchlint.runtime import softmax_cross_entropy
 
 
 def softmax(logits):
@@ -182,7 +194,7 @@ def softmax(logits):
 
 
 def unstable_softmax_cross_entropy(labels, logits):
-    return softmax_cross_entropy(labels, logits, dim=None)
+    return -(labels * torch.log_softmax(logits.flatten(), dim=0).view_as(logits)).sum()
 """,
             line=12,
             col=12,
@@ -199,12 +211,33 @@ def distill(student, teacher):
             fixed="""
 import torch
 import torch.nn.functional as F
+
+def distill(student, teacher):
+    p = F.softmax(student, dim=-1)
+    return -(F.softmax(teacher, dim=-1) * torch.log_softmax(student, dim=-1)).sum(dim=-1).mean()
+""",
+        ),
+        # a project that declares torchlint[runtime] (or the option): the runtime function, by keyword
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def distill(student, teacher):
+    p = F.softmax(student, dim=-1)
+    return -(F.softmax(teacher, dim=-1) * torch.log(p)).sum(dim=-1).mean()
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
 from torchlint.runtime import softmax_cross_entropy
 
 def distill(student, teacher):
     p = F.softmax(student, dim=-1)
-    return softmax_cross_entropy(F.softmax(teacher, dim=-1), student, dim=-1, reduction="none").mean()
+    return softmax_cross_entropy(labels=F.softmax(teacher, dim=-1), logits=student, dim=-1, reduction="none").mean()
 """,
+            options={"runtime-fixes": "runtime"},
+            unsafe=True,
         ),
         Invalid(
             """
@@ -217,11 +250,27 @@ def xent(labels, logits, softmax_cross_entropy=None):
             fixed="""
 \"\"\"Losses.\"\"\"
 import torch
+
+def xent(labels, logits, softmax_cross_entropy=None):
+    return -(labels * torch.log_softmax(logits, dim=1)).sum() / labels.shape[0]
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def xent(labels, logits, softmax_cross_entropy=None):
+    return torch.sum(-labels * logits.softmax(1).log()) / labels.shape[0]
+""",
+            fixed="""
+import torch
 import torchlint.runtime
 
 def xent(labels, logits, softmax_cross_entropy=None):
-    return torchlint.runtime.softmax_cross_entropy(labels, logits, dim=1) / labels.shape[0]
+    return torchlint.runtime.softmax_cross_entropy(labels=labels, logits=logits, dim=1) / labels.shape[0]
 """,
+            options={"runtime-fixes": "runtime"},
+            unsafe=True,
         ),
         # class indices: F.cross_entropy
         Invalid(
@@ -298,15 +347,26 @@ def odd(labels, logits):
         assign = ctx.parent(ce.log_source) if removed is not None and ce.log_source is not None else None
         if not movable(flow, sm.operand, source, assign if isinstance(assign, cst.Assign) else None):
             return None
-        callee = self._runtime_callee()
-        if callee is None:
-            return None
-        name, import_line = callee
-        args = [ctx.code(ce.labels), ctx.code(sm.operand), "dim=None" if sm.dim is ALL else f"dim={sm.dim}"]
-        if ce.reduction == "none":
-            args.append('reduction="none"')
-        call = ctx.parse_expression(f"{name}({', '.join(args)})")
-        fix = self.make_fix(f"Replace with `{name}`")
+        if use_runtime(self.options[RUNTIME_FIXES], ctx.path):
+            # unsafe: the runtime refuses labels that the hand-written product would have broadcast
+            fix = self.make_fix("Replace with `softmax_cross_entropy`", unsafe=True)
+            name = import_name(ctx, fix, "torchlint.runtime", "softmax_cross_entropy", near=ce.node)
+            if name is None:
+                return None
+            args = [f"labels={ctx.code(ce.labels)}", f"logits={ctx.code(sm.operand)}"]
+            args.append("dim=None" if sm.dim is ALL else f"dim={sm.dim}")
+            if ce.reduction == "none":
+                args.append('reduction="none"')
+            code = f"{name}({', '.join(args)})"
+        else:
+            fix = self.make_fix()
+            torch = import_module(ctx, fix, "torch", near=ce.node)
+            if torch is None:
+                return None
+            code = _log_softmax_loss(ctx, torch, ce)
+            if code is None:
+                return None
+        call = ctx.parse_expression(code)
         if ce.negated_outside:
             outer = ce.node
             assert isinstance(outer, cst.UnaryOperation)
@@ -317,36 +377,7 @@ def odd(labels, logits):
             fix.replace(ce.inner, call)
         if removed is not None:
             fix.remove(removed)
-        if import_line is not None and not self._add_import(fix, import_line, ce.node):
-            return None
         return fix
-
-    def _runtime_callee(self) -> Optional[Tuple[str, Optional[str]]]:
-        ctx = self.ctx
-        local = cst.Name("softmax_cross_entropy")
-        if not ctx.names.qualified_names(local).isdisjoint(_RUNTIME):
-            return "softmax_cross_entropy", None
-        ref = module_ref(ctx, "torchlint.runtime")
-        if ref is not None:
-            return f"{ref}.softmax_cross_entropy", None
-        taken = ctx.names.lookup("softmax_cross_entropy") is not None or "softmax_cross_entropy" in ctx.functions()
-        if not taken:
-            return "softmax_cross_entropy", "from torchlint.runtime import softmax_cross_entropy"
-        if ctx.names.lookup("torchlint") is not None:
-            return None
-        return "torchlint.runtime.softmax_cross_entropy", "import torchlint.runtime"
-
-    def _add_import(self, fix: Fix, line: str, near: cst.CSTNode) -> bool:
-        ctx = self.ctx
-        anchor, after = first_statement_after_imports(ctx)
-        if anchor is None or near is anchor or ctx.is_inside(near, anchor):
-            return False
-        stmt = ctx.parse_statement(line + "\n")
-        if after:
-            fix.insert_after(anchor, stmt)
-        else:
-            fix.insert_before(anchor, stmt)
-        return True
 
     # -- class indices ---------------------------------------------------------------------------
     def _indexed(self, node: cst.BaseExpression) -> None:
@@ -361,9 +392,6 @@ def odd(labels, logits):
         sm = nll.softmax
         if not (same_dim(sm.dim, "1") or same_dim(sm.dim, "-1")):
             return None
-        ref = module_ref(ctx, "torch.nn.functional")
-        if ref is None:
-            return None
         log_source = nll.log.node if isinstance(nll.inner, cst.Subscript) and nll.log.node is not getattr(
             nll.inner, "value", None
         ) else None
@@ -375,11 +403,14 @@ def odd(labels, logits):
             return None
         if not movable(flow, nll.labels, None):
             return None
+        safe = self._covers_batch(flow, nll.rows, [nll.labels, sm.operand])
+        fix = self.make_fix("Replace with `F.cross_entropy`", unsafe=not safe)
+        ref = import_module(ctx, fix, "torch.nn.functional", near=nll.node)
+        if ref is None:
+            return None
         call = ctx.parse_expression(
             f'{ref}.cross_entropy({ctx.code(sm.operand)}, {ctx.code(nll.labels)}, reduction="none")'
         )
-        safe = self._covers_batch(flow, nll.rows, [nll.labels, sm.operand])
-        fix = self.make_fix("Replace with `F.cross_entropy`", unsafe=not safe)
         outer = nll.node
         assert isinstance(outer, cst.UnaryOperation)
         inner = outer.expression
@@ -406,3 +437,26 @@ def odd(labels, logits):
         if base is None or dotted_name(base) is None:
             return False
         return any(same_code(ctx, base, t) for t in tensors)
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)
+
+
+def _operand(ctx, node: cst.BaseExpression) -> str:
+    code = ctx.code(node).strip()
+    return code if isinstance(node, _ATOMS) or node.lpar else f"({code})"
+
+
+def _log_softmax_loss(ctx, torch: str, ce: CrossEntropy) -> Optional[str]:
+    """``-(labels * torch.log_softmax(logits, dim=d)).sum()`` (``.sum(dim=d)`` for a per-position loss):
+    the same expression with the log-probabilities computed stably; None when it cannot be spelled."""
+    sm = ce.softmax
+    logits = ctx.code(sm.operand).strip()
+    if sm.dim is ALL:
+        if dotted_name(sm.operand) is None:
+            return None  # the logits would be written twice
+        log_p = f"{torch}.log_softmax({logits}.flatten(), dim=0).view_as({logits})"
+    else:
+        log_p = f"{torch}.log_softmax({logits}, dim={sm.dim})"
+    total = ".sum()" if ce.reduction != "none" else f".sum(dim={sm.dim})"
+    return f"-({_operand(ctx, ce.labels)} * {log_p}){total}"

@@ -6,7 +6,12 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.loops import Gather, gather_comprehension, gather_loop, used_outside
-from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.shapes import _annotated_tensor, shape_of
+from torchlint.analysis.walk import iter_nodes
+from torchlint.fixes import import_module, import_name
+from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
+from torchlint.rule import SAFE, UNSAFE, Fix, Invalid, LintRule, Option, Valid
 
 RUNTIME = "torchlint.runtime"
 FUNCTION = "batch_gather"
@@ -24,9 +29,9 @@ class BatchGatherLoop(LintRule):
     overhead and grows with the batch size. Effective PyTorch uses this very function as its example:
     `torch.jit.script` makes the loop only about 10% faster, while a vectorized version is about 100
     times faster ("5. 采用 TorchScript 优化运行时间", `shared/seeds/002`). The vectorized version printed
-    there hard-codes `.cuda()` (see TL304), so the fix points to `torchlint.runtime.batch_gather`, which
-    does the same indexing in one operation on the tensor's own device, for indices of any shape
-    `[B, ...]` and any trailing tensor shape, and is differentiable.
+    there hard-codes `.cuda()` (see TL304); the fix creates the row numbers on the tensor's own device
+    and does the same indexing in one operation, for indices of any shape `[B, ...]` and any trailing
+    tensor shape, differentiably (`torchlint.runtime.batch_gather` does the same).
 
     Ragged data is not reported: rows kept in a list without `torch.stack`, or picked from a list of
     tensors (`range(len(features))` over a list). The gathered value must be known to be one tensor:
@@ -44,23 +49,33 @@ class BatchGatherLoop(LintRule):
 
     ## Use instead
     ```python
-    import torchlint.runtime
-
     def batch_gather(tensor, indices):
-        return torchlint.runtime.batch_gather(tensor, indices)
+        rows = torch.arange(tensor.size(0), device=tensor.device)
+        return tensor[rows.view(-1, *[1] * (indices.dim() - 1)), indices]
     ```
 
     ## Fix safety
-    The fix removes the list, the loop and the `torch.stack` call and calls
-    `torchlint.runtime.batch_gather(tensor, indices)` (on `tensor[:n]` and `indices[:n]` when the loop
-    stops at `n` rather than at the batch size), importing `torchlint.runtime` when needed. The result
-    has the same values, dtype, device and gradients. It is safe, except when the loop variable is read
-    after the loop (unsafe: the fix no longer defines it). `batch_gather` checks that the tensor and the
-    indices have the same number of rows, where the loop would silently ignore extra index rows. No
-    fix is offered when the list has other uses or is not stacked along dim 0.
+    The fix removes the list, the loop and the `torch.stack` call and indexes once:
+    `tensor[torch.arange(B, device=tensor.device), indices]` when the indices are known to be 1-D, else
+    with the row numbers shaped `[B, 1, ...]` to broadcast against indices of any shape `[B, ...]` (the
+    loop's stop `n` becomes `arange(n)` and `indices[:n]`). The result has the same values, dtype,
+    device and gradients; comments above the list or the loop stay above the result. It is safe when
+    the indices are known to be a tensor (a torch constructor, a `Tensor` annotation) and unsafe
+    otherwise (a Python list of indices has no `.dim()`), and unsafe when the loop variable is read after
+    the loop (the fix no longer defines it). No fix is offered when the list has other uses, is not
+    stacked along dim 0, or the tensor is not a plain name (it would be evaluated twice).
+
+    When the project declares `torchlint[runtime]` (pyproject dependencies or optional dependencies,
+    `requirements*.txt`, `setup.cfg`, `environment.yml`), the file already imports `torchlint.runtime`,
+    or `runtime-fixes = "runtime"`, the fix calls `torchlint.runtime.batch_gather(tensor, indices)`
+    instead (imported once, with the file's imports), which also accepts lists and checks that the
+    tensor and the indices have the same number of rows. Without that declaration the runtime is never
+    imported: under the `torchlint-fix` pre-commit hook torchlint is not installed where the program
+    runs.
 
     ## Options
-    None.
+    - `runtime-fixes` (`"auto"` | `"runtime"` | `"torch"`, default `"auto"`): whether the fix may call
+      `torchlint.runtime`; `auto` follows the project's declared dependencies.
 
     ## References
     - [torch.gather](https://pytorch.org/docs/stable/generated/torch.gather.html)
@@ -69,9 +84,17 @@ class BatchGatherLoop(LintRule):
 
     CODE = "TL302"
     NAME = "batch-gather-loop"
-    MESSAGE = "Batch gather written as a Python loop over rows; use `torchlint.runtime.batch_gather(tensor, indices)`"
-    FIX_TITLE = "Replace the loop with `torchlint.runtime.batch_gather`"
+    MESSAGE = "Batch gather written as a Python loop over rows; index once: `tensor[torch.arange(B), indices]`"
+    FIX_TITLE = "Replace the loop with one indexing operation"
     TRIGGERS = ("stack",)
+    OPTIONS = {
+        RUNTIME_FIXES: Option(
+            "auto",
+            "Whether the fix calls `torchlint.runtime.batch_gather`: `auto` when the project declares "
+            "`torchlint[runtime]`, `runtime` always, `torch` never (plain torch: advanced indexing).",
+            choices=RUNTIME_CHOICES,
+        )
+    }
 
     VALID = [
         Valid(
@@ -166,14 +189,14 @@ def batch_gather(tensor, indices):
 """,
             fixed="""
 import torch
-import torchlint.runtime
 
 
 def batch_gather(tensor, indices):
-    return torchlint.runtime.batch_gather(tensor, indices)
+    return tensor[torch.arange(tensor.size(0), device=tensor.device).view(-1, *[1] * (indices.dim() - 1)), indices]
 """,
             line=7,
             col=5,
+            unsafe=True,
         ),
         Invalid(
             """
@@ -207,11 +230,11 @@ def label_scores(scores, labels):
             fixed="""
 \"\"\"Scores of the labelled classes.\"\"\"
 import torch as T
-import torchlint.runtime
 
 def label_scores(scores, labels):
-    return torchlint.runtime.batch_gather(scores, labels)
+    return scores[T.arange(scores.size(0), device=scores.device).view(-1, *[1] * (labels.dim() - 1)), labels]
 """,
+            unsafe=True,
         ),
         Invalid(
             """
@@ -223,12 +246,12 @@ def first_n(x, idx, n):
 """,
             fixed="""
 import torch
-import torchlint.runtime
 
 def first_n(x, idx, n):
     x = torch.as_tensor(x)
-    return torchlint.runtime.batch_gather(x[:n], idx[:n])
+    return x[torch.arange(n, device=x.device).view(-1, *[1] * (idx.dim() - 1)), idx[:n]]
 """,
+            unsafe=True,
         ),
         Invalid(
             """
@@ -262,11 +285,54 @@ def pick(table: torch.Tensor, idx: torch.Tensor):
 """,
             fixed="""
 import torch
-import torchlint.runtime
 
 def pick(table: torch.Tensor, idx: torch.Tensor):
-    return torchlint.runtime.batch_gather(table[:idx.size(0)], idx)
+    return table[torch.arange(idx.size(0), device=table.device).view(-1, *[1] * (idx.dim() - 1)), idx]
 """,
+        ),
+        # known 1-D indices: one index per row
+        Invalid(
+            """
+import torch
+
+def pick(table: torch.Tensor, n: int):
+    idx = torch.randint(0, 5, (n,))
+    # one entry per row
+    rows = []
+    for i in range(table.size(0)):
+        rows.append(table[i][idx[i]])
+    return torch.stack(rows)
+""",
+            fixed="""
+import torch
+
+def pick(table: torch.Tensor, n: int):
+    idx = torch.randint(0, 5, (n,))
+    # one entry per row
+    return table[torch.arange(table.size(0), device=table.device), idx]
+""",
+        ),
+        # a project with torchlint[runtime]: the runtime function, imported once
+        Invalid(
+            """
+import torch
+
+
+def batch_gather(tensor, indices):
+    output = []
+    for i in range(tensor.size(0)):
+        output += [tensor[i][indices[i]]]
+    return torch.stack(output)
+""",
+            fixed="""
+import torch
+import torchlint.runtime
+
+
+def batch_gather(tensor, indices):
+    return torchlint.runtime.batch_gather(tensor, indices)
+""",
+            options={"runtime-fixes": "runtime"},
         ),
     ]
 
@@ -284,12 +350,11 @@ def pick(table: torch.Tensor, idx: torch.Tensor):
 
     # -- fixes ----------------------------------------------------------------------------------
     def _message(self, g: Gather) -> str:
-        return (
-            "Batch gather written as a Python loop over rows; use "
-            f"`torchlint.runtime.batch_gather({self.ctx.code(g.tensor)}, {self.ctx.code(g.indices)})`"
-        )
+        t, i = self.ctx.code(g.tensor), self.ctx.code(g.indices)
+        return f"Batch gather written as a Python loop over rows; index once: `{t}[torch.arange(B), {i}]`"
 
-    def _call_code(self, g: Gather, callee: str) -> str:
+    def _bounded(self, g: Gather) -> Tuple[str, str]:
+        """The tensor and indices the loop reads: ``t[:n]`` and ``idx[:n]`` when it stops at ``n``."""
         code = self.ctx.code
         t, i = code(g.tensor), code(g.indices)
         if g.stop is not None:
@@ -297,7 +362,32 @@ def pick(table: torch.Tensor, idx: torch.Tensor):
             t = f"{t}[:{n}]"
             if n not in (f"{i}.size(0)", f"{i}.shape[0]", f"len({i})", f"{i}.size()[0]"):
                 i = f"{i}[:{n}]"  # not needed when the loop runs over the rows of the indices
-        return f"{callee}({t}, {i})"
+        return t, i
+
+    def _replacement(self, g: Gather, fix: Fix) -> Optional[Tuple[str, bool]]:
+        """(the code that computes the stacked rows, whether it is only right for tensor indices)."""
+        ctx = self.ctx
+        t, i = self._bounded(g)
+        if use_runtime(self.options[RUNTIME_FIXES], ctx.path) or _imports_runtime(ctx):
+            callee = import_name(ctx, fix, RUNTIME, FUNCTION, near=g.node)
+            return (f"{callee}({t}, {i})", False) if callee is not None else None
+        # plain torch: one advanced-indexing operation, the row numbers on the tensor's device
+        if dotted_name(g.tensor) is None:
+            return None  # the tensor would be evaluated more than once
+        torch = import_module(ctx, fix, "torch", near=g.node)
+        if torch is None:
+            return None
+        base = ctx.code(g.tensor)
+        count = ctx.code(g.stop) if g.stop is not None else f"{base}.size(0)"
+        rows = f"{torch}.arange({count}, device={base}.device)"
+        shape = shape_of(ctx, g.indices)
+        if shape is not None and shape.rank == 1:
+            return f"{base}[{rows}, {i}]", False
+        if dotted_name(g.indices) is None:
+            return None
+        # rows shaped [B, 1, ...] to broadcast against indices of any shape [B, ...]
+        rows += f".view(-1, *[1] * ({ctx.code(g.indices)}.dim() - 1))"
+        return f"{base}[{rows}, {i}]", shape is None and not _tensor_param(ctx, g.indices)
 
     def _loop_fix(self, g: Gather) -> Optional[Fix]:
         if g.init is None or g.stack is None:
@@ -306,78 +396,60 @@ def pick(table: torch.Tensor, idx: torch.Tensor):
         assert isinstance(loop, cst.For)
         var = loop.target.value if isinstance(loop.target, cst.Name) else None
         unsafe = var is not None and used_outside(self.ctx, loop, var)
-        fix = self.make_fix(unsafe=unsafe or None)
-        callee = _runtime_callee(self.ctx, fix)
-        if callee is None:
+        fix = self.make_fix()
+        made = self._replacement(g, fix)
+        if made is None:
             return None
+        code, needs_tensor = made
+        fix.applicability = UNSAFE if unsafe or needs_tensor else SAFE
+        # comments above the list and the loop introduced the computation: they stay above its result
+        init_stmt = self.ctx.statement_of(g.init) or g.init
+        stack_stmt = self._statement_holding(loop, g.stack)
+        lines = [
+            *getattr(init_stmt, "leading_lines", ()),
+            *(line for line in getattr(loop, "leading_lines", ()) if line.comment is not None),
+        ]
         fix.remove(g.init).remove(loop)
-        fix.replace(g.stack, self.ctx.parse_expression(self._call_code(g, callee)))
+        new = self.ctx.parse_expression(code)
+        if stack_stmt is not None and any(line.comment is not None for line in lines):
+            moved = stack_stmt.deep_replace(g.stack, new)
+            fix.replace(stack_stmt, moved.with_changes(leading_lines=lines + list(stack_stmt.leading_lines)))
+        else:
+            fix.replace(g.stack, new)
         return fix
 
+    def _statement_holding(self, loop: cst.For, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The statement after ``loop`` in its block that holds ``node`` (not walked yet at the loop's end)."""
+        block = self.ctx.block_of(loop) or ()
+        after = False
+        for stmt in block:
+            if stmt is loop:
+                after = True
+            elif after and any(n is node for n in iter_nodes(stmt)):
+                return stmt
+        return None
+
     def _comprehension_fix(self, g: Gather) -> Optional[Fix]:
-        fix = self.make_fix()
-        callee = _runtime_callee(self.ctx, fix)
-        if callee is None or g.stack is None:
+        if g.stack is None:
             return None
-        new = self.ctx.parse_expression(self._call_code(g, callee))
+        fix = self.make_fix()
+        made = self._replacement(g, fix)
+        if made is None:
+            return None
+        code, needs_tensor = made
+        fix.applicability = UNSAFE if needs_tensor else SAFE
+        new = self.ctx.parse_expression(code)
         return fix.replace(g.stack, new.with_changes(lpar=g.stack.lpar, rpar=g.stack.rpar))
 
 
-def _runtime_callee(ctx: FileContext, fix: Fix) -> Optional[str]:
-    """How to spell `torchlint.runtime.batch_gather` here; adds `import torchlint.runtime` to ``fix``
-    when the module does not import it yet."""
-    b = ctx.names.lookup(FUNCTION)
-    if b is not None and b.imports == [f"{RUNTIME}.{FUNCTION}"] and not b.assigned:
-        return FUNCTION
-    spelled, anchor = _module_import(ctx)
-    if spelled is not None:
-        return f"{spelled}.{FUNCTION}"
-    top = ctx.names.lookup("torchlint")
-    if top is not None and top.assigned:
-        return None  # `torchlint` names something else here
-    stmt = ctx.parse_statement(f"import {RUNTIME}\n")
-    if anchor is not None:
-        fix.insert_after(anchor, stmt)
-    else:
-        first = ctx.module.body[0] if ctx.module.body else None
-        if first is None:
-            return None
-        fix.insert_before(first, stmt)
-    return f"{RUNTIME}.{FUNCTION}"
+def _imports_runtime(ctx: FileContext) -> bool:
+    """The file already imports torchlint.runtime: the project runs with it installed."""
+    return any(
+        imp == RUNTIME or imp.startswith(RUNTIME + ".")
+        for b in ctx.names.module_scope.bindings.values()
+        for imp in b.imports
+    )
 
 
-def _module_import(ctx: FileContext) -> Tuple[Optional[str], Optional[cst.CSTNode]]:
-    """(how the module already spells `torchlint.runtime`, or None; the statement to insert a new
-    import after: the last import of the leading import block, or the docstring)."""
-    anchor: Optional[cst.CSTNode] = None
-    spelled: Optional[str] = None
-    for stmt in ctx.module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            break
-        small = stmt.body[0] if stmt.body else None
-        if isinstance(small, cst.Import):
-            anchor = stmt
-            for alias in small.names:
-                name = ctx.code(alias.name).strip()
-                if name == RUNTIME:
-                    if alias.asname is None:
-                        spelled = RUNTIME
-                    elif isinstance(alias.asname.name, cst.Name):
-                        spelled = alias.asname.name.value
-        elif isinstance(small, cst.ImportFrom):
-            anchor = stmt
-            mod = ctx.code(small.module).strip() if small.module is not None else ""
-            if mod == "torchlint" and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    if ctx.code(alias.name).strip() == "runtime":
-                        asname = alias.asname.name if alias.asname is not None else None
-                        spelled = asname.value if isinstance(asname, cst.Name) else "runtime"
-        elif (
-            isinstance(small, cst.Expr)
-            and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
-            and anchor is None
-        ):
-            anchor = stmt  # the module docstring
-        else:
-            break
-    return spelled, anchor
+def _tensor_param(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and _annotated_tensor(ctx, node)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -50,12 +50,19 @@ class SqueezeWithoutDim(LintRule):
     ```
 
     ## Fix safety
-    When the shape is known — the output of `nn.Linear(..., 1)`, `unsqueeze(k)`, a reduction with
-    `keepdim=True`, a literal constructor such as `torch.zeros(n, 1)` — the fix squeezes exactly the
-    dimensions known to be 1 (`squeeze(-1)`, or a chain such as `squeeze(3).squeeze(1)`); it is safe:
-    it only stops other dimensions from being dropped when they happen to be 1, which is the bug.
-    When the shape is unknown the fix assumes the trailing dimension (`squeeze(-1)`), says so in the
-    message, and is unsafe: check that the dimension is right.
+    The fix is offered only where the shape says which dimensions are 1 — the output of
+    `nn.Linear(..., 1)`, `unsqueeze(k)` / `x[None]`, a reduction with `keepdim=True`, a literal
+    constructor such as `torch.rand(1, 3)`, indexing a known shape, or a tokenizer's
+    `return_tensors="pt"` output for one string (`[1, L]`) — and squeezes exactly those:
+    `squeeze(0)`, or `squeeze((1, 3))` for several (a tuple of dims needs torch >= 2.0). It is safe: it
+    only stops other dimensions from being dropped when they happen to be 1, which is the bug. Where
+    no dimension is known to be 1 the finding has no fix: guessing `squeeze(-1)` is wrong whenever the
+    singleton is the leading dimension (a single image `[1, H, W]`, a batch of one `[1, C]`), with an
+    error or silently wrong values (a softmax over a dimension of size 1 is all ones).
+
+    Not reported at all: values shown or exported (`imshow`, `Image.fromarray`, `ToPILImage`,
+    `save_image`), turned into NumPy or Python numbers (`.numpy()`, `.tolist()`, `.item()`, `float()`),
+    directly or through a variable used only there, and tensors known to be 1-D.
 
     ## Options
     None.
@@ -144,6 +151,29 @@ def mask_bounds(spec, mask_param: int):
     return start.long().squeeze()
 """
         ),
+        # shown or exported: every singleton is meant to go
+        Valid(
+            """
+import matplotlib.pyplot as plt
+import torch
+
+def show(image):
+    plt.imshow(image.unsqueeze(0).squeeze().permute(1, 2, 0))
+    img = image[None].squeeze()
+    plt.imshow(img)
+    value = float(image.sum(dim=0, keepdim=True).squeeze())
+    return image.unsqueeze(0).squeeze().cpu().numpy()
+"""
+        ),
+        Valid(
+            """
+import torch
+from torchvision.utils import save_image
+
+def export(batch, path):
+    save_image(batch.mean(dim=1, keepdim=True).squeeze(), path)
+"""
+        ),
         Valid(
             """
 import torch
@@ -170,19 +200,7 @@ def decode(codec, ids):
     )
     return audio
 """,
-            fixed="""
-import torch
-
-
-def decode(codec, ids):
-    audio = (
-        codec.decode(ids)
-        .audio_values.cpu()
-        .squeeze(-1)
-    )
-    return audio
-""",
-            unsafe=True,
+            message="shape unknown",
         ),
         Invalid(
             """
@@ -241,7 +259,7 @@ import torch
 
 def f(n):
     t = torch.zeros(n, 1, 5, 1)
-    return t.squeeze(3).squeeze(1)
+    return t.squeeze((1, 3))
 """,
         ),
         Invalid(
@@ -252,17 +270,73 @@ def predict(model, x):
     scores = model(x)
     return scores.squeeze()
 """,
+            message="shape unknown",
+        ),
+        # one image made a batch of one: the singleton is the leading dimension
+        Invalid(
+            """
+import torch
+
+def predict(model, image):
+    batch = image.unsqueeze(0)
+    scores = batch.mean(dim=(2, 3))
+    return batch.squeeze()
+""",
             fixed="""
 import torch
 
-def predict(model, x):
-    scores = model(x)
-    return scores.squeeze(-1)
+def predict(model, image):
+    batch = image.unsqueeze(0)
+    scores = batch.mean(dim=(2, 3))
+    return batch.squeeze(0)
 """,
-            unsafe=True,
-            message="shape unknown",
+        ),
+        Invalid(
+            """
+import torch
+
+def embed(tokenizer, model):
+    ids = tokenizer("a photo of a cat", return_tensors="pt")["input_ids"]
+    return model(ids.squeeze())
+""",
+            fixed="""
+import torch
+
+def embed(tokenizer, model):
+    ids = tokenizer("a photo of a cat", return_tensors="pt")["input_ids"]
+    return model(ids.squeeze(0))
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+noise = torch.rand(1, 3, 1)
+x = noise[None].squeeze()
+""",
+            fixed="""
+import torch
+
+noise = torch.rand(1, 3, 1)
+x = noise[None].squeeze((0, 1, 3))
+""",
+        ),
+        # a batch of texts: [N, L], nothing known to be 1
+        Invalid(
+            """
+import torch
+
+def embed(tokenizer, texts):
+    enc = tokenizer(texts, return_tensors="pt")
+    return enc.input_ids.squeeze()
+""",
+            message="name the dim",
         ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._pending: Dict[cst.CSTNode, List[Tuple[cst.Call, str, Optional[Fix], cst.Name]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -284,12 +358,10 @@ def predict(model, x):
             return
         if _numpy_like(ctx, x) or self._single_element_guard(x):
             return
-        parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr.value == "item":
-            return  # `.squeeze().item()`: a single value either way
-        shape = shape_of(ctx, x)
+        if _sink_use(ctx, node):
+            return  # shown or exported as an image / array / number: dropping every 1 is what it wants
+        shape = shape_of(ctx, x) or _tokenizer_shape(ctx, x)
         dims: List[int] = []
-        guessed = False
         if shape is not None:
             if shape.rank is not None and shape.rank <= 1:
                 return  # nothing but a vector: no batch dimension to lose
@@ -297,12 +369,28 @@ def predict(model, x):
             if not dims:
                 if shape.rank is not None and all(d is not None for d in shape.head):
                     return  # known shape without a size-1 dimension: squeeze() does nothing
-        if not dims:
-            if shape is not None and shape.rank is not None:
-                self.report(node)  # known rank, but no dimension is known to be 1
-                return
-            dims, guessed = [-1], True
-        self.report(node, self._message(shape, dims, guessed), fix=self._fix(node, form, x, dims, guessed))
+        fix = self._fix(node, form, x, dims) if dims else None  # no dim known to be 1: no guess
+        self._later(node, self._message(shape, dims), fix)
+
+    # -- a squeezed value assigned to a name: reported once the name's uses are known -------------
+    def _later(self, node: cst.Call, message: str, fix: Optional[Fix]) -> None:
+        target = _assigned_name(self.ctx, node)
+        if target is None:
+            self.report(node, message, fix=fix)
+            return
+        scope = self.ctx.enclosing(node, cst.FunctionDef) or self.ctx.module
+        self._pending.setdefault(scope, []).append((node, message, fix, target))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._flush(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._flush(node)
+
+    def _flush(self, scope: cst.CSTNode) -> None:
+        for node, message, fix, target in self._pending.pop(scope, []):
+            if not _only_sinks(self.ctx, scope, target):
+                self.report(node, message, fix=fix)
 
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
         """``x.squeeze() if x.numel() == 1 else x``, ``if x.shape[0] == 1: x = x.squeeze()``: the code
@@ -320,49 +408,152 @@ def predict(model, x):
                 break
         return False
 
-    def _message(self, shape: Optional[Shape], dims: List[int], guessed: bool) -> str:
-        call = _chain(dims)
-        if guessed:
+    def _message(self, shape: Optional[Shape], dims: List[int]) -> str:
+        if not dims:
+            known = f" on a tensor of shape {shape}" if shape is not None else ""
             return (
-                "`squeeze()` without a dim also drops the batch dimension when the batch has one sample; "
-                f"shape unknown here, name the dim that is 1 (the fix assumes the last one: `{call}`)"
+                f"`squeeze()` without a dim{known} also drops the batch dimension when the batch has one "
+                "sample; shape unknown here, name the dim that is 1"
             )
         return (
             f"`squeeze()` without a dim on a tensor of shape {shape} also drops the batch dimension when the "
-            f"batch has one sample; use `{call}`"
+            f"batch has one sample; use `{_call(dims)}`"
         )
 
-    def _fix(self, node: cst.Call, form: str, x: cst.BaseExpression, dims: List[int], guessed: bool) -> Fix:
+    def _fix(self, node: cst.Call, form: str, x: cst.BaseExpression, dims: List[int]) -> Fix:
         ctx = self.ctx
-        fix = self.make_fix(f"Use `{_chain(dims)}`", unsafe=guessed or None)
-        order = _order(dims)
+        fix = self.make_fix(f"Use `{_call(dims)}`")
+        dim = _dim_code(dims)
         if form == "method":
             # keep the receiver as written (line breaks in a method chain included): only the
-            # call's arguments change, and further squeezes wrap it
-            new = node.with_changes(args=[cst.Arg(ctx.parse_expression(str(order[0])))], lpar=[], rpar=[])
-            for k in order[1:]:
-                new = cst.Call(
-                    func=cst.Attribute(value=new, attr=cst.Name("squeeze")),
-                    args=[cst.Arg(ctx.parse_expression(str(k)))],
-                )
+            # call's arguments change
+            new = node.with_changes(args=[cst.Arg(ctx.parse_expression(dim))], lpar=[], rpar=[])
         else:
-            first, rest = order[0], order[1:]
-            code = f"{ctx.code(node.func)}({ctx.code(x)}, {first})"
-            code += "".join(f".squeeze({k})" for k in rest)
-            new = ctx.parse_expression(code)
+            new = ctx.parse_expression(f"{ctx.code(node.func)}({ctx.code(x)}, {dim})")
         return fix.replace(node, new.with_changes(lpar=node.lpar, rpar=node.rpar))
 
 
-def _order(dims: List[int]) -> List[int]:
-    """Squeeze order that keeps the remaining indices valid: non-negative dims from the highest,
-    negative dims from the lowest (most negative) one."""
-    if all(d >= 0 for d in dims):
-        return sorted(dims, reverse=True)
-    return sorted(d for d in dims if d < 0)
+def _dim_code(dims: List[int]) -> str:
+    """``1`` for one dim, ``(0, 2)`` for several (a tuple of dims needs torch >= 2.0)."""
+    ordered = sorted(dims)
+    if len(ordered) == 1:
+        return str(ordered[0])
+    return "(" + ", ".join(str(d) for d in ordered) + ")"
 
 
-def _chain(dims: List[int]) -> str:
-    return "".join(f".squeeze({k})" for k in _order(dims))
+def _call(dims: List[int]) -> str:
+    return f".squeeze({_dim_code(dims)})"
+
+
+# -- where the result goes ------------------------------------------------------------------------------------------
+#: calls that show or export an image / array: they want every singleton dimension gone
+_SINK_CALLS = frozenset({"imshow", "imsave", "fromarray", "save_image", "imwrite", "to_pil_image", "ToPILImage"})
+#: methods and builtins that turn the tensor into a NumPy array or Python numbers
+_SINK_METHODS = frozenset({"numpy", "tolist", "item"})
+_SINK_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+#: methods that keep the values: the sink may follow them
+_PASS_METHODS = frozenset({"permute", "cpu", "detach", "clone", "contiguous", "to", "float", "double", "half", "byte", "mul", "clamp",
+                           "clamp_", "mul_", "add", "type", "long", "int"})
+
+
+def _call_name(func: cst.BaseExpression) -> Optional[str]:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Call):  # ToPILImage()(x)
+        return _call_name(func.func)
+    return None
+
+
+def _sink_use(ctx, node: cst.CSTNode) -> bool:
+    """``node``'s value is displayed, exported or turned into Python numbers (through value-keeping
+    methods such as ``.cpu()``/``.detach()``)."""
+    cur = node
+    for _ in range(8):
+        parent = ctx.parent(cur)
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            if parent.attr.value in _SINK_METHODS:
+                return True
+            call = ctx.parent(parent)
+            if parent.attr.value in _PASS_METHODS and isinstance(call, cst.Call) and call.func is parent:
+                cur = call
+                continue
+            return False
+        if isinstance(parent, cst.Arg):
+            call = ctx.parent(parent)
+            if isinstance(call, cst.Call):
+                name = _call_name(call.func)
+                if name in _SINK_CALLS:
+                    return True
+                if name in _SINK_BUILTINS and isinstance(call.func, cst.Name) and len(call.args) == 1:
+                    return True
+            return False
+        return False
+    return False
+
+
+def _assigned_name(ctx, node: cst.Call) -> Optional[cst.Name]:
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target
+    return None
+
+
+def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
+    """Every read of the name in the function goes to a sink."""
+    uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)]
+    return bool(uses) and all(_sink_use(ctx, n) for n in uses)
+
+
+def _is_store(ctx, name: cst.Name) -> bool:
+    parent = ctx.parent(name)
+    return isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is name)
+
+
+# -- TL401's own shape facts ----------------------------------------------------------------------------------------
+def _tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
+    """A tokenizer's tensors: ``tok(text, return_tensors="pt")["input_ids"]`` / ``.input_ids``, or
+    ``tok.encode(text, return_tensors="pt")``: ``[N, L]``, with ``N`` = 1 for one string."""
+    for _ in range(3):
+        if isinstance(x, cst.Name):
+            vals = ctx.names.values(x)
+            if len(vals) != 1:
+                return None
+            x = vals[0]
+            continue
+        break
+    call: Optional[cst.BaseExpression] = None
+    if isinstance(x, cst.Call) and _call_name(x.func) in ("encode",):
+        call = x
+    elif isinstance(x, cst.Subscript) and len(x.slice) == 1 and isinstance(x.slice[0].slice, cst.Index):
+        key = x.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and key.evaluated_value in _ENCODING_KEYS:
+            call = _resolve(ctx, x.value)
+    elif isinstance(x, cst.Attribute) and x.attr.value in _ENCODING_KEYS:
+        call = _resolve(ctx, x.value)
+    if not isinstance(call, cst.Call) or not _returns_pt(call):
+        return None
+    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    one = isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    return Shape.exact([1 if one else None, None])
+
+
+_ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+
+
+def _resolve(ctx, x: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    if isinstance(x, cst.Name):
+        vals = ctx.names.values(x)
+        return vals[0] if len(vals) == 1 else None
+    return x
+
+
+def _returns_pt(call: cst.Call) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "return_tensors":
+            return isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "pt"
+    return False
 
 
 def _numpy_like(ctx, x: cst.BaseExpression, depth: int = 0) -> bool:

@@ -122,12 +122,37 @@ def test_soft_and_one_hot_labels(device):
     torch.testing.assert_close(
         softmax_cross_entropy(one_hot, logits, reduction="mean"), F.cross_entropy(logits, y)
     )
-    # labels broadcast against the logits
+    # nothing is broadcast: soft labels of another shape are refused
     uniform = torch.full((4,), 0.25, device=device)
+    with pytest.raises(ValueError, match="do not match"):
+        softmax_cross_entropy(labels=uniform, logits=logits)
     torch.testing.assert_close(
-        softmax_cross_entropy(uniform, logits, reduction="none"),
-        softmax_cross_entropy(uniform.expand(6, 4), logits, reduction="none"),
+        softmax_cross_entropy(labels=uniform.expand(6, 4), logits=logits, reduction="none"),
+        reference(uniform.expand(6, 4), logits, -1, "none").to(logits.dtype),
     )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduction", ["sum", "mean", "none"])
+def test_class_indices_are_handled_like_cross_entropy(device, reduction):
+    # [4, 4] logits with [4] labels: broadcasting would silently spread the indices over the classes
+    labels, logits = make(device, (4, 4))
+    y = torch.tensor([0, 3, 1, 2], device=device)
+    torch.testing.assert_close(
+        softmax_cross_entropy(labels=y, logits=logits, reduction=reduction),
+        F.cross_entropy(logits, y, reduction=reduction),
+    )
+    # classes on another dim: [N, L, C] logits, [N, L] indices
+    _, logits3 = make(device, (2, 5, 3))
+    y3 = torch.randint(0, 3, (2, 5), generator=torch.Generator().manual_seed(1)).to(device)
+    torch.testing.assert_close(
+        softmax_cross_entropy(labels=y3, logits=logits3, dim=-1, reduction=reduction),
+        F.cross_entropy(logits3.movedim(-1, 1), y3, reduction=reduction),
+    )
+    with pytest.raises(ValueError, match="match neither"):
+        softmax_cross_entropy(labels=y3[:, :2], logits=logits3, dim=-1)
+    with pytest.raises(ValueError, match="class dimension"):
+        softmax_cross_entropy(labels=y, logits=logits, dim=None)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from torchlint.analysis.context import LEAVE_TYPES, FileContext
 from torchlint.analysis.program import dependencies
 from torchlint.analysis.walk import children
-from torchlint.fixes import Edit, apply_fixes, fix_edits
+from torchlint.fixes import Edit, EditMaker, apply_fixes
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
 PARSE_ERROR = "TL000"
@@ -326,9 +326,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
                     fixed_total += applied
                     continue
         result.errors.extend(errors)
-        result.diagnostics = [
-            _diagnostic(path, rep, pos, lint.module, settings) for rep, pos in kept
-        ]
+        maker = EditMaker(lint.module, lint.ctx) if settings.want_edits and lint.module is not None else None
+        result.diagnostics = [_diagnostic(path, rep, pos, maker) for rep, pos in kept]
         break
     else:
         result.errors.append(f"{path}: fixes did not converge after 10 rounds")
@@ -339,13 +338,12 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
     return result
 
 
-def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], module: Optional[cst.Module],
-                settings: Settings) -> Diagnostic:
+def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], maker: Optional[EditMaker]) -> Diagnostic:
     info = None
     if rep.fix is not None:
         edits: Tuple[Edit, ...] = ()
-        if settings.want_edits and module is not None:
-            edits = fix_edits(module, rep.fix)
+        if maker is not None:  # only the top-level statements the fix touches are regenerated
+            edits = maker.edits(rep.fix)
         info = FixInfo(rep.fix.title, rep.fix.applicability, edits)
     return Diagnostic(path, pos[0], pos[1], rep.code, rep.message, pos[2], pos[3], info)
 

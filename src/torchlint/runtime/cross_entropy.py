@@ -25,26 +25,38 @@ def softmax_cross_entropy(
     dim: Optional[int] = -1,
     reduction: str = "sum",
 ) -> torch.Tensor:
-    """Cross-entropy between ``labels`` (a distribution over ``dim``) and ``softmax(logits, dim)``.
+    """softmax_cross_entropy(labels, logits, dim=-1, reduction="sum"): labels first, then logits.
 
-    The loss at each position is ``-sum(labels * log_softmax(logits, dim), dim)``; ``labels`` may be soft
-    (any non-negative weights: one-hot, smoothed, a teacher's probabilities) and is broadcast against
-    ``logits``.  Integer or boolean labels (``F.one_hot(y, C)``) are converted to the compute dtype.
+    The loss at each position is ``-sum(labels * log_softmax(logits, dim), dim)``.  ``labels`` is either
+
+    - a distribution over ``dim`` with **exactly** the shape of ``logits`` (soft labels: one-hot,
+      smoothed, a teacher's probabilities; integer or boolean one-hot labels are converted), or
+    - integer **class indices** with the shape of ``logits`` without ``dim`` (``[N]`` for ``[N, C]``
+      logits), handled like ``F.cross_entropy(logits, labels)`` (including its ``ignore_index=-100``).
+
+    Nothing is broadcast: any other shape raises ``ValueError`` (a ``[N]`` float tensor against ``[N, C]``
+    logits would otherwise be spread silently over the classes).  Call it with keywords
+    (``softmax_cross_entropy(labels=y, logits=x, dim=-1)``) so the order cannot be mixed up.
 
     Args:
-        labels: tensor broadcastable to ``logits``.
+        labels: soft labels of ``logits``' shape, or integer class indices (see above).
         logits: floating tensor of unnormalised scores; any finite values.
         dim: the class dimension.  ``None`` normalises over every element, as a softmax written with a
             sum over everything does (``exp / exp.sum()``); the result then has a single position.
         reduction: ``"sum"`` (default) adds the losses of all positions, which is what
             ``-torch.sum(labels * log_probs)`` computes; ``"mean"`` averages them over the positions
-            (every index of the broadcast shape except ``dim``: the batch and any spatial dims, like
-            ``F.cross_entropy`` with probability targets); ``"none"`` returns one loss per position,
-            with the shape of the broadcast inputs without ``dim``.
+            (every index except ``dim``: the batch and any spatial dims, like ``F.cross_entropy``);
+            ``"none"`` returns one loss per position, with the shape of ``logits`` without ``dim``.
 
     Returns:
         A tensor of ``logits.dtype`` on ``logits.device``.  float16 and bfloat16 inputs are computed in
         float32 and the result is cast back, so the loss is as accurate as the output dtype allows.
+
+    Raises:
+        ValueError: a bad ``reduction``, labels whose shape is neither of the above, class indices with
+            ``dim=None``, or 0-dimensional logits.
+        TypeError: non-tensor arguments or integer logits.
+        IndexError: ``dim`` out of range.
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}; got {reduction!r}")
@@ -55,17 +67,18 @@ def softmax_cross_entropy(
     out_dtype = logits.dtype
     compute = torch.float32 if out_dtype in _LOW_PRECISION else out_dtype
     x = logits if logits.dtype == compute else logits.to(compute)
+    if labels.shape != logits.shape:
+        if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
+            raise ValueError(
+                f"labels of shape {tuple(labels.shape)} do not match logits of shape {tuple(logits.shape)}; "
+                "soft labels must have the logits' shape (nothing is broadcast), class indices must be integers"
+            )
+        return _class_indices(labels, x, dim, reduction, out_dtype)
     y = labels if labels.dtype == compute else labels.to(compute)
     if dim is None:
-        shape = torch.broadcast_shapes(x.shape, y.shape)
-        x = x.expand(shape).reshape(-1)
-        y = y.expand(shape).reshape(-1)
-        dim = 0
+        x, y, dim = x.reshape(-1), y.reshape(-1), 0
     if x.dim() == 0:
         raise ValueError("logits must have at least one dimension (the classes)")
-    if x.shape != y.shape:
-        shape = torch.broadcast_shapes(x.shape, y.shape)
-        x, y = x.expand(shape), y.expand(shape)
     if not -x.dim() <= dim < x.dim():
         raise IndexError(f"dim {dim} is out of range for logits with {x.dim()} dimensions")
     d = dim % x.dim()
@@ -82,4 +95,25 @@ def softmax_cross_entropy(
             if reduction == "mean":
                 positions = x.numel() // x.shape[d] if x.shape[d] else 0
                 loss = loss / positions
+    return loss if loss.dtype == out_dtype else loss.to(out_dtype)
+
+
+def _class_indices(labels: torch.Tensor, x: torch.Tensor, dim: Optional[int], reduction: str,
+                   out_dtype: torch.dtype) -> torch.Tensor:
+    """Integer class indices: ``F.cross_entropy`` with the classes moved to dim 1."""
+    if dim is None:
+        raise ValueError("class-index labels need a class dimension; dim=None normalises over every element")
+    if x.dim() == 0:
+        raise ValueError("logits must have at least one dimension (the classes)")
+    if not -x.dim() <= dim < x.dim():
+        raise IndexError(f"dim {dim} is out of range for logits with {x.dim()} dimensions")
+    d = dim % x.dim()
+    expected = x.shape[:d] + x.shape[d + 1:]
+    if labels.shape != expected:
+        raise ValueError(
+            f"labels of shape {tuple(labels.shape)} match neither the logits' shape {tuple(x.shape)} (soft labels) "
+            f"nor its shape without dim {dim}, {tuple(expected)} (class indices)"
+        )
+    scores = x if x.dim() == 1 or d == 1 else x.movedim(d, 1)
+    loss = torch.nn.functional.cross_entropy(scores, labels.long(), reduction=reduction)
     return loss if loss.dtype == out_dtype else loss.to(out_dtype)

@@ -9,7 +9,7 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -76,12 +76,86 @@ def apply_fixes(module: cst.Module, ctx: FileContext, fixes: Sequence[Fix]) -> T
     return new_module.code, applied
 
 
-def fix_edits(module: cst.Module, fix: Fix) -> Tuple[Edit, ...]:
-    """The fix as one text edit (the smallest span that changes), for machine-readable output."""
-    before = module.code
-    after = module.visit(_Applier(fix.edits)).code
+def fix_edits(module: cst.Module, fix: Fix, ctx: Optional[FileContext] = None) -> Tuple[Edit, ...]:
+    """The fix as text edits (the smallest span that changes in each top-level statement it touches),
+    for machine-readable output.  Use :class:`EditMaker` to compute the edits of many fixes of one file."""
+    return EditMaker(module, ctx).edits(fix)
+
+
+class EditMaker:
+    """Text edits of fixes on one module.  Only the top-level statements a fix touches are regenerated
+    (with the fix applied) and compared, so the edits of all fixes of a file cost about one code
+    generation of the file, not one per fix."""
+
+    def __init__(self, module: cst.Module, ctx: Optional[FileContext] = None) -> None:
+        self.module = module
+        self.ctx = ctx
+        self._offsets: Optional[Dict[int, Tuple[int, str]]] = None  # id(stmt) -> (offset, code)
+        self._text: Optional[str] = None
+
+    def _layout(self) -> Dict[int, Tuple[int, str]]:
+        if self._offsets is None:
+            m = self.module
+            pos = sum(len(m.code_for_node(line)) for line in m.header)
+            offsets: Dict[int, Tuple[int, str]] = {}
+            for stmt in m.body:
+                code = m.code_for_node(stmt)
+                offsets[id(stmt)] = (pos, code)
+                pos += len(code)
+            self._offsets = offsets
+        return self._offsets
+
+    def _top(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        if self.ctx is None:
+            return None
+        body_ids = self._layout()
+        if id(node) in body_ids:
+            return node
+        for a in self.ctx.ancestors(node):
+            if id(a) in body_ids:
+                return a
+        return None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.module.code
+        return self._text
+
+    def edits(self, fix: Fix) -> Tuple[Edit, ...]:
+        tops: Dict[int, cst.CSTNode] = {}
+        for n in fix.edits:
+            top = self._top(n)
+            if top is None:
+                return self._whole(fix)
+            tops[id(top)] = top
+        layout = self._layout()
+        text = self.text()
+        out = []
+        for top in sorted(tops.values(), key=lambda t: layout[id(t)][0]):
+            offset, before = layout[id(top)]
+            new = top.visit(_Applier(fix.edits))
+            if isinstance(new, cst.FlattenSentinel):
+                after = "".join(self.module.code_for_node(n) for n in new.nodes)
+            elif isinstance(new, cst.RemovalSentinel):
+                after = ""
+            else:
+                after = self.module.code_for_node(new)
+            edit = _diff(text, before, after, offset)
+            if edit is not None:
+                out.append(edit)
+        return tuple(out)
+
+    def _whole(self, fix: Fix) -> Tuple[Edit, ...]:
+        before = self.text()
+        after = self.module.visit(_Applier(fix.edits)).code
+        edit = _diff(before, before, after, 0)
+        return (edit,) if edit is not None else ()
+
+
+def _diff(text: str, before: str, after: str, offset: int) -> Optional[Edit]:
+    """The smallest edit turning ``before`` (found at ``offset`` in ``text``) into ``after``."""
     if before == after:
-        return ()
+        return None
     start = 0
     limit = min(len(before), len(after))
     while start < limit and before[start] == after[start]:
@@ -90,17 +164,15 @@ def fix_edits(module: cst.Module, fix: Fix) -> Tuple[Edit, ...]:
     while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
         end_b -= 1
         end_a -= 1
-    sl, sc = _line_col(before, start)
-    el, ec = _line_col(before, end_b)
-    return (Edit(after[start:end_a], sl, sc, el, ec),)
+    sl, sc = _line_col(text, offset + start)
+    el, ec = _line_col(text, offset + end_b)
+    return Edit(after[start:end_a], sl, sc, el, ec)
 
 
 def _line_col(text: str, offset: int) -> Tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     last = text.rfind("\n", 0, offset)
     return line, offset - last
-
-
 
 
 class FileChangedError(OSError):
