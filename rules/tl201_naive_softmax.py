@@ -10,6 +10,7 @@ from torchlint.analysis.numerics import (
     Softmax,
     all_elements_code,
     handwritten_softmax,
+    inplace_softmax,
     movable,
     removable_assignment,
     torch_call_code,
@@ -77,6 +78,36 @@ class NaiveSoftmax(LintRule):
     TRIGGERS = ("exp",)
 
     VALID = [
+        # the sum put back along the wrong axis: not a softmax (and not rewritten as one)
+        Valid(
+            """
+import torch
+
+def column_weights(x):
+    e = torch.exp(x)
+    return e / e.sum(0).view(-1, 1)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def scores(s):
+    e = s.exp()
+    return e / e.sum(-1)[:, None]
+"""
+        ),
+        # in place, but shifted by the maximum first
+        Valid(
+            """
+import torch
+
+def softmax_(x):
+    e = torch.exp(x - x.amax(dim=1, keepdim=True))
+    e /= e.sum(dim=1, keepdim=True)
+    return e
+"""
+        ),
         # shifted by the maximum: the cookbook's stable version
         Valid(
             """
@@ -255,6 +286,91 @@ def probs(x):
     return e / (e.sum(-1, keepdim=True) + 1e-8)
 """,
         ),
+        # the reduced dim restored with view / reshape / None indexing instead of keepdim
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = torch.exp(x)
+    return e / e.sum(1).view(-1, 1)
+""",
+            fixed="""
+import torch
+
+def probs(x):
+    return torch.softmax(x, dim=1)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    return x.exp() / x.exp().sum(dim=-1).reshape(-1, 1)
+""",
+            fixed="""
+import torch
+
+def probs(x):
+    return x.softmax(dim=-1)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = torch.exp(x)
+    return e / e.sum(1)[:, None]
+""",
+            fixed="""
+import torch
+
+def probs(x):
+    return torch.softmax(x, dim=1)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = torch.exp(x)
+    return e / e.sum(-1)[..., None]
+""",
+            fixed="""
+import torch
+
+def probs(x):
+    return torch.softmax(x, dim=-1)
+""",
+        ),
+        # normalised in place: reported, no fix
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = torch.exp(x)
+    e /= e.sum(dim=1, keepdim=True)
+    return e
+""",
+            line=6,
+            message="divided in place",
+        ),
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = x.exp()
+    e.div_(e.sum(-1, keepdim=True))
+    return e
+""",
+            line=6,
+            message="divided in place",
+        ),
     ]
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
@@ -265,6 +381,24 @@ def probs(x):
         if info is None or info.stable:
             return
         self.report(node, fix=self._fix(flow, node, info))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._inplace(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._inplace(node)
+
+    def _inplace(self, node: cst.CSTNode) -> None:
+        # `e /= e.sum(...)`, `e.div_(e.sum(...))`: reported without a fix (the tensor is changed in place
+        # and may be aliased; the edit is to compute `torch.softmax(x, dim)` where `e` is built)
+        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "div_"):
+            return
+        flow = Flow(self.ctx)
+        info = inplace_softmax(flow, node)
+        if info is None or info.stable:
+            return
+        self.report(node, "Softmax written as `exp(x)` divided in place by its sum overflows for large inputs "
+                          "(`nan`); compute `torch.softmax(x, dim)` instead")
 
     def _fix(self, flow: Flow, node: cst.BinaryOperation, info: Softmax) -> Optional[Fix]:
         ctx = self.ctx

@@ -19,6 +19,55 @@ ELEMENTWISE = frozenset(
 )
 
 
+# losses that compare `input` with `target` element-wise and broadcast them silently (torch only warns);
+# `binary_cross_entropy(_with_logits)` and `soft_margin_loss` raise on a size mismatch instead
+ELEMENTWISE_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",
+                      "hinge_embedding_loss", "multilabel_soft_margin_loss")
+LOSS_FUNCS = frozenset("torch.nn.functional." + n for n in ELEMENTWISE_LOSSES)
+LOSS_MODULES = frozenset(
+    "torch.nn." + n
+    for n in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "PoissonNLLLoss", "HingeEmbeddingLoss",
+              "MultiLabelSoftMarginLoss")
+)
+
+
+@dataclass
+class LossBroadcast:
+    call: cst.Call
+    input: cst.BaseExpression
+    target: cst.BaseExpression
+    input_shape: Shape
+    target_shape: Shape
+
+
+def _last_is_one(s: Shape) -> bool:
+    known, size = s.size(-1)
+    return known and size == 1
+
+
+def loss_broadcasts(a: Shape, b: Shape) -> bool:
+    """Whether a loss comparing shapes ``a`` and ``b`` element-wise is known to broadcast one against the
+    other: ranks known to differ (neither a scalar nor a single value), a dimension known to be 1 on one
+    side against a literal size above 1 on the other, or a trailing singleton (``nn.Linear(h, 1)``'s
+    output, whatever its rank) against a 1-D tensor (the regression head against a vector of targets)."""
+    if a.rank == 0 or b.rank == 0:
+        return False
+    if ranks_differ(a, b):
+        low = a if a.rank is not None and (b.rank is None or a.rank < b.rank) else b
+        return low.rank is not None and not all(d == 1 for d in low.head)
+    for k in range(1, 9):
+        ka, sa = a.size(-k)
+        kb, sb = b.size(-k)
+        if not (ka and kb):
+            break
+        if (sa == 1 and sb is not None and sb > 1) or (sb == 1 and sa is not None and sa > 1):
+            return True
+    for one, vec in ((a, b), (b, a)):
+        if one.rank is None and _last_is_one(one) and vec.rank == 1 and vec.head[0] != 1:
+            return True
+    return False
+
+
 @dataclass
 class Broadcast:
     op: cst.BinaryOperation
@@ -37,6 +86,16 @@ class ReductionOverBroadcast(LintRule):
     `unsqueeze`, `view`/`reshape` with literal sizes, `[:, None]` indexing and `nn.Linear` outputs,
     through local variables (`c = a + b` ... `c.sum()` is followed too). Nothing is reported when a
     rank is unknown, or when one operand is a scalar or a single value.
+
+    The same broadcast hides inside the losses that compare an input with a target element-wise
+    (`F.mse_loss`, `F.l1_loss`, `F.smooth_l1_loss`, `F.huber_loss`, `F.kl_div`, `F.poisson_nll_loss`,
+    `F.hinge_embedding_loss`, `F.multilabel_soft_margin_loss`, and their modules `nn.MSELoss()` ...):
+    they reduce the broadcast result without a word (torch only warns). Reported when the shapes are
+    known to broadcast: ranks that differ, a size 1 against a larger literal size, or an `nn.Linear(h, 1)`
+    output (its last dimension is 1 whatever its rank) against a 1-D target. Targets are 1-D when built
+    from a list of Python numbers (a literal, a comprehension, a list grown by `append(float(...))`) or
+    from one column of a pandas data frame (`torch.tensor(df["y"].values)`). `F.binary_cross_entropy`
+    and `F.soft_margin_loss` raise on a size mismatch and are not reported.
 
     ## Why is this bad?
     Broadcasting aligns shapes from the right and silently expands size-1 dimensions, so `a + b` is a
@@ -62,6 +121,10 @@ class ReductionOverBroadcast(LintRule):
     down, and `torch.sum(a + b, 0)` makes a wrong shape visible.
 
     ## Fix safety
+    For a loss with an input of shape `[n, 1]` and a target of shape `[n]` (both ranks known), the fix
+    compares each prediction with its own target: `F.mse_loss(pred.squeeze(-1), target)`. Other loss
+    findings have no fix (which operand to reshape depends on shapes the code does not show).
+
     The fix makes the alignment of the lower-rank operand explicit with indexing. When broadcasting
     stretches a size-1 dimension of the other operand against it (the result is larger than either
     operand, as in the example) and the operand fits the other's leading dimensions, the fix aligns it
@@ -83,7 +146,7 @@ class ReductionOverBroadcast(LintRule):
     MESSAGE = "Reduction without `dim` over an expression that broadcasts operands of different rank"
     FIX_TITLE = "Make the broadcast alignment explicit"
     FIX_SAFETY = "unsafe"
-    TRIGGERS = REDUCTIONS
+    TRIGGERS = REDUCTIONS + ELEMENTWISE_LOSSES + ("Loss(",)
 
     VALID = [
         Valid(
@@ -157,6 +220,71 @@ import torch
 a = torch.rand(4)
 b = torch.rand(4)
 dist = torch.sum((a[:, None] - b[None, :]) ** 2, dim=1)
+"""
+        ),
+        # losses: equal shapes, unknown shapes, a single target value, and element lists of unknown type
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+a = torch.rand(8, 1)
+b = torch.rand(8, 1)
+loss = F.mse_loss(a, b)
+"""
+        ),
+        Valid(
+            """
+import torch.nn.functional as F
+
+def loss(pred, target):
+    return F.mse_loss(pred, target)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+head = nn.Linear(4, 1)
+
+def one(x, value):
+    return nn.MSELoss()(head(x), torch.tensor([value]))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def fit(xs, labels):
+    head = nn.Linear(4, 1)
+    y = torch.tensor([v for v in labels])
+    return F.mse_loss(head(xs), y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def fit(xs, rows):
+    head = nn.Linear(4, 1)
+    y = torch.tensor([float(r) for r in rows]).unsqueeze(1)
+    return F.mse_loss(head(xs), y)
+"""
+        ),
+        # raises on a size mismatch instead of broadcasting
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+p = torch.rand(8, 1)
+t = torch.rand(8)
+loss = F.binary_cross_entropy(p, t)
 """
         ),
     ]
@@ -254,9 +382,91 @@ def pairwise(n: int):
             unsafe=True,
             line=8,
         ),
+        # losses that compare element-wise broadcast just the same
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+pred = torch.rand(8, 1)
+target = torch.rand(8)
+loss = F.mse_loss(pred, target)
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+pred = torch.rand(8, 1)
+target = torch.rand(8)
+loss = F.mse_loss(pred.squeeze(-1), target)
+""",
+            unsafe=True,
+            message="[8, 8]",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 1)
+        self.criterion = nn.MSELoss()
+
+    def training_step(self, x, y):
+        return self.criterion(self.head(x), y.view(-1))
+""",
+            message="`self.criterion`",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def fit(xs, rows):
+    head = nn.Linear(4, 1)
+    ys = []
+    for r in rows:
+        ys.append(float(r[1]))
+    y = torch.tensor(ys)
+    return F.l1_loss(head(xs), y)
+""",
+        ),
+        Invalid(
+            """
+import pandas as pd
+import torch
+import torch.nn as nn
+
+df = pd.read_csv("prices.csv")
+y = torch.tensor(df["price"].values, dtype=torch.float32)
+net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+loss_fn = nn.SmoothL1Loss()
+
+def step(x):
+    return loss_fn(net(x), y)
+""",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def loss(xs, labels):
+    head = torch.nn.Linear(4, 1)
+    y = torch.tensor([float(v) for v in labels])
+    return F.huber_loss(head(xs), y, delta=0.5)
+""",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
+        loss = self._loss(node)
+        if loss is not None:
+            self.report(node, self._loss_message(loss), fix=self._loss_fix(loss))
+            return
         operand = self._reduced(node)
         if operand is None:
             return
@@ -264,6 +474,58 @@ def pairwise(n: int):
         if found is None:
             return
         self.report(node, self._message(node, found), fix=self._fix(found))
+
+    # -- losses ---------------------------------------------------------------------------------
+    def _loss(self, call: cst.Call) -> Optional[LossBroadcast]:
+        """``F.mse_loss(input, target)`` / ``nn.MSELoss()(input, target)`` whose operands' shapes are known
+        to broadcast against each other."""
+        ctx = self.ctx
+        if any(a.star for a in call.args):
+            return None
+        if ctx.names.matches(call.func, LOSS_FUNCS):
+            pass
+        elif not ctx.names.qualified_names(call.func) and not ctx.names.instance_of(call.func).isdisjoint(
+            LOSS_MODULES
+        ):
+            pass
+        else:
+            return None
+        first, second = arg(call, 0, "input"), arg(call, 1, "target")
+        if first is None or second is None:
+            return None
+        a, b = shape_of(ctx, first.value), shape_of(ctx, second.value)
+        if a is None or b is None or not loss_broadcasts(a, b):
+            return None
+        return LossBroadcast(call, first.value, second.value, a, b)
+
+    def _loss_message(self, loss: LossBroadcast) -> str:
+        name = self.ctx.code(loss.call.func).strip()
+        if self.ctx.names.matches(loss.call.func, LOSS_FUNCS):
+            name = name.rsplit(".", 1)[-1]
+        a, b = loss.input_shape, loss.target_shape
+        result = broadcast(a, b)
+        into = f" into {result}" if result is not None and result.rank is not None else ""
+        return (
+            f"`{name}` compares input of shape {a} with target of shape {b} element-wise: they broadcast{into} "
+            f"and every prediction is compared with every target; make the shapes equal "
+            f"(`squeeze(-1)` the input or `unsqueeze(-1)` the target)"
+        )
+
+    def _loss_fix(self, loss: LossBroadcast) -> Optional[Fix]:
+        """``[n, 1]`` input against an ``[n]`` target (ranks both known): drop the input's trailing
+        singleton, the edit that makes the loss compare each prediction with its own target."""
+        a, b = loss.input_shape, loss.target_shape
+        if a.rank is None or b.rank is None or a.rank != b.rank + 1 or not _last_is_one(a):
+            return None
+        if b.rank == 0 or any(
+            x is not None and y is not None and x != y for x, y in zip(a.head[:-1], b.head)
+        ):
+            return None
+        code = self.ctx.code(loss.input).strip()
+        if not isinstance(loss.input, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not loss.input.lpar:
+            code = f"({code})"
+        new = self.ctx.parse_expression(f"{code}.squeeze(-1)")
+        return self.make_fix("Drop the input's trailing singleton dimension (`squeeze(-1)`)").replace(loss.input, new)
 
     # -- detection ------------------------------------------------------------------------------
     def _reduced(self, call: cst.Call) -> Optional[cst.BaseExpression]:

@@ -58,6 +58,12 @@ CASES = [
          lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-unsqueeze", "TL201", 2, fn("normalize"), lambda: (randn(2, 5),), lambda: (randn(2, 5, scale=400.0),)),
     Case("TL201-no-keepdim-1d", "TL201", 3, fn("probs"), lambda: (randn(6),), lambda: (t(1000.0, 1.0, -3.0),)),
+    Case("TL201-view-column", "TL201", 5, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL201-reshape-column", "TL201", 6, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL201-none-index-dim1", "TL201", 7, fn("probs"), lambda: (randn(2, 3, 4),),
+         lambda: (randn(2, 3, 4, scale=400.0),)),
+    Case("TL201-ellipsis-none-last", "TL201", 8, fn("probs"), lambda: (randn(2, 3, 4),),
+         lambda: (randn(2, 3, 4, scale=400.0),)),
     # -- TL202 log of softmax -----------------------------------------------------------------
     Case("TL202-nll", "TL202", 0, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1])),
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 2]))),

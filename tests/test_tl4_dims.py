@@ -110,3 +110,35 @@ total = ((x - bias) ** 2).mean()
     fixed = lint(code, fix=True, unsafe=True).fixed_source
     assert "bias[None, :]" in fixed
     assert torch.equal(run(code)["total"], run(fixed)["total"])
+
+
+LOSS_CASES = [
+    ("F.mse_loss", lambda p, t: ((p - t) ** 2).mean()),
+    ("F.l1_loss", lambda p, t: (p - t).abs().mean()),
+    ("torch.nn.SmoothL1Loss()", lambda p, t: torch.nn.functional.smooth_l1_loss(p, t)),
+]
+
+
+@pytest.mark.parametrize("loss,pairwise", LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
+def test_loss_fix_compares_each_prediction_with_its_own_target(loss, pairwise):
+    code = f"""
+import torch
+import torch.nn.functional as F
+
+pred = torch.arange(6.).view(6, 1) / 3
+target = torch.tensor([0.5, 1.0, 0.0, 2.0, 1.5, 3.0])
+value = {loss}(pred, target)
+"""
+    assert [d.code for d in lint(code).diagnostics] == ["TL402"]
+    result = lint(code, fix=True, unsafe=True)
+    assert "(pred.squeeze(-1), target)" in result.fixed_source
+    assert lint(result.fixed_source).diagnostics == []
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns about the size mismatch of the original
+        before = run(code)
+    after = run(result.fixed_source)
+    expected = pairwise(before["pred"][:, 0], before["target"])
+    assert not torch.allclose(before["value"], expected)  # the broadcast compared 36 pairs
+    assert torch.allclose(after["value"], expected)

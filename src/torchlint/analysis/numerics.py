@@ -507,6 +507,9 @@ def _sum_of(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool,
             value, eps = value.right, True  # type: ignore[attr-defined]
         value = flow.value(value, 2)
     unsqueezed = False
+    restored = _restored_dim(flow, value)
+    if restored is not None:
+        return restored + (eps,)
     if isinstance(value, cst.Call) and method_name(value) == "unsqueeze":
         unsqueezed = True
         inner = receiver(value)
@@ -526,17 +529,82 @@ def _sum_of(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool,
     return use, unsqueezed, eps
 
 
+def _minus_one_one(call: cst.Call) -> bool:
+    """``.view(-1, 1)`` / ``.reshape(-1, 1)`` / ``.view((-1, 1))``."""
+    args = call.args
+    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+        values = [el.value for el in args[0].value.elements]
+    else:
+        if any(a.keyword is not None or a.star for a in args):
+            return False
+        values = [a.value for a in args]
+    return len(values) == 2 and number(values[0]) == -1 and number(values[1]) == 1
+
+
+def _restored_dim(flow: Flow, value: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
+    """A sum over one dim whose reduced dim is put back by another spelling than ``keepdim`` or
+    ``unsqueeze``, where the result lines up with the summed tensor exactly as ``keepdim=True`` would:
+
+    - ``s.view(-1, 1)`` / ``s.reshape(-1, 1)`` of ``sum(dim=1)`` or ``sum(dim=-1)``: a 1-D sum
+      becomes a column, which is ``keepdim`` for the 2-D input such code is written for;
+    - ``s[:, None]`` of ``sum(dim=1)`` (any rank): the new axis lands at position 1;
+    - ``s[..., None]`` of ``sum(dim=-1)`` (any rank): the new axis lands last.
+
+    Other combinations (``sum(0).view(-1, 1)``) broadcast the sum along the wrong axis and are
+    left alone: they are not a softmax."""
+    ctx = flow.ctx
+    inner: Optional[cst.BaseExpression] = None
+    wanted: Tuple[str, ...] = ()
+    if isinstance(value, cst.Call) and method_name(value) in ("view", "reshape") and _minus_one_one(value):
+        inner, wanted = receiver(value), ("1", "-1")
+    elif isinstance(value, cst.Subscript) and len(value.slice) == 2:
+        first, second = value.slice[0].slice, value.slice[1].slice
+        if not (isinstance(second, cst.Index) and isinstance(second.value, cst.Name) and second.value.value == "None"):
+            return None
+        if isinstance(first, cst.Slice) and first.lower is None and first.upper is None and first.step is None:
+            inner, wanted = value.value, ("1",)
+        elif isinstance(first, cst.Index) and isinstance(first.value, cst.Ellipsis):
+            inner, wanted = value.value, ("-1",)
+    if inner is None:
+        return None
+    use = sum_use(ctx, flow.value(inner, 2))
+    if use is None or is_true(op_arg(use, 2, "keepdim")):
+        return None
+    dim = dim_code(ctx, op_arg(use, 1, "dim"))
+    if dim not in wanted:
+        return None
+    return use, True
+
+
 def handwritten_softmax(flow: Flow, div: cst.BaseExpression) -> Optional[Softmax]:
     """``exp(x) / exp(x).sum(dim, keepdim=True)`` (any spelling, through variables)."""
-    ctx = flow.ctx
     if not is_binop(div, cst.Divide):
         return None
-    numer = div.left  # type: ignore[attr-defined]
+    return softmax_parts(flow, div, div.left, div.right)  # type: ignore[attr-defined]
+
+
+def inplace_softmax(flow: Flow, node: cst.CSTNode) -> Optional[Softmax]:
+    """``e /= e.sum(dim, keepdim=True)`` and ``e.div_(e.sum(...))`` with ``e = torch.exp(x)``: the
+    same hand-written softmax, normalised in place."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+        if isinstance(node.target, cst.Name):
+            return softmax_parts(flow, node, node.target, node.value)
+        return None
+    if isinstance(node, cst.Call) and method_name(node) == "div_" and len(node.args) == 1:
+        numer = receiver(node)
+        if isinstance(numer, cst.Name) and node.args[0].keyword is None:
+            return softmax_parts(flow, node, numer, node.args[0].value)
+    return None
+
+
+def softmax_parts(flow: Flow, div: cst.CSTNode, numer: cst.BaseExpression, denom: cst.BaseExpression
+                  ) -> Optional[Softmax]:
+    ctx = flow.ctx
     numer_val = flow.value(numer, 2)
     e = exp_use(ctx, numer_val)
     if e is None or e.operand is None:
         return None
-    found = _sum_of(flow, div.right)  # type: ignore[attr-defined]
+    found = _sum_of(flow, denom)
     if found is None:
         return None
     s, unsqueezed, eps = found

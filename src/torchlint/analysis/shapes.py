@@ -457,6 +457,8 @@ def _true(node: Optional[cst.BaseExpression]) -> Optional[bool]:
 _T = "torch."
 SIZE_CONSTRUCTORS = frozenset(_T + n for n in ("zeros", "ones", "empty", "rand", "randn"))
 DATA_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# legacy typed constructors: a sequence argument is data, integers are sizes (only data is inferred here)
+VECTOR_CONSTRUCTORS = frozenset({"torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor", "torch.from_numpy"})
 LIKE_CONSTRUCTORS = frozenset(
     _T + n for n in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like", "randint_like")
 )
@@ -670,6 +672,56 @@ class _Infer:
             )
         return False
 
+    def vector_data(self, node: cst.BaseExpression) -> bool:
+        """Data that makes a 1-D tensor: a list of Python numbers (a literal, a comprehension of numbers, or
+        a name bound only to such lists and grown only by ``append(<number>)``), or one column of a pandas
+        data frame (``df["y"].values`` / ``.to_numpy()`` with ``df`` read by ``pd.read_csv`` & co.)."""
+        if isinstance(node, cst.ListComp):
+            return self.python_number(node.elt)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return bool(node.elements) and all(
+                not isinstance(el, cst.StarredElement) and self.python_number(el.value) for el in node.elements
+            )
+        if isinstance(node, cst.Attribute) and node.attr.value == "values":
+            return self._frame_column(node.value)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
+            if node.func.attr.value == "to_numpy":
+                return self._frame_column(node.func.value)
+            return False
+        if isinstance(node, cst.Name):
+            b = self.ctx.names.lookup(node.value)
+            if b is None or b.imports or not b.values or any(v is None for v in b.values):
+                return False
+            for v in b.values:
+                if isinstance(v, cst.List) and not v.elements:
+                    continue
+                if not isinstance(v, (cst.List, cst.ListComp)) or not self.vector_data(v):
+                    return False
+            scope = self.ctx.names.function_scope_node() or self.ctx.module
+            for c in self.ctx.contents(scope).calls:
+                f = c.func
+                if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == node.value:
+                    if f.attr.value != "append" or len(c.args) != 1 or not self.python_number(c.args[0].value):
+                        return False
+            for a in self.ctx.contents(scope).assigns:
+                if isinstance(a, cst.AugAssign) and isinstance(a.target, cst.Name) and a.target.value == node.value:
+                    return False
+            return True
+        return False
+
+    def _frame_column(self, node: cst.BaseExpression) -> bool:
+        if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+            return False
+        key = node.slice[0].slice
+        if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)):
+            return False
+        frame = node.value
+        values = self.ctx.names.values(frame) if isinstance(frame, cst.Name) else []
+        return bool(values) and all(
+            isinstance(v, cst.Call) and any(q.startswith("pandas.read_") for q in self.ctx.names.qualified_names(v.func))
+            for v in values
+        )
+
     def call(self, call: cst.Call) -> Optional[Shape]:
         ctx = self.ctx
         func = call.func
@@ -695,9 +747,13 @@ class _Infer:
             if dims is None and len(values) == 1 and self.python_number(values[0]):
                 dims = [None]  # `torch.zeros(n)` with `n: int`
             return Shape.exact(dims) if dims is not None else None
-        if not qn.isdisjoint(DATA_CONSTRUCTORS):
+        if not qn.isdisjoint(DATA_CONSTRUCTORS) or not qn.isdisjoint(VECTOR_CONSTRUCTORS):
             data = arg(call, 0, "data")
+            if data is not None and not qn.isdisjoint(VECTOR_CONSTRUCTORS) and _data_shape(data.value) is None:
+                return Shape.exact([None]) if self.vector_data(data.value) else None
             shape = _data_shape(data.value) if data is not None else None
+            if shape is None and data is not None and self.vector_data(data.value):
+                return Shape.exact([None])
             return Shape.exact(shape) if shape is not None else None
         if not qn.isdisjoint(LIKE_CONSTRUCTORS):
             first = arg(call, 0, "input")
