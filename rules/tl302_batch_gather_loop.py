@@ -23,7 +23,7 @@ class BatchGatherLoop(LintRule):
     Each iteration indexes one small row, so the work is dominated by Python and kernel-launch
     overhead and grows with the batch size. Effective PyTorch uses this very function as its example:
     `torch.jit.script` makes the loop only about 10% faster, while a vectorized version is about 100
-    times faster ("5. 采用 TorchScript 优化运行时间", `shared/seeds/002`). The vectorized version printed
+    times faster ("5. 采用 TorchScript 优化运行时间", Effective PyTorch). The vectorized version printed
     there hard-codes `.cuda()` (see TL304), so the fix points to `torchlint.runtime.batch_gather`, which
     does the same indexing in one operation on the tensor's own device, for indices of any shape
     `[B, ...]` and any trailing tensor shape, and is differentiable.
@@ -65,6 +65,7 @@ class BatchGatherLoop(LintRule):
     ## References
     - [torch.gather](https://pytorch.org/docs/stable/generated/torch.gather.html)
     - [torch.take_along_dim](https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL302"
