@@ -27,8 +27,8 @@ class MissingZeroGrad(LintRule):
     `backward()` adds to `.grad`; it does not overwrite it. Without a reset, every step applies the sum of
     all gradients computed so far, and training diverges or stalls. The cookbook's training-loop advice
     is explicit: call `optimizer.zero_grad()` before `loss.backward()`
-    ("loss.backward() 前用 optimizer.zero_grad() 清除累积梯度", `shared/seeds/000`, and the 2024 revision
-    `003`, "模型训练和测试" section).
+    ("loss.backward() 前用 optimizer.zero_grad() 清除累积梯度", PyTorch Cookbook, Zhang Hao, 2019, and its
+    2024 revision, "模型训练和测试" section).
 
     Gradient accumulation is not flagged: a loop that clears every N steps (inside an `if`), at the end
     of the iteration, through a helper, or inside an LBFGS closure, clears.
@@ -73,6 +73,8 @@ class MissingZeroGrad(LintRule):
     ## References
     - [torch.optim.Optimizer.zero_grad](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
     - [Zeroing out gradients in PyTorch](https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
     """
 
     CODE = "TL101"

@@ -23,8 +23,8 @@ class ZeroGradBetweenBackwardAndStep(LintRule):
     `zero_grad()` throws away the gradients the backward pass has just computed, so the step that
     follows applies zero (or `None`) gradients: the parameters do not learn, or only weight decay and
     momentum move them. The cookbook's order is reset, backward, step ("loss.backward() 前用
-    optimizer.zero_grad() 清除累积梯度", `shared/seeds/000`; the training snippets of the 2024 revision
-    `shared/seeds/003` and of the Effective PyTorch notes `shared/seeds/002` all clear first).
+    optimizer.zero_grad() 清除累积梯度", PyTorch Cookbook, Zhang Hao, 2019; the training snippets of its 2024
+    revision and of Effective PyTorch all clear first).
 
     Not reported: a reset of a different optimizer (GAN code resets the other network), code that
     reads or writes `.grad` or runs another backward between the reset and the step (gradient
@@ -56,6 +56,9 @@ class ZeroGradBetweenBackwardAndStep(LintRule):
     ## References
     - [torch.optim.Optimizer.zero_grad](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
     - [Zeroing out gradients in PyTorch](https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL102"

@@ -29,8 +29,8 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     applies softmax twice, which squashes the scores, shrinks the gradients and slows or stalls training
     without any error. The cookbook's notes on classification losses say the same: the network's last
     layer should output scores, and `nn.CrossEntropyLoss` combines the softmax with the loss
-    ("不需要在网络最后加 softmax 层", `shared/seeds/000` and the 2024 revision `003`; the numerical
-    stability section of `shared/seeds/002`, Effective PyTorch, explains why the fused form is also the
+    ("不需要在网络最后加 softmax 层", PyTorch Cookbook, Zhang Hao, 2019 and its 2024 revision; the numerical
+    stability section of Effective PyTorch explains why the fused form is also the
     stable one).
 
     Softmax used only for metrics, argmax, confidence or logging is fine and is not reported.
@@ -58,6 +58,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
 
     ## References
     - [torch.nn.CrossEntropyLoss](https://pytorch.org/docs/stable/generated/torch.nn.CrossEntropyLoss.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL103"

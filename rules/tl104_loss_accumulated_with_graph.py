@@ -42,8 +42,8 @@ class LossAccumulatedWithGraph(LintRule):
     every iteration's graph onto the total, so none of them can be freed: memory grows with every batch
     until the process runs out. The cookbook's tip for reading a scalar out of a tensor says exactly
     this: use `tensor.item()` when tracking the loss during training, "否则这将累积计算图，使 GPU 存储
-    占用量越来越大" (`shared/seeds/000`, repeated in `shared/seeds/001` and the 2024 revision
-    `shared/seeds/003`).
+    占用量越来越大" (PyTorch Cookbook, Zhang Hao, 2019, repeated in its
+    2024 revision).
 
     Not reported: `.item()`, `float(loss)`, `.detach()`, `.data`; code under `torch.no_grad()` or
     `torch.inference_mode()`; a total that is reset inside the loop; a total that is itself
@@ -85,12 +85,14 @@ class LossAccumulatedWithGraph(LintRule):
     ## Options
     - `loss-accumulation-fix` (`"item"` | `"detach"`, default `"item"`): `"detach"` keeps the values on
       the device, which avoids a host synchronisation every step; the cookbook recommends accumulating
-      per-batch statistics on the GPU and transferring them once per epoch (`shared/seeds/000`,
+      per-batch statistics on the GPU and transferring them once per epoch (PyTorch Cookbook, Zhang Hao, 2019,
       "减少 CPU 和 GPU 之间的数据传输").
 
     ## References
     - [torch.Tensor.item](https://pytorch.org/docs/stable/generated/torch.Tensor.item.html)
     - [PyTorch FAQ: out of memory](https://pytorch.org/docs/stable/notes/faq.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
     """
 
     CODE = "TL104"

@@ -33,7 +33,7 @@ class EvalWithoutNoGrad(LintRule):
     out-of-memory error with batch sizes that trained fine), and tensors kept for metrics or
     predictions hold their whole graph. The cookbook: "不需要计算梯度的代码块用 with torch.no_grad()
     包含起来", since `no_grad` "关闭 PyTorch 张量的自动求导机制，以减少存储使用和加速计算"
-    (`shared/seeds/000`; the test-loop snippet of the 2024 revision `shared/seeds/003`, section 6.2,
+    (PyTorch Cookbook, Zhang Hao, 2019; the test-loop snippet of the 2024 revision, section 6.2,
     wraps the loop in `with torch.no_grad():`).
 
     Not reported: Lightning's `validation_step`/`test_step`/`predict_step` and other framework hooks
@@ -80,6 +80,8 @@ class EvalWithoutNoGrad(LintRule):
     - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
     - [torch.inference_mode](https://pytorch.org/docs/stable/generated/torch.inference_mode.html)
     - [Locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
     """
 
     CODE = "TL105"

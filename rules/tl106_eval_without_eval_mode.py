@@ -34,8 +34,8 @@ class EvalWithoutEvalMode(LintRule):
     of the current batch (and updates its running averages with the evaluation data). Metrics computed
     that way are noisy and wrong, and predictions change from run to run. The cookbook: "model(x) 前用
     model.train() 和 model.eval() 切换网络状态", because "model.eval() 是将网络切换为测试状态，例如 BN 和
-    随机失活（dropout）在训练和测试阶段使用不同的计算方法" (`shared/seeds/000`; the test snippet of the 2024
-    revision `shared/seeds/003`, section 6.2, starts with `model.eval()`).
+    随机失活（dropout）在训练和测试阶段使用不同的计算方法" (PyTorch Cookbook, Zhang Hao, 2019; the test snippet of the 2024
+    revision, section 6.2, starts with `model.eval()`).
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
@@ -73,6 +73,8 @@ class EvalWithoutEvalMode(LintRule):
     ## References
     - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
     - [Evaluation mode (`nn.Module.eval()`)](https://pytorch.org/docs/stable/notes/autograd.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
     """
 
     CODE = "TL106"

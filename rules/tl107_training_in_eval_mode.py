@@ -40,8 +40,8 @@ class TrainingInEvalMode(LintRule):
     off and freezes batch-norm statistics at whatever the running averages were, so the model
     regularises less, batch norm stops adapting, and results differ from what the code intends, with no
     error. The cookbook asks to switch modes explicitly around every forward: "model(x) 前用
-    model.train() 和 model.eval() 切换网络状态" (`shared/seeds/000`, also in the 2024 revision
-    `shared/seeds/003`, section 7).
+    model.train() 和 model.eval() 切换网络状态" (PyTorch Cookbook, Zhang Hao, 2019, also in its 2024
+    revision, section 7).
 
     Not reported: loops that call `.train()` (any argument other than `False`) themselves or in a helper
     they call, loops that call an unresolved function whose name says it trains (`train_one_epoch`
@@ -82,6 +82,8 @@ class TrainingInEvalMode(LintRule):
     ## References
     - [torch.nn.Module.train](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
     - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
     """
 
     CODE = "TL107"

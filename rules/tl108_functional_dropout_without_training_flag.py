@@ -35,7 +35,7 @@ class FunctionalDropoutWithoutTrainingFlag(LintRule):
     `model.eval()` and every prediction is randomly perturbed. The cookbook recommends the functional
     forms for parameter-free operations but warns about exactly this, with the fix
     `torch.nn.functional.dropout(x, p=0.5, training=self.training)` ("使用 torch.nn.functional 时要注意
-    网络状态", `shared/seeds/000`, also in `shared/seeds/001`).
+    网络状态", PyTorch Cookbook, Zhang Hao, 2019).
 
     Not reported: calls that pass `training` (by keyword or position) or `**kwargs`, `p=0`, calls
     outside a class's `forward` methods (a plain function has no `self.training` to pass), and classes
@@ -68,6 +68,7 @@ class FunctionalDropoutWithoutTrainingFlag(LintRule):
     ## References
     - [torch.nn.functional.dropout](https://pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html)
     - [torch.nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
     """
 
     CODE = "TL108"

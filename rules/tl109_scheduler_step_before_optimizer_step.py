@@ -31,7 +31,7 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
     value of the schedule (a warm-up starts one step in, a step decay comes one epoch early) and PyTorch
     warns "Detected call of `lr_scheduler.step()` before `optimizer.step()`". The cookbook's learning-rate
     decay snippets predate that change and show the old order, `scheduler.step()` then
-    `train(...)` (`shared/seeds/000`, "学习率衰减"; the 2024 revision `shared/seeds/003`, section 6.10,
+    `train(...)` (PyTorch Cookbook, Zhang Hao, 2019, "学习率衰减"; the 2024 revision, section 6.10,
     keeps it): the order to follow today is train, validate, then `scheduler.step()`.
 
     Not reported: `step(metric)` / `step(epoch)` calls (`ReduceLROnPlateau`, custom schedulers), a
@@ -70,6 +70,8 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
     ## References
     - [How to adjust learning rate](https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate)
     - [torch.optim.lr_scheduler](https://pytorch.org/docs/stable/optim.html#torch.optim.lr_scheduler.LRScheduler)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
     """
 
     CODE = "TL109"

@@ -29,7 +29,7 @@ class NaiveSoftmax(LintRule):
     `exp` overflows float32 for arguments above about 88.7: `exp(1000.)` is `inf`, and `inf / inf` is
     `nan`. The Effective PyTorch notes show exactly this: the naive `unstable_softmax` returns
     `[nan, 0.]` for `[1000., 0.]`, and the fix is to subtract the maximum before exponentiating
-    (`shared/seeds/002`, section 7, "PyTorch 的数值稳定性"). In the other direction, when every exponent
+    (Effective PyTorch, section 7, "PyTorch 的数值稳定性"). In the other direction, when every exponent
     underflows to 0 the quotient is `0 / 0`. `torch.softmax` does the shift internally, in one fused
     kernel, with a correct backward.
 
@@ -68,7 +68,7 @@ class NaiveSoftmax(LintRule):
 
     ## References
     - [torch.softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)
-    - Effective PyTorch, numerical stability (`shared/seeds/002`, section 7)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL201"

@@ -40,9 +40,9 @@ class LogOfSoftmax(DeferredLogReports, LintRule):
     Softmax probabilities underflow to exactly 0 for logits far below the maximum, and `log(0)` is
     `-inf`; the gradient through it is `nan`. The Effective PyTorch notes walk through this failure:
     `log(softmax(logits))` gives `inf` for `[1000., 0.]`, and the stable form subtracts the log-sum-exp
-    instead (`shared/seeds/002`, section 7). `log_softmax` computes `x - logsumexp(x)` directly, never
+    instead (Effective PyTorch, section 7). `log_softmax` computes `x - logsumexp(x)` directly, never
     forming the probabilities. The cookbooks use `F.log_softmax` for the same reason in their
-    label-smoothing loss (`shared/seeds/000`, `shared/seeds/003`).
+    label-smoothing loss (PyTorch Cookbook, Zhang Hao, 2019, the cookbook's 2024 revision).
 
     A log whose result feeds a hand-written cross-entropy (`-sum(labels * log(softmax(x)))`) is left to
     TL206, which replaces the whole loss. `torch.log(p + eps)` and `torch.log(p.clamp(min=eps))` are not
@@ -76,6 +76,9 @@ class LogOfSoftmax(DeferredLogReports, LintRule):
 
     ## References
     - [torch.nn.functional.log_softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL202"

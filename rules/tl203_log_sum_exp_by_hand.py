@@ -31,7 +31,7 @@ class LogSumExpByHand(LintRule):
     `exp(x)` overflows float32 above about 88.7, so the sum is `inf` and the log is `inf`, although the
     true value is finite (about `max(x)`); when every exponent underflows, the log is `-inf`. The
     Effective PyTorch notes make the point for softmax cross-entropy and use `torch.logsumexp` in the
-    stable version (`shared/seeds/002`, section 7). `torch.logsumexp` subtracts the maximum internally;
+    stable version (Effective PyTorch, section 7). `torch.logsumexp` subtracts the maximum internally;
     `torch.logaddexp` does the same for two terms.
 
     Code that subtracts the maximum itself (`m + torch.log(torch.sum(torch.exp(x - m)))`) is stable and
@@ -61,6 +61,7 @@ class LogSumExpByHand(LintRule):
     ## References
     - [torch.logsumexp](https://pytorch.org/docs/stable/generated/torch.logsumexp.html)
     - [torch.logaddexp](https://pytorch.org/docs/stable/generated/torch.logaddexp.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL203"

@@ -37,7 +37,7 @@ class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
     value is about `x`. `sigmoid(x)` rounds to exactly 0 for `x` below about -104 (float32) and to
     exactly 1 above about 17, so `log(sigmoid(x))` and `log(1 - sigmoid(x))` become `-inf` with `nan`
     gradients. The Effective PyTorch notes warn that exp and log turn very small numbers into very large
-    ones and back, and that each layer's values and gradients must stay in range (`shared/seeds/002`,
+    ones and back, and that each layer's values and gradients must stay in range (Effective PyTorch,
     section 7). `F.softplus` and `F.logsigmoid` are computed without the overflow.
 
     A log whose result feeds a hand-written binary cross-entropy is left to TL207. An exponent that
@@ -68,6 +68,7 @@ class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
     ## References
     - [torch.nn.functional.softplus](https://pytorch.org/docs/stable/generated/torch.nn.functional.softplus.html)
     - [torch.nn.functional.logsigmoid](https://pytorch.org/docs/stable/generated/torch.nn.functional.logsigmoid.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL204"

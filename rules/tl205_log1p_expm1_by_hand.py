@@ -31,7 +31,7 @@ class Log1pExpm1ByHand(LintRule):
     `log(1 + x)` is 0 instead of about `x`; for `x` around `1e-4` only half the digits survive. The same
     cancellation makes `exp(x) - 1` worthless for small `x`. The Effective PyTorch notes open their
     numerical-stability section with this kind of rounding (`x * y / y` giving `nan` because `y` rounded
-    to 0) and ask that every intermediate value stay representable (`shared/seeds/002`, section 7).
+    to 0) and ask that every intermediate value stay representable (Effective PyTorch, section 7).
     `torch.log1p` and `torch.expm1` compute these accurately for every `x`.
 
     `log(1 + exp(x))` and `log(1 - sigmoid(x))` are left to TL204 (softplus, log-sigmoid), and
@@ -60,6 +60,7 @@ class Log1pExpm1ByHand(LintRule):
     ## References
     - [torch.log1p](https://pytorch.org/docs/stable/generated/torch.log1p.html)
     - [torch.expm1](https://pytorch.org/docs/stable/generated/torch.expm1.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL205"

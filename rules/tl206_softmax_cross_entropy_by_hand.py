@@ -43,8 +43,8 @@ class SoftmaxCrossEntropyByHand(LintRule):
     is `-inf`, and the loss is `inf` (or `nan` where the label is 0: `0 * -inf`). This is the Effective
     PyTorch notes' second example: `unstable_softmax_cross_entropy` returns `inf` for logits
     `[1000., 0.]` and labels `[.5, .5]`, while the stable version, which normalises with `logsumexp`,
-    returns 500.0 with gradient `[0.5, -0.5]` (`shared/seeds/002`, section 7). The cookbooks' label
-    smoothing uses `log_softmax` for the same reason (`shared/seeds/000`, `shared/seeds/003`).
+    returns 500.0 with gradient `[0.5, -0.5]` (Effective PyTorch, section 7). The cookbooks' label
+    smoothing uses `log_softmax` for the same reason (PyTorch Cookbook, Zhang Hao, 2019, the cookbook's 2024 revision).
 
     `log_softmax` normalises with `logsumexp` and is finite for any finite logits; with class indices,
     `F.cross_entropy` is the standard, fused form. `torchlint.runtime.softmax_cross_entropy(labels=...,
@@ -99,7 +99,9 @@ class SoftmaxCrossEntropyByHand(LintRule):
 
     ## References
     - [torch.nn.functional.cross_entropy](https://pytorch.org/docs/stable/generated/torch.nn.functional.cross_entropy.html)
-    - Effective PyTorch, numerical stability (`shared/seeds/002`, section 7)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL206"
@@ -129,7 +131,7 @@ def softmax_cross_entropy(labels, logits, dim=-1):
     normalized_logits = scaled_logits - torch.logsumexp(scaled_logits, dim)
     return -torch.sum(labels * normalized_logits)
 """,
-        # label smoothing with log_softmax (shared/seeds/000)
+        # label smoothing with log_softmax (PyTorch Cookbook)
         """
 import torch
 

@@ -44,9 +44,9 @@ class SigmoidBinaryCrossEntropy(LintRule):
     confidently wrong prediction stops learning. It also refuses to run under `torch.autocast`. The
     `_with_logits` versions compute `max(x, 0) - x * y + log(1 + exp(-|x|))` from the logits, finite
     for every input. The cookbooks give the same advice for the multi-class case (`nn.CrossEntropyLoss`
-    takes logits, no softmax before it: `shared/seeds/000`, `shared/seeds/003`), and the Effective
+    takes logits, no softmax before it: PyTorch Cookbook, Zhang Hao, 2019, the cookbook's 2024 revision), and the Effective
     PyTorch notes explain why fusing the normalisation into the loss is the stable form
-    (`shared/seeds/002`, section 7).
+    (Effective PyTorch, section 7).
 
     ## Example
     ```python
@@ -75,6 +75,9 @@ class SigmoidBinaryCrossEntropy(LintRule):
     ## References
     - [torch.nn.functional.binary_cross_entropy_with_logits](https://pytorch.org/docs/stable/generated/torch.nn.functional.binary_cross_entropy_with_logits.html)
     - [torch.nn.BCEWithLogitsLoss](https://pytorch.org/docs/stable/generated/torch.nn.BCEWithLogitsLoss.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL207"

@@ -36,8 +36,8 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     (far less in float16), and a sigmoid saturates the same way; counts are 0 for an absent class.
     `log(0)` is `-inf`, the loss becomes `inf`, and the gradient `1 / p` is `inf` or `nan`, which poisons
     every parameter at the next step. The Effective PyTorch notes warn that exp and log turn tiny numbers
-    into huge ones and that every value and gradient must stay in range (`shared/seeds/002`, section 7);
-    the cookbooks also warn that half precision makes this worse (`shared/seeds/000`, "half()").
+    into huge ones and that every value and gradient must stay in range (Effective PyTorch, section 7);
+    the cookbooks also warn that half precision makes this worse (PyTorch Cookbook, Zhang Hao, 2019, "half()").
 
     Elements selected from a softmax or sigmoid (`log(probs.gather(1, y))`, `log(probs[:, 1])`) are
     TL202's and TL204's: they are rewritten exactly with `log_softmax` / `logsigmoid`. Not reported
@@ -73,6 +73,8 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     ## References
     - [torch.clamp](https://pytorch.org/docs/stable/generated/torch.clamp.html)
     - [torch.nn.functional.log_softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL208"

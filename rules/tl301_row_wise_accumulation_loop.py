@@ -19,7 +19,7 @@ class RowWiseAccumulationLoop(LintRule):
     interpreter runs in between. Effective PyTorch uses exactly this loop as its example of overusing
     the indexing operator: summing the 500 rows of a `[500, 10]` matrix with `z += x[i]` is slow,
     iterating over `torch.unbind(x)` is only about 30% faster, and the right way is one reduction,
-    `torch.sum(x, dim=0)` ("4. 使用好重载的运算符", `shared/seeds/002`). The reduction runs as one kernel,
+    `torch.sum(x, dim=0)` ("4. 使用好重载的运算符", Effective PyTorch). The reduction runs as one kernel,
     on the GPU as well as on the CPU.
 
     Only loops over the rows of a value known to be a tensor are reported (built by a torch function,
@@ -55,6 +55,7 @@ class RowWiseAccumulationLoop(LintRule):
     ## References
     - [torch.sum](https://pytorch.org/docs/stable/generated/torch.sum.html)
     - [torch.unbind](https://pytorch.org/docs/stable/generated/torch.unbind.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL301"

@@ -28,7 +28,7 @@ class BatchGatherLoop(LintRule):
     Each iteration indexes one small row, so the work is dominated by Python and kernel-launch
     overhead and grows with the batch size. Effective PyTorch uses this very function as its example:
     `torch.jit.script` makes the loop only about 10% faster, while a vectorized version is about 100
-    times faster ("5. 采用 TorchScript 优化运行时间", `shared/seeds/002`). The vectorized version printed
+    times faster ("5. 采用 TorchScript 优化运行时间", Effective PyTorch). The vectorized version printed
     there hard-codes `.cuda()` (see TL304); the fix creates the row numbers on the tensor's own device
     and does the same indexing in one operation, for indices of any shape `[B, ...]` and any trailing
     tensor shape, differentiably (`torchlint.runtime.batch_gather` does the same).
@@ -80,6 +80,7 @@ class BatchGatherLoop(LintRule):
     ## References
     - [torch.gather](https://pytorch.org/docs/stable/generated/torch.gather.html)
     - [torch.take_along_dim](https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL302"

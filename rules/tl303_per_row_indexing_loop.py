@@ -26,7 +26,7 @@ class PerRowIndexingLoop(LintRule):
     one batched operation into `n` small ones plus Python overhead. Effective PyTorch's advice is to
     avoid this overuse: iterating over `torch.unbind(x)` instead of indexing `x[i]` is already faster
     (about 30% in its measurements), and rewriting the computation in batched form is far faster still
-    ("4. 使用好重载的运算符" and "5. 采用 TorchScript 优化运行时间", `shared/seeds/002`: "将计算操作都重写为批次的形式").
+    ("4. 使用好重载的运算符" and "5. 采用 TorchScript 优化运行时间", Effective PyTorch: "将计算操作都重写为批次的形式").
 
     Only loops that could run as one batched operation are reported: every row read flows through
     arithmetic, torch functions, tensor methods or `nn` layers into a uniform result — a list stacked
@@ -66,6 +66,7 @@ class PerRowIndexingLoop(LintRule):
     ## References
     - [torch.unbind](https://pytorch.org/docs/stable/generated/torch.unbind.html)
     - [torch.vmap](https://pytorch.org/docs/stable/generated/torch.vmap.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL303"

@@ -46,9 +46,9 @@ class HardCodedCudaDevice(LintRule):
     The function then only works when its inputs are on the default GPU: on a CPU-only machine it
     fails, and with inputs on `cuda:1` it mixes devices. Effective PyTorch's vectorized
     `batch_gather_vec` has exactly this flaw — `torch.arange(shape[0]).cuda() * shape[1]`
-    ("5. 采用 TorchScript 优化运行时间", `shared/seeds/002`) — and the cookbook's own helpers create new
+    ("5. 采用 TorchScript 优化运行时间", Effective PyTorch) — and the cookbook's own helpers create new
     tensors where the data lives, with `.to(labels.device)` and `torch.device('cuda' if
-    torch.cuda.is_available() else 'cpu')` (`shared/seeds/003`, 2024 revision). A tensor built inside
+    torch.cuda.is_available() else 'cpu')` (the cookbook's 2024 revision). A tensor built inside
     a function belongs on the device of the tensors it will be combined with.
 
     Not reported: code under a CUDA check (`if torch.cuda.is_available():`, `if x.is_cuda:`),
@@ -88,6 +88,8 @@ class HardCodedCudaDevice(LintRule):
     ## References
     - [torch.Tensor.device](https://pytorch.org/docs/stable/generated/torch.Tensor.device.html)
     - [Tensor creation with `device=`](https://pytorch.org/docs/stable/tensor_attributes.html#torch-device)
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL304"

@@ -26,7 +26,7 @@ class SqueezeWithoutDim(LintRule):
     batch dimension is dropped too, and the code that follows broadcasts or indexes the wrong axis
     without an error. Effective PyTorch's advice is to always name the dimension when squeezing or
     reducing ("在做累加( reduction )操作或者使用 torch.squeeze 的时候总是指定好维度",
-    "3. 广播机制的优缺点", `shared/seeds/002`; its own model code writes `.squeeze(1)`).
+    "3. 广播机制的优缺点", Effective PyTorch; its own model code writes `.squeeze(1)`).
 
     Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the
     code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`),
@@ -69,6 +69,7 @@ class SqueezeWithoutDim(LintRule):
 
     ## References
     - [torch.squeeze](https://pytorch.org/docs/stable/generated/torch.squeeze.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL401"

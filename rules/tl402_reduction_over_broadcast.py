@@ -102,7 +102,7 @@ class ReductionOverBroadcast(LintRule):
     `[2, 2]` matrix, and the sum of all its elements is 12, not the 6 one expects from adding two
     2-element vectors. Effective PyTorch uses this very example to show the cost of implicit broadcasting
     and advises always naming the dimension when reducing, so that a wrong result shape reveals the
-    mistake ("3. 广播机制的优缺点", `shared/seeds/002`: "在做累加( reduction )操作……的时候总是指定好维度").
+    mistake ("3. 广播机制的优缺点", Effective PyTorch: "在做累加( reduction )操作……的时候总是指定好维度").
 
     ## Example
     ```python
@@ -139,6 +139,7 @@ class ReductionOverBroadcast(LintRule):
     ## References
     - [Broadcasting semantics](https://pytorch.org/docs/stable/notes/broadcasting.html)
     - [torch.sum](https://pytorch.org/docs/stable/generated/torch.sum.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
     """
 
     CODE = "TL402"

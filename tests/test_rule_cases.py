@@ -66,6 +66,9 @@ def test_invalid_case_is_reported_and_fixed(rule, case):
         assert safe_only.fixed_source is None, "an unsafe fix was applied without --unsafe-fixes"
 
 
+#: Public sources a page may cite (names a user can look up and open)
+PUBLIC_SOURCES = ("PyTorch Cookbook", "Effective PyTorch", "https://pytorch.org/docs/")
+
 SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"]
 
 
@@ -79,7 +82,9 @@ def test_rule_page(rule):
     positions = [doc.find(s) for s in SECTIONS]
     assert all(p >= 0 for p in positions), f"missing sections in {rule.CODE}"
     assert positions == sorted(positions)
-    assert "seeds/" in doc, "the page must cite the cookbook advice it encodes"
+    assert "shared/" not in doc and "seeds/" not in doc, "a page must not cite paths that do not ship"
+    references = doc.partition("## References")[2]
+    assert any(src in references for src in PUBLIC_SOURCES), "the page must cite a public source"
     assert rule.VALID and rule.INVALID
     assert len(rule.VALID) >= len(rule.INVALID) or len(rule.VALID) >= 3
     if rule.FIX_TITLE:

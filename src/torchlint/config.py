@@ -94,9 +94,12 @@ def load_config(path: Optional[str], start: str, rules: Sequence[Type[LintRule]]
         found: Optional[Tuple[str, Dict[str, Any]]] = (path, table)
     else:
         found = find_config(start)
-    if found is None:
-        return Config(root=os.getcwd())
-    return parse_table(found[1], found[0], rules)
+    cfg = Config(root=os.getcwd()) if found is None else parse_table(found[1], found[0], rules)
+    if any("target-torch" in r.OPTIONS for r in rules):
+        from torchlint.analysis.torch_version import resolve_auto
+
+        resolve_auto(cfg.options, found[0] if found is not None else start)
+    return cfg
 
 
 def rule_options(rules: Sequence[Type[LintRule]]) -> Dict[str, Any]:

@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import arg
+from torchlint.analysis.ops import SOFTMAX_LAYERS, OpUse, sequential_ending_in, softmax_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
+NLL_LAYERS = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
+
+
+class NllLossOnSoftmax(LintRule):
+    """
+    ## What it does
+    Finds `nn.NLLLoss` / `F.nll_loss` whose input (not the target) went through softmax — a direct
+    call (`F.softmax`, `torch.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable assigned
+    from one, or an `nn.Sequential` ending in `nn.Softmax` — instead of `log_softmax`.
+
+    ## Why is this bad?
+    `NLLLoss` expects log-probabilities: it returns `-input[target]`, averaged. Given probabilities,
+    it returns minus the probability of the right class, a loss in `[-1, 0]` whose gradient vanishes
+    as soon as a prediction is confident, so training stalls without an error. The PyTorch Cookbook
+    (Zhang Hao, 2019) pairs `NLLLoss` with `log_softmax` and otherwise uses `CrossEntropyLoss`
+    on the logits; Effective PyTorch's numerical-stability notes explain why `log_softmax` must be the
+    fused op rather than `log(softmax(x))`. This is the `NLLLoss` sibling of TL103.
+
+    ## Example
+    ```python
+    probs = F.softmax(model(x), dim=1)
+    loss = F.nll_loss(probs, y)
+    ```
+
+    ## Use instead
+    ```python
+    log_probs = F.log_softmax(model(x), dim=1)
+    loss = F.nll_loss(log_probs, y)
+    ```
+
+    ## Fix safety
+    The fix turns the softmax into `log_softmax` with the same arguments (`F.softmax(x, dim=1)` →
+    `F.log_softmax(x, dim=1)`, `x.softmax(1)` → `x.log_softmax(1)`). Inline, it is safe. When the softmax
+    is stored in a variable, it is safe when the loss is the variable's only use and unsafe otherwise
+    (the other uses would then see log-probabilities). An `nn.Softmax` layer or an `nn.Sequential`
+    ending in one gets no fix: the layer may serve other callers that want probabilities.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [torch.nn.NLLLoss](https://pytorch.org/docs/stable/generated/torch.nn.NLLLoss.html)
+    - [torch.nn.functional.log_softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
+    """
+
+    CODE = "TL110"
+    NAME = "nll-loss-on-softmax"
+    MESSAGE = "`NLLLoss` input went through softmax: it expects log-probabilities; use `log_softmax`"
+    FIX_TITLE = "Use `log_softmax` instead of `softmax`"
+    TRIGGERS = ("nll_loss", "NLLLoss")
+
+    VALID = [
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+criterion = nn.NLLLoss()
+
+def step(model, x, y):
+    return criterion(F.log_softmax(model(x), dim=1), y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+def step(logits, y):
+    probs = torch.softmax(logits, dim=1)
+    return F.nll_loss(torch.log(probs + 1e-8), y), probs.argmax(1)
+"""
+        ),
+        Valid(
+            """
+import torch.nn.functional as F
+
+def step(logits, y):
+    return F.cross_entropy(logits, y), F.softmax(logits, dim=1)
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(8, 3), nn.LogSoftmax(dim=1))
+criterion = nn.NLLLoss()
+
+def step(x, y):
+    return criterion(model(x), y)
+"""
+        ),
+        Valid(
+            """
+from scipy.special import softmax
+import torch.nn.functional as F
+
+def step(out, y):
+    weights = softmax([1.0, 2.0])
+    return F.nll_loss(out, y)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+criterion = nn.NLLLoss()
+
+def step(model, optimizer, x, y):
+    probs = F.softmax(model(x), dim=1)
+    loss = criterion(probs, y)
+    loss.backward()
+""",
+            fixed="""
+import torch.nn as nn
+import torch.nn.functional as F
+
+criterion = nn.NLLLoss()
+
+def step(model, optimizer, x, y):
+    probs = F.log_softmax(model(x), dim=1)
+    loss = criterion(probs, y)
+    loss.backward()
+""",
+            line=9,
+            col=22,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def step(out, y):
+    return F.nll_loss(out.softmax(-1), y)
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def step(out, y):
+    return F.nll_loss(out.log_softmax(-1), y)
+""",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def step(out, y):
+    p = torch.softmax(out, 1)
+    print(p.max())
+    return F.nll_loss(p, y)
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def step(out, y):
+    p = torch.log_softmax(out, 1)
+    print(p.max())
+    return F.nll_loss(p, y)
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(8, 3), nn.Softmax(dim=1))
+criterion = nn.NLLLoss()
+
+def step(x, y):
+    return criterion(model(x), y)
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._is_nll(node):
+            return
+        first = arg(node, 0, "input")
+        if first is None:
+            return
+        value = first.value
+        use = softmax_use(self.ctx, value)
+        if use is not None:
+            self.report(value, fix=self._fix(use, unsafe=False))
+            return
+        if isinstance(value, cst.Name):
+            assigned = self.ctx.names.last_value(value)
+            if assigned is not None:
+                use = softmax_use(self.ctx, assigned)
+                if use is not None:
+                    self.report(value, fix=self._variable_fix(value, use))
+                    return
+        if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:
+            self.report(value, "`NLLLoss` input comes from an `nn.Sequential` ending in `nn.Softmax`; end it in `nn.LogSoftmax`")
+
+    def _is_nll(self, call: cst.Call) -> bool:
+        if self.ctx.names.matches(call.func, NLL_FUNCS):
+            return True
+        return not self.ctx.names.instance_of(call.func).isdisjoint(NLL_LAYERS)
+
+    def _fix(self, use: OpUse, unsafe: bool) -> Optional[Fix]:
+        func = use.node.func
+        if use.kind == "layer" or not isinstance(func, (cst.Attribute, cst.Name)):
+            return None
+        if isinstance(func, cst.Name):
+            return None  # `from torch.nn.functional import softmax`: the import would have to change
+        if func.attr.value != "softmax":
+            return None
+        new_func = func.with_changes(attr=cst.Name("log_softmax"))
+        return self.make_fix(unsafe=unsafe).replace(use.node, use.node.with_changes(func=new_func))
+
+    def _variable_fix(self, name: cst.Name, use: OpUse) -> Optional[Fix]:
+        assign = self.ctx.parent(use.node)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        scope = self.ctx.names.function_scope_node() or self.ctx.module
+        uses = [n for n in self.ctx.names_in(scope, name.value) if n is not name and n is not assign.targets[0].target]
+        return self._fix(use, unsafe=bool(uses))

@@ -1,0 +1,230 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.evaluation import is_model_name, module_classes
+from torchlint.analysis.modules import builds_module
+from torchlint.analysis.names import dotted_name
+from torchlint.rule import Invalid, LintRule, Valid
+
+
+class ForwardCalledDirectly(LintRule):
+    """
+    ## What it does
+    Finds `model.forward(x)` called on a module from outside that module's own class: on a model
+    built from `torch.nn`, torchvision, timm, transformers or an `nn.Module` subclass of the file, or
+    on a value named like a model (`model`, `net`, `encoder`, `self.backbone`). `super().forward(x)`,
+    `Base.forward(self, x)` and `self.forward(x)` inside the class are how a class extends its own
+    forward and are not reported.
+
+    ## Why is this bad?
+    `model(x)` runs `nn.Module.__call__`, which runs the forward pre-hooks and hooks registered on the
+    module and its children (feature extractors, pruning and quantisation observers, `torch.compile`
+    and FSDP/DDP wrappers, gradient checkpointing hooks) and then `forward`. Calling `forward`
+    directly skips all of them, so the result silently differs from the model's real output; with
+    `DistributedDataParallel` it also skips the gradient synchronisation set-up. The PyTorch Cookbook
+    (Zhang Hao, 2019) and Effective PyTorch both call the module (`model(images)`), never
+    `forward`; ML code-smell catalogs list the direct call as a smell for the same reason.
+
+    ## Example
+    ```python
+    with torch.no_grad():
+        scores = model.forward(x)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.no_grad():
+        scores = model(x)
+    ```
+
+    ## Fix safety
+    The fix calls the module instead (`model.forward(x)` → `model(x)`). It is safe when the value is
+    known to be an `nn.Module` (built in view of the rule): `__call__` runs the hooks and then the same
+    `forward` with the same arguments, and running the registered hooks is the intended behaviour.
+    It is unsafe when only the name says it is a model: an object that is not an `nn.Module` may not
+    be callable.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [torch.nn.Module.forward](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.forward)
+      ("one should call the Module instance afterwards instead of this since the former takes care of
+      running the registered hooks")
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
+    """
+
+    CODE = "TL508"
+    NAME = "forward-called-directly"
+    MESSAGE = "`.forward()` called directly skips the module's hooks; call the module: `model(x)`"
+    FIX_TITLE = "Call the module instead of `.forward()`"
+    TRIGGERS = ("forward",)
+
+    VALID = [
+        Valid(
+            """
+import torch.nn as nn
+
+class Scaled(nn.Linear):
+    def forward(self, x):
+        return super().forward(x) * 2
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Twice(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+    def twice(self, x):
+        return self.forward(self.forward(x))
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Residual(nn.Linear):
+    def forward(self, x):
+        return nn.Linear.forward(self, x) + x
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def score(model, x):
+    with torch.no_grad():
+        return model(x)
+"""
+        ),
+        Valid(
+            """
+class Pipeline:
+    def forward(self, batch):
+        return batch
+
+def run(pipe, batch):
+    return pipe.forward(batch)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+def score(x):
+    with torch.no_grad():
+        return model.forward(x)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+def score(x):
+    with torch.no_grad():
+        return model(x)
+""",
+            line=9,
+            col=16,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        return x
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, x):
+        return self.encoder.forward(x)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        return x
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, x):
+        return self.encoder(x)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def evaluate(model, loader):
+    return [model.forward(x) for x, _ in loader]
+""",
+            fixed="""
+import torch
+
+def evaluate(model, loader):
+    return [model(x) for x, _ in loader]
+""",
+            unsafe=True,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "forward":
+            return
+        target = func.value
+        evidence = self._module_evidence(target)
+        if evidence is None:
+            return
+        fix = self.make_fix(unsafe=evidence == "name").replace(node, node.with_changes(func=target))
+        self.report(node, fix=fix)
+
+    def _module_evidence(self, target: cst.BaseExpression) -> Optional[str]:
+        """"built" when ``target`` is known to be an ``nn.Module``, "name" when only its name says so."""
+        if isinstance(target, cst.Call):
+            return None  # super().forward(...), factory().forward(...)
+        name = dotted_name(target)
+        if name is None or name in ("self", "cls"):
+            return None
+        if isinstance(target, cst.Name):
+            if self.ctx.names.qualified_names(target) or target.value in module_classes(self.ctx):
+                return None  # a class or an import: `Base.forward(self, x)`
+            if target.value in self.ctx.functions():
+                return None
+        values = self.ctx.names.values(target)
+        if values:
+            if builds_module(self.ctx, values[-1]):
+                return "built"
+            last_value = values[-1]
+            if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):
+                return None  # an instance of a class of the file that is not a module
+        last = name.rsplit(".", 1)[-1]
+        if self.ctx.names.imports_torch and is_model_name(last):
+            return "name"
+        return None

@@ -1,0 +1,390 @@
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from torchlint.analysis.rewrite import UNKNOWN, literal_value, torch_in_scope
+from torchlint.analysis.torch_version import TARGET_TORCH, target_version
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+from torchlint.rules._deprecations import (
+    BY_NAME,
+    LEGACY_REDUCTION_ARGS,
+    LEGACY_REDUCTION_SINCE,
+    PRETRAINED_ARGS,
+    PRETRAINED_SINCE,
+    Deprecation,
+    version,
+)
+
+
+class DeprecatedOrRemovedApi(LintRule):
+    """
+    ## What it does
+    Finds calls of torch APIs that are deprecated or already removed in the torch version the project
+    targets (option `target-torch`), from one table with the version that deprecated and the version
+    that removed each entry: the old linear-algebra functions (`torch.solve`, `torch.symeig`,
+    `torch.lstsq`, `torch.eig`, `torch.matrix_rank`, `torch.chain_matmul`, `torch.qr`, `torch.cholesky`,
+    `torch.svd`, `torch.norm`, ...), `torch.cuda.amp.autocast`/`GradScaler` (now `torch.amp`),
+    `functorch.*` (now `torch.func`), `F.sigmoid`/`F.tanh`/`F.upsample`, the `torch.nn.init` names
+    without the trailing underscore, `Variable(x)`, the loss arguments `size_average=`/`reduce=`
+    (now `reduction=`), torchvision's `pretrained=` (now `weights=`) and private spellings of public
+    functions (`torch.utils.data._utils.collate.default_collate`).
+
+    ## Why is this bad?
+    A removed function fails with `AttributeError` as soon as the project upgrades torch; a deprecated
+    one warns on every call and will be removed. Tutorials and older cookbooks still use many of them:
+    the PyTorch Cookbook (Zhang Hao, 2019) wraps tensors in `Variable`, and its 2024 revision moved its
+    mixed-precision snippet to the new `torch.amp` spelling. The migration is often not a rename:
+    `torch.solve(B, A)` became `torch.linalg.solve(A, B)` with the arguments swapped, and `torch.svd`
+    returns `V` where `torch.linalg.svd` returns `Vh`, so each entry states what to use instead.
+
+    ## Example
+    ```python
+    scaler = torch.cuda.amp.GradScaler()
+    with torch.cuda.amp.autocast():
+        loss = F.nll_loss(out, y, size_average=False)
+    ```
+
+    ## Use instead
+    ```python
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.amp.autocast("cuda"):
+        loss = F.nll_loss(out, y, reduction="sum")
+    ```
+
+    ## Fix safety
+    The fix is applied only where the new API is a drop-in replacement, and is then safe: renames
+    with the same arguments (`torch.ger` → `torch.outer`, `functorch.vmap` → `torch.func.vmap`,
+    `F.sigmoid` → `torch.sigmoid`, `nn.init.xavier_uniform` → `nn.init.xavier_uniform_`, which was
+    already in place), the device moved into the first argument (`torch.cuda.amp.autocast(...)` →
+    `torch.amp.autocast("cuda", ...)`), `torch.chain_matmul(a, b)` → `torch.linalg.multi_dot([a, b])`,
+    `Variable(x)` → `x` (a `Variable` has been the tensor itself since torch 0.4), and literal
+    `size_average`/`reduce` values turned into the `reduction` they always meant. It is offered only
+    when the file imports `torch` under that name, and not when an argument whose meaning changed is
+    passed (`torch.qr(a, some=False)`). `pretrained=False` becomes `weights=None` (safe);
+    `pretrained=True` becomes `weights="DEFAULT"`, which is unsafe: the default weights of some models
+    are newer than the ones `pretrained=True` loaded, and results change. Other entries get no fix.
+
+    ## Options
+    - `target-torch` (default `"auto"`): the oldest torch the project supports. Entries deprecated
+      after it are not reported (their replacement may not exist there). `"auto"` reads the lower
+      bound of the torch requirement in the project's `pyproject.toml` or `requirements.txt`, else 2.6.
+
+    TorchFix: TOR001, TOR004 (removed), TOR101, TOR103 (deprecated), TOR104, TOR105 (non-public),
+    TOR201 (`pretrained=`) and TOR202 (`v2.ToTensor`) map to this rule.
+
+    ## References
+    - [torch.linalg](https://pytorch.org/docs/stable/linalg.html)
+    - [Automatic mixed precision, torch.amp](https://pytorch.org/docs/stable/amp.html)
+    - [Migrating from functorch to torch.func](https://pytorch.org/docs/stable/func.migrating.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    """
+
+    CODE = "TL509"
+    NAME = "deprecated-or-removed-api"
+    MESSAGE = "Deprecated or removed torch API"
+    FIX_TITLE = "Migrate to the replacement API"
+    TRIGGERS = ("torch",)
+    OPTIONS = {"target-torch": TARGET_TORCH}
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+def solve(A, B):
+    return torch.linalg.solve(A, B), torch.outer(A[0], B[0])
+"""
+        ),
+        Valid(
+            """
+import torch
+
+scaler = torch.amp.GradScaler("cuda")
+
+def step(model, x):
+    with torch.amp.autocast("cuda"):
+        return model(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+def loss(out, y):
+    return F.nll_loss(out, y, reduction="sum") + torch.sigmoid(out).mean()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+with torch.cuda.amp.autocast():
+    pass
+""",
+            options={"target-torch": "2.3"},
+        ),
+        Valid(
+            """
+import numpy as np
+
+def norm(x):
+    return np.linalg.norm(x), np.linalg.solve(x, x)
+"""
+        ),
+        Valid(
+            """
+import torchvision
+
+model = torchvision.models.resnet18(weights=None)
+"""
+        ),
+        Valid(
+            """
+from torch.autograd import Variable
+
+def f(x):
+    return Variable(x, volatile=True)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+scaler = torch.cuda.amp.GradScaler(init_scale=1024)
+
+def step(model, x):
+    with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+        return model(x)
+""",
+            fixed="""
+import torch
+
+scaler = torch.amp.GradScaler("cuda", init_scale=1024)
+
+def step(model, x):
+    with torch.amp.autocast("cuda", dtype=torch.bfloat16):
+        return model(x)
+""",
+            count=2,
+            line=4,
+            col=10,
+        ),
+        Invalid(
+            """
+import torch
+
+def solve(A, B):
+    return torch.solve(B, A)[0]
+""",
+            message="removed in torch 1.13",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+def f(a, b, c, w, x):
+    nn.init.xavier_uniform(w)
+    return torch.chain_matmul(a, b, c), F.tanh(Variable(x))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+
+def f(a, b, c, w, x):
+    nn.init.xavier_uniform_(w)
+    return torch.linalg.multi_dot([a, b, c]), torch.tanh(x)
+""",
+            count=4,
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+
+criterion = nn.CrossEntropyLoss(size_average=False)
+mse = nn.MSELoss(reduce=False, size_average=True)
+""",
+            fixed="""
+import torch.nn as nn
+
+criterion = nn.CrossEntropyLoss(reduction="sum")
+mse = nn.MSELoss(reduction="none")
+""",
+            count=2,
+        ),
+        Invalid(
+            """
+import torchvision.models as models
+
+backbone = models.resnet50(pretrained=True)
+""",
+            fixed="""
+import torchvision.models as models
+
+backbone = models.resnet50(weights="DEFAULT")
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+from functorch import vmap
+import torch
+
+def batched(f, x):
+    return vmap(f)(x)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+with torch.cuda.amp.autocast():
+    pass
+""",
+            options={"target-torch": "2.4"},
+            fixed="""
+import torch
+
+with torch.amp.autocast("cuda"):
+    pass
+""",
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.target = target_version(self.options.get("target-torch"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qnames = self.ctx.names.qualified_names(node.func)
+        if not qnames:
+            return
+        for q in sorted(qnames):
+            entry = BY_NAME.get(q)
+            if entry is not None and entry.rule == self.CODE:
+                self._report_entry(node, entry)
+                return
+        if any(q.startswith("torch.nn.") for q in qnames):
+            self._legacy_reduction(node)
+        elif any(q.startswith("torchvision.models.") for q in qnames):
+            self._pretrained(node)
+
+    # -- table entries -----------------------------------------------------------------------------
+    def _report_entry(self, node: cst.Call, entry: Deprecation) -> None:
+        if self.target < version(entry.deprecated):
+            return
+        if entry.fix == "unwrap" and any(a.keyword is not None and a.keyword.value == "volatile" for a in node.args):
+            return  # `Variable(x, volatile=True)` is TL516's finding (the bug there is autograd staying on)
+        if entry.removed is not None and self.target >= version(entry.removed):
+            state = f"was removed in torch {entry.removed} (deprecated since {entry.deprecated})"
+        else:
+            state = f"is deprecated since torch {entry.deprecated}"
+        message = f"`{entry.name}` {state}; use {entry.use}"
+        self.report(node, message, fix=self._entry_fix(node, entry))
+
+    def _entry_fix(self, node: cst.Call, entry: Deprecation) -> Optional[Fix]:
+        if entry.fix is None:
+            return None
+        if any(a.keyword is not None and a.keyword.value in entry.blocks_fix for a in node.args):
+            return None
+        if entry.fix == "unwrap":
+            if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+                return self.make_fix("Use the tensor itself").replace(node, node.args[0].value)
+            return None
+        if not isinstance(node.func, cst.Attribute):
+            return None  # a name imported from the old module: the import would have to change too
+        new = entry.new or ""
+        if entry.fix == "rename" and new.rsplit(".", 1)[0] == entry.name.rsplit(".", 1)[0]:
+            # same module, new name (`nn.init.normal` -> `nn.init.normal_`): keep the spelling of the module
+            func = node.func.with_changes(attr=cst.Name(new.rsplit(".", 1)[1]))
+            return self.make_fix(f"Use `{new}`").replace(node, node.with_changes(func=func))
+        if not torch_in_scope(self.ctx):
+            return None
+        new_func = self.ctx.parse_expression(new)
+        if entry.fix == "rename":
+            return self.make_fix(f"Use `{entry.new}`").replace(node, node.with_changes(func=new_func))
+        if entry.fix == "device":
+            device = cst.Arg(cst.SimpleString(f'"{entry.device}"'))
+            args = [device.with_changes(comma=cst.MaybeSentinel.DEFAULT if not node.args else _comma())]
+            args += list(node.args)
+            return self.make_fix(f"Use `{entry.new}`").replace(node, node.with_changes(func=new_func, args=args))
+        if entry.fix == "list":
+            if any(a.keyword is not None or a.star for a in node.args) or not node.args:
+                return None
+            elements = [
+                cst.Element(a.value, comma=_comma() if i < len(node.args) - 1 else cst.MaybeSentinel.DEFAULT)
+                for i, a in enumerate(node.args)
+            ]
+            new = node.with_changes(func=new_func, args=[cst.Arg(cst.List(elements))])
+            return self.make_fix(f"Use `{entry.new}`").replace(node, new)
+        return None
+
+    # -- size_average= / reduce= -------------------------------------------------------------------
+    def _legacy_reduction(self, node: cst.Call) -> None:
+        legacy = [a for a in node.args if a.keyword is not None and a.keyword.value in LEGACY_REDUCTION_ARGS]
+        if not legacy or self.target < version(LEGACY_REDUCTION_SINCE):
+            return
+        names = ", ".join(f"`{a.keyword.value}=`" for a in legacy if a.keyword is not None)
+        message = (
+            f"{names} is deprecated since torch {LEGACY_REDUCTION_SINCE}; use "
+            "`reduction=\"mean\" | \"sum\" | \"none\"`"
+        )
+        self.report(node, message, fix=self._reduction_fix(node, legacy))
+
+    def _reduction_fix(self, node: cst.Call, legacy: List[cst.Arg]) -> Optional[Fix]:
+        if any(a.keyword is not None and a.keyword.value == "reduction" for a in node.args):
+            return None
+        values = {a.keyword.value: literal_value(a.value) for a in legacy if a.keyword is not None}
+        if any(v is UNKNOWN for v in values.values()):
+            return None
+        size_average = values.get("size_average")
+        reduce = values.get("reduce")
+        # torch's legacy rule: reduce=False keeps every element; else size_average=False sums; else mean
+        if reduce is False:
+            reduction = "none"
+        elif size_average is False:
+            reduction = "sum"
+        else:
+            reduction = "mean"
+        first = legacy[0]
+        args: List[cst.Arg] = []
+        for a in node.args:
+            if a is first:
+                args.append(a.with_changes(keyword=cst.Name("reduction"), value=cst.SimpleString(f'"{reduction}"')))
+            elif a not in legacy:
+                args.append(a)
+        args[-1] = args[-1].with_changes(comma=node.args[-1].comma)
+        return self.make_fix(f'Use `reduction="{reduction}"`').replace(node, node.with_changes(args=args))
+
+    # -- torchvision pretrained= -------------------------------------------------------------------
+    def _pretrained(self, node: cst.Call) -> None:
+        old = [a for a in node.args if a.keyword is not None and a.keyword.value in PRETRAINED_ARGS]
+        if not old or self.target < version(PRETRAINED_SINCE):
+            return
+        names = ", ".join(f"`{a.keyword.value}=`" for a in old if a.keyword is not None)
+        message = f"{names} is deprecated since torchvision 0.13; use `weights=` (`weights_backbone=`)"
+        values = [literal_value(a.value) for a in old]
+        fix = None
+        if all(v in (True, False) for v in values):
+            unsafe = any(v is True for v in values)
+            fix = self.make_fix("Use `weights=`", unsafe=unsafe)
+            for a, v in zip(old, values):
+                new_value = cst.SimpleString('"DEFAULT"') if v else cst.Name("None")
+                assert a.keyword is not None
+                fix.replace(a, a.with_changes(keyword=cst.Name(PRETRAINED_ARGS[a.keyword.value]), value=new_value))
+        self.report(node, message, fix=fix)
+
+
+def _comma() -> cst.Comma:
+    return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))

@@ -1,0 +1,308 @@
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence
+
+import libcst as cst
+
+from torchlint.analysis.context import method_name
+from torchlint.analysis.modules import builds_module, is_module_class, nn_prefix
+from torchlint.analysis.names import dotted_name
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+class SubmoduleInPlainContainer(LintRule):
+    """
+    ## What it does
+    Finds an `nn.Module` subclass that keeps submodules in a plain Python `list`, `tuple` or `dict`
+    attribute: `self.layers = [nn.Linear(a, b) for ...]`, `self.heads = {"a": nn.Linear(...)}`, or
+    `self.blocks = []` filled with `self.blocks.append(Block(...))`. Only containers whose elements are
+    built as modules (`torch.nn` layers, torchvision/timm models, `nn.Module` classes of the file) are
+    reported; a list of names or numbers is fine.
+
+    ## Why is this bad?
+    `nn.Module` registers a submodule only when it is assigned directly as an attribute or kept in
+    `nn.ModuleList`/`nn.ModuleDict`. Modules inside a plain list are invisible to it: their
+    parameters are missing from `model.parameters()` (the optimizer never trains them), from
+    `state_dict()` (checkpoints do not save them), and `model.to(device)`, `model.eval()` and
+    `model.half()` do not reach them. Training runs without an error while part of the network stays
+    at its random initialisation. Effective PyTorch's chapter on encapsulating models in modules and the
+    PyTorch Cookbook (Zhang Hao, 2019) build such stacks with `nn.ModuleList` / `nn.Sequential`.
+
+    ## Example
+    ```python
+    class MLP(nn.Module):
+        def __init__(self, sizes):
+            super().__init__()
+            self.layers = [nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]
+    ```
+
+    ## Use instead
+    ```python
+    class MLP(nn.Module):
+        def __init__(self, sizes):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+    ```
+
+    ## Fix safety
+    The fix wraps the container: `nn.ModuleList([...])` (list, tuple or empty list later appended to)
+    or `nn.ModuleDict({...})` (dict with string-literal keys). Indexing, iteration, `len` and `append`
+    behave as before. It is unsafe: the model gains parameters, so a checkpoint saved before the fix no
+    longer loads with `load_state_dict(strict=True)`, and an optimizer built from `model.parameters()`
+    now trains the contained modules — which is the point of the fix, but changes results. No fix is
+    offered when the file does not import `torch.nn` (or `torch`) by name, or for dicts with other keys.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [torch.nn.ModuleList](https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html)
+    - [torch.nn.ModuleDict](https://pytorch.org/docs/stable/generated/torch.nn.ModuleDict.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    """
+
+    CODE = "TL511"
+    NAME = "submodule-in-plain-container"
+    MESSAGE = (
+        "Submodules kept in a plain {kind} are not registered: their parameters are not trained, moved or "
+        "saved; use `nn.{wrapper}`"
+    )
+    FIX_TITLE = "Wrap the container in `nn.ModuleList` / `nn.ModuleDict`"
+    FIX_SAFETY = "unsafe"
+    TRIGGERS = ("Module",)
+
+    VALID = [
+        Valid(
+            """
+import torch.nn as nn
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+        self.names = ["input", "hidden", "output"]
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Linear(4, 3)})
+        self.blocks = nn.ModuleList()
+        self.blocks.append(nn.ReLU())
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Trainer:
+    def __init__(self):
+        self.models = [nn.Linear(4, 2), nn.Linear(4, 2)]
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.hooks = []
+        self.hooks.append(self.fc.register_forward_hook(print))
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU()]
+        self.body = nn.Sequential(*layers)
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(4, 4) for _ in range(3)]
+        for i, layer in enumerate(self.layers):
+            self.add_module(f"layer{i}", layer)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch.nn as nn
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = [nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]
+""",
+            fixed="""
+import torch.nn as nn
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+""",
+            unsafe=True,
+            line=7,
+            col=23,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    pass
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = {"cls": nn.Linear(8, 10), "box": nn.Linear(8, 4)}
+        self.blocks = []
+        for _ in range(3):
+            self.blocks.append(Block())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    pass
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"cls": nn.Linear(8, 10), "box": nn.Linear(8, 4)})
+        self.blocks = nn.ModuleList()
+        for _ in range(3):
+            self.blocks.append(Block())
+""",
+            unsafe=True,
+            count=2,
+        ),
+        Invalid(
+            """
+import torch
+
+class Pair(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = (torch.nn.Conv2d(3, 8, 3), torch.nn.Conv2d(8, 8, 3))
+""",
+            fixed="""
+import torch
+
+class Pair(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = torch.nn.ModuleList((torch.nn.Conv2d(3, 8, 3), torch.nn.Conv2d(8, 8, 3)))
+""",
+            unsafe=True,
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._classes: List[cst.ClassDef] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._classes or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return
+        cls = self._classes[-1]
+        if self.ctx.enclosing(node, cst.ClassDef) is not cls or not is_module_class(self.ctx, cls):
+            return
+        value = node.value
+        kind = self._container_of_modules(value)
+        if kind is None and isinstance(value, cst.List) and not value.elements:
+            if self._appended_modules(cls, target.attr.value):
+                kind = "list"
+        if kind is None or self._registers_by_hand(cls):
+            return
+        wrapper = "ModuleDict" if kind == "dict" else "ModuleList"
+        self.report(value, self.MESSAGE.format(kind=kind, wrapper=wrapper), fix=self._fix(value, wrapper))
+
+    def _registers_by_hand(self, cls: cst.ClassDef) -> bool:
+        """``self.add_module(name, m)`` / ``register_module`` / ``setattr(self, name, m)`` register the
+        elements one by one: the plain container is then only an index."""
+        for call in self.ctx.calls_in(cls):
+            if method_name(call) in ("add_module", "register_module"):
+                return True
+            if isinstance(call.func, cst.Name) and call.func.value == "setattr":
+                return True
+        return False
+
+    def _is_module(self, expr: cst.BaseExpression) -> bool:
+        return builds_module(self.ctx, expr)
+
+    def _container_of_modules(self, value: cst.BaseExpression) -> Optional[str]:
+        if isinstance(value, (cst.List, cst.Tuple)):
+            elements = value.elements
+            if elements and all(isinstance(e, cst.Element) and self._is_module(e.value) for e in elements):
+                return "list" if isinstance(value, cst.List) else "tuple"
+        elif isinstance(value, cst.ListComp):
+            if self._is_module(value.elt):
+                return "list"
+        elif isinstance(value, cst.Dict):
+            elements = value.elements
+            if elements and all(isinstance(e, cst.DictElement) and self._is_module(e.value) for e in elements):
+                return "dict"
+        elif isinstance(value, cst.DictComp):
+            if self._is_module(value.value):
+                return "dict"
+        return None
+
+    def _appended_modules(self, cls: cst.ClassDef, attr: str) -> bool:
+        for call in self.ctx.calls_in(cls):
+            if method_name(call) in ("append", "extend", "insert") and dotted_name(call.func.value) == f"self.{attr}":  # type: ignore[attr-defined]
+                values: Sequence[cst.BaseExpression] = [a.value for a in call.args if a.keyword is None]
+                if method_name(call) == "insert":
+                    values = values[1:]
+                if method_name(call) == "extend":
+                    if values and self._container_of_modules(values[0]) in ("list", "tuple"):
+                        return True
+                    continue
+                if values and self._is_module(values[-1]):
+                    return True
+        return False
+
+    def _fix(self, value: cst.BaseExpression, wrapper: str) -> Optional[Fix]:
+        prefix = nn_prefix(self.ctx)
+        if prefix is None:
+            return None
+        if wrapper == "ModuleDict":
+            if not isinstance(value, cst.Dict) or not all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in value.elements
+            ):
+                return None
+        func = self.ctx.parse_expression(f"{prefix}.{wrapper}")
+        args = [] if isinstance(value, cst.List) and not value.elements else [cst.Arg(value)]
+        return self.make_fix(f"Use `nn.{wrapper}`").replace(value, cst.Call(func=func, args=args))

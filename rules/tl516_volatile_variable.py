@@ -1,0 +1,195 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.rewrite import literal_value
+from torchlint.analysis.training import under_no_grad
+from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+class VolatileVariable(LintRule):
+    """
+    ## What it does
+    Finds `Variable(x, volatile=True)` outside `torch.no_grad()`, and `volatile=False` anywhere.
+
+    ## Why is this bad?
+    Before torch 0.4, `volatile=True` switched autograd off for everything computed from the variable:
+    it was how evaluation code saved memory. Since 0.4 the argument is ignored (with a warning that is
+    easy to miss): the evaluation now builds the whole autograd graph, keeps every activation alive and
+    uses several times the memory, and gradients can flow where the author meant them not to. Old
+    tutorials and the evaluation snippets of the time still show it; the PyTorch Cookbook
+    (Zhang Hao, 2019) already evaluates under `torch.no_grad()`, as do the PyTorch docs.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        x = Variable(x, volatile=True)
+        correct += (model(x).argmax(1) == y).sum().item()
+    ```
+
+    ## Use instead
+    ```python
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    ```
+
+    ## Fix safety
+    `volatile=True` gets no fix: the right edit is to run the surrounding evaluation under
+    `torch.no_grad()`, and which statements that covers is the author's choice. `volatile=False`,
+    which has always meant the default, is removed (safe); where `Variable` then has nothing left
+    to do, `Variable(x, volatile=False)` becomes `x` (a `Variable` is the tensor itself since 0.4).
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [Locally disabling gradient computation](https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation)
+    - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    """
+
+    CODE = "TL516"
+    NAME = "volatile-variable"
+    MESSAGE = (
+        "`volatile=True` has had no effect since torch 0.4: autograd stays on here; run this code under "
+        "`torch.no_grad()` instead"
+    )
+    FIX_TITLE = "Drop `volatile=False`"
+    TRIGGERS = ("volatile",)
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return [model(x) for x, _ in loader]
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch.autograd import Variable
+
+def evaluate(model, x):
+    with torch.no_grad():
+        return model(Variable(x, volatile=True))
+"""
+        ),
+        Valid(
+            """
+from torch.autograd import Variable
+
+def wrap(x):
+    return Variable(x, requires_grad=True)
+"""
+        ),
+        Valid(
+            """
+class Variable:
+    def __init__(self, value, volatile=False):
+        self.value = value
+
+v = Variable(3, volatile=True)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+@torch.no_grad()
+def evaluate(model, x):
+    from torch.autograd import Variable
+    return model(Variable(x, volatile=True))
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+from torch.autograd import Variable
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        x = Variable(x, volatile=True)
+        correct += (model(x).argmax(dim=1) == y).sum().item()
+    return correct
+""",
+            line=9,
+            col=13,
+        ),
+        Invalid(
+            """
+import torch.autograd as autograd
+
+def predict(model, x):
+    return model(autograd.Variable(x.cuda(), volatile=True))
+""",
+        ),
+        Invalid(
+            """
+from torch.autograd import Variable
+
+def train_step(model, x):
+    return model(Variable(x, volatile=False))
+""",
+            fixed="""
+from torch.autograd import Variable
+
+def train_step(model, x):
+    return model(x)
+""",
+            message="`volatile=False`",
+        ),
+        Invalid(
+            """
+from torch.autograd import Variable
+
+def train_step(model, x):
+    return model(Variable(x, requires_grad=True, volatile=False))
+""",
+            fixed="""
+from torch.autograd import Variable
+
+def train_step(model, x):
+    return model(Variable(x, requires_grad=True))
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        volatile = keyword_arg(node, "volatile")
+        if volatile is None or not self.ctx.names.matches(node.func, VARIABLE):
+            return
+        if literal_value(volatile.value) is False:
+            self.report(
+                node,
+                "`volatile=False` has had no meaning since torch 0.4 (it was the default); drop it",
+                fix=self._drop(node, volatile),
+            )
+            return
+        if under_no_grad(self.ctx, node):
+            return
+        self.report(node)
+
+    def _drop(self, node: cst.Call, volatile: cst.Arg) -> Optional[Fix]:
+        rest = [a for a in node.args if a is not volatile]
+        if len(rest) == 1 and rest[0].keyword is None and not rest[0].star:
+            return self.make_fix().replace(node, rest[0].value)
+        if not rest:
+            return None
+        rest[-1] = rest[-1].with_changes(comma=node.args[-1].comma if node.args[-1] is volatile else rest[-1].comma)
+        return self.make_fix().replace(node, node.with_changes(args=rest))
