@@ -17,7 +17,10 @@ from torchlint.analysis.evaluation import (
     restores_train_mode,
     top_statement,
 )
+from torchlint.analysis.context import arg
+from torchlint.analysis.evaluation import trains
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
@@ -64,8 +67,11 @@ class EvalWithoutEvalMode(LintRule):
 
     ## Fix safety
     The fix inserts `model.eval()` before the statement that first runs the model (before the
-    evaluation loop). It is unsafe: the mode persists after the evaluation, so code that trains
-    afterwards without calling `model.train()` (see TL107) would then train in evaluation mode.
+    evaluation loop). The mode persists after the evaluation, so where training resumes afterwards in
+    this file without a `model.train()` (an evaluation loop inside the training loop, or a training
+    loop that calls the evaluation function), the fix also inserts `model.train()` right after the
+    evaluation; when the model cannot be named there, no fix is offered. It stays unsafe: callers in
+    other files may rely on the mode the evaluation leaves (see TL107).
 
     ## Options
     None.
@@ -305,6 +311,7 @@ class Trainer:
                 self.model.eval()
                 for x, y in val_loader:
                     self.metric.update(self.model(x), y)
+            self.model.train()
 """,
             unsafe=True,
         ),
@@ -424,6 +431,55 @@ def evaluate(loader):
             anchor = ctx.statement_of(call)
         if anchor is None or ctx.block_of(anchor) is None:
             return None
-        return self.make_fix(f"Insert `{code}.eval()` before the evaluation").insert_before(
+        resume = self._training_resumes(site, model, code)
+        if resume is None:
+            return None
+        fix = self.make_fix(f"Insert `{code}.eval()` before the evaluation").insert_before(
             anchor, ctx.parse_statement(f"{code}.eval()\n")
         )
+        for stmt, caller_code in resume:
+            fix.insert_after(stmt, ctx.parse_statement(f"{caller_code}.train()\n"))
+        return fix
+
+    def _training_resumes(self, site: EvalSite, model: cst.BaseExpression, code: str):
+        """Where training goes on after this evaluation without switching the model back: the statements
+        after which ``<model>.train()`` must follow (with the model as the caller spells it).  None when
+        such a place exists but cannot be edited (the model cannot be named there)."""
+        ctx = self.ctx
+        out = []
+        if site.kind == "loop":
+            places = [(site.node, code)]
+        else:
+            places = []
+            assert isinstance(site.node, cst.FunctionDef)
+            for call in call_sites(ctx, site.node):
+                caller_code = self._caller_code(site.node, call, model, code)
+                places.append((call, caller_code))
+        for node, caller_code in places:
+            loop = innermost_loop(ctx, node)
+            while loop is not None and not trains(ctx, loop, depth=2):
+                loop = innermost_loop(ctx, loop)
+            if loop is None or restores_train_mode(ctx, loop, depth=2):
+                continue
+            if caller_code is None:
+                return None
+            stmt = top_statement(ctx, node, loop)
+            if stmt is None:
+                return None
+            out.append((stmt, caller_code))
+        return out
+
+    def _caller_code(self, function: cst.FunctionDef, call: cst.Call, model: cst.BaseExpression, code: str):
+        """The model of ``function`` as the call ``call`` names it: the argument for a parameter, the same
+        code for ``self.<model>`` and module globals."""
+        ctx = self.ctx
+        base = code.split(".")[0]
+        params = list(function.params.posonly_params) + list(function.params.params)
+        offset = 1 if params and params[0].name.value in ("self", "cls") else 0
+        for i, p in enumerate(params):
+            if p.name.value == base and i >= offset:
+                a = arg(call, i - offset, base)
+                if a is None or dotted_name(a.value) is None:
+                    return None
+                return ctx.code(a.value) + code[len(base):]
+        return code

@@ -208,7 +208,7 @@ def test_results_are_deterministic():
 def test_fix_of_tl105_uses_the_module_spelling_of_torch():
     code = VALIDATE.replace("import torch\n", "import torch as th\n").replace("torch.argmax", "th.argmax")
     result = lint(code, [BY_CODE["TL105"]], fix=True)
-    assert "with th.no_grad():" in result.fixed_source
+    assert "@th.no_grad()\ndef " in result.fixed_source
 
 
 def test_tl106_fix_goes_inside_a_loop_that_builds_the_model():

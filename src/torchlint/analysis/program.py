@@ -26,6 +26,7 @@ scope, not only the one the walk is in.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -333,6 +334,8 @@ def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelS
     summary = table.get(cls)
     if summary is not None:
         return summary
+    if cls not in ctx.names._scope_of:  # asked during the walk, before the class was read: unknown
+        return ModelSummary(cls.name.value, module_class(ctx, cls, depth))
     table[cls] = ModelSummary(cls.name.value, False)  # a class reaching itself again sees "not a module"
     summary = _summarise(ctx, cls, depth)
     table[cls] = summary
@@ -652,6 +655,27 @@ def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[Mo
     return found
 
 
+def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether every value ``model`` is given is provably the same module in train and eval mode (no
+    dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
+    values = values_of(ctx, model)
+    if not values:
+        return False
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return False
+        d = _definition(ctx, core.func)
+        if d is not None and isinstance(d[1], cst.ClassDef):
+            s = class_summary(d[0], d[1])
+            if not s.is_module or s.mode_dependent is not False:
+                return False
+            continue
+        if layer_mode_dependent(ctx, core) is not False or not is_module_value(ctx, core):
+            return False
+    return True
+
+
 def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
     ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``torch.hub.load``, or ``.to()``/``.cuda()`` of one."""
@@ -677,16 +701,63 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
         )
     d = _definition(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
-        return class_summary(d[0], d[1], depth + 1).is_module
+        return module_class(d[0], d[1], depth + 1)
     return False
+
+
+def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``cls`` derives from ``nn.Module`` (through project classes too).  Reads only the bases and
+    the imports, so it may be asked during the walk."""
+    table = getattr(ctx, "_module_classes", None)
+    if table is None:
+        table = {}
+        ctx._module_classes = table  # type: ignore[attr-defined]
+    if cls in table:
+        return table[cls]
+    table[cls] = False  # a cycle of bases is no module
+    found = False
+    for expr, definition in _base_classes(ctx, cls, depth):
+        if definition is not None and isinstance(definition[1], cst.ClassDef):
+            if depth < MAX_DEPTH and module_class(definition[0], definition[1], depth + 1):
+                found = True
+                break
+            continue
+        names = qualified(ctx, expr)
+        if names & set(_MODULE_BASES) or any(
+            n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
+            for n in names
+        ):
+            found = True
+            break
+    table[cls] = found
+    return found
 
 
 _ANNOTATION_MODULES = ("torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential")
 
 
+_LAYER_MODEL = re.compile(
+    r"(Sequential|ModuleList|ModuleDict|LSTM|GRU|RNN|Transformer\w*|Linear|Bilinear|Conv\w*|Embedding\w*|"
+    r"MultiheadAttention)$"
+)
+
+
+def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """:func:`is_module_value` for a model: not a loss, an activation or a pooling layer of ``torch.nn``."""
+    if not is_module_value(ctx, value):
+        return False
+    core = strip_moves(value)
+    if isinstance(core, cst.Call):
+        for q in qualified(ctx, core.func):
+            if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
+                return False
+    return True
+
+
 def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
-    """True: ``expr`` (a name or ``self.<attr>``) holds an ``nn.Module`` by construction (or annotation);
-    False: it provably holds something else on every assignment; None: unknown (a parameter)."""
+    """True: ``expr`` (a name or ``self.<attr>``) holds a model (an ``nn.Module`` that is not a loss or an
+    activation) by construction or by annotation on every assignment seen; None: unknown (a parameter,
+    something else)."""
     if isinstance(expr, cst.Name):
         b = _lookup(ctx, expr, expr.value)
         if b is None or b.imports:
@@ -696,8 +767,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     values = values_of(ctx, expr)
     if not values:
         return None
-    verdicts = [is_module_value(ctx, v) for v in values]
-    if all(verdicts):
+    if all(is_model_value(ctx, v) for v in values):
         return True
     return None
 
@@ -715,7 +785,7 @@ def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
                 return True
             d = _definition(ctx, ann)
             if d is not None and isinstance(d[1], cst.ClassDef):
-                return class_summary(d[0], d[1]).is_module
+                return module_class(d[0], d[1])
     return False
 
 
@@ -930,6 +1000,7 @@ __all__ = [
     "is_module_value",
     "loss_kind",
     "loss_params",
+    "mode_free",
     "model_summary_of",
     "module_output",
     "output_kind",
