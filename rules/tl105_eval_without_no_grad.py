@@ -76,7 +76,7 @@ class EvalWithoutNoGrad(LintRule):
     generators. It is safe, except when the function returns a model output: a caller could
     differentiate through it, which `no_grad` prevents, so the fix is unsafe there. A function whose
     result a caller in the file differentiates (`helper(...).backward()`, or a variable that reaches a
-    backward call) or returns onwards is not reported at all: it is shared with training. Code already
+    backward call) is not reported at all: it is shared with training. Code already
     under `no_grad` (here or at every caller) is not reported, so the fix never nests one `no_grad` in
     another.
 
@@ -291,6 +291,41 @@ class LabelPipeline(Pipeline):
         return preds
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+cnn = CNN()
+criterion = nn.CrossEntropyLoss()
+
+
+def evaluate_batch(x, y):
+    outputs = cnn(x)
+    return criterion(outputs, y)
+
+
+def train(loader, val_loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = evaluate_batch(x, y)
+        loss.backward()
+        optimizer.step()
+    cnn.eval()
+    with torch.no_grad():
+        return sum(evaluate_batch(x, y).item() for x, y in val_loader)
+"""
+        ),
     ]
 
     INVALID = [
@@ -392,6 +427,88 @@ def run_test(model, loader):
         yield model(x).argmax(1)
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+D = Discriminator()
+vgg16 = models.vgg16(weights=None)
+clf = nn.Sequential(nn.Linear(64, 10), nn.Dropout(0.1), nn.Linear(10, 2))
+
+
+def test(loader):
+    D.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (D(x).squeeze(1) > 0).eq(y).sum().item()
+    return hits
+
+
+def report(loader):
+    vgg16.eval()
+    clf.eval()
+    acc = []
+    for x, y in loader:
+        acc.append((vgg16(x).argmax(1) == y).float().mean().item())
+    for x, y in loader:
+        acc.append((clf(x).argmax(1) == y).float().mean().item())
+    return acc
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+D = Discriminator()
+vgg16 = models.vgg16(weights=None)
+clf = nn.Sequential(nn.Linear(64, 10), nn.Dropout(0.1), nn.Linear(10, 2))
+
+
+@torch.no_grad()
+def test(loader):
+    D.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (D(x).squeeze(1) > 0).eq(y).sum().item()
+    return hits
+
+
+def report(loader):
+    vgg16.eval()
+    clf.eval()
+    acc = []
+    with torch.no_grad():
+        for x, y in loader:
+            acc.append((vgg16(x).argmax(1) == y).float().mean().item())
+    with torch.no_grad():
+        for x, y in loader:
+            acc.append((clf(x).argmax(1) == y).float().mean().item())
+    return acc
+""",
+            count=3,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -415,7 +532,7 @@ def run_test(model, loader):
             self.report(calls[0], fix=self._fix(site))
 
     def _result_may_be_differentiated(self, function: cst.CSTNode) -> bool:
-        """Whether a caller in this file differentiates what ``function`` returns, or hands it on."""
+        """Whether a caller in this file differentiates what ``function`` returns."""
         ctx = self.ctx
         assert isinstance(function, cst.FunctionDef)
         for call in call_sites(ctx, function):
@@ -424,8 +541,6 @@ def run_test(model, loader):
             for anc in ctx.ancestors(call):
                 if isinstance(anc, cst.Call) and is_backward_like(ctx, anc):
                     return True
-                if isinstance(anc, cst.Return):
-                    return True  # returned onwards: its callers may differentiate it
                 if isinstance(anc, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                     for target in assignment_targets(anc):
                         for n in iter_nodes(target):

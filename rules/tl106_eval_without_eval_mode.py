@@ -40,13 +40,21 @@ class EvalWithoutEvalMode(LintRule):
     随机失活（dropout）在训练和测试阶段使用不同的计算方法" (`shared/seeds/000`; the test snippet of the 2024
     revision `shared/seeds/003`, section 6.2, starts with `model.eval()`).
 
+    Models are recognised by how they are built, whatever their name (`cnn = CNN()` for an `nn.Module`
+    subclass of the project, `vgg16 = models.vgg16()`, `clf = nn.Sequential(...)`, `.to(device)` of one),
+    or by a name that says so when nothing shows how they are built. A call of a function named for
+    evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
+    file or a project module) is unknown or switches some mode; one that provably never does is looked
+    into like any other code.
+
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
     built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`), models loaded with
     `torch.load`/`torch.jit.load` (they keep the mode they were saved in), models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
-    layers without dropout or normalisation), and `self.<model>` in a class derived from a framework
+    layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
+    dropout), and `self.<model>` in a class derived from a framework
     class imported from another module when the class never shows how the model is built (the
     framework sets it up, e.g. with `from_pretrained`, which loads in eval mode).
 
@@ -241,6 +249,58 @@ class LabelPipeline(Pipeline):
         return preds
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+rnn = nn.LSTM(8, 16, num_layers=2)
+head = nn.Sequential(nn.Linear(16, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 8, dropout=0.0)
+        self.out = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.out(self.gru(x)[0])
+
+
+small = Small()
+
+
+def validate(loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            features, _ = rnn(x)
+            correct += (head(features[-1]).argmax(1) == y).sum().item()
+            correct += (small(x)[-1].argmax(1) == y).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def set_eval(model):
+    model.eval()
+
+
+def evaluate(model, loader):
+    set_eval(model)
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in loader]
+
+
+def validate_all(model, loaders):
+    with torch.no_grad():
+        return [evaluate(model, loader) for loader in loaders]
+"""
+        ),
     ]
 
     INVALID = [
@@ -359,6 +419,80 @@ def evaluate(loader):
     with torch.no_grad():
         return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
 """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def evaluate(cnn, loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (cnn(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def train(loader, val_loader, epochs):
+    cnn = CNN()
+    optimizer = torch.optim.SGD(cnn.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(cnn(x), y).backward()
+            optimizer.step()
+        print(epoch, evaluate(cnn, val_loader))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def evaluate(cnn, loader):
+    correct = 0
+    cnn.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (cnn(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def train(loader, val_loader, epochs):
+    cnn = CNN()
+    optimizer = torch.optim.SGD(cnn.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(cnn(x), y).backward()
+            optimizer.step()
+        print(epoch, evaluate(cnn, val_loader))
+        cnn.train()
+""",
+            line=21,
             unsafe=True,
         ),
     ]

@@ -39,7 +39,7 @@ from torchlint.analysis.context import (
     receiver,
 )
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import called_function, is_model, mode_free
+from torchlint.analysis.program import called_function, is_model, mode_free, param_is_model
 from torchlint.analysis.training import (
     LOOP_TYPES,
     calls_through_helpers,
@@ -556,6 +556,7 @@ class EvaluationFacts:
         self._seen: Set[cst.Call] = set()
         self._sites: Optional[List[EvalSite]] = None
         self._class_verdicts: Dict[cst.ClassDef, bool] = {}
+        self._param_calls: List[cst.Call] = []
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
@@ -565,6 +566,11 @@ class EvaluationFacts:
         ctx = self.ctx
         model = model_of_call(ctx, call)
         if model is None:
+            callee = call.func
+            if isinstance(callee, cst.Name) and ctx.names.is_param(callee) and not isinstance(
+                ctx.parent(call), cst.Expr
+            ) and keyword_arg(call, "training") is None:
+                self._param_calls.append(call)  # a model only if its callers pass one: decided after the walk
             return
         self.model_calls.append((call, model))
         if isinstance(model, cst.Name):
@@ -588,8 +594,25 @@ class EvaluationFacts:
         return self._sites
 
     # -- computation (after the walk) ---------------------------------------------------------------
+    def _promote_params(self) -> None:
+        """Calls of a parameter that every caller in the file passes a model for (``evaluate(cnn, ...)``
+        with ``cnn = CNN()``) are model calls too."""
+        ctx = self.ctx
+        for call in self._param_calls:
+            callee = call.func
+            assert isinstance(callee, cst.Name)
+            args = param_is_model(ctx, callee)
+            if args is None:
+                continue
+            self.model_calls.append((call, callee))
+            self.local_model.add(call)
+            if all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
+                self.mode_settled.add(call)
+        self._param_calls = []
+
     def _compute(self) -> List[EvalSite]:
         ctx = self.ctx
+        self._promote_params()
         by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
         for call, model in self.model_calls:
             by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))

@@ -384,10 +384,12 @@ def _class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
+_MODE_CODE = re.compile(r"Dropout\w*\(|\bdropout\(|\.training\b|\.train\(|\.eval\(|\bdropout\s*=\s*[a-zA-Z_(]")
+
+
 def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
                     depth: int) -> Optional[bool]:
-    code = ctx.code(cls)
-    if "training" in code or ".train(" in code or ".eval(" in code or "dropout" in code.lower():
+    if _MODE_CODE.search(ctx.code(cls)):
         return True
     verdicts: List[Optional[bool]] = []
     if inherited is not None:
@@ -742,6 +744,57 @@ _LAYER_MODEL = re.compile(
 )
 
 
+def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
+    index = getattr(ctx, "_call_index", None)
+    if index is None:
+        index = {}
+        for call in ctx.calls_in(ctx.module):
+            target = ctx.function_for_call(call)
+            if target is not None:
+                index.setdefault(target, []).append(call)
+        ctx._call_index = index  # type: ignore[attr-defined]
+    return index
+
+
+def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """For a parameter of a function: the arguments every call of the function in this file passes for
+    it; None when it is no parameter, the function is never called here, or some call passes none."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not is_param(ctx, name):
+        return None
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = [p.name.value for p in params]
+    if name.value not in names:
+        return None
+    index = names.index(name.value)
+    out: List[cst.BaseExpression] = []
+    calls = _call_index(ctx).get(function, [])
+    if not calls:
+        return None
+    for call in calls:
+        offset = 1 if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls") else 0
+        a = arg(call, index - offset, name.value) if index >= offset else None
+        if a is None:
+            return None
+        out.append(a.value)
+    return out
+
+
+def param_is_model(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The arguments, when every call of the function in this file passes a model for parameter
+    ``name`` (``evaluate(cnn, loader)`` with ``cnn = CNN()``).  Call it after the walk."""
+    args = arguments_for_param(ctx, name)
+    if not args:
+        return None
+    for a in args:
+        if isinstance(a, (cst.Name, cst.Attribute)):
+            if is_model(ctx, a) is not True:
+                return None
+        elif not is_model_value(ctx, a):
+            return None
+    return args
+
+
 def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
     """:func:`is_module_value` for a model: not a loss, an activation or a pooling layer of ``torch.nn``."""
     if not is_module_value(ctx, value):
@@ -1000,7 +1053,9 @@ __all__ = [
     "is_module_value",
     "loss_kind",
     "loss_params",
+    "arguments_for_param",
     "mode_free",
+    "param_is_model",
     "model_summary_of",
     "module_output",
     "output_kind",
