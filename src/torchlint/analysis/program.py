@@ -627,6 +627,9 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         positional = [a for a in value.args if a.keyword is None]
         if positional and not positional[-1].star:
             return built_output(ctx, positional[-1].value, depth)
+        if len(positional) == 1 and positional[0].star == "*" and isinstance(positional[0].value, cst.Name):
+            last = _last_appended(ctx, positional[0].value)
+            return built_output(ctx, last, depth) if last is not None else None
         return None
     if depth >= MAX_DEPTH:
         return None
@@ -635,6 +638,27 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         s = class_summary(found[0], found[1], depth + 1)
         return s.output if s.is_module else None
     return None
+
+
+def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpression]:
+    """For ``nn.Sequential(*layers)``: the layer appended last to the list ``layers`` in the same
+    function, when that append is not inside a loop or a branch (it is then the last layer)."""
+    function = ctx.enclosing(layers, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    last = None
+    use = _position(ctx, layers)
+    for call in ctx.calls_in(function):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == layers.value) or _position(ctx, call) > use:
+            continue
+        if func.attr.value != "append":
+            last = None  # extend, insert, pop, ...: the last layer is no longer known
+            continue
+        first = arg(call, 0, "object")
+        last = first.value if first is not None and not _compound_ancestors(ctx, call, function) else None
+    return last
 
 
 # -- roles -----------------------------------------------------------------------------------------
@@ -885,7 +909,18 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     if isinstance(callee, cst.Name) and _definition(ctx, callee) is not None:
         return None  # a function or class called by name: not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
+    if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
+        s = class_summary(ctx, cls)  # `self(x)` in a method of the model: its own `forward`
+        return s.output if s.is_module else None
     return module_output(ctx, callee, 0, cls if isinstance(cls, cst.ClassDef) else None)
+
+
+def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or ctx.parent(ctx.parent(function) or function) is not cls:
+        return False
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return bool(params) and params[0].name.value == name.value and not function.decorators
 
 
 def _module_value(ctx: FileContext, name: cst.Name):
