@@ -177,6 +177,29 @@ def step(model, x, y):
     return F.nll_loss(out, y) + loss_fn(model(x), y)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes=(784, 64, 10), probabilities=False):
+        super().__init__()
+        layers = [nn.Flatten()]
+        for a, b in zip(sizes, sizes[1:]):
+            layers.append(nn.Linear(a, b))
+        if probabilities:
+            layers.append(nn.Softmax(dim=1))
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+
+    def loss(self, batch):
+        x, y = batch
+        return nn.functional.cross_entropy(self(x), y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -359,6 +382,31 @@ def train_step(model, x, y):
 """,
             line=10,
             message="passed to `compute_loss`",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes=(784, 64, 10)):
+        super().__init__()
+        layers = [nn.Flatten()]
+        for a, b in zip(sizes, sizes[1:]):
+            layers.append(nn.Linear(a, b))
+            layers.append(nn.ReLU())
+        layers.append(nn.Softmax(dim=1))
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+
+    def loss(self, batch):
+        x, y = batch
+        return nn.functional.cross_entropy(self(x), y)
+""",
+            line=21,
         ),
     ]
 

@@ -26,6 +26,7 @@ scope, not only the one the walk is in.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -333,6 +334,8 @@ def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelS
     summary = table.get(cls)
     if summary is not None:
         return summary
+    if cls not in ctx.names._scope_of:  # asked during the walk, before the class was read: unknown
+        return ModelSummary(cls.name.value, module_class(ctx, cls, depth))
     table[cls] = ModelSummary(cls.name.value, False)  # a class reaching itself again sees "not a module"
     summary = _summarise(ctx, cls, depth)
     table[cls] = summary
@@ -381,10 +384,12 @@ def _class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
+_MODE_CODE = re.compile(r"Dropout\w*\(|\bdropout\(|\.training\b|\.train\(|\.eval\(|\bdropout\s*=\s*[a-zA-Z_(]")
+
+
 def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
                     depth: int) -> Optional[bool]:
-    code = ctx.code(cls)
-    if "training" in code or ".train(" in code or ".eval(" in code or "dropout" in code.lower():
+    if _MODE_CODE.search(ctx.code(cls)):
         return True
     verdicts: List[Optional[bool]] = []
     if inherited is not None:
@@ -622,6 +627,9 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         positional = [a for a in value.args if a.keyword is None]
         if positional and not positional[-1].star:
             return built_output(ctx, positional[-1].value, depth)
+        if len(positional) == 1 and positional[0].star == "*" and isinstance(positional[0].value, cst.Name):
+            last = _last_appended(ctx, positional[0].value)
+            return built_output(ctx, last, depth) if last is not None else None
         return None
     if depth >= MAX_DEPTH:
         return None
@@ -630,6 +638,27 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         s = class_summary(found[0], found[1], depth + 1)
         return s.output if s.is_module else None
     return None
+
+
+def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpression]:
+    """For ``nn.Sequential(*layers)``: the layer appended last to the list ``layers`` in the same
+    function, when that append is not inside a loop or a branch (it is then the last layer)."""
+    function = ctx.enclosing(layers, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    last = None
+    use = _position(ctx, layers)
+    for call in ctx.calls_in(function):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == layers.value) or _position(ctx, call) > use:
+            continue
+        if func.attr.value != "append":
+            last = None  # extend, insert, pop, ...: the last layer is no longer known
+            continue
+        first = arg(call, 0, "object")
+        last = first.value if first is not None and not _compound_ancestors(ctx, call, function) else None
+    return last
 
 
 # -- roles -----------------------------------------------------------------------------------------
@@ -650,6 +679,27 @@ def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[Mo
             return None
         found = s
     return found
+
+
+def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether every value ``model`` is given is provably the same module in train and eval mode (no
+    dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
+    values = values_of(ctx, model)
+    if not values:
+        return False
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return False
+        d = _definition(ctx, core.func)
+        if d is not None and isinstance(d[1], cst.ClassDef):
+            s = class_summary(d[0], d[1])
+            if not s.is_module or s.mode_dependent is not False:
+                return False
+            continue
+        if layer_mode_dependent(ctx, core) is not False or not is_module_value(ctx, core):
+            return False
+    return True
 
 
 def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
@@ -677,16 +727,114 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
         )
     d = _definition(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
-        return class_summary(d[0], d[1], depth + 1).is_module
+        return module_class(d[0], d[1], depth + 1)
     return False
+
+
+def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``cls`` derives from ``nn.Module`` (through project classes too).  Reads only the bases and
+    the imports, so it may be asked during the walk."""
+    table = getattr(ctx, "_module_classes", None)
+    if table is None:
+        table = {}
+        ctx._module_classes = table  # type: ignore[attr-defined]
+    if cls in table:
+        return table[cls]
+    table[cls] = False  # a cycle of bases is no module
+    found = False
+    for expr, definition in _base_classes(ctx, cls, depth):
+        if definition is not None and isinstance(definition[1], cst.ClassDef):
+            if depth < MAX_DEPTH and module_class(definition[0], definition[1], depth + 1):
+                found = True
+                break
+            continue
+        names = qualified(ctx, expr)
+        if names & set(_MODULE_BASES) or any(
+            n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
+            for n in names
+        ):
+            found = True
+            break
+    table[cls] = found
+    return found
 
 
 _ANNOTATION_MODULES = ("torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential")
 
 
+_LAYER_MODEL = re.compile(
+    r"(Sequential|ModuleList|ModuleDict|LSTM|GRU|RNN|Transformer\w*|Linear|Bilinear|Conv\w*|Embedding\w*|"
+    r"MultiheadAttention)$"
+)
+
+
+def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
+    index = getattr(ctx, "_call_index", None)
+    if index is None:
+        index = {}
+        for call in ctx.calls_in(ctx.module):
+            target = ctx.function_for_call(call)
+            if target is not None:
+                index.setdefault(target, []).append(call)
+        ctx._call_index = index  # type: ignore[attr-defined]
+    return index
+
+
+def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """For a parameter of a function: the arguments every call of the function in this file passes for
+    it; None when it is no parameter, the function is never called here, or some call passes none."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not is_param(ctx, name):
+        return None
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = [p.name.value for p in params]
+    if name.value not in names:
+        return None
+    index = names.index(name.value)
+    out: List[cst.BaseExpression] = []
+    calls = _call_index(ctx).get(function, [])
+    if not calls:
+        return None
+    for call in calls:
+        offset = 1 if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls") else 0
+        a = arg(call, index - offset, name.value) if index >= offset else None
+        if a is None:
+            return None
+        out.append(a.value)
+    return out
+
+
+def param_is_model(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The arguments, when every call of the function in this file passes a model for parameter
+    ``name`` (``evaluate(cnn, loader)`` with ``cnn = CNN()``).  Call it after the walk."""
+    args = arguments_for_param(ctx, name)
+    if not args:
+        return None
+    for a in args:
+        if isinstance(a, (cst.Name, cst.Attribute)):
+            if is_model(ctx, a) is not True:
+                return None
+        elif not is_model_value(ctx, a):
+            return None
+    return args
+
+
+def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """:func:`is_module_value` for a model: not a loss, an activation or a pooling layer of ``torch.nn``."""
+    if not is_module_value(ctx, value):
+        return False
+    core = strip_moves(value)
+    if isinstance(core, cst.Call):
+        for q in qualified(ctx, core.func):
+            if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
+                return False
+    return True
+
+
 def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
-    """True: ``expr`` (a name or ``self.<attr>``) holds an ``nn.Module`` by construction (or annotation);
-    False: it provably holds something else on every assignment; None: unknown (a parameter)."""
+    """True: ``expr`` (a name or ``self.<attr>``) holds a model (an ``nn.Module`` that is not a loss or an
+    activation) by construction or by annotation on every assignment seen; None: unknown (a parameter,
+    something else)."""
     if isinstance(expr, cst.Name):
         b = _lookup(ctx, expr, expr.value)
         if b is None or b.imports:
@@ -696,8 +844,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     values = values_of(ctx, expr)
     if not values:
         return None
-    verdicts = [is_module_value(ctx, v) for v in values]
-    if all(verdicts):
+    if all(is_model_value(ctx, v) for v in values):
         return True
     return None
 
@@ -715,7 +862,7 @@ def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
                 return True
             d = _definition(ctx, ann)
             if d is not None and isinstance(d[1], cst.ClassDef):
-                return class_summary(d[0], d[1]).is_module
+                return module_class(d[0], d[1])
     return False
 
 
@@ -762,7 +909,18 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     if isinstance(callee, cst.Name) and _definition(ctx, callee) is not None:
         return None  # a function or class called by name: not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
+    if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
+        s = class_summary(ctx, cls)  # `self(x)` in a method of the model: its own `forward`
+        return s.output if s.is_module else None
     return module_output(ctx, callee, 0, cls if isinstance(cls, cst.ClassDef) else None)
+
+
+def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or ctx.parent(ctx.parent(function) or function) is not cls:
+        return False
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return bool(params) and params[0].name.value == name.value and not function.decorators
 
 
 def _module_value(ctx: FileContext, name: cst.Name):
@@ -930,6 +1088,9 @@ __all__ = [
     "is_module_value",
     "loss_kind",
     "loss_params",
+    "arguments_for_param",
+    "mode_free",
+    "param_is_model",
     "model_summary_of",
     "module_output",
     "output_kind",
