@@ -625,6 +625,9 @@ def cell_diffs(path: str, before: str, after: str) -> str:
         if ca.text == cb.text:
             continue
         name = f"{path}:cell {ca.index + 1}"
-        for line in difflib.unified_diff(_split_keep(ca.text), _split_keep(cb.text), fromfile=name, tofile=name):
+        ta, tb = ca.text, cb.text
+        if not ta.endswith("\n") and not tb.endswith("\n"):  # a cell's last line has no newline
+            ta, tb = ta + "\n", tb + "\n"
+        for line in difflib.unified_diff(_split_keep(ta), _split_keep(tb), fromfile=name, tofile=name):
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
