@@ -144,6 +144,20 @@ def test_json_that_is_not_a_notebook_is_tl000(text):
     assert res.diagnostics[0].cell == 0
 
 
+def test_absurdly_nested_json_is_tl000():
+    res = lint('{"cells": [], "metadata": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert [d.code for d in res.diagnostics] == [PARSE_ERROR] and not res.errors
+
+
+def test_lone_carriage_returns_inside_a_cell():
+    nb = json.loads(make(IMPORTS, MODEL, LOOP))
+    nb["cells"][2]["source"] = LOOP.replace("\n", "\r")
+    res = lint(json.dumps(nb), fix=True)
+    assert found(lint(json.dumps(nb))) == [(3, 3, "TL103"), (3, 4, "TL101")]
+    src = json.loads(res.fixed_source)["cells"][2]["source"]
+    assert "\n" not in src and "    optimizer.zero_grad()\r" in src
+
+
 def test_other_kernel_language_is_skipped():
     nb = json.loads(make("x <- c(1, 2)\nfor (i in x) print(i)"))
     nb["metadata"]["language_info"] = {"name": "R"}
