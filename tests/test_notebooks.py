@@ -1,6 +1,7 @@
 """Jupyter notebooks: one program per notebook, IPython syntax masked, cell positions, fixes written
 back into the cells with the rest of the file unchanged."""
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -141,6 +142,20 @@ def test_json_that_is_not_a_notebook_is_tl000(text):
     res = lint(text)
     assert [d.code for d in res.diagnostics] == [PARSE_ERROR]
     assert res.diagnostics[0].cell == 0
+
+
+def test_absurdly_nested_json_is_tl000():
+    res = lint('{"cells": [], "metadata": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert [d.code for d in res.diagnostics] == [PARSE_ERROR] and not res.errors
+
+
+def test_lone_carriage_returns_inside_a_cell():
+    nb = json.loads(make(IMPORTS, MODEL, LOOP))
+    nb["cells"][2]["source"] = LOOP.replace("\n", "\r")
+    res = lint(json.dumps(nb), fix=True)
+    assert found(lint(json.dumps(nb))) == [(3, 3, "TL103"), (3, 4, "TL101")]
+    src = json.loads(res.fixed_source)["cells"][2]["source"]
+    assert "\n" not in src and "    optimizer.zero_grad()\r" in src
 
 
 def test_other_kernel_language_is_skipped():
@@ -324,3 +339,35 @@ def test_cli_help_shows_commands_and_check_options(run):
     out = run("--help").stdout
     for word in ("check", "rule", "rules", "--fix", "--select", "--output-format", "--diff"):
         assert word in out
+
+
+# -- the bundled tutorial notebook ---------------------------------------------------------------------------------
+TUTORIAL = Path(__file__).resolve().parents[1] / "examples" / "tutorial.ipynb"
+
+
+def _run_cells(text):
+    nb = read_notebook(text)
+    namespace: dict = {"__name__": "tutorial"}
+    for cell in nb.cells:
+        mask_cell(cell)
+        if not cell.skip:
+            exec(compile(cell.python, f"cell {cell.index + 1}", "exec"), namespace)
+    return namespace
+
+
+def test_tutorial_notebook_findings_and_fixed_program_runs():
+    torch = pytest.importorskip("torch")
+    if not TUTORIAL.exists():
+        pytest.skip("examples/ is not shipped with this installation")
+    text = TUTORIAL.read_text(encoding="utf-8")
+    assert sorted({d.code for d in lint(text).diagnostics}) == [
+        "TL101", "TL103", "TL104", "TL105", "TL106", "TL201", "TL202",
+    ]
+    res = lint(text, fix=True, unsafe=True)
+    assert not res.errors and res.diagnostics == []
+    nbformat.validate(nbformat.reads(res.fixed_source, as_version=4))
+    assert lint(res.fixed_source, fix=True, unsafe=True).fixed_source is None
+    namespace = _run_cells(res.fixed_source)
+    assert all(isinstance(v, float) for v in namespace["losses"])
+    probs = namespace["predict_proba"](namespace["batches"][0][0])
+    assert torch.allclose(probs.sum(dim=1), torch.ones(32))

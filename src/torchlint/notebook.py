@@ -14,6 +14,7 @@ order and the final newline stay byte for byte.
 """
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import re
@@ -160,6 +161,8 @@ class Notebook:
     ensure_ascii: bool
     indent_unit: str
     list_sep: str
+    language: Optional[str] = None  # the kernel's language, lower case, when the metadata says
+    located: bool = False  # cell spans filled in (locate_sources)
 
 
 def _split_keep(text: str) -> List[str]:
@@ -170,6 +173,8 @@ def read_notebook(text: str) -> Notebook:
     """Parse and check the notebook JSON; raises NotebookError for what is not a readable notebook."""
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise NotebookError("invalid notebook JSON: nested too deeply") from None
     except ValueError as exc:
         line = getattr(exc, "lineno", 1) or 1
         col = getattr(exc, "colno", 1) or 1
@@ -185,11 +190,6 @@ def read_notebook(text: str) -> Notebook:
     fmt = data.get("nbformat")
     if fmt is not None and (not isinstance(fmt, int) or fmt < 4):
         raise NotebookError(f"unsupported nbformat {fmt!r} (torchlint reads nbformat 4)")
-    scanner = _Scanner(text)
-    try:
-        scanner.value(0, ())
-    except (ValueError, IndexError) as exc:  # json.loads accepted it: should not happen
-        raise NotebookError(f"could not locate the cells in the notebook: {exc}") from None
     out: List[Cell] = []
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
@@ -207,12 +207,27 @@ def read_notebook(text: str) -> Notebook:
             raise NotebookError(f"cell {i + 1}: `source` is neither a string nor a list of strings")
         newline = "\r\n" if "\r\n" in joined else ("\r" if "\r" in joined else "\n")
         norm = joined.replace("\r\n", "\n").replace("\r", "\n")
-        out.append(Cell(i, norm, newline, as_list, scanner.sources.get(i)))
-    return Notebook(text, out, len(cells), _ensure_ascii(text), _indent_unit(text), _list_sep(text))
+        out.append(Cell(i, norm, newline, as_list, None))
+    return Notebook(text, out, len(cells), _ensure_ascii(text), _indent_unit(text), _list_sep(text),
+                    _language(data.get("metadata")))
+
+
+def locate_sources(nb: Notebook) -> None:
+    """Find where each code cell's source sits in the file (needed to write fixes and for file lines)."""
+    if nb.located:
+        return
+    scanner = _Scanner(nb.text)
+    try:
+        scanner.value(0, ())
+    except (ValueError, IndexError, RecursionError) as exc:  # json.loads accepted it: should not happen
+        raise NotebookError(f"could not locate the cells in the notebook: {exc}") from None
+    for cell in nb.cells:
+        cell.span = scanner.sources.get(cell.index)
+    nb.located = True
 
 
 def _ensure_ascii(text: str) -> bool:
-    if any(ord(c) > 127 for c in text):
+    if not text.isascii():
         return False
     return re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])[0-9a-fA-F]{2}", text) is not None
 
@@ -226,11 +241,7 @@ def _list_sep(text: str) -> str:
     return ", " if re.search(r'",\s"', text) and not re.search(r'",\r?\n', text) else ","
 
 
-def notebook_language(text: str) -> Optional[str]:
-    try:
-        meta = json.loads(text).get("metadata") or {}
-    except (ValueError, AttributeError):
-        return None
+def _language(meta: Any) -> Optional[str]:
     if not isinstance(meta, dict):
         return None
     for key, sub in (("language_info", "name"), ("kernelspec", "language")):
@@ -452,6 +463,7 @@ def _render_source(nb: Notebook, cell: Cell, new: str) -> str:
 def write_cells(nb: Notebook, new_texts: Dict[int, str]) -> str:
     """The notebook file with the given cells' sources replaced (position in nb.cells -> cell text in
     the cell's own newline style); everything else byte for byte."""
+    locate_sources(nb)
     edits = []
     for k, text in new_texts.items():
         cell = nb.cells[k]
@@ -497,8 +509,7 @@ def lint_notebook(path: str, text: str, settings):
     except NotebookError as exc:
         result.diagnostics.append(Diagnostic(path, exc.line, exc.col, PARSE_ERROR, str(exc)))
         return result
-    lang = notebook_language(text)
-    if lang is not None and lang != "python":
+    if nb.language is not None and nb.language != "python":
         result.skipped = True
         return result
     for cell in nb.cells:
@@ -550,8 +561,10 @@ def lint_notebook(path: str, text: str, settings):
             again = lint_source(path, program.source, Settings(settings.rules, settings.options, settings.noqa, False, settings.unsafe_fixes, settings.want_edits))
             inner = again
             final = program
-    lines_map = _file_lines(nb if result.fixed_source is None else read_notebook(result.fixed_source))
     diags = list(bad.values())
+    if not diags and not inner.diagnostics:
+        return result
+    lines_map = _file_lines(nb if result.fixed_source is None else read_notebook(result.fixed_source))
     for d in inner.diagnostics:
         diags.append(_to_cell(d, nb, final))
     result.diagnostics = [_with_file_line(d, lines_map) for d in diags]
@@ -592,15 +605,19 @@ def _to_cell(d, nb: Notebook, program: Program):
 def _file_lines(nb: Notebook) -> Dict[int, List[int]]:
     """cell number (1-based) -> the file line (1-based) where each of its source lines is stored."""
     out: Dict[int, List[int]] = {}
-    t = nb.text
+    try:
+        locate_sources(nb)
+    except NotebookError:
+        return out
+    newlines = [m.start() for m in re.finditer("\n", nb.text)]
     for cell in nb.cells:
         if cell.span is None:
             continue
         start, end, items = cell.span
         if cell.as_list and items:
-            out[cell.index + 1] = [t.count("\n", 0, a) + 1 for a, _ in items]
+            out[cell.index + 1] = [bisect.bisect_left(newlines, a) + 1 for a, _ in items]
         else:
-            out[cell.index + 1] = [t.count("\n", 0, start) + 1]
+            out[cell.index + 1] = [bisect.bisect_left(newlines, start) + 1]
     return out
 
 
@@ -625,6 +642,9 @@ def cell_diffs(path: str, before: str, after: str) -> str:
         if ca.text == cb.text:
             continue
         name = f"{path}:cell {ca.index + 1}"
-        for line in difflib.unified_diff(_split_keep(ca.text), _split_keep(cb.text), fromfile=name, tofile=name):
+        ta, tb = ca.text, cb.text
+        if not ta.endswith("\n") and not tb.endswith("\n"):  # a cell's last line has no newline
+            ta, tb = ta + "\n", tb + "\n"
+        for line in difflib.unified_diff(_split_keep(ta), _split_keep(tb), fromfile=name, tofile=name):
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
