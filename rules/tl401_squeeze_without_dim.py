@@ -413,7 +413,7 @@ def embed(tokenizer, texts):
             known = f" on a tensor of shape {shape}" if shape is not None else ""
             return (
                 f"`squeeze()` without a dim{known} also drops the batch dimension when the batch has one "
-                "sample; shape unknown here, name the dim that is 1"
+                "sample; shape unknown here (no dimension is known to be 1), name the dim that is 1"
             )
         return (
             f"`squeeze()` without a dim on a tensor of shape {shape} also drops the batch dimension when the "
