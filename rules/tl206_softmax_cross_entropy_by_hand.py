@@ -66,9 +66,11 @@ class SoftmaxCrossEntropyByHand(LintRule):
     ```
 
     ## Fix safety
-    The fix is safe: it never makes a working program fail, changes no result beyond the `inf`/`nan`
-    it names, and adds no dependency. It keeps the expression and computes the log-probabilities with
-    `torch.log_softmax` over the softmax's own dim (`-(labels * torch.log_softmax(x, dim=d)).sum()`, or
+    The fix computes the log-probabilities with `torch.log_softmax` and keeps the rest of the
+    expression. It is safe: it never makes a working program fail, changes no result beyond the
+    `inf`/`nan` it names, and adds no dependency.
+
+    The log-probabilities are taken over the softmax's own dim (`-(labels * torch.log_softmax(x, dim=d)).sum()`, or
     `.sum(dim=d)` when the sum ran over the softmax dim); a softmax over every element (a hand-written
     `exp / exp.sum()` with no dim) becomes `log_softmax(x.flatten(), dim=0).view_as(x)`. Any `.mean()`
     or `/ n` outside stays where it was, the result keeps the original dtype promotion, and the

@@ -55,15 +55,17 @@ class BatchGatherLoop(LintRule):
     ```
 
     ## Fix safety
-    The fix removes the list, the loop and the `torch.stack` call and indexes once:
-    `tensor[torch.arange(B, device=tensor.device), indices]` when the indices are known to be 1-D, else
-    with the row numbers shaped `[B, 1, ...]` to broadcast against indices of any shape `[B, ...]` (the
-    loop's stop `n` becomes `arange(n)` and `indices[:n]`). Indices not known to be a tensor may be a
-    (nested) list, which indexing accepts too; their rank is read through `torch.as_tensor`. The result
-    has the same values, dtype, device and gradients; comments above the list or the loop stay above
-    the result. It is safe, except when the loop variable is read after the loop (unsafe: the fix no
-    longer defines it). No fix is offered when the list has other uses, is not
-    stacked along dim 0, or the tensor is not a plain name (it would be evaluated twice).
+    The fix replaces the list, the loop and the `torch.stack` call by one indexing operation with the
+    same values, dtype, device and gradients. It is safe, except when the loop variable is read after
+    the loop (unsafe: the fix no longer defines it); it adds no dependency.
+
+    The indexing is `tensor[torch.arange(B, device=tensor.device), indices]` when the indices are
+    known to be 1-D, else with the row numbers shaped `[B, 1, ...]` to broadcast against indices of any
+    shape `[B, ...]` (the loop's stop `n` becomes `arange(n)` and `indices[:n]`). Indices not known to
+    be a tensor may be a (nested) list, which indexing accepts too; their rank is read through
+    `torch.as_tensor`. Comments above the list or the loop stay above the result. No fix is offered
+    when the list has other uses, is not stacked along dim 0, or the tensor is not a plain name (it
+    would be evaluated twice).
 
     When the project declares `torchlint[runtime]` (pyproject dependencies or optional dependencies,
     `requirements*.txt`, `setup.cfg`, `environment.yml`), the file already imports `torchlint.runtime`,
