@@ -138,7 +138,9 @@ class EditMaker:
         offset = starts[line - 1]
         text = self.text()
         if text[offset:offset + len(code)] != code:
-            return None  # not where expected: fall back to the full layout
+            last = code.endswith("\n") and text[offset:] == code[:-1]  # a file without a final newline
+            if not last:
+                return None  # not where expected: fall back to the full layout
         return offset
 
     def _starts(self) -> List[int]:
