@@ -66,9 +66,11 @@ class SoftmaxCrossEntropyByHand(LintRule):
     ```
 
     ## Fix safety
-    The fix is safe: it never makes a working program fail, changes no result beyond the `inf`/`nan`
-    it names, and adds no dependency. It keeps the expression and computes the log-probabilities with
-    `torch.log_softmax` over the softmax's own dim (`-(labels * torch.log_softmax(x, dim=d)).sum()`, or
+    The fix computes the log-probabilities with `torch.log_softmax` and keeps the rest of the
+    expression. It is safe: it never makes a working program fail, changes no result beyond the
+    `inf`/`nan` it names, and adds no dependency.
+
+    The log-probabilities are taken over the softmax's own dim (`-(labels * torch.log_softmax(x, dim=d)).sum()`, or
     `.sum(dim=d)` when the sum ran over the softmax dim); a softmax over every element (a hand-written
     `exp / exp.sum()` with no dim) becomes `log_softmax(x.flatten(), dim=0).view_as(x)`. Any `.mean()`
     or `/ n` outside stays where it was, the result keeps the original dtype promotion, and the
@@ -219,28 +221,6 @@ def distill(student, teacher):
     return -(F.softmax(teacher, dim=-1) * torch.log_softmax(student, dim=-1)).sum(dim=-1).mean()
 """,
         ),
-        # a project that declares torchlint[runtime] (or the option): the runtime function, by keyword
-        Invalid(
-            """
-import torch
-import torch.nn.functional as F
-
-def distill(student, teacher):
-    p = F.softmax(student, dim=-1)
-    return -(F.softmax(teacher, dim=-1) * torch.log(p)).sum(dim=-1).mean()
-""",
-            fixed="""
-import torch
-import torch.nn.functional as F
-from torchlint.runtime import softmax_cross_entropy
-
-def distill(student, teacher):
-    p = F.softmax(student, dim=-1)
-    return softmax_cross_entropy(labels=F.softmax(teacher, dim=-1), logits=student, dim=-1, reduction="none").mean()
-""",
-            options={"runtime-fixes": "runtime"},
-            unsafe=True,
-        ),
         Invalid(
             """
 \"\"\"Losses.\"\"\"
@@ -256,23 +236,6 @@ import torch
 def xent(labels, logits, softmax_cross_entropy=None):
     return -(labels * torch.log_softmax(logits, dim=1)).sum() / labels.shape[0]
 """,
-        ),
-        Invalid(
-            """
-import torch
-
-def xent(labels, logits, softmax_cross_entropy=None):
-    return torch.sum(-labels * logits.softmax(1).log()) / labels.shape[0]
-""",
-            fixed="""
-import torch
-import torchlint.runtime
-
-def xent(labels, logits, softmax_cross_entropy=None):
-    return torchlint.runtime.softmax_cross_entropy(labels=labels, logits=logits, dim=1) / labels.shape[0]
-""",
-            options={"runtime-fixes": "runtime"},
-            unsafe=True,
         ),
         # class indices: F.cross_entropy
         Invalid(
@@ -320,6 +283,45 @@ import torch
 def odd(labels, logits):
     return -torch.sum(labels * torch.log(torch.softmax(logits, dim=1)), dim=0)
 """,
+        ),
+        # a project that declares torchlint[runtime] (or the option): the runtime function, by keyword
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def distill(student, teacher):
+    p = F.softmax(student, dim=-1)
+    return -(F.softmax(teacher, dim=-1) * torch.log(p)).sum(dim=-1).mean()
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torchlint.runtime import softmax_cross_entropy
+
+def distill(student, teacher):
+    p = F.softmax(student, dim=-1)
+    return softmax_cross_entropy(labels=F.softmax(teacher, dim=-1), logits=student, dim=-1, reduction="none").mean()
+""",
+            options={"runtime-fixes": "runtime"},
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def xent(labels, logits, softmax_cross_entropy=None):
+    return torch.sum(-labels * logits.softmax(1).log()) / labels.shape[0]
+""",
+            fixed="""
+import torch
+import torchlint.runtime
+
+def xent(labels, logits, softmax_cross_entropy=None):
+    return torchlint.runtime.softmax_cross_entropy(labels=labels, logits=logits, dim=1) / labels.shape[0]
+""",
+            options={"runtime-fixes": "runtime"},
+            unsafe=True,
         ),
     ]
 

@@ -55,15 +55,17 @@ class BatchGatherLoop(LintRule):
     ```
 
     ## Fix safety
-    The fix removes the list, the loop and the `torch.stack` call and indexes once:
-    `tensor[torch.arange(B, device=tensor.device), indices]` when the indices are known to be 1-D, else
-    with the row numbers shaped `[B, 1, ...]` to broadcast against indices of any shape `[B, ...]` (the
-    loop's stop `n` becomes `arange(n)` and `indices[:n]`). The result has the same values, dtype,
-    device and gradients; comments above the list or the loop stay above the result. It is safe when
-    the indices are known to be a tensor (a torch constructor, a `Tensor` annotation) and unsafe
-    otherwise (a Python list of indices has no `.dim()`), and unsafe when the loop variable is read after
-    the loop (the fix no longer defines it). No fix is offered when the list has other uses, is not
-    stacked along dim 0, or the tensor is not a plain name (it would be evaluated twice).
+    The fix replaces the list, the loop and the `torch.stack` call by one indexing operation with the
+    same values, dtype, device and gradients. It is safe, except when the loop variable is read after
+    the loop (unsafe: the fix no longer defines it); it adds no dependency.
+
+    The indexing is `tensor[torch.arange(B, device=tensor.device), indices]` when the indices are
+    known to be 1-D, else with the row numbers shaped `[B, 1, ...]` to broadcast against indices of any
+    shape `[B, ...]` (the loop's stop `n` becomes `arange(n)` and `indices[:n]`). Indices not known to
+    be a tensor may be a (nested) list, which indexing accepts too; their rank is read through
+    `torch.as_tensor`. Comments above the list or the loop stay above the result. No fix is offered
+    when the list has other uses, is not stacked along dim 0, or the tensor is not a plain name (it
+    would be evaluated twice).
 
     When the project declares `torchlint[runtime]` (pyproject dependencies or optional dependencies,
     `requirements*.txt`, `setup.cfg`, `environment.yml`), the file already imports `torchlint.runtime`,
@@ -193,11 +195,10 @@ import torch
 
 
 def batch_gather(tensor, indices):
-    return tensor[torch.arange(tensor.size(0), device=tensor.device).view(-1, *[1] * (indices.dim() - 1)), indices]
+    return tensor[torch.arange(tensor.size(0), device=tensor.device).view(-1, *[1] * (torch.as_tensor(indices).dim() - 1)), indices]
 """,
             line=7,
             col=5,
-            unsafe=True,
         ),
         Invalid(
             """
@@ -233,9 +234,8 @@ def label_scores(scores, labels):
 import torch as T
 
 def label_scores(scores, labels):
-    return scores[T.arange(scores.size(0), device=scores.device).view(-1, *[1] * (labels.dim() - 1)), labels]
+    return scores[T.arange(scores.size(0), device=scores.device).view(-1, *[1] * (T.as_tensor(labels).dim() - 1)), labels]
 """,
-            unsafe=True,
         ),
         Invalid(
             """
@@ -250,9 +250,8 @@ import torch
 
 def first_n(x, idx, n):
     x = torch.as_tensor(x)
-    return x[torch.arange(n, device=x.device).view(-1, *[1] * (idx.dim() - 1)), idx[:n]]
+    return x[torch.arange(n, device=x.device).view(-1, *[1] * (torch.as_tensor(idx).dim() - 1)), idx[:n]]
 """,
-            unsafe=True,
         ),
         Invalid(
             """
@@ -386,9 +385,12 @@ def batch_gather(tensor, indices):
             return f"{base}[{rows}, {i}]", False
         if dotted_name(g.indices) is None:
             return None
-        # rows shaped [B, 1, ...] to broadcast against indices of any shape [B, ...]
-        rows += f".view(-1, *[1] * ({ctx.code(g.indices)}.dim() - 1))"
-        return f"{base}[{rows}, {i}]", shape is None and not _tensor_param(ctx, g.indices)
+        # rows shaped [B, 1, ...] to broadcast against indices of any shape [B, ...] (a tensor, or a
+        # nested list of ints, which indexing accepts too)
+        known = shape is not None or _tensor_param(ctx, g.indices)
+        rank = f"{ctx.code(g.indices)}.dim()" if known else f"{torch}.as_tensor({ctx.code(g.indices)}).dim()"
+        rows += f".view(-1, *[1] * ({rank} - 1))"
+        return f"{base}[{rows}, {i}]", False
 
     def _loop_fix(self, g: Gather) -> Optional[Fix]:
         if g.init is None or g.stack is None:

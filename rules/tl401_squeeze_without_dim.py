@@ -50,15 +50,17 @@ class SqueezeWithoutDim(LintRule):
     ```
 
     ## Fix safety
-    The fix is offered only where the shape says which dimensions are 1 — the output of
-    `nn.Linear(..., 1)`, `unsqueeze(k)` / `x[None]`, a reduction with `keepdim=True`, a literal
-    constructor such as `torch.rand(1, 3)`, indexing a known shape, or a tokenizer's
-    `return_tensors="pt"` output for one string (`[1, L]`) — and squeezes exactly those:
-    `squeeze(0)`, or `squeeze((1, 3))` for several (a tuple of dims needs torch >= 2.0). It is safe: it
-    only stops other dimensions from being dropped when they happen to be 1, which is the bug. Where
-    no dimension is known to be 1 the finding has no fix: guessing `squeeze(-1)` is wrong whenever the
-    singleton is the leading dimension (a single image `[1, H, W]`, a batch of one `[1, C]`), with an
-    error or silently wrong values (a softmax over a dimension of size 1 is all ones).
+    The fix names the dimensions known to be 1 and is offered only where the shape says which they
+    are. It is safe: it only stops other dimensions from being dropped when they happen to be 1, which
+    is the bug; where no dimension is known to be 1 there is no fix (a guess would be wrong).
+
+    Known singletons come from the output of `nn.Linear(..., 1)`, `unsqueeze(k)` / `x[None]`, a
+    reduction with `keepdim=True`, a literal constructor such as `torch.rand(1, 3)`, indexing a known
+    shape, or a tokenizer's `return_tensors="pt"` output for one string (`[1, L]`); the fix squeezes
+    exactly those: `squeeze(0)`, or `squeeze((1, 3))` for several (a tuple of dims needs torch >= 2.0).
+    Guessing `squeeze(-1)` where the shape is unknown would be wrong whenever the singleton is the
+    leading dimension (a single image `[1, H, W]`, a batch of one `[1, C]`): an error, or silently
+    wrong values (a softmax over a dimension of size 1 is all ones).
 
     Not reported at all: values shown or exported (`imshow`, `Image.fromarray`, `ToPILImage`,
     `save_image`), turned into NumPy or Python numbers (`.numpy()`, `.tolist()`, `.item()`, `float()`),
@@ -414,7 +416,7 @@ def embed(tokenizer, texts):
             known = f" on a tensor of shape {shape}" if shape is not None else ""
             return (
                 f"`squeeze()` without a dim{known} also drops the batch dimension when the batch has one "
-                "sample; shape unknown here, name the dim that is 1"
+                "sample; shape unknown here (no dimension is known to be 1), name the dim that is 1"
             )
         return (
             f"`squeeze()` without a dim on a tensor of shape {shape} also drops the batch dimension when the "

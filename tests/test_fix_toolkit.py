@@ -226,3 +226,23 @@ def test_edits_of_a_fix_reproduce_the_fixed_text(trailing_newline):
     fix = Fix("t").replace(call, add_argument(ctx, call, "1"))
     whole = EditMaker(module).edits(fix)
     assert len(whole) == 1 and _apply_edits(src, whole) == _apply(module, ctx, fix)
+
+
+def test_edits_placed_from_positions_match_the_full_layout():
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    src = (
+        "import torch\n\n\n# helper\n@decorate(\n    1,\n)\n@other\n\ndef f(x):\n    return g(x)\n\n\n"
+        "class A:\n    def h(self, y):\n        return g(y)\n\nz = g(3)"
+    )
+    module, ctx = _ctx(src)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    fast, slow = EditMaker(module, ctx, src, positions), EditMaker(module, ctx)
+    calls = [c for c in iter_nodes(module) if isinstance(c, cst.Call) and module.code_for_node(c.func) == "g"]
+    assert len(calls) == 3
+    for call in calls:
+        fix = Fix("t").replace(call, add_argument(ctx, call, "1"))
+        import_module(ctx, fix, "numpy")
+        assert fast.edits(fix) == slow.edits(fix)
+        assert _apply_edits(src, fast.edits(fix)) == _apply(module, ctx, fix)
+    assert not fast._layout_done  # every statement was placed from its position

@@ -124,6 +124,11 @@ CASES = [
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 0]))),
     Case("TL206-index-range", "TL206", 4, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1]), 4),
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 0]), 2)),
+    # with runtime-fixes = "runtime": torchlint.runtime.softmax_cross_entropy, called by keyword
+    Case("TL206-runtime-distill", "TL206", 6, lambda ns, s, te: ns["distill"](s, te),
+         lambda: (randn(4, 6), randn(4, 6, seed=3)), lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), t(0.0, 3.0, 0.0).repeat(2, 1))),
+    Case("TL206-runtime-class-dim", "TL206", 7, lambda ns, y, x: ns["xent"](y, x), lambda: (soft(3, 4), randn(3, 4, seed=2)),
+         lambda: (soft(2, 3), t(0.0, 1000.0, 5.0).repeat(2, 1))),
     # -- TL207 sigmoid + BCE: the original saturates (clamped at 100, zero gradient) ---------
     Case("TL207-functional", "TL207", 0, fn("loss"), lambda: (randn(6), torch.rand(6)), lambda: (t(150.0, -150.0), t(0.0, 1.0)),
          before_extreme="saturated", truth=lambda x, y: torch.tensor(300.0, dtype=torch.float64)),

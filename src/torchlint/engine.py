@@ -208,6 +208,7 @@ class _Lint:
     reports: List[Tuple[Report, Tuple[int, int, int, int]]]
     parse_error: Optional[Diagnostic]
     ctx: Optional[FileContext]
+    positions: Optional[Mapping[cst.CSTNode, Any]] = None
 
 
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
@@ -271,7 +272,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
             errors.append(f"{path}: rule {rep.code} reported a node outside the module")
             continue
         located.append((rep, (pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)))
-    return _Lint(module, located, None, ctx)
+    return _Lint(module, located, None, ctx, positions)
 
 
 def lint_source(path: str, source: str, settings: Settings) -> FileResult:
@@ -326,7 +327,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
                     fixed_total += applied
                     continue
         result.errors.extend(errors)
-        maker = EditMaker(lint.module, lint.ctx) if settings.want_edits and lint.module is not None else None
+        maker = EditMaker(lint.module, lint.ctx, current, lint.positions) if settings.want_edits and lint.module is not None else None
         result.diagnostics = [_diagnostic(path, rep, pos, maker) for rep, pos in kept]
         break
     else:

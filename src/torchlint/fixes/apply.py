@@ -9,7 +9,7 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -84,42 +84,97 @@ def fix_edits(module: cst.Module, fix: Fix, ctx: Optional[FileContext] = None) -
 
 class EditMaker:
     """Text edits of fixes on one module.  Only the top-level statements a fix touches are regenerated
-    (with the fix applied) and compared, so the edits of all fixes of a file cost about one code
-    generation of the file, not one per fix."""
+    (with the fix applied) and compared, so the edits of all fixes of a file cost a fraction of one code
+    generation of the file, not one per fix.
 
-    def __init__(self, module: cst.Module, ctx: Optional[FileContext] = None) -> None:
+    ``source`` is the text the module was parsed from and ``positions`` the engine's
+    ``PositionProvider`` map: with both, a statement's place in the text comes from its position; else
+    from generating the code of every top-level statement once."""
+
+    def __init__(self, module: cst.Module, ctx: Optional[FileContext] = None, source: Optional[str] = None,
+                 positions: Optional[Mapping[cst.CSTNode, Any]] = None) -> None:
         self.module = module
         self.ctx = ctx
-        self._offsets: Optional[Dict[int, Tuple[int, str]]] = None  # id(stmt) -> (offset, code)
-        self._text: Optional[str] = None
-
-    def _layout(self) -> Dict[int, Tuple[int, str]]:
-        if self._offsets is None:
-            m = self.module
-            pos = sum(len(m.code_for_node(line)) for line in m.header)
-            offsets: Dict[int, Tuple[int, str]] = {}
-            for stmt in m.body:
-                code = m.code_for_node(stmt)
-                offsets[id(stmt)] = (pos, code)
-                pos += len(code)
-            self._offsets = offsets
-        return self._offsets
-
-    def _top(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        if self.ctx is None:
-            return None
-        body_ids = self._layout()
-        if id(node) in body_ids:
-            return node
-        for a in self.ctx.ancestors(node):
-            if id(a) in body_ids:
-                return a
-        return None
+        self.positions = positions
+        self._text = source
+        self._body = {id(stmt): stmt for stmt in module.body}
+        self._offsets: Dict[int, Tuple[int, str]] = {}  # id(stmt) -> (offset, code)
+        self._layout_done = False
+        self._line_starts: Optional[List[int]] = None
 
     def text(self) -> str:
         if self._text is None:
             self._text = self.module.code
         return self._text
+
+    def _place(self, stmt: cst.CSTNode) -> Tuple[int, str]:
+        """(offset in the text, code) of a top-level statement."""
+        known = self._offsets.get(id(stmt))
+        if known is not None:
+            return known
+        code = self.module.code_for_node(stmt)
+        offset = self._offset_from_position(stmt, code)
+        if offset is None:
+            self._layout()
+            return self._offsets[id(stmt)]
+        self._offsets[id(stmt)] = (offset, code)
+        return offset, code
+
+    def _offset_from_position(self, stmt: cst.CSTNode, code: str) -> Optional[int]:
+        pos = self.positions.get(stmt) if self.positions is not None else None
+        if pos is None:
+            return None
+        # the statement's code starts on a line of its own: its leading lines, decorators and the lines
+        # after them come before the line its position names
+        lead = len(getattr(stmt, "leading_lines", ()))
+        decorators = getattr(stmt, "decorators", ())
+        if decorators:
+            lead += sum(self.module.code_for_node(d).count("\n") for d in decorators)
+            lead += len(getattr(stmt, "lines_after_decorators", ()))
+        line = pos.start.line - lead
+        starts = self._starts()
+        if not 1 <= line <= len(starts):
+            return None
+        offset = starts[line - 1]
+        text = self.text()
+        if text[offset:offset + len(code)] != code:
+            last = code.endswith("\n") and text[offset:] == code[:-1]  # a file without a final newline
+            if not last:
+                return None  # not where expected: fall back to the full layout
+        return offset
+
+    def _starts(self) -> List[int]:
+        if self._line_starts is None:
+            text = self.text()
+            starts = [0]
+            find = text.find
+            i = find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def _layout(self) -> None:
+        if self._layout_done:
+            return
+        m = self.module
+        pos = sum(len(m.code_for_node(line)) for line in m.header)
+        for stmt in m.body:
+            code = m.code_for_node(stmt)
+            self._offsets[id(stmt)] = (pos, code)
+            pos += len(code)
+        self._layout_done = True
+
+    def _top(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        if self.ctx is None:
+            return None
+        if id(node) in self._body:
+            return node
+        for a in self.ctx.ancestors(node):
+            if id(a) in self._body:
+                return a
+        return None
 
     def edits(self, fix: Fix) -> Tuple[Edit, ...]:
         tops: Dict[int, cst.CSTNode] = {}
@@ -128,11 +183,10 @@ class EditMaker:
             if top is None:
                 return self._whole(fix)
             tops[id(top)] = top
-        layout = self._layout()
         text = self.text()
+        placed = sorted(((self._place(t), t) for t in tops.values()), key=lambda item: item[0][0])
         out = []
-        for top in sorted(tops.values(), key=lambda t: layout[id(t)][0]):
-            offset, before = layout[id(top)]
+        for (offset, before), top in placed:
             new = top.visit(_Applier(fix.edits))
             if isinstance(new, cst.FlattenSentinel):
                 after = "".join(self.module.code_for_node(n) for n in new.nodes)

@@ -1,0 +1,141 @@
+"""Fix safety, checked by running programs.
+
+Every program in ``tests/fix_safety/`` runs with torch three times: as written, after ``--fix`` and
+after ``--fix --unsafe-fixes``.  The fixed versions run where torchlint cannot be imported (as under the
+``torchlint-fix`` pre-commit hook, where torchlint lives only in pre-commit's environment).  The first
+line of each program says what must hold::
+
+    # fix-safety: codes=TL206,TL302 safe=changed unsafe=same keep="# comment" absent=TL401 xfail="why"
+
+- ``codes``: reported on the program as written (the trap is really there);
+- ``absent``: not reported on it;
+- ``safe`` / ``unsafe``: ``same`` -- the fixed program prints exactly what the original printed;
+  ``changed`` -- the fix edited the file and the printed results differ (the bug is gone);
+- ``keep``: text the fixed file must still contain (a comment above replaced code);
+- ``xfail``: the trap needs a rule change that is not on this branch yet (strict: it must fail today).
+
+After each fix: the fixed program re-lints without a finding code that was not there before, and a
+second fix round changes nothing.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from torchlint.engine import Settings, lint_source  # noqa: E402
+from torchlint.rules import all_rules  # noqa: E402
+
+HERE = Path(__file__).parent / "fix_safety"
+PROGRAMS = sorted(HERE.glob("*.py"))
+RULES = [r for r in all_rules() if r.DEFAULT_ENABLED]
+_HEADER = re.compile(r"^# fix-safety: (.*)$", re.MULTILINE)
+
+# Runs a program with every `torchlint` import refused, whatever is installed.
+_BLOCKER = """\
+import runpy
+import sys
+
+
+class _NoTorchlint:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torchlint" or name.startswith("torchlint."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+
+sys.meta_path.insert(0, _NoTorchlint())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def _meta(path: Path) -> dict:
+    m = _HEADER.search(path.read_text())
+    assert m, f"{path.name}: missing the `# fix-safety:` line"
+    meta = {}
+    for item in shlex.split(m.group(1)):
+        key, _, value = item.partition("=")
+        meta[key] = value
+    return meta
+
+
+def _params():
+    out = []
+    for p in PROGRAMS:
+        meta = _meta(p)
+        marks = [pytest.mark.xfail(reason=meta["xfail"], strict=True)] if "xfail" in meta else []
+        out.append(pytest.param(p, id=p.stem, marks=marks))
+    return out
+
+
+def _run(folder: Path, name: str, text: str, isolated: bool) -> str:
+    prog = folder / name
+    prog.write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
+    if isolated:
+        blocker = folder / "_no_torchlint.py"
+        blocker.write_text(_BLOCKER)
+        cmd = [sys.executable, "-I", str(blocker), str(prog)]
+    else:
+        cmd = [sys.executable, str(prog)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env, timeout=300)
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def _lint(path: Path, text: str, fix: bool = False, unsafe: bool = False):
+    result = lint_source(str(path), text, Settings(rules=RULES, fix=fix, unsafe_fixes=unsafe))
+    assert not result.errors, result.errors
+    return result
+
+
+def _codes(path: Path, text: str) -> set:
+    return {d.code for d in _lint(path, text).diagnostics}
+
+
+def test_there_are_enough_programs():
+    assert len(PROGRAMS) >= 15
+
+
+@pytest.mark.parametrize("program", _params())
+def test_fixed_program_still_runs(program: Path, tmp_path: Path):
+    meta = _meta(program)
+    # a project of its own that does not declare torchlint[runtime]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "prog"\ndependencies = ["torch"]\n')
+    source = program.read_text()
+    target = tmp_path / program.name
+    before = _codes(target, source)
+    for code in filter(None, meta.get("codes", "").split(",")):
+        assert code in before, f"{program.name}: {code} is not reported on the program as written"
+    for code in filter(None, meta.get("absent", "").split(",")):
+        assert code not in before, f"{program.name}: {code} is reported on the program as written"
+    original = _run(tmp_path, "original.py", source, isolated=False)
+    outputs = {}  # fixed text -> its output: a text is run once
+    for mode, unsafe in (("safe", False), ("unsafe", True)):
+        result = _lint(target, source, fix=True, unsafe=unsafe)
+        fixed = result.fixed_source if result.fixed_source is not None else source
+        if fixed not in outputs:
+            outputs[fixed] = _run(tmp_path, f"fixed_{mode}.py", fixed, isolated=True)
+        output = outputs[fixed]
+        if meta[mode] == "same":
+            assert output == original, f"{mode} fix changed the results:\n{fixed}"
+        else:
+            assert meta[mode] == "changed"
+            assert fixed != source, f"no {mode} fix was applied"
+            assert output != original, f"the {mode} fix did not change the results:\n{fixed}"
+        if "keep" in meta:
+            assert meta["keep"] in fixed, f"the {mode} fix dropped {meta['keep']!r}:\n{fixed}"
+        assert not re.search(r"^\s*(import|from) torchlint", fixed, re.MULTILINE)
+        new = _codes(target, fixed) - before
+        assert not new, f"the {mode} fix created {sorted(new)}:\n{fixed}"
+        again = _lint(target, fixed, fix=True, unsafe=unsafe)
+        assert again.fixed_source is None, f"a second {mode} fix round changed:\n{again.fixed_source}"
