@@ -319,6 +319,18 @@ def unpadded(x: torch.Tensor, lengths):
     return norms
 """
         ),
+        Valid(
+            """
+import torch
+
+def decay(x: torch.Tensor, rate: float):
+    out = torch.empty_like(x)
+    for i in range(x.size(0)):
+        scale = rate ** i
+        out[i] = x[i] * scale + out[i - 1]
+    return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -537,6 +549,20 @@ def column_std(x: torch.Tensor):
         cols.append(x[:, j].std())
     return torch.stack(cols)
 """,
+            message="dim=",
+        ),
+        Invalid(
+            """
+import torch
+
+def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
+    loss = torch.zeros(probas.shape[0])
+    for example in range(probas.shape[0]):
+        for i in range(probas.shape[1]):
+            loss[example] += -torch.log1p(-probas[example, i]) * torch.abs(i - targets[example]) ** power
+    return loss
+""",
+            line=7,
             message="dim=",
         ),
     ]

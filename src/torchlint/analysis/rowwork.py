@@ -262,8 +262,8 @@ class _Body:
                     if self._scatter_key(sub, sl.value):
                         continue
                     self.fail()  # x[i - 1], x[idx[i]] outside a scatter
-                elif not _plain(sl.value):
-                    self.fail()  # x[mask], x[idx]: data-dependent
+                elif not _plain(sl.value) and not self._invariant(sl.value):
+                    self.fail()  # x[idx_t] with idx_t computed in the iteration: data-dependent
             else:
                 assert isinstance(sl, cst.Slice)
                 bounds = [b for b in (sl.lower, sl.upper, sl.step) if b is not None]
@@ -274,6 +274,14 @@ class _Body:
                 elif any(_int(b) is None for b in bounds):
                     self.fail()  # ragged: x[i, :lengths[i]]
         return found
+
+    def _invariant(self, node: cst.BaseExpression) -> bool:
+        """A name the loop does not assign (an outer loop's index, a fixed mask): the same selection
+        in every iteration."""
+        return (
+            isinstance(node, cst.Name) and node.value not in self.locals and node.value not in self.outputs
+            and node.value not in (self.head.var, self.head.row) and not _assigned_in(self.ctx, self.loop, node.value)
+        )
 
     def _window_slice(self, sl: cst.Slice) -> bool:
         var, w = self.head.var, self.head.window
@@ -309,7 +317,7 @@ class _Body:
             if node.value == self.head.row:
                 return True
             if node.value == self.head.var:
-                self.fail()  # the index as a number
+                return True  # the index as a number: `torch.arange` in the batched form
             if node.value in self.outputs:
                 self.fail()  # a list or buffer the loop fills, read whole
             return node.value in self.locals
@@ -510,12 +518,31 @@ class _Body:
 
     def _store(self, target: cst.Subscript, dep: bool) -> None:
         pos = self.slice_position(target)
+        parent = self.ctx.parent(target)
+        if pos == -1 and dep and isinstance(parent, cst.AugAssign) and isinstance(
+            parent.operator, (cst.AddAssign, cst.SubtractAssign)
+        ) and self._tensor(target.value):
+            # `loss[example] += ...` with `example` fixed in this loop: a reduction into one cell
+            self.work.reduction = True
+            self.outputs.add(self.ctx.code(target.value).strip())
+            self.sinks.append(target.value)
+            return
         if pos != self.head.dim or not dep:
             self.fail()
         if not self._tensor(target.value):
             self.fail()
         self.outputs.add(self.ctx.code(target.value).strip())
         self.sinks.append(target.value)
+
+
+def _assigned_in(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    for n in ctx.names_in(loop, name):
+        parent = ctx.parent(n)
+        if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)) or (
+            isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is n
+        ) or isinstance(parent, (cst.Element, cst.Tuple)):
+            return True
+    return False
 
 
 def _plain(node: cst.BaseExpression) -> bool:
