@@ -97,6 +97,19 @@ def scores(s):
     return e / e.sum(-1)[:, None]
 """
         ),
+        # a Gaussian kernel: the exponent is never positive (a square, negated), through a rebound name
+        Valid(
+            """
+import torch
+
+def kernel2d(size: int, sigma: float):
+    coords = torch.arange(size, dtype=torch.float32) - (size - 1) / 2
+    g = coords ** 2
+    g = torch.exp(-(g.unsqueeze(0) + g.unsqueeze(1)) / (2.0 * sigma ** 2))
+    g /= torch.sum(g)
+    return g
+"""
+        ),
         # in place, but shifted by the maximum first
         Valid(
             """

@@ -276,6 +276,20 @@ def fit(xs, rows):
     return F.mse_loss(head(xs), y)
 """
         ),
+        # the name is another loss on this branch
+        Valid(
+            """
+import torch
+from torch.nn import CrossEntropyLoss, MSELoss
+
+def loss_func(logits, labels, num_labels):
+    if num_labels == 1:
+        loss_fct = MSELoss()
+        return loss_fct(logits.view(-1), labels.view(-1))
+    loss_fct = CrossEntropyLoss()
+    return loss_fct(logits.view(-1, num_labels), labels.view(-1))
+"""
+        ),
         # raises on a size mismatch instead of broadcasting
         Valid(
             """
@@ -484,9 +498,7 @@ def loss(xs, labels):
             return None
         if ctx.names.matches(call.func, LOSS_FUNCS):
             pass
-        elif not ctx.names.qualified_names(call.func) and not ctx.names.instance_of(call.func).isdisjoint(
-            LOSS_MODULES
-        ):
+        elif not ctx.names.qualified_names(call.func) and self._loss_module(call.func):
             pass
         else:
             return None
@@ -497,6 +509,17 @@ def loss(xs, labels):
         if a is None or b is None or not loss_broadcasts(a, b):
             return None
         return LossBroadcast(call, first.value, second.value, a, b)
+
+    def _loss_module(self, func: cst.BaseExpression) -> bool:
+        """``nn.MSELoss()(...)``, or a name every assignment of which builds one of the element-wise loss
+        modules (a name that is a cross-entropy loss on another branch is not followed)."""
+        ctx = self.ctx
+        if isinstance(func, cst.Call):
+            return ctx.names.matches(func.func, LOSS_MODULES)
+        values = ctx.names.values(func)
+        return bool(values) and all(
+            isinstance(v, cst.Call) and ctx.names.matches(v.func, LOSS_MODULES) for v in values
+        )
 
     def _loss_message(self, loss: LossBroadcast) -> str:
         name = self.ctx.code(loss.call.func).strip()

@@ -208,7 +208,14 @@ class Flow:
         if not values or values[-1] is None:
             return None
         value = values[-1]
-        if value is expr or (self.function is None and self.ctx.is_inside(expr, value)):
+        if value is expr:
+            return None
+        if self.function is None and self.ctx.is_inside(expr, value):
+            # `g = torch.exp(-g / s)`: the `g` read on the right is the value bound before
+            for earlier in reversed(values[:-1]):
+                if earlier is None or self.ctx.is_inside(expr, earlier):
+                    return None
+                return earlier
             return None
         return value
 
@@ -302,6 +309,11 @@ def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
             return p is not None and p % 2 == 0
     if depth <= 0:
         return False
+    # shape changes and selections keep the sign: `g.unsqueeze(0)`, `d[:, None]`, `d.view(-1)`
+    if isinstance(expr, cst.Call) and method_name(expr) in _PASS_METHODS and receiver(expr) is not None:
+        return _nonnegative(flow, receiver(expr), depth - 1)  # type: ignore[arg-type]
+    if isinstance(expr, cst.Subscript):
+        return _nonnegative(flow, expr.value, depth - 1)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
         return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)
     if is_binop(expr, cst.Add):
