@@ -140,6 +140,11 @@ CASES = [
     Case("TL208-counts", "TL208", 2, fn("class_prior"), lambda: (torch.tensor([0, 1, 1, 2, 2, 2]), 3),
          lambda: (torch.tensor([0, 1, 1, 0]), 3), grad=False),
     Case("TL208-one-minus", "TL208", 3, fn("top"), lambda: (randn(3, 4),), lambda: (t(0.0, 200.0).repeat(2, 1),)),
+    # `p - eps` -> `p + eps`: equal up to the eps on ordinary probabilities, finite where p is 0
+    Case("TL208-eps-subtracted", "TL208", 4, fn("log_probs"), lambda: (randn(3, 4),),
+         lambda: (t(0.0, 1000.0).repeat(2, 1),)),
+    Case("TL208-eps-subtracted-sigmoid", "TL208", 5, fn("log_gate"), lambda: (randn(6),),
+         lambda: (t(-200.0, 0.0, 3.0),)),
 ]
 
 

@@ -433,6 +433,17 @@ def _eps_like(flow: Flow, expr: cst.BaseExpression) -> bool:
     return False
 
 
+def eps_subtracted(flow: Flow, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``p - eps`` (through a variable): the guard points the wrong way — it moves the argument of a log
+    towards 0, and below it where ``p`` is 0 (``nan``).  Returns ``p``."""
+    value = flow.value(expr, 3)
+    if is_binop(value, cst.Subtract) and _eps_like(flow, value.right):  # type: ignore[attr-defined]
+        n = number(value.right)  # type: ignore[attr-defined]
+        if n is None or n < 1e-2:
+            return value.left  # type: ignore[attr-defined]
+    return None
+
+
 def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """A log argument that cannot be zero: ``x + eps``, ``x.clamp(min=eps)``, ``clamp_min``, ``exp``,
     ``softplus``, a positive literal or constant tensor, products and ratios of those."""
@@ -1228,6 +1239,7 @@ class DeferredLogReports:
 
 
 __all__ = [
+    "eps_subtracted",
     "ALL",
     "DeferredLogReports",
     "IMPLICIT",
