@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    is_log_call,
     DeferredLogReports,
     Deferred,
     Flow,
@@ -284,7 +285,7 @@ def log_gate(z, eps=1e-6):
         self.deferred = Deferred()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if callee_name(node) != "log":
+        if not is_log_call(self.ctx, node):
             return
         ctx = self.ctx
         use = log_use(ctx, node)

@@ -99,6 +99,11 @@ CASES = [
     Case("TL204-sigmoid-column", "TL204", 5, fn("first_gate"), lambda: (randn(3, 2),),
          lambda: (t(-200.0, 1.0).repeat(2, 1),)),
     Case("TL204-log1p-exp", "TL204", 6, fn("f"), lambda: (randn(6),), lambda: (t(60.0, 500.0),)),
+    # helpers that only wrap torch.log / torch.exp
+    Case("TL202-log-helper", "TL202", 9, fn("log_probs"), lambda: (randn(3, 4),), lambda: (t(0.0, 1000.0).repeat(2, 1),)),
+    Case("TL203-method-helpers", "TL203", 7, lambda ns, x: ns["Energy"]().free_energy(x), lambda: (randn(3, 4),),
+         lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL204-log-helper", "TL204", 7, fn("softplus"), lambda: (randn(6),), lambda: (t(100.0, 500.0),)),
     # -- TL205 log1p / expm1: the original loses the small values ----------------------------
     Case("TL205-log1p", "TL205", 0, fn("rate"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
          before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),

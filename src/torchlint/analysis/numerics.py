@@ -444,6 +444,13 @@ def eps_subtracted(flow: Flow, expr: cst.BaseExpression) -> Optional[cst.BaseExp
     return None
 
 
+def is_log_call(ctx: FileContext, node: cst.Call) -> bool:
+    """A ``log`` call in any spelling, a same-module helper that only wraps ``torch.log`` included."""
+    if callee_name(node) == "log":
+        return True
+    return len(node.args) == 1 and log_use(ctx, node) is not None
+
+
 def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """A log argument that cannot be zero: ``x + eps``, ``x.clamp(min=eps)``, ``clamp_min``, ``exp``,
     ``softplus``, a positive literal or constant tensor, products and ratios of those."""
@@ -1239,6 +1246,7 @@ class DeferredLogReports:
 
 
 __all__ = [
+    "is_log_call",
     "eps_subtracted",
     "ALL",
     "DeferredLogReports",
