@@ -331,6 +331,52 @@ def decay(x: torch.Tensor, rate: float):
     return out
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x: torch.Tensor):
+        outs = []
+        for layer in self.layers:
+            outs.append(layer(x))
+        for i in range(len(self.layers)):
+            outs.append(self.layers[i](x))
+        return torch.stack(outs)
+"""
+        ),
+        Valid(
+            """
+import logging
+import torch
+
+def grad_norms(model):
+    norms = []
+    for p in model.parameters():
+        norms.append(p.grad.norm())
+    for name, p in model.named_parameters():
+        logging.info("%s %s", name, p.norm())
+    return torch.stack(norms)
+"""
+        ),
+        Valid(
+            """
+import logging
+import torch
+
+def row_stats(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i in range(x.size(0)):
+        out[i] = x[i].mean()
+        logging.info("row %d", i)
+    return out
+"""
+        ),
     ]
 
     INVALID = [
