@@ -93,7 +93,8 @@ class ReductionOverBroadcast(LintRule):
     broadcasts operands whose ranks are known to differ — `torch.sum(a + b)` with `a` of shape `[2, 1]`
     and `b` of shape `[2]`. Ranks come from the shared shape inference: literal constructors,
     `unsqueeze`, `view`/`reshape` with literal sizes, `[:, None]` indexing and `nn.Linear` outputs,
-    through local variables (`c = a + b` ... `c.sum()` is followed too). Nothing is reported when a
+    through local variables (`c = a + b` ... `c.sum()` is followed too), with the operator or its
+    function and method spellings (`torch.sub(a, b)`, `a.mul(b)`). Nothing is reported when a
     rank is unknown, or when one operand is a scalar or a single value.
 
     The same broadcast hides inside the losses that compare an input with a target element-wise
