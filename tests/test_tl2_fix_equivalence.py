@@ -117,6 +117,15 @@ CASES = [
     Case("TL205-mu-law", "TL205", 3, fn("mu_law_expand"), lambda: (randn(5).clamp(-1, 1), t(255.0)),
          lambda: (t(1e-10, -2e-9), t(255.0)), before_extreme="inaccurate",
          truth=lambda x, mu: torch.sign(x.double()) * torch.expm1(x.double().abs() * torch.log1p(mu.double())) / mu),
+    # element-wise spellings of the same formulas
+    Case("TL205-log1p-torch-add", "TL205", 5, fn("f"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
+         before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),
+    Case("TL205-log1p-add-method", "TL205", 6, fn("f"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
+         before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),
+    Case("TL205-expm1-sub-method", "TL205", 7, fn("f"), lambda: (randn(5),), lambda: (t(1e-10, -3e-9),),
+         before_extreme="inaccurate", truth=lambda x: torch.expm1(x.double())),
+    Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------
     Case("TL206-cookbook", "TL206", 0, lambda ns, y, x: ns["unstable_softmax_cross_entropy"](y, x),
          lambda: (soft(5), randn(5, seed=2)), lambda: (t(0.5, 0.5), t(1000.0, 0.0)),

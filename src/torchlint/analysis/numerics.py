@@ -444,6 +444,32 @@ def eps_subtracted(flow: Flow, expr: cst.BaseExpression) -> Optional[cst.BaseExp
     return None
 
 
+_ARITH_FUNCS = {
+    "add": "+", "sub": "-", "subtract": "-", "div": "/", "divide": "/", "true_divide": "/",
+}
+
+
+def arith_parts(ctx: FileContext, expr: cst.BaseExpression
+                ) -> Optional[Tuple[str, cst.BaseExpression, cst.BaseExpression]]:
+    """``("+" | "-" | "/", left, right)`` for ``a + b`` and its element-wise spellings ``torch.add(a, b)``
+    and ``a.add(b)`` (likewise ``sub``/``div``); None for anything else, and for calls with ``alpha``,
+    ``rounding_mode`` or ``out``, which are not the plain operator."""
+    if isinstance(expr, cst.BinaryOperation):
+        op = {cst.Add: "+", cst.Subtract: "-", cst.Divide: "/"}.get(type(expr.operator))
+        return (op, expr.left, expr.right) if op is not None else None
+    if not isinstance(expr, cst.Call) or any(a.keyword is not None or a.star for a in expr.args):
+        return None
+    func = expr.func
+    names = ctx.names.qualified_names(func)
+    for short, op in _ARITH_FUNCS.items():
+        if f"torch.{short}" in names and len(expr.args) == 2:
+            return op, expr.args[0].value, expr.args[1].value
+    if (isinstance(func, cst.Attribute) and func.attr.value in _ARITH_FUNCS and len(expr.args) == 1
+            and not names and not ctx.names.qualified_names(func.value) and ctx.names.imports_torch):
+        return _ARITH_FUNCS[func.attr.value], func.value, expr.args[0].value
+    return None
+
+
 def is_log_call(ctx: FileContext, node: cst.Call) -> bool:
     """A ``log`` call in any spelling, a same-module helper that only wraps ``torch.log`` included."""
     if callee_name(node) == "log":
@@ -1246,6 +1272,7 @@ class DeferredLogReports:
 
 
 __all__ = [
+    "arith_parts",
     "is_log_call",
     "eps_subtracted",
     "ALL",
