@@ -4,12 +4,16 @@ from typing import Optional
 
 import libcst as cst
 
+from torchlint.analysis.context import callee_name
+
 from torchlint.analysis.numerics import (
     ALL,
     Flow,
     Softmax,
     all_elements_code,
+    arith_parts,
     handwritten_softmax,
+    softmax_parts,
     inplace_softmax,
     movable,
     removable_assignment,
@@ -95,6 +99,19 @@ import torch
 def scores(s):
     e = s.exp()
     return e / e.sum(-1)[:, None]
+"""
+        ),
+        # a Gaussian kernel: the exponent is never positive (a square, negated), through a rebound name
+        Valid(
+            """
+import torch
+
+def kernel2d(size: int, sigma: float):
+    coords = torch.arange(size, dtype=torch.float32) - (size - 1) / 2
+    g = coords ** 2
+    g = torch.exp(-(g.unsqueeze(0) + g.unsqueeze(1)) / (2.0 * sigma ** 2))
+    g /= torch.sum(g)
+    return g
 """
         ),
         # in place, but shifted by the maximum first
@@ -371,6 +388,37 @@ def probs(x):
             line=6,
             message="divided in place",
         ),
+        # the division in function and method spelling
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = torch.exp(x)
+    return torch.div(e, e.sum(1, keepdim=True))
+""",
+            fixed="""
+import torch
+
+def probs(x):
+    return torch.softmax(x, dim=1)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def probs(x):
+    e = x.exp()
+    return e.div(e.sum(-1, keepdim=True))
+""",
+            fixed="""
+import torch
+
+def probs(x):
+    return x.softmax(dim=-1)
+""",
+        ),
     ]
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
@@ -380,13 +428,23 @@ def probs(x):
         info = handwritten_softmax(flow, node)
         if info is None or info.stable:
             return
-        self.report(node, fix=self._fix(flow, node, info))
+        self.report(node, fix=self._fix(flow, node, info, node.left))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._inplace(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._inplace(node)
+        # `torch.div(e, e.sum(...))`, `e.div(e.sum(...))`: the division in function or method spelling
+        if callee_name(node) in ("div", "divide", "true_divide"):
+            parts = arith_parts(self.ctx, node)
+            if parts is None or parts[0] != "/":
+                return
+            flow = Flow(self.ctx)
+            info = softmax_parts(flow, node, parts[1], parts[2])
+            if info is None or info.stable:
+                return
+            self.report(node, fix=self._fix(flow, node, info, parts[1]))
 
     def _inplace(self, node: cst.CSTNode) -> None:
         # `e /= e.sum(...)`, `e.div_(e.sum(...))`: reported without a fix (the tensor is changed in place
@@ -400,12 +458,12 @@ def probs(x):
         self.report(node, "Softmax written as `exp(x)` divided in place by its sum overflows for large inputs "
                           "(`nan`); compute `torch.softmax(x, dim)` instead")
 
-    def _fix(self, flow: Flow, node: cst.BinaryOperation, info: Softmax) -> Optional[Fix]:
+    def _fix(self, flow: Flow, node: cst.BaseExpression, info: Softmax, numer: cst.BaseExpression) -> Optional[Fix]:
         ctx = self.ctx
         if info.eps or info.use is None:
             return None
         exp_call = info.use.node
-        through_variable = flow.value(node.left, 2) is not node.left
+        through_variable = flow.value(numer, 2) is not numer
         source = exp_call if through_variable else None
         removed = removable_assignment(ctx, exp_call if through_variable else None, [node])
         assign = ctx.parent(exp_call) if removed is not None else None

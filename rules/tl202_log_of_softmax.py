@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    is_log_call,
     DeferredLogReports,
     ALL,
     IMPLICIT,
@@ -21,7 +22,7 @@ from torchlint.analysis.numerics import (
     torch_call_code,
 )
 from torchlint.analysis.ops import log_use
-from torchlint.rule import Fix, Invalid, LintRule
+from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 _MODULES = ("torch.nn.functional", "torch.special", "torch")
 SELECTION_MESSAGE = (
@@ -158,6 +159,18 @@ import torch
 def xent(labels, logits):
     return -torch.sum(labels * torch.log(torch.softmax(logits, dim=-1)), dim=-1)
 """,
+        # a helper with a guard of its own is not a plain log
+        Valid(
+            """
+import torch
+
+def safe_log(t):
+    return torch.log(t.clamp_min(1e-12))
+
+def log_probs(x):
+    return safe_log(torch.softmax(x, dim=1))
+"""
+        ),
     ]
 
     INVALID = [
@@ -325,6 +338,27 @@ def score(x):
     return torch.special.log_softmax(x, 0)
 """,
         ),
+        # a helper that only wraps torch.log is log
+        Invalid(
+            """
+import torch
+
+def _log(t):
+    return torch.log(t)
+
+def log_probs(x):
+    return _log(torch.softmax(x, dim=1))
+""",
+            fixed="""
+import torch
+
+def _log(t):
+    return torch.log(t)
+
+def log_probs(x):
+    return torch.log_softmax(x, dim=1)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -332,7 +366,7 @@ def score(x):
         self.deferred = Deferred()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if callee_name(node) != "log":
+        if not is_log_call(self.ctx, node):
             return
         use = log_use(self.ctx, node)
         if use is None or use.operand is None:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    is_log_call,
     ALL,
     Flow,
     atom_code,
@@ -16,8 +17,8 @@ from torchlint.analysis.numerics import (
     movable,
     torch_call_code,
 )
-from torchlint.analysis.ops import OpUse, exp_use, log_use, op_arg, sum_use
-from torchlint.rule import Fix, Invalid, LintRule
+from torchlint.analysis.ops import OpUse, exp_use, log_use, mean_use, op_arg, sum_use
+from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
 class LogSumExpByHand(LintRule):
@@ -112,6 +113,23 @@ import torch.nn.functional as F
 def total(x):
     return torch.log(torch.sum(torch.exp(F.log_softmax(x, dim=-1)), dim=-1))
 """,
+        Valid(
+            """
+import torch
+
+def log_mean_exp(x):
+    m = x.amax(dim=1, keepdim=True)
+    return torch.log(torch.exp(x - m).mean(dim=1)) + m.squeeze(1)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def mixture(a, b, c):
+    return torch.log(torch.exp(a) + torch.exp(b) + c)
+"""
+        ),
     ]
 
     INVALID = [
@@ -175,10 +193,66 @@ def f(a, b):
     return torch.logaddexp(a, b)
 """,
         ),
+        Invalid(
+            """
+import torch
+
+def log_mean_exp(x):
+    return torch.log(torch.exp(x).mean(dim=1))
+""",
+            message="math.log(n)",
+        ),
+        Invalid(
+            """
+import torch
+
+def iwae_bound(log_w):
+    w = log_w.exp()
+    return w.mean(0).log()
+""",
+            message="math.log(n)",
+        ),
+        Invalid(
+            """
+import torch
+
+def free_energy(a, b, c):
+    return torch.log(torch.exp(a) + torch.exp(b) + torch.exp(c))
+""",
+            message="torch.stack",
+        ),
+        Invalid(
+            """
+import torch
+
+class Energy:
+    def _log(self, t):
+        return t.log()
+
+    def _exp(self, t):
+        return torch.exp(t)
+
+    def free_energy(self, x):
+        return self._log(self._exp(x).sum(dim=-1))
+""",
+            fixed="""
+import torch
+
+class Energy:
+    def _log(self, t):
+        return t.log()
+
+    def _exp(self, t):
+        return torch.exp(t)
+
+    def free_energy(self, x):
+        return torch.logsumexp(x, dim=-1)
+""",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if callee_name(node) != "log":
+        if not is_log_call(self.ctx, node):
             return
         ctx = self.ctx
         log = log_use(ctx, node)
@@ -191,7 +265,10 @@ def f(a, b):
             self._logaddexp(flow, node, log, inner, hopped)  # type: ignore[arg-type]
             return
         s = sum_use(ctx, inner)
-        if s is None or s.operand is None:
+        if s is None:
+            self._log_mean_exp(flow, node, inner)
+            return
+        if s.operand is None:
             return
         summed = flow.value(s.operand, 2)
         hopped = hopped or summed is not s.operand
@@ -219,8 +296,48 @@ def f(a, b):
             code = torch_call_code(ctx, template, "logsumexp", e.operand, args)
         return self.make_fix().replace(node, ctx.parse_expression(code))
 
+    def _log_mean_exp(self, flow: Flow, node: cst.Call, inner: cst.BaseExpression) -> None:
+        """``log(exp(x).mean(dim))``: the same overflow; ``logsumexp(x, dim) - log(n)`` is the stable form
+        (reported without a fix: ``n`` is a size the code may not spell out)."""
+        ctx = self.ctx
+        m = mean_use(ctx, inner)
+        if m is None or m.operand is None:
+            return
+        e = exp_use(ctx, flow.value(m.operand, 2))
+        if e is None or e.operand is None or is_shifted(flow, e.operand):
+            return
+        self.report(
+            node,
+            "`log(mean(exp(x)))` overflows for large inputs; use `torch.logsumexp(x, dim) - math.log(n)` "
+            "(`n` the size of the averaged dimension)",
+        )
+
+    def _exp_terms(self, flow: Flow, expr: cst.BaseExpression, out: List[OpUse], depth: int = 0) -> bool:
+        """Flatten ``exp(a) + exp(b) + exp(c)`` into its exp terms."""
+        if depth > 8:
+            return False
+        if is_binop(expr, cst.Add):
+            return self._exp_terms(flow, expr.left, out, depth + 1) and self._exp_terms(  # type: ignore[attr-defined]
+                flow, expr.right, out, depth + 1  # type: ignore[attr-defined]
+            )
+        e = exp_use(self.ctx, flow.value(expr, 1))
+        if e is None or e.operand is None:
+            return False
+        out.append(e)
+        return True
+
     def _logaddexp(self, flow: Flow, node: cst.Call, log: OpUse, inner: cst.BinaryOperation, hopped: bool) -> None:
         ctx = self.ctx
+        terms: List[OpUse] = []
+        if self._exp_terms(flow, inner, terms) and len(terms) > 2:
+            if all(is_shifted(flow, t.operand) for t in terms if t.operand is not None):
+                return
+            self.report(
+                node,
+                "`log(exp(a) + exp(b) + ...)` overflows for large inputs; use "
+                "`torch.logsumexp(torch.stack([a, b, ...]), dim=0)` (or nested `torch.logaddexp`)",
+            )
+            return
         left = exp_use(ctx, flow.value(inner.left, 1))
         right = exp_use(ctx, flow.value(inner.right, 1))
         if left is None or right is None or left.operand is None or right.operand is None:

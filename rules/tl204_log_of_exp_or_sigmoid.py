@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    is_log_call,
     DeferredLogReports,
     Deferred,
     Flow,
@@ -241,6 +242,30 @@ def f(x):
     return F.softplus(2 * x)
 """,
         ),
+        Invalid(
+            """
+import torch
+
+
+def _log(t):
+    return torch.log(t)
+
+
+def softplus(x):
+    return _log(1 + torch.exp(x))
+""",
+            fixed="""
+import torch
+
+
+def _log(t):
+    return torch.log(t)
+
+
+def softplus(x):
+    return torch.nn.functional.softplus(x)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -250,7 +275,9 @@ def f(x):
     def visit_Call(self, node: cst.Call) -> None:
         name = callee_name(node)
         if name not in ("log", "log1p"):
-            return
+            if not is_log_call(self.ctx, node):
+                return
+            name = "log"  # a helper that only wraps torch.log
         ctx = self.ctx
         flow = Flow(ctx)
         if name == "log1p":

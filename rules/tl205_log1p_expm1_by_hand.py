@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    arith_parts,
     Flow,
     atom_code,
     call_prefix,
@@ -184,28 +185,76 @@ def f(t):
     return t.expm1()
 """,
         ),
+        # element-wise function and method spellings
+        Invalid(
+            """
+import torch
+
+def f(x):
+    return torch.log(torch.add(1, x))
+""",
+            fixed="""
+import torch
+
+def f(x):
+    return torch.log1p(x)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def f(x):
+    return x.add(1).log()
+""",
+            fixed="""
+import torch
+
+def f(x):
+    return x.log1p()
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def f(x):
+    return x.exp().sub(1)
+""",
+            fixed="""
+import torch
+
+def f(x):
+    return x.expm1()
+""",
+            message="expm1",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
+        if callee_name(node) in ("sub", "subtract"):
+            self._expm1(node)
+            return
         if callee_name(node) != "log":
             return
         ctx = self.ctx
         use = log_use(ctx, node)
         if use is None or use.operand is None:
             return
-        arg = use.operand
-        if not isinstance(arg, cst.BinaryOperation) or not isinstance(arg.operator, (cst.Add, cst.Subtract)):
+        parts = arith_parts(ctx, use.operand)  # `1 + x`, `torch.add(1, x)`, `x.add(1)`
+        if parts is None or parts[0] not in "+-":
             return
+        op, left, right = parts
         flow = Flow(ctx)
         x: Optional[cst.BaseExpression] = None
         negate = False
-        if isinstance(arg.operator, cst.Add):
-            if is_one(arg.left):
-                x = arg.right
-            elif is_one(arg.right):
-                x = arg.left
-        elif is_one(arg.left):
-            x, negate = arg.right, True
+        if op == "+":
+            if is_one(left):
+                x = right
+            elif is_one(right):
+                x = left
+        elif is_one(left):
+            x, negate = right, True
         if x is None or number(x) is not None:
             return
         value = flow.value(x, 2)
@@ -223,9 +272,13 @@ def f(t):
         self.report(node, fix=self._fix(node, use, "log1p", x, negate))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not isinstance(node.operator, cst.Subtract) or not is_one(node.right):
+        self._expm1(node)
+
+    def _expm1(self, node: cst.BaseExpression) -> None:
+        parts = arith_parts(self.ctx, node)  # `exp(x) - 1`, `torch.sub(exp(x), 1)`, `x.exp().sub(1)`
+        if parts is None or parts[0] != "-" or not is_one(parts[2]):
             return
-        e = exp_use(self.ctx, node.left)
+        e = exp_use(self.ctx, parts[1])
         if e is None or e.operand is None:
             return
         self.report(node, EXPM1_MESSAGE, fix=self._fix(node, e, "expm1", e.operand, False))

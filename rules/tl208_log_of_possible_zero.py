@@ -6,10 +6,12 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    is_log_call,
     DeferredLogReports,
     Deferred,
     Flow,
     atom_code,
+    eps_subtracted,
     is_binop,
     is_count,
     is_one,
@@ -19,8 +21,12 @@ from torchlint.analysis.numerics import (
     softmax_of,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule, Option
+from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
+EPS_SUBTRACTED_MESSAGE = (
+    "`log(p - eps)` of a probability: subtracting the eps moves the argument towards 0 and below it where "
+    "`p` is 0 (`nan`); add the eps or clamp (`x.clamp_min(eps)`)"
+)
 RATIO_MESSAGE = "`log` of a ratio whose numerator can be 0 gives `-inf`; clamp it (`x.clamp_min(eps)`) first"
 
 
@@ -141,6 +147,24 @@ def f(x):
     p = torch.softmax(x, 1)
     return torch.log(torch.maximum(p, torch.tensor(1e-6)))
 """,
+        # a threshold, not an eps; an unknown value minus an eps
+        Valid(
+            """
+import torch
+
+def margin(x):
+    p = torch.softmax(x, 1)
+    return torch.log(p - 0.5)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def shifted(a):
+    return torch.log(a - 1e-8)
+"""
+        ),
     ]
 
     INVALID = [
@@ -220,6 +244,42 @@ def top(logits):
             unsafe=True,
             options={"eps": 1e-12},
         ),
+        # the guard subtracted instead of added
+        Invalid(
+            """
+import torch
+
+def log_probs(logits):
+    p = torch.softmax(logits, dim=-1)
+    return torch.log(p - 1e-8)
+""",
+            fixed="""
+import torch
+
+def log_probs(logits):
+    p = torch.softmax(logits, dim=-1)
+    return torch.log(p + 1e-8)
+""",
+            unsafe=True,
+            message="subtracting the eps",
+        ),
+        Invalid(
+            """
+import torch
+
+def log_gate(z, eps=1e-6):
+    p = torch.sigmoid(z)
+    return (p - eps).log()
+""",
+            fixed="""
+import torch
+
+def log_gate(z, eps=1e-6):
+    p = torch.sigmoid(z)
+    return (p + eps).log()
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -227,7 +287,7 @@ def top(logits):
         self.deferred = Deferred()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if callee_name(node) != "log":
+        if not is_log_call(self.ctx, node):
             return
         ctx = self.ctx
         use = log_use(ctx, node)
@@ -255,6 +315,19 @@ def top(logits):
         ) is not None and on("TL204"):
             return  # TL204: log(1 - sigmoid(x))
         message = None
+        minuend = eps_subtracted(flow, x)
+        if minuend is not None and (
+            probability_source(flow, minuend) is not None or softmax_of(flow, minuend) is not None
+            or sigmoid_use(ctx, flow.value(minuend, 2)) is not None
+        ):
+            fix = self._fix(use, x)
+            if isinstance(x, cst.BinaryOperation) and isinstance(x.operator, cst.Subtract):
+                # the guard the code meant: `p + eps`
+                plus = cst.Add(whitespace_before=x.operator.whitespace_before,
+                               whitespace_after=x.operator.whitespace_after)
+                fix = self.make_fix("Add the eps instead of subtracting it").replace(x, x.with_changes(operator=plus))
+            self.deferred.add(ctx, node, node, EPS_SUBTRACTED_MESSAGE, fix)
+            return
         if probability_source(flow, x) is None and not is_count(flow, x):
             if not is_binop(value, cst.Divide):
                 return

@@ -4,6 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
+from torchlint.analysis.rowwork import independent_row_work
 from torchlint.analysis.loops import (
     RowIndexing,
     gather_loop,
@@ -39,6 +40,20 @@ class PerRowIndexingLoop(LintRule):
     value at a time against a whole tensor (`preds >= thresholds[i]`), loops that use the index for more
     than indexing (file names, arithmetic), and loops that can exit early.
 
+    Beyond that shape, any loop whose iterations are independent is reported without a fix, with the
+    batched idiom that fits: the loop walks a tensor's rows (`for row in x`, `enumerate(x)`, `range`
+    to a size read from `x.size(k)`/`x.shape[k]`/`len(x)`, directly or through a variable), columns
+    (`x[:, j]`) or windows (`x[:, i:i + k]` with `range(x.size(1) - k + 1)`), and each iteration
+    writes only its own position (`out[i] = ...`), appends to a list stacked afterwards or made of
+    Python numbers (`.item()`), or adds into an accumulator (`total += ...`, `acc[labels[i]] += ...`).
+    Independence is decided from data flow: a name read before the iteration assigns it, the loop
+    variable used as a number, a position other than the iteration's own (`out[i - 1]`), a list or
+    buffer read while it is filled, calls of functions of unknown behaviour (I/O, logging), exits, nested
+    loops, data-dependent shapes and small literal trip counts keep the loop silent. The idioms named:
+    a mask and `torch.where` for bodies that branch on the data; `index_add_`/`scatter_add_`/`bincount`
+    for scatters; `Tensor.unfold` for windows; reductions with `dim=` (then one `.tolist()`) for
+    per-column work and lists of numbers.
+
     ## Example
     ```python
     norms = []
@@ -73,7 +88,7 @@ class PerRowIndexingLoop(LintRule):
     NAME = "per-row-indexing-loop"
     MESSAGE = "Loop indexes a tensor one row at a time; vectorize the body over dim 0"
     FIX_TITLE = "Iterate over `torch.unbind(x)` instead of indexing `x[i]`"
-    TRIGGERS = ("size(", "shape", "len(")
+    TRIGGERS = ("size(", "shape", "len(", "for ")
 
     VALID = [
         Valid(
@@ -218,6 +233,151 @@ def per_image_keypoints(heatmap: torch.Tensor):
     return points
 """
         ),
+        # data-flow near misses of the wider analysis: a value carried from the previous iteration,
+        # a list of tensors walked like rows, a threshold sweep, I/O in the body, a literal trip count
+        Valid(
+            """
+import torch
+
+def smooth(x: torch.Tensor):
+    out = torch.empty_like(x)
+    prev = torch.zeros_like(x[0])
+    for i in range(x.size(0)):
+        out[i] = torch.where(x[i] > 0, x[i], prev)
+        prev = out[i]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def heads(features: list, conv):
+    outs = []
+    for f in features:
+        outs.append(torch.relu(f))
+    return torch.cat(outs)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def curve(preds: torch.Tensor, thresholds: torch.Tensor):
+    out = torch.empty(thresholds.size(0))
+    for i in range(thresholds.size(0)):
+        out[i] = (preds >= thresholds[i]).float().mean()
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def report(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i in range(x.size(0)):
+        out[i] = x[i].mean()
+        print(out[i])
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def first_three(x: torch.Tensor):
+    out = torch.empty(3)
+    for i in range(3):
+        if x[i].sum() > 0:
+            out[i] = x[i].mean()
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def running(x: torch.Tensor):
+    out = torch.empty_like(x)
+    for i in range(x.size(0)):
+        if x[i].sum() > 0:
+            out[i] = x[i] * 2
+        else:
+            out[i] = out[i - 1]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def unpadded(x: torch.Tensor, lengths):
+    norms = []
+    for i in range(x.size(0)):
+        if lengths[i] > 0:
+            norms.append(x[i, : lengths[i]].norm().item())
+    return norms
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def decay(x: torch.Tensor, rate: float):
+    out = torch.empty_like(x)
+    for i in range(x.size(0)):
+        scale = rate ** i
+        out[i] = x[i] * scale + out[i - 1]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x: torch.Tensor):
+        outs = []
+        for layer in self.layers:
+            outs.append(layer(x))
+        for i in range(len(self.layers)):
+            outs.append(self.layers[i](x))
+        return torch.stack(outs)
+"""
+        ),
+        Valid(
+            """
+import logging
+import torch
+
+def grad_norms(model):
+    norms = []
+    for p in model.parameters():
+        norms.append(p.grad.norm())
+    for name, p in model.named_parameters():
+        logging.info("%s %s", name, p.norm())
+    return torch.stack(norms)
+"""
+        ),
+        Valid(
+            """
+import logging
+import torch
+
+def row_stats(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i in range(x.size(0)):
+        out[i] = x[i].mean()
+        logging.info("row %d", i)
+    return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -326,12 +486,139 @@ def row_scores(x: torch.Tensor):
 """,
             unsafe=True,
         ),
+        # the wider data-flow analysis: reported without a fix, naming the batched idiom
+        Invalid(
+            """
+import torch
+
+def relu_rows(x: torch.Tensor, mask: torch.Tensor):
+    out = torch.zeros_like(x)
+    for i in range(x.size(0)):
+        if mask[i]:
+            out[i] = x[i] * 2
+        else:
+            out[i] = x[i]
+    return out
+""",
+            message="torch.where",
+        ),
+        Invalid(
+            """
+import torch
+
+def maxima(x: torch.Tensor):
+    vals = []
+    for i in range(x.size(0)):
+        vals.append(x[i].max().item())
+    return vals
+""",
+            message=".tolist()",
+        ),
+        Invalid(
+            """
+import torch
+
+def class_sums(x: torch.Tensor, labels: torch.Tensor, n: int):
+    acc = torch.zeros(n, x.size(1))
+    for i in range(x.size(0)):
+        acc[labels[i]] += x[i]
+    return acc
+""",
+            message="index_add_",
+        ),
+        Invalid(
+            """
+import torch
+
+def counts(labels: torch.Tensor, n: int):
+    c = torch.zeros(n)
+    for i in range(len(labels)):
+        c[labels[i]] += 1
+    return c
+""",
+            message="bincount",
+        ),
+        Invalid(
+            """
+import torch
+
+def moving_average(x: torch.Tensor, k: int):
+    outs = []
+    for i in range(x.size(1) - k + 1):
+        outs.append(x[:, i:i + k].mean(dim=1))
+    return torch.stack(outs, dim=1)
+""",
+            message="unfold",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def per_sample(batch: torch.Tensor, labels: torch.Tensor):
+    B = batch.shape[0]
+    losses = []
+    for b in range(B):
+        losses.append(F.cross_entropy(batch[b], labels[b], reduction="sum"))
+    return torch.stack(losses)
+""",
+            message="one row at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+def normalize_rows(x: torch.Tensor):
+    for i, row in enumerate(x):
+        x[i] = row / row.sum()
+    return x
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def row_norms(x: torch.Tensor):
+    res = []
+    for row in x:
+        res.append(torch.linalg.norm(row))
+    return torch.stack(res)
+""",
+        ),
+        Invalid(
+            """
+import torch
+
+def column_std(x: torch.Tensor):
+    n, d = x.shape
+    cols = []
+    for j in range(d):
+        cols.append(x[:, j].std())
+    return torch.stack(cols)
+""",
+            message="dim=",
+        ),
+        Invalid(
+            """
+import torch
+
+def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
+    loss = torch.zeros(probas.shape[0])
+    for example in range(probas.shape[0]):
+        for i in range(probas.shape[1]):
+            loss[example] += -torch.log1p(-probas[example, i]) * torch.abs(i - targets[example]) ** power
+    return loss
+""",
+            line=7,
+            message="dim=",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
         ctx = self.ctx
         ri = row_indexing(ctx, node)
         if ri is None:
+            self._independent_work(node)
             return
         if (row_accumulation(ctx, node) is not None and ctx.rule_enabled("TL301")) or (
             gather_loop(ctx, node) is not None and ctx.rule_enabled("TL302")
@@ -352,6 +639,23 @@ def row_scores(x: torch.Tensor):
                 f"apply its operations to whole tensors along dim 0 (batched ops, `torch.vmap`)"
             )
         self.report(node, message, fix=fix)
+
+    def _independent_work(self, node: cst.For) -> None:
+        """Per-row, per-column or per-window work that no iteration shares with another (decided from
+        what each iteration reads and writes), reported without a fix, naming the batched idiom."""
+        ctx = self.ctx
+        if row_accumulation(ctx, node) is not None or gather_loop(ctx, node) is not None:
+            return  # TL301 / TL302
+        work = independent_row_work(ctx, node)
+        if work is None:
+            return
+        x = ctx.code(work.tensor).strip()
+        what = "window" if work.window else ("row" if work.dim == 0 else f"slice along dim {work.dim}")
+        self.report(
+            node,
+            f"Loop processes `{x}` one {what} at a time and no iteration needs another's result; "
+            f"vectorize it: {work.idiom()}",
+        )
 
     def _fix(self, ri: RowIndexing) -> Optional[Fix]:
         ctx = self.ctx

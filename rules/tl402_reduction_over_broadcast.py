@@ -6,7 +6,16 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg, keyword_arg
-from torchlint.analysis.shapes import BINOPS, Shape, broadcast, is_number, ranks_differ, shape_of
+from torchlint.analysis.shapes import (
+    BINARY_FUNCS,
+    BINARY_METHODS,
+    BINOPS,
+    Shape,
+    broadcast,
+    is_number,
+    ranks_differ,
+    shape_of,
+)
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 # reductions that reduce everything when no dim is given
@@ -70,7 +79,7 @@ def loss_broadcasts(a: Shape, b: Shape) -> bool:
 
 @dataclass
 class Broadcast:
-    op: cst.BinaryOperation
+    op: cst.BaseExpression  # `a + b`, or `torch.sub(a, b)` / `a.mul(b)`
     low: cst.BaseExpression  # the lower-rank operand
     low_shape: Shape
     high_shape: Shape
@@ -84,7 +93,8 @@ class ReductionOverBroadcast(LintRule):
     broadcasts operands whose ranks are known to differ — `torch.sum(a + b)` with `a` of shape `[2, 1]`
     and `b` of shape `[2]`. Ranks come from the shared shape inference: literal constructors,
     `unsqueeze`, `view`/`reshape` with literal sizes, `[:, None]` indexing and `nn.Linear` outputs,
-    through local variables (`c = a + b` ... `c.sum()` is followed too). Nothing is reported when a
+    through local variables (`c = a + b` ... `c.sum()` is followed too), with the operator or its
+    function and method spellings (`torch.sub(a, b)`, `a.mul(b)`). Nothing is reported when a
     rank is unknown, or when one operand is a scalar or a single value.
 
     The same broadcast hides inside the losses that compare an input with a target element-wise
@@ -277,6 +287,20 @@ def fit(xs, rows):
     return F.mse_loss(head(xs), y)
 """
         ),
+        # the name is another loss on this branch
+        Valid(
+            """
+import torch
+from torch.nn import CrossEntropyLoss, MSELoss
+
+def loss_func(logits, labels, num_labels):
+    if num_labels == 1:
+        loss_fct = MSELoss()
+        return loss_fct(logits.view(-1), labels.view(-1))
+    loss_fct = CrossEntropyLoss()
+    return loss_fct(logits.view(-1, num_labels), labels.view(-1))
+"""
+        ),
         # raises on a size mismatch instead of broadcasting
         Valid(
             """
@@ -286,6 +310,16 @@ import torch.nn.functional as F
 p = torch.rand(8, 1)
 t = torch.rand(8)
 loss = F.binary_cross_entropy(p, t)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([[1.], [2.]])
+c = torch.sum(torch.mul(a, b))
+d = a.sub(b).abs().mean()
 """
         ),
     ]
@@ -461,6 +495,42 @@ def loss(xs, labels):
     return F.huber_loss(head(xs), y, delta=0.5)
 """,
         ),
+        # the same broadcast through element-wise functions and methods
+        Invalid(
+            """
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(torch.sub(a, b))
+""",
+            fixed="""
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(torch.sub(a, b[:, None]))
+""",
+            unsafe=True,
+            message="[2, 2]",
+        ),
+        Invalid(
+            """
+import torch
+
+x = torch.rand(5, 3)
+w = torch.rand(3)
+score = x.mul(w).pow(2).mean()
+""",
+            fixed="""
+import torch
+
+x = torch.rand(5, 3)
+w = torch.rand(3)
+score = x.mul(w[None, :]).pow(2).mean()
+""",
+            unsafe=True,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -485,9 +555,7 @@ def loss(xs, labels):
             return None
         if ctx.names.matches(call.func, LOSS_FUNCS):
             pass
-        elif not ctx.names.qualified_names(call.func) and not ctx.names.instance_of(call.func).isdisjoint(
-            LOSS_MODULES
-        ):
+        elif not ctx.names.qualified_names(call.func) and self._loss_module(call.func):
             pass
         else:
             return None
@@ -498,6 +566,17 @@ def loss(xs, labels):
         if a is None or b is None or not loss_broadcasts(a, b):
             return None
         return LossBroadcast(call, first.value, second.value, a, b)
+
+    def _loss_module(self, func: cst.BaseExpression) -> bool:
+        """``nn.MSELoss()(...)``, or a name every assignment of which builds one of the element-wise loss
+        modules (a name that is a cross-entropy loss on another branch is not followed)."""
+        ctx = self.ctx
+        if isinstance(func, cst.Call):
+            return ctx.names.matches(func.func, LOSS_MODULES)
+        values = ctx.names.values(func)
+        return bool(values) and all(
+            isinstance(v, cst.Call) and ctx.names.matches(v.func, LOSS_MODULES) for v in values
+        )
 
     def _loss_message(self, loss: LossBroadcast) -> str:
         name = self.ctx.code(loss.call.func).strip()
@@ -563,6 +642,13 @@ def loss(xs, labels):
             return self._find(expr.left, depth + 1) or self._find(expr.right, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self._find(expr.expression, depth + 1)
+        operands = self._operands(expr) if isinstance(expr, cst.Call) else None
+        if operands is not None:
+            # `torch.sub(a, b)`, `a.mul(b)`: the same broadcast as the operator
+            found = self._pair(expr)
+            if found is not None:
+                return found
+            return self._find(operands[0], depth + 1) or self._find(operands[1], depth + 1)
         if isinstance(expr, cst.Name):
             # `c = a + b` ... `c.sum()`: follow a variable assigned once
             values = ctx.names.values(expr)
@@ -580,16 +666,37 @@ def loss(xs, labels):
                 return self._find(first.value, depth + 1) if first is not None else None
         return None
 
-    def _pair(self, op: cst.BinaryOperation) -> Optional[Broadcast]:
-        if is_number(op.left) or is_number(op.right):
+    def _operands(self, op: cst.BaseExpression) -> Optional[tuple]:
+        """(left, right) of `a + b`, `torch.sub(a, b)` or `a.mul(b)`."""
+        if isinstance(op, cst.BinaryOperation):
+            return op.left, op.right
+        if isinstance(op, cst.Call):
+            ctx = self.ctx
+            pos = [a for a in op.args if a.keyword is None and not a.star]
+            if len(pos) != len(op.args):
+                return None
+            if ctx.names.matches(op.func, BINARY_FUNCS) and len(pos) == 2:
+                return pos[0].value, pos[1].value
+            func = op.func
+            if (isinstance(func, cst.Attribute) and func.attr.value in BINARY_METHODS and len(pos) == 1
+                    and not ctx.names.qualified_names(func.value) and ctx.names.imports_torch):
+                return func.value, pos[0].value
+        return None
+
+    def _pair(self, op: cst.BaseExpression) -> Optional[Broadcast]:
+        operands = self._operands(op)
+        if operands is None:
             return None
-        a, b = shape_of(self.ctx, op.left), shape_of(self.ctx, op.right)
+        left, right = operands
+        if is_number(left) or is_number(right):
+            return None
+        a, b = shape_of(self.ctx, left), shape_of(self.ctx, right)
         if a is None or b is None or not ranks_differ(a, b):
             return None
         if a.rank == 0 or b.rank == 0:
             return None  # a scalar tensor broadcasts harmlessly
         low_is_left = a.rank is not None and (b.rank is None or a.rank < b.rank)
-        low, low_shape, high_shape = (op.left, a, b) if low_is_left else (op.right, b, a)
+        low, low_shape, high_shape = (left, a, b) if low_is_left else (right, b, a)
         if low_shape.rank is None:
             return None
         if low_shape.rank is not None and all(d == 1 for d in low_shape.head):
@@ -603,7 +710,8 @@ def loss(xs, labels):
             op = "the operands"
         else:
             op = f"`{op}`"
-        left, right = (found.low_shape, found.high_shape) if found.op.left is found.low else (
+        operands = self._operands(found.op)
+        left, right = (found.low_shape, found.high_shape) if operands and operands[0] is found.low else (
             found.high_shape, found.low_shape
         )
         result = f" to {found.result}" if found.result is not None else ""

@@ -99,6 +99,11 @@ CASES = [
     Case("TL204-sigmoid-column", "TL204", 5, fn("first_gate"), lambda: (randn(3, 2),),
          lambda: (t(-200.0, 1.0).repeat(2, 1),)),
     Case("TL204-log1p-exp", "TL204", 6, fn("f"), lambda: (randn(6),), lambda: (t(60.0, 500.0),)),
+    # helpers that only wrap torch.log / torch.exp
+    Case("TL202-log-helper", "TL202", 9, fn("log_probs"), lambda: (randn(3, 4),), lambda: (t(0.0, 1000.0).repeat(2, 1),)),
+    Case("TL203-method-helpers", "TL203", 7, lambda ns, x: ns["Energy"]().free_energy(x), lambda: (randn(3, 4),),
+         lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL204-log-helper", "TL204", 7, fn("softplus"), lambda: (randn(6),), lambda: (t(100.0, 500.0),)),
     # -- TL205 log1p / expm1: the original loses the small values ----------------------------
     Case("TL205-log1p", "TL205", 0, fn("rate"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
          before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),
@@ -112,6 +117,15 @@ CASES = [
     Case("TL205-mu-law", "TL205", 3, fn("mu_law_expand"), lambda: (randn(5).clamp(-1, 1), t(255.0)),
          lambda: (t(1e-10, -2e-9), t(255.0)), before_extreme="inaccurate",
          truth=lambda x, mu: torch.sign(x.double()) * torch.expm1(x.double().abs() * torch.log1p(mu.double())) / mu),
+    # element-wise spellings of the same formulas
+    Case("TL205-log1p-torch-add", "TL205", 5, fn("f"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
+         before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),
+    Case("TL205-log1p-add-method", "TL205", 6, fn("f"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
+         before_extreme="inaccurate", truth=lambda x: torch.log1p(x.double())),
+    Case("TL205-expm1-sub-method", "TL205", 7, fn("f"), lambda: (randn(5),), lambda: (t(1e-10, -3e-9),),
+         before_extreme="inaccurate", truth=lambda x: torch.expm1(x.double())),
+    Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------
     Case("TL206-cookbook", "TL206", 0, lambda ns, y, x: ns["unstable_softmax_cross_entropy"](y, x),
          lambda: (soft(5), randn(5, seed=2)), lambda: (t(0.5, 0.5), t(1000.0, 0.0)),
@@ -145,6 +159,11 @@ CASES = [
     Case("TL208-counts", "TL208", 2, fn("class_prior"), lambda: (torch.tensor([0, 1, 1, 2, 2, 2]), 3),
          lambda: (torch.tensor([0, 1, 1, 0]), 3), grad=False),
     Case("TL208-one-minus", "TL208", 3, fn("top"), lambda: (randn(3, 4),), lambda: (t(0.0, 200.0).repeat(2, 1),)),
+    # `p - eps` -> `p + eps`: equal up to the eps on ordinary probabilities, finite where p is 0
+    Case("TL208-eps-subtracted", "TL208", 4, fn("log_probs"), lambda: (randn(3, 4),),
+         lambda: (t(0.0, 1000.0).repeat(2, 1),)),
+    Case("TL208-eps-subtracted-sigmoid", "TL208", 5, fn("log_gate"), lambda: (randn(6),),
+         lambda: (t(-200.0, 0.0, 3.0),)),
 ]
 
 

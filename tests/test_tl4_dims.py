@@ -142,3 +142,19 @@ value = {loss}(pred, target)
     expected = pairwise(before["pred"][:, 0], before["target"])
     assert not torch.allclose(before["value"], expected)  # the broadcast compared 36 pairs
     assert torch.allclose(after["value"], expected)
+
+
+def test_function_spelling_gets_the_cookbook_fix_too():
+    code = """
+import torch
+
+a = torch.tensor([[1.], [2.]])
+b = torch.tensor([1., 2.])
+c = torch.sum(torch.add(a, b))
+d = a.add(b).sum()
+"""
+    assert [d.code for d in lint(code).diagnostics] == ["TL402", "TL402"]
+    fixed = lint(code, fix=True, unsafe=True).fixed_source
+    before, after = run(code), run(fixed)
+    assert before["c"].item() == before["d"].item() == 12.0
+    assert after["c"].item() == after["d"].item() == 6.0

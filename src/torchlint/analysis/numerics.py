@@ -208,7 +208,14 @@ class Flow:
         if not values or values[-1] is None:
             return None
         value = values[-1]
-        if value is expr or (self.function is None and self.ctx.is_inside(expr, value)):
+        if value is expr:
+            return None
+        if self.function is None and self.ctx.is_inside(expr, value):
+            # `g = torch.exp(-g / s)`: the `g` read on the right is the value bound before
+            for earlier in reversed(values[:-1]):
+                if earlier is None or self.ctx.is_inside(expr, earlier):
+                    return None
+                return earlier
             return None
         return value
 
@@ -302,6 +309,11 @@ def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
             return p is not None and p % 2 == 0
     if depth <= 0:
         return False
+    # shape changes and selections keep the sign: `g.unsqueeze(0)`, `d[:, None]`, `d.view(-1)`
+    if isinstance(expr, cst.Call) and method_name(expr) in _PASS_METHODS and receiver(expr) is not None:
+        return _nonnegative(flow, receiver(expr), depth - 1)  # type: ignore[arg-type]
+    if isinstance(expr, cst.Subscript):
+        return _nonnegative(flow, expr.value, depth - 1)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
         return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)
     if is_binop(expr, cst.Add):
@@ -419,6 +431,50 @@ def _eps_like(flow: Flow, expr: cst.BaseExpression) -> bool:
         if nxt is not None:
             return _eps_like(flow, nxt)
     return False
+
+
+def eps_subtracted(flow: Flow, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``p - eps`` (through a variable): the guard points the wrong way — it moves the argument of a log
+    towards 0, and below it where ``p`` is 0 (``nan``).  Returns ``p``."""
+    value = flow.value(expr, 3)
+    if is_binop(value, cst.Subtract) and _eps_like(flow, value.right):  # type: ignore[attr-defined]
+        n = number(value.right)  # type: ignore[attr-defined]
+        if n is None or n < 1e-2:
+            return value.left  # type: ignore[attr-defined]
+    return None
+
+
+_ARITH_FUNCS = {
+    "add": "+", "sub": "-", "subtract": "-", "div": "/", "divide": "/", "true_divide": "/",
+}
+
+
+def arith_parts(ctx: FileContext, expr: cst.BaseExpression
+                ) -> Optional[Tuple[str, cst.BaseExpression, cst.BaseExpression]]:
+    """``("+" | "-" | "/", left, right)`` for ``a + b`` and its element-wise spellings ``torch.add(a, b)``
+    and ``a.add(b)`` (likewise ``sub``/``div``); None for anything else, and for calls with ``alpha``,
+    ``rounding_mode`` or ``out``, which are not the plain operator."""
+    if isinstance(expr, cst.BinaryOperation):
+        op = {cst.Add: "+", cst.Subtract: "-", cst.Divide: "/"}.get(type(expr.operator))
+        return (op, expr.left, expr.right) if op is not None else None
+    if not isinstance(expr, cst.Call) or any(a.keyword is not None or a.star for a in expr.args):
+        return None
+    func = expr.func
+    names = ctx.names.qualified_names(func)
+    for short, op in _ARITH_FUNCS.items():
+        if f"torch.{short}" in names and len(expr.args) == 2:
+            return op, expr.args[0].value, expr.args[1].value
+    if (isinstance(func, cst.Attribute) and func.attr.value in _ARITH_FUNCS and len(expr.args) == 1
+            and not names and not ctx.names.qualified_names(func.value) and ctx.names.imports_torch):
+        return _ARITH_FUNCS[func.attr.value], func.value, expr.args[0].value
+    return None
+
+
+def is_log_call(ctx: FileContext, node: cst.Call) -> bool:
+    """A ``log`` call in any spelling, a same-module helper that only wraps ``torch.log`` included."""
+    if callee_name(node) == "log":
+        return True
+    return len(node.args) == 1 and log_use(ctx, node) is not None
 
 
 def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
@@ -1218,6 +1274,9 @@ class DeferredLogReports:
 
 
 __all__ = [
+    "arith_parts",
+    "is_log_call",
+    "eps_subtracted",
     "ALL",
     "DeferredLogReports",
     "IMPLICIT",

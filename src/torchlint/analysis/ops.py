@@ -68,7 +68,45 @@ def op_use(
     if layers and not ctx.names.instance_of(func).isdisjoint(layers):
         first = arg(expr, 0, "input")
         return OpUse("layer", expr, first.value if first is not None else None)
+    if method in _WRAPPABLE:
+        return _wrapper_use(ctx, expr, funcs, method)
     return None
+
+
+# helpers that only wrap one of these are the operation itself: `def _log(t): return torch.log(t)`
+_WRAPPABLE = frozenset({"log", "exp"})
+
+
+def _wrapper_use(ctx: FileContext, call: cst.Call, funcs: FrozenSet[str], method: str) -> Optional[OpUse]:
+    """``my_log(x)`` where ``my_log`` is a function (or method) of this module whose whole body is
+    ``return torch.log(<its parameter>)`` (or ``<parameter>.log()``): the operation, with ``x`` as its
+    operand.  A helper that adds anything (an eps, a clamp) is not a wrapper."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    function = ctx.function_for_call(call)
+    if function is None or not isinstance(function.body, cst.IndentedBlock) or len(function.body.body) != 1:
+        return None
+    params = list(function.params.params)
+    if isinstance(call.func, cst.Attribute) and params:
+        params = params[1:]  # self / cls
+    if len(params) != 1 or function.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+            function.params.kwonly_params or params[0].default is not None:
+        return None
+    stmt = function.body.body[0]
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return)):
+        return None
+    value = stmt.body[0].value
+    if not isinstance(value, cst.Call):
+        return None
+    name = params[0].name.value
+    inner: Optional[cst.BaseExpression] = None
+    if ctx.names.matches(value.func, funcs) and len(value.args) == 1:
+        inner = value.args[0].value
+    elif isinstance(value.func, cst.Attribute) and value.func.attr.value == method and not value.args:
+        inner = value.func.value
+    if not (isinstance(inner, cst.Name) and inner.value == name):
+        return None
+    return OpUse("helper", call, call.args[0].value)
 
 
 def softmax_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:

@@ -1,0 +1,700 @@
+"""Independent per-slice work in Python loops, decided from data flow (TL303's wider net).
+
+A loop is *independent per-slice work* when every iteration reads slices of tensors at the loop's own
+position (``x[i]``, ``x[:, j]``, ``x[..., i:i + k]``, or the rows of ``for row in x``), computes with
+torch operations, and writes its result only to a place no other iteration touches or to an
+order-independent accumulation:
+
+- ``out[i] = ...`` (the same position it read),
+- ``results.append(...)`` to a list made before the loop (stacked afterwards, or a list of Python
+  numbers),
+- ``counts[labels[i]] += ...`` / ``total += ...`` (a scatter or a reduction: the order of the additions
+  does not matter).
+
+What each iteration reads is checked against what iterations write: a name read before the iteration
+assigns it (``h = cell(x[t], h)``), a tensor read at another position than the one written
+(``x[i] = x[i] + x[i - 1]``), or the loop variable used in arithmetic, as a key or in a call is
+a dependence between iterations or something the analysis cannot follow, and the loop is left alone.
+So are loops with an exit (``break``, ``return``, ``continue``, ``raise``, ``yield``), nested loops,
+calls of unknown functions (I/O, logging, helpers of unknown behaviour), data-dependent shapes
+(``nonzero``, boolean-mask indexing, per-row lengths), loops over modules or parameters (the iterated
+value must be a tensor), and small literal trip counts.
+
+The result names the vectorized idiom that fits the loop: a mask and ``torch.where`` when the body
+branches on the data, ``index_add_`` / ``scatter_add_`` / ``bincount`` for scatters, ``unfold`` for
+windows, a reduction with ``dim`` for per-column work and for lists of Python numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.shapes import is_tensor
+
+_DATA_DEPENDENT = frozenset(
+    {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "nonzero_static", "split",
+     "tensor_split", "chunk", "tolist", "numpy", "append", "extend", "insert", "pop", "remove", "clear",
+     "backward", "cpu", "cuda", "to", "save", "write", "register_buffer"}
+)
+_TO_NUMBER = frozenset({"item"})
+_NUMBER_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.abs", "builtins.round"})
+_COLLECTORS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.vstack",
+                         "torch.hstack", "torch.dstack", "torch.tensor", "torch.as_tensor", "torch.Tensor",
+                         "torch.FloatTensor", "torch.LongTensor"})
+# methods numpy arrays and lists do not have: a slice calling them is a tensor
+_TENSOR_ONLY_METHODS = frozenset(
+    {"unsqueeze", "view", "norm", "softmax", "log_softmax", "detach", "float", "double", "half", "long", "int",
+     "bool", "size", "dim", "numel", "permute", "expand", "expand_as", "matmul", "mm", "bmm", "exp", "log",
+     "sigmoid", "tanh", "relu", "abs", "pow", "sqrt", "amax", "amin", "logsumexp", "type_as", "view_as",
+     "masked_fill", "topk", "sort", "argsort", "cumsum", "clamp", "contiguous", "t", "flatten", "norm"}
+)
+_ESCAPES = (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Del)
+
+
+@dataclass
+class RowWork:
+    loop: cst.For
+    tensor: cst.BaseExpression  # the tensor whose slices the loop walks
+    dim: int  # the dimension walked
+    window: bool = False
+    branches: bool = False  # the body branches on the data
+    scatter: bool = False  # `acc[idx[i]] += ...`
+    numbers: bool = False  # collects Python numbers
+    reduction: bool = False  # `total += ...`
+    read: List[str] = field(default_factory=list)  # the tensors read slice by slice
+
+    def idiom(self) -> str:
+        if self.scatter:
+            return "a scatter over all rows at once: `index_add_` / `scatter_add_`, or `torch.bincount` for counts"
+        if self.window:
+            return f"`Tensor.unfold({self.dim}, size, step)` to see every window at once, then one batched op"
+        if self.branches:
+            return "a boolean mask over all rows and `torch.where` (or masked assignment) instead of the `if`"
+        if self.numbers:
+            return "one batched op over all slices (reductions with `dim=`) and a single `.tolist()`"
+        if self.dim != 0:
+            return "batched ops and reductions with `dim=` over all slices at once"
+        if self.reduction:
+            return "batched ops along dim 0 and one reduction with `dim=0`"
+        return "batched ops along dim 0 (`torch.vmap` where no batched op exists)"
+
+
+# -- the loop header -------------------------------------------------------------------------------
+
+
+def _int(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _int(node.expression)
+        return -inner if inner is not None else None
+    return None
+
+
+def _dim_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optional[Tuple[cst.BaseExpression, int]]:
+    """(tensor, k) when ``expr`` is the size of dimension ``k`` of ``tensor``: ``x.size(k)``,
+    ``x.shape[k]``, ``len(x)``, or a name bound once to one of them or unpacked from ``x.shape``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        a = arg(expr, 0, "dim")
+        k = _int(a.value) if a is not None else None
+        if k is not None and len(expr.args) == 1:
+            return expr.func.value, k
+        return None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        k = _int(expr.slice[0].slice.value)
+        base = expr.value
+        if k is None:
+            return None
+        if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+            return base.value, k
+        if isinstance(base, cst.Call) and not base.args and isinstance(base.func, cst.Attribute) \
+                and base.func.attr.value == "size":
+            return base.func.value, k
+        return None
+    if isinstance(expr, cst.Call) and ctx.names.matches(expr.func, frozenset({"builtins.len"})) and len(expr.args) == 1:
+        return expr.args[0].value, 0
+    if isinstance(expr, cst.Name) and depth == 0:
+        b = ctx.names.lookup(expr.value)
+        if b is None or b.imports or len(b.values) != 1:
+            return None
+        value = b.values[0]
+        if value is not None:
+            return _dim_of(ctx, value, 1)
+        return _unpacked(ctx, expr)
+    return None
+
+
+def _unpacked(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, int]]:
+    """``b, c, h, w = x.shape`` / ``= x.size()``: the position of ``name`` is the dimension."""
+    scope = ctx.names.function_scope_node() or ctx.module
+    for assign in ctx.contents(scope).assigns:
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        names = [el.value for el in target.elements]
+        if any(isinstance(el, cst.StarredElement) for el in target.elements):
+            continue
+        pos = next((k for k, n in enumerate(names) if isinstance(n, cst.Name) and n.value == name.value), None)
+        if pos is None:
+            continue
+        value = assign.value
+        if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+            return value.value, pos
+        if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value == "size":
+            return value.func.value, pos
+    return None
+
+
+@dataclass
+class _Header:
+    var: Optional[str]  # the index variable
+    row: Optional[str]  # the row variable of `for row in x` / `for i, row in enumerate(x)`
+    tensor: cst.BaseExpression
+    dim: int
+    window: Optional[cst.BaseExpression] = None  # `w` of `range(x.size(k) - w + 1)`
+    sized: bool = False  # the bound calls `x.size(k)`: lists and arrays have no such method
+    shaped: bool = False  # the bound reads `x.shape`: a tensor or an array, not a list
+
+
+def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
+    it, target = loop.iter, loop.target
+    if isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.range"})):
+        if not isinstance(target, cst.Name) or any(a.keyword is not None or a.star for a in it.args):
+            return None
+        args = [a.value for a in it.args]
+        if len(args) == 2 and _int(args[0]) == 0:
+            args = args[1:]
+        if len(args) != 1:
+            return None  # a start or a step: a subset of the slices, or windows with a stride
+        stop = args[0]
+        if _int(stop) is not None:
+            return None  # a literal trip count
+        found = _dim_of(ctx, stop)
+        window = None
+        if found is None and isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add) \
+                and _int(stop.right) == 1 and isinstance(stop.left, cst.BinaryOperation) \
+                and isinstance(stop.left.operator, cst.Subtract):
+            found = _dim_of(ctx, stop.left.left)
+            window = stop.left.right
+        if found is None:
+            return None
+        code = ctx.code(stop) if found is None or not isinstance(stop, cst.Name) else ctx.code(
+            ctx.names.lookup(stop.value).values[0] or stop)  # type: ignore[union-attr]
+        return _Header(target.value, None, found[0], found[1], window, ".size(" in code, ".shape" in code)
+    if isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.enumerate"})):
+        if len(it.args) != 1 or it.args[0].keyword is not None:
+            return None
+        if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+            return None
+        i, row = target.elements[0].value, target.elements[1].value
+        if isinstance(i, cst.Name) and isinstance(row, cst.Name):
+            return _Header(i.value, row.value, it.args[0].value, 0)
+        return None
+    if isinstance(target, cst.Name) and isinstance(it, (cst.Name, cst.Attribute)):
+        return _Header(None, target.value, it, 0)
+    return None
+
+
+# -- the body --------------------------------------------------------------------------------------
+
+
+class _Verdict(Exception):
+    pass
+
+
+def _simple_statements(ctx: FileContext, block: cst.BaseSuite, out: List[cst.BaseSmallStatement],
+                       tests: List[cst.BaseExpression]) -> None:
+    if isinstance(block, cst.SimpleStatementSuite):
+        out.extend(block.body)
+        return
+    for st in block.body:  # type: ignore[union-attr]
+        if isinstance(st, cst.SimpleStatementLine):
+            out.extend(st.body)
+        elif isinstance(st, cst.If):
+            tests.append(st.test)
+            _simple_statements(ctx, st.body, out, tests)
+            orelse = st.orelse
+            while isinstance(orelse, cst.If):
+                tests.append(orelse.test)
+                _simple_statements(ctx, orelse.body, out, tests)
+                orelse = orelse.orelse
+            if isinstance(orelse, cst.Else):
+                _simple_statements(ctx, orelse.body, out, tests)
+        else:
+            raise _Verdict()  # nested loops, with, try, defs
+
+
+class _Body:
+    def __init__(self, ctx: FileContext, loop: cst.For, head: _Header) -> None:
+        self.ctx = ctx
+        self.loop = loop
+        self.head = head
+        self.work = RowWork(loop, head.tensor, head.dim)
+        self.locals: Set[str] = set()
+        self.outputs: Set[str] = set()  # lists appended to, tensors written at the loop position
+        self.sinks: List[cst.CSTNode] = []  # the nodes through which the outputs are written
+        self.evidence = False  # a slice went into a torch function or a tensor-only method
+        self.lists: Dict[str, List[cst.BaseExpression]] = {}
+
+    def fail(self) -> None:
+        raise _Verdict()
+
+    # slices --------------------------------------------------------------------------------------
+    def slice_position(self, sub: cst.Subscript) -> Optional[int]:
+        """The position of the loop variable among ``sub``'s indices when it is there as a plain index
+        (or, for windows, as ``i:i + w``); -1 when the loop variable is not in ``sub``'s indices."""
+        var = self.head.var
+        found = -1
+        for k, el in enumerate(sub.slice):
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                if isinstance(sl.value, cst.Name) and sl.value.value == var:
+                    if found >= 0 or self.head.window is not None:
+                        self.fail()
+                    found = k
+                elif var is not None and self.ctx.names_in(sl.value, var):
+                    if self._scatter_key(sub, sl.value):
+                        continue
+                    self.fail()  # x[i - 1], x[idx[i]] outside a scatter
+                elif not _plain(sl.value) and not self._invariant(sl.value):
+                    self.fail()  # x[idx_t] with idx_t computed in the iteration: data-dependent
+            else:
+                assert isinstance(sl, cst.Slice)
+                bounds = [b for b in (sl.lower, sl.upper, sl.step) if b is not None]
+                if var is not None and any(self.ctx.names_in(b, var) for b in bounds):
+                    if self.head.window is None or not self._window_slice(sl) or found >= 0:
+                        self.fail()
+                    found = k
+                elif any(_int(b) is None for b in bounds):
+                    self.fail()  # ragged: x[i, :lengths[i]]
+        return found
+
+    def _invariant(self, node: cst.BaseExpression) -> bool:
+        """A name the loop does not assign (an outer loop's index, a fixed mask): the same selection
+        in every iteration."""
+        return (
+            isinstance(node, cst.Name) and node.value not in self.locals and node.value not in self.outputs
+            and node.value not in (self.head.var, self.head.row) and not _assigned_in(self.ctx, self.loop, node.value)
+        )
+
+    def _window_slice(self, sl: cst.Slice) -> bool:
+        var, w = self.head.var, self.head.window
+        up = sl.upper
+        return (
+            isinstance(sl.lower, cst.Name) and sl.lower.value == var and sl.step is None
+            and isinstance(up, cst.BinaryOperation) and isinstance(up.operator, cst.Add)
+            and isinstance(up.left, cst.Name) and up.left.value == var
+            and w is not None and self.ctx.code(up.right).strip() == self.ctx.code(w).strip()
+        )
+
+    def _scatter_key(self, sub: cst.Subscript, key: cst.BaseExpression) -> bool:
+        """``acc[idx[i]]`` as the target of ``+=``: the key reads ``idx`` at the loop position."""
+        parent = self.ctx.parent(sub)
+        if not (isinstance(parent, cst.AugAssign) and parent.target is sub and isinstance(parent.operator, cst.AddAssign)):
+            return False
+        if len(sub.slice) != 1 or not isinstance(key, cst.Subscript):
+            return False
+        inner = self.slice_position(key)
+        if inner != 0 or not isinstance(key.value, (cst.Name, cst.Attribute)):
+            return False
+        code = self.ctx.code(key.value).strip()
+        if code not in self.work.read:
+            self.work.read.append(code)
+        self.work.scatter = True
+        return True
+
+    # expressions ---------------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression) -> bool:
+        """Check an expression the body computes; True when it depends on the iteration's slices."""
+        ctx = self.ctx
+        if isinstance(node, cst.Name):
+            if node.value == self.head.row:
+                return True
+            if node.value == self.head.var:
+                return True  # the index as a number: `torch.arange` in the batched form
+            if node.value in self.outputs:
+                self.fail()  # a list or buffer the loop fills, read whole
+            return node.value in self.locals
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
+            return False
+        if isinstance(node, cst.Attribute):
+            if self.head.var is not None and ctx.names_in(node, self.head.var):
+                self.fail()
+            base = self.expr(node.value) if not ctx.names.qualified_names(node.value) else False
+            return base
+        if isinstance(node, cst.Subscript):
+            pos = self.slice_position(node)
+            base_dep = self.expr(node.value)
+            if pos >= 0:
+                if pos != self.head.dim:
+                    self.fail()
+                if not base_dep:
+                    if not isinstance(node.value, (cst.Name, cst.Attribute)):
+                        self.fail()
+                    code = ctx.code(node.value).strip()
+                    if code not in self.work.read:
+                        self.work.read.append(code)
+                return True
+            for el in node.slice:
+                if isinstance(el.slice, cst.Index):
+                    self.expr(el.slice.value)
+            return base_dep
+        if isinstance(node, cst.BinaryOperation):
+            self._sweep(node.left, node.right)
+            return self.expr(node.left) | self.expr(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.expr(node.expression)
+        if isinstance(node, cst.BooleanOperation):
+            return self.expr(node.left) | self.expr(node.right)
+        if isinstance(node, cst.Comparison):
+            for c in node.comparisons:
+                self._sweep(node.left, c.comparator)
+            dep = self.expr(node.left)
+            for c in node.comparisons:
+                dep |= self.expr(c.comparator)
+            return dep
+        if isinstance(node, (cst.Tuple, cst.List)):
+            dep = False
+            for el in node.elements:
+                if isinstance(el, cst.StarredElement):
+                    self.fail()
+                dep |= self.expr(el.value)
+            return dep
+        if isinstance(node, cst.IfExp):
+            test = self.expr(node.test)
+            if test:
+                self.work.branches = True
+            return test | self.expr(node.body) | self.expr(node.orelse)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        self.fail()
+        return False
+
+    def _sweep(self, a: cst.BaseExpression, b: cst.BaseExpression) -> None:
+        """``preds >= thresholds[i]``: one value of a vector against a whole tensor that does not change
+        with the iteration — a sweep over parameter values, each step as large as the data; batching it
+        multiplies the memory (often the very reason for the loop)."""
+        for one, other in ((a, b), (b, a)):
+            if isinstance(one, cst.Subscript) and len(one.slice) == 1 and isinstance(other, (cst.Name, cst.Attribute)):
+                sl = one.slice[0].slice
+                if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and sl.value.value == self.head.var:
+                    if not (isinstance(other, cst.Name) and other.value in self.locals):
+                        self.fail()
+
+    def _tensor(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name) and expr.value in self.outputs:
+            return True
+        return is_tensor(self.ctx, expr) or self.ctx.code(expr).strip() == self.ctx.code(self.head.tensor).strip()
+
+    def call(self, call: cst.Call) -> bool:
+        ctx = self.ctx
+        dep = False
+        for a in call.args:
+            if a.star:
+                self.fail()
+            if a.keyword is not None and isinstance(a.value, cst.SimpleString):
+                continue  # `reduction="none"`, `p="fro"`
+            dep |= self.expr(a.value)
+        func = call.func
+        qn = ctx.names.qualified_names(func)
+        if qn:
+            if any(q.startswith("torch.") and not q.startswith(("torch.utils", "torch.distributed", "torch.cuda",
+                                                                  "torch.save", "torch.load", "torch.manual_seed"))
+                   for q in qn):
+                if any(q.rsplit(".", 1)[-1] in _DATA_DEPENDENT for q in qn):
+                    self.fail()
+                self.evidence |= dep
+                return dep
+            if not qn.isdisjoint(_NUMBER_BUILTINS) or qn & {"builtins.min", "builtins.max"}:
+                if dep:
+                    self.work.numbers = True
+                return dep
+            self.fail()
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            recv_dep = self.expr(func.value)
+            if not recv_dep:
+                # a method of something that does not depend on the slice: a layer (`self.fc(...)`) or a
+                # tensor method (`w.matmul(x[i])`) is fine, anything else is unknown behaviour
+                if any(q.startswith("torch.nn.") for q in ctx.names.instance_of(func)):
+                    self.evidence |= dep
+                    return dep
+                if not dep or not is_tensor(ctx, func.value) or name in _DATA_DEPENDENT or name.endswith("_"):
+                    self.fail()
+                return dep
+            if name in _DATA_DEPENDENT or (name.endswith("_") and not name.startswith("_")):
+                self.fail()
+            if name in _TO_NUMBER:
+                self.work.numbers = True
+            if name in _TENSOR_ONLY_METHODS:
+                self.evidence = True
+            return True
+        if isinstance(func, cst.Name) and any(q.startswith("torch.nn.") for q in ctx.names.instance_of(func)):
+            self.evidence |= dep
+            return dep
+        self.fail()
+        return False
+
+    # statements ----------------------------------------------------------------------------------
+    def statement(self, st: cst.BaseSmallStatement) -> None:
+        ctx = self.ctx
+        if isinstance(st, cst.Assign):
+            dep = self.expr(st.value)
+            if len(st.targets) != 1:
+                self.fail()
+            target = st.targets[0].target
+            if isinstance(target, cst.Name):
+                if target.value in (self.head.var, self.head.row) or target.value in self.outputs:
+                    self.fail()
+                if not dep:
+                    self.fail()  # loop-invariant work or a counter: not per-slice
+                self.locals.add(target.value)
+                return
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for el in target.elements:
+                    if not isinstance(el.value, cst.Name) or el.value.value in (self.head.var, self.head.row):
+                        self.fail()
+                    self.locals.add(el.value.value)
+                if not dep:
+                    self.fail()
+                return
+            if isinstance(target, cst.Subscript):
+                self._store(target, dep)
+                return
+            self.fail()
+        if isinstance(st, cst.AugAssign):
+            dep = self.expr(st.value)
+            target = st.target
+            if not isinstance(st.operator, (cst.AddAssign, cst.SubtractAssign)):
+                if isinstance(target, cst.Subscript):
+                    self._store(target, dep)
+                    return
+                self.fail()
+            if isinstance(target, cst.Name):
+                if target.value in self.locals or target.value in (self.head.var, self.head.row) or not dep:
+                    self.fail()
+                self.work.reduction = True
+                self.outputs.add(target.value)
+                self.sinks.append(target)
+                return
+            if isinstance(target, cst.Subscript):
+                if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and isinstance(
+                    target.slice[0].slice.value, cst.Subscript
+                ):
+                    pos = self.slice_position(target)
+                    if pos != -1 or not self.work.scatter or not self._tensor(target.value):
+                        self.fail()
+                    base = ctx.code(target.value).strip()
+                    if base in self.work.read:
+                        self.fail()
+                    self.outputs.add(base)
+                    self.sinks.append(target.value)
+                    return
+                self._store(target, dep)
+                return
+            self.fail()
+        if isinstance(st, cst.Expr) and isinstance(st.value, cst.Call):
+            call = st.value
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) \
+                    and len(call.args) == 1:
+                name = func.value.value
+                if name in self.locals or name in (self.head.var, self.head.row):
+                    self.fail()
+                if not self.expr(call.args[0].value):
+                    self.fail()
+                self.lists.setdefault(name, []).append(call.args[0].value)
+                self.outputs.add(name)
+                self.sinks.append(func.value)
+                return
+            self.fail()
+        self.fail()
+
+    def _store(self, target: cst.Subscript, dep: bool) -> None:
+        pos = self.slice_position(target)
+        parent = self.ctx.parent(target)
+        if pos == -1 and dep and isinstance(parent, cst.AugAssign) and isinstance(
+            parent.operator, (cst.AddAssign, cst.SubtractAssign)
+        ) and self._tensor(target.value):
+            # `loss[example] += ...` with `example` fixed in this loop: a reduction into one cell
+            self.work.reduction = True
+            self.outputs.add(self.ctx.code(target.value).strip())
+            self.sinks.append(target.value)
+            return
+        if pos != self.head.dim or not dep:
+            self.fail()
+        if not self._tensor(target.value):
+            self.fail()
+        self.outputs.add(self.ctx.code(target.value).strip())
+        self.sinks.append(target.value)
+
+
+def _assigned_in(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    for n in ctx.names_in(loop, name):
+        parent = ctx.parent(n)
+        if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)) or (
+            isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is n
+        ) or isinstance(parent, (cst.Element, cst.Tuple)):
+            return True
+    return False
+
+
+def _plain(node: cst.BaseExpression) -> bool:
+    return _int(node) is not None or isinstance(node, cst.Ellipsis) or (
+        isinstance(node, cst.Name) and node.value == "None"
+    )
+
+
+def _reads_before_writes(ctx: FileContext, loop: cst.For, locals_: Set[str]) -> bool:
+    """A local read before the iteration assigns it carries a value from the previous iteration."""
+    for name in locals_:
+        first_assign = None
+        for n in ctx.names_in(loop.body, name):
+            parent = ctx.parent(n)
+            is_target = isinstance(parent, cst.AssignTarget) or (
+                isinstance(parent, (cst.Element,)) and isinstance(ctx.parent(ctx.parent(parent)), cst.AssignTarget)
+            )
+            if is_target:
+                first_assign = n
+                assign = next((a for a in ctx.ancestors(n) if isinstance(a, cst.Assign)), None)
+                if assign is None or ctx.names_in(assign.value, name):
+                    return True  # `h = f(x[t], h)`
+                break
+            return True
+        if first_assign is None:
+            return True
+    return False
+
+
+def _after_loop(ctx: FileContext, loop: cst.For) -> Sequence[cst.CSTNode]:
+    block = ctx.block_of(loop)
+    if block is None:
+        return ()
+    pos = next((i for i, st in enumerate(block) if st is loop), None)
+    return block[pos + 1:] if pos is not None else ()
+
+
+def _made_empty_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    b = ctx.names.lookup(name)
+    if b is None or b.imports or not b.values:
+        return False
+    return all(isinstance(v, cst.List) and not v.elements for v in b.values if v is not None) and all(
+        v is not None for v in b.values
+    )
+
+
+def _collected_after(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    for later in _after_loop(ctx, loop):
+        for call in ctx.contents(later).calls:
+            if ctx.names.matches(call.func, _COLLECTORS):
+                first = arg(call, 0, "tensors") or arg(call, 0, "data")
+                if first is not None and isinstance(first.value, cst.Name) and first.value.value == name:
+                    return True
+    return False
+
+
+def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
+    """The loop's per-slice work when no iteration depends on another and it could run batched."""
+    if loop.orelse is not None or loop.asynchronous is not None:
+        return None
+    head = _header(ctx, loop)
+    if head is None:
+        return None
+    tensor = head.tensor
+    if not isinstance(tensor, (cst.Name, cst.Attribute)):
+        return None
+    for node in _walk_escapes(loop.body):
+        return None
+    body = _Body(ctx, loop, head)
+    statements: List[cst.BaseSmallStatement] = []
+    tests: List[cst.BaseExpression] = []
+    try:
+        _simple_statements(ctx, loop.body, statements, tests)
+        for test in tests:
+            if body.expr(test):
+                body.work.branches = True
+            else:
+                body.fail()  # a branch on something else than the data (a flag, a counter)
+        for st in statements:
+            body.statement(st)
+    except _Verdict:
+        return None
+    work = body.work
+    if not (head.sized or is_tensor(ctx, tensor) or (head.shaped and head.row is None and body.evidence)):
+        return None  # nothing says the walked value is a tensor (a list of tensors is walked the same way)
+    if head.window is not None:
+        work.window = True
+    if not work.read and head.row is None:
+        return None
+    if _reads_before_writes(ctx, loop, body.locals):
+        return None
+    code = ctx.code(tensor).strip()
+    if code in body.outputs and not any(
+        isinstance(st, cst.Assign) and isinstance(st.targets[0].target, cst.Subscript) for st in statements
+    ):
+        return None
+    # the loop must write somewhere, and what it collects must be uniform
+    if not body.outputs:
+        return None
+    for name, values in body.lists.items():
+        if not _made_empty_before(ctx, loop, name):
+            return None
+        if _collected_after(ctx, loop, name):
+            continue
+        if work.numbers:
+            continue
+        return None  # a Python list of tensors kept as a list: possibly ragged, left alone
+    if not _outputs_private(ctx, loop, body):
+        return None
+    if head.var is not None and _used_after(ctx, loop, head.var):
+        return None
+    return work
+
+
+def _outputs_private(ctx: FileContext, loop: cst.For, body: _Body) -> bool:
+    """Every mention of an output in the body is a write, or (for a tensor written at the loop position)
+    a read of that same position: no iteration sees what another one wrote."""
+    sinks = set(map(id, body.sinks))
+    for name in body.outputs:
+        if not name.isidentifier():
+            continue  # `self.out[i] = ...`: attributes are checked through the subscripts read
+        for n in ctx.names_in(loop.body, name):
+            if id(n) in sinks:
+                continue
+            parent = ctx.parent(n)
+            if isinstance(parent, cst.Subscript) and parent.value is n and name not in body.lists:
+                try:
+                    if body.slice_position(parent) == body.head.dim:
+                        continue
+                except _Verdict:
+                    return False
+            return False
+    return True
+
+
+def _used_after(ctx: FileContext, loop: cst.For, var: str) -> bool:
+    for later in _after_loop(ctx, loop):
+        if ctx.names_in(later, var):
+            return True
+    return False
+
+
+def _walk_escapes(block: cst.CSTNode):
+    stack: List[cst.CSTNode] = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _ESCAPES) or isinstance(node, (cst.Yield, cst.Await)):
+            yield node
+            return
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(node.children)
+
+
+__all__ = ["RowWork", "independent_row_work"]
