@@ -13,7 +13,7 @@ class TensorOfTensor(LintRule):
     """
     ## What it does
     Finds `torch.tensor(t)` where `t` is already a tensor (a torch constructor or op, a tensor method,
-    a `Tensor` annotation, a value used as a tensor).
+    or a local variable assigned only such values).
 
     ## Why is this bad?
     `torch.tensor` is for building a tensor from Python data. Given a tensor it copies it, detaches it
@@ -96,6 +96,16 @@ def f(x: list):
     return torch.tensor(x, dtype=torch.float32)
 """
         ),
+        Valid(
+            """
+import torch
+
+def f(x: torch.Tensor, w):
+    if not isinstance(w, torch.Tensor):
+        w = torch.tensor(w)
+    return x * w
+"""
+        ),
     ]
 
     INVALID = [
@@ -133,7 +143,8 @@ def f(a, b):
             """
 import torch
 
-def f(x: torch.Tensor):
+def f(a):
+    x = torch.as_tensor(a)
     return torch.tensor(x, dtype=torch.float64)
 """,
         ),
@@ -143,7 +154,7 @@ def f(x: torch.Tensor):
         if not self.ctx.names.matches(node.func, TENSOR_CONSTRUCTOR):
             return
         first = arg(node, 0, "data")
-        if first is None or not is_tensor(self.ctx, first.value):
+        if first is None or not self._built_as_tensor(first.value):
             return
         fix = None
         if len(node.args) == 1:
@@ -153,3 +164,18 @@ def f(x: torch.Tensor):
                 code = f"({code})"
             fix = self.make_fix().replace(node, self.ctx.parse_expression(f"{code}.clone().detach()"))
         self.report(node, fix=fix)
+
+    def _built_as_tensor(self, expr: cst.BaseExpression) -> bool:
+        """A torch op or constructor call, arithmetic on one, or a local variable every assignment of which
+        is one. Parameters are not: a guard like `if not isinstance(x, Tensor)` usually precedes
+        `torch.tensor(x)`, and the evidence that `x` is a tensor elsewhere says nothing about this call."""
+        if isinstance(expr, cst.Call):
+            return is_tensor(self.ctx, expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._built_as_tensor(expr.left) or self._built_as_tensor(expr.right)
+        if isinstance(expr, cst.Name):
+            b = self.ctx.names.lookup(expr.value)
+            if b is None or b.imports or not b.values or any(v is None for v in b.values):
+                return False
+            return all(isinstance(v, cst.Call) and is_tensor(self.ctx, v) for v in b.values)
+        return False
