@@ -16,6 +16,9 @@ EXACT_FACTORIES = frozenset(
 APPROX_FACTORIES = frozenset(
     {"torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace"}
 )
+#: factories that take only sizes: their dtype is the default (float32) unless given
+SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.eye"})
+FLOAT32 = frozenset({"torch.float32", "torch.float"})
 CASTS = {
     "float": "torch.float32",
     "double": "torch.float64",
@@ -35,9 +38,13 @@ class TensorCreatedThenMoved(LintRule):
     """
     ## What it does
     Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `rand`,
-    `randn`, `randint`, `arange`, ...) followed directly by a move or a cast whose target is certain:
-    `.cuda()`, `.float()`/`.double()`/`.half()`/`.long()`/..., `.to(device=...)`, `.to(dtype=...)`,
-    `.to("cuda")` and `.to(torch.float16)`. `.to(x)` with a value of unknown kind is not reported.
+    `randn`, `randint`, `arange`, ...) followed directly by a move to a device that is certain:
+    `.cuda()`, `.to(device=...)`, `.to("cuda")`; and a size-only factory (`zeros`, `ones`, `empty`,
+    `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
+    `.bool()`, `.half()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
+    reported, nor are casts after `torch.tensor`, `arange`, `linspace` or the random factories:
+    their dtype depends on the data, and `arange(n, dtype=torch.int64).to(torch.float32)` computes the
+    values exactly before converting them, on purpose.
 
     ## Why is this bad?
     `torch.zeros(n, m).cuda()` allocates and fills the tensor in host memory, copies it to the GPU
@@ -50,13 +57,13 @@ class TensorCreatedThenMoved(LintRule):
     ## Example
     ```python
     mask = torch.zeros(batch, length).cuda()
-    ids = torch.tensor(tokens).long()
+    counts = torch.zeros(classes).long()
     ```
 
     ## Use instead
     ```python
     mask = torch.zeros(batch, length, device="cuda")
-    ids = torch.tensor(tokens, dtype=torch.int64)
+    counts = torch.zeros(classes, dtype=torch.int64)
     ```
 
     ## Fix safety
@@ -126,6 +133,16 @@ def f(x):
     return y.cuda()
 """
         ),
+        Valid(
+            """
+import torch
+
+def pos(n, device):
+    steps = torch.arange(n, dtype=torch.int64, device=device).to(torch.float32)
+    idx = torch.linspace(0, n - 1, 8, device=device).long()
+    return steps, idx, torch.tensor([1, 2]).float(), torch.zeros(3).float()
+"""
+        ),
     ]
 
     INVALID = [
@@ -149,13 +166,13 @@ def f(batch, length):
             """
 import torch
 
-ids = torch.tensor([1, 2, 3]).long()
+ids = torch.zeros(3).long()
 w = torch.ones(3).to(dtype=torch.float16)
 """,
             fixed="""
 import torch
 
-ids = torch.tensor([1, 2, 3], dtype=torch.int64)
+ids = torch.zeros(3, dtype=torch.int64)
 w = torch.ones(3, dtype=torch.float16)
 """,
             count=2,
@@ -195,11 +212,22 @@ def f(n):
         if moved is None:
             return
         keyword, value = moved
+        if keyword == "dtype" and not self._certain_cast(qn, value):
+            return
         fix = None
         if keyword_arg(factory, keyword) is None and not any(a.star for a in factory.args) and torch_in_scope(self.ctx):
             unsafe = qn.isdisjoint(EXACT_FACTORIES)
             fix = self.make_fix(unsafe=unsafe).replace(node, _add_kwarg(factory, keyword, value))
         self.report(node, self.MESSAGE.format(kw=keyword), fix=fix)
+
+    def _certain_cast(self, factory: frozenset, dtype: cst.BaseExpression) -> bool:
+        """A cast allocates a second tensor for sure only after a size-only factory (its dtype is the
+        default float32) and to another dtype. Casts after ``torch.tensor`` depend on the data's dtype,
+        and ``arange(..., dtype=torch.int64).float()`` / ``linspace(...).long()`` are deliberate: the
+        values are computed exactly in one dtype, then converted."""
+        if factory.isdisjoint(SIZE_FACTORIES):
+            return False
+        return not self.ctx.names.matches(dtype, FLOAT32)
 
     def _target(self, node: cst.Call) -> Optional[tuple]:
         """("device" | "dtype", value expression) when the move's target is certain."""
