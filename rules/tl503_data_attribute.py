@@ -11,6 +11,8 @@ from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 #: ends of a chain that turn the value into Python/numpy data: nothing can write through it afterwards
 _TERMINALS = frozenset({"item", "tolist", "numpy"})
+#: attributes that read only metadata
+_METADATA = frozenset({"shape", "size", "dtype", "device", "ndim", "dim", "numel", "is_cuda", "requires_grad"})
 #: methods that pass a tensor along unchanged in kind (the chain continues)
 _PASS_THROUGH = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "squeeze", "view", "flatten"})
 
@@ -169,7 +171,7 @@ def norms(model):
         if node.attr.value != "data" or not self.ctx.names.imports_torch:
             return
         parent = self.ctx.parent(node)
-        if self._written(node, parent):
+        if self._written(node, parent) or self._swap(node):
             return
         if not (is_tensor(self.ctx, node.value) or self._parameter(node.value, node)):
             return
@@ -183,6 +185,8 @@ def norms(model):
             return True
         if isinstance(parent, cst.Attribute) and parent.value is node:
             method = parent.attr.value
+            if method in _METADATA:
+                return True  # `x.data.shape`: no value is read
             if method.endswith("_") and not method.endswith("__"):
                 return True  # p.data.add_(...)
         if isinstance(parent, cst.Subscript) and parent.value is node:
@@ -191,6 +195,15 @@ def norms(model):
                 return True
             if isinstance(grand, cst.Attribute) and grand.attr.value.endswith("_"):
                 return True
+        return False
+
+    def _swap(self, node: cst.Attribute) -> bool:
+        """``p.data = f(p.data)``: the read feeds a raw replacement of the same storage on purpose."""
+        for anc in self.ctx.ancestors(node):
+            if isinstance(anc, cst.Assign):
+                return any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data" for t in anc.targets)
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return False
         return False
 
     def _parameter(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
