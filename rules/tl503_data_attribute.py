@@ -5,7 +5,6 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import assignment_targets
-from torchlint.analysis.names import dotted_name
 from torchlint.analysis.shapes import is_tensor
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
