@@ -16,9 +16,11 @@ class LoadWithoutMapLocation(LintRule):
     """
     ## What it does
     Finds `torch.load(path)` without `map_location` where the same file shows all three: the file at
-    `path` is written by `torch.save(..., path)` in that code, the code puts tensors on CUDA (`.cuda()`,
-    `.to("cuda")`, `device="cuda"`), and it also runs without a GPU (it checks
-    `torch.cuda.is_available()`). Loads whose origin is not shown are not reported.
+    `path` is written by `torch.save(..., path)` in another function of that code (a training run
+    that a later run resumes or evaluates), the code puts tensors on CUDA (`.cuda()`, `.to("cuda")`,
+    `device="cuda"`), and it also runs without a GPU (it checks `torch.cuda.is_available()`). Loads
+    whose origin is not shown, or that reload in the same function what it just saved, are not
+    reported.
 
     ## Why is this bad?
     `torch.save` records the device of every tensor; `torch.load` without `map_location` restores
@@ -31,8 +33,13 @@ class LoadWithoutMapLocation(LintRule):
     ## Example
     ```python
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    torch.save(model.state_dict(), "best.pt")
-    model.load_state_dict(torch.load("best.pt"))
+
+    def train(model):
+        ...
+        torch.save(model.state_dict(), "best.pt")
+
+    def evaluate(model):
+        model.load_state_dict(torch.load("best.pt"))
     ```
 
     ## Use instead
@@ -119,6 +126,17 @@ def run(model):
     return torch.load("b.pt")
 """
         ),
+        Valid(
+            """
+import torch
+
+def main(model):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model.to(device)
+    torch.save(model.state_dict(), "model.pth")
+    model.load_state_dict(torch.load("model.pth", weights_only=True))
+"""
+        ),
     ]
 
     INVALID = [
@@ -128,12 +146,14 @@ import torch
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
-def run(model):
+def train(model):
     model.to(device)
     torch.save(model.state_dict(), "best.pt")
+
+def evaluate(model):
     model.load_state_dict(torch.load("best.pt"))
 """,
-            line=9,
+            line=11,
             col=27,
         ),
         Invalid(
@@ -158,9 +178,11 @@ from torch import load, save
 
 gpu = torch.cuda.is_available()
 
-def cycle(model, path):
+def train(model, path):
     model = model.to("cuda") if gpu else model
     save(model, path)
+
+def restore(path):
     return load(path), load(path, map_location="cpu")
 """,
         ),
@@ -169,7 +191,7 @@ def cycle(model, path):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self._loads: List[Tuple[str, cst.Call]] = []
-        self._saved: set = set()
+        self._saved: List[Tuple[str, cst.Call]] = []
         self._cuda = False
         self._fallback = False
 
@@ -183,7 +205,7 @@ def cycle(model, path):
         elif names.matches(node.func, SAVE_FUNCS):
             target = arg(node, 1, "f")
             if target is not None:
-                self._saved.add(self.ctx.code(target.value))
+                self._saved.append((self.ctx.code(target.value), node))
         elif names.matches(node.func, CUDA_AVAILABLE):
             self._fallback = True
         elif method_name(node) == "cuda" or self._to_cuda(node):
@@ -204,5 +226,8 @@ def cycle(model, path):
         if not (self._cuda and self._fallback):
             return
         for path, call in self._loads:
-            if path in self._saved:
+            where = self.ctx.enclosing(call, cst.FunctionDef)
+            savers = [save for p, save in self._saved if p == path]
+            # saved and loaded again by the same function: the same run on the same machine
+            if savers and not any(self.ctx.enclosing(save, cst.FunctionDef) is where for save in savers):
                 self.report(call)
