@@ -116,6 +116,15 @@ def run(pipe, batch):
     return pipe.forward(batch)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+
+def mi_loss(x, y):
+    module = nn.Bilinear(4, 4, 1)
+    return module.forward(x, y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -220,6 +229,9 @@ def evaluate(model, loader):
         values = self.ctx.names.values(target)
         if values:
             if builds_module(self.ctx, values[-1]):
+                here = self.ctx.enclosing(self.ctx.current or target, cst.FunctionDef)
+                if here is not None and self.ctx.enclosing(values[-1], cst.FunctionDef) is here:
+                    return None  # built right here: no hook can have been registered on it
                 return "built"
             last_value = values[-1]
             if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):

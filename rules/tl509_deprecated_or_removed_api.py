@@ -150,6 +150,24 @@ def f(x):
     return Variable(x, volatile=True)
 """
         ),
+        Valid(
+            """
+import torch
+
+try:
+    from torch.func import vmap
+except ImportError:
+    from functorch import vmap
+
+def make_scaler():
+    if hasattr(torch, "amp"):
+        return torch.amp.GradScaler("cuda")
+    return torch.cuda.amp.GradScaler() if torch.__version__ < "2.3" else None
+
+def batched(f, x):
+    return vmap(f)(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -270,15 +288,30 @@ with torch.amp.autocast("cuda"):
         qnames = self.ctx.names.qualified_names(node.func)
         if not qnames:
             return
-        for q in sorted(qnames):
-            entry = BY_NAME.get(q)
-            if entry is not None and entry.rule == self.CODE:
-                self._report_entry(node, entry)
-                return
+        entries = [BY_NAME.get(q) for q in sorted(qnames)]
+        found = [e for e in entries if e is not None and e.rule == self.CODE]
+        if found:
+            # `try: from torch import vmap / except ImportError: from functorch import vmap` binds the name
+            # to both: the old API is only the fallback
+            if len(found) == len(entries) and not self._compatibility_branch(node):
+                self._report_entry(node, found[0])
+            return
         if any(q.startswith("torch.nn.") for q in qnames):
             self._legacy_reduction(node)
         elif any(q.startswith("torchvision.models.") for q in qnames):
             self._pretrained(node)
+
+    def _compatibility_branch(self, node: cst.Call) -> bool:
+        """Inside a branch chosen by the torch version (`if is_torch_version(...)`, `if hasattr(torch, ...)`)
+        or an `except` fallback: the old API is used on purpose where the new one is missing."""
+        for anc in self.ctx.ancestors(node):
+            if isinstance(anc, (cst.If, cst.IfExp)):
+                test = self.ctx.code(anc.test).lower()
+                if "version" in test or "hasattr" in test:
+                    return True
+            elif isinstance(anc, cst.ExceptHandler):
+                return True
+        return False
 
     # -- table entries -----------------------------------------------------------------------------
     def _report_entry(self, node: cst.Call, entry: Deprecation) -> None:

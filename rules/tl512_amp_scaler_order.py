@@ -32,10 +32,10 @@ STEP_MESSAGE = (
 class AmpScalerOrder(LintRule):
     """
     ## What it does
-    In code that backpropagates a loss scaled by a `GradScaler` (`scaler.scale(loss).backward()`),
-    finds `clip_grad_norm_`/`clip_grad_value_` called after the backward pass and before the
-    scaler's step without `scaler.unscale_(optimizer)` in between, and `optimizer.step()` called
-    directly instead of `scaler.step(optimizer)`.
+    Finds, after a backward pass on a loss scaled by a `GradScaler` (`scaler.scale(loss).backward()`),
+    `clip_grad_norm_`/`clip_grad_value_` called before the scaler's step without
+    `scaler.unscale_(optimizer)` in between, and `optimizer.step()` called directly instead of
+    `scaler.step(optimizer)`.
 
     ## Why is this bad?
     Mixed-precision training multiplies the loss by a large scale factor (65536 at first) so that

@@ -17,19 +17,23 @@ def _load_options() -> Dict[str, Any]:
     from torchlint.config import ConfigError, find_config, parse_table, rule_options
     from torchlint.rules import all_rules
 
+    from torchlint.analysis.torch_version import resolve_auto
+
     try:
         found = find_config(os.getcwd())
     except ConfigError:
         return {}
-    if found is None:
-        return {}
-    path, table = found
-    options = rule_options(all_rules())
-    picked = {k: v for k, v in table.items() if k in options}
-    try:
-        return parse_table(picked, path, all_rules()).options
-    except ConfigError:
-        return {}
+    resolved: Dict[str, Any] = {}
+    if found is not None:
+        path, table = found
+        options = rule_options(all_rules())
+        picked = {k: v for k, v in table.items() if k in options}
+        try:
+            resolved = parse_table(picked, path, all_rules()).options
+        except ConfigError:
+            return {}
+    resolve_auto(resolved, found[0] if found is not None else os.getcwd())
+    return resolved
 
 
 class TorchLintPlugin:

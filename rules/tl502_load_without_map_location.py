@@ -1,0 +1,233 @@
+from __future__ import annotations
+
+from typing import List, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import arg, keyword_arg, method_name
+from torchlint.rule import Invalid, LintRule, Valid
+
+LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
+SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
+CUDA_AVAILABLE = frozenset({"torch.cuda.is_available"})
+
+
+class LoadWithoutMapLocation(LintRule):
+    """
+    ## What it does
+    Finds `torch.load(path)` without `map_location` where the same file shows all three: the file at
+    `path` is written by `torch.save(..., path)` in another function of that code (a training run
+    that a later run resumes or evaluates), the code puts tensors on CUDA (`.cuda()`, `.to("cuda")`,
+    `device="cuda"`), and it also runs without a GPU (it checks `torch.cuda.is_available()`). Loads
+    whose origin is not shown, or that reload in the same function what it just saved, are not
+    reported.
+
+    ## Why is this bad?
+    `torch.save` records the device of every tensor; `torch.load` without `map_location` restores
+    them there. A checkpoint written on a GPU machine then fails to load on a CPU-only one
+    ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False"),
+    which is exactly the machine the `is_available()` fallback was written for; on a machine with
+    fewer GPUs it lands on the wrong one. The PyTorch Cookbook (Zhang Hao, 2019) loads checkpoints
+    with `map_location` for this reason ("model.load_state_dict(torch.load(..., map_location=...))").
+
+    ## Example
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    def train(model):
+        ...
+        torch.save(model.state_dict(), "best.pt")
+
+    def evaluate(model):
+        model.load_state_dict(torch.load("best.pt"))
+    ```
+
+    ## Use instead
+    ```python
+    model.load_state_dict(torch.load("best.pt", map_location=device))
+    ```
+
+    ## Fix safety
+    No fix: the right target is the code's device variable (or `"cpu"` followed by `.to(device)`),
+    which the rule does not choose for the author.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [torch.load: map_location](https://pytorch.org/docs/stable/generated/torch.load.html)
+    - [Saving and loading models across devices](https://pytorch.org/tutorials/beginner/saving_loading_models.html#saving-loading-model-across-devices)
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    """
+
+    CODE = "TL502"
+    NAME = "load-without-map-location"
+    MESSAGE = (
+        "`torch.load` without `map_location` of a file this code saves from CUDA tensors, in code that also "
+        "runs without a GPU: loading fails on a CPU-only machine; pass `map_location=`"
+    )
+    TRIGGERS = ("is_available",)
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def run(model):
+    model.to(device)
+    torch.save(model.state_dict(), "best.pt")
+    model.load_state_dict(torch.load("best.pt", map_location=device))
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def run(model, path):
+    model.cuda()
+    torch.save(model.state_dict(), "best.pt")
+    model.load_state_dict(torch.load("best.pt"))
+"""
+        ),
+        Valid(
+            """
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+def restore(model, path):
+    model.load_state_dict(torch.load(path))
+"""
+        ),
+        Valid(
+            """
+import torch
+
+use_gpu = torch.cuda.is_available()
+
+def run(model):
+    torch.save(model.state_dict(), "cpu.pt")
+    return torch.load("cpu.pt")
+"""
+        ),
+        Valid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def run(model):
+    model.to(device)
+    torch.save(model.state_dict(), "a.pt")
+    return torch.load("b.pt")
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def main(model):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model.to(device)
+    torch.save(model.state_dict(), "model.pth")
+    model.load_state_dict(torch.load("model.pth", weights_only=True))
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def train(model):
+    model.to(device)
+    torch.save(model.state_dict(), "best.pt")
+
+def evaluate(model):
+    model.load_state_dict(torch.load("best.pt"))
+""",
+            line=11,
+            col=27,
+        ),
+        Invalid(
+            """
+import torch
+
+CKPT = "ckpt/model.pth"
+
+def train(net):
+    if torch.cuda.is_available():
+        net = net.cuda()
+    torch.save({"net": net.state_dict()}, CKPT)
+
+def resume(net):
+    net.load_state_dict(torch.load(CKPT)["net"])
+""",
+        ),
+        Invalid(
+            """
+import torch
+from torch import load, save
+
+gpu = torch.cuda.is_available()
+
+def train(model, path):
+    model = model.to("cuda") if gpu else model
+    save(model, path)
+
+def restore(path):
+    return load(path), load(path, map_location="cpu")
+""",
+        ),
+    ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._loads: List[Tuple[str, cst.Call]] = []
+        self._saved: List[Tuple[str, cst.Call]] = []
+        self._cuda = False
+        self._fallback = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.ctx.names
+        if names.matches(node.func, LOAD_FUNCS):
+            first = arg(node, 0, "f")
+            if first is not None and keyword_arg(node, "map_location") is None and arg(node, 1, "map_location") is None:
+                if not any(a.star for a in node.args):
+                    self._loads.append((self.ctx.code(first.value), node))
+        elif names.matches(node.func, SAVE_FUNCS):
+            target = arg(node, 1, "f")
+            if target is not None:
+                self._saved.append((self.ctx.code(target.value), node))
+        elif names.matches(node.func, CUDA_AVAILABLE):
+            self._fallback = True
+        elif method_name(node) == "cuda" or self._to_cuda(node):
+            self._cuda = True
+
+    def _to_cuda(self, node: cst.Call) -> bool:
+        if method_name(node) != "to" and not self.ctx.names.matches(node.func, {"torch.device"}):
+            return False
+        return any(
+            isinstance(a.value, cst.SimpleString) and str(a.value.evaluated_value).startswith("cuda") for a in node.args
+        ) or any(isinstance(a.value, cst.Name) and self._cuda_name(a.value) for a in node.args)
+
+    def _cuda_name(self, name: cst.Name) -> bool:
+        """A device variable whose value mentions "cuda" (`torch.device("cuda" if ... else "cpu")`)."""
+        return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values(name))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not (self._cuda and self._fallback):
+            return
+        for path, call in self._loads:
+            where = self.ctx.enclosing(call, cst.FunctionDef)
+            savers = [save for p, save in self._saved if p == path]
+            # saved and loaded again by the same function: the same run on the same machine
+            if savers and not any(self.ctx.enclosing(save, cst.FunctionDef) is where for save in savers):
+                self.report(call)

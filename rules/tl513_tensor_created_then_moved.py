@@ -1,0 +1,266 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.rewrite import torch_in_scope
+from torchlint.rule import Invalid, LintRule, Valid
+
+#: factories whose values do not depend on where or in which dtype they are computed
+EXACT_FACTORIES = frozenset(
+    {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.eye", "torch.tensor"}
+)
+#: factories whose values do (random streams differ per device; ranges are computed in the dtype)
+APPROX_FACTORIES = frozenset(
+    {"torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace"}
+)
+#: factories that take only sizes: their dtype is the default (float32) unless given
+SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.eye"})
+FLOAT32 = frozenset({"torch.float32", "torch.float"})
+CASTS = {
+    "float": "torch.float32",
+    "double": "torch.float64",
+    "half": "torch.float16",
+    "bfloat16": "torch.bfloat16",
+    "long": "torch.int64",
+    "int": "torch.int32",
+    "bool": "torch.bool",
+}
+DTYPES = frozenset(f"torch.{d}" for d in (
+    "float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long", "int32", "int",
+    "int16", "int8", "uint8", "bool", "complex64", "complex128",
+))
+
+
+class TensorCreatedThenMoved(LintRule):
+    """
+    ## What it does
+    Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `rand`,
+    `randn`, `randint`, `arange`, ...) followed directly by a move to a certain device
+    (`.cuda()`, `.to(device=...)`, `.to("cuda")`), and a size-only factory (`zeros`, `ones`, `empty`,
+    `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
+    `.bool()`, `.half()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
+    reported, nor are casts after `torch.tensor`, `arange`, `linspace` or the random factories:
+    their dtype depends on the data, and `arange(n, dtype=torch.int64).to(torch.float32)` computes the
+    values exactly before converting them, on purpose.
+
+    ## Why is this bad?
+    `torch.zeros(n, m).cuda()` allocates and fills the tensor in host memory, copies it to the GPU
+    and frees the host copy; `torch.zeros(n, m, device="cuda")` allocates it on the GPU directly. In
+    code that runs every step the extra allocation and transfer are pure overhead, and a cast after a
+    factory allocates the tensor twice. The PyTorch Cookbook's 2024 revision creates tensors with
+    `device=` and `dtype=` for this reason, and the PyTorch performance tuning guide says the same
+    ("create tensors directly on the target device").
+
+    ## Example
+    ```python
+    mask = torch.zeros(batch, length).cuda()
+    counts = torch.zeros(classes).long()
+    ```
+
+    ## Use instead
+    ```python
+    mask = torch.zeros(batch, length, device="cuda")
+    counts = torch.zeros(classes, dtype=torch.int64)
+    ```
+
+    ## Fix safety
+    The fix moves the device or dtype into the factory call and drops the move. It is safe for
+    `zeros`, `ones`, `empty`, `full`, `eye` and `tensor`, whose values do not depend on where they are
+    computed. It is unsafe for the random factories and ranges: `torch.randn(n, device="cuda")` draws
+    from the CUDA generator, so the numbers differ from `torch.randn(n).cuda()` under the same seed,
+    and `arange`/`linspace` compute their values in the requested dtype. No fix when the factory
+    already names a device or dtype, or when the file does not import `torch` by that name.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [Performance tuning guide: create tensors directly on the target device](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+    - [Tensor creation ops](https://pytorch.org/docs/stable/torch.html#creation-ops)
+    - PyTorch Cookbook, 2024 revision ("PyTorch 高频使用代码", 2024-07-25), based on Zhang Hao's cookbook
+    """
+
+    CODE = "TL513"
+    NAME = "tensor-created-then-moved"
+    MESSAGE = "Tensor created then moved/cast: pass `{kw}=` to the factory instead of allocating twice"
+    FIX_TITLE = "Pass `device=`/`dtype=` to the factory"
+    TRIGGERS = ("torch",)
+
+    VALID = [
+        Valid(
+            """
+import torch
+
+mask = torch.zeros(4, 5, device="cuda")
+ids = torch.tensor([1, 2], dtype=torch.int64)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def f(x, ref):
+    return torch.zeros(3).to(ref), torch.ones(2).to(x.device if x is not None else "cpu", non_blocking=True)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def f(batch, device):
+    return batch.to(device), torch.zeros_like(batch).float()
+"""
+        ),
+        Valid(
+            """
+import numpy as np
+
+a = np.zeros(3).astype(np.float32)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def f(x):
+    y = torch.zeros(3)
+    y[0] = x
+    return y.cuda()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def pos(n, device):
+    steps = torch.arange(n, dtype=torch.int64, device=device).to(torch.float32)
+    idx = torch.linspace(0, n - 1, 8, device=device).long()
+    return steps, idx, torch.tensor([1, 2]).float(), torch.zeros(3).float()
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+
+def f(batch, length):
+    return torch.zeros(batch, length).cuda()
+""",
+            fixed="""
+import torch
+
+def f(batch, length):
+    return torch.zeros(batch, length, device="cuda")
+""",
+            line=5,
+            col=12,
+        ),
+        Invalid(
+            """
+import torch
+
+ids = torch.zeros(3).long()
+w = torch.ones(3).to(dtype=torch.float16)
+""",
+            fixed="""
+import torch
+
+ids = torch.zeros(3, dtype=torch.int64)
+w = torch.ones(3, dtype=torch.float16)
+""",
+            count=2,
+        ),
+        Invalid(
+            """
+import torch
+
+noise = torch.randn(8, 16).to(device="cuda")
+""",
+            fixed="""
+import torch
+
+noise = torch.randn(8, 16, device="cuda")
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def f(n):
+    return torch.zeros(n, device="cpu").cuda()
+""",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+            return
+        factory = func.value
+        qn = self.ctx.names.qualified_names(factory.func)
+        if qn.isdisjoint(EXACT_FACTORIES) and qn.isdisjoint(APPROX_FACTORIES):
+            return
+        moved = self._target(node)
+        if moved is None:
+            return
+        keyword, value = moved
+        if keyword == "dtype" and not self._certain_cast(qn, value):
+            return
+        fix = None
+        if keyword_arg(factory, keyword) is None and not any(a.star for a in factory.args) and torch_in_scope(self.ctx):
+            unsafe = qn.isdisjoint(EXACT_FACTORIES)
+            fix = self.make_fix(unsafe=unsafe).replace(node, _add_kwarg(factory, keyword, value))
+        self.report(node, self.MESSAGE.format(kw=keyword), fix=fix)
+
+    def _certain_cast(self, factory: frozenset, dtype: cst.BaseExpression) -> bool:
+        """A cast allocates a second tensor for sure only after a size-only factory (its dtype is the
+        default float32) and to another dtype. Casts after ``torch.tensor`` depend on the data's dtype,
+        and ``arange(..., dtype=torch.int64).float()`` / ``linspace(...).long()`` are deliberate: the
+        values are computed exactly in one dtype, then converted."""
+        if factory.isdisjoint(SIZE_FACTORIES):
+            return False
+        return not self.ctx.names.matches(dtype, FLOAT32)
+
+    def _target(self, node: cst.Call) -> Optional[tuple]:
+        """("device" | "dtype", value expression) when the move's target is certain."""
+        name = node.func.attr.value  # type: ignore[attr-defined]
+        if name == "cuda" and not node.args:
+            return "device", cst.SimpleString('"cuda"')
+        if name in CASTS and not node.args:
+            return "dtype", self.ctx.parse_expression(CASTS[name])
+        if name != "to" or len(node.args) != 1:
+            return None
+        a = node.args[0]
+        if a.keyword is not None and a.keyword.value in ("device", "dtype"):
+            return a.keyword.value, a.value
+        if a.keyword is None and not a.star:
+            v = a.value
+            if isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str):
+                text = v.evaluated_value
+                if text in ("cuda", "cpu", "mps") or text.startswith("cuda:"):
+                    return "device", v
+            if self.ctx.names.matches(v, DTYPES):
+                return "dtype", v
+        return None
+
+
+def _add_kwarg(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    args = list(call.args)
+    new = cst.Arg(
+        value,
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    if args:
+        last = args[-1]
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        new = new.with_changes(comma=last.comma)
+    return call.with_changes(args=args + [new])
