@@ -49,7 +49,7 @@ class CheckOptions:
 
 
 def _err(message: str) -> None:
-    sys.stderr.write(f"torchlint: {message}\n")
+    sys.stderr.write(f"torchlint: {report.escape(message)}\n")
 
 
 def run_check(opts: CheckOptions) -> int:
@@ -96,6 +96,9 @@ def run_check(opts: CheckOptions) -> int:
     status = 0
     for missing in found.missing:
         _err(f"error: {missing}: no such file or directory")
+        status = 2
+    for problem in found.unreadable:
+        _err(f"error: {problem}")
         status = 2
     tasks = [FileTask(p, tuple(ignored_for(p, cfg.root, cfg.per_file_ignores))) for p in found.files]
 
@@ -168,7 +171,7 @@ def run_check(opts: CheckOptions) -> int:
             diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
 
     diagnostics.sort(key=Diagnostic.sort_key)
-    _emit(opts, diagnostics, fixed, rule_map)
+    _emit(opts, diagnostics, fixed, rule_map, failed=status == 2)
     if status == 2:
         return 2
     if opts.diff:
@@ -192,7 +195,8 @@ def _unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None) -> None:
+def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
+          failed: bool = False) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     if opts.statistics:
@@ -209,7 +213,10 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
             return
         out.write(report.format_text(diagnostics, opts.unsafe_fixes))
         if not opts.quiet:
-            out.write(report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix))
+            text = report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix)
+            if failed:  # errors were reported: the checks did not all pass
+                text = text.replace("All checks passed!\n", "Errors occurred; see the messages above.\n")
+            out.write(text)
 
 
 def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, force_exclude, rule_map) -> int:
@@ -238,18 +245,19 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
     for e in res.errors:
         _err(f"error: {e}")
         status = 2
+    failed = status == 2
     if opts.fix:
         new = res.fixed_source if res.fixed_source is not None else text
         sys.stdout.buffer.write(new.encode(encoding))
         sys.stdout.flush()
-        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr)
+        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed)
     elif opts.diff:
         if res.fixed_source is not None:
             sys.stdout.write(_unified_diff(name, text, res.fixed_source))
             return status or 1
         return status or 0
     else:
-        _emit(opts, res.diagnostics, 0, rule_map)
+        _emit(opts, res.diagnostics, 0, rule_map, failed=failed)
     if status:
         return status
     return 1 if res.diagnostics and not opts.exit_zero else 0

@@ -11,7 +11,7 @@ import io
 import os
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -347,6 +347,7 @@ def _enclosing_gitignores(folder: str) -> List[_GitIgnore]:
 class Discovery:
     files: List[str]
     missing: List[str]
+    unreadable: List[str] = field(default_factory=list)  # "folder: reason" for folders not walked
 
 
 def discover(
@@ -359,6 +360,7 @@ def discover(
     """Expand ``paths`` into the Python files to lint, sorted and without duplicates."""
     files: List[str] = []
     missing: List[str] = []
+    unreadable: List[str] = []
     seen = set()
 
     def rel_to_root(p: str) -> str:
@@ -400,17 +402,19 @@ def discover(
                     ignores = ignores + [gi]
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
+            except OSError as exc:
+                unreadable.append(f"{folder}: cannot read folder: {exc.strerror or exc}")
                 continue
             subdirs = []
             for entry in entries:
+                full = os.path.join(folder, entry.name) if folder != "." else entry.name
                 try:
                     if entry.is_symlink():
                         continue
                     is_dir = entry.is_dir()
-                except OSError:
+                except OSError as exc:
+                    unreadable.append(f"{full}: cannot read: {exc.strerror or exc}")
                     continue
-                full = os.path.join(folder, entry.name) if folder != "." else entry.name
                 if matches_any(rel_to_root(full), exclude):
                     continue
                 if ignores and _git_ignored(ignores, os.path.abspath(full), is_dir):
@@ -422,7 +426,7 @@ def discover(
             for d in reversed(subdirs):
                 stack.append((d, ignores))
     files.sort()
-    return Discovery(files, missing)
+    return Discovery(files, missing, unreadable)
 
 
 def _own(folder: str) -> List[_GitIgnore]:

@@ -22,9 +22,18 @@ def is_applicable(d: Diagnostic, unsafe_fixes: bool) -> bool:
     return d.fix is not None and (d.fix.applicability == SAFE or unsafe_fixes)
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in list(range(0x20)) + list(range(0x7F, 0xA0))}
+_CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def escape(text: str) -> str:
+    """Control characters (a terminal's escape sequences, line breaks) shown as ``\\xNN``."""
+    return text.translate(_CONTROL)
+
+
 def text_line(d: Diagnostic, unsafe_fixes: bool) -> str:
     mark = "[*] " if is_applicable(d, unsafe_fixes) else ""
-    return f"{d.path}:{d.line}:{d.col}: {d.code} {mark}{d.message}"
+    return f"{escape(d.path)}:{d.line}:{d.col}: {d.code} {mark}{escape(d.message)}"
 
 
 def format_text(diags: Sequence[Diagnostic], unsafe_fixes: bool) -> str:
