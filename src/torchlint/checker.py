@@ -5,9 +5,9 @@ import difflib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from torchlint.cache import DEFAULT_DIR, Cache, digest, settings_key
+from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.config import Config, ConfigError, check_codes, ignored_for, load_config, select_rules
 from torchlint.engine import (
     Diagnostic,
@@ -17,7 +17,7 @@ from torchlint.engine import (
     lint_file,
     lint_files,
 )
-from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any
+from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any, read_regular
 from torchlint.fixes import write_atomic
 from torchlint import report
 
@@ -104,7 +104,7 @@ def run_check(opts: CheckOptions) -> int:
 
     cache: Optional[Cache] = None
     results: Dict[str, FileResult] = {}
-    digests: Dict[str, str] = {}
+    digests: Dict[str, Tuple[str, FileIdentity]] = {}
     todo = tasks
     if opts.use_cache and not fixing:
         key = settings_key(
@@ -117,18 +117,17 @@ def run_check(opts: CheckOptions) -> int:
                 max_bytes,
             ]
         )
-        cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key)
+        cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key, [r.CODE for r in enabled])
         todo = []
         for t in tasks:
-            try:
-                with open(t.path, "rb") as fh:
-                    data = fh.read(max_bytes + 1)
-            except OSError:
+            pre = read_regular(t.path, max_bytes) if cache.usable else None
+            if pre is None:  # not a regular file (a FIFO must not be opened for reading), or unreadable
                 todo.append(t)
                 continue
+            data, ident = pre
             d = digest(data)
-            digests[t.path] = d
-            hit = cache.get(t.path, d)
+            digests[t.path] = (d, ident)
+            hit = cache.get(t.path, d, ident, data.count(b"\n") + 1)
             if hit is None:
                 todo.append(t)
             else:
@@ -137,7 +136,7 @@ def run_check(opts: CheckOptions) -> int:
     for res in lint_files(todo, settings, opts.jobs, max_bytes):
         results[res.path] = res
         if cache is not None and not res.errors and res.path in digests:
-            cache.put(res.path, digests[res.path], res.diagnostics)
+            cache.put(res.path, *digests[res.path], res.diagnostics)
     if cache is not None:
         cache.save()
 

@@ -199,9 +199,12 @@ def rules_cmd(output_format: str) -> None:
 @click.option("--cache-dir", type=str, default=None)
 def clean_cmd(cache_dir: Optional[str]) -> None:
     """Remove the cache folder."""
-    from torchlint.cache import clean
+    from torchlint.cache import CleanError, clean
 
-    removed = clean(cache_dir)
+    try:
+        removed = clean(cache_dir)
+    except (CleanError, OSError) as exc:
+        _fail(str(exc))
     click.echo(f"Removed {removed}" if removed else "No cache to remove")
 
 

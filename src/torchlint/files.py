@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -466,14 +467,42 @@ def decode(data: bytes) -> Tuple[str, str]:
     return text, encoding
 
 
+def _open_regular(path: str) -> Tuple[int, os.stat_result]:
+    """An open descriptor on ``path`` and its status; a FIFO or device is opened without blocking and
+    refused, so no special file can stall the run."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError("not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular(path: str, max_bytes: int) -> Optional[Tuple[bytes, Tuple[int, int, int, int]]]:
+    """(up to ``max_bytes + 1`` bytes, (device, inode, mtime, size)) of a regular file; None otherwise."""
+    try:
+        fd, st = _open_regular(path)
+    except (OSError, SourceError):
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError:
+            return None
+    return data, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def read_source(path: str, max_bytes: int = MAX_BYTES) -> Source:
     try:
-        st = os.stat(path)
-        if not os.path.isfile(path):
-            raise SourceError("not a regular file")
-        if st.st_size > max_bytes:
-            raise SourceError(f"file too large ({st.st_size / 1048576:.1f} MiB > {max_bytes / 1048576:.0f} MiB); skipped", warning=True)
-        with open(path, "rb") as fh:
+        fd, st = _open_regular(path)
+        with os.fdopen(fd, "rb") as fh:
+            if st.st_size > max_bytes:
+                raise SourceError(f"file too large ({st.st_size / 1048576:.1f} MiB > {max_bytes / 1048576:.0f} MiB); skipped", warning=True)
             data = fh.read()
     except SourceError:
         raise
