@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
-from torchlint.config import Config, ConfigError, check_codes, ignored_for, load_config, select_rules
+from torchlint.atomic import is_temp_name, remove_stale_temps
+from torchlint.config import Config, ConfigError, check_codes, ignored_for, select_rules
 from torchlint.engine import (
     Diagnostic,
     FileResult,
@@ -20,6 +21,7 @@ from torchlint.engine import (
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any, read_regular
 from torchlint.fixes import write_atomic
 from torchlint import report
+from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 
 
 @dataclass
@@ -63,50 +65,138 @@ def run_check(opts: CheckOptions) -> int:
         first = opts.paths[0]
         start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
     try:
-        cfg = Config(root=os.getcwd()) if opts.isolated else load_config(opts.config_path, start, rules)
+        resolver = ConfigResolver(rules, fixed_config(opts.isolated, opts.config_path, start, rules))
+        cfg = resolver.for_dir(start)
         for name, codes in (("--select", opts.select or []), ("--extend-select", opts.extend_select), ("--ignore", opts.ignore)):
             check_codes(codes, rules, name)
     except ConfigError as exc:
         _err(f"error: {exc}")
         return 2
+    fixing = opts.fix or opts.diff
+    rule_map = {r.CODE: r for r in rules}
 
-    enabled = select_rules(
-        rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore)
-    )
+    if use_stdin:
+        exclude, force_exclude, _ = _discovery_options(opts, cfg)
+        return _check_stdin(opts, cfg, _settings(opts, cfg, rules), exclude, force_exclude, rule_map)
+
+    # discovery: each path argument with its own configuration's excludes
+    files: List[str] = []
+    status = 0
+    try:
+        for p in opts.paths:
+            pcfg = resolver.for_path(p) if os.path.lexists(p) else cfg
+            exclude, force_exclude, respect_gitignore = _discovery_options(opts, pcfg)
+            found = discover([p], pcfg.root, exclude, force_exclude, respect_gitignore)
+            files.extend(found.files)
+            for missing in found.missing:
+                _err(f"error: {missing}: no such file or directory")
+                status = 2
+            for problem in found.unreadable:
+                _err(f"error: {problem}")
+                status = 2
+            remove_stale_temps(found.temps)
+        files = sorted({os.path.abspath(f): f for f in reversed(files)}.values())
+        remove_stale_temps(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
+        groups = group_by_config(files, resolver)
+    except ConfigError as exc:
+        _err(f"error: {exc}")
+        return 2
+
+    tasks: List[FileTask] = []
+    profile: Dict[str, Tuple[Settings, int]] = {}
+    results: Dict[str, FileResult] = {}
+    for gcfg, gfiles in groups.values():
+        settings = _settings(opts, gcfg, rules)
+        max_bytes = gcfg.max_file_size or MAX_BYTES
+        gtasks = [FileTask(p, tuple(ignored_for(p, gcfg.root, gcfg.per_file_ignores))) for p in gfiles]
+        tasks.extend(gtasks)
+        for t in gtasks:
+            profile[t.path] = (settings, max_bytes)
+        _lint_group(opts, gcfg, gtasks, settings, max_bytes, fixing, results)
+    tasks.sort(key=lambda t: t.path)
+
+    diagnostics: List[Diagnostic] = []
+    fixed = 0
+    diff_changes = False
+    for t in tasks:
+        res = results[t.path]
+        for w in res.warnings:
+            _err(f"warning: {w}")
+        for e in res.errors:
+            _err(f"error: {e}")
+            status = 2
+        diagnostics.extend(res.diagnostics)
+        if res.fixed_source is None:
+            continue
+        if opts.diff:
+            diff_changes = True
+            sys.stdout.write(_unified_diff(t.path, res.original_source or "", res.fixed_source))
+            fixed += res.fixed_count
+            continue
+        encoding, mtime, size = res.source_meta  # type: ignore[misc]
+        try:
+            write_atomic(t.path, res.fixed_source, encoding, mtime, size)
+            fixed += res.fixed_count
+        except (OSError, UnicodeEncodeError) as exc:
+            _err(f"error: {t.path}: fixes not written: {exc}")
+            status = 2
+            # the file is unchanged: show what was found in it, fixes not applied
+            again = lint_file(FileTask(t.path, t.ignore), _no_fix(profile[t.path][0]), profile[t.path][1])
+            diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
+
+    diagnostics.sort(key=Diagnostic.sort_key)
+    _emit(opts, diagnostics, fixed, rule_map, failed=status == 2)
+    if status == 2:
+        return 2
+    if opts.diff:
+        return 1 if diff_changes else (0 if not diagnostics or opts.exit_zero else 1)
+    if diagnostics and not opts.exit_zero:
+        return 1
+    return 0
+
+
+def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool, bool]:
     exclude = list(opts.exclude if opts.exclude is not None else (cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE))
     exclude += cfg.extend_exclude + opts.extend_exclude
     force_exclude = opts.force_exclude if opts.force_exclude is not None else cfg.force_exclude
     respect_gitignore = opts.respect_gitignore if opts.respect_gitignore is not None else cfg.respect_gitignore
-    max_bytes = cfg.max_file_size or MAX_BYTES
-    fixing = opts.fix or opts.diff
-    settings = Settings(
+    return exclude, force_exclude, respect_gitignore
+
+
+def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
+    enabled = select_rules(
+        rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore)
+    )
+    return Settings(
         rules=enabled,
         options=dict(cfg.options),
         noqa=opts.noqa,
-        fix=fixing,
+        fix=opts.fix or opts.diff,
         unsafe_fixes=opts.unsafe_fixes,
         want_edits=opts.output_format in ("json", "sarif"),
     )
-    rule_map = {r.CODE: r for r in rules}
 
-    if use_stdin:
-        return _check_stdin(opts, cfg, settings, exclude, force_exclude, rule_map)
 
-    found = discover(opts.paths, cfg.root, exclude, force_exclude, respect_gitignore)
-    status = 0
-    for missing in found.missing:
-        _err(f"error: {missing}: no such file or directory")
-        status = 2
-    for problem in found.unreadable:
-        _err(f"error: {problem}")
-        status = 2
-    tasks = [FileTask(p, tuple(ignored_for(p, cfg.root, cfg.per_file_ignores))) for p in found.files]
+def _temps_beside(files: Sequence[str]) -> List[str]:
+    """Temporary files of ours in the folders of ``files`` (a killed write leaves one beside its file)."""
+    out: List[str] = []
+    for folder in sorted({os.path.dirname(os.path.abspath(f)) for f in files}):
+        try:
+            with os.scandir(folder) as it:
+                out.extend(e.path for e in it if is_temp_name(e.name))
+        except OSError:
+            continue
+    return out
 
+
+def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings: Settings, max_bytes: int,
+                fixing: bool, results: Dict[str, FileResult]) -> None:
+    """Lint the files that share one configuration, through the cache when it may be used."""
     cache: Optional[Cache] = None
-    results: Dict[str, FileResult] = {}
     digests: Dict[str, Tuple[str, FileIdentity]] = {}
     todo = tasks
     if opts.use_cache and not fixing:
+        enabled = settings.rules
         key = settings_key(
             [
                 [r.CODE for r in enabled],
@@ -139,45 +229,6 @@ def run_check(opts: CheckOptions) -> int:
             cache.put(res.path, *digests[res.path], res.diagnostics)
     if cache is not None:
         cache.save()
-
-    diagnostics: List[Diagnostic] = []
-    fixed = 0
-    diff_changes = False
-    for t in tasks:
-        res = results[t.path]
-        for w in res.warnings:
-            _err(f"warning: {w}")
-        for e in res.errors:
-            _err(f"error: {e}")
-            status = 2
-        diagnostics.extend(res.diagnostics)
-        if res.fixed_source is None:
-            continue
-        if opts.diff:
-            diff_changes = True
-            sys.stdout.write(_unified_diff(t.path, res.original_source or "", res.fixed_source))
-            fixed += res.fixed_count
-            continue
-        encoding, mtime, size = res.source_meta  # type: ignore[misc]
-        try:
-            write_atomic(t.path, res.fixed_source, encoding, mtime, size)
-            fixed += res.fixed_count
-        except (OSError, UnicodeEncodeError) as exc:
-            _err(f"error: {t.path}: fixes not written: {exc}")
-            status = 2
-            # the file is unchanged: show what was found in it, fixes not applied
-            again = lint_file(FileTask(t.path, t.ignore), _no_fix(settings), max_bytes)
-            diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
-
-    diagnostics.sort(key=Diagnostic.sort_key)
-    _emit(opts, diagnostics, fixed, rule_map, failed=status == 2)
-    if status == 2:
-        return 2
-    if opts.diff:
-        return 1 if diff_changes else (0 if not diagnostics or opts.exit_zero else 1)
-    if diagnostics and not opts.exit_zero:
-        return 1
-    return 0
 
 
 def _no_fix(settings: Settings) -> Settings:

@@ -6,7 +6,6 @@ Heavy modules (libcst, the rules) are imported inside the commands so ``--versio
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import Callable, List, Optional, Sequence, Tuple
 

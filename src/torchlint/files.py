@@ -349,6 +349,7 @@ class Discovery:
     files: List[str]
     missing: List[str]
     unreadable: List[str] = field(default_factory=list)  # "folder: reason" for folders not walked
+    temps: List[str] = field(default_factory=list)  # temporary files of ours seen in the walk
 
 
 def discover(
@@ -362,6 +363,7 @@ def discover(
     files: List[str] = []
     missing: List[str] = []
     unreadable: List[str] = []
+    temps: List[str] = []
     seen = set()
 
     def rel_to_root(p: str) -> str:
@@ -422,12 +424,14 @@ def discover(
                     continue
                 if is_dir:
                     subdirs.append(full)
+                elif entry.name.startswith(".torchlint-") and entry.name.endswith(".tmp"):
+                    temps.append(full)
                 elif entry.name.endswith(PY_SUFFIXES):
                     add(full)
             for d in reversed(subdirs):
                 stack.append((d, ignores))
     files.sort()
-    return Discovery(files, missing, unreadable)
+    return Discovery(files, missing, unreadable, temps)
 
 
 def _own(folder: str) -> List[_GitIgnore]:
