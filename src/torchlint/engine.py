@@ -223,6 +223,7 @@ _LINE_CONTINUED = re.compile(r"\\[ \t]*$")
 # Below these, libcst parses in about a second at most and the analysis fits the recursion headroom.
 MAX_CHAIN = 600  # nested expression links (`a + a + ...`, `a.b.c...`, `f()()...`, `a[0][0]...`)
 MAX_BOOL_OPERANDS = 3000  # `a and a and ...` (libcst's native parser dies past ~7,000)
+MAX_OPERATORS = 800  # binary operators in one expression: libcst's parse time grows with their square
 MAX_STATEMENT_NESTING = 1500  # `if ... elif ...` chains nest one statement per branch
 
 
@@ -257,24 +258,42 @@ def _looks_deep(source: str) -> bool:
 
 def _too_long(tree: ast.AST) -> Optional[Tuple[int, str]]:
     """(line, reason) for a construct past the limits, by an iterative walk of CPython's tree."""
-    stack: List[Tuple[ast.AST, int, int]] = [(tree, 0, 0)]  # node, expression depth, statement depth
+    stack: List[Tuple[ast.AST, int, int, bool]] = [(tree, 0, 0, False)]  # node, depths, parent is a BinOp
     while stack:
-        node, edepth, sdepth = stack.pop()
+        node, edepth, sdepth, parent_binop = stack.pop()
         line = getattr(node, "lineno", 1)
         if isinstance(node, ast.BoolOp) and len(node.values) > MAX_BOOL_OPERANDS:
             return line, f"a chain of {len(node.values)} `and`/`or` operands (limit {MAX_BOOL_OPERANDS})"
+        if isinstance(node, ast.BinOp) and not parent_binop:
+            count = _operator_count(node)
+            if count > MAX_OPERATORS:
+                return line, f"an expression of {count} binary operators (limit {MAX_OPERATORS})"
         if edepth > MAX_CHAIN:
             return line, f"an expression nested {edepth} levels deep (limit {MAX_CHAIN})"
         if sdepth > MAX_STATEMENT_NESTING:
             return line, f"statements nested {sdepth} levels deep, `elif` included (limit {MAX_STATEMENT_NESTING})"
         is_expr = isinstance(node, ast.expr)
         is_stmt = isinstance(node, ast.stmt)
+        is_binop = isinstance(node, ast.BinOp)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
-                stack.append((child, edepth + 1 if is_expr else 1, sdepth))
+                stack.append((child, edepth + 1 if is_expr else 1, sdepth, is_binop))
             else:
-                stack.append((child, 0, sdepth + 1 if is_stmt and isinstance(child, ast.stmt) else sdepth))
+                stack.append((child, 0, sdepth + 1 if is_stmt and isinstance(child, ast.stmt) else sdepth, False))
     return None
+
+
+def _operator_count(root: ast.BinOp) -> int:
+    """Binary operators in the expression ``root`` heads (operands that are binary operations too)."""
+    count = 0
+    pending: List[ast.AST] = [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            count += 1
+            pending.append(node.left)
+            pending.append(node.right)
+    return count
 
 
 def _cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
