@@ -4,7 +4,7 @@
 
 Programs come from hypothesmith (grammar-generated Python) and from ``tests/stress_parse.py``
 (long chains, deep nesting, long ``elif`` chains, adjacent strings).  Each is linted with every rule
-and all fixes; every 20th is also run through the command line.  Counted: crashes (the worker died or
+and all fixes; every 40th is also run through the command line.  Counted: crashes (the worker died or
 the engine raised), hangs (over the time budget), internal errors (a rule or the analysis failed),
 command-line runs that printed nothing or exited with a status other than 0/1, and fixes that left
 code that does not parse.  Programs that failed are written to ``--out``.
@@ -22,6 +22,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+T0 = time.monotonic()
+CLI_EVERY = 40
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 
@@ -132,6 +134,9 @@ def _drive(source_kind: str, count: int, seed: int, budget: float, out_dir: str,
                 continue
             current = None
             stats["programs"] += 1
+            if stats["programs"] % 50 == 0:
+                sys.stderr.write(f"{source_kind}: {stats['programs']} programs, {time.monotonic() - T0:.0f} s\n")
+                sys.stderr.flush()
             if msg["errors"]:
                 stats["internal_errors"] += 1
                 _save(out_dir, "error", msg)
@@ -140,7 +145,7 @@ def _drive(source_kind: str, count: int, seed: int, budget: float, out_dir: str,
                 _save(out_dir, "badfix", msg)
             for code in msg["codes"]:
                 stats["codes"][code] = stats["codes"].get(code, 0) + 1
-            if msg["i"] % 20 == 0:
+            if msg["i"] % CLI_EVERY == 0:
                 stats["cli_runs"] += 1
                 problem = _cli_check(msg["source"], budget)
                 if problem:
@@ -168,7 +173,7 @@ def main() -> None:
     ap.add_argument("--hypothesmith", type=int, default=1000)
     ap.add_argument("--stress", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--budget", type=float, default=60.0, help="seconds per program before it counts as a hang")
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds per program before it counts as a hang")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "torchlint-fuzz"))
     args = ap.parse_args()
     stats = {"programs": 0, "crashes": 0, "hangs": 0, "internal_errors": 0, "bad_fixes": 0, "cli_runs": 0,

@@ -22,7 +22,7 @@ ATOMS = ["a", "x", "torch.zeros(1)", "t.sum()", "1", "2.0", "f(x)", "(a)", "loss
 BINOPS = ["+", "-", "*", "/", "//", "%", "@", "**", "|", "&", "^", "<<", ">>"]
 
 
-def _length(rng: random.Random, top: int = 12000) -> int:
+def _length(rng: random.Random, top: int = 5000) -> int:
     return int(math.exp(rng.uniform(0, math.log(top))))
 
 
@@ -49,7 +49,7 @@ def _chain(rng: random.Random) -> str:
         return "y = a" + "".join(rng.choice(parts) for _ in range(n))
     if kind == "str":
         sep = rng.choice([" ", "\n    "])
-        return "y = (" + sep.join(rng.choice(['"a"', "'b'", 'b"c"' if False else '"d"', 'f"{x}"', 'r"\\s"']) for _ in range(n)) + ")"
+        return "y = (" + sep.join(rng.choice(['"a"', "'b'", '"d"', 'f"{x}"', 'r"\\s"']) for _ in range(n)) + ")"
     if kind == "unary":
         return "y = " + "".join(rng.choice(["-", "+", "~", "not "]) for _ in range(n)) + "a"
     return "y = (\n" + "".join(f"    {rng.choice(ATOMS)} {rng.choice(BINOPS)}\n" for _ in range(n)) + "    a)"

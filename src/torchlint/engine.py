@@ -213,12 +213,22 @@ _DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _UNARY_RUN = re.compile(r"(?:(?:[-+~]|\bnot\b)\s*){100}")
 # Strings and comments, blanked before counting chain links (their brackets and dots are not code).
 _STRINGS_AND_COMMENTS = re.compile(
-    r"[rRbBuUfF]{0,2}(?:'''(?:\\.|[^\\])*?(?:'''|\Z)|\"\"\"(?:\\.|[^\\])*?(?:\"\"\"|\Z)"
-    r"|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?)|#[^\n]*",
+    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:"""|\Z)'
+    r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|\Z)"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
+    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'?"
+    r"|#[^\n]*",
     re.DOTALL,
 )
-# One link of a chain libcst nests: a binary or boolean operator, `.attr`, a call or a subscript.
-_CHAIN_LINK = re.compile(r"\band\b|\bor\b|[-+*/%@&|^.(\[]")
+# One link of a chain libcst nests: a binary or boolean operator, `.attr`, a call or a subscript
+# (counted with str.count, an over-estimate: `and` inside a name counts too).
+_LINK_CHARS = ".([+-*/%@&|^"
+
+
+def _links(text: str) -> int:
+    return sum(map(text.count, _LINK_CHARS)) + text.count("and") + text.count("or")
+
+
 _LINE_CONTINUED = re.compile(r"\\[ \t]*$")
 # Below these, libcst parses in about a second at most and the analysis fits the recursion headroom.
 MAX_CHAIN = 600  # nested expression links (`a + a + ...`, `a.b.c...`, `f()()...`, `a[0][0]...`)
@@ -232,12 +242,12 @@ def _long_statement(source: str) -> bool:
     chain links as the chain limit, or as many ``elif`` as the nesting limit."""
     if source.count("elif") >= MAX_STATEMENT_NESTING:
         return True
-    if len(_CHAIN_LINK.findall(source)) < MAX_CHAIN:
+    if _links(source) < MAX_CHAIN:
         return False
     code = _STRINGS_AND_COMMENTS.sub("''", source)
     links = depth = 0
     for line in code.split("\n"):
-        links += len(_CHAIN_LINK.findall(line))
+        links += _links(line)
         if links >= MAX_CHAIN:
             return True
         depth += line.count("(") + line.count("[") + line.count("{")
