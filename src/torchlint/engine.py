@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import threading
 import traceback
 from itertools import accumulate
 from dataclasses import dataclass, field
@@ -379,15 +380,23 @@ class _Headroom:
     recursion those bounded depths need (restored afterwards)."""
 
     LIMIT = 25000
+    _lock = threading.Lock()
+    _users = 0
+    _saved = 0
 
     def __enter__(self) -> None:
-        self.old = sys.getrecursionlimit()
-        if self.old < self.LIMIT:
-            sys.setrecursionlimit(self.LIMIT)
+        with _Headroom._lock:
+            if _Headroom._users == 0:
+                _Headroom._saved = sys.getrecursionlimit()
+                if _Headroom._saved < self.LIMIT:
+                    sys.setrecursionlimit(self.LIMIT)
+            _Headroom._users += 1
 
     def __exit__(self, *exc: Any) -> None:
-        if self.old < self.LIMIT:
-            sys.setrecursionlimit(self.old)
+        with _Headroom._lock:
+            _Headroom._users -= 1
+            if _Headroom._users == 0 and _Headroom._saved < self.LIMIT:
+                sys.setrecursionlimit(_Headroom._saved)
 
 
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
