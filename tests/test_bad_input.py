@@ -98,7 +98,15 @@ def test_unreadable_file(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(p, *a, **k)
 
+    real_os_open = os.open
+
+    def deny_os(p, *a, **k):
+        if str(p) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_os_open(p, *a, **k)
+
     monkeypatch.setattr("builtins.open", deny)
+    monkeypatch.setattr(os, "open", deny_os)
     res = lint_file(FileTask(str(path)), Settings(all_rules()), 1 << 20)
     assert res.diagnostics[0].code == "TL000" and "Permission denied" in res.diagnostics[0].message
 

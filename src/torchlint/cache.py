@@ -1,22 +1,38 @@
-"""A results cache keyed by tool version, settings and file content (ruff-style).
+"""A results cache keyed by torchlint's own code, the settings and each file (ruff-style).
 
-One JSON file per settings key under ``<cache-dir>/<version>/``; entries map a path to the content
-digest it was linted with and the diagnostics found.  A changed file, another tool version or other
-settings simply miss.  ``torchlint clean`` removes the folder.
+A cache inside a repository is input from whoever wrote the repository, so an entry is used only when
+this machine wrote it for this very file: each entry carries the file's identity (device, inode, mtime,
+size) and content digest, and an HMAC under a per-user secret kept outside the repository
+(``~/.cache/torchlint/secret``).  Entries whose findings do not validate (known codes, positions inside
+the file, plain message text) are dropped.  The folder is ``<cache-dir>/<code fingerprint>/``, where the
+fingerprint hashes the source of torchlint and its rules, so an edited rule never serves stale results.
+
+The cache folder is marked with a ``CACHEDIR.TAG``; torchlint writes only into a folder that carries it
+(creating one, with a ``.gitignore``, when the folder does not exist), never through a symlink, and
+``torchlint clean`` removes only a marked folder.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import json
 import os
 import shutil
+import stat
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
-from torchlint import __version__
+from torchlint.atomic import TEMP_SUFFIX, is_temp_name, remove_stale_temps, temp_prefix
 from torchlint.engine import Diagnostic, Edit, FixInfo
 
 DEFAULT_DIR = ".torchlint_cache"
+MARKER = "CACHEDIR.TAG"
+MARKER_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by torchlint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
 
 
 def digest(data: bytes) -> str:
@@ -26,6 +42,71 @@ def digest(data: bytes) -> str:
 def settings_key(parts: Any) -> str:
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.blake2b(blob, digest_size=12).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A digest of the source of torchlint and its rules (editable installs change without a new version)."""
+    import torchlint
+    import torchlint.rules
+
+    h = hashlib.blake2b(digest_size=12)
+    for package in (torchlint, torchlint.rules):
+        top = os.path.dirname(os.path.abspath(package.__file__))
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    h.update(os.path.relpath(path, top).encode() + b"\0")
+                    try:
+                        with open(path, "rb") as fh:
+                            h.update(fh.read())
+                    except OSError:
+                        h.update(b"?")
+                    h.update(b"\0")
+    return h.hexdigest()
+
+
+def _secret_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "torchlint", "secret")
+
+
+def machine_secret() -> Optional[bytes]:
+    """This user's secret (created on first use, mode 0600); None when it cannot be had."""
+    path = _secret_path()
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+                    return None
+                data = os.read(fd, 64)
+            finally:
+                os.close(fd)
+            return data if len(data) >= 32 else None
+        except FileNotFoundError:
+            try:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(os.urandom(32))
+            except FileExistsError:
+                continue
+            except OSError:
+                return None
+        except OSError:
+            return None
+    return None
+
+
+FileIdentity = Tuple[int, int, int, int]  # device, inode, mtime (ns), size
+
+
+def identity(st: os.stat_result) -> FileIdentity:
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _encode(d: Diagnostic) -> list:
@@ -38,12 +119,41 @@ def _encode(d: Diagnostic) -> list:
     return row
 
 
-def _decode(path: str, row: list) -> Diagnostic:
+def _plain(text: Any) -> bool:
+    return isinstance(text, str) and len(text) < 10000 and not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in text)
+
+
+def _pos(value: Any, limit: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit
+
+
+def _decode(path: str, row: Any, codes: Collection[str], n_lines: int) -> Diagnostic:
+    """The diagnostic of a cache row; ValueError when anything about it is not what a rule reports."""
+    if not isinstance(row, list) or len(row) not in (7, 8):
+        raise ValueError("malformed row")
     line, col, code, message, end_line, end_col, fix = row[:7]
-    cell, file_line, file_end_line = row[7] if len(row) > 7 else (0, 0, 0)
+    cell = file_line = file_end_line = 0
+    if len(row) == 8:  # a notebook finding: its cell and its lines in the notebook's module text
+        if not (isinstance(row[7], list) and len(row[7]) == 3 and all(_pos(v, 1 << 24) for v in row[7])):
+            raise ValueError("malformed cell position")
+        cell, file_line, file_end_line = row[7]
+    if code not in codes or not _plain(message):
+        raise ValueError("unknown code or bad message")
+    if not (_pos(line, n_lines) and line >= 1 and _pos(end_line, n_lines) and _pos(col, 1 << 24) and col >= 1
+            and _pos(end_col, 1 << 24)):
+        raise ValueError("position outside the file")
     info = None
     if fix is not None:
-        info = FixInfo(fix[0], fix[1], tuple(Edit(*e) for e in fix[2]))
+        if not (isinstance(fix, list) and len(fix) == 3 and _plain(fix[0]) and fix[1] in ("safe", "unsafe")
+                and isinstance(fix[2], list)):
+            raise ValueError("malformed fix")
+        edits = []
+        for e in fix[2]:
+            if not (isinstance(e, list) and len(e) == 5 and isinstance(e[0], str)
+                    and all(_pos(v, max(n_lines, 1 << 24)) for v in e[1:])):
+                raise ValueError("malformed edit")
+            edits.append(Edit(*e))
+        info = FixInfo(fix[0], fix[1], tuple(edits))
     return Diagnostic(path, line, col, code, message, end_line, end_col, info, cell, file_line, file_end_line)
 
 
@@ -59,56 +169,137 @@ def _unchanged(deps: Dict[str, Optional[str]]) -> bool:
     return all(file_digest(p) == d for p, d in deps.items())
 
 
+def _owned_folder(folder: str) -> bool:
+    """Make sure ``folder`` is a cache folder torchlint may write into: not a symlink, and either
+    created now (with the marker and a .gitignore) or already carrying the marker."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        try:
+            os.makedirs(folder)
+        except FileExistsError:
+            return _owned_folder(folder) if not os.path.islink(folder) else False
+        except OSError:
+            return False
+        try:
+            for name, text in ((MARKER, MARKER_TEXT), (".gitignore", "# created by torchlint\n*\n")):
+                with open(os.path.join(folder, name), "x", encoding="utf-8") as fh:
+                    fh.write(text)
+        except OSError:
+            return False
+        return True
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    return has_marker(folder)
+
+
+def has_marker(folder: str) -> bool:
+    try:
+        fd = os.open(os.path.join(folder, MARKER), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(fd, 64).startswith(MARKER_TEXT.split("\n", 1)[0].encode())
+    finally:
+        os.close(fd)
+
+
 class Cache:
-    def __init__(self, folder: str, key: str) -> None:
-        self.folder = os.path.join(folder, __version__)
+    def __init__(self, folder: str, key: str, codes: Collection[str] = ()) -> None:
+        self.root = folder
+        self.folder = os.path.join(folder, code_fingerprint())
         self.file = os.path.join(self.folder, f"{key}.json")
+        self.key = key
+        self.codes = frozenset(codes) | {"TL000"}
         self.entries: Dict[str, list] = {}
         self.dirty = False
+        self.secret = machine_secret()
+        self.usable = self.secret is not None and _owned_folder(folder)
+        if not self.usable:
+            return
         try:
-            with open(self.file, encoding="utf-8") as fh:
-                data = json.load(fh)
+            fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return
+                data = json.loads(fh.read().decode("utf-8"))
             if isinstance(data, dict):
                 self.entries = data
         except (OSError, ValueError):
             self.entries = {}
 
-    def get(self, path: str, content_digest: str) -> Optional[List[Diagnostic]]:
-        entry = self.entries.get(os.path.abspath(path))
-        if not entry or entry[0] != content_digest:
+    def _mac(self, path: str, content_digest: str, ident: FileIdentity, rows: list) -> str:
+        blob = json.dumps([self.key, path, content_digest, list(ident), rows], separators=(",", ":")).encode()
+        return hmac.new(self.secret or b"", blob, hashlib.sha256).hexdigest()
+
+    def get(self, path: str, content_digest: str, ident: FileIdentity, n_lines: int) -> Optional[List[Diagnostic]]:
+        if not self.usable:
             return None
-        if len(entry) > 2 and entry[2] and not _unchanged(entry[2]):
+        full = os.path.abspath(path)
+        entry = self.entries.get(full)
+        if not isinstance(entry, list) or len(entry) != 5 or entry[0] != content_digest or entry[1] != list(ident):
+            return None
+        rows, mac, deps = entry[2], entry[3], entry[4]
+        if not isinstance(rows, list) or not isinstance(mac, str) or not isinstance(deps, dict):
+            return None
+        if not hmac.compare_digest(mac, self._mac(full, content_digest, ident, [rows, deps])):
+            return None
+        if deps and not _unchanged(deps):
             return None  # a project module this file's results depend on changed
         try:
-            return [_decode(path, row) for row in entry[1]]
+            return [_decode(path, row, self.codes, n_lines) for row in rows]
         except (TypeError, ValueError):
             return None
 
-    def put(self, path: str, content_digest: str, diags: List[Diagnostic], dependencies: Sequence[str] = ()) -> None:
+    def put(self, path: str, content_digest: str, ident: FileIdentity, diags: List[Diagnostic],
+            dependencies: Sequence[str] = ()) -> None:
+        if not self.usable:
+            return
+        full = os.path.abspath(path)
+        rows = [_encode(d) for d in diags]
         deps = {p: file_digest(p) for p in dependencies}
-        self.entries[os.path.abspath(path)] = [content_digest, [_encode(d) for d in diags], deps]
+        self.entries[full] = [content_digest, list(ident), rows, self._mac(full, content_digest, ident, [rows, deps]), deps]
         self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
+        if not self.dirty or not self.usable:
             return
         try:
+            if os.path.islink(self.folder):
+                return
             os.makedirs(self.folder, exist_ok=True)
-            gitignore = os.path.join(os.path.dirname(self.folder), ".gitignore")
-            if not os.path.exists(gitignore):
-                with open(gitignore, "w", encoding="utf-8") as fh:
-                    fh.write("# created by torchlint\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.entries, fh, separators=(",", ":"))
-            os.replace(tmp, self.file)
+            remove_stale_temps(
+                os.path.join(self.folder, n) for n in os.listdir(self.folder) if is_temp_name(n)
+            )
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=temp_prefix(), suffix=TEMP_SUFFIX)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(self.entries, fh, separators=(",", ":"))
+                os.replace(tmp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
         except OSError:
             pass  # a cache that cannot be written is only a slower next run
 
 
+class CleanError(Exception):
+    pass
+
+
 def clean(folder: Optional[str]) -> Optional[str]:
+    """Remove the cache folder: only a real folder carrying torchlint's marker."""
     folder = folder or DEFAULT_DIR
-    if os.path.isdir(folder):
-        shutil.rmtree(folder, ignore_errors=True)
-        return folder
-    return None
+    if os.path.islink(folder):
+        raise CleanError(f"{folder} is a symlink, not a torchlint cache; not removed")
+    if not os.path.lexists(folder):
+        return None
+    if not os.path.isdir(folder) or not has_marker(folder):
+        raise CleanError(f"{folder} is not a torchlint cache (no {MARKER} written by torchlint); not removed")
+    shutil.rmtree(folder)
+    return folder

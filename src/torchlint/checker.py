@@ -5,10 +5,11 @@ import difflib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from torchlint.cache import DEFAULT_DIR, Cache, digest, settings_key
-from torchlint.config import Config, ConfigError, check_codes, ignored_for, load_config, select_rules
+from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
+from torchlint.atomic import is_temp_name, remove_stale_temps
+from torchlint.config import Config, ConfigError, check_codes, ignored_for, select_rules
 from torchlint.engine import (
     Diagnostic,
     FileResult,
@@ -17,9 +18,10 @@ from torchlint.engine import (
     lint_file,
     lint_files,
 )
-from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any
+from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any, read_regular
 from torchlint.fixes import write_atomic
 from torchlint import report
+from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 
 
 @dataclass
@@ -49,7 +51,7 @@ class CheckOptions:
 
 
 def _err(message: str) -> None:
-    sys.stderr.write(f"torchlint: {message}\n")
+    sys.stderr.write(f"torchlint: {report.escape(message)}\n")
 
 
 def run_check(opts: CheckOptions) -> int:
@@ -63,82 +65,57 @@ def run_check(opts: CheckOptions) -> int:
         first = opts.paths[0]
         start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
     try:
-        cfg = Config(root=os.getcwd()) if opts.isolated else load_config(opts.config_path, start, rules)
+        resolver = ConfigResolver(rules, fixed_config(opts.isolated, opts.config_path, start, rules))
+        cfg = resolver.for_dir(start)
         for name, codes in (("--select", opts.select or []), ("--extend-select", opts.extend_select), ("--ignore", opts.ignore)):
             check_codes(codes, rules, name)
     except ConfigError as exc:
         _err(f"error: {exc}")
         return 2
-
-    enabled = select_rules(
-        rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore)
-    )
-    exclude = list(opts.exclude if opts.exclude is not None else (cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE))
-    exclude += cfg.extend_exclude + opts.extend_exclude
-    force_exclude = opts.force_exclude if opts.force_exclude is not None else cfg.force_exclude
-    respect_gitignore = opts.respect_gitignore if opts.respect_gitignore is not None else cfg.respect_gitignore
-    max_bytes = cfg.max_file_size or MAX_BYTES
     fixing = opts.fix or opts.diff
-    settings = Settings(
-        rules=enabled,
-        options=dict(cfg.options),
-        noqa=opts.noqa,
-        fix=fixing,
-        unsafe_fixes=opts.unsafe_fixes,
-        want_edits=opts.output_format in ("json", "sarif"),
-    )
     rule_map = {r.CODE: r for r in rules}
 
     if use_stdin:
-        return _check_stdin(opts, cfg, settings, exclude, force_exclude, rule_map)
+        exclude, force_exclude, _ = _discovery_options(opts, cfg)
+        return _check_stdin(opts, cfg, _settings(opts, cfg, rules), exclude, force_exclude, rule_map)
 
-    found = discover(opts.paths, cfg.root, exclude, force_exclude, respect_gitignore)
+    # discovery: each path argument with its own configuration's excludes
+    files: List[str] = []
     status = 0
-    for missing in found.missing:
-        _err(f"error: {missing}: no such file or directory")
-        status = 2
-    if not found.files and not found.missing:
-        _err(f"warning: No Python files found under {', '.join(opts.paths)}")
-    tasks = [FileTask(p, tuple(ignored_for(p, cfg.root, cfg.per_file_ignores))) for p in found.files]
+    try:
+        for p in opts.paths:
+            pcfg = resolver.for_path(p) if os.path.lexists(p) else cfg
+            exclude, force_exclude, respect_gitignore = _discovery_options(opts, pcfg)
+            found = discover([p], pcfg.root, exclude, force_exclude, respect_gitignore)
+            files.extend(found.files)
+            for missing in found.missing:
+                _err(f"error: {missing}: no such file or directory")
+                status = 2
+            if not found.files and not found.missing and not found.unreadable:
+                _err(f"warning: No Python files found under {p}")
+            for problem in found.unreadable:
+                _err(f"error: {problem}")
+                status = 2
+            remove_stale_temps(found.temps)
+        files = sorted({os.path.abspath(f): f for f in reversed(files)}.values())
+        remove_stale_temps(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
+        groups = group_by_config(files, resolver)
+    except ConfigError as exc:
+        _err(f"error: {exc}")
+        return 2
 
-    cache: Optional[Cache] = None
+    tasks: List[FileTask] = []
+    profile: Dict[str, Tuple[Settings, int]] = {}
     results: Dict[str, FileResult] = {}
-    digests: Dict[str, str] = {}
-    todo = tasks
-    if opts.use_cache and not fixing:
-        key = settings_key(
-            [
-                [r.CODE for r in enabled],
-                sorted(settings.options.items()),
-                opts.noqa,
-                settings.want_edits,
-                cfg.per_file_ignores,
-                max_bytes,
-            ]
-        )
-        cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key)
-        todo = []
-        for t in tasks:
-            try:
-                with open(t.path, "rb") as fh:
-                    data = fh.read(max_bytes + 1)
-            except OSError:
-                todo.append(t)
-                continue
-            d = digest(data)
-            digests[t.path] = d
-            hit = cache.get(t.path, d)
-            if hit is None:
-                todo.append(t)
-            else:
-                results[t.path] = FileResult(t.path, hit)
-
-    for res in lint_files(todo, settings, opts.jobs, max_bytes):
-        results[res.path] = res
-        if cache is not None and not res.errors and res.path in digests:
-            cache.put(res.path, digests[res.path], res.diagnostics, res.dependencies)
-    if cache is not None:
-        cache.save()
+    for gcfg, gfiles in groups.values():
+        settings = _settings(opts, gcfg, rules)
+        max_bytes = gcfg.max_file_size or MAX_BYTES
+        gtasks = [FileTask(p, tuple(ignored_for(p, gcfg.root, gcfg.per_file_ignores))) for p in gfiles]
+        tasks.extend(gtasks)
+        for t in gtasks:
+            profile[t.path] = (settings, max_bytes)
+        _lint_group(opts, gcfg, gtasks, settings, max_bytes, fixing, results)
+    tasks.sort(key=lambda t: t.path)
 
     diagnostics: List[Diagnostic] = []
     fixed = 0
@@ -166,11 +143,11 @@ def run_check(opts: CheckOptions) -> int:
             _err(f"error: {t.path}: fixes not written: {exc}")
             status = 2
             # the file is unchanged: show what was found in it, fixes not applied
-            again = lint_file(FileTask(t.path, t.ignore), _no_fix(settings), max_bytes)
+            again = lint_file(FileTask(t.path, t.ignore), _no_fix(profile[t.path][0]), profile[t.path][1])
             diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
 
     diagnostics.sort(key=Diagnostic.sort_key)
-    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks or bool(found.missing))
+    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2)
     if status == 2:
         return 2
     if opts.diff:
@@ -178,6 +155,82 @@ def run_check(opts: CheckOptions) -> int:
     if diagnostics and not opts.exit_zero:
         return 1
     return 0
+
+
+def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool, bool]:
+    exclude = list(opts.exclude if opts.exclude is not None else (cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE))
+    exclude += cfg.extend_exclude + opts.extend_exclude
+    force_exclude = opts.force_exclude if opts.force_exclude is not None else cfg.force_exclude
+    respect_gitignore = opts.respect_gitignore if opts.respect_gitignore is not None else cfg.respect_gitignore
+    return exclude, force_exclude, respect_gitignore
+
+
+def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
+    enabled = select_rules(
+        rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore)
+    )
+    return Settings(
+        rules=enabled,
+        options=dict(cfg.options),
+        noqa=opts.noqa,
+        fix=opts.fix or opts.diff,
+        unsafe_fixes=opts.unsafe_fixes,
+        want_edits=opts.output_format in ("json", "sarif"),
+    )
+
+
+def _temps_beside(files: Sequence[str]) -> List[str]:
+    """Temporary files of ours in the folders of ``files`` (a killed write leaves one beside its file)."""
+    out: List[str] = []
+    for folder in sorted({os.path.dirname(os.path.abspath(f)) for f in files}):
+        try:
+            with os.scandir(folder) as it:
+                out.extend(e.path for e in it if is_temp_name(e.name))
+        except OSError:
+            continue
+    return out
+
+
+def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings: Settings, max_bytes: int,
+                fixing: bool, results: Dict[str, FileResult]) -> None:
+    """Lint the files that share one configuration, through the cache when it may be used."""
+    cache: Optional[Cache] = None
+    digests: Dict[str, Tuple[str, FileIdentity]] = {}
+    todo = tasks
+    if opts.use_cache and not fixing:
+        enabled = settings.rules
+        key = settings_key(
+            [
+                [r.CODE for r in enabled],
+                sorted(settings.options.items()),
+                opts.noqa,
+                settings.want_edits,
+                cfg.per_file_ignores,
+                max_bytes,
+            ]
+        )
+        cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key, [r.CODE for r in enabled])
+        todo = []
+        for t in tasks:
+            pre = read_regular(t.path, max_bytes) if cache.usable else None
+            if pre is None:  # not a regular file (a FIFO must not be opened for reading), or unreadable
+                todo.append(t)
+                continue
+            data, ident = pre
+            d = digest(data)
+            digests[t.path] = (d, ident)
+            hit = cache.get(t.path, d, ident, data.count(b"\n") + 1)
+            if hit is None:
+                todo.append(t)
+            else:
+                results[t.path] = FileResult(t.path, hit)
+
+    for res in lint_files(todo, settings, opts.jobs, max_bytes):
+        results[res.path] = res
+        if cache is not None and not res.errors and res.path in digests:
+            cache.put(res.path, *digests[res.path], res.diagnostics, res.dependencies)
+    if cache is not None:
+        cache.save()
 
 
 def _no_fix(settings: Settings) -> Settings:
@@ -201,7 +254,7 @@ def _file_diff(path: str, before: str, after: str) -> str:
 
 
 def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
-          nothing_checked: bool = False) -> None:
+          nothing_checked: bool = False, failed: bool = False) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     if opts.statistics:
@@ -218,7 +271,10 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
             return
         out.write(report.format_text(diagnostics, opts.unsafe_fixes))
         if not opts.quiet and not (nothing_checked and not diagnostics and not fixed):
-            out.write(report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix))
+            text = report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix)
+            if failed:  # errors were reported: the checks did not all pass
+                text = text.replace("All checks passed!\n", "Errors occurred; see the messages above.\n")
+            out.write(text)
 
 
 def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, force_exclude, rule_map) -> int:
@@ -247,18 +303,19 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
     for e in res.errors:
         _err(f"error: {e}")
         status = 2
+    failed = status == 2
     if opts.fix:
         new = res.fixed_source if res.fixed_source is not None else text
         sys.stdout.buffer.write(new.encode(encoding))
         sys.stdout.flush()
-        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr)
+        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed=failed)
     elif opts.diff:
         if res.fixed_source is not None:
             sys.stdout.write(_file_diff(name, text, res.fixed_source))
             return status or 1
         return status or 0
     else:
-        _emit(opts, res.diagnostics, 0, rule_map)
+        _emit(opts, res.diagnostics, 0, rule_map, failed=failed)
     if status:
         return status
     return 1 if res.diagnostics and not opts.exit_zero else 0

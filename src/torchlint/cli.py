@@ -6,13 +6,13 @@ Heavy modules (libcst, the rules) are imported inside the commands so ``--versio
 """
 from __future__ import annotations
 
-import os
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import click
 
 from torchlint import __version__
+from torchlint.cpus import available_cpus
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -92,6 +92,7 @@ def main() -> None:
 @click.option("--stdin-filename", type=str, default=None, help="Name of the file read from stdin (with `-`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--no-noqa", "disable_noqa", is_flag=True, help="Ignore `# noqa` comments.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error.")
 def check(
     paths: Tuple[str, ...],
     fix: bool,
@@ -116,6 +117,7 @@ def check(
     stdin_filename: Optional[str],
     quiet: bool,
     disable_noqa: bool,
+    verbose: bool,
 ) -> None:
     """Lint PATHS (default: the current folder); `-` reads stdin."""
     from torchlint.checker import CheckOptions, run_check
@@ -137,14 +139,36 @@ def check(
         exit_zero=exit_zero,
         config_path=config_path,
         isolated=isolated,
-        jobs=jobs or (os.cpu_count() or 1),
+        jobs=available_cpus() if jobs == 0 else min(jobs, available_cpus()),
         use_cache=not no_cache,
         cache_dir=cache_dir,
         stdin_filename=stdin_filename,
         quiet=quiet,
         noqa=not disable_noqa,
     )
-    sys.exit(run_check(opts))
+    sys.exit(guarded(lambda: run_check(opts), verbose))
+
+
+def guarded(command: "Callable[[], int]", verbose: bool) -> int:
+    """Run a command: Ctrl-C exits 130; an unexpected exception exits 2 with one line (the traceback
+    with --verbose), never 1, which means findings."""
+    try:
+        return command()
+    except KeyboardInterrupt:
+        sys.stderr.write("torchlint: interrupted\n")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if verbose:
+            import traceback
+
+            traceback.print_exc()
+        from torchlint.report import escape
+
+        sys.stderr.write(
+            f"torchlint: error: internal error: {type(exc).__name__}: {escape(str(exc))}"
+            + ("\n" if verbose else " (run with --verbose for the traceback)\n")
+        )
+        return 2
 
 
 @main.command("rule")
@@ -195,9 +219,12 @@ def rules_cmd(output_format: str) -> None:
 @click.option("--cache-dir", type=str, default=None)
 def clean_cmd(cache_dir: Optional[str]) -> None:
     """Remove the cache folder."""
-    from torchlint.cache import clean
+    from torchlint.cache import CleanError, clean
 
-    removed = clean(cache_dir)
+    try:
+        removed = clean(cache_dir)
+    except (CleanError, OSError) as exc:
+        _fail(str(exc))
     click.echo(f"Removed {removed}" if removed else "No cache to remove")
 
 

@@ -73,8 +73,13 @@ def _read_table(path: str) -> Optional[Dict[str, Any]]:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     if os.path.basename(path) == "pyproject.toml":
-        table = data.get("tool", {}).get("torchlint")
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"`tool` in {path} must be a table")
+        table = tool.get("torchlint")
         if table is None:
             return None
         if not isinstance(table, dict):
@@ -146,7 +151,7 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
                 raise ConfigError(f"`cache-dir` in {where} must be a string")
             cfg.cache_dir = value
         elif key == "max-file-size":
-            if not isinstance(value, int) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"`max-file-size` in {where} must be a positive number of bytes")
             cfg.max_file_size = value
         elif key in ("fixable", "unfixable"):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
+import threading
 import traceback
 from itertools import accumulate
 from dataclasses import dataclass, field
@@ -185,7 +187,8 @@ class _Dispatcher:
 def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
     """Walk ``ctx.module`` filling the context (parents, names, contents) with no rule attached;
     ``hook(node)`` runs at each node once the context has seen it (for tests and tools)."""
-    _Dispatcher(ctx, [], []).run(ctx.module, hook)
+    with _Headroom():
+        _Dispatcher(ctx, [], []).run(ctx.module, hook)
 
 
 def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> List[Type[LintRule]]:
@@ -209,27 +212,114 @@ class _Lint:
     parse_error: Optional[Diagnostic]
     ctx: Optional[FileContext]
     positions: Optional[Mapping[cst.CSTNode, Any]] = None
+    stand_in: bool = False  # analyzed a same-length stand-in of the text (no fixes)
 
 
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _UNARY_RUN = re.compile(r"(?:(?:[-+~]|\bnot\b)\s*){100}")
+# Strings and comments, blanked before counting chain links (their brackets and dots are not code).
+_STRINGS_AND_COMMENTS = re.compile(
+    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:"""|\Z)'
+    r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|\Z)"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
+    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'?"
+    r"|#[^\n]*",
+    re.DOTALL,
+)
+# One link of a chain libcst nests: a binary or boolean operator, `.attr`, a call or a subscript
+# (counted with str.count, an over-estimate: `and` inside a name counts too).
+_LINK_CHARS = ".([+-*/%@&|^"
+
+
+def _links(text: str) -> int:
+    return sum(map(text.count, _LINK_CHARS)) + text.count("and") + text.count("or")
+
+
+_LINE_CONTINUED = re.compile(r"\\[ \t]*$")
+# Below these, libcst parses in about a second at most and the analysis fits the recursion headroom.
+MAX_CHAIN = 600  # nested expression links (`a + a + ...`, `a.b.c...`, `f()()...`, `a[0][0]...`)
+MAX_BOOL_OPERANDS = 3000  # `a and a and ...` (libcst's native parser dies past ~7,000)
+MAX_OPERATORS = 800  # binary operators in one expression: libcst's parse time grows with their square
+MAX_STATEMENT_NESTING = 1500  # `if ... elif ...` chains nest one statement per branch
+
+
+def _long_statement(source: str) -> bool:
+    """An over-estimate: a statement (a line, or lines joined by brackets or backslashes) with as many
+    chain links as the chain limit, or as many ``elif`` as the nesting limit."""
+    if source.count("elif") >= MAX_STATEMENT_NESTING:
+        return True
+    if _links(source) < MAX_CHAIN:
+        return False
+    code = _STRINGS_AND_COMMENTS.sub("''", source)
+    links = depth = 0
+    for line in code.split("\n"):
+        links += _links(line)
+        if links >= MAX_CHAIN:
+            return True
+        depth += line.count("(") + line.count("[") + line.count("{")
+        depth -= line.count(")") + line.count("]") + line.count("}")
+        if depth <= 0 and not _LINE_CONTINUED.search(line):
+            links = depth = 0
+    return False
 
 
 def _looks_deep(source: str) -> bool:
-    """A cheap over-estimate of nesting: bracket depth (strings included) or a long unary chain."""
+    """A cheap over-estimate of what libcst cannot take: bracket depth (strings included), a long unary
+    chain, or a long statement (see ``_long_statement``)."""
     brackets = _NOT_BRACKET.sub("", source)
     if len(brackets) > 200 and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > 100:
         return True
-    return _UNARY_RUN.search(source) is not None
+    return _UNARY_RUN.search(source) is not None or _long_statement(source)
+
+
+def _too_long(tree: ast.AST) -> Optional[Tuple[int, str]]:
+    """(line, reason) for a construct past the limits, by an iterative walk of CPython's tree."""
+    stack: List[Tuple[ast.AST, int, int, bool]] = [(tree, 0, 0, False)]  # node, depths, parent is a BinOp
+    while stack:
+        node, edepth, sdepth, parent_binop = stack.pop()
+        line = getattr(node, "lineno", 1)
+        if isinstance(node, ast.BoolOp) and len(node.values) > MAX_BOOL_OPERANDS:
+            return line, f"a chain of {len(node.values)} `and`/`or` operands (limit {MAX_BOOL_OPERANDS})"
+        if isinstance(node, ast.BinOp) and not parent_binop:
+            count = _operator_count(node)
+            if count > MAX_OPERATORS:
+                return line, f"an expression of {count} binary operators (limit {MAX_OPERATORS})"
+        if edepth > MAX_CHAIN:
+            return line, f"an expression nested {edepth} levels deep (limit {MAX_CHAIN})"
+        if sdepth > MAX_STATEMENT_NESTING:
+            return line, f"statements nested {sdepth} levels deep, `elif` included (limit {MAX_STATEMENT_NESTING})"
+        is_expr = isinstance(node, ast.expr)
+        is_stmt = isinstance(node, ast.stmt)
+        is_binop = isinstance(node, ast.BinOp)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                stack.append((child, edepth + 1 if is_expr else 1, sdepth, is_binop))
+            else:
+                stack.append((child, 0, sdepth + 1 if is_stmt and isinstance(child, ast.stmt) else sdepth, False))
+    return None
+
+
+def _operator_count(root: ast.BinOp) -> int:
+    """Binary operators in the expression ``root`` heads (operands that are binary operations too)."""
+    count = 0
+    pending: List[ast.AST] = [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp):
+            count += 1
+            pending.append(node.left)
+            pending.append(node.right)
+    return count
 
 
 def _cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
-    """CPython's parser on the file: (fatal, syntax).  ``fatal``: too nested for libcst to be handed the
-    file (its native parser can overflow its stack and kill the process; CPython refuses such code
-    quickly and safely).  ``syntax``: CPython's own syntax error, reported when libcst fails too."""
+    """CPython's parser on the file: (fatal, syntax).  ``fatal``: too nested or too long for libcst to be
+    handed the file (its native parser can overflow its stack and kill the process, or take minutes;
+    CPython refuses such code quickly and safely, and its tree measures the rest).  ``syntax``: CPython's
+    own syntax error, reported when libcst fails too."""
     try:
-        ast.parse(source)
+        tree = ast.parse(source)
     except (RecursionError, MemoryError):
         return Diagnostic(path, 1, 1, PARSE_ERROR, "too deeply nested to parse"), None
     except SyntaxError as exc:
@@ -238,8 +328,81 @@ def _cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Opti
             return Diagnostic(path, exc.lineno or 1, exc.offset or 1, PARSE_ERROR, f"too deeply nested to parse ({msg})"), None
         return None, Diagnostic(path, max(1, exc.lineno or 1), max(1, exc.offset or 1), PARSE_ERROR, f"SyntaxError: {msg}")
     except (ValueError, TypeError):
-        pass
+        return None, None
+    found = _too_long(tree)
+    if found is not None:
+        line, reason = found
+        return Diagnostic(path, max(1, line), 1, PARSE_ERROR, f"too long to parse safely: {reason}"), None
     return None, None
+
+
+# -- adjacent string literals ----------------------------------------------------------------------
+_MAX_ADJACENT_STRINGS = 1000  # libcst's parser gives up at about 4,000 adjacent literals
+
+
+def _split_string_runs(source: str) -> Optional[str]:
+    """The source with a ``+`` in place of one blank after every 1,000th literal of a run of adjacent
+    string literals (same length, lines and columns), or None when there is no run to split.  Used only
+    to analyze a file libcst refused; its fixes are not applied (the text is not the file's)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    offsets = [0]
+    for ln in source.split("\n"):
+        offsets.append(offsets[-1] + len(ln) + 1)
+    chars = list(source)
+    changed = False
+    run = 0
+    prev: Optional[tokenize.TokenInfo] = None
+    for tok in tokens:
+        if tok.type in (tokenize.NL, tokenize.COMMENT):
+            continue
+        if tok.type != tokenize.STRING:
+            run, prev = 0, None
+            continue
+        run += 1
+        if prev is not None and run > _MAX_ADJACENT_STRINGS:
+            start = offsets[prev.end[0] - 1] + prev.end[1]
+            end = offsets[tok.start[0] - 1] + tok.start[1]
+            for i in range(start, end):
+                if source[i] == "#":
+                    break
+                if source[i] in " \t":
+                    chars[i] = "+"
+                    changed = True
+                    run = 1
+                    break
+        prev = tok
+    return "".join(chars) if changed else None
+
+
+# -- recursion headroom ----------------------------------------------------------------------------
+class _Headroom:
+    """libcst's code generation and metadata are recursive; the screen bounds the depth, this gives the
+    recursion those bounded depths need (restored afterwards)."""
+
+    LIMIT = 25000
+    _lock = threading.Lock()
+    _users = 0
+    _saved = 0
+
+    def __enter__(self) -> None:
+        with _Headroom._lock:
+            if _Headroom._users == 0:
+                _Headroom._saved = sys.getrecursionlimit()
+                if _Headroom._saved < self.LIMIT:
+                    sys.setrecursionlimit(self.LIMIT)
+            _Headroom._users += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        with _Headroom._lock:
+            _Headroom._users -= 1
+            if _Headroom._users == 0 and _Headroom._saved < self.LIMIT:
+                sys.setrecursionlimit(_Headroom._saved)
 
 
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
@@ -248,11 +411,19 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         fatal, _ = _cpython_verdict(path, source)
         if fatal is not None:
             return _Lint(None, [], fatal, None)
+    stand_in = False
     try:
         module = cst.parse_module(source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
         fatal, syntax = _cpython_verdict(path, source)
-        return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
+        split = None if fatal or syntax else _split_string_runs(source)
+        try:
+            if split is None:
+                raise exc
+            module = cst.parse_module(split)
+        except Exception:
+            return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
+        source, stand_in = split, True
     ctx = FileContext(path, source, module)
     ctx.enabled = frozenset(r.CODE for r in rule_types)
     rules = [r(ctx, settings.options) for r in rule_types]
@@ -271,8 +442,10 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         if pos is None:
             errors.append(f"{path}: rule {rep.code} reported a node outside the module")
             continue
+        if stand_in:
+            rep = Report(rep.code, rep.node, rep.message, None)
         located.append((rep, (pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)))
-    return _Lint(module, located, None, ctx, positions)
+    return _Lint(module, located, None, ctx, positions, stand_in)
 
 
 def lint_source(path: str, source: str, settings: Settings) -> FileResult:
@@ -296,7 +469,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
         if _round:  # a fix may have brought in the trigger words of another rule
             rule_types = select_rules_for_source(current, rules)
         errors: List[str] = []
-        lint = _run_rules(path, current, rule_types, settings, errors)
+        with _Headroom():
+            lint = _run_rules(path, current, rule_types, settings, errors)
         if lint.ctx is not None:
             result.dependencies = tuple(dependencies(lint.ctx))
         if lint.parse_error is not None:
@@ -321,14 +495,16 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
                 if rep.fix is not None and (rep.fix.applicability == SAFE or settings.unsafe_fixes)
             ]
             if applicable:
-                new_source, applied = apply_fixes(lint.module, lint.ctx, applicable)
+                with _Headroom():
+                    new_source, applied = apply_fixes(lint.module, lint.ctx, applicable)
                 if applied and new_source != current:
                     current = new_source
                     fixed_total += applied
                     continue
         result.errors.extend(errors)
-        maker = EditMaker(lint.module, lint.ctx, current, lint.positions) if settings.want_edits and lint.module is not None else None
-        result.diagnostics = [_diagnostic(path, rep, pos, maker) for rep, pos in kept]
+        with _Headroom():
+            maker = EditMaker(lint.module, lint.ctx, current, lint.positions) if settings.want_edits and lint.module is not None else None
+            result.diagnostics = [_diagnostic(path, rep, pos, maker) for rep, pos in kept]
         break
     else:
         result.errors.append(f"{path}: fixes did not converge after 10 rounds")

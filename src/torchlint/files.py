@@ -10,8 +10,9 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -63,28 +64,36 @@ def matches_any(rel_path: str, patterns: Sequence[str]) -> bool:
 
 
 class _GitIgnore:
-    """The patterns of one .gitignore, relative to its folder."""
+    """The patterns of one ignore file (a .gitignore, .git/info/exclude or core.excludesFile), relative
+    to ``base``, with git's semantics: last matching line wins, ``!`` re-includes, a trailing ``/`` means
+    folders only, a ``/`` elsewhere anchors the pattern to ``base``, wildmatch globs (``*``, ``?``,
+    ``[...]``, ``**``, backslash escapes).  A line git cannot read as a glob matches nothing."""
 
     def __init__(self, base: str, lines: Iterable[str]) -> None:
         self.base = base
         self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
         for raw in lines:
             line = raw.rstrip("\n").rstrip("\r")
-            if not line.strip() or line.startswith("#"):
+            if not line or line.startswith("#"):
                 continue
-            line = line.rstrip(" ") if not line.endswith("\\ ") else line
+            line = _strip_trailing_spaces(line)
             negated = line.startswith("!")
             if negated:
                 line = line[1:]
-            if line.startswith("\\"):
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            line = line.lstrip("/")
+            dir_only = line.endswith("/") and not line.endswith("\\/")
+            if dir_only:
+                line = line.rstrip("/")
             if not line:
                 continue
-            self.rules.append((re.compile(_glob_to_regex(line, anchored)), negated, dir_only))
+            anchored = "/" in line
+            if line.startswith("/"):
+                line = line[1:]
+            regex = _wildmatch_regex(line)
+            if regex is None:
+                continue
+            if not anchored:
+                regex = "(?:.*/)?" + regex
+            self.rules.append((re.compile(regex, re.DOTALL), negated, dir_only))
 
     def verdict(self, rel: str, is_dir: bool) -> Optional[bool]:
         """True ignored, False explicitly re-included, None no opinion."""
@@ -97,50 +106,131 @@ class _GitIgnore:
         return result
 
 
-def _glob_to_regex(pattern: str, anchored: bool) -> str:
-    out = []
+def _strip_trailing_spaces(line: str) -> str:
+    """Trailing blanks are dropped unless escaped with a backslash."""
+    end = len(line)
+    while end and line[end - 1] == " ":
+        backslashes = 0
+        i = end - 2
+        while i >= 0 and line[i] == "\\":
+            backslashes += 1
+            i -= 1
+        if backslashes % 2:
+            break
+        end -= 1
+    return line[:end]
+
+
+_CLASSES = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "!-/:-@\\[-`{-~",
+    "space": " \\t\\n\\r\\f\\v", "upper": "A-Z", "xdigit": "0-9a-fA-F",
+}
+
+
+def _bracket(pattern: str, i: int) -> Optional[Tuple[str, int]]:
+    """The regex of the ``[...]`` starting at ``pattern[i]`` and the index after it; None when it does
+    not close (git's wildmatch then fails the whole pattern)."""
+    j = i + 1
+    negate = j < len(pattern) and pattern[j] in "!^"
+    if negate:
+        j += 1
+    parts: List[str] = []
+    first = True
+    while j < len(pattern):
+        c = pattern[j]
+        if c == "]" and not first:
+            body = "".join(parts)
+            if negate:
+                return ("[^/" + body + "]"), j + 1
+            return ("[" + body + "]" if body else "(?!)"), j + 1
+        first = False
+        if c == "[" and pattern.startswith("[:", j):
+            k = pattern.find(":]", j + 2)
+            if k == -1:
+                return None
+            name = pattern[j + 2 : k]
+            if name not in _CLASSES:
+                return None
+            parts.append(_CLASSES[name])
+            j = k + 2
+            continue
+        if c == "\\":
+            j += 1
+            if j >= len(pattern):
+                return None
+            c = pattern[j]
+        if j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+            hi = pattern[j + 2]
+            k = j + 3
+            if hi == "\\":
+                if k >= len(pattern):
+                    return None
+                hi = pattern[k]
+                k += 1
+            if c <= hi:
+                parts.append(re.escape(c) + "-" + re.escape(hi))
+            j = k
+            continue
+        if c != "/":
+            parts.append(re.escape(c))
+        j += 1
+    return None
+
+
+def _wildmatch_regex(pattern: str) -> Optional[str]:
+    """git's wildmatch (with slashes significant) as a regex; None for a pattern that matches nothing."""
+    out: List[str] = []
     i = 0
-    while i < len(pattern):
+    n = len(pattern)
+    while i < n:
         c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("/.*")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
         if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
+            j = i
+            while j < n and pattern[j] == "*":
+                j += 1
+            stars = j - i
+            at_start = i == 0 or pattern[i - 1] == "/"
+            at_end = j == n or pattern[j] == "/"
+            if stars >= 2 and at_start and at_end:
+                if j == n:  # `x/**`: everything inside (`**` alone: everything)
+                    out.append(".*")
+                else:  # `**/`: zero or more folders
+                    out.append("(?:.*/)?")
+                    j += 1
+            else:
+                out.append("[^/]*")
+            i = j
+            continue
+        if c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : j].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = j
+            got = _bracket(pattern, i)
+            if got is None:
+                return None
+            out.append(got[0])
+            i = got[1]
+            continue
+        elif c == "\\":
+            i += 1
+            if i >= n:
+                return None  # a trailing backslash matches nothing
+            out.append(re.escape(pattern[i]))
         else:
             out.append(re.escape(c))
         i += 1
-    body = "".join(out)
-    return body if anchored else f"(?:.*/)?{body}"
+    return "".join(out)
 
 
 def _load_gitignore(folder: str) -> Optional[_GitIgnore]:
-    path = os.path.join(folder, ".gitignore")
+    return _load_ignore_file(os.path.join(folder, ".gitignore"), folder)
+
+
+def _load_ignore_file(path: str, base: str) -> Optional[_GitIgnore]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return _GitIgnore(folder, fh.readlines())
-    except OSError:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            return _GitIgnore(base, fh.read().split("\n"))
+    except (OSError, ValueError):
         return None
 
 
@@ -148,25 +238,110 @@ def _git_ignored(ignores: Sequence[_GitIgnore], path: str, is_dir: bool) -> bool
     ignored = False
     for gi in ignores:
         rel = os.path.relpath(path, gi.base).replace(os.sep, "/")
+        if rel.startswith("../") or rel == "..":
+            continue
         v = gi.verdict(rel, is_dir)
         if v is not None:
             ignored = v
     return ignored
 
 
-def _enclosing_gitignores(folder: str) -> List[_GitIgnore]:
-    """The .gitignore files of the folders above ``folder``, up to the repository root."""
-    found: List[_GitIgnore] = []
+def _repo_root(folder: str) -> Optional[str]:
     cur = os.path.abspath(folder)
     while True:
+        if os.path.exists(os.path.join(cur, ".git")):
+            return cur
         parent = os.path.dirname(cur)
-        if os.path.exists(os.path.join(cur, ".git")) or parent == cur:
-            break
+        if parent == cur:
+            return None
         cur = parent
-        gi = _load_gitignore(cur)
+
+
+def _git_dirs(root: str) -> Tuple[Optional[str], Optional[str]]:
+    """(the repository's git folder, its common folder) for ``root/.git`` (a folder or a `gitdir:` file)."""
+    dot_git = os.path.join(root, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git, dot_git
+    try:
+        with open(dot_git, encoding="utf-8") as fh:
+            first = fh.readline().strip()
+    except (OSError, ValueError):
+        return None, None
+    if not first.startswith("gitdir:"):
+        return None, None
+    gitdir = os.path.join(root, first[len("gitdir:"):].strip())
+    common = gitdir
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.normpath(os.path.join(gitdir, fh.readline().strip()))
+    except (OSError, ValueError):
+        pass
+    return gitdir, common
+
+
+def _config_excludes_file(config_files: Sequence[str]) -> Optional[str]:
+    """``core.excludesFile`` from git configuration files (later files win)."""
+    value: Optional[str] = None
+    for path in config_files:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        section = ""
+        for raw in text.splitlines():
+            line = raw.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("["):
+                section = line[1 : line.find("]")].strip().lower() if "]" in line else ""
+                continue
+            key, sep, val = line.partition("=")
+            if section == "core" and sep and key.strip().lower() == "excludesfile":
+                val = val.split(" #")[0].split(" ;")[0].strip()
+                if len(val) >= 2 and val[0] == val[-1] == '"':
+                    val = val[1:-1]
+                value = val
+    if value is not None:
+        value = os.path.expanduser(value)
+    return value
+
+
+def _repository_excludes(root: str) -> List[_GitIgnore]:
+    """core.excludesFile, then .git/info/exclude: the lowest-precedence ignore files of the repository."""
+    gitdir, common = _git_dirs(root)
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    configs = [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    if common:
+        configs.append(os.path.join(common, "config"))
+    excludes_file = _config_excludes_file(configs) or os.path.join(xdg, "git", "ignore")
+    found: List[_GitIgnore] = []
+    for path in (excludes_file, os.path.join(common, "info", "exclude") if common else None):
+        if path:
+            gi = _load_ignore_file(path if os.path.isabs(path) else os.path.join(root, path), root)
+            if gi is not None:
+                found.append(gi)
+    return found
+
+
+def _enclosing_gitignores(folder: str) -> List[_GitIgnore]:
+    """The ignore files that apply above ``folder``: the repository's excludes, then the .gitignore
+    files of the folders from the repository root down to ``folder``'s parent."""
+    cur = os.path.abspath(folder)
+    root = _repo_root(cur)
+    chain: List[str] = []
+    while cur != root:
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break  # not in a repository: every .gitignore above counts
+        cur = parent
+        chain.append(cur)
+    found = _repository_excludes(root) if root is not None else []
+    for d in reversed(chain):
+        gi = _load_gitignore(d)
         if gi is not None:
             found.append(gi)
-    found.reverse()
     return found
 
 
@@ -174,6 +349,8 @@ def _enclosing_gitignores(folder: str) -> List[_GitIgnore]:
 class Discovery:
     files: List[str]
     missing: List[str]
+    unreadable: List[str] = field(default_factory=list)  # "folder: reason" for folders not walked
+    temps: List[str] = field(default_factory=list)  # temporary files of ours seen in the walk
 
 
 def discover(
@@ -186,6 +363,8 @@ def discover(
     """Expand ``paths`` into the Python files to lint, sorted and without duplicates."""
     files: List[str] = []
     missing: List[str] = []
+    unreadable: List[str] = []
+    temps: List[str] = []
     seen = set()
 
     def rel_to_root(p: str) -> str:
@@ -227,29 +406,33 @@ def discover(
                     ignores = ignores + [gi]
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
+            except OSError as exc:
+                unreadable.append(f"{folder}: cannot read folder: {exc.strerror or exc}")
                 continue
             subdirs = []
             for entry in entries:
+                full = os.path.join(folder, entry.name) if folder != "." else entry.name
                 try:
                     if entry.is_symlink():
                         continue
                     is_dir = entry.is_dir()
-                except OSError:
+                except OSError as exc:
+                    unreadable.append(f"{full}: cannot read: {exc.strerror or exc}")
                     continue
-                full = os.path.join(folder, entry.name) if folder != "." else entry.name
                 if matches_any(rel_to_root(full), exclude):
                     continue
                 if ignores and _git_ignored(ignores, os.path.abspath(full), is_dir):
                     continue
                 if is_dir:
                     subdirs.append(full)
+                elif entry.name.startswith(".torchlint-") and entry.name.endswith(".tmp"):
+                    temps.append(full)
                 elif entry.name.endswith(LINT_SUFFIXES):
                     add(full)
             for d in reversed(subdirs):
                 stack.append((d, ignores))
     files.sort()
-    return Discovery(files, missing)
+    return Discovery(files, missing, unreadable, temps)
 
 
 def _own(folder: str) -> List[_GitIgnore]:
@@ -289,14 +472,42 @@ def decode(data: bytes) -> Tuple[str, str]:
     return text, encoding
 
 
+def _open_regular(path: str) -> Tuple[int, os.stat_result]:
+    """An open descriptor on ``path`` and its status; a FIFO or device is opened without blocking and
+    refused, so no special file can stall the run."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError("not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular(path: str, max_bytes: int) -> Optional[Tuple[bytes, Tuple[int, int, int, int]]]:
+    """(up to ``max_bytes + 1`` bytes, (device, inode, mtime, size)) of a regular file; None otherwise."""
+    try:
+        fd, st = _open_regular(path)
+    except (OSError, SourceError):
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError:
+            return None
+    return data, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def read_source(path: str, max_bytes: int = MAX_BYTES) -> Source:
     try:
-        st = os.stat(path)
-        if not os.path.isfile(path):
-            raise SourceError("not a regular file")
-        if st.st_size > max_bytes:
-            raise SourceError(f"file too large ({st.st_size / 1048576:.1f} MiB > {max_bytes / 1048576:.0f} MiB); skipped", warning=True)
-        with open(path, "rb") as fh:
+        fd, st = _open_regular(path)
+        with os.fdopen(fd, "rb") as fh:
+            if st.st_size > max_bytes:
+                raise SourceError(f"file too large ({st.st_size / 1048576:.1f} MiB > {max_bytes / 1048576:.0f} MiB); skipped", warning=True)
             data = fh.read()
     except SourceError:
         raise

@@ -65,6 +65,12 @@ class TorchLintPlugin:
         if source.startswith("\ufeff"):
             source = source[1:]
         settings = Settings(rules=all_rules(), options=self._options, noqa=False)
-        result = lint_source(self.filename, source, settings)
+        try:
+            result = lint_source(self.filename, source, settings)
+        except Exception as exc:  # noqa: BLE001 - an error line, never a crashed flake8 run
+            yield 1, 0, f"TL000 internal error: {type(exc).__name__}: {exc}", type(self)
+            return
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
+        for error in result.errors:  # a rule or the analysis failed: say so instead of staying silent
+            yield 1, 0, f"TL000 {error.replace(chr(10), ' ')}", type(self)

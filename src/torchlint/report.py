@@ -25,12 +25,21 @@ def is_applicable(d: Diagnostic, unsafe_fixes: bool) -> bool:
 def position(d: Diagnostic) -> str:
     """``path:line:col``, or ``nb.ipynb:cell 3:4:5`` in a notebook."""
     cell = f"cell {d.cell}:" if d.cell else ""
-    return f"{d.path}:{cell}{d.line}:{d.col}"
+    return f"{escape(d.path)}:{cell}{d.line}:{d.col}"
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in list(range(0x20)) + list(range(0x7F, 0xA0))}
+_CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def escape(text: str) -> str:
+    """Control characters (a terminal's escape sequences, line breaks) shown as ``\\xNN``."""
+    return text.translate(_CONTROL)
 
 
 def text_line(d: Diagnostic, unsafe_fixes: bool) -> str:
     mark = "[*] " if is_applicable(d, unsafe_fixes) else ""
-    return f"{position(d)}: {d.code} {mark}{d.message}"
+    return f"{position(d)}: {d.code} {mark}{escape(d.message)}"
 
 
 def format_text(diags: Sequence[Diagnostic], unsafe_fixes: bool) -> str:

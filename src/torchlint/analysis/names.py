@@ -85,23 +85,29 @@ class NameResolver:
 
     # -- module-level imports, before the walk --------------------------------------------------
     def _prescan(self, body: Iterable[cst.CSTNode]) -> None:
-        for stmt in body:
+        # iterative: an `elif` chain nests one `If` per branch
+        pending: List[cst.CSTNode] = list(body)
+        pending.reverse()
+        while pending:
+            stmt = pending.pop()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         self._bind_import(self.module_scope, small)
             elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally)):
+                found: List[cst.CSTNode] = []
                 inner = stmt.body
                 if isinstance(inner, cst.IndentedBlock):
-                    self._prescan(inner.body)
+                    found.extend(inner.body)
                 for extra in ("orelse", "handlers", "finalbody"):
                     sub = getattr(stmt, extra, None)
                     if sub is None:
                         continue
                     if isinstance(sub, (list, tuple)):
-                        self._prescan(sub)
+                        found.extend(sub)
                     else:
-                        self._prescan([sub])
+                        found.append(sub)
+                pending.extend(reversed(found))
 
     def _bind_import(self, scope: Scope, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Import):

@@ -5,9 +5,6 @@ one round (fixes whose edits overlap an earlier fix wait for the next round) and
 """
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -229,32 +226,4 @@ def _line_col(text: str, offset: int) -> Tuple[int, int]:
     return line, offset - last
 
 
-class FileChangedError(OSError):
-    pass
-
-
-def write_atomic(path: str, text: str, encoding: str, expect_mtime: float, expect_size: int) -> None:
-    """Replace the file's content in one step (temp file in the same folder + rename), keeping its
-    mode and encoding; refuses when the file changed since it was read or is not writable."""
-    real = os.path.realpath(path)
-    st = os.stat(real)
-    if st.st_mtime_ns != expect_mtime or st.st_size != expect_size:
-        raise FileChangedError(f"{path}: file changed while it was being linted; not written")
-    if not os.access(real, os.W_OK) or not st.st_mode & stat.S_IWUSR:
-        raise PermissionError(f"{path}: file is not writable; fixes not written")
-    data = text.encode(encoding)
-    folder = os.path.dirname(real) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".torchlint-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+from torchlint.atomic import FileChangedError, write_atomic  # noqa: E402,F401  (the write path lives there)

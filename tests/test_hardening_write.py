@@ -1,0 +1,140 @@
+"""--fix keeps what the file was (owner, group, xattrs, hard links), refuses lost updates, and a later
+run removes the temporary files of a killed write; each file uses its nearest configuration."""
+import errno
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CE_BUG, TRAIN_BUG
+from torchlint import atomic
+from torchlint.atomic import FileChangedError, write_atomic
+
+
+def _read_meta(path):
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="changing a file's owner needs root")
+def test_fix_as_root_keeps_owner_and_group(run, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    os.chown(path, 4321, 8765)
+    r = run("--fix", "m.py")
+    assert r.returncode == 0, r.stderr
+    st = os.stat(path)
+    assert (st.st_uid, st.st_gid) == (4321, 8765)
+    assert "zero_grad" in path.read_text()
+
+
+def _set_xattr(path):
+    for name in (b"user.torchlint-test", b"trusted.torchlint-test"):
+        try:
+            os.setxattr(path, name, b"kept")
+            return name
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EPERM, errno.EOPNOTSUPP):
+                raise
+    return None
+
+
+def test_fix_keeps_extended_attributes(run, tmp_path):
+    if not hasattr(os, "setxattr"):
+        pytest.skip("no extended attributes on this platform")
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    name = _set_xattr(path)
+    if name is None:
+        pytest.skip("this file system takes no extended attributes")
+    assert run("--fix", "m.py").returncode == 0
+    assert os.getxattr(path, name) == b"kept" and "zero_grad" in path.read_text()
+
+
+def test_hard_linked_file_is_written_in_place(run, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    os.link(path, tmp_path / "other_name.txt")
+    inode = os.stat(path).st_ino
+    assert run("--fix", "m.py").returncode == 0
+    assert os.stat(path).st_ino == inode and os.stat(path).st_nlink == 2
+    assert (tmp_path / "other_name.txt").read_text() == path.read_text()
+    assert "zero_grad" in path.read_text()
+
+
+def test_change_just_before_rename_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    mtime, size = _read_meta(path)
+    real_fsync = os.fsync
+
+    def fsync_then_someone_edits(fd):
+        real_fsync(fd)
+        with open(path, "a") as fh:
+            fh.write("# edited meanwhile\n")
+
+    monkeypatch.setattr(os, "fsync", fsync_then_someone_edits)
+    with pytest.raises(FileChangedError):
+        write_atomic(str(path), "new text\n", "utf-8", mtime, size)
+    assert path.read_text().endswith("# edited meanwhile\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["m.py"]
+
+
+def test_temp_files_of_a_killed_write_are_removed_next_run(run, tmp_path):
+    (tmp_path / "m.py").write_text(TRAIN_BUG)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".torchlint-{dead_pid}-abc123.tmp"
+    stale.write_text("half a file")
+    old = tmp_path / ".torchlint-zz9x.tmp"  # an older writer's name, untouched for over an hour
+    old.write_text("x")
+    past = time.time() - 7200
+    os.utime(old, (past, past))
+    live = tmp_path / f".torchlint-{os.getpid()}-live.tmp"  # a writer that is still running
+    live.write_text("in progress")
+    run(".")
+    assert not stale.exists() and not old.exists() and live.exists()
+    stale.write_text("again")
+    run("m.py")  # a file named explicitly: its folder is looked at too
+    assert not stale.exists()
+
+
+def test_killed_fixer_leaves_nothing_after_next_run(run, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    code = (
+        "import os, sys\n"
+        "from torchlint import atomic\n"
+        "def stop(fd):\n"
+        "    os._exit(9)\n"
+        "os.fsync = stop\n"
+        "st = os.stat(sys.argv[1])\n"
+        "atomic.write_atomic(sys.argv[1], 'x = 1\\n', 'utf-8', st.st_mtime_ns, st.st_size)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=False)
+    assert [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    run(".")
+    assert sorted(os.listdir(tmp_path)) in (["m.py"], [".torchlint_cache", "m.py"])
+    assert path.read_text() == TRAIN_BUG
+
+
+def test_nearest_configuration_per_file(run, tmp_path):
+    for pkg, select in (("pkgA", "TL101"), ("pkgB", "TL103")):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "pyproject.toml").write_text(f'[tool.torchlint]\nselect = ["{select}"]\n')
+        (tmp_path / pkg / "m.py").write_text(TRAIN_BUG + "\n\n" + CE_BUG.replace("import torch\n", ""))
+    forward = run("--no-cache", "pkgA/m.py", "pkgB/m.py")
+    backward = run("--no-cache", "pkgB/m.py", "pkgA/m.py")
+    assert forward.stdout == backward.stdout
+    codes = {(line.split(":")[0], line.split()[1]) for line in forward.stdout.splitlines() if ": TL" in line}
+    assert codes == {("pkgA/m.py", "TL101"), ("pkgB/m.py", "TL103")}
+    walked = run("--no-cache", ".")
+    assert walked.stdout == forward.stdout
+
+
+def test_stale_detection_needs_our_name(tmp_path):
+    other = tmp_path / ".torchlint-notes.txt"
+    other.write_text("user data")
+    assert not atomic.is_stale_temp(str(other))
