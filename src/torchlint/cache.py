@@ -239,12 +239,13 @@ class Cache:
             return None
         full = os.path.abspath(path)
         entry = self.entries.get(full)
-        if not isinstance(entry, list) or len(entry) != 5 or entry[0] != content_digest or entry[1] != list(ident):
+        if not isinstance(entry, list) or len(entry) not in (4, 5) or entry[0] != content_digest or entry[1] != list(ident):
             return None
-        rows, mac, deps = entry[2], entry[3], entry[4]
+        rows, mac = entry[2], entry[3]
+        deps = entry[4] if len(entry) == 5 else {}  # the project modules the program model read
         if not isinstance(rows, list) or not isinstance(mac, str) or not isinstance(deps, dict):
             return None
-        if not hmac.compare_digest(mac, self._mac(full, content_digest, ident, [rows, deps])):
+        if not hmac.compare_digest(mac, self._mac(full, content_digest, ident, [rows, deps] if deps else rows)):
             return None
         if deps and not _unchanged(deps):
             return None  # a project module this file's results depend on changed
@@ -260,7 +261,8 @@ class Cache:
         full = os.path.abspath(path)
         rows = [_encode(d) for d in diags]
         deps = {p: file_digest(p) for p in dependencies}
-        self.entries[full] = [content_digest, list(ident), rows, self._mac(full, content_digest, ident, [rows, deps]), deps]
+        entry = [content_digest, list(ident), rows, self._mac(full, content_digest, ident, [rows, deps] if deps else rows)]
+        self.entries[full] = entry + [deps] if deps else entry
         self.dirty = True
 
     def save(self) -> None:
