@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg, assignment_targets, method_name, receiver
 from torchlint.analysis.training import (
+    whole_names,
     backward_operand,
     base_names,
     flows_into_backward,
@@ -16,6 +17,7 @@ from torchlint.analysis.training import (
     is_loss_call,
     under_no_grad,
 )
+from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
 _LOSS_NAME = re.compile(r"loss", re.IGNORECASE)
@@ -46,8 +48,11 @@ class LossAccumulatedWithGraph(LintRule):
     2024 revision).
 
     Not reported: `.item()`, `float(loss)`, `.detach()`, `.data`; code under `torch.no_grad()` or
-    `torch.inference_mode()`; a total that is reset inside the loop; a total that is itself
-    backpropagated later (micro-batching, gradient accumulation through a summed loss); and a value
+    `torch.inference_mode()`; a total that is reset on every iteration of the loop (a reset inside an
+    `if`, such as printing and zeroing every 100 steps, leaves the graphs of the other iterations
+    chained, and is reported); a total that is itself backpropagated later as a whole (micro-batching,
+    gradient accumulation through a summed loss; a list whose elements are backpropagated one at a time
+    still keeps every graph, and is reported); and a value
     whose only graph comes from an accumulation reported here (`history.append(total_loss / n)` after
     `total_loss += loss` in the inner loop): the root is reported, and once it is fixed the value is a
     number (a second `.item()` on it would fail).
@@ -228,6 +233,31 @@ def collect_outputs(nodes, env):
     return output_values
 """
         ),
+        Valid(
+            """
+def train(model, loader, criterion, optimizer, chunks=4):
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = []
+        for xc, yc in zip(x.chunk(chunks), y.chunk(chunks)):
+            losses.append(criterion(model(xc), yc))
+        sum(losses).backward()
+        optimizer.step()
+"""
+        ),
+        Valid(
+            """
+def train(model, loader, criterion, optimizer):
+    for x, y in loader:
+        total = 0.0
+        optimizer.zero_grad()
+        total += criterion(model(x), y)
+        if total > 100:
+            total = total / 10
+        total.backward()
+        optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -381,6 +411,47 @@ def train(loader, epochs=5):
             line=19,
             count=1,
         ),
+        Invalid(
+            """
+def train(model, loader, criterion, optimizer):
+    running_loss = 0.0
+    for i, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running_loss += loss
+        if i % 100 == 99:
+            print(f"loss {running_loss / 100:.3f}")
+            running_loss = 0.0
+""",
+            fixed="""
+def train(model, loader, criterion, optimizer):
+    running_loss = 0.0
+    for i, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running_loss += loss.item()
+        if i % 100 == 99:
+            print(f"loss {running_loss / 100:.3f}")
+            running_loss = 0.0
+""",
+            line=9,
+        ),
+        Invalid(
+            """
+def train(model, loader, criterion, optimizer):
+    losses = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses.append(criterion(model(x), y))
+        losses[-1].backward()
+        optimizer.step()
+    return losses
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -417,10 +488,12 @@ def train(loader, epochs=5):
         if facts.reassigned(target_code, node):
             return
         target_names = base_names(target)
-        if target_names and target_names[0] in facts.backward_names:
+        # a total backpropagated as a whole (micro-batching: `sum(losses).backward()`) is not reported;
+        # a list whose single elements are (`losses[-1].backward()`) still keeps every graph alive
+        if target_names and target_names[0] in facts.whole_backward_names:
             return
         scope = ctx.enclosing(node, (cst.FunctionDef,)) or ctx.module
-        if target_names and flows_into_backward(ctx, scope, target_names[0]):
+        if target_names and flows_into_backward(ctx, scope, target_names[0], whole=True):
             return
         # names resolve now (in scope); uses further down the file (for the fix), and whether the
         # accumulations the value is built from are reported themselves, are only known once the walk
@@ -441,6 +514,7 @@ def train(loader, epochs=5):
             without_roots,
             all(facts.is_scalar(c) for c in without_roots),
             roots,
+            bool(target_names) and target_names[0] in facts.backward_names,
         )
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -469,11 +543,14 @@ def train(loader, epochs=5):
             if verdict is None:
                 continue
             carriers, scalar = verdict
+            fix = self._fix(stmt, found.target, carriers, scalar, found.scope)
+            if found.element_backpropagated:
+                fix = None  # `losses[-1].backward()` needs the graph: `.item()` would break it
             self.report(
                 stmt,
                 f"`{self.ctx.code(found.target)}` accumulates the loss tensor `{self.ctx.code(carriers[0])}` with its "
                 "autograd graph; every iteration's graph stays in memory",
-                fix=self._fix(stmt, found.target, carriers, scalar, found.scope),
+                fix=fix,
             )
 
     # -- fix ---------------------------------------------------------------------------------------
@@ -529,11 +606,14 @@ class _LoopFacts:
         #: such accumulations are left out, and collected here (see :meth:`_loss_name`)
         self.roots: Optional[List[cst.CSTNode]] = None
         self.loop = loop
+        self._conditional_ids: Optional[Set[int]] = None
         self.operands = operands
         self.exact_operands = {ctx.code(op) for op in operands}
         self.backward_names: Set[str] = set()
+        self.whole_backward_names: Set[str] = set()
         for op in operands:
             self.backward_names.update(base_names(op))
+            self.whole_backward_names.update(whole_names(op))
         self.assigned: dict = {}
         for a in ctx.contents(loop).assigns:
             for t in assignment_targets(a):
@@ -548,8 +628,21 @@ class _LoopFacts:
         for stmt, _value in self.assigned.get(code, ()):
             if stmt is node or isinstance(stmt, cst.AugAssign):
                 continue
+            if self._conditional(stmt):
+                continue  # `if i % 100 == 99: running = 0`: the graph still grows for 100 iterations
             return True
         return False
+
+    def _conditional(self, stmt: cst.CSTNode) -> bool:
+        """Whether ``stmt`` runs only on some iterations of the loop (under an `if`, a `try`, or an
+        inner loop)."""
+        if self._conditional_ids is None:  # read from the tree: the walk may not have reached them yet
+            ids: Set[int] = set()
+            for n in iter_nodes(self.loop.body):
+                if id(n) not in ids and isinstance(n, (cst.If, cst.Try, cst.For, cst.While)):
+                    ids.update(id(m) for m in iter_nodes(n))
+            self._conditional_ids = ids
+        return id(stmt) in self._conditional_ids
 
     def is_scalar(self, carrier: cst.BaseExpression) -> bool:
         if self.ctx.code(carrier) in self.exact_operands:
@@ -654,6 +747,7 @@ class _Finding(NamedTuple):
     without_roots: List[cst.BaseExpression]  # the same, leaving out what comes from the accumulations in `roots`
     without_roots_scalar: bool
     roots: List[cst.CSTNode]
+    element_backpropagated: bool = False  # `losses[-1].backward()`: the elements need their graph
 
 
 def _accumulated(ctx, node: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:

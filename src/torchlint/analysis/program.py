@@ -239,12 +239,32 @@ def load(path: str) -> Optional[FileContext]:
     return fctx
 
 
+_TEXT: Dict[Tuple[str, int, int], str] = {}
+
+
+def _mentions(path: str, words: Tuple[str, ...]) -> bool:
+    """Whether the file's text holds one of ``words`` (read once per content; no parse).  A package's
+    ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
+    if os.path.basename(path) == "__init__.py":
+        return True
+    try:
+        st = os.stat(path)
+        key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+        text = _TEXT.get(key)
+        if text is None:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = _TEXT[key] = fh.read()
+    except OSError:
+        return False
+    return any(w in text for w in words)
+
+
 def dependencies(ctx: FileContext) -> List[str]:
     """The project files this file's program model read (for cache invalidation)."""
     return sorted(getattr(ctx, "_program_deps", ()))
 
 
-def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0):
+def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
     """The class or function definition ``expr`` names: ``(file context, node)``, in this file or in a
     project module it imports; None when unknown (a library, a variable)."""
     if depth > MAX_DEPTH:
@@ -256,7 +276,7 @@ def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0):
         if not b.imports:
             return _local_definition(ctx, expr.value)
     for q in sorted(qualified(ctx, expr)):
-        found = _imported_definition(ctx, q, depth)
+        found = _imported_definition(ctx, q, depth, words)
         if found is not None:
             return found
     return None
@@ -272,7 +292,7 @@ def _local_definition(ctx: FileContext, name: str):
     return (ctx, found) if found is not None else None
 
 
-def _imported_definition(ctx: FileContext, qualified_name: str, depth: int):
+def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
     """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py``."""
     level = 0
     name = qualified_name
@@ -285,6 +305,8 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int):
     path = _module_file(ctx, module, level) if (module or level) else None
     if path is None:
         return None
+    if words and not _mentions(path, words):
+        return None  # the question is about these words, and the module never spells them
     other = load(path)
     if other is None:
         return None
@@ -300,7 +322,7 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int):
     b = other.names.module_scope.bindings.get(attr)
     if b is not None and b.imports:  # re-exported: `from .net import Net` in a package's __init__
         for q in sorted(b.imports):
-            found = _imported_definition(other, _relative_to(other, q), depth + 1)
+            found = _imported_definition(other, _relative_to(other, q), depth + 1, words)
             if found is not None:
                 return found
     return None
@@ -521,7 +543,7 @@ def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at
             index = idx[0]
         else:
             continue
-        if _position(ctx, a) >= _position(ctx, at):
+        if _position(ctx, a) >= _position(ctx, at) or ctx.is_inside(at, a):
             continue
         best = (a, index)
     if best is None:
@@ -532,27 +554,14 @@ def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at
     return assign.value, index
 
 
-def _position(ctx: FileContext, node: cst.CSTNode) -> Tuple[int, ...]:
-    """A key ordering nodes of one function by source position (child indexes from the module)."""
-    cached = getattr(ctx, "_positions", None)
-    if cached is None:
-        cached = {}
-        ctx._positions = cached  # type: ignore[attr-defined]
-    key = cached.get(id(node))
-    if key is not None:
-        return key
-    path: List[int] = []
-    cur = node
-    for parent in ctx.ancestors(node):
-        kids = parent.children
-        for i, k in enumerate(kids):
-            if k is cur:
-                path.append(i)
-                break
-        cur = parent
-    key = tuple(reversed(path))
-    cached[id(node)] = key
-    return key
+def _position(ctx: FileContext, node: cst.CSTNode) -> int:
+    """A key ordering the nodes of a file by source position (pre-order index; one numbering walk per
+    file, made the first time it is asked)."""
+    order = getattr(ctx, "_order", None)
+    if order is None:
+        order = {id(n): i for i, n in enumerate(iter_nodes(ctx.module))}
+        ctx._order = order  # type: ignore[attr-defined]
+    return order.get(id(node), -1)
 
 
 def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
@@ -633,11 +642,15 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         return None
     if depth >= MAX_DEPTH:
         return None
-    found = _definition(ctx, value.func, depth)
+    found = _definition(ctx, value.func, depth, _KIND_WORDS)
     if found is not None and isinstance(found[1], cst.ClassDef):
         s = class_summary(found[0], found[1], depth + 1)
         return s.output if s.is_module else None
     return None
+
+
+#: a project module is parsed for what a model returns only when it spells one of these
+_KIND_WORDS = ("oftmax", "igmoid")
 
 
 def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpression]:
@@ -906,8 +919,8 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
         return None
-    if isinstance(callee, cst.Name) and _definition(ctx, callee) is not None:
-        return None  # a function or class called by name: not a model object
+    if isinstance(callee, cst.Name) and (qualified(ctx, callee) or _definition(ctx, callee) is not None):
+        return None  # a function or class called by name (imported or defined here): not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
     if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
         s = class_summary(ctx, cls)  # `self(x)` in a method of the model: its own `forward`
@@ -1051,6 +1064,19 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
                 if kind is not None:
                     found.append(LossInput(first.value, kind, loss))
             continue
+        if not call.args or not _maybe_project_function(ctx, call.func):
+            continue
+        # the kinds of the arguments first: most calls pass nothing known, and then the called
+        # function (maybe in another file) is never looked up
+        kinds = {}
+        for a in call.args:
+            if a.star or not isinstance(a.value, (cst.Name, cst.Call, cst.Subscript)):
+                continue
+            kind = output_kind(ctx, a.value)
+            if kind in (SOFTMAX, SIGMOID, LOG_SOFTMAX):
+                kinds[id(a)] = kind
+        if not kinds:
+            continue
         target = called_function(ctx, call)
         if target is None:
             continue
@@ -1059,13 +1085,30 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
             if index < offset:
                 continue
             a = argument_for(call, index, pname, offset)
-            if a is None:
-                continue
-            kind = output_kind(ctx, a.value)
-            if kind is not None:
-                found.append(LossInput(a.value, kind, loss, function.name.value))
+            if a is not None and id(a) in kinds:
+                found.append(LossInput(a.value, kinds[id(a)], loss, function.name.value))
     ctx._loss_inputs = found  # type: ignore[attr-defined]
     return found
+
+
+def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """A cheap test, reading no other file: ``func`` may name a function of this file (``helper``,
+    ``self.helper``) or of a project module (an import whose module file exists in the project)."""
+    if isinstance(func, cst.Attribute):
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            return True
+    elif not isinstance(func, cst.Name):
+        return False
+    names = qualified(ctx, func)
+    if not names:
+        return isinstance(func, cst.Name) and _local_definition(ctx, func.value) is not None
+    for q in names:
+        level = len(q) - len(q.lstrip("."))
+        module = q.lstrip(".").rpartition(".")[0]
+        if (module or level) and not q.startswith(("torch.", "numpy.", "builtins.")):
+            if _module_file(ctx, module, level) is not None:
+                return True
+    return False
 
 
 def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:

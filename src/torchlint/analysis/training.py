@@ -330,7 +330,32 @@ def _is_number(e: cst.BaseExpression) -> bool:
     return isinstance(e, (cst.Integer, cst.Float))
 
 
-def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: int = 2) -> bool:
+def whole_names(expr: Optional[cst.CSTNode]) -> List[str]:
+    """:func:`base_names` without the containers read one element at a time: ``losses[-1] * 2`` ->
+    [] (one element of ``losses`` is used, not the list); ``sum(losses)`` -> ["losses"]."""
+    out: List[str] = []
+    stack = [expr] if expr is not None else []
+    while stack:
+        e = stack.pop()
+        if isinstance(e, cst.Name):
+            out.append(e.value)
+        elif isinstance(e, cst.Attribute):
+            stack.append(e.value)
+        elif isinstance(e, cst.Subscript):
+            stack.extend(el.slice.value for el in e.slice if isinstance(el.slice, cst.Index))
+        elif isinstance(e, cst.BinaryOperation):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, cst.UnaryOperation):
+            stack.append(e.expression)
+        elif isinstance(e, cst.Call):
+            stack.append(e.func)
+            stack.extend(a.value for a in e.args)
+        elif isinstance(e, (cst.List, cst.Tuple)):
+            stack.extend(el.value for el in e.elements)
+    return out
+
+
+def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: int = 2, whole: bool = False) -> bool:
     """Whether the variable ``name`` (or a value computed from it) is later differentiated in ``scope``:
     ``total.backward()``, ``loss = sum(losses); loss.backward()``."""
     targets = {name}
@@ -345,8 +370,9 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
                 if set(base_names(a.value)) & targets and isinstance(a.target, cst.Name):
                     derived.add(a.target.value)
         targets = derived
+    names = whole_names if whole else base_names
     for operand in backward_operands(ctx, scope):
-        if set(base_names(operand)) & targets:
+        if set(names(operand)) & targets:
             return True
     return False
 
