@@ -117,7 +117,7 @@ def check(
     quiet: bool,
     disable_noqa: bool,
 ) -> None:
-    """Lint PATHS (default: the current folder); `-` reads stdin."""
+    """Lint PATHS: .py, .pyi and .ipynb files (default: the current folder); `-` reads stdin."""
     from torchlint.checker import CheckOptions, run_check
 
     opts = CheckOptions(
