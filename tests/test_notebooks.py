@@ -63,6 +63,19 @@ def test_cells_form_one_program_positions_are_per_cell():
     assert d.col == 28 and d.path == "nb.ipynb"
 
 
+def test_facts_flow_across_cells():
+    # the loss object is built in one cell and called in another; the import alias in a third
+    cells = [
+        "import torch.nn as nn\nimport torch.nn.functional as fn",
+        "criterion = nn.CrossEntropyLoss()",
+        new_markdown_cell("text"),
+        "def step(logits, y):\n    return criterion(fn.softmax(logits, dim=1), y)",
+    ]
+    assert found(lint(make(*cells))) == [(4, 2, "TL103")]
+    # without the cell that makes `criterion` a cross-entropy loss, nothing is known about it
+    assert found(lint(make(cells[0], cells[3]))) == []
+
+
 @pytest.mark.parametrize("minor", [0, 1, 2, 4, 5])
 @pytest.mark.parametrize("outputs", [False, True])
 def test_fix_round_trip_keeps_the_rest_of_the_file(minor, outputs):

@@ -119,7 +119,7 @@ def check(
     disable_noqa: bool,
     verbose: bool,
 ) -> None:
-    """Lint PATHS (default: the current folder); `-` reads stdin."""
+    """Lint PATHS: .py, .pyi and .ipynb files (default: the current folder); `-` reads stdin."""
     from torchlint.checker import CheckOptions, run_check
 
     opts = CheckOptions(
