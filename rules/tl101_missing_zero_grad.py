@@ -1,16 +1,19 @@
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchlint.analysis.training import (
-    clears_gradients,
-    common_loop,
-    is_backward,
-    optimizer_of_step,
-    unique_code,
+from torchlint.analysis.steps import (
+    BACKWARD,
+    CLEAR,
+    STEP,
+    LoopEvent,
+    exclusive_branches,
+    loop_events,
+    source_before,
 )
+from torchlint.analysis.training import common_loop
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -28,7 +31,15 @@ class MissingZeroGrad(LintRule):
     `003`, "模型训练和测试" section).
 
     Gradient accumulation is not flagged: a loop that clears every N steps (inside an `if`), at the end
-    of the iteration, through a helper defined in the same module, or inside an LBFGS closure, clears.
+    of the iteration, through a helper, or inside an LBFGS closure, clears.
+
+    Each optimizer is checked on its own: `opt_d.zero_grad()` does not clear what `opt_g` steps (a
+    model's `zero_grad()`, `p.grad = None` or a clearing helper counts for every optimizer). A clear in
+    one branch of an `if` does not count for a step in another branch. The backward pass and the step
+    are followed into the functions the loop calls (same file, methods through `self`, functions of the
+    project's modules), two calls deep. A `torch.distributed.optim.DistributedOptimizer` keeps its
+    gradients in the distributed autograd context (nothing to clear), and a hand-written optimizer class
+    whose `step` clears `p.grad` itself clears.
 
     ## Example
     ```python
@@ -48,9 +59,13 @@ class MissingZeroGrad(LintRule):
     ```
 
     ## Fix safety
-    The fix inserts `<optimizer>.zero_grad()` right before the backward call, using the optimizer the
-    loop steps. It is safe: it changes what the step applies, which is the bug. No fix is offered when
-    the loop steps several optimizers.
+    The fix inserts `<optimizer>.zero_grad()` right before the backward call that precedes the step,
+    using the optimizer the loop steps. It is safe when the loop steps one optimizer: it changes what
+    the step applies, which is the bug. With several optimizers it is unsafe (one backward pass may
+    deliberately feed two optimizers). No fix when the backward call is inside a helper (its other
+    callers may accumulate on purpose), and never on an object that has no `zero_grad`: a hand-written
+    optimizer class without that method is reported with no fix, and none is needed for a
+    `DistributedOptimizer`.
 
     ## Options
     None.
@@ -196,6 +211,73 @@ for x, y in loader:
     scaler.update()
 """
         ),
+        Valid(
+            """
+import torch
+
+class ManualSGD:
+    def __init__(self, params, lr=0.1):
+        self.params = list(params)
+        self.lr = lr
+
+    @torch.no_grad()
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+            p.grad = None
+
+def train(model, loader, criterion):
+    optimizer = ManualSGD(model.parameters())
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(
+            """
+import torch.distributed.autograd as dist_autograd
+from torch.distributed.optim import DistributedOptimizer
+from torch import optim
+
+def train(model, loader, criterion, param_rrefs):
+    opt = DistributedOptimizer(optim.SGD, param_rrefs, lr=0.05)
+    for x, y in loader:
+        with dist_autograd.context() as context_id:
+            loss = criterion(model(x), y)
+            dist_autograd.backward(context_id, [loss])
+            opt.step(context_id)
+"""
+        ),
+        Valid(
+            """
+for real in loader:
+    netD.zero_grad()
+    errD = criterion(netD(real), ones)
+    errD.backward()
+    optimizerD.step()
+    netG.zero_grad()
+    errG = criterion(netD(netG(noise)), ones)
+    errG.backward()
+    optimizerG.step()
+"""
+        ),
+        Valid(
+            """
+def zero(optimizer):
+    optimizer.zero_grad()
+
+def backward_step(loss, optimizer):
+    loss.backward()
+    optimizer.step()
+
+def train(model, loader, criterion, optimizer, accumulate):
+    for i, (x, y) in enumerate(loader):
+        if i % accumulate == 0:
+            zero(optimizer)
+        backward_step(criterion(model(x), y), optimizer)
+"""
+        ),
     ]
 
     INVALID = [
@@ -297,6 +379,150 @@ for real in loader:
     g_loss.backward()
     opt_g.step()
 """,
+            fixed="""
+for real in loader:
+    d_loss = disc_loss(real)
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss = gen_loss()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            count=2,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+critic = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+optim_gen = torch.optim.RMSprop(gen.parameters(), lr=5e-5)
+optim_critic = torch.optim.RMSprop(critic.parameters(), lr=5e-5)
+
+for batch in torch.randn(10, 32, 4).unbind(0):
+    noise = torch.randn(32, 8)
+    optim_critic.zero_grad()
+    critic_loss = critic(gen(noise).detach()).mean() - critic(batch).mean()
+    critic_loss.backward()
+    optim_critic.step()
+    gen_loss = -critic(gen(noise)).mean()
+    gen_loss.backward()
+    optim_gen.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+critic = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+optim_gen = torch.optim.RMSprop(gen.parameters(), lr=5e-5)
+optim_critic = torch.optim.RMSprop(critic.parameters(), lr=5e-5)
+
+for batch in torch.randn(10, 32, 4).unbind(0):
+    noise = torch.randn(32, 8)
+    optim_critic.zero_grad()
+    critic_loss = critic(gen(noise).detach()).mean() - critic(batch).mean()
+    critic_loss.backward()
+    optim_critic.step()
+    gen_loss = -critic(gen(noise)).mean()
+    optim_gen.zero_grad()
+    gen_loss.backward()
+    optim_gen.step()
+""",
+            line=17,
+            unsafe=True,
+            message="steps `optim_gen`",
+        ),
+        Invalid(
+            """
+def train(model, loader, optimizer, scaler, use_amp):
+    for x, y in loader:
+        if use_amp:
+            optimizer.zero_grad()
+            scaler.scale(model(x, y)).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+""",
+            fixed="""
+def train(model, loader, optimizer, scaler, use_amp):
+    for x, y in loader:
+        if use_amp:
+            optimizer.zero_grad()
+            scaler.scale(model(x, y)).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss = model(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+            line=11,
+        ),
+        Invalid(
+            """
+def train_step(model, batch, criterion):
+    x, y = batch
+    loss = criterion(model(x), y)
+    loss.backward()
+    return loss.item()
+
+def train(model, loader, criterion, optimizer, epochs):
+    for epoch in range(epochs):
+        for batch in loader:
+            train_step(model, batch, criterion)
+            optimizer.step()
+""",
+            line=11,
+            message="in a helper",
+        ),
+        Invalid(
+            """
+class Trainer:
+    def backward_pass(self, x, y):
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+
+    def update(self):
+        self.optimizer.step()
+
+    def fit(self, loader):
+        for x, y in loader:
+            self.backward_pass(x, y)
+            self.update()
+""",
+            line=12,
+        ),
+        Invalid(
+            """
+import torch
+
+class PlainSGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+
+    @torch.no_grad()
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+
+def train(model, loader, criterion):
+    opt = PlainSGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+""",
+            line=18,
         ),
     ]
 
@@ -308,28 +534,59 @@ for real in loader:
 
     def _check_loop(self, loop: cst.CSTNode) -> None:
         ctx = self.ctx
-        calls = ctx.calls_in(loop)
-        backwards = [c for c in calls if is_backward(ctx, c)]
-        if not backwards:
-            return
-        steps = []
-        for c in calls:
-            opt = optimizer_of_step(ctx, c)
-            if opt is not None:
-                steps.append((c, opt))
-        if not steps:
+        events = loop_events(ctx, loop)
+        backwards = [e for e in events if e.kind == BACKWARD]
+        steps = [e for e in events if e.kind == STEP]
+        if not backwards or not steps:
             return
         # Only the innermost loop that holds a backward and a step is the training loop.
-        pairs = [(b, s) for b in backwards for s, _ in steps if common_loop(ctx, b, s) is loop]
+        pairs = [(b, s) for b in backwards for s in steps if common_loop(ctx, b.where, s.where) is loop]
         if not pairs:
             return
-        if clears_gradients(ctx, loop):
-            return
-        backward = pairs[0][0]
-        optimizers = [opt for s, opt in steps if common_loop(ctx, backward, s) is loop]
-        if any(self._built_in(opt, loop) for opt in optimizers):
-            return  # a fresh optimizer each iteration steps fresh leaves: nothing accumulates
-        self.report(backward, fix=self._fix(backward, optimizers))
+        clears = [e for e in events if e.kind == CLEAR]
+        stepped: Dict[str, List[LoopEvent]] = {}
+        for s in steps:
+            if common_loop(ctx, backwards[0].where, s.where) is loop or any(b is s for b, _ in pairs):
+                stepped.setdefault(s.optimizer or "", []).append(s)
+        several = len(stepped) > 1
+        for code, its_steps in stepped.items():
+            if any(self._built_in(s.expr, loop) for s in its_steps if s.expr is not None):
+                continue  # a fresh optimizer each iteration steps fresh leaves: nothing accumulates
+            if all(s.clears_itself or s.no_clearing for s in its_steps):
+                continue  # clears `p.grad` in its own `step`, or keeps gradients in an autograd context
+            uncleared = [s for s in its_steps if not self._cleared(s, clears)]
+            if not uncleared:
+                continue
+            step = uncleared[0]
+            backward = self._backward_for(step, backwards)
+            fix = None
+            if code and step.has_zero_grad and backward.where is backward.call:
+                fix = self._fix(backward.call, code, unsafe=several)
+            message = None
+            if several and code:
+                message = (
+                    f"Training loop steps `{code}` but never clears its gradients (other optimizers' "
+                    "clears do not reach them); they accumulate across iterations"
+                )
+            if backward.where is not backward.call:
+                message = (message or self.MESSAGE) + " (the backward call is in a helper this loop calls)"
+            self.report(backward.where, message, fix=fix)
+
+    def _cleared(self, step: "LoopEvent", clears: List["LoopEvent"]) -> bool:
+        """A clear counts for a step when it clears that optimizer (or something that may hold its
+        parameters: a model, `p.grad`, a clearing helper) and does not sit in another branch of an `if`."""
+        for c in clears:
+            if c.optimizer is not None and step.optimizer is not None and c.optimizer != step.optimizer:
+                continue
+            if exclusive_branches(self.ctx, c.where, step.where):
+                continue
+            return True
+        return False
+
+    def _backward_for(self, step: "LoopEvent", backwards: List["LoopEvent"]) -> "LoopEvent":
+        """The backward call that produced the gradients a step applies: the last one before it."""
+        before = [b for b in backwards if source_before(self.ctx, b.where, step.where)]
+        return before[-1] if before else backwards[-1]
 
     def _built_in(self, optimizer: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """Whether the optimizer object is constructed inside the loop itself."""
@@ -337,10 +594,10 @@ for real in loader:
             isinstance(v, cst.Call) and self.ctx.is_inside(v, loop) for v in self.ctx.names.values(optimizer)
         )
 
-    def _fix(self, backward: cst.Call, optimizers: List[cst.BaseExpression]):
-        name = unique_code(self.ctx, optimizers)
+    def _fix(self, backward: cst.Call, name: str, unsafe: bool):
         stmt: Optional[cst.CSTNode] = self.ctx.statement_of(backward)
-        if name is None or not isinstance(stmt, cst.SimpleStatementLine):
+        if not isinstance(stmt, cst.SimpleStatementLine):
             return None
         new = self.ctx.parse_statement(f"{name}.zero_grad()\n")
-        return self.make_fix(f"Insert `{name}.zero_grad()` before the backward call").insert_before(stmt, new)
+        title = f"Insert `{name}.zero_grad()` before the backward call"
+        return self.make_fix(title, unsafe=unsafe or None).insert_before(stmt, new)

@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
+from torchlint.analysis.program import SOFTMAX, loss_inputs
 from torchlint.analysis.ops import SOFTMAX_LAYERS, is_cross_entropy_call, sequential_ending_in, softmax_use
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -15,6 +16,13 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     Finds `nn.CrossEntropyLoss` / `F.cross_entropy` whose input (not the target) went through softmax:
     a direct call (`torch.softmax`, `F.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable
     assigned from one of those, or an `nn.Sequential` model whose last layer is `nn.Softmax`.
+
+    Models are followed through their classes: a model whose `forward` returns `F.softmax(...)`,
+    `self.softmax(x)` of an `nn.Softmax` attribute or an `nn.Sequential(..., nn.Softmax())` head (also as
+    one element of a returned tuple), defined in the same file or in a project module the file imports.
+    A `forward` that returns softmax only on some paths (for example only in eval mode) is not reported.
+    Softmax output passed to a function (of the file or of the project) that gives that parameter to
+    cross-entropy is reported at the call.
 
     ## Why is this bad?
     `CrossEntropyLoss` expects raw logits: it applies `log_softmax` itself. Feeding it probabilities
@@ -56,7 +64,7 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     NAME = "softmax-before-cross-entropy"
     MESSAGE = "Cross-entropy input went through softmax; `CrossEntropyLoss` applies log-softmax itself, pass the logits"
     FIX_TITLE = "Pass the logits instead of their softmax"
-    TRIGGERS = ("cross_entropy", "CrossEntropyLoss")
+    TRIGGERS = ("cross_entropy", "CrossEntropyLoss", "softmax")
 
     VALID = [
         Valid(
@@ -108,6 +116,85 @@ import torch.nn.functional as F
 
 def f(F, x, y):
     return F.cross_entropy(F.softmax(x), y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        logits = self.fc(x)
+        if not self.training:
+            return F.softmax(logits, dim=1)
+        return logits
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        logits = self.fc(x)
+        return logits, logits.softmax(dim=1)
+
+net, pair = Net(), Pair()
+criterion = nn.CrossEntropyLoss()
+
+def step(x, y):
+    logits, probs = pair(x)
+    accuracy = (probs.argmax(1) == y).float().mean()
+    return criterion(net(x), y) + criterion(logits, y) + criterion(pair(x)[0], y), accuracy
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+def loss_fn(scores, target):
+    return F.cross_entropy(scores, target)
+
+def step(model, x, y):
+    out = LogNet()(x)
+    return F.nll_loss(out, y) + loss_fn(model(x), y)
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes=(784, 64, 10), probabilities=False):
+        super().__init__()
+        layers = [nn.Flatten()]
+        for a, b in zip(sizes, sizes[1:]):
+            layers.append(nn.Linear(a, b))
+        if probabilities:
+            layers.append(nn.Softmax(dim=1))
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+
+    def loss(self, batch):
+        x, y = batch
+        return nn.functional.cross_entropy(self(x), y)
 """
         ),
     ]
@@ -220,7 +307,109 @@ def step(x, y):
     return criterion(model(x), y)
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.conv(x).mean((2, 3))
+        return F.softmax(self.fc(x), dim=1)
+
+cnn = CNN().to("cpu")
+criterion = nn.CrossEntropyLoss()
+for images, labels in []:
+    outputs = cnn(images)
+    loss = criterion(outputs, labels)
+""",
+            line=20,
+            message="`forward` ends in softmax",
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 4)
+        self.head = nn.Sequential(nn.ReLU(), nn.Linear(4, 3), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Classifier()
+        self.softmax = nn.Softmax(dim=-1)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        features = self.fc(x)
+        probs = self.softmax(features)
+        return probs, features
+
+def train(x, y):
+    clf = Classifier()
+    wrapped = Wrapper()
+    probs, features = wrapped(x)
+    return nn.functional.cross_entropy(clf(x), y) + nn.functional.cross_entropy(probs, y)
+""",
+            count=2,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def compute_loss(out, target):
+    return F.cross_entropy(out, target)
+
+def train_step(model, x, y):
+    probs = torch.softmax(model(x), dim=-1)
+    return compute_loss(probs, y)
+""",
+            line=10,
+            message="passed to `compute_loss`",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes=(784, 64, 10)):
+        super().__init__()
+        layers = [nn.Flatten()]
+        for a, b in zip(sizes, sizes[1:]):
+            layers.append(nn.Linear(a, b))
+            layers.append(nn.ReLU())
+        layers.append(nn.Softmax(dim=1))
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
+
+    def loss(self, batch):
+        x, y = batch
+        return nn.functional.cross_entropy(self(x), y)
+""",
+            line=21,
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._reported: set = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_cross_entropy_call(self.ctx, node):
@@ -229,6 +418,7 @@ def step(x, y):
         if first is None:
             return
         value = first.value
+        self._reported.add(value)
         use = softmax_use(self.ctx, value)
         if use is not None:
             self.report(value, fix=self._inline_fix(use.node, use.operand))
@@ -247,6 +437,27 @@ def step(x, y):
                     "Cross-entropy input comes from an `nn.Sequential` that ends in `nn.Softmax`; "
                     "drop the softmax layer and pass the logits",
                 )
+                return
+        self._reported.discard(value)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Through the program model: a model whose `forward` ends in softmax, in this file or imported
+        from the project, and a loss helper that receives softmax output."""
+        for found in loss_inputs(self.ctx):
+            if found.loss != "ce" or found.kind != SOFTMAX or found.node in self._reported:
+                continue
+            self._reported.add(found.node)
+            if found.helper is not None:
+                message = (
+                    f"Softmax output passed to `{found.helper}`, which gives it to cross-entropy; "
+                    "`CrossEntropyLoss` applies log-softmax itself, pass the logits"
+                )
+            else:
+                message = (
+                    "Cross-entropy input is the output of a model whose `forward` ends in softmax; "
+                    "return the logits from `forward` (apply softmax only for predictions)"
+                )
+            self.report(found.node, message)
 
     def _inline_fix(self, softmax: cst.Call, operand: Optional[cst.BaseExpression]) -> Optional[Fix]:
         if operand is None:

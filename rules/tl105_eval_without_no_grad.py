@@ -4,7 +4,10 @@ from typing import Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis.context import assignment_targets
 from torchlint.analysis.evaluation import (
+    call_sites,
+    enclosing_function,
     EvalSite,
     body_after_docstring,
     evaluation_facts,
@@ -13,7 +16,7 @@ from torchlint.analysis.evaluation import (
     no_grad_call_code,
     runs_without_grad,
 )
-from torchlint.analysis.training import is_detached, under_no_grad
+from torchlint.analysis.training import flows_into_backward, is_backward_like, is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -67,11 +70,15 @@ class EvalWithoutNoGrad(LintRule):
     ```
 
     ## Fix safety
-    The fix wraps the function body (after its docstring) or the evaluation loop in
-    `with torch.no_grad():`, spelled with the module's own torch import; no fix is offered when torch is
-    not imported by name or for generators (the context would stay open across `yield`). It is safe,
-    except when the function returns a model output: a caller could differentiate through it, which
-    `no_grad` prevents, so the fix is unsafe there.
+    For an evaluation function the fix adds `@torch.no_grad()` to it (a one-line change; the body is not
+    re-indented); for an evaluation loop it wraps the loop in `with torch.no_grad():`. Both are spelled
+    with the module's own torch import; no fix is offered when torch is not imported by name or for
+    generators. It is safe, except when the function returns a model output: a caller could
+    differentiate through it, which `no_grad` prevents, so the fix is unsafe there. A function whose
+    result a caller in the file differentiates (`helper(...).backward()`, or a variable that reaches a
+    backward call) is not reported at all: it is shared with training. Code already
+    under `no_grad` (here or at every caller) is not reported, so the fix never nests one `no_grad` in
+    another.
 
     ## Options
     None.
@@ -88,7 +95,7 @@ class EvalWithoutNoGrad(LintRule):
         "Evaluation code runs the model with autograd on; wrap it in `torch.no_grad()` (or "
         "`torch.inference_mode()`) to save memory and time"
     )
-    FIX_TITLE = "Wrap the evaluation in `with torch.no_grad():`"
+    FIX_TITLE = "Disable gradients for the evaluation (`@torch.no_grad()` or `with torch.no_grad():`)"
     TRIGGERS = ("torch",)
 
     VALID = [
@@ -284,6 +291,41 @@ class LabelPipeline(Pipeline):
         return preds
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+cnn = CNN()
+criterion = nn.CrossEntropyLoss()
+
+
+def evaluate_batch(x, y):
+    outputs = cnn(x)
+    return criterion(outputs, y)
+
+
+def train(loader, val_loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = evaluate_batch(x, y)
+        loss.backward()
+        optimizer.step()
+    cnn.eval()
+    with torch.no_grad():
+        return sum(evaluate_batch(x, y).item() for x, y in val_loader)
+"""
+        ),
     ]
 
     INVALID = [
@@ -307,17 +349,17 @@ def validate(model, val_loader, device):
 import torch
 
 
+@torch.no_grad()
 def validate(model, val_loader, device):
-    with torch.no_grad():
-        correct = 0
-        total = 0
-        for images, labels in val_loader:
-            images, labels = images.to(device), labels.to(device)
-            outputs = model(images)
-            predicted = torch.argmax(outputs, dim=1)
-            total += labels.size(0)
-            correct += (predicted == labels).sum().item()
-        return correct / total
+    correct = 0
+    total = 0
+    for images, labels in val_loader:
+        images, labels = images.to(device), labels.to(device)
+        outputs = model(images)
+        predicted = torch.argmax(outputs, dim=1)
+        total += labels.size(0)
+        correct += (predicted == labels).sum().item()
+    return correct / total
 """,
             line=10,
             col=19,
@@ -336,11 +378,11 @@ def predict(net, batch):
 import torch as th
 
 
+@th.no_grad()
 def predict(net, batch):
     \"\"\"Class predictions for one batch.\"\"\"
-    with th.no_grad():
-        net.eval()
-        return net(batch)
+    net.eval()
+    return net(batch)
 """,
             unsafe=True,
         ),
@@ -385,6 +427,88 @@ def run_test(model, loader):
         yield model(x).argmax(1)
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+D = Discriminator()
+vgg16 = models.vgg16(weights=None)
+clf = nn.Sequential(nn.Linear(64, 10), nn.Dropout(0.1), nn.Linear(10, 2))
+
+
+def test(loader):
+    D.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (D(x).squeeze(1) > 0).eq(y).sum().item()
+    return hits
+
+
+def report(loader):
+    vgg16.eval()
+    clf.eval()
+    acc = []
+    for x, y in loader:
+        acc.append((vgg16(x).argmax(1) == y).float().mean().item())
+    for x, y in loader:
+        acc.append((clf(x).argmax(1) == y).float().mean().item())
+    return acc
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+D = Discriminator()
+vgg16 = models.vgg16(weights=None)
+clf = nn.Sequential(nn.Linear(64, 10), nn.Dropout(0.1), nn.Linear(10, 2))
+
+
+@torch.no_grad()
+def test(loader):
+    D.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (D(x).squeeze(1) > 0).eq(y).sum().item()
+    return hits
+
+
+def report(loader):
+    vgg16.eval()
+    clf.eval()
+    acc = []
+    with torch.no_grad():
+        for x, y in loader:
+            acc.append((vgg16(x).argmax(1) == y).float().mean().item())
+    with torch.no_grad():
+        for x, y in loader:
+            acc.append((clf(x).argmax(1) == y).float().mean().item())
+    return acc
+""",
+            count=3,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -403,7 +527,29 @@ def run_test(model, loader):
                 continue  # the framework that owns the model runs it under `no_grad`
             if runs_without_grad(ctx, calls[0]):
                 continue
+            if site.kind == "function" and self._result_may_be_differentiated(site.node):
+                continue  # a loss helper shared by training and validation: training needs its graph
             self.report(calls[0], fix=self._fix(site))
+
+    def _result_may_be_differentiated(self, function: cst.CSTNode) -> bool:
+        """Whether a caller in this file differentiates what ``function`` returns."""
+        ctx = self.ctx
+        assert isinstance(function, cst.FunctionDef)
+        for call in call_sites(ctx, function):
+            caller = enclosing_function(ctx, call)
+            scope: cst.CSTNode = caller if caller is not None else ctx.module
+            for anc in ctx.ancestors(call):
+                if isinstance(anc, cst.Call) and is_backward_like(ctx, anc):
+                    return True
+                if isinstance(anc, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    for target in assignment_targets(anc):
+                        for n in iter_nodes(target):
+                            if isinstance(n, cst.Name) and flows_into_backward(ctx, scope, n.value, depth=3):
+                                return True
+                    break
+                if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                    break
+        return False
 
     def _fix(self, site: EvalSite) -> Optional[Fix]:
         ctx = self.ctx
@@ -417,13 +563,13 @@ def run_test(model, loader):
             assert isinstance(function, cst.FunctionDef)
             if is_generator(ctx, function):
                 return None
-            doc, rest = body_after_docstring(function)
-            if not rest:
-                return None
-            wrapped = template.with_changes(body=template.body.with_changes(body=rest))
-            new_body = function.body.with_changes(body=doc + [wrapped])
+            # a decorator is a one-line change where wrapping would re-indent the whole body
+            decorator = cst.Decorator(decorator=ctx.parse_expression(code))
+            decorated = function.with_changes(decorators=[*function.decorators, decorator])
             unsafe = self._returns_model_output(site)
-            return self.make_fix(unsafe=unsafe).replace(function.body, new_body)
+            return self.make_fix(f"Decorate `{function.name.value}` with `@{code}`", unsafe=unsafe).replace(
+                function, decorated
+            )
         loop = site.node
         if ctx.block_of(loop) is None:
             return None

@@ -17,7 +17,10 @@ from torchlint.analysis.evaluation import (
     restores_train_mode,
     top_statement,
 )
+from torchlint.analysis.context import arg
+from torchlint.analysis.evaluation import trains
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
@@ -37,13 +40,21 @@ class EvalWithoutEvalMode(LintRule):
     随机失活（dropout）在训练和测试阶段使用不同的计算方法" (`shared/seeds/000`; the test snippet of the 2024
     revision `shared/seeds/003`, section 6.2, starts with `model.eval()`).
 
+    Models are recognised by how they are built, whatever their name (`cnn = CNN()` for an `nn.Module`
+    subclass of the project, `vgg16 = models.vgg16()`, `clf = nn.Sequential(...)`, `.to(device)` of one),
+    or by a name that says so when nothing shows how they are built. A call of a function named for
+    evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
+    file or a project module) is unknown or switches some mode; one that provably never does is looked
+    into like any other code.
+
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
     built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`), models loaded with
     `torch.load`/`torch.jit.load` (they keep the mode they were saved in), models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
-    layers without dropout or normalisation), and `self.<model>` in a class derived from a framework
+    layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
+    dropout), and `self.<model>` in a class derived from a framework
     class imported from another module when the class never shows how the model is built (the
     framework sets it up, e.g. with `from_pretrained`, which loads in eval mode).
 
@@ -64,8 +75,11 @@ class EvalWithoutEvalMode(LintRule):
 
     ## Fix safety
     The fix inserts `model.eval()` before the statement that first runs the model (before the
-    evaluation loop). It is unsafe: the mode persists after the evaluation, so code that trains
-    afterwards without calling `model.train()` (see TL107) would then train in evaluation mode.
+    evaluation loop). The mode persists after the evaluation, so where training resumes afterwards in
+    this file without a `model.train()` (an evaluation loop inside the training loop, or a training
+    loop that calls the evaluation function), the fix also inserts `model.train()` right after the
+    evaluation; when the model cannot be named there, no fix is offered. It stays unsafe: callers in
+    other files may rely on the mode the evaluation leaves (see TL107).
 
     ## Options
     None.
@@ -235,6 +249,58 @@ class LabelPipeline(Pipeline):
         return preds
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+rnn = nn.LSTM(8, 16, num_layers=2)
+head = nn.Sequential(nn.Linear(16, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 8, dropout=0.0)
+        self.out = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.out(self.gru(x)[0])
+
+
+small = Small()
+
+
+def validate(loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            features, _ = rnn(x)
+            correct += (head(features[-1]).argmax(1) == y).sum().item()
+            correct += (small(x)[-1].argmax(1) == y).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def set_eval(model):
+    model.eval()
+
+
+def evaluate(model, loader):
+    set_eval(model)
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in loader]
+
+
+def validate_all(model, loaders):
+    with torch.no_grad():
+        return [evaluate(model, loader) for loader in loaders]
+"""
+        ),
     ]
 
     INVALID = [
@@ -305,6 +371,7 @@ class Trainer:
                 self.model.eval()
                 for x, y in val_loader:
                     self.metric.update(self.model(x), y)
+            self.model.train()
 """,
             unsafe=True,
         ),
@@ -352,6 +419,80 @@ def evaluate(loader):
     with torch.no_grad():
         return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
 """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def evaluate(cnn, loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (cnn(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def train(loader, val_loader, epochs):
+    cnn = CNN()
+    optimizer = torch.optim.SGD(cnn.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(cnn(x), y).backward()
+            optimizer.step()
+        print(epoch, evaluate(cnn, val_loader))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def evaluate(cnn, loader):
+    correct = 0
+    cnn.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (cnn(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def train(loader, val_loader, epochs):
+    cnn = CNN()
+    optimizer = torch.optim.SGD(cnn.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(cnn(x), y).backward()
+            optimizer.step()
+        print(epoch, evaluate(cnn, val_loader))
+        cnn.train()
+""",
+            line=21,
             unsafe=True,
         ),
     ]
@@ -424,6 +565,55 @@ def evaluate(loader):
             anchor = ctx.statement_of(call)
         if anchor is None or ctx.block_of(anchor) is None:
             return None
-        return self.make_fix(f"Insert `{code}.eval()` before the evaluation").insert_before(
+        resume = self._training_resumes(site, model, code)
+        if resume is None:
+            return None
+        fix = self.make_fix(f"Insert `{code}.eval()` before the evaluation").insert_before(
             anchor, ctx.parse_statement(f"{code}.eval()\n")
         )
+        for stmt, caller_code in resume:
+            fix.insert_after(stmt, ctx.parse_statement(f"{caller_code}.train()\n"))
+        return fix
+
+    def _training_resumes(self, site: EvalSite, model: cst.BaseExpression, code: str):
+        """Where training goes on after this evaluation without switching the model back: the statements
+        after which ``<model>.train()`` must follow (with the model as the caller spells it).  None when
+        such a place exists but cannot be edited (the model cannot be named there)."""
+        ctx = self.ctx
+        out = []
+        if site.kind == "loop":
+            places = [(site.node, code)]
+        else:
+            places = []
+            assert isinstance(site.node, cst.FunctionDef)
+            for call in call_sites(ctx, site.node):
+                caller_code = self._caller_code(site.node, call, model, code)
+                places.append((call, caller_code))
+        for node, caller_code in places:
+            loop = innermost_loop(ctx, node)
+            while loop is not None and not trains(ctx, loop, depth=2):
+                loop = innermost_loop(ctx, loop)
+            if loop is None or restores_train_mode(ctx, loop, depth=2):
+                continue
+            if caller_code is None:
+                return None
+            stmt = top_statement(ctx, node, loop)
+            if stmt is None:
+                return None
+            out.append((stmt, caller_code))
+        return out
+
+    def _caller_code(self, function: cst.FunctionDef, call: cst.Call, model: cst.BaseExpression, code: str):
+        """The model of ``function`` as the call ``call`` names it: the argument for a parameter, the same
+        code for ``self.<model>`` and module globals."""
+        ctx = self.ctx
+        base = code.split(".")[0]
+        params = list(function.params.posonly_params) + list(function.params.params)
+        offset = 1 if params and params[0].name.value in ("self", "cls") else 0
+        for i, p in enumerate(params):
+            if p.name.value == base and i >= offset:
+                a = arg(call, i - offset, base)
+                if a is None or dotted_name(a.value) is None:
+                    return None
+                return ctx.code(a.value) + code[len(base):]
+        return code

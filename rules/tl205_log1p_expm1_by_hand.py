@@ -257,10 +257,17 @@ def f(x):
         if x is None or number(x) is not None:
             return
         value = flow.value(x, 2)
+        # log(1 + exp(x)) and log(1 - sigmoid(x)) stay -inf/inf with log1p: TL204 rewrites them stably, and
+        # 1 - p can be exactly 0 (TL208); when that rule does not run, this one reports with no fix
+        owner = None
         if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None:
-            return  # TL204
-        if negate and probability_source(flow, x) is not None:
-            return  # TL208: 1 - p can be exactly 0
+            owner = "TL204"
+        elif negate and probability_source(flow, x) is not None:
+            owner = "TL208"
+        if owner is not None:
+            if not ctx.rule_enabled(owner):
+                self.report(node)
+            return
         self.report(node, fix=self._fix(node, use, "log1p", x, negate))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:

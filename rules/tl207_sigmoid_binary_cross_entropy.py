@@ -14,7 +14,8 @@ from torchlint.analysis.numerics import (
     uses_elsewhere,
 )
 from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule
+from torchlint.analysis.program import SIGMOID, loss_inputs
+from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 HANDWRITTEN_MESSAGE = (
     "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid saturates; "
@@ -29,6 +30,12 @@ class SigmoidBinaryCrossEntropy(LintRule):
     call, a variable, an `nn.Sigmoid` layer, or an `nn.Sequential` model ending in `nn.Sigmoid`), and
     binary cross-entropy written by hand on a sigmoid:
     `-(y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x)))`.
+
+    Models are followed through their classes (a `forward` that ends in `torch.sigmoid`, an `nn.Sigmoid`
+    attribute or an `nn.Sequential` ending in one, per element of a returned tuple; same file or a
+    project module the file imports), and sigmoid output passed to a helper that gives it to binary
+    cross-entropy is reported at the call. No fix for those: the model's other users may want
+    probabilities.
 
     ## Why is this bad?
     `sigmoid(x)` rounds to exactly 1 for `x` above about 17 in float32 (and to 0 below about -104), so
@@ -123,6 +130,32 @@ def bce(x, y):
     p = 1 / (1 + np.exp(-x))
     return -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean()
 """,
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 1)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.sigmoid(h), h
+
+def bce_loss(pred, target):
+    return F.binary_cross_entropy_with_logits(pred, target)
+
+scorer = Scorer()
+
+def step(x, y):
+    p, logit = scorer(x)
+    confident = (p > 0.9).float().mean()
+    return bce_loss(logit, y) + F.binary_cross_entropy_with_logits(scorer(x)[1], y), confident
+"""
+        ),
     ]
 
     INVALID = [
@@ -208,7 +241,59 @@ def step(x, y):
     return nn.functional.binary_cross_entropy(model(x), y)
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(64, 32), nn.LeakyReLU(0.2), nn.Linear(32, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.main(x)
+
+D = Discriminator()
+criterion = nn.BCELoss()
+
+def train(real, label):
+    output = D(real)
+    return criterion(output, label)
+""",
+            message="`forward` ends in a sigmoid",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 1)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.sigmoid(h), h
+
+def bce_loss(pred, target):
+    return F.binary_cross_entropy(pred, target)
+
+scorer = Scorer()
+
+def step(x, y):
+    p, logit = scorer(x)
+    return bce_loss(p, y)
+""",
+            message="passed to `bce_loss`",
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._seen: set = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -217,6 +302,7 @@ def step(x, y):
         first = arg(node, 0, "input")
         if first is None:
             return
+        self._seen.add(first.value)  # decided here; the program model only adds what this cannot see
         flow = Flow(ctx)
         value = flow.value(first.value, 2)
         sig = sigmoid_use(ctx, value)
@@ -234,6 +320,27 @@ def step(x, y):
                 "Binary cross-entropy input comes from an `nn.Sequential` that ends in `nn.Sigmoid`; drop the "
                 "sigmoid layer and use `BCEWithLogitsLoss`",
             )
+            return
+        self._seen.discard(first.value)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Through the program model: a model whose `forward` ends in a sigmoid (this file or a project
+        module), and a loss helper that receives sigmoid output."""
+        for found in loss_inputs(self.ctx):
+            if found.loss != "bce" or found.kind != SIGMOID or found.node in self._seen:
+                continue
+            self._seen.add(found.node)
+            if found.helper is not None:
+                message = (
+                    f"Sigmoid output passed to `{found.helper}`, which gives it to binary cross-entropy; it "
+                    "saturates (zero gradient, no autocast): pass the logits to `binary_cross_entropy_with_logits`"
+                )
+            else:
+                message = (
+                    "Binary cross-entropy input is the output of a model whose `forward` ends in a sigmoid; "
+                    "return the logits and use `BCEWithLogitsLoss`"
+                )
+            self.report(found.node, message)
 
     def _fix(self, node: cst.Call, first: cst.Arg, logits: cst.BaseExpression,
              drop: Optional[OpUse] = None) -> Optional[Fix]:

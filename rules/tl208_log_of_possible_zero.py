@@ -296,16 +296,21 @@ def log_gate(z, eps=1e-6):
         if positive(flow, x):
             return
         value = flow.value(x, 3)
-        if softmax_of(flow, value, follow=False) is not None or sigmoid_use(ctx, value) is not None:
+        on = ctx.rule_enabled  # leave a log to the rule that rewrites it exactly, when that rule runs
+        if (softmax_of(flow, value, follow=False) is not None and on("TL202")) or (
+            sigmoid_use(ctx, value) is not None and on("TL204")
+        ):
             return  # TL202 / TL204
         base, peeled = peel_selection(flow, x)
-        if peeled and (softmax_of(flow, base) is not None or sigmoid_use(ctx, flow.value(base, 2)) is not None):
+        if peeled and ((softmax_of(flow, base) is not None and on("TL202")) or (
+            sigmoid_use(ctx, flow.value(base, 2)) is not None and on("TL204")
+        )):
             return  # TL202 / TL204: elements of a softmax or sigmoid
         if is_binop(value, cst.Add) and (is_one(value.left) or is_one(value.right)):  # type: ignore[attr-defined]
-            return  # TL204 / TL205
+            return  # TL204 / TL205: 1 + x is no probability that can be 0
         if is_binop(value, cst.Subtract) and is_one(value.left) and sigmoid_use(  # type: ignore[attr-defined]
             ctx, flow.value(value.right, 2)  # type: ignore[attr-defined]
-        ) is not None:
+        ) is not None and on("TL204"):
             return  # TL204: log(1 - sigmoid(x))
         message = None
         minuend = eps_subtracted(flow, x)

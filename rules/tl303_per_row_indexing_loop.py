@@ -619,7 +619,9 @@ def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
         if ri is None:
             self._independent_work(node)
             return
-        if row_accumulation(ctx, node) is not None or gather_loop(ctx, node) is not None:
+        if (row_accumulation(ctx, node) is not None and ctx.rule_enabled("TL301")) or (
+            gather_loop(ctx, node) is not None and ctx.rule_enabled("TL302")
+        ):
             return  # TL301 / TL302
         fix = self._fix(ri) if ri.reads_only_rows and ri.full else None
         x = ctx.code(ri.tensor)

@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from torchlint import __version__
 from torchlint.engine import Diagnostic, Edit, FixInfo
@@ -43,6 +43,18 @@ def _decode(path: str, row: list) -> Diagnostic:
     return Diagnostic(path, line, col, code, message, end_line, end_col, info)
 
 
+def file_digest(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as fh:
+            return digest(fh.read())
+    except OSError:
+        return None
+
+
+def _unchanged(deps: Dict[str, Optional[str]]) -> bool:
+    return all(file_digest(p) == d for p, d in deps.items())
+
+
 class Cache:
     def __init__(self, folder: str, key: str) -> None:
         self.folder = os.path.join(folder, __version__)
@@ -61,13 +73,16 @@ class Cache:
         entry = self.entries.get(os.path.abspath(path))
         if not entry or entry[0] != content_digest:
             return None
+        if len(entry) > 2 and entry[2] and not _unchanged(entry[2]):
+            return None  # a project module this file's results depend on changed
         try:
             return [_decode(path, row) for row in entry[1]]
         except (TypeError, ValueError):
             return None
 
-    def put(self, path: str, content_digest: str, diags: List[Diagnostic]) -> None:
-        self.entries[os.path.abspath(path)] = [content_digest, [_encode(d) for d in diags]]
+    def put(self, path: str, content_digest: str, diags: List[Diagnostic], dependencies: Sequence[str] = ()) -> None:
+        deps = {p: file_digest(p) for p in dependencies}
+        self.entries[os.path.abspath(path)] = [content_digest, [_encode(d) for d in diags], deps]
         self.dirty = True
 
     def save(self) -> None:

@@ -134,7 +134,7 @@ def run_check(opts: CheckOptions) -> int:
     for res in lint_files(todo, settings, opts.jobs, max_bytes):
         results[res.path] = res
         if cache is not None and not res.errors and res.path in digests:
-            cache.put(res.path, digests[res.path], res.diagnostics)
+            cache.put(res.path, digests[res.path], res.diagnostics, res.dependencies)
     if cache is not None:
         cache.save()
 

@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.analysis.context import LEAVE_TYPES, FileContext
+from torchlint.analysis.program import dependencies
 from torchlint.analysis.walk import children
 from torchlint.fixes import Edit, apply_fixes, fix_edits
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
@@ -67,6 +68,7 @@ class FileResult:
     skipped: bool = False  # prefilter: no rule could apply
     source_meta: Optional[Tuple[str, int, int]] = None  # (encoding, mtime_ns, size) as read
     original_source: Optional[str] = None  # kept when fixes changed the text, for --diff
+    dependencies: Tuple[str, ...] = ()  # project files the program model read for this file
 
 
 @dataclass
@@ -248,6 +250,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         fatal, syntax = _cpython_verdict(path, source)
         return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
     ctx = FileContext(path, source, module)
+    ctx.enabled = frozenset(r.CODE for r in rule_types)
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = _Dispatcher(ctx, rules, errors)
     try:
@@ -290,6 +293,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
             rule_types = select_rules_for_source(current, rules)
         errors: List[str] = []
         lint = _run_rules(path, current, rule_types, settings, errors)
+        if lint.ctx is not None:
+            result.dependencies = tuple(dependencies(lint.ctx))
         if lint.parse_error is not None:
             if current is not source:
                 # a fix produced code that does not parse: keep the last good text, say so

@@ -44,6 +44,12 @@ class FileContext:
         self._open: List[Contents] = []
         self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
         self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
+        #: codes of the rules running on this file (set by the engine); None: every rule
+        self.enabled: Optional[frozenset] = None
+
+    def rule_enabled(self, code: str) -> bool:
+        """Whether rule ``code`` runs on this file: a rule may leave a finding to another rule only then."""
+        return self.enabled is None or code in self.enabled
 
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:

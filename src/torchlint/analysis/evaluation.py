@@ -39,6 +39,7 @@ from torchlint.analysis.context import (
     receiver,
 )
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.program import called_function, is_model, mode_free, param_is_model
 from torchlint.analysis.training import (
     LOOP_TYPES,
     calls_through_helpers,
@@ -115,8 +116,8 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
-    if not is_model_name(last):
-        return None
+    if not is_model_name(last) and not is_model(ctx, model):
+        return None  # neither named like a model nor built as one (`cnn = CNN()`, `clf = nn.Sequential(...)`)
     if ctx.names.qualified_names(model):
         return None
     if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in module_classes(ctx)):
@@ -434,7 +435,8 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> Set[s
         if target is None:
             name = callee_name(call)
             if name is not None and "eval" in name.lower() and method_name(call) != "eval":
-                out.add(ANY)
+                if not _provably_leaves_mode(ctx, call):
+                    out.add(ANY)
             continue
         code = ctx.code(target)
         if call is via:
@@ -442,6 +444,21 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> Set[s
             continue
         out.add(_map_to_caller(ctx, call, via, target, code))
     return out
+
+
+_SETS_MODE = re.compile(r"\.(eval|train)\(|eval[a-z_]*\(|[a-z_]eval\(|requires_grad_|\bmode\b", re.IGNORECASE)
+
+
+def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
+    """A call named for evaluation (``evaluate(model, loader)``) whose function is found (this file or a
+    project module) and switches no mode: neither it nor anything it calls is an ``eval``/``train`` call
+    or a helper named for evaluation.  An unknown function may set eval mode."""
+    target = called_function(ctx, call)
+    if target is None:
+        return False
+    fctx, function, _offset = target
+    body = fctx.code(function.body)
+    return _SETS_MODE.search(body) is None
 
 
 def _map_to_caller(ctx: FileContext, call: cst.Call, via: cst.Call, target: cst.BaseExpression, code: str) -> str:
@@ -539,6 +556,7 @@ class EvaluationFacts:
         self._seen: Set[cst.Call] = set()
         self._sites: Optional[List[EvalSite]] = None
         self._class_verdicts: Dict[cst.ClassDef, bool] = {}
+        self._param_calls: List[cst.Call] = []
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
@@ -548,6 +566,11 @@ class EvaluationFacts:
         ctx = self.ctx
         model = model_of_call(ctx, call)
         if model is None:
+            callee = call.func
+            if isinstance(callee, cst.Name) and ctx.names.is_param(callee) and not isinstance(
+                ctx.parent(call), cst.Expr
+            ) and keyword_arg(call, "training") is None:
+                self._param_calls.append(call)  # a model only if its callers pass one: decided after the walk
             return
         self.model_calls.append((call, model))
         if isinstance(model, cst.Name):
@@ -556,10 +579,12 @@ class EvaluationFacts:
                 if ctx.names.scope.bindings.get(model.value) is binding:
                     self.local_model.add(call)
             values = ctx.names.values(model)
-            if values and (mode_free_model(ctx, model, self._class_verdicts) or any(
+            if values and (mode_free_model(ctx, model, self._class_verdicts) or mode_free(ctx, model) or any(
                 isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
             )):
                 self.mode_settled.add(call)
+        elif mode_free(ctx, model):
+            self.mode_settled.add(call)  # `self.net = nn.Sequential(nn.Linear(...), nn.ReLU())`
         if any(_built_in_eval_mode(v) for v in ctx.names.values(model)):
             self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
 
@@ -569,8 +594,25 @@ class EvaluationFacts:
         return self._sites
 
     # -- computation (after the walk) ---------------------------------------------------------------
+    def _promote_params(self) -> None:
+        """Calls of a parameter that every caller in the file passes a model for (``evaluate(cnn, ...)``
+        with ``cnn = CNN()``) are model calls too."""
+        ctx = self.ctx
+        for call in self._param_calls:
+            callee = call.func
+            assert isinstance(callee, cst.Name)
+            args = param_is_model(ctx, callee)
+            if args is None:
+                continue
+            self.model_calls.append((call, callee))
+            self.local_model.add(call)
+            if all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
+                self.mode_settled.add(call)
+        self._param_calls = []
+
     def _compute(self) -> List[EvalSite]:
         ctx = self.ctx
+        self._promote_params()
         by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
         for call, model in self.model_calls:
             by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))

@@ -1138,15 +1138,16 @@ def _climb_to(ctx: FileContext, node: cst.CSTNode, limit: int = 6) -> Iterable[c
         cur = parent
 
 
-def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> bool:
-    """Whether ``log_call`` is the log of a hand-written softmax cross-entropy or sigmoid binary
-    cross-entropy (reported by TL206/TL207), directly or through the variable it is assigned to.
+def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> Optional[str]:
+    """The rule ("TL206"/"TL207") that reports ``log_call`` as the log of a hand-written softmax
+    cross-entropy or sigmoid binary cross-entropy, directly or through the variable it is assigned to;
+    None when it is no such log.
 
     Call it when the enclosing function has been visited (parents and uses are known then)."""
     flow = Flow(ctx)
     nll = match_indexed_nll(flow, log_call)
     if nll is not None:
-        return True
+        return "TL206"
     starts: List[cst.CSTNode] = [log_call]
     parent = ctx.parent(log_call)
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
@@ -1158,18 +1159,18 @@ def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> bool:
             if isinstance(anc, cst.Call):
                 ce = match_cross_entropy(flow, anc)
                 if ce is not None and ce.log.node is log_call:
-                    return True
+                    return "TL206"
             if isinstance(anc, cst.BinaryOperation):
                 bce = match_binary_cross_entropy(flow, anc)
                 if bce is not None and log_call in bce.logs:
-                    return True
+                    return "TL207"
             if isinstance(anc, (cst.Subscript, cst.Call)):
                 nll = match_indexed_nll(flow, anc)  # type: ignore[arg-type]
                 if nll is not None and nll.log.node is log_call:
-                    return True
+                    return "TL206"
             if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
                 break
-    return False
+    return None
 
 
 # -- spelling the fixes --------------------------------------------------------------------------
@@ -1244,7 +1245,8 @@ class Deferred:
     def flush(self, ctx: FileContext, scope: Optional[cst.CSTNode]) -> List[Tuple[cst.CSTNode, Optional[str], object]]:
         out = []
         for log_call, node, message, fix in self.pending.pop(scope, []):
-            if not owned_by_loss(ctx, log_call):
+            owner = owned_by_loss(ctx, log_call)
+            if owner is None or not ctx.rule_enabled(owner):
                 out.append((node, message, fix))
         return out
 

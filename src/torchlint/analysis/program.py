@@ -1,0 +1,1100 @@
+"""The program model: what the names of a file are (models, optimizers) and what its model classes and
+helper functions do, followed through calls in the file and into the project's own modules.
+
+Roles come from how a value is built, never from its name: ``cnn = CNN()`` is a model because ``CNN``
+derives from ``nn.Module``, ``clf = nn.Sequential(...)`` because ``nn.Sequential`` is a module, and a
+variable that is only ever a parameter stays unknown.
+
+Summaries:
+
+- a **model class** (:class:`ModelSummary`): whether it is an ``nn.Module``, what ``forward`` returns
+  (``"softmax"``, ``"log_softmax"``, ``"sigmoid"`` or unknown, per tuple element) and whether some
+  submodule behaves differently in train and eval mode;
+- a **loss helper**: which of its parameters reach the input of a cross-entropy (``"ce"``) or binary
+  cross-entropy (``"bce"``) directly.
+
+Classes and functions imported from the project (``from models import Net``, ``from .losses import
+loss_fn``) are found next to the importing file or under the project root (the folder holding the
+configuration, else the nearest folder with ``pyproject.toml``/``setup.py``/``.git``), parsed once per
+process and content, and summarised the same way.  A chain of imports is followed at most
+:data:`MAX_DEPTH` files deep, and a class inheriting from a class is followed at most that many bases
+deep, so import cycles and long chains terminate.
+
+Queries are made once the file's walk is done (``leave_Module``): they read the name bindings of any
+scope, not only the one the walk is in.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.names import Scope, dotted_name
+from torchlint.analysis.ops import (
+    BCE_FUNCS,
+    BCE_LAYERS,
+    CROSS_ENTROPY_FUNCS,
+    CROSS_ENTROPY_LAYERS,
+    LOG_SOFTMAX_FUNCS,
+    LOG_SOFTMAX_LAYERS,
+    SEQUENTIAL,
+    SIGMOID_FUNCS,
+    SIGMOID_LAYERS,
+    SOFTMAX_FUNCS,
+    SOFTMAX_LAYERS,
+)
+from torchlint.analysis.walk import iter_nodes
+
+#: how many files an import chain, and how many classes a chain of bases, is followed
+MAX_DEPTH = 4
+
+SOFTMAX = "softmax"
+LOG_SOFTMAX = "log_softmax"
+SIGMOID = "sigmoid"
+Kind = Union[None, str, Tuple]  # a kind, or a tuple of kinds for a tuple output
+
+_KIND_OF_FUNC = [(SOFTMAX_FUNCS, SOFTMAX), (LOG_SOFTMAX_FUNCS, LOG_SOFTMAX), (SIGMOID_FUNCS, SIGMOID)]
+_KIND_OF_LAYER = [(SOFTMAX_LAYERS, SOFTMAX), (LOG_SOFTMAX_LAYERS, LOG_SOFTMAX), (SIGMOID_LAYERS, SIGMOID)]
+_KIND_OF_METHOD = {"softmax": SOFTMAX, "log_softmax": LOG_SOFTMAX, "sigmoid": SIGMOID}
+
+#: modules whose classes and factories build ``nn.Module`` instances
+_MODULE_FACTORIES = (
+    "torch.nn.",
+    "torchvision.models.",
+    "torchaudio.models.",
+    "timm.models.",
+)
+_MODULE_CALLS = frozenset({"timm.create_model", "torch.hub.load"})
+_NOT_MODULES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.init", "torch.nn.utils"})
+_MODULE_BASES = (
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "torch.nn.Sequential",
+    "pytorch_lightning.LightningModule",
+    "lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+    "transformers.PreTrainedModel",
+)
+#: methods that return the module they are called on
+_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+#: layers whose behaviour depends on train/eval mode
+_MODE_LAYERS = ("Dropout", "BatchNorm", "InstanceNorm", "SyncBatchNorm", "AlphaDropout", "RNN", "LSTM", "GRU",
+                "Transformer", "MultiheadAttention")
+_MODE_FREE = frozenset(
+    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+     "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "LeakyReLU",
+     "ELU", "SELU", "PReLU", "Hardtanh", "Hardswish", "Flatten", "Unflatten", "Identity", "MaxPool1d", "MaxPool2d",
+     "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Embedding", "Upsample", "PixelShuffle",
+     "LayerNorm", "GroupNorm", "Sequential", "ModuleList", "ModuleDict", "Softmax2d", "ZeroPad2d", "ConstantPad2d"}
+)
+
+
+# -- names, read after the walk ------------------------------------------------------------------
+def scope_of(ctx: FileContext, node: cst.CSTNode) -> Scope:
+    """The scope a node's names are looked up in (the innermost function, lambda or the module)."""
+    scopes = ctx.names._scope_of  # filled by the walk
+    for a in ctx.ancestors(node):
+        if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+            found = scopes.get(a)
+            if found is not None:
+                return found
+    return ctx.names.module_scope
+
+
+def _lookup(ctx: FileContext, node: cst.CSTNode, name: str):
+    scope: Optional[Scope] = scope_of(ctx, node)
+    while scope is not None:
+        if scope.kind != "class":
+            if name in scope.globals:
+                scope = ctx.names.module_scope
+                continue
+            b = scope.bindings.get(name)
+            if b is not None:
+                return b
+        scope = scope.parent
+    return None
+
+
+def qualified(ctx: FileContext, expr: cst.BaseExpression) -> Set[str]:
+    """``nn.Softmax`` -> {"torch.nn.Softmax"}, from the imports visible where ``expr`` is."""
+    rest: List[str] = []
+    while isinstance(expr, cst.Attribute):
+        rest.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return set()
+    b = _lookup(ctx, expr, expr.value)
+    if b is None or not b.imports:
+        return set()
+    suffix = "".join("." + p for p in reversed(rest))
+    return {base + suffix for base in b.imports}
+
+
+def values_of(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """Every value assigned to a local name, or to ``self.<attr>`` in the enclosing class."""
+    if isinstance(expr, cst.Name):
+        b = _lookup(ctx, expr, expr.value)
+        if b is None or b.imports:
+            return []
+        return [v for v in b.values if v is not None]
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        cls = ctx.enclosing(expr, cst.ClassDef)
+        scope = ctx.names._scope_of.get(cls) if cls is not None else None
+        if scope is not None:
+            return list(scope.attrs.get(expr.attr.value, ()))
+    return []
+
+
+def is_param(ctx: FileContext, name: cst.Name) -> bool:
+    b = _lookup(ctx, name, name.value)
+    return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
+
+
+def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``Net().to(device).eval()`` -> ``Net()``."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
+        expr = expr.func.value
+    return expr
+
+
+# -- the project's files ----------------------------------------------------------------------------
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git", "torchlint.toml", ".torchlint.toml")
+_ROOTS: Dict[str, Optional[str]] = {}
+_PARSED: Dict[Tuple[str, int, int], Optional[FileContext]] = {}
+
+
+def project_root(path: str) -> Optional[str]:
+    start = os.path.dirname(os.path.abspath(path))
+    if start in _ROOTS:
+        return _ROOTS[start]
+    cur, found = start, None
+    for _ in range(12):
+        if any(os.path.exists(os.path.join(cur, m)) for m in _ROOT_MARKERS):
+            found = cur
+            break
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
+    _ROOTS[start] = found
+    return found
+
+
+def _module_file(ctx: FileContext, module: str, level: int) -> Optional[str]:
+    """The file of a project module imported from ``ctx``'s file (``level`` dots of a relative import)."""
+    if not ctx.path or ctx.path in ("-", "<stdin>"):
+        return None
+    here = os.path.dirname(os.path.abspath(ctx.path))
+    parts = [p for p in module.split(".") if p]
+    bases: List[str] = []
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        bases.append(base)
+    else:
+        bases.append(here)
+        root = project_root(ctx.path)
+        if root is not None:
+            bases.extend([root, os.path.join(root, "src")])
+    for base in bases:
+        stem = os.path.join(base, *parts) if parts else base
+        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(ctx.path):
+                return candidate
+    return None
+
+
+def load(path: str) -> Optional[FileContext]:
+    """A project file parsed and walked (names bound) once per process and content."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    if key in _PARSED:
+        return _PARSED[key]
+    _PARSED[key] = None  # a cycle reaching this file again finds nothing
+    try:
+        if st.st_size > 2_000_000:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            source = fh.read()
+        module = cst.parse_module(source)
+    except Exception:
+        return None
+    from torchlint.engine import analyze  # the engine imports the analysis package
+
+    fctx = FileContext(path, source, module)
+    try:
+        analyze(fctx)
+    except Exception:
+        return None
+    _PARSED[key] = fctx
+    return fctx
+
+
+def dependencies(ctx: FileContext) -> List[str]:
+    """The project files this file's program model read (for cache invalidation)."""
+    return sorted(getattr(ctx, "_program_deps", ()))
+
+
+def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0):
+    """The class or function definition ``expr`` names: ``(file context, node)``, in this file or in a
+    project module it imports; None when unknown (a library, a variable)."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        b = _lookup(ctx, expr, expr.value)
+        if b is None:
+            return None
+        if not b.imports:
+            return _local_definition(ctx, expr.value)
+    for q in sorted(qualified(ctx, expr)):
+        found = _imported_definition(ctx, q, depth)
+        if found is not None:
+            return found
+    return None
+
+
+def _local_definition(ctx: FileContext, name: str):
+    found = None
+    for stmt in ctx.module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name:
+            if found is not None:
+                return None  # defined twice: which one runs depends on the path taken
+            found = stmt
+    return (ctx, found) if found is not None else None
+
+
+def _imported_definition(ctx: FileContext, qualified_name: str, depth: int):
+    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py``."""
+    level = 0
+    name = qualified_name
+    while name.startswith("."):
+        level += 1
+        name = name[1:]
+    module, _, attr = name.rpartition(".")
+    if not attr:
+        return None
+    path = _module_file(ctx, module, level) if (module or level) else None
+    if path is None:
+        return None
+    other = load(path)
+    if other is None:
+        return None
+    deps = getattr(ctx, "_program_deps", None)
+    if deps is None:
+        deps = set()
+        ctx._program_deps = deps  # type: ignore[attr-defined]
+    deps.add(os.path.abspath(path))
+    deps.update(getattr(other, "_program_deps", ()))
+    local = _local_definition(other, attr)
+    if local is not None:
+        return local
+    b = other.names.module_scope.bindings.get(attr)
+    if b is not None and b.imports:  # re-exported: `from .net import Net` in a package's __init__
+        for q in sorted(b.imports):
+            found = _imported_definition(other, _relative_to(other, q), depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _relative_to(ctx: FileContext, q: str) -> str:
+    return q
+
+
+# -- model classes ---------------------------------------------------------------------------------
+@dataclass
+class ModelSummary:
+    name: str
+    is_module: bool
+    output: Kind = None
+    #: True: a submodule (or the class itself) behaves differently in train and eval mode; False: none
+    #: does, provably; None: unknown
+    mode_dependent: Optional[bool] = None
+
+
+def _summaries(ctx: FileContext) -> Dict[cst.ClassDef, ModelSummary]:
+    found = getattr(ctx, "_model_summaries", None)
+    if found is None:
+        found = {}
+        ctx._model_summaries = found  # type: ignore[attr-defined]
+    return found
+
+
+def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelSummary:
+    table = _summaries(ctx)
+    summary = table.get(cls)
+    if summary is not None:
+        return summary
+    if cls not in ctx.names._scope_of:  # asked during the walk, before the class was read: unknown
+        return ModelSummary(cls.name.value, module_class(ctx, cls, depth))
+    table[cls] = ModelSummary(cls.name.value, False)  # a class reaching itself again sees "not a module"
+    summary = _summarise(ctx, cls, depth)
+    table[cls] = summary
+    return summary
+
+
+def _base_classes(ctx: FileContext, cls: cst.ClassDef, depth: int):
+    for base in cls.bases:
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+        yield expr, _definition(ctx, expr, depth)
+
+
+def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
+    is_module = False
+    inherited: Optional[ModelSummary] = None
+    unknown_base = False
+    for expr, found in _base_classes(ctx, cls, depth):
+        if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
+            s = class_summary(found[0], found[1], depth + 1)
+            if s.is_module:
+                is_module = True
+                inherited = inherited or s
+            continue
+        names = qualified(ctx, expr)
+        if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
+            is_module = True
+        elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
+            is_module = True
+            unknown_base = True
+        elif dotted_name(expr) not in ("object", None):
+            unknown_base = True
+    summary = ModelSummary(cls.name.value, is_module)
+    if not is_module:
+        return summary
+    methods = {s.name.value: s for s in _class_body(cls) if isinstance(s, cst.FunctionDef)}
+    forward = methods.get("forward")
+    if forward is not None:
+        summary.output = _function_output(ctx, cls, forward, depth)
+    elif inherited is not None:
+        summary.output = inherited.output
+    summary.mode_dependent = _mode_dependent(ctx, cls, inherited, unknown_base, depth)
+    return summary
+
+
+def _class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
+    return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+
+
+_MODE_CODE = re.compile(r"Dropout\w*\(|\bdropout\(|\.training\b|\.train\(|\.eval\(|\bdropout\s*=\s*[a-zA-Z_(]")
+
+
+def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
+                    depth: int) -> Optional[bool]:
+    if _MODE_CODE.search(ctx.code(cls)):
+        return True
+    verdicts: List[Optional[bool]] = []
+    if inherited is not None:
+        verdicts.append(inherited.mode_dependent)
+    if unknown_base:
+        verdicts.append(None)
+    scope = ctx.names._scope_of.get(cls)
+    attrs = scope.attrs if scope is not None else {}
+    for values in attrs.values():
+        for v in values:
+            verdicts.append(layer_mode_dependent(ctx, v, depth))
+    if True in verdicts:
+        return True
+    if None in verdicts:
+        return None
+    return False
+
+
+def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
+    """For a value assigned as a submodule: True (dropout, batch norm, ...), False (provably the same in
+    both modes), None (unknown, or not a module at all but something we cannot tell)."""
+    if not isinstance(value, cst.Call):
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and not isinstance(
+            value, cst.Name
+        ):
+            return False
+        if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+            return False
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return None
+    names = qualified(ctx, value.func)
+    for q in names:
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
+            if any(m in last for m in _MODE_LAYERS):
+                if last in ("LSTM", "GRU", "RNN"):
+                    dropout = arg(value, 5, "dropout")
+                    if dropout is None or (isinstance(dropout.value, (cst.Integer, cst.Float))
+                                           and float(dropout.value.value) == 0):
+                        return False
+                return True
+            if last in ("Sequential", "ModuleList"):
+                inner = [layer_mode_dependent(ctx, a.value, depth) for a in value.args if not a.star]
+                if any(a.star for a in value.args):
+                    return None
+                return True if True in inner else (None if None in inner else False)
+            if last in _MODE_FREE:
+                return False
+            if last in ("Parameter",) or q.startswith(("torch.nn.init", "torch.nn.utils")):
+                return False
+            return None
+        if q.startswith(("torch.", "math.", "numpy.", "builtins.")):
+            return False if not q.startswith("torch.nn") else None
+    found = _definition(ctx, value.func, depth)
+    if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
+        s = class_summary(found[0], found[1], depth + 1)
+        return s.mode_dependent if s.is_module else False
+    if isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "str", "list", "dict", "tuple",
+                                                                  "set", "len", "range", "bool"):
+        return False
+    return None
+
+
+def _returns(function: cst.FunctionDef) -> List[cst.Return]:
+    out: List[cst.Return] = []
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            out.append(node)
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, (cst.BaseSmallStatement,)) and not isinstance(node, cst.Return):
+            continue
+        for child in node.children:
+            if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement, cst.Else,
+                                  cst.ExceptHandler, cst.Finally, cst.IndentedBlock)):
+                stack.append(child)
+            elif isinstance(child, (list, tuple)):
+                stack.extend(child)
+    return out
+
+
+def _function_output(ctx: FileContext, cls: Optional[cst.ClassDef], function: cst.FunctionDef, depth: int) -> Kind:
+    kinds = []
+    returns = _returns(function)
+    if not returns:
+        return None
+    for ret in returns:
+        if ret.value is None:
+            return None
+        kinds.append(_expr_kind(ctx, cls, function, ret.value, ret, depth, 0))
+    first = kinds[0]
+    return first if all(k == first for k in kinds) else None
+
+
+def _compound_ancestors(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) -> List[cst.CSTNode]:
+    out = []
+    for a in ctx.ancestors(node):
+        if a is stop:
+            break
+        if isinstance(a, (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Else, cst.ExceptHandler,
+                          cst.Finally, cst.IfExp)):
+            out.append(a)
+    return out
+
+
+def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at: cst.CSTNode):
+    """The value ``name`` holds at ``at`` when the last assignment before it runs on every path to it;
+    ``(value, index)`` where ``index`` is the tuple position for ``a, b = value``; None when unknown."""
+    around = set(map(id, _compound_ancestors(ctx, at, function)))
+    best = None
+    for a in ctx.contents(function).assigns:
+        if not isinstance(a, cst.Assign) or len(a.targets) != 1:
+            continue
+        target = a.targets[0].target
+        index = None
+        if isinstance(target, cst.Name):
+            if target.value != name.value:
+                continue
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            idx = [i for i, el in enumerate(target.elements)
+                   if isinstance(el.value, cst.Name) and el.value.value == name.value]
+            if not idx or any(isinstance(el, cst.StarredElement) for el in target.elements):
+                continue
+            index = idx[0]
+        else:
+            continue
+        if _position(ctx, a) >= _position(ctx, at):
+            continue
+        best = (a, index)
+    if best is None:
+        return None
+    assign, index = best
+    if not set(map(id, _compound_ancestors(ctx, assign, function))) <= around:
+        return None  # assigned only on some paths
+    return assign.value, index
+
+
+def _position(ctx: FileContext, node: cst.CSTNode) -> Tuple[int, ...]:
+    """A key ordering nodes of one function by source position (child indexes from the module)."""
+    cached = getattr(ctx, "_positions", None)
+    if cached is None:
+        cached = {}
+        ctx._positions = cached  # type: ignore[attr-defined]
+    key = cached.get(id(node))
+    if key is not None:
+        return key
+    path: List[int] = []
+    cur = node
+    for parent in ctx.ancestors(node):
+        kids = parent.children
+        for i, k in enumerate(kids):
+            if k is cur:
+                path.append(i)
+                break
+        cur = parent
+    key = tuple(reversed(path))
+    cached[id(node)] = key
+    return key
+
+
+def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
+               expr: cst.BaseExpression, at: cst.CSTNode, depth: int, hops: int) -> Kind:
+    if hops > 6:
+        return None
+    if isinstance(expr, cst.Tuple):
+        kinds = tuple(_expr_kind(ctx, cls, function, el.value, at, depth, hops + 1) for el in expr.elements)
+        return kinds if any(k is not None for k in kinds) else None
+    if isinstance(expr, cst.Name) and function is not None:
+        local = _local_value(ctx, function, expr, at)
+        if local is None:
+            return None
+        value, index = local
+        kind = _expr_kind(ctx, cls, function, value, at, depth, hops + 1)
+        if index is not None:
+            return kind[index] if isinstance(kind, tuple) and index < len(kind) else None
+        return kind
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = _expr_kind(ctx, cls, function, expr.value, at, depth, hops + 1)
+            i = int(index.value.value, 0)
+            return inner[i] if isinstance(inner, tuple) and -len(inner) <= i < len(inner) else None
+        return None
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    names = qualified(ctx, func)
+    for funcs, kind in _KIND_OF_FUNC:
+        if names & funcs:
+            return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
+        if ctx.names.imports_torch and not qualified(ctx, func.value):
+            if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+                return _KIND_OF_METHOD[func.attr.value]
+    # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
+    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    return module_output(ctx, callee, depth, cls)
+
+
+def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
+                  cls: Optional[cst.ClassDef] = None) -> Kind:
+    """What calling the module ``module`` returns, from how it was built."""
+    candidates: List[cst.BaseExpression]
+    if isinstance(module, cst.Call):
+        candidates = [module]
+    elif isinstance(module, cst.Attribute) and isinstance(module.value, cst.Name) and module.value.value == "self":
+        scope = ctx.names._scope_of.get(cls) if cls is not None else None
+        candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else values_of(ctx, module)
+    elif isinstance(module, cst.Name):
+        candidates = values_of(ctx, module)
+    else:
+        return None
+    kinds = set()
+    for v in candidates:
+        kinds.add(built_output(ctx, v, depth))
+    if len(kinds) != 1:
+        return None
+    return kinds.pop()
+
+
+def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return None
+    names = qualified(ctx, value.func)
+    for layers, kind in _KIND_OF_LAYER:
+        if names & layers:
+            return kind
+    if names & SEQUENTIAL:
+        positional = [a for a in value.args if a.keyword is None]
+        if positional and not positional[-1].star:
+            return built_output(ctx, positional[-1].value, depth)
+        if len(positional) == 1 and positional[0].star == "*" and isinstance(positional[0].value, cst.Name):
+            last = _last_appended(ctx, positional[0].value)
+            return built_output(ctx, last, depth) if last is not None else None
+        return None
+    if depth >= MAX_DEPTH:
+        return None
+    found = _definition(ctx, value.func, depth)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        s = class_summary(found[0], found[1], depth + 1)
+        return s.output if s.is_module else None
+    return None
+
+
+def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpression]:
+    """For ``nn.Sequential(*layers)``: the layer appended last to the list ``layers`` in the same
+    function, when that append is not inside a loop or a branch (it is then the last layer)."""
+    function = ctx.enclosing(layers, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    last = None
+    use = _position(ctx, layers)
+    for call in ctx.calls_in(function):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == layers.value) or _position(ctx, call) > use:
+            continue
+        if func.attr.value != "append":
+            last = None  # extend, insert, pop, ...: the last layer is no longer known
+            continue
+        first = arg(call, 0, "object")
+        last = first.value if first is not None and not _compound_ancestors(ctx, call, function) else None
+    return last
+
+
+# -- roles -----------------------------------------------------------------------------------------
+def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[ModelSummary]:
+    """The summary of the project class ``model`` (a name or ``self.<attr>``) was built from, when every
+    value it is given is an instance of that class."""
+    values = [model] if isinstance(model, cst.Call) else values_of(ctx, model)
+    found: Optional[ModelSummary] = None
+    for v in values:
+        v = strip_moves(v)
+        if not isinstance(v, cst.Call):
+            return None
+        d = _definition(ctx, v.func)
+        if d is None or not isinstance(d[1], cst.ClassDef):
+            return None
+        s = class_summary(d[0], d[1])
+        if found is not None and s is not found:
+            return None
+        found = s
+    return found
+
+
+def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether every value ``model`` is given is provably the same module in train and eval mode (no
+    dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
+    values = values_of(ctx, model)
+    if not values:
+        return False
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return False
+        d = _definition(ctx, core.func)
+        if d is not None and isinstance(d[1], cst.ClassDef):
+            s = class_summary(d[0], d[1])
+            if not s.is_module or s.mode_dependent is not False:
+                return False
+            continue
+        if layer_mode_dependent(ctx, core) is not False or not is_module_value(ctx, core):
+            return False
+    return True
+
+
+def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
+    ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``torch.hub.load``, or ``.to()``/``.cuda()`` of one."""
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    names = qualified(ctx, func)
+    if names & _MODULE_CALLS:
+        return True
+    for q in names:
+        if q in _NOT_MODULES or q.startswith(("torch.nn.functional", "torch.nn.init", "torch.nn.utils")):
+            return False
+        if q.startswith(_MODULE_FACTORIES):
+            last = q.rsplit(".", 1)[-1]
+            return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
+    if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+        base = qualified(ctx, func.value)
+        return any(q.startswith(("transformers.", "diffusers.", "timm.", "torchvision.")) for q in base) or (
+            bool(base) and "Tokenizer" not in (dotted_name(func.value) or "")
+            and "Processor" not in (dotted_name(func.value) or "") and "Config" not in (dotted_name(func.value) or "")
+            and "Scheduler" not in (dotted_name(func.value) or "")
+        )
+    d = _definition(ctx, func, depth)
+    if d is not None and isinstance(d[1], cst.ClassDef):
+        return module_class(d[0], d[1], depth + 1)
+    return False
+
+
+def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``cls`` derives from ``nn.Module`` (through project classes too).  Reads only the bases and
+    the imports, so it may be asked during the walk."""
+    table = getattr(ctx, "_module_classes", None)
+    if table is None:
+        table = {}
+        ctx._module_classes = table  # type: ignore[attr-defined]
+    if cls in table:
+        return table[cls]
+    table[cls] = False  # a cycle of bases is no module
+    found = False
+    for expr, definition in _base_classes(ctx, cls, depth):
+        if definition is not None and isinstance(definition[1], cst.ClassDef):
+            if depth < MAX_DEPTH and module_class(definition[0], definition[1], depth + 1):
+                found = True
+                break
+            continue
+        names = qualified(ctx, expr)
+        if names & set(_MODULE_BASES) or any(
+            n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
+            for n in names
+        ):
+            found = True
+            break
+    table[cls] = found
+    return found
+
+
+_ANNOTATION_MODULES = ("torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential")
+
+
+_LAYER_MODEL = re.compile(
+    r"(Sequential|ModuleList|ModuleDict|LSTM|GRU|RNN|Transformer\w*|Linear|Bilinear|Conv\w*|Embedding\w*|"
+    r"MultiheadAttention)$"
+)
+
+
+def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
+    index = getattr(ctx, "_call_index", None)
+    if index is None:
+        index = {}
+        for call in ctx.calls_in(ctx.module):
+            target = ctx.function_for_call(call)
+            if target is not None:
+                index.setdefault(target, []).append(call)
+        ctx._call_index = index  # type: ignore[attr-defined]
+    return index
+
+
+def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """For a parameter of a function: the arguments every call of the function in this file passes for
+    it; None when it is no parameter, the function is never called here, or some call passes none."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not is_param(ctx, name):
+        return None
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = [p.name.value for p in params]
+    if name.value not in names:
+        return None
+    index = names.index(name.value)
+    out: List[cst.BaseExpression] = []
+    calls = _call_index(ctx).get(function, [])
+    if not calls:
+        return None
+    for call in calls:
+        offset = 1 if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls") else 0
+        a = arg(call, index - offset, name.value) if index >= offset else None
+        if a is None:
+            return None
+        out.append(a.value)
+    return out
+
+
+def param_is_model(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The arguments, when every call of the function in this file passes a model for parameter
+    ``name`` (``evaluate(cnn, loader)`` with ``cnn = CNN()``).  Call it after the walk."""
+    args = arguments_for_param(ctx, name)
+    if not args:
+        return None
+    for a in args:
+        if isinstance(a, (cst.Name, cst.Attribute)):
+            if is_model(ctx, a) is not True:
+                return None
+        elif not is_model_value(ctx, a):
+            return None
+    return args
+
+
+def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """:func:`is_module_value` for a model: not a loss, an activation or a pooling layer of ``torch.nn``."""
+    if not is_module_value(ctx, value):
+        return False
+    core = strip_moves(value)
+    if isinstance(core, cst.Call):
+        for q in qualified(ctx, core.func):
+            if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
+                return False
+    return True
+
+
+def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
+    """True: ``expr`` (a name or ``self.<attr>``) holds a model (an ``nn.Module`` that is not a loss or an
+    activation) by construction or by annotation on every assignment seen; None: unknown (a parameter,
+    something else)."""
+    if isinstance(expr, cst.Name):
+        b = _lookup(ctx, expr, expr.value)
+        if b is None or b.imports:
+            return None
+        if _annotated_module(ctx, expr):
+            return True
+    values = values_of(ctx, expr)
+    if not values:
+        return None
+    if all(is_model_value(ctx, v) for v in values):
+        return True
+    return None
+
+
+def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params
+    for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+        if p.name.value == name.value and p.annotation is not None:
+            ann = p.annotation.annotation
+            names = qualified(ctx, ann)
+            if names & set(_ANNOTATION_MODULES):
+                return True
+            d = _definition(ctx, ann)
+            if d is not None and isinstance(d[1], cst.ClassDef):
+                return module_class(d[0], d[1])
+    return False
+
+
+# -- what a value is, where it is used -----------------------------------------------------------------
+def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Kind:
+    """Whether ``expr`` is the output of a model (or module) whose ``forward`` ends in softmax,
+    log-softmax or sigmoid: ``model(x)``, ``self.net(x)``, ``model(x)[0]``, ``out`` after
+    ``out = model(x)`` or ``out, aux = model(x)``.  Call it after the walk."""
+    if hops > 4:
+        return None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = output_kind(ctx, expr.value, hops + 1)
+            i = int(index.value.value, 0)
+            return inner[i] if isinstance(inner, tuple) and -len(inner) <= i < len(inner) else None
+        return None
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing(expr, cst.FunctionDef)
+        if isinstance(function, cst.FunctionDef):
+            local = _local_value(ctx, function, expr, expr)
+        else:
+            local = _module_value(ctx, expr)
+        if local is None:
+            return None
+        value, index = local
+        kind = output_kind(ctx, value, hops + 1)
+        if index is not None:
+            return kind[index] if isinstance(kind, tuple) and index < len(kind) else None
+        return kind
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    names = qualified(ctx, func)
+    for funcs, kind in _KIND_OF_FUNC:
+        if names & funcs:
+            return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
+        if ctx.names.imports_torch and not qualified(ctx, func.value):
+            return _KIND_OF_METHOD[func.attr.value]
+    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
+        return None
+    if isinstance(callee, cst.Name) and _definition(ctx, callee) is not None:
+        return None  # a function or class called by name: not a model object
+    cls = ctx.enclosing(expr, cst.ClassDef)
+    if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
+        s = class_summary(ctx, cls)  # `self(x)` in a method of the model: its own `forward`
+        return s.output if s.is_module else None
+    return module_output(ctx, callee, 0, cls if isinstance(cls, cst.ClassDef) else None)
+
+
+def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or ctx.parent(ctx.parent(function) or function) is not cls:
+        return False
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return bool(params) and params[0].name.value == name.value and not function.decorators
+
+
+def _module_value(ctx: FileContext, name: cst.Name):
+    """At module level: the value of the last plain assignment of ``name`` before it."""
+    best = None
+    stmt = ctx.statement_of(name)
+    for a in ctx.contents(ctx.module).assigns:
+        if ctx.enclosing(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not None:
+            continue
+        if not isinstance(a, cst.Assign) or len(a.targets) != 1:
+            continue
+        target = a.targets[0].target
+        if isinstance(target, cst.Name) and target.value == name.value:
+            if stmt is not None and _position(ctx, a) < _position(ctx, stmt):
+                best = (a.value, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for i, el in enumerate(target.elements):
+                if isinstance(el.value, cst.Name) and el.value.value == name.value:
+                    if stmt is not None and _position(ctx, a) < _position(ctx, stmt):
+                        best = (a.value, i)
+    if best is None:
+        return None
+    around = set(map(id, _compound_ancestors(ctx, name, ctx.module)))
+    if not set(map(id, _compound_ancestors(ctx, best[0], ctx.module))) <= around:
+        return None  # assigned only on some paths
+    return best
+
+
+# -- loss helpers ---------------------------------------------------------------------------------
+def loss_kind(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """"ce" for a cross-entropy call, "bce" for a (probability) binary cross-entropy call."""
+    names = qualified(ctx, call.func)
+    if names & CROSS_ENTROPY_FUNCS:
+        return "ce"
+    if names & BCE_FUNCS:
+        return "bce"
+    built = set()
+    for v in values_of(ctx, call.func) if not isinstance(call.func, cst.Call) else [call.func]:
+        if isinstance(v, cst.Call):
+            built |= qualified(ctx, v.func)
+    if built & CROSS_ENTROPY_LAYERS:
+        return "ce"
+    if built & BCE_LAYERS:
+        return "bce"
+    return None
+
+
+def loss_params(ctx: FileContext, function: cst.FunctionDef) -> Dict[int, Tuple[str, str]]:
+    """Positional index -> (loss kind, parameter name) for the parameters of ``function`` that are passed
+    as the input of a cross-entropy or binary cross-entropy in its body (and never reassigned)."""
+    cache = getattr(ctx, "_loss_params", None)
+    if cache is None:
+        cache = {}
+        ctx._loss_params = cache  # type: ignore[attr-defined]
+    if function in cache:
+        return cache[function]
+    out: Dict[int, Tuple[str, str]] = {}
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = {p.name.value: i for i, p in enumerate(params)}
+    reassigned = set()
+    for a in ctx.contents(function).assigns:
+        for t in ([t.target for t in a.targets] if isinstance(a, cst.Assign) else [getattr(a, "target", None)]):
+            for n in iter_nodes(t) if t is not None else ():
+                if isinstance(n, cst.Name):
+                    reassigned.add(n.value)
+    for call in ctx.calls_in(function):
+        kind = loss_kind(ctx, call)
+        if kind is None:
+            continue
+        first = arg(call, 0, "input")
+        if first is not None and isinstance(first.value, cst.Name):
+            n = first.value.value
+            if n in names and n not in reassigned:
+                out[names[n]] = (kind, n)
+    cache[function] = out
+    return out
+
+
+def called_function(ctx: FileContext, call: cst.Call):
+    """``(file context, FunctionDef, offset)`` for a call of a function of this file or of a project
+    module (``helper(x)``, ``self.helper(x)``); offset 1 for methods called through ``self``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        d = _definition(ctx, func)
+        if d is not None and isinstance(d[1], cst.FunctionDef):
+            return d[0], d[1], 0
+        return None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = ctx.enclosing(call, cst.ClassDef)
+        if isinstance(cls, cst.ClassDef):
+            for s in _class_body(cls):
+                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value:
+                    return ctx, s, 1
+        return None
+    if isinstance(func, cst.Attribute):
+        d = _definition(ctx, func)
+        if d is not None and isinstance(d[1], cst.FunctionDef):
+            return d[0], d[1], 0
+    return None
+
+
+@dataclass(frozen=True)
+class LossInput:
+    """A value given to a loss: ``node`` is the input expression (or the argument of a loss helper),
+    ``kind`` what it is (softmax, sigmoid, ...), ``loss`` "ce" or "bce", ``helper`` the helper's name when
+    the loss is computed inside a function the value is passed to."""
+
+    node: cst.BaseExpression
+    kind: Kind
+    loss: str
+    helper: Optional[str] = None
+
+
+def loss_inputs(ctx: FileContext) -> List[LossInput]:
+    """Every loss input of the file whose kind is known: direct inputs of cross-entropy / binary
+    cross-entropy calls, and arguments passed to a helper (same file or a project module) whose parameter
+    reaches such a call.  Computed once per file, after the walk."""
+    found = getattr(ctx, "_loss_inputs", None)
+    if found is not None:
+        return found
+    found = []
+    for call in ctx.calls_in(ctx.module):
+        loss = loss_kind(ctx, call)
+        if loss is not None:
+            first = arg(call, 0, "input")
+            if first is not None:
+                kind = output_kind(ctx, first.value)
+                if kind is not None:
+                    found.append(LossInput(first.value, kind, loss))
+            continue
+        target = called_function(ctx, call)
+        if target is None:
+            continue
+        fctx, function, offset = target
+        for index, (loss, pname) in sorted(loss_params(fctx, function).items()):
+            if index < offset:
+                continue
+            a = argument_for(call, index, pname, offset)
+            if a is None:
+                continue
+            kind = output_kind(ctx, a.value)
+            if kind is not None:
+                found.append(LossInput(a.value, kind, loss, function.name.value))
+    ctx._loss_inputs = found  # type: ignore[attr-defined]
+    return found
+
+
+def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:
+    return arg(call, index - offset, name)
+
+
+__all__ = [
+    "LOG_SOFTMAX",
+    "LossInput",
+    "loss_inputs",
+    "MAX_DEPTH",
+    "ModelSummary",
+    "SIGMOID",
+    "SOFTMAX",
+    "argument_for",
+    "called_function",
+    "class_summary",
+    "dependencies",
+    "is_model",
+    "is_module_value",
+    "loss_kind",
+    "loss_params",
+    "arguments_for_param",
+    "mode_free",
+    "param_is_model",
+    "model_summary_of",
+    "module_output",
+    "output_kind",
+    "project_root",
+    "qualified",
+    "values_of",
+]

@@ -1,0 +1,194 @@
+"""The program model across files: model classes and loss helpers imported from the project's modules."""
+from __future__ import annotations
+
+import textwrap
+
+from torchlint.engine import Settings, lint_source
+from torchlint.rules import all_rules
+
+RULES = all_rules()
+
+
+def _write(root, files):
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+
+
+def _lint(path, codes=None):
+    rules = [r for r in RULES if codes is None or r.CODE in codes]
+    result = lint_source(str(path), path.read_text(), Settings(rules=rules))
+    assert not result.errors
+    return [(d.code, d.line) for d in result.diagnostics]
+
+
+SOFTMAX_MODEL = """
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return F.softmax(self.fc(x), dim=1)
+
+    class Logits(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+TRAIN = """
+    import torch.nn as nn
+    from {module} import CNN, Logits
+
+    cnn = CNN()
+    plain = Logits()
+    criterion = nn.CrossEntropyLoss()
+
+    def train(x, y):
+        loss = criterion(cnn(x), y)
+        loss = loss + criterion(plain(x), y)
+        return loss
+"""
+
+
+def test_model_class_from_a_sibling_module(tmp_path):
+    _write(tmp_path, {"models.py": SOFTMAX_MODEL, "train.py": TRAIN.format(module="models")})
+    assert _lint(tmp_path / "train.py", {"TL103"}) == [("TL103", 10)]
+
+
+def test_model_class_through_a_relative_import_and_a_package_reexport(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/nets/__init__.py": "from .cnn import CNN, Logits\n",
+            "pkg/nets/cnn.py": SOFTMAX_MODEL,
+            "pkg/train.py": TRAIN.format(module=".nets"),
+            "scripts/run.py": TRAIN.format(module="pkg.nets"),
+        },
+    )
+    assert _lint(tmp_path / "pkg" / "train.py", {"TL103"}) == [("TL103", 10)]
+    assert _lint(tmp_path / "scripts" / "run.py", {"TL103"}) == [("TL103", 10)]
+
+
+def test_loss_helper_in_another_module_gets_softmax_output(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "losses.py": """
+                import torch.nn.functional as F
+
+                def classification_loss(scores, target):
+                    return F.cross_entropy(scores, target)
+
+                def bce_loss(prob, target):
+                    return F.binary_cross_entropy(prob, target)
+
+                def metric(scores, target):
+                    return (scores.argmax(1) == target).float().mean()
+            """,
+            "train.py": """
+                import torch
+                from losses import classification_loss, bce_loss, metric
+
+                def step(model, x, y):
+                    logits = model(x)
+                    probs = torch.softmax(logits, dim=1)
+                    acc = metric(probs, y)
+                    loss = classification_loss(probs, y) + classification_loss(logits, y)
+                    return loss + bce_loss(torch.sigmoid(logits[:, 0]), y.float()), acc
+            """,
+        },
+    )
+    assert _lint(tmp_path / "train.py", {"TL103", "TL207"}) == [("TL103", 9), ("TL207", 10)]
+
+
+def test_sigmoid_model_in_another_module(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "gan/models.py": """
+                import torch.nn as nn
+
+                class D(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.net = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
+
+                    def forward(self, x):
+                        return self.net(x)
+            """,
+            "gan/__init__.py": "",
+            "gan/train.py": """
+                import torch.nn as nn
+                from gan.models import D
+
+                netD = D()
+                bce = nn.BCELoss()
+
+                def step(real, ones):
+                    return bce(netD(real), ones)
+            """,
+        },
+    )
+    assert _lint(tmp_path / "gan" / "train.py", {"TL207"}) == [("TL207", 9)]
+
+
+def test_import_cycles_and_base_class_cycles_terminate(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "a.py": """
+                import torch.nn as nn
+                from b import B
+
+                class A(B):
+                    pass
+            """,
+            "b.py": """
+                from a import A
+
+                class B(A):
+                    pass
+            """,
+            "train.py": """
+                import torch.nn as nn
+                from a import A
+
+                model = A()
+                criterion = nn.CrossEntropyLoss()
+
+                def step(x, y):
+                    return criterion(model(x), y)
+            """,
+        },
+    )
+    assert _lint(tmp_path / "train.py") == []
+
+
+def test_changing_the_imported_module_changes_the_result(tmp_path):
+    _write(tmp_path, {"models.py": SOFTMAX_MODEL, "train.py": TRAIN.format(module="models")})
+    assert _lint(tmp_path / "train.py", {"TL103"}) == [("TL103", 10)]
+    (tmp_path / "models.py").write_text(textwrap.dedent(SOFTMAX_MODEL).replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)"))
+    assert _lint(tmp_path / "train.py", {"TL103"}) == []
+
+
+def test_cached_result_is_invalidated_when_an_imported_module_changes(tmp_path, run):
+    _write(tmp_path, {"models.py": SOFTMAX_MODEL, "train.py": TRAIN.format(module="models")})
+    first = run("check", "train.py", "--select", "TL103")
+    assert "train.py:10:" in first.stdout and "TL103" in first.stdout
+    cached = run("check", "train.py", "--select", "TL103")
+    assert cached.stdout == first.stdout
+    (tmp_path / "models.py").write_text(textwrap.dedent(SOFTMAX_MODEL).replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)"))
+    after = run("check", "train.py", "--select", "TL103")
+    assert "TL103" not in after.stdout
+    assert after.returncode == 0
