@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    owned_by_loss,
     is_log_call,
     DeferredLogReports,
     Deferred,
@@ -19,10 +20,21 @@ from torchlint.analysis.numerics import (
     peel_selection,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log1p_use, log_use, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule
+from torchlint.analysis.program import SIGMOID, output_kind
+from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 SOFTPLUS_MESSAGE = "`log(1 + exp(x))` overflows to `inf` for large `x`; use `F.softplus(x)`"
 LOGSIGMOID_MESSAGE = "`log(sigmoid(x))` gives `-inf` where the sigmoid underflows to 0; use `F.logsigmoid(x)`"
+
+
+MODEL_MESSAGE = (
+    "`log` of a model output whose `forward` ends in `sigmoid` gives `-inf` where the sigmoid underflows to 0; "
+    "return the logit from `forward` and use `F.logsigmoid(logit)`"
+)
+MODEL_ONE_MINUS_MESSAGE = (
+    "`log(1 - p)` of a model output whose `forward` ends in `sigmoid` gives `-inf` where the sigmoid rounds to 1; "
+    "return the logit from `forward` and use `F.logsigmoid(-logit)`"
+)
 
 
 class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
@@ -32,6 +44,10 @@ class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
     hand, and `log(sigmoid(x))` / `log(1 - sigmoid(x))` (or of elements picked from the sigmoid,
     `log(sigmoid(x)[:, 0])`), which are log-sigmoid written by hand: function
     and method spellings, `torch.special.expit`, `nn.Sigmoid` layers, and values held in local variables.
+
+    The sigmoid may also be the last step of a model's `forward` (`torch.log(model(x))`, found through
+    the program model's class summaries, in this file or the project's own modules): reported without a
+    fix, since the stable form needs the logit, which `forward` does not return.
 
     ## Why is this bad?
     `exp(x)` is `inf` for `x` above about 88.7 in float32, so `log(1 + exp(x))` is `inf` where the true
@@ -132,6 +148,29 @@ def bce(x, y):
     p = torch.sigmoid(x)
     return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
 """,
+        # the model returns logits: its log is no log of a sigmoid
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + 1
+
+
+model = Scorer()
+
+
+def log_scores(x):
+    return torch.log(model(x))
+"""
+        ),
     ]
 
     INVALID = [
@@ -266,11 +305,52 @@ def softplus(x):
     return torch.nn.functional.softplus(x)
 """,
         ),
+        # a model whose forward ends in a sigmoid (the program model's summary): reported without a fix
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+
+model = Gate()
+
+
+def log_scores(x):
+    return torch.log(model(x))
+
+
+def log_rejects(x):
+    p = model(x)
+    return torch.log(1 - p)
+""",
+            count=2,
+            message="ends in `sigmoid`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.deferred = Deferred()
+        # logs of values that may be a model's output, asked about once the walk is done
+        self.model_logs: List[Tuple[cst.Call, cst.BaseExpression, bool]] = []
+
+    def leave_Module(self, node: cst.Module) -> None:
+        super().leave_Module(node)
+        for log_call, value, negate in self.model_logs:
+            owner = owned_by_loss(self.ctx, log_call)
+            if owner is not None and self.ctx.rule_enabled(owner):
+                continue  # the log of a hand-written binary cross-entropy: TL207's
+            if output_kind(self.ctx, value) == SIGMOID:
+                self.report(log_call, MODEL_ONE_MINUS_MESSAGE if negate else MODEL_MESSAGE)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = callee_name(node)
@@ -311,6 +391,8 @@ def softplus(x):
         if sig is None and not negate:
             # elements of a sigmoid: log(sigmoid(x)[:, 0]) == logsigmoid(x)[:, 0]
             base, peeled = peel_selection(flow, use.operand)
+            if not peeled:
+                self.model_logs.append((node, use.operand, False))
             if peeled:
                 sig = sigmoid_use(ctx, base) or sigmoid_use(ctx, flow.value(base, 2))
                 if sig is not None and sig.operand is not None:
@@ -321,6 +403,8 @@ def softplus(x):
                         fix = self.make_fix("Take the same elements of `F.logsigmoid`").replace(node, new)  # type: ignore
                     self.deferred.add(ctx, node, node, LOGSIGMOID_MESSAGE, fix)
             return
+        if sig is None and negate:
+            self.model_logs.append((node, value, True))
         if sig is None or sig.operand is None:
             return
         hopped = hopped or sig.node is not value

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -16,7 +16,8 @@ from torchlint.analysis.numerics import (
     probability_source,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log_use, sigmoid_use
-from torchlint.rule import Fix, Invalid, LintRule
+from torchlint.analysis.program import SIGMOID, output_kind
+from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 EXPM1_MESSAGE = "`exp(x) - 1` loses all precision for small `x`; use `torch.expm1(x)`"
 
@@ -109,6 +110,29 @@ import torch
 def f(x):
     return torch.log(2 + x)
 """,
+        # 1 - the output of a model ending in a sigmoid: TL204's (log1p would still be -inf)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+
+gate = Gate()
+
+
+def log_rejects(x):
+    return torch.log(1 - gate(x))
+"""
+        ),
     ]
 
     INVALID = [
@@ -231,6 +255,10 @@ def f(x):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._pending: List[Tuple[cst.Call, cst.BaseExpression, Optional[Fix]]] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         if callee_name(node) in ("sub", "subtract"):
             self._expm1(node)
@@ -269,7 +297,22 @@ def f(x):
             if not ctx.rule_enabled(owner):
                 self.report(node)
             return
-        self.report(node, fix=self._fix(node, use, "log1p", x, negate))
+        fix = self._fix(node, use, "log1p", x, negate)
+        if negate:
+            # `1 - p` with `p` a model's output: whether its forward ends in a sigmoid is known after the walk
+            self._pending.append((node, value, fix))
+            return
+        self.report(node, fix=fix)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for log_call, value, fix in self._pending:
+            if output_kind(self.ctx, value) == SIGMOID:
+                # log1p(-sigmoid(z)) is still -inf for large z; TL204 names the stable form
+                if not self.ctx.rule_enabled("TL204"):
+                    self.report(log_call)
+                continue
+            self.report(log_call, fix=fix)
+        self._pending = []
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._expm1(node)

@@ -644,7 +644,9 @@ def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
         """Per-row, per-column or per-window work that no iteration shares with another (decided from
         what each iteration reads and writes), reported without a fix, naming the batched idiom."""
         ctx = self.ctx
-        if row_accumulation(ctx, node) is not None or gather_loop(ctx, node) is not None:
+        if (row_accumulation(ctx, node) is not None and ctx.rule_enabled("TL301")) or (
+            gather_loop(ctx, node) is not None and ctx.rule_enabled("TL302")
+        ):
             return  # TL301 / TL302
         work = independent_row_work(ctx, node)
         if work is None:

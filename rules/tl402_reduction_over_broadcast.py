@@ -531,6 +531,34 @@ score = x.mul(w[None, :]).pow(2).mean()
 """,
             unsafe=True,
         ),
+        # a model class of this file whose forward ends in nn.Linear(h, 1), against a list of numbers
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 16), nn.ReLU())
+        self.head = nn.Linear(16, 1)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.head(h)
+
+
+model = Net()
+y = torch.tensor([float(v) for v in range(10)])
+
+
+def step(x):
+    return F.mse_loss(model(x), y)
+""",
+            message="[..., 1]",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:

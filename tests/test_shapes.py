@@ -204,3 +204,47 @@ torch = pytest.importorskip("torch")
 def test_inferred_shapes_agree_with_torch(code):
     found = infer(f"import torch\nprobe({code})\n")
     assert found[code] == str(list(eval(code).shape)).replace("'", "")
+
+
+
+def test_model_output_last_dim_from_its_forward():
+    found = infer("""
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.head(x)
+
+class Other(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+net = Net()
+other = Other()
+probe(net(x)); probe(other(x))
+""")
+    assert found["net(x)"] == "[..., 2]"
+    assert found["other(x)"] is None
+
+
+def test_targets_from_lists_of_numbers_and_frame_columns():
+    found = infer("""
+import pandas as pd
+import torch
+df = pd.read_csv("d.csv")
+ys = []
+for r in rows:
+    ys.append(float(r))
+names = [r for r in rows]
+probe(torch.tensor(ys)); probe(torch.tensor(df["y"].values)); probe(torch.tensor(names))
+probe(torch.tensor([float(v) for v in rows]))
+""")
+    assert found["torch.tensor(ys)"] == "[?]"
+    assert found['torch.tensor(df["y"].values)'] == "[?]"
+    assert found["torch.tensor(names)"] is None
+    assert found["torch.tensor([float(v) for v in rows])"] == "[?]"

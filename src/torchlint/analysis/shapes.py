@@ -891,6 +891,42 @@ class _Infer:
             return reduce(base, ks, keep)
         return None
 
+    def _model_head(self, func: cst.BaseExpression) -> Optional[cst.Call]:
+        """``model(x)`` with ``model = Net(...)`` and ``Net`` a class of this module whose ``forward`` returns
+        ``self.<head>(...)``, ``<head>`` built in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential``
+        ending in one): that layer's constructor, so the output's last dimension is known."""
+        ctx = self.ctx
+        values = ctx.names.values(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
+        if len(values) != 1 or not isinstance(values[0], cst.Call) or not isinstance(values[0].func, cst.Name):
+            return None
+        name = values[0].func.value
+        classes = [st for st in ctx.module.body if isinstance(st, cst.ClassDef) and st.name.value == name]
+        if len(classes) != 1:
+            return None
+        methods = {m.name.value: m for m in classes[0].body.body if isinstance(m, cst.FunctionDef)}
+        forward, init = methods.get("forward"), methods.get("__init__")
+        if forward is None or init is None or not isinstance(forward.body, cst.IndentedBlock):
+            return None
+        last = forward.body.body[-1] if forward.body.body else None
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
+            return None
+        returned = last.body[0].value
+        if not (isinstance(returned, cst.Call) and isinstance(returned.func, cst.Attribute)
+                and isinstance(returned.func.value, cst.Name) and returned.func.value.value == "self"):
+            return None
+        attr = returned.func.attr.value
+        builders = []
+        for node in ctx.contents(init).assigns:
+            if isinstance(node, cst.Assign):
+                for t in node.targets:
+                    tg = t.target
+                    if (isinstance(tg, cst.Attribute) and tg.attr.value == attr and isinstance(tg.value, cst.Name)
+                            and tg.value.value == "self"):
+                        builders.append(node.value)
+        if len(builders) != 1:
+            return None
+        return _linear_builder(ctx, builders[0])
+
     def layer(self, call: cst.Call) -> Optional[Shape]:
         """``linear(x)`` where ``linear`` was built as ``nn.Linear(in, out)`` (or an ``nn.Sequential``
         ending in one): the last dimension is ``out``."""
@@ -908,6 +944,8 @@ class _Infer:
                         builder = sequential_ending_in(ctx, value, LINEAR_LAYERS)
                     break
         if builder is None:
+            builder = self._model_head(func)
+        if builder is None:
             return None
         lazy = any(q.endswith("LazyLinear") for q in ctx.names.qualified_names(builder.func))
         out = arg(builder, 0 if lazy else 1, "out_features")
@@ -919,6 +957,14 @@ class _Infer:
 
 
 _MISSING = object()
+
+
+def _linear_builder(ctx: FileContext, value: cst.BaseExpression) -> Optional[cst.Call]:
+    if isinstance(value, cst.Call):
+        if ctx.names.matches(value.func, LINEAR_LAYERS):
+            return value
+        return sequential_ending_in(ctx, value, LINEAR_LAYERS)
+    return None
 
 
 def _array_index(el: cst.SubscriptElement) -> bool:
