@@ -1,16 +1,26 @@
 """flake8 adapter: the same engine, the same codes, lines and messages as the CLI.
 
-flake8 keeps its own selection and ``# noqa`` handling, so the plugin runs every rule and reports
-everything (rules that are off by default in the CLI go into flake8's default ignore list).  Only rule
-options are read from ``[tool.torchlint]``.  Columns are handed to flake8 0-based; it prints them
-1-based, so the two tools show the same positions.
+flake8 keeps its own selection and ``# noqa`` handling.  The plugin asks flake8's own decision engine
+(``--select``, ``--extend-select``, ``--ignore``, ``--extend-ignore`` and the defaults) which TL codes
+can be reported at all, and runs only those rules; when none can be, it imports nothing and lints
+nothing, so ``flake8 --select E,W,F`` costs the same with the plugin installed as without it.  Rules
+that are off by default in the CLI go into flake8's default ignore list.  Only rule options are read
+from ``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and flake8 does not read them.
+Columns are handed to flake8 0-based; it prints them 1-based, so the two tools show the same positions.
+
+Nothing heavy (libcst, the rules, the configuration) is imported at module level or while flake8
+registers options: this module is imported by every flake8 run once the package is installed.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterator, List, Tuple, Type
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchlint import __version__
+
+#: Codes of the rules whose ``DEFAULT_ENABLED`` is False (kept equal by a test, so that registering
+#: flake8's options does not need to import the rules).
+OFF_BY_DEFAULT: Tuple[str, ...] = ()
 
 
 def _load_options() -> Dict[str, Any]:
@@ -32,10 +42,45 @@ def _load_options() -> Dict[str, Any]:
         return {}
 
 
+def selected_codes(options: Any) -> Optional[Sequence[str]]:
+    """The rule codes flake8's decision engine would report under ``options``; None when none."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+    except ImportError:  # pragma: no cover - an unknown flake8: run everything, flake8 filters
+        return ("TL",)
+    try:
+        engine = DecisionEngine(options)
+    except Exception:  # pragma: no cover - options without the usual attributes
+        return ("TL",)
+    probe = _probe_codes()
+    chosen = [code for code in probe if engine.decision_for(code) is Decision.Selected]
+    return chosen or None
+
+
+def _probe_codes() -> List[str]:
+    """Every code a TL selector could name, without importing the rules: the code of each rule module
+    (``tlNNN_*.py`` in the rules package)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torchlint.rules")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    codes = set()
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("tl") and name.endswith(".py") and name[2:5].isdigit():
+                codes.add("TL" + name[2:5])
+    return sorted(codes)
+
+
 class TorchLintPlugin:
     name = "torchlint"
     version = __version__
     _options: Dict[str, Any] = {}
+    _codes: Optional[Sequence[str]] = ("TL",)  # the rule codes flake8 can report; None: none
 
     def __init__(self, tree: Any, filename: str, lines: List[str]) -> None:
         self.filename = filename
@@ -43,24 +88,28 @@ class TorchLintPlugin:
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
-        from torchlint.rules import all_rules
-
-        off = [r.CODE for r in all_rules() if not r.DEFAULT_ENABLED]
-        if off:
-            parser.extend_default_ignore(off)
+        if OFF_BY_DEFAULT:
+            parser.extend_default_ignore(list(OFF_BY_DEFAULT))
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls._options = _load_options()
+        cls._codes = selected_codes(options)
+        cls._options = _load_options() if cls._codes is not None else {}
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchLintPlugin"]]]:
+        codes = self._codes
+        if codes is None:
+            return
         from torchlint.engine import Settings, lint_source
         from torchlint.rules import all_rules
 
+        rules = [r for r in all_rules() if r.CODE.startswith(tuple(codes))]
+        if not rules:
+            return
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        settings = Settings(rules=all_rules(), options=self._options, noqa=False)
+        settings = Settings(rules=rules, options=self._options, noqa=False)
         result = lint_source(self.filename, source, settings)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
