@@ -1,0 +1,429 @@
+"""``torchlint server``: a language server (LSP 3.17 over stdio, built on pygls).
+
+Diagnostics are published on open, on change (debounced) and on save.  Analysis runs in a worker thread,
+one document at a time, off the thread that answers requests; a result is published only if the document
+is still at the version that was analysed (stale results are dropped).  Code actions: each finding's fix
+(unsafe ones labelled as such), ``source.fixAll.torchlint`` (every applicable fix) and "Suppress TLnnn on
+this line".  Hovering a finding shows its rule's page.  Configuration comes from ``pyproject.toml`` /
+``torchlint.toml`` as for the CLI and is read again when such a file changes.
+
+Every document is analysed on its own: a change re-analyses that document only.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from lsprotocol import types as T
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from torchlint import __version__
+from torchlint.engine import PARSE_ERROR, Diagnostic
+from torchlint.lsp.documents import (
+    CONFIG_NAMES,
+    Analysis,
+    ConfigStore,
+    TextEdit,
+    UserSettings,
+    analyse,
+    diagnostic_range,
+    fix_all,
+    fix_edit,
+    is_applicable,
+    minimal_edit,
+    noqa_edit,
+    rule_page,
+    split_lines,
+)
+from torchlint.report import PROJECT_URL, rule_url
+
+log = logging.getLogger("torchlint.lsp")
+
+FIX_ALL_KIND = "source.fixAll.torchlint"
+DEBOUNCE_S = 0.15
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class _DocState:
+    generation: int = 0
+    pending: Optional["asyncio.Task[Any]"] = None
+    result: Optional[Analysis] = None
+    result_generation: int = -1
+
+
+class TorchlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("torchlint", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Full)
+        from torchlint.rules import all_rules
+
+        self.rules = {r.CODE: r for r in all_rules()}
+        self.configs = ConfigStore(list(self.rules.values()))
+        self.user = UserSettings()
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="torchlint-analysis")
+        self.states: Dict[str, _DocState] = {}
+        self.shown_errors: set = set()
+        self.debounce = DEBOUNCE_S
+
+    # -- documents --------------------------------------------------------------------------------
+    def wants(self, uri: str, language_id: Optional[str]) -> bool:
+        if language_id is not None:
+            return language_id == "python"
+        path = to_fs_path(uri) or uri
+        return path.endswith(PY_SUFFIXES)
+
+    def fallback_root(self, path: Optional[str]) -> str:
+        folders = []
+        for folder in self.workspace.folders.values():
+            fs = to_fs_path(folder.uri)
+            if fs:
+                folders.append(os.path.abspath(fs))
+        if path:
+            inside = [f for f in folders if os.path.abspath(path).startswith(f.rstrip(os.sep) + os.sep)]
+            if inside:
+                return max(inside, key=len)
+            return os.path.dirname(os.path.abspath(path))
+        if folders:
+            return folders[0]
+        root = self.workspace.root_path
+        return root or os.getcwd()
+
+    def snapshot(self, uri: str) -> Optional[Tuple[Optional[str], str, str, Optional[int]]]:
+        """(path on disk, display name, text, version) of an open document; None if it is not open."""
+        if uri not in self.workspace.text_documents:
+            return None
+        doc = self.workspace.get_text_document(uri)
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        return path, path or uri, doc.source, doc.version
+
+    def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str) -> Analysis:
+        """Analyse one snapshot of a document (runs in the worker)."""
+        return analyse(name, text, version, self.configs.resolve(path, root))
+
+    def schedule(self, uri: str, delay: float) -> None:
+        state = self.states.setdefault(uri, _DocState())
+        state.generation += 1
+        if state.pending is not None and not state.pending.done():
+            state.pending.cancel()
+        state.pending = asyncio.ensure_future(self._run(uri, state.generation, delay))
+
+    async def _run(self, uri: str, generation: int, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        result = await self.analysis_for(uri, generation)
+        if result is not None:
+            self.publish(uri, result)
+
+    async def analysis_for(self, uri: str, generation: Optional[int] = None) -> Optional[Analysis]:
+        """The analysis of the document's current text: cached when still current, else computed now.
+        None when the document changed (or closed) while it was being analysed."""
+        state = self.states.setdefault(uri, _DocState())
+        if generation is None:
+            generation = state.generation
+        doc_version = self.current_version(uri)
+        cached = state.result
+        if cached is not None and state.result_generation == generation and cached.version == doc_version:
+            return cached
+        snap = self.snapshot(uri)
+        if snap is None:
+            return None
+        path, name, text, version = snap
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(
+                self.executor, self.compute, path, name, text, version, self.fallback_root(path)
+            )
+        except Exception as exc:  # never lose the server to one document
+            log.exception("analysis of %s failed", uri)
+            self.log(f"analysis of {uri} failed: {type(exc).__name__}: {exc}", T.MessageType.Error)
+            return None
+        if result is None or state.generation != generation or self.current_version(uri) != result.version:
+            return None  # stale: a newer analysis is on its way
+        for err in result.errors:
+            self.log(err, T.MessageType.Error)
+        if result.config.error and result.config.error not in self.shown_errors:
+            self.shown_errors.add(result.config.error)
+            self.window_show_message(
+                T.ShowMessageParams(type=T.MessageType.Error, message=f"torchlint: {result.config.error}")
+            )
+        state.result = result
+        state.result_generation = generation
+        return result
+
+    def current_version(self, uri: str) -> Optional[int]:
+        if uri not in self.workspace.text_documents:
+            return None
+        return self.workspace.get_text_document(uri).version
+
+    def forget(self, uri: str) -> None:
+        state = self.states.pop(uri, None)
+        if state is not None and state.pending is not None and not state.pending.done():
+            state.pending.cancel()
+        self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def reanalyse_all(self) -> None:
+        for uri in list(self.states):
+            if uri in self.workspace.text_documents:
+                self.schedule(uri, 0)
+
+    def config_changed(self) -> None:
+        self.configs.clear()
+        self.shown_errors.clear()
+        self.reanalyse_all()
+
+    def log(self, message: str, kind: T.MessageType = T.MessageType.Info) -> None:
+        try:
+            self.window_log_message(T.LogMessageParams(type=kind, message=message))
+        except Exception:  # pragma: no cover - no client to talk to
+            log.warning("%s", message)
+
+    # -- conversions ------------------------------------------------------------------------------
+    def position(self, lines: Sequence[str], pos: Tuple[int, int]) -> T.Position:
+        line, col = pos
+        if line >= len(lines):
+            return T.Position(line=len(lines) - 1 if lines else 0, character=self._units(lines[-1] if lines else ""))
+        text = lines[line]
+        return T.Position(line=line, character=self._units(text[: max(0, col)]))
+
+    def _units(self, s: str) -> int:
+        return self.workspace.position_codec.client_num_units(s)
+
+    def to_range(self, lines: Sequence[str], start: Tuple[int, int], end: Tuple[int, int]) -> T.Range:
+        return T.Range(start=self.position(lines, start), end=self.position(lines, end))
+
+    def from_position(self, lines: Sequence[str], pos: T.Position) -> Tuple[int, int]:
+        if pos.line >= len(lines):
+            return (pos.line, 0)
+        text = lines[pos.line]
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= pos.character:
+                return (pos.line, i)
+            units += self._units(ch)
+        return (pos.line, len(text))
+
+    def lsp_diagnostic(self, d: Diagnostic, lines: Sequence[str]) -> T.Diagnostic:
+        start, end = diagnostic_range(d, lines)
+        rule = self.rules.get(d.code)
+        applicable = is_applicable(d, self.user.unsafe_fixes)
+        data: Dict[str, Any] = {"fix": None}
+        if d.fix is not None:
+            data["fix"] = {"title": d.fix.title, "applicability": d.fix.applicability}
+        return T.Diagnostic(
+            range=self.to_range(lines, start, end),
+            message=("[*] " if applicable else "") + d.message,
+            severity=T.DiagnosticSeverity.Error if d.code == PARSE_ERROR else T.DiagnosticSeverity.Warning,
+            code=d.code,
+            code_description=T.CodeDescription(href=rule_url(rule) if rule else PROJECT_URL),
+            source="torchlint",
+            data=data,
+        )
+
+    def publish(self, uri: str, result: Analysis) -> None:
+        lines = split_lines(result.text)
+        diags = [self.lsp_diagnostic(d, lines) for d in result.diagnostics]
+        if result.config.error:
+            diags.insert(
+                0,
+                T.Diagnostic(
+                    range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0)),
+                    message=f"torchlint configuration error: {result.config.error}",
+                    severity=T.DiagnosticSeverity.Error,
+                    source="torchlint",
+                ),
+            )
+        self.text_document_publish_diagnostics(
+            T.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diags)
+        )
+
+    def workspace_edit(self, uri: str, lines: Sequence[str], edits: Sequence[TextEdit]) -> T.WorkspaceEdit:
+        return T.WorkspaceEdit(
+            changes={uri: [T.TextEdit(range=self.to_range(lines, e.start, e.end), new_text=e.new_text) for e in edits]}
+        )
+
+    # -- code actions ---------------------------------------------------------------------------------
+    async def code_actions(self, params: T.CodeActionParams) -> Optional[List[T.CodeAction]]:
+        uri = params.text_document.uri
+        if uri not in self.workspace.text_documents:
+            return None
+        result = await self.analysis_for(uri)
+        if result is None:
+            return None
+        only = params.context.only
+        want_quick = only is None or any(_kind_matches(T.CodeActionKind.QuickFix, k) for k in only)
+        want_fix_all = only is None or any(_kind_matches(FIX_ALL_KIND, k) for k in only)
+        lines = split_lines(result.text)
+        first, last = self.from_position(lines, params.range.start), self.from_position(lines, params.range.end)
+        actions: List[T.CodeAction] = []
+        if want_quick:
+            for d in result.diagnostics:
+                if d.code == PARSE_ERROR:
+                    continue
+                start, end = diagnostic_range(d, lines)
+                if end < first or start > last:
+                    continue
+                diag = self.lsp_diagnostic(d, lines)
+                edit = fix_edit(result.text, d)
+                if edit is not None and d.fix is not None:
+                    unsafe = d.fix.applicability != "safe"
+                    title = f"{d.fix.title} ({d.code})"
+                    if unsafe:
+                        title = f"Unsafe fix: {title} - may change behaviour beyond the bug, review it"
+                    actions.append(
+                        T.CodeAction(
+                            title=title,
+                            kind=T.CodeActionKind.QuickFix,
+                            diagnostics=[diag],
+                            is_preferred=not unsafe,
+                            edit=self.workspace_edit(uri, lines, [edit]),
+                        )
+                    )
+                noqa = noqa_edit(result.text, start[0], d.code)
+                if noqa is not None:
+                    actions.append(
+                        T.CodeAction(
+                            title=f"Suppress {d.code} on this line",
+                            kind=T.CodeActionKind.QuickFix,
+                            diagnostics=[diag],
+                            edit=self.workspace_edit(uri, lines, [noqa]),
+                        )
+                    )
+        if want_fix_all and any(is_applicable(d, self.user.unsafe_fixes) for d in result.diagnostics):
+            snap = self.snapshot(uri)
+            if snap is not None:
+                path, name, _text, _version = snap
+                loop = asyncio.get_running_loop()
+                fixed = await loop.run_in_executor(
+                    self.executor, fix_all, name, result.text, result.config, self.user.unsafe_fixes
+                )
+                if fixed is not None and self.current_version(uri) == result.version:
+                    edit = minimal_edit(result.text, fixed)
+                    if edit is not None:
+                        actions.append(
+                            T.CodeAction(
+                                title="Fix all safe torchlint problems"
+                                if not self.user.unsafe_fixes
+                                else "Fix all torchlint problems (unsafe fixes included)",
+                                kind=FIX_ALL_KIND,
+                                edit=self.workspace_edit(uri, lines, [edit]),
+                            )
+                        )
+        return actions
+
+    def hover(self, params: T.HoverParams) -> Optional[T.Hover]:
+        uri = params.text_document.uri
+        state = self.states.get(uri)
+        if state is None or state.result is None or state.result.version != self.current_version(uri):
+            return None
+        result = state.result
+        lines = split_lines(result.text)
+        pos = self.from_position(lines, params.position)
+        pages = []
+        for d in result.diagnostics:
+            start, end = diagnostic_range(d, lines)
+            rule = self.rules.get(d.code)
+            if rule is not None and start <= pos <= end:
+                page = f"{rule_page(rule)}\n\n[Rule page]({rule_url(rule)})"
+                if page not in pages:
+                    pages.append(page)
+        if not pages:
+            return None
+        return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value="\n\n---\n\n".join(pages)))
+
+
+def _kind_matches(kind: str, wanted: str) -> bool:
+    return kind == wanted or kind.startswith(wanted + ".")
+
+
+def _is_config_uri(uri: str) -> bool:
+    return uri.rsplit("/", 1)[-1] in CONFIG_NAMES
+
+
+def build_server() -> TorchlintServer:
+    server = TorchlintServer()
+
+    @server.feature(T.INITIALIZE)
+    def on_initialize(ls: TorchlintServer, params: T.InitializeParams) -> None:
+        ls.user = UserSettings.from_client(params.initialization_options, ls.user)
+
+    @server.feature(T.INITIALIZED)
+    def on_initialized(ls: TorchlintServer, params: T.InitializedParams) -> None:
+        caps = ls.client_capabilities
+        watched = caps.workspace.did_change_watched_files if caps.workspace else None
+        if watched is not None and watched.dynamic_registration:
+            watchers = [T.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+            ls.client_register_capability(
+                T.RegistrationParams(
+                    registrations=[
+                        T.Registration(
+                            id="torchlint-config-watch",
+                            method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=T.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+                        )
+                    ]
+                )
+            )
+
+    @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TorchlintServer, params: T.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        if ls.wants(doc.uri, doc.language_id):
+            ls.schedule(doc.uri, 0)
+
+    @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TorchlintServer, params: T.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in ls.states:
+            ls.schedule(uri, ls.debounce)
+
+    @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TorchlintServer, params: T.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if _is_config_uri(uri):
+            ls.config_changed()
+        elif uri in ls.states:
+            ls.schedule(uri, 0)
+
+    @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TorchlintServer, params: T.DidCloseTextDocumentParams) -> None:
+        if params.text_document.uri in ls.states:
+            ls.forget(params.text_document.uri)
+
+    @server.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched(ls: TorchlintServer, params: T.DidChangeWatchedFilesParams) -> None:
+        if any(_is_config_uri(change.uri) for change in params.changes):
+            ls.config_changed()
+
+    @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: TorchlintServer, params: T.DidChangeConfigurationParams) -> None:
+        ls.user = UserSettings.from_client(params.settings, ls.user)
+        ls.config_changed()
+
+    @server.feature(T.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: TorchlintServer, params: T.DidChangeWorkspaceFoldersParams) -> None:
+        ls.config_changed()
+
+    @server.feature(
+        T.TEXT_DOCUMENT_CODE_ACTION,
+        T.CodeActionOptions(code_action_kinds=[T.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False),
+    )
+    async def code_action(ls: TorchlintServer, params: T.CodeActionParams) -> Optional[List[T.CodeAction]]:
+        return await ls.code_actions(params)
+
+    @server.feature(T.TEXT_DOCUMENT_HOVER)
+    def hover(ls: TorchlintServer, params: T.HoverParams) -> Optional[T.Hover]:
+        return ls.hover(params)
+
+    return server
+
+
+def main() -> None:
+    build_server().start_io()
+
+
+__all__ = ["TorchlintServer", "build_server", "main"]
