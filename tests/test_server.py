@@ -137,6 +137,12 @@ class Session:
         )
         return None if got is None else list(got)
 
+    async def raw(self, message):
+        """Write one message on the server's stdin, bypassing the client's checks."""
+        body = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.client._server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await self.client._server.stdin.drain()
+
     async def stop(self):
         await asyncio.wait_for(self.client.shutdown_session(), TIMEOUT)
         code = self.client._server.returncode if self.client._server else None
@@ -303,20 +309,19 @@ def test_malformed_requests_and_unparsable_documents_do_not_kill_the_server(tmp_
     async def scenario():
         s = Session(tmp_path)
         await s.start()
-        uri, diags = await s.open("broken.py", "def f(:\n    return\n")
+        uri, diags = await s.open("broken.py", "import torch\ndef f(:\n    return\n")
         assert [d.code for d in diags] == ["TL000"]
         assert diags[0].severity == T.DiagnosticSeverity.Error
-        assert await s.actions(uri, "def f(:\n") == []
+        assert await s.actions(uri, "import torch\ndef f(:\n") == []
         # a document that parses in neither direction, deep nesting, a lone surrogate-free mess of bytes
-        for text in ["(" * 5000, "x = [" * 300 + "]" * 300, "\x00\x01 if", "class", "😋 = torch.softmax(\n"]:
+        for text in ["torch" + "(" * 5000, "torch = [" * 300 + "]" * 300, "torch\x00\x01 if", "class torch", "😋 = torch.softmax(\n"]:
             assert [d.code for d in await s.change(uri, text)] == ["TL000"]
-        # requests with the wrong parameters, unknown methods, documents never opened
-        with pytest.raises(Exception):
-            await asyncio.wait_for(s.client.protocol.send_request_async("textDocument/codeAction", {"bogus": 1}), TIMEOUT)
-        with pytest.raises(Exception):
-            await asyncio.wait_for(s.client.protocol.send_request_async("torchlint/nothing", [1, 2]), TIMEOUT)
-        s.client.protocol.notify("textDocument/didChange", {"textDocument": 3})
-        s.client.protocol.notify("textDocument/didOpen", {})
+        # requests with the wrong parameters, unknown methods, notifications with nonsense in them
+        await s.raw({"jsonrpc": "2.0", "id": "bad-1", "method": "textDocument/codeAction", "params": {"bogus": 1}})
+        await s.raw({"jsonrpc": "2.0", "id": "bad-2", "method": "torchlint/nothing", "params": [1, 2]})
+        await s.raw({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": 3}})
+        await s.raw({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {}})
+        await s.raw({"jsonrpc": "2.0", "id": "bad-3", "method": "textDocument/hover", "params": None})
         never = (tmp_path / "never.py").as_uri()
         assert await s.actions(never, "") is None
         hover = await s.client.text_document_hover_async(
@@ -324,9 +329,7 @@ def test_malformed_requests_and_unparsable_documents_do_not_kill_the_server(tmp_
         )
         assert hover is None
         # bytes that are not JSON at all
-        body = b"{this is not json"
-        s.client._server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        await s.client._server.stdin.drain()
+        await s.raw(b"{this is not json")
         # still alive and still right
         diags = await s.change(uri, BOTH)
         assert sorted(d.code for d in diags) == ["TL101", "TL103"]
