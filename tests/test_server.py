@@ -381,3 +381,28 @@ def test_server_without_pygls_reports_the_extra(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 2
     assert "torchlint[lsp]" in res.stderr
+
+
+def test_positions_are_utf16_and_quick_fix_edits_land_right(tmp_path):
+    text = (
+        "import torch\nimport torch.nn.functional as F\n\n\n"
+        "def loss_fn(logits, target):\n"
+        '    label = "😋é"; return F.cross_entropy(torch.softmax(logits, dim=-1), target)\n'
+    )
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        uri, diags = await s.open("emoji.py", text)
+        assert [d.code for d in diags] == ["TL103"]
+        line = text.split("\n")[5]
+        start = line.index("torch.softmax")
+        assert diags[0].range.start.character == start + 1  # the emoji is two UTF-16 units
+        actions = await s.actions(uri, text)
+        fix = [a for a in actions if a.is_preferred]
+        fixed = apply(text, fix[0].edit, uri)
+        assert 'label = "😋é"; return F.cross_entropy(logits, target)\n' in fixed
+        assert await s.change(uri, fixed) == []
+        await s.stop()
+
+    run(scenario())

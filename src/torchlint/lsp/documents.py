@@ -237,6 +237,8 @@ def _line_ends_in_string(text: str, line0: int) -> bool:
     comment cannot go; also True when the text does not tokenize."""
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.ERRORTOKEN:
+                return True
             if tok.start[0] - 1 > line0:
                 break
             if tok.type in (tokenize.STRING, getattr(tokenize, "FSTRING_START", -1)) or tok.type == getattr(
