@@ -406,3 +406,34 @@ def test_positions_are_utf16_and_quick_fix_edits_land_right(tmp_path):
         await s.stop()
 
     run(scenario())
+
+
+def test_requests_are_answered_while_a_workspace_is_being_analysed(tmp_path):
+    """Opening many files queues their analysis in the background; a code action on one of them is
+    answered before that queue has drained (it is analysed first), with the right fixes."""
+    count = 60
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        uris = []
+        for i in range(count):
+            path = tmp_path / f"m{i}.py"
+            path.write_text(BOTH)
+            uri = path.as_uri()
+            uris.append(uri)
+            s.versions[uri] = 1
+            s.client.text_document_did_open(
+                T.DidOpenTextDocumentParams(
+                    text_document=T.TextDocumentItem(uri=uri, language_id="python", version=1, text=BOTH)
+                )
+            )
+        actions = await s.actions(uris[-1], BOTH)
+        done_before = sum(1 for u in uris if s.count(u))
+        assert sorted(a.diagnostics[0].code for a in actions if a.is_preferred) == ["TL101", "TL103"]
+        assert done_before < count - 1
+        for uri in uris:
+            assert sorted(d.code for d in await s.diagnostics(uri, 1)) == ["TL101", "TL103"]
+        await s.stop()
+
+    run(scenario())

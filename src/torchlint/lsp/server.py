@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -40,6 +39,7 @@ from torchlint.lsp.documents import (
     rule_page,
     split_lines,
 )
+from torchlint.lsp.worker import BACKGROUND, INTERACTIVE, PriorityWorker
 from torchlint.report import PROJECT_URL, rule_url
 
 log = logging.getLogger("torchlint.lsp")
@@ -65,7 +65,7 @@ class TorchlintServer(LanguageServer):
         self.rules = {r.CODE: r for r in all_rules()}
         self.configs = ConfigStore(list(self.rules.values()))
         self.user = UserSettings()
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix="torchlint-analysis")
+        self.worker = PriorityWorker()
         self.states: Dict[str, _DocState] = {}
         self.shown_errors: set = set()
         self.debounce = DEBOUNCE_S
@@ -105,21 +105,23 @@ class TorchlintServer(LanguageServer):
         """Analyse one snapshot of a document (runs in the worker)."""
         return analyse(name, text, version, self.configs.resolve(path, root))
 
-    def schedule(self, uri: str, delay: float) -> None:
+    def schedule(self, uri: str, delay: float, priority: int = INTERACTIVE) -> None:
         state = self.states.setdefault(uri, _DocState())
         state.generation += 1
         if state.pending is not None and not state.pending.done():
             state.pending.cancel()
-        state.pending = asyncio.ensure_future(self._run(uri, state.generation, delay))
+        state.pending = asyncio.ensure_future(self._run(uri, state.generation, delay, priority))
 
-    async def _run(self, uri: str, generation: int, delay: float) -> None:
+    async def _run(self, uri: str, generation: int, delay: float, priority: int) -> None:
         if delay:
             await asyncio.sleep(delay)
-        result = await self.analysis_for(uri, generation)
+        result = await self.analysis_for(uri, generation, priority)
         if result is not None:
             self.publish(uri, result)
 
-    async def analysis_for(self, uri: str, generation: Optional[int] = None) -> Optional[Analysis]:
+    async def analysis_for(
+        self, uri: str, generation: Optional[int] = None, priority: int = INTERACTIVE
+    ) -> Optional[Analysis]:
         """The analysis of the document's current text: cached when still current, else computed now.
         None when the document changed (or closed) while it was being analysed."""
         state = self.states.setdefault(uri, _DocState())
@@ -133,10 +135,9 @@ class TorchlintServer(LanguageServer):
         if snap is None:
             return None
         path, name, text, version = snap
-        loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(
-                self.executor, self.compute, path, name, text, version, self.fallback_root(path)
+            result = await asyncio.wrap_future(
+                self.worker.submit(priority, self.compute, path, name, text, version, self.fallback_root(path))
             )
         except Exception as exc:  # never lose the server to one document
             log.exception("analysis of %s failed", uri)
@@ -169,7 +170,7 @@ class TorchlintServer(LanguageServer):
     def reanalyse_all(self) -> None:
         for uri in list(self.states):
             if uri in self.workspace.text_documents:
-                self.schedule(uri, 0)
+                self.schedule(uri, 0, BACKGROUND)
 
     def config_changed(self) -> None:
         self.configs.clear()
@@ -297,9 +298,8 @@ class TorchlintServer(LanguageServer):
             snap = self.snapshot(uri)
             if snap is not None:
                 path, name, _text, _version = snap
-                loop = asyncio.get_running_loop()
-                fixed = await loop.run_in_executor(
-                    self.executor, fix_all, name, result.text, result.config, self.user.unsafe_fixes
+                fixed = await asyncio.wrap_future(
+                    self.worker.submit(INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes)
                 )
                 if fixed is not None and self.current_version(uri) == result.version:
                     edit = minimal_edit(result.text, fixed)
@@ -369,11 +369,15 @@ def build_server() -> TorchlintServer:
                 )
             )
 
+    @server.feature(T.SHUTDOWN)
+    def on_shutdown(ls: TorchlintServer, params: Any) -> None:
+        ls.worker.shutdown()
+
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchlintServer, params: T.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
         if ls.wants(doc.uri, doc.language_id):
-            ls.schedule(doc.uri, 0)
+            ls.schedule(doc.uri, 0, BACKGROUND)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchlintServer, params: T.DidChangeTextDocumentParams) -> None:
