@@ -14,7 +14,9 @@ Rows (wall-clock, this machine; FILE should be a ~300-line module that imports t
 - ``torchlint --no-cache FILE`` (CLI cold: process start, imports, one lint), best of ``--repeat``.
 
 The "without the plugin" row needs a Python with flake8 but without torchlint: ``--bare-python``
-(default: the first ``python3`` on PATH that cannot import torchlint).
+(default: the interpreter the virtual environment was made from, else ``python3`` on PATH, if it has
+flake8 and cannot import torchlint).  ``--old-plugin SRC`` adds a row for the plugin of another
+checkout (its ``src`` folder put first on ``PYTHONPATH``), to compare before and after.
 """
 from __future__ import annotations
 
@@ -41,7 +43,9 @@ def best_of(cmd: Sequence[str], repeat: int, cwd: str) -> float:
 
 
 def bare_python(explicit: Optional[str]) -> Optional[str]:
-    candidates = [explicit] if explicit else [shutil.which("python3"), "/usr/bin/python3"]
+    # the interpreter this virtual environment was made from: same Python, same flake8, no torchlint
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    candidates = [explicit] if explicit else [base, shutil.which("python3"), "/usr/bin/python3"]
     for py in candidates:
         if not py or not os.path.exists(py):
             continue
@@ -120,6 +124,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--bare-python", default=None)
+    ap.add_argument("--old-plugin", default=None, help="src folder of another torchlint checkout")
     args = ap.parse_args(argv)
     path = os.path.abspath(args.file)
     with open(path, encoding="utf-8") as fh:
@@ -151,6 +156,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         print("(no Python with flake8 and without torchlint found: plugin-off row skipped)")
     rows.append(("flake8 --select E,W,F, plugin installed", [sys.executable, "-m", "flake8", "--select", "E,W,F", target]))
+    if args.old_plugin:
+        rows.append(("flake8 --select E,W,F, plugin of --old-plugin", ["env", f"PYTHONPATH={os.path.abspath(args.old_plugin)}",
+                     sys.executable, "-m", "flake8", "--select", "E,W,F", target]))
     rows.append(("flake8 --select TL (plugin linting)", [sys.executable, "-m", "flake8", "--select", "TL", target]))
     rows.append(("torchlint --no-cache FILE (CLI cold)", [sys.executable, "-m", "torchlint", "--no-cache", target]))
     for label, cmd in rows:
