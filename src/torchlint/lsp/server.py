@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types as T
@@ -55,6 +55,7 @@ class _DocState:
     pending: Optional["asyncio.Task[Any]"] = None
     result: Optional[Analysis] = None
     result_generation: int = -1
+    result_epoch: int = -1  # the configuration epoch the result was computed under
 
 
 class TorchlintServer(LanguageServer):
@@ -69,6 +70,7 @@ class TorchlintServer(LanguageServer):
         self.states: Dict[str, _DocState] = {}
         self.shown_errors: set = set()
         self.debounce = DEBOUNCE_S
+        self.epoch = 0  # bumped when any configuration (files or editor settings) changes
 
     # -- documents --------------------------------------------------------------------------------
     def wants(self, uri: str, language_id: Optional[str]) -> bool:
@@ -135,6 +137,12 @@ class TorchlintServer(LanguageServer):
         if snap is None:
             return None
         path, name, text, version = snap
+        epoch = self.epoch
+        if cached is not None and state.result_epoch == epoch and cached.text == text:
+            # same text under the same configuration (a save after the edit was analysed): reuse
+            result = replace(cached, version=version)
+            state.result, state.result_generation = result, generation
+            return result
         try:
             result = await asyncio.wrap_future(
                 self.worker.submit(priority, self.compute, path, name, text, version, self.fallback_root(path))
@@ -154,6 +162,7 @@ class TorchlintServer(LanguageServer):
             )
         state.result = result
         state.result_generation = generation
+        state.result_epoch = epoch if self.epoch == epoch else -1
         return result
 
     def current_version(self, uri: str) -> Optional[int]:
@@ -173,6 +182,7 @@ class TorchlintServer(LanguageServer):
                 self.schedule(uri, 0, BACKGROUND)
 
     def config_changed(self) -> None:
+        self.epoch += 1
         self.configs.clear()
         self.shown_errors.clear()
         self.reanalyse_all()
