@@ -270,6 +270,13 @@ def test_configuration_is_read_and_reloaded(tmp_path):
         await s.start()
         uri, diags = await s.open("train.py", BOTH)
         assert sorted(d.code for d in diags) == ["TL101", "TL103"]
+        # the server asked to be told about configuration files
+        for _ in range(200):
+            if s.registrations:
+                break
+            await asyncio.sleep(0.05)
+        globs = [w["globPattern"] for r in s.registrations for w in r.register_options["watchers"]]
+        assert sorted(globs) == ["**/pyproject.toml", "**/torchlint.toml"]
         before = s.count(uri)
         (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\nextend-exclude = ["gen_*.py"]\n')
         s.client.workspace_did_change_watched_files(
