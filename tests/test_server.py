@@ -233,8 +233,8 @@ def test_fix_all_and_noqa_actions(tmp_path):
     async def scenario():
         s = Session(tmp_path)
         await s.start()
-        uri, diags = await s.open("train.py", BOTH)
-        assert len(diags) == 2
+        uri, diags = await s.open("my train #1.py", BOTH)  # a uri with escapes
+        assert "%20" in uri and len(diags) == 2
         actions = await s.actions(uri, BOTH, only=[FIX_ALL])
         assert [a.kind for a in actions] == [FIX_ALL]
         fixed = apply(BOTH, actions[0].edit, uri)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from urllib.parse import unquote
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -95,9 +96,12 @@ class TorchlintServer(LanguageServer):
         root = self.workspace.root_path
         return root or os.getcwd()
 
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents
+
     def snapshot(self, uri: str) -> Optional[Tuple[Optional[str], str, str, Optional[int]]]:
         """(path on disk, display name, text, version) of an open document; None if it is not open."""
-        if uri not in self.workspace.text_documents:
+        if not self.is_open(uri):
             return None
         doc = self.workspace.get_text_document(uri)
         path = to_fs_path(uri) if uri.startswith("file:") else None
@@ -166,7 +170,7 @@ class TorchlintServer(LanguageServer):
         return result
 
     def current_version(self, uri: str) -> Optional[int]:
-        if uri not in self.workspace.text_documents:
+        if not self.is_open(uri):
             return None
         return self.workspace.get_text_document(uri).version
 
@@ -178,7 +182,7 @@ class TorchlintServer(LanguageServer):
 
     def reanalyse_all(self) -> None:
         for uri in list(self.states):
-            if uri in self.workspace.text_documents:
+            if self.is_open(uri):
                 self.schedule(uri, 0, BACKGROUND)
 
     def config_changed(self) -> None:
@@ -260,7 +264,7 @@ class TorchlintServer(LanguageServer):
     # -- code actions ---------------------------------------------------------------------------------
     async def code_actions(self, params: T.CodeActionParams) -> Optional[List[T.CodeAction]]:
         uri = params.text_document.uri
-        if uri not in self.workspace.text_documents:
+        if not self.is_open(uri):
             return None
         result = await self.analysis_for(uri)
         if result is None:
