@@ -8,6 +8,7 @@ Positions here are 0-based lines and code-point columns over lines split at ``\\
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import threading
@@ -21,6 +22,7 @@ from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
 from torchlint.rule import SAFE, LintRule
 
 CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
+NOTEBOOK_SUFFIX = ".ipynb"
 _BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -118,15 +120,59 @@ class ConfigStore:
         )
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a notebook open in the editor: its document's uri, whether it is Python code, its text."""
+
+    uri: str
+    code: bool
+    text: str
+
+
 @dataclass
 class Analysis:
-    """The findings for one version of one document."""
+    """The findings for one version of one document (or notebook: then ``text`` is the notebook file
+    made of ``cells`` and each finding's ``cell`` says which one, 1-based)."""
 
     text: str
     version: Optional[int]
     config: DocConfig
     diagnostics: List[Diagnostic] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # internal errors, for the log
+    cells: Optional[List[Cell]] = None
+
+
+def notebook_text(cells: Sequence[Cell]) -> str:
+    """A notebook file (nbformat 4) holding the editor's cells in order: code cells as code, the others
+    as markdown, so that a finding's cell number is the cell's position + 1."""
+    doc = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c.text}
+            if c.code
+            else {"cell_type": "markdown", "metadata": {}, "source": c.text}
+            for c in cells
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def notebook_cells(text: str, count: int) -> List[Optional[str]]:
+    """The sources of the first ``count`` cells of a notebook file (None for a cell that is not code)."""
+    try:
+        data = json.loads(text)
+        cells = data["cells"]
+    except (ValueError, KeyError, TypeError):
+        return [None] * count
+    out: List[Optional[str]] = []
+    for cell in list(cells)[:count]:
+        source = cell.get("source", "") if isinstance(cell, dict) else None
+        if isinstance(source, list):
+            source = "".join(source)
+        out.append(source if isinstance(cell, dict) and cell.get("cell_type") == "code" else None)
+    return out + [None] * (count - len(out))
 
 
 def analyse(name: str, text: str, version: Optional[int], config: DocConfig) -> Analysis:
@@ -313,6 +359,10 @@ def diagnostic_range(d: Diagnostic, lines: Sequence[str]) -> Tuple[Tuple[int, in
 
 __all__ = [
     "Analysis",
+    "Cell",
+    "NOTEBOOK_SUFFIX",
+    "notebook_cells",
+    "notebook_text",
     "ConfigStore",
     "DocConfig",
     "PARSE_ERROR",

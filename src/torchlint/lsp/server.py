@@ -26,7 +26,9 @@ from torchlint import __version__
 from torchlint.engine import PARSE_ERROR, Diagnostic
 from torchlint.lsp.documents import (
     CONFIG_NAMES,
+    NOTEBOOK_SUFFIX,
     Analysis,
+    Cell,
     ConfigStore,
     TextEdit,
     UserSettings,
@@ -37,6 +39,8 @@ from torchlint.lsp.documents import (
     is_applicable,
     minimal_edit,
     noqa_edit,
+    notebook_cells,
+    notebook_text,
     rule_page,
     split_lines,
 )
@@ -61,7 +65,17 @@ class _DocState:
 
 class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torchlint", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Full)
+        super().__init__(
+            "torchlint",
+            __version__,
+            text_document_sync_kind=T.TextDocumentSyncKind.Full,
+            notebook_document_sync=T.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    T.NotebookDocumentFilterWithCells(cells=[T.NotebookCellLanguage(language="python")])
+                ],
+                save=True,
+            ),
+        )
         from torchlint.rules import all_rules
 
         self.rules = {r.CODE: r for r in all_rules()}
@@ -97,15 +111,31 @@ class TorchlintServer(LanguageServer):
         return root or os.getcwd()
 
     def is_open(self, uri: str) -> bool:
-        return unquote(uri) in self.workspace.text_documents
+        key = unquote(uri)
+        return key in self.workspace.text_documents or key in self.workspace.notebook_documents
 
-    def snapshot(self, uri: str) -> Optional[Tuple[Optional[str], str, str, Optional[int]]]:
-        """(path on disk, display name, text, version) of an open document; None if it is not open."""
-        if not self.is_open(uri):
+    def notebook(self, uri: str) -> Optional[T.NotebookDocument]:
+        return self.workspace.notebook_documents.get(unquote(uri))
+
+    def snapshot(self, uri: str) -> Optional[Tuple[Optional[str], str, str, Optional[int], Optional[List[Cell]]]]:
+        """(path on disk, display name, text, version, cells) of an open document or notebook; None if it
+        is not open.  A notebook's text is a notebook file made of its cells (``cells`` says which cell
+        document each one is)."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        nb = self.notebook(uri)
+        if nb is not None:
+            cells: List[Cell] = []
+            for c in nb.cells:
+                doc = self.workspace.text_documents.get(unquote(c.document))
+                text = doc.source if doc is not None else ""
+                code = c.kind == T.NotebookCellKind.Code and (doc is None or doc.language_id in (None, "python"))
+                cells.append(Cell(c.document, code, text))
+            name = path if path and path.endswith(NOTEBOOK_SUFFIX) else (path or uri) + NOTEBOOK_SUFFIX
+            return path, name, notebook_text(cells), nb.version, cells
+        if unquote(uri) not in self.workspace.text_documents:
             return None
         doc = self.workspace.get_text_document(uri)
-        path = to_fs_path(uri) if uri.startswith("file:") else None
-        return path, path or uri, doc.source, doc.version
+        return path, path or uri, doc.source, doc.version, None
 
     def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str) -> Analysis:
         """Analyse one snapshot of a document (runs in the worker)."""
@@ -140,7 +170,7 @@ class TorchlintServer(LanguageServer):
         snap = self.snapshot(uri)
         if snap is None:
             return None
-        path, name, text, version = snap
+        path, name, text, version, cells = snap
         epoch = self.epoch
         if cached is not None and state.result_epoch == epoch and cached.text == text:
             # same text under the same configuration (a save after the edit was analysed): reuse
@@ -164,21 +194,29 @@ class TorchlintServer(LanguageServer):
             self.window_show_message(
                 T.ShowMessageParams(type=T.MessageType.Error, message=f"torchlint: {result.config.error}")
             )
+        result.cells = cells
         state.result = result
         state.result_generation = generation
         state.result_epoch = epoch if self.epoch == epoch else -1
         return result
 
     def current_version(self, uri: str) -> Optional[int]:
-        if not self.is_open(uri):
+        nb = self.notebook(uri)
+        if nb is not None:
+            return nb.version
+        if unquote(uri) not in self.workspace.text_documents:
             return None
         return self.workspace.get_text_document(uri).version
 
-    def forget(self, uri: str) -> None:
+    def forget(self, uri: str, cell_uris: Sequence[str] = ()) -> None:
         state = self.states.pop(uri, None)
         if state is not None and state.pending is not None and not state.pending.done():
             state.pending.cancel()
-        self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        targets = list(cell_uris) or [uri]
+        if state is not None and state.result is not None and state.result.cells:
+            targets = list(dict.fromkeys(targets + [c.uri for c in state.result.cells]))
+        for target in targets:
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=target, diagnostics=[]))
 
     def reanalyse_all(self) -> None:
         for uri in list(self.states):
@@ -240,21 +278,50 @@ class TorchlintServer(LanguageServer):
         )
 
     def publish(self, uri: str, result: Analysis) -> None:
-        lines = split_lines(result.text)
-        diags = [self.lsp_diagnostic(d, lines) for d in result.diagnostics]
+        config_error = []
         if result.config.error:
-            diags.insert(
-                0,
+            config_error.append(
                 T.Diagnostic(
                     range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0)),
                     message=f"torchlint configuration error: {result.config.error}",
                     severity=T.DiagnosticSeverity.Error,
                     source="torchlint",
-                ),
+                )
             )
-        self.text_document_publish_diagnostics(
-            T.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diags)
-        )
+        if result.cells is None:
+            lines = split_lines(result.text)
+            diags = config_error + [self.lsp_diagnostic(d, lines) for d in result.diagnostics]
+            self.text_document_publish_diagnostics(
+                T.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diags)
+            )
+            return
+        # a notebook: each cell document gets its own findings (positions within the cell)
+        code_cells = [i for i, c in enumerate(result.cells) if c.code]
+        for i in code_cells:
+            cell = result.cells[i]
+            lines = split_lines(cell.text)
+            mine = [d for d in result.diagnostics if _cell_of(d) == i + 1 or (_cell_of(d) == 0 and i == code_cells[0])]
+            diags = (config_error if i == code_cells[0] else []) + [self.lsp_diagnostic(d, lines) for d in mine]
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=cell.uri, diagnostics=diags))
+
+    async def view(self, uri: str) -> Optional[Tuple[Analysis, str, List[Diagnostic], str]]:
+        """What a document shows: (analysis, its text, its findings, the uri analysed).  For a notebook
+        cell: the notebook's analysis, the cell's text and the cell's findings."""
+        nb = self.workspace.get_notebook_document(cell_uri=uri)
+        if nb is not None:
+            result = await self.analysis_for(nb.uri)
+            if result is None or result.cells is None:
+                return None
+            for i, cell in enumerate(result.cells):
+                if unquote(cell.uri) == unquote(uri):
+                    return result, cell.text, [d for d in result.diagnostics if _cell_of(d) == i + 1], nb.uri
+            return None
+        if not self.is_open(uri):
+            return None
+        result = await self.analysis_for(uri)
+        if result is None:
+            return None
+        return result, result.text, list(result.diagnostics), uri
 
     def workspace_edit(self, uri: str, lines: Sequence[str], edits: Sequence[TextEdit]) -> T.WorkspaceEdit:
         return T.WorkspaceEdit(
@@ -264,26 +331,25 @@ class TorchlintServer(LanguageServer):
     # -- code actions ---------------------------------------------------------------------------------
     async def code_actions(self, params: T.CodeActionParams) -> Optional[List[T.CodeAction]]:
         uri = params.text_document.uri
-        if not self.is_open(uri):
+        seen = await self.view(uri)
+        if seen is None:
             return None
-        result = await self.analysis_for(uri)
-        if result is None:
-            return None
+        result, text, findings, analysed = seen
         only = params.context.only
         want_quick = only is None or any(_kind_matches(T.CodeActionKind.QuickFix, k) for k in only)
         want_fix_all = only is None or any(_kind_matches(FIX_ALL_KIND, k) for k in only)
-        lines = split_lines(result.text)
+        lines = split_lines(text)
         first, last = self.from_position(lines, params.range.start), self.from_position(lines, params.range.end)
         actions: List[T.CodeAction] = []
         if want_quick:
-            for d in result.diagnostics:
+            for d in findings:
                 if d.code == PARSE_ERROR:
                     continue
                 start, end = diagnostic_range(d, lines)
                 if end < first or start > last:
                     continue
                 diag = self.lsp_diagnostic(d, lines)
-                edit = fix_edit(result.text, d)
+                edit = fix_edit(text, d)
                 if edit is not None and d.fix is not None:
                     unsafe = d.fix.applicability != "safe"
                     title = f"{d.fix.title} ({d.code})"
@@ -298,7 +364,7 @@ class TorchlintServer(LanguageServer):
                             edit=self.workspace_edit(uri, lines, [edit]),
                         )
                     )
-                noqa = noqa_edit(result.text, start[0], d.code)
+                noqa = noqa_edit(text, start[0], d.code)
                 if noqa is not None:
                     actions.append(
                         T.CodeAction(
@@ -309,36 +375,51 @@ class TorchlintServer(LanguageServer):
                         )
                     )
         if want_fix_all and any(is_applicable(d, self.user.unsafe_fixes) for d in result.diagnostics):
-            snap = self.snapshot(uri)
-            if snap is not None:
-                path, name, _text, _version = snap
-                fixed = await asyncio.wrap_future(
-                    self.worker.submit(INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes)
+            edit_all = await self.fix_all_edit(analysed, result)
+            if edit_all is not None:
+                actions.append(
+                    T.CodeAction(
+                        title="Fix all safe torchlint problems"
+                        if not self.user.unsafe_fixes
+                        else "Fix all torchlint problems (unsafe fixes included)",
+                        kind=FIX_ALL_KIND,
+                        edit=edit_all,
+                    )
                 )
-                if fixed is not None and self.current_version(uri) == result.version:
-                    edit = minimal_edit(result.text, fixed)
-                    if edit is not None:
-                        actions.append(
-                            T.CodeAction(
-                                title="Fix all safe torchlint problems"
-                                if not self.user.unsafe_fixes
-                                else "Fix all torchlint problems (unsafe fixes included)",
-                                kind=FIX_ALL_KIND,
-                                edit=self.workspace_edit(uri, lines, [edit]),
-                            )
-                        )
         return actions
 
-    def hover(self, params: T.HoverParams) -> Optional[T.Hover]:
-        uri = params.text_document.uri
-        state = self.states.get(uri)
-        if state is None or state.result is None or state.result.version != self.current_version(uri):
+    async def fix_all_edit(self, uri: str, result: Analysis) -> Optional[T.WorkspaceEdit]:
+        snap = self.snapshot(uri)
+        if snap is None:
             return None
-        result = state.result
-        lines = split_lines(result.text)
+        name = snap[1]
+        fixed = await asyncio.wrap_future(
+            self.worker.submit(INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes)
+        )
+        if fixed is None or self.current_version(uri) != result.version:
+            return None
+        if result.cells is None:
+            edit = minimal_edit(result.text, fixed)
+            return None if edit is None else self.workspace_edit(uri, split_lines(result.text), [edit])
+        changes: Dict[str, List[T.TextEdit]] = {}
+        for cell, new_text in zip(result.cells, notebook_cells(fixed, len(result.cells))):
+            if not cell.code or new_text is None:
+                continue
+            edit = minimal_edit(cell.text, _like(cell.text, new_text))
+            if edit is not None:
+                lines = split_lines(cell.text)
+                changes[cell.uri] = [T.TextEdit(range=self.to_range(lines, edit.start, edit.end), new_text=edit.new_text)]
+        return T.WorkspaceEdit(changes=changes) if changes else None
+
+    async def hover(self, params: T.HoverParams) -> Optional[T.Hover]:
+        seen = await self.view(params.text_document.uri)
+        if seen is None:
+            return None
+        _result, text, findings, _uri = seen
+        lines = split_lines(text)
         pos = self.from_position(lines, params.position)
         pages = []
-        for d in result.diagnostics:
+        for d in findings:
             start, end = diagnostic_range(d, lines)
             rule = self.rules.get(d.code)
             if rule is not None and start <= pos <= end:
@@ -348,6 +429,17 @@ class TorchlintServer(LanguageServer):
         if not pages:
             return None
         return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value="\n\n---\n\n".join(pages)))
+
+
+def _cell_of(d: Diagnostic) -> int:
+    return getattr(d, "cell", 0)
+
+
+def _like(old: str, new: str) -> str:
+    """``new`` with the line breaks of ``old`` (notebook cells are read with their breaks normalised)."""
+    if "\r\n" in old:
+        return new.replace("\r\n", "\n").replace("\n", "\r\n")
+    return new
 
 
 def _kind_matches(kind: str, wanted: str) -> bool:
@@ -434,8 +526,24 @@ def build_server() -> TorchlintServer:
         return await ls.code_actions(params)
 
     @server.feature(T.TEXT_DOCUMENT_HOVER)
-    def hover(ls: TorchlintServer, params: T.HoverParams) -> Optional[T.Hover]:
-        return ls.hover(params)
+    async def hover(ls: TorchlintServer, params: T.HoverParams) -> Optional[T.Hover]:
+        return await ls.hover(params)
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TorchlintServer, params: T.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0, BACKGROUND)
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: TorchlintServer, params: T.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, ls.debounce)
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: TorchlintServer, params: T.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(T.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TorchlintServer, params: T.DidCloseNotebookDocumentParams) -> None:
+        ls.forget(params.notebook_document.uri, [c.uri for c in params.cell_text_documents])
 
     return server
 
