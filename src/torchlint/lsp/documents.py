@@ -110,7 +110,7 @@ class ConfigStore:
                 rel = path
             excluded = matches_any(rel, exclude)
             ignore = tuple(ignored_for(path, cfg.root, cfg.per_file_ignores))
-        settings = Settings(rules=enabled, options=dict(cfg.options), noqa=True, fix=False, want_edits=True)
+        settings = Settings(rules=enabled, options=dict(cfg.options), noqa=True, fix=False, want_edits=False)
         return DocConfig(
             settings=None if excluded else settings,
             ignore=ignore,
@@ -175,14 +175,17 @@ def notebook_cells(text: str, count: int) -> List[Optional[str]]:
     return out + [None] * (count - len(out))
 
 
-def analyse(name: str, text: str, version: Optional[int], config: DocConfig) -> Analysis:
-    """Lint ``text`` as the CLI would lint the file ``name`` (never raises)."""
+def analyse(name: str, text: str, version: Optional[int], config: DocConfig, with_edits: bool = False) -> Analysis:
+    """Lint ``text`` as the CLI would lint the file ``name`` (never raises).  ``with_edits``: also the text
+    edits of each fix (one tree transform per fix: several times the cost of the analysis, so only for
+    code actions)."""
     out = Analysis(text, version, config)
     if config.settings is None:
         return out
     if len(text.encode("utf-8", "surrogatepass")) > config.max_bytes:
         return out
-    res = lint_file(FileTask(name, config.ignore), config.settings, config.max_bytes, source_text=text)
+    settings = replace(config.settings, want_edits=with_edits)
+    res = lint_file(FileTask(name, config.ignore), settings, config.max_bytes, source_text=text)
     out.diagnostics = list(res.diagnostics)
     out.errors = list(res.errors)
     return out
@@ -201,7 +204,7 @@ def fix_all(name: str, text: str, config: DocConfig, unsafe: bool) -> Optional[s
 
 
 def is_applicable(d: Diagnostic, unsafe: bool) -> bool:
-    return d.fix is not None and bool(d.fix.edits) and (d.fix.applicability == SAFE or unsafe)
+    return d.fix is not None and (d.fix.applicability == SAFE or unsafe)
 
 
 # -- text edits ------------------------------------------------------------------------------------------

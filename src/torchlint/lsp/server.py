@@ -61,6 +61,7 @@ class _DocState:
     result: Optional[Analysis] = None
     result_generation: int = -1
     result_epoch: int = -1  # the configuration epoch the result was computed under
+    with_edits: Optional[Tuple[Analysis, Analysis]] = None  # (result, result with each fix's edits)
 
 
 class TorchlintServer(LanguageServer):
@@ -140,6 +141,28 @@ class TorchlintServer(LanguageServer):
     def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str) -> Analysis:
         """Analyse one snapshot of a document (runs in the worker)."""
         return analyse(name, text, version, self.configs.resolve(path, root))
+
+    async def edits_for(self, uri: str, result: Analysis) -> Optional[Analysis]:
+        """``result`` computed again with the edits of its fixes (cached for that result)."""
+        state = self.states.get(uri)
+        if state is None or state.result is not result:
+            return None
+        if state.with_edits is not None and state.with_edits[0] is result:
+            return state.with_edits[1]
+        snap = self.snapshot(uri)
+        if snap is None:
+            return None
+        try:
+            full = await asyncio.wrap_future(
+                self.worker.submit(INTERACTIVE, analyse, snap[1], result.text, result.version, result.config, True)
+            )
+        except Exception as exc:  # never lose the server to one document
+            self.log(f"analysis of {uri} failed: {type(exc).__name__}: {exc}", T.MessageType.Error)
+            return None
+        full.cells = result.cells
+        if state.result is result:
+            state.with_edits = (result, full)
+        return full
 
     def schedule(self, uri: str, delay: float, priority: int = INTERACTIVE) -> None:
         state = self.states.setdefault(uri, _DocState())
@@ -341,13 +364,19 @@ class TorchlintServer(LanguageServer):
         lines = split_lines(text)
         first, last = self.from_position(lines, params.range.start), self.from_position(lines, params.range.end)
         actions: List[T.CodeAction] = []
+        in_range = []
+        for d in findings:
+            start, end = diagnostic_range(d, lines)
+            if d.code != PARSE_ERROR and not (end < first or start > last):
+                in_range.append(d)
+        if want_quick and any(d.fix is not None for d in in_range):
+            full = await self.edits_for(analysed, result)
+            if full is not None:
+                by_key = {_key(d): d for d in full.diagnostics}
+                in_range = [by_key.get(_key(d), d) for d in in_range]
         if want_quick:
-            for d in findings:
-                if d.code == PARSE_ERROR:
-                    continue
+            for d in in_range:
                 start, end = diagnostic_range(d, lines)
-                if end < first or start > last:
-                    continue
                 diag = self.lsp_diagnostic(d, lines)
                 edit = fix_edit(text, d)
                 if edit is not None and d.fix is not None:
@@ -429,6 +458,10 @@ class TorchlintServer(LanguageServer):
         if not pages:
             return None
         return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value="\n\n---\n\n".join(pages)))
+
+
+def _key(d: Diagnostic) -> Tuple[Any, ...]:
+    return (_cell_of(d), d.line, d.col, d.end_line, d.end_col, d.code, d.message)
 
 
 def _cell_of(d: Diagnostic) -> int:
