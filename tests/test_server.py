@@ -329,6 +329,15 @@ def test_malformed_requests_and_unparsable_documents_do_not_kill_the_server(tmp_
         await s.raw({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": 3}})
         await s.raw({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {}})
         await s.raw({"jsonrpc": "2.0", "id": "bad-3", "method": "textDocument/hover", "params": None})
+        # a document that is not Python is not analysed, even when asked for code actions
+        other = (tmp_path / "notes.md").as_uri()
+        s.client.text_document_did_open(
+            T.DidOpenTextDocumentParams(
+                text_document=T.TextDocumentItem(uri=other, language_id="markdown", version=1, text=BOTH)
+            )
+        )
+        assert await s.actions(other, BOTH) is None
+        assert other not in s.published
         never = (tmp_path / "never.py").as_uri()
         assert await s.actions(never, "") is None
         hover = await s.client.text_document_hover_async(

@@ -339,7 +339,7 @@ class TorchlintServer(LanguageServer):
                 if unquote(cell.uri) == unquote(uri):
                     return result, cell.text, [d for d in result.diagnostics if _cell_of(d) == i + 1], nb.uri
             return None
-        if not self.is_open(uri):
+        if uri not in self.states or not self.is_open(uri):  # not open, or not a Python document
             return None
         result = await self.analysis_for(uri)
         if result is None:
