@@ -453,3 +453,35 @@ def test_requests_are_answered_while_a_workspace_is_being_analysed(tmp_path):
         await s.stop()
 
     run(scenario())
+
+
+def test_unsafe_fixes_are_labelled_and_follow_the_setting(tmp_path):
+    from torchlint.rules import all_rules
+
+    rule = next(r for r in all_rules() if r.CODE == "TL104")
+    case = next(c for c in rule.INVALID if c.unsafe and c.fixed and not c.options)
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        uri, diags = await s.open("fit.py", case.code)
+        tl104 = [d for d in diags if d.code == "TL104"]
+        assert tl104 and tl104[0].data["fix"]["applicability"] == "unsafe"
+        assert not tl104[0].message.startswith("[*]")  # not applicable without unsafe fixes
+        actions = await s.actions(uri, case.code)
+        unsafe = [a for a in actions if a.diagnostics[0].code == "TL104" and a.title.startswith("Unsafe fix: ")]
+        assert len(unsafe) == 1 and not unsafe[0].is_preferred
+        assert apply(case.code, unsafe[0].edit, uri) == case.fixed
+        assert await s.actions(uri, case.code, only=[FIX_ALL]) == []  # fix-all: safe fixes only
+        before = s.count(uri)
+        s.client.workspace_did_change_configuration(
+            T.DidChangeConfigurationParams(settings={"torchlint": {"unsafeFixes": True}})
+        )
+        diags = await s.next_diagnostics(uri, before)
+        assert [d for d in diags if d.code == "TL104"][0].message.startswith("[*] ")
+        actions = await s.actions(uri, case.code, only=[FIX_ALL])
+        assert [a.title for a in actions] == ["Fix all torchlint problems (unsafe fixes included)"]
+        assert apply(case.code, actions[0].edit, uri) == case.fixed
+        await s.stop()
+
+    run(scenario())
