@@ -8,7 +8,7 @@ options are read from ``[tool.torchlint]``.  Columns are handed to flake8 0-base
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterator, List, Tuple, Type
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Type
 
 from torchlint import __version__
 
@@ -32,10 +32,25 @@ def _load_options() -> Dict[str, Any]:
         return {}
 
 
+def _load_timeout() -> Optional[float]:
+    """``file-timeout`` from ``[tool.torchlint]`` (None: the default)."""
+    from torchlint.config import ConfigError, find_config, parse_file_timeout
+
+    try:
+        found = find_config(os.getcwd())
+        if found is None or "file-timeout" not in found[1]:
+            return None
+        return parse_file_timeout(found[1]["file-timeout"], found[0])
+    except ConfigError:
+        return None
+
+
 class TorchLintPlugin:
     name = "torchlint"
     version = __version__
     _options: Dict[str, Any] = {}
+    _timeout: Optional[float] = None
+    _supervisor: Any = None  # one watchdog worker per flake8 process, started on first use
 
     def __init__(self, tree: Any, filename: str, lines: List[str]) -> None:
         self.filename = filename
@@ -52,15 +67,19 @@ class TorchLintPlugin:
     @classmethod
     def parse_options(cls, options: Any) -> None:
         cls._options = _load_options()
+        cls._timeout = _load_timeout()
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchLintPlugin"]]]:
-        from torchlint.engine import Settings, lint_source
+        from torchlint.engine import FileTask, Settings
         from torchlint.rules import all_rules
+        from torchlint.workers import lint_text, text_supervisor
 
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
         settings = Settings(rules=all_rules(), options=self._options, noqa=False)
-        result = lint_source(self.filename, source, settings)
+        if TorchLintPlugin._supervisor is None:
+            TorchLintPlugin._supervisor = text_supervisor()
+        result = lint_text(FileTask(self.filename), source, settings, self._timeout, TorchLintPlugin._supervisor)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
