@@ -125,6 +125,18 @@ VARIANTS = {
                 opt.step()
                 x = x.cuda()
     """,
+    "assignment-cycle": """\
+        import torch
+        def f(p):
+            x = y
+            y = x
+            x = y
+            y = x
+            return torch.log(x + y)
+        x = y
+        y = x
+        z = torch.log(x)
+    """,
     "mutual-recursion": """\
         import torch
         def f(x):
