@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 DEFAULT_FILE_TIMEOUT = 10.0
 SCALE_BYTES = 32 * 1024
 # a worker whose resident memory is above this after a file is replaced by a fresh one
-RECYCLE_BYTES = 768 * 1024 * 1024
+RECYCLE_BYTES = 512 * 1024 * 1024
 # a worker collects garbage at once when a file left it this much above its starting memory
 COLLECT_BYTES = 64 * 1024 * 1024
 
