@@ -4,8 +4,9 @@ flake8 keeps its own selection and ``# noqa`` handling.  The plugin asks flake8'
 (``--select``, ``--extend-select``, ``--ignore``, ``--extend-ignore`` and the defaults) which TL codes
 can be reported at all, and runs only those rules; when none can be, it imports nothing and lints
 nothing, so ``flake8 --select E,W,F`` costs the same with the plugin installed as without it.  Rules
-that are off by default in the CLI go into flake8's default ignore list.  Only rule options are read
-from ``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and flake8 does not read them.
+that are off by default in the CLI go into flake8's default ignore list.  Only rule options and
+``file-timeout`` are read from ``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and
+flake8 does not read them.  Files are linted in one watchdog worker per flake8 process.
 Columns are handed to flake8 0-based; it prints them 1-based, so the two tools show the same positions.
 
 Nothing heavy (libcst, the rules, the configuration) is imported at module level or while flake8
@@ -76,11 +77,26 @@ def _probe_codes() -> List[str]:
     return sorted(codes)
 
 
+def _load_timeout() -> Optional[float]:
+    """``file-timeout`` from ``[tool.torchlint]`` (None: the default)."""
+    from torchlint.config import ConfigError, find_config, parse_file_timeout
+
+    try:
+        found = find_config(os.getcwd())
+        if found is None or "file-timeout" not in found[1]:
+            return None
+        return parse_file_timeout(found[1]["file-timeout"], found[0])
+    except ConfigError:
+        return None
+
+
 class TorchLintPlugin:
     name = "torchlint"
     version = __version__
     _options: Dict[str, Any] = {}
     _codes: Optional[Sequence[str]] = ("TL",)  # the rule codes flake8 can report; None: none
+    _timeout: Optional[float] = None
+    _supervisor: Any = None  # one watchdog worker per flake8 process, started on first use
 
     def __init__(self, tree: Any, filename: str, lines: List[str]) -> None:
         self.filename = filename
@@ -94,14 +110,17 @@ class TorchLintPlugin:
     @classmethod
     def parse_options(cls, options: Any) -> None:
         cls._codes = selected_codes(options)
-        cls._options = _load_options() if cls._codes is not None else {}
+        active = cls._codes is not None
+        cls._options = _load_options() if active else {}
+        cls._timeout = _load_timeout() if active else None
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchLintPlugin"]]]:
         codes = self._codes
         if codes is None:
             return
-        from torchlint.engine import Settings, lint_source
+        from torchlint.engine import FileTask, Settings
         from torchlint.rules import all_rules
+        from torchlint.workers import lint_text, text_supervisor
 
         rules = [r for r in all_rules() if r.CODE.startswith(tuple(codes))]
         if not rules:
@@ -110,6 +129,8 @@ class TorchLintPlugin:
         if source.startswith("\ufeff"):
             source = source[1:]
         settings = Settings(rules=rules, options=self._options, noqa=False)
-        result = lint_source(self.filename, source, settings)
+        if TorchLintPlugin._supervisor is None:
+            TorchLintPlugin._supervisor = text_supervisor()
+        result = lint_text(FileTask(self.filename), source, settings, self._timeout, TorchLintPlugin._supervisor)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
