@@ -48,8 +48,9 @@ class Session:
         self.published.setdefault(params.uri, []).append(params)
         self.arrived.set()
 
-    async def start(self, init_options=None, watch=True):
-        await self.client.start_io(sys.executable, "-m", "torchlint", "server", cwd=str(self.root))
+    async def start(self, init_options=None, watch=True, command=None):
+        command = command or [sys.executable, "-m", "torchlint", "server"]
+        await self.client.start_io(*command, cwd=str(self.root))
         caps = T.ClientCapabilities(
             workspace=T.WorkspaceClientCapabilities(
                 did_change_watched_files=T.DidChangeWatchedFilesClientCapabilities(dynamic_registration=watch),
@@ -483,5 +484,31 @@ def test_unsafe_fixes_are_labelled_and_follow_the_setting(tmp_path):
         assert [a.title for a in actions] == ["Fix all torchlint problems (unsafe fixes included)"]
         assert apply(case.code, actions[0].edit, uri) == case.fixed
         await s.stop()
+
+    run(scenario())
+
+
+def test_a_file_that_hangs_or_kills_its_worker_is_reported_and_the_server_lives_on(tmp_path):
+    """The analysis runs under the watchdog: a file past its time budget, or one whose analysis kills the
+    process analysing it, is one TL000 finding; the next files are analysed as usual."""
+    from pathlib import Path
+
+    tests = str(Path(__file__).parent)
+    launcher = (
+        f"import sys; sys.path.insert(0, {tests!r}); import watchdog_rules; watchdog_rules.install(); "
+        "from torchlint.lsp.server import main; main()"
+    )
+    (tmp_path / "torchlint.toml").write_text("file-timeout = 2\n")
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start(command=[sys.executable, "-c", launcher])
+        _, diags = await s.open("sleepy.py", "import torch\nSLEEP_FOREVER = 1\n")
+        assert [d.code for d in diags] == ["TL000"] and "longer than" in diags[0].message
+        _, diags = await s.open("killer.py", "import torch\nKILL_WORKER = 1\n")
+        assert [d.code for d in diags] == ["TL000"] and "stopped the worker" in diags[0].message
+        _, diags = await s.open("train.py", BOTH)
+        assert sorted(d.code for d in diags) == ["TL101", "TL103"]
+        assert await s.stop() == 0
 
     run(scenario())

@@ -60,6 +60,7 @@ class DocConfig:
     excluded: bool = False
     error: Optional[str] = None
     config_path: Optional[str] = None
+    timeout: Optional[float] = None  # ``file-timeout`` (None: the default)
 
 
 class ConfigStore:
@@ -117,6 +118,7 @@ class ConfigStore:
             max_bytes=cfg.max_file_size or MAX_BYTES,
             excluded=excluded,
             config_path=cfg.path,
+            timeout=cfg.file_timeout,
         )
 
 
@@ -175,7 +177,19 @@ def notebook_cells(text: str, count: int) -> List[Optional[str]]:
     return out + [None] * (count - len(out))
 
 
-def analyse(name: str, text: str, version: Optional[int], config: DocConfig, with_edits: bool = False) -> Analysis:
+def _lint(name: str, text: str, config: DocConfig, settings: Settings, supervisor: Any) -> Any:
+    """``engine.lint_file`` on the text; under the watchdog when a ``workers.Supervisor`` is given (the
+    server keeps one: a file that hangs or kills its worker becomes one TL000, the server lives on)."""
+    task = FileTask(name, config.ignore)
+    if supervisor is None:
+        return lint_file(task, settings, config.max_bytes, source_text=text)
+    from torchlint.workers import lint_text
+
+    return lint_text(task, text, settings, config.timeout, supervisor)
+
+
+def analyse(name: str, text: str, version: Optional[int], config: DocConfig, with_edits: bool = False,
+            supervisor: Any = None) -> Analysis:
     """Lint ``text`` as the CLI would lint the file ``name`` (never raises).  ``with_edits``: also the text
     edits of each fix (one tree transform per fix: several times the cost of the analysis, so only for
     code actions)."""
@@ -185,19 +199,19 @@ def analyse(name: str, text: str, version: Optional[int], config: DocConfig, wit
     if len(text.encode("utf-8", "surrogatepass")) > config.max_bytes:
         return out
     settings = replace(config.settings, want_edits=with_edits)
-    res = lint_file(FileTask(name, config.ignore), settings, config.max_bytes, source_text=text)
+    res = _lint(name, text, config, settings, supervisor)
     out.diagnostics = list(res.diagnostics)
     out.errors = list(res.errors)
     return out
 
 
-def fix_all(name: str, text: str, config: DocConfig, unsafe: bool) -> Optional[str]:
+def fix_all(name: str, text: str, config: DocConfig, unsafe: bool, supervisor: Any = None) -> Optional[str]:
     """The text after every applicable fix (safe ones, and unsafe ones when ``unsafe``); None: no change."""
     if config.settings is None:
         return None
     s = config.settings
     settings = Settings(s.rules, s.options, s.noqa, True, unsafe, False)
-    res = lint_file(FileTask(name, config.ignore), settings, config.max_bytes, source_text=text)
+    res = _lint(name, text, config, settings, supervisor)
     if res.fixed_source is None or res.fixed_source == text or res.errors:
         return None
     return res.fixed_source

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from urllib.parse import unquote
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -65,7 +66,7 @@ class _DocState:
 
 
 class TorchlintServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, supervisor: Any = None) -> None:
         super().__init__(
             "torchlint",
             __version__,
@@ -82,6 +83,7 @@ class TorchlintServer(LanguageServer):
         self.rules = {r.CODE: r for r in all_rules()}
         self.configs = ConfigStore(list(self.rules.values()))
         self.user = UserSettings()
+        self.supervisor = supervisor  # the watchdog's worker process (None: analyse in this process)
         self.worker = PriorityWorker()
         self.states: Dict[str, _DocState] = {}
         self.shown_errors: set = set()
@@ -140,7 +142,7 @@ class TorchlintServer(LanguageServer):
 
     def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str) -> Analysis:
         """Analyse one snapshot of a document (runs in the worker)."""
-        return analyse(name, text, version, self.configs.resolve(path, root))
+        return analyse(name, text, version, self.configs.resolve(path, root), supervisor=self.supervisor)
 
     async def edits_for(self, uri: str, result: Analysis) -> Optional[Analysis]:
         """``result`` computed again with the edits of its fixes (cached for that result)."""
@@ -154,7 +156,9 @@ class TorchlintServer(LanguageServer):
             return None
         try:
             full = await asyncio.wrap_future(
-                self.worker.submit(INTERACTIVE, analyse, snap[1], result.text, result.version, result.config, True)
+                self.worker.submit(
+                    INTERACTIVE, analyse, snap[1], result.text, result.version, result.config, True, self.supervisor
+                )
             )
         except Exception as exc:  # never lose the server to one document
             self.log(f"analysis of {uri} failed: {type(exc).__name__}: {exc}", T.MessageType.Error)
@@ -423,7 +427,9 @@ class TorchlintServer(LanguageServer):
             return None
         name = snap[1]
         fixed = await asyncio.wrap_future(
-            self.worker.submit(INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes)
+            self.worker.submit(
+                INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes, self.supervisor
+            )
         )
         if fixed is None or self.current_version(uri) != result.version:
             return None
@@ -483,8 +489,26 @@ def _is_config_uri(uri: str) -> bool:
     return uri.rsplit("/", 1)[-1] in CONFIG_NAMES
 
 
-def build_server() -> TorchlintServer:
-    server = TorchlintServer()
+def start_supervisor() -> Any:
+    """The watchdog's worker, forked now, before the server starts any thread; None where workers
+    cannot be isolated (no ``fork``) or the watchdog is not available."""
+    try:
+        from torchlint import workers
+    except ImportError:  # pragma: no cover
+        return None
+    if not workers.CAN_ISOLATE:
+        return None
+    from torchlint.engine import FileTask, Settings
+    from torchlint.rules import all_rules
+
+    all_rules()  # imported before the fork: the worker inherits them warm
+    supervisor = workers.text_supervisor()
+    workers.lint_text(FileTask("warm-up.py"), "", Settings(rules=[]), None, supervisor)
+    return supervisor
+
+
+def build_server(supervisor: Any = None) -> TorchlintServer:
+    server = TorchlintServer(supervisor)
 
     @server.feature(T.INITIALIZE)
     def on_initialize(ls: TorchlintServer, params: T.InitializeParams) -> None:
@@ -511,6 +535,8 @@ def build_server() -> TorchlintServer:
     @server.feature(T.SHUTDOWN)
     def on_shutdown(ls: TorchlintServer, params: Any) -> None:
         ls.worker.shutdown()
+        if ls.supervisor is not None:
+            ls.supervisor.close()
 
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchlintServer, params: T.DidOpenTextDocumentParams) -> None:
@@ -582,7 +608,13 @@ def build_server() -> TorchlintServer:
 
 
 def main() -> None:
-    build_server().start_io()
+    # The protocol gets its own descriptor for stdout; descriptor 1 becomes stderr, so that nothing
+    # printed by accident (here, or in the watchdog's worker processes, which inherit it) can corrupt
+    # the message stream.
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    supervisor = start_supervisor()
+    build_server(supervisor).start_io(sys.stdin.buffer, protocol_out)
 
 
 __all__ = ["TorchlintServer", "build_server", "main"]
