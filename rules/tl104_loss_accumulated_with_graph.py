@@ -597,6 +597,23 @@ def train(model, loader, criterion, optimizer):
         return False
 
 
+def _loop_assignments(ctx, loop: cst.CSTNode) -> dict:
+    """Target code -> ``(statement, value)`` for every binding in the loop; computed once per loop (a
+    loop with n accumulations would otherwise rebuild it n times)."""
+    per_loop = ctx.memo.setdefault("tl104.loop_assignments", {})
+    assigned = per_loop.get(loop)
+    if assigned is None:
+        assigned = per_loop[loop] = {}
+        for a in ctx.contents(loop).assigns:
+            for t in assignment_targets(a):
+                for sub, value in _unpack(t, getattr(a, "value", None), a):
+                    assigned.setdefault(ctx.code(sub), []).append((a, value))
+        if isinstance(loop, cst.For):
+            for sub, _ in _unpack(loop.target, None, None):
+                assigned.setdefault(ctx.code(sub), []).append((loop, None))
+    return assigned
+
+
 class _LoopFacts:
     """What one training loop tells about its values: which are losses, which are reset each iteration."""
 
@@ -614,14 +631,7 @@ class _LoopFacts:
         for op in operands:
             self.backward_names.update(base_names(op))
             self.whole_backward_names.update(whole_names(op))
-        self.assigned: dict = {}
-        for a in ctx.contents(loop).assigns:
-            for t in assignment_targets(a):
-                for sub, value in _unpack(t, getattr(a, "value", None), a):
-                    self.assigned.setdefault(ctx.code(sub), []).append((a, value))
-        if isinstance(loop, cst.For):
-            for sub, _ in _unpack(loop.target, None, None):
-                self.assigned.setdefault(ctx.code(sub), []).append((loop, None))
+        self.assigned = _loop_assignments(ctx, loop)
 
     def reassigned(self, code: str, node: cst.CSTNode) -> bool:
         """The target is bound again inside the loop (not only accumulated): a per-iteration value."""

@@ -20,6 +20,7 @@ from torchlint.engine import (
 )
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any, read_regular
 from torchlint.fixes import write_atomic
+from torchlint.workers import lint_text
 from torchlint import report
 from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 
@@ -225,9 +226,9 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
             else:
                 results[t.path] = FileResult(t.path, hit)
 
-    for res in lint_files(todo, settings, opts.jobs, max_bytes):
+    for res in lint_files(todo, settings, opts.jobs, max_bytes, cfg.file_timeout):
         results[res.path] = res
-        if cache is not None and not res.errors and res.path in digests:
+        if cache is not None and not res.errors and res.cacheable and res.path in digests:
             cache.put(res.path, *digests[res.path], res.diagnostics, res.dependencies)
     if cache is not None:
         cache.save()
@@ -298,7 +299,7 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
             sys.stdout.buffer.write(data)
         return 1
     ignore = tuple(ignored_for(name, cfg.root, cfg.per_file_ignores)) if opts.stdin_filename else ()
-    res = lint_file(FileTask(name, ignore), settings, MAX_BYTES, source_text=text)
+    res = lint_text(FileTask(name, ignore), text, settings, cfg.file_timeout)
     status = 0
     for e in res.errors:
         _err(f"error: {e}")

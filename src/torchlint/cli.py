@@ -1,5 +1,5 @@
 """Command line: ``torchlint [check] PATH...``, ``torchlint rule CODE``, ``torchlint rules``,
-``torchlint clean``, ``torchlint verify-runtime``.
+``torchlint clean``, ``torchlint server``, ``torchlint verify-runtime``.
 
 Exit codes: 0 nothing left to report, 1 findings remain, 2 usage, configuration or internal error.
 Heavy modules (libcst, the rules) are imported inside the commands so ``--version`` stays instant.
@@ -226,6 +226,16 @@ def clean_cmd(cache_dir: Optional[str]) -> None:
     except (CleanError, OSError) as exc:
         _fail(str(exc))
     click.echo(f"Removed {removed}" if removed else "No cache to remove")
+
+
+@main.command("server")
+def server_cmd() -> None:
+    """Run the language server (LSP over stdio) for editors."""
+    try:
+        from torchlint.lsp.server import main as server_main
+    except ImportError as exc:
+        _fail(f"the language server needs the lsp extra: pip install 'torchlint[lsp]' ({exc})")
+    server_main()
 
 
 @main.command("verify-runtime")

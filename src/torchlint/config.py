@@ -27,7 +27,7 @@ class ConfigError(Exception):
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "fixable", "unfixable")
 _BOOL_KEYS = ("force-exclude", "respect-gitignore")
-CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size"))
+CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size", "file-timeout"))
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Config:
     respect_gitignore: bool = True
     cache_dir: Optional[str] = None
     max_file_size: Optional[int] = None
+    file_timeout: Optional[float] = None  # seconds per file (scaled up for large files)
     options: Dict[str, Any] = field(default_factory=dict)
 
 
@@ -154,6 +155,8 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"`max-file-size` in {where} must be a positive number of bytes")
             cfg.max_file_size = value
+        elif key == "file-timeout":
+            cfg.file_timeout = parse_file_timeout(value, where)
         elif key in ("fixable", "unfixable"):
             raise ConfigError(f"`{key}` in {where} is not supported yet")
         elif key in options:
@@ -167,6 +170,13 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
     for codes in [cfg.select or [], cfg.extend_select, cfg.ignore] + list(cfg.per_file_ignores.values()):
         check_codes(codes, rules, where)
     return cfg
+
+
+def parse_file_timeout(value: Any, where: str) -> float:
+    """``file-timeout``: a positive number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ConfigError(f"`file-timeout` in {where} must be a positive number of seconds")
+    return float(value)
 
 
 def check_codes(codes: Sequence[str], rules: Sequence[Type[LintRule]], where: str) -> None:

@@ -13,7 +13,7 @@ import threading
 import traceback
 from itertools import accumulate
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -74,6 +74,7 @@ class FileResult:
     source_meta: Optional[Tuple[str, int, int]] = None  # (encoding, mtime_ns, size) as read
     original_source: Optional[str] = None  # kept when fixes changed the text, for --diff
     dependencies: Tuple[str, ...] = ()  # project files the program model read for this file
+    cacheable: bool = True  # False for a result the watchdog made (a timeout or a dead worker)
 
 
 @dataclass
@@ -581,28 +582,10 @@ def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: O
     return inner
 
 
-_WORKER: Dict[str, Any] = {}
+def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_bytes: int,
+               timeout: Optional[float] = None) -> Iterator[FileResult]:
+    """Lint files in worker processes under a watchdog (:mod:`torchlint.workers`); results stream out
+    as files finish, not in input order.  ``timeout``: the ``file-timeout`` budget in seconds."""
+    from torchlint import workers
 
-
-def _init_worker(settings: Settings, max_bytes: int) -> None:
-    _WORKER["settings"] = settings
-    _WORKER["max_bytes"] = max_bytes
-
-
-def _work(task: FileTask) -> FileResult:
-    return lint_file(task, _WORKER["settings"], _WORKER["max_bytes"])
-
-
-def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_bytes: int) -> List[FileResult]:
-    """Lint files, in worker processes when there are enough of them; results in input order."""
-    if jobs <= 1 or len(tasks) < 4:
-        return [lint_file(t, settings, max_bytes) for t in tasks]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    mp = multiprocessing.get_context(method)
-    workers = min(jobs, len(tasks))
-    chunk = max(1, min(16, len(tasks) // (workers * 8) or 1))
-    with ProcessPoolExecutor(workers, mp_context=mp, initializer=_init_worker, initargs=(settings, max_bytes)) as pool:
-        return list(pool.map(_work, tasks, chunksize=chunk))
+    return workers.lint_files(tasks, settings, jobs, max_bytes, timeout)

@@ -1,16 +1,27 @@
 """flake8 adapter: the same engine, the same codes, lines and messages as the CLI.
 
-flake8 keeps its own selection and ``# noqa`` handling, so the plugin runs every rule and reports
-everything (rules that are off by default in the CLI go into flake8's default ignore list).  Only rule
-options are read from ``[tool.torchlint]``.  Columns are handed to flake8 0-based; it prints them
-1-based, so the two tools show the same positions.
+flake8 keeps its own selection and ``# noqa`` handling.  The plugin asks flake8's own decision engine
+(``--select``, ``--extend-select``, ``--ignore``, ``--extend-ignore`` and the defaults) which TL codes
+can be reported at all, and runs only those rules; when none can be, it imports nothing and lints
+nothing, so ``flake8 --select E,W,F`` costs the same with the plugin installed as without it.  Rules
+that are off by default in the CLI go into flake8's default ignore list.  Only rule options and
+``file-timeout`` are read from ``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and
+flake8 does not read them.  Files are linted in one watchdog worker per flake8 process.
+Columns are handed to flake8 0-based; it prints them 1-based, so the two tools show the same positions.
+
+Nothing heavy (libcst, the rules, the configuration) is imported at module level or while flake8
+registers options: this module is imported by every flake8 run once the package is installed.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterator, List, Tuple, Type
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchlint import __version__
+
+#: Codes of the rules whose ``DEFAULT_ENABLED`` is False (kept equal by a test, so that registering
+#: flake8's options does not need to import the rules).
+OFF_BY_DEFAULT: Tuple[str, ...] = ()
 
 
 def _load_options() -> Dict[str, Any]:
@@ -36,10 +47,60 @@ def _load_options() -> Dict[str, Any]:
     return resolved
 
 
+def selected_codes(options: Any) -> Optional[Sequence[str]]:
+    """The rule codes flake8's decision engine would report under ``options``; None when none."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+    except ImportError:  # pragma: no cover - an unknown flake8: run everything, flake8 filters
+        return ("TL",)
+    try:
+        engine = DecisionEngine(options)
+    except Exception:  # pragma: no cover - options without the usual attributes
+        return ("TL",)
+    probe = _probe_codes()
+    chosen = [code for code in probe if engine.decision_for(code) is Decision.Selected]
+    return chosen or None
+
+
+def _probe_codes() -> List[str]:
+    """Every code a TL selector could name, without importing the rules: the code of each rule module
+    (``tlNNN_*.py`` in the rules package)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torchlint.rules")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    codes = set()
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("tl") and name.endswith(".py") and name[2:5].isdigit():
+                codes.add("TL" + name[2:5])
+    return sorted(codes)
+
+
+def _load_timeout() -> Optional[float]:
+    """``file-timeout`` from ``[tool.torchlint]`` (None: the default)."""
+    from torchlint.config import ConfigError, find_config, parse_file_timeout
+
+    try:
+        found = find_config(os.getcwd())
+        if found is None or "file-timeout" not in found[1]:
+            return None
+        return parse_file_timeout(found[1]["file-timeout"], found[0])
+    except ConfigError:
+        return None
+
+
 class TorchLintPlugin:
     name = "torchlint"
     version = __version__
     _options: Dict[str, Any] = {}
+    _codes: Optional[Sequence[str]] = ("TL",)  # the rule codes flake8 can report; None: none
+    _timeout: Optional[float] = None
+    _supervisor: Any = None  # one watchdog worker per flake8 process, started on first use
 
     def __init__(self, tree: Any, filename: str, lines: List[str]) -> None:
         self.filename = filename
@@ -47,26 +108,35 @@ class TorchLintPlugin:
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
-        from torchlint.rules import all_rules
-
-        off = [r.CODE for r in all_rules() if not r.DEFAULT_ENABLED]
-        if off:
-            parser.extend_default_ignore(off)
+        if OFF_BY_DEFAULT:
+            parser.extend_default_ignore(list(OFF_BY_DEFAULT))
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls._options = _load_options()
+        cls._codes = selected_codes(options)
+        active = cls._codes is not None
+        cls._options = _load_options() if active else {}
+        cls._timeout = _load_timeout() if active else None
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchLintPlugin"]]]:
-        from torchlint.engine import Settings, lint_source
+        codes = self._codes
+        if codes is None:
+            return
+        from torchlint.engine import FileTask, Settings
         from torchlint.rules import all_rules
+        from torchlint.workers import lint_text, text_supervisor
 
+        rules = [r for r in all_rules() if r.CODE.startswith(tuple(codes))]
+        if not rules:
+            return
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        settings = Settings(rules=all_rules(), options=self._options, noqa=False)
+        settings = Settings(rules=rules, options=self._options, noqa=False)
         try:
-            result = lint_source(self.filename, source, settings)
+            if TorchLintPlugin._supervisor is None:
+                TorchLintPlugin._supervisor = text_supervisor()
+            result = lint_text(FileTask(self.filename), source, settings, self._timeout, TorchLintPlugin._supervisor)
         except Exception as exc:  # noqa: BLE001 - an error line, never a crashed flake8 run
             yield 1, 0, f"TL000 internal error: {type(exc).__name__}: {exc}", type(self)
             return

@@ -44,6 +44,9 @@ class FileContext:
         self._open: List[Contents] = []
         self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
         self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
+        #: facts an analysis module computes once per file, under a key of its own; they live (and are
+        #: released) with the context -- never keep per-file facts in module-level tables
+        self.memo: Dict[str, object] = {}
         #: codes of the rules running on this file (set by the engine); None: every rule
         self.enabled: Optional[frozenset] = None
 

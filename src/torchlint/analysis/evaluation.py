@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -131,17 +130,17 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     return model
 
 
-_CLASSES: "weakref.WeakKeyDictionary[FileContext, Dict[str, cst.ClassDef]]" = weakref.WeakKeyDictionary()
+_CLASSES = "evaluation.classes"  # per-file facts live in ctx.memo: they are released with the file
 
 
 def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
-    found = _CLASSES.get(ctx)
+    found = ctx.memo.get(_CLASSES)
     if found is None:
         found = {}
         for stmt in ctx.module.body:
             if isinstance(stmt, cst.ClassDef):
                 found[stmt.name.value] = stmt
-        _CLASSES[ctx] = found
+        ctx.memo[_CLASSES] = found
     return found
 
 
@@ -292,19 +291,19 @@ def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
 
 
 # -- call graph inside the module ----------------------------------------------------------------
-_SITES: "weakref.WeakKeyDictionary[FileContext, Dict[cst.FunctionDef, List[cst.Call]]]" = weakref.WeakKeyDictionary()
+_SITES = "evaluation.call_sites"
 
 
 def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods)."""
-    index = _SITES.get(ctx)
+    index = ctx.memo.get(_SITES)
     if index is None:
         index = {}
         for call in ctx.calls_in(ctx.module):
             target = ctx.function_for_call(call)
             if target is not None:
                 index.setdefault(target, []).append(call)
-        _SITES[ctx] = index
+        ctx.memo[_SITES] = index
     return index.get(function, [])
 
 
@@ -719,13 +718,13 @@ class EvaluationFacts:
         )
 
 
-_FACTS: "weakref.WeakKeyDictionary[FileContext, EvaluationFacts]" = weakref.WeakKeyDictionary()
+_FACTS = "evaluation.facts"
 
 
 def evaluation_facts(ctx: FileContext) -> EvaluationFacts:
-    facts = _FACTS.get(ctx)
+    facts = ctx.memo.get(_FACTS)
     if facts is None:
-        facts = _FACTS[ctx] = EvaluationFacts(ctx)
+        facts = ctx.memo[_FACTS] = EvaluationFacts(ctx)
     return facts
 
 

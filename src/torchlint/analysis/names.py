@@ -252,7 +252,9 @@ class NameResolver:
         first = True
         while scope is not None:
             if scope.kind != "class" or first:
-                if name in scope.globals:
+                if name in scope.globals and scope is not self.module_scope:
+                    # ``global x`` sends the lookup to the module, once: at module level the
+                    # statement is a no-op (following it again would never end)
                     scope = self.module_scope
                     continue
                 b = scope.bindings.get(name)

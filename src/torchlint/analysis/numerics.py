@@ -413,7 +413,7 @@ def _module_like_prefix(expr: cst.BaseExpression) -> bool:
     return d is not None and d.split(".")[0] in ("torch", "th", "F", "nn", "np", "numpy", "math")
 
 
-def _eps_like(flow: Flow, expr: cst.BaseExpression) -> bool:
+def _eps_like(flow: Flow, expr: cst.BaseExpression, depth: int = 4) -> bool:
     n = number(expr)
     if n is not None:
         return n > 0
@@ -426,10 +426,10 @@ def _eps_like(flow: Flow, expr: cst.BaseExpression) -> bool:
             return True
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("eps", "tiny"):
         return True  # torch.finfo(x.dtype).eps
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, cst.Name) and depth > 0:  # bounded: `x = y; y = x` hops in a cycle
         nxt = flow.hop(expr)
         if nxt is not None:
-            return _eps_like(flow, nxt)
+            return _eps_like(flow, nxt, depth - 1)
     return False
 
 

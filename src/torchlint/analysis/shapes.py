@@ -530,6 +530,7 @@ TENSOR_METHODS = ELEMENTWISE | REDUCTIONS | BINARY_METHODS | frozenset(
 # -- inference ---------------------------------------------------------------------------------
 
 _MAX_DEPTH = 24
+_MAX_CHAIN = 16  # straight-line rebindings of one name replayed to find its shape (the last ones)
 
 
 class _Infer:
@@ -561,8 +562,8 @@ class _Infer:
                 # earlier values of the same block feeding `x = x.unsqueeze(1)`
                 chain: List[cst.BaseExpression] = []
                 for v in reversed(vals):
-                    if v is None or _block(self.ctx, v) is not block:
-                        break
+                    if v is None or _block(self.ctx, v) is not block or len(chain) == _MAX_CHAIN:
+                        break  # bounded: each use replays the chain, so 400 rebindings cost 400 x 400
                     chain.append(v)
                 chain.reverse()
                 shape: Optional[Shape] = None

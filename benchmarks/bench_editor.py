@@ -1,0 +1,188 @@
+"""Editor latency: the language server, the flake8 plugin on and off, and the CLI on one file.
+
+    python benchmarks/bench_editor.py FILE [--repeat N] [--edits N]
+
+Rows (wall-clock, this machine; FILE should be a ~300-line module that imports torch):
+
+- libcst's parse of FILE, in process: the floor under any of the numbers below;
+- the server's analysis of one edit, in process: CPU time of the thread and wall-clock time;
+- ``torchlint server``: time to the first diagnostics after ``didOpen`` (includes starting to analyse
+  in a fresh process whose rules are already imported), then the median and 90th percentile of
+  ``didChange`` + ``didSave`` -> ``publishDiagnostics`` over ``--edits`` edits (saves are not debounced;
+  typing is, by the server's debounce delay on top of these numbers);
+- flake8 ``--select E,W,F`` without the plugin (a Python that does not have torchlint installed) and
+  with it, then flake8 ``--select TL`` (the plugin at work), best of ``--repeat``;
+- ``torchlint --no-cache FILE`` (CLI cold: process start, imports, one lint), best of ``--repeat``.
+
+The "without the plugin" row needs a Python with flake8 but without torchlint: ``--bare-python``
+(default: the interpreter the virtual environment was made from, else ``python3`` on PATH, if it has
+flake8 and cannot import torchlint).  ``--old-plugin SRC`` adds a row for the plugin of another
+checkout (its ``src`` folder put first on ``PYTHONPATH``), to compare before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List, Optional, Sequence
+
+
+def best_of(cmd: Sequence[str], repeat: int, cwd: str) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(list(cmd), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def bare_python(explicit: Optional[str]) -> Optional[str]:
+    # the interpreter this virtual environment was made from: same Python, same flake8, no torchlint
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    candidates = [explicit] if explicit else [base, shutil.which("python3"), "/usr/bin/python3"]
+    for py in candidates:
+        if not py or not os.path.exists(py):
+            continue
+        has_flake8 = subprocess.run([py, "-c", "import flake8"], capture_output=True).returncode == 0
+        has_tl = subprocess.run([py, "-c", "import torchlint"], capture_output=True).returncode == 0
+        if has_flake8 and not has_tl:
+            return py
+    return None
+
+
+async def server_latency(path: str, edits: int) -> dict:
+    from lsprotocol import types as T
+    from pygls.lsp.client import LanguageClient
+
+    text = open(path, encoding="utf-8").read()
+    uri = "file://" + os.path.abspath(path)
+    client = LanguageClient("bench", "0")
+    arrived: dict = {}
+    events: dict = {}
+
+    @client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_publish(params: T.PublishDiagnosticsParams) -> None:
+        arrived[params.version] = (time.perf_counter(), len(params.diagnostics))
+        ev = events.get(params.version)
+        if ev is not None:
+            ev.set()
+
+    async def wait(version: int) -> float:
+        ev = events.setdefault(version, asyncio.Event())
+        if version not in arrived:
+            await asyncio.wait_for(ev.wait(), 120)
+        return arrived[version][0]
+
+    t_start = time.perf_counter()
+    await client.start_io(sys.executable, "-m", "torchlint", "server", cwd=os.path.dirname(os.path.abspath(path)))
+    await client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities(), process_id=os.getpid()))
+    client.initialized(T.InitializedParams())
+    t_init = time.perf_counter()
+    events[1] = asyncio.Event()
+    t0 = time.perf_counter()
+    client.text_document_did_open(
+        T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    first = await wait(1) - t0
+    found = arrived[1][1]
+    samples: List[float] = []
+    for i in range(edits):
+        version = i + 2
+        new_text = text + f"\n_bench_value = {i}\n"
+        events[version] = asyncio.Event()
+        t0 = time.perf_counter()
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+        client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
+        samples.append(await wait(version) - t0)
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    samples.sort()
+    return {
+        "start+initialize": t_init - t_start,
+        "first diagnostics": first,
+        "median": statistics.median(samples),
+        "p90": samples[int(0.9 * (len(samples) - 1))],
+        "findings": found,
+    }
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--edits", type=int, default=30)
+    ap.add_argument("--bare-python", default=None)
+    ap.add_argument("--old-plugin", default=None, help="src folder of another torchlint checkout")
+    args = ap.parse_args(argv)
+    path = os.path.abspath(args.file)
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().count("\n")
+    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {os.path.basename(path)}: {lines} lines")
+    folder = tempfile.mkdtemp(prefix="tl-bench-")  # no configuration files around
+    target = os.path.join(folder, os.path.basename(path))
+    shutil.copyfile(path, target)
+
+    import libcst
+
+    text = open(target, encoding="utf-8").read()
+    parse = []
+    for _ in range(max(5, args.repeat)):
+        t0 = time.perf_counter()
+        libcst.parse_module(text)
+        parse.append(time.perf_counter() - t0)
+    print(f"libcst parse of the file (the floor of any analysis): median {statistics.median(parse)*1000:.1f} ms")
+    # the server's own work per edit, in CPU time of the analysing thread (what a request costs when
+    # the machine is not shared: wall-clock numbers below include waiting for a core)
+    from torchlint.lsp.documents import ConfigStore, analyse
+    from torchlint.rules import all_rules
+
+    store = ConfigStore(all_rules())
+    config = store.resolve(target, folder)
+    cpu, wall = [], []
+    for i in range(max(10, args.repeat)):
+        edited = text + f"\n_bench_value = {i}\n"
+        t0, c0 = time.perf_counter(), time.thread_time()
+        analyse(target, edited, i, config)
+        cpu.append(time.thread_time() - c0)
+        wall.append(time.perf_counter() - t0)
+    print(f"server analysis per edit, in process: CPU median {statistics.median(cpu)*1000:.1f} ms, "
+          f"wall median {statistics.median(wall)*1000:.1f} ms")
+    res = asyncio.run(server_latency(target, args.edits))
+    print(f"server: start+initialize {res['start+initialize']*1000:.0f} ms; first diagnostics "
+          f"{res['first diagnostics']*1000:.0f} ms ({res['findings']} findings); warm change+save -> diagnostics: "
+          f"median {res['median']*1000:.1f} ms, p90 {res['p90']*1000:.1f} ms over {args.edits} edits")
+
+    bare = bare_python(args.bare_python)
+    rows = []
+    if bare:
+        rows.append(("flake8 --select E,W,F, plugin not installed", [bare, "-m", "flake8", "--select", "E,W,F", target]))
+    else:
+        print("(no Python with flake8 and without torchlint found: plugin-off row skipped)")
+    rows.append(("flake8 --select E,W,F, plugin installed", [sys.executable, "-m", "flake8", "--select", "E,W,F", target]))
+    if args.old_plugin:
+        rows.append(("flake8 --select E,W,F, plugin of --old-plugin", ["env", f"PYTHONPATH={os.path.abspath(args.old_plugin)}",
+                     sys.executable, "-m", "flake8", "--select", "E,W,F", target]))
+    rows.append(("flake8 --select TL (plugin linting)", [sys.executable, "-m", "flake8", "--select", "TL", target]))
+    rows.append(("torchlint --no-cache FILE (CLI cold)", [sys.executable, "-m", "torchlint", "--no-cache", target]))
+    for label, cmd in rows:
+        print(f"{label}: {best_of(cmd, args.repeat, folder)*1000:.0f} ms (best of {args.repeat})")
+    shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

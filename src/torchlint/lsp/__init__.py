@@ -1,0 +1,1 @@
+"""The language server (``torchlint server``); needs the ``lsp`` extra (pygls, lsprotocol)."""
