@@ -34,12 +34,13 @@ def test_crashed_rule_is_an_error_line(monkeypatch):
 
 
 def test_unexpected_exception_is_an_error_line(monkeypatch):
-    import torchlint.engine
+    import torchlint.workers
 
     def boom(*a, **k):
         raise ValueError("bad")
 
-    monkeypatch.setattr(torchlint.engine, "lint_source", boom)
+    # the plugin's call into the engine (through the watchdog's supervisor) raises
+    monkeypatch.setattr(torchlint.workers, "lint_text", boom)
     assert _plugin_lines(TRAIN_BUG) == [(1, 0, "TL000 internal error: ValueError: bad")]
 
 
