@@ -290,28 +290,6 @@ def pick(table: torch.Tensor, idx: torch.Tensor):
     return table[torch.arange(idx.size(0), device=table.device).view(-1, *[1] * (idx.dim() - 1)), idx]
 """,
         ),
-        # known 1-D indices: one index per row
-        Invalid(
-            """
-import torch
-
-def pick(table: torch.Tensor, n: int):
-    idx = torch.randint(0, 5, (n,))
-    # one entry per row
-    rows = []
-    for i in range(table.size(0)):
-        rows.append(table[i][idx[i]])
-    return torch.stack(rows)
-""",
-            fixed="""
-import torch
-
-def pick(table: torch.Tensor, n: int):
-    idx = torch.randint(0, 5, (n,))
-    # one entry per row
-    return table[torch.arange(table.size(0), device=table.device), idx]
-""",
-        ),
         # a project with torchlint[runtime]: the runtime function, imported once
         Invalid(
             """

@@ -148,8 +148,9 @@ def gather_rows_comprehension(scores, labels):
 '''
 
 
-def _fixed(code):
-    result = lint_source("case.py", code, Settings(rules=[_tl302()], fix=True, unsafe_fixes=True))
+def _fixed(code, options=None):
+    settings = Settings(rules=[_tl302()], options=options or {}, fix=True, unsafe_fixes=True)
+    result = lint_source("case.py", code, settings)
     assert not result.errors
     assert result.fixed_source is not None and result.fixed_source != code
     return result.fixed_source
@@ -184,6 +185,7 @@ def test_fix_keeps_the_result(device, code):
 
 
 def test_fixed_code_calls_the_runtime():
-    fixed = _fixed(FIXTURE)
-    assert "torchlint.runtime.batch_gather(scores, labels)" in fixed
+    fixed = _fixed(FIXTURE, {"runtime-fixes": "runtime"})
+    assert fixed.count("return batch_gather(scores, labels)") == 2
+    assert fixed.count("from torchlint.runtime import batch_gather\n") == 1  # one import for both fixes
     assert "for b in" not in fixed
