@@ -114,9 +114,8 @@ def _drive(source_kind: str, count: int, seed: int, budget: float, out_dir: str,
                 proc.kill()
                 proc.wait()
                 stats["generator_stalls"] = stats.get("generator_stalls", 0) + 1
-                start = count if done_here and last_index + 1 >= count else (last_index + 1 if done_here else start)
-                if not done_here:
-                    start = count  # nothing more comes from this generator
+                # go on after the last program it finished; one that finished none gives nothing more
+                start = last_index + 1 if done_here and last_index + 1 < count else count
                 break
             if not ready:  # over the budget: a hang
                 proc.kill()
