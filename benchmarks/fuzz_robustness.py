@@ -105,9 +105,18 @@ def _drive(source_kind: str, count: int, seed: int, budget: float, out_dir: str,
         proc = subprocess.Popen([sys.executable, __file__, "--worker", source_kind, str(start), str(count), str(seed)],
                                 stdout=subprocess.PIPE, text=True, bufsize=1)
         current = None
+        done_here = False
+        last_index = start - 1
         began = time.monotonic()
         while True:
             ready, _, _ = select.select([proc.stdout], [], [], max(0.0, budget - (time.monotonic() - began)))
+            if not ready and current is None:  # the generator stalled between programs: not a lint hang
+                proc.kill()
+                proc.wait()
+                stats["generator_stalls"] = stats.get("generator_stalls", 0) + 1
+                # go on after the last program it finished; one that finished none gives nothing more
+                start = last_index + 1 if done_here and last_index + 1 < count else count
+                break
             if not ready:  # over the budget: a hang
                 proc.kill()
                 proc.wait()
@@ -133,6 +142,7 @@ def _drive(source_kind: str, count: int, seed: int, budget: float, out_dir: str,
                 began = time.monotonic()
                 continue
             current = None
+            done_here, last_index = True, msg["i"]
             stats["programs"] += 1
             if stats["programs"] % 50 == 0:
                 sys.stderr.write(f"{source_kind}: {stats['programs']} programs, {time.monotonic() - T0:.0f} s\n")

@@ -79,3 +79,14 @@ def test_recursion_limit_is_restored():
 def test_short_chains_are_not_screened():
     text = TRAIN_BUG + "y = " + " + ".join(["a"] * 300) + "\n" + "z = a" + ".b" * 300 + "\n"
     assert [d.code for d in _lint(text).diagnostics] == ["TL101"]
+
+
+def test_long_invalid_unary_run_fails_fast():
+    import time
+
+    text = TRAIN_BUG + "y = " + "~not -" * 400 + "a\n"
+    start = time.monotonic()
+    res = _lint(text)
+    assert [d.code for d in res.diagnostics] == ["TL000"]
+    assert "SyntaxError" in res.diagnostics[0].message
+    assert time.monotonic() - start < 10

@@ -409,9 +409,11 @@ class _Headroom:
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
                errors: List[str]) -> _Lint:
     if _looks_deep(source):
-        fatal, _ = _cpython_verdict(path, source)
-        if fatal is not None:
-            return _Lint(None, [], fatal, None)
+        # a file that looks pathological and that CPython rejects is not handed to libcst either: its
+        # parser can take minutes to fail on such text (a long run of unary operators with a `~not`)
+        fatal, syntax = _cpython_verdict(path, source)
+        if fatal is not None or syntax is not None:
+            return _Lint(None, [], fatal or syntax, None)
     stand_in = False
     try:
         module = cst.parse_module(source)
