@@ -2,8 +2,9 @@
 
 ``python watchdog_rules.py cli ARGS`` runs ``torchlint ARGS`` and ``python watchdog_rules.py flake8 ARGS``
 runs ``flake8 ARGS``, both with these rules added to the catalog.  A file that contains
-``SLEEP_FOREVER`` makes the analysis sleep for an hour (unless ``TORCHLINT_TEST_AWAKE`` is set); one that contains ``KILL_WORKER`` makes the
-process that analyses it die from SIGKILL, as a native parser crash would.
+``SLEEP_FOREVER`` makes the analysis sleep for an hour (unless ``TORCHLINT_TEST_AWAKE`` is set); one
+that contains ``KILL_WORKER`` makes the process that analyses it die from SIGKILL, as a native parser
+crash would.
 """
 import os
 import signal
