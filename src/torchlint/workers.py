@@ -1,12 +1,13 @@
 """Worker processes with a watchdog: no file can hang, crash or stall a run.
 
-Each file is analysed in a worker process under a time budget: time on a CPU where the system tells
-it (Linux), so that a worker kept waiting for a CPU on a busy machine is not stopped for it (it gets up
-to :data:`WALL_FACTOR` times its budget in wall-clock time), while one that is blocked is stopped when
-its budget has passed.  A worker that runs past its file's budget is killed and replaced; one that dies (a native parser that overflows its stack, the kernel's
-out-of-memory killer) is replaced too.  Either way the file is reported as ``TL000`` with no partial
-findings and no fixes, and the run goes on with the next file.  This holds with one worker (``--jobs 1``)
-as with several, in the flake8 plugin, and for any host that keeps a :class:`Supervisor`.
+Each file is analysed in a worker process under a time budget: time on a CPU where the system tells it
+(Linux), so that a worker kept waiting for a CPU on a busy machine is not stopped for it (it gets up to
+:data:`WALL_FACTOR` times its budget in wall-clock time), while one that is blocked is stopped when its
+budget has passed. A worker that runs past its file's budget is killed and replaced; one that dies (a
+native parser that overflows its stack, the kernel's out-of-memory killer) is replaced too. Either way
+the file is reported as ``TL000`` with no partial findings and no fixes, and the run goes on with the
+next file. This holds with one worker (``--jobs 1``) as with several, in the flake8 plugin, and for any
+host that keeps a :class:`Supervisor`.
 
 Workers are forked from the process that starts them (the function they apply is inherited, not
 pickled) and talk to it over two pipes: one file's work goes out, its result comes back.  A worker exits
