@@ -153,7 +153,8 @@ VARIANTS = {
 
 def test_reproducer_every_rule_and_tl304_alone(supervisor):
     _lint(supervisor, REPRODUCER)
-    result = workers.lint_text(FileTask("r.py"), REPRODUCER, Settings([r for r in RULES if r.CODE == "TL304"]), BUDGET, supervisor)
+    tl304 = Settings([r for r in RULES if r.CODE == "TL304"])
+    result = workers.lint_text(FileTask("r.py"), REPRODUCER, tl304, BUDGET, supervisor)
     assert result.diagnostics == [] and not result.errors
 
 
@@ -226,11 +227,14 @@ def _block(draw, depth, in_function, in_loop):
         if kind == 5:
             head, inner = f"def {fn}({n}, {m}=None):", _block(depth + 1, True, False)
         elif kind == 6:
-            head, inner = f"class {n.capitalize()}({n.capitalize()}, torch.nn.Module):", _block(depth + 1, False, False)
+            cls = n.capitalize()
+            head, inner = f"class {cls}({cls}, torch.nn.Module):", _block(depth + 1, False, False)
         elif kind == 7:
-            head, inner = draw(st.sampled_from([f"for {n} in {n}:", f"while {n}:", f"for {n}, {m} in zip({m}, {n}):"])), _block(depth + 1, in_function, True)
+            head = draw(st.sampled_from([f"for {n} in {n}:", f"while {n}:", f"for {n}, {m} in zip({m}, {n}):"]))
+            inner = _block(depth + 1, in_function, True)
         elif kind == 8:
-            head, inner = draw(st.sampled_from([f"with {n} as {n}:", f"with torch.no_grad():", f"if {n}:"])), _block(depth + 1, in_function, in_loop)
+            head = draw(st.sampled_from([f"with {n} as {n}:", "with torch.no_grad():", f"if {n}:"]))
+            inner = _block(depth + 1, in_function, in_loop)
         else:
             head, inner = "try:", _block(depth + 1, in_function, in_loop)
         lines.append(head)

@@ -81,6 +81,22 @@ def test_engine_reports_timeouts_and_crashes_and_goes_on(tree, jobs):
     assert results["e_clean.py"].diagnostics == []
 
 
+def test_a_busy_loop_is_stopped_too():
+    """A hang that keeps a CPU busy is stopped once it has used its budget of CPU time."""
+    sup = workers.text_supervisor()
+    try:
+        start = time.monotonic()
+        settings = Settings(all_rules() + TEST_RULES)
+        out = workers.lint_text(FileTask("spin.py"), TRAIN_BUG + "# SPIN_FOREVER\n", settings, 1, sup)
+        took = time.monotonic() - start
+    finally:
+        sup.close()
+    assert [(d.code, d.message) for d in out.diagnostics] == [
+        ("TL000", "analysis of this file took longer than 1 s; please report it")
+    ]
+    assert took < workers.WALL_FACTOR * 1 + 30
+
+
 def test_budget_grows_with_the_file():
     assert workers.budget(2.0, 100) == 2.0
     assert workers.budget(2.0, workers.SCALE_BYTES) == 2.0

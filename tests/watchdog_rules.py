@@ -2,8 +2,9 @@
 
 ``python watchdog_rules.py cli ARGS`` runs ``torchlint ARGS`` and ``python watchdog_rules.py flake8 ARGS``
 runs ``flake8 ARGS``, both with these rules added to the catalog.  A file that contains
-``SLEEP_FOREVER`` makes the analysis sleep for an hour (unless ``TORCHLINT_TEST_AWAKE`` is set); one that contains ``KILL_WORKER`` makes the
-process that analyses it die from SIGKILL, as a native parser crash would.
+``SLEEP_FOREVER`` makes the analysis sleep for an hour (unless ``TORCHLINT_TEST_AWAKE`` is set); one
+that contains ``KILL_WORKER`` makes the process that analyses it die from SIGKILL, as a native parser
+crash would; ``SPIN_FOREVER`` makes it loop forever on a CPU.
 """
 import os
 import signal
@@ -37,7 +38,18 @@ class KillingRule(LintRule):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-TEST_RULES = [SleepingRule, KillingRule]
+class SpinningRule(LintRule):
+    CODE = "TL992"
+    NAME = "test-only-spin"
+    MESSAGE = "test only"
+    TRIGGERS = ("SPIN_FOREVER",)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        while "SPIN_FOREVER" in self.ctx.source:  # a hang that keeps a CPU busy
+            pass
+
+
+TEST_RULES = [SleepingRule, KillingRule, SpinningRule]
 
 
 def install() -> None:

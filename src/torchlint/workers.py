@@ -1,12 +1,15 @@
 """Worker processes with a watchdog: no file can hang, crash or stall a run.
 
-Each file is analysed in a worker process under a time budget.  A worker that runs past its file's
-budget is killed and replaced; one that dies (a native parser that overflows its stack, the kernel's
-out-of-memory killer) is replaced too.  Either way the file is reported as ``TL000`` with no partial
-findings and no fixes, and the run goes on with the next file.  This holds with one worker (``--jobs 1``)
-as with several, in the flake8 plugin, and for any host that keeps a :class:`Supervisor`.
+Each file is analysed in a worker process under a time budget: time on a CPU where the system tells it
+(Linux), so that a worker kept waiting for a CPU on a busy machine is not stopped for it (it gets up to
+:data:`WALL_FACTOR` times its budget in wall-clock time), while one that is blocked is stopped when its
+budget has passed. A worker that runs past its file's budget is killed and replaced; one that dies (a
+native parser that overflows its stack, the kernel's out-of-memory killer) is replaced too. Either way
+the file is reported as ``TL000`` with no partial findings and no fixes, and the run goes on with the
+next file. This holds with one worker (``--jobs 1``) as with several, in the flake8 plugin, and for any
+host that keeps a :class:`Supervisor`.
 
-Workers are forked from the process that starts them (the rules and settings they run are inherited, not
+Workers are forked from the process that starts them (the function they apply is inherited, not
 pickled) and talk to it over two pipes: one file's work goes out, its result comes back.  A worker exits
 when the process that started it dies, even from SIGKILL: on Linux the kernel signals it
 (``PR_SET_PDEATHSIG``), elsewhere a thread watches the parent, and an idle worker also stops at the end
@@ -32,6 +35,9 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 # seconds of analysis a file may take, for a file up to SCALE_BYTES; larger files get proportionally more
 DEFAULT_FILE_TIMEOUT = 10.0
 SCALE_BYTES = 32 * 1024
+# the budget is time on a CPU: a worker that waits for one on a busy machine gets more wall-clock time,
+# up to this many times its budget
+WALL_FACTOR = 10
 # a worker whose resident memory is above this after a file is replaced by a fresh one
 RECYCLE_BYTES = 512 * 1024 * 1024
 # a worker collects garbage at once when a file left it this much above its starting memory
@@ -156,6 +162,21 @@ def current_rss() -> int:
 
 
 # -- the parent side ------------------------------------------------------------------------------
+def _cpu_seconds(pid: int) -> Tuple[Optional[float], bool]:
+    """CPU seconds used by process ``pid`` and whether it is runnable (None where /proc is absent)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS, fields[0] == b"R"
+    except (OSError, ValueError, IndexError):
+        return None, False
+
+
+try:
+    _TICKS = float(os.sysconf("SC_CLK_TCK"))
+except (ValueError, OSError, AttributeError):  # pragma: no cover
+    _TICKS = 100.0
+
 
 class Worker:
     """One forked process that applies ``fn`` to each item it is sent."""
@@ -188,13 +209,28 @@ class Worker:
         self.item: Any = None
         self.deadline = 0.0
         self.budget = 0.0
+        self.started = 0.0
+        self.cpu_start: Optional[float] = None
         self.rss = 0
 
     def send(self, item: Any, seconds: float) -> None:
         self.item = item
         self.budget = seconds
-        self.deadline = time.monotonic() + seconds
+        self.started = time.monotonic()
+        self.deadline = self.started + seconds
+        self.cpu_start = _cpu_seconds(self.pid)[0]
         self.tasks.send(item)
+
+    def starved(self) -> float:
+        """At the deadline: the part of the budget a runnable worker did not get to use because the
+        machine was busy (the deadline moves by that much), or 0 when the worker used its budget, is
+        blocked rather than waiting for a CPU, or has had :data:`WALL_FACTOR` times its budget already."""
+        cpu, runnable = _cpu_seconds(self.pid)
+        if cpu is None or self.cpu_start is None or not runnable:
+            return 0.0
+        if time.monotonic() - self.started >= WALL_FACTOR * self.budget:
+            return 0.0
+        return max(0.0, self.budget - (cpu - self.cpu_start))
 
     def receive(self) -> Outcome:
         """The outcome of the item sent; a crash when the worker died before answering."""
@@ -317,6 +353,10 @@ class Pool:
                 now = time.monotonic()
                 for conn, w in list(busy.items()):
                     if w.deadline <= now:
+                        extra = w.starved()
+                        if extra > 0.01:
+                            w.deadline = now + extra
+                            continue
                         del busy[conn]
                         item, spent = w.item, w.budget
                         self._replace(w)
