@@ -90,3 +90,24 @@ def test_command_line_ignore_applies_over_config_select(run, project):
     _pyproject(project, 'select = ["TL101", "TL103"]\n')
     r = run("--ignore", "TL1", "pkg")
     assert r.returncode == 0, r.stdout
+
+
+def test_default_excludes_do_not_apply_to_folders_above_a_named_path(tmp_path):
+    """`torchlint venv/lib/site-packages/pkg` lints pkg: only what the walk enters is matched against
+    single-component excludes; inside a walked tree an excluded folder is still skipped."""
+    import subprocess
+    import sys
+
+    bug = "import torch\nfor x in range(3):\n    loss = torch.ones(1, requires_grad=True).sum()\n    loss.backward()\n    opt.step()\n"
+    pkg = tmp_path / "site-packages" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "a.py").write_text(bug)
+    (tmp_path / "proj" / ".venv").mkdir(parents=True)
+    (tmp_path / "proj" / ".venv" / "b.py").write_text(bug)
+    (tmp_path / "proj" / "c.py").write_text(bug)
+    run = lambda *args: subprocess.run([sys.executable, "-m", "torchlint", "--no-cache", *args], cwd=tmp_path,
+                                       capture_output=True, text=True)
+    r = run(str(pkg))
+    assert r.returncode == 1 and "a.py:4:5: TL101" in r.stdout
+    r = run("proj")
+    assert "c.py:4:5: TL101" in r.stdout and "b.py" not in r.stdout

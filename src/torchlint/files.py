@@ -55,10 +55,31 @@ def matches_any(rel_path: str, patterns: Sequence[str]) -> bool:
     for pat in patterns:
         pat = pat.rstrip("/")
         if "/" in pat:
-            p = pat[2:] if pat.startswith("./") else pat
-            if fnmatchcase(rel, p) or fnmatchcase(rel, p + "/*") or rel.startswith(p + "/"):
+            if _rooted_match(rel, pat):
                 return True
         elif any(fnmatchcase(part, pat) for part in parts):
+            return True
+    return False
+
+
+def _rooted_match(rel: str, pat: str) -> bool:
+    """A pattern with a ``/`` against a path relative to the project root (the path and what is under it)."""
+    p = pat[2:] if pat.startswith("./") else pat
+    return fnmatchcase(rel, p) or fnmatchcase(rel, p + "/*") or rel.startswith(p + "/")
+
+
+def _excluded_entry(rel_path: str, name: str, patterns: Sequence[str]) -> bool:
+    """An entry met while walking a folder: a pattern with a ``/`` matches its path relative to the
+    project root; a single-component pattern matches its own name (the folders above it were checked
+    as the walk entered them, and the folders above a path given on the command line are not looked
+    at: ``torchlint venv/lib/site-packages/pkg`` lints ``pkg``)."""
+    rel = rel_path.replace(os.sep, "/")
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if "/" in pat:
+            if _rooted_match(rel, pat):
+                return True
+        elif fnmatchcase(name, pat):
             return True
     return False
 
@@ -419,7 +440,7 @@ def discover(
                 except OSError as exc:
                     unreadable.append(f"{full}: cannot read: {exc.strerror or exc}")
                     continue
-                if matches_any(rel_to_root(full), exclude):
+                if _excluded_entry(rel_to_root(full), entry.name, exclude):
                     continue
                 if ignores and _git_ignored(ignores, os.path.abspath(full), is_dir):
                     continue
