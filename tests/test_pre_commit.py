@@ -1,4 +1,5 @@
 """The pre-commit manifest, and `pre-commit try-repo` against this repository."""
+import json
 import os
 import shutil
 import subprocess
@@ -19,8 +20,14 @@ def test_manifest():
         assert hook["language"] == "python"
         assert "--force-exclude" in hook["entry"]
         assert hook["entry"].startswith("torchlint check")
-        assert set(hook["types_or"]) == {"python", "pyi"}
+        assert set(hook["types_or"]) == {"python", "pyi", "jupyter"}
     assert "--fix" in hooks["torchlint-fix"]["entry"] and "--fix" not in hooks["torchlint"]["entry"]
+
+
+def _notebook(code):
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": code.splitlines(keepends=True)}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1) + "\n"
 
 
 def _git(cwd, *args):
@@ -44,6 +51,7 @@ def test_try_repo_fails_on_finding_and_fixes(tmp_path):
     target.mkdir()
     _git(target, "init", "-q")
     (target / "train.py").write_text(TRAIN_BUG)
+    (target / "train.ipynb").write_text(_notebook(TRAIN_BUG))
     (target / "pyproject.toml").write_text('[tool.torchlint]\nextend-exclude = ["vendored"]\n')
     (target / "vendored").mkdir()
     (target / "vendored" / "old.py").write_text(TRAIN_BUG)
@@ -55,11 +63,13 @@ def test_try_repo_fails_on_finding_and_fixes(tmp_path):
     out = check.stdout + check.stderr
     assert check.returncode == 1, out
     assert "train.py:8:9: TL101" in out
+    assert "train.ipynb:cell 1:8:9: TL101" in out
     assert "vendored/old.py" not in out  # configured excludes apply to the names pre-commit passes
 
     fix = subprocess.run(cmd + ["torchlint-fix", "--all-files"], cwd=target, env=env, capture_output=True, text=True)
     assert fix.returncode == 1  # pre-commit fails a hook that modified files
     assert "optimizer.zero_grad()" in (target / "train.py").read_text()
+    assert "optimizer.zero_grad()" in (target / "train.ipynb").read_text()
     assert (target / "vendored" / "old.py").read_text() == TRAIN_BUG
 
     again = subprocess.run(cmd + ["torchlint", "--all-files"], cwd=target, env=env, capture_output=True, text=True)

@@ -32,15 +32,19 @@ def _encode(d: Diagnostic) -> list:
     fix = None
     if d.fix is not None:
         fix = [d.fix.title, d.fix.applicability, [[e.content, e.line, e.col, e.end_line, e.end_col] for e in d.fix.edits]]
-    return [d.line, d.col, d.code, d.message, d.end_line, d.end_col, fix]
+    row = [d.line, d.col, d.code, d.message, d.end_line, d.end_col, fix]
+    if d.cell:
+        row.append([d.cell, d.file_line, d.file_end_line])
+    return row
 
 
 def _decode(path: str, row: list) -> Diagnostic:
-    line, col, code, message, end_line, end_col, fix = row
+    line, col, code, message, end_line, end_col, fix = row[:7]
+    cell, file_line, file_end_line = row[7] if len(row) > 7 else (0, 0, 0)
     info = None
     if fix is not None:
         info = FixInfo(fix[0], fix[1], tuple(Edit(*e) for e in fix[2]))
-    return Diagnostic(path, line, col, code, message, end_line, end_col, info)
+    return Diagnostic(path, line, col, code, message, end_line, end_col, info, cell, file_line, file_end_line)
 
 
 class Cache:

@@ -98,6 +98,8 @@ def run_check(opts: CheckOptions) -> int:
     for missing in found.missing:
         _err(f"error: {missing}: no such file or directory")
         status = 2
+    if not found.files and not found.missing:
+        _err(f"warning: No Python files found under {', '.join(opts.paths)}")
     tasks = [FileTask(p, tuple(ignored_for(p, cfg.root, cfg.per_file_ignores))) for p in found.files]
 
     cache: Optional[Cache] = None
@@ -154,7 +156,7 @@ def run_check(opts: CheckOptions) -> int:
             continue
         if opts.diff:
             diff_changes = True
-            sys.stdout.write(_unified_diff(t.path, res.original_source or "", res.fixed_source))
+            sys.stdout.write(_file_diff(t.path, res.original_source or "", res.fixed_source))
             fixed += res.fixed_count
             continue
         encoding, mtime, size = res.source_meta  # type: ignore[misc]
@@ -169,7 +171,7 @@ def run_check(opts: CheckOptions) -> int:
             diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
 
     diagnostics.sort(key=Diagnostic.sort_key)
-    _emit(opts, diagnostics, fixed, rule_map)
+    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks or bool(found.missing))
     if status == 2:
         return 2
     if opts.diff:
@@ -193,11 +195,18 @@ def _unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None) -> None:
+def _file_diff(path: str, before: str, after: str) -> str:
+    from torchlint.notebook import cell_diffs, is_notebook
+
+    return cell_diffs(path, before, after) if is_notebook(path) else _unified_diff(path, before, after)
+
+
+def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
+          nothing_checked: bool = False) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     if opts.statistics:
-        out.write(report.format_statistics(diagnostics, rule_map, opts.unsafe_fixes))
+        out.write(report.format_statistics(diagnostics, rule_map, opts.unsafe_fixes, as_json=fmt == "json"))
         return
     if fmt == "json":
         out.write(report.format_json(diagnostics, rule_map))
@@ -209,7 +218,7 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
         if opts.diff:
             return
         out.write(report.format_text(diagnostics, opts.unsafe_fixes))
-        if not opts.quiet:
+        if not opts.quiet and not (nothing_checked and not diagnostics and not fixed):
             out.write(report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix))
 
 
@@ -246,7 +255,7 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr)
     elif opts.diff:
         if res.fixed_source is not None:
-            sys.stdout.write(_unified_diff(name, text, res.fixed_source))
+            sys.stdout.write(_file_diff(name, text, res.fixed_source))
             return status or 1
         return status or 0
     else:

@@ -33,12 +33,33 @@ def _split(values: Sequence[str]) -> List[str]:
     return out
 
 
+def _codes(values: Sequence[str]) -> List[str]:
+    """Rule selectors, case-insensitive like `torchlint rule tl103`."""
+    return [c.upper() for c in _split(values)]
+
+
 def _fail(message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
     click.echo(f"torchlint: error: {message}", err=True)
     sys.exit(2)
 
 
-@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+_MAIN_EPILOG = """\b
+Main `check` options (all of them: `torchlint check --help`):
+  --fix                 apply the safe fixes (--unsafe-fixes: the unsafe ones too)
+  --diff                show the fixes as a diff instead of writing them
+  --select CODES        rules to enable, e.g. TL1,TL201 (--ignore, --extend-select)
+  --output-format FMT   text, json, sarif or github
+  --statistics          count findings per rule
+  --stdin-filename NAME name of the file read from `-` (a .ipynb name reads a notebook)
+\b
+Examples:
+  torchlint examples/            lint a folder (.py, .pyi and .ipynb files)
+  torchlint --fix train.ipynb    fix a notebook in place
+  torchlint rule TL101           what a rule finds and why
+"""
+
+
+@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_MAIN_EPILOG)
 @click.version_option(__version__, "--version", prog_name="torchlint", message="%(prog)s %(version)s")
 def main() -> None:
     """Find PyTorch anti-patterns, and fix them.
@@ -96,7 +117,7 @@ def check(
     quiet: bool,
     disable_noqa: bool,
 ) -> None:
-    """Lint PATHS (default: the current folder); `-` reads stdin."""
+    """Lint PATHS: .py, .pyi and .ipynb files (default: the current folder); `-` reads stdin."""
     from torchlint.checker import CheckOptions, run_check
 
     opts = CheckOptions(
@@ -104,9 +125,9 @@ def check(
         fix=fix,
         unsafe_fixes=unsafe_fixes,
         diff=diff,
-        select=_split(select) or None,
-        extend_select=_split(extend_select),
-        ignore=_split(ignore) + _split(extend_ignore),
+        select=_codes(select) or None,
+        extend_select=_codes(extend_select),
+        ignore=_codes(ignore) + _codes(extend_ignore),
         exclude=_split(exclude) or None,
         extend_exclude=_split(extend_exclude),
         force_exclude=force_exclude,
@@ -129,7 +150,7 @@ def check(
 @main.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:
-    """Show the page of rule CODE (e.g. TL101)."""
+    """Show the page of rule CODE, such as TL101."""
     from torchlint.rules import all_rules
 
     rules = {r.CODE: r for r in all_rules()}

@@ -120,11 +120,11 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
             if not isinstance(value, bool):
                 raise ConfigError(f"`{key}` in {where} must be true or false")
         if key == "select":
-            cfg.select = list(value)
+            cfg.select = [v.upper() for v in value]
         elif key == "extend-select":
-            cfg.extend_select = list(value)
+            cfg.extend_select = [v.upper() for v in value]
         elif key in ("ignore", "extend-ignore"):
-            cfg.ignore += list(value)
+            cfg.ignore += [v.upper() for v in value]
         elif key == "exclude":
             cfg.exclude = list(value)
         elif key == "extend-exclude":
@@ -138,7 +138,7 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
                 isinstance(v, list) and all(isinstance(c, str) for c in v) for v in value.values()
             ):
                 raise ConfigError(f"`per-file-ignores` in {where} must map glob patterns to lists of codes")
-            cfg.per_file_ignores = {k: list(v) for k, v in value.items()}
+            cfg.per_file_ignores = {k: [c.upper() for c in v] for k, v in value.items()}
         elif key == "cache-dir":
             if not isinstance(value, str):
                 raise ConfigError(f"`cache-dir` in {where} must be a string")

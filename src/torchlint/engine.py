@@ -51,9 +51,12 @@ class Diagnostic:
     end_line: int = 0
     end_col: int = 0
     fix: Optional[FixInfo] = None
+    cell: int = 0  # notebooks: the cell (1-based among all cells); line/col are within it
+    file_line: int = 0  # notebooks: the line of the .ipynb file that holds it (0: not a notebook)
+    file_end_line: int = 0
 
-    def sort_key(self) -> Tuple[str, int, int, str, str]:
-        return (self.path, self.line, self.col, self.code, self.message)
+    def sort_key(self) -> Tuple[str, int, int, int, str, str]:
+        return (self.path, self.cell, self.line, self.col, self.code, self.message)
 
 
 @dataclass
@@ -387,8 +390,10 @@ def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: O
     if task.ignore:
         rules = [r for r in rules if not any(r.CODE.startswith(c) for c in task.ignore)]
     sub = Settings(rules, settings.options, settings.noqa, settings.fix, settings.unsafe_fixes, settings.want_edits)
+    from torchlint.notebook import is_notebook, lint_notebook
+
     try:
-        inner = lint_source(task.path, text, sub)
+        inner = (lint_notebook if is_notebook(task.path) else lint_source)(task.path, text, sub)
     except Exception as exc:  # never lose the run to one file
         result.errors.append(f"{task.path}: internal error: {type(exc).__name__}: {exc}")
         return result

@@ -42,6 +42,7 @@ DEFAULT_EXCLUDE = (
 )
 
 PY_SUFFIXES = (".py", ".pyi")
+LINT_SUFFIXES = PY_SUFFIXES + (".ipynb",)  # what a folder walk picks up
 MAX_BYTES = 8 * 1024 * 1024
 
 
@@ -243,7 +244,7 @@ def discover(
                     continue
                 if is_dir:
                     subdirs.append(full)
-                elif entry.name.endswith(PY_SUFFIXES):
+                elif entry.name.endswith(LINT_SUFFIXES):
                     add(full)
             for d in reversed(subdirs):
                 stack.append((d, ignores))

@@ -22,9 +22,15 @@ def is_applicable(d: Diagnostic, unsafe_fixes: bool) -> bool:
     return d.fix is not None and (d.fix.applicability == SAFE or unsafe_fixes)
 
 
+def position(d: Diagnostic) -> str:
+    """``path:line:col``, or ``nb.ipynb:cell 3:4:5`` in a notebook."""
+    cell = f"cell {d.cell}:" if d.cell else ""
+    return f"{d.path}:{cell}{d.line}:{d.col}"
+
+
 def text_line(d: Diagnostic, unsafe_fixes: bool) -> str:
     mark = "[*] " if is_applicable(d, unsafe_fixes) else ""
-    return f"{d.path}:{d.line}:{d.col}: {d.code} {mark}{d.message}"
+    return f"{position(d)}: {d.code} {mark}{d.message}"
 
 
 def format_text(diags: Sequence[Diagnostic], unsafe_fixes: bool) -> str:
@@ -83,6 +89,7 @@ def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) -
                 "name": rule.NAME if rule else ("syntax-error" if d.code == PARSE_ERROR else None),
                 "message": d.message,
                 "filename": d.path,
+                "cell": d.cell or None,
                 "location": {"row": d.line, "column": d.col},
                 "end_location": {"row": d.end_line or d.line, "column": d.end_col or d.col},
                 "fix": _fix_json(d),
@@ -120,20 +127,33 @@ def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) 
     index = {d["id"]: i for i, d in enumerate(descriptors)}
     results = []
     for d in diags:
+        region: Dict[str, object] = {
+            "startLine": d.line,
+            "startColumn": d.col,
+            "endLine": d.end_line or d.line,
+            "endColumn": d.end_col or d.col,
+        }
+        if d.cell:  # a notebook: the region is the file's lines; the cell position is a property
+            region = {
+                "startLine": d.file_line or 1,
+                "endLine": max(d.file_end_line, d.file_line) or 1,
+                "properties": {
+                    "cell": d.cell,
+                    "cellLine": d.line,
+                    "cellColumn": d.col,
+                    "cellEndLine": d.end_line or d.line,
+                    "cellEndColumn": d.end_col or d.col,
+                },
+            }
         result = {
             "ruleId": d.code,
             "level": "error",
-            "message": {"text": d.message},
+            "message": {"text": d.message if not d.cell else f"{position(d)}: {d.message}"},
             "locations": [
                 {
                     "physicalLocation": {
                         "artifactLocation": {"uri": d.path.replace("\\", "/")},
-                        "region": {
-                            "startLine": d.line,
-                            "startColumn": d.col,
-                            "endLine": d.end_line or d.line,
-                            "endColumn": d.end_col or d.col,
-                        },
+                        "region": region,
                     }
                 }
             ],
@@ -171,20 +191,32 @@ def _gh_escape(text: str, prop: bool = False) -> str:
 def format_github(diags: Sequence[Diagnostic]) -> str:
     lines = []
     for d in diags:
-        props = (
-            f"file={_gh_escape(d.path, True)},line={d.line},col={d.col},"
-            f"endLine={d.end_line or d.line},endColumn={d.end_col or d.col},"
-            f"title={_gh_escape('torchlint (' + d.code + ')', True)}"
-        )
-        lines.append(f"::error {props}::{_gh_escape(f'{d.path}:{d.line}:{d.col}: {d.code} {d.message}')}\n")
+        if d.cell:  # a notebook: the line of the .ipynb file, which the web view shows
+            where = f"line={d.file_line or 1},endLine={max(d.file_end_line, d.file_line) or 1}"
+        else:
+            where = f"line={d.line},col={d.col},endLine={d.end_line or d.line},endColumn={d.end_col or d.col}"
+        props = f"file={_gh_escape(d.path, True)},{where},title={_gh_escape('torchlint (' + d.code + ')', True)}"
+        lines.append(f"::error {props}::{_gh_escape(f'{position(d)}: {d.code} {d.message}')}\n")
     return "".join(lines)
 
 
-def format_statistics(diags: Iterable[Diagnostic], rules: Dict[str, Type[LintRule]], unsafe_fixes: bool) -> str:
+def format_statistics(diags: Iterable[Diagnostic], rules: Dict[str, Type[LintRule]], unsafe_fixes: bool,
+                      as_json: bool = False) -> str:
     diags = list(diags)
     counts = Counter(d.code for d in diags)
     fixable = {d.code for d in diags if is_applicable(d, unsafe_fixes)}
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if as_json:
+        doc = [
+            {
+                "code": code,
+                "name": rules[code].NAME if code in rules else "syntax-error",
+                "count": n,
+                "fixable": code in fixable,
+            }
+            for code, n in rows
+        ]
+        return json.dumps(doc, indent=2) + "\n"
     width = max((len(str(n)) for _, n in rows), default=1)
     out = []
     for code, n in rows:
