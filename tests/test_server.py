@@ -64,6 +64,9 @@ class Session:
                 ),
                 publish_diagnostics=T.PublishDiagnosticsClientCapabilities(version_support=True),
             ),
+            notebook_document=T.NotebookDocumentClientCapabilities(
+                synchronization=T.NotebookDocumentSyncClientCapabilities()
+            ),
         )
         return await self.client.initialize_session(
             T.InitializeParams(

@@ -15,7 +15,7 @@ registers options: this module is imported by every flake8 run once the package 
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type
 
 from torchlint import __version__
 
@@ -47,19 +47,16 @@ def _load_options() -> Dict[str, Any]:
     return resolved
 
 
-def selected_codes(options: Any) -> Optional[Sequence[str]]:
-    """The rule codes flake8's decision engine would report under ``options``; None when none."""
+def decider(options: Any) -> Optional[Callable[[str], bool]]:
+    """Whether flake8's decision engine would report a code under ``options`` (None: flake8 without that
+    engine, so run everything and let flake8 filter)."""
     try:
         from flake8.style_guide import Decision, DecisionEngine
-    except ImportError:  # pragma: no cover - an unknown flake8: run everything, flake8 filters
-        return ("TL",)
-    try:
+
         engine = DecisionEngine(options)
-    except Exception:  # pragma: no cover - options without the usual attributes
-        return ("TL",)
-    probe = _probe_codes()
-    chosen = [code for code in probe if engine.decision_for(code) is Decision.Selected]
-    return chosen or None
+    except Exception:  # pragma: no cover - another flake8, or options without the usual attributes
+        return None
+    return lambda code: engine.decision_for(code) is Decision.Selected
 
 
 def _probe_codes() -> List[str]:
@@ -98,7 +95,8 @@ class TorchLintPlugin:
     name = "torchlint"
     version = __version__
     _options: Dict[str, Any] = {}
-    _codes: Optional[Sequence[str]] = ("TL",)  # the rule codes flake8 can report; None: none
+    _active = True  # some TL code can be reported
+    _decide: Optional[Callable[[str], bool]] = None  # flake8's verdict on a code (None: every code)
     _timeout: Optional[float] = None
     _supervisor: Any = None  # one watchdog worker per flake8 process, started on first use
 
@@ -113,20 +111,20 @@ class TorchLintPlugin:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        cls._codes = selected_codes(options)
-        active = cls._codes is not None
+        decide = cls._decide = decider(options)
+        active = cls._active = decide is None or any(decide(code) for code in _probe_codes())
         cls._options = _load_options() if active else {}
         cls._timeout = _load_timeout() if active else None
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchLintPlugin"]]]:
-        codes = self._codes
-        if codes is None:
+        if not self._active:
             return
+        decide = type(self)._decide  # a plain function: not through the instance, which would bind it
         from torchlint.engine import FileTask, Settings
         from torchlint.rules import all_rules
         from torchlint.workers import lint_text, text_supervisor
 
-        rules = [r for r in all_rules() if r.CODE.startswith(tuple(codes))]
+        rules = [r for r in all_rules() if decide is None or decide(r.CODE)]
         if not rules:
             return
         source = "".join(self.lines)

@@ -73,7 +73,14 @@ class TorchlintServer(LanguageServer):
             text_document_sync_kind=T.TextDocumentSyncKind.Full,
             notebook_document_sync=T.NotebookDocumentSyncOptions(
                 notebook_selector=[
-                    T.NotebookDocumentFilterWithCells(cells=[T.NotebookCellLanguage(language="python")])
+                    T.NotebookDocumentFilterWithNotebook(
+                        notebook=T.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook"),
+                        cells=[T.NotebookCellLanguage(language="python")],
+                    ),
+                    T.NotebookDocumentFilterWithNotebook(
+                        notebook=T.NotebookDocumentFilterPattern(pattern="**/*.ipynb"),
+                        cells=[T.NotebookCellLanguage(language="python")],
+                    ),
                 ],
                 save=True,
             ),
