@@ -1,6 +1,6 @@
 """Softmax cross-entropy that stays finite for any finite logits.
 
-This is the stable formulation from the Effective PyTorch notes (``shared/seeds/002``, section 7): the
+This is the stable formulation from the Effective PyTorch notes (vahidk, "Effective PyTorch", the section on numerical stability): the
 log-probabilities are ``logits - logsumexp(logits)``, never ``log(softmax(logits))``, so no probability
 is formed, none underflows to 0, and no ``log(0)`` appears.  For logits ``[1000., 0.]`` and labels
 ``[.5, .5]`` the loss is 500 and its gradient ``[.5, -.5]``.
