@@ -303,6 +303,40 @@ def validate_all(model, loaders):
         return [evaluate(model, loader) for loader in loaders]
 """
         ),
+        Valid(
+            """
+import torch
+
+
+class CharModel(torch.nn.Module):
+    def __init__(self, vocab, hidden, layers):
+        super().__init__()
+        self.hidden = hidden
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.gru = torch.nn.GRU(hidden, hidden, num_layers=layers)
+        self.fc = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, x, h):
+        out, h = self.gru(self.embed(x), h)
+        return self.fc(out), h
+
+
+model = CharModel(100, 32, 2)
+model = model.to("cpu")
+
+
+def predict(model, x, h, steps):
+    out = []
+    with torch.no_grad():
+        for _ in range(steps):
+            logits, h = model(x, h)
+            out.append(logits.argmax(-1))
+    return out
+
+
+print(predict(model, torch.zeros(1, 1, dtype=torch.long), None, 3))
+"""
+        ),
     ]
 
     INVALID = [

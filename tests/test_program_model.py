@@ -192,3 +192,51 @@ def test_cached_result_is_invalidated_when_an_imported_module_changes(tmp_path, 
     after = run("check", "train.py", "--select", "TL103")
     assert "TL103" not in after.stdout
     assert after.returncode == 0
+
+
+HAND_WRITTEN_OPTIMIZER = """
+import torch
+
+class PlainSGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+
+    @torch.no_grad()
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 1)
+opt = PlainSGD(model.parameters(), lr=0.01)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+for x, y in data:
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+print(round(float(model.weight.sum()), 4))
+"""
+
+
+def test_tl101_never_inserts_zero_grad_on_an_object_without_one(tmp_path):
+    """The mistake is reported, but no fix calls a `zero_grad` the optimizer does not have: the fixed
+    program still runs and prints the same."""
+    import subprocess
+    import sys
+
+    from torchlint.rules import all_rules
+
+    settings = Settings(rules=all_rules(), fix=True, unsafe_fixes=True)
+    result = lint_source("train.py", HAND_WRITTEN_OPTIMIZER, settings)
+    assert any(d.code == "TL101" and d.fix is None for d in result.diagnostics)
+    fixed = result.fixed_source or HAND_WRITTEN_OPTIMIZER
+    assert "opt.zero_grad()" not in fixed
+    runs = []
+    for code in (HAND_WRITTEN_OPTIMIZER, fixed):
+        path = tmp_path / "prog.py"
+        path.write_text(code)
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        runs.append(done.stdout)
+    assert runs[0] == runs[1]

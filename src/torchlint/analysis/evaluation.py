@@ -38,7 +38,7 @@ from torchlint.analysis.context import (
     receiver,
 )
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import called_function, is_model, mode_free, param_is_model
+from torchlint.analysis.program import arguments_for_param, called_function, is_model, mode_free, param_is_model
 from torchlint.analysis.training import (
     LOOP_TYPES,
     calls_through_helpers,
@@ -597,6 +597,11 @@ class EvaluationFacts:
         """Calls of a parameter that every caller in the file passes a model for (``evaluate(cnn, ...)``
         with ``cnn = CNN()``) are model calls too."""
         ctx = self.ctx
+        for call, model in self.model_calls:
+            if call not in self.mode_settled and isinstance(model, cst.Name):
+                args = arguments_for_param(ctx, model)
+                if args and all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
+                    self.mode_settled.add(call)  # every caller passes a model without mode-dependent layers
         for call in self._param_calls:
             callee = call.func
             assert isinstance(callee, cst.Name)

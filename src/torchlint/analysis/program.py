@@ -434,12 +434,18 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     """For a value assigned as a submodule: True (dropout, batch norm, ...), False (provably the same in
     both modes), None (unknown, or not a module at all but something we cannot tell)."""
     if not isinstance(value, cst.Call):
-        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and not isinstance(
-            value, cst.Name
-        ):
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+                              cst.FormattedString, cst.BinaryOperation, cst.Comparison, cst.Tuple)):
             return False
-        if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
-            return False
+        if isinstance(value, cst.Name):
+            if value.value in ("None", "True", "False"):
+                return False
+            if is_param(ctx, value):
+                # a constructor argument stored as is: a module only if the caller passes one; sizes
+                # and flags (`self.hidden_size = hidden_size`) are the usual case
+                from torchlint.analysis.evaluation import is_model_name
+
+                return None if is_model_name(value.value) else False
         return None
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
@@ -702,6 +708,8 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
         return False
     for v in values:
         core = strip_moves(v)
+        if isinstance(core, (cst.Name, cst.Attribute)) and ctx.code(core) == ctx.code(model):
+            continue  # `model = model.to(device)`: the same object
         if not isinstance(core, cst.Call):
             return False
         d = _definition(ctx, core.func)
