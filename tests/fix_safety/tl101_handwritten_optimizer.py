@@ -1,4 +1,4 @@
-# fix-safety: safe=same unsafe=same xfail="TL101 inserts zero_grad() on an optimizer that has none (program-model branch)"
+# fix-safety: safe=same unsafe=same
 """A hand-written optimizer that clears the gradients itself: it has no zero_grad()."""
 import torch
 

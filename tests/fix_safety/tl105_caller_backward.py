@@ -1,4 +1,4 @@
-# fix-safety: safe=same unsafe=same xfail="TL105 wraps a function whose result a caller backpropagates through (program-model branch)"
+# fix-safety: safe=same unsafe=same
 """A helper that looks like evaluation, but whose result the caller trains on."""
 import torch
 

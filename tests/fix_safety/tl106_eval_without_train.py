@@ -1,4 +1,4 @@
-# fix-safety: safe=same unsafe=changed xfail="TL106's fix adds model.eval() without model.train() where training resumes (program-model branch)"
+# fix-safety: safe=same unsafe=changed xfail="TL106 does not yet report an evaluation helper that takes the model as a parameter while the caller trains it through another helper"
 """An evaluation helper without model.eval(), and a training helper that never calls model.train():
 adding eval() alone would train every later epoch in eval mode (the asserts catch that)."""
 import torch
