@@ -240,3 +240,49 @@ def test_tl101_never_inserts_zero_grad_on_an_object_without_one(tmp_path):
         assert done.returncode == 0, done.stderr
         runs.append(done.stdout)
     assert runs[0] == runs[1]
+
+
+MOVED_MODEL = """
+    import torch
+    import torch.nn.functional as F
+
+    class AE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+            self.drop = torch.nn.Dropout(0.2)
+
+        def forward(self, x):
+            return torch.sigmoid(self.drop(self.fc(x)))
+
+    model = AE()
+    model = model.to("cpu")
+    optimizer = torch.optim.Adam(model.parameters())
+
+    def train(loader):
+        for x in loader:
+            optimizer.zero_grad()
+            loss = F.binary_cross_entropy(model(x), x)
+            loss.backward()
+            optimizer.step()
+
+    def accuracy(loader):
+        correct = 0
+        for x, y in loader:
+            correct += (model(x).argmax(dim=1) == y).sum().item()
+        return correct
+"""
+
+
+def test_a_model_moved_onto_itself_keeps_its_role_and_summary(tmp_path):
+    """`model = model.to(device)` rebinds the same module: its forward's sigmoid (TL207) and its
+    mode-dependent layers (TL106) are still known."""
+    _write(tmp_path, {"train.py": MOVED_MODEL})
+    found = _lint(tmp_path / "train.py", {"TL207", "TL105", "TL106"})
+    assert ("TL207", 21) in found
+    assert ("TL105", 28) in found and ("TL106", 28) in found
+
+
+def test_module_level_global_statement_does_not_loop(tmp_path):
+    _write(tmp_path, {"g.py": "import torch\nglobal net\nnet = torch.nn.Linear(2, 2)\n\ndef f(x):\n    return net(x)\n"})
+    assert _lint(tmp_path / "g.py") is not None

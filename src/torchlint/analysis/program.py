@@ -108,9 +108,11 @@ def scope_of(ctx: FileContext, node: cst.CSTNode) -> Scope:
 
 def _lookup(ctx: FileContext, node: cst.CSTNode, name: str):
     scope: Optional[Scope] = scope_of(ctx, node)
+    jumped = False
     while scope is not None:
         if scope.kind != "class":
-            if name in scope.globals:
+            if name in scope.globals and not jumped:
+                jumped = True  # once: a module-level `global x` names the module scope itself
                 scope = ctx.names.module_scope
                 continue
             b = scope.bindings.get(name)
@@ -148,6 +150,14 @@ def values_of(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpres
         if scope is not None:
             return list(scope.attrs.get(expr.attr.value, ()))
     return []
+
+
+def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """:func:`values_of` without the rebindings that move the same object: ``model = model.to(device)``,
+    ``net = net.cuda().eval()`` keep the value ``model`` had."""
+    own = ctx.code(expr)
+    return [v for v in values_of(ctx, expr)
+            if not (isinstance(strip_moves(v), (cst.Name, cst.Attribute)) and ctx.code(strip_moves(v)) == own)]
 
 
 def is_param(ctx: FileContext, name: cst.Name) -> bool:
@@ -619,7 +629,7 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
         scope = ctx.names._scope_of.get(cls) if cls is not None else None
         candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else values_of(ctx, module)
     elif isinstance(module, cst.Name):
-        candidates = values_of(ctx, module)
+        candidates = built_values(ctx, module)
     else:
         return None
     kinds = set()
@@ -684,7 +694,7 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
 def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[ModelSummary]:
     """The summary of the project class ``model`` (a name or ``self.<attr>``) was built from, when every
     value it is given is an instance of that class."""
-    values = [model] if isinstance(model, cst.Call) else values_of(ctx, model)
+    values = [model] if isinstance(model, cst.Call) else built_values(ctx, model)
     found: Optional[ModelSummary] = None
     for v in values:
         v = strip_moves(v)
@@ -703,13 +713,11 @@ def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[Mo
 def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
     """Whether every value ``model`` is given is provably the same module in train and eval mode (no
     dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
-    values = values_of(ctx, model)
+    values = built_values(ctx, model)
     if not values:
         return False
     for v in values:
         core = strip_moves(v)
-        if isinstance(core, (cst.Name, cst.Attribute)) and ctx.code(core) == ctx.code(model):
-            continue  # `model = model.to(device)`: the same object
         if not isinstance(core, cst.Call):
             return False
         d = _definition(ctx, core.func)
@@ -862,7 +870,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
             return None
         if _annotated_module(ctx, expr):
             return True
-    values = values_of(ctx, expr)
+    values = built_values(ctx, expr)
     if not values:
         return None
     if all(is_model_value(ctx, v) for v in values):
