@@ -101,11 +101,16 @@ def load_config(path: Optional[str], start: str, rules: Sequence[Type[LintRule]]
     else:
         found = find_config(start)
     cfg = Config(root=os.getcwd()) if found is None else parse_table(found[1], found[0], rules)
+    resolve_target(cfg, found[0] if found is not None else start, rules)
+    return cfg
+
+
+def resolve_target(cfg: Config, where: str, rules: Sequence[Type[LintRule]]) -> None:
+    """``target-torch = "auto"``: the lowest torch the project declared near ``where`` (else 2.6)."""
     if any("target-torch" in r.OPTIONS for r in rules):
         from torchlint.analysis.torch_version import resolve_auto
 
-        resolve_auto(cfg.options, found[0] if found is not None else start)
-    return cfg
+        resolve_auto(cfg.options, where)
 
 
 def rule_options(rules: Sequence[Type[LintRule]]) -> Dict[str, Any]:

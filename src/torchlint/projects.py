@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional, Sequence, Tuple, Type
 
-from torchlint.config import Config, ConfigError, find_config, load_config, parse_table
+from torchlint.config import Config, ConfigError, find_config, load_config, parse_table, resolve_target
 from torchlint.rule import LintRule
 
 
@@ -26,11 +26,17 @@ class ConfigResolver:
         if cfg is None:
             found = find_config(folder)
             if found is None:
+                # no configuration file: the defaults, with the torch version the project declares;
+                # folders that resolve alike share one Config (one group, one pool of workers)
                 cfg = Config(root=os.getcwd())
+                resolve_target(cfg, folder, self.rules)
+                key = repr(sorted(cfg.options.items()))
+                cfg = self._by_file.setdefault(key, cfg)
             else:
                 cfg = self._by_file.get(found[0])
                 if cfg is None:
                     cfg = parse_table(found[1], found[0], self.rules)
+                    resolve_target(cfg, found[0], self.rules)
                     self._by_file[found[0]] = cfg
             self._by_dir[folder] = cfg
         return cfg
