@@ -92,13 +92,13 @@ def run_check(opts: CheckOptions) -> int:
             for missing in found.missing:
                 _err(f"error: {missing}: no such file or directory")
                 status = 2
-            if not found.files and not found.missing and not found.unreadable:
-                _err(f"warning: No Python files found under {p}")
             for problem in found.unreadable:
                 _err(f"error: {problem}")
                 status = 2
             remove_stale_temps(found.temps)
         files = sorted({os.path.abspath(f): f for f in reversed(files)}.values())
+        if not files and status == 0:
+            _err(f"warning: No Python files found under {', '.join(opts.paths)}")
         remove_stale_temps(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
         groups = group_by_config(files, resolver)
     except ConfigError as exc:
