@@ -606,17 +606,27 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
     if not isinstance(expr, cst.Call):
         return None
     func = expr.func
+    kind = _op_kind(ctx, expr, methods_of_self=False)
+    if kind is not None:
+        return kind
+    # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
+    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    return module_output(ctx, callee, depth, cls)
+
+
+def _op_kind(ctx: FileContext, call: cst.Call, methods_of_self: bool) -> Kind:
+    """The kind of a torch operation's result: ``F.softmax(...)``, ``torch.sigmoid(...)``, and the tensor
+    methods (``x.softmax(1)``; on ``self`` only when ``methods_of_self``)."""
+    func = call.func
     names = qualified(ctx, func)
     for funcs, kind in _KIND_OF_FUNC:
         if names & funcs:
             return kind
     if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
         if ctx.names.imports_torch and not qualified(ctx, func.value):
-            if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            if methods_of_self or not (isinstance(func.value, cst.Name) and func.value.value == "self"):
                 return _KIND_OF_METHOD[func.attr.value]
-    # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
-    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-    return module_output(ctx, callee, depth, cls)
+    return None
 
 
 def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
@@ -925,13 +935,9 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     if not isinstance(expr, cst.Call):
         return None
     func = expr.func
-    names = qualified(ctx, func)
-    for funcs, kind in _KIND_OF_FUNC:
-        if names & funcs:
-            return kind
-    if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
-        if ctx.names.imports_torch and not qualified(ctx, func.value):
-            return _KIND_OF_METHOD[func.attr.value]
+    kind = _op_kind(ctx, expr, methods_of_self=True)
+    if kind is not None:
+        return kind
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
         return None
