@@ -38,7 +38,8 @@ class FunctionalDropoutWithoutTrainingFlag(LintRule):
     网络状态", PyTorch Cookbook, Zhang Hao, 2019).
 
     Not reported: calls that pass `training` (by keyword or position) or `**kwargs`, `p=0`, calls
-    outside a class's `forward` methods (a plain function has no `self.training` to pass), and classes
+    that run only in training mode (in the body of `if self.training:` or `if self.training and ...:`),
+    calls outside a class's `forward` methods (a plain function has no `self.training` to pass), and classes
     named for dropout that stays on at test time on purpose (`MCDropout`, `BayesianLinear`,
     `AlwaysDropout`).
 
@@ -104,6 +105,18 @@ import torch.nn.functional as F
 
 def augment(x):
     return F.dropout(x, p=0.1)
+"""
+        ),
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Head(nn.Module):
+    def forward(self, x):
+        if self.training and self.rate > 0:
+            x = F.dropout(x, p=self.rate)
+        return x
 """
         ),
         Valid(
@@ -219,9 +232,21 @@ class Block(torch.nn.Module):
         if p is not None and isinstance(p.value, (cst.Integer, cst.Float)) and float(p.value.value) == 0.0:
             return
         self_name = self._forward_self()
-        if self_name is None:
+        if self_name is None or self._under_training_guard(node, self_name):
             return
         self.report(node, fix=self._fix(node, self_name))
+
+    def _under_training_guard(self, node: cst.Call, self_name: str) -> bool:
+        """The call runs only in training mode: it sits in the body of an ``if`` whose test requires
+        ``self.training`` (alone or as one operand of ``and``)."""
+        child: cst.CSTNode = node
+        for a in self.ctx.ancestors(node):
+            if isinstance(a, cst.FunctionDef):
+                return False
+            if isinstance(a, cst.If) and child is a.body and _requires_training(a.test, self_name):
+                return True
+            child = a
+        return False
 
     def _forward_self(self) -> Optional[str]:
         """The first parameter's name when the call sits in a ``forward`` method of a class with bases."""
@@ -243,3 +268,11 @@ class Block(torch.nn.Module):
         # the new argument takes the last one's place in the layout: its trailing comma, its newline
         new = add_argument(self.ctx, node, f"{self_name}.training", keyword="training")
         return self.make_fix().replace(node, new)
+
+
+def _requires_training(test: cst.BaseExpression, self_name: str) -> bool:
+    if isinstance(test, cst.Attribute):
+        return test.attr.value == "training" and isinstance(test.value, cst.Name) and test.value.value == self_name
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _requires_training(test.left, self_name) or _requires_training(test.right, self_name)
+    return False
