@@ -203,8 +203,8 @@ class EditMaker:
         return (edit,) if edit is not None else ()
 
 
-def _diff(text: str, before: str, after: str, offset: int) -> Optional[Edit]:
-    """The smallest edit turning ``before`` (found at ``offset`` in ``text``) into ``after``."""
+def differing_span(before: str, after: str) -> Optional[Tuple[int, int, int]]:
+    """``(start, end in before, end in after)`` of the smallest span where the texts differ (None: equal)."""
     if before == after:
         return None
     start = 0
@@ -215,6 +215,15 @@ def _diff(text: str, before: str, after: str, offset: int) -> Optional[Edit]:
     while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
         end_b -= 1
         end_a -= 1
+    return start, end_b, end_a
+
+
+def _diff(text: str, before: str, after: str, offset: int) -> Optional[Edit]:
+    """The smallest edit turning ``before`` (found at ``offset`` in ``text``) into ``after``."""
+    span = differing_span(before, after)
+    if span is None:
+        return None
+    start, end_b, end_a = span
     sl, sc = _line_col(text, offset + start)
     el, ec = _line_col(text, offset + end_b)
     return Edit(after[start:end_a], sl, sc, el, ec)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, select_rules
+from torchlint.fixes.apply import differing_span
 from torchlint.engine import _NOQA, PARSE_ERROR, Diagnostic, FileTask, Settings, lint_file
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
 from torchlint.rule import SAFE, LintRule
@@ -244,16 +245,10 @@ def _offset_to_position(text: str, offset: int) -> Tuple[int, int]:
 
 def minimal_edit(before: str, after: str) -> Optional[TextEdit]:
     """One edit turning ``before`` into ``after``: the smallest span that differs (None: equal)."""
-    if before == after:
+    span = differing_span(before, after)
+    if span is None:
         return None
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    end_b, end_a = len(before), len(after)
-    while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
-        end_b -= 1
-        end_a -= 1
+    start, end_b, end_a = span
     # never split a \r\n pair
     if start > 0 and before[start - 1] == "\r" and start < len(before) and before[start] == "\n":
         start -= 1
