@@ -17,6 +17,7 @@ from torchlint.analysis.training import (
     is_loss_call,
     under_no_grad,
 )
+from torchlint.analysis.program import plain_object_method, returns_without_graph
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
@@ -515,6 +516,7 @@ def train(model, loader, criterion, optimizer):
             all(facts.is_scalar(c) for c in without_roots),
             roots,
             bool(target_names) and target_names[0] in facts.backward_names,
+            loop,
         )
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -539,6 +541,11 @@ def train(model, loader, criterion, optimizer):
             return verdict
 
         for stmt, found in self._pending.items():
+            if found.loop is not None and not any(
+                is_backward_like(self.ctx, c) and not plain_object_method(self.ctx, c)
+                for c in self.ctx.calls_in(found.loop)
+            ):
+                continue  # `net.backward(x, out, y)`: a hand-written network's own method, no autograd
             verdict = resolve(stmt)
             if verdict is None:
                 continue
@@ -690,9 +697,10 @@ class _LoopFacts:
                 isinstance(key, cst.SimpleString)
                 and "loss" in key.value.lower()
                 and self._produced_here(value)
+                and not self._from_graph_free_helper(value.value)
             )
         if isinstance(value, cst.Call):
-            if is_detached(ctx, value):
+            if is_detached(ctx, value) or returns_without_graph(ctx, value):
                 return False
             if is_loss_call(ctx, value):
                 return True
@@ -708,6 +716,14 @@ class _LoopFacts:
                 return any(self.carriers(el.value, depth - 1) for el in value.elements)
             return bool(self.carriers(value.elt, depth - 1))
         return False
+
+    def _from_graph_free_helper(self, base: cst.BaseExpression) -> bool:
+        """``res`` in ``res["loss"]`` is bound in the loop only to results of a project function that
+        computes them under ``no_grad`` (``res = evaluate(model, loader)``)."""
+        if not isinstance(base, cst.Name):
+            return False
+        values = [v for _stmt, v in self.assigned.get(base.value, ())]
+        return bool(values) and all(isinstance(v, cst.Call) and returns_without_graph(self.ctx, v) for v in values)
 
     def _loop_variable(self, value: cst.BaseExpression) -> bool:
         names = base_names(value)
@@ -758,6 +774,7 @@ class _Finding(NamedTuple):
     without_roots_scalar: bool
     roots: List[cst.CSTNode]
     element_backpropagated: bool = False  # `losses[-1].backward()`: the elements need their graph
+    loop: Optional[cst.CSTNode] = None  # the training loop holding the accumulation
 
 
 def _accumulated(ctx, node: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.evaluation import is_model_name, module_classes
 from torchlint.analysis.modules import builds_module
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.program import not_a_module
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -203,16 +204,27 @@ def evaluate(model, loader):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._by_name: List[Tuple[cst.Call, cst.BaseExpression]] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "forward":
             return
         target = func.value
         evidence = self._module_evidence(target)
-        if evidence is None:
-            return
-        fix = self.make_fix(unsafe=evidence == "name").replace(node, node.with_changes(func=target))
-        self.report(node, fix=fix)
+        if evidence == "built":
+            self.report(node, fix=self.make_fix(unsafe=False).replace(node, node.with_changes(func=target)))
+        elif evidence == "name":
+            self._by_name.append((node, target))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # judged after the walk, when every call of the file is known: `train(model, ...)` whose callers
+        # all pass an instance of a plain Python class is not a module, whatever its parameter is called
+        for node, target in self._by_name:
+            if not not_a_module(self.ctx, target):
+                self.report(node, fix=self.make_fix(unsafe=True).replace(node, node.with_changes(func=target)))
 
     def _module_evidence(self, target: cst.BaseExpression) -> Optional[str]:
         """"built" when ``target`` is known to be an ``nn.Module``, "name" when only its name says so."""

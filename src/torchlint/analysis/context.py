@@ -188,7 +188,29 @@ class FileContext:
         defs = self.functions().get(name)
         if defs and len(defs) == 1:
             return defs[0]
+        if defs and isinstance(func, cst.Name):
+            return self._latest_definition(defs, call)
         return None
+
+    def _latest_definition(self, defs: List[cst.FunctionDef], call: cst.Call) -> Optional[cst.FunctionDef]:
+        """Of a name defined several times at module level (a notebook redefining a helper in a later
+        cell), the definition bound when the call's top-level statement runs: the last one before it."""
+        order = self.memo.get("context.top_order")
+        if order is None:
+            order = {id(stmt): i for i, stmt in enumerate(self.module.body)}
+            self.memo["context.top_order"] = order
+        if any(id(d) not in order for d in defs):
+            return None  # a method of a class, or a nested definition: not a rebinding of one global
+        top: Optional[cst.CSTNode] = call
+        for a in self.ancestors(call):
+            if id(a) in order and self.parents.get(id(a)) is self.module:
+                top = a
+                break
+        else:
+            return None
+        at = order[id(top)]
+        before = [d for d in defs if order[id(d)] < at]
+        return before[-1] if before else None
 
     # -- code -----------------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:

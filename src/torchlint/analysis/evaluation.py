@@ -38,7 +38,14 @@ from torchlint.analysis.context import (
     receiver,
 )
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import arguments_for_param, called_function, is_model, mode_free, param_is_model
+from torchlint.analysis.program import (
+    arguments_for_param,
+    called_function,
+    is_model,
+    mode_free,
+    not_a_module,
+    param_is_model,
+)
 from torchlint.analysis.training import (
     LOOP_TYPES,
     calls_through_helpers,
@@ -617,6 +624,9 @@ class EvaluationFacts:
     def _compute(self) -> List[EvalSite]:
         ctx = self.ctx
         self._promote_params()
+        # named like a model, but provably an instance of a plain Python class (judged after the walk,
+        # when every call of the file is known)
+        self.model_calls = [(c, m) for c, m in self.model_calls if not not_a_module(ctx, m)]
         by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
         for call, model in self.model_calls:
             by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))

@@ -888,6 +888,43 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     return None
 
 
+def plain_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``cls`` is provably no ``nn.Module``: no bases (or ``object``), or only project classes that
+    are plain themselves.  A base that cannot be read (a library class, a variable) is not proof."""
+    if depth > MAX_DEPTH:
+        return False
+    for expr, found in _base_classes(ctx, cls, depth):
+        if found is not None and isinstance(found[1], cst.ClassDef):
+            if not plain_class(found[0], found[1], depth + 1):
+                return False
+        elif dotted_name(expr) != "object":
+            return False
+    return not any(k.keyword is not None and k.keyword.value == "metaclass" for k in cls.keywords)
+
+
+def _plain_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return False
+    d = _definition(ctx, value.func)
+    return d is not None and isinstance(d[1], cst.ClassDef) and plain_class(d[0], d[1])
+
+
+def not_a_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
+    """Whether ``expr`` provably holds no ``nn.Module``: every value it is built from is an instance of a
+    plain project class (``net = MultilayerPerceptron(...)`` with ``class MultilayerPerceptron:``), or, for
+    a parameter, every call in the file passes such a value.  Ends the guess from a model-like name."""
+    if isinstance(expr, cst.Name) and is_param(ctx, expr):
+        if hops >= 2:
+            return False
+        args = arguments_for_param(ctx, expr)
+        return bool(args) and all(
+            not_a_module(ctx, a, hops + 1) if isinstance(a, cst.Name) else _plain_instance(ctx, a) for a in args
+        )
+    values = built_values(ctx, expr) if isinstance(expr, (cst.Name, cst.Attribute)) else [expr]
+    return bool(values) and all(_plain_instance(ctx, v) for v in values)
+
+
 def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
     function = ctx.enclosing(name, cst.FunctionDef)
     if not isinstance(function, cst.FunctionDef):
@@ -1163,3 +1200,60 @@ __all__ = [
     "qualified",
     "values_of",
 ]
+
+
+def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` runs a function of the project whose result carries no autograd graph: the
+    function is decorated with ``no_grad``/``inference_mode``, or everything it returns is computed under
+    one (``with torch.no_grad(): loss = ...`` then ``return loss`` or ``return {"loss": loss}``)."""
+    from torchlint.analysis.training import under_no_grad
+
+    target = called_function(ctx, call)
+    if target is None:
+        return False
+    fctx, function, _offset = target
+    returns = [r for r in _returns(function) if r.value is not None]
+    if not returns:
+        return False
+    if under_no_grad(fctx, function.body):
+        return True
+    bound: Dict[str, List[cst.CSTNode]] = {}
+    for a in fctx.contents(function).assigns:
+        targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [getattr(a, "target", None)]
+        for t in targets:
+            for n in iter_nodes(t) if t is not None else ():
+                if isinstance(n, cst.Name):
+                    bound.setdefault(n.value, []).append(a)
+
+    def graph_free(expr: cst.BaseExpression, depth: int) -> bool:
+        if under_no_grad(fctx, expr):
+            return True
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        if isinstance(expr, cst.Name):
+            if expr.value in ("None", "True", "False"):
+                return True
+            stmts = bound.get(expr.value)
+            if not stmts or depth <= 0:
+                return False  # a parameter or a global: whatever the caller passed
+            for stmt in stmts:
+                if under_no_grad(fctx, stmt):
+                    continue
+                value = getattr(stmt, "value", None)
+                if isinstance(stmt, cst.AugAssign) or value is None or not graph_free(value, depth - 1):
+                    return False
+            return True
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return all(graph_free(e.value, depth) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            return all(isinstance(e, cst.DictElement) and graph_free(e.value, depth) for e in expr.elements)
+        return False
+
+    return all(graph_free(r.value, 3) for r in returns)
+
+
+def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
+    """``net.backward(x, out, y)`` on an instance of a plain Python class (see :func:`not_a_module`): the
+    class's own method, not ``Tensor.backward``.  Ask after the walk."""
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    return isinstance(recv, (cst.Name, cst.Attribute)) and not_a_module(ctx, recv)

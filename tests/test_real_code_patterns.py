@@ -1,0 +1,182 @@
+"""Shapes of code met in real training scripts and notebooks, each with the near miss that must stay
+silent: helpers a notebook redefines in a later cell, callers that set the mode or disable gradients for
+a helper, plain Python classes with a ``forward`` method, ..."""
+from __future__ import annotations
+
+import textwrap
+
+from torchlint.engine import Settings, lint_source
+from torchlint.rules import all_rules
+
+RULES = all_rules()
+
+
+def found(code: str, select=None, path: str = "train.py"):
+    rules = [r for r in RULES if select is None or r.CODE in select]
+    result = lint_source(path, textwrap.dedent(code), Settings(rules=rules))
+    assert not result.errors
+    return [(d.line, d.code) for d in result.diagnostics]
+
+
+HELPER = """
+def compute_accuracy(model, loader):
+    correct, total = 0, 0
+    for features, targets in loader:
+        logits = model(features)
+        correct += (logits.argmax(1) == targets).sum()
+        total += targets.size(0)
+    return correct.float() / total
+"""
+
+TRAIN_THEN_MEASURE = """
+for epoch in range(3):
+    model{assign_train}.train()
+    for features, targets in train_loader:
+        loss = F.cross_entropy(model(features), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model{assign_eval}.eval()
+    with torch.set_grad_enabled(False):
+        print(compute_accuracy(model, train_loader))
+"""
+
+SETUP = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+def _loop(rebind: bool) -> str:
+    if rebind:
+        return TRAIN_THEN_MEASURE.format(assign_train=" = model", assign_eval=" = model")
+    return TRAIN_THEN_MEASURE.format(assign_train="", assign_eval="")
+
+
+def test_helper_redefined_in_a_later_cell_is_judged_by_its_own_callers():
+    # A notebook that repeats the helper before each experiment: every call runs after `model.eval()`
+    # and under `set_grad_enabled(False)`, whichever definition it reaches.
+    code = SETUP + HELPER + _loop(False) + HELPER + _loop(True)
+    assert found(code, {"TL105", "TL106"}) == []
+
+
+def test_redefined_helper_called_with_autograd_on_is_still_reported():
+    code = SETUP + HELPER + _loop(False) + HELPER + _loop(True) + "\nprint(compute_accuracy(model, test_loader))\n"
+    lines = code.splitlines()
+    second_call = [i + 1 for i, line in enumerate(lines) if "logits = model(features)" in line][1]
+    # only the definition that the unguarded call reaches is reported, and only by TL105 (the mode is eval)
+    assert found(code, {"TL105", "TL106"}) == [(second_call, "TL105")]
+
+
+PLAIN_NETWORK = """
+import torch
+
+
+class {name}{bases}:
+    def __init__(self, n):
+        super().__init__()
+        self.w = {weight}
+
+    def forward(self, x):
+        return torch.sigmoid(x @ self.w)
+
+    def backward(self, x, out, y):
+        return x.t() @ (out - y)
+
+
+def loss_func(targets, probas):
+    return torch.mean((targets - probas) ** 2)
+
+
+def train(model, loader):
+    costs = []
+    for x, y in loader:
+        out = model.forward(x)
+        model.w -= 0.1 * model.backward(x, out, y)
+        costs.append(loss_func(y, out))
+    return costs
+
+
+def accuracy(net, loader):
+    correct = 0
+    for features, targets in loader:
+        correct += (net.forward(features).argmax(1) == targets).sum()
+    return correct
+
+
+model = {name}(4)
+train(model, train_loader)
+print(accuracy(model, test_loader))
+"""
+
+
+def test_hand_written_network_of_a_plain_class_is_no_module():
+    # a from-scratch network: no nn.Module, no autograd; `.forward` and `.backward` are its own methods
+    code = PLAIN_NETWORK.format(name="MultilayerPerceptron", bases="", weight="torch.zeros(n, n)")
+    assert found(code, {"TL104", "TL105", "TL106", "TL508"}) == []
+    code = PLAIN_NETWORK.format(name="Perceptron", bases="(object)", weight="torch.zeros(n, n)")
+    assert found(code, {"TL104", "TL105", "TL106", "TL508"}) == []
+
+
+def test_the_same_code_on_an_nn_module_is_reported():
+    code = PLAIN_NETWORK.format(
+        name="MultilayerPerceptron", bases="(torch.nn.Module)", weight="torch.nn.Parameter(torch.zeros(n, n))"
+    )
+    got = {c for _line, c in found(code, {"TL105", "TL508"})}
+    assert got == {"TL105", "TL508"}
+
+
+def test_a_class_whose_base_cannot_be_read_is_not_taken_for_a_plain_class():
+    code = PLAIN_NETWORK.replace("import torch\n", "import torch\nfrom somewhere import Base\n", 1).format(
+        name="Net", bases="(Base)", weight="torch.zeros(n, n)"
+    )
+    assert "TL508" in {c for _line, c in found(code, {"TL508"})}
+
+
+GRAPH_FREE_HELPER = """
+import torch
+import torch.nn.functional as F
+
+
+{decorator}def evaluate(model, loader):
+    model.eval()
+    {body}
+    model.train()
+    return {result}
+
+
+def fit(model, optimizer, train_loader, val_loader):
+    history = []
+    for step, (x, y) in enumerate(train_loader):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if step % 100 == 0:
+            res = evaluate(model, val_loader)
+            history.append(res["val_loss"])
+    return history
+"""
+
+UNDER_NO_GRAD = """with torch.no_grad():
+        val_loss = sum(F.cross_entropy(model(x), y) for x, y in loader) / len(loader)"""
+WITH_GRAPH = """val_loss = sum(F.cross_entropy(model(x), y) for x, y in loader) / len(loader)"""
+
+
+def test_loss_returned_by_a_helper_that_computes_it_under_no_grad_keeps_no_graph():
+    for decorator, body, result in [
+        ("", UNDER_NO_GRAD, '{"val_loss": val_loss}'),
+        ("@torch.no_grad()\n", WITH_GRAPH, '{"val_loss": val_loss}'),
+        ("", UNDER_NO_GRAD, '{"val_loss": val_loss, "batches": 1}'),
+    ]:
+        code = GRAPH_FREE_HELPER.format(decorator=decorator, body=body, result=result)
+        assert found(code, {"TL104"}) == [], (decorator, body, result)
+
+
+def test_loss_returned_by_a_helper_with_autograd_on_is_reported():
+    code = GRAPH_FREE_HELPER.format(decorator="", body=WITH_GRAPH, result='{"val_loss": val_loss}')
+    assert [c for _line, c in found(code, {"TL104"})] == ["TL104"]
