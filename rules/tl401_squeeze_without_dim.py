@@ -51,8 +51,14 @@ class SqueezeWithoutDim(LintRule):
 
     ## Fix safety
     The fix names the dimensions known to be 1 and is offered only where the shape says which they
-    are. It is safe: it only stops other dimensions from being dropped when they happen to be 1, which
-    is the bug; where no dimension is known to be 1 there is no fix (a guess would be wrong).
+    are; where no dimension is known to be 1 there is no fix (a guess would be wrong). It is safe when
+    the shape is fully known, or when the known singleton is not the leading dimension (the output of
+    `nn.Linear(..., 1)`, a `keepdim=True` reduction): it only stops the unknown leading dimensions —
+    the batch — from being dropped when they happen to be 1, which is the bug. It is unsafe when the
+    known singleton is a leading dimension added by the code itself (`image.unsqueeze(0)`, a
+    tokenizer's `[1, L]`) and other dimensions are unknown: there `squeeze()` drops the batch of one on
+    purpose, and the code after it may rely on also losing a 1 among the sample's own dimensions (the
+    channel of a grayscale image `[1, 1, H, W]`).
 
     Known singletons come from the output of `nn.Linear(..., 1)`, `unsqueeze(k)` / `x[None]`, a
     reduction with `keepdim=True`, a literal constructor such as `torch.rand(1, 3)`, indexing a known
@@ -81,6 +87,49 @@ class SqueezeWithoutDim(LintRule):
     TRIGGERS = ("squeeze",)
 
     VALID = [
+        # transposed, moved and turned into an array for a heat map
+        Valid(
+            """
+import matplotlib.pyplot as plt
+import torch
+
+
+def show_encoding(block):
+    table = block.pe.squeeze().T.cpu().numpy()
+    plt.imshow(table)
+"""
+        ),
+        # the size is tested before the squeezed indices are used: a 0-d result is expected
+        Valid(
+            """
+import torch
+
+
+def mask_padding(targets, pad):
+    indices = torch.nonzero(targets == pad).squeeze()
+    if indices.numel() > 1:
+        targets[indices[1:]] = -100
+    return targets
+"""
+        ),
+        # computed from the module's own buffer: no input, no batch dimension
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class EdgeNet(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("coord", torch.zeros(n, n, 4))
+        self.edge = nn.Sequential(nn.Linear(4, 1), nn.Tanh())
+
+    def forward(self, x):
+        adjacency = self.edge(self.coord).squeeze()
+        return torch.bmm(adjacency.expand(x.size(0), -1, -1), x)
+"""
+        ),
         Valid(
             """
 import torch
@@ -293,6 +342,7 @@ def predict(model, image):
     scores = batch.mean(dim=(2, 3))
     return batch.squeeze(0)
 """,
+            unsafe=True,
         ),
         Invalid(
             """
@@ -309,6 +359,7 @@ def embed(tokenizer, model):
     ids = tokenizer("a photo of a cat", return_tensors="pt")["input_ids"]
     return model(ids.squeeze(0))
 """,
+            unsafe=True,
         ),
         Invalid(
             """
@@ -359,7 +410,7 @@ def embed(tokenizer, texts):
             form = "method"
         else:
             return
-        if _numpy_like(ctx, x) or self._single_element_guard(x):
+        if _numpy_like(ctx, x) or self._single_element_guard(x) or _module_state_only(ctx, node, x):
             return
         if _sink_use(ctx, node):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
@@ -372,7 +423,16 @@ def embed(tokenizer, texts):
             if not dims:
                 if shape.rank is not None and all(d is not None for d in shape.head):
                     return  # known shape without a size-1 dimension: squeeze() does nothing
-        fix = self._fix(node, form, x, dims) if dims else None  # no dim known to be 1: no guess
+        fix = None  # no dim known to be 1: no guess
+        if dims:
+            # A known trailing singleton (`Linear(..., 1)`, `keepdim=True`): the unknown leading
+            # dimensions are the batch, and keeping them when they are 1 is the fix of the bug: safe.
+            # A known leading one (`image.unsqueeze(0)`, a tokenizer's `[1, L]`): the batch is one
+            # sample by construction and `squeeze()` drops it on purpose; the unknown dimensions are
+            # the sample's own, and code after it may rely on losing a 1 among them (a channel of a
+            # grayscale image): unsafe unless every dimension is known.
+            complete = shape.rank is not None and all(d is not None for d in shape.head)
+            fix = self._fix(node, form, x, dims, unsafe=not complete and 0 in dims)
         self._later(node, self._message(shape, dims), fix)
 
     # -- a squeezed value assigned to a name: reported once the name's uses are known -------------
@@ -392,7 +452,7 @@ def embed(tokenizer, texts):
 
     def _flush(self, scope: cst.CSTNode) -> None:
         for node, message, fix, target in self._pending.pop(scope, []):
-            if not _only_sinks(self.ctx, scope, target):
+            if not _only_sinks(self.ctx, scope, target) and not _size_checked(self.ctx, scope, target):
                 self.report(node, message, fix=fix)
 
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
@@ -423,9 +483,9 @@ def embed(tokenizer, texts):
             f"batch has one sample; use `{_call(dims)}`"
         )
 
-    def _fix(self, node: cst.Call, form: str, x: cst.BaseExpression, dims: List[int]) -> Fix:
+    def _fix(self, node: cst.Call, form: str, x: cst.BaseExpression, dims: List[int], unsafe: bool) -> Fix:
         ctx = self.ctx
-        fix = self.make_fix(f"Use `{_call(dims)}`")
+        fix = self.make_fix(f"Use `{_call(dims)}`", unsafe=unsafe)
         dim = _dim_code(dims)
         if form == "method":
             # keep the receiver as written (line breaks in a method chain included): only the
@@ -455,8 +515,12 @@ _SINK_CALLS = frozenset({"imshow", "imsave", "fromarray", "save_image", "imwrite
 _SINK_METHODS = frozenset({"numpy", "tolist", "item"})
 _SINK_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 #: methods that keep the values: the sink may follow them
-_PASS_METHODS = frozenset({"permute", "cpu", "detach", "clone", "contiguous", "to", "float", "double", "half", "byte", "mul", "clamp",
+_PASS_METHODS = frozenset({"t", "transpose", "permute", "cpu", "detach", "clone", "contiguous", "to", "float", "double", "half", "byte", "mul", "clamp",
                            "clamp_", "mul_", "add", "type", "long", "int"})
+
+
+#: attributes that keep the values (transposes, the data without autograd)
+_PASS_ATTRS = frozenset({"T", "mT", "H", "mH", "data"})
 
 
 def _call_name(func: cst.BaseExpression) -> Optional[str]:
@@ -478,6 +542,9 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
         if isinstance(parent, cst.Attribute) and parent.value is cur:
             if parent.attr.value in _SINK_METHODS:
                 return True
+            if parent.attr.value in _PASS_ATTRS:
+                cur = parent
+                continue
             call = ctx.parent(parent)
             if parent.attr.value in _PASS_METHODS and isinstance(call, cst.Call) and call.func is parent:
                 cur = call
@@ -507,6 +574,84 @@ def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
     """Every read of the name in the function goes to a sink."""
     uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)]
     return bool(uses) and all(_sink_use(ctx, n) for n in uses)
+
+
+_SIZE_CHECK = re.compile(r"\.(numel|dim|nelement)\(\)|\.ndim\b|len\(\s*\w+\.shape\s*\)")
+
+
+def _size_checked(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
+    """The squeezed value's size is tested before it is used (``idx = mask.nonzero().squeeze()`` then
+    ``if idx.numel() > 1:``): the code expects ``squeeze()`` to leave any shape, a 0-d one included."""
+    for use in ctx.names_in(scope, target.value):
+        if use is target or _is_store(ctx, use):
+            continue
+        for a in ctx.ancestors(use):
+            test = a.test if isinstance(a, (cst.If, cst.IfExp, cst.While, cst.Assert)) else None
+            if test is not None:
+                if ctx.is_inside(use, test) and _SIZE_CHECK.search(ctx.code(test)):
+                    return True
+                break
+            if isinstance(a, cst.BaseStatement):
+                break
+    return False
+
+
+def _module_state_only(ctx, node: cst.Call, x: cst.BaseExpression) -> bool:
+    """In a method of a class, a value computed only from the instance's own state (``self.coord``, a
+    registered buffer or parameter, through its submodules) and constants: no input, so no batch."""
+    function = ctx.enclosing(node, cst.FunctionDef)
+    if function is None or not isinstance(ctx.enclosing(function, cst.ClassDef), cst.ClassDef):
+        return False
+    params = function.params.params
+    if not params or params[0].name.value != "self":
+        return False
+    roots = _root_names(x)
+    return roots is not None and "self" in roots and all(
+        r in ("self", "None", "True", "False") or r in _TORCH_ROOTS for r in roots
+    )
+
+
+_TORCH_ROOTS = frozenset({"torch", "F", "nn"})
+
+
+def _root_names(expr: cst.BaseExpression, depth: int = 0) -> Optional[set]:
+    """The names an expression reads its values from (``self`` for ``self.fc(self.coord)``); None for
+    anything this does not follow (comprehensions, lambdas, ...).  Reads the tree only: the walk has not
+    reached the expression's children yet."""
+    if depth > 20:
+        return None
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return set()
+    if isinstance(expr, cst.Attribute):
+        return _root_names(expr.value, depth + 1)
+    parts: List[cst.BaseExpression] = []
+    if isinstance(expr, cst.Call):
+        parts = [expr.func] + [a.value for a in expr.args]
+    elif isinstance(expr, cst.Subscript):
+        parts = [expr.value]
+        for el in expr.slice:
+            inner = el.slice
+            if isinstance(inner, cst.Index):
+                parts.append(inner.value)
+            elif isinstance(inner, cst.Slice):
+                parts.extend(v for v in (inner.lower, inner.upper, inner.step) if v is not None)
+    elif isinstance(expr, cst.BinaryOperation):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, cst.UnaryOperation):
+        parts = [expr.expression]
+    elif isinstance(expr, (cst.Tuple, cst.List)):
+        parts = [e.value for e in expr.elements]
+    else:
+        return None
+    out: set = set()
+    for part in parts:
+        found = _root_names(part, depth + 1)
+        if found is None:
+            return None
+        out |= found
+    return out
 
 
 def _is_store(ctx, name: cst.Name) -> bool:
