@@ -180,3 +180,37 @@ def test_loss_returned_by_a_helper_that_computes_it_under_no_grad_keeps_no_graph
 def test_loss_returned_by_a_helper_with_autograd_on_is_reported():
     code = GRAPH_FREE_HELPER.format(decorator="", body=WITH_GRAPH, result='{"val_loss": val_loss}')
     assert [c for _line, c in found(code, {"TL104"})] == ["TL104"]
+
+
+AUTOENCODER = """
+import torch
+import torch.nn.functional as F
+
+
+class Autoencoder(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.linear_1 = torch.nn.Linear(n, 8)
+        self.linear_2 = torch.nn.Linear(8, n){extra}
+
+    def encoder(self, x):
+        return F.leaky_relu(self.linear_1(x))
+
+    def forward(self, x):
+        return torch.sigmoid(self.linear_2(self.encoder(x)))
+
+
+model = Autoencoder(16)
+codes = []
+for images, labels in test_loader:
+    encoded = model.encoder(images.view(-1, 16))
+    codes.append(encoded.detach().numpy())
+"""
+
+
+def test_a_method_of_the_model_class_runs_the_model_in_its_mode():
+    # only Linear layers: eval() would change nothing, so TL106 is silent; gradients are still on
+    plain = AUTOENCODER.format(extra="")
+    assert [c for _l, c in found(plain, {"TL105", "TL106"})] == ["TL105"]
+    with_dropout = AUTOENCODER.format(extra="\n        self.drop = torch.nn.Dropout(0.2)")
+    assert sorted(c for _l, c in found(with_dropout, {"TL105", "TL106"})) == ["TL105", "TL106"]

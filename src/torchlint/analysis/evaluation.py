@@ -42,6 +42,7 @@ from torchlint.analysis.program import (
     arguments_for_param,
     called_function,
     is_model,
+    method_owner,
     mode_free,
     not_a_module,
     param_is_model,
@@ -130,6 +131,9 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
         return None
     if isinstance(model, cst.Attribute) and dotted_name(model.value) in ("self", "cls") and last in ctx.functions():
         return None  # a method of the class
+    owner = method_owner(ctx, model) if model is func else None
+    if owner is not None:
+        model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
     if isinstance(ctx.parent(call), cst.Expr):
         return None  # output discarded: calibration, warm-up, feature hooks; not an evaluation
     if keyword_arg(call, "training") is not None:

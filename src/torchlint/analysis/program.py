@@ -1257,3 +1257,33 @@ def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
     class's own method, not ``Tensor.backward``.  Ask after the walk."""
     recv = call.func.value if isinstance(call.func, cst.Attribute) else None
     return isinstance(recv, (cst.Name, cst.Attribute)) and not_a_module(ctx, recv)
+
+
+def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For ``model.encoder`` where ``model`` is built from a project class that defines a method
+    ``encoder`` (itself or a project base class): ``model``, whose mode and gradients the method runs
+    with; None otherwise (a submodule attribute, an unknown object)."""
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, (cst.Name, cst.Attribute)):
+        return None
+    values = built_values(ctx, func.value)
+    if not values:
+        return None
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return None
+        d = _definition(ctx, core.func)
+        if d is None or not isinstance(d[1], cst.ClassDef) or not _defines_method(d[0], d[1], func.attr.value, 0):
+            return None
+    return func.value
+
+
+def _defines_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int) -> bool:
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in _class_body(cls)):
+        return True
+    if depth >= MAX_DEPTH:
+        return False
+    return any(
+        found is not None and isinstance(found[1], cst.ClassDef) and _defines_method(found[0], found[1], name, depth + 1)
+        for _expr, found in _base_classes(ctx, cls, depth)
+    )
