@@ -214,3 +214,104 @@ def test_a_method_of_the_model_class_runs_the_model_in_its_mode():
     assert [c for _l, c in found(plain, {"TL105", "TL106"})] == ["TL105"]
     with_dropout = AUTOENCODER.format(extra="\n        self.drop = torch.nn.Dropout(0.2)")
     assert sorted(c for _l, c in found(with_dropout, {"TL105", "TL106"})) == ["TL105", "TL106"]
+
+
+GAN = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class GAN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.discriminator = nn.Sequential(nn.Linear(16, 1), {last})
+
+    def generator_forward(self, z):
+        return self.generator(z)
+
+    def discriminator_forward(self, img):
+        pred = self.discriminator(img)
+        return pred.view(-1)
+
+
+model = GAN().to(device)
+bce = nn.{loss}()
+opt_g = torch.optim.Adam(model.generator.parameters())
+opt_d = torch.optim.Adam(model.discriminator.parameters())
+for real, _ in loader:
+    fake = model.generator_forward(torch.randn(real.size(0), 8))
+    g_loss = bce(model.discriminator_forward(fake), torch.ones(real.size(0)))
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+    d_loss = bce(model.discriminator(real).view(-1), torch.ones(real.size(0)))
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+"""
+
+
+def test_gan_whose_discriminator_ends_in_sigmoid_through_a_method_and_an_attribute():
+    code = GAN.format(last="nn.Sigmoid()", loss="BCELoss")
+    lines = code.splitlines()
+    expected = [(i + 1, "TL207") for i, line in enumerate(lines) if "_loss = bce(" in line]
+    assert found(code, {"TL207"}) == expected
+
+
+def test_gan_with_a_logit_discriminator_is_silent():
+    assert found(GAN.format(last="nn.Identity()", loss="BCEWithLogitsLoss"), {"TL207"}) == []
+    assert found(GAN.format(last="nn.Linear(1, 1)", loss="BCEWithLogitsLoss"), {"TL207"}) == []
+
+
+VAE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(784, 40)
+        self.dec = nn.Linear(20, 784)
+
+    def encode(self, x):
+        h = self.enc(x)
+        return h[:, :20], h[:, 20:]
+
+    def decode(self, z):
+        return {decode}
+
+    def forward(self, x):
+        mu, logvar = self.encode(x)
+        z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
+        return self.decode(z), mu, logvar
+
+
+def loss_function(recon_x, x, mu, logvar):
+    bce = F.{bce}(recon_x, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    return bce + kld
+
+
+vae = VAE()
+optimizer = torch.optim.Adam(vae.parameters())
+for x, _ in loader:
+    recon, mu, logvar = vae(x)
+    loss = loss_function(recon, x, mu, logvar)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_vae_whose_decode_helper_ends_in_sigmoid():
+    code = VAE.format(decode="torch.sigmoid(self.dec(z))", bce="binary_cross_entropy")
+    assert [c for _l, c in found(code, {"TL207"})] == ["TL207"]
+
+
+def test_vae_that_returns_logits_from_decode_is_silent():
+    code = VAE.format(decode="self.dec(z)", bce="binary_cross_entropy_with_logits")
+    assert found(code, {"TL207"}) == []

@@ -609,8 +609,18 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
     kind = _op_kind(ctx, expr, methods_of_self=False)
     if kind is not None:
         return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
+        inner = _expr_kind(ctx, cls, function, func.value, at, depth, hops + 1)
+        return inner if isinstance(inner, str) else None
     # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and cls is not None:
+        if callee.value.value == "self":
+            method = _method_of(cls, callee.attr.value)
+            if method is not None:  # `self.decode(z)`: what the class's own method returns
+                return _function_output(ctx, cls, method, depth + 1) if depth < MAX_DEPTH and method is not function else None
+        else:
+            return instance_member_output(ctx, callee, depth + 1)
     return module_output(ctx, callee, depth, cls)
 
 
@@ -975,9 +985,12 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     kind = _op_kind(ctx, expr, methods_of_self=True)
     if kind is not None:
         return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
+        kind = output_kind(ctx, func.value, hops + 1)  # `d(x).view(-1)`: the same probabilities
+        return kind if isinstance(kind, str) else None
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
-        return None
+        return instance_member_output(ctx, callee)
     if isinstance(callee, cst.Name) and (qualified(ctx, callee) or _definition(ctx, callee) is not None):
         return None  # a function or class called by name (imported or defined here): not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
@@ -985,6 +998,58 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
         s = class_summary(ctx, cls)  # `self(x)` in a method of the model: its own `forward`
         return s.output if s.is_module else None
     return module_output(ctx, callee, 0, cls if isinstance(cls, cst.ClassDef) else None)
+
+
+#: tensor methods that keep the values (and so what kind of values they are)
+_SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze", "contiguous", "view_as",
+                            "reshape_as", "float", "double", "to", "cpu", "cuda"})
+
+
+def _method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    for s in _class_body(cls):
+        if isinstance(s, cst.FunctionDef) and s.name.value == name:
+            return s
+    return None
+
+
+def _instance_class(ctx: FileContext, owner: cst.BaseExpression):
+    """``(file context, ClassDef)`` when every value ``owner`` is built from is an instance of one
+    project class (``model = GAN().to(device)``)."""
+    if not isinstance(owner, (cst.Name, cst.Attribute)):
+        return None
+    values = built_values(ctx, owner)
+    found = None
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return None
+        d = _definition(ctx, core.func)
+        if d is None or not isinstance(d[1], cst.ClassDef) or (found is not None and found[1] is not d[1]):
+            return None
+        found = d
+    return found
+
+
+def instance_member_output(ctx: FileContext, callee: cst.Attribute, depth: int = 0) -> Kind:
+    """What ``owner.member(x)`` returns where ``owner`` is an instance of a project model class:
+    ``member`` a method of the class (``model.discriminator_forward(x)``) or a submodule it builds
+    (``model.discriminator(x)`` with ``self.discriminator = nn.Sequential(..., nn.Sigmoid())``)."""
+    if depth > MAX_DEPTH:
+        return None
+    found = _instance_class(ctx, callee.value)
+    if found is None:
+        return None
+    dctx, cls = found
+    if not class_summary(dctx, cls).is_module:
+        return None
+    name = callee.attr.value
+    method = _method_of(cls, name)
+    if method is not None:
+        return _function_output(dctx, cls, method, depth + 1)
+    scope = dctx.names._scope_of.get(cls)
+    values = list(scope.attrs.get(name, ())) if scope is not None else []
+    kinds = {built_output(dctx, v, depth + 1) for v in values}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
