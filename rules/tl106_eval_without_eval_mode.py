@@ -617,7 +617,7 @@ def train(loader, val_loader, epochs):
         such a place exists but cannot be edited (the model cannot be named there)."""
         ctx = self.ctx
         out = []
-        if site.kind == "loop":
+        if site.kind in ("loop", "statement"):
             places = [(site.node, code)]
         else:
             places = []

@@ -315,3 +315,57 @@ def test_vae_whose_decode_helper_ends_in_sigmoid():
 def test_vae_that_returns_logits_from_decode_is_silent():
     code = VAE.format(decode="self.dec(z)", bce="binary_cross_entropy_with_logits")
     assert found(code, {"TL207"}) == []
+
+
+TRAINED_THEN_PREDICT = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for features, targets in train_loader:
+        logits = model(features)
+        loss = F.cross_entropy(logits, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+{after}
+"""
+
+
+def _report_lines(code, select=("TL105",)):
+    return [line for line, c in found(code, set(select))]
+
+
+def test_prediction_after_training_at_module_level_is_reported_and_fixed():
+    after = "model.eval()\nlogits = model(features[0, None])\nprint(logits.argmax(1))\n"
+    code = TRAINED_THEN_PREDICT.format(after=after)
+    lines = code.splitlines()
+    assert _report_lines(code) == [lines.index("logits = model(features[0, None])") + 1]
+    from torchlint.engine import Settings, lint_source
+
+    rules = [r for r in RULES if r.CODE == "TL105"]
+    result = lint_source("train.py", textwrap.dedent(code), Settings(rules=rules, fix=True))
+    assert "with torch.no_grad():\n    logits = model(features[0, None])\nprint(" in result.fixed_source
+
+
+def test_sampling_loop_after_training_is_reported():
+    after = "for i in range(3):\n    z = torch.randn(2, 4)\n    samples = model(z)\n    print(samples.detach())\n"
+    assert len(_report_lines(TRAINED_THEN_PREDICT.format(after=after))) == 1
+
+
+def test_module_level_model_calls_that_are_no_prediction_are_silent():
+    # a smoke test of a model built after the training (untrained), an output discarded, a forward whose
+    # output is fine-tuned further, a prediction already under no_grad
+    for after in [
+        "model = nn.Sequential(nn.Linear(4, 2))\nout = model(torch.randn(2, 4))\nprint(out.shape)\n",
+        "_ = model(features)\n",
+        "logits = model(features)\nloss = F.cross_entropy(logits, targets)\nloss.backward()\n",
+        "with torch.no_grad():\n    logits = model(features)\n",
+    ]:
+        assert _report_lines(TRAINED_THEN_PREDICT.format(after=after)) == [], after
+    # no training before it: a shape demo
+    demo = "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nout = model(torch.randn(2, 4))\nprint(out.shape)\n"
+    assert _report_lines(demo) == []

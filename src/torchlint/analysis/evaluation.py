@@ -38,6 +38,7 @@ from torchlint.analysis.context import (
     receiver,
 )
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import (
     arguments_for_param,
     called_function,
@@ -46,9 +47,13 @@ from torchlint.analysis.program import (
     mode_free,
     not_a_module,
     param_is_model,
+    position,
+    strip_moves as strip_moves_expr,
 )
 from torchlint.analysis.training import (
     LOOP_TYPES,
+    backward_operand,
+    base_names,
     calls_through_helpers,
     is_backward_like,
     optimizer_of_step,
@@ -134,7 +139,12 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     owner = method_owner(ctx, model) if model is func else None
     if owner is not None:
         model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
-    if isinstance(ctx.parent(call), cst.Expr):
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Expr) or (
+        isinstance(parent, cst.Assign) and all(
+            isinstance(t.target, cst.Name) and t.target.value == "_" for t in parent.targets
+        )
+    ):
         return None  # output discarded: calibration, warm-up, feature hooks; not an evaluation
     if keyword_arg(call, "training") is not None:
         return None
@@ -545,7 +555,7 @@ def covers(receivers: Set[str], model_code: str) -> bool:
 class EvalSite:
     """One piece of evaluation code: an evaluation function, or an evaluation loop in other code."""
 
-    kind: str  # "function" | "loop"
+    kind: str  # "function" | "loop" | "statement" (a module-level prediction after training)
     node: cst.CSTNode  # the FunctionDef or the loop
     function: Optional[cst.FunctionDef]  # the function holding it (itself for a function site)
     calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
@@ -647,6 +657,9 @@ class EvaluationFacts:
             for call, model in calls:
                 loop = self._eval_loop(call, function)
                 if loop is None:
+                    statement = self._prediction_statement(call, model) if function is None else None
+                    if statement is not None:
+                        sites.append(EvalSite("statement", statement, None, [(call, model)]))
                     continue
                 site = loops.get(loop)
                 if site is None:
@@ -724,6 +737,116 @@ class EvaluationFacts:
             if not host_trains and computes_metrics(ctx, loop):
                 best = loop
         return best
+
+    def _prediction_statement(self, call: cst.Call, model: cst.BaseExpression) -> Optional[cst.CSTNode]:
+        """A module-level statement, outside any loop, that runs a model the module trained before it
+        (a prediction cell of a notebook: ``logits = model(image[None])`` after the training loop),
+        whose outputs no backward reaches: the statement, else None."""
+        ctx = self.ctx
+        outer_loop: Optional[cst.CSTNode] = None
+        for a in ctx.ancestors(call):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.With)):
+                return None
+            if isinstance(a, LOOP_TYPES):
+                if trains(ctx, a) or needs_grad(ctx, a):
+                    return None
+                outer_loop = a  # a loop that samples or plots (`for i in range(10): img = model.decoder(z)`)
+        statement = ctx.statement_of(call)
+        if statement is None or ctx.block_of(statement) is None or not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        root = model
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name) or not self._trained_before(statement, root.value):
+            return None
+        if needs_grad(ctx, statement):
+            return None
+        for a in ctx.ancestors(call):
+            if isinstance(a, cst.Call) and is_backward_like(ctx, a):
+                return None
+        outputs = {
+            n.value
+            for small in statement.body
+            for target in assignment_targets(small)
+            for n in iter_nodes(target)
+            if isinstance(n, cst.Name)
+        }
+        if outputs and self._reaches_later_backward(statement, outputs):
+            return None
+        if outer_loop is not None:
+            return outer_loop if ctx.block_of(outer_loop) is not None else None
+        return statement
+
+    def _reaches_later_backward(self, statement: cst.CSTNode, names: Set[str]) -> bool:
+        """Whether a backward pass after ``statement`` (module level, in source order) differentiates a
+        value computed from ``names`` before they are bound anew: a notebook reuses ``logits`` and
+        ``loss`` in every cell, so a name is followed only until the next assignment that does not read
+        it."""
+        ctx = self.ctx
+        live = set(names)
+        events: List[Tuple[int, str, cst.CSTNode]] = []
+        start = position(ctx, statement)
+        for a in ctx.contents(ctx.module).assigns:
+            if position(ctx, a) > start and enclosing_function(ctx, a) is None and not ctx.is_inside(a, statement):
+                events.append((position(ctx, a), "assign", a))
+        for call in ctx.calls_in(ctx.module):
+            if position(ctx, call) > start and is_backward_like(ctx, call) and not ctx.is_inside(call, statement):
+                events.append((position(ctx, call), "backward", call))
+        for _pos, what, node in sorted(events, key=lambda e: e[0]):
+            if what == "backward":
+                assert isinstance(node, cst.Call)
+                operand = backward_operand(ctx, node)
+                if operand is None or set(base_names(operand)) & live:
+                    return True
+                continue
+            value = getattr(node, "value", None)
+            reads = bool(set(base_names(value)) & live) if value is not None else False
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in live:
+                continue
+            for target in assignment_targets(node):
+                for n in iter_nodes(target):
+                    if isinstance(n, cst.Name):
+                        if reads:
+                            live.add(n.value)
+                        else:
+                            live.discard(n.value)
+            if not live:
+                return False
+        return False
+
+    def _trained_before(self, statement: cst.CSTNode, model_name: str) -> bool:
+        """Whether a module-level statement before ``statement`` trains (a backward pass or an optimizer
+        step, itself or in a helper it calls) and mentions ``model_name``."""
+        ctx = self.ctx
+        top = statement
+        for a in ctx.ancestors(statement):
+            if a is ctx.module:
+                break
+            top = a
+        trainers = ctx.memo.get("evaluation.trainers")
+        if trainers is None:
+            trainers = [stmt for stmt in ctx.module.body if trains(ctx, stmt, depth=2)]
+            ctx.memo["evaluation.trainers"] = trainers
+        body = list(ctx.module.body)
+        at = next((i for i, stmt in enumerate(body) if stmt is top), None)
+        if at is None:
+            return False
+        # the model bound anew after the training (`model = GPTModel(cfg)` for a shape demo) is untrained
+        built = -1
+        for i, stmt in enumerate(body[:at]):
+            if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(n, cst.Name) and n.value == model_name
+                for small in stmt.body
+                for t in assignment_targets(small)
+                if not isinstance(small, cst.AugAssign)
+                for n in iter_nodes(t)
+            ):
+                value = getattr(stmt.body[0], "value", None)
+                if not (value is not None and dotted_name(strip_moves_expr(value)) == model_name):
+                    built = i  # not `model = model.to(device)`: a new object
+        return any(
+            built < body.index(stmt) < at and ctx.names_in(stmt, model_name) for stmt in trainers
+        )
 
     def _host_trains(self, function: Optional[cst.FunctionDef]) -> bool:
         """Whether the code around the loop trains: then only a loop over validation or test data is

@@ -580,6 +580,11 @@ def _position(ctx: FileContext, node: cst.CSTNode) -> int:
     return order.get(id(node), -1)
 
 
+def position(ctx: FileContext, node: cst.CSTNode) -> int:
+    """A key that orders the nodes of a file by source position."""
+    return _position(ctx, node)
+
+
 def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
                expr: cst.BaseExpression, at: cst.CSTNode, depth: int, hops: int) -> Kind:
     if hops > 6:
