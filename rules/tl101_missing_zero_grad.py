@@ -13,7 +13,7 @@ from torchlint.analysis.steps import (
     loop_events,
     source_before,
 )
-from torchlint.analysis.training import common_loop
+from torchlint.analysis.training import common_loop, is_grad_clear_call
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -21,7 +21,9 @@ class MissingZeroGrad(LintRule):
     """
     ## What it does
     Finds training loops that call `loss.backward()` and `optimizer.step()` but never clear the
-    gradients (`optimizer.zero_grad()`, `model.zero_grad()`, or `p.grad = None`).
+    gradients (`optimizer.zero_grad()`, `model.zero_grad()`, or `p.grad = None`). A function that a
+    framework runs once per iteration counts as a loop body: the process function given to ignite's
+    `Engine(update_fn)` (unless the file clears gradients elsewhere, e.g. in an event handler).
 
     ## Why is this bad?
     `backward()` adds to `.grad`; it does not overwrite it. Without a reset, every step applies the sum of
@@ -84,6 +86,42 @@ class MissingZeroGrad(LintRule):
     TRIGGERS = ("backward",)
 
     VALID = [
+        # the framework runs `update` once per iteration; an event handler clears the gradients first
+        Valid(
+            """
+import torch
+from ignite.engine import Engine, Events
+
+
+def update(engine, batch):
+    x, y = batch
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+trainer = Engine(update)
+
+
+@trainer.on(Events.ITERATION_STARTED)
+def clear(engine):
+    optimizer.zero_grad()
+"""
+        ),
+        # automatic optimization: Lightning clears and steps around `training_step`
+        Valid(
+            """
+import torch
+import lightning as L
+
+
+class Regressor(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.net(x), y)
+"""
+        ),
         Valid(
             """
 import torch
@@ -283,6 +321,43 @@ def train(model, loader, criterion, optimizer, accumulate):
     ]
 
     INVALID = [
+        # ignite's Engine calls the process function once per iteration: it is the loop body
+        Invalid(
+            """
+import torch
+from ignite.engine import Engine
+
+
+def update_fn(engine, batch):
+    model.train()
+    x, y = batch
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+trainer = Engine(update_fn)
+""",
+            fixed="""
+import torch
+from ignite.engine import Engine
+
+
+def update_fn(engine, batch):
+    model.train()
+    x, y = batch
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+trainer = Engine(update_fn)
+""",
+            message="runs once per training iteration",
+        ),
         Invalid(
             """
 import torch
@@ -534,6 +609,13 @@ def train(model, loader, criterion):
     def leave_While(self, node: cst.While) -> None:
         self._check_loop(node)
 
+    def leave_Module(self, original_node: cst.Module) -> None:
+        ctx = self.ctx
+        for function in iteration_functions(ctx):
+            if any(is_grad_clear_call(c) and not ctx.is_inside(c, function) for c in ctx.calls_in(ctx.module)):
+                continue  # cleared elsewhere: an event handler run at the start of every iteration
+            self._check_loop(function)
+
     def _check_loop(self, loop: cst.CSTNode) -> None:
         ctx = self.ctx
         events = loop_events(ctx, loop)
@@ -541,14 +623,16 @@ def train(model, loader, criterion):
         steps = [e for e in events if e.kind == STEP]
         if not backwards or not steps:
             return
-        # Only the innermost loop that holds a backward and a step is the training loop.
-        pairs = [(b, s) for b in backwards for s in steps if common_loop(ctx, b.where, s.where) is loop]
+        # Only the innermost loop that holds a backward and a step is the training loop; a function a
+        # framework runs once per iteration is one when no loop of its own holds both.
+        inner = None if isinstance(loop, cst.FunctionDef) else loop
+        pairs = [(b, s) for b in backwards for s in steps if common_loop(ctx, b.where, s.where) is inner]
         if not pairs:
             return
         clears = [e for e in events if e.kind == CLEAR]
         stepped: Dict[str, List[LoopEvent]] = {}
         for s in steps:
-            if common_loop(ctx, backwards[0].where, s.where) is loop or any(b is s for b, _ in pairs):
+            if common_loop(ctx, backwards[0].where, s.where) is inner or any(b is s for b, _ in pairs):
                 stepped.setdefault(s.optimizer or "", []).append(s)
         several = len(stepped) > 1
         for code, its_steps in stepped.items():
@@ -572,6 +656,12 @@ def train(model, loader, criterion):
                 )
             if backward.where is not backward.call:
                 message = (message or self.MESSAGE) + " (the backward call is in a helper this loop calls)"
+            if inner is None:
+                message = (
+                    f"`{loop.name.value}` runs once per training iteration (called by the framework's loop) "  # type: ignore[attr-defined]
+                    "and calls `backward()` and `step()` but never clears gradients; they accumulate across "
+                    "iterations"
+                )
             self.report(backward.where, message, fix=fix)
 
     def _cleared(self, step: "LoopEvent", clears: List["LoopEvent"]) -> bool:
@@ -603,3 +693,22 @@ def train(model, loader, criterion):
         new = self.ctx.parse_statement(f"{name}.zero_grad()\n")
         title = f"Insert `{name}.zero_grad()` before the backward call"
         return self.make_fix(title, unsafe=unsafe or None).insert_before(stmt, new)
+
+
+_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+
+
+def iteration_functions(ctx) -> List[cst.FunctionDef]:
+    """Functions of this file that a framework runs once per training iteration: the process function
+    given to ignite's ``Engine(update)``."""
+    out: List[cst.FunctionDef] = []
+    functions = ctx.functions()
+    for call in ctx.calls_in(ctx.module):
+        if not ctx.names.matches(call.func, _ENGINES) or not call.args:
+            continue
+        first = call.args[0].value
+        if call.args[0].keyword is None and isinstance(first, cst.Name):
+            defs = functions.get(first.value, [])
+            if len(defs) == 1 and defs[0] not in out:
+                out.append(defs[0])
+    return out
