@@ -28,7 +28,9 @@ class EvalWithoutNoGrad(LintRule):
     inference function (named so, or called with a validation/test loader) or a loop that computes
     metrics without training, whose model calls are not under `torch.no_grad()` or
     `torch.inference_mode()` — neither a `with` block, nor a decorator, nor at every call site of the
-    function in the module.
+    function in the module. At module level (a script, a notebook's cells) a prediction after the
+    training — a statement or a sampling loop that runs the model the module trained before it, and
+    whose outputs no later backward pass reaches — is evaluation code too.
 
     ## Why is this bad?
     Outside `no_grad`, every forward pass records the autograd graph and keeps the activations alive
@@ -331,6 +333,41 @@ def train(loader, val_loader, optimizer):
     ]
 
     INVALID = [
+        # a notebook's prediction cell after the training cell
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+for features, targets in train_loader:
+    optimizer.zero_grad()
+    F.cross_entropy(model(features), targets).backward()
+    optimizer.step()
+
+model.eval()
+logits = model(features[0, None])
+print(logits.softmax(dim=1))
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+for features, targets in train_loader:
+    optimizer.zero_grad()
+    F.cross_entropy(model(features), targets).backward()
+    optimizer.step()
+
+model.eval()
+with torch.no_grad():
+    logits = model(features[0, None])
+print(logits.softmax(dim=1))
+""",
+            line=13,
+        ),
         Invalid(
             """
 import torch
