@@ -5,7 +5,7 @@ import difflib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.atomic import is_temp_name, remove_stale_temps
@@ -106,21 +106,45 @@ def run_check(opts: CheckOptions) -> int:
         return 2
 
     tasks: List[FileTask] = []
-    profile: Dict[str, Tuple[Settings, int]] = {}
     results: Dict[str, FileResult] = {}
+    #: per fixed file: the diff to show (--diff) or the error of a write that failed (--fix); the texts
+    #: themselves are written or diffed as each result arrives and released, so memory does not grow
+    #: with the number of fixed files
+    diffs: Dict[str, str] = {}
+    write_errors: Dict[str, str] = {}
+    fixed = 0
+
+    def settle(res: FileResult, task: FileTask, settings: Settings, max_bytes: int) -> FileResult:
+        nonlocal fixed
+        if res.fixed_source is None:
+            return res
+        if opts.diff:
+            diffs[res.path] = _file_diff(res.path, res.original_source or "", res.fixed_source)
+            fixed += res.fixed_count
+        else:
+            encoding, mtime, size = res.source_meta  # type: ignore[misc]
+            try:
+                write_atomic(res.path, res.fixed_source, encoding, mtime, size)
+                fixed += res.fixed_count
+            except (OSError, UnicodeEncodeError) as exc:
+                write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
+                # the file is unchanged: show what was found in it, fixes not applied
+                again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
+                res.diagnostics = again.diagnostics
+        res.fixed_source = res.original_source = None
+        return res
+
     for gcfg, gfiles in groups.values():
         settings = _settings(opts, gcfg, rules)
         max_bytes = gcfg.max_file_size or MAX_BYTES
         gtasks = [FileTask(p, tuple(ignored_for(p, gcfg.root, gcfg.per_file_ignores))) for p in gfiles]
         tasks.extend(gtasks)
-        for t in gtasks:
-            profile[t.path] = (settings, max_bytes)
-        _lint_group(opts, gcfg, gtasks, settings, max_bytes, fixing, results)
+        by_path = {t.path: t for t in gtasks}
+        _lint_group(opts, gcfg, gtasks, settings, max_bytes, fixing, results,
+                    lambda res, s=settings, m=max_bytes: settle(res, by_path[res.path], s, m))
     tasks.sort(key=lambda t: t.path)
 
     diagnostics: List[Diagnostic] = []
-    fixed = 0
-    diff_changes = False
     for t in tasks:
         res = results[t.path]
         for w in res.warnings:
@@ -129,23 +153,12 @@ def run_check(opts: CheckOptions) -> int:
             _err(f"error: {e}")
             status = 2
         diagnostics.extend(res.diagnostics)
-        if res.fixed_source is None:
-            continue
-        if opts.diff:
-            diff_changes = True
-            sys.stdout.write(_file_diff(t.path, res.original_source or "", res.fixed_source))
-            fixed += res.fixed_count
-            continue
-        encoding, mtime, size = res.source_meta  # type: ignore[misc]
-        try:
-            write_atomic(t.path, res.fixed_source, encoding, mtime, size)
-            fixed += res.fixed_count
-        except (OSError, UnicodeEncodeError) as exc:
-            _err(f"error: {t.path}: fixes not written: {exc}")
+        if t.path in diffs:
+            sys.stdout.write(diffs[t.path])
+        if t.path in write_errors:
+            _err(f"error: {write_errors[t.path]}")
             status = 2
-            # the file is unchanged: show what was found in it, fixes not applied
-            again = lint_file(FileTask(t.path, t.ignore), _no_fix(profile[t.path][0]), profile[t.path][1])
-            diagnostics = [d for d in diagnostics if d.path != t.path] + again.diagnostics
+    diff_changes = bool(diffs)
 
     diagnostics.sort(key=Diagnostic.sort_key)
     _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2)
@@ -193,8 +206,10 @@ def _temps_beside(files: Sequence[str]) -> List[str]:
 
 
 def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings: Settings, max_bytes: int,
-                fixing: bool, results: Dict[str, FileResult]) -> None:
-    """Lint the files that share one configuration, through the cache when it may be used."""
+                fixing: bool, results: Dict[str, FileResult],
+                settle: Callable[[FileResult], FileResult] = lambda res: res) -> None:
+    """Lint the files that share one configuration, through the cache when it may be used; ``settle``
+    handles each fresh result as it arrives (writes its fixes) before it is kept."""
     cache: Optional[Cache] = None
     digests: Dict[str, Tuple[str, FileIdentity]] = {}
     todo = tasks
@@ -227,7 +242,7 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
                 results[t.path] = FileResult(t.path, hit)
 
     for res in lint_files(todo, settings, opts.jobs, max_bytes, cfg.file_timeout):
-        results[res.path] = res
+        results[res.path] = settle(res)
         if cache is not None and not res.errors and res.cacheable and res.path in digests:
             cache.put(res.path, *digests[res.path], res.diagnostics, res.dependencies)
     if cache is not None:
