@@ -50,9 +50,9 @@ class SqueezeWithoutDim(LintRule):
     ```
 
     ## Fix safety
-    The fix names the dimensions known to be 1 and is offered only where the shape says which they
-    are; where no dimension is known to be 1 there is no fix (a guess would be wrong). It is safe when
-    the shape is fully known, or when the known singleton is not the leading dimension (the output of
+    The fix names the dimensions known to be 1 (no fix where none is known: a guess would be wrong); it
+    is unsafe where the code itself made a leading singleton and other dimensions are unknown. It is
+    safe when the shape is fully known, or when the known singleton is not the leading dimension (the output of
     `nn.Linear(..., 1)`, a `keepdim=True` reduction): it only stops the unknown leading dimensions —
     the batch — from being dropped when they happen to be 1, which is the bug. It is unsafe when the
     known singleton is a leading dimension added by the code itself (`image.unsqueeze(0)`, a
