@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -175,7 +176,11 @@ def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
 # -- the project's files ----------------------------------------------------------------------------
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git", "torchlint.toml", ".torchlint.toml")
 _ROOTS: Dict[str, Optional[str]] = {}
-_PARSED: Dict[Tuple[str, int, int], Optional[FileContext]] = {}
+#: project files parsed for the program model, per process and content.  Bounded (least recently used
+#: out first): a long run over a large tree keeps the modules many files import (a package's base
+#: classes, its utilities) without holding every project file it ever read.
+_PARSED: "OrderedDict[Tuple[str, int, int], Optional[FileContext]]" = OrderedDict()
+_PARSED_MAX = 48
 
 
 def project_root(path: str) -> Optional[str]:
@@ -228,7 +233,10 @@ def load(path: str) -> Optional[FileContext]:
         return None
     key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
     if key in _PARSED:
+        _PARSED.move_to_end(key)
         return _PARSED[key]
+    while len(_PARSED) >= _PARSED_MAX:
+        _PARSED.popitem(last=False)
     _PARSED[key] = None  # a cycle reaching this file again finds nothing
     try:
         if st.st_size > 2_000_000:
@@ -249,7 +257,9 @@ def load(path: str) -> Optional[FileContext]:
     return fctx
 
 
-_TEXT: Dict[Tuple[str, int, int], str] = {}
+#: texts of project files searched for trigger words, bounded like ``_PARSED``
+_TEXT: "OrderedDict[Tuple[str, int, int], str]" = OrderedDict()
+_TEXT_MAX = 256
 
 
 def _mentions(path: str, words: Tuple[str, ...]) -> bool:
@@ -264,6 +274,8 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
         if text is None:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 text = _TEXT[key] = fh.read()
+            while len(_TEXT) > _TEXT_MAX:
+                _TEXT.popitem(last=False)
     except OSError:
         return False
     return any(w in text for w in words)
