@@ -87,6 +87,63 @@ class SqueezeWithoutDim(LintRule):
     TRIGGERS = ("squeeze",)
 
     VALID = [
+        # both sides of the loss squeezed alike: a batch of one drops the same dimension on each
+        Valid(
+            """
+import torch.nn.functional as F
+
+
+def regression_loss(logits, labels):
+    return F.mse_loss(logits.squeeze(), labels.squeeze())
+"""
+        ),
+        # the batch was reduced away right before; one output becoming a scalar is intended
+        Valid(
+            """
+import torch
+
+
+def per_output_error(preds, target):
+    return torch.log(torch.cosh(preds - target)).sum(0).squeeze()
+"""
+        ),
+        # the code checked the size first (on this tensor or on the one it travels with)
+        Valid(
+            """
+import torch
+
+
+def finish(tau, p_value):
+    if tau.shape[0] == 1:
+        tau = tau.squeeze()
+        p_value = p_value.squeeze()
+    return tau, p_value
+
+
+def as_scalar(value):
+    if not torch.numel(value) == 1:
+        raise ValueError("expected one element")
+    value = value.squeeze()
+    return value
+"""
+        ),
+        # the module's own parameter, reached through a local
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Shift(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.shift = nn.ParameterDict({"a": nn.Parameter(torch.zeros(1, n))})
+
+    def merged_bias(self, bias, name):
+        shift = self.shift[name].data
+        return bias + shift.squeeze()
+"""
+        ),
         # transposed, moved and turned into an array for a heat map
         Valid(
             """
@@ -239,6 +296,19 @@ def finish(tau):
     ]
 
     INVALID = [
+        # a count of prompts is not the batch: one image still loses its dimension
+        Invalid(
+            """
+import torch
+
+
+def finish(probs, prompt_names):
+    if len(prompt_names) == 1:
+        return probs.squeeze()
+    return {p: probs[:, i] for i, p in enumerate(prompt_names)}
+""",
+            message="shape unknown",
+        ),
         Invalid(
             """
 import torch
@@ -412,6 +482,8 @@ def embed(tokenizer, texts):
             return
         if _numpy_like(ctx, x) or self._single_element_guard(x) or _module_state_only(ctx, node, x):
             return
+        if _batch_reduced(x) or _squeezed_alike(ctx, node):
+            return
         if _sink_use(ctx, node):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
         shape = shape_of(ctx, x) or _tokenizer_shape(ctx, x)
@@ -458,17 +530,42 @@ def embed(tokenizer, texts):
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
         """``x.squeeze() if x.numel() == 1 else x``, ``if x.shape[0] == 1: x = x.squeeze()``: the code
         checked the size first, so the squeeze is deliberate."""
-        code = self.ctx.code(x).strip()
-        for a in reversed(self.ctx.stack):
+        ctx = self.ctx
+        code = ctx.code(x).strip()
+        for a in reversed(ctx.stack):
             test = a.test if isinstance(a, (cst.If, cst.IfExp)) else None
             if test is not None:
-                text = self.ctx.code(test)
+                text = ctx.code(test)
                 if code in text and (
                     f"{code}.numel()" in text or re.search(re.escape(code) + r"\.(shape\[|size\().*==\s*1\b", text)
                 ):
                     return True
+                if _SIZE_IS_ONE.search(text):
+                    return True  # `if tau.shape[0] == 1: tau = tau.squeeze(); p = p.squeeze()`: sized on purpose
             if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
                 break
+        return self._validated_before(x)
+
+    def _validated_before(self, x: cst.BaseExpression) -> bool:
+        """An earlier statement of the same block raises unless ``x`` has one element
+        (``if not torch.numel(value) == 1: raise ValueError(...)``)."""
+        ctx = self.ctx
+        if not isinstance(x, cst.Name) or ctx.current is None:
+            return False
+        stmt = ctx.statement_of(ctx.current)
+        block = ctx.block_of(stmt) if stmt is not None else None
+        if block is None:
+            return False
+        for earlier in block:
+            if earlier is stmt:
+                break
+            if isinstance(earlier, cst.If) and x.value in ctx.code(earlier.test) and (
+                "numel" in ctx.code(earlier.test) or _SIZE_IS_ONE.search(ctx.code(earlier.test))
+            ):
+                body = earlier.body.body if isinstance(earlier.body, cst.IndentedBlock) else ()
+                if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(b, cst.Raise) for b in s.body)
+                       for s in body):
+                    return True
         return False
 
     def _message(self, shape: Optional[Shape], dims: List[int]) -> str:
@@ -596,6 +693,42 @@ def _size_checked(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
     return False
 
 
+#: a test that a tensor's size is 1 (a count of Python items, `len(names) == 1`, says nothing of the batch)
+_SIZE_IS_ONE = re.compile(r"(\.shape\[[^\]]*\]|\.size\([^)]*\)|numel\(\w*\)|\bndim\b|\.dim\(\))\s*==\s*1\b")
+
+
+def _batch_reduced(x: cst.BaseExpression) -> bool:
+    """``t.sum(0).squeeze()``, ``t.mean(dim=0).squeeze()``: the leading (batch) dimension was reduced
+    away right before; what is left are the per-output values, and a single output becoming a scalar
+    is what the code wants."""
+    if not isinstance(x, cst.Call) or not isinstance(x.func, cst.Attribute):
+        return False
+    if x.func.attr.value not in ("sum", "mean", "amax", "amin", "prod", "nansum", "nanmean", "logsumexp", "norm"):
+        return False
+    dim = next((a.value for a in x.args if a.keyword is not None and a.keyword.value == "dim"), None)
+    if dim is None and x.args and x.args[0].keyword is None:
+        dim = x.args[0].value
+    return isinstance(dim, cst.Integer) and dim.value == "0"
+
+
+def _squeezed_alike(ctx, node: cst.Call) -> bool:
+    """``loss(logits.squeeze(), labels.squeeze())``: every tensor argument of the enclosing call is
+    squeezed the same way, so a batch of one drops the same dimension on both sides."""
+    parent = ctx.parent(node)
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not isinstance(call, cst.Call) or len(call.args) < 2:
+        return False
+    positional = [a.value for a in call.args if a.keyword is None]
+    if len(positional) < 2:
+        return False
+
+    def bare_squeeze(e: cst.BaseExpression) -> bool:
+        return (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "squeeze"
+                and not e.args)
+
+    return all(bare_squeeze(e) for e in positional[:2])
+
+
 def _module_state_only(ctx, node: cst.Call, x: cst.BaseExpression) -> bool:
     """In a method of a class, a value computed only from the instance's own state (``self.coord``, a
     registered buffer or parameter, through its submodules) and constants: no input, so no batch."""
@@ -606,8 +739,20 @@ def _module_state_only(ctx, node: cst.Call, x: cst.BaseExpression) -> bool:
     if not params or params[0].name.value != "self":
         return False
     roots = _root_names(x)
-    return roots is not None and "self" in roots and all(
-        r in ("self", "None", "True", "False") or r in _TORCH_ROOTS for r in roots
+    if roots is None:
+        return False
+    # a local computed from the module's state (`bias = self.bias[name].data` then `bias.squeeze()`)
+    expanded = set()
+    for r in roots:
+        values = ctx.names.values(cst.Name(r)) if r not in ("self",) else []
+        if len(values) == 1 and values[0] is not None:
+            inner = _root_names(values[0])
+            if inner is not None and "self" in inner:
+                expanded |= inner
+                continue
+        expanded.add(r)
+    return "self" in expanded and all(
+        r in ("self", "None", "True", "False") or r in _TORCH_ROOTS for r in expanded
     )
 
 
@@ -630,13 +775,7 @@ def _root_names(expr: cst.BaseExpression, depth: int = 0) -> Optional[set]:
     if isinstance(expr, cst.Call):
         parts = [expr.func] + [a.value for a in expr.args]
     elif isinstance(expr, cst.Subscript):
-        parts = [expr.value]
-        for el in expr.slice:
-            inner = el.slice
-            if isinstance(inner, cst.Index):
-                parts.append(inner.value)
-            elif isinstance(inner, cst.Slice):
-                parts.extend(v for v in (inner.lower, inner.upper, inner.step) if v is not None)
+        parts = [expr.value]  # the index selects among the values; it brings no data of its own
     elif isinstance(expr, cst.BinaryOperation):
         parts = [expr.left, expr.right]
     elif isinstance(expr, cst.UnaryOperation):
