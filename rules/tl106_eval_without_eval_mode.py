@@ -607,7 +607,11 @@ def train(loader, val_loader, epochs):
         fix = self.make_fix(f"Insert `{code}.eval()` before the evaluation").insert_before(
             anchor, ctx.parse_statement(f"{code}.eval()\n")
         )
+        done = set()
         for stmt, caller_code in resume:
+            if (id(stmt), caller_code) in done:
+                continue  # `a, b = evaluate(model, x), evaluate(model, y)`: one place to resume training
+            done.add((id(stmt), caller_code))
             fix.insert_after(stmt, ctx.parse_statement(f"{caller_code}.train()\n"))
         return fix
 

@@ -1,4 +1,4 @@
-# fix-safety: safe=same unsafe=changed xfail="TL106 does not yet report an evaluation helper that takes the model as a parameter while the caller trains it through another helper"
+# fix-safety: codes=TL106 safe=same unsafe=changed
 """An evaluation helper without model.eval(), and a training helper that never calls model.train():
 adding eval() alone would train every later epoch in eval mode (the asserts catch that)."""
 import torch

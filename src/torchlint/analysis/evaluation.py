@@ -697,6 +697,8 @@ class EvaluationFacts:
         in_loop = any(self._loop_within(call, function) is not None for call, _ in calls)
         if in_loop or computes_metrics(ctx, function):
             return False
+        if named and any(under_no_grad(ctx, call) for call, _ in calls):
+            return False  # `def evaluate(model, x, y): with torch.no_grad(): return loss(model(x), y).item()`
         if any(eval_mode_target(c) is not None for c in ctx.calls_in(function)):
             return True
         return None
