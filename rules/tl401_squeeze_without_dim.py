@@ -120,6 +120,10 @@ def finish(tau, p_value):
     return tau, p_value
 
 
+def to_curve(x):
+    return x.squeeze() if x.ndim > 1 else x
+
+
 def as_scalar(value):
     if not torch.numel(value) == 1:
         raise ValueError("expected one element")
@@ -538,8 +542,9 @@ def embed(tokenizer, texts):
                 text = ctx.code(test)
                 if code in text and (
                     f"{code}.numel()" in text or re.search(re.escape(code) + r"\.(shape\[|size\().*==\s*1\b", text)
+                    or re.search(re.escape(code) + r"\.(ndim\b|dim\(\))", text)
                 ):
-                    return True
+                    return True  # `x.squeeze() if x.ndim > 1 else x`: the rank was checked
                 if _SIZE_IS_ONE.search(text):
                     return True  # `if tau.shape[0] == 1: tau = tau.squeeze(); p = p.squeeze()`: sized on purpose
             if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
