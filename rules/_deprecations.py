@@ -31,6 +31,8 @@ class Deprecation:
     rule: str = "TL509"
     #: argument keywords whose presence rules the drop-in fix out (their meaning differs in the new API)
     blocks_fix: Tuple[str, ...] = ()
+    #: the torch version that took the deprecation back (the API stays, as an alias, without a warning)
+    withdrawn: Optional[str] = None
 
 
 def _entries() -> Tuple[Deprecation, ...]:
@@ -67,9 +69,10 @@ def _entries() -> Tuple[Deprecation, ...]:
             D(f"functorch.{n}", "2.0", None, f"`torch.func.{n}`", "rename", f"torch.func.{n}")
             for n in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize")
         ),
-        # nn.functional spellings that only forward to torch.* (deprecated in 0.4.1)
-        D("torch.nn.functional.sigmoid", "0.4.1", None, "`torch.sigmoid`", "rename", "torch.sigmoid"),
-        D("torch.nn.functional.tanh", "0.4.1", None, "`torch.tanh`", "rename", "torch.tanh"),
+        # nn.functional spellings that only forward to torch.* (deprecated in 0.4.1); the warning of
+        # F.sigmoid and F.tanh was taken back for 2.0 (pytorch/pytorch#65909: kept as aliases)
+        D("torch.nn.functional.sigmoid", "0.4.1", None, "`torch.sigmoid`", "rename", "torch.sigmoid", withdrawn="2.0"),
+        D("torch.nn.functional.tanh", "0.4.1", None, "`torch.tanh`", "rename", "torch.tanh", withdrawn="2.0"),
         D("torch.nn.functional.upsample", "0.4.1", None, "`torch.nn.functional.interpolate`", "rename",
           "torch.nn.functional.interpolate"),
         D("torch.nn.functional.upsample_nearest", "0.4.1", None, "`F.interpolate(x, ..., mode=\"nearest\")`"),

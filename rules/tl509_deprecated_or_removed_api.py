@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from typing import List, Optional
 
 import libcst as cst
@@ -26,7 +28,8 @@ class DeprecatedOrRemovedApi(LintRule):
     that removed each entry: the old linear-algebra functions (`torch.solve`, `torch.symeig`,
     `torch.lstsq`, `torch.eig`, `torch.matrix_rank`, `torch.chain_matmul`, `torch.qr`, `torch.cholesky`,
     `torch.svd`, `torch.norm`, ...), `torch.cuda.amp.autocast`/`GradScaler` (now `torch.amp`),
-    `functorch.*` (now `torch.func`), `F.sigmoid`/`F.tanh`/`F.upsample`, the `torch.nn.init` names
+    `functorch.*` (now `torch.func`), `F.upsample`, `F.sigmoid`/`F.tanh` (only where the project targets
+    torch < 2.0: torch took their deprecation back and keeps them as aliases), the `torch.nn.init` names
     without the trailing underscore, `Variable(x)`, the loss arguments `size_average=`/`reduce=`
     (now `reduction=`), torchvision's `pretrained=` (now `weights=`) and private spellings of public
     functions (`torch.utils.data._utils.collate.default_collate`).
@@ -90,6 +93,29 @@ class DeprecatedOrRemovedApi(LintRule):
     OPTIONS = {"target-torch": TARGET_TORCH}
 
     VALID = [
+        # the old API only where a version flag says the new one is missing
+        Valid(
+            """
+import torch
+
+_TORCH_GREATER_EQUAL_2_4 = True
+
+
+def make_scaler():
+    return torch.amp.GradScaler("cuda") if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+""",
+            options={"target-torch": "2.6"},
+        ),
+        # torch 2.0 took back the deprecation of F.sigmoid and F.tanh: aliases that no longer warn
+        Valid(
+            """
+import torch.nn.functional as F
+
+
+def gate(x, h):
+    return F.sigmoid(x) * F.tanh(h)
+"""
+        ),
         Valid(
             """
 import torch
@@ -225,6 +251,7 @@ def f(a, b, c, w, x):
     return torch.linalg.multi_dot([a, b, c]), torch.tanh(x)
 """,
             count=4,
+            options={"target-torch": "1.13"},  # F.tanh warned from 0.4.1 until 2.0
         ),
         Invalid(
             """
@@ -307,8 +334,8 @@ with torch.amp.autocast("cuda"):
         for anc in self.ctx.ancestors(node):
             if isinstance(anc, (cst.If, cst.IfExp)):
                 test = self.ctx.code(anc.test).lower()
-                if "version" in test or "hasattr" in test:
-                    return True
+                if "version" in test or "hasattr" in test or _VERSION_FLAG.search(test):
+                    return True  # `... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`
             elif isinstance(anc, cst.ExceptHandler):
                 return True
         return False
@@ -317,6 +344,8 @@ with torch.amp.autocast("cuda"):
     def _report_entry(self, node: cst.Call, entry: Deprecation) -> None:
         if self.target < version(entry.deprecated):
             return
+        if entry.withdrawn is not None and self.target >= version(entry.withdrawn):
+            return  # torch took the deprecation back: an alias that no longer warns
         if entry.fix == "unwrap" and any(a.keyword is not None and a.keyword.value == "volatile" for a in node.args):
             return  # `Variable(x, volatile=True)` is TL516's finding (the bug there is autograd staying on)
         if entry.removed is not None and self.target >= version(entry.removed):
@@ -417,6 +446,10 @@ with torch.amp.autocast("cuda"):
                 assert a.keyword is not None
                 fix.replace(a, a.with_changes(keyword=cst.Name(PRETRAINED_ARGS[a.keyword.value]), value=new_value))
         self.report(node, message, fix=fix)
+
+
+#: names of flags that hold a torch-version comparison (`_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_2_1`)
+_VERSION_FLAG = re.compile(r"torch\w*(greater|less|_ge_|_gt_|_le_|_lt_|_\d+_\d+)")
 
 
 def _comma() -> cst.Comma:

@@ -75,6 +75,21 @@ class SubmoduleInPlainContainer(LintRule):
     TRIGGERS = ("Module",)
 
     VALID = [
+        # the plain list only collects the modules; the same attribute is wrapped before use
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Stack(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = []
+        for a, b in zip(sizes, sizes[1:]):
+            self.layers.append(nn.Linear(a, b))
+        self.layers = nn.ModuleList(self.layers)
+"""
+        ),
         Valid(
             """
 import torch.nn as nn
@@ -245,10 +260,24 @@ class Pair(torch.nn.Module):
         if kind is None and isinstance(value, cst.List) and not value.elements:
             if self._appended_modules(cls, target.attr.value):
                 kind = "list"
-        if kind is None or self._registers_by_hand(cls):
+        if kind is None or self._registers_by_hand(cls) or self._wrapped_later(cls, target.attr.value):
             return
         wrapper = "ModuleDict" if kind == "dict" else "ModuleList"
         self.report(value, self.MESSAGE.format(kind=kind, wrapper=wrapper), fix=self._fix(value, wrapper))
+
+    def _wrapped_later(self, cls: cst.ClassDef, attr: str) -> bool:
+        """``self.layers = []``, appends, then ``self.layers = nn.ModuleList(self.layers)``: the plain list
+        only collects the modules before they are registered."""
+        for a in self.ctx.contents(cls).assigns:
+            if not isinstance(a, cst.Assign) or len(a.targets) != 1:
+                continue
+            if dotted_name(a.targets[0].target) != f"self.{attr}" or not isinstance(a.value, cst.Call):
+                continue
+            if builds_module(self.ctx, a.value) and any(
+                dotted_name(arg.value) == f"self.{attr}" for arg in a.value.args
+            ):
+                return True
+        return False
 
     def _registers_by_hand(self, cls: cst.ClassDef) -> bool:
         """``self.add_module(name, m)`` / ``register_module`` / ``setattr(self, name, m)`` register the

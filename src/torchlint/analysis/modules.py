@@ -17,7 +17,7 @@ from torchlint.analysis.names import dotted_name
 MODULE_FACTORIES = ("torch.nn.", "torchvision.models.", "timm.", "transformers.")
 #: ``torch.nn`` names that are not modules (functions, parameters, helpers)
 _NOT_MODULES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.Parameter",
-                "torch.nn.parameter.", "torch.nn.Module")
+                "torch.nn.parameter.")
 _MOVES = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "requires_grad_"})
 
 
@@ -43,7 +43,9 @@ def builds_module(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool
         return False
     qn = ctx.names.qualified_names(root.func)
     if qn:
-        return any(q.startswith(MODULE_FACTORIES) and not q.startswith(_NOT_MODULES) for q in qn)
+        # `nn.Module()` itself is a bare base class; `nn.ModuleList`/`nn.ModuleDict` are containers of modules
+        return any(q.startswith(MODULE_FACTORIES) and not q.startswith(_NOT_MODULES) and q != "torch.nn.Module"
+                   for q in qn)
     cls = module_classes(ctx).get(dotted_name(root.func) or "")
     return cls is not None and is_module_class(ctx, cls)
 
