@@ -139,3 +139,15 @@ def test_secret_is_private(tmp_path, monkeypatch):
     assert cache_mod.machine_secret() == s1
     mode = stat.S_IMODE(os.stat(tmp_path / "xdg" / "torchlint" / "secret").st_mode)
     assert mode == 0o600
+
+
+def test_existing_empty_cache_dir_is_adopted_and_a_foreign_one_is_left_alone(tmp_path):
+    empty = tmp_path / "fresh"
+    empty.mkdir()
+    cache = cache_mod.Cache(str(empty), "k")
+    assert cache.usable and (empty / cache_mod.MARKER).is_file()
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert not cache_mod.Cache(str(foreign), "k").usable
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]

@@ -171,7 +171,8 @@ def _unchanged(deps: Dict[str, Optional[str]]) -> bool:
 
 def _owned_folder(folder: str) -> bool:
     """Make sure ``folder`` is a cache folder torchlint may write into: not a symlink, and either
-    created now (with the marker and a .gitignore) or already carrying the marker."""
+    created now, or an existing empty folder (``--cache-dir "$(mktemp -d)"``) — both get the marker and a
+    .gitignore — or a folder already carrying the marker."""
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
@@ -181,18 +182,28 @@ def _owned_folder(folder: str) -> bool:
             return _owned_folder(folder) if not os.path.islink(folder) else False
         except OSError:
             return False
-        try:
-            for name, text in ((MARKER, MARKER_TEXT), (".gitignore", "# created by torchlint\n*\n")):
-                with open(os.path.join(folder, name), "x", encoding="utf-8") as fh:
-                    fh.write(text)
-        except OSError:
-            return False
-        return True
+        return _mark(folder)
     except OSError:
         return False
     if not stat.S_ISDIR(st.st_mode):
         return False
-    return has_marker(folder)
+    if has_marker(folder):
+        return True
+    try:
+        empty = not os.listdir(folder)
+    except OSError:
+        return False
+    return empty and _mark(folder)
+
+
+def _mark(folder: str) -> bool:
+    try:
+        for name, text in ((MARKER, MARKER_TEXT), (".gitignore", "# created by torchlint\n*\n")):
+            with open(os.path.join(folder, name), "x", encoding="utf-8") as fh:
+                fh.write(text)
+    except OSError:
+        return has_marker(folder)  # another process marked it first
+    return True
 
 
 def has_marker(folder: str) -> bool:
