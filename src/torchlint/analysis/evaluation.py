@@ -830,7 +830,8 @@ class EvaluationFacts:
             trainers = [stmt for stmt in ctx.module.body if trains(ctx, stmt, depth=2)]
             ctx.memo["evaluation.trainers"] = trainers
         body = list(ctx.module.body)
-        at = next((i for i, stmt in enumerate(body) if stmt is top), None)
+        index = {id(stmt): i for i, stmt in enumerate(body)}
+        at = index.get(id(top))
         if at is None:
             return False
         # the model bound anew after the training (`model = GPTModel(cfg)` for a shape demo) is untrained
@@ -846,9 +847,7 @@ class EvaluationFacts:
                 value = getattr(stmt.body[0], "value", None)
                 if not (value is not None and dotted_name(strip_moves_expr(value)) == model_name):
                     built = i  # not `model = model.to(device)`: a new object
-        return any(
-            built < body.index(stmt) < at and ctx.names_in(stmt, model_name) for stmt in trainers
-        )
+        return any(built < index[id(stmt)] < at and ctx.names_in(stmt, model_name) for stmt in trainers)
 
     def _host_trains(self, function: Optional[cst.FunctionDef]) -> bool:
         """Whether the code around the loop trains: then only a loop over validation or test data is

@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.context import FileContext, arg, assignment_targets
 from torchlint.analysis.names import Scope, dotted_name
 from torchlint.analysis.ops import (
     BCE_FUNCS,
@@ -1136,10 +1136,8 @@ def loss_params(ctx: FileContext, function: cst.FunctionDef) -> Dict[int, Tuple[
     names = {p.name.value: i for i, p in enumerate(params)}
     reassigned = set()
     for a in ctx.contents(function).assigns:
-        for t in ([t.target for t in a.targets] if isinstance(a, cst.Assign) else [getattr(a, "target", None)]):
-            for n in iter_nodes(t) if t is not None else ():
-                if isinstance(n, cst.Name):
-                    reassigned.add(n.value)
+        for t in assignment_targets(a):
+            reassigned.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
     for call in ctx.calls_in(function):
         kind = loss_kind(ctx, call)
         if kind is None:
@@ -1301,9 +1299,8 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
         return True
     bound: Dict[str, List[cst.CSTNode]] = {}
     for a in fctx.contents(function).assigns:
-        targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [getattr(a, "target", None)]
-        for t in targets:
-            for n in iter_nodes(t) if t is not None else ():
+        for t in assignment_targets(a):
+            for n in iter_nodes(t):
                 if isinstance(n, cst.Name):
                     bound.setdefault(n.value, []).append(a)
 
