@@ -231,3 +231,30 @@ def test_workers_exit_when_the_parent_dies(tree, sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+_KEPT = []
+
+
+def _full_collections_after(item):
+    """Keep ``item`` MiB alive for good (memory a collection cannot give back), then report how many
+    full collections this worker has made so far."""
+    if item:
+        _KEPT.append(bytearray(item * 1024 * 1024))
+    import gc
+
+    return gc.get_stats()[2]["collections"]
+
+
+@pytest.mark.skipif(not workers.CAN_ISOLATE, reason="workers are forked processes")
+def test_a_worker_collects_once_per_growth_not_after_every_file(monkeypatch):
+    # one file leaves the worker 40 MiB above where it started, for good; the files after it allocate
+    # nothing. A full collection then frees nothing, so the worker makes one and not one per file.
+    monkeypatch.setattr(workers, "COLLECT_BYTES", 16 * 1024 * 1024)
+    items = [40] + [0] * 6
+    with workers.Pool(_full_collections_after, 1) as pool:
+        counts = [out.value for _, out in pool.run(items, lambda _: 30.0)]
+    # the worker collected after the first file (its count shows in the second file's answer) ...
+    assert counts[1] > counts[0]
+    # ... and not after each of the files that allocated nothing
+    assert counts[-1] - counts[1] <= 1

@@ -40,7 +40,10 @@ SCALE_BYTES = 32 * 1024
 WALL_FACTOR = 10
 # a worker whose resident memory is above this after a file is replaced by a fresh one
 RECYCLE_BYTES = 512 * 1024 * 1024
-# a worker collects garbage at once when a file left it this much above its starting memory
+# a worker collects garbage at once when its memory grew this much since it last collected (or
+# started); measured from the last collection, not from the start: memory a collection could not give
+# back (fragmentation, the program model's bounded tables) would otherwise make every later file pay a
+# full collection over everything alive
 COLLECT_BYTES = 64 * 1024 * 1024
 
 CAN_ISOLATE = hasattr(os, "fork")
@@ -121,7 +124,7 @@ def _serve(fn: Callable[[Any], Any], tasks: Connection, results: Connection) -> 
     # what the worker inherited lives as long as it does: keep it out of the collector's scans, so a
     # collection costs what the last file left behind
     gc.freeze()
-    baseline = current_rss()
+    floor = current_rss()
     while True:
         try:
             item = tasks.recv()
@@ -139,9 +142,9 @@ def _serve(fn: Callable[[Any], Any], tasks: Connection, results: Connection) -> 
             results.send(Outcome("error", detail=f"result could not be sent: {type(exc).__name__}: {exc}"))
         out = None
         rss = current_rss()
-        if rss > baseline + COLLECT_BYTES:  # a file's facts are reference cycles: free them now
+        if rss > floor + COLLECT_BYTES:  # files' facts are reference cycles: free them now
             gc.collect()
-            rss = current_rss()
+            rss = floor = current_rss()
         results.send_bytes(str(rss).encode())
 
 
