@@ -246,3 +246,42 @@ def test_edits_placed_from_positions_match_the_full_layout():
         assert fast.edits(fix) == slow.edits(fix)
         assert _apply_edits(src, fast.edits(fix)) == _apply(module, ctx, fix)
     assert not fast._layout_done  # every statement was placed from its position
+
+
+NESTED_SOURCES = [
+    # four-space blocks, a comment and blank lines above nested statements, a decorated method
+    "import torch\n\n\nclass Trainer:\n    # runs the loop\n    @staticmethod\n    def run(model, xs):\n"
+    "        for x in xs:\n            if x is not None:\n\n                # forward\n                y = model(x)\n"
+    "                out = g(y,\n                      2)\n        return g(model)\n",
+    # two-space class body, eight-space method body, a one-line compound statement
+    "class A:\n  def f(self, x):\n          if x: return g(x)\n          while x:\n            x = g(x - 1)\n"
+    "          return x\n",
+    # tab-indented blocks
+    "def f(x):\n\tif x:\n\t\tx = g(x)\n\treturn g(x)\n",
+    # no final newline, a statement after a nested block
+    "def f(x):\n    with ctx():\n        for i in range(3):\n            x = g(x)\n    return g(x)",
+]
+
+
+@pytest.mark.parametrize("src", NESTED_SOURCES)
+def test_edits_inside_nested_blocks_regenerate_only_the_innermost_statement(src):
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    module, ctx = _ctx(src)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    calls = [c for c in iter_nodes(module) if isinstance(c, cst.Call) and module.code_for_node(c.func) == "g"]
+    assert len(calls) >= 2
+    for call in calls:
+        stmt = ctx.statement_of(call)
+        function = ctx.enclosing(call, cst.FunctionDef)
+        fixes = [
+            Fix("t").replace(call, add_argument(ctx, call, "1", keyword="k")),
+            insert_statement(ctx, Fix("t"), stmt, "torch.manual_seed(0)"),
+            add_decorator(ctx, Fix("t"), function, "torch.no_grad()"),
+        ]
+        for fix in fixes:
+            fast, slow = EditMaker(module, ctx, src, positions), EditMaker(module, ctx)
+            edits = fast.edits(fix)
+            assert edits == slow.edits(fix)  # the same edits as regenerating the top-level statement
+            assert _apply_edits(src, edits) == _apply(module, ctx, fix)
+            assert fast._inner_edits(fix) is not None  # placed from the innermost statement

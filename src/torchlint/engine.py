@@ -154,7 +154,7 @@ class _Dispatcher:
         the node types something listens to."""
         ctx = self.ctx
         parents = ctx.parents
-        enter, leave = ctx.enter, ctx.leave
+        enter, close, leave = ctx.enter, ctx.close, ctx.leave
         visit_map, leave_map, call = self.visit, self.leave, self._call
         needs_leave = LEAVE_TYPES | frozenset(leave_map)
         stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
@@ -164,6 +164,7 @@ class _Dispatcher:
             t = type(node)
             if leaving:
                 ctx.current = node
+                close(node, t)
                 fns = leave_map.get(t)
                 if fns:
                     call(fns, node)

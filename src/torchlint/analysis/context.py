@@ -15,7 +15,7 @@ import libcst as cst
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
 from torchlint.analysis.walk import iter_nodes
 
-_OWNER_TYPES = (cst.For, cst.While, cst.FunctionDef, cst.With, cst.If, cst.Lambda, cst.ClassDef, cst.Try)
+_OWNER_TYPES = (cst.Module, cst.For, cst.While, cst.FunctionDef, cst.With, cst.If, cst.Lambda, cst.ClassDef, cst.Try)
 _OWNER_SET = frozenset(_OWNER_TYPES)
 #: node types whose end the walk must report to the context (owners of indexed contents, scopes)
 LEAVE_TYPES = _OWNER_SET | SCOPE_TYPES
@@ -49,6 +49,9 @@ class FileContext:
         self.memo: Dict[str, object] = {}
         #: codes of the rules running on this file (set by the engine); None: every rule
         self.enabled: Optional[frozenset] = None
+        #: id(node) -> pre-order index, filled by the walk; complete once ``walked`` is true
+        self.order: Dict[int, int] = {}
+        self.walked = False
 
     def rule_enabled(self, code: str) -> bool:
         """Whether rule ``code`` runs on this file: a rule may leave a finding to another rule only then."""
@@ -57,6 +60,8 @@ class FileContext:
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
         """Before ``node``'s children (its parent link is already set by the walk)."""
+        order = self.order
+        order[id(node)] = len(order)
         self.names.enter(node)
         if t is cst.Call:
             for c in self._open:
@@ -69,10 +74,16 @@ class FileContext:
             self._contents[node] = c
             self._open.append(c)
 
-    def leave(self, node: cst.CSTNode, t: type) -> None:
-        """After ``node``'s children; called only for the types in ``LEAVE_TYPES``."""
+    def close(self, node: cst.CSTNode, t: type) -> None:
+        """After ``node``'s children, before the rules leave it (types in ``LEAVE_TYPES``): what was
+        collected under ``node`` is complete, so a rule's ``leave_`` handler reads it without a walk."""
         if t in _OWNER_SET:
             self._open.pop().complete = True
+            if t is cst.Module:
+                self.walked = True
+
+    def leave(self, node: cst.CSTNode, t: type) -> None:
+        """After the rules left ``node``; called only for the types in ``LEAVE_TYPES``."""
         self.names.leave(node)
 
     @property

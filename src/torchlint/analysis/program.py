@@ -156,9 +156,16 @@ def values_of(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpres
 def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
     """:func:`values_of` without the rebindings that move the same object: ``model = model.to(device)``,
     ``net = net.cuda().eval()`` keep the value ``model`` had."""
-    own = ctx.code(expr)
-    return [v for v in values_of(ctx, expr)
-            if not (isinstance(strip_moves(v), (cst.Name, cst.Attribute)) and ctx.code(strip_moves(v)) == own)]
+    return [v for v in values_of(ctx, expr) if not _same_reference(strip_moves(v), expr)]
+
+
+def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Whether two names or attribute chains spell the same reference (``model``, ``self.net.head``)."""
+    while isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+        if a.attr.value != b.attr.value:
+            return False
+        a, b = a.value, b.value
+    return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
 
 
 def is_param(ctx: FileContext, name: cst.Name) -> bool:
@@ -585,10 +592,13 @@ def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at
 def _position(ctx: FileContext, node: cst.CSTNode) -> int:
     """A key ordering the nodes of a file by source position (pre-order index; one numbering walk per
     file, made the first time it is asked)."""
-    order = getattr(ctx, "_order", None)
-    if order is None:
-        order = {id(n): i for i, n in enumerate(iter_nodes(ctx.module))}
-        ctx._order = order  # type: ignore[attr-defined]
+    if ctx.walked:
+        order = ctx.order  # numbered by the engine's walk
+    else:  # asked during the walk, or of a file no walk went through: number it now
+        order = getattr(ctx, "_order", None)
+        if order is None:
+            order = {id(n): i for i, n in enumerate(iter_nodes(ctx.module))}
+            ctx._order = order  # type: ignore[attr-defined]
     return order.get(id(node), -1)
 
 
@@ -1079,28 +1089,44 @@ def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
 
 def _module_value(ctx: FileContext, name: cst.Name):
     """At module level: the value of the last plain assignment of ``name`` before it."""
-    best = None
     stmt = ctx.statement_of(name)
-    for a in ctx.contents(ctx.module).assigns:
-        if ctx.enclosing(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not None:
-            continue
-        if not isinstance(a, cst.Assign) or len(a.targets) != 1:
-            continue
-        target = a.targets[0].target
-        if isinstance(target, cst.Name) and target.value == name.value:
-            if stmt is not None and _position(ctx, a) < _position(ctx, stmt):
-                best = (a.value, None)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for i, el in enumerate(target.elements):
-                if isinstance(el.value, cst.Name) and el.value.value == name.value:
-                    if stmt is not None and _position(ctx, a) < _position(ctx, stmt):
-                        best = (a.value, i)
+    if stmt is None:
+        return None
+    at = _position(ctx, stmt)
+    best = None
+    for a, value, index in _module_assignments(ctx).get(name.value, ()):
+        if _position(ctx, a) < at:
+            best = (value, index)
     if best is None:
         return None
     around = set(map(id, _compound_ancestors(ctx, name, ctx.module)))
     if not set(map(id, _compound_ancestors(ctx, best[0], ctx.module))) <= around:
         return None  # assigned only on some paths
     return best
+
+
+def _module_assignments(ctx: FileContext) -> Dict[str, List[Tuple[cst.Assign, cst.BaseExpression, Optional[int]]]]:
+    """Plain assignments outside functions, lambdas and classes, by the name they bind, in source
+    order: ``(assignment, value, index)``, ``index`` the tuple position for ``a, b = value``."""
+    table = ctx.memo.get("program.module_assignments")
+    if table is None:
+        table = {}
+        for a in ctx.contents(ctx.module).assigns:
+            if not isinstance(a, cst.Assign) or len(a.targets) != 1:
+                continue
+            target = a.targets[0].target
+            if isinstance(target, cst.Name):
+                bound = [(target.value, None)]
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                bound = [(el.value.value, i) for i, el in enumerate(target.elements) if isinstance(el.value, cst.Name)]
+            else:
+                continue
+            if not bound or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not None:
+                continue
+            for bound_name, index in bound:
+                table.setdefault(bound_name, []).append((a, a.value, index))
+        ctx.memo["program.module_assignments"] = table
+    return table  # type: ignore[return-value]
 
 
 # -- loss helpers ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
 from torchlint.analysis.shapes import is_tensor
+from torchlint.analysis.walk import children
 
 _DATA_DEPENDENT = frozenset(
     {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "nonzero_static", "split",
@@ -685,16 +686,21 @@ def _used_after(ctx: FileContext, loop: cst.For, var: str) -> bool:
     return False
 
 
+_ESCAPE_TYPES = frozenset(_ESCAPES + (cst.Yield, cst.Await))
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def _walk_escapes(block: cst.CSTNode):
     stack: List[cst.CSTNode] = [block]
     while stack:
         node = stack.pop()
-        if isinstance(node, _ESCAPES) or isinstance(node, (cst.Yield, cst.Await)):
+        t = type(node)
+        if t in _ESCAPE_TYPES:
             yield node
             return
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if t in _NESTED_SCOPES:
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
 
 
 __all__ = ["RowWork", "independent_row_work"]

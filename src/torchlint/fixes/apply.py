@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState  # the state Module.code_for_node starts from
 
 from torchlint.analysis.context import FileContext
 from torchlint.rule import Fix
@@ -80,9 +81,11 @@ def fix_edits(module: cst.Module, fix: Fix, ctx: Optional[FileContext] = None) -
 
 
 class EditMaker:
-    """Text edits of fixes on one module.  Only the top-level statements a fix touches are regenerated
-    (with the fix applied) and compared, so the edits of all fixes of a file cost a fraction of one code
-    generation of the file, not one per fix.
+    """Text edits of fixes on one module.  Only the statements a fix touches are regenerated (with the
+    fix applied) and compared: the innermost statement of a block that holds each edit, generated at
+    its block's indentation (a fix inside a 2,000-line class regenerates one line, not the class), or,
+    where that statement cannot be placed in the text, its top-level statement.  The edits of all fixes
+    of a file cost a fraction of one code generation of the file, not one per fix.
 
     ``source`` is the text the module was parsed from and ``positions`` the engine's
     ``PositionProvider`` map: with both, a statement's place in the text comes from its position; else
@@ -95,7 +98,7 @@ class EditMaker:
         self.positions = positions
         self._text = source
         self._body = {id(stmt): stmt for stmt in module.body}
-        self._offsets: Dict[int, Tuple[int, str]] = {}  # id(stmt) -> (offset, code)
+        self._offsets: Dict[Any, Tuple[int, str]] = {}  # id(stmt) or ("inner", id(stmt)) -> (offset, code)
         self._layout_done = False
         self._line_starts: Optional[List[int]] = None
 
@@ -174,6 +177,70 @@ class EditMaker:
         return None
 
     def edits(self, fix: Fix) -> Tuple[Edit, ...]:
+        inner = self._inner_edits(fix)
+        return inner if inner is not None else self._top_edits(fix)
+
+    def _inner_edits(self, fix: Fix) -> Optional[Tuple[Edit, ...]]:
+        """Edits from the innermost block statements holding the fix's edits; None: not placeable."""
+        if self.ctx is None or self.positions is None:
+            return None
+        ctx = self.ctx
+        found: Dict[int, cst.CSTNode] = {}
+        for n in fix.edits:
+            stmt = ctx.statement_of(n)
+            if stmt is None:
+                return None
+            found[id(stmt)] = stmt
+        # a statement inside another one that is edited too is regenerated with it
+        stmts = [st for st in found.values() if not any(id(a) in found for a in ctx.ancestors(st))]
+        text = self.text()
+        placed = []
+        for st in stmts:
+            indents = self._indents(st)
+            if indents is None:
+                return None
+            key = ("inner", id(st))
+            known = self._offsets.get(key)
+            if known is None:
+                before = _code_at(self.module, st, indents)
+                offset = self._offset_from_position(st, before)
+                if offset is None:
+                    return None
+                known = self._offsets[key] = (offset, before)
+            placed.append((known, st, indents))
+        placed.sort(key=lambda item: item[0][0])
+        out = []
+        for (offset, before), st, indents in placed:
+            new = st.visit(_Applier(fix.edits))
+            if isinstance(new, cst.FlattenSentinel):
+                if not new.nodes:
+                    return None  # the block may need a `pass`: its parent decides
+                after = "".join(_code_at(self.module, n, indents) for n in new.nodes)
+            elif isinstance(new, cst.RemovalSentinel):
+                return None
+            else:
+                after = _code_at(self.module, new, indents)
+            edit = _diff(text, before, after, offset)
+            if edit is not None:
+                out.append(edit)
+        return tuple(out)
+
+    def _indents(self, stmt: cst.CSTNode) -> Optional[List[str]]:
+        """The indentation of each block around ``stmt``, outermost first (None: not in a block)."""
+        assert self.ctx is not None
+        parent = self.ctx.parent(stmt)
+        if parent is self.module:
+            return []
+        if not isinstance(parent, cst.IndentedBlock):
+            return None
+        out = []
+        for a in [parent, *self.ctx.ancestors(parent)]:
+            if isinstance(a, cst.IndentedBlock):
+                out.append(self.module.default_indent if a.indent is None else a.indent)
+        out.reverse()
+        return out
+
+    def _top_edits(self, fix: Fix) -> Tuple[Edit, ...]:
         tops: Dict[int, cst.CSTNode] = {}
         for n in fix.edits:
             top = self._top(n)
@@ -201,6 +268,15 @@ class EditMaker:
         after = self.module.visit(_Applier(fix.edits)).code
         edit = _diff(before, before, after, 0)
         return (edit,) if edit is not None else ()
+
+
+def _code_at(module: cst.Module, node: cst.CSTNode, indents: Sequence[str]) -> str:
+    """The code of a statement as it reads inside blocks indented by ``indents`` (outermost first)."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for indent in indents:
+        state.increase_indent(indent)
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def differing_span(before: str, after: str) -> Optional[Tuple[int, int, int]]:
