@@ -194,6 +194,19 @@ def test_cached_result_is_invalidated_when_an_imported_module_changes(tmp_path, 
     assert after.returncode == 0
 
 
+
+def test_cached_result_is_invalidated_when_an_imported_module_gains_the_softmax(tmp_path, run):
+    # the other direction: models.py first never spells "softmax", so it is not even parsed; the
+    # cached result of train.py must still depend on it
+    plain = textwrap.dedent(SOFTMAX_MODEL).replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)")
+    _write(tmp_path, {"models.py": plain, "train.py": TRAIN.format(module="models")})
+    first = run("check", "train.py", "--select", "TL103")
+    assert "TL103" not in first.stdout and first.returncode == 0
+    (tmp_path / "models.py").write_text(textwrap.dedent(SOFTMAX_MODEL))
+    after = run("check", "train.py", "--select", "TL103")
+    assert "train.py:10:" in after.stdout and "TL103" in after.stdout
+
+
 HAND_WRITTEN_OPTIMIZER = """
 import torch
 

@@ -515,3 +515,84 @@ def test_a_file_that_hangs_or_kills_its_worker_is_reported_and_the_server_lives_
         assert await s.stop() == 0
 
     run(scenario())
+
+
+MODELS = textwrap.dedent(
+    """\
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return F.softmax(self.fc(x), dim=1)
+    """
+)
+TRAINS = textwrap.dedent(
+    """\
+    import torch.nn as nn
+
+    from models import Net
+
+    net = Net()
+    criterion = nn.CrossEntropyLoss()
+
+
+    def step(x, y):
+        return criterion(net(x), y)
+    """
+)
+
+
+def test_editing_an_imported_model_reanalyses_the_files_that_import_it(tmp_path):
+    # train.py imports models.Net, whose forward ends in softmax: TL103 on the loss in train.py. Editing
+    # models.py in the editor (unsaved) re-analyses train.py with the buffer's text, not the file on
+    # disk; closing models.py unsaved brings the file on disk back.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        models_uri, _ = await s.open("models.py", MODELS)
+        train_uri, diags = await s.open("train.py", TRAINS)
+        assert [d.code for d in diags] == ["TL103"]
+        seen = s.count(train_uri)
+        await s.change(models_uri, MODELS.replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)"))
+        assert await s.next_diagnostics(train_uri, seen) == []  # train.py, not edited, is clean now
+        seen = s.count(train_uri)
+        await s.change(models_uri, MODELS)
+        assert [d.code for d in await s.next_diagnostics(train_uri, seen)] == ["TL103"]
+        seen = s.count(train_uri)
+        await s.change(models_uri, MODELS.replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)"))
+        assert await s.next_diagnostics(train_uri, seen) == []
+        seen = s.count(train_uri)
+        s.client.text_document_did_close(
+            T.DidCloseTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=models_uri))
+        )
+        # the unsaved edit is gone with the buffer: models.py on disk still ends in softmax
+        assert [d.code for d in await s.next_diagnostics(train_uri, seen)] == ["TL103"]
+        assert await s.stop() == 0
+
+    run(scenario())
+
+
+def test_an_unrelated_edit_does_not_reanalyse_other_documents(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        await s.open("models.py", MODELS)
+        train_uri, _ = await s.open("train.py", TRAINS)
+        other_uri, _ = await s.open("other.py", "import torch\n")
+        seen = s.count(train_uri)
+        await s.change(other_uri, "import torch\nx = 1\n")
+        await s.change(other_uri, "import torch\nx = 2\n")
+        assert s.count(train_uri) == seen  # train.py never read other.py
+        assert await s.stop() == 0
+
+    run(scenario())

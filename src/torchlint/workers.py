@@ -466,12 +466,14 @@ def lint_files(tasks: Sequence[Any], settings: Any, jobs: int, max_bytes: int,
 
 
 def lint_text(task: Any, text: str, settings: Any, timeout: Optional[float] = None,
-              supervisor: Optional[Supervisor] = None) -> Any:
+              supervisor: Optional[Supervisor] = None, overlay: Optional[Dict[str, str]] = None) -> Any:
     """``engine.lint_file`` on text already in memory (stdin, an editor buffer, flake8's lines), under
-    the watchdog; ``supervisor`` keeps one worker across calls (else one is started for this call)."""
+    the watchdog; ``supervisor`` keeps one worker across calls (else one is started for this call).
+    ``overlay``: texts of other files (absolute path -> text) that the program model reads instead of
+    the files on disk (an editor's unsaved buffers)."""
     limit = DEFAULT_FILE_TIMEOUT if timeout is None else timeout
     seconds = budget(limit, len(text.encode("utf-8", "surrogatepass")))
-    job = (task, text, settings)
+    job = (task, text, settings, overlay)
     own = supervisor is None
     sup = supervisor if supervisor is not None else Supervisor(_lint_job)
     try:
@@ -487,8 +489,13 @@ def text_supervisor() -> Supervisor:
     return Supervisor(_lint_job)
 
 
-def _lint_job(job: Tuple[Any, str, Any]) -> Any:
+def _lint_job(job: Tuple[Any, str, Any, Optional[Dict[str, str]]]) -> Any:
+    from torchlint.analysis.program import set_overlay
     from torchlint.engine import lint_file
 
-    task, text, settings = job
-    return lint_file(task, settings, 0, source_text=text)
+    task, text, settings, overlay = job
+    set_overlay(overlay)
+    try:
+        return lint_file(task, settings, 0, source_text=text)
+    finally:
+        set_overlay(None)

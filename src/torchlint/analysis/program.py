@@ -232,13 +232,41 @@ def _module_file(ctx: FileContext, module: str, level: int) -> Optional[str]:
     return None
 
 
-def load(path: str) -> Optional[FileContext]:
-    """A project file parsed and walked (names bound) once per process and content."""
+#: the text of project files open in an editor (absolute path -> text), read instead of the files on
+#: disk: a language server sets it for each analysis, so that a model edited but not saved in one
+#: buffer is what the files importing it see
+_OVERLAY: Dict[str, str] = {}
+
+
+def set_overlay(texts: Optional[Dict[str, str]]) -> None:
+    """Read ``texts`` (absolute path -> text) instead of those files on disk, until the next call."""
+    _OVERLAY.clear()
+    if texts:
+        _OVERLAY.update(texts)
+
+
+def _content_key(path: str) -> Optional[Tuple[Tuple[str, int, int], Optional[str]]]:
+    """``(key, text)``: a key naming this content of the file, and its text when it comes from the
+    editor (None: read it from disk); None when the file cannot be read."""
+    full = os.path.abspath(path)
+    text = _OVERLAY.get(full)
+    if text is not None:
+        return (full, -1, hash(text)), text
     try:
         st = os.stat(path)
     except OSError:
         return None
-    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    if st.st_size > 2_000_000:
+        return None
+    return (full, st.st_mtime_ns, st.st_size), None
+
+
+def load(path: str) -> Optional[FileContext]:
+    """A project file parsed and walked (names bound) once per process and content."""
+    found = _content_key(path)
+    if found is None:
+        return None
+    key, source = found
     if key in _PARSED:
         _PARSED.move_to_end(key)
         return _PARSED[key]
@@ -246,10 +274,9 @@ def load(path: str) -> Optional[FileContext]:
         _PARSED.popitem(last=False)
     _PARSED[key] = None  # a cycle reaching this file again finds nothing
     try:
-        if st.st_size > 2_000_000:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            source = fh.read()
+        if source is None:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                source = fh.read()
         module = cst.parse_module(source)
     except Exception:
         return None
@@ -274,10 +301,13 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
     ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
     if os.path.basename(path) == "__init__.py":
         return True
+    found = _content_key(path)
+    if found is None:
+        return False
+    key, text = found
     try:
-        st = os.stat(path)
-        key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
-        text = _TEXT.get(key)
+        if text is None:
+            text = _TEXT.get(key)
         if text is None:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 text = _TEXT[key] = fh.read()
@@ -334,16 +364,17 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
     path = _module_file(ctx, module, level) if (module or level) else None
     if path is None:
         return None
-    if words and not _mentions(path, words):
-        return None  # the question is about these words, and the module never spells them
-    other = load(path)
-    if other is None:
-        return None
+    # the answer depends on this file's content from here on, whether it is parsed or not
     deps = getattr(ctx, "_program_deps", None)
     if deps is None:
         deps = set()
         ctx._program_deps = deps  # type: ignore[attr-defined]
     deps.add(os.path.abspath(path))
+    if words and not _mentions(path, words):
+        return None  # the question is about these words, and the module never spells them
+    other = load(path)
+    if other is None:
+        return None
     deps.update(getattr(other, "_program_deps", ()))
     local = _local_definition(other, attr)
     if local is not None:

@@ -14,7 +14,7 @@ import re
 import threading
 import tokenize
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type
 
 from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, select_rules
 from torchlint.fixes.apply import differing_span
@@ -143,6 +143,8 @@ class Analysis:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # internal errors, for the log
     cells: Optional[List[Cell]] = None
+    #: the project files (absolute paths) the program model read: editing one of them re-analyses this
+    dependencies: FrozenSet[str] = frozenset()
 
 
 def notebook_text(cells: Sequence[Cell]) -> str:
@@ -178,41 +180,51 @@ def notebook_cells(text: str, count: int) -> List[Optional[str]]:
     return out + [None] * (count - len(out))
 
 
-def _lint(name: str, text: str, config: DocConfig, settings: Settings, supervisor: Any) -> Any:
+def _lint(name: str, text: str, config: DocConfig, settings: Settings, supervisor: Any,
+          overlay: Optional[Dict[str, str]] = None) -> Any:
     """``engine.lint_file`` on the text; under the watchdog when a ``workers.Supervisor`` is given (the
-    server keeps one: a file that hangs or kills its worker becomes one TL000, the server lives on)."""
+    server keeps one: a file that hangs or kills its worker becomes one TL000, the server lives on).
+    ``overlay``: the editor's texts of other project files, read instead of the files on disk."""
     task = FileTask(name, config.ignore)
     if supervisor is None:
-        return lint_file(task, settings, config.max_bytes, source_text=text)
+        from torchlint.analysis.program import set_overlay
+
+        set_overlay(overlay)
+        try:
+            return lint_file(task, settings, config.max_bytes, source_text=text)
+        finally:
+            set_overlay(None)
     from torchlint.workers import lint_text
 
-    return lint_text(task, text, settings, config.timeout, supervisor)
+    return lint_text(task, text, settings, config.timeout, supervisor, overlay)
 
 
 def analyse(name: str, text: str, version: Optional[int], config: DocConfig, with_edits: bool = False,
-            supervisor: Any = None) -> Analysis:
+            supervisor: Any = None, overlay: Optional[Dict[str, str]] = None) -> Analysis:
     """Lint ``text`` as the CLI would lint the file ``name`` (never raises).  ``with_edits``: also the text
     edits of each fix (one tree transform per fix: several times the cost of the analysis, so only for
-    code actions)."""
+    code actions).  ``overlay``: the editor's texts of other project files (absolute path -> text)."""
     out = Analysis(text, version, config)
     if config.settings is None:
         return out
     if len(text.encode("utf-8", "surrogatepass")) > config.max_bytes:
         return out
     settings = replace(config.settings, want_edits=with_edits)
-    res = _lint(name, text, config, settings, supervisor)
+    res = _lint(name, text, config, settings, supervisor, overlay)
     out.diagnostics = list(res.diagnostics)
     out.errors = list(res.errors)
+    out.dependencies = frozenset(os.path.abspath(p) for p in res.dependencies)
     return out
 
 
-def fix_all(name: str, text: str, config: DocConfig, unsafe: bool, supervisor: Any = None) -> Optional[str]:
+def fix_all(name: str, text: str, config: DocConfig, unsafe: bool, supervisor: Any = None,
+            overlay: Optional[Dict[str, str]] = None) -> Optional[str]:
     """The text after every applicable fix (safe ones, and unsafe ones when ``unsafe``); None: no change."""
     if config.settings is None:
         return None
     s = config.settings
     settings = Settings(s.rules, s.options, s.noqa, True, unsafe, False)
-    res = _lint(name, text, config, settings, supervisor)
+    res = _lint(name, text, config, settings, supervisor, overlay)
     if res.fixed_source is None or res.fixed_source == text or res.errors:
         return None
     return res.fixed_source

@@ -63,6 +63,7 @@ class _DocState:
     result_generation: int = -1
     result_epoch: int = -1  # the configuration epoch the result was computed under
     with_edits: Optional[Tuple[Analysis, Analysis]] = None  # (result, result with each fix's edits)
+    stale: bool = False  # a project file the last result read has changed since
 
 
 class TorchlintServer(LanguageServer):
@@ -147,9 +148,41 @@ class TorchlintServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         return path, path or uri, doc.source, doc.version, None
 
-    def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str) -> Analysis:
+    def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str,
+                overlay: Optional[Dict[str, str]] = None) -> Analysis:
         """Analyse one snapshot of a document (runs in the worker)."""
-        return analyse(name, text, version, self.configs.resolve(path, root), supervisor=self.supervisor)
+        return analyse(name, text, version, self.configs.resolve(path, root), supervisor=self.supervisor,
+                       overlay=overlay)
+
+    def overlay(self, path: Optional[str]) -> Dict[str, str]:
+        """The editor's texts of the open Python files other than ``path`` (absolute path -> text): the
+        program model reads them instead of the files on disk, saved or not."""
+        own = os.path.abspath(path) if path else None
+        out: Dict[str, str] = {}
+        for key, doc in self.workspace.text_documents.items():
+            if not key.startswith("file:"):
+                continue
+            fs = to_fs_path(key)
+            if not fs or not fs.endswith(PY_SUFFIXES):
+                continue
+            full = os.path.abspath(fs)
+            if full != own:
+                out[full] = doc.source
+        return out
+
+    def dependents_changed(self, uri: str, delay: float) -> None:
+        """``uri`` changed (in the editor or on disk): re-analyse the open documents whose last analysis
+        read it -- the files importing a model whose ``forward`` was edited -- and nothing else."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if not path:
+            return
+        full = os.path.abspath(path)
+        for other, state in list(self.states.items()):
+            if other == uri or state.result is None or full not in state.result.dependencies:
+                continue
+            if self.is_open(other):
+                state.stale = True
+                self.schedule(other, delay, BACKGROUND)
 
     async def edits_for(self, uri: str, result: Analysis) -> Optional[Analysis]:
         """``result`` computed again with the edits of its fixes (cached for that result)."""
@@ -164,7 +197,8 @@ class TorchlintServer(LanguageServer):
         try:
             full = await asyncio.wrap_future(
                 self.worker.submit(
-                    INTERACTIVE, analyse, snap[1], result.text, result.version, result.config, True, self.supervisor
+                    INTERACTIVE, analyse, snap[1], result.text, result.version, result.config, True, self.supervisor,
+                    self.overlay(snap[0]),
                 )
             )
         except Exception as exc:  # never lose the server to one document
@@ -206,14 +240,17 @@ class TorchlintServer(LanguageServer):
             return None
         path, name, text, version, cells = snap
         epoch = self.epoch
-        if cached is not None and state.result_epoch == epoch and cached.text == text:
+        if cached is not None and state.result_epoch == epoch and cached.text == text and not state.stale:
             # same text under the same configuration (a save after the edit was analysed): reuse
             result = replace(cached, version=version)
             state.result, state.result_generation = result, generation
             return result
+        state.stale = False
         try:
             result = await asyncio.wrap_future(
-                self.worker.submit(priority, self.compute, path, name, text, version, self.fallback_root(path))
+                self.worker.submit(
+                    priority, self.compute, path, name, text, version, self.fallback_root(path), self.overlay(path)
+                )
             )
         except Exception as exc:  # never lose the server to one document
             log.exception("analysis of %s failed", uri)
@@ -435,7 +472,8 @@ class TorchlintServer(LanguageServer):
         name = snap[1]
         fixed = await asyncio.wrap_future(
             self.worker.submit(
-                INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes, self.supervisor
+                INTERACTIVE, fix_all, name, result.text, result.config, self.user.unsafe_fixes, self.supervisor,
+                self.overlay(snap[0]),
             )
         )
         if fixed is None or self.current_version(uri) != result.version:
@@ -556,6 +594,7 @@ def build_server(supervisor: Any = None) -> TorchlintServer:
         uri = params.text_document.uri
         if uri in ls.states:
             ls.schedule(uri, ls.debounce)
+        ls.dependents_changed(uri, ls.debounce)
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchlintServer, params: T.DidSaveTextDocumentParams) -> None:
@@ -564,16 +603,22 @@ def build_server(supervisor: Any = None) -> TorchlintServer:
             ls.config_changed()
         elif uri in ls.states:
             ls.schedule(uri, 0)
+        ls.dependents_changed(uri, 0)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchlintServer, params: T.DidCloseTextDocumentParams) -> None:
         if params.text_document.uri in ls.states:
             ls.forget(params.text_document.uri)
+        ls.dependents_changed(params.text_document.uri, 0)  # the file on disk counts again
 
     @server.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: TorchlintServer, params: T.DidChangeWatchedFilesParams) -> None:
         if any(_is_config_uri(change.uri) for change in params.changes):
             ls.config_changed()
+            return
+        for change in params.changes:  # a project file changed on disk (a checkout, another tool)
+            if not ls.is_open(change.uri):
+                ls.dependents_changed(change.uri, 0)
 
     @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: TorchlintServer, params: T.DidChangeConfigurationParams) -> None:
