@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -18,7 +18,9 @@ class ForwardCalledDirectly(LintRule):
     built from `torch.nn`, torchvision, timm, transformers or an `nn.Module` subclass of the file, or
     on a value named like a model (`model`, `net`, `encoder`, `self.backbone`). `super().forward(x)`,
     `Base.forward(self, x)` and `self.forward(x)` inside the class are how a class extends its own
-    forward and are not reported.
+    forward and are not reported. Nor is `.forward()` inside a function the file registers as a forward
+    hook (`register_forward_pre_hook`, `register_forward_hook`): the hook runs inside the module's call,
+    and calling the module there would run the hook again.
 
     ## Why is this bad?
     `model(x)` runs `nn.Module.__call__`, which runs the forward pre-hooks and hooks registered on the
@@ -126,6 +128,23 @@ def mi_loss(x, y):
     return module.forward(x, y)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+
+class Gate(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.scores = None
+        model.register_forward_pre_hook(self._score_first, with_kwargs=True)
+
+    def _score_first(self, module, args, kwargs):
+        # a dry pass whose result the real one uses: calling the module here would run this hook again
+        self.scores = self.model.forward(*args, **kwargs)
+        return args, kwargs
+"""
+        ),
     ]
 
     INVALID = [
@@ -206,7 +225,7 @@ def evaluate(model, loader):
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self._by_name: List[Tuple[cst.Call, cst.BaseExpression]] = []
+        self._found: List[Tuple[cst.Call, cst.BaseExpression, str]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -214,16 +233,21 @@ def evaluate(model, loader):
             return
         target = func.value
         evidence = self._module_evidence(target)
-        if evidence == "built":
-            self.report(node, fix=self.make_fix(unsafe=False).replace(node, node.with_changes(func=target)))
-        elif evidence == "name":
-            self._by_name.append((node, target))
+        if evidence is not None:
+            self._found.append((node, target, evidence))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         # judged after the walk, when every call of the file is known: `train(model, ...)` whose callers
-        # all pass an instance of a plain Python class is not a module, whatever its parameter is called
-        for node, target in self._by_name:
-            if not not_a_module(self.ctx, target):
+        # all pass an instance of a plain Python class is not a module, whatever its parameter is called;
+        # a hook registered on a module runs inside its `__call__`, where calling it would run the hook again
+        hooks = _hook_functions(self.ctx)
+        for node, target, evidence in self._found:
+            function = self.ctx.enclosing(node, cst.FunctionDef)
+            if function is not None and function.name.value in hooks:
+                continue
+            if evidence == "built":
+                self.report(node, fix=self.make_fix(unsafe=False).replace(node, node.with_changes(func=target)))
+            elif not not_a_module(self.ctx, target):
                 self.report(node, fix=self.make_fix(unsafe=True).replace(node, node.with_changes(func=target)))
 
     def _module_evidence(self, target: cst.BaseExpression) -> Optional[str]:
@@ -252,3 +276,24 @@ def evaluate(model, loader):
         if self.ctx.names.imports_torch and is_model_name(last):
             return "name"
         return None
+
+
+_HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
+
+
+def _hook_functions(ctx) -> Set[str]:
+    """Names of the functions this file registers as forward hooks (``m.register_forward_pre_hook(fn)``,
+    ``self._hook``, ``functools.partial(fn, ...)``)."""
+    out: Set[str] = set()
+    for call in ctx.calls_in(ctx.module):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _HOOK_REGISTRATIONS and call.args):
+            continue
+        hook = call.args[0].value
+        if isinstance(hook, cst.Call) and dotted_name(hook.func) in ("partial", "functools.partial") and hook.args:
+            hook = hook.args[0].value
+        if isinstance(hook, cst.Name):
+            out.add(hook.value)
+        elif isinstance(hook, cst.Attribute):
+            out.add(hook.attr.value)
+    return out
