@@ -299,3 +299,51 @@ def test_a_model_moved_onto_itself_keeps_its_role_and_summary(tmp_path):
 def test_module_level_global_statement_does_not_loop(tmp_path):
     _write(tmp_path, {"g.py": "import torch\nglobal net\nnet = torch.nn.Linear(2, 2)\n\ndef f(x):\n    return net(x)\n"})
     assert _lint(tmp_path / "g.py") is not None
+
+
+REDEFINED_HELPER = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    model = nn.Linear(4, 3)
+    criterion = nn.CrossEntropyLoss()
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+
+
+    def compute_loss(scores, target):
+        return criterion(scores, target)
+
+
+    probs = F.softmax(model(x), dim=1)
+    loss = compute_loss(probs, y)
+
+
+    def compute_loss(scores, target):
+        return ((scores - F.one_hot(target, 3)) ** 2).mean()
+
+
+    loss = compute_loss(probs, y)
+
+
+    def later(p):
+        return compute_loss(p, y)
+
+
+    later(F.softmax(model(x), dim=1))
+"""
+
+
+def test_a_helper_redefined_further_down_is_the_one_bound_where_module_code_calls_it(tmp_path):
+    # a notebook defines compute_loss in one cell and redefines it in a later one: the first call goes to
+    # the cross-entropy version (TL103), the second to the squared-error one (silent); a call inside a
+    # function body may run with either, and stays silent
+    _write(tmp_path, {"nb.py": REDEFINED_HELPER})
+    assert _lint(tmp_path / "nb.py", {"TL103"}) == [("TL103", 16)]
+
+
+def test_an_imported_name_defined_twice_is_its_last_definition(tmp_path):
+    twice = SOFTMAX_MODEL.replace("class CNN(nn.Module):", "class CNN(nn.Module):\n        pass\n\n    class CNN(nn.Module):", 1)
+    assert twice.count("class CNN(") == 2
+    _write(tmp_path, {"models.py": twice, "train.py": TRAIN.format(module="models")})
+    assert _lint(tmp_path / "train.py", {"TL103"}) == [("TL103", 10)]

@@ -8,9 +8,11 @@ were not indexed (or not yet finished) fall back to a cached sub-walk.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 import libcst as cst
+
+D = TypeVar("D", bound=cst.CSTNode)
 
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
 from torchlint.analysis.walk import iter_nodes
@@ -200,12 +202,13 @@ class FileContext:
         if defs and len(defs) == 1:
             return defs[0]
         if defs and isinstance(func, cst.Name):
-            return self._latest_definition(defs, call)
+            return self.definition_before(defs, call)
         return None
 
-    def _latest_definition(self, defs: List[cst.FunctionDef], call: cst.Call) -> Optional[cst.FunctionDef]:
+    def definition_before(self, defs: Sequence[D], call: cst.CSTNode) -> Optional[D]:
         """Of a name defined several times at module level (a notebook redefining a helper in a later
-        cell), the definition bound when the call's top-level statement runs: the last one before it."""
+        cell), the definition bound when the top-level statement holding ``call`` (a call, or any use of
+        the name) runs: the last one before it."""
         order = self.memo.get("context.top_order")
         if order is None:
             order = {id(stmt): i for i, stmt in enumerate(self.module.body)}
@@ -213,7 +216,7 @@ class FileContext:
         if any(id(d) not in order for d in defs):
             return None  # a method of a class, or a nested definition: not a rebinding of one global
         top: Optional[cst.CSTNode] = call
-        for a in self.ancestors(call):
+        for a in [call, *self.ancestors(call)]:
             if id(a) in order and self.parents.get(id(a)) is self.module:
                 top = a
                 break

@@ -333,7 +333,7 @@ def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, word
         if b is None:
             return None
         if not b.imports:
-            return _local_definition(ctx, expr.value)
+            return _local_definition(ctx, expr.value, expr)
     for q in sorted(qualified(ctx, expr)):
         found = _imported_definition(ctx, q, depth, words)
         if found is not None:
@@ -341,14 +341,22 @@ def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, word
     return None
 
 
-def _local_definition(ctx: FileContext, name: str):
-    found = None
-    for stmt in ctx.module.body:
-        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name:
-            if found is not None:
-                return None  # defined twice: which one runs depends on the path taken
-            found = stmt
-    return (ctx, found) if found is not None else None
+def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = None, imported: bool = False):
+    """The module-level class or function ``name`` of ``ctx``.  Defined several times (a notebook
+    redefining a helper in a later cell): the one bound when the statement holding ``at`` runs; for an
+    ``imported`` module, the last one (importers see the module once it has run); else None (which one
+    runs depends on the path taken)."""
+    found = [stmt for stmt in ctx.module.body
+             if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name]
+    if len(found) == 1 or (found and imported):
+        return ctx, found[-1]
+    if found and at is not None and ctx.enclosing(at, (cst.FunctionDef, cst.Lambda)) is None:
+        # module-level code (a notebook cell) runs once, with the definition bound above it; a function
+        # body runs whenever it is called, after any of them
+        bound = ctx.definition_before(found, at)
+        if bound is not None:
+            return ctx, bound
+    return None
 
 
 def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
@@ -376,7 +384,7 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
     if other is None:
         return None
     deps.update(getattr(other, "_program_deps", ()))
-    local = _local_definition(other, attr)
+    local = _local_definition(other, attr, imported=True)
     if local is not None:
         return local
     b = other.names.module_scope.bindings.get(attr)
@@ -1297,7 +1305,7 @@ def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
         return False
     names = qualified(ctx, func)
     if not names:
-        return isinstance(func, cst.Name) and _local_definition(ctx, func.value) is not None
+        return isinstance(func, cst.Name) and _local_definition(ctx, func.value, func) is not None
     for q in names:
         level = len(q) - len(q.lstrip("."))
         module = q.lstrip(".").rpartition(".")[0]
