@@ -347,3 +347,57 @@ def test_an_imported_name_defined_twice_is_its_last_definition(tmp_path):
     assert twice.count("class CNN(") == 2
     _write(tmp_path, {"models.py": twice, "train.py": TRAIN.format(module="models")})
     assert _lint(tmp_path / "train.py", {"TL103"}) == [("TL103", 10)]
+
+
+EVAL_HELPER = """
+    import torch
+
+
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for x, y in loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        {restore}return correct
+"""
+FIT_LOOP = """
+    import torch
+    import torch.nn as nn
+
+    from metrics import evaluate
+
+    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    criterion = nn.CrossEntropyLoss()
+
+
+    def fit(loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                criterion(net(x), y).backward()
+                opt.step()
+            print(epoch, evaluate(net, loader))
+"""
+
+
+def test_an_evaluation_helper_of_another_file_that_leaves_eval_mode_on_is_tl107(tmp_path):
+    _write(tmp_path, {"metrics.py": EVAL_HELPER.format(restore=""), "train.py": FIT_LOOP})
+    assert _lint(tmp_path / "train.py", {"TL107"}) == [("TL107", 18)]
+
+
+def test_an_evaluation_helper_of_another_file_that_restores_train_mode_is_silent(tmp_path):
+    _write(tmp_path, {"metrics.py": EVAL_HELPER.format(restore="model.train()\n        "), "train.py": FIT_LOOP})
+    assert _lint(tmp_path / "train.py", {"TL107"}) == []
+
+
+def test_a_training_helper_of_another_file_that_sets_train_mode_is_silent(tmp_path):
+    helpers = EVAL_HELPER.format(restore="") + "\n\ndef step_all(model, loader, opt, criterion):\n    model.train()\n    for x, y in loader:\n        opt.zero_grad()\n        criterion(model(x), y).backward()\n        opt.step()\n"
+    loop = FIT_LOOP.replace("from metrics import evaluate", "from metrics import evaluate, step_all").replace(
+        "            for x, y in loader:\n                opt.zero_grad()\n                criterion(net(x), y).backward()\n                opt.step()\n",
+        "            step_all(net, loader, opt, criterion)\n            opt.step()\n",
+    )
+    assert "step_all(net" in loop
+    _write(tmp_path, {"metrics.py": helpers, "train.py": loop})
+    assert _lint(tmp_path / "train.py", {"TL107"}) == []

@@ -527,6 +527,21 @@ def eval_targets_of_call(ctx: FileContext, call: cst.Call) -> Set[str]:
     helper = ctx.function_for_call(call)
     out: Set[str] = set()
     if helper is None:
+        imported = imported_helper(ctx, call)
+        if imported is not None:
+            other, function, offset = imported
+            params = (list(function.params.posonly_params) + list(function.params.params))[offset:]
+            for inner in other.calls_in(function):
+                target = eval_mode_target(inner)
+                if target is None:
+                    continue
+                out.add(ANY)  # something of that module (a global there): not a name of the caller
+                for i, p in enumerate(params):
+                    if isinstance(target, cst.Name) and p.name.value == target.value:
+                        a = arg(call, i, p.name.value)
+                        if a is not None:
+                            out.discard(ANY)
+                            out.add(ctx.code(a.value))
         return out
     for inner in ctx.calls_in(helper):
         target = eval_mode_target(inner)
@@ -535,8 +550,27 @@ def eval_targets_of_call(ctx: FileContext, call: cst.Call) -> Set[str]:
     return out
 
 
+def imported_helper(ctx: FileContext, call: cst.Call):
+    """``(file context, FunctionDef, offset)`` of the function of another project file that ``call``
+    runs (``from utils import evaluate``; offset 1 for a method), or None."""
+    if not isinstance(call.func, (cst.Name, cst.Attribute)) or ctx.function_for_call(call) is not None:
+        return None
+    found = called_function(ctx, call)
+    if found is None or found[0] is ctx:
+        return None
+    return found
+
+
 def restores_train_mode(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
-    return any(train_mode_call(call) for call, _via in calls_through_helpers(ctx, node, depth))
+    """Whether ``node`` may turn training mode back on: directly, through same-module helpers, or in a
+    function of another project file that it calls."""
+    if any(train_mode_call(call) for call, _via in calls_through_helpers(ctx, node, depth)):
+        return True
+    for call in ctx.calls_in(node):
+        imported = imported_helper(ctx, call)
+        if imported is not None and any(train_mode_call(c) for c in imported[0].calls_in(imported[1])):
+            return True
+    return False
 
 
 def covers(receivers: Set[str], model_code: str) -> bool:
