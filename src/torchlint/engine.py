@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.analysis.context import LEAVE_TYPES, FileContext
 from torchlint.analysis.program import dependencies
@@ -184,6 +184,71 @@ class _Dispatcher:
                 kid = kids[i]
                 parents[id(kid)] = node
                 push((kid, False))
+
+
+class StatementPositions:
+    """Source positions of nodes, computed one top-level statement at a time and only for the statements
+    asked about: libcst's position pass over a whole module costs about ten code generations of it, and
+    a file with one finding needs the positions of one statement.  ``get(node)`` is the ``CodeRange``
+    libcst's ``PositionProvider`` gives (None for a node that is not in the module)."""
+
+    def __init__(self, module: cst.Module, ctx: FileContext) -> None:
+        self.module = module
+        self.ctx = ctx
+        self._resolved: Dict[int, Mapping[cst.CSTNode, Any]] = {}  # id(top statement) -> positions
+        self._first_lines: Optional[Dict[int, int]] = None  # id(top statement) -> lines before it
+        self._whole: Optional[Mapping[cst.CSTNode, Any]] = None
+
+    def get(self, node: cst.CSTNode, default: Any = None) -> Any:
+        if self._whole is not None:
+            return self._whole.get(node, default)
+        top = self._top(node)
+        if top is None:
+            return self._whole_module().get(node, default)
+        found = self._resolved.get(id(top))
+        if found is None:
+            found = self._resolved[id(top)] = self._resolve(top)
+        return found.get(node, default)
+
+    def _top(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        parents, module = self.ctx.parents, self.module
+        cur: Optional[cst.CSTNode] = node
+        while cur is not None:
+            parent = parents.get(id(cur))
+            if parent is module:
+                return cur
+            cur = parent
+        return None
+
+    def _whole_module(self) -> Mapping[cst.CSTNode, Any]:
+        if self._whole is None:
+            self._whole = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._whole
+
+    def _resolve(self, top: cst.CSTNode) -> Mapping[cst.CSTNode, Any]:
+        m = self.module
+        if m.default_newline not in ("\n", "\r\n"):
+            return self._whole_module()
+        if self._first_lines is None:
+            line = sum(m.code_for_node(h).count("\n") for h in m.header)
+            first: Dict[int, int] = {}
+            for stmt in m.body:
+                first[id(stmt)] = line
+                line += m.code_for_node(stmt).count("\n")
+            self._first_lines = first
+        before = self._first_lines.get(id(top))
+        if before is None:
+            return self._whole_module()
+        alone = cst.Module(body=[top], header=(), footer=(), encoding=m.encoding, default_indent=m.default_indent,
+                           default_newline=m.default_newline, has_trailing_newline=True)
+        ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        if not before:
+            return ranges
+        shifted: Dict[cst.CSTNode, Any] = {}
+        for node, r in ranges.items():
+            shifted[node] = CodeRange(CodePosition(r.start.line + before, r.start.column),
+                                      CodePosition(r.end.line + before, r.end.column))
+        return shifted
 
 
 def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
@@ -439,7 +504,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
     reports = [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports]
     if not reports:
         return _Lint(module, [], None, ctx)
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = StatementPositions(module, ctx)
     located = []
     for rep in reports:
         pos = positions.get(rep.node)
