@@ -28,6 +28,7 @@ def test_statement_positions_equal_whole_module_positions(src):
     nodes = [n for n in iter_nodes(module) if n is not module]
     for node in reversed(nodes):  # asked in any order
         assert lazy.get(node) == whole.get(node), (type(node).__name__, lazy.get(node), whole.get(node))
+    assert lazy._whole is None  # never fell back to the whole-module pass
     assert lazy.get(cst.Name("elsewhere")) is None
 
 
@@ -40,4 +41,6 @@ def test_only_the_statements_asked_about_are_resolved():
     target = next(n for n in iter_nodes(module) if isinstance(n, cst.Call))
     pos = lazy.get(target)
     assert (pos.start.line, pos.start.column) == (9, 11)
-    assert list(lazy._resolved) == [id(module.body[2])]
+    # only the statement holding the call was generated with positions: `return y.squeeze()`
+    function = module.body[2]
+    assert list(lazy._resolved) == [id(function.body.body[0])]

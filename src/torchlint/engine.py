@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from torchlint.analysis.context import LEAVE_TYPES, FileContext
 from torchlint.analysis.program import dependencies
@@ -187,68 +189,122 @@ class _Dispatcher:
 
 
 class StatementPositions:
-    """Source positions of nodes, computed one top-level statement at a time and only for the statements
-    asked about: libcst's position pass over a whole module costs about ten code generations of it, and
-    a file with one finding needs the positions of one statement.  ``get(node)`` is the ``CodeRange``
-    libcst's ``PositionProvider`` gives (None for a node that is not in the module)."""
+    """Source positions of nodes, computed one statement at a time and only for the statements asked
+    about: libcst's position pass over a whole module costs about ten code generations of it, and a
+    finding in a 2,000-line class needs the positions of one line.  ``get(node)`` is the ``CodeRange``
+    libcst's ``PositionProvider`` gives (None for a node that is not in the module).
+
+    The innermost statement of a block holding the node is generated once with position recording,
+    starting at its line and at its block's indentation; its line comes from a plain code generation of
+    its top-level statement (and the top-level statements' lines from one plain generation of each)."""
 
     def __init__(self, module: cst.Module, ctx: FileContext) -> None:
         self.module = module
         self.ctx = ctx
-        self._resolved: Dict[int, Mapping[cst.CSTNode, Any]] = {}  # id(top statement) -> positions
-        self._first_lines: Optional[Dict[int, int]] = None  # id(top statement) -> lines before it
+        self._resolved: Dict[int, Mapping[cst.CSTNode, Any]] = {}  # id(statement) -> positions
+        self._top_lines: Optional[Dict[int, int]] = None  # id(top statement) -> lines before it
+        self._lines: Dict[int, int] = {}  # id(statement) -> lines before it
         self._whole: Optional[Mapping[cst.CSTNode, Any]] = None
 
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         if self._whole is not None:
             return self._whole.get(node, default)
-        top = self._top(node)
-        if top is None:
+        stmt, indents = self._statement(node)
+        if stmt is None or indents is None:
             return self._whole_module().get(node, default)
-        found = self._resolved.get(id(top))
+        found = self._resolved.get(id(stmt))
         if found is None:
-            found = self._resolved[id(top)] = self._resolve(top)
+            found = self._resolved[id(stmt)] = self._resolve(stmt, indents)
         return found.get(node, default)
 
-    def _top(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def _statement(self, node: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], Optional[List[str]]]:
+        """The innermost statement of a block holding ``node`` (or ``node`` itself), and the indentation
+        of each block around it (outermost first)."""
         parents, module = self.ctx.parents, self.module
+        stmt: Optional[cst.CSTNode] = None
+        indents: List[str] = []
         cur: Optional[cst.CSTNode] = node
         while cur is not None:
             parent = parents.get(id(cur))
+            if parent is None:
+                return None, None
+            if stmt is None and isinstance(cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and \
+                    isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                stmt = cur
+            if stmt is not None and isinstance(parent, cst.IndentedBlock):
+                indents.append(module.default_indent if parent.indent is None else parent.indent)
             if parent is module:
-                return cur
+                indents.reverse()
+                return stmt, indents
             cur = parent
-        return None
+        return None, None
 
     def _whole_module(self) -> Mapping[cst.CSTNode, Any]:
         if self._whole is None:
             self._whole = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
         return self._whole
 
-    def _resolve(self, top: cst.CSTNode) -> Mapping[cst.CSTNode, Any]:
+    def _line_before(self, stmt: cst.CSTNode) -> Optional[int]:
+        """How many lines of the file come before ``stmt``'s code (its leading blank and comment lines
+        included)."""
+        known = self._lines.get(id(stmt))
+        if known is not None:
+            return known
+        m = self.module
+        if self._top_lines is None:
+            line = sum(m.code_for_node(h).count("\n") for h in m.header)
+            tops: Dict[int, int] = {}
+            for top in m.body:
+                tops[id(top)] = line
+                line += m.code_for_node(top).count("\n")
+            self._top_lines = tops
+            self._lines.update(tops)
+            known = tops.get(id(stmt))
+            if known is not None:
+                return known
+        top = stmt
+        while self.ctx.parents.get(id(top)) is not m:
+            top = self.ctx.parents[id(top)]
+        before = self._top_lines.get(id(top))
+        if before is None:
+            return None
+        # one plain generation of the top-level statement, noting where each statement of a block starts
+        finder = _StatementStarts(default_indent=m.default_indent, default_newline=m.default_newline)
+        top._codegen(finder)
+        tokens = finder.tokens
+        at, newlines = 0, before
+        for index, node in finder.starts:
+            newlines += sum(t.count("\n") for t in tokens[at:index])
+            at = index
+            self._lines[id(node)] = newlines
+        return self._lines.get(id(stmt))
+
+    def _resolve(self, stmt: cst.CSTNode, indents: List[str]) -> Mapping[cst.CSTNode, Any]:
         m = self.module
         if m.default_newline not in ("\n", "\r\n"):
             return self._whole_module()
-        if self._first_lines is None:
-            line = sum(m.code_for_node(h).count("\n") for h in m.header)
-            first: Dict[int, int] = {}
-            for stmt in m.body:
-                first[id(stmt)] = line
-                line += m.code_for_node(stmt).count("\n")
-            self._first_lines = first
-        before = self._first_lines.get(id(top))
+        before = self._line_before(stmt)
         if before is None:
             return self._whole_module()
-        alone = cst.Module(body=[top], header=(), footer=(), encoding=m.encoding, default_indent=m.default_indent,
-                           default_newline=m.default_newline, has_trailing_newline=True)
-        ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        if not before:
-            return ranges
-        shifted: Dict[cst.CSTNode, Any] = {}
-        for node, r in ranges.items():
-            shifted[node] = CodeRange(CodePosition(r.start.line + before, r.start.column),
-                                      CodePosition(r.end.line + before, r.end.column))
-        return shifted
+        provider = PositionProvider()
+        state = PositionProvidingCodegenState(default_indent=m.default_indent, default_newline=m.default_newline,
+                                              provider=provider, line=before + 1)
+        for indent in indents:
+            state.increase_indent(indent)
+        stmt._codegen(state)
+        return provider._computed
+
+
+class _StatementStarts(CodegenState):
+    """A plain code generation that notes, for each statement of a block, how many tokens came before it."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.starts: List[Tuple[int, cst.CSTNode]] = []
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.starts.append((len(self.tokens), node))
 
 
 def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
