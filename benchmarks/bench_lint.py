@@ -14,7 +14,8 @@ of Python files (then it is measured as one set).  Rows:
 The peers are slow (TorchFix takes about a minute per 20k lines here), so by default they only run on
 sets of up to 100k lines (``--peer-max-lines``).
 
-Each command runs in a subprocess and the best of ``--repeat`` wall-clock times is kept.  Numbers
+Each command runs in a subprocess and the best of ``--repeat`` wall-clock times is kept.  torchlint's
+modules are byte-compiled first, as ``pip install`` does (``--no-precompile`` skips it).  Numbers
 depend on the machine; the script prints what it ran on.
 """
 from __future__ import annotations
@@ -75,6 +76,19 @@ def timed(cmd: Sequence[str], repeat: int, env: Optional[dict] = None, before=No
     return best, code
 
 
+def precompile() -> None:
+    """Byte-compile torchlint's modules, as ``pip install`` does: every run then starts the way an
+    installed torchlint starts."""
+    import compileall
+
+    import torchlint
+    import torchlint.rules
+
+    for package in (torchlint, torchlint.rules):
+        for folder in package.__path__:
+            compileall.compile_dir(folder, quiet=1)
+
+
 def measure(name: str, folder: str, args: argparse.Namespace) -> List[Tuple[str, float]]:
     files = python_files(folder)
     lines = count_lines(files)
@@ -123,7 +137,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         default=100_000,
         help="run TorchFix and flake8 only on sets up to this many lines (they take minutes per 100k lines)",
     )
+    parser.add_argument(
+        "--no-precompile",
+        action="store_true",
+        help="do not byte-compile torchlint's modules first (pip does it at install; an editable install "
+        "under PYTHONDONTWRITEBYTECODE=1 otherwise compiles them again at every start)",
+    )
     args = parser.parse_args(argv)
+    if not args.no_precompile:
+        precompile()
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{platform.platform()}"
