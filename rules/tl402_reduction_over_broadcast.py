@@ -561,6 +561,12 @@ def step(x):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        # every loss module's name ends in "Loss" (an alias is imported under that name): a file that
+        # never spells it builds none, and its calls need no look at what their callee was assigned
+        self._spells_loss = "Loss" in ctx.source
+
     def visit_Call(self, node: cst.Call) -> None:
         loss = self._loss(node)
         if loss is not None:
@@ -583,7 +589,7 @@ def step(x):
             return None
         if ctx.names.matches(call.func, LOSS_FUNCS):
             pass
-        elif not ctx.names.qualified_names(call.func) and self._loss_module(call.func):
+        elif self._spells_loss and not ctx.names.qualified_names(call.func) and self._loss_module(call.func):
             pass
         else:
             return None

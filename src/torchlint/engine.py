@@ -153,18 +153,22 @@ class _Dispatcher:
 
     def run(self, module: cst.Module, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
         """One pre-order walk: context facts first, then the rules' visitors; leave events only for
-        the node types something listens to."""
+        the node types something listens to.  Each node is numbered in pre-order (``ctx.order``)."""
         ctx = self.ctx
         parents = ctx.parents
+        order = ctx.order
         enter, close, leave = ctx.enter, ctx.close, ctx.leave
         visit_map, leave_map, call = self.visit, self.leave, self._call
         needs_leave = LEAVE_TYPES | frozenset(leave_map)
-        stack: List[Tuple[cst.CSTNode, bool]] = [(module, False)]
+        stack: List[Any] = [module]
         pop, push = stack.pop, stack.append
+        n = len(order)
         while stack:
-            node, leaving = pop()
+            node = pop()
             t = type(node)
-            if leaving:
+            if t is _Leaving:
+                node = node.node
+                t = type(node)
                 ctx.current = node
                 close(node, t)
                 fns = leave_map.get(t)
@@ -173,6 +177,8 @@ class _Dispatcher:
                 leave(node, t)
                 continue
             ctx.current = node
+            order[id(node)] = n
+            n += 1
             enter(node, t)
             if hook is not None:
                 hook(node)
@@ -180,12 +186,28 @@ class _Dispatcher:
             if fns:
                 call(fns, node)
             if t in needs_leave:
-                push((node, True))
+                push(_Leaving(node))
             kids = children(node)
             for i in range(len(kids) - 1, -1, -1):
                 kid = kids[i]
                 parents[id(kid)] = node
-                push((kid, False))
+                push(kid)
+
+
+class _Leaving:
+    """On the walk's stack: the children of ``node`` are done, its leave events are due."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+
+
+def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
+    """Walk ``ctx.module`` filling the context (parents, names, contents) with no rule attached;
+    ``hook(node)`` runs at each node once the context has seen it (for tests and tools)."""
+    with _Headroom():
+        _Dispatcher(ctx, [], []).run(ctx.module, hook)
 
 
 class StatementPositions:
@@ -305,13 +327,6 @@ class _StatementStarts(CodegenState):
     def before_codegen(self, node: cst.CSTNode) -> None:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self.starts.append((len(self.tokens), node))
-
-
-def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
-    """Walk ``ctx.module`` filling the context (parents, names, contents) with no rule attached;
-    ``hook(node)`` runs at each node once the context has seen it (for tests and tools)."""
-    with _Headroom():
-        _Dispatcher(ctx, [], []).run(ctx.module, hook)
 
 
 def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> List[Type[LintRule]]:

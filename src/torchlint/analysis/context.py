@@ -51,7 +51,7 @@ class FileContext:
         self.memo: Dict[str, object] = {}
         #: codes of the rules running on this file (set by the engine); None: every rule
         self.enabled: Optional[frozenset] = None
-        #: id(node) -> pre-order index, filled by the walk; complete once ``walked`` is true
+        #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
         self.order: Dict[int, int] = {}
         self.walked = False
 
@@ -62,8 +62,6 @@ class FileContext:
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
         """Before ``node``'s children (its parent link is already set by the walk)."""
-        order = self.order
-        order[id(node)] = len(order)
         self.names.enter(node)
         if t is cst.Call:
             for c in self._open:
