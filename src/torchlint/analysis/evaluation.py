@@ -552,10 +552,11 @@ def eval_targets_of_call(ctx: FileContext, call: cst.Call) -> Set[str]:
 
 def imported_helper(ctx: FileContext, call: cst.Call):
     """``(file context, FunctionDef, offset)`` of the function of another project file that ``call``
-    runs (``from utils import evaluate``; offset 1 for a method), or None."""
+    runs (``from utils import evaluate``; offset 1 for a method), or None.  Only modules that switch a
+    mode somewhere (spell ``.eval(`` or ``.train(``) are read: the callers ask about nothing else."""
     if not isinstance(call.func, (cst.Name, cst.Attribute)) or ctx.function_for_call(call) is not None:
         return None
-    found = called_function(ctx, call)
+    found = called_function(ctx, call, (".eval(", ".train("))
     if found is None or found[0] is ctx:
         return None
     return found

@@ -1216,12 +1216,13 @@ def loss_params(ctx: FileContext, function: cst.FunctionDef) -> Dict[int, Tuple[
     return out
 
 
-def called_function(ctx: FileContext, call: cst.Call):
+def called_function(ctx: FileContext, call: cst.Call, words: Tuple[str, ...] = ()):
     """``(file context, FunctionDef, offset)`` for a call of a function of this file or of a project
-    module (``helper(x)``, ``self.helper(x)``); offset 1 for methods called through ``self``."""
+    module (``helper(x)``, ``self.helper(x)``); offset 1 for methods called through ``self``.  With
+    ``words``, a project module that spells none of them is not read (the question is about them)."""
     func = call.func
     if isinstance(func, cst.Name):
-        d = _definition(ctx, func)
+        d = _definition(ctx, func, 0, words)
         if d is not None and isinstance(d[1], cst.FunctionDef):
             return d[0], d[1], 0
         return None
@@ -1233,7 +1234,7 @@ def called_function(ctx: FileContext, call: cst.Call):
                     return ctx, s, 1
         return None
     if isinstance(func, cst.Attribute):
-        d = _definition(ctx, func)
+        d = _definition(ctx, func, 0, words)
         if d is not None and isinstance(d[1], cst.FunctionDef):
             return d[0], d[1], 0
     return None
