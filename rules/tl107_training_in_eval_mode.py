@@ -32,8 +32,8 @@ class TrainingInEvalMode(LintRule):
     Finds loops that both train a model and evaluate it — `model.eval()` (or `train(False)`) directly,
     or a validation helper that calls it on the model it is given (a helper of the same module, or one
     imported from another file of the project) or on a module-level model the loop trains too,
-    wherever the loop calls it (inside `print(f"{validate(loader)}")` as
-    well) — without ever calling `model.train()` again in the loop. The typical case is a validation
+    wherever the loop calls it (inside `print(f"{validate(loader)}")` as well) — without ever calling
+    `model.train()` again in the loop. The typical case is a validation
     pass inside the epoch loop: from the second epoch on, the model trains in evaluation mode.
 
     ## Why is this bad?
@@ -45,8 +45,8 @@ class TrainingInEvalMode(LintRule):
     revision, section 7).
 
     Not reported: loops that call `.train()` (any argument other than `False`) themselves or in a helper
-    they call (of this module or imported from the project), loops that call an unresolved function whose name says it trains (`train_one_epoch`
-    imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
+    they call (of this module or imported from the project), loops that call an unresolved function
+    whose name says it trains (`train_one_epoch` imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
     teacher put in eval mode while the student trains; a helper's module-level `model` while the loop
     trains a local `model` of its function), and `eval()` calls with no evaluation around them
     (freezing batch norm on purpose).

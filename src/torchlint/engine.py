@@ -231,35 +231,14 @@ class StatementPositions:
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         if self._whole is not None:
             return self._whole.get(node, default)
-        stmt, indents = self._statement(node)
+        stmt = self.ctx.statement_of(node)
+        indents = self.ctx.block_indents(stmt) if stmt is not None else None
         if stmt is None or indents is None:
             return self._whole_module().get(node, default)
         found = self._resolved.get(id(stmt))
         if found is None:
             found = self._resolved[id(stmt)] = self._resolve(stmt, indents)
         return found.get(node, default)
-
-    def _statement(self, node: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], Optional[List[str]]]:
-        """The innermost statement of a block holding ``node`` (or ``node`` itself), and the indentation
-        of each block around it (outermost first)."""
-        parents, module = self.ctx.parents, self.module
-        stmt: Optional[cst.CSTNode] = None
-        indents: List[str] = []
-        cur: Optional[cst.CSTNode] = node
-        while cur is not None:
-            parent = parents.get(id(cur))
-            if parent is None:
-                return None, None
-            if stmt is None and isinstance(cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and \
-                    isinstance(parent, (cst.IndentedBlock, cst.Module)):
-                stmt = cur
-            if stmt is not None and isinstance(parent, cst.IndentedBlock):
-                indents.append(module.default_indent if parent.indent is None else parent.indent)
-            if parent is module:
-                indents.reverse()
-                return stmt, indents
-            cur = parent
-        return None, None
 
     def _whole_module(self) -> Mapping[cst.CSTNode, Any]:
         if self._whole is None:

@@ -12,10 +12,10 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type, TypeVa
 
 import libcst as cst
 
-D = TypeVar("D", bound=cst.CSTNode)
-
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
 from torchlint.analysis.walk import iter_nodes
+
+D = TypeVar("D", bound=cst.CSTNode)
 
 _OWNER_TYPES = (cst.Module, cst.For, cst.While, cst.FunctionDef, cst.With, cst.If, cst.Lambda, cst.ClassDef, cst.Try)
 _OWNER_SET = frozenset(_OWNER_TYPES)
@@ -135,6 +135,20 @@ class FileContext:
         if isinstance(parent, (cst.IndentedBlock, cst.Module)):
             return parent.body
         return None
+
+    def block_indents(self, stmt: cst.CSTNode) -> Optional[List[str]]:
+        """The indentation of each block around a statement of a block, outermost first (``[]`` at
+        module level; None when ``stmt`` does not sit directly in a block)."""
+        parent = self.parents.get(id(stmt))
+        if parent is self.module:
+            return []
+        if not isinstance(parent, cst.IndentedBlock):
+            return None
+        default = self.module.default_indent
+        out = [b.indent if b.indent is not None else default
+               for b in [parent, *self.ancestors(parent)] if isinstance(b, cst.IndentedBlock)]
+        out.reverse()
+        return out
 
     # -- indexes --------------------------------------------------------------------------------
     def contents(self, node: cst.CSTNode) -> Contents:

@@ -629,8 +629,9 @@ def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at
 
 
 def _position(ctx: FileContext, node: cst.CSTNode) -> int:
-    """A key ordering the nodes of a file by source position (pre-order index; one numbering walk per
-    file, made the first time it is asked)."""
+    """A key ordering the nodes of a file by source position: the pre-order index the engine's walk
+    gave the node (a numbering walk of its own when asked during the walk, or for a file no walk went
+    through)."""
     if ctx.walked:
         order = ctx.order  # numbered by the engine's walk
     else:  # asked during the walk, or of a file no walk went through: number it now

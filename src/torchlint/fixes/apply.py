@@ -196,7 +196,7 @@ class EditMaker:
         text = self.text()
         placed = []
         for st in stmts:
-            indents = self._indents(st)
+            indents = ctx.block_indents(st)
             if indents is None:
                 return None
             key = ("inner", id(st))
@@ -224,21 +224,6 @@ class EditMaker:
             if edit is not None:
                 out.append(edit)
         return tuple(out)
-
-    def _indents(self, stmt: cst.CSTNode) -> Optional[List[str]]:
-        """The indentation of each block around ``stmt``, outermost first (None: not in a block)."""
-        assert self.ctx is not None
-        parent = self.ctx.parent(stmt)
-        if parent is self.module:
-            return []
-        if not isinstance(parent, cst.IndentedBlock):
-            return None
-        out = []
-        for a in [parent, *self.ctx.ancestors(parent)]:
-            if isinstance(a, cst.IndentedBlock):
-                out.append(self.module.default_indent if a.indent is None else a.indent)
-        out.reverse()
-        return out
 
     def _top_edits(self, fix: Fix) -> Tuple[Edit, ...]:
         tops: Dict[int, cst.CSTNode] = {}
