@@ -10,6 +10,7 @@ from torchlint.analysis.numerics import (
     Flow,
     atom_code,
     call_prefix,
+    integer_valued,
     is_one,
     neg_code,
     number,
@@ -38,6 +39,11 @@ class Log1pExpm1ByHand(LintRule):
 
     `log(1 + exp(x))` and `log(1 - sigmoid(x))` are left to TL204 (softplus, log-sigmoid), and
     `log(1 - p)` of a softmax probability to TL208.
+
+    Not reported where `x` is a whole number by construction — `torch.floor(...)`, `.long()`,
+    `torch.arange(n)`, counts, and sums, differences, selections, casts and stacks of those (relative
+    positions `log(1 + |i - j|)`): `1 + x` is then exact and `log1p` gains nothing. An in-place division
+    or scaling by a fraction before the log, on the path to it, makes the values fractions again.
 
     ## Example
     ```python
@@ -109,6 +115,42 @@ import torch
 
 def f(x):
     return torch.log(2 + x)
+""",
+        # whole numbers: `1 + x` is exact, so log1p gains nothing
+        """
+import torch
+
+def attn_scale(positions, beta, span):
+    return 1 + beta * torch.log(1 + torch.floor(positions / span))
+
+
+def log_counts(labels, n):
+    counts = torch.bincount(labels, minlength=n).float()
+    return torch.log(counts + 1)
+
+
+def log_coords(size):
+    coords = torch.stack(torch.meshgrid(torch.arange(size), torch.arange(size), indexing="ij")).flatten(1)
+    rel = coords[:, :, None] - coords[:, None, :]
+    rel = rel.permute(1, 2, 0).reshape(-1, 2).float()
+    return torch.sign(rel) * torch.log(1.0 + rel.abs())
+
+
+def log_table(size, mode):
+    table = torch.arange(-(size - 1), size).float()
+    if mode == "scaled":
+        table /= size - 1
+        table = torch.log2(1.0 + table.abs())
+    else:
+        table = torch.log(1.0 + table.abs())
+    return table
+
+
+def log_then_scale(size):
+    steps = torch.arange(size).float()
+    out = torch.log(1 + steps)
+    steps /= size
+    return out, steps
 """,
         # 1 - the output of a model ending in a sigmoid: TL204's (log1p would still be -inf)
         Valid(
@@ -253,6 +295,49 @@ def f(x):
 """,
             message="expm1",
         ),
+        # fractions of whole numbers are not whole: a division, in place or not, before the log
+        Invalid(
+            """
+import torch
+
+def log_offsets(n):
+    steps = torch.arange(n).float()
+    steps /= n
+    return torch.log(1 + steps) + torch.log(1 + torch.arange(n) / n)
+""",
+            fixed="""
+import torch
+
+def log_offsets(n):
+    steps = torch.arange(n).float()
+    steps /= n
+    return torch.log1p(steps) + torch.log1p(torch.arange(n) / n)
+""",
+            count=2,
+        ),
+        # halved in a loop: from the second pass on the values are fractions
+        Invalid(
+            """
+import torch
+
+def halving(n):
+    steps = torch.arange(n).float()
+    for _ in range(3):
+        out = torch.log(1 + steps)
+        steps /= 2
+    return out
+""",
+            fixed="""
+import torch
+
+def halving(n):
+    steps = torch.arange(n).float()
+    for _ in range(3):
+        out = torch.log1p(steps)
+        steps /= 2
+    return out
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -285,6 +370,8 @@ def f(x):
             x, negate = right, True
         if x is None or number(x) is not None:
             return
+        if integer_valued(flow, x):
+            return  # `1 + x` is exact for whole numbers (positions, counts): log1p gains nothing
         value = flow.value(x, 2)
         # log(1 + exp(x)) and log(1 - sigmoid(x)) stay -inf/inf with log1p: TL204 rewrites them stably, and
         # 1 - p can be exactly 0 (TL208); when that rule does not run, this one reports with no fix

@@ -50,7 +50,9 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     either: `log(p + eps)`, `log(p.clamp(min=eps))`, `clamp_min`, `torch.maximum(p, eps)`, the largest
     softmax probability (at least `1/C`), arguments positive by construction (`exp`, `softplus`, positive constants), and the direct
     `log(softmax(x))` / `log(sigmoid(x))`, which TL202 and TL204 rewrite exactly. Logs inside a
-    hand-written cross-entropy are left to TL206/TL207.
+    hand-written cross-entropy are left to TL206/TL207. Nor is a log whose `-inf` the code handles
+    where it is made (`torch.nan_to_num(torch.log(p))`, or `lp = torch.log(p)` followed by
+    `torch.where(torch.isfinite(lp), lp, floor)`).
 
     ## Example
     ```python
@@ -92,6 +94,21 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     OPTIONS = {"eps": Option(1e-07, "lower bound used by the fix (`x.clamp_min(eps)`)")}
 
     VALID = [
+        # the -inf is found and replaced where it is made
+        """
+import torch
+
+def watermark_scores(logits, g):
+    probs = torch.softmax(logits, dim=-1)
+    probs = probs * (1 + g - (g * probs).sum(dim=1, keepdim=True))
+    log_probs = torch.log(probs)
+    log_probs = torch.where(torch.isfinite(log_probs), log_probs, torch.finfo(log_probs.dtype).min)
+    return log_probs
+
+
+def counts_log(y, n):
+    return torch.nan_to_num(torch.log(torch.bincount(y, minlength=n).float()), neginf=0.0)
+""",
         """
 import torch
 
@@ -280,6 +297,34 @@ def log_gate(z, eps=1e-6):
 """,
             unsafe=True,
         ),
+        # replaced further down, after the value was already used
+        Invalid(
+            """
+import torch
+
+def scores(logits, g):
+    probs = torch.softmax(logits, dim=-1) * g
+    log_probs = torch.log(probs)
+    total = log_probs.sum()
+    mean = total / log_probs.numel()
+    loss = -mean
+    clean = torch.nan_to_num(log_probs)
+    return loss, clean
+""",
+            fixed="""
+import torch
+
+def scores(logits, g):
+    probs = torch.softmax(logits, dim=-1) * g
+    log_probs = torch.log(probs.clamp_min(1e-07))
+    total = log_probs.sum()
+    mean = total / log_probs.numel()
+    loss = -mean
+    clean = torch.nan_to_num(log_probs)
+    return loss, clean
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -337,8 +382,45 @@ def log_gate(z, eps=1e-6):
             message = RATIO_MESSAGE
         self.deferred.add(ctx, node, node, message, self._fix(use, x))
 
+    def _flush(self, scope: Optional[cst.CSTNode]) -> None:
+        for node, message, fix in self.deferred.flush(self.ctx, scope):
+            if not _nonfinite_handled(self.ctx, node):
+                self.report(node, message, fix=fix)
+
     def _fix(self, use: OpUse, x: cst.BaseExpression) -> Optional[Fix]:
         ctx = self.ctx
         eps = self.options["eps"]
         clamped = ctx.parse_expression(f"{atom_code(ctx, x)}.clamp_min({eps!r})")
         return self.make_fix().replace(x, clamped)
+
+
+#: calls that find or replace the `-inf`/`nan` a log of 0 gives
+_NONFINITE_CHECKS = frozenset({"isfinite", "isinf", "isneginf", "isnan", "nan_to_num", "nan_to_num_"})
+
+
+def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
+    """The log's `-inf` is dealt with where it is made: ``torch.nan_to_num(torch.log(p))``, or the result
+    assigned to a name that the next statements test or replace (``torch.where(torch.isfinite(lp), lp, m)``)."""
+    parent = ctx.parent(log_call)
+    if isinstance(parent, cst.Arg) and _nonfinite_call(ctx.parent(parent)):
+        return True
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    stmt = ctx.statement_of(log_call)
+    block = ctx.block_of(stmt) if stmt is not None else None
+    if block is None:
+        return False
+    following = list(block)[list(block).index(stmt) + 1:][:3]
+    for later in following:
+        for use in ctx.names_in(later, name):
+            for a in ctx.ancestors(use):
+                if a is later:
+                    break
+                if _nonfinite_call(a):
+                    return True
+    return False
+
+
+def _nonfinite_call(node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Call) and callee_name(node) in _NONFINITE_CHECKS

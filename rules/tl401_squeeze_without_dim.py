@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.batches import batch_evidence
+from torchlint.analysis.program import position
 from torchlint.analysis.shapes import Shape, shape_of
+from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 SQUEEZE = frozenset({"torch.squeeze"})
@@ -28,9 +31,22 @@ class SqueezeWithoutDim(LintRule):
     reducing ("在做累加( reduction )操作或者使用 torch.squeeze 的时候总是指定好维度",
     "3. 广播机制的优缺点", Effective PyTorch; its own model code writes `.squeeze(1)`).
 
+    Reported where the tensor is known to carry a batch dimension, or a dimension known to be 1 can be
+    named. Batch evidence comes from where the data comes from, through element-wise work, casts, views,
+    indexing and reductions over another dimension: a model's or layer's output (`model(x)`,
+    `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`), a batch drawn from a data
+    loader (`for x, y in loader:`, the `batch` of a Lightning `*_step`), the inputs of a model's
+    `forward`, a tokenizer's output. A tensor computed from a helper's plain parameters, from module
+    state, from a file or a dictionary carries no such evidence (per-output statistics, kernels and
+    tables are squeezed to a scalar on purpose) and is not reported: that is where a linter cannot tell
+    an intended `squeeze()` from a bug.
+
     Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the
-    code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`),
-    `.squeeze().item()`, and NumPy or pandas values.
+    code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or
+    placed in a branch chosen by a shape, tensors whose rank the function tested before
+    (`if mask.ndim == 4:`), squeezes in a function that makes its own batch of one (`x.unsqueeze(0)`,
+    `x[None]`) when no dimension is known to be 1, both operands of a loss or a comparison squeezed
+    alike, `.squeeze().item()`, and NumPy or pandas values.
 
     ## Example
     ```python
@@ -191,6 +207,95 @@ class EdgeNet(nn.Module):
         return torch.bmm(adjacency.expand(x.size(0), -1, -1), x)
 """
         ),
+        # per-output statistics made from a function's plain tensors: nothing says there is a batch
+        Valid(
+            """
+import torch
+
+
+def corrcoef_compute(var_x, var_y, corr_xy):
+    corr = corr_xy / (var_x * var_y).sqrt()
+    return torch.clamp(corr, -1.0, 1.0).squeeze()
+
+
+def mean_error(total, count):
+    return (total / count).squeeze()
+"""
+        ),
+        # a metric read from a dictionary, a table loaded from a file
+        Valid(
+            """
+import torch
+
+
+def check(logs, key, best):
+    current = logs[key].squeeze()
+    return bool(current < best)
+
+
+def split_mask(table, split):
+    return (table.data == split).squeeze()
+"""
+        ),
+        # the function makes one sample a batch of one itself: squeeze() undoes it
+        Valid(
+            """
+import torch
+
+
+def embed(encoder, patch):
+    grid = patch.unsqueeze(0).unsqueeze(0).float()
+    return encoder(grid).squeeze()
+
+
+def predict(model, image):
+    return model(image[None]).softmax(-1).squeeze()
+"""
+        ),
+        # a branch chosen by the shape: the code knows which dimensions are 1
+        Valid(
+            """
+import torch
+
+
+def merge(model, x, keepdim, shape):
+    out = model(x)
+    if keepdim and shape != x.shape:
+        out = out.squeeze()
+    return out
+
+
+def delta(model, weight):
+    d = model(weight)
+    if weight.size()[2:4] == (1, 1):
+        d = d.squeeze()
+    return d
+"""
+        ),
+        # the function handles the mask's ranks itself before squeezing it
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Mixer(nn.Module):
+    def forward(self, hidden, mask):
+        if mask.ndim == 4:
+            mask = (mask[:, 0, -1, :] == 0).int()
+        return hidden * mask.squeeze().unsqueeze(-1)
+"""
+        ),
+        # both sides of a comparison squeezed alike
+        Valid(
+            """
+import torch
+
+
+def changed(model, image, restored):
+    return torch.where(model(image).squeeze() != model(restored).squeeze())
+"""
+        ),
         Valid(
             """
 import torch
@@ -218,6 +323,10 @@ import numpy as np
 
 def f(a):
     return np.squeeze(a)
+
+
+def g(model, x):
+    return np.asarray(model(x)).squeeze()
 """
         ),
         Valid(
@@ -306,27 +415,88 @@ def finish(tau):
 import torch
 
 
-def finish(probs, prompt_names):
+def finish(model, images, prompt_names):
+    probs = model(images).softmax(-1)[:, :, 0]
     if len(prompt_names) == 1:
         return probs.squeeze()
     return {p: probs[:, i] for i, p in enumerate(prompt_names)}
 """,
             message="shape unknown",
         ),
+        # a model's own method returns a batch
         Invalid(
             """
 import torch
 
 
-def decode(codec, ids):
+def decode(codec_model, ids):
     audio = (
-        codec.decode(ids)
+        codec_model.decode(ids)
         .audio_values.cpu()
         .squeeze()
     )
     return audio
 """,
             message="shape unknown",
+        ),
+        # a batch from a loader, through element-wise work and a reduction over another dimension
+        Invalid(
+            """
+import torch
+from torch.utils.data import DataLoader
+
+
+def targets(dataset):
+    found = []
+    for images, labels in DataLoader(dataset, batch_size=32):
+        weights = (labels.float() * 2).sum(dim=1)
+        found.append(weights.squeeze())
+    return found
+""",
+            message="shape unknown",
+        ),
+        # the input of a model's forward is a batch
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, features, weights):
+        scores = self.proj(features) * weights.squeeze()
+        return scores
+""",
+            message="shape unknown",
+        ),
+        # a Lightning step: the batch parameter, and the model's output through `self(...)`
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class Regressor(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU())
+
+    def forward(self, x):
+        return self.body(x)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        outputs = self(x)
+        preds, _ = outputs.max(dim=1)
+        self.log("val_mse", F.mse_loss(preds, y.squeeze()))
+        return self.body(x).squeeze()
+""",
+            count=2,
         ),
         Invalid(
             """
@@ -464,7 +634,8 @@ def embed(tokenizer, texts):
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self._pending: Dict[cst.CSTNode, List[Tuple[cst.Call, str, Optional[Fix], cst.Name]]] = {}
+        # every finding waits for the end of the file: its uses, and where its data comes from, are known then
+        self._pending: List[Tuple[cst.Call, cst.BaseExpression, bool, str, Optional[Fix]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -486,11 +657,12 @@ def embed(tokenizer, texts):
             return
         if _numpy_like(ctx, x) or self._single_element_guard(x) or _module_state_only(ctx, node, x):
             return
-        if _batch_reduced(x) or _squeezed_alike(ctx, node):
+        if _batch_reduced(x) or _squeezed_alike(ctx, node) or _shape_branch(ctx):
             return
         if _sink_use(ctx, node):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
-        shape = shape_of(ctx, x) or _tokenizer_shape(ctx, x)
+        tokens = _tokenizer_shape(ctx, x)  # a tokenizer's [N, L]: N is a batch of texts
+        shape = shape_of(ctx, x) or tokens
         dims: List[int] = []
         if shape is not None:
             if shape.rank is not None and shape.rank <= 1:
@@ -509,27 +681,22 @@ def embed(tokenizer, texts):
             # grayscale image): unsafe unless every dimension is known.
             complete = shape.rank is not None and all(d is not None for d in shape.head)
             fix = self._fix(node, form, x, dims, unsafe=not complete and 0 in dims)
-        self._later(node, self._message(shape, dims), fix)
-
-    # -- a squeezed value assigned to a name: reported once the name's uses are known -------------
-    def _later(self, node: cst.Call, message: str, fix: Optional[Fix]) -> None:
-        target = _assigned_name(self.ctx, node)
-        if target is None:
-            self.report(node, message, fix=fix)
-            return
-        scope = self.ctx.enclosing(node, cst.FunctionDef) or self.ctx.module
-        self._pending.setdefault(scope, []).append((node, message, fix, target))
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._flush(node)
+        self._pending.append((node, x, tokens is not None, self._message(shape, dims), fix))
 
     def leave_Module(self, node: cst.Module) -> None:
-        self._flush(node)
-
-    def _flush(self, scope: cst.CSTNode) -> None:
-        for node, message, fix, target in self._pending.pop(scope, []):
-            if not _only_sinks(self.ctx, scope, target) and not _size_checked(self.ctx, scope, target):
-                self.report(node, message, fix=fix)
+        ctx = self.ctx
+        for call, x, batched, message, fix in self._pending:
+            target = _assigned_name(ctx, call)
+            scope = ctx.enclosing(call, cst.FunctionDef) or ctx.module
+            if target is not None and (_only_sinks(ctx, scope, target) or _size_checked(ctx, scope, target)):
+                continue
+            if fix is None and not (batched or batch_evidence(ctx, x)):
+                continue  # nothing known to be 1, and nothing says the tensor has a batch dimension
+            if fix is None and scope is not ctx.module and (
+                _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
+            ):
+                continue  # a batch of one made on purpose, or ranks the code handles itself
+            self.report(call, message, fix=fix)
 
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
         """``x.squeeze() if x.numel() == 1 else x``, ``if x.shape[0] == 1: x = x.squeeze()``: the code
@@ -702,6 +869,54 @@ def _size_checked(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
 _SIZE_IS_ONE = re.compile(r"(\.shape\[[^\]]*\]|\.size\([^)]*\)|numel\(\w*\)|\bndim\b|\.dim\(\))\s*==\s*1\b")
 
 
+def _shape_branch(ctx) -> bool:
+    """The squeeze runs in a branch chosen by a tensor's shape (``if keepdim and shape != x.shape:``,
+    ``if w.size()[2:] == (1, 1):``): the code knows which dimensions are 1 there."""
+    for a in reversed(ctx.stack):
+        if isinstance(a, (cst.If, cst.IfExp)) and _SHAPE_TEST.search(ctx.code(a.test)):
+            return True
+        if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
+            break
+    return False
+
+
+_SHAPE_TEST = re.compile(r"(\.shape\b|\.size\(|\.ndim\b|\.dim\(\)|numel\()[^=!<>]*(==|!=|<|>)|(==|!=|<|>)[^=!<>]*(\.shape\b|\.size\(|\.ndim\b|\.dim\(\))")
+
+
+def _rank_tested_before(ctx, function: cst.CSTNode, call: cst.Call, x: cst.BaseExpression) -> bool:
+    """An earlier test in the function reads the rank of the squeezed tensor (``if mask.ndim == 4:``,
+    ``if len(desc.shape) == 2:``): the code handles the tensor's ranks itself, and ``squeeze()`` is how it
+    brings them to one."""
+    root = x
+    while isinstance(root, (cst.Call, cst.Attribute, cst.Subscript)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if not isinstance(root, cst.Name):
+        return False
+    rank = re.compile(r"\b" + re.escape(root.value) + r"\.(ndim\b|dim\(\)|shape\)?\s*(==|!=|<|>))|len\(\s*" + re.escape(root.value) + r"\.shape\s*\)")
+    at = position(ctx, call)
+    for n in iter_nodes(function):
+        if isinstance(n, (cst.If, cst.IfExp, cst.Assert)) and position(ctx, n) < at and rank.search(ctx.code(n.test)):
+            return True
+    return False
+
+
+def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
+    """The function adds a leading dimension of size 1 itself (``x.unsqueeze(0)``, ``x[None]``): it works on
+    one sample made a batch of one, and a later ``squeeze()`` undoes that."""
+    for call in ctx.calls_in(function):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("unsqueeze", "unsqueeze_") and call.args:
+            dim = call.args[0].value
+            if isinstance(dim, cst.Integer) and dim.value == "0":
+                return True
+    for n in iter_nodes(function):
+        if isinstance(n, cst.Subscript) and n.slice:
+            first = n.slice[0].slice
+            if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
+                return True
+    return False
+
+
 def _batch_reduced(x: cst.BaseExpression) -> bool:
     """``t.sum(0).squeeze()``, ``t.mean(dim=0).squeeze()``: the leading (batch) dimension was reduced
     away right before; what is left are the per-output values, and a single output becoming a scalar
@@ -717,20 +932,25 @@ def _batch_reduced(x: cst.BaseExpression) -> bool:
 
 
 def _squeezed_alike(ctx, node: cst.Call) -> bool:
-    """``loss(logits.squeeze(), labels.squeeze())``: every tensor argument of the enclosing call is
+    """``loss(logits.squeeze(), labels.squeeze())``, ``a.squeeze() != b.squeeze()``: both operands are
     squeezed the same way, so a batch of one drops the same dimension on both sides."""
+    def bare_squeeze(e: cst.BaseExpression) -> bool:
+        return (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "squeeze"
+                and not e.args)
+
     parent = ctx.parent(node)
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = ctx.parent(parent)
+    if isinstance(parent, cst.Comparison):  # `a.squeeze() != b.squeeze()`
+        return bare_squeeze(parent.left) and all(bare_squeeze(t.comparator) for t in parent.comparisons)
+    if isinstance(parent, cst.BinaryOperation):  # `a.squeeze() - b.squeeze()`
+        return bare_squeeze(parent.left) and bare_squeeze(parent.right)
     call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
     if not isinstance(call, cst.Call) or len(call.args) < 2:
         return False
     positional = [a.value for a in call.args if a.keyword is None]
     if len(positional) < 2:
         return False
-
-    def bare_squeeze(e: cst.BaseExpression) -> bool:
-        return (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "squeeze"
-                and not e.args)
-
     return all(bare_squeeze(e) for e in positional[:2])
 
 
@@ -855,6 +1075,8 @@ def _numpy_like(ctx, x: cst.BaseExpression, depth: int = 0) -> bool:
     while isinstance(x, cst.Call) and isinstance(x.func, cst.Attribute):
         if x.func.attr.value in _NOT_TENSOR_METHODS:
             return True
+        if any(q.startswith(("numpy.", "pandas.", "scipy.")) for q in ctx.names.qualified_names(x.func)):
+            return True  # `np.asarray(a).squeeze()`
         x = x.func.value
     if isinstance(x, cst.Call):
         qn = ctx.names.qualified_names(x.func)

@@ -1,6 +1,7 @@
-# fix-safety: codes=TL401 safe=same unsafe=same
-"""Batch-of-one inference: the model's output is [1, C]; with the shape unknown to the linter, no fix
-is offered (squeeze(-1) would keep [1, C] and multinomial would sample from the wrong rows)."""
+# fix-safety: codes= safe=same unsafe=same
+"""Batch-of-one inference: the function makes one sample a batch of one itself and squeeze() undoes it on
+purpose; with the output's shape unknown, TL401 stays silent and no fix touches it (squeeze(-1) would keep
+[1, C] and multinomial would sample from the wrong rows)."""
 import torch
 
 

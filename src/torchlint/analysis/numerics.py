@@ -33,6 +33,7 @@ from torchlint.analysis.ops import (
     softmax_use,
     sum_use,
 )
+from torchlint.analysis.program import position
 from torchlint.analysis.walk import iter_nodes
 
 #: The dim of a softmax called without one (``F.softmax(x)``): torch picks it from the rank.
@@ -318,6 +319,119 @@ def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
         return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)
     if is_binop(expr, cst.Add):
         return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)  # type: ignore
+    return False
+
+
+#: calls whose values are whole numbers
+_INTEGER_CALLS = frozenset({"floor", "ceil", "trunc", "long", "int", "arange", "bincount", "count_nonzero", "argmax",
+                            "argmin", "nonzero", "randint", "randperm", "floor_divide", "searchsorted",
+                            "bucketize"})
+#: calls that keep whole numbers whole
+_INTEGER_KEEPING = frozenset({"abs", "neg", "float", "double", "half", "to", "view", "reshape", "permute",
+                              "flatten", "contiguous", "unsqueeze", "squeeze", "transpose", "clone", "detach",
+                              "type", "t", "expand", "expand_as", "repeat", "flip", "roll", "sign"})
+#: functions of several tensors that keep whole numbers whole
+_INTEGER_GATHERING = frozenset({"stack", "cat", "meshgrid", "ndgrid", "maximum", "minimum"})
+
+
+def integer_valued(flow: Flow, expr: cst.BaseExpression, depth: int = 16) -> bool:
+    """Whole numbers by construction: ``torch.floor(...)``, ``.long()``, ``torch.arange(n)``, index and
+    count results, and sums, differences, products, selections, casts and stacks of those (``float()``
+    keeps the values whole).  ``1 + x`` is exact for such ``x``, so ``log(1 + x)`` loses nothing."""
+    if depth <= 0:
+        return False
+    n = number(expr)
+    if n is not None:
+        return float(n).is_integer()
+    if isinstance(expr, cst.Name):
+        return _integer_name(flow, expr, depth)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return integer_valued(flow, expr.expression, depth - 1)
+    if isinstance(expr, cst.Subscript):
+        return integer_valued(flow, expr.value, depth - 1)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+            return integer_valued(flow, expr.left, depth - 1) and integer_valued(flow, expr.right, depth - 1)
+        return False
+    if not isinstance(expr, cst.Call):
+        return False
+    name = callee_name(expr)
+    if name == "round":
+        return arg(expr, 1, "decimals") is None and len(expr.args) <= (1 if receiver(expr) is None else 0) + 1
+    if name in _INTEGER_CALLS:
+        return name != "arange" or not any(isinstance(a.value, cst.Float) for a in expr.args)
+    if name in _INTEGER_GATHERING:
+        values = [a.value for a in expr.args if a.keyword is None]
+        if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
+            values = [el.value for el in values[0].elements]
+        elif len(values) == 1 and isinstance(values[0], cst.Call):
+            return integer_valued(flow, values[0], depth - 1)  # `torch.stack(ndgrid(a, b))`
+        return bool(values) and all(integer_valued(flow, v, depth - 1) for v in values)
+    if name in _INTEGER_KEEPING:
+        inner = receiver(expr)
+        if inner is None or _module_like_prefix(inner):  # `torch.abs(x)`
+            first = arg(expr, 0, "input")
+            inner = first.value if first is not None else None
+        return inner is not None and integer_valued(flow, inner, depth - 1)
+    return False
+
+
+def _integer_name(flow: Flow, name: cst.Name, depth: int) -> bool:
+    """Every value assigned to the name is whole, and no in-place division or scaling by a fraction
+    runs before the use on the path to it (a branch exclusive with the use does not count)."""
+    ctx = flow.ctx
+    # a name inside the expression the walk is visiting has no parent link yet: the visited node stands in
+    use = name if ctx.parent(name) is not None or ctx.current is None else ctx.current
+    function = ctx.enclosing(use, cst.FunctionDef)
+    scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+    values = []
+    at = position(ctx, use)
+    loops: Optional[List[frozenset]] = None  # the nodes of the loops around the use, found when needed
+    for a in ctx.contents(scope).assigns:
+        if a is use or ctx.is_inside(use, a) or _exclusive(ctx, a, use):
+            continue
+        if position(ctx, a) > at:
+            if loops is None:
+                loops = [_node_ids(n) for n in ctx.ancestors(use) if isinstance(n, (cst.For, cst.While))]
+            if not any(id(a) in ids for ids in loops):
+                continue  # runs after the use, and no loop brings it back before it
+        if isinstance(a, cst.Assign):
+            if any(_reads(t.target, name.value) for t in a.targets):
+                values.append(a.value)  # `x = v`, and `x[:, 0] = v`: v must be whole too
+        elif isinstance(a, cst.AugAssign) and _reads(a.target, name.value):
+            if not isinstance(a.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign)):
+                return False
+            values.append(a.value)
+        elif isinstance(a, cst.AnnAssign) and isinstance(a.target, cst.Name) and a.target.value == name.value:
+            if a.value is None:
+                continue
+            values.append(a.value)
+    if not values:
+        return False
+    return all(integer_valued(flow, v, depth - 1) for v in values)
+
+
+def _node_ids(node: cst.CSTNode) -> frozenset:
+    """The ids of the nodes under ``node`` (the walk may not have linked them to their parents yet)."""
+    return frozenset(id(n) for n in iter_nodes(node))
+
+
+def _reads(expr: cst.BaseExpression, name: str) -> bool:
+    """``expr`` is ``name`` or a selection of it (``name[:, 0]``)."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def _exclusive(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` sit in different branches of one ``if``: never both run."""
+    for owner in ctx.ancestors(a):
+        if isinstance(owner, cst.If) and ctx.is_inside(b, owner):
+            in_body_a = ctx.is_inside(a, owner.body)
+            in_body_b = ctx.is_inside(b, owner.body)
+            if owner.orelse is None:
+                return False
+            return in_body_a != in_body_b and not ctx.is_inside(b, owner.test) and not ctx.is_inside(a, owner.test)
     return False
 
 

@@ -1,0 +1,226 @@
+"""Which tensors carry a batch dimension: the data flow from a model's output or a loader's batch.
+
+A value has *batch evidence* when its data comes, through operations that keep the leading dimension,
+from
+
+- the output of a model or layer: ``model(x)``, ``self.head(h)``, ``self(**batch)`` in a model's own
+  method, ``model.forward(x)``, a method of a model (``vae.decode(z)``), or a tuple element or attribute
+  of one (``outputs[0]``, ``outputs.logits``);
+- a batch drawn from a data loader: the target of ``for x, y in loader`` (also through ``enumerate``,
+  ``tqdm``, ``zip``), or the ``batch`` parameter of a Lightning step method (``training_step``, ...);
+- the inputs of a model's ``forward`` (the parameters after ``self`` of ``forward`` in an ``nn.Module``);
+
+where the operations that keep it are element-wise arithmetic, activations, casts and moves, views,
+indexing and reductions over a dimension other than the first.  A model is recognised by how it is
+built (``nn.Module`` subclasses, layers, ``from_pretrained``: the program model) or, for a parameter
+whose construction is not in view, by a model's name (``model``, ``net``, ``encoder``) -- the same
+fallback the evaluation rules use.
+
+Everything else has no evidence: tensors computed from a function's plain parameters, from module
+state, from files, or by calls this does not follow.  Rules that report a hazard only where a batch
+dimension exists (``squeeze()`` without a dim) use this to stay silent on library code whose tensors are
+per-output statistics, kernels or tables.
+
+Queries are made once the file's walk is done (positions are those of the finished walk).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.analysis import program
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.evaluation import is_model_name
+from torchlint.analysis.names import dotted_name
+
+#: tensor methods whose result keeps the leading (batch) dimension of the receiver
+_KEEPS = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "cuda", "detach", "clone",
+    "contiguous", "type", "type_as", "sigmoid", "softmax", "log_softmax", "exp", "log", "abs", "relu", "tanh",
+    "neg", "sqrt", "pow", "mul", "add", "sub", "div", "clamp", "clamp_min", "clamp_max", "view", "reshape",
+    "view_as", "reshape_as", "flatten", "unsqueeze", "squeeze", "round", "sign", "masked_fill", "gt", "lt",
+    "ge", "le", "eq", "ne", "transpose", "permute", "float_power", "requires_grad_", "detach_",
+})
+#: reductions: the batch is kept when they run over another dimension
+_REDUCTIONS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "prod", "logsumexp", "std", "var",
+    "median", "nansum", "nanmean", "topk", "sort", "argsort", "cumsum", "all", "any",
+})
+#: attributes of a tensor or of a model's output object that keep the batch
+_ATTRS = frozenset({"data", "T", "mT", "values", "indices", "logits", "last_hidden_state", "pooler_output",
+                    "hidden_states", "sample", "audio_values", "pred", "preds", "prediction", "predictions",
+                    "scores", "embeddings", "image_embeds", "text_embeds"})
+_STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+_LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
+_WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "islice"})
+_MAX_DEPTH = 12
+
+
+def batch_evidence(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether the data of ``expr`` comes from a model's output or a loader's batch (see the module)."""
+    return _evidence(ctx, expr, 0)
+
+
+def _evidence(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, cst.Name):
+        return _name_evidence(ctx, expr, depth)
+    if isinstance(expr, cst.Attribute):
+        if isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls"):
+            return False  # the instance's own state
+        return expr.attr.value in _ATTRS and _evidence(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return _evidence(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        return _evidence(ctx, expr.left, depth + 1) or _evidence(ctx, expr.right, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return _evidence(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.Comparison):
+        return _evidence(ctx, expr.left, depth + 1)
+    if isinstance(expr, cst.IfExp):
+        return _evidence(ctx, expr.body, depth + 1) or _evidence(ctx, expr.orelse, depth + 1)
+    if isinstance(expr, cst.Call):
+        return _call_evidence(ctx, expr, depth)
+    return False
+
+
+def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
+    if model_call(ctx, call):
+        return True
+    func = call.func
+    qn = ctx.names.qualified_names(func)
+    if qn:
+        if any(q.startswith("torch.") for q in qn):  # torch.sigmoid(out), F.softmax(logits, 1), torch.cat([a, b])
+            for a in call.args:
+                if a.keyword is None and _tensor_argument_evidence(ctx, a.value, depth):
+                    return True
+        return False
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if method in _KEEPS:
+            return _evidence(ctx, func.value, depth + 1)
+        if method in _REDUCTIONS:
+            dim = _dim_argument(call)
+            if dim is None or (isinstance(dim, cst.Integer) and dim.value == "0"):
+                return False  # over everything, or over the batch itself
+            return _evidence(ctx, func.value, depth + 1)
+        owner = func.value
+        name = dotted_name(owner)
+        if name is not None and not ctx.names.qualified_names(owner):
+            last = name.rsplit(".", 1)[-1]
+            if is_model_name(last) or program.is_model(ctx, owner):
+                return True  # a model's own method: `vae.decode(z)`, `model.generate(ids)`
+    return False
+
+
+def _tensor_argument_evidence(ctx: FileContext, value: cst.BaseExpression, depth: int) -> bool:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return any(_evidence(ctx, el.value, depth + 1) for el in value.elements)
+    return _evidence(ctx, value, depth + 1)
+
+
+def _dim_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in ("dim", "axis"):
+            return a.value
+    first = call.args[0] if call.args else None
+    return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+def model_call(ctx: FileContext, call: cst.Call) -> bool:
+    """``model(x)``, ``self.head(h)``, ``model.forward(x)``, ``self(x)`` in a model's method: a call that
+    runs a model or a layer."""
+    func = call.func
+    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    if isinstance(callee, cst.Name) and callee.value == "self":
+        cls = ctx.enclosing(call, cst.ClassDef)
+        return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
+    if not isinstance(callee, (cst.Name, cst.Attribute)):
+        return False
+    if ctx.names.qualified_names(callee):
+        return False  # an imported function or class
+    if program.is_model(ctx, callee):
+        return True
+    values = program.built_values(ctx, callee)
+    if values and all(program.is_module_value(ctx, v) for v in values):
+        return True
+    if isinstance(callee, cst.Name) and callee.value in ctx.functions():
+        return False
+    name = dotted_name(callee)
+    if name is None:
+        return False
+    if isinstance(callee, cst.Attribute) and dotted_name(callee.value) in ("self", "cls") and callee.attr.value in ctx.functions():
+        return False  # a method of the class
+    return is_model_name(name.rsplit(".", 1)[-1])
+
+
+def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    at = program.position(ctx, name)
+    scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+    for a in ctx.contents(scope).assigns:
+        if not isinstance(a, (cst.Assign, cst.AnnAssign)) or program.position(ctx, a) >= at or a.value is None:
+            continue
+        if function is None and ctx.enclosing(a, cst.FunctionDef) is not None:
+            continue  # a function's local, not the module-level name
+        if _binds(a, name.value) and _evidence(ctx, a.value, depth + 1):
+            return True
+    for owner in ctx.ancestors(name):
+        if isinstance(owner, (cst.For, cst.CompFor)) and _target_binds(owner.target, name.value):
+            return _loader(ctx, owner.iter, depth)
+        if owner is function:
+            break
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = [p.name.value for p in function.params.params]
+    if len(params) < 2 or params[0] != "self" or name.value not in params[1:]:
+        return False
+    if function.name.value in _STEP_METHODS:
+        return params[1] == name.value  # the batch of a Lightning step
+    if function.name.value == "forward":  # the input of a model's forward
+        cls = ctx.enclosing(function, cst.ClassDef)
+        return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
+    return False
+
+
+def _binds(a: cst.BaseSmallStatement, name: str) -> bool:
+    if isinstance(a, cst.AnnAssign):
+        return isinstance(a.target, cst.Name) and a.target.value == name
+    assert isinstance(a, cst.Assign)
+    return any(_target_binds(t.target, name) for t in a.targets)
+
+
+def _target_binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_target_binds(el.value, name) for el in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _target_binds(target.value, name)
+    return False
+
+
+def _loader(ctx: FileContext, it: cst.BaseExpression, depth: int) -> bool:
+    """``loader``, ``enumerate(train_loader)``, ``tqdm(dl)``, ``zip(loader_a, loader_b)``, a ``DataLoader``."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(it, cst.Call):
+        wrapper = dotted_name(it.func)
+        if wrapper is not None and wrapper.rsplit(".", 1)[-1] in _WRAPPERS:
+            return any(_loader(ctx, a.value, depth + 1) for a in it.args if a.keyword is None)
+        if any(q.endswith("DataLoader") for q in ctx.names.qualified_names(it.func)):
+            return True
+        called = dotted_name(it.func)
+        return called is not None and bool(_LOADER_NAME.search(called.rsplit(".", 1)[-1]))  # self.train_dataloader()
+    name = dotted_name(it)
+    if name is None:
+        return False
+    if _LOADER_NAME.search(name.rsplit(".", 1)[-1]):
+        return True
+    return any(
+        isinstance(v, cst.Call) and any(q.endswith("DataLoader") for q in ctx.names.qualified_names(v.func))
+        for v in program.built_values(ctx, it)
+    )
