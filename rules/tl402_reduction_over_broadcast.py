@@ -102,10 +102,14 @@ class ReductionOverBroadcast(LintRule):
     `F.hinge_embedding_loss`, `F.multilabel_soft_margin_loss`, and their modules `nn.MSELoss()` ...):
     they reduce the broadcast result without a word (torch only warns). Reported when the shapes are
     known to broadcast: ranks that differ, a size 1 against a larger literal size, or an `nn.Linear(h, 1)`
-    output (its last dimension is 1 whatever its rank) against a 1-D target. Targets are 1-D when built
-    from a list of Python numbers (a literal, a comprehension, a list grown by `append(float(...))`) or
-    from one column of a pandas data frame (`torch.tensor(df["y"].values)`). `F.binary_cross_entropy`
-    and `F.soft_margin_loss` raise on a size mismatch and are not reported.
+    output (its last dimension is 1 whatever its rank) against a 1-D target. A model's output counts as
+    such when its class — in this file or in a project module it imports — returns `self.<head>(...)`
+    from `forward` with the head built as `nn.Linear(h, 1)` (or an `nn.Sequential` ending in one).
+    Targets are 1-D when built from a list of Python numbers (a literal, a comprehension, a list grown by
+    `append(float(...))`), from one column of a pandas data frame (`torch.tensor(df["y"].values)`), or
+    from the labels of a torchvision classification dataset (`train_set.targets` of `MNIST`, `CIFAR10`,
+    `ImageFolder`, ...). `F.binary_cross_entropy` and `F.soft_margin_loss` raise on a size mismatch and
+    are not reported.
 
     ## Why is this bad?
     Broadcasting aligns shapes from the right and silently expands size-1 dimensions, so `a + b` is a
@@ -160,6 +164,26 @@ class ReductionOverBroadcast(LintRule):
     TRIGGERS = REDUCTIONS + ELEMENTWISE_LOSSES + ("Loss(",)
 
     VALID = [
+        # the labels made a column, a detection dataset's targets, the images themselves
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+from torchvision import datasets
+
+train_set = datasets.FashionMNIST("data", train=True, download=True)
+boxes = datasets.CocoDetection("images", "annotations.json")
+head = nn.Linear(784, 1)
+
+
+def step(x):
+    return F.mse_loss(head(x), train_set.targets.float().unsqueeze(1))
+
+
+def other(x):
+    return F.mse_loss(head(x), boxes.targets) + F.mse_loss(head(x), train_set.data)
+"""
+        ),
         Valid(
             """
 import torch
@@ -558,6 +582,29 @@ def step(x):
     return F.mse_loss(model(x), y)
 """,
             message="[..., 1]",
+        ),
+        # a classification dataset's labels are one number per sample: [N] against the head's [N, 1]
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torchvision import datasets
+
+train_set = datasets.MNIST("data", train=True, download=True)
+head = nn.Linear(784, 1)
+
+
+def step(x):
+    return F.mse_loss(head(x), train_set.targets.float())
+
+
+def step_from_list(x):
+    y = torch.tensor(train_set.targets)
+    return F.l1_loss(head(x), y)
+""",
+            count=2,
+            message="target of shape [?]",
         ),
     ]
 

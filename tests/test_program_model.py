@@ -401,3 +401,54 @@ def test_a_training_helper_of_another_file_that_sets_train_mode_is_silent(tmp_pa
     assert "step_all(net" in loop
     _write(tmp_path, {"metrics.py": helpers, "train.py": loop})
     assert _lint(tmp_path / "train.py", {"TL107"}) == []
+
+
+REGRESSOR = """
+    import torch.nn as nn
+
+    class Regressor(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(n, 32), nn.ReLU())
+            self.head = nn.Linear(32, 1)
+
+        def forward(self, x):
+            h = self.body(x)
+            return self.head(h)
+
+    class Scores(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.head = nn.Linear(n, 4)
+
+        def forward(self, x):
+            return self.head(x)
+"""
+
+
+def test_output_shape_of_a_model_class_from_another_module(tmp_path):
+    """TL402 and TL401 know the last dimension of a model defined in a sibling module: [N, 1] against
+    targets [N] broadcasts; [N, 4] squeezed has no dimension known to be 1."""
+    _write(tmp_path, {
+        "models.py": REGRESSOR,
+        "train.py": """
+            import torch
+            import torch.nn.functional as F
+            from models import Regressor, Scores
+
+            model = Regressor(8)
+            scorer = Scores(8)
+
+            def step(x, rows):
+                y = torch.tensor([float(r) for r in rows])
+                loss = F.mse_loss(model(x), y)
+                return loss + F.mse_loss(scorer(x), y), model(x).squeeze()
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL402", "TL401"})
+    assert ("TL402", 11) in found and ("TL402", 12) not in found
+    fixed = lint_source(str(tmp_path / "train.py"), (tmp_path / "train.py").read_text(),
+                        Settings(rules=[r for r in RULES if r.CODE == "TL401"]))
+    assert [d.message for d in fixed.diagnostics if d.line == 12] and all(
+        "squeeze(-1)" in d.message for d in fixed.diagnostics if d.line == 12
+    )

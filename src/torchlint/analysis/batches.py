@@ -26,7 +26,7 @@ Queries are made once the file's walk is done (positions are those of the finish
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -63,9 +63,26 @@ def batch_evidence(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return _evidence(ctx, expr, 0)
 
 
+_MEMO = "batches.evidence"  # id(expression) -> answer, for the file (its walk is done: answers do not change)
+_ASSIGNS = "batches.assigns"  # scope -> name -> [(position, value)]
+
+
 def _evidence(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
+    memo = ctx.memo.get(_MEMO)
+    if memo is None:
+        memo = ctx.memo[_MEMO] = {}
+    key = id(expr)
+    if key in memo:
+        return memo[key]
+    memo[key] = False  # a cycle through this expression brings no evidence
+    found = _evidence_of(ctx, expr, depth)
+    memo[key] = found
+    return found
+
+
+def _evidence_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     if isinstance(expr, cst.Name):
         return _name_evidence(ctx, expr, depth)
     if isinstance(expr, cst.Attribute):
@@ -161,12 +178,8 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
     function = ctx.enclosing(name, cst.FunctionDef)
     at = program.position(ctx, name)
     scope = function if isinstance(function, cst.FunctionDef) else ctx.module
-    for a in ctx.contents(scope).assigns:
-        if not isinstance(a, (cst.Assign, cst.AnnAssign)) or program.position(ctx, a) >= at or a.value is None:
-            continue
-        if function is None and ctx.enclosing(a, cst.FunctionDef) is not None:
-            continue  # a function's local, not the module-level name
-        if _binds(a, name.value) and _evidence(ctx, a.value, depth + 1):
+    for position, value in _assignments(ctx, scope).get(name.value, ()):
+        if position < at and _evidence(ctx, value, depth + 1):
             return True
     for owner in ctx.ancestors(name):
         if isinstance(owner, (cst.For, cst.CompFor)) and _target_binds(owner.target, name.value):
@@ -186,11 +199,39 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
     return False
 
 
-def _binds(a: cst.BaseSmallStatement, name: str) -> bool:
-    if isinstance(a, cst.AnnAssign):
-        return isinstance(a.target, cst.Name) and a.target.value == name
-    assert isinstance(a, cst.Assign)
-    return any(_target_binds(t.target, name) for t in a.targets)
+def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.BaseExpression]]]:
+    """The plain and annotated assignments of a function (or of the module, outside its functions), by the
+    names they bind: ``(position, value)``; indexed once per scope."""
+    tables = ctx.memo.get(_ASSIGNS)
+    if tables is None:
+        tables = ctx.memo[_ASSIGNS] = {}
+    table = tables.get(scope)
+    if table is None:
+        table = {}
+        module = scope is ctx.module
+        for a in ctx.contents(scope).assigns:
+            if not isinstance(a, (cst.Assign, cst.AnnAssign)) or a.value is None:
+                continue
+            if module and ctx.enclosing(a, cst.FunctionDef) is not None:
+                continue  # a function's local, not the module-level name
+            targets = [a.target] if isinstance(a, cst.AnnAssign) else [t.target for t in a.targets]
+            names: List[str] = []
+            for t in targets:
+                _bound_names(t, names)
+            for n in names:
+                table.setdefault(n, []).append((program.position(ctx, a), a.value))
+        tables[scope] = table
+    return table
+
+
+def _bound_names(target: cst.BaseExpression, out: List[str]) -> None:
+    if isinstance(target, cst.Name):
+        out.append(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            _bound_names(el.value, out)
+    elif isinstance(target, cst.StarredElement):
+        _bound_names(target.value, out)
 
 
 def _target_binds(target: cst.BaseExpression, name: str) -> bool:

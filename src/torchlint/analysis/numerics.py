@@ -379,6 +379,15 @@ def integer_valued(flow: Flow, expr: cst.BaseExpression, depth: int = 16) -> boo
 def _integer_name(flow: Flow, name: cst.Name, depth: int) -> bool:
     """Every value assigned to the name is whole, and no in-place division or scaling by a fraction
     runs before the use on the path to it (a branch exclusive with the use does not count)."""
+    seen = flow.__dict__.setdefault("_integer_names", {})  # per question: names that feed each other
+    if id(name) in seen:
+        return seen[id(name)]
+    seen[id(name)] = False  # a cycle proves nothing
+    seen[id(name)] = found = _integer_name_of(flow, name, depth)
+    return found
+
+
+def _integer_name_of(flow: Flow, name: cst.Name, depth: int) -> bool:
     ctx = flow.ctx
     # a name inside the expression the walk is visiting has no parent link yet: the visited node stands in
     use = name if ctx.parent(name) is not None or ctx.current is None else ctx.current

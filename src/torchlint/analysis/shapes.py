@@ -614,7 +614,24 @@ class _Infer:
             if base is not None and base.rank is not None:
                 return Shape.exact(tuple(reversed(base.head)))
             return None
+        if self.dataset_labels(node):
+            return Shape.exact((None,))
         return None
+
+    def dataset_labels(self, node: cst.BaseExpression) -> bool:
+        """``train_set.targets`` / ``.labels`` of a dataset built by one of ``torchvision.datasets``'
+        classification classes (MNIST, CIFAR10, ImageFolder, ...): one class index per sample, a 1-D tensor
+        or list."""
+        if not (isinstance(node, cst.Attribute) and node.attr.value in _DATASET_LABELS):
+            return False
+        values = self.ctx.names.values(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else []
+        return bool(values) and all(
+            isinstance(v, cst.Call) and any(
+                q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1] in _LABELLED_DATASETS
+                for q in self.ctx.names.qualified_names(v.func)
+            )
+            for v in values
+        )
 
     def binary(self, left: cst.BaseExpression, right: cst.BaseExpression, op: cst.BaseBinaryOp) -> Optional[Shape]:
         if isinstance(op, cst.MatrixMultiply):
@@ -685,6 +702,8 @@ class _Infer:
             )
         if isinstance(node, cst.Attribute) and node.attr.value == "values":
             return self._frame_column(node.value)
+        if self.dataset_labels(node):
+            return True
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
             if node.func.attr.value == "to_numpy":
                 return self._frame_column(node.func.value)
@@ -892,19 +911,22 @@ class _Infer:
             return reduce(base, ks, keep)
         return None
 
-    def _model_head(self, func: cst.BaseExpression) -> Optional[cst.Call]:
-        """``model(x)`` with ``model = Net(...)`` and ``Net`` a class of this module whose ``forward`` returns
-        ``self.<head>(...)``, ``<head>`` built in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential``
-        ending in one): that layer's constructor, so the output's last dimension is known."""
+    def _model_head(self, func: cst.BaseExpression) -> Optional[Tuple[FileContext, cst.Call]]:
+        """``model(x)`` with ``model = Net(...)`` and ``Net`` a class of this module or of a project module it
+        imports (the program model finds it) whose ``forward`` returns ``self.<head>(...)``, ``<head>`` built
+        in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential`` ending in one): the file the class is in
+        and that layer's constructor, so the output's last dimension is known."""
+        from torchlint.analysis.program import _definition  # the program model builds on this module
+
         ctx = self.ctx
         values = ctx.names.values(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
-        if len(values) != 1 or not isinstance(values[0], cst.Call) or not isinstance(values[0].func, cst.Name):
+        if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
-        name = values[0].func.value
-        classes = [st for st in ctx.module.body if isinstance(st, cst.ClassDef) and st.name.value == name]
-        if len(classes) != 1:
+        found = _definition(ctx, values[0].func)
+        if found is None or not isinstance(found[1], cst.ClassDef):
             return None
-        methods = {m.name.value: m for m in classes[0].body.body if isinstance(m, cst.FunctionDef)}
+        dctx, cls = found
+        methods = {m.name.value: m for m in cls.body.body if isinstance(m, cst.FunctionDef)}
         forward, init = methods.get("forward"), methods.get("__init__")
         if forward is None or init is None or not isinstance(forward.body, cst.IndentedBlock):
             return None
@@ -917,7 +939,7 @@ class _Infer:
             return None
         attr = returned.func.attr.value
         builders = []
-        for node in ctx.contents(init).assigns:
+        for node in dctx.contents(init).assigns:
             if isinstance(node, cst.Assign):
                 for t in node.targets:
                     tg = t.target
@@ -926,7 +948,8 @@ class _Infer:
                         builders.append(node.value)
         if len(builders) != 1:
             return None
-        return _linear_builder(ctx, builders[0])
+        head = _linear_builder(dctx, builders[0])
+        return (dctx, head) if head is not None else None
 
     def layer(self, call: cst.Call) -> Optional[Shape]:
         """``linear(x)`` where ``linear`` was built as ``nn.Linear(in, out)`` (or an ``nn.Sequential``
@@ -944,11 +967,14 @@ class _Infer:
                     else:
                         builder = sequential_ending_in(ctx, value, LINEAR_LAYERS)
                     break
+        where = ctx
         if builder is None:
-            builder = self._model_head(func)
+            head = self._model_head(func)
+            if head is not None:
+                where, builder = head
         if builder is None:
             return None
-        lazy = any(q.endswith("LazyLinear") for q in ctx.names.qualified_names(builder.func))
+        lazy = any(q.endswith("LazyLinear") for q in where.names.qualified_names(builder.func))
         out = arg(builder, 0 if lazy else 1, "out_features")
         out_dim = _int_literal(out.value) if out is not None else None
         first = arg(call, 0, "input")
@@ -958,6 +984,10 @@ class _Infer:
 
 
 _MISSING = object()
+#: the per-sample label attributes of torchvision's classification datasets, and those datasets
+_DATASET_LABELS = frozenset({"targets", "labels"})
+_LABELLED_DATASETS = frozenset({"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10",
+                                "ImageFolder", "DatasetFolder", "USPS", "SEMEION"})
 
 
 def _linear_builder(ctx: FileContext, value: cst.BaseExpression) -> Optional[cst.Call]:
