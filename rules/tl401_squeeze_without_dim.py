@@ -19,8 +19,8 @@ _NOT_TENSOR_METHODS = frozenset({"numpy", "tolist", "item", "values", "to_numpy"
 class SqueezeWithoutDim(LintRule):
     """
     ## What it does
-    Finds `x.squeeze()` and `torch.squeeze(x)` called without a dimension on a tensor that has more
-    than one dimension.
+    Finds `x.squeeze()` and `torch.squeeze(x)` called without a dimension on a tensor that carries a
+    batch dimension (a model's output, a loader's batch) or a dimension known to be 1.
 
     ## Why is this bad?
     `squeeze()` removes *every* dimension of size 1. The author usually means one of them — the

@@ -23,6 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
+from torchlint.analysis.program import _definition
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -916,8 +917,6 @@ class _Infer:
         imports (the program model finds it) whose ``forward`` returns ``self.<head>(...)``, ``<head>`` built
         in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential`` ending in one): the file the class is in
         and that layer's constructor, so the output's last dimension is known."""
-        from torchlint.analysis.program import _definition  # the program model builds on this module
-
         ctx = self.ctx
         values = ctx.names.values(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
         if len(values) != 1 or not isinstance(values[0], cst.Call):
