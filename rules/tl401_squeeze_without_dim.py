@@ -34,9 +34,9 @@ class SqueezeWithoutDim(LintRule):
     Reported where the tensor is known to carry a batch dimension, or a dimension known to be 1 can be
     named. Batch evidence comes from where the data comes from, through element-wise work, casts, views,
     indexing and reductions over another dimension: a model's or layer's output (`model(x)`,
-    `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`), a batch drawn from a data
-    loader (`for x, y in loader:`, the `batch` of a Lightning `*_step`), the inputs of a model's
-    `forward`, a tokenizer's output. A tensor computed from a helper's plain parameters, from module
+    `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`, a model's own method applied
+    to its input such as `self.features(x)`), a batch drawn from a data loader (`for x, y in loader:`,
+    the `batch` of a Lightning `*_step`), the inputs of a model's `forward`, a tokenizer's output. A tensor computed from a helper's plain parameters, from module
     state, from a file or a dictionary carries no such evidence (per-output statistics, kernels and
     tables are squeezed to a scalar on purpose) and is not reported: that is where a linter cannot tell
     an intended `squeeze()` from a bug.
@@ -272,6 +272,26 @@ def delta(model, weight):
     return d
 """
         ),
+        # the model's own method applied to its own table, not to an input
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Codebook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.zeros(16, 1, 8))
+
+    def encode(self, t):
+        return t * 2
+
+    def forward(self, x):
+        codes = self.encode(self.table).squeeze()
+        return x @ codes.T
+"""
+        ),
         # the function handles the mask's ranks itself before squeezing it
         Valid(
             """
@@ -470,6 +490,33 @@ class Head(nn.Module):
     def forward(self, features, weights):
         scores = self.proj(features) * weights.squeeze()
         return scores
+""",
+            message="shape unknown",
+        ),
+        # the model's own method applied to its input, then a long chain of element-wise work
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Similarity(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3)
+
+    def features(self, x):
+        return [self.stem(x)]
+
+    def forward(self, x, y):
+        fx, fy = self.features(x), self.features(y)
+        total = torch.tensor(0.0)
+        for k in range(len(fx)):
+            mean_a = fx[k].mean([2, 3], keepdim=True)
+            mean_b = fy[k].mean([2, 3], keepdim=True)
+            ratio = (2 * mean_a * mean_b + 1e-6) / (mean_a**2 + mean_b**2 + 1e-6)
+            total = total + ratio.sum(1, keepdim=True)
+        return 1 - total.squeeze()
 """,
             message="shape unknown",
         ),

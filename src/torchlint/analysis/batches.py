@@ -8,7 +8,8 @@ from
   of one (``outputs[0]``, ``outputs.logits``);
 - a batch drawn from a data loader: the target of ``for x, y in loader`` (also through ``enumerate``,
   ``tqdm``, ``zip``), or the ``batch`` parameter of a Lightning step method (``training_step``, ...);
-- the inputs of a model's ``forward`` (the parameters after ``self`` of ``forward`` in an ``nn.Module``);
+- the inputs of a model's ``forward`` (the parameters after ``self`` of ``forward`` in an ``nn.Module``),
+  and what the model's own methods make of a batch (``feats = self.features(x)``);
 
 where the operations that keep it are element-wise arithmetic, activations, casts and moves, views,
 indexing and reductions over a dimension other than the first.  A model is recognised by how it is
@@ -55,7 +56,7 @@ _ATTRS = frozenset({"data", "T", "mT", "values", "indices", "logits", "last_hidd
 _STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "islice"})
-_MAX_DEPTH = 12
+_MAX_DEPTH = 32
 
 
 def batch_evidence(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -97,6 +98,8 @@ def _evidence_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool
         return _evidence(ctx, expr.expression, depth + 1)
     if isinstance(expr, cst.Comparison):
         return _evidence(ctx, expr.left, depth + 1)
+    if isinstance(expr, (cst.Tuple, cst.List)):  # `fx, fy = self.features(x), self.features(y)`
+        return any(_evidence(ctx, el.value, depth + 1) for el in expr.elements)
     if isinstance(expr, cst.IfExp):
         return _evidence(ctx, expr.body, depth + 1) or _evidence(ctx, expr.orelse, depth + 1)
     if isinstance(expr, cst.Call):
@@ -125,12 +128,22 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
                 return False  # over everything, or over the batch itself
             return _evidence(ctx, func.value, depth + 1)
         owner = func.value
+        if isinstance(owner, cst.Name) and owner.value == "self" and _model_method_on_batch(ctx, call, depth):
+            return True
         name = dotted_name(owner)
         if name is not None and not ctx.names.qualified_names(owner):
             last = name.rsplit(".", 1)[-1]
             if is_model_name(last) or program.is_model(ctx, owner):
                 return True  # a model's own method: `vae.decode(z)`, `model.generate(ids)`
     return False
+
+
+def _model_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool:
+    """``self.encode(x)`` in a model's method, ``x`` a batch: the model's own computation on the batch."""
+    cls = ctx.enclosing(call, cst.ClassDef)
+    if not (isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)):
+        return False
+    return any(a.keyword is None and not a.star and _evidence(ctx, a.value, depth + 1) for a in call.args)
 
 
 def _tensor_argument_evidence(ctx: FileContext, value: cst.BaseExpression, depth: int) -> bool:
