@@ -338,6 +338,25 @@ def halving(n):
     return out
 """,
         ),
+        # whole on one path only: the parameter itself reaches the log when `snap` is false
+        Invalid(
+            """
+import torch
+
+def maybe_snapped(x, snap):
+    if snap:
+        x = torch.floor(x)
+    return torch.log(1 + x)
+""",
+            fixed="""
+import torch
+
+def maybe_snapped(x, snap):
+    if snap:
+        x = torch.floor(x)
+    return torch.log1p(x)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -297,7 +297,7 @@ def log_gate(z, eps=1e-6):
 """,
             unsafe=True,
         ),
-        # replaced further down, after the value was already used
+        # replaced on the next line but one, after the loss already used the -inf
         Invalid(
             """
 import torch
@@ -305,9 +305,7 @@ import torch
 def scores(logits, g):
     probs = torch.softmax(logits, dim=-1) * g
     log_probs = torch.log(probs)
-    total = log_probs.sum()
-    mean = total / log_probs.numel()
-    loss = -mean
+    loss = -log_probs.mean()
     clean = torch.nan_to_num(log_probs)
     return loss, clean
 """,
@@ -317,9 +315,7 @@ import torch
 def scores(logits, g):
     probs = torch.softmax(logits, dim=-1) * g
     log_probs = torch.log(probs.clamp_min(1e-07))
-    total = log_probs.sum()
-    mean = total / log_probs.numel()
-    loss = -mean
+    loss = -log_probs.mean()
     clean = torch.nan_to_num(log_probs)
     return loss, clean
 """,
@@ -400,7 +396,8 @@ _NONFINITE_CHECKS = frozenset({"isfinite", "isinf", "isneginf", "isnan", "nan_to
 
 def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
     """The log's `-inf` is dealt with where it is made: ``torch.nan_to_num(torch.log(p))``, or the result
-    assigned to a name that the next statements test or replace (``torch.where(torch.isfinite(lp), lp, m)``)."""
+    assigned to a name whose first reader, within the next three statements, tests or replaces it
+    (``torch.where(torch.isfinite(lp), lp, m)``)."""
     parent = ctx.parent(log_call)
     if isinstance(parent, cst.Arg) and _nonfinite_call(ctx.parent(parent)):
         return True
@@ -413,12 +410,17 @@ def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
         return False
     following = list(block)[list(block).index(stmt) + 1:][:3]
     for later in following:
-        for use in ctx.names_in(later, name):
+        uses = ctx.names_in(later, name)
+        if not uses:
+            continue
+        # the first statement that reads the value must be the one that tests or replaces it
+        for use in uses:
             for a in ctx.ancestors(use):
                 if a is later:
                     break
                 if _nonfinite_call(a):
                     return True
+        return False
     return False
 
 

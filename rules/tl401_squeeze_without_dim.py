@@ -36,10 +36,10 @@ class SqueezeWithoutDim(LintRule):
     indexing and reductions over another dimension: a model's or layer's output (`model(x)`,
     `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`, a model's own method applied
     to its input such as `self.features(x)`), a batch drawn from a data loader (`for x, y in loader:`,
-    the `batch` of a Lightning `*_step`), the inputs of a model's `forward`, a tokenizer's output. A tensor computed from a helper's plain parameters, from module
-    state, from a file or a dictionary carries no such evidence (per-output statistics, kernels and
-    tables are squeezed to a scalar on purpose) and is not reported: that is where a linter cannot tell
-    an intended `squeeze()` from a bug.
+    the `batch` of a Lightning `*_step`), the inputs of a model's `forward`, a tokenizer's output. A
+    tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
+    carries no such evidence (per-output statistics, kernels and tables are squeezed to a scalar on
+    purpose) and is not reported: that is where a linter cannot tell an intended `squeeze()` from a bug.
 
     Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the
     code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or
@@ -927,7 +927,9 @@ def _shape_branch(ctx) -> bool:
     return False
 
 
-_SHAPE_TEST = re.compile(r"(\.shape\b|\.size\(|\.ndim\b|\.dim\(\)|numel\()[^=!<>]*(==|!=|<|>)|(==|!=|<|>)[^=!<>]*(\.shape\b|\.size\(|\.ndim\b|\.dim\(\))")
+_SHAPE_READ = r"(\.shape\b|\.size\(|\.ndim\b|\.dim\(\)|numel\()"
+#: a comparison with a shape, a size, a rank or an element count on either side
+_SHAPE_TEST = re.compile(_SHAPE_READ + r"[^=!<>]*(==|!=|<|>)|(==|!=|<|>)[^=!<>]*" + _SHAPE_READ)
 
 
 def _rank_tested_before(ctx, function: cst.CSTNode, call: cst.Call, x: cst.BaseExpression) -> bool:
@@ -939,7 +941,8 @@ def _rank_tested_before(ctx, function: cst.CSTNode, call: cst.Call, x: cst.BaseE
         root = root.func if isinstance(root, cst.Call) else root.value
     if not isinstance(root, cst.Name):
         return False
-    rank = re.compile(r"\b" + re.escape(root.value) + r"\.(ndim\b|dim\(\)|shape\)?\s*(==|!=|<|>))|len\(\s*" + re.escape(root.value) + r"\.shape\s*\)")
+    name = re.escape(root.value)
+    rank = re.compile(r"\b" + name + r"\.(ndim\b|dim\(\)|shape\)?\s*(==|!=|<|>))|len\(\s*" + name + r"\.shape\s*\)")
     at = position(ctx, call)
     for n in iter_nodes(function):
         if isinstance(n, (cst.If, cst.IfExp, cst.Assert)) and position(ctx, n) < at and rank.search(ctx.code(n.test)):

@@ -127,6 +127,9 @@ CASES = [
     # fractions of whole numbers (the integer-valued near miss is silent): same values after the fix
     Case("TL205-fraction-of-arange", "TL205", 8, fn("log_offsets"), lambda: (7,), None, grad=False),
     Case("TL205-halved-in-a-loop", "TL205", 9, fn("halving"), lambda: (7,), None, grad=False),
+    Case("TL205-snapped-on-one-path", "TL205", 10, fn("maybe_snapped"), lambda: (randn(5).abs(), False),
+         lambda: (t(1e-10, 3e-9), False), before_extreme="inaccurate",
+         truth=lambda x, snap: torch.log1p(x.double())),
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------

@@ -393,6 +393,13 @@ def _integer_name_of(flow: Flow, name: cst.Name, depth: int) -> bool:
     use = name if ctx.parent(name) is not None or ctx.current is None else ctx.current
     function = ctx.enclosing(use, cst.FunctionDef)
     scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+    if isinstance(function, cst.FunctionDef) and any(
+        p.name.value == name.value for p in (*function.params.params, *function.params.kwonly_params,
+                                             *function.params.posonly_params)
+    ):
+        return False  # a parameter: its value on entry is unknown, whatever is assigned on some paths
+    if any(isinstance(n, (cst.For, cst.CompFor, cst.WithItem)) and _binds_name(n, name.value) for n in iter_nodes(scope)):
+        return False  # bound by a loop or a `with` too: values this does not follow
     values = []
     at = position(ctx, use)
     loops: Optional[List[frozenset]] = None  # the nodes of the loops around the use, found when needed
@@ -418,6 +425,14 @@ def _integer_name_of(flow: Flow, name: cst.Name, depth: int) -> bool:
     if not values:
         return False
     return all(integer_valued(flow, v, depth - 1) for v in values)
+
+
+def _binds_name(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, (cst.For, cst.CompFor)):
+        target: Optional[cst.BaseExpression] = node.target
+    else:
+        target = node.asname.name if isinstance(node, cst.WithItem) and node.asname is not None else None
+    return target is not None and any(n.value == name for n in names_of(target))
 
 
 def _node_ids(node: cst.CSTNode) -> frozenset:
