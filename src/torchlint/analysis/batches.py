@@ -33,8 +33,8 @@ import libcst as cst
 
 from torchlint.analysis import program
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.evaluation import is_model_name
-from torchlint.analysis.names import dotted_name
+from torchlint.analysis.evaluation import is_model_name, model_of_call
+from torchlint.analysis.names import dotted_name, target_names
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
 _KEEPS = frozenset({
@@ -168,23 +168,11 @@ def model_call(ctx: FileContext, call: cst.Call) -> bool:
     if isinstance(callee, cst.Name) and callee.value == "self":
         cls = ctx.enclosing(call, cst.ClassDef)
         return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
-    if not isinstance(callee, (cst.Name, cst.Attribute)):
-        return False
-    if ctx.names.qualified_names(callee):
-        return False  # an imported function or class
-    if program.is_model(ctx, callee):
-        return True
-    values = program.built_values(ctx, callee)
-    if values and all(program.is_module_value(ctx, v) for v in values):
-        return True
-    if isinstance(callee, cst.Name) and callee.value in ctx.functions():
-        return False
-    name = dotted_name(callee)
-    if name is None:
-        return False
-    if isinstance(callee, cst.Attribute) and dotted_name(callee.value) in ("self", "cls") and callee.attr.value in ctx.functions():
-        return False  # a method of the class
-    return is_model_name(name.rsplit(".", 1)[-1])
+    if isinstance(callee, (cst.Name, cst.Attribute)) and not ctx.names.qualified_names(callee):
+        values = program.built_values(ctx, callee)
+        if values and all(program.is_module_value(ctx, v) for v in values):
+            return True  # a layer or a model built in view: `self.head = nn.Linear(h, 1)`
+    return model_of_call(ctx, call) is not None  # a model, by construction or by name
 
 
 def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
@@ -195,7 +183,7 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
         if position < at and _evidence(ctx, value, depth + 1):
             return True
     for owner in ctx.ancestors(name):
-        if isinstance(owner, (cst.For, cst.CompFor)) and _target_binds(owner.target, name.value):
+        if isinstance(owner, (cst.For, cst.CompFor)) and any(n.value == name.value for n in target_names(owner.target)):
             return _loader(ctx, owner.iter, depth)
         if owner is function:
             break
@@ -228,33 +216,11 @@ def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[i
             if module and ctx.enclosing(a, cst.FunctionDef) is not None:
                 continue  # a function's local, not the module-level name
             targets = [a.target] if isinstance(a, cst.AnnAssign) else [t.target for t in a.targets]
-            names: List[str] = []
             for t in targets:
-                _bound_names(t, names)
-            for n in names:
-                table.setdefault(n, []).append((program.position(ctx, a), a.value))
+                for n in target_names(t):
+                    table.setdefault(n.value, []).append((program.position(ctx, a), a.value))
         tables[scope] = table
     return table
-
-
-def _bound_names(target: cst.BaseExpression, out: List[str]) -> None:
-    if isinstance(target, cst.Name):
-        out.append(target.value)
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            _bound_names(el.value, out)
-    elif isinstance(target, cst.StarredElement):
-        _bound_names(target.value, out)
-
-
-def _target_binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_target_binds(el.value, name) for el in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _target_binds(target.value, name)
-    return False
 
 
 def _loader(ctx: FileContext, it: cst.BaseExpression, depth: int) -> bool:

@@ -15,11 +15,12 @@ bound that is not tied to a tensor's first dimension are left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, assignment_targets
+from torchlint.analysis.names import target_names
 from torchlint.analysis.shapes import int_literal, is_tensor, shape_of
 
 RANGE = frozenset({"builtins.range"})
@@ -361,7 +362,7 @@ def carries_state(ctx: FileContext, loop: cst.For) -> bool:
     for node in ctx.contents(loop).assigns:
         if isinstance(node, cst.Assign):
             for t in node.targets:
-                for n in _target_names(t.target):
+                for n in target_names(t.target):
                     assigned.append((n.value, node))
         elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.value is not None:
             assigned.append((node.target.value, node))  # type: ignore[arg-type]
@@ -380,16 +381,6 @@ def carries_state(ctx: FileContext, loop: cst.For) -> bool:
     return False
 
 
-def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _target_names(el.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
-
-
 def _is_target_name(ctx: FileContext, name: cst.Name) -> bool:
     parent = ctx.parent(name)
     return isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)) or (
@@ -402,7 +393,7 @@ def assigns_to(ctx: FileContext, loop: cst.For, expr: cst.BaseExpression) -> boo
     code = ctx.code(expr).strip()
     for node in ctx.contents(loop).assigns:
         for t in assignment_targets(node):
-            names = list(_target_names(t)) if not isinstance(t, cst.Attribute) else [t]
+            names = list(target_names(t)) if not isinstance(t, cst.Attribute) else [t]
             if any(ctx.code(n).strip() == code for n in names):
                 return True
     return False
@@ -850,7 +841,7 @@ def batchable_body(ctx: FileContext, loop: cst.For, rows: Sequence[cst.Subscript
                     if isinstance(target, cst.Subscript):
                         collected = True  # out[i] = ...
                     elif isinstance(target, (cst.Name, cst.Tuple, cst.List)):
-                        for name in _target_names(target):
+                        for name in target_names(target):
                             work.extend(
                                 n for n in ctx.names_in(body, name.value) if not _is_target_name(ctx, n)
                             )

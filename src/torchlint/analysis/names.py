@@ -65,14 +65,15 @@ def _import_module_name(node: cst.ImportFrom) -> str:
     return "." * len(node.relative) + (mod or "")
 
 
-def _target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
+def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
+    """The names an assignment, loop or ``with`` target binds (``a, (b, *c)`` -> a, b, c)."""
     if isinstance(target, cst.Name):
         yield target
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
-            yield from _target_names(el.value)
+            yield from target_names(el.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 class NameResolver:
@@ -190,7 +191,7 @@ class NameResolver:
             elif isinstance(target, cst.Attribute):
                 self._record_attr(target, node.value)
             else:
-                for name in _target_names(target):
+                for name in target_names(target):
                     self._bind_local(self.scope, name.value, None)
 
     def _enter_annassign(self, node: cst.AnnAssign) -> None:
@@ -216,16 +217,16 @@ class NameResolver:
             scope.parent.attrs.setdefault(target.attr.value, []).append(value)
 
     def _enter_for(self, node: cst.For) -> None:
-        for name in _target_names(node.target):
+        for name in target_names(node.target):
             self._bind_local(self.scope, name.value, None)
 
     def _enter_comp_for(self, node: cst.CompFor) -> None:
-        for name in _target_names(node.target):
+        for name in target_names(node.target):
             self._bind_local(self.scope, name.value, None)
 
     def _enter_with_item(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            for name in _target_names(node.asname.name):
+            for name in target_names(node.asname.name):
                 self._bind_local(self.scope, name.value, None)
 
     def _enter_import(self, node: cst.CSTNode) -> None:

@@ -21,7 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, receiver
-from torchlint.analysis.names import dotted_name
+from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.ops import (
     OpUse,
     exp_use,
@@ -34,6 +34,7 @@ from torchlint.analysis.ops import (
     sum_use,
 )
 from torchlint.analysis.program import position
+from torchlint.analysis.steps import exclusive_branches
 from torchlint.analysis.walk import iter_nodes
 
 #: The dim of a softmax called without one (``F.softmax(x)``): torch picks it from the rank.
@@ -404,7 +405,7 @@ def _integer_name_of(flow: Flow, name: cst.Name, depth: int) -> bool:
     at = position(ctx, use)
     loops: Optional[List[frozenset]] = None  # the nodes of the loops around the use, found when needed
     for a in ctx.contents(scope).assigns:
-        if a is use or ctx.is_inside(use, a) or _exclusive(ctx, a, use):
+        if a is use or ctx.is_inside(use, a) or exclusive_branches(ctx, a, use):
             continue
         if position(ctx, a) > at:
             if loops is None:
@@ -432,7 +433,7 @@ def _binds_name(node: cst.CSTNode, name: str) -> bool:
         target: Optional[cst.BaseExpression] = node.target
     else:
         target = node.asname.name if isinstance(node, cst.WithItem) and node.asname is not None else None
-    return target is not None and any(n.value == name for n in names_of(target))
+    return target is not None and any(n.value == name for n in target_names(target))
 
 
 def _node_ids(node: cst.CSTNode) -> frozenset:
@@ -445,18 +446,6 @@ def _reads(expr: cst.BaseExpression, name: str) -> bool:
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return isinstance(expr, cst.Name) and expr.value == name
-
-
-def _exclusive(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    """``a`` and ``b`` sit in different branches of one ``if``: never both run."""
-    for owner in ctx.ancestors(a):
-        if isinstance(owner, cst.If) and ctx.is_inside(b, owner):
-            in_body_a = ctx.is_inside(a, owner.body)
-            in_body_b = ctx.is_inside(b, owner.body)
-            if owner.orelse is None:
-                return False
-            return in_body_a != in_body_b and not ctx.is_inside(b, owner.test) and not ctx.is_inside(a, owner.test)
-    return False
 
 
 def _nonpositive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:

@@ -180,7 +180,8 @@ def exclusive_branches(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool
                 from_a, from_b = chain[id(anc)], prev
                 in_body_a = from_a is anc.body
                 in_body_b = prev is anc.body
-                return from_a is not from_b and (in_body_a or in_body_b)
+                in_test = from_a is anc.test or from_b is anc.test  # the test runs before either branch
+                return from_a is not from_b and (in_body_a or in_body_b) and not in_test
             return False
         prev = anc
     return False
