@@ -74,7 +74,8 @@ def remove_stale_temps(paths: Iterable[str]) -> List[str]:
 
 
 def _copy_metadata(src_st: os.stat_result, real: str, tmp_fd: int) -> None:
-    os.fchmod(tmp_fd, stat.S_IMODE(src_st.st_mode))
+    """Owner and group first, then the mode: changing the owner clears the setuid and setgid bits, so a
+    mode set before it would lose them."""
     if hasattr(os, "fchown"):
         try:
             os.fchown(tmp_fd, src_st.st_uid, src_st.st_gid)
@@ -84,6 +85,7 @@ def _copy_metadata(src_st: os.stat_result, real: str, tmp_fd: int) -> None:
                 os.fchown(tmp_fd, -1, src_st.st_gid)
             except OSError:
                 pass
+    os.fchmod(tmp_fd, stat.S_IMODE(src_st.st_mode))
     if hasattr(os, "listxattr"):
         try:
             names = os.listxattr(real)

@@ -7,9 +7,11 @@ size) and content digest, and an HMAC under a per-user secret kept outside the r
 the file, plain message text) are dropped.  The folder is ``<cache-dir>/<code fingerprint>/``, where the
 fingerprint hashes the source of torchlint and its rules, so an edited rule never serves stale results.
 
-The cache folder is marked with a ``CACHEDIR.TAG``; torchlint writes only into a folder that carries it
-(creating one, with a ``.gitignore``, when the folder does not exist), never through a symlink, and
-``torchlint clean`` removes only a marked folder.
+The cache folder is marked with a ``CACHEDIR.TAG`` that says torchlint created it; torchlint writes only
+into a folder that carries torchlint's own tag (creating one, with a ``.gitignore``, when the folder does
+not exist or is empty), never through a symlink, and ``torchlint clean`` removes only such a folder.  The
+standard tag alone (another tool's cache: a cargo ``target/``) is not enough.  When the cache cannot be
+used, :attr:`Cache.problem` says why.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.atomic import TEMP_SUFFIX, is_temp_name, remove_stale_temps, temp_prefix
 from torchlint.engine import Diagnostic, Edit, FixInfo
+from torchlint.reading import ReadRefused, read_limited
 
 DEFAULT_DIR = ".torchlint_cache"
 MARKER = "CACHEDIR.TAG"
@@ -78,7 +81,7 @@ def machine_secret() -> Optional[bytes]:
     path = _secret_path()
     for _ in range(2):
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
             try:
                 st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
@@ -157,10 +160,14 @@ def _decode(path: str, row: Any, codes: Collection[str], n_lines: int) -> Diagno
     return Diagnostic(path, line, col, code, message, end_line, end_col, info, cell, file_line, file_end_line)
 
 
+#: the largest cache file read back, and the largest project module whose digest a cache entry keeps
+CACHE_MAX_BYTES = 512 << 20
+DEPENDENCY_MAX_BYTES = 16 << 20
+
+
 def file_digest(path: str) -> Optional[str]:
     try:
-        with open(path, "rb") as fh:
-            return digest(fh.read())
+        return digest(read_limited(path, DEPENDENCY_MAX_BYTES)[0])
     except OSError:
         return None
 
@@ -169,31 +176,37 @@ def _unchanged(deps: Dict[str, Optional[str]]) -> bool:
     return all(file_digest(p) == d for p, d in deps.items())
 
 
-def _owned_folder(folder: str) -> bool:
+def _owned_folder(folder: str) -> Optional[str]:
     """Make sure ``folder`` is a cache folder torchlint may write into: not a symlink, and either
     created now, or an existing empty folder (``--cache-dir "$(mktemp -d)"``) — both get the marker and a
-    .gitignore — or a folder already carrying the marker."""
+    .gitignore — or a folder already carrying torchlint's marker.  None when it is; else why not."""
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
         try:
             os.makedirs(folder)
         except FileExistsError:
-            return _owned_folder(folder) if not os.path.islink(folder) else False
-        except OSError:
-            return False
-        return _mark(folder)
-    except OSError:
-        return False
+            return _owned_folder(folder) if not os.path.islink(folder) else "it is a symlink"
+        except OSError as exc:
+            return f"it cannot be created: {exc.strerror or exc}"
+        return None if _mark(folder) else "it cannot be marked as torchlint's cache"
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symlink"
     if not stat.S_ISDIR(st.st_mode):
-        return False
+        return "it is not a folder"
     if has_marker(folder):
-        return True
+        return None
     try:
         empty = not os.listdir(folder)
-    except OSError:
-        return False
-    return empty and _mark(folder)
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    if not empty:
+        if os.path.lexists(os.path.join(folder, MARKER)):
+            return "it holds another tool's cache (its CACHEDIR.TAG was not written by torchlint)"
+        return "it holds other files and is not torchlint's cache"
+    return None if _mark(folder) else "it cannot be marked as torchlint's cache"
 
 
 def _mark(folder: str) -> bool:
@@ -207,14 +220,16 @@ def _mark(folder: str) -> bool:
 
 
 def has_marker(folder: str) -> bool:
-    try:
-        fd = os.open(os.path.join(folder, MARKER), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    """Whether ``folder`` carries the tag torchlint writes (not only the standard signature: another
+    tool's cache tag does not make a folder torchlint's)."""
+    path = os.path.join(folder, MARKER)
+    if os.path.islink(path):
         return False
     try:
-        return os.read(fd, 64).startswith(MARKER_TEXT.split("\n", 1)[0].encode())
-    finally:
-        os.close(fd)
+        data, _ = read_limited(path, 4096)
+    except ReadRefused:
+        return False
+    return data.startswith(MARKER_TEXT.encode())
 
 
 class Cache:
@@ -227,18 +242,18 @@ class Cache:
         self.entries: Dict[str, list] = {}
         self.dirty = False
         self.secret = machine_secret()
-        self.usable = self.secret is not None and _owned_folder(folder)
+        #: why the cache is off (None: it is on, or off for want of a per-user secret)
+        self.problem = None if self.secret is None else _owned_folder(folder)
+        self.usable = self.secret is not None and self.problem is None
         if not self.usable:
             return
         try:
-            fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    return
-                data = json.loads(fh.read().decode("utf-8"))
+            if os.path.islink(self.file):
+                return
+            data = json.loads(read_limited(self.file, CACHE_MAX_BYTES)[0].decode("utf-8"))
             if isinstance(data, dict):
                 self.entries = data
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             self.entries = {}
 
     def _mac(self, path: str, content_digest: str, ident: FileIdentity, rows: list) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
-from torchlint.atomic import is_temp_name, remove_stale_temps
+from torchlint.atomic import FileChangedError, is_temp_name, remove_stale_temps
 from torchlint.config import Config, ConfigError, check_codes, ignored_for, select_rules
 from torchlint.engine import (
     Diagnostic,
@@ -18,8 +18,18 @@ from torchlint.engine import (
     lint_file,
     lint_files,
 )
-from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any, read_regular
+from torchlint.files import (
+    DEFAULT_EXCLUDE,
+    MAX_BYTES,
+    SourceError,
+    decode,
+    discover,
+    file_limit,
+    matches_any,
+    read_regular,
+)
 from torchlint.fixes import write_atomic
+from torchlint.reading import size_text
 from torchlint.workers import lint_text
 from torchlint import report
 from torchlint.projects import ConfigResolver, fixed_config, group_by_config
@@ -95,6 +105,8 @@ def run_check(opts: CheckOptions) -> int:
             for problem in found.unreadable:
                 _err(f"error: {problem}")
                 status = 2
+            for note in found.warnings:
+                _err(f"warning: {note}")
             remove_stale_temps(found.temps)
         files = sorted({os.path.abspath(f): f for f in reversed(files)}.values())
         if not files and status == 0:
@@ -126,6 +138,14 @@ def run_check(opts: CheckOptions) -> int:
             try:
                 write_atomic(res.path, res.fixed_source, encoding, mtime, size)
                 fixed += res.fixed_count
+            except FileChangedError as exc:
+                if _already_written(res.path, res.fixed_source, encoding):
+                    # another name of the same file (a hard link) was fixed first, to this very text
+                    fixed += res.fixed_count
+                else:
+                    write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
+                    again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
+                    res.diagnostics = again.diagnostics
             except (OSError, UnicodeEncodeError) as exc:
                 write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
                 # the file is unchanged: show what was found in it, fixes not applied
@@ -134,6 +154,7 @@ def run_check(opts: CheckOptions) -> int:
         res.fixed_source = res.original_source = None
         return res
 
+    cache_warnings: Dict[str, str] = {}
     for gcfg, gfiles in groups.values():
         settings = _settings(opts, gcfg, rules)
         max_bytes = gcfg.max_file_size or MAX_BYTES
@@ -141,12 +162,16 @@ def run_check(opts: CheckOptions) -> int:
         tasks.extend(gtasks)
         by_path = {t.path: t for t in gtasks}
         _lint_group(opts, gcfg, gtasks, settings, max_bytes, fixing, results,
-                    lambda res, s=settings, m=max_bytes: settle(res, by_path[res.path], s, m))
+                    lambda res, s=settings, m=max_bytes: settle(res, by_path[res.path], s, m), cache_warnings)
+    for folder, why in cache_warnings.items():
+        _err(f"warning: cache folder {folder} not used: {why}; caching is off")
     tasks.sort(key=lambda t: t.path)
 
     diagnostics: List[Diagnostic] = []
+    not_checked = 0  # files skipped (over a size limit): the run cannot say all checks passed
     for t in tasks:
         res = results[t.path]
+        not_checked += bool(res.warnings)
         for w in res.warnings:
             _err(f"warning: {w}")
         for e in res.errors:
@@ -161,9 +186,11 @@ def run_check(opts: CheckOptions) -> int:
     diff_changes = bool(diffs)
 
     diagnostics.sort(key=Diagnostic.sort_key)
-    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2)
+    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2, not_checked=not_checked)
     if status == 2:
         return 2
+    if not_checked:  # a file skipped is a file not checked: never a clean exit, even with --exit-zero
+        return 1
     if opts.diff:
         return 1 if diff_changes else (0 if not diagnostics or opts.exit_zero else 1)
     if diagnostics and not opts.exit_zero:
@@ -207,9 +234,11 @@ def _temps_beside(files: Sequence[str]) -> List[str]:
 
 def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings: Settings, max_bytes: int,
                 fixing: bool, results: Dict[str, FileResult],
-                settle: Callable[[FileResult], FileResult] = lambda res: res) -> None:
+                settle: Callable[[FileResult], FileResult] = lambda res: res,
+                cache_warnings: Optional[Dict[str, str]] = None) -> None:
     """Lint the files that share one configuration, through the cache when it may be used; ``settle``
-    handles each fresh result as it arrives (writes its fixes) before it is kept."""
+    handles each fresh result as it arrives (writes its fixes) before it is kept.  Why a cache folder
+    could not be used goes into ``cache_warnings`` (folder -> reason)."""
     cache: Optional[Cache] = None
     digests: Dict[str, Tuple[str, FileIdentity]] = {}
     todo = tasks
@@ -226,9 +255,12 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
             ]
         )
         cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key, [r.CODE for r in enabled])
+        if cache.problem is not None and cache_warnings is not None:
+            cache_warnings.setdefault(cache.root, cache.problem)
         todo = []
         for t in tasks:
-            pre = read_regular(t.path, max_bytes) if cache.usable else None
+            # the whole file or nothing: a digest of a prefix would serve one file's results for another
+            pre = read_regular(t.path, file_limit(t.path, max_bytes)) if cache.usable else None
             if pre is None:  # not a regular file (a FIFO must not be opened for reading), or unreadable
                 todo.append(t)
                 continue
@@ -243,10 +275,20 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
 
     for res in lint_files(todo, settings, opts.jobs, max_bytes, cfg.file_timeout):
         results[res.path] = settle(res)
-        if cache is not None and not res.errors and res.cacheable and res.path in digests:
+        if cache is not None and not res.errors and not res.warnings and res.cacheable and res.path in digests:
             cache.put(res.path, *digests[res.path], res.diagnostics, res.dependencies)
     if cache is not None:
         cache.save()
+
+
+def _already_written(path: str, fixed_source: str, encoding: str) -> bool:
+    """Whether the file already holds exactly ``fixed_source`` (a hard link to it was fixed first)."""
+    try:
+        expected = fixed_source.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    got = read_regular(path, len(expected))
+    return got is not None and got[0] == expected
 
 
 def _no_fix(settings: Settings) -> Settings:
@@ -270,7 +312,7 @@ def _file_diff(path: str, before: str, after: str) -> str:
 
 
 def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
-          nothing_checked: bool = False, failed: bool = False) -> None:
+          nothing_checked: bool = False, failed: bool = False, not_checked: int = 0) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     if opts.statistics:
@@ -290,12 +332,30 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
             text = report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix)
             if failed:  # errors were reported: the checks did not all pass
                 text = text.replace("All checks passed!\n", "Errors occurred; see the messages above.\n")
+            elif not_checked:  # files were skipped: they were not checked, so nothing says they pass
+                skipped = f"{not_checked} file{'s' if not_checked != 1 else ''} not checked; see the warnings above.\n"
+                if "All checks passed!\n" in text:
+                    text = text.replace("All checks passed!\n", skipped)
+                else:
+                    first, _, rest = text.partition("\n")
+                    text = first + "\n" + skipped + rest
             out.write(text)
 
 
 def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, force_exclude, rule_map) -> int:
     name = opts.stdin_filename or "-"
-    data = sys.stdin.buffer.read()
+    max_bytes = cfg.max_file_size or MAX_BYTES
+    limit = file_limit(name, max_bytes)
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:  # not read whole: with --fix, what came in goes out unchanged
+        _err(f"warning: {name}: input too large (over {size_text(limit)}); skipped")
+        if opts.fix:
+            sys.stdout.buffer.write(data)
+            for chunk in iter(lambda: sys.stdin.buffer.read(1 << 20), b""):
+                sys.stdout.buffer.write(chunk)
+        elif not opts.quiet and opts.output_format == "text" and not opts.diff:
+            sys.stdout.write("1 file not checked; see the warnings above.\n")
+        return 1
     if opts.stdin_filename and force_exclude:
         try:
             rel = os.path.relpath(os.path.abspath(opts.stdin_filename), cfg.root)

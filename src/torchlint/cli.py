@@ -6,6 +6,7 @@ Heavy modules (libcst, the rules) are imported inside the commands so ``--versio
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -146,7 +147,61 @@ def check(
         quiet=quiet,
         noqa=not disable_noqa,
     )
-    sys.exit(guarded(lambda: run_check(opts), verbose))
+    sys.exit(guarded(lambda: _quiet_broken_pipe(lambda: run_check(opts)), verbose))
+
+
+class _PipeGuard:
+    """A stream that ends quietly when its reader goes away (``torchlint . | head``): the first
+    ``BrokenPipeError`` points the descriptor at the null device, and what is written after it is
+    dropped, so the run finishes and exits with its own status, as grep and ruff do."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._buffer = None
+        self.broken = False
+
+    def _call(self, method: str, *args):
+        if self.broken:
+            return len(args[0]) if args else None
+        try:
+            return getattr(self._stream, method)(*args)
+        except BrokenPipeError:
+            self.broken = True
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stream.fileno())
+                os.close(null)
+            except (OSError, ValueError, AttributeError):
+                pass
+            return len(args[0]) if args else None
+
+    def write(self, text):
+        return self._call("write", text)
+
+    def flush(self):
+        return self._call("flush")
+
+    @property
+    def buffer(self):
+        if self._buffer is None:
+            self._buffer = _PipeGuard(self._stream.buffer)
+        return self._buffer
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _quiet_broken_pipe(command: "Callable[[], int]") -> int:
+    """Run ``command`` with stdout guarded by :class:`_PipeGuard`."""
+    real = sys.stdout
+    guard = _PipeGuard(real)
+    sys.stdout = guard  # type: ignore[assignment]
+    try:
+        status = command()
+        guard.flush()
+        return status
+    finally:
+        sys.stdout = real
 
 
 def guarded(command: "Callable[[], int]", verbose: bool) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
+from torchlint.reading import CONFIG_MAX_BYTES, ReadRefused, read_limited
 from torchlint.rule import LintRule
 
 if sys.version_info >= (3, 11):
@@ -68,10 +69,9 @@ def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
 
 def _read_table(path: str) -> Optional[Dict[str, Any]]:
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_limited(path, CONFIG_MAX_BYTES)[0].decode("utf-8"))
+    except ReadRefused as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
     except UnicodeDecodeError as exc:

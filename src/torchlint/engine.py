@@ -691,7 +691,10 @@ def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: O
     from torchlint.notebook import is_notebook, lint_notebook
 
     try:
-        inner = (lint_notebook if is_notebook(task.path) else lint_source)(task.path, text, sub)
+        if is_notebook(task.path):
+            inner = lint_notebook(task.path, text, sub, max_code_bytes=max_bytes or None)
+        else:
+            inner = lint_source(task.path, text, sub)
     except Exception as exc:  # never lose the run to one file
         result.errors.append(f"{task.path}: internal error: {type(exc).__name__}: {exc}")
         return result

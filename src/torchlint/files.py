@@ -10,11 +10,12 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
 import tokenize
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Iterable, List, Optional, Sequence, Tuple
+
+from torchlint.reading import IGNORE_MAX_BYTES, ReadRefused, read_limited, read_text, too_large
 
 DEFAULT_EXCLUDE = (
     ".bzr",
@@ -45,6 +46,14 @@ DEFAULT_EXCLUDE = (
 PY_SUFFIXES = (".py", ".pyi")
 LINT_SUFFIXES = PY_SUFFIXES + (".ipynb",)  # what a folder walk picks up
 MAX_BYTES = 8 * 1024 * 1024
+#: a notebook file may be larger than ``max-file-size`` (outputs: images, tables); its code cells may not
+NOTEBOOK_MAX_BYTES = 100 * 1024 * 1024
+
+
+def file_limit(path: str, max_bytes: int) -> int:
+    """The most bytes read of the file at ``path``: ``max_bytes``, or for a notebook the larger
+    notebook limit (its code is measured against ``max_bytes`` once the JSON is read)."""
+    return max(max_bytes, NOTEBOOK_MAX_BYTES) if path.lower().endswith(".ipynb") else max_bytes
 
 
 # -- excludes ------------------------------------------------------------------------------------
@@ -243,15 +252,31 @@ def _wildmatch_regex(pattern: str) -> Optional[str]:
     return "".join(out)
 
 
-def _load_gitignore(folder: str) -> Optional[_GitIgnore]:
-    return _load_ignore_file(os.path.join(folder, ".gitignore"), folder)
+Notes = Optional[List[str]]  # where a refused ignore or git file is reported ("path: reason; ignored")
 
 
-def _load_ignore_file(path: str, base: str) -> Optional[_GitIgnore]:
+def _refused(notes: Notes, path: str, exc: ReadRefused) -> None:
+    if notes is not None:
+        notes.append(f"{path}: {exc}; not used")
+
+
+def _load_gitignore(folder: str, notes: Notes = None) -> Optional[_GitIgnore]:
+    path = os.path.join(folder, ".gitignore")
+    if not os.path.lexists(path):
+        return None
+    return _load_ignore_file(path, folder, notes)
+
+
+def _load_ignore_file(path: str, base: str, notes: Notes = None) -> Optional[_GitIgnore]:
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            return _GitIgnore(base, fh.read().split("\n"))
-    except (OSError, ValueError):
+        text = read_text(path, IGNORE_MAX_BYTES, errors="surrogateescape")
+    except ReadRefused as exc:
+        if os.path.lexists(path):
+            _refused(notes, path, exc)
+        return None
+    try:
+        return _GitIgnore(base, text.split("\n"))
+    except (ValueError, RecursionError):
         return None
 
 
@@ -278,36 +303,39 @@ def _repo_root(folder: str) -> Optional[str]:
         cur = parent
 
 
-def _git_dirs(root: str) -> Tuple[Optional[str], Optional[str]]:
+def _git_dirs(root: str, notes: Notes = None) -> Tuple[Optional[str], Optional[str]]:
     """(the repository's git folder, its common folder) for ``root/.git`` (a folder or a `gitdir:` file)."""
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):
         return dot_git, dot_git
     try:
-        with open(dot_git, encoding="utf-8") as fh:
-            first = fh.readline().strip()
-    except (OSError, ValueError):
+        first = read_text(dot_git, IGNORE_MAX_BYTES).split("\n", 1)[0].strip()
+    except ReadRefused as exc:
+        _refused(notes, dot_git, exc)
         return None, None
     if not first.startswith("gitdir:"):
         return None, None
     gitdir = os.path.join(root, first[len("gitdir:"):].strip())
     common = gitdir
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-            common = os.path.normpath(os.path.join(gitdir, fh.readline().strip()))
-    except (OSError, ValueError):
-        pass
+    commondir = os.path.join(gitdir, "commondir")
+    if os.path.lexists(commondir):
+        try:
+            common = os.path.normpath(os.path.join(gitdir, read_text(commondir, IGNORE_MAX_BYTES).split("\n", 1)[0].strip()))
+        except ReadRefused as exc:
+            _refused(notes, commondir, exc)
     return gitdir, common
 
 
-def _config_excludes_file(config_files: Sequence[str]) -> Optional[str]:
+def _config_excludes_file(config_files: Sequence[str], notes: Notes = None) -> Optional[str]:
     """``core.excludesFile`` from git configuration files (later files win)."""
     value: Optional[str] = None
     for path in config_files:
+        if not os.path.lexists(path):
+            continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-        except OSError:
+            text = read_text(path, IGNORE_MAX_BYTES)
+        except ReadRefused as exc:
+            _refused(notes, path, exc)
             continue
         section = ""
         for raw in text.splitlines():
@@ -328,25 +356,26 @@ def _config_excludes_file(config_files: Sequence[str]) -> Optional[str]:
     return value
 
 
-def _repository_excludes(root: str) -> List[_GitIgnore]:
+def _repository_excludes(root: str, notes: Notes = None) -> List[_GitIgnore]:
     """core.excludesFile, then .git/info/exclude: the lowest-precedence ignore files of the repository."""
-    gitdir, common = _git_dirs(root)
+    gitdir, common = _git_dirs(root, notes)
     home = os.path.expanduser("~")
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     configs = [os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
     if common:
         configs.append(os.path.join(common, "config"))
-    excludes_file = _config_excludes_file(configs) or os.path.join(xdg, "git", "ignore")
+    excludes_file = _config_excludes_file(configs, notes) or os.path.join(xdg, "git", "ignore")
     found: List[_GitIgnore] = []
     for path in (excludes_file, os.path.join(common, "info", "exclude") if common else None):
         if path:
-            gi = _load_ignore_file(path if os.path.isabs(path) else os.path.join(root, path), root)
+            full = path if os.path.isabs(path) else os.path.join(root, path)
+            gi = _load_ignore_file(full, root, notes) if os.path.lexists(full) else None
             if gi is not None:
                 found.append(gi)
     return found
 
 
-def _enclosing_gitignores(folder: str) -> List[_GitIgnore]:
+def _enclosing_gitignores(folder: str, notes: Notes = None) -> List[_GitIgnore]:
     """The ignore files that apply above ``folder``: the repository's excludes, then the .gitignore
     files of the folders from the repository root down to ``folder``'s parent."""
     cur = os.path.abspath(folder)
@@ -358,9 +387,9 @@ def _enclosing_gitignores(folder: str) -> List[_GitIgnore]:
             break  # not in a repository: every .gitignore above counts
         cur = parent
         chain.append(cur)
-    found = _repository_excludes(root) if root is not None else []
+    found = _repository_excludes(root, notes) if root is not None else []
     for d in reversed(chain):
-        gi = _load_gitignore(d)
+        gi = _load_gitignore(d, notes)
         if gi is not None:
             found.append(gi)
     return found
@@ -372,6 +401,7 @@ class Discovery:
     missing: List[str]
     unreadable: List[str] = field(default_factory=list)  # "folder: reason" for folders not walked
     temps: List[str] = field(default_factory=list)  # temporary files of ours seen in the walk
+    warnings: List[str] = field(default_factory=list)  # ignore files not read ("path: reason; not used")
 
 
 def discover(
@@ -386,6 +416,7 @@ def discover(
     missing: List[str] = []
     unreadable: List[str] = []
     temps: List[str] = []
+    notes: List[str] = []
     seen = set()
 
     def rel_to_root(p: str) -> str:
@@ -408,7 +439,7 @@ def discover(
             if force_exclude and matches_any(rel_to_root(path), exclude):
                 continue
             if force_exclude and respect_gitignore and _git_ignored(
-                _enclosing_gitignores(os.path.dirname(os.path.abspath(path))) + _own(os.path.dirname(path) or "."),
+                _enclosing_gitignores(os.path.dirname(os.path.abspath(path)), notes) + _own(os.path.dirname(path) or ".", notes),
                 os.path.abspath(path),
                 False,
             ):
@@ -417,12 +448,12 @@ def discover(
             continue
         if force_exclude and matches_any(rel_to_root(path), exclude):
             continue
-        base_ignores = _enclosing_gitignores(path) if respect_gitignore else []
+        base_ignores = _enclosing_gitignores(path, notes) if respect_gitignore else []
         stack: List[Tuple[str, List[_GitIgnore]]] = [(path, base_ignores)]
         while stack:
             folder, ignores = stack.pop()
             if respect_gitignore:
-                gi = _load_gitignore(folder)
+                gi = _load_gitignore(folder, notes)
                 if gi is not None:
                     ignores = ignores + [gi]
             try:
@@ -453,11 +484,11 @@ def discover(
             for d in reversed(subdirs):
                 stack.append((d, ignores))
     files.sort()
-    return Discovery(files, missing, unreadable, temps)
+    return Discovery(files, missing, unreadable, temps, list(dict.fromkeys(notes)))
 
 
-def _own(folder: str) -> List[_GitIgnore]:
-    gi = _load_gitignore(folder)
+def _own(folder: str, notes: Notes = None) -> List[_GitIgnore]:
+    gi = _load_gitignore(folder, notes)
     return [gi] if gi is not None else []
 
 
@@ -493,47 +524,31 @@ def decode(data: bytes) -> Tuple[str, str]:
     return text, encoding
 
 
-def _open_regular(path: str) -> Tuple[int, os.stat_result]:
-    """An open descriptor on ``path`` and its status; a FIFO or device is opened without blocking and
-    refused, so no special file can stall the run."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SourceError("not a regular file")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st
-
-
 def read_regular(path: str, max_bytes: int) -> Optional[Tuple[bytes, Tuple[int, int, int, int]]]:
-    """(up to ``max_bytes + 1`` bytes, (device, inode, mtime, size)) of a regular file; None otherwise."""
+    """(the bytes, (device, inode, mtime, size)) of a regular file of at most ``max_bytes``; None
+    otherwise (a FIFO or device is never opened for reading, a larger file is not read)."""
     try:
-        fd, st = _open_regular(path)
-    except (OSError, SourceError):
+        data, st = read_limited(path, max_bytes)
+    except ReadRefused:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            data = fh.read(max_bytes + 1)
-        except OSError:
-            return None
     return data, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def read_source(path: str, max_bytes: int = MAX_BYTES) -> Source:
+    """The text of a file to lint.  A notebook may be as large as the notebook limit: its code cells
+    are measured against ``max_bytes`` once its JSON is read."""
+    limit = file_limit(path, max_bytes)
     try:
-        fd, st = _open_regular(path)
-        with os.fdopen(fd, "rb") as fh:
-            if st.st_size > max_bytes:
-                raise SourceError(f"file too large ({st.st_size / 1048576:.1f} MiB > {max_bytes / 1048576:.0f} MiB); skipped", warning=True)
-            data = fh.read()
-    except SourceError:
-        raise
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise SourceError(f"cannot read file: {reason}") from None
+        data, st = read_limited(path, limit)
+    except ReadRefused as exc:
+        if exc.too_large:
+            raise SourceError(f"{exc}; skipped", warning=True) from None
+        raise SourceError(str(exc)) from None
     text, encoding = decode(data)
     return Source(text, encoding, st.st_mtime_ns, st.st_size)
+
+
+def code_too_large(code_bytes: int, max_bytes: int) -> SourceError:
+    """The warning for a notebook whose code cells hold more than ``max_bytes``."""
+    return SourceError(too_large(code_bytes, max_bytes).replace("file too large", "notebook code too large", 1)
+                       + "; skipped", warning=True)

@@ -446,7 +446,7 @@ def _render_source(nb: Notebook, cell: Cell, new: str) -> str:
         close_indent = t[_line_start(t, end - 1):end - 1]
         nl = "\r\n" if "\r\n" in original else "\n"
     elif items:  # one-line list
-        sep = original[items[0][1]:items[1][0]] if len(items) > 1 else nb.list_sep
+        sep = t[items[0][1]:items[1][0]] if len(items) > 1 else nb.list_sep  # items: positions in the file
         return "[" + sep.join(pieces) + "]"
     else:  # "[]": indent from the key's line
         key_line = t[_line_start(t, start):start]
@@ -498,9 +498,16 @@ def _cell_parse_error(path: str, cell: Cell, python: str):
         return Diagnostic(path, d.line, d.col, PARSE_ERROR, d.message, cell=cell.index + 1)
 
 
-def lint_notebook(path: str, text: str, settings):
+def code_bytes(nb: Notebook) -> int:
+    """The size of the notebook's code (its code cells' sources, UTF-8): what ``max-file-size`` limits,
+    so a notebook with megabytes of image outputs is still linted."""
+    return sum(len(c.text.encode("utf-8", "surrogatepass")) for c in nb.cells)
+
+
+def lint_notebook(path: str, text: str, settings, max_code_bytes: Optional[int] = None):
     """Lint (and fix, in memory) one notebook's text: a FileResult whose diagnostics carry their cell
-    and whose ``fixed_source`` is the new notebook file."""
+    and whose ``fixed_source`` is the new notebook file.  A notebook with more than ``max_code_bytes``
+    of code is skipped with a warning."""
     from torchlint.engine import PARSE_ERROR, Diagnostic, FileResult, file_noqa, lint_source
 
     result = FileResult(path)
@@ -511,6 +518,11 @@ def lint_notebook(path: str, text: str, settings):
         return result
     if nb.language is not None and nb.language != "python":
         result.skipped = True
+        return result
+    if max_code_bytes is not None and code_bytes(nb) > max_code_bytes:
+        from torchlint.files import code_too_large
+
+        result.warnings.append(f"{path}: {code_too_large(code_bytes(nb), max_code_bytes)}")
         return result
     for cell in nb.cells:
         mask_cell(cell)

@@ -49,6 +49,7 @@ from torchlint.analysis.ops import (
     SOFTMAX_LAYERS,
 )
 from torchlint.analysis.walk import iter_nodes
+from torchlint.reading import read_text
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
@@ -188,6 +189,7 @@ _ROOTS: Dict[str, Optional[str]] = {}
 #: classes, its utilities) without holding every project file it ever read.
 _PARSED: "OrderedDict[Tuple[str, int, int], Optional[FileContext]]" = OrderedDict()
 _PARSED_MAX = 48
+_MAX_MODULE_BYTES = 2_000_000  # a project module larger than this is not read
 
 
 def project_root(path: str) -> Optional[str]:
@@ -256,7 +258,7 @@ def _content_key(path: str) -> Optional[Tuple[Tuple[str, int, int], Optional[str
         st = os.stat(path)
     except OSError:
         return None
-    if st.st_size > 2_000_000:
+    if st.st_size > _MAX_MODULE_BYTES:
         return None
     return (full, st.st_mtime_ns, st.st_size), None
 
@@ -275,8 +277,7 @@ def load(path: str) -> Optional[FileContext]:
     _PARSED[key] = None  # a cycle reaching this file again finds nothing
     try:
         if source is None:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                source = fh.read()
+            source = read_text(path, _MAX_MODULE_BYTES)
         module = cst.parse_module(source)
     except Exception:
         return None
@@ -309,8 +310,7 @@ def _mentions(path: str, words: Tuple[str, ...]) -> bool:
         if text is None:
             text = _TEXT.get(key)
         if text is None:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = _TEXT[key] = fh.read()
+            text = _TEXT[key] = read_text(path, _MAX_MODULE_BYTES)
             while len(_TEXT) > _TEXT_MAX:
                 _TEXT.popitem(last=False)
     except OSError:

@@ -13,6 +13,8 @@ import re
 import sys
 from typing import Iterable, List, Optional, Tuple
 
+from torchlint.reading import CONFIG_MAX_BYTES, read_limited, read_text
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -52,9 +54,8 @@ def lower_bound(requirement: str) -> Optional[Version]:
 
 def _pyproject_requirements(path: str) -> Optional[List[str]]:
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(read_limited(path, CONFIG_MAX_BYTES)[0].decode("utf-8"))
+    except (OSError, ValueError):
         return None
     project = data.get("project")
     if not isinstance(project, dict):
@@ -73,8 +74,7 @@ def _pyproject_requirements(path: str) -> Optional[List[str]]:
 
 def _requirements_txt(path: str) -> Optional[List[str]]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read().splitlines()
+        return read_text(path, CONFIG_MAX_BYTES).splitlines()
     except OSError:
         return None
 

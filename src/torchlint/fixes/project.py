@@ -14,13 +14,14 @@ import os
 import re
 from typing import Optional, Tuple
 
+from torchlint.reading import CONFIG_MAX_BYTES, read_text
+
 #: the option shared by the rules whose fixes can target torchlint.runtime
 RUNTIME_FIXES = "runtime-fixes"
 RUNTIME_CHOICES = ("auto", "runtime", "torch")
 
 _MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 _REQUIREMENT = re.compile(r"""(?<![\w.-])torchlint\s*\[[^\]]*\bruntime\b[^\]]*\]""", re.IGNORECASE)
-_MAX_BYTES = 1 << 20
 
 
 def _dependency_files(folder: str) -> Tuple[str, ...]:
@@ -46,8 +47,7 @@ def _project_files(path: str) -> Tuple[str, ...]:
 
 def _declares(file: str) -> bool:
     try:
-        with open(file, "rb") as fh:
-            text = fh.read(_MAX_BYTES).decode("utf-8", "replace")
+        text = read_text(file, CONFIG_MAX_BYTES)
     except OSError:
         return False
     for line in text.splitlines():
