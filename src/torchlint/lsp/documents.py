@@ -20,6 +20,7 @@ from torchlint.config import Config, ConfigError, find_config, ignored_for, pars
 from torchlint.fixes.apply import differing_span
 from torchlint.engine import _NOQA, PARSE_ERROR, Diagnostic, FileTask, Settings, lint_file
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
+from torchlint.reading import too_large
 from torchlint.rule import SAFE, LintRule
 
 CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
@@ -145,6 +146,8 @@ class Analysis:
     cells: Optional[List[Cell]] = None
     #: the project files (absolute paths) the program model read: editing one of them re-analyses this
     dependencies: FrozenSet[str] = frozenset()
+    #: why the document was not analysed (too large), shown in the editor instead of an empty list
+    notice: Optional[str] = None
 
 
 def notebook_text(cells: Sequence[Cell]) -> str:
@@ -196,7 +199,24 @@ def _lint(name: str, text: str, config: DocConfig, settings: Settings, superviso
             set_overlay(None)
     from torchlint.workers import lint_text
 
-    return lint_text(task, text, settings, config.timeout, supervisor, overlay)
+    return lint_text(task, text, settings, editor_timeout(config.timeout, len(text.encode("utf-8", "surrogatepass"))),
+                     supervisor, overlay)
+
+
+#: an editor waits for at most this many times ``file-timeout`` for a document, whatever its size (the
+#: command line gives a large file proportionally more)
+EDITOR_BUDGET_FACTOR = 2.0
+
+
+def editor_timeout(timeout: Optional[float], size: int) -> float:
+    """The ``file-timeout`` to lint a document of ``size`` bytes with, so that its budget (scaled up with
+    the size by the watchdog) stays within :data:`EDITOR_BUDGET_FACTOR` times ``file-timeout``: a
+    6 MB buffer gets a TL000 notice in seconds instead of minutes of silence."""
+    from torchlint.workers import DEFAULT_FILE_TIMEOUT, budget
+
+    limit = DEFAULT_FILE_TIMEOUT if timeout is None else timeout
+    scale = budget(1.0, size)  # how many times file-timeout the watchdog gives this size
+    return limit if scale <= EDITOR_BUDGET_FACTOR else limit * EDITOR_BUDGET_FACTOR / scale
 
 
 def analyse(name: str, text: str, version: Optional[int], config: DocConfig, with_edits: bool = False,
@@ -207,7 +227,9 @@ def analyse(name: str, text: str, version: Optional[int], config: DocConfig, wit
     out = Analysis(text, version, config)
     if config.settings is None:
         return out
-    if len(text.encode("utf-8", "surrogatepass")) > config.max_bytes:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > config.max_bytes:
+        out.notice = f"torchlint: {too_large(size, config.max_bytes)}; not checked (`max-file-size`)"
         return out
     settings = replace(config.settings, want_edits=with_edits)
     res = _lint(name, text, config, settings, supervisor, overlay)

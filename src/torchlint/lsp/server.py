@@ -100,9 +100,11 @@ class TorchlintServer(LanguageServer):
 
     # -- documents --------------------------------------------------------------------------------
     def wants(self, uri: str, language_id: Optional[str]) -> bool:
+        path = to_fs_path(uri) or uri
+        if _is_notebook_file(uri):  # a notebook opened as a plain text (JSON) document
+            return True
         if language_id is not None:
             return language_id == "python"
-        path = to_fs_path(uri) or uri
         return path.endswith(PY_SUFFIXES)
 
     def fallback_root(self, path: Optional[str]) -> str:
@@ -350,6 +352,15 @@ class TorchlintServer(LanguageServer):
 
     def publish(self, uri: str, result: Analysis) -> None:
         config_error = []
+        if result.notice:
+            config_error.append(
+                T.Diagnostic(
+                    range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0)),
+                    message=result.notice,
+                    severity=T.DiagnosticSeverity.Information,
+                    source="torchlint",
+                )
+            )
         if result.config.error:
             config_error.append(
                 T.Diagnostic(
@@ -361,7 +372,8 @@ class TorchlintServer(LanguageServer):
             )
         if result.cells is None:
             lines = split_lines(result.text)
-            diags = config_error + [self.lsp_diagnostic(d, lines) for d in result.diagnostics]
+            found = _in_file_lines(result.diagnostics) if _is_notebook_file(uri) else result.diagnostics
+            diags = config_error + [self.lsp_diagnostic(d, lines) for d in found]
             self.text_document_publish_diagnostics(
                 T.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diags)
             )
@@ -392,6 +404,8 @@ class TorchlintServer(LanguageServer):
         result = await self.analysis_for(uri)
         if result is None:
             return None
+        if _is_notebook_file(uri):  # its JSON text: findings on the file's lines, fixes not offered
+            return result, result.text, _in_file_lines(result.diagnostics), uri
         return result, result.text, list(result.diagnostics), uri
 
     def workspace_edit(self, uri: str, lines: Sequence[str], edits: Sequence[TextEdit]) -> T.WorkspaceEdit:
@@ -659,6 +673,23 @@ def build_server(supervisor: Any = None) -> TorchlintServer:
     return server
 
 
+def _is_notebook_file(uri: str) -> bool:
+    return (to_fs_path(uri) or uri).lower().endswith(NOTEBOOK_SUFFIX)
+
+
+def _in_file_lines(diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
+    """A notebook's findings placed on the lines of its JSON file that hold their code (for a notebook
+    opened as a text document), their cell position kept in the message; their fixes are not offered
+    (their edits are in cell lines)."""
+    out = []
+    for d in diagnostics:
+        if d.cell and d.file_line:
+            d = replace(d, line=d.file_line, col=1, end_line=0, end_col=0,
+                        message=f"cell {d.cell}:{d.line}:{d.col}: {d.message}")
+        out.append(replace(d, fix=None))
+    return out
+
+
 def main() -> None:
     # The protocol gets its own descriptor for stdout; descriptor 1 becomes stderr, so that nothing
     # printed by accident (here, or in the watchdog's worker processes, which inherit it) can corrupt
@@ -666,7 +697,10 @@ def main() -> None:
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     supervisor = start_supervisor()
-    build_server(supervisor).start_io(sys.stdin.buffer, protocol_out)
+    server = build_server(supervisor)
+    server.start_io(sys.stdin.buffer, protocol_out)
+    # the protocol: exit 0 after a `shutdown` request, 1 when the client exits (or goes) without one
+    sys.exit(0 if getattr(server.protocol, "_shutdown", False) else 1)
 
 
 __all__ = ["TorchlintServer", "build_server", "main"]
