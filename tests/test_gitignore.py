@@ -118,3 +118,46 @@ def test_nested_gitignore_overrides_parent(repo):
 def test_invalid_patterns_never_raise(pattern):
     regex = _wildmatch_regex(pattern)
     assert regex is None or regex == "(?!)"
+
+
+def test_the_reader_refuses_special_and_large_files(tmp_path):
+    from torchlint.reading import ReadRefused, read_limited
+
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink("/dev/zero", tmp_path / "zero")
+    (tmp_path / "big").write_bytes(b"x" * 2000)
+    (tmp_path / "ok").write_bytes(b"fine\n")
+    for name, reason in (("fifo", "not a regular file"), ("zero", "not a regular file"),
+                         ("big", "file too large (1.95 KiB"), ("missing", "cannot read file: No such file")):
+        with pytest.raises(ReadRefused) as info:
+            read_limited(str(tmp_path / name), 1000)
+        assert str(info.value).startswith(reason.replace("1.95", "2.0")), str(info.value)
+    assert read_limited(str(tmp_path / "ok"), 1000)[0] == b"fine\n"
+
+
+@pytest.mark.parametrize("where", [".gitignore", ".git/info/exclude", "core.excludesFile", ".git"])
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "huge"])
+def test_hostile_ignore_files_are_refused_with_a_message(repo, where, kind):
+    root, home, _env = repo
+    if where == "core.excludesFile":
+        (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {root / 'ignores'}\n")
+        path = root / "ignores"
+    elif where == ".git":
+        import shutil as sh
+
+        sh.rmtree(root / ".git")
+        path = root / ".git"
+    else:
+        path = root / where
+    if path.exists():
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "devzero":
+        os.symlink("/dev/zero", path)
+    else:
+        path.write_bytes(b"#" * (2 << 20))
+    found = discover(["."], str(root), [], respect_gitignore=True)
+    assert len(found.files) == len(FILES)
+    assert len(found.warnings) == 1 and found.warnings[0].endswith("; not used")
+    assert ("not a regular file" if kind != "huge" else "file too large") in found.warnings[0]

@@ -151,3 +151,46 @@ def test_existing_empty_cache_dir_is_adopted_and_a_foreign_one_is_left_alone(tmp
     (foreign / "notes.txt").write_text("mine")
     assert not cache_mod.Cache(str(foreign), "k").usable
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+
+
+def _foreign_cache(folder):
+    folder.mkdir()
+    (folder / "CACHEDIR.TAG").write_text(
+        "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by cargo.\n"
+    )
+    (folder / "build-output").write_text("precious")
+
+
+def test_clean_refuses_a_cache_folder_of_another_tool(run, tmp_path):
+    _foreign_cache(tmp_path / "target")
+    r = run("clean", "--cache-dir", "target")
+    assert r.returncode == 2 and "not a torchlint cache" in r.stderr
+    assert (tmp_path / "target" / "build-output").read_text() == "precious"
+
+
+def test_check_never_writes_into_a_cache_folder_of_another_tool(run, tmp_path):
+    _foreign_cache(tmp_path / "target")
+    (tmp_path / "m.py").write_text(TRAIN_BUG)
+    r = run("--cache-dir", "target", "m.py")
+    assert r.returncode == 1 and "TL101" in r.stdout
+    assert sorted(p.name for p in (tmp_path / "target").iterdir()) == ["CACHEDIR.TAG", "build-output"]
+    assert "cache folder target not used" in r.stderr and "another tool" in r.stderr and "caching is off" in r.stderr
+
+
+def test_cache_dir_dot_says_why_caching_is_off(run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ncache-dir = "."\n')
+    (tmp_path / "m.py").write_text(TRAIN_BUG)
+    r = run("m.py")
+    assert r.returncode == 1
+    assert r.stderr.count("warning: cache folder . not used: it holds other files") == 1
+    assert "caching is off" in r.stderr
+    assert not (tmp_path / "CACHEDIR.TAG").exists()
+
+
+def test_a_skipped_file_is_never_served_from_the_cache(run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\nmax-file-size = 200\n")
+    (tmp_path / "m.py").write_text(TRAIN_BUG)  # over 200 bytes
+    for _ in range(2):
+        r = run("m.py")
+        assert "file too large" in r.stderr
+        assert "All checks passed!" not in r.stdout and r.returncode == 1

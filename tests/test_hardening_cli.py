@@ -1,10 +1,12 @@
 """Configuration errors, exit codes and messages, unreadable folders, control characters, --jobs."""
 import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import CLEAN, TRAIN_BUG
+from conftest import CE_BUG, CLEAN, TRAIN_BUG
 from torchlint import checker, cli
 from torchlint.cpus import available_cpus
 from torchlint.files import discover
@@ -126,3 +128,31 @@ def test_jobs_option_is_capped(monkeypatch):
     monkeypatch.setattr(checker, "run_check", capture)
     CliRunner().invoke(cli.main, ["check", "--jobs", "512", "."])
     assert seen["jobs"] == available_cpus()
+
+
+def test_a_skipped_file_is_never_all_checks_passed(run, tmp_path):
+    big = tmp_path / "big.py"
+    with open(big, "w") as fh:
+        fh.write(CLEAN)
+        fh.write("x = 1  # padding .......................................................\n" * 140000)
+    r = run("--no-cache", "big.py")
+    assert "big.py: file too large (9.7 MiB > 8 MiB); skipped" in r.stderr
+    assert "All checks passed!" not in r.stdout
+    assert "1 file not checked; see the warnings above." in r.stdout
+    assert r.returncode == 1
+    r = run("--no-cache", "--exit-zero", "big.py")
+    assert r.returncode == 1
+
+
+def test_output_to_a_closed_pipe_ends_quietly_with_the_runs_status(tmp_path):
+    # over 128 KiB of output: more than a pipe holds, so writing goes on after the reader has gone
+    for i in range(300):
+        (tmp_path / f"m{i:03}{'_' * 150}.py").write_text(TRAIN_BUG + "\n\n" + CE_BUG)
+    proc = subprocess.Popen([sys.executable, "-m", "torchlint", "--no-cache", "--jobs", "1", "."], cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `| head -1` does
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 1
+    assert first.startswith(b"m000_") and b"TL101" in first
+    assert err == b""

@@ -138,3 +138,27 @@ def test_stale_detection_needs_our_name(tmp_path):
     other = tmp_path / ".torchlint-notes.txt"
     other.write_text("user data")
     assert not atomic.is_stale_temp(str(other))
+
+
+@pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o6755])
+def test_fix_keeps_setuid_and_setgid_bits(run, tmp_path, mode):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    os.chmod(path, mode)
+    r = run("--fix", "m.py")
+    assert r.returncode == 0, r.stderr
+    assert "zero_grad" in path.read_text()
+    assert oct(os.stat(path).st_mode & 0o7777) == oct(mode)
+
+
+def test_hard_links_fixed_by_parallel_workers(run, tmp_path):
+    for i in range(3):  # a few files, so both workers are busy
+        (tmp_path / f"f{i}.py").write_text(CE_BUG)
+    (tmp_path / "a.py").write_text(TRAIN_BUG)
+    os.link(tmp_path / "a.py", tmp_path / "b.py")
+    r = run("--fix", "--no-cache", "--jobs", "2", ".")
+    assert "fixes not written" not in r.stderr and "changed while" not in r.stderr, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "a.py").read_text() == (tmp_path / "b.py").read_text()
+    assert (tmp_path / "a.py").read_text().count("optimizer.zero_grad()") == 1
+    assert os.stat(tmp_path / "a.py").st_ino == os.stat(tmp_path / "b.py").st_ino

@@ -384,3 +384,43 @@ def test_tutorial_notebook_findings_and_fixed_program_runs():
     assert all(isinstance(v, float) for v in namespace["losses"])
     probs = namespace["predict_proba"](namespace["batches"][0][0])
     assert torch.allclose(probs.sum(dim=1), torch.ones(32))
+
+
+def _bug_notebook(compact=False, image_bytes=0):
+    nb = json.loads(make(IMPORTS, MODEL, LOOP))
+    if image_bytes:
+        nb["cells"][1]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                      "data": {"image/png": "iVBORw0KGgo" * (image_bytes // 11)}}]
+    return json.dumps(nb, separators=(",", ":")) if compact else json.dumps(nb, indent=1) + "\n"
+
+
+@pytest.mark.parametrize("string_source", [False, True])
+def test_compact_notebook_is_fixed_and_stays_compact(run, tmp_path, string_source):
+    nb = json.loads(_bug_notebook(compact=True))
+    if string_source:
+        for c in nb["cells"]:
+            c["source"] = "".join(c["source"])
+    path = tmp_path / "c.ipynb"
+    path.write_text(json.dumps(nb, separators=(",", ":")))
+    r = run("--no-cache", "--fix", "c.ipynb")
+    assert "fixes not written" not in r.stderr, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = path.read_text()
+    assert "\n" not in after  # still one line
+    fixed = json.loads(after)
+    assert "optimizer.zero_grad()" in "".join(fixed["cells"][2]["source"])
+    nb["cells"][2]["source"] = fixed["cells"][2]["source"]
+    assert after == json.dumps(nb, separators=(",", ":"))  # only that source changed
+    nbformat.validate(nbformat.reads(after, as_version=4))
+
+
+def test_size_limit_counts_a_notebooks_code_not_its_outputs(run, tmp_path):
+    (tmp_path / "big.ipynb").write_text(_bug_notebook(image_bytes=29 * 1024 * 1024))
+    r = run("--no-cache", "big.ipynb")
+    assert "big.ipynb:cell 3:4:5: TL101" in r.stdout, r.stderr
+    assert "too large" not in r.stderr and r.returncode == 1
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\nmax-file-size = 100\n")
+    (tmp_path / "small.ipynb").write_text(_bug_notebook())
+    r = run("--no-cache", "small.ipynb")
+    assert "small.ipynb: notebook code too large (" in r.stderr and "; skipped" in r.stderr
+    assert "All checks passed!" not in r.stdout and r.returncode == 1
