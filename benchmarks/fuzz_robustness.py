@@ -1,6 +1,7 @@
 """Robustness run: lint generated programs in a worker process that may die, under a time budget.
 
     python benchmarks/fuzz_robustness.py --hypothesmith 1000 --stress 1000 --out /tmp/fuzz
+    python benchmarks/fuzz_robustness.py --hypothesmith 0 --stress 0 --trees 50
 
 Programs come from hypothesmith (grammar-generated Python) and from ``tests/stress_parse.py``
 (long chains, deep nesting, long ``elif`` chains, adjacent strings).  Each is linted with every rule
@@ -8,6 +9,11 @@ and all fixes; every 40th is also run through the command line.  Counted: crashe
 the engine raised), hangs (over the time budget), internal errors (a rule or the analysis failed),
 command-line runs that printed nothing or exited with a status other than 0/1, and fixes that left
 code that does not parse.  Programs that failed are written to ``--out``.
+
+``--trees N`` also builds N random project trees with hostile files in the places torchlint reads
+(FIFOs, symlinks to ``/dev/zero``, dangling symlinks, huge and compact files: ``tests/hostile_trees.py``)
+and runs the command line over each, with and without ``--fix``, under the time budget and a memory
+cap; counted: runs over the budget and runs whose outcome is untrue (``hostile_trees.problems``).
 """
 from __future__ import annotations
 
@@ -175,6 +181,35 @@ def _save(out_dir: str, tag: str, msg) -> None:
         json.dump(msg, fh)
 
 
+def _trees(count: int, seed: int, budget: float, out_dir: str, stats: dict) -> None:
+    import random
+    import shutil
+
+    import hostile_trees as ht
+
+    rng = random.Random(seed)
+    for i in range(count):
+        hostile = ht.random_hostile(rng, rng.randint(1, 8))
+        for extra in ((), ("--fix",)):
+            tmp = tempfile.mkdtemp(prefix="torchlint-tree-")
+            try:
+                folders = ht.build(tmp, hostile)
+                stats["tree_runs"] += 1
+                try:
+                    r = ht.run_tree(tmp, folders, budget, extra)
+                except subprocess.TimeoutExpired:
+                    stats["tree_hangs"] += 1
+                    _save(out_dir, "tree-hang", {"i": i, "hostile": hostile, "extra": list(extra)})
+                    continue
+                found = ht.problems(r, hostile)
+                if found:
+                    stats["tree_problems"] += 1
+                    _save(out_dir, "tree", {"i": i, "hostile": hostile, "extra": list(extra), "problems": found,
+                                            "stdout": r.stdout[-2000:], "stderr": r.stderr[-2000:]})
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
@@ -182,17 +217,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hypothesmith", type=int, default=1000)
     ap.add_argument("--stress", type=int, default=1000)
+    ap.add_argument("--trees", type=int, default=0, help="random trees of hostile files to run the command line over")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--budget", type=float, default=120.0, help="seconds per program before it counts as a hang")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "torchlint-fuzz"))
     args = ap.parse_args()
     stats = {"programs": 0, "crashes": 0, "hangs": 0, "internal_errors": 0, "bad_fixes": 0, "cli_runs": 0,
-             "cli_problems": 0, "codes": {}, "by_source": {}}
+             "cli_problems": 0, "codes": {}, "by_source": {}, "tree_runs": 0, "tree_hangs": 0, "tree_problems": 0}
     t0 = time.monotonic()
     if args.stress:
         _drive("stress", args.stress, args.seed, args.budget, args.out, stats)
     if args.hypothesmith:
         _drive("hypothesmith", args.hypothesmith, args.seed, args.budget, args.out, stats)
+    if args.trees:
+        _trees(args.trees, args.seed, args.budget, args.out, stats)
     stats["seconds"] = round(time.monotonic() - t0, 1)
     print(json.dumps(stats, indent=1, sort_keys=True))
 
