@@ -1,7 +1,8 @@
 """Command line: ``torchlint [check] PATH...``, ``torchlint rule CODE``, ``torchlint rules``,
 ``torchlint clean``, ``torchlint server``, ``torchlint verify-runtime``.
 
-Exit codes: 0 nothing left to report, 1 findings remain, 2 usage, configuration or internal error.
+Exit codes: 0 nothing left to report, 1 findings remain (or a file was skipped), 2 usage, configuration or
+internal error.
 Heavy modules (libcst, the rules) are imported inside the commands so ``--version`` stays instant.
 """
 from __future__ import annotations
