@@ -156,3 +156,13 @@ def test_output_to_a_closed_pipe_ends_quietly_with_the_runs_status(tmp_path):
     assert proc.wait(timeout=300) == 1
     assert first.startswith(b"m000_") and b"TL101" in first
     assert err == b""
+
+
+def test_stdin_over_the_size_limit_is_passed_through_unchecked(run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\nmax-file-size = 200\n")
+    r = run("--fix", "--stdin-filename", "m.py", "-", stdin=TRAIN_BUG)  # over 200 bytes
+    assert r.stdout == TRAIN_BUG  # unchanged, whole
+    assert "m.py: input too large (over 200 bytes); skipped" in r.stderr
+    assert r.returncode == 1
+    r = run("--stdin-filename", "m.py", "-", stdin=TRAIN_BUG)
+    assert "All checks passed!" not in r.stdout and r.returncode == 1
