@@ -176,8 +176,9 @@ def guarded(command: "Callable[[], int]", verbose: bool) -> int:
 def rule_cmd(code: str) -> None:
     """Show the page of rule CODE, such as TL101."""
     from torchlint.rules import all_rules
+    from torchlint.selection import NotLinted
 
-    rules = {r.CODE: r for r in all_rules()}
+    rules = {r.CODE: r for r in [NotLinted, *all_rules()]}
     rule = rules.get(code.upper())
     if rule is None:
         _fail(f"unknown rule code `{code}` (see `torchlint rules`)")
@@ -195,6 +196,7 @@ def rules_cmd(output_format: str) -> None:
     import json
 
     from torchlint.rules import all_rules
+    from torchlint.selection import NotLinted
 
     rows = [
         {
@@ -204,7 +206,7 @@ def rules_cmd(output_format: str) -> None:
             "default": r.DEFAULT_ENABLED,
             "message": r.MESSAGE,
         }
-        for r in all_rules()
+        for r in [NotLinted, *all_rules()]
     ]
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2))
