@@ -236,7 +236,10 @@ def server_cmd() -> None:
     try:
         from torchlint.lsp.server import main as server_main
     except ImportError as exc:
-        _fail(f"the language server needs the lsp extra: pip install 'torchlint[lsp]' ({exc})")
+        _fail(
+            "the language server needs pygls and lsprotocol (the `lsp` extra: `pip install 'pygls>=2,<3' "
+            f"'lsprotocol>=2025.0.0'`, or install torchlint's wheel or checkout with `[lsp]`) ({exc})"
+        )
     server_main()
 
 
@@ -247,7 +250,7 @@ def verify_runtime_cmd(devices: Tuple[str, ...]) -> None:
     try:
         import torch  # noqa: F401
     except ImportError:
-        _fail("verify-runtime needs torch: pip install 'torchlint[runtime]'")
+        _fail("verify-runtime needs torch (the `runtime` extra: `pip install torch numpy`)")
     from torchlint.runtime.verify import main as verify_main
 
     sys.exit(verify_main(list(devices) or None))
