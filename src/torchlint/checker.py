@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
-from torchlint.atomic import is_temp_name, remove_stale_temps
+from torchlint.atomic import is_temp_name, remove_stale_temps, write_error
 from torchlint.config import Config, ConfigError, check_codes, ignored_for
 from torchlint.selection import keep, resolve
 from torchlint.engine import (
@@ -128,7 +128,7 @@ def run_check(opts: CheckOptions) -> int:
                 write_atomic(res.path, res.fixed_source, encoding, mtime, size)
                 fixed += res.fixed_count
             except (OSError, UnicodeEncodeError) as exc:
-                write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
+                write_errors[res.path] = f"{res.path}: fixes not written: {write_error(exc)}"
                 # the file is unchanged: show what was found in it, fixes not applied
                 again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
                 res.diagnostics = again.diagnostics
