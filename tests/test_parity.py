@@ -107,7 +107,8 @@ def test_cli_flake8_and_server_agree(tree, case, capsys):
         assert _server(tree, toml) == expected
 
 
-def test_flake8_disable_noqa_turns_off_torchlint_noqa_too(tree, capsys):
+def test_flake8_lowercase_noqa_and_disable_noqa(tree, capsys):
+    assert ("offdef.py", 5, "TL202") not in _flake8(tree, ["--select", "TL"], capsys)  # `# NOQA: tl202`
     got = _flake8(tree, ["--select", "TL", "--disable-noqa"], capsys)
     assert ("offdef.py", 5, "TL202") in got
     assert ("offdef.py", 5, "TL202") in _cli(tree, ["--no-noqa"])

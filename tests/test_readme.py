@@ -48,3 +48,10 @@ def test_ci_runs_the_readme_test_command():
     assert install in ci and test == ' -m ""' and '.venv/bin/python -m pytest -m ""' in ci
     assert "\n.venv/bin/torchlint --no-cache .\n" in ci
     assert "\n.venv/bin/python -m pytest\n" in readme  # the fast subset
+
+
+def test_gpu_claim_says_what_ran():
+    text = README.read_text(encoding="utf-8")
+    assert "on CPU and GPU" not in text
+    assert "No run on a GPU has been recorded" in text
+
