@@ -43,6 +43,15 @@ CASES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _plugin_state(monkeypatch):
+    """flake8 runs in this process here: give the plugin's class-level settings back afterwards."""
+    from torchlint.flake8_plugin import TorchLintPlugin
+
+    for name in ("_options", "_active", "_decide", "_named", "_noqa", "_timeout"):
+        monkeypatch.setattr(TorchLintPlugin, name, getattr(TorchLintPlugin, name))
+
+
 @pytest.fixture
 def tree(tmp_path):
     for name, data in FILES.items():
