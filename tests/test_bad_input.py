@@ -172,3 +172,13 @@ def test_absurd_nesting_is_reported_not_raised(text):
     res = lint_source("m.py", text + "\n# backward cross_entropy\n", Settings(all_rules()))
     assert [d.code for d in res.diagnostics] == ["TL000"]
     assert "nested" in res.diagnostics[0].message
+
+
+def test_read_only_file_error_says_it_once(run, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    r = run("--fix", "--no-cache", "m.py")
+    assert r.returncode == 2
+    errors = [line for line in r.stderr.splitlines() if "m.py" in line]
+    assert errors == ["torchlint: error: m.py: fixes not written: file is not writable"], r.stderr

@@ -6,7 +6,8 @@ import pathlib
 from torchlint.rule_table import TORCHFIX, render_readme, summary
 from torchlint.rules import all_rules
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def test_readme_tables_match_the_rules():
@@ -33,3 +34,24 @@ def test_rule_pages_name_their_torchfix_codes():
     for tor, (target, _) in TORCHFIX.items():
         if target in pages and target.startswith("TL5"):
             assert tor in pages[target], f"{target}'s page does not mention {tor}"
+
+
+def test_ci_runs_the_readme_test_command():
+    """The README's full test command is one line, and `.ci/run` runs it (with the self-lint between
+    the install and pytest)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv && ") and "pytest" in line]
+    assert len(lines) == 1, lines
+    install, _, test = lines[0].partition(" && .venv/bin/python -m pytest")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in install
+    assert install in ci and test == ' -m ""' and '.venv/bin/python -m pytest -m ""' in ci
+    assert "\n.venv/bin/torchlint --no-cache .\n" in ci
+    assert "\n.venv/bin/python -m pytest\n" in readme  # the fast subset
+
+
+def test_gpu_claim_says_what_ran():
+    text = README.read_text(encoding="utf-8")
+    assert "on CPU and GPU" not in text
+    assert "No run on a GPU has been recorded" in text
+

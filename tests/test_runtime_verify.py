@@ -110,3 +110,12 @@ def test_default_devices():
     devices = verify.available_devices()
     assert devices[0] == "cpu"
     assert ("cuda" in devices) == torch.cuda.is_available()
+
+
+def test_speed_column_says_faster_or_slower():
+    assert verify.speed_cell(3.24) == "3.2x faster"
+    assert verify.speed_cell(0.5) == "2.0x slower"
+    assert verify.speed_cell(None) == "-"
+    row = verify.Row("batch_gather", "float32")
+    row.speedup = 0.25
+    assert "4.0x slower" in verify.format_table("cpu", [row])

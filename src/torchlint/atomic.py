@@ -13,6 +13,14 @@ import time
 from typing import Iterable, List
 
 
+def write_error(exc: BaseException) -> str:
+    """Why a write failed, once: an OSError's reason without its errno and path (the caller names the
+    file), anything else as it prints."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
+
+
 class FileChangedError(OSError):
     pass
 
@@ -101,7 +109,7 @@ def _copy_metadata(src_st: os.stat_result, real: str, tmp_fd: int) -> None:
 def _unchanged(path: str, real: str, st: os.stat_result, expect_mtime: int, expect_size: int) -> os.stat_result:
     now = os.stat(real)
     if now.st_mtime_ns != expect_mtime or now.st_size != expect_size or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-        raise FileChangedError(errno.EAGAIN, f"{path}: file changed while it was being linted; not written")
+        raise FileChangedError(errno.EAGAIN, "file changed while it was being linted", path)
     return now
 
 
@@ -112,9 +120,9 @@ def write_atomic(path: str, text: str, encoding: str, expect_mtime: int, expect_
     real = os.path.realpath(path)
     st = os.stat(real)
     if st.st_mtime_ns != expect_mtime or st.st_size != expect_size:
-        raise FileChangedError(errno.EAGAIN, f"{path}: file changed while it was being linted; not written")
+        raise FileChangedError(errno.EAGAIN, "file changed while it was being linted", path)
     if not os.access(real, os.W_OK) or not st.st_mode & stat.S_IWUSR:
-        raise PermissionError(errno.EACCES, f"{path}: file is not writable; fixes not written")
+        raise PermissionError(errno.EACCES, "file is not writable", path)
     data = text.encode(encoding)
     if st.st_nlink > 1:
         _write_in_place(path, real, st, data, expect_mtime, expect_size)
@@ -144,7 +152,7 @@ def _write_in_place(path: str, real: str, st: os.stat_result, data: bytes, expec
     try:
         now = os.fstat(fd)
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or now.st_mtime_ns != expect_mtime or now.st_size != expect_size:
-            raise FileChangedError(errno.EAGAIN, f"{path}: file changed while it was being linted; not written")
+            raise FileChangedError(errno.EAGAIN, "file changed while it was being linted", path)
         view = memoryview(data)
         written = 0
         while written < len(view):

@@ -4,12 +4,13 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
-from torchlint.atomic import FileChangedError, is_temp_name, remove_stale_temps
-from torchlint.config import Config, ConfigError, check_codes, ignored_for, select_rules
+from torchlint.atomic import FileChangedError, is_temp_name, remove_stale_temps, write_error
+from torchlint.config import Config, ConfigError, check_codes, ignored_for
+from torchlint.selection import keep, resolve
 from torchlint.engine import (
     Diagnostic,
     FileResult,
@@ -147,7 +148,7 @@ def run_check(opts: CheckOptions) -> int:
                     again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
                     res.diagnostics = again.diagnostics
             except (OSError, UnicodeEncodeError) as exc:
-                write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
+                write_errors[res.path] = f"{res.path}: fixes not written: {write_error(exc)}"
                 # the file is unchanged: show what was found in it, fixes not applied
                 again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
                 res.diagnostics = again.diagnostics
@@ -207,11 +208,10 @@ def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool
 
 
 def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
-    enabled = select_rules(
-        rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore)
-    )
+    chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore))
     return Settings(
-        rules=enabled,
+        rules=chosen.rules,
+        parse_errors=chosen.parse_errors,
         options=dict(cfg.options),
         noqa=opts.noqa,
         fix=opts.fix or opts.diff,
@@ -250,6 +250,7 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
                 sorted(settings.options.items()),
                 opts.noqa,
                 settings.want_edits,
+                settings.parse_errors,
                 cfg.per_file_ignores,
                 max_bytes,
             ]
@@ -292,7 +293,7 @@ def _already_written(path: str, fixed_source: str, encoding: str) -> bool:
 
 
 def _no_fix(settings: Settings) -> Settings:
-    return Settings(settings.rules, settings.options, settings.noqa, False, settings.unsafe_fixes, settings.want_edits)
+    return replace(settings, fix=False)
 
 
 def _unified_diff(path: str, before: str, after: str) -> str:
@@ -368,7 +369,7 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
     try:
         text, encoding = decode(data)
     except SourceError as exc:
-        diags = [Diagnostic(name, 1, 1, "TL000", str(exc))]
+        diags = keep([Diagnostic(name, 1, 1, "TL000", str(exc))], settings.parse_errors)
         _emit(opts, diags, 0, rule_map, sys.stderr if opts.fix else None)
         if opts.fix:
             sys.stdout.buffer.write(data)

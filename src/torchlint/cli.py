@@ -232,8 +232,9 @@ def guarded(command: "Callable[[], int]", verbose: bool) -> int:
 def rule_cmd(code: str) -> None:
     """Show the page of rule CODE, such as TL101."""
     from torchlint.rules import all_rules
+    from torchlint.selection import NotLinted
 
-    rules = {r.CODE: r for r in all_rules()}
+    rules = {r.CODE: r for r in [NotLinted, *all_rules()]}
     rule = rules.get(code.upper())
     if rule is None:
         _fail(f"unknown rule code `{code}` (see `torchlint rules`)")
@@ -251,6 +252,7 @@ def rules_cmd(output_format: str) -> None:
     import json
 
     from torchlint.rules import all_rules
+    from torchlint.selection import NotLinted
 
     rows = [
         {
@@ -260,7 +262,7 @@ def rules_cmd(output_format: str) -> None:
             "default": r.DEFAULT_ENABLED,
             "message": r.MESSAGE,
         }
-        for r in all_rules()
+        for r in [NotLinted, *all_rules()]
     ]
     if output_format == "json":
         click.echo(json.dumps(rows, indent=2))
@@ -290,7 +292,10 @@ def server_cmd() -> None:
     try:
         from torchlint.lsp.server import main as server_main
     except ImportError as exc:
-        _fail(f"the language server needs the lsp extra: pip install 'torchlint[lsp]' ({exc})")
+        _fail(
+            "the language server needs pygls and lsprotocol (the `lsp` extra: `pip install 'pygls>=2,<3' "
+            f"'lsprotocol>=2025.0.0'`, or install torchlint's wheel or checkout with `[lsp]`) ({exc})"
+        )
     server_main()
 
 
@@ -301,7 +306,7 @@ def verify_runtime_cmd(devices: Tuple[str, ...]) -> None:
     try:
         import torch  # noqa: F401
     except ImportError:
-        _fail("verify-runtime needs torch: pip install 'torchlint[runtime]'")
+        _fail("verify-runtime needs torch (the `runtime` extra: `pip install torch numpy`)")
     from torchlint.runtime.verify import main as verify_main
 
     sys.exit(verify_main(list(devices) or None))

@@ -185,48 +185,23 @@ def parse_file_timeout(value: Any, where: str) -> float:
 
 
 def check_codes(codes: Sequence[str], rules: Sequence[Type[LintRule]], where: str) -> None:
+    from torchlint.selection import known
+
     all_codes = [r.CODE for r in rules]
     for code in codes:
-        if code == "ALL":
-            continue
-        if not any(c.startswith(code) for c in all_codes):
+        if not known(code, all_codes):
             raise ConfigError(f"unknown rule selector `{code}` in {where}")
-
-
-def _specificity(code: str, selectors: Sequence[str]) -> int:
-    best = -1
-    for s in selectors:
-        if s == "ALL":
-            best = max(best, 0)
-        elif code.startswith(s):
-            best = max(best, len(s))
-    return best
 
 
 Layer = Tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]  # select, extend-select, ignore
 
 
 def select_rules(rules: Sequence[Type[LintRule]], *layers: Layer) -> List[Type[LintRule]]:
-    """Apply selection layers in order (the config file, then the command line).
+    """The rules that selection layers enable (:func:`torchlint.selection.resolve`, which also says
+    whether TL000 is reported)."""
+    from torchlint.selection import resolve
 
-    A layer with ``select`` starts over from that selection; one without keeps the previous result.
-    Within a layer, a rule is on when its most specific ``select``/``extend-select`` match is more
-    specific than its most specific ``ignore`` match.
-    """
-    current = {r.CODE for r in rules if r.DEFAULT_ENABLED}
-    for select, extend_select, ignore in layers:
-        chosen = set()
-        for r in rules:
-            if select is None:
-                on = 0 if r.CODE in current else -1
-            else:
-                on = _specificity(r.CODE, select)
-            on = max(on, _specificity(r.CODE, extend_select))
-            off = _specificity(r.CODE, ignore)
-            if on >= 0 and on > off:
-                chosen.add(r.CODE)
-        current = chosen
-    return [r for r in rules if r.CODE in current]
+    return list(resolve(rules, *layers).rules)
 
 
 def ignored_for(path: str, root: str, per_file_ignores: Mapping[str, Sequence[str]]) -> List[str]:

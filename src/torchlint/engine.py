@@ -87,6 +87,7 @@ class Settings:
     fix: bool = False
     unsafe_fixes: bool = False
     want_edits: bool = False
+    parse_errors: bool = True  # report TL000 (off when the selection ignores it)
 
 
 # -- noqa ----------------------------------------------------------------------------------------
@@ -667,7 +668,21 @@ class FileTask:
 
 
 def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
-    """Read, lint (and fix, in memory) one file; I/O problems become a TL000 diagnostic or a warning."""
+    """Read, lint (and fix, in memory) one file; I/O problems become a TL000 diagnostic or a warning
+    (dropped when the selection or the file's per-file-ignores turn TL000 off)."""
+    return selected_only(_lint_file(task, settings, max_bytes, source_text), settings, task)
+
+
+def selected_only(result: FileResult, settings: Settings, task: FileTask) -> FileResult:
+    """``result`` without its TL000 diagnostics when ``settings`` or ``task``'s ignores turn TL000 off."""
+    from torchlint.selection import keep
+
+    if result.diagnostics:
+        result.diagnostics = keep(result.diagnostics, getattr(settings, "parse_errors", True), task.ignore)
+    return result
+
+
+def _lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
     from torchlint.files import SourceError, read_source
 
     result = FileResult(task.path)

@@ -1,12 +1,24 @@
 """flake8 adapter: the same engine, the same codes, lines and messages as the CLI.
 
-flake8 keeps its own selection and ``# noqa`` handling.  The plugin asks flake8's own decision engine
-(``--select``, ``--extend-select``, ``--ignore``, ``--extend-ignore`` and the defaults) which TL codes
-can be reported at all, and runs only those rules; when none can be, it imports nothing and lints
-nothing, so ``flake8 --select E,W,F`` costs the same with the plugin installed as without it.  Rules
-that are off by default in the CLI go into flake8's default ignore list.  Only rule options and
-``file-timeout`` are read from ``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and
-flake8 does not read them.  Files are linted in one watchdog worker per flake8 process.
+flake8 keeps its own selection.  The plugin asks flake8's own decision engine (``--select``,
+``--extend-select``, ``--ignore``, ``--extend-ignore`` and the defaults) which TL codes can be reported
+at all, and runs, of those, the rules the CLI's default selection enables plus any rule off by default
+whose full code flake8's ``--select``/``--extend-select`` names (:func:`torchlint.selection.for_flake8`):
+``flake8 --select TL`` reports what ``torchlint`` reports.  When no TL code can be reported it imports
+nothing and lints nothing, so ``flake8 --select E,W,F`` costs the same with the plugin installed as
+without it.  Rules that are off by default also go into flake8's default ignore list.
+
+``TL000`` (a file that could not be linted, a crashed rule) is never hidden by a selection: when some
+rule runs, the plugin adds ``TL000`` to flake8's ``extend-select``, unless an ignore names it (``TL000``,
+``TL00``, ``TL0``), as in the CLI.  flake8 runs no plugin on a file its own parser rejects (it reports
+E999 and stops); the plugin wraps flake8's AST step so that such a file, or a binary one, is linted by
+torchlint too and gets its TL000, as the CLI gives it.
+
+``# noqa`` is applied twice, with the same result: by torchlint (case-insensitive codes, so
+``# NOQA: tl201`` suppresses as in the CLI; ``# torchlint: noqa`` for a whole file) and by flake8
+(``--disable-noqa`` turns both off).  Only rule options and ``file-timeout`` are read from
+``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and flake8 does not read them.
+Files are linted in one watchdog worker per flake8 process.
 Columns are handed to flake8 0-based; it prints them 1-based, so the two tools show the same positions.
 
 Nothing heavy (libcst, the rules, the configuration) is imported at module level or while flake8
@@ -91,12 +103,53 @@ def _load_timeout() -> Optional[float]:
         return None
 
 
+def _selectors(options: Any, *names: str) -> List[str]:
+    out: List[str] = []
+    for name in names:
+        out.extend(str(v).strip().upper() for v in (getattr(options, name, None) or ()) if str(v).strip())
+    return out
+
+
+def _report_unparsable(checker: Any) -> None:
+    """Lint a file flake8's parser rejected and report torchlint's TL000 for it (flake8 then reports
+    its own E999 and stops)."""
+    processor = getattr(checker, "processor", None)
+    if processor is None or not TorchLintPlugin._active:
+        return
+    plugin = TorchLintPlugin(None, checker.filename, list(processor.lines))
+    for line, col, text, _ in plugin.run():
+        checker.report(None, line, col, text)
+
+
+def _hook_unparsable() -> None:
+    """Wrap flake8's AST step once per process (see the module docstring)."""
+    try:
+        from flake8.checker import FileChecker
+    except ImportError:  # pragma: no cover - another flake8
+        return
+    original = getattr(FileChecker, "run_ast_checks", None)
+    if original is None or getattr(original, "_torchlint", False):
+        return
+
+    def run_ast_checks(self: Any) -> None:
+        try:
+            original(self)
+        except (SyntaxError, ValueError):
+            _report_unparsable(self)
+            raise
+
+    run_ast_checks._torchlint = True  # type: ignore[attr-defined]
+    FileChecker.run_ast_checks = run_ast_checks  # type: ignore[method-assign]
+
+
 class TorchLintPlugin:
     name = "torchlint"
     version = __version__
     _options: Dict[str, Any] = {}
     _active = True  # some TL code can be reported
     _decide: Optional[Callable[[str], bool]] = None  # flake8's verdict on a code (None: every code)
+    _named: Tuple[str, ...] = ()  # flake8's --select and --extend-select entries
+    _noqa = True  # False under flake8's --disable-noqa
     _timeout: Optional[float] = None
     _supervisor: Any = None  # one watchdog worker per flake8 process, started on first use
 
@@ -111,10 +164,24 @@ class TorchLintPlugin:
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
-        decide = cls._decide = decider(options)
+        from torchlint.selection import PARSE_ERROR, names_parse_error
+
+        decide = decider(options)
         active = cls._active = decide is None or any(decide(code) for code in _probe_codes())
+        if active and decide is not None and not names_parse_error(_selectors(options, "ignore", "extend_ignore")):
+            # TL000 is reported whatever the selection, as in the CLI (flake8 builds its style guide
+            # from these options after the plugins have seen them)
+            extend = list(getattr(options, "extend_select", None) or [])
+            if PARSE_ERROR not in extend:
+                options.extend_select = extend + [PARSE_ERROR]
+            decide = decider(options)
+        cls._decide = decide
+        cls._named = tuple(_selectors(options, "select", "extend_select"))
+        cls._noqa = not getattr(options, "disable_noqa", False)
         cls._options = _load_options() if active else {}
         cls._timeout = _load_timeout() if active else None
+        if active:
+            _hook_unparsable()
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchLintPlugin"]]]:
         if not self._active:
@@ -122,15 +189,21 @@ class TorchLintPlugin:
         decide = type(self)._decide  # a plain function: not through the instance, which would bind it
         from torchlint.engine import FileTask, Settings
         from torchlint.rules import all_rules
+        from torchlint.selection import PARSE_ERROR, for_flake8
         from torchlint.workers import lint_text, text_supervisor
 
-        rules = [r for r in all_rules() if decide is None or decide(r.CODE)]
-        if not rules:
+        chosen = for_flake8(all_rules(), decide, self._named)
+        if not chosen.rules:
             return
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        settings = Settings(rules=rules, options=self._options, noqa=False)
+        if "\x00" in source:  # what the CLI says of a binary file (flake8 reads it as text)
+            if chosen.parse_errors:
+                yield 1, 0, f"{PARSE_ERROR} binary file (contains NUL bytes)", type(self)
+            return
+        settings = Settings(rules=chosen.rules, options=self._options, noqa=self._noqa,
+                            parse_errors=chosen.parse_errors)
         try:
             if TorchLintPlugin._supervisor is None:
                 TorchLintPlugin._supervisor = text_supervisor()

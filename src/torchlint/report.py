@@ -9,13 +9,16 @@ from torchlint import __version__
 from torchlint.engine import PARSE_ERROR, Diagnostic
 from torchlint.rule import SAFE, LintRule
 
-PROJECT_URL = "https://github.com/torchlint/torchlint"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def rule_url(rule: Type[LintRule]) -> str:
-    module = rule.__module__.rsplit(".", 1)[-1]
-    return f"{PROJECT_URL}/blob/main/rules/{module}.py"
+def rule_url(rule: type) -> str:
+    """A link to what ships: the installed module whose docstring is the rule's page (the same text
+    as ``torchlint rule CODE``, offline); no project web site is promised."""
+    import inspect
+    from pathlib import Path
+
+    return Path(inspect.getfile(rule)).resolve().as_uri()
 
 
 def is_applicable(d: Diagnostic, unsafe_fixes: bool) -> bool:
@@ -125,12 +128,15 @@ def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) 
             }
         )
     if PARSE_ERROR in used:
+        from torchlint.selection import NotLinted
+
         descriptors.append(
             {
                 "id": PARSE_ERROR,
-                "name": "syntax-error",
+                "name": NotLinted.NAME,
                 "shortDescription": {"text": "The file could not be read or parsed"},
-                "helpUri": PROJECT_URL,
+                "help": {"text": NotLinted.documentation(), "markdown": NotLinted.documentation()},
+                "helpUri": rule_url(NotLinted),
             }
         )
     index = {d["id"]: i for i, d in enumerate(descriptors)}
@@ -179,7 +185,6 @@ def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) 
                     "driver": {
                         "name": "torchlint",
                         "version": __version__,
-                        "informationUri": PROJECT_URL,
                         "rules": descriptors,
                     }
                 },

@@ -434,6 +434,12 @@ def file_size(path: str) -> int:
 
 
 # -- linting under the watchdog -------------------------------------------------------------------
+def _selected_only(result: Any, settings: Any, task: Any) -> Any:
+    from torchlint.engine import selected_only
+
+    return selected_only(result, settings, task)
+
+
 def _watchdog_result(path: str, out: Outcome) -> Any:
     """The result of a file the watchdog stopped (or whose analysis raised): one TL000, nothing else."""
     from torchlint.engine import PARSE_ERROR, Diagnostic, FileResult
@@ -462,7 +468,7 @@ def lint_files(tasks: Sequence[Any], settings: Any, jobs: int, max_bytes: int,
         return budget(limit, file_size(task.path))
 
     for task, out in run_all(one, tasks, jobs, seconds):
-        yield out.value if out.kind == "ok" else _watchdog_result(task.path, out)
+        yield out.value if out.kind == "ok" else _selected_only(_watchdog_result(task.path, out), settings, task)
 
 
 def lint_text(task: Any, text: str, settings: Any, timeout: Optional[float] = None,
@@ -481,7 +487,7 @@ def lint_text(task: Any, text: str, settings: Any, timeout: Optional[float] = No
     finally:
         if own:
             sup.close()
-    return out.value if out.kind == "ok" else _watchdog_result(task.path, out)
+    return out.value if out.kind == "ok" else _selected_only(_watchdog_result(task.path, out), settings, task)
 
 
 def text_supervisor() -> Supervisor:

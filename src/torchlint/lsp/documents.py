@@ -16,7 +16,8 @@ import tokenize
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type
 
-from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, select_rules
+from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table
+from torchlint.selection import resolve
 from torchlint.fixes.apply import differing_span
 from torchlint.engine import _NOQA, PARSE_ERROR, Diagnostic, FileTask, Settings, lint_file
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
@@ -102,7 +103,7 @@ class ConfigStore:
             return DocConfig(error=error)
         if cfg is None:
             cfg = Config(root=os.path.abspath(fallback_root))
-        enabled = select_rules(self.rules, (cfg.select, cfg.extend_select, cfg.ignore))
+        chosen = resolve(self.rules, (cfg.select, cfg.extend_select, cfg.ignore))
         excluded = False
         ignore: Tuple[str, ...] = ()
         if path:
@@ -113,7 +114,8 @@ class ConfigStore:
                 rel = path
             excluded = matches_any(rel, exclude)
             ignore = tuple(ignored_for(path, cfg.root, cfg.per_file_ignores))
-        settings = Settings(rules=enabled, options=dict(cfg.options), noqa=True, fix=False, want_edits=False)
+        settings = Settings(rules=chosen.rules, options=dict(cfg.options), noqa=True, fix=False, want_edits=False,
+                            parse_errors=chosen.parse_errors)
         return DocConfig(
             settings=None if excluded else settings,
             ignore=ignore,
@@ -245,7 +247,7 @@ def fix_all(name: str, text: str, config: DocConfig, unsafe: bool, supervisor: A
     if config.settings is None:
         return None
     s = config.settings
-    settings = Settings(s.rules, s.options, s.noqa, True, unsafe, False)
+    settings = replace(s, fix=True, unsafe_fixes=unsafe, want_edits=False)
     res = _lint(name, text, config, settings, supervisor, overlay)
     if res.fixed_source is None or res.fixed_source == text or res.errors:
         return None

@@ -46,7 +46,8 @@ from torchlint.lsp.documents import (
     split_lines,
 )
 from torchlint.lsp.worker import BACKGROUND, INTERACTIVE, PriorityWorker
-from torchlint.report import PROJECT_URL, rule_url
+from torchlint.report import rule_url
+from torchlint.selection import NotLinted
 
 log = logging.getLogger("torchlint.lsp")
 
@@ -345,7 +346,7 @@ class TorchlintServer(LanguageServer):
             message=("[*] " if applicable else "") + d.message,
             severity=T.DiagnosticSeverity.Error if d.code == PARSE_ERROR else T.DiagnosticSeverity.Warning,
             code=d.code,
-            code_description=T.CodeDescription(href=rule_url(rule) if rule else PROJECT_URL),
+            code_description=T.CodeDescription(href=rule_url(rule or NotLinted)),
             source="torchlint",
             data=data,
         )

@@ -1,6 +1,6 @@
 """Correct implementations that torchlint's fixes point to.
 
-Needs torch (``pip install torchlint[runtime]``); torch is imported only when a function is used, so
+Needs torch (the ``runtime`` extra); torch is imported only when a function is used, so
 ``import torchlint.runtime`` stays cheap and the linter itself never imports torch.
 """
 from __future__ import annotations
