@@ -1,19 +1,12 @@
 from __future__ import annotations
 
-import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Set, Tuple
 
 import libcst as cst
 
+from torchlint.noqa_edit import CODE as _CODE, DIRECTIVE as _DIRECTIVE, remove_codes
 from torchlint.rule import Invalid, LintRule, Option, Valid
 
-# The directive as the engine reads it (`# noqa`, `# noqa: TL101, TL2`, any case), with the span of
-# its code list, which the fix rewrites.
-_DIRECTIVE = re.compile(
-    r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 _OWN_PREFIX = "TL"
 
 
@@ -168,7 +161,7 @@ class UnusedNoqa(LintRule):
 
     def _fix(self, comment: cst.Comment, parent: cst.CSTNode, dead: Set[str], bare: bool):
         fix = self.make_fix()
-        new = rewrite(comment.value, dead, bare)
+        new = remove_codes(comment.value, dead, bare)
         if new is not None:
             return fix.replace(comment, comment.with_changes(value=new))
         if isinstance(parent, cst.TrailingWhitespace):
@@ -177,22 +170,3 @@ class UnusedNoqa(LintRule):
             return fix.remove(parent)
         return None
 
-
-def rewrite(value: str, dead: Set[str], bare: bool = False) -> Optional[str]:
-    """The comment ``value`` without the ``dead`` codes of its noqa directive (the whole directive when
-    ``bare`` or when no code is left); None when nothing of the comment is left."""
-    m = _DIRECTIVE.search(value)
-    if m is None:
-        return value
-    if not bare and m.group("codes") is not None:
-        codes = _CODE.findall(m.group("codes"))
-        keep = [c for c in codes if c.upper() not in dead]
-        if keep:
-            return value[: m.start("codes")] + ", ".join(keep) + value[m.end("codes"):]
-    before = value[: m.start()].rstrip()
-    after = value[m.end():].strip()
-    if not before:
-        if not after:
-            return None
-        return after if after.startswith("#") else "# " + after
-    return f"{before}  {after}" if after else before

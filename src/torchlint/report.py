@@ -253,8 +253,13 @@ def file_lines(path: str, cell: int) -> Optional[List[str]]:
         text = read_source(path).text
     except (SourceError, OSError):
         return None
+    return lines_of_text(path, text, cell)
+
+
+def lines_of_text(path: str, text: str, cell: int) -> Optional[List[str]]:
+    """The lines of ``text`` (a notebook's: those of cell ``cell``)."""
     if not cell:
-        return text.split("\n")
+        return _lines(text)
     from torchlint.notebook import NotebookError, read_notebook
 
     try:
@@ -263,8 +268,15 @@ def file_lines(path: str, cell: int) -> Optional[List[str]]:
         return None
     for c in nb.cells:
         if c.index == cell - 1:
-            return c.text.split("\n")
+            return _lines(c.text)
     return None
+
+
+def _lines(text: str) -> List[str]:
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":  # the line break that ends the last line opens no line
+        lines.pop()
+    return lines
 
 
 def _shown(line: str) -> str:
