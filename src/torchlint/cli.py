@@ -51,6 +51,9 @@ Main `check` options (all of them: `torchlint check --help`):
   --select CODES        rules to enable, e.g. TL1,TL201 (--ignore, --extend-select)
   --output-format FMT   concise (default), full, json, sarif, github, junit or gitlab
   --statistics          count findings per rule
+  --watch               lint again whenever a file changes
+  --add-noqa            add `# noqa: CODE` to every line with a finding
+  --config KEY=VALUE    a setting that wins over the configuration files
   --stdin-filename NAME name of the file read from `-` (a .ipynb name reads a notebook)
 \b
 Examples:
