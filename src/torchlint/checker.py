@@ -416,11 +416,14 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         _err(f"error: {e}")
         status = 2
     failed = status == 2
+    if opts.fix_only:
+        res.diagnostics = [d for d in res.diagnostics if d.code == PARSE_ERROR]
     if opts.fix:
         new = res.fixed_source if res.fixed_source is not None else text
         sys.stdout.buffer.write(new.encode(encoding))
         sys.stdout.flush()
-        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed=failed)
+        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed=failed,
+              lines_of=lambda path, cell: report.lines_of_text(path, new, cell))
     elif opts.diff:
         if res.fixed_source is not None:
             sys.stdout.write(_file_diff(name, text, res.fixed_source))
@@ -431,6 +434,8 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
               lines_of=lambda path, cell: report.lines_of_text(path, text, cell))
     if status:
         return status
+    if res.fixed_count and opts.fix and opts.exit_non_zero_on_fix:
+        return 1
     return 1 if res.diagnostics and not opts.exit_zero else 0
 
 
