@@ -480,6 +480,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
                     mask_cell(cell)
                     texts[cell.index + 1] = cell.text
         changed: Dict[int, str] = {}
+        count = 0
         for cell_no, lines_wanted in by_cell.items():
             text = texts.get(cell_no)
             if text is None:
@@ -499,7 +500,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
                 new = add_codes(body[: len(body) - len(cr)], codes) + cr
                 if new != body:
                     lines[line - 1] = new
-                    added += 1
+                    count += 1
             new_text = "\n".join(lines)
             if new_text != text:
                 changed[cell_no] = new_text
@@ -518,6 +519,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
                         t = changed[cell.index + 1]
                         new_cells[k] = t.replace("\n", cell.newline) if cell.newline != "\n" else t
                 write_atomic(path, write_cells(nb, new_cells), src.encoding, src.mtime_ns, src.size)
+            added += count
         except (OSError, UnicodeEncodeError, ValueError) as exc:
             problems.append(f"{path}: noqa directives not written: {exc}")
     return added, problems
