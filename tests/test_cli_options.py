@@ -254,3 +254,29 @@ def test_watch_lints_again_on_change(tmp_path):
     r = subprocess.run([sys.executable, "-m", "torchlint", "--watch", "--fix", "."], cwd=str(tmp_path),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--watch" in r.stderr
+
+
+def test_full_format_tabs_and_a_span_over_several_lines():
+    from torchlint.engine import Diagnostic
+    from torchlint.report import format_full
+
+    lines = ["def f(x):", "\tif x:", "\t\treturn g(a,", "\t\t\tb,", "\t\t\tc,", "\t\t\td,", "\t\t\te,", "\t\t\tf)", "z = 1"]
+    out = format_full([Diagnostic("m.py", 3, 10, "TL999", "msg", 8, 6)], False, lambda path, cell: lines)
+    assert out == (
+        "m.py:3:10: TL999 msg\n"
+        "  |\n"
+        "2 |     if x:\n"
+        "3 |         return g(a,\n"
+        "  |                ^^^^ TL999\n"
+        "4 |             b,\n"
+        ". | ...\n"
+        "8 |             f)\n"
+        "9 | z = 1\n"
+        "  |\n"
+        "\n"
+    )
+    one = format_full([Diagnostic("m.py", 3, 10, "TL999", "msg", 3, 12)], False, lambda path, cell: lines)
+    assert "3 |         return g(a,\n  |                ^^ TL999\n" in one
+    # a file that cannot be read: the finding's line alone
+    assert format_full([Diagnostic("gone.py", 1, 1, "TL999", "msg")], False, lambda path, cell: None) == (
+        "gone.py:1:1: TL999 msg\n\n")
