@@ -40,7 +40,7 @@ from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 class CheckOptions:
     paths: List[str]
     fix: bool = False
-    unsafe_fixes: bool = False
+    unsafe_fixes: Optional[bool] = False  # None: the configuration's `unsafe-fixes`
     diff: bool = False
     select: Optional[List[str]] = None
     extend_select: List[str] = field(default_factory=list)
