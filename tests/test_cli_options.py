@@ -280,3 +280,18 @@ def test_full_format_tabs_and_a_span_over_several_lines():
     # a file that cannot be read: the finding's line alone
     assert format_full([Diagnostic("gone.py", 1, 1, "TL999", "msg")], False, lambda path, cell: None) == (
         "gone.py:1:1: TL999 msg\n\n")
+
+
+def test_readme_configuration_documents_every_key():
+    import pathlib
+    import re
+
+    from torchlint.config import CORE_KEYS, rule_options
+    from torchlint.rules import all_rules
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```toml", 1)[1].split("```", 1)[0]
+    documented = set(re.findall(r"^([a-z][a-z0-9-]*) = ", block, re.MULTILINE))
+    documented |= {"per-file-ignores"} if "[tool.torchlint.per-file-ignores]" in block else set()
+    assert documented == set(CORE_KEYS) | set(rule_options(all_rules()))
