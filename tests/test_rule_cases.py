@@ -67,7 +67,8 @@ def test_invalid_case_is_reported_and_fixed(rule, case):
 
 
 #: Public sources a page may cite (names a user can look up and open)
-PUBLIC_SOURCES = ("PyTorch Cookbook", "Effective PyTorch", "https://pytorch.org/docs/")
+#: (a rule about the linter's own conventions cites the linter that set them: ruff's rule pages)
+PUBLIC_SOURCES = ("PyTorch Cookbook", "Effective PyTorch", "https://pytorch.org/docs/", "https://docs.astral.sh/ruff/")
 
 SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"]
 

@@ -1,17 +1,26 @@
 """``torchlint check``: configuration, discovery, cache, parallel linting, fixes, output, exit code."""
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.atomic import FileChangedError, is_temp_name, remove_stale_temps, write_error
-from torchlint.config import Config, ConfigError, check_codes, ignored_for
-from torchlint.selection import keep, resolve
+from torchlint.config import (
+    Config,
+    ConfigError,
+    check_codes,
+    ignored_for,
+    rule_options,
+    with_overrides,
+)
+from torchlint.selection import fixable_codes, keep, resolve
 from torchlint.engine import (
+    PARSE_ERROR,
     Diagnostic,
     FileResult,
     FileTask,
@@ -40,7 +49,7 @@ from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 class CheckOptions:
     paths: List[str]
     fix: bool = False
-    unsafe_fixes: bool = False
+    unsafe_fixes: Optional[bool] = False  # None: the configuration's `unsafe-fixes`
     diff: bool = False
     select: Optional[List[str]] = None
     extend_select: List[str] = field(default_factory=list)
@@ -60,13 +69,54 @@ class CheckOptions:
     stdin_filename: Optional[str] = None
     quiet: bool = False
     noqa: bool = True
+    output_file: Optional[str] = None
+    fix_only: bool = False
+    exit_non_zero_on_fix: bool = False
+    show_settings: bool = False
+    show_files: bool = False
+    add_noqa: bool = False
+    #: ``KEY = VALUE`` overrides from the command line (``--config``, ``--per-file-ignores``,
+    #: ``--target-torch``): they win over every configuration file
+    overrides: Dict[str, Any] = field(default_factory=dict)
 
 
 def _err(message: str) -> None:
     sys.stderr.write(f"torchlint: {report.escape(message)}\n")
 
 
+class _Overridden(ConfigResolver):
+    """Each file's configuration with the command line's ``KEY = VALUE`` overrides applied."""
+
+    def __init__(self, base: ConfigResolver, overrides: Dict[str, Any]) -> None:
+        super().__init__(base.rules, base.fixed)
+        self.base = base
+        self.overrides = overrides
+        self._merged: Dict[int, Config] = {}
+
+    def for_dir(self, folder: str) -> Config:
+        cfg = self.base.for_dir(folder)
+        merged = self._merged.get(id(cfg))
+        if merged is None:
+            merged = self._merged[id(cfg)] = with_overrides(cfg, self.overrides, self.rules)
+        return merged
+
+
 def run_check(opts: CheckOptions) -> int:
+    """``torchlint check``; with ``--output-file``, what it prints on stdout goes to that file."""
+    if not opts.output_file:
+        return _run_check(opts)
+    try:
+        folder = os.path.dirname(os.path.abspath(opts.output_file))
+        os.makedirs(folder, exist_ok=True)
+        out = open(opts.output_file, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        _err(f"error: cannot write {opts.output_file}: {exc.strerror or exc}")
+        return 2
+    with out, contextlib.redirect_stdout(out):
+        return _run_check(opts)
+
+
+def _run_check(opts: CheckOptions) -> int:
     from torchlint.rules import all_rules
 
     rules = all_rules()
@@ -78,12 +128,21 @@ def run_check(opts: CheckOptions) -> int:
         start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
     try:
         resolver = ConfigResolver(rules, fixed_config(opts.isolated, opts.config_path, start, rules))
+        if opts.overrides:
+            resolver = _Overridden(resolver, opts.overrides)
         cfg = resolver.for_dir(start)
         for name, codes in (("--select", opts.select or []), ("--extend-select", opts.extend_select), ("--ignore", opts.ignore)):
             check_codes(codes, rules, name)
     except ConfigError as exc:
         _err(f"error: {exc}")
         return 2
+    if opts.unsafe_fixes is None:  # not on the command line: the configuration's `unsafe-fixes`
+        opts.unsafe_fixes = bool(cfg.unsafe_fixes)
+    if opts.fix_only:
+        opts.fix = True
+    if opts.show_settings:
+        sys.stdout.write(show_settings(opts, cfg, rules, start))
+        return 0
     fixing = opts.fix or opts.diff
     rule_map = {r.CODE: r for r in rules}
 
@@ -117,6 +176,9 @@ def run_check(opts: CheckOptions) -> int:
     except ConfigError as exc:
         _err(f"error: {exc}")
         return 2
+    if opts.show_files:
+        sys.stdout.write("".join(report.escape(f) + "\n" for f in files))
+        return status
 
     tasks: List[FileTask] = []
     results: Dict[str, FileResult] = {}
@@ -187,7 +249,16 @@ def run_check(opts: CheckOptions) -> int:
     diff_changes = bool(diffs)
 
     diagnostics.sort(key=Diagnostic.sort_key)
-    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2, not_checked=not_checked)
+    if opts.add_noqa:
+        added, problems = add_noqa(diagnostics)
+        for problem in problems:
+            _err(f"error: {problem}")
+        sys.stderr.write(f"Added {added} noqa directive{'s' if added != 1 else ''}.\n")
+        return 2 if status == 2 or problems else 0
+    if opts.fix_only:  # leftover findings are not reported; a file that could not be read still is
+        diagnostics = [d for d in diagnostics if d.code == PARSE_ERROR]
+    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2,
+          checked=[t.path for t in tasks], not_checked=not_checked)
     if status == 2:
         return 2
     if not_checked:  # a file skipped is a file not checked: never a clean exit, even with --exit-zero
@@ -195,6 +266,8 @@ def run_check(opts: CheckOptions) -> int:
     if opts.diff:
         return 1 if diff_changes else (0 if not diagnostics or opts.exit_zero else 1)
     if diagnostics and not opts.exit_zero:
+        return 1
+    if fixed and opts.exit_non_zero_on_fix:
         return 1
     return 0
 
@@ -209,14 +282,18 @@ def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool
 
 def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
     chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore))
+    fixable = None
+    if cfg.fixable is not None or cfg.unfixable:
+        fixable = fixable_codes(rules, cfg.fixable, cfg.unfixable)
     return Settings(
         rules=chosen.rules,
         parse_errors=chosen.parse_errors,
         options=dict(cfg.options),
         noqa=opts.noqa,
         fix=opts.fix or opts.diff,
-        unsafe_fixes=opts.unsafe_fixes,
+        unsafe_fixes=bool(opts.unsafe_fixes),
         want_edits=opts.output_format in ("json", "sarif"),
+        fixable=fixable,
     )
 
 
@@ -253,6 +330,7 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
                 settings.parse_errors,
                 cfg.per_file_ignores,
                 max_bytes,
+                sorted(settings.fixable) if settings.fixable is not None else None,
             ]
         )
         cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key, [r.CODE for r in enabled])
@@ -313,11 +391,13 @@ def _file_diff(path: str, before: str, after: str) -> str:
 
 
 def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
-          nothing_checked: bool = False, failed: bool = False, not_checked: int = 0) -> None:
+          nothing_checked: bool = False, failed: bool = False, checked: Sequence[str] = (), not_checked: int = 0,
+          lines_of: Optional[report.LineSource] = None) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
+    unsafe = bool(opts.unsafe_fixes)
     if opts.statistics:
-        out.write(report.format_statistics(diagnostics, rule_map, opts.unsafe_fixes, as_json=fmt == "json"))
+        out.write(report.format_statistics(diagnostics, rule_map, unsafe, as_json=fmt == "json"))
         return
     if fmt == "json":
         out.write(report.format_json(diagnostics, rule_map))
@@ -325,12 +405,25 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
         out.write(report.format_sarif(diagnostics, rule_map))
     elif fmt == "github":
         out.write(report.format_github(diagnostics))
+    elif fmt == "junit":
+        out.write(report.format_junit(diagnostics, checked))
+    elif fmt == "gitlab":
+        out.write(report.format_gitlab(diagnostics))
     else:
         if opts.diff:
             return
-        out.write(report.format_text(diagnostics, opts.unsafe_fixes))
+        if fmt == "full":
+            out.write(report.format_full(diagnostics, unsafe, lines_of or report.file_lines))
+        else:
+            out.write(report.format_text(diagnostics, unsafe))
+        if opts.fix_only:
+            if not opts.quiet and fixed:
+                out.write(f"Fixed {fixed} error{'s' if fixed != 1 else ''}.\n")
+            elif not opts.quiet and not nothing_checked and not diagnostics:
+                out.write("No errors fixed.\n")
+            return
         if not opts.quiet and not (nothing_checked and not diagnostics and not fixed):
-            text = report.summary(diagnostics, fixed, opts.unsafe_fixes, opts.fix)
+            text = report.summary(diagnostics, fixed, unsafe, opts.fix)
             if failed:  # errors were reported: the checks did not all pass
                 text = text.replace("All checks passed!\n", "Errors occurred; see the messages above.\n")
             elif not_checked:  # files were skipped: they were not checked, so nothing says they pass
@@ -381,18 +474,159 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         _err(f"error: {e}")
         status = 2
     failed = status == 2
+    if opts.fix_only:
+        res.diagnostics = [d for d in res.diagnostics if d.code == PARSE_ERROR]
     if opts.fix:
         new = res.fixed_source if res.fixed_source is not None else text
         sys.stdout.buffer.write(new.encode(encoding))
         sys.stdout.flush()
-        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed=failed)
+        _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed=failed,
+              lines_of=lambda path, cell: report.lines_of_text(path, new, cell))
     elif opts.diff:
         if res.fixed_source is not None:
             sys.stdout.write(_file_diff(name, text, res.fixed_source))
             return status or 1
         return status or 0
     else:
-        _emit(opts, res.diagnostics, 0, rule_map, failed=failed)
+        _emit(opts, res.diagnostics, 0, rule_map, failed=failed,
+              lines_of=lambda path, cell: report.lines_of_text(path, text, cell))
     if status:
         return status
+    if res.fixed_count and opts.fix and opts.exit_non_zero_on_fix:
+        return 1
     return 1 if res.diagnostics and not opts.exit_zero else 0
+
+
+# -- --add-noqa ----------------------------------------------------------------------------------
+def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
+    """Add ``# noqa: CODE`` to the line each finding starts on (merged into the line's directive when
+    it has one; notebooks: in the cell), writing each file once, atomically.  Returns (directives
+    added or extended, problems).  A line that ends inside a string or with a backslash gets none."""
+    from torchlint.files import read_source
+    from torchlint.noqa_edit import add_codes, unsafe_lines
+
+    wanted: Dict[str, Dict[Tuple[int, int], set]] = {}
+    for d in diagnostics:
+        if d.code in (PARSE_ERROR, "TL517"):
+            continue
+        wanted.setdefault(d.path, {}).setdefault((d.cell, d.line), set()).add(d.code)
+    added = 0
+    problems: List[str] = []
+    for path in sorted(wanted):
+        try:
+            src = read_source(path)
+        except (SourceError, OSError) as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        by_cell: Dict[int, Dict[int, set]] = {}
+        for (cell, line), codes in wanted[path].items():
+            by_cell.setdefault(cell, {})[line] = codes
+        texts: Dict[int, str] = {}
+        if 0 in by_cell:
+            texts[0] = src.text
+        nb = None
+        if any(by_cell):
+            from torchlint.notebook import NotebookError, mask_cell, read_notebook
+
+            try:
+                nb = read_notebook(src.text)
+            except NotebookError as exc:
+                problems.append(f"{path}: {exc}")
+                continue
+            for k, cell in enumerate(nb.cells):
+                if cell.index + 1 in by_cell:
+                    mask_cell(cell)
+                    texts[cell.index + 1] = cell.text
+        changed: Dict[int, str] = {}
+        count = 0
+        for cell_no, lines_wanted in by_cell.items():
+            text = texts.get(cell_no)
+            if text is None:
+                continue
+            lines = text.split("\n")
+            python = text if nb is None else next(c.python for c in nb.cells if c.index + 1 == cell_no)
+            blocked = unsafe_lines(python)
+            for line, codes in sorted(lines_wanted.items()):
+                if not 0 < line <= len(lines):
+                    continue
+                where = f"{path}:{'cell ' + str(cell_no) + ':' if cell_no else ''}{line}"
+                if line in blocked:
+                    problems.append(f"{where}: no noqa added (the line ends inside a string or continues with a backslash)")
+                    continue
+                body = lines[line - 1]
+                cr = "\r" if body.endswith("\r") else ""
+                new = add_codes(body[: len(body) - len(cr)], codes) + cr
+                if new != body:
+                    lines[line - 1] = new
+                    count += 1
+            new_text = "\n".join(lines)
+            if new_text != text:
+                changed[cell_no] = new_text
+        if not changed:
+            continue
+        try:
+            if nb is None:
+                write_atomic(path, changed[0], src.encoding, src.mtime_ns, src.size)
+            else:
+                from torchlint.notebook import write_cells
+
+                cells = {k: c for k, c in enumerate(nb.cells)}
+                new_cells = {}
+                for k, cell in cells.items():
+                    if cell.index + 1 in changed:
+                        t = changed[cell.index + 1]
+                        new_cells[k] = t.replace("\n", cell.newline) if cell.newline != "\n" else t
+                write_atomic(path, write_cells(nb, new_cells), src.encoding, src.mtime_ns, src.size)
+            added += count
+        except (OSError, UnicodeEncodeError, ValueError) as exc:
+            problems.append(f"{path}: noqa directives not written: {exc}")
+    return added, problems
+
+
+# -- --show-settings -----------------------------------------------------------------------------
+def show_settings(opts: CheckOptions, cfg: Config, rules, start: str) -> str:
+    """The settings the first path is linted with, as TOML-like lines (every rule option included,
+    with its default when not set)."""
+    import json
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + " }"
+        if v is None:
+            return '"none"'
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        return str(v)
+
+    settings = _settings(opts, cfg, rules)
+    exclude, force_exclude, respect_gitignore = _discovery_options(opts, cfg)
+    enabled = [r.CODE for r in settings.rules]
+    fixable = sorted(settings.fixable) if settings.fixable is not None else [r.CODE for r in rules]
+    rows = [
+        ("config-file", cfg.path or "none (defaults)"),
+        ("root", cfg.root),
+        ("enabled", enabled),
+        ("fixable", [r.CODE for r in settings.rules if r.fix_availability() != "none" and r.CODE in fixable]),
+        ("unsafe-fixes", bool(opts.unsafe_fixes)),
+        ("noqa", opts.noqa),
+        ("per-file-ignores", cfg.per_file_ignores),
+        ("exclude", exclude),
+        ("force-exclude", force_exclude),
+        ("respect-gitignore", respect_gitignore),
+        ("cache-dir", opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR)),
+        ("cache", opts.use_cache),
+        ("max-file-size", cfg.max_file_size or MAX_BYTES),
+        ("file-timeout", cfg.file_timeout if cfg.file_timeout is not None else "default"),
+        ("output-format", opts.output_format),
+    ]
+    out = [f"# settings for {report.escape(start)}"]
+    out += [f"{k} = {value(v)}" for k, v in rows]
+    out.append("")
+    out.append("# rule options")
+    for key, opt in sorted(rule_options(rules).items()):
+        out.append(f"{key} = {value(cfg.options.get(key, opt.default))}")
+    return "\n".join(out) + "\n"

@@ -16,7 +16,8 @@ import click
 from torchlint import __version__
 from torchlint.cpus import available_cpus
 
-FORMATS = ("text", "json", "sarif", "github")
+#: ``text`` is the old name of ``concise`` (the default)
+FORMATS = ("concise", "full", "text", "json", "sarif", "github", "junit", "gitlab")
 
 
 class _DefaultGroup(click.Group):
@@ -50,8 +51,11 @@ Main `check` options (all of them: `torchlint check --help`):
   --fix                 apply the safe fixes (--unsafe-fixes: the unsafe ones too)
   --diff                show the fixes as a diff instead of writing them
   --select CODES        rules to enable, e.g. TL1,TL201 (--ignore, --extend-select)
-  --output-format FMT   text, json, sarif or github
+  --output-format FMT   concise (default), full, json, sarif, github, junit or gitlab
   --statistics          count findings per rule
+  --watch               lint again whenever a file changes
+  --add-noqa            add `# noqa: CODE` to every line with a finding
+  --config KEY=VALUE    a setting that wins over the configuration files
   --stdin-filename NAME name of the file read from `-` (a .ipynb name reads a notebook)
 \b
 Examples:
@@ -73,20 +77,35 @@ def main() -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
-@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply fixes that may change behaviour beyond the bug.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+              help="Also offer and apply fixes that may change behaviour beyond the bug (default: the `unsafe-fixes` setting, else off).")
+@click.option("--fix-only", is_flag=True, help="Apply the fixes and report only what was fixed, not the findings left (exit 0).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing is left to report.")
 @click.option("--diff", is_flag=True, help="Show the fixes as a unified diff instead of writing them.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding (merged into its noqa comment).")
+@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a file changes (polls every second; Ctrl-C stops).")
 @click.option("--select", multiple=True, help="Rules to enable (codes or prefixes, comma separated; ALL for every rule).")
 @click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rules to disable (codes or prefixes, comma separated).")
-@click.option("--extend-ignore", multiple=True, hidden=True)
+@click.option("--extend-ignore", multiple=True, help="Rules to disable on top of --ignore (same as --ignore).")
+@click.option("--per-file-ignores", multiple=True, metavar="PATTERN:CODES",
+              help="Codes to ignore in files matching a glob, e.g. 'tests/*:TL1,TL304' (added to the configured ones).")
+@click.option("--target-torch", type=str, default=None, metavar="VERSION",
+              help='Oldest torch the project supports ("2.4") or "auto" (the `target-torch` setting).')
 @click.option("--exclude", multiple=True, help="Glob patterns of paths to exclude (replaces the configured list).")
 @click.option("--extend-exclude", multiple=True, help="Glob patterns to exclude on top of the defaults.")
 @click.option("--force-exclude/--no-force-exclude", default=None, help="Apply excludes to paths given explicitly too.")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files ignored by .gitignore.")
-@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Output format (default: text).")
+@click.option("--output-format", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: concise, one line per finding; full adds the source with a caret).")
+@click.option("-o", "--output-file", type=str, default=None, help="Write the output to this file instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
-@click.option("--config", "config_path", type=str, default=None, help="Configuration file (pyproject.toml or torchlint.toml).")
+@click.option("--config", "config_args", multiple=True, metavar="FILE | KEY=VALUE",
+              help="A configuration file (pyproject.toml or torchlint.toml), or a TOML `KEY = VALUE` "
+                   "setting that wins over every file, e.g. 'target-torch = \"2.0\"' (repeatable).")
+@click.option("--show-settings", is_flag=True, help="Print the settings the first path is linted with, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, and exit.")
 @click.option("--isolated", is_flag=True, help="Ignore configuration files.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes (0: one per core).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
@@ -98,20 +117,27 @@ def main() -> None:
 def check(
     paths: Tuple[str, ...],
     fix: bool,
-    unsafe_fixes: bool,
+    unsafe_fixes: Optional[bool],
+    fix_only: bool,
+    exit_non_zero_on_fix: bool,
     diff: bool,
+    add_noqa: bool,
+    watch: bool,
     select: Tuple[str, ...],
     extend_select: Tuple[str, ...],
     ignore: Tuple[str, ...],
     extend_ignore: Tuple[str, ...],
+    per_file_ignores: Tuple[str, ...],
+    target_torch: Optional[str],
     exclude: Tuple[str, ...],
     extend_exclude: Tuple[str, ...],
     force_exclude: Optional[bool],
     respect_gitignore: Optional[bool],
     output_format: Optional[str],
+    output_file: Optional[str],
     statistics: bool,
     exit_zero: bool,
-    config_path: Optional[str],
+    config_args: Tuple[str, ...],
     isolated: bool,
     jobs: int,
     no_cache: bool,
@@ -119,11 +145,30 @@ def check(
     stdin_filename: Optional[str],
     quiet: bool,
     disable_noqa: bool,
+    show_settings: bool,
+    show_files: bool,
     verbose: bool,
 ) -> None:
     """Lint PATHS: .py, .pyi and .ipynb files (default: the current folder); `-` reads stdin."""
     from torchlint.checker import CheckOptions, run_check
 
+    config_path, overrides = _config_args(config_args)
+    if per_file_ignores:
+        table = overrides.setdefault("per-file-ignores", {})
+        if not isinstance(table, dict):
+            _fail("--per-file-ignores and a `per-file-ignores` override that is not a table")
+        for entry in per_file_ignores:
+            pattern, sep, codes = entry.rpartition(":")
+            if not sep or not pattern or not _codes([codes]):
+                _fail(f"--per-file-ignores expects PATTERN:CODES (such as 'tests/*:TL1'), got `{entry}`")
+            table.setdefault(pattern, []).extend(_codes([codes]))
+    if target_torch is not None:
+        overrides["target-torch"] = target_torch
+    stdin = list(paths) == ["-"]
+    if watch and (fix or fix_only or diff or add_noqa or stdin):
+        _fail("--watch only reports: it cannot be combined with --fix, --fix-only, --diff, --add-noqa or stdin")
+    if add_noqa and (fix or fix_only or diff or stdin):
+        _fail("--add-noqa cannot be combined with --fix, --fix-only, --diff or stdin")
     opts = CheckOptions(
         paths=list(paths) or ["."],
         fix=fix,
@@ -136,7 +181,7 @@ def check(
         extend_exclude=_split(extend_exclude),
         force_exclude=force_exclude,
         respect_gitignore=respect_gitignore,
-        output_format=output_format or "text",
+        output_format="concise" if output_format in (None, "text") else output_format,
         statistics=statistics,
         exit_zero=exit_zero,
         config_path=config_path,
@@ -147,7 +192,18 @@ def check(
         stdin_filename=stdin_filename,
         quiet=quiet,
         noqa=not disable_noqa,
+        output_file=output_file,
+        fix_only=fix_only,
+        exit_non_zero_on_fix=exit_non_zero_on_fix,
+        show_settings=show_settings,
+        show_files=show_files,
+        add_noqa=add_noqa,
+        overrides=overrides,
     )
+    if watch and not (show_settings or show_files):
+        from torchlint.watch import watch_loop
+
+        sys.exit(guarded(lambda: watch_loop(opts), verbose))
     sys.exit(guarded(lambda: _quiet_broken_pipe(lambda: run_check(opts)), verbose))
 
 
@@ -203,6 +259,30 @@ def _quiet_broken_pipe(command: "Callable[[], int]") -> int:
         return status
     finally:
         sys.stdout = real
+
+
+def _config_args(values: Sequence[str]) -> "Tuple[Optional[str], dict]":
+    """``--config`` values: at most one file, and any number of TOML ``KEY = VALUE`` overrides (a value
+    that names an existing file is a file, as in ruff)."""
+    import os
+
+    from torchlint.config import ConfigError, parse_override
+
+    path: Optional[str] = None
+    overrides: dict = {}
+    for value in values:
+        if os.path.isfile(value) or ("=" not in value and not os.path.exists(value)):
+            if "=" not in value and not os.path.isfile(value):
+                _fail(f"config file not found: {value}")
+            if path is not None:
+                _fail(f"--config names two files ({path}, {value}); give one, and settings as KEY = VALUE")
+            path = value
+            continue
+        try:
+            overrides.update(parse_override(value))
+        except ConfigError as exc:
+            _fail(str(exc))
+    return path, overrides
 
 
 def guarded(command: "Callable[[], int]", verbose: bool) -> int:

@@ -27,7 +27,7 @@ class ConfigError(Exception):
 
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "fixable", "unfixable")
-_BOOL_KEYS = ("force-exclude", "respect-gitignore")
+_BOOL_KEYS = ("force-exclude", "respect-gitignore", "unsafe-fixes")
 CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size", "file-timeout"))
 
 
@@ -47,6 +47,9 @@ class Config:
     max_file_size: Optional[int] = None
     file_timeout: Optional[float] = None  # seconds per file (scaled up for large files)
     options: Dict[str, Any] = field(default_factory=dict)
+    unsafe_fixes: Optional[bool] = None  # None: not set (off)
+    fixable: Optional[List[str]] = None  # None: every rule's fix may be applied
+    unfixable: List[str] = field(default_factory=list)
 
 
 def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
@@ -162,8 +165,12 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
             cfg.max_file_size = value
         elif key == "file-timeout":
             cfg.file_timeout = parse_file_timeout(value, where)
-        elif key in ("fixable", "unfixable"):
-            raise ConfigError(f"`{key}` in {where} is not supported yet")
+        elif key == "unsafe-fixes":
+            cfg.unsafe_fixes = value
+        elif key == "fixable":
+            cfg.fixable = [v.upper() for v in value]
+        elif key == "unfixable":
+            cfg.unfixable = [v.upper() for v in value]
         elif key in options:
             try:
                 cfg.options[key] = options[key].validate(key, value)
@@ -172,7 +179,9 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
         else:
             known = ", ".join(sorted(CORE_KEYS | set(options)))
             raise ConfigError(f"unknown key `{key}` in {where} (known keys: {known})")
-    for codes in [cfg.select or [], cfg.extend_select, cfg.ignore] + list(cfg.per_file_ignores.values()):
+    for codes in [cfg.select or [], cfg.extend_select, cfg.ignore, cfg.fixable or [], cfg.unfixable] + list(
+        cfg.per_file_ignores.values()
+    ):
         check_codes(codes, rules, where)
     return cfg
 
@@ -218,3 +227,51 @@ def ignored_for(path: str, root: str, per_file_ignores: Mapping[str, Sequence[st
         if fnmatchcase(rel, pattern) or fnmatchcase(base, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
             out.extend(codes)
     return out
+
+
+def parse_override(fragment: str) -> Dict[str, Any]:
+    """One ``--config`` value that is not a file: a TOML ``KEY = VALUE`` fragment (``target-torch = "2.0"``,
+    ``select = ["TL1"]``), as ruff reads it."""
+    try:
+        table = tomllib.loads(fragment)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"config file not found: {fragment} (and it is not a `KEY = VALUE` override in TOML: {exc})"
+        ) from None
+    if not table:
+        raise ConfigError(f"config file not found: {fragment}")
+    return table
+
+
+#: override key -> the Config attribute it replaces
+_REPLACED = {
+    "select": "select", "extend-select": "extend_select", "exclude": "exclude", "extend-exclude": "extend_exclude",
+    "force-exclude": "force_exclude", "respect-gitignore": "respect_gitignore", "cache-dir": "cache_dir",
+    "max-file-size": "max_file_size", "file-timeout": "file_timeout", "unsafe-fixes": "unsafe_fixes",
+    "fixable": "fixable", "unfixable": "unfixable", "per-file-ignores": "per_file_ignores",
+}
+
+
+def with_overrides(cfg: Config, table: Mapping[str, Any], rules: Sequence[Type[LintRule]]) -> Config:
+    """``cfg`` with the command line's ``KEY = VALUE`` overrides applied; they win over every file.
+    ``extend-ignore`` and ``per-file-ignores`` add to the file's, every other key replaces its value."""
+    import copy
+
+    over = parse_table(table, "--config", rules)
+    new = copy.deepcopy(cfg)
+    for key in table:
+        if key in _REPLACED:
+            value = getattr(over, _REPLACED[key])
+            if key == "per-file-ignores":
+                value = {**cfg.per_file_ignores, **value}
+            setattr(new, _REPLACED[key], value)
+        elif key == "ignore":
+            new.ignore = list(over.ignore)
+        elif key == "extend-ignore":
+            if "ignore" not in table:
+                new.ignore = cfg.ignore + over.ignore
+        else:  # a rule option
+            new.options[key] = over.options[key]
+    if "target-torch" in table:
+        resolve_target(new, cfg.path or cfg.root, rules)
+    return new

@@ -88,6 +88,7 @@ class Settings:
     unsafe_fixes: bool = False
     want_edits: bool = False
     parse_errors: bool = True  # report TL000 (off when the selection ignores it)
+    fixable: Optional[frozenset] = None  # codes whose fixes may be applied (None: all)
 
 
 # -- noqa ----------------------------------------------------------------------------------------
@@ -609,6 +610,10 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
             if settings.noqa and 0 < pos[0] <= len(lines) and is_suppressed(rep.code, lines[pos[0] - 1]):
                 continue
             kept.append((rep, pos))
+        kept += _noqa_judgements(lint, kept, lines, rule_types, rules, settings, errors)
+        if settings.fixable is not None:
+            kept = [(rep, pos) if rep.fix is None or rep.code in settings.fixable
+                    else (Report(rep.code, rep.node, rep.message, None), pos) for rep, pos in kept]
         if settings.fix and lint.module is not None and lint.ctx is not None:
             applicable = [
                 rep.fix for rep, _ in kept
@@ -633,6 +638,61 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
         result.fixed_source = current
         result.fixed_count = fixed_total
     return result
+
+
+# -- used noqa codes, for the rules that judge noqa comments (unused-noqa) ------------------------------
+def used_noqa(reports: Sequence[Tuple[Report, Tuple[int, int, int, int]]],
+              kept: Sequence[Tuple[Report, Tuple[int, int, int, int]]], lines: Sequence[str]) -> Dict[int, set]:
+    """Line -> the codes of its ``# noqa`` that suppressed one of ``reports`` (those not ``kept``); a
+    bare noqa that suppressed something is recorded as ``""``."""
+    kept_ids = {id(rep) for rep, _ in kept}
+    used: Dict[int, set] = {}
+    for rep, pos in reports:
+        if id(rep) in kept_ids or not 0 < pos[0] <= len(lines):
+            continue
+        codes = noqa_codes(lines[pos[0] - 1])
+        if codes is None:
+            continue
+        mark = used.setdefault(pos[0], set())
+        if codes:
+            mark.update(c for c in codes if rep.code.startswith(c))
+        else:
+            mark.add("")
+    return used
+
+
+def _noqa_judgements(lint: _Lint, kept: Sequence[Tuple[Report, Tuple[int, int, int, int]]], lines: Sequence[str],
+                     rule_types: Sequence[Type[LintRule]], ran: Sequence[Type[LintRule]], settings: Settings,
+                     errors: List[str]) -> List[Tuple[Report, Tuple[int, int, int, int]]]:
+    """The reports of the rules that judge ``# noqa`` comments (a ``judge_noqa`` method: TL517), given
+    which codes suppressed something; located, and subject to a noqa that lists their code.  Nothing is judged with
+    noqa off, or when a rule failed (what it would have reported, and so suppressed, is unknown)."""
+    judges = [r for r in rule_types if hasattr(r, "judge_noqa")]
+    if not judges or not settings.noqa or errors or lint.module is None or lint.ctx is None:
+        return []
+    used = used_noqa(lint.reports, kept, lines)
+    if lint.positions is None:
+        lint.positions = StatementPositions(lint.module, lint.ctx)
+    positions = lint.positions
+    out: List[Tuple[Report, Tuple[int, int, int, int]]] = []
+    for rule_type in judges:
+        rule = rule_type(lint.ctx, settings.options)
+        with _Headroom():
+            rule.judge_noqa(lines, used, frozenset(r.CODE for r in ran), positions)  # type: ignore[attr-defined]
+        for rep in rule.reports:
+            pos = positions.get(rep.node)
+            if pos is None:
+                continue
+            where = (pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)
+            # a code list naming the judge suppresses it; a bare noqa does not (it is what is judged)
+            if 0 < where[0] <= len(lines) and noqa_codes(lines[where[0] - 1]) and is_suppressed(
+                rep.code, lines[where[0] - 1]
+            ):
+                continue
+            if lint.stand_in:
+                rep = Report(rep.code, rep.node, rep.message, None)
+            out.append((rep, where))
+    return out
 
 
 def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], maker: Optional[EditMaker]) -> Diagnostic:
@@ -702,7 +762,8 @@ def _lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: 
     rules = settings.rules
     if task.ignore:
         rules = [r for r in rules if not any(r.CODE.startswith(c) for c in task.ignore)]
-    sub = Settings(rules, settings.options, settings.noqa, settings.fix, settings.unsafe_fixes, settings.want_edits)
+    sub = Settings(rules, settings.options, settings.noqa, settings.fix, settings.unsafe_fixes, settings.want_edits,
+                   settings.fixable)
     from torchlint.notebook import is_notebook, lint_notebook
 
     try:

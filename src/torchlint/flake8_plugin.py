@@ -33,7 +33,7 @@ from torchlint import __version__
 
 #: Codes of the rules whose ``DEFAULT_ENABLED`` is False (kept equal by a test, so that registering
 #: flake8's options does not need to import the rules).
-OFF_BY_DEFAULT: Tuple[str, ...] = ("TL503",)
+OFF_BY_DEFAULT: Tuple[str, ...] = ("TL503", "TL517")
 
 
 def _load_options() -> Dict[str, Any]:

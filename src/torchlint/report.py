@@ -1,9 +1,13 @@
-"""Output formats: text (``path:line:col: CODE [*] message``), json, sarif (2.1.0), github, statistics."""
+"""Output formats: concise (``path:line:col: CODE [*] message``; ``text`` is its old name), full (the
+same line, then the source with a caret under the span), json, sarif (2.1.0), github, junit, gitlab
+(GitLab Code Quality), statistics."""
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence, Type
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Type
+from xml.sax.saxutils import quoteattr
 
 from torchlint import __version__
 from torchlint.engine import PARSE_ERROR, Diagnostic
@@ -239,3 +243,155 @@ def format_statistics(diags: Iterable[Diagnostic], rules: Dict[str, Type[LintRul
         mark = "[*]" if code in fixable else "[ ]"
         out.append(f"{n:>{width}}\t{code}\t{mark} {name}\n")
     return "".join(out)
+
+
+# -- full: the source line with a caret under the span ---------------------------------------------
+#: (path, cell) -> the lines the positions count in (a notebook: the cell's), or None when unreadable
+LineSource = Callable[[str, int], Optional[List[str]]]
+
+
+def file_lines(path: str, cell: int) -> Optional[List[str]]:
+    """The lines of ``path`` as linted (a notebook: those of cell ``cell``, 1-based among all cells)."""
+    from torchlint.files import SourceError, read_source
+
+    try:
+        text = read_source(path).text
+    except (SourceError, OSError):
+        return None
+    return lines_of_text(path, text, cell)
+
+
+def lines_of_text(path: str, text: str, cell: int) -> Optional[List[str]]:
+    """The lines of ``text`` (a notebook's: those of cell ``cell``)."""
+    if not cell:
+        return _lines(text)
+    from torchlint.notebook import NotebookError, read_notebook
+
+    try:
+        nb = read_notebook(text)
+    except NotebookError:
+        return None
+    for c in nb.cells:
+        if c.index == cell - 1:
+            return _lines(c.text)
+    return None
+
+
+def _lines(text: str) -> List[str]:
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":  # the line break that ends the last line opens no line
+        lines.pop()
+    return lines
+
+
+def _shown(line: str) -> str:
+    return escape(line.rstrip("\r").expandtabs(4))
+
+
+def _width(line: str, col: int) -> int:
+    """Display columns before 1-based character column ``col`` of ``line`` (tabs expanded as shown)."""
+    return len(escape(line[: max(col - 1, 0)].expandtabs(4)))
+
+
+def format_full(diags: Sequence[Diagnostic], unsafe_fixes: bool, lines_of: LineSource = file_lines) -> str:
+    """ruff's ``full`` look: each finding's line, then the code around it with ``^`` under the span
+    (the first line of a span over several lines), and the fix's title as ``help``."""
+    cache: Dict[tuple, Optional[List[str]]] = {}
+    out: List[str] = []
+    for d in diags:
+        out.append(text_line(d, unsafe_fixes) + "\n")
+        key = (d.path, d.cell)
+        if key not in cache:
+            cache[key] = lines_of(d.path, d.cell)
+        lines = cache[key]
+        if lines is None or not 0 < d.line <= len(lines):
+            out.append("\n")
+            continue
+        end_line = min(max(d.end_line, d.line), len(lines))
+        first, last = max(1, d.line - 1), min(len(lines), end_line + 1)
+        gutter = len(str(last))
+        pad = " " * gutter
+        out.append(f"{pad} |\n")
+        for n in range(first, last + 1):
+            if d.line < n < end_line and end_line - d.line > 4 and n != d.line + 1 and n != end_line:
+                if n == d.line + 2:
+                    out.append(f"{'.' * gutter} | ...\n")
+                continue
+            out.append(f"{n:>{gutter}} | {_shown(lines[n - 1])}".rstrip() + "\n")
+            if n == d.line:
+                text = lines[n - 1].rstrip("\r")
+                start = _width(text, d.col)
+                stop = _width(text, d.end_col) if d.end_line == d.line and d.end_col > d.col else len(_shown(text))
+                out.append(f"{pad} | {' ' * start}{'^' * max(1, stop - start)} {d.code}\n")
+        out.append(f"{pad} |\n")
+        if d.fix is not None:
+            kind = "" if is_applicable(d, unsafe_fixes) else " (unsafe: --unsafe-fixes)"
+            out.append(f"{pad} = help: {escape(d.fix.title)}{kind}\n")
+        out.append("\n")
+    return "".join(out)
+
+
+# -- junit and gitlab: for CI ----------------------------------------------------------------------
+def format_junit(diags: Sequence[Diagnostic], checked: Sequence[str] = ()) -> str:
+    """JUnit XML: one test suite per file with findings (a test case per finding) and, for the files
+    ``checked`` without findings, a passing test case each."""
+    by_file: Dict[str, List[Diagnostic]] = {}
+    for d in diags:
+        by_file.setdefault(d.path, []).append(d)
+    clean = sorted(set(checked) - set(by_file))
+    total = len(diags) + len(clean)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>\n',
+           f'<testsuites name="torchlint" tests="{total}" failures="{len(diags)}" errors="0">\n']
+    for path in sorted(by_file):
+        found = by_file[path]
+        out.append(f'  <testsuite name={quoteattr(path)} tests="{len(found)}" failures="{len(found)}" errors="0">\n')
+        for d in found:
+            where = f"cell {d.cell}, line {d.line}, col {d.col}" if d.cell else f"line {d.line}, col {d.col}"
+            out.append(
+                f'    <testcase name={quoteattr("torchlint." + d.code)} classname={quoteattr(path)} '
+                f'line="{d.file_line or d.line if d.cell else d.line}" column="{d.col}">\n'
+                f'      <failure message={quoteattr(d.message)}>{_xml_text(f"{where}, {d.message}")}</failure>\n'
+                "    </testcase>\n"
+            )
+        out.append("  </testsuite>\n")
+    if clean:
+        out.append(f'  <testsuite name="torchlint" tests="{len(clean)}" failures="0" errors="0">\n')
+        for path in clean:
+            out.append(f'    <testcase name={quoteattr(path)} classname="torchlint"/>\n')
+        out.append("  </testsuite>\n")
+    out.append("</testsuites>\n")
+    return "".join(out)
+
+
+def _xml_text(text: str) -> str:
+    text = "".join(c if c in "\t\n" or (0x20 <= ord(c) < 0xD800) or 0xE000 <= ord(c) <= 0xFFFD or ord(c) > 0xFFFF
+                   else escape(c) for c in text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def format_gitlab(diags: Sequence[Diagnostic]) -> str:
+    """GitLab Code Quality report (a JSON list).  A notebook's finding points at the line of the .ipynb
+    file that holds it, with the cell position in the description.  Fingerprints are stable across runs
+    and line moves: the path, code, message and the finding's rank among equal ones."""
+    seen: Counter = Counter()
+    out = []
+    for d in diags:
+        key = (d.path.replace("\\", "/"), d.code, d.message)
+        seen[key] += 1
+        fingerprint = hashlib.sha256(repr((key, seen[key])).encode("utf-8", "surrogateescape")).hexdigest()
+        if d.cell:
+            lines = {"begin": d.file_line or 1, "end": max(d.file_end_line, d.file_line) or 1}
+            description = f"{d.code} {position(d)}: {d.message}"
+        else:
+            lines = {"begin": d.line, "end": d.end_line or d.line}
+            description = f"{d.code} {d.message}"
+        out.append(
+            {
+                "description": description,
+                "check_name": d.code,
+                "fingerprint": fingerprint,
+                "severity": "major",
+                "location": {"path": key[0], "lines": lines},
+            }
+        )
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

@@ -143,6 +143,16 @@ def resolve(rules: Sequence[Type], *layers: Layer) -> Selection:
     return Selection(tuple(r for r in rules if r.CODE in on), PARSE_ERROR in on)
 
 
+def fixable_codes(rules: Sequence[Type], fixable: Optional[Sequence[str]], unfixable: Sequence[str]) -> FrozenSet[str]:
+    """The codes whose fixes may be applied: ``fixable`` (default ALL) minus ``unfixable``, the most
+    specific selector deciding, as for ``select``/``ignore``."""
+    on_list = ["ALL"] if fixable is None else list(fixable)
+    return frozenset(
+        r.CODE for r in rules
+        if _specificity(r.CODE, on_list) >= 0 and _specificity(r.CODE, on_list) > _specificity(r.CODE, unfixable)
+    )
+
+
 def for_flake8(rules: Sequence[Type], decide: Optional[Callable[[str], bool]], named: Iterable[str]) -> Selection:
     """The rules the flake8 plugin runs: of those flake8's decision engine would report (``decide``;
     None: flake8 filters, so every one it could), the ones the default selection enables and those that
