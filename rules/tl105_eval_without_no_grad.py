@@ -16,6 +16,7 @@ from torchlint.analysis.evaluation import (
     no_grad_call_code,
     runs_without_grad,
 )
+from torchlint.analysis.grad_mode import STRONG, WEAK, training_evidence
 from torchlint.analysis.training import flows_into_backward, is_backward_like, is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -568,7 +569,10 @@ def report(loader):
                 continue
             if site.kind == "function" and self._result_may_be_differentiated(site.node):
                 continue  # a loss helper shared by training and validation: training needs its graph
-            self.report(calls[0], fix=self._fix(site))
+            evidence = training_evidence(ctx, site.node, [c for c, _m in site.calls])
+            if evidence == STRONG:
+                continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
+            self.report(calls[0], fix=self._fix(site, unsafe=evidence == WEAK))
 
     def _result_may_be_differentiated(self, function: cst.CSTNode) -> bool:
         """Whether a caller in this file differentiates what ``function`` returns."""
@@ -590,7 +594,7 @@ def report(loader):
                     break
         return False
 
-    def _fix(self, site: EvalSite) -> Optional[Fix]:
+    def _fix(self, site: EvalSite, unsafe: bool = False) -> Optional[Fix]:
         ctx = self.ctx
         code = no_grad_call_code(ctx)
         if code is None:
@@ -605,7 +609,7 @@ def report(loader):
             # a decorator is a one-line change where wrapping would re-indent the whole body
             decorator = cst.Decorator(decorator=ctx.parse_expression(code))
             decorated = function.with_changes(decorators=[*function.decorators, decorator])
-            unsafe = self._returns_model_output(site)
+            unsafe = unsafe or self._returns_model_output(site)
             return self.make_fix(f"Decorate `{function.name.value}` with `@{code}`", unsafe=unsafe).replace(
                 function, decorated
             )
@@ -616,7 +620,7 @@ def report(loader):
             body=template.body.with_changes(body=[loop.with_changes(leading_lines=[])]),
             leading_lines=loop.leading_lines,
         )
-        return self.make_fix().replace(loop, wrapped)
+        return self.make_fix(unsafe=unsafe).replace(loop, wrapped)
 
     def _returns_model_output(self, site: EvalSite) -> bool:
         """Whether the function returns a model call, or a variable assigned from one."""

@@ -4,6 +4,7 @@ from typing import Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis.grad_mode import STRONG, training_evidence
 from torchlint.analysis.evaluation import (
     MC_DROPOUT,
     EvalSite,
@@ -544,6 +545,8 @@ def train(loader, val_loader, epochs):
         for site in facts.sites():
             if site.by_eval_call or self._mc_dropout(site):
                 continue
+            if training_evidence(ctx, site.node, [c for c, _m in site.calls]) == STRONG:
+                continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
             receivers = self._receivers(site)
             for call, model in site.calls:
                 if call in facts.mode_settled or framework_model(ctx, model):

@@ -52,6 +52,7 @@ from torchlint.analysis.program import (
 )
 from torchlint.analysis.training import (
     LOOP_TYPES,
+    _grad_disabling,
     backward_operand,
     base_names,
     calls_through_helpers,
@@ -782,7 +783,11 @@ class EvaluationFacts:
         ctx = self.ctx
         outer_loop: Optional[cst.CSTNode] = None
         for a in ctx.ancestors(call):
-            if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.With)):
+            if isinstance(a, cst.With) and not (
+                all(_grad_disabling(ctx, item.item) for item in a.items) and ctx.parent(a) is ctx.module
+            ):
+                return None  # only a module-level `with torch.no_grad():` (the prediction is still one)
+            if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None
             if isinstance(a, LOOP_TYPES):
                 if trains(ctx, a) or needs_grad(ctx, a):
