@@ -74,14 +74,26 @@ class EvalWithoutNoGrad(LintRule):
 
     ## Fix safety
     For an evaluation function the fix adds `@torch.no_grad()` to it (a one-line change; the body is not
-    re-indented); for an evaluation loop it wraps the loop in `with torch.no_grad():`. Both are spelled
-    with the module's own torch import; no fix is offered when torch is not imported by name or for
-    generators. It is safe, except when the function returns a model output: a caller could
-    differentiate through it, which `no_grad` prevents, so the fix is unsafe there. A function whose
-    result a caller in the file differentiates (`helper(...).backward()`, or a variable that reaches a
-    backward call) is not reported at all: it is shared with training. Code already
-    under `no_grad` (here or at every caller) is not reported, so the fix never nests one `no_grad` in
-    another.
+    re-indented); for an evaluation loop or a module-level prediction it wraps it in
+    `with torch.no_grad():`. Both are spelled with the module's own torch import; no fix is offered
+    when torch is not imported by name or for generators.
+
+    Turning gradients off is safe only with positive evidence of evaluation (the finding's own) and no
+    evidence of training anywhere the wrapped code reaches: itself and the same-module functions it
+    calls, three calls deep. A backward pass, an optimizer step, a gradient reset, a call named like a
+    training step, or an optimizer or a model's parameters handed to a callable whose code is not in
+    view (`loss_scaler(loss, optimizer)`, whose `__call__` runs the backward pass; a
+    `step(loss, optimizer)` closure) mean the code trains: it is not reported at all. The fix is
+    unsafe when a model output, or a value computed from it that is not detached (a loss), is handed to
+    a callable the code was given or to one whose code is not in view (other than a loss function whose
+    result is kept, a builtin, or a metric or container method such as `update` or `append`): that
+    callable may differentiate it. It is unsafe too when the code turns training mode back on
+    (`model.train()`: training may go on right after), and when the function returns a model output (a
+    caller could differentiate through it). A function whose result a caller in the file
+    differentiates (`helper(...).backward()`, or a variable that reaches a backward call) is not
+    reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
+    reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
+    mode in the wrapped code is still reported by TL106.
 
     ## Options
     None.
@@ -331,6 +343,22 @@ def train(loader, val_loader, optimizer):
         return sum(evaluate_batch(x, y).item() for x, y in val_loader)
 """
         ),
+        # the backward pass runs inside a loss-scaler object it is given: an epoch of training
+        Valid(
+            """
+import torch
+
+
+def validate_epoch(model, loader, optimizer, loss_scaler):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        loss_scaler(loss, optimizer, parameters=model.parameters())
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+"""
+        ),
     ]
 
     INVALID = [
@@ -548,6 +576,35 @@ def report(loader):
     return acc
 """,
             count=3,
+        ),
+        # the model output goes to a callable the function is given: it may differentiate (unsafe fix)
+        Invalid(
+            """
+import torch
+
+
+def validate(model, loader, on_batch):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        on_batch(out, y)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def validate(model, loader, on_batch):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        on_batch(out, y)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+            unsafe=True,
         ),
     ]
 
