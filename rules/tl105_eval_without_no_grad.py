@@ -570,7 +570,6 @@ def report(loader):
     with torch.no_grad():
         for x, y in loader:
             acc.append((vgg16(x).argmax(1) == y).float().mean().item())
-    with torch.no_grad():
         for x, y in loader:
             acc.append((clf(x).argmax(1) == y).float().mean().item())
     return acc
@@ -615,6 +614,7 @@ def validate(model, loader, on_batch):
         ctx = self.ctx
         if not ctx.names.imports_torch:
             return
+        found = []
         for site in evaluation_facts(ctx).sites():
             calls = [c for c, _model in site.calls]
             if not calls or any(under_no_grad(ctx, c) for c in calls):
@@ -629,7 +629,45 @@ def validate(model, loader, on_batch):
             evidence = training_evidence(ctx, site.node, [c for c, _m in site.calls])
             if evidence == STRONG:
                 continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
-            self.report(calls[0], fix=self._fix(site, unsafe=evidence == WEAK))
+            found.append((calls[0], site, self._fix(site, unsafe=evidence == WEAK)))
+        for call, _site, fix in self._merge_neighbours(found):
+            self.report(call, fix=fix)
+
+    def _merge_neighbours(self, found):
+        """Loops and statements wrapped by fixes that follow each other in one block get one
+        `with torch.no_grad():` around them all, not one each: the findings share that fix."""
+        ctx = self.ctx
+        runs = []  # lists of (call, site, fix), each a run of neighbouring wrapped statements
+        index = {}
+        for item in found:
+            call, site, fix = item
+            block = ctx.block_of(site.node) if site.kind != "function" and fix is not None else None
+            if block is None:
+                runs.append([item])
+                continue
+            at = next((i for i, stmt in enumerate(block) if stmt is site.node), None)
+            prev = index.get((id(block), at - 1)) if at is not None else None
+            if prev is not None and prev[-1][2].applicability == fix.applicability and not site.node.leading_lines:
+                prev.append(item)
+            else:
+                prev = [item]
+                runs.append(prev)
+            index[(id(block), at)] = prev
+        out = []
+        for run in runs:
+            if len(run) == 1:
+                out.append(run[0])
+                continue
+            first, rest = run[0], run[1:]
+            wrapped = first[2].edits[first[1].node]
+            assert isinstance(wrapped, cst.With) and isinstance(wrapped.body, cst.IndentedBlock)
+            body = [*wrapped.body.body, *(item[1].node for item in rest)]
+            fix = self.make_fix(first[2].title, unsafe=first[2].is_unsafe)
+            fix.replace(first[1].node, wrapped.with_changes(body=wrapped.body.with_changes(body=body)))
+            for item in rest:
+                fix.remove(item[1].node)
+            out.extend((call, site, fix) for call, site, _fix in run)
+        return out
 
     def _result_may_be_differentiated(self, function: cst.CSTNode) -> bool:
         """Whether a caller in this file differentiates what ``function`` returns."""
