@@ -12,7 +12,6 @@ from torchlint.analysis.evaluation import (
     body_after_docstring,
     evaluation_facts,
     framework_model,
-    is_generator,
     no_grad_call_code,
     runs_without_grad,
 )
@@ -76,7 +75,9 @@ class EvalWithoutNoGrad(LintRule):
     For an evaluation function the fix adds `@torch.no_grad()` to it (a one-line change; the body is not
     re-indented); for an evaluation loop or a module-level prediction it wraps it in
     `with torch.no_grad():`. Both are spelled with the module's own torch import; no fix is offered
-    when torch is not imported by name or for generators.
+    when torch is not imported by name. An evaluation generator gets the decorator too: `no_grad` as a
+    decorator turns gradients off each time the generator runs and gives the consumer its own mode back
+    at every `yield` (a `with` block in the body would leak into the consumer).
 
     Turning gradients off is safe only with positive evidence of evaluation (the finding's own) and no
     evidence of training anywhere the wrapped code reaches: itself and the same-module functions it
@@ -89,7 +90,7 @@ class EvalWithoutNoGrad(LintRule):
     result is kept, a builtin, or a metric or container method such as `update` or `append`): that
     callable may differentiate it. It is unsafe too when the code turns training mode back on
     (`model.train()`: training may go on right after), and when the function returns a model output (a
-    caller could differentiate through it). A function whose result a caller in the file
+    caller could differentiate through it), or yields one. A function whose result a caller in the file
     differentiates (`helper(...).backward()`, or a variable that reaches a backward call) is not
     reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
     reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
@@ -605,6 +606,28 @@ def validate(model, loader, on_batch):
 """,
             unsafe=True,
         ),
+        # an evaluation generator: the decorator (a `with` block would leak into the consumer)
+        Invalid(
+            """
+import torch
+
+
+def evaluate_batches(model, loader):
+    model.eval()
+    for x, y in loader:
+        yield (model(x).argmax(1) == y).float().mean().item()
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def evaluate_batches(model, loader):
+    model.eval()
+    for x, y in loader:
+        yield (model(x).argmax(1) == y).float().mean().item()
+""",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -699,8 +722,8 @@ def validate(model, loader, on_batch):
         if site.kind == "function":
             function = site.node
             assert isinstance(function, cst.FunctionDef)
-            if is_generator(ctx, function):
-                return None
+            # a generator too: `no_grad` used as a decorator disables gradients each time the generator
+            # runs and restores the caller's mode at every `yield` (a `with` block in its body would not)
             # a decorator is a one-line change where wrapping would re-indent the whole body
             decorator = cst.Decorator(decorator=ctx.parse_expression(code))
             decorated = function.with_changes(decorators=[*function.decorators, decorator])
@@ -718,7 +741,7 @@ def validate(model, loader, on_batch):
         return self.make_fix(unsafe=unsafe).replace(loop, wrapped)
 
     def _returns_model_output(self, site: EvalSite) -> bool:
-        """Whether the function returns a model call, or a variable assigned from one."""
+        """Whether the function returns (or yields) a model call, or a variable assigned from one."""
         ctx = self.ctx
         calls = {c for c, _ in site.calls}
         outputs: Set[str] = set()
@@ -732,7 +755,9 @@ def validate(model, loader, on_batch):
             for t in targets:
                 outputs.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
         for n in iter_nodes(site.node.body):
-            if isinstance(n, cst.Return) and n.value is not None:
+            if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
+                if is_detached(ctx, n.value):
+                    continue  # a number (`.item()`): nothing for a caller to differentiate
                 for sub in iter_nodes(n.value):
                     if sub in calls or (isinstance(sub, cst.Name) and sub.value in outputs):
                         return True

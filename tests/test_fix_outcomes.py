@@ -100,3 +100,19 @@ def test_weights_only_advice_for_a_project_on_torch_before_1_13(run, tmp_path):
     (tmp_path / "requirements.txt").write_text("torch>=1.13\n")
     run("check", "--no-cache", "--fix", "--unsafe-fixes", "load.py")
     assert "weights_only=True" in (tmp_path / "load.py").read_text()
+
+
+def test_evaluation_generator_gets_the_decorator():
+    source = (
+        "import torch\n\n\n"
+        "def evaluate_batches(model, loader):\n"
+        "    model.eval()\n"
+        "    for x, y in loader:\n"
+        "        yield (model(x).argmax(1) == y).float().mean().item()\n"
+    )
+    result = _fix(source)
+    assert result.fixed_source == source.replace("def evaluate_batches", "@torch.no_grad()\ndef evaluate_batches")
+    # yielding a model output: a consumer could differentiate it, so the decorator is unsafe there
+    tensors = source.replace("(model(x).argmax(1) == y).float().mean().item()", "model(x)")
+    assert _fix(tensors).fixed_source is None
+    assert "@torch.no_grad()" in _fix(tensors, unsafe=True).fixed_source
