@@ -57,7 +57,10 @@ class EvalWithoutEvalMode(LintRule):
     layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
     dropout), and `self.<model>` in a class derived from a framework
     class imported from another module when the class never shows how the model is built (the
-    framework sets it up, e.g. with `from_pretrained`, which loads in eval mode).
+    framework sets it up, e.g. with `from_pretrained`, which loads in eval mode), and code that trains:
+    a backward pass, an optimizer step or a gradient reset anywhere it reaches (the same-module functions
+    it calls), or an optimizer or the model's parameters handed to a callable whose code is not in view
+    (`loss_scaler(loss, optimizer)`, whose `__call__` runs the backward pass, is an epoch of training).
 
     ## Example
     ```python
