@@ -116,3 +116,20 @@ def test_evaluation_generator_gets_the_decorator():
     tensors = source.replace("(model(x).argmax(1) == y).float().mean().item()", "model(x)")
     assert _fix(tensors).fixed_source is None
     assert "@torch.no_grad()" in _fix(tensors, unsafe=True).fixed_source
+
+
+def test_softplus_fix_keeps_the_line_breaks_of_the_call():
+    source = (
+        "import torch\n\n\n"
+        "def pair_loss(margin_between_positive_and_negative_scores, scale_of_margin_for_each_pair):\n"
+        "    loss = torch.log(\n"
+        "        1 + torch.exp(-margin_between_positive_and_negative_scores * scale_of_margin_for_each_pair)\n"
+        "    ).mean()\n"
+        "    return loss\n"
+    )
+    fixed = _fix(source).fixed_source
+    assert fixed == source.replace("torch.log(\n", "torch.nn.functional.softplus(\n").replace(
+        "1 + torch.exp(-margin_between_positive_and_negative_scores * scale_of_margin_for_each_pair)",
+        "-margin_between_positive_and_negative_scores * scale_of_margin_for_each_pair",
+    )
+    assert max(len(line) for line in fixed.splitlines()) <= 100
