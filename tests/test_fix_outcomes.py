@@ -133,3 +133,21 @@ def test_softplus_fix_keeps_the_line_breaks_of_the_call():
         "-margin_between_positive_and_negative_scores * scale_of_margin_for_each_pair",
     )
     assert max(len(line) for line in fixed.splitlines()) <= 100
+
+
+def test_model_output_handed_to_a_given_callable_makes_the_no_grad_fix_unsafe():
+    source = (
+        "import torch\n\n\n"
+        "def validate(model, loader, on_batch):\n"
+        "    correct = 0\n"
+        "    for x, y in loader:\n"
+        "        out = model(x)\n"
+        "        on_batch(out, y)  # may differentiate `out`\n"
+        "        correct += (out.argmax(1) == y).sum().item()\n"
+        "    return correct\n"
+    )
+    safe = _fix(source)
+    assert safe.fixed_source is None
+    tl105 = [d for d in safe.diagnostics if d.code == "TL105"]
+    assert len(tl105) == 1 and tl105[0].fix.applicability == "unsafe"
+    assert "@torch.no_grad()\ndef validate" in _fix(source, unsafe=True).fixed_source

@@ -17,12 +17,13 @@ training, from the wrapped code itself or the same-module helpers it calls (thre
 """
 from __future__ import annotations
 
+import builtins
 from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, assignment_targets, callee_name, method_name, receiver
-from torchlint.analysis.evaluation import TRAIN_CALL, snake, train_mode_call
+from torchlint.analysis.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
 from torchlint.analysis.program import _lookup, qualified
 from torchlint.analysis.training import (
     calls_through_helpers,
@@ -121,9 +122,16 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
         return True
     if ctx.function_for_call(call) is not None:
         return True  # same-module code: its own calls are checked through the helper walk
-    names = qualified(ctx, func)
-    if any(q.startswith(("torch.", "builtins.", "numpy.", "math.")) or q in ("torch", "numpy") for q in names):
+    names = set(qualified(ctx, func)) | set(ctx.names.instance_of(func))
+    if any(q.startswith(_KNOWN_LIBRARIES) or q in ("torch", "numpy") for q in names):
         return not any(q.endswith((".backward", ".step")) for q in names)
+    if isinstance(func, cst.Name) and func.value in _BUILTINS and _lookup(ctx, call, func.value) is None:
+        return True  # `zip`, `enumerate`, `list`, `print`
+    root = func
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if isinstance(root, cst.Name) and (root.value in _model_roots(model_calls) or root.value in _mode_switched(ctx)):
+        return True  # a model's own submodules and methods (`decoder.attention(h)`): its forward computation
     if isinstance(func, cst.Attribute):
         recv = receiver(call)
         if recv is not None and _from_model(recv, model_calls, derived):
@@ -142,6 +150,34 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
                               for v in values):
                 return True  # `criterion = nn.CrossEntropyLoss()`
     return False
+
+
+_KNOWN_LIBRARIES = ("torch.", "builtins.", "numpy.", "math.", "torchmetrics.", "sklearn.", "matplotlib.", "PIL.")
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _model_roots(model_calls: Set[cst.Call]) -> Set[str]:
+    out = set()
+    for call in model_calls:
+        root = call.func
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value != "self":
+            out.add(root.value)
+    return out
+
+
+def _mode_switched(ctx: FileContext) -> Set[str]:
+    """Names the module calls ``.eval()`` or ``.train(...)`` on: modules (models) whatever their name."""
+    found = ctx.memo.get("grad_mode.mode_switched")
+    if found is None:
+        found = set()
+        for call in ctx.calls_in(ctx.module):
+            target = eval_mode_target(call) if method_name(call) == "eval" or not train_mode_call(call) else receiver(call)
+            if isinstance(target, cst.Name):
+                found.add(target.value)
+        ctx.memo["grad_mode.mode_switched"] = found
+    return found
 
 
 def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
