@@ -173,8 +173,8 @@ def _mode_switched(ctx: FileContext) -> Set[str]:
     if found is None:
         found = set()
         for call in ctx.calls_in(ctx.module):
-            target = eval_mode_target(call) if method_name(call) == "eval" or not train_mode_call(call) else receiver(call)
-            if isinstance(target, cst.Name):
+            target = eval_mode_target(call) or (receiver(call) if train_mode_call(call) else None)
+            if isinstance(target, cst.Name) and target.value not in ("self", "cls"):
                 found.add(target.value)
         ctx.memo["grad_mode.mode_switched"] = found
     return found
@@ -182,14 +182,17 @@ def _mode_switched(ctx: FileContext) -> Set[str]:
 
 def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
                             model_calls: Set[cst.Call]) -> Optional[str]:
+    args = [a.value for a in call.args]
+    if any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
+           for v in args):
+        names = set(qualified(ctx, call.func))
+        library = any(q.startswith(_KNOWN_LIBRARIES) for q in names) or (
+            isinstance(call.func, cst.Name) and call.func.value in _BUILTINS and _lookup(ctx, call, call.func.value) is None
+        )
+        if not library and ctx.function_for_call(call) is None:
+            return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
     if _known_callee(ctx, node, call, derived, model_calls):
         return None
-    args = [a.value for a in call.args]
-    for value in args:
-        if object_kind(ctx, value) == "optimizer" or (
-            isinstance(value, cst.Call) and method_name(value) == "parameters"
-        ):
-            return STRONG
     carries = [v for v in args if not is_detached(ctx, v) and _from_model(v, model_calls, derived)]
     if not carries:
         return None
