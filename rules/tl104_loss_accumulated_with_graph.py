@@ -85,7 +85,7 @@ class LossAccumulatedWithGraph(LintRule):
     loop. `.detach()` is safe: the total keeps its type and device and only loses the graph; it is the
     fix whenever the total is used as a tensor (a tensor method such as `total.detach()` or
     `(total / n).item()`, or a torch function such as `torch.cat([..., total])`), where a float would
-    raise. `.item()` turns the total into a Python float; it is safe when the loss is a proven scalar
+    raise; unsafe when the total is also returned or passed on (a caller might differentiate it). `.item()` turns the total into a Python float; it is safe when the loss is a proven scalar
     (the value `backward()` is called on) and the total is only printed, logged, compared, formatted or
     combined with numbers in the function. When the total is returned, stored or passed on (a caller
     may call `.item()` or `torch.stack` on it: the use is unknown), the `.item()` fix is unsafe.
@@ -598,25 +598,26 @@ def train(model, loader, criterion, optimizer):
         how = self.options["loss-accumulation-fix"]
         unsafe = False
         if how == "item":
-            use = self._later_use(node, target, scope)
-            if use == "tensor":
+            uses = self._later_uses(node, target, scope)
+            if "tensor" in uses:
                 how = "detach"  # `total.detach()`, `torch.cat([..., total])`: a float would break them
+                unsafe = "unknown" in uses  # also returned or passed on: a caller might differentiate it
             else:
-                unsafe = not scalar or use == "unknown"
+                unsafe = not scalar or "unknown" in uses
         fix = self.make_fix(f"Accumulate `.{how}()` of the loss", unsafe=unsafe)
         for c in carriers:
             fix.replace(c, cst.Call(func=cst.Attribute(value=c, attr=cst.Name(how))))
         return fix
 
-    def _later_use(self, node: cst.CSTNode, target: cst.BaseExpression, scope: cst.CSTNode) -> str:
-        """How the total is used besides its accumulation: ``"number"`` (only printed, logged, compared,
+    def _later_uses(self, node: cst.CSTNode, target: cst.BaseExpression, scope: cst.CSTNode) -> Set[str]:
+        """How the total is used besides its accumulation: ``"number"`` (printed, logged, compared,
         formatted or combined with numbers: a float works the same), ``"tensor"`` (a tensor method or a
-        torch function is applied to it: a float would fail), or ``"unknown"`` (returned, stored, passed
-        on: a caller may need either)."""
+        torch function is applied to it: a float would fail), ``"unknown"`` (returned, stored, passed on:
+        a caller may need either)."""
         if not isinstance(target, cst.Name):
-            return "unknown"
+            return {"unknown"}
         ctx = self.ctx
-        found = "number"
+        found: Set[str] = set()
         for use in ctx.names_in(scope, target.value):
             if use is target or ctx.is_inside(use, node) or ctx.is_inside(node, use):
                 continue
@@ -634,9 +635,10 @@ def train(model, loader, criterion, optimizer):
             if isinstance(parent, cst.Attribute) and parent.value is cur:
                 if parent.attr.value in _FLOAT_ATTRIBUTES:
                     continue
-                found = "tensor"  # `total.detach()`, `(total / n).item()`, `total.device`
+                found.add("tensor")  # `total.detach()`, `(total / n).item()`, `total.device`
                 continue
             if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                found.add("number")
                 continue
             holder = parent
             if isinstance(holder, cst.Element) and isinstance(ctx.parent(holder), (cst.List, cst.Tuple)):
@@ -645,12 +647,12 @@ def train(model, loader, criterion, optimizer):
                 call = ctx.parent(holder)
                 if isinstance(call, cst.Call):
                     if any(q.startswith("torch.") for q in qualified(ctx, call.func)):
-                        found = "tensor"
+                        found.add("tensor")
                         continue
                     name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
                     if holder is parent and name and _HARMLESS_CALLEE.search(name):
                         continue
-            return "unknown"
+            found.add("unknown")
         return found
 
 
