@@ -52,7 +52,6 @@ from torchlint.analysis.program import (
 )
 from torchlint.analysis.training import (
     LOOP_TYPES,
-    _grad_disabling,
     backward_operand,
     base_names,
     calls_through_helpers,
@@ -783,9 +782,7 @@ class EvaluationFacts:
         ctx = self.ctx
         outer_loop: Optional[cst.CSTNode] = None
         for a in ctx.ancestors(call):
-            if isinstance(a, cst.With) and not (
-                all(_grad_disabling(ctx, item.item) for item in a.items) and ctx.parent(a) is ctx.module
-            ):
+            if isinstance(a, cst.With) and not (ctx.parent(a) is ctx.module and under_no_grad(ctx, call)):
                 return None  # only a module-level `with torch.no_grad():` (the prediction is still one)
             if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None

@@ -24,7 +24,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, assignment_targets, callee_name, method_name, receiver
 from torchlint.analysis.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
-from torchlint.analysis.program import _lookup, qualified
+from torchlint.analysis.program import qualified, values_of
 from torchlint.analysis.training import (
     calls_through_helpers,
     is_backward_like,
@@ -125,7 +125,9 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
     names = set(qualified(ctx, func)) | set(ctx.names.instance_of(func))
     if any(q.startswith(_KNOWN_LIBRARIES) or q in ("torch", "numpy") for q in names):
         return not any(q.endswith((".backward", ".step")) for q in names)
-    if isinstance(func, cst.Name) and func.value in _BUILTINS and _lookup(ctx, call, func.value) is None:
+    if isinstance(func, cst.Name) and func.value in _enclosing_params(ctx, call):
+        return False  # a callable the code was given
+    if _builtin(ctx, func):
         return True  # `zip`, `enumerate`, `list`, `print`
     root = func
     while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
@@ -141,19 +143,22 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
         if recv is not None and any(q.startswith("torch.") for q in ctx.names.instance_of(recv) or qualified(ctx, recv)):
             return True
     if isinstance(func, cst.Name):
-        if func.value in _enclosing_params(ctx, node) or func.value in _enclosing_params(ctx, call):
-            return False  # a callable the code was given
-        b = _lookup(ctx, call, func.value)
-        if b is not None and not b.imports:
-            values = [v for v in b.values if v is not None]
-            if values and all(isinstance(v, cst.Call) and any(q.startswith("torch.") for q in qualified(ctx, v.func))
-                              for v in values):
-                return True  # `criterion = nn.CrossEntropyLoss()`
+        values = values_of(ctx, func)
+        if values and all(isinstance(v, cst.Call) and any(q.startswith("torch.") for q in qualified(ctx, v.func))
+                          for v in values):
+            return True  # `criterion = nn.CrossEntropyLoss()`
     return False
 
 
 _KNOWN_LIBRARIES = ("torch.", "builtins.", "numpy.", "math.", "torchmetrics.", "sklearn.", "matplotlib.", "PIL.")
 _BUILTINS = frozenset(dir(builtins))
+
+
+def _builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """A builtin the module does not rebind (by import, assignment, definition or parameter)."""
+    return (isinstance(func, cst.Name) and func.value in _BUILTINS and not qualified(ctx, func)
+            and not values_of(ctx, func) and func.value not in ctx.functions()
+            and func.value not in _enclosing_params(ctx, func))
 
 
 def _model_roots(model_calls: Set[cst.Call]) -> Set[str]:
@@ -186,9 +191,7 @@ def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call,
     if any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
            for v in args):
         names = set(qualified(ctx, call.func))
-        library = any(q.startswith(_KNOWN_LIBRARIES) for q in names) or (
-            isinstance(call.func, cst.Name) and call.func.value in _BUILTINS and _lookup(ctx, call, call.func.value) is None
-        )
+        library = any(q.startswith(_KNOWN_LIBRARIES) for q in names) or _builtin(ctx, call.func)
         if not library and ctx.function_for_call(call) is None:
             return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
     if _known_callee(ctx, node, call, derived, model_calls):
