@@ -17,7 +17,7 @@ from torchlint.analysis.training import (
     is_loss_call,
     under_no_grad,
 )
-from torchlint.analysis.program import plain_object_method, returns_without_graph
+from torchlint.analysis.program import plain_object_method, qualified, returns_without_graph
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
@@ -81,12 +81,14 @@ class LossAccumulatedWithGraph(LintRule):
     ```
 
     ## Fix safety
-    The fix appends `.item()` to the loss (or `.detach()`, see the option). `.detach()` is always safe:
-    the total keeps its type and device and only loses the graph. `.item()` turns the total into a
-    Python float; the fix is safe when the loss is a proven scalar (the value `backward()` is called on)
-    and the total is only printed, logged, compared or combined with numbers in the function. When the
-    total is returned, stored or passed on (a caller may call `.item()` or `torch.stack` on it), the fix
-    is unsafe.
+    The fix appends `.item()` or `.detach()` to the loss, chosen by how the total is used after the
+    loop. `.detach()` is safe: the total keeps its type and device and only loses the graph; it is the
+    fix whenever the total is used as a tensor (a tensor method such as `total.detach()` or
+    `(total / n).item()`, or a torch function such as `torch.cat([..., total])`), where a float would
+    raise; unsafe when the total is also returned or passed on (a caller might differentiate it). `.item()` turns the total into a Python float; it is safe when the loss is a proven scalar
+    (the value `backward()` is called on) and the total is only printed, logged, compared, formatted or
+    combined with numbers in the function. When the total is returned, stored or passed on (a caller
+    may call `.item()` or `torch.stack` on it: the use is unknown), the `.item()` fix is unsafe.
 
     ## Options
     - `loss-accumulation-fix` (`"item"` | `"detach"`, default `"item"`): `"detach"` keeps the values on
@@ -346,6 +348,37 @@ def fit(model, loader, opt):
 """,
             options={"loss-accumulation-fix": "detach"},
         ),
+        # the total is used as a tensor afterwards: `.detach()` keeps it one (`.item()` would break it)
+        Invalid(
+            """
+import torch
+
+def fit(model, loader, opt, history):
+    total = 0
+    for inputs, targets in loader:
+        opt.zero_grad()
+        loss = model(inputs, targets)
+        loss.backward()
+        opt.step()
+        total += loss
+    history = torch.cat([history, total.detach()[None]])
+    print(history)
+""",
+            fixed="""
+import torch
+
+def fit(model, loader, opt, history):
+    total = 0
+    for inputs, targets in loader:
+        opt.zero_grad()
+        loss = model(inputs, targets)
+        loss.backward()
+        opt.step()
+        total += loss.detach()
+    history = torch.cat([history, total.detach()[None]])
+    print(history)
+""",
+        ),
         Invalid(
             """
 for batch in loader:
@@ -565,17 +598,26 @@ def train(model, loader, criterion, optimizer):
         how = self.options["loss-accumulation-fix"]
         unsafe = False
         if how == "item":
-            unsafe = not scalar or self._escapes(node, target, scope)
+            uses = self._later_uses(node, target, scope)
+            if "tensor" in uses:
+                how = "detach"  # `total.detach()`, `torch.cat([..., total])`: a float would break them
+                unsafe = "unknown" in uses  # also returned or passed on: a caller might differentiate it
+            else:
+                unsafe = not scalar or "unknown" in uses
         fix = self.make_fix(f"Accumulate `.{how}()` of the loss", unsafe=unsafe)
         for c in carriers:
             fix.replace(c, cst.Call(func=cst.Attribute(value=c, attr=cst.Name(how))))
         return fix
 
-    def _escapes(self, node: cst.CSTNode, target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
-        """Whether the total is used where a float and a tensor behave differently."""
+    def _later_uses(self, node: cst.CSTNode, target: cst.BaseExpression, scope: cst.CSTNode) -> Set[str]:
+        """How the total is used besides its accumulation: ``"number"`` (printed, logged, compared,
+        formatted or combined with numbers: a float works the same), ``"tensor"`` (a tensor method or a
+        torch function is applied to it: a float would fail), ``"unknown"`` (returned, stored, passed on:
+        a caller may need either)."""
         if not isinstance(target, cst.Name):
-            return True
+            return {"unknown"}
         ctx = self.ctx
+        found: Set[str] = set()
         for use in ctx.names_in(scope, target.value):
             if use is target or ctx.is_inside(use, node) or ctx.is_inside(node, use):
                 continue
@@ -584,24 +626,38 @@ def train(model, loader, criterion, optimizer):
                 isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is use
             ):
                 continue  # (re)initialisation or another accumulation
-            if isinstance(parent, cst.Attribute):
-                if parent.attr.value in ("append", "extend", "clear"):
-                    continue
-                return True
+            if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in ("append", "extend", "clear"):
+                continue
             cur: cst.CSTNode = use
             while isinstance(ctx.parent(cur), (cst.BinaryOperation, cst.UnaryOperation)):
                 cur = ctx.parent(cur)  # type: ignore[assignment]
             parent = ctx.parent(cur)
-            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+            if isinstance(parent, cst.Attribute) and parent.value is cur:
+                if parent.attr.value in _FLOAT_ATTRIBUTES:
+                    continue
+                found.add("tensor")  # `total.detach()`, `(total / n).item()`, `total.device`
                 continue
-            if isinstance(parent, cst.Arg):
-                call = ctx.parent(parent)
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                found.add("number")
+                continue
+            holder = parent
+            if isinstance(holder, cst.Element) and isinstance(ctx.parent(holder), (cst.List, cst.Tuple)):
+                holder = ctx.parent(ctx.parent(holder))  # `torch.cat([a, total])`: the list is the argument
+            if isinstance(holder, cst.Arg):
+                call = ctx.parent(holder)
                 if isinstance(call, cst.Call):
-                    name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
-                    if name and _HARMLESS_CALLEE.search(name):
+                    if any(q.startswith("torch.") for q in qualified(ctx, call.func)):
+                        found.add("tensor")
                         continue
-            return True
-        return False
+                    name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")
+                    if holder is parent and name and _HARMLESS_CALLEE.search(name):
+                        continue
+            found.add("unknown")
+        return found
+
+
+#: what a Python float has too: reading these works on a float and on a tensor alike
+_FLOAT_ATTRIBUTES = frozenset({"real", "imag", "conjugate"})
 
 
 def _loop_assignments(ctx, loop: cst.CSTNode) -> dict:

@@ -12,10 +12,10 @@ from torchlint.analysis.evaluation import (
     body_after_docstring,
     evaluation_facts,
     framework_model,
-    is_generator,
     no_grad_call_code,
     runs_without_grad,
 )
+from torchlint.analysis.grad_mode import STRONG, WEAK, training_evidence
 from torchlint.analysis.training import flows_into_backward, is_backward_like, is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -73,14 +73,28 @@ class EvalWithoutNoGrad(LintRule):
 
     ## Fix safety
     For an evaluation function the fix adds `@torch.no_grad()` to it (a one-line change; the body is not
-    re-indented); for an evaluation loop it wraps the loop in `with torch.no_grad():`. Both are spelled
-    with the module's own torch import; no fix is offered when torch is not imported by name or for
-    generators. It is safe, except when the function returns a model output: a caller could
-    differentiate through it, which `no_grad` prevents, so the fix is unsafe there. A function whose
-    result a caller in the file differentiates (`helper(...).backward()`, or a variable that reaches a
-    backward call) is not reported at all: it is shared with training. Code already
-    under `no_grad` (here or at every caller) is not reported, so the fix never nests one `no_grad` in
-    another.
+    re-indented); for an evaluation loop or a module-level prediction it wraps it in
+    `with torch.no_grad():`. Both are spelled with the module's own torch import; no fix is offered
+    when torch is not imported by name. An evaluation generator gets the decorator too: `no_grad` as a
+    decorator turns gradients off each time the generator runs and gives the consumer its own mode back
+    at every `yield` (a `with` block in the body would leak into the consumer).
+
+    Turning gradients off is safe only with positive evidence of evaluation (the finding's own) and no
+    evidence of training anywhere the wrapped code reaches: itself and the same-module functions it
+    calls, three calls deep. A backward pass, an optimizer step, a gradient reset, a call named like a
+    training step, or an optimizer or a model's parameters handed to a callable whose code is not in
+    view (`loss_scaler(loss, optimizer)`, whose `__call__` runs the backward pass; a
+    `step(loss, optimizer)` closure) mean the code trains: it is not reported at all. The fix is
+    unsafe when a model output, or a value computed from it that is not detached (a loss), is handed to
+    a callable the code was given or to one whose code is not in view (other than a loss function whose
+    result is kept, a builtin, or a metric or container method such as `update` or `append`): that
+    callable may differentiate it. It is unsafe too when the code turns training mode back on
+    (`model.train()`: training may go on right after), and when the function returns a model output (a
+    caller could differentiate through it), or yields one. A function whose result a caller in the file
+    differentiates (`helper(...).backward()`, or a variable that reaches a backward call) is not
+    reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
+    reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
+    mode in the wrapped code is still reported by TL106.
 
     ## Options
     None.
@@ -330,6 +344,22 @@ def train(loader, val_loader, optimizer):
         return sum(evaluate_batch(x, y).item() for x, y in val_loader)
 """
         ),
+        # the backward pass runs inside a loss-scaler object it is given: an epoch of training
+        Valid(
+            """
+import torch
+
+
+def validate_epoch(model, loader, optimizer, loss_scaler):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, y)
+        loss_scaler(loss, optimizer, parameters=model.parameters())
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+"""
+        ),
     ]
 
     INVALID = [
@@ -541,12 +571,62 @@ def report(loader):
     with torch.no_grad():
         for x, y in loader:
             acc.append((vgg16(x).argmax(1) == y).float().mean().item())
-    with torch.no_grad():
         for x, y in loader:
             acc.append((clf(x).argmax(1) == y).float().mean().item())
     return acc
 """,
             count=3,
+        ),
+        # the model output goes to a callable the function is given: it may differentiate (unsafe fix)
+        Invalid(
+            """
+import torch
+
+
+def validate(model, loader, on_batch):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        on_batch(out, y)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def validate(model, loader, on_batch):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        on_batch(out, y)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+            unsafe=True,
+        ),
+        # an evaluation generator: the decorator (a `with` block would leak into the consumer)
+        Invalid(
+            """
+import torch
+
+
+def evaluate_batches(model, loader):
+    model.eval()
+    for x, y in loader:
+        yield (model(x).argmax(1) == y).float().mean().item()
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def evaluate_batches(model, loader):
+    model.eval()
+    for x, y in loader:
+        yield (model(x).argmax(1) == y).float().mean().item()
+""",
         ),
     ]
 
@@ -557,6 +637,7 @@ def report(loader):
         ctx = self.ctx
         if not ctx.names.imports_torch:
             return
+        found = []
         for site in evaluation_facts(ctx).sites():
             calls = [c for c, _model in site.calls]
             if not calls or any(under_no_grad(ctx, c) for c in calls):
@@ -568,7 +649,48 @@ def report(loader):
                 continue
             if site.kind == "function" and self._result_may_be_differentiated(site.node):
                 continue  # a loss helper shared by training and validation: training needs its graph
-            self.report(calls[0], fix=self._fix(site))
+            evidence = training_evidence(ctx, site.node, [c for c, _m in site.calls])
+            if evidence == STRONG:
+                continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
+            found.append((calls[0], site, self._fix(site, unsafe=evidence == WEAK)))
+        for call, _site, fix in self._merge_neighbours(found):
+            self.report(call, fix=fix)
+
+    def _merge_neighbours(self, found):
+        """Loops and statements wrapped by fixes that follow each other in one block get one
+        `with torch.no_grad():` around them all, not one each: the findings share that fix."""
+        ctx = self.ctx
+        runs = []  # lists of (call, site, fix), each a run of neighbouring wrapped statements
+        index = {}
+        for item in found:
+            call, site, fix = item
+            block = ctx.block_of(site.node) if site.kind != "function" and fix is not None else None
+            if block is None:
+                runs.append([item])
+                continue
+            at = next((i for i, stmt in enumerate(block) if stmt is site.node), None)
+            prev = index.get((id(block), at - 1)) if at is not None else None
+            if prev is not None and prev[-1][2].applicability == fix.applicability and not site.node.leading_lines:
+                prev.append(item)
+            else:
+                prev = [item]
+                runs.append(prev)
+            index[(id(block), at)] = prev
+        out = []
+        for run in runs:
+            if len(run) == 1:
+                out.append(run[0])
+                continue
+            first, rest = run[0], run[1:]
+            wrapped = first[2].edits[first[1].node]
+            assert isinstance(wrapped, cst.With) and isinstance(wrapped.body, cst.IndentedBlock)
+            body = [*wrapped.body.body, *(item[1].node for item in rest)]
+            fix = self.make_fix(first[2].title, unsafe=first[2].is_unsafe)
+            fix.replace(first[1].node, wrapped.with_changes(body=wrapped.body.with_changes(body=body)))
+            for item in rest:
+                fix.remove(item[1].node)
+            out.extend((call, site, fix) for call, site, _fix in run)
+        return out
 
     def _result_may_be_differentiated(self, function: cst.CSTNode) -> bool:
         """Whether a caller in this file differentiates what ``function`` returns."""
@@ -590,7 +712,7 @@ def report(loader):
                     break
         return False
 
-    def _fix(self, site: EvalSite) -> Optional[Fix]:
+    def _fix(self, site: EvalSite, unsafe: bool = False) -> Optional[Fix]:
         ctx = self.ctx
         code = no_grad_call_code(ctx)
         if code is None:
@@ -600,12 +722,12 @@ def report(loader):
         if site.kind == "function":
             function = site.node
             assert isinstance(function, cst.FunctionDef)
-            if is_generator(ctx, function):
-                return None
+            # a generator too: `no_grad` used as a decorator disables gradients each time the generator
+            # runs and restores the caller's mode at every `yield` (a `with` block in its body would not)
             # a decorator is a one-line change where wrapping would re-indent the whole body
             decorator = cst.Decorator(decorator=ctx.parse_expression(code))
             decorated = function.with_changes(decorators=[*function.decorators, decorator])
-            unsafe = self._returns_model_output(site)
+            unsafe = unsafe or self._returns_model_output(site)
             return self.make_fix(f"Decorate `{function.name.value}` with `@{code}`", unsafe=unsafe).replace(
                 function, decorated
             )
@@ -616,10 +738,10 @@ def report(loader):
             body=template.body.with_changes(body=[loop.with_changes(leading_lines=[])]),
             leading_lines=loop.leading_lines,
         )
-        return self.make_fix().replace(loop, wrapped)
+        return self.make_fix(unsafe=unsafe).replace(loop, wrapped)
 
     def _returns_model_output(self, site: EvalSite) -> bool:
-        """Whether the function returns a model call, or a variable assigned from one."""
+        """Whether the function returns (or yields) a model call, or a variable assigned from one."""
         ctx = self.ctx
         calls = {c for c, _ in site.calls}
         outputs: Set[str] = set()
@@ -633,7 +755,9 @@ def report(loader):
             for t in targets:
                 outputs.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
         for n in iter_nodes(site.node.body):
-            if isinstance(n, cst.Return) and n.value is not None:
+            if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
+                if is_detached(ctx, n.value):
+                    continue  # a number (`.item()`): nothing for a caller to differentiate
                 for sub in iter_nodes(n.value):
                     if sub in calls or (isinstance(sub, cst.Name) and sub.value in outputs):
                         return True

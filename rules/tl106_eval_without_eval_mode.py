@@ -4,6 +4,7 @@ from typing import Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis.grad_mode import STRONG, training_evidence
 from torchlint.analysis.evaluation import (
     MC_DROPOUT,
     EvalSite,
@@ -56,7 +57,10 @@ class EvalWithoutEvalMode(LintRule):
     layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
     dropout), and `self.<model>` in a class derived from a framework
     class imported from another module when the class never shows how the model is built (the
-    framework sets it up, e.g. with `from_pretrained`, which loads in eval mode).
+    framework sets it up, e.g. with `from_pretrained`, which loads in eval mode), and code that trains:
+    a backward pass, an optimizer step or a gradient reset anywhere it reaches (the same-module functions
+    it calls), or an optimizer or the model's parameters handed to a callable whose code is not in view
+    (`loss_scaler(loss, optimizer)`, whose `__call__` runs the backward pass, is an epoch of training).
 
     ## Example
     ```python
@@ -544,6 +548,8 @@ def train(loader, val_loader, epochs):
         for site in facts.sites():
             if site.by_eval_call or self._mc_dropout(site):
                 continue
+            if training_evidence(ctx, site.node, [c for c, _m in site.calls]) == STRONG:
+                continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
             receivers = self._receivers(site)
             for call, model in site.calls:
                 if call in facts.mode_settled or framework_model(ctx, model):

@@ -13,6 +13,7 @@ from torchlint.analysis.numerics import (
     dim_code,
     is_binop,
     is_shifted,
+    is_false_or_absent,
     is_true,
     movable,
     torch_call_code,
@@ -51,10 +52,15 @@ class LogSumExpByHand(LintRule):
     ```
 
     ## Fix safety
-    The fix keeps the sum's `dim` and `keepdim`. A sum over every element becomes
-    `torch.logsumexp(x.flatten(), dim=0)`, which also reduces over everything. It is safe: the values
-    agree wherever the original was finite. No fix is offered when the sum has other arguments
-    (`dtype=`), or when a name in `x` is reassigned between the exponent and the log.
+    Every argument of the rewritten call keeps its meaning: the sum's `dim` (by keyword or by
+    position) and `keepdim` (`True`, or a flag passed on as it is) carry over, so the result has the
+    same shape and dtype. A sum over every element without `keepdim` becomes
+    `torch.logsumexp(x.flatten(), dim=0)`, which also reduces over everything to a 0-d tensor. It is
+    safe: the values agree wherever the original was finite. No fix is offered when an argument has no
+    counterpart in `logsumexp` (the sum's `dtype=` or `out=`, an `out=` of the log or the exponent,
+    unpacked `*args`), for a sum over every element with `keepdim` set (the result keeps every
+    dimension as 1; a flattened one would not), or when a name in `x` is reassigned between the
+    exponent and the log.
 
     ## Options
     None.
@@ -283,16 +289,27 @@ class Energy:
         if not movable(flow, e.operand, e.node if hopped else None):
             return None
         if any(a.keyword is not None and a.keyword.value not in ("dim", "keepdim", "input") for a in s.node.args):
-            return None
+            return None  # `dtype=`, `out=`: logsumexp has no such argument
+        positional = sum(1 for a in s.node.args if a.keyword is None and not a.star)
+        if positional > (3 if s.kind == "function" else 2) or any(a.star for a in s.node.args):
+            return None  # an argument whose meaning is unknown
+        for use in (log, e):  # `torch.log(x, out=y)`, `torch.exp(x, out=y)`: the output would go elsewhere
+            if use.kind != "layer" and len(use.node.args) != (0 if use.kind == "method" else 1):
+                return None
         dim = dim_code(ctx, op_arg(s, 1, "dim"))
+        keepdim = op_arg(s, 2, "keepdim")
         template = log if log.kind == "function" else e if e.kind == "function" else log
         if dim is ALL:
+            if not is_false_or_absent(keepdim):
+                return None  # `sum(exp(x), None, keepdim=True)` keeps every dimension as 1: flattening would not
             flat = ctx.parse_expression(f"{atom_code(ctx, e.operand)}.flatten()")
             code = torch_call_code(ctx, template, "logsumexp", flat, ["dim=0"])
         else:
             args: List[str] = [f"dim={dim}"]
-            if is_true(op_arg(s, 2, "keepdim")):
+            if is_true(keepdim):
                 args.append("keepdim=True")
+            elif keepdim is not None and not is_false_or_absent(keepdim):
+                args.append(f"keepdim={ctx.code(keepdim.value)}")  # a flag: passed on as it is
             code = torch_call_code(ctx, template, "logsumexp", e.operand, args)
         return self.make_fix().replace(node, ctx.parse_expression(code))
 

@@ -77,7 +77,9 @@ class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
     by less than float32 resolution), `F.logsigmoid(x)` equals `log(sigmoid(x))` and `F.logsigmoid(-x)`
     equals `log(1 - sigmoid(x))` wherever the originals are finite. The fix is offered when a name for
     `torch.nn.functional` (or `torch`) is visible, and when no name in `x` is reassigned between the
-    sigmoid or exp and the log.
+    sigmoid or exp and the log. The layout is kept: `x` keeps its own line breaks, and a log call
+    written over several lines (`torch.log(` on one line, its argument on the next) gives a
+    `F.softplus(` call laid out the same way, not one long line.
 
     ## Options
     None.
@@ -425,7 +427,7 @@ def log_rejects(x):
         rep = self._replacement(flow, function, op, hopped, negate)
         if rep is None:
             return None
-        return self.make_fix(f"Replace with `F.{function}`").replace(node, rep)
+        return self.make_fix(f"Replace with `F.{function}`").replace(node, keep_call_layout(node, rep))
 
     def _replacement(self, flow: Flow, function: str, op: OpUse, hopped: bool, negate: bool
                      ) -> Optional[cst.BaseExpression]:
@@ -438,3 +440,18 @@ def log_rejects(x):
             return None
         x = neg_code(ctx, op.operand) if negate else ctx.code(op.operand)
         return ctx.parse_expression(f"{ref}.{function}({x})")
+
+
+def keep_call_layout(old: cst.Call, new: cst.BaseExpression) -> cst.BaseExpression:
+    """``new`` with the line breaks ``old`` had inside its parentheses: a call written as
+    ``torch.log(\\n    1 + torch.exp(x)\\n)`` becomes ``F.softplus(\\n    x\\n)``, not one long line."""
+    if not isinstance(new, cst.Call) or len(new.args) != 1 or not old.args:
+        return new
+    before = old.whitespace_before_args
+    after = old.args[-1].whitespace_after_arg
+    if not isinstance(before, cst.ParenthesizedWhitespace):
+        return new
+    last = new.args[0]
+    if isinstance(after, cst.ParenthesizedWhitespace) and last.comma is cst.MaybeSentinel.DEFAULT:
+        last = last.with_changes(whitespace_after_arg=after)
+    return new.with_changes(whitespace_before_args=before, args=[last])

@@ -8,6 +8,8 @@ from torchlint.analysis.context import callee_name
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.numerics import (
     ALL,
+    IMPLICIT,
+    UNKNOWN,
     CrossEntropy,
     Flow,
     IndexedNll,
@@ -18,6 +20,7 @@ from torchlint.analysis.numerics import (
     removable_assignment,
     same_code,
     same_dim,
+    torch_call_code,
 )
 from torchlint.fixes import import_module, import_name
 from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
@@ -94,6 +97,10 @@ class SoftmaxCrossEntropyByHand(LintRule):
     implies) the fix is `F.cross_entropy(x, y, reduction="none")`; it is safe when the
     row index is `range`/`arange` of the batch size spelled from the labels or the logits
     (`len(y)`, `y.size(0)`, `x.shape[0]`), and unsafe otherwise (the range might cover fewer rows).
+    When the softmax of the class-index form runs over another dim (`dim=2` of a 3-D tensor), the fix
+    replaces `log(softmax(x, dim=d))` by `log_softmax(x, dim=d)` in place and keeps the indexing and the
+    reduction around it (safe: the same values wherever the original was finite); not when the softmax
+    is computed in another statement or has arguments besides its dim (`dtype=`).
 
     ## Options
     - `runtime-fixes` (`"auto"` | `"runtime"` | `"torch"`, default `"auto"`): whether the fix may call
@@ -323,6 +330,27 @@ def xent(labels, logits, softmax_cross_entropy=None):
             options={"runtime-fixes": "runtime"},
             unsafe=True,
         ),
+        # the softmax runs over another dimension than `F.cross_entropy` reads: `log_softmax` in place
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def nll(scores, y):
+    log_probs = torch.log(F.softmax(scores, dim=2))
+    return -log_probs[torch.arange(len(y)), y].mean()
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+
+def nll(scores, y):
+    log_probs = torch.log_softmax(scores, dim=2)
+    return -log_probs[torch.arange(len(y)), y].mean()
+""",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -395,7 +423,7 @@ def xent(labels, logits, softmax_cross_entropy=None):
         ctx = self.ctx
         sm = nll.softmax
         if not (same_dim(sm.dim, "1") or same_dim(sm.dim, "-1")):
-            return None
+            return self._log_softmax_fix(nll)  # not the class dimension `F.cross_entropy` reads
         log_source = nll.log.node if isinstance(nll.inner, cst.Subscript) and nll.log.node is not getattr(
             nll.inner, "value", None
         ) else None
@@ -422,6 +450,22 @@ def xent(labels, logits, softmax_cross_entropy=None):
         if removed is not None:
             fix.remove(removed)
         return fix
+
+    def _log_softmax_fix(self, nll: IndexedNll) -> Optional[Fix]:
+        """``log(softmax(x, dim=d))`` -> ``log_softmax(x, dim=d)`` in place, the indexing and the reduction
+        around it kept: the same values wherever the original was finite, for any ``dim``."""
+        ctx = self.ctx
+        sm = nll.softmax
+        if sm.kind != "torch" or sm.use is None or nll.log.operand is not sm.node or nll.log.kind == "layer":
+            return None  # the softmax is computed elsewhere (its value may be used for more)
+        if sm.dim in (ALL, IMPLICIT, UNKNOWN) or not isinstance(sm.dim, str):
+            return None
+        if len(sm.use.node.args) != (1 if sm.use.kind == "method" else 2) or any(
+            a.keyword is not None and a.keyword.value not in ("dim", "input") for a in sm.use.node.args
+        ):
+            return None  # `dtype=`, `_stacklevel`: arguments the rewrite would have to carry
+        code = torch_call_code(ctx, sm.use, "log_softmax", sm.operand, [f"dim={sm.dim}"])
+        return self.make_fix("Replace with `log_softmax`").replace(nll.log.node, ctx.parse_expression(code))
 
     def _covers_batch(self, flow: Flow, rows: cst.BaseExpression, tensors: List[cst.BaseExpression]) -> bool:
         """``range(len(y))``, ``torch.arange(y.size(0))``, ``arange(x.shape[0])``."""

@@ -11,6 +11,7 @@ from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
 SAFE_DEFAULT_SINCE = (2, 6)
+WEIGHTS_ONLY_SINCE = (1, 13)  # torch.load's `weights_only` argument
 
 
 class TorchLoadWithoutWeightsOnly(LintRule):
@@ -47,7 +48,10 @@ class TorchLoadWithoutWeightsOnly(LintRule):
     `argparse.Namespace`, a whole model saved with `torch.save(model)`, numpy arrays) no longer loads
     and raises an `UnpicklingError`. Those files must then be re-saved as state dicts, or their classes
     allowed with `torch.serialization.add_safe_globals`; where the file is trusted, keep `False` and add
-    `# noqa: TL501` with the reason.
+    `# noqa: TL501` with the reason. For a project that supports a torch older than 1.13 (its
+    `target-torch`, or the lower bound its pyproject.toml / requirements declare) a call without
+    `weights_only` gets no fix: the argument does not exist there and passing it raises a `TypeError`;
+    the message says so (load only trusted files, or raise the requirement to torch>=1.13).
 
     ## Options
     - `target-torch` (default `"auto"`): the oldest torch the project supports; below 2.6 a call
@@ -186,6 +190,15 @@ obj = torch.serialization.load(open("f.pt", "rb"), weights_only=True)
             unsafe=True,
             options={"target-torch": "1.13"},
         ),
+        # torch 1.5 has no `weights_only`: the advice says why, and there is no edit
+        Invalid(
+            """
+import torch
+state = torch.load("ckpt.pt", map_location="cpu")
+""",
+            options={"target-torch": "1.5"},
+            message="has no `weights_only`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -206,6 +219,14 @@ obj = torch.serialization.load(open("f.pt", "rb"), weights_only=True)
         if any(a.star == "**" for a in node.args):
             return  # weights_only may come in **kwargs
         major, minor = self.target
+        if self.target < WEIGHTS_ONLY_SINCE:
+            message = (
+                f"`torch.load` unpickles the file, which can run arbitrary code; the project supports torch "
+                f"{major}.{minor}, whose `torch.load` has no `weights_only` (added in torch 1.13, a TypeError "
+                "before): load only trusted files, or require torch>=1.13 and pass `weights_only=True`"
+            )
+            self.report(node, message)
+            return
         message = (
             f"`torch.load` without `weights_only` unpickles the file before torch 2.6 (the project "
             f"supports torch {major}.{minor}), which can run arbitrary code; pass `weights_only=True`"

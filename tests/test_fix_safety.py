@@ -7,6 +7,9 @@ line of each program says what must hold::
 
     # fix-safety: codes=TL206,TL302 safe=changed unsafe=same keep="# comment" absent=TL401 xfail="why"
 
+A program may be a notebook (``.ipynb``, the line at the top of its first code cell): it runs as its
+code cells in order, and after each fix every code cell must still parse on its own.
+
 - ``codes``: reported on the program as written (the trap is really there);
 - ``absent``: not reported on it;
 - ``safe`` / ``unsafe``: ``same`` -- the fixed program prints exactly what the original printed;
@@ -14,13 +17,14 @@ line of each program says what must hold::
 - ``keep``: text the fixed file must still contain (a comment above replaced code);
 - ``xfail``: the trap needs a rule change that is not on this branch yet (strict: it must fail today).
 
-After each fix: the fixed program re-lints without a finding code that was not there before, and a
-second fix round changes nothing.
+After each fix: the fixed program re-lints without a finding code that was not there before, every
+finding whose own fix was not applied is still reported, and a second fix round changes nothing.
 """
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 import shlex
 import subprocess
 import sys
@@ -31,10 +35,11 @@ import pytest
 pytest.importorskip("torch")
 
 from torchlint.engine import Settings, lint_source  # noqa: E402
+from torchlint.notebook import is_notebook, lint_notebook, mask_cell, read_notebook  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 
 HERE = Path(__file__).parent / "fix_safety"
-PROGRAMS = sorted(HERE.glob("*.py"))
+PROGRAMS = sorted([*HERE.glob("*.py"), *HERE.glob("*.ipynb")])
 RULES = [r for r in all_rules() if r.DEFAULT_ENABLED]
 _HEADER = re.compile(r"^# fix-safety: (.*)$", re.MULTILINE)
 
@@ -58,7 +63,10 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 def _meta(path: Path) -> dict:
-    m = _HEADER.search(path.read_text())
+    text = path.read_text()
+    if is_notebook(str(path)):
+        text = read_notebook(text).cells[0].text
+    m = _HEADER.search(text)
     assert m, f"{path.name}: missing the `# fix-safety:` line"
     meta = {}
     for item in shlex.split(m.group(1)):
@@ -74,6 +82,18 @@ def _params():
         marks = [pytest.mark.xfail(reason=meta["xfail"], strict=True)] if "xfail" in meta else []
         out.append(pytest.param(p, id=p.stem, marks=marks))
     return out
+
+
+def _script(path: Path, text: str) -> str:
+    """The text to run: a notebook's code cells in order (each must parse on its own)."""
+    if not is_notebook(str(path)):
+        return text
+    cells = []
+    for cell in read_notebook(text).cells:
+        mask_cell(cell)
+        compile(cell.python, f"{path.name}:cell {cell.index + 1}", "exec")  # parses alone
+        cells.append(cell.text)
+    return "\n".join(cells) + "\n"
 
 
 def _run(folder: Path, name: str, text: str, isolated: bool) -> str:
@@ -93,7 +113,8 @@ def _run(folder: Path, name: str, text: str, isolated: bool) -> str:
 
 
 def _lint(path: Path, text: str, fix: bool = False, unsafe: bool = False):
-    result = lint_source(str(path), text, Settings(rules=RULES, fix=fix, unsafe_fixes=unsafe))
+    lint = lint_notebook if is_notebook(str(path)) else lint_source
+    result = lint(str(path), text, Settings(rules=RULES, fix=fix, unsafe_fixes=unsafe))
     assert not result.errors, result.errors
     return result
 
@@ -113,18 +134,19 @@ def test_fixed_program_still_runs(program: Path, tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "prog"\ndependencies = ["torch"]\n')
     source = program.read_text()
     target = tmp_path / program.name
-    before = _codes(target, source)
+    first = _lint(target, source).diagnostics
+    before = {d.code for d in first}
     for code in filter(None, meta.get("codes", "").split(",")):
         assert code in before, f"{program.name}: {code} is not reported on the program as written"
     for code in filter(None, meta.get("absent", "").split(",")):
         assert code not in before, f"{program.name}: {code} is reported on the program as written"
-    original = _run(tmp_path, "original.py", source, isolated=False)
+    original = _run(tmp_path, "original.py", _script(program, source), isolated=False)
     outputs = {}  # fixed text -> its output: a text is run once
     for mode, unsafe in (("safe", False), ("unsafe", True)):
         result = _lint(target, source, fix=True, unsafe=unsafe)
         fixed = result.fixed_source if result.fixed_source is not None else source
         if fixed not in outputs:
-            outputs[fixed] = _run(tmp_path, f"fixed_{mode}.py", fixed, isolated=True)
+            outputs[fixed] = _run(tmp_path, f"fixed_{mode}.py", _script(program, fixed), isolated=True)
         output = outputs[fixed]
         if meta[mode] == "same":
             assert output == original, f"{mode} fix changed the results:\n{fixed}"
@@ -137,5 +159,9 @@ def test_fixed_program_still_runs(program: Path, tmp_path: Path):
         assert not re.search(r"^\s*(import|from) torchlint", fixed, re.MULTILINE)
         new = _codes(target, fixed) - before
         assert not new, f"the {mode} fix created {sorted(new)}:\n{fixed}"
+        # a finding whose own fix was not applied is still there: no fix hides another true finding
+        unfixed = Counter(d.code for d in first if d.fix is None or (d.fix.applicability == "unsafe" and not unsafe))
+        hidden = unfixed - Counter(d.code for d in result.diagnostics)
+        assert not hidden, f"the {mode} fix hid {dict(hidden)}:\n{fixed}"
         again = _lint(target, fixed, fix=True, unsafe=unsafe)
         assert again.fixed_source is None, f"a second {mode} fix round changed:\n{again.fixed_source}"

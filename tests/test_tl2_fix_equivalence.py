@@ -89,6 +89,15 @@ CASES = [
     Case("TL203-underflow", "TL203", 0, fn("log_partition"), lambda: (randn(5),), lambda: (t(-1000.0, -1001.0),)),
     Case("TL203-logaddexp", "TL203", 3, fn("f"), lambda: (randn(4), randn(4, seed=3)),
          lambda: (t(1000.0, -1000.0), t(999.0, -1002.0))),
+    # every argument keeps its meaning: the shapes (and dtypes) of the results are compared too
+    Case("TL203-keepdim-flag", "TL203",
+         "import torch\n\n\ndef f(x, keep=True):\n    return torch.log(torch.exp(x).sum(dim=1, keepdim=keep))\n",
+         fn("f"), lambda: (randn(3, 4),), lambda: (t(1000.0, 2.0).repeat(3, 1),)),
+    Case("TL203-positional-dim-keepdim", "TL203",
+         "import torch\n\n\ndef f(x):\n    return torch.log(torch.sum(torch.exp(x), 1, True))\n",
+         fn("f"), lambda: (randn(3, 4),), lambda: (t(1000.0, 2.0).repeat(3, 1),)),
+    Case("TL203-double", "TL203", 0, fn("log_partition"), lambda: (randn(3, 4).double(),),
+         lambda: (randn(3, 4, scale=800.0).double(),)),
     # -- TL204 softplus / logsigmoid ----------------------------------------------------------
     Case("TL204-softplus", "TL204", 0, fn("smooth_relu"), lambda: (randn(6, scale=3.0),), lambda: (t(100.0, 1000.0),)),
     Case("TL204-softplus-method", "TL204", 1, fn("smooth_relu"), lambda: (randn(6, scale=3.0),),
@@ -144,6 +153,8 @@ CASES = [
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 0]))),
     Case("TL206-index-range", "TL206", 4, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1]), 4),
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 0]), 2)),
+    Case("TL206-index-other-dim", "TL206", 8, fn("nll"), lambda: (randn(4, 3, 5), torch.tensor([0, 2, 1, 1])),
+         lambda: (torch.tensor([[[1000.0, 0.0]], [[0.0, 900.0]]]), torch.tensor([0, 0]))),
     # with runtime-fixes = "runtime": torchlint.runtime.softmax_cross_entropy, called by keyword
     Case("TL206-runtime-distill", "TL206", 6, lambda ns, s, te: ns["distill"](s, te),
          lambda: (randn(4, 6), randn(4, 6, seed=3)), lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), t(0.0, 3.0, 0.0).repeat(2, 1))),
@@ -215,6 +226,7 @@ def test_fix_keeps_values_on_ordinary_inputs(case):
     before, g_before = _run(before_src, case, inputs, case.grad)
     after, g_after = _run(after_src, case, inputs, case.grad)
     assert torch.isfinite(before).all()
+    assert (after.shape, after.dtype) == (before.shape, before.dtype)
     torch.testing.assert_close(after, before, rtol=1e-5, atol=1e-6)
     if g_before is not None:
         torch.testing.assert_close(g_after, g_before, rtol=1e-4, atol=1e-6)
@@ -227,6 +239,7 @@ def test_fix_is_finite_where_the_original_breaks(case):
     before, _ = _run(before_src, case, inputs, grad=False)
     after, g_after = _run(after_src, case, inputs, case.grad)
     assert torch.isfinite(after).all(), f"fixed code is not finite: {after}"
+    assert (after.shape, after.dtype) == (before.shape, before.dtype)
     if g_after is not None:
         assert torch.isfinite(g_after).all(), f"fixed code's gradient is not finite: {g_after}"
     if case.before_extreme == "nonfinite":
@@ -238,6 +251,15 @@ def test_fix_is_finite_where_the_original_breaks(case):
         torch.testing.assert_close(after.double(), truth, rtol=1e-5, atol=0)
     if case.truth is not None and case.before_extreme == "nonfinite":
         torch.testing.assert_close(after.double(), case.truth(*inputs), rtol=1e-5, atol=1e-6)
+
+
+def test_logsumexp_over_everything_with_keepdim_gets_no_fix():
+    """``log(sum(exp(x), None, keepdim=True))`` is ``[1, 1]`` for a matrix: a flattened logsumexp would be
+    0-d (and ``log_z[0, 0]`` would raise), so the finding comes without a fix."""
+    source = "import torch\n\n\ndef f(x):\n    return torch.log(torch.sum(torch.exp(x), None, keepdim=True))\n"
+    result = lint_source("case.py", source, Settings(rules=[RULES["TL203"]], fix=True, unsafe_fixes=True))
+    assert [d.code for d in result.diagnostics] == ["TL203"]
+    assert result.fixed_source is None
 
 
 def test_saturated_bce_gradient_comes_back():

@@ -259,6 +259,8 @@ def _run_check(opts: CheckOptions) -> int:
         diagnostics = [d for d in diagnostics if d.code == PARSE_ERROR]
     _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2,
           checked=[t.path for t in tasks], not_checked=not_checked)
+    if opts.diff and not diff_changes and tasks and status != 2:
+        _no_fixes_line(opts, diagnostics)
     if status == 2:
         return 2
     if not_checked:  # a file skipped is a file not checked: never a clean exit, even with --exit-zero
@@ -436,6 +438,21 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
             out.write(text)
 
 
+def _no_fixes_line(opts: CheckOptions, diagnostics: Sequence[Diagnostic]) -> None:
+    """``--diff`` with nothing to show says so (on stderr: stdout stays a diff a patch tool can read)."""
+    if opts.quiet:
+        return
+    if not diagnostics:
+        _err("No fixes available: no findings.")
+        return
+    hidden = sum(1 for d in diagnostics if d.fix is not None and not report.is_applicable(d, opts.unsafe_fixes))
+    n = len(diagnostics)
+    line = f"No fixes available ({n} finding{'s' if n != 1 else ''} without an applicable fix"
+    if hidden:
+        line += f"; {hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    _err(line + ").")
+
+
 def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, force_exclude, rule_map) -> int:
     name = opts.stdin_filename or "-"
     max_bytes = cfg.max_file_size or MAX_BYTES
@@ -486,7 +503,10 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         if res.fixed_source is not None:
             sys.stdout.write(_file_diff(name, text, res.fixed_source))
             return status or 1
-        return status or 0
+        if status:
+            return status
+        _no_fixes_line(opts, res.diagnostics)
+        return 1 if res.diagnostics and not opts.exit_zero else 0
     else:
         _emit(opts, res.diagnostics, 0, rule_map, failed=failed,
               lines_of=lambda path, cell: report.lines_of_text(path, text, cell))

@@ -11,8 +11,9 @@ import re
 import sys
 import threading
 import traceback
-from itertools import accumulate
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
@@ -586,6 +587,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
 
     current = source
     fixed_total = 0
+    initial: Optional[Counter] = None  # the findings of the text as given, by code
     for _round in range(10):
         if _round:  # a fix may have brought in the trigger words of another rule
             rule_types = select_rules_for_source(current, rules)
@@ -614,6 +616,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
         if settings.fixable is not None:
             kept = [(rep, pos) if rep.fix is None or rep.code in settings.fixable
                     else (Report(rep.code, rep.node, rep.message, None), pos) for rep, pos in kept]
+        if initial is None:
+            initial = Counter(rep.code for rep, _ in kept)
         if settings.fix and lint.module is not None and lint.ctx is not None:
             applicable = [
                 rep.fix for rep, _ in kept
@@ -636,7 +640,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if current != source:
         result.fixed_source = current
-        result.fixed_count = fixed_total
+        result.fixed_count = fixed_count(initial, result.diagnostics, fixed_total)
     return result
 
 
@@ -693,6 +697,16 @@ def _noqa_judgements(lint: _Lint, kept: Sequence[Tuple[Report, Tuple[int, int, i
                 rep = Report(rep.code, rep.node, rep.message, None)
             out.append((rep, where))
     return out
+
+
+def fixed_count(initial: Optional[Counter], remaining: Sequence[Diagnostic], applied: int) -> int:
+    """How many findings the fixes made go: the findings of the text as given less those of the fixed
+    text, per code (a finding a fix hid without fixing it stays; two findings one edit fixes count
+    twice, the edit once).  ``applied`` (fixes applied) when the first findings are not known."""
+    if initial is None:
+        return applied
+    after = Counter(d.code for d in remaining)
+    return sum(max(0, n - after[code]) for code, n in initial.items())
 
 
 def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], maker: Optional[EditMaker]) -> Diagnostic:

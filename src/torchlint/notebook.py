@@ -347,24 +347,39 @@ def mask_cell(cell: Cell) -> None:
 
 
 # -- one module from the cells ----------------------------------------------------------------------------------------
+#: The statement that separates two cells in the program.  It is a statement of its own, so every edit
+#: stays on its side: statements inserted before a cell's first statement, or a decorator added to a
+#: function at the top of a cell, come after it (in that cell); statements inserted after a cell's last
+#: statement come before it (in that cell); comments at the end of a cell stay before it.  It is
+#: inert (an ellipsis), binds no name and holds none of the rules' trigger words.
+BOUNDARY = "...  # cell boundary"
+
+
 @dataclass
 class Program:
     source: str  # the module text
     starts: List[Tuple[int, int]]  # (first module line, 0-based, of each included cell; cell position in nb.cells)
+    #: module lines (0-based) of the boundary statements between cells
+    boundaries: List[int] = field(default_factory=list)
 
 
 def build_program(nb: Notebook, excluded: Sequence[int] = ()) -> Program:
     parts: List[str] = []
     starts: List[Tuple[int, int]] = []
+    boundaries: List[int] = []
     line = 0
     for k, cell in enumerate(nb.cells):
         if cell.skip or k in excluded or not cell.python.strip("\n"):
             continue
+        if starts:
+            parts.append(BOUNDARY + "\n")
+            boundaries.append(line)
+            line += 1
         text = cell.python if cell.python.endswith("\n") else cell.python + "\n"
         starts.append((line, k))
         parts.append(text)
         line += text.count("\n")
-    return Program("".join(parts), starts)
+    return Program("".join(parts), starts, boundaries)
 
 
 def locate(program: Program, line: int) -> Tuple[int, int]:
@@ -380,7 +395,11 @@ def locate(program: Program, line: int) -> Tuple[int, int]:
 
 def split_fixed(nb: Notebook, program: Program, fixed: str) -> Optional[Dict[int, str]]:
     """The fixed module text back into cells (position in nb.cells -> new cell text ending in "\\n",
-    masked lines restored), or None when a change crosses a cell boundary or touches a masked line."""
+    masked lines restored), or None when a change crosses a cell boundary or touches a masked line.
+
+    An edit belongs to the cell that holds its target: the boundary statements between cells stay
+    where they are (a change that moves or edits one crosses cells), and lines inserted next to one go
+    to the cell on their side of it."""
     if not program.starts:
         return {}
     old = program.source.split("\n")[:-1]  # the module ends with "\n"
@@ -390,26 +409,61 @@ def split_fixed(nb: Notebook, program: Program, fixed: str) -> Optional[Dict[int
     owner: List[int] = []
     cell_line: List[int] = []
     bounds = [first for first, _ in program.starts] + [len(old)]
+    boundary = set(program.boundaries)
     for n, (first, k) in enumerate(program.starts):
-        owner.extend([k] * (bounds[n + 1] - first))
-        cell_line.extend(range(bounds[n + 1] - first))
+        end = bounds[n + 1] - (1 if bounds[n + 1] - 1 in boundary else 0)
+        owner.extend([k] * (end - first))
+        cell_line.extend(range(end - first))
+        if end < bounds[n + 1]:
+            owner.append(-1)  # the boundary statement after this cell
+            cell_line.append(-1)
     per_cell: Dict[int, List[str]] = {k: [] for _, k in program.starts}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2)):
                 k = owner[i]
+                if k < 0:
+                    continue
                 masked = nb.cells[k].masked.get(cell_line[i])
                 per_cell[k].append(new[j] if masked is None else masked)
             continue
         if i2 > i1:
             owners = {owner[i] for i in range(i1, i2)}
-            if len(owners) != 1 or any(cell_line[i] in nb.cells[owner[i]].masked for i in range(i1, i2)):
+            if len(owners) != 1 or -1 in owners or any(
+                cell_line[i] in nb.cells[owner[i]].masked for i in range(i1, i2)
+            ):
                 return None
             k = owners.pop()
-        else:  # an insertion goes to the cell of the line before it
-            k = owner[i1 - 1] if i1 > 0 else owner[0]
+        elif i1 == 0:
+            k = owner[0]
+        elif owner[i1 - 1] >= 0:  # after a line of a cell: that cell (before the boundary that follows)
+            k = owner[i1 - 1]
+        else:  # right after a boundary: the top of the next cell
+            k = owner[i1]
         per_cell[k].extend(new[j1:j2])
     return {k: "".join(line + "\n" for line in lines) for k, lines in per_cell.items()}
+
+
+def _masked_text(cell: Cell, text: str) -> str:
+    """A cell's new text as the parser reads it: its IPython lines masked as the reader masks them."""
+    probe = Cell(cell.index, text, "\n", cell.as_list, None)
+    mask_cell(probe)
+    return "" if probe.skip else probe.python
+
+
+def unparsable_cells(nb: Notebook, new_texts: Dict[int, str]) -> List[int]:
+    """Positions (in nb.cells) of the changed cells that no longer parse on their own."""
+    import libcst as cst
+
+    bad = []
+    for k, text in sorted(new_texts.items()):
+        python = _masked_text(nb.cells[k], text.replace("\r\n", "\n").replace("\r", "\n"))
+        try:
+            compile(python, f"<cell {nb.cells[k].index + 1}>", "exec", dont_inherit=True)
+            cst.parse_module(python if python.endswith("\n") else python + "\n")
+        except (SyntaxError, ValueError, cst.ParserSyntaxError):
+            bad.append(k)
+    return bad
 
 
 # -- writing back -----------------------------------------------------------------------------------------------------
@@ -559,6 +613,14 @@ def lint_notebook(path: str, text: str, settings, max_code_bytes: Optional[int] 
                 cell_text = _cell_text_from_program(nb.cells[k], new_text)
                 if cell_text.replace("\r\n", "\n").replace("\r", "\n") != nb.cells[k].text:
                     changed[k] = cell_text
+        broken = unparsable_cells(nb, changed) if changed else []
+        if broken:
+            cells = ", ".join(str(nb.cells[k].index + 1) for k in broken)
+            result.errors.append(
+                f"{path}: fixes not written: cell{'s' if len(broken) > 1 else ''} {cells} would not parse on "
+                f"{'their' if len(broken) > 1 else 'its'} own after the fix"
+            )
+            changed = {}
         if changed:
             try:
                 result.fixed_source = write_cells(nb, changed)
@@ -586,11 +648,15 @@ def lint_notebook(path: str, text: str, settings, max_code_bytes: Optional[int] 
 
 def _program_after(program: Program, split: Dict[int, str]) -> Program:
     starts = []
+    boundaries = []
     line = 0
     for _, k in program.starts:
+        if starts:
+            boundaries.append(line)
+            line += 1
         starts.append((line, k))
         line += split[k].count("\n")
-    return Program("", starts)
+    return Program("", starts, boundaries)
 
 
 def _to_cell(d, nb: Notebook, program: Program):

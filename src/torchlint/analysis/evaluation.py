@@ -782,7 +782,9 @@ class EvaluationFacts:
         ctx = self.ctx
         outer_loop: Optional[cst.CSTNode] = None
         for a in ctx.ancestors(call):
-            if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.With)):
+            if isinstance(a, cst.With) and not (ctx.parent(a) is ctx.module and under_no_grad(ctx, call)):
+                return None  # only a module-level `with torch.no_grad():` (the prediction is still one)
+            if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None
             if isinstance(a, LOOP_TYPES):
                 if trains(ctx, a) or needs_grad(ctx, a):

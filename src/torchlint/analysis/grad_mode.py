@@ -1,0 +1,209 @@
+"""Whether code that is about to run without gradients may train: the check behind every fix that
+changes the gradient mode (``@torch.no_grad()``, ``with torch.no_grad():``).
+
+Such a fix is safe only when nothing the wrapped code reaches needs the autograd graph.  Evidence of
+training, from the wrapped code itself or the same-module helpers it calls (three calls deep):
+
+- *strong* -- a backward pass, an optimizer step, a gradient reset (``zero_grad``), a call named like
+  a training step, or an optimizer or a model's
+  parameters handed to a callable that is not a known library function (``loss_scaler(loss,
+  optimizer)``, whose ``__call__`` runs the backward pass; a ``step(loss, optimizer)`` closure).  Such
+  code trains: it is not evaluation at all.
+- *weak* -- a model output, or a value computed from one that is not detached (a loss), handed to a
+  callable the code was given (a parameter) or to one whose code is not in view, other than a loss
+  function whose result is kept, a metric or container method (``update``, ``append``, ...) or a
+  builtin; or turning training mode back on (``model.train()``: training may go on right after).  That
+  callable may differentiate; a fix that turns gradients off is unsafe then.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Iterable, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, assignment_targets, callee_name, method_name, receiver
+from torchlint.analysis.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
+from torchlint.analysis.program import qualified, values_of
+from torchlint.analysis.training import (
+    calls_through_helpers,
+    is_backward_like,
+    is_detached,
+    is_grad_clear_call,
+    is_loss_call,
+    object_kind,
+    optimizer_of_step,
+)
+from torchlint.analysis.walk import iter_nodes
+
+STRONG = "strong"
+WEAK = "weak"
+
+#: methods that store or summarise a value without differentiating it
+_KEEPING_METHODS = frozenset(
+    {"append", "extend", "insert", "add", "update", "add_batch", "process", "compute", "put", "write", "log",
+     "info", "debug", "warning", "format", "join", "setdefault", "__setitem__"}
+)
+
+
+def training_evidence(ctx: FileContext, node: cst.CSTNode, model_calls: Iterable[cst.Call] = (),
+                      depth: int = 3) -> Optional[str]:
+    """``STRONG``, ``WEAK`` or None (see the module docstring) for the code under ``node``."""
+    found: Optional[str] = None
+    for call, _via in calls_through_helpers(ctx, node, depth):
+        if _trains(ctx, call):
+            return STRONG
+        if train_mode_call(call):
+            found = WEAK  # turns training mode back on: training may go on right after this code
+    derived = _derived_names(ctx, node, set(model_calls))
+    for call in ctx.calls_in(node):
+        verdict = _unknown_callee_verdict(ctx, node, call, derived, set(model_calls))
+        if verdict == STRONG:
+            return STRONG
+        if verdict == WEAK:
+            found = WEAK
+    return found
+
+
+def _trains(ctx: FileContext, call: cst.Call) -> bool:
+    if is_backward_like(ctx, call) or optimizer_of_step(ctx, call) is not None:
+        return True
+    if is_grad_clear_call(call):
+        return True
+    name = callee_name(call)
+    return name is not None and bool(TRAIN_CALL.search(snake(name)))
+
+
+def _derived_names(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call]) -> Set[str]:
+    """Names bound under ``node`` to a model output or a value computed from one, not detached."""
+    out: Set[str] = set()
+    assigns = list(ctx.contents(node).assigns)
+    for _ in range(4):  # a few passes: `out = model(x)`, `loss = crit(out, y)`, `total = loss * w`
+        grew = False
+        for a in assigns:
+            value = getattr(a, "value", None)
+            if value is None or is_detached(ctx, value) or not _from_model(value, model_calls, out):
+                continue
+            for target in assignment_targets(a):
+                for n in iter_nodes(target):
+                    if isinstance(n, cst.Name) and n.value not in out:
+                        out.add(n.value)
+                        grew = True
+        if not grew:
+            break
+    return out
+
+
+def _from_model(expr: cst.CSTNode, model_calls: Set[cst.Call], derived: Set[str]) -> bool:
+    for n in iter_nodes(expr):
+        if n in model_calls or (isinstance(n, cst.Name) and n.value in derived):
+            return True
+    return False
+
+
+def _enclosing_params(ctx: FileContext, node: cst.CSTNode) -> Set[str]:
+    out: Set[str] = set()
+    for a in [node, *ctx.ancestors(node)]:
+        if isinstance(a, cst.FunctionDef):
+            p = a.params
+            for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
+                out.add(param.name.value)
+            for star in (p.star_arg, p.star_kwarg):
+                if isinstance(star, cst.Param):
+                    out.add(star.name.value)
+    return out
+
+
+def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
+                  model_calls: Set[cst.Call]) -> bool:
+    """A callee whose behaviour is known not to differentiate what it is given."""
+    func = call.func
+    if call in model_calls:
+        return True
+    if ctx.function_for_call(call) is not None:
+        return True  # same-module code: its own calls are checked through the helper walk
+    names = set(qualified(ctx, func)) | set(ctx.names.instance_of(func))
+    if any(q.startswith(_KNOWN_LIBRARIES) or q in ("torch", "numpy") for q in names):
+        return not any(q.endswith((".backward", ".step")) for q in names)
+    if isinstance(func, cst.Name) and func.value in _enclosing_params(ctx, call):
+        return False  # a callable the code was given
+    if _builtin(ctx, func):
+        return True  # `zip`, `enumerate`, `list`, `print`
+    root = func
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if isinstance(root, cst.Name) and (root.value in _model_roots(model_calls) or root.value in _mode_switched(ctx)):
+        return True  # a model's own submodules and methods (`decoder.attention(h)`): its forward computation
+    if isinstance(func, cst.Attribute):
+        recv = receiver(call)
+        if recv is not None and _from_model(recv, model_calls, derived):
+            return True  # a tensor method (`.backward()` is strong evidence, checked before)
+        if method_name(call) in _KEEPING_METHODS:
+            return True
+        if recv is not None and any(q.startswith("torch.") for q in ctx.names.instance_of(recv) or qualified(ctx, recv)):
+            return True
+    if isinstance(func, cst.Name):
+        values = values_of(ctx, func)
+        if values and all(isinstance(v, cst.Call) and any(q.startswith("torch.") for q in qualified(ctx, v.func))
+                          for v in values):
+            return True  # `criterion = nn.CrossEntropyLoss()`
+    return False
+
+
+_KNOWN_LIBRARIES = ("torch.", "builtins.", "numpy.", "math.", "torchmetrics.", "sklearn.", "matplotlib.", "PIL.")
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """A builtin the module does not rebind (by import, assignment, definition or parameter)."""
+    return (isinstance(func, cst.Name) and func.value in _BUILTINS and not qualified(ctx, func)
+            and not values_of(ctx, func) and func.value not in ctx.functions()
+            and func.value not in _enclosing_params(ctx, func))
+
+
+def _model_roots(model_calls: Set[cst.Call]) -> Set[str]:
+    out = set()
+    for call in model_calls:
+        root = call.func
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value != "self":
+            out.add(root.value)
+    return out
+
+
+def _mode_switched(ctx: FileContext) -> Set[str]:
+    """Names the module calls ``.eval()`` or ``.train(...)`` on: modules (models) whatever their name."""
+    found = ctx.memo.get("grad_mode.mode_switched")
+    if found is None:
+        found = set()
+        for call in ctx.calls_in(ctx.module):
+            target = eval_mode_target(call) or (receiver(call) if train_mode_call(call) else None)
+            if isinstance(target, cst.Name) and target.value not in ("self", "cls"):
+                found.add(target.value)
+        ctx.memo["grad_mode.mode_switched"] = found
+    return found
+
+
+def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
+                            model_calls: Set[cst.Call]) -> Optional[str]:
+    args = [a.value for a in call.args]
+    if any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
+           for v in args):
+        names = set(qualified(ctx, call.func))
+        library = any(q.startswith(_KNOWN_LIBRARIES) for q in names) or _builtin(ctx, call.func)
+        if not library and ctx.function_for_call(call) is None:
+            return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
+    if _known_callee(ctx, node, call, derived, model_calls):
+        return None
+    carries = [v for v in args if not is_detached(ctx, v) and _from_model(v, model_calls, derived)]
+    if not carries:
+        return None
+    kept = not isinstance(ctx.parent(call), cst.Expr)
+    if kept and is_loss_call(ctx, call):
+        return None  # `loss = criterion(out, y)`: a loss function, its result used
+    return WEAK
+
+
+def model_calls_of(site_calls: Iterable[Tuple[cst.Call, cst.BaseExpression]]) -> List[cst.Call]:
+    return [c for c, _model in site_calls]
