@@ -4,23 +4,17 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.atomic import is_temp_name, remove_stale_temps
 from torchlint.config import Config, ConfigError, check_codes, ignored_for, select_rules
-from torchlint.engine import (
-    Diagnostic,
-    FileResult,
-    FileTask,
-    Settings,
-    lint_file,
-    lint_files,
-)
+from torchlint.engine import Diagnostic, FileResult, FileTask, Settings
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, SourceError, decode, discover, matches_any, read_regular
 from torchlint.fixes import write_atomic
-from torchlint.workers import lint_text
+from torchlint.notebook import cell_diffs, is_notebook
+from torchlint.workers import lint_file, lint_files, lint_text
 from torchlint import report
 from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 
@@ -250,7 +244,7 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
 
 
 def _no_fix(settings: Settings) -> Settings:
-    return Settings(settings.rules, settings.options, settings.noqa, False, settings.unsafe_fixes, settings.want_edits)
+    return replace(settings, fix=False)
 
 
 def _unified_diff(path: str, before: str, after: str) -> str:
@@ -264,8 +258,6 @@ def _unified_diff(path: str, before: str, after: str) -> str:
 
 
 def _file_diff(path: str, before: str, after: str) -> str:
-    from torchlint.notebook import cell_diffs, is_notebook
-
     return cell_diffs(path, before, after) if is_notebook(path) else _unified_diff(path, before, after)
 
 
