@@ -1,8 +1,10 @@
-"""The one engine behind the CLI and the flake8 plugin.
+"""The one engine behind the CLI, the language server and the flake8 plugin: lint one text.
 
-read -> prefilter (skip rules, and the whole file, whose trigger words are absent) -> parse once ->
-one traversal that drives every enabled rule -> positions for what was reported -> noqa filter ->
-diagnostics (with their fixes).  Nothing here prints; callers decide how to show results.
+prefilter (skip rules, and the whole text, whose trigger words are absent) -> parse once -> one
+traversal (:mod:`torchlint.analysis.traversal`) that drives every enabled rule -> positions for what was
+reported -> noqa filter -> diagnostics (with their fixes).  Reading files, notebooks and worker processes
+are the driver's (:mod:`torchlint.workers`), above this module.  Nothing here prints; callers decide how
+to show results.
 """
 from __future__ import annotations
 

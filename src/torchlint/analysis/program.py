@@ -16,7 +16,7 @@ Summaries:
 Classes and functions imported from the project (``from models import Net``, ``from .losses import
 loss_fn``) are found next to the importing file or under the project root (the folder holding the
 configuration, else the nearest folder with ``pyproject.toml``/``setup.py``/``.git``), parsed once per
-process and content, and summarised the same way.  A chain of imports is followed at most
+project and content (:class:`~torchlint.analysis.project.Project`), and summarised the same way.  A chain of imports is followed at most
 :data:`MAX_DEPTH` files deep, and a class inheriting from a class is followed at most that many bases
 deep, so import cycles and long chains terminate.
 
