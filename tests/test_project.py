@@ -121,3 +121,25 @@ def test_one_upward_search_finds_the_root_and_the_declared_torch(tmp_path):
     assert project.declared_torch(file) == (1, 13)  # known until the project is refreshed
     project.refresh()
     assert project.declared_torch(file) == (2, 2)
+
+
+def test_per_file_facts_are_typed_slots_of_the_context():
+    import libcst as cst
+
+    from torchlint.analysis.context import Fact, FileContext
+
+    calls = []
+
+    def count_classes(ctx):
+        calls.append(ctx.path)
+        return sum(isinstance(s, cst.ClassDef) for s in ctx.module.body)
+
+    classes = Fact("test.classes", count_classes)
+    same_name = Fact("test.classes")
+    one = FileContext("a.py", "class A: pass\n", cst.parse_module("class A: pass\n"))
+    two = FileContext("b.py", "x = 1\n", cst.parse_module("x = 1\n"))
+    assert classes.of(one) == 1 and classes.of(one) == 1 and classes.of(two) == 0
+    assert calls == ["a.py", "b.py"]  # once per file
+    assert same_name.get(one) is None  # a fact is its own key, whatever its name
+    assert same_name.put(one, 5) == 5 and classes.of(one) == 1
+    assert not hasattr(one, "memo")
