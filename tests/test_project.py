@@ -143,3 +143,29 @@ def test_per_file_facts_are_typed_slots_of_the_context():
     assert same_name.get(one) is None  # a fact is its own key, whatever its name
     assert same_name.put(one, 5) == 5 and classes.of(one) == 1
     assert not hasattr(one, "memo")
+
+
+def test_a_text_worker_keeps_its_project_and_follows_the_hosts_refresh(tmp_path):
+    import pickle as _pickle
+
+    from torchlint.engine import FileTask
+    from torchlint.workers import TextLinter
+
+    # app/train.py imports `models`, which lies at the project root: found only once a root marker exists
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "app").mkdir()
+    train = str(tmp_path / "app" / "train.py")
+    host = Project()
+    settings = Settings(all_rules(), project=host)
+    worker = TextLinter()
+
+    def lint():
+        job = _pickle.loads(_pickle.dumps((FileTask(train), TRAIN, settings, None)))  # as over the pipe
+        return [d.code for d in worker(job).diagnostics]
+
+    assert lint() == []
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    assert lint() == []  # the worker's project still knows the folder as rootless
+    host.refresh()  # the host saw the configuration change
+    assert lint() == ["TL103"]
+    assert worker.project.generation == host.generation == 1

@@ -522,13 +522,15 @@ def lint_text(task: FileTask, text: str, settings: Settings, timeout: Optional[f
 
 class TextLinter:
     """What a text worker runs for :func:`lint_text`: the worker process keeps one project across the
-    texts it lints (the modules they import are parsed once), seen through each call's overlay."""
+    texts it lints (the modules they import are parsed once), seen through each call's overlay, and
+    refreshed when the host's project was."""
 
     def __init__(self) -> None:
         self.project = Project()
 
     def __call__(self, job: Tuple[FileTask, str, Settings, Optional[Dict[str, str]]]) -> FileResult:
         task, text, settings, overlay = job
+        self.project.follow(settings.project)  # the host refreshed its project: configuration files changed
         settings = replace(settings, project=self.project.with_overlay(overlay))
         return lint_file(task, settings, 0, source_text=text)
 

@@ -6,7 +6,8 @@ A :class:`Project` is carried in the engine's ``Settings`` into each file's cont
 nothing about a project is kept in module-level tables.  A command-line run makes one per group of
 files (each worker process works on its own copy), the language server keeps one per workspace, and a
 host linting text in a worker process keeps one in that process.  It does not travel between
-processes: unpickled, it is a new, empty one.
+processes: unpickled, it is a new, empty one that knows only how often the sender was refreshed, so that
+the worker's own project can follow the host's (:meth:`Project.follow`).
 
 Every question of the form "the nearest folder above this file that ..." goes through
 :func:`torchlint.folders.find_upwards`; the questions differ only in what they look for:
@@ -102,6 +103,7 @@ class _Tables:
         self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
         self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
+        self.generation = 0  # how many times the project was refreshed
 
 
 class Project:
@@ -109,14 +111,28 @@ class Project:
     text), read instead of those files on disk."""
 
     def __init__(self, overlay: Optional[Dict[str, str]] = None, parsed_max: int = PARSED_MAX,
-                 texts_max: int = TEXTS_MAX) -> None:
+                 texts_max: int = TEXTS_MAX, generation: int = 0) -> None:
         self.overlay: Dict[str, str] = dict(overlay) if overlay else {}
         self.parsed_max = parsed_max
         self.texts_max = texts_max
         self._tables = _Tables()
+        self._tables.generation = generation
 
-    def __reduce__(self) -> Tuple[type, Tuple[()]]:
-        return Project, ()  # what a project learnt stays in its process
+    def __reduce__(self) -> Tuple[type, Tuple[None, int, int, int]]:
+        # what a project learnt stays in its process; the other side learns how often it was refreshed
+        return Project, (None, self.parsed_max, self.texts_max, self.generation)
+
+    @property
+    def generation(self) -> int:
+        """How many times :meth:`refresh` was called (a project in another process follows it with
+        :meth:`follow`)."""
+        return self._tables.generation
+
+    def follow(self, other: "Project") -> None:
+        """Refresh this project if ``other`` (another process's, as received) was refreshed since."""
+        if other.generation != self.generation:
+            self.refresh()
+            self._tables.generation = other.generation
 
     def with_overlay(self, overlay: Optional[Dict[str, str]]) -> "Project":
         """This project as an editor sees it: ``overlay`` (absolute path -> text) read instead of those
@@ -130,6 +146,7 @@ class Project:
         self._tables.roots.clear()
         self._tables.torch.clear()
         self._tables.runtime.clear()
+        self._tables.generation += 1
 
     # -- where things are ---------------------------------------------------------------------------
     def root(self, path: str) -> Optional[str]:
