@@ -65,8 +65,10 @@ def batch_evidence(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return _evidence(ctx, expr, 0)
 
 
-_MEMO: "Fact[Dict[int, bool]]" = Fact("batches.evidence")  # id(expression) -> answer, for the file (its walk is done: answers do not change)
-_ASSIGNS: "Fact[Dict[object, Dict[str, List[Tuple[int, cst.BaseExpression]]]]]" = Fact("batches.assigns")  # scope -> name -> [(position, value)]
+#: id(expression) -> answer, for the file (its walk is done: answers do not change)
+_MEMO: "Fact[Dict[int, bool]]" = Fact("batches.evidence")
+#: scope -> name -> [(position, value)]
+_ASSIGNS: "Fact[Dict[object, Dict[str, List[Tuple[int, cst.BaseExpression]]]]]" = Fact("batches.assigns")
 
 
 def _evidence(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:

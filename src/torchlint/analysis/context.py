@@ -4,11 +4,14 @@
 (:mod:`torchlint.analysis.names`), parent links (set by the walk before a node is visited), and an index of the
 calls and assignments under each loop, function, ``with`` and ``if`` — so a rule that looks at a loop in
 ``leave_For`` finds everything inside it without walking the subtree again.  Queries about nodes that
-were not indexed (or not yet finished) fall back to a cached sub-walk.
+were not indexed (or not yet finished) fall back to a cached sub-walk.  What an analysis module
+computes once per file is a typed slot of the context (:class:`Fact`); what is known about the project
+around the file is ``ctx.project`` (:class:`~torchlint.analysis.project.Project`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
+                    TypeVar, Union)
 
 import libcst as cst
 

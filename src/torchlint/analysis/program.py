@@ -16,9 +16,9 @@ Summaries:
 Classes and functions imported from the project (``from models import Net``, ``from .losses import
 loss_fn``) are found next to the importing file or under the project root (the folder holding the
 configuration, else the nearest folder with ``pyproject.toml``/``setup.py``/``.git``), parsed once per
-project and content (:class:`~torchlint.analysis.project.Project`), and summarised the same way.  A chain of imports is followed at most
-:data:`MAX_DEPTH` files deep, and a class inheriting from a class is followed at most that many bases
-deep, so import cycles and long chains terminate.
+project and content (:class:`~torchlint.analysis.project.Project`), and summarised the same way.  A
+chain of imports is followed at most :data:`MAX_DEPTH` files deep, and a class inheriting from a class
+is followed at most that many bases deep, so import cycles and long chains terminate.
 
 Queries are made once the file's walk is done (``leave_Module``): they read the name bindings of any
 scope, not only the one the walk is in.
