@@ -27,7 +27,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
 
-    from torchlint.engine import FileTask, Settings, lint_file
+    from torchlint.engine import FileTask, Settings
+    from torchlint.workers import lint_file
     from torchlint.notebook import NotebookError, build_program, mask_cell, read_notebook
     from torchlint.rules import all_rules
 

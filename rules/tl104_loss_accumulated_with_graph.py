@@ -5,7 +5,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import arg, assignment_targets, method_name, receiver
+from torchlint.analysis.context import Fact, arg, assignment_targets, method_name, receiver
 from torchlint.analysis.training import (
     whole_names,
     backward_operand,
@@ -660,10 +660,14 @@ def train(model, loader, criterion, optimizer):
 _FLOAT_ATTRIBUTES = frozenset({"real", "imag", "conjugate"})
 
 
+#: loop -> target code -> ``(statement, value)``, per file
+_LOOP_ASSIGNMENTS: Fact[dict] = Fact("tl104.loop_assignments", lambda ctx: {})
+
+
 def _loop_assignments(ctx, loop: cst.CSTNode) -> dict:
     """Target code -> ``(statement, value)`` for every binding in the loop; computed once per loop (a
     loop with n accumulations would otherwise rebuild it n times)."""
-    per_loop = ctx.memo.setdefault("tl104.loop_assignments", {})
+    per_loop = _LOOP_ASSIGNMENTS.of(ctx)
     assigned = per_loop.get(loop)
     if assigned is None:
         assigned = per_loop[loop] = {}

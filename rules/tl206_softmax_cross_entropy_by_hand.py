@@ -379,7 +379,7 @@ def nll(scores, y):
         assign = ctx.parent(ce.log_source) if removed is not None and ce.log_source is not None else None
         if not movable(flow, sm.operand, source, assign if isinstance(assign, cst.Assign) else None):
             return None
-        if use_runtime(self.options[RUNTIME_FIXES], ctx.path):
+        if use_runtime(self.options[RUNTIME_FIXES], ctx.path, ctx.project):
             # unsafe: the runtime refuses labels that the hand-written product would have broadcast
             fix = self.make_fix("Replace with `softmax_cross_entropy`", unsafe=True)
             name = import_name(ctx, fix, "torchlint.runtime", "softmax_cross_entropy", near=ce.node)

@@ -346,7 +346,7 @@ def batch_gather(tensor, indices):
         """(the code that computes the stacked rows, whether it is only right for tensor indices)."""
         ctx = self.ctx
         t, i = self._bounded(g)
-        if use_runtime(self.options[RUNTIME_FIXES], ctx.path) or _imports_runtime(ctx):
+        if use_runtime(self.options[RUNTIME_FIXES], ctx.path, ctx.project) or _imports_runtime(ctx):
             callee = import_name(ctx, fix, RUNTIME, FUNCTION, near=g.node)
             return (f"{callee}({t}, {i})", False) if callee is not None else None
         # plain torch: one advanced-indexing operation, the row numbers on the tensor's device

@@ -4,7 +4,8 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.evaluation import is_model_name, module_classes
+from torchlint.analysis.evaluation import module_classes
+from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.modules import builds_module
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.program import not_a_module

@@ -5,7 +5,8 @@ import stat
 import pytest
 
 from conftest import CLEAN, TRAIN_BUG
-from torchlint.engine import FileTask, Settings, lint_file, lint_source
+from torchlint.engine import FileTask, Settings, lint_source
+from torchlint.workers import lint_file
 from torchlint.rule import LintRule
 from torchlint.rules import all_rules
 

@@ -280,7 +280,8 @@ def test_configuration_is_read_and_reloaded(tmp_path):
                 break
             await asyncio.sleep(0.05)
         globs = [w["globPattern"] for r in s.registrations for w in r.register_options["watchers"]]
-        assert sorted(globs) == ["**/pyproject.toml", "**/torchlint.toml"]
+        assert sorted(globs) == ["**/environment.yml", "**/pyproject.toml", "**/requirements.txt", "**/setup.cfg",
+                                 "**/setup.py", "**/torchlint.toml"]
         before = s.count(uri)
         (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\nextend-exclude = ["gen_*.py"]\n')
         s.client.workspace_did_change_watched_files(
@@ -311,6 +312,31 @@ def test_configuration_is_read_and_reloaded(tmp_path):
         )
         diags = await s.next_diagnostics(uri, before)
         assert sorted(d.code for d in diags) == ["TL101", "TL103"]
+        assert await s.stop() == 0
+
+    run(scenario())
+
+
+def test_the_declared_torch_version_follows_edits_of_the_requirements(tmp_path):
+    # target-torch = "auto" reads the project's requirements, as the command line does; the server keeps
+    # one project for the workspace and reads them again when they change
+    (tmp_path / "requirements.txt").write_text("torch>=2.0\n")
+    loads = "import torch\nstate = torch.load('w.pt')\n"
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        uri, diags = await s.open("load.py", loads)
+        assert [d.code for d in diags] == ["TL501"]
+        for requirement, expected in (("torch>=2.6\n", []), ("torch>=1.13\n", ["TL501"])):
+            before = s.count(uri)
+            (tmp_path / "requirements.txt").write_text(requirement)
+            s.client.workspace_did_change_watched_files(
+                T.DidChangeWatchedFilesParams(
+                    changes=[T.FileEvent(uri=(tmp_path / "requirements.txt").as_uri(), type=T.FileChangeType.Changed)]
+                )
+            )
+            assert [d.code for d in await s.next_diagnostics(uri, before)] == expected
         assert await s.stop() == 0
 
     run(scenario())

@@ -4,7 +4,8 @@ import json
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from torchlint.engine import Settings, lint_file, lint_source, FileTask
+from torchlint.engine import Settings, lint_source, FileTask
+from torchlint.workers import lint_file
 from torchlint.files import MAX_BYTES
 from torchlint.notebook import lint_notebook
 from torchlint.rules import all_rules

@@ -25,8 +25,6 @@ from torchlint.engine import (
     FileResult,
     FileTask,
     Settings,
-    lint_file,
-    lint_files,
 )
 from torchlint.files import (
     DEFAULT_EXCLUDE,
@@ -40,7 +38,8 @@ from torchlint.files import (
 )
 from torchlint.fixes import write_atomic
 from torchlint.reading import size_text
-from torchlint.workers import lint_text
+from torchlint.notebook import cell_diffs, is_notebook
+from torchlint.workers import lint_file, lint_files, lint_text
 from torchlint import report
 from torchlint.projects import ConfigResolver, fixed_config, group_by_config
 
@@ -387,8 +386,6 @@ def _unified_diff(path: str, before: str, after: str) -> str:
 
 
 def _file_diff(path: str, before: str, after: str) -> str:
-    from torchlint.notebook import cell_diffs, is_notebook
-
     return cell_diffs(path, before, after) if is_notebook(path) else _unified_diff(path, before, after)
 
 

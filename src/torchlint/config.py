@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
+from torchlint.analysis.project import Project
+from torchlint.analysis.torch_version import resolve_auto
+from torchlint.folders import find_upwards, folder_of
 from torchlint.reading import CONFIG_MAX_BYTES, ReadRefused, read_limited
 from torchlint.rule import LintRule
 
@@ -54,20 +57,17 @@ class Config:
 
 def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
     """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table, from ``start`` up."""
-    cur = os.path.abspath(start)
-    if not os.path.isdir(cur):
-        cur = os.path.dirname(cur)
-    while True:
-        for name in ("torchlint.toml", "pyproject.toml"):
-            candidate = os.path.join(cur, name)
-            if os.path.isfile(candidate):
-                table = _read_table(candidate)
-                if table is not None:
-                    return candidate, table
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
+    return find_upwards(folder_of(start), _config_in)
+
+
+def _config_in(folder: str) -> Optional[Tuple[str, Dict[str, Any]]]:
+    for name in ("torchlint.toml", "pyproject.toml"):
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            table = _read_table(candidate)
+            if table is not None:
+                return candidate, table
+    return None
 
 
 def _read_table(path: str) -> Optional[Dict[str, Any]]:
@@ -111,9 +111,17 @@ def load_config(path: Optional[str], start: str, rules: Sequence[Type[LintRule]]
 def resolve_target(cfg: Config, where: str, rules: Sequence[Type[LintRule]]) -> None:
     """``target-torch = "auto"``: the lowest torch the project declared near ``where`` (else 2.6)."""
     if any("target-torch" in r.OPTIONS for r in rules):
-        from torchlint.analysis.torch_version import resolve_auto
-
         resolve_auto(cfg.options, where)
+
+
+def resolve_target_with(options: Dict[str, Any], where: str, rules: Sequence[Type[LintRule]], project: Project) -> None:
+    """:func:`resolve_target` on ``options``, with the declared version as ``project`` knows it (a
+    long-running host refreshes its project when a dependency file changes)."""
+    if options.get("target-torch", "auto") != "auto" or not any("target-torch" in r.OPTIONS for r in rules):
+        return
+    declared = project.declared_torch(where)
+    if declared is not None:
+        options["target-torch"] = f"{declared[0]}.{declared[1]}"
 
 
 def rule_options(rules: Sequence[Type[LintRule]]) -> Dict[str, Any]:

@@ -1,29 +1,29 @@
-"""The one engine behind the CLI and the flake8 plugin.
+"""The one engine behind the CLI, the language server and the flake8 plugin: lint one text.
 
-read -> prefilter (skip rules, and the whole file, whose trigger words are absent) -> parse once ->
-one traversal that drives every enabled rule -> positions for what was reported -> noqa filter ->
-diagnostics (with their fixes).  Nothing here prints; callers decide how to show results.
+prefilter (skip rules, and the whole text, whose trigger words are absent) -> parse once -> one
+traversal (:mod:`torchlint.analysis.traversal`) that drives every enabled rule -> positions for what was
+reported -> noqa filter -> diagnostics (with their fixes).  Reading files, notebooks and worker processes
+are the driver's (:mod:`torchlint.workers`), above this module.  Nothing here prints; callers decide how
+to show results.
 """
 from __future__ import annotations
 
 import ast
 import re
-import sys
-import threading
-import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from torchlint.analysis.context import LEAVE_TYPES, FileContext
+from torchlint.analysis.context import FileContext
 from torchlint.analysis.program import dependencies
-from torchlint.analysis.walk import children
+from torchlint.analysis.project import Project
+from torchlint.analysis.traversal import Dispatcher, Headroom, analyze
 from torchlint.fixes import Edit, EditMaker, apply_fixes
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
@@ -33,6 +33,8 @@ _NOQA = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
+#: a ``# noqa`` or ``# noqa: TL101,TL102`` comment (group ``codes``: the listed codes)
+NOQA_COMMENT = _NOQA
 _FILE_NOQA = re.compile(
     r"^\s*#\s*torchlint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
     re.IGNORECASE | re.MULTILINE,
@@ -90,6 +92,17 @@ class Settings:
     want_edits: bool = False
     parse_errors: bool = True  # report TL000 (off when the selection ignores it)
     fixable: Optional[frozenset] = None  # codes whose fixes may be applied (None: all)
+    #: the project the files belong to (shared by every file linted with these settings; derive settings
+    #: with ``dataclasses.replace`` to keep it)
+    project: Project = field(default_factory=Project)
+
+
+@dataclass
+class FileTask:
+    """A file to lint: its path and the rule codes ignored for it (per-file-ignores)."""
+
+    path: str
+    ignore: Tuple[str, ...] = ()  # per-file-ignores for this path
 
 
 # -- noqa ----------------------------------------------------------------------------------------
@@ -120,97 +133,6 @@ def file_noqa(source: str) -> Optional[frozenset]:
         return None
     codes = m.group("codes")
     return frozenset(c.upper() for c in _CODE.findall(codes)) if codes else frozenset()
-
-
-# -- the traversal -------------------------------------------------------------------------------
-class _Dispatcher:
-    def __init__(self, ctx: FileContext, rules: Sequence[LintRule], errors: List[str]) -> None:
-        self.ctx = ctx
-        self.errors = errors
-        self.visit: Dict[type, List[Tuple[LintRule, Callable]]] = {}
-        self.leave: Dict[type, List[Tuple[LintRule, Callable]]] = {}
-        self.dead: set = set()
-        for rule in rules:
-            for attr in dir(type(rule)):
-                if attr.startswith("visit_") or attr.startswith("leave_"):
-                    kind, _, tname = attr.partition("_")
-                    node_type = getattr(cst, tname, None)
-                    if not isinstance(node_type, type):
-                        continue
-                    table = self.visit if kind == "visit" else self.leave
-                    table.setdefault(node_type, []).append((rule, getattr(rule, attr)))
-
-    def _call(self, fns: List[Tuple[LintRule, Callable]], node: cst.CSTNode) -> None:
-        for rule, fn in fns:
-            if rule in self.dead:
-                continue
-            try:
-                fn(node)
-            except Exception as exc:  # a crashing rule must not take the others down
-                self.dead.add(rule)
-                tb = traceback.extract_tb(exc.__traceback__)
-                where = f" ({tb[-1].filename}:{tb[-1].lineno})" if tb else ""
-                self.errors.append(
-                    f"{self.ctx.path}: rule {rule.CODE} failed: {type(exc).__name__}: {exc}{where}"
-                )
-
-    def run(self, module: cst.Module, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
-        """One pre-order walk: context facts first, then the rules' visitors; leave events only for
-        the node types something listens to.  Each node is numbered in pre-order (``ctx.order``)."""
-        ctx = self.ctx
-        parents = ctx.parents
-        order = ctx.order
-        enter, close, leave = ctx.enter, ctx.close, ctx.leave
-        visit_map, leave_map, call = self.visit, self.leave, self._call
-        needs_leave = LEAVE_TYPES | frozenset(leave_map)
-        stack: List[Any] = [module]
-        pop, push = stack.pop, stack.append
-        n = len(order)
-        while stack:
-            node = pop()
-            t = type(node)
-            if t is _Leaving:
-                node = node.node
-                t = type(node)
-                ctx.current = node
-                close(node, t)
-                fns = leave_map.get(t)
-                if fns:
-                    call(fns, node)
-                leave(node, t)
-                continue
-            ctx.current = node
-            order[id(node)] = n
-            n += 1
-            enter(node, t)
-            if hook is not None:
-                hook(node)
-            fns = visit_map.get(t)
-            if fns:
-                call(fns, node)
-            if t in needs_leave:
-                push(_Leaving(node))
-            kids = children(node)
-            for i in range(len(kids) - 1, -1, -1):
-                kid = kids[i]
-                parents[id(kid)] = node
-                push(kid)
-
-
-class _Leaving:
-    """On the walk's stack: the children of ``node`` are done, its leave events are due."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node: cst.CSTNode) -> None:
-        self.node = node
-
-
-def analyze(ctx: FileContext, hook: Optional[Callable[[cst.CSTNode], None]] = None) -> None:
-    """Walk ``ctx.module`` filling the context (parents, names, contents) with no rule attached;
-    ``hook(node)`` runs at each node once the context has seen it (for tests and tools)."""
-    with _Headroom():
-        _Dispatcher(ctx, [], []).run(ctx.module, hook)
 
 
 class StatementPositions:
@@ -314,6 +236,13 @@ class _StatementStarts(CodegenState):
 def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> List[Type[LintRule]]:
     """The rules whose trigger words occur in the source (a rule with no triggers always runs)."""
     return [r for r in rules if not r.TRIGGERS or any(t in source for t in r.TRIGGERS)]
+
+
+def parse_failure(path: str, source: str, exc: Exception) -> Diagnostic:
+    """The TL000 diagnostic for ``source``, which libcst refused with ``exc``: CPython's verdict on it
+    when it has one (too nested, too long, its own syntax error), else libcst's error."""
+    fatal, syntax = _cpython_verdict(path, source)
+    return fatal or syntax or _parse_error(path, exc)
 
 
 def _parse_error(path: str, exc: Exception) -> Diagnostic:
@@ -500,31 +429,6 @@ def _split_string_runs(source: str) -> Optional[str]:
     return "".join(chars) if changed else None
 
 
-# -- recursion headroom ----------------------------------------------------------------------------
-class _Headroom:
-    """libcst's code generation and metadata are recursive; the screen bounds the depth, this gives the
-    recursion those bounded depths need (restored afterwards)."""
-
-    LIMIT = 25000
-    _lock = threading.Lock()
-    _users = 0
-    _saved = 0
-
-    def __enter__(self) -> None:
-        with _Headroom._lock:
-            if _Headroom._users == 0:
-                _Headroom._saved = sys.getrecursionlimit()
-                if _Headroom._saved < self.LIMIT:
-                    sys.setrecursionlimit(self.LIMIT)
-            _Headroom._users += 1
-
-    def __exit__(self, *exc: Any) -> None:
-        with _Headroom._lock:
-            _Headroom._users -= 1
-            if _Headroom._users == 0 and _Headroom._saved < self.LIMIT:
-                sys.setrecursionlimit(_Headroom._saved)
-
-
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
                errors: List[str]) -> _Lint:
     if _looks_deep(source):
@@ -546,10 +450,10 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         except Exception:
             return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
         source, stand_in = split, True
-    ctx = FileContext(path, source, module)
+    ctx = FileContext(path, source, module, settings.project)
     ctx.enabled = frozenset(r.CODE for r in rule_types)
     rules = [r(ctx, settings.options) for r in rule_types]
-    dispatcher = _Dispatcher(ctx, rules, errors)
+    dispatcher = Dispatcher(ctx, rules, errors)
     try:
         dispatcher.run(module)
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
@@ -592,7 +496,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
         if _round:  # a fix may have brought in the trigger words of another rule
             rule_types = select_rules_for_source(current, rules)
         errors: List[str] = []
-        with _Headroom():
+        with Headroom():
             lint = _run_rules(path, current, rule_types, settings, errors)
         if lint.ctx is not None:
             result.dependencies = tuple(dependencies(lint.ctx))
@@ -624,14 +528,14 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
                 if rep.fix is not None and (rep.fix.applicability == SAFE or settings.unsafe_fixes)
             ]
             if applicable:
-                with _Headroom():
+                with Headroom():
                     new_source, applied = apply_fixes(lint.module, lint.ctx, applicable)
                 if applied and new_source != current:
                     current = new_source
                     fixed_total += applied
                     continue
         result.errors.extend(errors)
-        with _Headroom():
+        with Headroom():
             maker = EditMaker(lint.module, lint.ctx, current, lint.positions) if settings.want_edits and lint.module is not None else None
             result.diagnostics = [_diagnostic(path, rep, pos, maker) for rep, pos in kept]
         break
@@ -681,7 +585,7 @@ def _noqa_judgements(lint: _Lint, kept: Sequence[Tuple[Report, Tuple[int, int, i
     out: List[Tuple[Report, Tuple[int, int, int, int]]] = []
     for rule_type in judges:
         rule = rule_type(lint.ctx, settings.options)
-        with _Headroom():
+        with Headroom():
             rule.judge_noqa(lines, used, frozenset(r.CODE for r in ran), positions)  # type: ignore[attr-defined]
         for rep in rule.reports:
             pos = positions.get(rep.node)
@@ -722,81 +626,19 @@ def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], maker: O
 __all__ = [
     "Diagnostic",
     "Edit",
+    "FileTask",
     "FixInfo",
     "FileResult",
     "Settings",
     "lint_source",
+    "parse_failure",
+    "file_noqa",
+    "noqa_codes",
+    "NOQA_COMMENT",
+    "analyze",
     "apply_fixes",
     "is_suppressed",
     "PARSE_ERROR",
     "SAFE",
     "UNSAFE",
 ]
-
-
-# -- files ---------------------------------------------------------------------------------------
-@dataclass
-class FileTask:
-    path: str
-    ignore: Tuple[str, ...] = ()  # per-file-ignores for this path
-
-
-def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
-    """Read, lint (and fix, in memory) one file; I/O problems become a TL000 diagnostic or a warning
-    (dropped when the selection or the file's per-file-ignores turn TL000 off)."""
-    return selected_only(_lint_file(task, settings, max_bytes, source_text), settings, task)
-
-
-def selected_only(result: FileResult, settings: Settings, task: FileTask) -> FileResult:
-    """``result`` without its TL000 diagnostics when ``settings`` or ``task``'s ignores turn TL000 off."""
-    from torchlint.selection import keep
-
-    if result.diagnostics:
-        result.diagnostics = keep(result.diagnostics, getattr(settings, "parse_errors", True), task.ignore)
-    return result
-
-
-def _lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
-    from torchlint.files import SourceError, read_source
-
-    result = FileResult(task.path)
-    if source_text is None:
-        try:
-            src = read_source(task.path, max_bytes)
-        except SourceError as exc:
-            if exc.warning:
-                result.warnings.append(f"{task.path}: {exc}")
-            else:
-                result.diagnostics.append(Diagnostic(task.path, 1, 1, PARSE_ERROR, str(exc)))
-            return result
-        text = src.text
-        result.source_meta = (src.encoding, src.mtime_ns, src.size)
-    else:
-        text = source_text
-    rules = settings.rules
-    if task.ignore:
-        rules = [r for r in rules if not any(r.CODE.startswith(c) for c in task.ignore)]
-    sub = Settings(rules, settings.options, settings.noqa, settings.fix, settings.unsafe_fixes, settings.want_edits,
-                   settings.fixable)
-    from torchlint.notebook import is_notebook, lint_notebook
-
-    try:
-        if is_notebook(task.path):
-            inner = lint_notebook(task.path, text, sub, max_code_bytes=max_bytes or None)
-        else:
-            inner = lint_source(task.path, text, sub)
-    except Exception as exc:  # never lose the run to one file
-        result.errors.append(f"{task.path}: internal error: {type(exc).__name__}: {exc}")
-        return result
-    inner.source_meta = result.source_meta
-    inner.original_source = text if inner.fixed_source is not None else None
-    return inner
-
-
-def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_bytes: int,
-               timeout: Optional[float] = None) -> Iterator[FileResult]:
-    """Lint files in worker processes under a watchdog (:mod:`torchlint.workers`); results stream out
-    as files finish, not in input order.  ``timeout``: the ``file-timeout`` budget in seconds."""
-    from torchlint import workers
-
-    return workers.lint_files(tasks, settings, jobs, max_bytes, timeout)

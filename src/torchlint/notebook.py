@@ -21,6 +21,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import libcst as cst
+
+from torchlint.engine import PARSE_ERROR, Diagnostic, FileResult, Settings, file_noqa, lint_source, parse_failure
+
 NOTEBOOK_SUFFIX = ".ipynb"
 
 # Cell magics whose body is Python run in the kernel (the magic line alone is masked).
@@ -539,16 +543,11 @@ def write_cells(nb: Notebook, new_texts: Dict[int, str]) -> str:
 # -- linting ----------------------------------------------------------------------------------------------------------
 def _cell_parse_error(path: str, cell: Cell, python: str):
     """None when the cell parses alone; else its TL000 diagnostic (cell-relative position)."""
-    import libcst as cst
-
-    from torchlint.engine import PARSE_ERROR, Diagnostic, _cpython_verdict, _parse_error
-
     try:
         cst.parse_module(python if python.endswith("\n") else python + "\n")
         return None
     except Exception as exc:
-        fatal, syntax = _cpython_verdict(path, python)
-        d = fatal or syntax or _parse_error(path, exc)
+        d = parse_failure(path, python, exc)
         return Diagnostic(path, d.line, d.col, PARSE_ERROR, d.message, cell=cell.index + 1)
 
 
@@ -558,12 +557,10 @@ def code_bytes(nb: Notebook) -> int:
     return sum(len(c.text.encode("utf-8", "surrogatepass")) for c in nb.cells)
 
 
-def lint_notebook(path: str, text: str, settings, max_code_bytes: Optional[int] = None):
+def lint_notebook(path: str, text: str, settings: Settings, max_code_bytes: Optional[int] = None) -> FileResult:
     """Lint (and fix, in memory) one notebook's text: a FileResult whose diagnostics carry their cell
     and whose ``fixed_source`` is the new notebook file.  A notebook with more than ``max_code_bytes``
     of code is skipped with a warning."""
-    from torchlint.engine import PARSE_ERROR, Diagnostic, FileResult, file_noqa, lint_source
-
     result = FileResult(path)
     try:
         nb = read_notebook(text)
@@ -630,9 +627,7 @@ def lint_notebook(path: str, text: str, settings, max_code_bytes: Optional[int] 
                 result.errors.append(f"{path}: fixes not written: {exc}")
         if result.fixed_source is None:
             # report what the unfixed notebook holds
-            from torchlint.engine import Settings
-
-            again = lint_source(path, program.source, Settings(settings.rules, settings.options, settings.noqa, False, settings.unsafe_fixes, settings.want_edits))
+            again = lint_source(path, program.source, replace(settings, fix=False))
             inner = again
             final = program
     diags = list(bad.values())

@@ -1,4 +1,5 @@
-"""Worker processes with a watchdog: no file can hang, crash or stall a run.
+"""The driver above the engine: files read (:mod:`torchlint.files`), notebooks linted as notebooks
+(:mod:`torchlint.notebook`), and worker processes with a watchdog: no file can hang, crash or stall a run.
 
 Each file is analysed in a worker process under a time budget: time on a CPU where the system tells it
 (Linux), so that a worker kept waiting for a CPU on a busy machine is not stopped for it (it gets up to
@@ -28,9 +29,15 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from torchlint.analysis.project import Project
+from torchlint.engine import PARSE_ERROR, Diagnostic, FileResult, FileTask, Settings, lint_source
+from torchlint.files import SourceError, read_source
+from torchlint.notebook import is_notebook, lint_notebook
+from torchlint.selection import keep
 
 # seconds of analysis a file may take, for a file up to SCALE_BYTES; larger files get proportionally more
 DEFAULT_FILE_TIMEOUT = 10.0
@@ -433,17 +440,54 @@ def file_size(path: str) -> int:
         return 0
 
 
-# -- linting under the watchdog -------------------------------------------------------------------
-def _selected_only(result: Any, settings: Any, task: Any) -> Any:
-    from torchlint.engine import selected_only
+# -- linting files: the driver above the engine -------------------------------------------------
+def lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
+    """Read, lint (and fix, in memory) one file, a notebook as a notebook; I/O problems become a TL000
+    diagnostic or a warning (dropped when the selection or the file's per-file-ignores turn TL000 off)."""
+    return selected_only(_lint_file(task, settings, max_bytes, source_text), settings, task)
 
-    return selected_only(result, settings, task)
+
+def selected_only(result: FileResult, settings: Settings, task: FileTask) -> FileResult:
+    """``result`` without its TL000 diagnostics when ``settings`` or ``task``'s ignores turn TL000 off."""
+    if result.diagnostics:
+        result.diagnostics = keep(result.diagnostics, settings.parse_errors, task.ignore)
+    return result
 
 
-def _watchdog_result(path: str, out: Outcome) -> Any:
+def _lint_file(task: FileTask, settings: Settings, max_bytes: int, source_text: Optional[str] = None) -> FileResult:
+    result = FileResult(task.path)
+    if source_text is None:
+        try:
+            src = read_source(task.path, max_bytes)
+        except SourceError as exc:
+            if exc.warning:
+                result.warnings.append(f"{task.path}: {exc}")
+            else:
+                result.diagnostics.append(Diagnostic(task.path, 1, 1, PARSE_ERROR, str(exc)))
+            return result
+        text = src.text
+        result.source_meta = (src.encoding, src.mtime_ns, src.size)
+    else:
+        text = source_text
+    sub = settings
+    if task.ignore:
+        rules = [r for r in settings.rules if not any(r.CODE.startswith(c) for c in task.ignore)]
+        sub = replace(settings, rules=rules)
+    try:
+        if is_notebook(task.path):
+            inner = lint_notebook(task.path, text, sub, max_code_bytes=max_bytes or None)
+        else:
+            inner = lint_source(task.path, text, sub)
+    except Exception as exc:  # never lose the run to one file
+        result.errors.append(f"{task.path}: internal error: {type(exc).__name__}: {exc}")
+        return result
+    inner.source_meta = result.source_meta
+    inner.original_source = text if inner.fixed_source is not None else None
+    return inner
+
+
+def _watchdog_result(path: str, out: Outcome) -> FileResult:
     """The result of a file the watchdog stopped (or whose analysis raised): one TL000, nothing else."""
-    from torchlint.engine import PARSE_ERROR, Diagnostic, FileResult
-
     res = FileResult(path, cacheable=False)
     if out.kind == "timeout":
         res.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, timeout_message(out.seconds)))
@@ -454,54 +498,58 @@ def _watchdog_result(path: str, out: Outcome) -> Any:
     return res
 
 
-def lint_files(tasks: Sequence[Any], settings: Any, jobs: int, max_bytes: int,
-               timeout: Optional[float] = None) -> Iterator[Any]:
-    """``engine.lint_file`` over ``tasks`` in ``jobs`` workers; each file gets :func:`budget` seconds."""
-    from torchlint.engine import lint_file
-
+def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_bytes: int,
+               timeout: Optional[float] = None) -> Iterator[FileResult]:
+    """:func:`lint_file` over ``tasks`` in ``jobs`` workers; each file gets :func:`budget` seconds.
+    Results stream out as files finish, not in input order.  Each worker process works on its own copy
+    of ``settings.project``."""
     limit = DEFAULT_FILE_TIMEOUT if timeout is None else timeout
 
-    def one(task: Any) -> Any:
+    def one(task: FileTask) -> FileResult:
         return lint_file(task, settings, max_bytes)
 
-    def seconds(task: Any) -> float:
+    def seconds(task: FileTask) -> float:
         return budget(limit, file_size(task.path))
 
     for task, out in run_all(one, tasks, jobs, seconds):
-        yield out.value if out.kind == "ok" else _selected_only(_watchdog_result(task.path, out), settings, task)
+        yield out.value if out.kind == "ok" else selected_only(_watchdog_result(task.path, out), settings, task)
 
 
-def lint_text(task: Any, text: str, settings: Any, timeout: Optional[float] = None,
-              supervisor: Optional[Supervisor] = None, overlay: Optional[Dict[str, str]] = None) -> Any:
-    """``engine.lint_file`` on text already in memory (stdin, an editor buffer, flake8's lines), under
+def lint_text(task: FileTask, text: str, settings: Settings, timeout: Optional[float] = None,
+              supervisor: Optional[Supervisor] = None, overlay: Optional[Dict[str, str]] = None) -> FileResult:
+    """:func:`lint_file` on text already in memory (stdin, an editor buffer, flake8's lines), under
     the watchdog; ``supervisor`` keeps one worker across calls (else one is started for this call).
     ``overlay``: texts of other files (absolute path -> text) that the program model reads instead of
-    the files on disk (an editor's unsaved buffers)."""
+    the files on disk (an editor's unsaved buffers).  The worker lints with the project it keeps, not
+    with ``settings.project`` (a project stays in its process)."""
     limit = DEFAULT_FILE_TIMEOUT if timeout is None else timeout
     seconds = budget(limit, len(text.encode("utf-8", "surrogatepass")))
     job = (task, text, settings, overlay)
     own = supervisor is None
-    sup = supervisor if supervisor is not None else Supervisor(_lint_job)
+    sup = supervisor if supervisor is not None else text_supervisor()
     try:
         out = sup.call(job, seconds)
     finally:
         if own:
             sup.close()
-    return out.value if out.kind == "ok" else _selected_only(_watchdog_result(task.path, out), settings, task)
+    return out.value if out.kind == "ok" else selected_only(_watchdog_result(task.path, out), settings, task)
+
+
+class TextLinter:
+    """What a text worker runs for :func:`lint_text`: the worker process keeps one project across the
+    texts it lints (the modules they import are parsed once), seen through each call's overlay, and
+    refreshed when the host's project was."""
+
+    def __init__(self) -> None:
+        self.project = Project()
+
+    def __call__(self, job: Tuple[FileTask, str, Settings, Optional[Dict[str, str]]]) -> FileResult:
+        task, text, settings, overlay = job
+        self.project.follow(settings.project)  # the host refreshed its project: configuration files changed
+        settings = replace(settings, project=self.project.with_overlay(overlay))
+        return lint_file(task, settings, 0, source_text=text)
 
 
 def text_supervisor() -> Supervisor:
     """A :class:`Supervisor` for :func:`lint_text` (keep one per host process)."""
-    return Supervisor(_lint_job)
-
-
-def _lint_job(job: Tuple[Any, str, Any, Optional[Dict[str, str]]]) -> Any:
-    from torchlint.analysis.program import set_overlay
-    from torchlint.engine import lint_file
-
-    task, text, settings, overlay = job
-    set_overlay(overlay)
-    try:
-        return lint_file(task, settings, 0, source_text=text)
-    finally:
-        set_overlay(None)
+    return Supervisor(TextLinter())

@@ -32,8 +32,9 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis import program
-from torchlint.analysis.context import FileContext
-from torchlint.analysis.evaluation import is_model_name, model_of_call
+from torchlint.analysis.context import Fact, FileContext
+from torchlint.analysis.evaluation import model_of_call
+from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
@@ -64,16 +65,18 @@ def batch_evidence(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return _evidence(ctx, expr, 0)
 
 
-_MEMO = "batches.evidence"  # id(expression) -> answer, for the file (its walk is done: answers do not change)
-_ASSIGNS = "batches.assigns"  # scope -> name -> [(position, value)]
+#: id(expression) -> answer, for the file (its walk is done: answers do not change)
+_MEMO: "Fact[Dict[int, bool]]" = Fact("batches.evidence")
+#: scope -> name -> [(position, value)]
+_ASSIGNS: "Fact[Dict[object, Dict[str, List[Tuple[int, cst.BaseExpression]]]]]" = Fact("batches.assigns")
 
 
 def _evidence(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
-    memo = ctx.memo.get(_MEMO)
+    memo = _MEMO.get(ctx)
     if memo is None:
-        memo = ctx.memo[_MEMO] = {}
+        memo = _MEMO.put(ctx, {})
     key = id(expr)
     if key in memo:
         return memo[key]
@@ -203,9 +206,9 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
 def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.BaseExpression]]]:
     """The plain and annotated assignments of a function (or of the module, outside its functions), by the
     names they bind: ``(position, value)``; indexed once per scope."""
-    tables = ctx.memo.get(_ASSIGNS)
+    tables = _ASSIGNS.get(ctx)
     if tables is None:
-        tables = ctx.memo[_ASSIGNS] = {}
+        tables = _ASSIGNS.put(ctx, {})
     table = tables.get(scope)
     if table is None:
         table = {}

@@ -4,18 +4,25 @@
 (:mod:`torchlint.analysis.names`), parent links (set by the walk before a node is visited), and an index of the
 calls and assignments under each loop, function, ``with`` and ``if`` — so a rule that looks at a loop in
 ``leave_For`` finds everything inside it without walking the subtree again.  Queries about nodes that
-were not indexed (or not yet finished) fall back to a cached sub-walk.
+were not indexed (or not yet finished) fall back to a cached sub-walk.  What an analysis module
+computes once per file is a typed slot of the context (:class:`Fact`); what is known about the project
+around the file is ``ctx.project`` (:class:`~torchlint.analysis.project.Project`).
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
+                    TypeVar, Union)
 
 import libcst as cst
 
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
 from torchlint.analysis.walk import iter_nodes
 
+if TYPE_CHECKING:  # the project module builds contexts: it sits above this one
+    from torchlint.analysis.project import Project
+
 D = TypeVar("D", bound=cst.CSTNode)
+T = TypeVar("T")
 
 _OWNER_TYPES = (cst.Module, cst.For, cst.While, cst.FunctionDef, cst.With, cst.If, cst.Lambda, cst.ClassDef, cst.Try)
 _OWNER_SET = frozenset(_OWNER_TYPES)
@@ -34,8 +41,47 @@ class Contents:
         self.complete = False
 
 
+class Fact(Generic[T]):
+    """One fact about a file, kept (and released) with its :class:`FileContext`: declared once, at module
+    level, by the analysis module that owns it, and typed by what it holds::
+
+        SUMMARIES: Fact[Dict[cst.ClassDef, ModelSummary]] = Fact("program.summaries", dict)
+        table = SUMMARIES.of(ctx)            # computed on first use: compute(ctx)
+        found = SITES.get(ctx)               # None until put
+        SITES.put(ctx, index)
+
+    A fact is its own key (two facts never collide, whatever their names); ``name`` is for reading.
+    Never keep per-file facts in module-level tables."""
+
+    __slots__ = ("name", "compute")
+
+    def __init__(self, name: str, compute: Optional[Callable[["FileContext"], T]] = None) -> None:
+        self.name = name
+        self.compute = compute
+
+    def of(self, ctx: "FileContext") -> T:
+        """The fact for ``ctx``, computed by ``compute(ctx)`` the first time it is asked."""
+        facts = ctx.facts
+        if self in facts:
+            return facts[self]
+        if self.compute is None:
+            raise LookupError(f"fact {self.name} was not computed for {ctx.path}")
+        value = facts[self] = self.compute(ctx)
+        return value
+
+    def get(self, ctx: "FileContext") -> Optional[T]:
+        return ctx.facts.get(self)
+
+    def put(self, ctx: "FileContext", value: T) -> T:
+        ctx.facts[self] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"Fact({self.name!r})"
+
+
 class FileContext:
-    def __init__(self, path: str, source: str, module: cst.Module) -> None:
+    def __init__(self, path: str, source: str, module: cst.Module, project: Optional["Project"] = None) -> None:
         self.path = path
         self.source = source
         self.module = module
@@ -46,9 +92,11 @@ class FileContext:
         self._open: List[Contents] = []
         self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
         self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
-        #: facts an analysis module computes once per file, under a key of its own; they live (and are
-        #: released) with the context -- never keep per-file facts in module-level tables
-        self.memo: Dict[str, object] = {}
+        #: the project the file belongs to (its modules, root, declared versions); None: the program
+        #: model makes one for this file alone (:func:`torchlint.analysis.project.project_of`)
+        self.project = project
+        #: the facts analysis modules computed for this file (see :class:`Fact`)
+        self.facts: Dict[Fact, Any] = {}
         #: codes of the rules running on this file (set by the engine); None: every rule
         self.enabled: Optional[frozenset] = None
         #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
@@ -221,10 +269,7 @@ class FileContext:
         """Of a name defined several times at module level (a notebook redefining a helper in a later
         cell), the definition bound when the top-level statement holding ``call`` (a call, or any use of
         the name) runs: the last one before it."""
-        order = self.memo.get("context.top_order")
-        if order is None:
-            order = {id(stmt): i for i, stmt in enumerate(self.module.body)}
-            self.memo["context.top_order"] = order
+        order = _TOP_ORDER.of(self)
         if any(id(d) not in order for d in defs):
             return None  # a method of a class, or a nested definition: not a rebinding of one global
         top: Optional[cst.CSTNode] = call
@@ -256,6 +301,38 @@ class FileContext:
 
     def parse_statement(self, code: str) -> cst.BaseStatement:
         return cst.parse_statement(code, config=self.module.config_for_parsing)
+
+
+def _top_order(ctx: FileContext) -> Dict[int, int]:
+    return {id(stmt): i for i, stmt in enumerate(ctx.module.body)}
+
+
+#: id(top-level statement) -> its index in the module's body
+_TOP_ORDER: Fact[Dict[int, int]] = Fact("context.top_order", _top_order)
+
+
+def module_ref(ctx: FileContext, module: str) -> Optional[str]:
+    """A name (or dotted path) visible here that refers to ``module``: ``F`` for torch.nn.functional
+    under ``import torch.nn.functional as F``, ``torch.nn.functional`` under ``import torch``."""
+    candidates: List[Tuple[int, str]] = []
+    scopes = []
+    scope = ctx.names.scope
+    while scope is not None:
+        scopes.append(scope)
+        scope = scope.parent
+    for scope in scopes:
+        for local, binding in scope.bindings.items():
+            for imported in binding.imports:
+                if imported == module:
+                    candidates.append((0, local))
+                elif module.startswith(imported + "."):
+                    candidates.append((module.count(".") - imported.count("."), local + module[len(imported):]))
+    for _, path in sorted(candidates):
+        head = path.split(".")[0]
+        qn = ctx.names.qualified_names(cst.parse_expression(path))
+        if module in qn and head:
+            return path
+    return None
 
 
 def assignment_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
@@ -316,7 +393,9 @@ def keyword_arg(call: cst.Call, keyword: str) -> Optional[cst.Arg]:
 
 
 __all__ = [
+    "Fact",
     "FileContext",
+    "module_ref",
     "Contents",
     "assignment_targets",
     "method_name",

@@ -23,12 +23,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import (
+    Fact,
     FileContext,
     arg,
     assignment_targets,
@@ -38,6 +38,7 @@ from torchlint.analysis.context import (
     receiver,
 )
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import (
     arguments_for_param,
@@ -60,30 +61,6 @@ from torchlint.analysis.training import (
     under_no_grad,
 )
 
-_MODEL_NOUN = re.compile(
-    r"(model|models|net|network|classifier|encoder|decoder|backbone|generator|discriminator|detector|"
-    r"segmenter|policy|critic|actor|teacher|student)\d*|[a-z]*net\d*|net[a-z]"
-)
-#: words that may follow the noun in a model's name (`model_ema`, `net_g`, `model_without_ddp`)
-_MODEL_SUFFIX = frozenset(
-    {"ema", "ddp", "dp", "without", "fp16", "fp32", "bf16", "half", "eval", "train", "orig", "raw", "wrapped",
-     "unwrapped", "copy", "old", "new", "g", "d", "a", "b", "c", "s", "t", "q", "v", "pi", "target", "online",
-     "base", "ft", "cpu", "gpu", "cuda", "jit", "scripted", "traced", "compiled", "quantized", "int8"}
-)
-
-
-@lru_cache(maxsize=4096)
-def is_model_name(name: str) -> bool:
-    """``model``, ``net``, ``base_model``, ``model_ema``, ``netG``, ``resnet50``, ``self.encoder`` (the last
-    segment); not ``compare_model_with_input`` or ``model_step``: a function, not a model."""
-    tokens = [t for t in snake(name).split("_") if t]
-    if not tokens:
-        return False
-    if _MODEL_NOUN.fullmatch(tokens[-1]):
-        return True
-    return bool(_MODEL_NOUN.fullmatch(tokens[0])) and all(t in _MODEL_SUFFIX or t.isdigit() for t in tokens[1:])
-
-
 EVAL_NAME = re.compile(
     r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|infer|"
     r"inference)(_|\d|$)"
@@ -105,14 +82,6 @@ TRAIN_CALL = re.compile(
 NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
 MC_DROPOUT = re.compile(r"dropout|monte|(^|_)mc(_|$)|bayes|uncertain", re.IGNORECASE)
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
-
-
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-@lru_cache(maxsize=4096)
-def snake(name: str) -> str:
-    return _CAMEL_BOUNDARY.sub("_", name).lower()
 
 
 # -- models --------------------------------------------------------------------------------------
@@ -151,17 +120,17 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     return model
 
 
-_CLASSES = "evaluation.classes"  # per-file facts live in ctx.memo: they are released with the file
+_CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-file facts live with the file
 
 
 def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
-    found = ctx.memo.get(_CLASSES)
+    found = _CLASSES.get(ctx)
     if found is None:
         found = {}
         for stmt in ctx.module.body:
             if isinstance(stmt, cst.ClassDef):
                 found[stmt.name.value] = stmt
-        ctx.memo[_CLASSES] = found
+        _CLASSES.put(ctx, found)
     return found
 
 
@@ -312,19 +281,19 @@ def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
 
 
 # -- call graph inside the module ----------------------------------------------------------------
-_SITES = "evaluation.call_sites"
+_SITES: "Fact[Dict[cst.FunctionDef, List[cst.Call]]]" = Fact("evaluation.call_sites")
 
 
 def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods)."""
-    index = ctx.memo.get(_SITES)
+    index = _SITES.get(ctx)
     if index is None:
         index = {}
         for call in ctx.calls_in(ctx.module):
             target = ctx.function_for_call(call)
             if target is not None:
                 index.setdefault(target, []).append(call)
-        ctx.memo[_SITES] = index
+        _SITES.put(ctx, index)
     return index.get(function, [])
 
 
@@ -862,10 +831,10 @@ class EvaluationFacts:
             if a is ctx.module:
                 break
             top = a
-        trainers = ctx.memo.get("evaluation.trainers")
+        trainers = _TRAINERS.get(ctx)
         if trainers is None:
             trainers = [stmt for stmt in ctx.module.body if trains(ctx, stmt, depth=2)]
-            ctx.memo["evaluation.trainers"] = trainers
+            _TRAINERS.put(ctx, trainers)
         body = list(ctx.module.body)
         index = {id(stmt): i for i, stmt in enumerate(body)}
         at = index.get(id(top))
@@ -898,13 +867,15 @@ class EvaluationFacts:
         )
 
 
-_FACTS = "evaluation.facts"
+_FACTS: "Fact[EvaluationFacts]" = Fact("evaluation.facts")
+#: the top-level statements of the file that train
+_TRAINERS: "Fact[List[cst.CSTNode]]" = Fact("evaluation.trainers")
 
 
 def evaluation_facts(ctx: FileContext) -> EvaluationFacts:
-    facts = ctx.memo.get(_FACTS)
+    facts = _FACTS.get(ctx)
     if facts is None:
-        facts = ctx.memo[_FACTS] = EvaluationFacts(ctx)
+        facts = _FACTS.put(ctx, EvaluationFacts(ctx))
     return facts
 
 

@@ -22,7 +22,7 @@ from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, assignment_targets, callee_name, method_name, receiver
+from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
 from torchlint.analysis.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
 from torchlint.analysis.program import qualified, values_of
 from torchlint.analysis.training import (
@@ -172,17 +172,22 @@ def _model_roots(model_calls: Set[cst.Call]) -> Set[str]:
     return out
 
 
+def _switched_names(ctx: FileContext) -> Set[str]:
+    found: Set[str] = set()
+    for call in ctx.calls_in(ctx.module):
+        target = eval_mode_target(call) or (receiver(call) if train_mode_call(call) else None)
+        if isinstance(target, cst.Name) and target.value not in ("self", "cls"):
+            found.add(target.value)
+    return found
+
+
+#: names the module calls ``.eval()`` or ``.train(...)`` on
+_MODE_SWITCHED: "Fact[Set[str]]" = Fact("grad_mode.mode_switched", _switched_names)
+
+
 def _mode_switched(ctx: FileContext) -> Set[str]:
     """Names the module calls ``.eval()`` or ``.train(...)`` on: modules (models) whatever their name."""
-    found = ctx.memo.get("grad_mode.mode_switched")
-    if found is None:
-        found = set()
-        for call in ctx.calls_in(ctx.module):
-            target = eval_mode_target(call) or (receiver(call) if train_mode_call(call) else None)
-            if isinstance(target, cst.Name) and target.value not in ("self", "cls"):
-                found.add(target.value)
-        ctx.memo["grad_mode.mode_switched"] = found
-    return found
+    return _MODE_SWITCHED.of(ctx)
 
 
 def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],

@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, receiver
+from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, module_ref, receiver
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.ops import (
     OpUse,
@@ -1301,30 +1301,6 @@ def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> Optional[str]:
 
 
 # -- spelling the fixes --------------------------------------------------------------------------
-def module_ref(ctx: FileContext, module: str) -> Optional[str]:
-    """A name (or dotted path) visible here that refers to ``module``: ``F`` for torch.nn.functional
-    under ``import torch.nn.functional as F``, ``torch.nn.functional`` under ``import torch``."""
-    candidates: List[Tuple[int, str]] = []
-    scopes = []
-    scope = ctx.names.scope
-    while scope is not None:
-        scopes.append(scope)
-        scope = scope.parent
-    for scope in scopes:
-        for local, binding in scope.bindings.items():
-            for imported in binding.imports:
-                if imported == module:
-                    candidates.append((0, local))
-                elif module.startswith(imported + "."):
-                    candidates.append((module.count(".") - imported.count("."), local + module[len(imported):]))
-    for _, path in sorted(candidates):
-        head = path.split(".")[0]
-        qn = ctx.names.qualified_names(cst.parse_expression(path))
-        if module in qn and head:
-            return path
-    return None
-
-
 def call_prefix(ctx: FileContext, use: OpUse, module: str = "torch") -> Optional[str]:
     """The prefix a function-spelled op was called through when it names ``module`` (``th`` in
     ``th.exp(x)``), else any name for ``module`` visible here."""

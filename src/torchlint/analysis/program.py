@@ -16,9 +16,9 @@ Summaries:
 Classes and functions imported from the project (``from models import Net``, ``from .losses import
 loss_fn``) are found next to the importing file or under the project root (the folder holding the
 configuration, else the nearest folder with ``pyproject.toml``/``setup.py``/``.git``), parsed once per
-process and content, and summarised the same way.  A chain of imports is followed at most
-:data:`MAX_DEPTH` files deep, and a class inheriting from a class is followed at most that many bases
-deep, so import cycles and long chains terminate.
+project and content (:class:`~torchlint.analysis.project.Project`), and summarised the same way.  A
+chain of imports is followed at most :data:`MAX_DEPTH` files deep, and a class inheriting from a class
+is followed at most that many bases deep, so import cycles and long chains terminate.
 
 Queries are made once the file's walk is done (``leave_Module``): they read the name bindings of any
 scope, not only the one the walk is in.
@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, assignment_targets
+from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets
 from torchlint.analysis.names import Scope, dotted_name
 from torchlint.analysis.ops import (
     BCE_FUNCS,
@@ -48,8 +47,10 @@ from torchlint.analysis.ops import (
     SOFTMAX_FUNCS,
     SOFTMAX_LAYERS,
 )
+from torchlint.analysis.naming import is_model_name
+from torchlint.analysis.project import project_of
+from torchlint.analysis.training import under_no_grad
 from torchlint.analysis.walk import iter_nodes
-from torchlint.reading import read_text
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
@@ -182,145 +183,35 @@ def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 # -- the project's files ----------------------------------------------------------------------------
-_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git", "torchlint.toml", ".torchlint.toml")
-_ROOTS: Dict[str, Optional[str]] = {}
-#: project files parsed for the program model, per process and content.  Bounded (least recently used
-#: out first): a long run over a large tree keeps the modules many files import (a package's base
-#: classes, its utilities) without holding every project file it ever read.
-_PARSED: "OrderedDict[Tuple[str, int, int], Optional[FileContext]]" = OrderedDict()
-_PARSED_MAX = 48
-_MAX_MODULE_BYTES = 2_000_000  # a project module larger than this is not read
+def _deps(ctx: FileContext) -> Set[str]:
+    return set()
 
 
-def project_root(path: str) -> Optional[str]:
-    start = os.path.dirname(os.path.abspath(path))
-    if start in _ROOTS:
-        return _ROOTS[start]
-    cur, found = start, None
-    for _ in range(12):
-        if any(os.path.exists(os.path.join(cur, m)) for m in _ROOT_MARKERS):
-            found = cur
-            break
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            break
-        cur = parent
-    _ROOTS[start] = found
-    return found
+#: the project files this file's program model read (absolute paths): its answers depend on them
+_DEPENDENCIES: Fact[Set[str]] = Fact("program.dependencies", _deps)
 
 
-def _module_file(ctx: FileContext, module: str, level: int) -> Optional[str]:
-    """The file of a project module imported from ``ctx``'s file (``level`` dots of a relative import)."""
-    if not ctx.path or ctx.path in ("-", "<stdin>"):
-        return None
-    here = os.path.dirname(os.path.abspath(ctx.path))
-    parts = [p for p in module.split(".") if p]
-    bases: List[str] = []
-    if level:
-        base = here
-        for _ in range(level - 1):
-            base = os.path.dirname(base)
-        bases.append(base)
-    else:
-        bases.append(here)
-        root = project_root(ctx.path)
-        if root is not None:
-            bases.extend([root, os.path.join(root, "src")])
-    for base in bases:
-        stem = os.path.join(base, *parts) if parts else base
-        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-            if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(ctx.path):
-                return candidate
-    return None
-
-
-#: the text of project files open in an editor (absolute path -> text), read instead of the files on
-#: disk: a language server sets it for each analysis, so that a model edited but not saved in one
-#: buffer is what the files importing it see
-_OVERLAY: Dict[str, str] = {}
-
-
-def set_overlay(texts: Optional[Dict[str, str]]) -> None:
-    """Read ``texts`` (absolute path -> text) instead of those files on disk, until the next call."""
-    _OVERLAY.clear()
-    if texts:
-        _OVERLAY.update(texts)
-
-
-def _content_key(path: str) -> Optional[Tuple[Tuple[str, int, int], Optional[str]]]:
-    """``(key, text)``: a key naming this content of the file, and its text when it comes from the
-    editor (None: read it from disk); None when the file cannot be read."""
-    full = os.path.abspath(path)
-    text = _OVERLAY.get(full)
-    if text is not None:
-        return (full, -1, hash(text)), text
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if st.st_size > _MAX_MODULE_BYTES:
-        return None
-    return (full, st.st_mtime_ns, st.st_size), None
-
-
-def load(path: str) -> Optional[FileContext]:
-    """A project file parsed and walked (names bound) once per process and content."""
-    found = _content_key(path)
-    if found is None:
-        return None
-    key, source = found
-    if key in _PARSED:
-        _PARSED.move_to_end(key)
-        return _PARSED[key]
-    while len(_PARSED) >= _PARSED_MAX:
-        _PARSED.popitem(last=False)
-    _PARSED[key] = None  # a cycle reaching this file again finds nothing
-    try:
-        if source is None:
-            source = read_text(path, _MAX_MODULE_BYTES)
-        module = cst.parse_module(source)
-    except Exception:
-        return None
-    from torchlint.engine import analyze  # the engine imports the analysis package
-
-    fctx = FileContext(path, source, module)
-    try:
-        analyze(fctx)
-    except Exception:
-        return None
-    _PARSED[key] = fctx
-    return fctx
-
-
-#: texts of project files searched for trigger words, bounded like ``_PARSED``
-_TEXT: "OrderedDict[Tuple[str, int, int], str]" = OrderedDict()
-_TEXT_MAX = 256
-
-
-def _mentions(path: str, words: Tuple[str, ...]) -> bool:
-    """Whether the file's text holds one of ``words`` (read once per content; no parse).  A package's
-    ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
-    if os.path.basename(path) == "__init__.py":
-        return True
-    found = _content_key(path)
-    if found is None:
-        return False
-    key, text = found
-    try:
-        if text is None:
-            text = _TEXT.get(key)
-        if text is None:
-            text = _TEXT[key] = read_text(path, _MAX_MODULE_BYTES)
-            while len(_TEXT) > _TEXT_MAX:
-                _TEXT.popitem(last=False)
-    except OSError:
-        return False
-    return any(w in text for w in words)
+#: the summaries of the model classes asked about, by class (a class being summarised maps to a stand-in)
+_SUMMARIES: "Fact[Dict[cst.ClassDef, ModelSummary]]" = Fact("program.summaries", lambda ctx: {})
+#: id(node) -> pre-order index, for a file asked about before (or without) the engine's walk
+_ORDER: Fact[Dict[int, int]] = Fact("program.order")
+#: class -> whether it derives from ``nn.Module``
+_MODULE_CLASSES: Fact[Dict[cst.ClassDef, bool]] = Fact("program.module_classes", lambda ctx: {})
+#: function of the file -> the calls of it in the file
+_CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("program.call_index")
+#: function -> its parameters that reach a loss (see :func:`loss_params`)
+_LOSS_PARAMS: Fact[Dict[cst.FunctionDef, Dict[int, Tuple[str, str]]]] = Fact("program.loss_params", lambda ctx: {})
+#: see :func:`loss_inputs`
+_LOSS_INPUTS: "Fact[List[LossInput]]" = Fact("program.loss_inputs")
+#: see :func:`_module_assignments`
+_MODULE_ASSIGNMENTS: Fact[Dict[str, List[Tuple[cst.Assign, cst.BaseExpression, Optional[int]]]]] = Fact(
+    "program.module_assignments")
 
 
 def dependencies(ctx: FileContext) -> List[str]:
     """The project files this file's program model read (for cache invalidation)."""
-    return sorted(getattr(ctx, "_program_deps", ()))
+    found = _DEPENDENCIES.get(ctx)
+    return sorted(found) if found else []
 
 
 def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
@@ -369,21 +260,19 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
     module, _, attr = name.rpartition(".")
     if not attr:
         return None
-    path = _module_file(ctx, module, level) if (module or level) else None
+    project = project_of(ctx)
+    path = project.module_file(ctx.path, module, level) if (module or level) else None
     if path is None:
         return None
     # the answer depends on this file's content from here on, whether it is parsed or not
-    deps = getattr(ctx, "_program_deps", None)
-    if deps is None:
-        deps = set()
-        ctx._program_deps = deps  # type: ignore[attr-defined]
+    deps = _DEPENDENCIES.of(ctx)
     deps.add(os.path.abspath(path))
-    if words and not _mentions(path, words):
+    if words and not project.mentions(path, words):
         return None  # the question is about these words, and the module never spells them
-    other = load(path)
+    other = project.load(path)
     if other is None:
         return None
-    deps.update(getattr(other, "_program_deps", ()))
+    deps.update(_DEPENDENCIES.get(other) or ())
     local = _local_definition(other, attr, imported=True)
     if local is not None:
         return local
@@ -412,11 +301,7 @@ class ModelSummary:
 
 
 def _summaries(ctx: FileContext) -> Dict[cst.ClassDef, ModelSummary]:
-    found = getattr(ctx, "_model_summaries", None)
-    if found is None:
-        found = {}
-        ctx._model_summaries = found  # type: ignore[attr-defined]
-    return found
+    return _SUMMARIES.of(ctx)
 
 
 def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelSummary:
@@ -511,8 +396,6 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
             if is_param(ctx, value):
                 # a constructor argument stored as is: a module only if the caller passes one; sizes
                 # and flags (`self.hidden_size = hidden_size`) are the usual case
-                from torchlint.analysis.evaluation import is_model_name
-
                 return None if is_model_name(value.value) else False
         return None
     value = strip_moves(value)
@@ -635,10 +518,9 @@ def _position(ctx: FileContext, node: cst.CSTNode) -> int:
     if ctx.walked:
         order = ctx.order  # numbered by the engine's walk
     else:  # asked during the walk, or of a file no walk went through: number it now
-        order = getattr(ctx, "_order", None)
+        order = _ORDER.get(ctx)
         if order is None:
-            order = {id(n): i for i, n in enumerate(iter_nodes(ctx.module))}
-            ctx._order = order  # type: ignore[attr-defined]
+            order = _ORDER.put(ctx, {id(n): i for i, n in enumerate(iter_nodes(ctx.module))})
     return order.get(id(node), -1)
 
 
@@ -850,10 +732,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
 def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
     """Whether ``cls`` derives from ``nn.Module`` (through project classes too).  Reads only the bases and
     the imports, so it may be asked during the walk."""
-    table = getattr(ctx, "_module_classes", None)
-    if table is None:
-        table = {}
-        ctx._module_classes = table  # type: ignore[attr-defined]
+    table = _MODULE_CLASSES.of(ctx)
     if cls in table:
         return table[cls]
     table[cls] = False  # a cycle of bases is no module
@@ -885,14 +764,14 @@ _LAYER_MODEL = re.compile(
 
 
 def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
-    index = getattr(ctx, "_call_index", None)
+    index = _CALL_INDEX.get(ctx)
     if index is None:
         index = {}
         for call in ctx.calls_in(ctx.module):
             target = ctx.function_for_call(call)
             if target is not None:
                 index.setdefault(target, []).append(call)
-        ctx._call_index = index  # type: ignore[attr-defined]
+        _CALL_INDEX.put(ctx, index)
     return index
 
 
@@ -1148,7 +1027,7 @@ def _module_value(ctx: FileContext, name: cst.Name):
 def _module_assignments(ctx: FileContext) -> Dict[str, List[Tuple[cst.Assign, cst.BaseExpression, Optional[int]]]]:
     """Plain assignments outside functions, lambdas and classes, by the name they bind, in source
     order: ``(assignment, value, index)``, ``index`` the tuple position for ``a, b = value``."""
-    table = ctx.memo.get("program.module_assignments")
+    table = _MODULE_ASSIGNMENTS.get(ctx)
     if table is None:
         table = {}
         for a in ctx.contents(ctx.module).assigns:
@@ -1165,8 +1044,8 @@ def _module_assignments(ctx: FileContext) -> Dict[str, List[Tuple[cst.Assign, cs
                 continue
             for bound_name, index in bound:
                 table.setdefault(bound_name, []).append((a, a.value, index))
-        ctx.memo["program.module_assignments"] = table
-    return table  # type: ignore[return-value]
+        _MODULE_ASSIGNMENTS.put(ctx, table)
+    return table
 
 
 # -- loss helpers ---------------------------------------------------------------------------------
@@ -1191,10 +1070,7 @@ def loss_kind(ctx: FileContext, call: cst.Call) -> Optional[str]:
 def loss_params(ctx: FileContext, function: cst.FunctionDef) -> Dict[int, Tuple[str, str]]:
     """Positional index -> (loss kind, parameter name) for the parameters of ``function`` that are passed
     as the input of a cross-entropy or binary cross-entropy in its body (and never reassigned)."""
-    cache = getattr(ctx, "_loss_params", None)
-    if cache is None:
-        cache = {}
-        ctx._loss_params = cache  # type: ignore[attr-defined]
+    cache = _LOSS_PARAMS.of(ctx)
     if function in cache:
         return cache[function]
     out: Dict[int, Tuple[str, str]] = {}
@@ -1257,7 +1133,7 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
     """Every loss input of the file whose kind is known: direct inputs of cross-entropy / binary
     cross-entropy calls, and arguments passed to a helper (same file or a project module) whose parameter
     reaches such a call.  Computed once per file, after the walk."""
-    found = getattr(ctx, "_loss_inputs", None)
+    found = _LOSS_INPUTS.get(ctx)
     if found is not None:
         return found
     found = []
@@ -1293,7 +1169,7 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
             a = argument_for(call, index, pname, offset)
             if a is not None and id(a) in kinds:
                 found.append(LossInput(a.value, kinds[id(a)], loss, function.name.value))
-    ctx._loss_inputs = found  # type: ignore[attr-defined]
+    _LOSS_INPUTS.put(ctx, found)
     return found
 
 
@@ -1312,7 +1188,7 @@ def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
         level = len(q) - len(q.lstrip("."))
         module = q.lstrip(".").rpartition(".")[0]
         if (module or level) and not q.startswith(("torch.", "numpy.", "builtins.")):
-            if _module_file(ctx, module, level) is not None:
+            if project_of(ctx).module_file(ctx.path, module, level) is not None:
                 return True
     return False
 
@@ -1343,7 +1219,6 @@ __all__ = [
     "model_summary_of",
     "module_output",
     "output_kind",
-    "project_root",
     "qualified",
     "values_of",
 ]
@@ -1353,8 +1228,6 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
     """Whether ``call`` runs a function of the project whose result carries no autograd graph: the
     function is decorated with ``no_grad``/``inference_mode``, or everything it returns is computed under
     one (``with torch.no_grad(): loss = ...`` then ``return loss`` or ``return {"loss": loss}``)."""
-    from torchlint.analysis.training import under_no_grad
-
     target = called_function(ctx, call)
     if target is None:
         return False

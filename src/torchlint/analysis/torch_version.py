@@ -20,6 +20,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from torchlint.folders import find_upwards, folder_of
+from torchlint.rule import Option
+
 Version = Tuple[int, int]
 
 #: What "auto" means when the project declares no lower bound for torch.
@@ -79,28 +82,25 @@ def _requirements_txt(path: str) -> Optional[List[str]]:
         return None
 
 
+def _declarations(folder: str) -> Optional[List[str]]:
+    found = [os.path.join(folder, n) for n in ("pyproject.toml", "requirements.txt")
+             if os.path.isfile(os.path.join(folder, n))]
+    return found or None
+
+
 def declared_torch(start: str) -> Optional[Version]:
     """The lower bound of torch declared by the project around ``start`` (a file or folder), if any.
 
     Looks upwards for the first folder with a ``pyproject.toml`` or ``requirements.txt`` and reads them.
     """
-    cur = os.path.abspath(start)
-    if not os.path.isdir(cur):
-        cur = os.path.dirname(cur)
-    while True:
-        found = False
-        reqs: List[str] = []
-        for name, reader in (("pyproject.toml", _pyproject_requirements), ("requirements.txt", _requirements_txt)):
-            candidate = os.path.join(cur, name)
-            if os.path.isfile(candidate):
-                found = True
-                reqs += reader(candidate) or []
-        if found:
-            return _lowest(reqs)
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
+    files = find_upwards(folder_of(start), _declarations)
+    if files is None:
+        return None
+    reqs: List[str] = []
+    for file in files:
+        reader = _pyproject_requirements if os.path.basename(file) == "pyproject.toml" else _requirements_txt
+        reqs += reader(file) or []
+    return _lowest(reqs)
 
 
 def _lowest(reqs: Iterable[str]) -> Optional[Version]:
@@ -121,24 +121,21 @@ def validate_target(value: object) -> bool:
     return value == "auto" or (isinstance(value, str) and parse_version(value) is not None)
 
 
-def _target_option():
-    from torchlint.rule import Option
+class TargetTorch(Option):
+    """The ``target-torch`` option: a version, or "auto"."""
 
-    class TargetTorch(Option):
-        def validate(self, key, value):
-            if not validate_target(value):
-                raise ValueError(f'invalid value {value!r} for `{key}` (expected a version like "2.4", or "auto")')
-            return value
-
-    return TargetTorch(
-        "auto",
-        'The oldest torch the project supports ("2.4"), or "auto": the lower bound of the torch requirement '
-        "declared in the project's pyproject.toml / requirements.txt, else 2.6.",
-    )
+    def validate(self, key, value):
+        if not validate_target(value):
+            raise ValueError(f'invalid value {value!r} for `{key}` (expected a version like "2.4", or "auto")')
+        return value
 
 
 #: The ``target-torch`` option, shared by the rules that read it.
-TARGET_TORCH = _target_option()
+TARGET_TORCH = TargetTorch(
+    "auto",
+    'The oldest torch the project supports ("2.4"), or "auto": the lower bound of the torch requirement '
+    "declared in the project's pyproject.toml / requirements.txt, else 2.6.",
+)
 
 
 def resolve_auto(options: dict, start: str) -> None:

@@ -46,8 +46,6 @@ _FIRST = {cst.FunctionDef: ("decorators",), cst.ClassDef: ("decorators",)}
 # Names that are not variable references: `x.attr`'s attr, `f(key=...)`'s key.
 _SKIP_PER_TYPE = {cst.Attribute: ("attr",), cst.Arg: ("keyword",)}
 
-_FIELDS: Dict[Type[cst.CSTNode], Tuple[str, ...]] = {}
-
 _TOKEN_TYPES: Tuple[type, ...] = (
     cst.BaseParenthesizableWhitespace,
     cst.TrailingWhitespace,
@@ -66,21 +64,40 @@ def _fields(t: Type[cst.CSTNode]) -> Tuple[str, ...]:
         and f.name not in _SKIP_PER_TYPE.get(t, ())
     ]
     first = _FIRST.get(t, ())
-    ordered = tuple(first) + tuple(n for n in names if n not in first)
-    _FIELDS[t] = ordered
-    return ordered
-
-
-# Per concrete type: 0 not a node or a token (skip), 1 a structural node.  isinstance() against
-# libcst's abstract base classes is slow, so each type is classified once.
-_KIND: Dict[type, int] = {}
+    return tuple(first) + tuple(n for n in names if n not in first)
 
 
 def _kind(t: type) -> int:
-    k = _KIND.get(t)
-    if k is None:
-        k = _KIND[t] = 1 if issubclass(t, cst.CSTNode) and not issubclass(t, _TOKEN_TYPES) else 0
-    return k
+    """0: not a node, or a token (skipped); 1: a structural node."""
+    return 1 if issubclass(t, cst.CSTNode) and not issubclass(t, _TOKEN_TYPES) else 0
+
+
+def _node_classes() -> List[type]:
+    out: List[type] = []
+    pending: List[type] = [cst.CSTNode]
+    while pending:
+        t = pending.pop()
+        out.append(t)
+        pending.extend(t.__subclasses__())
+    return out
+
+
+def _field_table() -> Dict[type, Tuple[str, ...]]:
+    table: Dict[type, Tuple[str, ...]] = {}
+    for t in _node_classes():
+        if dataclasses.is_dataclass(t):
+            table[t] = _fields(t)
+    return table
+
+
+#: the fields the walk reads, per libcst node class; and, per class of a field's value, whether it is
+#: a structural node (isinstance() against libcst's abstract classes is slow).  Both are made once, from
+#: libcst's classes, and never change (plain dicts: the walk's hottest lookups); a class missing from them (none is expected) is classified on
+#: the spot.
+_FIELDS: Dict[type, Tuple[str, ...]] = _field_table()
+_KIND: Dict[type, int] = {
+    t: _kind(t) for t in [*_node_classes(), str, bool, int, float, bytes, type(None), cst.MaybeSentinel]
+}
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:

@@ -15,14 +15,12 @@ result; they return None when the edit cannot be made safely (the caller then of
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from torchlint.analysis.context import FileContext, module_ref
 from torchlint.rule import Fix
-
-if TYPE_CHECKING:  # pragma: no cover
-    from torchlint.analysis.context import FileContext
 
 ArgValue = Union[str, cst.BaseExpression]
 
@@ -189,8 +187,6 @@ def _add_import(ctx: "FileContext", fix: Fix, line: str, near: Optional[cst.CSTN
 
 
 def _module_spelling(ctx: "FileContext", module: str) -> Optional[str]:
-    from torchlint.analysis.numerics import module_ref
-
     return module_ref(ctx, module)
 
 

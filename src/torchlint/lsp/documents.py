@@ -16,15 +16,19 @@ import tokenize
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type
 
-from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table
+from torchlint.analysis.project import Project
+from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, resolve_target_with
 from torchlint.selection import resolve
 from torchlint.fixes.apply import differing_span
-from torchlint.engine import _NOQA, PARSE_ERROR, Diagnostic, FileTask, Settings, lint_file
+from torchlint.engine import NOQA_COMMENT, PARSE_ERROR, Diagnostic, FileTask, Settings
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
 from torchlint.reading import too_large
 from torchlint.rule import SAFE, LintRule
+from torchlint.workers import lint_file, lint_text
 
-CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
+#: files whose edits change how documents are linted: configuration, and the dependency files the
+#: project's declared torch version and runtime dependency are read from
+CONFIG_NAMES = ("pyproject.toml", "torchlint.toml", "requirements.txt", "setup.cfg", "setup.py", "environment.yml")
 NOTEBOOK_SUFFIX = ".ipynb"
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -67,16 +71,19 @@ class DocConfig:
 
 
 class ConfigStore:
-    """Configurations by folder, read once and kept until :meth:`clear` (a config file changed)."""
+    """Configurations by folder, read once and kept until :meth:`clear` (a config file changed), and the
+    workspace's one :class:`Project`, carried in the settings of every document."""
 
-    def __init__(self, rules: Sequence[Type[LintRule]]) -> None:
+    def __init__(self, rules: Sequence[Type[LintRule]], project: Optional[Project] = None) -> None:
         self.rules = list(rules)
+        self.project = project if project is not None else Project()
         self._by_folder: Dict[str, Tuple[Optional[Config], Optional[str]]] = {}
         self._lock = threading.Lock()
 
     def clear(self) -> None:
         with self._lock:
             self._by_folder.clear()
+            self.project.refresh()
 
     def _config(self, folder: str) -> Tuple[Optional[Config], Optional[str]]:
         with self._lock:
@@ -114,8 +121,10 @@ class ConfigStore:
                 rel = path
             excluded = matches_any(rel, exclude)
             ignore = tuple(ignored_for(path, cfg.root, cfg.per_file_ignores))
-        settings = Settings(rules=chosen.rules, options=dict(cfg.options), noqa=True, fix=False, want_edits=False,
-                            parse_errors=chosen.parse_errors)
+        options = dict(cfg.options)
+        resolve_target_with(options, cfg.path or folder, self.rules, self.project)
+        settings = Settings(rules=chosen.rules, options=options, noqa=True, fix=False, want_edits=False,
+                            parse_errors=chosen.parse_errors, project=self.project)
         return DocConfig(
             settings=None if excluded else settings,
             ignore=ignore,
@@ -187,20 +196,13 @@ def notebook_cells(text: str, count: int) -> List[Optional[str]]:
 
 def _lint(name: str, text: str, config: DocConfig, settings: Settings, supervisor: Any,
           overlay: Optional[Dict[str, str]] = None) -> Any:
-    """``engine.lint_file`` on the text; under the watchdog when a ``workers.Supervisor`` is given (the
+    """``workers.lint_file`` on the text; under the watchdog when a ``workers.Supervisor`` is given (the
     server keeps one: a file that hangs or kills its worker becomes one TL000, the server lives on).
     ``overlay``: the editor's texts of other project files, read instead of the files on disk."""
     task = FileTask(name, config.ignore)
     if supervisor is None:
-        from torchlint.analysis.program import set_overlay
-
-        set_overlay(overlay)
-        try:
-            return lint_file(task, settings, config.max_bytes, source_text=text)
-        finally:
-            set_overlay(None)
-    from torchlint.workers import lint_text
-
+        return lint_file(task, replace(settings, project=settings.project.with_overlay(overlay)), config.max_bytes,
+                         source_text=text)
     return lint_text(task, text, settings, editor_timeout(config.timeout, len(text.encode("utf-8", "surrogatepass"))),
                      supervisor, overlay)
 
@@ -355,7 +357,7 @@ def noqa_edit(text: str, line0: int, code: str) -> Optional[TextEdit]:
     line = raw[:-1] if raw.endswith("\r") else raw
     if "\r" in line:  # a lone \r line break: positions would not match the engine's lines
         return None
-    m = _NOQA.search(line)
+    m = NOQA_COMMENT.search(line)
     if m is not None:
         if not m.group("codes"):
             return None

@@ -1,0 +1,282 @@
+"""The project around the files being linted: where its root is, which of its modules an import names,
+its modules parsed for the program model, the editor's unsaved texts, the torch version it declares and
+whether it depends on ``torchlint[runtime]``.
+
+A :class:`Project` is carried in the engine's ``Settings`` into each file's context (``ctx.project``);
+nothing about a project is kept in module-level tables.  A command-line run makes one per group of
+files (each worker process works on its own copy), the language server keeps one per workspace, and a
+host linting text in a worker process keeps one in that process.  It does not travel between
+processes: unpickled, it is a new, empty one that knows only how often the sender was refreshed, so that
+the worker's own project can follow the host's (:meth:`Project.follow`).
+
+Every question of the form "the nearest folder above this file that ..." goes through
+:func:`torchlint.folders.find_upwards`; the questions differ only in what they look for:
+
+- the **root** (imports of project modules are found under it): the nearest folder holding
+  ``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``.git``, ``torchlint.toml`` or ``.torchlint.toml``,
+  at most :data:`ROOT_SEARCH_DEPTH` folders up;
+- the **declared torch version**: the lower bound of the torch requirement in the nearest folder with a
+  ``pyproject.toml`` or ``requirements.txt`` (:mod:`torchlint.analysis.torch_version`);
+- the **runtime dependency**: whether the nearest folder with dependency files (``pyproject.toml``,
+  ``setup.cfg``, ``setup.py``, ``environment.yml``, ``requirements*.txt``/``.in``) lists
+  ``torchlint[runtime]``.  Its answer follows edits of those files (a long-running server sees them).
+
+Parsed modules are keyed by content (path, modification time and size, or the editor's text), so an
+edit is seen at the next question, and the table is bounded: least recently used out first.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import OrderedDict
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.torch_version import Version, declared_torch
+from torchlint.analysis.traversal import analyze
+from torchlint.folders import find_upwards
+from torchlint.reading import CONFIG_MAX_BYTES, read_text
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git", "torchlint.toml", ".torchlint.toml")
+#: how many folders up from a file the root is looked for
+ROOT_SEARCH_DEPTH = 12
+#: files that declare a project's dependencies (besides ``requirements*.txt`` / ``requirements*.in``)
+DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
+#: parsed project modules kept per project: a long run over a large tree keeps the modules many files
+#: import (a package's base classes, its utilities) without holding every project file it ever read
+PARSED_MAX = 48
+#: texts of project modules searched for words, kept per project
+TEXTS_MAX = 256
+#: the largest project module the program model reads
+MODULE_MAX_BYTES = 2_000_000
+
+_RUNTIME_REQUIREMENT = re.compile(r"""(?<![\w.-])torchlint\s*\[[^\]]*\bruntime\b[^\]]*\]""", re.IGNORECASE)
+
+ContentKey = Tuple[str, int, int]
+
+
+def _holds_root_marker(folder: str) -> Optional[str]:
+    return folder if any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS) else None
+
+
+def dependency_files(folder: str) -> Optional[Tuple[str, ...]]:
+    """The dependency files of ``folder`` (sorted paths), None when it has none."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    found = [n for n in names
+             if n in DEPENDENCY_FILES or (n.startswith("requirements") and n.endswith((".txt", ".in")))]
+    return tuple(sorted(os.path.join(folder, n) for n in found)) or None
+
+
+def declares_runtime_file(file: str) -> bool:
+    """Whether one dependency file lists ``torchlint[runtime]`` (outside comments)."""
+    try:
+        text = read_text(file, CONFIG_MAX_BYTES)
+    except OSError:
+        return False
+    return any(_RUNTIME_REQUIREMENT.search(line.split("#", 1)[0]) for line in text.splitlines())
+
+
+def _signature(files: Tuple[str, ...]) -> Tuple[Tuple[str, int, int], ...]:
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append((f, -1, -1))
+        else:
+            out.append((f, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+class _Tables:
+    """What a project has learnt, shared by the project and its editor views (:meth:`Project.with_overlay`)."""
+
+    def __init__(self) -> None:
+        self.roots: Dict[str, Optional[str]] = {}  # folder -> its root
+        self.parsed: "OrderedDict[ContentKey, Optional[FileContext]]" = OrderedDict()
+        self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
+        self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
+        self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
+        self.generation = 0  # how many times the project was refreshed
+
+
+class Project:
+    """See the module's documentation.  ``overlay``: the editor's texts of project files (absolute path ->
+    text), read instead of those files on disk."""
+
+    def __init__(self, overlay: Optional[Dict[str, str]] = None, parsed_max: int = PARSED_MAX,
+                 texts_max: int = TEXTS_MAX, generation: int = 0) -> None:
+        self.overlay: Dict[str, str] = dict(overlay) if overlay else {}
+        self.parsed_max = parsed_max
+        self.texts_max = texts_max
+        self._tables = _Tables()
+        self._tables.generation = generation
+
+    def __reduce__(self) -> Tuple[type, Tuple[None, int, int, int]]:
+        # what a project learnt stays in its process; the other side learns how often it was refreshed
+        return Project, (None, self.parsed_max, self.texts_max, self.generation)
+
+    @property
+    def generation(self) -> int:
+        """How many times :meth:`refresh` was called (a project in another process follows it with
+        :meth:`follow`)."""
+        return self._tables.generation
+
+    def follow(self, other: "Project") -> None:
+        """Refresh this project if ``other`` (another process's, as received) was refreshed since."""
+        if other.generation != self.generation:
+            self.refresh()
+            self._tables.generation = other.generation
+
+    def with_overlay(self, overlay: Optional[Dict[str, str]]) -> "Project":
+        """This project as an editor sees it: ``overlay`` (absolute path -> text) read instead of those
+        files on disk; what it learns is shared with this project (parsed modules are keyed by content)."""
+        view = Project(overlay, self.parsed_max, self.texts_max)
+        view._tables = self._tables
+        return view
+
+    def refresh(self) -> None:
+        """Forget the roots and declared versions found so far (configuration files changed)."""
+        self._tables.roots.clear()
+        self._tables.torch.clear()
+        self._tables.runtime.clear()
+        self._tables.generation += 1
+
+    # -- where things are ---------------------------------------------------------------------------
+    def root(self, path: str) -> Optional[str]:
+        """The root of the project holding the file ``path`` (None: no marker found above it)."""
+        start = os.path.dirname(os.path.abspath(path))
+        roots = self._tables.roots
+        if start in roots:
+            return roots[start]
+        found = roots[start] = find_upwards(start, _holds_root_marker, ROOT_SEARCH_DEPTH)
+        return found
+
+    def module_file(self, importer: str, module: str, level: int) -> Optional[str]:
+        """The file of the project module ``module`` imported from the file ``importer`` (``level`` dots of
+        a relative import): beside the importer, else under the root or its ``src`` folder."""
+        if not importer or importer in ("-", "<stdin>"):
+            return None
+        here = os.path.dirname(os.path.abspath(importer))
+        parts = [p for p in module.split(".") if p]
+        bases: List[str] = []
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            bases.append(base)
+        else:
+            bases.append(here)
+            root = self.root(importer)
+            if root is not None:
+                bases.extend([root, os.path.join(root, "src")])
+        for base in bases:
+            stem = os.path.join(base, *parts) if parts else base
+            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(importer):
+                    return candidate
+        return None
+
+    # -- the project's modules ----------------------------------------------------------------------
+    def _content_key(self, path: str) -> Optional[Tuple[ContentKey, Optional[str]]]:
+        """``(key, text)``: a key naming this content of the file, and its text when it comes from the
+        editor (None: read it from disk); None when the file cannot be read."""
+        full = os.path.abspath(path)
+        text = self.overlay.get(full)
+        if text is not None:
+            return (full, -1, hash(text)), text
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if st.st_size > MODULE_MAX_BYTES:
+            return None
+        return (full, st.st_mtime_ns, st.st_size), None
+
+    def load(self, path: str) -> Optional[FileContext]:
+        """A project module parsed and walked (names bound), once per content."""
+        found = self._content_key(path)
+        if found is None:
+            return None
+        key, source = found
+        parsed = self._tables.parsed
+        if key in parsed:
+            parsed.move_to_end(key)
+            return parsed[key]
+        while len(parsed) >= self.parsed_max:
+            parsed.popitem(last=False)
+        parsed[key] = None  # a cycle reaching this file again finds nothing
+        try:
+            if source is None:
+                source = read_text(path, MODULE_MAX_BYTES)
+            module = cst.parse_module(source)
+        except Exception:
+            return None
+        fctx = FileContext(path, source, module, self)
+        try:
+            analyze(fctx)
+        except Exception:
+            return None
+        parsed[key] = fctx
+        return fctx
+
+    def mentions(self, path: str, words: Tuple[str, ...]) -> bool:
+        """Whether the module's text holds one of ``words`` (read once per content; no parse).  A
+        package's ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
+        if os.path.basename(path) == "__init__.py":
+            return True
+        found = self._content_key(path)
+        if found is None:
+            return False
+        key, text = found
+        texts = self._tables.texts
+        try:
+            if text is None:
+                text = texts.get(key)
+            if text is None:
+                text = texts[key] = read_text(path, MODULE_MAX_BYTES)
+                while len(texts) > self.texts_max:
+                    texts.popitem(last=False)
+        except OSError:
+            return False
+        return any(w in text for w in words)
+
+    # -- what it declares ---------------------------------------------------------------------------
+    def declared_torch(self, start: str) -> Optional[Version]:
+        """The lower bound of the torch requirement declared in the nearest ``pyproject.toml`` /
+        ``requirements.txt`` above ``start`` (a file or a folder); None: none, or no lower bound."""
+        key = os.path.abspath(start)
+        torch = self._tables.torch
+        if key not in torch:
+            torch[key] = declared_torch(key)
+        return torch[key]
+
+    def declares_runtime(self, path: Optional[str]) -> bool:
+        """Whether the project holding the file ``path`` declares ``torchlint[runtime]`` as a dependency
+        (read again whenever one of its dependency files changed)."""
+        if not path or path.startswith("<"):
+            return False
+        folder = os.path.dirname(os.path.abspath(path))
+        files = find_upwards(folder, dependency_files) or ()
+        signature = (files, _signature(files))
+        known = self._tables.runtime.get(folder)
+        if known is not None and known[0] == signature:
+            return known[1]
+        answer = any(declares_runtime_file(f) for f in files)
+        self._tables.runtime[folder] = (signature, answer)
+        return answer
+
+
+def project_of(ctx: FileContext) -> Project:
+    """The project of ``ctx``'s file; a file linted with none gets one of its own."""
+    if ctx.project is None:
+        ctx.project = Project()
+    return ctx.project
+
+
+__all__ = ["Project", "project_of", "dependency_files", "declares_runtime_file", "ROOT_MARKERS"]

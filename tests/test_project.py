@@ -1,0 +1,171 @@
+"""What torchlint knows about a project lives in a ``Project`` carried in the settings, not in
+module-level tables: two projects share nothing, edits are seen, the editor's texts are a view."""
+import os
+import pickle
+from dataclasses import replace
+
+from torchlint.analysis.project import Project
+from torchlint.engine import Settings, lint_source
+from torchlint.fixes.project import use_runtime
+from torchlint.rules import all_rules
+
+MODELS = """import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+"""
+
+TRAIN = """import torch.nn.functional as F
+from models import Net
+
+model = Net()
+
+
+def step(x, y):
+    return F.cross_entropy(model(x), y)
+"""
+
+
+def _project_tree(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    return str(tmp_path / "models.py"), str(tmp_path / "train.py")
+
+
+def _codes(path, settings):
+    with open(path) as fh:
+        return [d.code for d in lint_source(path, fh.read(), settings).diagnostics]
+
+
+def test_parsed_modules_are_per_project_and_keyed_by_content(tmp_path):
+    models, _ = _project_tree(tmp_path)
+    one, two = Project(), Project()
+    first = one.load(models)
+    assert first is not None and one.load(models) is first
+    assert two.load(models) is not first  # nothing is shared through the process
+    with open(models, "a") as fh:
+        fh.write("\n# edited\n")
+    edited = one.load(models)
+    assert edited is not first and edited.source.endswith("# edited\n")
+
+
+def test_the_table_of_parsed_modules_is_bounded(tmp_path):
+    paths = []
+    for i in range(4):
+        p = tmp_path / f"m{i}.py"
+        p.write_text(f"x = {i}\n")
+        paths.append(str(p))
+    project = Project(parsed_max=2)
+    first = project.load(paths[0])
+    for p in paths[1:]:
+        project.load(p)
+    assert project.load(paths[0]) is not first  # pushed out, parsed again
+
+
+def test_the_settings_carry_the_project_to_the_program_model(tmp_path):
+    models, train = _project_tree(tmp_path)
+    settings = Settings(all_rules())
+    assert _codes(train, settings) == ["TL103"]  # Net.forward ends in softmax, read from models.py
+    parsed = settings.project.load(models)
+    assert _codes(train, replace(settings, fix=False)) == ["TL103"]
+    assert settings.project.load(models) is parsed  # the linted file's import was parsed into this project
+
+
+def test_the_editor_overlay_is_a_view_of_the_project(tmp_path):
+    models, train = _project_tree(tmp_path)
+    project = Project()
+    settings = Settings(all_rules(), project=project)
+    edited = {os.path.abspath(models): MODELS.replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)")}
+    assert _codes(train, replace(settings, project=project.with_overlay(edited))) == []
+    assert _codes(train, settings) == ["TL103"]  # the project itself still reads the file on disk
+    assert project.overlay == {}
+
+
+def test_a_project_does_not_travel_between_processes(tmp_path):
+    models, _ = _project_tree(tmp_path)
+    project = Project({"/x.py": "x = 1\n"})
+    project.load(models)
+    copy = pickle.loads(pickle.dumps(Settings(all_rules(), project=project))).project
+    assert isinstance(copy, Project) and copy.overlay == {} and copy.load(models) is not project.load(models)
+
+
+def test_the_runtime_dependency_follows_edits(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    path = str(tmp_path / "pkg" / "loss.py")
+    os.makedirs(os.path.dirname(path))
+    project = Project()
+    assert use_runtime("auto", path, project) is False
+    (tmp_path / "requirements.txt").write_text("torch\ntorchlint[runtime]\n")
+    assert use_runtime("auto", path, project) is True
+    (tmp_path / "requirements.txt").unlink()
+    assert use_runtime("auto", path, project) is False
+
+
+def test_one_upward_search_finds_the_root_and_the_declared_torch(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "requirements.txt").write_text("torch>=1.13\n")
+    project = Project()
+    file = str(tmp_path / "pkg" / "sub" / "m.py")
+    assert project.root(file) == str(tmp_path)
+    assert project.declared_torch(file) == (1, 13)
+    (tmp_path / "pkg" / "requirements.txt").write_text("torch>=2.2\n")
+    assert project.declared_torch(file) == (1, 13)  # known until the project is refreshed
+    project.refresh()
+    assert project.declared_torch(file) == (2, 2)
+
+
+def test_per_file_facts_are_typed_slots_of_the_context():
+    import libcst as cst
+
+    from torchlint.analysis.context import Fact, FileContext
+
+    calls = []
+
+    def count_classes(ctx):
+        calls.append(ctx.path)
+        return sum(isinstance(s, cst.ClassDef) for s in ctx.module.body)
+
+    classes = Fact("test.classes", count_classes)
+    same_name = Fact("test.classes")
+    one = FileContext("a.py", "class A: pass\n", cst.parse_module("class A: pass\n"))
+    two = FileContext("b.py", "x = 1\n", cst.parse_module("x = 1\n"))
+    assert classes.of(one) == 1 and classes.of(one) == 1 and classes.of(two) == 0
+    assert calls == ["a.py", "b.py"]  # once per file
+    assert same_name.get(one) is None  # a fact is its own key, whatever its name
+    assert same_name.put(one, 5) == 5 and classes.of(one) == 1
+    assert not hasattr(one, "memo")
+
+
+def test_a_text_worker_keeps_its_project_and_follows_the_hosts_refresh(tmp_path):
+    import pickle as _pickle
+
+    from torchlint.engine import FileTask
+    from torchlint.workers import TextLinter
+
+    # app/train.py imports `models`, which lies at the project root: found only once a root marker exists
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "app").mkdir()
+    train = str(tmp_path / "app" / "train.py")
+    host = Project()
+    settings = Settings(all_rules(), project=host)
+    worker = TextLinter()
+
+    def lint():
+        job = _pickle.loads(_pickle.dumps((FileTask(train), TRAIN, settings, None)))  # as over the pipe
+        return [d.code for d in worker(job).diagnostics]
+
+    assert lint() == []
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    assert lint() == []  # the worker's project still knows the folder as rootless
+    host.refresh()  # the host saw the configuration change
+    assert lint() == ["TL103"]
+    assert worker.project.generation == host.generation == 1
