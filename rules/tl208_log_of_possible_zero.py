@@ -16,7 +16,6 @@ from torchlint.analysis.numerics import (
     is_count,
     is_one,
     positive,
-    peel_selection,
     probability_source,
     softmax_of,
 )
@@ -339,22 +338,10 @@ def scores(logits, g):
         if positive(flow, x):
             return
         value = flow.value(x, 3)
-        on = ctx.rule_enabled  # leave a log to the rule that rewrites it exactly, when that rule runs
-        if (softmax_of(flow, value, follow=False) is not None and on("TL202")) or (
-            sigmoid_use(ctx, value) is not None and on("TL204")
-        ):
-            return  # TL202 / TL204
-        base, peeled = peel_selection(flow, x)
-        if peeled and ((softmax_of(flow, base) is not None and on("TL202")) or (
-            sigmoid_use(ctx, flow.value(base, 2)) is not None and on("TL204")
-        )):
-            return  # TL202 / TL204: elements of a softmax or sigmoid
+        # a log of a softmax or a sigmoid (or of elements of one), and log(1 - sigmoid(x)), are also
+        # TL202's / TL204's, which rewrite them exactly: the precedence table leaves them to those rules
         if is_binop(value, cst.Add) and (is_one(value.left) or is_one(value.right)):  # type: ignore[attr-defined]
             return  # TL204 / TL205: 1 + x is no probability that can be 0
-        if is_binop(value, cst.Subtract) and is_one(value.left) and sigmoid_use(  # type: ignore[attr-defined]
-            ctx, flow.value(value.right, 2)  # type: ignore[attr-defined]
-        ) is not None and on("TL204"):
-            return  # TL204: log(1 - sigmoid(x))
         message = None
         minuend = eps_subtracted(flow, x)
         if minuend is not None and (

@@ -24,6 +24,7 @@ from torchlint.analysis.context import LEAVE_TYPES, FileContext
 from torchlint.analysis.program import dependencies
 from torchlint.analysis.walk import children
 from torchlint.fixes import Edit, EditMaker, apply_fixes
+from torchlint.precedence import apply_precedence
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
 PARSE_ERROR = "TL000"
@@ -551,7 +552,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         dispatcher.run(module)
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
         errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
-    reports = [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports]
+    reports = apply_precedence([rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports])
     if not reports:
         return _Lint(module, [], None, ctx)
     positions = StatementPositions(module, ctx)

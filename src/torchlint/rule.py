@@ -125,6 +125,9 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Optional[Fix]
+    #: other nodes that are part of the same mistake (the log call inside a hand-written loss): a
+    #: finding of a lower-ranked rule on one of them is left to this one (see ``torchlint.precedence``)
+    covers: Tuple[cst.CSTNode, ...] = ()
 
 
 class LintRule:
@@ -152,8 +155,12 @@ class LintRule:
         self.reports: List[Report] = []
 
     # -- reporting -----------------------------------------------------------------------------
-    def report(self, node: cst.CSTNode, message: Optional[str] = None, *, fix: Optional[Fix] = None) -> None:
-        self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix))
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, *, fix: Optional[Fix] = None,
+               covers: Sequence[cst.CSTNode] = ()) -> None:
+        """Report ``node``; ``covers``: other nodes of the same mistake (the log call of a hand-written
+        loss reported at the loss), so that a finding another rule makes on them is left to this one
+        where the precedence table ranks this rule first."""
+        self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix, tuple(covers)))
 
     def make_fix(self, title: Optional[str] = None, *, unsafe: Optional[bool] = None) -> Fix:
         if unsafe is None:

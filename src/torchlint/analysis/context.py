@@ -55,10 +55,6 @@ class FileContext:
         self.order: Dict[int, int] = {}
         self.walked = False
 
-    def rule_enabled(self, code: str) -> bool:
-        """Whether rule ``code`` runs on this file: a rule may leave a finding to another rule only then."""
-        return self.enabled is None or code in self.enabled
-
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
         """Before ``node``'s children (its parent link is already set by the walk)."""

@@ -594,7 +594,7 @@ class EvalSite:
     node: cst.CSTNode  # the FunctionDef or the loop
     function: Optional[cst.FunctionDef]  # the function holding it (itself for a function site)
     calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
-    #: True when only the function's own `.eval()` call made it evaluation code (TL106 must not use it)
+    #: True when only the function's own `.eval()` call made it evaluation code (the eval-mode rule must not use it)
     by_eval_call: bool = False
 
 

@@ -404,7 +404,7 @@ def assigns_to(ctx: FileContext, loop: cst.For, expr: cst.BaseExpression) -> boo
 
 @dataclass
 class Accumulation:
-    """``for i in range(n): z += x[i]`` / ``for row in x: z += row`` (TL301)."""
+    """``for i in range(n): z += x[i]`` / ``for row in x: z += row``."""
 
     loop: cst.For
     statement: cst.BaseSmallStatement
@@ -504,7 +504,7 @@ def row_accumulation(ctx: FileContext, loop: cst.For) -> Optional[Accumulation]:
 
 @dataclass
 class Gather:
-    """A batch gather: rows ``tensor[i][indices[i]]`` collected and stacked (TL302)."""
+    """A batch gather: rows ``tensor[i][indices[i]]`` collected and stacked."""
 
     node: cst.CSTNode  # the loop, or the torch.stack call of a comprehension
     tensor: cst.BaseExpression
@@ -712,7 +712,7 @@ def _find_init_and_stack(ctx: FileContext, loop: cst.For, name: str, g: Gather) 
 
 @dataclass
 class RowIndexing:
-    """``for i in range(<rows of x>)`` whose body indexes ``x[i]`` (TL303)."""
+    """``for i in range(<rows of x>)`` whose body indexes ``x[i]``."""
 
     loop: cst.For
     var: cst.Name

@@ -1,4 +1,4 @@
-"""Is this value an ``nn.Module``?  Evidence from how it was built, for the module rules (TL508, TL511).
+"""Is this value an ``nn.Module``?  Evidence from how it was built, for the module rules (direct `forward` calls, submodules in plain containers).
 
 A value is a module when it was built by a ``torch.nn`` layer class (or a model factory of torchvision,
 timm or transformers), or by a class of the file that derives from ``nn.Module`` (directly, through

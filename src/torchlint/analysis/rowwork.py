@@ -1,4 +1,4 @@
-"""Independent per-slice work in Python loops, decided from data flow (TL303's wider net).
+"""Independent per-slice work in Python loops, decided from data flow (the per-row indexing rule's wider net).
 
 A loop is *independent per-slice work* when every iteration reads slices of tensors at the loop's own
 position (``x[i]``, ``x[:, j]``, ``x[..., i:i + k]``, or the rows of ``for row in x``), computes with
