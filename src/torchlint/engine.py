@@ -29,7 +29,8 @@ from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
 PARSE_ERROR = "TL000"
 
-_NOQA = re.compile(
+#: a ``# noqa`` comment, with the codes it lists in group ``codes`` (none: a bare noqa)
+NOQA_COMMENT = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
@@ -93,7 +94,7 @@ class Settings:
 # -- noqa ----------------------------------------------------------------------------------------
 def noqa_codes(line_text: str) -> Optional[frozenset]:
     """None: no noqa on the line; empty set: bare noqa (everything); else the listed codes."""
-    m = _NOQA.search(line_text)
+    m = NOQA_COMMENT.search(line_text)
     if m is None:
         return None
     codes = m.group("codes")
@@ -314,7 +315,8 @@ def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> Lis
     return [r for r in rules if not r.TRIGGERS or any(t in source for t in r.TRIGGERS)]
 
 
-def _parse_error(path: str, exc: Exception) -> Diagnostic:
+def parse_error_diagnostic(path: str, exc: Exception) -> Diagnostic:
+    """The TL000 diagnostic for libcst's failure ``exc`` to parse the file at ``path``."""
     if isinstance(exc, cst.ParserSyntaxError):
         line = max(1, exc.raw_line)
         col = max(1, exc.raw_column + 1)
@@ -431,7 +433,7 @@ def _operator_count(root: ast.BinOp) -> int:
     return count
 
 
-def _cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
+def cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
     """CPython's parser on the file: (fatal, syntax).  ``fatal``: too nested or too long for libcst to be
     handed the file (its native parser can overflow its stack and kill the process, or take minutes;
     CPython refuses such code quickly and safely, and its tree measures the rest).  ``syntax``: CPython's
@@ -528,21 +530,21 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
     if _looks_deep(source):
         # a file that looks pathological and that CPython rejects is not handed to libcst either: its
         # parser can take minutes to fail on such text (a long run of unary operators with a `~not`)
-        fatal, syntax = _cpython_verdict(path, source)
+        fatal, syntax = cpython_verdict(path, source)
         if fatal is not None or syntax is not None:
             return _Lint(None, [], fatal or syntax, None)
     stand_in = False
     try:
         module = cst.parse_module(source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
-        fatal, syntax = _cpython_verdict(path, source)
+        fatal, syntax = cpython_verdict(path, source)
         split = None if fatal or syntax else _split_string_runs(source)
         try:
             if split is None:
                 raise exc
             module = cst.parse_module(split)
         except Exception:
-            return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
+            return _Lint(None, [], fatal or syntax or parse_error_diagnostic(path, exc), None)
         source, stand_in = split, True
     ctx = FileContext(path, source, module)
     ctx.enabled = frozenset(r.CODE for r in rule_types)
@@ -657,6 +659,14 @@ __all__ = [
     "PARSE_ERROR",
     "SAFE",
     "UNSAFE",
+    "FileTask",
+    "lint_file",
+    "lint_files",
+    "analyze",
+    "file_noqa",
+    "cpython_verdict",
+    "parse_error_diagnostic",
+    "NOQA_COMMENT",
 ]
 
 

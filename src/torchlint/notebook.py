@@ -487,14 +487,14 @@ def _cell_parse_error(path: str, cell: Cell, python: str):
     """None when the cell parses alone; else its TL000 diagnostic (cell-relative position)."""
     import libcst as cst
 
-    from torchlint.engine import PARSE_ERROR, Diagnostic, _cpython_verdict, _parse_error
+    from torchlint.engine import PARSE_ERROR, Diagnostic, cpython_verdict, parse_error_diagnostic
 
     try:
         cst.parse_module(python if python.endswith("\n") else python + "\n")
         return None
     except Exception as exc:
-        fatal, syntax = _cpython_verdict(path, python)
-        d = fatal or syntax or _parse_error(path, exc)
+        fatal, syntax = cpython_verdict(path, python)
+        d = fatal or syntax or parse_error_diagnostic(path, exc)
         return Diagnostic(path, d.line, d.col, PARSE_ERROR, d.message, cell=cell.index + 1)
 
 

@@ -321,4 +321,5 @@ __all__ = [
     "arg",
     "keyword_arg",
     "dotted_name",
+    "LEAVE_TYPES",
 ]

@@ -162,10 +162,6 @@ def is_true(a: Optional[cst.Arg]) -> bool:
     return a is not None and isinstance(a.value, cst.Name) and a.value.value == "True"
 
 
-def is_false_or_absent(a: Optional[cst.Arg]) -> bool:
-    return a is None or (isinstance(a.value, cst.Name) and a.value.value == "False")
-
-
 # -- following values through local variables ----------------------------------------------------
 class Flow:
     """Follows names to the expression last assigned to them.
@@ -1290,27 +1286,6 @@ def call_prefix(ctx: FileContext, use: OpUse, module: str = "torch") -> Optional
     return module_ref(ctx, module)
 
 
-def first_statement_after_imports(ctx: FileContext) -> Tuple[Optional[cst.CSTNode], bool]:
-    """Where to add an import: (statement, after?) -- after the leading docstring/imports block."""
-    body = ctx.module.body
-    last_import = None
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
-            last_import = stmt
-            continue
-        if i == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
-            stmt.body[0], cst.Expr
-        ) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            last_import = stmt if last_import is None else last_import
-            continue
-        break
-    if last_import is not None:
-        return last_import, True
-    return (body[0] if body else None), False
-
-
 # -- reporting once the enclosing function is known ------------------------------------------------
 class Deferred:
     """Holds reports of log calls until the end of their function (or module), when every reader of
@@ -1366,7 +1341,6 @@ __all__ = [
     "atom_code",
     "call_prefix",
     "cross_entropy_dim_ok",
-    "first_statement_after_imports",
     "function_softmax",
     "handwritten_softmax",
     "is_count",
@@ -1387,6 +1361,16 @@ __all__ = [
     "same_dim",
     "softmax_of",
     "torch_softmax",
+    "all_elements_code",
+    "dim_code",
+    "inplace_softmax",
+    "integer_valued",
+    "is_binop",
+    "is_true",
+    "removable_assignment",
+    "softmax_parts",
+    "torch_call_code",
+    "uses_elsewhere",
 ]
 
 

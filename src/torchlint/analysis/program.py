@@ -323,7 +323,7 @@ def dependencies(ctx: FileContext) -> List[str]:
     return sorted(getattr(ctx, "_program_deps", ()))
 
 
-def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
+def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
     """The class or function definition ``expr`` names: ``(file context, node)``, in this file or in a
     project module it imports; None when unknown (a library, a variable)."""
     if depth > MAX_DEPTH:
@@ -435,7 +435,7 @@ def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelS
 def _base_classes(ctx: FileContext, cls: cst.ClassDef, depth: int):
     for base in cls.bases:
         expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
-        yield expr, _definition(ctx, expr, depth)
+        yield expr, definition_of(ctx, expr, depth)
 
 
 def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
@@ -460,7 +460,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     summary = ModelSummary(cls.name.value, is_module)
     if not is_module:
         return summary
-    methods = {s.name.value: s for s in _class_body(cls) if isinstance(s, cst.FunctionDef)}
+    methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
     forward = methods.get("forward")
     if forward is not None:
         summary.output = _function_output(ctx, cls, forward, depth)
@@ -470,7 +470,8 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     return summary
 
 
-def _class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
+def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
+    """The statements of ``cls``'s indented body; empty for a one-line class (``class A: pass``)."""
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
@@ -541,7 +542,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
             return None
         if q.startswith(("torch.", "math.", "numpy.", "builtins.")):
             return False if not q.startswith("torch.nn") else None
-    found = _definition(ctx, value.func, depth)
+    found = definition_of(ctx, value.func, depth)
     if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
         s = class_summary(found[0], found[1], depth + 1)
         return s.mode_dependent if s.is_module else False
@@ -617,7 +618,7 @@ def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at
             index = idx[0]
         else:
             continue
-        if _position(ctx, a) >= _position(ctx, at) or ctx.is_inside(at, a):
+        if node_position(ctx, a) >= node_position(ctx, at) or ctx.is_inside(at, a):
             continue
         best = (a, index)
     if best is None:
@@ -628,7 +629,7 @@ def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at
     return assign.value, index
 
 
-def _position(ctx: FileContext, node: cst.CSTNode) -> int:
+def node_position(ctx: FileContext, node: cst.CSTNode) -> int:
     """A key ordering the nodes of a file by source position: the pre-order index the engine's walk
     gave the node (a numbering walk of its own when asked during the walk, or for a file no walk went
     through)."""
@@ -644,7 +645,7 @@ def _position(ctx: FileContext, node: cst.CSTNode) -> int:
 
 def position(ctx: FileContext, node: cst.CSTNode) -> int:
     """A key that orders the nodes of a file by source position."""
-    return _position(ctx, node)
+    return node_position(ctx, node)
 
 
 def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
@@ -745,7 +746,7 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         return None
     if depth >= MAX_DEPTH:
         return None
-    found = _definition(ctx, value.func, depth, _KIND_WORDS)
+    found = definition_of(ctx, value.func, depth, _KIND_WORDS)
     if found is not None and isinstance(found[1], cst.ClassDef):
         s = class_summary(found[0], found[1], depth + 1)
         return s.output if s.is_module else None
@@ -763,11 +764,11 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
     if not isinstance(function, cst.FunctionDef):
         return None
     last = None
-    use = _position(ctx, layers)
+    use = node_position(ctx, layers)
     for call in ctx.calls_in(function):
         func = call.func
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value == layers.value) or _position(ctx, call) > use:
+                and func.value.value == layers.value) or node_position(ctx, call) > use:
             continue
         if func.attr.value != "append":
             last = None  # extend, insert, pop, ...: the last layer is no longer known
@@ -778,25 +779,6 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
 
 
 # -- roles -----------------------------------------------------------------------------------------
-def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[ModelSummary]:
-    """The summary of the project class ``model`` (a name or ``self.<attr>``) was built from, when every
-    value it is given is an instance of that class."""
-    values = [model] if isinstance(model, cst.Call) else built_values(ctx, model)
-    found: Optional[ModelSummary] = None
-    for v in values:
-        v = strip_moves(v)
-        if not isinstance(v, cst.Call):
-            return None
-        d = _definition(ctx, v.func)
-        if d is None or not isinstance(d[1], cst.ClassDef):
-            return None
-        s = class_summary(d[0], d[1])
-        if found is not None and s is not found:
-            return None
-        found = s
-    return found
-
-
 def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
     """Whether every value ``model`` is given is provably the same module in train and eval mode (no
     dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
@@ -807,7 +789,7 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return False
-        d = _definition(ctx, core.func)
+        d = definition_of(ctx, core.func)
         if d is not None and isinstance(d[1], cst.ClassDef):
             s = class_summary(d[0], d[1])
             if not s.is_module or s.mode_dependent is not False:
@@ -841,7 +823,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             and "Processor" not in (dotted_name(func.value) or "") and "Config" not in (dotted_name(func.value) or "")
             and "Scheduler" not in (dotted_name(func.value) or "")
         )
-    d = _definition(ctx, func, depth)
+    d = definition_of(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
     return False
@@ -983,7 +965,7 @@ def _plain_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return False
-    d = _definition(ctx, value.func)
+    d = definition_of(ctx, value.func)
     return d is not None and isinstance(d[1], cst.ClassDef) and plain_class(d[0], d[1])
 
 
@@ -1013,7 +995,7 @@ def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
             names = qualified(ctx, ann)
             if names & set(_ANNOTATION_MODULES):
                 return True
-            d = _definition(ctx, ann)
+            d = definition_of(ctx, ann)
             if d is not None and isinstance(d[1], cst.ClassDef):
                 return module_class(d[0], d[1])
     return False
@@ -1058,7 +1040,7 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
         return instance_member_output(ctx, callee)
-    if isinstance(callee, cst.Name) and (qualified(ctx, callee) or _definition(ctx, callee) is not None):
+    if isinstance(callee, cst.Name) and (qualified(ctx, callee) or definition_of(ctx, callee) is not None):
         return None  # a function or class called by name (imported or defined here): not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
     if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
@@ -1073,7 +1055,7 @@ _SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze"
 
 
 def _method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    for s in _class_body(cls):
+    for s in class_body(cls):
         if isinstance(s, cst.FunctionDef) and s.name.value == name:
             return s
     return None
@@ -1090,7 +1072,7 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression):
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return None
-        d = _definition(ctx, core.func)
+        d = definition_of(ctx, core.func)
         if d is None or not isinstance(d[1], cst.ClassDef) or (found is not None and found[1] is not d[1]):
             return None
         found = d
@@ -1132,10 +1114,10 @@ def _module_value(ctx: FileContext, name: cst.Name):
     stmt = ctx.statement_of(name)
     if stmt is None:
         return None
-    at = _position(ctx, stmt)
+    at = node_position(ctx, stmt)
     best = None
     for a, value, index in _module_assignments(ctx).get(name.value, ()):
-        if _position(ctx, a) < at:
+        if node_position(ctx, a) < at:
             best = (value, index)
     if best is None:
         return None
@@ -1223,19 +1205,19 @@ def called_function(ctx: FileContext, call: cst.Call, words: Tuple[str, ...] = (
     ``words``, a project module that spells none of them is not read (the question is about them)."""
     func = call.func
     if isinstance(func, cst.Name):
-        d = _definition(ctx, func, 0, words)
+        d = definition_of(ctx, func, 0, words)
         if d is not None and isinstance(d[1], cst.FunctionDef):
             return d[0], d[1], 0
         return None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         cls = ctx.enclosing(call, cst.ClassDef)
         if isinstance(cls, cst.ClassDef):
-            for s in _class_body(cls):
+            for s in class_body(cls):
                 if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value:
                     return ctx, s, 1
         return None
     if isinstance(func, cst.Attribute):
-        d = _definition(ctx, func, 0, words)
+        d = definition_of(ctx, func, 0, words)
         if d is not None and isinstance(d[1], cst.FunctionDef):
             return d[0], d[1], 0
     return None
@@ -1340,12 +1322,21 @@ __all__ = [
     "arguments_for_param",
     "mode_free",
     "param_is_model",
-    "model_summary_of",
     "module_output",
     "output_kind",
     "project_root",
     "qualified",
     "values_of",
+    "class_body",
+    "definition_of",
+    "node_position",
+    "method_owner",
+    "not_a_module",
+    "plain_object_method",
+    "position",
+    "returns_without_graph",
+    "set_overlay",
+    "strip_moves",
 ]
 
 
@@ -1418,14 +1409,14 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return None
-        d = _definition(ctx, core.func)
+        d = definition_of(ctx, core.func)
         if d is None or not isinstance(d[1], cst.ClassDef) or not _defines_method(d[0], d[1], func.attr.value, 0):
             return None
     return func.value
 
 
 def _defines_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int) -> bool:
-    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in _class_body(cls)):
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in class_body(cls)):
         return True
     if depth >= MAX_DEPTH:
         return False

@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
-from torchlint.analysis.program import _definition
+from torchlint.analysis.program import definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -921,7 +921,7 @@ class _Infer:
         values = ctx.names.values(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
-        found = _definition(ctx, values[0].func)
+        found = definition_of(ctx, values[0].func)
         if found is None or not isinstance(found[1], cst.ClassDef):
             return None
         dctx, cls = found
@@ -1053,7 +1053,8 @@ def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpr
     return None
 
 
-def _annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
+def annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is a parameter annotated as a tensor (``x: torch.Tensor``, ``Optional[Tensor]``)."""
     ann = _param_annotation(ctx, name)
     if ann is None:
         return False
@@ -1121,7 +1122,7 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
         if b is None or b.imports:
             return False
         vals = [v for v in b.values if v is not None]
-        if len(vals) < len(b.values) and (_annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
+        if len(vals) < len(b.values) and (annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
             return True
         if not vals:
             return False
@@ -1162,4 +1163,12 @@ __all__ = [
     "is_number",
     "REDUCTIONS",
     "LINEAR_LAYERS",
+    "BINARY_FUNCS",
+    "BINARY_METHODS",
+    "BINOPS",
+    "TENSOR_ANNOTATIONS",
+    "TENSOR_FUNCS",
+    "TENSOR_ONLY_ATTRIBUTES",
+    "TENSOR_ONLY_METHODS",
+    "annotated_tensor",
 ]

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, receiver
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import _class_body, _definition, _position, called_function, qualified, values_of
+from torchlint.analysis.program import class_body, definition_of, node_position, called_function, qualified, values_of
 from torchlint.analysis.training import (
     is_backward,
     is_grad_clear_assign,
@@ -89,13 +89,13 @@ def optimizer_facts(fctx: FileContext, opt: cst.BaseExpression) -> Dict[str, boo
         if any(q in _DISTRIBUTED or q.endswith(".DistributedOptimizer") and q.startswith("torch.") for q in names):
             facts["no_clearing"] = True
             continue
-        found = _definition(fctx, value.func)
+        found = definition_of(fctx, value.func)
         if found is None or not isinstance(found[1], cst.ClassDef):
             continue
         cctx, cls = found
         if _derives_from_torch_optimizer(cctx, cls):
             continue
-        methods = {s.name.value: s for s in _class_body(cls) if isinstance(s, cst.FunctionDef)}
+        methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
         if "zero_grad" in methods:
             continue
         facts["has_zero_grad"] = False
@@ -113,7 +113,7 @@ def _derives_from_torch_optimizer(fctx: FileContext, cls: cst.ClassDef, depth: i
         names = qualified(fctx, base.value)
         if any(q.startswith("torch.optim") for q in names):
             return True
-        found = _definition(fctx, base.value)
+        found = definition_of(fctx, base.value)
         if found is not None and isinstance(found[1], cst.ClassDef) and depth < 4:
             if _derives_from_torch_optimizer(found[0], found[1], depth + 1):
                 return True
@@ -188,7 +188,7 @@ def exclusive_branches(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool
 
 
 def source_before(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    return _position(ctx, a) < _position(ctx, b)
+    return node_position(ctx, a) < node_position(ctx, b)
 
 
 __all__ = [

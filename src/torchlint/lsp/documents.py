@@ -18,7 +18,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, select_rules
 from torchlint.fixes.apply import differing_span
-from torchlint.engine import _NOQA, PARSE_ERROR, Diagnostic, FileTask, Settings, lint_file
+from torchlint.engine import NOQA_COMMENT, PARSE_ERROR, Diagnostic, FileTask, Settings, lint_file
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
 from torchlint.rule import SAFE, LintRule
 
@@ -331,7 +331,7 @@ def noqa_edit(text: str, line0: int, code: str) -> Optional[TextEdit]:
     line = raw[:-1] if raw.endswith("\r") else raw
     if "\r" in line:  # a lone \r line break: positions would not match the engine's lines
         return None
-    m = _NOQA.search(line)
+    m = NOQA_COMMENT.search(line)
     if m is not None:
         if not m.group("codes"):
             return None
@@ -402,4 +402,5 @@ __all__ = [
     "noqa_edit",
     "rule_page",
     "split_lines",
+    "CONFIG_NAMES",
 ]
