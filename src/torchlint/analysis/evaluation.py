@@ -244,8 +244,6 @@ def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
 # -- models managed by a framework ---------------------------------------------------------------
 #: bases that are no framework: they run none of the subclass's code under ``no_grad`` or in eval mode
 _NOT_FRAMEWORK = ("builtins.", "abc.", "typing.", "typing_extensions.", "torch.")
-#: methods that move or cast a model (``model.to(device)``): the model stays the one passed in
-_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_"})
 
 
 def framework_model(ctx: FileContext, model: cst.BaseExpression) -> bool:
@@ -303,10 +301,8 @@ def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
             continue
         if not any(dotted_name(t) == "self." + attr for t in targets):
             continue
-        root: Optional[cst.BaseExpression] = a.value
-        while isinstance(root, cst.Call) and method_name(root) in _MOVES:
-            root = receiver(root)
-        if isinstance(root, cst.Call):
+        # a move or cast of a model (``model.to(device)``) stays the model passed in
+        if a.value is not None and isinstance(strip_moves_expr(a.value), cst.Call):
             return True
     return False
 
