@@ -41,6 +41,7 @@ from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import (
     arguments_for_param,
+    call_sites,
     called_function,
     is_model,
     method_owner,
@@ -307,23 +308,7 @@ def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
     return False
 
 
-# -- call graph inside the module ----------------------------------------------------------------
-_SITES = "evaluation.call_sites"
-
-
-def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
-    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods)."""
-    index = ctx.memo.get(_SITES)
-    if index is None:
-        index = {}
-        for call in ctx.calls_in(ctx.module):
-            target = ctx.function_for_call(call)
-            if target is not None:
-                index.setdefault(target, []).append(call)
-        ctx.memo[_SITES] = index
-    return index.get(function, [])
-
-
+# -- call graph inside the module (call sites: program.call_sites) -------------------------------
 def enclosing_function(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
     found = ctx.enclosing(node, cst.FunctionDef)
     return found if isinstance(found, cst.FunctionDef) else None

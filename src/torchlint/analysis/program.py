@@ -866,16 +866,21 @@ _LAYER_MODEL = re.compile(
 )
 
 
-def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
-    index = getattr(ctx, "_call_index", None)
+_SITES = "program.call_sites"
+
+
+def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods), in
+    source order: the file's one call-site index, built on first use."""
+    index = ctx.memo.get(_SITES)
     if index is None:
         index = {}
         for call in ctx.calls_in(ctx.module):
             target = ctx.function_for_call(call)
             if target is not None:
                 index.setdefault(target, []).append(call)
-        ctx._call_index = index  # type: ignore[attr-defined]
-    return index
+        ctx.memo[_SITES] = index
+    return index.get(function, [])  # type: ignore[union-attr]
 
 
 def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
@@ -890,7 +895,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
         return None
     index = names.index(name.value)
     out: List[cst.BaseExpression] = []
-    calls = _call_index(ctx).get(function, [])
+    calls = call_sites(ctx, function)
     if not calls:
         return None
     for call in calls:
@@ -1337,6 +1342,8 @@ __all__ = [
     "returns_without_graph",
     "set_overlay",
     "strip_moves",
+    "call_sites",
+    "module_class",
 ]
 
 
