@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -363,7 +363,7 @@ def scores(logits, g):
             if positive(flow, numer) or (probability_source(flow, numer) is None and not is_count(flow, numer)):
                 return
             message = RATIO_MESSAGE
-        self.deferred.add(ctx, node, node, message, self._fix(use, x))
+        self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:
         for node, message, fix in self.deferred.flush(self.ctx, scope):
@@ -395,7 +395,7 @@ def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
     block = ctx.block_of(stmt) if stmt is not None else None
     if block is None:
         return False
-    following = list(block)[list(block).index(stmt) + 1:][:3]
+    following = _following(ctx, block, stmt, 3)
     for later in following:
         uses = ctx.names_in(later, name)
         if not uses:
@@ -409,6 +409,20 @@ def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
                     return True
         return False
     return False
+
+
+def _following(ctx, block: Sequence[cst.CSTNode], stmt: cst.CSTNode, count: int) -> Sequence[cst.CSTNode]:
+    """The (up to) ``count`` statements after ``stmt`` in its ``block``: each block is indexed once per
+    file, so asking for every statement of a long block stays linear."""
+    indexes = ctx.memo.setdefault(_BLOCK_INDEX, {})
+    index = indexes.get(id(block))
+    if index is None:
+        index = indexes[id(block)] = ({id(s): i for i, s in enumerate(block)}, block)
+    at = index[0][id(stmt)]
+    return block[at + 1:at + 1 + count]
+
+
+_BLOCK_INDEX = "tl208.block_index"
 
 
 def _nonfinite_call(node: Optional[cst.CSTNode]) -> bool:

@@ -13,6 +13,7 @@ alone enabled the mistake is still reported.  The table applies before ``noqa``:
 ``# noqa: <owner>`` comment hides still owns the mistake, so the lower-ranked rule does not step in.
 """
 
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Dict, FrozenSet, List, Mapping, Sequence, Set, Tuple
 
@@ -49,7 +50,8 @@ def owners_of(code: str) -> FrozenSet[str]:
 def apply_precedence(reports: Sequence[Report]) -> List[Report]:
     """``reports`` (of one lint of one file) without the findings an owning rule made on the same
     node; the order of the rest is kept.  Decided on the findings as reported, so a chain (TL206 over
-    TL202 over TL208) needs no order."""
+    TL202 over TL208) needs no order.  A kept finding whose fix was reported as a function to build it
+    gets the built fix; a dropped finding's fix is never built."""
     claimed: Dict[str, Set[int]] = {}
     for rep in reports:
         nodes = claimed.setdefault(rep.code, set())
@@ -60,5 +62,7 @@ def apply_precedence(reports: Sequence[Report]) -> List[Report]:
         owners = _OWNERS.get(rep.code)
         if owners and any(id(rep.node) in claimed.get(owner, ()) for owner in owners):
             continue
+        if callable(rep.fix):
+            rep = replace(rep, fix=rep.fix())
         kept.append(rep)
     return kept
