@@ -39,8 +39,8 @@ class FileContext:
         self.path = path
         self.source = source
         self.module = module
-        self.names = NameResolver(module)
         self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent: int keys hash fast
+        self.names = NameResolver(module, self.parents)
         self.current: Optional[cst.CSTNode] = None  # the node whose visit or leave is running
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []

@@ -77,7 +77,14 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
 
 
 class NameResolver:
-    def __init__(self, module: cst.Module) -> None:
+    """The file's bindings.  Two ways to ask: during the walk, from the scope being visited
+    (:meth:`lookup`, :meth:`qualified_names`, :meth:`values`: what is bound *so far*); after the walk
+    (or about a node away from the walk), from the scope that holds a node (:meth:`scope_at`,
+    :meth:`binding_at`, :meth:`qualified_names_at`, :meth:`values_at`: every binding of the scope).
+    ``parents`` (id(node) -> parent, filled by the walk) places a node in its scope."""
+
+    def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None) -> None:
+        self.parents: Dict[int, cst.CSTNode] = parents if parents is not None else {}
         self.module_scope = Scope(module, "module", None)
         self.scope = self.module_scope
         self.imports_torch = False
@@ -321,6 +328,72 @@ class NameResolver:
     def is_param(self, node: cst.Name) -> bool:
         b = self.lookup(node.value)
         return b is not None and b.assigned and not any(v is not None for v in b.values)
+
+    # -- queries about a node, after the walk ----------------------------------------------------
+    def scope_at(self, node: cst.CSTNode) -> Scope:
+        """The scope ``node``'s names are looked up in after the walk: the innermost function or lambda
+        around it that the walk has entered, else the module (a class body reads through to the scope
+        around the class)."""
+        scopes = self._scope_of
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None:
+            if type(p) is cst.FunctionDef or type(p) is cst.Lambda:
+                found = scopes.get(p)
+                if found is not None:
+                    return found
+            p = parents.get(id(p))
+        return self.module_scope
+
+    def binding_at(self, node: cst.CSTNode, name: str) -> Optional[Binding]:
+        """The binding ``name`` has where ``node`` is, after the walk: searched from :meth:`scope_at`
+        outwards (class scopes skipped), a ``global`` declaration sending it to the module once."""
+        scope: Optional[Scope] = self.scope_at(node)
+        jumped = False
+        while scope is not None:
+            if scope.kind != "class":
+                if name in scope.globals and not jumped:
+                    jumped = True  # once: a module-level `global x` names the module scope itself
+                    scope = self.module_scope
+                    continue
+                b = scope.bindings.get(name)
+                if b is not None:
+                    return b
+            scope = scope.parent
+        return None
+
+    def qualified_names_at(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """:meth:`qualified_names` of a Name/Attribute chain from the imports visible where it is, after
+        the walk; only imported origins (a builtin, unlike during the walk, has none)."""
+        rest: List[str] = []
+        expr = node
+        while isinstance(expr, cst.Attribute):
+            rest.append(expr.attr.value)
+            expr = expr.value
+        if not isinstance(expr, cst.Name):
+            return EMPTY
+        b = self.binding_at(expr, expr.value)
+        if b is None or not b.imports:
+            return EMPTY
+        suffix = "".join("." + part for part in reversed(rest))
+        return frozenset(base + suffix for base in b.imports)
+
+    def values_at(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+        """Every value assigned to a local name where ``node`` is (after the walk: the whole scope's
+        assignments, in source order), or to ``self.<attr>`` in the class around ``node``."""
+        if isinstance(node, cst.Name):
+            b = self.binding_at(node, node.value)
+            if b is None or b.imports:
+                return []
+            return [v for v in b.values if v is not None]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            p = self.parents.get(id(node))
+            while p is not None and type(p) is not cst.ClassDef:
+                p = self.parents.get(id(p))
+            scope = self._scope_of.get(p) if p is not None else None
+            if scope is not None:
+                return list(scope.attrs.get(node.attr.value, ()))
+        return []
 
     def scope_node(self) -> cst.CSTNode:
         return self.scope.node

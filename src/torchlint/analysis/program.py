@@ -29,12 +29,12 @@ import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, assignment_targets
-from torchlint.analysis.names import Scope, dotted_name
+from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import (
     BCE_FUNCS,
     BCE_LAYERS,
@@ -95,68 +95,11 @@ _MODE_FREE = frozenset(
 )
 
 
-# -- names, read after the walk ------------------------------------------------------------------
-def scope_of(ctx: FileContext, node: cst.CSTNode) -> Scope:
-    """The scope a node's names are looked up in (the innermost function, lambda or the module)."""
-    scopes = ctx.names._scope_of  # filled by the walk
-    for a in ctx.ancestors(node):
-        if isinstance(a, (cst.FunctionDef, cst.Lambda)):
-            found = scopes.get(a)
-            if found is not None:
-                return found
-    return ctx.names.module_scope
-
-
-def _lookup(ctx: FileContext, node: cst.CSTNode, name: str):
-    scope: Optional[Scope] = scope_of(ctx, node)
-    jumped = False
-    while scope is not None:
-        if scope.kind != "class":
-            if name in scope.globals and not jumped:
-                jumped = True  # once: a module-level `global x` names the module scope itself
-                scope = ctx.names.module_scope
-                continue
-            b = scope.bindings.get(name)
-            if b is not None:
-                return b
-        scope = scope.parent
-    return None
-
-
-def qualified(ctx: FileContext, expr: cst.BaseExpression) -> Set[str]:
-    """``nn.Softmax`` -> {"torch.nn.Softmax"}, from the imports visible where ``expr`` is."""
-    rest: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        rest.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return set()
-    b = _lookup(ctx, expr, expr.value)
-    if b is None or not b.imports:
-        return set()
-    suffix = "".join("." + p for p in reversed(rest))
-    return {base + suffix for base in b.imports}
-
-
-def values_of(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """Every value assigned to a local name, or to ``self.<attr>`` in the enclosing class."""
-    if isinstance(expr, cst.Name):
-        b = _lookup(ctx, expr, expr.value)
-        if b is None or b.imports:
-            return []
-        return [v for v in b.values if v is not None]
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        cls = ctx.enclosing(expr, cst.ClassDef)
-        scope = ctx.names._scope_of.get(cls) if cls is not None else None
-        if scope is not None:
-            return list(scope.attrs.get(expr.attr.value, ()))
-    return []
-
-
+# -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
 def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """:func:`values_of` without the rebindings that move the same object: ``model = model.to(device)``,
+    """The values assigned to ``expr`` (``NameResolver.values_at``) without the rebindings that move the same object: ``model = model.to(device)``,
     ``net = net.cuda().eval()`` keep the value ``model`` had."""
-    return [v for v in values_of(ctx, expr) if not _same_reference(strip_moves(v), expr)]
+    return [v for v in ctx.names.values_at(expr) if not _same_reference(strip_moves(v), expr)]
 
 
 def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
@@ -169,7 +112,7 @@ def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
 
 
 def is_param(ctx: FileContext, name: cst.Name) -> bool:
-    b = _lookup(ctx, name, name.value)
+    b = ctx.names.binding_at(name, name.value)
     return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
 
 
@@ -329,12 +272,12 @@ def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, wo
     if depth > MAX_DEPTH:
         return None
     if isinstance(expr, cst.Name):
-        b = _lookup(ctx, expr, expr.value)
+        b = ctx.names.binding_at(expr, expr.value)
         if b is None:
             return None
         if not b.imports:
             return _local_definition(ctx, expr.value, expr)
-    for q in sorted(qualified(ctx, expr)):
+    for q in sorted(ctx.names.qualified_names_at(expr)):
         found = _imported_definition(ctx, q, depth, words)
         if found is not None:
             return found
@@ -449,7 +392,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
                 is_module = True
                 inherited = inherited or s
             continue
-        names = qualified(ctx, expr)
+        names = ctx.names.qualified_names_at(expr)
         if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
             is_module = True
         elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
@@ -519,7 +462,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
-    names = qualified(ctx, value.func)
+    names = ctx.names.qualified_names_at(value.func)
     for q in names:
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
@@ -696,12 +639,12 @@ def _op_kind(ctx: FileContext, call: cst.Call, methods_of_self: bool) -> Kind:
     """The kind of a torch operation's result: ``F.softmax(...)``, ``torch.sigmoid(...)``, and the tensor
     methods (``x.softmax(1)``; on ``self`` only when ``methods_of_self``)."""
     func = call.func
-    names = qualified(ctx, func)
+    names = ctx.names.qualified_names_at(func)
     for funcs, kind in _KIND_OF_FUNC:
         if names & funcs:
             return kind
     if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
-        if ctx.names.imports_torch and not qualified(ctx, func.value):
+        if ctx.names.imports_torch and not ctx.names.qualified_names_at(func.value):
             if methods_of_self or not (isinstance(func.value, cst.Name) and func.value.value == "self"):
                 return _KIND_OF_METHOD[func.attr.value]
     return None
@@ -715,7 +658,7 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
         candidates = [module]
     elif isinstance(module, cst.Attribute) and isinstance(module.value, cst.Name) and module.value.value == "self":
         scope = ctx.names._scope_of.get(cls) if cls is not None else None
-        candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else values_of(ctx, module)
+        candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else ctx.names.values_at(module)
     elif isinstance(module, cst.Name):
         candidates = built_values(ctx, module)
     else:
@@ -732,7 +675,7 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
-    names = qualified(ctx, value.func)
+    names = ctx.names.qualified_names_at(value.func)
     for layers, kind in _KIND_OF_LAYER:
         if names & layers:
             return kind
@@ -807,7 +750,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
     if not isinstance(value, cst.Call):
         return False
     func = value.func
-    names = qualified(ctx, func)
+    names = ctx.names.qualified_names_at(func)
     if names & _MODULE_CALLS:
         return True
     for q in names:
@@ -817,7 +760,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             last = q.rsplit(".", 1)[-1]
             return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
     if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
-        base = qualified(ctx, func.value)
+        base = ctx.names.qualified_names_at(func.value)
         return any(q.startswith(("transformers.", "diffusers.", "timm.", "torchvision.")) for q in base) or (
             bool(base) and "Tokenizer" not in (dotted_name(func.value) or "")
             and "Processor" not in (dotted_name(func.value) or "") and "Config" not in (dotted_name(func.value) or "")
@@ -846,7 +789,7 @@ def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
                 found = True
                 break
             continue
-        names = qualified(ctx, expr)
+        names = ctx.names.qualified_names_at(expr)
         if names & set(_MODULE_BASES) or any(
             n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
             for n in names
@@ -928,7 +871,7 @@ def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
         return False
     core = strip_moves(value)
     if isinstance(core, cst.Call):
-        for q in qualified(ctx, core.func):
+        for q in ctx.names.qualified_names_at(core.func):
             if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
                 return False
     return True
@@ -939,7 +882,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     activation) by construction or by annotation on every assignment seen; None: unknown (a parameter,
     something else)."""
     if isinstance(expr, cst.Name):
-        b = _lookup(ctx, expr, expr.value)
+        b = ctx.names.binding_at(expr, expr.value)
         if b is None or b.imports:
             return None
         if _annotated_module(ctx, expr):
@@ -997,7 +940,7 @@ def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
     for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
         if p.name.value == name.value and p.annotation is not None:
             ann = p.annotation.annotation
-            names = qualified(ctx, ann)
+            names = ctx.names.qualified_names_at(ann)
             if names & set(_ANNOTATION_MODULES):
                 return True
             d = definition_of(ctx, ann)
@@ -1045,7 +988,7 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
         return instance_member_output(ctx, callee)
-    if isinstance(callee, cst.Name) and (qualified(ctx, callee) or definition_of(ctx, callee) is not None):
+    if isinstance(callee, cst.Name) and (ctx.names.qualified_names_at(callee) or definition_of(ctx, callee) is not None):
         return None  # a function or class called by name (imported or defined here): not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
     if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
@@ -1159,15 +1102,15 @@ def _module_assignments(ctx: FileContext) -> Dict[str, List[Tuple[cst.Assign, cs
 # -- loss helpers ---------------------------------------------------------------------------------
 def loss_kind(ctx: FileContext, call: cst.Call) -> Optional[str]:
     """"ce" for a cross-entropy call, "bce" for a (probability) binary cross-entropy call."""
-    names = qualified(ctx, call.func)
+    names = ctx.names.qualified_names_at(call.func)
     if names & CROSS_ENTROPY_FUNCS:
         return "ce"
     if names & BCE_FUNCS:
         return "bce"
     built = set()
-    for v in values_of(ctx, call.func) if not isinstance(call.func, cst.Call) else [call.func]:
+    for v in ctx.names.values_at(call.func) if not isinstance(call.func, cst.Call) else [call.func]:
         if isinstance(v, cst.Call):
-            built |= qualified(ctx, v.func)
+            built |= ctx.names.qualified_names_at(v.func)
     if built & CROSS_ENTROPY_LAYERS:
         return "ce"
     if built & BCE_LAYERS:
@@ -1292,7 +1235,7 @@ def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
             return True
     elif not isinstance(func, cst.Name):
         return False
-    names = qualified(ctx, func)
+    names = ctx.names.qualified_names_at(func)
     if not names:
         return isinstance(func, cst.Name) and _local_definition(ctx, func.value, func) is not None
     for q in names:
@@ -1330,8 +1273,6 @@ __all__ = [
     "module_output",
     "output_kind",
     "project_root",
-    "qualified",
-    "values_of",
     "class_body",
     "definition_of",
     "node_position",

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, receiver
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import class_body, definition_of, node_position, called_function, qualified, values_of
+from torchlint.analysis.program import class_body, definition_of, node_position, called_function
 from torchlint.analysis.training import (
     is_backward,
     is_grad_clear_assign,
@@ -82,10 +82,10 @@ def _helper_mapping(fctx: FileContext, call: cst.Call, function: cst.FunctionDef
 def optimizer_facts(fctx: FileContext, opt: cst.BaseExpression) -> Dict[str, bool]:
     """has_zero_grad / clears_itself / no_clearing for the object ``opt``, from how it was built."""
     facts = {"has_zero_grad": True, "clears_itself": False, "no_clearing": False}
-    for value in values_of(fctx, opt):
+    for value in fctx.names.values_at(opt):
         if not isinstance(value, cst.Call):
             continue
-        names = qualified(fctx, value.func)
+        names = fctx.names.qualified_names_at(value.func)
         if any(q in _DISTRIBUTED or q.endswith(".DistributedOptimizer") and q.startswith("torch.") for q in names):
             facts["no_clearing"] = True
             continue
@@ -110,7 +110,7 @@ def optimizer_facts(fctx: FileContext, opt: cst.BaseExpression) -> Dict[str, boo
 
 def _derives_from_torch_optimizer(fctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
     for base in cls.bases:
-        names = qualified(fctx, base.value)
+        names = fctx.names.qualified_names_at(base.value)
         if any(q.startswith("torch.optim") for q in names):
             return True
         found = definition_of(fctx, base.value)
