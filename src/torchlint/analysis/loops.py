@@ -246,10 +246,9 @@ def rows_of(ctx: FileContext, stop: cst.BaseExpression) -> Optional[Rows]:
     if found is not None:
         return found
     if isinstance(stop, cst.Name):
-        b = ctx.names.lookup(stop.value)
-        if b is None or b.imports or not b.values:
+        vals = ctx.names.bound_values(stop)
+        if not vals:
             return None
-        vals = b.values
         if all(v is not None for v in vals):
             if len(vals) == 1:
                 found = _dim0_of(ctx, vals[0])

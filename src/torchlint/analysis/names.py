@@ -296,13 +296,19 @@ class NameResolver:
             return False
         return not qn.isdisjoint(names)
 
+    def bound_values(self, node: cst.Name) -> List[Optional[cst.BaseExpression]]:
+        """Every binding of the local name ``node`` so far, in source order: the value assigned, or None
+        where the value is unknown (a parameter, a loop or ``with`` target, an element of an unpacked
+        tuple).  Empty when the name is no local (unbound, or imported)."""
+        b = self.lookup(node.value)
+        if b is None or b.imports:
+            return []
+        return list(b.values)
+
     def values(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """Expressions assigned so far to a local Name, or to ``self.attr`` in the current class."""
         if isinstance(node, cst.Name):
-            b = self.lookup(node.value)
-            if b is None or b.imports:
-                return []
-            return [v for v in b.values if v is not None]
+            return [v for v in self.bound_values(node) if v is not None]
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             scope = self.scope
             while scope is not None and scope.kind != "function":
@@ -326,6 +332,7 @@ class NameResolver:
         return frozenset(out)
 
     def is_param(self, node: cst.Name) -> bool:
+        """Whether ``node`` names a parameter (or another binding whose value is unknown) where the walk is."""
         b = self.lookup(node.value)
         return b is not None and b.assigned and not any(v is not None for v in b.values)
 

@@ -193,10 +193,7 @@ class Flow:
         """Every value assigned to the name so far (None for an augmented assignment)."""
         if self.function is not None:
             return list(self._function_values(name.value))
-        b = self.ctx.names.lookup(name.value)
-        if b is None or b.imports:
-            return []
-        return [v for v in b.values if v is not None]
+        return self.ctx.names.values(name)
 
     def hop(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The value last assigned to ``expr`` when it is a local name; None otherwise."""

@@ -548,10 +548,9 @@ class _Infer:
             return self.env[node.value]
         if node.value in self.busy:
             return None
-        b = self.ctx.names.lookup(node.value)
-        if b is None or b.imports or not b.values:
+        vals = self.ctx.names.bound_values(node)
+        if not vals:
             return None
-        vals = b.values
         last = vals[-1]
         if last is None:
             return None
@@ -657,12 +656,12 @@ class _Infer:
         if _is_number(node):
             return True
         if isinstance(node, cst.Name):
-            b = self.ctx.names.lookup(node.value)
-            if b is None or b.imports or not b.values or node.value in self.busy:
+            bound = self.ctx.names.bound_values(node)
+            if not bound or node.value in self.busy:
                 return False
             self.busy.add(node.value)
             try:
-                for v in b.values:
+                for v in bound:
                     if v is None:
                         if not _number_annotation(_param_annotation(self.ctx, node)):
                             return False
@@ -710,10 +709,10 @@ class _Infer:
                 return self._frame_column(node.func.value)
             return False
         if isinstance(node, cst.Name):
-            b = self.ctx.names.lookup(node.value)
-            if b is None or b.imports or not b.values or any(v is None for v in b.values):
+            bound = self.ctx.names.bound_values(node)
+            if not bound or any(v is None for v in bound):
                 return False
-            for v in b.values:
+            for v in bound:
                 if isinstance(v, cst.List) and not v.elements:
                     continue
                 if not isinstance(v, (cst.List, cst.ListComp)) or not self.vector_data(v):
@@ -1118,11 +1117,9 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
     if isinstance(expr, cst.Name):
         if expr.value in busy:
             return False
-        b = ctx.names.lookup(expr.value)
-        if b is None or b.imports:
-            return False
-        vals = [v for v in b.values if v is not None]
-        if len(vals) < len(b.values) and (annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
+        bound = ctx.names.bound_values(expr)
+        vals = [v for v in bound if v is not None]
+        if len(vals) < len(bound) and (annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
             return True
         if not vals:
             return False
