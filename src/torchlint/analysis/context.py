@@ -40,7 +40,9 @@ class FileContext:
         self.source = source
         self.module = module
         self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent: int keys hash fast
-        self.names = NameResolver(module, self.parents)
+        #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
+        self.order: Dict[int, int] = {}
+        self.names = NameResolver(module, self.parents, self.order)
         self.current: Optional[cst.CSTNode] = None  # the node whose visit or leave is running
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []
@@ -51,8 +53,6 @@ class FileContext:
         self.memo: Dict[str, object] = {}
         #: codes of the rules running on this file (set by the engine); None: every rule
         self.enabled: Optional[frozenset] = None
-        #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
-        self.order: Dict[int, int] = {}
         self.walked = False
 
     # -- traversal hooks, called by the engine around every node --------------------------------

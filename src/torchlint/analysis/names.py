@@ -12,9 +12,12 @@ Answers are frozensets of dotted names, so they never depend on set iteration or
 from __future__ import annotations
 
 import builtins
-from typing import Dict, FrozenSet, Iterable, List, Optional
+from bisect import bisect_left
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
+
+from torchlint.analysis.walk import iter_nodes
 
 _BUILTINS = frozenset(dir(builtins))
 EMPTY: FrozenSet[str] = frozenset()
@@ -29,8 +32,20 @@ class Binding:
         self.assigned = False
 
 
+class Assignments:
+    """The plain assignments (``x = v``, ``a, b = v``) of one name in one scope, in source order, with
+    their positions once asked for: indexed once, so finding the one that reaches a node is a binary
+    search, however many times the name is reassigned."""
+
+    __slots__ = ("entries", "positions")
+
+    def __init__(self) -> None:
+        self.entries: List[Tuple[cst.Assign, Optional[int]]] = []  # (assignment, tuple position or None)
+        self.positions: List[int] = []
+
+
 class Scope:
-    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals")
+    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals", "assigns")
 
     def __init__(self, node: cst.CSTNode, kind: str, parent: Optional["Scope"]) -> None:
         self.node = node
@@ -40,6 +55,7 @@ class Scope:
         self.attrs: Dict[str, List[cst.BaseExpression]] = {}  # class scopes: self.<attr> = value
         self.self_name: Optional[str] = None  # functions defined in a class: name of the first param
         self.globals: set = set()
+        self.assigns: Dict[str, Assignments] = {}
 
     def bind(self, name: str) -> Binding:
         b = self.bindings.get(name)
@@ -83,8 +99,13 @@ class NameResolver:
     :meth:`binding_at`, :meth:`qualified_names_at`, :meth:`values_at`: every binding of the scope).
     ``parents`` (id(node) -> parent, filled by the walk) places a node in its scope."""
 
-    def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None) -> None:
+    def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
+                 order: Optional[Dict[int, int]] = None) -> None:
         self.parents: Dict[int, cst.CSTNode] = parents if parents is not None else {}
+        #: id(node) -> pre-order index, filled by the walk (numbered here when asked about a node the
+        #: walk has not reached)
+        self.order: Dict[int, int] = order if order is not None else {}
+        self._numbered: Optional[Dict[int, int]] = None
         self.module_scope = Scope(module, "module", None)
         self.scope = self.module_scope
         self.imports_torch = False
@@ -191,6 +212,8 @@ class NameResolver:
         b.values.append(value)
 
     def _enter_assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._index_assignment(node, node.targets[0].target)
         for t in node.targets:
             target = t.target
             if isinstance(target, cst.Name):
@@ -200,6 +223,26 @@ class NameResolver:
             else:
                 for name in target_names(target):
                     self._bind_local(self.scope, name.value, None)
+
+    def _index_assignment(self, node: cst.Assign, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            bound: Iterable[Tuple[str, Optional[int]]] = ((target.value, None),)
+        elif isinstance(target, (cst.Tuple, cst.List)) and not any(
+            isinstance(el, cst.StarredElement) for el in target.elements
+        ):
+            first: Dict[str, Optional[int]] = {}
+            for i, el in enumerate(target.elements):
+                if isinstance(el.value, cst.Name):
+                    first.setdefault(el.value.value, i)
+            bound = first.items()
+        else:
+            return
+        table = self.scope.assigns
+        for name, index in bound:
+            found = table.get(name)
+            if found is None:
+                found = table[name] = Assignments()
+            found.entries.append((node, index))
 
     def _enter_annassign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -402,6 +445,62 @@ class NameResolver:
                 return list(scope.attrs.get(node.attr.value, ()))
         return []
 
+    def position(self, node: cst.CSTNode) -> int:
+        """A key ordering the nodes of the file by source position (the walk's pre-order index; -1 for
+        a node of another tree)."""
+        found = self.order.get(id(node))
+        if found is not None:
+            return found
+        if self._numbered is None:  # asked about a node the walk has not reached: number the module
+            self._numbered = {id(n): i for i, n in enumerate(iter_nodes(self.module_scope.node))}
+        return self._numbered.get(id(node), -1)
+
+    def reaching_assignment(self, name: str, at: cst.CSTNode,
+                            scope_node: Optional[cst.CSTNode] = None) -> Optional[Tuple[cst.Assign, Optional[int]]]:
+        """The plain assignment of ``name`` in the scope of ``scope_node`` (a function; None: the module)
+        whose value ``name`` holds at ``at``: the last one before ``at`` (not the one ``at`` is part
+        of), provided it runs on every path to ``at`` (it sits in no branch, loop, ``with`` or ``try``
+        that ``at`` is outside of).  ``(assignment, index)``, ``index`` the tuple position for
+        ``a, b = value``; None when no such assignment is known."""
+        scope = self.module_scope if scope_node is None else self._scope_of.get(scope_node)
+        found = scope.assigns.get(name) if scope is not None else None
+        if found is None:
+            return None
+        entries, positions = found.entries, found.positions
+        for assign, _ in entries[len(positions):]:  # positions in source order, asked for once each
+            positions.append(self.position(assign))
+        i = bisect_left(positions, self.position(at)) - 1
+        while i >= 0 and self._contains(entries[i][0], at):
+            i -= 1  # `x = f(x)`: the `x` read is the value bound before
+        if i < 0:
+            return None
+        assign, index = entries[i]
+        stop = scope_node if scope_node is not None else self.module_scope.node
+        around = set(map(id, self._branches(at, stop)))
+        if not set(map(id, self._branches(assign, stop))) <= around:
+            return None  # assigned only on some paths
+        return assign, index
+
+    def _contains(self, container: cst.CSTNode, node: cst.CSTNode) -> bool:
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None:
+            if p is container:
+                return True
+            p = parents.get(id(p))
+        return False
+
+    def _branches(self, node: cst.CSTNode, stop: cst.CSTNode) -> List[cst.CSTNode]:
+        """The compound statements (and conditional expressions) around ``node``, inside ``stop``."""
+        out = []
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None and p is not stop:
+            if isinstance(p, _BRANCHES):
+                out.append(p)
+            p = parents.get(id(p))
+        return out
+
     def scope_node(self) -> cst.CSTNode:
         return self.scope.node
 
@@ -413,6 +512,8 @@ class NameResolver:
 
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+#: what a statement may run inside of on some paths only
+_BRANCHES = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally, cst.IfExp)
 
 _ENTER = {
     cst.FunctionDef: NameResolver._enter_function,

@@ -540,55 +540,10 @@ def _compound_ancestors(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) 
     return out
 
 
-def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at: cst.CSTNode):
-    """The value ``name`` holds at ``at`` when the last assignment before it runs on every path to it;
-    ``(value, index)`` where ``index`` is the tuple position for ``a, b = value``; None when unknown."""
-    around = set(map(id, _compound_ancestors(ctx, at, function)))
-    best = None
-    for a in ctx.contents(function).assigns:
-        if not isinstance(a, cst.Assign) or len(a.targets) != 1:
-            continue
-        target = a.targets[0].target
-        index = None
-        if isinstance(target, cst.Name):
-            if target.value != name.value:
-                continue
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            idx = [i for i, el in enumerate(target.elements)
-                   if isinstance(el.value, cst.Name) and el.value.value == name.value]
-            if not idx or any(isinstance(el, cst.StarredElement) for el in target.elements):
-                continue
-            index = idx[0]
-        else:
-            continue
-        if node_position(ctx, a) >= node_position(ctx, at) or ctx.is_inside(at, a):
-            continue
-        best = (a, index)
-    if best is None:
-        return None
-    assign, index = best
-    if not set(map(id, _compound_ancestors(ctx, assign, function))) <= around:
-        return None  # assigned only on some paths
-    return assign.value, index
-
-
-def node_position(ctx: FileContext, node: cst.CSTNode) -> int:
-    """A key ordering the nodes of a file by source position: the pre-order index the engine's walk
-    gave the node (a numbering walk of its own when asked during the walk, or for a file no walk went
-    through)."""
-    if ctx.walked:
-        order = ctx.order  # numbered by the engine's walk
-    else:  # asked during the walk, or of a file no walk went through: number it now
-        order = getattr(ctx, "_order", None)
-        if order is None:
-            order = {id(n): i for i, n in enumerate(iter_nodes(ctx.module))}
-            ctx._order = order  # type: ignore[attr-defined]
-    return order.get(id(node), -1)
-
-
 def position(ctx: FileContext, node: cst.CSTNode) -> int:
-    """A key that orders the nodes of a file by source position."""
-    return node_position(ctx, node)
+    """A key that orders the nodes of a file by source position (``NameResolver.position``: the walk's
+    pre-order index, a numbering of the module's own where the walk has not been)."""
+    return ctx.names.position(node)
 
 
 def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
@@ -599,7 +554,7 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
         kinds = tuple(_expr_kind(ctx, cls, function, el.value, at, depth, hops + 1) for el in expr.elements)
         return kinds if any(k is not None for k in kinds) else None
     if isinstance(expr, cst.Name) and function is not None:
-        local = _local_value(ctx, function, expr, at)
+        local = _reaching_value(ctx, expr, at, function)
         if local is None:
             return None
         value, index = local
@@ -707,11 +662,11 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
     if not isinstance(function, cst.FunctionDef):
         return None
     last = None
-    use = node_position(ctx, layers)
+    use = position(ctx, layers)
     for call in ctx.calls_in(function):
         func = call.func
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value == layers.value) or node_position(ctx, call) > use:
+                and func.value.value == layers.value) or position(ctx, call) > use:
             continue
         if func.attr.value != "append":
             last = None  # extend, insert, pop, ...: the last layer is no longer known
@@ -966,9 +921,9 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     if isinstance(expr, cst.Name):
         function = ctx.enclosing(expr, cst.FunctionDef)
         if isinstance(function, cst.FunctionDef):
-            local = _local_value(ctx, function, expr, expr)
+            local = _reaching_value(ctx, expr, expr, function)
         else:
-            local = _module_value(ctx, expr)
+            local = _reaching_value(ctx, expr, expr, None)
         if local is None:
             return None
         value, index = local
@@ -1057,46 +1012,11 @@ def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
     return bool(params) and params[0].name.value == name.value and not function.decorators
 
 
-def _module_value(ctx: FileContext, name: cst.Name):
-    """At module level: the value of the last plain assignment of ``name`` before it."""
-    stmt = ctx.statement_of(name)
-    if stmt is None:
-        return None
-    at = node_position(ctx, stmt)
-    best = None
-    for a, value, index in _module_assignments(ctx).get(name.value, ()):
-        if node_position(ctx, a) < at:
-            best = (value, index)
-    if best is None:
-        return None
-    around = set(map(id, _compound_ancestors(ctx, name, ctx.module)))
-    if not set(map(id, _compound_ancestors(ctx, best[0], ctx.module))) <= around:
-        return None  # assigned only on some paths
-    return best
-
-
-def _module_assignments(ctx: FileContext) -> Dict[str, List[Tuple[cst.Assign, cst.BaseExpression, Optional[int]]]]:
-    """Plain assignments outside functions, lambdas and classes, by the name they bind, in source
-    order: ``(assignment, value, index)``, ``index`` the tuple position for ``a, b = value``."""
-    table = ctx.memo.get("program.module_assignments")
-    if table is None:
-        table = {}
-        for a in ctx.contents(ctx.module).assigns:
-            if not isinstance(a, cst.Assign) or len(a.targets) != 1:
-                continue
-            target = a.targets[0].target
-            if isinstance(target, cst.Name):
-                bound = [(target.value, None)]
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                bound = [(el.value.value, i) for i, el in enumerate(target.elements) if isinstance(el.value, cst.Name)]
-            else:
-                continue
-            if not bound or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not None:
-                continue
-            for bound_name, index in bound:
-                table.setdefault(bound_name, []).append((a, a.value, index))
-        ctx.memo["program.module_assignments"] = table
-    return table  # type: ignore[return-value]
+def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function: Optional[cst.FunctionDef]):
+    """``(value, index)`` of the assignment of ``name`` that reaches ``at`` on every path (the names
+    layer's answer, in ``function`` or at module level); None when unknown."""
+    found = ctx.names.reaching_assignment(name.value, at, function)
+    return (found[0].value, found[1]) if found is not None else None
 
 
 # -- loss helpers ---------------------------------------------------------------------------------
@@ -1275,7 +1195,6 @@ __all__ = [
     "project_root",
     "class_body",
     "definition_of",
-    "node_position",
     "method_owner",
     "not_a_module",
     "plain_object_method",

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, receiver
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import class_body, definition_of, node_position, called_function
+from torchlint.analysis.program import called_function, class_body, definition_of, position
 from torchlint.analysis.training import (
     is_backward,
     is_grad_clear_assign,
@@ -188,7 +188,7 @@ def exclusive_branches(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool
 
 
 def source_before(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    return node_position(ctx, a) < node_position(ctx, b)
+    return position(ctx, a) < position(ctx, b)
 
 
 __all__ = [
