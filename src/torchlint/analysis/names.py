@@ -428,6 +428,12 @@ class NameResolver:
         suffix = "".join("." + part for part in reversed(rest))
         return frozenset(base + suffix for base in b.imports)
 
+    def is_param_at(self, node: cst.Name) -> bool:
+        """:meth:`is_param` after the walk: ``node`` names a parameter (a local binding whose values are
+        all unknown) where it is."""
+        b = self.binding_at(node, node.value)
+        return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
+
     def values_at(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """Every value assigned to a local name where ``node`` is (after the walk: the whole scope's
         assignments, in source order), or to ``self.<attr>`` in the class around ``node``."""

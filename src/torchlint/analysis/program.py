@@ -111,11 +111,6 @@ def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
 
 
-def is_param(ctx: FileContext, name: cst.Name) -> bool:
-    b = ctx.names.binding_at(name, name.value)
-    return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
-
-
 def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``Net().to(device).eval()`` -> ``Net()``."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
@@ -452,7 +447,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
         if isinstance(value, cst.Name):
             if value.value in ("None", "True", "False"):
                 return False
-            if is_param(ctx, value):
+            if ctx.names.is_param_at(value):
                 # a constructor argument stored as is: a module only if the caller passes one; sizes
                 # and flags (`self.hidden_size = hidden_size`) are the usual case
                 from torchlint.analysis.evaluation import is_model_name
@@ -785,7 +780,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
     """For a parameter of a function: the arguments every call of the function in this file passes for
     it; None when it is no parameter, the function is never called here, or some call passes none."""
     function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not is_param(ctx, name):
+    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
         return None
     params = list(function.params.posonly_params) + list(function.params.params)
     names = [p.name.value for p in params]
@@ -876,7 +871,7 @@ def not_a_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     """Whether ``expr`` provably holds no ``nn.Module``: every value it is built from is an instance of a
     plain project class (``net = MultilayerPerceptron(...)`` with ``class MultilayerPerceptron:``), or, for
     a parameter, every call in the file passes such a value.  Ends the guess from a model-like name."""
-    if isinstance(expr, cst.Name) and is_param(ctx, expr):
+    if isinstance(expr, cst.Name) and ctx.names.is_param_at(expr):
         if hops >= 2:
             return False
         args = arguments_for_param(ctx, expr)
