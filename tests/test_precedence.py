@@ -133,3 +133,29 @@ def test_the_table_names_rules_that_exist_and_has_no_cycle():
                 if owner not in seen:
                     seen.add(owner)
                     todo.append(owner)
+
+
+def test_a_fix_built_after_the_walk_is_built_only_for_a_kept_finding():
+    log_a, loss = cst.parse_expression("a"), cst.parse_expression("s")
+    built = []
+
+    def build():
+        built.append(1)
+        return None
+
+    kept = apply_precedence([Report("TL202", log_a, "m", build), _report("TL206", loss, covers=[log_a])])
+    assert [r.code for r in kept] == ["TL206"] and not built
+    kept = apply_precedence([Report("TL202", log_a, "m", build)])
+    assert built == [1] and kept[0].fix is None
+
+
+def test_a_fix_that_fails_to_build_leaves_the_finding_and_says_so():
+    node = cst.parse_expression("a")
+
+    def broken():
+        raise ValueError("no fix")
+
+    failures = []
+    kept = apply_precedence([Report("TL208", node, "m", broken)], lambda rep, exc: failures.append((rep.code, str(exc))))
+    assert [(r.code, r.fix) for r in kept] == [("TL208", None)]
+    assert failures == [("TL208", "no fix")]

@@ -554,7 +554,10 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         dispatcher.run(module)
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
         errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
-    reports = apply_precedence([rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports])
+    reports = apply_precedence(
+        [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports],
+        lambda rep, exc: errors.append(f"{path}: rule {rep.code} failed: {type(exc).__name__}: {exc}"),
+    )
     if not reports:
         return _Lint(module, [], None, ctx)
     positions = StatementPositions(module, ctx)

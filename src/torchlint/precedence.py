@@ -15,7 +15,7 @@ alone enabled the mistake is still reported.  The table applies before ``noqa``:
 
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Dict, FrozenSet, List, Mapping, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from torchlint.rule import Report
 
@@ -47,11 +47,14 @@ def owners_of(code: str) -> FrozenSet[str]:
     return _OWNERS.get(code, frozenset())
 
 
-def apply_precedence(reports: Sequence[Report]) -> List[Report]:
+def apply_precedence(reports: Sequence[Report],
+                     failed: Optional[Callable[[Report, Exception], None]] = None) -> List[Report]:
     """``reports`` (of one lint of one file) without the findings an owning rule made on the same
     node; the order of the rest is kept.  Decided on the findings as reported, so a chain (TL206 over
     TL202 over TL208) needs no order.  A kept finding whose fix was reported as a function to build it
-    gets the built fix; a dropped finding's fix is never built."""
+    gets the built fix; a dropped finding's fix is never built.  When building a fix raises, the
+    finding stays without a fix and ``failed`` hears of it (the engine reports it as the rule's
+    failure): one rule's broken fix never takes the other findings down."""
     claimed: Dict[str, Set[int]] = {}
     for rep in reports:
         nodes = claimed.setdefault(rep.code, set())
@@ -63,6 +66,12 @@ def apply_precedence(reports: Sequence[Report]) -> List[Report]:
         if owners and any(id(rep.node) in claimed.get(owner, ()) for owner in owners):
             continue
         if callable(rep.fix):
-            rep = replace(rep, fix=rep.fix())
+            try:
+                built = rep.fix()
+            except Exception as exc:
+                built = None
+                if failed is not None:
+                    failed(rep, exc)
+            rep = replace(rep, fix=built)
         kept.append(rep)
     return kept
