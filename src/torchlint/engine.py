@@ -547,7 +547,6 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
             return _Lint(None, [], fatal or syntax or parse_error_diagnostic(path, exc), None)
         source, stand_in = split, True
     ctx = FileContext(path, source, module)
-    ctx.enabled = frozenset(r.CODE for r in rule_types)
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = _Dispatcher(ctx, rules, errors)
     try:

@@ -51,8 +51,6 @@ class FileContext:
         #: facts an analysis module computes once per file, under a key of its own; they live (and are
         #: released) with the context -- never keep per-file facts in module-level tables
         self.memo: Dict[str, object] = {}
-        #: codes of the rules running on this file (set by the engine); None: every rule
-        self.enabled: Optional[frozenset] = None
         self.walked = False
 
     # -- traversal hooks, called by the engine around every node --------------------------------
