@@ -4,14 +4,11 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
     is_log_call,
-    DeferredLogReports,
     ALL,
     IMPLICIT,
     UNKNOWN,
-    Deferred,
     Flow,
     Softmax,
     all_elements_code,
@@ -30,7 +27,7 @@ SELECTION_MESSAGE = (
 )
 
 
-class LogOfSoftmax(DeferredLogReports, LintRule):
+class LogOfSoftmax(LintRule):
     """
     ## What it does
     Finds the logarithm of a softmax: `torch.log(F.softmax(x, dim=1))`, `x.softmax(1).log()`, the log of
@@ -361,10 +358,6 @@ def log_probs(x):
         ),
     ]
 
-    def __init__(self, ctx, options=None) -> None:
-        super().__init__(ctx, options)
-        self.deferred = Deferred()
-
     def visit_Call(self, node: cst.Call) -> None:
         if not is_log_call(self.ctx, node):
             return
@@ -388,7 +381,7 @@ def log_probs(x):
             title = "Take the same elements of `log_softmax`" if peeled else None
             fix = self.make_fix(title).replace(node, new)  # type: ignore[arg-type]
         message = SELECTION_MESSAGE if peeled else None
-        self.deferred.add(self.ctx, node, node, message, fix)
+        self.report(node, message, fix=fix)
 
     def _replacement(self, flow: Flow, operand: cst.BaseExpression, info: Softmax) -> Optional[cst.BaseExpression]:
         """``log_softmax`` in place of the softmax ``operand`` stands for."""

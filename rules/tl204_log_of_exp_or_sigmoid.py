@@ -6,10 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
-    owned_by_loss,
     is_log_call,
-    DeferredLogReports,
-    Deferred,
     Flow,
     is_binop,
     is_one,
@@ -37,7 +34,7 @@ MODEL_ONE_MINUS_MESSAGE = (
 )
 
 
-class LogOfExpOrSigmoid(DeferredLogReports, LintRule):
+class LogOfExpOrSigmoid(LintRule):
     """
     ## What it does
     Finds `log(1 + exp(x))` (also `log(exp(x) + 1)` and `log1p(exp(x))`), which is softplus written by
@@ -341,16 +338,11 @@ def log_rejects(x):
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self.deferred = Deferred()
         # logs of values that may be a model's output, asked about once the walk is done
         self.model_logs: List[Tuple[cst.Call, cst.BaseExpression, bool]] = []
 
     def leave_Module(self, node: cst.Module) -> None:
-        super().leave_Module(node)
         for log_call, value, negate in self.model_logs:
-            owner = owned_by_loss(self.ctx, log_call)
-            if owner is not None and self.ctx.rule_enabled(owner):
-                continue  # the log of a hand-written binary cross-entropy: TL207's
             if output_kind(self.ctx, value) == SIGMOID:
                 self.report(log_call, MODEL_ONE_MINUS_MESSAGE if negate else MODEL_MESSAGE)
 
@@ -403,7 +395,7 @@ def log_rejects(x):
                     if rep is not None:
                         new = use.operand.deep_replace(base, rep)
                         fix = self.make_fix("Take the same elements of `F.logsigmoid`").replace(node, new)  # type: ignore
-                    self.deferred.add(ctx, node, node, LOGSIGMOID_MESSAGE, fix)
+                    self.report(node, LOGSIGMOID_MESSAGE, fix=fix)
             return
         if sig is None and negate:
             self.model_logs.append((node, value, True))
@@ -414,7 +406,7 @@ def log_rejects(x):
         message = LOGSIGMOID_MESSAGE
         if negate:
             message = "`log(1 - sigmoid(x))` gives `-inf` where the sigmoid rounds to 1; use `F.logsigmoid(-x)`"
-        self.deferred.add(ctx, node, node, message, fix)
+        self.report(node, message, fix=fix)
 
     def _exp(self, flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
         value = flow.value(expr, 2)

@@ -393,15 +393,12 @@ def maybe_snapped(x, snap):
             return  # `1 + x` is exact for whole numbers (positions, counts): log1p gains nothing
         value = flow.value(x, 2)
         # log(1 + exp(x)) and log(1 - sigmoid(x)) stay -inf/inf with log1p: TL204 rewrites them stably, and
-        # 1 - p can be exactly 0 (TL208); when that rule does not run, this one reports with no fix
-        owner = None
-        if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None:
-            owner = "TL204"
-        elif negate and probability_source(flow, x) is not None:
-            owner = "TL208"
-        if owner is not None:
-            if not ctx.rule_enabled(owner):
-                self.report(node)
+        # 1 - p can be exactly 0 (TL208): reported with no fix (the precedence table leaves the finding
+        # to that rule when it reports the same log)
+        if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None or (
+            negate and probability_source(flow, x) is not None
+        ):
+            self.report(node)
             return
         fix = self._fix(node, use, "log1p", x, negate)
         if negate:
@@ -413,9 +410,9 @@ def maybe_snapped(x, snap):
     def leave_Module(self, node: cst.Module) -> None:
         for log_call, value, fix in self._pending:
             if output_kind(self.ctx, value) == SIGMOID:
-                # log1p(-sigmoid(z)) is still -inf for large z; TL204 names the stable form
-                if not self.ctx.rule_enabled("TL204"):
-                    self.report(log_call)
+                # log1p(-sigmoid(z)) is still -inf for large z; TL204 names the stable form (and owns the
+                # finding when it reports this log)
+                self.report(log_call)
                 continue
             self.report(log_call, fix=fix)
         self._pending = []

@@ -359,7 +359,7 @@ def nll(scores, y):
             flow = Flow(self.ctx)
             ce = match_cross_entropy(flow, node)
             if ce is not None:
-                self.report(ce.node, fix=self._fix(flow, ce))
+                self.report(ce.node, fix=self._fix(flow, ce), covers=[ce.log.node])
         elif name == "log":
             self._indexed(node)
 
@@ -417,7 +417,7 @@ def nll(scores, y):
         nll = match_indexed_nll(flow, node)
         if nll is None:
             return
-        self.report(nll.node, INDEX_MESSAGE, fix=self._index_fix(flow, nll))
+        self.report(nll.node, INDEX_MESSAGE, fix=self._index_fix(flow, nll), covers=[nll.log.node])
 
     def _index_fix(self, flow: Flow, nll: IndexedNll) -> Optional[Fix]:
         ctx = self.ctx

@@ -415,7 +415,7 @@ def step(x, y):
         bce = match_binary_cross_entropy(flow, node)
         if bce is None:
             return
-        self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(flow, bce))
+        self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(flow, bce), covers=bce.logs)
 
     def _handwritten_fix(self, flow: Flow, bce: BinaryCrossEntropy) -> Optional[Fix]:
         ctx = self.ctx

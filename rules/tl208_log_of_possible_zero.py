@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -16,7 +16,6 @@ from torchlint.analysis.numerics import (
     is_count,
     is_one,
     positive,
-    peel_selection,
     probability_source,
     softmax_of,
 )
@@ -339,22 +338,10 @@ def scores(logits, g):
         if positive(flow, x):
             return
         value = flow.value(x, 3)
-        on = ctx.rule_enabled  # leave a log to the rule that rewrites it exactly, when that rule runs
-        if (softmax_of(flow, value, follow=False) is not None and on("TL202")) or (
-            sigmoid_use(ctx, value) is not None and on("TL204")
-        ):
-            return  # TL202 / TL204
-        base, peeled = peel_selection(flow, x)
-        if peeled and ((softmax_of(flow, base) is not None and on("TL202")) or (
-            sigmoid_use(ctx, flow.value(base, 2)) is not None and on("TL204")
-        )):
-            return  # TL202 / TL204: elements of a softmax or sigmoid
+        # a log of a softmax or a sigmoid (or of elements of one), and log(1 - sigmoid(x)), are also
+        # TL202's / TL204's, which rewrite them exactly: the precedence table leaves them to those rules
         if is_binop(value, cst.Add) and (is_one(value.left) or is_one(value.right)):  # type: ignore[attr-defined]
             return  # TL204 / TL205: 1 + x is no probability that can be 0
-        if is_binop(value, cst.Subtract) and is_one(value.left) and sigmoid_use(  # type: ignore[attr-defined]
-            ctx, flow.value(value.right, 2)  # type: ignore[attr-defined]
-        ) is not None and on("TL204"):
-            return  # TL204: log(1 - sigmoid(x))
         message = None
         minuend = eps_subtracted(flow, x)
         if minuend is not None and (
@@ -376,7 +363,7 @@ def scores(logits, g):
             if positive(flow, numer) or (probability_source(flow, numer) is None and not is_count(flow, numer)):
                 return
             message = RATIO_MESSAGE
-        self.deferred.add(ctx, node, node, message, self._fix(use, x))
+        self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:
         for node, message, fix in self.deferred.flush(self.ctx, scope):
@@ -408,7 +395,7 @@ def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
     block = ctx.block_of(stmt) if stmt is not None else None
     if block is None:
         return False
-    following = list(block)[list(block).index(stmt) + 1:][:3]
+    following = _following(ctx, block, stmt, 3)
     for later in following:
         uses = ctx.names_in(later, name)
         if not uses:
@@ -422,6 +409,20 @@ def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
                     return True
         return False
     return False
+
+
+def _following(ctx, block: Sequence[cst.CSTNode], stmt: cst.CSTNode, count: int) -> Sequence[cst.CSTNode]:
+    """The (up to) ``count`` statements after ``stmt`` in its ``block``: each block is indexed once per
+    file, so asking for every statement of a long block stays linear."""
+    indexes = ctx.memo.setdefault(_BLOCK_INDEX, {})
+    index = indexes.get(id(block))
+    if index is None:
+        index = indexes[id(block)] = ({id(s): i for i, s in enumerate(block)}, block)
+    at = index[0][id(stmt)]
+    return block[at + 1:at + 1 + count]
+
+
+_BLOCK_INDEX = "tl208.block_index"
 
 
 def _nonfinite_call(node: Optional[cst.CSTNode]) -> bool:

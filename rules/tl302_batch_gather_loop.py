@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.loops import Gather, gather_comprehension, gather_loop, used_outside
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.shapes import _annotated_tensor, shape_of
+from torchlint.analysis.shapes import annotated_tensor, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.fixes import import_module, import_name
 from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
@@ -433,4 +433,4 @@ def _imports_runtime(ctx: FileContext) -> bool:
 
 
 def _tensor_param(ctx: FileContext, node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and _annotated_tensor(ctx, node)
+    return isinstance(node, cst.Name) and annotated_tensor(ctx, node)

@@ -7,8 +7,6 @@ import libcst as cst
 from torchlint.analysis.rowwork import independent_row_work
 from torchlint.analysis.loops import (
     RowIndexing,
-    gather_loop,
-    row_accumulation,
     row_indexing,
     used_outside,
 )
@@ -620,10 +618,6 @@ def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
         if ri is None:
             self._independent_work(node)
             return
-        if (row_accumulation(ctx, node) is not None and ctx.rule_enabled("TL301")) or (
-            gather_loop(ctx, node) is not None and ctx.rule_enabled("TL302")
-        ):
-            return  # TL301 / TL302
         fix = self._fix(ri) if ri.reads_only_rows and ri.full else None
         x = ctx.code(ri.tensor)
         var = ri.var.value
@@ -644,10 +638,6 @@ def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
         """Per-row, per-column or per-window work that no iteration shares with another (decided from
         what each iteration reads and writes), reported without a fix, naming the batched idiom."""
         ctx = self.ctx
-        if (row_accumulation(ctx, node) is not None and ctx.rule_enabled("TL301")) or (
-            gather_loop(ctx, node) is not None and ctx.rule_enabled("TL302")
-        ):
-            return  # TL301 / TL302
         work = independent_row_work(ctx, node)
         if work is None:
             return

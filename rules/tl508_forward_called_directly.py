@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.evaluation import module_classes
 from torchlint.analysis.naming import is_model_name
-from torchlint.analysis.modules import builds_module
+from torchlint.analysis.program import is_module_value
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.program import not_a_module
 from torchlint.rule import Invalid, LintRule, Valid
@@ -265,7 +265,7 @@ def evaluate(model, loader):
                 return None
         values = self.ctx.names.values(target)
         if values:
-            if builds_module(self.ctx, values[-1]):
+            if is_module_value(self.ctx, values[-1]):
                 here = self.ctx.enclosing(self.ctx.current or target, cst.FunctionDef)
                 if here is not None and self.ctx.enclosing(values[-1], cst.FunctionDef) is here:
                     return None  # built right here: no hook can have been registered on it

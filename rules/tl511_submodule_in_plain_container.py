@@ -5,7 +5,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 
 from torchlint.analysis.context import method_name
-from torchlint.analysis.modules import builds_module, is_module_class, nn_prefix
+from torchlint.analysis.program import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -253,7 +253,7 @@ class Pair(torch.nn.Module):
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return
         cls = self._classes[-1]
-        if self.ctx.enclosing(node, cst.ClassDef) is not cls or not is_module_class(self.ctx, cls):
+        if self.ctx.enclosing(node, cst.ClassDef) is not cls or not module_class(self.ctx, cls):
             return
         value = node.value
         kind = self._container_of_modules(value)
@@ -273,7 +273,7 @@ class Pair(torch.nn.Module):
                 continue
             if dotted_name(a.targets[0].target) != f"self.{attr}" or not isinstance(a.value, cst.Call):
                 continue
-            if builds_module(self.ctx, a.value) and any(
+            if is_module_value(self.ctx, a.value) and any(
                 dotted_name(arg.value) == f"self.{attr}" for arg in a.value.args
             ):
                 return True
@@ -290,7 +290,7 @@ class Pair(torch.nn.Module):
         return False
 
     def _is_module(self, expr: cst.BaseExpression) -> bool:
-        return builds_module(self.ctx, expr)
+        return is_module_value(self.ctx, expr)
 
     def _container_of_modules(self, value: cst.BaseExpression) -> Optional[str]:
         if isinstance(value, (cst.List, cst.Tuple)):
@@ -324,7 +324,7 @@ class Pair(torch.nn.Module):
         return False
 
     def _fix(self, value: cst.BaseExpression, wrapper: str) -> Optional[Fix]:
-        prefix = nn_prefix(self.ctx)
+        prefix = _nn_prefix(self.ctx)
         if prefix is None:
             return None
         if wrapper == "ModuleDict":
@@ -335,3 +335,12 @@ class Pair(torch.nn.Module):
         func = self.ctx.parse_expression(f"{prefix}.{wrapper}")
         args = [] if isinstance(value, cst.List) and not value.elements else [cst.Arg(value)]
         return self.make_fix(f"Use `nn.{wrapper}`").replace(value, cst.Call(func=func, args=args))
+
+
+def _nn_prefix(ctx) -> Optional[str]:
+    """How the file spells ``torch.nn`` where the walk is (``nn`` or ``torch.nn``), or None."""
+    for candidate, wanted in (("nn", "torch.nn"), ("torch", "torch")):
+        b = ctx.names.lookup(candidate)
+        if b is not None and list(b.imports) == [wanted] and not any(v is not None for v in b.values):
+            return "nn" if candidate == "nn" else "torch.nn"
+    return None

@@ -30,6 +30,7 @@ LAYERS: Dict[str, int] = {
     # 1 -- the rule contract: options, fixes, reports
     "torchlint.rule": 1,
     "torchlint.selection": 1,  # which codes a run reports
+    "torchlint.precedence": 1,  # which rule owns a mistake two rules report
     # 2 -- syntax: the structural walk, name bindings, identifier spelling, version declarations
     "torchlint.analysis.walk": 2,
     "torchlint.analysis.names": 2,

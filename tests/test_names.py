@@ -136,3 +136,90 @@ def test_resolution_is_deterministic_when_ambiguous():
     module = cst.parse_module(src)
     ours = [v for v in _ours(module).values() if v]
     assert ours == [frozenset({"torch.nn.functional.softmax", "mylib.functional.softmax"})]
+
+
+# -- the binding API after the walk: which assignment reaches a node ---------------------------------
+def _walked(code):
+    code = textwrap.dedent(code)
+    module = cst.parse_module(code)
+    ctx = FileContext("case.py", code, module)
+    analyze(ctx)
+    return ctx
+
+
+def _reads(ctx, name):
+    """The Name nodes reading ``name`` (not the assignment targets), in source order."""
+    out = []
+    for node in _preorder(ctx.module):
+        if isinstance(node, cst.Name) and node.value == name:
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Element)):
+                out.append(node)
+    return out
+
+
+def _preorder(root):
+    stack, out = [root], []
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(node.children))
+    return out
+
+
+def _reaching(ctx, read, scope=None):
+    found = ctx.names.reaching_assignment(read.value, read, scope)
+    return None if found is None else (ctx.code(found[0].value), found[1])
+
+
+def test_the_assignment_that_reaches_a_read_depends_on_where_the_read_is():
+    ctx = _walked("""
+        x = first()
+        use(x)
+        x = second()
+        use(x)
+        x = third(x)
+        use(x)
+    """)
+    reads = _reads(ctx, "x")
+    assert [_reaching(ctx, r) for r in reads] == [
+        ("first()", None), ("second()", None), ("second()", None), ("third(x)", None)
+    ]
+
+
+def test_an_assignment_on_some_paths_only_reaches_nothing():
+    ctx = _walked("""
+        def f(c):
+            y = base()
+            if c:
+                y = other()
+            return y
+
+        def g(c):
+            if c:
+                z = other()
+                return z
+            a, b = pair()
+            return b
+    """)
+    f, g = ctx.module.body
+    (read_y,) = _reads(ctx, "y")
+    assert _reaching(ctx, read_y, f) is None  # `other()` runs on some paths only
+    (read_z,) = _reads(ctx, "z")
+    assert _reaching(ctx, read_z, g) == ("other()", None)  # read inside the same branch
+    (read_b,) = _reads(ctx, "b")
+    assert _reaching(ctx, read_b, g) == ("pair()", 1)
+
+
+def test_a_function_reads_its_own_assignments_not_a_nested_one():
+    ctx = _walked("""
+        def f():
+            w = outer()
+            def inner():
+                w = nested()
+                return w
+            return w
+    """)
+    f = ctx.module.body[0]
+    reads = _reads(ctx, "w")
+    assert _reaching(ctx, reads[-1], f) == ("outer()", None)

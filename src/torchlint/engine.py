@@ -25,16 +25,16 @@ from torchlint.analysis.program import dependencies
 from torchlint.analysis.project import Project
 from torchlint.analysis.traversal import Dispatcher, Headroom, analyze
 from torchlint.fixes import Edit, EditMaker, apply_fixes
+from torchlint.precedence import apply_precedence
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
 PARSE_ERROR = "TL000"
 
-_NOQA = re.compile(
+#: a ``# noqa`` comment, with the codes it lists in group ``codes`` (none: a bare noqa)
+NOQA_COMMENT = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
-#: a ``# noqa`` or ``# noqa: TL101,TL102`` comment (group ``codes``: the listed codes)
-NOQA_COMMENT = _NOQA
 _FILE_NOQA = re.compile(
     r"^\s*#\s*torchlint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$",
     re.IGNORECASE | re.MULTILINE,
@@ -108,7 +108,7 @@ class FileTask:
 # -- noqa ----------------------------------------------------------------------------------------
 def noqa_codes(line_text: str) -> Optional[frozenset]:
     """None: no noqa on the line; empty set: bare noqa (everything); else the listed codes."""
-    m = _NOQA.search(line_text)
+    m = NOQA_COMMENT.search(line_text)
     if m is None:
         return None
     codes = m.group("codes")
@@ -241,7 +241,7 @@ def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> Lis
 def parse_failure(path: str, source: str, exc: Exception) -> Diagnostic:
     """The TL000 diagnostic for ``source``, which libcst refused with ``exc``: CPython's verdict on it
     when it has one (too nested, too long, its own syntax error), else libcst's error."""
-    fatal, syntax = _cpython_verdict(path, source)
+    fatal, syntax = cpython_verdict(path, source)
     return fatal or syntax or _parse_error(path, exc)
 
 
@@ -362,7 +362,7 @@ def _operator_count(root: ast.BinOp) -> int:
     return count
 
 
-def _cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
+def cpython_verdict(path: str, source: str) -> Tuple[Optional[Diagnostic], Optional[Diagnostic]]:
     """CPython's parser on the file: (fatal, syntax).  ``fatal``: too nested or too long for libcst to be
     handed the file (its native parser can overflow its stack and kill the process, or take minutes;
     CPython refuses such code quickly and safely, and its tree measures the rest).  ``syntax``: CPython's
@@ -434,14 +434,14 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
     if _looks_deep(source):
         # a file that looks pathological and that CPython rejects is not handed to libcst either: its
         # parser can take minutes to fail on such text (a long run of unary operators with a `~not`)
-        fatal, syntax = _cpython_verdict(path, source)
+        fatal, syntax = cpython_verdict(path, source)
         if fatal is not None or syntax is not None:
             return _Lint(None, [], fatal or syntax, None)
     stand_in = False
     try:
         module = cst.parse_module(source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
-        fatal, syntax = _cpython_verdict(path, source)
+        fatal, syntax = cpython_verdict(path, source)
         split = None if fatal or syntax else _split_string_runs(source)
         try:
             if split is None:
@@ -451,14 +451,16 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
             return _Lint(None, [], fatal or syntax or _parse_error(path, exc), None)
         source, stand_in = split, True
     ctx = FileContext(path, source, module, settings.project)
-    ctx.enabled = frozenset(r.CODE for r in rule_types)
     rules = [r(ctx, settings.options) for r in rule_types]
     dispatcher = Dispatcher(ctx, rules, errors)
     try:
         dispatcher.run(module)
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
         errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
-    reports = [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports]
+    reports = apply_precedence(
+        [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports],
+        lambda rep, exc: errors.append(f"{path}: rule {rep.code} failed: {type(exc).__name__}: {exc}"),
+    )
     if not reports:
         return _Lint(module, [], None, ctx)
     positions = StatementPositions(module, ctx)
@@ -641,4 +643,5 @@ __all__ = [
     "PARSE_ERROR",
     "SAFE",
     "UNSAFE",
+    "cpython_verdict",
 ]

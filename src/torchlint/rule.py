@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -124,7 +124,10 @@ class Report:
     code: str
     node: cst.CSTNode
     message: str
-    fix: Optional[Fix]
+    fix: Optional[Fix]  # before the engine's precedence step: possibly a function that builds it
+    #: other nodes that are part of the same mistake (the log call inside a hand-written loss): a
+    #: finding of a lower-ranked rule on one of them is left to this one (see ``torchlint.precedence``)
+    covers: Tuple[cst.CSTNode, ...] = ()
 
 
 class LintRule:
@@ -152,8 +155,13 @@ class LintRule:
         self.reports: List[Report] = []
 
     # -- reporting -----------------------------------------------------------------------------
-    def report(self, node: cst.CSTNode, message: Optional[str] = None, *, fix: Optional[Fix] = None) -> None:
-        self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix))
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, *,
+               fix: Union[Fix, Callable[[], Optional[Fix]], None] = None, covers: Sequence[cst.CSTNode] = ()) -> None:
+        """Report ``node``; ``covers``: other nodes of the same mistake (the log call of a hand-written
+        loss reported at the loss), so that a finding another rule makes on them is left to this one
+        where the precedence table ranks this rule first.  ``fix`` may be a function that builds the fix:
+        it is called after the walk, only when the finding is kept (not left to a higher-ranked rule)."""
+        self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix, tuple(covers)))
 
     def make_fix(self, title: Optional[str] = None, *, unsafe: Optional[bool] = None) -> Fix:
         if unsafe is None:

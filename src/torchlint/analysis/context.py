@@ -85,8 +85,10 @@ class FileContext:
         self.path = path
         self.source = source
         self.module = module
-        self.names = NameResolver(module)
         self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent: int keys hash fast
+        #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
+        self.order: Dict[int, int] = {}
+        self.names = NameResolver(module, self.parents, self.order)
         self.current: Optional[cst.CSTNode] = None  # the node whose visit or leave is running
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []
@@ -97,15 +99,7 @@ class FileContext:
         self.project = project
         #: the facts analysis modules computed for this file (see :class:`Fact`)
         self.facts: Dict[Fact, Any] = {}
-        #: codes of the rules running on this file (set by the engine); None: every rule
-        self.enabled: Optional[frozenset] = None
-        #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
-        self.order: Dict[int, int] = {}
         self.walked = False
-
-    def rule_enabled(self, code: str) -> bool:
-        """Whether rule ``code`` runs on this file: a rule may leave a finding to another rule only then."""
-        return self.enabled is None or code in self.enabled
 
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
@@ -404,4 +398,5 @@ __all__ = [
     "arg",
     "keyword_arg",
     "dotted_name",
+    "LEAVE_TYPES",
 ]

@@ -42,6 +42,7 @@ from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import (
     arguments_for_param,
+    call_sites,
     called_function,
     is_model,
     method_owner,
@@ -213,8 +214,6 @@ def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
 # -- models managed by a framework ---------------------------------------------------------------
 #: bases that are no framework: they run none of the subclass's code under ``no_grad`` or in eval mode
 _NOT_FRAMEWORK = ("builtins.", "abc.", "typing.", "typing_extensions.", "torch.")
-#: methods that move or cast a model (``model.to(device)``): the model stays the one passed in
-_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_"})
 
 
 def framework_model(ctx: FileContext, model: cst.BaseExpression) -> bool:
@@ -272,31 +271,13 @@ def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
             continue
         if not any(dotted_name(t) == "self." + attr for t in targets):
             continue
-        root: Optional[cst.BaseExpression] = a.value
-        while isinstance(root, cst.Call) and method_name(root) in _MOVES:
-            root = receiver(root)
-        if isinstance(root, cst.Call):
+        # a move or cast of a model (``model.to(device)``) stays the model passed in
+        if a.value is not None and isinstance(strip_moves_expr(a.value), cst.Call):
             return True
     return False
 
 
-# -- call graph inside the module ----------------------------------------------------------------
-_SITES: "Fact[Dict[cst.FunctionDef, List[cst.Call]]]" = Fact("evaluation.call_sites")
-
-
-def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
-    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods)."""
-    index = _SITES.get(ctx)
-    if index is None:
-        index = {}
-        for call in ctx.calls_in(ctx.module):
-            target = ctx.function_for_call(call)
-            if target is not None:
-                index.setdefault(target, []).append(call)
-        _SITES.put(ctx, index)
-    return index.get(function, [])
-
-
+# -- call graph inside the module (call sites: program.call_sites) -------------------------------
 def enclosing_function(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
     found = ctx.enclosing(node, cst.FunctionDef)
     return found if isinstance(found, cst.FunctionDef) else None
@@ -563,7 +544,7 @@ class EvalSite:
     node: cst.CSTNode  # the FunctionDef or the loop
     function: Optional[cst.FunctionDef]  # the function holding it (itself for a function site)
     calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
-    #: True when only the function's own `.eval()` call made it evaluation code (TL106 must not use it)
+    #: True when only the function's own `.eval()` call made it evaluation code (the eval-mode rule must not use it)
     by_eval_call: bool = False
 
 

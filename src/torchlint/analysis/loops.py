@@ -246,10 +246,9 @@ def rows_of(ctx: FileContext, stop: cst.BaseExpression) -> Optional[Rows]:
     if found is not None:
         return found
     if isinstance(stop, cst.Name):
-        b = ctx.names.lookup(stop.value)
-        if b is None or b.imports or not b.values:
+        vals = ctx.names.bound_values(stop)
+        if not vals:
             return None
-        vals = b.values
         if all(v is not None for v in vals):
             if len(vals) == 1:
                 found = _dim0_of(ctx, vals[0])
@@ -404,7 +403,7 @@ def assigns_to(ctx: FileContext, loop: cst.For, expr: cst.BaseExpression) -> boo
 
 @dataclass
 class Accumulation:
-    """``for i in range(n): z += x[i]`` / ``for row in x: z += row`` (TL301)."""
+    """``for i in range(n): z += x[i]`` / ``for row in x: z += row``."""
 
     loop: cst.For
     statement: cst.BaseSmallStatement
@@ -504,7 +503,7 @@ def row_accumulation(ctx: FileContext, loop: cst.For) -> Optional[Accumulation]:
 
 @dataclass
 class Gather:
-    """A batch gather: rows ``tensor[i][indices[i]]`` collected and stacked (TL302)."""
+    """A batch gather: rows ``tensor[i][indices[i]]`` collected and stacked."""
 
     node: cst.CSTNode  # the loop, or the torch.stack call of a comprehension
     tensor: cst.BaseExpression
@@ -712,7 +711,7 @@ def _find_init_and_stack(ctx: FileContext, loop: cst.For, name: str, g: Gather) 
 
 @dataclass
 class RowIndexing:
-    """``for i in range(<rows of x>)`` whose body indexes ``x[i]`` (TL303)."""
+    """``for i in range(<rows of x>)`` whose body indexes ``x[i]``."""
 
     loop: cst.For
     var: cst.Name

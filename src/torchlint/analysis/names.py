@@ -12,9 +12,12 @@ Answers are frozensets of dotted names, so they never depend on set iteration or
 from __future__ import annotations
 
 import builtins
-from typing import Dict, FrozenSet, Iterable, List, Optional
+from bisect import bisect_left
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
+
+from torchlint.analysis.walk import iter_nodes
 
 _BUILTINS = frozenset(dir(builtins))
 EMPTY: FrozenSet[str] = frozenset()
@@ -29,8 +32,20 @@ class Binding:
         self.assigned = False
 
 
+class Assignments:
+    """The plain assignments (``x = v``, ``a, b = v``) of one name in one scope, in source order, with
+    their positions once asked for: indexed once, so finding the one that reaches a node is a binary
+    search, however many times the name is reassigned."""
+
+    __slots__ = ("entries", "positions")
+
+    def __init__(self) -> None:
+        self.entries: List[Tuple[cst.Assign, Optional[int]]] = []  # (assignment, tuple position or None)
+        self.positions: List[int] = []
+
+
 class Scope:
-    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals")
+    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals", "assigns")
 
     def __init__(self, node: cst.CSTNode, kind: str, parent: Optional["Scope"]) -> None:
         self.node = node
@@ -40,6 +55,7 @@ class Scope:
         self.attrs: Dict[str, List[cst.BaseExpression]] = {}  # class scopes: self.<attr> = value
         self.self_name: Optional[str] = None  # functions defined in a class: name of the first param
         self.globals: set = set()
+        self.assigns: Dict[str, Assignments] = {}
 
     def bind(self, name: str) -> Binding:
         b = self.bindings.get(name)
@@ -77,7 +93,19 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
 
 
 class NameResolver:
-    def __init__(self, module: cst.Module) -> None:
+    """The file's bindings.  Two ways to ask: during the walk, from the scope being visited
+    (:meth:`lookup`, :meth:`qualified_names`, :meth:`values`: what is bound *so far*); after the walk
+    (or about a node away from the walk), from the scope that holds a node (:meth:`scope_at`,
+    :meth:`binding_at`, :meth:`qualified_names_at`, :meth:`values_at`: every binding of the scope).
+    ``parents`` (id(node) -> parent, filled by the walk) places a node in its scope."""
+
+    def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
+                 order: Optional[Dict[int, int]] = None) -> None:
+        self.parents: Dict[int, cst.CSTNode] = parents if parents is not None else {}
+        #: id(node) -> pre-order index, filled by the walk (numbered here when asked about a node the
+        #: walk has not reached)
+        self.order: Dict[int, int] = order if order is not None else {}
+        self._numbered: Optional[Dict[int, int]] = None
         self.module_scope = Scope(module, "module", None)
         self.scope = self.module_scope
         self.imports_torch = False
@@ -184,6 +212,8 @@ class NameResolver:
         b.values.append(value)
 
     def _enter_assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._index_assignment(node, node.targets[0].target)
         for t in node.targets:
             target = t.target
             if isinstance(target, cst.Name):
@@ -193,6 +223,26 @@ class NameResolver:
             else:
                 for name in target_names(target):
                     self._bind_local(self.scope, name.value, None)
+
+    def _index_assignment(self, node: cst.Assign, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            bound: Iterable[Tuple[str, Optional[int]]] = ((target.value, None),)
+        elif isinstance(target, (cst.Tuple, cst.List)) and not any(
+            isinstance(el, cst.StarredElement) for el in target.elements
+        ):
+            first: Dict[str, Optional[int]] = {}
+            for i, el in enumerate(target.elements):
+                if isinstance(el.value, cst.Name):
+                    first.setdefault(el.value.value, i)
+            bound = first.items()
+        else:
+            return
+        table = self.scope.assigns
+        for name, index in bound:
+            found = table.get(name)
+            if found is None:
+                found = table[name] = Assignments()
+            found.entries.append((node, index))
 
     def _enter_annassign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -289,13 +339,19 @@ class NameResolver:
             return False
         return not qn.isdisjoint(names)
 
+    def bound_values(self, node: cst.Name) -> List[Optional[cst.BaseExpression]]:
+        """Every binding of the local name ``node`` so far, in source order: the value assigned, or None
+        where the value is unknown (a parameter, a loop or ``with`` target, an element of an unpacked
+        tuple).  Empty when the name is no local (unbound, or imported)."""
+        b = self.lookup(node.value)
+        if b is None or b.imports:
+            return []
+        return list(b.values)
+
     def values(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """Expressions assigned so far to a local Name, or to ``self.attr`` in the current class."""
         if isinstance(node, cst.Name):
-            b = self.lookup(node.value)
-            if b is None or b.imports:
-                return []
-            return [v for v in b.values if v is not None]
+            return [v for v in self.bound_values(node) if v is not None]
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             scope = self.scope
             while scope is not None and scope.kind != "function":
@@ -319,8 +375,137 @@ class NameResolver:
         return frozenset(out)
 
     def is_param(self, node: cst.Name) -> bool:
+        """Whether ``node`` names a parameter (or another binding whose value is unknown) where the walk is."""
         b = self.lookup(node.value)
         return b is not None and b.assigned and not any(v is not None for v in b.values)
+
+    # -- queries about a node, after the walk ----------------------------------------------------
+    def scope_at(self, node: cst.CSTNode) -> Scope:
+        """The scope ``node``'s names are looked up in after the walk: the innermost function or lambda
+        around it that the walk has entered, else the module (a class body reads through to the scope
+        around the class)."""
+        scopes = self._scope_of
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None:
+            if type(p) is cst.FunctionDef or type(p) is cst.Lambda:
+                found = scopes.get(p)
+                if found is not None:
+                    return found
+            p = parents.get(id(p))
+        return self.module_scope
+
+    def binding_at(self, node: cst.CSTNode, name: str) -> Optional[Binding]:
+        """The binding ``name`` has where ``node`` is, after the walk: searched from :meth:`scope_at`
+        outwards (class scopes skipped), a ``global`` declaration sending it to the module once."""
+        scope: Optional[Scope] = self.scope_at(node)
+        jumped = False
+        while scope is not None:
+            if scope.kind != "class":
+                if name in scope.globals and not jumped:
+                    jumped = True  # once: a module-level `global x` names the module scope itself
+                    scope = self.module_scope
+                    continue
+                b = scope.bindings.get(name)
+                if b is not None:
+                    return b
+            scope = scope.parent
+        return None
+
+    def qualified_names_at(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """:meth:`qualified_names` of a Name/Attribute chain from the imports visible where it is, after
+        the walk; only imported origins (a builtin, unlike during the walk, has none)."""
+        rest: List[str] = []
+        expr = node
+        while isinstance(expr, cst.Attribute):
+            rest.append(expr.attr.value)
+            expr = expr.value
+        if not isinstance(expr, cst.Name):
+            return EMPTY
+        b = self.binding_at(expr, expr.value)
+        if b is None or not b.imports:
+            return EMPTY
+        suffix = "".join("." + part for part in reversed(rest))
+        return frozenset(base + suffix for base in b.imports)
+
+    def is_param_at(self, node: cst.Name) -> bool:
+        """:meth:`is_param` after the walk: ``node`` names a parameter (a local binding whose values are
+        all unknown) where it is."""
+        b = self.binding_at(node, node.value)
+        return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
+
+    def values_at(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+        """Every value assigned to a local name where ``node`` is (after the walk: the whole scope's
+        assignments, in source order), or to ``self.<attr>`` in the class around ``node``."""
+        if isinstance(node, cst.Name):
+            b = self.binding_at(node, node.value)
+            if b is None or b.imports:
+                return []
+            return [v for v in b.values if v is not None]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            p = self.parents.get(id(node))
+            while p is not None and type(p) is not cst.ClassDef:
+                p = self.parents.get(id(p))
+            scope = self._scope_of.get(p) if p is not None else None
+            if scope is not None:
+                return list(scope.attrs.get(node.attr.value, ()))
+        return []
+
+    def position(self, node: cst.CSTNode) -> int:
+        """A key ordering the nodes of the file by source position (the walk's pre-order index; -1 for
+        a node of another tree)."""
+        found = self.order.get(id(node))
+        if found is not None:
+            return found
+        if self._numbered is None:  # asked about a node the walk has not reached: number the module
+            self._numbered = {id(n): i for i, n in enumerate(iter_nodes(self.module_scope.node))}
+        return self._numbered.get(id(node), -1)
+
+    def reaching_assignment(self, name: str, at: cst.CSTNode,
+                            scope_node: Optional[cst.CSTNode] = None) -> Optional[Tuple[cst.Assign, Optional[int]]]:
+        """The plain assignment of ``name`` in the scope of ``scope_node`` (a function; None: the module)
+        whose value ``name`` holds at ``at``: the last one before ``at`` (not the one ``at`` is part
+        of), provided it runs on every path to ``at`` (it sits in no branch, loop, ``with`` or ``try``
+        that ``at`` is outside of).  ``(assignment, index)``, ``index`` the tuple position for
+        ``a, b = value``; None when no such assignment is known."""
+        scope = self.module_scope if scope_node is None else self._scope_of.get(scope_node)
+        found = scope.assigns.get(name) if scope is not None else None
+        if found is None:
+            return None
+        entries, positions = found.entries, found.positions
+        for assign, _ in entries[len(positions):]:  # positions in source order, asked for once each
+            positions.append(self.position(assign))
+        i = bisect_left(positions, self.position(at)) - 1
+        while i >= 0 and self._contains(entries[i][0], at):
+            i -= 1  # `x = f(x)`: the `x` read is the value bound before
+        if i < 0:
+            return None
+        assign, index = entries[i]
+        stop = scope_node if scope_node is not None else self.module_scope.node
+        around = set(map(id, self._branches(at, stop)))
+        if not set(map(id, self._branches(assign, stop))) <= around:
+            return None  # assigned only on some paths
+        return assign, index
+
+    def _contains(self, container: cst.CSTNode, node: cst.CSTNode) -> bool:
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None:
+            if p is container:
+                return True
+            p = parents.get(id(p))
+        return False
+
+    def _branches(self, node: cst.CSTNode, stop: cst.CSTNode) -> List[cst.CSTNode]:
+        """The compound statements (and conditional expressions) around ``node``, inside ``stop``."""
+        out = []
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None and p is not stop:
+            if isinstance(p, _BRANCHES):
+                out.append(p)
+            p = parents.get(id(p))
+        return out
 
     def scope_node(self) -> cst.CSTNode:
         return self.scope.node
@@ -333,6 +518,8 @@ class NameResolver:
 
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+#: what a statement may run inside of on some paths only
+_BRANCHES = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally, cst.IfExp)
 
 _ENTER = {
     cst.FunctionDef: NameResolver._enter_function,

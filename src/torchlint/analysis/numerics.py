@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -162,10 +162,6 @@ def is_true(a: Optional[cst.Arg]) -> bool:
     return a is not None and isinstance(a.value, cst.Name) and a.value.value == "True"
 
 
-def is_false_or_absent(a: Optional[cst.Arg]) -> bool:
-    return a is None or (isinstance(a.value, cst.Name) and a.value.value == "False")
-
-
 # -- following values through local variables ----------------------------------------------------
 class Flow:
     """Follows names to the expression last assigned to them.
@@ -197,10 +193,7 @@ class Flow:
         """Every value assigned to the name so far (None for an augmented assignment)."""
         if self.function is not None:
             return list(self._function_values(name.value))
-        b = self.ctx.names.lookup(name.value)
-        if b is None or b.imports:
-            return []
-        return [v for v in b.values if v is not None]
+        return self.ctx.names.values(name)
 
     def hop(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The value last assigned to ``expr`` when it is a local name; None otherwise."""
@@ -1084,7 +1077,7 @@ def match_cross_entropy(flow: Flow, call: cst.BaseExpression) -> Optional[CrossE
         labels, lneg = _strip_negation(sides[1 - i])
         same = softmax_of(flow, labels)
         if same is not None and same_code(ctx, same.operand, sm.operand):
-            return None  # an entropy, -sum(p * log(p)): TL202 rewrites its log
+            return None  # an entropy, -sum(p * log(p)): the log-of-softmax rule rewrites its log
         negs = int(inner_neg) + int(neg) + int(lneg)
         outer = _outer_negation(ctx, s.node)
         negs += int(outer is not None)
@@ -1254,52 +1247,6 @@ def match_indexed_nll(flow: Flow, expr: cst.BaseExpression) -> Optional[IndexedN
     return IndexedNll(outer, expr, log, sm, pair[0], pair[1])
 
 
-# -- which log calls belong to a hand-written loss ------------------------------------------------
-def _climb_to(ctx: FileContext, node: cst.CSTNode, limit: int = 6) -> Iterable[cst.CSTNode]:
-    cur = node
-    for _ in range(limit):
-        parent = ctx.parent(cur)
-        if parent is None:
-            return
-        yield parent
-        cur = parent
-
-
-def owned_by_loss(ctx: FileContext, log_call: cst.Call) -> Optional[str]:
-    """The rule ("TL206"/"TL207") that reports ``log_call`` as the log of a hand-written softmax
-    cross-entropy or sigmoid binary cross-entropy, directly or through the variable it is assigned to;
-    None when it is no such log.
-
-    Call it when the enclosing function has been visited (parents and uses are known then)."""
-    flow = Flow(ctx)
-    nll = match_indexed_nll(flow, log_call)
-    if nll is not None:
-        return "TL206"
-    starts: List[cst.CSTNode] = [log_call]
-    parent = ctx.parent(log_call)
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        name = parent.targets[0].target
-        scope = ctx.enclosing(log_call, (cst.FunctionDef, cst.Lambda)) or ctx.module
-        starts.extend(n for n in ctx.names_in(scope, name.value) if n is not name and ctx.parent(n) is not None)
-    for start in starts:
-        for anc in _climb_to(ctx, start):
-            if isinstance(anc, cst.Call):
-                ce = match_cross_entropy(flow, anc)
-                if ce is not None and ce.log.node is log_call:
-                    return "TL206"
-            if isinstance(anc, cst.BinaryOperation):
-                bce = match_binary_cross_entropy(flow, anc)
-                if bce is not None and log_call in bce.logs:
-                    return "TL207"
-            if isinstance(anc, (cst.Subscript, cst.Call)):
-                nll = match_indexed_nll(flow, anc)  # type: ignore[arg-type]
-                if nll is not None and nll.log.node is log_call:
-                    return "TL206"
-            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-                break
-    return None
-
-
 # -- spelling the fixes --------------------------------------------------------------------------
 def call_prefix(ctx: FileContext, use: OpUse, module: str = "torch") -> Optional[str]:
     """The prefix a function-spelled op was called through when it names ``module`` (``th`` in
@@ -1312,31 +1259,10 @@ def call_prefix(ctx: FileContext, use: OpUse, module: str = "torch") -> Optional
     return module_ref(ctx, module)
 
 
-def first_statement_after_imports(ctx: FileContext) -> Tuple[Optional[cst.CSTNode], bool]:
-    """Where to add an import: (statement, after?) -- after the leading docstring/imports block."""
-    body = ctx.module.body
-    last_import = None
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
-            last_import = stmt
-            continue
-        if i == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
-            stmt.body[0], cst.Expr
-        ) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            last_import = stmt if last_import is None else last_import
-            continue
-        break
-    if last_import is not None:
-        return last_import, True
-    return (body[0] if body else None), False
-
-
 # -- reporting once the enclosing function is known ------------------------------------------------
 class Deferred:
-    """Holds reports of log calls until the end of their function (or module), so that a log that turns
-    out to belong to a hand-written loss is left to that loss's rule."""
+    """Holds reports of log calls until the end of their function (or module), when every reader of
+    the log's value has been walked (parents and uses are known then)."""
 
     def __init__(self) -> None:
         self.pending: Dict[Optional[cst.CSTNode], List[Tuple[cst.Call, cst.CSTNode, Optional[str], object]]] = {}
@@ -1346,12 +1272,7 @@ class Deferred:
         self.pending.setdefault(scope, []).append((log_call, node, message, fix))
 
     def flush(self, ctx: FileContext, scope: Optional[cst.CSTNode]) -> List[Tuple[cst.CSTNode, Optional[str], object]]:
-        out = []
-        for log_call, node, message, fix in self.pending.pop(scope, []):
-            owner = owned_by_loss(ctx, log_call)
-            if owner is None or not ctx.rule_enabled(owner):
-                out.append((node, message, fix))
-        return out
+        return [(node, message, fix) for _, node, message, fix in self.pending.pop(scope, [])]
 
 
 class DeferredLogReports:
@@ -1393,7 +1314,6 @@ __all__ = [
     "atom_code",
     "call_prefix",
     "cross_entropy_dim_ok",
-    "first_statement_after_imports",
     "function_softmax",
     "handwritten_softmax",
     "is_count",
@@ -1407,7 +1327,6 @@ __all__ = [
     "movable",
     "neg_code",
     "number",
-    "owned_by_loss",
     "peel_selection",
     "positive",
     "probability_source",
@@ -1415,6 +1334,16 @@ __all__ = [
     "same_dim",
     "softmax_of",
     "torch_softmax",
+    "all_elements_code",
+    "dim_code",
+    "inplace_softmax",
+    "integer_valued",
+    "is_binop",
+    "is_true",
+    "removable_assignment",
+    "softmax_parts",
+    "torch_call_code",
+    "uses_elsewhere",
 ]
 
 

@@ -139,7 +139,6 @@ def is_cross_entropy_call(ctx: FileContext, call: cst.Call) -> bool:
 EXP_FUNCS = frozenset({"torch.exp", "torch.Tensor.exp"})
 LOG_FUNCS = frozenset({"torch.log", "torch.Tensor.log"})
 LOG1P_FUNCS = frozenset({"torch.log1p", "torch.special.log1p", "torch.Tensor.log1p"})
-EXPM1_FUNCS = frozenset({"torch.expm1", "torch.special.expm1", "torch.Tensor.expm1"})
 SUM_FUNCS = frozenset({"torch.sum", "torch.Tensor.sum"})
 MEAN_FUNCS = frozenset({"torch.mean", "torch.Tensor.mean"})
 SIGMOID_FUNCS = frozenset(
@@ -157,15 +156,8 @@ LOG_SOFTMAX_FUNCS = frozenset(
 LOG_SOFTMAX_LAYERS = frozenset(
     {"torch.nn.LogSoftmax", "torch.nn.modules.activation.LogSoftmax", "torch.nn.modules.LogSoftmax"}
 )
-LOGSUMEXP_FUNCS = frozenset({"torch.logsumexp", "torch.special.logsumexp", "torch.Tensor.logsumexp"})
-MAX_FUNCS = frozenset({"torch.max", "torch.amax", "torch.Tensor.max", "torch.Tensor.amax"})
-CLAMP_FUNCS = frozenset(
-    {"torch.clamp", "torch.clip", "torch.clamp_min", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_min"}
-)
-ABS_FUNCS = frozenset({"torch.abs", "torch.Tensor.abs"})
 BCE_FUNCS = frozenset({"torch.nn.functional.binary_cross_entropy"})
 BCE_LAYERS = frozenset({"torch.nn.BCELoss", "torch.nn.modules.loss.BCELoss"})
-ONE_HOT_FUNCS = frozenset({"torch.nn.functional.one_hot"})
 
 # Tensor methods of these names take no argument; a call with arguments (``self.log("loss", v)`` in
 # Lightning, ``wandb.log({...})``) is something else.
@@ -206,10 +198,6 @@ def sigmoid_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
     return unary_use(ctx, expr, SIGMOID_FUNCS, "sigmoid", SIGMOID_LAYERS)
 
 
-def abs_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
-    return unary_use(ctx, expr, ABS_FUNCS, "abs")
-
-
 def sum_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
     return op_use(ctx, expr, SUM_FUNCS, "sum")
 
@@ -220,22 +208,6 @@ def mean_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
 
 def log_softmax_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
     return op_use(ctx, expr, LOG_SOFTMAX_FUNCS, "log_softmax", LOG_SOFTMAX_LAYERS)
-
-
-def logsumexp_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
-    return op_use(ctx, expr, LOGSUMEXP_FUNCS, "logsumexp")
-
-
-def max_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
-    return op_use(ctx, expr, MAX_FUNCS, "max") or op_use(ctx, expr, MAX_FUNCS, "amax")
-
-
-def clamp_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
-    return (
-        op_use(ctx, expr, CLAMP_FUNCS, "clamp")
-        or op_use(ctx, expr, CLAMP_FUNCS, "clip")
-        or op_use(ctx, expr, CLAMP_FUNCS, "clamp_min")
-    )
 
 
 def is_bce_call(ctx: FileContext, call: cst.Call) -> bool:

@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets
-from torchlint.analysis.names import Scope, dotted_name
+from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import (
     BCE_FUNCS,
     BCE_LAYERS,
@@ -97,68 +97,11 @@ _MODE_FREE = frozenset(
 )
 
 
-# -- names, read after the walk ------------------------------------------------------------------
-def scope_of(ctx: FileContext, node: cst.CSTNode) -> Scope:
-    """The scope a node's names are looked up in (the innermost function, lambda or the module)."""
-    scopes = ctx.names._scope_of  # filled by the walk
-    for a in ctx.ancestors(node):
-        if isinstance(a, (cst.FunctionDef, cst.Lambda)):
-            found = scopes.get(a)
-            if found is not None:
-                return found
-    return ctx.names.module_scope
-
-
-def _lookup(ctx: FileContext, node: cst.CSTNode, name: str):
-    scope: Optional[Scope] = scope_of(ctx, node)
-    jumped = False
-    while scope is not None:
-        if scope.kind != "class":
-            if name in scope.globals and not jumped:
-                jumped = True  # once: a module-level `global x` names the module scope itself
-                scope = ctx.names.module_scope
-                continue
-            b = scope.bindings.get(name)
-            if b is not None:
-                return b
-        scope = scope.parent
-    return None
-
-
-def qualified(ctx: FileContext, expr: cst.BaseExpression) -> Set[str]:
-    """``nn.Softmax`` -> {"torch.nn.Softmax"}, from the imports visible where ``expr`` is."""
-    rest: List[str] = []
-    while isinstance(expr, cst.Attribute):
-        rest.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return set()
-    b = _lookup(ctx, expr, expr.value)
-    if b is None or not b.imports:
-        return set()
-    suffix = "".join("." + p for p in reversed(rest))
-    return {base + suffix for base in b.imports}
-
-
-def values_of(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """Every value assigned to a local name, or to ``self.<attr>`` in the enclosing class."""
-    if isinstance(expr, cst.Name):
-        b = _lookup(ctx, expr, expr.value)
-        if b is None or b.imports:
-            return []
-        return [v for v in b.values if v is not None]
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        cls = ctx.enclosing(expr, cst.ClassDef)
-        scope = ctx.names._scope_of.get(cls) if cls is not None else None
-        if scope is not None:
-            return list(scope.attrs.get(expr.attr.value, ()))
-    return []
-
-
+# -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
 def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """:func:`values_of` without the rebindings that move the same object: ``model = model.to(device)``,
+    """The values assigned to ``expr`` (``NameResolver.values_at``) without the rebindings that move the same object: ``model = model.to(device)``,
     ``net = net.cuda().eval()`` keep the value ``model`` had."""
-    return [v for v in values_of(ctx, expr) if not _same_reference(strip_moves(v), expr)]
+    return [v for v in ctx.names.values_at(expr) if not _same_reference(strip_moves(v), expr)]
 
 
 def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
@@ -168,11 +111,6 @@ def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
             return False
         a, b = a.value, b.value
     return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
-
-
-def is_param(ctx: FileContext, name: cst.Name) -> bool:
-    b = _lookup(ctx, name, name.value)
-    return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
 
 
 def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -193,8 +131,6 @@ _DEPENDENCIES: Fact[Set[str]] = Fact("program.dependencies", _deps)
 
 #: the summaries of the model classes asked about, by class (a class being summarised maps to a stand-in)
 _SUMMARIES: "Fact[Dict[cst.ClassDef, ModelSummary]]" = Fact("program.summaries", lambda ctx: {})
-#: id(node) -> pre-order index, for a file asked about before (or without) the engine's walk
-_ORDER: Fact[Dict[int, int]] = Fact("program.order")
 #: class -> whether it derives from ``nn.Module``
 _MODULE_CLASSES: Fact[Dict[cst.ClassDef, bool]] = Fact("program.module_classes", lambda ctx: {})
 #: function of the file -> the calls of it in the file
@@ -203,9 +139,6 @@ _CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("program.call_in
 _LOSS_PARAMS: Fact[Dict[cst.FunctionDef, Dict[int, Tuple[str, str]]]] = Fact("program.loss_params", lambda ctx: {})
 #: see :func:`loss_inputs`
 _LOSS_INPUTS: "Fact[List[LossInput]]" = Fact("program.loss_inputs")
-#: see :func:`_module_assignments`
-_MODULE_ASSIGNMENTS: Fact[Dict[str, List[Tuple[cst.Assign, cst.BaseExpression, Optional[int]]]]] = Fact(
-    "program.module_assignments")
 
 
 def dependencies(ctx: FileContext) -> List[str]:
@@ -214,18 +147,18 @@ def dependencies(ctx: FileContext) -> List[str]:
     return sorted(found) if found else []
 
 
-def _definition(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
+def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
     """The class or function definition ``expr`` names: ``(file context, node)``, in this file or in a
     project module it imports; None when unknown (a library, a variable)."""
     if depth > MAX_DEPTH:
         return None
     if isinstance(expr, cst.Name):
-        b = _lookup(ctx, expr, expr.value)
+        b = ctx.names.binding_at(expr, expr.value)
         if b is None:
             return None
         if not b.imports:
             return _local_definition(ctx, expr.value, expr)
-    for q in sorted(qualified(ctx, expr)):
+    for q in sorted(ctx.names.qualified_names_at(expr)):
         found = _imported_definition(ctx, q, depth, words)
         if found is not None:
             return found
@@ -320,7 +253,7 @@ def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelS
 def _base_classes(ctx: FileContext, cls: cst.ClassDef, depth: int):
     for base in cls.bases:
         expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
-        yield expr, _definition(ctx, expr, depth)
+        yield expr, definition_of(ctx, expr, depth)
 
 
 def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
@@ -334,7 +267,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
                 is_module = True
                 inherited = inherited or s
             continue
-        names = qualified(ctx, expr)
+        names = ctx.names.qualified_names_at(expr)
         if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
             is_module = True
         elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
@@ -345,7 +278,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     summary = ModelSummary(cls.name.value, is_module)
     if not is_module:
         return summary
-    methods = {s.name.value: s for s in _class_body(cls) if isinstance(s, cst.FunctionDef)}
+    methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
     forward = methods.get("forward")
     if forward is not None:
         summary.output = _function_output(ctx, cls, forward, depth)
@@ -355,7 +288,8 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     return summary
 
 
-def _class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
+def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
+    """The statements of ``cls``'s indented body; empty for a one-line class (``class A: pass``)."""
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
@@ -393,7 +327,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
         if isinstance(value, cst.Name):
             if value.value in ("None", "True", "False"):
                 return False
-            if is_param(ctx, value):
+            if ctx.names.is_param_at(value):
                 # a constructor argument stored as is: a module only if the caller passes one; sizes
                 # and flags (`self.hidden_size = hidden_size`) are the usual case
                 return None if is_model_name(value.value) else False
@@ -401,7 +335,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
-    names = qualified(ctx, value.func)
+    names = ctx.names.qualified_names_at(value.func)
     for q in names:
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
@@ -424,7 +358,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
             return None
         if q.startswith(("torch.", "math.", "numpy.", "builtins.")):
             return False if not q.startswith("torch.nn") else None
-    found = _definition(ctx, value.func, depth)
+    found = definition_of(ctx, value.func, depth)
     if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
         s = class_summary(found[0], found[1], depth + 1)
         return s.mode_dependent if s.is_module else False
@@ -479,54 +413,10 @@ def _compound_ancestors(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) 
     return out
 
 
-def _local_value(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, at: cst.CSTNode):
-    """The value ``name`` holds at ``at`` when the last assignment before it runs on every path to it;
-    ``(value, index)`` where ``index`` is the tuple position for ``a, b = value``; None when unknown."""
-    around = set(map(id, _compound_ancestors(ctx, at, function)))
-    best = None
-    for a in ctx.contents(function).assigns:
-        if not isinstance(a, cst.Assign) or len(a.targets) != 1:
-            continue
-        target = a.targets[0].target
-        index = None
-        if isinstance(target, cst.Name):
-            if target.value != name.value:
-                continue
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            idx = [i for i, el in enumerate(target.elements)
-                   if isinstance(el.value, cst.Name) and el.value.value == name.value]
-            if not idx or any(isinstance(el, cst.StarredElement) for el in target.elements):
-                continue
-            index = idx[0]
-        else:
-            continue
-        if _position(ctx, a) >= _position(ctx, at) or ctx.is_inside(at, a):
-            continue
-        best = (a, index)
-    if best is None:
-        return None
-    assign, index = best
-    if not set(map(id, _compound_ancestors(ctx, assign, function))) <= around:
-        return None  # assigned only on some paths
-    return assign.value, index
-
-
-def _position(ctx: FileContext, node: cst.CSTNode) -> int:
-    """A key ordering the nodes of a file by source position: the pre-order index the engine's walk
-    gave the node (a numbering walk of its own when asked during the walk, or for a file no walk went
-    through)."""
-    if ctx.walked:
-        order = ctx.order  # numbered by the engine's walk
-    else:  # asked during the walk, or of a file no walk went through: number it now
-        order = _ORDER.get(ctx)
-        if order is None:
-            order = _ORDER.put(ctx, {id(n): i for i, n in enumerate(iter_nodes(ctx.module))})
-    return order.get(id(node), -1)
-
-
 def position(ctx: FileContext, node: cst.CSTNode) -> int:
-    """A key that orders the nodes of a file by source position."""
-    return _position(ctx, node)
+    """A key that orders the nodes of a file by source position (``NameResolver.position``: the walk's
+    pre-order index, a numbering of the module's own where the walk has not been)."""
+    return ctx.names.position(node)
 
 
 def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
@@ -537,7 +427,7 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
         kinds = tuple(_expr_kind(ctx, cls, function, el.value, at, depth, hops + 1) for el in expr.elements)
         return kinds if any(k is not None for k in kinds) else None
     if isinstance(expr, cst.Name) and function is not None:
-        local = _local_value(ctx, function, expr, at)
+        local = _reaching_value(ctx, expr, at, function)
         if local is None:
             return None
         value, index = local
@@ -577,12 +467,12 @@ def _op_kind(ctx: FileContext, call: cst.Call, methods_of_self: bool) -> Kind:
     """The kind of a torch operation's result: ``F.softmax(...)``, ``torch.sigmoid(...)``, and the tensor
     methods (``x.softmax(1)``; on ``self`` only when ``methods_of_self``)."""
     func = call.func
-    names = qualified(ctx, func)
+    names = ctx.names.qualified_names_at(func)
     for funcs, kind in _KIND_OF_FUNC:
         if names & funcs:
             return kind
     if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
-        if ctx.names.imports_torch and not qualified(ctx, func.value):
+        if ctx.names.imports_torch and not ctx.names.qualified_names_at(func.value):
             if methods_of_self or not (isinstance(func.value, cst.Name) and func.value.value == "self"):
                 return _KIND_OF_METHOD[func.attr.value]
     return None
@@ -596,7 +486,7 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
         candidates = [module]
     elif isinstance(module, cst.Attribute) and isinstance(module.value, cst.Name) and module.value.value == "self":
         scope = ctx.names._scope_of.get(cls) if cls is not None else None
-        candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else values_of(ctx, module)
+        candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else ctx.names.values_at(module)
     elif isinstance(module, cst.Name):
         candidates = built_values(ctx, module)
     else:
@@ -613,7 +503,7 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
-    names = qualified(ctx, value.func)
+    names = ctx.names.qualified_names_at(value.func)
     for layers, kind in _KIND_OF_LAYER:
         if names & layers:
             return kind
@@ -627,7 +517,7 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
         return None
     if depth >= MAX_DEPTH:
         return None
-    found = _definition(ctx, value.func, depth, _KIND_WORDS)
+    found = definition_of(ctx, value.func, depth, _KIND_WORDS)
     if found is not None and isinstance(found[1], cst.ClassDef):
         s = class_summary(found[0], found[1], depth + 1)
         return s.output if s.is_module else None
@@ -645,11 +535,11 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
     if not isinstance(function, cst.FunctionDef):
         return None
     last = None
-    use = _position(ctx, layers)
+    use = position(ctx, layers)
     for call in ctx.calls_in(function):
         func = call.func
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value == layers.value) or _position(ctx, call) > use:
+                and func.value.value == layers.value) or position(ctx, call) > use:
             continue
         if func.attr.value != "append":
             last = None  # extend, insert, pop, ...: the last layer is no longer known
@@ -660,25 +550,6 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
 
 
 # -- roles -----------------------------------------------------------------------------------------
-def model_summary_of(ctx: FileContext, model: cst.BaseExpression) -> Optional[ModelSummary]:
-    """The summary of the project class ``model`` (a name or ``self.<attr>``) was built from, when every
-    value it is given is an instance of that class."""
-    values = [model] if isinstance(model, cst.Call) else built_values(ctx, model)
-    found: Optional[ModelSummary] = None
-    for v in values:
-        v = strip_moves(v)
-        if not isinstance(v, cst.Call):
-            return None
-        d = _definition(ctx, v.func)
-        if d is None or not isinstance(d[1], cst.ClassDef):
-            return None
-        s = class_summary(d[0], d[1])
-        if found is not None and s is not found:
-            return None
-        found = s
-    return found
-
-
 def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
     """Whether every value ``model`` is given is provably the same module in train and eval mode (no
     dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
@@ -689,7 +560,7 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return False
-        d = _definition(ctx, core.func)
+        d = definition_of(ctx, core.func)
         if d is not None and isinstance(d[1], cst.ClassDef):
             s = class_summary(d[0], d[1])
             if not s.is_module or s.mode_dependent is not False:
@@ -707,7 +578,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
     if not isinstance(value, cst.Call):
         return False
     func = value.func
-    names = qualified(ctx, func)
+    names = ctx.names.qualified_names_at(func)
     if names & _MODULE_CALLS:
         return True
     for q in names:
@@ -717,13 +588,13 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             last = q.rsplit(".", 1)[-1]
             return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
     if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
-        base = qualified(ctx, func.value)
+        base = ctx.names.qualified_names_at(func.value)
         return any(q.startswith(("transformers.", "diffusers.", "timm.", "torchvision.")) for q in base) or (
             bool(base) and "Tokenizer" not in (dotted_name(func.value) or "")
             and "Processor" not in (dotted_name(func.value) or "") and "Config" not in (dotted_name(func.value) or "")
             and "Scheduler" not in (dotted_name(func.value) or "")
         )
-    d = _definition(ctx, func, depth)
+    d = definition_of(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
     return False
@@ -743,7 +614,7 @@ def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
                 found = True
                 break
             continue
-        names = qualified(ctx, expr)
+        names = ctx.names.qualified_names_at(expr)
         if names & set(_MODULE_BASES) or any(
             n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
             for n in names
@@ -763,7 +634,9 @@ _LAYER_MODEL = re.compile(
 )
 
 
-def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
+def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods), in
+    source order: the file's one call-site index, built on first use."""
     index = _CALL_INDEX.get(ctx)
     if index is None:
         index = {}
@@ -772,14 +645,14 @@ def _call_index(ctx: FileContext) -> Dict[cst.FunctionDef, List[cst.Call]]:
             if target is not None:
                 index.setdefault(target, []).append(call)
         _CALL_INDEX.put(ctx, index)
-    return index
+    return index.get(function, [])
 
 
 def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
     """For a parameter of a function: the arguments every call of the function in this file passes for
     it; None when it is no parameter, the function is never called here, or some call passes none."""
     function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not is_param(ctx, name):
+    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
         return None
     params = list(function.params.posonly_params) + list(function.params.params)
     names = [p.name.value for p in params]
@@ -787,7 +660,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
         return None
     index = names.index(name.value)
     out: List[cst.BaseExpression] = []
-    calls = _call_index(ctx).get(function, [])
+    calls = call_sites(ctx, function)
     if not calls:
         return None
     for call in calls:
@@ -820,7 +693,7 @@ def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
         return False
     core = strip_moves(value)
     if isinstance(core, cst.Call):
-        for q in qualified(ctx, core.func):
+        for q in ctx.names.qualified_names_at(core.func):
             if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
                 return False
     return True
@@ -831,7 +704,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     activation) by construction or by annotation on every assignment seen; None: unknown (a parameter,
     something else)."""
     if isinstance(expr, cst.Name):
-        b = _lookup(ctx, expr, expr.value)
+        b = ctx.names.binding_at(expr, expr.value)
         if b is None or b.imports:
             return None
         if _annotated_module(ctx, expr):
@@ -862,7 +735,7 @@ def _plain_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return False
-    d = _definition(ctx, value.func)
+    d = definition_of(ctx, value.func)
     return d is not None and isinstance(d[1], cst.ClassDef) and plain_class(d[0], d[1])
 
 
@@ -870,7 +743,7 @@ def not_a_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     """Whether ``expr`` provably holds no ``nn.Module``: every value it is built from is an instance of a
     plain project class (``net = MultilayerPerceptron(...)`` with ``class MultilayerPerceptron:``), or, for
     a parameter, every call in the file passes such a value.  Ends the guess from a model-like name."""
-    if isinstance(expr, cst.Name) and is_param(ctx, expr):
+    if isinstance(expr, cst.Name) and ctx.names.is_param_at(expr):
         if hops >= 2:
             return False
         args = arguments_for_param(ctx, expr)
@@ -889,10 +762,10 @@ def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
     for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
         if p.name.value == name.value and p.annotation is not None:
             ann = p.annotation.annotation
-            names = qualified(ctx, ann)
+            names = ctx.names.qualified_names_at(ann)
             if names & set(_ANNOTATION_MODULES):
                 return True
-            d = _definition(ctx, ann)
+            d = definition_of(ctx, ann)
             if d is not None and isinstance(d[1], cst.ClassDef):
                 return module_class(d[0], d[1])
     return False
@@ -915,9 +788,9 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     if isinstance(expr, cst.Name):
         function = ctx.enclosing(expr, cst.FunctionDef)
         if isinstance(function, cst.FunctionDef):
-            local = _local_value(ctx, function, expr, expr)
+            local = _reaching_value(ctx, expr, expr, function)
         else:
-            local = _module_value(ctx, expr)
+            local = _reaching_value(ctx, expr, expr, None)
         if local is None:
             return None
         value, index = local
@@ -937,7 +810,7 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
         return instance_member_output(ctx, callee)
-    if isinstance(callee, cst.Name) and (qualified(ctx, callee) or _definition(ctx, callee) is not None):
+    if isinstance(callee, cst.Name) and (ctx.names.qualified_names_at(callee) or definition_of(ctx, callee) is not None):
         return None  # a function or class called by name (imported or defined here): not a model object
     cls = ctx.enclosing(expr, cst.ClassDef)
     if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
@@ -952,7 +825,7 @@ _SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze"
 
 
 def _method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    for s in _class_body(cls):
+    for s in class_body(cls):
         if isinstance(s, cst.FunctionDef) and s.name.value == name:
             return s
     return None
@@ -969,7 +842,7 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression):
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return None
-        d = _definition(ctx, core.func)
+        d = definition_of(ctx, core.func)
         if d is None or not isinstance(d[1], cst.ClassDef) or (found is not None and found[1] is not d[1]):
             return None
         found = d
@@ -1006,60 +879,25 @@ def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
     return bool(params) and params[0].name.value == name.value and not function.decorators
 
 
-def _module_value(ctx: FileContext, name: cst.Name):
-    """At module level: the value of the last plain assignment of ``name`` before it."""
-    stmt = ctx.statement_of(name)
-    if stmt is None:
-        return None
-    at = _position(ctx, stmt)
-    best = None
-    for a, value, index in _module_assignments(ctx).get(name.value, ()):
-        if _position(ctx, a) < at:
-            best = (value, index)
-    if best is None:
-        return None
-    around = set(map(id, _compound_ancestors(ctx, name, ctx.module)))
-    if not set(map(id, _compound_ancestors(ctx, best[0], ctx.module))) <= around:
-        return None  # assigned only on some paths
-    return best
-
-
-def _module_assignments(ctx: FileContext) -> Dict[str, List[Tuple[cst.Assign, cst.BaseExpression, Optional[int]]]]:
-    """Plain assignments outside functions, lambdas and classes, by the name they bind, in source
-    order: ``(assignment, value, index)``, ``index`` the tuple position for ``a, b = value``."""
-    table = _MODULE_ASSIGNMENTS.get(ctx)
-    if table is None:
-        table = {}
-        for a in ctx.contents(ctx.module).assigns:
-            if not isinstance(a, cst.Assign) or len(a.targets) != 1:
-                continue
-            target = a.targets[0].target
-            if isinstance(target, cst.Name):
-                bound = [(target.value, None)]
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                bound = [(el.value.value, i) for i, el in enumerate(target.elements) if isinstance(el.value, cst.Name)]
-            else:
-                continue
-            if not bound or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) is not None:
-                continue
-            for bound_name, index in bound:
-                table.setdefault(bound_name, []).append((a, a.value, index))
-        _MODULE_ASSIGNMENTS.put(ctx, table)
-    return table
+def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function: Optional[cst.FunctionDef]):
+    """``(value, index)`` of the assignment of ``name`` that reaches ``at`` on every path (the names
+    layer's answer, in ``function`` or at module level); None when unknown."""
+    found = ctx.names.reaching_assignment(name.value, at, function)
+    return (found[0].value, found[1]) if found is not None else None
 
 
 # -- loss helpers ---------------------------------------------------------------------------------
 def loss_kind(ctx: FileContext, call: cst.Call) -> Optional[str]:
     """"ce" for a cross-entropy call, "bce" for a (probability) binary cross-entropy call."""
-    names = qualified(ctx, call.func)
+    names = ctx.names.qualified_names_at(call.func)
     if names & CROSS_ENTROPY_FUNCS:
         return "ce"
     if names & BCE_FUNCS:
         return "bce"
     built = set()
-    for v in values_of(ctx, call.func) if not isinstance(call.func, cst.Call) else [call.func]:
+    for v in ctx.names.values_at(call.func) if not isinstance(call.func, cst.Call) else [call.func]:
         if isinstance(v, cst.Call):
-            built |= qualified(ctx, v.func)
+            built |= ctx.names.qualified_names_at(v.func)
     if built & CROSS_ENTROPY_LAYERS:
         return "ce"
     if built & BCE_LAYERS:
@@ -1099,19 +937,19 @@ def called_function(ctx: FileContext, call: cst.Call, words: Tuple[str, ...] = (
     ``words``, a project module that spells none of them is not read (the question is about them)."""
     func = call.func
     if isinstance(func, cst.Name):
-        d = _definition(ctx, func, 0, words)
+        d = definition_of(ctx, func, 0, words)
         if d is not None and isinstance(d[1], cst.FunctionDef):
             return d[0], d[1], 0
         return None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         cls = ctx.enclosing(call, cst.ClassDef)
         if isinstance(cls, cst.ClassDef):
-            for s in _class_body(cls):
+            for s in class_body(cls):
                 if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value:
                     return ctx, s, 1
         return None
     if isinstance(func, cst.Attribute):
-        d = _definition(ctx, func, 0, words)
+        d = definition_of(ctx, func, 0, words)
         if d is not None and isinstance(d[1], cst.FunctionDef):
             return d[0], d[1], 0
     return None
@@ -1181,7 +1019,7 @@ def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
             return True
     elif not isinstance(func, cst.Name):
         return False
-    names = qualified(ctx, func)
+    names = ctx.names.qualified_names_at(func)
     if not names:
         return isinstance(func, cst.Name) and _local_definition(ctx, func.value, func) is not None
     for q in names:
@@ -1216,11 +1054,18 @@ __all__ = [
     "arguments_for_param",
     "mode_free",
     "param_is_model",
-    "model_summary_of",
     "module_output",
     "output_kind",
-    "qualified",
-    "values_of",
+    "class_body",
+    "definition_of",
+    "method_owner",
+    "not_a_module",
+    "plain_object_method",
+    "position",
+    "returns_without_graph",
+    "strip_moves",
+    "call_sites",
+    "module_class",
 ]
 
 
@@ -1291,14 +1136,14 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return None
-        d = _definition(ctx, core.func)
+        d = definition_of(ctx, core.func)
         if d is None or not isinstance(d[1], cst.ClassDef) or not _defines_method(d[0], d[1], func.attr.value, 0):
             return None
     return func.value
 
 
 def _defines_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int) -> bool:
-    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in _class_body(cls)):
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in class_body(cls)):
         return True
     if depth >= MAX_DEPTH:
         return False

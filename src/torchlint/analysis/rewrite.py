@@ -1,8 +1,6 @@
 """Small helpers the API-migration rules (TL5) share to build their fixes."""
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
@@ -29,8 +27,3 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
-
-def dotted_root(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None

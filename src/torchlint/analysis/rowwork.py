@@ -1,4 +1,4 @@
-"""Independent per-slice work in Python loops, decided from data flow (TL303's wider net).
+"""Independent per-slice work in Python loops, decided from data flow (the per-row indexing rule's wider net).
 
 A loop is *independent per-slice work* when every iteration reads slices of tensors at the loop's own
 position (``x[i]``, ``x[:, j]``, ``x[..., i:i + k]``, or the rows of ``for row in x``), computes with
@@ -118,10 +118,10 @@ def _dim_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optio
     if isinstance(expr, cst.Call) and ctx.names.matches(expr.func, frozenset({"builtins.len"})) and len(expr.args) == 1:
         return expr.args[0].value, 0
     if isinstance(expr, cst.Name) and depth == 0:
-        b = ctx.names.lookup(expr.value)
-        if b is None or b.imports or len(b.values) != 1:
+        bound = ctx.names.bound_values(expr)
+        if len(bound) != 1:
             return None
-        value = b.values[0]
+        value = bound[0]
         if value is not None:
             return _dim_of(ctx, value, 1)
         return _unpacked(ctx, expr)
@@ -186,7 +186,7 @@ def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
         if found is None:
             return None
         code = ctx.code(stop) if found is None or not isinstance(stop, cst.Name) else ctx.code(
-            ctx.names.lookup(stop.value).values[0] or stop)  # type: ignore[union-attr]
+            ctx.names.bound_values(stop)[0] or stop)
         return _Header(target.value, None, found[0], found[1], window, ".size(" in code, ".shape" in code)
     if isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.enumerate"})):
         if len(it.args) != 1 or it.args[0].keyword is not None:
@@ -582,11 +582,11 @@ def _after_loop(ctx: FileContext, loop: cst.For) -> Sequence[cst.CSTNode]:
 
 
 def _made_empty_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
-    b = ctx.names.lookup(name)
-    if b is None or b.imports or not b.values:
+    bound = ctx.names.bound_values(cst.Name(name))
+    if not bound:
         return False
-    return all(isinstance(v, cst.List) and not v.elements for v in b.values if v is not None) and all(
-        v is not None for v in b.values
+    return all(isinstance(v, cst.List) and not v.elements for v in bound if v is not None) and all(
+        v is not None for v in bound
     )
 
 

@@ -23,7 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
-from torchlint.analysis.program import _definition
+from torchlint.analysis.program import definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -548,10 +548,9 @@ class _Infer:
             return self.env[node.value]
         if node.value in self.busy:
             return None
-        b = self.ctx.names.lookup(node.value)
-        if b is None or b.imports or not b.values:
+        vals = self.ctx.names.bound_values(node)
+        if not vals:
             return None
-        vals = b.values
         last = vals[-1]
         if last is None:
             return None
@@ -657,12 +656,12 @@ class _Infer:
         if _is_number(node):
             return True
         if isinstance(node, cst.Name):
-            b = self.ctx.names.lookup(node.value)
-            if b is None or b.imports or not b.values or node.value in self.busy:
+            bound = self.ctx.names.bound_values(node)
+            if not bound or node.value in self.busy:
                 return False
             self.busy.add(node.value)
             try:
-                for v in b.values:
+                for v in bound:
                     if v is None:
                         if not _number_annotation(_param_annotation(self.ctx, node)):
                             return False
@@ -710,10 +709,10 @@ class _Infer:
                 return self._frame_column(node.func.value)
             return False
         if isinstance(node, cst.Name):
-            b = self.ctx.names.lookup(node.value)
-            if b is None or b.imports or not b.values or any(v is None for v in b.values):
+            bound = self.ctx.names.bound_values(node)
+            if not bound or any(v is None for v in bound):
                 return False
-            for v in b.values:
+            for v in bound:
                 if isinstance(v, cst.List) and not v.elements:
                     continue
                 if not isinstance(v, (cst.List, cst.ListComp)) or not self.vector_data(v):
@@ -921,7 +920,7 @@ class _Infer:
         values = ctx.names.values(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
-        found = _definition(ctx, values[0].func)
+        found = definition_of(ctx, values[0].func)
         if found is None or not isinstance(found[1], cst.ClassDef):
             return None
         dctx, cls = found
@@ -1053,7 +1052,8 @@ def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpr
     return None
 
 
-def _annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
+def annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is a parameter annotated as a tensor (``x: torch.Tensor``, ``Optional[Tensor]``)."""
     ann = _param_annotation(ctx, name)
     if ann is None:
         return False
@@ -1117,11 +1117,9 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
     if isinstance(expr, cst.Name):
         if expr.value in busy:
             return False
-        b = ctx.names.lookup(expr.value)
-        if b is None or b.imports:
-            return False
-        vals = [v for v in b.values if v is not None]
-        if len(vals) < len(b.values) and (_annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
+        bound = ctx.names.bound_values(expr)
+        vals = [v for v in bound if v is not None]
+        if len(vals) < len(bound) and (annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
             return True
         if not vals:
             return False
@@ -1162,4 +1160,12 @@ __all__ = [
     "is_number",
     "REDUCTIONS",
     "LINEAR_LAYERS",
+    "BINARY_FUNCS",
+    "BINARY_METHODS",
+    "BINOPS",
+    "TENSOR_ANNOTATIONS",
+    "TENSOR_FUNCS",
+    "TENSOR_ONLY_ATTRIBUTES",
+    "TENSOR_ONLY_METHODS",
+    "annotated_tensor",
 ]

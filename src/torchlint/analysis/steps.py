@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, receiver
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import _class_body, _definition, _position, called_function, qualified, values_of
+from torchlint.analysis.program import called_function, class_body, definition_of, position
 from torchlint.analysis.training import (
     is_backward,
     is_grad_clear_assign,
@@ -82,20 +82,20 @@ def _helper_mapping(fctx: FileContext, call: cst.Call, function: cst.FunctionDef
 def optimizer_facts(fctx: FileContext, opt: cst.BaseExpression) -> Dict[str, bool]:
     """has_zero_grad / clears_itself / no_clearing for the object ``opt``, from how it was built."""
     facts = {"has_zero_grad": True, "clears_itself": False, "no_clearing": False}
-    for value in values_of(fctx, opt):
+    for value in fctx.names.values_at(opt):
         if not isinstance(value, cst.Call):
             continue
-        names = qualified(fctx, value.func)
+        names = fctx.names.qualified_names_at(value.func)
         if any(q in _DISTRIBUTED or q.endswith(".DistributedOptimizer") and q.startswith("torch.") for q in names):
             facts["no_clearing"] = True
             continue
-        found = _definition(fctx, value.func)
+        found = definition_of(fctx, value.func)
         if found is None or not isinstance(found[1], cst.ClassDef):
             continue
         cctx, cls = found
         if _derives_from_torch_optimizer(cctx, cls):
             continue
-        methods = {s.name.value: s for s in _class_body(cls) if isinstance(s, cst.FunctionDef)}
+        methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
         if "zero_grad" in methods:
             continue
         facts["has_zero_grad"] = False
@@ -110,10 +110,10 @@ def optimizer_facts(fctx: FileContext, opt: cst.BaseExpression) -> Dict[str, boo
 
 def _derives_from_torch_optimizer(fctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
     for base in cls.bases:
-        names = qualified(fctx, base.value)
+        names = fctx.names.qualified_names_at(base.value)
         if any(q.startswith("torch.optim") for q in names):
             return True
-        found = _definition(fctx, base.value)
+        found = definition_of(fctx, base.value)
         if found is not None and isinstance(found[1], cst.ClassDef) and depth < 4:
             if _derives_from_torch_optimizer(found[0], found[1], depth + 1):
                 return True
@@ -188,7 +188,7 @@ def exclusive_branches(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool
 
 
 def source_before(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    return _position(ctx, a) < _position(ctx, b)
+    return position(ctx, a) < position(ctx, b)
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Which torch version a project targets, for the version-aware rules (TL501, TL509).
+"""Which torch version a project targets, for the version-aware rules (`torch.load` defaults, deprecated APIs).
 
 The ``target-torch`` option is a version ("1.13", "2.4") or "auto".  "auto" reads the project's declared
 torch requirement (``[project] dependencies`` and optional dependencies in the nearest ``pyproject.toml``,

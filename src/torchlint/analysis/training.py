@@ -8,7 +8,7 @@ The heuristics here lean towards silence: an object counts as an optimizer when 
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -185,12 +185,6 @@ def first(items: Iterable) -> Optional[object]:
     for item in items:
         return item
     return None
-
-
-def unique_code(ctx: FileContext, exprs: Sequence[cst.CSTNode]) -> Optional[str]:
-    """The source of the expressions when they all read the same, else None."""
-    codes = {ctx.code(e) for e in exprs}
-    return codes.pop() if len(codes) == 1 else None
 
 
 # -- losses --------------------------------------------------------------------------------------

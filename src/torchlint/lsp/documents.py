@@ -428,4 +428,5 @@ __all__ = [
     "noqa_edit",
     "rule_page",
     "split_lines",
+    "CONFIG_NAMES",
 ]
