@@ -17,7 +17,7 @@ from torchlint.analysis.training import (
     is_loss_call,
     under_no_grad,
 )
-from torchlint.analysis.program import plain_object_method, qualified, returns_without_graph
+from torchlint.analysis.program import plain_object_method, returns_without_graph
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
@@ -646,7 +646,7 @@ def train(model, loader, criterion, optimizer):
             if isinstance(holder, cst.Arg):
                 call = ctx.parent(holder)
                 if isinstance(call, cst.Call):
-                    if any(q.startswith("torch.") for q in qualified(ctx, call.func)):
+                    if any(q.startswith("torch.") for q in ctx.names.qualified_names_at(call.func)):
                         found.add("tensor")
                         continue
                     name = method_name(call) or (call.func.value if isinstance(call.func, cst.Name) else "")

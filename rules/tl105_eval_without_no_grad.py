@@ -9,7 +9,6 @@ from torchlint.analysis.evaluation import (
     call_sites,
     enclosing_function,
     EvalSite,
-    body_after_docstring,
     evaluation_facts,
     framework_model,
     no_grad_call_code,

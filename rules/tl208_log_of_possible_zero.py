@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name
+from torchlint.analysis.context import Fact, callee_name
 from torchlint.analysis.numerics import (
     is_log_call,
     DeferredLogReports,
@@ -414,7 +414,7 @@ def _nonfinite_handled(ctx, log_call: cst.CSTNode) -> bool:
 def _following(ctx, block: Sequence[cst.CSTNode], stmt: cst.CSTNode, count: int) -> Sequence[cst.CSTNode]:
     """The (up to) ``count`` statements after ``stmt`` in its ``block``: each block is indexed once per
     file, so asking for every statement of a long block stays linear."""
-    indexes = ctx.memo.setdefault(_BLOCK_INDEX, {})
+    indexes = _BLOCK_INDEX.of(ctx)
     index = indexes.get(id(block))
     if index is None:
         index = indexes[id(block)] = ({id(s): i for i, s in enumerate(block)}, block)
@@ -422,7 +422,8 @@ def _following(ctx, block: Sequence[cst.CSTNode], stmt: cst.CSTNode, count: int)
     return block[at + 1:at + 1 + count]
 
 
-_BLOCK_INDEX = "tl208.block_index"
+#: id(block) -> (id(statement) -> its index in the block, the block)
+_BLOCK_INDEX: "Fact[Dict[int, Tuple[Dict[int, int], Sequence[cst.CSTNode]]]]" = Fact("tl208.block_index", lambda ctx: {})
 
 
 def _nonfinite_call(node: Optional[cst.CSTNode]) -> bool:

@@ -182,4 +182,4 @@ def keep(diagnostics: Sequence, selection_parse_errors: bool, ignore: Sequence[s
     return [d for d in diagnostics if d.code != PARSE_ERROR]
 
 
-__all__ = ["PARSE_ERROR", "Layer", "NotLinted", "Selection", "for_flake8", "keep", "known", "names_parse_error", "resolve"]
+__all__ = ["PARSE_ERROR", "Layer", "NotLinted", "Selection", "fixable_codes", "for_flake8", "keep", "known", "names_parse_error", "resolve"]

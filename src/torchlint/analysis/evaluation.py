@@ -874,20 +874,6 @@ def no_grad_call_code(ctx: FileContext) -> Optional[str]:
     return None
 
 
-def body_after_docstring(function: cst.FunctionDef) -> Tuple[List[cst.BaseStatement], List[cst.BaseStatement]]:
-    """(docstring statements, the rest) of a function whose body is an indented block."""
-    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
-        first = body[0].body[0]
-        if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
-            return body[:1], body[1:]
-    return [], body
-
-
-def is_generator(ctx: FileContext, function: cst.FunctionDef) -> bool:
-    return bool(re.search(r"\byield\b", ctx.code(function.body)))
-
-
 def top_statement(ctx: FileContext, node: cst.CSTNode, block_owner: cst.CSTNode) -> Optional[cst.CSTNode]:
     """The statement directly in ``block_owner``'s body (a function, loop or module) that holds ``node``."""
     body = getattr(block_owner, "body", None)

@@ -18,13 +18,12 @@ training, from the wrapped code itself or the same-module helpers it calls (thre
 from __future__ import annotations
 
 import builtins
-from typing import Iterable, List, Optional, Set, Tuple
+from typing import Iterable, Optional, Set
 
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
 from torchlint.analysis.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
-from torchlint.analysis.program import qualified, values_of
 from torchlint.analysis.training import (
     calls_through_helpers,
     is_backward_like,
@@ -122,7 +121,7 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
         return True
     if ctx.function_for_call(call) is not None:
         return True  # same-module code: its own calls are checked through the helper walk
-    names = set(qualified(ctx, func)) | set(ctx.names.instance_of(func))
+    names = set(ctx.names.qualified_names_at(func)) | set(ctx.names.instance_of(func))
     if any(q.startswith(_KNOWN_LIBRARIES) or q in ("torch", "numpy") for q in names):
         return not any(q.endswith((".backward", ".step")) for q in names)
     if isinstance(func, cst.Name) and func.value in _enclosing_params(ctx, call):
@@ -140,11 +139,11 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
             return True  # a tensor method (`.backward()` is strong evidence, checked before)
         if method_name(call) in _KEEPING_METHODS:
             return True
-        if recv is not None and any(q.startswith("torch.") for q in ctx.names.instance_of(recv) or qualified(ctx, recv)):
+        if recv is not None and any(q.startswith("torch.") for q in ctx.names.instance_of(recv) or ctx.names.qualified_names_at(recv)):
             return True
     if isinstance(func, cst.Name):
-        values = values_of(ctx, func)
-        if values and all(isinstance(v, cst.Call) and any(q.startswith("torch.") for q in qualified(ctx, v.func))
+        values = ctx.names.values_at(func)
+        if values and all(isinstance(v, cst.Call) and any(q.startswith("torch.") for q in ctx.names.qualified_names_at(v.func))
                           for v in values):
             return True  # `criterion = nn.CrossEntropyLoss()`
     return False
@@ -156,8 +155,8 @@ _BUILTINS = frozenset(dir(builtins))
 
 def _builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
     """A builtin the module does not rebind (by import, assignment, definition or parameter)."""
-    return (isinstance(func, cst.Name) and func.value in _BUILTINS and not qualified(ctx, func)
-            and not values_of(ctx, func) and func.value not in ctx.functions()
+    return (isinstance(func, cst.Name) and func.value in _BUILTINS and not ctx.names.qualified_names_at(func)
+            and not ctx.names.values_at(func) and func.value not in ctx.functions()
             and func.value not in _enclosing_params(ctx, func))
 
 
@@ -195,7 +194,7 @@ def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call,
     args = [a.value for a in call.args]
     if any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
            for v in args):
-        names = set(qualified(ctx, call.func))
+        names = set(ctx.names.qualified_names_at(call.func))
         library = any(q.startswith(_KNOWN_LIBRARIES) for q in names) or _builtin(ctx, call.func)
         if not library and ctx.function_for_call(call) is None:
             return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
@@ -208,7 +207,3 @@ def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call,
     if kept and is_loss_call(ctx, call):
         return None  # `loss = criterion(out, y)`: a loss function, its result used
     return WEAK
-
-
-def model_calls_of(site_calls: Iterable[Tuple[cst.Call, cst.BaseExpression]]) -> List[cst.Call]:
-    return [c for c, _model in site_calls]

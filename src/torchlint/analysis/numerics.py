@@ -162,6 +162,11 @@ def is_true(a: Optional[cst.Arg]) -> bool:
     return a is not None and isinstance(a.value, cst.Name) and a.value.value == "True"
 
 
+def is_false_or_absent(a: Optional[cst.Arg]) -> bool:
+    """An optional flag argument that is left out or spelled ``False``."""
+    return a is None or (isinstance(a.value, cst.Name) and a.value.value == "False")
+
+
 # -- following values through local variables ----------------------------------------------------
 class Flow:
     """Follows names to the expression last assigned to them.
@@ -1300,6 +1305,7 @@ class DeferredLogReports:
 __all__ = [
     "arith_parts",
     "is_log_call",
+    "is_false_or_absent",
     "eps_subtracted",
     "ALL",
     "DeferredLogReports",
