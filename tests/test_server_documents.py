@@ -89,6 +89,22 @@ def test_configuration_as_the_cli_finds_it(tmp_path):
     assert broken.error and "select" in broken.error and broken.settings is None
 
 
+def test_unfixable_codes_get_no_fix_in_the_editor(tmp_path):
+    """``fixable``/``unfixable`` mean in the editor what they mean to ``torchlint --fix``: the finding is
+    shown, its quick fix and fix-all edit are not offered."""
+    (tmp_path / "torchlint.toml").write_text('unfixable = ["TL103"]\n')
+    store = ConfigStore(all_rules())
+    cfg = store.resolve(str(tmp_path / "a.py"), str(tmp_path))
+    found = analyse("a.py", CE_BUG, 1, cfg, with_edits=True).diagnostics
+    assert [d.code for d in found] == ["TL103"] and found[0].fix is None
+    assert fix_all("a.py", CE_BUG, cfg, unsafe=True) is None
+    (tmp_path / "torchlint.toml").write_text('fixable = ["TL1"]\n')
+    store.clear()
+    cfg = store.resolve(str(tmp_path / "a.py"), str(tmp_path))
+    found = analyse("a.py", CE_BUG, 1, cfg, with_edits=True).diagnostics
+    assert found[0].fix is not None and fix_all("a.py", CE_BUG, cfg, unsafe=True) is not None
+
+
 def test_fix_all_matches_the_engine(tmp_path):
     store = ConfigStore(all_rules())
     cfg = store.resolve(None, str(tmp_path))

@@ -18,7 +18,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 from torchlint.analysis.project import Project
 from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, resolve_target_with
-from torchlint.selection import resolve
+from torchlint.selection import fixable_codes, resolve
 from torchlint.fixes.apply import differing_span
 from torchlint.engine import NOQA_COMMENT, PARSE_ERROR, Diagnostic, FileTask, Settings
 from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
@@ -123,8 +123,11 @@ class ConfigStore:
             ignore = tuple(ignored_for(path, cfg.root, cfg.per_file_ignores))
         options = dict(cfg.options)
         resolve_target_with(options, cfg.path or folder, self.rules, self.project)
+        fixable = None
+        if cfg.fixable is not None or cfg.unfixable:
+            fixable = fixable_codes(self.rules, cfg.fixable, cfg.unfixable)
         settings = Settings(rules=chosen.rules, options=options, noqa=True, fix=False, want_edits=False,
-                            parse_errors=chosen.parse_errors, project=self.project)
+                            parse_errors=chosen.parse_errors, project=self.project, fixable=fixable)
         return DocConfig(
             settings=None if excluded else settings,
             ignore=ignore,
