@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from torchlint.folders import find_upwards
 from torchlint.reading import IGNORE_MAX_BYTES, ReadRefused, read_limited, read_text, too_large
 
 DEFAULT_EXCLUDE = (
@@ -298,14 +299,8 @@ def _git_ignored(ignores: Sequence[_GitIgnore], path: str, is_dir: bool) -> bool
 
 
 def _repo_root(folder: str) -> Optional[str]:
-    cur = os.path.abspath(folder)
-    while True:
-        if os.path.exists(os.path.join(cur, ".git")):
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
+    """The git repository's root folder around ``folder`` (the nearest one holding ``.git``)."""
+    return find_upwards(folder, lambda cur: cur if os.path.exists(os.path.join(cur, ".git")) else None)
 
 
 def _git_dirs(root: str, notes: Notes = None) -> Tuple[Optional[str], Optional[str]]:

@@ -75,6 +75,8 @@ class Fix:
         self.title = title
         self.applicability = applicability
         self.edits: Dict[cst.CSTNode, Replacement] = {}
+        #: the imports this fix adds, keyed by (module, name): the name each is spelled with in the file
+        self.imports: Dict[Tuple[str, Optional[str]], str] = {}
 
     def replace(self, old: cst.CSTNode, new: Replacement) -> "Fix":
         prior = self.edits.get(old)

@@ -133,7 +133,6 @@ def wrap_statements(ctx: "FileContext", fix: Fix, stmts: Sequence[cst.BaseStatem
 
 
 # -- imports --------------------------------------------------------------------------------------------------------
-_PENDING = "_torchlint_imports"  # per-fix memo: the imports this fix adds, keyed by (module, name)
 
 
 def _word_used(ctx: "FileContext", word: str) -> bool:
@@ -165,11 +164,8 @@ def import_anchor(ctx: "FileContext") -> Tuple[Optional[cst.CSTNode], bool]:
 
 
 def _pending(fix: Fix) -> Dict[Tuple[str, Optional[str]], str]:
-    memo = getattr(fix, _PENDING, None)
-    if memo is None:
-        memo = {}
-        setattr(fix, _PENDING, memo)
-    return memo
+    """The imports ``fix`` adds (:attr:`Fix.imports`)."""
+    return fix.imports
 
 
 def _add_import(ctx: "FileContext", fix: Fix, line: str, near: Optional[cst.CSTNode]) -> bool:
