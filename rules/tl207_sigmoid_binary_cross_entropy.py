@@ -381,7 +381,7 @@ def step(x, y):
             return fix.replace(node, node.with_changes(func=ctor, args=new_args))
         if not isinstance(func, cst.Name):
             return None
-        values = ctx.names.values(func)
+        values = ctx.names.values_before(func)
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
         assign = ctx.parent(values[0])

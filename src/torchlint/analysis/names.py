@@ -13,23 +13,31 @@ from __future__ import annotations
 
 import builtins
 from bisect import bisect_left
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import children, iter_nodes
 
 _BUILTINS = frozenset(dir(builtins))
 EMPTY: FrozenSet[str] = frozenset()
 
 
 class Binding:
-    __slots__ = ("imports", "values", "assigned")
+    """One name in one scope: its import origins, and the values bound to it in source order (None where
+    the value is unknown), each with the position (:meth:`NameResolver.position`) of the node that
+    bound it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("imports", "values", "assigned", "at", "changed", "since", "imported")
+
+    def __init__(self, since: int) -> None:
         self.imports: List[str] = []
         self.values: List[Optional[cst.BaseExpression]] = []
         self.assigned = False
+        self.at: List[int] = []  # the position of each entry of ``values``
+        self.changed: List[int] = []  # the positions of the augmented assignments (``x += 1``)
+        self.since = since  # the position of the first node that bound the name (-1: before the walk)
+        self.imported: Optional[int] = None  # the position of its first import
 
 
 class Assignments:
@@ -45,7 +53,8 @@ class Assignments:
 
 
 class Scope:
-    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals", "assigns")
+    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "attr_at", "self_name", "globals", "global_at",
+                 "assigns")
 
     def __init__(self, node: cst.CSTNode, kind: str, parent: Optional["Scope"]) -> None:
         self.node = node
@@ -53,14 +62,16 @@ class Scope:
         self.parent = parent
         self.bindings: Dict[str, Binding] = {}
         self.attrs: Dict[str, List[cst.BaseExpression]] = {}  # class scopes: self.<attr> = value
+        self.attr_at: Dict[str, List[int]] = {}  # the position of each entry of ``attrs``
         self.self_name: Optional[str] = None  # functions defined in a class: name of the first param
         self.globals: set = set()
+        self.global_at: Dict[str, int] = {}  # the position of a name's first ``global`` declaration
         self.assigns: Dict[str, Assignments] = {}
 
-    def bind(self, name: str) -> Binding:
+    def bind(self, name: str, at: int) -> Binding:
         b = self.bindings.get(name)
         if b is None:
-            b = self.bindings[name] = Binding()
+            b = self.bindings[name] = Binding(at)
         return b
 
 
@@ -110,6 +121,13 @@ class NameResolver:
         self.scope = self.module_scope
         self.imports_torch = False
         self._scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
+        #: the position of the node being entered (-1: the module-level imports, bound before the walk)
+        self._pos = -1
+        #: the node the walk entered last, and whether the walk has left the module
+        self.cursor: Optional[cst.CSTNode] = None
+        self.done = False
+        self._ahead: Optional["NameResolver"] = None
+        self._below: Optional[Tuple[cst.CSTNode, Dict[int, Tuple[int, cst.CSTNode]], float]] = None
         self._prescan(module.body)
 
     # -- module-level imports, before the walk --------------------------------------------------
@@ -145,12 +163,12 @@ class NameResolver:
                 if full.split(".")[0] == "torch":
                     self.imports_torch = True
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    b = scope.bind(alias.asname.name.value)
+                    b = self._import_binding(scope, alias.asname.name.value)
                     if full not in b.imports:
                         b.imports.append(full)
                 else:
                     top = full.split(".")[0]
-                    b = scope.bind(top)
+                    b = self._import_binding(scope, top)
                     if top not in b.imports:
                         b.imports.append(top)
         elif isinstance(node, cst.ImportFrom):
@@ -165,19 +183,29 @@ class NameResolver:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     local = alias.asname.name.value
                 full = f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}"
-                b = scope.bind(local)
+                b = self._import_binding(scope, local)
                 if full not in b.imports:
                     b.imports.append(full)
 
+    def _import_binding(self, scope: Scope, name: str) -> Binding:
+        b = scope.bind(name, self._pos)
+        if b.imported is None:
+            b.imported = self._pos
+        return b
+
     # -- traversal hooks (called by FileContext for every node) ---------------------------------
     def enter(self, node: cst.CSTNode) -> None:
+        self.cursor = node
         handler = _ENTER.get(type(node))
         if handler is not None:
+            self._pos = self.order[id(node)]
             handler(self, node)
 
     def leave(self, node: cst.CSTNode) -> None:
         if type(node) in SCOPE_TYPES and self.scope.node is node:
             self.scope = self.scope.parent or self.module_scope
+        elif node is self.module_scope.node:
+            self.done = True
 
     def _push(self, node: cst.CSTNode, kind: str) -> Scope:
         scope = Scope(node, kind, self.scope)
@@ -207,9 +235,10 @@ class NameResolver:
     def _bind_local(self, scope: Scope, name: str, value: Optional[cst.BaseExpression]) -> None:
         if name in scope.globals:
             scope = self.module_scope
-        b = scope.bind(name)
+        b = scope.bind(name, self._pos)
         b.assigned = True
         b.values.append(value)
+        b.at.append(self._pos)
 
     def _enter_assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1:
@@ -252,8 +281,9 @@ class NameResolver:
 
     def _enter_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            b = self.scope.bind(node.target.value)
+            b = self.scope.bind(node.target.value, self._pos)
             b.assigned = True
+            b.changed.append(self._pos)
 
     def _record_attr(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
         scope = self.scope
@@ -265,6 +295,7 @@ class NameResolver:
             and scope.parent is not None
         ):
             scope.parent.attrs.setdefault(target.attr.value, []).append(value)
+            scope.parent.attr_at.setdefault(target.attr.value, []).append(self._pos)
 
     def _enter_for(self, node: cst.For) -> None:
         for name in target_names(node.target):
@@ -288,6 +319,7 @@ class NameResolver:
     def _enter_global(self, node: cst.Global) -> None:
         for item in node.names:
             self.scope.globals.add(item.name.value)
+            self.scope.global_at.setdefault(item.name.value, self._pos)
 
     def _enter_named_expr(self, node: cst.NamedExpr) -> None:
         if isinstance(node.target, cst.Name):
@@ -348,28 +380,12 @@ class NameResolver:
             return []
         return list(b.values)
 
-    def values(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
-        """Expressions assigned so far to a local Name, or to ``self.attr`` in the current class."""
-        if isinstance(node, cst.Name):
-            return [v for v in self.bound_values(node) if v is not None]
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            scope = self.scope
-            while scope is not None and scope.kind != "function":
-                scope = scope.parent
-            if scope is not None and scope.self_name == node.value.value and scope.parent is not None:
-                return list(scope.parent.attrs.get(node.attr.value, ()))
-        return []
-
-    def last_value(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        vals = self.values(node)
-        return vals[-1] if vals else None
-
     def instance_of(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Qualified names of the class (or factory) that built the value of ``node``."""
         if isinstance(node, cst.Call):
             return self.qualified_names(node.func)
         out: set = set()
-        for value in self.values(node):
+        for value in self.values_before(node):
             if isinstance(value, cst.Call):
                 out |= self.qualified_names(value.func)
         return frozenset(out)
@@ -451,6 +467,156 @@ class NameResolver:
                 return list(scope.attrs.get(node.attr.value, ()))
         return []
 
+    # -- the value a name holds at a node: the same answer during the walk and after it ------------
+    def values_before(self, node: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> List[cst.BaseExpression]:
+        """The values assigned, in source order, to the local name ``node`` (a ``Name``), or to
+        ``self.<attr>`` in the class of the method around it, by the assignments before ``at`` (a node
+        of this module; default ``node`` itself), looked up where ``at`` is.  An assignment ``at`` is part
+        of counts: it runs first.  Bindings whose value is unknown (a parameter, a loop target, an
+        element of an unpacked tuple) are left out; a name imported before ``at`` has no values.
+
+        The answer does not depend on where the walk is: a node the walk has not reached yet is
+        placed by looking ahead (see :meth:`_place`)."""
+        ref = node if at is None else at
+        placed = self._place(ref)
+        if placed is None:
+            return []
+        resolver, pos, parent_of = placed
+        if isinstance(node, cst.Name):
+            b = resolver._binding_before(ref, node.value, pos, parent_of)
+            if b is None or (b.imported is not None and b.imported < pos):
+                return []
+            return [v for v, p in zip(b.values, b.at) if p < pos and v is not None]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            scope: Optional[Scope] = resolver._scope_around(ref, parent_of)
+            while scope is not None and scope.kind != "function":
+                scope = scope.parent
+            if scope is not None and scope.self_name == node.value.value and scope.parent is not None:
+                attr = node.attr.value
+                values = scope.parent.attrs.get(attr, ())
+                return [v for v, p in zip(values, scope.parent.attr_at.get(attr, ())) if p < pos]
+        return []
+
+    def value_of(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The value the local name ``node`` holds where it is: the last value assigned to it before
+        ``node`` (:meth:`values_before`), or the one before that when ``node`` is part of it (the ``g``
+        read in ``g = torch.exp(-g / s)``).  None when ``node`` is no local name, its value is unknown,
+        or an augmented assignment (``x += 1``) changed it since."""
+        if not isinstance(node, cst.Name):
+            return None
+        placed = self._place(node)
+        if placed is None:
+            return None
+        resolver, pos, parent_of = placed
+        b = resolver._binding_before(node, node.value, pos, parent_of)
+        if b is None or (b.imported is not None and b.imported < pos):
+            return None
+        known = [(p, v) for v, p in zip(b.values, b.at) if p < pos and v is not None]
+        if not known:
+            return None
+        p, value = known[-1]
+        if value is node:
+            return None
+        if _inside(node, value, parent_of):
+            if len(known) < 2:
+                return None
+            p, value = known[-2]
+            if _inside(node, value, parent_of):
+                return None
+        if any(p < c < pos for c in b.changed):
+            return None
+        return value
+
+    def _place(self, node: cst.CSTNode
+               ) -> Optional[Tuple["NameResolver", int, Callable[[cst.CSTNode], Optional[cst.CSTNode]]]]:
+        """Where ``node`` is: the resolver that knows every binding before it, its position, and its
+        parent links.  A node the walk has reached is answered from what the walk collected (every
+        binding before it is entered).  So is one below the node being entered when nothing between
+        the two binds a name: its parent links and position come from a walk of that node's subtree.
+        Any other node of the module (further on, during the walk) is answered by a resolver that walks
+        the whole module once, ahead.  None for a node of another tree."""
+        order = self.order
+        pos = order.get(id(node))
+        if pos is not None:
+            return self, pos, self.parents.get
+        cursor = self.cursor
+        if not self.done and cursor is not None and id(cursor) in order:
+            _, below, clean = self._subtree(cursor)
+            found = below.get(id(node))
+            if found is not None and found[0] <= clean:
+                parents = self.parents
+
+                def parent_of(n: cst.CSTNode) -> Optional[cst.CSTNode]:
+                    got = below.get(id(n))
+                    return got[1] if got is not None else parents.get(id(n))
+
+                return self, found[0], parent_of
+        if self._ahead is None:
+            if self.done:
+                return None  # the walk saw every node of the module: this one belongs to another tree
+            self._ahead = _walked(self.module_scope.node)
+        ahead = self._ahead
+        pos = ahead.order.get(id(node))
+        if pos is None:
+            return None
+        return ahead, pos, ahead.parents.get
+
+    def _subtree(self, root: cst.CSTNode) -> Tuple[cst.CSTNode, Dict[int, Tuple[int, cst.CSTNode]], float]:
+        """The nodes below ``root`` (the node being entered): id -> (position, parent), and the position
+        of the first of them that binds a name or opens a scope (inf: none)."""
+        below = self._below
+        if below is not None and below[0] is root:
+            return below
+        index: Dict[int, Tuple[int, cst.CSTNode]] = {}
+        clean = float("inf")
+        n = self.order[id(root)]
+        stack: List[Tuple[cst.CSTNode, cst.CSTNode]] = [(kid, root) for kid in reversed(children(root))]
+        while stack:
+            node, parent = stack.pop()
+            n += 1
+            index[id(node)] = (n, parent)
+            if clean == float("inf") and type(node) in _ENTER:
+                clean = n
+            kids = children(node)
+            for i in range(len(kids) - 1, -1, -1):
+                stack.append((kids[i], node))
+        self._below = (root, index, clean)
+        return self._below
+
+    def _scope_around(self, node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]
+                      ) -> Scope:
+        """The innermost scope ``node`` sits in: a function's or a lambda's, or a class body's."""
+        scopes = self._scope_of
+        p = parent_of(node)
+        while p is not None:
+            t = type(p)
+            if t is cst.FunctionDef or t is cst.Lambda or t is cst.ClassDef:
+                found = scopes.get(p)
+                if found is not None:
+                    return found
+            p = parent_of(p)
+        return self.module_scope
+
+    def _binding_before(self, node: cst.CSTNode, name: str, pos: int,
+                        parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]) -> Optional[Binding]:
+        """The binding ``name`` has at position ``pos`` where ``node`` is: Python's lookup from the scope
+        around ``node`` (a class body only when it is the innermost), among the bindings made before
+        ``pos``, a ``global`` declaration before ``pos`` sending it to the module."""
+        scope: Optional[Scope] = self._scope_around(node, parent_of)
+        first = True
+        while scope is not None:
+            if scope.kind != "class" or first:
+                declared = scope.global_at.get(name)
+                if declared is not None and declared < pos and scope is not self.module_scope:
+                    scope = self.module_scope
+                    continue
+                b = scope.bindings.get(name)
+                if b is not None and b.since < pos:
+                    return b
+            first = False
+            scope = scope.parent
+        return None
+
     def position(self, node: cst.CSTNode) -> int:
         """A key ordering the nodes of the file by source position (the walk's pre-order index; -1 for
         a node of another tree)."""
@@ -515,6 +681,39 @@ class NameResolver:
         while scope is not None and scope.kind not in ("function", "lambda"):
             scope = scope.parent
         return scope.node if scope is not None else None
+
+
+def _inside(node: cst.CSTNode, container: cst.CSTNode,
+            parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]) -> bool:
+    p = parent_of(node)
+    while p is not None:
+        if p is container:
+            return True
+        p = parent_of(p)
+    return False
+
+
+def _walked(module: cst.Module) -> NameResolver:
+    """A resolver that has seen the whole of ``module``: the walk's bindings, collected ahead of it."""
+    resolver = NameResolver(module)
+    order, parents = resolver.order, resolver.parents
+    stack: List[object] = [module]
+    n = 0
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            resolver.leave(node[0])  # type: ignore[index]
+            continue
+        order[id(node)] = n
+        n += 1
+        resolver.enter(node)  # type: ignore[arg-type]
+        if type(node) in SCOPE_TYPES or node is module:
+            stack.append((node,))
+        kids = children(node)  # type: ignore[arg-type]
+        for i in range(len(kids) - 1, -1, -1):
+            parents[id(kids[i])] = node  # type: ignore[assignment]
+            stack.append(kids[i])
+    return resolver
 
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})

@@ -198,7 +198,7 @@ class Flow:
         """Every value assigned to the name so far (None for an augmented assignment)."""
         if self.function is not None:
             return list(self._function_values(name.value))
-        return self.ctx.names.values(name)
+        return self.ctx.names.values_before(name)
 
     def hop(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The value last assigned to ``expr`` when it is a local name; None otherwise."""
@@ -656,7 +656,7 @@ class Softmax:
 
 def _layer_dim(ctx: FileContext, use: OpUse) -> DimCode:
     func = use.node.func
-    ctors = [func] if isinstance(func, cst.Call) else list(ctx.names.values(func))
+    ctors = [func] if isinstance(func, cst.Call) else list(ctx.names.values_before(func))
     for ctor in reversed(ctors):
         if isinstance(ctor, cst.Call):
             a = arg(ctor, 0, "dim")
