@@ -35,7 +35,7 @@ class Binding:
         self.values: List[Optional[cst.BaseExpression]] = []
         self.assigned = False
         self.at: List[int] = []  # the position of each entry of ``values``
-        self.changed: List[int] = []  # the positions of the augmented assignments (``x += 1``)
+        self.changed: List[Tuple[int, cst.AugAssign]] = []  # the augmented assignments (``x += 1``), placed
         self.since = since  # the position of the first node that bound the name (-1: before the walk)
         self.imported: Optional[int] = None  # the position of its first import
 
@@ -283,7 +283,7 @@ class NameResolver:
         if isinstance(node.target, cst.Name):
             b = self.scope.bind(node.target.value, self._pos)
             b.assigned = True
-            b.changed.append(self._pos)
+            b.changed.append((self._pos, node))
 
     def _record_attr(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
         scope = self.scope
@@ -523,8 +523,8 @@ class NameResolver:
             p, value = known[-2]
             if _inside(node, value, parent_of):
                 return None
-        if any(p < c < pos for c in b.changed):
-            return None
+        if any(p < c < pos and not _inside(node, aug, parent_of) for c, aug in b.changed):
+            return None  # changed in place since (``x += 1``; the ``x`` read by that statement is the value before)
         return value
 
     def _place(self, node: cst.CSTNode
@@ -538,7 +538,7 @@ class NameResolver:
         order = self.order
         pos = order.get(id(node))
         if pos is not None:
-            return self, pos, self.parents.get
+            return self, pos, self._parent
         cursor = self.cursor
         if not self.done and cursor is not None and id(cursor) in order:
             _, below, clean = self._subtree(cursor)
@@ -559,7 +559,10 @@ class NameResolver:
         pos = ahead.order.get(id(node))
         if pos is None:
             return None
-        return ahead, pos, ahead.parents.get
+        return ahead, pos, ahead._parent
+
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(id(node))
 
     def _subtree(self, root: cst.CSTNode) -> Tuple[cst.CSTNode, Dict[int, Tuple[int, cst.CSTNode]], float]:
         """The nodes below ``root`` (the node being entered): id -> (position, parent), and the position
