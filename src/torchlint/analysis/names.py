@@ -104,11 +104,17 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
 
 
 class NameResolver:
-    """The file's bindings.  Two ways to ask: during the walk, from the scope being visited
-    (:meth:`lookup`, :meth:`qualified_names`, :meth:`values`: what is bound *so far*); after the walk
-    (or about a node away from the walk), from the scope that holds a node (:meth:`scope_at`,
-    :meth:`binding_at`, :meth:`qualified_names_at`, :meth:`values_at`: every binding of the scope).
-    ``parents`` (id(node) -> parent, filled by the walk) places a node in its scope."""
+    """The file's bindings, and the one answer to "what value does this name hold here".
+
+    The value a name holds at a node: :meth:`values_before` (the values assigned before the node) and
+    :meth:`value_of` (the one that reaches it), placed by the node's position, so they answer the same
+    during the walk (rules run during it) and after it; :meth:`reaching_assignment` (the assignment that
+    runs on every path to the node).  Every value a name is given in its scope: :meth:`values_at`.
+    Import origins and bindings: during the walk, from the scope being visited (:meth:`lookup`,
+    :meth:`qualified_names`, :meth:`bound_values`: what is bound *so far*); after the walk (or about a
+    node away from the walk), from the scope that holds a node (:meth:`scope_at`, :meth:`binding_at`,
+    :meth:`qualified_names_at`).  ``parents`` (id(node) -> parent, filled by the walk) places a node in
+    its scope."""
 
     def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
                  order: Optional[Dict[int, int]] = None) -> None:
