@@ -133,7 +133,7 @@ class NameResolver:
         self.cursor: Optional[cst.CSTNode] = None
         self.done = False
         self._ahead: Optional["NameResolver"] = None
-        self._below: Optional[Tuple[cst.CSTNode, Dict[int, Tuple[int, cst.CSTNode]], float]] = None
+        self._below: Optional[_Below] = None
         self._prescan(module.body)
 
     # -- module-level imports, before the walk --------------------------------------------------
@@ -547,16 +547,12 @@ class NameResolver:
             return self, pos, self._parent
         cursor = self.cursor
         if not self.done and cursor is not None and id(cursor) in order:
-            _, below, clean = self._subtree(cursor)
-            found = below.get(id(node))
-            if found is not None and found[0] <= clean:
-                parents = self.parents
-
-                def parent_of(n: cst.CSTNode) -> Optional[cst.CSTNode]:
-                    got = below.get(id(n))
-                    return got[1] if got is not None else parents.get(id(n))
-
-                return self, found[0], parent_of
+            below = self._below
+            if below is None or below.root is not cursor:
+                below = self._below = _Below(cursor, order[id(cursor)], self.parents)
+            pos = below.find(node)
+            if pos is not None:
+                return self, pos, below.parent
         if self._ahead is None:
             if self.done:
                 return None  # the walk saw every node of the module: this one belongs to another tree
@@ -569,28 +565,6 @@ class NameResolver:
 
     def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self.parents.get(id(node))
-
-    def _subtree(self, root: cst.CSTNode) -> Tuple[cst.CSTNode, Dict[int, Tuple[int, cst.CSTNode]], float]:
-        """The nodes below ``root`` (the node being entered): id -> (position, parent), and the position
-        of the first of them that binds a name or opens a scope (inf: none)."""
-        below = self._below
-        if below is not None and below[0] is root:
-            return below
-        index: Dict[int, Tuple[int, cst.CSTNode]] = {}
-        clean = float("inf")
-        n = self.order[id(root)]
-        stack: List[Tuple[cst.CSTNode, cst.CSTNode]] = [(kid, root) for kid in reversed(children(root))]
-        while stack:
-            node, parent = stack.pop()
-            n += 1
-            index[id(node)] = (n, parent)
-            if clean == float("inf") and type(node) in _ENTER:
-                clean = n
-            kids = children(node)
-            for i in range(len(kids) - 1, -1, -1):
-                stack.append((kids[i], node))
-        self._below = (root, index, clean)
-        return self._below
 
     def _scope_around(self, node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]
                       ) -> Scope:
@@ -700,6 +674,44 @@ def _inside(node: cst.CSTNode, container: cst.CSTNode,
             return True
         p = parent_of(p)
     return False
+
+
+class _Below:
+    """The nodes below the node the walk is entering, numbered in pre-order (the positions the walk will
+    give them) as far as a query needs and no further than the first that binds a name or opens a scope:
+    up to there, what the walk has collected is every binding before them."""
+
+    __slots__ = ("root", "index", "stack", "parents", "n", "closed")
+
+    def __init__(self, root: cst.CSTNode, at: int, parents: Dict[int, cst.CSTNode]) -> None:
+        self.root = root
+        self.index: Dict[int, Tuple[int, cst.CSTNode]] = {}  # id -> (position, parent)
+        self.stack: List[Tuple[cst.CSTNode, cst.CSTNode]] = [(kid, root) for kid in reversed(children(root))]
+        self.parents = parents
+        self.n = at
+        self.closed = False  # a node that binds a name was reached: the numbering stops there
+
+    def find(self, node: cst.CSTNode) -> Optional[int]:
+        """``node``'s position, when it is below the root with nothing binding a name before it."""
+        index = self.index
+        found = index.get(id(node))
+        while found is None and self.stack and not self.closed:
+            kid, parent = self.stack.pop()
+            self.n += 1
+            index[id(kid)] = (self.n, parent)
+            if type(kid) in _ENTER:
+                self.closed = True
+            else:
+                kids = children(kid)
+                for i in range(len(kids) - 1, -1, -1):
+                    self.stack.append((kids[i], kid))
+            if kid is node:
+                found = index[id(kid)]
+        return found[0] if found is not None else None
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        got = self.index.get(id(node))
+        return got[1] if got is not None else self.parents.get(id(node))
 
 
 def _walked(module: cst.Module) -> NameResolver:
