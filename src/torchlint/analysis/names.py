@@ -20,6 +20,7 @@ import libcst as cst
 from torchlint.analysis.walk import children, iter_nodes
 
 _BUILTINS = frozenset(dir(builtins))
+_ParentOf = Callable[[cst.CSTNode], Optional[cst.CSTNode]]
 EMPTY: FrozenSet[str] = frozenset()
 
 
@@ -487,14 +488,14 @@ class NameResolver:
         placed = self._place(ref)
         if placed is None:
             return []
-        resolver, pos, parent_of = placed
+        resolver, pos, _, around = placed
         if isinstance(node, cst.Name):
-            b = resolver._binding_before(ref, node.value, pos, parent_of)
+            b = resolver._binding_before(around, node.value, pos)
             if b is None or (b.imported is not None and b.imported < pos):
                 return []
             return [v for v, p in zip(b.values, b.at) if p < pos and v is not None]
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            scope: Optional[Scope] = resolver._scope_around(ref, parent_of)
+            scope: Optional[Scope] = around
             while scope is not None and scope.kind != "function":
                 scope = scope.parent
             if scope is not None and scope.self_name == node.value.value and scope.parent is not None:
@@ -513,8 +514,8 @@ class NameResolver:
         placed = self._place(node)
         if placed is None:
             return None
-        resolver, pos, parent_of = placed
-        b = resolver._binding_before(node, node.value, pos, parent_of)
+        resolver, pos, parent_of, around = placed
+        b = resolver._binding_before(around, node.value, pos)
         if b is None or (b.imported is not None and b.imported < pos):
             return None
         known = [(p, v) for v, p in zip(b.values, b.at) if p < pos and v is not None]
@@ -533,18 +534,18 @@ class NameResolver:
             return None  # changed in place since (``x += 1``; the ``x`` read by that statement is the value before)
         return value
 
-    def _place(self, node: cst.CSTNode
-               ) -> Optional[Tuple["NameResolver", int, Callable[[cst.CSTNode], Optional[cst.CSTNode]]]]:
-        """Where ``node`` is: the resolver that knows every binding before it, its position, and its
-        parent links.  A node the walk has reached is answered from what the walk collected (every
-        binding before it is entered).  So is one below the node being entered when nothing between
-        the two binds a name: its parent links and position come from a walk of that node's subtree.
+    def _place(self, node: cst.CSTNode) -> Optional[Tuple["NameResolver", int, _ParentOf, Scope]]:
+        """Where ``node`` is: the resolver that knows every binding before it, its position, its parent
+        links, and the scope its names are looked up in.  A node the walk has reached is answered from
+        what the walk collected (every binding before it is entered).  So is one below the node being
+        entered when nothing between the two binds a name or opens a scope: its position and parent
+        links come from numbering that node's subtree, and it is in the scope the walk is in.
         Any other node of the module (further on, during the walk) is answered by a resolver that walks
         the whole module once, ahead.  None for a node of another tree."""
         order = self.order
         pos = order.get(id(node))
         if pos is not None:
-            return self, pos, self._parent
+            return self, pos, self._parent, self._scope_around(node, self._parent)
         cursor = self.cursor
         if not self.done and cursor is not None and id(cursor) in order:
             below = self._below
@@ -552,7 +553,7 @@ class NameResolver:
                 below = self._below = _Below(cursor, order[id(cursor)], self.parents)
             pos = below.find(node)
             if pos is not None:
-                return self, pos, below.parent
+                return self, pos, below.parent, self.scope
         if self._ahead is None:
             if self.done:
                 return None  # the walk saw every node of the module: this one belongs to another tree
@@ -561,13 +562,12 @@ class NameResolver:
         pos = ahead.order.get(id(node))
         if pos is None:
             return None
-        return ahead, pos, ahead._parent
+        return ahead, pos, ahead._parent, ahead._scope_around(node, ahead._parent)
 
     def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self.parents.get(id(node))
 
-    def _scope_around(self, node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]
-                      ) -> Scope:
+    def _scope_around(self, node: cst.CSTNode, parent_of: _ParentOf) -> Scope:
         """The innermost scope ``node`` sits in: a function's or a lambda's, or a class body's."""
         scopes = self._scope_of
         p = parent_of(node)
@@ -580,12 +580,11 @@ class NameResolver:
             p = parent_of(p)
         return self.module_scope
 
-    def _binding_before(self, node: cst.CSTNode, name: str, pos: int,
-                        parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]) -> Optional[Binding]:
-        """The binding ``name`` has at position ``pos`` where ``node`` is: Python's lookup from the scope
-        around ``node`` (a class body only when it is the innermost), among the bindings made before
-        ``pos``, a ``global`` declaration before ``pos`` sending it to the module."""
-        scope: Optional[Scope] = self._scope_around(node, parent_of)
+    def _binding_before(self, around: Scope, name: str, pos: int) -> Optional[Binding]:
+        """The binding ``name`` has at position ``pos`` in the scope ``around``: Python's lookup from there
+        (a class body only when it is ``around``), among the bindings made before ``pos``, a ``global``
+        declaration before ``pos`` sending it to the module."""
+        scope: Optional[Scope] = around
         first = True
         while scope is not None:
             if scope.kind != "class" or first:
@@ -666,8 +665,7 @@ class NameResolver:
         return scope.node if scope is not None else None
 
 
-def _inside(node: cst.CSTNode, container: cst.CSTNode,
-            parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]) -> bool:
+def _inside(node: cst.CSTNode, container: cst.CSTNode, parent_of: "_ParentOf") -> bool:
     p = parent_of(node)
     while p is not None:
         if p is container:
