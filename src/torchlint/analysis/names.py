@@ -545,7 +545,7 @@ class NameResolver:
         order = self.order
         pos = order.get(id(node))
         if pos is not None:
-            return self, pos, self._parent, self._scope_around(node, self._parent)
+            return self, pos, self._parent, self._scope_around(node)
         cursor = self.cursor
         if not self.done and cursor is not None and id(cursor) in order:
             below = self._below
@@ -562,22 +562,24 @@ class NameResolver:
         pos = ahead.order.get(id(node))
         if pos is None:
             return None
-        return ahead, pos, ahead._parent, ahead._scope_around(node, ahead._parent)
+        return ahead, pos, ahead._parent, ahead._scope_around(node)
 
     def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self.parents.get(id(node))
 
-    def _scope_around(self, node: cst.CSTNode, parent_of: _ParentOf) -> Scope:
-        """The innermost scope ``node`` sits in: a function's or a lambda's, or a class body's."""
+    def _scope_around(self, node: cst.CSTNode) -> Scope:
+        """The innermost scope a node the walk has reached sits in: a function's or a lambda's, or a
+        class body's."""
         scopes = self._scope_of
-        p = parent_of(node)
+        parents = self.parents
+        p = parents.get(id(node))
         while p is not None:
             t = type(p)
             if t is cst.FunctionDef or t is cst.Lambda or t is cst.ClassDef:
                 found = scopes.get(p)
                 if found is not None:
                     return found
-            p = parent_of(p)
+            p = parents.get(id(p))
         return self.module_scope
 
     def _binding_before(self, around: Scope, name: str, pos: int) -> Optional[Binding]:
