@@ -264,7 +264,9 @@ def _value_answers(ctx, nodes):
     out = []
     for n in nodes:
         held = ctx.names.value_of(n)
-        out.append(([ctx.code(v) for v in ctx.names.values_before(n)], None if held is None else ctx.code(held)))
+        bound = ctx.names.bound_values(n) if isinstance(n, cst.Name) else []
+        out.append(([ctx.code(v) for v in ctx.names.values_before(n)], None if held is None else ctx.code(held),
+                    [None if v is None else ctx.code(v) for v in bound]))
     return out
 
 
@@ -332,3 +334,5 @@ def test_values_before_another_node_and_of_an_attribute_of_self():
     assert ctx.names.values_before(cst.Name("fc"), at=last) == []  # no local of that name
     assert [ctx.code(v) for v in ctx.names.values_before(reads[0], at=last)] == ["first()", "second()"]
     assert ctx.names.values_before(x_param) == []
+    assert ctx.names.bound_values(x_param) == [None]  # bound, value unknown
+    assert ctx.names.bound_values(cst.Name("x"), at=ctx.module.body[0].body.body[0]) == []  # not in __init__

@@ -107,15 +107,15 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
 class NameResolver:
     """The file's bindings, and the one answer to "what value does this name hold here".
 
-    The value a name holds at a node: :meth:`values_before` (the values assigned before the node) and
-    :meth:`value_of` (the one that reaches it), placed by the node's position, so they answer the same
-    during the walk (rules run during it) and after it; :meth:`reaching_assignment` (the assignment that
-    runs on every path to the node).  Every value a name is given in its scope: :meth:`values_at`.
-    Import origins and bindings: during the walk, from the scope being visited (:meth:`lookup`,
-    :meth:`qualified_names`, :meth:`bound_values`: what is bound *so far*); after the walk (or about a
-    node away from the walk), from the scope that holds a node (:meth:`scope_at`, :meth:`binding_at`,
-    :meth:`qualified_names_at`).  ``parents`` (id(node) -> parent, filled by the walk) places a node in
-    its scope."""
+    The value a name holds at a node: :meth:`values_before` and :meth:`bound_values` (the values
+    assigned before the node) and :meth:`value_of` (the one that reaches it), placed by the node's
+    position, so they answer the same during the walk (rules run during it) and after it;
+    :meth:`reaching_assignment` (the assignment that runs on every path to the node).  Every value a name
+    is given in its scope: :meth:`values_at`.  Import origins and bindings: during the walk, from the
+    scope being visited (:meth:`lookup`, :meth:`qualified_names`, :meth:`is_param`: what is bound *so
+    far*); after the walk (or about a node away from the walk), from the scope that holds a node
+    (:meth:`scope_at`, :meth:`binding_at`, :meth:`qualified_names_at`).  ``parents`` (id(node) ->
+    parent, filled by the walk) places a node in its scope."""
 
     def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
                  order: Optional[Dict[int, int]] = None) -> None:
@@ -378,15 +378,6 @@ class NameResolver:
             return False
         return not qn.isdisjoint(names)
 
-    def bound_values(self, node: cst.Name) -> List[Optional[cst.BaseExpression]]:
-        """Every binding of the local name ``node`` so far, in source order: the value assigned, or None
-        where the value is unknown (a parameter, a loop or ``with`` target, an element of an unpacked
-        tuple).  Empty when the name is no local (unbound, or imported)."""
-        b = self.lookup(node.value)
-        if b is None or b.imports:
-            return []
-        return list(b.values)
-
     def instance_of(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Qualified names of the class (or factory) that built the value of ``node``."""
         if isinstance(node, cst.Call):
@@ -484,16 +475,13 @@ class NameResolver:
 
         The answer does not depend on where the walk is: a node the walk has not reached yet is
         placed by looking ahead (see :meth:`_place`)."""
+        if isinstance(node, cst.Name):
+            return [v for v in self.bound_values(node, at) if v is not None]
         ref = node if at is None else at
         placed = self._place(ref)
         if placed is None:
             return []
         resolver, pos, _, around = placed
-        if isinstance(node, cst.Name):
-            b = resolver._binding_before(around, node.value, pos)
-            if b is None or (b.imported is not None and b.imported < pos):
-                return []
-            return [v for v, p in zip(b.values, b.at) if p < pos and v is not None]
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             scope: Optional[Scope] = around
             while scope is not None and scope.kind != "function":
@@ -503,6 +491,21 @@ class NameResolver:
                 values = scope.parent.attrs.get(attr, ())
                 return [v for v, p in zip(values, scope.parent.attr_at.get(attr, ())) if p < pos]
         return []
+
+    def bound_values(self, node: cst.Name, at: Optional[cst.CSTNode] = None) -> List[Optional[cst.BaseExpression]]:
+        """Every binding of the local name ``node`` before ``at`` (default ``node``; looked up where
+        ``at`` is), in source order: the value assigned, or None where the value is unknown (a parameter,
+        a loop or ``with`` target, an element of an unpacked tuple).  Empty when the name is no local
+        there (unbound, or imported).  Placed like :meth:`values_before`."""
+        ref = node if at is None else at
+        placed = self._place(ref)
+        if placed is None:
+            return []
+        resolver, pos, _, around = placed
+        b = resolver._binding_before(around, node.value, pos)
+        if b is None or (b.imported is not None and b.imported < pos):
+            return []
+        return [v for v, p in zip(b.values, b.at) if p < pos]
 
     def value_of(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The value the local name ``node`` holds where it is: the last value assigned to it before
