@@ -683,7 +683,7 @@ def train(model, loader, criterion):
     def _built_in(self, optimizer: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """Whether the optimizer object is constructed inside the loop itself."""
         return any(
-            isinstance(v, cst.Call) and self.ctx.is_inside(v, loop) for v in self.ctx.names.values(optimizer)
+            isinstance(v, cst.Call) and self.ctx.is_inside(v, loop) for v in self.ctx.names.values_before(optimizer)
         )
 
     def _fix(self, backward: cst.Call, name: str, unsafe: bool):

@@ -304,7 +304,7 @@ for x, y in loader:
     def _models_of(self, optimizer: cst.BaseExpression) -> Set[str]:
         """Codes of the modules whose ``.parameters()`` built the optimizer (``model.zero_grad()`` clears them)."""
         out: Set[str] = set()
-        for value in self.ctx.names.values(optimizer):
+        for value in self.ctx.names.values_before(optimizer):
             if not isinstance(value, cst.Call):
                 continue
             params = arg(value, 0, "params")

@@ -279,7 +279,7 @@ for step, batch in enumerate(loader):
         recv = receiver(sched)
         if recv is None:
             return None
-        for value in self.ctx.names.values(recv):
+        for value in self.ctx.names.values_before(recv):
             if isinstance(value, cst.Call):
                 first = arg(value, 0, "optimizer")
                 if first is not None:

@@ -206,7 +206,8 @@ def step(x, y):
             self.report(value, fix=self._fix(use, unsafe=False))
             return
         if isinstance(value, cst.Name):
-            assigned = self.ctx.names.last_value(value)
+            assigned_values = self.ctx.names.values_before(value)
+            assigned = assigned_values[-1] if assigned_values else None
             if assigned is not None:
                 use = softmax_use(self.ctx, assigned)
                 if use is not None:

@@ -8,10 +8,10 @@ from torchlint.analysis.context import callee_name
 
 from torchlint.analysis.numerics import (
     ALL,
-    Flow,
     Softmax,
     all_elements_code,
     arith_parts,
+    followed,
     handwritten_softmax,
     softmax_parts,
     inplace_softmax,
@@ -424,11 +424,10 @@ def probs(x):
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, cst.Divide):
             return
-        flow = Flow(self.ctx)
-        info = handwritten_softmax(flow, node)
+        info = handwritten_softmax(self.ctx, node)
         if info is None or info.stable:
             return
-        self.report(node, fix=self._fix(flow, node, info, node.left))
+        self.report(node, fix=self._fix(node, info, node.left))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._inplace(node)
@@ -440,34 +439,32 @@ def probs(x):
             parts = arith_parts(self.ctx, node)
             if parts is None or parts[0] != "/":
                 return
-            flow = Flow(self.ctx)
-            info = softmax_parts(flow, node, parts[1], parts[2])
+            info = softmax_parts(self.ctx, node, parts[1], parts[2])
             if info is None or info.stable:
                 return
-            self.report(node, fix=self._fix(flow, node, info, parts[1]))
+            self.report(node, fix=self._fix(node, info, parts[1]))
 
     def _inplace(self, node: cst.CSTNode) -> None:
         # `e /= e.sum(...)`, `e.div_(e.sum(...))`: reported without a fix (the tensor is changed in place
         # and may be aliased; the edit is to compute `torch.softmax(x, dim)` where `e` is built)
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "div_"):
             return
-        flow = Flow(self.ctx)
-        info = inplace_softmax(flow, node)
+        info = inplace_softmax(self.ctx, node)
         if info is None or info.stable:
             return
         self.report(node, "Softmax written as `exp(x)` divided in place by its sum overflows for large inputs "
                           "(`nan`); compute `torch.softmax(x, dim)` instead")
 
-    def _fix(self, flow: Flow, node: cst.BaseExpression, info: Softmax, numer: cst.BaseExpression) -> Optional[Fix]:
+    def _fix(self, node: cst.BaseExpression, info: Softmax, numer: cst.BaseExpression) -> Optional[Fix]:
         ctx = self.ctx
         if info.eps or info.use is None:
             return None
         exp_call = info.use.node
-        through_variable = flow.value(numer, 2) is not numer
+        through_variable = followed(self.ctx, numer, 2) is not numer
         source = exp_call if through_variable else None
         removed = removable_assignment(ctx, exp_call if through_variable else None, [node])
         assign = ctx.parent(exp_call) if removed is not None else None
-        if not movable(flow, info.operand, source, assign if isinstance(assign, cst.Assign) else None):
+        if not movable(self.ctx, info.operand, source, node, assign if isinstance(assign, cst.Assign) else None):
             return None
         if info.dim is ALL:
             code = all_elements_code(ctx, info.use, "softmax", info.operand)

@@ -5,11 +5,11 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.numerics import (
+    followed,
     is_log_call,
     ALL,
     IMPLICIT,
     UNKNOWN,
-    Flow,
     Softmax,
     all_elements_code,
     module_ref,
@@ -364,18 +364,17 @@ def log_probs(x):
         use = log_use(self.ctx, node)
         if use is None or use.operand is None:
             return
-        flow = Flow(self.ctx)
         base, peeled = use.operand, False
-        info = softmax_of(flow, base)
+        info = softmax_of(self.ctx, base)
         if info is None:
-            base, peeled = peel_selection(flow, use.operand)
+            base, peeled = peel_selection(self.ctx, use.operand)
             if not peeled:
                 return
-            info = softmax_of(flow, base)
+            info = softmax_of(self.ctx, base)
         if info is None or info.eps:
             return
         fix: Optional[Fix] = None
-        replacement = self._replacement(flow, base, info)
+        replacement = self._replacement(base, info)
         if replacement is not None:
             new = replacement if not peeled else use.operand.deep_replace(base, replacement)
             title = "Take the same elements of `log_softmax`" if peeled else None
@@ -383,12 +382,12 @@ def log_probs(x):
         message = SELECTION_MESSAGE if peeled else None
         self.report(node, message, fix=fix)
 
-    def _replacement(self, flow: Flow, operand: cst.BaseExpression, info: Softmax) -> Optional[cst.BaseExpression]:
+    def _replacement(self, operand: cst.BaseExpression, info: Softmax) -> Optional[cst.BaseExpression]:
         """``log_softmax`` in place of the softmax ``operand`` stands for."""
         ctx = self.ctx
-        through_variable = flow.value(operand, 3) is not operand
+        through_variable = followed(self.ctx, operand, 3) is not operand
         source = info.node if through_variable else None
-        if not movable(flow, info.operand, source):
+        if not movable(self.ctx, info.operand, source, operand):
             return None
         code: Optional[str] = None
         use = info.use

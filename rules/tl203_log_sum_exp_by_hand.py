@@ -6,9 +6,9 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    followed,
     is_log_call,
     ALL,
-    Flow,
     atom_code,
     dim_code,
     is_binop,
@@ -264,29 +264,28 @@ class Energy:
         log = log_use(ctx, node)
         if log is None or log.operand is None:
             return
-        flow = Flow(ctx)
-        inner = flow.value(log.operand, 2)
+        inner = followed(self.ctx, log.operand, 2)
         hopped = inner is not log.operand
         if is_binop(inner, cst.Add):
-            self._logaddexp(flow, node, log, inner, hopped)  # type: ignore[arg-type]
+            self._logaddexp(node, log, inner, hopped)  # type: ignore[arg-type]
             return
         s = sum_use(ctx, inner)
         if s is None:
-            self._log_mean_exp(flow, node, inner)
+            self._log_mean_exp(node, inner)
             return
         if s.operand is None:
             return
-        summed = flow.value(s.operand, 2)
+        summed = followed(self.ctx, s.operand, 2)
         hopped = hopped or summed is not s.operand
         e = exp_use(ctx, summed)
-        if e is None or e.operand is None or is_shifted(flow, e.operand):
+        if e is None or e.operand is None or is_shifted(self.ctx, e.operand):
             return
-        self.report(node, fix=self._fix(flow, node, log, s, e, hopped))
+        self.report(node, fix=self._fix(node, log, s, e, hopped))
 
-    def _fix(self, flow: Flow, node: cst.Call, log: OpUse, s: OpUse, e: OpUse, hopped: bool) -> Optional[Fix]:
+    def _fix(self, node: cst.Call, log: OpUse, s: OpUse, e: OpUse, hopped: bool) -> Optional[Fix]:
         ctx = self.ctx
         assert e.operand is not None
-        if not movable(flow, e.operand, e.node if hopped else None):
+        if not movable(self.ctx, e.operand, e.node if hopped else None, node):
             return None
         if any(a.keyword is not None and a.keyword.value not in ("dim", "keepdim", "input") for a in s.node.args):
             return None  # `dtype=`, `out=`: logsumexp has no such argument
@@ -313,15 +312,15 @@ class Energy:
             code = torch_call_code(ctx, template, "logsumexp", e.operand, args)
         return self.make_fix().replace(node, ctx.parse_expression(code))
 
-    def _log_mean_exp(self, flow: Flow, node: cst.Call, inner: cst.BaseExpression) -> None:
+    def _log_mean_exp(self, node: cst.Call, inner: cst.BaseExpression) -> None:
         """``log(exp(x).mean(dim))``: the same overflow; ``logsumexp(x, dim) - log(n)`` is the stable form
         (reported without a fix: ``n`` is a size the code may not spell out)."""
         ctx = self.ctx
         m = mean_use(ctx, inner)
         if m is None or m.operand is None:
             return
-        e = exp_use(ctx, flow.value(m.operand, 2))
-        if e is None or e.operand is None or is_shifted(flow, e.operand):
+        e = exp_use(ctx, followed(self.ctx, m.operand, 2))
+        if e is None or e.operand is None or is_shifted(self.ctx, e.operand):
             return
         self.report(
             node,
@@ -329,25 +328,25 @@ class Energy:
             "(`n` the size of the averaged dimension)",
         )
 
-    def _exp_terms(self, flow: Flow, expr: cst.BaseExpression, out: List[OpUse], depth: int = 0) -> bool:
+    def _exp_terms(self, expr: cst.BaseExpression, out: List[OpUse], depth: int = 0) -> bool:
         """Flatten ``exp(a) + exp(b) + exp(c)`` into its exp terms."""
         if depth > 8:
             return False
         if is_binop(expr, cst.Add):
-            return self._exp_terms(flow, expr.left, out, depth + 1) and self._exp_terms(  # type: ignore[attr-defined]
-                flow, expr.right, out, depth + 1  # type: ignore[attr-defined]
+            return self._exp_terms(expr.left, out, depth + 1) and self._exp_terms(  # type: ignore[attr-defined]
+                expr.right, out, depth + 1  # type: ignore[attr-defined]
             )
-        e = exp_use(self.ctx, flow.value(expr, 1))
+        e = exp_use(self.ctx, followed(self.ctx, expr, 1))
         if e is None or e.operand is None:
             return False
         out.append(e)
         return True
 
-    def _logaddexp(self, flow: Flow, node: cst.Call, log: OpUse, inner: cst.BinaryOperation, hopped: bool) -> None:
+    def _logaddexp(self, node: cst.Call, log: OpUse, inner: cst.BinaryOperation, hopped: bool) -> None:
         ctx = self.ctx
         terms: List[OpUse] = []
-        if self._exp_terms(flow, inner, terms) and len(terms) > 2:
-            if all(is_shifted(flow, t.operand) for t in terms if t.operand is not None):
+        if self._exp_terms(inner, terms) and len(terms) > 2:
+            if all(is_shifted(self.ctx, t.operand) for t in terms if t.operand is not None):
                 return
             self.report(
                 node,
@@ -355,16 +354,16 @@ class Energy:
                 "`torch.logsumexp(torch.stack([a, b, ...]), dim=0)` (or nested `torch.logaddexp`)",
             )
             return
-        left = exp_use(ctx, flow.value(inner.left, 1))
-        right = exp_use(ctx, flow.value(inner.right, 1))
+        left = exp_use(ctx, followed(self.ctx, inner.left, 1))
+        right = exp_use(ctx, followed(self.ctx, inner.right, 1))
         if left is None or right is None or left.operand is None or right.operand is None:
             return
-        if is_shifted(flow, left.operand) and is_shifted(flow, right.operand):
+        if is_shifted(self.ctx, left.operand) and is_shifted(self.ctx, right.operand):
             return
         fix = None
         sources = [left.node if hopped or left.node is not inner.left else None,
                    right.node if hopped or right.node is not inner.right else None]
-        if movable(flow, left.operand, sources[0]) and movable(flow, right.operand, sources[1]):
+        if movable(ctx, left.operand, sources[0], node) and movable(ctx, right.operand, sources[1], node):
             template = log if log.kind == "function" else left
             if template.kind == "method":
                 code = f"{atom_code(ctx, left.operand)}.logaddexp({ctx.code(right.operand)})"

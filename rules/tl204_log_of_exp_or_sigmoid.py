@@ -6,8 +6,8 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
+    followed,
     is_log_call,
-    Flow,
     is_binop,
     is_one,
     is_shifted,
@@ -353,27 +353,26 @@ def log_rejects(x):
                 return
             name = "log"  # a helper that only wraps torch.log
         ctx = self.ctx
-        flow = Flow(ctx)
         if name == "log1p":
             use = log1p_use(ctx, node)
             if use is None or use.operand is None:
                 return
-            found = self._exp(flow, use.operand)
+            found = self._exp(use.operand)
             if found is not None:
-                self.report(node, fix=self._fix(flow, node, "softplus", found[0], found[1], negate=False))
+                self.report(node, fix=self._fix(node, "softplus", found[0], found[1], negate=False))
             return
         use = log_use(ctx, node)
         if use is None or use.operand is None:
             return
-        value = flow.value(use.operand, 2)
+        value = followed(self.ctx, use.operand, 2)
         hopped = value is not use.operand
         if is_binop(value, cst.Add):
             for one, other in ((value.left, value.right), (value.right, value.left)):  # type: ignore[attr-defined]
                 if is_one(one):
-                    found = self._exp(flow, other)
+                    found = self._exp(other)
                     if found is not None:
                         self.report(
-                            node, fix=self._fix(flow, node, "softplus", found[0], found[1] or hopped, negate=False)
+                            node, fix=self._fix(node, "softplus", found[0], found[1] or hopped, negate=False)
                         )
                     return
             return
@@ -381,17 +380,17 @@ def log_rejects(x):
         if is_binop(value, cst.Subtract) and is_one(value.left):  # type: ignore[attr-defined]
             negate = True
             value = value.right  # type: ignore[attr-defined]
-        sig = sigmoid_use(ctx, value) or sigmoid_use(ctx, flow.value(value, 2))
+        sig = sigmoid_use(ctx, value) or sigmoid_use(ctx, followed(self.ctx, value, 2))
         if sig is None and not negate:
             # elements of a sigmoid: log(sigmoid(x)[:, 0]) == logsigmoid(x)[:, 0]
-            base, peeled = peel_selection(flow, use.operand)
+            base, peeled = peel_selection(self.ctx, use.operand)
             if not peeled:
                 self.model_logs.append((node, use.operand, False))
             if peeled:
-                sig = sigmoid_use(ctx, base) or sigmoid_use(ctx, flow.value(base, 2))
+                sig = sigmoid_use(ctx, base) or sigmoid_use(ctx, followed(self.ctx, base, 2))
                 if sig is not None and sig.operand is not None:
                     fix = None
-                    rep = self._replacement(flow, "logsigmoid", sig, sig.node is not base, False)
+                    rep = self._replacement(node, "logsigmoid", sig, sig.node is not base, False)
                     if rep is not None:
                         new = use.operand.deep_replace(base, rep)
                         fix = self.make_fix("Take the same elements of `F.logsigmoid`").replace(node, new)  # type: ignore
@@ -402,30 +401,30 @@ def log_rejects(x):
         if sig is None or sig.operand is None:
             return
         hopped = hopped or sig.node is not value
-        fix = self._fix(flow, node, "logsigmoid", sig, hopped, negate=negate)
+        fix = self._fix(node, "logsigmoid", sig, hopped, negate=negate)
         message = LOGSIGMOID_MESSAGE
         if negate:
             message = "`log(1 - sigmoid(x))` gives `-inf` where the sigmoid rounds to 1; use `F.logsigmoid(-x)`"
         self.report(node, message, fix=fix)
 
-    def _exp(self, flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
-        value = flow.value(expr, 2)
+    def _exp(self, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
+        value = followed(self.ctx, expr, 2)
         e = exp_use(self.ctx, value)
-        if e is None or e.operand is None or is_shifted(flow, e.operand):
+        if e is None or e.operand is None or is_shifted(self.ctx, e.operand):
             return None
         return e, value is not expr
 
-    def _fix(self, flow: Flow, node: cst.Call, function: str, op: OpUse, hopped: bool, negate: bool) -> Optional[Fix]:
-        rep = self._replacement(flow, function, op, hopped, negate)
+    def _fix(self, node: cst.Call, function: str, op: OpUse, hopped: bool, negate: bool) -> Optional[Fix]:
+        rep = self._replacement(node, function, op, hopped, negate)
         if rep is None:
             return None
         return self.make_fix(f"Replace with `F.{function}`").replace(node, keep_call_layout(node, rep))
 
-    def _replacement(self, flow: Flow, function: str, op: OpUse, hopped: bool, negate: bool
+    def _replacement(self, at: cst.CSTNode, function: str, op: OpUse, hopped: bool, negate: bool
                      ) -> Optional[cst.BaseExpression]:
         ctx = self.ctx
         assert op.operand is not None
-        if not movable(flow, op.operand, op.node if hopped else None):
+        if not movable(ctx, op.operand, op.node if hopped else None, at):
             return None
         ref = module_ref(ctx, "torch.nn.functional")
         if ref is None:

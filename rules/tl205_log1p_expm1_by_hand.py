@@ -7,9 +7,9 @@ import libcst as cst
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.numerics import (
     arith_parts,
-    Flow,
     atom_code,
     call_prefix,
+    followed,
     integer_valued,
     is_one,
     neg_code,
@@ -377,7 +377,6 @@ def maybe_snapped(x, snap):
         if parts is None or parts[0] not in "+-":
             return
         op, left, right = parts
-        flow = Flow(ctx)
         x: Optional[cst.BaseExpression] = None
         negate = False
         if op == "+":
@@ -389,14 +388,14 @@ def maybe_snapped(x, snap):
             x, negate = right, True
         if x is None or number(x) is not None:
             return
-        if integer_valued(flow, x):
+        if integer_valued(self.ctx, x):
             return  # `1 + x` is exact for whole numbers (positions, counts): log1p gains nothing
-        value = flow.value(x, 2)
+        value = followed(self.ctx, x, 2)
         # log(1 + exp(x)) and log(1 - sigmoid(x)) stay -inf/inf with log1p: TL204 rewrites them stably, and
         # 1 - p can be exactly 0 (TL208): reported with no fix (the precedence table leaves the finding
         # to that rule when it reports the same log)
         if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None or (
-            negate and probability_source(flow, x) is not None
+            negate and probability_source(self.ctx, x) is not None
         ):
             self.report(node)
             return

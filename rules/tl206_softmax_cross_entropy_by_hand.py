@@ -11,9 +11,9 @@ from torchlint.analysis.numerics import (
     IMPLICIT,
     UNKNOWN,
     CrossEntropy,
-    Flow,
     IndexedNll,
     cross_entropy_dim_ok,
+    followed,
     match_cross_entropy,
     match_indexed_nll,
     movable,
@@ -356,10 +356,9 @@ def nll(scores, y):
     def visit_Call(self, node: cst.Call) -> None:
         name = callee_name(node)
         if name == "sum":
-            flow = Flow(self.ctx)
-            ce = match_cross_entropy(flow, node)
+            ce = match_cross_entropy(self.ctx, node)
             if ce is not None:
-                self.report(ce.node, fix=self._fix(flow, ce), covers=[ce.log.node])
+                self.report(ce.node, fix=self._fix(ce), covers=[ce.log.node])
         elif name == "log":
             self._indexed(node)
 
@@ -367,17 +366,17 @@ def nll(scores, y):
         self._indexed(node)
 
     # -- soft labels -----------------------------------------------------------------------------
-    def _fix(self, flow: Flow, ce: CrossEntropy) -> Optional[Fix]:
+    def _fix(self, ce: CrossEntropy) -> Optional[Fix]:
         ctx = self.ctx
         if not cross_entropy_dim_ok(ce, ctx):
             return None
         sm = ce.softmax
         assert ce.log.operand is not None
-        sm_hopped = flow.value(ce.log.operand, 3) is not ce.log.operand
+        sm_hopped = followed(self.ctx, ce.log.operand, 3) is not ce.log.operand
         source = ce.log_source if ce.log_source is not None else (sm.node if sm_hopped else None)
         removed = removable_assignment(ctx, ce.log_source, [ce.node]) if ce.log_source is not None else None
         assign = ctx.parent(ce.log_source) if removed is not None and ce.log_source is not None else None
-        if not movable(flow, sm.operand, source, assign if isinstance(assign, cst.Assign) else None):
+        if not movable(ctx, sm.operand, source, ce.node, assign if isinstance(assign, cst.Assign) else None):
             return None
         if use_runtime(self.options[RUNTIME_FIXES], ctx.path, ctx.project):
             # unsafe: the runtime refuses labels that the hand-written product would have broadcast
@@ -413,13 +412,12 @@ def nll(scores, y):
 
     # -- class indices ---------------------------------------------------------------------------
     def _indexed(self, node: cst.BaseExpression) -> None:
-        flow = Flow(self.ctx)
-        nll = match_indexed_nll(flow, node)
+        nll = match_indexed_nll(self.ctx, node)
         if nll is None:
             return
-        self.report(nll.node, INDEX_MESSAGE, fix=self._index_fix(flow, nll), covers=[nll.log.node])
+        self.report(nll.node, INDEX_MESSAGE, fix=self._index_fix(nll), covers=[nll.log.node])
 
-    def _index_fix(self, flow: Flow, nll: IndexedNll) -> Optional[Fix]:
+    def _index_fix(self, nll: IndexedNll) -> Optional[Fix]:
         ctx = self.ctx
         sm = nll.softmax
         if not (same_dim(sm.dim, "1") or same_dim(sm.dim, "-1")):
@@ -431,11 +429,11 @@ def nll(scores, y):
         source = log_source or sm_source
         removed = removable_assignment(ctx, log_source, [nll.node]) if log_source is not None else None
         assign = ctx.parent(log_source) if removed is not None and log_source is not None else None
-        if not movable(flow, sm.operand, source, assign if isinstance(assign, cst.Assign) else None):
+        if not movable(ctx, sm.operand, source, nll.node, assign if isinstance(assign, cst.Assign) else None):
             return None
-        if not movable(flow, nll.labels, None):
+        if not movable(ctx, nll.labels, None, nll.node):
             return None
-        safe = self._covers_batch(flow, nll.rows, [nll.labels, sm.operand])
+        safe = self._covers_batch(nll.rows, [nll.labels, sm.operand])
         fix = self.make_fix("Replace with `F.cross_entropy`", unsafe=not safe)
         ref = import_module(ctx, fix, "torch.nn.functional", near=nll.node)
         if ref is None:
@@ -467,12 +465,12 @@ def nll(scores, y):
         code = torch_call_code(ctx, sm.use, "log_softmax", sm.operand, [f"dim={sm.dim}"])
         return self.make_fix("Replace with `log_softmax`").replace(nll.log.node, ctx.parse_expression(code))
 
-    def _covers_batch(self, flow: Flow, rows: cst.BaseExpression, tensors: List[cst.BaseExpression]) -> bool:
+    def _covers_batch(self, rows: cst.BaseExpression, tensors: List[cst.BaseExpression]) -> bool:
         """``range(len(y))``, ``torch.arange(y.size(0))``, ``arange(x.shape[0])``."""
         ctx = self.ctx
         if not isinstance(rows, cst.Call) or not rows.args:
             return False
-        n = flow.value(rows.args[0].value, 1)
+        n = followed(self.ctx, rows.args[0].value, 1)
         base: Optional[cst.BaseExpression] = None
         if isinstance(n, cst.Call) and callee_name(n) == "len" and n.args:
             base = n.args[0].value

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.analysis.context import arg
 from torchlint.analysis.numerics import (
     BinaryCrossEntropy,
-    Flow,
+    followed,
     match_binary_cross_entropy,
     module_ref,
     movable,
@@ -306,12 +306,11 @@ def step(x, y):
         if first is None:
             return
         self._seen.add(first.value)  # decided here; the program model only adds what this cannot see
-        flow = Flow(ctx)
-        value = flow.value(first.value, 2)
+        value = followed(self.ctx, first.value, 2)
         sig = sigmoid_use(ctx, value)
         if sig is not None and sig.operand is not None:
             hopped = value is not first.value
-            if movable(flow, sig.operand, sig.node if hopped else None):
+            if movable(ctx, sig.operand, sig.node if hopped else None, node):
                 fix = self._fix(node, first, sig.operand)
             else:
                 fix = self._fix(node, first, first.value, drop=sig)
@@ -381,7 +380,7 @@ def step(x, y):
             return fix.replace(node, node.with_changes(func=ctor, args=new_args))
         if not isinstance(func, cst.Name):
             return None
-        values = ctx.names.values(func)
+        values = ctx.names.values_before(func)
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
         assign = ctx.parent(values[0])
@@ -411,18 +410,17 @@ def step(x, y):
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, (cst.Add, cst.Subtract)):
             return
-        flow = Flow(self.ctx)
-        bce = match_binary_cross_entropy(flow, node)
+        bce = match_binary_cross_entropy(self.ctx, node)
         if bce is None:
             return
-        self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(flow, bce), covers=bce.logs)
+        self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(bce), covers=bce.logs)
 
-    def _handwritten_fix(self, flow: Flow, bce: BinaryCrossEntropy) -> Optional[Fix]:
+    def _handwritten_fix(self, bce: BinaryCrossEntropy) -> Optional[Fix]:
         ctx = self.ctx
         for source in bce.sigmoid_sources:
-            if not movable(flow, bce.logits, source):
+            if not movable(ctx, bce.logits, source, bce.node):
                 return None
-        if not movable(flow, bce.labels, None):
+        if not movable(ctx, bce.labels, None, bce.node):
             return None
         ref = module_ref(ctx, "torch.nn.functional")
         if ref is None:

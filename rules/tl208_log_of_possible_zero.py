@@ -6,10 +6,10 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, callee_name
 from torchlint.analysis.numerics import (
+    followed,
     is_log_call,
     DeferredLogReports,
     Deferred,
-    Flow,
     atom_code,
     eps_subtracted,
     is_binop,
@@ -334,19 +334,18 @@ def scores(logits, g):
         if use is None or use.operand is None:
             return
         x = use.operand
-        flow = Flow(ctx)
-        if positive(flow, x):
+        if positive(self.ctx, x):
             return
-        value = flow.value(x, 3)
+        value = followed(self.ctx, x, 3)
         # a log of a softmax or a sigmoid (or of elements of one), and log(1 - sigmoid(x)), are also
         # TL202's / TL204's, which rewrite them exactly: the precedence table leaves them to those rules
         if is_binop(value, cst.Add) and (is_one(value.left) or is_one(value.right)):  # type: ignore[attr-defined]
             return  # TL204 / TL205: 1 + x is no probability that can be 0
         message = None
-        minuend = eps_subtracted(flow, x)
+        minuend = eps_subtracted(self.ctx, x)
         if minuend is not None and (
-            probability_source(flow, minuend) is not None or softmax_of(flow, minuend) is not None
-            or sigmoid_use(ctx, flow.value(minuend, 2)) is not None
+            probability_source(self.ctx, minuend) is not None or softmax_of(self.ctx, minuend) is not None
+            or sigmoid_use(ctx, followed(self.ctx, minuend, 2)) is not None
         ):
             fix = self._fix(use, x)
             if isinstance(x, cst.BinaryOperation) and isinstance(x.operator, cst.Subtract):
@@ -356,11 +355,11 @@ def scores(logits, g):
                 fix = self.make_fix("Add the eps instead of subtracting it").replace(x, x.with_changes(operator=plus))
             self.deferred.add(ctx, node, node, EPS_SUBTRACTED_MESSAGE, fix)
             return
-        if probability_source(flow, x) is None and not is_count(flow, x):
+        if probability_source(self.ctx, x) is None and not is_count(self.ctx, x):
             if not is_binop(value, cst.Divide):
                 return
             numer = value.left  # type: ignore[attr-defined]
-            if positive(flow, numer) or (probability_source(flow, numer) is None and not is_count(flow, numer)):
+            if positive(self.ctx, numer) or (probability_source(self.ctx, numer) is None and not is_count(self.ctx, numer)):
                 return
             message = RATIO_MESSAGE
         self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))

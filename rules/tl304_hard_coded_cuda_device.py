@@ -334,7 +334,7 @@ def pad_mask(x, length):
             return "method"
         if isinstance(recv, cst.Name):
             fn = ctx.names.function_scope_node()
-            values = ctx.names.values(recv)
+            values = ctx.names.values_before(recv)
             if values and fn is not None and all(
                 self._creator(v) or (isinstance(v, cst.Call) and self._moves(v, recv.value)) for v in values
             ) and any(self._creator(v) and ctx.is_inside(v, fn) for v in values):

@@ -1019,7 +1019,7 @@ def _module_state_only(ctx, node: cst.Call, x: cst.BaseExpression) -> bool:
     # a local computed from the module's state (`bias = self.bias[name].data` then `bias.squeeze()`)
     expanded = set()
     for r in roots:
-        values = ctx.names.values(cst.Name(r)) if r not in ("self",) else []
+        values = ctx.names.values_before(cst.Name(r), at=x) if r not in ("self",) else []
         if len(values) == 1 and values[0] is not None:
             inner = _root_names(values[0])
             if inner is not None and "self" in inner:
@@ -1079,7 +1079,7 @@ def _tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
     ``tok.encode(text, return_tensors="pt")``: ``[N, L]``, with ``N`` = 1 for one string."""
     for _ in range(3):
         if isinstance(x, cst.Name):
-            vals = ctx.names.values(x)
+            vals = ctx.names.values_before(x)
             if len(vals) != 1:
                 return None
             x = vals[0]
@@ -1106,7 +1106,7 @@ _ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
 def _resolve(ctx, x: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if isinstance(x, cst.Name):
-        vals = ctx.names.values(x)
+        vals = ctx.names.values_before(x)
         return vals[0] if len(vals) == 1 else None
     return x
 
@@ -1132,6 +1132,6 @@ def _numpy_like(ctx, x: cst.BaseExpression, depth: int = 0) -> bool:
         qn = ctx.names.qualified_names(x.func)
         return any(q.startswith(("numpy.", "pandas.", "scipy.")) for q in qn)
     if isinstance(x, cst.Name):
-        vals = ctx.names.values(x)
+        vals = ctx.names.values_before(x)
         return bool(vals) and all(_numpy_like(ctx, v, depth + 1) for v in vals)
     return False

@@ -654,7 +654,7 @@ def step_from_list(x):
         ctx = self.ctx
         if isinstance(func, cst.Call):
             return ctx.names.matches(func.func, LOSS_MODULES)
-        values = ctx.names.values(func)
+        values = ctx.names.values_before(func)
         return bool(values) and all(
             isinstance(v, cst.Call) and ctx.names.matches(v.func, LOSS_MODULES) for v in values
         )
@@ -732,7 +732,7 @@ def step_from_list(x):
             return self._find(operands[0], depth + 1) or self._find(operands[1], depth + 1)
         if isinstance(expr, cst.Name):
             # `c = a + b` ... `c.sum()`: follow a variable assigned once
-            values = ctx.names.values(expr)
+            values = ctx.names.values_before(expr)
             if len(values) == 1 and isinstance(values[0], cst.BinaryOperation):
                 return self._find(values[0], depth + 1)
             return None

@@ -220,7 +220,7 @@ def restore(path):
 
     def _cuda_name(self, name: cst.Name) -> bool:
         """A device variable whose value mentions "cuda" (`torch.device("cuda" if ... else "cpu")`)."""
-        return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values(name))
+        return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values_before(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not (self._cuda and self._fallback):

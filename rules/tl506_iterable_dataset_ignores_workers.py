@@ -207,7 +207,8 @@ def loaders():
         if dataset is None:
             return
         if isinstance(dataset, cst.Name):
-            value = self.ctx.names.last_value(dataset)
+            assigned_values = self.ctx.names.values_before(dataset)
+            value = assigned_values[-1] if assigned_values else None
             dataset = value if value is not None else dataset
         if isinstance(dataset, cst.Call):
             name = dotted_name(dataset.func)

@@ -263,7 +263,7 @@ def evaluate(model, loader):
                 return None  # a class or an import: `Base.forward(self, x)`
             if target.value in self.ctx.functions():
                 return None
-        values = self.ctx.names.values(target)
+        values = self.ctx.names.values_before(target)
         if values:
             if is_module_value(self.ctx, values[-1]):
                 here = self.ctx.enclosing(self.ctx.current or target, cst.FunctionDef)

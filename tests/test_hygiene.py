@@ -189,3 +189,46 @@ def test_every_analysis_name_is_used():
                 if not name.startswith("__") and words[name] - (name in listed) <= 1:
                     dead.append(f"{module}.{name}")
     assert not dead, dead
+
+
+#: the value-following code paths the names layer replaced: a class, or a function or method, of these
+#: names must not come back (``NameResolver.values``/``last_value`` answered "so far" during the walk)
+_REPLACED_VALUE_APIS = {("class", "Flow"), ("def", "values_of"), ("def", "_local_value"),
+                        ("method NameResolver", "values"), ("method NameResolver", "last_value")}
+
+
+def _value_apis(trees: Dict[str, ast.Module]) -> List[str]:
+    found = []
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                if ("class", node.name) in _REPLACED_VALUE_APIS:
+                    found.append(f"{module}: class {node.name}")
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                        f"method {node.name}", item.name
+                    ) in _REPLACED_VALUE_APIS:
+                        found.append(f"{module}: {node.name}.{item.name}")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ("def", node.name) in _REPLACED_VALUE_APIS:
+                found.append(f"{module}: def {node.name}")
+    return found
+
+
+def test_one_value_api():
+    """What a name holds is the names layer's answer (``values_before``, ``value_of``, ``values_at``,
+    ``reaching_assignment``); no module keeps its own copy of it."""
+    found = _value_apis(TREES)
+    assert not found, found
+
+
+def test_the_value_api_scan_finds_each_copy():
+    trees = {"m": ast.parse(
+        "class Flow:\n    pass\n"
+        "class NameResolver:\n    def values(self): pass\n    def last_value(self): pass\n"
+        "def values_of(): pass\n"
+        "class P:\n    def _local_value(self): pass\n"
+    )}
+    assert sorted(_value_apis(trees)) == sorted([
+        "m: class Flow", "m: NameResolver.values", "m: NameResolver.last_value", "m: def values_of",
+        "m: def _local_value",
+    ])

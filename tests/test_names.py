@@ -223,3 +223,116 @@ def test_a_function_reads_its_own_assignments_not_a_nested_one():
     f = ctx.module.body[0]
     reads = _reads(ctx, "w")
     assert _reaching(ctx, reads[-1], f) == ("outer()", None)
+
+
+# -- the value a name holds at a node: one answer, during the walk and after it -------------------
+VALUES = """
+import torch
+
+def early(x):
+    return helper(x)
+
+def scaled(g, s):
+    g = torch.exp(-g / s)
+    g = g + (h := g * 2)
+    return g, h
+
+class M:
+    def __init__(self):
+        self.fc = make()
+
+    def forward(self, x):
+        y = self.fc(x)
+        y += 1
+        return y
+
+def helper(t):
+    e = torch.exp(t)
+    e = e / e.sum()
+    return e
+
+total = 0
+
+def bump():
+    global total
+    total = total + 1
+    return total
+"""
+
+
+def _value_answers(ctx, nodes):
+    out = []
+    for n in nodes:
+        held = ctx.names.value_of(n)
+        bound = ctx.names.bound_values(n) if isinstance(n, cst.Name) else []
+        out.append(([ctx.code(v) for v in ctx.names.values_before(n)], None if held is None else ctx.code(held),
+                    [None if v is None else ctx.code(v) for v in bound]))
+    return out
+
+
+def _asked_about(module):
+    return [n for n in _preorder(module) if isinstance(n, cst.Name) or (
+        isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self")]
+
+
+def test_the_value_of_a_name_does_not_depend_on_where_the_walk_is():
+    """Rules ask during the walk, about the node they visit, its parts, and nodes further on (a function
+    defined below its caller); the program model asks after it.  Each gets the same answer."""
+    from torchlint.analysis.traversal import analyze as walk
+
+    code = textwrap.dedent(VALUES)
+    module = cst.parse_module(code)
+    ctx = FileContext("case.py", code, module)
+    nodes = _asked_about(module)
+    during = []
+    walk(ctx, lambda node: during.append(_value_answers(ctx, nodes)))
+    after = _value_answers(ctx, nodes)
+    assert len(during) > 100
+    assert all(answers == after for answers in during)
+
+
+def _value(ctx, name, index):
+    node = [n for n in _preorder(ctx.module) if isinstance(n, cst.Name) and n.value == name][index]
+    held = ctx.names.value_of(node)
+    return [ctx.code(v) for v in ctx.names.values_before(node)], None if held is None else ctx.code(held)
+
+
+def test_the_value_a_name_holds_is_the_one_assigned_before_it():
+    ctx = _walked(VALUES)
+    # g: the parameter, the target and the read of `g = torch.exp(-g / s)`, then of the next statement
+    assert _value(ctx, "g", 0) == ([], None)  # the parameter: unknown
+    assert _value(ctx, "g", 2) == (["torch.exp(-g / s)"], None)  # part of that value: the parameter
+    assert _value(ctx, "g", 4) == (["torch.exp(-g / s)", "g + (h := g * 2)"], "torch.exp(-g / s)")
+    assert _value(ctx, "g", 5) == (["torch.exp(-g / s)", "g + (h := g * 2)"], "torch.exp(-g / s)")
+    assert _value(ctx, "g", 6) == (["torch.exp(-g / s)", "g + (h := g * 2)"], "g + (h := g * 2)")
+    assert _value(ctx, "h", 1) == (["g * 2"], "g * 2")
+    # changed in place since: its value is no longer the one assigned
+    assert _value(ctx, "y", 2) == (["self.fc(x)"], None)
+    # a name of a function defined after its caller; a global assigned in a function
+    assert _value(ctx, "e", 4) == (["torch.exp(t)", "e / e.sum()"], "e / e.sum()")
+    assert _value(ctx, "total", 3) == (["0", "total + 1"], "0")
+    assert _value(ctx, "total", 4) == (["0", "total + 1"], "total + 1")
+
+
+def test_values_before_another_node_and_of_an_attribute_of_self():
+    ctx = _walked("""
+        class M:
+            def __init__(self):
+                self.fc = first()
+
+            def forward(self, x):
+                use(self.fc)
+                self.fc = second()
+                return self.fc(x)
+    """)
+    reads = [n for n in _preorder(ctx.module) if isinstance(n, cst.Attribute) and n.attr.value == "fc"]
+    assert [[ctx.code(v) for v in ctx.names.values_before(r)] for r in reads] == [
+        ["first()"], ["first()"], ["first()", "second()"], ["first()", "second()"]
+    ]
+    x_param = ctx.module.body[0].body.body[1].params.params[1].name
+    last = ctx.module.body[0].body.body[1].body.body[-1]
+    assert ctx.names.values_before(cst.Name("fc"), at=last) == []  # no local of that name
+    assert [ctx.code(v) for v in ctx.names.values_before(reads[0], at=last)] == ["first()", "second()"]
+    assert ctx.names.values_before(x_param) == []
+    assert ctx.names.bound_values(x_param) == [None]  # bound, value unknown
+    assert ctx.names.bound_values(cst.Name("x"), at=ctx.module.body[0].body.body[0]) == []  # not in __init__

@@ -167,7 +167,7 @@ def mode_free_model(ctx: FileContext, model: cst.BaseExpression, cache: Optional
     """Provably the same in train and eval mode: built from ``nn.Sequential`` of mode-free layers, or an
     instance of a module-level ``nn.Module`` subclass whose layers are all mode-free and which never reads
     ``self.training``.  Anything unknown (a parameter, an import) is not proven."""
-    for value in ctx.names.values(model):
+    for value in ctx.names.values_before(model):
         if not isinstance(value, cst.Call):
             return False
         if ctx.names.matches(value.func, ("torch.nn.Sequential",)):
@@ -583,14 +583,14 @@ class EvaluationFacts:
             if binding is not None and binding.assigned and ctx.names.scope.kind == "function":
                 if ctx.names.scope.bindings.get(model.value) is binding:
                     self.local_model.add(call)
-            values = ctx.names.values(model)
+            values = ctx.names.values_before(model)
             if values and (mode_free_model(ctx, model, self._class_verdicts) or mode_free(ctx, model) or any(
                 isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
             )):
                 self.mode_settled.add(call)
         elif mode_free(ctx, model):
             self.mode_settled.add(call)  # `self.net = nn.Sequential(nn.Linear(...), nn.ReLU())`
-        if any(_built_in_eval_mode(v) for v in ctx.names.values(model)):
+        if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)):
             self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
 
     def sites(self) -> List[EvalSite]:

@@ -13,23 +13,32 @@ from __future__ import annotations
 
 import builtins
 from bisect import bisect_left
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import children, iter_nodes
 
 _BUILTINS = frozenset(dir(builtins))
+_ParentOf = Callable[[cst.CSTNode], Optional[cst.CSTNode]]
 EMPTY: FrozenSet[str] = frozenset()
 
 
 class Binding:
-    __slots__ = ("imports", "values", "assigned")
+    """One name in one scope: its import origins, and the values bound to it in source order (None where
+    the value is unknown), each with the position (:meth:`NameResolver.position`) of the node that
+    bound it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("imports", "values", "assigned", "at", "changed", "since", "imported")
+
+    def __init__(self, since: int) -> None:
         self.imports: List[str] = []
         self.values: List[Optional[cst.BaseExpression]] = []
         self.assigned = False
+        self.at: List[int] = []  # the position of each entry of ``values``
+        self.changed: List[Tuple[int, cst.AugAssign]] = []  # the augmented assignments (``x += 1``), placed
+        self.since = since  # the position of the first node that bound the name (-1: before the walk)
+        self.imported: Optional[int] = None  # the position of its first import
 
 
 class Assignments:
@@ -45,7 +54,8 @@ class Assignments:
 
 
 class Scope:
-    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "self_name", "globals", "assigns")
+    __slots__ = ("node", "kind", "parent", "bindings", "attrs", "attr_at", "self_name", "globals", "global_at",
+                 "assigns")
 
     def __init__(self, node: cst.CSTNode, kind: str, parent: Optional["Scope"]) -> None:
         self.node = node
@@ -53,14 +63,16 @@ class Scope:
         self.parent = parent
         self.bindings: Dict[str, Binding] = {}
         self.attrs: Dict[str, List[cst.BaseExpression]] = {}  # class scopes: self.<attr> = value
+        self.attr_at: Dict[str, List[int]] = {}  # the position of each entry of ``attrs``
         self.self_name: Optional[str] = None  # functions defined in a class: name of the first param
         self.globals: set = set()
+        self.global_at: Dict[str, int] = {}  # the position of a name's first ``global`` declaration
         self.assigns: Dict[str, Assignments] = {}
 
-    def bind(self, name: str) -> Binding:
+    def bind(self, name: str, at: int) -> Binding:
         b = self.bindings.get(name)
         if b is None:
-            b = self.bindings[name] = Binding()
+            b = self.bindings[name] = Binding(at)
         return b
 
 
@@ -93,11 +105,17 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
 
 
 class NameResolver:
-    """The file's bindings.  Two ways to ask: during the walk, from the scope being visited
-    (:meth:`lookup`, :meth:`qualified_names`, :meth:`values`: what is bound *so far*); after the walk
-    (or about a node away from the walk), from the scope that holds a node (:meth:`scope_at`,
-    :meth:`binding_at`, :meth:`qualified_names_at`, :meth:`values_at`: every binding of the scope).
-    ``parents`` (id(node) -> parent, filled by the walk) places a node in its scope."""
+    """The file's bindings, and the one answer to "what value does this name hold here".
+
+    The value a name holds at a node: :meth:`values_before` and :meth:`bound_values` (the values
+    assigned before the node) and :meth:`value_of` (the one that reaches it), placed by the node's
+    position, so they answer the same during the walk (rules run during it) and after it;
+    :meth:`reaching_assignment` (the assignment that runs on every path to the node).  Every value a name
+    is given in its scope: :meth:`values_at`.  Import origins and bindings: during the walk, from the
+    scope being visited (:meth:`lookup`, :meth:`qualified_names`, :meth:`is_param`: what is bound *so
+    far*); after the walk (or about a node away from the walk), from the scope that holds a node
+    (:meth:`scope_at`, :meth:`binding_at`, :meth:`qualified_names_at`).  ``parents`` (id(node) ->
+    parent, filled by the walk) places a node in its scope."""
 
     def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
                  order: Optional[Dict[int, int]] = None) -> None:
@@ -110,6 +128,13 @@ class NameResolver:
         self.scope = self.module_scope
         self.imports_torch = False
         self._scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
+        #: the position of the node being entered (-1: the module-level imports, bound before the walk)
+        self._pos = -1
+        #: the node the walk entered last, and whether the walk has left the module
+        self.cursor: Optional[cst.CSTNode] = None
+        self.done = False
+        self._ahead: Optional["NameResolver"] = None
+        self._below: Optional[_Below] = None
         self._prescan(module.body)
 
     # -- module-level imports, before the walk --------------------------------------------------
@@ -145,12 +170,12 @@ class NameResolver:
                 if full.split(".")[0] == "torch":
                     self.imports_torch = True
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    b = scope.bind(alias.asname.name.value)
+                    b = self._import_binding(scope, alias.asname.name.value)
                     if full not in b.imports:
                         b.imports.append(full)
                 else:
                     top = full.split(".")[0]
-                    b = scope.bind(top)
+                    b = self._import_binding(scope, top)
                     if top not in b.imports:
                         b.imports.append(top)
         elif isinstance(node, cst.ImportFrom):
@@ -165,19 +190,29 @@ class NameResolver:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     local = alias.asname.name.value
                 full = f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}"
-                b = scope.bind(local)
+                b = self._import_binding(scope, local)
                 if full not in b.imports:
                     b.imports.append(full)
 
+    def _import_binding(self, scope: Scope, name: str) -> Binding:
+        b = scope.bind(name, self._pos)
+        if b.imported is None:
+            b.imported = self._pos
+        return b
+
     # -- traversal hooks (called by FileContext for every node) ---------------------------------
     def enter(self, node: cst.CSTNode) -> None:
+        self.cursor = node
         handler = _ENTER.get(type(node))
         if handler is not None:
+            self._pos = self.order[id(node)]
             handler(self, node)
 
     def leave(self, node: cst.CSTNode) -> None:
         if type(node) in SCOPE_TYPES and self.scope.node is node:
             self.scope = self.scope.parent or self.module_scope
+        elif node is self.module_scope.node:
+            self.done = True
 
     def _push(self, node: cst.CSTNode, kind: str) -> Scope:
         scope = Scope(node, kind, self.scope)
@@ -207,9 +242,10 @@ class NameResolver:
     def _bind_local(self, scope: Scope, name: str, value: Optional[cst.BaseExpression]) -> None:
         if name in scope.globals:
             scope = self.module_scope
-        b = scope.bind(name)
+        b = scope.bind(name, self._pos)
         b.assigned = True
         b.values.append(value)
+        b.at.append(self._pos)
 
     def _enter_assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1:
@@ -252,8 +288,9 @@ class NameResolver:
 
     def _enter_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            b = self.scope.bind(node.target.value)
+            b = self.scope.bind(node.target.value, self._pos)
             b.assigned = True
+            b.changed.append((self._pos, node))
 
     def _record_attr(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
         scope = self.scope
@@ -265,6 +302,7 @@ class NameResolver:
             and scope.parent is not None
         ):
             scope.parent.attrs.setdefault(target.attr.value, []).append(value)
+            scope.parent.attr_at.setdefault(target.attr.value, []).append(self._pos)
 
     def _enter_for(self, node: cst.For) -> None:
         for name in target_names(node.target):
@@ -288,6 +326,7 @@ class NameResolver:
     def _enter_global(self, node: cst.Global) -> None:
         for item in node.names:
             self.scope.globals.add(item.name.value)
+            self.scope.global_at.setdefault(item.name.value, self._pos)
 
     def _enter_named_expr(self, node: cst.NamedExpr) -> None:
         if isinstance(node.target, cst.Name):
@@ -339,37 +378,12 @@ class NameResolver:
             return False
         return not qn.isdisjoint(names)
 
-    def bound_values(self, node: cst.Name) -> List[Optional[cst.BaseExpression]]:
-        """Every binding of the local name ``node`` so far, in source order: the value assigned, or None
-        where the value is unknown (a parameter, a loop or ``with`` target, an element of an unpacked
-        tuple).  Empty when the name is no local (unbound, or imported)."""
-        b = self.lookup(node.value)
-        if b is None or b.imports:
-            return []
-        return list(b.values)
-
-    def values(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
-        """Expressions assigned so far to a local Name, or to ``self.attr`` in the current class."""
-        if isinstance(node, cst.Name):
-            return [v for v in self.bound_values(node) if v is not None]
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            scope = self.scope
-            while scope is not None and scope.kind != "function":
-                scope = scope.parent
-            if scope is not None and scope.self_name == node.value.value and scope.parent is not None:
-                return list(scope.parent.attrs.get(node.attr.value, ()))
-        return []
-
-    def last_value(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        vals = self.values(node)
-        return vals[-1] if vals else None
-
     def instance_of(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Qualified names of the class (or factory) that built the value of ``node``."""
         if isinstance(node, cst.Call):
             return self.qualified_names(node.func)
         out: set = set()
-        for value in self.values(node):
+        for value in self.values_before(node):
             if isinstance(value, cst.Call):
                 out |= self.qualified_names(value.func)
         return frozenset(out)
@@ -451,6 +465,145 @@ class NameResolver:
                 return list(scope.attrs.get(node.attr.value, ()))
         return []
 
+    # -- the value a name holds at a node: the same answer during the walk and after it ------------
+    def values_before(self, node: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> List[cst.BaseExpression]:
+        """The values assigned, in source order, to the local name ``node`` (a ``Name``), or to
+        ``self.<attr>`` in the class of the method around it, by the assignments before ``at`` (a node
+        of this module; default ``node`` itself), looked up where ``at`` is.  An assignment ``at`` is part
+        of counts: it runs first.  Bindings whose value is unknown (a parameter, a loop target, an
+        element of an unpacked tuple) are left out; a name imported before ``at`` has no values.
+
+        The answer does not depend on where the walk is: a node the walk has not reached yet is
+        placed by looking ahead (see :meth:`_place`)."""
+        if isinstance(node, cst.Name):
+            return [v for v in self.bound_values(node, at) if v is not None]
+        ref = node if at is None else at
+        placed = self._place(ref)
+        if placed is None:
+            return []
+        resolver, pos, _, around = placed
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            scope: Optional[Scope] = around
+            while scope is not None and scope.kind != "function":
+                scope = scope.parent
+            if scope is not None and scope.self_name == node.value.value and scope.parent is not None:
+                attr = node.attr.value
+                values = scope.parent.attrs.get(attr, ())
+                return [v for v, p in zip(values, scope.parent.attr_at.get(attr, ())) if p < pos]
+        return []
+
+    def bound_values(self, node: cst.Name, at: Optional[cst.CSTNode] = None) -> List[Optional[cst.BaseExpression]]:
+        """Every binding of the local name ``node`` before ``at`` (default ``node``; looked up where
+        ``at`` is), in source order: the value assigned, or None where the value is unknown (a parameter,
+        a loop or ``with`` target, an element of an unpacked tuple).  Empty when the name is no local
+        there (unbound, or imported).  Placed like :meth:`values_before`."""
+        ref = node if at is None else at
+        placed = self._place(ref)
+        if placed is None:
+            return []
+        resolver, pos, _, around = placed
+        b = resolver._binding_before(around, node.value, pos)
+        if b is None or (b.imported is not None and b.imported < pos):
+            return []
+        return [v for v, p in zip(b.values, b.at) if p < pos]
+
+    def value_of(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The value the local name ``node`` holds where it is: the last value assigned to it before
+        ``node`` (:meth:`values_before`), or the one before that when ``node`` is part of it (the ``g``
+        read in ``g = torch.exp(-g / s)``).  None when ``node`` is no local name, its value is unknown,
+        or an augmented assignment (``x += 1``) changed it since."""
+        if not isinstance(node, cst.Name):
+            return None
+        placed = self._place(node)
+        if placed is None:
+            return None
+        resolver, pos, parent_of, around = placed
+        b = resolver._binding_before(around, node.value, pos)
+        if b is None or (b.imported is not None and b.imported < pos):
+            return None
+        known = [(p, v) for v, p in zip(b.values, b.at) if p < pos and v is not None]
+        if not known:
+            return None
+        p, value = known[-1]
+        if value is node:
+            return None
+        if _inside(node, value, parent_of):
+            if len(known) < 2:
+                return None
+            p, value = known[-2]
+            if _inside(node, value, parent_of):
+                return None
+        if any(p < c < pos and not _inside(node, aug, parent_of) for c, aug in b.changed):
+            return None  # changed in place since (``x += 1``; the ``x`` read by that statement is the value before)
+        return value
+
+    def _place(self, node: cst.CSTNode) -> Optional[Tuple["NameResolver", int, _ParentOf, Scope]]:
+        """Where ``node`` is: the resolver that knows every binding before it, its position, its parent
+        links, and the scope its names are looked up in.  A node the walk has reached is answered from
+        what the walk collected (every binding before it is entered).  So is one below the node being
+        entered when nothing between the two binds a name or opens a scope: its position and parent
+        links come from numbering that node's subtree, and it is in the scope the walk is in.
+        Any other node of the module (further on, during the walk) is answered by a resolver that walks
+        the whole module once, ahead.  None for a node of another tree."""
+        order = self.order
+        pos = order.get(id(node))
+        if pos is not None:
+            return self, pos, self._parent, self._scope_around(node)
+        cursor = self.cursor
+        if not self.done and cursor is not None and id(cursor) in order:
+            below = self._below
+            if below is None or below.root is not cursor:
+                below = self._below = _Below(cursor, order[id(cursor)], self.parents)
+            pos = below.find(node)
+            if pos is not None:
+                return self, pos, below.parent, self.scope
+        if self._ahead is None:
+            if self.done:
+                return None  # the walk saw every node of the module: this one belongs to another tree
+            self._ahead = _walked(self.module_scope.node)
+        ahead = self._ahead
+        pos = ahead.order.get(id(node))
+        if pos is None:
+            return None
+        return ahead, pos, ahead._parent, ahead._scope_around(node)
+
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(id(node))
+
+    def _scope_around(self, node: cst.CSTNode) -> Scope:
+        """The innermost scope a node the walk has reached sits in: a function's or a lambda's, or a
+        class body's."""
+        scopes = self._scope_of
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None:
+            t = type(p)
+            if t is cst.FunctionDef or t is cst.Lambda or t is cst.ClassDef:
+                found = scopes.get(p)
+                if found is not None:
+                    return found
+            p = parents.get(id(p))
+        return self.module_scope
+
+    def _binding_before(self, around: Scope, name: str, pos: int) -> Optional[Binding]:
+        """The binding ``name`` has at position ``pos`` in the scope ``around``: Python's lookup from there
+        (a class body only when it is ``around``), among the bindings made before ``pos``, a ``global``
+        declaration before ``pos`` sending it to the module."""
+        scope: Optional[Scope] = around
+        first = True
+        while scope is not None:
+            if scope.kind != "class" or first:
+                declared = scope.global_at.get(name)
+                if declared is not None and declared < pos and scope is not self.module_scope:
+                    scope = self.module_scope
+                    continue
+                b = scope.bindings.get(name)
+                if b is not None and b.since < pos:
+                    return b
+            first = False
+            scope = scope.parent
+        return None
+
     def position(self, node: cst.CSTNode) -> int:
         """A key ordering the nodes of the file by source position (the walk's pre-order index; -1 for
         a node of another tree)."""
@@ -515,6 +668,76 @@ class NameResolver:
         while scope is not None and scope.kind not in ("function", "lambda"):
             scope = scope.parent
         return scope.node if scope is not None else None
+
+
+def _inside(node: cst.CSTNode, container: cst.CSTNode, parent_of: "_ParentOf") -> bool:
+    p = parent_of(node)
+    while p is not None:
+        if p is container:
+            return True
+        p = parent_of(p)
+    return False
+
+
+class _Below:
+    """The nodes below the node the walk is entering, numbered in pre-order (the positions the walk will
+    give them) as far as a query needs and no further than the first that binds a name or opens a scope:
+    up to there, what the walk has collected is every binding before them."""
+
+    __slots__ = ("root", "index", "stack", "parents", "n", "closed")
+
+    def __init__(self, root: cst.CSTNode, at: int, parents: Dict[int, cst.CSTNode]) -> None:
+        self.root = root
+        self.index: Dict[int, Tuple[int, cst.CSTNode]] = {}  # id -> (position, parent)
+        self.stack: List[Tuple[cst.CSTNode, cst.CSTNode]] = [(kid, root) for kid in reversed(children(root))]
+        self.parents = parents
+        self.n = at
+        self.closed = False  # a node that binds a name was reached: the numbering stops there
+
+    def find(self, node: cst.CSTNode) -> Optional[int]:
+        """``node``'s position, when it is below the root with nothing binding a name before it."""
+        index = self.index
+        found = index.get(id(node))
+        while found is None and self.stack and not self.closed:
+            kid, parent = self.stack.pop()
+            self.n += 1
+            index[id(kid)] = (self.n, parent)
+            if type(kid) in _ENTER:
+                self.closed = True
+            else:
+                kids = children(kid)
+                for i in range(len(kids) - 1, -1, -1):
+                    self.stack.append((kids[i], kid))
+            if kid is node:
+                found = index[id(kid)]
+        return found[0] if found is not None else None
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        got = self.index.get(id(node))
+        return got[1] if got is not None else self.parents.get(id(node))
+
+
+def _walked(module: cst.Module) -> NameResolver:
+    """A resolver that has seen the whole of ``module``: the walk's bindings, collected ahead of it."""
+    resolver = NameResolver(module)
+    order, parents = resolver.order, resolver.parents
+    stack: List[object] = [module]
+    n = 0
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            resolver.leave(node[0])  # type: ignore[index]
+            continue
+        order[id(node)] = n
+        n += 1
+        resolver.enter(node)  # type: ignore[arg-type]
+        if type(node) in SCOPE_TYPES or node is module:
+            stack.append((node,))
+        kids = children(node)  # type: ignore[arg-type]
+        for i in range(len(kids) - 1, -1, -1):
+            parents[id(kids[i])] = node  # type: ignore[assignment]
+            stack.append(kids[i])
+    return resolver
 
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})

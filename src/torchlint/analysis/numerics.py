@@ -3,10 +3,9 @@ function of the same module), which exponent arguments are already shifted by th
 arguments are positive by construction, and which hand-written losses (softmax cross-entropy, sigmoid
 binary cross-entropy) a log call belongs to.
 
-Values are followed through local variables with :class:`Flow`: ``exp = torch.exp(logits)`` ...
-``exp / torch.sum(exp)`` is the same expression as ``torch.exp(logits) / torch.sum(torch.exp(logits))``.
-A flow either reads the scope being visited (the engine's name resolver) or the body of another function
-of the module (its own assignments, indexed once).
+Values are followed through local variables by the names layer (:func:`followed`): ``exp =
+torch.exp(logits)`` ... ``exp / torch.sum(exp)`` is the same expression as ``torch.exp(logits) /
+torch.sum(torch.exp(logits))``, in the function being visited as in another function of the module.
 
 Everything here leans towards silence: an exponent shifted by anything named like a maximum is stable,
 ``x + eps`` and ``x.clamp(min=...)`` are positive, and a pattern is only matched when every piece of it is
@@ -168,82 +167,33 @@ def is_false_or_absent(a: Optional[cst.Arg]) -> bool:
 
 
 # -- following values through local variables ----------------------------------------------------
-class Flow:
-    """Follows names to the expression last assigned to them.
-
-    With ``function=None`` it reads the scope the engine is visiting; with a ``FunctionDef`` it reads that
-    function's own single-name assignments (for functions of the module called from elsewhere)."""
-
-    def __init__(self, ctx: FileContext, function: Optional[cst.FunctionDef] = None) -> None:
-        self.ctx = ctx
-        self.function = function
-        self._local: Optional[Dict[str, List[cst.BaseExpression]]] = None
-
-    def _function_values(self, name: str) -> List[cst.BaseExpression]:
-        if self._local is None:
-            local: Dict[str, List[cst.BaseExpression]] = {}
-            assert self.function is not None
-            for node in self.ctx.contents(self.function).assigns:
-                if isinstance(node, cst.Assign) and len(node.targets) == 1:
-                    target = node.targets[0].target
-                    if isinstance(target, cst.Name):
-                        local.setdefault(target.value, []).append(node.value)
-                elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
-                    value = node.value if isinstance(node, cst.AnnAssign) else None
-                    local.setdefault(node.target.value, []).append(value)  # type: ignore[arg-type]
-            self._local = local
-        return self._local.get(name, [])
-
-    def assigned(self, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
-        """Every value assigned to the name so far (None for an augmented assignment)."""
-        if self.function is not None:
-            return list(self._function_values(name.value))
-        return self.ctx.names.values(name)
-
-    def hop(self, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        """The value last assigned to ``expr`` when it is a local name; None otherwise."""
-        if not isinstance(expr, cst.Name):
-            return None
-        values = self.assigned(expr)
-        if not values or values[-1] is None:
-            return None
-        value = values[-1]
-        if value is expr:
-            return None
-        if self.function is None and self.ctx.is_inside(expr, value):
-            # `g = torch.exp(-g / s)`: the `g` read on the right is the value bound before
-            for earlier in reversed(values[:-1]):
-                if earlier is None or self.ctx.is_inside(expr, earlier):
-                    return None
-                return earlier
-            return None
-        return value
-
-    def value(self, expr: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
-        seen = 0
-        while seen < depth:
-            nxt = self.hop(expr)
-            if nxt is None:
-                return expr
-            expr = nxt
-            seen += 1
-        return expr
+def followed(ctx: FileContext, expr: cst.BaseExpression, depth: int = 4) -> cst.BaseExpression:
+    """``expr``, or the value it holds through up to ``depth`` local names (the names layer's
+    :meth:`~torchlint.analysis.names.NameResolver.value_of`): ``exp`` after ``exp = torch.exp(x)`` is
+    ``torch.exp(x)``."""
+    value_of = ctx.names.value_of
+    for _ in range(depth):
+        nxt = value_of(expr)
+        if nxt is None:
+            return expr
+        expr = nxt
+    return expr
 
 
-def movable(flow: Flow, operand: cst.BaseExpression, source: Optional[cst.BaseExpression],
+def movable(ctx: FileContext, operand: cst.BaseExpression, source: Optional[cst.BaseExpression], at: cst.CSTNode,
             removed: Optional[cst.Assign] = None) -> bool:
     """Whether ``operand`` (taken from ``source``, the value of an earlier assignment; None when it is
-    written at the use site) still means the same thing at the use site.
+    written at the use site ``at``) still means the same thing at ``at``.
 
-    It must hold no call, and every name in it must be assigned at most once, not by the assignment it
-    came from (unless that assignment is removed by the fix, and was the name's only one)."""
+    It must hold no call, and every name in it must be assigned at most once before ``at``, not by the
+    assignment it came from (unless that assignment is removed by the fix, and was the name's only one)."""
     if source is None:
         return True
     if any(isinstance(n, cst.Call) for n in iter_nodes(operand)):
         return False  # evaluating a call again may repeat work or side effects (a model's forward)
-    origin = flow.ctx.parent(source)
+    origin = ctx.parent(source)
     for name in names_of(operand):
-        values = flow.assigned(name)
+        values = ctx.names.values_before(name, at)
         if not values:
             continue
         if len(values) > 1:
@@ -269,8 +219,8 @@ def _peel(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def _is_max_like(flow: Flow, expr: cst.BaseExpression, depth: int = 2) -> bool:
-    expr = _peel(flow.ctx, expr)
+def _is_max_like(ctx: FileContext, expr: cst.BaseExpression, depth: int = 2) -> bool:
+    expr = _peel(ctx, expr)
     if isinstance(expr, cst.Call):
         name = callee_name(expr)
         if name is not None and _MAX_NAME.search(name):
@@ -281,16 +231,16 @@ def _is_max_like(flow: Flow, expr: cst.BaseExpression, depth: int = 2) -> bool:
         if dotted is not None and _MAX_NAME.search(dotted.rsplit(".", 1)[-1]):
             return True
         if depth > 0:
-            nxt = flow.hop(expr)
+            nxt = ctx.names.value_of(expr)
             if nxt is not None:
-                return _is_max_like(flow, nxt, depth - 1)
+                return _is_max_like(ctx, nxt, depth - 1)
     return False
 
 
-def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+def _nonnegative(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """Non-negative by construction: squares, even powers, abs, norms, exp, and products and ratios of
     those with positive constants."""
-    expr = flow.value(expr, 2)
+    expr = followed(ctx, expr, 2)
     n = number(expr)
     if n is not None:
         return n >= 0
@@ -311,13 +261,13 @@ def _nonnegative(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
         return False
     # shape changes and selections keep the sign: `g.unsqueeze(0)`, `d[:, None]`, `d.view(-1)`
     if isinstance(expr, cst.Call) and method_name(expr) in _PASS_METHODS and receiver(expr) is not None:
-        return _nonnegative(flow, receiver(expr), depth - 1)  # type: ignore[arg-type]
+        return _nonnegative(ctx, receiver(expr), depth - 1)  # type: ignore[arg-type]
     if isinstance(expr, cst.Subscript):
-        return _nonnegative(flow, expr.value, depth - 1)
+        return _nonnegative(ctx, expr.value, depth - 1)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
-        return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)
+        return _nonnegative(ctx, expr.left, depth - 1) and _nonnegative(ctx, expr.right, depth - 1)
     if is_binop(expr, cst.Add):
-        return _nonnegative(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right, depth - 1)  # type: ignore
+        return _nonnegative(ctx, expr.left, depth - 1) and _nonnegative(ctx, expr.right, depth - 1)  # type: ignore
     return False
 
 
@@ -333,24 +283,27 @@ _INTEGER_KEEPING = frozenset({"abs", "neg", "float", "double", "half", "to", "vi
 _INTEGER_GATHERING = frozenset({"stack", "cat", "meshgrid", "ndgrid", "maximum", "minimum"})
 
 
-def integer_valued(flow: Flow, expr: cst.BaseExpression, depth: int = 16) -> bool:
+def integer_valued(ctx: FileContext, expr: cst.BaseExpression, depth: int = 16,
+                   seen: Optional[Dict[int, bool]] = None) -> bool:
     """Whole numbers by construction: ``torch.floor(...)``, ``.long()``, ``torch.arange(n)``, index and
     count results, and sums, differences, products, selections, casts and stacks of those (``float()``
     keeps the values whole).  ``1 + x`` is exact for such ``x``, so ``log(1 + x)`` loses nothing."""
     if depth <= 0:
         return False
+    if seen is None:
+        seen = {}  # per question: names that feed each other
     n = number(expr)
     if n is not None:
         return float(n).is_integer()
     if isinstance(expr, cst.Name):
-        return _integer_name(flow, expr, depth)
+        return _integer_name(ctx, expr, depth, seen)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        return integer_valued(flow, expr.expression, depth - 1)
+        return integer_valued(ctx, expr.expression, depth - 1, seen)
     if isinstance(expr, cst.Subscript):
-        return integer_valued(flow, expr.value, depth - 1)
+        return integer_valued(ctx, expr.value, depth - 1, seen)
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
-            return integer_valued(flow, expr.left, depth - 1) and integer_valued(flow, expr.right, depth - 1)
+            return integer_valued(ctx, expr.left, depth - 1, seen) and integer_valued(ctx, expr.right, depth - 1, seen)
         return False
     if not isinstance(expr, cst.Call):
         return False
@@ -364,30 +317,28 @@ def integer_valued(flow: Flow, expr: cst.BaseExpression, depth: int = 16) -> boo
         if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
             values = [el.value for el in values[0].elements]
         elif len(values) == 1 and isinstance(values[0], cst.Call):
-            return integer_valued(flow, values[0], depth - 1)  # `torch.stack(ndgrid(a, b))`
-        return bool(values) and all(integer_valued(flow, v, depth - 1) for v in values)
+            return integer_valued(ctx, values[0], depth - 1, seen)  # `torch.stack(ndgrid(a, b))`
+        return bool(values) and all(integer_valued(ctx, v, depth - 1, seen) for v in values)
     if name in _INTEGER_KEEPING:
         inner = receiver(expr)
         if inner is None or _module_like_prefix(inner):  # `torch.abs(x)`
             first = arg(expr, 0, "input")
             inner = first.value if first is not None else None
-        return inner is not None and integer_valued(flow, inner, depth - 1)
+        return inner is not None and integer_valued(ctx, inner, depth - 1, seen)
     return False
 
 
-def _integer_name(flow: Flow, name: cst.Name, depth: int) -> bool:
+def _integer_name(ctx: FileContext, name: cst.Name, depth: int, seen: Dict[int, bool]) -> bool:
     """Every value assigned to the name is whole, and no in-place division or scaling by a fraction
     runs before the use on the path to it (a branch exclusive with the use does not count)."""
-    seen = flow.__dict__.setdefault("_integer_names", {})  # per question: names that feed each other
     if id(name) in seen:
         return seen[id(name)]
     seen[id(name)] = False  # a cycle proves nothing
-    seen[id(name)] = found = _integer_name_of(flow, name, depth)
+    seen[id(name)] = found = _integer_name_of(ctx, name, depth, seen)
     return found
 
 
-def _integer_name_of(flow: Flow, name: cst.Name, depth: int) -> bool:
-    ctx = flow.ctx
+def _integer_name_of(ctx: FileContext, name: cst.Name, depth: int, seen: Dict[int, bool]) -> bool:
     # a name inside the expression the walk is visiting has no parent link yet: the visited node stands in
     use = name if ctx.parent(name) is not None or ctx.current is None else ctx.current
     function = ctx.enclosing(use, cst.FunctionDef)
@@ -423,7 +374,7 @@ def _integer_name_of(flow: Flow, name: cst.Name, depth: int) -> bool:
             values.append(a.value)
     if not values:
         return False
-    return all(integer_valued(flow, v, depth - 1) for v in values)
+    return all(integer_valued(ctx, v, depth - 1, seen) for v in values)
 
 
 def _binds_name(node: cst.CSTNode, name: str) -> bool:
@@ -446,59 +397,58 @@ def _reads(expr: cst.BaseExpression, name: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == name
 
 
-def _nonpositive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+def _nonpositive(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """Non-positive by construction: ``-x**2``, ``-0.5 * (x / s).pow(2)``, ``-d / T`` with ``d`` >= 0 (a
     denominator that is a name or attribute is taken as a positive scale: a temperature, a sigma)."""
-    expr = flow.value(expr, 2)
+    expr = followed(ctx, expr, 2)
     n = number(expr)
     if n is not None:
         return n <= 0
     if is_negation(expr):
-        return _nonnegative(flow, expr.expression)  # type: ignore[attr-defined]
+        return _nonnegative(ctx, expr.expression)  # type: ignore[attr-defined]
     if depth <= 0 or not isinstance(expr, cst.BinaryOperation):
         return False
     left, right = expr.left, expr.right
     if isinstance(expr.operator, cst.Multiply):
-        return (_nonpositive(flow, left, depth - 1) and _nonnegative(flow, right, depth - 1)) or (
-            _nonnegative(flow, left, depth - 1) and _nonpositive(flow, right, depth - 1)
+        return (_nonpositive(ctx, left, depth - 1) and _nonnegative(ctx, right, depth - 1)) or (
+            _nonnegative(ctx, left, depth - 1) and _nonpositive(ctx, right, depth - 1)
         )
     if isinstance(expr.operator, cst.Divide):
-        return _nonpositive(flow, left, depth - 1) and (
-            _nonnegative(flow, right, depth - 1) or dotted_name(right) is not None
+        return _nonpositive(ctx, left, depth - 1) and (
+            _nonnegative(ctx, right, depth - 1) or dotted_name(right) is not None
         )
     if isinstance(expr.operator, cst.Subtract):
-        return _nonpositive(flow, left, depth - 1) and _nonnegative(flow, right, depth - 1)
+        return _nonpositive(ctx, left, depth - 1) and _nonnegative(ctx, right, depth - 1)
     return False
 
 
-def is_shifted(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+def is_shifted(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """An exponent that cannot overflow: shifted by a maximum or a log-sum-exp (``x - x.max()``), a
     log-probability, the negation of something non-negative, or clamped from above."""
-    ctx = flow.ctx
-    expr = flow.value(expr, 3)
-    if number(expr) is not None or _nonpositive(flow, expr):
+    expr = followed(ctx, expr, 3)
+    if number(expr) is not None or _nonpositive(ctx, expr):
         return True
     if is_binop(expr, cst.Subtract):
-        if _is_max_like(flow, expr.right):  # type: ignore[attr-defined]
+        if _is_max_like(ctx, expr.right):  # type: ignore[attr-defined]
             return True
-        if depth > 0 and is_shifted(flow, expr.left, depth - 1) and _nonnegative(flow, expr.right):  # type: ignore
+        if depth > 0 and is_shifted(ctx, expr.left, depth - 1) and _nonnegative(ctx, expr.right):  # type: ignore
             return True
         return False
     if is_binop(expr, cst.Add) and depth > 0:
-        return is_shifted(flow, expr.left, depth - 1) and is_shifted(flow, expr.right, depth - 1)  # type: ignore
+        return is_shifted(ctx, expr.left, depth - 1) and is_shifted(ctx, expr.right, depth - 1)  # type: ignore
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.Multiply)) and depth > 0:
         # a temperature: (x - max) / T, scale * (x - max)
         left, right = expr.left, expr.right
-        if number(left) is None and is_shifted(flow, left, depth - 1):
+        if number(left) is None and is_shifted(ctx, left, depth - 1):
             return number(right) is None or number(right) > 0  # type: ignore[operator]
         return (
             isinstance(expr.operator, cst.Multiply)
             and number(right) is None
-            and is_shifted(flow, right, depth - 1)
+            and is_shifted(ctx, right, depth - 1)
             and (number(left) is None or number(left) > 0)  # type: ignore[operator]
         )
     if is_negation(expr):
-        return _nonnegative(flow, expr.expression)  # type: ignore[attr-defined]
+        return _nonnegative(ctx, expr.expression)  # type: ignore[attr-defined]
     if isinstance(expr, cst.Call):
         if log_softmax_use(ctx, expr) is not None:
             return True
@@ -538,7 +488,7 @@ def _module_like_prefix(expr: cst.BaseExpression) -> bool:
     return d is not None and d.split(".")[0] in ("torch", "th", "F", "nn", "np", "numpy", "math")
 
 
-def _eps_like(flow: Flow, expr: cst.BaseExpression, depth: int = 4) -> bool:
+def _eps_like(ctx: FileContext, expr: cst.BaseExpression, depth: int = 4) -> bool:
     n = number(expr)
     if n is not None:
         return n > 0
@@ -552,17 +502,17 @@ def _eps_like(flow: Flow, expr: cst.BaseExpression, depth: int = 4) -> bool:
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("eps", "tiny"):
         return True  # torch.finfo(x.dtype).eps
     if isinstance(expr, cst.Name) and depth > 0:  # bounded: `x = y; y = x` hops in a cycle
-        nxt = flow.hop(expr)
+        nxt = ctx.names.value_of(expr)
         if nxt is not None:
-            return _eps_like(flow, nxt, depth - 1)
+            return _eps_like(ctx, nxt, depth - 1)
     return False
 
 
-def eps_subtracted(flow: Flow, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+def eps_subtracted(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """``p - eps`` (through a variable): the guard points the wrong way — it moves the argument of a log
     towards 0, and below it where ``p`` is 0 (``nan``).  Returns ``p``."""
-    value = flow.value(expr, 3)
-    if is_binop(value, cst.Subtract) and _eps_like(flow, value.right):  # type: ignore[attr-defined]
+    value = followed(ctx, expr, 3)
+    if is_binop(value, cst.Subtract) and _eps_like(ctx, value.right):  # type: ignore[attr-defined]
         n = number(value.right)  # type: ignore[attr-defined]
         if n is None or n < 1e-2:
             return value.left  # type: ignore[attr-defined]
@@ -602,29 +552,29 @@ def is_log_call(ctx: FileContext, node: cst.Call) -> bool:
     return len(node.args) == 1 and log_use(ctx, node) is not None
 
 
-def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
+def positive(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """A log argument that cannot be zero: ``x + eps``, ``x.clamp(min=eps)``, ``clamp_min``, ``exp``,
     ``softplus``, a positive literal or constant tensor, products and ratios of those."""
-    if _eps_like(flow, expr) and not isinstance(expr, cst.Name):
+    if _eps_like(ctx, expr) and not isinstance(expr, cst.Name):
         return True
-    value = flow.value(expr, 3)
+    value = followed(ctx, expr, 3)
     if value is not expr and depth > 0:
-        return positive(flow, value, depth - 1)
+        return positive(ctx, value, depth - 1)
     if is_binop(expr, cst.Add):
-        return _eps_like(flow, expr.left) or _eps_like(flow, expr.right) or (  # type: ignore[attr-defined]
-            depth > 0 and (positive(flow, expr.left, depth - 1) or positive(flow, expr.right, depth - 1))  # type: ignore
+        return _eps_like(ctx, expr.left) or _eps_like(ctx, expr.right) or (  # type: ignore[attr-defined]
+            depth > 0 and (positive(ctx, expr.left, depth - 1) or positive(ctx, expr.right, depth - 1))  # type: ignore
         )
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Power)):
         if isinstance(expr.operator, cst.Power):
-            return depth > 0 and positive(flow, expr.left, depth - 1)
-        return depth > 0 and positive(flow, expr.left, depth - 1) and positive(flow, expr.right, depth - 1)
+            return depth > 0 and positive(ctx, expr.left, depth - 1)
+        return depth > 0 and positive(ctx, expr.left, depth - 1) and positive(ctx, expr.right, depth - 1)
     if isinstance(expr, cst.Call):
         name = callee_name(expr)
         if name in ("clamp", "clip", "clamp_min", "clamp_", "clip_", "clamp_min_"):
             bound = _clamp_bound(expr, "min")
-            return bound is not None and (_eps_like(flow, bound) or positive(flow, bound, 0))
+            return bound is not None and (_eps_like(ctx, bound) or positive(ctx, bound, 0))
         if name in ("maximum", "fmax") or (name in ("max",) and len(expr.args) >= 2):
-            return any(_eps_like(flow, a.value) for a in expr.args)
+            return any(_eps_like(ctx, a.value) for a in expr.args)
         if name in ("exp", "softplus", "ones", "ones_like", "full", "arange", "rsqrt", "cosh", "numel", "size",
                     "len", "exp2"):
             return True
@@ -632,7 +582,7 @@ def positive(flow: Flow, expr: cst.BaseExpression, depth: int = 3) -> bool:
             first = arg(expr, 0)
             return first is not None and number(first.value) is not None and number(first.value) > 0  # type: ignore
     if isinstance(expr, cst.Subscript):
-        return positive(flow, expr.value, depth - 1) if depth > 0 else False
+        return positive(ctx, expr.value, depth - 1) if depth > 0 else False
     return False
 
 
@@ -656,7 +606,7 @@ class Softmax:
 
 def _layer_dim(ctx: FileContext, use: OpUse) -> DimCode:
     func = use.node.func
-    ctors = [func] if isinstance(func, cst.Call) else list(ctx.names.values(func))
+    ctors = [func] if isinstance(func, cst.Call) else list(ctx.names.values_before(func))
     for ctor in reversed(ctors):
         if isinstance(ctor, cst.Call):
             a = arg(ctor, 0, "dim")
@@ -676,19 +626,18 @@ def torch_softmax(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Softma
     return Softmax("torch", use.node, use.operand, dim, use=use)
 
 
-def _sum_of(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool, bool]]:
+def _sum_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool, bool]]:
     """(sum use, unsqueezed, eps-added) for a softmax denominator."""
-    ctx = flow.ctx
     eps = False
-    value = flow.value(expr, 2)
+    value = followed(ctx, expr, 2)
     if is_binop(value, cst.Add):
-        if _eps_like(flow, value.right):  # type: ignore[attr-defined]
+        if _eps_like(ctx, value.right):  # type: ignore[attr-defined]
             value, eps = value.left, True  # type: ignore[attr-defined]
-        elif _eps_like(flow, value.left):  # type: ignore[attr-defined]
+        elif _eps_like(ctx, value.left):  # type: ignore[attr-defined]
             value, eps = value.right, True  # type: ignore[attr-defined]
-        value = flow.value(value, 2)
+        value = followed(ctx, value, 2)
     unsqueezed = False
-    restored = _restored_dim(flow, value)
+    restored = _restored_dim(ctx, value)
     if restored is not None:
         return restored + (eps,)
     if isinstance(value, cst.Call) and method_name(value) == "unsqueeze":
@@ -722,7 +671,7 @@ def _minus_one_one(call: cst.Call) -> bool:
     return len(values) == 2 and number(values[0]) == -1 and number(values[1]) == 1
 
 
-def _restored_dim(flow: Flow, value: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
+def _restored_dim(ctx: FileContext, value: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
     """A sum over one dim whose reduced dim is put back by another spelling than ``keepdim`` or
     ``unsqueeze``, where the result lines up with the summed tensor exactly as ``keepdim=True`` would:
 
@@ -733,7 +682,6 @@ def _restored_dim(flow: Flow, value: cst.BaseExpression) -> Optional[Tuple[OpUse
 
     Other combinations (``sum(0).view(-1, 1)``) broadcast the sum along the wrong axis and are
     left alone: they are not a softmax."""
-    ctx = flow.ctx
     inner: Optional[cst.BaseExpression] = None
     wanted: Tuple[str, ...] = ()
     if isinstance(value, cst.Call) and method_name(value) in ("view", "reshape") and _minus_one_one(value):
@@ -748,7 +696,7 @@ def _restored_dim(flow: Flow, value: cst.BaseExpression) -> Optional[Tuple[OpUse
             inner, wanted = value.value, ("-1",)
     if inner is None:
         return None
-    use = sum_use(ctx, flow.value(inner, 2))
+    use = sum_use(ctx, followed(ctx, inner, 2))
     if use is None or is_true(op_arg(use, 2, "keepdim")):
         return None
     dim = dim_code(ctx, op_arg(use, 1, "dim"))
@@ -757,42 +705,41 @@ def _restored_dim(flow: Flow, value: cst.BaseExpression) -> Optional[Tuple[OpUse
     return use, True
 
 
-def handwritten_softmax(flow: Flow, div: cst.BaseExpression) -> Optional[Softmax]:
+def handwritten_softmax(ctx: FileContext, div: cst.BaseExpression) -> Optional[Softmax]:
     """``exp(x) / exp(x).sum(dim, keepdim=True)`` (any spelling, through variables)."""
     if not is_binop(div, cst.Divide):
         return None
-    return softmax_parts(flow, div, div.left, div.right)  # type: ignore[attr-defined]
+    return softmax_parts(ctx, div, div.left, div.right)  # type: ignore[attr-defined]
 
 
-def inplace_softmax(flow: Flow, node: cst.CSTNode) -> Optional[Softmax]:
+def inplace_softmax(ctx: FileContext, node: cst.CSTNode) -> Optional[Softmax]:
     """``e /= e.sum(dim, keepdim=True)`` and ``e.div_(e.sum(...))`` with ``e = torch.exp(x)``: the
     same hand-written softmax, normalised in place."""
     if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
         if isinstance(node.target, cst.Name):
-            return softmax_parts(flow, node, node.target, node.value)
+            return softmax_parts(ctx, node, node.target, node.value)
         return None
     if isinstance(node, cst.Call) and method_name(node) == "div_" and len(node.args) == 1:
         numer = receiver(node)
         if isinstance(numer, cst.Name) and node.args[0].keyword is None:
-            return softmax_parts(flow, node, numer, node.args[0].value)
+            return softmax_parts(ctx, node, numer, node.args[0].value)
     return None
 
 
-def softmax_parts(flow: Flow, div: cst.CSTNode, numer: cst.BaseExpression, denom: cst.BaseExpression
+def softmax_parts(ctx: FileContext, div: cst.CSTNode, numer: cst.BaseExpression, denom: cst.BaseExpression
                   ) -> Optional[Softmax]:
-    ctx = flow.ctx
-    numer_val = flow.value(numer, 2)
+    numer_val = followed(ctx, numer, 2)
     e = exp_use(ctx, numer_val)
     if e is None or e.operand is None:
         return None
-    found = _sum_of(flow, denom)
+    found = _sum_of(ctx, denom)
     if found is None:
         return None
     s, unsqueezed, eps = found
     if s.operand is None:
         return None
     if not same_code(ctx, s.operand, numer):
-        e2 = exp_use(ctx, flow.value(s.operand, 2))
+        e2 = exp_use(ctx, followed(ctx, s.operand, 2))
         if e2 is None or e2.operand is None or not same_code(ctx, e2.operand, e.operand):
             return None
     dim_arg = op_arg(s, 1, "dim")
@@ -808,7 +755,7 @@ def softmax_parts(flow: Flow, div: cst.CSTNode, numer: cst.BaseExpression, denom
         e.operand,
         dim,
         keepdim=keepdim,
-        stable=is_shifted(flow, e.operand),
+        stable=is_shifted(ctx, e.operand),
         use=e,
         sum_node=s.node,
         eps=eps,
@@ -844,11 +791,10 @@ def _call_arg_for(call: cst.Call, function: cst.FunctionDef, name: str, is_metho
     return None
 
 
-def function_softmax(flow: Flow, call: cst.BaseExpression) -> Optional[Softmax]:
+def function_softmax(ctx: FileContext, call: cst.BaseExpression) -> Optional[Softmax]:
     """A call of a function of this module whose body returns a softmax of its first parameter:
     ``def softmax(logits): exp = torch.exp(logits - torch.max(logits)); return exp / torch.sum(exp)``."""
-    ctx = flow.ctx
-    if not isinstance(call, cst.Call) or flow.function is not None:
+    if not isinstance(call, cst.Call):
         return None
     function = ctx.function_for_call(call)
     if function is None:
@@ -856,13 +802,12 @@ def function_softmax(flow: Flow, call: cst.BaseExpression) -> Optional[Softmax]:
     returned = _returned(function)
     if returned is None:
         return None
-    inner = Flow(ctx, function)
-    value = inner.value(returned, 3)
-    info = torch_softmax(ctx, value) or handwritten_softmax(inner, value)
+    value = followed(ctx, returned, 3)  # the function's own assignments before its return
+    info = torch_softmax(ctx, value) or handwritten_softmax(ctx, value)
     if info is None:
         return None
-    base = inner.value(info.operand, 2)
-    if is_binop(base, cst.Subtract) and _is_max_like(inner, base.right):  # type: ignore[attr-defined]
+    base = followed(ctx, info.operand, 2)
+    if is_binop(base, cst.Subtract) and _is_max_like(ctx, base.right):  # type: ignore[attr-defined]
         base = base.left  # type: ignore[attr-defined]
     is_method = isinstance(call.func, cst.Attribute)
     params = _params(function)
@@ -893,13 +838,13 @@ def _is_simple(expr: cst.BaseExpression) -> bool:
     return number(expr) is not None or isinstance(expr, (cst.Integer, cst.Name))
 
 
-def softmax_of(flow: Flow, expr: cst.BaseExpression, follow: bool = True) -> Optional[Softmax]:
+def softmax_of(ctx: FileContext, expr: cst.BaseExpression, follow: bool = True) -> Optional[Softmax]:
     """The softmax ``expr`` is (through local variables when ``follow``)."""
-    value = flow.value(expr, 3) if follow else expr
+    value = followed(ctx, expr, 3) if follow else expr
     return (
-        torch_softmax(flow.ctx, value)
-        or handwritten_softmax(flow, value)
-        or function_softmax(flow, value)
+        torch_softmax(ctx, value)
+        or handwritten_softmax(ctx, value)
+        or function_softmax(ctx, value)
     )
 
 
@@ -910,10 +855,9 @@ def softmax_of(flow: Flow, expr: cst.BaseExpression, follow: bool = True) -> Opt
 _COMMUTING_METHODS = (_PASS_METHODS | _SELECT_METHODS) - {"prod"}
 
 
-def peel_selection(flow: Flow, expr: cst.BaseExpression, depth: int = 6) -> Tuple[cst.BaseExpression, bool]:
+def peel_selection(ctx: FileContext, expr: cst.BaseExpression, depth: int = 6) -> Tuple[cst.BaseExpression, bool]:
     """The innermost expression under a chain of element selections (``p[:, 1]``, ``p.gather(1, i)``,
     ``p.max(-1).values``, ``p.view(n, -1)``); the bool says whether anything was peeled."""
-    ctx = flow.ctx
     peeled = False
     for _ in range(depth):
         if isinstance(expr, cst.Subscript):
@@ -933,39 +877,38 @@ def peel_selection(flow: Flow, expr: cst.BaseExpression, depth: int = 6) -> Tupl
 
 
 # -- probabilities that can be exactly zero ------------------------------------------------------
-def probability_source(flow: Flow, expr: cst.BaseExpression, depth: int = 4, allow_max: bool = False
+def probability_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 4, allow_max: bool = False
                        ) -> Optional[str]:
     """"softmax"/"sigmoid" when ``expr`` is such an output or is derived from one by indexing,
     gathering, reshaping, multiplying, summing, or ``1 - p``; None otherwise.  A softmax's maximum is
     never 0, but ``1 - max`` is: ``allow_max`` admits maxima under ``1 - p``."""
-    ctx = flow.ctx
-    value = flow.value(expr, 3)
-    if softmax_of(flow, value, follow=False) is not None:
+    value = followed(ctx, expr, 3)
+    if softmax_of(ctx, value, follow=False) is not None:
         return "softmax"
     if sigmoid_use(ctx, value) is not None:
         return "sigmoid"
     if depth <= 0:
         return None
     if isinstance(value, cst.Subscript):
-        return probability_source(flow, value.value, depth - 1, allow_max)
+        return probability_source(ctx, value.value, depth - 1, allow_max)
     if isinstance(value, cst.Attribute) and value.attr.value in ("values", "T", "mT"):
-        return probability_source(flow, value.value, depth - 1, allow_max)
+        return probability_source(ctx, value.value, depth - 1, allow_max)
     if isinstance(value, cst.Call):
         m = method_name(value)
         walk = _PASS_METHODS | _SELECT_METHODS | {"sum", "mean"} | ({"max", "amax"} if allow_max else set())
         if m is not None and m in walk and not _is_torch_module(ctx, receiver(value)):
-            return probability_source(flow, receiver(value), depth - 1, allow_max)  # type: ignore[arg-type]
+            return probability_source(ctx, receiver(value), depth - 1, allow_max)  # type: ignore[arg-type]
         funcs = _SELECT_FUNCS | {"torch.sum", "torch.mean"} | ({"torch.max", "torch.amax"} if allow_max else set())
         if ctx.names.matches(value.func, funcs):
             first = arg(value, 0, "input")
             if first is not None:
-                return probability_source(flow, first.value, depth - 1, allow_max)
+                return probability_source(ctx, first.value, depth - 1, allow_max)
     if is_binop(value, cst.Multiply):
-        return probability_source(flow, value.left, depth - 1) or probability_source(  # type: ignore
-            flow, value.right, depth - 1  # type: ignore[attr-defined]
+        return probability_source(ctx, value.left, depth - 1) or probability_source(  # type: ignore
+            ctx, value.right, depth - 1  # type: ignore[attr-defined]
         )
     if is_binop(value, cst.Subtract) and is_one(value.left):  # type: ignore[attr-defined]
-        return probability_source(flow, value.right, depth - 1, True)  # type: ignore[attr-defined]
+        return probability_source(ctx, value.right, depth - 1, True)  # type: ignore[attr-defined]
     return None
 
 
@@ -975,16 +918,15 @@ def _is_torch_module(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> bo
     return bool(ctx.names.qualified_names(expr))
 
 
-def is_count(flow: Flow, expr: cst.BaseExpression) -> bool:
+def is_count(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Counts, which can be zero: ``bincount``, ``histc``, ``count_nonzero``, ``(cond).sum()``."""
-    ctx = flow.ctx
-    value = flow.value(expr, 2)
+    value = followed(ctx, expr, 2)
     if isinstance(value, cst.Call):
         if ctx.names.matches(value.func, _COUNT_FUNCS) or method_name(value) in ("bincount", "count_nonzero"):
             return True
         s = sum_use(ctx, value)
         if s is not None and s.operand is not None:
-            inner = flow.value(s.operand, 1)
+            inner = followed(ctx, s.operand, 1)
             if isinstance(inner, cst.Comparison):
                 return True
     return False
@@ -997,14 +939,13 @@ def _strip_negation(expr: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]
     return expr, False
 
 
-def log_of(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, Optional[cst.BaseExpression]]]:
+def log_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, Optional[cst.BaseExpression]]]:
     """(the log use, the value it was read from when through a variable) for ``log(...)`` or a name
     assigned from one."""
-    ctx = flow.ctx
     use = log_use(ctx, expr)
     if use is not None:
         return use, None
-    value = flow.value(expr, 2)
+    value = followed(ctx, expr, 2)
     if value is not expr:
         use = log_use(ctx, value)
         if use is not None:
@@ -1058,9 +999,8 @@ def _outer_negation(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.UnaryOp
     return None
 
 
-def match_cross_entropy(flow: Flow, call: cst.BaseExpression) -> Optional[CrossEntropy]:
+def match_cross_entropy(ctx: FileContext, call: cst.BaseExpression) -> Optional[CrossEntropy]:
     """``call`` is the ``sum`` of a hand-written softmax cross-entropy."""
-    ctx = flow.ctx
     s = sum_use(ctx, call)
     if s is None or s.operand is None:
         return None
@@ -1070,17 +1010,17 @@ def match_cross_entropy(flow: Flow, call: cst.BaseExpression) -> Optional[CrossE
     sides = [product.left, product.right]  # type: ignore[attr-defined]
     for i, side in enumerate(sides):
         side, neg = _strip_negation(side)
-        found = log_of(flow, side)
+        found = log_of(ctx, side)
         if found is None:
             continue
         log, source = found
         if log.operand is None:
             continue
-        sm = softmax_of(flow, log.operand)
+        sm = softmax_of(ctx, log.operand)
         if sm is None or (sm.kind == "handwritten" and sm.eps):
             continue
         labels, lneg = _strip_negation(sides[1 - i])
-        same = softmax_of(flow, labels)
+        same = softmax_of(ctx, labels)
         if same is not None and same_code(ctx, same.operand, sm.operand):
             return None  # an entropy, -sum(p * log(p)): the log-of-softmax rule rewrites its log
         negs = int(inner_neg) + int(neg) + int(lneg)
@@ -1122,14 +1062,14 @@ class BinaryCrossEntropy:
     negated_outside: bool
 
 
-def _term(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, OpUse, Optional[cst.BaseExpression], bool]]:
+def _term(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, OpUse, Optional[cst.BaseExpression], bool]]:
     """``y * log(p)`` -> (y, log use, the log value source, negated)."""
     expr, neg = _strip_negation(expr)
     if not is_binop(expr, cst.Multiply):
         return None
     for i, side in enumerate((expr.left, expr.right)):  # type: ignore[attr-defined]
         side2, neg2 = _strip_negation(side)
-        found = log_of(flow, side2)
+        found = log_of(ctx, side2)
         if found is not None:
             other = (expr.left, expr.right)[1 - i]  # type: ignore[attr-defined]
             other, neg3 = _strip_negation(other)
@@ -1137,12 +1077,11 @@ def _term(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpres
     return None
 
 
-def _sigmoid_operand(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
-    ctx = flow.ctx
+def _sigmoid_operand(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
     use = sigmoid_use(ctx, expr)
     source = None
     if use is None:
-        value = flow.value(expr, 2)
+        value = followed(ctx, expr, 2)
         use = sigmoid_use(ctx, value)
         source = value
     if use is None or use.operand is None or use.kind == "layer":
@@ -1150,13 +1089,12 @@ def _sigmoid_operand(flow: Flow, expr: cst.BaseExpression) -> Optional[Tuple[cst
     return use.operand, source
 
 
-def match_binary_cross_entropy(flow: Flow, expr: cst.BaseExpression) -> Optional[BinaryCrossEntropy]:
+def match_binary_cross_entropy(ctx: FileContext, expr: cst.BaseExpression) -> Optional[BinaryCrossEntropy]:
     """``expr`` is ``y*log(p) + (1-y)*log(1-p)`` (either order, or ``-a - b``) with p a sigmoid."""
-    ctx = flow.ctx
     if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, (cst.Add, cst.Subtract)):
         return None
-    t1 = _term(flow, expr.left)
-    t2 = _term(flow, expr.right)
+    t1 = _term(ctx, expr.left)
+    t2 = _term(ctx, expr.right)
     if t1 is None or t2 is None:
         return None
     if isinstance(expr.operator, cst.Subtract):
@@ -1167,17 +1105,17 @@ def match_binary_cross_entropy(flow: Flow, expr: cst.BaseExpression) -> Optional
     for pos, neg in ((t1, t2), (t2, t1)):
         # neg: (1 - y) * log(1 - p)
         y = pos[0]
-        one_minus_y = flow.value(neg[0], 1)
+        one_minus_y = followed(ctx, neg[0], 1)
         if not (is_binop(one_minus_y, cst.Subtract) and is_one(one_minus_y.left)  # type: ignore[attr-defined]
                 and same_code(ctx, one_minus_y.right, y)):  # type: ignore[attr-defined]
             continue
-        p_found = _sigmoid_operand(flow, pos[1].operand) if pos[1].operand is not None else None
+        p_found = _sigmoid_operand(ctx, pos[1].operand) if pos[1].operand is not None else None
         if p_found is None:
             continue
-        one_minus_p = flow.value(neg[1].operand, 2) if neg[1].operand is not None else None
+        one_minus_p = followed(ctx, neg[1].operand, 2) if neg[1].operand is not None else None
         if not (is_binop(one_minus_p, cst.Subtract) and is_one(one_minus_p.left)):  # type: ignore[attr-defined]
             continue
-        q_found = _sigmoid_operand(flow, one_minus_p.right)  # type: ignore[attr-defined]
+        q_found = _sigmoid_operand(ctx, one_minus_p.right)  # type: ignore[attr-defined]
         if q_found is None or not same_code(ctx, q_found[0], p_found[0]):
             continue
         outer = None
@@ -1219,31 +1157,30 @@ def _two_indices(sub: cst.Subscript) -> Optional[Tuple[cst.BaseExpression, cst.B
     return items[0], items[1]
 
 
-def match_indexed_nll(flow: Flow, expr: cst.BaseExpression) -> Optional[IndexedNll]:
+def match_indexed_nll(ctx: FileContext, expr: cst.BaseExpression) -> Optional[IndexedNll]:
     """``expr`` is ``log_probs[range(n), y]`` (``log_probs`` a log of a softmax) or ``log(p[range(n), y])``
     (``p`` a softmax), under a minus."""
-    ctx = flow.ctx
     log: Optional[OpUse] = None
     sm: Optional[Softmax] = None
     pair = None
     if isinstance(expr, cst.Subscript):
         pair = _two_indices(expr)
-        found = log_of(flow, expr.value)
+        found = log_of(ctx, expr.value)
         if pair is None or found is None or found[0].operand is None:
             return None
         log = found[0]
-        sm = softmax_of(flow, found[0].operand)
+        sm = softmax_of(ctx, found[0].operand)
     else:
         log = log_use(ctx, expr)
         if log is None or log.operand is None:
             return None
-        sub = flow.value(log.operand, 2)
+        sub = followed(ctx, log.operand, 2)
         if not isinstance(sub, cst.Subscript):
             return None
         pair = _two_indices(sub)
         if pair is None:
             return None
-        sm = softmax_of(flow, sub.value)
+        sm = softmax_of(ctx, sub.value)
     if sm is None or (sm.kind == "handwritten" and sm.eps) or not _row_index(pair[0]):
         return None
     outer = _outer_negation(ctx, expr)
@@ -1314,12 +1251,12 @@ __all__ = [
     "BinaryCrossEntropy",
     "CrossEntropy",
     "Deferred",
-    "Flow",
     "IndexedNll",
     "Softmax",
     "atom_code",
     "call_prefix",
     "cross_entropy_dim_ok",
+    "followed",
     "function_softmax",
     "handwritten_softmax",
     "is_count",

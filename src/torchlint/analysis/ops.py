@@ -115,7 +115,7 @@ def softmax_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
 
 def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: FrozenSet[str]) -> Optional[cst.Call]:
     """When ``model`` was built as ``nn.Sequential(..., <layer>(...))``, that last layer call."""
-    candidates = [model] if isinstance(model, cst.Call) else ctx.names.values(model)
+    candidates = [model] if isinstance(model, cst.Call) else ctx.names.values_before(model)
     for value in reversed(candidates):
         if isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL):
             positional = [a for a in value.args if a.keyword is None and not a.star]

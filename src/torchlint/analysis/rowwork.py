@@ -582,7 +582,7 @@ def _after_loop(ctx: FileContext, loop: cst.For) -> Sequence[cst.CSTNode]:
 
 
 def _made_empty_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
-    bound = ctx.names.bound_values(cst.Name(name))
+    bound = ctx.names.bound_values(cst.Name(name), at=loop)
     if not bound:
         return False
     return all(isinstance(v, cst.List) and not v.elements for v in bound if v is not None) and all(

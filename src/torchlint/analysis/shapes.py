@@ -624,7 +624,7 @@ class _Infer:
         or list."""
         if not (isinstance(node, cst.Attribute) and node.attr.value in _DATASET_LABELS):
             return False
-        values = self.ctx.names.values(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else []
+        values = self.ctx.names.values_before(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) else []
         return bool(values) and all(
             isinstance(v, cst.Call) and any(
                 q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1] in _LABELLED_DATASETS
@@ -736,7 +736,7 @@ class _Infer:
         if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)):
             return False
         frame = node.value
-        values = self.ctx.names.values(frame) if isinstance(frame, cst.Name) else []
+        values = self.ctx.names.values_before(frame) if isinstance(frame, cst.Name) else []
         return bool(values) and all(
             isinstance(v, cst.Call) and any(q.startswith("pandas.read_") for q in self.ctx.names.qualified_names(v.func))
             for v in values
@@ -917,7 +917,7 @@ class _Infer:
         in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential`` ending in one): the file the class is in
         and that layer's constructor, so the output's last dimension is known."""
         ctx = self.ctx
-        values = ctx.names.values(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
+        values = ctx.names.values_before(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
         found = definition_of(ctx, values[0].func)
@@ -958,7 +958,7 @@ class _Infer:
         if isinstance(func, cst.Call) and ctx.names.matches(func.func, LINEAR_LAYERS):
             builder = func
         else:
-            for value in reversed(ctx.names.values(func)):
+            for value in reversed(ctx.names.values_before(func)):
                 if isinstance(value, cst.Call):
                     if ctx.names.matches(value.func, LINEAR_LAYERS):
                         builder = value
@@ -1132,7 +1132,7 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
     if isinstance(expr, cst.Attribute):
         if expr.attr.value in ("T", "mT", "data", "grad", "real", "imag"):
             return _is_tensor(ctx, expr.value, busy, depth + 1)
-        vals = ctx.names.values(expr)
+        vals = ctx.names.values_before(expr)
         return bool(vals) and all(isinstance(v, cst.Call) and ctx.names.matches(v.func, TENSOR_FUNCS) for v in vals)
     if isinstance(expr, cst.Subscript):
         return _is_tensor(ctx, expr.value, busy, depth + 1)
