@@ -4,7 +4,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from torchlint.analysis.steps import (
+from torchlint.families.training.steps import (
     BACKWARD,
     CLEAR,
     STEP,

@@ -5,7 +5,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from torchlint.analysis.context import assignment_targets
-from torchlint.analysis.evaluation import (
+from torchlint.families.training.evaluation import (
     call_sites,
     enclosing_function,
     EvalSite,
@@ -14,7 +14,7 @@ from torchlint.analysis.evaluation import (
     no_grad_call_code,
     runs_without_grad,
 )
-from torchlint.analysis.grad_mode import STRONG, WEAK, training_evidence
+from torchlint.families.training.grad_mode import STRONG, WEAK, training_evidence
 from torchlint.analysis.training import flows_into_backward, is_backward_like, is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid

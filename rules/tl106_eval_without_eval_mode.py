@@ -4,8 +4,8 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.grad_mode import STRONG, training_evidence
-from torchlint.analysis.evaluation import (
+from torchlint.families.training.grad_mode import STRONG, training_evidence
+from torchlint.families.training.evaluation import (
     MC_DROPOUT,
     EvalSite,
     assigned_within,
@@ -19,7 +19,7 @@ from torchlint.analysis.evaluation import (
     top_statement,
 )
 from torchlint.analysis.context import arg
-from torchlint.analysis.evaluation import trains
+from torchlint.families.training.evaluation import trains
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import callee_name, method_name
-from torchlint.analysis.evaluation import (
+from torchlint.families.training.evaluation import (
     ANY,
     EVAL_NAME,
     TRAIN_CALL,

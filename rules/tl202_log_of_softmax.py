@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.analysis.numerics import (
+from torchlint.families.numerics.patterns import (
     followed,
     is_log_call,
     ALL,

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import callee_name
-from torchlint.analysis.numerics import (
+from torchlint.families.numerics.patterns import (
     arith_parts,
     atom_code,
     call_prefix,

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.numerics import (
+from torchlint.families.numerics.patterns import (
     ALL,
     IMPLICIT,
     UNKNOWN,

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.numerics import (
+from torchlint.families.numerics.patterns import (
     BinaryCrossEntropy,
     followed,
     match_binary_cross_entropy,

@@ -5,7 +5,7 @@ from typing import Dict, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, callee_name
-from torchlint.analysis.numerics import (
+from torchlint.families.numerics.patterns import (
     followed,
     is_log_call,
     DeferredLogReports,

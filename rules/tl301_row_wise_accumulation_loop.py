@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.analysis.loops import Accumulation, row_accumulation, used_outside
+from torchlint.families.loops.loops import Accumulation, row_accumulation, used_outside
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 

@@ -5,9 +5,9 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.loops import Gather, gather_comprehension, gather_loop, used_outside
+from torchlint.families.loops.loops import Gather, gather_comprehension, gather_loop, used_outside
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.shapes import annotated_tensor, shape_of
+from torchlint.families.shapes.shapes import annotated_tensor, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.fixes import import_module, import_name
 from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime

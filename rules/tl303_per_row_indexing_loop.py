@@ -4,8 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.analysis.rowwork import independent_row_work
-from torchlint.analysis.loops import (
+from torchlint.families.loops.rowwork import independent_row_work
+from torchlint.families.loops.loops import (
     RowIndexing,
     row_indexing,
     used_outside,

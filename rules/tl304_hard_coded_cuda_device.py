@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import arg, keyword_arg
-from torchlint.analysis.shapes import (
+from torchlint.families.shapes.shapes import (
     TENSOR_ANNOTATIONS,
     TENSOR_FUNCS,
     TENSOR_ONLY_ATTRIBUTES,

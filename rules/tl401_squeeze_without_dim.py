@@ -5,9 +5,9 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.batches import batch_evidence
+from torchlint.families.shapes.batches import batch_evidence
 from torchlint.analysis.program import position
-from torchlint.analysis.shapes import Shape, shape_of
+from torchlint.families.shapes.shapes import Shape, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 

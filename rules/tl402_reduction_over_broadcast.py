@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg, keyword_arg
-from torchlint.analysis.shapes import (
+from torchlint.families.shapes.shapes import (
     BINARY_FUNCS,
     BINARY_METHODS,
     BINOPS,

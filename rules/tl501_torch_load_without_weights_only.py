@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.analysis.rewrite import literal_value
+from torchlint.families.api.rewrite import literal_value
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import assignment_targets
-from torchlint.analysis.shapes import is_tensor
+from torchlint.families.shapes.shapes import is_tensor
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 #: ends of a chain that turn the value into Python/numpy data: nothing can write through it afterwards

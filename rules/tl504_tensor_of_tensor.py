@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.shapes import is_tensor
+from torchlint.families.shapes.shapes import is_tensor
 from torchlint.rule import Invalid, LintRule, Valid
 
 TENSOR_CONSTRUCTOR = frozenset({"torch.tensor"})

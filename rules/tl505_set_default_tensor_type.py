@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.rewrite import torch_in_scope
+from torchlint.families.api.rewrite import torch_in_scope
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 from torchlint.rules._deprecations import BY_NAME, version

@@ -5,7 +5,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.analysis.evaluation import module_classes
+from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.names import dotted_name
 from torchlint.rule import Invalid, LintRule, Valid
 

@@ -5,7 +5,7 @@ from typing import List
 
 import libcst as cst
 
-from torchlint.analysis.evaluation import module_classes
+from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Invalid, LintRule, Valid

@@ -4,7 +4,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.evaluation import module_classes
+from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.program import is_module_value
 from torchlint.analysis.names import dotted_name

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from torchlint.analysis.rewrite import UNKNOWN, literal_value, torch_in_scope
+from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 from torchlint.rules._deprecations import (

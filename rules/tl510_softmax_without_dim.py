@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.shapes import shape_of
+from torchlint.families.shapes.shapes import shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 #: functions whose ``dim`` defaults to None (torch then picks one from the input's rank and warns)

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.analysis.rewrite import torch_in_scope
+from torchlint.families.api.rewrite import torch_in_scope
 from torchlint.rule import Invalid, LintRule, Valid
 
 #: factories whose values do not depend on where or in which dtype they are computed

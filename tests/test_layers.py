@@ -31,6 +31,7 @@ LAYERS: Dict[str, int] = {
     "torchlint.rule": 1,
     "torchlint.selection": 1,  # which codes a run reports
     "torchlint.precedence": 1,  # which rule owns a mistake two rules report
+    "torchlint.analysis": 2,  # the core's package (no module of its own)
     # 2 -- syntax: the structural walk, name bindings, identifier spelling, version declarations
     "torchlint.analysis.walk": 2,
     "torchlint.analysis.names": 2,
@@ -46,8 +47,8 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.training": 5,
     # 6 -- the program model: roles, class and function summaries, across the project
     "torchlint.analysis.program": 6,
-    # 7 -- family facts: every other analysis module (evaluation, numerics, loops, shapes, batches, ...)
-    "torchlint.analysis": 7,
+    # 7 -- family facts, one package per family (training, numerics, loops, shapes, api)
+    "torchlint.families": 7,
     # 8 -- building fixes
     "torchlint.fixes": 8,
     # 9 -- the rules
@@ -75,10 +76,14 @@ LAYERS: Dict[str, int] = {
 }
 
 
+#: keys that name a package itself, not everything under it: a new module of the core gets a line above
+EXACT = {"torchlint", "torchlint.analysis"}
+
+
 def layer_of(module: str) -> int:
     best = None
     for prefix, layer in LAYERS.items():
-        if module == prefix or (prefix != "torchlint" and module.startswith(prefix + ".")):
+        if module == prefix or (prefix not in EXACT and module.startswith(prefix + ".")):
             if best is None or len(prefix) > len(best[0]):
                 best = (prefix, layer)
     if best is None:
@@ -234,7 +239,8 @@ def test_the_checks_see_function_local_and_relative_imports(tmp_path, monkeypatc
 
 
 # -- module-level mutable state ------------------------------------------------------------------
-STATE_SCANNED = [ROOT / "src" / "torchlint" / "analysis", ROOT / "src" / "torchlint" / "fixes",
+STATE_SCANNED = [ROOT / "src" / "torchlint" / "analysis", ROOT / "src" / "torchlint" / "families",
+                 ROOT / "src" / "torchlint" / "fixes",
                  ROOT / "src" / "torchlint" / "folders.py"]
 
 #: the only process-wide state allowed, and why
@@ -394,3 +400,30 @@ def test_the_state_scan_leaves_constants_and_pure_caches_alone(tmp_path):
         "def read(t):\n    return TABLE.get(t)\n__all__ = ['read']\n"
     )
     assert module_state(path) == []
+
+
+def test_no_rule_code_in_the_analysis_or_the_families():
+    """The core and the family facts answer questions about code; which rule reports what is the rules'
+    business (and the precedence table's), so no rule code is spelled there."""
+    import re
+
+    code = re.compile(r"\bTL[0-9]{3}\b")
+    found = []
+    for folder in ("analysis", "families"):
+        for path in sorted((ROOT / "src" / "torchlint" / folder).rglob("*.py")):
+            for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if code.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{no}: {line.strip()}")
+    assert not found, "rule codes in the analysis:\n" + "\n".join(found)
+
+
+def test_every_family_is_a_package_of_its_own():
+    """A family's facts live in its package under ``torchlint.families``; the core has no family module."""
+    families = ROOT / "src" / "torchlint" / "families"
+    packages = sorted(p.name for p in families.iterdir() if (p / "__init__.py").exists())
+    assert packages == ["api", "loops", "numerics", "shapes", "training"]
+    stray = sorted(p.name for p in families.glob("*.py") if p.name != "__init__.py")
+    assert not stray, f"family modules outside a family package: {stray}"
+    core = {p.stem for p in (ROOT / "src" / "torchlint" / "analysis").glob("*.py")}
+    assert all(f"torchlint.analysis.{m}" in LAYERS for m in core), sorted(
+        m for m in core if f"torchlint.analysis.{m}" not in LAYERS)

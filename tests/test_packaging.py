@@ -40,6 +40,7 @@ def _build(out):
     res = subprocess.run(
         [sys.executable, "-m", "build", "--no-isolation", "--skip-dependency-check", "-o", str(out), str(ROOT)],
         capture_output=True, text=True, timeout=600,
+        cwd=out.parent,  # not the checkout: a `build/` folder there (setuptools' own) would shadow the `build` tool
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return next(out.glob("torchlint-*.whl")), next(out.glob("torchlint-*.tar.gz"))

@@ -1,4 +1,4 @@
-"""The shared light shape inference (torchlint.analysis.shapes), and its agreement with torch."""
+"""The shared light shape inference (torchlint.families.shapes.shapes), and its agreement with torch."""
 from __future__ import annotations
 
 from typing import Dict, Optional
@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.shapes import Shape, broadcast, index, is_tensor, ranks_differ, shape_of, unsqueeze
+from torchlint.families.shapes.shapes import Shape, broadcast, index, is_tensor, ranks_differ, shape_of, unsqueeze
 from torchlint.engine import analyze
 
 

@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
-from torchlint.analysis.shapes import is_tensor
+from torchlint.families.shapes.shapes import is_tensor
 from torchlint.analysis.walk import children
 
 _DATA_DEPENDENT = frozenset(

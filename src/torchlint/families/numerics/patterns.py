@@ -33,7 +33,7 @@ from torchlint.analysis.ops import (
     sum_use,
 )
 from torchlint.analysis.program import position
-from torchlint.analysis.steps import exclusive_branches
+from torchlint.families.training.steps import exclusive_branches
 from torchlint.analysis.walk import iter_nodes
 
 #: The dim of a softmax called without one (``F.softmax(x)``): torch picks it from the rank.

@@ -33,7 +33,7 @@ import libcst as cst
 
 from torchlint.analysis import program
 from torchlint.analysis.context import Fact, FileContext
-from torchlint.analysis.evaluation import model_of_call
+from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
 

@@ -21,7 +21,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, assignment_targets
 from torchlint.analysis.names import target_names
-from torchlint.analysis.shapes import int_literal, is_tensor, shape_of
+from torchlint.families.shapes.shapes import int_literal, is_tensor, shape_of
 
 RANGE = frozenset({"builtins.range"})
 ZIP = frozenset({"builtins.zip"})

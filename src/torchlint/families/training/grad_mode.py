@@ -23,7 +23,7 @@ from typing import Iterable, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
-from torchlint.analysis.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
+from torchlint.families.training.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
 from torchlint.analysis.training import (
     calls_through_helpers,
     is_backward_like,

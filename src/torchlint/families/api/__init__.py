@@ -1,0 +1,1 @@
+"""The API family: rewriting calls of deprecated or unsafe torch APIs."""

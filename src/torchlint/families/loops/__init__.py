@@ -1,0 +1,1 @@
+"""The loops family: Python loops over the rows of a tensor, and the per-row work inside them."""

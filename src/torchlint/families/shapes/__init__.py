@@ -1,0 +1,1 @@
+"""The shapes family: tensor shapes and dimensions from construction, and what carries a batch."""

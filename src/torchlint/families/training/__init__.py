@@ -1,0 +1,2 @@
+"""The training family: where evaluation happens, the gradient mode code runs in, and the steps of a
+training loop."""
