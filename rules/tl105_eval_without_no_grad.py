@@ -649,9 +649,10 @@ def evaluate_batches(model, loader):
             if site.kind == "function" and self._result_may_be_differentiated(site.node):
                 continue  # a loss helper shared by training and validation: training needs its graph
             evidence = training_evidence(ctx, site.node, [c for c, _m in site.calls])
-            if evidence == STRONG:
+            if evidence == STRONG or (site.decoding and evidence == WEAK):
                 continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
-            found.append((calls[0], site, self._fix(site, unsafe=evidence == WEAK)))
+            unsafe = evidence == WEAK or site.decoding == "output"  # an output fed back, no token picked
+            found.append((calls[0], site, self._fix(site, unsafe=unsafe)))
         for call, _site, fix in self._merge_neighbours(found):
             self.report(call, fix=fix)
 

@@ -15,11 +15,13 @@ from torchlint.analysis.evaluation import (
     eval_receivers,
     evaluation_facts,
     framework_model,
+    model_mode_dependent,
     restores_train_mode,
     top_statement,
 )
 from torchlint.analysis.context import arg
 from torchlint.analysis.evaluation import trains
+from torchlint.analysis.program import arguments_for_param
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -554,11 +556,14 @@ def train(loader, val_loader, epochs):
             for call, model in site.calls:
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
+                dependent = model_mode_dependent(ctx, model)
+                if dependent is False or (site.decoding and dependent is not True):
+                    continue  # eval() changes nothing; a decoding helper needs a model known to have such layers
                 code = ctx.code(model)
                 extra: Set[str] = set()
                 if call not in facts.local_model:
                     extra = self._wider_receivers(site, code)
-                if covers(receivers | extra, code):
+                if covers(receivers | extra, code) or self._callers_switch(site, model):
                     continue
                 self.report(
                     call,
@@ -584,6 +589,22 @@ def train(loader, val_loader, epochs):
                 caller = enclosing_function(ctx, caller_site) or ctx.module
                 out |= eval_receivers(ctx, caller)
         return out
+
+    def _callers_switch(self, site: EvalSite, model: cst.BaseExpression) -> bool:
+        """A model parameter that every caller in the file puts in eval mode under the name it passes
+        (`gpt.eval()` then `generate(gpt, ...)`)."""
+        ctx = self.ctx
+        if site.function is None or not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
+            return False
+        args = arguments_for_param(ctx, model)
+        sites = call_sites(ctx, site.function)
+        if not args or len(args) != len(sites):
+            return False
+        for passed, caller_site in zip(args, sites):
+            caller = enclosing_function(ctx, caller_site) or ctx.module
+            if not covers(eval_receivers(ctx, caller), ctx.code(passed)):
+                return False
+        return True
 
     def _wider_receivers(self, site: EvalSite, code: str) -> Set[str]:
         """A model that is not local to the function (``self.model``, a module global) may be put in eval

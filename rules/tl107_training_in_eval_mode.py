@@ -9,8 +9,10 @@ from torchlint.analysis.evaluation import (
     ANY,
     EVAL_NAME,
     TRAIN_CALL,
+    eval_mode_target,
     eval_targets_of_call,
     evaluation_facts,
+    model_mode_dependent,
     restores_train_mode,
     snake,
     top_statement,
@@ -524,6 +526,8 @@ def validate(loader):
         if not training or not self._evaluates(loop):
             return
         for via_eval, code in evals:
+            if self._mode_free(loop, via_eval, code):
+                continue  # no layer of the model acts differently in eval mode: training is unaffected
             steps = [t for t in training if common_loop(ctx, via_eval, t) is loop and self._trains_model(t, code, loop)]
             if not steps:
                 continue
@@ -533,6 +537,17 @@ def validate(loader):
                 fix=self._fix(loop, via_eval, steps, code),
             )
             return
+
+    def _mode_free(self, loop: cst.CSTNode, via_eval: cst.Call, code: str) -> bool:
+        """Whether the model put in eval mode provably has no layer that acts differently in eval mode
+        (only `Linear`, activations, a `GRU` without dropout, ...); an unknown model may have one."""
+        ctx = self.ctx
+        expr: Optional[cst.BaseExpression] = eval_mode_target(via_eval)
+        if expr is None:
+            expr = next((a.value for a in via_eval.args if ctx.code(a.value) == code), None)
+        if expr is None and code.isidentifier():
+            expr = next(iter(ctx.names_in(loop, code)), None)
+        return expr is not None and model_mode_dependent(ctx, expr) is False
 
     def _evaluates(self, loop: cst.CSTNode) -> bool:
         """Some evaluation happens in the loop (not a deliberate batch-norm freeze)."""

@@ -42,8 +42,12 @@ from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import (
     arguments_for_param,
+    built_values,
     call_sites,
     called_function,
+    class_summary,
+    definition_of,
+    layer_mode_dependent,
     is_model,
     method_owner,
     mode_free,
@@ -58,6 +62,8 @@ from torchlint.analysis.training import (
     base_names,
     calls_through_helpers,
     is_backward_like,
+    is_detached,
+    is_loss_call,
     optimizer_of_step,
     under_no_grad,
 )
@@ -209,6 +215,86 @@ def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
             if isinstance(a.value, cst.Call) and not _mode_free_layer(ctx, a.value):
                 return False
     return True
+
+
+def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Optional[bool]:
+    """Whether the model behind ``model`` has a layer that acts differently in train and eval mode, from
+    how it is built: True (dropout, batch norm, ... somewhere), False (provably none), None (unknown: a
+    library model, a factory, a parameter no caller in the file explains).  A parameter takes the
+    verdicts of the arguments every call in the file passes."""
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        args = arguments_for_param(ctx, model) if hops < 2 else None
+        if not args:
+            return None
+        return _combine([
+            model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
+            else _value_mode_dependent(ctx, a)
+            for a in args
+        ])
+    if not isinstance(model, (cst.Name, cst.Attribute)):
+        return _value_mode_dependent(ctx, model)
+    values = built_values(ctx, model)
+    if not values:
+        return None
+    return _combine([_value_mode_dependent(ctx, v) for v in values])
+
+
+def _combine(verdicts: List[Optional[bool]]) -> Optional[bool]:
+    if True in verdicts:
+        return True
+    if None in verdicts or not verdicts:
+        return None
+    return False
+
+
+def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression) -> Optional[bool]:
+    core = strip_moves_expr(value)
+    if not isinstance(core, cst.Call):
+        return None
+    found = definition_of(ctx, core.func)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        summary = class_summary(found[0], found[1])
+        return summary.mode_dependent if summary.is_module else None
+    return layer_mode_dependent(ctx, core)
+
+
+def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a class itself, not an instance: a class defined in the project
+    (``Discriminator``) or a ``torch.nn`` layer class (``nn.Linear``)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    found = definition_of(ctx, expr)
+    if found is not None:
+        return isinstance(found[1], cst.ClassDef)
+    names = ctx.names.qualified_names_at(expr)
+    return bool(names) and all(
+        q.startswith("torch.nn.") and not q.startswith("torch.nn.functional") and q.rsplit(".", 1)[-1][:1].isupper()
+        for q in names
+    )
+
+
+def passed_classes(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """A "model" that is a class object: a parameter every call in the file passes a class for
+    (``build(Discriminator, dim)``), or a name bound to a class (``net_cls = Critic``).  Calling it
+    constructs a model; it runs none."""
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        args = arguments_for_param(ctx, model)
+        if not args:
+            defaults = [p.default for p in _params_named(ctx, model) if p.default is not None]
+            return bool(defaults) and all(class_object(ctx, d) for d in defaults)
+        return all(class_object(ctx, a) for a in args)
+    if isinstance(model, cst.Name):
+        values = ctx.names.values_at(model)
+        return bool(values) and all(class_object(ctx, v) for v in values)
+    return False
+
+
+def _params_named(ctx: FileContext, name: cst.Name) -> List[cst.Param]:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return []
+    p = function.params
+    return [q for q in [*p.posonly_params, *p.params, *p.kwonly_params] if q.name.value == name.value]
 
 
 # -- models managed by a framework ---------------------------------------------------------------
@@ -535,6 +621,255 @@ def covers(receivers: Set[str], model_code: str) -> bool:
     return False
 
 
+# -- decoding: inference recognised by what the code does -----------------------------------------
+#: calls that pick indices or draw samples from a model's output: their result carries no graph
+_PICKS = frozenset({"argmax", "argmin", "multinomial", "sample", "argsort"})
+#: calls that return ``(values, indices)``: the values keep the graph, the indices do not
+_PICKS_WITH_VALUES = frozenset({"topk", "max", "min", "sort", "kthvalue"})
+
+
+def _pick_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``argmax``/``multinomial``/``sample``/``topk``/... for ``x.argmax(-1)``, ``torch.multinomial(p, 1)``,
+    ``dist.sample()``; ``max``/``min`` only with a dimension (``x.max(1)``: values and indices)."""
+    name = method_name(call)
+    if name is None:
+        names = ctx.names.qualified_names_at(call.func)
+        torch_names = [q for q in names if q.startswith("torch.") and q.count(".") == 1]
+        if not torch_names:
+            return None
+        name = torch_names[0].rsplit(".", 1)[-1]
+        args = call.args[1:]  # the first argument is the tensor
+    else:
+        args = call.args
+    if name in ("max", "min") and not args:
+        return None
+    if name == "sample" and args and method_name(call) is not None and not _is_shape_arg(args[0]):
+        return None  # `random.sample(pool, k)`, `dataset.sample(n)`: not a draw from a distribution
+    return name if name in _PICKS or name in _PICKS_WITH_VALUES else None
+
+
+def _is_shape_arg(a: cst.Arg) -> bool:
+    return isinstance(a.value, (cst.Tuple, cst.List)) or (
+        isinstance(a.value, cst.Call) and dotted_name(a.value.func) in ("torch.Size",)
+    )
+
+
+def _mentions(expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
+    """Whether ``expr`` computes from one of ``names`` or ``calls``; an index (``x[i]``), a size
+    (``h.size(0)``, ``h.shape``) or a position (``scores.index(best)``) carries nothing of its tensor."""
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        n = stack.pop()
+        if n in calls or (isinstance(n, cst.Name) and n.value in names):
+            return True
+        if isinstance(n, cst.Subscript):
+            stack.append(n.value)
+            continue
+        if isinstance(n, cst.Call) and method_name(n) in _SIZE_METHODS:
+            continue
+        if isinstance(n, cst.Attribute) and n.attr.value in ("shape", "ndim", "dtype", "device"):
+            continue
+        stack.extend(n.children)
+    return False
+
+
+_SIZE_METHODS = frozenset({"size", "dim", "numel", "index", "count", "nelement", "get_device"})
+
+
+@dataclass
+class DecodingFlow:
+    """What flows from the model calls of a piece of code: names that carry the autograd graph of an
+    output (``logits``, ``h``), names that hold indices or samples picked from one (``nxt``, ``tokens``),
+    and whether some pick was taken."""
+
+    graph: Set[str] = field(default_factory=set)
+    picked: Set[str] = field(default_factory=set)
+    picks: bool = False
+
+
+def _outer_pick(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[str, Optional[int]]]:
+    """``(pick, index)`` for the call that makes ``expr`` (through shape methods, ``.item()``,
+    subscripts): ``x.argmax(-1)[:, None]`` -> ("argmax", None); ``x.topk(1)[1]`` -> ("topk", 1)."""
+    e = expr
+    index: Optional[int] = None
+    while True:
+        if isinstance(e, cst.Subscript):
+            s = e.slice
+            if len(s) == 1 and isinstance(s[0].slice, cst.Index) and isinstance(s[0].slice.value, cst.Integer):
+                index = int(s[0].slice.value.value)
+            e = e.value
+            continue
+        if isinstance(e, cst.Attribute) and e.attr.value in ("indices", "values"):
+            index = 1 if e.attr.value == "indices" else 0
+            e = e.value
+            continue
+        if isinstance(e, cst.Call):
+            pick = _pick_name(ctx, e)
+            if pick is not None:
+                return pick, index
+            if method_name(e) in ("squeeze", "unsqueeze", "view", "reshape", "flatten", "long", "int", "item",
+                                  "tolist", "to", "cpu", "cuda", "detach", "clone", "contiguous"):
+                e = receiver(e)
+                if e is None:
+                    return None
+                continue
+        return None
+
+
+def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call]) -> DecodingFlow:
+    """Follow the outputs of ``model_calls`` through the assignments under ``node`` (a few passes, in
+    any order: a loop feeds the next iteration)."""
+    flow = DecodingFlow()
+    contents = ctx.contents(node)
+    for _ in range(5):
+        before = (len(flow.graph), len(flow.picked))
+        for a in contents.assigns:
+            value = getattr(a, "value", None)
+            if value is None:
+                continue
+            from_output = _mentions(value, flow.graph, model_calls)
+            from_pick = _mentions(value, flow.picked, set())
+            if not (from_output or from_pick):
+                continue
+            pick = _outer_pick(ctx, value) if from_output else None
+            for target in assignment_targets(a):
+                if isinstance(target, (cst.Tuple, cst.List)) and pick is not None and pick[0] in _PICKS_WITH_VALUES:
+                    for i, el in enumerate(target.elements):
+                        names = {n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name)}
+                        (flow.picked if i == 1 else flow.graph).update(names)
+                    continue
+                names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
+                if isinstance(target, (cst.Attribute, cst.Subscript)):
+                    names = set(base_names(target))
+                if from_output and pick is None and not is_detached(ctx, value):
+                    flow.graph.update(names)
+                elif pick is not None and (pick[0] in _PICKS or pick[1] == 1):
+                    flow.picked.update(names)
+                elif pick is not None:
+                    flow.graph.update(names)  # `x.topk(k)[0]`, `x.max(1).values`: values with their graph
+                elif from_pick:
+                    flow.picked.update(names)  # `tokens = torch.cat([tokens, nxt], 1)`
+        for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
+            recv = receiver(call)
+            if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
+                value = call.args[-1].value
+                if _mentions(value, flow.graph, model_calls) and not is_detached(ctx, value) and _outer_pick(ctx, value) is None:
+                    flow.graph.add(recv.value)
+                elif _mentions(value, flow.picked | flow.graph, model_calls):
+                    flow.picked.add(recv.value)
+        if (len(flow.graph), len(flow.picked)) == before:
+            break
+    for call in contents.calls:
+        pick = _pick_name(ctx, call)
+        if pick is None:
+            continue
+        operands = [a.value for a in call.args]
+        recv = receiver(call)
+        if recv is not None:
+            operands.append(recv)
+        if any(_mentions(o, flow.graph, model_calls) for o in operands):
+            flow.picks = True
+    return flow
+
+
+def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional[str]:
+    """Whether a model call inside a loop reads what the loop derives from its outputs: "picked" (a token
+    picked from an output), "output" (the output itself, a hidden state), None."""
+    loop = None
+    for a in ctx.ancestors(call):
+        if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(a, LOOP_TYPES):
+            loop = a
+            break
+    if loop is None:
+        return None
+    assigned = {
+        n.value
+        for a in ctx.contents(loop).assigns
+        for t in assignment_targets(a)
+        for n in iter_nodes(t)
+        if isinstance(n, cst.Name)
+    }
+    read = {n.value for a in call.args for n in iter_nodes(a.value) if isinstance(n, cst.Name)}
+    if read & flow.picked & assigned:
+        return "picked"
+    if read & flow.graph & assigned:
+        return "output"
+    return None
+
+
+def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
+    """Whether ``function`` hands an output's graph to its caller: returns or yields it, or stores it in
+    a container it was given (``outputs.append(logits)`` on a parameter) or on ``self``."""
+    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
+                                     *function.params.kwonly_params]}
+    for n in iter_nodes(function.body):
+        if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
+            if not is_detached(ctx, n.value) and _mentions(n.value, flow.graph, model_calls):
+                return True
+    for a in ctx.contents(function).assigns:
+        value = getattr(a, "value", None)
+        if value is None or not _mentions(value, flow.graph, model_calls) or is_detached(ctx, value):
+            continue
+        for t in assignment_targets(a):
+            if isinstance(t, (cst.Attribute, cst.Subscript)) and set(base_names(t)) & (params | {"self"}):
+                return True
+    for call in ctx.calls_in(function):
+        recv = receiver(call)
+        if method_name(call) in ("append", "extend", "insert") and recv is not None and call.args and (
+            set(base_names(recv)) & (params | {"self"})
+        ):
+            value = call.args[-1].value
+            if _mentions(value, flow.graph, model_calls) and not is_detached(ctx, value) and _outer_pick(ctx, value) is None:
+                return True
+    return False
+
+
+def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
+    """Whether a value carrying an output's graph is handed to a callable whose behaviour is not known to
+    leave it alone: anything but a model call, a torch function or class, a builtin, a same-module
+    function, or a method of a tensor or distribution computed here."""
+    for call in ctx.calls_in(node):
+        if call in model_calls:
+            continue
+        values = [a.value for a in call.args]
+        if not any(_mentions(v, flow.graph, model_calls) and not is_detached(ctx, v) for v in values):
+            continue
+        func = call.func
+        if ctx.function_for_call(call) is not None:
+            continue
+        names = ctx.names.qualified_names_at(func)
+        if any(q.startswith(("torch.", "numpy.", "math.")) for q in names):
+            continue
+        if isinstance(func, cst.Name) and not names and func.value in _SAFE_BUILTINS and not ctx.names.is_param_at(func):
+            continue
+        recv = receiver(call)
+        if recv is not None and (
+            _mentions(recv, flow.graph | flow.picked, model_calls)
+            or any(q.startswith("torch.") for q in ctx.names.qualified_names_at(recv))
+            or method_name(call) in ("append", "extend", "insert", "format", "join")
+        ):
+            continue
+        if recv is not None and isinstance(recv, cst.Name) and any(
+            isinstance(v, cst.Call) and any(q.startswith("torch.") for q in ctx.names.qualified_names_at(v.func))
+            for v in ctx.names.values_at(recv)
+        ):
+            continue  # `dist = Categorical(logits=...)`: `dist.log_prob(a)`
+        return True
+    return False
+
+
+#: methods of ``nn.Module`` that run no part of the model's computation
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "modules", "children", "state_dict",
+                             "load_state_dict", "eval", "train", "to", "cuda", "cpu", "half", "float", "double",
+                             "zero_grad", "apply", "requires_grad_", "register_buffer", "register_forward_hook",
+                             "backward", "step", "item", "size", "dim"})
+
+_SAFE_BUILTINS = frozenset({"print", "len", "range", "zip", "enumerate", "list", "tuple", "min", "max", "sum",
+                            "float", "int", "str", "isinstance", "sorted", "reversed", "round", "abs", "repr"})
+
+
 # -- evaluation sites ----------------------------------------------------------------------------
 @dataclass
 class EvalSite:
@@ -546,6 +881,9 @@ class EvalSite:
     calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
     #: True when only the function's own `.eval()` call made it evaluation code (the eval-mode rule must not use it)
     by_eval_call: bool = False
+    #: for a decoding site (a model run on what it picked from its own output): "picked" when a token
+    #: picked from an output is fed back, "output" when the output itself is (weaker evidence)
+    decoding: Optional[str] = None
 
 
 class EvaluationFacts:
@@ -626,6 +964,8 @@ class EvaluationFacts:
         # named like a model, but provably an instance of a plain Python class (judged after the walk,
         # when every call of the file is known)
         self.model_calls = [(c, m) for c, m in self.model_calls if not not_a_module(ctx, m)]
+        # a class object passed as a value (`build(Discriminator, dim)`): calling it constructs a model
+        self.model_calls = [(c, m) for c, m in self.model_calls if not passed_classes(ctx, m)]
         by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
         for call, model in self.model_calls:
             by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))
@@ -637,6 +977,10 @@ class EvaluationFacts:
                 verdict = self._function_verdict(function, calls)
                 if verdict is not None:
                     sites.append(EvalSite("function", function, function, calls, by_eval_call=verdict))
+                    continue
+                decoding = self._decodes(function, calls)
+                if decoding is not None:
+                    sites.append(EvalSite("function", function, function, calls, decoding=decoding))
                     continue
             loops: Dict[cst.CSTNode, EvalSite] = {}
             for call, model in calls:
@@ -687,6 +1031,58 @@ class EvaluationFacts:
         if any(eval_mode_target(c) is not None for c in ctx.calls_in(function)):
             return True
         return None
+
+    def _decodes(self, function: cst.FunctionDef, calls) -> Optional[str]:
+        """A decoding or sampling function, whatever its name: in a loop it runs a model on what it derives
+        from the model's own output, and picks from an output (``argmax``, ``topk``, ``multinomial``, a
+        distribution's ``sample()``); it reaches no loss, backward pass, optimizer step or training call,
+        needs no gradients, and hands no output's graph to its caller.  The evidence: see
+        :class:`EvalSite`'s ``decoding``."""
+        ctx = self.ctx
+        model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
+        flow = decoding_flow(ctx, function, model_calls)
+        if not flow.picks:
+            return None
+        fed = [feeds_back(ctx, c, flow) for c in model_calls]
+        evidence = "picked" if "picked" in fed else ("output" if "output" in fed else None)
+        if evidence is None:
+            return None
+        if trains(ctx, function, depth=3) or needs_grad(ctx, function):
+            return None
+        if any(is_loss_call(ctx, c) for c, _via in calls_through_helpers(ctx, function, 3)):
+            return None
+        if returns_graph(ctx, function, flow, model_calls):
+            return None  # the caller may differentiate what it gets (a free-running decoder in training)
+        if hands_graph_away(ctx, function, flow, model_calls):
+            return None  # `scaler(loss)`, `update(log_probs)`: that callable may train
+        return evidence
+
+    def _submodule_calls(self, function: cst.FunctionDef, calls) -> Set[cst.Call]:
+        """Calls of a model's parts in ``function`` (``decoder.attention(enc, h)``, ``decoder.fc(h)``): the
+        model's own computation, step by step, for a model the function runs or takes by a model's name."""
+        ctx = self.ctx
+        roots: Set[str] = set()
+        for call, model in calls:
+            root = model
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value not in ("self", "cls"):
+                roots.add(root.value)
+        out: Set[cst.Call] = set()
+        for call in ctx.calls_in(function):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value in _MODULE_METHODS:
+                continue
+            root = func.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not isinstance(root, cst.Name) or root.value in ("self", "cls"):
+                continue
+            if root.value in roots or (
+                ctx.names.is_param_at(root) and is_model_name(root.value) and not not_a_module(ctx, root)
+            ):
+                out.add(call)
+        return out
 
     def _in_test_class(self, function: cst.FunctionDef) -> bool:
         cls = self.ctx.parent(self.ctx.parent(function) or function)
