@@ -5,6 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import callee_name
+from torchlint.analysis.dtypes import float64_value, never_read
 from torchlint.analysis.numerics import (
     arith_parts,
     Flow,
@@ -361,7 +362,8 @@ def maybe_snapped(x, snap):
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self._pending: List[Tuple[cst.Call, cst.BaseExpression, Optional[Fix]]] = []
+        self._pending: List[Tuple[cst.Call, Optional[cst.BaseExpression], Optional[Fix], cst.BaseExpression]] = []
+        self._pending_expm1: List[Tuple[cst.BaseExpression, cst.BaseExpression, Optional[Fix]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if callee_name(node) in ("sub", "subtract"):
@@ -398,17 +400,20 @@ def maybe_snapped(x, snap):
         if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None or (
             negate and probability_source(flow, x) is not None
         ):
-            self.report(node)
+            self._pending.append((node, None, None, x))
             return
         fix = self._fix(node, use, "log1p", x, negate)
-        if negate:
-            # `1 - p` with `p` a model's output: whether its forward ends in a sigmoid is known after the walk
-            self._pending.append((node, value, fix))
-            return
-        self.report(node, fix=fix)
+        # `1 - p` with `p` a model's output: whether its forward ends in a sigmoid is known after the walk;
+        # so are the dtype of `x` and whether the result is read
+        self._pending.append((node, value if negate else None, fix, x))
 
     def leave_Module(self, node: cst.Module) -> None:
-        for log_call, value, fix in self._pending:
+        for log_call, value, fix, x in self._pending:
+            if float64_value(self.ctx, x) or never_read(self.ctx, log_call):
+                continue  # float64 keeps about 1e-16 of `x` in `1 + x`; a value never read harms nothing
+            if value is None:
+                self.report(log_call, fix=fix)
+                continue
             if output_kind(self.ctx, value) == SIGMOID:
                 # log1p(-sigmoid(z)) is still -inf for large z; TL204 names the stable form (and owns the
                 # finding when it reports this log)
@@ -416,6 +421,10 @@ def maybe_snapped(x, snap):
                 continue
             self.report(log_call, fix=fix)
         self._pending = []
+        for expr, x, fix in self._pending_expm1:
+            if not (float64_value(self.ctx, x) or never_read(self.ctx, expr)):
+                self.report(expr, EXPM1_MESSAGE, fix=fix)
+        self._pending_expm1 = []
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._expm1(node)
@@ -427,7 +436,7 @@ def maybe_snapped(x, snap):
         e = exp_use(self.ctx, parts[1])
         if e is None or e.operand is None:
             return
-        self.report(node, EXPM1_MESSAGE, fix=self._fix(node, e, "expm1", e.operand, False))
+        self._pending_expm1.append((node, e.operand, self._fix(node, e, "expm1", e.operand, False)))
 
     def _fix(self, node: cst.BaseExpression, use: OpUse, function: str, x: cst.BaseExpression, negate: bool) -> Optional[Fix]:
         ctx = self.ctx
