@@ -986,7 +986,7 @@ class EvaluationFacts:
             for call, model in calls:
                 loop = self._eval_loop(call, function)
                 if loop is None:
-                    statement = self._prediction_statement(call, model) if function is None else None
+                    statement = self._prediction_statement(call, model, function)
                     if statement is not None:
                         sites.append(EvalSite("statement", statement, None, [(call, model)]))
                     continue
@@ -1121,13 +1121,18 @@ class EvaluationFacts:
                 best = loop
         return best
 
-    def _prediction_statement(self, call: cst.Call, model: cst.BaseExpression) -> Optional[cst.CSTNode]:
-        """A module-level statement, outside any loop, that runs a model the module trained before it
-        (a prediction cell of a notebook: ``logits = model(image[None])`` after the training loop),
-        whose outputs no backward reaches: the statement, else None."""
+    def _prediction_statement(self, call: cst.Call, model: cst.BaseExpression,
+                              function: Optional[cst.FunctionDef] = None) -> Optional[cst.CSTNode]:
+        """A statement outside any training loop that runs a model trained before it in the same
+        script or main block (a prediction cell of a notebook: ``logits = model(image[None])`` after the
+        training loop; the last lines of ``main()`` or of ``if __name__ == "__main__":``), whose outputs
+        no backward reaches and, in a function, that the function neither returns nor stores: the
+        statement, else None."""
         ctx = self.ctx
         outer_loop: Optional[cst.CSTNode] = None
         for a in ctx.ancestors(call):
+            if a is function and function is not None:
+                break
             if isinstance(a, cst.With) and not (ctx.parent(a) is ctx.module and under_no_grad(ctx, call)):
                 return None  # only a module-level `with torch.no_grad():` (the prediction is still one)
             if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -1142,7 +1147,13 @@ class EvaluationFacts:
         root = model
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
-        if not isinstance(root, cst.Name) or not self._trained_before(statement, root.value):
+        if not isinstance(root, cst.Name):
+            return None
+        if function is None and not self._trained_before(statement, root.value) and not (
+            self._trained_earlier_in_block(statement, root.value, None)
+        ):
+            return None
+        if function is not None and not self._trained_earlier_in_block(statement, root.value, function):
             return None
         if needs_grad(ctx, statement):
             return None
@@ -1156,11 +1167,90 @@ class EvaluationFacts:
             for n in iter_nodes(target)
             if isinstance(n, cst.Name)
         }
-        if outputs and self._reaches_later_backward(statement, outputs):
+        if function is not None:
+            if any(isinstance(small, cst.Return) for small in statement.body) or (
+                outputs and self._escapes_function(statement, outputs, function)
+            ):
+                return None  # a caller may differentiate what the function hands back
+        elif outputs and self._reaches_later_backward(statement, outputs):
             return None
         if outer_loop is not None:
             return outer_loop if ctx.block_of(outer_loop) is not None else None
         return statement
+
+    def _trained_earlier_in_block(self, statement: cst.CSTNode, model_name: str,
+                                  function: Optional[cst.FunctionDef]) -> bool:
+        """Whether a statement before ``statement`` in its block, or in a block around it (up to
+        ``function``, or the module), trains (a backward pass or an optimizer step, itself or in a helper
+        it calls) and mentions ``model_name``, with no new model bound to that name in between (the
+        main block of a script: ``if __name__ == "__main__":`` or ``main()``)."""
+        ctx = self.ctx
+        cur: Optional[cst.CSTNode] = statement
+        while cur is not None and cur is not function and cur is not ctx.module:
+            block = ctx.block_of(cur)
+            if block is not None:
+                at = next((i for i, s in enumerate(block) if s is cur), None)
+                if at is not None:
+                    for stmt in reversed(block[:at]):
+                        if self._binds_anew(stmt, model_name):
+                            return False  # `model = Net()` after the training: an untrained model
+                        if not ctx.names_in(stmt, model_name) or not self._steps_model(stmt):
+                            continue
+                        # a model bound inside the training code (`model = Net.load_from_checkpoint(...)`
+                        # in one branch) may not be the one trained
+                        return not any(
+                            isinstance(n, cst.SimpleStatementLine) and self._binds_anew(n, model_name)
+                            for n in iter_nodes(stmt)
+                        )
+            cur = ctx.parent(cur)
+            if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
+                return False
+        return False
+
+    def _steps_model(self, stmt: cst.CSTNode) -> bool:
+        """A backward pass or an optimizer step in ``stmt`` or the same-module helpers it calls (a call
+        named ``fit`` hands the model to a framework, which may leave it in any mode or state)."""
+        ctx = self.ctx
+        return any(is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None
+                   for c, _via in calls_through_helpers(ctx, stmt, 2))
+
+    def _binds_anew(self, stmt: cst.CSTNode, name: str) -> bool:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if isinstance(small, cst.AugAssign):
+                continue
+            for t in assignment_targets(small):
+                if any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(t)):
+                    value = getattr(small, "value", None)
+                    if not (value is not None and dotted_name(strip_moves_expr(value)) == name):
+                        return True
+        return False
+
+    def _escapes_function(self, statement: cst.CSTNode, names: Set[str], function: cst.FunctionDef) -> bool:
+        """Whether what ``statement`` binds reaches a return, a yield, a backward pass or an attribute of
+        ``function`` after it, or is handed to a callable (a caller or callee could differentiate it)."""
+        ctx = self.ctx
+        start = position(ctx, statement)
+        live = set(names)
+        for n in iter_nodes(function.body):
+            if position(ctx, n) <= start or ctx.is_inside(n, statement):
+                continue
+            if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(base_names(n.value)) & live:
+                return True
+            if isinstance(n, cst.Call) and is_backward_like(ctx, n):
+                operand = backward_operand(ctx, n)
+                if operand is None or set(base_names(operand)) & live:
+                    return True
+            if isinstance(n, (cst.Assign, cst.AugAssign)):
+                value = n.value
+                if not (set(base_names(value)) & live) or is_detached(ctx, value):
+                    continue
+                for t in assignment_targets(n):
+                    if isinstance(t, (cst.Attribute, cst.Subscript)):
+                        return True
+                    live.update(x.value for x in iter_nodes(t) if isinstance(x, cst.Name))
+        return False
 
     def _reaches_later_backward(self, statement: cst.CSTNode, names: Set[str]) -> bool:
         """Whether a backward pass after ``statement`` (module level, in source order) differentiates a
