@@ -674,6 +674,35 @@ def _mentions(expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
 
 
 _SIZE_METHODS = frozenset({"size", "dim", "numel", "index", "count", "nelement", "get_device"})
+_OFF_GRAPH_METHODS = frozenset({"item", "detach", "tolist", "numpy", "detach_"})
+
+
+def _carries(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
+    """:func:`_mentions` for the autograd graph: a pick (``x.argmax(-1)``, ``torch.multinomial(p, 1)``,
+    ``x.topk(k)[1]``) or a detached value (``x.item()``, ``x.detach()``) inside ``expr`` carries none."""
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        n = stack.pop()
+        if n in calls or (isinstance(n, cst.Name) and n.value in names):
+            return True
+        if isinstance(n, cst.Subscript):
+            if isinstance(n.value, cst.Call) and _pick_name(ctx, n.value) in _PICKS_WITH_VALUES:
+                picked = _outer_pick(ctx, n)
+                if picked is not None and picked[1] == 1:
+                    continue  # `x.topk(k)[1]`, `x.max(1)[1]`: indices
+            stack.append(n.value)
+            continue
+        if isinstance(n, cst.Call):
+            if method_name(n) in _SIZE_METHODS or method_name(n) in _OFF_GRAPH_METHODS:
+                continue
+            if isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str"):
+                continue
+            if _pick_name(ctx, n) in _PICKS:
+                continue
+        if isinstance(n, cst.Attribute) and n.attr.value in ("shape", "ndim", "dtype", "device", "indices"):
+            continue
+        stack.extend(n.children)
+    return False
 
 
 @dataclass
@@ -725,35 +754,26 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
         before = (len(flow.graph), len(flow.picked))
         for a in contents.assigns:
             value = getattr(a, "value", None)
-            if value is None:
+            if value is None or not _mentions(value, flow.graph | flow.picked, model_calls):
                 continue
-            from_output = _mentions(value, flow.graph, model_calls)
-            from_pick = _mentions(value, flow.picked, set())
-            if not (from_output or from_pick):
-                continue
-            pick = _outer_pick(ctx, value) if from_output else None
+            carries = _carries(ctx, value, flow.graph, model_calls)
+            pick = _outer_pick(ctx, value)
             for target in assignment_targets(a):
-                if isinstance(target, (cst.Tuple, cst.List)) and pick is not None and pick[0] in _PICKS_WITH_VALUES:
-                    for i, el in enumerate(target.elements):
+                if isinstance(target, (cst.Tuple, cst.List)) and pick is not None and pick[0] in _PICKS_WITH_VALUES \
+                        and pick[1] is None:
+                    for i, el in enumerate(target.elements):  # `values, indices = x.topk(k)`
                         names = {n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name)}
                         (flow.picked if i == 1 else flow.graph).update(names)
                     continue
                 names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
                 if isinstance(target, (cst.Attribute, cst.Subscript)):
                     names = set(base_names(target))
-                if from_output and pick is None and not is_detached(ctx, value):
-                    flow.graph.update(names)
-                elif pick is not None and (pick[0] in _PICKS or pick[1] == 1):
-                    flow.picked.update(names)
-                elif pick is not None:
-                    flow.graph.update(names)  # `x.topk(k)[0]`, `x.max(1).values`: values with their graph
-                elif from_pick:
-                    flow.picked.update(names)  # `tokens = torch.cat([tokens, nxt], 1)`
+                (flow.graph if carries else flow.picked).update(names)
         for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
             recv = receiver(call)
             if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
                 value = call.args[-1].value
-                if _mentions(value, flow.graph, model_calls) and not is_detached(ctx, value) and _outer_pick(ctx, value) is None:
+                if _carries(ctx, value, flow.graph, model_calls):
                     flow.graph.add(recv.value)
                 elif _mentions(value, flow.picked | flow.graph, model_calls):
                     flow.picked.add(recv.value)
@@ -806,11 +826,11 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
                                      *function.params.kwonly_params]}
     for n in iter_nodes(function.body):
         if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
-            if not is_detached(ctx, n.value) and _mentions(n.value, flow.graph, model_calls):
+            if _carries(ctx, n.value, flow.graph, model_calls):
                 return True
     for a in ctx.contents(function).assigns:
         value = getattr(a, "value", None)
-        if value is None or not _mentions(value, flow.graph, model_calls) or is_detached(ctx, value):
+        if value is None or not _carries(ctx, value, flow.graph, model_calls):
             continue
         for t in assignment_targets(a):
             if isinstance(t, (cst.Attribute, cst.Subscript)) and set(base_names(t)) & (params | {"self"}):
@@ -820,8 +840,7 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
         if method_name(call) in ("append", "extend", "insert") and recv is not None and call.args and (
             set(base_names(recv)) & (params | {"self"})
         ):
-            value = call.args[-1].value
-            if _mentions(value, flow.graph, model_calls) and not is_detached(ctx, value) and _outer_pick(ctx, value) is None:
+            if _carries(ctx, call.args[-1].value, flow.graph, model_calls):
                 return True
     return False
 
@@ -834,7 +853,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         if call in model_calls:
             continue
         values = [a.value for a in call.args]
-        if not any(_mentions(v, flow.graph, model_calls) and not is_detached(ctx, v) for v in values):
+        if not any(_carries(ctx, v, flow.graph, model_calls) for v in values):
             continue
         func = call.func
         if ctx.function_for_call(call) is not None:
@@ -983,8 +1002,9 @@ class EvaluationFacts:
                     sites.append(EvalSite("function", function, function, calls, decoding=decoding))
                     continue
             loops: Dict[cst.CSTNode, EvalSite] = {}
+            hands_back = function is not None and self._hands_back_graph(function, calls)
             for call, model in calls:
-                loop = self._eval_loop(call, function)
+                loop = self._eval_loop(call, function) if not hands_back else None
                 if loop is None:
                     statement = self._prediction_statement(call, model, function)
                     if statement is not None:
@@ -1056,6 +1076,14 @@ class EvaluationFacts:
         if hands_graph_away(ctx, function, flow, model_calls):
             return None  # `scaler(loss)`, `update(log_probs)`: that callable may train
         return evidence
+
+    def _hands_back_graph(self, function: cst.FunctionDef, calls) -> bool:
+        """Whether ``function`` returns or stores its model outputs with their graph (a decoder run free
+        in training returns the stacked scores): its caller may differentiate them, so a loop in it that
+        collects outputs is not evaluation."""
+        ctx = self.ctx
+        model_calls = {c for c, _ in calls}
+        return returns_graph(ctx, function, decoding_flow(ctx, function, model_calls), model_calls)
 
     def _submodule_calls(self, function: cst.FunctionDef, calls) -> Set[cst.Call]:
         """Calls of a model's parts in ``function`` (``decoder.attention(enc, h)``, ``decoder.fc(h)``): the
