@@ -359,6 +359,163 @@ def validate_epoch(model, loader, optimizer, loss_scaler):
     return correct
 """
         ),
+        # training with a decoding step (free-running decoder, `model.zero_grad()`): training, not evaluation
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def train_free_running(model, loader, optimizer, steps):
+    for src, tgt in loader:
+        tokens = src[:, :1]
+        for _ in range(steps):
+            logits = model(tokens)
+            tokens = torch.cat([tokens, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+        loss = F.cross_entropy(logits.flatten(0, 1), tgt.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def sample_and_fit(model, ids, steps):
+    for _ in range(steps):
+        model.zero_grad()
+        out = model(ids)
+        nxt = out[:, -1].argmax(-1, keepdim=True)
+        out.logsumexp(-1).mean().backward()
+        ids = torch.cat([ids, nxt], dim=1)
+    return ids
+"""
+        ),
+        # sampling already under `inference_mode`, or under `no_grad` at every call site
+        Valid(
+            """
+import torch
+
+
+def greedy(model, ids, steps):
+    for _ in range(steps):
+        nxt = model(ids)[:, -1].argmax(-1, keepdim=True)
+        ids = torch.cat([ids, nxt], dim=1)
+    return ids
+
+
+@torch.inference_mode()
+def sample(model, ids, steps):
+    for _ in range(steps):
+        probs = model(ids)[:, -1].softmax(-1)
+        ids = torch.cat([ids, torch.multinomial(probs, 1)], dim=1)
+    return ids
+
+
+def show(model, prompt):
+    with torch.no_grad():
+        print(greedy(model, prompt, 10))
+"""
+        ),
+        # the sampled log-probabilities are returned or handed to a callable, the scores stacked for a loss: training data
+        Valid(
+            """
+import torch
+
+
+def rollout(policy_net, state, horizon):
+    log_probs = []
+    for _ in range(horizon):
+        dist = torch.distributions.Categorical(logits=policy_net(state))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        state = state.roll(1) + action
+    return torch.stack(log_probs)
+
+
+def rollout_and_update(policy_net, state, horizon, update):
+    log_probs = []
+    for _ in range(horizon):
+        dist = torch.distributions.Categorical(logits=policy_net(state))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        state = state.roll(1) + action
+    update(-torch.stack(log_probs).sum())
+
+
+def decode_for_training(decoder, token, hidden, length):
+    outputs = []
+    for _ in range(length):
+        scores, hidden = decoder(token, hidden)
+        outputs.append(scores)
+        token = scores.argmax(-1)
+    return torch.stack(outputs, 1)
+"""
+        ),
+        # a class object passed as a value: calling it builds a model, it runs none
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Discriminator(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(0.2), nn.Linear(dim, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def evaluate_sizes(model, loader, dim=8):
+    sizes = []
+    for x, y in loader:
+        built = model(dim)
+        sizes.append(sum(p.numel() for p in built.parameters()))
+    return sizes
+
+
+def test_builds(Net, widths):
+    acc = []
+    for width in widths:
+        acc.append(Net(width))
+    return acc
+
+
+evaluate_sizes(Discriminator, [])
+test_builds(Discriminator, [4, 8])
+test_builds(nn.Linear, [4])
+"""
+        ),
+        # after the training the function returns the output, or differentiates it
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def fit_and_predict(loader, x_new):
+    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    scores = net(x_new)
+    return scores
+
+
+def fine_tune_twice(loader, x_new, y_new):
+    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    logits = net(x_new)
+    extra = nn.functional.cross_entropy(logits, y_new)
+    extra.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -626,6 +783,243 @@ def evaluate_batches(model, loader):
     for x, y in loader:
         yield (model(x).argmax(1) == y).float().mean().item()
 """,
+        ),
+        # a greedy decoding helper, whatever its name: the model runs on the token it picked
+        Invalid(
+            """
+import torch
+
+
+def extend_sequence(net, ids, steps):
+    while ids.size(1) < steps:
+        logits = net(ids)
+        next_id = logits[:, -1].argmax(dim=-1, keepdim=True)
+        ids = torch.cat([ids, next_id], dim=1)
+    return ids
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def extend_sequence(net, ids, steps):
+    while ids.size(1) < steps:
+        logits = net(ids)
+        next_id = logits[:, -1].argmax(dim=-1, keepdim=True)
+        ids = torch.cat([ids, next_id], dim=1)
+    return ids
+""",
+            line=7,
+        ),
+        # sampling with `torch.multinomial`; the model is known from the caller
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharLM(nn.Module):
+    def __init__(self, vocab=50, width=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+def draw(lm, ids, count, temperature=0.8):
+    for _ in range(count):
+        probs = torch.softmax(lm(ids)[:, -1] / temperature, dim=-1)
+        ids = torch.cat((ids, torch.multinomial(probs, num_samples=1)), dim=1)
+    return ids
+
+
+lm = CharLM()
+print(draw(lm, torch.zeros(1, 1, dtype=torch.long), 20))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class CharLM(nn.Module):
+    def __init__(self, vocab=50, width=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+@torch.no_grad()
+def draw(lm, ids, count, temperature=0.8):
+    for _ in range(count):
+        probs = torch.softmax(lm(ids)[:, -1] / temperature, dim=-1)
+        ids = torch.cat((ids, torch.multinomial(probs, num_samples=1)), dim=1)
+    return ids
+
+
+lm = CharLM()
+print(draw(lm, torch.zeros(1, 1, dtype=torch.long), 20))
+""",
+            line=19,
+        ),
+        # beam-like `topk` and a distribution's `sample()` fed back
+        Invalid(
+            """
+import torch
+
+
+def translate(decoder, token, hidden, max_len):
+    words = []
+    for _ in range(max_len):
+        scores, hidden = decoder(token, hidden)
+        _, top = scores.topk(1)
+        token = top.squeeze(-1)
+        words.append(token.item())
+    return words
+
+
+def roll(policy_net, state, horizon):
+    actions = []
+    for _ in range(horizon):
+        action = torch.distributions.Categorical(logits=policy_net(state)).sample()
+        actions.append(int(action))
+        state = torch.roll(state, 1) + action
+    return actions
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def translate(decoder, token, hidden, max_len):
+    words = []
+    for _ in range(max_len):
+        scores, hidden = decoder(token, hidden)
+        _, top = scores.topk(1)
+        token = top.squeeze(-1)
+        words.append(token.item())
+    return words
+
+
+@torch.no_grad()
+def roll(policy_net, state, horizon):
+    actions = []
+    for _ in range(horizon):
+        action = torch.distributions.Categorical(logits=policy_net(state)).sample()
+        actions.append(int(action))
+        state = torch.roll(state, 1) + action
+    return actions
+""",
+            count=2,
+            line=8,
+        ),
+        # only a hidden state is fed back (the picks are kept): weaker evidence, an unsafe fix
+        Invalid(
+            """
+import torch
+
+
+def tag_stream(rnn_model, frames):
+    hidden = None
+    tags = []
+    for frame in frames:
+        out, hidden = rnn_model(frame, hidden)
+        tags.append(out.argmax(-1).tolist())
+    return tags
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def tag_stream(rnn_model, frames):
+    hidden = None
+    tags = []
+    for frame in frames:
+        out, hidden = rnn_model(frame, hidden)
+        tags.append(out.argmax(-1).tolist())
+    return tags
+""",
+            unsafe=True,
+            line=9,
+        ),
+        # the prediction at the end of `main()`, after the training
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def main(loader, x_test):
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(5):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    predicted = model(x_test).argmax(dim=1)
+    print(predicted)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def main(loader, x_test):
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(5):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    with torch.no_grad():
+        predicted = model(x_test).argmax(dim=1)
+    print(predicted)
+""",
+            line=14,
+        ),
+        # the prediction at the end of the main block
+        Invalid(
+            """
+import torch
+from torch import nn, optim
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    sgd = optim.SGD(net.parameters(), lr=0.05)
+    for step in range(100):
+        xs = torch.randn(32, 2)
+        sgd.zero_grad()
+        loss = (net(xs).squeeze(1) - xs.sum(1)).pow(2).mean()
+        loss.backward()
+        sgd.step()
+    print(net(torch.tensor([[1.0, 2.0]])))
+""",
+            fixed="""
+import torch
+from torch import nn, optim
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    sgd = optim.SGD(net.parameters(), lr=0.05)
+    for step in range(100):
+        xs = torch.randn(32, 2)
+        sgd.zero_grad()
+        loss = (net(xs).squeeze(1) - xs.sum(1)).pow(2).mean()
+        loss.backward()
+        sgd.step()
+    with torch.no_grad():
+        print(net(torch.tensor([[1.0, 2.0]])))
+""",
+            line=14,
         ),
     ]
 

@@ -343,6 +343,125 @@ def predict(model, x, h, steps):
 print(predict(model, torch.zeros(1, 1, dtype=torch.long), None, 3))
 """
         ),
+        # the callers put the model in eval mode before they hand it over (`gpt.eval()`, then `generate(gpt, ...)`)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(32, 100)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+def generate(model, ids, steps):
+    for _ in range(steps):
+        with torch.no_grad():
+            logits = model(ids)
+        ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return ids
+
+
+def demo(prompt):
+    gpt = Gpt()
+    gpt.eval()
+    return generate(gpt, prompt, 10)
+
+
+def predict(model, batch):
+    with torch.no_grad():
+        return model(batch).argmax(-1)
+
+
+def report(batch):
+    net = Gpt()
+    net.eval()
+    print(predict(net, batch))
+"""
+        ),
+        # every caller passes a model without mode-dependent layers (Linear and ReLU only): `eval()` changes nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def validate(model, loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+print(validate(Mlp(), []))
+"""
+        ),
+        # a decoding helper whose model is unknown: reported only for a model known to have dropout or normalisation
+        Valid(
+            """
+import torch
+
+
+@torch.no_grad()
+def autocomplete(net, ids, steps):
+    for _ in range(steps):
+        nxt = net(ids)[:, -1].argmax(-1, keepdim=True)
+        ids = torch.cat([ids, nxt], dim=1)
+    return ids
+"""
+        ),
+        # a class object passed as a value: calling it builds a model, it runs none
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Discriminator(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(0.2), nn.Linear(dim, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def evaluate_sizes(model, loader, dim=8):
+    sizes = []
+    for x, y in loader:
+        built = model(dim)
+        sizes.append(sum(p.numel() for p in built.parameters()))
+    return sizes
+
+
+def test_builds(Net, widths):
+    acc = []
+    for width in widths:
+        acc.append(Net(width))
+    return acc
+
+
+evaluate_sizes(Discriminator, [])
+test_builds(Discriminator, [4, 8])
+test_builds(nn.Linear, [4])
+"""
+        ),
     ]
 
     INVALID = [
@@ -536,6 +655,64 @@ def train(loader, val_loader, epochs):
 """,
             line=21,
             unsafe=True,
+        ),
+        # a decoding helper (found by what it does) whose model has batch norm
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm = nn.BatchNorm1d(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.norm(self.embed(ids).mean(1)))
+
+
+@torch.no_grad()
+def continue_ids(captioner, ids, n):
+    for _ in range(n):
+        best = captioner(ids).argmax(-1)
+        ids = torch.cat([ids, best[:, None]], dim=1)
+    return ids
+
+
+print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm = nn.BatchNorm1d(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.norm(self.embed(ids).mean(1)))
+
+
+@torch.no_grad()
+def continue_ids(captioner, ids, n):
+    captioner.eval()
+    for _ in range(n):
+        best = captioner(ids).argmax(-1)
+        ids = torch.cat([ids, best[:, None]], dim=1)
+    return ids
+
+
+print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
+""",
+            unsafe=True,
+            line=20,
         ),
     ]
 

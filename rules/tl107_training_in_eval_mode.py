@@ -265,6 +265,52 @@ def fine_tune(loader, build, epochs=5):
         print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
 """
         ),
+        # models without mode-dependent layers (a GRU without dropout, Linear, GELU): eval mode changes nothing in training
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 16, batch_first=True)
+        self.out = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.out(self.rnn(x)[0][:, -1])
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(nn.functional.mse_loss(model(x), y).item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        print(validate(model, val_loader))
+
+
+reg = Regressor()
+fit(reg, [], [], torch.optim.Adam(reg.parameters()), 3)
+probe = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 2))
+probe_opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+for epoch in range(3):
+    for x, y in []:
+        probe_opt.zero_grad()
+        nn.functional.cross_entropy(probe(x), y).backward()
+        probe_opt.step()
+    probe.eval()
+    with torch.no_grad():
+        print(sum((probe(x).argmax(1) == y).sum().item() for x, y in []))
+"""
+        ),
     ]
 
     INVALID = [
@@ -488,6 +534,59 @@ def validate(loader):
 """,
             line=21,
             col=42,
+        ),
+        # a library model (unknown layers) may have dropout or batch norm: reported
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision.models import resnet18
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(validate(model, val_loader))
+
+
+backbone = resnet18(num_classes=10)
+fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision.models import resnet18
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(validate(model, val_loader))
+
+
+backbone = resnet18(num_classes=10)
+fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
+""",
+            line=19,
         ),
     ]
 

@@ -176,6 +176,48 @@ def log_rejects(x):
     return torch.log(1 - gate(x))
 """
         ),
+        # float64 by construction (`dtype=torch.float64`, `.double()`, `.to(torch.float64)`, a float64 buffer): `1 + x` keeps about 1e-16 of `x`
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def survival(n):
+    u = torch.rand(n, dtype=torch.float64)
+    return torch.log(1 - u)
+
+
+def growth(rate):
+    r = rate.double()
+    return torch.log(1 + r).sum()
+
+
+def growth_to(rate):
+    return torch.log(rate.to(torch.float64) + 1)
+
+
+class Flow(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("alpha", torch.full((n,), 0.5, dtype=torch.double))
+
+    def forward(self):
+        return torch.log(1 - self.alpha)
+"""
+        ),
+        # results never read
+        Valid(
+            """
+import torch
+
+
+def debug_step(x):
+    unused = torch.log(1 + x)
+    torch.log(x + 1)
+    return x * 2
+"""
+        ),
     ]
 
     INVALID = [
@@ -357,6 +399,41 @@ def maybe_snapped(x, snap):
         x = torch.floor(x)
     return torch.log1p(x)
 """,
+        ),
+        # float64 on one path only, or cast to float32; the result read
+        Invalid(
+            """
+import torch
+
+
+def survival(u, exact):
+    if exact:
+        u = u.double()
+    return torch.log(1 - u)
+
+
+def growth(rate):
+    r = rate.float()
+    shown = torch.log(1 + r)
+    return shown
+""",
+            fixed="""
+import torch
+
+
+def survival(u, exact):
+    if exact:
+        u = u.double()
+    return torch.log1p(-u)
+
+
+def growth(rate):
+    r = rate.float()
+    shown = torch.log1p(r)
+    return shown
+""",
+            count=2,
+            line=8,
         ),
     ]
 

@@ -80,6 +80,10 @@ def float64_value(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
         return float64_value(ctx, expr.expression, depth + 1)
     if isinstance(expr, cst.Subscript):
         return float64_value(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.Name):
+        b = ctx.names.binding_at(expr, expr.value)
+        if b is None or b.imports or any(v is None for v in b.values):
+            return False  # a parameter, a loop variable, an import: its dtype is not known here
     if isinstance(expr, (cst.Name, cst.Attribute)):
         values: List[cst.BaseExpression] = list(ctx.names.values_at(expr))
         if isinstance(expr, cst.Attribute):
