@@ -29,7 +29,19 @@ class EvalWithoutNoGrad(LintRule):
     `torch.inference_mode()` — neither a `with` block, nor a decorator, nor at every call site of the
     function in the module. At module level (a script, a notebook's cells) a prediction after the
     training — a statement or a sampling loop that runs the model the module trained before it, and
-    whose outputs no later backward pass reaches — is evaluation code too.
+    whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
+    the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
+    an optimizer step on the model, when the function neither returns nor stores the output.
+
+    Decoding and sampling code is recognised by what it does, whatever its name: a function that, in a
+    loop, runs a model on what it derives from the model's own output (a token picked from it, or a
+    hidden state) and picks from an output (`argmax`, `topk`, `max(dim)`, `torch.multinomial`, a
+    distribution's `sample()`), with no loss, backward pass, optimizer step or training call anywhere it
+    reaches, no output's graph returned or stored (sampled log-probabilities handed back for a
+    policy-gradient loss are training data), and no output handed to a callable whose code is not in
+    view. The calls of the model's parts (`decoder.attention(enc, h)`, `decoder.fc(h)`) count as runs of
+    the model there. A class object passed as a value (`build(Discriminator, dim)`) is not a model:
+    calling it constructs one.
 
     ## Why is this bad?
     Outside `no_grad`, every forward pass records the autograd graph and keeps the activations alive
@@ -94,6 +106,10 @@ class EvalWithoutNoGrad(LintRule):
     reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
     reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
     mode in the wrapped code is still reported by TL106.
+
+    Decoding code with any sign of training (a weak one too) is not reported. Its fix is safe when a
+    token picked from an output is fed back and the outputs leave the function only as picks or
+    detached values; when only the output itself (a hidden state) is fed back, it is unsafe.
 
     ## Options
     None.

@@ -48,7 +48,16 @@ class EvalWithoutEvalMode(LintRule):
     or by a name that says so when nothing shows how they are built. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
-    into like any other code.
+    into like any other code. A model parameter is in eval mode when every caller in the file puts the
+    argument it passes in eval mode (`gpt.eval()`, then `generate(gpt, ...)`).
+
+    Only models that have, or may have, a layer that acts differently in eval mode are reported: one
+    built from a class or container whose layers are known (`Linear`, activations, an `LSTM`/`GRU`
+    without dropout) is the same in both modes, and so is a parameter every caller in the file passes
+    such a model for; a library model, a factory's result or a parameter no caller explains may have
+    dropout or batch norm. Decoding and sampling code, recognised by what it does (see TL105), is
+    reported only for a model known to have such a layer. A class object passed as a value is not a
+    model.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set

@@ -50,8 +50,11 @@ class TrainingInEvalMode(LintRule):
     they call (of this module or imported from the project), loops that call an unresolved function
     whose name says it trains (`train_one_epoch` imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
     teacher put in eval mode while the student trains; a helper's module-level `model` while the loop
-    trains a local `model` of its function), and `eval()` calls with no evaluation around them
-    (freezing batch norm on purpose).
+    trains a local `model` of its function), `eval()` calls with no evaluation around them
+    (freezing batch norm on purpose), and models that provably act the same in both modes: built from a
+    class or container whose layers are all known and mode-free (`Linear`, activations, an `LSTM`/`GRU`
+    without dropout), directly or as the argument every caller in the file passes. A library model, a
+    factory's result or a parameter no caller explains may have dropout or batch norm: reported.
 
     ## Example
     ```python

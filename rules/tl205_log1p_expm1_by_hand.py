@@ -46,6 +46,13 @@ class Log1pExpm1ByHand(LintRule):
     positions `log(1 + |i - j|)`): `1 + x` is then exact and `log1p` gains nothing. An in-place division
     or scaling by a fraction before the log, on the path to it, makes the values fractions again.
 
+    Not reported either where `x` is `float64` by construction — a torch factory given
+    `dtype=torch.float64` (or `torch.double`), `.double()`, `.to(torch.float64)`, `torch.DoubleTensor`,
+    arithmetic of such tensors with numbers, a name every assignment of which is one of these, a
+    `self.<attr>` assigned or registered as a buffer only so (a parameter or a default dtype is not
+    known to be `float64`) — nor where the result is never read (a statement of its own in a function,
+    or an assignment to a local name nothing reads).
+
     ## Example
     ```python
     rate = torch.log(1 + growth)
