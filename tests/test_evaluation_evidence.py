@@ -265,6 +265,24 @@ def test_no_main_block_prediction_when_the_output_escapes_or_the_model_is_new(ta
     assert sites == []
 
 
+def test_unwrapping_the_trained_model_is_no_prediction():
+    _ctx, sites = _sites("""
+        import torch
+        import torch.nn as nn
+
+        def main(loader, runner):
+            net = nn.Linear(4, 2)
+            opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            for x, y in loader:
+                opt.zero_grad()
+                runner.backward(nn.functional.mse_loss(net(x), y))
+                opt.step()
+            net = runner.unwrap_model(net).cpu()
+            print(net.weight)
+    """)
+    assert sites == []
+
+
 # -- mode-dependent layers ------------------------------------------------------------------------
 MODELS = """
     import torch.nn as nn

@@ -1177,6 +1177,9 @@ class EvaluationFacts:
             root = root.value
         if not isinstance(root, cst.Name):
             return None
+        if any(isinstance(n, cst.Name) and n.value == root.value
+               for small in statement.body for t in assignment_targets(small) for n in iter_nodes(t)):
+            return None  # `model = accelerator.unwrap_model(model)`: the model itself, not a prediction
         if function is None and not self._trained_before(statement, root.value) and not (
             self._trained_earlier_in_block(statement, root.value, None)
         ):
@@ -1222,7 +1225,7 @@ class EvaluationFacts:
                     for stmt in reversed(block[:at]):
                         if self._binds_anew(stmt, model_name):
                             return False  # `model = Net()` after the training: an untrained model
-                        if not ctx.names_in(stmt, model_name) or not self._steps_model(stmt):
+                        if not self._runs_model(stmt, model_name) or not self._steps_model(stmt):
                             continue
                         # a model bound inside the training code (`model = Net.load_from_checkpoint(...)`
                         # in one branch) may not be the one trained
@@ -1234,6 +1237,11 @@ class EvaluationFacts:
             if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
                 return False
         return False
+
+    def _runs_model(self, stmt: cst.CSTNode, model_name: str) -> bool:
+        """Whether ``stmt`` runs the model ``model_name`` itself (``model(x)``), not only names it."""
+        return any(isinstance(m, cst.Name) and m.value == model_name and self.ctx.is_inside(c, stmt)
+                   for c, m in self.model_calls)
 
     def _steps_model(self, stmt: cst.CSTNode) -> bool:
         """A backward pass or an optimizer step in ``stmt`` or the same-module helpers it calls (a call
