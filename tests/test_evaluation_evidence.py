@@ -177,6 +177,12 @@ NOT_DECODERS = {
                 x = x - 0.1 * model(x)
             return x.detach()
     """,
+    "own-sample": """
+        def dream(model, z, steps):
+            for _ in range(steps):
+                z = model(z).sample()
+            return z
+    """,
     "not-fed-back": """
         def label_all(model, batches):
             labels = []

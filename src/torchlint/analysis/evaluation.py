@@ -643,15 +643,20 @@ def _pick_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
         args = call.args
     if name in ("max", "min") and not args:
         return None
-    if name == "sample" and args and method_name(call) is not None and not _is_shape_arg(args[0]):
-        return None  # `random.sample(pool, k)`, `dataset.sample(n)`: not a draw from a distribution
+    if name == "sample" and not _torch_distribution(ctx, receiver(call)):
+        return None  # `random.sample(pool, k)`; a project's own `sample()` may be reparameterised
     return name if name in _PICKS or name in _PICKS_WITH_VALUES else None
 
 
-def _is_shape_arg(a: cst.Arg) -> bool:
-    return isinstance(a.value, (cst.Tuple, cst.List)) or (
-        isinstance(a.value, cst.Call) and dotted_name(a.value.func) in ("torch.Size",)
-    )
+def _torch_distribution(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> bool:
+    """A ``torch.distributions`` object by construction (``Categorical(logits=z)``, or a name bound only
+    to such): its ``sample()`` draws without a graph (``rsample()`` would keep it)."""
+    if isinstance(expr, cst.Call):
+        return any(q.startswith("torch.distributions.") for q in ctx.names.qualified_names_at(expr.func))
+    if isinstance(expr, cst.Name):
+        values = ctx.names.values_at(expr)
+        return bool(values) and all(_torch_distribution(ctx, v) for v in values if v is not expr)
+    return False
 
 
 def _mentions(expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
