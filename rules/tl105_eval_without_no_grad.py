@@ -825,6 +825,7 @@ def extend_sequence(net, ids, steps):
         ids = torch.cat([ids, next_id], dim=1)
     return ids
 """,
+            message="the loop runs `net` on a token picked from its own output",
             line=7,
         ),
         # sampling with `torch.multinomial`; the model is known from the caller
@@ -1062,9 +1063,27 @@ if __name__ == "__main__":
             if evidence == STRONG or (site.decoding and evidence == WEAK):
                 continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
             unsafe = evidence == WEAK or site.decoding == "output"  # an output fed back, no token picked
-            found.append((calls[0], site, self._fix(site, unsafe=unsafe)))
-        for call, _site, fix in self._merge_neighbours(found):
-            self.report(call, fix=fix)
+            at = site.anchor if site.decoding and site.anchor is not None else calls[0]
+            found.append((at, site, self._fix(site, unsafe=unsafe)))
+        for call, site, fix in self._merge_neighbours(found):
+            self.report(call, self._message(site, call), fix=fix)
+
+    def _message(self, site: EvalSite, call: cst.Call) -> Optional[str]:
+        """Where the evidence came from, for code found by what it does rather than by its name."""
+        if not site.decoding:
+            return None
+        model = next((m for c, m in site.calls if c is call), None)
+        if model is None:  # a call of the model's part (`decoder.decode_step(...)`): the model it belongs to
+            root = call.func
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            model = root if isinstance(root, cst.Name) else None
+        what = f"`{self.ctx.code(model)}`" if model is not None else "the model"
+        fed = "a token picked from its own output" if site.decoding == "picked" else "its own output"
+        return (
+            f"Decoding code: the loop runs {what} on {fed} with autograd on; wrap it in `torch.no_grad()` "
+            "(or `torch.inference_mode()`) to save memory and time"
+        )
 
     def _merge_neighbours(self, found):
         """Loops and statements wrapped by fixes that follow each other in one block get one

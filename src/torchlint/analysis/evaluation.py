@@ -908,6 +908,8 @@ class EvalSite:
     #: for a decoding site (a model run on what it picked from its own output): "picked" when a token
     #: picked from an output is fed back, "output" when the output itself is (weaker evidence)
     decoding: Optional[str] = None
+    #: for a decoding site: the model call (or call of a model's part) that is fed back
+    anchor: Optional[cst.Call] = None
 
 
 class EvaluationFacts:
@@ -1004,7 +1006,8 @@ class EvaluationFacts:
                     continue
                 decoding = self._decodes(function, calls)
                 if decoding is not None:
-                    sites.append(EvalSite("function", function, function, calls, decoding=decoding))
+                    sites.append(EvalSite("function", function, function, calls, decoding=decoding[0],
+                                          anchor=decoding[1]))
                     continue
             loops: Dict[cst.CSTNode, EvalSite] = {}
             hands_back = function is not None and self._hands_back_graph(function, calls)
@@ -1057,7 +1060,7 @@ class EvaluationFacts:
             return True
         return None
 
-    def _decodes(self, function: cst.FunctionDef, calls) -> Optional[str]:
+    def _decodes(self, function: cst.FunctionDef, calls) -> Optional[Tuple[str, cst.Call]]:
         """A decoding or sampling function, whatever its name: in a loop it runs a model on what it derives
         from the model's own output, and picks from an output (``argmax``, ``topk``, ``multinomial``, a
         distribution's ``sample()``); it reaches no loss, backward pass, optimizer step or training call,
@@ -1068,10 +1071,12 @@ class EvaluationFacts:
         flow = decoding_flow(ctx, function, model_calls)
         if not flow.picks:
             return None
-        fed = [feeds_back(ctx, c, flow) for c in model_calls]
+        ordered = sorted(model_calls, key=lambda c: position(ctx, c))
+        fed = [feeds_back(ctx, c, flow) for c in ordered]
         evidence = "picked" if "picked" in fed else ("output" if "output" in fed else None)
         if evidence is None:
             return None
+        anchor = ordered[fed.index(evidence)]
         if trains(ctx, function, depth=3) or needs_grad(ctx, function):
             return None
         if any(is_loss_call(ctx, c) for c, _via in calls_through_helpers(ctx, function, 3)):
@@ -1080,7 +1085,7 @@ class EvaluationFacts:
             return None  # the caller may differentiate what it gets (a free-running decoder in training)
         if hands_graph_away(ctx, function, flow, model_calls):
             return None  # `scaler(loss)`, `update(log_probs)`: that callable may train
-        return evidence
+        return evidence, anchor
 
     def _hands_back_graph(self, function: cst.FunctionDef, calls) -> bool:
         """Whether ``function`` returns or stores its model outputs with their graph (a decoder run free
