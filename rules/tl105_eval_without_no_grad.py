@@ -430,7 +430,8 @@ def show(model, prompt):
         print(greedy(model, prompt, 10))
 """
         ),
-        # the sampled log-probabilities are returned or handed to a callable, the scores stacked for a loss: training data
+        # the sampled log-probabilities are returned or handed to a callable, the scores stacked for a loss:
+        # training data
         Valid(
             """
 import torch

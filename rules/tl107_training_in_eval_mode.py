@@ -268,7 +268,8 @@ def fine_tune(loader, build, epochs=5):
         print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
 """
         ),
-        # models without mode-dependent layers (a GRU without dropout, Linear, GELU): eval mode changes nothing in training
+        # models without mode-dependent layers (a GRU without dropout, Linear, GELU): eval mode changes
+        # nothing in training
         Valid(
             """
 import torch

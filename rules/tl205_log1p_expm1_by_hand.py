@@ -183,7 +183,8 @@ def log_rejects(x):
     return torch.log(1 - gate(x))
 """
         ),
-        # float64 by construction (`dtype=torch.float64`, `.double()`, `.to(torch.float64)`, a float64 buffer): `1 + x` keeps about 1e-16 of `x`
+        # float64 by construction (`dtype=torch.float64`, `.double()`, `.to(torch.float64)`, a float64
+        # buffer): `1 + x` keeps about 1e-16 of `x`
         Valid(
             """
 import torch

@@ -866,7 +866,9 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         names = ctx.names.qualified_names_at(func)
         if any(q.startswith(("torch.", "numpy.", "math.")) for q in names):
             continue
-        if isinstance(func, cst.Name) and not names and func.value in _SAFE_BUILTINS and not ctx.names.is_param_at(func):
+        if isinstance(func, cst.Name) and not names and func.value in _SAFE_BUILTINS and not (
+            ctx.names.is_param_at(func)
+        ):
             continue
         recv = receiver(call)
         if recv is not None and (
