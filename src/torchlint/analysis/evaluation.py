@@ -1012,9 +1012,14 @@ class EvaluationFacts:
                                           anchor=decoding[1]))
                     continue
             loops: Dict[cst.CSTNode, EvalSite] = {}
-            hands_back = function is not None and self._hands_back_graph(function, calls)
+            hands_back: Optional[bool] = None
             for call, model in calls:
-                loop = self._eval_loop(call, function) if not hands_back else None
+                loop = self._eval_loop(call, function)
+                if loop is not None and function is not None:
+                    if hands_back is None:
+                        hands_back = self._hands_back_graph(function, calls)
+                    if hands_back:
+                        loop = None
                 if loop is None:
                     statement = self._prediction_statement(call, model, function)
                     if statement is not None:
@@ -1069,6 +1074,12 @@ class EvaluationFacts:
         needs no gradients, and hands no output's graph to its caller.  The evidence: see
         :class:`EvalSite`'s ``decoding``."""
         ctx = self.ctx
+        if not any(_pick_name(ctx, c) is not None for c in ctx.calls_in(function)):
+            return None  # nothing is picked from an output
+        if not any(isinstance(a, LOOP_TYPES) for c, _ in calls for a in ctx.ancestors(c)) and not any(
+            isinstance(n, LOOP_TYPES) for n in iter_nodes(function.body)
+        ):
+            return None  # nothing runs repeatedly
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
         flow = decoding_flow(ctx, function, model_calls)
         if not flow.picks:
