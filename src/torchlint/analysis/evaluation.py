@@ -1076,9 +1076,7 @@ class EvaluationFacts:
         ctx = self.ctx
         if not any(_pick_name(ctx, c) is not None for c in ctx.calls_in(function)):
             return None  # nothing is picked from an output
-        if not any(isinstance(a, LOOP_TYPES) for c, _ in calls for a in ctx.ancestors(c)) and not any(
-            isinstance(n, LOOP_TYPES) for n in iter_nodes(function.body)
-        ):
+        if not any(isinstance(n, LOOP_TYPES) for n in iter_nodes(function.body)):
             return None  # nothing runs repeatedly
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
         flow = decoding_flow(ctx, function, model_calls)
