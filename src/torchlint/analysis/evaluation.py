@@ -659,55 +659,73 @@ def _torch_distribution(ctx: FileContext, expr: Optional[cst.BaseExpression]) ->
     return False
 
 
-def _mentions(expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
-    """Whether ``expr`` computes from one of ``names`` or ``calls``; an index (``x[i]``), a size
-    (``h.size(0)``, ``h.shape``) or a position (``scores.index(best)``) carries nothing of its tensor."""
-    stack: List[cst.CSTNode] = [expr]
-    while stack:
-        n = stack.pop()
-        if n in calls or (isinstance(n, cst.Name) and n.value in names):
-            return True
-        if isinstance(n, cst.Subscript):
-            stack.append(n.value)
-            continue
-        if isinstance(n, cst.Call) and method_name(n) in _SIZE_METHODS:
-            continue
-        if isinstance(n, cst.Attribute) and n.attr.value in ("shape", "ndim", "dtype", "device"):
-            continue
-        stack.extend(n.children)
-    return False
+class _Reads:
+    """What an expression computes from: every name it reads and whether it holds one of the model
+    calls (``names``, ``call``), and the same outside the parts that carry no autograd graph
+    (``graph_names``, ``graph_call``): picks (``x.argmax(-1)``, ``torch.multinomial(p, 1)``,
+    ``x.topk(k)[1]``) and detached values (``x.item()``, ``int(x)``).  An index (``x[i]``), a size
+    (``h.size(0)``, ``h.shape``) or a position (``scores.index(best)``) reads nothing of its tensor."""
+
+    __slots__ = ("names", "graph_names", "call", "graph_call")
+
+    def __init__(self, ctx: FileContext, expr: cst.CSTNode, calls: Set[cst.Call]) -> None:
+        self.names: Set[str] = set()
+        self.graph_names: Set[str] = set()
+        self.call = self.graph_call = False
+        stack: List[Tuple[cst.CSTNode, bool]] = [(expr, False)]
+        while stack:
+            n, off = stack.pop()
+            if n in calls:
+                self.call = True
+                self.graph_call = self.graph_call or not off
+            if isinstance(n, cst.Name):
+                self.names.add(n.value)
+                if not off:
+                    self.graph_names.add(n.value)
+                continue
+            if isinstance(n, cst.Subscript):
+                if isinstance(n.value, cst.Call) and _pick_name(ctx, n.value) in _PICKS_WITH_VALUES:
+                    picked = _outer_pick(ctx, n)
+                    if picked is not None and picked[1] == 1:
+                        off = True  # `x.topk(k)[1]`, `x.max(1)[1]`: indices
+                stack.append((n.value, off))
+                continue
+            if isinstance(n, cst.Call):
+                method = method_name(n)
+                if method in _SIZE_METHODS:
+                    continue
+                if method in _OFF_GRAPH_METHODS or _pick_name(ctx, n) in _PICKS or (
+                    isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str")
+                ):
+                    off = True
+            if isinstance(n, cst.Attribute):
+                if n.attr.value in ("shape", "ndim", "dtype", "device"):
+                    continue
+                if n.attr.value == "indices":
+                    off = True
+                stack.append((n.value, off))
+                continue
+            stack.extend((c, off) for c in n.children)
+
+    def mentions(self, names: Set[str]) -> bool:
+        return self.call or not self.names.isdisjoint(names)
+
+    def carries(self, graph: Set[str]) -> bool:
+        return self.graph_call or not self.graph_names.isdisjoint(graph)
+
+
+def _mentions(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
+    """Whether ``expr`` computes from one of ``names`` or ``calls`` (see :class:`_Reads`)."""
+    return _Reads(ctx, expr, calls).mentions(names)
+
+
+def _carries(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
+    """:func:`_mentions` for the autograd graph: picks and detached values carry none."""
+    return _Reads(ctx, expr, calls).carries(names)
 
 
 _SIZE_METHODS = frozenset({"size", "dim", "numel", "index", "count", "nelement", "get_device"})
 _OFF_GRAPH_METHODS = frozenset({"item", "detach", "tolist", "numpy", "detach_"})
-
-
-def _carries(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
-    """:func:`_mentions` for the autograd graph: a pick (``x.argmax(-1)``, ``torch.multinomial(p, 1)``,
-    ``x.topk(k)[1]``) or a detached value (``x.item()``, ``x.detach()``) inside ``expr`` carries none."""
-    stack: List[cst.CSTNode] = [expr]
-    while stack:
-        n = stack.pop()
-        if n in calls or (isinstance(n, cst.Name) and n.value in names):
-            return True
-        if isinstance(n, cst.Subscript):
-            if isinstance(n.value, cst.Call) and _pick_name(ctx, n.value) in _PICKS_WITH_VALUES:
-                picked = _outer_pick(ctx, n)
-                if picked is not None and picked[1] == 1:
-                    continue  # `x.topk(k)[1]`, `x.max(1)[1]`: indices
-            stack.append(n.value)
-            continue
-        if isinstance(n, cst.Call):
-            if method_name(n) in _SIZE_METHODS or method_name(n) in _OFF_GRAPH_METHODS:
-                continue
-            if isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str"):
-                continue
-            if _pick_name(ctx, n) in _PICKS:
-                continue
-        if isinstance(n, cst.Attribute) and n.attr.value in ("shape", "ndim", "dtype", "device", "indices"):
-            continue
-        stack.extend(n.children)
-    return False
 
 
 @dataclass
@@ -755,44 +773,48 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
     any order: a loop feeds the next iteration)."""
     flow = DecodingFlow()
     contents = ctx.contents(node)
+    steps = []  # (what is read, the names bound for the graph/picked parts, or the list appended to)
+    for a in contents.assigns:
+        value = getattr(a, "value", None)
+        if value is None:
+            continue
+        reads = _Reads(ctx, value, model_calls)
+        if not reads.names and not reads.call:
+            continue
+        pick = _outer_pick(ctx, value)
+        for target in assignment_targets(a):
+            if isinstance(target, (cst.Tuple, cst.List)) and pick is not None and pick[0] in _PICKS_WITH_VALUES \
+                    and pick[1] is None:
+                for i, el in enumerate(target.elements):  # `values, indices = x.topk(k)`
+                    names = {n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name)}
+                    steps.append((reads, names, "picked" if i == 1 else "graph"))
+                continue
+            if isinstance(target, (cst.Attribute, cst.Subscript)):
+                names = set(base_names(target))
+            else:
+                names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
+            steps.append((reads, names, None))
+    for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
+        recv = receiver(call)
+        if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
+            steps.append((_Reads(ctx, call.args[-1].value, model_calls), {recv.value}, None))
     for _ in range(5):
         before = (len(flow.graph), len(flow.picked))
-        for a in contents.assigns:
-            value = getattr(a, "value", None)
-            if value is None or not _mentions(value, flow.graph | flow.picked, model_calls):
+        for reads, names, fixed in steps:
+            if not reads.mentions(flow.graph | flow.picked):
                 continue
-            carries = _carries(ctx, value, flow.graph, model_calls)
-            pick = _outer_pick(ctx, value)
-            for target in assignment_targets(a):
-                if isinstance(target, (cst.Tuple, cst.List)) and pick is not None and pick[0] in _PICKS_WITH_VALUES \
-                        and pick[1] is None:
-                    for i, el in enumerate(target.elements):  # `values, indices = x.topk(k)`
-                        names = {n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name)}
-                        (flow.picked if i == 1 else flow.graph).update(names)
-                    continue
-                names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
-                if isinstance(target, (cst.Attribute, cst.Subscript)):
-                    names = set(base_names(target))
-                (flow.graph if carries else flow.picked).update(names)
-        for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
-            recv = receiver(call)
-            if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
-                value = call.args[-1].value
-                if _carries(ctx, value, flow.graph, model_calls):
-                    flow.graph.add(recv.value)
-                elif _mentions(value, flow.picked | flow.graph, model_calls):
-                    flow.picked.add(recv.value)
+            kind = fixed or ("graph" if reads.carries(flow.graph) else "picked")
+            (flow.graph if kind == "graph" else flow.picked).update(names)
         if (len(flow.graph), len(flow.picked)) == before:
             break
     for call in contents.calls:
-        pick = _pick_name(ctx, call)
-        if pick is None:
+        if _pick_name(ctx, call) is None:
             continue
         operands = [a.value for a in call.args]
         recv = receiver(call)
         if recv is not None:
             operands.append(recv)
-        if any(_mentions(o, flow.graph, model_calls) for o in operands):
+        if any(_mentions(ctx, o, flow.graph, model_calls) for o in operands):
             flow.picks = True
     return flow
 
@@ -872,7 +894,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
             continue
         recv = receiver(call)
         if recv is not None and (
-            _mentions(recv, flow.graph | flow.picked, model_calls)
+            _mentions(ctx, recv, flow.graph | flow.picked, model_calls)
             or any(q.startswith("torch.") for q in ctx.names.qualified_names_at(recv))
             or method_name(call) in ("append", "extend", "insert", "format", "join")
         ):
