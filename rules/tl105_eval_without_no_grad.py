@@ -29,7 +29,19 @@ class EvalWithoutNoGrad(LintRule):
     `torch.inference_mode()` — neither a `with` block, nor a decorator, nor at every call site of the
     function in the module. At module level (a script, a notebook's cells) a prediction after the
     training — a statement or a sampling loop that runs the model the module trained before it, and
-    whose outputs no later backward pass reaches — is evaluation code too.
+    whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
+    the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
+    an optimizer step on the model, when the function neither returns nor stores the output.
+
+    Decoding and sampling code is recognised by what it does, whatever its name: a function that, in a
+    loop, runs a model on what it derives from the model's own output (a token picked from it, or a
+    hidden state) and picks from an output (`argmax`, `topk`, `max(dim)`, `torch.multinomial`, a
+    distribution's `sample()`), with no loss, backward pass, optimizer step or training call anywhere it
+    reaches, no output's graph returned or stored (sampled log-probabilities handed back for a
+    policy-gradient loss are training data), and no output handed to a callable whose code is not in
+    view. The calls of the model's parts (`decoder.attention(enc, h)`, `decoder.fc(h)`) count as runs of
+    the model there. A class object passed as a value (`build(Discriminator, dim)`) is not a model:
+    calling it constructs one.
 
     ## Why is this bad?
     Outside `no_grad`, every forward pass records the autograd graph and keeps the activations alive
@@ -94,6 +106,10 @@ class EvalWithoutNoGrad(LintRule):
     reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
     reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
     mode in the wrapped code is still reported by TL106.
+
+    Decoding code with any sign of training (a weak one too) is not reported. Its fix is safe when a
+    token picked from an output is fed back and the outputs leave the function only as picks or
+    detached values; when only the output itself (a hidden state) is fed back, it is unsafe.
 
     ## Options
     None.
@@ -357,6 +373,164 @@ def validate_epoch(model, loader, optimizer, loss_scaler):
         loss_scaler(loss, optimizer, parameters=model.parameters())
         correct += (out.argmax(1) == y).sum().item()
     return correct
+"""
+        ),
+        # training with a decoding step (free-running decoder, `model.zero_grad()`): training, not evaluation
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def train_free_running(model, loader, optimizer, steps):
+    for src, tgt in loader:
+        tokens = src[:, :1]
+        for _ in range(steps):
+            logits = model(tokens)
+            tokens = torch.cat([tokens, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+        loss = F.cross_entropy(logits.flatten(0, 1), tgt.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def sample_and_fit(model, ids, steps):
+    for _ in range(steps):
+        model.zero_grad()
+        out = model(ids)
+        nxt = out[:, -1].argmax(-1, keepdim=True)
+        out.logsumexp(-1).mean().backward()
+        ids = torch.cat([ids, nxt], dim=1)
+    return ids
+"""
+        ),
+        # sampling already under `inference_mode`, or under `no_grad` at every call site
+        Valid(
+            """
+import torch
+
+
+def greedy(model, ids, steps):
+    for _ in range(steps):
+        nxt = model(ids)[:, -1].argmax(-1, keepdim=True)
+        ids = torch.cat([ids, nxt], dim=1)
+    return ids
+
+
+@torch.inference_mode()
+def sample(model, ids, steps):
+    for _ in range(steps):
+        probs = model(ids)[:, -1].softmax(-1)
+        ids = torch.cat([ids, torch.multinomial(probs, 1)], dim=1)
+    return ids
+
+
+def show(model, prompt):
+    with torch.no_grad():
+        print(greedy(model, prompt, 10))
+"""
+        ),
+        # the sampled log-probabilities are returned or handed to a callable, the scores stacked for a loss:
+        # training data
+        Valid(
+            """
+import torch
+
+
+def rollout(policy_net, state, horizon):
+    log_probs = []
+    for _ in range(horizon):
+        dist = torch.distributions.Categorical(logits=policy_net(state))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        state = state.roll(1) + action
+    return torch.stack(log_probs)
+
+
+def rollout_and_update(policy_net, state, horizon, update):
+    log_probs = []
+    for _ in range(horizon):
+        dist = torch.distributions.Categorical(logits=policy_net(state))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        state = state.roll(1) + action
+    update(-torch.stack(log_probs).sum())
+
+
+def decode_for_training(decoder, token, hidden, length):
+    outputs = []
+    for _ in range(length):
+        scores, hidden = decoder(token, hidden)
+        outputs.append(scores)
+        token = scores.argmax(-1)
+    return torch.stack(outputs, 1)
+"""
+        ),
+        # a class object passed as a value: calling it builds a model, it runs none
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Discriminator(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(0.2), nn.Linear(dim, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def evaluate_sizes(model, loader, dim=8):
+    sizes = []
+    for x, y in loader:
+        built = model(dim)
+        sizes.append(sum(p.numel() for p in built.parameters()))
+    return sizes
+
+
+def test_builds(Net, widths):
+    acc = []
+    for width in widths:
+        acc.append(Net(width))
+    return acc
+
+
+evaluate_sizes(Discriminator, [])
+test_builds(Discriminator, [4, 8])
+test_builds(nn.Linear, [4])
+"""
+        ),
+        # after the training the function returns the output, or differentiates it
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def fit_and_predict(loader, x_new):
+    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    scores = net(x_new)
+    return scores
+
+
+def fine_tune_twice(loader, x_new, y_new):
+    net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    logits = net(x_new)
+    extra = nn.functional.cross_entropy(logits, y_new)
+    extra.backward()
+    opt.step()
 """
         ),
     ]
@@ -627,6 +801,244 @@ def evaluate_batches(model, loader):
         yield (model(x).argmax(1) == y).float().mean().item()
 """,
         ),
+        # a greedy decoding helper, whatever its name: the model runs on the token it picked
+        Invalid(
+            """
+import torch
+
+
+def extend_sequence(net, ids, steps):
+    while ids.size(1) < steps:
+        logits = net(ids)
+        next_id = logits[:, -1].argmax(dim=-1, keepdim=True)
+        ids = torch.cat([ids, next_id], dim=1)
+    return ids
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def extend_sequence(net, ids, steps):
+    while ids.size(1) < steps:
+        logits = net(ids)
+        next_id = logits[:, -1].argmax(dim=-1, keepdim=True)
+        ids = torch.cat([ids, next_id], dim=1)
+    return ids
+""",
+            message="the loop runs `net` on a token picked from its own output",
+            line=7,
+        ),
+        # sampling with `torch.multinomial`; the model is known from the caller
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharLM(nn.Module):
+    def __init__(self, vocab=50, width=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+def draw(lm, ids, count, temperature=0.8):
+    for _ in range(count):
+        probs = torch.softmax(lm(ids)[:, -1] / temperature, dim=-1)
+        ids = torch.cat((ids, torch.multinomial(probs, num_samples=1)), dim=1)
+    return ids
+
+
+lm = CharLM()
+print(draw(lm, torch.zeros(1, 1, dtype=torch.long), 20))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class CharLM(nn.Module):
+    def __init__(self, vocab=50, width=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+@torch.no_grad()
+def draw(lm, ids, count, temperature=0.8):
+    for _ in range(count):
+        probs = torch.softmax(lm(ids)[:, -1] / temperature, dim=-1)
+        ids = torch.cat((ids, torch.multinomial(probs, num_samples=1)), dim=1)
+    return ids
+
+
+lm = CharLM()
+print(draw(lm, torch.zeros(1, 1, dtype=torch.long), 20))
+""",
+            line=19,
+        ),
+        # beam-like `topk` and a distribution's `sample()` fed back
+        Invalid(
+            """
+import torch
+
+
+def translate(decoder, token, hidden, max_len):
+    words = []
+    for _ in range(max_len):
+        scores, hidden = decoder(token, hidden)
+        _, top = scores.topk(1)
+        token = top.squeeze(-1)
+        words.append(token.item())
+    return words
+
+
+def roll(policy_net, state, horizon):
+    actions = []
+    for _ in range(horizon):
+        action = torch.distributions.Categorical(logits=policy_net(state)).sample()
+        actions.append(int(action))
+        state = torch.roll(state, 1) + action
+    return actions
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def translate(decoder, token, hidden, max_len):
+    words = []
+    for _ in range(max_len):
+        scores, hidden = decoder(token, hidden)
+        _, top = scores.topk(1)
+        token = top.squeeze(-1)
+        words.append(token.item())
+    return words
+
+
+@torch.no_grad()
+def roll(policy_net, state, horizon):
+    actions = []
+    for _ in range(horizon):
+        action = torch.distributions.Categorical(logits=policy_net(state)).sample()
+        actions.append(int(action))
+        state = torch.roll(state, 1) + action
+    return actions
+""",
+            count=2,
+            line=8,
+        ),
+        # only a hidden state is fed back (the picks are kept): weaker evidence, an unsafe fix
+        Invalid(
+            """
+import torch
+
+
+def tag_stream(rnn_model, frames):
+    hidden = None
+    tags = []
+    for frame in frames:
+        out, hidden = rnn_model(frame, hidden)
+        tags.append(out.argmax(-1).tolist())
+    return tags
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def tag_stream(rnn_model, frames):
+    hidden = None
+    tags = []
+    for frame in frames:
+        out, hidden = rnn_model(frame, hidden)
+        tags.append(out.argmax(-1).tolist())
+    return tags
+""",
+            unsafe=True,
+            line=9,
+        ),
+        # the prediction at the end of `main()`, after the training
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def main(loader, x_test):
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(5):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    predicted = model(x_test).argmax(dim=1)
+    print(predicted)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def main(loader, x_test):
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(5):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    with torch.no_grad():
+        predicted = model(x_test).argmax(dim=1)
+    print(predicted)
+""",
+            line=14,
+        ),
+        # the prediction at the end of the main block
+        Invalid(
+            """
+import torch
+from torch import nn, optim
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    sgd = optim.SGD(net.parameters(), lr=0.05)
+    for step in range(100):
+        xs = torch.randn(32, 2)
+        sgd.zero_grad()
+        loss = (net(xs).squeeze(1) - xs.sum(1)).pow(2).mean()
+        loss.backward()
+        sgd.step()
+    print(net(torch.tensor([[1.0, 2.0]])))
+""",
+            fixed="""
+import torch
+from torch import nn, optim
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+    sgd = optim.SGD(net.parameters(), lr=0.05)
+    for step in range(100):
+        xs = torch.randn(32, 2)
+        sgd.zero_grad()
+        loss = (net(xs).squeeze(1) - xs.sum(1)).pow(2).mean()
+        loss.backward()
+        sgd.step()
+    with torch.no_grad():
+        print(net(torch.tensor([[1.0, 2.0]])))
+""",
+            line=14,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -649,11 +1061,30 @@ def evaluate_batches(model, loader):
             if site.kind == "function" and self._result_may_be_differentiated(site.node):
                 continue  # a loss helper shared by training and validation: training needs its graph
             evidence = training_evidence(ctx, site.node, [c for c, _m in site.calls])
-            if evidence == STRONG:
+            if evidence == STRONG or (site.decoding and evidence == WEAK):
                 continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
-            found.append((calls[0], site, self._fix(site, unsafe=evidence == WEAK)))
-        for call, _site, fix in self._merge_neighbours(found):
-            self.report(call, fix=fix)
+            unsafe = evidence == WEAK or site.decoding == "output"  # an output fed back, no token picked
+            at = site.anchor if site.decoding and site.anchor is not None else calls[0]
+            found.append((at, site, self._fix(site, unsafe=unsafe)))
+        for call, site, fix in self._merge_neighbours(found):
+            self.report(call, self._message(site, call), fix=fix)
+
+    def _message(self, site: EvalSite, call: cst.Call) -> Optional[str]:
+        """Where the evidence came from, for code found by what it does rather than by its name."""
+        if not site.decoding:
+            return None
+        model = next((m for c, m in site.calls if c is call), None)
+        if model is None:  # a call of the model's part (`decoder.decode_step(...)`): the model it belongs to
+            root = call.func
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            model = root if isinstance(root, cst.Name) else None
+        what = f"`{self.ctx.code(model)}`" if model is not None else "the model"
+        fed = "a token picked from its own output" if site.decoding == "picked" else "its own output"
+        return (
+            f"Decoding code: the loop runs {what} on {fed} with autograd on; wrap it in `torch.no_grad()` "
+            "(or `torch.inference_mode()`) to save memory and time"
+        )
 
     def _merge_neighbours(self, found):
         """Loops and statements wrapped by fixes that follow each other in one block get one

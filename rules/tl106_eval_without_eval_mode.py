@@ -15,11 +15,13 @@ from torchlint.families.training.evaluation import (
     eval_receivers,
     evaluation_facts,
     framework_model,
+    model_mode_dependent,
     restores_train_mode,
     top_statement,
 )
 from torchlint.analysis.context import arg
 from torchlint.families.training.evaluation import trains
+from torchlint.analysis.program import arguments_for_param
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -46,7 +48,16 @@ class EvalWithoutEvalMode(LintRule):
     or by a name that says so when nothing shows how they are built. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
-    into like any other code.
+    into like any other code. A model parameter is in eval mode when every caller in the file puts the
+    argument it passes in eval mode (`gpt.eval()`, then `generate(gpt, ...)`).
+
+    Only models that have, or may have, a layer that acts differently in eval mode are reported: one
+    built from a class or container whose layers are known (`Linear`, activations, an `LSTM`/`GRU`
+    without dropout) is the same in both modes, and so is a parameter every caller in the file passes
+    such a model for; a library model, a factory's result or a parameter no caller explains may have
+    dropout or batch norm. Decoding and sampling code, recognised by what it does (see TL105), is
+    reported only for a model known to have such a layer. A class object passed as a value is not a
+    model.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
@@ -341,6 +352,125 @@ def predict(model, x, h, steps):
 print(predict(model, torch.zeros(1, 1, dtype=torch.long), None, 3))
 """
         ),
+        # the callers put the model in eval mode before they hand it over (`gpt.eval()`, then `generate(gpt, ...)`)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(32, 100)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+def generate(model, ids, steps):
+    for _ in range(steps):
+        with torch.no_grad():
+            logits = model(ids)
+        ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return ids
+
+
+def demo(prompt):
+    gpt = Gpt()
+    gpt.eval()
+    return generate(gpt, prompt, 10)
+
+
+def predict(model, batch):
+    with torch.no_grad():
+        return model(batch).argmax(-1)
+
+
+def report(batch):
+    net = Gpt()
+    net.eval()
+    print(predict(net, batch))
+"""
+        ),
+        # every caller passes a model without mode-dependent layers (Linear and ReLU only): `eval()` changes nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def validate(model, loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+print(validate(Mlp(), []))
+"""
+        ),
+        # a decoding helper whose model is unknown: reported only for a model known to have dropout or normalisation
+        Valid(
+            """
+import torch
+
+
+@torch.no_grad()
+def autocomplete(net, ids, steps):
+    for _ in range(steps):
+        nxt = net(ids)[:, -1].argmax(-1, keepdim=True)
+        ids = torch.cat([ids, nxt], dim=1)
+    return ids
+"""
+        ),
+        # a class object passed as a value: calling it builds a model, it runs none
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Discriminator(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(0.2), nn.Linear(dim, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def evaluate_sizes(model, loader, dim=8):
+    sizes = []
+    for x, y in loader:
+        built = model(dim)
+        sizes.append(sum(p.numel() for p in built.parameters()))
+    return sizes
+
+
+def test_builds(Net, widths):
+    acc = []
+    for width in widths:
+        acc.append(Net(width))
+    return acc
+
+
+evaluate_sizes(Discriminator, [])
+test_builds(Discriminator, [4, 8])
+test_builds(nn.Linear, [4])
+"""
+        ),
     ]
 
     INVALID = [
@@ -535,6 +665,64 @@ def train(loader, val_loader, epochs):
             line=21,
             unsafe=True,
         ),
+        # a decoding helper (found by what it does) whose model has batch norm
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm = nn.BatchNorm1d(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.norm(self.embed(ids).mean(1)))
+
+
+@torch.no_grad()
+def continue_ids(captioner, ids, n):
+    for _ in range(n):
+        best = captioner(ids).argmax(-1)
+        ids = torch.cat([ids, best[:, None]], dim=1)
+    return ids
+
+
+print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.norm = nn.BatchNorm1d(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.norm(self.embed(ids).mean(1)))
+
+
+@torch.no_grad()
+def continue_ids(captioner, ids, n):
+    captioner.eval()
+    for _ in range(n):
+        best = captioner(ids).argmax(-1)
+        ids = torch.cat([ids, best[:, None]], dim=1)
+    return ids
+
+
+print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
+""",
+            unsafe=True,
+            line=20,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -554,11 +742,14 @@ def train(loader, val_loader, epochs):
             for call, model in site.calls:
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
+                dependent = model_mode_dependent(ctx, model)
+                if dependent is False or (site.decoding and dependent is not True):
+                    continue  # eval() changes nothing; a decoding helper needs a model known to have such layers
                 code = ctx.code(model)
                 extra: Set[str] = set()
                 if call not in facts.local_model:
                     extra = self._wider_receivers(site, code)
-                if covers(receivers | extra, code):
+                if covers(receivers | extra, code) or self._callers_switch(site, model):
                     continue
                 self.report(
                     call,
@@ -584,6 +775,22 @@ def train(loader, val_loader, epochs):
                 caller = enclosing_function(ctx, caller_site) or ctx.module
                 out |= eval_receivers(ctx, caller)
         return out
+
+    def _callers_switch(self, site: EvalSite, model: cst.BaseExpression) -> bool:
+        """A model parameter that every caller in the file puts in eval mode under the name it passes
+        (`gpt.eval()` then `generate(gpt, ...)`)."""
+        ctx = self.ctx
+        if site.function is None or not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
+            return False
+        args = arguments_for_param(ctx, model)
+        sites = call_sites(ctx, site.function)
+        if not args or len(args) != len(sites):
+            return False
+        for passed, caller_site in zip(args, sites):
+            caller = enclosing_function(ctx, caller_site) or ctx.module
+            if not covers(eval_receivers(ctx, caller), ctx.code(passed)):
+                return False
+        return True
 
     def _wider_receivers(self, site: EvalSite, code: str) -> Set[str]:
         """A model that is not local to the function (``self.model``, a module global) may be put in eval

@@ -9,8 +9,10 @@ from torchlint.families.training.evaluation import (
     ANY,
     EVAL_NAME,
     TRAIN_CALL,
+    eval_mode_target,
     eval_targets_of_call,
     evaluation_facts,
+    model_mode_dependent,
     restores_train_mode,
     snake,
     top_statement,
@@ -48,8 +50,11 @@ class TrainingInEvalMode(LintRule):
     they call (of this module or imported from the project), loops that call an unresolved function
     whose name says it trains (`train_one_epoch` imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
     teacher put in eval mode while the student trains; a helper's module-level `model` while the loop
-    trains a local `model` of its function), and `eval()` calls with no evaluation around them
-    (freezing batch norm on purpose).
+    trains a local `model` of its function), `eval()` calls with no evaluation around them
+    (freezing batch norm on purpose), and models that provably act the same in both modes: built from a
+    class or container whose layers are all known and mode-free (`Linear`, activations, an `LSTM`/`GRU`
+    without dropout), directly or as the argument every caller in the file passes. A library model, a
+    factory's result or a parameter no caller explains may have dropout or batch norm: reported.
 
     ## Example
     ```python
@@ -261,6 +266,53 @@ def fine_tune(loader, build, epochs=5):
             loss.backward()
             optimizer.step()
         print(f"epoch {epoch}: accuracy {validate(loader):.3f}")
+"""
+        ),
+        # models without mode-dependent layers (a GRU without dropout, Linear, GELU): eval mode changes
+        # nothing in training
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 16, batch_first=True)
+        self.out = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.out(self.rnn(x)[0][:, -1])
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(nn.functional.mse_loss(model(x), y).item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        print(validate(model, val_loader))
+
+
+reg = Regressor()
+fit(reg, [], [], torch.optim.Adam(reg.parameters()), 3)
+probe = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 2))
+probe_opt = torch.optim.SGD(probe.parameters(), lr=0.1)
+for epoch in range(3):
+    for x, y in []:
+        probe_opt.zero_grad()
+        nn.functional.cross_entropy(probe(x), y).backward()
+        probe_opt.step()
+    probe.eval()
+    with torch.no_grad():
+        print(sum((probe(x).argmax(1) == y).sum().item() for x, y in []))
 """
         ),
     ]
@@ -487,6 +539,59 @@ def validate(loader):
             line=21,
             col=42,
         ),
+        # a library model (unknown layers) may have dropout or batch norm: reported
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision.models import resnet18
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(validate(model, val_loader))
+
+
+backbone = resnet18(num_classes=10)
+fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision.models import resnet18
+
+
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def fit(model, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(validate(model, val_loader))
+
+
+backbone = resnet18(num_classes=10)
+fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
+""",
+            line=19,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -524,6 +629,8 @@ def validate(loader):
         if not training or not self._evaluates(loop):
             return
         for via_eval, code in evals:
+            if self._mode_free(loop, via_eval, code):
+                continue  # no layer of the model acts differently in eval mode: training is unaffected
             steps = [t for t in training if common_loop(ctx, via_eval, t) is loop and self._trains_model(t, code, loop)]
             if not steps:
                 continue
@@ -533,6 +640,17 @@ def validate(loader):
                 fix=self._fix(loop, via_eval, steps, code),
             )
             return
+
+    def _mode_free(self, loop: cst.CSTNode, via_eval: cst.Call, code: str) -> bool:
+        """Whether the model put in eval mode provably has no layer that acts differently in eval mode
+        (only `Linear`, activations, a `GRU` without dropout, ...); an unknown model may have one."""
+        ctx = self.ctx
+        expr: Optional[cst.BaseExpression] = eval_mode_target(via_eval)
+        if expr is None:
+            expr = next((a.value for a in via_eval.args if ctx.code(a.value) == code), None)
+        if expr is None and code.isidentifier():
+            expr = next(iter(ctx.names_in(loop, code)), None)
+        return expr is not None and model_mode_dependent(ctx, expr) is False
 
     def _evaluates(self, loop: cst.CSTNode) -> bool:
         """Some evaluation happens in the loop (not a deliberate batch-norm freeze)."""

@@ -5,6 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import callee_name
+from torchlint.analysis.dtypes import float64_value, never_read
 from torchlint.families.numerics.patterns import (
     arith_parts,
     atom_code,
@@ -44,6 +45,13 @@ class Log1pExpm1ByHand(LintRule):
     `torch.arange(n)`, counts, and sums, differences, selections, casts and stacks of those (relative
     positions `log(1 + |i - j|)`): `1 + x` is then exact and `log1p` gains nothing. An in-place division
     or scaling by a fraction before the log, on the path to it, makes the values fractions again.
+
+    Not reported either where `x` is `float64` by construction — a torch factory given
+    `dtype=torch.float64` (or `torch.double`), `.double()`, `.to(torch.float64)`, `torch.DoubleTensor`,
+    arithmetic of such tensors with numbers, a name every assignment of which is one of these, a
+    `self.<attr>` assigned or registered as a buffer only so (a parameter or a default dtype is not
+    known to be `float64`) — nor where the result is never read (a statement of its own in a function,
+    or an assignment to a local name nothing reads).
 
     ## Example
     ```python
@@ -173,6 +181,49 @@ gate = Gate()
 
 def log_rejects(x):
     return torch.log(1 - gate(x))
+"""
+        ),
+        # float64 by construction (`dtype=torch.float64`, `.double()`, `.to(torch.float64)`, a float64
+        # buffer): `1 + x` keeps about 1e-16 of `x`
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def survival(n):
+    u = torch.rand(n, dtype=torch.float64)
+    return torch.log(1 - u)
+
+
+def growth(rate):
+    r = rate.double()
+    return torch.log(1 + r).sum()
+
+
+def growth_to(rate):
+    return torch.log(rate.to(torch.float64) + 1)
+
+
+class Flow(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("alpha", torch.full((n,), 0.5, dtype=torch.double))
+
+    def forward(self):
+        return torch.log(1 - self.alpha)
+"""
+        ),
+        # results never read
+        Valid(
+            """
+import torch
+
+
+def debug_step(x):
+    unused = torch.log(1 + x)
+    torch.log(x + 1)
+    return x * 2
 """
         ),
     ]
@@ -357,11 +408,47 @@ def maybe_snapped(x, snap):
     return torch.log1p(x)
 """,
         ),
+        # float64 on one path only, or cast to float32; the result read
+        Invalid(
+            """
+import torch
+
+
+def survival(u, exact):
+    if exact:
+        u = u.double()
+    return torch.log(1 - u)
+
+
+def growth(rate):
+    r = rate.float()
+    shown = torch.log(1 + r)
+    return shown
+""",
+            fixed="""
+import torch
+
+
+def survival(u, exact):
+    if exact:
+        u = u.double()
+    return torch.log1p(-u)
+
+
+def growth(rate):
+    r = rate.float()
+    shown = torch.log1p(r)
+    return shown
+""",
+            count=2,
+            line=8,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self._pending: List[Tuple[cst.Call, cst.BaseExpression, Optional[Fix]]] = []
+        self._pending: List[Tuple[cst.Call, Optional[cst.BaseExpression], Optional[Fix], cst.BaseExpression]] = []
+        self._pending_expm1: List[Tuple[cst.BaseExpression, cst.BaseExpression, Optional[Fix]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if callee_name(node) in ("sub", "subtract"):
@@ -397,17 +484,20 @@ def maybe_snapped(x, snap):
         if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None or (
             negate and probability_source(self.ctx, x) is not None
         ):
-            self.report(node)
+            self._pending.append((node, None, None, x))
             return
         fix = self._fix(node, use, "log1p", x, negate)
-        if negate:
-            # `1 - p` with `p` a model's output: whether its forward ends in a sigmoid is known after the walk
-            self._pending.append((node, value, fix))
-            return
-        self.report(node, fix=fix)
+        # `1 - p` with `p` a model's output: whether its forward ends in a sigmoid is known after the walk;
+        # so are the dtype of `x` and whether the result is read
+        self._pending.append((node, value if negate else None, fix, x))
 
     def leave_Module(self, node: cst.Module) -> None:
-        for log_call, value, fix in self._pending:
+        for log_call, value, fix, x in self._pending:
+            if float64_value(self.ctx, x) or never_read(self.ctx, log_call):
+                continue  # float64 keeps about 1e-16 of `x` in `1 + x`; a value never read harms nothing
+            if value is None:
+                self.report(log_call, fix=fix)
+                continue
             if output_kind(self.ctx, value) == SIGMOID:
                 # log1p(-sigmoid(z)) is still -inf for large z; TL204 names the stable form (and owns the
                 # finding when it reports this log)
@@ -415,6 +505,10 @@ def maybe_snapped(x, snap):
                 continue
             self.report(log_call, fix=fix)
         self._pending = []
+        for expr, x, fix in self._pending_expm1:
+            if not (float64_value(self.ctx, x) or never_read(self.ctx, expr)):
+                self.report(expr, EXPM1_MESSAGE, fix=fix)
+        self._pending_expm1 = []
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._expm1(node)
@@ -426,7 +520,7 @@ def maybe_snapped(x, snap):
         e = exp_use(self.ctx, parts[1])
         if e is None or e.operand is None:
             return
-        self.report(node, EXPM1_MESSAGE, fix=self._fix(node, e, "expm1", e.operand, False))
+        self._pending_expm1.append((node, e.operand, self._fix(node, e, "expm1", e.operand, False)))
 
     def _fix(self, node: cst.BaseExpression, use: OpUse, function: str, x: cst.BaseExpression, negate: bool) -> Optional[Fix]:
         ctx = self.ctx

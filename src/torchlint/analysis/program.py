@@ -1066,6 +1066,8 @@ __all__ = [
     "strip_moves",
     "call_sites",
     "module_class",
+    "built_values",
+    "layer_mode_dependent",
 ]
 
 

@@ -42,8 +42,12 @@ from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import (
     arguments_for_param,
+    built_values,
     call_sites,
     called_function,
+    class_summary,
+    definition_of,
+    layer_mode_dependent,
     is_model,
     method_owner,
     mode_free,
@@ -58,6 +62,8 @@ from torchlint.analysis.training import (
     base_names,
     calls_through_helpers,
     is_backward_like,
+    is_detached,
+    is_loss_call,
     optimizer_of_step,
     under_no_grad,
 )
@@ -209,6 +215,86 @@ def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
             if isinstance(a.value, cst.Call) and not _mode_free_layer(ctx, a.value):
                 return False
     return True
+
+
+def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Optional[bool]:
+    """Whether the model behind ``model`` has a layer that acts differently in train and eval mode, from
+    how it is built: True (dropout, batch norm, ... somewhere), False (provably none), None (unknown: a
+    library model, a factory, a parameter no caller in the file explains).  A parameter takes the
+    verdicts of the arguments every call in the file passes."""
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        args = arguments_for_param(ctx, model) if hops < 2 else None
+        if not args:
+            return None
+        return _combine([
+            model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
+            else _value_mode_dependent(ctx, a)
+            for a in args
+        ])
+    if not isinstance(model, (cst.Name, cst.Attribute)):
+        return _value_mode_dependent(ctx, model)
+    values = built_values(ctx, model)
+    if not values:
+        return None
+    return _combine([_value_mode_dependent(ctx, v) for v in values])
+
+
+def _combine(verdicts: List[Optional[bool]]) -> Optional[bool]:
+    if True in verdicts:
+        return True
+    if None in verdicts or not verdicts:
+        return None
+    return False
+
+
+def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression) -> Optional[bool]:
+    core = strip_moves_expr(value)
+    if not isinstance(core, cst.Call):
+        return None
+    found = definition_of(ctx, core.func)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        summary = class_summary(found[0], found[1])
+        return summary.mode_dependent if summary.is_module else None
+    return layer_mode_dependent(ctx, core)
+
+
+def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a class itself, not an instance: a class defined in the project
+    (``Discriminator``) or a ``torch.nn`` layer class (``nn.Linear``)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    found = definition_of(ctx, expr)
+    if found is not None:
+        return isinstance(found[1], cst.ClassDef)
+    names = ctx.names.qualified_names_at(expr)
+    return bool(names) and all(
+        q.startswith("torch.nn.") and not q.startswith("torch.nn.functional") and q.rsplit(".", 1)[-1][:1].isupper()
+        for q in names
+    )
+
+
+def passed_classes(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """A "model" that is a class object: a parameter every call in the file passes a class for
+    (``build(Discriminator, dim)``), or a name bound to a class (``net_cls = Critic``).  Calling it
+    constructs a model; it runs none."""
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        args = arguments_for_param(ctx, model)
+        if not args:
+            defaults = [p.default for p in _params_named(ctx, model) if p.default is not None]
+            return bool(defaults) and all(class_object(ctx, d) for d in defaults)
+        return all(class_object(ctx, a) for a in args)
+    if isinstance(model, cst.Name):
+        values = ctx.names.values_at(model)
+        return bool(values) and all(class_object(ctx, v) for v in values)
+    return False
+
+
+def _params_named(ctx: FileContext, name: cst.Name) -> List[cst.Param]:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return []
+    p = function.params
+    return [q for q in [*p.posonly_params, *p.params, *p.kwonly_params] if q.name.value == name.value]
 
 
 # -- models managed by a framework ---------------------------------------------------------------
@@ -535,6 +621,303 @@ def covers(receivers: Set[str], model_code: str) -> bool:
     return False
 
 
+# -- decoding: inference recognised by what the code does -----------------------------------------
+#: calls that pick indices or draw samples from a model's output: their result carries no graph
+_PICKS = frozenset({"argmax", "argmin", "multinomial", "sample", "argsort"})
+#: calls that return ``(values, indices)``: the values keep the graph, the indices do not
+_PICKS_WITH_VALUES = frozenset({"topk", "max", "min", "sort", "kthvalue"})
+
+
+def _pick_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``argmax``/``multinomial``/``sample``/``topk``/... for ``x.argmax(-1)``, ``torch.multinomial(p, 1)``,
+    ``dist.sample()``; ``max``/``min`` only with a dimension (``x.max(1)``: values and indices)."""
+    name = method_name(call)
+    if name is None:
+        names = ctx.names.qualified_names_at(call.func)
+        torch_names = [q for q in names if q.startswith("torch.") and q.count(".") == 1]
+        if not torch_names:
+            return None
+        name = torch_names[0].rsplit(".", 1)[-1]
+        args = call.args[1:]  # the first argument is the tensor
+    else:
+        args = call.args
+    if name in ("max", "min") and not args:
+        return None
+    if name == "sample" and not _torch_distribution(ctx, receiver(call)):
+        return None  # `random.sample(pool, k)`; a project's own `sample()` may be reparameterised
+    return name if name in _PICKS or name in _PICKS_WITH_VALUES else None
+
+
+def _torch_distribution(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> bool:
+    """A ``torch.distributions`` object by construction (``Categorical(logits=z)``, or a name bound only
+    to such): its ``sample()`` draws without a graph (``rsample()`` would keep it)."""
+    if isinstance(expr, cst.Call):
+        return any(q.startswith("torch.distributions.") for q in ctx.names.qualified_names_at(expr.func))
+    if isinstance(expr, cst.Name):
+        values = ctx.names.values_at(expr)
+        return bool(values) and all(_torch_distribution(ctx, v) for v in values if v is not expr)
+    return False
+
+
+class _Reads:
+    """What an expression computes from: every name it reads and whether it holds one of the model
+    calls (``names``, ``call``), and the same outside the parts that carry no autograd graph
+    (``graph_names``, ``graph_call``): picks (``x.argmax(-1)``, ``torch.multinomial(p, 1)``,
+    ``x.topk(k)[1]``) and detached values (``x.item()``, ``int(x)``).  An index (``x[i]``), a size
+    (``h.size(0)``, ``h.shape``) or a position (``scores.index(best)``) reads nothing of its tensor."""
+
+    __slots__ = ("names", "graph_names", "call", "graph_call")
+
+    def __init__(self, ctx: FileContext, expr: cst.CSTNode, calls: Set[cst.Call]) -> None:
+        self.names: Set[str] = set()
+        self.graph_names: Set[str] = set()
+        self.call = self.graph_call = False
+        stack: List[Tuple[cst.CSTNode, bool]] = [(expr, False)]
+        while stack:
+            n, off = stack.pop()
+            if n in calls:
+                self.call = True
+                self.graph_call = self.graph_call or not off
+            if isinstance(n, cst.Name):
+                self.names.add(n.value)
+                if not off:
+                    self.graph_names.add(n.value)
+                continue
+            if isinstance(n, cst.Subscript):
+                if isinstance(n.value, cst.Call) and _pick_name(ctx, n.value) in _PICKS_WITH_VALUES:
+                    picked = _outer_pick(ctx, n)
+                    if picked is not None and picked[1] == 1:
+                        off = True  # `x.topk(k)[1]`, `x.max(1)[1]`: indices
+                stack.append((n.value, off))
+                continue
+            if isinstance(n, cst.Call):
+                method = method_name(n)
+                if method in _SIZE_METHODS:
+                    continue
+                if method in _OFF_GRAPH_METHODS or _pick_name(ctx, n) in _PICKS or (
+                    isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str")
+                ):
+                    off = True
+            if isinstance(n, cst.Attribute):
+                if n.attr.value in ("shape", "ndim", "dtype", "device"):
+                    continue
+                if n.attr.value == "indices":
+                    off = True
+                stack.append((n.value, off))
+                continue
+            stack.extend((c, off) for c in n.children)
+
+    def mentions(self, names: Set[str]) -> bool:
+        return self.call or not self.names.isdisjoint(names)
+
+    def carries(self, graph: Set[str]) -> bool:
+        return self.graph_call or not self.graph_names.isdisjoint(graph)
+
+
+def _mentions(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
+    """Whether ``expr`` computes from one of ``names`` or ``calls`` (see :class:`_Reads`)."""
+    return _Reads(ctx, expr, calls).mentions(names)
+
+
+def _carries(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
+    """:func:`_mentions` for the autograd graph: picks and detached values carry none."""
+    return _Reads(ctx, expr, calls).carries(names)
+
+
+_SIZE_METHODS = frozenset({"size", "dim", "numel", "index", "count", "nelement", "get_device"})
+_OFF_GRAPH_METHODS = frozenset({"item", "detach", "tolist", "numpy", "detach_"})
+
+
+@dataclass
+class DecodingFlow:
+    """What flows from the model calls of a piece of code: names that carry the autograd graph of an
+    output (``logits``, ``h``), names that hold indices or samples picked from one (``nxt``, ``tokens``),
+    and whether some pick was taken."""
+
+    graph: Set[str] = field(default_factory=set)
+    picked: Set[str] = field(default_factory=set)
+    picks: bool = False
+
+
+def _outer_pick(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[str, Optional[int]]]:
+    """``(pick, index)`` for the call that makes ``expr`` (through shape methods, ``.item()``,
+    subscripts): ``x.argmax(-1)[:, None]`` -> ("argmax", None); ``x.topk(1)[1]`` -> ("topk", 1)."""
+    e = expr
+    index: Optional[int] = None
+    while True:
+        if isinstance(e, cst.Subscript):
+            s = e.slice
+            if len(s) == 1 and isinstance(s[0].slice, cst.Index) and isinstance(s[0].slice.value, cst.Integer):
+                index = int(s[0].slice.value.value)
+            e = e.value
+            continue
+        if isinstance(e, cst.Attribute) and e.attr.value in ("indices", "values"):
+            index = 1 if e.attr.value == "indices" else 0
+            e = e.value
+            continue
+        if isinstance(e, cst.Call):
+            pick = _pick_name(ctx, e)
+            if pick is not None:
+                return pick, index
+            if method_name(e) in ("squeeze", "unsqueeze", "view", "reshape", "flatten", "long", "int", "item",
+                                  "tolist", "to", "cpu", "cuda", "detach", "clone", "contiguous"):
+                e = receiver(e)
+                if e is None:
+                    return None
+                continue
+        return None
+
+
+def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call]) -> DecodingFlow:
+    """Follow the outputs of ``model_calls`` through the assignments under ``node`` (a few passes, in
+    any order: a loop feeds the next iteration)."""
+    flow = DecodingFlow()
+    contents = ctx.contents(node)
+    steps = []  # (what is read, the names bound for the graph/picked parts, or the list appended to)
+    for a in contents.assigns:
+        value = getattr(a, "value", None)
+        if value is None:
+            continue
+        reads = _Reads(ctx, value, model_calls)
+        if not reads.names and not reads.call:
+            continue
+        pick = _outer_pick(ctx, value)
+        for target in assignment_targets(a):
+            if isinstance(target, (cst.Tuple, cst.List)) and pick is not None and pick[0] in _PICKS_WITH_VALUES \
+                    and pick[1] is None:
+                for i, el in enumerate(target.elements):  # `values, indices = x.topk(k)`
+                    names = {n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name)}
+                    steps.append((reads, names, "picked" if i == 1 else "graph"))
+                continue
+            if isinstance(target, (cst.Attribute, cst.Subscript)):
+                names = set(base_names(target))
+            else:
+                names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
+            steps.append((reads, names, None))
+    for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
+        recv = receiver(call)
+        if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
+            steps.append((_Reads(ctx, call.args[-1].value, model_calls), {recv.value}, None))
+    for _ in range(5):
+        before = (len(flow.graph), len(flow.picked))
+        for reads, names, fixed in steps:
+            if not reads.mentions(flow.graph | flow.picked):
+                continue
+            kind = fixed or ("graph" if reads.carries(flow.graph) else "picked")
+            (flow.graph if kind == "graph" else flow.picked).update(names)
+        if (len(flow.graph), len(flow.picked)) == before:
+            break
+    for call in contents.calls:
+        if _pick_name(ctx, call) is None:
+            continue
+        operands = [a.value for a in call.args]
+        recv = receiver(call)
+        if recv is not None:
+            operands.append(recv)
+        if any(_mentions(ctx, o, flow.graph, model_calls) for o in operands):
+            flow.picks = True
+    return flow
+
+
+def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional[str]:
+    """Whether a model call inside a loop reads what the loop derives from its outputs: "picked" (a token
+    picked from an output), "output" (the output itself, a hidden state), None."""
+    loop = None
+    for a in ctx.ancestors(call):
+        if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(a, LOOP_TYPES):
+            loop = a
+            break
+    if loop is None:
+        return None
+    assigned = {
+        n.value
+        for a in ctx.contents(loop).assigns
+        for t in assignment_targets(a)
+        for n in iter_nodes(t)
+        if isinstance(n, cst.Name)
+    }
+    read = {n.value for a in call.args for n in iter_nodes(a.value) if isinstance(n, cst.Name)}
+    if read & flow.picked & assigned:
+        return "picked"
+    if read & flow.graph & assigned:
+        return "output"
+    return None
+
+
+def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
+    """Whether ``function`` hands an output's graph to its caller: returns or yields it, or stores it in
+    a container it was given (``outputs.append(logits)`` on a parameter) or on ``self``."""
+    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
+                                     *function.params.kwonly_params]}
+    for n in iter_nodes(function.body):
+        if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
+            if _carries(ctx, n.value, flow.graph, model_calls):
+                return True
+    for a in ctx.contents(function).assigns:
+        value = getattr(a, "value", None)
+        if value is None or not _carries(ctx, value, flow.graph, model_calls):
+            continue
+        for t in assignment_targets(a):
+            if isinstance(t, (cst.Attribute, cst.Subscript)) and set(base_names(t)) & (params | {"self"}):
+                return True
+    for call in ctx.calls_in(function):
+        recv = receiver(call)
+        if method_name(call) in ("append", "extend", "insert") and recv is not None and call.args and (
+            set(base_names(recv)) & (params | {"self"})
+        ):
+            if _carries(ctx, call.args[-1].value, flow.graph, model_calls):
+                return True
+    return False
+
+
+def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
+    """Whether a value carrying an output's graph is handed to a callable whose behaviour is not known to
+    leave it alone: anything but a model call, a torch function or class, a builtin, a same-module
+    function, or a method of a tensor or distribution computed here."""
+    for call in ctx.calls_in(node):
+        if call in model_calls:
+            continue
+        values = [a.value for a in call.args]
+        if not any(_carries(ctx, v, flow.graph, model_calls) for v in values):
+            continue
+        func = call.func
+        if ctx.function_for_call(call) is not None:
+            continue
+        names = ctx.names.qualified_names_at(func)
+        if any(q.startswith(("torch.", "numpy.", "math.")) for q in names):
+            continue
+        if isinstance(func, cst.Name) and not names and func.value in _SAFE_BUILTINS and not (
+            ctx.names.is_param_at(func)
+        ):
+            continue
+        recv = receiver(call)
+        if recv is not None and (
+            _mentions(ctx, recv, flow.graph | flow.picked, model_calls)
+            or any(q.startswith("torch.") for q in ctx.names.qualified_names_at(recv))
+            or method_name(call) in ("append", "extend", "insert", "format", "join")
+        ):
+            continue
+        if recv is not None and isinstance(recv, cst.Name) and any(
+            isinstance(v, cst.Call) and any(q.startswith("torch.") for q in ctx.names.qualified_names_at(v.func))
+            for v in ctx.names.values_at(recv)
+        ):
+            continue  # `dist = Categorical(logits=...)`: `dist.log_prob(a)`
+        return True
+    return False
+
+
+#: methods of ``nn.Module`` that run no part of the model's computation
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "modules", "children", "state_dict",
+                             "load_state_dict", "eval", "train", "to", "cuda", "cpu", "half", "float", "double",
+                             "zero_grad", "apply", "requires_grad_", "register_buffer", "register_forward_hook",
+                             "backward", "step", "item", "size", "dim"})
+
+_SAFE_BUILTINS = frozenset({"print", "len", "range", "zip", "enumerate", "list", "tuple", "min", "max", "sum",
+                            "float", "int", "str", "isinstance", "sorted", "reversed", "round", "abs", "repr"})
+
+
 # -- evaluation sites ----------------------------------------------------------------------------
 @dataclass
 class EvalSite:
@@ -546,6 +929,11 @@ class EvalSite:
     calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
     #: True when only the function's own `.eval()` call made it evaluation code (the eval-mode rule must not use it)
     by_eval_call: bool = False
+    #: for a decoding site (a model run on what it picked from its own output): "picked" when a token
+    #: picked from an output is fed back, "output" when the output itself is (weaker evidence)
+    decoding: Optional[str] = None
+    #: for a decoding site: the model call (or call of a model's part) that is fed back
+    anchor: Optional[cst.Call] = None
 
 
 class EvaluationFacts:
@@ -626,6 +1014,8 @@ class EvaluationFacts:
         # named like a model, but provably an instance of a plain Python class (judged after the walk,
         # when every call of the file is known)
         self.model_calls = [(c, m) for c, m in self.model_calls if not not_a_module(ctx, m)]
+        # a class object passed as a value (`build(Discriminator, dim)`): calling it constructs a model
+        self.model_calls = [(c, m) for c, m in self.model_calls if not passed_classes(ctx, m)]
         by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
         for call, model in self.model_calls:
             by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))
@@ -638,11 +1028,22 @@ class EvaluationFacts:
                 if verdict is not None:
                     sites.append(EvalSite("function", function, function, calls, by_eval_call=verdict))
                     continue
+                decoding = self._decodes(function, calls)
+                if decoding is not None:
+                    sites.append(EvalSite("function", function, function, calls, decoding=decoding[0],
+                                          anchor=decoding[1]))
+                    continue
             loops: Dict[cst.CSTNode, EvalSite] = {}
+            hands_back: Optional[bool] = None
             for call, model in calls:
                 loop = self._eval_loop(call, function)
+                if loop is not None and function is not None:
+                    if hands_back is None:
+                        hands_back = self._hands_back_graph(function, calls)
+                    if hands_back:
+                        loop = None
                 if loop is None:
-                    statement = self._prediction_statement(call, model) if function is None else None
+                    statement = self._prediction_statement(call, model, function)
                     if statement is not None:
                         sites.append(EvalSite("statement", statement, None, [(call, model)]))
                     continue
@@ -688,6 +1089,72 @@ class EvaluationFacts:
             return True
         return None
 
+    def _decodes(self, function: cst.FunctionDef, calls) -> Optional[Tuple[str, cst.Call]]:
+        """A decoding or sampling function, whatever its name: in a loop it runs a model on what it derives
+        from the model's own output, and picks from an output (``argmax``, ``topk``, ``multinomial``, a
+        distribution's ``sample()``); it reaches no loss, backward pass, optimizer step or training call,
+        needs no gradients, and hands no output's graph to its caller.  The evidence: see
+        :class:`EvalSite`'s ``decoding``."""
+        ctx = self.ctx
+        if not any(_pick_name(ctx, c) is not None for c in ctx.calls_in(function)):
+            return None  # nothing is picked from an output
+        if not any(isinstance(n, LOOP_TYPES) for n in iter_nodes(function.body)):
+            return None  # nothing runs repeatedly
+        model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
+        flow = decoding_flow(ctx, function, model_calls)
+        if not flow.picks:
+            return None
+        ordered = sorted(model_calls, key=lambda c: position(ctx, c))
+        fed = [feeds_back(ctx, c, flow) for c in ordered]
+        evidence = "picked" if "picked" in fed else ("output" if "output" in fed else None)
+        if evidence is None:
+            return None
+        anchor = ordered[fed.index(evidence)]
+        if trains(ctx, function, depth=3) or needs_grad(ctx, function):
+            return None
+        if any(is_loss_call(ctx, c) for c, _via in calls_through_helpers(ctx, function, 3)):
+            return None
+        if returns_graph(ctx, function, flow, model_calls):
+            return None  # the caller may differentiate what it gets (a free-running decoder in training)
+        if hands_graph_away(ctx, function, flow, model_calls):
+            return None  # `scaler(loss)`, `update(log_probs)`: that callable may train
+        return evidence, anchor
+
+    def _hands_back_graph(self, function: cst.FunctionDef, calls) -> bool:
+        """Whether ``function`` returns or stores its model outputs with their graph (a decoder run free
+        in training returns the stacked scores): its caller may differentiate them, so a loop in it that
+        collects outputs is not evaluation."""
+        ctx = self.ctx
+        model_calls = {c for c, _ in calls}
+        return returns_graph(ctx, function, decoding_flow(ctx, function, model_calls), model_calls)
+
+    def _submodule_calls(self, function: cst.FunctionDef, calls) -> Set[cst.Call]:
+        """Calls of a model's parts in ``function`` (``decoder.attention(enc, h)``, ``decoder.fc(h)``): the
+        model's own computation, step by step, for a model the function runs or takes by a model's name."""
+        ctx = self.ctx
+        roots: Set[str] = set()
+        for call, model in calls:
+            root = model
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value not in ("self", "cls"):
+                roots.add(root.value)
+        out: Set[cst.Call] = set()
+        for call in ctx.calls_in(function):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value in _MODULE_METHODS:
+                continue
+            root = func.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not isinstance(root, cst.Name) or root.value in ("self", "cls"):
+                continue
+            if root.value in roots or (
+                ctx.names.is_param_at(root) and is_model_name(root.value) and not not_a_module(ctx, root)
+            ):
+                out.add(call)
+        return out
+
     def _in_test_class(self, function: cst.FunctionDef) -> bool:
         cls = self.ctx.parent(self.ctx.parent(function) or function)
         return isinstance(cls, cst.ClassDef) and cls.name.value.startswith("Test")
@@ -725,13 +1192,18 @@ class EvaluationFacts:
                 best = loop
         return best
 
-    def _prediction_statement(self, call: cst.Call, model: cst.BaseExpression) -> Optional[cst.CSTNode]:
-        """A module-level statement, outside any loop, that runs a model the module trained before it
-        (a prediction cell of a notebook: ``logits = model(image[None])`` after the training loop),
-        whose outputs no backward reaches: the statement, else None."""
+    def _prediction_statement(self, call: cst.Call, model: cst.BaseExpression,
+                              function: Optional[cst.FunctionDef] = None) -> Optional[cst.CSTNode]:
+        """A statement outside any training loop that runs a model trained before it in the same
+        script or main block (a prediction cell of a notebook: ``logits = model(image[None])`` after the
+        training loop; the last lines of ``main()`` or of ``if __name__ == "__main__":``), whose outputs
+        no backward reaches and, in a function, that the function neither returns nor stores: the
+        statement, else None."""
         ctx = self.ctx
         outer_loop: Optional[cst.CSTNode] = None
         for a in ctx.ancestors(call):
+            if a is function and function is not None:
+                break
             if isinstance(a, cst.With) and not (ctx.parent(a) is ctx.module and under_no_grad(ctx, call)):
                 return None  # only a module-level `with torch.no_grad():` (the prediction is still one)
             if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -746,7 +1218,16 @@ class EvaluationFacts:
         root = model
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
-        if not isinstance(root, cst.Name) or not self._trained_before(statement, root.value):
+        if not isinstance(root, cst.Name):
+            return None
+        if any(isinstance(n, cst.Name) and n.value == root.value
+               for small in statement.body for t in assignment_targets(small) for n in iter_nodes(t)):
+            return None  # `model = accelerator.unwrap_model(model)`: the model itself, not a prediction
+        if function is None and not self._trained_before(statement, root.value) and not (
+            self._trained_earlier_in_block(statement, root.value, None)
+        ):
+            return None
+        if function is not None and not self._trained_earlier_in_block(statement, root.value, function):
             return None
         if needs_grad(ctx, statement):
             return None
@@ -760,11 +1241,95 @@ class EvaluationFacts:
             for n in iter_nodes(target)
             if isinstance(n, cst.Name)
         }
-        if outputs and self._reaches_later_backward(statement, outputs):
+        if function is not None:
+            if any(isinstance(small, cst.Return) for small in statement.body) or (
+                outputs and self._escapes_function(statement, outputs, function)
+            ):
+                return None  # a caller may differentiate what the function hands back
+        elif outputs and self._reaches_later_backward(statement, outputs):
             return None
         if outer_loop is not None:
             return outer_loop if ctx.block_of(outer_loop) is not None else None
         return statement
+
+    def _trained_earlier_in_block(self, statement: cst.CSTNode, model_name: str,
+                                  function: Optional[cst.FunctionDef]) -> bool:
+        """Whether a statement before ``statement`` in its block, or in a block around it (up to
+        ``function``, or the module), trains (a backward pass or an optimizer step, itself or in a helper
+        it calls) and mentions ``model_name``, with no new model bound to that name in between (the
+        main block of a script: ``if __name__ == "__main__":`` or ``main()``)."""
+        ctx = self.ctx
+        cur: Optional[cst.CSTNode] = statement
+        while cur is not None and cur is not function and cur is not ctx.module:
+            block = ctx.block_of(cur)
+            if block is not None:
+                at = next((i for i, s in enumerate(block) if s is cur), None)
+                if at is not None:
+                    for stmt in reversed(block[:at]):
+                        if self._binds_anew(stmt, model_name):
+                            return False  # `model = Net()` after the training: an untrained model
+                        if not self._runs_model(stmt, model_name) or not self._steps_model(stmt):
+                            continue
+                        # a model bound inside the training code (`model = Net.load_from_checkpoint(...)`
+                        # in one branch) may not be the one trained
+                        return not any(
+                            isinstance(n, cst.SimpleStatementLine) and self._binds_anew(n, model_name)
+                            for n in iter_nodes(stmt)
+                        )
+            cur = ctx.parent(cur)
+            if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
+                return False
+        return False
+
+    def _runs_model(self, stmt: cst.CSTNode, model_name: str) -> bool:
+        """Whether ``stmt`` runs the model ``model_name`` itself (``model(x)``), not only names it."""
+        return any(isinstance(m, cst.Name) and m.value == model_name and self.ctx.is_inside(c, stmt)
+                   for c, m in self.model_calls)
+
+    def _steps_model(self, stmt: cst.CSTNode) -> bool:
+        """A backward pass or an optimizer step in ``stmt`` or the same-module helpers it calls (a call
+        named ``fit`` hands the model to a framework, which may leave it in any mode or state)."""
+        ctx = self.ctx
+        return any(is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None
+                   for c, _via in calls_through_helpers(ctx, stmt, 2))
+
+    def _binds_anew(self, stmt: cst.CSTNode, name: str) -> bool:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if isinstance(small, cst.AugAssign):
+                continue
+            for t in assignment_targets(small):
+                if any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(t)):
+                    value = getattr(small, "value", None)
+                    if not (value is not None and dotted_name(strip_moves_expr(value)) == name):
+                        return True
+        return False
+
+    def _escapes_function(self, statement: cst.CSTNode, names: Set[str], function: cst.FunctionDef) -> bool:
+        """Whether what ``statement`` binds reaches a return, a yield, a backward pass or an attribute of
+        ``function`` after it, or is handed to a callable (a caller or callee could differentiate it)."""
+        ctx = self.ctx
+        start = position(ctx, statement)
+        live = set(names)
+        for n in iter_nodes(function.body):
+            if position(ctx, n) <= start or ctx.is_inside(n, statement):
+                continue
+            if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(base_names(n.value)) & live:
+                return True
+            if isinstance(n, cst.Call) and is_backward_like(ctx, n):
+                operand = backward_operand(ctx, n)
+                if operand is None or set(base_names(operand)) & live:
+                    return True
+            if isinstance(n, (cst.Assign, cst.AugAssign)):
+                value = n.value
+                if not (set(base_names(value)) & live) or is_detached(ctx, value):
+                    continue
+                for t in assignment_targets(n):
+                    if isinstance(t, (cst.Attribute, cst.Subscript)):
+                        return True
+                    live.update(x.value for x in iter_nodes(t) if isinstance(x, cst.Name))
+        return False
 
     def _reaches_later_backward(self, statement: cst.CSTNode, names: Set[str]) -> bool:
         """Whether a backward pass after ``statement`` (module level, in source order) differentiates a
