@@ -10,7 +10,7 @@ import pytest
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.dtypes import float64_value, never_read
-from torchlint.analysis.evaluation import (
+from torchlint.families.training.evaluation import (
     decoding_flow,
     evaluation_facts,
     model_mode_dependent,

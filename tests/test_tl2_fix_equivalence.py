@@ -139,6 +139,9 @@ CASES = [
     Case("TL205-snapped-on-one-path", "TL205", 10, fn("maybe_snapped"), lambda: (randn(5).abs(), False),
          lambda: (t(1e-10, 3e-9), False), before_extreme="inaccurate",
          truth=lambda x, snap: torch.log1p(x.double())),
+    # float32 on one path (float64 on the other, and in `growth` made float32 on purpose): still fixed
+    Case("TL205-float32-path", "TL205", 11, fn("growth"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
+         before_extreme="inaccurate", truth=lambda r: torch.log1p(r.double())),
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------
