@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.program import SOFTMAX, loss_inputs
+from torchlint.analysis.program import SOFTMAX, call_findings, loss_inputs
 from torchlint.analysis.ops import SOFTMAX_LAYERS, is_cross_entropy_call, sequential_ending_in, softmax_use
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -461,6 +461,15 @@ class MLP(nn.Module):
                     "return the logits from `forward` (apply softmax only for predictions)"
                 )
             self.report(found.node, message)
+        for finding in call_findings(self.ctx):
+            if finding.loss != "ce" or finding.node in self._reported:
+                continue
+            self._reported.add(finding.node)
+            self.report(
+                finding.node,
+                f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "
+                "pass the logits",
+            )
 
     def _inline_fix(self, softmax: cst.Call, operand: Optional[cst.BaseExpression]) -> Optional[Fix]:
         if operand is None:

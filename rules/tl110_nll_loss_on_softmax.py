@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.analysis.ops import SOFTMAX_LAYERS, OpUse, sequential_ending_in, softmax_use
+from torchlint.analysis.program import NLL, call_findings
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
@@ -194,6 +195,10 @@ def step(x, y):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._reported: set = set()
+
     def visit_Call(self, node: cst.Call) -> None:
         if not self._is_nll(node):
             return
@@ -201,6 +206,7 @@ def step(x, y):
         if first is None:
             return
         value = first.value
+        self._reported.add(value)
         use = softmax_use(self.ctx, value)
         if use is not None:
             self.report(value, fix=self._fix(use, unsafe=False))
@@ -214,6 +220,17 @@ def step(x, y):
                     return
         if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:
             self.report(value, "`NLLLoss` input comes from an `nn.Sequential` ending in `nn.Softmax`; end it in `nn.LogSoftmax`")
+            return
+        self._reported.discard(value)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Through the program model: a model whose `forward` ends in softmax (its class in this file or
+        a project module, passed as an argument, a default or an annotation, or held on `self`)."""
+        for finding in call_findings(self.ctx):
+            if finding.loss != NLL or finding.node in self._reported:
+                continue
+            self._reported.add(finding.node)
+            self.report(finding.node, f"`NLLLoss` on softmax: {finding.message}; it expects log-probabilities, use `log_softmax`")
 
     def _is_nll(self, call: cst.Call) -> bool:
         if self.ctx.names.matches(call.func, NLL_FUNCS):

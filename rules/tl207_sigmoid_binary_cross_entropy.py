@@ -14,7 +14,7 @@ from torchlint.analysis.numerics import (
     uses_elsewhere,
 )
 from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
-from torchlint.analysis.program import SIGMOID, loss_inputs
+from torchlint.analysis.program import SIGMOID, call_findings, loss_inputs
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 HANDWRITTEN_MESSAGE = (
@@ -344,6 +344,15 @@ def step(x, y):
                     "return the logits and use `BCEWithLogitsLoss`"
                 )
             self.report(found.node, message)
+        for finding in call_findings(self.ctx):
+            if finding.loss != "bce" or finding.node in self._seen:
+                continue
+            self._seen.add(finding.node)
+            self.report(
+                finding.node,
+                f"Sigmoid before binary cross-entropy: {finding.message}; it saturates (zero gradient, no autocast): "
+                "pass the logits to `binary_cross_entropy_with_logits` / `BCEWithLogitsLoss`",
+            )
 
     def _fix(self, node: cst.Call, first: cst.Arg, logits: cst.BaseExpression,
              drop: Optional[OpUse] = None) -> Optional[Fix]:
