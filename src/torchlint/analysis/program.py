@@ -1174,10 +1174,11 @@ class Frame:
     in the ``caller`` frame), ``cls`` is what ``self`` is an instance of.  An open frame (no caller)
     knows its parameters only by their defaults and annotations."""
 
-    __slots__ = ("ctx", "function", "bound", "caller", "call", "cls", "depth")
+    __slots__ = ("ctx", "function", "bound", "caller", "call", "cls", "depth", "init")
 
     def __init__(self, ctx: FileContext, function: Optional[cst.FunctionDef], bound=None,
-                 caller: Optional["Frame"] = None, call: Optional[cst.Call] = None, cls=None, depth: int = 0):
+                 caller: Optional["Frame"] = None, call: Optional[cst.Call] = None, cls=None, depth: int = 0,
+                 init: Optional["Frame"] = None):
         self.ctx = ctx
         self.function = function
         self.bound: Dict[str, cst.BaseExpression] = bound or {}
@@ -1185,6 +1186,8 @@ class Frame:
         self.call = call
         self.cls = cls  # (file context, ClassDef) or None
         self.depth = depth
+        #: the frame of ``__init__`` as the object ``self`` is was built (``Trainer(net, loss)``), if known
+        self.init = init
 
 
 @dataclass(frozen=True)
@@ -1417,15 +1420,18 @@ def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optio
         if how == "module":
             return _unanimous([_built_evidence(f.ctx, v) for v in value])
         if isinstance(value, (cst.Name, cst.Attribute)):
-            return _rebase(model_fact(f, value, hops + 1), f, value)
-        return _rebase(_built_evidence(f.ctx, value), f, value)
+            found = model_fact(f, value, hops + 1)
+        else:
+            found = _built_evidence(f.ctx, value)
+        return _rebase(found, f, value) if f is not frame else found
     if (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)
             and callee.value.value == _self_name(frame) and frame.cls is not None):
         cctx, cls = frame.cls
         values = _class_attr(cctx, cls, callee.attr.value)
         if not values:
             return None
-        return _unanimous([_built_evidence(cctx, v) if not isinstance(v, cst.Name) else None for v in values])
+        return _unanimous([_built_evidence(cctx, v) if not isinstance(v, cst.Name)
+                           else _through_init(frame, v, lambda f, e: model_fact(f, e, hops + 1)) for v in values])
     return None
 
 
@@ -1471,7 +1477,8 @@ def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0) -> Optiona
         how, f, value, index = held
         if how != "value":
             return None
-        fact = _rebase(value_fact(f, value, hops + 1), f, value)
+        fact = value_fact(f, value, hops + 1)
+        fact = _rebase(fact, f, value) if f is not frame else fact
         if index is not None:
             if fact is None or not isinstance(fact.kind, tuple) or index >= len(fact.kind):
                 return None
@@ -1510,17 +1517,78 @@ def _project_function(frame: Frame, call: cst.Call) -> Optional[Frame]:
             return None
         fctx, function = method
         cls, offset = frame.cls, 1
-    else:
-        if not _maybe_project_function(ctx, func):
-            return None
+    elif _maybe_project_function(ctx, func):
         target = called_function(ctx, call)
         if target is None:
             return None
         fctx, function, offset = target
+    else:
+        return _instance_method_frame(frame, call)
     bound = bind_arguments(call, function, offset)
     if bound is None:
         return None
-    return Frame(fctx, function, bound, frame, call, cls, frame.depth + 1)
+    return Frame(fctx, function, bound, frame, call, cls, frame.depth + 1, frame.init if cls is not None else None)
+
+
+def _constructor(frame: Frame, receiver: cst.BaseExpression) -> Optional[Tuple[Frame, cst.Call]]:
+    """The call that built the object ``receiver`` holds (``t = Trainer(net)``), and the frame it runs in."""
+    if not isinstance(receiver, cst.Name):
+        return None
+    held = _holds(frame, receiver, receiver)
+    if held is None:
+        return None
+    how, f, value, index = held
+    if how == "module":
+        if len(value) != 1:
+            return None
+        value = value[0]
+    elif how != "value" or index is not None:
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call) or f.ctx.names.qualified_names_at(value.func):
+        return None  # not built here, or built by a library
+    return f, value
+
+
+def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
+    """``obj.method(...)`` where ``obj`` was built from a project class (``t = Trainer(net, loss)``):
+    the method's frame with ``self`` that class and ``__init__`` bound to the constructor's arguments.
+    Followed only when the constructor or the call passes something known (a model, a probability)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    built = _constructor(frame, func.value)
+    if built is None:
+        return None
+    f, ctor = built
+    if not any(_argument_fact(f, a.value) for a in ctor.args if not a.star) and not any(
+            _argument_fact(frame, a.value) for a in call.args if not a.star):
+        return None
+    d = definition_of(f.ctx, ctor.func)
+    if d is None or not isinstance(d[1], cst.ClassDef):
+        return None
+    method = _find_method(d[0], d[1], func.attr.value)
+    if method is None:
+        return None
+    mctx, function = method
+    init = None
+    found_init = _find_method(d[0], d[1], "__init__")
+    if found_init is not None:
+        bound = bind_arguments(ctor, found_init[1], 1)
+        if bound is not None:
+            init = Frame(found_init[0], found_init[1], bound, f, ctor, d, frame.depth + 1)
+    bound = bind_arguments(call, function, 1)
+    if bound is None:
+        return None
+    return Frame(mctx, function, bound, frame, call, d, frame.depth + 1, init)
+
+
+def _through_init(frame: Frame, value: cst.Name, follow):
+    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known."""
+    init = frame.init
+    if init is None or init.function is None or not init.ctx.is_inside(value, init.function):
+        return None
+    return follow(init, value)
 
 
 def _find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
@@ -1587,7 +1655,8 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
             and func.value.value == _self_name(frame) and frame.cls is not None):
         cctx, cls = frame.cls
         values = _class_attr(cctx, cls, func.attr.value)
-        found = [_loss_object(Frame(cctx, None), v, hops + 1) if isinstance(v, cst.Call) else None for v in values]
+        found = [_loss_object(Frame(cctx, None), v, hops + 1) if isinstance(v, cst.Call)
+                 else _through_init(frame, v, lambda f, e: _loss_object(f, e, hops + 1)) for v in values]
         kinds = {x[0] if x else None for x in found}
         return found[0] if found and len(kinds) == 1 and None not in kinds else None
     return None
@@ -1626,7 +1695,7 @@ def _loss_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     return [c for c in ctx.calls_in(function) if c.args]
 
 
-_LOSS_WORD = {"ce": "cross-entropy", "bce": "binary cross-entropy", NLL: "`nll_loss`"}
+_LOSS_WORD = {"ce": "cross-entropy", "bce": "binary cross-entropy", NLL: "NLL loss"}
 
 
 def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str]) -> Why:
@@ -1634,6 +1703,11 @@ def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str]) -> Why:
     if helpers:
         through = " through " + " then ".join(f"`{h}`" for h in helpers)
     return (*fact.why, f"; it reaches {_LOSS_WORD[loss]}", *((" ",) + tuple(how) if how else ()), through)
+
+
+def _label(frame: Frame) -> str:
+    name = frame.function.name.value if frame.function is not None else "?"
+    return f"{frame.cls[1].name.value}.{name}" if frame.cls is not None else name
 
 
 def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], helpers: List[str],
@@ -1653,7 +1727,7 @@ def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], hel
         if frame.depth < MAX_CALL_DEPTH and not (isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)):
             inner = _project_function(frame, call)
             if inner is not None and inner.function is not frame.function:
-                _search(inner, found, helpers + [inner.function.name.value], budget)
+                _search(inner, found, helpers + [_label(inner)], budget)
 
 
 def call_findings(ctx: FileContext) -> List[LossFinding]:
@@ -1696,16 +1770,19 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
                         out.append(LossFinding(node, fact.kind, loss, why))
                     break
             continue
-        if budget[0] <= 0 or not _maybe_project_function(ctx, call.func) and not _instance_method(ctx, call):
+        if budget[0] <= 0:
             continue
-        # through a call: only when an argument carries a fact (most calls pass nothing known)
-        if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+        if _maybe_project_function(ctx, call.func):
+            # through a call: only when an argument carries a fact (most calls pass nothing known)
+            if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+                continue
+        elif not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
             continue
         inner = _project_function(frame, call)
         if inner is None or inner.function is None:
             continue
         found: List[Tuple[str, Evidence, Why, List[str]]] = []
-        _search(inner, found, [inner.function.name.value], budget)
+        _search(inner, found, [_label(inner)], budget)
         for loss, fact, how, helpers in found:
             node = fact.origin if fact.origin is not None and _inside(ctx, fact.origin, call) else call
             if id(node) in seen:
@@ -1723,14 +1800,12 @@ def _inside(ctx: FileContext, node: cst.CSTNode, container: cst.CSTNode) -> bool
     return node is container or ctx.is_inside(node, container)
 
 
-def _instance_method(ctx: FileContext, call: cst.Call) -> bool:
-    return False
-
-
 def _argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.Name, cst.Attribute)):
         if model_fact(frame, value) is not None:
             return True
+    if isinstance(value, cst.Call) and _built_evidence(frame.ctx, value) is not None:
+        return True
     if isinstance(value, (cst.Name, cst.Call, cst.Subscript)):
         return value_fact(frame, value) is not None
     return False
