@@ -49,7 +49,7 @@ from torchlint.analysis.ops import (
 )
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.project import project_of
-from torchlint.analysis.training import under_no_grad
+from torchlint.analysis.training import is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
@@ -1072,7 +1072,8 @@ __all__ = [
 def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
     """Whether ``call`` runs a function of the project whose result carries no autograd graph: the
     function is decorated with ``no_grad``/``inference_mode``, or everything it returns is computed under
-    one (``with torch.no_grad(): loss = ...`` then ``return loss`` or ``return {"loss": loss}``)."""
+    one (``with torch.no_grad(): loss = ...`` then ``return loss`` or ``return {"loss": loss}``) or taken
+    off the graph (``return loss.item()``, ``return float(loss)``, ``total = loss.item(); return total``)."""
     target = called_function(ctx, call)
     if target is None:
         return False
@@ -1094,6 +1095,18 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
             return True
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
             return True
+        if is_detached(fctx, expr):
+            return True  # `return loss.item()`, `float(loss)`, `loss.detach()`: a number or a graph-free tensor
+        if isinstance(expr, cst.Call) and (
+            isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _NUMBER_METHODS
+            or isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_FUNCS
+            and not fctx.names.qualified_names_at(expr.func) and not _local_definition(fctx, expr.func.value)
+        ):
+            return True  # `x.size(0)`, `len(batch)`, `round(total, 4)`: a number
+        if isinstance(expr, cst.BinaryOperation):
+            return graph_free(expr.left, depth) and graph_free(expr.right, depth)
+        if isinstance(expr, cst.UnaryOperation):
+            return graph_free(expr.expression, depth)
         if isinstance(expr, cst.Name):
             if expr.value in ("None", "True", "False"):
                 return True
@@ -1114,6 +1127,11 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
         return False
 
     return all(graph_free(r.value, 3) for r in returns)
+
+
+#: methods and builtins whose result is a plain number
+_NUMBER_METHODS = frozenset({"size", "numel", "dim", "ndimension", "nelement"})
+_NUMBER_FUNCS = frozenset({"len", "round", "int", "float", "abs"})
 
 
 def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
