@@ -20,6 +20,12 @@ class NllLossOnSoftmax(LintRule):
     call (`F.softmax`, `torch.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable assigned
     from one, or an `nn.Sequential` ending in `nn.Softmax` — instead of `log_softmax`.
 
+    Models are followed through their classes and through calls: a model whose `forward` ends in
+    softmax (same file or a project module), passed to a helper that gives its output to `NLLLoss`
+    (passed in, built there, a default or `self.<attr>`), is reported at the argument, per call; so is a
+    parameter annotated with such a class and a base class's method calling `self` where a subclass
+    returns probabilities. No fix for those: the model's other users may want probabilities.
+
     ## Why is this bad?
     `NLLLoss` expects log-probabilities: it returns `-input[target]`, averaged. Given probabilities,
     it returns minus the probability of the right class, a loss in `[-1, 0]` whose gradient vanishes
@@ -116,6 +122,26 @@ def step(out, y):
     return F.nll_loss(out, y)
 """
         ),
+        # log-probabilities from a model passed to a helper with `NLLLoss`
+        Valid(
+            """
+import torch.nn as nn
+
+class LogNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(6, 4), nn.LogSoftmax(dim=1))
+
+    def forward(self, x):
+        return self.body(x)
+
+def nll_step(net, crit, x, y):
+    return crit(net(x), y)
+
+def fit(x, y):
+    return nll_step(LogNet(), nn.NLLLoss(), x, y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -192,6 +218,52 @@ criterion = nn.NLLLoss()
 def step(x, y):
     return criterion(model(x), y)
 """,
+        ),
+        # a softmax model passed to a helper that applies the `NLLLoss` it is given
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=1)
+
+def nll_step(net, crit, x, y):
+    out = net(x)
+    return crit(out, y)
+
+def fit(x, y):
+    model = Probs()
+    return nll_step(model, nn.NLLLoss(), x, y)
+""",
+            line=19,
+            message="`forward` of `Probs` (case.py:10) ends in softmax; it reaches NLL loss",
+        ),
+        # the loss a default parameter, the model a module-level object of a softmax class
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), 1)
+
+net = Probs()
+
+def loss(x, y, crit=nn.NLLLoss()):
+    return crit(net(x), y)
+""",
+            line=16,
         ),
     ]
 

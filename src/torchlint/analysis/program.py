@@ -1339,7 +1339,7 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
     if function is not None:
         found = ctx.names.reaching_assignment(name.value, at, function)
         if found is not None:
-            return ("value", frame, found[0].value, found[1])
+            return ("value", frame, *_element(found[0].value, found[1]))
         for p in _params(function):
             if p.name.value != name.value:
                 continue
@@ -1359,9 +1359,17 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
     else:
         found = ctx.names.reaching_assignment(name.value, at, None)
         if found is not None:
-            return ("value", frame, found[0].value, found[1])
+            return ("value", frame, *_element(found[0].value, found[1]))
     values = built_values(ctx, name)
     return ("module", frame, values, None) if values else None
+
+
+def _element(value: cst.BaseExpression, index: Optional[int]) -> Tuple[cst.BaseExpression, Optional[int]]:
+    """``a, b = A(), B()``: the element a name is given, when the value is spelled as a tuple."""
+    if index is not None and isinstance(value, (cst.Tuple, cst.List)) and index < len(value.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements):
+        return value.elements[index].value, None
+    return value, index
 
 
 def _rebase(e: Optional[Evidence], frame: Frame, expr: cst.BaseExpression) -> Optional[Evidence]:
