@@ -184,7 +184,20 @@ def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = N
 
 
 def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
-    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py``."""
+    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py`` (asked once per name,
+    depth and words in a file)."""
+    cache = _IMPORTED.of(ctx)
+    key = (qualified_name, depth, words)
+    if key not in cache:
+        cache[key] = _find_imported(ctx, qualified_name, depth, words)
+    return cache[key]
+
+
+#: (qualified name, depth, words) -> the definition found, per file
+_IMPORTED: Fact[dict] = Fact("program.imported", lambda ctx: {})
+
+
+def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
     level = 0
     name = qualified_name
     while name.startswith("."):
@@ -500,6 +513,19 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
 
 
 def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
+    if depth:
+        return _built_output(ctx, value, depth)
+    cache = _BUILT_OUTPUTS.of(ctx)
+    if value not in cache:
+        cache[value] = _built_output(ctx, value, 0)
+    return cache[value]
+
+
+#: value -> what the module it builds returns (asked at depth 0)
+_BUILT_OUTPUTS: "Fact[Dict[cst.CSTNode, Kind]]" = Fact("program.built_outputs", lambda ctx: {})
+
+
+def _built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
@@ -1475,24 +1501,24 @@ def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) 
     return []
 
 
-def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0) -> Optional[Evidence]:
+def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bool = True) -> Optional[Evidence]:
     """Whether the tensor ``expr`` is a softmax, log-softmax or sigmoid output in ``frame``: an op, a
     model's output (see :func:`model_fact`), a name assigned from one, or what a project function
-    called here returns (its returns followed with the call's arguments bound)."""
+    called here returns (its returns followed with the call's arguments bound; not with ``follow`` off)."""
     if hops > 8:
         return None
     ctx = frame.ctx
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
         index = expr.slice[0].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-            inner = value_fact(frame, expr.value, hops + 1)
+            inner = value_fact(frame, expr.value, hops + 1, follow)
             i = int(index.value.value, 0)
             if inner is not None and isinstance(inner.kind, tuple) and -len(inner.kind) <= i < len(inner.kind):
                 k = inner.kind[i]
                 return Evidence(k, inner.why, inner.origin) if k is not None else None
         return None
     if isinstance(expr, cst.Tuple):
-        facts = [value_fact(frame, el.value, hops + 1) for el in expr.elements]
+        facts = [value_fact(frame, el.value, hops + 1, follow) for el in expr.elements]
         kinds = tuple(f.kind if f is not None else None for f in facts)
         known = [f for f in facts if f is not None]
         return Evidence(kinds, known[0].why, known[0].origin) if known else None
@@ -1503,7 +1529,7 @@ def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0) -> Optiona
         how, f, value, index = held
         if how != "value":
             return None
-        fact = value_fact(f, value, hops + 1)
+        fact = value_fact(f, value, hops + 1, follow)
         fact = _rebase(fact, f, value) if f is not frame else fact
         if index is not None:
             if fact is None or not isinstance(fact.kind, tuple) or index >= len(fact.kind):
@@ -1518,9 +1544,9 @@ def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0) -> Optiona
     if kind is not None:
         return Evidence(kind, (f"`{_short(ctx, expr)}` (", At(ctx, expr), ")"))
     if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
-        inner = value_fact(frame, func.value, hops + 1)
+        inner = value_fact(frame, func.value, hops + 1, follow)
         return inner if inner is not None and isinstance(inner.kind, str) else None
-    target = _project_function(frame, expr)
+    target = _project_function(frame, expr) if follow else None
     if target is not None:
         return _return_fact(target, hops)
     return model_fact(frame, func, hops + 1)
@@ -1571,8 +1597,11 @@ def _constructor(frame: Frame, receiver: cst.BaseExpression) -> Optional[Tuple[F
     elif how != "value" or index is not None:
         return None
     value = strip_moves(value)
-    if not isinstance(value, cst.Call) or f.ctx.names.qualified_names_at(value.func):
-        return None  # not built here, or built by a library
+    if not isinstance(value, cst.Call) or isinstance(value.func, cst.Attribute) and isinstance(
+            value.func.value, cst.Name) and value.func.value.value == "self":
+        return None
+    if not _maybe_project_function(f.ctx, value.func):
+        return None  # not built from a class of the project (a library object, a submodule's output)
     return f, value
 
 
@@ -1798,6 +1827,10 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
             continue
         if budget[0] <= 0:
             continue
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == _self_name(frame):
+            if frame.cls is None or _find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
+                continue  # `self.conv(x)`: a submodule, not a method
         if _maybe_project_function(ctx, call.func):
             # through a call: only when an argument carries a fact (most calls pass nothing known)
             if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
@@ -1833,7 +1866,7 @@ def _argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call) and _built_evidence(frame.ctx, value) is not None:
         return True
     if isinstance(value, (cst.Name, cst.Call, cst.Subscript)):
-        return value_fact(frame, value) is not None
+        return value_fact(frame, value, follow=False) is not None
     return False
 
 
