@@ -1243,6 +1243,10 @@ class Evidence:
     why: Why
     origin: Optional[cst.BaseExpression] = None
 
+    @property
+    def message(self) -> str:
+        return render(self.why)
+
 
 def line_of(ctx: FileContext, node: cst.CSTNode) -> Optional[int]:
     """The 1-based line ``node`` starts on, for messages: the line of its top-level statement, then
@@ -1336,6 +1340,12 @@ def bind_arguments(call: cst.Call, function: cst.FunctionDef, offset: int) -> Op
         elif a.keyword.value in keyword_ok:
             out[a.keyword.value] = a.value
     return out
+
+
+def open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
+    """The frame of the function around ``node`` with no caller: parameters known only by their
+    defaults and annotations, ``self`` an instance of the class the method is defined in."""
+    return _open_frame(ctx, node)
 
 
 def _open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
