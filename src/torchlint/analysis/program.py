@@ -20,6 +20,14 @@ project and content (:class:`~torchlint.analysis.project.Project`), and summaris
 chain of imports is followed at most :data:`MAX_DEPTH` files deep, and a class inheriting from a class
 is followed at most that many bases deep, so import cycles and long chains terminate.
 
+Values through calls (:func:`call_findings`, :func:`value_fact`, :func:`model_fact`, :func:`loss_fact`):
+a :class:`Frame` is a function as one call runs it, its parameters bound to that call's arguments (read
+in the caller's frame), to their defaults, or known by their annotations; ``self`` is an instance of the
+class the method is read for (a subclass, for a base class's method), and ``self.<attr>`` set from
+``__init__``'s parameters reads the constructor's arguments.  Returns of project functions are followed
+with their arguments bound, :data:`MAX_CALL_DEPTH` calls deep.  Each fact says where it comes from
+(:class:`Evidence`), for the rules' messages.
+
 Queries are made once the file's walk is done (``leave_Module``): they read the name bindings of any
 scope, not only the one the walk is in.
 """
