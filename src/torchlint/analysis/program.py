@@ -198,7 +198,12 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
     key = (qualified_name, depth, words)
     if key not in cache:
         cache[key] = _find_imported(ctx, qualified_name, depth, words)
-    return cache[key]
+        return cache[key]
+    found = cache[key]
+    if found is not None and found[0] is not ctx:
+        # what the defining module depends on may have grown since (read for another question)
+        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(found[0]) or ())
+    return found
 
 
 #: (qualified name, depth, words) -> the definition found, per file
@@ -1312,8 +1317,10 @@ class At:
         self.ctx, self.node = ctx, node
 
     def __str__(self) -> str:
-        line = line_of(self.ctx, self.node)
         name = os.path.basename(self.ctx.path) if self.ctx.path else "<source>"
+        if name.endswith(".ipynb"):
+            return name  # lines of the joined cells would not be the notebook's
+        line = line_of(self.ctx, self.node)
         return f"{name}:{line}" if line is not None else name
 
 
