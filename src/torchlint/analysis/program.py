@@ -1513,17 +1513,45 @@ def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optio
 
 
 def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) -> List[cst.BaseExpression]:
-    """The values ``self.<attr>`` is given in ``cls`` (or, when it gives none, in its project bases)."""
+    """The values ``self.<attr>`` is given in ``cls`` (or, when it gives none, in its base classes of the
+    same file: a base imported from another module is not read for attributes, which keeps the cost of
+    the many ``self.<layer>(x)`` calls of a model low); asked once per class and name."""
+    cache = _CLASS_ATTRS.of(ctx)
+    key = (cls, attr)
+    if key not in cache:
+        cache[key] = []  # a cycle of bases finds nothing
+        scope = ctx.names._scope_of.get(cls)
+        values = list(scope.attrs.get(attr, ())) if scope is not None else []
+        if not values and depth < MAX_DEPTH and _method_of(cls, attr) is None:
+            for found in _bases_spelling(ctx, cls, depth, attr, local=True):
+                values = _class_attr(found[0], found[1], attr, depth + 1)
+                if values:
+                    break
+        cache[key] = values
+    return cache[key]
+
+
+#: (class, attribute) -> the values ``self.<attribute>`` is given, per file
+_CLASS_ATTRS: Fact[dict] = Fact("program.class_attrs", lambda ctx: {})
+
+
+def _is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
+    """``self.<name> = ...`` somewhere in ``cls``: a value (a submodule), not a method."""
     scope = ctx.names._scope_of.get(cls)
-    values = list(scope.attrs.get(attr, ())) if scope is not None else []
-    if values or depth >= MAX_DEPTH:
-        return values
-    for _expr, found in _base_classes(ctx, cls, depth):
+    return scope is not None and name in scope.attrs and _method_of(cls, name) is None
+
+
+def _bases_spelling(ctx: FileContext, cls: cst.ClassDef, depth: int, word: str, local: bool = False):
+    """The project base classes of ``cls`` whose modules spell ``word`` (one that does not cannot define
+    a method or attribute of that name); with ``local``, only those defined in the same file."""
+    for base in cls.bases:
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+        if local:
+            if not isinstance(expr, cst.Name) or ctx.names.qualified_names_at(expr):
+                continue
+        found = definition_of(ctx, expr, depth, (word,))
         if found is not None and isinstance(found[1], cst.ClassDef):
-            values = _class_attr(found[0], found[1], attr, depth + 1)
-            if values:
-                return values
-    return []
+            yield found
 
 
 def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bool = True) -> Optional[Evidence]:
@@ -1672,17 +1700,26 @@ def _through_init(frame: Frame, value: cst.Name, follow):
 
 
 def _find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
+    """``(file context, FunctionDef)`` of the method ``name`` of ``cls`` or of a project base class (read
+    when its module spells ``name``); asked once per class and name."""
+    cache = _METHODS.of(ctx)
+    key = (cls, name)
+    if key in cache:
+        return cache[key]
+    cache[key] = None
     m = _method_of(cls, name)
-    if m is not None:
-        return ctx, m
-    if depth >= MAX_DEPTH:
-        return None
-    for _expr, found in _base_classes(ctx, cls, depth):
-        if found is not None and isinstance(found[1], cst.ClassDef):
-            m2 = _find_method(found[0], found[1], name, depth + 1)
-            if m2 is not None:
-                return m2
-    return None
+    found = (ctx, m) if m is not None else None
+    if found is None and depth < MAX_DEPTH:
+        for base in _bases_spelling(ctx, cls, depth, name):
+            found = _find_method(base[0], base[1], name, depth + 1)
+            if found is not None:
+                break
+    cache[key] = found
+    return found
+
+
+#: (class, name) -> where the method is defined, per file
+_METHODS: Fact[dict] = Fact("program.methods", lambda ctx: {})
 
 
 def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
@@ -1757,8 +1794,9 @@ class LossFinding:
         return render(self.why)
 
 
-def _loss_mismatch(frame: Frame, call: cst.Call) -> Optional[Tuple[str, Evidence, Why]]:
-    loss = loss_fact(frame, call)
+def _loss_mismatch(frame: Frame, call: cst.Call, loss: Optional[Tuple[str, Why]] = None
+                   ) -> Optional[Tuple[str, Evidence, Why]]:
+    loss = loss or loss_fact(frame, call)
     if loss is None:
         return None
     first = arg(call, 0, "input")
@@ -1828,7 +1866,8 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
             continue
         frame = _open_frame(ctx, call)
         # in the function itself: defaults, annotations, `self`
-        mismatch = _loss_mismatch(frame, call)
+        loss = loss_fact(frame, call)
+        mismatch = _loss_mismatch(frame, call, loss) if loss is not None else None
         if mismatch is not None:
             loss, fact, how = mismatch
             first = arg(call, 0, "input")
@@ -1837,7 +1876,7 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
                 seen.add(id(node))
                 out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, [])))
             continue
-        if loss_fact(frame, call) is not None:
+        if loss is not None:
             for sub in _subclass_frames(ctx, frame):
                 mismatch = _loss_mismatch(sub, call)
                 if mismatch is not None:
@@ -1854,10 +1893,20 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
             continue
         func = call.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == _self_name(frame):
-            if frame.cls is None or _find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
+            if frame.cls is None or _is_attribute(frame.cls[0], frame.cls[1], func.attr.value):
                 continue  # `self.conv(x)`: a submodule, not a method
-        if _maybe_project_function(ctx, call.func):
             # through a call: only when an argument carries a fact (most calls pass nothing known)
+            if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+                continue
+            if _find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
+                continue
+        elif isinstance(func, cst.Name) and not ctx.names.qualified_names_at(func):
+            local = _local_definition(ctx, func.value, func)
+            if local is None or not isinstance(local[1], cst.FunctionDef):
+                continue  # a class built, or no function of this file
+            if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+                continue
+        elif _maybe_project_function(ctx, call.func):
             if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
                 continue
         elif not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
@@ -1902,10 +1951,22 @@ def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
         return []
     base = frame.cls[1]
     name = frame.function.name.value
-    out = []
-    for stmt in ctx.module.body:
-        if not isinstance(stmt, cst.ClassDef) or stmt is base or _method_of(stmt, name) is not None:
-            continue
-        if any(found is not None and found[1] is base for _e, found in _base_classes(ctx, stmt, 0)):
-            out.append(Frame(ctx, frame.function, cls=(ctx, stmt)))
-    return out
+    table = _SUBCLASSES.get(ctx)
+    if table is None:
+        table = {}
+        for stmt in ctx.module.body:
+            if not isinstance(stmt, cst.ClassDef):
+                continue
+            for arg_ in stmt.bases:
+                expr = arg_.value
+                if isinstance(expr, cst.Name) and not ctx.names.qualified_names_at(expr):
+                    found = _local_definition(ctx, expr.value, stmt)
+                    if found is not None and isinstance(found[1], cst.ClassDef) and found[1] is not stmt:
+                        table.setdefault(found[1], []).append(stmt)
+        _SUBCLASSES.put(ctx, table)
+    return [Frame(ctx, frame.function, cls=(ctx, sub)) for sub in table.get(base, ())
+            if _method_of(sub, name) is None]
+
+
+#: class -> the classes of the same file that name it as a base
+_SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("program.subclasses")
