@@ -178,8 +178,14 @@ def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = N
     redefining a helper in a later cell): the one bound when the statement holding ``at`` runs; for an
     ``imported`` module, the last one (importers see the module once it has run); else None (which one
     runs depends on the path taken)."""
-    found = [stmt for stmt in ctx.module.body
-             if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name]
+    index = _TOP_DEFINITIONS.get(ctx)
+    if index is None:
+        index = {}
+        for stmt in ctx.module.body:
+            if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+                index.setdefault(stmt.name.value, []).append(stmt)
+        _TOP_DEFINITIONS.put(ctx, index)
+    found = index.get(name, [])
     if len(found) == 1 or (found and imported):
         return ctx, found[-1]
     if found and at is not None and ctx.enclosing(at, (cst.FunctionDef, cst.Lambda)) is None:
@@ -189,6 +195,10 @@ def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = N
         if bound is not None:
             return ctx, bound
     return None
+
+
+#: name -> the module-level classes and functions of that name, in source order, per file
+_TOP_DEFINITIONS: "Fact[Dict[str, List[cst.CSTNode]]]" = Fact("program.top_definitions")
 
 
 def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
@@ -1061,13 +1071,24 @@ def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
     names = ctx.names.qualified_names_at(func)
     if not names:
         return isinstance(func, cst.Name) and _local_definition(ctx, func.value, func) is not None
+    cache = _PROJECT_NAMES.of(ctx)
+    known = cache.get(names)
+    if known is not None:
+        return known
+    found = False
     for q in names:
         level = len(q) - len(q.lstrip("."))
         module = q.lstrip(".").rpartition(".")[0]
         if (module or level) and not q.startswith(("torch.", "numpy.", "builtins.")):
             if project_of(ctx).module_file(ctx.path, module, level) is not None:
-                return True
-    return False
+                found = True
+                break
+    cache[names] = found
+    return found
+
+
+#: qualified names -> whether one of them is in a module of the project, per file
+_PROJECT_NAMES: Fact[dict] = Fact("program.project_names", lambda ctx: {})
 
 
 def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:
@@ -1934,6 +1955,21 @@ def _inside(ctx: FileContext, node: cst.CSTNode, container: cst.CSTNode) -> bool
 
 
 def _argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` (an argument) is known to be a model, a module or a probability in ``frame``
+    (in an open frame, asked once per node)."""
+    if frame.caller is not None or frame.bound:
+        return _find_argument_fact(frame, value)
+    cache = _ARGUMENT_FACTS.of(frame.ctx)
+    if value not in cache:
+        cache[value] = _find_argument_fact(frame, value)
+    return cache[value]
+
+
+#: argument -> :func:`_argument_fact` in its open frame, per file
+_ARGUMENT_FACTS: "Fact[Dict[cst.CSTNode, bool]]" = Fact("program.argument_facts", lambda ctx: {})
+
+
+def _find_argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.Name, cst.Attribute)):
         if model_fact(frame, value) is not None:
             return True
