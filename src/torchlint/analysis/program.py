@@ -1096,6 +1096,21 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 
 __all__ = [
+    "At",
+    "Evidence",
+    "Frame",
+    "LossFinding",
+    "MAX_CALL_DEPTH",
+    "MAX_FOLLOWED_CALLS",
+    "NLL",
+    "bind_arguments",
+    "call_findings",
+    "line_of",
+    "loss_fact",
+    "model_fact",
+    "open_frame",
+    "render",
+    "value_fact",
     "LOG_SOFTMAX",
     "LossInput",
     "loss_inputs",
