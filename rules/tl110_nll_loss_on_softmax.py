@@ -302,7 +302,10 @@ def loss(x, y, crit=nn.NLLLoss()):
             if finding.loss != NLL or finding.node in self._reported:
                 continue
             self._reported.add(finding.node)
-            self.report(finding.node, f"`NLLLoss` on softmax: {finding.message}; it expects log-probabilities, use `log_softmax`")
+            self.report(
+                finding.node,
+                f"`NLLLoss` on softmax: {finding.message}; it expects log-probabilities, use `log_softmax`",
+            )
 
     def _is_nll(self, call: cst.Call) -> bool:
         if self.ctx.names.matches(call.func, NLL_FUNCS):

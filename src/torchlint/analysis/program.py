@@ -1529,7 +1529,9 @@ def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optio
             if d is None or not isinstance(d[1], cst.ClassDef):
                 return None
             s = class_summary(d[0], d[1])
-            return _class_evidence(d[0], d[1], s.output, f"`{callee.value}` is annotated `{d[1].name.value}`: ") if s.is_module else None
+            if not s.is_module:
+                return None
+            return _class_evidence(d[0], d[1], s.output, f"`{callee.value}` is annotated `{d[1].name.value}`: ")
         if how == "module":
             return _unanimous([_built_evidence(f.ctx, v) for v in value])
         if isinstance(value, (cst.Name, cst.Attribute)):
@@ -1787,7 +1789,8 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         return None
     ctx = frame.ctx
     if isinstance(func, cst.Call):
-        names = ctx.names.qualified_names_at(strip_moves(func).func) if isinstance(strip_moves(func), cst.Call) else set()
+        core = strip_moves(func)
+        names = ctx.names.qualified_names_at(core.func) if isinstance(core, cst.Call) else set()
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
@@ -1878,7 +1881,8 @@ def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], hel
             if _loss_mismatch(_open_frame(ctx, call), call) is None:
                 found.append((mismatch[0], mismatch[1], mismatch[2], helpers))
             continue
-        if frame.depth < MAX_CALL_DEPTH and not (isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)):
+        imported_name = isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)
+        if frame.depth < MAX_CALL_DEPTH and not imported_name:
             inner = _project_function(frame, call)
             if inner is not None and inner.function is not frame.function:
                 _search(inner, found, helpers + [_label(inner)], budget)
@@ -1928,7 +1932,9 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
         if budget[0] <= 0:
             continue
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == _self_name(frame):
+        on_self = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == _self_name(
+            frame)
+        if on_self:
             if frame.cls is None or _is_attribute(frame.cls[0], frame.cls[1], func.attr.value):
                 continue  # `self.conv(x)`: a submodule, not a method
             # through a call: only when an argument carries a fact (most calls pass nothing known)
