@@ -339,3 +339,54 @@ def test_softmax_model_from_another_file_through_a_local_helper(tmp_path):
     })
     found = _lint(tmp_path / "train.py", {"TL103"})
     assert [(c, line) for c, line, _m in found] == [("TL103", 10)]
+
+
+def test_a_subclass_of_a_subclass_inherits_the_base_method():
+    ctx = _walked("""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Base(nn.Module):
+        def loss(self, x, y):
+            return F.cross_entropy(self(x), y)
+
+    class Middle(Base):
+        pass
+
+    class Leaf(Middle):
+        def forward(self, x):
+            return F.softmax(x, dim=-1)
+    """)
+    (found,) = call_findings(ctx)
+    assert found.loss == "ce" and "when `self` is a `Leaf`" in found.message
+
+
+def test_an_object_of_a_class_imported_from_another_file(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "trainer.py": """
+            import torch.nn as nn
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+                    self.criterion = nn.CrossEntropyLoss()
+
+                def step(self, x, y):
+                    return self.criterion(self.model(x), y)
+        """,
+        "run.py": """
+            import torch.nn.functional as F
+            from nets import Probs, Logits
+            from trainer import Trainer
+
+            def main(x, y):
+                Trainer(Logits()).step(x, y)
+                t = Trainer(Probs())
+                t.step(x, y)
+                return F.softmax(x, dim=-1)
+        """,
+    })
+    found = _lint(tmp_path / "run.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 9)]
+    assert "through `Trainer.step`" in found[0][2]

@@ -2002,8 +2002,8 @@ def _find_argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
 
 
 def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
-    """For a method of a class: one frame per subclass in the same file that inherits the method, with
-    ``self`` an instance of that subclass."""
+    """For a method of a class: one frame per subclass in the same file (subclasses of those included)
+    that inherits the method, with ``self`` an instance of that subclass."""
     if frame.cls is None or frame.function is None or frame.cls[0] is not ctx:
         return []
     base = frame.cls[1]
@@ -2021,8 +2021,16 @@ def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
                     if found is not None and isinstance(found[1], cst.ClassDef) and found[1] is not stmt:
                         table.setdefault(found[1], []).append(stmt)
         _SUBCLASSES.put(ctx, table)
-    return [Frame(ctx, frame.function, cls=(ctx, sub)) for sub in table.get(base, ())
-            if _method_of(sub, name) is None]
+    out: List[Frame] = []
+    stack, seen = list(table.get(base, ())), {base}
+    while stack and len(seen) <= 32:  # subclasses of subclasses too, while they inherit the method
+        sub = stack.pop(0)
+        if sub in seen or _method_of(sub, name) is not None:
+            continue
+        seen.add(sub)
+        out.append(Frame(ctx, frame.function, cls=(ctx, sub)))
+        stack.extend(table.get(sub, ()))
+    return out
 
 
 #: class -> the classes of the same file that name it as a base
