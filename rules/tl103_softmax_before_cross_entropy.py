@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.program import SOFTMAX, loss_inputs
+from torchlint.analysis.program import SOFTMAX, call_findings, loss_inputs
 from torchlint.analysis.ops import SOFTMAX_LAYERS, is_cross_entropy_call, sequential_ending_in, softmax_use
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -23,6 +23,14 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     A `forward` that returns softmax only on some paths (for example only in eval mode) is not reported.
     Softmax output passed to a function (of the file or of the project) that gives that parameter to
     cross-entropy is reported at the call.
+
+    Values are followed through calls: a model passed to a helper that gives its output to a criterion
+    (passed in as well, built in the helper, a default such as `criterion=nn.CrossEntropyLoss()`, or
+    `self.criterion` set in `__init__`) is reported at the argument, per call, so a helper called with
+    a softmax model and with a logits model is reported only for the first; a parameter annotated with a
+    model class (`model: Net`); a base class's method calling `self(x)` where a subclass's `forward` ends
+    in softmax; `obj.method(...)` on an object built from a project class, its `__init__` arguments
+    included. The message says which `forward` ends in softmax (file:line) and through which helper.
 
     ## Why is this bad?
     `CrossEntropyLoss` expects raw logits: it applies `log_softmax` itself. Feeding it probabilities
@@ -198,6 +206,76 @@ class MLP(nn.Module):
     def loss(self, batch):
         x, y = batch
         return nn.functional.cross_entropy(self(x), y)
+"""
+        ),
+        # a helper that gives a model's output to the criterion it is passed: called with a logits model
+        # only, and softmax taken of the output for a metric
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+def train_batch(network, objective, optimizer, inputs, labels):
+    optimizer.zero_grad()
+    scores = network(inputs)
+    hit = (torch.softmax(scores, dim=1).argmax(1) == labels).float().mean()
+    objective(scores, labels).backward()
+    optimizer.step()
+    return hit
+
+def fit(data):
+    scorer = Scorer()
+    opt = torch.optim.Adam(scorer.parameters())
+    for inputs, labels in data:
+        train_batch(scorer, nn.CrossEntropyLoss(), opt, inputs, labels)
+"""
+        ),
+        # log-probabilities given to NLLLoss through a helper: no cross-entropy on softmax
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=-1)
+
+def evaluate(model, x, y, crit=nn.NLLLoss()):
+    return crit(model(x), y)
+
+def main(x, y):
+    return evaluate(LogNet(), x, y)
+"""
+        ),
+        # a base-class method calling `self`: the only subclass returns logits
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Task(nn.Module):
+    def training_loss(self, x, y):
+        return F.cross_entropy(self(x), y)
+
+class Linear(Task):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x)
 """
         ),
     ]
@@ -408,6 +486,110 @@ class MLP(nn.Module):
 """,
             line=21,
         ),
+        # the model and the criterion both passed to a helper; the same helper called with a logits
+        # model is not reported (judged per call)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h.softmax(dim=-1)
+
+def one_step(network, objective, optimizer, batch):
+    inputs, labels = batch
+    optimizer.zero_grad()
+    objective(network(inputs), labels).backward()
+    optimizer.step()
+
+def fit(data):
+    probs, plain = Probs(), nn.Linear(6, 4)
+    opt = torch.optim.SGD(probs.parameters(), lr=0.1)
+    xent = nn.CrossEntropyLoss()
+    for batch in data:
+        one_step(probs, xent, opt, batch)
+        one_step(plain, xent, opt, batch)
+""",
+            line=25,
+            col=18,
+            message="`forward` of `Probs` (case.py:10) ends in softmax; it reaches cross-entropy",
+        ),
+        # the criterion is a default, the model an annotated parameter
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+
+def batch_loss(model: Net, x, y, criterion=nn.CrossEntropyLoss()):
+    return criterion(model(x), y)
+""",
+            line=14,
+            message="`model` is annotated `Net`",
+        ),
+        # a base-class method feeding `self(...)` to cross-entropy, a subclass returning probabilities
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Task(nn.Module):
+    def training_loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y)
+
+class Softmaxed(Task):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(6, 4), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return self.head(x)
+""",
+            line=7,
+            message="when `self` is a `Softmaxed`",
+        ),
+        # a trainer object: the model comes through the constructor, the criterion is set in `__init__`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), -1)
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.criterion = nn.CrossEntropyLoss()
+
+    def step(self, x, y):
+        return self.criterion(self.model(x), y)
+
+def run(x, y):
+    trainer = Trainer(Net())
+    return trainer.step(x, y)
+""",
+            line=23,
+            message="through `Trainer.step`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -462,6 +644,15 @@ class MLP(nn.Module):
                     "return the logits from `forward` (apply softmax only for predictions)"
                 )
             self.report(found.node, message)
+        for finding in call_findings(self.ctx):
+            if finding.loss != "ce" or finding.node in self._reported:
+                continue
+            self._reported.add(finding.node)
+            self.report(
+                finding.node,
+                f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "
+                "pass the logits",
+            )
 
     def _inline_fix(self, softmax: cst.Call, operand: Optional[cst.BaseExpression]) -> Optional[Fix]:
         if operand is None:

@@ -120,6 +120,41 @@ class LossAccumulatedWithGraph(LintRule):
     }
 
     VALID = [
+        # the helper returns a number (`.item()` of the loss): the total is a float, no graph
+        Valid(
+            """
+def compute_loss(model, criterion, x, y):
+    loss = criterion(model(x), y)
+    return loss.item() * x.size(0)
+
+
+def fit(model, loader, criterion, optimizer):
+    running = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        running += compute_loss(model, criterion, x, y)
+    return running
+""",
+        ),
+        Valid(
+            """
+def batch_loss(model, criterion, x, y):
+    value = float(criterion(model(x), y))
+    return value
+
+
+def fit(model, loader, criterion, optimizer):
+    history = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        history.append(batch_loss(model, criterion, x, y))
+    return history
+""",
+        ),
         Valid(
             """
 def run_epoch(model, loader, criterion, optimizer):
@@ -264,6 +299,41 @@ def train(model, loader, criterion, optimizer):
     ]
 
     INVALID = [
+        # the helper returns the loss tensor itself: the total keeps every graph
+        Invalid(
+            """
+def compute_loss(model, criterion, x, y):
+    loss = criterion(model(x), y)
+    return loss * x.size(0)
+
+
+def fit(model, loader, criterion, optimizer):
+    running = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        running += compute_loss(model, criterion, x, y)
+    return running
+""",
+            fixed="""
+def compute_loss(model, criterion, x, y):
+    loss = criterion(model(x), y)
+    return loss * x.size(0)
+
+
+def fit(model, loader, criterion, optimizer):
+    running = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        running += compute_loss(model, criterion, x, y).item()
+    return running
+""",
+            unsafe=True,
+            line=13,
+        ),
         Invalid(
             """
 def run_epoch(model, loader, criterion, optimizer):

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.analysis.ops import SOFTMAX_LAYERS, OpUse, sequential_ending_in, softmax_use
+from torchlint.analysis.program import NLL, call_findings
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
@@ -18,6 +19,12 @@ class NllLossOnSoftmax(LintRule):
     Finds `nn.NLLLoss` / `F.nll_loss` whose input (not the target) went through softmax — a direct
     call (`F.softmax`, `torch.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable assigned
     from one, or an `nn.Sequential` ending in `nn.Softmax` — instead of `log_softmax`.
+
+    Models are followed through their classes and through calls: a model whose `forward` ends in
+    softmax (same file or a project module), passed to a helper that gives its output to `NLLLoss`
+    (passed in, built there, a default or `self.<attr>`), is reported at the argument, per call; so is a
+    parameter annotated with such a class and a base class's method calling `self` where a subclass
+    returns probabilities. No fix for those: the model's other users may want probabilities.
 
     ## Why is this bad?
     `NLLLoss` expects log-probabilities: it returns `-input[target]`, averaged. Given probabilities,
@@ -115,6 +122,26 @@ def step(out, y):
     return F.nll_loss(out, y)
 """
         ),
+        # log-probabilities from a model passed to a helper with `NLLLoss`
+        Valid(
+            """
+import torch.nn as nn
+
+class LogNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(6, 4), nn.LogSoftmax(dim=1))
+
+    def forward(self, x):
+        return self.body(x)
+
+def nll_step(net, crit, x, y):
+    return crit(net(x), y)
+
+def fit(x, y):
+    return nll_step(LogNet(), nn.NLLLoss(), x, y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -192,7 +219,57 @@ def step(x, y):
     return criterion(model(x), y)
 """,
         ),
+        # a softmax model passed to a helper that applies the `NLLLoss` it is given
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=1)
+
+def nll_step(net, crit, x, y):
+    out = net(x)
+    return crit(out, y)
+
+def fit(x, y):
+    model = Probs()
+    return nll_step(model, nn.NLLLoss(), x, y)
+""",
+            line=19,
+            message="`forward` of `Probs` (case.py:10) ends in softmax; it reaches NLL loss",
+        ),
+        # the loss a default parameter, the model a module-level object of a softmax class
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), 1)
+
+net = Probs()
+
+def loss(x, y, crit=nn.NLLLoss()):
+    return crit(net(x), y)
+""",
+            line=16,
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._reported: set = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._is_nll(node):
@@ -201,6 +278,7 @@ def step(x, y):
         if first is None:
             return
         value = first.value
+        self._reported.add(value)
         use = softmax_use(self.ctx, value)
         if use is not None:
             self.report(value, fix=self._fix(use, unsafe=False))
@@ -215,6 +293,20 @@ def step(x, y):
                     return
         if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:
             self.report(value, "`NLLLoss` input comes from an `nn.Sequential` ending in `nn.Softmax`; end it in `nn.LogSoftmax`")
+            return
+        self._reported.discard(value)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Through the program model: a model whose `forward` ends in softmax (its class in this file or
+        a project module, passed as an argument, a default or an annotation, or held on `self`)."""
+        for finding in call_findings(self.ctx):
+            if finding.loss != NLL or finding.node in self._reported:
+                continue
+            self._reported.add(finding.node)
+            self.report(
+                finding.node,
+                f"`NLLLoss` on softmax: {finding.message}; it expects log-probabilities, use `log_softmax`",
+            )
 
     def _is_nll(self, call: cst.Call) -> bool:
         if self.ctx.names.matches(call.func, NLL_FUNCS):

@@ -19,6 +19,7 @@ from torchlint.families.numerics.patterns import (
     torch_call_code,
 )
 from torchlint.analysis.ops import log_use
+from torchlint.analysis.program import SOFTMAX, open_frame, value_fact
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 _MODULES = ("torch.nn.functional", "torch.special", "torch")
@@ -33,6 +34,13 @@ class LogOfSoftmax(LintRule):
     Finds the logarithm of a softmax: `torch.log(F.softmax(x, dim=1))`, `x.softmax(1).log()`, the log of
     a variable assigned from a softmax, of an `nn.Softmax` layer's output, of a hand-written softmax, or of
     a call to a function of the same module whose body computes a softmax.
+
+    Models are followed through their classes and calls: the log of the output of a model whose
+    `forward` ends in softmax (its class in this file or a project module; the model built here, a
+    default, an annotated parameter or `self.<attr>`), also when a project function returns that output
+    and when elements are taken per target first (`probs[range(n), y]`, `probs.gather(1, y)`). The message
+    says which `forward` (file:line); no fix is offered there (the model's other users may want
+    probabilities).
 
     ## Why is this bad?
     Softmax probabilities underflow to exactly 0 for logits far below the maximum, and `log(0)` is
@@ -166,6 +174,33 @@ def safe_log(t):
 
 def log_probs(x):
     return safe_log(torch.softmax(x, dim=1))
+"""
+        ),
+        # the model's log-probabilities, and a softmax model's output with an epsilon before the log
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogProbs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+
+def scores(x):
+    return LogProbs()(x).exp().log(), torch.log(Probs()(x) + 1e-6)
 """
         ),
     ]
@@ -356,7 +391,58 @@ def log_probs(x):
     return torch.log_softmax(x, dim=1)
 """,
         ),
+        # a model ending in softmax, its output returned by a helper and indexed per target before the log
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+        self.out = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        return self.out(self.fc(x))
+
+def predict(model, x):
+    return model(x)
+
+def nll(x, y):
+    p = predict(Probs(), x)
+    return -torch.log(p[torch.arange(len(y)), y]).mean()
+""",
+            line=19,
+            message="`log` of elements of a softmax: `forward` of `Probs` (case.py:11) ends in softmax",
+        ),
+        # a parameter annotated with the model class
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=-1)
+
+def entropy(model: Probs, x):
+    p = model(x)
+    return -(p * p.log()).sum(-1)
+""",
+            line=16,
+            message="`model` is annotated `Probs`",
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._undecided: list = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_log_call(self.ctx, node):
@@ -369,9 +455,13 @@ def log_probs(x):
         if info is None:
             base, peeled = peel_selection(self.ctx, use.operand)
             if not peeled:
+                self._undecided.append((node, use.operand))
                 return
             info = softmax_of(self.ctx, base)
-        if info is None or info.eps:
+        if info is None:
+            self._undecided.append((node, use.operand))
+            return
+        if info.eps:
             return
         fix: Optional[Fix] = None
         replacement = self._replacement(base, info)
@@ -381,6 +471,28 @@ def log_probs(x):
             fix = self.make_fix(title).replace(node, new)  # type: ignore[arg-type]
         message = SELECTION_MESSAGE if peeled else None
         self.report(node, message, fix=fix)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Through the program model: the output of a model whose `forward` ends in softmax (its class
+        in this file or a project module; the model built here, a default, an annotation or held on
+        `self`), directly or returned by a project function, or elements of it taken per target."""
+        for log, operand in self._undecided:
+            frame = open_frame(self.ctx, log)
+            fact = value_fact(frame, operand)
+            selected = False
+            if fact is None:
+                base = _selection_base(operand)
+                if base is not None:
+                    fact = value_fact(frame, base)
+                    selected = True
+            if fact is None or fact.kind != SOFTMAX or not fact.why:
+                continue
+            what = "elements of " if selected else ""
+            self.report(
+                log,
+                f"`log` of {what}a softmax: {fact.message}; it gives `-inf` where the softmax underflows to 0, "
+                "return logits and use `log_softmax(x, dim)`",
+            )
 
     def _replacement(self, operand: cst.BaseExpression, info: Softmax) -> Optional[cst.BaseExpression]:
         """``log_softmax`` in place of the softmax ``operand`` stands for."""
@@ -414,3 +526,12 @@ def log_probs(x):
         if code is None:
             return None
         return ctx.parse_expression(code)
+
+
+def _selection_base(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``p[range(n), y]`` and ``p.gather(1, y)``: ``p``, whose elements are taken as they are."""
+    if isinstance(expr, cst.Subscript):
+        return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "gather":
+        return expr.func.value
+    return None

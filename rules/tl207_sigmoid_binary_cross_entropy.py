@@ -14,7 +14,7 @@ from torchlint.families.numerics.patterns import (
     uses_elsewhere,
 )
 from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
-from torchlint.analysis.program import SIGMOID, loss_inputs
+from torchlint.analysis.program import SIGMOID, call_findings, loss_inputs
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 HANDWRITTEN_MESSAGE = (
@@ -36,6 +36,13 @@ class SigmoidBinaryCrossEntropy(LintRule):
     project module the file imports), and sigmoid output passed to a helper that gives it to binary
     cross-entropy is reported at the call. No fix for those: the model's other users may want
     probabilities.
+
+    Values are followed through calls: a discriminator passed to a helper that builds `nn.BCELoss()`
+    (or receives it, as an argument, a default or `self.<attr>` set in `__init__`) and applies it to the
+    discriminator's output is reported at the argument, per call (a helper also called with a logits
+    model is reported only where the sigmoid model is passed); a parameter annotated with a model class;
+    a base class's method calling `self` where a subclass's `forward` ends in a sigmoid. The message says
+    which `forward` ends in a sigmoid (file:line) and through which helper.
 
     ## Why is this bad?
     `sigmoid(x)` rounds to exactly 1 for `x` above about 17 in float32 (and to 0 below about -104), so
@@ -157,6 +164,53 @@ def step(x, y):
     p, logit = scorer(x)
     confident = (p > 0.9).float().mean()
     return bce_loss(logit, y) + F.binary_cross_entropy_with_logits(scorer(x)[1], y), confident
+"""
+        ),
+        # a helper applying BCE to the output of the model it is passed: called with a logits model
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+class Judge(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+def judge_loss(judge, real, fake):
+    crit = nn.BCEWithLogitsLoss()
+    a, b = judge(real), judge(fake)
+    return crit(a, torch.ones_like(a)) + crit(b, torch.zeros_like(b))
+
+def train(batches, fake):
+    j = Judge()
+    for real in batches:
+        judge_loss(j, real, fake).backward()
+"""
+        ),
+        # the sigmoid output only thresholded for a metric; the loss takes the logits
+        Valid(
+            """
+import torch.nn as nn
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 1)
+        self.act = nn.Sigmoid()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+def score(model, x, y, crit=nn.BCEWithLogitsLoss()):
+    hits = ((model(x) > 0.5).float() == y).float().mean()
+    return crit(model.fc(x), y), hits
+
+def main(x, y):
+    return score(Head(), x, y)
 """
         ),
     ]
@@ -292,6 +346,82 @@ def step(x, y):
 """,
             message="passed to `bce_loss`",
         ),
+        # a discriminator ending in `nn.Sigmoid` passed to a loss helper that builds `nn.BCELoss()`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Judge(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.body(x)
+
+def judge_loss(judge, real, fake):
+    crit = nn.BCELoss()
+    on_real = judge(real)
+    on_fake = judge(fake)
+    return crit(on_real, torch.ones_like(on_real)) + crit(on_fake, torch.zeros_like(on_fake))
+
+def train(batches, fake):
+    j = Judge()
+    logits_judge = nn.Linear(5, 1)
+    for real in batches:
+        judge_loss(j, real, fake).backward()
+        judge_loss(logits_judge, real, fake)
+""",
+            line=23,
+            message="`forward` of `Judge` (case.py:10) ends in a sigmoid; it reaches binary cross-entropy",
+        ),
+        # the criterion set on `self` in `__init__`, the model an annotated parameter of a method
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+class Fitter:
+    def __init__(self):
+        self.loss_fn = nn.BCELoss()
+
+    def loss(self, net: Tagger, x, y):
+        return self.loss_fn(net(x), y)
+""",
+            line=18,
+            message="`net` is annotated `Tagger`",
+        ),
+        # a functional BCE in a base-class method, a subclass's `forward` ending in a sigmoid
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Detector(nn.Module):
+    def loss(self, x, y):
+        return F.binary_cross_entropy(self(x), y)
+
+class Prob(Detector):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 1)
+
+    def forward(self, x):
+        return self.fc(x).sigmoid()
+""",
+            line=8,
+            message="when `self` is a `Prob`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -343,6 +473,15 @@ def step(x, y):
                     "return the logits and use `BCEWithLogitsLoss`"
                 )
             self.report(found.node, message)
+        for finding in call_findings(self.ctx):
+            if finding.loss != "bce" or finding.node in self._seen:
+                continue
+            self._seen.add(finding.node)
+            self.report(
+                finding.node,
+                f"Sigmoid before binary cross-entropy: {finding.message}; it saturates (zero gradient, no autocast): "
+                "pass the logits to `binary_cross_entropy_with_logits` / `BCEWithLogitsLoss`",
+            )
 
     def _fix(self, node: cst.Call, first: cst.Arg, logits: cst.BaseExpression,
              drop: Optional[OpUse] = None) -> Optional[Fix]:

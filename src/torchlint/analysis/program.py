@@ -20,6 +20,14 @@ project and content (:class:`~torchlint.analysis.project.Project`), and summaris
 chain of imports is followed at most :data:`MAX_DEPTH` files deep, and a class inheriting from a class
 is followed at most that many bases deep, so import cycles and long chains terminate.
 
+Values through calls (:func:`call_findings`, :func:`value_fact`, :func:`model_fact`, :func:`loss_fact`):
+a :class:`Frame` is a function as one call runs it, its parameters bound to that call's arguments (read
+in the caller's frame), to their defaults, or known by their annotations; ``self`` is an instance of the
+class the method is read for (a subclass, for a base class's method), and ``self.<attr>`` set from
+``__init__``'s parameters reads the constructor's arguments.  Returns of project functions are followed
+with their arguments bound, :data:`MAX_CALL_DEPTH` calls deep.  Each fact says where it comes from
+(:class:`Evidence`), for the rules' messages.
+
 Queries are made once the file's walk is done (``leave_Module``): they read the name bindings of any
 scope, not only the one the walk is in.
 """
@@ -49,7 +57,7 @@ from torchlint.analysis.ops import (
 )
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.project import project_of
-from torchlint.analysis.training import under_no_grad
+from torchlint.analysis.training import is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
@@ -170,8 +178,14 @@ def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = N
     redefining a helper in a later cell): the one bound when the statement holding ``at`` runs; for an
     ``imported`` module, the last one (importers see the module once it has run); else None (which one
     runs depends on the path taken)."""
-    found = [stmt for stmt in ctx.module.body
-             if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value == name]
+    index = _TOP_DEFINITIONS.get(ctx)
+    if index is None:
+        index = {}
+        for stmt in ctx.module.body:
+            if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+                index.setdefault(stmt.name.value, []).append(stmt)
+        _TOP_DEFINITIONS.put(ctx, index)
+    found = index.get(name, [])
     if len(found) == 1 or (found and imported):
         return ctx, found[-1]
     if found and at is not None and ctx.enclosing(at, (cst.FunctionDef, cst.Lambda)) is None:
@@ -183,8 +197,30 @@ def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = N
     return None
 
 
+#: name -> the module-level classes and functions of that name, in source order, per file
+_TOP_DEFINITIONS: "Fact[Dict[str, List[cst.CSTNode]]]" = Fact("program.top_definitions")
+
+
 def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
-    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py``."""
+    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py`` (asked once per name,
+    depth and words in a file)."""
+    cache = _IMPORTED.of(ctx)
+    key = (qualified_name, depth, words)
+    if key not in cache:
+        cache[key] = _find_imported(ctx, qualified_name, depth, words)
+        return cache[key]
+    found = cache[key]
+    if found is not None and found[0] is not ctx:
+        # what the defining module depends on may have grown since (read for another question)
+        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(found[0]) or ())
+    return found
+
+
+#: (qualified name, depth, words) -> the definition found, per file
+_IMPORTED: Fact[dict] = Fact("program.imported", lambda ctx: {})
+
+
+def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
     level = 0
     name = qualified_name
     while name.startswith("."):
@@ -500,6 +536,19 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
 
 
 def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
+    if depth:
+        return _built_output(ctx, value, depth)
+    cache = _BUILT_OUTPUTS.of(ctx)
+    if value not in cache:
+        cache[value] = _built_output(ctx, value, 0)
+    return cache[value]
+
+
+#: value -> what the module it builds returns (asked at depth 0)
+_BUILT_OUTPUTS: "Fact[Dict[cst.CSTNode, Kind]]" = Fact("program.built_outputs", lambda ctx: {})
+
+
+def _built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
@@ -1022,13 +1071,24 @@ def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
     names = ctx.names.qualified_names_at(func)
     if not names:
         return isinstance(func, cst.Name) and _local_definition(ctx, func.value, func) is not None
+    cache = _PROJECT_NAMES.of(ctx)
+    known = cache.get(names)
+    if known is not None:
+        return known
+    found = False
     for q in names:
         level = len(q) - len(q.lstrip("."))
         module = q.lstrip(".").rpartition(".")[0]
         if (module or level) and not q.startswith(("torch.", "numpy.", "builtins.")):
             if project_of(ctx).module_file(ctx.path, module, level) is not None:
-                return True
-    return False
+                found = True
+                break
+    cache[names] = found
+    return found
+
+
+#: qualified names -> whether one of them is in a module of the project, per file
+_PROJECT_NAMES: Fact[dict] = Fact("program.project_names", lambda ctx: {})
 
 
 def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:
@@ -1036,6 +1096,21 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 
 __all__ = [
+    "At",
+    "Evidence",
+    "Frame",
+    "LossFinding",
+    "MAX_CALL_DEPTH",
+    "MAX_FOLLOWED_CALLS",
+    "NLL",
+    "bind_arguments",
+    "call_findings",
+    "line_of",
+    "loss_fact",
+    "model_fact",
+    "open_frame",
+    "render",
+    "value_fact",
     "LOG_SOFTMAX",
     "LossInput",
     "loss_inputs",
@@ -1074,7 +1149,8 @@ __all__ = [
 def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
     """Whether ``call`` runs a function of the project whose result carries no autograd graph: the
     function is decorated with ``no_grad``/``inference_mode``, or everything it returns is computed under
-    one (``with torch.no_grad(): loss = ...`` then ``return loss`` or ``return {"loss": loss}``)."""
+    one (``with torch.no_grad(): loss = ...`` then ``return loss`` or ``return {"loss": loss}``) or taken
+    off the graph (``return loss.item()``, ``return float(loss)``, ``total = loss.item(); return total``)."""
     target = called_function(ctx, call)
     if target is None:
         return False
@@ -1096,6 +1172,18 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
             return True
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
             return True
+        if is_detached(fctx, expr):
+            return True  # `return loss.item()`, `float(loss)`, `loss.detach()`: a number or a graph-free tensor
+        if isinstance(expr, cst.Call) and (
+            isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _NUMBER_METHODS
+            or isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_FUNCS
+            and not fctx.names.qualified_names_at(expr.func) and not _local_definition(fctx, expr.func.value)
+        ):
+            return True  # `x.size(0)`, `len(batch)`, `round(total, 4)`: a number
+        if isinstance(expr, cst.BinaryOperation):
+            return graph_free(expr.left, depth) and graph_free(expr.right, depth)
+        if isinstance(expr, cst.UnaryOperation):
+            return graph_free(expr.expression, depth)
         if isinstance(expr, cst.Name):
             if expr.value in ("None", "True", "False"):
                 return True
@@ -1116,6 +1204,11 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
         return False
 
     return all(graph_free(r.value, 3) for r in returns)
+
+
+#: methods and builtins whose result is a plain number
+_NUMBER_METHODS = frozenset({"size", "numel", "dim", "ndimension", "nelement"})
+_NUMBER_FUNCS = frozenset({"len", "round", "int", "float", "abs"})
 
 
 def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
@@ -1153,3 +1246,794 @@ def _defines_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int) 
         found is not None and isinstance(found[1], cst.ClassDef) and _defines_method(found[0], found[1], name, depth + 1)
         for _expr, found in _base_classes(ctx, cls, depth)
     )
+
+
+# -- values through calls: arguments, defaults, annotations, `self` and returns ---------------------
+#: how many calls deep a value is followed into project functions (caller -> helper -> helper)
+MAX_CALL_DEPTH = 3
+#: how many calls of one file are followed into project functions for the loss rules
+MAX_FOLLOWED_CALLS = 200
+
+NLL = "nll"
+_NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
+_NLL_LAYERS = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
+_LOSS_FUNCS = ((CROSS_ENTROPY_FUNCS, "ce"), (BCE_FUNCS, "bce"), (_NLL_FUNCS, NLL))
+_LOSS_LAYERS = ((CROSS_ENTROPY_LAYERS, "ce"), (BCE_LAYERS, "bce"), (_NLL_LAYERS, NLL))
+_KIND_WORD = {SOFTMAX: "softmax", LOG_SOFTMAX: "log-softmax", SIGMOID: "a sigmoid"}
+#: loss -> the kind of input that is the bug
+MISMATCH = {"ce": SOFTMAX, "bce": SIGMOID, NLL: SOFTMAX}
+
+
+class Frame:
+    """One function as a call runs it: ``bound`` maps its parameters to the arguments of the call (read
+    in the ``caller`` frame), ``cls`` is what ``self`` is an instance of.  An open frame (no caller)
+    knows its parameters only by their defaults and annotations."""
+
+    __slots__ = ("ctx", "function", "bound", "caller", "call", "cls", "depth", "init")
+
+    def __init__(self, ctx: FileContext, function: Optional[cst.FunctionDef], bound=None,
+                 caller: Optional["Frame"] = None, call: Optional[cst.Call] = None, cls=None, depth: int = 0,
+                 init: Optional["Frame"] = None):
+        self.ctx = ctx
+        self.function = function
+        self.bound: Dict[str, cst.BaseExpression] = bound or {}
+        self.caller = caller
+        self.call = call
+        self.cls = cls  # (file context, ClassDef) or None
+        self.depth = depth
+        #: the frame of ``__init__`` as the object ``self`` is was built (``Trainer(net, loss)``), if known
+        self.init = init
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a value is (``kind``) and why: ``why`` says where the fact comes from; ``origin`` is the
+    expression of the outermost frame it was read from (the argument of the call the rule reports)."""
+
+    kind: Kind
+    why: Why
+    origin: Optional[cst.BaseExpression] = None
+
+    @property
+    def message(self) -> str:
+        return render(self.why)
+
+
+def line_of(ctx: FileContext, node: cst.CSTNode) -> Optional[int]:
+    """The 1-based line ``node`` starts on, for messages: the line of its top-level statement, then
+    the first line at or after its enclosing statement's that spells its first line (no position pass)."""
+    tops = _TOP_LINES.get(ctx)
+    module = ctx.module
+    if tops is None:
+        tops = {}
+        line = sum(module.code_for_node(h).count("\n") for h in module.header)
+        for stmt in module.body:
+            tops[id(stmt)] = (line, stmt)
+            line += module.code_for_node(stmt).count("\n")
+        _TOP_LINES.put(ctx, tops)
+    chain = [node]
+    while ctx.parents.get(id(chain[-1])) is not None and ctx.parents.get(id(chain[-1])) is not module:
+        chain.append(ctx.parents[id(chain[-1])])
+    top = chain[-1]
+    if id(top) not in tops:
+        return None
+    before, _ = tops[id(top)]
+    lines = module.code_for_node(top).split("\n")
+    at = 0  # index into `lines`
+    for n in reversed(chain):
+        if not isinstance(n, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseExpression)) and n is not node:
+            continue
+        first = _first_line(module, n)
+        if not first:
+            continue
+        for i in range(at, len(lines)):
+            if first in lines[i]:
+                at = i
+                break
+    return before + at + 1
+
+
+def _first_line(module: cst.Module, node: cst.CSTNode) -> str:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        node = node.with_changes(leading_lines=()) if hasattr(node, "leading_lines") else node
+        if getattr(node, "decorators", None):
+            node = node.with_changes(decorators=())
+    code = module.code_for_node(node).strip()
+    return code.split("\n", 1)[0].strip() if code else ""
+
+
+#: id of a top-level statement -> (lines before it, the statement)
+_TOP_LINES: Fact[Dict[int, Tuple[int, cst.CSTNode]]] = Fact("program.top_lines")
+
+
+class At:
+    """A place in a file, rendered ``file:line`` only when a message is made."""
+
+    __slots__ = ("ctx", "node")
+
+    def __init__(self, ctx: FileContext, node: cst.CSTNode) -> None:
+        self.ctx, self.node = ctx, node
+
+    def __str__(self) -> str:
+        name = os.path.basename(self.ctx.path) if self.ctx.path else "<source>"
+        if name.endswith(".ipynb"):
+            return name  # lines of the joined cells would not be the notebook's
+        line = line_of(self.ctx, self.node)
+        return f"{name}:{line}" if line is not None else name
+
+
+Why = Tuple[object, ...]  # pieces of a message: strings and places (:class:`At`)
+
+
+def render(why: Why) -> str:
+    return "".join(str(p) for p in why)
+
+
+def _params(function: cst.FunctionDef) -> List[cst.Param]:
+    p = function.params
+    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+
+
+def bind_arguments(call: cst.Call, function: cst.FunctionDef, offset: int) -> Optional[Dict[str, cst.BaseExpression]]:
+    """Parameter name -> argument for ``call`` of ``function`` (positional, then keyword); ``offset`` 1
+    when the call fills ``self`` itself (``obj.method(...)``).  None when a ``*args``/``**kwargs``
+    argument makes the binding undecidable."""
+    positional = list(function.params.posonly_params) + list(function.params.params)
+    keyword_ok = {p.name.value for p in list(function.params.params) + list(function.params.kwonly_params)}
+    out: Dict[str, cst.BaseExpression] = {}
+    index = offset
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is None:
+            if index >= len(positional):
+                return None  # into *args: not followed
+            out[positional[index].name.value] = a.value
+            index += 1
+        elif a.keyword.value in keyword_ok:
+            out[a.keyword.value] = a.value
+    return out
+
+
+def open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
+    """The frame of the function around ``node`` with no caller: parameters known only by their
+    defaults and annotations, ``self`` an instance of the class the method is defined in."""
+    return _open_frame(ctx, node)
+
+
+def _open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
+    function = ctx.enclosing(node, cst.FunctionDef)
+    function = function if isinstance(function, cst.FunctionDef) else None
+    cls = None
+    if function is not None:
+        owner = ctx.parent(ctx.parent(function) or function)
+        if isinstance(owner, cst.ClassDef):
+            cls = (ctx, owner)
+    return Frame(ctx, function, cls=cls)
+
+
+def _self_name(frame: Frame) -> Optional[str]:
+    f = frame.function
+    if f is None or frame.cls is None or f.decorators:
+        return None
+    params = list(f.params.posonly_params) + list(f.params.params)
+    return params[0].name.value if params else None
+
+
+def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
+    """What ``name`` holds at ``at`` in ``frame``: ``("value", frame, expr, index)`` for an assigned or
+    bound value, ``("annotation", frame, expr, None)`` for a parameter known only by its annotation,
+    ``("module", frame, values, None)`` for a module-level name; None when unknown."""
+    ctx, function = frame.ctx, frame.function
+    if function is not None:
+        found = ctx.names.reaching_assignment(name.value, at, function)
+        if found is not None:
+            return ("value", frame, *_element(found[0].value, found[1]))
+        for p in _params(function):
+            if p.name.value != name.value:
+                continue
+            if any(n.value == name.value for a in ctx.contents(function).assigns for t in assignment_targets(a)
+                   for n in iter_nodes(t) if isinstance(n, cst.Name)):
+                return None  # reassigned on some path: not the argument any more
+            if name.value in frame.bound and frame.caller is not None:
+                return ("value", frame.caller, frame.bound[name.value], None)
+            if p.default is not None:
+                return ("value", Frame(ctx, function, cls=frame.cls, depth=frame.depth), p.default, None)
+            if p.annotation is not None:
+                return ("annotation", frame, p.annotation.annotation, None)
+            return None
+        b = ctx.names.binding_at(name, name.value)
+        if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
+            return None  # a local assigned on some paths only, or an import
+    else:
+        found = ctx.names.reaching_assignment(name.value, at, None)
+        if found is not None:
+            return ("value", frame, *_element(found[0].value, found[1]))
+    values = built_values(ctx, name)
+    return ("module", frame, values, None) if values else None
+
+
+def _element(value: cst.BaseExpression, index: Optional[int]) -> Tuple[cst.BaseExpression, Optional[int]]:
+    """``a, b = A(), B()``: the element a name is given, when the value is spelled as a tuple."""
+    if index is not None and isinstance(value, (cst.Tuple, cst.List)) and index < len(value.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements):
+        return value.elements[index].value, None
+    return value, index
+
+
+def _rebase(e: Optional[Evidence], frame: Frame, expr: cst.BaseExpression) -> Optional[Evidence]:
+    if e is not None and e.origin is None and frame.caller is None:
+        return Evidence(e.kind, e.why, expr)
+    return e
+
+
+def _class_evidence(ctx: FileContext, cls: cst.ClassDef, kind: Kind, how: str = "") -> Optional[Evidence]:
+    if kind is None:
+        return None
+    if not isinstance(kind, str):
+        return Evidence(kind, (f"{how}`{cls.name.value}` (", At(ctx, cls), ")"))
+    forward = _method_of(cls, "forward")
+    at = At(ctx, forward if forward is not None else cls)
+    return Evidence(kind, (f"{how}`forward` of `{cls.name.value}` (", at, f") ends in {_KIND_WORD[kind]}"))
+
+
+def _built_evidence(ctx: FileContext, value: cst.BaseExpression, how: str = "") -> Optional[Evidence]:
+    kind = built_output(ctx, value)
+    if kind is None:
+        return None
+    core = strip_moves(value)
+    if isinstance(core, cst.Call):
+        d = definition_of(ctx, core.func, 0, _KIND_WORDS)
+        if d is not None and isinstance(d[1], cst.ClassDef):
+            return _class_evidence(d[0], d[1], kind, how)
+    if not isinstance(kind, str):
+        return Evidence(kind, (f"{how}`{_short(ctx, core)}` (", At(ctx, value), ")"))
+    return Evidence(kind, (f"{how}`{_short(ctx, core)}` (", At(ctx, value), f") ends in {_KIND_WORD[kind]}"))
+
+
+def _short(ctx: FileContext, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    if len(code) > 40 and isinstance(node, cst.Call):
+        code = ctx.code(node.func) + "(...)"
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
+def _unanimous(facts: List[Optional[Evidence]]) -> Optional[Evidence]:
+    if not facts or any(f is None for f in facts):
+        return None
+    kinds = {f.kind for f in facts if f is not None}
+    return facts[0] if len(kinds) == 1 else None
+
+
+def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optional[Evidence]:
+    """What calling the module ``callee`` returns in ``frame``, following parameters to the arguments
+    of the call, defaults, annotations (``model: Net``), ``self`` and ``self.<attr>``."""
+    if hops > 6:
+        return None
+    ctx = frame.ctx
+    if isinstance(callee, cst.Attribute) and callee.attr.value == "forward":
+        return model_fact(frame, callee.value, hops + 1)
+    if isinstance(callee, cst.Call):
+        return _built_evidence(ctx, callee)
+    if isinstance(callee, cst.Name):
+        if callee.value == _self_name(frame) and frame.cls is not None:
+            cctx, cls = frame.cls
+            s = class_summary(cctx, cls)
+            return _class_evidence(cctx, cls, s.output) if s.is_module else None
+        held = _holds(frame, callee, callee)
+        if held is None:
+            return None
+        how, f, value, index = held
+        if index is not None:
+            return None
+        if how == "annotation":
+            d = definition_of(f.ctx, value, 0, _KIND_WORDS)
+            if d is None or not isinstance(d[1], cst.ClassDef):
+                return None
+            s = class_summary(d[0], d[1])
+            if not s.is_module:
+                return None
+            return _class_evidence(d[0], d[1], s.output, f"`{callee.value}` is annotated `{d[1].name.value}`: ")
+        if how == "module":
+            return _unanimous([_built_evidence(f.ctx, v) for v in value])
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            found = model_fact(f, value, hops + 1)
+        else:
+            found = _built_evidence(f.ctx, value)
+        return _rebase(found, f, value) if f is not frame else found
+    if (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)
+            and callee.value.value == _self_name(frame) and frame.cls is not None):
+        cctx, cls = frame.cls
+        values = _class_attr(cctx, cls, callee.attr.value)
+        if not values:
+            return None
+        return _unanimous([_built_evidence(cctx, v) if not isinstance(v, cst.Name)
+                           else _through_init(frame, v, lambda f, e: model_fact(f, e, hops + 1)) for v in values])
+    return None
+
+
+def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) -> List[cst.BaseExpression]:
+    """The values ``self.<attr>`` is given in ``cls`` (or, when it gives none, in its base classes of the
+    same file: a base imported from another module is not read for attributes, which keeps the cost of
+    the many ``self.<layer>(x)`` calls of a model low); asked once per class and name."""
+    cache = _CLASS_ATTRS.of(ctx)
+    key = (cls, attr)
+    if key not in cache:
+        cache[key] = []  # a cycle of bases finds nothing
+        scope = ctx.names._scope_of.get(cls)
+        values = list(scope.attrs.get(attr, ())) if scope is not None else []
+        if not values and depth < MAX_DEPTH and _method_of(cls, attr) is None:
+            for found in _bases_spelling(ctx, cls, depth, attr, local=True):
+                values = _class_attr(found[0], found[1], attr, depth + 1)
+                if values:
+                    break
+        cache[key] = values
+    return cache[key]
+
+
+#: (class, attribute) -> the values ``self.<attribute>`` is given, per file
+_CLASS_ATTRS: Fact[dict] = Fact("program.class_attrs", lambda ctx: {})
+
+
+def _is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
+    """``self.<name> = ...`` somewhere in ``cls``: a value (a submodule), not a method."""
+    scope = ctx.names._scope_of.get(cls)
+    return scope is not None and name in scope.attrs and _method_of(cls, name) is None
+
+
+def _bases_spelling(ctx: FileContext, cls: cst.ClassDef, depth: int, word: str, local: bool = False):
+    """The project base classes of ``cls`` whose modules spell ``word`` (one that does not cannot define
+    a method or attribute of that name); with ``local``, only those defined in the same file."""
+    for base in cls.bases:
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+        if local:
+            if not isinstance(expr, cst.Name) or ctx.names.qualified_names_at(expr):
+                continue
+        found = definition_of(ctx, expr, depth, (word,))
+        if found is not None and isinstance(found[1], cst.ClassDef):
+            yield found
+
+
+def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bool = True) -> Optional[Evidence]:
+    """Whether the tensor ``expr`` is a softmax, log-softmax or sigmoid output in ``frame``: an op, a
+    model's output (see :func:`model_fact`), a name assigned from one, or what a project function
+    called here returns (its returns followed with the call's arguments bound; not with ``follow`` off)."""
+    if hops > 8:
+        return None
+    ctx = frame.ctx
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = value_fact(frame, expr.value, hops + 1, follow)
+            i = int(index.value.value, 0)
+            if inner is not None and isinstance(inner.kind, tuple) and -len(inner.kind) <= i < len(inner.kind):
+                k = inner.kind[i]
+                return Evidence(k, inner.why, inner.origin) if k is not None else None
+        return None
+    if isinstance(expr, cst.Tuple):
+        facts = [value_fact(frame, el.value, hops + 1, follow) for el in expr.elements]
+        kinds = tuple(f.kind if f is not None else None for f in facts)
+        known = [f for f in facts if f is not None]
+        return Evidence(kinds, known[0].why, known[0].origin) if known else None
+    if isinstance(expr, cst.Name):
+        held = _holds(frame, expr, expr)
+        if held is None:
+            return None
+        how, f, value, index = held
+        if how != "value":
+            return None
+        fact = value_fact(f, value, hops + 1, follow)
+        fact = _rebase(fact, f, value) if f is not frame else fact
+        if index is not None:
+            if fact is None or not isinstance(fact.kind, tuple) or index >= len(fact.kind):
+                return None
+            k = fact.kind[index]
+            return Evidence(k, fact.why, fact.origin) if k is not None else None
+        return fact
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    kind = _op_kind(ctx, expr, methods_of_self=True)
+    if kind is not None:
+        return Evidence(kind, (f"`{_short(ctx, expr)}` (", At(ctx, expr), ")"))
+    if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
+        inner = value_fact(frame, func.value, hops + 1, follow)
+        return inner if inner is not None and isinstance(inner.kind, str) else None
+    target = _project_function(frame, expr) if follow else None
+    if target is not None:
+        return _return_fact(target, hops)
+    return model_fact(frame, func, hops + 1)
+
+
+def _project_function(frame: Frame, call: cst.Call) -> Optional[Frame]:
+    """The frame of a project function ``call`` runs, its arguments bound; None when ``call`` calls no
+    function of the project or the depth limit is reached."""
+    if frame.depth >= MAX_CALL_DEPTH:
+        return None
+    ctx = frame.ctx
+    func = call.func
+    cls = None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == _self_name(frame):
+        if frame.cls is None:
+            return None
+        cctx, c = frame.cls
+        method = _find_method(cctx, c, func.attr.value)
+        if method is None:
+            return None
+        fctx, function = method
+        cls, offset = frame.cls, 1
+    elif _maybe_project_function(ctx, func):
+        target = called_function(ctx, call)
+        if target is None:
+            return None
+        fctx, function, offset = target
+    else:
+        return _instance_method_frame(frame, call)
+    bound = bind_arguments(call, function, offset)
+    if bound is None:
+        return None
+    return Frame(fctx, function, bound, frame, call, cls, frame.depth + 1, frame.init if cls is not None else None)
+
+
+def _constructor(frame: Frame, receiver: cst.BaseExpression) -> Optional[Tuple[Frame, cst.Call]]:
+    """The call that built the object ``receiver`` holds (``t = Trainer(net)``), and the frame it runs in."""
+    if not isinstance(receiver, cst.Name):
+        return None
+    held = _holds(frame, receiver, receiver)
+    if held is None:
+        return None
+    how, f, value, index = held
+    if how == "module":
+        if len(value) != 1:
+            return None
+        value = value[0]
+    elif how != "value" or index is not None:
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call) or isinstance(value.func, cst.Attribute) and isinstance(
+            value.func.value, cst.Name) and value.func.value.value == "self":
+        return None
+    if not _maybe_project_function(f.ctx, value.func):
+        return None  # not built from a class of the project (a library object, a submodule's output)
+    return f, value
+
+
+def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
+    """``obj.method(...)`` where ``obj`` was built from a project class (``t = Trainer(net, loss)``):
+    the method's frame with ``self`` that class and ``__init__`` bound to the constructor's arguments.
+    Followed only when the constructor or the call passes something known (a model, a probability)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    built = _constructor(frame, func.value)
+    if built is None:
+        return None
+    f, ctor = built
+    if not any(_argument_fact(f, a.value) for a in ctor.args if not a.star) and not any(
+            _argument_fact(frame, a.value) for a in call.args if not a.star):
+        return None
+    d = definition_of(f.ctx, ctor.func)
+    if d is None or not isinstance(d[1], cst.ClassDef):
+        return None
+    method = _find_method(d[0], d[1], func.attr.value)
+    if method is None:
+        return None
+    mctx, function = method
+    init = None
+    found_init = _find_method(d[0], d[1], "__init__")
+    if found_init is not None:
+        bound = bind_arguments(ctor, found_init[1], 1)
+        if bound is not None:
+            init = Frame(found_init[0], found_init[1], bound, f, ctor, d, frame.depth + 1)
+    bound = bind_arguments(call, function, 1)
+    if bound is None:
+        return None
+    return Frame(mctx, function, bound, frame, call, d, frame.depth + 1, init)
+
+
+def _through_init(frame: Frame, value: cst.Name, follow):
+    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known."""
+    init = frame.init
+    if init is None or init.function is None or not init.ctx.is_inside(value, init.function):
+        return None
+    return follow(init, value)
+
+
+def _find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
+    """``(file context, FunctionDef)`` of the method ``name`` of ``cls`` or of a project base class (read
+    when its module spells ``name``); asked once per class and name."""
+    cache = _METHODS.of(ctx)
+    key = (cls, name)
+    if key in cache:
+        return cache[key]
+    cache[key] = None
+    m = _method_of(cls, name)
+    found = (ctx, m) if m is not None else None
+    if found is None and depth < MAX_DEPTH:
+        for base in _bases_spelling(ctx, cls, depth, name):
+            found = _find_method(base[0], base[1], name, depth + 1)
+            if found is not None:
+                break
+    cache[key] = found
+    return found
+
+
+#: (class, name) -> where the method is defined, per file
+_METHODS: Fact[dict] = Fact("program.methods", lambda ctx: {})
+
+
+def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
+    function = frame.function
+    if function is None:
+        return None
+    returns = _returns(function)
+    if not returns or any(r.value is None for r in returns):
+        return None
+    facts = [value_fact(frame, r.value, hops + 1) for r in returns]
+    return _unanimous(facts)
+
+
+def loss_fact(frame: Frame, call: cst.Call, hops: int = 0) -> Optional[Tuple[str, Why]]:
+    """``(loss, how)`` when ``call`` computes a cross-entropy (``"ce"``), a binary cross-entropy
+    (``"bce"``) or an NLL loss (``"nll"``) in ``frame``: a torch function, a loss module built in place,
+    or a name, parameter (its argument or default) or ``self.<attr>`` holding one."""
+    ctx = frame.ctx
+    func = call.func
+    names = ctx.names.qualified_names_at(func)
+    for funcs, loss in _LOSS_FUNCS:
+        if names & funcs:
+            return loss, ()
+    return _loss_object(frame, func, hops)
+
+
+def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[Tuple[str, Why]]:
+    if hops > 6:
+        return None
+    ctx = frame.ctx
+    if isinstance(func, cst.Call):
+        core = strip_moves(func)
+        names = ctx.names.qualified_names_at(core.func) if isinstance(core, cst.Call) else set()
+        for layers, loss in _LOSS_LAYERS:
+            if names & layers:
+                return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
+        return None
+    if isinstance(func, cst.Name):
+        held = _holds(frame, func, func)
+        if held is None:
+            return None
+        how, f, value, index = held
+        if how == "module":
+            found = {_loss_object(f, v, hops + 1) if isinstance(v, cst.Call) else None for v in value}
+            found_kinds = {x[0] if x else None for x in found}
+            return next(iter(found)) if len(found_kinds) == 1 and None not in found_kinds else None
+        if how != "value" or index is not None:
+            return None
+        return _loss_object(f, value, hops + 1)
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == _self_name(frame) and frame.cls is not None):
+        cctx, cls = frame.cls
+        values = _class_attr(cctx, cls, func.attr.value)
+        found = [_loss_object(Frame(cctx, None), v, hops + 1) if isinstance(v, cst.Call)
+                 else _through_init(frame, v, lambda f, e: _loss_object(f, e, hops + 1)) for v in values]
+        kinds = {x[0] if x else None for x in found}
+        return found[0] if found and len(kinds) == 1 and None not in kinds else None
+    return None
+
+
+@dataclass(frozen=True)
+class LossFinding:
+    """A loss given the wrong kind of input, decided through calls: ``node`` is where it is reported
+    (in the file asked about), ``loss`` and ``kind`` as in :class:`LossInput`, ``why`` the evidence."""
+
+    node: cst.CSTNode
+    kind: str
+    loss: str
+    why: Why
+
+    @property
+    def message(self) -> str:
+        return render(self.why)
+
+
+def _loss_mismatch(frame: Frame, call: cst.Call, loss: Optional[Tuple[str, Why]] = None
+                   ) -> Optional[Tuple[str, Evidence, Why]]:
+    loss = loss or loss_fact(frame, call)
+    if loss is None:
+        return None
+    first = arg(call, 0, "input")
+    if first is None:
+        return None
+    fact = value_fact(frame, first.value)
+    if fact is None or fact.kind != MISMATCH[loss[0]]:
+        return None
+    return loss[0], fact, loss[1]
+
+
+def _loss_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """The calls in ``function`` that may compute a loss or call another function (cheap, by shape)."""
+    return [c for c in ctx.calls_in(function) if c.args]
+
+
+_LOSS_WORD = {"ce": "cross-entropy", "bce": "binary cross-entropy", NLL: "NLL loss"}
+
+
+def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str]) -> Why:
+    through = ""
+    if helpers:
+        through = " through " + " then ".join(f"`{h}`" for h in helpers)
+    return (*fact.why, f"; it reaches {_LOSS_WORD[loss]}", *((" ",) + tuple(how) if how else ()), through)
+
+
+def _label(frame: Frame) -> str:
+    name = frame.function.name.value if frame.function is not None else "?"
+    return f"{frame.cls[1].name.value}.{name}" if frame.cls is not None else name
+
+
+def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], helpers: List[str],
+            budget: List[int]) -> None:
+    """The loss calls of ``frame``'s function (and of the project functions it calls, bound in turn)
+    that get the wrong kind of input with ``frame``'s bindings but not in an open frame."""
+    if budget[0] <= 0 or frame.function is None:
+        return
+    budget[0] -= 1
+    ctx = frame.ctx
+    for call in _loss_calls(ctx, frame.function):
+        mismatch = _loss_mismatch(frame, call)
+        if mismatch is not None:
+            if _loss_mismatch(_open_frame(ctx, call), call) is None:
+                found.append((mismatch[0], mismatch[1], mismatch[2], helpers))
+            continue
+        imported_name = isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)
+        if frame.depth < MAX_CALL_DEPTH and not imported_name:
+            inner = _project_function(frame, call)
+            if inner is not None and inner.function is not frame.function:
+                _search(inner, found, helpers + [_label(inner)], budget)
+
+
+def call_findings(ctx: FileContext) -> List[LossFinding]:
+    """Losses given the wrong input where the evidence comes through calls, for this file, after the
+    walk: a model, criterion or probability passed as an argument to a project function (followed
+    :data:`MAX_CALL_DEPTH` calls deep, with each call's own arguments: a helper called with two models is
+    judged per call), a parameter known by its default (``criterion=nn.CrossEntropyLoss()``) or its
+    annotation (``model: Net``), ``self.<attr>`` set in the class or a base, and a base class's method
+    calling ``self`` where a subclass in the file returns probabilities from ``forward``."""
+    cached = _CALL_FINDINGS.get(ctx)
+    if cached is not None:
+        return cached
+    out: List[LossFinding] = []
+    seen: Set[int] = set()
+    budget = [MAX_FOLLOWED_CALLS]
+    for call in ctx.calls_in(ctx.module):
+        if not call.args:
+            continue
+        frame = _open_frame(ctx, call)
+        # in the function itself: defaults, annotations, `self`
+        loss = loss_fact(frame, call)
+        mismatch = _loss_mismatch(frame, call, loss) if loss is not None else None
+        if mismatch is not None:
+            loss, fact, how = mismatch
+            first = arg(call, 0, "input")
+            node = first.value if first is not None else call
+            if id(node) not in seen:
+                seen.add(id(node))
+                out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, [])))
+            continue
+        if loss is not None:
+            for sub in _subclass_frames(ctx, frame):
+                mismatch = _loss_mismatch(sub, call)
+                if mismatch is not None:
+                    loss, fact, how = mismatch
+                    first = arg(call, 0, "input")
+                    node = first.value if first is not None else call
+                    if id(node) not in seen:
+                        seen.add(id(node))
+                        why = (*_describe(loss, fact, how, []), f" when `self` is a `{sub.cls[1].name.value}`")
+                        out.append(LossFinding(node, fact.kind, loss, why))
+                    break
+            continue
+        if budget[0] <= 0:
+            continue
+        func = call.func
+        on_self = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == _self_name(
+            frame)
+        if on_self:
+            if frame.cls is None or _is_attribute(frame.cls[0], frame.cls[1], func.attr.value):
+                continue  # `self.conv(x)`: a submodule, not a method
+            # through a call: only when an argument carries a fact (most calls pass nothing known)
+            if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+                continue
+            if _find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
+                continue
+        elif isinstance(func, cst.Name) and not ctx.names.qualified_names_at(func):
+            local = _local_definition(ctx, func.value, func)
+            if local is None or not isinstance(local[1], cst.FunctionDef):
+                continue  # a class built, or no function of this file
+            if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+                continue
+        elif _maybe_project_function(ctx, call.func):
+            if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+                continue
+        elif not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
+            continue
+        inner = _project_function(frame, call)
+        if inner is None or inner.function is None:
+            continue
+        found: List[Tuple[str, Evidence, Why, List[str]]] = []
+        _search(inner, found, [_label(inner)], budget)
+        for loss, fact, how, helpers in found:
+            node = fact.origin if fact.origin is not None and _inside(ctx, fact.origin, call) else call
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, helpers)))
+    _CALL_FINDINGS.put(ctx, out)
+    return out
+
+
+_CALL_FINDINGS: "Fact[List[LossFinding]]" = Fact("program.call_findings")
+
+
+def _inside(ctx: FileContext, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    return node is container or ctx.is_inside(node, container)
+
+
+def _argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` (an argument) is known to be a model, a module or a probability in ``frame``
+    (in an open frame, asked once per node)."""
+    if frame.caller is not None or frame.bound:
+        return _find_argument_fact(frame, value)
+    cache = _ARGUMENT_FACTS.of(frame.ctx)
+    if value not in cache:
+        cache[value] = _find_argument_fact(frame, value)
+    return cache[value]
+
+
+#: argument -> :func:`_argument_fact` in its open frame, per file
+_ARGUMENT_FACTS: "Fact[Dict[cst.CSTNode, bool]]" = Fact("program.argument_facts", lambda ctx: {})
+
+
+def _find_argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        if model_fact(frame, value) is not None:
+            return True
+    if isinstance(value, cst.Call) and _built_evidence(frame.ctx, value) is not None:
+        return True
+    if isinstance(value, (cst.Name, cst.Call, cst.Subscript)):
+        return value_fact(frame, value, follow=False) is not None
+    return False
+
+
+def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
+    """For a method of a class: one frame per subclass in the same file (subclasses of those included)
+    that inherits the method, with ``self`` an instance of that subclass."""
+    if frame.cls is None or frame.function is None or frame.cls[0] is not ctx:
+        return []
+    base = frame.cls[1]
+    name = frame.function.name.value
+    table = _SUBCLASSES.get(ctx)
+    if table is None:
+        table = {}
+        for stmt in ctx.module.body:
+            if not isinstance(stmt, cst.ClassDef):
+                continue
+            for arg_ in stmt.bases:
+                expr = arg_.value
+                if isinstance(expr, cst.Name) and not ctx.names.qualified_names_at(expr):
+                    found = _local_definition(ctx, expr.value, stmt)
+                    if found is not None and isinstance(found[1], cst.ClassDef) and found[1] is not stmt:
+                        table.setdefault(found[1], []).append(stmt)
+        _SUBCLASSES.put(ctx, table)
+    out: List[Frame] = []
+    stack, seen = list(table.get(base, ())), {base}
+    while stack and len(seen) <= 32:  # subclasses of subclasses too, while they inherit the method
+        sub = stack.pop(0)
+        if sub in seen or _method_of(sub, name) is not None:
+            continue
+        seen.add(sub)
+        out.append(Frame(ctx, frame.function, cls=(ctx, sub)))
+        stack.extend(table.get(sub, ()))
+    return out
+
+
+#: class -> the classes of the same file that name it as a base
+_SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("program.subclasses")

@@ -1,0 +1,392 @@
+"""Values followed through calls in the program model: arguments bound to parameters per call,
+defaults, annotations, ``self`` attributes (set in ``__init__`` or by a constructor's arguments),
+returns of project functions, and methods resolved through the class hierarchy."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.program import (
+    NLL,
+    SIGMOID,
+    SOFTMAX,
+    Frame,
+    bind_arguments,
+    call_findings,
+    line_of,
+    loss_fact,
+    model_fact,
+    returns_without_graph,
+    value_fact,
+)
+from torchlint.engine import Settings, analyze, lint_source
+from torchlint.rules import all_rules
+
+RULES = all_rules()
+
+
+def _walked(code, path="case.py"):
+    code = textwrap.dedent(code)
+    module = cst.parse_module(code)
+    ctx = FileContext(path, code, module)
+    analyze(ctx)
+    return ctx
+
+
+def _function(ctx, name):
+    (found,) = ctx.functions()[name]
+    return found
+
+
+def _calls(ctx, code):
+    return [c for c in ctx.calls_in(ctx.module) if ctx.code(c) == code]
+
+
+def _returned(function):
+    (stmt,) = [s for s in function.body.body if isinstance(s, cst.SimpleStatementLine)
+               and isinstance(s.body[0], cst.Return)]
+    return stmt.body[0].value
+
+
+MODELS = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Probs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return F.softmax(self.fc(x), dim=1)
+
+    class Logits(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+
+def test_arguments_bind_by_position_and_keyword_and_self_is_skipped_for_methods():
+    ctx = _walked(
+        """
+        def helper(a, b, c=1, *, d=2):
+            return a
+
+        class K:
+            def m(self, p, q):
+                return p
+
+        helper(1, c=3, b=2, d=4)
+        K().m(5, q=6)
+        helper(*args)
+        """
+    )
+    helper = _function(ctx, "helper")
+    (call,) = _calls(ctx, "helper(1, c=3, b=2, d=4)")
+    bound = bind_arguments(call, helper, 0)
+    assert {k: ctx.code(v) for k, v in bound.items()} == {"a": "1", "b": "2", "c": "3", "d": "4"}
+    (mcall,) = _calls(ctx, "K().m(5, q=6)")
+    bound = bind_arguments(mcall, _function(ctx, "m"), 1)
+    assert {k: ctx.code(v) for k, v in bound.items()} == {"p": "5", "q": "6"}
+    (starred,) = _calls(ctx, "helper(*args)")
+    assert bind_arguments(starred, helper, 0) is None  # undecidable: not followed
+
+
+def test_a_parameter_is_what_each_call_passes():
+    ctx = _walked(MODELS + """
+    def run(net, x):
+        return net(x)
+
+    def main(x):
+        run(Probs(), x)
+        run(Logits(), x)
+    """)
+    run = _function(ctx, "run")
+    out = _returned(run)
+    open_frame = Frame(ctx, run)
+    assert value_fact(open_frame, out) is None  # a bare parameter: unknown
+    first, second = [c for c in ctx.calls_in(ctx.module) if ctx.code(c.func) == "run"]
+    main = Frame(ctx, _function(ctx, "main"))
+    probs = Frame(ctx, run, bind_arguments(first, run, 0), main, first, depth=1)
+    logits = Frame(ctx, run, bind_arguments(second, run, 0), main, second, depth=1)
+    fact = value_fact(probs, out)
+    assert fact.kind == SOFTMAX and "`forward` of `Probs`" in "".join(map(str, fact.why))
+    assert fact.origin is first.args[0].value  # read from the argument of this call
+    assert value_fact(logits, out) is None
+
+
+def test_defaults_annotations_and_self_attributes_give_values():
+    ctx = _walked(MODELS + """
+    def by_default(x, y, loss=nn.NLLLoss(), model=Probs()):
+        return loss(model(x), y)
+
+    def by_annotation(model: Probs, x):
+        return model(x)
+
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = Probs()
+            self.crit = nn.BCELoss()
+
+        def step(self, x, y):
+            return self.crit(self.net(x), y)
+    """)
+    f = _function(ctx, "by_default")
+    frame = Frame(ctx, f)
+    call = _returned(f)
+    assert loss_fact(frame, call)[0] == NLL
+    assert value_fact(frame, call.args[0].value).kind == SOFTMAX
+    g = _function(ctx, "by_annotation")
+    fact = model_fact(Frame(ctx, g), _returned(g).func)
+    assert fact.kind == SOFTMAX and "annotated `Probs`" in "".join(map(str, fact.why))
+    step = _function(ctx, "step")
+    holder = [s for s in ctx.module.body if isinstance(s, cst.ClassDef) and s.name.value == "Holder"][0]
+    sframe = Frame(ctx, step, cls=(ctx, holder))
+    scall = _returned(step)
+    assert loss_fact(sframe, scall)[0] == "bce"
+    assert model_fact(sframe, scall.args[0].value.func).kind == SOFTMAX
+
+
+def test_returns_of_project_functions_carry_the_model_facts():
+    ctx = _walked(MODELS + """
+    def predict(model, x):
+        out = model(x)
+        return out.view(-1, 3)
+
+    def main(x):
+        m = Probs()
+        scores = predict(m, x)
+        return scores
+    """)
+    main = _function(ctx, "main")
+    fact = value_fact(Frame(ctx, main), _returned(main))
+    assert fact is not None and fact.kind == SOFTMAX
+
+
+def test_constructor_arguments_reach_self_attributes_of_the_object():
+    ctx = _walked(MODELS + """
+    class Trainer:
+        def __init__(self, model, criterion):
+            self.model = model
+            self.criterion = criterion
+
+        def step(self, x, y):
+            return self.criterion(self.model(x), y)
+
+    def main(x, y):
+        good = Trainer(Logits(), nn.CrossEntropyLoss())
+        good.step(x, y)
+        bad = Trainer(Probs(), nn.CrossEntropyLoss())
+        bad.step(x, y)
+    """)
+    found = call_findings(ctx)
+    assert [(ctx.code(f.node), f.loss, f.kind) for f in found] == [("bad.step(x, y)", "ce", SOFTMAX)]
+    assert "through `Trainer.step`" in found[0].message
+
+
+def test_a_base_class_method_is_judged_for_each_subclass_in_the_file():
+    ctx = _walked("""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Base(nn.Module):
+        def loss(self, x, y):
+            return F.binary_cross_entropy(self(x), y)
+
+    class Plain(Base):
+        def forward(self, x):
+            return x
+
+    class Squashed(Base):
+        def forward(self, x):
+            return x.sigmoid()
+    """)
+    (found,) = call_findings(ctx)
+    assert found.kind == SIGMOID and found.loss == "bce"
+    assert "when `self` is a `Squashed`" in found.message
+
+
+def test_depth_limit_stops_long_chains():
+    # four helpers deep: beyond MAX_CALL_DEPTH the loss is not reached and nothing is claimed
+    ctx = _walked(MODELS + """
+    def h4(m, x, y):
+        return F.cross_entropy(m(x), y)
+
+    def h3(m, x, y):
+        return h4(m, x, y)
+
+    def h2(m, x, y):
+        return h3(m, x, y)
+
+    def h1(m, x, y):
+        return h2(m, x, y)
+
+    def near(m, x, y):
+        return h4(m, x, y)
+
+    def main(x, y):
+        h1(Probs(), x, y)
+        near(Probs(), x, y)
+    """)
+    found = call_findings(ctx)
+    assert [ctx.code(f.node) for f in found] == ["Probs()"]
+    assert "through `near` then `h4`" in found[0].message
+
+
+def test_line_of_a_nested_definition():
+    ctx = _walked(MODELS)
+    cls = [s for s in ctx.module.body if isinstance(s, cst.ClassDef) and s.name.value == "Logits"][0]
+    forward = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"][0]
+    lines = textwrap.dedent(MODELS).split("\n")
+    assert lines[line_of(ctx, forward) - 1].strip() == "def forward(self, x):"
+    assert line_of(ctx, forward) > line_of(ctx, cls)
+
+
+def test_helper_returning_a_number_returns_no_graph_and_a_tensor_one_does():
+    ctx = _walked("""
+    def as_number(loss, n):
+        value = loss.item() * n.size(0)
+        return round(value, 4)
+
+    def as_tensor(loss, n):
+        return loss * n.size(0)
+
+    as_number(a, b)
+    as_tensor(a, b)
+    """)
+    (number,) = _calls(ctx, "as_number(a, b)")
+    (tensor,) = _calls(ctx, "as_tensor(a, b)")
+    assert returns_without_graph(ctx, number)
+    assert not returns_without_graph(ctx, tensor)
+
+
+# -- across files: a tmp project ---------------------------------------------------------------------
+def _write(root, files):
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+
+
+def _lint(path, codes):
+    rules = [r for r in RULES if r.CODE in codes]
+    result = lint_source(str(path), path.read_text(), Settings(rules=rules))
+    assert not result.errors
+    return [(d.code, d.line, d.message) for d in result.diagnostics]
+
+
+def test_model_helper_and_call_in_three_files(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/nets.py": """
+            import torch.nn as nn
+
+            class Judge(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
+
+                def forward(self, x):
+                    return self.body(x)
+        """,
+        "pkg/objectives.py": """
+            import torch
+
+            def judge_loss(judge, real, crit):
+                score = judge(real)
+                return crit(score, torch.ones_like(score))
+        """,
+        "pkg/train.py": """
+            import torch.nn as nn
+            from .nets import Judge
+            from .objectives import judge_loss
+
+            def train(batches):
+                j = Judge()
+                for real in batches:
+                    judge_loss(j, real, nn.BCELoss()).backward()
+                    judge_loss(nn.Linear(4, 1), real, nn.BCELoss()).backward()
+        """,
+    })
+    found = _lint(tmp_path / "pkg" / "train.py", {"TL207"})
+    assert [(c, line) for c, line, _m in found] == [("TL207", 9)]
+    assert "`forward` of `Judge` (nets.py:9)" in found[0][2] and "through `judge_loss`" in found[0][2]
+
+
+def test_softmax_model_from_another_file_through_a_local_helper(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "train.py": """
+            import torch.nn as nn
+            from nets import Probs, Logits
+
+            def fit_step(net, x, y, objective=nn.CrossEntropyLoss()):
+                return objective(net(x), y)
+
+            def main(x, y):
+                fit_step(Logits(), x, y)
+                fit_step(Probs(), x, y)
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 10)]
+
+
+def test_a_subclass_of_a_subclass_inherits_the_base_method():
+    ctx = _walked("""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Base(nn.Module):
+        def loss(self, x, y):
+            return F.cross_entropy(self(x), y)
+
+    class Middle(Base):
+        pass
+
+    class Leaf(Middle):
+        def forward(self, x):
+            return F.softmax(x, dim=-1)
+    """)
+    (found,) = call_findings(ctx)
+    assert found.loss == "ce" and "when `self` is a `Leaf`" in found.message
+
+
+def test_an_object_of_a_class_imported_from_another_file(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "trainer.py": """
+            import torch.nn as nn
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+                    self.criterion = nn.CrossEntropyLoss()
+
+                def step(self, x, y):
+                    return self.criterion(self.model(x), y)
+        """,
+        "run.py": """
+            import torch.nn.functional as F
+            from nets import Probs, Logits
+            from trainer import Trainer
+
+            def main(x, y):
+                Trainer(Logits()).step(x, y)
+                t = Trainer(Probs())
+                t.step(x, y)
+                return F.softmax(x, dim=-1)
+        """,
+    })
+    found = _lint(tmp_path / "run.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 9)]
+    assert "through `Trainer.step`" in found[0][2]
