@@ -1083,10 +1083,12 @@ def _used_as_tensor(ctx: FileContext, name: cst.Name) -> bool:
         attr = parent.attr.value
         if attr in TENSOR_ONLY_ATTRIBUTES:
             return True
-        if attr in TENSOR_ONLY_METHODS:
-            call = ctx.parent(parent)
-            if isinstance(call, cst.Call) and call.func is parent:
-                return True
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and (
+            attr in TENSOR_ONLY_METHODS
+            or any(a.keyword is not None and a.keyword.value == "dim" for a in call.args)
+        ):
+            return True  # `x.unsqueeze(1)`; `x.argmax(dim=1)` (arrays take `axis=`, lists have no such method)
     return False
 
 
