@@ -1199,6 +1199,11 @@ def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpr
     return None
 
 
+def param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The annotation of the function parameter ``name`` refers to, if any."""
+    return _param_annotation(ctx, name)
+
+
 def annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
     """Whether ``name`` is a parameter annotated as a tensor (``x: torch.Tensor``, ``Optional[Tensor]``)."""
     ann = _param_annotation(ctx, name)
