@@ -293,6 +293,8 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         return batch_origin(ctx, expr.left, depth + 1)
     if isinstance(expr, cst.Call):
         if model_call(ctx, expr):
+            if isinstance(expr.func, cst.Name) and expr.func.value == "self":
+                return "the model's own output, `self(...)`"
             return f"the output of `{ctx.code(expr.func).strip()}`"
         for a in expr.args:
             found = batch_origin(ctx, a.value, depth + 1) if a.keyword is None else None
