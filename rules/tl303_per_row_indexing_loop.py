@@ -746,6 +746,20 @@ def recall_per_class(scores, target, k):
 """,
             message="bincount",
         ),
+        Invalid(
+            """
+import torch
+
+def hit_rate(guess: torch.Tensor, truth: torch.Tensor):
+    seen = hits = 0
+    for k in range(truth.size(0)):
+        seen += 1
+        if int(guess[k]) == int(truth[k]):
+            hits += 1
+    return hits / seen
+""",
+            message="`.sum()`",
+        ),
         # per-row selections collected in a list, the bound reached through a variable
         Invalid(
             """

@@ -290,6 +290,7 @@ class _Body:
         self.guarded: Set[int] = set()  # the statements under an `if` on the data
         self.keys: Set[str] = set()  # locals holding the element's class (`c = labels[i].item()`)
         self.read_nodes: List[cst.BaseExpression] = []  # the tensors read at the loop position
+        self.iteration_counts: Set[str] = set()  # `total += 1` outside any test
 
     def fail(self) -> None:
         raise _Verdict()
@@ -575,10 +576,14 @@ class _Body:
                 if target.value in self.locals or target.value in self.head.iteration_names():
                     self.fail()
                 if not dep:
-                    # `correct += 1` under a test on the data: a count of the elements that pass it
-                    if id(st) not in self.guarded or not isinstance(st.value, (cst.Integer, cst.Float)):
+                    # `correct += 1` under a test on the data: a count of the elements that pass it;
+                    # `total += 1` outside any test counts the iterations (the loop's length)
+                    if not isinstance(st.value, (cst.Integer, cst.Float)):
                         self.fail()
-                    self.work.tally = True
+                    if id(st) in self.guarded:
+                        self.work.tally = True
+                    else:
+                        self.iteration_counts.add(target.value)
                 self.work.reduction = True
                 self.outputs.add(target.value)
                 self.sinks.append(target)
@@ -781,8 +786,9 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
         isinstance(st, cst.Assign) and isinstance(st.targets[0].target, cst.Subscript) for st in statements
     ):
         return None
-    # the loop must write somewhere, and what it collects must be uniform
-    if not body.outputs:
+    # the loop must write somewhere (more than a count of its iterations), and what it collects must be
+    # uniform
+    if not body.outputs or body.outputs <= body.iteration_counts:
         return None
     for name, values in body.lists.items():
         if not _made_empty_before(ctx, loop, name):
