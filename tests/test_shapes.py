@@ -285,3 +285,17 @@ def run(device, other):
     assert found["net(img)"] == "[?, 1, ?, ?]"
     assert found["classes"] == "[?]"
     assert found["v"] is None and found["w"] is None
+
+
+def test_a_method_given_an_integer_dim_is_evidence_of_a_tensor():
+    found = infer("""
+import torch
+
+def f(scores, field, plain):
+    best = scores.argmax(dim=1)
+    avg = field.mean(dim="time")
+    probe(scores); probe(field); probe(plain)
+""")
+    assert found["scores :tensor"] == "True"
+    assert found["field :tensor"] == "False"  # a labelled array names its dimensions
+    assert found["plain :tensor"] == "False"

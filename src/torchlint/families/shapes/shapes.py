@@ -1238,9 +1238,12 @@ def _used_as_tensor(ctx: FileContext, name: cst.Name) -> bool:
         call = ctx.parent(parent)
         if isinstance(call, cst.Call) and call.func is parent and (
             attr in TENSOR_ONLY_METHODS
-            or any(a.keyword is not None and a.keyword.value == "dim" for a in call.args)
+            or any(a.keyword is not None and a.keyword.value == "dim" and _int_literal(a.value) is not None
+                   for a in call.args)
         ):
-            return True  # `x.unsqueeze(1)`; `x.argmax(dim=1)` (arrays take `axis=`, lists have no such method)
+            # `x.unsqueeze(1)`; `x.argmax(dim=1)`: arrays take `axis=`, lists have no such method, and
+            # labelled arrays name their dimensions (`dim="time"`)
+            return True
     return False
 
 
