@@ -50,7 +50,15 @@ class PerRowIndexingLoop(LintRule):
     loops, data-dependent shapes and small literal trip counts keep the loop silent. The idioms named:
     a mask and `torch.where` for bodies that branch on the data; `index_add_`/`scatter_add_`/`bincount`
     for scatters; `Tensor.unfold` for windows; reductions with `dim=` (then one `.tolist()`) for
-    per-column work and lists of numbers.
+    per-column work and lists of numbers; one `topk`/`kthvalue`/`argmax` with `dim=` for a selection
+    made row by row.
+
+    Tallies are per-element work too: a loop over the elements (`range(len(y))`, `range(n)` with
+    `n = y.size(0)`, `zip(preds, labels)`) that reads each class with `.item()` or `int(...)` and counts
+    it (`counts[int(y[i].item())] += 1` into a tensor or a list of zeros made before the loop), or counts
+    the elements that pass a test on the data (`if preds[i].item() == y[i].item(): correct += 1`), is one
+    `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
+    a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
 
     ## Example
     ```python
@@ -70,8 +78,9 @@ class PerRowIndexingLoop(LintRule):
     ## Fix safety
     When the body only reads `x[i]` (the index has no other use and the loop covers every row), the fix
     iterates over `torch.unbind(x)` and names the row `x_i`: the rows are the same views of `x`, so the
-    fix is safe. It is unsafe when the loop variable is read after the loop. Other loops are reported
-    without a fix; the message names the tensors whose rows the body should process as a batch.
+    fix is safe. It is unsafe when the loop variable is read after the loop. Other loops (tallies and
+    per-row selections included) are reported without a fix; the message names the tensors whose rows
+    the body should process as a batch, or the batched idiom.
 
     ## Options
     None.
@@ -376,6 +385,76 @@ def row_stats(x: torch.Tensor):
     return out
 """
         ),
+        Valid(
+            """
+import torch
+
+def running_hits(x: torch.Tensor):
+    seen = []
+    hits = 0
+    for i in range(x.size(0)):
+        if x[i].item() > 0:
+            hits += 1
+        seen.append(hits)
+    return seen
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def visits(y: torch.Tensor):
+    n = 0
+    for i in range(len(y)):
+        n += 1
+    return n
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def by_label(y: torch.Tensor, table: dict):
+    for i in range(y.size(0)):
+        table[y[i].item()] += 1
+    return table
+"""
+        ),
+        Valid(
+            """
+def positives(paths, flags):
+    n = 0
+    for path, flag in zip(paths, flags):
+        if flag == 1:
+            n += 1
+    return n
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def best_score(scores: torch.Tensor):
+    best = float("-inf")
+    for i in range(scores.size(0)):
+        if scores[i].item() > best:
+            best = scores[i].item()
+    return best
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def until_mismatch(a: torch.Tensor, b: torch.Tensor):
+    same = 0
+    for i in range(a.size(0)):
+        if a[i].item() != b[i].item():
+            break
+        same += 1
+    return same
+"""
+        ),
     ]
 
     INVALID = [
@@ -610,6 +689,116 @@ def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
             line=7,
             message="dim=",
         ),
+        # tallies over the elements, read one by one with `.item()` / `int(...)`
+        Invalid(
+            """
+import torch
+
+def label_histogram(y: torch.Tensor, n_classes: int):
+    hist = [0] * n_classes
+    for i in range(len(y)):
+        hist[int(y[i].item())] += 1
+    return hist
+""",
+            message="bincount",
+        ),
+        Invalid(
+            """
+import torch
+
+def accuracy(scores: torch.Tensor, y: torch.Tensor):
+    guesses = scores.argmax(dim=1)
+    right = 0
+    for i in range(y.shape[0]):
+        if guesses[i].item() == y[i].item():
+            right += 1
+    return right / y.shape[0]
+""",
+            message="`.sum()`",
+        ),
+        Invalid(
+            """
+import torch
+
+def agreement(a: torch.Tensor, b: torch.Tensor):
+    same = 0
+    for u, v in zip(a, b):
+        if u.item() == v.item():
+            same += 1
+    return same
+""",
+            message="one element at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+def recall_per_class(scores, target, k):
+    guess = scores.argmax(dim=-1)
+    seen = [0 for _ in range(k)]
+    right = [0 for _ in range(k)]
+    for j in range(target.size(0)):
+        t = int(target[j])
+        seen[t] += 1
+        if int(guess[j]) == t:
+            right[t] += 1
+    return [r / max(s, 1) for r, s in zip(right, seen)]
+""",
+            message="bincount",
+        ),
+        Invalid(
+            """
+import torch
+
+def hit_rate(guess: torch.Tensor, truth: torch.Tensor):
+    seen = hits = 0
+    for k in range(truth.size(0)):
+        seen += 1
+        if int(guess[k]) == int(truth[k]):
+            hits += 1
+    return hits / seen
+""",
+            message="`.sum()`",
+        ),
+        # per-row selections collected in a list, the bound reached through a variable
+        Invalid(
+            """
+import torch
+
+def kth_smallest(x: torch.Tensor, k: int):
+    picked = []
+    for i in range(x.size(0)):
+        picked.append(x[i].kthvalue(k).values)
+    return torch.stack(picked)
+""",
+            message="kthvalue",
+        ),
+        Invalid(
+            """
+import torch
+
+def top_ids(x: torch.Tensor, k: int):
+    rows = x.size(0)
+    ids = []
+    for r in range(rows):
+        ids.append(torch.topk(x[r], k).indices)
+    return torch.stack(ids)
+""",
+            message="topk",
+        ),
+        Invalid(
+            """
+import torch
+
+def winners(feats: torch.Tensor):
+    count = feats.shape[0]
+    best = []
+    for r in range(count):
+        best.append(torch.argmax(feats[r]))
+    return best
+""",
+            message="argmax",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
@@ -643,6 +832,8 @@ def ordinal_cost(probas: torch.Tensor, targets: torch.Tensor, power: int):
             return
         x = ctx.code(work.tensor).strip()
         what = "window" if work.window else ("row" if work.dim == 0 else f"slice along dim {work.dim}")
+        if work.tally:
+            what = "element"
         self.report(
             node,
             f"Loop processes `{x}` one {what} at a time and no iteration needs another's result; "

@@ -5,9 +5,10 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.families.shapes.batches import batch_evidence
+from torchlint.families.shapes.batches import batch_evidence, batch_origin
+from torchlint.analysis import program
 from torchlint.analysis.program import position
-from torchlint.families.shapes.shapes import Shape, shape_of
+from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -426,6 +427,58 @@ def finish(tau):
     return tau
 """
         ),
+        # a batch of one made on purpose: a state built for one sample, a one-token input
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+class Speller(nn.Module):
+    def __init__(self, n, h):
+        super().__init__()
+        self.h = h
+        self.emb = nn.Embedding(n, h)
+        self.cell = nn.LSTM(h, h)
+        self.proj = nn.Linear(h, n)
+
+    def fresh_state(self, batch):
+        return torch.zeros(1, batch, self.h), torch.zeros(1, batch, self.h)
+
+    def forward(self, tok, state):
+        out, state = self.cell(self.emb(tok), state)
+        return self.proj(out), state
+
+def spell(model: Speller, first, length):
+    state = model.fresh_state(1)
+    tok = torch.tensor([[first]])
+    letters = []
+    for _ in range(length):
+        scores, state = model(tok, state)
+        tok = scores.squeeze().argmax().view(1, 1)
+        letters.append(tok.item())
+    return letters
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def probe_once(net):
+    x = torch.zeros(1, 1)
+    return net(x).squeeze()
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def respond(decoder, start_id, hidden_size):
+    token = torch.LongTensor([[start_id]])
+    hidden = torch.randn(1, 1, hidden_size)
+    logits, hidden = decoder(token, hidden)
+    return logits.squeeze()
+"""
+        ),
     ]
 
     INVALID = [
@@ -441,7 +494,7 @@ def finish(model, images, prompt_names):
         return probs.squeeze()
     return {p: probs[:, i] for i, p in enumerate(prompt_names)}
 """,
-            message="shape unknown",
+            message="dim 0 is the batch (the output of `model`)",
         ),
         # a model's own method returns a batch
         Invalid(
@@ -457,7 +510,7 @@ def decode(codec_model, ids):
     )
     return audio
 """,
-            message="shape unknown",
+            message="(the output of `codec_model.decode`)",
         ),
         # a batch from a loader, through element-wise work and a reduction over another dimension
         Invalid(
@@ -473,7 +526,7 @@ def targets(dataset):
         found.append(weights.squeeze())
     return found
 """,
-            message="shape unknown",
+            message="(a batch drawn from `DataLoader(dataset, batch_size=32)`)",
         ),
         # the input of a model's forward is a batch
         Invalid(
@@ -491,7 +544,7 @@ class Head(nn.Module):
         scores = self.proj(features) * weights.squeeze()
         return scores
 """,
-            message="shape unknown",
+            message="(`weights`, the input of the model's `forward`)",
         ),
         # the model's own method applied to its input, then a long chain of element-wise work
         Invalid(
@@ -518,7 +571,7 @@ class Similarity(nn.Module):
             total = total + ratio.sum(1, keepdim=True)
         return 1 - total.squeeze()
 """,
-            message="shape unknown",
+            message="(`x`, the input of the model's `forward`)",
         ),
         # a Lightning step: the batch parameter, and the model's output through `self(...)`
         Invalid(
@@ -613,7 +666,7 @@ def predict(model, x):
     scores = model(x)
     return scores.squeeze()
 """,
-            message="shape unknown",
+            message="dim 0 is the batch (the output of `model`)",
         ),
         # one image made a batch of one: the singleton is the leading dimension
         Invalid(
@@ -675,7 +728,33 @@ def embed(tokenizer, texts):
     enc = tokenizer(texts, return_tensors="pt")
     return enc.input_ids.squeeze()
 """,
-            message="name the dim",
+            message="(a tokenizer's batch of texts)",
+        ),
+        # the state is made for the loader's batch, not for one sample: the batch of one is an accident
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Tagger(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+        self.rnn = nn.GRU(h, h)
+
+    def start(self, batch):
+        return torch.zeros(1, batch, self.h)
+
+    def forward(self, x, state):
+        return self.rnn(x, state)
+
+def run(model: Tagger, loader, size):
+    for x in loader:
+        state = model.start(size)
+        out, state = model(x, state)
+        last = out.squeeze()
+""",
+            message="dim 0 is the batch (the output of `model`)",
         ),
     ]
 
@@ -743,6 +822,13 @@ def embed(tokenizer, texts):
                 _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
             ):
                 continue  # a batch of one made on purpose, or ranks the code handles itself
+            if fix is None:
+                origin = "a tokenizer's batch of texts" if batched else batch_origin(ctx, x)
+                if origin is not None:
+                    message = (
+                        f"`squeeze()` without a dim drops dim 0 as well when the batch holds one sample: dim 0 "
+                        f"is the batch ({origin}); name the dimension to drop (`.squeeze(k)`)"
+                    )
             self.report(call, message, fix=fix)
 
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
@@ -792,7 +878,7 @@ def embed(tokenizer, texts):
             known = f" on a tensor of shape {shape}" if shape is not None else ""
             return (
                 f"`squeeze()` without a dim{known} also drops the batch dimension when the batch has one "
-                "sample; shape unknown here (no dimension is known to be 1), name the dim that is 1"
+                "sample; no dimension is known to be 1 here; name the dimension to drop"
             )
         return (
             f"`squeeze()` without a dim on a tensor of shape {shape} also drops the batch dimension when the "
@@ -964,6 +1050,56 @@ def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
             first = n.slice[0].slice
             if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
                 return True
+    for call in ctx.calls_in(function):
+        if _literal_batch_of_one(ctx, call) or _sized_by_one(ctx, call):
+            return True
+    return False
+
+
+def _literal_batch_of_one(ctx, call: cst.Call) -> bool:
+    """``torch.zeros(1, 1)``, ``torch.tensor([[token]])``: a tensor built with a leading 1 and more
+    dimensions after it -- a batch of one sample, on purpose."""
+    if not ctx.names.matches(call.func, SIZE_CONSTRUCTORS | DATA_CONSTRUCTORS):
+        return False
+    if ctx.names.matches(call.func, DATA_CONSTRUCTORS):
+        data = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if isinstance(data, (cst.List, cst.Tuple)) and len(data.elements) == 1 \
+                and isinstance(data.elements[0].value, (cst.List, cst.Tuple)):
+            return True  # `[[token]]`: one row, whatever its values
+    shape = shape_of(ctx, call)
+    return shape is not None and shape.rank is not None and shape.rank >= 2 and shape.head[0] == 1
+
+
+def _sized_by_one(ctx, call: cst.Call) -> bool:
+    """``model.init_hidden(1)``, ``self.begin_state(1)``: the literal 1 given to a function of the project
+    that passes that parameter as a size to a torch constructor (``torch.zeros(layers, batch, hidden)``):
+    the state is made for a batch of one."""
+    ones = [k for k, a in enumerate(call.args)
+            if a.keyword is None and not a.star and isinstance(a.value, cst.Integer) and a.value.value == "1"]
+    if not ones:
+        return False
+    func = call.func
+    found = program.called_function(ctx, call)
+    if found is None and isinstance(func, cst.Attribute):
+        owner = program._instance_class(ctx, func.value)
+        if owner is None and isinstance(func.value, cst.Name):
+            annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
+            owner = program.definition_of(ctx, annotation) if annotation is not None else None
+            owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
+        method = program._method_of(owner[1], func.attr.value) if owner is not None else None
+        found = (owner[0], method, 1) if method is not None else None
+    if found is None:
+        return False
+    where, function, offset = found
+    params = [p.name.value for p in function.params.params][offset:]
+    names = {params[k] for k in ones if k < len(params)}
+    if not names:
+        return False
+    for made in where.calls_in(function):
+        if where.names.matches(made.func, SIZE_CONSTRUCTORS) and any(
+            isinstance(a.value, cst.Name) and a.value.value in names for a in made.args if a.keyword is None
+        ):
+            return True
     return False
 
 

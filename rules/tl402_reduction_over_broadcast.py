@@ -111,6 +111,14 @@ class ReductionOverBroadcast(LintRule):
     `ImageFolder`, ...). `F.binary_cross_entropy` and `F.soft_margin_loss` raise on a size mismatch and
     are not reported.
 
+    Shapes also come from how the data and the model are built. The batches of a `DataLoader` built in
+    view over a `TensorDataset(x, y)` have the shapes of `x` and `y` with the first dimension the batch's
+    (`y = torch.randn(n)` gives targets of shape `[B]`), and the labels of a loader over a torchvision
+    classification dataset are `[B]`; a `collate_fn`, a `batch_sampler` or `batch_size=None` leaves them
+    unknown. A model (or layer) whose output comes from a convolution with one output channel
+    (`nn.Conv2d(c, 1, k)`) gives `[B, 1, H, W]` for a `[B, C, H, W]` input, which broadcasts against
+    `[B, H, W]` targets the same way.
+
     ## Why is this bad?
     Broadcasting aligns shapes from the right and silently expands size-1 dimensions, so `a + b` is a
     `[2, 2]` matrix, and the sum of all its elements is 12, not the 6 one expects from adding two
@@ -136,7 +144,8 @@ class ReductionOverBroadcast(LintRule):
 
     ## Fix safety
     For a loss with an input of shape `[n, 1]` and a target of shape `[n]` (both ranks known), the fix
-    compares each prediction with its own target: `F.mse_loss(pred.squeeze(-1), target)`. Other loss
+    compares each prediction with its own target: `F.mse_loss(pred.squeeze(-1), target)`; the same for
+    one known singleton elsewhere (`[B, 1, H, W]` against `[B, H, W]`: `squeeze(1)`). Other loss
     findings have no fix (which operand to reshape depends on shapes the code does not show).
 
     The fix makes the alignment of the lower-rank operand explicit with indexing. When broadcasting
@@ -344,6 +353,63 @@ a = torch.tensor([[1.], [2.]])
 b = torch.tensor([[1.], [2.]])
 c = torch.sum(torch.mul(a, b))
 d = a.sub(b).abs().mean()
+"""
+        ),
+        # model outputs and loader targets whose shapes agree
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(6, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+def epoch(model: Scorer):
+    batches = DataLoader(TensorDataset(torch.rand(64, 6), torch.rand(64)), batch_size=8)
+    net = Scorer()
+    for x, y in batches:
+        a = F.mse_loss(net(x).squeeze(-1), y)
+        b = ((net(x).view(-1) - y) ** 2).mean()
+        c = F.l1_loss(net(x), y.unsqueeze(1))
+        d = F.smooth_l1_loss(net(x).view_as(y), y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+head = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+pairs = TensorDataset(torch.rand(40, 3), torch.rand(40, 1))
+for xb, yb in DataLoader(pairs, batch_size=5):
+    loss = F.mse_loss(head(xb), yb) + ((head(xb) - yb) ** 2).mean()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+head = nn.Linear(3, 1)
+
+def collate(items):
+    xs, ys = zip(*items)
+    return torch.stack(xs), torch.stack(ys).unsqueeze(1)
+
+loader = DataLoader(TensorDataset(torch.rand(40, 3), torch.rand(40)), batch_size=5, collate_fn=collate)
+for xb, yb in loader:
+    loss = F.mse_loss(head(xb), yb)
 """
         ),
     ]
@@ -606,6 +672,175 @@ def step_from_list(x):
             count=2,
             message="target of shape [?]",
         ),
+        # the shapes come from how the model and the data are built
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Rent(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.hidden = nn.Linear(k, 16)
+        self.last = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.last(torch.relu(self.hidden(x)))
+
+def train(opt_cls):
+    rows = TensorDataset(torch.rand(500, 9), torch.rand(500))
+    model = Rent(9)
+    opt = opt_cls(model.parameters())
+    for inputs, rent in DataLoader(rows, batch_size=50, shuffle=True):
+        guess = model(inputs)
+        err = ((guess - rent) ** 2).mean()
+        opt.zero_grad()
+        err.backward()
+        opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Rent(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.hidden = nn.Linear(k, 16)
+        self.last = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.last(torch.relu(self.hidden(x)))
+
+def train(opt_cls):
+    rows = TensorDataset(torch.rand(500, 9), torch.rand(500))
+    model = Rent(9)
+    opt = opt_cls(model.parameters())
+    for inputs, rent in DataLoader(rows, batch_size=50, shuffle=True):
+        guess = model(inputs)
+        err = ((guess - rent[:, None]) ** 2).mean()
+        opt.zero_grad()
+        err.backward()
+        opt.step()
+""",
+            unsafe=True,
+            message="shapes [?, 1] and [?]",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+net = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1))
+stream = DataLoader(TensorDataset(torch.randn(90, 5), torch.randn(90)), batch_size=9)
+for step, (feats, goal) in enumerate(stream):
+    loss = F.l1_loss(net(feats), goal)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+net = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1))
+stream = DataLoader(TensorDataset(torch.randn(90, 5), torch.randn(90)), batch_size=9)
+for step, (feats, goal) in enumerate(stream):
+    loss = F.l1_loss(net(feats).squeeze(-1), goal)
+""",
+            unsafe=True,
+            message="input of shape [?, 1] with target of shape [?]",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Value(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = nn.Linear(4, 1)
+
+    def forward(self, s):
+        return self.v(s)
+
+critic = Value()
+criterion = nn.SmoothL1Loss()
+memory = TensorDataset(torch.rand(32, 4), torch.rand(32))
+for s, ret in DataLoader(memory, batch_size=4):
+    loss = criterion(critic(s), ret)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Value(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = nn.Linear(4, 1)
+
+    def forward(self, s):
+        return self.v(s)
+
+critic = Value()
+criterion = nn.SmoothL1Loss()
+memory = TensorDataset(torch.rand(32, 4), torch.rand(32))
+for s, ret in DataLoader(memory, batch_size=4):
+    loss = criterion(critic(s).squeeze(-1), ret)
+""",
+            unsafe=True,
+            message="`criterion`",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Depth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 16, 3, padding=1)
+        self.dec = nn.Conv2d(16, 1, 3, padding=1)
+
+    def forward(self, img):
+        return self.dec(F.relu(self.enc(img)))
+
+def fit():
+    scenes = TensorDataset(torch.rand(12, 3, 24, 24), torch.rand(12, 24, 24))
+    model = Depth()
+    for img, depth in DataLoader(scenes, batch_size=3):
+        loss = F.mse_loss(model(img), depth)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Depth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 16, 3, padding=1)
+        self.dec = nn.Conv2d(16, 1, 3, padding=1)
+
+    def forward(self, img):
+        return self.dec(F.relu(self.enc(img)))
+
+def fit():
+    scenes = TensorDataset(torch.rand(12, 3, 24, 24), torch.rand(12, 24, 24))
+    model = Depth()
+    for img, depth in DataLoader(scenes, batch_size=3):
+        loss = F.mse_loss(model(img).squeeze(1), depth)
+""",
+            unsafe=True,
+            message="[?, 1, ?, ?]",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -666,27 +901,28 @@ def step_from_list(x):
         a, b = loss.input_shape, loss.target_shape
         result = broadcast(a, b)
         into = f" into {result}" if result is not None and result.rank is not None else ""
+        k = _extra_singleton(a, b)
+        k = -1 if k is None or k == (a.rank or 0) - 1 else k
         return (
             f"`{name}` compares input of shape {a} with target of shape {b} element-wise: they broadcast{into} "
             f"and every prediction is compared with every target; make the shapes equal "
-            f"(`squeeze(-1)` the input or `unsqueeze(-1)` the target)"
+            f"(`squeeze({k})` the input or `unsqueeze({k})` the target)"
         )
 
     def _loss_fix(self, loss: LossBroadcast) -> Optional[Fix]:
         """``[n, 1]`` input against an ``[n]`` target (ranks both known): drop the input's trailing
         singleton, the edit that makes the loss compare each prediction with its own target."""
         a, b = loss.input_shape, loss.target_shape
-        if a.rank is None or b.rank is None or a.rank != b.rank + 1 or not _last_is_one(a):
+        k = _extra_singleton(a, b)
+        if k is None or b.rank == 0:
             return None
-        if b.rank == 0 or any(
-            x is not None and y is not None and x != y for x, y in zip(a.head[:-1], b.head)
-        ):
-            return None
+        spelled = -1 if k == (a.rank or 0) - 1 else k
         code = self.ctx.code(loss.input).strip()
         if not isinstance(loss.input, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not loss.input.lpar:
             code = f"({code})"
-        new = self.ctx.parse_expression(f"{code}.squeeze(-1)")
-        return self.make_fix("Drop the input's trailing singleton dimension (`squeeze(-1)`)").replace(loss.input, new)
+        new = self.ctx.parse_expression(f"{code}.squeeze({spelled})")
+        what = "trailing singleton dimension" if spelled == -1 else f"singleton dimension {k}"
+        return self.make_fix(f"Drop the input's {what} (`squeeze({spelled})`)").replace(loss.input, new)
 
     # -- detection ------------------------------------------------------------------------------
     def _reduced(self, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -821,6 +1057,23 @@ def step_from_list(x):
             code = f"({code})"
         new = self.ctx.parse_expression(f"{code}[{index}]")
         return self.make_fix(title).replace(found.low, new)
+
+
+def _extra_singleton(a: Shape, b: Shape) -> Optional[int]:
+    """The one dimension of ``a`` known to be 1 whose removal leaves ``b``'s rank and sizes that agree
+    with ``b``'s (``[n, 1]`` against ``[n]``: 1; ``[B, 1, H, W]`` against ``[B, H, W]``: 1); None when
+    the ranks are not both known or no such single dimension exists."""
+    if a.rank is None or b.rank is None or a.rank != b.rank + 1:
+        return None
+    found = [
+        k for k, d in enumerate(a.head)
+        if d == 1 and all(x is None or y is None or x == y for x, y in zip(a.head[:k] + a.head[k + 1:], b.head))
+    ]
+    if not found:
+        return None
+    if len(found) > 1 and found[-1] != a.rank - 1:
+        return None
+    return found[-1]
 
 
 def _stretches_other(low: Shape, high: Shape) -> bool:

@@ -248,3 +248,54 @@ probe(torch.tensor([float(v) for v in rows]))
     assert found['torch.tensor(df["y"].values)'] == "[?]"
     assert found["torch.tensor(names)"] is None
     assert found["torch.tensor([float(v) for v in rows])"] == "[?]"
+
+
+def test_shapes_of_loader_batches_and_of_built_models():
+    found = infer("""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+from torchvision import datasets
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 4, 3)
+        self.b = nn.Conv2d(4, 1, 1)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+def run(device, other):
+    pairs = TensorDataset(torch.zeros(10, 3, 8, 8), torch.zeros(10))
+    net = Tiny().to(device)
+    for i, (img, lab) in enumerate(DataLoader(pairs, batch_size=2)):
+        probe(img); probe(lab); probe(net(img))
+        img, lab = img.to(device), lab.to(device)
+        probe(lab)
+    for digits, classes in DataLoader(datasets.MNIST("d"), batch_size=4):
+        probe(classes)
+    for u, v in DataLoader(pairs, batch_size=2, collate_fn=other):
+        probe(v)
+    for u, w in DataLoader(other, batch_size=2):
+        probe(w)
+""")
+    assert found["img"] == "[?, 3, 8, 8]"
+    assert found["lab"] == "[?]"  # the last probe of `lab`, after `.to(device)`, agrees
+    assert found["net(img)"] == "[?, 1, ?, ?]"
+    assert found["classes"] == "[?]"
+    assert found["v"] is None and found["w"] is None
+
+
+def test_a_method_given_an_integer_dim_is_evidence_of_a_tensor():
+    found = infer("""
+import torch
+
+def f(scores, field, plain):
+    best = scores.argmax(dim=1)
+    avg = field.mean(dim="time")
+    probe(scores); probe(field); probe(plain)
+""")
+    assert found["scores :tensor"] == "True"
+    assert found["field :tensor"] == "False"  # a labelled array names its dimensions
+    assert found["plain :tensor"] == "False"

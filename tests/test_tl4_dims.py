@@ -158,3 +158,85 @@ d = a.add(b).sum()
     before, after = run(code), run(fixed)
     assert before["c"].item() == before["d"].item() == 12.0
     assert after["c"].item() == after["d"].item() == 6.0
+
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA"))]
+
+BUILT = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Price(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(7, 12)
+        self.head = nn.Linear(12, 1)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.body(x)))
+
+
+class Mask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 1, 3, padding=1)
+
+    def forward(self, img):
+        return self.conv(img)
+
+
+def losses(device):
+    torch.manual_seed(0)
+    table = TensorDataset(torch.randn(24, 7), torch.randn(24))
+    pictures = TensorDataset(torch.randn(6, 2, 5, 5), torch.rand(6, 5, 5))
+    price = Price().to(device)
+    mask = Mask().to(device)
+    out = []
+    for x, y in DataLoader(table, batch_size=8):
+        x, y = x.to(device), y.to(device)
+        pred = price(x)
+        out.append(F.mse_loss(pred, y))
+        out.append(nn.L1Loss()(pred, y))
+    for img, m in DataLoader(pictures, batch_size=3):
+        img, m = img.to(device), m.to(device)
+        out.append(F.smooth_l1_loss(mask(img), m))
+    return out, price, mask, table, pictures
+"""
+
+
+def test_shapes_from_how_model_and_data_are_built_are_reported():
+    found = [(d.line, d.code) for d in lint(BUILT).diagnostics]
+    assert found == [(37, "TL402"), (38, "TL402"), (41, "TL402")]
+    messages = [d.message for d in lint(BUILT).diagnostics]
+    assert "[?, 1]" in messages[0] and "[?]" in messages[0]
+    assert "[?, 1, ?, ?]" in messages[2] and "[?, 5, 5]" in messages[2] and "squeeze(1)" in messages[2]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fix_of_built_shapes_compares_each_prediction_with_its_own_target(device):
+    import warnings
+
+    fixed = lint(BUILT, fix=True, unsafe=True).fixed_source
+    assert "F.mse_loss(pred.squeeze(-1), y)" in fixed and "mask(img).squeeze(1), m" in fixed
+    assert lint(fixed).diagnostics == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns about the size mismatch of the original
+        before, *_ = run(BUILT)["losses"](device)
+    after, price, mask, table, pictures = run(fixed)["losses"](device)
+    x, y = (t.to(device) for t in table.tensors)
+    img, m = (t.to(device) for t in pictures.tensors)
+    with torch.no_grad():
+        p = price(x)[:, 0]
+        q = mask(img)[:, 0]
+    expected = []
+    for k in range(0, 24, 8):
+        expected.append(((p[k:k + 8] - y[k:k + 8]) ** 2).mean())
+        expected.append((p[k:k + 8] - y[k:k + 8]).abs().mean())
+    expected += [torch.nn.functional.smooth_l1_loss(q[k:k + 3], m[k:k + 3]) for k in (0, 3)]
+    order = [0, 1, 2, 3, 4, 5, 6, 7]
+    for k in order:
+        assert torch.allclose(after[k].detach(), expected[k], atol=1e-6)
+    assert not all(torch.allclose(b.detach(), e, atol=1e-6) for b, e in zip(before, expected))

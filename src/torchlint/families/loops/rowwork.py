@@ -52,6 +52,15 @@ _TENSOR_ONLY_METHODS = frozenset(
      "sigmoid", "tanh", "relu", "abs", "pow", "sqrt", "amax", "amin", "logsumexp", "type_as", "view_as",
      "masked_fill", "topk", "sort", "argsort", "cumsum", "clamp", "contiguous", "t", "flatten", "norm"}
 )
+# fields of the named tuples that selections return (`x[i].topk(k).indices`)
+_RESULT_FIELDS = frozenset({"values", "indices"})
+# per-row selections and full reductions: each gives one value (or `k` values) per row, so a list of them
+# is uniform
+_SELECTIONS = frozenset({"argmax", "argmin", "topk", "kthvalue", "median", "mode", "sort", "argsort", "max", "min"})
+_FULL_REDUCTIONS = frozenset({"argmax", "argmin", "sum", "mean", "max", "min", "std", "var", "norm", "prod", "all",
+                              "any", "count_nonzero", "median", "amax", "amin", "logsumexp", "nansum", "nanmean"})
+# what a per-row class or outcome is converted with: `int(y[i])`, `y[i].item()`, `y[i].long()`
+_KEY_METHODS = frozenset({"item", "long", "int"})
 _ESCAPES = (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Del)
 
 
@@ -65,9 +74,19 @@ class RowWork:
     scatter: bool = False  # `acc[idx[i]] += ...`
     numbers: bool = False  # collects Python numbers
     reduction: bool = False  # `total += ...`
+    tally: bool = False  # counts per class (`counts[int(y[i].item())] += 1`) or per outcome (`correct += 1`)
+    selection: Optional[str] = None  # a per-row selection (`x[i].topk(k)`, `torch.argmax(x[i])`)
     read: List[str] = field(default_factory=list)  # the tensors read slice by slice
 
     def idiom(self) -> str:
+        if self.tally and self.scatter:
+            return ("count all elements in one call: `torch.bincount(labels, minlength=n)` per class (with a "
+                    "boolean mask for the elements that qualify, e.g. `labels[preds == labels]`)")
+        if self.tally:
+            return "a boolean mask over all elements and one `.sum()` (e.g. `(preds == labels).sum().item()`)"
+        if self.selection is not None and not self.branches:
+            then = " and a single `.tolist()`" if self.numbers else ""
+            return f"one `{self.selection}` over all rows at once (with `dim=`){then}, instead of one call per row"
         if self.scatter:
             return "a scatter over all rows at once: `index_add_` / `scatter_add_`, or `torch.bincount` for counts"
         if self.window:
@@ -161,6 +180,11 @@ class _Header:
     window: Optional[cst.BaseExpression] = None  # `w` of `range(x.size(k) - w + 1)`
     sized: bool = False  # the bound calls `x.size(k)`: lists and arrays have no such method
     shaped: bool = False  # the bound reads `x.shape`: a tensor or an array, not a list
+    extra_rows: Tuple[str, ...] = ()  # the other row variables of `for a, b in zip(x, y)`
+    zipped: Tuple[cst.BaseExpression, ...] = ()  # the other tensors walked by `zip`
+
+    def iteration_names(self) -> Tuple[Optional[str], ...]:
+        return (self.var, self.row) + self.extra_rows
 
 
 def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
@@ -199,6 +223,20 @@ def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
         return None
     if isinstance(target, cst.Name) and isinstance(it, (cst.Name, cst.Attribute)):
         return _Header(None, target.value, it, 0)
+    if isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.zip"})) \
+            and isinstance(target, cst.Tuple) and len(target.elements) == len(it.args) >= 2:
+        # `for p, t in zip(preds, labels)`: the rows of several tensors, element by element
+        rows = [el.value for el in target.elements]
+        walked = [a.value for a in it.args]
+        if any(a.keyword is not None or a.star for a in it.args):
+            return None
+        if not all(isinstance(r, cst.Name) for r in rows) or not all(isinstance(w, (cst.Name, cst.Attribute))
+                                                                    for w in walked):
+            return None
+        if not all(is_tensor(ctx, w) for w in walked):
+            return None  # lists zipped together (file names, metrics): nothing says they are tensors
+        names = tuple(r.value for r in rows)  # type: ignore[union-attr]
+        return _Header(None, names[0], walked[0], 0, extra_rows=names[1:], zipped=tuple(walked[1:]))
     return None
 
 
@@ -210,23 +248,30 @@ class _Verdict(Exception):
 
 
 def _simple_statements(ctx: FileContext, block: cst.BaseSuite, out: List[cst.BaseSmallStatement],
-                       tests: List[cst.BaseExpression]) -> None:
+                       tests: List[cst.BaseExpression], guarded: Optional[Set[int]] = None,
+                       under: bool = False) -> None:
+    """The small statements of ``block`` in order, the tests of its ``if``s in ``tests``; the ids of
+    the statements under an ``if`` go into ``guarded``."""
     if isinstance(block, cst.SimpleStatementSuite):
         out.extend(block.body)
+        if under and guarded is not None:
+            guarded.update(map(id, block.body))
         return
     for st in block.body:  # type: ignore[union-attr]
         if isinstance(st, cst.SimpleStatementLine):
             out.extend(st.body)
+            if under and guarded is not None:
+                guarded.update(map(id, st.body))
         elif isinstance(st, cst.If):
             tests.append(st.test)
-            _simple_statements(ctx, st.body, out, tests)
+            _simple_statements(ctx, st.body, out, tests, guarded, True)
             orelse = st.orelse
             while isinstance(orelse, cst.If):
                 tests.append(orelse.test)
-                _simple_statements(ctx, orelse.body, out, tests)
+                _simple_statements(ctx, orelse.body, out, tests, guarded, True)
                 orelse = orelse.orelse
             if isinstance(orelse, cst.Else):
-                _simple_statements(ctx, orelse.body, out, tests)
+                _simple_statements(ctx, orelse.body, out, tests, guarded, True)
         else:
             raise _Verdict()  # nested loops, with, try, defs
 
@@ -242,6 +287,10 @@ class _Body:
         self.sinks: List[cst.CSTNode] = []  # the nodes through which the outputs are written
         self.evidence = False  # a slice went into a torch function or a tensor-only method
         self.lists: Dict[str, List[cst.BaseExpression]] = {}
+        self.guarded: Set[int] = set()  # the statements under an `if` on the data
+        self.keys: Set[str] = set()  # locals holding the element's class (`c = labels[i].item()`)
+        self.read_nodes: List[cst.BaseExpression] = []  # the tensors read at the loop position
+        self.iteration_counts: Set[str] = set()  # `total += 1` outside any test
 
     def fail(self) -> None:
         raise _Verdict()
@@ -263,6 +312,8 @@ class _Body:
                     if self._scatter_key(sub, sl.value):
                         continue
                     self.fail()  # x[i - 1], x[idx[i]] outside a scatter
+                elif isinstance(sl.value, cst.Name) and sl.value.value in self.keys and self._scatter_key(sub, sl.value):
+                    continue
                 elif not _plain(sl.value) and not self._invariant(sl.value):
                     self.fail()  # x[idx_t] with idx_t computed in the iteration: data-dependent
             else:
@@ -281,7 +332,7 @@ class _Body:
         in every iteration."""
         return (
             isinstance(node, cst.Name) and node.value not in self.locals and node.value not in self.outputs
-            and node.value not in (self.head.var, self.head.row) and not _assigned_in(self.ctx, self.loop, node.value)
+            and node.value not in self.head.iteration_names() and not _assigned_in(self.ctx, self.loop, node.value)
         )
 
     def _window_slice(self, sl: cst.Slice) -> bool:
@@ -299,7 +350,13 @@ class _Body:
         parent = self.ctx.parent(sub)
         if not (isinstance(parent, cst.AugAssign) and parent.target is sub and isinstance(parent.operator, cst.AddAssign)):
             return False
-        if len(sub.slice) != 1 or not isinstance(key, cst.Subscript):
+        if len(sub.slice) != 1:
+            return False
+        if isinstance(key, cst.Name) and key.value in self.keys:
+            self.work.scatter = True
+            return True
+        key = self._key_element(key)
+        if not isinstance(key, cst.Subscript):
             return False
         inner = self.slice_position(key)
         if inner != 0 or not isinstance(key.value, (cst.Name, cst.Attribute)):
@@ -307,15 +364,42 @@ class _Body:
         code = self.ctx.code(key.value).strip()
         if code not in self.work.read:
             self.work.read.append(code)
+            self.read_nodes.append(key.value)
         self.work.scatter = True
         return True
+
+    def _key_element(self, key: cst.BaseExpression) -> cst.BaseExpression:
+        """``y[i]`` of ``int(y[i].item())``, ``y[i].item()``, ``y[i].long()``, ``int(y[i])``: the element
+        whose value is the class."""
+        for _ in range(3):
+            if isinstance(key, cst.Call) and len(key.args) == 1 and key.args[0].keyword is None \
+                    and self.ctx.names.matches(key.func, frozenset({"builtins.int"})):
+                key = key.args[0].value
+            elif isinstance(key, cst.Call) and not key.args and isinstance(key.func, cst.Attribute) \
+                    and key.func.attr.value in _KEY_METHODS:
+                key = key.func.value
+            else:
+                break
+        return key
+
+    def _class_of_element(self, value: cst.BaseExpression) -> bool:
+        """``labels[i].item()`` and its spellings: the class of the loop's element, as a number."""
+        key = self._key_element(value)
+        if key is value:
+            return False
+        if isinstance(key, cst.Name):
+            return key.value == self.head.row or key.value in self.head.extra_rows
+        if isinstance(key, cst.Subscript) and len(key.slice) == 1 and isinstance(key.slice[0].slice, cst.Index):
+            index = key.slice[0].slice.value
+            return isinstance(index, cst.Name) and index.value == self.head.var and self.head.var is not None
+        return False
 
     # expressions ---------------------------------------------------------------------------------
     def expr(self, node: cst.BaseExpression) -> bool:
         """Check an expression the body computes; True when it depends on the iteration's slices."""
         ctx = self.ctx
         if isinstance(node, cst.Name):
-            if node.value == self.head.row:
+            if node.value == self.head.row or node.value in self.head.extra_rows:
                 return True
             if node.value == self.head.var:
                 return True  # the index as a number: `torch.arange` in the batched form
@@ -325,6 +409,8 @@ class _Body:
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
             return False
         if isinstance(node, cst.Attribute):
+            if node.attr.value in _RESULT_FIELDS and isinstance(node.value, cst.Call):
+                return self.expr(node.value)  # `x[i].topk(k).indices`
             if self.head.var is not None and ctx.names_in(node, self.head.var):
                 self.fail()
             base = self.expr(node.value) if not ctx.names.qualified_names(node.value) else False
@@ -341,6 +427,7 @@ class _Body:
                     code = ctx.code(node.value).strip()
                     if code not in self.work.read:
                         self.work.read.append(code)
+                        self.read_nodes.append(node.value)
                 return True
             for el in node.slice:
                 if isinstance(el.slice, cst.Index):
@@ -410,6 +497,7 @@ class _Body:
                    for q in qn):
                 if any(q.rsplit(".", 1)[-1] in _DATA_DEPENDENT for q in qn):
                     self.fail()
+                self._selection(next(iter(qn)).rsplit(".", 1)[-1], dep)
                 self.evidence |= dep
                 return dep
             if not qn.isdisjoint(_NUMBER_BUILTINS) or qn & {"builtins.min", "builtins.max"}:
@@ -433,6 +521,7 @@ class _Body:
                 self.fail()
             if name in _TO_NUMBER:
                 self.work.numbers = True
+            self._selection(name, True)
             if name in _TENSOR_ONLY_METHODS:
                 self.evidence = True
             return True
@@ -441,6 +530,10 @@ class _Body:
             return dep
         self.fail()
         return False
+
+    def _selection(self, name: str, dep: bool) -> None:
+        if dep and name in _SELECTIONS and self.work.selection is None:
+            self.work.selection = name
 
     # statements ----------------------------------------------------------------------------------
     def statement(self, st: cst.BaseSmallStatement) -> None:
@@ -451,15 +544,17 @@ class _Body:
                 self.fail()
             target = st.targets[0].target
             if isinstance(target, cst.Name):
-                if target.value in (self.head.var, self.head.row) or target.value in self.outputs:
+                if target.value in self.head.iteration_names() or target.value in self.outputs:
                     self.fail()
                 if not dep:
                     self.fail()  # loop-invariant work or a counter: not per-slice
                 self.locals.add(target.value)
+                if self._class_of_element(st.value):
+                    self.keys.add(target.value)
                 return
             if isinstance(target, (cst.Tuple, cst.List)):
                 for el in target.elements:
-                    if not isinstance(el.value, cst.Name) or el.value.value in (self.head.var, self.head.row):
+                    if not isinstance(el.value, cst.Name) or el.value.value in self.head.iteration_names():
                         self.fail()
                     self.locals.add(el.value.value)
                 if not dep:
@@ -478,19 +573,36 @@ class _Body:
                     return
                 self.fail()
             if isinstance(target, cst.Name):
-                if target.value in self.locals or target.value in (self.head.var, self.head.row) or not dep:
+                if target.value in self.locals or target.value in self.head.iteration_names():
                     self.fail()
+                if not dep:
+                    # `correct += 1` under a test on the data: a count of the elements that pass it;
+                    # `total += 1` outside any test counts the iterations (the loop's length)
+                    if not isinstance(st.value, (cst.Integer, cst.Float)):
+                        self.fail()
+                    if id(st) in self.guarded:
+                        self.work.tally = True
+                    else:
+                        self.iteration_counts.add(target.value)
                 self.work.reduction = True
                 self.outputs.add(target.value)
                 self.sinks.append(target)
                 return
             if isinstance(target, cst.Subscript):
-                if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and isinstance(
-                    target.slice[0].slice.value, cst.Subscript
+                if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and (
+                    isinstance(target.slice[0].slice.value, (cst.Subscript, cst.Call))
+                    or (isinstance(target.slice[0].slice.value, cst.Name) and target.slice[0].slice.value.value
+                        in self.keys)
                 ):
                     pos = self.slice_position(target)
-                    if pos != -1 or not self.work.scatter or not self._tensor(target.value):
+                    if pos != -1 or not self.work.scatter:
                         self.fail()
+                    if not self._tensor(target.value) and not (
+                        isinstance(target.value, cst.Name) and _counters_before(ctx, self.loop, target.value.value)
+                    ):
+                        self.fail()
+                    if isinstance(st.value, (cst.Integer, cst.Float)):
+                        self.work.tally = True
                     base = ctx.code(target.value).strip()
                     if base in self.work.read:
                         self.fail()
@@ -506,7 +618,7 @@ class _Body:
             if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) \
                     and len(call.args) == 1:
                 name = func.value.value
-                if name in self.locals or name in (self.head.var, self.head.row):
+                if name in self.locals or name in self.head.iteration_names():
                     self.fail()
                 if not self.expr(call.args[0].value):
                     self.fail()
@@ -590,6 +702,38 @@ def _made_empty_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
     )
 
 
+def _counters_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    """``counts = [0] * n`` (or ``[0 for _ in range(n)]``) before the loop: a list of counters."""
+    bound = ctx.names.bound_values(cst.Name(name), at=loop)
+    if not bound or any(v is None for v in bound):
+        return False
+    for v in bound:
+        if isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Multiply):
+            lst = v.left if isinstance(v.left, cst.List) else v.right
+            if not (isinstance(lst, cst.List) and len(lst.elements) == 1
+                    and isinstance(lst.elements[0].value, (cst.Integer, cst.Float))):
+                return False
+        elif isinstance(v, cst.ListComp):
+            if not isinstance(v.elt, (cst.Integer, cst.Float)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _full_reduction(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``x[i].argmax()`` / ``torch.sum(x[i])``: a reduction of everything to one 0-d tensor."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    qn = ctx.names.qualified_names(func)
+    if qn:
+        return len(value.args) == 1 and value.args[0].keyword is None and any(
+            q.startswith("torch.") and q.rsplit(".", 1)[-1] in _FULL_REDUCTIONS for q in qn
+        )
+    return isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not value.args
+
+
 def _collected_after(ctx: FileContext, loop: cst.For, name: str) -> bool:
     for later in _after_loop(ctx, loop):
         for call in ctx.contents(later).calls:
@@ -616,7 +760,7 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     statements: List[cst.BaseSmallStatement] = []
     tests: List[cst.BaseExpression] = []
     try:
-        _simple_statements(ctx, loop.body, statements, tests)
+        _simple_statements(ctx, loop.body, statements, tests, body.guarded)
         for test in tests:
             if body.expr(test):
                 body.work.branches = True
@@ -627,7 +771,9 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     except _Verdict:
         return None
     work = body.work
-    if not (head.sized or is_tensor(ctx, tensor) or (head.shaped and head.row is None and body.evidence)):
+    if not (head.sized or is_tensor(ctx, tensor) or (head.shaped and head.row is None and (
+        body.evidence or any(is_tensor(ctx, t) for t in body.read_nodes)
+    ))):
         return None  # nothing says the walked value is a tensor (a list of tensors is walked the same way)
     if head.window is not None:
         work.window = True
@@ -640,8 +786,9 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
         isinstance(st, cst.Assign) and isinstance(st.targets[0].target, cst.Subscript) for st in statements
     ):
         return None
-    # the loop must write somewhere, and what it collects must be uniform
-    if not body.outputs:
+    # the loop must write somewhere (more than a count of its iterations), and what it collects must be
+    # uniform
+    if not body.outputs or body.outputs <= body.iteration_counts:
         return None
     for name, values in body.lists.items():
         if not _made_empty_before(ctx, loop, name):
@@ -650,6 +797,8 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
             continue
         if work.numbers:
             continue
+        if all(_full_reduction(ctx, v) for v in values):
+            continue  # one 0-d tensor per row (`torch.argmax(x[i])`): a uniform list
         return None  # a Python list of tensors kept as a list: possibly ragged, left alone
     if not _outputs_private(ctx, loop, body):
         return None

@@ -247,3 +247,63 @@ def _loader(ctx: FileContext, it: cst.BaseExpression, depth: int) -> bool:
         isinstance(v, cst.Call) and any(q.endswith("DataLoader") for q in ctx.names.qualified_names(v.func))
         for v in program.built_values(ctx, it)
     )
+
+
+def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+    """Where the batch dimension of ``expr`` comes from, in words ("the output of `model`", "a batch
+    drawn from `loader`"), following the same data flow as :func:`batch_evidence`; None without evidence."""
+    if depth > _MAX_DEPTH or not _evidence(ctx, expr, depth):
+        return None
+    code = ctx.code(expr).strip()
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing(expr, cst.FunctionDef)
+        at = program.position(ctx, expr)
+        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+        for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
+            if position_ < at and _evidence(ctx, value, depth + 1):
+                return batch_origin(ctx, value, depth + 1)
+        for owner in ctx.ancestors(expr):
+            if isinstance(owner, (cst.For, cst.CompFor)) and any(
+                n.value == expr.value for n in target_names(owner.target)
+            ):
+                return f"a batch drawn from `{ctx.code(owner.iter).strip()}`"
+            if owner is function:
+                break
+        if isinstance(function, cst.FunctionDef):
+            if function.name.value in _STEP_METHODS:
+                return f"the batch of `{function.name.value}`"
+            if function.name.value == "forward":
+                return f"`{code}`, the input of the model's `forward`"
+        return None
+    if isinstance(expr, cst.Attribute) or isinstance(expr, cst.Subscript):
+        return batch_origin(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        return batch_origin(ctx, expr.left, depth + 1) or batch_origin(ctx, expr.right, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return batch_origin(ctx, expr.expression, depth + 1)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        for el in expr.elements:
+            found = batch_origin(ctx, el.value, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if isinstance(expr, cst.IfExp):
+        return batch_origin(ctx, expr.body, depth + 1) or batch_origin(ctx, expr.orelse, depth + 1)
+    if isinstance(expr, cst.Comparison):
+        return batch_origin(ctx, expr.left, depth + 1)
+    if isinstance(expr, cst.Call):
+        if model_call(ctx, expr):
+            if isinstance(expr.func, cst.Name) and expr.func.value == "self":
+                return "the model's own output, `self(...)`"
+            return f"the output of `{ctx.code(expr.func).strip()}`"
+        for a in expr.args:
+            found = batch_origin(ctx, a.value, depth + 1) if a.keyword is None else None
+            if found is not None:
+                return found
+        if isinstance(expr.func, cst.Attribute):
+            found = batch_origin(ctx, expr.func.value, depth + 1)
+            if found is not None:
+                return found
+            if not (isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self"):
+                return f"the output of `{ctx.code(expr.func).strip()}`"  # a model's method: `vae.decode(z)`
+    return None

@@ -23,6 +23,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
+from torchlint.analysis.names import target_names
 from torchlint.analysis.program import definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
@@ -497,6 +498,12 @@ LINEAR_LAYERS = frozenset(
     {"torch.nn.Linear", "torch.nn.modules.linear.Linear", "torch.nn.modules.Linear", "torch.nn.LazyLinear",
      "torch.nn.modules.linear.LazyLinear"}
 )
+#: convolutions, by the rank of their batched input (and output)
+CONV_RANKS = {
+    **{f"torch.nn.Conv{k}d": k + 2 for k in (1, 2, 3)},
+    **{f"torch.nn.modules.conv.Conv{k}d": k + 2 for k in (1, 2, 3)},
+}
+_HEAD_LAYERS = LINEAR_LAYERS | frozenset(CONV_RANKS)
 BINOPS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 # torch functions whose result is a tensor (the evidence :func:`is_tensor` accepts)
@@ -553,7 +560,15 @@ class _Infer:
             return None
         last = vals[-1]
         if last is None:
-            return None
+            if len(vals) > 1 and self._read_by_own_assignment(node):
+                vals = vals[:-1]  # `x, y = x.to(d), y.to(d)`: the `y` read holds the value bound before
+            if len(vals) == 1 and vals[0] is None:
+                self.busy.add(node.value)
+                try:
+                    return self.loader_element(node)
+                finally:
+                    self.busy.discard(node.value)
+            return self.unpacked_element(node)
         self.busy.add(node.value)
         try:
             block = _block(self.ctx, last)
@@ -616,6 +631,91 @@ class _Infer:
             return None
         if self.dataset_labels(node):
             return Shape.exact((None,))
+        return None
+
+    def _read_by_own_assignment(self, node: cst.Name) -> bool:
+        ctx = self.ctx
+        if ctx.parent(node) is None:
+            return False
+        assign = next((a for a in ctx.ancestors(node) if isinstance(a, cst.Assign)), None)
+        if assign is None or not any(n.value == node.value for t in assign.targets for n in target_names(t.target)):
+            return False
+        return any(a is assign.value for a in ctx.ancestors(node)) or node is assign.value
+
+    def unpacked_element(self, node: cst.Name) -> Optional[Shape]:
+        """``y`` after ``x, y = x.to(device), y.to(device)``: the element of the tuple at ``y``'s place
+        (its own names read as they were before the assignment)."""
+        ctx = self.ctx
+        at = node if ctx.parent(node) is not None or not ctx.stack else ctx.stack[-1]  # the walk's position
+        found = ctx.names.reaching_assignment(node.value, at, ctx.names.function_scope_node())
+        if found is None or found[1] is None:
+            return None
+        assign, k = found
+        if len(assign.targets) != 1 or not isinstance(assign.value, cst.Tuple):
+            return None
+        target = assign.targets[0].target
+        elements = assign.value.elements
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(elements) or any(
+            isinstance(el, cst.StarredElement) for el in list(elements) + list(target.elements)
+        ):
+            return None
+        return self.expr(elements[k].value)
+
+    def loader_element(self, node: cst.Name) -> Optional[Shape]:
+        """``y`` of ``for x, y in loader`` (also ``for i, (x, y) in enumerate(loader)``), ``loader`` a
+        ``DataLoader`` built in view over a ``TensorDataset(a, b, ...)`` whose tensors' shapes are known, or
+        over a torchvision classification dataset (its labels): the shape of that tensor with its first
+        dimension (the samples) made the batch's, of unknown size.  A ``collate_fn``, a ``batch_sampler``
+        or ``batch_size=None`` changes what a batch is: nothing is inferred then."""
+        ctx = self.ctx
+        # the loops around the name (the walk's open nodes when the name is not reached yet)
+        around = [a for a in ctx.ancestors(node) if isinstance(a, cst.For)] if ctx.parent(node) is not None else [
+            a for a in reversed(ctx.stack) if isinstance(a, cst.For)
+        ]
+        loop, position = None, None
+        for candidate in around:
+            position = _target_position(candidate.target, node.value)
+            if position is not None:
+                loop = candidate
+                break
+        if loop is None or position is None:
+            return None
+        it = loop.iter
+        if isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.enumerate"})) \
+                and len(it.args) >= 1 and it.args[0].keyword is None:
+            if not position or position[0] != 1:
+                return None
+            it, position = it.args[0].value, position[1:]
+        elif not position:
+            return None
+        if len(position) != 1:
+            return None
+        k = position[0]
+        loader = _single_value(ctx, it)
+        if loader is None or not ctx.names.matches(loader.func, _DATA_LOADERS):
+            return None
+        if any(a.star or (a.keyword is not None and a.keyword.value in ("collate_fn", "batch_sampler"))
+               for a in loader.args):
+            return None
+        batch = arg(loader, 1, "batch_size")
+        if batch is not None and isinstance(batch.value, cst.Name) and batch.value.value == "None":
+            return None
+        data = arg(loader, 0, "dataset")
+        dataset = _single_value(ctx, data.value) if data is not None else None
+        if dataset is None:
+            return None
+        if ctx.names.matches(dataset.func, _TENSOR_DATASETS):
+            if any(a.star or a.keyword is not None for a in dataset.args) or k >= len(dataset.args):
+                return None
+            sample = self.expr(dataset.args[k].value)
+            if sample is None or sample.rank is None or sample.rank == 0:
+                return None
+            return Shape.exact((None,) + tuple(sample.head[1:]))
+        if k == 1 and any(
+            q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1] in _LABELLED_DATASETS
+            for q in ctx.names.qualified_names(dataset.func)
+        ) and not any(a.keyword is not None and a.keyword.value == "target_transform" for a in dataset.args):
+            return Shape.exact((None,))  # one class index per sample
         return None
 
     def dataset_labels(self, node: cst.BaseExpression) -> bool:
@@ -920,7 +1020,11 @@ class _Infer:
         values = ctx.names.values_before(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
         if len(values) != 1 or not isinstance(values[0], cst.Call):
             return None
-        found = definition_of(ctx, values[0].func)
+        built = values[0]
+        while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MODULE_RETURNS_SELF \
+                and isinstance(built.func.value, cst.Call):
+            built = built.func.value  # `Net().to(device)`: the module itself
+        found = definition_of(ctx, built.func)
         if found is None or not isinstance(found[1], cst.ClassDef):
             return None
         dctx, cls = found
@@ -955,15 +1059,15 @@ class _Infer:
         ctx = self.ctx
         func = call.func
         builder: Optional[cst.Call] = None
-        if isinstance(func, cst.Call) and ctx.names.matches(func.func, LINEAR_LAYERS):
+        if isinstance(func, cst.Call) and ctx.names.matches(func.func, _HEAD_LAYERS):
             builder = func
         else:
             for value in reversed(ctx.names.values_before(func)):
                 if isinstance(value, cst.Call):
-                    if ctx.names.matches(value.func, LINEAR_LAYERS):
+                    if ctx.names.matches(value.func, _HEAD_LAYERS):
                         builder = value
                     else:
-                        builder = sequential_ending_in(ctx, value, LINEAR_LAYERS)
+                        builder = sequential_ending_in(ctx, value, _HEAD_LAYERS)
                     break
         where = ctx
         if builder is None:
@@ -972,6 +1076,17 @@ class _Infer:
                 where, builder = head
         if builder is None:
             return None
+        conv = [CONV_RANKS[q] for q in where.names.qualified_names(builder.func) if q in CONV_RANKS]
+        if conv:
+            # `nn.Conv2d(c, 1, k)`: `[B, out, ?, ?]` for a batched input of known rank
+            out = arg(builder, 1, "out_channels")
+            first = arg(call, 0, "input")
+            if out is None or first is None:
+                return None
+            x = self.expr(first.value)
+            if x is None or x.rank != conv[0]:
+                return None
+            return Shape.exact((x.head[0], _int_literal(out.value)) + (None,) * (conv[0] - 2))
         lazy = any(q.endswith("LazyLinear") for q in where.names.qualified_names(builder.func))
         out = arg(builder, 0 if lazy else 1, "out_features")
         out_dim = _int_literal(out.value) if out is not None else None
@@ -988,11 +1103,43 @@ _LABELLED_DATASETS = frozenset({"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CI
                                 "ImageFolder", "DatasetFolder", "USPS", "SEMEION"})
 
 
+#: methods of an `nn.Module` that return the module itself
+_MODULE_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_"})
+_DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+
+
+def _target_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, ...]]:
+    """Where ``name`` sits in a loop target: () for the target itself, (1,) for ``a, name``, (1, 0) for
+    ``i, (name, b)``; None when it is not there (or under a star)."""
+    if isinstance(target, cst.Name):
+        return () if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for k, el in enumerate(target.elements):
+            if isinstance(el, cst.StarredElement):
+                return None
+            inner = _target_position(el.value, name)
+            if inner is not None:
+                return (k,) + inner
+    return None
+
+
+def _single_value(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call that built ``expr``: ``expr`` itself, or the one value a local name was assigned."""
+    if isinstance(expr, cst.Call):
+        return expr
+    if isinstance(expr, cst.Name):
+        values = ctx.names.bound_values(expr)
+        if len(values) == 1 and isinstance(values[0], cst.Call):
+            return values[0]
+    return None
+
+
 def _linear_builder(ctx: FileContext, value: cst.BaseExpression) -> Optional[cst.Call]:
     if isinstance(value, cst.Call):
-        if ctx.names.matches(value.func, LINEAR_LAYERS):
+        if ctx.names.matches(value.func, _HEAD_LAYERS):
             return value
-        return sequential_ending_in(ctx, value, LINEAR_LAYERS)
+        return sequential_ending_in(ctx, value, _HEAD_LAYERS)
     return None
 
 
@@ -1052,6 +1199,11 @@ def _param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpr
     return None
 
 
+def param_annotation(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The annotation of the function parameter ``name`` refers to, if any."""
+    return _param_annotation(ctx, name)
+
+
 def annotated_tensor(ctx: FileContext, name: cst.Name) -> bool:
     """Whether ``name`` is a parameter annotated as a tensor (``x: torch.Tensor``, ``Optional[Tensor]``)."""
     ann = _param_annotation(ctx, name)
@@ -1083,10 +1235,15 @@ def _used_as_tensor(ctx: FileContext, name: cst.Name) -> bool:
         attr = parent.attr.value
         if attr in TENSOR_ONLY_ATTRIBUTES:
             return True
-        if attr in TENSOR_ONLY_METHODS:
-            call = ctx.parent(parent)
-            if isinstance(call, cst.Call) and call.func is parent:
-                return True
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and (
+            attr in TENSOR_ONLY_METHODS
+            or any(a.keyword is not None and a.keyword.value == "dim" and _int_literal(a.value) is not None
+                   for a in call.args)
+        ):
+            # `x.unsqueeze(1)`; `x.argmax(dim=1)`: arrays take `axis=`, lists have no such method, and
+            # labelled arrays name their dimensions (`dim="time"`)
+            return True
     return False
 
 
