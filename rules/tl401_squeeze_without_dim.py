@@ -1081,12 +1081,12 @@ def _sized_by_one(ctx, call: cst.Call) -> bool:
     func = call.func
     found = program.called_function(ctx, call)
     if found is None and isinstance(func, cst.Attribute):
-        owner = program._instance_class(ctx, func.value)
+        owner = program.instance_class(ctx, func.value)
         if owner is None and isinstance(func.value, cst.Name):
             annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
             owner = program.definition_of(ctx, annotation) if annotation is not None else None
             owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
-        method = program._method_of(owner[1], func.attr.value) if owner is not None else None
+        method = program.method_of(owner[1], func.attr.value) if owner is not None else None
         found = (owner[0], method, 1) if method is not None else None
     if found is None:
         return False

@@ -491,7 +491,7 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and cls is not None:
         if callee.value.value == "self":
-            method = _method_of(cls, callee.attr.value)
+            method = method_of(cls, callee.attr.value)
             if method is not None:  # `self.decode(z)`: what the class's own method returns
                 return _function_output(ctx, cls, method, depth + 1) if depth < MAX_DEPTH and method is not function else None
         else:
@@ -873,14 +873,15 @@ _SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze"
                             "reshape_as", "float", "double", "to", "cpu", "cuda"})
 
 
-def _method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+def method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``name`` defined in the body of ``cls`` (not its bases); None when it has none."""
     for s in class_body(cls):
         if isinstance(s, cst.FunctionDef) and s.name.value == name:
             return s
     return None
 
 
-def _instance_class(ctx: FileContext, owner: cst.BaseExpression):
+def instance_class(ctx: FileContext, owner: cst.BaseExpression):
     """``(file context, ClassDef)`` when every value ``owner`` is built from is an instance of one
     project class (``model = GAN().to(device)``)."""
     if not isinstance(owner, (cst.Name, cst.Attribute)):
@@ -904,14 +905,14 @@ def instance_member_output(ctx: FileContext, callee: cst.Attribute, depth: int =
     (``model.discriminator(x)`` with ``self.discriminator = nn.Sequential(..., nn.Sigmoid())``)."""
     if depth > MAX_DEPTH:
         return None
-    found = _instance_class(ctx, callee.value)
+    found = instance_class(ctx, callee.value)
     if found is None:
         return None
     dctx, cls = found
     if not class_summary(dctx, cls).is_module:
         return None
     name = callee.attr.value
-    method = _method_of(cls, name)
+    method = method_of(cls, name)
     if method is not None:
         return _function_output(dctx, cls, method, depth + 1)
     scope = dctx.names._scope_of.get(cls)
@@ -1096,6 +1097,8 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 
 __all__ = [
+    "instance_class",
+    "method_of",
     "At",
     "Evidence",
     "Frame",
@@ -1472,7 +1475,7 @@ def _class_evidence(ctx: FileContext, cls: cst.ClassDef, kind: Kind, how: str = 
         return None
     if not isinstance(kind, str):
         return Evidence(kind, (f"{how}`{cls.name.value}` (", At(ctx, cls), ")"))
-    forward = _method_of(cls, "forward")
+    forward = method_of(cls, "forward")
     at = At(ctx, forward if forward is not None else cls)
     return Evidence(kind, (f"{how}`forward` of `{cls.name.value}` (", at, f") ends in {_KIND_WORD[kind]}"))
 
@@ -1562,7 +1565,7 @@ def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) 
         cache[key] = []  # a cycle of bases finds nothing
         scope = ctx.names._scope_of.get(cls)
         values = list(scope.attrs.get(attr, ())) if scope is not None else []
-        if not values and depth < MAX_DEPTH and _method_of(cls, attr) is None:
+        if not values and depth < MAX_DEPTH and method_of(cls, attr) is None:
             for found in _bases_spelling(ctx, cls, depth, attr, local=True):
                 values = _class_attr(found[0], found[1], attr, depth + 1)
                 if values:
@@ -1578,7 +1581,7 @@ _CLASS_ATTRS: Fact[dict] = Fact("program.class_attrs", lambda ctx: {})
 def _is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
     """``self.<name> = ...`` somewhere in ``cls``: a value (a submodule), not a method."""
     scope = ctx.names._scope_of.get(cls)
-    return scope is not None and name in scope.attrs and _method_of(cls, name) is None
+    return scope is not None and name in scope.attrs and method_of(cls, name) is None
 
 
 def _bases_spelling(ctx: FileContext, cls: cst.ClassDef, depth: int, word: str, local: bool = False):
@@ -1747,7 +1750,7 @@ def _find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0)
     if key in cache:
         return cache[key]
     cache[key] = None
-    m = _method_of(cls, name)
+    m = method_of(cls, name)
     found = (ctx, m) if m is not None else None
     if found is None and depth < MAX_DEPTH:
         for base in _bases_spelling(ctx, cls, depth, name):
@@ -2027,7 +2030,7 @@ def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
     stack, seen = list(table.get(base, ())), {base}
     while stack and len(seen) <= 32:  # subclasses of subclasses too, while they inherit the method
         sub = stack.pop(0)
-        if sub in seen or _method_of(sub, name) is not None:
+        if sub in seen or method_of(sub, name) is not None:
             continue
         seen.add(sub)
         out.append(Frame(ctx, frame.function, cls=(ctx, sub)))
