@@ -1300,6 +1300,9 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
 
 __all__ = [
     "Shape",
+    "DATA_CONSTRUCTORS",
+    "SIZE_CONSTRUCTORS",
+    "param_annotation",
     "SCALAR",
     "shape_of",
     "is_tensor",
