@@ -135,6 +135,28 @@ def fit(x, y, scale):
     loss.backward()
 """
         ),
+        # helpers: one keeps the graph, one returns a number that is only logged
+        Valid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+
+
+def l2(net):
+    return sum(p.pow(2).sum() for p in net.parameters())
+
+
+def norm_of(net):
+    return float(sum(p.norm() for p in net.parameters()))
+
+
+def fit(x, y, log):
+    loss = (model(x) - y).pow(2).mean() + 1e-3 * l2(model)
+    loss.backward()
+    log(norm_of(model), loss.item())
+"""
+        ),
     ]
 
     INVALID = [
@@ -187,6 +209,32 @@ for x, y in []:
     opt.step()
 """,
             count=2,
+        ),
+        # across a helper: the penalty function reads the parameters as numbers
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def l1_penalty(net):
+    total = 0.0
+    for p in net.parameters():
+        total += p.abs().sum().item()
+    return torch.tensor(total)
+
+
+classifier = torch.nn.Linear(8, 3)
+opt = torch.optim.SGD(classifier.parameters(), lr=0.1)
+
+
+def train_step(x, y):
+    loss = F.cross_entropy(classifier(x), y)
+    loss = loss + 1e-4 * l1_penalty(classifier)
+    loss.backward()
+    opt.step()
+""",
+            message="`l1_penalty()`",
         ),
         # the whole scaled loss built from a number, handed to a scaler
         Invalid(

@@ -230,6 +230,42 @@ class Holder:
         return x
 """
         ),
+        # registered again under another name, and frozen by name through a helper of the file
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shared = nn.Linear(4, 4)
+        self.add_module("decoder", self.shared)
+        self.register_module("encoder", nn.Linear(4, 4))
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def freeze(model, part):
+    for p in getattr(model, part).parameters():
+        p.requires_grad_(False)
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.neck = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.stem(x)
+
+
+net = Backbone()
+freeze(net, "neck")
+"""
+        ),
     ]
 
     INVALID = [

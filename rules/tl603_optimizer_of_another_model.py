@@ -152,6 +152,27 @@ for fold in range(3):
         opt.step()
 """
         ),
+        # a frozen backbone: the optimizer holds the head only, and the loss runs through both
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+backbone = nn.Linear(16, 16)
+backbone.requires_grad_(False)
+head = nn.Linear(16, 4)
+opt = torch.optim.Adam(head.parameters())
+
+
+def fit(loader):
+    for x, y in loader:
+        feats = backbone(x)
+        loss = nn.functional.cross_entropy(head(feats), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [

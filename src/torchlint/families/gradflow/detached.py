@@ -18,7 +18,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, method_name, receiver
-from torchlint.analysis.program import is_model, is_module_value, strip_moves
+from torchlint.analysis.program import called_function, is_model, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -170,7 +170,8 @@ def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optiona
         if ctx.names.qualified_names_at(e.func) & _NEW_LEAF and e.args and e.args[0].keyword is None:
             if model_data(ctx, e.args[0].value, hops + 1):
                 return f"`{ctx.code(e.func)}(...)`"
-        return None
+            return None
+        return _helper_off_graph(ctx, e, hops)
     if isinstance(e, cst.Attribute) and e.attr.value == "data":
         return "`.data`" if model_data(ctx, e.value, hops + 1) else None
     if isinstance(e, cst.Name):
@@ -181,6 +182,55 @@ def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optiona
             return "`torch.no_grad()`"
         if isinstance(value, (cst.Call, cst.Attribute, cst.Name)):
             return _off_graph(ctx, value, hops + 1)
+    return None
+
+
+def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[str]:
+    """``l2_penalty(model)``: a function of this file given the model (or a value computed from it) whose
+    every return takes its value off the graph (``return torch.tensor(...)``, ``return x.item()``)."""
+    target = called_function(ctx, call)
+    if target is None or target[0] is not ctx:
+        return None
+    function = target[1]
+    if not any(_is_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
+        return None
+    returns = [r for r in iter_nodes(function.body) if isinstance(r, cst.Return)
+               and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function]
+    if not returns or any(r.value is None for r in returns):
+        return None
+    hows = set()
+    for r in returns:
+        how = _cut_here(ctx, r.value)
+        if how is None:
+            return None
+        hows.add(how)
+    return f"`{function.name.value}()`, which returns a value off the graph ({', '.join(sorted(hows))})"
+
+
+def _cut_here(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
+    """What takes ``expr`` off the graph by its own spelling, whatever it is computed from."""
+    e = expr
+    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
+        e = receiver(e)
+    if isinstance(e, cst.Call):
+        name = method_name(e)
+        if name in _OFF_GRAPH_METHODS and receiver(e) is not None and not e.args:
+            return _OFF_GRAPH_METHODS[name]
+        if isinstance(e.func, cst.Name) and e.func.value in _OFF_GRAPH_BUILTINS and len(e.args) == 1 \
+                and ctx.names.binding_at(e.func, e.func.value) is None:
+            return _OFF_GRAPH_BUILTINS[e.func.value]
+        if ctx.names.qualified_names_at(e.func) & _NEW_LEAF and e.args and e.args[0].keyword is None \
+                and not isinstance(e.args[0].value, (cst.Integer, cst.Float)):
+            return f"`{ctx.code(e.func)}(...)`"
+        return None
+    if isinstance(e, cst.Attribute) and e.attr.value == "data":
+        return "`.data`"
+    if isinstance(e, cst.Name):
+        value = ctx.names.value_of(e)
+        if value is not None and under_no_grad(ctx, value) and not under_no_grad(ctx, e):
+            return "`torch.no_grad()`"
+        if value is not None and isinstance(value, cst.Call):
+            return _cut_here(ctx, value)
     return None
 
 
