@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
-from torchlint.analysis.program import class_body, is_module_value, module_class
+from torchlint.analysis.program import class_body, definition_of, is_module_value, module_class
 from torchlint.analysis.walk import iter_nodes
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -22,6 +22,10 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REFLECTIVE_ATTRS = frozenset({"_modules", "__dict__", "children", "named_children", "_parameters",
                                "__getattr__", "__getattribute__"})
 _ITERATE_MODULES = frozenset({"modules", "named_modules"})
+#: ``torch.nn`` names that build tensors, not modules
+_NOT_SUBMODULES = frozenset({"torch.nn.Buffer", "torch.nn.Parameter", "torch.nn.UninitializedParameter",
+                             "torch.nn.UninitializedBuffer", "torch.nn.parameter.Buffer",
+                             "torch.nn.parameter.Parameter"})
 
 
 def _names_used(ctx: FileContext) -> FrozenSet[str]:
@@ -82,6 +86,36 @@ def reaches_modules_by_reflection(ctx: FileContext, cls: cst.ClassDef) -> bool:
     return False
 
 
+#: library bases whose own code reads no submodule of a subclass by name
+_PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
+                          "lightning.LightningModule", "lightning.pytorch.LightningModule"})
+
+
+def _bases_in_view(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether all the code that may read a submodule of ``cls`` by name is in this file: every base is
+    ``nn.Module`` (or a LightningModule) or a class of this file whose bases are so too.  A base from
+    another file or a library may use the submodule in methods this file does not show."""
+    if depth > 4:
+        return False
+    for base in cls.bases:
+        expr = base.value
+        names = ctx.names.qualified_names_at(expr)
+        if names & _PLAIN_BASES:
+            continue
+        if names:
+            return False
+        found = definition_of(ctx, expr)
+        if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef):
+            return False
+        if not _bases_in_view(ctx, found[1], depth + 1):
+            return False
+    return bool(cls.bases)
+
+
+def _tensor_holder(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and bool(ctx.names.qualified_names_at(value.func) & _NOT_SUBMODULES)
+
+
 def _self_name(function: cst.FunctionDef) -> Optional[str]:
     params = list(function.params.posonly_params) + list(function.params.params)
     return params[0].name.value if params else None
@@ -90,13 +124,15 @@ def _self_name(function: cst.FunctionDef) -> Optional[str]:
 def unused_submodules(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, cst.Assign]]:
     """``(name, assignment)`` for each submodule that ``__init__`` of the ``nn.Module`` subclass ``cls``
     builds (``self.drop = nn.Dropout(0.5)``, ``self.head = Head()`` with ``Head`` a module class) and
-    that no code of the file uses.  Only classes that define ``forward`` themselves are looked at (the
-    subclasses of a base class may live in other files).  Ask after the walk."""
+    that no code of the file uses.  Only classes that define ``forward`` themselves, and whose bases are
+    all in view (``nn.Module``, or classes of this file built on it), are looked at: a base class from
+    elsewhere may use the submodule, and a class's subclasses may live in other files.  Ask after the
+    walk."""
     methods: Dict[str, cst.FunctionDef] = {
         s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)
     }
     init = methods.get("__init__")
-    if init is None or "forward" not in methods or not module_class(ctx, cls):
+    if init is None or "forward" not in methods or not module_class(ctx, cls) or not _bases_in_view(ctx, cls):
         return []
     me = _self_name(init)
     if me is None:
@@ -110,7 +146,7 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, cs
             continue
         if ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
             continue
-        if target.attr.value not in candidates and is_module_value(ctx, a.value):
+        if target.attr.value not in candidates and is_module_value(ctx, a.value) and not _tensor_holder(ctx, a.value):
             candidates[target.attr.value] = a
     if not candidates:
         return []
