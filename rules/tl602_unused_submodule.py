@@ -14,7 +14,10 @@ class UnusedSubmodule(LintRule):
     or of a subclass reads `self.drop`, no code of the file reads `model.drop`, no string names it, and the
     class does not reach its submodules without naming them (`getattr` with a computed name,
     `self._modules`, `self.children()`, `vars(self)`, iterating `self.modules()` for anything but
-    initialisation). Only classes that define `forward` themselves are looked at.
+    initialisation). Only classes that define `forward` themselves are looked at, and only when all
+    their bases are in view: `nn.Module` (or a LightningModule), or classes of the same file built on it —
+    a base class from another module may use the layer in a method this file does not show. Buffers and
+    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules.
 
     ## Why is this bad?
     The layer never runs. A dropout or a normalisation the author believes is active does nothing, and
@@ -264,6 +267,33 @@ class Backbone(nn.Module):
 
 net = Backbone()
 freeze(net, "neck")
+"""
+        ),
+        # a base class from another module may use the layer (`get_image_features` of the base); a buffer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from transformers import CLIPModel
+
+
+class MyClip(CLIPModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.visual_projection = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.get_image_features(x)
+
+
+class Rotary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inv_freq = nn.Buffer(torch.ones(4), persistent=False)
+        self.saved = nn.Buffer(torch.ones(4), persistent=False)
+
+    def forward(self, x):
+        return x * self.inv_freq
 """
         ),
     ]
