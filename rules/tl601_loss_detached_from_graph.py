@@ -250,7 +250,7 @@ def step(x, y):
     total = torch.tensor(value, requires_grad=True)
     scaler.scale(total).backward()
 """,
-            message="`torch.tensor(...)`",
+            message="The loss `total` is computed through `torch.tensor(...)`",
         ),
     ]
 
@@ -258,4 +258,9 @@ def step(x, y):
         if not self.ctx.names.imports_torch:
             return
         for found in detached_terms(self.ctx):
-            self.report(found.term, self.MESSAGE.format(term=self.ctx.code(found.term), how=found.how))
+            if found.whole:
+                message = (f"The loss `{self.ctx.code(found.term)}` is computed through {found.how}: backward "
+                           "reaches no parameter of the model through it")
+            else:
+                message = self.MESSAGE.format(term=self.ctx.code(found.term), how=found.how)
+            self.report(found.term, message)

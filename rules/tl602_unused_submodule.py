@@ -17,7 +17,9 @@ class UnusedSubmodule(LintRule):
     initialisation). Only classes that define `forward` themselves are looked at, and only when all
     their bases are in view: `nn.Module` (or a LightningModule), or classes of the same file built on it —
     a base class from another module may use the layer in a method this file does not show. Buffers and
-    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules.
+    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Code in other files is not read: a
+    submodule called only from another file of the project (`model.aux_head(x)` in `train.py`) is reported
+    (add `# noqa: TL602` on the assignment there).
 
     ## Why is this bad?
     The layer never runs. A dropout or a normalisation the author believes is active does nothing, and

@@ -46,11 +46,12 @@ _MAX_HOPS = 6
 @dataclass(frozen=True)
 class DetachedTerm:
     """``term``: the expression that is added to the loss; ``how``: what cuts it off the graph;
-    ``backward``: the backward call whose loss it is part of."""
+    ``backward``: the backward call whose loss it is part of; ``whole``: the term is the whole loss."""
 
     term: cst.BaseExpression
     how: str
     backward: cst.Call
+    whole: bool = False
 
 
 def detached_terms(ctx: FileContext) -> List[DetachedTerm]:
@@ -67,7 +68,7 @@ def detached_terms(ctx: FileContext) -> List[DetachedTerm]:
         for term, how in _terms(ctx, operand, 0, set()):
             if id(term) not in seen:
                 seen.add(id(term))
-                out.append(DetachedTerm(term, how, call))
+                out.append(DetachedTerm(term, how, call, term is operand))
     return out
 
 
