@@ -173,6 +173,23 @@ def fit(loader):
         opt.step()
 """
         ),
+        # the model moved and wrapped after the optimizer is built: the same parameters
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters()))
+model = model.to("cpu")
+model = nn.DataParallel(model)
+for x, y in []:
+    loss = (model(x) - y).abs().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
