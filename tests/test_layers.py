@@ -48,7 +48,7 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.dtypes": 5,  # dtypes from construction
     # 6 -- the program model: roles, class and function summaries, across the project
     "torchlint.analysis.program": 6,
-    # 7 -- family facts, one package per family (training, numerics, loops, shapes, api)
+    # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)
     "torchlint.families": 7,
     # 8 -- building fixes
     "torchlint.fixes": 8,
@@ -422,7 +422,7 @@ def test_every_family_is_a_package_of_its_own():
     """A family's facts live in its package under ``torchlint.families``; the core has no family module."""
     families = ROOT / "src" / "torchlint" / "families"
     packages = sorted(p.name for p in families.iterdir() if (p / "__init__.py").exists())
-    assert packages == ["api", "loops", "numerics", "shapes", "training"]
+    assert packages == ["api", "gradflow", "loops", "numerics", "shapes", "training"]
     stray = sorted(p.name for p in families.glob("*.py") if p.name != "__init__.py")
     assert not stray, f"family modules outside a family package: {stray}"
     core = {p.stem for p in (ROOT / "src" / "torchlint" / "analysis").glob("*.py")}

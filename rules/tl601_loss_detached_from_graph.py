@@ -1,0 +1,266 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.families.gradflow.detached import detached_terms
+from torchlint.rule import Invalid, LintRule, Valid
+
+
+class LossDetachedFromGraph(LintRule):
+    """
+    ## What it does
+    Finds a term of a loss that is backpropagated (`loss.backward()`, `scaler.scale(loss).backward()`)
+    which is computed from the model — its output or its parameters — but only through a value cut off
+    the autograd graph: `.item()`, `float(t)`, `.detach()`, `.data`, `.numpy()`, a new tensor built from
+    numbers (`torch.tensor([p.norm().item() for p in model.parameters()])`), or a value computed under
+    `torch.no_grad()`. The loss is followed through the local names it is built from (`loss = task + reg`,
+    `loss += reg`). A term is reported only when it is added to the loss (or is the loss): a detached
+    factor that scales a term with a graph (`task * w.detach()`), a detached target
+    (`F.mse_loss(student(x), teacher(x).detach())`) and a metric computed beside the loss are fine.
+
+    ## Why is this bad?
+    Backward gives the term no gradient: the regularizer, the auxiliary loss or the penalty the author
+    added changes the printed loss value but not a single parameter. Training runs, the loss curve
+    looks plausible, and the model learns as if the term were not there. Effective PyTorch and the
+    PyTorch Cookbook (Zhang Hao, 2019) use `.item()` and `.detach()` to *read* a value — for logging
+    and for accumulating statistics — never to build what is differentiated.
+
+    ## Example
+    ```python
+    task = F.cross_entropy(model(x), y)
+    penalty = torch.tensor([p.pow(2).sum().item() for p in model.parameters()]).sum()
+    loss = task + 1e-3 * penalty
+    loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    task = F.cross_entropy(model(x), y)
+    penalty = sum(p.pow(2).sum() for p in model.parameters())
+    loss = task + 1e-3 * penalty
+    loss.backward()
+    ```
+
+    ## Fix safety
+    No fix: the term has to be computed again with tensor operations, and which ones is the author's
+    choice.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [Autograd mechanics](https://pytorch.org/docs/stable/notes/autograd.html)
+    - [torch.Tensor.item](https://pytorch.org/docs/stable/generated/torch.Tensor.item.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
+    - PyTorch Cookbook (PyTorch 常用代码段整理合集), Zhang Hao, 2019: <https://zhuanlan.zhihu.com/p/59205847>
+    """
+
+    CODE = "TL601"
+    NAME = "loss-detached-from-graph"
+    MESSAGE = "`{term}` is part of the loss but is computed through {how}: backward gives it no gradient"
+    TRIGGERS = ("backward",)
+
+    VALID = [
+        # a detached target and a teacher run under no_grad: the loss keeps the student's graph
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+student = torch.nn.Linear(8, 4)
+teacher = torch.nn.Linear(8, 4)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+
+
+def step(x):
+    with torch.no_grad():
+        soft = teacher(x).softmax(-1)
+    loss = F.mse_loss(student(x), teacher(x).detach()) + F.kl_div(student(x).log_softmax(-1), soft)
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # a metric beside the loss, `loss.item()` for logging, a detached weight scaling a term with a graph
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(4, 2)
+opt = torch.optim.Adam(net.parameters())
+
+
+def train(loader, log):
+    for x, y in loader:
+        out = net(x)
+        loss = nn.functional.cross_entropy(out, y, reduction="none")
+        w = out.softmax(-1).max(-1).values.detach()
+        loss = (loss * w).mean()
+        acc = (out.argmax(-1) == y).float().mean().item()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log(loss.item(), acc)
+"""
+        ),
+        # a regularizer with a graph; a constant tensor; a loss of data only
+        Valid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+
+
+def fit(x, y, lam=0.1):
+    reg = sum(p.pow(2).sum() for p in model.parameters())
+    zero = torch.tensor(0.0)
+    loss = ((model(x) - y) ** 2).mean() + lam * reg + zero
+    loss += lam * model.weight.abs().sum()
+    loss.backward()
+"""
+        ),
+        # a term of plain data, not of the model, taken off the graph
+        Valid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+
+
+def fit(x, y, scale):
+    base = torch.tensor(scale.item())
+    loss = (model(x) - y).pow(2).mean() * base
+    loss.backward()
+"""
+        ),
+        # helpers: one keeps the graph, one returns a number that is only logged
+        Valid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+
+
+def l2(net):
+    return sum(p.pow(2).sum() for p in net.parameters())
+
+
+def norm_of(net):
+    return float(sum(p.norm() for p in net.parameters()))
+
+
+def fit(x, y, log):
+    loss = (model(x) - y).pow(2).mean() + 1e-3 * l2(model)
+    loss.backward()
+    log(norm_of(model), loss.item())
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 2))
+
+
+def train(loader, weight_decay=1e-3):
+    for x, y in loader:
+        task = nn.functional.cross_entropy(model(x), y)
+        l2 = torch.tensor([p.norm().item() for p in model.parameters()]).sum()
+        loss = task + weight_decay * l2
+        loss.backward()
+""",
+            line=12,
+            col=23,
+            message="`torch.tensor(...)`",
+        ),
+        # an auxiliary loss read with `.item()`, added in place; a penalty computed under no_grad
+        Invalid(
+            """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(4, 4)
+        self.aux = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for x, y in []:
+    out = net(x)
+    loss = torch.nn.functional.mse_loss(out, y)
+    loss += 0.5 * net.aux(x).mean().item()
+    with torch.no_grad():
+        smooth = (out[1:] - out[:-1]).abs().mean()
+    loss = loss + smooth
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            count=2,
+        ),
+        # across a helper: the penalty function reads the parameters as numbers
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def l1_penalty(net):
+    total = 0.0
+    for p in net.parameters():
+        total += p.abs().sum().item()
+    return torch.tensor(total)
+
+
+classifier = torch.nn.Linear(8, 3)
+opt = torch.optim.SGD(classifier.parameters(), lr=0.1)
+
+
+def train_step(x, y):
+    loss = F.cross_entropy(classifier(x), y)
+    loss = loss + 1e-4 * l1_penalty(classifier)
+    loss.backward()
+    opt.step()
+""",
+            message="`l1_penalty()`",
+        ),
+        # the whole scaled loss built from a number, handed to a scaler
+        Invalid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+scaler = torch.cuda.amp.GradScaler()
+
+
+def step(x, y):
+    value = float(((model(x) - y) ** 2).mean())
+    total = torch.tensor(value, requires_grad=True)
+    scaler.scale(total).backward()
+""",
+            message="The loss `total` is computed through `torch.tensor(...)`",
+        ),
+    ]
+
+    def leave_Module(self, node: cst.Module) -> None:
+        if not self.ctx.names.imports_torch:
+            return
+        for found in detached_terms(self.ctx):
+            if found.whole:
+                message = (f"The loss `{self.ctx.code(found.term)}` is computed through {found.how}: backward "
+                           "reaches no parameter of the model through it")
+            else:
+                message = self.MESSAGE.format(term=self.ctx.code(found.term), how=found.how)
+            self.report(found.term, message)

@@ -1,0 +1,384 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.families.gradflow.submodules import unused_submodules
+from torchlint.rule import Invalid, LintRule, Valid
+
+
+class UnusedSubmodule(LintRule):
+    """
+    ## What it does
+    Finds a submodule that `__init__` of an `nn.Module` subclass builds (`self.drop = nn.Dropout(0.5)`,
+    `self.head = Head()` for a module class of the project) and that no code uses: no method of the class
+    or of a subclass reads `self.drop`, no code of the file reads `model.drop`, no string names it, and the
+    class does not reach its submodules without naming them (`getattr` with a computed name,
+    `self._modules`, `self.children()`, `vars(self)`, iterating `self.modules()` for anything but
+    initialisation). Only classes that define `forward` themselves are looked at, and only when all
+    their bases are in view: `nn.Module` (or a LightningModule), or classes of the same file built on it —
+    a base class from another module may use the layer in a method this file does not show. Buffers and
+    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Code in other files is not read: a
+    submodule called only from another file of the project (`model.aux_head(x)` in `train.py`) is reported
+    (add `# noqa: TL602` on the assignment there).
+
+    ## Why is this bad?
+    The layer never runs. A dropout or a normalisation the author believes is active does nothing, and
+    the parameters of an unused layer are handed to the optimizer, saved and moved, but never get a
+    gradient: they stay at their initial values. Under `DistributedDataParallel` the first backward pass
+    fails ("Expected to have finished reduction in the prior iteration") unless
+    `find_unused_parameters=True` is passed, which slows every step. Effective PyTorch's chapter on
+    modules builds a model from the layers `__init__` registers and `forward` calls; a layer registered
+    and never called is a mistake in one of the two.
+
+    ## Example
+    ```python
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 4)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.fc(x)
+    ```
+
+    ## Use instead
+    ```python
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 4)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.fc(self.drop(x))
+    ```
+
+    ## Fix safety
+    No fix: whether the layer should be called (and where) or deleted is the author's decision.
+
+    ## Options
+    None.
+
+    TorchFix has no equivalent.
+
+    ## References
+    - [torch.nn.Module](https://pytorch.org/docs/stable/generated/torch.nn.Module.html)
+    - [DistributedDataParallel: `find_unused_parameters`](https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html)
+    - [Effective PyTorch](https://github.com/vahidk/EffectivePyTorch), vahidk
+    """
+
+    CODE = "TL602"
+    NAME = "unused-submodule"
+    MESSAGE = (
+        "Submodule `self.{name}` is built in `__init__` but never used: it takes no part in the forward pass "
+        "and its parameters get no gradient"
+    )
+    TRIGGERS = ("Module",)
+
+    VALID = [
+        # every layer is called in forward
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+"""
+        ),
+        # used only in a method other than forward, and through a container built from it
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+        self.body = nn.Sequential(self.norm, nn.ReLU())
+        self.heads = nn.ModuleDict({"a": nn.Linear(8, 2)})
+
+    def embed(self, x):
+        return self.proj(x)
+
+    def forward(self, x):
+        return self.heads["a"](self.body(self.embed(x)))
+"""
+        ),
+        # read outside the class (an EMA copy kept on the model and updated by the trainer)
+        Valid(
+            """
+import copy
+import torch.nn as nn
+
+
+class Student(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(8, 8)
+        self.ema = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.backbone(x)
+
+
+model = Student()
+for p, q in zip(model.ema.parameters(), model.backbone.parameters()):
+    p.data.mul_(0.99).add_(q.data, alpha=0.01)
+"""
+        ),
+        # used by a subclass of the same file
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.extra = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class WithExtra(Base):
+    def forward(self, x):
+        return self.extra(self.fc(x))
+"""
+        ),
+        # reached through getattr with a computed name, and through the children
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer0 = nn.Linear(4, 4)
+        self.layer1 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        for i in range(2):
+            x = getattr(self, f"layer{i}")(x)
+        return x
+
+
+class Chain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+
+    def forward(self, x):
+        for child in self.children():
+            x = child(x)
+        return x
+"""
+        ),
+        # named in a string (a freezing list), and reached through _modules
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Frozen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3)
+        self.head = nn.Linear(8, 2)
+        for name, p in self.named_parameters():
+            p.requires_grad = name.startswith("head")
+
+    def forward(self, x):
+        return self.stem(x)
+
+
+class ByName(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self._modules["enc"](x)
+"""
+        ),
+        # a class without its own forward (a base class whose subclasses may live elsewhere), and no module
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+
+class Holder:
+    def __init__(self):
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return x
+"""
+        ),
+        # registered again under another name, and frozen by name through a helper of the file
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shared = nn.Linear(4, 4)
+        self.add_module("decoder", self.shared)
+        self.register_module("encoder", nn.Linear(4, 4))
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def freeze(model, part):
+    for p in getattr(model, part).parameters():
+        p.requires_grad_(False)
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.neck = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.stem(x)
+
+
+net = Backbone()
+freeze(net, "neck")
+"""
+        ),
+        # a base class from another module may use the layer (`get_image_features` of the base); a buffer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from transformers import CLIPModel
+
+
+class MyClip(CLIPModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.visual_projection = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.get_image_features(x)
+
+
+class Rotary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inv_freq = nn.Buffer(torch.ones(4), persistent=False)
+        self.saved = nn.Buffer(torch.ones(4), persistent=False)
+
+    def forward(self, x):
+        return x * self.inv_freq
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(x)
+""",
+            line=9,
+            col=9,
+            message="`self.drop`",
+        ),
+        # a project module class, `torch.nn` spelled in full; an init loop over self.modules() runs nothing
+        Invalid(
+            """
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, depth=2):
+        super().__init__()
+        self.first = Block()
+        self.second = Block()
+        self.norm = torch.nn.BatchNorm1d(8)
+        for m in self.modules():
+            if isinstance(m, torch.nn.Linear):
+                torch.nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        return self.first(x)
+""",
+            count=2,
+        ),
+        # a layer used nowhere, also not in a helper method that the model calls
+        Invalid(
+            """
+from torch import nn
+import torch.nn.functional as F
+
+
+class Classifier(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+        self.bn = nn.BatchNorm2d(16)
+        self.out = nn.Linear(16, n)
+
+    def features(self, x):
+        return F.relu(self.conv(x)).mean((2, 3))
+
+    def forward(self, x):
+        return self.out(self.features(x))
+""",
+            message="`self.bn`",
+        ),
+    ]
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        # the walk has seen the whole class; what the rest of the file reads is known only at the end
+        self._classes = getattr(self, "_classes", [])
+        self._classes.append(original_node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for cls in getattr(self, "_classes", []):
+            for name, assign in unused_submodules(self.ctx, cls):
+                self.report(assign.targets[0].target, self.MESSAGE.format(name=name))

@@ -1,0 +1,300 @@
+"""Terms of a backpropagated loss that are cut off the autograd graph.
+
+A backward pass (``loss.backward()``, ``scaler.scale(loss).backward()``) differentiates the loss; the
+loss is split into its terms through ``+``/``-`` and through the local names it is built from
+(``loss = task + reg``, ``loss += reg``).  A term is *detached* when it carries data of the model (its
+output, its parameters) but reaches it only through a value taken off the graph: ``.item()``,
+``float(t)``, ``.detach()``, ``.data``, ``.numpy()``/``.tolist()``, a new tensor built from numbers
+(``torch.tensor([... .item() ...])``), or a value computed under ``torch.no_grad()``.  A product is a
+detached term only when every factor is detached or carries no model data (``weight * penalty``):
+``task * w.detach()`` scales a term that keeps its graph.  Arguments of calls are not terms: a detached
+target (``F.mse_loss(student(x), teacher(x).detach())``) leaves the loss its graph.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, method_name, receiver
+from torchlint.analysis.program import called_function, is_model, is_module_value, strip_moves
+from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
+from torchlint.analysis.walk import iter_nodes
+
+#: tensor methods that take the value off the graph
+_OFF_GRAPH_METHODS = {"item": "`.item()`", "detach": "`.detach()`", "numpy": "`.numpy()`", "tolist": "`.tolist()`"}
+#: builtins that turn a tensor into a Python number
+_OFF_GRAPH_BUILTINS = {"float": "`float()`", "int": "`int()`"}
+#: torch functions that build a new leaf tensor from the data they are given
+_NEW_LEAF = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
+                       "torch.cuda.FloatTensor", "torch.from_numpy", "numpy.array", "numpy.asarray"})
+#: methods that keep whether a value is on the graph (reductions, moves, reshapes)
+_KEEPING = frozenset({"sum", "mean", "to", "cuda", "cpu", "float", "double", "half", "view", "reshape",
+                      "squeeze", "unsqueeze", "flatten", "abs", "pow", "sqrt", "clone", "contiguous"})
+#: what reading model data looks like without a call of the model
+_PARAMETER_READS = frozenset({"parameters", "named_parameters"})
+
+#: methods of a model that compute nothing from its parameters
+_NOT_COMPUTING = frozenset({"state_dict", "train", "eval", "zero_grad", "to", "cuda", "cpu", "modules", "children",
+                            "named_modules", "named_children", "buffers", "named_buffers", "apply",
+                            "load_state_dict", "requires_grad_", "half", "float", "double", "register_buffer"})
+
+_MAX_HOPS = 6
+
+
+@dataclass(frozen=True)
+class DetachedTerm:
+    """``term``: the expression that is added to the loss; ``how``: what cuts it off the graph;
+    ``backward``: the backward call whose loss it is part of; ``whole``: the term is the whole loss."""
+
+    term: cst.BaseExpression
+    how: str
+    backward: cst.Call
+    whole: bool = False
+
+
+def detached_terms(ctx: FileContext) -> List[DetachedTerm]:
+    """Every detached term of a backpropagated loss in the file (see the module's docstring).  Ask after
+    the walk."""
+    out: List[DetachedTerm] = []
+    seen: Set[int] = set()
+    for call in ctx.calls_in(ctx.module):
+        if not is_backward(ctx, call):
+            continue
+        operand = backward_operand(ctx, call)
+        if operand is None:
+            continue
+        for term, how in _terms(ctx, operand, 0, set()):
+            if id(term) not in seen:
+                seen.add(id(term))
+                out.append(DetachedTerm(term, how, call, term is operand))
+    return out
+
+
+def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[int]):
+    """``(term, how)`` for the detached terms of the sum ``expr``."""
+    if hops > _MAX_HOPS or id(expr) in visited:
+        return
+    visited.add(id(expr))
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            yield from _terms(ctx, expr.left, hops + 1, visited)
+            yield from _terms(ctx, expr.right, hops + 1, visited)
+            return
+        if isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+            how = _detached_product(ctx, expr, hops)
+            if how is not None:
+                yield expr, how
+                return
+            for side in (expr.left, expr.right):
+                if _off_graph(ctx, side, hops + 1) is None:
+                    yield from _terms(ctx, side, hops + 1, visited)
+            return
+    if isinstance(expr, cst.UnaryOperation):
+        yield from _terms(ctx, expr.expression, hops + 1, visited)
+        return
+    if isinstance(expr, cst.Call) and method_name(expr) in ("sum", "mean") and not expr.args:
+        inner = receiver(expr)
+        if inner is not None and _off_graph(ctx, expr, hops) is None:
+            yield from _terms(ctx, inner, hops + 1, visited)
+            return
+    how = _off_graph(ctx, expr, hops)
+    if how is not None:
+        yield expr, how
+        return
+    if isinstance(expr, cst.Name):
+        value = _value(ctx, expr)
+        if value is not None:
+            yield from _terms(ctx, value, hops + 1, visited)
+        for aug in _augmented(ctx, expr):
+            yield from _terms(ctx, aug.value, hops + 1, visited)
+
+
+def _value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    value = ctx.names.value_of(name)
+    if value is not None:
+        return value
+    before = [v for v in ctx.names.values_before(name) if not ctx.is_inside(name, v)]
+    return before[-1] if before else None
+
+
+def _augmented(ctx: FileContext, name: cst.Name) -> List[cst.AugAssign]:
+    """``loss += reg`` (and ``-=``) of the local ``name`` before ``name``, in the same function."""
+    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    at = ctx.names.position(name)
+    out = []
+    for a in ctx.contents(scope).assigns:
+        if (isinstance(a, cst.AugAssign) and isinstance(a.target, cst.Name) and a.target.value == name.value
+                and isinstance(a.operator, (cst.AddAssign, cst.SubtractAssign)) and ctx.names.position(a) < at
+                and (ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) or ctx.module) is scope):
+            out.append(a)
+    return out
+
+
+def _detached_product(ctx: FileContext, expr: cst.BinaryOperation, hops: int) -> Optional[str]:
+    """How a product is cut off the graph: some factor is, and no other factor carries model data."""
+    factors: List[cst.BaseExpression] = []
+    stack: List[cst.BaseExpression] = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Multiply, cst.Divide)):
+            stack.extend((e.left, e.right))
+        else:
+            factors.append(e)
+    how = None
+    for f in factors:
+        found = _off_graph(ctx, f, hops + 1)
+        if found is not None:
+            how = how or found
+        elif model_data(ctx, f, hops + 1):
+            return None
+    return how
+
+
+def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optional[str]:
+    """How ``expr`` carries model data only off the graph, or None."""
+    if hops > _MAX_HOPS:
+        return None
+    e = expr
+    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
+        e = receiver(e)  # `x.item()` under `.mean()`, `.to(device)`
+    if isinstance(e, cst.Call):
+        name = method_name(e)
+        inner = receiver(e)
+        if name in _OFF_GRAPH_METHODS and inner is not None and not e.args:
+            return _OFF_GRAPH_METHODS[name] if model_data(ctx, inner, hops + 1) else None
+        if isinstance(e.func, cst.Name) and e.func.value in _OFF_GRAPH_BUILTINS and len(e.args) == 1:
+            if ctx.names.binding_at(e.func, e.func.value) is None and model_data(ctx, e.args[0].value, hops + 1):
+                return _OFF_GRAPH_BUILTINS[e.func.value]
+            return None
+        if ctx.names.qualified_names_at(e.func) & _NEW_LEAF and e.args and e.args[0].keyword is None:
+            if model_data(ctx, e.args[0].value, hops + 1):
+                return f"`{ctx.code(e.func)}(...)`"
+            return None
+        return _helper_off_graph(ctx, e, hops)
+    if isinstance(e, cst.Attribute) and e.attr.value == "data":
+        return "`.data`" if model_data(ctx, e.value, hops + 1) else None
+    if isinstance(e, cst.Name):
+        value = ctx.names.value_of(e)
+        if value is None:
+            return None
+        if under_no_grad(ctx, value) and not under_no_grad(ctx, e) and model_data(ctx, value, hops + 1):
+            return "`torch.no_grad()`"
+        if isinstance(value, (cst.Call, cst.Attribute, cst.Name)):
+            return _off_graph(ctx, value, hops + 1)
+    return None
+
+
+def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[str]:
+    """``l2_penalty(model)``: a function of this file given the model (or a value computed from it) whose
+    every return takes its value off the graph (``return torch.tensor(...)``, ``return x.item()``)."""
+    target = called_function(ctx, call)
+    if target is None or target[0] is not ctx:
+        return None
+    function = target[1]
+    if not any(_is_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
+        return None
+    returns = [r for r in iter_nodes(function.body) if isinstance(r, cst.Return)
+               and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function]
+    if not returns or any(r.value is None for r in returns):
+        return None
+    hows = set()
+    for r in returns:
+        how = _cut_here(ctx, r.value)
+        if how is None:
+            return None
+        hows.add(how)
+    return f"`{function.name.value}()`, which returns a value off the graph ({', '.join(sorted(hows))})"
+
+
+def _cut_here(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
+    """What takes ``expr`` off the graph by its own spelling, whatever it is computed from."""
+    e = expr
+    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
+        e = receiver(e)
+    if isinstance(e, cst.Call):
+        name = method_name(e)
+        if name in _OFF_GRAPH_METHODS and receiver(e) is not None and not e.args:
+            return _OFF_GRAPH_METHODS[name]
+        if isinstance(e.func, cst.Name) and e.func.value in _OFF_GRAPH_BUILTINS and len(e.args) == 1 \
+                and ctx.names.binding_at(e.func, e.func.value) is None:
+            return _OFF_GRAPH_BUILTINS[e.func.value]
+        if ctx.names.qualified_names_at(e.func) & _NEW_LEAF and e.args and e.args[0].keyword is None \
+                and not isinstance(e.args[0].value, (cst.Integer, cst.Float)):
+            return f"`{ctx.code(e.func)}(...)`"
+        return None
+    if isinstance(e, cst.Attribute) and e.attr.value == "data":
+        return "`.data`"
+    if isinstance(e, cst.Name):
+        value = ctx.names.value_of(e)
+        if value is not None and under_no_grad(ctx, value) and not under_no_grad(ctx, e):
+            return "`torch.no_grad()`"
+        if value is not None and isinstance(value, cst.Call):
+            return _cut_here(ctx, value)
+    return None
+
+
+def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
+    """Whether ``expr`` is computed from a model: a call of a model (``model(x)``, ``self.net(x)``,
+    ``model.forward(x)``), its parameters (``model.parameters()``, ``.weight``), or a local name bound to
+    such a value (a comprehension's variable over the parameters too)."""
+    if hops > _MAX_HOPS:
+        return False
+    for node in iter_nodes(expr):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_READS:
+                return True
+            callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+            if isinstance(callee, (cst.Name, cst.Attribute)) and _is_model(ctx, callee):
+                return True
+            if (isinstance(callee, cst.Attribute) and callee.attr.value not in _NOT_COMPUTING
+                    and isinstance(callee.value, (cst.Name, cst.Attribute)) and _is_model(ctx, callee.value)):
+                return True  # `model.encoder(x)`, `model.encode(x)`
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
+            if isinstance(node.value, (cst.Name, cst.Attribute)) and _is_model(ctx, node.value):
+                return True
+        elif isinstance(node, cst.Name):
+            value = ctx.names.value_of(node)
+            if value is not None and value is not expr and model_data(ctx, value, hops + 1):
+                return True
+            if value is None and _iterated_over_model(ctx, node, hops):
+                return True
+    return False
+
+
+def _is_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    if is_model(ctx, expr) is True:
+        return True
+    if isinstance(expr, cst.Name):
+        value = ctx.names.value_of(expr)
+        return value is not None and is_module_value(ctx, strip_moves(value)) and not _is_loss_layer(ctx, value)
+    return False
+
+
+def _is_loss_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    core = strip_moves(value)
+    return isinstance(core, cst.Call) and any(q.endswith("Loss") for q in ctx.names.qualified_names_at(core.func))
+
+
+def _iterated_over_model(ctx: FileContext, name: cst.Name, hops: int) -> bool:
+    """``p`` in ``[p.norm() for p in model.parameters()]`` or ``for p in model.parameters():``."""
+    for a in ctx.ancestors(name):
+        fors = []
+        if isinstance(a, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            f: Optional[cst.CompFor] = a.for_in
+            while f is not None:
+                fors.append(f)
+                f = f.inner_for_in
+        elif isinstance(a, cst.For):
+            fors.append(a)
+        for f in fors:
+            if any(isinstance(t, cst.Name) and t.value == name.value for t in iter_nodes(f.target)):
+                return model_data(ctx, f.iter, hops + 1)
+        if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+            break
+    return False
+
+
+__all__ = ["DetachedTerm", "detached_terms", "model_data"]

@@ -1,0 +1,350 @@
+"""Optimizers stepped after a backward pass whose loss does not reach their parameters.
+
+Both sides are decided from construction, never from names:
+
+- an optimizer (``opt = torch.optim.Adam(G.parameters())``) holds the parameters of the models whose
+  ``.parameters()`` its first argument is built from (``chain(a.parameters(), b.parameters())``,
+  ``[{"params": a.parameters()}, ...]``, ``filter(f, a.parameters())``, ``list(...) + list(...)``);
+  each model is the construction call its name is bound to where the optimizer is built
+  (``G = Generator().to(device)``), together with the models passed to that construction
+  (``DataParallel(net)`` holds ``net``);
+- a loss (``d_loss`` in ``d_loss.backward()``) reaches the models it is computed from through local
+  names, the calls of those models, and the tensors they return, except through ``.detach()``,
+  ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
+
+Anything else on either side — a call of a helper function, ``self.<attr>``, a parameter of the
+function, a model built by a call that is not a module construction — makes the answer unknown.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
+from torchlint.analysis.program import is_module_value, strip_moves
+from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
+from torchlint.analysis.walk import iter_nodes
+
+_MAX_HOPS = 8
+#: methods that cut the value off the graph: nothing is reached through them
+_CUTTING = frozenset({"detach", "item", "numpy", "tolist", "detach_"})
+#: module methods that return the module (or its parameters) without running it
+_MODULE_PLUMBING = frozenset({"parameters", "named_parameters", "state_dict", "train", "eval", "to", "cuda", "cpu",
+                              "modules", "children", "zero_grad", "requires_grad_"})
+#: the roots of calls that compute nothing from a model by themselves (they only pass tensors on)
+_LIBRARY_ROOTS = ("torch.", "numpy.", "math.", "builtins.")
+_BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range", "zip", "enumerate", "list",
+                       "tuple", "isinstance", "print"})
+
+
+#: the names of the models the losses asked about call (for messages)
+_CALLED: Fact[Set[str]] = Fact("gradflow.called_models", lambda ctx: set())
+
+
+class Unknown(Exception):
+    """The answer cannot be known from the code."""
+
+
+@dataclass(frozen=True)
+class StrayStep:
+    """``step``: the optimizer step; ``optimizer``: the optimizer's code; ``backwards``: the backward calls
+    whose gradients it applies; ``held``/``reached``: the codes of the models on each side."""
+
+    step: cst.Call
+    optimizer: str
+    backwards: Tuple[cst.Call, ...]
+    held: Tuple[str, ...]
+    reached: Tuple[str, ...]
+
+
+def stray_steps(ctx: FileContext) -> List[StrayStep]:
+    """Every optimizer step of the file whose parameters none of the preceding backward passes (in the
+    same function, since the previous optimizer step there) reaches.  Ask after the walk."""
+    out: List[StrayStep] = []
+    calls = ctx.calls_in(ctx.module)
+    for call in calls:
+        opt = optimizer_of_step(ctx, call)
+        if not isinstance(opt, cst.Name):
+            continue
+        backwards = _backwards_before(ctx, call)
+        if not backwards:
+            continue
+        try:
+            held = _held_models(ctx, opt)
+            reached: Set[cst.Call] = set()
+            _CALLED.of(ctx).clear()
+            for b in backwards:
+                operand = backward_operand(ctx, b)
+                if operand is None:
+                    raise Unknown
+                found = _reached(ctx, operand, 0, set())
+                reached |= found
+            if not held or not reached or held & reached:
+                continue
+        except Unknown:
+            continue
+        if not _CALLED.of(ctx):
+            continue
+        owners = sorted({ctx.code(receiver(c)) for c in iter_nodes(_optimizer_call(ctx, opt))  # type: ignore[arg-type]
+                         if isinstance(c, cst.Call) and method_name(c) in ("parameters", "named_parameters")
+                         and receiver(c) is not None})
+        out.append(StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx)))))
+    return out
+
+
+def _function_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    return ctx.enclosing(node, (cst.FunctionDef, cst.Lambda)) or ctx.module
+
+
+def _backwards_before(ctx: FileContext, step: cst.Call) -> List[cst.Call]:
+    """The backward calls of the function around ``step`` between the previous optimizer step there and
+    ``step`` (source order)."""
+    scope = _function_of(ctx, step)
+    at = ctx.names.position(step)
+    found: List[cst.Call] = []
+    for call in ctx.calls_in(scope):
+        if _function_of(ctx, call) is not scope:
+            continue
+        pos = ctx.names.position(call)
+        if pos >= at:
+            break
+        if optimizer_of_step(ctx, call) is not None:
+            found = []
+        elif is_backward(ctx, call):
+            found.append(call)
+    return found
+
+
+def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> FrozenSet[cst.Call]:
+    """The module constructions a name holds where it is: the call it is bound to (through moves such
+    as ``.to(device)`` and names), with the models passed to that call."""
+    if hops > _MAX_HOPS or not isinstance(expr, cst.Name):
+        raise Unknown
+    value = _value_of(ctx, expr)
+    core = strip_moves(value)
+    if isinstance(core, cst.Name):
+        return _construction(ctx, core, hops + 1)
+    if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
+        raise Unknown
+    out = {core}
+    for a in core.args:
+        if isinstance(a.value, cst.Name) and ctx.names.value_of(a.value) is not None:
+            try:
+                out |= _construction(ctx, a.value, hops + 1)
+            except Unknown:
+                pass
+        elif isinstance(a.value, (cst.Name, cst.Attribute, cst.Call)) and not isinstance(a.value, cst.Name):
+            if any(isinstance(n, cst.Name) and not ctx.names.qualified_names_at(n) and n.value not in ("self",)
+                   and _maybe_model(ctx, n) for n in iter_nodes(a.value)):
+                raise Unknown  # `Wrapper(model.encoder)`: which models it holds is not followed
+    return frozenset(out)
+
+
+def _maybe_model(ctx: FileContext, name: cst.Name) -> bool:
+    value = ctx.names.value_of(name)
+    return value is None or is_module_value(ctx, strip_moves(value))
+
+
+def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
+    """The one value ``name`` holds where it is; a module-level name read in a function must be bound
+    once in the module."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports:
+        raise Unknown
+    local = _function_of(ctx, name)
+    scope = ctx.names.scope_at(name)
+    if local is not ctx.module and name.value not in scope.bindings:
+        values = b.values
+        if len(values) != 1 or values[0] is None:
+            raise Unknown
+        return values[0]
+    value = ctx.names.value_of(name)
+    if value is None:
+        raise Unknown
+    found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
+    if found is None or found[0].value is not value or found[1] is not None:
+        raise Unknown  # bound on some paths only, or an element of an unpacked tuple
+    return value
+
+
+def _optimizer_call(ctx: FileContext, opt: cst.Name) -> cst.BaseExpression:
+    return strip_moves(_value_of(ctx, opt))
+
+
+def _held_models(ctx: FileContext, opt: cst.Name) -> FrozenSet[cst.Call]:
+    value = _optimizer_call(ctx, opt)
+    if not isinstance(value, cst.Call):
+        raise Unknown
+    names = ctx.names.qualified_names_at(value.func)
+    if not any(q.startswith("torch.optim.") and ".lr_scheduler" not in q for q in names):
+        raise Unknown
+    params = arg(value, 0, "params")
+    if params is None:
+        raise Unknown
+    return _parameter_owners(ctx, params.value, 0)
+
+
+def _parameter_owners(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> FrozenSet[cst.Call]:
+    if hops > _MAX_HOPS:
+        raise Unknown
+    if isinstance(expr, cst.Call):
+        name = method_name(expr)
+        if name in ("parameters", "named_parameters") and isinstance(receiver(expr), cst.Name):
+            return _construction(ctx, receiver(expr))  # type: ignore[arg-type]
+        func = expr.func
+        q = ctx.names.qualified_names_at(func)
+        if isinstance(func, cst.Name) and func.value in ("list", "tuple") and not q and len(expr.args) == 1:
+            return _parameter_owners(ctx, expr.args[0].value, hops + 1)
+        if isinstance(func, cst.Name) and func.value == "filter" and not q and len(expr.args) == 2:
+            return _parameter_owners(ctx, expr.args[1].value, hops + 1)
+        if q & {"itertools.chain"}:
+            out: FrozenSet[cst.Call] = frozenset()
+            for a in expr.args:
+                out |= _parameter_owners(ctx, a.value, hops + 1)
+            return out
+        raise Unknown
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _parameter_owners(ctx, expr.left, hops + 1) | _parameter_owners(ctx, expr.right, hops + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out = frozenset()
+        for el in expr.elements:
+            v = el.value
+            if isinstance(v, cst.Dict):
+                found = [e.value for e in v.elements if isinstance(e, cst.DictElement)
+                         and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "params"]
+                if len(found) != 1:
+                    raise Unknown
+                out |= _parameter_owners(ctx, found[0], hops + 1)
+            else:
+                out |= _parameter_owners(ctx, v, hops + 1)
+        return out
+    if isinstance(expr, cst.Name):
+        return _parameter_owners(ctx, _value_of(ctx, expr), hops + 1)
+    raise Unknown
+
+
+def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """The module constructions whose forward pass ``expr`` is computed from, on the graph."""
+    if hops > _MAX_HOPS:
+        raise Unknown
+    if id(expr) in visited:
+        return set()
+    visited.add(id(expr))
+    out: Set[cst.Call] = set()
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+            raise Unknown
+        if isinstance(node, cst.Attribute):
+            if node.attr.value == "data":
+                continue
+            stack.append(node.value)
+            continue
+        if isinstance(node, cst.Call):
+            name = method_name(node)
+            if name in _CUTTING:
+                continue
+            func = node.func
+            callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+            if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
+                    and callee.value not in _BUILTINS:
+                models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
+                out |= models
+                if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
+                    _CALLED.of(ctx).add(callee.value)
+            elif isinstance(callee, cst.Name):
+                pass  # a builtin or a library function: it only passes its arguments on
+            elif isinstance(callee, cst.Attribute):
+                q = ctx.names.qualified_names_at(callee)
+                if q:
+                    if not any(n.startswith(_LIBRARY_ROOTS) for n in q):
+                        raise Unknown
+                elif name in _MODULE_PLUMBING:
+                    raise Unknown
+                else:
+                    stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
+            else:
+                stack.append(callee)
+            stack.extend(a.value for a in node.args)
+            continue
+        if isinstance(node, cst.Name):
+            if node.value in ("None", "True", "False"):
+                continue
+            if ctx.names.qualified_names_at(node):
+                continue
+            out |= _reached_name(ctx, node, hops, visited)
+            continue
+        if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Tuple, cst.List,
+                             cst.Comparison, cst.BooleanOperation, cst.IfExp)):
+            for c in _direct_expressions(node):
+                stack.append(c)
+            continue
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            continue
+        raise Unknown
+    return out
+
+
+def _direct_expressions(node: cst.CSTNode) -> List[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    if isinstance(node, cst.Subscript):
+        out = [node.value]
+        for el in node.slice:
+            if isinstance(el.slice, cst.Index):
+                out.append(el.slice.value)
+        return out
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [el.value for el in node.elements]
+    if isinstance(node, cst.Comparison):
+        return [node.left] + [c.comparator for c in node.comparisons]
+    if isinstance(node, cst.BooleanOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.IfExp):
+        return [node.test, node.body, node.orelse]
+    return []
+
+
+def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """What a local name's value reaches: the assignment that reaches it (and the in-place additions to
+    it); a loop variable over data reaches nothing; a parameter is unknown."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None:
+        raise Unknown
+    value = ctx.names.value_of(name)
+    if value is None:
+        if _loop_target(ctx, name):
+            return set()
+        raise Unknown
+    local = _function_of(ctx, name)
+    found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
+    if found is None or found[0].value is not value or found[1] is not None:
+        raise Unknown
+    if under_no_grad(ctx, value) and not under_no_grad(ctx, name):
+        return set()
+    core = strip_moves(value)
+    if isinstance(core, cst.Call) and is_module_value(ctx, core):
+        raise Unknown  # the name is a model, not a value it computed
+    return _reached(ctx, value, hops + 1, visited)
+
+
+def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
+    """``real`` in ``for real in batches:`` where the loop's iterable is a plain name or a call of
+    ``enumerate``/``zip``/``range`` (data, not a model's output)."""
+    function = _function_of(ctx, name)
+    for stmt in iter_nodes(function):
+        if isinstance(stmt, cst.For) and any(isinstance(t, cst.Name) and t.value == name.value
+                                             for t in iter_nodes(stmt.target)):
+            it = stmt.iter
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "range"):
+                return True
+            return isinstance(it, (cst.Name, cst.Attribute, cst.List, cst.Tuple))
+    return False
+
+
+__all__ = ["StrayStep", "stray_steps"]

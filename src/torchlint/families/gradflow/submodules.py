@@ -1,0 +1,160 @@
+"""Submodules of a model class that no code uses.
+
+A submodule counts as used when any code of the file reads an attribute of that name (``self.head(x)``
+in any method, ``model.head`` outside the class, a subclass's ``self.head``), names it in a string
+(``getattr(self, "head")``, ``"head" in name``), or when the class reaches its submodules without
+naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
+``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation).
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import Fact, FileContext, method_name, receiver
+from torchlint.analysis.program import class_body, definition_of, is_module_value, module_class
+from torchlint.analysis.walk import iter_nodes
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: attribute reads through which a class reaches its submodules without naming them
+_REFLECTIVE_ATTRS = frozenset({"_modules", "__dict__", "children", "named_children", "_parameters",
+                               "__getattr__", "__getattribute__"})
+_ITERATE_MODULES = frozenset({"modules", "named_modules"})
+#: ``torch.nn`` names that build tensors, not modules
+_NOT_SUBMODULES = frozenset({"torch.nn.Buffer", "torch.nn.Parameter", "torch.nn.UninitializedParameter",
+                             "torch.nn.UninitializedBuffer", "torch.nn.parameter.Buffer",
+                             "torch.nn.parameter.Parameter"})
+
+
+def _names_used(ctx: FileContext) -> FrozenSet[str]:
+    """Attribute names read anywhere in the file (not as an assignment target) and the words of its
+    string literals."""
+    out = set()
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Attribute):
+            parent = ctx.parent(node)
+            if isinstance(parent, cst.AssignTarget) and parent.target is node:
+                continue
+            if isinstance(parent, cst.AnnAssign) and parent.target is node:
+                continue
+            out.add(node.attr.value)
+        elif isinstance(node, cst.SimpleString):
+            out.update(_WORD.findall(node.value))
+        elif isinstance(node, cst.FormattedStringText):
+            out.update(_WORD.findall(node.value))
+    return frozenset(out)
+
+
+_USED: Fact[FrozenSet[str]] = Fact("gradflow.names_used", _names_used)
+
+
+def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:
+    """``for m in self.modules(): if isinstance(m, nn.Linear): nn.init.zeros_(m.bias)``: a loop over the
+    modules that only initialises them does not run any of them."""
+    loop = ctx.parent(call)
+    if not isinstance(loop, cst.For) or loop.iter is not call:
+        return False
+    inits = 0
+    for c in ctx.calls_in(loop.body):
+        names = ctx.names.qualified_names_at(c.func)
+        name = method_name(c)
+        if any(q.startswith("torch.nn.init.") for q in names) or (name or "").endswith("_") and not (name or "").startswith("_"):
+            inits += 1
+        elif isinstance(c.func, cst.Name) and c.func.value in ("isinstance", "hasattr", "type", "len", "getattr"):
+            continue
+        else:
+            return False
+    return inits > 0
+
+
+def reaches_modules_by_reflection(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether code of ``cls`` reaches its submodules without naming them."""
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Attribute) and node.attr.value in _REFLECTIVE_ATTRS:
+            return True
+        if not isinstance(node, cst.Call):
+            continue
+        if isinstance(node.func, cst.Name) and node.func.value in ("getattr", "setattr", "hasattr", "delattr"):
+            if len(node.args) < 2 or not isinstance(node.args[1].value, cst.SimpleString):
+                return True
+        if isinstance(node.func, cst.Name) and node.func.value == "vars":
+            return True
+        if method_name(node) in _ITERATE_MODULES and not _initialisation_only(ctx, node):
+            return True
+    return False
+
+
+#: library bases whose own code reads no submodule of a subclass by name
+_PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
+                          "lightning.LightningModule", "lightning.pytorch.LightningModule"})
+
+
+def _bases_in_view(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether all the code that may read a submodule of ``cls`` by name is in this file: every base is
+    ``nn.Module`` (or a LightningModule) or a class of this file whose bases are so too.  A base from
+    another file or a library may use the submodule in methods this file does not show."""
+    if depth > 4:
+        return False
+    for base in cls.bases:
+        expr = base.value
+        names = ctx.names.qualified_names_at(expr)
+        if names & _PLAIN_BASES:
+            continue
+        if names:
+            return False
+        found = definition_of(ctx, expr)
+        if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef):
+            return False
+        if not _bases_in_view(ctx, found[1], depth + 1):
+            return False
+    return bool(cls.bases)
+
+
+def _tensor_holder(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and bool(ctx.names.qualified_names_at(value.func) & _NOT_SUBMODULES)
+
+
+def _self_name(function: cst.FunctionDef) -> Optional[str]:
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return params[0].name.value if params else None
+
+
+def unused_submodules(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, cst.Assign]]:
+    """``(name, assignment)`` for each submodule that ``__init__`` of the ``nn.Module`` subclass ``cls``
+    builds (``self.drop = nn.Dropout(0.5)``, ``self.head = Head()`` with ``Head`` a module class) and
+    that no code of the file uses.  Only classes that define ``forward`` themselves, and whose bases are
+    all in view (``nn.Module``, or classes of this file built on it), are looked at: a base class from
+    elsewhere may use the submodule, and a class's subclasses may live in other files.  Ask after the
+    walk."""
+    methods: Dict[str, cst.FunctionDef] = {
+        s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)
+    }
+    init = methods.get("__init__")
+    if init is None or "forward" not in methods or not module_class(ctx, cls) or not _bases_in_view(ctx, cls):
+        return []
+    me = _self_name(init)
+    if me is None:
+        return []
+    candidates: Dict[str, cst.Assign] = {}
+    for a in ctx.contents(init).assigns:
+        if not isinstance(a, cst.Assign) or len(a.targets) != 1:
+            continue
+        target = a.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
+            continue
+        if ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
+            continue
+        if target.attr.value not in candidates and is_module_value(ctx, a.value) and not _tensor_holder(ctx, a.value):
+            candidates[target.attr.value] = a
+    if not candidates:
+        return []
+    used = _USED.of(ctx)
+    unused = [(n, a) for n, a in candidates.items() if n not in used]
+    if not unused or reaches_modules_by_reflection(ctx, cls):
+        return []
+    return unused
+
+
+__all__ = ["reaches_modules_by_reflection", "unused_submodules"]

@@ -1,0 +1,162 @@
+"""The gradient-flow rules predict what training does: each case is a small program with the mistake and
+the same program without it, linted (the finding is there, and gone once the mistake is fixed) and then
+run for a few steps, showing the effect the finding names."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torchlint.engine import Settings, lint_source  # noqa: E402
+from torchlint.rules import all_rules  # noqa: E402
+
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")),
+]
+RULES = all_rules()
+
+
+def _codes(source: str):
+    result = lint_source("train.py", source, Settings(rules=RULES))
+    assert not result.errors
+    return [d.code for d in result.diagnostics]
+
+
+def _run(source: str, device: str) -> dict:
+    namespace: dict = {"__name__": "effect"}
+    exec(compile(source.replace('DEVICE = "cpu"', f'DEVICE = "{device}"'), "train.py", "exec"), namespace)
+    return namespace
+
+
+REGULARIZER = '''
+import torch
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 1).to(DEVICE)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+x = torch.randn(32, 4, device=DEVICE)
+y = torch.randn(32, 1, device=DEVICE)
+
+
+def train(steps, lam=1.0):
+    for _ in range(steps):
+        opt.zero_grad()
+        task = (model(x) - y).pow(2).mean()
+        penalty = PENALTY
+        loss = task + lam * penalty
+        loss.backward()
+        opt.step()
+'''
+DETACHED = "torch.tensor([p.pow(2).sum().item() for p in model.parameters()], device=DEVICE).sum()"
+ON_GRAPH = "sum(p.pow(2).sum() for p in model.parameters())"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl601_the_detached_regularizer_gives_no_gradient(device):
+    bug = REGULARIZER.replace("PENALTY", DETACHED)
+    fixed = REGULARIZER.replace("PENALTY", ON_GRAPH)
+    assert "TL601" in _codes(bug)
+    assert "TL601" not in _codes(fixed)
+    results = {}
+    for name, source in (("bug", bug), ("fixed", fixed)):
+        ns = _run(source, device)
+        m = ns["model"]
+        ((m(ns["x"]) - ns["y"]).pow(2).mean()).backward()  # the task alone, at the initial weights
+        task = m.weight.grad.clone()
+        ns["train"](1)  # one step: the gradient left is the whole loss's, at the same weights
+        results[name] = (m.weight.grad.clone(), task)
+        ns["train"](200)
+        results[name] += (float(m.weight.detach().pow(2).sum()),)
+    bug_grad, bug_task, bug_norm = results["bug"]
+    fixed_grad, fixed_task, fixed_norm = results["fixed"]
+    # with the bug the loss's gradient is the task's alone: the penalty term contributes nothing
+    assert torch.allclose(bug_grad, bug_task)
+    assert not torch.allclose(fixed_grad, fixed_task)
+    # and the weights are not pulled towards 0 as the penalty asks
+    assert fixed_norm < 0.8 * bug_norm
+
+
+UNUSED_LAYER = '''
+import torch
+import torch.nn as nn
+
+DEVICE = "cpu"
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.extra = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return FORWARD
+
+
+torch.manual_seed(0)
+model = Net().to(DEVICE)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(16, 4, device=DEVICE)
+y = torch.randn(16, 1, device=DEVICE)
+before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+for _ in range(5):
+    opt.zero_grad()
+    loss = (model(x) - y).pow(2).mean()
+    loss.backward()
+    opt.step()
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl602_the_unused_layer_never_changes(device):
+    bug = UNUSED_LAYER.replace("FORWARD", "self.out(torch.relu(self.fc(x)))")
+    fixed = UNUSED_LAYER.replace("FORWARD", "self.out(torch.relu(self.extra(torch.relu(self.fc(x)))))")
+    assert "TL602" in _codes(bug)
+    assert "TL602" not in _codes(fixed)
+    for source, extra_changes in ((bug, False), (fixed, True)):
+        ns = _run(source, device)
+        after = ns["model"].state_dict()
+        changed = {k for k in after if not torch.equal(after[k], ns["before"][k])}
+        assert {"fc.weight", "out.weight"} <= changed
+        assert ("extra.weight" in changed) is extra_changes
+        assert (ns["model"].extra.weight.grad is not None) is extra_changes  # never a gradient with the bug
+
+
+SWAPPED = '''
+import torch
+import torch.nn as nn
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+trained = nn.Linear(4, 1).to(DEVICE)
+other = nn.Linear(4, 1).to(DEVICE)
+opt = torch.optim.SGD(HELD.parameters(), lr=0.1)
+x = torch.randn(16, 4, device=DEVICE)
+y = torch.randn(16, 1, device=DEVICE)
+before = trained.weight.detach().clone()
+first = None
+for _ in range(20):
+    opt.zero_grad()
+    loss = (trained(x) - y).pow(2).mean()
+    loss.backward()
+    opt.step()
+    first = loss.item() if first is None else first
+last = loss.item()
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_the_swapped_optimizer_leaves_the_trained_model_unchanged(device):
+    bug = SWAPPED.replace("HELD", "other")
+    fixed = SWAPPED.replace("HELD", "trained")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    ns = _run(bug, device)
+    assert torch.equal(ns["trained"].weight.detach(), ns["before"])
+    assert ns["last"] == ns["first"]  # the loss does not go down
+    ns = _run(fixed, device)
+    assert not torch.equal(ns["trained"].weight.detach(), ns["before"])
+    assert ns["last"] < ns["first"]
