@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from typing import List
+
 import libcst as cst
 
-from torchlint.families.gradflow.submodules import unused_submodules
+from torchlint.families.gradflow.submodules import NamesRead, unused_submodules
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -373,12 +375,25 @@ class Classifier(nn.Module):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._classes: List[cst.ClassDef] = []
+        self._read = NamesRead()  # what the whole file reads, gathered during the walk
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._read.attribute(self.ctx, node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._read.string(node.value)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self._read.string(node.value)
+
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         # the walk has seen the whole class; what the rest of the file reads is known only at the end
-        self._classes = getattr(self, "_classes", [])
         self._classes.append(original_node)
 
     def leave_Module(self, node: cst.Module) -> None:
-        for cls in getattr(self, "_classes", []):
-            for name, assign in unused_submodules(self.ctx, cls):
+        for cls in self._classes:
+            for name, assign in unused_submodules(self.ctx, cls, self._read):
                 self.report(assign.targets[0].target, self.MESSAGE.format(name=name))

@@ -9,11 +9,11 @@ naming them (``getattr`` with a computed name, ``self._modules``, ``self.childre
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, method_name, receiver
+from torchlint.analysis.context import FileContext, method_name
 from torchlint.analysis.program import class_body, definition_of, is_module_value, module_class
 from torchlint.analysis.walk import iter_nodes
 
@@ -28,26 +28,24 @@ _NOT_SUBMODULES = frozenset({"torch.nn.Buffer", "torch.nn.Parameter", "torch.nn.
                              "torch.nn.parameter.Parameter"})
 
 
-def _names_used(ctx: FileContext) -> FrozenSet[str]:
-    """Attribute names read anywhere in the file (not as an assignment target) and the words of its
-    string literals."""
-    out = set()
-    for node in iter_nodes(ctx.module):
-        if isinstance(node, cst.Attribute):
-            parent = ctx.parent(node)
-            if isinstance(parent, cst.AssignTarget) and parent.target is node:
-                continue
-            if isinstance(parent, cst.AnnAssign) and parent.target is node:
-                continue
-            out.add(node.attr.value)
-        elif isinstance(node, cst.SimpleString):
-            out.update(_WORD.findall(node.value))
-        elif isinstance(node, cst.FormattedStringText):
-            out.update(_WORD.findall(node.value))
-    return frozenset(out)
+class NamesRead:
+    """The attribute names a file reads (not as an assignment target) and the words of its string
+    literals, collected by the rule's own visitors during the engine's walk (no second pass over the
+    file): :meth:`attribute` for each ``cst.Attribute``, :meth:`string` for each string literal's text."""
 
+    __slots__ = ("names",)
 
-_USED: Fact[FrozenSet[str]] = Fact("gradflow.names_used", _names_used)
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def attribute(self, ctx: FileContext, node: cst.Attribute) -> None:
+        parent = ctx.parent(node)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
+            return
+        self.names.add(node.attr.value)
+
+    def string(self, text: str) -> None:
+        self.names.update(_WORD.findall(text))
 
 
 def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:
@@ -121,10 +119,10 @@ def _self_name(function: cst.FunctionDef) -> Optional[str]:
     return params[0].name.value if params else None
 
 
-def unused_submodules(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, cst.Assign]]:
+def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> List[Tuple[str, cst.Assign]]:
     """``(name, assignment)`` for each submodule that ``__init__`` of the ``nn.Module`` subclass ``cls``
     builds (``self.drop = nn.Dropout(0.5)``, ``self.head = Head()`` with ``Head`` a module class) and
-    that no code of the file uses.  Only classes that define ``forward`` themselves, and whose bases are
+    that no code of the file uses (``read``: what the whole file reads, see :class:`NamesRead`).  Only classes that define ``forward`` themselves, and whose bases are
     all in view (``nn.Module``, or classes of this file built on it), are looked at: a base class from
     elsewhere may use the submodule, and a class's subclasses may live in other files.  Ask after the
     walk."""
@@ -132,11 +130,14 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, cs
         s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)
     }
     init = methods.get("__init__")
-    if init is None or "forward" not in methods or not module_class(ctx, cls) or not _bases_in_view(ctx, cls):
+    # the cheap questions first: the bases in view, then the names no code reads; whether a value is a
+    # module may read other project files, so it is asked only of attributes nothing reads
+    if init is None or "forward" not in methods or not _bases_in_view(ctx, cls) or not module_class(ctx, cls):
         return []
     me = _self_name(init)
     if me is None:
         return []
+    used = read.names
     candidates: Dict[str, cst.Assign] = {}
     for a in ctx.contents(init).assigns:
         if not isinstance(a, cst.Assign) or len(a.targets) != 1:
@@ -144,17 +145,14 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, cs
         target = a.targets[0].target
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
             continue
-        if ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
+        name = target.attr.value
+        if name in used or name in candidates or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
             continue
-        if target.attr.value not in candidates and is_module_value(ctx, a.value) and not _tensor_holder(ctx, a.value):
-            candidates[target.attr.value] = a
-    if not candidates:
+        if is_module_value(ctx, a.value) and not _tensor_holder(ctx, a.value):
+            candidates[name] = a
+    if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
-    used = _USED.of(ctx)
-    unused = [(n, a) for n, a in candidates.items() if n not in used]
-    if not unused or reaches_modules_by_reflection(ctx, cls):
-        return []
-    return unused
+    return list(candidates.items())
 
 
-__all__ = ["reaches_modules_by_reflection", "unused_submodules"]
+__all__ = ["NamesRead", "reaches_modules_by_reflection", "unused_submodules"]
