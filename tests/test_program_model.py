@@ -452,3 +452,32 @@ def test_output_shape_of_a_model_class_from_another_module(tmp_path):
     assert [d.message for d in fixed.diagnostics if d.line == 12] and all(
         "squeeze(-1)" in d.message for d in fixed.diagnostics if d.line == 12
     )
+
+
+def test_tensors_built_by_torch_nn_are_not_modules():
+    """``nn.Buffer``/``nn.Parameter`` (and their uninitialised kinds) build tensors held by a module; only
+    the layer classes of ``torch.nn`` build modules."""
+    import libcst as cst
+
+    from torchlint.analysis.context import FileContext
+    from torchlint.analysis.program import is_module_value
+    from torchlint.engine import analyze
+
+    code = textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+        a = nn.Buffer(torch.zeros(3))
+        b = nn.Parameter(torch.zeros(3))
+        c = nn.UninitializedParameter()
+        d = torch.nn.parameter.Buffer(torch.ones(2))
+        e = nn.Linear(3, 3)
+        """
+    )
+    ctx = FileContext("m.py", code, cst.parse_module(code))
+    analyze(ctx)
+    values = {s.body[0].targets[0].target.value: s.body[0].value for s in ctx.module.body
+              if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)}
+    assert {k: is_module_value(ctx, v) for k, v in values.items()} == {
+        "a": False, "b": False, "c": False, "d": False, "e": True}

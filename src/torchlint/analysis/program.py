@@ -80,7 +80,11 @@ _MODULE_FACTORIES = (
     "timm.models.",
 )
 _MODULE_CALLS = frozenset({"timm.create_model", "torch.hub.load"})
-_NOT_MODULES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.init", "torch.nn.utils"})
+#: capitalised ``torch.nn`` names that build tensors or namespaces, not modules
+_NOT_MODULES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                          "torch.nn.parameter.Buffer", "torch.nn.UninitializedParameter",
+                          "torch.nn.UninitializedBuffer", "torch.nn.parameter.UninitializedParameter",
+                          "torch.nn.parameter.UninitializedBuffer", "torch.nn.init", "torch.nn.utils"})
 _MODULE_BASES = (
     "torch.nn.Module",
     "torch.nn.modules.module.Module",

@@ -22,11 +22,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REFLECTIVE_ATTRS = frozenset({"_modules", "__dict__", "children", "named_children", "_parameters",
                                "__getattr__", "__getattribute__"})
 _ITERATE_MODULES = frozenset({"modules", "named_modules"})
-#: ``torch.nn`` names that build tensors, not modules
-_NOT_SUBMODULES = frozenset({"torch.nn.Buffer", "torch.nn.Parameter", "torch.nn.UninitializedParameter",
-                             "torch.nn.UninitializedBuffer", "torch.nn.parameter.Buffer",
-                             "torch.nn.parameter.Parameter"})
-
 
 class NamesRead:
     """The attribute names a file reads (not as an assignment target) and the words of its string
@@ -110,10 +105,6 @@ def _bases_in_view(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
     return bool(cls.bases)
 
 
-def _tensor_holder(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Call) and bool(ctx.names.qualified_names_at(value.func) & _NOT_SUBMODULES)
-
-
 def _self_name(function: cst.FunctionDef) -> Optional[str]:
     params = list(function.params.posonly_params) + list(function.params.params)
     return params[0].name.value if params else None
@@ -148,7 +139,7 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         name = target.attr.value
         if name in used or name in candidates or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
             continue
-        if is_module_value(ctx, a.value) and not _tensor_holder(ctx, a.value):
+        if is_module_value(ctx, a.value):  # nn.Buffer/nn.Parameter build tensors: not modules
             candidates[name] = a
     if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
