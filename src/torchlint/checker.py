@@ -283,9 +283,7 @@ def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool
 
 def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
     chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore))
-    fixable = None
-    if cfg.fixable is not None or cfg.unfixable:
-        fixable = fixable_codes(rules, cfg.fixable, cfg.unfixable)
+    fixable = fixable_codes(rules, cfg.fixable, cfg.unfixable)
     return Settings(
         rules=chosen.rules,
         parse_errors=chosen.parse_errors,

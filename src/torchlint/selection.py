@@ -143,9 +143,12 @@ def resolve(rules: Sequence[Type], *layers: Layer) -> Selection:
     return Selection(tuple(r for r in rules if r.CODE in on), PARSE_ERROR in on)
 
 
-def fixable_codes(rules: Sequence[Type], fixable: Optional[Sequence[str]], unfixable: Sequence[str]) -> FrozenSet[str]:
+def fixable_codes(rules: Sequence[Type], fixable: Optional[Sequence[str]],
+                  unfixable: Sequence[str]) -> Optional[FrozenSet[str]]:
     """The codes whose fixes may be applied: ``fixable`` (default ALL) minus ``unfixable``, the most
-    specific selector deciding, as for ``select``/``ignore``."""
+    specific selector deciding, as for ``select``/``ignore``; None when neither is set (every fix)."""
+    if fixable is None and not unfixable:
+        return None
     on_list = ["ALL"] if fixable is None else list(fixable)
     return frozenset(
         r.CODE for r in rules

@@ -123,9 +123,7 @@ class ConfigStore:
             ignore = tuple(ignored_for(path, cfg.root, cfg.per_file_ignores))
         options = dict(cfg.options)
         resolve_target_with(options, cfg.path or folder, self.rules, self.project)
-        fixable = None
-        if cfg.fixable is not None or cfg.unfixable:
-            fixable = fixable_codes(self.rules, cfg.fixable, cfg.unfixable)
+        fixable = fixable_codes(self.rules, cfg.fixable, cfg.unfixable)
         settings = Settings(rules=chosen.rules, options=options, noqa=True, fix=False, want_edits=False,
                             parse_errors=chosen.parse_errors, project=self.project, fixable=fixable)
         return DocConfig(

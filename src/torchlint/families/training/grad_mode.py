@@ -131,7 +131,7 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
     root = func
     while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
         root = root.func if isinstance(root, cst.Call) else root.value
-    if isinstance(root, cst.Name) and (root.value in _model_roots(model_calls) or root.value in _mode_switched(ctx)):
+    if isinstance(root, cst.Name) and (root.value in _model_roots(model_calls) or root.value in _MODE_SWITCHED.of(ctx)):
         return True  # a model's own submodules and methods (`decoder.attention(h)`): its forward computation
     if isinstance(func, cst.Attribute):
         recv = receiver(call)
@@ -180,13 +180,8 @@ def _switched_names(ctx: FileContext) -> Set[str]:
     return found
 
 
-#: names the module calls ``.eval()`` or ``.train(...)`` on
+#: names the module calls ``.eval()`` or ``.train(...)`` on: modules (models) whatever their name
 _MODE_SWITCHED: "Fact[Set[str]]" = Fact("grad_mode.mode_switched", _switched_names)
-
-
-def _mode_switched(ctx: FileContext) -> Set[str]:
-    """Names the module calls ``.eval()`` or ``.train(...)`` on: modules (models) whatever their name."""
-    return _MODE_SWITCHED.of(ctx)
 
 
 def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
