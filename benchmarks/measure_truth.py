@@ -236,8 +236,8 @@ def report(cases: Sequence[Case], runs: Sequence[Tuple[str, List[Finding]]], sla
     lines: List[str] = []
     head = ["rule", "true", "near"]
     for label, _ in measured:
-        head += [f"caught {label}", f"recall {label}", f"near flagged {label}",
-                 f"precision {label}", f"unlabelled {label}"]
+        head += [f"{name} {label}".strip() for name in
+                 ("caught", "recall", "near flagged", "precision", "unlabelled")]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
     total = {label: RuleCount() for label, _ in measured}
@@ -282,7 +282,7 @@ def report(cases: Sequence[Case], runs: Sequence[Tuple[str, List[Finding]]], sla
                 if not items:
                     continue
                 lines.append("")
-                lines.append(f"{label}: {title}")
+                lines.append(f"{label or 'findings'}: {title}")
                 for x in items:
                     where = f"{x.repo}/{x.path}" + (f" cell {x.cell}" if x.cell is not None else "")
                     text = x.message if isinstance(x, Finding) else x.note
@@ -312,7 +312,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     repos = sorted({os.path.splitext(n)[0] for n in os.listdir(args.truth) if n.endswith(".toml")})
-    labels = ["before", "after"] if len(args.outputs) + args.run == 2 else ["findings"]
+    labels = ["before", "after"] if len(args.outputs) + args.run == 2 else [""]
     runs = [(labels[i], load_findings(path, repos)) for i, path in enumerate(args.outputs)]
     if args.run:
         command = args.torchlint.split() if args.torchlint else [sys.executable, "-m", "torchlint"]
