@@ -594,6 +594,23 @@ def colorize(labels: torch.Tensor) -> torch.Tensor:
             """
 import torch
 
+def shade(depth: torch.Tensor) -> torch.Tensor:
+    ramp = _ramp().to(depth.device)
+    rgb = torch.zeros((depth.size(0), 3, depth.size(1), depth.size(2)))
+    for c in range(ramp.shape[1]):
+        rgb[:, c] = torch.lerp(ramp[0, c], ramp[1, c], depth)
+    return rgb
+
+def _ramp() -> torch.Tensor:
+    ends = torch.zeros((2, 3))
+    ends[1] = 1.0
+    return ends
+"""
+        ),
+        Valid(
+            """
+import torch
+
 def tint(img: torch.Tensor):
     wheel = torch.rand(55, 3)
     out = torch.empty(img.size(0), 3, img.size(2))

@@ -786,11 +786,41 @@ def _small_dim(ctx: FileContext, tensor: cst.BaseExpression, k: int) -> bool:
     if not isinstance(value, cst.Call):
         return False
     found = called_function(ctx, value)
-    if found is None:
-        return False
-    fctx, function, _ = found
+    if found is not None:
+        fctx, function = found[0], found[1]
+    else:
+        later = _defined_later(ctx, value)
+        if later is None:
+            return False
+        fctx, function = ctx, later
     dims = _returned_literal_dims(fctx, function)
     return dims is not None and -len(dims) <= k < len(dims) and _few(dims[k])
+
+
+def _defined_later(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
+    """``helper()`` called in a function body, ``helper`` defined once at module level below it and
+    bound nowhere else in the module: the body runs after the module has run, so the call reaches that
+    definition (the walk has not seen it yet)."""
+    func = call.func
+    if not isinstance(func, cst.Name) or ctx.enclosing(call, (cst.FunctionDef, cst.Lambda)) is None:
+        return None
+    name = func.value
+    if ctx.names.lookup(name) is not None:
+        return None  # bound where the call is: a parameter, a local, an import
+    found: List[cst.FunctionDef] = []
+    for st in ctx.module.body:
+        if isinstance(st, cst.FunctionDef) and st.name.value == name:
+            found.append(st)
+        elif isinstance(st, cst.ClassDef) and st.name.value == name:
+            return None
+        elif isinstance(st, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Import, cst.ImportFrom))
+            and ctx.names_in(small, name) for small in st.body
+        ):
+            return None
+        elif not isinstance(st, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)) and ctx.names_in(st, name):
+            return None  # bound under an `if`, a `try`, a loop: which binding runs is not known
+    return found[0] if len(found) == 1 else None
 
 
 def _returned_literal_dims(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Optional[int]]]:
