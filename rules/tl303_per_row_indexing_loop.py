@@ -69,7 +69,8 @@ class PerRowIndexingLoop(LintRule):
     `F.conv2d`, or `F.unfold` and one `matmul`); a reduction under a mask built per pair
     (`feat[b][seg[b] == r].mean()`, `(feat[b] * mask).sum()`: one masked batched reduction over
     masks built by broadcasting); the product of a row read at one index and a row read at the other
-    (`torch.dot(a[i], b[j])`, `(a[i] * b[j]).sum()`, `q[s] @ k[t]`: one `matmul` or `torch.einsum`).
+    (`torch.dot(a[i], b[j])`, `(a[i] * b[j]).sum()`, `q[s] @ k[t]`, the rows of `enumerate(x)`: one
+    `matmul` or `torch.einsum`).
     A single loop whose rows are multiplied as matrices (`q[i] @ k.T`, `torch.matmul(w, row)`) and
     stacked or written afterwards is named the same way: the per-row scores are the rows of one
     product. The nest stays silent when the output is read at another position (dynamic programming,
@@ -569,6 +570,29 @@ def per_layer(layers, x: torch.Tensor):
     for i in range(len(layers)):
         for j in range(x.size(0)):
             out[i, j] = layers[i](x[j]).sum()
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def gram_in_place(a: torch.Tensor):
+    for i, u in enumerate(a):
+        for j, v in enumerate(a):
+            a[i, j] = torch.dot(u, v)
+    return a
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def per_block(blocks, x: torch.Tensor):
+    out = torch.zeros(len(blocks), x.size(0))
+    for i, block in enumerate(blocks):
+        for j, row in enumerate(x):
+            out[i, j] = torch.dot(block, row)
     return out
 """
         ),
@@ -1090,6 +1114,20 @@ def attention(q: torch.Tensor, k: torch.Tensor):
     return scores
 """,
             message="one pair of rows at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+def similarities(tokens: torch.Tensor):
+    sims = torch.empty(tokens.size(0), tokens.size(0))
+    for a, u in enumerate(tokens):
+        for b, v in enumerate(tokens):
+            sims[a, b] = torch.dot(u, v)
+    return sims
+""",
+            line=6,
+            message="einsum",
         ),
         # per-row scores stacked afterwards: one matmul
         Invalid(

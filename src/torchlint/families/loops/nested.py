@@ -23,7 +23,7 @@ kept as it is), branches, exits, deeper nests and statements between the loops o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -83,6 +83,25 @@ def _int(node: cst.BaseExpression) -> Optional[int]:
     return int(node.value) if isinstance(node, cst.Integer) else None
 
 
+def _enumerated(ctx: FileContext, loop: cst.For) -> Optional[Tuple[str, str, cst.BaseExpression]]:
+    """``(i, row, x)`` of ``for i, row in enumerate(x)`` with ``x`` a tensor: the rows of ``x``."""
+    it, target = loop.iter, loop.target
+    if loop.orelse is not None or loop.asynchronous is not None:
+        return None
+    if not (isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.enumerate"}))
+            and len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star):
+        return None
+    if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+        return None
+    i, row = target.elements[0].value, target.elements[1].value
+    walked = it.args[0].value
+    if not (isinstance(i, cst.Name) and isinstance(row, cst.Name) and isinstance(walked, (cst.Name, cst.Attribute))):
+        return None
+    if not is_tensor(ctx, walked):
+        return None  # a list walked the same way (of layers, of files)
+    return i.value, row.value, walked
+
+
 def _range_var(ctx: FileContext, loop: cst.For) -> Optional[str]:
     """``i`` of ``for i in range(stop)`` / ``range(0, stop)`` with a stop that is not a literal."""
     if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.target, cst.Name):
@@ -112,6 +131,8 @@ class _Nest:
         self.outer = outer
         self.inner = inner
         self.vars = (i, j)
+        self.rows: Dict[str, str] = {}  # the row variable of `enumerate` -> its index variable
+        self.walked: Dict[str, cst.BaseExpression] = {}  # the row variable -> the tensor it walks
         self.locals: Set[str] = set()
         self.masks: Set[str] = set()  # locals holding a mask built per position
         self.windows: Set[str] = set()  # locals holding a window (`patch = x[:, :, i:i + k, j:j + k]`)
@@ -132,13 +153,21 @@ class _Nest:
 
     # expressions ---------------------------------------------------------------------------------
     def depends(self, node: cst.CSTNode) -> bool:
-        return any(self.ctx.names_in(node, v) for v in self.vars) or any(
+        return any(self.ctx.names_in(node, v) for v in self.vars + tuple(self.rows)) or any(
             self.ctx.names_in(node, n) for n in self.locals
         )
 
     def expr(self, node: cst.BaseExpression) -> None:
         ctx = self.ctx
         if isinstance(node, cst.Name):
+            if node.value in self.rows:
+                walked = self.walked[node.value]
+                code = ctx.code(walked).strip()
+                if code not in self.read:
+                    self.read.append(code)
+                    self.read_nodes.append(walked)
+                self.read_at.add(self.rows[node.value])
+                return
             if node.value in self.vars or node.value in self.locals or node.value in ("None", "True", "False"):
                 return
             if _assigned_in(ctx, self.outer, node.value):
@@ -184,7 +213,9 @@ class _Nest:
         self.fail()
 
     def _row(self, node: cst.BaseExpression) -> bool:
-        """``a[i]`` / ``a[i, :]``: a row read at one loop variable."""
+        """``a[i]`` / ``a[i, :]`` / ``row`` of ``enumerate(a)``: a row read at one loop variable."""
+        if isinstance(node, cst.Name):
+            return node.value in self.rows
         return isinstance(node, cst.Subscript) and isinstance(node.slice[0].slice, cst.Index) and isinstance(
             node.slice[0].slice.value, cst.Name) and node.slice[0].slice.value.value in self.vars
 
@@ -197,7 +228,9 @@ class _Nest:
         if self._row(a) and self._row(b) and self._var_of(a) != self._var_of(b):
             self.product = True
 
-    def _var_of(self, row: cst.Subscript) -> str:
+    def _var_of(self, row: cst.BaseExpression) -> str:
+        if isinstance(row, cst.Name):
+            return self.rows[row.value]
         return row.slice[0].slice.value.value  # type: ignore[union-attr]
 
     def _is_window(self, node: cst.BaseExpression) -> bool:
@@ -332,7 +365,7 @@ class _Nest:
         if len(st.targets) != 1 or not isinstance(st.targets[0].target, cst.Name):
             self.fail()
         name = st.targets[0].target.value  # type: ignore[union-attr]
-        if name in self.vars or name in self.locals or self.ctx.names_in(st.value, name):
+        if name in self.vars or name in self.rows or name in self.locals or self.ctx.names_in(st.value, name):
             self.fail()  # reassigned, or read before this iteration assigns it
         self.expr(st.value)
         if not self.depends(st.value):
@@ -431,23 +464,40 @@ def _is_output_read(ctx: FileContext, loop: cst.For, output: cst.BaseExpression,
     return False
 
 
+def _index(ctx: FileContext, loop: cst.For) -> Tuple[Optional[str], Optional[Tuple[str, cst.BaseExpression]]]:
+    """The loop's index variable, and for ``enumerate(x)`` its row variable and ``x``."""
+    var = _range_var(ctx, loop)
+    if var is not None:
+        return var, None
+    found = _enumerated(ctx, loop)
+    if found is None:
+        return None, None
+    return found[0], (found[1], found[2])
+
+
 def nested_slice_work(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
     """The nest's per-position work when no position depends on another and it is one of the classes
     above, or None."""
-    i = _range_var(ctx, outer)
+    i, row_i = _index(ctx, outer)
     if i is None:
         return None
     lines = _lines(outer.body)
     if not lines or not isinstance(lines[-1], cst.For):
         return None
     inner = lines[-1]
-    j = _range_var(ctx, inner)
+    j, row_j = _index(ctx, inner)
     if j is None or j == i:
         return None
     inner_lines = _lines(inner.body)
     if not inner_lines:
         return None
     nest = _Nest(ctx, outer, inner, i, j)
+    for var, row in ((i, row_i), (j, row_j)):
+        if row is not None:
+            if row[0] in nest.rows or row[0] in (i, j):
+                return None
+            nest.rows[row[0]] = var
+            nest.walked[row[0]] = row[1]
     write: Optional[cst.BaseSmallStatement] = None
     output: Optional[cst.BaseExpression] = None
     inner_ids = set(map(id, inner_lines))
