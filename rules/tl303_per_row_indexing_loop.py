@@ -577,6 +577,18 @@ def per_layer(layers, x: torch.Tensor):
             """
 import torch
 
+def pair_sums(a, b):
+    sim = torch.zeros(len(a), len(b))
+    for i in range(len(a)):
+        for j in range(len(b)):
+            sim[i, j] = (a[i] * b[j]).sum()
+    return sim
+"""
+        ),
+        Valid(
+            """
+import torch
+
 def gram_in_place(a: torch.Tensor):
     for i, u in enumerate(a):
         for j, v in enumerate(a):

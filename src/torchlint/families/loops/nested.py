@@ -534,8 +534,8 @@ def nested_slice_work(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
         return None
     if not (nest.evidence or is_tensor(ctx, output)) or not nest.read:
         return None
-    if not (is_tensor(ctx, output) or any(is_tensor(ctx, r) for r in nest.read_nodes)):
-        return None
+    if not all(is_tensor(ctx, r) for r in nest.read_nodes):
+        return None  # a list of tensors read per position (possibly ragged): nothing says it stacks
     if nest.window and nest.reduced:
         kind = "conv" if nest.kernel and not nest.max else "max_pool" if nest.max else (
             "avg_pool" if nest.mean else "window")
