@@ -76,8 +76,9 @@ class PerRowIndexingLoop(LintRule):
     product. The nest stays silent when the output is read at another position (dynamic programming,
     `cost[i - 1, j]`), a value is carried from one position to the next, a slice is cut to a per-row
     length (`x[i, :lengths[j]]`), a masked selection is kept rather than reduced, windows are copied
-    without a reduction, the trip count is a literal, or the body calls functions of unknown behaviour
-    (I/O, layers, printing).
+    without a reduction, the trip count is a literal, a value read per position is not known to be a
+    tensor (a list of tensors may be ragged), or the body calls functions of unknown behaviour (I/O,
+    layers, printing).
 
     A loop over a dimension known to hold a handful of entries (at most four: the three columns of
     `torch.zeros((n, 3))`, read from the tensor's shape or from the constructor a helper of the project
