@@ -4,6 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
+from torchlint.families.loops.nested import NestedWork, inner_of_nest, nested_slice_work, per_row_product
 from torchlint.families.loops.rowwork import independent_row_work
 from torchlint.families.loops.loops import (
     RowIndexing,
@@ -60,6 +61,30 @@ class PerRowIndexingLoop(LintRule):
     `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
     a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
 
+    Two nested loops over output positions are reported at the outer loop when each position is
+    written once (`out[i, j] = ...`, `out[:, :, i, j] = ...`) from slices read at that position and
+    the value is one of three kinds: a window that moves with the loop (`x[i:i + kh, j:j + kw]`,
+    `x[..., i * s:i * s + s, ...]`) reduced alone (a hand-written pooling: `F.max_pool2d`,
+    `F.avg_pool2d`) or multiplied by a kernel the loop does not change (a hand-written convolution:
+    `F.conv2d`, or `F.unfold` and one `matmul`); a reduction under a mask built per pair
+    (`feat[b][seg[b] == r].mean()`, `(feat[b] * mask).sum()`: one masked batched reduction over
+    masks built by broadcasting); the product of a row read at one index and a row read at the other
+    (`torch.dot(a[i], b[j])`, `(a[i] * b[j]).sum()`, `q[s] @ k[t]`, the rows of `enumerate(x)`: one
+    `matmul` or `torch.einsum`).
+    A single loop whose rows are multiplied as matrices (`q[i] @ k.T`, `torch.matmul(w, row)`) and
+    stacked or written afterwards is named the same way: the per-row scores are the rows of one
+    product. The nest stays silent when the output is read at another position (dynamic programming,
+    `cost[i - 1, j]`), a value is carried from one position to the next, a slice is cut to a per-row
+    length (`x[i, :lengths[j]]`), a masked selection is kept rather than reduced, windows are copied
+    without a reduction, the trip count is a literal, a value read per position is not known to be a
+    tensor (a list of tensors may be ragged), or the body calls functions of unknown behaviour (I/O,
+    layers, printing).
+
+    A loop over a dimension known to hold a handful of entries (at most four: the three columns of
+    `torch.zeros((n, 3))`, read from the tensor's shape or from the constructor a helper of the project
+    returns) is not reported: it runs a few whole-tensor operations on named channels, and batching
+    them gains nothing.
+
     ## Example
     ```python
     norms = []
@@ -80,7 +105,11 @@ class PerRowIndexingLoop(LintRule):
     iterates over `torch.unbind(x)` and names the row `x_i`: the rows are the same views of `x`, so the
     fix is safe. It is unsafe when the loop variable is read after the loop. Other loops (tallies and
     per-row selections included) are reported without a fix; the message names the tensors whose rows
-    the body should process as a batch, or the batched idiom.
+    the body should process as a batch, or the batched idiom. The nested loops (windows, masked
+    reductions, pair scores) and the per-row products get no fix either: the batched op sums in another
+    order than the loop (the results differ in the last bits of floating point, so the rewrite is not
+    provably equal), and the padding, stride and layout a `conv2d`/pooling call needs are not known from
+    the loop alone.
 
     ## Options
     None.
@@ -455,6 +484,178 @@ def until_mismatch(a: torch.Tensor, b: torch.Tensor):
     return same
 """
         ),
+        # nested loops near misses: dynamic programming, ragged slices, kept selections, I/O, copied
+        # windows, layers called per pair; a loop over a dimension of three named channels
+        Valid(
+            """
+import torch
+
+def dtw(x: torch.Tensor, y: torch.Tensor):
+    cost = torch.full((x.size(0), y.size(0)), float("inf"))
+    for i in range(x.size(0)):
+        for j in range(y.size(0)):
+            cost[i, j] = (x[i] - y[j]).abs().sum() + torch.minimum(cost[i - 1, j], cost[i, j - 1])
+    return cost
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def prefix_scores(x: torch.Tensor, lengths: torch.Tensor):
+    out = torch.zeros(x.size(0), lengths.size(0))
+    for i in range(x.size(0)):
+        for j in range(lengths.size(0)):
+            out[i, j] = x[i, :lengths[j]].sum()
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def region_pixels(feat: torch.Tensor, seg: torch.Tensor, regions: int):
+    pixels = []
+    for b in range(feat.size(0)):
+        for r in range(regions):
+            pixels.append(feat[b][seg[b] == r])
+    return pixels
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def logged(a: torch.Tensor, b: torch.Tensor):
+    sim = torch.zeros(a.size(0), b.size(0))
+    for i in range(a.size(0)):
+        for j in range(b.size(0)):
+            sim[i, j] = torch.dot(a[i], b[j])
+            print(i, j, sim[i, j])
+    return sim
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def running_max(x: torch.Tensor, k: int):
+    n = x.size(-1)
+    out = torch.zeros(x.size(0), n - k + 1)
+    best = x[:, 0]
+    for b in range(x.size(0)):
+        for i in range(n - k + 1):
+            best = torch.maximum(best, x[b, i:i + k].amax())
+            out[b, i] = best
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def tiles(x: torch.Tensor, k: int):
+    out = torch.zeros(x.size(0) // k, x.size(1) // k, k, k)
+    for i in range(x.size(0) // k):
+        for j in range(x.size(1) // k):
+            out[i, j] = x[i * k:(i + 1) * k, j * k:(j + 1) * k]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def per_layer(layers, x: torch.Tensor):
+    out = torch.zeros(len(layers), x.size(0))
+    for i in range(len(layers)):
+        for j in range(x.size(0)):
+            out[i, j] = layers[i](x[j]).sum()
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def pair_sums(a, b):
+    sim = torch.zeros(len(a), len(b))
+    for i in range(len(a)):
+        for j in range(len(b)):
+            sim[i, j] = (a[i] * b[j]).sum()
+    return sim
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def gram_in_place(a: torch.Tensor):
+    for i, u in enumerate(a):
+        for j, v in enumerate(a):
+            a[i, j] = torch.dot(u, v)
+    return a
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def per_block(blocks, x: torch.Tensor):
+    out = torch.zeros(len(blocks), x.size(0))
+    for i, block in enumerate(blocks):
+        for j, row in enumerate(x):
+            out[i, j] = torch.dot(block, row)
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def _palette() -> torch.Tensor:
+    table = torch.zeros((16, 3))
+    table[:, 0] = torch.linspace(0, 255, 16)
+    return table
+
+def colorize(labels: torch.Tensor) -> torch.Tensor:
+    palette = _palette().to(labels.device)
+    image = torch.zeros((labels.size(0), 3, labels.size(1), labels.size(2)))
+    for c in range(palette.shape[1]):
+        column = palette[:, c]
+        image[:, c] = torch.clamp(column[labels] / 255.0, 0, 1)
+    return image
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def shade(depth: torch.Tensor) -> torch.Tensor:
+    ramp = _ramp().to(depth.device)
+    rgb = torch.zeros((depth.size(0), 3, depth.size(1), depth.size(2)))
+    for c in range(ramp.shape[1]):
+        rgb[:, c] = torch.lerp(ramp[0, c], ramp[1, c], depth)
+    return rgb
+
+def _ramp() -> torch.Tensor:
+    ends = torch.zeros((2, 3))
+    ends[1] = 1.0
+    return ends
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def tint(img: torch.Tensor):
+    wheel = torch.rand(55, 3)
+    out = torch.empty(img.size(0), 3, img.size(2))
+    for c in range(wheel.shape[1]):
+        out[:, c] = img[:, c] * torch.sum(wheel[:, c])
+    return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -799,10 +1000,205 @@ def winners(feats: torch.Tensor):
 """,
             message="argmax",
         ),
+        # nested loops over output positions: windows (convolution, pooling), masked reductions, pairs
+        Invalid(
+            """
+import torch
+
+def correlate(image: torch.Tensor, kernel: torch.Tensor):
+    kh, kw = kernel.shape
+    h, w = image.shape
+    out = torch.zeros(h - kh + 1, w - kw + 1)
+    for y in range(h - kh + 1):
+        for x in range(w - kw + 1):
+            out[y, x] = torch.sum(image[y:y + kh, x:x + kw] * kernel)
+    return out
+""",
+            line=8,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_channels(x: torch.Tensor, weight: torch.Tensor, k: int):
+    n, c, h, w = x.shape
+    out = torch.zeros(n, h - k + 1, w - k + 1)
+    for i in range(h - k + 1):
+        for j in range(w - k + 1):
+            patch = x[:, :, i:i + k, j:j + k]
+            out[:, i, j] = (patch * weight).sum(dim=(1, 2, 3))
+    return out
+""",
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def pool(x: torch.Tensor, s: int):
+    n, c, h, w = x.shape
+    out = x.new_zeros(n, c, h // s, w // s)
+    for i in range(h // s):
+        for j in range(w // s):
+            out[:, :, i, j] = x[:, :, i * s:i * s + s, j * s:(j + 1) * s].amax(dim=(-2, -1))
+    return out
+""",
+            message="F.max_pool2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def smooth(x: torch.Tensor, k: int):
+    rows, cols = x.shape[-2], x.shape[-1]
+    out = torch.empty(*x.shape[:-2], rows - k + 1, cols - k + 1)
+    for r in range(rows - k + 1):
+        for c in range(cols - k + 1):
+            out[..., r, c] = x[..., r:r + k, c:c + k].mean(dim=(-2, -1))
+    return out
+""",
+            message="F.avg_pool2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def region_means(feat: torch.Tensor, seg: torch.Tensor, regions: int):
+    means = torch.zeros(feat.size(0), regions)
+    for b in range(feat.size(0)):
+        for r in range(regions):
+            means[b, r] = feat[b][seg[b] == r].mean()
+    return means
+""",
+            message="masked batched reduction",
+        ),
+        Invalid(
+            """
+import torch
+
+def centers(feat: torch.Tensor, seg: torch.Tensor, k: int):
+    B = feat.size(0)
+    out = torch.zeros(B, k)
+    for b in range(B):
+        for c in range(k):
+            mask = seg[b] == c
+            out[b, c] = (feat[b] * mask).sum() / mask.sum().clamp(min=1)
+    return out
+""",
+            message="masked batched reduction",
+        ),
+        Invalid(
+            """
+import torch
+
+def gram(a: torch.Tensor, b: torch.Tensor):
+    sim = torch.zeros(len(a), len(b))
+    for i in range(len(a)):
+        for j in range(len(b)):
+            sim[i][j] = (a[i] * b[j]).sum()
+    return sim
+""",
+            message="einsum",
+        ),
+        Invalid(
+            """
+import torch
+
+def dots(a: torch.Tensor, b: torch.Tensor):
+    out = torch.zeros(a.size(0), b.size(0))
+    for i in range(a.size(0)):
+        for j in range(b.size(0)):
+            out[i, j] = torch.dot(a[i], b[j])
+    return out
+""",
+            message="matmul",
+        ),
+        Invalid(
+            """
+import torch
+
+def attention(q: torch.Tensor, k: torch.Tensor):
+    n, m = q.size(0), k.size(0)
+    scores = q.new_empty(n, m)
+    for s in range(n):
+        for t in range(m):
+            scores[s, t] = q[s] @ k[t] / q.size(1) ** 0.5
+    return scores
+""",
+            message="one pair of rows at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+def similarities(tokens: torch.Tensor):
+    sims = torch.empty(tokens.size(0), tokens.size(0))
+    for a, u in enumerate(tokens):
+        for b, v in enumerate(tokens):
+            sims[a, b] = torch.dot(u, v)
+    return sims
+""",
+            line=6,
+            message="einsum",
+        ),
+        # per-row scores stacked afterwards: one matmul
+        Invalid(
+            """
+import torch
+
+def scores(queries: torch.Tensor, keys: torch.Tensor):
+    out = []
+    for i in range(queries.size(0)):
+        out.append(queries[i] @ keys.T)
+    return torch.stack(out)
+""",
+            fixed="""
+import torch
+
+def scores(queries: torch.Tensor, keys: torch.Tensor):
+    out = []
+    for queries_i in torch.unbind(queries):
+        out.append(queries_i @ keys.T)
+    return torch.stack(out)
+""",
+            message="one `matmul`",
+        ),
+        Invalid(
+            """
+import torch
+
+def project(x: torch.Tensor, w: torch.Tensor):
+    out = []
+    for row in x:
+        out.append(torch.matmul(w, row))
+    return torch.stack(out)
+""",
+            message="matmul",
+        ),
+        Invalid(
+            """
+import torch
+
+def tint(img: torch.Tensor, n: int):
+    wheel = torch.rand(55, n)
+    out = torch.empty(img.size(0), n, img.size(2))
+    for c in range(wheel.shape[1]):
+        out[:, c] = img[:, c] * torch.sum(wheel[:, c])
+    return out
+""",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
         ctx = self.ctx
+        nest = nested_slice_work(ctx, node)
+        if nest is not None:
+            self._nested(nest)
+            return
+        outer = inner_of_nest(ctx, node)
+        if outer is not None and nested_slice_work(ctx, outer) is not None:
+            return  # the nest is reported once, at its outer loop
         ri = row_indexing(ctx, node)
         if ri is None:
             self._independent_work(node)
@@ -810,7 +1206,13 @@ def winners(feats: torch.Tensor):
         fix = self._fix(ri) if ri.reads_only_rows and ri.full else None
         x = ctx.code(ri.tensor)
         var = ri.var.value
-        if fix is not None:
+        if per_row_product(ctx, node, ri.tensor):
+            message = (
+                f"Loop computes the scores of `{x}[{var}]` one row at a time; they are the rows of one "
+                f"product: one `matmul` over all of `{x}` (`{x} @ w`, or `torch.einsum`) replaces the loop"
+                + (f" (at least, iterate over `torch.unbind({x})`)" if fix is not None else "")
+            )
+        elif fix is not None:
             message = (
                 f"Loop indexes `{x}[{var}]` one row at a time; iterate over `torch.unbind({x})`, "
                 f"or better, apply the body to all of `{x}` at once along dim 0"
@@ -822,6 +1224,18 @@ def winners(feats: torch.Tensor):
                 f"apply its operations to whole tensors along dim 0 (batched ops, `torch.vmap`)"
             )
         self.report(node, message, fix=fix)
+
+    def _nested(self, nest: NestedWork) -> None:
+        ctx = self.ctx
+        where = f"`{ctx.code(nest.target).strip()}`"
+        what = {"conv": "one window at a time", "max_pool": "one window at a time",
+                "avg_pool": "one window at a time", "window": "one window at a time",
+                "masked": "one masked reduction per pair", "pairs": "one pair of rows at a time"}[nest.kind]
+        self.report(
+            nest.outer,
+            f"Nested loops compute {where} {what} and no position needs another's result; "
+            f"vectorize the nest: {nest.idiom()}",
+        )
 
     def _independent_work(self, node: cst.For) -> None:
         """Per-row, per-column or per-window work that no iteration shares with another (decided from

@@ -212,3 +212,31 @@ def test_fixes_keep_the_results(device):
     assert got.device == x.device
     if device == "cuda":
         assert torch.equal(got, run(FUNCTIONS, "shifted", x))
+
+
+PER_ROW_SCORES = """
+import torch
+
+
+def scores(queries: torch.Tensor, keys: torch.Tensor):
+    out = []
+    for i in range(queries.size(0)):
+        out.append(queries[i] @ keys.T)
+    return torch.stack(out)
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fix_of_per_row_scores_keeps_each_row(device):
+    """`q[i] @ k.T` is a row's scores (not a sweep of one value over a tensor): the loop is reported with
+    one `matmul` named and the unbind fix, which computes the same rows bit for bit."""
+    result = lint(PER_ROW_SCORES, fix=True)
+    assert result.fixed_count == 1 and "for queries_i in torch.unbind(queries):" in result.fixed_source
+    assert "one `matmul`" in lint(PER_ROW_SCORES).diagnostics[0].message
+    q = torch.randn(6, 5, device=device)
+    k = torch.randn(9, 5, device=device)
+    expected = run(PER_ROW_SCORES, "scores", q, k)
+    got = run(result.fixed_source, "scores", q, k)
+    assert got.device == expected.device and got.shape == (6, 9)
+    assert torch.equal(got, expected)
+    assert torch.allclose(got, q @ k.T, atol=1e-5)

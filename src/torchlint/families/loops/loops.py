@@ -916,6 +916,8 @@ def _scalar_sweep(ctx: FileContext, op: cst.CSTNode, row: cst.CSTNode) -> bool:
         return False
     others: List[cst.BaseExpression] = []
     if isinstance(op, cst.BinaryOperation):
+        if isinstance(op.operator, cst.MatrixMultiply):
+            return False  # `q[i] @ k.T`: a row's scores, not one value against a whole tensor
         others = [op.left if op.right is row else op.right]
     elif isinstance(op, cst.Comparison):
         others = [op.left] + [c.comparator for c in op.comparisons]

@@ -32,7 +32,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
-from torchlint.families.shapes.shapes import is_tensor
+from torchlint.analysis.program import called_function, strip_moves
+from torchlint.families.shapes.shapes import is_tensor, literal_dims, shape_of
 from torchlint.analysis.walk import children
 
 _DATA_DEPENDENT = frozenset(
@@ -61,6 +62,7 @@ _FULL_REDUCTIONS = frozenset({"argmax", "argmin", "sum", "mean", "max", "min", "
                               "any", "count_nonzero", "median", "amax", "amin", "logsumexp", "nansum", "nanmean"})
 # what a per-row class or outcome is converted with: `int(y[i])`, `y[i].item()`, `y[i].long()`
 _KEY_METHODS = frozenset({"item", "long", "int"})
+_PRODUCTS = frozenset({"matmul", "mm", "mv", "dot", "inner", "einsum"})
 _ESCAPES = (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Del)
 
 
@@ -76,6 +78,7 @@ class RowWork:
     reduction: bool = False  # `total += ...`
     tally: bool = False  # counts per class (`counts[int(y[i].item())] += 1`) or per outcome (`correct += 1`)
     selection: Optional[str] = None  # a per-row selection (`x[i].topk(k)`, `torch.argmax(x[i])`)
+    product: bool = False  # a row multiplied as a matrix (`row @ k.T`, `torch.dot(a[i], v)`): per-row scores
     read: List[str] = field(default_factory=list)  # the tensors read slice by slice
 
     def idiom(self) -> str:
@@ -87,6 +90,9 @@ class RowWork:
         if self.selection is not None and not self.branches:
             then = " and a single `.tolist()`" if self.numbers else ""
             return f"one `{self.selection}` over all rows at once (with `dim=`){then}, instead of one call per row"
+        if self.product and not self.branches and not self.numbers:
+            return ("one `matmul` over all rows (`x @ w`, or `torch.einsum`): the per-row scores are the rows "
+                    "of one product")
         if self.scatter:
             return "a scatter over all rows at once: `index_add_` / `scatter_add_`, or `torch.bincount` for counts"
         if self.window:
@@ -434,8 +440,12 @@ class _Body:
                     self.expr(el.slice.value)
             return base_dep
         if isinstance(node, cst.BinaryOperation):
-            self._sweep(node.left, node.right)
-            return self.expr(node.left) | self.expr(node.right)
+            if not isinstance(node.operator, cst.MatrixMultiply):
+                self._sweep(node.left, node.right)
+                return self.expr(node.left) | self.expr(node.right)
+            dep = self.expr(node.left) | self.expr(node.right)
+            self.work.product |= dep  # `q[i] @ k.T`: a row's scores, the rows of one product
+            return dep
         if isinstance(node, cst.UnaryOperation):
             return self.expr(node.expression)
         if isinstance(node, cst.BooleanOperation):
@@ -498,6 +508,8 @@ class _Body:
                 if any(q.rsplit(".", 1)[-1] in _DATA_DEPENDENT for q in qn):
                     self.fail()
                 self._selection(next(iter(qn)).rsplit(".", 1)[-1], dep)
+                if dep and any(q.rsplit(".", 1)[-1] in _PRODUCTS for q in qn):
+                    self.work.product = True
                 self.evidence |= dep
                 return dep
             if not qn.isdisjoint(_NUMBER_BUILTINS) or qn & {"builtins.min", "builtins.max"}:
@@ -522,6 +534,8 @@ class _Body:
             if name in _TO_NUMBER:
                 self.work.numbers = True
             self._selection(name, True)
+            if name in _PRODUCTS:
+                self.work.product = True
             if name in _TENSOR_ONLY_METHODS:
                 self.evidence = True
             return True
@@ -744,6 +758,111 @@ def _collected_after(ctx: FileContext, loop: cst.For, name: str) -> bool:
     return False
 
 
+# a dimension this small holds a handful of named channels (RGB, RGBA, xyz): a loop over it runs a few
+# whole-tensor operations, and batching them gains nothing worth a finding
+_FEW = 4
+_CONSTRUCTORS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.full"})
+
+
+def _few(size: Optional[int]) -> bool:
+    return size is not None and 0 < size <= _FEW
+
+
+def _small_dim(ctx: FileContext, tensor: cst.BaseExpression, k: int) -> bool:
+    """Whether dimension ``k`` of ``tensor`` is known to hold at most a handful of entries: from the
+    tensor's known shape, or from the constructor with literal sizes that a function of the project
+    returns (``colorwheel = make_wheel()`` with ``return torch.zeros((n, 3))`` through a name)."""
+    shape = shape_of(ctx, tensor)
+    if shape is not None:
+        known, size = shape.size(k)
+        if known and _few(size):
+            return True
+    if not isinstance(tensor, cst.Name):
+        return False
+    bound = ctx.names.bound_values(tensor)
+    if len(bound) != 1 or bound[0] is None:
+        return False
+    value = strip_moves(bound[0])
+    if not isinstance(value, cst.Call):
+        return False
+    found = called_function(ctx, value)
+    if found is not None:
+        fctx, function = found[0], found[1]
+    else:
+        later = _defined_later(ctx, value)
+        if later is None:
+            return False
+        fctx, function = ctx, later
+    dims = _returned_literal_dims(fctx, function)
+    return dims is not None and -len(dims) <= k < len(dims) and _few(dims[k])
+
+
+def _defined_later(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
+    """``helper()`` called in a function body, ``helper`` defined once at module level below it and
+    bound nowhere else in the module: the body runs after the module has run, so the call reaches that
+    definition (the walk has not seen it yet)."""
+    func = call.func
+    if not isinstance(func, cst.Name) or ctx.enclosing(call, (cst.FunctionDef, cst.Lambda)) is None:
+        return None
+    name = func.value
+    if ctx.names.lookup(name) is not None:
+        return None  # bound where the call is: a parameter, a local, an import
+    found: List[cst.FunctionDef] = []
+    for st in ctx.module.body:
+        if isinstance(st, cst.FunctionDef) and st.name.value == name:
+            found.append(st)
+        elif isinstance(st, cst.ClassDef) and st.name.value == name:
+            return None
+        elif isinstance(st, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Import, cst.ImportFrom))
+            and ctx.names_in(small, name) for small in st.body
+        ):
+            return None
+        elif not isinstance(st, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)) and ctx.names_in(st, name):
+            return None  # bound under an `if`, a `try`, a loop: which binding runs is not known
+    return found[0] if len(found) == 1 else None
+
+
+def _returned_literal_dims(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Optional[int]]]:
+    """The sizes of ``torch.zeros((n, 3))`` (or ``ones``/``empty``/...) when every return of
+    ``function`` returns it, directly or through a name the function assigns only to it."""
+    returns: List[cst.Return] = []
+    assigns: Dict[str, List[cst.BaseExpression]] = {}
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Return):
+            returns.append(node)
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    assigns.setdefault(t.target.value, []).append(node.value)
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
+            assigns.setdefault(node.target.value, []).append(cst.Name("_unknown"))
+        stack.extend(children(node))
+    if not returns:
+        return None
+    found: Optional[List[Optional[int]]] = None
+    for ret in returns:
+        value = ret.value
+        if isinstance(value, cst.Name):
+            values = assigns.get(value.value, [])
+            if len(values) != 1:
+                return None
+            value = values[0]
+        if not isinstance(value, cst.Call) or not ctx.names.matches(value.func, _CONSTRUCTORS):
+            return None
+        if len(value.args) != 1 or value.args[0].keyword is not None:
+            return None
+        dims = literal_dims(value.args[0].value)
+        if dims is None or (found is not None and dims != found):
+            return None
+        found = dims
+    return found
+
+
 def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     """The loop's per-slice work when no iteration depends on another and it could run batched."""
     if loop.orelse is not None or loop.asynchronous is not None:
@@ -754,6 +873,8 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     tensor = head.tensor
     if not isinstance(tensor, (cst.Name, cst.Attribute)):
         return None
+    if head.var is not None and _small_dim(ctx, tensor, head.dim):
+        return None  # a few named channels (`range(rgb.shape[1])` with three): nothing to gain
     for node in _walk_escapes(loop.body):
         return None
     body = _Body(ctx, loop, head)
