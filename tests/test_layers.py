@@ -27,10 +27,9 @@ LAYERS: Dict[str, int] = {
     "torchlint.cpus": 0,
     "torchlint.files": 0,
     "torchlint.runtime": 0,
-    # 1 -- the rule contract: options, fixes, reports
-    "torchlint.rule": 1,
-    "torchlint.selection": 1,  # which codes a run reports
-    "torchlint.precedence": 1,  # which rule owns a mistake two rules report
+    "torchlint.options": 0,  # a rule's option (read by the torch-version declarations too)
+    # 1 -- which codes a run reports
+    "torchlint.selection": 1,
     "torchlint.analysis": 2,  # the core's package (no module of its own)
     # 2 -- syntax: the structural walk, name bindings, identifier spelling, version declarations
     "torchlint.analysis.walk": 2,
@@ -50,7 +49,9 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.program": 6,
     # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)
     "torchlint.families": 7,
-    # 8 -- building fixes
+    # 8 -- the rule contract (a rule over a file's context: options, fixes, reports), building fixes
+    "torchlint.rule": 8,
+    "torchlint.precedence": 8,  # which rule owns a mistake two rules report
     "torchlint.fixes": 8,
     # 9 -- the rules
     "torchlint.rules": 9,
@@ -103,32 +104,16 @@ def _modules() -> Dict[str, Path]:
     return out
 
 
-def _type_checking_only(tree: ast.AST) -> Set[int]:
-    """ids of the import nodes under ``if TYPE_CHECKING:`` (annotations only: never executed)."""
-    skip: Set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            test = node.test
-            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
-            if name == "TYPE_CHECKING":
-                for inner in node.body:
-                    for sub in ast.walk(inner):
-                        skip.add(id(sub))
-    return skip
-
-
 def import_graph() -> Dict[str, Set[Tuple[str, int]]]:
-    """module -> {(imported project module, line)}, function-local imports included."""
+    """module -> {(imported project module, line)}, function-local imports included, and imports made for
+    annotations only (``if TYPE_CHECKING:``): a lower layer that names a higher one's type depends on it."""
     modules = _modules()
     graph: Dict[str, Set[Tuple[str, int]]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_only(tree)
         is_package = path.name == "__init__.py"
         edges: Set[Tuple[str, int]] = set()
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             targets: List[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -235,8 +220,8 @@ def test_the_checks_see_function_local_and_relative_imports(tmp_path, monkeypatc
     monkeypatch.setitem(SOURCES, "torchlint.rules", tmp_path / "none")
     graph = import_graph()
     assert ("torchlint.engine", 2) in graph["torchlint.analysis.program"]
-    assert not any(t == "torchlint.analysis.names" for t, _ in graph["torchlint.analysis.program"])
-    assert _cycles(graph) == [["torchlint.analysis.program", "torchlint.engine"]]
+    assert ("torchlint.analysis.names", 6) in graph["torchlint.analysis.program"]  # an annotation import counts
+    assert _cycles(graph) == [["torchlint.analysis.names", "torchlint.analysis.program", "torchlint.engine"]]
 
 
 # -- module-level mutable state ------------------------------------------------------------------

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-if TYPE_CHECKING:  # pragma: no cover
-    from torchlint.analysis.context import FileContext
+from torchlint.analysis.context import FileContext
+from torchlint.options import Option  # rules declare their options with it
 
 SAFE = "safe"
 UNSAFE = "unsafe"
@@ -47,25 +47,6 @@ class Invalid:
     count: int = 1
     unsafe: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Option:
-    """A rule option, set in ``[tool.torchlint]`` under its kebab-case name."""
-
-    default: Any
-    doc: str
-    choices: Optional[Tuple[Any, ...]] = None
-
-    def validate(self, key: str, value: Any) -> Any:
-        if self.choices is not None and value not in self.choices:
-            allowed = ", ".join(repr(c) for c in self.choices)
-            raise ValueError(f"invalid value {value!r} for `{key}` (expected one of {allowed})")
-        if self.choices is None and self.default is not None and not isinstance(value, type(self.default)):
-            raise ValueError(
-                f"invalid value {value!r} for `{key}` (expected {type(self.default).__name__})"
-            )
-        return value
 
 
 class Fix:
@@ -149,7 +130,7 @@ class LintRule:
     VALID: ClassVar[Sequence[Union[Valid, str]]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
-    def __init__(self, ctx: "FileContext", options: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, ctx: FileContext, options: Optional[Mapping[str, Any]] = None) -> None:
         self.ctx = ctx
         self.options: Dict[str, Any] = {k: o.default for k, o in self.OPTIONS.items()}
         if options:

@@ -52,6 +52,10 @@ RECYCLE_BYTES = 512 * 1024 * 1024
 # back (fragmentation, the program model's bounded tables) would otherwise make every later file pay a
 # full collection over everything alive
 COLLECT_BYTES = 64 * 1024 * 1024
+#: the collector's thresholds in a worker: a parse makes hundreds of thousands of short-lived objects, and
+#: with the interpreter's defaults (700, 10, 10) the collector scans the project's parsed modules again and
+#: again while a file is linted; memory is bounded by ``COLLECT_BYTES`` instead
+GC_THRESHOLDS = (50_000, 20, 100)
 
 CAN_ISOLATE = hasattr(os, "fork")
 
@@ -131,6 +135,7 @@ def _serve(fn: Callable[[Any], Any], tasks: Connection, results: Connection) -> 
     # what the worker inherited lives as long as it does: keep it out of the collector's scans, so a
     # collection costs what the last file left behind
     gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     floor = current_rss()
     while True:
         try:

@@ -6,20 +6,18 @@ calls and assignments under each loop, function, ``with`` and ``if`` — so a ru
 ``leave_For`` finds everything inside it without walking the subtree again.  Queries about nodes that
 were not indexed (or not yet finished) fall back to a cached sub-walk.  What an analysis module
 computes once per file is a typed slot of the context (:class:`Fact`); what is known about the project
-around the file is ``ctx.project`` (:class:`~torchlint.analysis.project.Project`).
+around the file is ``ctx.project``: a :class:`~torchlint.analysis.project.Project`, which the layer above
+this one defines and fills in (read it through :func:`~torchlint.analysis.project.project_of`).
 """
 from __future__ import annotations
 
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
+from typing import (Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
                     TypeVar, Union)
 
 import libcst as cst
 
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
 from torchlint.analysis.walk import iter_nodes
-
-if TYPE_CHECKING:  # the project module builds contexts: it sits above this one
-    from torchlint.analysis.project import Project
 
 D = TypeVar("D", bound=cst.CSTNode)
 T = TypeVar("T")
@@ -81,7 +79,7 @@ class Fact(Generic[T]):
 
 
 class FileContext:
-    def __init__(self, path: str, source: str, module: cst.Module, project: Optional["Project"] = None) -> None:
+    def __init__(self, path: str, source: str, module: cst.Module, project: Any = None) -> None:
         self.path = path
         self.source = source
         self.module = module
@@ -94,8 +92,9 @@ class FileContext:
         self._open: List[Contents] = []
         self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
         self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
-        #: the project the file belongs to (its modules, root, declared versions); None: the program
-        #: model makes one for this file alone (:func:`torchlint.analysis.project.project_of`)
+        #: the project the file belongs to (its modules, root, declared versions): a ``Project`` of the
+        #: layer above, opaque here; None: the program model makes one for this file alone
+        #: (:func:`torchlint.analysis.project.project_of`, which also gives it its type)
         self.project = project
         #: the facts analysis modules computed for this file (see :class:`Fact`)
         self.facts: Dict[Fact, Any] = {}

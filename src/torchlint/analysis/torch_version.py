@@ -21,7 +21,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from torchlint.folders import find_upwards, folder_of
-from torchlint.rule import Option
+from torchlint.options import Option
 
 Version = Tuple[int, int]
 
