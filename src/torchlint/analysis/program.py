@@ -1112,6 +1112,8 @@ __all__ = [
     "NLL",
     "bind_arguments",
     "call_findings",
+    "caller_frames",
+    "MAX_CALLERS",
     "line_of",
     "loss_fact",
     "model_fact",
@@ -1417,6 +1419,28 @@ def _open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
         if isinstance(owner, cst.ClassDef):
             cls = (ctx, owner)
     return Frame(ctx, function, cls=cls)
+
+
+#: how many calls of one function in its own file are followed back into their callers
+MAX_CALLERS = 8
+
+
+def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
+    """For the function around ``node``: one frame per call of it in this file (:func:`call_sites`, in
+    source order, at most :data:`MAX_CALLERS`), its parameters bound to that call's arguments, read in
+    the caller's own open frame.  A helper called with two different models is judged per call."""
+    base = _open_frame(ctx, node)
+    function = base.function
+    if function is None:
+        return []
+    out: List[Frame] = []
+    for call in call_sites(ctx, function)[:MAX_CALLERS]:
+        offset = 1 if base.cls is not None and isinstance(call.func, cst.Attribute) else 0
+        bound = bind_arguments(call, function, offset)
+        if bound is None or not bound:
+            continue
+        out.append(Frame(ctx, function, bound, _open_frame(ctx, call), call, base.cls, 1))
+    return out
 
 
 def _self_name(frame: Frame) -> Optional[str]:
