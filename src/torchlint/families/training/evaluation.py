@@ -512,12 +512,17 @@ def train_mode_call(call: cst.Call) -> bool:
     return mode is None or not _false(mode.value)
 
 
-def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> Set[str]:
+def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
+                   before: Optional[cst.CSTNode] = None) -> Set[str]:
     """Codes of what ``node`` puts in eval mode (directly or through same-module helpers, with helper
     parameters mapped to the arguments); :data:`ANY` when something unknown may do it (a call such as
-    ``set_eval_mode(model)`` or ``with evaluating(model):``)."""
+    ``set_eval_mode(model)`` or ``with evaluating(model):``).  With ``before``, only what is done by the
+    calls that come before it in the source (or inside it): the mode the model has when ``before`` runs."""
     out: Set[str] = set()
+    limit = position(ctx, before) if before is not None else None
     for call, via in calls_through_helpers(ctx, node, depth):
+        if limit is not None and position(ctx, via) >= limit and not ctx.is_inside(via, before):
+            continue
         target = eval_mode_target(call)
         if target is None:
             name = callee_name(call)
