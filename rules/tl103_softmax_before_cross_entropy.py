@@ -91,6 +91,7 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     MESSAGE = "Cross-entropy input went through softmax; `CrossEntropyLoss` applies log-softmax itself, pass the logits"
     FIX_TITLE = "Pass the logits instead of their softmax"
     TRIGGERS = ("cross_entropy", "CrossEntropyLoss", "softmax")
+    IMPORT_TRIGGERS = ("cross_entropy", "CrossEntropyLoss")
 
     VALID = [
         # the exponential of log-softmax used for a metric, the log-probabilities given to nll_loss

@@ -440,3 +440,43 @@ def test_hand_written_nll_of_a_softmax_model_from_other_files(tmp_path):
     assert [(c, line) for c, line, _m in found] == [("TL206", 9), ("TL206", 13)]
     assert "`forward` of `Probs` (nets.py:11)" in found[0][2]
     assert "`F.softmax(model(x), dim=1)` (helpers.py:5)" in found[1][2]
+
+
+def test_a_file_that_spells_neither_loss_nor_softmax_is_linted_for_what_it_imports(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "losses.py": """
+            import torch.nn as nn
+
+            criterion = nn.CrossEntropyLoss()
+
+            def make_criterion():
+                return nn.CrossEntropyLoss()
+        """,
+        "train.py": """
+            from nets import Probs, Logits
+            from losses import criterion, make_criterion
+
+            def step(x, y):
+                return criterion(Probs()(x), y)
+
+            def step2(x, y):
+                crit = make_criterion()
+                return crit(Probs()(x), y), crit(Logits()(x), y)
+        """,
+        "other.py": """
+            from nets import Probs
+
+            def run(x, fn):
+                return fn(Probs()(x))
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 6), ("TL103", 10)]
+    assert "`nn.CrossEntropyLoss()` (losses.py:4)" in found[0][2]
+    assert "(losses.py:7)" in found[1][2]
+    rules = [r for r in RULES if r.CODE == "TL103"]
+    other = tmp_path / "other.py"
+    result = lint_source(str(other), other.read_text(), Settings(rules=rules))
+    assert result.skipped and result.diagnostics == []  # nothing it imports spells the loss
+    assert str(tmp_path / "nets.py") in result.dependencies  # a later edit of nets.py is seen

@@ -1474,14 +1474,49 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
                 return ("annotation", frame, p.annotation.annotation, None)
             return None
         b = ctx.names.binding_at(name, name.value)
+        if b is not None and b.imports and b is ctx.names.module_scope.bindings.get(name.value):
+            return _imported_value(frame, name)
         if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
-            return None  # a local assigned on some paths only, or an import
+            return None  # a local assigned on some paths only
     else:
         found = ctx.names.reaching_assignment(name.value, at, None)
         if found is not None:
             return ("value", frame, *_element(found[0].value, found[1]))
+        b = ctx.names.binding_at(name, name.value)
+        if b is not None and b.imports and not b.values:
+            return _imported_value(frame, name)
     values = built_values(ctx, name)
     return ("module", frame, values, None) if values else None
+
+
+def _imported_value(frame: Frame, name: cst.Name):
+    """``from losses import criterion``: ``("module", frame of that module, values, None)`` for a name a
+    project module binds at its top level by plain assignments (``criterion = nn.CrossEntropyLoss()``);
+    None for a class, a function, a library name, or a name that module imports in turn."""
+    ctx = frame.ctx
+    for q in sorted(ctx.names.qualified_names_at(name)):
+        level = len(q) - len(q.lstrip("."))
+        module, _, attr = q.lstrip(".").rpartition(".")
+        if not attr or not (module or level) or q.startswith(("torch.", "numpy.")):
+            continue
+        path = project_of(ctx).module_file(ctx.path, module, level)
+        if path is None:
+            continue
+        _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
+        text = project_of(ctx).module_text(path)
+        if text is None or not re.search(rf"^{re.escape(attr)}[ \t]*(?::[^=\n]*)?=[^=]", text, re.MULTILINE):
+            continue  # no top-level assignment of the name: a class, a function, or not there (no parse)
+        other = project_of(ctx).load(path)
+        if other is None:
+            continue
+        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(other) or ())
+        b = other.names.module_scope.bindings.get(attr)
+        if b is None or b.imports or not b.values or any(v is None for v in b.values):
+            continue
+        if _local_definition(other, attr, imported=True) is not None:
+            continue  # a class or a function, not a value
+        return ("module", Frame(other, None), list(b.values), None)
+    return None
 
 
 def _element(value: cst.BaseExpression, index: Optional[int]) -> Tuple[cst.BaseExpression, Optional[int]]:
@@ -1827,6 +1862,16 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
+        if isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH:
+            # `criterion = make_criterion()`: what a project function returns
+            target = _project_function(frame, core)
+            if target is not None and target.function is not None:
+                returns = _returns(target.function)
+                if returns and all(r.value is not None for r in returns):
+                    found = [_loss_object(target, r.value, hops + 1) for r in returns]  # type: ignore[arg-type]
+                    kinds = {x[0] if x else None for x in found}
+                    if len(kinds) == 1 and None not in kinds:
+                        return found[0]
         return None
     if isinstance(func, cst.Name):
         held = _holds(frame, func, func)
