@@ -480,3 +480,27 @@ def test_a_file_that_spells_neither_loss_nor_softmax_is_linted_for_what_it_impor
     result = lint_source(str(other), other.read_text(), Settings(rules=rules))
     assert result.skipped and result.diagnostics == []  # nothing it imports spells the loss
     assert str(tmp_path / "nets.py") in result.dependencies  # a later edit of nets.py is seen
+
+
+def test_the_message_at_the_call_names_where_the_helper_computes_the_loss(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "steps.py": """
+            import torch.nn as nn
+
+            def fit_step(net, x, y, objective=nn.CrossEntropyLoss()):
+                out = net(x)
+                return objective(out, y)
+        """,
+        "train.py": """
+            from nets import Probs
+            from steps import fit_step
+
+            def main(x, y):
+                fit_step(Probs(), x, y)
+                fit_step(Probs(), x, y)
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 6), ("TL103", 7)]
+    assert all("through `fit_step` (the loss at steps.py:6)" in m for _c, _l, m in found)

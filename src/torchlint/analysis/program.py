@@ -1933,11 +1933,13 @@ def _loss_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
 _LOSS_WORD = {"ce": "cross-entropy", "bce": "binary cross-entropy", NLL: "NLL loss"}
 
 
-def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str]) -> Why:
-    through = ""
+def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str], at: Optional[At] = None) -> Why:
+    through: Why = ()
     if helpers:
-        through = " through " + " then ".join(f"`{h}`" for h in helpers)
-    return (*fact.why, f"; it reaches {_LOSS_WORD[loss]}", *((" ",) + tuple(how) if how else ()), through)
+        through = (" through " + " then ".join(f"`{h}`" for h in helpers),)
+        if at is not None:
+            through = (*through, " (the loss at ", at, ")")
+    return (*fact.why, f"; it reaches {_LOSS_WORD[loss]}", *((" ",) + tuple(how) if how else ()), *through)
 
 
 def _label(frame: Frame) -> str:
@@ -1945,7 +1947,7 @@ def _label(frame: Frame) -> str:
     return f"{frame.cls[1].name.value}.{name}" if frame.cls is not None else name
 
 
-def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], helpers: List[str],
+def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str], At]], helpers: List[str],
             budget: List[int]) -> None:
     """The loss calls of ``frame``'s function (and of the project functions it calls, bound in turn)
     that get the wrong kind of input with ``frame``'s bindings but not in an open frame."""
@@ -1957,7 +1959,7 @@ def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], hel
         mismatch = _loss_mismatch(frame, call)
         if mismatch is not None:
             if _loss_mismatch(_open_frame(ctx, call), call) is None:
-                found.append((mismatch[0], mismatch[1], mismatch[2], helpers))
+                found.append((mismatch[0], mismatch[1], mismatch[2], helpers, At(ctx, call)))
             continue
         imported_name = isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)
         if frame.depth < MAX_CALL_DEPTH and not imported_name:
@@ -2034,14 +2036,14 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
         inner = _project_function(frame, call)
         if inner is None or inner.function is None:
             continue
-        found: List[Tuple[str, Evidence, Why, List[str]]] = []
+        found: List[Tuple[str, Evidence, Why, List[str], At]] = []
         _search(inner, found, [_label(inner)], budget)
-        for loss, fact, how, helpers in found:
+        for loss, fact, how, helpers, at in found:
             node = fact.origin if fact.origin is not None and _inside(ctx, fact.origin, call) else call
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, helpers)))
+            out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, helpers, at)))
     _CALL_FINDINGS.put(ctx, out)
     return out
 
