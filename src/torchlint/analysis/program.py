@@ -1268,6 +1268,8 @@ _NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
 _NLL_LAYERS = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
 _LOSS_FUNCS = ((CROSS_ENTROPY_FUNCS, "ce"), (BCE_FUNCS, "bce"), (_NLL_FUNCS, NLL))
 _LOSS_LAYERS = ((CROSS_ENTROPY_LAYERS, "ce"), (BCE_LAYERS, "bce"), (_NLL_LAYERS, NLL))
+#: words one of which a module spelling a loss holds (checked on its text before it is parsed)
+_LOSS_TEXT = ("Loss", "cross_entropy", "nll_loss")
 _KIND_WORD = {SOFTMAX: "softmax", LOG_SOFTMAX: "log-softmax", SIGMOID: "a sigmoid"}
 #: loss -> the kind of input that is the bug
 MISMATCH = {"ce": SOFTMAX, "bce": SIGMOID, NLL: SOFTMAX}
@@ -1454,7 +1456,8 @@ def _self_name(frame: Frame) -> Optional[str]:
 def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
     """What ``name`` holds at ``at`` in ``frame``: ``("value", frame, expr, index)`` for an assigned or
     bound value, ``("annotation", frame, expr, None)`` for a parameter known only by its annotation,
-    ``("module", frame, values, None)`` for a module-level name; None when unknown."""
+    ``("module", frame, values, None)`` for a module-level name, ``("imported", frame, name, None)`` for
+    a name imported at module level (see :func:`_imported_value`); None when unknown."""
     ctx, function = frame.ctx, frame.function
     if function is not None:
         found = ctx.names.reaching_assignment(name.value, at, function)
@@ -1475,7 +1478,7 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
             return None
         b = ctx.names.binding_at(name, name.value)
         if b is not None and b.imports and b is ctx.names.module_scope.bindings.get(name.value):
-            return _imported_value(frame, name)
+            return ("imported", frame, name, None)
         if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
             return None  # a local assigned on some paths only
     else:
@@ -1484,15 +1487,16 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
             return ("value", frame, *_element(found[0].value, found[1]))
         b = ctx.names.binding_at(name, name.value)
         if b is not None and b.imports and not b.values:
-            return _imported_value(frame, name)
+            return ("imported", frame, name, None)
     values = built_values(ctx, name)
     return ("module", frame, values, None) if values else None
 
 
-def _imported_value(frame: Frame, name: cst.Name):
+def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
     """``from losses import criterion``: ``("module", frame of that module, values, None)`` for a name a
     project module binds at its top level by plain assignments (``criterion = nn.CrossEntropyLoss()``);
-    None for a class, a function, a library name, or a name that module imports in turn."""
+    None for a class, a function, a library name, or a name that module imports in turn.  The module is
+    parsed only when its text assigns the name at top level and spells one of ``words``."""
     ctx = frame.ctx
     for q in sorted(ctx.names.qualified_names_at(name)):
         level = len(q) - len(q.lstrip("."))
@@ -1504,7 +1508,8 @@ def _imported_value(frame: Frame, name: cst.Name):
             continue
         _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
         text = project_of(ctx).module_text(path)
-        if text is None or not re.search(rf"^{re.escape(attr)}[ \t]*(?::[^=\n]*)?=[^=]", text, re.MULTILINE):
+        if text is None or not any(w in text for w in words) or not re.search(
+                rf"^{re.escape(attr)}[ \t]*(?::[^=\n]*)?=[^=]", text, re.MULTILINE):
             continue  # no top-level assignment of the name: a class, a function, or not there (no parse)
         other = project_of(ctx).load(path)
         if other is None:
@@ -1587,6 +1592,8 @@ def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optio
             s = class_summary(cctx, cls)
             return _class_evidence(cctx, cls, s.output) if s.is_module else None
         held = _holds(frame, callee, callee)
+        if held is not None and held[0] == "imported":
+            held = _imported_value(frame, callee, _KIND_WORDS)
         if held is None:
             return None
         how, f, value, index = held
@@ -1862,8 +1869,10 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
-        if isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH:
-            # `criterion = make_criterion()`: what a project function returns
+        if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH and not names
+                and _maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
+            # `criterion = make_criterion()`: what a project function returns (its module read only when
+            # it spells a loss)
             target = _project_function(frame, core)
             if target is not None and target.function is not None:
                 returns = _returns(target.function)
@@ -1875,6 +1884,8 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         return None
     if isinstance(func, cst.Name):
         held = _holds(frame, func, func)
+        if held is not None and held[0] == "imported":
+            held = _imported_value(frame, func, _LOSS_TEXT)
         if held is None:
             return None
         how, f, value, index = held
