@@ -1869,7 +1869,7 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
-        if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH and not names
+        if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH
                 and _maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
             # `criterion = make_criterion()`: what a project function returns (its module read only when
             # it spells a loss)
