@@ -6,8 +6,21 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.analysis.program import SOFTMAX, call_findings, loss_inputs
-from torchlint.analysis.ops import SOFTMAX_LAYERS, is_cross_entropy_call, sequential_ending_in, softmax_use
+from torchlint.analysis.ops import (
+    SOFTMAX_LAYERS,
+    exp_use,
+    is_cross_entropy_call,
+    log_softmax_use,
+    sequential_ending_in,
+    softmax_use,
+)
 from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+EXP_MESSAGE = (
+    "Cross-entropy input is `exp` of a log-softmax, that is the softmax's probabilities; `CrossEntropyLoss` "
+    "applies log-softmax itself, pass the logits (or give the log-probabilities to `F.nll_loss`)"
+)
 
 
 class SoftmaxBeforeCrossEntropy(LintRule):
@@ -15,7 +28,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     ## What it does
     Finds `nn.CrossEntropyLoss` / `F.cross_entropy` whose input (not the target) went through softmax:
     a direct call (`torch.softmax`, `F.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable
-    assigned from one of those, or an `nn.Sequential` model whose last layer is `nn.Softmax`.
+    assigned from one of those, or an `nn.Sequential` model whose last layer is `nn.Softmax`; also the
+    exponential of a log-softmax (`torch.exp(F.log_softmax(x, dim=1))`, `x.log_softmax(-1).exp()`), which
+    is the same probabilities.
 
     Models are followed through their classes: a model whose `forward` returns `F.softmax(...)`,
     `self.softmax(x)` of an `nn.Softmax` attribute or an `nn.Sequential(..., nn.Softmax())` head (also as
@@ -56,7 +71,7 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     ```
 
     ## Fix safety
-    The fix passes the logits: an inline softmax is dropped (safe). When the softmax was stored in a
+    The fix passes the logits: an inline softmax, or an inline `exp(log_softmax(x))`, is dropped (safe). When the softmax was stored in a
     variable, the fix removes the softmax from that assignment; it is safe when the loss is the
     variable's only use and unsafe otherwise (other uses would then see logits). No fix is offered for
     an `nn.Sequential` that ends in `nn.Softmax`: the model may be used elsewhere for probabilities.
@@ -76,8 +91,19 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     MESSAGE = "Cross-entropy input went through softmax; `CrossEntropyLoss` applies log-softmax itself, pass the logits"
     FIX_TITLE = "Pass the logits instead of their softmax"
     TRIGGERS = ("cross_entropy", "CrossEntropyLoss", "softmax")
+    IMPORT_TRIGGERS = ("cross_entropy", "CrossEntropyLoss")
 
     VALID = [
+        # the exponential of log-softmax used for a metric, the log-probabilities given to nll_loss
+        """
+import torch
+import torch.nn.functional as F
+
+def step(scores, y):
+    log_probs = F.log_softmax(scores, dim=1)
+    confidence = log_probs.exp().max(1).values
+    return F.nll_loss(log_probs, y), confidence
+""",
         Valid(
             """
 import torch
@@ -281,6 +307,37 @@ class Linear(Task):
     ]
 
     INVALID = [
+        # the exponential of a log-softmax is a softmax
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def loss_fn(scores, target):
+    return F.cross_entropy(torch.exp(F.log_softmax(scores, dim=1)), target)
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def loss_fn(scores, target):
+    return F.cross_entropy(scores, target)
+""",
+            message="`exp` of a log-softmax",
+        ),
+        Invalid(
+            """
+import torch.nn as nn
+
+criterion = nn.CrossEntropyLoss()
+
+def step(model, x, y):
+    log_probs = model(x).log_softmax(-1)
+    probs = log_probs.exp()
+    return criterion(probs, y)
+""",
+            message="`exp` of a log-softmax",
+        ),
         Invalid(
             """
 import torch
@@ -616,6 +673,11 @@ def run(x, y):
                 if use is not None:
                     self.report(value, fix=self._variable_fix(value, use.node, use.operand))
                     return
+        exp = self._exp_of_log_softmax(value)
+        if exp is not None:
+            inline = exp.node is value and log_softmax_use(self.ctx, exp.operand) is not None
+            self.report(value, EXP_MESSAGE, fix=self._inline_fix(exp.node, self._logits(exp)) if inline else None)
+            return
         if isinstance(value, cst.Call):
             if sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:
                 self.report(
@@ -653,6 +715,26 @@ def run(x, y):
                 f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "
                 "pass the logits",
             )
+
+    def _exp_of_log_softmax(self, value: cst.BaseExpression):
+        """``exp(log_softmax(x))`` (``lp.exp()`` with ``lp = log_softmax(x)``; the exp itself maybe held in
+        a variable): the exp's use, whose value is the softmax's probabilities."""
+        ctx = self.ctx
+        if isinstance(value, cst.Name):
+            before = ctx.names.values_before(value)
+            value = before[-1] if len(before) == 1 else value
+        use = exp_use(ctx, value)
+        if use is None or use.operand is None:
+            return None
+        operand = use.operand
+        if isinstance(operand, cst.Name):
+            before = ctx.names.values_before(operand)
+            operand = before[-1] if len(before) == 1 else operand
+        return use if log_softmax_use(ctx, operand) is not None else None
+
+    def _logits(self, exp) -> Optional[cst.BaseExpression]:
+        inner = log_softmax_use(self.ctx, exp.operand)
+        return inner.operand if inner is not None and inner.kind != "layer" else None
 
     def _inline_fix(self, softmax: cst.Call, operand: Optional[cst.BaseExpression]) -> Optional[Fix]:
         if operand is None:

@@ -132,6 +132,15 @@ class EvalWithoutNoGrad(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # a method named like a model on an object that is none (a training library's helper)
+        """
+import torch
+
+def evaluate(model, loader, accelerator):
+    for x, y in loader:
+        unwrapped = accelerator.unwrap_model(model)
+        print(unwrapped)
+""",
         Valid(
             """
 import torch

@@ -49,7 +49,8 @@ class EvalWithoutEvalMode(LintRule):
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
     into like any other code. A model parameter is in eval mode when every caller in the file puts the
-    argument it passes in eval mode (`gpt.eval()`, then `generate(gpt, ...)`).
+    argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
+    `eval()` that comes after the call does not count.
 
     Only models that have, or may have, a layer that acts differently in eval mode are reported: one
     built from a class or container whose layers are known (`Linear`, activations, an `LSTM`/`GRU`
@@ -114,6 +115,15 @@ class EvalWithoutEvalMode(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # a method named like a model on an object that is none (a training library's helper)
+        """
+import torch
+
+def evaluate(model, loader, accelerator):
+    for x, y in loader:
+        unwrapped = accelerator.unwrap_model(model)
+        print(unwrapped)
+""",
         Valid(
             """
 import torch
@@ -474,6 +484,73 @@ test_builds(nn.Linear, [4])
     ]
 
     INVALID = [
+        # the caller switches to eval mode only after it has handed the model over
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(32, 100)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+def generate(model, ids, steps):
+    for _ in range(steps):
+        with torch.no_grad():
+            logits = model(ids)
+        ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return ids
+
+
+def demo(prompt):
+    gpt = Gpt()
+    out = generate(gpt, prompt, 10)
+    gpt.eval()
+    return out
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(32, 100)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.embed(ids)))
+
+
+def generate(model, ids, steps):
+    model.eval()
+    for _ in range(steps):
+        with torch.no_grad():
+            logits = model(ids)
+        ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    return ids
+
+
+def demo(prompt):
+    gpt = Gpt()
+    out = generate(gpt, prompt, 10)
+    gpt.eval()
+    return out
+""",
+            unsafe=True,
+            line=20,
+            message="without `model.eval()`",
+        ),
         Invalid(
             """
 import torch
@@ -773,12 +850,12 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
         if site.function is not None:
             for caller_site in call_sites(ctx, site.function):
                 caller = enclosing_function(ctx, caller_site) or ctx.module
-                out |= eval_receivers(ctx, caller)
+                out |= eval_receivers(ctx, caller, before=caller_site)
         return out
 
     def _callers_switch(self, site: EvalSite, model: cst.BaseExpression) -> bool:
-        """A model parameter that every caller in the file puts in eval mode under the name it passes
-        (`gpt.eval()` then `generate(gpt, ...)`)."""
+        """A model parameter that every caller in the file puts in eval mode under the name it passes,
+        before the call (`gpt.eval()` then `generate(gpt, ...)`; an `eval()` after the call is too late)."""
         ctx = self.ctx
         if site.function is None or not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
             return False
@@ -788,7 +865,7 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
             return False
         for passed, caller_site in zip(args, sites):
             caller = enclosing_function(ctx, caller_site) or ctx.module
-            if not covers(eval_receivers(ctx, caller), ctx.code(passed)):
+            if not covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)):
                 return False
         return True
 

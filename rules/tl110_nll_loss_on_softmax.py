@@ -70,6 +70,7 @@ class NllLossOnSoftmax(LintRule):
     MESSAGE = "`NLLLoss` input went through softmax: it expects log-probabilities; use `log_softmax`"
     FIX_TITLE = "Use `log_softmax` instead of `softmax`"
     TRIGGERS = ("nll_loss", "NLLLoss")
+    IMPORT_TRIGGERS = ("nll_loss", "NLLLoss")
 
     VALID = [
         Valid(

@@ -4,7 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name
+from torchlint.analysis.context import arg, callee_name, keyword_arg
+from torchlint.analysis.ops import exp_use
+from torchlint.analysis.program import LOG_SOFTMAX, SIGMOID, SOFTMAX, is_model, output_kind
 
 from torchlint.families.numerics.patterns import (
     ALL,
@@ -13,6 +15,7 @@ from torchlint.families.numerics.patterns import (
     arith_parts,
     followed,
     handwritten_softmax,
+    is_shifted,
     softmax_parts,
     inplace_softmax,
     movable,
@@ -36,6 +39,13 @@ class NaiveSoftmax(LintRule):
     (Effective PyTorch, section 7, "PyTorch 的数值稳定性"). In the other direction, when every exponent
     underflows to 0 the quotient is `0 / 0`. `torch.softmax` does the shift internally, in one fused
     kernel, with a correct backward.
+
+    Also finds the exponentials of a model's logits fed to a sampler that normalises them itself
+    (`torch.multinomial(torch.exp(logits / temperature), 1)`, `Categorical(probs=out.exp())`,
+    `OneHotCategorical`, `Multinomial(n, probs=...)`): the same softmax with the division hidden. The
+    exponent must be (a scaling or a selection of) the output of a model the program model knows (built
+    in the file, annotated, `self.<attr>`) and not known to be probabilities or log-probabilities; an
+    exponent of a log-probability or of an unknown value is not reported.
 
     An exponent already shifted by a maximum or a log-sum-exp (`x - x.max(dim, keepdim=True).values`,
     `logits - torch.max(logits)`, `x - m` with `m` named like a maximum) is stable and not reported.
@@ -64,7 +74,9 @@ class NaiveSoftmax(LintRule):
     only offered when `x` is a name or attribute (it is written twice). A sum over `dim=d` without
     `keepdim` broadcasts correctly only for 1-D input; the fix is then unsafe, since for higher ranks it
     changes what the original computed. The variable that held the exponentials is deleted when nothing
-    else reads it. No fix is offered when the denominator adds an epsilon, or when a name in `x` is
+    else reads it. The exponentials given straight to a sampler become `torch.softmax(x, dim=-1)`
+    (safe: the samplers normalise over the last dim, so the distribution is the same, without the
+    overflow). No fix is offered when the denominator adds an epsilon, or when a name in `x` is
     reassigned between the exponent and the division.
 
     ## Options
@@ -82,6 +94,28 @@ class NaiveSoftmax(LintRule):
     TRIGGERS = ("exp",)
 
     VALID = [
+        # log-probabilities of a model, and a logits sampler
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x).log_softmax(-1)
+
+def act(obs, log_probs):
+    policy = Policy()
+    a = torch.multinomial(policy(obs).exp(), 1)
+    b = torch.multinomial(log_probs.exp(), 1)
+    return a, b, Categorical(logits=policy(obs)).sample()
+"""
+        ),
         # the sum put back along the wrong axis: not a softmax (and not rewritten as one)
         Valid(
             """
@@ -225,6 +259,71 @@ def kernel1d(x, sigma):
     ]
 
     INVALID = [
+        # the exponentials of a language model's scaled logits, sampled
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.head(self.emb(x))
+
+def generate(x, temperature=0.8):
+    lm = TinyLM()
+    logits = lm(x)[:, -1]
+    return torch.multinomial(torch.exp(logits / temperature), 1)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.head(self.emb(x))
+
+def generate(x, temperature=0.8):
+    lm = TinyLM()
+    logits = lm(x)[:, -1]
+    return torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1)
+""",
+            message="`exp` of logits fed to a sampler",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+
+    def act(self, obs):
+        weights = (2.0 * self.actor(obs)).exp()
+        return Categorical(probs=weights).sample()
+""",
+            line=19,
+            message="`exp` of logits fed to a sampler",
+        ),
         # the cookbook's example: the sum runs over every element
         Invalid(
             """
@@ -421,6 +520,10 @@ def probs(x):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._samplers: list = []
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, cst.Divide):
             return
@@ -434,6 +537,7 @@ def probs(x):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._inplace(node)
+        self._sampled(node)
         # `torch.div(e, e.sum(...))`, `e.div(e.sum(...))`: the division in function or method spelling
         if callee_name(node) in ("div", "divide", "true_divide"):
             parts = arith_parts(self.ctx, node)
@@ -443,6 +547,48 @@ def probs(x):
             if info is None or info.stable:
                 return
             self.report(node, fix=self._fix(node, info, parts[1]))
+
+    def _sampled(self, node: cst.Call) -> None:
+        """``torch.multinomial(torch.exp(logits / t), 1)``, ``Categorical(probs=logits.exp())``: the sampler
+        normalises the exponentials itself, so this is the naive softmax with the division hidden.
+        Reported only when the exponent is (a scaling of) a model's output that the program model does
+        not know to be log-probabilities, and no maximum is subtracted first."""
+        ctx = self.ctx
+        names = ctx.names.qualified_names_at(node.func)
+        probs = None
+        if names & _MULTINOMIAL:
+            found = arg(node, 0, "input")
+            probs = found.value if found is not None else None
+        elif names & _PROBS_SAMPLERS:
+            found = keyword_arg(node, "probs")
+            if found is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+                found = node.args[0] if "Multinomial" not in callee_name(node) else None
+            probs = found.value if found is not None else None
+        if probs is not None:
+            self._samplers.append(probs)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for probs in self._samplers:
+            self._sampled_exp(probs)
+
+    def _sampled_exp(self, probs: cst.BaseExpression) -> None:
+        ctx = self.ctx
+        use = exp_use(ctx, followed(ctx, probs, 2))
+        if use is None or use.operand is None or is_shifted(ctx, use.operand):
+            return
+        if _model_output(ctx, use.operand) is None:
+            return
+        fix = None
+        if use.node is probs:  # the sampler normalises over the last dim: a softmax there samples the same
+            code = torch_call_code(ctx, use, "softmax", use.operand, ["dim=-1"])
+            fix = self.make_fix("Sample from `torch.softmax`").replace(use.node, ctx.parse_expression(code))
+        self.report(
+            use.node,
+            "`exp` of logits fed to a sampler is a softmax written by hand: it overflows for large logits "
+            "(`inf`, then `nan` probabilities); sample from `torch.softmax(logits, dim)` or pass "
+            "`Categorical(logits=...)`",
+            fix=fix,
+        )
 
     def _inplace(self, node: cst.CSTNode) -> None:
         # `e /= e.sum(...)`, `e.div_(e.sum(...))`: reported without a fix (the tensor is changed in place
@@ -476,3 +622,40 @@ def probs(x):
         if removed is not None:
             fix.remove(removed)
         return fix
+
+
+_MULTINOMIAL = frozenset({"torch.multinomial"})
+_PROBS_SAMPLERS = frozenset({
+    "torch.distributions.Categorical", "torch.distributions.categorical.Categorical",
+    "torch.distributions.OneHotCategorical", "torch.distributions.one_hot_categorical.OneHotCategorical",
+    "torch.distributions.Multinomial", "torch.distributions.multinomial.Multinomial",
+})
+
+
+def _model_output(ctx, expr: cst.BaseExpression, depth: int = 4):
+    """``model(x)``, ``self.head(h)``, ``out / temperature``, ``scale * out[:, -1]``: the model call whose
+    output the exponent is (a module held by a name or ``self.<attr>`` by construction or annotation,
+    whose output is not known to be probabilities or log-probabilities); None otherwise."""
+    expr = followed(ctx, expr, 2)
+    if depth <= 0:
+        return None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.Multiply)):
+        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(expr.operator, cst.Divide) and side is expr.right:
+                continue
+            found = _model_output(ctx, side, depth - 1)
+            if found is not None and not isinstance(followed(ctx, other, 2), cst.UnaryOperation):
+                return found
+        return None
+    if isinstance(expr, cst.Subscript):
+        return _model_output(ctx, expr.value, depth - 1)
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("squeeze", "view", "reshape", "float", "contiguous"):
+        return _model_output(ctx, func.value, depth - 1)
+    if not isinstance(func, (cst.Name, cst.Attribute)) or is_model(ctx, func) is not True:
+        return None
+    if output_kind(ctx, expr) in (SOFTMAX, LOG_SOFTMAX, SIGMOID):
+        return None
+    return expr

@@ -12,16 +12,20 @@ from torchlint.families.numerics.patterns import (
     UNKNOWN,
     CrossEntropy,
     IndexedNll,
+    LossOfLog,
     cross_entropy_dim_ok,
+    cross_entropy_of_log,
     followed,
     match_cross_entropy,
     match_indexed_nll,
     movable,
+    per_target_log,
     removable_assignment,
     same_code,
     same_dim,
     torch_call_code,
 )
+from torchlint.analysis.program import SOFTMAX, At, Evidence, caller_frames, open_frame, value_fact
 from torchlint.fixes import import_module, import_name
 from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
 from torchlint.rule import Fix, Invalid, LintRule, Option
@@ -40,6 +44,14 @@ class SoftmaxCrossEntropyByHand(LintRule):
     softmax is a torch softmax, a hand-written one, or a function of the same module whose body computes
     one, and the log may be held in a variable. Also finds the class-index form
     `-log(softmax(x))[range(n), y]` / `-torch.log(p[torch.arange(n), y])`.
+
+    The probabilities are also followed through calls: the output of a model whose `forward` ends in
+    softmax (its class in this file or a project module; the model built here, a default, an annotated
+    parameter, `self.<attr>`, or an argument of the calls of the function in this file), or what a
+    project function returning `softmax(...)` returns, when its log is picked per target (`gather`,
+    `[range(n), y]`, `[torch.arange(n), y]`) or weighted by labels, then summed or averaged and negated.
+    The message says where the softmax is (file:line) and, for an argument, which call passes it; no fix
+    is offered there (the model's other users may want probabilities).
 
     ## Why is this bad?
     When a logit is far below the largest, its softmax probability underflows to exactly 0, `log(0)`
@@ -176,6 +188,59 @@ import torch.nn.functional as F
 
 def loss(logits, y):
     return F.cross_entropy(logits, y)
+""",
+        # the model's log-probabilities picked per target: already stable
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogProbs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+def nll(x, y):
+    return -LogProbs()(x).gather(1, y[:, None]).mean()
+""",
+        # a helper called only with a model that returns logits: nothing says the log sees a softmax
+        """
+import torch
+import torch.nn as nn
+
+class Scores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x).exp()
+
+def nll(model, x, y):
+    return -torch.log(model(x))[torch.arange(len(y)), y].mean()
+
+def run(x, y):
+    return nll(Scores(), x, y)
+""",
+        # the entropy of a softmax model's output is no cross-entropy (TL202 rewrites its log)
+        """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(6, 4), nn.Softmax(dim=-1))
+
+    def forward(self, x):
+        return self.net(x)
+
+def entropy(model: Probs, x):
+    p = model(x)
+    return -(p * torch.log(p)).sum(-1).mean()
 """,
     ]
 
@@ -351,7 +416,98 @@ def nll(scores, y):
     return -log_probs[torch.arange(len(y)), y].mean()
 """,
         ),
+        # through the program model: a model whose `forward` ends in softmax, held on `self`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+        self.out = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        return self.out(self.fc(x))
+
+class Trainer:
+    def __init__(self):
+        self.model = Probs()
+
+    def loss(self, x, y):
+        log_probs = torch.log(self.model(x))
+        return -log_probs[torch.arange(len(y)), y].mean()
+""",
+            line=20,
+            message="Negative log-likelihood taken from the log of a softmax: `forward` of `Probs` (case.py:11)",
+        ),
+        # a project helper that returns `softmax(...)`, the targets picked with `gather`
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def predict(scores):
+    return F.softmax(scores, dim=1)
+
+def nll(scores, y):
+    return -torch.log(predict(scores).gather(1, y[:, None])).sum() / len(y)
+""",
+            line=9,
+            message="`F.softmax(scores, dim=1)` (case.py:6)",
+        ),
+        # a model passed as an argument: the message names the call that passes it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(6, 4), nn.Softmax(dim=-1))
+
+    def forward(self, x):
+        return self.net(x)
+
+def nll(model, x, y):
+    return -torch.log(model(x)[range(len(y)), y]).mean()
+
+def train_step(x, y):
+    return nll(Probs(), x, y)
+""",
+            line=14,
+            message="passed in the call at case.py:17",
+        ),
+        # soft labels against a model annotated with its class
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=-1)
+
+def distill(student: Probs, x, teacher_probs):
+    return -(teacher_probs * torch.log(student(x))).sum(dim=-1).mean()
+""",
+            line=15,
+            message="Hand-written softmax cross-entropy: `student` is annotated `Probs`",
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        #: losses whose probabilities this module does not show to be a softmax: asked of the program
+        #: model after the walk (a model's output, a helper's return, an argument of the callers)
+        self._undecided: List[LossOfLog] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = callee_name(node)
@@ -359,11 +515,54 @@ def nll(scores, y):
             ce = match_cross_entropy(self.ctx, node)
             if ce is not None:
                 self.report(ce.node, fix=self._fix(ce), covers=[ce.log.node])
+            else:
+                self._later(cross_entropy_of_log(self.ctx, node))
         elif name == "log":
             self._indexed(node)
+        elif name == "gather":
+            self._later(per_target_log(self.ctx, node))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self._indexed(node)
+
+    def _later(self, loss: Optional[LossOfLog]) -> None:
+        if loss is not None and all(loss.node is not other.node for other in self._undecided):
+            self._undecided.append(loss)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Through the program model: the probabilities are the output of a model whose `forward` ends in
+        softmax (built here, a default, an annotated parameter, `self.<attr>`; its class in this file or
+        a project module), what a project function returns, or an argument of the calls of this
+        function in this file (the message names the call)."""
+        for loss in self._undecided:
+            found = self._softmax_fact(loss)
+            if found is None:
+                continue
+            fact, call = found
+            where = f"; passed in the call at {At(self.ctx, call)}" if call is not None else ""
+            if loss.per_target:
+                message = (
+                    f"Negative log-likelihood taken from the log of a softmax: {fact.message}{where}; it is `inf` "
+                    "when a probability underflows to 0, return logits and use `F.cross_entropy(x, y)`"
+                )
+            else:
+                message = (
+                    f"Hand-written softmax cross-entropy: {fact.message}{where}; it is `inf` when a probability "
+                    "underflows to 0, return logits and compute the loss from `log_softmax`"
+                )
+            self.report(loss.node, message, covers=[loss.log.node])
+
+    def _softmax_fact(self, loss: LossOfLog) -> Optional[tuple]:
+        """(the evidence, the call of this function it holds for, or None when it holds in the function
+        itself)."""
+        fact = value_fact(open_frame(self.ctx, loss.node), loss.probs)
+        if fact is not None:
+            return (fact, None) if _softmax(fact) else None
+        for frame in caller_frames(self.ctx, loss.node):
+            fact = value_fact(frame, loss.probs)
+            if fact is not None and _softmax(fact):
+                return fact, frame.call
+        return None
 
     # -- soft labels -----------------------------------------------------------------------------
     def _fix(self, ce: CrossEntropy) -> Optional[Fix]:
@@ -414,6 +613,7 @@ def nll(scores, y):
     def _indexed(self, node: cst.BaseExpression) -> None:
         nll = match_indexed_nll(self.ctx, node)
         if nll is None:
+            self._later(per_target_log(self.ctx, node))
             return
         self.report(nll.node, INDEX_MESSAGE, fix=self._index_fix(nll), covers=[nll.log.node])
 
@@ -483,6 +683,10 @@ def nll(scores, y):
         if base is None or dotted_name(base) is None:
             return False
         return any(same_code(ctx, base, t) for t in tensors)
+
+
+def _softmax(fact: Evidence) -> bool:
+    return fact.kind == SOFTMAX and bool(fact.why)
 
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)

@@ -95,6 +95,7 @@ class SigmoidBinaryCrossEntropy(LintRule):
     )
     FIX_TITLE = "Use the `_with_logits` loss on the logits"
     TRIGGERS = ("binary_cross_entropy", "BCELoss", "sigmoid", "expit")
+    IMPORT_TRIGGERS = ("binary_cross_entropy", "BCELoss")
 
     VALID = [
         """

@@ -430,3 +430,52 @@ def test_results_never_read():
     """)
     logs = [c for c in ctx.contents(ctx.module).calls if cst.ensure_type(c.func, cst.Attribute).attr.value == "log"]
     assert [never_read(ctx, c) for c in logs] == [True, True, False, False, False, False]
+
+
+# -- which calls run a model: evidence, not the callee's name ---------------------------------------
+def test_a_method_named_like_a_model_on_an_object_that_is_none_is_no_model_call():
+    ctx = _walked("""
+        import torch.nn as nn
+        from accelerate import Accelerator
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.backbone(x)
+
+        class Registry:
+            def get_model(self):
+                return Net()
+
+        class Runner:
+            def __init__(self, accelerator, model):
+                self.accelerator = accelerator
+                self.model = model
+
+            def run(self, x):
+                a = self.accelerator.unwrap_model(self.model)
+                b = self.model.encoder(x)
+                return a, b
+
+        def evaluate(model, accelerator, x):
+            u = accelerator.unwrap_model(model)
+            acc = Accelerator()
+            w = acc.unwrap_model(model)
+            g = Registry().get_model()
+            reg = Registry()
+            h = reg.get_model()
+            e = model.encoder(x)
+            net = Net()
+            f = net.backbone(x)
+            return u, w, g, h, e, f
+    """)
+    found = {ctx.code(c): ctx.code(m) for c, m in evaluation_facts(ctx).model_calls}
+    for call in ("accelerator.unwrap_model(model)", "acc.unwrap_model(model)", "reg.get_model()",
+                 "self.accelerator.unwrap_model(self.model)", "Registry().get_model()"):
+        assert call not in found, call
+    assert found["model.encoder(x)"] == "model.encoder"
+    assert found["self.model.encoder(x)"] == "self.model.encoder"
+    assert found["net.backbone(x)"] == "net.backbone"

@@ -15,6 +15,7 @@ from torchlint.analysis.program import (
     Frame,
     bind_arguments,
     call_findings,
+    caller_frames,
     line_of,
     loss_fact,
     model_fact,
@@ -390,3 +391,116 @@ def test_an_object_of_a_class_imported_from_another_file(tmp_path):
     found = _lint(tmp_path / "run.py", {"TL103"})
     assert [(c, line) for c, line, _m in found] == [("TL103", 9)]
     assert "through `Trainer.step`" in found[0][2]
+
+
+def test_caller_frames_bind_each_call_of_the_function_in_the_file():
+    ctx = _walked(MODELS + """
+    def nll(model, x, y):
+        return model(x)
+
+    def run(x, y):
+        nll(Logits(), x, y)
+        nll(model=Probs(), x=x, y=y)
+    """)
+    helper = _function(ctx, "nll")
+    frames = caller_frames(ctx, helper.body)
+    assert [ctx.code(f.call) for f in frames] == ["nll(Logits(), x, y)", "nll(model=Probs(), x=x, y=y)"]
+    kinds = [value_fact(f, _returned(helper)) for f in frames]
+    assert kinds[0] is None and kinds[1].kind == SOFTMAX
+
+
+def test_hand_written_nll_of_a_softmax_model_from_other_files(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "helpers.py": """
+            import torch.nn.functional as F
+
+            def probabilities(model, x):
+                return F.softmax(model(x), dim=1)
+        """,
+        "train.py": """
+            import torch
+            from nets import Probs, Logits
+            from helpers import probabilities
+
+            def step(x, y):
+                net = Probs()
+                log_p = torch.log(net(x))
+                return -log_p[torch.arange(len(y)), y].mean()
+
+            def step2(x, y):
+                p = probabilities(Logits(), x)
+                return -torch.log(p.gather(1, y[:, None])).mean()
+
+            def step3(x, y):
+                return -torch.log(Logits()(x))[torch.arange(len(y)), y].mean()
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL206", "TL202"})
+    assert [(c, line) for c, line, _m in found] == [("TL206", 9), ("TL206", 13)]
+    assert "`forward` of `Probs` (nets.py:11)" in found[0][2]
+    assert "`F.softmax(model(x), dim=1)` (helpers.py:5)" in found[1][2]
+
+
+def test_a_file_that_spells_neither_loss_nor_softmax_is_linted_for_what_it_imports(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "losses.py": """
+            import torch.nn as nn
+
+            criterion = nn.CrossEntropyLoss()
+
+            def make_criterion():
+                return nn.CrossEntropyLoss()
+        """,
+        "train.py": """
+            from nets import Probs, Logits
+            from losses import criterion, make_criterion
+
+            def step(x, y):
+                return criterion(Probs()(x), y)
+
+            def step2(x, y):
+                crit = make_criterion()
+                return crit(Probs()(x), y), crit(Logits()(x), y)
+        """,
+        "other.py": """
+            from nets import Probs
+
+            def run(x, fn):
+                return fn(Probs()(x))
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 6), ("TL103", 10)]
+    assert "`nn.CrossEntropyLoss()` (losses.py:4)" in found[0][2]
+    assert "(losses.py:7)" in found[1][2]
+    rules = [r for r in RULES if r.CODE == "TL103"]
+    other = tmp_path / "other.py"
+    result = lint_source(str(other), other.read_text(), Settings(rules=rules))
+    assert result.skipped and result.diagnostics == []  # nothing it imports spells the loss
+    assert str(tmp_path / "nets.py") in result.dependencies  # a later edit of nets.py is seen
+
+
+def test_the_message_at_the_call_names_where_the_helper_computes_the_loss(tmp_path):
+    _write(tmp_path, {
+        "nets.py": MODELS,
+        "steps.py": """
+            import torch.nn as nn
+
+            def fit_step(net, x, y, objective=nn.CrossEntropyLoss()):
+                out = net(x)
+                return objective(out, y)
+        """,
+        "train.py": """
+            from nets import Probs
+            from steps import fit_step
+
+            def main(x, y):
+                fit_step(Probs(), x, y)
+                fit_step(Probs(), x, y)
+        """,
+    })
+    found = _lint(tmp_path / "train.py", {"TL103"})
+    assert [(c, line) for c, line, _m in found] == [("TL103", 6), ("TL103", 7)]
+    assert all("through `fit_step` (the loss at steps.py:6)" in m for _c, _l, m in found)

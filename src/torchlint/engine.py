@@ -233,9 +233,29 @@ class _StatementStarts(CodegenState):
             self.starts.append((len(self.tokens), node))
 
 
-def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]]) -> List[Type[LintRule]]:
-    """The rules whose trigger words occur in the source (a rule with no triggers always runs)."""
-    return [r for r in rules if not r.TRIGGERS or any(t in source for t in r.TRIGGERS)]
+def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]], path: str = "",
+                            project: Optional[Project] = None, consulted: Optional[List[str]] = None
+                            ) -> List[Type[LintRule]]:
+    """The rules whose trigger words occur in the source (a rule with no triggers always runs), and the
+    rules that follow values across files whose ``IMPORT_TRIGGERS`` (the loss they are about) occur in
+    a project module the source imports; those modules are added to ``consulted`` (what the result
+    depends on)."""
+    out = []
+    deferred = []
+    for r in rules:
+        if not r.TRIGGERS or any(t in source for t in r.TRIGGERS):
+            out.append(r)
+        elif r.IMPORT_TRIGGERS and project is not None and path:
+            deferred.append(r)
+    if deferred:
+        modules = project.imported_modules(path, source)
+        if consulted is not None:
+            consulted.extend(m for m in modules if m not in consulted)  # what the choice depends on
+        texts = [project.module_text(m) for m in modules]
+        for r in deferred:
+            if any(text is not None and any(t in text for t in r.IMPORT_TRIGGERS) for text in texts):
+                out.append(r)
+    return [r for r in rules if r in out]
 
 
 def parse_failure(path: str, source: str, exc: Exception) -> Diagnostic:
@@ -486,9 +506,11 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
             result.skipped = True
             return result
         rules = [r for r in rules if not any(r.CODE.startswith(c) for c in file_level)]
-    rule_types = select_rules_for_source(source, rules)
+    consulted: List[str] = []
+    rule_types = select_rules_for_source(source, rules, path, settings.project, consulted)
     if not rule_types:
         result.skipped = True
+        result.dependencies = tuple(consulted)
         return result
 
     current = source
@@ -496,12 +518,12 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
     initial: Optional[Counter] = None  # the findings of the text as given, by code
     for _round in range(10):
         if _round:  # a fix may have brought in the trigger words of another rule
-            rule_types = select_rules_for_source(current, rules)
+            rule_types = select_rules_for_source(current, rules, path, settings.project, consulted)
         errors: List[str] = []
         with Headroom():
             lint = _run_rules(path, current, rule_types, settings, errors)
         if lint.ctx is not None:
-            result.dependencies = tuple(dependencies(lint.ctx))
+            result.dependencies = tuple(dict.fromkeys([*dependencies(lint.ctx), *consulted]))
         if lint.parse_error is not None:
             if current is not source:
                 # a fix produced code that does not parse: keep the last good text, say so

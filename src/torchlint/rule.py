@@ -125,6 +125,9 @@ class LintRule:
     FIX_SAFETY: ClassVar[str] = SAFE
     #: The file is skipped without parsing when it contains none of these words (for every enabled rule).
     TRIGGERS: ClassVar[Tuple[str, ...]] = ()
+    #: For a rule that follows values across files: it also runs on a file that spells none of its
+    #: TRIGGERS but imports a project module that spells one of these (the loss built there, used here).
+    IMPORT_TRIGGERS: ClassVar[Tuple[str, ...]] = ()
     DEFAULT_ENABLED: ClassVar[bool] = True
     OPTIONS: ClassVar[Dict[str, Option]] = {}
     VALID: ClassVar[Sequence[Union[Valid, str]]] = ()

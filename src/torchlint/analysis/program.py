@@ -1112,6 +1112,8 @@ __all__ = [
     "NLL",
     "bind_arguments",
     "call_findings",
+    "caller_frames",
+    "MAX_CALLERS",
     "line_of",
     "loss_fact",
     "model_fact",
@@ -1266,6 +1268,8 @@ _NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
 _NLL_LAYERS = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
 _LOSS_FUNCS = ((CROSS_ENTROPY_FUNCS, "ce"), (BCE_FUNCS, "bce"), (_NLL_FUNCS, NLL))
 _LOSS_LAYERS = ((CROSS_ENTROPY_LAYERS, "ce"), (BCE_LAYERS, "bce"), (_NLL_LAYERS, NLL))
+#: words one of which a module spelling a loss holds (checked on its text before it is parsed)
+_LOSS_TEXT = ("Loss", "cross_entropy", "nll_loss")
 _KIND_WORD = {SOFTMAX: "softmax", LOG_SOFTMAX: "log-softmax", SIGMOID: "a sigmoid"}
 #: loss -> the kind of input that is the bug
 MISMATCH = {"ce": SOFTMAX, "bce": SIGMOID, NLL: SOFTMAX}
@@ -1419,6 +1423,28 @@ def _open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
     return Frame(ctx, function, cls=cls)
 
 
+#: how many calls of one function in its own file are followed back into their callers
+MAX_CALLERS = 8
+
+
+def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
+    """For the function around ``node``: one frame per call of it in this file (:func:`call_sites`, in
+    source order, at most :data:`MAX_CALLERS`), its parameters bound to that call's arguments, read in
+    the caller's own open frame.  A helper called with two different models is judged per call."""
+    base = _open_frame(ctx, node)
+    function = base.function
+    if function is None:
+        return []
+    out: List[Frame] = []
+    for call in call_sites(ctx, function)[:MAX_CALLERS]:
+        offset = 1 if base.cls is not None and isinstance(call.func, cst.Attribute) else 0
+        bound = bind_arguments(call, function, offset)
+        if bound is None or not bound:
+            continue
+        out.append(Frame(ctx, function, bound, _open_frame(ctx, call), call, base.cls, 1))
+    return out
+
+
 def _self_name(frame: Frame) -> Optional[str]:
     f = frame.function
     if f is None or frame.cls is None or f.decorators:
@@ -1430,7 +1456,8 @@ def _self_name(frame: Frame) -> Optional[str]:
 def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
     """What ``name`` holds at ``at`` in ``frame``: ``("value", frame, expr, index)`` for an assigned or
     bound value, ``("annotation", frame, expr, None)`` for a parameter known only by its annotation,
-    ``("module", frame, values, None)`` for a module-level name; None when unknown."""
+    ``("module", frame, values, None)`` for a module-level name, ``("imported", frame, name, None)`` for
+    a name imported at module level (see :func:`_imported_value`); None when unknown."""
     ctx, function = frame.ctx, frame.function
     if function is not None:
         found = ctx.names.reaching_assignment(name.value, at, function)
@@ -1450,14 +1477,51 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
                 return ("annotation", frame, p.annotation.annotation, None)
             return None
         b = ctx.names.binding_at(name, name.value)
+        if b is not None and b.imports and b is ctx.names.module_scope.bindings.get(name.value):
+            return ("imported", frame, name, None)
         if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
-            return None  # a local assigned on some paths only, or an import
+            return None  # a local assigned on some paths only
     else:
         found = ctx.names.reaching_assignment(name.value, at, None)
         if found is not None:
             return ("value", frame, *_element(found[0].value, found[1]))
+        b = ctx.names.binding_at(name, name.value)
+        if b is not None and b.imports and not b.values:
+            return ("imported", frame, name, None)
     values = built_values(ctx, name)
     return ("module", frame, values, None) if values else None
+
+
+def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
+    """``from losses import criterion``: ``("module", frame of that module, values, None)`` for a name a
+    project module binds at its top level by plain assignments (``criterion = nn.CrossEntropyLoss()``);
+    None for a class, a function, a library name, or a name that module imports in turn.  The module is
+    parsed only when its text assigns the name at top level and spells one of ``words``."""
+    ctx = frame.ctx
+    for q in sorted(ctx.names.qualified_names_at(name)):
+        level = len(q) - len(q.lstrip("."))
+        module, _, attr = q.lstrip(".").rpartition(".")
+        if not attr or not (module or level) or q.startswith(("torch.", "numpy.")):
+            continue
+        path = project_of(ctx).module_file(ctx.path, module, level)
+        if path is None:
+            continue
+        _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
+        text = project_of(ctx).module_text(path)
+        if text is None or not any(w in text for w in words) or not re.search(
+                rf"^{re.escape(attr)}[ \t]*(?::[^=\n]*)?=[^=]", text, re.MULTILINE):
+            continue  # no top-level assignment of the name: a class, a function, or not there (no parse)
+        other = project_of(ctx).load(path)
+        if other is None:
+            continue
+        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(other) or ())
+        b = other.names.module_scope.bindings.get(attr)
+        if b is None or b.imports or not b.values or any(v is None for v in b.values):
+            continue
+        if _local_definition(other, attr, imported=True) is not None:
+            continue  # a class or a function, not a value
+        return ("module", Frame(other, None), list(b.values), None)
+    return None
 
 
 def _element(value: cst.BaseExpression, index: Optional[int]) -> Tuple[cst.BaseExpression, Optional[int]]:
@@ -1528,6 +1592,8 @@ def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optio
             s = class_summary(cctx, cls)
             return _class_evidence(cctx, cls, s.output) if s.is_module else None
         held = _holds(frame, callee, callee)
+        if held is not None and held[0] == "imported":
+            held = _imported_value(frame, callee, _KIND_WORDS)
         if held is None:
             return None
         how, f, value, index = held
@@ -1803,9 +1869,23 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
+        if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH
+                and _maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
+            # `criterion = make_criterion()`: what a project function returns (its module read only when
+            # it spells a loss)
+            target = _project_function(frame, core)
+            if target is not None and target.function is not None:
+                returns = _returns(target.function)
+                if returns and all(r.value is not None for r in returns):
+                    found = [_loss_object(target, r.value, hops + 1) for r in returns]  # type: ignore[arg-type]
+                    kinds = {x[0] if x else None for x in found}
+                    if len(kinds) == 1 and None not in kinds:
+                        return found[0]
         return None
     if isinstance(func, cst.Name):
         held = _holds(frame, func, func)
+        if held is not None and held[0] == "imported":
+            held = _imported_value(frame, func, _LOSS_TEXT)
         if held is None:
             return None
         how, f, value, index = held
@@ -1864,11 +1944,13 @@ def _loss_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
 _LOSS_WORD = {"ce": "cross-entropy", "bce": "binary cross-entropy", NLL: "NLL loss"}
 
 
-def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str]) -> Why:
-    through = ""
+def _describe(loss: str, fact: Evidence, how: Why, helpers: List[str], at: Optional[At] = None) -> Why:
+    through: Why = ()
     if helpers:
-        through = " through " + " then ".join(f"`{h}`" for h in helpers)
-    return (*fact.why, f"; it reaches {_LOSS_WORD[loss]}", *((" ",) + tuple(how) if how else ()), through)
+        through = (" through " + " then ".join(f"`{h}`" for h in helpers),)
+        if at is not None:
+            through = (*through, " (the loss at ", at, ")")
+    return (*fact.why, f"; it reaches {_LOSS_WORD[loss]}", *((" ",) + tuple(how) if how else ()), *through)
 
 
 def _label(frame: Frame) -> str:
@@ -1876,7 +1958,7 @@ def _label(frame: Frame) -> str:
     return f"{frame.cls[1].name.value}.{name}" if frame.cls is not None else name
 
 
-def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], helpers: List[str],
+def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str], At]], helpers: List[str],
             budget: List[int]) -> None:
     """The loss calls of ``frame``'s function (and of the project functions it calls, bound in turn)
     that get the wrong kind of input with ``frame``'s bindings but not in an open frame."""
@@ -1888,7 +1970,7 @@ def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str]]], hel
         mismatch = _loss_mismatch(frame, call)
         if mismatch is not None:
             if _loss_mismatch(_open_frame(ctx, call), call) is None:
-                found.append((mismatch[0], mismatch[1], mismatch[2], helpers))
+                found.append((mismatch[0], mismatch[1], mismatch[2], helpers, At(ctx, call)))
             continue
         imported_name = isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)
         if frame.depth < MAX_CALL_DEPTH and not imported_name:
@@ -1965,14 +2047,14 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
         inner = _project_function(frame, call)
         if inner is None or inner.function is None:
             continue
-        found: List[Tuple[str, Evidence, Why, List[str]]] = []
+        found: List[Tuple[str, Evidence, Why, List[str], At]] = []
         _search(inner, found, [_label(inner)], budget)
-        for loss, fact, how, helpers in found:
+        for loss, fact, how, helpers, at in found:
             node = fact.origin if fact.origin is not None and _inside(ctx, fact.origin, call) else call
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, helpers)))
+            out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, helpers, at)))
     _CALL_FINDINGS.put(ctx, out)
     return out
 

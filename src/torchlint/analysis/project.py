@@ -56,6 +56,10 @@ _RUNTIME_REQUIREMENT = re.compile(r"""(?<![\w.-])torchlint\s*\[[^\]]*\bruntime\b
 
 ContentKey = Tuple[str, int, int]
 
+#: an import line: ``from <dots><module> import <names>`` or ``import <modules>`` (the first line of it)
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([^\n#]*)|import[ \t]+([\w., \t]+))",
+                          re.MULTILINE)
+
 
 def _holds_root_marker(folder: str) -> Optional[str]:
     return folder if any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS) else None
@@ -230,21 +234,56 @@ class Project:
         package's ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
         if os.path.basename(path) == "__init__.py":
             return True
+        text = self.module_text(path)
+        return text is not None and any(w in text for w in words)
+
+    def imported_modules(self, path: str, source: str) -> List[str]:
+        """The project modules the text ``source`` of the file ``path`` imports (``import a.b``,
+        ``from .m import x``, and ``from pkg import sub`` as the module ``pkg/sub.py`` too), found by a
+        scan of its import lines (no parse); empty without a path."""
+        if not path or path in ("-", "<stdin>") or "import" not in source:
+            return []
+        found: List[str] = []
+        for match in _IMPORT_LINE.finditer(source):
+            dots, module, names, plain = match.group(1), match.group(2), match.group(3), match.group(4)
+            candidates: List[Tuple[str, int]] = []
+            if plain is not None:
+                for part in plain.split(","):
+                    name = part.strip().split(" ")[0]
+                    if name:
+                        candidates.append((name, 0))
+            else:
+                level = len(dots or "")
+                if module:
+                    candidates.append((module, level))
+                for part in (names or "").replace("(", " ").split(","):
+                    name = part.strip().split(" ")[0]
+                    if name.isidentifier():
+                        candidates.append((f"{module}.{name}" if module else name, level))
+            for module_name, level in candidates:
+                file = self.module_file(path, module_name, level)
+                if file is not None and file not in found:
+                    found.append(file)
+        return found
+
+    def module_text(self, path: str) -> Optional[str]:
+        """The text of a project module, read once per content (None: it cannot be read)."""
         found = self._content_key(path)
         if found is None:
-            return False
+            return None
         key, text = found
+        if text is not None:
+            return text
         texts = self._tables.texts
-        try:
-            if text is None:
-                text = texts.get(key)
-            if text is None:
+        text = texts.get(key)
+        if text is None:
+            try:
                 text = texts[key] = read_text(path, MODULE_MAX_BYTES)
-                while len(texts) > self.texts_max:
-                    texts.popitem(last=False)
-        except OSError:
-            return False
-        return any(w in text for w in words)
+            except OSError:
+                return None
+            while len(texts) > self.texts_max:
+                texts.popitem(last=False)
+        return text
 
     # -- what it declares ---------------------------------------------------------------------------
     def declared_torch(self, start: str) -> Optional[Version]:

@@ -1001,6 +1001,69 @@ def _outer_negation(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.UnaryOp
 
 def match_cross_entropy(ctx: FileContext, call: cst.BaseExpression) -> Optional[CrossEntropy]:
     """``call`` is the ``sum`` of a hand-written softmax cross-entropy."""
+    found = _cross_entropy(ctx, call, True)
+    return found if isinstance(found, CrossEntropy) else None
+
+
+@dataclass(frozen=True)
+class LossOfLog:
+    """A negated per-target log-likelihood whose probabilities are not a softmax of this function:
+    ``-sum(labels * log(p))``, ``-log(p)[range(n), y].mean()``, ``-log(p.gather(1, y)).mean()``.  ``node``
+    is the whole loss, ``log`` the log in it, ``probs`` the expression the log is taken of (before any
+    selection): the program model says whether it is a softmax (a model's output, a helper's return)."""
+
+    node: cst.BaseExpression
+    log: OpUse
+    probs: cst.BaseExpression
+    per_target: bool
+
+
+def cross_entropy_of_log(ctx: FileContext, call: cst.BaseExpression) -> Optional[LossOfLog]:
+    """``call`` is the ``sum`` of ``-sum(labels * log(p))`` with ``p`` no softmax this module spells
+    (not an entropy ``-sum(p * log(p))``)."""
+    found = _cross_entropy(ctx, call, False)
+    return found if isinstance(found, LossOfLog) else None
+
+
+def _per_target_base(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``p[range(n), y]``, ``p[torch.arange(n), y]``, ``p.gather(1, y)``, ``torch.gather(p, 1, y)``: ``p``."""
+    if isinstance(expr, cst.Subscript):
+        pair = _two_indices(expr)
+        return expr.value if pair is not None and _row_index(pair[0]) else None
+    if isinstance(expr, cst.Call) and callee_name(expr) == "gather" and expr.args:
+        func = expr.func
+        if isinstance(func, cst.Attribute) and not ctx.names.qualified_names(func) and len(expr.args) >= 2:
+            return func.value
+        if "torch.gather" in ctx.names.qualified_names(func) and len(expr.args) >= 3:
+            first = arg(expr, 0, "input")
+            return first.value if first is not None else None
+    return None
+
+
+def per_target_log(ctx: FileContext, expr: cst.BaseExpression) -> Optional[LossOfLog]:
+    """``expr`` is a log of probabilities taken per target, under a minus (across ``.mean()``, ``.sum()``,
+    ``/ n``): ``log(p)[range(n), y]``, ``log(p).gather(1, y)`` (the log maybe held in a variable) or
+    ``log(p[range(n), y])``, ``log(p.gather(1, y))``."""
+    base = _per_target_base(ctx, expr)
+    if base is not None:
+        found = log_of(ctx, base)
+        if found is None or found[0].operand is None:
+            return None
+        log, probs = found[0], found[0].operand
+    else:
+        log = log_use(ctx, expr)
+        if log is None or log.operand is None:
+            return None
+        probs = _per_target_base(ctx, followed(ctx, log.operand, 2))
+        if probs is None:
+            return None
+    outer = _outer_negation(ctx, expr)
+    if outer is None:
+        return None
+    return LossOfLog(outer, log, probs, True)
+
+
+def _cross_entropy(ctx: FileContext, call: cst.BaseExpression, need_softmax: bool):
     s = sum_use(ctx, call)
     if s is None or s.operand is None:
         return None
@@ -1017,9 +1080,17 @@ def match_cross_entropy(ctx: FileContext, call: cst.BaseExpression) -> Optional[
         if log.operand is None:
             continue
         sm = softmax_of(ctx, log.operand)
+        labels, lneg = _strip_negation(sides[1 - i])
+        if sm is None and not need_softmax:
+            if same_code(ctx, labels, log.operand) or same_code(ctx, followed(ctx, labels, 2),
+                                                                 followed(ctx, log.operand, 2)):
+                return None  # an entropy, -sum(p * log(p))
+            if int(inner_neg) + int(neg) + int(lneg) + int(_outer_negation(ctx, s.node) is not None) != 1:
+                return None
+            outer = _outer_negation(ctx, s.node)
+            return LossOfLog(outer if outer is not None else s.node, log, log.operand, False)
         if sm is None or (sm.kind == "handwritten" and sm.eps):
             continue
-        labels, lneg = _strip_negation(sides[1 - i])
         same = softmax_of(ctx, labels)
         if same is not None and same_code(ctx, same.operand, sm.operand):
             return None  # an entropy, -sum(p * log(p)): the log-of-softmax rule rewrites its log
@@ -1251,6 +1322,9 @@ __all__ = [
     "BinaryCrossEntropy",
     "CrossEntropy",
     "Deferred",
+    "LossOfLog",
+    "cross_entropy_of_log",
+    "per_target_log",
     "IndexedNll",
     "Softmax",
     "atom_code",

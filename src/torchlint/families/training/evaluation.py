@@ -48,6 +48,7 @@ from torchlint.analysis.program import (
     class_summary,
     definition_of,
     layer_mode_dependent,
+    instance_class,
     is_model,
     method_owner,
     mode_free,
@@ -104,8 +105,12 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
-    if not is_model_name(last) and not is_model(ctx, model):
+    built = is_model(ctx, model) is True
+    if not is_model_name(last) and not built:
         return None  # neither named like a model nor built as one (`cnn = CNN()`, `clf = nn.Sequential(...)`)
+    if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value):
+        return None  # `accelerator.unwrap_model(net)`, `trainer.get_model()`: a method of an object no evidence
+        # says is a model; the attribute's name alone does not make the call a forward pass
     if ctx.names.qualified_names(model):
         return None
     if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in module_classes(ctx)):
@@ -125,6 +130,32 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if keyword_arg(call, "training") is not None:
         return None
     return model
+
+
+def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:
+    """Whether ``owner`` in ``owner.attr(...)`` may hold a model whose attribute (a submodule) or method
+    runs it: ``self``/``cls`` (a method or submodule of the class), a value built or annotated as a model
+    or as an instance of a project class, or a name that counts as a model where it is called itself
+    (``model.encoder(x)`` with ``model`` a parameter).  An object built from a plain project class or
+    from a library call that builds no module (``accelerator = Accelerator()``) holds none."""
+    name = dotted_name(owner)
+    if name is None:
+        return False
+    if name in ("self", "cls"):
+        return True
+    if not isinstance(owner, (cst.Name, cst.Attribute)) or not_a_module(ctx, owner):
+        return False
+    if is_model(ctx, owner) is True or instance_class(ctx, owner) is not None:
+        return True
+    values = built_values(ctx, owner)
+    if values:
+        return False  # built here from something that is not a model
+    head = owner
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if isinstance(head, cst.Name) and head.value not in ("self", "cls") and ctx.names.qualified_names(head):
+        return False  # an imported module or object (`accelerate.utils`, `wandb.run`)
+    return is_model_name(name.rsplit(".", 1)[-1])
 
 
 _CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-file facts live with the file
@@ -481,12 +512,17 @@ def train_mode_call(call: cst.Call) -> bool:
     return mode is None or not _false(mode.value)
 
 
-def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> Set[str]:
+def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
+                   before: Optional[cst.CSTNode] = None) -> Set[str]:
     """Codes of what ``node`` puts in eval mode (directly or through same-module helpers, with helper
     parameters mapped to the arguments); :data:`ANY` when something unknown may do it (a call such as
-    ``set_eval_mode(model)`` or ``with evaluating(model):``)."""
+    ``set_eval_mode(model)`` or ``with evaluating(model):``).  With ``before``, only what is done by the
+    calls that come before it in the source (or inside it): the mode the model has when ``before`` runs."""
     out: Set[str] = set()
+    limit = position(ctx, before) if before is not None else None
     for call, via in calls_through_helpers(ctx, node, depth):
+        if limit is not None and position(ctx, via) >= limit and not ctx.is_inside(via, before):
+            continue
         target = eval_mode_target(call)
         if target is None:
             name = callee_name(call)
