@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.families.gradflow.optimizers import stray_steps
+from torchlint.families.gradflow.optimizers import stray_steps, untrained_models
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -23,6 +23,17 @@ class OptimizerOfAnotherModel(LintRule):
     computes the loss, `self.model`, a parameter of the function, a model that wraps another one in a way
     that is not followed) keeps the rule silent.
 
+    It also finds, at the backward call, a model the loss runs through that no optimizer of the file
+    holds: `opt = Adam(head.parameters())` with the loss computed from `head(encoder(x))`. Backward fills
+    the encoder's gradients and nothing ever applies them. This is reported only when every optimizer
+    the file builds and every step it takes are known, the model holds parameters by construction (a
+    `torch.nn` layer with weights, a `Sequential` of such, a project `nn.Module` class that builds them
+    and neither freezes nor detaches anything), and its name is used for nothing but being called,
+    moved or switched between train and eval mode. A frozen model (`requires_grad_(False)`, a loop over
+    its `parameters()`, a freezing helper it is passed to), a teacher or target network
+    (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
+    `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent.
+
     ## Why is this bad?
     The backward pass fills the gradients of one set of parameters and the optimizer updates another.
     The model that produced the loss is never trained (its gradients pile up, or are cleared unused), and
@@ -40,10 +51,23 @@ class OptimizerOfAnotherModel(LintRule):
     opt_d.step()
     ```
 
+    ```python
+    opt = torch.optim.Adam(head.parameters())
+    ...
+    loss = criterion(head(encoder(x)), y)
+    loss.backward()  # `encoder` is never trained
+    opt.step()
+    ```
+
     ## Use instead
     ```python
     opt_g = torch.optim.Adam(gen.parameters())
     opt_d = torch.optim.Adam(disc.parameters())
+    ```
+
+    ```python
+    opt = torch.optim.Adam(itertools.chain(encoder.parameters(), head.parameters()))
+    # or, to keep the encoder as it is: encoder.requires_grad_(False)
     ```
 
     ## Fix safety
@@ -66,6 +90,10 @@ class OptimizerOfAnotherModel(LintRule):
     MESSAGE = (
         "`{optimizer}` holds the parameters of {held}, but the loss of the backward pass before this step "
         "is computed from {reached} only: the step applies no gradient of this loss to them"
+    )
+    UNTRAINED = (
+        "{models} {verb} never trained: the loss of this backward pass is computed from {them}, but no optimizer "
+        "holds {their} parameters (the step after it applies {optimizers})"
     )
     TRIGGERS = ("step",)
 
@@ -190,9 +218,187 @@ for x, y in []:
     opt.step()
 """
         ),
+        # frozen by a loop over its parameters, and through a helper of the project
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+backbone = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+for p in backbone.parameters():
+    p.requires_grad = False
+stem = nn.Linear(16, 16)
+head = nn.Linear(16, 4)
+opt = torch.optim.Adam(head.parameters())
+
+
+def freeze(module):
+    module.requires_grad_(False)
+
+
+freeze(stem)
+
+
+def fit(loader):
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(head(backbone(stem(x))), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        # a teacher in eval mode run under no_grad, a copy of the student, and an EMA of it
+        Valid(
+            """
+import copy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+student = nn.Linear(8, 4)
+teacher = nn.Linear(8, 4)
+teacher.load_state_dict(torch.load("teacher.pt"))
+teacher.eval()
+target = copy.deepcopy(student)
+ema = nn.Linear(8, 4)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+
+
+def train(loader):
+    for x in loader:
+        with torch.no_grad():
+            soft = teacher(x).softmax(-1)
+        loss = F.kl_div(student(x).log_softmax(-1), soft, reduction="batchmean") + (student(x) - target(x)).pow(2).mean()
+        loss = loss + (student(x) - ema(x).detach()).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            for e, s in zip(ema.parameters(), student.parameters()):
+                e.mul_(0.99).add_(s, alpha=0.01)
+"""
+        ),
+        # the optimizer holds the model that wraps the encoder the loss runs through; an optimizer built
+        # by a helper, and a loss module without parameters
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 2)
+        self.decoder = nn.Linear(2, 8)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+model = AutoEncoder()
+probe = nn.Linear(2, 1)
+criterion = nn.MSELoss()
+opt = torch.optim.Adam(model.parameters())
+
+
+def make_optimizer(module):
+    return torch.optim.Adam(module.parameters())
+
+
+probe_opt = make_optimizer(probe)
+
+
+def train(loader):
+    for x, y in loader:
+        loss = criterion(model(x), x) + criterion(probe(model.encoder(x)), y)
+        opt.zero_grad()
+        probe_opt.zero_grad()
+        loss.backward()
+        opt.step()
+        probe_opt.step()
+"""
+        ),
     ]
 
     INVALID = [
+        # a model the loss runs through that no optimizer holds (the optimizer built on the head only)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+enc = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+def train(loader):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = (head(enc(x)) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+""",
+            line=14,
+            col=9,
+            message="`enc` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `opt`)",
+        ),
+        # a project model class, switched to eval mode for validation; the step through a scaler
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return self.conv(x).mean((2, 3))
+
+
+encoder = Encoder().to("cpu")
+classifier = nn.Linear(8, 10)
+optimizer = torch.optim.AdamW(classifier.parameters(), lr=1e-3)
+scaler = torch.cuda.amp.GradScaler()
+
+for epoch in range(3):
+    encoder.train()
+    for images, labels in []:
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(classifier(encoder(images)), labels)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    encoder.eval()
+""",
+            message="`encoder` is never trained",
+        ),
+        # two models behind one loss
+        Invalid(
+            """
+import torch
+
+embed = torch.nn.Embedding(100, 16)
+rnn = torch.nn.GRU(16, 16, batch_first=True)
+out = torch.nn.Linear(16, 100)
+opt = torch.optim.Adam(out.parameters())
+
+
+def epoch(batches):
+    for tokens, targets in batches:
+        hidden = rnn(embed(tokens))[0]
+        logits = out(hidden)
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+""",
+            message="`embed`, `rnn` are never trained",
+        ),
         Invalid(
             """
 import torch
@@ -268,9 +474,19 @@ def step(batch):
     def leave_Module(self, node: cst.Module) -> None:
         if not self.ctx.names.imports_torch:
             return
+        reported = set()
         for found in stray_steps(self.ctx):
+            reported.update(found.backwards)
             self.report(found.step, self.MESSAGE.format(
                 optimizer=found.optimizer,
                 held=", ".join(f"`{h}`" for h in found.held),
                 reached=", ".join(f"`{r}`" for r in found.reached),
+            ))
+        for untrained in untrained_models(self.ctx, reported):
+            self.report(untrained.backward, self.UNTRAINED.format(
+                models=", ".join(f"`{m}`" for m in untrained.models),
+                optimizers=", ".join(f"`{o}`" for o in untrained.optimizers),
+                verb="is" if len(untrained.models) == 1 else "are",
+                them="it" if len(untrained.models) == 1 else "them",
+                their="its" if len(untrained.models) == 1 else "their",
             ))
