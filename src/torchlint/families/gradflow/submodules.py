@@ -5,6 +5,15 @@ in any method, ``model.head`` outside the class, a subclass's ``self.head``), na
 (``getattr(self, "head")``, ``"head" in name``), or when the class reaches its submodules without
 naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
 ``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation).
+
+Other files of the project count too (:func:`read_elsewhere`): the project's Python files and notebooks
+(under its root, else beside the file) whose text spells the name are parsed, and any attribute read of
+that name there (``model.aux_head(x)`` in ``train.py``) or string naming it counts as a use, except
+``self.<name>`` in a class built directly on ``nn.Module`` (another model's own layer).  A notebook is
+read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
+too large to list, counts as a use as well.
+The file's answer then depends on those files, and on the project's file list with each file's
+modification time and size (for the cache: a file that starts to read the name is seen).
 """
 from __future__ import annotations
 
@@ -14,7 +23,10 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, method_name
-from torchlint.analysis.program import class_body, definition_of, is_module_value, module_class
+import os
+
+from torchlint.analysis.program import class_body, definition_of, depends_on, is_module_value, module_class
+from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -143,7 +155,69 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
             candidates[name] = a
     if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
-    return list(candidates.items())
+    elsewhere = read_elsewhere(ctx, set(candidates))
+    return [(name, a) for name, a in candidates.items() if name not in elsewhere]
 
 
-__all__ = ["NamesRead", "reaches_modules_by_reflection", "unused_submodules"]
+def read_elsewhere(ctx: FileContext, names: Set[str]) -> Set[str]:
+    """Of ``names``, those another file of the project may read as an attribute (see the module's
+    documentation); all of them when the project's files cannot be listed."""
+    path = ctx.path
+    if not path or path.startswith("<") or path in ("-",) or not os.path.isfile(path):
+        return set()  # text without a file: no project around it
+    project = project_of(ctx)
+    key, files = project.sources(path)
+    depends_on(ctx, key)  # a file added, removed or written changes the answer
+    if files is None:
+        return set(names)
+    me = os.path.abspath(path)
+    out: Set[str] = set()
+    for other in files:
+        if other == me:
+            continue
+        words = project.words(other)
+        spelled = names - out if words is None else (names - out) & words
+        if not spelled:
+            continue
+        depends_on(ctx, other)
+        octx = project.load(other) if words is not None else None
+        if octx is None:
+            out |= spelled  # a file that cannot be read or parsed: its reads are unknown
+            continue
+        out |= _reads_in(octx, spelled)
+        if out >= names:
+            break
+    return out
+
+
+def _reads_in(octx: FileContext, names: Set[str]) -> Set[str]:
+    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string."""
+    out: Set[str] = set()
+    for node in iter_nodes(octx.module):
+        if isinstance(node, cst.Attribute) and node.attr.value in names:
+            parent = octx.parent(node)
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
+                continue
+            if _own_layer(octx, node):
+                continue
+            out.add(node.attr.value)
+        elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+            out |= names & set(_WORD.findall(node.value))
+    return out
+
+
+def _own_layer(octx: FileContext, node: cst.Attribute) -> bool:
+    """``self.<name>`` in a method of a class built directly on ``nn.Module``: that class's own layer,
+    not one of a class from another file."""
+    if not isinstance(node.value, cst.Name):
+        return False
+    function = octx.enclosing(node, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or _self_name(function) != node.value.value:
+        return False
+    cls = octx.enclosing(function, (cst.ClassDef, cst.FunctionDef))
+    if not isinstance(cls, cst.ClassDef) or not cls.bases:
+        return False
+    return all(octx.names.qualified_names_at(b.value) & _PLAIN_BASES for b in cls.bases)
+
+
+__all__ = ["NamesRead", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
