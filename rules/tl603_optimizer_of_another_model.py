@@ -10,7 +10,8 @@ class OptimizerOfAnotherModel(LintRule):
     """
     ## What it does
     Finds an optimizer step (`opt.step()`, `scaler.step(opt)`) after a backward pass whose loss does not
-    reach any parameter the optimizer holds: a GAN whose discriminator step uses the optimizer built on
+    reach any parameter the optimizer holds, or a model the loss runs through that no optimizer holds. The
+    first is a GAN whose discriminator step uses the optimizer built on
     the generator's parameters (`opt_d = Adam(G.parameters())` stepped after `loss_d.backward()` where
     `loss_d` is computed from `D` only), or an optimizer built on `model.parameters()` before `model` is
     bound to a new instance that the loop then trains.
