@@ -19,10 +19,11 @@ class OptimizerOfAnotherModel(LintRule):
     Both sides are decided from construction: the optimizer holds the parameters of the models its first
     argument is built from (`G.parameters()`, `chain(a.parameters(), b.parameters())`, parameter groups),
     each model being the construction its name is bound to where the optimizer is built; the loss reaches
-    the models it is computed from through local names, except through `.detach()`, `.item()`, `.data`
-    and values computed under `torch.no_grad()`. Anything unknown on either side (a helper function that
-    computes the loss, `self.model`, a parameter of the function, a model that wraps another one in a way
-    that is not followed) keeps the rule silent.
+    the models it is computed from through local names and the file's helper functions (their returns,
+    with their parameters read as the call's arguments), except through `.detach()`, `.item()`, `.data`
+    and values computed under `torch.no_grad()`. Anything unknown on either side (a method or a function
+    of another module that computes the loss, `self.model`, a parameter of the function, a model that
+    wraps another one in a way that is not followed) keeps the rule silent.
 
     It also finds, at the backward call, a model the loss runs through that no optimizer of the file
     holds: `opt = Adam(head.parameters())` with the loss computed from `head(encoder(x))`. Backward fills
@@ -125,24 +126,37 @@ def train(batches):
         opt_g.step()
 """
         ),
-        # the loss comes from a helper: which models it runs is not followed
+        # the loss comes from a method: which models it runs is not followed; a helper returns features
+        # computed under no_grad
         Valid(
             """
 import torch
 
 model = torch.nn.Linear(4, 1)
 other = torch.nn.Linear(4, 1)
+backbone = torch.nn.Linear(4, 4)
 opt = torch.optim.SGD(other.parameters(), lr=0.1)
+opt2 = torch.optim.SGD(model.parameters(), lr=0.1)
 
 
-def compute(x):
-    return model(x).mean()
+class Task:
+    def compute(self, x):
+        return model(x).mean()
 
 
+def frozen_features(x):
+    with torch.no_grad():
+        return backbone(x)
+
+
+task = Task()
 for x in []:
-    loss = compute(x)
+    loss = task.compute(x)
     loss.backward()
     opt.step()
+    loss2 = model(frozen_features(x)).mean()
+    loss2.backward()
+    opt2.step()
 """
         ),
         # a wrapper holds the model it is built from; parameter groups; a moved model
@@ -323,6 +337,57 @@ def train(loader):
     ]
 
     INVALID = [
+        # the loss comes from a helper of the file that runs `model`; the optimizer holds `other`
+        Invalid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+other = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(other.parameters(), lr=0.1)
+
+
+def compute(x, scale=1.0):
+    out = model(x)
+    return scale * out.mean()
+
+
+for x in []:
+    loss = compute(x)
+    loss.backward()
+    opt.step()
+""",
+            message="`opt` holds the parameters of `other`, but the loss of the backward pass before this step is computed from `model` only",
+        ),
+        # across helpers: the loss helper runs the head on the features helper's output
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+enc = nn.Linear(4, 8)
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+def features(x):
+    return torch.relu(enc(x))
+
+
+def compute_loss(x, y):
+    pred = head(features(x))
+    return (pred - y).pow(2).mean()
+
+
+def train(loader):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = compute_loss(x, y)
+        loss.backward()
+        opt.step()
+""",
+            message="`enc` is never trained",
+        ),
         # a model the loss runs through that no optimizer holds (the optimizer built on the head only)
         Invalid(
             """

@@ -9,11 +9,13 @@ Both sides are decided from construction, never from names:
   (``G = Generator().to(device)``), together with the models passed to that construction
   (``DataParallel(net)`` holds ``net``);
 - a loss (``d_loss`` in ``d_loss.backward()``) reaches the models it is computed from through local
-  names, the calls of those models, and the tensors they return, except through ``.detach()``,
-  ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
+  names, the calls of those models, the tensors they return, and the returns of the file's module-level
+  helper functions it calls (their parameters read as the call's arguments), except through
+  ``.detach()``, ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
 
-Anything else on either side — a call of a helper function, ``self.<attr>``, a parameter of the
-function, a model built by a call that is not a module construction — makes the answer unknown.
+Anything else on either side — a call of a function of another module or of a method, ``self.<attr>``,
+a parameter of the function, a model built by a call that is not a module construction — makes the
+answer unknown.
 
 The second question (:func:`untrained_models`) turns the first around: a model whose forward pass a
 loss runs through (so that backward fills its gradients) while no optimizer of the file holds its
@@ -34,7 +36,7 @@ import re
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import class_body, definition_of, is_module_value, strip_moves
+from torchlint.analysis.program import bind_arguments, class_body, definition_of, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -52,6 +54,8 @@ _BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range
 
 #: the names of the models the losses asked about call (for messages)
 _CALLED: Fact[Set[str]] = Fact("gradflow.called_models", lambda ctx: set())
+#: the helper functions being followed, innermost last, each with its parameters' arguments
+_BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helpers", lambda ctx: [])
 #: each model call the losses asked about reach: the name called and the constructions it holds
 _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
 
@@ -258,10 +262,14 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         if isinstance(node, cst.Call):
             name = method_name(node)
-            if name in _CUTTING:
+            if name in _CUTTING or under_no_grad(ctx, node):
                 continue
             func = node.func
             callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+            helper = _helper_of(ctx, node)
+            if helper is not None:
+                out |= _through_helper(ctx, node, helper, hops)
+                continue
             if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
                     and callee.value not in _BUILTINS:
                 models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
@@ -302,6 +310,66 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
     return out
 
 
+def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
+    """The module-level function of this file that ``call`` runs (``compute_loss(x, y)``), undecorated."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    function = ctx.function_for_call(call)
+    if function is None or function.decorators or not isinstance(ctx.parent(function), cst.Module):
+        return None
+    return function
+
+
+def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int) -> Set[cst.Call]:
+    """What the value ``call`` returns reaches: each ``return`` of the helper, its parameters read as the
+    call's arguments (or their defaults)."""
+    if hops > _MAX_HOPS or isinstance(function.params.star_arg, cst.Param) or function.params.star_kwarg is not None:
+        raise Unknown
+    bound = bind_arguments(call, function, 0)
+    if bound is None:
+        raise Unknown
+    args = {}
+    for p in list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params):
+        name = p.name.value
+        if name in bound:
+            args[name] = bound[name]
+        elif p.default is not None:
+            args[name] = p.default
+        else:
+            raise Unknown
+    returns = []
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            raise Unknown
+        if isinstance(node, cst.Return) and _function_of(ctx, node) is function:
+            if node.value is None:
+                raise Unknown
+            returns.append(node)
+    if not returns:
+        raise Unknown
+    stack = _BOUND.of(ctx)
+    stack.append((function, args))
+    try:
+        out: Set[cst.Call] = set()
+        for r in returns:
+            if not under_no_grad(ctx, r):
+                out |= _reached(ctx, r.value, hops + 1, set())  # type: ignore[arg-type]
+        return out
+    finally:
+        stack.pop()
+
+
+def _argument_of(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """For a parameter of a helper being followed, read where it is not rebound: the call's argument."""
+    function = _function_of(ctx, name)
+    for helper, args in reversed(_BOUND.of(ctx)):
+        if helper is function:
+            if name.value in args and ctx.names.reaching_assignment(name.value, name, function) is None:
+                return args[name.value]
+            return None
+    return None
+
+
 def _direct_expressions(node: cst.CSTNode) -> List[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right]
@@ -332,6 +400,9 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
         raise Unknown
     value = ctx.names.value_of(name)
     if value is None:
+        argument = _argument_of(ctx, name)
+        if argument is not None:
+            return _reached(ctx, argument, hops + 1, visited)
         if _loop_target(ctx, name):
             return set()
         raise Unknown
