@@ -22,8 +22,9 @@ class UnusedSubmodule(LintRule):
     parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Other files of the project count too: a
     submodule read only from another file (`model.aux_head(x)` in `train.py`, `getattr(model, "aux_head")`
     in a notebook) is used. The project's Python files and notebooks (under its root, else beside the
-    file) that spell the name are read; `self.aux_head` inside another class built directly on
-    `nn.Module` is that class's own layer and does not count. A file spelling the name that cannot be
+    file) that spell the name are read; `self.aux_head` inside a class that cannot derive from this one
+    (its bases lead, through the project, to `nn.Module` and other classes only) is that class's own
+    layer and does not count, while a subclass's `self.aux_head` does. A file spelling the name that cannot be
     parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
     result is computed again when a file of the project is added, removed or changed.
 

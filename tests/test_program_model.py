@@ -547,3 +547,31 @@ def test_tl602_cached_result_follows_the_other_files(tmp_path, run):
     (tmp_path / "probe.py").write_text("from model import Net\nNet().aux_head\n")
     after = run("check", "model.py", "--select", "TL602")
     assert "TL602" not in after.stdout and after.returncode == 0
+
+
+def test_tl602_a_subclass_in_another_file_uses_the_layer_and_an_unrelated_class_does_not(tmp_path):
+    unrelated = """
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            pass
+
+        class Other(Block):
+            def __init__(self):
+                super().__init__()
+                self.aux_head = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.aux_head(x)
+    """
+    sub = """
+        from model import Net
+
+        class WithAux(Net):
+            def forward(self, x):
+                return self.aux_head(self.fc(x))
+    """
+    _write(tmp_path, {"model.py": AUX_MODEL, "other.py": unrelated, "train.py": AUX_TRAIN})
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    (tmp_path / "sub.py").write_text(textwrap.dedent(sub))
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []

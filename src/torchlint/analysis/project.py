@@ -118,8 +118,9 @@ def project_sources(folder: str, recursive: bool = True) -> Optional[Tuple[str, 
 
 def notebook_code(text: str) -> str:
     """The code cells of a notebook's text, one after the other, as the kernel runs them; lines of
-    IPython syntax (``%magic``, ``!shell``) become ``pass`` and cells run by a cell magic are left out.
-    Raises ValueError when the text is not a notebook."""
+    IPython syntax (``%magic``, ``!shell``) become ``pass`` and cells run by a cell magic are left out.  A
+    cell that still does not parse becomes a string literal holding its text (its words stay visible to
+    a search, its code is not read).  Raises ValueError when the text is not a notebook."""
     data = json.loads(text)
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
@@ -136,8 +137,13 @@ def notebook_code(text: str) -> str:
         for line in src.splitlines():
             body = line.lstrip()
             lines.append(line[:len(line) - len(body)] + "pass" if body.startswith(("%", "!")) else line)
-        out.append("\n".join(lines))
-    return "\n".join(out) + "\n"
+        code = "\n".join(lines) + "\n"
+        try:
+            cst.parse_module(code)
+        except Exception:
+            code = repr(src) + "\n"
+        out.append(code)
+    return "".join(out)
 
 
 def sources_signature(folder: str) -> str:

@@ -9,7 +9,8 @@ naming them (``getattr`` with a computed name, ``self._modules``, ``self.childre
 Other files of the project count too (:func:`read_elsewhere`): the project's Python files and notebooks
 (under its root, else beside the file) whose text spells the name are parsed, and any attribute read of
 that name there (``model.aux_head(x)`` in ``train.py``) or string naming it counts as a use, except
-``self.<name>`` in a class built directly on ``nn.Module`` (another model's own layer).  A notebook is
+``self.<name>`` in a class that cannot derive from the model's class (its bases resolve, through the
+project, to ``nn.Module`` and classes other than it): that class's own attribute.  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
 The file's answer then depends on those files, and on the project's file list with each file's
@@ -155,13 +156,13 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
             candidates[name] = a
     if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
-    elsewhere = read_elsewhere(ctx, set(candidates))
+    elsewhere = read_elsewhere(ctx, cls, set(candidates))
     return [(name, a) for name, a in candidates.items() if name not in elsewhere]
 
 
-def read_elsewhere(ctx: FileContext, names: Set[str]) -> Set[str]:
-    """Of ``names``, those another file of the project may read as an attribute (see the module's
-    documentation); all of them when the project's files cannot be listed."""
+def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[str]:
+    """Of ``names`` (attributes of instances of ``cls``), those another file of the project may read (see
+    the module's documentation); all of them when the project's files cannot be listed."""
     path = ctx.path
     if not path or path.startswith("<") or path in ("-",) or not os.path.isfile(path):
         return set()  # text without a file: no project around it
@@ -184,21 +185,22 @@ def read_elsewhere(ctx: FileContext, names: Set[str]) -> Set[str]:
         if octx is None:
             out |= spelled  # a file that cannot be read or parsed: its reads are unknown
             continue
-        out |= _reads_in(octx, spelled)
+        out |= _reads_in(octx, spelled, (os.path.abspath(ctx.path), cls.name.value))
         if out >= names:
             break
     return out
 
 
-def _reads_in(octx: FileContext, names: Set[str]) -> Set[str]:
-    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string."""
+def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str]) -> Set[str]:
+    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string; ``target``:
+    the file and name of the class whose layers they are."""
     out: Set[str] = set()
     for node in iter_nodes(octx.module):
         if isinstance(node, cst.Attribute) and node.attr.value in names:
             parent = octx.parent(node)
             if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
                 continue
-            if _own_layer(octx, node):
+            if _own_layer(octx, node, target):
                 continue
             out.add(node.attr.value)
         elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
@@ -206,18 +208,34 @@ def _reads_in(octx: FileContext, names: Set[str]) -> Set[str]:
     return out
 
 
-def _own_layer(octx: FileContext, node: cst.Attribute) -> bool:
-    """``self.<name>`` in a method of a class built directly on ``nn.Module``: that class's own layer,
-    not one of a class from another file."""
+def _own_layer(octx: FileContext, node: cst.Attribute, target: Tuple[str, str]) -> bool:
+    """``self.<name>`` in a method of a class that cannot derive from the ``target`` class: that class's
+    own attribute."""
     if not isinstance(node.value, cst.Name):
         return False
     function = octx.enclosing(node, cst.FunctionDef)
     if not isinstance(function, cst.FunctionDef) or _self_name(function) != node.value.value:
         return False
     cls = octx.enclosing(function, (cst.ClassDef, cst.FunctionDef))
-    if not isinstance(cls, cst.ClassDef) or not cls.bases:
-        return False
-    return all(octx.names.qualified_names_at(b.value) & _PLAIN_BASES for b in cls.bases)
+    return isinstance(cls, cst.ClassDef) and not _may_derive(octx, cls, target, 0)
+
+
+def _may_derive(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], depth: int) -> bool:
+    """Whether ``cls`` may be a subclass of the ``target`` class: a base that is the target, or that is
+    not known (a library class other than ``nn.Module``, a name not resolved), or that may be one."""
+    if depth > 4:
+        return True
+    for base in cls.bases:
+        if octx.names.qualified_names_at(base.value) & _PLAIN_BASES:
+            continue
+        found = definition_of(octx, base.value)
+        if found is None or not isinstance(found[1], cst.ClassDef):
+            return True
+        if (os.path.abspath(found[0].path), found[1].name.value) == target:
+            return True
+        if _may_derive(found[0], found[1], target, depth + 1):
+            return True
+    return False
 
 
 __all__ = ["NamesRead", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
