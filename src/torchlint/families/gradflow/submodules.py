@@ -192,8 +192,8 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
 
 
 def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str]) -> Set[str]:
-    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string; ``target``:
-    the file and name of the class whose layers they are."""
+    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string (not a
+    docstring); ``target``: the file and name of the class whose layers they are."""
     out: Set[str] = set()
     for node in iter_nodes(octx.module):
         if isinstance(node, cst.Attribute) and node.attr.value in names:
@@ -203,7 +203,9 @@ def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str]) -> Se
             if _own_layer(octx, node, target):
                 continue
             out.add(node.attr.value)
-        elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+        elif isinstance(node, cst.SimpleString) and not isinstance(octx.parent(node), cst.Expr):
+            out |= names & set(_WORD.findall(node.value))  # a docstring or a bare string reads nothing
+        elif isinstance(node, cst.FormattedStringText):
             out |= names & set(_WORD.findall(node.value))
     return out
 
