@@ -164,6 +164,14 @@ def sources_signature(folder: str) -> str:
     return "\n".join(out)
 
 
+def among_sources(key: str, path: str) -> bool:
+    """Whether the file ``path`` (absolute) is one of the sources :meth:`Project.sources` searches under
+    ``key``: anywhere under a root, or beside the file for a ``<folder>/.`` key."""
+    if key.endswith(os.sep + "."):
+        return os.path.dirname(path) == key[:-2] and path.endswith(_SOURCE_SUFFIXES)
+    return path.startswith(key.rstrip(os.sep) + os.sep) and path.endswith(_SOURCE_SUFFIXES)
+
+
 class _Tables:
     """What a project has learnt, shared by the project and its editor views (:meth:`Project.with_overlay`)."""
 
@@ -388,5 +396,5 @@ def project_of(ctx: FileContext) -> Project:
     return ctx.project
 
 
-__all__ = ["Project", "project_of", "project_sources", "sources_signature", "notebook_code", "dependency_files",
+__all__ = ["Project", "project_of", "among_sources", "project_sources", "sources_signature", "notebook_code", "dependency_files",
            "declares_runtime_file", "ROOT_MARKERS"]
