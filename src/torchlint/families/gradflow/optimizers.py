@@ -474,6 +474,10 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             continue
         opt = optimizer_of_step(ctx, call)
         if isinstance(opt, cst.Name):
+            try:
+                _held_models(ctx, opt)
+            except Unknown:
+                return []  # an optimizer not built from `torch.optim` here: what it holds is unknown
             steps.append((call, opt))
         elif not any(".lr_scheduler." in q for q in ctx.names.instance_of(receiver(call))):
             return []  # a step of something unknown: another optimizer may hold the model
