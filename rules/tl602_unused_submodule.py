@@ -19,9 +19,14 @@ class UnusedSubmodule(LintRule):
     initialisation). Only classes that define `forward` themselves are looked at, and only when all
     their bases are in view: `nn.Module` (or a LightningModule), or classes of the same file built on it —
     a base class from another module may use the layer in a method this file does not show. Buffers and
-    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Code in other files is not read: a
-    submodule called only from another file of the project (`model.aux_head(x)` in `train.py`) is reported
-    (add `# noqa: TL602` on the assignment there).
+    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Other files of the project count too: a
+    submodule read only from another file (`model.aux_head(x)` in `train.py`, `getattr(model, "aux_head")`
+    in a notebook) is used. The project's Python files and notebooks (under its root, else beside the
+    file) that spell the name are read; `self.aux_head` inside a class that cannot derive from this one
+    (its bases lead, through the project, to `nn.Module` and other classes only) is that class's own
+    layer and does not count, while a subclass's `self.aux_head` does. A file spelling the name that cannot be
+    parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
+    result is computed again when a file of the project is added, removed or changed.
 
     ## Why is this bad?
     The layer never runs. A dropout or a normalisation the author believes is active does nothing, and

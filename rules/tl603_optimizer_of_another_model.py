@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.families.gradflow.optimizers import stray_steps
+from torchlint.families.gradflow.optimizers import stray_steps, untrained_models
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -10,7 +10,8 @@ class OptimizerOfAnotherModel(LintRule):
     """
     ## What it does
     Finds an optimizer step (`opt.step()`, `scaler.step(opt)`) after a backward pass whose loss does not
-    reach any parameter the optimizer holds: a GAN whose discriminator step uses the optimizer built on
+    reach any parameter the optimizer holds, or a model the loss runs through that no optimizer holds. The
+    first is a GAN whose discriminator step uses the optimizer built on
     the generator's parameters (`opt_d = Adam(G.parameters())` stepped after `loss_d.backward()` where
     `loss_d` is computed from `D` only), or an optimizer built on `model.parameters()` before `model` is
     bound to a new instance that the loop then trains.
@@ -18,10 +19,22 @@ class OptimizerOfAnotherModel(LintRule):
     Both sides are decided from construction: the optimizer holds the parameters of the models its first
     argument is built from (`G.parameters()`, `chain(a.parameters(), b.parameters())`, parameter groups),
     each model being the construction its name is bound to where the optimizer is built; the loss reaches
-    the models it is computed from through local names, except through `.detach()`, `.item()`, `.data`
-    and values computed under `torch.no_grad()`. Anything unknown on either side (a helper function that
-    computes the loss, `self.model`, a parameter of the function, a model that wraps another one in a way
-    that is not followed) keeps the rule silent.
+    the models it is computed from through local names and the file's helper functions (their returns,
+    with their parameters read as the call's arguments), except through `.detach()`, `.item()`, `.data`
+    and values computed under `torch.no_grad()`. Anything unknown on either side (a method or a function
+    of another module that computes the loss, `self.model`, a parameter of the function, a model that
+    wraps another one in a way that is not followed) keeps the rule silent.
+
+    It also finds, at the backward call, a model the loss runs through that no optimizer of the file
+    holds: `opt = Adam(head.parameters())` with the loss computed from `head(encoder(x))`. Backward fills
+    the encoder's gradients and nothing ever applies them. This is reported only when every optimizer
+    the file builds and every step it takes are known, the model holds parameters by construction (a
+    `torch.nn` layer with weights, a `Sequential` of such, a project `nn.Module` class that builds them
+    and neither freezes nor detaches anything), and its name is used for nothing but being called,
+    moved or switched between train and eval mode. A frozen model (`requires_grad_(False)`, a loop over
+    its `parameters()`, a freezing helper it is passed to), a teacher or target network
+    (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
+    `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent.
 
     ## Why is this bad?
     The backward pass fills the gradients of one set of parameters and the optimizer updates another.
@@ -40,10 +53,23 @@ class OptimizerOfAnotherModel(LintRule):
     opt_d.step()
     ```
 
+    ```python
+    opt = torch.optim.Adam(head.parameters())
+    ...
+    loss = criterion(head(encoder(x)), y)
+    loss.backward()  # `encoder` is never trained
+    opt.step()
+    ```
+
     ## Use instead
     ```python
     opt_g = torch.optim.Adam(gen.parameters())
     opt_d = torch.optim.Adam(disc.parameters())
+    ```
+
+    ```python
+    opt = torch.optim.Adam(itertools.chain(encoder.parameters(), head.parameters()))
+    # or, to keep the encoder as it is: encoder.requires_grad_(False)
     ```
 
     ## Fix safety
@@ -66,6 +92,10 @@ class OptimizerOfAnotherModel(LintRule):
     MESSAGE = (
         "`{optimizer}` holds the parameters of {held}, but the loss of the backward pass before this step "
         "is computed from {reached} only: the step applies no gradient of this loss to them"
+    )
+    UNTRAINED = (
+        "{models} {verb} never trained: the loss of this backward pass is computed from {them}, but no optimizer "
+        "holds {their} parameters (the step after it applies {optimizers})"
     )
     TRIGGERS = ("step",)
 
@@ -96,24 +126,37 @@ def train(batches):
         opt_g.step()
 """
         ),
-        # the loss comes from a helper: which models it runs is not followed
+        # the loss comes from a method: which models it runs is not followed; a helper returns features
+        # computed under no_grad
         Valid(
             """
 import torch
 
 model = torch.nn.Linear(4, 1)
 other = torch.nn.Linear(4, 1)
+backbone = torch.nn.Linear(4, 4)
 opt = torch.optim.SGD(other.parameters(), lr=0.1)
+opt2 = torch.optim.SGD(model.parameters(), lr=0.1)
 
 
-def compute(x):
-    return model(x).mean()
+class Task:
+    def compute(self, x):
+        return model(x).mean()
 
 
+def frozen_features(x):
+    with torch.no_grad():
+        return backbone(x)
+
+
+task = Task()
 for x in []:
-    loss = compute(x)
+    loss = task.compute(x)
     loss.backward()
     opt.step()
+    loss2 = model(frozen_features(x)).mean()
+    loss2.backward()
+    opt2.step()
 """
         ),
         # a wrapper holds the model it is built from; parameter groups; a moved model
@@ -190,9 +233,238 @@ for x, y in []:
     opt.step()
 """
         ),
+        # frozen by a loop over its parameters, and through a helper of the project
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+backbone = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+for p in backbone.parameters():
+    p.requires_grad = False
+stem = nn.Linear(16, 16)
+head = nn.Linear(16, 4)
+opt = torch.optim.Adam(head.parameters())
+
+
+def freeze(module):
+    module.requires_grad_(False)
+
+
+freeze(stem)
+
+
+def fit(loader):
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(head(backbone(stem(x))), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        # a teacher in eval mode run under no_grad, a copy of the student, and an EMA of it
+        Valid(
+            """
+import copy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+student = nn.Linear(8, 4)
+teacher = nn.Linear(8, 4)
+teacher.load_state_dict(torch.load("teacher.pt"))
+teacher.eval()
+target = copy.deepcopy(student)
+ema = nn.Linear(8, 4)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+
+
+def train(loader):
+    for x in loader:
+        with torch.no_grad():
+            soft = teacher(x).softmax(-1)
+        loss = F.kl_div(student(x).log_softmax(-1), soft, reduction="batchmean") + (student(x) - target(x)).pow(2).mean()
+        loss = loss + (student(x) - ema(x).detach()).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            for e, s in zip(ema.parameters(), student.parameters()):
+                e.mul_(0.99).add_(s, alpha=0.01)
+"""
+        ),
+        # the optimizer holds the model that wraps the encoder the loss runs through; an optimizer built
+        # by a helper, and a loss module without parameters
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 2)
+        self.decoder = nn.Linear(2, 8)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+model = AutoEncoder()
+probe = nn.Linear(2, 1)
+criterion = nn.MSELoss()
+opt = torch.optim.Adam(model.parameters())
+
+
+def make_optimizer(module):
+    return torch.optim.Adam(module.parameters())
+
+
+probe_opt = make_optimizer(probe)
+
+
+def train(loader):
+    for x, y in loader:
+        loss = criterion(model(x), x) + criterion(probe(model.encoder(x)), y)
+        opt.zero_grad()
+        probe_opt.zero_grad()
+        loss.backward()
+        opt.step()
+        probe_opt.step()
+"""
+        ),
     ]
 
     INVALID = [
+        # the loss comes from a helper of the file that runs `model`; the optimizer holds `other`
+        Invalid(
+            """
+import torch
+
+model = torch.nn.Linear(4, 1)
+other = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(other.parameters(), lr=0.1)
+
+
+def compute(x, scale=1.0):
+    out = model(x)
+    return scale * out.mean()
+
+
+for x in []:
+    loss = compute(x)
+    loss.backward()
+    opt.step()
+""",
+            message="`opt` holds the parameters of `other`, but the loss of the backward pass before this step is computed from `model` only",
+        ),
+        # across helpers: the loss helper runs the head on the features helper's output
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+enc = nn.Linear(4, 8)
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+def features(x):
+    return torch.relu(enc(x))
+
+
+def compute_loss(x, y):
+    pred = head(features(x))
+    return (pred - y).pow(2).mean()
+
+
+def train(loader):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = compute_loss(x, y)
+        loss.backward()
+        opt.step()
+""",
+            message="`enc` is never trained",
+        ),
+        # a model the loss runs through that no optimizer holds (the optimizer built on the head only)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+enc = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+def train(loader):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = (head(enc(x)) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+""",
+            line=14,
+            col=9,
+            message="`enc` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `opt`)",
+        ),
+        # a project model class, switched to eval mode for validation; the step through a scaler
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        return self.conv(x).mean((2, 3))
+
+
+encoder = Encoder().to("cpu")
+classifier = nn.Linear(8, 10)
+optimizer = torch.optim.AdamW(classifier.parameters(), lr=1e-3)
+scaler = torch.cuda.amp.GradScaler()
+
+for epoch in range(3):
+    encoder.train()
+    for images, labels in []:
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(classifier(encoder(images)), labels)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    encoder.eval()
+""",
+            message="`encoder` is never trained",
+        ),
+        # two models behind one loss
+        Invalid(
+            """
+import torch
+
+embed = torch.nn.Embedding(100, 16)
+rnn = torch.nn.GRU(16, 16, batch_first=True)
+out = torch.nn.Linear(16, 100)
+opt = torch.optim.Adam(out.parameters())
+
+
+def epoch(batches):
+    for tokens, targets in batches:
+        hidden = rnn(embed(tokens))[0]
+        logits = out(hidden)
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+""",
+            message="`embed`, `rnn` are never trained",
+        ),
         Invalid(
             """
 import torch
@@ -268,9 +540,19 @@ def step(batch):
     def leave_Module(self, node: cst.Module) -> None:
         if not self.ctx.names.imports_torch:
             return
+        reported = set()
         for found in stray_steps(self.ctx):
+            reported.update(found.backwards)
             self.report(found.step, self.MESSAGE.format(
                 optimizer=found.optimizer,
                 held=", ".join(f"`{h}`" for h in found.held),
                 reached=", ".join(f"`{r}`" for r in found.reached),
+            ))
+        for untrained in untrained_models(self.ctx, reported):
+            self.report(untrained.backward, self.UNTRAINED.format(
+                models=", ".join(f"`{m}`" for m in untrained.models),
+                optimizers=", ".join(f"`{o}`" for o in untrained.optimizers),
+                verb="is" if len(untrained.models) == 1 else "are",
+                them="it" if len(untrained.models) == 1 else "them",
+                their="its" if len(untrained.models) == 1 else "their",
             ))

@@ -160,3 +160,43 @@ def test_tl603_the_swapped_optimizer_leaves_the_trained_model_unchanged(device):
     ns = _run(fixed, device)
     assert not torch.equal(ns["trained"].weight.detach(), ns["before"])
     assert ns["last"] < ns["first"]
+
+
+UNOPTIMIZED = '''
+import itertools
+import torch
+import torch.nn as nn
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+encoder = nn.Linear(4, 4).to(DEVICE)
+head = nn.Linear(4, 1).to(DEVICE)
+opt = torch.optim.SGD(HELD, lr=0.1)
+x = torch.randn(16, 4, device=DEVICE)
+y = torch.randn(16, 1, device=DEVICE)
+
+
+def train(steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = (head(torch.relu(encoder(x))) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_the_model_in_no_optimizer_never_changes(device):
+    bug = UNOPTIMIZED.replace("HELD", "head.parameters()")
+    fixed = UNOPTIMIZED.replace("HELD", "itertools.chain(encoder.parameters(), head.parameters())")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    for source, trained in ((bug, False), (fixed, True)):
+        ns = _run(source, device)
+        before = ns["encoder"].weight.detach().clone()
+        head_before = ns["head"].weight.detach().clone()
+        ns["train"](20)
+        # backward gives the encoder a gradient either way; only with it in the optimizer is it applied
+        assert bool(ns["encoder"].weight.grad.abs().sum() > 0)
+        assert (not torch.equal(ns["encoder"].weight.detach(), before)) is trained
+        assert not torch.equal(ns["head"].weight.detach(), head_before)

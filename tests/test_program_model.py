@@ -481,3 +481,97 @@ def test_tensors_built_by_torch_nn_are_not_modules():
               if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)}
     assert {k: is_module_value(ctx, v) for k, v in values.items()} == {
         "a": False, "b": False, "c": False, "d": False, "e": True}
+
+
+# -- TL602: a layer read from another file of the project ---------------------------------------------
+AUX_MODEL = """
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.aux_head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+AUX_TRAIN = """
+    import torch
+    from model import Net
+
+    model = Net()
+    x = torch.randn(2, 4)
+    out = model(x)
+"""
+
+
+def test_tl602_a_layer_read_only_in_another_project_file_is_used(tmp_path):
+    # another model's own layer of that name (`self.aux_head` in a class built on nn.Module) is no use
+    other = AUX_MODEL.replace("class Net", "class Other").replace("return self.fc(x)", "return self.aux_head(x)")
+    _write(tmp_path, {"model.py": AUX_MODEL, "other.py": other, "train.py": AUX_TRAIN})
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    (tmp_path / "train.py").write_text(textwrap.dedent(AUX_TRAIN) + "aux = model.aux_head(out)\n")
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []
+    (tmp_path / "train.py").write_text(textwrap.dedent(AUX_TRAIN) + "heads = [getattr(model, 'aux_head')]\n")
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []
+
+
+def test_tl602_a_layer_read_in_a_notebook_of_the_project_is_used(tmp_path):
+    import nbformat
+
+    _write(tmp_path, {"model.py": AUX_MODEL})
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%matplotlib inline\nfrom model import Net"),
+                nbformat.v4.new_code_cell("model = Net()\nmodel.aux_head")]
+    (tmp_path / "explore.ipynb").write_text(nbformat.writes(nb))
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []
+    nb.cells[1] = nbformat.v4.new_code_cell("model = Net()\nmodel.fc")
+    (tmp_path / "explore.ipynb").write_text(nbformat.writes(nb))
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+
+
+def test_tl602_cached_result_follows_the_other_files(tmp_path, run):
+    _write(tmp_path, {"model.py": AUX_MODEL, "train.py": AUX_TRAIN})
+    first = run("check", "model.py", "--select", "TL602")
+    assert "model.py:8:" in first.stdout and "TL602" in first.stdout
+    assert run("check", "model.py", "--select", "TL602").stdout == first.stdout
+    # the other file starts to read the layer: the cached finding is not served
+    (tmp_path / "train.py").write_text(textwrap.dedent(AUX_TRAIN) + "aux = model.aux_head(out)\n")
+    after = run("check", "model.py", "--select", "TL602")
+    assert "TL602" not in after.stdout and after.returncode == 0
+    # and stops reading it: the finding is back
+    (tmp_path / "train.py").write_text(textwrap.dedent(AUX_TRAIN))
+    assert "model.py:8:" in run("check", "model.py", "--select", "TL602").stdout
+    # a new file of the project reads it
+    (tmp_path / "probe.py").write_text("from model import Net\nNet().aux_head\n")
+    after = run("check", "model.py", "--select", "TL602")
+    assert "TL602" not in after.stdout and after.returncode == 0
+
+
+def test_tl602_a_subclass_in_another_file_uses_the_layer_and_an_unrelated_class_does_not(tmp_path):
+    unrelated = """
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            pass
+
+        class Other(Block):
+            def __init__(self):
+                super().__init__()
+                self.aux_head = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.aux_head(x)
+    """
+    sub = """
+        from model import Net
+
+        class WithAux(Net):
+            def forward(self, x):
+                return self.aux_head(self.fc(x))
+    """
+    _write(tmp_path, {"model.py": AUX_MODEL, "other.py": unrelated, "train.py": AUX_TRAIN})
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    (tmp_path / "sub.py").write_text(textwrap.dedent(sub))
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []

@@ -607,6 +607,47 @@ def test_editing_an_imported_model_reanalyses_the_files_that_import_it(tmp_path)
     run(scenario())
 
 
+AUX_MODEL = textwrap.dedent(
+    """\
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.aux_head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+    """
+)
+AUX_TRAIN = "from model import Net\n\nmodel = Net()\nout = model(1)\n"
+
+
+def test_a_layer_read_in_another_buffer_clears_the_unused_submodule_finding(tmp_path):
+    # TL602 on model.py depends on what every file of the project reads: editing train.py (unsaved) to
+    # read the layer re-analyses model.py, and the finding goes; taking the read out brings it back
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "train.py").write_text(AUX_TRAIN)
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        model_uri, diags = await s.open("model.py", AUX_MODEL)
+        assert [d.code for d in diags] == ["TL602"]
+        train_uri, _ = await s.open("train.py", AUX_TRAIN)
+        seen = s.count(model_uri)
+        await s.change(train_uri, AUX_TRAIN + "aux = model.aux_head(out)\n")
+        assert await s.next_diagnostics(model_uri, seen) == []
+        seen = s.count(model_uri)
+        await s.change(train_uri, AUX_TRAIN)
+        assert [d.code for d in await s.next_diagnostics(model_uri, seen)] == ["TL602"]
+        assert await s.stop() == 0
+
+    run(scenario())
+
+
 def test_an_unrelated_edit_does_not_reanalyse_other_documents(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
 

@@ -25,6 +25,7 @@ import stat
 import tempfile
 from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
+from torchlint.analysis.project import sources_signature
 from torchlint.atomic import TEMP_SUFFIX, is_temp_name, remove_stale_temps, temp_prefix
 from torchlint.engine import Diagnostic, Edit, FixInfo
 from torchlint.reading import ReadRefused, read_limited
@@ -166,6 +167,10 @@ DEPENDENCY_MAX_BYTES = 16 << 20
 
 
 def file_digest(path: str) -> Optional[str]:
+    """The digest of a file's content; of a folder, the digest of the project file list searched from
+    it (a file added or removed there changes it)."""
+    if os.path.isdir(path):
+        return digest(sources_signature(path).encode("utf-8", "surrogateescape"))
     try:
         return digest(read_limited(path, DEPENDENCY_MAX_BYTES)[0])
     except OSError:

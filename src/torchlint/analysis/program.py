@@ -153,6 +153,12 @@ _LOSS_PARAMS: Fact[Dict[cst.FunctionDef, Dict[int, Tuple[str, str]]]] = Fact("pr
 _LOSS_INPUTS: "Fact[List[LossInput]]" = Fact("program.loss_inputs")
 
 
+def depends_on(ctx: FileContext, path: str) -> None:
+    """Record that this file's answers depend on ``path`` (a project file, or the key of a project's file
+    list, see :meth:`~torchlint.analysis.project.Project.sources`)."""
+    _DEPENDENCIES.of(ctx).add(path)
+
+
 def dependencies(ctx: FileContext) -> List[str]:
     """The project files this file's program model read (for cache invalidation)."""
     found = _DEPENDENCIES.get(ctx)
@@ -1131,6 +1137,7 @@ __all__ = [
     "called_function",
     "class_summary",
     "dependencies",
+    "depends_on",
     "is_model",
     "is_module_value",
     "loss_kind",

@@ -26,6 +26,7 @@ edit is seen at the next question, and the table is bounded: least recently used
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import OrderedDict
@@ -51,6 +52,14 @@ PARSED_MAX = 48
 TEXTS_MAX = 256
 #: the largest project module the program model reads
 MODULE_MAX_BYTES = 2_000_000
+#: the most source files a project's file list holds; a larger tree is not searched (its answer is unknown)
+SOURCES_MAX = 5000
+#: word sets of project files kept per project
+WORDS_MAX = 8192
+#: folders never searched for a project's sources
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages"})
+_SOURCE_SUFFIXES = (".py", ".ipynb")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _RUNTIME_REQUIREMENT = re.compile(r"""(?<![\w.-])torchlint\s*\[[^\]]*\bruntime\b[^\]]*\]""", re.IGNORECASE)
 
@@ -97,6 +106,76 @@ def _signature(files: Tuple[str, ...]) -> Tuple[Tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def project_sources(folder: str, recursive: bool = True) -> Optional[Tuple[str, ...]]:
+    """The Python files and notebooks in ``folder`` (and, ``recursive``, in the folders under it, not
+    through hidden folders, ``__pycache__``, ``node_modules`` or ``site-packages``, nor through symlinked
+    folders): sorted absolute paths; None when there are more than :data:`SOURCES_MAX`."""
+    found: List[str] = []
+    top = os.path.abspath(folder)
+    for here, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS) if recursive else []
+        found.extend(os.path.join(here, f) for f in files if f.endswith(_SOURCE_SUFFIXES))
+        if len(found) > SOURCES_MAX:
+            return None
+    return tuple(sorted(found))
+
+
+def notebook_code(text: str) -> str:
+    """The code cells of a notebook's text, one after the other, as the kernel runs them; lines of
+    IPython syntax (``%magic``, ``!shell``) become ``pass`` and cells run by a cell magic are left out.  A
+    cell that still does not parse becomes a string literal holding its text (its words stay visible to
+    a search, its code is not read).  Raises ValueError when the text is not a notebook."""
+    data = json.loads(text)
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("not a notebook")
+    out: List[str] = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        if not isinstance(src, str) or src.lstrip().startswith("%%"):
+            continue
+        lines = []
+        for line in src.splitlines():
+            body = line.lstrip()
+            lines.append(line[:len(line) - len(body)] + "pass" if body.startswith(("%", "!")) else line)
+        code = "\n".join(lines) + "\n"
+        try:
+            cst.parse_module(code)
+        except Exception:
+            code = repr(src) + "\n"
+        out.append(code)
+    return "".join(out)
+
+
+def sources_signature(folder: str) -> str:
+    """A text naming the source files of the project searched from ``folder`` (see
+    :meth:`Project.sources`) and the modification time and size of each: it changes when a source file
+    is added, removed or written."""
+    recursive = not folder.endswith(os.sep + ".")
+    files = project_sources(folder[:-2] if not recursive else folder, recursive)
+    if files is None:
+        return "\0too many"
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            out.append(f"{f}\0{st.st_mtime_ns}\0{st.st_size}")
+        except OSError:
+            out.append(f)
+    return "\n".join(out)
+
+
+def among_sources(key: str, path: str) -> bool:
+    """Whether the file ``path`` (absolute) is one of the sources :meth:`Project.sources` searches under
+    ``key``: anywhere under a root, or beside the file for a ``<folder>/.`` key."""
+    if key.endswith(os.sep + "."):
+        return os.path.dirname(path) == key[:-2] and path.endswith(_SOURCE_SUFFIXES)
+    return path.startswith(key.rstrip(os.sep) + os.sep) and path.endswith(_SOURCE_SUFFIXES)
+
+
 class _Tables:
     """What a project has learnt, shared by the project and its editor views (:meth:`Project.with_overlay`)."""
 
@@ -104,6 +183,8 @@ class _Tables:
         self.roots: Dict[str, Optional[str]] = {}  # folder -> its root
         self.parsed: "OrderedDict[ContentKey, Optional[FileContext]]" = OrderedDict()
         self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
+        self.words: "OrderedDict[ContentKey, frozenset]" = OrderedDict()
+        self.sources: Dict[str, Optional[Tuple[str, ...]]] = {}  # searched folder -> its source files
         self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
@@ -147,6 +228,7 @@ class Project:
     def refresh(self) -> None:
         """Forget the roots and declared versions found so far (configuration files changed)."""
         self._tables.roots.clear()
+        self._tables.sources.clear()
         self._tables.torch.clear()
         self._tables.runtime.clear()
         self._tables.generation += 1
@@ -218,6 +300,8 @@ class Project:
         try:
             if source is None:
                 source = read_text(path, MODULE_MAX_BYTES)
+            if path.endswith(".ipynb"):
+                source = notebook_code(source)
             module = cst.parse_module(source)
         except Exception:
             return None
@@ -285,6 +369,39 @@ class Project:
                 texts.popitem(last=False)
         return text
 
+    def sources(self, path: str) -> Tuple[str, Optional[Tuple[str, ...]]]:
+        """``(key, files)``: the source files of the project holding the file ``path`` — every Python file
+        and notebook under its root, or, without a root, those beside it — and a key naming that list for
+        :func:`sources_signature` (the root folder, or the file's folder followed by ``/.``).  ``files``
+        is None when the project holds more than :data:`SOURCES_MAX` of them."""
+        root = self.root(path)
+        key = root if root is not None else os.path.join(os.path.dirname(os.path.abspath(path)), ".")
+        table = self._tables.sources
+        if key not in table:
+            table[key] = project_sources(root, True) if root is not None else project_sources(key[:-2], False)
+        return key, table[key]
+
+    def words(self, path: str) -> Optional[frozenset]:
+        """The identifiers a project file's text spells (read once per content; no parse); None when it
+        cannot be read."""
+        found = self._content_key(path)
+        if found is None:
+            return None
+        key, text = found
+        words = self._tables.words
+        if key in words:
+            words.move_to_end(key)
+            return words[key]
+        try:
+            if text is None:
+                text = read_text(path, MODULE_MAX_BYTES)
+        except (OSError, ValueError):
+            return None
+        out = words[key] = frozenset(_IDENTIFIER.findall(text))
+        while len(words) > WORDS_MAX:
+            words.popitem(last=False)
+        return out
+
     # -- what it declares ---------------------------------------------------------------------------
     def declared_torch(self, start: str) -> Optional[Version]:
         """The lower bound of the torch requirement declared in the nearest ``pyproject.toml`` /
@@ -318,4 +435,5 @@ def project_of(ctx: FileContext) -> Project:
     return ctx.project
 
 
-__all__ = ["Project", "project_of", "dependency_files", "declares_runtime_file", "ROOT_MARKERS"]
+__all__ = ["Project", "project_of", "among_sources", "project_sources", "sources_signature", "notebook_code", "dependency_files",
+           "declares_runtime_file", "ROOT_MARKERS"]

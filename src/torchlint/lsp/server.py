@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from torchlint import __version__
+from torchlint.analysis.project import among_sources
 from torchlint.engine import PARSE_ERROR, Diagnostic
 from torchlint.lsp.documents import (
     CONFIG_NAMES,
@@ -175,13 +176,18 @@ class TorchlintServer(LanguageServer):
 
     def dependents_changed(self, uri: str, delay: float) -> None:
         """``uri`` changed (in the editor or on disk): re-analyse the open documents whose last analysis
-        read it -- the files importing a model whose ``forward`` was edited -- and nothing else."""
+        read it -- the files importing a model whose ``forward`` was edited, a model file whose layers
+        another file of the project may read -- and nothing else."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
         if not path:
             return
         full = os.path.abspath(path)
         for other, state in list(self.states.items()):
-            if other == uri or state.result is None or full not in state.result.dependencies:
+            if other == uri or state.result is None:
+                continue
+            deps = state.result.dependencies
+            # a file of a project whose whole file list an answer read (TL602: reads of a layer elsewhere)
+            if full not in deps and not any(among_sources(d, full) for d in deps if os.path.isdir(d)):
                 continue
             if self.is_open(other):
                 state.stale = True

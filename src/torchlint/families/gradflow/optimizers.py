@@ -9,21 +9,34 @@ Both sides are decided from construction, never from names:
   (``G = Generator().to(device)``), together with the models passed to that construction
   (``DataParallel(net)`` holds ``net``);
 - a loss (``d_loss`` in ``d_loss.backward()``) reaches the models it is computed from through local
-  names, the calls of those models, and the tensors they return, except through ``.detach()``,
-  ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
+  names, the calls of those models, the tensors they return, and the returns of the file's module-level
+  helper functions it calls (their parameters read as the call's arguments), except through
+  ``.detach()``, ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
 
-Anything else on either side — a call of a helper function, ``self.<attr>``, a parameter of the
-function, a model built by a call that is not a module construction — makes the answer unknown.
+Anything else on either side — a call of a function of another module or of a method, ``self.<attr>``,
+a parameter of the function, a model built by a call that is not a module construction — makes the
+answer unknown.
+
+The second question (:func:`untrained_models`) turns the first around: a model whose forward pass a
+loss runs through (so that backward fills its gradients) while no optimizer of the file holds its
+parameters.  It is asked only when every optimizer of the file, and every step of one, is known, and
+only of a model that holds parameters by construction (a ``torch.nn`` layer with weights, a
+``Sequential`` of such, a project ``nn.Module`` class building such layers) and whose name is used for
+nothing but being called and moved: any other use (``requires_grad_(False)``, ``.parameters()`` in a
+loop, ``.eval()``, ``load_state_dict``, ``copy.deepcopy``, passing it to a function or a wrapper) may
+freeze it, fill it from another model or train it elsewhere, and keeps the answer unknown.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Set, Tuple
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import is_module_value, strip_moves
+from torchlint.analysis.program import bind_arguments, class_body, definition_of, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -41,6 +54,10 @@ _BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range
 
 #: the names of the models the losses asked about call (for messages)
 _CALLED: Fact[Set[str]] = Fact("gradflow.called_models", lambda ctx: set())
+#: the helper functions being followed, innermost last, each with its parameters' arguments
+_BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helpers", lambda ctx: [])
+#: each model call the losses asked about reach: the name called and the constructions it holds
+_UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
 
 
 class Unknown(Exception):
@@ -245,14 +262,19 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         if isinstance(node, cst.Call):
             name = method_name(node)
-            if name in _CUTTING:
+            if name in _CUTTING or under_no_grad(ctx, node):
                 continue
             func = node.func
             callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+            helper = _helper_of(ctx, node)
+            if helper is not None:
+                out |= _through_helper(ctx, node, helper, hops)
+                continue
             if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
                     and callee.value not in _BUILTINS:
                 models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
                 out |= models
+                _UNITS.of(ctx).append((callee, models))
                 if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
                     _CALLED.of(ctx).add(callee.value)
             elif isinstance(callee, cst.Name):
@@ -288,6 +310,66 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
     return out
 
 
+def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
+    """The module-level function of this file that ``call`` runs (``compute_loss(x, y)``), undecorated."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    function = ctx.function_for_call(call)
+    if function is None or function.decorators or not isinstance(ctx.parent(function), cst.Module):
+        return None
+    return function
+
+
+def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int) -> Set[cst.Call]:
+    """What the value ``call`` returns reaches: each ``return`` of the helper, its parameters read as the
+    call's arguments (or their defaults)."""
+    if hops > _MAX_HOPS or isinstance(function.params.star_arg, cst.Param) or function.params.star_kwarg is not None:
+        raise Unknown
+    bound = bind_arguments(call, function, 0)
+    if bound is None:
+        raise Unknown
+    args = {}
+    for p in list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params):
+        name = p.name.value
+        if name in bound:
+            args[name] = bound[name]
+        elif p.default is not None:
+            args[name] = p.default
+        else:
+            raise Unknown
+    returns = []
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            raise Unknown
+        if isinstance(node, cst.Return) and _function_of(ctx, node) is function:
+            if node.value is None:
+                raise Unknown
+            returns.append(node)
+    if not returns:
+        raise Unknown
+    stack = _BOUND.of(ctx)
+    stack.append((function, args))
+    try:
+        out: Set[cst.Call] = set()
+        for r in returns:
+            if not under_no_grad(ctx, r):
+                out |= _reached(ctx, r.value, hops + 1, set())  # type: ignore[arg-type]
+        return out
+    finally:
+        stack.pop()
+
+
+def _argument_of(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """For a parameter of a helper being followed, read where it is not rebound: the call's argument."""
+    function = _function_of(ctx, name)
+    for helper, args in reversed(_BOUND.of(ctx)):
+        if helper is function:
+            if name.value in args and ctx.names.reaching_assignment(name.value, name, function) is None:
+                return args[name.value]
+            return None
+    return None
+
+
 def _direct_expressions(node: cst.CSTNode) -> List[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right]
@@ -318,13 +400,19 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
         raise Unknown
     value = ctx.names.value_of(name)
     if value is None:
+        argument = _argument_of(ctx, name)
+        if argument is not None:
+            return _reached(ctx, argument, hops + 1, visited)
         if _loop_target(ctx, name):
             return set()
         raise Unknown
     local = _function_of(ctx, name)
-    found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
-    if found is None or found[0].value is not value or found[1] is not None:
-        raise Unknown
+    if local is not ctx.module and name.value not in ctx.names.scope_at(name).bindings:
+        value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
+    else:
+        found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
+        if found is None or found[0].value is not value or found[1] is not None:
+            raise Unknown
     if under_no_grad(ctx, value) and not under_no_grad(ctx, name):
         return set()
     core = strip_moves(value)
@@ -347,4 +435,169 @@ def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
     return False
 
 
-__all__ = ["StrayStep", "stray_steps"]
+# -- a model the loss runs through that no optimizer holds ------------------------------------------
+#: ``torch.nn`` layers that hold parameters requiring grad as built
+_WEIGHTED_LAYER = re.compile(r"(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|Embedding|EmbeddingBag|LSTM|GRU|RNN|"
+                             r"LSTMCell|GRUCell|RNNCell|MultiheadAttention|Transformer\w*|PReLU)$")
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+_PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+#: methods of a model whose call neither freezes, fills nor trains it
+_HARMLESS = frozenset({"to", "cuda", "cpu", "train", "eval", "forward", "zero_grad", "float", "half", "double",
+                       "bfloat16", "__call__"})
+#: words in a model class that may stop its parameters from getting or keeping a gradient
+_FREEZING_WORDS = ("requires_grad", "no_grad", "inference_mode", "detach", "eval", "set_grad_enabled", ".data")
+
+
+@dataclass(frozen=True)
+class UntrainedModel:
+    """``backward``: a backward call; ``models``: the names of the models its loss runs through that no
+    optimizer holds; ``optimizers``: the optimizers stepped after it."""
+
+    backward: cst.Call
+    models: Tuple[str, ...]
+    optimizers: Tuple[str, ...]
+
+
+def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) -> List[UntrainedModel]:  # type: ignore[assignment]
+    """Every backward call of the file whose loss runs through a model with parameters that no optimizer
+    of the file holds, that is not frozen, and whose gradients some optimizer step after the backward
+    then leaves unused.  ``reported``: backward calls already reported by :func:`stray_steps`.  Ask after
+    the walk."""
+    calls = ctx.calls_in(ctx.module)
+    try:
+        held_anywhere = _all_held(ctx, calls)
+    except Unknown:
+        return []
+    steps: List[Tuple[cst.Call, cst.Name]] = []
+    for call in calls:
+        if method_name(call) != "step":
+            continue
+        opt = optimizer_of_step(ctx, call)
+        if isinstance(opt, cst.Name):
+            try:
+                _held_models(ctx, opt)
+            except Unknown:
+                return []  # an optimizer not built from `torch.optim` here: what it holds is unknown
+            steps.append((call, opt))
+        elif not any(".lr_scheduler." in q for q in ctx.names.instance_of(receiver(call))):
+            return []  # a step of something unknown: another optimizer may hold the model
+    out: List[UntrainedModel] = []
+    for backward in calls:
+        if backward in reported or not is_backward(ctx, backward):
+            continue
+        after = [opt for step, opt in steps if backward in _backwards_before(ctx, step)]
+        if not after:
+            continue
+        operand = backward_operand(ctx, backward)
+        if operand is None:
+            continue
+        _UNITS.of(ctx).clear()
+        try:
+            _reached(ctx, operand, 0, set())
+        except Unknown:
+            continue
+        names: Set[str] = set()
+        for callee, models in _UNITS.of(ctx):
+            if models & held_anywhere or callee.value in names:
+                continue
+            try:
+                core = strip_moves(_value_of(ctx, callee))
+            except Unknown:
+                continue
+            if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value):
+                names.add(callee.value)
+        if names:
+            out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
+    return out
+
+
+def _all_held(ctx: FileContext, calls: List[cst.Call]) -> FrozenSet[cst.Call]:
+    """The models every optimizer built in the file holds; unknown when one of them is not known."""
+    out: FrozenSet[cst.Call] = frozenset()
+    for call in calls:
+        names = ctx.names.qualified_names_at(call.func)
+        if not any(q.startswith("torch.optim.") and ".lr_scheduler" not in q and ".swa_utils" not in q
+                   for q in names):
+            continue
+        params = arg(call, 0, "params")
+        if params is None:
+            raise Unknown
+        out |= _parameter_owners(ctx, params.value, 0)
+    return out
+
+
+def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
+    """Whether the module construction ``core`` holds parameters that require grad as built: a weighted
+    ``torch.nn`` layer, a ``Sequential``/``ModuleList`` of one, or a project class built directly on
+    ``nn.Module`` whose ``__init__`` builds one and that nothing in it freezes or detaches."""
+    if depth > 3:
+        return False
+    names = ctx.names.qualified_names_at(core.func)
+    if names & _CONTAINERS:
+        for a in core.args:
+            value = a.value
+            if isinstance(value, cst.Name):
+                return False  # a model built elsewhere put in a container: its uses are not followed
+            if isinstance(value, cst.Call) and _has_weights(ctx, strip_moves(value), depth + 1):
+                return True
+        return False
+    for q in names:
+        if q.startswith("torch.nn.") and q.count(".") == 2 and _WEIGHTED_LAYER.search(q):
+            return not any(a.keyword is not None and a.keyword.value in ("_freeze", "_weight") for a in core.args)
+    if names:
+        return False
+    found = definition_of(ctx, core.func, depth)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    octx, cls = found
+    if not cls.bases or any(not (octx.names.qualified_names_at(b.value) & _PLAIN_BASES) for b in cls.bases):
+        return False
+    text = octx.code(cls)
+    if any(w in text for w in _FREEZING_WORDS):
+        return False
+    for stmt in class_body(cls):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+            for a in octx.contents(stmt).assigns:
+                if isinstance(a, cst.Assign) and any(isinstance(t.target, cst.Attribute) for t in a.targets):
+                    value = strip_moves(a.value)
+                    if isinstance(value, cst.Call) and (
+                            octx.names.qualified_names_at(value.func) & {"torch.nn.Parameter"}
+                            or _has_weights(octx, value, depth + 1)):
+                        return True
+    return False
+
+
+def _may_be_frozen(ctx: FileContext, name: str) -> bool:
+    """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
+    to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
+    ``parameters()``, ``eval()``), fill it from another model (``load_state_dict``, an EMA update), or
+    hand it to code that trains it (a function, a wrapper)."""
+    for node in ctx.names_in(ctx.module, name):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        if isinstance(parent, cst.Attribute):
+            if parent.attr is node:
+                continue  # `x.model`: another object's attribute
+            outer = ctx.parent(parent)
+            if parent.attr.value in _HARMLESS and isinstance(outer, cst.Call) and outer.func is parent:
+                continue
+            return True
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            continue
+        if isinstance(parent, cst.Arg):
+            call = ctx.parent(parent)
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print" \
+                    and not ctx.names.qualified_names_at(call.func):
+                continue
+            return True
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            assign = ctx.parent(parent)
+            if isinstance(assign, cst.Assign) and not any(w in ctx.code(assign.value) for w in _FREEZING_WORDS):
+                continue
+            return True
+        return True
+    return False
+
+
+__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models"]

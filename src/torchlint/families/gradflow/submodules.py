@@ -5,6 +5,16 @@ in any method, ``model.head`` outside the class, a subclass's ``self.head``), na
 (``getattr(self, "head")``, ``"head" in name``), or when the class reaches its submodules without
 naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
 ``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation).
+
+Other files of the project count too (:func:`read_elsewhere`): the project's Python files and notebooks
+(under its root, else beside the file) whose text spells the name are parsed, and any attribute read of
+that name there (``model.aux_head(x)`` in ``train.py``) or string naming it counts as a use, except
+``self.<name>`` in a class that cannot derive from the model's class (its bases resolve, through the
+project, to ``nn.Module`` and classes other than it): that class's own attribute.  A notebook is
+read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
+too large to list, counts as a use as well.
+The file's answer then depends on those files, and on the project's file list with each file's
+modification time and size (for the cache: a file that starts to read the name is seen).
 """
 from __future__ import annotations
 
@@ -14,7 +24,10 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, method_name
-from torchlint.analysis.program import class_body, definition_of, is_module_value, module_class
+import os
+
+from torchlint.analysis.program import class_body, definition_of, depends_on, is_module_value, module_class
+from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -143,7 +156,88 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
             candidates[name] = a
     if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
-    return list(candidates.items())
+    elsewhere = read_elsewhere(ctx, cls, set(candidates))
+    return [(name, a) for name, a in candidates.items() if name not in elsewhere]
 
 
-__all__ = ["NamesRead", "reaches_modules_by_reflection", "unused_submodules"]
+def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[str]:
+    """Of ``names`` (attributes of instances of ``cls``), those another file of the project may read (see
+    the module's documentation); all of them when the project's files cannot be listed."""
+    path = ctx.path
+    if not path or path.startswith("<") or path in ("-",) or not os.path.isfile(path):
+        return set()  # text without a file: no project around it
+    project = project_of(ctx)
+    key, files = project.sources(path)
+    depends_on(ctx, key)  # a file added, removed or written changes the answer
+    if files is None:
+        return set(names)
+    me = os.path.abspath(path)
+    out: Set[str] = set()
+    for other in files:
+        if other == me:
+            continue
+        words = project.words(other)
+        spelled = names - out if words is None else (names - out) & words
+        if not spelled:
+            continue
+        depends_on(ctx, other)
+        octx = project.load(other) if words is not None else None
+        if octx is None:
+            out |= spelled  # a file that cannot be read or parsed: its reads are unknown
+            continue
+        out |= _reads_in(octx, spelled, (os.path.abspath(ctx.path), cls.name.value))
+        if out >= names:
+            break
+    return out
+
+
+def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str]) -> Set[str]:
+    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string (not a
+    docstring); ``target``: the file and name of the class whose layers they are."""
+    out: Set[str] = set()
+    for node in iter_nodes(octx.module):
+        if isinstance(node, cst.Attribute) and node.attr.value in names:
+            parent = octx.parent(node)
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
+                continue
+            if _own_layer(octx, node, target):
+                continue
+            out.add(node.attr.value)
+        elif isinstance(node, cst.SimpleString) and not isinstance(octx.parent(node), cst.Expr):
+            out |= names & set(_WORD.findall(node.value))  # a docstring or a bare string reads nothing
+        elif isinstance(node, cst.FormattedStringText):
+            out |= names & set(_WORD.findall(node.value))
+    return out
+
+
+def _own_layer(octx: FileContext, node: cst.Attribute, target: Tuple[str, str]) -> bool:
+    """``self.<name>`` in a method of a class that cannot derive from the ``target`` class: that class's
+    own attribute."""
+    if not isinstance(node.value, cst.Name):
+        return False
+    function = octx.enclosing(node, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or _self_name(function) != node.value.value:
+        return False
+    cls = octx.enclosing(function, (cst.ClassDef, cst.FunctionDef))
+    return isinstance(cls, cst.ClassDef) and not _may_derive(octx, cls, target, 0)
+
+
+def _may_derive(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], depth: int) -> bool:
+    """Whether ``cls`` may be a subclass of the ``target`` class: a base that is the target, or that is
+    not known (a library class other than ``nn.Module``, a name not resolved), or that may be one."""
+    if depth > 4:
+        return True
+    for base in cls.bases:
+        if octx.names.qualified_names_at(base.value) & _PLAIN_BASES:
+            continue
+        found = definition_of(octx, base.value)
+        if found is None or not isinstance(found[1], cst.ClassDef):
+            return True
+        if (os.path.abspath(found[0].path), found[1].name.value) == target:
+            return True
+        if _may_derive(found[0], found[1], target, depth + 1):
+            return True
+    return False
+
+
+__all__ = ["NamesRead", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
