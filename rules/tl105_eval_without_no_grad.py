@@ -542,6 +542,34 @@ def fine_tune_twice(loader, x_new, y_new):
     opt.step()
 """
         ),
+        # a method of the model that trains is no prediction; loaded weights that are fine-tuned next
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Duo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.maker = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+
+    def fit_round(self, noise, opt):
+        opt.zero_grad()
+        loss = self.maker(noise).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+
+duo = Duo()
+duo.load_state_dict(torch.load("duo.pt", weights_only=True))
+opt = torch.optim.Adam(duo.parameters())
+last = duo.fit_round(torch.randn(16, 6), opt)
+tuned = duo.maker(torch.randn(16, 6))
+tuned.pow(2).mean().backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1047,6 +1075,90 @@ if __name__ == "__main__":
         print(net(torch.tensor([[1.0, 2.0]])))
 """,
             line=14,
+        ),
+        # a generator, run through its model's own method, after the adversarial training
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Duo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.maker = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+        self.judge = nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())
+
+    def fake(self, noise):
+        return self.maker(noise)
+
+
+duo = Duo()
+opt = torch.optim.Adam(duo.parameters())
+for it in range(200):
+    loss = -torch.log(duo.judge(duo.fake(torch.randn(16, 6)))).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+duo.eval()
+points = duo.fake(torch.randn(100, 6))
+print(points.detach())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Duo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.maker = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+        self.judge = nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())
+
+    def fake(self, noise):
+        return self.maker(noise)
+
+
+duo = Duo()
+opt = torch.optim.Adam(duo.parameters())
+for it in range(200):
+    loss = -torch.log(duo.judge(duo.fake(torch.randn(16, 6)))).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+duo.eval()
+with torch.no_grad():
+    points = duo.fake(torch.randn(100, 6))
+print(points.detach())
+""",
+            line=25,
+        ),
+        # the last cells of a notebook rebuild the model and load the checkpoint the training wrote
+        Invalid(
+            """
+import torch
+from torch import nn
+
+encoder = nn.Sequential(nn.Linear(10, 3), nn.BatchNorm1d(3))
+encoder.load_state_dict(torch.load("encoder.pt", weights_only=True))
+encoder.eval()
+codes = encoder(torch.randn(8, 10))
+print(codes.detach().numpy())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+encoder = nn.Sequential(nn.Linear(10, 3), nn.BatchNorm1d(3))
+encoder.load_state_dict(torch.load("encoder.pt", weights_only=True))
+encoder.eval()
+with torch.no_grad():
+    codes = encoder(torch.randn(8, 10))
+print(codes.detach().numpy())
+""",
+            line=8,
         ),
     ]
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -8,13 +8,16 @@ from torchlint.analysis.context import arg
 from torchlint.families.numerics.patterns import (
     BinaryCrossEntropy,
     followed,
+    is_one,
+    log_of,
     match_binary_cross_entropy,
     module_ref,
     movable,
+    same_code,
     uses_elsewhere,
 )
 from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
-from torchlint.analysis.program import SIGMOID, call_findings, loss_inputs
+from torchlint.analysis.program import SIGMOID, call_findings, caller_value_fact, handwritten_sigmoid, loss_inputs
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 HANDWRITTEN_MESSAGE = (
@@ -29,7 +32,13 @@ class SigmoidBinaryCrossEntropy(LintRule):
     Finds a sigmoid output passed to `F.binary_cross_entropy` or to an `nn.BCELoss` instance (a direct
     call, a variable, an `nn.Sigmoid` layer, or an `nn.Sequential` model ending in `nn.Sigmoid`), and
     binary cross-entropy written by hand on a sigmoid:
-    `-(y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x)))`.
+    `-(y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x)))`. The hand-written loss is read in more
+    spellings too: each term a product or a matrix product of the labels (reshaped or negated) and a log
+    (`torch.mm(-y.view(1, -1), torch.log(p)) - torch.mm((1 - y).view(1, -1), torch.log(1 - p))`, `@`,
+    `torch.matmul`, `torch.dot`), the terms kept in local names, and `p` a sigmoid written by hand
+    (`1 / (1 + torch.exp(-z))`) or a value that reaches the loss through a helper's parameter, when every
+    call of the helper in the file passes a sigmoid output (through the methods of the class that return
+    it: `self._cost(y, self.forward(x))`). These get no fix.
 
     Models are followed through their classes (a `forward` that ends in `torch.sigmoid`, an `nn.Sigmoid`
     attribute or an `nn.Sequential` ending in one, per element of a returned tuple; same file or a
@@ -94,7 +103,7 @@ class SigmoidBinaryCrossEntropy(LintRule):
         "pass the logits to `binary_cross_entropy_with_logits` / `BCEWithLogitsLoss`"
     )
     FIX_TITLE = "Use the `_with_logits` loss on the logits"
-    TRIGGERS = ("binary_cross_entropy", "BCELoss", "sigmoid", "expit")
+    TRIGGERS = ("binary_cross_entropy", "BCELoss", "sigmoid", "expit", ".exp(")
     IMPORT_TRIGGERS = ("binary_cross_entropy", "BCELoss")
 
     VALID = [
@@ -212,6 +221,22 @@ def score(model, x, y, crit=nn.BCEWithLogitsLoss()):
 
 def main(x, y):
     return score(Head(), x, y)
+"""
+        ),
+        # the same loss on probabilities that come from a dataset, not from a sigmoid
+        Valid(
+            """
+import torch
+
+
+def cost(y, p):
+    hit = torch.mm(-y.view(1, -1), torch.log(p))
+    miss = torch.mm((1 - y).view(1, -1), torch.log(1 - p))
+    return hit - miss
+
+
+def score(batch):
+    return cost(batch["label"], batch["confidence"])
 """
         ),
     ]
@@ -423,10 +448,52 @@ class Prob(Detector):
             line=8,
             message="when `self` is a `Prob`",
         ),
+        # a from-scratch logistic regression: the sigmoid and the loss written by hand in methods
+        Invalid(
+            """
+import torch
+
+
+class Scratch:
+    def __init__(self, n):
+        self.w = torch.zeros(n, 1)
+
+    def probs(self, x):
+        return self._squash(torch.mm(x, self.w))
+
+    def _squash(self, z):
+        return 1.0 / (1.0 + torch.exp(-z))
+
+    def cost(self, y, p):
+        hit = torch.mm(-y.view(1, -1), torch.log(p))
+        miss = torch.mm((1 - y).view(1, -1), torch.log(1 - p))
+        return hit - miss
+
+    def report(self, x, y):
+        print(self.cost(y, self.probs(x)))
+""",
+            line=18,
+        ),
+        # the terms multiplied elementwise, the sigmoid by hand in the caller
+        Invalid(
+            """
+import torch
+
+
+def bce(y, q):
+    return -(y * torch.log(q) + (1 - y) * torch.log(1 - q)).mean()
+
+
+def loss(x, y, w):
+    return bce(y, 1 / (1 + torch.exp(-(x @ w))))
+""",
+            line=6,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
+        self._paired: List[Tuple[cst.BinaryOperation, Tuple[cst.BaseExpression, Tuple[cst.Call, cst.Call]]]] = []
         self._seen: set = set()
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -459,6 +526,17 @@ class Prob(Detector):
     def leave_Module(self, node: cst.Module) -> None:
         """Through the program model: a model whose `forward` ends in a sigmoid (this file or a project
         module), and a loss helper that receives sigmoid output."""
+        for binop, (prob, logs) in self._paired:
+            if any(ctx_inside(self.ctx, binop, other) for other, _ in self._paired if other is not binop):
+                continue  # the outer sum of a longer expression is the one reported
+            why = _sigmoid_evidence(self.ctx, prob)
+            if why is not None:
+                self.report(
+                    binop,
+                    "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid saturates "
+                    f"({why}); use `F.binary_cross_entropy_with_logits(x, y)` on the logits",
+                    covers=logs,
+                )
         for found in loss_inputs(self.ctx):
             if found.loss != "bce" or found.kind != SIGMOID or found.node in self._seen:
                 continue
@@ -552,6 +630,9 @@ class Prob(Detector):
             return
         bce = match_binary_cross_entropy(self.ctx, node)
         if bce is None:
+            paired = _label_log_pair(self.ctx, node)
+            if paired is not None:
+                self._paired.append((node, paired))
             return
         self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(bce), covers=bce.logs)
 
@@ -577,3 +658,110 @@ class Prob(Detector):
         else:
             fix.replace(bce.node, call)
         return fix
+
+
+# -- the spellings `match_binary_cross_entropy` does not read: matrix products, hand-written sigmoids ------
+_PRODUCTS = frozenset({"torch.mm", "torch.matmul", "torch.dot", "torch.bmm", "torch.inner"})
+_RESHAPES = frozenset({"view", "reshape", "t", "unsqueeze", "squeeze", "flatten", "float", "double", "T"})
+
+
+def ctx_inside(ctx, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    return node is not container and ctx.is_inside(node, container)
+
+
+def _negated(expr: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
+    neg = False
+    while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr, neg = expr.expression, not neg
+    return expr, neg
+
+
+def _labels(expr: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
+    """``-y.view(1, -1)`` -> (``y``, negated): the label tensor under its reshapes and sign."""
+    expr, neg = _negated(expr)
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _RESHAPES:
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value == "T":
+            expr = expr.value
+        else:
+            break
+        expr, inner = _negated(expr)
+        neg ^= inner
+    return expr, neg
+
+
+def _factors(ctx, expr: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """The two factors of ``a * b``, ``a @ b``, ``torch.mm(a, b)`` (``matmul``, ``dot``), ``a.mm(b)``."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.MatrixMultiply)):
+        return expr.left, expr.right
+    if isinstance(expr, cst.Call) and len(expr.args) == 2 and not any(a.keyword or a.star for a in expr.args):
+        if ctx.names.qualified_names_at(expr.func) & _PRODUCTS:
+            return expr.args[0].value, expr.args[1].value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
+        "mm", "matmul", "dot"
+    ) and len(expr.args) == 1 and not expr.args[0].keyword and not ctx.names.qualified_names_at(expr.func.value):
+        return expr.func.value, expr.args[0].value
+    return None
+
+
+def _log_term(ctx, expr: cst.BaseExpression):
+    """``y * log(p)`` or ``torch.mm(-y.view(1, -1), torch.log(p))`` (through a local name): (labels,
+    the log call, its operand, negated); else None."""
+    expr, neg = _negated(followed(ctx, expr, 1))
+    factors = _factors(ctx, expr)
+    if factors is None:
+        return None
+    for i in (0, 1):
+        side, side_neg = _negated(factors[i])
+        found = log_of(ctx, side)
+        if found is None or found[0].operand is None or not isinstance(found[0].node, cst.Call):
+            continue
+        labels, label_neg = _labels(factors[1 - i])
+        return labels, found[0].node, found[0].operand, neg ^ side_neg ^ label_neg
+    return None
+
+
+def _one_minus(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    expr = followed(ctx, expr, 1)
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _RESHAPES:
+        expr = expr.func.value
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract) and is_one(expr.left):
+        return expr.right
+    return None
+
+
+def _label_log_pair(ctx, node: cst.BinaryOperation):
+    """``y·log(p) + (1 - y)·log(1 - p)`` (a sum or difference of the two terms, each a product or a matrix
+    product, the labels reshaped, any signs that make both terms count the same way): (``p``, the two
+    log calls); else None."""
+    t1, t2 = _log_term(ctx, node.left), _log_term(ctx, node.right)
+    if t1 is None or t2 is None:
+        return None
+    if isinstance(node.operator, cst.Subtract):
+        t2 = (t2[0], t2[1], t2[2], not t2[3])
+    if t1[3] != t2[3]:
+        return None
+    for pos, neg in ((t1, t2), (t2, t1)):
+        inner_y = _one_minus(ctx, neg[0])
+        inner_p = _one_minus(ctx, neg[2])
+        if inner_y is None or inner_p is None:
+            continue
+        if not same_code(ctx, _labels(inner_y)[0], pos[0]) or not same_code(ctx, inner_p, pos[2]):
+            continue
+        return pos[2], (pos[1], neg[1])
+    return None
+
+
+def _sigmoid_evidence(ctx, prob: cst.BaseExpression) -> Optional[str]:
+    """Why ``prob`` is a sigmoid output: a sigmoid or a hand-written one here or through local names, or
+    the program model's facts (a project function's return, what every caller passes); else None."""
+    value = followed(ctx, prob, 2)
+    if sigmoid_use(ctx, value) is not None:
+        return f"`{ctx.code(prob)}` is a sigmoid"
+    if handwritten_sigmoid(ctx, value) is not None:
+        return f"`{ctx.code(prob)}` is the sigmoid written by hand `{ctx.code(value)}`"
+    fact = caller_value_fact(ctx, prob)
+    if fact is not None and fact.kind == SIGMOID:
+        return f"`{ctx.code(prob)}` comes from {fact.message}"
+    return None

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -20,6 +20,7 @@ from torchlint.families.numerics.patterns import (
     softmax_of,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
+from torchlint.analysis.program import SIGMOID, SOFTMAX, caller_value_fact
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
 EPS_SUBTRACTED_MESSAGE = (
@@ -35,6 +36,9 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
     probability derived from a softmax or sigmoid output (multiplied by a mask, summed over a subset,
     `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator is one of those.
+    `log(1 - p)` (or of `1 - p[:, i]`) where `p` is a parameter is reported when every call of the
+    function in the file passes a softmax or sigmoid output (a loss helper defined in one notebook cell
+    and called in another with `probas = F.softmax(logits, dim=1)`); the message says where `p` comes from.
 
     ## Why is this bad?
     Probabilities underflow: a softmax gives exactly 0 for logits about 104 below the maximum in float32
@@ -181,6 +185,22 @@ def shifted(a):
     return torch.log(a - 1e-8)
 """
         ),
+        # the helper's only caller passes probabilities already kept away from 1
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def far_penalty(probs, target):
+    return (-torch.log(1 - probs[:, 0]) * target).sum()
+
+
+scores = torch.randn(8, 5)
+kept = F.softmax(scores, dim=1).clamp(max=0.999)
+print(far_penalty(kept, torch.ones(8)))
+"""
+        ),
     ]
 
     INVALID = [
@@ -320,11 +340,46 @@ def scores(logits, g):
 """,
             unsafe=True,
         ),
+        # a helper whose caller passes softmax probabilities
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def far_penalty(probs, target, power=2):
+    ranks = torch.arange(probs.shape[1])
+    return (-torch.log(1 - probs) * (ranks - target[:, None]).abs() ** power).sum(1)
+
+
+scores = torch.randn(8, 5)
+probs = F.softmax(scores, dim=1)
+print(far_penalty(probs, torch.randint(0, 5, (8,))))
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+
+def far_penalty(probs, target, power=2):
+    ranks = torch.arange(probs.shape[1])
+    return (-torch.log((1 - probs).clamp_min(1e-07)) * (ranks - target[:, None]).abs() ** power).sum(1)
+
+
+scores = torch.randn(8, 5)
+probs = F.softmax(scores, dim=1)
+print(far_penalty(probs, torch.randint(0, 5, (8,))))
+""",
+            line=8,
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.deferred = Deferred()
+        #: `log(1 - p)` with `p` a parameter: judged after the walk, when every call of the function is known
+        self._passed: List[Tuple[cst.Call, OpUse, cst.BaseExpression, cst.BaseExpression]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_log_call(self.ctx, node):
@@ -355,6 +410,9 @@ def scores(logits, g):
                 fix = self.make_fix("Add the eps instead of subtracting it").replace(x, x.with_changes(operator=plus))
             self.deferred.add(ctx, node, node, EPS_SUBTRACTED_MESSAGE, fix)
             return
+        if _one_minus_param(ctx, value) and probability_source(self.ctx, x) is None:
+            self._passed.append((node, use, x, value))
+            return
         if probability_source(self.ctx, x) is None and not is_count(self.ctx, x):
             if not is_binop(value, cst.Divide):
                 return
@@ -363,6 +421,18 @@ def scores(logits, g):
                 return
             message = RATIO_MESSAGE
         self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for log_call, use, x, value in self._passed:
+            passed = _one_minus_passed_probability(self.ctx, value)
+            if passed is None or _nonfinite_handled(self.ctx, log_call):
+                continue
+            message = (
+                f"`log(1 - p)` where `p` is {passed}: `1 - p` is exactly 0 where `p` rounds to 1, which gives "
+                "`-inf` and `nan` gradients; clamp it or add an eps"
+            )
+            self.report(log_call, message, fix=lambda use=use, x=x: self._fix(use, x))
+        super().leave_Module(node)
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:
         for node, message, fix in self.deferred.flush(self.ctx, scope):
@@ -427,3 +497,31 @@ _BLOCK_INDEX: "Fact[Dict[int, Tuple[Dict[int, int], Sequence[cst.CSTNode]]]]" = 
 
 def _nonfinite_call(node: Optional[cst.CSTNode]) -> bool:
     return isinstance(node, cst.Call) and callee_name(node) in _NONFINITE_CHECKS
+
+
+def _one_minus_param(ctx, value: cst.BaseExpression) -> bool:
+    """``1 - p`` or ``1 - p[...]`` with ``p`` a parameter of the function around it."""
+    if not (is_binop(value, cst.Subtract) and is_one(value.left)):  # type: ignore[attr-defined]
+        return False
+    p = value.right  # type: ignore[attr-defined]
+    while isinstance(p, cst.Subscript):
+        p = p.value
+    return isinstance(p, cst.Name) and ctx.names.is_param(p)
+
+
+def _one_minus_passed_probability(ctx, value: cst.BaseExpression) -> Optional[str]:
+    """``1 - p`` (``1 - p[:, i]``) where ``p`` is a parameter every call of the function in the file fills
+    with a softmax or sigmoid output (a helper defined in one notebook cell and called with
+    ``probas = F.softmax(logits, dim=1)`` from the cell before): ``1 - p`` is exactly 0 where ``p`` rounds
+    to 1.  The words that say where ``p`` comes from, else None."""
+    if not (is_binop(value, cst.Subtract) and is_one(value.left)):  # type: ignore[attr-defined]
+        return None
+    p = value.right  # type: ignore[attr-defined]
+    while isinstance(p, cst.Subscript):
+        p = p.value
+    if not isinstance(p, cst.Name):
+        return None
+    fact = caller_value_fact(ctx, p)
+    if fact is None or fact.kind not in (SOFTMAX, SIGMOID):
+        return None
+    return f"{fact.kind} output passed in: {fact.message}"

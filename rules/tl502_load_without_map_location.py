@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import arg, keyword_arg, method_name
+from torchlint.analysis.context import arg, assignment_targets, keyword_arg, method_name
+from torchlint.analysis.program import position, strip_moves
 from torchlint.rule import Invalid, LintRule, Valid
 
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
@@ -20,7 +21,11 @@ class LoadWithoutMapLocation(LintRule):
     that a later run resumes or evaluates), the code puts tensors on CUDA (`.cuda()`, `.to("cuda")`,
     `device="cuda"`), and it also runs without a GPU (it checks `torch.cuda.is_available()`). Loads
     whose origin is not shown, or that reload in the same function what it just saved, are not
-    reported.
+    reported. Nor is a load whose origin is not shown, except when the checkpoint holds whole module
+    objects (the loaded value, or an entry of it, gets `.eval()`, `.parameters()`, `.modules()`...: a
+    model saved with `torch.save(model, path)`) and the code picks its device at run time: it checks
+    `torch.cuda.is_available()`, or moves to CUDA only under an `if` (`if args.cuda: model = model.cuda()`).
+    A state dict (`model.load_state_dict(torch.load(path))`) of unknown origin is not reported.
 
     ## Why is this bad?
     `torch.save` records the device of every tensor; `torch.load` without `map_location` restores
@@ -68,7 +73,7 @@ class LoadWithoutMapLocation(LintRule):
         "`torch.load` without `map_location` of a file this code saves from CUDA tensors, in code that also "
         "runs without a GPU: loading fails on a CPU-only machine; pass `map_location=`"
     )
-    TRIGGERS = ("is_available",)
+    TRIGGERS = ("is_available", ".cuda(")
 
     VALID = [
         Valid(
@@ -137,6 +142,27 @@ def main(model):
     model.load_state_dict(torch.load("model.pth", weights_only=True))
 """
         ),
+        # a state dict of unknown origin: nothing says the file holds CUDA tensors
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(3, 3).to(device)
+net.load_state_dict(torch.load("weights.pt"))
+net.eval()
+"""
+        ),
+        # whole modules, but the code runs on one device it does not choose
+        Valid(
+            """
+import torch
+
+net = torch.load("net.pt").cuda()
+net.eval()
+"""
+        ),
     ]
 
     INVALID = [
@@ -186,6 +212,31 @@ def restore(path):
     return load(path), load(path, map_location="cpu")
 """,
         ),
+        # a whole model saved by the training script, loaded where the device is picked at run time
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+bundle = torch.load("bundle.pth")
+tagger = bundle["tagger"].to(device)
+tagger.eval()
+""",
+            line=5,
+        ),
+        Invalid(
+            """
+import sys
+
+import torch
+
+net = torch.load(sys.argv[1])
+if "--gpu" in sys.argv:
+    net = net.cuda()
+net.eval()
+""",
+            line=6,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -194,6 +245,8 @@ def restore(path):
         self._saved: List[Tuple[str, cst.Call]] = []
         self._cuda = False
         self._fallback = False
+        #: a move to CUDA under an `if` (`if opt.cuda: model = model.cuda()`): the device is picked at run time
+        self._conditional_cuda = False
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.ctx.names
@@ -210,6 +263,8 @@ def restore(path):
             self._fallback = True
         elif method_name(node) == "cuda" or self._to_cuda(node):
             self._cuda = True
+            if any(isinstance(a, cst.If) for a in self.ctx.ancestors(node)):
+                self._conditional_cuda = True
 
     def _to_cuda(self, node: cst.Call) -> bool:
         if method_name(node) != "to" and not self.ctx.names.matches(node.func, {"torch.device"}):
@@ -223,11 +278,52 @@ def restore(path):
         return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values_before(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not (self._cuda and self._fallback):
+        if not (self._cuda and (self._fallback or self._conditional_cuda)):
             return
         for path, call in self._loads:
             where = self.ctx.enclosing(call, cst.FunctionDef)
             savers = [save for p, save in self._saved if p == path]
             # saved and loaded again by the same function: the same run on the same machine
-            if savers and not any(self.ctx.enclosing(save, cst.FunctionDef) is where for save in savers):
+            if self._fallback and savers and not any(
+                self.ctx.enclosing(save, cst.FunctionDef) is where for save in savers
+            ):
                 self.report(call)
+                continue
+            if savers:
+                continue  # saved by this code: judged above
+            module = _loaded_module(self.ctx, call)
+            if module is not None:
+                self.report(
+                    call,
+                    f"`torch.load` without `map_location` of a checkpoint that holds whole modules (`{module}`): "
+                    "their tensors go back to the device they were saved from, and this code picks its device at "
+                    "run time (a CPU run fails on a GPU checkpoint); pass `map_location`",
+                )
+
+
+#: methods only an `nn.Module` has: the value they are called on is a module object, not a tensor
+_MODULE_ONLY = frozenset({"eval", "parameters", "named_parameters", "modules", "named_modules", "children"})
+
+
+def _loaded_module(ctx, call: cst.Call) -> Optional[str]:
+    """For ``model = torch.load(path)`` (or ``ckpt = torch.load(path)`` and ``decoder = ckpt["decoder"]``)
+    where the code then calls a method only a module has on that name (``model.eval()``): the call's
+    code, the evidence that the checkpoint holds module objects; else None."""
+    parent = ctx.parent(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return None
+    loaded = parent.targets[0].target.value
+    scope = ctx.enclosing(call, cst.FunctionDef) or ctx.module
+    names = {loaded}
+    for a in ctx.contents(scope).assigns:
+        value = getattr(a, "value", None)
+        value = strip_moves(value) if isinstance(value, cst.BaseExpression) else None
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == loaded:
+            names.update(n.value for t in assignment_targets(a) for n in [t] if isinstance(n, cst.Name))
+    for c in ctx.calls_in(scope):
+        func = c.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY and isinstance(func.value, cst.Name)
+                and func.value.value in names and ctx.enclosing(c, cst.FunctionDef) is ctx.enclosing(call, cst.FunctionDef)
+                and position(ctx, c) > position(ctx, call)):
+            return ctx.code(c)
+    return None

@@ -8,7 +8,7 @@ from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.program import is_module_value
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import not_a_module
+from torchlint.analysis.program import definition_of, not_a_module, strip_moves
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -21,7 +21,10 @@ class ForwardCalledDirectly(LintRule):
     `Base.forward(self, x)` and `self.forward(x)` inside the class are how a class extends its own
     forward and are not reported. Nor is `.forward()` inside a function the file registers as a forward
     hook (`register_forward_pre_hook`, `register_forward_hook`): the hook runs inside the module's call,
-    and calling the module there would run the hook again.
+    and calling the module there would run the hook again. A library layer built in the same function
+    (`module = nn.Bilinear(4, 4, 1)` right before `module.forward(x, y)`) is not reported either: nothing
+    can have registered a hook on it. An instance of an `nn.Module` class of the project built there is:
+    its constructor runs the project's code, and the call skips what `__call__` adds all the same.
 
     ## Why is this bad?
     `model(x)` runs `nn.Module.__call__`, which runs the forward pre-hooks and hooks registered on the
@@ -222,6 +225,40 @@ def evaluate(model, loader):
 """,
             unsafe=True,
         ),
+        # an instance of a module class of the file, built in the function that calls its forward
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Squash(nn.Module):
+    def forward(self, x, scale=1.0):
+        return torch.tanh(x) * scale
+
+
+def show(values):
+    squash = Squash()
+    out = squash.forward(values, scale=0.5)
+    return out.detach()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Squash(nn.Module):
+    def forward(self, x, scale=1.0):
+        return torch.tanh(x) * scale
+
+
+def show(values):
+    squash = Squash()
+    out = squash(values, scale=0.5)
+    return out.detach()
+""",
+            line=13,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -267,8 +304,10 @@ def evaluate(model, loader):
         if values:
             if is_module_value(self.ctx, values[-1]):
                 here = self.ctx.enclosing(self.ctx.current or target, cst.FunctionDef)
-                if here is not None and self.ctx.enclosing(values[-1], cst.FunctionDef) is here:
-                    return None  # built right here: no hook can have been registered on it
+                if here is not None and self.ctx.enclosing(values[-1], cst.FunctionDef) is here and (
+                    not _project_instance(self.ctx, values[-1])
+                ):
+                    return None  # a library layer built right here: no hook can have been registered on it
                 return "built"
             last_value = values[-1]
             if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):
@@ -277,6 +316,16 @@ def evaluate(model, loader):
         if self.ctx.names.imports_torch and is_model_name(last):
             return "name"
         return None
+
+
+def _project_instance(ctx, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` constructs an instance of a class of the project (``Squash()``,
+    ``Flow(dim).to(device)``): its constructor runs code in view, not a library layer's."""
+    core = strip_moves(value)
+    if not isinstance(core, cst.Call):
+        return False
+    found = definition_of(ctx, core.func)
+    return found is not None and isinstance(found[1], cst.ClassDef)
 
 
 _HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})

@@ -289,6 +289,131 @@ def test_unwrapping_the_trained_model_is_no_prediction():
     assert sites == []
 
 
+# -- module-level predictions: a model's own method, weights loaded from a checkpoint ----------------
+_PAIR = """
+    import torch
+    import torch.nn as nn
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gen = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 4))
+            self.critic = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
+
+        def make(self, z):
+            return self.gen(z)
+
+        def judge(self, x):
+            return self.critic(x).view(-1)
+
+        def train_round(self, z, opt):
+            opt.zero_grad()
+            loss = self.critic(self.gen(z)).mean()
+            loss.backward()
+            opt.step()
+            return loss.item()
+
+    pair = Pair()
+    opt = torch.optim.Adam(pair.parameters())
+    for step in range(10):
+        z = torch.randn(4, 8)
+        loss = nn.functional.binary_cross_entropy(pair.judge(pair.make(z)), torch.ones(4))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_models_own_method_run_after_training_is_a_prediction():
+    ctx, sites = _sites(_PAIR + """
+    pair.eval()
+    pictures = pair.make(torch.randn(5, 8))
+    print(pictures.detach())
+    """)
+    assert [(s.kind, ctx.code(s.node).strip()) for s in sites] == [
+        ("statement", "pictures = pair.make(torch.randn(5, 8))")
+    ]
+
+
+@pytest.mark.parametrize("tail", [
+    "last = pair.train_round(torch.randn(5, 8), opt)\n",  # the method trains
+    "pictures = pair.make(torch.randn(5, 8))\npictures.sum().backward()\n",  # differentiated later
+    "pair = Pair()\npictures = pair.make(torch.randn(5, 8))\n",  # a new, untrained model
+])
+def test_no_prediction_from_a_method_that_trains_or_feeds_a_backward(tail):
+    _ctx, reported = _sites(_PAIR + "    pictures = pair.make(torch.randn(5, 8))\n")
+    _ctx, sites = _sites(_PAIR + textwrap.indent(tail, "    "))
+    assert len(reported) == 1 and sites == []
+
+
+LOADED = {
+    "load_state_dict": """
+        net = Net()
+        net.load_state_dict(torch.load("net.pt"))
+        net.eval()
+        print(net(torch.ones(1, 4)).argmax(1))
+    """,
+    "whole-model": """
+        net = torch.load("net.pt", weights_only=False)
+        print(net(torch.ones(1, 4)).argmax(1))
+    """,
+    "sampling-loop": """
+        net = Net().to("cpu")
+        net.load_state_dict(torch.load("net.pt"))
+        for batch in range(3):
+            shown = net(torch.ones(2, 4))
+            break
+    """,
+}
+
+_NET = """
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+
+        def forward(self, x):
+            return self.body(x)
+"""
+
+
+@pytest.mark.parametrize("code", LOADED.values(), ids=list(LOADED))
+def test_a_prediction_with_reloaded_weights_is_evaluation(code):
+    _ctx, sites = _sites(_NET + textwrap.indent(textwrap.dedent(code), "    "))
+    assert [s.kind for s in sites] == ["statement"]
+
+
+@pytest.mark.parametrize("code", [
+    # built anew after the weights were loaded: untrained
+    """
+    net = Net()
+    net.load_state_dict(torch.load("net.pt"))
+    net = Net()
+    print(net(torch.ones(1, 4)))
+    """,
+    # the weights of another model
+    """
+    net, other = Net(), Net()
+    other.load_state_dict(torch.load("net.pt"))
+    print(net(torch.ones(1, 4)))
+    """,
+    # fine-tuned after loading: the output is differentiated
+    """
+    net = Net()
+    net.load_state_dict(torch.load("net.pt"))
+    out = net(torch.ones(1, 4))
+    out.sum().backward()
+    """,
+])
+def test_no_prediction_without_loaded_weights_or_with_a_backward(code):
+    _ctx, reported = _sites(_NET + textwrap.indent(textwrap.dedent(LOADED["load_state_dict"]), "    "))
+    _ctx, sites = _sites(_NET + textwrap.indent(textwrap.dedent(code), "    "))
+    assert len(reported) == 1 and sites == []
+
+
 # -- mode-dependent layers ------------------------------------------------------------------------
 MODELS = """
     import torch.nn as nn

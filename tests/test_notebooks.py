@@ -420,3 +420,21 @@ def test_size_limit_counts_a_notebooks_code_not_its_outputs(run, tmp_path):
     r = run("--no-cache", "small.ipynb")
     assert "small.ipynb: notebook code too large (" in r.stderr and "; skipped" in r.stderr
     assert "All checks passed!" not in r.stdout and r.returncode == 1
+
+
+def test_findings_that_need_the_cells_before_them():
+    # a loss helper defined in one cell, called with softmax probabilities made in the cell before it
+    probs = make(IMPORTS, "scores = torch.randn(4, 3)\nprobs = F.softmax(scores, dim=1)",
+                 "def spread(p, w):\n    return (-torch.log(1 - p[:, 0]) * w).sum()",
+                 "print(spread(probs, torch.ones(4)))")
+    assert [f for f in found(lint(probs)) if f[2] == "TL208"] == [(3, 2, "TL208")]
+    # the last cells rebuild the trained model, load its checkpoint and predict with autograd on
+    net = "net = nn.Sequential(nn.Linear(10, 2), nn.Dropout(0.1))"
+    train = ("opt = torch.optim.SGD(net.parameters(), lr=0.1)\nfor x, y in loader:\n"
+             "    opt.zero_grad()\n    F.cross_entropy(net(x), y).backward()\n    opt.step()\n"
+             "torch.save(net.state_dict(), 'net.pt')")
+    reload = "net = nn.Sequential(nn.Linear(10, 2), nn.Dropout(0.1))\nnet.load_state_dict(torch.load('net.pt'))"
+    predict = "net.eval()\nguess = net(torch.ones(1, 10)).argmax(1)"
+    assert [f for f in found(lint(make(IMPORTS, net, train, reload, predict))) if f[2] == "TL105"] == [
+        (5, 2, "TL105")
+    ]

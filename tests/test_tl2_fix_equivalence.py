@@ -187,6 +187,10 @@ CASES = [
     # replaced by nan_to_num only after the loss used it: the clamp makes the loss finite
     Case("TL208-replaced-too-late", "TL208", 6, lambda ns, x, g: ns["scores"](x, g)[0],
          lambda: (randn(3, 4), torch.rand(3, 4) + 0.1), lambda: (t(0.0, 1000.0).repeat(2, 1), torch.ones(2, 2))),
+    # `log(1 - p)` in a helper whose caller passes softmax probabilities: a probability of 1 makes it -inf
+    Case("TL208-one-minus-passed", "TL208", 7, fn("far_penalty"),
+         lambda: (torch.softmax(randn(3, 5), dim=1), torch.tensor([0, 4, 2])),
+         lambda: (t(1.0, 0.0, 0.0, 0.0, 0.0).repeat(2, 1), torch.tensor([0, 1]))),
 ]
 
 

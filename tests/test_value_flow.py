@@ -504,3 +504,40 @@ def test_the_message_at_the_call_names_where_the_helper_computes_the_loss(tmp_pa
     found = _lint(tmp_path / "train.py", {"TL103"})
     assert [(c, line) for c, line, _m in found] == [("TL103", 6), ("TL103", 7)]
     assert all("through `fit_step` (the loss at steps.py:6)" in m for _c, _l, m in found)
+
+
+def test_a_parameter_every_call_fills_with_a_hand_written_sigmoid():
+    from torchlint.analysis.program import caller_value_fact, handwritten_sigmoid
+
+    ctx = _walked("""
+        import torch
+
+        class A:
+            def probs(self, z):
+                return self._squash(z)
+
+            def _squash(self, z):
+                return 1.0 / (1.0 + torch.exp(-z))
+
+            def cost(self, y, p):
+                return torch.log(p)
+
+            def run(self, y, z):
+                q = self.probs(z)
+                return self.cost(y, q) + self.cost(y, self.probs(2 * z))
+
+        class B:
+            def cost(self, y, p):
+                return torch.log(p)
+
+            def run(self, y, z):
+                return self.cost(y, z)
+    """)
+    (sig_a,) = ctx.functions()["_squash"]
+    assert ctx.code(handwritten_sigmoid(ctx, _returned(sig_a))) == "z"
+    cost_a, cost_b = ctx.functions()["cost"]
+    p_a = _returned(cost_a).args[0].value
+    p_b = _returned(cost_b).args[0].value
+    fact = caller_value_fact(ctx, p_a)
+    assert fact is not None and fact.kind == SIGMOID and "written by hand" in fact.message
+    assert caller_value_fact(ctx, p_b) is None  # B's callers pass a plain tensor

@@ -509,6 +509,69 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
     return module_output(ctx, callee, depth, cls)
 
 
+def _literal_one(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value == 1
+    if isinstance(expr, cst.Float):
+        return expr.evaluated_value == 1.0
+    return False
+
+
+def handwritten_sigmoid(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For ``1 / (1 + torch.exp(-z))`` (either order of the sum, ``(-z).exp()`` too): ``z``; else None."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide)
+            and _literal_one(expr.left)):
+        return None
+    denom = expr.right
+    if not (isinstance(denom, cst.BinaryOperation) and isinstance(denom.operator, cst.Add)):
+        return None
+    for one, other in ((denom.left, denom.right), (denom.right, denom.left)):
+        if not _literal_one(one) or not isinstance(other, cst.Call):
+            continue
+        func = other.func
+        if "torch.exp" in ctx.names.qualified_names_at(func) and len(other.args) == 1:
+            operand: Optional[cst.BaseExpression] = other.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value == "exp" and not other.args and (
+            not ctx.names.qualified_names_at(func.value)
+        ):
+            operand = func.value
+        else:
+            continue
+        if isinstance(operand, cst.UnaryOperation) and isinstance(operand.operator, cst.Minus):
+            return operand.expression
+    return None
+
+
+def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Evidence]:
+    """:func:`value_fact` of ``expr`` where it is read; for a parameter the function does not reassign,
+    what every call of the function in this file passes (``self._cost(y, self.forward(x))``, the method's
+    own returns followed), when all of them agree."""
+    frame = _open_frame(ctx, expr)
+    fact = value_fact(frame, expr)
+    if fact is not None or not isinstance(expr, cst.Name) or frame.function is None:
+        return fact
+    function = frame.function
+    if not any(p.name.value == expr.value for p in _params(function)):
+        return None
+    offset = 1 if frame.cls is not None and not function.decorators else 0
+    sites = call_sites(ctx, function)
+    if frame.cls is not None and not sites:  # `self._cost(...)` in the class, another class has its own `_cost`
+        cls = frame.cls[1]
+        sites = [c for c in ctx.calls_in(cls) if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
+                 and c.func.value.value == "self" and c.func.attr.value == function.name.value]
+    facts: List[Optional[Evidence]] = []
+    for site in sites[:MAX_FOLLOWED_CALLS]:
+        if ctx.is_inside(site, function):
+            return None  # recursion: not followed
+        at = offset if isinstance(site.func, cst.Attribute) else 0
+        bound = bind_arguments(site, function, at)
+        if bound is None or expr.value not in bound:
+            return None
+        caller = _open_frame(ctx, site)
+        facts.append(value_fact(Frame(ctx, function, bound, caller, site, frame.cls, caller.depth + 1), expr))
+    return _unanimous(facts)
+
+
 def _op_kind(ctx: FileContext, call: cst.Call, methods_of_self: bool) -> Kind:
     """The kind of a torch operation's result: ``F.softmax(...)``, ``torch.sigmoid(...)``, and the tensor
     methods (``x.softmax(1)``; on ``self`` only when ``methods_of_self``)."""
@@ -1711,6 +1774,8 @@ def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bo
             return Evidence(k, fact.why, fact.origin) if k is not None else None
         return fact
     if not isinstance(expr, cst.Call):
+        if handwritten_sigmoid(ctx, expr) is not None:  # `1 / (1 + torch.exp(-z))`
+            return Evidence(SIGMOID, (f"the sigmoid written by hand `{_short(ctx, expr)}` (", At(ctx, expr), ")"))
         return None
     func = expr.func
     kind = _op_kind(ctx, expr, methods_of_self=True)

@@ -47,6 +47,8 @@ from torchlint.analysis.program import (
     called_function,
     class_summary,
     definition_of,
+    _find_method as find_method,
+    instance_class,
     layer_mode_dependent,
     instance_class,
     is_model,
@@ -159,6 +161,39 @@ def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:
 
 
 _CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-file facts live with the file
+
+
+def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """For ``model.generator_forward(z)`` outside any function, where ``model`` is built from a project
+    ``nn.Module`` class whose own method ``generator_forward`` runs the model's layers without training
+    (no backward pass or optimizer step in reach, no gradient reads): ``model``, which the call runs in
+    its mode and with the caller's gradients; else None."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value in _MODULE_METHODS:
+        return None
+    if enclosing_function(ctx, call) is not None or ctx.enclosing(call, cst.ClassDef) is not None:
+        return None
+    owner = method_owner(ctx, func)
+    if owner is None or is_model(ctx, owner) is not True:
+        return None
+    found = instance_class(ctx, owner)
+    if found is None:
+        return None
+    method = find_method(found[0], found[1], func.attr.value)
+    if method is None:
+        return None
+    where, function = method
+    name = snake(function.name.value)
+    if HOOK_NAME.search(name) or TRAIN_CALL.search(name) or trains(where, function, depth=2) or needs_grad(
+        where, function
+    ):
+        return None  # a training step, a framework hook, or code that reads gradients
+    if not any(isinstance(r.value, cst.BaseExpression) for r in iter_nodes(function.body) if isinstance(r, cst.Return)):
+        return None  # hands nothing back: no prediction
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Expr) or keyword_arg(call, "training") is not None:
+        return None
+    return owner
 
 
 def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
@@ -995,6 +1030,8 @@ class EvaluationFacts:
         ctx = self.ctx
         model = model_of_call(ctx, call)
         if model is None:
+            model = module_level_method_model(ctx, call)
+        if model is None:
             callee = call.func
             if isinstance(callee, cst.Name) and ctx.names.is_param(callee) and not isinstance(
                 ctx.parent(call), cst.Expr
@@ -1261,7 +1298,7 @@ class EvaluationFacts:
             return None  # `model = accelerator.unwrap_model(model)`: the model itself, not a prediction
         if function is None and not self._trained_before(statement, root.value) and not (
             self._trained_earlier_in_block(statement, root.value, None)
-        ):
+        ) and not self._weights_loaded_before(statement, root.value):
             return None
         if function is not None and not self._trained_earlier_in_block(statement, root.value, function):
             return None
@@ -1436,6 +1473,42 @@ class EvaluationFacts:
                 if not (value is not None and dotted_name(strip_moves_expr(value)) == model_name):
                     built = i  # not `model = model.to(device)`: a new object
         return any(built < index[id(stmt)] < at and ctx.names_in(stmt, model_name) for stmt in trainers)
+
+    def _weights_loaded_before(self, statement: cst.CSTNode, model_name: str) -> bool:
+        """Whether module-level code before ``statement`` gave the model ``model_name`` trained weights
+        after it was last built: ``model.load_state_dict(...)`` (a checkpoint of the training, reloaded
+        for the predictions of a notebook's last cells), or ``model = torch.load(...)``."""
+        ctx = self.ctx
+        top = statement
+        for a in ctx.ancestors(statement):
+            if a is ctx.module:
+                break
+            top = a
+        body = list(ctx.module.body)
+        at = next((i for i, stmt in enumerate(body) if stmt is top), None)
+        if at is None:
+            return False
+        loaded = False
+        for stmt in body[:at]:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if self._binds_anew(stmt, model_name):
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                value = getattr(stmt.body[0], "value", None)
+                core = strip_moves_expr(value) if isinstance(value, cst.BaseExpression) else None
+                loaded = isinstance(core, cst.Call) and _deserialised(ctx, core)
+                continue
+            for call in ctx.calls_in(stmt):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and (
+                    enclosing_function(ctx, call) is None
+                ):
+                    root = func.value
+                    while isinstance(root, (cst.Attribute, cst.Subscript)):
+                        root = root.value
+                    if isinstance(root, cst.Name) and root.value == model_name:
+                        loaded = True
+        return loaded
 
     def _host_trains(self, function: Optional[cst.FunctionDef]) -> bool:
         """Whether the code around the loop trains: then only a loop over validation or test data is
