@@ -259,71 +259,6 @@ def kernel1d(x, sigma):
     ]
 
     INVALID = [
-        # the exponentials of a language model's scaled logits, sampled
-        Invalid(
-            """
-import torch
-import torch.nn as nn
-
-class TinyLM(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(10, 8)
-        self.head = nn.Linear(8, 10)
-
-    def forward(self, x):
-        return self.head(self.emb(x))
-
-def generate(x, temperature=0.8):
-    lm = TinyLM()
-    logits = lm(x)[:, -1]
-    return torch.multinomial(torch.exp(logits / temperature), 1)
-""",
-            fixed="""
-import torch
-import torch.nn as nn
-
-class TinyLM(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(10, 8)
-        self.head = nn.Linear(8, 10)
-
-    def forward(self, x):
-        return self.head(self.emb(x))
-
-def generate(x, temperature=0.8):
-    lm = TinyLM()
-    logits = lm(x)[:, -1]
-    return torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1)
-""",
-            message="`exp` of logits fed to a sampler",
-        ),
-        Invalid(
-            """
-import torch
-import torch.nn as nn
-from torch.distributions import Categorical
-
-class Actor(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
-class Agent:
-    def __init__(self):
-        self.actor = Actor()
-
-    def act(self, obs):
-        weights = (2.0 * self.actor(obs)).exp()
-        return Categorical(probs=weights).sample()
-""",
-            line=19,
-            message="`exp` of logits fed to a sampler",
-        ),
         # the cookbook's example: the sum runs over every element
         Invalid(
             """
@@ -517,6 +452,71 @@ import torch
 def probs(x):
     return x.softmax(dim=-1)
 """,
+        ),
+        # the exponentials of a language model's scaled logits, sampled
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.head(self.emb(x))
+
+def generate(x, temperature=0.8):
+    lm = TinyLM()
+    logits = lm(x)[:, -1]
+    return torch.multinomial(torch.exp(logits / temperature), 1)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.head = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.head(self.emb(x))
+
+def generate(x, temperature=0.8):
+    lm = TinyLM()
+    logits = lm(x)[:, -1]
+    return torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1)
+""",
+            message="`exp` of logits fed to a sampler",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+
+    def act(self, obs):
+        weights = (2.0 * self.actor(obs)).exp()
+        return Categorical(probs=weights).sample()
+""",
+            line=19,
+            message="`exp` of logits fed to a sampler",
         ),
     ]
 

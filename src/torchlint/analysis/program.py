@@ -544,32 +544,22 @@ def handwritten_sigmoid(ctx: FileContext, expr: cst.BaseExpression) -> Optional[
 
 def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Evidence]:
     """:func:`value_fact` of ``expr`` where it is read; for a parameter the function does not reassign,
-    what every call of the function in this file passes (``self._cost(y, self.forward(x))``, the method's
-    own returns followed), when all of them agree."""
-    frame = _open_frame(ctx, expr)
+    what every call of the function in this file passes (:func:`caller_frames`: ``self._cost(y,
+    self.forward(x))``, the method's own returns followed), when all of them agree and none is left out."""
+    frame = open_frame(ctx, expr)
     fact = value_fact(frame, expr)
     if fact is not None or not isinstance(expr, cst.Name) or frame.function is None:
         return fact
     function = frame.function
     if not any(p.name.value == expr.value for p in _params(function)):
         return None
-    offset = 1 if frame.cls is not None and not function.decorators else 0
-    sites = call_sites(ctx, function)
-    if frame.cls is not None and not sites:  # `self._cost(...)` in the class, another class has its own `_cost`
-        cls = frame.cls[1]
-        sites = [c for c in ctx.calls_in(cls) if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
-                 and c.func.value.value == "self" and c.func.attr.value == function.name.value]
-    facts: List[Optional[Evidence]] = []
-    for site in sites[:MAX_FOLLOWED_CALLS]:
-        if ctx.is_inside(site, function):
-            return None  # recursion: not followed
-        at = offset if isinstance(site.func, cst.Attribute) else 0
-        bound = bind_arguments(site, function, at)
-        if bound is None or expr.value not in bound:
-            return None
-        caller = _open_frame(ctx, site)
-        facts.append(value_fact(Frame(ctx, function, bound, caller, site, frame.cls, caller.depth + 1), expr))
-    return _unanimous(facts)
+    sites = calls_of_function(ctx, function, frame.cls)
+    if len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
+        return None  # calls not all seen, or a recursion: not followed
+    frames = caller_frames(ctx, expr)
+    if len(frames) != len(sites) or any(expr.value not in f.bound for f in frames):
+        return None
+    return _unanimous([value_fact(f, expr) for f in frames])
 
 
 def _op_kind(ctx: FileContext, call: cst.Call, methods_of_self: bool) -> Kind:
@@ -1182,6 +1172,10 @@ __all__ = [
     "bind_arguments",
     "call_findings",
     "caller_frames",
+    "calls_of_function",
+    "caller_value_fact",
+    "handwritten_sigmoid",
+    "find_method",
     "MAX_CALLERS",
     "line_of",
     "loss_fact",
@@ -1479,10 +1473,6 @@ def bind_arguments(call: cst.Call, function: cst.FunctionDef, offset: int) -> Op
 def open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
     """The frame of the function around ``node`` with no caller: parameters known only by their
     defaults and annotations, ``self`` an instance of the class the method is defined in."""
-    return _open_frame(ctx, node)
-
-
-def _open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
     function = ctx.enclosing(node, cst.FunctionDef)
     function = function if isinstance(function, cst.FunctionDef) else None
     cls = None
@@ -1498,21 +1488,32 @@ MAX_CALLERS = 8
 
 
 def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
-    """For the function around ``node``: one frame per call of it in this file (:func:`call_sites`, in
-    source order, at most :data:`MAX_CALLERS`), its parameters bound to that call's arguments, read in
-    the caller's own open frame.  A helper called with two different models is judged per call."""
-    base = _open_frame(ctx, node)
+    """For the function around ``node``: one frame per call of it in this file (:func:`calls_of_function`),
+    its parameters bound to that call's arguments, read in the caller's own open frame (calls that bind
+    nothing are left out).  A helper called with two different models is judged per call."""
+    base = open_frame(ctx, node)
     function = base.function
     if function is None:
         return []
     out: List[Frame] = []
-    for call in call_sites(ctx, function)[:MAX_CALLERS]:
-        offset = 1 if base.cls is not None and isinstance(call.func, cst.Attribute) else 0
+    for call in calls_of_function(ctx, function, base.cls)[:MAX_CALLERS]:
+        offset = 1 if base.cls is not None and not function.decorators and isinstance(call.func, cst.Attribute) else 0
         bound = bind_arguments(call, function, offset)
-        if bound is None or not bound:
-            continue
-        out.append(Frame(ctx, function, bound, _open_frame(ctx, call), call, base.cls, 1))
+        if bound:
+            out.append(Frame(ctx, function, bound, open_frame(ctx, call), call, base.cls, 1))
     return out
+
+
+def calls_of_function(ctx: FileContext, function: cst.FunctionDef,
+                      cls: Optional[Tuple[FileContext, cst.ClassDef]] = None) -> List[cst.Call]:
+    """The calls of ``function`` in this file (:func:`call_sites`), in source order; for a method no call resolves to (another class of the file defines a method of
+    the same name), the ``self.<name>(...)`` calls inside its own class."""
+    sites = call_sites(ctx, function)
+    if cls is not None and not sites:
+        name = function.name.value
+        sites = [c for c in ctx.calls_in(cls[1]) if isinstance(c.func, cst.Attribute)
+                 and isinstance(c.func.value, cst.Name) and c.func.value.value == "self" and c.func.attr.value == name]
+    return sites
 
 
 def _self_name(frame: Frame) -> Optional[str]:
@@ -1802,7 +1803,7 @@ def _project_function(frame: Frame, call: cst.Call) -> Optional[Frame]:
         if frame.cls is None:
             return None
         cctx, c = frame.cls
-        method = _find_method(cctx, c, func.attr.value)
+        method = find_method(cctx, c, func.attr.value)
         if method is None:
             return None
         fctx, function = method
@@ -1860,12 +1861,12 @@ def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
     d = definition_of(f.ctx, ctor.func)
     if d is None or not isinstance(d[1], cst.ClassDef):
         return None
-    method = _find_method(d[0], d[1], func.attr.value)
+    method = find_method(d[0], d[1], func.attr.value)
     if method is None:
         return None
     mctx, function = method
     init = None
-    found_init = _find_method(d[0], d[1], "__init__")
+    found_init = find_method(d[0], d[1], "__init__")
     if found_init is not None:
         bound = bind_arguments(ctor, found_init[1], 1)
         if bound is not None:
@@ -1884,7 +1885,7 @@ def _through_init(frame: Frame, value: cst.Name, follow):
     return follow(init, value)
 
 
-def _find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
+def find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
     """``(file context, FunctionDef)`` of the method ``name`` of ``cls`` or of a project base class (read
     when its module spells ``name``); asked once per class and name."""
     cache = _METHODS.of(ctx)
@@ -1896,7 +1897,7 @@ def _find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0)
     found = (ctx, m) if m is not None else None
     if found is None and depth < MAX_DEPTH:
         for base in _bases_spelling(ctx, cls, depth, name):
-            found = _find_method(base[0], base[1], name, depth + 1)
+            found = find_method(base[0], base[1], name, depth + 1)
             if found is not None:
                 break
     cache[key] = found
@@ -2041,7 +2042,7 @@ def _search(frame: Frame, found: List[Tuple[str, Evidence, Why, List[str], At]],
     for call in _loss_calls(ctx, frame.function):
         mismatch = _loss_mismatch(frame, call)
         if mismatch is not None:
-            if _loss_mismatch(_open_frame(ctx, call), call) is None:
+            if _loss_mismatch(open_frame(ctx, call), call) is None:
                 found.append((mismatch[0], mismatch[1], mismatch[2], helpers, At(ctx, call)))
             continue
         imported_name = isinstance(call.func, cst.Name) and ctx.names.qualified_names_at(call.func)
@@ -2067,7 +2068,7 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
     for call in ctx.calls_in(ctx.module):
         if not call.args:
             continue
-        frame = _open_frame(ctx, call)
+        frame = open_frame(ctx, call)
         # in the function itself: defaults, annotations, `self`
         loss = loss_fact(frame, call)
         mismatch = _loss_mismatch(frame, call, loss) if loss is not None else None
@@ -2103,7 +2104,7 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
             # through a call: only when an argument carries a fact (most calls pass nothing known)
             if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
                 continue
-            if _find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
+            if find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
                 continue
         elif isinstance(func, cst.Name) and not ctx.names.qualified_names_at(func):
             local = _local_definition(ctx, func.value, func)

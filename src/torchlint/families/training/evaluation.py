@@ -47,7 +47,7 @@ from torchlint.analysis.program import (
     called_function,
     class_summary,
     definition_of,
-    _find_method as find_method,
+    find_method,
     instance_class,
     layer_mode_dependent,
     instance_class,
