@@ -22,6 +22,11 @@ A finding matches a case when rule, path and cell are the same and its line is w
 a finding matches (caught) and the recall; the near misses and how many are flagged; the precision,
 findings matching a true case over findings matching a true or a near case; and the findings that
 match no case (unlabelled), listed so that they can be read and labelled.
+
+One mistake, one finding: where torchlint's precedence table gives a mistake two rules recognise to one of
+them (``torchlint.precedence``), a true case of the lower-ranked rule counts as caught when the owner
+reports there, directly or through a chain (a ``log(1 - p)`` labelled both TL205 and TL208 is caught
+by TL208's finding).
 """
 from __future__ import annotations
 
@@ -33,6 +38,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
+
+from torchlint.precedence import owners_of
 
 try:
     import tomllib
@@ -180,6 +187,19 @@ def _key(item) -> Tuple[str, str, Optional[int], str]:
     return (item.repo, item.path, item.cell, item.rule)
 
 
+def _owners(code: str) -> set:
+    """The rules whose finding takes the place of one of ``code``, through chains (TL207 over TL208 over
+    TL205: TL207's finding is the one finding of that mistake)."""
+    found: set = set()
+    todo = [code]
+    while todo:
+        for owner in owners_of(todo.pop()):
+            if owner not in found:
+                found.add(owner)
+                todo.append(owner)
+    return found
+
+
 def measure(cases: Sequence[Case], findings: Sequence[Finding], slack: int = 2) -> Dict[str, RuleCount]:
     """Per rule counts; each finding is matched to its nearest case (a true case on a tie)."""
     by_key: Dict[tuple, List[Case]] = {}
@@ -202,9 +222,16 @@ def measure(cases: Sequence[Case], findings: Sequence[Finding], slack: int = 2) 
             count.findings_near += 1
         else:
             count.findings_unsure += 1
+    by_place: Dict[tuple, List[Finding]] = {}
+    for finding in findings:
+        by_place.setdefault((finding.repo, finding.path, finding.cell), []).append(finding)
     for case in cases:
         count = counts.setdefault(case.rule, RuleCount())
         hit = case in matched
+        if case.verdict == "true" and not hit:  # the owner of the same mistake reported it
+            owners = _owners(case.rule)
+            hit = any(f.rule in owners and abs(f.line - case.line) <= slack
+                      for f in by_place.get((case.repo, case.path, case.cell), ()))
         if case.verdict == "true":
             count.true += 1
             count.caught += hit

@@ -71,9 +71,10 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     ```
 
     ## Fix safety
-    The fix passes the logits: an inline softmax, or an inline `exp(log_softmax(x))`, is dropped (safe). When the softmax was stored in a
-    variable, the fix removes the softmax from that assignment; it is safe when the loss is the
-    variable's only use and unsafe otherwise (other uses would then see logits). No fix is offered for
+    The fix passes the logits: an inline softmax, or an inline `exp(log_softmax(x))`, is dropped
+    (safe). When the softmax was stored in a variable, the fix removes the softmax from that
+    assignment; it is safe when the loss is the variable's only use and unsafe otherwise (other uses
+    would then see logits). No fix is offered for
     an `nn.Sequential` that ends in `nn.Softmax`: the model may be used elsewhere for probabilities.
 
     ## Options

@@ -160,3 +160,26 @@ def test_run_uses_torchlint(tree, capsys):
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("| TL101"))
     assert [c.strip() for c in row.strip("|").split("|")][:5] == ["TL101", "2", "1", "1", "0.50"]
+
+
+def test_a_case_of_a_lower_ranked_rule_is_caught_by_its_owner(tmp_path):
+    """One mistake, one finding: a `log(1 - p)` labelled TL205 and TL208 is caught by TL208's finding
+    (the precedence table gives it to TL208), but not by a finding of an unrelated rule."""
+    realcode = tmp_path / "realcode"
+    (realcode / "me+repo").mkdir(parents=True)
+    (realcode / "me+repo" / "loss.py").write_text("import torch\n")
+    truth = tmp_path / "truth"
+    truth.mkdir()
+    (truth / "me+repo.toml").write_text(
+        '[[case]]\npath = "loss.py"\nline = 5\nrule = "TL205"\nverdict = "true"\nnote = "log(1 - p)"\n\n'
+        '[[case]]\npath = "loss.py"\nline = 5\nrule = "TL208"\nverdict = "true"\nnote = "p a softmax"\n\n'
+        '[[case]]\npath = "loss.py"\nline = 20\nrule = "TL205"\nverdict = "true"\nnote = "log(1 + x)"\n\n'
+        '[[case]]\npath = "loss.py"\nline = 30\nrule = "TL205"\nverdict = "true"\nnote = "inside a BCE by hand"\n'
+    )
+    m = _module()
+    cases = m.load_truth(str(truth), str(realcode))
+    findings = m.parse_findings([_finding(realcode, "loss.py", 5, "TL208"), _finding(realcode, "loss.py", 20, "TL104"),
+                                 _finding(realcode, "loss.py", 30, "TL207")], ["me+repo"])
+    counts = m.measure(cases, findings)  # TL207 owns TL208, which owns TL205: a chain
+    assert (counts["TL208"].caught, counts["TL205"].true, counts["TL205"].caught) == (1, 3, 2)
+    assert [c.line for c in counts["TL205"].missed] == [20]
