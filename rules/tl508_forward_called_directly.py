@@ -21,10 +21,10 @@ class ForwardCalledDirectly(LintRule):
     `Base.forward(self, x)` and `self.forward(x)` inside the class are how a class extends its own
     forward and are not reported. Nor is `.forward()` inside a function the file registers as a forward
     hook (`register_forward_pre_hook`, `register_forward_hook`): the hook runs inside the module's call,
-    and calling the module there would run the hook again. A library layer built in the same function
+    and calling the module there would run the hook again. A module built in the same function
     (`module = nn.Bilinear(4, 4, 1)` right before `module.forward(x, y)`) is not reported either: nothing
-    can have registered a hook on it. An instance of an `nn.Module` class of the project built there is:
-    its constructor runs the project's code, and the call skips what `__call__` adds all the same.
+    can have registered a hook on it yet, unless it is an instance of a class of the project whose own code
+    registers hooks (`self.register_forward_pre_hook(...)` in its `__init__`): that one is reported.
 
     ## Why is this bad?
     `model(x)` runs `nn.Module.__call__`, which runs the forward pre-hooks and hooks registered on the
@@ -74,6 +74,24 @@ class ForwardCalledDirectly(LintRule):
     TRIGGERS = ("forward",)
 
     VALID = [
+        # a fresh instance of a module class of the file that registers no hook: the call skips nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Squash(nn.Module):
+    def forward(self, x, scale=1.0):
+        return torch.tanh(x) * scale
+
+
+def show(values):
+    squash = Squash()
+    out = squash.forward(values, scale=0.5)
+    return out.detach()
+"""
+        ),
         Valid(
             """
 import torch.nn as nn
@@ -225,7 +243,8 @@ def evaluate(model, loader):
 """,
             unsafe=True,
         ),
-        # an instance of a module class of the file, built in the function that calls its forward
+        # an instance of a module class of the file that registers a hook on itself, built in the function
+        # that calls its forward
         Invalid(
             """
 import torch
@@ -233,6 +252,10 @@ import torch.nn as nn
 
 
 class Squash(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_forward_hook(lambda module, args, out: out.clamp(-0.9, 0.9))
+
     def forward(self, x, scale=1.0):
         return torch.tanh(x) * scale
 
@@ -248,6 +271,10 @@ import torch.nn as nn
 
 
 class Squash(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_forward_hook(lambda module, args, out: out.clamp(-0.9, 0.9))
+
     def forward(self, x, scale=1.0):
         return torch.tanh(x) * scale
 
@@ -257,7 +284,7 @@ def show(values):
     out = squash(values, scale=0.5)
     return out.detach()
 """,
-            line=13,
+            line=17,
         ),
     ]
 
@@ -305,9 +332,9 @@ def show(values):
             if is_module_value(self.ctx, values[-1]):
                 here = self.ctx.enclosing(self.ctx.current or target, cst.FunctionDef)
                 if here is not None and self.ctx.enclosing(values[-1], cst.FunctionDef) is here and (
-                    not _project_instance(self.ctx, values[-1])
+                    not _registers_hooks(self.ctx, values[-1])
                 ):
-                    return None  # a library layer built right here: no hook can have been registered on it
+                    return None  # built right here: no hook can have been registered on it
                 return "built"
             last_value = values[-1]
             if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):
@@ -318,14 +345,18 @@ def show(values):
         return None
 
 
-def _project_instance(ctx, value: cst.BaseExpression) -> bool:
-    """Whether ``value`` constructs an instance of a class of the project (``Squash()``,
-    ``Flow(dim).to(device)``): its constructor runs code in view, not a library layer's."""
+def _registers_hooks(ctx, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` constructs an instance of a class of the project whose own code registers hooks
+    (``self.register_forward_hook(...)``): then a fresh instance has hooks the direct call skips."""
     core = strip_moves(value)
     if not isinstance(core, cst.Call):
         return False
     found = definition_of(ctx, core.func)
-    return found is not None and isinstance(found[1], cst.ClassDef)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    cctx, cls = found
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value.startswith("register_")
+               and "hook" in c.func.attr.value for c in cctx.calls_in(cls))
 
 
 _HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
