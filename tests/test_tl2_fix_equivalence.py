@@ -64,6 +64,9 @@ CASES = [
          lambda: (randn(2, 3, 4, scale=400.0),)),
     Case("TL201-ellipsis-none-last", "TL201", 8, fn("probs"), lambda: (randn(2, 3, 4),),
          lambda: (randn(2, 3, 4, scale=400.0),)),
+    # a model's scaled logits sampled: the same seed draws the same tokens from exp(...) as from softmax(...)
+    Case("TL201-sampled-logits", "TL201", 13, lambda ns, x: (torch.manual_seed(0), ns["generate"](x))[1],
+         lambda: (torch.tensor([[1, 2, 3], [4, 5, 6]]),), None, grad=False),
     # -- TL202 log of softmax -----------------------------------------------------------------
     Case("TL202-nll", "TL202", 0, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1])),
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 2]))),
