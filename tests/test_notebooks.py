@@ -460,3 +460,18 @@ def test_sampler_helper_given_a_model_of_an_earlier_cell():
     # the same helper given a model whose `forward` ends in softmax samples probabilities: silent
     probs = model_class.replace("return self.head(o.view(1, -1)), h", "return self.head(o.view(1, -1)).softmax(-1), h")
     assert [f for f in found(lint(make(IMPORTS, probs, *cells[2:]))) if f[2] == "TL201"] == []
+
+
+def test_log_of_softmax_elements_picked_in_earlier_cells():
+    # the softmax in one cell, its elements picked per target in the next, joined and logged in a third
+    cells = [
+        IMPORTS,
+        "scores = torch.randn(2, 3, 7)\nwanted = torch.tensor([[1, 6, 0], [2, 5, 3]])",
+        "probs = torch.softmax(scores, dim=-1)",
+        "i = 0\nfirst = probs[i, [0, 1, 2], wanted[i]]\ni = 1\nsecond = probs[i, [0, 1, 2], wanted[i]]",
+        "logp = torch.log(torch.cat((first, second)))\nprint(-logp.mean())",
+    ]
+    assert [f for f in found(lint(make(*cells))) if f[2] == "TL202"] == [(5, 1, "TL202")]
+    # picked from the logits instead: nothing to report
+    logits = cells[3].replace("probs[", "scores[")
+    assert [f for f in found(lint(make(*cells[:3], logits, cells[4]))) if f[2] == "TL202"] == []
