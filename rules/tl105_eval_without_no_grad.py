@@ -31,7 +31,12 @@ class EvalWithoutNoGrad(LintRule):
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
-    an optimizer step on the model, when the function neither returns nor stores the output.
+    an optimizer step on the model, when the function neither returns nor stores the output. A Lightning
+    trainer's `trainer.fit(model, ...)` counts as that training (the model may be read back with
+    `load_from_checkpoint` after it). Outputs without an autograd graph by construction — a comparison
+    or `argmax`, its mean, `.item()`, arithmetic of them, also as an element of the tuple a project
+    model's method returns (`_, acc = model.forward(batch)` where `forward` returns `loss, (pred ==
+    y).float().mean()`) — may be returned or stored: they are numbers, not the graph.
 
     Decoding and sampling code is recognised by what it does, whatever its name: a function that, in a
     loop, runs a model on what it derives from the model's own output (a token picked from it, or a
@@ -568,6 +573,117 @@ opt = torch.optim.Adam(duo.parameters())
 last = duo.fit_round(torch.randn(16, 6), opt)
 tuned = duo.maker(torch.randn(16, 6))
 tuned.pow(2).mean().backward()
+"""
+        ),
+        # after the fit, the helper hands back what carries the graph: probabilities, the loss; or it
+        # scores a model built anew after the fit
+        Valid(
+            """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 3)
+
+    def forward(self, batch):
+        x, y = batch
+        scores = self.net(x)
+        loss = F.cross_entropy(scores, y)
+        hits = scores.softmax(-1)
+        return loss, hits
+
+    def training_step(self, batch, batch_idx):
+        loss, _ = self.forward(batch)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def fit_and_score(loader, batch):
+    trainer = pl.Trainer(max_epochs=3)
+    model = Classifier()
+    trainer.fit(model, loader)
+    _, train_hits = model.forward(batch)
+    return {"train": train_hits}
+"""
+        ),
+        Valid(
+            """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 3)
+
+    def forward(self, batch):
+        x, y = batch
+        scores = self.net(x)
+        loss = F.cross_entropy(scores, y)
+        hits = (scores.argmax(dim=-1) == y).float().mean()
+        return loss, hits
+
+    def training_step(self, batch, batch_idx):
+        loss, _ = self.forward(batch)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def fit_and_score(loader, batch):
+    trainer = pl.Trainer(max_epochs=3)
+    model = Classifier()
+    trainer.fit(model, loader)
+    train_loss, train_hits = model.forward(batch)
+    return {"train": train_hits, "loss": train_loss}
+"""
+        ),
+        Valid(
+            """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 3)
+
+    def forward(self, batch):
+        x, y = batch
+        scores = self.net(x)
+        loss = F.cross_entropy(scores, y)
+        hits = (scores.argmax(dim=-1) == y).float().mean()
+        return loss, hits
+
+    def training_step(self, batch, batch_idx):
+        loss, _ = self.forward(batch)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def fit_and_score(loader, batch):
+    trainer = pl.Trainer(max_epochs=3)
+    model = Classifier()
+    trainer.fit(model, loader)
+    model = Classifier()
+    _, train_hits = model.forward(batch)
+    return {"train": train_hits}
 """
         ),
     ]
@@ -1159,6 +1275,80 @@ with torch.no_grad():
 print(codes.detach().numpy())
 """,
             line=8,
+        ),
+        # accuracies of a model a Lightning trainer fitted, from forward passes with autograd on: the
+        # helper hands back only the accuracy, a comparison's mean, never the loss's graph
+        Invalid(
+            """
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 3)
+
+    def forward(self, batch):
+        x, y = batch
+        scores = self.net(x)
+        loss = F.cross_entropy(scores, y)
+        hits = (scores.argmax(dim=-1) == y).float().mean()
+        return loss, hits
+
+    def training_step(self, batch, batch_idx):
+        loss, _ = self.forward(batch)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def fit_and_score(loader, batch):
+    trainer = pl.Trainer(max_epochs=3)
+    model = Classifier()
+    trainer.fit(model, loader)
+    _, train_hits = model.forward(batch)
+    return {"train": train_hits}
+""",
+            fixed="""
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 3)
+
+    def forward(self, batch):
+        x, y = batch
+        scores = self.net(x)
+        loss = F.cross_entropy(scores, y)
+        hits = (scores.argmax(dim=-1) == y).float().mean()
+        return loss, hits
+
+    def training_step(self, batch, batch_idx):
+        loss, _ = self.forward(batch)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def fit_and_score(loader, batch):
+    trainer = pl.Trainer(max_epochs=3)
+    model = Classifier()
+    trainer.fit(model, loader)
+    with torch.no_grad():
+        _, train_hits = model.forward(batch)
+    return {"train": train_hits}
+""",
+            line=32,
         ),
     ]
 

@@ -6,7 +6,16 @@ import libcst as cst
 
 from torchlint.analysis.context import arg, callee_name, keyword_arg
 from torchlint.analysis.ops import exp_use
-from torchlint.analysis.program import LOG_SOFTMAX, SIGMOID, SOFTMAX, is_model, output_kind
+from torchlint.analysis.program import (
+    LOG_SOFTMAX,
+    SIGMOID,
+    SOFTMAX,
+    built_output,
+    is_model,
+    module_output,
+    output_kind,
+    param_is_model,
+)
 
 from torchlint.families.numerics.patterns import (
     ALL,
@@ -44,8 +53,11 @@ class NaiveSoftmax(LintRule):
     (`torch.multinomial(torch.exp(logits / temperature), 1)`, `Categorical(probs=out.exp())`,
     `OneHotCategorical`, `Multinomial(n, probs=...)`): the same softmax with the division hidden. The
     exponent must be (a scaling or a selection of) the output of a model the program model knows (built
-    in the file, annotated, `self.<attr>`) and not known to be probabilities or log-probabilities; an
-    exponent of a log-probability or of an unknown value is not reported.
+    in the file, annotated, `self.<attr>`, or a parameter every call in the file passes such a model for;
+    in a notebook, every cell) and not known to be probabilities or log-probabilities; an exponent of a
+    log-probability or of an unknown value is not reported. The output may be unpacked from a tuple
+    (`out, hidden = model(x, hidden)`), read through `.data`, `.detach()` or a reshape, and scaled in
+    method spelling (`out.div(temperature)`).
 
     An exponent already shifted by a maximum or a log-sum-exp (`x - x.max(dim, keepdim=True).values`,
     `logits - torch.max(logits)`, `x - m` with `m` named like a maximum) is stable and not reported.
@@ -254,6 +266,40 @@ import torch
 def kernel1d(x, sigma):
     pdf = torch.exp(-0.5 * (x / sigma).pow(2))
     return pdf / pdf.sum()
+"""
+        ),
+        # a helper given models whose outputs are probabilities, log-probabilities, or no model at all
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, h):
+        return self.fc(x).softmax(-1), h
+
+class LogProbs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x).log_softmax(-1)
+
+def sample(model, x, h):
+    out, h = model(x, h)
+    return torch.multinomial(out.data.view(-1).div(0.7).exp(), 1)
+
+def draw(net, x):
+    return torch.multinomial(net(x).detach().div(0.5).exp(), 1)
+
+sample(Probs(), torch.zeros(4), None)
+draw(LogProbs(), torch.zeros(4))
+draw(lambda t: t, torch.zeros(4))
 """
         ),
     ]
@@ -518,6 +564,35 @@ class Agent:
             line=19,
             message="`exp` of logits fed to a sampler",
         ),
+        # a sampling helper given the model: its output unpacked, read through `.data`, reshaped and
+        # divided by the temperature in method spelling
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class CharModel(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, width)
+        self.cell = nn.GRU(width, width)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, token, state):
+        h, state = self.cell(self.emb(token).view(1, 1, -1), state)
+        return self.out(h.view(1, -1)), state
+
+def next_token(model, token, state, temperature=0.8):
+    scores, state = model(token, state)
+    weights = scores.data.view(-1).div(temperature).exp()
+    return torch.multinomial(weights, 1)[0], state
+
+net = CharModel(30, 16).to("cpu")
+print(next_token(net, torch.tensor([3]), torch.zeros(1, 1, 16)))
+""",
+            line=18,
+            message="`exp` of logits fed to a sampler",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -632,13 +707,19 @@ _PROBS_SAMPLERS = frozenset({
 })
 
 
-def _model_output(ctx, expr: cst.BaseExpression, depth: int = 4):
-    """``model(x)``, ``self.head(h)``, ``out / temperature``, ``scale * out[:, -1]``: the model call whose
-    output the exponent is (a module held by a name or ``self.<attr>`` by construction or annotation,
-    whose output is not known to be probabilities or log-probabilities); None otherwise."""
-    expr = followed(ctx, expr, 2)
+def _model_output(ctx, expr: cst.BaseExpression, depth: int = 5):
+    """``model(x)``, ``self.head(h)``, ``out / temperature``, ``scale * out[:, -1]``, ``out.data.view(-1)
+    .div(t)``, ``out`` after ``out, hidden = model(x, hidden)``: the model call whose output the exponent
+    is (a module held by a name or ``self.<attr>`` by construction or annotation, or a parameter every
+    call in the file passes such a module for, whose output is not known to be probabilities or
+    log-probabilities); None otherwise."""
     if depth <= 0:
         return None
+    if isinstance(expr, cst.Name):
+        unpacked = _unpacked_output(ctx, expr)
+        if unpacked is not None:
+            return unpacked
+    expr = followed(ctx, expr, 2)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Divide, cst.Multiply)):
         for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
             if isinstance(expr.operator, cst.Divide) and side is expr.right:
@@ -649,13 +730,64 @@ def _model_output(ctx, expr: cst.BaseExpression, depth: int = 4):
         return None
     if isinstance(expr, cst.Subscript):
         return _model_output(ctx, expr.value, depth - 1)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":  # `out.data`: the same values
+        return _model_output(ctx, expr.value, depth - 1)
     if not isinstance(expr, cst.Call):
         return None
     func = expr.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("squeeze", "view", "reshape", "float", "contiguous"):
+    if isinstance(func, cst.Attribute) and func.attr.value in ("squeeze", "view", "reshape", "float", "contiguous",
+                                                               "detach", "flatten"):
         return _model_output(ctx, func.value, depth - 1)
-    if not isinstance(func, (cst.Name, cst.Attribute)) or is_model(ctx, func) is not True:
+    if isinstance(func, cst.Attribute) and func.attr.value in _SCALINGS:
+        # `out.div(t)`, `out.mul(s)`: a scaling in method spelling, by one positive-looking factor
+        found = arg(expr, 0, "other")
+        if found is None or len(expr.args) != 1 or isinstance(followed(ctx, found.value, 2), cst.UnaryOperation):
+            return None
+        return _model_output(ctx, func.value, depth - 1)
+    if not isinstance(func, (cst.Name, cst.Attribute)) or not _known_model(ctx, func):
         return None
-    if output_kind(ctx, expr) in (SOFTMAX, LOG_SOFTMAX, SIGMOID):
+    if output_kind(ctx, expr) in _NOT_LOGITS or _argument_outputs(ctx, func) & _NOT_LOGITS:
         return None
     return expr
+
+
+_SCALINGS = frozenset({"div", "divide", "true_divide", "mul", "multiply"})
+_NOT_LOGITS = frozenset({SOFTMAX, LOG_SOFTMAX, SIGMOID})
+
+
+def _known_model(ctx, func: cst.BaseExpression) -> bool:
+    """A model by construction or annotation, or a parameter every call of its function in this file
+    (a notebook: every cell) passes a model for (``def sample(model, ...)`` called as ``sample(net)``)."""
+    if is_model(ctx, func) is True:
+        return True
+    return isinstance(func, cst.Name) and ctx.names.is_param_at(func) and bool(param_is_model(ctx, func))
+
+
+def _argument_outputs(ctx, func: cst.BaseExpression) -> set:
+    """For a parameter: what the modules its calls pass return (``forward``'s kind, per tuple element)."""
+    if not isinstance(func, cst.Name) or not ctx.names.is_param_at(func):
+        return set()
+    kinds: set = set()
+    for a in param_is_model(ctx, func) or ():
+        kind = module_output(ctx, a) if isinstance(a, (cst.Name, cst.Attribute)) else built_output(ctx, a)
+        kinds.update(kind if isinstance(kind, tuple) else (kind,))
+    return kinds
+
+
+def _unpacked_output(ctx, name: cst.Name) -> Optional[cst.Call]:
+    """``out`` after ``out, hidden = model(x, hidden)`` (the assignment reaching ``name`` on every path):
+    the model call, when ``forward`` is not known to make that element probabilities."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    found = ctx.names.reaching_assignment(name.value, name, function if isinstance(function, cst.FunctionDef) else None)
+    if found is None or found[1] is None:
+        return None
+    value = found[0].value
+    if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        return None
+    if not _known_model(ctx, value.func):
+        return None
+    kind = output_kind(ctx, value)
+    element = kind[found[1]] if isinstance(kind, tuple) and found[1] < len(kind) else None
+    if element in _NOT_LOGITS or isinstance(kind, str) or _argument_outputs(ctx, value.func) & _NOT_LOGITS:
+        return None
+    return value

@@ -38,7 +38,9 @@ class LogOfSoftmax(LintRule):
     Models are followed through their classes and calls: the log of the output of a model whose
     `forward` ends in softmax (its class in this file or a project module; the model built here, a
     default, an annotated parameter or `self.<attr>`), also when a project function returns that output
-    and when elements are taken per target first (`probs[range(n), y]`, `probs.gather(1, y)`). The message
+    and when elements are taken per target first (`probs[range(n), y]`, `probs.gather(1, y)`), also
+    into a name assigned before (in a notebook, possibly in an earlier cell) and when such parts are
+    joined (`torch.cat((a, b))`, `torch.stack`) before the log. The message
     says which `forward` (file:line); no fix is offered there (the model's other users may want
     probabilities).
 
@@ -201,6 +203,17 @@ class Probs(nn.Module):
 
 def scores(x):
     return LogProbs()(x).exp().log(), torch.log(Probs()(x) + 1e-6)
+"""
+        ),
+        # joined with a part that is no softmax, or with an epsilon added after the join
+        Valid(
+            """
+import torch
+
+def scores(logits, other, y):
+    probs = torch.softmax(logits, dim=-1)
+    picked = probs[torch.arange(len(y)), y]
+    return torch.log(torch.cat((picked, other))), torch.log(torch.cat([picked, picked]) + 1e-9)
 """
         ),
     ]
@@ -438,6 +451,34 @@ def entropy(model: Probs, x):
             line=16,
             message="`model` is annotated `Probs`",
         ),
+        # elements picked per target at module level (a notebook's cells), joined, then logged
+        Invalid(
+            """
+import torch
+
+scores = torch.randn(2, 3, 5)
+labels = torch.tensor([[1, 4, 0], [2, 2, 3]])
+probs = torch.softmax(scores, dim=-1)
+first = probs[0, [0, 1, 2], labels[0]]
+second = probs[1, [0, 1, 2], labels[1]]
+picked = torch.log(torch.cat((first, second)))
+print(-picked.mean())
+""",
+            line=9,
+            message="`log` of elements of a softmax",
+        ),
+        Invalid(
+            """
+import torch
+
+def loss(scores, labels):
+    probs = scores.softmax(-1)
+    chosen = probs.gather(-1, labels.unsqueeze(-1))
+    return -torch.log(torch.stack([chosen, probs[:, :1]])).mean()
+""",
+            line=7,
+            message="`log` of elements of a softmax",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -477,16 +518,10 @@ def entropy(model: Probs, x):
         in this file or a project module; the model built here, a default, an annotation or held on
         `self`), directly or returned by a project function, or elements of it taken per target."""
         for log, operand in self._undecided:
-            frame = open_frame(self.ctx, log)
-            fact = value_fact(frame, operand)
-            selected = False
-            if fact is None:
-                base = _selection_base(operand)
-                if base is not None:
-                    fact = value_fact(frame, base)
-                    selected = True
-            if fact is None or fact.kind != SOFTMAX or not fact.why:
+            found = _softmax_elements(self.ctx, open_frame(self.ctx, log), operand)
+            if found is None:
                 continue
+            fact, selected = found
             what = "elements of " if selected else ""
             self.report(
                 log,
@@ -534,4 +569,41 @@ def _selection_base(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return expr.value
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "gather":
         return expr.func.value
+    return None
+
+
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def _softmax_elements(ctx, frame, expr: cst.BaseExpression, depth: int = 4):
+    """``(fact, selected)`` when ``expr`` is a softmax's output in ``frame`` (:func:`value_fact`), elements
+    of one taken per target (``p[range(n), y]``, ``p.gather(1, y)``), a name assigned such elements
+    before (``picked = probs[i, cols, y]``, in a notebook possibly in an earlier cell), or such parts
+    joined (``torch.cat((a, b))``, ``torch.stack``: ``log`` commutes with joining); None otherwise."""
+    fact = value_fact(frame, expr)
+    if fact is not None:
+        return (fact, False) if fact.kind == SOFTMAX and fact.why else None
+    base = _selection_base(expr)
+    if base is not None:
+        fact = value_fact(frame, base)
+        return (fact, True) if fact is not None and fact.kind == SOFTMAX and fact.why else None
+    if depth <= 0:
+        return None
+    if isinstance(expr, cst.Name):
+        value = ctx.names.value_of(expr)
+        if value is None or isinstance(value, cst.Name):
+            return None  # a plain name was followed by value_fact already
+        found = _softmax_elements(ctx, frame, value, depth - 1)
+        return (found[0], True) if found is not None and found[1] else None
+    if isinstance(expr, cst.Call) and ctx.names.qualified_names_at(expr.func) & _JOINS and expr.args:
+        parts = expr.args[0].value
+        first = expr.args[0]
+        if first.star or (first.keyword is not None and first.keyword.value != "tensors"):
+            return None
+        if not isinstance(parts, (cst.Tuple, cst.List)) or not parts.elements or any(
+                isinstance(e, cst.StarredElement) for e in parts.elements):
+            return None
+        found = [_softmax_elements(ctx, frame, e.value, depth - 1) for e in parts.elements]
+        if all(f is not None for f in found):
+            return found[0][0], True  # type: ignore[index]
     return None

@@ -438,3 +438,40 @@ def test_findings_that_need_the_cells_before_them():
     assert [f for f in found(lint(make(IMPORTS, net, train, reload, predict))) if f[2] == "TL105"] == [
         (5, 2, "TL105")
     ]
+
+
+def test_sampler_helper_given_a_model_of_an_earlier_cell():
+    # the model class, the model, the sampling helper and its call each in a cell of their own: the
+    # helper's `model` is the logits model every call passes, its output unpacked and read through
+    # `.data`, `.view` and `.div` before the `exp` that feeds `torch.multinomial`
+    model_class = (
+        "class Char(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.emb = nn.Embedding(20, 8)\n        self.rnn = nn.GRU(8, 8)\n        self.head = nn.Linear(8, 20)\n"
+        "    def forward(self, t, h):\n        o, h = self.rnn(self.emb(t).view(1, 1, -1), h)\n"
+        "        return self.head(o.view(1, -1)), h"
+    )
+    helper = (
+        "def pick(model, t, h, temperature=0.5):\n    out, h = model(t, h)\n"
+        "    weights = out.data.view(-1).div(temperature).exp()\n    return torch.multinomial(weights, 1)[0]"
+    )
+    cells = [IMPORTS, model_class, "char = Char()\nchar = char.to('cpu')", helper,
+             "with torch.no_grad():\n    print(pick(char, torch.tensor([1]), torch.zeros(1, 1, 8)))"]
+    assert [f for f in found(lint(make(*cells))) if f[2] == "TL201"] == [(4, 3, "TL201")]
+    # the same helper given a model whose `forward` ends in softmax samples probabilities: silent
+    probs = model_class.replace("return self.head(o.view(1, -1)), h", "return self.head(o.view(1, -1)).softmax(-1), h")
+    assert [f for f in found(lint(make(IMPORTS, probs, *cells[2:]))) if f[2] == "TL201"] == []
+
+
+def test_log_of_softmax_elements_picked_in_earlier_cells():
+    # the softmax in one cell, its elements picked per target in the next, joined and logged in a third
+    cells = [
+        IMPORTS,
+        "scores = torch.randn(2, 3, 7)\nwanted = torch.tensor([[1, 6, 0], [2, 5, 3]])",
+        "probs = torch.softmax(scores, dim=-1)",
+        "i = 0\nfirst = probs[i, [0, 1, 2], wanted[i]]\ni = 1\nsecond = probs[i, [0, 1, 2], wanted[i]]",
+        "logp = torch.log(torch.cat((first, second)))\nprint(-logp.mean())",
+    ]
+    assert [f for f in found(lint(make(*cells))) if f[2] == "TL202"] == [(5, 1, "TL202")]
+    # picked from the logits instead: nothing to report
+    logits = cells[3].replace("probs[", "scores[")
+    assert [f for f in found(lint(make(*cells[:3], logits, cells[4]))) if f[2] == "TL202"] == []

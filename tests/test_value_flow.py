@@ -16,6 +16,7 @@ from torchlint.analysis.program import (
     bind_arguments,
     call_findings,
     caller_frames,
+    element_without_graph,
     line_of,
     loss_fact,
     model_fact,
@@ -267,6 +268,39 @@ def test_helper_returning_a_number_returns_no_graph_and_a_tensor_one_does():
     (tensor,) = _calls(ctx, "as_tensor(a, b)")
     assert returns_without_graph(ctx, number)
     assert not returns_without_graph(ctx, tensor)
+
+
+def test_tuple_element_of_a_method_return_is_graph_free_by_construction():
+    ctx = _walked("""
+    import pytorch_lightning as pl
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Scorer(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, batch):
+            x, y, keep = batch
+            out = self.fc(x)
+            loss = F.cross_entropy(out[keep], y[keep])
+            hits = (out[keep].argmax(-1) == y[keep]).sum().float() / keep.sum()
+            return loss, hits, out.softmax(-1)
+
+    fresh = Scorer()
+    fresh.forward(b1)
+    loaded = Scorer.load_from_checkpoint("best.ckpt")
+    loaded.forward(b2)
+    """)
+    (fresh,) = _calls(ctx, "fresh.forward(b1)")
+    (loaded,) = _calls(ctx, "loaded.forward(b2)")
+    for call in (fresh, loaded):
+        # the accuracy: a comparison's sum over a count of the mask that indexes in the same expression
+        assert element_without_graph(ctx, call, 1)
+        assert not element_without_graph(ctx, call, 0)  # the loss
+        assert not element_without_graph(ctx, call, 2)  # probabilities
+        assert not element_without_graph(ctx, call, None)  # the tuple holds the loss
 
 
 # -- across files: a tmp project ---------------------------------------------------------------------

@@ -47,6 +47,7 @@ from torchlint.analysis.program import (
     called_function,
     class_summary,
     definition_of,
+    element_without_graph,
     find_method,
     instance_class,
     layer_mode_dependent,
@@ -224,6 +225,28 @@ def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
             return True
         cur = receiver(cur)
     return False
+
+
+def _held_names(expr: cst.BaseExpression) -> List[str]:
+    """:func:`base_names`, also of the values of dict and set displays (``{"train": acc, "val": v}``):
+    a container that holds a value hands it back with it."""
+    out: List[str] = []
+    stack: List[cst.BaseExpression] = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, cst.Dict):
+            stack.extend(el.value for el in e.elements)  # `**other` too: its values are handed back
+        elif isinstance(e, cst.Set):
+            stack.extend(el.value for el in e.elements)
+        elif isinstance(e, (cst.Tuple, cst.List)):
+            stack.extend(el.value for el in e.elements)
+        else:
+            out.extend(base_names(e))
+    return out
+
+
+_LIGHTNING_TRAINERS = frozenset({"pytorch_lightning.Trainer", "lightning.Trainer", "lightning.pytorch.Trainer",
+                                 "pytorch_lightning.trainer.Trainer", "lightning.pytorch.trainer.Trainer"})
 
 
 def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
@@ -1315,6 +1338,7 @@ class EvaluationFacts:
             if isinstance(n, cst.Name)
         }
         if function is not None:
+            outputs -= self._graph_free_outputs(statement, call)
             if any(isinstance(small, cst.Return) for small in statement.body) or (
                 outputs and self._escapes_function(statement, outputs, function)
             ):
@@ -1341,6 +1365,8 @@ class EvaluationFacts:
                     for stmt in reversed(block[:at]):
                         if self._binds_anew(stmt, model_name):
                             return False  # `model = Net()` after the training: an untrained model
+                        if function is not None and self._fits_model(stmt, model_name):
+                            return True
                         if not self._runs_model(stmt, model_name) or not self._steps_model(stmt):
                             continue
                         # a model bound inside the training code (`model = Net.load_from_checkpoint(...)`
@@ -1353,6 +1379,40 @@ class EvaluationFacts:
             if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
                 return False
         return False
+
+    def _fits_model(self, stmt: cst.CSTNode, model_name: str) -> bool:
+        """Whether ``stmt`` trains the model ``model_name`` with a Lightning trainer (``trainer.fit(model,
+        ...)``, ``trainer`` built by ``Trainer(...)`` of ``lightning``/``pytorch_lightning`` in this file), and
+        every rebinding of the name inside ``stmt`` reads the checkpoint of a training back
+        (``model = Net.load_from_checkpoint(path)``): the model then holds trained weights."""
+        ctx = self.ctx
+        fitted: Optional[cst.Call] = None
+        for call in ctx.calls_in(stmt):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "fit" and call.args
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == model_name
+                    and call.args[0].keyword is None):
+                continue
+            owner = func.value
+            values = built_values(ctx, owner) if isinstance(owner, cst.Name) else []
+            if values and all(isinstance(v, cst.Call) and ctx.names.qualified_names_at(v.func) & _LIGHTNING_TRAINERS
+                              for v in values):
+                fitted = call
+        if fitted is None:
+            return False
+        fit_statement = ctx.statement_of(fitted)
+        fit_block = ctx.block_of(fit_statement) if fit_statement is not None else None
+        for n in iter_nodes(stmt):
+            if isinstance(n, cst.SimpleStatementLine) and self._binds_anew(n, model_name):
+                value = getattr(n.body[0], "value", None)
+                core = strip_moves_expr(value) if isinstance(value, cst.BaseExpression) else None
+                if isinstance(core, cst.Call) and (_deserialised(ctx, core) or isinstance(core.func, cst.Attribute)
+                                                   and core.func.attr.value == "load_from_checkpoint"):
+                    continue  # trained weights read back
+                if fit_block is not None and ctx.block_of(n) is fit_block and position(ctx, n) < position(ctx, fitted):
+                    continue  # the model built, then fitted
+                return False
+        return True
 
     def _runs_model(self, stmt: cst.CSTNode, model_name: str) -> bool:
         """Whether ``stmt`` runs the model ``model_name`` itself (``model(x)``), not only names it."""
@@ -1379,6 +1439,27 @@ class EvaluationFacts:
                         return True
         return False
 
+    def _graph_free_outputs(self, statement: cst.CSTNode, call: cst.Call) -> Set[str]:
+        """The names ``statement`` binds from ``call`` to values without an autograd graph by construction
+        (``_, acc = model.forward(batch)`` where ``forward`` returns ``loss, (pred == y).float().mean()``):
+        handing them back hands back numbers, not the graph the call built."""
+        out: Set[str] = set()
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return out
+        for small in statement.body:
+            if not isinstance(small, cst.Assign) or small.value is not call or len(small.targets) != 1:
+                continue
+            target = small.targets[0].target
+            if isinstance(target, cst.Name):
+                pairs = [(target.value, None)]
+            elif isinstance(target, (cst.Tuple, cst.List)) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                pairs = [(e.value.value, i) for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name)]
+            else:
+                continue
+            out.update(name for name, index in pairs if element_without_graph(self.ctx, call, index))
+        return out
+
     def _escapes_function(self, statement: cst.CSTNode, names: Set[str], function: cst.FunctionDef) -> bool:
         """Whether what ``statement`` binds reaches a return, a yield, a backward pass or an attribute of
         ``function`` after it, or is handed to a callable (a caller or callee could differentiate it)."""
@@ -1388,7 +1469,7 @@ class EvaluationFacts:
         for n in iter_nodes(function.body):
             if position(ctx, n) <= start or ctx.is_inside(n, statement):
                 continue
-            if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(base_names(n.value)) & live:
+            if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(_held_names(n.value)) & live:
                 return True
             if isinstance(n, cst.Call) and is_backward_like(ctx, n):
                 operand = backward_operand(ctx, n)
@@ -1396,7 +1477,7 @@ class EvaluationFacts:
                     return True
             if isinstance(n, (cst.Assign, cst.AugAssign)):
                 value = n.value
-                if not (set(base_names(value)) & live) or is_detached(ctx, value):
+                if not (set(_held_names(value)) & live) or is_detached(ctx, value):
                     continue
                 for t in assignment_targets(n):
                     if isinstance(t, (cst.Attribute, cst.Subscript)):
