@@ -36,6 +36,16 @@ class OptimizerOfAnotherModel(LintRule):
     (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
     `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent.
 
+    In a LightningModule it finds, at the optimizer `configure_optimizers` returns, an optimizer built on
+    `self.model.parameters()` while the loss `training_step` returns (through `self(x)` and `forward`)
+    runs only a copy of a model, `AveragedModel(self.model)` or `copy.deepcopy(...)`, which has parameters
+    of its own: Lightning's automatic loop runs backward on that loss and steps the optimizer, which gets no
+    gradient. This is reported only when the class and every base down to the LightningModule are in the
+    file, no hook takes over the step (`optimizer_step`, `backward`, `on_after_backward`, ...), nothing
+    switches `automatic_optimization` off or moves gradients by hand, and the copy is used for nothing but
+    being called and updated (`update_parameters`). Averaging done right (the optimizer over the model the
+    loss runs, the average updated from it) and an EMA teacher under `no_grad` are silent.
+
     ## Why is this bad?
     The backward pass fills the gradients of one set of parameters and the optimizer updates another.
     The model that produced the loss is never trained (its gradients pile up, or are cleared unused), and
