@@ -742,13 +742,14 @@ class Task(L.LightningModule):
         super().__init__()
         self.backbone = backbone
         self.ema = copy.deepcopy(backbone)
+        self.criterion = torch.nn.MSELoss()
 
     def forward(self, x):
         return self.backbone(x)
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        return torch.nn.functional.mse_loss(self.ema(x), y)
+        return self.criterion(self.ema(x), y)
 
     def configure_optimizers(self):
         optimizer = torch.optim.Adam(self.backbone.parameters(), lr=1e-3)

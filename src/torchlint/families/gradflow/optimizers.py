@@ -611,7 +611,7 @@ _LIGHTNING_BASES = frozenset({"pytorch_lightning.LightningModule", "pytorch_ligh
                               "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
                               "lightning.pytorch.core.module.LightningModule"})
 #: hooks through which a LightningModule takes over or changes what a step applies
-_STEP_HOOKS = frozenset({"optimizer_step", "backward", "manual_backward", "on_after_backward",
+_STEP_HOOKS = frozenset({"__call__", "optimizer_step", "backward", "manual_backward", "on_after_backward",
                          "on_before_optimizer_step", "training_step_end", "optimizer_zero_grad", "toggle_optimizer",
                          "lr_scheduler_step", "on_train_batch_end", "on_before_backward"})
 #: words in the classes that may switch the automatic loop off or move gradients by hand
@@ -705,6 +705,7 @@ def _stray_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[StrayLightnin
     reached: Set[str] = set()
     for r in returns:
         reached |= _self_reached(ctx, chain, step, r, 0)  # type: ignore[arg-type]
+    reached = {name for name in reached if not _loss_module(ctx, name)}
     if not reached or not all(_fresh_copy(ctx, name) for name in reached):
         return []
     out = []
@@ -922,6 +923,21 @@ def _fresh_copy(ctx: FileContext, name: str) -> bool:
                 continue
         return False
     return assigned == 1
+
+
+def _loss_module(ctx: FileContext, name: str) -> bool:
+    """Whether every assignment of the attribute ``name`` in the file builds a ``torch.nn`` loss
+    (``self.criterion = nn.CrossEntropyLoss()``): a module without parameters."""
+    values = []
+    for use in _attribute_uses(ctx, name):
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is use:
+            assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+            values.append(getattr(assign, "value", None))
+    return bool(values) and all(
+        isinstance(v, cst.Call) and any(q.startswith("torch.nn.") and q.endswith("Loss") and q.count(".") == 2
+                                        for q in ctx.names.qualified_names_at(v.func))
+        for v in values)
 
 
 def _mentions(ctx: FileContext, held: str, reached: Set[str]) -> bool:
