@@ -24,7 +24,11 @@ class UnusedSubmodule(LintRule):
     in a notebook) is used. The project's Python files and notebooks (under its root, else beside the
     file) that spell the name are read; `self.aux_head` inside a class that cannot derive from this one
     (its bases lead, through the project, to `nn.Module` and other classes only) is that class's own
-    layer and does not count, while a subclass's `self.aux_head` does. A file spelling the name that cannot be
+    layer and does not count, while a subclass's `self.aux_head` does. A read on a value known to be
+    something else does not count either: a name annotated with, or only bound to, another class (a config
+    dataclass's `cfg.aux_head`, a tensor), a literal or a module-level constant; a value not known does. A
+    string there counts only where it reaches an attribute by name (`getattr`, `hasattr`, `setattr`,
+    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming. A file spelling the name that cannot be
     parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
     result is computed again when a file of the project is added, removed or changed.
 

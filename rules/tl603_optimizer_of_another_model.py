@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.families.gradflow.optimizers import stray_steps, untrained_models
+from torchlint.families.gradflow.optimizers import stray_lightning_optimizers, stray_steps, untrained_models
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -35,6 +35,16 @@ class OptimizerOfAnotherModel(LintRule):
     its `parameters()`, a freezing helper it is passed to), a teacher or target network
     (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
     `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent.
+
+    In a LightningModule it finds, at the optimizer `configure_optimizers` returns, an optimizer built on
+    `self.model.parameters()` while the loss `training_step` returns (through `self(x)` and `forward`)
+    runs only a copy of a model, `AveragedModel(self.model)` or `copy.deepcopy(...)`, which has parameters
+    of its own: Lightning's automatic loop runs backward on that loss and steps the optimizer, which gets no
+    gradient. This is reported only when the class and every base down to the LightningModule are in the
+    file, no hook takes over the step (`optimizer_step`, `backward`, `on_after_backward`, ...), nothing
+    switches `automatic_optimization` off or moves gradients by hand, and the copy is used for nothing but
+    being called and updated (`update_parameters`). Averaging done right (the optimizer over the model the
+    loss runs, the average updated from it) and an EMA teacher under `no_grad` are silent.
 
     ## Why is this bad?
     The backward pass fills the gradients of one set of parameters and the optimizer updates another.
@@ -97,7 +107,12 @@ class OptimizerOfAnotherModel(LintRule):
         "{models} {verb} never trained: the loss of this backward pass is computed from {them}, but no optimizer "
         "holds {their} parameters (the step after it applies {optimizers})"
     )
-    TRIGGERS = ("step",)
+    LIGHTNING = (
+        "this optimizer holds the parameters of {held}, but the loss `{cls}.training_step` returns is computed "
+        "from {reached} only, a copy with parameters of its own: Lightning steps this optimizer after that "
+        "loss's backward and applies no gradient of it"
+    )
+    TRIGGERS = ("step", "configure_optimizers")
 
     VALID = [
         # each optimizer steps the model its loss is computed from; the generator's output is detached
@@ -334,6 +349,138 @@ def train(loader):
         probe_opt.step()
 """
         ),
+        # Lightning, averaging done right: the optimizer holds the model the loss runs, the average is
+        # updated from it after each epoch and used for evaluation only
+        Valid(
+            """
+import torch
+import lightning as L
+from torch.optim.swa_utils import AveragedModel
+
+
+class Regressor(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.averaged = AveragedModel(self.net)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self(x), y)
+
+    def on_train_epoch_end(self):
+        self.averaged.update_parameters(self.net)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val", torch.nn.functional.mse_loss(self.averaged(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.net.parameters(), lr=0.1)
+"""
+        ),
+        # Lightning, an EMA teacher: its output is a target under no_grad, the student is trained
+        Valid(
+            """
+import copy
+import torch
+import pytorch_lightning as pl
+
+
+class Distill(pl.LightningModule):
+    def __init__(self, student):
+        super().__init__()
+        self.student = student
+        self.teacher = copy.deepcopy(student)
+
+    def forward(self, x):
+        return self.student(x)
+
+    def training_step(self, batch, batch_idx):
+        x, _ = batch
+        with torch.no_grad():
+            target = self.teacher(x)
+        return (self(x) - target).pow(2).mean()
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.student.parameters())
+"""
+        ),
+        # Lightning, the copy runs the loss but the loop is manual: the training step decides what it steps
+        Valid(
+            """
+import copy
+import torch
+import pytorch_lightning as pl
+
+
+class Manual(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.automatic_optimization = False
+        self.net = net
+        self.shadow = copy.deepcopy(net)
+
+    def forward(self, x):
+        return self.shadow(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.net.parameters())
+"""
+        ),
+        # Lightning, the training step is inherited from a class of another module: not in view
+        Valid(
+            """
+import copy
+import torch
+from project.base import BaseTask
+
+
+class Shadowed(BaseTask):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.shadow = copy.deepcopy(net)
+
+    def forward(self, x):
+        return self.shadow(x)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.net.parameters())
+"""
+        ),
+        # Lightning, the optimizer holds every parameter of the module (the copy's too)
+        Valid(
+            """
+import torch
+import lightning.pytorch as pl
+from torch.optim.swa_utils import AveragedModel
+
+
+class Averaged(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.swa = AveragedModel(self.net)
+
+    def forward(self, x):
+        return self.swa(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+"""
+        ),
     ]
 
     INVALID = [
@@ -535,6 +682,81 @@ def step(batch):
         scaler.update()
 """,
         ),
+        # Lightning: a subclass runs an averaged copy in `forward`, so the inherited training step's loss
+        # never reaches the model the optimizer holds
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+import pytorch_lightning as pl
+from torch.optim.swa_utils import AveragedModel
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return F.log_softmax(self.net(x), dim=1)
+
+    def training_step(self, batch, batch_idx):
+        images, labels = batch
+        loss = F.nll_loss(self(images), labels)
+        self.log("loss", loss)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.05)
+
+
+class AveragedClassifier(Classifier):
+    def __init__(self, net):
+        super().__init__(net)
+        self.averaged = AveragedModel(self.net)
+
+    def forward(self, x):
+        return F.log_softmax(self.averaged(x), dim=1)
+
+    def on_train_epoch_end(self):
+        self.averaged.update_parameters(self.net)
+
+    def configure_optimizers(self):
+        opt = torch.optim.SGD(self.net.parameters(), lr=0.01, momentum=0.9)
+        return {"optimizer": opt}
+""",
+            line=38,
+            col=15,
+            message="this optimizer holds the parameters of `self.net`, but the loss `AveragedClassifier.training_step` returns is computed from `self.averaged` only",
+        ),
+        # Lightning: a deep copy called directly in the training step
+        Invalid(
+            """
+import copy
+import torch
+import lightning as L
+
+
+class Task(L.LightningModule):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+        self.ema = copy.deepcopy(backbone)
+        self.criterion = torch.nn.MSELoss()
+
+    def forward(self, x):
+        return self.backbone(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return self.criterion(self.ema(x), y)
+
+    def configure_optimizers(self):
+        optimizer = torch.optim.Adam(self.backbone.parameters(), lr=1e-3)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+        return [optimizer], [scheduler]
+""",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -547,6 +769,12 @@ def step(batch):
                 optimizer=found.optimizer,
                 held=", ".join(f"`{h}`" for h in found.held),
                 reached=", ".join(f"`{r}`" for r in found.reached),
+            ))
+        for stray in stray_lightning_optimizers(self.ctx):
+            self.report(stray.optimizer, self.LIGHTNING.format(
+                held=", ".join(f"`self.{h}`" for h in stray.held),
+                reached=", ".join(f"`self.{r}`" for r in stray.reached),
+                cls=stray.cls,
             ))
         for untrained in untrained_models(self.ctx, reported):
             self.report(untrained.backward, self.UNTRAINED.format(

@@ -200,3 +200,85 @@ def test_tl603_the_model_in_no_optimizer_never_changes(device):
         assert bool(ns["encoder"].weight.grad.abs().sum() > 0)
         assert (not torch.equal(ns["encoder"].weight.detach(), before)) is trained
         assert not torch.equal(ns["head"].weight.detach(), head_before)
+
+
+AVERAGED_TASK = '''
+import sys
+import types
+import torch
+import torch.nn.functional as F
+from torch.optim.swa_utils import AveragedModel
+
+if "pytorch_lightning" not in sys.modules:  # the module's own code is all the loop below needs
+    sys.modules["pytorch_lightning"] = types.SimpleNamespace(LightningModule=torch.nn.Module)
+import pytorch_lightning as pl
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+
+
+class Task(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.mse_loss(self(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+class AveragedTask(Task):
+    def __init__(self, net):
+        super().__init__(net)
+        self.averaged = AveragedModel(self.net)
+
+    def forward(self, x):
+        return RUN(x)
+
+    def on_train_epoch_end(self):
+        self.averaged.update_parameters(self.net)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+
+task = AveragedTask(torch.nn.Linear(4, 1)).to(DEVICE)
+x = torch.randn(16, 4, device=DEVICE)
+y = torch.randn(16, 1, device=DEVICE)
+
+
+def fit(epochs):
+    """Lightning's automatic optimization: backward on what `training_step` returns, then a step of the
+    optimizer `configure_optimizers` returns."""
+    opt = task.configure_optimizers()
+    losses = []
+    for epoch in range(epochs):
+        opt.zero_grad()
+        loss = task.training_step((x, y), epoch)
+        loss.backward()
+        opt.step()
+        task.on_train_epoch_end()
+        losses.append(loss.item())
+    return losses
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_a_lightning_module_running_its_averaged_copy_trains_nothing(device):
+    bug = AVERAGED_TASK.replace("RUN", "self.averaged")
+    fixed = AVERAGED_TASK.replace("RUN", "self.net")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    for source, trained in ((bug, False), (fixed, True)):
+        ns = _run(source, device)
+        before = ns["task"].net.weight.detach().clone()
+        losses = ns["fit"](10)
+        # the optimizer's model moves only when the loss runs it
+        assert (not torch.equal(ns["task"].net.weight.detach(), before)) is trained
+        assert (losses[-1] < losses[0]) is trained

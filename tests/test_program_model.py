@@ -575,3 +575,39 @@ def test_tl602_a_subclass_in_another_file_uses_the_layer_and_an_unrelated_class_
     assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
     (tmp_path / "sub.py").write_text(textwrap.dedent(sub))
     assert _lint(tmp_path / "model.py", {"TL602"}) == []
+
+
+def test_tl602_a_read_elsewhere_counts_only_on_a_receiver_that_may_be_the_model(tmp_path):
+    # reads of the same name on values known to be something else: a config dataclass (annotated or
+    # built), a module-level dict constant, a tensor; and strings that only name it (a list, a key map)
+    config = """
+        from dataclasses import dataclass
+        import torch
+        from model import Net
+
+        @dataclass
+        class HeadCfg:
+            aux_head: int = 2
+
+        DEFAULTS = {"aux_head": 2}
+        DEFAULTS_OBJ = HeadCfg()
+        KEEP = ["fc", "aux_head"]
+        RENAME = {"old_aux": "aux_head"}
+
+
+        def build(cfg: HeadCfg, t: torch.Tensor, n: int):
+            made = HeadCfg(aux_head=3)
+            key = "aux.weight".replace("aux", "aux_head")
+            size = DEFAULTS["aux_head"] + getattr(cfg, "aux_head")
+            return cfg.aux_head + made.aux_head + DEFAULTS_OBJ.aux_head + t.aux_head + n.aux_head, key, size
+    """
+    _write(tmp_path, {"model.py": AUX_MODEL, "config.py": config, "train.py": AUX_TRAIN})
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    # a receiver that may be the model still counts: a parameter annotated with its base, one not annotated
+    for read in ("def peek(m: nn.Module):\n    return m.aux_head\n",
+                 "def peek(m):\n    return m.aux_head\n",
+                 "def peek(m: Net):\n    return m.aux_head\n",
+                 "state = model.state_dict()\nw = state['aux_head.weight']\n",
+                 "model.get_submodule('aux_head')\n"):
+        (tmp_path / "train.py").write_text(textwrap.dedent(AUX_TRAIN) + "import torch.nn as nn\n" + read)
+        assert _lint(tmp_path / "model.py", {"TL602"}) == [], read

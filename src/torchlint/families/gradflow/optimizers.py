@@ -601,3 +601,357 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
 
 
 __all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models"]
+
+
+# -- a LightningModule whose optimizer holds a model its training loss does not run ----------------
+#: the LightningModule base classes (automatic optimization: the trainer runs backward on the loss
+#: ``training_step`` returns, then steps each optimizer ``configure_optimizers`` returns)
+_LIGHTNING_BASES = frozenset({"pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+                              "pytorch_lightning.core.module.LightningModule", "lightning.LightningModule",
+                              "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+                              "lightning.pytorch.core.module.LightningModule"})
+#: hooks through which a LightningModule takes over or changes what a step applies
+_STEP_HOOKS = frozenset({"__call__", "optimizer_step", "backward", "manual_backward", "on_after_backward",
+                         "on_before_optimizer_step", "training_step_end", "optimizer_zero_grad", "toggle_optimizer",
+                         "lr_scheduler_step", "on_train_batch_end", "on_before_backward"})
+#: words in the classes that may switch the automatic loop off or move gradients by hand
+_MANUAL_WORDS = ("automatic_optimization", ".grad", "manual_backward", "register_hook", "_modules", "setattr")
+#: constructions that build a new set of parameters copied from their argument
+_COPIES = frozenset({"torch.optim.swa_utils.AveragedModel", "copy.deepcopy"})
+#: methods of a copy whose call neither runs nor trains the model it was copied from
+_COPY_METHODS = frozenset({"update_parameters", "to", "cuda", "cpu", "train", "eval", "forward", "float", "half"})
+
+
+@dataclass(frozen=True)
+class StrayLightningOptimizer:
+    """``optimizer``: the optimizer construction in ``configure_optimizers``; ``cls``: the
+    LightningModule class; ``held``: the attributes whose parameters it holds; ``reached``: the
+    attributes the training loss is computed from."""
+
+    optimizer: cst.Call
+    cls: str
+    held: Tuple[str, ...]
+    reached: Tuple[str, ...]
+
+
+def stray_lightning_optimizers(ctx: FileContext) -> List[StrayLightningOptimizer]:
+    """Every optimizer that ``configure_optimizers`` of a LightningModule class of this file returns,
+    built over ``self.<a>.parameters()``, while the loss its ``training_step`` returns (through
+    ``self(x)`` and ``forward``) runs only attributes that are copies of other models
+    (``AveragedModel(self.model)``, ``copy.deepcopy(...)``: a new set of parameters).  Only when the
+    whole class chain, down to the LightningModule base, is in this file, the loop is Lightning's
+    automatic one (no step hook, no ``automatic_optimization``, no gradient moved by hand), and each
+    copy is used for nothing but being called and updated.  Ask after the walk."""
+    out: List[StrayLightningOptimizer] = []
+    for node in iter_nodes(ctx.module):
+        if not isinstance(node, cst.ClassDef) or not isinstance(ctx.parent(node), cst.Module):
+            continue
+        chain = _lightning_chain(ctx, node)
+        if chain is None:
+            continue
+        try:
+            out.extend(_stray_in(ctx, chain))
+        except Unknown:
+            continue
+    return out
+
+
+def _lightning_chain(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[cst.ClassDef]]:
+    """``cls`` and its bases, each a class of this file with one base, down to a LightningModule."""
+    chain = [cls]
+    while len(chain) <= 6:
+        current = chain[-1]
+        if len(current.bases) != 1 or current.keywords:
+            return None
+        base = current.bases[0].value
+        if ctx.names.qualified_names_at(base) & _LIGHTNING_BASES:
+            return chain
+        found = definition_of(ctx, base)
+        if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef) \
+                or not isinstance(ctx.parent(found[1]), cst.Module) or found[1] in chain:
+            return None
+        chain.append(found[1])
+    return None
+
+
+def _method(chain: List[cst.ClassDef], name: str) -> Optional[cst.FunctionDef]:
+    for cls in chain:
+        for stmt in class_body(cls):
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                return stmt
+    return None
+
+
+def _self_of(function: cst.FunctionDef) -> str:
+    params = list(function.params.posonly_params) + list(function.params.params)
+    if not params or function.decorators:
+        raise Unknown
+    return params[0].name.value
+
+
+def _stray_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[StrayLightningOptimizer]:
+    methods = {s.name.value for cls in chain for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+    if methods & _STEP_HOOKS or not {"training_step", "forward", "configure_optimizers"} <= methods:
+        return []
+    if any(w in ctx.code(cls) for cls in chain for w in _MANUAL_WORDS):
+        return []
+    configure = _method(chain, "configure_optimizers")
+    optimizers = _returned_optimizers(ctx, configure)  # type: ignore[arg-type]
+    if not optimizers:
+        return []
+    step = _method(chain, "training_step")
+    forward = _method(chain, "forward")
+    returns = _returns_of(ctx, step)  # type: ignore[arg-type]
+    reached: Set[str] = set()
+    for r in returns:
+        reached |= _self_reached(ctx, chain, step, r, 0)  # type: ignore[arg-type]
+    reached = {name for name in reached if not _loss_module(ctx, name)}
+    if not reached or not all(_fresh_copy(ctx, name) for name in reached):
+        return []
+    out = []
+    for call, held in optimizers:
+        if held & reached or any(_mentions(ctx, h, reached) for h in held):
+            continue
+        out.append(StrayLightningOptimizer(call, chain[0].name.value, tuple(sorted(held)), tuple(sorted(reached))))
+    return out
+
+
+def _returns_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.BaseExpression]:
+    out = []
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            raise Unknown
+        if isinstance(node, cst.Return) and _function_of(ctx, node) is function:
+            if node.value is None:
+                raise Unknown
+            out.append(node.value)
+    if not out:
+        raise Unknown
+    return out
+
+
+def _returned_optimizers(ctx: FileContext, function: cst.FunctionDef) -> List[Tuple[cst.Call, FrozenSet[str]]]:
+    """The optimizer constructions ``configure_optimizers`` returns (alone, in a list or tuple, as
+    ``{"optimizer": ...}``), each with the ``self`` attributes whose parameters it holds; unknown when
+    one of them is not such a construction."""
+    me = _self_of(function)
+    out: List[Tuple[cst.Call, FrozenSet[str]]] = []
+
+    def add(expr: cst.BaseExpression, hops: int) -> None:
+        if hops > _MAX_HOPS:
+            raise Unknown
+        if isinstance(expr, cst.Name):
+            found = ctx.names.reaching_assignment(expr.value, expr, function)
+            if found is None or found[1] is not None:
+                raise Unknown
+            add(found[0].value, hops + 1)
+        elif isinstance(expr, (cst.List, cst.Tuple)):
+            for el in expr.elements:
+                add(el.value, hops + 1)
+        elif isinstance(expr, cst.Dict):
+            for el in expr.elements:
+                if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+                    raise Unknown
+                if el.key.evaluated_value == "optimizer":
+                    add(el.value, hops + 1)
+                elif el.key.evaluated_value not in ("lr_scheduler", "monitor"):
+                    raise Unknown
+        elif isinstance(expr, cst.Call):
+            names = ctx.names.qualified_names_at(expr.func)
+            if any(".lr_scheduler." in q for q in names):
+                return  # a scheduler built on an optimizer returned beside it
+            if not any(q.startswith("torch.optim.") and ".swa_utils" not in q for q in names):
+                raise Unknown
+            params = arg(expr, 0, "params")
+            if params is None:
+                raise Unknown
+            out.append((expr, _self_owners(params.value, me, 0)))
+        else:
+            raise Unknown
+
+    for r in _returns_of(ctx, function):
+        add(r, 0)
+    return out
+
+
+def _self_owners(expr: cst.BaseExpression, me: str, hops: int) -> FrozenSet[str]:
+    """The attributes ``a`` of ``self.a.parameters()`` an optimizer's parameters are built from."""
+    if hops > _MAX_HOPS:
+        raise Unknown
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if method_name(expr) in ("parameters", "named_parameters") and not expr.args:
+            owner = receiver(expr)
+            if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == me:
+                return frozenset({owner.attr.value})
+            raise Unknown  # `self.parameters()`: every submodule
+        if isinstance(func, cst.Name) and func.value in ("list", "tuple") and len(expr.args) == 1:
+            return _self_owners(expr.args[0].value, me, hops + 1)
+        raise Unknown
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _self_owners(expr.left, me, hops + 1) | _self_owners(expr.right, me, hops + 1)
+    raise Unknown
+
+
+def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.FunctionDef,
+                  expr: cst.BaseExpression, hops: int) -> Set[str]:
+    """The ``self`` attributes the value ``expr`` (in a method) is computed from: ``self.a(x)`` reaches
+    ``a``, ``self(x)`` and ``self.forward(x)`` what ``forward`` returns; a parameter of the method is
+    data.  Over-approximated (an unpacked tuple reaches all of its value); unknown for a call of
+    another method, of a non-library function or anything not followed."""
+    if hops > _MAX_HOPS:
+        raise Unknown
+    me = _self_of(function)
+    out: Set[str] = set()
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            if node.value == me:
+                raise Unknown  # `self` itself as a value
+            if node.value in ("None", "True", "False") or ctx.names.qualified_names_at(node):
+                continue
+            found = ctx.names.reaching_assignment(node.value, node, function)
+            if found is None:
+                if _is_param(function, node.value) and not _rebinds(function, node.value):
+                    continue  # the method's argument: the batch
+                raise Unknown
+            out |= _self_reached(ctx, chain, function, found[0].value, hops + 1)
+            continue
+        if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == me:
+                out.add(node.attr.value)
+                continue
+            stack.append(node.value)
+            continue
+        if isinstance(node, cst.Call):
+            name = method_name(node)
+            if name in _CUTTING or under_no_grad(ctx, node):
+                continue
+            func = node.func
+            if isinstance(func, cst.Name) and func.value == me or (
+                    isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                    and func.value.value == me and func.attr.value == "forward"):
+                forward = _method(chain, "forward")
+                if forward is None or forward is function:
+                    raise Unknown
+                for r in _returns_of(ctx, forward):
+                    out |= _self_reached(ctx, chain, forward, r, hops + 1)
+                stack.extend(a.value for a in node.args)  # the arguments: data or model outputs
+                continue
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me:
+                if _method(chain, func.attr.value) is not None or func.attr.value in ("log", "log_dict"):
+                    raise Unknown  # another method of the class
+                out.add(func.attr.value)  # a submodule called
+                stack.extend(a.value for a in node.args)
+                continue
+            q = ctx.names.qualified_names_at(func)
+            if q:
+                if not any(n.startswith(_LIBRARY_ROOTS) for n in q):
+                    raise Unknown
+            elif isinstance(func, cst.Attribute):
+                stack.append(func.value)  # a tensor method: `out.view(-1)`
+            else:
+                raise Unknown
+            stack.extend(a.value for a in node.args)
+            continue
+        if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Tuple, cst.List,
+                             cst.Comparison, cst.BooleanOperation, cst.IfExp)):
+            stack.extend(_direct_expressions(node))
+            continue
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        raise Unknown
+    return out
+
+
+def _is_param(function: cst.FunctionDef, name: str) -> bool:
+    p = function.params
+    return any(x.name.value == name for x in list(p.posonly_params) + list(p.params) + list(p.kwonly_params))
+
+
+def _rebinds(function: cst.FunctionDef, name: str) -> bool:
+    """Whether the body of ``function`` binds ``name`` anywhere (an assignment, a loop, ``with``, ``:=``,
+    ``del``, an import, a nested definition)."""
+    for node in iter_nodes(function.body):
+        targets: List[cst.CSTNode] = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [node.target]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        elif isinstance(node, cst.Del):
+            targets = [node.target]
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+            return True
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            return True
+        if any(isinstance(n, cst.Name) and n.value == name for t in targets for n in iter_nodes(t)):
+            return True
+    return False
+
+
+def _attribute_uses(ctx: FileContext, name: str) -> List[cst.Attribute]:
+    return [n for n in iter_nodes(ctx.module) if isinstance(n, cst.Attribute) and n.attr.value == name]
+
+
+def _fresh_copy(ctx: FileContext, name: str) -> bool:
+    """Whether the attribute ``name`` is assigned once in the file, in an ``__init__``, to a copy of a
+    model (a new set of parameters), and otherwise only called or updated."""
+    assigned = 0
+    for use in _attribute_uses(ctx, name):
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.AssignTarget) and parent.target is use:
+            assign = ctx.parent(parent)
+            function = ctx.enclosing(assign, (cst.FunctionDef, cst.Lambda))
+            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
+                    or not isinstance(function, cst.FunctionDef) or function.name.value != "__init__":
+                return False
+            value = strip_moves(assign.value)
+            if not isinstance(value, cst.Call) or not (ctx.names.qualified_names_at(value.func) & _COPIES):
+                return False
+            assigned += 1
+            continue
+        if isinstance(parent, cst.Call) and parent.func is use:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in _COPY_METHODS:
+            outer = ctx.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent:
+                continue
+        return False
+    return assigned == 1
+
+
+def _loss_module(ctx: FileContext, name: str) -> bool:
+    """Whether every assignment of the attribute ``name`` in the file builds a ``torch.nn`` loss
+    (``self.criterion = nn.CrossEntropyLoss()``): a module without parameters."""
+    values = []
+    for use in _attribute_uses(ctx, name):
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is use:
+            assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+            values.append(getattr(assign, "value", None))
+    return bool(values) and all(
+        isinstance(v, cst.Call) and any(q.startswith("torch.nn.") and q.endswith("Loss") and q.count(".") == 2
+                                        for q in ctx.names.qualified_names_at(v.func))
+        for v in values)
+
+
+def _mentions(ctx: FileContext, held: str, reached: Set[str]) -> bool:
+    """Whether an assignment of the attribute ``held`` in the file may make it one of the ``reached``
+    attributes (its value reads one of them)."""
+    for use in _attribute_uses(ctx, held):
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is use:
+            assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+            value = getattr(assign, "value", None)
+            if value is None or any(isinstance(n, cst.Attribute) and n.attr.value in reached
+                                    for n in iter_nodes(value)):
+                return True
+    return False
+
+
+__all__ += ["StrayLightningOptimizer", "stray_lightning_optimizers"]

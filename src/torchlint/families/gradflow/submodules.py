@@ -7,10 +7,14 @@ naming them (``getattr`` with a computed name, ``self._modules``, ``self.childre
 ``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation).
 
 Other files of the project count too (:func:`read_elsewhere`): the project's Python files and notebooks
-(under its root, else beside the file) whose text spells the name are parsed, and any attribute read of
-that name there (``model.aux_head(x)`` in ``train.py``) or string naming it counts as a use, except
-``self.<name>`` in a class that cannot derive from the model's class (its bases resolve, through the
-project, to ``nn.Module`` and classes other than it): that class's own attribute.  A notebook is
+(under its root, else beside the file) whose text spells the name are parsed, and an attribute read of
+that name there (``model.aux_head(x)`` in ``train.py``) counts as a use when its receiver may be an
+instance of the model's class: not ``self.<name>`` in a class that cannot derive from it (its bases
+resolve, through the project, to ``nn.Module`` and classes other than it), nor a name annotated with, or
+only bound to, another class (a config dataclass, a tensor), a literal or a module-level constant; a
+receiver not known counts.  A string counts only where it reaches an attribute by name on such a
+receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a key read from a mapping such as
+``_modules`` or a state dict), not in a list, a key map or a renaming.  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
 The file's answer then depends on those files, and on the project's file list with each file's
@@ -26,7 +30,8 @@ import libcst as cst
 from torchlint.analysis.context import FileContext, method_name
 import os
 
-from torchlint.analysis.program import class_body, definition_of, depends_on, is_module_value, module_class
+from torchlint.analysis.program import (class_body, definition_of, depends_on, is_module_value, module_class,
+                                       strip_moves)
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
@@ -173,6 +178,7 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
         return set(names)
     me = os.path.abspath(path)
     out: Set[str] = set()
+    kin: Optional[_Kin] = None
     for other in files:
         if other == me:
             continue
@@ -185,29 +191,167 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
         if octx is None:
             out |= spelled  # a file that cannot be read or parsed: its reads are unknown
             continue
-        out |= _reads_in(octx, spelled, (os.path.abspath(ctx.path), cls.name.value))
+        if kin is None:
+            kin = _Kin(ctx, cls)
+        out |= _reads_in(octx, spelled, (os.path.abspath(ctx.path), cls.name.value), kin)
         if out >= names:
             break
     return out
 
 
-def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str]) -> Set[str]:
-    """Which of ``names`` the other file ``octx`` reads as an attribute or names in a string (not a
-    docstring); ``target``: the file and name of the class whose layers they are."""
+def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: "_Kin") -> Set[str]:
+    """Which of ``names`` the other file ``octx`` reads as an attribute of a value that may be an
+    instance of the class, or names in a string that reaches an attribute or a state dict by name;
+    ``target``: the file and name of the class whose layers they are; ``kin``: its ancestors."""
     out: Set[str] = set()
     for node in iter_nodes(octx.module):
         if isinstance(node, cst.Attribute) and node.attr.value in names:
             parent = octx.parent(node)
             if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
                 continue
-            if _own_layer(octx, node, target):
+            if _own_layer(octx, node, target) or _other_receiver(octx, node.value, target, kin):
                 continue
             out.add(node.attr.value)
-        elif isinstance(node, cst.SimpleString) and not isinstance(octx.parent(node), cst.Expr):
-            out |= names & set(_WORD.findall(node.value))  # a docstring or a bare string reads nothing
-        elif isinstance(node, cst.FormattedStringText):
-            out |= names & set(_WORD.findall(node.value))
+        elif isinstance(node, (cst.SimpleString, cst.FormattedString)):
+            spelled = names & set(_WORD.findall(octx.code(node)))
+            if spelled and _names_by_string(octx, node, target, kin):
+                out |= spelled
     return out
+
+
+#: functions and methods whose string argument names an attribute or a submodule of an object
+_BY_NAME_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+_BY_NAME_METHODS = frozenset({"get_submodule", "get_parameter", "get_buffer"})
+
+
+def _names_by_string(octx: FileContext, string: cst.BaseExpression, target: Tuple[str, str], kin: "_Kin") -> bool:
+    """Whether the string ``string`` reaches an attribute by name: the name argument of ``getattr``,
+    ``setattr``, ``hasattr``, ``delattr`` or ``get_submodule``, or a key read from a mapping
+    (``m._modules["head"]``, ``state["head.weight"]``), on a value that may be an instance of the class
+    or its state (:func:`_other_receiver`).  A string in a list, a dict literal, a key
+    renaming (``.replace(...)``) or written into a mapping only names it."""
+    node: cst.CSTNode = string
+    parent = octx.parent(node)
+    while isinstance(parent, cst.ConcatenatedString):
+        node, parent = parent, octx.parent(parent)
+    if isinstance(parent, cst.Arg):
+        call = octx.parent(parent)
+        if not isinstance(call, cst.Call):
+            return False
+        if isinstance(call.func, cst.Name) and call.func.value in _BY_NAME_FUNCTIONS:
+            return len(call.args) > 1 and call.args[1] is parent \
+                and not _other_receiver(octx, call.args[0].value, target, kin)
+        return method_name(call) in _BY_NAME_METHODS \
+            and not _other_receiver(octx, call.func.value, target, kin)  # type: ignore[attr-defined]
+    if isinstance(parent, cst.Index):
+        element = octx.parent(parent)
+        subscript = octx.parent(element) if element is not None else None
+        if not isinstance(subscript, cst.Subscript):
+            return False
+        holder = octx.parent(subscript)
+        if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is subscript:
+            return False  # `new_state["head.weight"] = ...`: written, not read
+        if isinstance(holder, cst.Del):
+            return False
+        return not _other_receiver(octx, subscript.value, target, kin)
+    return False
+
+
+class _Kin:
+    """The classes an instance of the target class also is: its project ancestors (file, name), the
+    library classes among its ancestors (qualified names), and whether all of them are known."""
+
+    __slots__ = ("project", "library", "known")
+
+    def __init__(self, ctx: FileContext, cls: cst.ClassDef) -> None:
+        self.project: Set[Tuple[str, str]] = set()
+        self.library: Set[str] = set()
+        self.known = True
+        self._walk(ctx, cls, 0)
+
+    def _walk(self, ctx: FileContext, cls: cst.ClassDef, depth: int) -> None:
+        if depth > 6:
+            self.known = False
+            return
+        for base in cls.bases:
+            q = ctx.names.qualified_names_at(base.value)
+            found = definition_of(ctx, base.value)
+            if found is not None and isinstance(found[1], cst.ClassDef):
+                self.project.add((os.path.abspath(found[0].path), found[1].name.value))
+                self._walk(found[0], found[1], depth + 1)
+            elif q:
+                self.library |= q
+            else:
+                self.known = False
+
+
+#: builtin types a value annotated with cannot be a module
+_BUILTIN_TYPES = frozenset({"int", "float", "str", "bool", "bytes", "dict", "list", "tuple", "set", "frozenset"})
+
+
+def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[str, str], kin: _Kin) -> bool:
+    """Whether the value ``recv`` (whose attribute is read) is known to be no instance of the ``target``
+    class: a name annotated with, or only ever bound to an instance of, a class that is neither the
+    target, a class that may derive from it, nor one of its ancestors (a dataclass or config object, a
+    tensor), or to a literal (a module-level constant, a dict).  Unknown receivers are not."""
+    if not isinstance(recv, cst.Name):
+        return False
+    b = octx.names.binding_at(recv, recv.value)
+    if b is None or b.imports or b.changed or not b.values:
+        return False
+    if any(v is None for v in b.values):
+        if len(b.values) != 1:
+            return False
+        function = octx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
+        param = _param_named(function, recv.value) if isinstance(function, cst.FunctionDef) else None
+        if param is None or param.annotation is None:
+            return False
+        return _other_class(octx, param.annotation.annotation, target, kin)
+    return all(_other_value(octx, v, target, kin) for v in b.values)  # type: ignore[arg-type]
+
+
+def _param_named(function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
+    p = function.params
+    for param in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
+        if param.name.value == name:
+            return param
+    return None
+
+
+def _other_value(octx: FileContext, value: cst.BaseExpression, target: Tuple[str, str], kin: _Kin) -> bool:
+    if isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.SimpleString, cst.ConcatenatedString,
+                          cst.FormattedString, cst.Integer, cst.Float, cst.DictComp, cst.ListComp, cst.SetComp)):
+        return True
+    value = strip_moves(value)
+    if isinstance(value, cst.Call):
+        found = definition_of(octx, value.func)
+        if found is not None and isinstance(found[1], cst.ClassDef):
+            return not _related(found[0], found[1], target, kin)
+    return False
+
+
+def _other_class(octx: FileContext, annotation: cst.BaseExpression, target: Tuple[str, str], kin: _Kin) -> bool:
+    """Whether an annotation names one class that an instance of the target class cannot be."""
+    if not isinstance(annotation, (cst.Name, cst.Attribute)):
+        return False  # `Optional[...]`, a string, a union: not followed
+    found = definition_of(octx, annotation)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        return not _related(found[0], found[1], target, kin)
+    q = octx.names.qualified_names_at(annotation)
+    if q:
+        if not kin.known or any(n.startswith(("typing.", "typing_extensions.", "builtins.", "collections.abc."))
+                                for n in q):
+            return False
+        return not (q & kin.library or q & _PLAIN_BASES)
+    return isinstance(annotation, cst.Name) and annotation.value in _BUILTIN_TYPES \
+        and octx.names.binding_at(annotation, annotation.value) is None
+
+
+def _related(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], kin: _Kin) -> bool:
+    """Whether an instance of ``cls`` may be an instance of the target class: ``cls`` is it, may derive
+    from it, or is one of its ancestors (or those are not all known)."""
+    me = (os.path.abspath(octx.path), cls.name.value)
+    return me == target or me in kin.project or not kin.known or _may_derive(octx, cls, target, 0)
 
 
 def _own_layer(octx: FileContext, node: cst.Attribute, target: Tuple[str, str]) -> bool:
