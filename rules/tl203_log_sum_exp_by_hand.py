@@ -4,7 +4,6 @@ from typing import List, Optional
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name
 from torchlint.families.numerics.patterns import (
     followed,
     is_log_call,

@@ -1173,6 +1173,7 @@ __all__ = [
     "call_findings",
     "caller_frames",
     "calls_of_function",
+    "built_output",
     "caller_value_fact",
     "handwritten_sigmoid",
     "find_method",

@@ -600,7 +600,7 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
     return False
 
 
-__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models"]
+__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers"]
 
 
 # -- a LightningModule whose optimizer holds a model its training loss does not run ----------------
@@ -700,7 +700,6 @@ def _stray_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[StrayLightnin
     if not optimizers:
         return []
     step = _method(chain, "training_step")
-    forward = _method(chain, "forward")
     returns = _returns_of(ctx, step)  # type: ignore[arg-type]
     reached: Set[str] = set()
     for r in returns:

@@ -51,7 +51,6 @@ from torchlint.analysis.program import (
     find_method,
     instance_class,
     layer_mode_dependent,
-    instance_class,
     is_model,
     method_owner,
     mode_free,
