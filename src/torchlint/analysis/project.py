@@ -313,6 +313,15 @@ class Project:
         parsed[key] = fctx
         return fctx
 
+    def parsed_module(self, path: str, source: str) -> Optional[cst.Module]:
+        """The module this project already parsed for the file ``path`` (a module a file linted before
+        imports) when its text is ``source``: the engine walks it without parsing it again; else None."""
+        found = self._content_key(path)
+        fctx = self._tables.parsed.get(found[0]) if found is not None else None
+        if fctx is not None and fctx.source == source:
+            return fctx.module
+        return None
+
     def mentions(self, path: str, words: Tuple[str, ...]) -> bool:
         """Whether the module's text holds one of ``words`` (read once per content; no parse).  A
         package's ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
