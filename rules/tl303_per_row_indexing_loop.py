@@ -52,7 +52,9 @@ class PerRowIndexingLoop(LintRule):
     a mask and `torch.where` for bodies that branch on the data; `index_add_`/`scatter_add_`/`bincount`
     for scatters; `Tensor.unfold` for windows; reductions with `dim=` (then one `.tolist()`) for
     per-column work and lists of numbers; one `topk`/`kthvalue`/`argmax` with `dim=` for a selection
-    made row by row.
+    made row by row. A loop whose last index is read after it (before the name is bound again: an
+    assignment, or another loop over the name) is left alone; a mere mention of the name after that new
+    binding does not count.
 
     Tallies are per-element work too: a loop over the elements (`range(len(y))`, `range(n)` with
     `n = y.size(0)`, `zip(preds, labels)`) that reads each class with `.item()` or `int(...)` and counts
@@ -656,6 +658,45 @@ def tint(img: torch.Tensor):
     return out
 """
         ),
+        # the last index is read after the loop (before any new binding of the name): left alone
+        Valid(
+            """
+import torch
+
+def totals(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i, row in enumerate(x):
+        out[i] = row.sum()
+    i = i + 1
+    return out, i
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def totals(x: torch.Tensor, reset: bool):
+    out = torch.empty(x.size(0))
+    for i, row in enumerate(x):
+        out[i] = row.sum()
+    if reset:
+        i = 0
+    return out, i
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def totals(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i, row in enumerate(x):
+        out[i] = row.sum()
+    for j in range(i):
+        print(j)
+    return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -1187,6 +1228,35 @@ def tint(img: torch.Tensor, n: int):
         out[:, c] = img[:, c] * torch.sum(wheel[:, c])
     return out
 """,
+        ),
+        # the index name is bound again after the loop before it is read: the loop's last value is dead
+        Invalid(
+            """
+import torch
+
+def scores(tokens: torch.Tensor, query: torch.Tensor):
+    s = torch.empty(tokens.size(0))
+    for i, t in enumerate(tokens):
+        s[i] = torch.dot(t, query)
+    for i in range(3):
+        print(s[i])
+    return s
+""",
+            line=6,
+            message="matmul",
+        ),
+        Invalid(
+            """
+import torch
+
+def lengths(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for k, row in enumerate(x):
+        out[k] = row.norm()
+    k = x.size(1)
+    return out[:k]
+""",
+            line=6,
         ),
     ]
 

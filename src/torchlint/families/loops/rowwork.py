@@ -950,10 +950,59 @@ def _outputs_private(ctx: FileContext, loop: cst.For, body: _Body) -> bool:
 
 
 def _used_after(ctx: FileContext, loop: cst.For, var: str) -> bool:
+    """Whether the value the loop leaves in ``var`` (its last index) is read after the loop: a read in
+    the statements that follow it before the next binding of the name. A plain assignment of the name
+    (its value not reading it) or a later loop over it kills the value; a mention inside any other
+    compound statement or a nested scope counts as a read (the analysis does not follow branches)."""
     for later in _after_loop(ctx, loop):
-        if ctx.names_in(later, var):
-            return True
+        verdict = _reads_before_binding(ctx, later, var)
+        if verdict is not None:
+            return verdict
     return False
+
+
+def _mentions(ctx: FileContext, node: cst.CSTNode, var: str) -> bool:
+    """``var`` read as a variable under ``node`` (an attribute ``x.var`` or a keyword ``f(var=...)`` is
+    not the variable)."""
+    for n in ctx.names_in(node, var):
+        parent = ctx.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.attr is n:
+            continue
+        if isinstance(parent, cst.Arg) and parent.keyword is n:
+            continue
+        return True
+    return False
+
+
+def _binds(target: cst.BaseExpression, var: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == var
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(el.value, var) for el in target.elements)
+    return False
+
+
+def _reads_before_binding(ctx: FileContext, st: cst.CSTNode, var: str) -> Optional[bool]:
+    """True when ``st`` reads ``var`` before rebinding it, False when it rebinds it first (the old value
+    is dead), None when it does neither."""
+    if isinstance(st, cst.SimpleStatementLine):
+        for small in st.body:
+            if isinstance(small, cst.Assign) and any(_binds(t.target, var) for t in small.targets):
+                if _mentions(ctx, small.value, var) or any(
+                    not _binds(t.target, var) and _mentions(ctx, t.target, var) for t in small.targets
+                ):
+                    return True
+                return False
+            if isinstance(small, cst.AnnAssign) and small.value is not None and _binds(small.target, var):
+                return True if _mentions(ctx, small.value, var) else False
+            if _mentions(ctx, small, var):
+                return True
+        return None
+    if isinstance(st, cst.For) and _binds(st.target, var) and st.asynchronous is None:
+        if _mentions(ctx, st.iter, var) or (st.orelse is not None and _mentions(ctx, st.orelse, var)):
+            return True
+        return False  # the next binding: what the body and the code after read is the new value
+    return True if _mentions(ctx, st, var) else None
 
 
 _ESCAPE_TYPES = frozenset(_ESCAPES + (cst.Yield, cst.Await))
