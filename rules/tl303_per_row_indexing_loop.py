@@ -72,7 +72,10 @@ class PerRowIndexingLoop(LintRule):
     (`feat[b][seg[b] == r].mean()`, `(feat[b] * mask).sum()`: one masked batched reduction over
     masks built by broadcasting); the product of a row read at one index and a row read at the other
     (`torch.dot(a[i], b[j])`, `(a[i] * b[j]).sum()`, `q[s] @ k[t]`, the rows of `enumerate(x)`: one
-    `matmul` or `torch.einsum`).
+    `matmul` or `torch.einsum`); the distance between a row read at one index and a row read at the
+    other (`torch.norm(x[i] - y[j])`, `((x[i] - y[j]) ** 2).sum().sqrt()`, `(x[i] - y[j]).abs().sum()`,
+    `F.pairwise_distance(x[i], y[j])`, `torch.dist(u, v)` over the rows of `enumerate`: one
+    `torch.cdist`).
     A single loop whose rows are multiplied as matrices (`q[i] @ k.T`, `torch.matmul(w, row)`) and
     stacked or written afterwards is named the same way: the per-row scores are the rows of one
     product. The nest stays silent when the output is read at another position (dynamic programming,
@@ -108,7 +111,7 @@ class PerRowIndexingLoop(LintRule):
     fix is safe. It is unsafe when the loop variable is read after the loop. Other loops (tallies and
     per-row selections included) are reported without a fix; the message names the tensors whose rows
     the body should process as a batch, or the batched idiom. The nested loops (windows, masked
-    reductions, pair scores) and the per-row products get no fix either: the batched op sums in another
+    reductions, pair scores, pair distances) and the per-row products get no fix either: the batched op sums in another
     order than the loop (the results differ in the last bits of floating point, so the rewrite is not
     provably equal), and the padding, stride and layout a `conv2d`/pooling call needs are not known from
     the loop alone.
@@ -697,6 +700,32 @@ def totals(x: torch.Tensor):
     return out
 """
         ),
+        # near misses of pairwise distances: the output read at another position (dynamic programming),
+        # rows of Python lists (possibly ragged), a difference kept without a reduction
+        Valid(
+            """
+import torch
+
+def alignment(x: torch.Tensor, y: torch.Tensor):
+    d = torch.zeros(len(x), len(y))
+    for i in range(1, len(x)):
+        for j in range(len(y)):
+            d[i, j] = torch.norm(x[i] - y[j]) + d[i - 1, j]
+    return d
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def distances(xs: list, ys: list):
+    d = torch.zeros(len(xs), len(ys))
+    for i in range(len(xs)):
+        for j in range(len(ys)):
+            d[i, j] = torch.norm(xs[i] - ys[j])
+    return d
+"""
+        ),
     ]
 
     INVALID = [
@@ -1258,6 +1287,80 @@ def lengths(x: torch.Tensor):
 """,
             line=6,
         ),
+        # pairwise distances in a nest: one torch.cdist
+        Invalid(
+            """
+import torch
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    out = torch.zeros(x.size(0), y.size(0))
+    for i in range(x.size(0)):
+        for j in range(y.size(0)):
+            out[i, j] = torch.norm(x[i] - y[j])
+    return out
+""",
+            line=6,
+            message="torch.cdist",
+        ),
+        Invalid(
+            """
+import torch
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    n, m = x.shape[0], y.shape[0]
+    d = x.new_zeros(n, m)
+    for a in range(n):
+        for b in range(m):
+            d[a, b] = ((x[a] - y[b]) ** 2).sum().sqrt()
+    return d
+""",
+            line=7,
+            message="torch.cdist",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    d = torch.empty(len(x), len(y))
+    for a, u in enumerate(x):
+        for b, v in enumerate(y):
+            d[a, b] = F.pairwise_distance(u, v)
+    return d
+""",
+            line=7,
+            message="torch.cdist",
+        ),
+        Invalid(
+            """
+import torch
+from torch.nn import functional as F
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    d = torch.empty(len(x), len(y))
+    for i in range(len(x)):
+        for j in range(len(y)):
+            d[i, j] = F.pairwise_distance(x[i], y[j])
+    return d
+""",
+            line=7,
+            message="pairwise distance",
+        ),
+        Invalid(
+            """
+import torch
+
+def manhattan(x: torch.Tensor):
+    d = torch.empty(len(x), len(x))
+    for i in range(len(x)):
+        for j in range(len(x)):
+            d[i, j] = (x[i] - x[j]).abs().sum()
+    return d
+""",
+            line=6,
+            message="torch.cdist",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
@@ -1300,7 +1403,8 @@ def lengths(x: torch.Tensor):
         where = f"`{ctx.code(nest.target).strip()}`"
         what = {"conv": "one window at a time", "max_pool": "one window at a time",
                 "avg_pool": "one window at a time", "window": "one window at a time",
-                "masked": "one masked reduction per pair", "pairs": "one pair of rows at a time"}[nest.kind]
+                "masked": "one masked reduction per pair", "pairs": "one pair of rows at a time",
+                "distance": "one pairwise distance at a time"}[nest.kind]
         self.report(
             nest.outer,
             f"Nested loops compute {where} {what} and no position needs another's result; "

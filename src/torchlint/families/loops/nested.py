@@ -12,7 +12,10 @@ with the batched form that replaces the whole nest:
 - a *masked reduction*: the value reduces a slice under a mask built or read per pair
   (``mask = seg[b] == k; (feat[b] * mask).sum()``, ``x[i][labels[i] == c].mean()``);
 - *pair scores*: the value is a product of a row read at one index and a row read at the other
-  (``torch.dot(a[i], b[j])``, ``a[i] @ b[j]``, ``(a[i] * b[j]).sum()``) → one ``matmul``/``einsum``.
+  (``torch.dot(a[i], b[j])``, ``a[i] @ b[j]``, ``(a[i] * b[j]).sum()``) → one ``matmul``/``einsum``;
+- *pair distances*: the value reduces the difference of a row read at one index and a row read at the
+  other (``torch.norm(x[i] - y[j])``, ``((x[i] - y[j]) ** 2).sum().sqrt()``), or is
+  ``F.pairwise_distance``/``torch.dist`` of the two rows → one ``torch.cdist``.
 
 The nest is left alone when an iteration could see another's work or the analysis cannot follow the
 body: the output read at any other position (``D[i - 1, j]``: dynamic programming), a name read before
@@ -46,6 +49,7 @@ _PURE_METHODS = _REDUCTIONS | _PRODUCTS | frozenset(
 )
 _DATA_DEPENDENT = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "item",
                              "tolist", "numpy", "split", "chunk", "tensor_split", "nonzero_static"})
+_DISTANCES = frozenset({"pairwise_distance", "dist"})
 _BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.abs", "builtins.min", "builtins.max"})
 
 
@@ -55,7 +59,7 @@ class NestedWork:
     inner: cst.For
     output: cst.BaseExpression  # the tensor written at ``[i, j]``
     target: cst.BaseExpression  # the write's target (``out[i, j]``)
-    kind: str  # "conv", "max_pool", "avg_pool", "window", "masked", "pairs"
+    kind: str  # "conv", "max_pool", "avg_pool", "window", "masked", "pairs", "distance"
     read: List[str] = field(default_factory=list)  # the tensors read per position
 
     def idiom(self) -> str:
@@ -72,6 +76,9 @@ class NestedWork:
             return ("a masked batched reduction: build every mask at once by broadcasting (e.g. "
                     "`masks = labels[:, None] == torch.arange(k)[None, :, None]`), multiply and reduce with "
                     "`dim=` (`(x[:, None] * masks).sum(dim=-1) / masks.sum(dim=-1)`)")
+        if self.kind == "distance":
+            return ("one `torch.cdist` computes every pair's distance at once (`p=1` for absolute "
+                    "differences; square it for squared distances)")
         return "one `matmul` (`a @ b.T`) or `torch.einsum` computes every pair at once"
 
 
@@ -141,6 +148,8 @@ class _Nest:
         self.evidence = False  # a torch function or a tensor-only method on the per-position data
         self.reduced = False
         self.product = False  # dot / matmul / `@` of per-position rows
+        self.difference = False  # a row read at one index minus a row read at the other
+        self.distance = False  # `F.pairwise_distance` / `torch.dist` of the two rows
         self.kernel = False  # a window multiplied by a tensor the loop does not change
         self.max = False
         self.mean = False
@@ -190,6 +199,9 @@ class _Nest:
                 self.product = self.product or (self._row(node.left) and self._row(node.right))
             if isinstance(node.operator, cst.Multiply):
                 self._multiply(node.left, node.right)
+            if isinstance(node.operator, cst.Subtract) and self._row(node.left) and self._row(node.right) \
+                    and self._var_of(node.left) != self._var_of(node.right):
+                self.difference = True
             self.expr(node.left)
             self.expr(node.right)
             return
@@ -355,10 +367,13 @@ class _Nest:
             self.reduced = True
             self.max = self.max or bool(names & _MAX)
             self.mean = self.mean or bool(names & _MEAN)
-        if names & _PRODUCTS:
+        if names & (_PRODUCTS | _DISTANCES):
             rows = [o for o in operands if self._row(o)]
             if len({self._var_of(r) for r in rows}) == 2:  # type: ignore[arg-type]
-                self.product = True
+                if names & _PRODUCTS:
+                    self.product = True
+                else:
+                    self.distance = True
 
     # statements ----------------------------------------------------------------------------------
     def local(self, st: cst.Assign) -> None:
@@ -545,6 +560,8 @@ def nested_slice_work(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
         kind = "masked"
     elif nest.product and nest.read_at == set(nest.vars):
         kind = "pairs"
+    elif (nest.distance or nest.difference and nest.reduced) and nest.read_at == set(nest.vars):
+        kind = "distance"
     else:
         return None
     return NestedWork(outer, inner, output, _target_expr(write), kind, list(nest.read))
