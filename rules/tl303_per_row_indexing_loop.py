@@ -4,7 +4,14 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.families.loops.nested import NestedWork, inner_of_nest, nested_slice_work, per_row_product
+from torchlint.families.loops.nested import (
+    NestedWork,
+    inner_of_nest,
+    inside_kernel_nest,
+    kernel_nest,
+    nested_slice_work,
+    per_row_product,
+)
 from torchlint.families.loops.rowwork import independent_row_work
 from torchlint.families.loops.loops import (
     RowIndexing,
@@ -76,6 +83,13 @@ class PerRowIndexingLoop(LintRule):
     other (`torch.norm(x[i] - y[j])`, `((x[i] - y[j]) ** 2).sum().sqrt()`, `(x[i] - y[j]).abs().sum()`,
     `F.pairwise_distance(x[i], y[j])`, `torch.dist(u, v)` over the rows of `enumerate`: one
     `torch.cdist`).
+    A convolution written with its kernel loops inside (four loops: output positions `i`, `j`, kernel
+    offsets `di`, `dj`, accumulating `x[i + di, j + dj] * w[di, dj]` — strides `x[i * s + di, ...]` and
+    leading whole dimensions `x[:, :, ...]` included — into `out[i, j]`, or into a number reset to zero
+    per position and written to `out[i, j]` after the kernel loops) is reported once, at the outermost
+    loop, naming `F.conv2d`. It stays silent when the accumulator is not reset per position, the kernel
+    read depends on the position, the input or the kernel changes inside the nest, or nothing says the
+    values are tensors (lists of lists are convolved the same way).
     A single loop whose rows are multiplied as matrices (`q[i] @ k.T`, `torch.matmul(w, row)`) and
     stacked or written afterwards is named the same way: the per-row scores are the rows of one
     product. The nest stays silent when the output is read at another position (dynamic programming,
@@ -726,6 +740,70 @@ def distances(xs: list, ys: list):
     return d
 """
         ),
+        # near misses of the kernel nest: an accumulator never reset per position, a kernel that changes
+        # with the position, Python lists, an input written inside the nest
+        Valid(
+            """
+import torch
+
+def carried(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(0)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    acc = 0.0
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(k):
+                for dj in range(k):
+                    acc += x[i + di, j + dj] * w[di, dj]
+            out[i, j] = acc
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def varying(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(1)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(k):
+                for dj in range(k):
+                    out[i, j] += x[i + di, j + dj] * w[i, di + dj]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def lists(img, kern, h, w):
+    out = [[0.0] * w for _ in range(h)]
+    for i in range(h):
+        for j in range(w):
+            for di in range(len(kern)):
+                for dj in range(len(kern)):
+                    out[i][j] += img[i + di][j + dj] * kern[di][dj]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def flipped(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(0)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(k):
+                for dj in range(k):
+                    out[i, j] += x[i + di, j + dj] * w[di, dj]
+                    x[i, j] = 0
+    return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -1361,14 +1439,89 @@ def manhattan(x: torch.Tensor):
             line=6,
             message="torch.cdist",
         ),
+        # a convolution written with its kernel loops inside: reported once, at the outermost loop
+        Invalid(
+            """
+import torch
+
+def conv(x: torch.Tensor, w: torch.Tensor):
+    kh, kw = w.shape
+    out = torch.zeros(x.size(0) - kh + 1, x.size(1) - kw + 1)
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(kh):
+                for dj in range(kw):
+                    out[i, j] += x[i + di, j + dj] * w[di, dj]
+    return out
+""",
+            line=7,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_batched(x: torch.Tensor, w: torch.Tensor):
+    oh, ow = x.shape[2] - 2, x.shape[3] - 2
+    out = x.new_zeros(x.shape[0], x.shape[1], oh, ow)
+    for i in range(oh):
+        for j in range(ow):
+            for di in range(3):
+                for dj in range(3):
+                    out[:, :, i, j] += w[di, dj] * x[:, :, i + di, j + dj]
+    return out
+""",
+            line=7,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_strided(x: torch.Tensor, w: torch.Tensor, s: int):
+    k = w.size(0)
+    oh = (x.size(0) - k) // s + 1
+    ow = (x.size(1) - k) // s + 1
+    out = torch.zeros(oh, ow)
+    for i in range(oh):
+        for j in range(ow):
+            for di in range(k):
+                for dj in range(k):
+                    out[i, j] += x[i * s + di, j * s + dj] * w[di, dj]
+    return out
+""",
+            line=9,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_acc(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(0)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            acc = 0.0
+            for di in range(k):
+                for dj in range(k):
+                    acc += x[i + di, j + dj] * w[di, dj]
+            out[i, j] = acc
+    return out
+""",
+            line=7,
+            message="F.conv2d",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
         ctx = self.ctx
-        nest = nested_slice_work(ctx, node)
+        nest = nested_slice_work(ctx, node) or kernel_nest(ctx, node)
         if nest is not None:
             self._nested(nest)
             return
+        if inside_kernel_nest(ctx, node):
+            return  # a convolution's kernel loops: reported once, at the outermost loop
         outer = inner_of_nest(ctx, node)
         if outer is not None and nested_slice_work(ctx, outer) is not None:
             return  # the nest is reported once, at its outer loop
