@@ -61,7 +61,9 @@ class PerRowIndexingLoop(LintRule):
     per-column work and lists of numbers; one `topk`/`kthvalue`/`argmax` with `dim=` for a selection
     made row by row. A loop whose last index is read after it (before the name is bound again: an
     assignment, or another loop over the name) is left alone; a mere mention of the name after that new
-    binding does not count.
+    binding does not count. A loop that reads rows at an index it draws or computes in the iteration
+    (`k = torch.randint(n, ()); others.append(x[k])`: a random partner per row) does not read its own
+    position, and is left alone even where one batched draw (`x[torch.randint(n, (n,))]`) would do.
 
     Tallies are per-element work too: a loop over the elements (`range(len(y))`, `range(n)` with
     `n = y.size(0)`, `zip(preds, labels)`) that reads each class with `.item()` or `int(...)` and counts
@@ -802,6 +804,39 @@ def flipped(x: torch.Tensor, w: torch.Tensor):
                     out[i, j] += x[i + di, j + dj] * w[di, dj]
                     x[i, j] = 0
     return out
+"""
+        ),
+        # a random partner per row: the rows are read at an index drawn in the iteration, not at the
+        # loop's position, and the list being filled is read back; not independent per-row work by the
+        # definition above (a batched draw, `torch.randint(n, (n,))`, is still the better code)
+        Valid(
+            """
+import torch
+
+def partners(images: torch.Tensor, labels: torch.Tensor):
+    others, other_labels, same = [], [], []
+    for i in range(images.shape[0]):
+        k = torch.randint(0, images.shape[0], (1,)).item()
+        others.append(images[k])
+        other_labels.append(labels[k])
+        if labels[i] == other_labels[i]:
+            same.append(1)
+        else:
+            same.append(0)
+    return torch.stack(others), torch.tensor(other_labels), torch.tensor(same)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def partners(images: torch.Tensor, labels: torch.Tensor):
+    others, same = [], []
+    for i in range(images.shape[0]):
+        k = torch.randint(images.shape[0], ())
+        others.append(images[k])
+        same.append(labels[i] == labels[k])
+    return torch.stack(others), torch.stack(same)
 """
         ),
     ]
