@@ -12,7 +12,7 @@ from torchlint.families.loops.nested import (
     nested_slice_work,
     per_row_product,
 )
-from torchlint.families.loops.rowwork import independent_row_work
+from torchlint.families.loops.rowwork import independent_row_work, nested_row_work
 from torchlint.families.loops.loops import (
     RowIndexing,
     row_indexing,
@@ -92,6 +92,13 @@ class PerRowIndexingLoop(LintRule):
     loop, naming `F.conv2d`. It stays silent when the accumulator is not reset per position, the kernel
     read depends on the position, the input or the kernel changes inside the nest, or nothing says the
     values are tensors (lists of lists are convolved the same way).
+    Two loops over two dimensions of the same tensor (`for b in range(x.size(0)): for c in
+    range(x.size(1)): out[b, c] = (x[b, c] - x[b, c].mean()) / x[b, c].std()`: statistics matched per
+    sample and channel) are reported once, at the outer loop, when the inner loop is independent
+    per-slice work and every subscript that reads or writes the inner slice also fixes the outer index
+    at the dimension the outer loop walks: each `[b, c]` slice is then the work of one iteration. When
+    the outer index has another use (a number, arithmetic) or a slice is read or written at `[c]` alone,
+    only the inner loop is reported.
     A single loop whose rows are multiplied as matrices (`q[i] @ k.T`, `torch.matmul(w, row)`) and
     stacked or written afterwards is named the same way: the per-row scores are the rows of one
     product. The nest stays silent when the output is read at another position (dynamic programming,
@@ -1547,6 +1554,66 @@ def conv_acc(x: torch.Tensor, w: torch.Tensor):
             line=7,
             message="F.conv2d",
         ),
+        # two loops over two dimensions of the same tensors, each [i, c] slice the work of one iteration:
+        # one report, at the outer loop; where the outer index is used as a number or the outer loop walks
+        # another tensor, only the inner loop is reported, as before
+        Invalid(
+            """
+import torch
+
+def match_stats(x: torch.Tensor, ref: torch.Tensor):
+    out = x.clone()
+    for b in range(x.size(0)):
+        for ch in range(x.size(1)):
+            mu, sd = ref[b, ch].mean(), ref[b, ch].std()
+            out[b, ch] = (x[b, ch] - x[b, ch].mean()) / x[b, ch].std() * sd + mu
+    return out
+""",
+            line=6,
+            message="Nested loops process `x` one `[b, ch]` slice",
+        ),
+        Invalid(
+            """
+import torch
+
+def channel_means(x: torch.Tensor):
+    means = []
+    for b in range(x.shape[0]):
+        for ch in range(x.shape[1]):
+            means.append(x[b, ch].mean().item())
+    return means
+""",
+            line=6,
+            message="Nested loops process `x` one `[b, ch]` slice",
+        ),
+        Invalid(
+            """
+import torch
+
+def weighted(x: torch.Tensor):
+    out = x.clone()
+    for b in range(x.size(0)):
+        for ch in range(x.size(1)):
+            out[b, ch] = x[b, ch] * b
+    return out
+""",
+            line=7,
+            message="Loop processes `x` one slice along dim 1",
+        ),
+        Invalid(
+            """
+import torch
+
+def other(x: torch.Tensor, y: torch.Tensor):
+    out = x.clone()
+    for b in range(y.size(0)):
+        for ch in range(x.size(1)):
+            out[b, ch] = x[b, ch].mean()
+    return out
+""",
+            line=7,
+            message="Loop processes `x` one slice along dim 1",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
@@ -1603,6 +1670,20 @@ def conv_acc(x: torch.Tensor, w: torch.Tensor):
         """Per-row, per-column or per-window work that no iteration shares with another (decided from
         what each iteration reads and writes), reported without a fix, naming the batched idiom."""
         ctx = self.ctx
+        pair = nested_row_work(ctx, node)
+        if pair is not None:
+            work, inner = pair
+            x = ctx.code(work.tensor).strip()
+            self.report(
+                node,
+                f"Nested loops process `{x}` one `[{ctx.code(node.target).strip()}, "
+                f"{ctx.code(inner.target).strip()}]` slice at a time and no position needs another's result; "
+                f"vectorize the nest: {work.idiom()}",
+            )
+            return
+        outer = inner_of_nest(ctx, node)
+        if outer is not None and row_indexing(ctx, outer) is None and nested_row_work(ctx, outer) is not None:
+            return  # the nest is reported once, at its outer loop
         work = independent_row_work(ctx, node)
         if work is None:
             return
