@@ -735,7 +735,7 @@ def kernel_nest(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
     codes = {ctx.code(n).strip() for n in (x, w, output)}
     if len(codes) != 3:
         return None  # the output read as the input or the kernel
-    for name in {n.value for n in iter_names(step.value)} | {n.value for n in iter_names(written)}:
+    for name in {n.value for n in _iter_names(step.value)} | {n.value for n in _iter_names(written)}:
         if name not in (i, j, di, dj) and _assigned_in(ctx, outer, name):
             return None  # a stride or a tensor changed inside the nest
     if acc is not None and len(ctx.names_in(outer.body, acc)) != 3:
@@ -764,7 +764,7 @@ def _output_read(ctx: FileContext, loop: cst.For, output: cst.BaseExpression, wr
     return False
 
 
-def iter_names(node: cst.CSTNode) -> List[cst.Name]:
+def _iter_names(node: cst.CSTNode) -> List[cst.Name]:
     found: List[cst.Name] = []
     stack: List[cst.CSTNode] = [node]
     while stack:
@@ -782,14 +782,12 @@ def inside_kernel_nest(ctx: FileContext, loop: cst.For) -> bool:
     """Whether ``loop`` is one of the three inner loops of a ``kernel_nest`` (reported at its outermost)."""
     node: Optional[cst.CSTNode] = loop
     for _ in range(3):
-        found = None
         walk = ctx.parent(node) if node is not None else None
         while walk is not None and not isinstance(walk, (cst.For, cst.FunctionDef, cst.ClassDef, cst.Module)):
             walk = ctx.parent(walk)
         if not isinstance(walk, cst.For):
             return False
-        found = kernel_nest(ctx, walk)
-        if found is not None:
+        if kernel_nest(ctx, walk) is not None:
             return True
         node = walk
     return False
