@@ -4,8 +4,15 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.families.loops.nested import NestedWork, inner_of_nest, nested_slice_work, per_row_product
-from torchlint.families.loops.rowwork import independent_row_work
+from torchlint.families.loops.nested import (
+    NestedWork,
+    inner_of_nest,
+    inside_kernel_nest,
+    kernel_nest,
+    nested_slice_work,
+    per_row_product,
+)
+from torchlint.families.loops.rowwork import independent_row_work, nested_row_work
 from torchlint.families.loops.loops import (
     RowIndexing,
     row_indexing,
@@ -52,7 +59,11 @@ class PerRowIndexingLoop(LintRule):
     a mask and `torch.where` for bodies that branch on the data; `index_add_`/`scatter_add_`/`bincount`
     for scatters; `Tensor.unfold` for windows; reductions with `dim=` (then one `.tolist()`) for
     per-column work and lists of numbers; one `topk`/`kthvalue`/`argmax` with `dim=` for a selection
-    made row by row.
+    made row by row. A loop whose last index is read after it (before the name is bound again: an
+    assignment, or another loop over the name) is left alone; a mere mention of the name after that new
+    binding does not count. A loop that reads rows at an index it draws or computes in the iteration
+    (`k = torch.randint(n, ()); others.append(x[k])`: a random partner per row) does not read its own
+    position, and is left alone even where one batched draw (`x[torch.randint(n, (n,))]`) would do.
 
     Tallies are per-element work too: a loop over the elements (`range(len(y))`, `range(n)` with
     `n = y.size(0)`, `zip(preds, labels)`) that reads each class with `.item()` or `int(...)` and counts
@@ -70,7 +81,24 @@ class PerRowIndexingLoop(LintRule):
     (`feat[b][seg[b] == r].mean()`, `(feat[b] * mask).sum()`: one masked batched reduction over
     masks built by broadcasting); the product of a row read at one index and a row read at the other
     (`torch.dot(a[i], b[j])`, `(a[i] * b[j]).sum()`, `q[s] @ k[t]`, the rows of `enumerate(x)`: one
-    `matmul` or `torch.einsum`).
+    `matmul` or `torch.einsum`); the distance between a row read at one index and a row read at the
+    other (`torch.norm(x[i] - y[j])`, `((x[i] - y[j]) ** 2).sum().sqrt()`, `(x[i] - y[j]).abs().sum()`,
+    `F.pairwise_distance(x[i], y[j])`, `torch.dist(u, v)` over the rows of `enumerate`: one
+    `torch.cdist`).
+    A convolution written with its kernel loops inside (four loops: output positions `i`, `j`, kernel
+    offsets `di`, `dj`, accumulating `x[i + di, j + dj] * w[di, dj]` — strides `x[i * s + di, ...]` and
+    leading whole dimensions `x[:, :, ...]` included — into `out[i, j]`, or into a number reset to zero
+    per position and written to `out[i, j]` after the kernel loops) is reported once, at the outermost
+    loop, naming `F.conv2d`. It stays silent when the accumulator is not reset per position, the kernel
+    read depends on the position, the input or the kernel changes inside the nest, or nothing says the
+    values are tensors (lists of lists are convolved the same way).
+    Two loops over two dimensions of the same tensor (`for b in range(x.size(0)): for c in
+    range(x.size(1)): out[b, c] = (x[b, c] - x[b, c].mean()) / x[b, c].std()`: statistics matched per
+    sample and channel) are reported once, at the outer loop, when the inner loop is independent
+    per-slice work and every subscript that reads or writes the inner slice also fixes the outer index
+    at the dimension the outer loop walks: each `[b, c]` slice is then the work of one iteration. When
+    the outer index has another use (a number, arithmetic) or a slice is read or written at `[c]` alone,
+    only the inner loop is reported.
     A single loop whose rows are multiplied as matrices (`q[i] @ k.T`, `torch.matmul(w, row)`) and
     stacked or written afterwards is named the same way: the per-row scores are the rows of one
     product. The nest stays silent when the output is read at another position (dynamic programming,
@@ -106,7 +134,7 @@ class PerRowIndexingLoop(LintRule):
     fix is safe. It is unsafe when the loop variable is read after the loop. Other loops (tallies and
     per-row selections included) are reported without a fix; the message names the tensors whose rows
     the body should process as a batch, or the batched idiom. The nested loops (windows, masked
-    reductions, pair scores) and the per-row products get no fix either: the batched op sums in another
+    reductions, pair scores, pair distances) and the per-row products get no fix either: the batched op sums in another
     order than the loop (the results differ in the last bits of floating point, so the rewrite is not
     provably equal), and the padding, stride and layout a `conv2d`/pooling call needs are not known from
     the loop alone.
@@ -656,6 +684,168 @@ def tint(img: torch.Tensor):
     return out
 """
         ),
+        # the last index is read after the loop (before any new binding of the name): left alone
+        Valid(
+            """
+import torch
+
+def totals(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i, row in enumerate(x):
+        out[i] = row.sum()
+    i = i + 1
+    return out, i
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def totals(x: torch.Tensor, reset: bool):
+    out = torch.empty(x.size(0))
+    for i, row in enumerate(x):
+        out[i] = row.sum()
+    if reset:
+        i = 0
+    return out, i
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def totals(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for i, row in enumerate(x):
+        out[i] = row.sum()
+    for j in range(i):
+        print(j)
+    return out
+"""
+        ),
+        # near misses of pairwise distances: the output read at another position (dynamic programming),
+        # rows of Python lists (possibly ragged), a difference kept without a reduction
+        Valid(
+            """
+import torch
+
+def alignment(x: torch.Tensor, y: torch.Tensor):
+    d = torch.zeros(len(x), len(y))
+    for i in range(1, len(x)):
+        for j in range(len(y)):
+            d[i, j] = torch.norm(x[i] - y[j]) + d[i - 1, j]
+    return d
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def distances(xs: list, ys: list):
+    d = torch.zeros(len(xs), len(ys))
+    for i in range(len(xs)):
+        for j in range(len(ys)):
+            d[i, j] = torch.norm(xs[i] - ys[j])
+    return d
+"""
+        ),
+        # near misses of the kernel nest: an accumulator never reset per position, a kernel that changes
+        # with the position, Python lists, an input written inside the nest
+        Valid(
+            """
+import torch
+
+def carried(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(0)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    acc = 0.0
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(k):
+                for dj in range(k):
+                    acc += x[i + di, j + dj] * w[di, dj]
+            out[i, j] = acc
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def varying(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(1)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(k):
+                for dj in range(k):
+                    out[i, j] += x[i + di, j + dj] * w[i, di + dj]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def lists(img, kern, h, w):
+    out = [[0.0] * w for _ in range(h)]
+    for i in range(h):
+        for j in range(w):
+            for di in range(len(kern)):
+                for dj in range(len(kern)):
+                    out[i][j] += img[i + di][j + dj] * kern[di][dj]
+    return out
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def flipped(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(0)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(k):
+                for dj in range(k):
+                    out[i, j] += x[i + di, j + dj] * w[di, dj]
+                    x[i, j] = 0
+    return out
+"""
+        ),
+        # a random partner per row: the rows are read at an index drawn in the iteration, not at the
+        # loop's position, and the list being filled is read back; not independent per-row work by the
+        # definition above (a batched draw, `torch.randint(n, (n,))`, is still the better code)
+        Valid(
+            """
+import torch
+
+def partners(images: torch.Tensor, labels: torch.Tensor):
+    others, other_labels, same = [], [], []
+    for i in range(images.shape[0]):
+        k = torch.randint(0, images.shape[0], (1,)).item()
+        others.append(images[k])
+        other_labels.append(labels[k])
+        if labels[i] == other_labels[i]:
+            same.append(1)
+        else:
+            same.append(0)
+    return torch.stack(others), torch.tensor(other_labels), torch.tensor(same)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def partners(images: torch.Tensor, labels: torch.Tensor):
+    others, same = [], []
+    for i in range(images.shape[0]):
+        k = torch.randint(images.shape[0], ())
+        others.append(images[k])
+        same.append(labels[i] == labels[k])
+    return torch.stack(others), torch.stack(same)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1188,14 +1378,252 @@ def tint(img: torch.Tensor, n: int):
     return out
 """,
         ),
+        # the index name is bound again after the loop before it is read: the loop's last value is dead
+        Invalid(
+            """
+import torch
+
+def scores(tokens: torch.Tensor, query: torch.Tensor):
+    s = torch.empty(tokens.size(0))
+    for i, t in enumerate(tokens):
+        s[i] = torch.dot(t, query)
+    for i in range(3):
+        print(s[i])
+    return s
+""",
+            line=6,
+            message="matmul",
+        ),
+        Invalid(
+            """
+import torch
+
+def lengths(x: torch.Tensor):
+    out = torch.empty(x.size(0))
+    for k, row in enumerate(x):
+        out[k] = row.norm()
+    k = x.size(1)
+    return out[:k]
+""",
+            line=6,
+        ),
+        # pairwise distances in a nest: one torch.cdist
+        Invalid(
+            """
+import torch
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    out = torch.zeros(x.size(0), y.size(0))
+    for i in range(x.size(0)):
+        for j in range(y.size(0)):
+            out[i, j] = torch.norm(x[i] - y[j])
+    return out
+""",
+            line=6,
+            message="torch.cdist",
+        ),
+        Invalid(
+            """
+import torch
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    n, m = x.shape[0], y.shape[0]
+    d = x.new_zeros(n, m)
+    for a in range(n):
+        for b in range(m):
+            d[a, b] = ((x[a] - y[b]) ** 2).sum().sqrt()
+    return d
+""",
+            line=7,
+            message="torch.cdist",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    d = torch.empty(len(x), len(y))
+    for a, u in enumerate(x):
+        for b, v in enumerate(y):
+            d[a, b] = F.pairwise_distance(u, v)
+    return d
+""",
+            line=7,
+            message="torch.cdist",
+        ),
+        Invalid(
+            """
+import torch
+from torch.nn import functional as F
+
+def distances(x: torch.Tensor, y: torch.Tensor):
+    d = torch.empty(len(x), len(y))
+    for i in range(len(x)):
+        for j in range(len(y)):
+            d[i, j] = F.pairwise_distance(x[i], y[j])
+    return d
+""",
+            line=7,
+            message="pairwise distance",
+        ),
+        Invalid(
+            """
+import torch
+
+def manhattan(x: torch.Tensor):
+    d = torch.empty(len(x), len(x))
+    for i in range(len(x)):
+        for j in range(len(x)):
+            d[i, j] = (x[i] - x[j]).abs().sum()
+    return d
+""",
+            line=6,
+            message="torch.cdist",
+        ),
+        # a convolution written with its kernel loops inside: reported once, at the outermost loop
+        Invalid(
+            """
+import torch
+
+def conv(x: torch.Tensor, w: torch.Tensor):
+    kh, kw = w.shape
+    out = torch.zeros(x.size(0) - kh + 1, x.size(1) - kw + 1)
+    for i in range(out.size(0)):
+        for j in range(out.size(1)):
+            for di in range(kh):
+                for dj in range(kw):
+                    out[i, j] += x[i + di, j + dj] * w[di, dj]
+    return out
+""",
+            line=7,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_batched(x: torch.Tensor, w: torch.Tensor):
+    oh, ow = x.shape[2] - 2, x.shape[3] - 2
+    out = x.new_zeros(x.shape[0], x.shape[1], oh, ow)
+    for i in range(oh):
+        for j in range(ow):
+            for di in range(3):
+                for dj in range(3):
+                    out[:, :, i, j] += w[di, dj] * x[:, :, i + di, j + dj]
+    return out
+""",
+            line=7,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_strided(x: torch.Tensor, w: torch.Tensor, s: int):
+    k = w.size(0)
+    oh = (x.size(0) - k) // s + 1
+    ow = (x.size(1) - k) // s + 1
+    out = torch.zeros(oh, ow)
+    for i in range(oh):
+        for j in range(ow):
+            for di in range(k):
+                for dj in range(k):
+                    out[i, j] += x[i * s + di, j * s + dj] * w[di, dj]
+    return out
+""",
+            line=9,
+            message="F.conv2d",
+        ),
+        Invalid(
+            """
+import torch
+
+def conv_acc(x: torch.Tensor, w: torch.Tensor):
+    k = w.size(0)
+    out = torch.zeros(x.size(0) - k + 1, x.size(1) - k + 1)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            acc = 0.0
+            for di in range(k):
+                for dj in range(k):
+                    acc += x[i + di, j + dj] * w[di, dj]
+            out[i, j] = acc
+    return out
+""",
+            line=7,
+            message="F.conv2d",
+        ),
+        # two loops over two dimensions of the same tensors, each [i, c] slice the work of one iteration:
+        # one report, at the outer loop; where the outer index is used as a number or the outer loop walks
+        # another tensor, only the inner loop is reported, as before
+        Invalid(
+            """
+import torch
+
+def match_stats(x: torch.Tensor, ref: torch.Tensor):
+    out = x.clone()
+    for b in range(x.size(0)):
+        for ch in range(x.size(1)):
+            mu, sd = ref[b, ch].mean(), ref[b, ch].std()
+            out[b, ch] = (x[b, ch] - x[b, ch].mean()) / x[b, ch].std() * sd + mu
+    return out
+""",
+            line=6,
+            message="Nested loops process `x` one `[b, ch]` slice",
+        ),
+        Invalid(
+            """
+import torch
+
+def channel_means(x: torch.Tensor):
+    means = []
+    for b in range(x.shape[0]):
+        for ch in range(x.shape[1]):
+            means.append(x[b, ch].mean().item())
+    return means
+""",
+            line=6,
+            message="Nested loops process `x` one `[b, ch]` slice",
+        ),
+        Invalid(
+            """
+import torch
+
+def weighted(x: torch.Tensor):
+    out = x.clone()
+    for b in range(x.size(0)):
+        for ch in range(x.size(1)):
+            out[b, ch] = x[b, ch] * b
+    return out
+""",
+            line=7,
+            message="Loop processes `x` one slice along dim 1",
+        ),
+        Invalid(
+            """
+import torch
+
+def other(x: torch.Tensor, y: torch.Tensor):
+    out = x.clone()
+    for b in range(y.size(0)):
+        for ch in range(x.size(1)):
+            out[b, ch] = x[b, ch].mean()
+    return out
+""",
+            line=7,
+            message="Loop processes `x` one slice along dim 1",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
         ctx = self.ctx
-        nest = nested_slice_work(ctx, node)
+        nest = nested_slice_work(ctx, node) or kernel_nest(ctx, node)
         if nest is not None:
             self._nested(nest)
             return
+        if inside_kernel_nest(ctx, node):
+            return  # a convolution's kernel loops: reported once, at the outermost loop
         outer = inner_of_nest(ctx, node)
         if outer is not None and nested_slice_work(ctx, outer) is not None:
             return  # the nest is reported once, at its outer loop
@@ -1230,7 +1658,8 @@ def tint(img: torch.Tensor, n: int):
         where = f"`{ctx.code(nest.target).strip()}`"
         what = {"conv": "one window at a time", "max_pool": "one window at a time",
                 "avg_pool": "one window at a time", "window": "one window at a time",
-                "masked": "one masked reduction per pair", "pairs": "one pair of rows at a time"}[nest.kind]
+                "masked": "one masked reduction per pair", "pairs": "one pair of rows at a time",
+                "distance": "one pairwise distance at a time"}[nest.kind]
         self.report(
             nest.outer,
             f"Nested loops compute {where} {what} and no position needs another's result; "
@@ -1241,6 +1670,20 @@ def tint(img: torch.Tensor, n: int):
         """Per-row, per-column or per-window work that no iteration shares with another (decided from
         what each iteration reads and writes), reported without a fix, naming the batched idiom."""
         ctx = self.ctx
+        pair = nested_row_work(ctx, node)
+        if pair is not None:
+            work, inner = pair
+            x = ctx.code(work.tensor).strip()
+            self.report(
+                node,
+                f"Nested loops process `{x}` one `[{ctx.code(node.target).strip()}, "
+                f"{ctx.code(inner.target).strip()}]` slice at a time and no position needs another's result; "
+                f"vectorize the nest: {work.idiom()}",
+            )
+            return
+        outer = inner_of_nest(ctx, node)
+        if outer is not None and row_indexing(ctx, outer) is None and nested_row_work(ctx, outer) is not None:
+            return  # the nest is reported once, at its outer loop
         work = independent_row_work(ctx, node)
         if work is None:
             return

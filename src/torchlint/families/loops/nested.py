@@ -12,7 +12,15 @@ with the batched form that replaces the whole nest:
 - a *masked reduction*: the value reduces a slice under a mask built or read per pair
   (``mask = seg[b] == k; (feat[b] * mask).sum()``, ``x[i][labels[i] == c].mean()``);
 - *pair scores*: the value is a product of a row read at one index and a row read at the other
-  (``torch.dot(a[i], b[j])``, ``a[i] @ b[j]``, ``(a[i] * b[j]).sum()``) → one ``matmul``/``einsum``.
+  (``torch.dot(a[i], b[j])``, ``a[i] @ b[j]``, ``(a[i] * b[j]).sum()``) → one ``matmul``/``einsum``;
+- *pair distances*: the value reduces the difference of a row read at one index and a row read at the
+  other (``torch.norm(x[i] - y[j])``, ``((x[i] - y[j]) ** 2).sum().sqrt()``), or is
+  ``F.pairwise_distance``/``torch.dist`` of the two rows → one ``torch.cdist``.
+
+A hand-written convolution with its kernel loops inside (four loops: two over output positions, two over
+kernel offsets, accumulating ``x[i + di, j + dj] * w[di, dj]`` into ``out[i, j]`` or into a number reset
+per position and written there) is the same window-times-kernel work, recognised by
+``kernel_nest`` and reported once, at its outermost loop.
 
 The nest is left alone when an iteration could see another's work or the analysis cannot follow the
 body: the output read at any other position (``D[i - 1, j]``: dynamic programming), a name read before
@@ -46,6 +54,7 @@ _PURE_METHODS = _REDUCTIONS | _PRODUCTS | frozenset(
 )
 _DATA_DEPENDENT = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "item",
                              "tolist", "numpy", "split", "chunk", "tensor_split", "nonzero_static"})
+_DISTANCES = frozenset({"pairwise_distance", "dist"})
 _BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.abs", "builtins.min", "builtins.max"})
 
 
@@ -55,7 +64,7 @@ class NestedWork:
     inner: cst.For
     output: cst.BaseExpression  # the tensor written at ``[i, j]``
     target: cst.BaseExpression  # the write's target (``out[i, j]``)
-    kind: str  # "conv", "max_pool", "avg_pool", "window", "masked", "pairs"
+    kind: str  # "conv", "max_pool", "avg_pool", "window", "masked", "pairs", "distance"
     read: List[str] = field(default_factory=list)  # the tensors read per position
 
     def idiom(self) -> str:
@@ -72,6 +81,9 @@ class NestedWork:
             return ("a masked batched reduction: build every mask at once by broadcasting (e.g. "
                     "`masks = labels[:, None] == torch.arange(k)[None, :, None]`), multiply and reduce with "
                     "`dim=` (`(x[:, None] * masks).sum(dim=-1) / masks.sum(dim=-1)`)")
+        if self.kind == "distance":
+            return ("one `torch.cdist` computes every pair's distance at once (`p=1` for absolute "
+                    "differences; square it for squared distances)")
         return "one `matmul` (`a @ b.T`) or `torch.einsum` computes every pair at once"
 
 
@@ -141,6 +153,8 @@ class _Nest:
         self.evidence = False  # a torch function or a tensor-only method on the per-position data
         self.reduced = False
         self.product = False  # dot / matmul / `@` of per-position rows
+        self.difference = False  # a row read at one index minus a row read at the other
+        self.distance = False  # `F.pairwise_distance` / `torch.dist` of the two rows
         self.kernel = False  # a window multiplied by a tensor the loop does not change
         self.max = False
         self.mean = False
@@ -190,6 +204,9 @@ class _Nest:
                 self.product = self.product or (self._row(node.left) and self._row(node.right))
             if isinstance(node.operator, cst.Multiply):
                 self._multiply(node.left, node.right)
+            if isinstance(node.operator, cst.Subtract) and self._row(node.left) and self._row(node.right) \
+                    and self._var_of(node.left) != self._var_of(node.right):
+                self.difference = True
             self.expr(node.left)
             self.expr(node.right)
             return
@@ -355,10 +372,13 @@ class _Nest:
             self.reduced = True
             self.max = self.max or bool(names & _MAX)
             self.mean = self.mean or bool(names & _MEAN)
-        if names & _PRODUCTS:
+        if names & (_PRODUCTS | _DISTANCES):
             rows = [o for o in operands if self._row(o)]
             if len({self._var_of(r) for r in rows}) == 2:  # type: ignore[arg-type]
-                self.product = True
+                if names & _PRODUCTS:
+                    self.product = True
+                else:
+                    self.distance = True
 
     # statements ----------------------------------------------------------------------------------
     def local(self, st: cst.Assign) -> None:
@@ -545,6 +565,8 @@ def nested_slice_work(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
         kind = "masked"
     elif nest.product and nest.read_at == set(nest.vars):
         kind = "pairs"
+    elif (nest.distance or nest.difference and nest.reduced) and nest.read_at == set(nest.vars):
+        kind = "distance"
     else:
         return None
     return NestedWork(outer, inner, output, _target_expr(write), kind, list(nest.read))
@@ -561,6 +583,216 @@ def _target_of(st: cst.BaseSmallStatement) -> cst.CSTNode:
     return st.target
 
 
+def _kernel_var(ctx: FileContext, loop: cst.For) -> Optional[str]:
+    """``k`` of ``for k in range(size)`` / ``range(0, size)``: a kernel offset (a literal size allowed)."""
+    if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.target, cst.Name):
+        return None
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.range"}))):
+        return None
+    if any(a.keyword is not None or a.star for a in it.args):
+        return None
+    args = [a.value for a in it.args]
+    if len(args) == 2 and _int(args[0]) == 0:
+        args = args[1:]
+    if len(args) != 1 or not _arithmetic(args[0]):
+        return None
+    return loop.target.value
+
+
+def _only_loop(block: cst.BaseSuite) -> Optional[cst.For]:
+    lines = _lines(block)
+    if lines is not None and len(lines) == 1 and isinstance(lines[0], cst.For):
+        return lines[0]
+    return None
+
+
+def _single(line: cst.BaseStatement) -> Optional[cst.BaseSmallStatement]:
+    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+        return line.body[0]
+    return None
+
+
+class _Vars:
+    def __init__(self, *names: str) -> None:
+        self.vars = names
+
+
+def _offset_index(ctx: FileContext, node: cst.BaseExpression, pos: str, off: str, others: Tuple[str, ...]) -> bool:
+    """``i + di`` / ``i * s + di`` / ``di + i``: arithmetic reading the output position and the kernel
+    offset of one axis, and no other loop variable."""
+    return _arithmetic(node) and bool(ctx.names_in(node, pos)) and bool(ctx.names_in(node, off)) and not any(
+        ctx.names_in(node, o) for o in others
+    ) and not isinstance(node, cst.Name)
+
+
+def _whole(el: cst.SubscriptElement) -> bool:
+    sl = el.slice
+    if isinstance(sl, cst.Slice):
+        return sl.lower is None and sl.upper is None and sl.step is None
+    return isinstance(sl.value, (cst.Integer, cst.Ellipsis))
+
+
+def _window_factor(ctx: FileContext, node: cst.BaseExpression, i: str, j: str, di: str, dj: str) -> bool:
+    """``x[i + di, j + dj]`` / ``x[:, :, i * s + di, j * s + dj]``."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, (cst.Name, cst.Attribute))):
+        return False
+    seen = []
+    for el in node.slice:
+        if _whole(el):
+            continue
+        sl = el.slice
+        if not isinstance(sl, cst.Index):
+            return False
+        if _offset_index(ctx, sl.value, i, di, (j, dj)):
+            seen.append("i")
+        elif _offset_index(ctx, sl.value, j, dj, (i, di)):
+            seen.append("j")
+        else:
+            return False
+    return sorted(seen) == ["i", "j"]
+
+
+def _kernel_factor(ctx: FileContext, node: cst.BaseExpression, di: str, dj: str) -> bool:
+    """``w[di, dj]`` / ``w[:, :, di, dj]``: the kernel read at the offsets only."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, (cst.Name, cst.Attribute))):
+        return False
+    seen = []
+    for el in node.slice:
+        if _whole(el):
+            continue
+        sl = el.slice
+        if isinstance(sl, cst.Index) and isinstance(sl.value, cst.Name) and sl.value.value in (di, dj):
+            seen.append(sl.value.value)
+        else:
+            return False
+    return sorted(seen) == sorted((di, dj))
+
+
+def kernel_nest(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
+    """A convolution written as four loops, reported at ``outer``: two over output positions (``i``,
+    ``j``), two over kernel offsets (``di``, ``dj``), and one accumulation of the input window times the
+    kernel, ``out[i, j] += x[i + di, j + dj] * w[di, dj]`` (or ``acc = 0`` per position, ``acc += ...``
+    in the kernel loops, ``out[i, j] = acc`` after them). Every position is written once from the input
+    and a kernel the nest does not change: one ``F.conv2d``."""
+    i = _range_var(ctx, outer)
+    second = _only_loop(outer.body)
+    if i is None or second is None:
+        return None
+    j = _range_var(ctx, second)
+    lines = _lines(second.body)
+    if j is None or not lines:
+        return None
+    acc: Optional[str] = None
+    final: Optional[cst.BaseSmallStatement] = None
+    if len(lines) == 1 and isinstance(lines[0], cst.For):
+        third = lines[0]
+    elif len(lines) == 3 and isinstance(lines[1], cst.For):
+        third = lines[1]
+        reset, final = _single(lines[0]), _single(lines[2])
+        if not (isinstance(reset, cst.Assign) and len(reset.targets) == 1
+                and isinstance(reset.targets[0].target, cst.Name)
+                and isinstance(reset.value, (cst.Integer, cst.Float))):
+            return None
+        acc = reset.targets[0].target.value
+        if not (isinstance(final, cst.Assign) and len(final.targets) == 1 and isinstance(final.value, cst.Name)
+                and final.value.value == acc):
+            return None
+    else:
+        return None
+    di = _kernel_var(ctx, third)
+    fourth = _only_loop(third.body)
+    if di is None or fourth is None:
+        return None
+    dj = _kernel_var(ctx, fourth)
+    inner = _lines(fourth.body)
+    if dj is None or not inner or len(inner) != 1 or len({i, j, di, dj}) != 4:
+        return None
+    step = _single(inner[0])
+    if not (isinstance(step, cst.AugAssign) and isinstance(step.operator, cst.AddAssign)):
+        return None
+    positions = _Vars(i, j)
+    if acc is None:
+        output = _write_target(positions, step.target)  # type: ignore[arg-type]
+        written = step.target
+    else:
+        if not (isinstance(step.target, cst.Name) and step.target.value == acc):
+            return None
+        assert isinstance(final, cst.Assign)
+        written = final.targets[0].target
+        output = _write_target(positions, written)  # type: ignore[arg-type]
+    if output is None:
+        return None
+    value = step.value
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply)):
+        return None
+    for window, kernel in ((value.left, value.right), (value.right, value.left)):
+        if _window_factor(ctx, window, i, j, di, dj) and _kernel_factor(ctx, kernel, di, dj):
+            break
+    else:
+        return None
+    x, w = window.value, kernel.value  # type: ignore[union-attr]
+    codes = {ctx.code(n).strip() for n in (x, w, output)}
+    if len(codes) != 3:
+        return None  # the output read as the input or the kernel
+    for name in {n.value for n in _iter_names(step.value)} | {n.value for n in _iter_names(written)}:
+        if name not in (i, j, di, dj) and _assigned_in(ctx, outer, name):
+            return None  # a stride or a tensor changed inside the nest
+    if acc is not None and len(ctx.names_in(outer.body, acc)) != 3:
+        return None  # the accumulator read elsewhere
+    if _output_read(ctx, outer, output, written):
+        return None
+    if not (is_tensor(ctx, x) or is_tensor(ctx, output) and is_tensor(ctx, w)):
+        return None  # nothing says the values are tensors (lists of numbers are convolved the same way)
+    return NestedWork(outer, second, output, written, "conv", [ctx.code(x).strip(), ctx.code(w).strip()])
+
+
+def _output_read(ctx: FileContext, loop: cst.For, output: cst.BaseExpression, write: cst.CSTNode) -> bool:
+    """The output mentioned in the nest other than by its write and its sizes (``range(out.size(1))``)."""
+    code = ctx.code(output).strip()
+    stack: List[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if node is write:
+            continue
+        if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size") \
+                and ctx.code(node.value).strip() == code:
+            continue
+        if isinstance(node, (cst.Name, cst.Attribute)) and ctx.code(node).strip() == code:
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _iter_names(node: cst.CSTNode) -> List[cst.Name]:
+    found: List[cst.Name] = []
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            found.append(n)
+        elif isinstance(n, cst.Attribute):
+            stack.append(n.value)
+            continue
+        stack.extend(children(n))
+    return found
+
+
+def inside_kernel_nest(ctx: FileContext, loop: cst.For) -> bool:
+    """Whether ``loop`` is one of the three inner loops of a ``kernel_nest`` (reported at its outermost)."""
+    node: Optional[cst.CSTNode] = loop
+    for _ in range(3):
+        walk = ctx.parent(node) if node is not None else None
+        while walk is not None and not isinstance(walk, (cst.For, cst.FunctionDef, cst.ClassDef, cst.Module)):
+            walk = ctx.parent(walk)
+        if not isinstance(walk, cst.For):
+            return False
+        if kernel_nest(ctx, walk) is not None:
+            return True
+        node = walk
+    return False
+
+
 def inner_of_nest(ctx: FileContext, loop: cst.For) -> Optional[cst.For]:
     """The loop around ``loop`` when ``loop`` is the last statement of its body, or None."""
     line = ctx.parent(ctx.parent(loop))
@@ -570,4 +802,5 @@ def inner_of_nest(ctx: FileContext, loop: cst.For) -> Optional[cst.For]:
     return None
 
 
-__all__ = ["NestedWork", "nested_slice_work", "inner_of_nest", "per_row_product"]
+__all__ = ["NestedWork", "nested_slice_work", "inner_of_nest", "per_row_product", "kernel_nest",
+           "inside_kernel_nest"]

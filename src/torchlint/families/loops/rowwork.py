@@ -928,6 +928,55 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     return work
 
 
+def nested_row_work(ctx: FileContext, outer: cst.For) -> Optional[Tuple[RowWork, cst.For]]:
+    """Two loops over two dimensions of the same tensors (``for i in range(x.size(0)): for c in
+    range(x.size(1)): out[i, c] = f(x[i, c])``): the inner loop is independent per-slice work, and every
+    subscript of its body that reads or writes the inner slice also fixes the outer index at the
+    dimension the outer loop walks. Each ``[i, c]`` position is then the work of one iteration of the
+    nest, and the nest runs batched over both dimensions. Returns the inner loop's work and the inner
+    loop, or None."""
+    if outer.orelse is not None or outer.asynchronous is not None:
+        return None
+    head = _header(ctx, outer)
+    if head is None or head.var is None or head.row is not None or head.window is not None or head.extra_rows:
+        return None
+    lines = outer.body.body if isinstance(outer.body, cst.IndentedBlock) else ()
+    if len(lines) != 1 or not isinstance(lines[0], cst.For):
+        return None
+    inner = lines[0]
+    work = independent_row_work(ctx, inner)
+    inner_head = _header(ctx, inner)
+    if work is None or inner_head is None or inner_head.var is None or inner_head.row is not None \
+            or inner_head.window is not None or work.dim == head.dim:
+        return None
+    i, c = head.var, inner_head.var
+    walked = ctx.code(head.tensor).strip()
+    if walked != ctx.code(work.tensor).strip() and walked not in work.read:
+        return None  # the outer loop walks another tensor than the slices read
+    if ctx.names_in(inner.iter, i):
+        return None
+    for n in ctx.names_in(inner.body, i):
+        parent = ctx.parent(n)
+        index = ctx.parent(parent) if isinstance(parent, cst.Index) else None
+        sub = ctx.parent(index) if isinstance(index, cst.SubscriptElement) else None
+        if not isinstance(sub, cst.Subscript):
+            return None  # the outer index used as a number, or inside arithmetic
+        if next(k for k, el in enumerate(sub.slice) if el is index) != head.dim:
+            return None
+    for n in ctx.names_in(inner.body, c):
+        parent = ctx.parent(n)
+        index = ctx.parent(parent) if isinstance(parent, cst.Index) else None
+        sub = ctx.parent(index) if isinstance(index, cst.SubscriptElement) else None
+        if not isinstance(sub, cst.Subscript):
+            return None
+        at = sub.slice[head.dim].slice if len(sub.slice) > head.dim else None
+        if not (isinstance(at, cst.Index) and isinstance(at.value, cst.Name) and at.value.value == i):
+            return None  # a slice read or written at `[c]` alone: shared by every outer iteration
+    if _used_after(ctx, outer, i) or _used_after(ctx, outer, c):
+        return None
+    return work, inner
+
+
 def _outputs_private(ctx: FileContext, loop: cst.For, body: _Body) -> bool:
     """Every mention of an output in the body is a write, or (for a tensor written at the loop position)
     a read of that same position: no iteration sees what another one wrote."""
@@ -950,10 +999,59 @@ def _outputs_private(ctx: FileContext, loop: cst.For, body: _Body) -> bool:
 
 
 def _used_after(ctx: FileContext, loop: cst.For, var: str) -> bool:
+    """Whether the value the loop leaves in ``var`` (its last index) is read after the loop: a read in
+    the statements that follow it before the next binding of the name. A plain assignment of the name
+    (its value not reading it) or a later loop over it kills the value; a mention inside any other
+    compound statement or a nested scope counts as a read (the analysis does not follow branches)."""
     for later in _after_loop(ctx, loop):
-        if ctx.names_in(later, var):
-            return True
+        verdict = _reads_before_binding(ctx, later, var)
+        if verdict is not None:
+            return verdict
     return False
+
+
+def _mentions(ctx: FileContext, node: cst.CSTNode, var: str) -> bool:
+    """``var`` read as a variable under ``node`` (an attribute ``x.var`` or a keyword ``f(var=...)`` is
+    not the variable)."""
+    for n in ctx.names_in(node, var):
+        parent = ctx.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.attr is n:
+            continue
+        if isinstance(parent, cst.Arg) and parent.keyword is n:
+            continue
+        return True
+    return False
+
+
+def _binds(target: cst.BaseExpression, var: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == var
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(el.value, var) for el in target.elements)
+    return False
+
+
+def _reads_before_binding(ctx: FileContext, st: cst.CSTNode, var: str) -> Optional[bool]:
+    """True when ``st`` reads ``var`` before rebinding it, False when it rebinds it first (the old value
+    is dead), None when it does neither."""
+    if isinstance(st, cst.SimpleStatementLine):
+        for small in st.body:
+            if isinstance(small, cst.Assign) and any(_binds(t.target, var) for t in small.targets):
+                if _mentions(ctx, small.value, var) or any(
+                    not _binds(t.target, var) and _mentions(ctx, t.target, var) for t in small.targets
+                ):
+                    return True
+                return False
+            if isinstance(small, cst.AnnAssign) and small.value is not None and _binds(small.target, var):
+                return True if _mentions(ctx, small.value, var) else False
+            if _mentions(ctx, small, var):
+                return True
+        return None
+    if isinstance(st, cst.For) and _binds(st.target, var) and st.asynchronous is None:
+        if _mentions(ctx, st.iter, var) or (st.orelse is not None and _mentions(ctx, st.orelse, var)):
+            return True
+        return False  # the next binding: what the body and the code after read is the new value
+    return True if _mentions(ctx, st, var) else None
 
 
 _ESCAPE_TYPES = frozenset(_ESCAPES + (cst.Yield, cst.Await))
@@ -973,4 +1071,4 @@ def _walk_escapes(block: cst.CSTNode):
         stack.extend(children(node))
 
 
-__all__ = ["RowWork", "independent_row_work"]
+__all__ = ["RowWork", "independent_row_work", "nested_row_work"]
