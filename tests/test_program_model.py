@@ -1,6 +1,7 @@
 """The program model across files: model classes and loss helpers imported from the project's modules."""
 from __future__ import annotations
 
+import os
 import textwrap
 
 from torchlint.engine import Settings, lint_source
@@ -611,3 +612,39 @@ def test_tl602_a_read_elsewhere_counts_only_on_a_receiver_that_may_be_the_model(
                  "model.get_submodule('aux_head')\n"):
         (tmp_path / "train.py").write_text(textwrap.dedent(AUX_TRAIN) + "import torch.nn as nn\n" + read)
         assert _lint(tmp_path / "model.py", {"TL602"}) == [], read
+
+
+def test_tl602_other_files_are_parsed_only_when_their_text_may_read_the_layer(tmp_path, monkeypatch):
+    """A file whose only spelling of the layer is `self.<name>` in classes that name neither the model's
+    class nor a subclass of it is not parsed; a subclass reached through a chain of files is, and uses it."""
+    from torchlint.analysis.project import Project
+
+    unrelated = """
+        import torch.nn as nn
+
+        class Other(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.aux_head = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.aux_head(x)
+    """
+    loaded = []
+    real_load = Project.load
+
+    def counting(self, path):
+        loaded.append(os.path.basename(path))
+        return real_load(self, path)
+
+    monkeypatch.setattr(Project, "load", counting)
+    _write(tmp_path, {"model.py": AUX_MODEL, "other.py": unrelated})
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    assert "other.py" not in loaded
+    # a subclass of a subclass, in two more files: the chain is followed by text, and the use counts
+    _write(tmp_path, {
+        "mid.py": "from model import Net\n\nclass Mid(Net):\n    pass\n",
+        "leaf.py": "from mid import Mid\n\nclass Leaf(Mid):\n    def forward(self, x):\n        return self.aux_head(x)\n",
+    })
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []
+    assert "leaf.py" in loaded

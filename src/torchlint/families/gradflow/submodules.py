@@ -179,6 +179,7 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
     me = os.path.abspath(path)
     out: Set[str] = set()
     kin: Optional[_Kin] = None
+    kin_names: Optional[Set[str]] = None
     for other in files:
         if other == me:
             continue
@@ -187,6 +188,11 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
         if not spelled:
             continue
         depends_on(ctx, other)
+        if words is not None:
+            if kin_names is None:
+                kin_names = _subclass_names(project, files, cls.name.value)
+            if not _may_read(project.module_text(other), spelled, kin_names):
+                continue  # no read the parse could find: not parsed
         octx = project.load(other) if words is not None else None
         if octx is None:
             out |= spelled  # a file that cannot be read or parsed: its reads are unknown
@@ -197,6 +203,47 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
         if out >= names:
             break
     return out
+
+
+_CLASS_HEADER = re.compile(r"\bclass\s+(\w+)\s*\((.*?)\)\s*:", re.DOTALL)
+
+
+def _subclass_names(project, files: Tuple[str, ...], name: str) -> Set[str]:
+    """``name`` and the names of the classes of the project's files whose class statement names it or one
+    of them among its bases, by text (an over-estimate of the class and its subclasses)."""
+    headers: List[Tuple[str, Set[str]]] = []
+    for f in files:
+        text = project.module_text(f)
+        if text is None or "class" not in text:
+            continue
+        for m in _CLASS_HEADER.finditer(text):
+            headers.append((m.group(1), set(_WORD.findall(m.group(2)))))
+    kin = {name}
+    grew = True
+    while grew:
+        grew = False
+        for cname, bases in headers:
+            if cname not in kin and bases & kin:
+                kin.add(cname)
+                grew = True
+    return kin
+
+
+def _may_read(text: Optional[str], names: Set[str], kin: Set[str]) -> bool:
+    """Whether the text of another file may read one of ``names`` the way :func:`_reads_in` counts: an
+    attribute of a value other than ``self``, a string spelling it, or ``self.<name>`` in a file that
+    spells the class or a subclass of it (by :func:`_subclass_names`).  True when the text is unknown."""
+    if text is None:
+        return True
+    words = "|".join(re.escape(n) for n in sorted(names))
+    own = False
+    for m in re.finditer(r"([\w)\]]*)\s*\.\s*(?:" + words + r")\b", text):
+        if m.group(1) != "self":
+            return True
+        own = True
+    if re.search(r"[\'\"][^\'\"\n]*\b(?:" + words + r")\b", text):
+        return True
+    return own and any(re.search(r"\b" + re.escape(k) + r"\b", text) for k in kin)
 
 
 def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: "_Kin") -> Set[str]:
