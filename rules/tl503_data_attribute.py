@@ -71,6 +71,17 @@ class DataAttribute(LintRule):
     DEFAULT_ENABLED = False
 
     VALID = [
+        # an attribute deleted, not read
+        Valid(
+            """
+import torch
+
+def drop(holder, other):
+    holder.weight = torch.zeros(3)
+    del holder.data
+    del other.data, holder.weight
+"""
+        ),
         Valid(
             """
 import torch
@@ -182,6 +193,11 @@ def norms(model):
     def _written(self, node: cst.Attribute, parent) -> bool:
         if isinstance(parent, cst.AssignTarget) or (parent is not None and node in assignment_targets(parent)):
             return True
+        up = parent
+        while isinstance(up, (cst.Element, cst.Tuple, cst.List)):  # `del a.data, b.data`
+            up = self.ctx.parent(up)
+        if isinstance(up, cst.Del):
+            return True  # deleted, not read (and `del x.detach()` is no statement)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             method = parent.attr.value
             if method in _METADATA:
