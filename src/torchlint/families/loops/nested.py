@@ -114,8 +114,8 @@ def _enumerated(ctx: FileContext, loop: cst.For) -> Optional[Tuple[str, str, cst
     return i.value, row.value, walked
 
 
-def _range_var(ctx: FileContext, loop: cst.For) -> Optional[str]:
-    """``i`` of ``for i in range(stop)`` / ``range(0, stop)`` with a stop that is not a literal."""
+def _range_stop(ctx: FileContext, loop: cst.For) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """``(i, stop)`` of ``for i in range(stop)`` / ``range(0, stop)`` (no ``else``, not async); else None."""
     if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.target, cst.Name):
         return None
     it = loop.iter
@@ -126,9 +126,17 @@ def _range_var(ctx: FileContext, loop: cst.For) -> Optional[str]:
     args = [a.value for a in it.args]
     if len(args) == 2 and _int(args[0]) == 0:
         args = args[1:]
-    if len(args) != 1 or _int(args[0]) is not None:
-        return None  # a start, a step, or a small fixed number of iterations
-    return loop.target.value
+    if len(args) != 1:
+        return None  # a start or a step
+    return loop.target.value, args[0]
+
+
+def _range_var(ctx: FileContext, loop: cst.For) -> Optional[str]:
+    """``i`` of ``for i in range(stop)`` / ``range(0, stop)`` with a stop that is not a literal."""
+    found = _range_stop(ctx, loop)
+    if found is None or _int(found[1]) is not None:
+        return None  # a small fixed number of iterations
+    return found[0]
 
 
 def _lines(block: cst.BaseSuite) -> Optional[List[cst.BaseStatement]]:
@@ -585,19 +593,10 @@ def _target_of(st: cst.BaseSmallStatement) -> cst.CSTNode:
 
 def _kernel_var(ctx: FileContext, loop: cst.For) -> Optional[str]:
     """``k`` of ``for k in range(size)`` / ``range(0, size)``: a kernel offset (a literal size allowed)."""
-    if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.target, cst.Name):
+    found = _range_stop(ctx, loop)
+    if found is None or not _arithmetic(found[1]):
         return None
-    it = loop.iter
-    if not (isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.range"}))):
-        return None
-    if any(a.keyword is not None or a.star for a in it.args):
-        return None
-    args = [a.value for a in it.args]
-    if len(args) == 2 and _int(args[0]) == 0:
-        args = args[1:]
-    if len(args) != 1 or not _arithmetic(args[0]):
-        return None
-    return loop.target.value
+    return found[0]
 
 
 def _only_loop(block: cst.BaseSuite) -> Optional[cst.For]:
