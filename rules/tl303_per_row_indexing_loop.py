@@ -52,6 +52,8 @@ class PerRowIndexingLoop(LintRule):
     (`x[:, j]`) or windows (`x[:, i:i + k]` with `range(x.size(1) - k + 1)`), and each iteration
     writes only its own position (`out[i] = ...`), appends to a list stacked afterwards or made of
     Python numbers (`.item()`), or adds into an accumulator (`total += ...`, `acc[labels[i]] += ...`).
+    The walked values must be tensors: a parameter counts as one where it is used as one, annotated as
+    one, or every call of its function in the file passes a tensor made in the call (`torch.randint(...)`).
     Independence is decided from data flow: a name read before the iteration assigns it, the loop
     variable used as a number, a position other than the iteration's own (`out[i - 1]`), a list or
     buffer read while it is filled, calls of functions of unknown behaviour (I/O, logging), exits, nested
@@ -67,7 +69,9 @@ class PerRowIndexingLoop(LintRule):
 
     Tallies are per-element work too: a loop over the elements (`range(len(y))`, `range(n)` with
     `n = y.size(0)`, `zip(preds, labels)`) that reads each class with `.item()` or `int(...)` and counts
-    it (`counts[int(y[i].item())] += 1` into a tensor or a list of zeros made before the loop), or counts
+    it (`counts[int(y[i].item())] += 1` into a tensor or a list of zeros made before the loop; a confusion
+    matrix `cm[t, p] += 1` over `zip(labels, preds)` or `cm[y[i].item(), p[i].item()] += 1`, one
+    `torch.bincount(t * n + p, minlength=n * n).view(n, n)`), or counts
     the elements that pass a test on the data (`if preds[i].item() == y[i].item(): correct += 1`), is one
     `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
     a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
@@ -846,6 +850,45 @@ def partners(images: torch.Tensor, labels: torch.Tensor):
     return torch.stack(others), torch.stack(same)
 """
         ),
+        # a confusion matrix that reads its own cells, or shifts a class: not a tally of the pairs
+        Valid(
+            """
+import torch
+
+
+def symmetrised(preds: torch.Tensor, labels: torch.Tensor, n: int):
+    cm = torch.zeros(n, n)
+    for t, p in zip(labels, preds):
+        cm[t, p] += cm[p, t]
+    return cm
+
+
+def shifted(preds: torch.Tensor, labels: torch.Tensor, n: int):
+    cm = torch.zeros(n, n)
+    for t, p in zip(labels, preds):
+        cm[t, p + 1] += 1
+    return cm
+"""
+        ),
+        # file names zipped with labels into a dictionary; a function never called with tensors
+        Valid(
+            """
+def by_file(files, labels):
+    seen = {}
+    for f, t in zip(files, labels):
+        seen[f, t] += 1
+    return seen
+
+
+def pairs(a, b, table):
+    for t, p in zip(a, b):
+        table[t, p] += 1
+    return table
+
+
+pairs([0, 1], [1, 1], {})
+"""
+        ),
     ]
 
     INVALID = [
@@ -1613,6 +1656,59 @@ def other(x: torch.Tensor, y: torch.Tensor):
 """,
             line=7,
             message="Loop processes `x` one slice along dim 1",
+        ),
+        # a confusion matrix filled pair by pair: zipped rows, `.item()` keys, `int()` keys
+        Invalid(
+            """
+import torch
+
+
+def confusion(guesses, truth, k):
+    table = torch.zeros(k, k, dtype=torch.long)
+    for t, g in zip(truth, guesses):
+        table[t, g] += 1
+    return table
+
+
+confusion(torch.randint(0, 4, (32,)), torch.randint(0, 4, (32,)), 4)
+""",
+            line=7,
+            message="`torch.bincount(t * n + p, minlength=n * n).view(n, n)`",
+        ),
+        Invalid(
+            """
+import torch
+
+
+def confusion(out: torch.Tensor, y: torch.Tensor, k: int):
+    table = torch.zeros(k, k)
+    for j in range(y.size(0)):
+        table[y[j].item(), out[j].item()] += 1
+    return table
+""",
+            line=7,
+            message="count all pairs in one call",
+        ),
+        Invalid(
+            """
+import torch
+
+
+def confusion(out: torch.Tensor, y: torch.Tensor, k: int):
+    table = torch.zeros(k, k)
+    for a, b in zip(y, out):
+        table[int(a), int(b)] += 1
+    return table
+
+
+def histogram(y: torch.Tensor, k: int):
+    counts = torch.zeros(k)
+    for a in y:
+        counts[a] += 1
+    return counts
+""",
+            count=2,
+            message="one element at a time",
         ),
     ]
 

@@ -80,8 +80,12 @@ class RowWork:
     selection: Optional[str] = None  # a per-row selection (`x[i].topk(k)`, `torch.argmax(x[i])`)
     product: bool = False  # a row multiplied as a matrix (`row @ k.T`, `torch.dot(a[i], v)`): per-row scores
     read: List[str] = field(default_factory=list)  # the tensors read slice by slice
+    pair: bool = False  # the accumulator is indexed by two classes (`cm[t, p] += 1`): a confusion matrix
 
     def idiom(self) -> str:
+        if self.pair and self.tally:
+            return ("count all pairs in one call: `torch.bincount(t * n + p, minlength=n * n).view(n, n)` "
+                    "(or `cm.index_put_((t, p), torch.ones_like(t), accumulate=True)`)")
         if self.tally and self.scatter:
             return ("count all elements in one call: `torch.bincount(labels, minlength=n)` per class (with a "
                     "boolean mask for the elements that qualify, e.g. `labels[preds == labels]`)")
@@ -310,6 +314,8 @@ class _Body:
         for k, el in enumerate(sub.slice):
             sl = el.slice
             if isinstance(sl, cst.Index):
+                if isinstance(sl.value, cst.Call) and self._key_like(sl.value) and self._scatter_key(sub, sl.value):
+                    continue  # `cm[int(t), int(p)] += 1`
                 if isinstance(sl.value, cst.Name) and sl.value.value == var:
                     if found >= 0 or self.head.window is not None:
                         self.fail()
@@ -318,7 +324,8 @@ class _Body:
                     if self._scatter_key(sub, sl.value):
                         continue
                     self.fail()  # x[i - 1], x[idx[i]] outside a scatter
-                elif isinstance(sl.value, cst.Name) and sl.value.value in self.keys and self._scatter_key(sub, sl.value):
+                elif isinstance(sl.value, cst.Name) and (sl.value.value in self.keys or self._row_name(sl.value)) \
+                        and self._scatter_key(sub, sl.value):
                     continue
                 elif not _plain(sl.value) and not self._invariant(sl.value):
                     self.fail()  # x[idx_t] with idx_t computed in the iteration: data-dependent
@@ -356,12 +363,17 @@ class _Body:
         parent = self.ctx.parent(sub)
         if not (isinstance(parent, cst.AugAssign) and parent.target is sub and isinstance(parent.operator, cst.AddAssign)):
             return False
-        if len(sub.slice) != 1:
-            return False
-        if isinstance(key, cst.Name) and key.value in self.keys:
+        if not all(isinstance(el.slice, cst.Index) and self._key_like(el.slice.value) for el in sub.slice):
+            return False  # `cm[t, p] += 1`: every index a class of the iteration's elements
+        if len(sub.slice) == 2:
+            self.work.pair = True
+        if isinstance(key, cst.Name) and (key.value in self.keys or self._row_name(key)):
             self.work.scatter = True
             return True
         key = self._key_element(key)
+        if isinstance(key, cst.Name) and self._row_name(key):
+            self.work.scatter = True  # `int(t)` of `for t in labels`
+            return True
         if not isinstance(key, cst.Subscript):
             return False
         inner = self.slice_position(key)
@@ -373,6 +385,20 @@ class _Body:
             self.read_nodes.append(key.value)
         self.work.scatter = True
         return True
+
+    def _row_name(self, node: cst.Name) -> bool:
+        """The element variable of ``for t in labels`` / ``for t, p in zip(labels, preds)``."""
+        return node.value == self.head.row or node.value in self.head.extra_rows
+
+    def _key_like(self, key: cst.BaseExpression) -> bool:
+        """An index that names one element's class: a key local, an element variable, ``y[i]`` or its
+        conversions (``int(t)``, ``y[i].item()``)."""
+        if isinstance(key, cst.Name):
+            return key.value in self.keys or self._row_name(key)
+        inner = self._key_element(key)
+        if isinstance(inner, cst.Name):
+            return inner is not key and self._row_name(inner)
+        return isinstance(inner, cst.Subscript)
 
     def _key_element(self, key: cst.BaseExpression) -> cst.BaseExpression:
         """``y[i]`` of ``int(y[i].item())``, ``y[i].item()``, ``y[i].long()``, ``int(y[i])``: the element
@@ -603,10 +629,9 @@ class _Body:
                 self.sinks.append(target)
                 return
             if isinstance(target, cst.Subscript):
-                if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and (
-                    isinstance(target.slice[0].slice.value, (cst.Subscript, cst.Call))
-                    or (isinstance(target.slice[0].slice.value, cst.Name) and target.slice[0].slice.value.value
-                        in self.keys)
+                if all(isinstance(el.slice, cst.Index) for el in target.slice) and (
+                    (len(target.slice) == 1 and isinstance(target.slice[0].slice.value, (cst.Subscript, cst.Call)))
+                    or all(self._key_like(el.slice.value) for el in target.slice)  # type: ignore[union-attr]
                 ):
                     pos = self.slice_position(target)
                     if pos != -1 or not self.work.scatter:

@@ -24,7 +24,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
-from torchlint.analysis.program import definition_of
+from torchlint.analysis.program import arguments_for_param, definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -1247,6 +1247,16 @@ def _used_as_tensor(ctx: FileContext, name: cst.Name) -> bool:
     return False
 
 
+def _callers_pass_tensors(ctx: FileContext, name: cst.Name, busy: set) -> bool:
+    """A parameter every call of its function in this file passes a tensor made in the call's own
+    expression (``confusion(torch.randint(0, 3, (10,)), ...)``); a function never called here, or a call
+    passing a name or anything else, is no evidence."""
+    args = arguments_for_param(ctx, name)
+    if not args:
+        return False
+    return all(isinstance(a, cst.Call) and _is_tensor(ctx, a, busy, 1) for a in args)
+
+
 def is_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether there is evidence that ``expr`` is a torch tensor: a torch constructor or op, a tensor
     method on a tensor, a ``Tensor`` annotation, a parameter used as a tensor (``x.size(0)``,
@@ -1276,7 +1286,8 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
             return False
         bound = ctx.names.bound_values(expr)
         vals = [v for v in bound if v is not None]
-        if len(vals) < len(bound) and (annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)):
+        if len(vals) < len(bound) and (annotated_tensor(ctx, expr) or _used_as_tensor(ctx, expr)
+                                       or (depth == 0 and _callers_pass_tensors(ctx, expr, busy))):
             return True
         if not vals:
             return False
