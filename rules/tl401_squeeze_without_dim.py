@@ -37,7 +37,13 @@ class SqueezeWithoutDim(LintRule):
     indexing and reductions over another dimension: a model's or layer's output (`model(x)`,
     `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`, a model's own method applied
     to its input such as `self.features(x)`), a batch drawn from a data loader (`for x, y in loader:`,
-    the `batch` of a Lightning `*_step`), the inputs of a model's `forward`, a tokenizer's output. A
+    the `batch` of a Lightning `*_step`), the inputs of a model's `forward`, a padded batch
+    (`pad_sequence(...)`), a callable the function trains (a parameter whose output goes into a loss the
+    same function differentiates with `.backward()`: `loss = F.mse_loss(scorer(x).squeeze(), y)`), a
+    tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
+    input nothing describes is no batch). Products and joins keep the batch (`torch.bmm(model(q), k)`,
+    `torch.cat`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
+    over `range`; a model's `model(x)[0]` may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
     carries no such evidence (per-output statistics, kernels and tables are squeezed to a scalar on
     purpose) and is not reported: that is where a linter cannot tell an intended `squeeze()` from a bug.
@@ -479,6 +485,50 @@ def respond(decoder, start_id, hidden_size):
     return logits.squeeze()
 """
         ),
+        # a callable given to the function: nothing trains it here, so nothing says its output is a batch
+        Valid(
+            """
+import torch.nn.functional as F
+
+
+def score_only(rank, a):
+    s = rank(a)
+    return s.squeeze()
+
+
+def validate(rank, a, y):
+    s = rank(a)
+    loss = F.mse_loss(s.squeeze(), y)
+    return loss.item()
+"""
+        ),
+        # one sample taken out of a batch by an index: its batch dimension is already gone
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.fc = nn.Linear(h, 4)
+
+    def forward(self, x):
+        out = self.fc(x).sigmoid()
+        first = out[0].squeeze()
+        rows = [out[i].squeeze() for i in range(out.size(0))]
+        return first, rows
+"""
+        ),
+        # one text or many: a tokenizer's output for an input nothing describes is no batch
+        Valid(
+            """
+def ids_of(tokenizer, text):
+    ids = tokenizer(text, return_tensors="pt")["input_ids"]
+    return ids.squeeze()
+"""
+        ),
     ]
 
     INVALID = [
@@ -723,12 +773,19 @@ x = noise[None].squeeze((0, 1, 3))
         Invalid(
             """
 import torch
+from typing import List
 
-def embed(tokenizer, texts):
+def embed(tokenizer, texts: List[str]):
     enc = tokenizer(texts, return_tensors="pt")
     return enc.input_ids.squeeze()
+
+
+def pair(tokenizer, question, answer):
+    ids = tokenizer([question, answer], return_tensors="pt")["input_ids"]
+    return ids.squeeze()
 """,
             message="(a tokenizer's batch of texts)",
+            count=2,
         ),
         # the state is made for the loader's batch, not for one sample: the batch of one is an accident
         Invalid(
@@ -755,6 +812,52 @@ def run(model: Tagger, loader, size):
         last = out.squeeze()
 """,
             message="dim 0 is the batch (the output of `model`)",
+        ),
+        # a callable given to a training step: its output goes into a loss the step differentiates
+        Invalid(
+            """
+import torch.nn.functional as F
+
+
+def fit(rank, opt, a, b, y):
+    s = rank(a, b)
+    loss = F.mse_loss(s.squeeze(), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="(the output of `rank`, trained here through `F.mse_loss`)",
+        ),
+        Invalid(
+            """
+import torch
+
+
+def fit(rank, crit, a, y):
+    loss = crit(rank(a).squeeze(), y)
+    loss.backward()
+    return loss.item()
+""",
+            message="trained here through `crit`",
+        ),
+        # a padded batch, and a product of a model's output
+        Invalid(
+            """
+import torch
+from torch.nn.utils.rnn import pad_sequence
+
+
+def masks_of(seqs):
+    padded = pad_sequence(seqs, batch_first=True)
+    return (padded > 0).float().squeeze()
+
+
+def attend(model, q, k):
+    scores = torch.bmm(model(q), k.transpose(1, 2))
+    return scores.squeeze()
+""",
+            count=2,
+            message="dim 0 is the batch",
         ),
     ]
 
@@ -1234,7 +1337,26 @@ def _tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
         return None
     first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
     one = isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    if not one and not _texts(ctx, first):
+        return None  # one text or many: nothing says which, so nothing says there is a batch
     return Shape.exact([1 if one else None, None])
+
+
+def _texts(ctx, first: Optional[cst.BaseExpression]) -> bool:
+    """A list of texts by construction: ``[q, a]``, a list comprehension, ``list(...)``, a local bound
+    only to those, or a parameter annotated ``List[str]``/``list[str]``."""
+    if isinstance(first, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(first, cst.Call) and ctx.names.matches(first.func, frozenset({"builtins.list"})):
+        return True
+    if isinstance(first, cst.Name):
+        vals = ctx.names.values_before(first)
+        if vals:
+            return all(isinstance(v, (cst.List, cst.ListComp)) and (not isinstance(v, cst.List) or v.elements)
+                       for v in vals)
+        ann = param_annotation(ctx, first)
+        return ann is not None and re.match(r"(typing\.)?[Ll]ist\[str\]$", ctx.code(ann).strip()) is not None
+    return False
 
 
 _ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})

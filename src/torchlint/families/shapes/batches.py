@@ -36,6 +36,7 @@ from torchlint.analysis.context import Fact, FileContext
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
+from torchlint.analysis.training import flows_into_backward, is_loss_call
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
 _KEEPS = frozenset({
@@ -58,6 +59,8 @@ _STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "pre
 _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "islice"})
 _MAX_DEPTH = 32
+#: torch calls that make a batch out of samples
+_PADDED_BATCH = frozenset({"torch.nn.utils.rnn.pad_sequence", "torch.nn.utils.rnn.pack_sequence"})
 
 
 def batch_evidence(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -94,6 +97,8 @@ def _evidence_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool
             return False  # the instance's own state
         return expr.attr.value in _ATTRS and _evidence(ctx, expr.value, depth + 1)
     if isinstance(expr, cst.Subscript):
+        if _row_selected(ctx, expr):
+            return False  # `pred[0]`, `out[i]` of a tensor: one sample, its batch dimension is gone
         return _evidence(ctx, expr.value, depth + 1)
     if isinstance(expr, cst.BinaryOperation):
         return _evidence(ctx, expr.left, depth + 1) or _evidence(ctx, expr.right, depth + 1)
@@ -111,11 +116,13 @@ def _evidence_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool
 
 
 def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
-    if model_call(ctx, call):
+    if model_call(ctx, call) or trained_by(ctx, call) is not None:
         return True
     func = call.func
     qn = ctx.names.qualified_names(func)
     if qn:
+        if qn & _PADDED_BATCH:
+            return True  # `pad_sequence(seqs, batch_first=True)`: one row per sequence, a padded batch
         if any(q.startswith("torch.") for q in qn):  # torch.sigmoid(out), F.softmax(logits, 1), torch.cat([a, b])
             for a in call.args:
                 if a.keyword is None and _tensor_argument_evidence(ctx, a.value, depth):
@@ -139,6 +146,147 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
             if is_model_name(last) or program.is_model(ctx, owner):
                 return True  # a model's own method: `vae.decode(z)`, `model.generate(ids)`
     return False
+
+
+# -- what tensor operations do to the batch dimension ------------------------------------------------------
+#: tensor methods and torch functions whose result is a tensor (not a tuple of outputs)
+_TENSOR_RESULT = _KEEPS | frozenset({"softmax", "log_softmax", "sigmoid", "bmm", "matmul", "mm", "cat", "stack",
+                                     "squeeze", "unsqueeze"})
+
+
+def _row_selected(ctx: FileContext, sub: cst.Subscript) -> bool:
+    """``x[0]``, ``x[i]``, ``x[i, :]`` with ``x`` a tensor (not a tuple of outputs) and ``i`` an integer or the
+    index of a loop over ``range``/``enumerate``: the first dimension is indexed away."""
+    first = sub.slice[0].slice
+    if not isinstance(first, cst.Index):
+        return False
+    index = first.value
+    if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus):
+        index = index.expression
+    if not (isinstance(index, cst.Integer) or (isinstance(index, cst.Name) and _loop_index(ctx, index))):
+        return False
+    return _tensor_result(ctx, sub.value, 0)
+
+
+def _loop_index(ctx: FileContext, name: cst.Name) -> bool:
+    """``i`` of an enclosing ``for i in range(...)`` or ``for i, _ in enumerate(...)``: an integer."""
+    for owner in ctx.ancestors(name):
+        loops: List[cst.CSTNode] = [owner]
+        if isinstance(owner, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            loops, comp = [], owner.for_in
+            while comp is not None:
+                loops.append(comp)
+                comp = comp.inner_for_in
+        for loop in loops:
+            if isinstance(loop, (cst.For, cst.CompFor)) and isinstance(loop.iter, cst.Call):
+                callee = dotted_name(loop.iter.func)
+                target = loop.target
+                if callee == "range" and isinstance(target, cst.Name) and target.value == name.value:
+                    return True
+                if callee == "enumerate" and isinstance(target, cst.Tuple) and target.elements and isinstance(
+                        target.elements[0].value, cst.Name) and target.elements[0].value.value == name.value:
+                    return True
+        if isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
+            break
+    return False
+
+
+def _tensor_result(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+    """A tensor by the operation that made it: a torch function, a tensor method (``.sigmoid()``,
+    ``.view(-1, 1)``), a layer of ``torch.nn`` that returns one tensor (``self.head = nn.Linear(h, 1)``),
+    ``torch.bmm``/``matmul``; a model of unknown output is not (``model(x)[0]`` may be a tuple's element)."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing(expr, cst.FunctionDef)
+        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+        at = program.position(ctx, expr)
+        values = [v for p, v in _assignments(ctx, scope).get(expr.value, ()) if p < at]
+        return bool(values) and all(_tensor_result(ctx, v, depth + 1) for v in values)
+    if isinstance(expr, cst.BinaryOperation):
+        return _tensor_result(ctx, expr.left, depth + 1) or _tensor_result(ctx, expr.right, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    qn = ctx.names.qualified_names(func)
+    if qn:
+        return any(q.startswith("torch.") and q.rsplit(".", 1)[-1] in _TENSOR_RESULT | _REDUCTIONS - {"max", "min",
+                   "topk", "sort", "median"} for q in qn)
+    if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_RESULT:
+        return True
+    if isinstance(func, (cst.Name, cst.Attribute)):
+        values = program.built_values(ctx, func)
+        return bool(values) and all(_single_tensor_layer(ctx, v) for v in values)
+    return False
+
+
+def _single_tensor_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``nn.Linear(h, 1)``, ``nn.Conv2d(...)``, ``nn.Sequential(...)``: torch layers whose output is one tensor
+    (not ``nn.LSTM``, ``nn.MultiheadAttention``: tuples)."""
+    if not isinstance(value, cst.Call):
+        return False
+    for q in ctx.names.qualified_names(value.func):
+        if q.startswith("torch.nn.") and not re.search(r"(RNN|LSTM|GRU|MultiheadAttention|Transformer)$", q):
+            return True
+    return False
+
+
+# -- a callable trained in view: its output is a batch -------------------------------------------------------
+def trained_by(ctx: FileContext, call: cst.Call) -> Optional[cst.Call]:
+    """For ``scores = scorer(pairs)`` with ``scorer`` a parameter of the function, its output fed into a
+    loss (``F.binary_cross_entropy_with_logits(scores.squeeze(), labels)``) whose value the same function
+    differentiates (``loss.backward()``): the loss call.  A callable trained on its inputs is a model, and
+    what a model is trained on is a batch."""
+    func = call.func
+    if not isinstance(func, cst.Name) or ctx.names.qualified_names(func) or is_loss_call(ctx, call):
+        return None
+    function = ctx.enclosing(call, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    if func.value not in {p.name.value for p in function.params.params + function.params.kwonly_params}:
+        return None
+    if _assignments(ctx, function).get(func.value):
+        return None  # rebound in the function: not (only) the callable it was given
+    loss = _loss_around(ctx, call, function)
+    if loss is None:
+        target = _bound_name(ctx, call)
+        if target is None:
+            return None
+        for use in ctx.names_in(function, target):
+            if program.position(ctx, use) > program.position(ctx, call):
+                loss = _loss_around(ctx, use, function)
+                if loss is not None:
+                    break
+    if loss is None:
+        return None
+    result = _bound_name(ctx, loss)
+    if result is None or not flows_into_backward(ctx, function, result):
+        return None
+    return loss
+
+
+def _bound_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return None
+
+
+def _loss_around(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef) -> Optional[cst.Call]:
+    """The loss call ``node`` is an argument of, through tensor methods (``scores.squeeze()``) and
+    arithmetic."""
+    child = node
+    for owner in ctx.ancestors(node):
+        if owner is function or isinstance(owner, cst.BaseStatement) or isinstance(owner, cst.BaseSmallStatement):
+            return None
+        if isinstance(owner, cst.Call) and any(a.value is child for a in owner.args) and (
+            is_loss_call(ctx, owner) or sum(1 for a in owner.args if a.keyword is None) >= 2
+        ):
+            return owner  # a loss by name or API, or a call of a prediction and a target whose value is differentiated
+        if isinstance(owner, cst.Call) and owner.func is not child and not any(a.value is child for a in owner.args):
+            return None
+        child = owner if not isinstance(owner, cst.Arg) else child
+    return None
 
 
 def _model_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool:
@@ -296,6 +444,12 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if isinstance(expr.func, cst.Name) and expr.func.value == "self":
                 return "the model's own output, `self(...)`"
             return f"the output of `{ctx.code(expr.func).strip()}`"
+        if ctx.names.qualified_names(expr.func) & _PADDED_BATCH:
+            return f"the padded batch of `{ctx.code(expr.func).strip()}`"
+        loss = trained_by(ctx, expr)
+        if loss is not None:
+            return (f"the output of `{ctx.code(expr.func).strip()}`, trained here through "
+                    f"`{ctx.code(loss.func).strip()}`")
         for a in expr.args:
             found = batch_origin(ctx, a.value, depth + 1) if a.keyword is None else None
             if found is not None:
