@@ -114,7 +114,10 @@ class ReductionOverBroadcast(LintRule):
     Shapes also come from how the data and the model are built. The batches of a `DataLoader` built in
     view over a `TensorDataset(x, y)` have the shapes of `x` and `y` with the first dimension the batch's
     (`y = torch.randn(n)` gives targets of shape `[B]`), and the labels of a loader over a torchvision
-    classification dataset are `[B]`; a `collate_fn`, a `batch_sampler` or `batch_size=None` leaves them
+    classification dataset are `[B]`, as are the elements of a project's `Dataset` class whose
+    `__getitem__` returns one number at that position of every tuple (`float(...)`, `x.item()`,
+    `torch.tensor(float(...))`: the default collate stacks them; a `torch.tensor(row)` of unknown rank
+    is not followed); a `collate_fn`, a `batch_sampler` or `batch_size=None` leaves them
     unknown. A model (or layer) whose output comes from a convolution with one output channel
     (`nn.Conv2d(c, 1, k)`) gives `[B, 1, H, W]` for a `[B, C, H, W]` input, which broadcasts against
     `[B, H, W]` targets the same way.
@@ -410,6 +413,60 @@ def collate(items):
 loader = DataLoader(TensorDataset(torch.rand(40, 3), torch.rand(40)), batch_size=5, collate_fn=collate)
 for xb, yb in loader:
     loss = F.mse_loss(head(xb), yb)
+"""
+        ),
+        # a dataset whose label is not known to be one number (a row of a table may be a vector); or the
+        # head's singleton dropped before the loss
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Houses(Dataset):
+    def __init__(self, features, prices):
+        self.features, self.prices = features, prices
+
+    def __len__(self):
+        return len(self.features)
+
+    def __getitem__(self, k):
+        return self.features[k], torch.tensor(self.prices[k])
+
+
+def fit(features, prices):
+    head = nn.Linear(6, 1)
+    for xb, yb in DataLoader(Houses(features, prices), batch_size=8):
+        loss = F.mse_loss(head(xb), yb)
+        loss.backward()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Houses(Dataset):
+    def __init__(self, features, prices):
+        self.features, self.prices = features, prices
+
+    def __len__(self):
+        return len(self.features)
+
+    def __getitem__(self, k):
+        return self.features[k], float(self.prices[k])
+
+
+def fit(features, prices):
+    head = nn.Linear(6, 1)
+    for xb, yb in DataLoader(Houses(features, prices), batch_size=8):
+        loss = F.mse_loss(head(xb).squeeze(-1), yb)
+        loss.backward()
 """
         ),
     ]
@@ -840,6 +897,61 @@ def fit():
 """,
             unsafe=True,
             message="[?, 1, ?, ?]",
+        ),
+        # a dataset class whose __getitem__ returns one number per sample: the batch of targets is [B]
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Houses(Dataset):
+    def __init__(self, features, prices):
+        self.features, self.prices = features, prices
+
+    def __len__(self):
+        return len(self.features)
+
+    def __getitem__(self, k):
+        return self.features[k], torch.tensor(float(self.prices[k]))
+
+
+def fit(features, prices):
+    head = nn.Linear(6, 1)
+    for xb, yb in DataLoader(Houses(features, prices), batch_size=8):
+        loss = F.mse_loss(head(xb), yb)
+        loss.backward()
+""",
+            message="with target of shape [?]",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Houses(Dataset):
+    def __init__(self, features, prices):
+        self.features, self.prices = features, prices
+
+    def __len__(self):
+        return len(self.features)
+
+    def __getitem__(self, k):
+        return self.features[k], self.prices[k].item()
+
+
+def fit(features, prices):
+    head = nn.Linear(6, 1)
+    for xb, yb in DataLoader(Houses(features, prices), batch_size=8):
+        loss = F.mse_loss(head(xb), yb)
+        loss.backward()
+""",
+            message="input of shape [..., 1]",
         ),
     ]
 

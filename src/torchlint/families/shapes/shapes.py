@@ -711,6 +711,8 @@ class _Infer:
             if sample is None or sample.rank is None or sample.rank == 0:
                 return None
             return Shape.exact((None,) + tuple(sample.head[1:]))
+        if _dataset_scalar(ctx, dataset, k):
+            return Shape.exact((None,))  # one number per sample, stacked by the default collate: [B]
         if k == 1 and any(
             q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1] in _LABELLED_DATASETS
             for q in ctx.names.qualified_names(dataset.func)
@@ -1122,6 +1124,56 @@ def _target_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[in
             if inner is not None:
                 return (k,) + inner
     return None
+
+
+def _dataset_scalar(ctx: FileContext, dataset: cst.Call, k: int) -> bool:
+    """``dataset`` builds a class of the project whose ``__getitem__`` returns, at position ``k`` of every
+    tuple it returns, one number: ``float(...)``, ``int(...)``, ``x.item()``, a numeric literal, or
+    ``torch.tensor`` of one of those (a 0-d tensor).  The default collate stacks them into ``[B]``."""
+    found = definition_of(ctx, dataset.func)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    dctx, cls = found
+    getitem = next((st for st in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
+                    if isinstance(st, cst.FunctionDef) and st.name.value == "__getitem__"), None)
+    if getitem is None:
+        return False
+    returns = [r.value for r in _returns_of(getitem)]
+    if not returns:
+        return False
+    for value in returns:
+        if not (isinstance(value, cst.Tuple) and k < len(value.elements)) or any(
+                isinstance(el, cst.StarredElement) for el in value.elements):
+            return False
+        if not _one_number(dctx, value.elements[k].value):
+            return False
+    return True
+
+
+def _returns_of(function: cst.FunctionDef) -> List[cst.Return]:
+    out: List[cst.Return] = []
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            out.append(node)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+            stack.extend(node.children)
+    return [r for r in out if r.value is not None] if all(r.value is not None for r in out) else []
+
+
+def _one_number(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "item" and not value.args:
+            return True
+        if isinstance(value.func, cst.Name) and value.func.value in ("float", "int") and len(value.args) == 1:
+            return True
+        if ctx.names.matches(value.func, frozenset({"torch.tensor", "torch.as_tensor"})) and value.args \
+                and value.args[0].keyword is None:
+            return _one_number(ctx, value.args[0].value)
+    return False
 
 
 def _single_value(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.Call]:
