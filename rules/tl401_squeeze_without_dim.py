@@ -521,12 +521,24 @@ class Head(nn.Module):
         return first, rows
 """
         ),
-        # one text or many: a tokenizer's output for an input nothing describes is no batch
+        # one text or many: a tokenizer's output for an input nothing describes is no batch; the first
+        # sequence a model generated is one sample
         Valid(
             """
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
 def ids_of(tokenizer, text):
     ids = tokenizer(text, return_tensors="pt")["input_ids"]
     return ids.squeeze()
+
+
+def complete(name, prompt):
+    tok = AutoTokenizer.from_pretrained(name)
+    lm = AutoModelForCausalLM.from_pretrained(name)
+    ids = tok(prompt, return_tensors="pt").input_ids
+    first = lm.generate(ids, max_new_tokens=8)[0]
+    return tok.decode(first.squeeze())
 """
         ),
     ]

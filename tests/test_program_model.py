@@ -484,6 +484,32 @@ def test_tensors_built_by_torch_nn_are_not_modules():
         "a": False, "b": False, "c": False, "d": False, "e": True}
 
 
+
+def test_library_tokenizers_and_configs_from_pretrained_are_not_modules():
+    """``from_pretrained`` of a library's tokenizer, processor or config builds no module (a message must
+    not call a tokenizer's output a model's); of its model classes it does."""
+    import libcst as cst
+
+    from torchlint.analysis.context import FileContext
+    from torchlint.analysis.program import is_module_value
+    from torchlint.engine import analyze
+
+    code = textwrap.dedent(
+        """
+        from transformers import AutoConfig, AutoModel, GPT2Tokenizer, AutoImageProcessor
+
+        a = GPT2Tokenizer.from_pretrained("gpt2")
+        b = AutoConfig.from_pretrained("gpt2")
+        c = AutoImageProcessor.from_pretrained("vit")
+        d = AutoModel.from_pretrained("gpt2")
+        """
+    )
+    ctx = FileContext("m.py", code, cst.parse_module(code))
+    analyze(ctx)
+    values = {s.body[0].targets[0].target.value: s.body[0].value for s in ctx.module.body
+              if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)}
+    assert {k: is_module_value(ctx, v) for k, v in values.items()} == {"a": False, "b": False, "c": False, "d": True}
+
 # -- TL602: a layer read from another file of the project ---------------------------------------------
 AUX_MODEL = """
     import torch.nn as nn

@@ -683,6 +683,11 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
     return True
 
 
+#: the library classes with a ``from_pretrained`` that build no module (tokenizers, processors, configs,
+#: schedulers: their output is no model's)
+_NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExtractor|Vocab")
+
+
 def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
     ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``torch.hub.load``, or ``.to()``/``.cuda()`` of one."""
@@ -701,11 +706,9 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
     if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
         base = ctx.names.qualified_names_at(func.value)
-        return any(q.startswith(("transformers.", "diffusers.", "timm.", "torchvision.")) for q in base) or (
-            bool(base) and "Tokenizer" not in (dotted_name(func.value) or "")
-            and "Processor" not in (dotted_name(func.value) or "") and "Config" not in (dotted_name(func.value) or "")
-            and "Scheduler" not in (dotted_name(func.value) or "")
-        )
+        if _NOT_MODULE_CLASS.search(dotted_name(func.value) or ""):
+            return False  # `GPT2Tokenizer.from_pretrained(...)`: a library class that is no module
+        return bool(base)
     d = definition_of(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)

@@ -151,7 +151,7 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
 # -- what tensor operations do to the batch dimension ------------------------------------------------------
 #: tensor methods and torch functions whose result is a tensor (not a tuple of outputs)
 _TENSOR_RESULT = _KEEPS | frozenset({"softmax", "log_softmax", "sigmoid", "bmm", "matmul", "mm", "cat", "stack",
-                                     "squeeze", "unsqueeze"})
+                                     "squeeze", "unsqueeze", "generate"})  # `generate`: the token ids, [B, T]
 
 
 def _row_selected(ctx: FileContext, sub: cst.Subscript) -> bool:
