@@ -117,7 +117,8 @@ class ReductionOverBroadcast(LintRule):
     classification dataset are `[B]`, as are the elements of a project's `Dataset` class whose
     `__getitem__` returns one number at that position of every tuple (`float(...)`, `x.item()`,
     `torch.tensor(float(...))`: the default collate stacks them; a `torch.tensor(row)` of unknown rank
-    is not followed); a `collate_fn`, a `batch_sampler` or `batch_size=None` leaves them
+    is not followed), also for a loader a trainer class holds (`self.loader = DataLoader(...)` built once
+    from values that read no local of the method that built it); a `collate_fn`, a `batch_sampler` or `batch_size=None` leaves them
     unknown. A model (or layer) whose output comes from a convolution with one output channel
     (`nn.Conv2d(c, 1, k)`) gives `[B, 1, H, W]` for a `[B, C, H, W]` input, which broadcasts against
     `[B, H, W]` targets the same way.
@@ -467,6 +468,38 @@ def fit(features, prices):
     for xb, yb in DataLoader(Houses(features, prices), batch_size=8):
         loss = F.mse_loss(head(xb).squeeze(-1), yb)
         loss.backward()
+"""
+        ),
+        # a trainer's loader over the constructor's own arguments: their shapes are not followed
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Conv2d(3, 1, 3, padding=1)
+
+    def forward(self, rgb):
+        return self.out(rgb)
+
+
+class Runner:
+    def __init__(self, scenes, depths):
+        self.net = DepthNet()
+        self.opt = torch.optim.Adam(self.net.parameters())
+        self.batches = DataLoader(TensorDataset(scenes, depths), batch_size=4)
+
+    def epoch(self):
+        for rgb, depth in self.batches:
+            loss = F.smooth_l1_loss(self.net(rgb), depth)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
 """
         ),
     ]
@@ -952,6 +985,69 @@ def fit(features, prices):
         loss.backward()
 """,
             message="input of shape [..., 1]",
+        ),
+        # a trainer class: its model and its loader held as attributes, used in a method
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Conv2d(3, 1, 3, padding=1)
+
+    def forward(self, rgb):
+        return self.out(rgb)
+
+
+class Runner:
+    def __init__(self, scenes, depths):
+        self.net = DepthNet()
+        self.opt = torch.optim.Adam(self.net.parameters())
+        self.batches = DataLoader(TensorDataset(torch.rand(16, 3, 24, 24), torch.rand(16, 24, 24)), batch_size=4)
+
+    def epoch(self):
+        for rgb, depth in self.batches:
+            loss = F.smooth_l1_loss(self.net(rgb), depth)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Conv2d(3, 1, 3, padding=1)
+
+    def forward(self, rgb):
+        return self.out(rgb)
+
+
+class Runner:
+    def __init__(self, scenes, depths):
+        self.net = DepthNet()
+        self.opt = torch.optim.Adam(self.net.parameters())
+        self.batches = DataLoader(TensorDataset(torch.rand(16, 3, 24, 24), torch.rand(16, 24, 24)), batch_size=4)
+
+    def epoch(self):
+        for rgb, depth in self.batches:
+            loss = F.smooth_l1_loss(self.net(rgb).squeeze(1), depth)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+""",
+            unsafe=True,
+            message="input of shape [?, 1, ?, ?] with target of shape [?, 24, 24]",
         ),
     ]
 

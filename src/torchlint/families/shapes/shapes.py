@@ -24,6 +24,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
+from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.program import arguments_for_param, definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
@@ -691,7 +692,7 @@ class _Infer:
         if len(position) != 1:
             return None
         k = position[0]
-        loader = _single_value(ctx, it)
+        loader = _single_value(ctx, it) or _attribute_loader(ctx, it)
         if loader is None or not ctx.names.matches(loader.func, _DATA_LOADERS):
             return None
         if any(a.star or (a.keyword is not None and a.keyword.value in ("collate_fn", "batch_sampler"))
@@ -1124,6 +1125,22 @@ def _target_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[in
             if inner is not None:
                 return (k,) + inner
     return None
+
+
+def _attribute_loader(ctx: FileContext, it: cst.BaseExpression) -> Optional[cst.Call]:
+    """``self.loader`` of a trainer class, built once (``self.loader = DataLoader(TensorDataset(...))`` in
+    ``__init__``) from values that read no local name of the method that built it (shapes of another
+    function's locals are not followed)."""
+    if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"):
+        return None
+    values = ctx.names.values_before(it)
+    if len(values) != 1 or not isinstance(values[0], cst.Call):
+        return None
+    built = values[0]
+    for node in iter_nodes(built):  # the names read (not attribute names or keywords)
+        if isinstance(node, cst.Name) and not ctx.names.qualified_names(node):
+            return None  # a local of `__init__`: its value is not followed from here
+    return built
 
 
 def _dataset_scalar(ctx: FileContext, dataset: cst.Call, k: int) -> bool:
