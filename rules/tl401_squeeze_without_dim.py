@@ -41,7 +41,9 @@ class SqueezeWithoutDim(LintRule):
     (`pad_sequence(...)`), a callable the function trains (a parameter whose output goes into a loss the
     same function differentiates with `.backward()`: `loss = F.mse_loss(scorer(x).squeeze(), y)`), a
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
-    input nothing describes is no batch). Products and joins keep the batch (`torch.bmm(model(q), k)`,
+    input nothing describes is no batch), the return of a helper of the file whose own code returns one
+    (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`).
+    Products and joins keep the batch (`torch.bmm(model(q), k)`,
     `torch.cat`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
     over `range`; a model's `model(x)[0]` may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
@@ -541,6 +543,28 @@ def complete(name, prompt):
     return tok.decode(first.squeeze())
 """
         ),
+        # a helper that makes one sample a batch of one itself, or returns a statistic over the batch
+        Valid(
+            """
+import torch
+
+
+def classify(net, img):
+    return net(img.unsqueeze(0))
+
+
+def top(net, img):
+    return classify(net, img).squeeze()
+
+
+def centre(values):
+    return values.mean(0, keepdim=True)
+
+
+def shifted(values):
+    return centre(values).squeeze()
+"""
+        ),
     ]
 
     INVALID = [
@@ -870,6 +894,23 @@ def attend(model, q, k):
 """,
             count=2,
             message="dim 0 is the batch",
+        ),
+        # a helper of the file returns the model's output
+        Invalid(
+            """
+import torch
+
+
+def predict(net, x):
+    with torch.no_grad():
+        return net(x)
+
+
+def report(net, x):
+    scores = predict(net, x)
+    return scores.squeeze()
+""",
+            message="(the return of `predict`, the output of `net`)",
         ),
     ]
 

@@ -37,6 +37,7 @@ from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.training import flows_into_backward, is_loss_call
+from torchlint.analysis.walk import iter_nodes
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
 _KEEPS = frozenset({
@@ -118,6 +119,8 @@ def _evidence_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool
 def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
     if model_call(ctx, call) or trained_by(ctx, call) is not None:
         return True
+    if _helper_return(ctx, call, depth) is not None:
+        return True  # `logits = predict(net, x)` with `def predict(net, x): return net(x)`
     func = call.func
     qn = ctx.names.qualified_names(func)
     if qn:
@@ -229,6 +232,38 @@ def _single_tensor_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
         if q.startswith("torch.nn.") and not re.search(r"(RNN|LSTM|GRU|MultiheadAttention|Transformer)$", q):
             return True
     return False
+
+
+def _helper_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst.BaseExpression]:
+    """For a call of a function of this file (``predict(net, x)``), the value one of its ``return``s gives
+    that carries a batch by the function's own code (``return net(x)``); None otherwise."""
+    if not isinstance(call.func, cst.Name) or depth > _MAX_DEPTH // 2:
+        return None
+    function = ctx.function_for_call(call)
+    if function is None or ctx.is_inside(call, function):
+        return None  # not a helper of this file, or a recursive call
+    if _adds_leading_one(function):
+        return None  # `return net(img.unsqueeze(0))`: a batch of one made on purpose
+    for ret in _returns_of(ctx, function):
+        if ret.value is not None and _evidence(ctx, ret.value, depth + 1):
+            return ret.value
+    return None
+
+
+def _adds_leading_one(function: cst.FunctionDef) -> bool:
+    for n in iter_nodes(function.body):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "unsqueeze" \
+                and n.args and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0":
+            return True
+        if isinstance(n, cst.Subscript) and n.slice and isinstance(n.slice[0].slice, cst.Index) \
+                and isinstance(n.slice[0].slice.value, cst.Name) and n.slice[0].slice.value.value == "None":
+            return True
+    return False
+
+
+def _returns_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Return]:
+    return [n for n in iter_nodes(function.body) if isinstance(n, cst.Return)
+            and ctx.enclosing(n, cst.FunctionDef) is function]
 
 
 # -- a callable trained in view: its output is a batch -------------------------------------------------------
@@ -444,6 +479,10 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if isinstance(expr.func, cst.Name) and expr.func.value == "self":
                 return "the model's own output, `self(...)`"
             return f"the output of `{ctx.code(expr.func).strip()}`"
+        returned = _helper_return(ctx, expr, depth)
+        if returned is not None:
+            inner = batch_origin(ctx, returned, depth + 1)
+            return f"the return of `{ctx.code(expr.func).strip()}`" + (f", {inner}" if inner else "")
         if ctx.names.qualified_names(expr.func) & _PADDED_BATCH:
             return f"the padded batch of `{ctx.code(expr.func).strip()}`"
         loss = trained_by(ctx, expr)
