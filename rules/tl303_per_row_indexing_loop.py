@@ -68,7 +68,8 @@ class PerRowIndexingLoop(LintRule):
     position, and is left alone even where one batched draw (`x[torch.randint(n, (n,))]`) would do.
 
     Tallies are per-element work too: a loop over the elements (`range(len(y))`, `range(n)` with
-    `n = y.size(0)`, `zip(preds, labels)`) that reads each class with `.item()` or `int(...)` and counts
+    `n = y.size(0)`, `zip(preds, labels)`, `range(self.batch_size)` where `self.batch_size` is what a
+    `DataLoader` of the file is given as `batch_size=` and the rows read come from that loader's batches) that reads each class with `.item()` or `int(...)` and counts
     it (`counts[int(y[i].item())] += 1` into a tensor or a list of zeros made before the loop; a confusion
     matrix `cm[t, p] += 1` over `zip(labels, preds)` or `cm[y[i].item(), p[i].item()] += 1`, one
     `torch.bincount(t * n + p, minlength=n * n).view(n, n)`), or counts
@@ -887,6 +888,31 @@ def pairs(a, b, table):
 
 
 pairs([0, 1], [1, 1], {})
+"""
+        ),
+        # a loop to a loader's batch size that reads a table of its own, not the batch
+        Valid(
+            """
+import torch
+from torch.utils.data import DataLoader
+
+
+class Scorer:
+    def __init__(self, data, k, batch_size=32):
+        self.batch_size = batch_size
+        self.k = k
+        self.table = torch.zeros(batch_size, dtype=torch.long)
+        self.batches = DataLoader(data, batch_size=self.batch_size, drop_last=True)
+
+    def per_class(self, model):
+        right = [0] * self.k
+        for x, y in self.batches:
+            guess = model(x).argmax(1)
+            for j in range(self.batch_size):
+                c = self.table[j].item()
+                if guess[j].item() == c:
+                    right[c] += 1
+        return right
 """
         ),
     ]
@@ -1709,6 +1735,32 @@ def histogram(y: torch.Tensor, k: int):
 """,
             count=2,
             message="one element at a time",
+        ),
+        # a per-class tally over `range(self.batch_size)`, the size the class's DataLoader is given
+        Invalid(
+            """
+import torch
+from torch.utils.data import DataLoader
+
+
+class Scorer:
+    def __init__(self, data, k, batch_size=32):
+        self.batch_size = batch_size
+        self.k = k
+        self.batches = DataLoader(data, batch_size=self.batch_size, drop_last=True)
+
+    def per_class(self, model):
+        right = [0] * self.k
+        for x, y in self.batches:
+            guess = model(x).argmax(1)
+            for j in range(self.batch_size):
+                c = y[j].item()
+                if guess[j].item() == c:
+                    right[c] += 1
+        return right
+""",
+            line=16,
+            message="Loop processes `y` one element at a time",
         ),
     ]
 

@@ -32,9 +32,10 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.names import target_names
 from torchlint.analysis.program import called_function, strip_moves
 from torchlint.families.shapes.shapes import is_tensor, literal_dims, shape_of
-from torchlint.analysis.walk import children
+from torchlint.analysis.walk import children, iter_nodes
 
 _DATA_DEPENDENT = frozenset(
     {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "nonzero_static", "split",
@@ -218,7 +219,12 @@ def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
             found = _dim_of(ctx, stop.left.left)
             window = stop.left.right
         if found is None:
-            return None
+            walked = _loader_batch_rows(ctx, loop, stop, target.value)
+            if walked is None:
+                return None
+            # `range(self.batch_size)`: the size a DataLoader of the file is given as `batch_size=`; the
+            # loop walks the rows it reads at the index (a tensor by how the body uses them)
+            return _Header(target.value, None, walked, 0, None, True, True)
         code = ctx.code(stop) if found is None or not isinstance(stop, cst.Name) else ctx.code(
             ctx.names.bound_values(stop)[0] or stop)
         return _Header(target.value, None, found[0], found[1], window, ".size(" in code, ".shape" in code)
@@ -248,6 +254,44 @@ def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
         names = tuple(r.value for r in rows)  # type: ignore[union-attr]
         return _Header(None, names[0], walked[0], 0, extra_rows=names[1:], zipped=tuple(walked[1:]))
     return None
+
+
+def _loader_batch_rows(ctx: FileContext, loop: cst.For, stop: cst.BaseExpression,
+                       var: str) -> Optional[cst.BaseExpression]:
+    """``for i in range(self.batch_size)`` where ``self.batch_size`` (or a name) is what a ``DataLoader`` of
+    this file is given as ``batch_size=``: the loop walks a batch.  The walked tensor is the first one the
+    body reads at ``[i]``."""
+    if not isinstance(stop, (cst.Name, cst.Attribute)):
+        return None
+    spelled = ctx.code(stop).strip()
+    if not any(
+        ctx.names.matches(call.func, frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}))
+        and any(a.keyword is not None and a.keyword.value == "batch_size" and ctx.code(a.value).strip() == spelled
+                for a in call.args)
+        for call in ctx.calls_in(ctx.module)
+    ):
+        return None
+    for node in iter_nodes(loop.body):
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.Name) and node.slice[0].slice.value.value == var \
+                and isinstance(node.value, cst.Name) and _drawn_from_loader(ctx, loop, node.value.value):
+            return node.value
+    return None
+
+
+def _drawn_from_loader(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    """``name`` is a target of an enclosing ``for x, y in loader`` over a ``DataLoader`` built without a
+    ``collate_fn`` (its default collate makes tensors)."""
+    for owner in ctx.ancestors(loop):
+        if isinstance(owner, cst.For) and any(n.value == name for n in target_names(owner.target)):
+            values = ctx.names.values_before(owner.iter) if isinstance(owner.iter, (cst.Name, cst.Attribute)) else []
+            return len(values) == 1 and isinstance(values[0], cst.Call) and ctx.names.matches(
+                values[0].func, frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+            ) and not any(a.keyword is not None and a.keyword.value in ("collate_fn", "batch_sampler")
+                          for a in values[0].args)
+        if isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
 
 
 # -- the body --------------------------------------------------------------------------------------
