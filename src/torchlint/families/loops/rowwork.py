@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import target_names
 from torchlint.analysis.program import called_function, strip_moves
 from torchlint.families.shapes.shapes import is_tensor, literal_dims, shape_of
@@ -256,6 +256,23 @@ def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
     return None
 
 
+_DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def _loader_batch_sizes(ctx: FileContext) -> Set[str]:
+    """The spellings of the ``batch_size=`` the file's ``DataLoader`` calls are given (``self.batch_size``)."""
+    return {
+        ctx.code(a.value).strip()
+        for call in ctx.calls_in(ctx.module) if ctx.names.matches(call.func, _DATA_LOADERS)
+        for a in call.args if a.keyword is not None and a.keyword.value == "batch_size"
+        and isinstance(a.value, (cst.Name, cst.Attribute))
+    }
+
+
+#: the file's DataLoader batch sizes, computed once per file
+_LOADER_BATCH_SIZES: "Fact[Set[str]]" = Fact("rowwork.loader_batch_sizes", _loader_batch_sizes)
+
+
 def _loader_batch_rows(ctx: FileContext, loop: cst.For, stop: cst.BaseExpression,
                        var: str) -> Optional[cst.BaseExpression]:
     """``for i in range(self.batch_size)`` where ``self.batch_size`` (or a name) is what a ``DataLoader`` of
@@ -263,13 +280,7 @@ def _loader_batch_rows(ctx: FileContext, loop: cst.For, stop: cst.BaseExpression
     body reads at ``[i]``."""
     if not isinstance(stop, (cst.Name, cst.Attribute)):
         return None
-    spelled = ctx.code(stop).strip()
-    if not any(
-        ctx.names.matches(call.func, frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}))
-        and any(a.keyword is not None and a.keyword.value == "batch_size" and ctx.code(a.value).strip() == spelled
-                for a in call.args)
-        for call in ctx.calls_in(ctx.module)
-    ):
+    if ctx.code(stop).strip() not in _LOADER_BATCH_SIZES.of(ctx):
         return None
     for node in iter_nodes(loop.body):
         if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
@@ -286,7 +297,7 @@ def _drawn_from_loader(ctx: FileContext, loop: cst.For, name: str) -> bool:
         if isinstance(owner, cst.For) and any(n.value == name for n in target_names(owner.target)):
             values = ctx.names.values_before(owner.iter) if isinstance(owner.iter, (cst.Name, cst.Attribute)) else []
             return len(values) == 1 and isinstance(values[0], cst.Call) and ctx.names.matches(
-                values[0].func, frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+                values[0].func, _DATA_LOADERS
             ) and not any(a.keyword is not None and a.keyword.value in ("collate_fn", "batch_sampler")
                           for a in values[0].args)
         if isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
