@@ -107,3 +107,52 @@ def test_a_file_whose_analysis_goes_over_the_memory_limit_is_tl000_too_large(tmp
     assert f"{limit >> 20} MiB" in diag.message
     assert not results[str(table)].cacheable
     assert [d.code for d in results[str(small)].diagnostics] == ["TL103"]
+
+
+# -- name lookups on a name bound many times ---------------------------------------------------------------------------
+def _lookup_seconds(bindings: int, queries: int = 300) -> float:
+    import time
+
+    import libcst as cst
+
+    from torchlint.analysis.context import FileContext
+    from torchlint.engine import analyze
+
+    code = "import torch\nx = torch.randn(4, 3)\n" + "x = torch.softmax(x, dim=1)\n" * bindings
+    ctx = FileContext("case.py", code, cst.parse_module(code))
+    analyze(ctx)
+    last = ctx.module.body[-1].body[0].value.args[0].value  # the ``x`` read by the last line
+    assert isinstance(last, cst.Name) and len(ctx.names.bound_values(last)) == bindings + 1  # with its own line
+    assert ctx.code(ctx.names.value_of(last)) == "torch.softmax(x, dim=1)"
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(queries):
+            vals = ctx.names.bound_values(last)
+            vals[-1], len(vals)
+            ctx.names.value_of(last)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_looking_up_a_name_costs_the_same_however_often_it_was_bound():
+    # before: each query copied every earlier binding (x = f(x) 20,000 times was quadratic)
+    few, many = _lookup_seconds(100), _lookup_seconds(2000)
+    assert many < 5 * few + 0.01, (few, many)
+
+
+def test_bound_values_is_a_sequence_of_the_earlier_bindings():
+    from torchlint.analysis.names import Prefix
+
+    values = ["a", None, "c", "d"]
+    view = Prefix(values, 3)  # type: ignore[arg-type]
+    assert len(view) == 3 and list(view) == ["a", None, "c"] and view == ["a", None, "c"]
+    assert view[-1] == "c" and view[0] == "a" and view[:-1] == ["a", None] and list(reversed(view)) == ["c", None, "a"]
+    values.append("e")  # the binding grows at its end: the view stays what it was
+    assert list(view) == ["a", None, "c"] and view != ["a", None, "c", "d"]
+    for bad in (3, -4):
+        try:
+            view[bad]
+        except IndexError:
+            continue
+        raise AssertionError(bad)
