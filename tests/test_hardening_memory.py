@@ -156,3 +156,76 @@ def test_bound_values_is_a_sequence_of_the_earlier_bindings():
         except IndexError:
             continue
         raise AssertionError(bad)
+
+
+# -- the cache file --------------------------------------------------------------------------------------------------------
+def _cache(tmp_path, monkeypatch):
+    from torchlint import cache as cache_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    return cache_mod, cache_mod.Cache(str(tmp_path / ".torchlint_cache"), "k", ["TL101"])
+
+
+def _put(cache, path):
+    import os
+
+    from torchlint.cache import identity
+
+    cache.put(str(path), "d", identity(os.stat(path)), [])
+
+
+def test_a_forged_cache_file_is_rejected_in_constant_memory(tmp_path, monkeypatch):
+    cache_mod, cache = _cache(tmp_path, monkeypatch)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _put(cache, tmp_path / "a.py")
+    cache.save()
+    assert cache_mod.Cache(cache.root, "k", ["TL101"]).entries  # read back: this machine wrote it
+    # a committed file of many small entries (JSON that expands many times in memory), in the new
+    # format and the old, with a header whose HMAC is wrong
+    row = ["d", [1, 2, 3, 4], [], "0" * 64]
+    body = "{" + ",".join(f'"/p/{i}.py":{json.dumps(row)}' for i in range(60_000)) + "}"
+    for text in (body, "torchlint-cache 1 " + "0" * 64 + "\n" + body):
+        with open(cache.file, "w") as fh:
+            fh.write(text)
+        tracemalloc.start()
+        try:
+            again = cache_mod.Cache(cache.root, "k", ["TL101"])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert again.entries == {}
+        assert peak < 3 * (1 << 20), (peak, len(text))  # a few chunks, never the file or its JSON
+
+
+def test_a_cache_file_edited_by_one_byte_is_ignored(tmp_path, monkeypatch):
+    cache_mod, cache = _cache(tmp_path, monkeypatch)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _put(cache, tmp_path / "a.py")
+    cache.save()
+    data = open(cache.file, "rb").read()
+    assert data.startswith(b"torchlint-cache 1 ")
+    with open(cache.file, "wb") as fh:
+        fh.write(data.replace(b'"d"', b'"e"'))
+    assert cache_mod.Cache(cache.root, "k", ["TL101"]).entries == {}
+
+
+def test_entries_of_deleted_files_are_pruned_and_their_number_capped(tmp_path, monkeypatch):
+    cache_mod, cache = _cache(tmp_path, monkeypatch)
+    for name in "abcde":
+        (tmp_path / f"{name}.py").write_text("x = 1\n")
+        _put(cache, tmp_path / f"{name}.py")
+    cache.save()
+    (tmp_path / "b.py").unlink()
+    again = cache_mod.Cache(cache.root, "k", ["TL101"])
+    assert len(again.entries) == 5
+    _put(again, tmp_path / "a.py")  # a run that writes the cache
+    again.save()
+    kept = cache_mod.Cache(cache.root, "k", ["TL101"])
+    assert sorted(p.rsplit("/", 1)[1] for p in kept.entries) == ["a.py", "c.py", "d.py", "e.py"]
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 2)
+    _put(kept, tmp_path / "e.py")
+    kept.save()
+    final = cache_mod.Cache(cache.root, "k", ["TL101"]).entries
+    assert len(final) == 2 and any(p.endswith("/e.py") for p in final)  # this run's entry kept first
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 1)
+    assert cache_mod.Cache(cache.root, "k", ["TL101"]).entries == {}  # over the cap when read: not used
