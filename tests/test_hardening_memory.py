@@ -229,3 +229,84 @@ def test_entries_of_deleted_files_are_pruned_and_their_number_capped(tmp_path, m
     assert len(final) == 2 and any(p.endswith("/e.py") for p in final)  # this run's entry kept first
     monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 1)
     assert cache_mod.Cache(cache.root, "k", ["TL101"]).entries == {}  # over the cap when read: not used
+
+
+# -- --watch when idle -----------------------------------------------------------------------------------------------------
+class _Stop(Exception):
+    pass
+
+
+def _quiet_watch(monkeypatch, snapshots, sleeps_allowed):
+    """watch_loop with the linting run counted, snapshots from a list (the last one repeated) and
+    sleeps recorded; stops with _Stop after ``sleeps_allowed`` sleeps."""
+    import torchlint.watch as watch
+
+    runs, sleeps = [], []
+    monkeypatch.setattr(watch, "run_check", lambda opts: runs.append(1) or 0)
+    monkeypatch.setattr(watch, "snapshot", lambda opts: snapshots.pop(0) if len(snapshots) > 1 else snapshots[0])
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        if len(sleeps) >= sleeps_allowed:
+            raise _Stop
+
+    monkeypatch.setattr(watch, "_sleep", sleep)
+    return watch, runs, sleeps
+
+
+def test_polling_backs_off_while_nothing_changes(monkeypatch, tmp_path):
+    from torchlint.checker import CheckOptions
+
+    monkeypatch.chdir(tmp_path)
+    snaps = [{"a.py": (1, 1)}] * 6 + [{"a.py": (2, 1)}, {"a.py": (2, 1)}]
+    watch, runs, sleeps = _quiet_watch(monkeypatch, snaps, 8)
+    try:
+        watch.watch_loop(CheckOptions(paths=["."]), events=lambda opts: None)
+    except _Stop:
+        pass
+    assert sleeps == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0, 1.0, 2.0]  # back to once a second after a change
+    assert len(runs) == 2
+
+
+def test_file_events_replace_polling(monkeypatch, tmp_path):
+    from torchlint.checker import CheckOptions
+
+    monkeypatch.chdir(tmp_path)
+    snaps = [{"a.py": (1, 1)}, {"a.py": (1, 1)}, {"a.py": (2, 1)}, {"a.py": (2, 1)}]
+    watch, runs, sleeps = _quiet_watch(monkeypatch, snaps, 1)
+    ticks = iter([False, False, True, True, False, True])  # quiet ticks never list the files
+    try:
+        watch.watch_loop(CheckOptions(paths=["."]), events=lambda opts: ticks)
+    except _Stop:
+        pass
+    assert len(runs) == 2  # the first run and the one after the change; the other events changed nothing
+    assert sleeps == [1.0]  # the events ran out: polling took over
+
+
+def test_watchfiles_sees_a_change(monkeypatch, tmp_path):
+    import threading
+
+    import pytest
+
+    pytest.importorskip("watchfiles")
+    import torchlint.watch as watch
+    from torchlint.checker import CheckOptions
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    runs = []
+    monkeypatch.setattr(watch, "run_check", lambda opts: runs.append(1) or 0)
+    monkeypatch.setattr(watch, "_sleep", lambda s: (_ for _ in ()).throw(AssertionError("polled")))
+    done = threading.Thread(target=watch.watch_loop, args=(CheckOptions(paths=["."]),), kwargs={"runs": 2}, daemon=True)
+    done.start()
+    import time
+
+    deadline = time.monotonic() + 30
+    while not runs and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the watcher has started
+    (tmp_path / ".torchlint_cache").mkdir()
+    (tmp_path / ".torchlint_cache" / "x.json").write_text("{}")  # the cache's own writes are not a change
+    (tmp_path / "a.py").write_text("x = 22\n")
+    done.join(30)
+    assert not done.is_alive() and len(runs) == 2
