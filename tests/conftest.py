@@ -123,6 +123,7 @@ SLOW_TESTS = {
         "test_a_file_whose_analysis_goes_over_the_memory_limit_is_tl000_too_large",
         "test_a_worker_over_its_memory_limit_is_stopped_and_the_run_goes_on", "test_without_a_limit_a_worker_may_grow",
         "test_looking_up_a_name_costs_the_same_however_often_it_was_bound",
+        "test_what_a_worker_inherits_from_a_large_parent_does_not_count_against_its_file",
     ],
     "test_hardening_parse.py": [
         "test_1000_branch_elif_chain", "test_5000_adjacent_string_literals_are_not_a_parse_error",

@@ -310,3 +310,15 @@ def test_watchfiles_sees_a_change(monkeypatch, tmp_path):
     (tmp_path / "a.py").write_text("x = 22\n")
     done.join(30)
     assert not done.is_alive() and len(runs) == 2
+
+
+def test_what_a_worker_inherits_from_a_large_parent_does_not_count_against_its_file():
+    from torchlint.workers import FORK_ALLOWANCE, Pool, current_rss
+
+    held = b"x" * (FORK_ALLOWANCE + (200 << 20))  # the parent holds a long run's findings
+    limit = FORK_ALLOWANCE + (100 << 20)
+    assert current_rss() > limit
+    with Pool(_grow, 1, memory=limit) as pool:
+        outcomes = list(pool.run([16], lambda _item: 60.0))
+    assert [(item, out.kind) for item, out in outcomes] == [(16, "ok")]
+    del held

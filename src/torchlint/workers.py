@@ -66,6 +66,9 @@ GC_THRESHOLDS = (50_000, 20, 100)
 FILE_MEMORY = 1 << 30
 #: how often, in seconds, the memory of busy workers is read
 MEMORY_POLL = 0.05
+#: a worker starts with the memory of the process it was forked from (counted in its resident set);
+#: what the parent holds above this much (the findings of a long run) is added to the worker's limit
+FORK_ALLOWANCE = 256 * 1024 * 1024
 
 CAN_ISOLATE = hasattr(os, "fork")
 
@@ -247,6 +250,8 @@ class Worker:
                 os._exit(code)
         os.close(task_r)
         os.close(result_w)
+        #: the limit's allowance for what the worker inherited (see FORK_ALLOWANCE)
+        self.inherited = max(0, current_rss() - FORK_ALLOWANCE)
         self.pid = pid
         self.owner = parent
         self.tasks = Connection(task_w, readable=False)
@@ -402,7 +407,7 @@ class Pool:
                 if self.memory:
                     for conn, w in list(busy.items()):
                         rss = _rss_of(w.pid) if w.pid else None
-                        if rss is None or rss <= self.memory or w.results.poll():
+                        if rss is None or rss <= self.memory + w.inherited or w.results.poll():
                             continue  # within the limit, or done: its result is read next round
                         del busy[conn]
                         item = w.item
