@@ -19,7 +19,8 @@ of its task pipe.  Where ``fork`` does not exist, work runs in the calling proce
 Memory is watched like time: while a worker analyses a file its resident memory is read every
 :data:`MEMORY_POLL` seconds (Linux), and a worker that goes over :data:`FILE_MEMORY` (1 GiB) is killed
 and replaced; the file is reported as ``TL000`` "too large to analyse" and the run goes on, so no single
-file takes more than that, whatever its shape (an 8 MB generated data table takes over 8 GB to parse).
+file takes more than that, whatever its shape (libcst alone would take about 8 GB for an 8 MB generated
+data table).
 
 Results stream back one file at a time and the worker keeps nothing between files but the
 warm-up state of its modules; a worker whose resident memory went over :data:`RECYCLE_BYTES` after a
