@@ -80,7 +80,10 @@ def file_events(opts: CheckOptions, tick: float = 1.0) -> Optional[Iterator[bool
         import watchfiles
     except ImportError:
         return None
-    roots = sorted({os.path.abspath(p) for p in opts.paths if os.path.exists(p)})
+    # a file named is watched through its folder: an editor that saves by renaming a new file over it
+    # replaces the file that a watch on the file itself would follow
+    roots = sorted({os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)))
+                    for p in opts.paths if os.path.exists(p)})
     if not roots:
         return None
     cache = opts.cache_dir or ".torchlint_cache"
