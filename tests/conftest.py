@@ -119,6 +119,12 @@ SLOW_TESTS = {
         "test_no_all_checks_passed_when_exiting_2", "test_too_deep_folder_is_reported",
     ],
     "test_hardening_flake8.py": ["test_flake8_reports_a_file_libcst_cannot_take"],
+    "test_hardening_memory.py": [
+        "test_a_file_whose_analysis_goes_over_the_memory_limit_is_tl000_too_large",
+        "test_a_worker_over_its_memory_limit_is_stopped_and_the_run_goes_on", "test_without_a_limit_a_worker_may_grow",
+        "test_looking_up_a_name_costs_the_same_however_often_it_was_bound",
+        "test_what_a_worker_inherits_from_a_large_parent_does_not_count_against_its_file",
+    ],
     "test_hardening_parse.py": [
         "test_1000_branch_elif_chain", "test_5000_adjacent_string_literals_are_not_a_parse_error",
         "test_500_term_plus_chain_lints_and_fixes", "test_long_chain_is_tl000_not_a_crash",

@@ -15,16 +15,22 @@ def _cache_files(root):
     return [p for p in root.rglob("*.json") if p.parent.parent.name == ".torchlint_cache"]
 
 
+def _read_entries(path):
+    """The header line (the file's HMAC) and the entries of a cache file."""
+    head, body = path.read_text().split("\n", 1)
+    return head, json.loads(body)
+
+
 def test_planted_entry_cannot_hide_findings(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     r = run("m.py")
     assert r.returncode == 1
     [entry_file] = _cache_files(tmp_path)
-    data = json.loads(entry_file.read_text())
+    head, data = _read_entries(entry_file)
     # someone rewrites the entry to claim the file is clean (and commits it)
     for key in data:
         data[key][2] = []
-    entry_file.write_text(json.dumps(data))
+    entry_file.write_text(head + "\n" + json.dumps(data))
     r = run("m.py")
     assert r.returncode == 1 and "TL101" in r.stdout
 
@@ -33,7 +39,7 @@ def test_entry_bound_to_file_identity(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     assert run("m.py").returncode == 1
     [entry_file] = _cache_files(tmp_path)
-    entry = json.loads(entry_file.read_text())
+    _head, entry = _read_entries(entry_file)
     (key, value), = entry.items()
     cache = cache_mod.Cache(str(tmp_path / ".torchlint_cache"), entry_file.stem, ["TL101"])
     st = os.stat(tmp_path / "m.py")

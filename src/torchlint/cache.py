@@ -4,7 +4,11 @@ A cache inside a repository is input from whoever wrote the repository, so an en
 this machine wrote it for this very file: each entry carries the file's identity (device, inode, mtime,
 size) and content digest, and an HMAC under a per-user secret kept outside the repository
 (``~/.cache/torchlint/secret``).  Entries whose findings do not validate (known codes, positions inside
-the file, plain message text) are dropped.  The folder is ``<cache-dir>/<code fingerprint>/``, where the
+the file, plain message text) are dropped.  The cache file as a whole carries an HMAC too, on its first
+line, checked by reading the file in chunks before its JSON is parsed: a file this machine did not write
+(a committed one, however large or however well it compresses) costs constant memory and is ignored.
+Entries of files that no longer exist are pruned whenever the file is written, and it holds at most
+:data:`MAX_ENTRIES` entries.  The folder is ``<cache-dir>/<code fingerprint>/``, where the
 fingerprint hashes the source of torchlint and its rules, so an edited rule never serves stale results.
 
 The cache folder is marked with a ``CACHEDIR.TAG`` that says torchlint created it; torchlint writes only
@@ -164,6 +168,11 @@ def _decode(path: str, row: Any, codes: Collection[str], n_lines: int) -> Diagno
 #: the largest cache file read back, and the largest project module whose digest a cache entry keeps
 CACHE_MAX_BYTES = 512 << 20
 DEPENDENCY_MAX_BYTES = 16 << 20
+#: the most entries (files) one cache file keeps; those of the files linted last are kept first
+MAX_ENTRIES = 100_000
+#: the first line of a cache file: this, then the HMAC of the rest of the file
+HEADER = b"torchlint-cache 1 "
+_CHUNK = 1 << 20
 
 
 def file_digest(path: str) -> Optional[str]:
@@ -245,6 +254,7 @@ class Cache:
         self.key = key
         self.codes = frozenset(codes) | {"TL000"}
         self.entries: Dict[str, list] = {}
+        self.touched: set = set()  # the entries read or written by this run
         self.dirty = False
         self.secret = machine_secret()
         #: why the cache is off (None: it is on, or off for want of a per-user secret)
@@ -253,13 +263,49 @@ class Cache:
         if not self.usable:
             return
         try:
-            if os.path.islink(self.file):
-                return
-            data = json.loads(read_limited(self.file, CACHE_MAX_BYTES)[0].decode("utf-8"))
-            if isinstance(data, dict):
+            body = self._verified_body()
+            data = json.loads(body.decode("utf-8")) if body is not None else None
+            if isinstance(data, dict) and len(data) <= MAX_ENTRIES:
                 self.entries = data
         except (OSError, ValueError, RecursionError):
             self.entries = {}
+
+    def _file_mac(self) -> "hmac.HMAC":
+        return hmac.new(self.secret or b"", b"torchlint-cache\0" + self.key.encode() + b"\0", hashlib.sha256)
+
+    def _verified_body(self) -> Optional[bytes]:
+        """The JSON text of the cache file when its HMAC says this machine wrote it, else None.  The
+        HMAC is checked in chunks before the body is kept in memory, and again on the bytes kept (the
+        file may have changed in between)."""
+        try:
+            st = os.lstat(self.file)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size > CACHE_MAX_BYTES:
+            return None  # a symlink, a FIFO, ... or too large
+        fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = fh.readline(len(HEADER) + 80)
+            if not head.startswith(HEADER) or not head.endswith(b"\n"):
+                return None
+            mac = head[len(HEADER):-1]
+            check = self._file_mac()
+            total = 0
+            while total <= CACHE_MAX_BYTES:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                check.update(chunk)
+                total += len(chunk)
+            if total > CACHE_MAX_BYTES or not hmac.compare_digest(check.hexdigest().encode(), mac):
+                return None
+            fh.seek(len(head))
+            body = fh.read(total + 1)
+        again = self._file_mac()
+        again.update(body)
+        return body if hmac.compare_digest(again.hexdigest().encode(), mac) else None
 
     def _mac(self, path: str, content_digest: str, ident: FileIdentity, rows: list) -> str:
         blob = json.dumps([self.key, path, content_digest, list(ident), rows], separators=(",", ":")).encode()
@@ -270,6 +316,7 @@ class Cache:
             return None
         full = os.path.abspath(path)
         entry = self.entries.get(full)
+        self.touched.add(full)
         if not isinstance(entry, list) or len(entry) not in (4, 5) or entry[0] != content_digest or entry[1] != list(ident):
             return None
         rows, mac = entry[2], entry[3]
@@ -294,7 +341,17 @@ class Cache:
         deps = {p: file_digest(p) for p in dependencies}
         entry = [content_digest, list(ident), rows, self._mac(full, content_digest, ident, [rows, deps] if deps else rows)]
         self.entries[full] = entry + [deps] if deps else entry
+        self.touched.add(full)
         self.dirty = True
+
+    def _pruned(self) -> Dict[str, list]:
+        """The entries to write: none of a file that no longer exists, at most :data:`MAX_ENTRIES`
+        (this run's first)."""
+        kept = {p: e for p, e in self.entries.items() if p in self.touched or os.path.lexists(p)}
+        if len(kept) > MAX_ENTRIES:
+            order = sorted(kept, key=lambda p: p not in self.touched)  # stable: this run's entries first
+            kept = {p: kept[p] for p in order[:MAX_ENTRIES]}
+        return kept
 
     def save(self) -> None:
         if not self.dirty or not self.usable:
@@ -306,10 +363,15 @@ class Cache:
             remove_stale_temps(
                 os.path.join(self.folder, n) for n in os.listdir(self.folder) if is_temp_name(n)
             )
+            self.entries = self._pruned()
+            body = json.dumps(self.entries, separators=(",", ":")).encode("utf-8")
+            mac = self._file_mac()
+            mac.update(body)
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=temp_prefix(), suffix=TEMP_SUFFIX)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(self.entries, fh, separators=(",", ":"))
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(HEADER + mac.hexdigest().encode() + b"\n")
+                    fh.write(body)
                 os.replace(tmp, self.file)
             except BaseException:
                 try:

@@ -83,7 +83,7 @@ def main() -> None:
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if nothing is left to report.")
 @click.option("--diff", is_flag=True, help="Show the fixes as a unified diff instead of writing them.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding (merged into its noqa comment).")
-@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a file changes (polls every second; Ctrl-C stops).")
+@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a file changes (file-system events with the `watch` extra, else polling; Ctrl-C stops).")
 @click.option("--select", multiple=True, help="Rules to enable (codes or prefixes, comma separated; ALL for every rule).")
 @click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rules to disable (codes or prefixes, comma separated).")

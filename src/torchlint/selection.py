@@ -41,7 +41,8 @@ class NotLinted:
 Reports a file, or a notebook cell, that torchlint could not lint, with the reason: a syntax error
 (at the parser's line and column), a binary file (NUL bytes), a file that cannot be decoded, a file
 too large, too deeply nested or too long to parse safely, a file whose analysis ran past its time
-budget (`file-timeout`), or a rule that crashed on it.  Nothing else is reported for that file (for
+budget (`file-timeout`) or over its memory (1 GiB: "too large to analyse"), or a rule that crashed on
+it.  Nothing else is reported for that file (for
 a notebook: for that cell), so a clean run never hides a file that was not checked.
 
 ## Why is this bad?

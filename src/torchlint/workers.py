@@ -16,7 +16,13 @@ when the process that started it dies, even from SIGKILL: on Linux the kernel si
 (``PR_SET_PDEATHSIG``), elsewhere a thread watches the parent, and an idle worker also stops at the end
 of its task pipe.  Where ``fork`` does not exist, work runs in the calling process without a watchdog.
 
-Memory: results stream back one file at a time and the worker keeps nothing between files but the
+Memory is watched like time: while a worker analyses a file its resident memory is read every
+:data:`MEMORY_POLL` seconds (Linux), and a worker that goes over :data:`FILE_MEMORY` (1 GiB) is killed
+and replaced; the file is reported as ``TL000`` "too large to analyse" and the run goes on, so no single
+file takes more than that, whatever its shape (libcst alone would take about 8 GB for an 8 MB generated
+data table).
+
+Results stream back one file at a time and the worker keeps nothing between files but the
 warm-up state of its modules; a worker whose resident memory went over :data:`RECYCLE_BYTES` after a
 file (a huge file's parse, fragmentation) is replaced, so a run's peak depends on its largest file and
 the number of workers, not on how many files it lints.
@@ -57,6 +63,14 @@ COLLECT_BYTES = 64 * 1024 * 1024
 #: again while a file is linted; memory is bounded by ``COLLECT_BYTES`` instead
 GC_THRESHOLDS = (50_000, 20, 100)
 
+#: the most resident memory a worker may hold while it analyses one file (checked on Linux)
+FILE_MEMORY = 1 << 30
+#: how often, in seconds, the memory of busy workers is read
+MEMORY_POLL = 0.05
+#: a worker starts with the memory of the process it was forked from (counted in its resident set);
+#: what the parent holds above this much (the findings of a long run) is added to the worker's limit
+FORK_ALLOWANCE = 256 * 1024 * 1024
+
 CAN_ISOLATE = hasattr(os, "fork")
 
 
@@ -73,6 +87,10 @@ def crash_message(status: str) -> str:
     return f"analysis of this file stopped the worker process ({status}); please report it"
 
 
+def memory_message(limit: int) -> str:
+    return f"too large to analyse: the analysis of this file went over {limit >> 20} MiB of memory"
+
+
 def _seconds(value: float) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
 
@@ -80,7 +98,8 @@ def _seconds(value: float) -> str:
 @dataclass(frozen=True)
 class Outcome:
     """What became of one item: ``kind`` is "ok" (``value`` holds the result), "error" (the function
-    raised: ``detail``), "timeout" (``seconds``: the budget it ran past) or "crash" (``detail``)."""
+    raised: ``detail``), "timeout" (``seconds``: the budget it ran past), "memory" (``detail``: the limit
+    in bytes it went over) or "crash" (``detail``)."""
 
     kind: str
     value: Any = None
@@ -177,6 +196,21 @@ def current_rss() -> int:
 
 
 # -- the parent side ------------------------------------------------------------------------------
+def _rss_of(pid: int) -> Optional[int]:
+    """The resident memory of process ``pid`` in bytes (None where /proc is absent)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (ValueError, OSError, AttributeError):  # pragma: no cover
+    _PAGE = 4096
+
+
 def _cpu_seconds(pid: int) -> Tuple[Optional[float], bool]:
     """CPU seconds used by process ``pid`` and whether it is runnable (None where /proc is absent)."""
     try:
@@ -217,6 +251,8 @@ class Worker:
                 os._exit(code)
         os.close(task_r)
         os.close(result_w)
+        #: the limit's allowance for what the worker inherited (see FORK_ALLOWANCE)
+        self.inherited = max(0, current_rss() - FORK_ALLOWANCE)
         self.pid = pid
         self.owner = parent
         self.tasks = Connection(task_w, readable=False)
@@ -297,11 +333,13 @@ class Worker:
 
 
 class Pool:
-    """``size`` workers applying ``fn``; :meth:`run` streams the outcomes of a sequence of items."""
+    """``size`` workers applying ``fn``; :meth:`run` streams the outcomes of a sequence of items.
+    ``memory``: the most resident memory (bytes) a busy worker may hold (None: no limit)."""
 
-    def __init__(self, fn: Callable[[Any], Any], size: int) -> None:
+    def __init__(self, fn: Callable[[Any], Any], size: int, memory: Optional[int] = FILE_MEMORY) -> None:
         self.fn = fn
         self.size = max(1, size)
+        self.memory = memory
         self.workers: List[Worker] = []
         self.replaced = 0
 
@@ -354,8 +392,10 @@ class Pool:
                 if not busy:
                     return
                 now = time.monotonic()
-                soonest = min(w.deadline for w in busy.values())
-                ready = wait(list(busy), timeout=max(0.0, soonest - now))
+                pause = min(w.deadline for w in busy.values()) - now
+                if self.memory:
+                    pause = min(pause, MEMORY_POLL)
+                ready = wait(list(busy), timeout=max(0.0, pause))
                 for conn in ready:
                     w = busy.pop(conn)  # type: ignore[call-overload]
                     out = w.receive()
@@ -365,6 +405,15 @@ class Pool:
                     else:
                         idle.append(w)
                     yield item, out
+                if self.memory:
+                    for conn, w in list(busy.items()):
+                        rss = _rss_of(w.pid) if w.pid else None
+                        if rss is None or rss <= self.memory + w.inherited or w.results.poll():
+                            continue  # within the limit, or done: its result is read next round
+                        del busy[conn]
+                        item = w.item
+                        self._replace(w)
+                        yield item, Outcome("memory", detail=str(self.memory))
                 now = time.monotonic()
                 for conn, w in list(busy.items()):
                     if w.deadline <= now:
@@ -396,8 +445,9 @@ class Supervisor:
     server): :meth:`call` returns the outcome of ``fn(item)`` within ``seconds``, replacing the worker
     after a timeout or a crash.  Create it before the host starts threads (workers are forked)."""
 
-    def __init__(self, fn: Callable[[Any], Any]) -> None:
+    def __init__(self, fn: Callable[[Any], Any], memory: Optional[int] = FILE_MEMORY) -> None:
         self.fn = fn
+        self.memory = memory
         self._pool: Optional[Pool] = None
         self._pid = os.getpid()
 
@@ -408,7 +458,7 @@ class Supervisor:
             if self._pool is not None:  # inherited through a fork: leave the parent's worker alone
                 for w in self._pool.workers:
                     w.stop()
-            self._pool = Pool(self.fn, 1)
+            self._pool = Pool(self.fn, 1, self.memory)
             self._pid = os.getpid()
         for _item, out in self._pool.run([item], lambda _i: seconds):
             return out
@@ -428,13 +478,14 @@ def _inline(fn: Callable[[Any], Any], item: Any) -> Outcome:
 
 
 def run_all(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int,
-            seconds: Callable[[Any], float]) -> Iterator[Tuple[Any, Outcome]]:
-    """Outcomes of ``fn`` over ``items`` with ``jobs`` workers, as they finish."""
+            seconds: Callable[[Any], float], memory: Optional[int] = FILE_MEMORY) -> Iterator[Tuple[Any, Outcome]]:
+    """Outcomes of ``fn`` over ``items`` with ``jobs`` workers, as they finish; a worker may hold
+    ``memory`` bytes while it works on one item (None: no limit)."""
     if not CAN_ISOLATE:
         for item in items:
             yield item, _inline(fn, item)
         return
-    with Pool(fn, min(max(1, jobs), max(1, len(items)))) as pool:
+    with Pool(fn, min(max(1, jobs), max(1, len(items))), memory) as pool:
         yield from pool.run(items, seconds)
 
 
@@ -496,6 +547,8 @@ def _watchdog_result(path: str, out: Outcome) -> FileResult:
     res = FileResult(path, cacheable=False)
     if out.kind == "timeout":
         res.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, timeout_message(out.seconds)))
+    elif out.kind == "memory":
+        res.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, memory_message(int(out.detail))))
     elif out.kind == "crash":
         res.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, crash_message(out.detail)))
     else:
@@ -504,8 +557,9 @@ def _watchdog_result(path: str, out: Outcome) -> FileResult:
 
 
 def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_bytes: int,
-               timeout: Optional[float] = None) -> Iterator[FileResult]:
-    """:func:`lint_file` over ``tasks`` in ``jobs`` workers; each file gets :func:`budget` seconds.
+               timeout: Optional[float] = None, memory: Optional[int] = FILE_MEMORY) -> Iterator[FileResult]:
+    """:func:`lint_file` over ``tasks`` in ``jobs`` workers; each file gets :func:`budget` seconds and
+    ``memory`` bytes of resident memory (None: no limit).
     Results stream out as files finish, not in input order.  Each worker process works on its own copy
     of ``settings.project``."""
     limit = DEFAULT_FILE_TIMEOUT if timeout is None else timeout
@@ -516,7 +570,7 @@ def lint_files(tasks: Sequence[FileTask], settings: Settings, jobs: int, max_byt
     def seconds(task: FileTask) -> float:
         return budget(limit, file_size(task.path))
 
-    for task, out in run_all(one, tasks, jobs, seconds):
+    for task, out in run_all(one, tasks, jobs, seconds, memory):
         yield out.value if out.kind == "ok" else selected_only(_watchdog_result(task.path, out), settings, task)
 
 

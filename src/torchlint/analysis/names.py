@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import builtins
 from bisect import bisect_left
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
+from itertools import islice
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 import libcst as cst
 
@@ -39,6 +40,57 @@ class Binding:
         self.changed: List[Tuple[int, cst.AugAssign]] = []  # the augmented assignments (``x += 1``), placed
         self.since = since  # the position of the first node that bound the name (-1: before the walk)
         self.imported: Optional[int] = None  # the position of its first import
+
+
+class Prefix(Sequence[Optional[cst.BaseExpression]]):
+    """The first ``n`` values of a binding, without a copy: a lookup costs the same however many times
+    the name was bound (``x = f(x)`` 20,000 times; copying the earlier values on each made it quadratic).
+    The binding only grows at its end, so the view stays what it was when made."""
+
+    __slots__ = ("items", "n")
+
+    def __init__(self, items: List[Optional[cst.BaseExpression]], n: int) -> None:
+        self.items = items
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, i: int) -> Optional[cst.BaseExpression]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> List[Optional[cst.BaseExpression]]: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[Optional[cst.BaseExpression], List[Optional[cst.BaseExpression]]]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.n)
+            return self.items[start:stop:step]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError("binding index out of range")
+        return self.items[i]
+
+    def __iter__(self) -> Iterator[Optional[cst.BaseExpression]]:
+        return islice(self.items, self.n)
+
+    def __reversed__(self) -> Iterator[Optional[cst.BaseExpression]]:
+        items = self.items
+        return (items[i] for i in range(self.n - 1, -1, -1))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Prefix, list, tuple)):
+            return len(other) == self.n and all(a is b or a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Prefix({self.items[:self.n]!r})"
+
+
+_NO_VALUES = Prefix([], 0)
 
 
 class Assignments:
@@ -102,6 +154,20 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
             yield from target_names(el.value)
     elif isinstance(target, cst.StarredElement):
         yield from target_names(target.value)
+
+
+def _last_known(b: Binding, n: int, count: int) -> List[Tuple[int, cst.BaseExpression]]:
+    """Up to ``count`` (position, value) of the last known values among the first ``n`` of ``b``, the
+    last first."""
+    out: List[Tuple[int, cst.BaseExpression]] = []
+    values, at = b.values, b.at
+    for k in range(n - 1, -1, -1):
+        v = values[k]
+        if v is not None:
+            out.append((at[k], v))
+            if len(out) == count:
+                break
+    return out
 
 
 class NameResolver:
@@ -492,20 +558,21 @@ class NameResolver:
                 return [v for v, p in zip(values, scope.parent.attr_at.get(attr, ())) if p < pos]
         return []
 
-    def bound_values(self, node: cst.Name, at: Optional[cst.CSTNode] = None) -> List[Optional[cst.BaseExpression]]:
+    def bound_values(self, node: cst.Name, at: Optional[cst.CSTNode] = None) -> Sequence[Optional[cst.BaseExpression]]:
         """Every binding of the local name ``node`` before ``at`` (default ``node``; looked up where
         ``at`` is), in source order: the value assigned, or None where the value is unknown (a parameter,
         a loop or ``with`` target, an element of an unpacked tuple).  Empty when the name is no local
-        there (unbound, or imported).  Placed like :meth:`values_before`."""
+        there (unbound, or imported).  Placed like :meth:`values_before`.  A view of the binding's
+        values (:class:`Prefix`), found by a binary search: no copy of the earlier bindings per query."""
         ref = node if at is None else at
         placed = self._place(ref)
         if placed is None:
-            return []
+            return _NO_VALUES
         resolver, pos, _, around = placed
         b = resolver._binding_before(around, node.value, pos)
         if b is None or (b.imported is not None and b.imported < pos):
-            return []
-        return [v for v, p in zip(b.values, b.at) if p < pos]
+            return _NO_VALUES
+        return Prefix(b.values, bisect_left(b.at, pos))  # ``at`` grows with the walk: sorted
 
     def value_of(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The value the local name ``node`` holds where it is: the last value assigned to it before
@@ -521,20 +588,25 @@ class NameResolver:
         b = resolver._binding_before(around, node.value, pos)
         if b is None or (b.imported is not None and b.imported < pos):
             return None
-        known = [(p, v) for v, p in zip(b.values, b.at) if p < pos and v is not None]
+        known = _last_known(b, bisect_left(b.at, pos), 2)  # the last two known values before ``pos``
         if not known:
             return None
-        p, value = known[-1]
+        p, value = known[0]
         if value is node:
             return None
         if _inside(node, value, parent_of):
             if len(known) < 2:
                 return None
-            p, value = known[-2]
+            p, value = known[1]
             if _inside(node, value, parent_of):
                 return None
-        if any(p < c < pos and not _inside(node, aug, parent_of) for c, aug in b.changed):
-            return None  # changed in place since (``x += 1``; the ``x`` read by that statement is the value before)
+        changed = b.changed
+        for k in range(bisect_left(changed, (p + 1,)), len(changed)):  # sorted by position
+            c, aug = changed[k]
+            if c >= pos:
+                break
+            if not _inside(node, aug, parent_of):
+                return None  # changed in place since (``x += 1``; the ``x`` read by that statement is the value before)
         return value
 
     def _place(self, node: cst.CSTNode) -> Optional[Tuple["NameResolver", int, _ParentOf, Scope]]:
