@@ -1626,51 +1626,62 @@ def check_fix(linter: Linter, op: Operator, sf: SourceFile, cell: int, site: Sit
         return "fixed-same"
     if op.numeric:
         return numeric_equivalence(sf.text, fixed)
-    return "differs"
+    return "another edit"
 
 
 def _changed_expression(original: str, fixed: str) -> Optional[Tuple[str, str]]:
-    """The smallest differing expressions of two texts that differ in one statement."""
+    """The innermost call (else expression) that holds every difference of two texts, on each side."""
     try:
         a, b = ast.parse(original), ast.parse(fixed)
     except SyntaxError:
         return None
+    chain: List[Tuple[object, object]] = []
 
-    def walk(x, y):
+    def walk(x, y) -> bool:
+        """Whether x and y differ; follows the one differing child down, recording the pairs."""
         if type(x) is not type(y):
-            return (x, y)
+            return True
         if isinstance(x, ast.AST):
-            diffs = []
-            for f in x._fields:
-                if f in ("ctx", "type_comment"):
-                    continue
-                d = walk(getattr(x, f, None), getattr(y, f, None))
-                if d is not None:
-                    diffs.append(d)
-            if not diffs:
-                return None
-            if len(diffs) == 1 and isinstance(diffs[0][0], ast.AST):
-                return diffs[0]
-            return (x, y)
+            diffs = [(getattr(x, f, None), getattr(y, f, None)) for f in x._fields if f not in ("ctx", "type_comment")]
+            diffs = [d for d in diffs if _differs(*d)]
+            if len(diffs) == 1:
+                chain.append(diffs[0])
+                walk(*diffs[0])
+            return bool(diffs)
         if isinstance(x, list):
             if len(x) != len(y):
-                return (x, y)
-            diffs = [d for d in (walk(p, q) for p, q in zip(x, y)) if d is not None]
-            if not diffs:
-                return None
-            return diffs[0] if len(diffs) == 1 else (x, y)
-        return None if x == y else (x, y)
+                return True
+            diffs = [d for d in zip(x, y) if _differs(*d)]
+            if len(diffs) == 1:
+                chain.append(diffs[0])
+                walk(*diffs[0])
+            return bool(diffs)
+        return x != y
 
-    d = walk(a, b)
-    if d is None or not isinstance(d[0], ast.expr) or not isinstance(d[1], ast.expr):
+    walk(a, b)
+    exprs = [(x, y) for x, y in chain if isinstance(x, ast.expr) and isinstance(y, ast.expr)]
+    calls = [(x, y) for x, y in exprs if isinstance(x, ast.Call) or isinstance(y, ast.Call)]
+    pick = calls[-1] if calls else (exprs[-1] if exprs else None)
+    if pick is None:
         return None
-    return ast.unparse(d[0]), ast.unparse(d[1])
+    return ast.unparse(pick[0]), ast.unparse(pick[1])
+
+
+def _differs(x, y) -> bool:
+    if type(x) is not type(y):
+        return True
+    if isinstance(x, ast.AST):
+        return ast.dump(x) != ast.dump(y)
+    if isinstance(x, list):
+        return len(x) != len(y) or any(_differs(p, q) for p, q in zip(x, y))
+    return x != y
 
 
 def numeric_equivalence(original: str, fixed: str) -> str:
-    """Evaluate the differing expression of the original and of the fixed text on random inputs: every
-    free name is a random tensor of shape [4, 5] (integers in [0, 5) for names used as targets or
-    indices); the same values (to 1e-5) -> "equivalent"."""
+    """Evaluate the differing expression of the original and of the fixed text on the same random
+    inputs: every free name a float64 tensor of shape [4, 5], else one of them (a target, an index) an
+    integer tensor [4]; the same values (to 1e-5): "equivalent", else "differs"; "unchecked" when no
+    such inputs evaluate both."""
     pair = _changed_expression(original, fixed)
     if pair is None:
         return "unchecked"
@@ -1684,23 +1695,24 @@ def numeric_equivalence(original: str, fixed: str) -> str:
         for n in ast.walk(ast.parse(code, mode="eval")):
             if isinstance(n, ast.Name):
                 names.add(n.id)
-    results = []
-    for code in pair:
-        torch.manual_seed(0)
-        env: Dict[str, object] = {"torch": torch, "F": F, "nn": torch.nn}
-        for n in sorted(names - set(env)):
-            env[n] = torch.randn(4, 5, dtype=torch.float64)
+    free = sorted(names - {"torch", "F", "nn"})
+    results = None
+    # every free name a float tensor [4, 5]; else one of them (a target, an index) integers [4] in [0, 4)
+    for as_int in [None, *free]:
+        envs = []
+        for _ in pair:
+            torch.manual_seed(0)
+            env: Dict[str, object] = {"torch": torch, "F": F, "nn": torch.nn}
+            for n in free:
+                env[n] = torch.randint(0, 4, (4,)) if n == as_int else torch.randn(4, 5, dtype=torch.float64)
+            envs.append(env)
         try:
-            results.append(eval(compile(code, "<fix>", "eval"), env))
+            results = [eval(compile(code, "<fix>", "eval"), env) for code, env in zip(pair, envs)]
+            break
         except Exception:
-            # targets / indices: try integer tensors for the names that failed as floats
-            try:
-                torch.manual_seed(0)
-                for n in sorted(names - {"torch", "F", "nn"}):
-                    env[n] = torch.randint(0, 4, (4,)) if n in ("y", "target", "targets", "labels", "label", "idx") else torch.rand(4, 5, dtype=torch.float64)
-                results.append(eval(compile(code, "<fix>", "eval"), env))
-            except Exception:
-                return "unchecked"
+            continue
+    if results is None:
+        return "unchecked"
     a, b = results
     try:
         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and \
