@@ -275,14 +275,32 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     return facts
 
 
+class Lazy:
+    """A text computed when first asked for (most sites are never drawn)."""
+
+    def __init__(self, fn: Callable[..., str], *args: object) -> None:
+        self.fn, self.args, self.value = fn, args, None
+
+    def __call__(self) -> str:
+        if self.value is None:
+            self.value = self.fn(*self.args)
+            self.args = ()
+        return self.value
+
+
 @dataclass
 class Site:
-    """One place an operator can make its mistake: the new text of the unit, and the region it edits."""
+    """One place an operator can make its mistake: the new text of the unit (or a Lazy of it), and the
+    region it edits."""
 
-    new_code: str
+    make: Union[str, Lazy]
     region: Tuple[int, int]  # lines of the unit the edit concerns (for "already reported")
     line: int  # the line of the edit, for the report
     what: str
+
+    @property
+    def new_code(self) -> str:
+        return self.make if isinstance(self.make, str) else self.make()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -377,7 +395,7 @@ def op_delete_zero_grad(unit: Unit):
         scope = unit.function(loop) or unit.module
         if _clears(unit, scope) != 1:
             continue
-        yield Site(replaced(unit.module, removed_statement(unit.module, stmt, unit.parents)), _span(unit, loop),
+        yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), _span(unit, loop),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
 
 
@@ -414,7 +432,7 @@ def op_move_zero_grad(unit: Unit):
                            [s for i, s in enumerate(body[b + 1:], start=b + 1) if i != c]
                 new_block = block.with_changes(body=new_body)
                 region = unit.lines(block)
-                yield Site(replaced(unit.module, {block: new_block}), region, unit.lines(body[b])[0],
+                yield Site(Lazy(replaced, unit.module, {block: new_block}), region, unit.lines(body[b])[0],
                            f"moved `{code_of(moved).strip()}` after `{code_of(body[b]).strip()}`")
                 break
 
@@ -464,7 +482,7 @@ def op_softmax_into_ce(unit: Unit):
             continue
         new = arg0.with_changes(value=expr(f"torch.softmax({code_of(arg0.value)}, dim=1)"))
         stmt = unit.statement(call)
-        yield Site(replaced(unit.module, {arg0: new}), unit.lines(stmt), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {arg0: new}), unit.lines(stmt), unit.lines(call)[0],
                    f"softmax into `{code_of(call)[:60]}`")
 
 
@@ -504,7 +522,7 @@ def _to_softmax(unit: Unit, call: cst.Call) -> Site:
         new_func = func.with_changes(attr=cst.Name("softmax"))
     else:
         new_func = cst.Name("softmax")
-    return Site(replaced(unit.module, {func: new_func}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+    return Site(Lazy(replaced, unit.module, {func: new_func}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                 f"log_softmax -> softmax in `{code_of(call)[:60]}`")
 
 
@@ -551,7 +569,7 @@ def op_drop_item(unit: Unit):
         if not ok:
             continue
         # the whole value must reach the total: `.item()` directly, or times/plus a plain number
-        yield Site(replaced(unit.module, {call: call.func.value}), unit.lines(loop), unit.lines(stmt)[0],
+        yield Site(Lazy(replaced, unit.module, {call: call.func.value}), unit.lines(loop), unit.lines(stmt)[0],
                    f"dropped `.{call.func.attr.value}()` in `{code_of(stmt).strip()[:60]}`")
 
 
@@ -597,7 +615,7 @@ def op_unwrap_no_grad(unit: Unit):
         if not models or not _calls_one_of(unit, w.body, models) or unit.calls_in(fn, "backward"):
             continue
         body = list(w.body.body) if isinstance(w.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(w.body.body))]
-        yield Site(replaced(unit.module, {w: cst.FlattenSentinel(body)}), unit.lines(fn), unit.lines(w)[0],
+        yield Site(Lazy(replaced, unit.module, {w: cst.FlattenSentinel(body)}), unit.lines(fn), unit.lines(w)[0],
                    "unwrapped `with torch.no_grad()`")
     for fn in unit.of_type(cst.FunctionDef):
         for d in fn.decorators:
@@ -608,7 +626,7 @@ def op_unwrap_no_grad(unit: Unit):
             if not models or not _calls_one_of(unit, fn, models) or unit.calls_in(fn, "backward"):
                 continue
             new_fn = fn.with_changes(decorators=[x for x in fn.decorators if x is not d])
-            yield Site(replaced(unit.module, {fn: new_fn}), unit.lines(fn), unit.lines(d)[0],
+            yield Site(Lazy(replaced, unit.module, {fn: new_fn}), unit.lines(fn), unit.lines(d)[0],
                        f"removed the decorator of `{fn.name.value}`")
 
 
@@ -649,7 +667,7 @@ def op_remove_eval(unit: Unit):
             continue
         if not _calls_one_of(unit, fn, {model}) or not _model_is_stochastic(unit, model):
             continue
-        yield Site(replaced(unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(fn),
+        yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(fn),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
 
 
@@ -677,7 +695,7 @@ def op_remove_train(unit: Unit):
             continue
         if sum(1 for c in unit.calls_in(loop, "train") if receiver(c) == model) != 1:
             continue
-        yield Site(replaced(unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(loop),
+        yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(loop),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
 
 
@@ -708,7 +726,7 @@ def op_drop_training_flag(unit: Unit):
         new_args = [a for a in args if a is not drop]
         if new_args:
             new_args[-1] = new_args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        yield Site(replaced(unit.module, {call: call.with_changes(args=new_args)}), unit.lines(unit.statement(call)),
+        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=new_args)}), unit.lines(unit.statement(call)),
                    unit.lines(call)[0], f"dropped the training flag of `{code_of(call)[:50]}`")
 
 
@@ -762,7 +780,7 @@ def op_swap_steps(unit: Unit):
             if opt_i:
                 j = opt_i[-1]
                 new_body = body[:j] + [s] + [x for k, x in enumerate(body[j:], start=j) if k != i]
-                yield Site(replaced(unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
+                yield Site(Lazy(replaced, unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
                            unit.lines(s)[0], f"moved `{code_of(call)}` before the optimizer step")
                 continue
             # (b) an inner loop before it steps an optimizer; the block is a loop's body
@@ -775,7 +793,7 @@ def op_swap_steps(unit: Unit):
                 continue
             new_body = [s] + [x for k, x in enumerate(body) if k != i]
             new_body[0] = new_body[0].with_changes(leading_lines=body[0].leading_lines)
-            yield Site(replaced(unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
+            yield Site(Lazy(replaced, unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
                        unit.lines(s)[0], f"moved `{code_of(call)}` to the top of the epoch loop")
 
 
@@ -819,7 +837,7 @@ def _unary_sites(unit: Unit, names: Tuple[str, ...], build: Callable[[str, cst.C
         new = build(code_of(paren(x)), call if rest_index == 1 else _as_function_call(call))
         if new is None:
             continue
-        yield Site(replaced(unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"{what}: `{code_of(call)[:50]}` -> `{new[:60]}`")
 
 
@@ -933,7 +951,7 @@ def op_ce_by_hand(unit: Unit):
         xs, ys = code_of(paren(x)), code_of(paren(y))
         new = (f"-(torch.nn.functional.one_hot({ys}, {xs}.size(1)) * torch.log(torch.softmax({xs}, dim=1)))"
                f".sum(dim=1).mean()")
-        yield Site(replaced(unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"cross-entropy by hand: `{code_of(call)[:50]}`")
 
 
@@ -960,7 +978,7 @@ def op_bce_by_hand(unit: Unit):
             rest = ", ".join(code_of(a.value) if a.keyword is None else f"{a.keyword.value}={code_of(a.value)}"
                              for a in call.args[1:])
             new = f"torch.nn.functional.binary_cross_entropy(torch.sigmoid({code_of(z)}), {rest})"
-        yield Site(replaced(unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"BCE on a sigmoid: `{code_of(call)[:50]}`")
 
 
@@ -1012,7 +1030,7 @@ def op_remove_eps(unit: Unit):
         if new is None:
             continue
         new = paren(new.with_changes(lpar=[], rpar=[])) if hasattr(new, "lpar") else new
-        yield Site(replaced(unit.module, {replace_node: new}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {replace_node: new}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"removed the guard of `{code_of(call)[:60]}`")
 
 
@@ -1075,7 +1093,7 @@ def op_sum_loop(unit: Unit):
         xs = code_of(paren(x))
         code = (f"{target} = torch.zeros_like({xs}[0])\nfor i in range({xs}.size(0)):\n"
                 f"    {target} = {target} + {xs}[i]\n")
-        yield Site(replaced(unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
                    unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
 
 
@@ -1126,7 +1144,7 @@ def op_gather_loop(unit: Unit):
         x, idx = (code_of(paren(p)) for p in parts)
         code = (f"{target} = []\nfor i in range({x}.size(0)):\n    {target}.append({x}[i][{idx}[i]])\n"
                 f"{target} = torch.stack({target})\n")
-        yield Site(replaced(unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
                    unit.lines(stmt), unit.lines(stmt)[0], f"gather loop for `{code_of(stmt).strip()[:60]}`")
 
 
@@ -1160,7 +1178,7 @@ def op_row_loop(unit: Unit):
         op = call.func.attr.value
         code = (f"{target} = []\nfor i in range({x}.size(0)):\n    {target}.append({x}[i].{op}(dim=-1))\n"
                 f"{target} = torch.stack({target})\n")
-        yield Site(replaced(unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
                    unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
 
 
@@ -1211,7 +1229,7 @@ def op_squeeze_all(unit: Unit):
             continue
         if code_of(call.args[0].value) in ("0",) or not _batch_valued(unit, call.func.value, models):
             continue
-        yield Site(replaced(unit.module, {call: call.with_changes(args=[])}), unit.lines(unit.statement(call)),
+        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=[])}), unit.lines(unit.statement(call)),
                    unit.lines(call)[0], f"squeeze() of `{code_of(call)[:50]}`")
 
 
@@ -1243,7 +1261,7 @@ def op_remove_squeeze(unit: Unit):
                 pass
             else:
                 continue
-            yield Site(replaced(unit.module, {v: v.func.value}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+            yield Site(Lazy(replaced, unit.module, {v: v.func.value}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                        f"removed `{code_of(v)[:50]}`'s alignment")
 
 
@@ -1265,7 +1283,7 @@ def op_weights_only(unit: Unit):
         if kw is None or code_of(kw.value) != "True":
             continue
         new = kw.with_changes(value=cst.Name("False"))
-        yield Site(replaced(unit.module, {kw: new}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {kw: new}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    "weights_only=False")
 
 
@@ -1287,7 +1305,7 @@ def op_remove_map_location(unit: Unit):
         else:
             continue
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        yield Site(replaced(unit.module, {call: call.with_changes(args=args)}), unit.lines(unit.statement(call)),
+        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=args)}), unit.lines(unit.statement(call)),
                    unit.lines(call)[0], "removed map_location")
 
 
@@ -1318,7 +1336,7 @@ def op_detach_term(unit: Unit):
             if not isinstance(term, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation)):
                 continue
             new = cst.Call(func=cst.Attribute(value=paren(term), attr=cst.Name("detach")))
-            yield Site(replaced(unit.module, {term: new}), unit.lines(fn) if fn is not unit.module else unit.lines(node),
+            yield Site(Lazy(replaced, unit.module, {term: new}), unit.lines(fn) if fn is not unit.module else unit.lines(node),
                        unit.lines(node)[0], f"detached `{code_of(term)[:50]}`")
 
 
@@ -1359,7 +1377,7 @@ def op_bypass_layer(unit: Unit):
                 layer = name_of(v.func)
                 if text.count(layer + "(") + text.count(layer + ")") + text.count(layer + ",") != 1:
                     continue
-                yield Site(replaced(unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(cls),
+                yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(cls),
                            unit.lines(stmt)[0], f"bypassed `{layer}` ({built[layer]})")
 
 
@@ -1381,7 +1399,7 @@ def op_other_model(unit: Unit):
         opts.sort(key=lambda t: t[0])
         for (_, n1, p1), (_, n2, p2) in zip(opts, opts[1:]):
             if receiver(p1) != receiver(p2):
-                yield Site(replaced(unit.module, {p1: p2.deep_clone()}), unit.lines(scope) if scope is not unit.module else unit.lines(n1),
+                yield Site(Lazy(replaced, unit.module, {p1: p2.deep_clone()}), unit.lines(scope) if scope is not unit.module else unit.lines(n1),
                            unit.lines(n1)[0], f"`{receiver(p1)}`'s optimizer given `{receiver(p2)}.parameters()`")
                 break
 
@@ -1482,8 +1500,8 @@ class Linter:
             return lint_notebook(path, text, settings)
         return lint_source(path, text, settings)
 
-    def findings(self, path: str, text: str) -> list:
-        return self.lint(path, text).diagnostics
+    def findings(self, path: str, text: str, **extra) -> list:
+        return self.lint(path, text, **extra).diagnostics
 
     def base(self, sf: SourceFile) -> list:
         if sf.path not in self.baseline:
@@ -1568,14 +1586,14 @@ def judge(linter: Linter, op: Operator, sf: SourceFile, cell: int, site: Site, s
         m.verdict = "invalid"
         return m
     before = finding_keys(linter.base(sf), sf.text, sf.notebook)
-    diags = linter.findings(sf.path, mutated)
+    diags = linter.findings(sf.path, mutated, want_edits=fix_check and not sf.notebook)
     after = finding_keys(diags, mutated, sf.notebook)
     new = [k for k in (after - before) if k[0] in accepted]
     if new:
         m.verdict = "found"
         m.codes = sorted({k[0] for k in new})
         if fix_check:
-            m.fix = check_fix(linter, op, sf, cell, site, mutated, new, accepted)
+            m.fix = check_fix(linter, op, sf, cell, diags, mutated, new, accepted)
     return m
 
 
@@ -1602,14 +1620,14 @@ def _normal(code: str) -> Optional[str]:
         return None
 
 
-def check_fix(linter: Linter, op: Operator, sf: SourceFile, cell: int, site: Site, mutated: str,
+def check_fix(linter: Linter, op: Operator, sf: SourceFile, cell: int, diags: list, mutated: str,
               new: list, accepted: Set[str]) -> str:
-    """Apply the fix of the new finding(s) to the mutated file and compare with the original."""
+    """Apply the fix of the new finding (the first, when the mistake made several) to the mutated file
+    (``diags``: its findings, with their fixes' edits) and compare with the original."""
     if sf.notebook:
         return "unchecked"
-    res = linter.lint(sf.path, mutated, want_edits=True)
     keys = set(k for k in new)
-    fixes = [d.fix for d in res.diagnostics
+    fixes = [d.fix for d in diags
              if (d.code, d.cell, _line_text(mutated, False, d.cell, d.line)) in keys and d.fix is not None]
     if not fixes:
         return "no fix"
@@ -1888,8 +1906,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         description="Inject one known mistake at a time into correct public code and measure whether torchlint "
                     "reports it (see the module's documentation).")
-    parser.add_argument("--realcode", default=str(checkout.parent / "shared" / "realcode"),
-                        help="folder of owner+name checkouts the rules were built on (default: %(default)s); '' for none")
+    near = [checkout.parent / "shared" / "realcode", checkout.parent.parent / "shared" / "realcode"]
+    parser.add_argument("--realcode", default=str(next((p for p in near if p.is_dir()), near[0])),
+                        help="folder of owner+name checkouts the rules were built on (default: ../shared/realcode "
+                             "beside the checkout, or beside its folder: %(default)s); '' for none")
     parser.add_argument("--fresh-root", default=None,
                         help="folder holding the repositories of --fresh-list, checked out as owner+name (none: skip them)")
     parser.add_argument("--fresh-list", default=str(HERE / "fresh.txt"), help="default: %(default)s")
