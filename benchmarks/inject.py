@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib.util
 import json
 import os
@@ -97,6 +98,14 @@ def method_call(node: cst.CSTNode, *methods: str) -> bool:
 
 def receiver(call: cst.Call) -> str:
     return name_of(call.func.value) if isinstance(call.func, cst.Attribute) else ""
+
+
+def chain_root(call: cst.Call) -> str:
+    """The object a chain of method calls starts from: ``model`` for ``model.to(dev).train()``."""
+    e = call.func.value if isinstance(call.func, cst.Attribute) else call.func
+    while isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
+        e = e.func.value
+    return name_of(e)
 
 
 def kwarg(call: cst.Call, key: str) -> Optional[cst.Arg]:
@@ -663,7 +672,7 @@ def op_remove_eval(unit: Unit):
         model = receiver(call)
         if fn is None or not model or unit.calls_in(fn, "backward"):
             continue
-        if sum(1 for c in unit.calls_in(fn, "eval", "train") if receiver(c) == model) != 1:
+        if sum(1 for c in unit.calls_in(fn, "eval", "train") if chain_root(c) == model) != 1:
             continue
         if not _calls_one_of(unit, fn, {model}) or not _model_is_stochastic(unit, model):
             continue
@@ -691,9 +700,9 @@ def op_remove_train(unit: Unit):
             loop = _innermost_loop(unit, loop)
         if loop is None or not model or not unit.calls_in(loop, "step"):
             continue
-        if not any(receiver(c) == model and not c.args for c in unit.calls_in(loop, "eval")):
+        if not any(chain_root(c) == model and not c.args for c in unit.calls_in(loop, "eval")):
             continue
-        if sum(1 for c in unit.calls_in(loop, "train") if receiver(c) == model) != 1:
+        if sum(1 for c in unit.calls_in(loop, "train") if chain_root(c) == model) != 1:
             continue
         yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(loop),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
@@ -1289,14 +1298,18 @@ def op_weights_only(unit: Unit):
 
 @operator("tl502-remove-map-location", "TL502", ("map_location",))
 def op_remove_map_location(unit: Unit):
-    """Remove ``map_location=...`` from ``torch.load`` in a file that saves with ``torch.save``, moves
-    to CUDA and checks ``torch.cuda.is_available()``.
+    """Remove ``map_location=...`` from ``torch.load(path, ...)`` in a file that writes ``path`` (the
+    same expression) with ``torch.save``, moves to CUDA and checks ``torch.cuda.is_available()``.
 
     Why it is the mistake: the checkpoint is written by this code, on a GPU when there is one, and the
     code also runs without one: loading it there fails without ``map_location``, TL502's mistake."""
     if "torch.save" not in unit.code or "is_available" not in unit.code or "cuda" not in unit.code:
         return
+    saved = {code_of(positional(c)[1].value) for c in unit.of_type(cst.Call)
+             if name_of(c.func) == "torch.save" and len(positional(c)) >= 2}
     for call in _loads(unit):
+        if not positional(call) or code_of(positional(call)[0].value) not in saved:
+            continue
         kw = kwarg(call, "map_location")
         if kw is not None:
             args = [a for a in call.args if a is not kw]
@@ -1509,17 +1522,29 @@ class Linter:
         return self.baseline[sf.path]
 
 
-def _line_text(sf_text: str, notebook: bool, cell: int, line: int) -> str:
-    if notebook:
-        try:
-            data = json.loads(sf_text)
-            src = data["cells"][cell - 1].get("source", "")
-            src = "".join(src) if isinstance(src, list) else src
-        except (ValueError, IndexError, KeyError, TypeError):
-            return ""
-        lines = src.split("\n")
-    else:
-        lines = sf_text.split("\n")
+@functools.lru_cache(maxsize=8)
+def _lines_of(text: str, notebook: bool) -> Tuple[Tuple[str, ...], ...]:
+    """The lines of a file (one entry), or of every cell of a notebook (entry ``cell - 1``)."""
+    if not notebook:
+        return (tuple(text.split("\n")),)
+    try:
+        cells = json.loads(text)["cells"]
+    except (ValueError, KeyError, TypeError):
+        return ()
+    out = []
+    for cell in cells:
+        src = cell.get("source", "") if isinstance(cell, dict) else ""
+        src = "".join(src) if isinstance(src, list) else (src if isinstance(src, str) else "")
+        out.append(tuple(src.split("\n")))
+    return tuple(out)
+
+
+def _line_text(text: str, notebook: bool, cell: int, line: int) -> str:
+    units = _lines_of(text, notebook)
+    index = cell - 1 if notebook else 0
+    if not 0 <= index < len(units):
+        return ""
+    lines = units[index]
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
