@@ -792,9 +792,10 @@ def op_swap_steps(unit: Unit):
                 yield Site(Lazy(replaced, unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
                            unit.lines(s)[0], f"moved `{code_of(call)}` before the optimizer step")
                 continue
-            # (b) an inner loop before it steps an optimizer; the block is a loop's body
+            # (b) an inner loop before it steps an optimizer; the block is a loop's body; a step that takes
+            # a value (ReduceLROnPlateau's metric) is not moved above the code that computes it
             owner = unit.parent(block)
-            if not isinstance(owner, LOOPS):
+            if not isinstance(owner, LOOPS) or call.args:
                 continue
             inner = [x for x in body[:i] if isinstance(x, LOOPS) and any(
                 receiver(c) not in scheds for c in unit.calls_in(x, "step"))]
@@ -1075,11 +1076,12 @@ def _loop_stmts(unit: Unit, stmt: cst.SimpleStatementLine, code: str) -> Site:
 
 @operator("tl301-sum-as-row-loop", "TL301", ("sum",))
 def op_sum_loop(unit: Unit):
-    """Rewrite ``s = x.sum(0)`` (``torch.sum(x, dim=0)``) as a Python loop adding the rows of ``x``
+    """Rewrite ``s = x.sum(dim=0)`` (``torch.sum(x, 0)``) as a Python loop adding the rows of ``x``
     one at a time (``s = torch.zeros_like(x[0])``; ``for i in range(x.size(0)): s = s + x[i]``).
 
     Why it is the mistake: the same sum, one Python iteration (and one kernel launch) per row, which
-    is TL301's mistake.  Only for a statement of its own with a pure ``x``."""
+    is TL301's mistake.  Only for a statement of its own with a pure ``x``; the method spelling only
+    with ``dim=`` (numpy's ``sum`` takes ``axis``: ``x`` is a tensor)."""
     if not unit.has_torch:
         return
     for call in unit.of_type(cst.Call):
@@ -1087,7 +1089,7 @@ def op_sum_loop(unit: Unit):
             x = positional(call)[0].value
             dim = _dim_text(call, 1)
             ok = _only(call, ("dim",), 2)
-        elif method_call(call, "sum"):
+        elif method_call(call, "sum") and kwarg(call, "dim") is not None:  # `dim=`: a tensor, not an array
             x = call.func.value
             dim = _dim_text(_as_function_call(call), 1)
             ok = _only(call, ("dim",), 1)
@@ -1168,12 +1170,13 @@ def op_row_loop(unit: Unit):
 
     Why it is the mistake: the same values, one row per Python iteration, where one vectorized call
     does all rows: TL303's mistake.  Only for a statement of its own, a pure ``x`` and ``dim=-1``
-    (exact for every rank >= 2: row ``i``'s last dimension is ``x``'s)."""
+    spelled as a keyword (a tensor, not a numpy array; exact for every rank >= 2: row ``i``'s last
+    dimension is ``x``'s)."""
     if not unit.has_torch:
         return
     for call in unit.of_type(cst.Call):
-        if not method_call(call, *ROW_METHODS) or not is_pure(call.func.value):
-            continue
+        if not method_call(call, *ROW_METHODS) or not is_pure(call.func.value) or kwarg(call, "dim") is None:
+            continue  # `dim=` spelled out: a tensor, not a numpy array
         dim = _dim_text(_as_function_call(call), 1)
         if dim not in ("-1",) or not _only(call, ("dim",), 1):
             continue
@@ -1248,8 +1251,8 @@ ELEMENTWISE_LOSS_CLASSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
 
 @operator("tl402-remove-aligning-squeeze", "TL402", ("mse_loss", "l1_loss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "smooth_l1_loss", "huber_loss"))
 def op_remove_squeeze(unit: Unit):
-    """Remove the ``squeeze(-1)`` / ``squeeze(1)`` / ``view(-1)`` / ``flatten()`` of a prediction given
-    to a mean element-wise loss (``F.mse_loss``, ``nn.MSELoss()``, L1, smooth L1, Huber).
+    """Remove the ``squeeze(-1)`` / ``squeeze(1)`` of a prediction (or target) given to a mean
+    element-wise loss (``F.mse_loss``, ``nn.MSELoss()``, L1, smooth L1, Huber).
 
     Why it is the mistake: the author squeezed the prediction to match the target, so it is ``[B, 1]``
     against ``[B]``; without it the loss broadcasts to ``[B, B]`` and averages the wrong thing
@@ -1262,14 +1265,8 @@ def op_remove_squeeze(unit: Unit):
             continue
         for a in pos[:2]:
             v = a.value
-            if method_call(v, "squeeze") and len(v.args) == 1 and code_of(v.args[0].value) in ("1", "-1"):
-                pass
-            elif method_call(v, "view", "reshape") and len(v.args) == 1 and code_of(v.args[0].value) == "-1":
-                pass
-            elif method_call(v, "flatten") and not v.args:
-                pass
-            else:
-                continue
+            if not (method_call(v, "squeeze") and len(v.args) == 1 and code_of(v.args[0].value) in ("1", "-1")):
+                continue  # a view(-1) or flatten() says nothing of a dimension of size 1
             yield Site(Lazy(replaced, unit.module, {v: v.func.value}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                        f"removed `{code_of(v)[:50]}`'s alignment")
 

@@ -268,7 +268,7 @@ def test_rewrites_left_alone(inject, name, line):
 
 
 def test_loops_over_the_batch(inject):
-    code = "import torch\ndef f(x, idx):\n    s = x.sum(0)\n    g = x.gather(1, idx.unsqueeze(1)).squeeze(1)\n    n = x.norm(dim=-1)\n    return s, g, n\n"
+    code = "import torch\ndef f(x, idx):\n    s = x.sum(dim=0)\n    g = x.gather(1, idx.unsqueeze(1)).squeeze(1)\n    n = x.norm(dim=-1)\n    return s, g, n\n"
     s = mutate_one(inject, "tl301-sum-as-row-loop", code)
     assert "    s = torch.zeros_like(x[0])\n    for i in range(x.size(0)):\n        s = s + x[i]\n" in s
     g = mutate_one(inject, "tl302-gather-as-loop", code)
@@ -538,3 +538,38 @@ def test_command_lists_operators_and_measures_given_trees(inject, tmp_path, caps
     assert "| tl101-delete-zero-grad | TL101 |" in text and "| proj | other | 1/1 (1.00) | 0 |" in text
     data = json.loads(out_json.read_text())
     assert [m["verdict"] for m in data["mutants"]] == ["found"]
+
+
+def test_more_places_left_alone(inject):
+    # a positional axis may be numpy's: the row loops need `dim=`
+    assert sites(inject, "tl301-sum-as-row-loop", "import torch\ndef f(x):\n    s = x.sum(0)\n    return s\n") == []
+    assert sites(inject, "tl303-row-op-as-loop", "import torch\ndef f(x):\n    s = x.mean(-1)\n    return s\n") == []
+    # a view(-1) says nothing of a dimension of size 1
+    code = "import torch.nn.functional as F\ndef f(p, y):\n    return F.mse_loss(p.view(-1), y)\n"
+    assert sites(inject, "tl402-remove-aligning-squeeze", code) == []
+    # a scheduler stepped with a metric is not moved above the code computing it
+    code = """\
+        import torch
+        def fit(model, loader, opt, criterion, validate):
+            sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+            for epoch in range(5):
+                for x, y in loader:
+                    opt.zero_grad()
+                    criterion(model(x), y).backward()
+                    opt.step()
+                sched.step(validate(model))
+        """
+    assert sites(inject, "tl109-swap-scheduler-and-optimizer", code) == []
+    # a second train() reached through a chain (model.to(device).train()) keeps the loop right
+    code = """\
+        def fit(model, loader, opt, criterion, epochs, device):
+            for epoch in range(epochs):
+                model.train()
+                for x, y in loader:
+                    opt.zero_grad()
+                    criterion(model(x), y).backward()
+                    opt.step()
+                model.eval().cpu()
+                model.to(device).train()
+        """
+    assert sites(inject, "tl107-remove-train", code) == []
