@@ -190,7 +190,27 @@ class Unit:
         self.nodes: List[cst.CSTNode] = []
         self._walk(module)
         self._pos = None
-        self.has_torch = "import torch" in code or "from torch" in code
+        #: names the unit's imports bind -> the module or object they name (``t`` -> ``torch``)
+        self.imports: Dict[str, str] = {}
+        for node in self.nodes:
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = name_of(alias.name)
+                    bound = name_of(alias.asname.name) if alias.asname else full.split(".")[0]
+                    self.imports[bound] = full if alias.asname else bound
+            elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                base = name_of(node.module) if node.module is not None else ""
+                for alias in node.names:
+                    full = f"{base}.{name_of(alias.name)}"
+                    self.imports[name_of(alias.asname.name) if alias.asname else name_of(alias.name)] = full
+        #: the name ``torch`` is the torch module (the rewrites below spell ``torch.exp``...)
+        self.has_torch = self.imports.get("torch") == "torch"
+
+    def is_module_path(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` (``t.nn.functional``, ``F``, ``np``) starts from a name an import binds."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and expr.value in self.imports
 
     def _walk(self, root: cst.CSTNode) -> None:
         stack = [root]
@@ -464,13 +484,34 @@ def _instances(unit: Unit, classes: Tuple[str, ...]) -> Set[str]:
     return out
 
 
+def _is_instance(unit: Unit, call: cst.Call, classes: Tuple[str, ...], inst: Set[str]) -> bool:
+    """Whether the callee of ``call`` is an instance of one of ``classes``: ``self.crit`` assigned one in
+    the file; a plain name assigned one in the function around the call (if that function assigns it or
+    takes it as a parameter, only there), else at module level."""
+    fname = name_of(call.func)
+    if not fname or fname not in inst:
+        return False
+    if not isinstance(call.func, cst.Name):
+        return True
+    fn = unit.function(call)
+    for scope in ([fn] if fn is not None else []) + [unit.module]:
+        assigned = [a for a in unit.scope_nodes(scope) if isinstance(a, cst.Assign)
+                    and any(name_of(t.target) == fname for t in a.targets)]
+        if assigned:
+            return all(isinstance(a.value, cst.Call) and last(name_of(a.value.func)) in classes for a in assigned)
+        if scope is fn and fname in {p.name.value for p in [*fn.params.params, *fn.params.kwonly_params,
+                                                              *fn.params.posonly_params]}:
+            return False
+    return False
+
+
 def _loss_calls(unit: Unit, funcs: Tuple[str, ...], classes: Tuple[str, ...]) -> List[cst.Call]:
     inst = _instances(unit, classes)
     out = []
     for call in unit.of_type(cst.Call):
         fname = name_of(call.func)
         if (last(fname) in funcs and (fname.startswith(("F.", "torch.", "nn.functional", "functional."))
-                                      or fname in funcs)) or fname in inst:
+                                      or fname in funcs)) or _is_instance(unit, call, classes, inst):
             if positional(call):
                 out.append(call)
     return out
@@ -837,7 +878,7 @@ def _unary_sites(unit: Unit, names: Tuple[str, ...], build: Callable[[str, cst.C
             x = pos[0].value
             rest_index = 1
         elif method_call(call, *names) and isinstance(call.func, cst.Attribute) and \
-                not name_of(call.func.value).startswith(("torch", "F", "nn", "np", "math", "numpy")):
+                not unit.is_module_path(call.func.value):
             x = call.func.value
             rest_index = 0
         else:
@@ -1017,7 +1058,7 @@ def op_remove_eps(unit: Unit):
         if f in ("torch.log", "torch.log2", "torch.log10") and len(call.args) == 1:
             arg = call.args[0].value
             replace_node: cst.CSTNode = arg
-        elif method_call(call, "log", "log2", "log10") and not call.args and not name_of(call.func.value).startswith(("math", "np", "numpy", "torch")):
+        elif method_call(call, "log", "log2", "log10") and not call.args and not unit.is_module_path(call.func.value):
             arg = call.func.value
             replace_node = arg
         else:
@@ -1408,9 +1449,10 @@ def op_other_model(unit: Unit):
                     opts.append((unit.lines(node)[0], node, pos[0].value))
         opts.sort(key=lambda t: t[0])
         for (_, n1, p1), (_, n2, p2) in zip(opts, opts[1:]):
-            if receiver(p1) != receiver(p2):
+            a, b = code_of(p1.func.value), code_of(p2.func.value)
+            if a != b:
                 yield Site(Lazy(replaced, unit.module, {p1: p2.deep_clone()}), unit.lines(scope) if scope is not unit.module else unit.lines(n1),
-                           unit.lines(n1)[0], f"`{receiver(p1)}`'s optimizer given `{receiver(p2)}.parameters()`")
+                           unit.lines(n1)[0], f"`{a}`'s optimizer given `{b}.parameters()`")
                 break
 
 

@@ -573,3 +573,25 @@ def test_more_places_left_alone(inject):
                 model.to(device).train()
         """
     assert sites(inject, "tl107-remove-train", code) == []
+
+
+def test_loss_instances_are_read_in_their_scope(inject):
+    # `criterion` of train() is a parameter: the CrossEntropyLoss built in evaluate() is another object
+    code = """\
+        import torch
+        def train(model, x, y, criterion):
+            return criterion(model(x), y)
+        def evaluate(model, x, y):
+            criterion = torch.nn.CrossEntropyLoss()
+            return criterion(model(x), y)
+        """
+    new = mutate_one(inject, "tl103-softmax-into-cross-entropy", code)
+    assert "criterion(torch.softmax(model(x), dim=1), y)\n" in new.split("def evaluate")[1]
+
+
+def test_rewrites_need_the_name_torch_and_a_tensor(inject):
+    # `t.nn.functional.softmax` is a module's function, not a tensor method; `t` is not `torch`
+    code = "import torch as t\ndef f(z):\n    p = t.nn.functional.softmax(z, dim=1)\n    return p\n"
+    assert sites(inject, "tl201-softmax-by-hand", code) == []
+    code = "import torch_xla\ndef f(z):\n    p = z.log_softmax(dim=1)\n    return p\n"
+    assert sites(inject, "tl202-log-of-softmax", code) == []
