@@ -129,6 +129,8 @@ SLOW_TESTS = {
         "test_1000_branch_elif_chain", "test_5000_adjacent_string_literals_are_not_a_parse_error",
         "test_500_term_plus_chain_lints_and_fixes", "test_long_chain_is_tl000_not_a_crash",
     ],
+    "test_inject.py": ["test_loops_over_the_batch", "test_fix_check", "test_numeric_equivalence",
+                       "test_picks_are_seeded_and_skips_do_not_use_them"],
     "test_hardening_write.py": [
         "test_fix_as_root_keeps_owner_and_group", "test_fix_keeps_extended_attributes", "test_hard_linked_file_is_written_in_place",
         "test_nearest_configuration_per_file", "test_temp_files_of_a_killed_write_are_removed_next_run",

@@ -1,0 +1,2053 @@
+"""Reach on code torchlint was not built on: inject one mistake at a time into correct public code.
+
+    python benchmarks/inject.py [--realcode DIR] [--fresh-root DIR] [--seed N] [--picks N]
+                                [--operators NAME,...] [--jobs N] [--json OUT] [--fix-check]
+
+Every other number torchlint reports about itself comes from code its rules were built on.  This one
+does not: it takes trees of correct public code (``--realcode``, default ``../shared/realcode`` beside
+the checkout; and the fresh repositories listed in ``benchmarks/fresh.txt``, checked out under
+``--fresh-root`` as ``owner+name`` folders), edits one place of one file so that it holds one known
+mistake, and asks torchlint, in process, whether it reports it.
+
+- **found**: the mutated file, linted with the whole tree present (the other files are read from disk,
+  so cross-file facts count), has a finding of the operator's code, or of a rule the precedence table
+  (``torchlint.precedence``) gives that mistake to, that the same file before the injection did not
+  have (findings are matched by code, cell and the text of their line, so lines that moved still match).
+- **missed**: no such new finding.
+- **skipped**: torchlint already reported the operator's code (or an owner's) in the region the
+  operator edits (the loop, the function, the statement) before the injection: a found there would
+  say nothing.  Skipped places do not use up a pick; the next place is drawn.
+- **invalid**: the mutated text does not compile (an operator's bug; counted apart, never found).
+
+Sites are drawn with a ``random.Random`` seeded by ``--seed``, the operator and the repository, so
+two runs (two versions of torchlint) with the same seed inject the same mutants.  ``--picks N``
+mutants per operator and repository (default 2).
+
+``--fix-check`` applies torchlint's own fix of each found finding (safe and unsafe fixes; rules
+without a fix are "no fix"): the finding must go away, the file must compile, and the result is
+compared with the original correct code: the same text (modulo formatting), or, for the numerics
+operators, the same values of the edited expression on random inputs ("equivalent"); otherwise
+"differs" (a fix that changes the values) or "unchecked" (the expression could not be evaluated
+alone).
+
+``--json OUT`` writes every mutant with its verdict, so two versions can be compared mutant by mutant.
+
+torchlint is imported from the ``PYTHONPATH`` (not a copy); the rules are taken from the ``rules``
+folder of the same checkout when there is one.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import importlib.util
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+HERE = Path(__file__).resolve().parent
+
+
+def _use_checkout_rules() -> Optional[str]:
+    """Import ``torchlint.rules`` from the ``rules`` folder of the checkout whose ``src`` torchlint comes
+    from (an editable install elsewhere would otherwise supply another checkout's rules)."""
+    import torchlint
+
+    root = Path(torchlint.__file__).resolve().parents[2]
+    folder = root / "rules"
+    if "torchlint.rules" in sys.modules or not (folder / "__init__.py").is_file():
+        mod = sys.modules.get("torchlint.rules")
+        return getattr(mod, "__file__", None)
+    spec = importlib.util.spec_from_file_location("torchlint.rules", folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["torchlint.rules"] = mod
+    spec.loader.exec_module(mod)
+    return str(folder / "__init__.py")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# small libcst helpers
+# ---------------------------------------------------------------------------------------------------------------
+def name_of(node: cst.CSTNode) -> str:
+    try:
+        return get_full_name_for_node(node) or ""
+    except Exception:
+        return ""
+
+
+def last(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def method_call(node: cst.CSTNode, *methods: str) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in methods)
+
+
+def receiver(call: cst.Call) -> str:
+    return name_of(call.func.value) if isinstance(call.func, cst.Attribute) else ""
+
+
+def chain_root(call: cst.Call) -> str:
+    """The object a chain of method calls starts from: ``model`` for ``model.to(dev).train()``."""
+    e = call.func.value if isinstance(call.func, cst.Attribute) else call.func
+    while isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
+        e = e.func.value
+    return name_of(e)
+
+
+def kwarg(call: cst.Call, key: str) -> Optional[cst.Arg]:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == key:
+            return a
+    return None
+
+
+def positional(call: cst.Call) -> List[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def is_pure(expr: cst.BaseExpression) -> bool:
+    """Names, attributes, subscripts with simple indices, numbers and arithmetic of them: evaluating it
+    twice gives the same value and has no effect."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return is_pure(expr.value)
+    if isinstance(expr, cst.Subscript):
+        return is_pure(expr.value) and all(
+            isinstance(e.slice, cst.Index) and is_pure(e.slice.value) or isinstance(e.slice, cst.Slice)
+            for e in expr.slice)
+    if isinstance(expr, cst.BinaryOperation):
+        return is_pure(expr.left) and is_pure(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return is_pure(expr.expression)
+    return False
+
+
+def paren(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float)):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def stmts(code: str) -> List[cst.BaseStatement]:
+    return list(cst.parse_module(code).body)
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, table: Dict[int, object]) -> None:
+        self.table = table
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        if id(original_node) in self.table:
+            return self.table[id(original_node)]
+        return updated_node
+
+
+def replaced(module: cst.Module, table: Dict[cst.CSTNode, object]) -> str:
+    return module.visit(_Replace({id(k): v for k, v in table.items()})).code
+
+
+def removed_statement(module: cst.Module, stmt: cst.CSTNode, parents: Dict[int, cst.CSTNode]) -> Dict[cst.CSTNode, object]:
+    """The replacement table that deletes ``stmt`` (a ``pass`` when it is the only one of its block)."""
+    block = parents.get(id(stmt))
+    if isinstance(block, (cst.IndentedBlock, cst.Module)) and len(block.body) == 1:
+        return {stmt: cst.SimpleStatementLine([cst.Pass()])}
+    return {stmt: cst.RemovalSentinel.REMOVE}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one unit of code (a .py file, or one code cell of a notebook) and what an operator sees of it
+# ---------------------------------------------------------------------------------------------------------------
+class Unit:
+    def __init__(self, code: str, module: cst.Module, tree: "TreeFacts", path: str) -> None:
+        self.code = code
+        self.module = module
+        self.tree = tree
+        self.path = path
+        self.parents: Dict[int, cst.CSTNode] = {}
+        self.nodes: List[cst.CSTNode] = []
+        self._walk(module)
+        self._pos = None
+        #: names the unit's imports bind -> the module or object they name (``t`` -> ``torch``)
+        self.imports: Dict[str, str] = {}
+        for node in self.nodes:
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = name_of(alias.name)
+                    bound = name_of(alias.asname.name) if alias.asname else full.split(".")[0]
+                    self.imports[bound] = full if alias.asname else bound
+            elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                base = name_of(node.module) if node.module is not None else ""
+                for alias in node.names:
+                    full = f"{base}.{name_of(alias.name)}"
+                    self.imports[name_of(alias.asname.name) if alias.asname else name_of(alias.name)] = full
+        #: the name ``torch`` is the torch module (the rewrites below spell ``torch.exp``...)
+        self.has_torch = self.imports.get("torch") == "torch"
+
+    def is_module_path(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` (``t.nn.functional``, ``F``, ``np``) starts from a name an import binds."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and expr.value in self.imports
+
+    def _walk(self, root: cst.CSTNode) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            self.nodes.append(node)
+            for child in node.children:
+                self.parents[id(child)] = node
+                stack.append(child)
+        self.nodes.sort(key=lambda n: 0)  # keep a stable, deterministic order (walk order)
+
+    def of_type(self, *types: type) -> List[cst.CSTNode]:
+        return [n for n in self.nodes if isinstance(n, types)]
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        p = self.parent(node)
+        while p is not None:
+            yield p
+            p = self.parent(p)
+
+    def enclosing(self, node: cst.CSTNode, *types: type) -> Optional[cst.CSTNode]:
+        for a in self.ancestors(node):
+            if isinstance(a, types):
+                return a
+            if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and not any(t in (cst.FunctionDef, cst.ClassDef) for t in types):
+                return None
+        return None
+
+    def function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        for a in self.ancestors(node):
+            if isinstance(a, cst.FunctionDef):
+                return a
+        return None
+
+    def statement(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        for a in [node, *self.ancestors(node)]:
+            if isinstance(a, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return a
+        return None
+
+    def lines(self, node: cst.CSTNode) -> Tuple[int, int]:
+        if self._pos is None:
+            self._pos = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        r = self._pos[node]
+        return r.start.line, r.end.line
+
+    def scope_nodes(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
+        """The nodes under ``scope`` that are not inside a nested function or class."""
+        out: List[cst.CSTNode] = []
+        stack = list(scope.children)
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            stack.extend(n.children)
+        return out
+
+    def calls_in(self, scope: cst.CSTNode, *methods: str) -> List[cst.Call]:
+        return [n for n in self.scope_nodes(scope) if method_call(n, *methods)]
+
+
+@dataclass
+class TreeFacts:
+    """What operators ask about the whole tree of a repository."""
+
+    #: classes defined in the tree whose body builds dropout or batch normalisation
+    stochastic_classes: Set[str] = field(default_factory=set)
+
+
+STOCHASTIC_WORDS = ("Dropout", "BatchNorm", "dropout", "batch_norm")
+
+
+def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
+    facts = TreeFacts()
+    for _, text in files:
+        if "class " not in text or not any(w in text for w in STOCHASTIC_WORDS):
+            continue
+        try:
+            tree = ast.parse(text)
+        except Exception:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                seg = ast.get_source_segment(text, node) or ""
+                if any(w in seg for w in STOCHASTIC_WORDS):
+                    facts.stochastic_classes.add(node.name)
+    return facts
+
+
+class Lazy:
+    """A text computed when first asked for (most sites are never drawn)."""
+
+    def __init__(self, fn: Callable[..., str], *args: object) -> None:
+        self.fn, self.args, self.value = fn, args, None
+
+    def __call__(self) -> str:
+        if self.value is None:
+            self.value = self.fn(*self.args)
+            self.args = ()
+        return self.value
+
+
+@dataclass
+class Site:
+    """One place an operator can make its mistake: the new text of the unit (or a Lazy of it), and the
+    region it edits."""
+
+    make: Union[str, Lazy]
+    region: Tuple[int, int]  # lines of the unit the edit concerns (for "already reported")
+    line: int  # the line of the edit, for the report
+    what: str
+
+    @property
+    def new_code(self) -> str:
+        return self.make if isinstance(self.make, str) else self.make()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# operators
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class Operator:
+    name: str
+    codes: Tuple[str, ...]  # the rule(s) the mistake belongs to
+    triggers: Tuple[str, ...]  # words a unit must hold for the operator to look at it
+    find: Callable[[Unit], List[Site]]
+    numeric: bool = False  # the fix check may compare values of the edited expression
+
+    @property
+    def doc(self) -> str:
+        return (self.find.__doc__ or "").strip()
+
+
+OPERATORS: List[Operator] = []
+
+
+def operator(name: str, codes: Union[str, Tuple[str, ...]], triggers: Tuple[str, ...], numeric: bool = False):
+    def register(fn: Callable[[Unit], Iterable[Site]]):
+        def find(unit: Unit) -> List[Site]:
+            out = []
+            for site in fn(unit):
+                if site is not None:
+                    out.append(site)
+            return out
+
+        find.__doc__ = fn.__doc__
+        OPERATORS.append(Operator(name, codes if isinstance(codes, tuple) else (codes,), triggers, find, numeric))
+        return fn
+
+    return register
+
+
+LOOPS = (cst.For, cst.While)
+
+
+def _innermost_loop(unit: Unit, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    for a in unit.ancestors(node):
+        if isinstance(a, LOOPS):
+            return a
+        if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+    return None
+
+
+def _expr_stmt_call(stmt: cst.CSTNode) -> Optional[cst.Call]:
+    """The call of a statement line that is just one call (``opt.zero_grad()``)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+        v = stmt.body[0].value
+        if isinstance(v, cst.Call):
+            return v
+    return None
+
+
+def _clears(unit: Unit, scope: cst.CSTNode) -> int:
+    n = len(unit.calls_in(scope, "zero_grad"))
+    for node in unit.scope_nodes(scope):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute) and node.target.attr.value == "grad":
+            n += 1
+        if method_call(node, "zero_") and isinstance(node.func.value, cst.Attribute) and node.func.value.attr.value == "grad":
+            n += 1
+    return n
+
+
+def _span(unit: Unit, node: cst.CSTNode) -> Tuple[int, int]:
+    return unit.lines(node)
+
+
+@operator("tl101-delete-zero-grad", "TL101", ("zero_grad",))
+def op_delete_zero_grad(unit: Unit):
+    """Delete the only gradient clear of a loop that calls ``backward()`` and ``step()``.
+
+    Why it is the mistake: the clear (``x.zero_grad()``) is a statement of a loop whose body calls
+    ``.backward()`` and ``.step()``, and it is the only clear (``zero_grad``, ``.grad = None``,
+    ``.grad.zero_()``) in the whole function (or module) around the loop: without it, every step uses
+    the gradients of all the iterations before, which is TL101's mistake."""
+    for call in unit.of_type(cst.Call):
+        if not method_call(call, "zero_grad"):
+            continue
+        stmt = unit.statement(call)
+        if _expr_stmt_call(stmt) is not call:
+            continue
+        loop = _innermost_loop(unit, stmt)
+        if loop is None:
+            continue
+        if not unit.calls_in(loop, "backward") or not unit.calls_in(loop, "step"):
+            continue
+        scope = unit.function(loop) or unit.module
+        if _clears(unit, scope) != 1:
+            continue
+        yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), _span(unit, loop),
+                   unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
+
+
+def _block_of(unit: Unit, stmt: cst.CSTNode) -> Optional[cst.IndentedBlock]:
+    p = unit.parent(stmt)
+    return p if isinstance(p, cst.IndentedBlock) else None
+
+
+def _stmt_calls(stmt: cst.CSTNode, method: str) -> bool:
+    call = _expr_stmt_call(stmt)
+    if call is not None and method_call(call, method):
+        return True
+    return False
+
+
+@operator("tl102-move-zero-grad", "TL102", ("zero_grad",))
+def op_move_zero_grad(unit: Unit):
+    """Move the gradient clear of a loop body to between ``loss.backward()`` and ``opt.step()``.
+
+    Why it is the mistake: the clear, the backward call and the step are statements of one block,
+    backward directly before step (the clear is elsewhere in the block); moved between them, the clear
+    wipes the gradients backward has just computed, so the step updates nothing: TL102's mistake."""
+    for block in unit.of_type(cst.IndentedBlock):
+        body = list(block.body)
+        clears = [i for i, s in enumerate(body) if _stmt_calls(s, "zero_grad")]
+        if len(clears) != 1:
+            continue
+        backs = [i for i, s in enumerate(body) if _stmt_calls(s, "backward")]
+        for b in backs:
+            if b + 1 < len(body) and _stmt_calls(body[b + 1], "step") and clears[0] not in (b, b + 1):
+                c = clears[0]
+                moved = body[c]
+                new_body = [s for i, s in enumerate(body[: b + 1]) if i != c] + [moved] + \
+                           [s for i, s in enumerate(body[b + 1:], start=b + 1) if i != c]
+                new_block = block.with_changes(body=new_body)
+                region = unit.lines(block)
+                yield Site(Lazy(replaced, unit.module, {block: new_block}), region, unit.lines(body[b])[0],
+                           f"moved `{code_of(moved).strip()}` after `{code_of(body[b]).strip()}`")
+                break
+
+
+CE_FUNCS = ("cross_entropy",)
+CE_CLASSES = ("CrossEntropyLoss",)
+NLL_FUNCS = ("nll_loss",)
+NLL_CLASSES = ("NLLLoss",)
+
+
+def _instances(unit: Unit, classes: Tuple[str, ...]) -> Set[str]:
+    """Names (``crit``, ``self.crit``) assigned an instance of one of ``classes`` in the unit."""
+    out = set()
+    for node in unit.of_type(cst.Assign):
+        if isinstance(node.value, cst.Call) and last(name_of(node.value.func)) in classes:
+            for t in node.targets:
+                n = name_of(t.target)
+                if n:
+                    out.add(n)
+    return out
+
+
+def _is_instance(unit: Unit, call: cst.Call, classes: Tuple[str, ...], inst: Set[str]) -> bool:
+    """Whether the callee of ``call`` is an instance of one of ``classes``: ``self.crit`` assigned one in
+    the file; a plain name assigned one in the function around the call (if that function assigns it or
+    takes it as a parameter, only there), else at module level."""
+    fname = name_of(call.func)
+    if not fname or fname not in inst:
+        return False
+    if not isinstance(call.func, cst.Name):
+        return True
+    fn = unit.function(call)
+    for scope in ([fn] if fn is not None else []) + [unit.module]:
+        assigned = [a for a in unit.scope_nodes(scope) if isinstance(a, cst.Assign)
+                    and any(name_of(t.target) == fname for t in a.targets)]
+        if assigned:
+            return all(isinstance(a.value, cst.Call) and last(name_of(a.value.func)) in classes for a in assigned)
+        if scope is fn and fname in {p.name.value for p in [*fn.params.params, *fn.params.kwonly_params,
+                                                              *fn.params.posonly_params]}:
+            return False
+    return False
+
+
+def _loss_calls(unit: Unit, funcs: Tuple[str, ...], classes: Tuple[str, ...]) -> List[cst.Call]:
+    inst = _instances(unit, classes)
+    out = []
+    for call in unit.of_type(cst.Call):
+        fname = name_of(call.func)
+        if (last(fname) in funcs and (fname.startswith(("F.", "torch.", "nn.functional", "functional."))
+                                      or fname in funcs)) or _is_instance(unit, call, classes, inst):
+            if positional(call):
+                out.append(call)
+    return out
+
+
+@operator("tl103-softmax-into-cross-entropy", "TL103", ("cross_entropy", "CrossEntropyLoss"))
+def op_softmax_into_ce(unit: Unit):
+    """Wrap the input of a cross-entropy (``F.cross_entropy``, or an ``nn.CrossEntropyLoss`` instance
+    of the same file) in ``torch.softmax(..., dim=1)``.
+
+    Why it is the mistake: cross-entropy applies log-softmax itself; its input is now probabilities,
+    which is TL103's mistake (the loss trains, badly).  The input must not already be a softmax."""
+    if not unit.has_torch:
+        return
+    for call in _loss_calls(unit, CE_FUNCS, CE_CLASSES):
+        arg0 = positional(call)[0]
+        if "softmax" in code_of(arg0):
+            continue
+        new = arg0.with_changes(value=expr(f"torch.softmax({code_of(arg0.value)}, dim=1)"))
+        stmt = unit.statement(call)
+        yield Site(Lazy(replaced, unit.module, {arg0: new}), unit.lines(stmt), unit.lines(call)[0],
+                   f"softmax into `{code_of(call)[:60]}`")
+
+
+@operator("tl110-softmax-into-nll", "TL110", ("nll_loss", "NLLLoss"))
+def op_softmax_into_nll(unit: Unit):
+    """Replace the ``log_softmax`` whose result an NLL loss takes by ``softmax``: directly as the loss's
+    input (``F.nll_loss(F.log_softmax(x, 1), y)``), or as what ``forward`` of a model class returns
+    when the same file builds that class and calls an NLL loss.
+
+    Why it is the mistake: ``nll_loss`` expects log-probabilities; given probabilities it is TL110's
+    mistake.  The ``forward`` case: the file trains that model with NLL (the class is built in it)."""
+    nll = _loss_calls(unit, NLL_FUNCS, NLL_CLASSES)
+    if not nll:
+        return
+    seen = set()
+    for call in nll:
+        arg0 = positional(call)[0].value
+        if isinstance(arg0, cst.Call) and last(name_of(arg0.func)) == "log_softmax":
+            seen.add(id(arg0))
+            yield _to_softmax(unit, arg0)
+    for ret in unit.of_type(cst.Return):
+        v = ret.value
+        if not (isinstance(v, cst.Call) and last(name_of(v.func)) == "log_softmax") or id(v) in seen:
+            continue
+        fn = unit.function(ret)
+        cls = unit.enclosing(fn, cst.ClassDef) if fn is not None else None
+        if fn is None or fn.name.value != "forward" or not isinstance(cls, cst.ClassDef):
+            continue
+        if f"{cls.name.value}(" not in unit.code.replace(f"class {cls.name.value}(", ""):
+            continue
+        yield _to_softmax(unit, v)
+
+
+def _to_softmax(unit: Unit, call: cst.Call) -> Site:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        new_func = func.with_changes(attr=cst.Name("softmax"))
+    else:
+        new_func = cst.Name("softmax")
+    return Site(Lazy(replaced, unit.module, {func: new_func}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                f"log_softmax -> softmax in `{code_of(call)[:60]}`")
+
+
+def _backward_names(unit: Unit, scope: cst.CSTNode) -> Set[str]:
+    out = set()
+    for call in unit.calls_in(scope, "backward"):
+        r = receiver(call)
+        if r:
+            out.add(r)
+    return out
+
+
+@operator("tl104-drop-item-from-total", "TL104", ("item", "detach"))
+def op_drop_item(unit: Unit):
+    """Drop ``.item()`` / ``.detach()`` from a loss added to a running total (``total += loss.item()``,
+    ``total = total + loss.item() * n``, ``losses.append(loss.item())``) in a loop.
+
+    Why it is the mistake: the loss is the very name the same loop calls ``.backward()`` on, so it
+    carries the autograd graph; without ``.item()`` the total keeps every iteration's graph alive,
+    which is TL104's mistake."""
+    for call in unit.of_type(cst.Call):
+        if not method_call(call, "item", "detach") or call.args:
+            continue
+        loss = receiver(call)
+        if not loss or not isinstance(call.func.value, cst.Name):
+            continue
+        loop = _innermost_loop(unit, call)
+        if loop is None or loss not in _backward_names(unit, loop):
+            continue
+        stmt = unit.statement(call)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            continue
+        small = stmt.body[0]
+        ok = False
+        if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign):
+            ok = True
+        elif isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation) and \
+                len(small.targets) == 1 and name_of(small.targets[0].target) and \
+                name_of(small.targets[0].target) in {name_of(small.value.left), name_of(small.value.right)}:
+            ok = True
+        elif isinstance(small, cst.Expr) and method_call(small.value, "append") and \
+                len(small.value.args) == 1 and small.value.args[0].value is call:
+            ok = True
+        if not ok:
+            continue
+        # the whole value must reach the total: `.item()` directly, or times/plus a plain number
+        yield Site(Lazy(replaced, unit.module, {call: call.func.value}), unit.lines(loop), unit.lines(stmt)[0],
+                   f"dropped `.{call.func.attr.value}()` in `{code_of(stmt).strip()[:60]}`")
+
+
+GRAD_OFF = ("no_grad", "inference_mode")
+
+
+def _evaluated_models(unit: Unit, fn: cst.CSTNode) -> Set[str]:
+    return {receiver(c) for c in unit.calls_in(fn, "eval") if not c.args and receiver(c)}
+
+
+def _calls_one_of(unit: Unit, scope: cst.CSTNode, names: Set[str]) -> bool:
+    for n in unit.scope_nodes(scope) if not isinstance(scope, cst.IndentedBlock) else [scope, *_all(scope)]:
+        if isinstance(n, cst.Call) and name_of(n.func) in names:
+            return True
+    return False
+
+
+def _all(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+@operator("tl105-unwrap-no-grad", "TL105", ("no_grad", "inference_mode"))
+def op_unwrap_no_grad(unit: Unit):
+    """Unwrap ``with torch.no_grad():`` (or ``inference_mode``) in an evaluation function, or remove the
+    ``@torch.no_grad()`` decorator of one.
+
+    Why it is the mistake: the function puts a model in evaluation mode (``m.eval()``) and the
+    unwrapped body (or the decorated function) calls that model (``m(x)``), and nothing in it calls
+    ``.backward()``: it evaluates the model with autograd on, TL105's mistake."""
+    for w in unit.of_type(cst.With):
+        if len(w.items) != 1 or last(name_of(w.items[0].item.func if isinstance(w.items[0].item, cst.Call) else w.items[0].item)) not in GRAD_OFF:
+            continue
+        if w.items[0].asname is not None or w.asynchronous is not None:
+            continue
+        fn = unit.function(w)
+        if fn is None:
+            continue
+        models = _evaluated_models(unit, fn)
+        if not models or not _calls_one_of(unit, w.body, models) or unit.calls_in(fn, "backward"):
+            continue
+        body = list(w.body.body) if isinstance(w.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(w.body.body))]
+        yield Site(Lazy(replaced, unit.module, {w: cst.FlattenSentinel(body)}), unit.lines(fn), unit.lines(w)[0],
+                   "unwrapped `with torch.no_grad()`")
+    for fn in unit.of_type(cst.FunctionDef):
+        for d in fn.decorators:
+            dec = d.decorator
+            if last(name_of(dec.func if isinstance(dec, cst.Call) else dec)) not in GRAD_OFF:
+                continue
+            models = _evaluated_models(unit, fn)
+            if not models or not _calls_one_of(unit, fn, models) or unit.calls_in(fn, "backward"):
+                continue
+            new_fn = fn.with_changes(decorators=[x for x in fn.decorators if x is not d])
+            yield Site(Lazy(replaced, unit.module, {fn: new_fn}), unit.lines(fn), unit.lines(d)[0],
+                       f"removed the decorator of `{fn.name.value}`")
+
+
+TORCHVISION_MODELS = ("models.", "torchvision.models.")
+
+
+def _model_is_stochastic(unit: Unit, model: str) -> bool:
+    """Whether the model named ``model`` is built in the unit from a class with dropout or batch norm
+    (of the tree, or torchvision's), or is a parameter while the tree defines such a class."""
+    for node in unit.of_type(cst.Assign):
+        if any(name_of(t.target) == model for t in node.targets) and isinstance(node.value, cst.Call):
+            f = name_of(node.value.func)
+            if f.startswith(TORCHVISION_MODELS) or last(f) in unit.tree.stochastic_classes:
+                return True
+            return False
+    return bool(unit.tree.stochastic_classes)
+
+
+@operator("tl106-remove-eval", "TL106", ("eval",))
+def op_remove_eval(unit: Unit):
+    """Delete ``model.eval()`` from a function that then evaluates the model without training it.
+
+    Why it is the mistake: the function calls ``model(...)`` after ``model.eval()``, never calls
+    ``.backward()``, puts the model in evaluation mode nowhere else, and the model has dropout or batch
+    norm (its class, of the tree or torchvision's, builds one; or, for a model passed in, the tree's
+    model classes do): it evaluates in training mode, TL106's mistake."""
+    for call in unit.of_type(cst.Call):
+        if not method_call(call, "eval") or call.args:
+            continue
+        stmt = unit.statement(call)
+        if _expr_stmt_call(stmt) is not call:
+            continue
+        fn = unit.function(stmt)
+        model = receiver(call)
+        if fn is None or not model or unit.calls_in(fn, "backward"):
+            continue
+        if sum(1 for c in unit.calls_in(fn, "eval", "train") if chain_root(c) == model) != 1:
+            continue
+        if not _calls_one_of(unit, fn, {model}) or not _model_is_stochastic(unit, model):
+            continue
+        yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(fn),
+                   unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
+
+
+@operator("tl107-remove-train", "TL107", ("train",))
+def op_remove_train(unit: Unit):
+    """Delete ``model.train()`` from a loop that trains the model and evaluates it (``model.eval()``) in
+    the same loop.
+
+    Why it is the mistake: the loop calls ``.backward()`` and ``.step()`` and ``model.eval()``, and
+    the deleted statement is the loop's only ``model.train()``: from the second pass on the model
+    trains in evaluation mode (dropout off, batch norm frozen), TL107's mistake."""
+    for call in unit.of_type(cst.Call):
+        if not method_call(call, "train") or call.args:
+            continue
+        stmt = unit.statement(call)
+        if _expr_stmt_call(stmt) is not call:
+            continue
+        model = receiver(call)
+        loop = _innermost_loop(unit, stmt)
+        while loop is not None and not unit.calls_in(loop, "backward"):
+            loop = _innermost_loop(unit, loop)
+        if loop is None or not model or not unit.calls_in(loop, "step"):
+            continue
+        if not any(chain_root(c) == model and not c.args for c in unit.calls_in(loop, "eval")):
+            continue
+        if sum(1 for c in unit.calls_in(loop, "train") if chain_root(c) == model) != 1:
+            continue
+        yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(loop),
+                   unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
+
+
+DROPOUT_FUNCS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+
+
+@operator("tl108-drop-training-flag", "TL108", ("training",))
+def op_drop_training_flag(unit: Unit):
+    """Remove ``training=self.training`` from a functional dropout in a module's ``forward``.
+
+    Why it is the mistake: without it ``F.dropout`` defaults to ``training=True`` and keeps dropping
+    in evaluation mode, TL108's mistake."""
+    for call in unit.of_type(cst.Call):
+        f = name_of(call.func)
+        if last(f) not in DROPOUT_FUNCS or not (f.startswith(("F.", "nn.functional.", "torch.nn.functional.", "functional."))):
+            continue
+        fn = unit.function(call)
+        if fn is None or fn.name.value != "forward":
+            continue
+        args = list(call.args)
+        kw = kwarg(call, "training")
+        if kw is not None and code_of(kw.value) == "self.training":
+            drop = kw
+        elif kw is None and len(positional(call)) >= 3 and code_of(positional(call)[2].value) == "self.training":
+            drop = positional(call)[2]
+        else:
+            continue
+        new_args = [a for a in args if a is not drop]
+        if new_args:
+            new_args[-1] = new_args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=new_args)}), unit.lines(unit.statement(call)),
+                   unit.lines(call)[0], f"dropped the training flag of `{code_of(call)[:50]}`")
+
+
+SCHEDULER_WORDS = ("lr_scheduler", "LR", "Scheduler", "scheduler")
+
+
+def _schedulers(unit: Unit) -> Set[str]:
+    out = set()
+    for node in unit.of_type(cst.Assign):
+        if isinstance(node.value, cst.Call):
+            f = name_of(node.value.func)
+            if "lr_scheduler" in f or last(f).endswith(("LR", "Scheduler", "LROnPlateau")) or last(f) in ("OneCycleLR", "LambdaLR"):
+                for t in node.targets:
+                    if name_of(t.target):
+                        out.add(name_of(t.target))
+    return out
+
+
+def _optimizers(unit: Unit) -> Set[str]:
+    out = set()
+    for node in unit.of_type(cst.Assign):
+        if isinstance(node.value, cst.Call):
+            f = name_of(node.value.func)
+            if "optim." in f and "lr_scheduler" not in f:
+                for t in node.targets:
+                    if name_of(t.target):
+                        out.add(name_of(t.target))
+    return out
+
+
+@operator("tl109-swap-scheduler-and-optimizer", "TL109", ("step",))
+def op_swap_steps(unit: Unit):
+    """Swap ``optimizer.step()`` and a following ``scheduler.step()`` of the same block, or move an
+    epoch loop's ``scheduler.step()`` (after the inner loop that steps the optimizer) to the top of
+    the epoch loop's body.
+
+    Why it is the mistake: the scheduler is built by ``torch.optim.lr_scheduler`` in the same file; it
+    now steps before the optimizer in an iteration, so the first learning rate of the schedule is
+    skipped (PyTorch warns), TL109's mistake."""
+    scheds = _schedulers(unit)
+    if not scheds:
+        return
+    for block in unit.of_type(cst.IndentedBlock):
+        body = list(block.body)
+        for i, s in enumerate(body):
+            call = _expr_stmt_call(s)
+            if call is None or not method_call(call, "step") or receiver(call) not in scheds:
+                continue
+            # (a) the optimizer step comes before it in the same block
+            opt_i = [j for j in range(i) if _stmt_calls(body[j], "step") and receiver(_expr_stmt_call(body[j])) not in scheds]
+            if opt_i:
+                j = opt_i[-1]
+                new_body = body[:j] + [s] + [x for k, x in enumerate(body[j:], start=j) if k != i]
+                yield Site(Lazy(replaced, unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
+                           unit.lines(s)[0], f"moved `{code_of(call)}` before the optimizer step")
+                continue
+            # (b) an inner loop before it steps an optimizer; the block is a loop's body; a step that takes
+            # a value (ReduceLROnPlateau's metric) is not moved above the code that computes it
+            owner = unit.parent(block)
+            if not isinstance(owner, LOOPS) or call.args:
+                continue
+            inner = [x for x in body[:i] if isinstance(x, LOOPS) and any(
+                receiver(c) not in scheds for c in unit.calls_in(x, "step"))]
+            if not inner or i == 0:
+                continue
+            new_body = [s] + [x for k, x in enumerate(body) if k != i]
+            new_body[0] = new_body[0].with_changes(leading_lines=body[0].leading_lines)
+            yield Site(Lazy(replaced, unit.module, {block: block.with_changes(body=new_body)}), unit.lines(block),
+                       unit.lines(s)[0], f"moved `{code_of(call)}` to the top of the epoch loop")
+
+
+# -- numerics written out by hand -------------------------------------------------------------------------------
+def _torch_func(call: cst.Call, names: Tuple[str, ...], prefixes=("torch.", "F.", "nn.functional.", "torch.nn.functional.", "functional.")) -> bool:
+    f = name_of(call.func)
+    return last(f) in names and f.startswith(prefixes) and not f.startswith("torch.Tensor")
+
+
+def _dim_text(call: cst.Call, index: int) -> Optional[str]:
+    kw = kwarg(call, "dim")
+    if kw is not None:
+        return code_of(kw.value)
+    pos = positional(call)
+    if len(pos) > index:
+        return code_of(pos[index].value)
+    return None
+
+
+def _unary_sites(unit: Unit, names: Tuple[str, ...], build: Callable[[str, cst.Call], Optional[str]],
+                 what: str, dim_index: Optional[int] = None) -> Iterator[Site]:
+    """Calls of ``torch.<name>(x, ...)`` / ``F.<name>(x, ...)`` / ``x.<name>(...)`` with a pure ``x``,
+    rewritten by ``build(x_code, call)`` (None: not this one)."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        if _torch_func(call, names):
+            pos = positional(call)
+            if not pos:
+                continue
+            x = pos[0].value
+            rest_index = 1
+        elif method_call(call, *names) and isinstance(call.func, cst.Attribute) and \
+                not unit.is_module_path(call.func.value):
+            x = call.func.value
+            rest_index = 0
+        else:
+            continue
+        if not is_pure(x) or any(a.star for a in call.args):
+            continue
+        new = build(code_of(paren(x)), call if rest_index == 1 else _as_function_call(call))
+        if new is None:
+            continue
+        yield Site(Lazy(replaced, unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                   f"{what}: `{code_of(call)[:50]}` -> `{new[:60]}`")
+
+
+def _as_function_call(call: cst.Call) -> cst.Call:
+    """``x.f(a, b=c)`` as ``f(x, a, b=c)`` (for reading its arguments by position)."""
+    return call.with_changes(func=cst.Name(call.func.attr.value),
+                             args=[cst.Arg(call.func.value, comma=cst.Comma()), *call.args])
+
+
+def _only(call: cst.Call, allowed: Tuple[str, ...], max_pos: int) -> bool:
+    return len(positional(call)) <= max_pos and all(a.keyword is None or a.keyword.value in allowed for a in call.args)
+
+
+@operator("tl201-softmax-by-hand", "TL201", ("softmax",), numeric=True)
+def op_softmax_by_hand(unit: Unit):
+    """Write ``softmax(x, dim)`` out as ``torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)``.
+
+    Why it is the mistake: the exponent is not shifted by its maximum, so large logits overflow to
+    ``inf``/``nan`` where ``softmax`` does not: TL201's mistake.  Only with an explicit ``dim`` and a
+    pure ``x`` (a name, attribute or subscript: evaluating it twice is harmless)."""
+    def build(x: str, call: cst.Call) -> Optional[str]:
+        dim = _dim_text(call, 1)
+        if dim is None or not _only(call, ("dim",), 2):
+            return None
+        return f"torch.exp({x}) / torch.exp({x}).sum(dim={dim}, keepdim=True)"
+
+    yield from _unary_sites(unit, ("softmax",), build, "softmax by hand")
+
+
+@operator("tl202-log-of-softmax", "TL202", ("log_softmax",), numeric=True)
+def op_log_of_softmax(unit: Unit):
+    """Write ``log_softmax(x, dim)`` as ``torch.log(torch.softmax(x, dim=dim))``.
+
+    Why it is the mistake: the softmax can underflow to 0 and its log is then ``-inf``, where
+    ``log_softmax`` stays finite: TL202's mistake."""
+    def build(x: str, call: cst.Call) -> Optional[str]:
+        dim = _dim_text(call, 1)
+        if dim is None or not _only(call, ("dim",), 2):
+            return None
+        return f"torch.log(torch.softmax({x}, dim={dim}))"
+
+    yield from _unary_sites(unit, ("log_softmax",), build, "log of softmax")
+
+
+@operator("tl203-logsumexp-by-hand", "TL203", ("logsumexp",), numeric=True)
+def op_logsumexp_by_hand(unit: Unit):
+    """Write ``torch.logsumexp(x, dim)`` as ``torch.log(torch.sum(torch.exp(x), dim=dim))``.
+
+    Why it is the mistake: the exponent is not shifted by its maximum, so it overflows: TL203's
+    mistake."""
+    def build(x: str, call: cst.Call) -> Optional[str]:
+        dim = _dim_text(call, 1)
+        kd = kwarg(call, "keepdim")
+        if dim is None or not _only(call, ("dim", "keepdim"), 2):
+            return None
+        keep = f", keepdim={code_of(kd.value)}" if kd is not None else ""
+        return f"torch.log(torch.sum(torch.exp({x}), dim={dim}{keep}))"
+
+    yield from _unary_sites(unit, ("logsumexp",), build, "logsumexp by hand")
+
+
+@operator("tl204-softplus-logsigmoid-by-hand", "TL204", ("softplus", "logsigmoid"), numeric=True)
+def op_softplus_by_hand(unit: Unit):
+    """Write ``F.softplus(x)`` (default ``beta`` and ``threshold``) as ``torch.log(1 + torch.exp(x))``
+    and ``F.logsigmoid(x)`` as ``torch.log(torch.sigmoid(x))``.
+
+    Why it is the mistake: ``exp`` overflows for large ``x`` and ``sigmoid`` underflows to 0 for
+    very negative ``x``; the library functions do neither: TL204's mistake."""
+    def build(x: str, call: cst.Call) -> Optional[str]:
+        if not _only(call, (), 1):
+            return None
+        if last(name_of(call.func)) == "softplus":
+            return f"torch.log(1 + torch.exp({x}))"
+        return f"torch.log(torch.sigmoid({x}))"
+
+    yield from _unary_sites(unit, ("softplus", "logsigmoid"), build, "by hand")
+
+
+@operator("tl205-log1p-expm1-by-hand", "TL205", ("log1p", "expm1"), numeric=True)
+def op_log1p_by_hand(unit: Unit):
+    """Write ``torch.log1p(x)`` as ``torch.log(1 + x)`` and ``torch.expm1(x)`` as ``torch.exp(x) - 1``.
+
+    Why it is the mistake: for small ``x`` the sum (difference) loses the digits that ``log1p``
+    (``expm1``) keep: TL205's mistake."""
+    def build(x: str, call: cst.Call) -> Optional[str]:
+        if not _only(call, (), 1):
+            return None
+        if last(name_of(call.func)) == "log1p":
+            return f"torch.log(1 + {x})"
+        return f"(torch.exp({x}) - 1)"
+
+    yield from _unary_sites(unit, ("log1p", "expm1"), build, "by hand")
+
+
+@operator("tl206-cross-entropy-by-hand", "TL206", ("cross_entropy",), numeric=True)
+def op_ce_by_hand(unit: Unit):
+    """Write ``F.cross_entropy(x, y)`` (class-index targets, default arguments) as
+    ``-(F.one_hot(y, x.size(1)) * torch.log(torch.softmax(x, dim=1))).sum(dim=1).mean()``.
+
+    Why it is the mistake: the log of a softmax inside a hand-written softmax cross-entropy underflows
+    to ``-inf`` (TL206's mistake; TL202 also sees the log of a softmax, and the precedence table gives
+    it to TL206).  Only for a two-argument call with pure arguments."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        if not _torch_func(call, ("cross_entropy",)) or len(call.args) != 2 or len(positional(call)) != 2:
+            continue
+        x, y = (a.value for a in positional(call))
+        if not (is_pure(x) and is_pure(y)):
+            continue
+        xs, ys = code_of(paren(x)), code_of(paren(y))
+        new = (f"-(torch.nn.functional.one_hot({ys}, {xs}.size(1)) * torch.log(torch.softmax({xs}, dim=1)))"
+               f".sum(dim=1).mean()")
+        yield Site(Lazy(replaced, unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                   f"cross-entropy by hand: `{code_of(call)[:50]}`")
+
+
+@operator("tl207-bce-with-logits-by-hand", "TL207", ("binary_cross_entropy_with_logits",), numeric=True)
+def op_bce_by_hand(unit: Unit):
+    """Write ``F.binary_cross_entropy_with_logits(z, y)`` (default arguments) as
+    ``-(y * torch.log(torch.sigmoid(z)) + (1 - y) * torch.log(1 - torch.sigmoid(z))).mean()``, or,
+    with other arguments than ``pos_weight``, as ``F.binary_cross_entropy(torch.sigmoid(z), y, ...)``.
+
+    Why it is the mistake: the sigmoid saturates to 0 or 1 and the logs become ``-inf`` (or are
+    clamped at -100 by ``binary_cross_entropy``), where the logits form stays exact: TL207's mistake."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        if not _torch_func(call, ("binary_cross_entropy_with_logits",)) or len(positional(call)) < 2:
+            continue
+        if kwarg(call, "pos_weight") is not None or any(a.star for a in call.args):
+            continue
+        z, y = (a.value for a in positional(call)[:2])
+        if len(call.args) == 2 and is_pure(z) and is_pure(y):
+            zs, ys = code_of(paren(z)), code_of(paren(y))
+            new = f"-({ys} * torch.log(torch.sigmoid({zs})) + (1 - {ys}) * torch.log(1 - torch.sigmoid({zs}))).mean()"
+        else:
+            rest = ", ".join(code_of(a.value) if a.keyword is None else f"{a.keyword.value}={code_of(a.value)}"
+                             for a in call.args[1:])
+            new = f"torch.nn.functional.binary_cross_entropy(torch.sigmoid({code_of(z)}), {rest})"
+        yield Site(Lazy(replaced, unit.module, {call: expr(new)}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                   f"BCE on a sigmoid: `{code_of(call)[:50]}`")
+
+
+def _small_constant(e: cst.BaseExpression) -> bool:
+    if isinstance(e, cst.Float):
+        try:
+            return 0 < float(e.value) <= 1e-3
+        except ValueError:
+            return False
+    n = name_of(e)
+    return bool(n) and "eps" in last(n).lower()
+
+
+@operator("tl208-remove-log-epsilon", "TL208", ("log",))
+def op_remove_eps(unit: Unit):
+    """Remove the epsilon or clamp that keeps the argument of a ``log`` away from zero:
+    ``torch.log(p + eps)`` -> ``torch.log(p)``, ``torch.log(p.clamp(min=eps))`` -> ``torch.log(p)``.
+
+    Why it is the mistake: the author added the guard because ``p`` can be 0 (a probability, a count);
+    without it the log is ``-inf`` there: TL208's mistake.  The guard must be a small constant
+    (``1e-8``, at most ``1e-3``, or a name spelled ``eps``) so that it is a guard and not a shift."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        f = name_of(call.func)
+        if f in ("torch.log", "torch.log2", "torch.log10") and len(call.args) == 1:
+            arg = call.args[0].value
+            replace_node: cst.CSTNode = arg
+        elif method_call(call, "log", "log2", "log10") and not call.args and not unit.is_module_path(call.func.value):
+            arg = call.func.value
+            replace_node = arg
+        else:
+            continue
+        inner = arg
+        while isinstance(inner, cst.BinaryOperation) is False and inner.lpar and False:
+            break
+        new: Optional[cst.BaseExpression] = None
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Add):
+            if _small_constant(inner.right):
+                new = inner.left
+            elif _small_constant(inner.left):
+                new = inner.right
+        elif isinstance(inner, cst.Call):
+            g = name_of(inner.func)
+            if method_call(inner, "clamp", "clamp_min", "clip") and _clamp_guard(inner, 0):
+                new = inner.func.value
+            elif g in ("torch.clamp", "torch.clamp_min", "torch.clip") and _clamp_guard(inner, 1):
+                new = positional(inner)[0].value
+        if new is None:
+            continue
+        new = paren(new.with_changes(lpar=[], rpar=[])) if hasattr(new, "lpar") else new
+        yield Site(Lazy(replaced, unit.module, {replace_node: new}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                   f"removed the guard of `{code_of(call)[:60]}`")
+
+
+def _clamp_guard(call: cst.Call, pos_index: int) -> bool:
+    kw = kwarg(call, "min")
+    if kw is not None:
+        return _small_constant(kw.value) and kwarg(call, "max") is None
+    pos = positional(call)
+    if len(pos) == pos_index + 1:
+        return _small_constant(pos[pos_index].value)
+    return False
+
+
+# -- loops over the batch -----------------------------------------------------------------------------------------
+def _assign_of(unit: Unit, call: cst.Call) -> Optional[Tuple[cst.SimpleStatementLine, str]]:
+    """(statement, target) when ``call`` is the whole value of ``target = call`` with a plain name target."""
+    stmt = unit.statement(call)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    a = stmt.body[0]
+    if isinstance(a, cst.Assign) and a.value is call and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
+        if isinstance(unit.parent(stmt), cst.IndentedBlock) or isinstance(unit.parent(stmt), cst.Module):
+            return stmt, a.targets[0].target.value
+    return None
+
+
+def _loop_stmts(unit: Unit, stmt: cst.SimpleStatementLine, code: str) -> Site:
+    indent = ""
+    new = [s for s in stmts(code)]
+    new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+    return new  # type: ignore[return-value]
+
+
+@operator("tl301-sum-as-row-loop", "TL301", ("sum",))
+def op_sum_loop(unit: Unit):
+    """Rewrite ``s = x.sum(dim=0)`` (``torch.sum(x, 0)``) as a Python loop adding the rows of ``x``
+    one at a time (``s = torch.zeros_like(x[0])``; ``for i in range(x.size(0)): s = s + x[i]``).
+
+    Why it is the mistake: the same sum, one Python iteration (and one kernel launch) per row, which
+    is TL301's mistake.  Only for a statement of its own with a pure ``x``; the method spelling only
+    with ``dim=`` (numpy's ``sum`` takes ``axis``: ``x`` is a tensor)."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        if _torch_func(call, ("sum",), ("torch.",)) and len(positional(call)) >= 1:
+            x = positional(call)[0].value
+            dim = _dim_text(call, 1)
+            ok = _only(call, ("dim",), 2)
+        elif method_call(call, "sum") and kwarg(call, "dim") is not None:  # `dim=`: a tensor, not an array
+            x = call.func.value
+            dim = _dim_text(_as_function_call(call), 1)
+            ok = _only(call, ("dim",), 1)
+        else:
+            continue
+        if not ok or dim not in ("0",) or not is_pure(x):
+            continue
+        found = _assign_of(unit, call)
+        if found is None:
+            continue
+        stmt, target = found
+        xs = code_of(paren(x))
+        code = (f"{target} = torch.zeros_like({xs}[0])\nfor i in range({xs}.size(0)):\n"
+                f"    {target} = {target} + {xs}[i]\n")
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
+                   unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
+
+
+def _gather_parts(call: cst.Call) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(x, idx) for ``x.gather(1, idx.unsqueeze(1)).squeeze(1)`` / ``torch.gather(x, 1, idx.view(-1, 1)).squeeze(1)``
+    (``-1`` for the last ``1`` too)."""
+    if not method_call(call, "squeeze") or len(call.args) != 1 or code_of(call.args[0].value) not in ("1", "-1"):
+        return None
+    g = call.func.value
+    if not isinstance(g, cst.Call):
+        return None
+    if method_call(g, "gather") and len(g.args) == 2:
+        x, d, i = g.func.value, g.args[0].value, g.args[1].value
+    elif name_of(g.func) == "torch.gather" and len(g.args) == 3:
+        x, d, i = (a.value for a in g.args)
+    else:
+        return None
+    if code_of(d) != "1" or not isinstance(i, cst.Call):
+        return None
+    if method_call(i, "unsqueeze") and len(i.args) == 1 and code_of(i.args[0].value) in ("1", "-1"):
+        idx = i.func.value
+    elif method_call(i, "view", "reshape") and code_of(i).endswith("(-1, 1)"):
+        idx = i.func.value
+    else:
+        return None
+    if not (is_pure(x) and is_pure(idx)):
+        return None
+    return x, idx
+
+
+@operator("tl302-gather-as-loop", "TL302", ("gather",))
+def op_gather_loop(unit: Unit):
+    """Rewrite ``y = x.gather(1, idx.unsqueeze(1)).squeeze(1)`` (``torch.gather``, ``view(-1, 1)``) and
+    ``y = x[torch.arange(n), idx]`` as a Python loop gathering one row at a time
+    (``rows.append(x[i][idx[i]])``, then ``torch.stack``).
+
+    Why it is the mistake: the same values, picked one row per Python iteration: TL302's mistake."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        parts = _gather_parts(call)
+        if parts is None:
+            continue
+        found = _assign_of(unit, call)
+        if found is None:
+            continue
+        stmt, target = found
+        x, idx = (code_of(paren(p)) for p in parts)
+        code = (f"{target} = []\nfor i in range({x}.size(0)):\n    {target}.append({x}[i][{idx}[i]])\n"
+                f"{target} = torch.stack({target})\n")
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
+                   unit.lines(stmt), unit.lines(stmt)[0], f"gather loop for `{code_of(stmt).strip()[:60]}`")
+
+
+ROW_METHODS = ("sum", "mean", "norm", "softmax", "log_softmax", "max", "argmax", "amax", "logsumexp")
+
+
+@operator("tl303-row-op-as-loop", "TL303", ROW_METHODS)
+def op_row_loop(unit: Unit):
+    """Rewrite ``y = x.op(dim=-1)`` (``sum``, ``mean``, ``norm``, ``softmax``, ``argmax``...: one result per
+    row, computed along the last dimension) as a Python loop over the rows:
+    ``rows.append(x[i].op(dim=-1))`` for ``i in range(x.size(0))``, then ``torch.stack``.
+
+    Why it is the mistake: the same values, one row per Python iteration, where one vectorized call
+    does all rows: TL303's mistake.  Only for a statement of its own, a pure ``x`` and ``dim=-1``
+    spelled as a keyword (a tensor, not a numpy array; exact for every rank >= 2: row ``i``'s last
+    dimension is ``x``'s)."""
+    if not unit.has_torch:
+        return
+    for call in unit.of_type(cst.Call):
+        if not method_call(call, *ROW_METHODS) or not is_pure(call.func.value) or kwarg(call, "dim") is None:
+            continue  # `dim=` spelled out: a tensor, not a numpy array
+        dim = _dim_text(_as_function_call(call), 1)
+        if dim not in ("-1",) or not _only(call, ("dim",), 1):
+            continue
+        if call.func.attr.value == "max":
+            continue  # a (values, indices) pair: not stackable
+        found = _assign_of(unit, call)
+        if found is None:
+            continue
+        stmt, target = found
+        x = code_of(paren(call.func.value))
+        op = call.func.attr.value
+        code = (f"{target} = []\nfor i in range({x}.size(0)):\n    {target}.append({x}[i].{op}(dim=-1))\n"
+                f"{target} = torch.stack({target})\n")
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
+                   unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
+
+
+# -- shapes -------------------------------------------------------------------------------------------------------
+def _models(unit: Unit) -> Set[str]:
+    """Names the unit treats as models: built from a module class (of the tree's, ``nn.`` or
+    torchvision's), or given ``.eval()`` / ``.train()`` / ``.parameters()``."""
+    out = set()
+    for call in unit.of_type(cst.Call):
+        if method_call(call, "eval", "train", "parameters") and receiver(call):
+            out.add(receiver(call))
+    for node in unit.of_type(cst.Assign):
+        if isinstance(node.value, cst.Call):
+            f = name_of(node.value.func)
+            if f.startswith(("nn.", "torch.nn.") + TORCHVISION_MODELS) or last(f) in unit.tree.stochastic_classes:
+                for t in node.targets:
+                    if name_of(t.target):
+                        out.add(name_of(t.target))
+    return out
+
+
+def _batch_valued(unit: Unit, e: cst.BaseExpression, models: Set[str]) -> bool:
+    """A model's output: ``model(x)``, or a name assigned one in the same function."""
+    if isinstance(e, cst.Call):
+        return name_of(e.func) in models
+    if isinstance(e, cst.Name):
+        fn = unit.function(e)
+        scope = fn if fn is not None else unit.module
+        for n in unit.scope_nodes(scope):
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and name_of(n.targets[0].target) == e.value \
+                    and isinstance(n.value, cst.Call) and name_of(n.value.func) in models:
+                return True
+    return False
+
+
+@operator("tl401-squeeze-without-dim", "TL401", ("squeeze",))
+def op_squeeze_all(unit: Unit):
+    """Turn ``out.squeeze(d)`` into ``out.squeeze()`` where ``out`` is a model's output.
+
+    Why it is the mistake: a model's output carries the batch dimension first; ``squeeze()`` also
+    drops it when a batch holds one sample (the last batch of an epoch, a single prediction), which is
+    TL401's mistake.  Only for ``d`` other than 0 (squeezing the batch on purpose is another matter)."""
+    models = _models(unit)
+    if not models:
+        return
+    for call in unit.of_type(cst.Call):
+        if not method_call(call, "squeeze") or len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "dim":
+            continue
+        if code_of(call.args[0].value) in ("0",) or not _batch_valued(unit, call.func.value, models):
+            continue
+        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=[])}), unit.lines(unit.statement(call)),
+                   unit.lines(call)[0], f"squeeze() of `{code_of(call)[:50]}`")
+
+
+ELEMENTWISE_LOSS_FUNCS = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+ELEMENTWISE_LOSS_CLASSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
+
+
+@operator("tl402-remove-aligning-squeeze", "TL402", ("mse_loss", "l1_loss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "smooth_l1_loss", "huber_loss"))
+def op_remove_squeeze(unit: Unit):
+    """Remove the ``squeeze(-1)`` / ``squeeze(1)`` of a prediction (or target) given to a mean
+    element-wise loss (``F.mse_loss``, ``nn.MSELoss()``, L1, smooth L1, Huber).
+
+    Why it is the mistake: the author squeezed the prediction to match the target, so it is ``[B, 1]``
+    against ``[B]``; without it the loss broadcasts to ``[B, B]`` and averages the wrong thing
+    (torch only warns), TL402's mistake."""
+    for call in _loss_calls(unit, ELEMENTWISE_LOSS_FUNCS, ELEMENTWISE_LOSS_CLASSES):
+        if kwarg(call, "reduction") is not None and code_of(kwarg(call, "reduction").value) not in ("'mean'", '"mean"'):
+            continue
+        pos = positional(call)
+        if len(pos) < 2:
+            continue
+        for a in pos[:2]:
+            v = a.value
+            if not (method_call(v, "squeeze") and len(v.args) == 1 and code_of(v.args[0].value) in ("1", "-1")):
+                continue  # a view(-1) or flatten() says nothing of a dimension of size 1
+            yield Site(Lazy(replaced, unit.module, {v: v.func.value}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                       f"removed `{code_of(v)[:50]}`'s alignment")
+
+
+# -- api ------------------------------------------------------------------------------------------------------------
+def _loads(unit: Unit) -> List[cst.Call]:
+    return [c for c in unit.of_type(cst.Call) if name_of(c.func) in ("torch.load",)]
+
+
+@operator("tl501-weights-only-false", "TL501", ("weights_only",))
+def op_weights_only(unit: Unit):
+    """Turn ``torch.load(..., weights_only=True)`` into ``weights_only=False``.
+
+    Why it is the mistake: the file loaded with ``True`` (plain tensors); ``False`` unpickles
+    arbitrary objects, running code from the checkpoint, TL501's mistake.  (Removing the argument is
+    the mistake only for a project that supports torch older than 2.6, where the default was False;
+    the trees here declare no torch, so the default target 2.6 applies and ``False`` is written out.)"""
+    for call in _loads(unit):
+        kw = kwarg(call, "weights_only")
+        if kw is None or code_of(kw.value) != "True":
+            continue
+        new = kw.with_changes(value=cst.Name("False"))
+        yield Site(Lazy(replaced, unit.module, {kw: new}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+                   "weights_only=False")
+
+
+@operator("tl502-remove-map-location", "TL502", ("map_location",))
+def op_remove_map_location(unit: Unit):
+    """Remove ``map_location=...`` from ``torch.load(path, ...)`` in a file that writes ``path`` (the
+    same expression) with ``torch.save``, moves to CUDA and checks ``torch.cuda.is_available()``.
+
+    Why it is the mistake: the checkpoint is written by this code, on a GPU when there is one, and the
+    code also runs without one: loading it there fails without ``map_location``, TL502's mistake."""
+    if "torch.save" not in unit.code or "is_available" not in unit.code or "cuda" not in unit.code:
+        return
+    saved = {code_of(positional(c)[1].value) for c in unit.of_type(cst.Call)
+             if name_of(c.func) == "torch.save" and len(positional(c)) >= 2}
+    for call in _loads(unit):
+        if not positional(call) or code_of(positional(call)[0].value) not in saved:
+            continue
+        kw = kwarg(call, "map_location")
+        if kw is not None:
+            args = [a for a in call.args if a is not kw]
+        elif len(positional(call)) == 2:
+            args = [call.args[0]]
+        else:
+            continue
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=args)}), unit.lines(unit.statement(call)),
+                   unit.lines(call)[0], "removed map_location")
+
+
+# -- gradient flow ---------------------------------------------------------------------------------------------------
+@operator("tl601-detach-a-loss-term", "TL601", ("backward",))
+def op_detach_term(unit: Unit):
+    """Append ``.detach()`` to the first term of a loss built as a sum (``loss = a + b``) and then
+    backpropagated (``loss.backward()``) in the same function.
+
+    Why it is the mistake: the term no longer sends gradients to what it was computed from (the
+    model), so that part of the objective silently stops training, TL601's mistake.  Only for a term
+    that is a call or a name computed in the function (not a number)."""
+    for fn in [*unit.of_type(cst.FunctionDef), unit.module]:
+        names = _backward_names(unit, fn)
+        if not names:
+            continue
+        for node in unit.scope_nodes(fn):
+            if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and name_of(node.targets[0].target) in names):
+                continue
+            v = node.value
+            if not (isinstance(v, cst.BinaryOperation) and isinstance(v.operator, (cst.Add, cst.Subtract))):
+                continue
+            term = v
+            while isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Add, cst.Subtract)) and not term.lpar:
+                term = term.left
+            if isinstance(term, (cst.Integer, cst.Float)) or name_of(term) in names:
+                continue
+            if not isinstance(term, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation)):
+                continue
+            new = cst.Call(func=cst.Attribute(value=paren(term), attr=cst.Name("detach")))
+            yield Site(Lazy(replaced, unit.module, {term: new}), unit.lines(fn) if fn is not unit.module else unit.lines(node),
+                       unit.lines(node)[0], f"detached `{code_of(term)[:50]}`")
+
+
+SHAPE_KEEPING = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "BatchNorm1d", "BatchNorm2d",
+                 "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "ReLU",
+                 "LeakyReLU", "GELU", "Tanh", "Sigmoid", "ELU", "SiLU", "PReLU", "ReLU6", "Mish", "SELU")
+
+
+@operator("tl602-bypass-a-layer", "TL602", ("forward",))
+def op_bypass_layer(unit: Unit):
+    """Delete ``x = self.layer(x)`` from ``forward`` when ``self.layer`` is a shape-keeping layer
+    (dropout, a norm, an activation) built in ``__init__`` and used nowhere else.
+
+    Why it is the mistake: the layer is built and trained around but never runs; the output shape is
+    the same, so nothing fails: TL602's mistake."""
+    for cls in unit.of_type(cst.ClassDef):
+        built: Dict[str, str] = {}
+        for node in _all(cls):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1:
+                t = name_of(node.targets[0].target)
+                if t.startswith("self.") and last(name_of(node.value.func)) in SHAPE_KEEPING:
+                    built[t] = name_of(node.value.func)
+        if not built:
+            continue
+        text = code_of(cls)
+        for fn in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []:
+            if not isinstance(fn, cst.FunctionDef) or fn.name.value != "forward":
+                continue
+            for stmt in _all(fn):
+                if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)):
+                    continue
+                a = stmt.body[0]
+                v = a.value
+                if not (isinstance(v, cst.Call) and name_of(v.func) in built and len(v.args) == 1 and len(a.targets) == 1):
+                    continue
+                if code_of(v.args[0].value) != code_of(a.targets[0].target) or not isinstance(a.targets[0].target, cst.Name):
+                    continue
+                layer = name_of(v.func)
+                if text.count(layer + "(") + text.count(layer + ")") + text.count(layer + ",") != 1:
+                    continue
+                yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(cls),
+                           unit.lines(stmt)[0], f"bypassed `{layer}` ({built[layer]})")
+
+
+@operator("tl603-optimizer-of-other-model", "TL603", ("parameters",))
+def op_other_model(unit: Unit):
+    """Give the first of two optimizers built in the same scope (``opt_g = Adam(G.parameters())``,
+    ``opt_d = Adam(D.parameters())``) the other model's parameters.
+
+    Why it is the mistake: one model's parameters are now stepped by both optimizers and the other
+    model's by none, so its loss trains nothing: TL603's mistake."""
+    for scope in [*unit.of_type(cst.FunctionDef), unit.module]:
+        opts = []
+        for node in unit.scope_nodes(scope):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and "optim." in name_of(node.value.func) \
+                    and "lr_scheduler" not in name_of(node.value.func):
+                pos = positional(node.value)
+                if pos and method_call(pos[0].value, "parameters") and not pos[0].value.args:
+                    opts.append((unit.lines(node)[0], node, pos[0].value))
+        opts.sort(key=lambda t: t[0])
+        for (_, n1, p1), (_, n2, p2) in zip(opts, opts[1:]):
+            a, b = code_of(p1.func.value), code_of(p2.func.value)
+            if a != b:
+                yield Site(Lazy(replaced, unit.module, {p1: p2.deep_clone()}), unit.lines(scope) if scope is not unit.module else unit.lines(n1),
+                           unit.lines(n1)[0], f"`{a}`'s optimizer given `{b}.parameters()`")
+                break
+
+
+OPERATOR_BY_NAME = {op.name: op for op in OPERATORS}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# files: a .py file is one unit; a notebook's code cells are units (mutated one cell at a time)
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class SourceFile:
+    repo: str
+    path: str  # absolute
+    rel: str
+    text: str
+
+    @property
+    def notebook(self) -> bool:
+        return self.path.endswith(".ipynb")
+
+    def units(self) -> List[Tuple[int, str]]:
+        """(cell, code): cell 0 for a .py file; for a notebook, the 1-based index among all cells."""
+        if not self.notebook:
+            return [(0, self.text)]
+        try:
+            data = json.loads(self.text)
+        except ValueError:
+            return []
+        out = []
+        for i, cell in enumerate(data.get("cells", []) if isinstance(data, dict) else []):
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                src = cell.get("source", "")
+                src = "".join(src) if isinstance(src, list) else src
+                if isinstance(src, str) and not src.lstrip().startswith(("%", "!")):
+                    out.append((i + 1, src))
+        return out
+
+    def with_unit(self, cell: int, code: str) -> str:
+        if not self.notebook:
+            return code
+        data = json.loads(self.text)
+        lines = code.splitlines(keepends=True)
+        data["cells"][cell - 1]["source"] = lines
+        return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+SKIP_DIRS = {".git", "__pycache__", "node_modules", "site-packages", ".ipynb_checkpoints"}
+
+
+def repo_files(root: str) -> List[Tuple[str, str]]:
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for f in sorted(files):
+            if f.endswith((".py", ".ipynb")):
+                p = os.path.join(folder, f)
+                try:
+                    if os.path.getsize(p) > 2_000_000:
+                        continue
+                    with open(p, encoding="utf-8") as fh:
+                        out.append((p, fh.read()))
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# linting a text in process, the tree on disk around it
+# ---------------------------------------------------------------------------------------------------------------
+class Linter:
+    def __init__(self) -> None:
+        _use_checkout_rules()
+        from torchlint.analysis.project import Project
+        from torchlint.projects import ConfigResolver
+        from torchlint.rules import all_rules
+
+        self.rules = all_rules()
+        self.resolver = ConfigResolver(self.rules)
+        self.project = Project()
+        self.baseline: Dict[str, list] = {}
+
+    def settings(self, path: str, text: str, **extra):
+        from torchlint.engine import Settings
+        from torchlint.selection import resolve
+
+        cfg = self.resolver.for_path(path)
+        chosen = resolve(self.rules, (cfg.select, cfg.extend_select, cfg.ignore))
+        return Settings(rules=chosen.rules, options=dict(cfg.options), noqa=True,
+                        project=self.project.with_overlay({os.path.abspath(path): text}), **extra)
+
+    def lint(self, path: str, text: str, **extra):
+        from torchlint.engine import lint_source
+        from torchlint.notebook import lint_notebook
+
+        settings = self.settings(path, text, **extra)
+        if path.endswith(".ipynb"):
+            return lint_notebook(path, text, settings)
+        return lint_source(path, text, settings)
+
+    def findings(self, path: str, text: str, **extra) -> list:
+        return self.lint(path, text, **extra).diagnostics
+
+    def base(self, sf: SourceFile) -> list:
+        if sf.path not in self.baseline:
+            self.baseline[sf.path] = self.findings(sf.path, sf.text)
+        return self.baseline[sf.path]
+
+
+@functools.lru_cache(maxsize=8)
+def _lines_of(text: str, notebook: bool) -> Tuple[Tuple[str, ...], ...]:
+    """The lines of a file (one entry), or of every cell of a notebook (entry ``cell - 1``)."""
+    if not notebook:
+        return (tuple(text.split("\n")),)
+    try:
+        cells = json.loads(text)["cells"]
+    except (ValueError, KeyError, TypeError):
+        return ()
+    out = []
+    for cell in cells:
+        src = cell.get("source", "") if isinstance(cell, dict) else ""
+        src = "".join(src) if isinstance(src, list) else (src if isinstance(src, str) else "")
+        out.append(tuple(src.split("\n")))
+    return tuple(out)
+
+
+def _line_text(text: str, notebook: bool, cell: int, line: int) -> str:
+    units = _lines_of(text, notebook)
+    index = cell - 1 if notebook else 0
+    if not 0 <= index < len(units):
+        return ""
+    lines = units[index]
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def finding_keys(diags: list, text: str, notebook: bool) -> Counter:
+    return Counter((d.code, d.cell, _line_text(text, notebook, d.cell, d.line)) for d in diags)
+
+
+def accepted_codes(codes: Tuple[str, ...]) -> Set[str]:
+    from torchlint.precedence import owners_of
+
+    out = set(codes)
+    todo = list(codes)
+    while todo:
+        for owner in owners_of(todo.pop()):
+            if owner not in out:
+                out.add(owner)
+                todo.append(owner)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one mutant
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass
+class Mutant:
+    operator: str
+    repo: str
+    set: str  # "realcode" | "fresh"
+    path: str  # relative to the repository
+    cell: int
+    line: int
+    what: str
+    verdict: str  # found | missed | skipped | invalid
+    codes: List[str] = field(default_factory=list)  # the new findings' codes (of the accepted ones)
+    fix: str = ""  # fix check: "" (not run) | no fix | fixed-same | equivalent | differs | unchecked | kept | broken
+
+
+def compiles(text: str, notebook: bool, cell: int) -> bool:
+    code = text
+    if notebook:
+        try:
+            src = json.loads(text)["cells"][cell - 1]["source"]
+            code = "".join(src) if isinstance(src, list) else src
+        except (ValueError, KeyError, IndexError, TypeError):
+            return False
+    try:
+        compile(code, "<mutant>", "exec")
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def judge(linter: Linter, op: Operator, sf: SourceFile, cell: int, site: Site, set_name: str,
+          fix_check: bool) -> Mutant:
+    accepted = accepted_codes(op.codes)
+    m = Mutant(op.name, sf.repo, set_name, sf.rel, cell, site.line, site.what, "missed")
+    # already reported in the region the operator edits: skip
+    for d in linter.base(sf):
+        if d.code in accepted and d.cell == cell and site.region[0] <= d.line <= site.region[1]:
+            m.verdict = "skipped"
+            return m
+    mutated = sf.with_unit(cell, site.new_code)
+    if not compiles(mutated, sf.notebook, cell):
+        m.verdict = "invalid"
+        return m
+    before = finding_keys(linter.base(sf), sf.text, sf.notebook)
+    diags = linter.findings(sf.path, mutated, want_edits=fix_check and not sf.notebook)
+    after = finding_keys(diags, mutated, sf.notebook)
+    new = [k for k in (after - before) if k[0] in accepted]
+    if new:
+        m.verdict = "found"
+        m.codes = sorted({k[0] for k in new})
+        if fix_check:
+            m.fix = check_fix(linter, op, sf, cell, diags, mutated, new, accepted)
+    return m
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the fix check
+# ---------------------------------------------------------------------------------------------------------------
+def apply_edits(text: str, edits) -> str:
+    lines = text.split("\n")
+    offsets = [0]
+    for ln in lines:
+        offsets.append(offsets[-1] + len(ln) + 1)
+    out = text
+    for e in sorted(edits, key=lambda e: (e.line, e.col), reverse=True):
+        a = offsets[e.line - 1] + e.col - 1
+        b = offsets[e.end_line - 1] + e.end_col - 1
+        out = out[:a] + e.content + out[b:]
+    return out
+
+
+def _normal(code: str) -> Optional[str]:
+    try:
+        return ast.dump(ast.parse(code))
+    except SyntaxError:
+        return None
+
+
+def check_fix(linter: Linter, op: Operator, sf: SourceFile, cell: int, diags: list, mutated: str,
+              new: list, accepted: Set[str]) -> str:
+    """Apply the fix of the new finding (the first, when the mistake made several) to the mutated file
+    (``diags``: its findings, with their fixes' edits) and compare with the original."""
+    if sf.notebook:
+        return "unchecked"
+    keys = set(k for k in new)
+    fixes = [d.fix for d in diags
+             if (d.code, d.cell, _line_text(mutated, False, d.cell, d.line)) in keys and d.fix is not None]
+    if not fixes:
+        return "no fix"
+    fixed = mutated
+    for fx in fixes[:1]:
+        fixed = apply_edits(fixed, fx.edits)
+    if not compiles(fixed, False, 0):
+        return "broken"
+    after = finding_keys(linter.findings(sf.path, fixed), fixed, False)
+    before = finding_keys(linter.base(sf), sf.text, False)
+    if any(k[0] in accepted for k in (after - before)):
+        return "kept"
+    if _normal(fixed) == _normal(sf.text):
+        return "fixed-same"
+    if op.numeric:
+        return numeric_equivalence(sf.text, fixed)
+    return "another edit"
+
+
+def _changed_expression(original: str, fixed: str) -> Optional[Tuple[str, str]]:
+    """The innermost call (else expression) that holds every difference of two texts, on each side."""
+    try:
+        a, b = ast.parse(original), ast.parse(fixed)
+    except SyntaxError:
+        return None
+    chain: List[Tuple[object, object]] = []
+
+    def walk(x, y) -> bool:
+        """Whether x and y differ; follows the one differing child down, recording the pairs."""
+        if type(x) is not type(y):
+            return True
+        if isinstance(x, ast.AST):
+            diffs = [(getattr(x, f, None), getattr(y, f, None)) for f in x._fields if f not in ("ctx", "type_comment")]
+            diffs = [d for d in diffs if _differs(*d)]
+            if len(diffs) == 1:
+                chain.append(diffs[0])
+                walk(*diffs[0])
+            return bool(diffs)
+        if isinstance(x, list):
+            if len(x) != len(y):
+                return True
+            diffs = [d for d in zip(x, y) if _differs(*d)]
+            if len(diffs) == 1:
+                chain.append(diffs[0])
+                walk(*diffs[0])
+            return bool(diffs)
+        return x != y
+
+    walk(a, b)
+    exprs = [(x, y) for x, y in chain if isinstance(x, ast.expr) and isinstance(y, ast.expr)]
+    calls = [(x, y) for x, y in exprs if isinstance(x, ast.Call) or isinstance(y, ast.Call)]
+    pick = calls[-1] if calls else (exprs[-1] if exprs else None)
+    if pick is None:
+        return None
+    return ast.unparse(pick[0]), ast.unparse(pick[1])
+
+
+def _differs(x, y) -> bool:
+    if type(x) is not type(y):
+        return True
+    if isinstance(x, ast.AST):
+        return ast.dump(x) != ast.dump(y)
+    if isinstance(x, list):
+        return len(x) != len(y) or any(_differs(p, q) for p, q in zip(x, y))
+    return x != y
+
+
+def numeric_equivalence(original: str, fixed: str) -> str:
+    """Evaluate the differing expression of the original and of the fixed text on the same random
+    inputs: every free name a float64 tensor of shape [4, 5], else one of them (a target, an index) an
+    integer tensor [4]; the same values (to 1e-5): "equivalent", else "differs"; "unchecked" when no
+    such inputs evaluate both."""
+    pair = _changed_expression(original, fixed)
+    if pair is None:
+        return "unchecked"
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return "unchecked"
+    names = set()
+    for code in pair:
+        for n in ast.walk(ast.parse(code, mode="eval")):
+            if isinstance(n, ast.Name):
+                names.add(n.id)
+    free = sorted(names - {"torch", "F", "nn"})
+    results = None
+    # every free name a float tensor [4, 5]; else one of them (a target, an index) integers [4] in [0, 4)
+    for as_int in [None, *free]:
+        envs = []
+        for _ in pair:
+            torch.manual_seed(0)
+            env: Dict[str, object] = {"torch": torch, "F": F, "nn": torch.nn}
+            for n in free:
+                env[n] = torch.randint(0, 4, (4,)) if n == as_int else torch.randn(4, 5, dtype=torch.float64)
+            envs.append(env)
+        try:
+            results = [eval(compile(code, "<fix>", "eval"), env) for code, env in zip(pair, envs)]
+            break
+        except Exception:
+            continue
+    if results is None:
+        return "unchecked"
+    a, b = results
+    try:
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and \
+                torch.allclose(a.double(), b.double(), atol=1e-5, rtol=1e-5, equal_nan=True):
+            return "equivalent"
+    except Exception:
+        return "unchecked"
+    return "differs"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one repository: every operator's sites, drawn with the seed, judged until N picks
+# ---------------------------------------------------------------------------------------------------------------
+_LINTER: Optional[Linter] = None
+
+
+def _linter() -> Linter:
+    global _LINTER
+    if _LINTER is None:
+        _LINTER = Linter()
+    return _LINTER
+
+
+def stable_seed(*parts: object) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def run_repo(job: Tuple[str, str, str, int, int, Tuple[str, ...], bool]) -> Tuple[List[dict], float]:
+    repo, root, set_name, seed, picks, op_names, fix_check = job
+    start = time.perf_counter()
+    linter = _linter()
+    ops = [OPERATOR_BY_NAME[n] for n in op_names]
+    files = repo_files(root)
+    facts = tree_facts(files)
+    sites: Dict[str, List[Tuple[SourceFile, int, Site]]] = defaultdict(list)
+    # lazily: a unit is parsed only when some operator's trigger word is in it
+    for path, text in files:
+        sf = SourceFile(repo, path, os.path.relpath(path, root), text)
+        for cell, code in sf.units():
+            wanted = [op for op in ops if any(t in code for t in op.triggers)]
+            if not wanted:
+                continue
+            try:
+                module = cst.parse_module(code)
+            except Exception:
+                continue
+            unit = Unit(code, module, facts, path)
+            for op in wanted:
+                try:
+                    found = op.find(unit)
+                except Exception as exc:  # an operator's bug must not take the run down
+                    print(f"warning: {op.name} failed on {sf.rel}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                    continue
+                for site in found:
+                    sites[op.name].append((sf, cell, site))
+    out: List[dict] = []
+    for op in ops:
+        candidates = sites.get(op.name, [])
+        rng = random.Random(stable_seed(seed, op.name, repo))
+        order = list(range(len(candidates)))
+        rng.shuffle(order)
+        taken = 0
+        for i in order:
+            if taken >= picks:
+                break
+            sf, cell, site = candidates[i]
+            try:
+                m = judge(linter, op, sf, cell, site, set_name, fix_check)
+            except Exception as exc:
+                print(f"warning: judging {op.name} on {sf.rel} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                continue
+            out.append(asdict(m))
+            if m.verdict in ("found", "missed"):
+                taken += 1
+    return out, time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the command
+# ---------------------------------------------------------------------------------------------------------------
+def fresh_list(path: Path) -> List[Tuple[str, str]]:
+    out = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, commit = line.split()[:2]
+            out.append((name, commit))
+    return out
+
+
+def trees(realcode: Optional[str], fresh_root: Optional[str], fresh_txt: Path) -> List[Tuple[str, str, str]]:
+    """(repo, folder, set) for every repository found."""
+    out = []
+    if realcode and os.path.isdir(realcode):
+        for d in sorted(os.listdir(realcode)):
+            full = os.path.join(realcode, d)
+            if os.path.isdir(full) and "+" in d:
+                out.append((d.replace("+", "/", 1), full, "realcode"))
+    elif realcode:
+        print(f"warning: no realcode folder at {realcode}", file=sys.stderr)
+    if fresh_root:
+        for name, _ in fresh_list(fresh_txt):
+            full = os.path.join(fresh_root, name.replace("/", "+", 1))
+            if os.path.isdir(full):
+                out.append((name, full, "fresh"))
+            else:
+                print(f"warning: {name} is not checked out under {fresh_root}", file=sys.stderr)
+    return out
+
+
+def rate(found: int, n: int) -> str:
+    return f"{found}/{n} ({found / n:.2f})" if n else "–"
+
+
+def tables(mutants: List[dict], op_names: Sequence[str], fix_check: bool) -> str:
+    lines = []
+    judged = [m for m in mutants if m["verdict"] in ("found", "missed")]
+    by = defaultdict(lambda: [0, 0])
+    skipped = Counter()
+    invalid = Counter()
+    for m in mutants:
+        if m["verdict"] == "skipped":
+            skipped[(m["operator"], m["set"])] += 1
+        elif m["verdict"] == "invalid":
+            invalid[(m["operator"], m["set"])] += 1
+    for m in judged:
+        c = by[(m["operator"], m["set"])]
+        c[1] += 1
+        c[0] += m["verdict"] == "found"
+    lines.append("| operator | rule | realcode found/injected | fresh found/injected | skipped (already reported) |")
+    lines.append("|---|---|---|---|---|")
+    tot = {"realcode": [0, 0], "fresh": [0, 0]}
+    for name in op_names:
+        op = OPERATOR_BY_NAME[name]
+        r, f = by[(name, "realcode")], by[(name, "fresh")]
+        for s, c in (("realcode", r), ("fresh", f)):
+            tot[s][0] += c[0]
+            tot[s][1] += c[1]
+        sk = skipped[(name, "realcode")] + skipped[(name, "fresh")]
+        bad = invalid[(name, "realcode")] + invalid[(name, "fresh")]
+        lines.append(f"| {name} | {'/'.join(op.codes)} | {rate(*r)} | {rate(*f)} | {sk}{f' ({bad} invalid)' if bad else ''} |")
+    lines.append(f"| **all** | | {rate(*tot['realcode'])} | {rate(*tot['fresh'])} | {sum(skipped.values())} |")
+    lines.append("")
+    lines.append("| repository | set | found/injected | skipped |")
+    lines.append("|---|---|---|---|")
+    per_repo = defaultdict(lambda: [0, 0, 0, ""])
+    for m in mutants:
+        c = per_repo[m["repo"]]
+        c[3] = m["set"]
+        if m["verdict"] == "skipped":
+            c[2] += 1
+        elif m["verdict"] in ("found", "missed"):
+            c[1] += 1
+            c[0] += m["verdict"] == "found"
+    for repo in sorted(per_repo, key=lambda r: (per_repo[r][3] != "realcode", r.lower())):
+        f, n, s, st = per_repo[repo]
+        lines.append(f"| {repo} | {st} | {rate(f, n)} | {s} |")
+    if fix_check:
+        lines.append("")
+        lines.append("| operator | fix check of the found mutants |")
+        lines.append("|---|---|")
+        for name in op_names:
+            cnt = Counter(m["fix"] for m in judged if m["operator"] == name and m["verdict"] == "found")
+            if cnt:
+                lines.append(f"| {name} | " + ", ".join(f"{k} {v}" for k, v in sorted(cnt.items())) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    checkout = HERE.parent
+    parser = argparse.ArgumentParser(
+        description="Inject one known mistake at a time into correct public code and measure whether torchlint "
+                    "reports it (see the module's documentation).")
+    near = [checkout.parent / "shared" / "realcode", checkout.parent.parent / "shared" / "realcode"]
+    parser.add_argument("--realcode", default=str(next((p for p in near if p.is_dir()), near[0])),
+                        help="folder of owner+name checkouts the rules were built on (default: ../shared/realcode "
+                             "beside the checkout, or beside its folder: %(default)s); '' for none")
+    parser.add_argument("--fresh-root", default=None,
+                        help="folder holding the repositories of --fresh-list, checked out as owner+name (none: skip them)")
+    parser.add_argument("--fresh-list", default=str(HERE / "fresh.txt"), help="default: %(default)s")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--picks", type=int, default=2, help="mutants per operator and repository (default 2)")
+    parser.add_argument("--operators", default="", help="comma-separated operator names (default: all); --list-operators")
+    parser.add_argument("--list-operators", action="store_true", help="print the operators and what they do, then exit")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--json", default=None, help="write every mutant and its verdict to this file")
+    parser.add_argument("--fix-check", action="store_true", help="apply torchlint's fix to each found mistake and check it")
+    parser.add_argument("--show-misses", action="store_true", help="list the missed mutants")
+    parser.add_argument("paths", nargs="*", help="extra trees (folders) to measure, reported as set 'other'")
+    args = parser.parse_args(argv)
+    if args.list_operators:
+        for op in OPERATORS:
+            print(f"{op.name} ({'/'.join(op.codes)})\n    " + op.doc.replace("\n", "\n    ") + "\n")
+        return 0
+    names = [n.strip() for n in args.operators.split(",") if n.strip()] or [op.name for op in OPERATORS]
+    unknown = [n for n in names if n not in OPERATOR_BY_NAME]
+    if unknown:
+        parser.error(f"unknown operator(s): {', '.join(unknown)} (see --list-operators)")
+    repos = trees(args.realcode, args.fresh_root, Path(args.fresh_list))
+    repos += [(os.path.basename(os.path.abspath(p)), os.path.abspath(p), "other") for p in args.paths]
+    if not repos:
+        print("no trees to measure (--realcode, --fresh-root, paths)", file=sys.stderr)
+        return 2
+    rules_from = _use_checkout_rules()
+    import torchlint
+
+    print(f"torchlint from {os.path.dirname(torchlint.__file__)}; rules from {os.path.dirname(rules_from or '?')}",
+          file=sys.stderr)
+    jobs = [(repo, folder, set_name, args.seed, args.picks, tuple(names), args.fix_check)
+            for repo, folder, set_name in repos]
+    start = time.perf_counter()
+    mutants: List[dict] = []
+    if args.jobs > 1:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+        # the biggest trees first, so that the workers finish together
+        jobs.sort(key=lambda j: -sum(os.path.getsize(p) for p, _ in ((p, 0) for p in _py_paths(j[1]))))
+        with ctx.Pool(args.jobs) as pool:
+            for res, secs in pool.imap_unordered(run_repo, jobs):
+                mutants.extend(res)
+                if res:
+                    print(f"  {res[0]['repo']}: {len(res)} mutants, {secs:.0f}s", file=sys.stderr)
+    else:
+        for job in jobs:
+            res, secs = run_repo(job)
+            mutants.extend(res)
+            print(f"  {job[0]}: {len(res)} mutants, {secs:.0f}s", file=sys.stderr)
+    mutants.sort(key=lambda m: (m["operator"], m["set"], m["repo"], m["path"], m["cell"], m["line"], m["what"]))
+    print(tables(mutants, names, args.fix_check))
+    print(f"\n{len(mutants)} mutants in {time.perf_counter() - start:.0f}s "
+          f"(seed {args.seed}, {args.picks} picks per operator and repository, {args.jobs} jobs)")
+    if args.show_misses:
+        print("\nmissed:")
+        for m in mutants:
+            if m["verdict"] == "missed":
+                where = f"{m['repo']}/{m['path']}" + (f" cell {m['cell']}" if m["cell"] else "") + f":{m['line']}"
+                print(f"  {m['operator']}  {where}  {m['what']}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"seed": args.seed, "picks": args.picks, "operators": names, "mutants": mutants}, fh, indent=1)
+    return 0
+
+
+def _py_paths(root: str) -> List[str]:
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        out.extend(os.path.join(folder, f) for f in files if f.endswith((".py", ".ipynb")))
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
