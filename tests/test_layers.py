@@ -65,6 +65,7 @@ LAYERS: Dict[str, int] = {
     # 12 -- configuration, cache, reports
     "torchlint.config": 12,
     "torchlint.projects": 12,
+    "torchlint.file_settings": 12,  # the settings of a file, found from the file
     "torchlint.cache": 12,
     "torchlint.report": 12,
     # 13 -- hosts: the command line's check, the language server, the flake8 plugin
