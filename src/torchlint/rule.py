@@ -149,6 +149,15 @@ class LintRule:
         it is called after the walk, only when the finding is kept (not left to a higher-ranked rule)."""
         self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix, tuple(covers)))
 
+    def spelling(self, node: cst.CSTNode, limit: int = 50) -> str:
+        """How the source spells ``node``, on one line, for a message to quote: a call longer than
+        ``limit`` as ``func(...)``, anything else longer cut with ``...`` (whitespace is folded, so the
+        quote is found in the source by its characters)."""
+        code = " ".join(self.ctx.code(node).replace("`", "'").split())
+        if len(code) > limit and isinstance(node, cst.Call):
+            code = " ".join(self.ctx.code(node.func).split()) + "(...)"
+        return code if len(code) <= limit else code[: limit - 3] + "..."
+
     def make_fix(self, title: Optional[str] = None, *, unsafe: Optional[bool] = None) -> Fix:
         if unsafe is None:
             applicability = self.FIX_SAFETY

@@ -5,21 +5,29 @@ Questions asked after the walk (the names layer answers with the whole scope's a
 - :func:`float64_value` -- a tensor that is ``float64`` by construction: a torch factory given
   ``dtype=torch.float64`` (or ``torch.double``), ``.double()``, ``.to(torch.float64)``,
   ``torch.DoubleTensor(...)``, arithmetic of such a tensor with numbers or other ``float64`` tensors,
-  a name every assignment of which is one of these, ``self.<attr>`` assigned or registered as a
+  a call of a project function every ``return`` of which is one of these (followed through the program
+  model, in this file or a project module it imports), a name every assignment of which is one of these, ``self.<attr>`` assigned or registered as a
   buffer (``self.register_buffer("alpha", torch.zeros(n, dtype=torch.float64))``) only so.  Anything
   else (a parameter, a default dtype, a library call) is not known to be ``float64``.
-- :func:`never_read` -- an expression whose value is dropped: a statement of its own in a function, or
-  the whole value of an assignment to a local name that nothing reads.
+- :func:`never_read` -- an expression whose value is dropped: a statement of its own in a function, the
+  whole value of an assignment to a local name that nothing reads, or the value of a buffer
+  (``self.register_buffer("name", value)``) whose name nothing in the project spells again.
 """
 from __future__ import annotations
 
+import os
+import re
 from typing import List, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, keyword_arg, method_name, receiver
+from torchlint.analysis.program import definition_of, function_returns
+from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
+#: how many steps (operands, assignments, returns) a value is followed back to its construction
+_MAX_DEPTH = 8
 _FLOAT64 = frozenset({"torch.float64", "torch.double"})
 _FACTORIES = frozenset({
     "torch.zeros", "torch.ones", "torch.full", "torch.empty", "torch.rand", "torch.randn", "torch.tensor",
@@ -39,7 +47,7 @@ def _is_float64_dtype(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> b
 
 def float64_value(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``expr`` is a ``float64`` tensor by construction (see the module docstring)."""
-    if depth > 4:
+    if depth > _MAX_DEPTH:
         return False
     if isinstance(expr, (cst.Integer, cst.Float)):
         return False  # a number: the other operand decides
@@ -72,7 +80,7 @@ def float64_value(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
         if name in _KEEPING_METHODS:
             inner = receiver(expr)
             return inner is not None and float64_value(ctx, inner, depth + 1)
-        return False
+        return _returns_float64(ctx, expr, depth)
     if isinstance(expr, cst.BinaryOperation):
         sides = [s for s in (expr.left, expr.right) if not isinstance(s, (cst.Integer, cst.Float))]
         return bool(sides) and all(float64_value(ctx, s, depth + 1) for s in sides)
@@ -90,6 +98,19 @@ def float64_value(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) ->
             values.extend(_registered_buffers(ctx, expr))
         return bool(values) and all(float64_value(ctx, v, depth + 1) for v in values)
     return False
+
+
+def _returns_float64(ctx: FileContext, call: cst.Call, depth: int) -> bool:
+    """``helper(...)`` where ``helper`` is a project function every ``return`` of which gives a ``float64``
+    tensor by construction (read in the helper's own file)."""
+    found = definition_of(ctx, call.func)
+    if found is None or not isinstance(found[1], cst.FunctionDef):
+        return False
+    fctx, function = found
+    returns = function_returns(function)
+    if not returns or any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(function.body)):
+        return False  # a generator or a coroutine gives no tensor
+    return all(r.value is not None and float64_value(fctx, r.value, depth + 1) for r in returns)
 
 
 def _registered_buffers(ctx: FileContext, attr: cst.Attribute) -> List[cst.BaseExpression]:
@@ -111,9 +132,14 @@ def _registered_buffers(ctx: FileContext, attr: cst.Attribute) -> List[cst.BaseE
 
 def never_read(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether the value of ``expr`` is dropped: ``expr`` is a statement of its own inside a function (at
-    module level a notebook shows it), or the whole value of an assignment to a plain name of a
+    module level a notebook shows it), the whole value of an assignment to a plain name of a
     function that no code of the function reads (no ``global``/``nonlocal`` for it, no nested function
-    or class that could)."""
+    or class that could), or the value (through method calls on it and one-argument wrappers) of a
+    buffer registered under a name that no other place of the file and no other file of the project
+    spells (``getattr(self, "name")`` and ``self.name`` both spell it)."""
+    buffer = _buffer_of(ctx, expr)
+    if buffer is not None:
+        return not _spelled_elsewhere(ctx, buffer)
     parent = ctx.parent(expr)
     function = ctx.enclosing(expr, cst.FunctionDef)
     if not isinstance(function, cst.FunctionDef):
@@ -136,3 +162,58 @@ def never_read(ctx: FileContext, expr: cst.BaseExpression) -> bool:
             continue  # bound again, not read
         return False
     return True
+
+
+#: how many calls around a value are followed to the ``register_buffer`` it is the value of
+_BUFFER_HOPS = 3
+
+
+def _buffer_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
+    """The name ``expr`` is registered under as a buffer: ``self.register_buffer("name", expr)``, also
+    through method calls on it (``expr.float()``) and wrappers of one argument (``to_tensor(expr)``)."""
+    node: cst.CSTNode = expr
+    for _ in range(_BUFFER_HOPS + 1):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            call = ctx.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return None
+            node = call
+            continue
+        if not isinstance(parent, cst.Arg) or parent.keyword is not None and parent.keyword.value != "tensor":
+            return None
+        call = ctx.parent(parent)
+        if not isinstance(call, cst.Call):
+            return None
+        if method_name(call) == "register_buffer" and len(call.args) >= 2 and parent is arg(call, 1, "tensor"):
+            key = arg(call, 0, "name")
+            value = key.value if key is not None else None
+            if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str) \
+                    and value.evaluated_value.isidentifier():
+                return value.evaluated_value
+            return None
+        if len(call.args) != 1 or parent.keyword is not None:
+            return None
+        node = call
+    return None
+
+
+def _spelled_elsewhere(ctx: FileContext, name: str) -> bool:
+    """Whether ``name`` is spelled anywhere but once in this file, or at all in another file of the
+    project (a project too large to list: yes)."""
+    if len(re.findall(r"\b" + re.escape(name) + r"\b", ctx.source)) > 1:
+        return True
+    if not ctx.path or ctx.path.startswith("<") or not os.path.isfile(ctx.path):
+        return False  # a text of its own (no file on disk, no project around it): the text is all there is
+    project = project_of(ctx)
+    _, files = project.sources(ctx.path)
+    if files is None:
+        return True
+    here = os.path.abspath(ctx.path)
+    for f in files:
+        if f == here:
+            continue
+        words = project.words(f)
+        if words is None or name in words:
+            return True
+    return False
