@@ -177,6 +177,9 @@ CASES = [
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 0]), 2)),
     Case("TL206-index-other-dim", "TL206", 8, fn("nll"), lambda: (randn(4, 3, 5), torch.tensor([0, 2, 1, 1])),
          lambda: (torch.tensor([[[1000.0, 0.0]], [[0.0, 900.0]]]), torch.tensor([0, 0]))),
+    # the class dim not spelled, the input 2-D by construction: F.cross_entropy over dim 1
+    Case("TL206-index-implicit-dim-2d", "TL206", 13, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1])),
+         lambda: (t(1000.0, 0.0, 0.0, 0.0, 0.0, 900.0).reshape(2, 3), torch.tensor([1, 0]))),
     # with runtime-fixes = "runtime": torchlint.runtime.softmax_cross_entropy, called by keyword
     Case("TL206-runtime-distill", "TL206", 6, lambda ns, s, te: ns["distill"](s, te),
          lambda: (randn(4, 6), randn(4, 6, seed=3)), lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), t(0.0, 3.0, 0.0).repeat(2, 1))),
