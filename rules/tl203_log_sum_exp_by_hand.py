@@ -314,7 +314,7 @@ def log_normaliser(a, b):
         e = exp_use(ctx, summed)
         if e is None or e.operand is None or is_shifted(self.ctx, e.operand):
             return
-        self.report(node, fix=self._fix(node, log, s, e, hopped))
+        self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, log, s, e, hopped))
 
     def _fix(self, node: cst.Call, log: OpUse, s: OpUse, e: OpUse, hopped: bool) -> Optional[Fix]:
         ctx = self.ctx
@@ -366,8 +366,8 @@ def log_normaliser(a, b):
             return
         self.report(
             node,
-            "`log(mean(exp(x)))` overflows for large inputs; use `torch.logsumexp(x, dim) - math.log(n)` "
-            "(`n` the size of the averaged dimension)",
+            self.quoting(node, "`log(mean(exp(x)))` overflows for large inputs; use `torch.logsumexp(x, dim) - "
+                               "math.log(n)` (`n` the size of the averaged dimension)"),
         )
 
     def _exp_terms(self, expr: cst.BaseExpression, out: List[OpUse], depth: int = 0) -> bool:
@@ -392,8 +392,8 @@ def log_normaliser(a, b):
                 return
             self.report(
                 node,
-                "`log(exp(a) + exp(b) + ...)` overflows for large inputs; use "
-                "`torch.logsumexp(torch.stack([a, b, ...]), dim=0)` (or nested `torch.logaddexp`)",
+                self.quoting(node, "`log(exp(a) + exp(b) + ...)` overflows for large inputs; use "
+                                   "`torch.logsumexp(torch.stack([a, b, ...]), dim=0)` (or nested `torch.logaddexp`)"),
             )
             return
         left = exp_use(ctx, followed(self.ctx, inner.left, 1))
@@ -412,4 +412,5 @@ def log_normaliser(a, b):
             else:
                 code = torch_call_code(ctx, template, "logaddexp", left.operand, [ctx.code(right.operand)])
             fix = self.make_fix("Replace with `torch.logaddexp`").replace(node, ctx.parse_expression(code))
-        self.report(node, "`log(exp(a) + exp(b))` overflows for large inputs; use `torch.logaddexp(a, b)`", fix=fix)
+        self.report(node, self.quoting(node, "`log(exp(a) + exp(b))` overflows for large inputs; use `torch.logaddexp(a, b)`"),
+                    fix=fix)

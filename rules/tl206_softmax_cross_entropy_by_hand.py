@@ -550,7 +550,7 @@ def nll_any(logits, y):
         if name == "sum":
             ce = match_cross_entropy(self.ctx, node)
             if ce is not None:
-                self.report(ce.node, fix=self._fix(ce), covers=[ce.log.node])
+                self.report(ce.node, self.quoting(ce.node, self.MESSAGE), fix=self._fix(ce), covers=[ce.log.node])
             else:
                 self._later(cross_entropy_of_log(self.ctx, node))
         elif name == "log":
@@ -586,7 +586,7 @@ def nll_any(logits, y):
                     f"Hand-written softmax cross-entropy: {fact.message}{where}; it is `inf` when a probability "
                     "underflows to 0, return logits and compute the loss from `log_softmax`"
                 )
-            self.report(loss.node, message, covers=[loss.log.node])
+            self.report(loss.node, self.quoting(loss.node, message), covers=[loss.log.node])
 
     def _softmax_fact(self, loss: LossOfLog) -> Optional[tuple]:
         """(the evidence, the call of this function it holds for, or None when it holds in the function

@@ -1166,6 +1166,7 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 __all__ = [
     "instance_class",
+    "function_returns",
     "method_of",
     "At",
     "Evidence",
