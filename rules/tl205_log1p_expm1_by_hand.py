@@ -251,6 +251,52 @@ def log_keep(n):
     return torch.log(1. - keep), torch.log(1 + uniform(n)), (torch.exp(noise_levels(n, True)) - 1).sum()
 """
         ),
+        # float64 through a function picked by a local name, divided by a count, mixed with 0-d tensors
+        Valid(
+            """
+import torch
+
+
+def flat_levels(n):
+    return torch.linspace(1e-4, 0.02, n, dtype=torch.float64)
+
+
+def bent_levels(n, lo=-2, hi=2):
+    grid = torch.linspace(0, n, n + 1, dtype=torch.float64) / n
+    low, high = torch.tensor(lo).sigmoid(), torch.tensor(hi).sigmoid()
+    kept = (torch.sigmoid(grid * (hi - lo) + lo) - low) / (high - low)
+    kept = kept / kept[0]
+    return torch.clip(1 - kept[1:] / kept[:-1], 0, 0.999)
+
+
+def log_keep(n, kind):
+    if kind == "flat":
+        levels = flat_levels
+    else:
+        levels = bent_levels
+    keep = torch.cumprod(1. - levels(n), dim=0)
+    return torch.log(1. - keep)
+"""
+        ),
+        # a buffer registered through a helper lambda, and never read
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        keep = torch.cumprod(1 - betas, dim=0)
+        put = lambda key, value: self.register_buffer(key, value.float())
+        put("keep", keep)
+        put("log_unkept", torch.log(1. - keep))
+
+    def forward(self, x, t):
+        return x * self.keep[t]
+"""
+        ),
         # a buffer registered and never read (by name or through getattr)
         Valid(
             """
@@ -523,6 +569,47 @@ def log_keep(n, u):
     return torch.log1p(-levels(n, True)) + torch.log(1. - passthrough(u).double())
 """,
             message="`torch.log(1. - levels(n, True))` loses precision for small `levels(n, True)`",
+        ),
+        # a 0-d float64 tensor gives way to a float32 tensor with dimensions; a buffer registered through
+        # a helper lambda and read
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def shrink(u):
+    return torch.log(1. - torch.tensor(0.5, dtype=torch.float64) * u)
+
+
+class Chain(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        put = lambda key, value: self.register_buffer(key, value.float())
+        put("log_kept", torch.log(1. - betas))
+
+    def forward(self, x, t):
+        return x * self.log_kept[t]
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def shrink(u):
+    return torch.log1p(-(torch.tensor(0.5, dtype=torch.float64) * u))
+
+
+class Chain(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        put = lambda key, value: self.register_buffer(key, value.float())
+        put("log_kept", torch.log1p(-betas))
+
+    def forward(self, x, t):
+        return x * self.log_kept[t]
+""",
+            count=2,
         ),
         # a buffer that is read: through the attribute, and through getattr
         Invalid(
