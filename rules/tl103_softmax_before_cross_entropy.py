@@ -89,7 +89,7 @@ class SoftmaxBeforeCrossEntropy(LintRule):
 
     CODE = "TL103"
     NAME = "softmax-before-cross-entropy"
-    MESSAGE = "Cross-entropy input went through softmax; `CrossEntropyLoss` applies log-softmax itself, pass the logits"
+    MESSAGE = "`softmax(x)` passed to cross-entropy: `CrossEntropyLoss` applies log-softmax itself, pass the logits"
     FIX_TITLE = "Pass the logits instead of their softmax"
     TRIGGERS = ("cross_entropy", "CrossEntropyLoss", "softmax")
     IMPORT_TRIGGERS = ("cross_entropy", "CrossEntropyLoss")
@@ -664,7 +664,7 @@ def run(x, y):
         self._reported.add(value)
         use = softmax_use(self.ctx, value)
         if use is not None:
-            self.report(value, fix=self._inline_fix(use.node, use.operand))
+            self.report(value, self.quoting(value, self.MESSAGE), fix=self._inline_fix(use.node, use.operand))
             return
         if isinstance(value, cst.Name):
             assigned_values = self.ctx.names.values_before(value)
@@ -672,12 +672,14 @@ def run(x, y):
             if assigned is not None:
                 use = softmax_use(self.ctx, assigned)
                 if use is not None:
-                    self.report(value, fix=self._variable_fix(value, use.node, use.operand))
+                    held = f"`, assigned `{self.spelling(use.node)}`, passed"
+                    self.report(value, self.quoting(value, self.MESSAGE).replace("` passed", held, 1),
+                                fix=self._variable_fix(value, use.node, use.operand))
                     return
         exp = self._exp_of_log_softmax(value)
         if exp is not None:
             inline = exp.node is value and log_softmax_use(self.ctx, exp.operand) is not None
-            self.report(value, EXP_MESSAGE, fix=self._inline_fix(exp.node, self._logits(exp)) if inline else None)
+            self.report(value, self.quoting(value, EXP_MESSAGE), fix=self._inline_fix(exp.node, self._logits(exp)) if inline else None)
             return
         if isinstance(value, cst.Call):
             if sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:

@@ -273,7 +273,7 @@ for step, batch in enumerate(loader):
             owner = after[0][0]
             if not self._unconditional(sched, owner):
                 continue
-            self.report(sched, fix=self._fix(sched, owner, after))
+            self.report(sched, self.quoting(sched, self.MESSAGE), fix=self._fix(sched, owner, after))
 
     def _optimizer_of(self, sched: cst.Call) -> Optional[str]:
         recv = receiver(sched)

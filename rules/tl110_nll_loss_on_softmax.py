@@ -67,7 +67,7 @@ class NllLossOnSoftmax(LintRule):
 
     CODE = "TL110"
     NAME = "nll-loss-on-softmax"
-    MESSAGE = "`NLLLoss` input went through softmax: it expects log-probabilities; use `log_softmax`"
+    MESSAGE = "`softmax(x)` passed to `NLLLoss`: it expects log-probabilities; use `log_softmax`"
     FIX_TITLE = "Use `log_softmax` instead of `softmax`"
     TRIGGERS = ("nll_loss", "NLLLoss")
     IMPORT_TRIGGERS = ("nll_loss", "NLLLoss")
@@ -282,7 +282,7 @@ def loss(x, y, crit=nn.NLLLoss()):
         self._reported.add(value)
         use = softmax_use(self.ctx, value)
         if use is not None:
-            self.report(value, fix=self._fix(use, unsafe=False))
+            self.report(value, self.quoting(value, self.MESSAGE), fix=self._fix(use, unsafe=False))
             return
         if isinstance(value, cst.Name):
             assigned_values = self.ctx.names.values_before(value)
@@ -290,7 +290,9 @@ def loss(x, y, crit=nn.NLLLoss()):
             if assigned is not None:
                 use = softmax_use(self.ctx, assigned)
                 if use is not None:
-                    self.report(value, fix=self._variable_fix(value, use))
+                    held = f"`, assigned `{self.spelling(use.node)}`, passed"
+                    self.report(value, self.quoting(value, self.MESSAGE).replace("` passed", held, 1),
+                                fix=self._variable_fix(value, use))
                     return
         if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SOFTMAX_LAYERS) is not None:
             self.report(value, "`NLLLoss` input comes from an `nn.Sequential` ending in `nn.Softmax`; end it in `nn.LogSoftmax`")

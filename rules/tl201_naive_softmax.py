@@ -605,7 +605,7 @@ print(next_token(net, torch.tensor([3]), torch.zeros(1, 1, 16)))
         info = handwritten_softmax(self.ctx, node)
         if info is None or info.stable:
             return
-        self.report(node, fix=self._fix(node, info, node.left))
+        self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, info, node.left))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._inplace(node)
@@ -621,7 +621,7 @@ print(next_token(net, torch.tensor([3]), torch.zeros(1, 1, 16)))
             info = softmax_parts(self.ctx, node, parts[1], parts[2])
             if info is None or info.stable:
                 return
-            self.report(node, fix=self._fix(node, info, parts[1]))
+            self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, info, parts[1]))
 
     def _sampled(self, node: cst.Call) -> None:
         """``torch.multinomial(torch.exp(logits / t), 1)``, ``Categorical(probs=logits.exp())``: the sampler
@@ -673,8 +673,8 @@ print(next_token(net, torch.tensor([3]), torch.zeros(1, 1, 16)))
         info = inplace_softmax(self.ctx, node)
         if info is None or info.stable:
             return
-        self.report(node, "Softmax written as `exp(x)` divided in place by its sum overflows for large inputs "
-                          "(`nan`); compute `torch.softmax(x, dim)` instead")
+        self.report(node, self.quoting(node, "Softmax written as `exp(x)` divided in place by its sum overflows for "
+                                             "large inputs (`nan`); compute `torch.softmax(x, dim)` instead"))
 
     def _fix(self, node: cst.BaseExpression, info: Softmax, numer: cst.BaseExpression) -> Optional[Fix]:
         ctx = self.ctx

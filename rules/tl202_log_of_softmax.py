@@ -510,8 +510,8 @@ def loss(scores, labels):
             new = replacement if not peeled else use.operand.deep_replace(base, replacement)
             title = "Take the same elements of `log_softmax`" if peeled else None
             fix = self.make_fix(title).replace(node, new)  # type: ignore[arg-type]
-        message = SELECTION_MESSAGE if peeled else None
-        self.report(node, message, fix=fix)
+        message = SELECTION_MESSAGE if peeled else self.MESSAGE
+        self.report(node, self.quoting(node, message), fix=fix)
 
     def leave_Module(self, node: cst.Module) -> None:
         """Through the program model: the output of a model whose `forward` ends in softmax (its class

@@ -21,6 +21,13 @@ from torchlint.analysis.ops import OpUse, exp_use, log_use, mean_use, op_arg, su
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
+def _reference(expr: cst.BaseExpression) -> bool:
+    """A name or an attribute of one (``x``, ``self.scores``): reading it again reads the same value."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
 class LogSumExpByHand(LintRule):
     """
     ## What it does
@@ -54,12 +61,14 @@ class LogSumExpByHand(LintRule):
     Every argument of the rewritten call keeps its meaning: the sum's `dim` (by keyword or by
     position) and `keepdim` (`True`, or a flag passed on as it is) carry over, so the result has the
     same shape and dtype. A sum over every element without `keepdim` becomes
-    `torch.logsumexp(x.flatten(), dim=0)`, which also reduces over everything to a 0-d tensor. It is
+    `torch.logsumexp(x.flatten(), dim=0)`, which also reduces over everything to a 0-d tensor; with
+    `keepdim=True` (`torch.sum(torch.exp(x), None, keepdim=True)`, every dimension kept as 1) it becomes
+    `torch.logsumexp(x, dim=tuple(range(x.dim())), keepdim=True)`, which keeps them too. It is
     safe: the values agree wherever the original was finite. No fix is offered when an argument has no
     counterpart in `logsumexp` (the sum's `dtype=` or `out=`, an `out=` of the log or the exponent,
-    unpacked `*args`), for a sum over every element with `keepdim` set (the result keeps every
-    dimension as 1; a flattened one would not), or when a name in `x` is reassigned between the
-    exponent and the log.
+    unpacked `*args`), for a sum over every element with a `keepdim` flag that may be either (the
+    shapes differ), or with `keepdim=True` of an exponent that is not a plain name (`x` would be
+    spelled twice), or when a name in `x` is reassigned between the exponent and the log.
 
     ## Options
     None.
@@ -254,6 +263,32 @@ class Energy:
         return torch.logsumexp(x, dim=-1)
 """,
         ),
+        # over every element, keeping every dimension as 1: logsumexp over a tuple of all of them
+        Invalid(
+            """
+import torch
+
+def log_normaliser(energies, cfg):
+    return torch.log(torch.sum(torch.exp(energies), None, keepdim=True)), cfg.scores.exp().sum(
+        dim=None, keepdim=True).log()
+""",
+            fixed="""
+import torch
+
+def log_normaliser(energies, cfg):
+    return torch.logsumexp(energies, dim=tuple(range(energies.dim())), keepdim=True), cfg.scores.logsumexp(dim=tuple(range(cfg.scores.dim())), keepdim=True)
+""",
+            count=2,
+        ),
+        # the same of a sum: no fix (`a + b` would be spelled twice)
+        Invalid(
+            """
+import torch
+
+def log_normaliser(a, b):
+    return torch.log(torch.sum(torch.exp(a + b), None, keepdim=True))
+""",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -279,7 +314,7 @@ class Energy:
         e = exp_use(ctx, summed)
         if e is None or e.operand is None or is_shifted(self.ctx, e.operand):
             return
-        self.report(node, fix=self._fix(node, log, s, e, hopped))
+        self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, log, s, e, hopped))
 
     def _fix(self, node: cst.Call, log: OpUse, s: OpUse, e: OpUse, hopped: bool) -> Optional[Fix]:
         ctx = self.ctx
@@ -297,9 +332,17 @@ class Energy:
         dim = dim_code(ctx, op_arg(s, 1, "dim"))
         keepdim = op_arg(s, 2, "keepdim")
         template = log if log.kind == "function" else e if e.kind == "function" else log
+        if dim is ALL and is_true(keepdim):
+            # `sum(exp(x), None, keepdim=True)` keeps every dimension as 1: logsumexp over a tuple of all of
+            # them does too (spelling `x` twice: only a plain reference, read once more)
+            if not _reference(e.operand):
+                return None
+            dims = f"dim=tuple(range({atom_code(ctx, e.operand)}.dim()))"
+            code = torch_call_code(ctx, template, "logsumexp", e.operand, [dims, "keepdim=True"])
+            return self.make_fix().replace(node, ctx.parse_expression(code))
         if dim is ALL:
             if not is_false_or_absent(keepdim):
-                return None  # `sum(exp(x), None, keepdim=True)` keeps every dimension as 1: flattening would not
+                return None  # a keepdim flag that may be either: the shapes of the two forms differ
             flat = ctx.parse_expression(f"{atom_code(ctx, e.operand)}.flatten()")
             code = torch_call_code(ctx, template, "logsumexp", flat, ["dim=0"])
         else:
@@ -323,8 +366,8 @@ class Energy:
             return
         self.report(
             node,
-            "`log(mean(exp(x)))` overflows for large inputs; use `torch.logsumexp(x, dim) - math.log(n)` "
-            "(`n` the size of the averaged dimension)",
+            self.quoting(node, "`log(mean(exp(x)))` overflows for large inputs; use `torch.logsumexp(x, dim) - "
+                               "math.log(n)` (`n` the size of the averaged dimension)"),
         )
 
     def _exp_terms(self, expr: cst.BaseExpression, out: List[OpUse], depth: int = 0) -> bool:
@@ -349,8 +392,8 @@ class Energy:
                 return
             self.report(
                 node,
-                "`log(exp(a) + exp(b) + ...)` overflows for large inputs; use "
-                "`torch.logsumexp(torch.stack([a, b, ...]), dim=0)` (or nested `torch.logaddexp`)",
+                self.quoting(node, "`log(exp(a) + exp(b) + ...)` overflows for large inputs; use "
+                                   "`torch.logsumexp(torch.stack([a, b, ...]), dim=0)` (or nested `torch.logaddexp`)"),
             )
             return
         left = exp_use(ctx, followed(self.ctx, inner.left, 1))
@@ -369,4 +412,5 @@ class Energy:
             else:
                 code = torch_call_code(ctx, template, "logaddexp", left.operand, [ctx.code(right.operand)])
             fix = self.make_fix("Replace with `torch.logaddexp`").replace(node, ctx.parse_expression(code))
-        self.report(node, "`log(exp(a) + exp(b))` overflows for large inputs; use `torch.logaddexp(a, b)`", fix=fix)
+        self.report(node, self.quoting(node, "`log(exp(a) + exp(b))` overflows for large inputs; use `torch.logaddexp(a, b)`"),
+                    fix=fix)

@@ -359,7 +359,7 @@ def log_rejects(x):
                 return
             found = self._exp(use.operand)
             if found is not None:
-                self.report(node, fix=self._fix(node, "softplus", found[0], found[1], negate=False))
+                self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, "softplus", found[0], found[1], negate=False))
             return
         use = log_use(ctx, node)
         if use is None or use.operand is None:
@@ -372,7 +372,8 @@ def log_rejects(x):
                     found = self._exp(other)
                     if found is not None:
                         self.report(
-                            node, fix=self._fix(node, "softplus", found[0], found[1] or hopped, negate=False)
+                            node, self.quoting(node, self.MESSAGE),
+                            fix=self._fix(node, "softplus", found[0], found[1] or hopped, negate=False)
                         )
                     return
             return
@@ -394,7 +395,7 @@ def log_rejects(x):
                     if rep is not None:
                         new = use.operand.deep_replace(base, rep)
                         fix = self.make_fix("Take the same elements of `F.logsigmoid`").replace(node, new)  # type: ignore
-                    self.report(node, LOGSIGMOID_MESSAGE, fix=fix)
+                    self.report(node, self.quoting(node, LOGSIGMOID_MESSAGE), fix=fix)
             return
         if sig is None and negate:
             self.model_logs.append((node, value, True))
@@ -405,7 +406,7 @@ def log_rejects(x):
         message = LOGSIGMOID_MESSAGE
         if negate:
             message = "`log(1 - sigmoid(x))` gives `-inf` where the sigmoid rounds to 1; use `F.logsigmoid(-x)`"
-        self.report(node, message, fix=fix)
+        self.report(node, self.quoting(node, message), fix=fix)
 
     def _exp(self, expr: cst.BaseExpression) -> Optional[Tuple[OpUse, bool]]:
         value = followed(self.ctx, expr, 2)

@@ -22,6 +22,8 @@ from torchlint.analysis.program import SIGMOID, output_kind
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 EXPM1_MESSAGE = "`exp(x) - 1` loses all precision for small `x`; use `torch.expm1(x)`"
+#: what a finding says: the spelling found, the operand, the function to use
+_MESSAGE = "`{found}` loses precision for small `{x}`; use `torch.{function}({sign}{x})`"
 
 
 class Log1pExpm1ByHand(LintRule):
@@ -48,10 +50,11 @@ class Log1pExpm1ByHand(LintRule):
 
     Not reported either where `x` is `float64` by construction — a torch factory given
     `dtype=torch.float64` (or `torch.double`), `.double()`, `.to(torch.float64)`, `torch.DoubleTensor`,
-    arithmetic of such tensors with numbers, a name every assignment of which is one of these, a
-    `self.<attr>` assigned or registered as a buffer only so (a parameter or a default dtype is not
-    known to be `float64`) — nor where the result is never read (a statement of its own in a function,
-    or an assignment to a local name nothing reads).
+    arithmetic of such tensors with numbers, a call of a project function every `return` of which is
+    one of these, a name every assignment of which is one of these, a `self.<attr>` assigned or
+    registered as a buffer only so (a parameter or a default dtype is not known to be `float64`) — nor
+    where the result is never read (a statement of its own in a function, an assignment to a local name
+    nothing reads, or a buffer registered under a name nothing else in the project spells).
 
     ## Example
     ```python
@@ -224,6 +227,92 @@ def debug_step(x):
     unused = torch.log(1 + x)
     torch.log(x + 1)
     return x * 2
+"""
+        ),
+        # float64 through a helper's returns (every return builds it so), in this file
+        Valid(
+            """
+import torch
+
+
+def noise_levels(n, wide):
+    grid = torch.linspace(0, 1, n, dtype=torch.float64)
+    if wide:
+        return grid * 0.05 + 1e-4
+    return grid.clamp(1e-4, 0.02)
+
+
+def uniform(n):
+    return torch.rand(n).double()
+
+
+def log_keep(n):
+    keep = 1. - noise_levels(n, False)
+    return torch.log(1. - keep), torch.log(1 + uniform(n)), (torch.exp(noise_levels(n, True)) - 1).sum()
+"""
+        ),
+        # float64 through a function picked by a local name, divided by a count, mixed with 0-d tensors
+        Valid(
+            """
+import torch
+
+
+def flat_levels(n):
+    return torch.linspace(1e-4, 0.02, n, dtype=torch.float64)
+
+
+def bent_levels(n, lo=-2, hi=2):
+    grid = torch.linspace(0, n, n + 1, dtype=torch.float64) / n
+    low, high = torch.tensor(lo).sigmoid(), torch.tensor(hi).sigmoid()
+    kept = (torch.sigmoid(grid * (hi - lo) + lo) - low) / (high - low)
+    kept = kept / kept[0]
+    return torch.clip(1 - kept[1:] / kept[:-1], 0, 0.999)
+
+
+def log_keep(n, kind):
+    if kind == "flat":
+        levels = flat_levels
+    else:
+        levels = bent_levels
+    keep = torch.cumprod(1. - levels(n), dim=0)
+    return torch.log(1. - keep)
+"""
+        ),
+        # a buffer registered through a helper lambda, and never read
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        keep = torch.cumprod(1 - betas, dim=0)
+        put = lambda key, value: self.register_buffer(key, value.float())
+        put("keep", keep)
+        put("log_unkept", torch.log(1. - keep))
+
+    def forward(self, x, t):
+        return x * self.keep[t]
+"""
+        ),
+        # a buffer registered and never read (by name or through getattr)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Schedule(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        self.register_buffer("betas", betas)
+        self.register_buffer("log_one_minus_betas", torch.log(1. - betas))
+        self.register_buffer("log_keep", torch.log(1 - betas).float())
+
+    def forward(self, x, t):
+        return x * self.betas[t]
 """
         ),
     ]
@@ -443,12 +532,124 @@ def growth(rate):
             count=2,
             line=8,
         ),
+        # a helper whose returns are float64 on one path only, or that returns its argument
+        Invalid(
+            """
+import torch
+
+
+def levels(n, exact):
+    if exact:
+        return torch.rand(n, dtype=torch.float64)
+    return torch.rand(n)
+
+
+def passthrough(x):
+    return x
+
+
+def log_keep(n, u):
+    return torch.log(1. - levels(n, True)) + torch.log(1. - passthrough(u).double())
+""",
+            fixed="""
+import torch
+
+
+def levels(n, exact):
+    if exact:
+        return torch.rand(n, dtype=torch.float64)
+    return torch.rand(n)
+
+
+def passthrough(x):
+    return x
+
+
+def log_keep(n, u):
+    return torch.log1p(-levels(n, True)) + torch.log(1. - passthrough(u).double())
+""",
+            message="`torch.log(1. - levels(n, True))` loses precision for small `levels(n, True)`",
+        ),
+        # a 0-d float64 tensor gives way to a float32 tensor with dimensions; a buffer registered through
+        # a helper lambda and read
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def shrink(u):
+    return torch.log(1. - torch.tensor(0.5, dtype=torch.float64) * u)
+
+
+class Chain(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        put = lambda key, value: self.register_buffer(key, value.float())
+        put("log_kept", torch.log(1. - betas))
+
+    def forward(self, x, t):
+        return x * self.log_kept[t]
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def shrink(u):
+    return torch.log1p(-(torch.tensor(0.5, dtype=torch.float64) * u))
+
+
+class Chain(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        put = lambda key, value: self.register_buffer(key, value.float())
+        put("log_kept", torch.log1p(-betas))
+
+    def forward(self, x, t):
+        return x * self.log_kept[t]
+""",
+            count=2,
+        ),
+        # a buffer that is read: through the attribute, and through getattr
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Schedule(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        self.register_buffer("log_keep", torch.log(1. - betas))
+        self.register_buffer("log_drop", torch.log(1 + betas))
+
+    def forward(self, x, t):
+        return x * self.log_keep[t] + getattr(self, "log_drop")[t]
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Schedule(nn.Module):
+    def __init__(self, betas):
+        super().__init__()
+        self.register_buffer("log_keep", torch.log1p(-betas))
+        self.register_buffer("log_drop", torch.log1p(betas))
+
+    def forward(self, x, t):
+        return x * self.log_keep[t] + getattr(self, "log_drop")[t]
+""",
+            count=2,
+            message="`torch.log(1. - betas)` loses precision for small `betas`; use `torch.log1p(-betas)`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self._pending: List[Tuple[cst.Call, Optional[cst.BaseExpression], Optional[Fix], cst.BaseExpression]] = []
-        self._pending_expm1: List[Tuple[cst.BaseExpression, cst.BaseExpression, Optional[Fix]]] = []
+        self._pending: List[Tuple[cst.Call, Optional[cst.BaseExpression], Optional[Fix], cst.BaseExpression, str]] = []
+        self._pending_expm1: List[Tuple[cst.BaseExpression, cst.BaseExpression, Optional[Fix], str]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if callee_name(node) in ("sub", "subtract"):
@@ -478,36 +679,38 @@ def growth(rate):
         if integer_valued(self.ctx, x):
             return  # `1 + x` is exact for whole numbers (positions, counts): log1p gains nothing
         value = followed(self.ctx, x, 2)
+        message = _MESSAGE.format(found=self.spelling(node), x=self.spelling(x, 30), function="log1p",
+                                  sign="-" if negate else "")
         # log(1 + exp(x)) and log(1 - sigmoid(x)) stay -inf/inf with log1p: TL204 rewrites them stably, and
         # 1 - p can be exactly 0 (TL208): reported with no fix (the precedence table leaves the finding
         # to that rule when it reports the same log)
         if exp_use(ctx, value) is not None or sigmoid_use(ctx, value) is not None or (
             negate and probability_source(self.ctx, x) is not None
         ):
-            self._pending.append((node, None, None, x))
+            self._pending.append((node, None, None, x, message))
             return
         fix = self._fix(node, use, "log1p", x, negate)
         # `1 - p` with `p` a model's output: whether its forward ends in a sigmoid is known after the walk;
         # so are the dtype of `x` and whether the result is read
-        self._pending.append((node, value if negate else None, fix, x))
+        self._pending.append((node, value if negate else None, fix, x, message))
 
     def leave_Module(self, node: cst.Module) -> None:
-        for log_call, value, fix, x in self._pending:
+        for log_call, value, fix, x, message in self._pending:
             if float64_value(self.ctx, x) or never_read(self.ctx, log_call):
                 continue  # float64 keeps about 1e-16 of `x` in `1 + x`; a value never read harms nothing
             if value is None:
-                self.report(log_call, fix=fix)
+                self.report(log_call, message, fix=fix)
                 continue
             if output_kind(self.ctx, value) == SIGMOID:
                 # log1p(-sigmoid(z)) is still -inf for large z; TL204 names the stable form (and owns the
                 # finding when it reports this log)
-                self.report(log_call)
+                self.report(log_call, message)
                 continue
-            self.report(log_call, fix=fix)
+            self.report(log_call, message, fix=fix)
         self._pending = []
-        for expr, x, fix in self._pending_expm1:
+        for expr, x, fix, message in self._pending_expm1:
             if not (float64_value(self.ctx, x) or never_read(self.ctx, expr)):
-                self.report(expr, EXPM1_MESSAGE, fix=fix)
+                self.report(expr, message, fix=fix)
         self._pending_expm1 = []
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
@@ -520,7 +723,9 @@ def growth(rate):
         e = exp_use(self.ctx, parts[1])
         if e is None or e.operand is None:
             return
-        self._pending_expm1.append((node, e.operand, self._fix(node, e, "expm1", e.operand, False)))
+        message = (f"`{self.spelling(node)}` loses all precision for small `{self.spelling(e.operand, 30)}`; "
+                   f"use `torch.expm1({self.spelling(e.operand, 30)})`")
+        self._pending_expm1.append((node, e.operand, self._fix(node, e, "expm1", e.operand, False), message))
 
     def _fix(self, node: cst.BaseExpression, use: OpUse, function: str, x: cst.BaseExpression, negate: bool) -> Optional[Fix]:
         ctx = self.ctx

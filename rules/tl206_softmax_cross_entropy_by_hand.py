@@ -25,14 +25,15 @@ from torchlint.families.numerics.patterns import (
     same_dim,
     torch_call_code,
 )
+from torchlint.families.shapes.shapes import shape_of
 from torchlint.analysis.program import SOFTMAX, At, Evidence, caller_frames, open_frame, value_fact
 from torchlint.fixes import import_module, import_name
 from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
 from torchlint.rule import Fix, Invalid, LintRule, Option
 
 INDEX_MESSAGE = (
-    "Negative log-likelihood taken from `log(softmax(x))` is `inf` when a probability underflows; "
-    "use `F.cross_entropy(x, y)`"
+    "Negative log-likelihood taken from `{found}` is `inf` when a probability underflows; "
+    "use `F.cross_entropy({x}, {y})`"
 )
 
 
@@ -501,6 +502,41 @@ def distill(student: Probs, x, teacher_probs):
             line=15,
             message="Hand-written softmax cross-entropy: `student` is annotated `Probs`",
         ),
+        # the class dim not spelled but known: the input is 2-D by construction (torch picks dim 1)
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def nll(features, y):
+    logits = features.view(features.size(0), -1)
+    return -torch.log(F.softmax(logits))[torch.arange(len(y)), y].mean()
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+def nll(features, y):
+    logits = features.view(features.size(0), -1)
+    return F.cross_entropy(logits, y, reduction="none").mean()
+""",
+            message="Negative log-likelihood taken from `torch.log(F.softmax(logits))`",
+        ),
+        # not spelled on a 3-D input (torch picks dim 0) or one of unknown rank: reported, no fix
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+def nll(features, y):
+    logits = features.view(features.size(0), 4, -1)
+    return -torch.log(F.softmax(logits))[torch.arange(len(y)), y].mean()
+
+def nll_any(logits, y):
+    return -torch.log(F.softmax(logits))[torch.arange(len(y)), y].mean()
+""",
+            count=2,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -514,7 +550,7 @@ def distill(student: Probs, x, teacher_probs):
         if name == "sum":
             ce = match_cross_entropy(self.ctx, node)
             if ce is not None:
-                self.report(ce.node, fix=self._fix(ce), covers=[ce.log.node])
+                self.report(ce.node, self.quoting(ce.node, self.MESSAGE), fix=self._fix(ce), covers=[ce.log.node])
             else:
                 self._later(cross_entropy_of_log(self.ctx, node))
         elif name == "log":
@@ -550,7 +586,7 @@ def distill(student: Probs, x, teacher_probs):
                     f"Hand-written softmax cross-entropy: {fact.message}{where}; it is `inf` when a probability "
                     "underflows to 0, return logits and compute the loss from `log_softmax`"
                 )
-            self.report(loss.node, message, covers=[loss.log.node])
+            self.report(loss.node, self.quoting(loss.node, message), covers=[loss.log.node])
 
     def _softmax_fact(self, loss: LossOfLog) -> Optional[tuple]:
         """(the evidence, the call of this function it holds for, or None when it holds in the function
@@ -615,12 +651,24 @@ def distill(student: Probs, x, teacher_probs):
         if nll is None:
             self._later(per_target_log(self.ctx, node))
             return
-        self.report(nll.node, INDEX_MESSAGE, fix=self._index_fix(nll), covers=[nll.log.node])
+        message = INDEX_MESSAGE.format(found=self.spelling(nll.log.node), x=self.spelling(nll.softmax.operand, 30),
+                                       y=self.spelling(nll.labels, 30))
+        self.report(nll.node, message, fix=self._index_fix(nll), covers=[nll.log.node])
+
+    def _class_dim(self, sm) -> object:
+        """The dim the softmax normalises: spelled, or, not spelled, the one torch picks for an input the
+        shape analysis knows to be 2-D (dimension 1)."""
+        if sm.dim is IMPLICIT:
+            shape = shape_of(self.ctx, sm.operand)
+            if shape is not None and shape.rank == 2:
+                return "1"
+        return sm.dim
 
     def _index_fix(self, nll: IndexedNll) -> Optional[Fix]:
         ctx = self.ctx
         sm = nll.softmax
-        if not (same_dim(sm.dim, "1") or same_dim(sm.dim, "-1")):
+        dim = self._class_dim(sm)
+        if not (same_dim(dim, "1") or same_dim(dim, "-1")):
             return self._log_softmax_fix(nll)  # not the class dimension `F.cross_entropy` reads
         log_source = nll.log.node if isinstance(nll.inner, cst.Subscript) and nll.log.node is not getattr(
             nll.inner, "value", None

@@ -512,7 +512,7 @@ def loss(x, y, w):
                 fix = self._fix(node, first, sig.operand)
             else:
                 fix = self._fix(node, first, first.value, drop=sig)
-            self.report(node, fix=fix)
+            self.report(node, self.quoting(node, self.MESSAGE), fix=fix)
             return
         if isinstance(value, cst.Call) and sequential_ending_in(ctx, value.func, SIGMOID_LAYERS) is not None:
             self.report(
@@ -533,8 +533,8 @@ def loss(x, y, w):
             if why is not None:
                 self.report(
                     binop,
-                    "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid saturates "
-                    f"({why}); use `F.binary_cross_entropy_with_logits(x, y)` on the logits",
+                    self.quoting(binop, "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid "
+                                        f"saturates ({why}); use `F.binary_cross_entropy_with_logits(x, y)` on the logits"),
                     covers=logs,
                 )
         for found in loss_inputs(self.ctx):
@@ -634,7 +634,7 @@ def loss(x, y, w):
             if paired is not None:
                 self._paired.append((node, paired))
             return
-        self.report(bce.node, HANDWRITTEN_MESSAGE, fix=self._handwritten_fix(bce), covers=bce.logs)
+        self.report(bce.node, self.quoting(bce.node, HANDWRITTEN_MESSAGE), fix=self._handwritten_fix(bce), covers=bce.logs)
 
     def _handwritten_fix(self, bce: BinaryCrossEntropy) -> Optional[Fix]:
         ctx = self.ctx

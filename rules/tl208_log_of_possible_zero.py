@@ -431,13 +431,13 @@ print(far_penalty(probs, torch.randint(0, 5, (8,))))
                 f"`log(1 - p)` where `p` is {passed}: `1 - p` is exactly 0 where `p` rounds to 1, which gives "
                 "`-inf` and `nan` gradients; clamp it or add an eps"
             )
-            self.report(log_call, message, fix=lambda use=use, x=x: self._fix(use, x))
+            self.report(log_call, self.quoting(log_call, message), fix=lambda use=use, x=x: self._fix(use, x))
         super().leave_Module(node)
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:
         for node, message, fix in self.deferred.flush(self.ctx, scope):
             if not _nonfinite_handled(self.ctx, node):
-                self.report(node, message, fix=fix)
+                self.report(node, self.quoting(node, message or self.MESSAGE), fix=fix)
 
     def _fix(self, use: OpUse, x: cst.BaseExpression) -> Optional[Fix]:
         ctx = self.ctx

@@ -318,13 +318,13 @@ def batch_gather(tensor, indices):
         g = gather_loop(self.ctx, node)
         if g is None:
             return
-        self.report(node, self._message(g), fix=self._loop_fix(g))
+        self.report(node, self.quoting(node, self._message(g)), fix=self._loop_fix(g))
 
     def visit_Call(self, node: cst.Call) -> None:
         g = gather_comprehension(self.ctx, node)
         if g is None:
             return
-        self.report(node, self._message(g), fix=self._comprehension_fix(g))
+        self.report(node, self.quoting(node, self._message(g)), fix=self._comprehension_fix(g))
 
     # -- fixes ----------------------------------------------------------------------------------
     def _message(self, g: Gather) -> str:

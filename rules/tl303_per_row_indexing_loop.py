@@ -1790,7 +1790,7 @@ class Scorer:
             )
         elif fix is not None:
             message = (
-                f"Loop indexes `{x}[{var}]` one row at a time; iterate over `torch.unbind({x})`, "
+                f"Loop indexes the rows of `{x}` one at a time (by `{var}`); iterate over `torch.unbind({x})`, "
                 f"or better, apply the body to all of `{x}` at once along dim 0"
             )
         else:

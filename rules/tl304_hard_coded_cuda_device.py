@@ -303,7 +303,7 @@ def pad_mask(x, length):
         for call, kind in found:
             if kind == "keyword" and id(call) in moved:
                 continue
-            self.report(call, fix=self._fix(call, kind, param))
+            self.report(call, self.quoting(call, self.MESSAGE), fix=self._fix(call, kind, param))
 
     # -- detection ------------------------------------------------------------------------------
     def _creator(self, node: cst.BaseExpression) -> bool:

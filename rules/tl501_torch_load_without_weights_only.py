@@ -212,7 +212,7 @@ state = torch.load("ckpt.pt", map_location="cpu")
         if given is not None:
             if literal_value(given.value) is False:
                 fix = self.make_fix().replace(given, given.with_changes(value=cst.Name("True")))
-                self.report(node, fix=fix)
+                self.report(node, self.quoting(node, self.MESSAGE), fix=fix)
             return
         if self.target >= SAFE_DEFAULT_SINCE:
             return
@@ -225,13 +225,13 @@ state = torch.load("ckpt.pt", map_location="cpu")
                 f"{major}.{minor}, whose `torch.load` has no `weights_only` (added in torch 1.13, a TypeError "
                 "before): load only trusted files, or require torch>=1.13 and pass `weights_only=True`"
             )
-            self.report(node, message)
+            self.report(node, self.quoting(node, message))
             return
         message = (
             f"`torch.load` without `weights_only` unpickles the file before torch 2.6 (the project "
             f"supports torch {major}.{minor}), which can run arbitrary code; pass `weights_only=True`"
         )
-        self.report(node, message, fix=self._add_keyword(node))
+        self.report(node, self.quoting(node, message), fix=self._add_keyword(node))
 
     def _add_keyword(self, node: cst.Call) -> Optional[Fix]:
         if not node.args:

@@ -287,7 +287,7 @@ net.eval()
             if self._fallback and savers and not any(
                 self.ctx.enclosing(save, cst.FunctionDef) is where for save in savers
             ):
-                self.report(call)
+                self.report(call, self.quoting(call, self.MESSAGE))
                 continue
             if savers:
                 continue  # saved by this code: judged above

@@ -163,7 +163,7 @@ def f(a):
             if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 code = f"({code})"
             fix = self.make_fix().replace(node, self.ctx.parse_expression(f"{code}.clone().detach()"))
-        self.report(node, fix=fix)
+        self.report(node, self.quoting(node, self.MESSAGE), fix=fix)
 
     def _built_as_tensor(self, expr: cst.BaseExpression) -> bool:
         """A torch op or constructor call, arithmetic on one, or a local variable every assignment of which

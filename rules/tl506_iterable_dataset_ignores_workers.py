@@ -67,7 +67,7 @@ class IterableDatasetIgnoresWorkers(LintRule):
     CODE = "TL506"
     NAME = "iterable-dataset-ignores-workers"
     MESSAGE = (
-        "`{cls}.__iter__` ignores `get_worker_info()` but a `DataLoader` in this file runs it with {n} workers: every "
+        "`def __iter__` of `{cls}` ignores `get_worker_info()` but a `DataLoader` in this file runs it with {n} workers: every "
         "worker yields the whole stream, so each sample comes {n} times"
     )
     TRIGGERS = ("IterableDataset",)

@@ -311,9 +311,9 @@ def show(values):
             if function is not None and function.name.value in hooks:
                 continue
             if evidence == "built":
-                self.report(node, fix=self.make_fix(unsafe=False).replace(node, node.with_changes(func=target)))
+                self.report(node, self.quoting(node, self.MESSAGE), fix=self.make_fix(unsafe=False).replace(node, node.with_changes(func=target)))
             elif not not_a_module(self.ctx, target):
-                self.report(node, fix=self.make_fix(unsafe=True).replace(node, node.with_changes(func=target)))
+                self.report(node, self.quoting(node, self.MESSAGE), fix=self.make_fix(unsafe=True).replace(node, node.with_changes(func=target)))
 
     def _module_evidence(self, target: cst.BaseExpression) -> Optional[str]:
         """"built" when ``target`` is known to be an ``nn.Module``, "name" when only its name says so."""

@@ -352,7 +352,9 @@ with torch.amp.autocast("cuda"):
             state = f"was removed in torch {entry.removed} (deprecated since {entry.deprecated})"
         else:
             state = f"is deprecated since torch {entry.deprecated}"
-        message = f"`{entry.name}` {state}; use {entry.use}"
+        spelled = self.spelling(node.func if isinstance(node, cst.Call) else node)
+        named = f"`{spelled}`" if spelled == entry.name else f"`{spelled}` (`{entry.name}`)"
+        message = f"{named} {state}; use {entry.use}"
         self.report(node, message, fix=self._entry_fix(node, entry))
 
     def _entry_fix(self, node: cst.Call, entry: Deprecation) -> Optional[Fix]:

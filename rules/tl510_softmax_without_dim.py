@@ -176,7 +176,7 @@ p = softmax(seq)
         if not qnames.isdisjoint(IMPLICIT_DIM_LAYERS):
             if self._has_dim(node, 0):
                 return
-            self.report(node)
+            self.report(node, self.quoting(node, self.MESSAGE))
             return
         if qnames.isdisjoint(IMPLICIT_DIM_FUNCS):
             return
@@ -188,16 +188,16 @@ p = softmax(seq)
         shape = shape_of(self.ctx, first.value)
         rank = shape.rank if shape is not None else None
         if rank in (1, 2):
-            self.report(node, fix=self._fix(node))
+            self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node))
         elif rank is not None:
             implicit = 0 if rank in (0, 3) else 1
             self.report(
                 node,
-                f"Softmax without `dim` on a {rank}-D input normalises over dimension {implicit}, "
-                "which is rarely the class dimension; pass `dim=`",
+                self.quoting(node, f"Softmax without `dim` on a {rank}-D input normalises over dimension {implicit}, "
+                                   "which is rarely the class dimension; pass `dim=`"),
             )
         else:
-            self.report(node)
+            self.report(node, self.quoting(node, self.MESSAGE))
 
     @staticmethod
     def _has_dim(node: cst.Call, position: int) -> bool:

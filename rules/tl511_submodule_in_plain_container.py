@@ -263,7 +263,7 @@ class Pair(torch.nn.Module):
         if kind is None or self._registers_by_hand(cls) or self._wrapped_later(cls, target.attr.value):
             return
         wrapper = "ModuleDict" if kind == "dict" else "ModuleList"
-        self.report(value, self.MESSAGE.format(kind=kind, wrapper=wrapper), fix=self._fix(value, wrapper))
+        self.report(value, self.quoting(value, self.MESSAGE.format(kind=kind, wrapper=wrapper)), fix=self._fix(value, wrapper))
 
     def _wrapped_later(self, cls: cst.ClassDef, attr: str) -> bool:
         """``self.layers = []``, appends, then ``self.layers = nn.ModuleList(self.layers)``: the plain list

@@ -250,7 +250,7 @@ def step(model, batch, optimizer, grad_scaler):
                 break
             for c in calls:
                 if self.ctx.names.matches(c.func, CLIP_FUNCS):
-                    self.report(c, CLIP_MESSAGE.format(scaler=scaler_code), fix=self._unscale_fix(s, scaler_code, scaler_steps))
+                    self.report(c, self.quoting(c, CLIP_MESSAGE.format(scaler=scaler_code)), fix=self._unscale_fix(s, scaler_code, scaler_steps))
                 elif method_name(c) == "step" and not c.args and object_kind(self.ctx, receiver(c)) == "optimizer":
                     opt = dotted_name(receiver(c))  # type: ignore[arg-type]
                     if opt is None or scaler_steps:
@@ -258,7 +258,7 @@ def step(model, batch, optimizer, grad_scaler):
                     fix = self.make_fix(f"Use `{scaler_code}.step({opt})`").replace(
                         c, self.ctx.parse_expression(f"{scaler_code}.step({opt})")
                     )
-                    self.report(c, STEP_MESSAGE.format(opt=opt, scaler=scaler_code), fix=fix)
+                    self.report(c, self.quoting(c, STEP_MESSAGE.format(opt=opt, scaler=scaler_code)), fix=fix)
 
     @staticmethod
     def _is_scaler_call(call: cst.Call, scaler: str, names) -> bool:

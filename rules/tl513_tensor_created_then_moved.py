@@ -18,7 +18,6 @@ APPROX_FACTORIES = frozenset(
 )
 #: factories that take only sizes: their dtype is the default (float32) unless given
 SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.eye"})
-FLOAT32 = frozenset({"torch.float32", "torch.float"})
 CASTS = {
     "float": "torch.float32",
     "double": "torch.float64",
@@ -28,6 +27,13 @@ CASTS = {
     "int": "torch.int32",
     "bool": "torch.bool",
 }
+#: dtype spellings that name the same dtype, by their canonical name
+SAME_DTYPE = {"torch.float": "torch.float32", "torch.double": "torch.float64", "torch.half": "torch.float16",
+              "torch.long": "torch.int64", "torch.int": "torch.int32", "torch.short": "torch.int16",
+              "torch.cfloat": "torch.complex64", "torch.cdouble": "torch.complex128"}
+#: calls that change the dtype a factory gives by default (a floating one)
+DEFAULT_DTYPE_SETTERS = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
+FLOATING = frozenset({"torch.float32", "torch.float64", "torch.float16", "torch.bfloat16"})
 DTYPES = frozenset(f"torch.{d}" for d in (
     "float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long", "int32", "int",
     "int16", "int8", "uint8", "bool", "complex64", "complex128",
@@ -44,7 +50,12 @@ class TensorCreatedThenMoved(LintRule):
     `.bool()`, `.half()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
     reported, nor are casts after `torch.tensor`, `arange`, `linspace` or the random factories:
     their dtype depends on the data, and `arange(n, dtype=torch.int64).to(torch.float32)` computes the
-    values exactly before converting them, on purpose.
+    values exactly before converting them, on purpose. Nor is a cast to the dtype the factory already
+    produces (`torch.ones(n).float()`, `torch.zeros(n, dtype=torch.long).long()`): it returns the
+    same tensor and allocates nothing; nor, in a file that changes the default dtype
+    (`torch.set_default_dtype`, `torch.set_default_tensor_type`), a cast to a floating dtype after a
+    size-only factory, nor, in a file that may change the default device (`torch.set_default_device`,
+    `torch.set_default_tensor_type` of a CUDA type), a move to a device.
 
     ## Why is this bad?
     `torch.zeros(n, m).cuda()` allocates and fills the tensor in host memory, copies it to the GPU
@@ -87,7 +98,7 @@ class TensorCreatedThenMoved(LintRule):
 
     CODE = "TL513"
     NAME = "tensor-created-then-moved"
-    MESSAGE = "Tensor created then moved/cast: pass `{kw}=` to the factory instead of allocating twice"
+    MESSAGE = "`{found}` creates the tensor, then {what} it: pass `{kw}=` to the factory instead of allocating twice"
     FIX_TITLE = "Pass `device=`/`dtype=` to the factory"
     TRIGGERS = ("torch",)
 
@@ -143,6 +154,49 @@ def pos(n, device):
     return steps, idx, torch.tensor([1, 2]).float(), torch.zeros(3).float()
 """
         ),
+        # a cast to the dtype the factory already produces returns the same tensor
+        Valid(
+            """
+import torch
+
+def masks(n):
+    keep = torch.ones(n, dtype=torch.long).long()
+    scale = torch.zeros(n, dtype=torch.float64).to(torch.double)
+    return keep, scale, torch.ones(n, 2).to(dtype=torch.float)
+"""
+        ),
+        # `torch` imported under another name: `.float()` is still the default dtype
+        Valid(
+            """
+import torch as t
+
+def kernel(c, k):
+    return t.ones((c, c, k, k)).float() / (c * k * k)
+"""
+        ),
+        # a CUDA default tensor type: the factory already allocates on the GPU
+        Valid(
+            """
+import torch
+
+torch.set_default_tensor_type("torch.cuda.FloatTensor")
+
+def noise(n):
+    return torch.zeros(n, 4).cuda()
+"""
+        ),
+        # the file changes the default dtype and device: the factory may already produce them
+        Valid(
+            """
+import torch
+
+torch.set_default_dtype(torch.float64)
+torch.set_default_device("cuda")
+
+def grid(n):
+    return torch.ones(n).double(), torch.zeros(n, n).cuda()
+"""
+        ),
     ]
 
     INVALID = [
@@ -190,6 +244,30 @@ noise = torch.randn(8, 16, device="cuda")
 """,
             unsafe=True,
         ),
+        # a default float dtype changed does not make a cast to an integer dtype free, nor a CPU default
+        # tensor type a move to the GPU (no fix: `torch` is imported under another name)
+        Invalid(
+            """
+import torch as t
+
+t.set_default_tensor_type(t.DoubleTensor)
+
+def ids(n):
+    return t.zeros(n).long(), t.randn(n, 2).cuda(), t.ones(n).float()
+""",
+            count=2,
+            message="`t.zeros(n).long()` creates the tensor, then casts it",
+        ),
+        # a cast to another dtype than the one given to the factory: no fix (the factory names a dtype)
+        Invalid(
+            """
+import torch
+
+def counts(n):
+    return torch.ones(n, dtype=torch.int64).double()
+""",
+            message="`torch.ones(n, dtype=torch.int64).double()` creates the tensor, then casts it",
+        ),
         Invalid(
             """
 import torch
@@ -212,22 +290,59 @@ def f(n):
         if moved is None:
             return
         keyword, value = moved
-        if keyword == "dtype" and not self._certain_cast(qn, value):
+        if keyword == "dtype" and not self._certain_cast(qn, factory, value):
             return
+        if keyword == "device" and self._sets_default_device():
+            return  # the factory may already allocate on that device
         fix = None
         if keyword_arg(factory, keyword) is None and not any(a.star for a in factory.args) and torch_in_scope(self.ctx):
             unsafe = qn.isdisjoint(EXACT_FACTORIES)
             fix = self.make_fix(unsafe=unsafe).replace(node, _add_kwarg(factory, keyword, value))
-        self.report(node, self.MESSAGE.format(kw=keyword), fix=fix)
+        what = "casts" if keyword == "dtype" else "moves"
+        self.report(node, self.MESSAGE.format(found=self.spelling(node), what=what, kw=keyword), fix=fix)
 
-    def _certain_cast(self, factory: frozenset, dtype: cst.BaseExpression) -> bool:
-        """A cast allocates a second tensor for sure only after a size-only factory (its dtype is the
-        default float32) and to another dtype. Casts after ``torch.tensor`` depend on the data's dtype,
-        and ``arange(..., dtype=torch.int64).float()`` / ``linspace(...).long()`` are deliberate: the
-        values are computed exactly in one dtype, then converted."""
+    def _certain_cast(self, factory: frozenset, call: cst.Call, dtype: cst.BaseExpression) -> bool:
+        """A cast allocates a second tensor for sure only after a size-only factory and to another dtype
+        than the one it produces (``dtype=`` given to it, else the default float32, unless the file
+        changes the default). Casts after ``torch.tensor`` depend on the data's dtype, and
+        ``arange(..., dtype=torch.int64).float()`` / ``linspace(...).long()`` are deliberate: the values
+        are computed exactly in one dtype, then converted."""
         if factory.isdisjoint(SIZE_FACTORIES):
             return False
-        return not self.ctx.names.matches(dtype, FLOAT32)
+        given = keyword_arg(call, "dtype")
+        if given is not None:
+            produced = self._dtype(given.value)
+            return produced is not None and produced != self._dtype(dtype)
+        target = self._dtype(dtype)
+        if target in FLOATING and self._sets_default(DEFAULT_DTYPE_SETTERS):
+            return False  # the default, which the file changes, may be that dtype
+        return target != "torch.float32"
+
+    def _dtype(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The canonical name of the torch dtype ``expr`` names (None: not a known dtype); ``expr`` is a
+        node of the file or the dtype a cast method stands for (``torch.int64`` for ``.long()``)."""
+        for q in self.ctx.names.qualified_names_at(expr) & DTYPES:
+            return SAME_DTYPE.get(q, q)
+        code = self.ctx.code(expr).strip()
+        return SAME_DTYPE.get(code, code) if code in CASTS.values() else None
+
+    def _sets_default_device(self) -> bool:
+        """Whether the file may change the device factories allocate on: ``torch.set_default_device``, or
+        ``torch.set_default_tensor_type`` of a CUDA type or of a type not spelled out."""
+        for c in self.ctx.calls_in(self.ctx.module):
+            names = self.ctx.names.qualified_names(c.func)
+            if names & {"torch.set_default_device"}:
+                return True
+            if names & {"torch.set_default_tensor_type"}:
+                given = c.args[0].value if c.args else None
+                if given is None or "cuda" in self.ctx.code(given) or not isinstance(
+                        given, (cst.SimpleString, cst.Attribute, cst.Name)):
+                    return True
+        return False
+
+    def _sets_default(self, setters: frozenset) -> bool:
+        """Whether the file calls one of ``setters`` (the default dtype or device of factories changes)."""
+        return any(self.ctx.names.qualified_names(c.func) & setters for c in self.ctx.calls_in(self.ctx.module))
 
     def _target(self, node: cst.Call) -> Optional[tuple]:
         """("device" | "dtype", value expression) when the move's target is certain."""

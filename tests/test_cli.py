@@ -11,7 +11,8 @@ def test_findings_exit_1_with_ruff_style_lines(run, project):
     lines = [line for line in r.stdout.splitlines() if ": TL" in line]
     assert lines == [
         "pkg/losses.py:6:28: TL103 [*] "
-        "Cross-entropy input went through softmax; `CrossEntropyLoss` applies log-softmax itself, pass the logits",
+        "`torch.softmax(logits, dim=-1)` passed to cross-entropy: `CrossEntropyLoss` applies log-softmax itself, "
+        "pass the logits",
         "pkg/train.py:8:9: TL101 [*] "
         "Training loop calls `backward()` and `step()` but never clears gradients; they accumulate across iterations",
     ]

@@ -168,8 +168,8 @@ def test_output_formats_full_concise_junit_gitlab(run, project):
     full = run("--no-cache", "--output-format", "full", "pkg")
     assert full.returncode == 1
     assert (
-        "pkg/losses.py:6:28: TL103 [*] Cross-entropy input went through softmax; `CrossEntropyLoss` applies "
-        "log-softmax itself, pass the logits\n"
+        "pkg/losses.py:6:28: TL103 [*] `torch.softmax(logits, dim=-1)` passed to cross-entropy: `CrossEntropyLoss` "
+        "applies log-softmax itself, pass the logits\n"
         "  |\n"
         "5 | def loss_fn(logits, target):\n"
         "6 |     return F.cross_entropy(torch.softmax(logits, dim=-1), target)\n"

@@ -44,7 +44,7 @@ LAYERS: Dict[str, int] = {
     # 5 -- facts the program model is built from: ops, training steps
     "torchlint.analysis.ops": 5,
     "torchlint.analysis.training": 5,
-    "torchlint.analysis.dtypes": 5,  # dtypes from construction
+    "torchlint.analysis.dtypes": 6,  # dtypes from construction, through the returns of project functions
     # 6 -- the program model: roles, class and function summaries, across the project
     "torchlint.analysis.program": 6,
     # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)
@@ -65,6 +65,7 @@ LAYERS: Dict[str, int] = {
     # 12 -- configuration, cache, reports
     "torchlint.config": 12,
     "torchlint.projects": 12,
+    "torchlint.file_settings": 12,  # the settings of a file, found from the file
     "torchlint.cache": 12,
     "torchlint.report": 12,
     # 13 -- hosts: the command line's check, the language server, the flake8 plugin

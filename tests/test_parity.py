@@ -48,7 +48,7 @@ def _plugin_state(monkeypatch):
     """flake8 runs in this process here: give the plugin's class-level settings back afterwards."""
     from torchlint.flake8_plugin import TorchLintPlugin
 
-    for name in ("_options", "_active", "_decide", "_named", "_noqa", "_timeout"):
+    for name in ("_settings", "_active", "_decide", "_named", "_noqa"):
         monkeypatch.setattr(TorchLintPlugin, name, getattr(TorchLintPlugin, name))
 
 
@@ -185,3 +185,96 @@ def test_resolve_off_by_default_needs_the_full_code():
     assert not resolve(rules, (None, [], ["TL0"])).parse_errors
     assert resolve(rules, (None, [], ["TL000"]), (None, ["TL000"], [])).parse_errors
     assert resolve(rules, (None, [], ["TL"]), (["TL1"], [], [])).parse_errors
+
+
+# -- the settings of a file come from the file's project, wherever the tools are started ------------------
+
+PROJECT_FILE = """\
+import torch
+
+
+def restore(path):
+    return torch.load(path)
+
+
+def scores(x):
+    return torch.log(torch.softmax(x, dim=-1))
+"""
+
+
+@pytest.fixture
+def pinned_project(tmp_path):
+    """A project pinning an old torch in requirements.txt, with a [tool.torchlint] table that excludes a
+    folder and turns a code off for another; the folder around it has no configuration."""
+    proj = tmp_path / "parent" / "proj"
+    for sub in ("scripts", "generated"):
+        (proj / sub).mkdir(parents=True)
+    (proj / "requirements.txt").write_text("torch==1.13.1\nnumpy\n")
+    (proj / "pyproject.toml").write_text(
+        '[tool.torchlint]\nextend-exclude = ["generated"]\nper-file-ignores = { "scripts/*" = ["TL202"] }\n'
+    )
+    for name in ("train.py", "scripts/s.py", "generated/g.py"):
+        (proj / name).write_text(PROJECT_FILE)
+    return proj
+
+
+def _findings_cli(cwd, target, proj):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        res = CliRunner().invoke(main, ["check", "--no-cache", "--jobs", "1", "--output-format", "json", target])
+    finally:
+        os.chdir(old)
+    assert res.exit_code in (0, 1), res.output
+    return {(os.path.relpath(os.path.join(cwd, d["filename"]), proj), d["location"]["row"], d["code"],
+             d["message"]) for d in json.loads(res.stdout)}
+
+
+def _findings_flake8(cwd, target, proj, capsys):
+    from flake8.main.application import Application
+
+    capsys.readouterr()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        Application().run(["--jobs", "1", "--isolated", "--select", "TL", target])
+    finally:
+        os.chdir(old)
+    got = set()
+    for line in capsys.readouterr().out.splitlines():
+        path, row, _col, rest = line.split(":", 3)
+        code, message = rest.strip().split(" ", 1)
+        got.add((os.path.relpath(os.path.join(cwd, path), proj), int(row), code, message))
+    return got
+
+
+def test_flake8_and_cli_find_the_project_from_the_file(pinned_project, capsys):
+    proj = pinned_project
+    parent = proj.parent
+    places = [(proj, "."), (parent, "proj"), ("/", str(proj))]
+    expected = None
+    for cwd, target in places:
+        cli = _findings_cli(str(cwd), target, str(proj))
+        flake8 = _findings_flake8(str(cwd), target, str(proj), capsys)
+        # flake8 shows no [*] fix marks; the findings are the same
+        assert {(p, r, c, m.replace("[*] ", "")) for p, r, c, m in cli} == flake8, (cwd, cli, flake8)
+        expected = cli if expected is None else expected
+        assert cli == expected, (cwd, cli, expected)
+    codes = {(p, c) for p, _, c, _ in expected}
+    # torch 1.13 from requirements.txt: torch.load is unsafe there (TL501, not the 2.6 reading)
+    assert ("train.py", "TL501") in codes
+    assert (os.path.join("scripts", "s.py"), "TL202") not in codes  # per-file-ignores
+    assert not any(p.startswith("generated") for p, _ in codes)  # the project's exclude
+
+
+def test_server_finds_the_project_from_the_file(pinned_project):
+    pytest.importorskip("pygls")
+    from torchlint.lsp.documents import ConfigStore
+
+    store = ConfigStore(all_rules())
+    for name, excluded in (("train.py", False), ("generated/g.py", True)):
+        config = store.resolve(str(pinned_project / name), "/")
+        assert config.excluded is excluded
+        if not excluded:
+            assert config.settings.options["target-torch"] == "1.13"
+    assert store.resolve(str(pinned_project / "scripts" / "s.py"), "/").ignore == ("TL202",)

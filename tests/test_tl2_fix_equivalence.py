@@ -8,6 +8,7 @@ plus a few fixtures of this file; the fixed text comes from the engine, unsafe f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Callable, Optional, Tuple
 
 import pytest
@@ -101,6 +102,14 @@ CASES = [
          fn("f"), lambda: (randn(3, 4),), lambda: (t(1000.0, 2.0).repeat(3, 1),)),
     Case("TL203-double", "TL203", 0, fn("log_partition"), lambda: (randn(3, 4).double(),),
          lambda: (randn(3, 4, scale=800.0).double(),)),
+    # over every element with keepdim=True: logsumexp over a tuple of every dim keeps them all as 1
+    Case("TL203-all-dims-keepdim", "TL203", 8, lambda ns, x: ns["log_normaliser"](x, SimpleNamespace(scores=x))[0],
+         lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=500.0),)),
+    Case("TL203-all-dims-keepdim-method-3d", "TL203", 8,
+         lambda ns, x: ns["log_normaliser"](x, SimpleNamespace(scores=x))[1], lambda: (randn(2, 3, 4),),
+         lambda: (randn(2, 3, 4, scale=500.0),)),
+    Case("TL203-all-dims-keepdim-0d", "TL203", 8, lambda ns, x: ns["log_normaliser"](x, SimpleNamespace(scores=x))[0],
+         lambda: (randn(1)[0],), lambda: (t(1000.0)[0],)),
     # -- TL204 softplus / logsigmoid ----------------------------------------------------------
     Case("TL204-softplus", "TL204", 0, fn("smooth_relu"), lambda: (randn(6, scale=3.0),), lambda: (t(100.0, 1000.0),)),
     Case("TL204-softplus-method", "TL204", 1, fn("smooth_relu"), lambda: (randn(6, scale=3.0),),
@@ -145,6 +154,18 @@ CASES = [
     # float32 on one path (float64 on the other, and in `growth` made float32 on purpose): still fixed
     Case("TL205-float32-path", "TL205", 11, fn("growth"), lambda: (randn(5).abs(),), lambda: (t(1e-10, 3e-9),),
          before_extreme="inaccurate", truth=lambda r: torch.log1p(r.double())),
+    # float64 through a helper on one path only (the other term stays); a buffer that is read
+    Case("TL205-helper-float32-path", "TL205", 12,
+         lambda ns, n, u: (torch.manual_seed(0), ns["log_keep"](n, u))[1], lambda: (5, torch.rand(5) * 0.9), None,
+         grad=False),
+    Case("TL205-zero-dim-float64-gives-way", "TL205", 13, fn("shrink"), lambda: (torch.rand(5) * 0.9,),
+         lambda: (t(1e-10, 3e-9),), grad=False, before_extreme="inaccurate",
+         truth=lambda u: torch.log1p(-(0.5 * u.double()))),
+    Case("TL205-buffer-through-a-lambda", "TL205", 13, lambda ns, b: ns["Chain"](b)(torch.ones(3), 1),
+         lambda: (torch.rand(4) * 0.5,), None, grad=False),
+    Case("TL205-read-buffers", "TL205", 14, lambda ns, b: ns["Schedule"](b)(torch.full((3,), 2.0), 2),
+         lambda: (torch.rand(5) * 0.5,), lambda: (t(1e-10, 3e-9, 2e-9),), grad=False, before_extreme="inaccurate",
+         truth=lambda b: (2 * torch.log1p(-b.double())[2] + torch.log1p(b.double())[2]).expand(3)),
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------
@@ -161,6 +182,9 @@ CASES = [
          lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), torch.tensor([1, 0]), 2)),
     Case("TL206-index-other-dim", "TL206", 8, fn("nll"), lambda: (randn(4, 3, 5), torch.tensor([0, 2, 1, 1])),
          lambda: (torch.tensor([[[1000.0, 0.0]], [[0.0, 900.0]]]), torch.tensor([0, 0]))),
+    # the class dim not spelled, the input 2-D by construction: F.cross_entropy over dim 1
+    Case("TL206-index-implicit-dim-2d", "TL206", 13, fn("nll"), lambda: (randn(4, 3), torch.tensor([0, 2, 1, 1])),
+         lambda: (t(1000.0, 0.0, 0.0, 0.0, 0.0, 900.0).reshape(2, 3), torch.tensor([1, 0]))),
     # with runtime-fixes = "runtime": torchlint.runtime.softmax_cross_entropy, called by keyword
     Case("TL206-runtime-distill", "TL206", 6, lambda ns, s, te: ns["distill"](s, te),
          lambda: (randn(4, 6), randn(4, 6, seed=3)), lambda: (t(1000.0, 0.0, 0.0).repeat(2, 1), t(0.0, 3.0, 0.0).repeat(2, 1))),
@@ -263,10 +287,11 @@ def test_fix_is_finite_where_the_original_breaks(case):
         torch.testing.assert_close(after.double(), case.truth(*inputs), rtol=1e-5, atol=1e-6)
 
 
-def test_logsumexp_over_everything_with_keepdim_gets_no_fix():
-    """``log(sum(exp(x), None, keepdim=True))`` is ``[1, 1]`` for a matrix: a flattened logsumexp would be
-    0-d (and ``log_z[0, 0]`` would raise), so the finding comes without a fix."""
-    source = "import torch\n\n\ndef f(x):\n    return torch.log(torch.sum(torch.exp(x), None, keepdim=True))\n"
+def test_logsumexp_over_everything_with_a_keepdim_flag_gets_no_fix():
+    """``log(sum(exp(x), None, keepdim=keep))`` is ``[1, 1]`` or 0-d for a matrix, as ``keep`` says: neither
+    a flattened logsumexp nor one over every dim with ``keepdim=True`` has that shape in both cases, so
+    the finding comes without a fix."""
+    source = "import torch\n\n\ndef f(x, keep):\n    return torch.log(torch.sum(torch.exp(x), None, keepdim=keep))\n"
     result = lint_source("case.py", source, Settings(rules=[RULES["TL203"]], fix=True, unsafe_fixes=True))
     assert [d.code for d in result.diagnostics] == ["TL203"]
     assert result.fixed_source is None

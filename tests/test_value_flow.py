@@ -575,3 +575,47 @@ def test_a_parameter_every_call_fills_with_a_hand_written_sigmoid():
     fact = caller_value_fact(ctx, p_a)
     assert fact is not None and fact.kind == SIGMOID and "written by hand" in fact.message
     assert caller_value_fact(ctx, p_b) is None  # B's callers pass a plain tensor
+
+
+SCHEDULE = """
+    import torch
+    import torch.nn as nn
+
+
+    def levels(n):
+        return torch.linspace(1e-4, 0.02, n, dtype=torch.float64)
+
+
+    class Schedule(nn.Module):
+        def __init__(self, betas):
+            super().__init__()
+            self.register_buffer("log_keep", torch.log(1. - betas))
+"""
+
+
+def test_a_buffer_nothing_in_the_project_reads_is_not_reported(tmp_path):
+    _write(tmp_path, {"schedule.py": SCHEDULE, "train.py": "from schedule import Schedule\n"})
+    assert _lint(tmp_path / "schedule.py", {"TL205"}) == []
+
+
+def test_a_buffer_read_in_another_file_is_reported(tmp_path):
+    _write(tmp_path, {"schedule.py": SCHEDULE, "train.py": """
+        from schedule import Schedule
+
+        def weight(s, t):
+            return s.log_keep[t]
+    """})
+    assert [(c, line) for c, line, _m in _lint(tmp_path / "schedule.py", {"TL205"})] == [("TL205", 13)]
+
+
+def test_float64_through_a_helper_imported_from_another_file(tmp_path):
+    _write(tmp_path, {"schedule.py": SCHEDULE, "train.py": """
+        import torch
+        from schedule import levels
+
+        def keep(n, u):
+            return torch.log(1. - levels(n)), torch.log(1. - u)
+    """})
+    found = _lint(tmp_path / "train.py", {"TL205"})
+    assert [(c, line) for c, line, _m in found] == [("TL205", 6)]
+    assert "`torch.log(1. - u)`" in found[0][2]

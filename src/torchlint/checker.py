@@ -100,6 +100,21 @@ class _Overridden(ConfigResolver):
         return merged
 
 
+def _own_excludes(found: List[str], given: str, given_cfg: Config, resolver: ConfigResolver) -> List[str]:
+    """``found`` without the files that the excludes of their own configuration leave out, where that is
+    another configuration than the one of the path ``given`` (a project below the folder linted): a file
+    gets the same settings whatever folder the command names."""
+    if resolver.fixed is not None:
+        return list(found)
+    named = os.path.abspath(given)
+    out: List[str] = []
+    for f in found:
+        if os.path.abspath(f) != named and resolver.for_path(f) is not given_cfg and resolver.for_file(f).excluded:
+            continue
+        out.append(f)
+    return out
+
+
 def run_check(opts: CheckOptions) -> int:
     """``torchlint check``; with ``--output-file``, what it prints on stdout goes to that file."""
     if not opts.output_file:
@@ -157,7 +172,7 @@ def _run_check(opts: CheckOptions) -> int:
             pcfg = resolver.for_path(p) if os.path.lexists(p) else cfg
             exclude, force_exclude, respect_gitignore = _discovery_options(opts, pcfg)
             found = discover([p], pcfg.root, exclude, force_exclude, respect_gitignore)
-            files.extend(found.files)
+            files.extend(_own_excludes(found.files, p, pcfg, resolver))
             for missing in found.missing:
                 _err(f"error: {missing}: no such file or directory")
                 status = 2

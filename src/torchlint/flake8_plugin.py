@@ -16,8 +16,11 @@ torchlint too and gets its TL000, as the CLI gives it.
 
 ``# noqa`` is applied twice, with the same result: by torchlint (case-insensitive codes, so
 ``# NOQA: tl201`` suppresses as in the CLI; ``# torchlint: noqa`` for a whole file) and by flake8
-(``--disable-noqa`` turns both off).  Only rule options and ``file-timeout`` are read from
-``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's and flake8 does not read them.
+(``--disable-noqa`` turns both off).  Each file gets the settings its project gives it, found from the
+file and never from the folder flake8 runs in (:mod:`torchlint.file_settings`, as for the CLI and the
+language server): rule options with the declared torch version, ``file-timeout``, ``exclude`` and
+``per-file-ignores`` from the nearest ``[tool.torchlint]``; its ``select``/``ignore`` keys are the CLI's
+and flake8 keeps its own selection.  A configuration file the CLI rejects gives the file a ``TL000``.
 Files are linted in one watchdog worker per flake8 process.
 Columns are handed to flake8 0-based; it prints them 1-based, so the two tools show the same positions.
 
@@ -27,7 +30,7 @@ registers options: this module is imported by every flake8 run once the package 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type
+from typing import Any, Callable, Iterator, List, Optional, Tuple, Type
 
 from torchlint import __version__
 
@@ -36,27 +39,13 @@ from torchlint import __version__
 OFF_BY_DEFAULT: Tuple[str, ...] = ("TL503", "TL517")
 
 
-def _load_options() -> Dict[str, Any]:
-    from torchlint.config import ConfigError, find_config, parse_table, rule_options
+def _resolver() -> Any:
+    """The settings of each file, found from the file (:mod:`torchlint.file_settings`), as the command
+    line and the language server find them."""
+    from torchlint.file_settings import SettingsResolver
     from torchlint.rules import all_rules
 
-    from torchlint.analysis.torch_version import resolve_auto
-
-    try:
-        found = find_config(os.getcwd())
-    except ConfigError:
-        return {}
-    resolved: Dict[str, Any] = {}
-    if found is not None:
-        path, table = found
-        options = rule_options(all_rules())
-        picked = {k: v for k, v in table.items() if k in options}
-        try:
-            resolved = parse_table(picked, path, all_rules()).options
-        except ConfigError:
-            return {}
-    resolve_auto(resolved, found[0] if found is not None else os.getcwd())
-    return resolved
+    return SettingsResolver(all_rules())
 
 
 def decider(options: Any) -> Optional[Callable[[str], bool]]:
@@ -88,19 +77,6 @@ def _probe_codes() -> List[str]:
             if name.startswith("tl") and name.endswith(".py") and name[2:5].isdigit():
                 codes.add("TL" + name[2:5])
     return sorted(codes)
-
-
-def _load_timeout() -> Optional[float]:
-    """``file-timeout`` from ``[tool.torchlint]`` (None: the default)."""
-    from torchlint.config import ConfigError, find_config, parse_file_timeout
-
-    try:
-        found = find_config(os.getcwd())
-        if found is None or "file-timeout" not in found[1]:
-            return None
-        return parse_file_timeout(found[1]["file-timeout"], found[0])
-    except ConfigError:
-        return None
 
 
 def _selectors(options: Any, *names: str) -> List[str]:
@@ -145,12 +121,11 @@ def _hook_unparsable() -> None:
 class TorchLintPlugin:
     name = "torchlint"
     version = __version__
-    _options: Dict[str, Any] = {}
+    _settings: Any = None  # the settings resolver of the run (None: not configured yet)
     _active = True  # some TL code can be reported
     _decide: Optional[Callable[[str], bool]] = None  # flake8's verdict on a code (None: every code)
     _named: Tuple[str, ...] = ()  # flake8's --select and --extend-select entries
     _noqa = True  # False under flake8's --disable-noqa
-    _timeout: Optional[float] = None
     _supervisor: Any = None  # one watchdog worker per flake8 process, started on first use
 
     def __init__(self, tree: Any, filename: str, lines: List[str]) -> None:
@@ -178,8 +153,7 @@ class TorchLintPlugin:
         cls._decide = decide
         cls._named = tuple(_selectors(options, "select", "extend_select"))
         cls._noqa = not getattr(options, "disable_noqa", False)
-        cls._options = _load_options() if active else {}
-        cls._timeout = _load_timeout() if active else None
+        cls._settings = _resolver() if active else None
         if active:
             _hook_unparsable()
 
@@ -202,12 +176,25 @@ class TorchLintPlugin:
             if chosen.parse_errors:
                 yield 1, 0, f"{PARSE_ERROR} binary file (contains NUL bytes)", type(self)
             return
-        settings = Settings(rules=chosen.rules, options=self._options, noqa=self._noqa,
+        from torchlint.config import ConfigError
+
+        resolver = TorchLintPlugin._settings
+        if resolver is None:
+            resolver = TorchLintPlugin._settings = _resolver()
+        try:
+            found = resolver.for_file(self.filename)
+        except ConfigError as exc:  # what the command line stops on
+            yield 1, 0, f"TL000 configuration error: {exc}".replace("\n", " "), type(self)
+            return
+        if found.excluded:
+            return
+        settings = Settings(rules=chosen.rules, options=dict(found.config.options), noqa=self._noqa,
                             parse_errors=chosen.parse_errors)
         try:
             if TorchLintPlugin._supervisor is None:
                 TorchLintPlugin._supervisor = text_supervisor()
-            result = lint_text(FileTask(self.filename), source, settings, self._timeout, TorchLintPlugin._supervisor)
+            result = lint_text(FileTask(self.filename, found.ignore), source, settings, found.config.file_timeout,
+                               TorchLintPlugin._supervisor)
         except Exception as exc:  # noqa: BLE001 - an error line, never a crashed flake8 run
             yield 1, 0, f"TL000 internal error: {type(exc).__name__}: {exc}", type(self)
             return

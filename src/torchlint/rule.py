@@ -149,6 +149,31 @@ class LintRule:
         it is called after the walk, only when the finding is kept (not left to a higher-ranked rule)."""
         self.reports.append(Report(self.CODE, node, message or self.MESSAGE, fix, tuple(covers)))
 
+    def spelling(self, node: cst.CSTNode, limit: int = 50) -> str:
+        """How the source spells ``node``, on one line, for a message to quote: a call longer than
+        ``limit`` as ``func(...)``, anything else longer cut with ``...`` (whitespace is folded, so the
+        quote is found in the source by its characters)."""
+        code = " ".join(self.ctx.code(node).replace("`", "'").split())
+        if len(code) > limit and isinstance(node, cst.Call):
+            func = " ".join(self.ctx.code(node.func).split())
+            inner = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star else None
+            room = limit - len(func) - 2
+            if inner is not None and room >= 12:
+                first = self.spelling(inner, room - (5 if len(node.args) > 1 else 0))
+                code = f"{func}({first}{', ...' if len(node.args) > 1 else ''})"
+            else:
+                code = func + "(...)"
+        return code if len(code) <= limit else code[: limit - 3].rstrip(". ") + "..."
+
+    def quoting(self, node: cst.CSTNode, message: str) -> str:
+        """``message`` made to quote how the source spells ``node``: its leading quoted pattern
+        (`` `log(softmax(x))` gives ...``) replaced by the spelling, or the spelling and a colon put before
+        it."""
+        found = self.spelling(node)
+        if message.startswith("`") and message.count("`") >= 2:
+            return f"`{found}`" + message[message.index("`", 1) + 1:]
+        return f"`{found}`: {message}"
+
     def make_fix(self, title: Optional[str] = None, *, unsafe: Optional[bool] = None) -> Fix:
         if unsafe is None:
             applicability = self.FIX_SAFETY

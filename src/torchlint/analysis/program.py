@@ -414,6 +414,11 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     return None
 
 
+def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
+    """The ``return`` statements of ``function`` itself (not of functions or classes inside it)."""
+    return _returns(function)
+
+
 def _returns(function: cst.FunctionDef) -> List[cst.Return]:
     out: List[cst.Return] = []
     stack: List[cst.CSTNode] = [function.body]
@@ -1164,6 +1169,7 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 __all__ = [
     "instance_class",
+    "function_returns",
     "method_of",
     "At",
     "Evidence",

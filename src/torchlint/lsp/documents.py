@@ -17,11 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type
 
 from torchlint.analysis.project import Project
-from torchlint.config import Config, ConfigError, find_config, ignored_for, parse_table, resolve_target_with
+from torchlint.config import ConfigError
+from torchlint.file_settings import SettingsResolver
 from torchlint.selection import fixable_codes, resolve
 from torchlint.fixes.apply import differing_span
 from torchlint.engine import NOQA_COMMENT, PARSE_ERROR, Diagnostic, FileTask, Settings
-from torchlint.files import DEFAULT_EXCLUDE, MAX_BYTES, matches_any
+from torchlint.files import MAX_BYTES
 from torchlint.reading import too_large
 from torchlint.rule import SAFE, LintRule
 from torchlint.workers import lint_file, lint_text
@@ -77,52 +78,32 @@ class ConfigStore:
     def __init__(self, rules: Sequence[Type[LintRule]], project: Optional[Project] = None) -> None:
         self.rules = list(rules)
         self.project = project if project is not None else Project()
-        self._by_folder: Dict[str, Tuple[Optional[Config], Optional[str]]] = {}
+        self._resolver = SettingsResolver(self.rules, project=self.project)
         self._lock = threading.Lock()
 
     def clear(self) -> None:
         with self._lock:
-            self._by_folder.clear()
+            self._resolver = SettingsResolver(self.rules, project=self.project)
             self.project.refresh()
-
-    def _config(self, folder: str) -> Tuple[Optional[Config], Optional[str]]:
-        with self._lock:
-            hit = self._by_folder.get(folder)
-        if hit is not None:
-            return hit
-        try:
-            found = find_config(folder)
-            value: Tuple[Optional[Config], Optional[str]] = (
-                (parse_table(found[1], found[0], self.rules), None) if found is not None else (None, None)
-            )
-        except ConfigError as exc:
-            value = (None, str(exc))
-        with self._lock:
-            self._by_folder[folder] = value
-        return value
 
     def resolve(self, path: Optional[str], fallback_root: str) -> DocConfig:
         """The configuration for a document at ``path`` (None: not a file on disk, e.g. an unsaved
-        buffer); ``fallback_root`` is where to look then, and the root when no config file is found."""
-        folder = os.path.dirname(os.path.abspath(path)) if path else os.path.abspath(fallback_root)
-        cfg, error = self._config(folder)
-        if error is not None:
-            return DocConfig(error=error)
-        if cfg is None:
-            cfg = Config(root=os.path.abspath(fallback_root))
-        chosen = resolve(self.rules, (cfg.select, cfg.extend_select, cfg.ignore))
+        buffer); ``fallback_root`` is where to look then.  The settings of a file on disk are those the
+        command line and flake8 give it (:mod:`torchlint.file_settings`)."""
+        with self._lock:
+            resolver = self._resolver
         excluded = False
         ignore: Tuple[str, ...] = ()
-        if path:
-            exclude = list(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + list(cfg.extend_exclude)
-            try:
-                rel = os.path.relpath(os.path.abspath(path), cfg.root)
-            except ValueError:
-                rel = path
-            excluded = matches_any(rel, exclude)
-            ignore = tuple(ignored_for(path, cfg.root, cfg.per_file_ignores))
+        try:
+            if path:
+                found = resolver.for_file(path)
+                cfg, excluded, ignore = found.config, found.excluded, found.ignore
+            else:
+                cfg = resolver.for_dir(fallback_root)
+        except ConfigError as exc:
+            return DocConfig(error=str(exc))
+        chosen = resolve(self.rules, (cfg.select, cfg.extend_select, cfg.ignore))
         options = dict(cfg.options)
-        resolve_target_with(options, cfg.path or folder, self.rules, self.project)
         fixable = fixable_codes(self.rules, cfg.fixable, cfg.unfixable)
         settings = Settings(rules=chosen.rules, options=options, noqa=True, fix=False, want_edits=False,
                             parse_errors=chosen.parse_errors, project=self.project, fixable=fixable)

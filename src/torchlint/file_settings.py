@@ -1,0 +1,103 @@
+"""The settings of a file, found from the file: one answer for the command line, the language server and
+the flake8 plugin.
+
+A file's project says how it is linted: its nearest configuration (``torchlint.toml``, or
+``pyproject.toml`` with a ``[tool.torchlint]`` table, from the file's folder up), the torch version
+the project declares (``target-torch = "auto"``: read from the ``pyproject.toml`` / ``requirements.txt``
+nearest to the configuration file, or to the file when there is none), the configuration's excludes and
+per-file ignores.  None of these depends on the folder a tool was started from: ``torchlint check``,
+``flake8 --select TL`` and the editor give a file the same settings from the project folder, from its
+parent or from ``/``.
+
+``--config`` and ``--isolated`` give every file the one configuration (``fixed``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional, Sequence, Tuple, Type
+
+from torchlint.analysis.project import Project
+from torchlint.config import Config, find_config, ignored_for, parse_table, resolve_target, resolve_target_with
+from torchlint.files import DEFAULT_EXCLUDE, matches_any
+from torchlint.rule import LintRule
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    """How the project of one file says it is linted."""
+
+    config: Config  # the file's configuration; its options hold the resolved ``target-torch``
+    excluded: bool = False  # the configuration's excludes match the file (as ``--force-exclude`` reads them)
+    ignore: Tuple[str, ...] = ()  # codes ``per-file-ignores`` turns off for the file
+
+
+class SettingsResolver:
+    """Configurations by folder, each read once.
+
+    ``default_root`` gives the root of a folder with no configuration file (the command line keeps its
+    cache in the folder it was started from); by default, the folder of the nearest project marker
+    (``pyproject.toml``, ``setup.py``, ``.git``, ...) above the folder, else the folder itself.  Excludes
+    are matched on paths relative to it.  ``project``, when given, answers the declared torch version (a
+    long-running host refreshes it when a dependency file changes); else the declaration is read from
+    disk once per configuration."""
+
+    def __init__(self, rules: Sequence[Type[LintRule]], fixed: Optional[Config] = None,
+                 default_root: Optional[Callable[[str], str]] = None, project: Optional[Project] = None) -> None:
+        self.rules = rules
+        self.fixed = fixed
+        self.project = project
+        self._roots = project if project is not None else Project()
+        self.default_root = default_root or self._project_root
+        self._by_dir: Dict[str, Config] = {}
+        self._by_file: Dict[str, Config] = {}
+
+    def for_dir(self, folder: str) -> Config:
+        """The configuration that applies in ``folder`` (raises ConfigError for a bad file)."""
+        if self.fixed is not None:
+            return self.fixed
+        folder = os.path.abspath(folder)
+        cfg = self._by_dir.get(folder)
+        if cfg is None:
+            found = find_config(folder)
+            if found is None:
+                # no configuration file: the defaults, with the torch version the project declares;
+                # folders that resolve alike share one Config (one group, one pool of workers)
+                cfg = Config(root=self.default_root(folder))
+                self._resolve_target(cfg, folder)
+                key = repr((cfg.root, sorted(cfg.options.items())))
+                cfg = self._by_file.setdefault(key, cfg)
+            else:
+                cfg = self._by_file.get(found[0])
+                if cfg is None:
+                    cfg = parse_table(found[1], found[0], self.rules)
+                    self._resolve_target(cfg, found[0])
+                    self._by_file[found[0]] = cfg
+            self._by_dir[folder] = cfg
+        return cfg
+
+    def for_path(self, path: str) -> Config:
+        return self.for_dir(path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) or "."))
+
+    def for_file(self, path: str) -> FileSettings:
+        """Everything the project of ``path`` says about linting it (raises ConfigError for a bad file)."""
+        cfg = self.for_path(path)
+        exclude = list(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + list(cfg.extend_exclude)
+        try:
+            rel = os.path.relpath(os.path.abspath(path), cfg.root)
+        except ValueError:  # another drive on Windows
+            rel = path
+        return FileSettings(config=cfg, excluded=matches_any(rel, exclude),
+                            ignore=tuple(ignored_for(path, cfg.root, cfg.per_file_ignores)))
+
+    def _project_root(self, folder: str) -> str:
+        return self._roots.root(os.path.join(folder, "_")) or folder
+
+    def _resolve_target(self, cfg: Config, where: str) -> None:
+        if self.project is not None:
+            resolve_target_with(cfg.options, where, self.rules, self.project)
+        else:
+            resolve_target(cfg, where, self.rules)
+
+
+__all__ = ["FileSettings", "SettingsResolver"]
