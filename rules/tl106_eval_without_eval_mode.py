@@ -481,7 +481,56 @@ test_builds(Discriminator, [4, 8])
 test_builds(nn.Linear, [4])
 """
         ),
+        # the model is a parameter no caller explains: nothing shows a layer that eval() would change
+        """
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    for images, labels in val_loader:
+        outputs = model(images.to(device))
+        correct += (torch.argmax(outputs, dim=1) == labels.to(device)).sum().item()
+    return correct
+""",
+        # mode-free by construction: a one-layer GRU's dropout applies only between stacked layers;
+        # LayerNorm, Embedding, a ModuleList built by a comprehension of Linear layers, Dropout(p=0),
+        # batch norm that tracks no statistics
+        """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=50, dim=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.rnn = nn.GRU(dim, dim, num_layers=1, dropout=0.3, batch_first=True)
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+        self.norm = nn.LayerNorm(dim)
+        self.drop = nn.Dropout(p=0.0)
+        self.bn = nn.BatchNorm1d(dim, track_running_stats=False)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, tokens):
+        h, _ = self.rnn(self.embed(tokens))
+        for block in self.blocks:
+            h = h + block(self.norm(h))
+        return self.out(self.drop(h))
+
+
+encoder = Encoder()
+
+
+def evaluate(loader):
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += (encoder(x).argmax(-1) == y).sum().item()
+    return hits
+""",
     ]
+
 
     INVALID = [
         # the caller switches to eval mode only after it has handed the model over
@@ -554,6 +603,7 @@ def demo(prompt):
         Invalid(
             """
 import torch
+import torch.nn as nn
 
 
 def validate(model, val_loader, device):
@@ -566,9 +616,14 @@ def validate(model, val_loader, device):
         total += labels.size(0)
         correct += (predicted == labels).sum().item()
     return correct / total
+
+
+classifier = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.Dropout(0.2), nn.Linear(64, 10))
+print(validate(classifier, [], "cpu"))
 """,
             fixed="""
 import torch
+import torch.nn as nn
 
 
 def validate(model, val_loader, device):
@@ -582,42 +637,63 @@ def validate(model, val_loader, device):
         total += labels.size(0)
         correct += (predicted == labels).sum().item()
     return correct / total
+
+
+classifier = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.Dropout(0.2), nn.Linear(64, 10))
+print(validate(classifier, [], "cpu"))
 """,
-            line=10,
+            line=11,
             col=19,
             unsafe=True,
         ),
+        # a stacked LSTM with dropout between its layers
         Invalid(
             """
 import torch
+import torch.nn as nn
 
 
 class Trainer:
-    def fit(self, train_loader, val_loader):
-        for epoch in range(self.epochs):
+    def __init__(self, criterion, metric):
+        self.model = nn.LSTM(8, 8, num_layers=2, dropout=0.25)
+        self.head = nn.Linear(8, 2)
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.criterion = criterion
+        self.metric = metric
+
+    def fit(self, train_loader, val_loader, epochs):
+        for epoch in range(epochs):
             for x, y in train_loader:
                 self.optimizer.zero_grad()
-                self.criterion(self.model(x), y).backward()
+                self.criterion(self.head(self.model(x)[0]), y).backward()
                 self.optimizer.step()
             with torch.no_grad():
                 for x, y in val_loader:
-                    self.metric.update(self.model(x), y)
+                    self.metric.update(self.head(self.model(x)[0]), y)
 """,
             fixed="""
 import torch
+import torch.nn as nn
 
 
 class Trainer:
-    def fit(self, train_loader, val_loader):
-        for epoch in range(self.epochs):
+    def __init__(self, criterion, metric):
+        self.model = nn.LSTM(8, 8, num_layers=2, dropout=0.25)
+        self.head = nn.Linear(8, 2)
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.criterion = criterion
+        self.metric = metric
+
+    def fit(self, train_loader, val_loader, epochs):
+        for epoch in range(epochs):
             for x, y in train_loader:
                 self.optimizer.zero_grad()
-                self.criterion(self.model(x), y).backward()
+                self.criterion(self.head(self.model(x)[0]), y).backward()
                 self.optimizer.step()
             with torch.no_grad():
                 self.model.eval()
                 for x, y in val_loader:
-                    self.metric.update(self.model(x), y)
+                    self.metric.update(self.head(self.model(x)[0]), y)
             self.model.train()
 """,
             unsafe=True,
@@ -820,8 +896,8 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
                 dependent = model_mode_dependent(ctx, model)
-                if dependent is False or (site.decoding and dependent is not True):
-                    continue  # eval() changes nothing; a decoding helper needs a model known to have such layers
+                if dependent is not True:
+                    continue  # eval() changes nothing, or nothing shows that it changes something
                 code = ctx.code(model)
                 extra: Set[str] = set()
                 if call not in facts.local_model:
