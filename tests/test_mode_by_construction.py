@@ -59,6 +59,16 @@ class Gated(nn.Module):
     def forward(self, x):
         return x * 0.5 if self.training else x
 
+class Configured(nn.Module):
+    def __init__(self, dim, layers=2, dp_rate=0.1):
+        super().__init__()
+        self.rnn = nn.GRU(dim, dim, num_layers=layers, dropout=dp_rate)
+
+class Single(nn.Module):
+    def __init__(self, dim, dp_rate=0.1):
+        super().__init__()
+        self.rnn = nn.GRU(dim, dim, num_layers=1, dropout=dp_rate)
+
 class Outer(nn.Module):
     def __init__(self):
         super().__init__()
@@ -105,13 +115,14 @@ class Outer(nn.Module):
     # unknown: a layer count or probability held by a variable, a layer list unpacked
     ("nn.LSTM(8, 8, num_layers=n, dropout=0.2)", None),
     ("nn.Dropout(rate)", None),
+    ("nn.Dropout(fixed)", True),
     ("nn.Sequential(*layers)", None),
     # torchvision models from the table
     ("torchvision.models.resnet18()", True),
     ("torchvision.models.vgg16(weights=None)", True),
 ])
 def test_mode_dependence_by_construction(build, expected):
-    assert _verdict(build, "n = int('2')\nrate = float('0.1')\nlayers = []\n") is expected
+    assert _verdict(build, "n = int('2')\nrate = float('0.1')\nlayers = []\nfixed = 0.25\n") is expected
 
 
 @pytest.mark.parametrize("build, expected", [
@@ -119,6 +130,8 @@ def test_mode_dependence_by_construction(build, expected):
     ("Noisy(4)", True),  # dropout appended to a ModuleList in a loop
     ("Gated()", True),  # reads self.training
     ("Outer()", True),  # a project class inside a container inside a project class
+    ("Configured(4)", True),  # the parameters' literal defaults: two layers, dropout 0.1
+    ("Single(4)", False),  # one layer: the dropout argument changes nothing
 ])
 def test_mode_dependence_of_project_classes(build, expected):
     assert _verdict(build, PROJECT_CLASSES) is expected

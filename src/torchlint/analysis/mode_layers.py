@@ -101,19 +101,58 @@ def _argument(call: cst.Call, position: int, keyword: str) -> "tuple[bool, Optio
     return (a is not None), (a.value if a is not None else None)
 
 
-def _positive(call: cst.Call, position: int, keyword: str, default: float) -> Optional[bool]:
+#: reads the number a value holds (a literal, or a name bound to literals / a parameter's literal default)
+Numbers = Callable[[Optional[cst.BaseExpression]], List[float]]
+
+
+def _positive(call: cst.Call, position: int, keyword: str, default: float, numbers: Numbers) -> Optional[bool]:
     given, value = _argument(call, position, keyword)
     if not given:
         return default > 0
-    n = number(value)
-    return None if n is None else n > 0
+    values = numbers(value)
+    if not values:
+        return None
+    if all(v > 0 for v in values):
+        return True
+    return False if all(v <= 0 for v in values) else None
 
 
-def torch_layer_mode(call: cst.Call, last: str, judge: Judge) -> Optional[bool]:
+def literal_numbers(ctx: FileContext) -> Numbers:
+    """The numbers a value may hold, read from construction: a literal (``0.3``); a name every assignment
+    of which is a literal (``p = 0.3``); a parameter with a literal default (``dp_rate=0.1``: the
+    configuration its callers get unless they pass another).  Empty when unknown."""
+
+    def read(expr: Optional[cst.BaseExpression]) -> List[float]:
+        n = number(expr)
+        if n is not None:
+            return [n]
+        if not isinstance(expr, cst.Name):
+            return []
+        if ctx.names.is_param_at(expr):
+            function = ctx.enclosing(expr, cst.FunctionDef)
+            if not isinstance(function, cst.FunctionDef):
+                return []
+            p = function.params
+            for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
+                if param.name.value == expr.value:
+                    d = number(param.default) if param.default is not None else None
+                    return [d] if d is not None else []
+            return []
+        values = [number(v) for v in ctx.names.values_at(expr)]
+        return [v for v in values if v is not None] if values and None not in values else []
+
+    return read
+
+
+def torch_layer_mode(call: cst.Call, last: str, judge: Judge, numbers: Numbers = lambda e: []) -> Optional[bool]:
     """The verdict for ``call``, a constructor of the ``torch.nn`` layer ``last`` (``"GRU"``); ``judge``
-    answers for the elements of containers and the layer of a stack."""
+    answers for the elements of containers and the layer of a stack, ``numbers`` reads arguments."""
+    def read(expr: Optional[cst.BaseExpression]) -> List[float]:
+        n = number(expr)
+        return [n] if n is not None else numbers(expr)
+
     if last in DROPOUT_LAYERS:
-        return _positive(call, 0, "p", 0.5)
+        return _positive(call, 0, "p", 0.5, read)
     if last in BATCH_NORM_LAYERS or last in INSTANCE_NORM_LAYERS:
         default = last in BATCH_NORM_LAYERS
         given, value = _argument(call, 4, "track_running_stats")
@@ -121,10 +160,11 @@ def torch_layer_mode(call: cst.Call, last: str, judge: Judge) -> Optional[bool]:
             return default
         return _flag(value)
     if last in RECURRENT_LAYERS:
-        dropout = _positive(call, RECURRENT_LAYERS[last], "dropout", 0.0)
+        dropout = _positive(call, RECURRENT_LAYERS[last], "dropout", 0.0, read)
         given, layers = _argument(call, 2, "num_layers")
-        n = number(layers) if given else 1.0
-        stacked = None if n is None else n > 1
+        counts = read(layers) if given else [1.0]
+        stacked = None if not counts else (True if all(c > 1 for c in counts) else
+                                           (False if all(c <= 1 for c in counts) else None))
         if dropout is False or stacked is False:
             return False
         if dropout is True and stacked is True:
@@ -132,7 +172,7 @@ def torch_layer_mode(call: cst.Call, last: str, judge: Judge) -> Optional[bool]:
         return None
     if last in DROPOUT_ARGUMENT_LAYERS:
         position, default = DROPOUT_ARGUMENT_LAYERS[last]
-        return _positive(call, position, "dropout", default)
+        return _positive(call, position, "dropout", default, read)
     if last in STACKS:
         given, layer = _argument(call, 0, "encoder_layer" if "Encoder" in last else "decoder_layer")
         return judge(layer) if layer is not None else None
@@ -212,7 +252,7 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
         if q.startswith(("torch.nn.init.", "torch.nn.utils.")) or q in PARAMETERS:
             return True, False  # `nn.Parameter(...)`, `nn.utils.spectral_norm(conv)`: no mode of their own
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
-            return True, torch_layer_mode(call, q.rsplit(".", 1)[-1], judge)
+            return True, torch_layer_mode(call, q.rsplit(".", 1)[-1], judge, literal_numbers(ctx))
         verdict = library_model_mode(q)
         if verdict is not None:
             return True, verdict
@@ -228,6 +268,7 @@ __all__ = [
     "container_elements",
     "layer_call_mode",
     "library_model_mode",
+    "literal_numbers",
     "number",
     "torch_layer_mode",
 ]
