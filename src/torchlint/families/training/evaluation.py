@@ -1027,6 +1027,8 @@ class EvalSite:
     decoding: Optional[str] = None
     #: for a decoding site: the model call (or call of a model's part) that is fed back
     anchor: Optional[cst.Call] = None
+    #: for a forward pass through a helper: the helper whose result the site reads only off the graph
+    helper: Optional[cst.FunctionDef] = None
 
 
 class EvaluationFacts:
@@ -1147,7 +1149,68 @@ class EvaluationFacts:
                     site = loops[loop] = EvalSite("loop", loop, function)
                     sites.append(site)
                 site.calls.append((call, model))
+        sites.extend(self._forward_through_helpers(by_function, sites))
         return sites
+
+    def _forward_through_helpers(self, by_function, sites: List[EvalSite]) -> List[EvalSite]:
+        """Evaluation by behaviour at each call of a helper that runs a model and hands its output (or a
+        loss computed from it) back: in a caller that runs with autograd on, trains nothing, needs no
+        gradients, and sends what the helper returned only to graph-free sinks (``float()``, ``.item()``,
+        comparisons, printing, a discarded value), that call is a forward pass of an evaluation.  The same
+        helper called from a training step (whose caller backpropagates the result) is training there:
+        each call site is judged on its own."""
+        ctx = self.ctx
+        taken = {s.function for s in sites if s.function is not None}
+        found: Dict[cst.FunctionDef, EvalSite] = {}
+        for helper, calls in by_function.items():
+            if helper is None or helper in taken or self._excluded(helper):
+                continue
+            model_calls = {c for c, _ in calls}
+            if not returns_graph(ctx, helper, decoding_flow(ctx, helper, model_calls), model_calls):
+                continue
+            if trains(ctx, helper) or needs_grad(ctx, helper):
+                continue
+            for site_call in call_sites(ctx, helper):
+                caller = enclosing_function(ctx, site_call)
+                if caller is None or caller is helper or caller in taken or self._excluded(caller):
+                    continue
+                if runs_without_grad(ctx, site_call) or trains(ctx, caller) or needs_grad(ctx, caller):
+                    continue
+                forward = {site_call} | {c for c, _ in by_function.get(caller, [])}
+                flow = decoding_flow(ctx, caller, forward)
+                if returns_graph(ctx, caller, flow, forward) or hands_graph_away(ctx, caller, flow, forward):
+                    continue  # the output (or its loss) goes where a gradient may be taken
+                model = self._model_at_call(helper, calls[0][1], site_call)
+                if model is None:
+                    self.mode_settled.add(site_call)  # no name for the model at the call: no eval-mode check
+                    model = calls[0][1]
+                site = found.get(caller)
+                if site is None:
+                    site = found[caller] = EvalSite("function", caller, caller, helper=helper)
+                site.calls.append((site_call, model))
+        return list(found.values())
+
+    def _model_at_call(self, helper: cst.FunctionDef, model: cst.BaseExpression,
+                       site_call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The model ``helper`` runs, as the call ``site_call`` names it: the argument passed for a model
+        parameter, ``self.<attr>`` for a method called on ``self``, a module global both see alike."""
+        ctx = self.ctx
+        code = ctx.code(model)
+        if code.startswith("self.") and isinstance(site_call.func, cst.Attribute) and (
+            dotted_name(site_call.func.value) == "self"
+        ):
+            return model
+        if isinstance(model, cst.Name):
+            params = list(helper.params.posonly_params) + list(helper.params.params)
+            if isinstance(site_call.func, cst.Attribute) and params and params[0].name.value in ("self", "cls"):
+                params = params[1:]
+            for i, p in enumerate(params):
+                if p.name.value == model.value:
+                    a = arg(site_call, i, p.name.value)
+                    return a.value if a is not None and dotted_name(a.value) is not None else None
+            if _same_global(ctx, helper, site_call, model.value):
+                return model
+        return None
 
     def _excluded(self, function: cst.FunctionDef) -> bool:
         """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""
