@@ -33,6 +33,11 @@ from torchlint.analysis.context import FileContext, arg
 
 #: dropout layers: their probability argument defaults to 0.5
 DROPOUT_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
+#: functional dropout: a model's ``F.dropout(x, p, self.training)`` follows its mode; one without ``training=``
+#: drops at evaluation too (TL109's mistake), which the model's author meant to follow the mode
+FUNCTIONAL_DROPOUT = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+                                "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+                                "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout"})
 #: batch norm layers (``num_features, eps, momentum, affine, track_running_stats``): statistics tracked by default
 BATCH_NORM_LAYERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d",
                                "LazyBatchNorm2d", "LazyBatchNorm3d"})
@@ -249,6 +254,11 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
     """(known, verdict) for a call of a torch.nn layer or a table's library model; known is False when the
     callee is none of those (a project class, an unknown function)."""
     for q in sorted(ctx.names.qualified_names_at(call.func)):
+        if q in FUNCTIONAL_DROPOUT:
+            given, value = _argument(call, 2, "training")
+            if given and _flag(value) is False:
+                return True, False
+            return True, _positive(call, 1, "p", 0.5, literal_numbers(ctx))
         if q.startswith(("torch.nn.init.", "torch.nn.utils.")) or q in PARAMETERS:
             return True, False  # `nn.Parameter(...)`, `nn.utils.spectral_norm(conv)`: no mode of their own
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
