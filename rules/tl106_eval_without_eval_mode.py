@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
     MC_DROPOUT,
+    class_object,
     EvalSite,
     assigned_within,
     call_sites,
@@ -91,7 +92,9 @@ class EvalWithoutEvalMode(LintRule):
 
     ## Fix safety
     The fix inserts `model.eval()` before the statement that first runs the model (before the
-    evaluation loop). The mode persists after the evaluation, so where training resumes afterwards in
+    evaluation loop). It is offered only on an instance: not when the name may hold a class object (a
+    class, a parameter some caller passes a class for, a name bound to one), where `.eval()` would
+    raise `TypeError`. The mode persists after the evaluation, so where training resumes afterwards in
     this file without a `model.train()` (an evaluation loop inside the training loop, or a training
     loop that calls the evaluation function), the fix also inserts `model.train()` right after the
     evaluation; when the model cannot be named there, no fix is offered. It stays unsafe: callers in
@@ -533,6 +536,38 @@ def evaluate(loader):
 
 
     INVALID = [
+        # one caller passes the class itself: `critic.eval()` would raise TypeError there, so no fix
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(0.3), nn.Linear(dim, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def evaluate(critic, batches):
+    total = 0.0
+    for x in batches:
+        total += critic(x).mean().item()
+    return total
+
+
+def shapes(critic_cls, batches):
+    return evaluate(critic_cls, batches)
+
+
+print(evaluate(Critic(), [torch.randn(2, 8)]))
+print(evaluate(Critic, []))
+""",
+            line=18,
+        ),
         # the caller switches to eval mode only after it has handed the model over
         Invalid(
             """
@@ -958,6 +993,8 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
 
     def _fix(self, site: EvalSite, call: cst.Call, model: cst.BaseExpression, code: str) -> Optional[Fix]:
         ctx = self.ctx
+        if self._may_be_a_class(model):
+            return None  # `Critic.eval()` on a class object raises TypeError: only an instance can be switched
         owner = site.node if site.kind == "function" else None
         anchor: Optional[cst.CSTNode] = site.node if owner is None else top_statement(ctx, call, owner)
         if anchor is None:
@@ -980,6 +1017,28 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
             done.add((id(stmt), caller_code))
             fix.insert_after(stmt, ctx.parse_statement(f"{caller_code}.train()\n"))
         return fix
+
+    def _may_be_a_class(self, model: cst.BaseExpression) -> bool:
+        """Whether the name the fix would call ``.eval()`` on may hold a class object rather than an
+        instance: a class itself, a parameter some caller in the file passes a class for (or whose default
+        is one), a name some assignment binds to a class."""
+        ctx = self.ctx
+        root = model
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if class_object(ctx, model):
+            return True
+        if not isinstance(root, cst.Name) or root is not model:
+            return False
+        if ctx.names.is_param_at(model):
+            passed = list(arguments_for_param(ctx, model) or [])
+            function = ctx.enclosing(model, cst.FunctionDef)
+            if isinstance(function, cst.FunctionDef):
+                p = function.params
+                passed.extend(q.default for q in [*p.posonly_params, *p.params, *p.kwonly_params]
+                              if q.name.value == model.value and q.default is not None)
+            return any(class_object(ctx, a) for a in passed)
+        return any(class_object(ctx, v) for v in ctx.names.values_at(model))
 
     def _training_resumes(self, site: EvalSite, model: cst.BaseExpression, code: str):
         """Where training goes on after this evaluation without switching the model back: the statements
