@@ -137,6 +137,24 @@ class EvalWithoutNoGrad(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # eval mode, but the outputs are yielded with their graph, or differentiated (attribution)
+        """
+import torch
+
+
+def features(model, loader):
+    model.eval()
+    for x, _ in loader:
+        yield model(x)
+
+
+def attribution(model, x, target):
+    model.eval()
+    x = x.clone().requires_grad_(True)
+    score = model(x)[0, target]
+    score.backward()
+    return x.grad.abs()
+""",
         # the helper's output returned to a caller, or handed to an unknown callable: a gradient may be taken
         # there; a caller already under `no_grad`
         """
@@ -720,6 +738,69 @@ def fit_and_score(loader, batch):
     ]
 
     INVALID = [
+        # a generator that puts the model it runs in eval mode and yields only picks or numbers:
+        # evaluation whatever it is called (the decorator gives the consumer its own mode at every yield)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 2))
+
+
+def predictions(model, batches):
+    model.eval()
+    for x in batches:
+        yield model(x).argmax(-1)
+
+
+for labels in predictions(net, [torch.randn(3, 4)]):
+    print(labels.tolist())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 2))
+
+
+@torch.no_grad()
+def predictions(model, batches):
+    model.eval()
+    for x in batches:
+        yield model(x).argmax(-1)
+
+
+for labels in predictions(net, [torch.randn(3, 4)]):
+    print(labels.tolist())
+""",
+            line=11,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+
+def iter_scores(model, loader):
+    model.eval()
+    for x, y in loader:
+        out = model(x)
+        yield (out.argmax(1) == y).float().mean().item()
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def iter_scores(model, loader):
+    model.eval()
+    for x, y in loader:
+        out = model(x)
+        yield (out.argmax(1) == y).float().mean().item()
+""",
+            line=8,
+        ),
         # a loss helper shared with training: its result is backpropagated by `fit` only; `check` reads it
         # off the graph (float) and discards it, whatever the functions are called
         Invalid(

@@ -1130,6 +1130,7 @@ class EvaluationFacts:
                     sites.append(EvalSite("function", function, function, calls, decoding=decoding[0],
                                           anchor=decoding[1]))
                     continue
+            before = len(sites)
             loops: Dict[cst.CSTNode, EvalSite] = {}
             hands_back: Optional[bool] = None
             for call, model in calls:
@@ -1149,8 +1150,27 @@ class EvaluationFacts:
                     site = loops[loop] = EvalSite("loop", loop, function)
                     sites.append(site)
                 site.calls.append((call, model))
+            if function is not None and len(sites) == before and self._outputs_only_off_graph(function, calls):
+                sites.append(EvalSite("function", function, function, calls))
         sites.extend(self._forward_through_helpers(by_function, sites))
         return sites
+
+    def _outputs_only_off_graph(self, function: cst.FunctionDef, calls) -> bool:
+        """Evaluation by behaviour, whatever the function is called: it switches the model it runs to eval
+        mode (``model.eval()``), trains nothing (no backward pass, optimizer step or training call within
+        reach), needs no gradients, and what its model calls produce reaches only graph-free sinks (picks,
+        ``.item()``, comparisons, printing): no output's graph is returned, yielded, stored on ``self`` or in
+        a container it was given, or handed to a callable whose code is not in view."""
+        ctx = self.ctx
+        switched = eval_receivers(ctx, function, depth=0)
+        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched):
+            return False
+        if trains(ctx, function, depth=2) or needs_grad(ctx, function):
+            return False
+        model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
+        flow = decoding_flow(ctx, function, model_calls)
+        return not (returns_graph(ctx, function, flow, model_calls)
+                    or hands_graph_away(ctx, function, flow, model_calls))
 
     def _forward_through_helpers(self, by_function, sites: List[EvalSite]) -> List[EvalSite]:
         """Evaluation by behaviour at each call of a helper that runs a model and hands its output (or a
