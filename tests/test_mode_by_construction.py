@@ -69,6 +69,13 @@ class Single(nn.Module):
         super().__init__()
         self.rnn = nn.GRU(dim, dim, num_layers=1, dropout=dp_rate)
 
+def make_noisy(dim):
+    net = Noisy(dim)
+    return net
+
+def make_block():
+    return Block(4)
+
 class Outer(nn.Module):
     def __init__(self):
         super().__init__()
@@ -132,6 +139,8 @@ def test_mode_dependence_by_construction(build, expected):
     ("Outer()", True),  # a project class inside a container inside a project class
     ("Configured(4)", True),  # the parameters' literal defaults: two layers, dropout 0.1
     ("Single(4)", False),  # one layer: the dropout argument changes nothing
+    ("make_noisy(4)", True),  # a project factory: what it returns
+    ("make_block()", False),
 ])
 def test_mode_dependence_of_project_classes(build, expected):
     assert _verdict(build, PROJECT_CLASSES) is expected

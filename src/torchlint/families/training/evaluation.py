@@ -335,7 +335,7 @@ def _combine(verdicts: List[Optional[bool]]) -> Optional[bool]:
     return False
 
 
-def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression) -> Optional[bool]:
+def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> Optional[bool]:
     core = strip_moves_expr(value)
     if not isinstance(core, cst.Call):
         return None
@@ -343,7 +343,28 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression) -> Option
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
         return summary.mode_dependent if summary.is_module else None
+    if found is not None and isinstance(found[1], cst.FunctionDef) and hops < 2:
+        return _factory_mode_dependent(found[0], found[1], hops)
     return layer_mode_dependent(ctx, core)
+
+
+def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Optional[bool]:
+    """A project function that builds and returns a model (``def resnet101(n): return ResNet(...)``): the
+    verdicts of what it returns, through the names it returns."""
+    verdicts: List[Optional[bool]] = []
+    for node in iter_nodes(function.body):
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        if fctx.enclosing(node, cst.FunctionDef) is not function:
+            continue  # a nested function's return
+        if isinstance(node.value, cst.Name):
+            values = built_values(fctx, node.value)
+            verdicts.extend(_value_mode_dependent(fctx, v, hops + 1) for v in values)
+            if not values:
+                verdicts.append(None)
+        else:
+            verdicts.append(_value_mode_dependent(fctx, node.value, hops + 1))
+    return _combine(verdicts)
 
 
 def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -1186,6 +1207,8 @@ class EvaluationFacts:
             if helper is None or helper in taken or self._excluded(helper):
                 continue
             model_calls = {c for c, _ in calls}
+            if all(under_no_grad(ctx, c) for c in model_calls):
+                continue  # the helper turns gradients off itself: its result has no graph
             if not returns_graph(ctx, helper, decoding_flow(ctx, helper, model_calls), model_calls):
                 continue
             if trains(ctx, helper) or needs_grad(ctx, helper):
