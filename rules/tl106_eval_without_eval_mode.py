@@ -53,13 +53,17 @@ class EvalWithoutEvalMode(LintRule):
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
     `eval()` that comes after the call does not count.
 
-    Only models that have, or may have, a layer that acts differently in eval mode are reported: one
-    built from a class or container whose layers are known (`Linear`, activations, an `LSTM`/`GRU`
-    without dropout) is the same in both modes, and so is a parameter every caller in the file passes
-    such a model for; a library model, a factory's result or a parameter no caller explains may have
-    dropout or batch norm. Decoding and sampling code, recognised by what it does (see TL105), is
-    reported only for a model known to have such a layer. A class object passed as a value is not a
-    model.
+    Only models proven by construction to have a layer that acts differently in eval mode are
+    reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
+    `track_running_stats=True`), an `RNN`/`LSTM`/`GRU` with `dropout > 0` and more than one layer
+    (PyTorch applies a recurrent layer's dropout only between stacked layers), transformer and attention
+    layers with dropout, code that reads `self.training`, or a torchvision model of the table
+    (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...); found through `nn.Sequential`,
+    `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
+    functions that return them, and, for a parameter, the models every caller in the file passes.
+    `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
+    a model whose construction is not seen (a parameter no caller explains, a library factory) is not
+    reported. A class object passed as a value is not a model.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
