@@ -34,7 +34,7 @@ from torchlint.analysis.context import FileContext, arg
 #: dropout layers: their probability argument defaults to 0.5
 DROPOUT_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
 #: functional dropout: a model's ``F.dropout(x, p, self.training)`` follows its mode; one without ``training=``
-#: drops at evaluation too (TL109's mistake), which the model's author meant to follow the mode
+#: drops at evaluation too (a dropout that ignores the mode), which the model's author meant to follow it
 FUNCTIONAL_DROPOUT = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
                                 "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
                                 "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout"})

@@ -97,17 +97,6 @@ _MODULE_BASES = (
 )
 #: methods that return the module they are called on
 _MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
-#: layers whose behaviour depends on train/eval mode
-_MODE_LAYERS = ("Dropout", "BatchNorm", "InstanceNorm", "SyncBatchNorm", "AlphaDropout", "RNN", "LSTM", "GRU",
-                "Transformer", "MultiheadAttention")
-_MODE_FREE = frozenset(
-    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-     "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "LeakyReLU",
-     "ELU", "SELU", "PReLU", "Hardtanh", "Hardswish", "Flatten", "Unflatten", "Identity", "MaxPool1d", "MaxPool2d",
-     "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Embedding", "Upsample", "PixelShuffle",
-     "LayerNorm", "GroupNorm", "Sequential", "ModuleList", "ModuleDict", "Softmax2d", "ZeroPad2d", "ConstantPad2d"}
-)
 
 
 # -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
