@@ -120,6 +120,43 @@ class LossAccumulatedWithGraph(LintRule):
     }
 
     VALID = [
+        # a check loss computed under `no_grad` (in the loop, or in a helper) has no graph to keep
+        """
+import torch
+
+
+def fit(model, train, criterion, opt):
+    running = 0
+    for x, y in train:
+        opt.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            check = criterion(model(x), y)
+        running += check
+    return running
+""",
+        """
+import torch
+
+
+def val_loss(model, criterion, x, y):
+    with torch.no_grad():
+        return criterion(model(x), y)
+
+
+def fit(model, train, val, criterion, opt):
+    for epoch in range(3):
+        total = 0
+        for x, y in train:
+            opt.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            opt.step()
+            total += val_loss(model, criterion, x, y)
+        print(total)
+""",
         # the helper returns a number (`.item()` of the loss): the total is a float, no graph
         Valid(
             """

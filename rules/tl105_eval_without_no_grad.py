@@ -137,6 +137,55 @@ class EvalWithoutNoGrad(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # eval mode, but the outputs are yielded with their graph, or differentiated (attribution)
+        """
+import torch
+
+
+def features(model, loader):
+    model.eval()
+    for x, _ in loader:
+        yield model(x)
+
+
+def attribution(model, x, target):
+    model.eval()
+    x = x.clone().requires_grad_(True)
+    score = model(x)[0, target]
+    score.backward()
+    return x.grad.abs()
+""",
+        # the helper's output returned to a caller, or handed to an unknown callable: a gradient may be taken
+        # there; a caller already under `no_grad`
+        """
+import torch
+import torch.nn.functional as F
+
+
+def scores(net, x):
+    return F.softmax(net(x), dim=-1)
+
+
+def fit(net, opt, loader):
+    for x, y in loader:
+        opt.zero_grad()
+        F.nll_loss(scores(net, x).log(), y).backward()
+        opt.step()
+
+
+def probe(net, x):
+    out = scores(net, x)
+    return out
+
+
+def log_loss(net, x, y, logger):
+    logger.record(F.nll_loss(scores(net, x).log(), y))
+
+
+@torch.no_grad()
+def agreement(net, loader):
+    return sum((scores(net, x).argmax(-1) == y).sum().item() for x, y in loader)
+""",
         # a method named like a model on an object that is none (a training library's helper)
         """
 import torch
@@ -689,6 +738,179 @@ def fit_and_score(loader, batch):
     ]
 
     INVALID = [
+        # a generator that puts the model it runs in eval mode and yields only picks or numbers:
+        # evaluation whatever it is called (the decorator gives the consumer its own mode at every yield)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 2))
+
+
+def predictions(model, batches):
+    model.eval()
+    for x in batches:
+        yield model(x).argmax(-1)
+
+
+for labels in predictions(net, [torch.randn(3, 4)]):
+    print(labels.tolist())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 2))
+
+
+@torch.no_grad()
+def predictions(model, batches):
+    model.eval()
+    for x in batches:
+        yield model(x).argmax(-1)
+
+
+for labels in predictions(net, [torch.randn(3, 4)]):
+    print(labels.tolist())
+""",
+            line=11,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+
+def iter_scores(model, loader):
+    model.eval()
+    for x, y in loader:
+        out = model(x)
+        yield (out.argmax(1) == y).float().mean().item()
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def iter_scores(model, loader):
+    model.eval()
+    for x, y in loader:
+        out = model(x)
+        yield (out.argmax(1) == y).float().mean().item()
+""",
+            line=8,
+        ),
+        # a loss helper shared with training: its result is backpropagated by `fit` only; `check` reads it
+        # off the graph (float) and discards it, whatever the functions are called
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.criterion = nn.MSELoss()
+        self.history = []
+
+    def step_loss(self, batch):
+        x, y = batch
+        return self.criterion(self.model(x), y)
+
+    def fit(self, batches):
+        for batch in batches:
+            self.optimizer.zero_grad()
+            self.step_loss(batch).backward()
+            self.optimizer.step()
+
+    def check(self, batches):
+        self.model.eval()
+        for batch in batches:
+            self.history.append(float(self.step_loss(batch)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.criterion = nn.MSELoss()
+        self.history = []
+
+    def step_loss(self, batch):
+        x, y = batch
+        return self.criterion(self.model(x), y)
+
+    def fit(self, batches):
+        for batch in batches:
+            self.optimizer.zero_grad()
+            self.step_loss(batch).backward()
+            self.optimizer.step()
+
+    @torch.no_grad()
+    def check(self, batches):
+        self.model.eval()
+        for batch in batches:
+            self.history.append(float(self.step_loss(batch)))
+""",
+            line=26,
+            message="`step_loss` runs the model",
+        ),
+        # a helper returning probabilities: the caller turns them into an argmax count
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def scores(net, x):
+    return F.softmax(net(x), dim=-1)
+
+
+def fit(net, opt, loader):
+    for x, y in loader:
+        opt.zero_grad()
+        F.nll_loss(scores(net, x).log(), y).backward()
+        opt.step()
+
+
+def agreement(net, loader):
+    hits = 0
+    for x, y in loader:
+        hits += (scores(net, x).argmax(-1) == y).sum().item()
+    return hits
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+
+def scores(net, x):
+    return F.softmax(net(x), dim=-1)
+
+
+def fit(net, opt, loader):
+    for x, y in loader:
+        opt.zero_grad()
+        F.nll_loss(scores(net, x).log(), y).backward()
+        opt.step()
+
+
+@torch.no_grad()
+def agreement(net, loader):
+    hits = 0
+    for x, y in loader:
+        hits += (scores(net, x).argmax(-1) == y).sum().item()
+    return hits
+""",
+            line=20,
+        ),
         # a notebook's prediction cell after the training cell
         Invalid(
             """
@@ -1382,6 +1604,12 @@ def fit_and_score(loader, batch):
 
     def _message(self, site: EvalSite, call: cst.Call) -> Optional[str]:
         """Where the evidence came from, for code found by what it does rather than by its name."""
+        if site.helper is not None:
+            return (
+                f"Evaluation: `{site.helper.name.value}` runs the model with autograd on and its result is read "
+                "here only off the graph; wrap it in `torch.no_grad()` (or `torch.inference_mode()`) to save "
+                "memory and time"
+            )
         if not site.decoding:
             return None
         model = next((m for c, m in site.calls if c is call), None)

@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
     MC_DROPOUT,
+    class_object,
     EvalSite,
     assigned_within,
     call_sites,
@@ -52,13 +53,17 @@ class EvalWithoutEvalMode(LintRule):
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
     `eval()` that comes after the call does not count.
 
-    Only models that have, or may have, a layer that acts differently in eval mode are reported: one
-    built from a class or container whose layers are known (`Linear`, activations, an `LSTM`/`GRU`
-    without dropout) is the same in both modes, and so is a parameter every caller in the file passes
-    such a model for; a library model, a factory's result or a parameter no caller explains may have
-    dropout or batch norm. Decoding and sampling code, recognised by what it does (see TL105), is
-    reported only for a model known to have such a layer. A class object passed as a value is not a
-    model.
+    Only models proven by construction to have a layer that acts differently in eval mode are
+    reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
+    `track_running_stats=True`), an `RNN`/`LSTM`/`GRU` with `dropout > 0` and more than one layer
+    (PyTorch applies a recurrent layer's dropout only between stacked layers), transformer and attention
+    layers with dropout, code that reads `self.training`, or a torchvision model of the table
+    (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...); found through `nn.Sequential`,
+    `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
+    functions that return them, and, for a parameter, the models every caller in the file passes.
+    `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
+    a model whose construction is not seen (a parameter no caller explains, a library factory) is not
+    reported. A class object passed as a value is not a model.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
@@ -91,7 +96,9 @@ class EvalWithoutEvalMode(LintRule):
 
     ## Fix safety
     The fix inserts `model.eval()` before the statement that first runs the model (before the
-    evaluation loop). The mode persists after the evaluation, so where training resumes afterwards in
+    evaluation loop). It is offered only on an instance: not when the name may hold a class object (a
+    class, a parameter some caller passes a class for, a name bound to one), where `.eval()` would
+    raise `TypeError`. The mode persists after the evaluation, so where training resumes afterwards in
     this file without a `model.train()` (an evaluation loop inside the training loop, or a training
     loop that calls the evaluation function), the fix also inserts `model.train()` right after the
     evaluation; when the model cannot be named there, no fix is offered. It stays unsafe: callers in
@@ -481,9 +488,90 @@ test_builds(Discriminator, [4, 8])
 test_builds(nn.Linear, [4])
 """
         ),
+        # the model is a parameter no caller explains: nothing shows a layer that eval() would change
+        """
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    for images, labels in val_loader:
+        outputs = model(images.to(device))
+        correct += (torch.argmax(outputs, dim=1) == labels.to(device)).sum().item()
+    return correct
+""",
+        # mode-free by construction: a one-layer GRU's dropout applies only between stacked layers;
+        # LayerNorm, Embedding, a ModuleList built by a comprehension of Linear layers, Dropout(p=0),
+        # batch norm that tracks no statistics
+        """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=50, dim=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.rnn = nn.GRU(dim, dim, num_layers=1, dropout=0.3, batch_first=True)
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+        self.norm = nn.LayerNorm(dim)
+        self.drop = nn.Dropout(p=0.0)
+        self.bn = nn.BatchNorm1d(dim, track_running_stats=False)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, tokens):
+        h, _ = self.rnn(self.embed(tokens))
+        for block in self.blocks:
+            h = h + block(self.norm(h))
+        return self.out(self.drop(h))
+
+
+encoder = Encoder()
+
+
+def evaluate(loader):
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += (encoder(x).argmax(-1) == y).sum().item()
+    return hits
+""",
     ]
 
+
     INVALID = [
+        # one caller passes the class itself: `critic.eval()` would raise TypeError there, so no fix
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(0.3), nn.Linear(dim, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def evaluate(critic, batches):
+    total = 0.0
+    for x in batches:
+        total += critic(x).mean().item()
+    return total
+
+
+def shapes(critic_cls, batches):
+    return evaluate(critic_cls, batches)
+
+
+print(evaluate(Critic(), [torch.randn(2, 8)]))
+print(evaluate(Critic, []))
+""",
+            line=18,
+        ),
         # the caller switches to eval mode only after it has handed the model over
         Invalid(
             """
@@ -554,6 +642,7 @@ def demo(prompt):
         Invalid(
             """
 import torch
+import torch.nn as nn
 
 
 def validate(model, val_loader, device):
@@ -566,9 +655,14 @@ def validate(model, val_loader, device):
         total += labels.size(0)
         correct += (predicted == labels).sum().item()
     return correct / total
+
+
+classifier = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.Dropout(0.2), nn.Linear(64, 10))
+print(validate(classifier, [], "cpu"))
 """,
             fixed="""
 import torch
+import torch.nn as nn
 
 
 def validate(model, val_loader, device):
@@ -582,42 +676,63 @@ def validate(model, val_loader, device):
         total += labels.size(0)
         correct += (predicted == labels).sum().item()
     return correct / total
+
+
+classifier = nn.Sequential(nn.Flatten(), nn.Linear(784, 64), nn.Dropout(0.2), nn.Linear(64, 10))
+print(validate(classifier, [], "cpu"))
 """,
-            line=10,
+            line=11,
             col=19,
             unsafe=True,
         ),
+        # a stacked LSTM with dropout between its layers
         Invalid(
             """
 import torch
+import torch.nn as nn
 
 
 class Trainer:
-    def fit(self, train_loader, val_loader):
-        for epoch in range(self.epochs):
+    def __init__(self, criterion, metric):
+        self.model = nn.LSTM(8, 8, num_layers=2, dropout=0.25)
+        self.head = nn.Linear(8, 2)
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.criterion = criterion
+        self.metric = metric
+
+    def fit(self, train_loader, val_loader, epochs):
+        for epoch in range(epochs):
             for x, y in train_loader:
                 self.optimizer.zero_grad()
-                self.criterion(self.model(x), y).backward()
+                self.criterion(self.head(self.model(x)[0]), y).backward()
                 self.optimizer.step()
             with torch.no_grad():
                 for x, y in val_loader:
-                    self.metric.update(self.model(x), y)
+                    self.metric.update(self.head(self.model(x)[0]), y)
 """,
             fixed="""
 import torch
+import torch.nn as nn
 
 
 class Trainer:
-    def fit(self, train_loader, val_loader):
-        for epoch in range(self.epochs):
+    def __init__(self, criterion, metric):
+        self.model = nn.LSTM(8, 8, num_layers=2, dropout=0.25)
+        self.head = nn.Linear(8, 2)
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.criterion = criterion
+        self.metric = metric
+
+    def fit(self, train_loader, val_loader, epochs):
+        for epoch in range(epochs):
             for x, y in train_loader:
                 self.optimizer.zero_grad()
-                self.criterion(self.model(x), y).backward()
+                self.criterion(self.head(self.model(x)[0]), y).backward()
                 self.optimizer.step()
             with torch.no_grad():
                 self.model.eval()
                 for x, y in val_loader:
-                    self.metric.update(self.model(x), y)
+                    self.metric.update(self.head(self.model(x)[0]), y)
             self.model.train()
 """,
             unsafe=True,
@@ -820,8 +935,8 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
                 dependent = model_mode_dependent(ctx, model)
-                if dependent is False or (site.decoding and dependent is not True):
-                    continue  # eval() changes nothing; a decoding helper needs a model known to have such layers
+                if dependent is not True:
+                    continue  # eval() changes nothing, or nothing shows that it changes something
                 code = ctx.code(model)
                 extra: Set[str] = set()
                 if call not in facts.local_model:
@@ -882,6 +997,8 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
 
     def _fix(self, site: EvalSite, call: cst.Call, model: cst.BaseExpression, code: str) -> Optional[Fix]:
         ctx = self.ctx
+        if self._may_be_a_class(model):
+            return None  # `Critic.eval()` on a class object raises TypeError: only an instance can be switched
         owner = site.node if site.kind == "function" else None
         anchor: Optional[cst.CSTNode] = site.node if owner is None else top_statement(ctx, call, owner)
         if anchor is None:
@@ -904,6 +1021,28 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
             done.add((id(stmt), caller_code))
             fix.insert_after(stmt, ctx.parse_statement(f"{caller_code}.train()\n"))
         return fix
+
+    def _may_be_a_class(self, model: cst.BaseExpression) -> bool:
+        """Whether the name the fix would call ``.eval()`` on may hold a class object rather than an
+        instance: a class itself, a parameter some caller in the file passes a class for (or whose default
+        is one), a name some assignment binds to a class."""
+        ctx = self.ctx
+        root = model
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if class_object(ctx, model):
+            return True
+        if not isinstance(root, cst.Name) or root is not model:
+            return False
+        if ctx.names.is_param_at(model):
+            passed = list(arguments_for_param(ctx, model) or [])
+            function = ctx.enclosing(model, cst.FunctionDef)
+            if isinstance(function, cst.FunctionDef):
+                p = function.params
+                passed.extend(q.default for q in [*p.posonly_params, *p.params, *p.kwonly_params]
+                              if q.name.value == model.value and q.default is not None)
+            return any(class_object(ctx, a) for a in passed)
+        return any(class_object(ctx, v) for v in ctx.names.values_at(model))
 
     def _training_resumes(self, site: EvalSite, model: cst.BaseExpression, code: str):
         """Where training goes on after this evaluation without switching the model back: the statements

@@ -445,7 +445,7 @@ MODELS = """
 
 
 @pytest.mark.parametrize("param, expected", [
-    ("a", False), ("b", True), ("c", None), ("d", False), ("e", True), ("f", True), ("g", False),
+    ("a", False), ("b", True), ("c", True), ("d", False), ("e", True), ("f", True), ("g", False),
 ])
 def test_mode_dependence_of_the_model_a_parameter_receives(param, expected):
     ctx = _walked(MODELS)

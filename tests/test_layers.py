@@ -45,6 +45,7 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.ops": 5,
     "torchlint.analysis.training": 5,
     "torchlint.analysis.dtypes": 6,  # dtypes from construction, through the returns of project functions
+    "torchlint.analysis.mode_layers": 5,  # which library layers depend on train/eval mode, by construction
     # 6 -- the program model: roles, class and function summaries, across the project
     "torchlint.analysis.program": 6,
     # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)

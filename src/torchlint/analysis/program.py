@@ -55,6 +55,7 @@ from torchlint.analysis.ops import (
     SOFTMAX_FUNCS,
     SOFTMAX_LAYERS,
 )
+from torchlint.analysis.mode_layers import combine as combine_modes, layer_call_mode
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.project import project_of
 from torchlint.analysis.training import is_detached, under_no_grad
@@ -96,17 +97,6 @@ _MODULE_BASES = (
 )
 #: methods that return the module they are called on
 _MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
-#: layers whose behaviour depends on train/eval mode
-_MODE_LAYERS = ("Dropout", "BatchNorm", "InstanceNorm", "SyncBatchNorm", "AlphaDropout", "RNN", "LSTM", "GRU",
-                "Transformer", "MultiheadAttention")
-_MODE_FREE = frozenset(
-    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-     "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "LeakyReLU",
-     "ELU", "SELU", "PReLU", "Hardtanh", "Hardswish", "Flatten", "Unflatten", "Identity", "MaxPool1d", "MaxPool2d",
-     "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Embedding", "Upsample", "PixelShuffle",
-     "LayerNorm", "GroupNorm", "Sequential", "ModuleList", "ModuleDict", "Softmax2d", "ZeroPad2d", "ConstantPad2d"}
-)
 
 
 # -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
@@ -339,18 +329,26 @@ def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
-_MODE_CODE = re.compile(r"Dropout\w*\(|\bdropout\(|\.training\b|\.train\(|\.eval\(|\bdropout\s*=\s*[a-zA-Z_(]")
+#: a class that reads its own mode (``if self.training:``, ``F.dropout(x, p, self.training)``)
+_READS_MODE = re.compile(r"\bself\.training\b")
 
 
 def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
                     depth: int) -> Optional[bool]:
-    if _MODE_CODE.search(ctx.code(cls)):
+    """Proven by construction: the class reads ``self.training``, or builds a mode-dependent layer
+    anywhere in its body (an attribute, a list it appends to, a container's comprehension); provably
+    mode-free when every attribute it assigns is; else unknown."""
+    if _READS_MODE.search(ctx.code(cls)):
         return True
     verdicts: List[Optional[bool]] = []
     if inherited is not None:
         verdicts.append(inherited.mode_dependent)
     if unknown_base:
         verdicts.append(None)
+    for call in ctx.contents(cls).calls:
+        known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
+        if known and verdict is True:
+            return True
     scope = ctx.names._scope_of.get(cls)
     attrs = scope.attrs if scope is not None else {}
     for values in attrs.values():
@@ -381,27 +379,11 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return None
+    known, verdict = layer_call_mode(ctx, value, lambda e: _element_mode(ctx, e, depth))
+    if known:
+        return verdict
     names = ctx.names.qualified_names_at(value.func)
     for q in names:
-        last = q.rsplit(".", 1)[-1]
-        if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
-            if any(m in last for m in _MODE_LAYERS):
-                if last in ("LSTM", "GRU", "RNN"):
-                    dropout = arg(value, 5, "dropout")
-                    if dropout is None or (isinstance(dropout.value, (cst.Integer, cst.Float))
-                                           and float(dropout.value.value) == 0):
-                        return False
-                return True
-            if last in ("Sequential", "ModuleList"):
-                inner = [layer_mode_dependent(ctx, a.value, depth) for a in value.args if not a.star]
-                if any(a.star for a in value.args):
-                    return None
-                return True if True in inner else (None if None in inner else False)
-            if last in _MODE_FREE:
-                return False
-            if last in ("Parameter",) or q.startswith(("torch.nn.init", "torch.nn.utils")):
-                return False
-            return None
         if q.startswith(("torch.", "math.", "numpy.", "builtins.")):
             return False if not q.startswith("torch.nn") else None
     found = definition_of(ctx, value.func, depth)
@@ -417,6 +399,18 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
 def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
     """The ``return`` statements of ``function`` itself (not of functions or classes inside it)."""
     return _returns(function)
+
+
+def _element_mode(ctx: FileContext, element: Optional[cst.BaseExpression], depth: int) -> Optional[bool]:
+    """The verdict for a module held by a container (``nn.Sequential(a, b)``, a comprehension's element):
+    a call is judged as a layer; a local name by the values it is built from."""
+    if element is None or depth >= MAX_DEPTH:
+        return None
+    if isinstance(element, cst.Name) and not ctx.names.is_param_at(element):
+        values = built_values(ctx, element)
+        if values:
+            return combine_modes(layer_mode_dependent(ctx, v, depth + 1) for v in values)
+    return layer_mode_dependent(ctx, element, depth)
 
 
 def _returns(function: cst.FunctionDef) -> List[cst.Return]:

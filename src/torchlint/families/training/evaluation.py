@@ -335,7 +335,7 @@ def _combine(verdicts: List[Optional[bool]]) -> Optional[bool]:
     return False
 
 
-def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression) -> Optional[bool]:
+def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> Optional[bool]:
     core = strip_moves_expr(value)
     if not isinstance(core, cst.Call):
         return None
@@ -343,7 +343,28 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression) -> Option
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
         return summary.mode_dependent if summary.is_module else None
+    if found is not None and isinstance(found[1], cst.FunctionDef) and hops < 2:
+        return _factory_mode_dependent(found[0], found[1], hops)
     return layer_mode_dependent(ctx, core)
+
+
+def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Optional[bool]:
+    """A project function that builds and returns a model (``def resnet101(n): return ResNet(...)``): the
+    verdicts of what it returns, through the names it returns."""
+    verdicts: List[Optional[bool]] = []
+    for node in iter_nodes(function.body):
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        if fctx.enclosing(node, cst.FunctionDef) is not function:
+            continue  # a nested function's return
+        if isinstance(node.value, cst.Name):
+            values = built_values(fctx, node.value)
+            verdicts.extend(_value_mode_dependent(fctx, v, hops + 1) for v in values)
+            if not values:
+                verdicts.append(None)
+        else:
+            verdicts.append(_value_mode_dependent(fctx, node.value, hops + 1))
+    return _combine(verdicts)
 
 
 def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
@@ -1027,6 +1048,8 @@ class EvalSite:
     decoding: Optional[str] = None
     #: for a decoding site: the model call (or call of a model's part) that is fed back
     anchor: Optional[cst.Call] = None
+    #: for a forward pass through a helper: the helper whose result the site reads only off the graph
+    helper: Optional[cst.FunctionDef] = None
 
 
 class EvaluationFacts:
@@ -1128,6 +1151,7 @@ class EvaluationFacts:
                     sites.append(EvalSite("function", function, function, calls, decoding=decoding[0],
                                           anchor=decoding[1]))
                     continue
+            before = len(sites)
             loops: Dict[cst.CSTNode, EvalSite] = {}
             hands_back: Optional[bool] = None
             for call, model in calls:
@@ -1147,7 +1171,89 @@ class EvaluationFacts:
                     site = loops[loop] = EvalSite("loop", loop, function)
                     sites.append(site)
                 site.calls.append((call, model))
+            if function is not None and len(sites) == before and self._outputs_only_off_graph(function, calls):
+                sites.append(EvalSite("function", function, function, calls))
+        sites.extend(self._forward_through_helpers(by_function, sites))
         return sites
+
+    def _outputs_only_off_graph(self, function: cst.FunctionDef, calls) -> bool:
+        """Evaluation by behaviour, whatever the function is called: it switches the model it runs to eval
+        mode (``model.eval()``), trains nothing (no backward pass, optimizer step or training call within
+        reach), needs no gradients, and what its model calls produce reaches only graph-free sinks (picks,
+        ``.item()``, comparisons, printing): no output's graph is returned, yielded, stored on ``self`` or in
+        a container it was given, or handed to a callable whose code is not in view."""
+        ctx = self.ctx
+        switched = eval_receivers(ctx, function, depth=0)
+        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched):
+            return False
+        if trains(ctx, function, depth=2) or needs_grad(ctx, function):
+            return False
+        model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
+        flow = decoding_flow(ctx, function, model_calls)
+        return not (returns_graph(ctx, function, flow, model_calls)
+                    or hands_graph_away(ctx, function, flow, model_calls))
+
+    def _forward_through_helpers(self, by_function, sites: List[EvalSite]) -> List[EvalSite]:
+        """Evaluation by behaviour at each call of a helper that runs a model and hands its output (or a
+        loss computed from it) back: in a caller that runs with autograd on, trains nothing, needs no
+        gradients, and sends what the helper returned only to graph-free sinks (``float()``, ``.item()``,
+        comparisons, printing, a discarded value), that call is a forward pass of an evaluation.  The same
+        helper called from a training step (whose caller backpropagates the result) is training there:
+        each call site is judged on its own."""
+        ctx = self.ctx
+        taken = {s.function for s in sites if s.function is not None}
+        found: Dict[cst.FunctionDef, EvalSite] = {}
+        for helper, calls in by_function.items():
+            if helper is None or helper in taken or self._excluded(helper):
+                continue
+            model_calls = {c for c, _ in calls}
+            if all(under_no_grad(ctx, c) for c in model_calls):
+                continue  # the helper turns gradients off itself: its result has no graph
+            if not returns_graph(ctx, helper, decoding_flow(ctx, helper, model_calls), model_calls):
+                continue
+            if trains(ctx, helper) or needs_grad(ctx, helper):
+                continue
+            for site_call in call_sites(ctx, helper):
+                caller = enclosing_function(ctx, site_call)
+                if caller is None or caller is helper or caller in taken or self._excluded(caller):
+                    continue
+                if runs_without_grad(ctx, site_call) or trains(ctx, caller) or needs_grad(ctx, caller):
+                    continue
+                forward = {site_call} | {c for c, _ in by_function.get(caller, [])}
+                flow = decoding_flow(ctx, caller, forward)
+                if returns_graph(ctx, caller, flow, forward) or hands_graph_away(ctx, caller, flow, forward):
+                    continue  # the output (or its loss) goes where a gradient may be taken
+                model = self._model_at_call(helper, calls[0][1], site_call)
+                if model is None:
+                    self.mode_settled.add(site_call)  # no name for the model at the call: no eval-mode check
+                    model = calls[0][1]
+                site = found.get(caller)
+                if site is None:
+                    site = found[caller] = EvalSite("function", caller, caller, helper=helper)
+                site.calls.append((site_call, model))
+        return list(found.values())
+
+    def _model_at_call(self, helper: cst.FunctionDef, model: cst.BaseExpression,
+                       site_call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The model ``helper`` runs, as the call ``site_call`` names it: the argument passed for a model
+        parameter, ``self.<attr>`` for a method called on ``self``, a module global both see alike."""
+        ctx = self.ctx
+        code = ctx.code(model)
+        if code.startswith("self.") and isinstance(site_call.func, cst.Attribute) and (
+            dotted_name(site_call.func.value) == "self"
+        ):
+            return model
+        if isinstance(model, cst.Name):
+            params = list(helper.params.posonly_params) + list(helper.params.params)
+            if isinstance(site_call.func, cst.Attribute) and params and params[0].name.value in ("self", "cls"):
+                params = params[1:]
+            for i, p in enumerate(params):
+                if p.name.value == model.value:
+                    a = arg(site_call, i, p.name.value)
+                    return a.value if a is not None and dotted_name(a.value) is not None else None
+            if _same_global(ctx, helper, site_call, model.value):
+                return model
+        return None
 
     def _excluded(self, function: cst.FunctionDef) -> bool:
         """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""

@@ -1,0 +1,284 @@
+"""Which library layers behave differently in training and evaluation mode, read from how they are built.
+
+A layer is *mode-dependent* when ``model.eval()`` changes what it computes:
+
+- the dropout family (``nn.Dropout``, ``Dropout1d/2d/3d``, ``AlphaDropout``, ``FeatureAlphaDropout``)
+  with ``p > 0`` (``p`` defaults to 0.5);
+- batch norm (``nn.BatchNorm1d/2d/3d``, ``SyncBatchNorm``, the lazy ones) tracking running statistics
+  (the default; with ``track_running_stats=False`` both modes normalise with the batch's statistics);
+- instance norm only with ``track_running_stats=True`` (the default is ``False``);
+- ``nn.RNN``/``nn.LSTM``/``nn.GRU`` with ``dropout > 0`` *and* more than one layer: PyTorch applies a
+  recurrent layer's dropout between stacked layers only, so a one-layer GRU given ``dropout=0.3`` is the
+  same in both modes;
+- ``nn.Transformer``, ``nn.TransformerEncoderLayer``/``DecoderLayer`` (``dropout`` defaults to 0.1) and
+  ``nn.MultiheadAttention`` (``dropout`` defaults to 0.0) with ``dropout > 0``;
+- the torchvision classification, detection, segmentation and video models of the table below (batch
+  norm, dropout or stochastic depth by construction).
+
+``LayerNorm``, ``GroupNorm``, ``Embedding``, linear, convolution, pooling and activation layers are
+mode-free.  Containers (``nn.Sequential``, ``nn.ModuleList``, ``nn.ModuleDict``) are what their elements
+are, comprehensions included (``nn.ModuleList([nn.Linear(d, d) for _ in range(n)])``).
+
+Every verdict is three-valued: ``True`` (proven by construction), ``False`` (provably mode-free), ``None``
+(unknown: an argument that is a variable, a layer not in the tables).  Only torch and torchvision API
+names are read, never the names of the program's variables.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, List, Optional
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext, arg
+
+#: dropout layers: their probability argument defaults to 0.5
+DROPOUT_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
+#: functional dropout: a model's ``F.dropout(x, p, self.training)`` follows its mode; one without ``training=``
+#: drops at evaluation too (a dropout that ignores the mode), which the model's author meant to follow it
+FUNCTIONAL_DROPOUT = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+                                "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+                                "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout"})
+#: batch norm layers (``num_features, eps, momentum, affine, track_running_stats``): statistics tracked by default
+BATCH_NORM_LAYERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LazyBatchNorm1d",
+                               "LazyBatchNorm2d", "LazyBatchNorm3d"})
+#: instance norm layers: statistics not tracked by default
+INSTANCE_NORM_LAYERS = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+                                  "LazyInstanceNorm2d", "LazyInstanceNorm3d"})
+#: recurrent layers: (position of ``dropout``); ``num_layers`` is the third positional argument of all three
+RECURRENT_LAYERS = {"LSTM": 5, "GRU": 5, "RNN": 6}
+#: layers with a ``dropout`` argument: (its position, its default)
+DROPOUT_ARGUMENT_LAYERS = {"Transformer": (5, 0.1), "TransformerEncoderLayer": (3, 0.1),
+                           "TransformerDecoderLayer": (3, 0.1), "MultiheadAttention": (2, 0.0)}
+#: stacks of a layer given as their first argument
+STACKS = frozenset({"TransformerEncoder", "TransformerDecoder"})
+PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.ParameterList",
+                        "torch.nn.ParameterDict"})
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+#: torch.nn layers that compute the same in both modes
+MODE_FREE_LAYERS = frozenset(
+    {"Linear", "LazyLinear", "Bilinear", "Identity", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+     "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "ReLU", "ReLU6", "GELU",
+     "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmax2d", "Softplus", "Softsign", "LeakyReLU",
+     "ELU", "CELU", "SELU", "GLU", "PReLU", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink", "Threshold",
+     "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+     "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "Embedding", "EmbeddingBag", "Upsample", "UpsamplingNearest2d",
+     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "LayerNorm", "GroupNorm", "RMSNorm",
+     "LocalResponseNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+     "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+     "CosineSimilarity", "PairwiseDistance", "RNNCell", "LSTMCell", "GRUCell", "ChannelShuffle", "Fold", "Unfold"}
+)
+#: torchvision model builders (and classes) that contain batch norm, dropout or stochastic depth
+TORCHVISION_MODE_DEPENDENT = ("resnet", "resnext", "wide_resnet", "vgg", "alexnet", "densenet", "mobilenet",
+                              "efficientnet", "inception", "googlenet", "squeezenet", "shufflenet", "mnasnet",
+                              "regnet", "convnext", "swin", "maxvit")
+TORCHVISION_MODE_DEPENDENT_PACKAGES = ("torchvision.models.detection.", "torchvision.models.segmentation.",
+                                       "torchvision.models.video.", "torchvision.models.quantization.")
+
+#: how to judge an element of a container (a value of the program: a call, a name, ...)
+Judge = Callable[[cst.BaseExpression], Optional[bool]]
+
+
+def number(expr: Optional[cst.BaseExpression]) -> Optional[float]:
+    """The value of a numeric literal (``0.3``, ``2``, ``-1``), else None."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = number(expr.expression)
+        return -inner if inner is not None else None
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        try:
+            return float(expr.evaluated_value)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def _flag(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> "tuple[bool, Optional[cst.BaseExpression]]":
+    """(given, value): whether the call passes the argument, and its expression."""
+    if any(a.star for a in call.args):
+        return True, None  # `*args`/`**kwargs`: it may be given, its value is unknown
+    a = arg(call, position, keyword)
+    return (a is not None), (a.value if a is not None else None)
+
+
+#: reads the number a value holds (a literal, or a name bound to literals / a parameter's literal default)
+Numbers = Callable[[Optional[cst.BaseExpression]], List[float]]
+
+
+def _positive(call: cst.Call, position: int, keyword: str, default: float, numbers: Numbers) -> Optional[bool]:
+    given, value = _argument(call, position, keyword)
+    if not given:
+        return default > 0
+    values = numbers(value)
+    if not values:
+        return None
+    if all(v > 0 for v in values):
+        return True
+    return False if all(v <= 0 for v in values) else None
+
+
+def literal_numbers(ctx: FileContext) -> Numbers:
+    """The numbers a value may hold, read from construction: a literal (``0.3``); a name every assignment
+    of which is a literal (``p = 0.3``); a parameter with a literal default (``dp_rate=0.1``: the
+    configuration its callers get unless they pass another).  Empty when unknown."""
+
+    def read(expr: Optional[cst.BaseExpression]) -> List[float]:
+        n = number(expr)
+        if n is not None:
+            return [n]
+        if not isinstance(expr, cst.Name):
+            return []
+        if ctx.names.is_param_at(expr):
+            function = ctx.enclosing(expr, cst.FunctionDef)
+            if not isinstance(function, cst.FunctionDef):
+                return []
+            p = function.params
+            for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
+                if param.name.value == expr.value:
+                    d = number(param.default) if param.default is not None else None
+                    return [d] if d is not None else []
+            return []
+        values = [number(v) for v in ctx.names.values_at(expr)]
+        return [v for v in values if v is not None] if values and None not in values else []
+
+    return read
+
+
+def torch_layer_mode(call: cst.Call, last: str, judge: Judge, numbers: Numbers = lambda e: []) -> Optional[bool]:
+    """The verdict for ``call``, a constructor of the ``torch.nn`` layer ``last`` (``"GRU"``); ``judge``
+    answers for the elements of containers and the layer of a stack, ``numbers`` reads arguments."""
+    def read(expr: Optional[cst.BaseExpression]) -> List[float]:
+        n = number(expr)
+        return [n] if n is not None else numbers(expr)
+
+    if last in DROPOUT_LAYERS:
+        return _positive(call, 0, "p", 0.5, read)
+    if last in BATCH_NORM_LAYERS or last in INSTANCE_NORM_LAYERS:
+        default = last in BATCH_NORM_LAYERS
+        given, value = _argument(call, 4, "track_running_stats")
+        if not given:
+            return default
+        return _flag(value)
+    if last in RECURRENT_LAYERS:
+        dropout = _positive(call, RECURRENT_LAYERS[last], "dropout", 0.0, read)
+        given, layers = _argument(call, 2, "num_layers")
+        counts = read(layers) if given else [1.0]
+        stacked = None if not counts else (True if all(c > 1 for c in counts) else
+                                           (False if all(c <= 1 for c in counts) else None))
+        if dropout is False or stacked is False:
+            return False
+        if dropout is True and stacked is True:
+            return True
+        return None
+    if last in DROPOUT_ARGUMENT_LAYERS:
+        position, default = DROPOUT_ARGUMENT_LAYERS[last]
+        return _positive(call, position, "dropout", default, read)
+    if last in STACKS:
+        given, layer = _argument(call, 0, "encoder_layer" if "Encoder" in last else "decoder_layer")
+        return judge(layer) if layer is not None else None
+    if last in CONTAINERS:
+        return combine(judge(e) for e in container_elements(call))
+    if last in MODE_FREE_LAYERS:
+        return False
+    return None
+
+
+def container_elements(call: cst.Call) -> List[Optional[cst.BaseExpression]]:
+    """The modules a ``Sequential``/``ModuleList``/``ModuleDict`` call holds: its arguments, the elements
+    of a list, tuple or dict display, the element of a comprehension, the values of ``OrderedDict([(k, v)])``;
+    ``None`` for what cannot be read (``*layers``, a variable)."""
+    out: List[Optional[cst.BaseExpression]] = []
+    for a in call.args:
+        if a.star:
+            out.append(None)
+            continue
+        out.extend(_held(a.value))
+    return out
+
+
+def _held(value: cst.BaseExpression) -> List[Optional[cst.BaseExpression]]:
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        out: List[Optional[cst.BaseExpression]] = []
+        for e in value.elements:
+            out.extend([None] if isinstance(e, cst.StarredElement) else [e.value])
+        return out
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return [value.elt]
+    if isinstance(value, cst.Dict):
+        return [e.value if isinstance(e, cst.DictElement) else None for e in value.elements]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) and (
+        (value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value) == "OrderedDict"
+    ):
+        pairs: List[Optional[cst.BaseExpression]] = []
+        for a in value.args:
+            for item in _held(a.value):
+                if isinstance(item, cst.Tuple) and len(item.elements) == 2:
+                    pairs.append(item.elements[1].value)
+                else:
+                    pairs.append(None)
+        return pairs
+    return [value]
+
+
+def library_model_mode(qualified: str) -> Optional[bool]:
+    """The verdict for a library model builder or class (``torchvision.models.resnet18``): True for the
+    table's torchvision models, None for anything else."""
+    if not qualified.startswith("torchvision.models."):
+        return None
+    if qualified.startswith(TORCHVISION_MODE_DEPENDENT_PACKAGES):
+        return True
+    last = qualified.rsplit(".", 1)[-1].lower()
+    return True if last.startswith(TORCHVISION_MODE_DEPENDENT) else None
+
+
+def combine(verdicts: Iterable[Optional[bool]]) -> Optional[bool]:
+    """A module made of parts: True when one part is mode-dependent, False when every part is provably
+    mode-free, None otherwise (an empty container is mode-free)."""
+    seen_unknown = False
+    for v in verdicts:
+        if v is True:
+            return True
+        if v is None:
+            seen_unknown = True
+    return None if seen_unknown else False
+
+
+def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bool, Optional[bool]]":
+    """(known, verdict) for a call of a torch.nn layer or a table's library model; known is False when the
+    callee is none of those (a project class, an unknown function)."""
+    for q in sorted(ctx.names.qualified_names_at(call.func)):
+        if q in FUNCTIONAL_DROPOUT:
+            given, value = _argument(call, 2, "training")
+            if given and _flag(value) is False:
+                return True, False
+            return True, _positive(call, 1, "p", 0.5, literal_numbers(ctx))
+        if q.startswith(("torch.nn.init.", "torch.nn.utils.")) or q in PARAMETERS:
+            return True, False  # `nn.Parameter(...)`, `nn.utils.spectral_norm(conv)`: no mode of their own
+        if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
+            return True, torch_layer_mode(call, q.rsplit(".", 1)[-1], judge, literal_numbers(ctx))
+        verdict = library_model_mode(q)
+        if verdict is not None:
+            return True, verdict
+    return False, None
+
+
+__all__ = [
+    "BATCH_NORM_LAYERS",
+    "CONTAINERS",
+    "DROPOUT_LAYERS",
+    "MODE_FREE_LAYERS",
+    "combine",
+    "container_elements",
+    "layer_call_mode",
+    "library_model_mode",
+    "literal_numbers",
+    "number",
+    "torch_layer_mode",
+]

@@ -1,0 +1,146 @@
+"""Whether a model behaves differently in training and evaluation mode, proven from how it is built
+(TL106, TL107): dropout with p > 0, batch norm tracking statistics, a stacked recurrent layer with dropout,
+through containers, comprehensions and project classes; LayerNorm, GroupNorm and Embedding are mode-free,
+and anything unknown stays unknown."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.analysis.context import FileContext
+from torchlint.engine import analyze
+from torchlint.families.training.evaluation import evaluation_facts, model_mode_dependent
+
+
+def _verdict(build: str, prelude: str = ""):
+    code = textwrap.dedent(
+        """
+        import collections
+        import torch.nn as nn
+        import torchvision
+        {prelude}
+
+        def use(model):
+            return model
+
+        use({build})
+        """
+    ).format(prelude=textwrap.dedent(prelude), build=build)
+    module = cst.parse_module(code)
+    ctx = FileContext("case.py", code, module)
+
+    def on_visit(node):
+        if isinstance(node, cst.Call):
+            evaluation_facts(ctx).record(node)
+
+    analyze(ctx, on_visit)
+    use = [f for fs in ctx.functions().values() for f in fs if f.name.value == "use"][0]
+    name = next(n for n in ctx.names_in(use.body, "model"))
+    return model_mode_dependent(ctx, name)
+
+
+PROJECT_CLASSES = """
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+
+class Noisy(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for _ in range(2):
+            self.layers.append(nn.Dropout(0.1))
+
+class Gated(nn.Module):
+    def forward(self, x):
+        return x * 0.5 if self.training else x
+
+class Configured(nn.Module):
+    def __init__(self, dim, layers=2, dp_rate=0.1):
+        super().__init__()
+        self.rnn = nn.GRU(dim, dim, num_layers=layers, dropout=dp_rate)
+
+class Single(nn.Module):
+    def __init__(self, dim, dp_rate=0.1):
+        super().__init__()
+        self.rnn = nn.GRU(dim, dim, num_layers=1, dropout=dp_rate)
+
+def make_noisy(dim):
+    net = Noisy(dim)
+    return net
+
+def make_block():
+    return Block(4)
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Sequential(Block(4), Noisy(4))
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # the dropout family: p > 0 (default 0.5)
+    ("nn.Dropout()", True),
+    ("nn.Dropout(0.1)", True),
+    ("nn.Dropout(p=0.0)", False),
+    ("nn.Dropout2d(0)", False),
+    ("nn.AlphaDropout(0.2)", True),
+    # batch norm tracks statistics unless told not to; instance norm only when told to
+    ("nn.BatchNorm1d(8)", True),
+    ("nn.BatchNorm2d(8, track_running_stats=False)", False),
+    ("nn.InstanceNorm2d(8)", False),
+    ("nn.InstanceNorm2d(8, track_running_stats=True)", True),
+    # recurrent layers: dropout applies only between stacked layers
+    ("nn.GRU(8, 8, num_layers=1, dropout=0.3)", False),
+    ("nn.GRU(8, 8, dropout=0.3)", False),
+    ("nn.LSTM(8, 8, 2, dropout=0.3)", True),
+    ("nn.LSTM(8, 8, num_layers=3, dropout=0.0)", False),
+    ("nn.RNN(8, 8, num_layers=2, dropout=0.5)", True),
+    # attention and transformer layers: their dropout argument
+    ("nn.MultiheadAttention(16, 4)", False),
+    ("nn.MultiheadAttention(16, 4, dropout=0.1)", True),
+    ("nn.TransformerEncoderLayer(16, 4)", True),
+    ("nn.TransformerEncoderLayer(16, 4, dropout=0.0)", False),
+    ("nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, dropout=0.0), 2)", False),
+    # mode-free layers
+    ("nn.LayerNorm(8)", False),
+    ("nn.GroupNorm(2, 8)", False),
+    ("nn.Embedding(10, 8)", False),
+    # containers, comprehensions included
+    ("nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Dropout(0.2))", True),
+    ("nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4))", False),
+    ("nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])", False),
+    ("nn.ModuleList([nn.BatchNorm1d(4) for _ in range(3)])", True),
+    ("nn.ModuleDict({k: nn.Conv2d(3, 3, 1) for k in 'ab'})", False),
+    ("nn.ModuleDict({'a': nn.Linear(2, 2), 'b': nn.Dropout(0.1)})", True),
+    ("nn.Sequential(collections.OrderedDict([('fc', nn.Linear(2, 2)), ('bn', nn.BatchNorm1d(2))]))", True),
+    # unknown: a layer count or probability held by a variable, a layer list unpacked
+    ("nn.LSTM(8, 8, num_layers=n, dropout=0.2)", None),
+    ("nn.Dropout(rate)", None),
+    ("nn.Dropout(fixed)", True),
+    ("nn.Sequential(*layers)", None),
+    # torchvision models from the table
+    ("torchvision.models.resnet18()", True),
+    ("torchvision.models.vgg16(weights=None)", True),
+])
+def test_mode_dependence_by_construction(build, expected):
+    assert _verdict(build, "n = int('2')\nrate = float('0.1')\nlayers = []\nfixed = 0.25\n") is expected
+
+
+@pytest.mark.parametrize("build, expected", [
+    ("Block(4)", False),  # Linear and LayerNorm only
+    ("Noisy(4)", True),  # dropout appended to a ModuleList in a loop
+    ("Gated()", True),  # reads self.training
+    ("Outer()", True),  # a project class inside a container inside a project class
+    ("Configured(4)", True),  # the parameters' literal defaults: two layers, dropout 0.1
+    ("Single(4)", False),  # one layer: the dropout argument changes nothing
+    ("make_noisy(4)", True),  # a project factory: what it returns
+    ("make_block()", False),
+])
+def test_mode_dependence_of_project_classes(build, expected):
+    assert _verdict(build, PROJECT_CLASSES) is expected
