@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
-from torchlint.atomic import FileChangedError, is_temp_name, remove_stale_temps, write_error
+from torchlint.atomic import FileChangedError, is_temp_dir_name, remove_stale_temp_dirs, write_error, write_new_atomic
 from torchlint.config import (
     Config,
     ConfigError,
@@ -101,18 +101,67 @@ class _Overridden(ConfigResolver):
 
 
 def run_check(opts: CheckOptions) -> int:
-    """``torchlint check``; with ``--output-file``, what it prints on stdout goes to that file."""
+    """``torchlint check``; with ``--output-file``, what it prints on stdout goes to that file: kept in
+    memory and written at the end through a temporary file and a rename (the file is never emptied
+    before the run, and never written half).  The output file must not be a file being linted (checked
+    after discovery, by name and by inode); no folder is created for it."""
     if not opts.output_file:
         return _run_check(opts)
-    try:
-        folder = os.path.dirname(os.path.abspath(opts.output_file))
-        os.makedirs(folder, exist_ok=True)
-        out = open(opts.output_file, "w", encoding="utf-8", newline="")
-    except OSError as exc:
-        _err(f"error: cannot write {opts.output_file}: {exc.strerror or exc}")
+    problem = _output_problem(opts.output_file)
+    if problem is not None:
+        _err(f"error: cannot write {opts.output_file}: {problem}")
         return 2
-    with out, contextlib.redirect_stdout(out):
-        return _run_check(opts)
+    import io
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
+    with contextlib.redirect_stdout(out):
+        status = _run_check(opts)
+    if status == _OUTPUT_IS_INPUT:
+        return 2
+    out.flush()
+    try:
+        write_new_atomic(opts.output_file, raw.getvalue())
+    except OSError as exc:
+        _err(f"error: cannot write {opts.output_file}: {write_error(exc)}")
+        return 2
+    return status
+
+
+#: what :func:`_run_check` returns when the output file is one of the files linted (nothing is written)
+_OUTPUT_IS_INPUT = -2
+
+
+def _output_problem(path: str) -> Optional[str]:
+    """Why ``--output-file PATH`` cannot be written, before anything runs: its folder does not exist (no
+    folder is created), or it is a folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return "it is a folder"
+    if not os.path.isdir(folder):
+        return f"folder {folder} does not exist (no folder is created for the output)"
+    return None
+
+
+def _output_among(path: str, files: Sequence[str]) -> Optional[str]:
+    """The file among ``files`` that ``path`` names (the same path, or the same inode through a link)."""
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(path)
+        ident = (st.st_dev, st.st_ino)
+    except OSError:
+        ident = None
+    for f in files:
+        if os.path.realpath(f) == target:
+            return f
+        if ident is not None:
+            try:
+                fst = os.stat(f)
+            except OSError:
+                continue
+            if (fst.st_dev, fst.st_ino) == ident:
+                return f
+    return None
 
 
 def _run_check(opts: CheckOptions) -> int:
@@ -146,6 +195,9 @@ def _run_check(opts: CheckOptions) -> int:
     rule_map = {r.CODE: r for r in rules}
 
     if use_stdin:
+        if opts.output_file and opts.stdin_filename and _output_among(opts.output_file, [opts.stdin_filename]):
+            _err(f"error: the output file {opts.output_file} is the file being linted; nothing written")
+            return _OUTPUT_IS_INPUT
         exclude, force_exclude, _ = _discovery_options(opts, cfg)
         return _check_stdin(opts, cfg, _settings(opts, cfg, rules), exclude, force_exclude, rule_map)
 
@@ -166,11 +218,11 @@ def _run_check(opts: CheckOptions) -> int:
                 status = 2
             for note in found.warnings:
                 _err(f"warning: {note}")
-            remove_stale_temps(found.temps)
+            remove_stale_temp_dirs(found.temps)
         files = sorted({os.path.abspath(f): f for f in reversed(files)}.values())
         if not files and status == 0:
             _err(f"warning: No Python files found under {', '.join(opts.paths)}")
-        remove_stale_temps(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
+        remove_stale_temp_dirs(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
         groups = group_by_config(files, resolver)
     except ConfigError as exc:
         _err(f"error: {exc}")
@@ -178,6 +230,11 @@ def _run_check(opts: CheckOptions) -> int:
     if opts.show_files:
         sys.stdout.write("".join(report.escape(f) + "\n" for f in files))
         return status
+    if opts.output_file:
+        same = _output_among(opts.output_file, files)
+        if same is not None:
+            _err(f"error: the output file {opts.output_file} is a file being linted ({same}); nothing written")
+            return _OUTPUT_IS_INPUT
 
     tasks: List[FileTask] = []
     results: Dict[str, FileResult] = {}
@@ -297,12 +354,12 @@ def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
 
 
 def _temps_beside(files: Sequence[str]) -> List[str]:
-    """Temporary files of ours in the folders of ``files`` (a killed write leaves one beside its file)."""
+    """Write folders of ours in the folders of ``files`` (a killed write leaves one beside its file)."""
     out: List[str] = []
     for folder in sorted({os.path.dirname(os.path.abspath(f)) for f in files}):
         try:
             with os.scandir(folder) as it:
-                out.extend(e.path for e in it if is_temp_name(e.name))
+                out.extend(e.path for e in it if is_temp_dir_name(e.name))
         except OSError:
             continue
     return out

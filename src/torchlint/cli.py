@@ -200,6 +200,9 @@ def check(
         add_noqa=add_noqa,
         overrides=overrides,
     )
+    from torchlint.atomic import terminate_cleanly
+
+    terminate_cleanly()  # SIGTERM ends the run through `finally`: a write under way removes its temporary file
     if watch and not (show_settings or show_files):
         from torchlint.watch import watch_loop
 
@@ -287,12 +290,17 @@ def _config_args(values: Sequence[str]) -> "Tuple[Optional[str], dict]":
 
 def guarded(command: "Callable[[], int]", verbose: bool) -> int:
     """Run a command: Ctrl-C exits 130; an unexpected exception exits 2 with one line (the traceback
-    with --verbose), never 1, which means findings."""
+    with --verbose), never 1, which means findings; SIGTERM (see ``terminate_cleanly``) exits 143."""
+    from torchlint.atomic import Terminated
+
     try:
         return command()
     except KeyboardInterrupt:
         sys.stderr.write("torchlint: interrupted\n")
         return 130
+    except Terminated:
+        sys.stderr.write("torchlint: terminated\n")
+        return 143
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if verbose:
             import traceback

@@ -400,7 +400,7 @@ class Discovery:
     files: List[str]
     missing: List[str]
     unreadable: List[str] = field(default_factory=list)  # "folder: reason" for folders not walked
-    temps: List[str] = field(default_factory=list)  # temporary files of ours seen in the walk
+    temps: List[str] = field(default_factory=list)  # write folders of ours seen in the walk (atomic.py)
     warnings: List[str] = field(default_factory=list)  # ignore files not read ("path: reason; not used")
 
 
@@ -471,14 +471,15 @@ def discover(
                 except OSError as exc:
                     unreadable.append(f"{full}: cannot read: {exc.strerror or exc}")
                     continue
+                if is_dir and entry.name.startswith(".torchlint-") and entry.name.endswith(".tmpdir"):
+                    temps.append(full)  # a write folder of ours: never walked into
+                    continue
                 if _excluded_entry(rel_to_root(full), entry.name, exclude):
                     continue
                 if ignores and _git_ignored(ignores, os.path.abspath(full), is_dir):
                     continue
                 if is_dir:
                     subdirs.append(full)
-                elif entry.name.startswith(".torchlint-") and entry.name.endswith(".tmp"):
-                    temps.append(full)
                 elif entry.name.endswith(LINT_SUFFIXES):
                     add(full)
             for d in reversed(subdirs):
