@@ -40,3 +40,35 @@ def test_output_file_write_error_is_a_clean_error(run, tmp_path):
     assert r.returncode == 2
     assert "internal error" not in r.stderr
     assert "cannot write /dev/full" in r.stderr
+
+
+def _skipped_run(tmp_path, capsys, fmt):
+    from torchlint.checker import CheckOptions, run_check
+
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\nmax-file-size = 100\n")
+    (tmp_path / "big.py").write_text("x = 1\n" * 200)
+    status = run_check(CheckOptions(paths=[str(tmp_path / "big.py")], use_cache=False, output_format=fmt))
+    assert status == 1
+    return capsys.readouterr().out
+
+
+def test_json_and_gitlab_report_a_file_not_checked(tmp_path, capsys):
+    entries = json.loads(_skipped_run(tmp_path, capsys, "json"))
+    assert [(e["code"], e["name"]) for e in entries] == [("TL000", "not-checked")]
+    assert entries[0]["filename"].endswith("big.py") and "file too large" in entries[0]["message"]
+    gitlab = json.loads(_skipped_run(tmp_path, capsys, "gitlab"))
+    assert [e["check_name"] for e in gitlab] == ["TL000"]
+
+
+def test_sarif_reports_a_file_not_checked_as_a_notification(tmp_path, capsys):
+    run = json.loads(_skipped_run(tmp_path, capsys, "sarif"))["runs"][0]
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert len(notes) == 1 and "file too large" in notes[0]["message"]["text"]
+    assert notes[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("big.py")
+
+
+def test_junit_file_not_checked_is_an_error_not_a_passing_case(tmp_path, capsys):
+    root = ET.fromstring(_skipped_run(tmp_path, capsys, "junit"))
+    assert root.get("errors") == "1"
+    cases = root.findall(".//testcase")
+    assert len(cases) == 1 and cases[0].find("error") is not None

@@ -288,11 +288,13 @@ def _run_check(opts: CheckOptions) -> int:
 
     diagnostics: List[Diagnostic] = []
     not_checked = 0  # files skipped (over a size limit): the run cannot say all checks passed
+    skipped: List[Tuple[str, str]] = []  # (path, warning) of those files, for the machine-readable formats
     for t in tasks:
         res = results[t.path]
         not_checked += bool(res.warnings)
         for w in res.warnings:
             _err(f"warning: {w}")
+            skipped.append((t.path, w))
         for e in res.errors:
             _err(f"error: {e}")
             status = 2
@@ -314,7 +316,7 @@ def _run_check(opts: CheckOptions) -> int:
     if opts.fix_only:  # leftover findings are not reported; a file that could not be read still is
         diagnostics = [d for d in diagnostics if d.code == PARSE_ERROR]
     _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2,
-          checked=[t.path for t in tasks], not_checked=not_checked)
+          checked=[t.path for t in tasks], not_checked=not_checked, skipped=skipped)
     if opts.diff and not diff_changes and tasks and status != 2:
         _no_fixes_line(opts, diagnostics)
     if status == 2:
@@ -446,7 +448,7 @@ def _file_diff(path: str, before: str, after: str) -> str:
 
 def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
           nothing_checked: bool = False, failed: bool = False, checked: Sequence[str] = (), not_checked: int = 0,
-          lines_of: Optional[report.LineSource] = None) -> None:
+          lines_of: Optional[report.LineSource] = None, skipped: report.Skipped = ()) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     unsafe = bool(opts.unsafe_fixes)
@@ -454,15 +456,15 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
         out.write(report.format_statistics(diagnostics, rule_map, unsafe, as_json=fmt == "json"))
         return
     if fmt == "json":
-        out.write(report.format_json(diagnostics, rule_map))
+        out.write(report.format_json(diagnostics, rule_map, skipped))
     elif fmt == "sarif":
-        out.write(report.format_sarif(diagnostics, rule_map))
+        out.write(report.format_sarif(diagnostics, rule_map, skipped))
     elif fmt == "github":
         out.write(report.format_github(diagnostics))
     elif fmt == "junit":
-        out.write(report.format_junit(diagnostics, checked))
+        out.write(report.format_junit(diagnostics, checked, skipped))
     elif fmt == "gitlab":
-        out.write(report.format_gitlab(diagnostics))
+        out.write(report.format_gitlab(diagnostics, skipped))
     else:
         if opts.diff:
             return
