@@ -72,3 +72,52 @@ def test_junit_file_not_checked_is_an_error_not_a_passing_case(tmp_path, capsys)
     assert root.get("errors") == "1"
     cases = root.findall(".//testcase")
     assert len(cases) == 1 and cases[0].find("error") is not None
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("file-timeout = 1e300\n", "at most 86400 seconds"),
+        ('target-torch = "2.x"\n', "invalid value '2.x' for `target-torch`"),
+        ("deep = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        ("deep = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", "nested too deeply"),
+    ],
+)
+def test_configuration_edge_values_are_clear_errors(tmp_path, content, needle):
+    from torchlint.config import ConfigError, load_config
+    from torchlint.rules import all_rules
+
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\n" + content)
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("(", r"\(")):
+        load_config(None, str(tmp_path), all_rules())
+
+
+def test_configuration_edge_value_exits_2_without_internal_error(run, tmp_path):
+    (tmp_path / "a.py").write_text(CE_BUG)
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\nfile-timeout = 1e300\n")
+    r = run("--no-cache", "a.py")
+    assert r.returncode == 2 and "internal error" not in r.stderr and "file-timeout" in r.stderr
+
+
+def test_all_in_per_file_ignores_ignores_every_rule(tmp_path, capsys):
+    from torchlint.checker import CheckOptions, run_check
+
+    (tmp_path / "a.py").write_text(CE_BUG)
+    (tmp_path / "b.py").write_text(CE_BUG)
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nper-file-ignores = {"a.py" = ["ALL"]}\n')
+    assert run_check(CheckOptions(paths=[str(tmp_path)], use_cache=False, output_format="json")) == 1
+    assert [os.path.basename(e["filename"]) for e in json.loads(capsys.readouterr().out)] == ["b.py"]
+
+
+def test_relative_cache_dir_is_the_configuration_files_and_clean_removes_it(run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ncache-dir = "build/lint-cache"\n')
+    (tmp_path / "build").mkdir()
+    sub = tmp_path / "pkg"
+    sub.mkdir()
+    (sub / "a.py").write_text(CE_BUG)
+    r = run("a.py", cwd=sub)
+    assert r.returncode == 1
+    assert (tmp_path / "build" / "lint-cache").is_dir() and not (sub / "build").exists()
+    r = run("clean", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "build" / "lint-cache").exists()

@@ -362,11 +362,24 @@ def rules_cmd(output_format: str) -> None:
 
 
 @main.command("clean")
-@click.option("--cache-dir", type=str, default=None)
-def clean_cmd(cache_dir: Optional[str]) -> None:
-    """Remove the cache folder."""
-    from torchlint.cache import CleanError, clean
+@click.option("--cache-dir", type=str, default=None, help="Cache folder (default: the configured `cache-dir`).")
+@click.option("--config", "config_path", type=str, default=None, metavar="FILE",
+              help="The configuration file whose `cache-dir` to clean (default: the nearest one).")
+def clean_cmd(cache_dir: Optional[str], config_path: Optional[str]) -> None:
+    """Remove the cache folder: the one `check` uses here (`--cache-dir`, else the configured
+    `cache-dir`, else `.torchlint_cache` at the project root)."""
+    from torchlint.cache import DEFAULT_DIR, CleanError, clean
+    from torchlint.config import ConfigError, load_config
+    from torchlint.rules import all_rules
 
+    if cache_dir is None:
+        try:
+            cfg = load_config(config_path, os.getcwd(), all_rules())
+        except ConfigError as exc:
+            _fail(str(exc))
+        cache_dir = cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR)
+        if os.path.abspath(cache_dir) == os.path.abspath(DEFAULT_DIR):
+            cache_dir = DEFAULT_DIR  # say it as before: relative to here
     try:
         removed = clean(cache_dir)
     except (CleanError, OSError) as exc:
