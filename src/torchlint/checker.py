@@ -577,7 +577,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
     it has one; notebooks: in the cell), writing each file once, atomically.  Returns (directives
     added or extended, problems).  A line that ends inside a string or with a backslash gets none."""
     from torchlint.files import read_source
-    from torchlint.noqa_edit import add_codes, unsafe_lines
+    from torchlint.noqa_edit import add_codes, comments, unsafe_lines
 
     wanted: Dict[str, Dict[Tuple[int, int], set]] = {}
     for d in diagnostics:
@@ -620,6 +620,8 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
             lines = text.split("\n")
             python = text if nb is None else next(c.python for c in nb.cells if c.index + 1 == cell_no)
             blocked = unsafe_lines(python)
+            # where each line's comment starts (token stream: a "# noqa" in a string is not one)
+            comment_at = {n: col for n, (col, _) in (comments(python) or {}).items()}
             for line, codes in sorted(lines_wanted.items()):
                 if not 0 < line <= len(lines):
                     continue
@@ -629,7 +631,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
                     continue
                 body = lines[line - 1]
                 cr = "\r" if body.endswith("\r") else ""
-                new = add_codes(body[: len(body) - len(cr)], codes) + cr
+                new = add_codes(body[: len(body) - len(cr)], codes, comment_at.get(line)) + cr
                 if new != body:
                     lines[line - 1] = new
                     count += 1
