@@ -151,16 +151,29 @@ class Terminated(BaseException):
     removes its temporary file on the way out."""
 
 
-def terminate_cleanly() -> None:
-    """Turn SIGTERM into :class:`Terminated` in this (main) thread; worker processes reset it."""
+def terminate_cleanly() -> object:
+    """Turn SIGTERM into :class:`Terminated` in this (main) thread (worker processes reset it); returns
+    the handler it replaced, for :func:`restore_sigterm` (None when none was installed)."""
     import signal
 
     def _raise(signum, frame):  # noqa: ARG001
         raise Terminated()
 
     try:
-        signal.signal(signal.SIGTERM, _raise)
+        return signal.signal(signal.SIGTERM, _raise)
     except (ValueError, OSError, AttributeError):  # not the main thread, or no SIGTERM here
+        return None
+
+
+def restore_sigterm(previous: object) -> None:
+    """Put back the SIGTERM handler :func:`terminate_cleanly` replaced."""
+    import signal
+
+    if previous is None:
+        return
+    try:
+        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+    except (ValueError, OSError, AttributeError, TypeError):
         pass
 
 

@@ -644,14 +644,14 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
             if nb is None:
                 write_atomic(path, changed[0], src.encoding, src.mtime_ns, src.size)
             else:
-                from torchlint.notebook import write_cells
+                from torchlint.notebook import cell_own_breaks, write_cells
 
                 cells = {k: c for k, c in enumerate(nb.cells)}
                 new_cells = {}
                 for k, cell in cells.items():
                     if cell.index + 1 in changed:
                         t = changed[cell.index + 1]
-                        new_cells[k] = t.replace("\n", cell.newline) if cell.newline != "\n" else t
+                        new_cells[k] = cell_own_breaks(cell, t)
                 write_atomic(path, write_cells(nb, new_cells), src.encoding, src.mtime_ns, src.size)
             added += count
         except (OSError, UnicodeEncodeError, ValueError) as exc:

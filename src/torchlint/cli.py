@@ -200,14 +200,20 @@ def check(
         add_noqa=add_noqa,
         overrides=overrides,
     )
-    from torchlint.atomic import terminate_cleanly
+    from torchlint.atomic import restore_sigterm, terminate_cleanly
 
-    terminate_cleanly()  # SIGTERM ends the run through `finally`: a write under way removes its temporary file
-    if watch and not (show_settings or show_files):
-        from torchlint.watch import watch_loop
+    # SIGTERM ends the run through `finally`: a write under way removes its temporary file
+    previous = terminate_cleanly()
+    try:
+        if watch and not (show_settings or show_files):
+            from torchlint.watch import watch_loop
 
-        sys.exit(guarded(lambda: watch_loop(opts), verbose))
-    sys.exit(guarded(lambda: _quiet_broken_pipe(lambda: run_check(opts)), verbose))
+            status = guarded(lambda: watch_loop(opts), verbose)
+        else:
+            status = guarded(lambda: _quiet_broken_pipe(lambda: run_check(opts)), verbose)
+    finally:
+        restore_sigterm(previous)
+    sys.exit(status)
 
 
 class _PipeGuard:

@@ -169,7 +169,9 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
             if not isinstance(value, str):
                 raise ConfigError(f"`cache-dir` in {where} must be a string")
             # relative to the folder of the file that says so (the working folder for `--config`)
-            cfg.cache_dir = os.path.join(cfg.root, os.path.expanduser(value))
+            full = os.path.normpath(os.path.join(cfg.root, os.path.expanduser(value)))
+            shown = os.path.relpath(full)  # said as briefly as it can be from here
+            cfg.cache_dir = full if shown.startswith("..") else shown
         elif key == "max-file-size":
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"`max-file-size` in {where} must be a positive number of bytes")

@@ -558,7 +558,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
             ]
             if applicable:
                 with Headroom():
-                    new_source, applied = apply_fixes(lint.module, lint.ctx, applicable)
+                    new_source, applied = apply_fixes(lint.module, lint.ctx, applicable, current)
                 if applied and new_source != current:
                     current = new_source
                     fixed_total += applied

@@ -155,6 +155,7 @@ class Cell:
     masked: Dict[int, str] = field(default_factory=dict)  # 0-based line -> original line text
     python: str = ""  # the text fed to the parser (magics masked)
     skip: bool = False  # not Python (a %%bash cell, ...)
+    raw: str = ""  # the source as stored, when its line breaks are not all "\n" (else empty)
 
 
 @dataclass
@@ -211,7 +212,7 @@ def read_notebook(text: str) -> Notebook:
             raise NotebookError(f"cell {i + 1}: `source` is neither a string nor a list of strings")
         newline = "\r\n" if "\r\n" in joined else ("\r" if "\r" in joined else "\n")
         norm = joined.replace("\r\n", "\n").replace("\r", "\n")
-        out.append(Cell(i, norm, newline, as_list, None))
+        out.append(Cell(i, norm, newline, as_list, None, raw=joined if "\r" in joined else ""))
     return Notebook(text, out, len(cells), _ensure_ascii(text), _indent_unit(text), _list_sep(text),
                     _language(data.get("metadata")))
 
@@ -476,9 +477,18 @@ def _cell_text_from_program(cell: Cell, new_text: str) -> str:
     text = new_text
     if text.endswith("\n") and not cell.text.endswith("\n"):
         text = text[:-1]
-    if cell.newline != "\n":
-        text = text.replace("\n", cell.newline)
-    return text
+    return cell_own_breaks(cell, text)
+
+
+def cell_own_breaks(cell: Cell, text: str) -> str:
+    """A new text of ``cell`` (lines ending in "\n") with the cell's own line breaks: each line no edit
+    touched keeps the break it had (a cell mixing "\r\n" and "\n" stays mixed), added lines get the
+    cell's usual one."""
+    if not cell.raw:
+        return text
+    from torchlint.fixes.apply import keep_untouched
+
+    return keep_untouched(cell.raw, cell.text, text, cell.newline)
 
 
 def _json_str(s: str, ensure_ascii: bool) -> str:
@@ -495,8 +505,20 @@ def _render_source(nb: Notebook, cell: Cell, new: str) -> str:
     start, end, items = span
     if not cell.as_list:
         return _json_str(new, nb.ensure_ascii)
-    pieces = [_json_str(p, nb.ensure_ascii) for p in _split_keep(new)]
     t = nb.text
+    lines = _split_keep(new)
+    pieces = [_json_str(p, nb.ensure_ascii) for p in lines]
+    # a line no edit touched keeps its JSON spelling byte for byte (escapes such as `\/` or `\u00e9`)
+    written = [t[a:b] for a, b in items]
+    try:
+        before = [json.loads(w) for w in written]
+    except ValueError:
+        before = []
+    if len(before) == len(written):
+        matcher = difflib.SequenceMatcher(None, before, lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                pieces[j1:j2] = written[i1:i2]
     original = t[start:end]
     if items and "\n" in original:
         first = items[0][0]
