@@ -573,6 +573,20 @@ def _cell_parse_error(path: str, cell: Cell, python: str):
         return Diagnostic(path, d.line, d.col, PARSE_ERROR, d.message, cell=cell.index + 1)
 
 
+def _cell_alone_error(path: str, cell: Cell):
+    """The TL000 of a cell that does not parse on its own, screened with CPython's parser (cheap: most
+    cells parse) and located by libcst's; None when it parses (or the screen cannot tell)."""
+    import ast
+
+    try:
+        ast.parse(cell.python)
+        return None
+    except SyntaxError:
+        return _cell_parse_error(path, cell, cell.python)
+    except (RecursionError, MemoryError, ValueError):
+        return None
+
+
 def code_bytes(nb: Notebook) -> int:
     """The size of the notebook's code (its code cells' sources, UTF-8): what ``max-file-size`` limits,
     so a notebook with megabytes of image outputs is still linted."""
@@ -605,12 +619,19 @@ def lint_notebook(path: str, text: str, settings: Settings, max_code_bytes: Opti
         if level is not None and not level:
             result.skipped = True
             return result
+    # each cell must parse on its own (Jupyter runs it alone): two cells that parse only when joined (a
+    # string opened in one and closed in the next) are reported, each, and left out of the program
     bad: Dict[int, Diagnostic] = {}
-    program = build_program(nb)
+    for k, cell in enumerate(nb.cells):
+        if not cell.skip and cell.python.strip():
+            d = _cell_alone_error(path, cell)
+            if d is not None:
+                bad[k] = d
+    program = build_program(nb, excluded=list(bad))
     inner = lint_source(path, program.source, settings)
     if any(d.code == PARSE_ERROR for d in inner.diagnostics):
         for k, cell in enumerate(nb.cells):
-            if cell.skip or not cell.python.strip():
+            if k in bad or cell.skip or not cell.python.strip():
                 continue
             d = _cell_parse_error(path, cell, cell.python)
             if d is not None:
