@@ -144,23 +144,20 @@ def _output_problem(path: str) -> Optional[str]:
 
 
 def _output_among(path: str, files: Sequence[str]) -> Optional[str]:
-    """The file among ``files`` that ``path`` names (the same path, or the same inode through a link)."""
-    target = os.path.realpath(path)
+    """The file among ``files`` that ``path`` names: the same inode, whatever the name (a path that does
+    not exist yet is no file being linted)."""
     try:
         st = os.stat(path)
-        ident = (st.st_dev, st.st_ino)
     except OSError:
-        ident = None
+        return None
+    ident = (st.st_dev, st.st_ino)
     for f in files:
-        if os.path.realpath(f) == target:
+        try:
+            fst = os.stat(f)
+        except OSError:
+            continue
+        if (fst.st_dev, fst.st_ino) == ident:
             return f
-        if ident is not None:
-            try:
-                fst = os.stat(f)
-            except OSError:
-                continue
-            if (fst.st_dev, fst.st_ino) == ident:
-                return f
     return None
 
 
