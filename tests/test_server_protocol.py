@@ -104,3 +104,10 @@ def test_closed_documents_are_forgotten(tmp_path):
         server.worker.shutdown()
 
     asyncio.run(scenario())
+
+
+def test_headers_with_a_content_type_and_large_messages():
+    big = {"jsonrpc": "2.0", "method": "x", "params": {"text": "x = 1  # padding\n" * 200000}}
+    body = json.dumps(big).encode()
+    framed = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n%s" % (len(body), body)
+    assert _bodies(framed + _frame(B)) == [big, B]

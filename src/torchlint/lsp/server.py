@@ -738,7 +738,7 @@ class _Answered:
 _ANSWERED = _Answered()
 
 _HEADER_END = b"\r\n\r\n"
-_CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*([0-9]{1,12})[ \t]*$")
+_CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*([0-9]{1,12})[ \t]*\r?$")
 _NEXT_HEADER = re.compile(rb"(?i)content-length[ \t]*:")
 
 
@@ -785,21 +785,28 @@ class FramedInput:
                 del self.buf[: nxt.start() if nxt else end + len(_HEADER_END)]
                 continue
             start, n = end + len(_HEADER_END), int(m.group(1))
+            pos = start  # where to look for the next header: bytes before it were searched already
+            first: Optional[int] = None  # the first header after this one's body began
             while True:
                 if len(self.buf) - start >= n and self._json(bytes(self.buf[start:start + n])):
                     body = bytes(self.buf[start:start + n])
                     del self.buf[: start + n]
                     return body
-                nxt = _NEXT_HEADER.search(self.buf, start)
-                if nxt is not None and self._json(bytes(self.buf[start:nxt.start()])):
-                    body = bytes(self.buf[start:nxt.start()]).strip()  # the length was wrong
-                    log.warning("Content-Length %d does not frame the message (%d bytes); read on", n, len(body))
-                    del self.buf[: nxt.start()]
-                    return body
-                if len(self.buf) - start >= n and nxt is not None:
-                    # neither the declared body nor the text before the next header is JSON: drop it
-                    log.warning("unreadable message of %d bytes dropped", nxt.start() - start)
-                    del self.buf[: nxt.start()]
+                hdr = _NEXT_HEADER.search(self.buf, pos)
+                while hdr is not None:
+                    first = hdr.start() if first is None else first
+                    if self._json(bytes(self.buf[start:hdr.start()])):  # the length was wrong
+                        body = bytes(self.buf[start:hdr.start()]).strip()
+                        log.warning("Content-Length %d does not frame the message (%d bytes); read on", n, len(body))
+                        del self.buf[: hdr.start()]
+                        return body
+                    pos = hdr.end()
+                    hdr = _NEXT_HEADER.search(self.buf, pos)
+                pos = max(pos, len(self.buf) - 32)
+                if len(self.buf) - start >= n and first is not None:
+                    # neither the declared body nor the text before a header is JSON: drop it
+                    log.warning("unreadable message of %d bytes dropped", first - start)
+                    del self.buf[:first]
                     break
                 if not self._fill():
                     return None
