@@ -75,6 +75,9 @@ class UnusedNoqa(LintRule):
         # a prefix that suppressed a finding of a rule of its family
         "import torch\n\ndef f(x):\n    return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)  # noqa: TL2\n",
         Valid("x = 1  # noqa: E501\n", {"unused-noqa-bare": True}),
+        # a "# noqa" inside a string literal is data, not a directive
+        's = "# noqa: TL999"  # noqa: F401\n',
+        's = """\n# noqa: TL999\n"""\n',
     ]
     INVALID = [
         Invalid("x = 1  # noqa: TL999\n", fixed="x = 1\n", line=1, col=8, message="unknown: `TL999`"),
@@ -84,6 +87,10 @@ class UnusedNoqa(LintRule):
         Invalid("x = 1  # type: ignore  # noqa: tl9\n", fixed="x = 1  # type: ignore\n"),
         Invalid("x = [  # noqa: TL999\n    1,\n]\n", fixed="x = [\n    1,\n]\n"),
         Invalid("# noqa: TL999\nx = 1\n", fixed="x = 1\n"),
+        # the comment is judged and edited, never the string before it
+        Invalid('s = "# noqa: F401"  # noqa: TL999\n', fixed='s = "# noqa: F401"\n'),
+        Invalid("s = '# noqa: TL999'; t = 1  # noqa: TL998, E501\n", fixed="s = '# noqa: TL999'; t = 1  # noqa: E501\n",
+                message="unknown: `TL998`"),
         Invalid("def f():  # noqa\n    return 1\n", fixed="def f():\n    return 1\n",
                 message="blanket", options={"unused-noqa-bare": True}),
     ]
@@ -95,17 +102,19 @@ class UnusedNoqa(LintRule):
         from torchlint.rules import all_rules
 
         known = [r.CODE for r in all_rules()] + ["TL000"]
-        dead: Dict[int, Tuple[List[str], List[str], bool]] = {}
-        for number, text in enumerate(lines, 1):
-            if "noqa" not in text.lower():
-                continue
-            m = _DIRECTIVE.search(text)
+        # the comments themselves (libcst's Comment nodes, as the token stream has them): a "# noqa"
+        # inside a string literal is data, neither judged nor edited
+        for comment, parent in self._noqa_comments():
+            m = _DIRECTIVE.search(comment.value)
             if m is None:
                 continue
-            spent = used.get(number, set())
+            pos = positions.get(comment)
+            if pos is None:
+                continue
+            spent = used.get(pos.start.line, set())
             if m.group("codes") is None:
                 if self.options["unused-noqa-bare"] and "" not in spent:
-                    dead[number] = ([], [], True)
+                    self.report(comment, "Unused blanket `noqa` directive", fix=self._fix(comment, parent, set(), True))
                 continue
             unused: List[str] = []
             unknown: List[str] = []
@@ -117,22 +126,12 @@ class UnusedNoqa(LintRule):
                     unknown.append(code)
                 elif self.CODE not in matching and all(k in ran for k in matching):
                     unused.append(code)
-            if unused or unknown:
-                dead[number] = (unused, unknown, False)
-        if not dead:
-            return
-        for comment, parent in self._noqa_comments():
-            pos = positions.get(comment)
-            if pos is None or pos.start.line not in dead:
+            if not (unused or unknown):
                 continue
-            unused, unknown, bare = dead.pop(pos.start.line)
-            if bare:
-                message = "Unused blanket `noqa` directive"
-            else:
-                parts = [f"{label}: {', '.join(f'`{c}`' for c in codes)}"
-                         for label, codes in (("unused", unused), ("unknown", unknown)) if codes]
-                message = f"{self.MESSAGE} ({'; '.join(parts)})"
-            self.report(comment, message, fix=self._fix(comment, parent, set(unused + unknown), bare))
+            parts = [f"{label}: {', '.join(f'`{c}`' for c in codes)}"
+                     for label, codes in (("unused", unused), ("unknown", unknown)) if codes]
+            message = f"{self.MESSAGE} ({'; '.join(parts)})"
+            self.report(comment, message, fix=self._fix(comment, parent, set(unused + unknown), False))
 
     def _noqa_comments(self) -> List[Tuple[cst.Comment, cst.CSTNode]]:
         """The comments holding `noqa`, with their parents, in source order.  The engine's walk skips

@@ -65,6 +65,9 @@ def test_per_file_ignores_on_the_command_line(run, project):
 
 def test_output_file(run, project):
     r = run("--no-cache", "--output-format", "json", "--output-file", "out/report.json", "pkg")
+    assert r.returncode == 2 and "does not exist" in r.stderr  # no folder is created for it
+    (project / "out").mkdir()
+    r = run("--no-cache", "--output-format", "json", "--output-file", "out/report.json", "pkg")
     assert r.returncode == 1 and r.stdout == ""
     data = json.loads((project / "out" / "report.json").read_text())
     assert sorted(d["code"] for d in data) == ["TL101", "TL103"]

@@ -86,17 +86,16 @@ def test_temp_files_of_a_killed_write_are_removed_next_run(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
-    stale = tmp_path / f".torchlint-{dead_pid}-abc123.tmp"
-    stale.write_text("half a file")
-    old = tmp_path / ".torchlint-zz9x.tmp"  # an older writer's name, untouched for over an hour
-    old.write_text("x")
-    past = time.time() - 7200
-    os.utime(old, (past, past))
-    live = tmp_path / f".torchlint-{os.getpid()}-live.tmp"  # a writer that is still running
-    live.write_text("in progress")
+    stale = tmp_path / f".torchlint-{dead_pid}-abc123.tmpdir"
+    stale.mkdir()
+    (stale / "content").write_text("half a file")
+    live = tmp_path / f".torchlint-{os.getpid()}-live.tmpdir"  # a writer that is still running
+    live.mkdir()
+    (live / "content").write_text("in progress")
     run(".")
-    assert not stale.exists() and not old.exists() and live.exists()
-    stale.write_text("again")
+    assert not stale.exists() and live.exists()
+    stale.mkdir()
+    (stale / "content").write_text("again")
     run("m.py")  # a file named explicitly: its folder is looked at too
     assert not stale.exists()
 
@@ -114,7 +113,7 @@ def test_killed_fixer_leaves_nothing_after_next_run(run, tmp_path):
         "atomic.write_atomic(sys.argv[1], 'x = 1\\n', 'utf-8', st.st_mtime_ns, st.st_size)\n"
     )
     subprocess.run([sys.executable, "-c", code, str(path)], check=False)
-    assert [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    assert [p for p in os.listdir(tmp_path) if p.endswith(".tmpdir")]
     run(".")
     assert sorted(os.listdir(tmp_path)) in (["m.py"], [".torchlint_cache", "m.py"])
     assert path.read_text() == TRAIN_BUG
@@ -138,6 +137,50 @@ def test_stale_detection_needs_our_name(tmp_path):
     other = tmp_path / ".torchlint-notes.txt"
     other.write_text("user data")
     assert not atomic.is_stale_temp(str(other))
+
+
+def test_user_files_named_like_temporaries_are_never_deleted(tmp_path):
+    """A lint run removes only write folders of its own (holding nothing but their one file); a user's
+    `.torchlint-notes.tmp`, however old, and a look-alike folder with other content stay."""
+    from torchlint.checker import CheckOptions, run_check
+
+    (tmp_path / "m.py").write_text("x = 1\n")
+    past = time.time() - 7200
+    notes = tmp_path / ".torchlint-notes.tmp"
+    notes.write_text("user data")
+    numbered = tmp_path / ".torchlint-1-abc.tmp"
+    numbered.write_text("user data too")
+    folder = tmp_path / ".torchlint-1-keep.tmpdir"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("user file")
+    for p in (notes, numbered, folder):
+        os.utime(p, (past, past))
+    assert run_check(CheckOptions(paths=[str(tmp_path)], use_cache=False, quiet=True)) == 0
+    assert notes.read_text() == "user data" and numbered.exists() and (folder / "mine.txt").exists()
+
+
+def test_sigterm_during_a_write_leaves_no_temporary(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(TRAIN_BUG)
+    code = (
+        "import os, signal, sys\n"
+        "from torchlint import atomic\n"
+        "atomic.terminate_cleanly()\n"
+        "real = os.fsync\n"
+        "def stop(fd):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    real(fd)\n"
+        "os.fsync = stop\n"
+        "st = os.stat(sys.argv[1])\n"
+        "try:\n"
+        "    atomic.write_atomic(sys.argv[1], 'x = 1\\n', 'utf-8', st.st_mtime_ns, st.st_size)\n"
+        "except atomic.Terminated:\n"
+        "    sys.exit(143)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(path)], check=False, capture_output=True, text=True)
+    assert r.returncode == 143, r.stderr
+    assert os.listdir(tmp_path) == ["m.py"]
+    assert path.read_text() == TRAIN_BUG
 
 
 @pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o6755])

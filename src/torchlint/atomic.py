@@ -1,7 +1,13 @@
 """Writing a fixed file back: atomically (temporary file in the same folder, then rename), keeping what
 the file was (mode, owner and group, extended attributes, hard links), and refusing when the file changed
-since it was read.  Temporary files carry the writer's process id, so a later run can remove those of a
-writer that was killed."""
+since it was read.
+
+The temporary file lives in a folder torchlint creates for that one write, beside the file
+(``.torchlint-PID-XXXX.tmpdir/content``, mode 0700), never as a loose file in the user's folder: a later
+run removes such a folder of a writer that is gone only when it holds nothing but that file, and never
+deletes a user's file that merely looks like a temporary one.  A run stopped by SIGTERM removes its
+own (:func:`terminate_cleanly`).  Loose ``.torchlint-*.tmp`` files are used only inside the cache folder,
+which torchlint owns."""
 from __future__ import annotations
 
 import errno
@@ -29,6 +35,9 @@ TEMP_PREFIX = ".torchlint-"
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"^\.torchlint-(?:(?P<pid>[0-9]+)-)?[A-Za-z0-9_]+\.tmp$")
 _STALE_AFTER_S = 3600.0  # a temporary file without a live writer's id is left alone for an hour
+TEMP_DIR_SUFFIX = ".tmpdir"
+_TEMP_DIR_NAME = re.compile(r"^\.torchlint-(?P<pid>[0-9]+)-[A-Za-z0-9_]+\.tmpdir$")
+_TEMP_CONTENT = "content"  # the one file a write folder holds
 
 
 def temp_prefix() -> str:
@@ -66,6 +75,148 @@ def is_stale_temp(path: str) -> bool:
     if pid is not None and not _alive(int(pid)):
         return True
     return time.time() - st.st_mtime > _STALE_AFTER_S
+
+
+def is_temp_dir_name(name: str) -> bool:
+    return _TEMP_DIR_NAME.match(name) is not None
+
+
+def is_stale_temp_dir(path: str) -> bool:
+    """A write folder of ours whose writer is gone (dead process, or over an hour old): a real folder
+    (not a symlink) owned by this user, holding nothing but the temporary file."""
+    m = _TEMP_DIR_NAME.match(os.path.basename(path))
+    if m is None:
+        return False
+    try:
+        st = os.lstat(path)
+        names = os.listdir(path) if stat.S_ISDIR(st.st_mode) else None
+    except OSError:
+        return False
+    if names is None or st.st_uid != os.geteuid() or set(names) - {_TEMP_CONTENT}:
+        return False
+    if names:
+        try:
+            inner = os.lstat(os.path.join(path, _TEMP_CONTENT))
+        except OSError:
+            return False
+        if not stat.S_ISREG(inner.st_mode):
+            return False
+    if not _alive(int(m.group("pid"))):
+        return True
+    return time.time() - st.st_mtime > _STALE_AFTER_S
+
+
+def remove_stale_temp_dirs(paths: Iterable[str]) -> List[str]:
+    """Remove the stale write folders among ``paths`` (see :func:`is_stale_temp_dir`); returns those
+    removed.  Only the folder and its one temporary file are deleted."""
+    removed = []
+    for path in paths:
+        if is_stale_temp_dir(path):
+            try:
+                try:
+                    os.unlink(os.path.join(path, _TEMP_CONTENT))
+                except FileNotFoundError:
+                    pass
+                os.rmdir(path)
+                removed.append(path)
+            except OSError:
+                pass
+    return removed
+
+
+class _WriteFolder:
+    """A folder of our own beside ``target`` holding one temporary file; removed on exit (the file
+    too, unless it was renamed into place)."""
+
+    def __init__(self, folder: str) -> None:
+        self.dir = tempfile.mkdtemp(prefix=temp_prefix(), suffix=TEMP_DIR_SUFFIX, dir=folder)
+        self.path = os.path.join(self.dir, _TEMP_CONTENT)
+
+    def open(self) -> int:
+        return os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+
+    def remove(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        try:
+            os.rmdir(self.dir)
+        except OSError:
+            pass
+
+
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM (see :func:`terminate_cleanly`), so that a write under way
+    removes its temporary file on the way out."""
+
+
+def terminate_cleanly() -> object:
+    """Turn SIGTERM into :class:`Terminated` in this (main) thread (worker processes reset it); returns
+    the handler it replaced, for :func:`restore_sigterm` (None when none was installed)."""
+    import signal
+
+    def _raise(signum, frame):  # noqa: ARG001
+        raise Terminated()
+
+    try:
+        return signal.signal(signal.SIGTERM, _raise)
+    except (ValueError, OSError, AttributeError):  # not the main thread, or no SIGTERM here
+        return None
+
+
+def restore_sigterm(previous: object) -> None:
+    """Put back the SIGTERM handler :func:`terminate_cleanly` replaced."""
+    import signal
+
+    if previous is None:
+        return
+    try:
+        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+    except (ValueError, OSError, AttributeError, TypeError):
+        pass
+
+
+def write_new_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` (a new or a regular file) through a temporary file beside it and a
+    rename: a reader never sees half of it, and a failure leaves what was there.  Creates no folder.
+    A path that exists and is not a regular file (a device, a FIFO) is written directly, never
+    replaced.  Errors are raised as OSError."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder", path)
+        fd = os.open(real, os.O_WRONLY)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return
+    folder = os.path.dirname(real) or "."
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, "no such folder", folder)
+    work = _WriteFolder(folder)
+    try:
+        fd = work.open()
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if st is not None:
+                os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.fchmod(fh.fileno(), 0o666 & ~umask)
+            os.fsync(fh.fileno())
+        os.replace(work.path, real)
+    finally:
+        work.remove()
 
 
 def remove_stale_temps(paths: Iterable[str]) -> List[str]:
@@ -128,21 +279,18 @@ def write_atomic(path: str, text: str, encoding: str, expect_mtime: int, expect_
         _write_in_place(path, real, st, data, expect_mtime, expect_size)
         return
     folder = os.path.dirname(real) or "."
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), suffix=TEMP_SUFFIX, dir=folder)
+    work = _WriteFolder(folder)
     try:
+        fd = work.open()
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             _copy_metadata(st, real, fh.fileno())
             os.fsync(fh.fileno())
         _unchanged(path, real, st, expect_mtime, expect_size)
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        os.replace(work.path, real)
+    finally:
+        work.remove()
 
 
 def _write_in_place(path: str, real: str, st: os.stat_result, data: bytes, expect_mtime: int, expect_size: int) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
-from torchlint.atomic import FileChangedError, is_temp_name, remove_stale_temps, write_error
+from torchlint.atomic import FileChangedError, is_temp_dir_name, remove_stale_temp_dirs, write_error, write_new_atomic
 from torchlint.config import (
     Config,
     ConfigError,
@@ -116,18 +116,64 @@ def _own_excludes(found: List[str], given: str, given_cfg: Config, resolver: Con
 
 
 def run_check(opts: CheckOptions) -> int:
-    """``torchlint check``; with ``--output-file``, what it prints on stdout goes to that file."""
+    """``torchlint check``; with ``--output-file``, what it prints on stdout goes to that file: kept in
+    memory and written at the end through a temporary file and a rename (the file is never emptied
+    before the run, and never written half).  The output file must not be a file being linted (checked
+    after discovery, by name and by inode); no folder is created for it."""
     if not opts.output_file:
         return _run_check(opts)
-    try:
-        folder = os.path.dirname(os.path.abspath(opts.output_file))
-        os.makedirs(folder, exist_ok=True)
-        out = open(opts.output_file, "w", encoding="utf-8", newline="")
-    except OSError as exc:
-        _err(f"error: cannot write {opts.output_file}: {exc.strerror or exc}")
+    problem = _output_problem(opts.output_file)
+    if problem is not None:
+        _err(f"error: cannot write {opts.output_file}: {problem}")
         return 2
-    with out, contextlib.redirect_stdout(out):
-        return _run_check(opts)
+    import io
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
+    with contextlib.redirect_stdout(out):
+        status = _run_check(opts)
+    if status == _OUTPUT_IS_INPUT:
+        return 2
+    out.flush()
+    try:
+        write_new_atomic(opts.output_file, raw.getvalue())
+    except OSError as exc:
+        _err(f"error: cannot write {opts.output_file}: {write_error(exc)}")
+        return 2
+    return status
+
+
+#: what :func:`_run_check` returns when the output file is one of the files linted (nothing is written)
+_OUTPUT_IS_INPUT = -2
+
+
+def _output_problem(path: str) -> Optional[str]:
+    """Why ``--output-file PATH`` cannot be written, before anything runs: its folder does not exist (no
+    folder is created), or it is a folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return "it is a folder"
+    if not os.path.isdir(folder):
+        return f"folder {folder} does not exist (no folder is created for the output)"
+    return None
+
+
+def _output_among(path: str, files: Sequence[str]) -> Optional[str]:
+    """The file among ``files`` that ``path`` names: the same inode, whatever the name (a path that does
+    not exist yet is no file being linted)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    ident = (st.st_dev, st.st_ino)
+    for f in files:
+        try:
+            fst = os.stat(f)
+        except OSError:
+            continue
+        if (fst.st_dev, fst.st_ino) == ident:
+            return f
+    return None
 
 
 def _run_check(opts: CheckOptions) -> int:
@@ -161,6 +207,9 @@ def _run_check(opts: CheckOptions) -> int:
     rule_map = {r.CODE: r for r in rules}
 
     if use_stdin:
+        if opts.output_file and opts.stdin_filename and _output_among(opts.output_file, [opts.stdin_filename]):
+            _err(f"error: the output file {opts.output_file} is the file being linted; nothing written")
+            return _OUTPUT_IS_INPUT
         exclude, force_exclude, _ = _discovery_options(opts, cfg)
         return _check_stdin(opts, cfg, _settings(opts, cfg, rules), exclude, force_exclude, rule_map)
 
@@ -181,11 +230,11 @@ def _run_check(opts: CheckOptions) -> int:
                 status = 2
             for note in found.warnings:
                 _err(f"warning: {note}")
-            remove_stale_temps(found.temps)
+            remove_stale_temp_dirs(found.temps)
         files = sorted({os.path.abspath(f): f for f in reversed(files)}.values())
         if not files and status == 0:
             _err(f"warning: No Python files found under {', '.join(opts.paths)}")
-        remove_stale_temps(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
+        remove_stale_temp_dirs(_temps_beside([p for p in opts.paths if os.path.isfile(p)]))
         groups = group_by_config(files, resolver)
     except ConfigError as exc:
         _err(f"error: {exc}")
@@ -193,6 +242,11 @@ def _run_check(opts: CheckOptions) -> int:
     if opts.show_files:
         sys.stdout.write("".join(report.escape(f) + "\n" for f in files))
         return status
+    if opts.output_file:
+        same = _output_among(opts.output_file, files)
+        if same is not None:
+            _err(f"error: the output file {opts.output_file} is a file being linted ({same}); nothing written")
+            return _OUTPUT_IS_INPUT
 
     tasks: List[FileTask] = []
     results: Dict[str, FileResult] = {}
@@ -246,11 +300,13 @@ def _run_check(opts: CheckOptions) -> int:
 
     diagnostics: List[Diagnostic] = []
     not_checked = 0  # files skipped (over a size limit): the run cannot say all checks passed
+    skipped: List[Tuple[str, str]] = []  # (path, warning) of those files, for the machine-readable formats
     for t in tasks:
         res = results[t.path]
         not_checked += bool(res.warnings)
         for w in res.warnings:
             _err(f"warning: {w}")
+            skipped.append((t.path, w))
         for e in res.errors:
             _err(f"error: {e}")
             status = 2
@@ -272,7 +328,7 @@ def _run_check(opts: CheckOptions) -> int:
     if opts.fix_only:  # leftover findings are not reported; a file that could not be read still is
         diagnostics = [d for d in diagnostics if d.code == PARSE_ERROR]
     _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2,
-          checked=[t.path for t in tasks], not_checked=not_checked)
+          checked=[t.path for t in tasks], not_checked=not_checked, skipped=skipped)
     if opts.diff and not diff_changes and tasks and status != 2:
         _no_fixes_line(opts, diagnostics)
     if status == 2:
@@ -312,12 +368,12 @@ def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
 
 
 def _temps_beside(files: Sequence[str]) -> List[str]:
-    """Temporary files of ours in the folders of ``files`` (a killed write leaves one beside its file)."""
+    """Write folders of ours in the folders of ``files`` (a killed write leaves one beside its file)."""
     out: List[str] = []
     for folder in sorted({os.path.dirname(os.path.abspath(f)) for f in files}):
         try:
             with os.scandir(folder) as it:
-                out.extend(e.path for e in it if is_temp_name(e.name))
+                out.extend(e.path for e in it if is_temp_dir_name(e.name))
         except OSError:
             continue
     return out
@@ -404,7 +460,7 @@ def _file_diff(path: str, before: str, after: str) -> str:
 
 def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
           nothing_checked: bool = False, failed: bool = False, checked: Sequence[str] = (), not_checked: int = 0,
-          lines_of: Optional[report.LineSource] = None) -> None:
+          lines_of: Optional[report.LineSource] = None, skipped: report.Skipped = ()) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     unsafe = bool(opts.unsafe_fixes)
@@ -412,15 +468,15 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
         out.write(report.format_statistics(diagnostics, rule_map, unsafe, as_json=fmt == "json"))
         return
     if fmt == "json":
-        out.write(report.format_json(diagnostics, rule_map))
+        out.write(report.format_json(diagnostics, rule_map, skipped))
     elif fmt == "sarif":
-        out.write(report.format_sarif(diagnostics, rule_map))
+        out.write(report.format_sarif(diagnostics, rule_map, skipped))
     elif fmt == "github":
         out.write(report.format_github(diagnostics))
     elif fmt == "junit":
-        out.write(report.format_junit(diagnostics, checked))
+        out.write(report.format_junit(diagnostics, checked, skipped))
     elif fmt == "gitlab":
-        out.write(report.format_gitlab(diagnostics))
+        out.write(report.format_gitlab(diagnostics, skipped))
     else:
         if opts.diff:
             return
@@ -533,7 +589,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
     it has one; notebooks: in the cell), writing each file once, atomically.  Returns (directives
     added or extended, problems).  A line that ends inside a string or with a backslash gets none."""
     from torchlint.files import read_source
-    from torchlint.noqa_edit import add_codes, unsafe_lines
+    from torchlint.noqa_edit import add_codes, comments, unsafe_lines
 
     wanted: Dict[str, Dict[Tuple[int, int], set]] = {}
     for d in diagnostics:
@@ -576,6 +632,8 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
             lines = text.split("\n")
             python = text if nb is None else next(c.python for c in nb.cells if c.index + 1 == cell_no)
             blocked = unsafe_lines(python)
+            # where each line's comment starts (token stream: a "# noqa" in a string is not one)
+            comment_at = {n: col for n, (col, _) in (comments(python) or {}).items()}
             for line, codes in sorted(lines_wanted.items()):
                 if not 0 < line <= len(lines):
                     continue
@@ -585,7 +643,7 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
                     continue
                 body = lines[line - 1]
                 cr = "\r" if body.endswith("\r") else ""
-                new = add_codes(body[: len(body) - len(cr)], codes) + cr
+                new = add_codes(body[: len(body) - len(cr)], codes, comment_at.get(line)) + cr
                 if new != body:
                     lines[line - 1] = new
                     count += 1
@@ -598,14 +656,14 @@ def add_noqa(diagnostics: Sequence[Diagnostic]) -> Tuple[int, List[str]]:
             if nb is None:
                 write_atomic(path, changed[0], src.encoding, src.mtime_ns, src.size)
             else:
-                from torchlint.notebook import write_cells
+                from torchlint.notebook import cell_own_breaks, write_cells
 
                 cells = {k: c for k, c in enumerate(nb.cells)}
                 new_cells = {}
                 for k, cell in cells.items():
                     if cell.index + 1 in changed:
                         t = changed[cell.index + 1]
-                        new_cells[k] = t.replace("\n", cell.newline) if cell.newline != "\n" else t
+                        new_cells[k] = cell_own_breaks(cell, t)
                 write_atomic(path, write_cells(nb, new_cells), src.encoding, src.mtime_ns, src.size)
             added += count
         except (OSError, UnicodeEncodeError, ValueError) as exc:

@@ -200,11 +200,20 @@ def check(
         add_noqa=add_noqa,
         overrides=overrides,
     )
-    if watch and not (show_settings or show_files):
-        from torchlint.watch import watch_loop
+    from torchlint.atomic import restore_sigterm, terminate_cleanly
 
-        sys.exit(guarded(lambda: watch_loop(opts), verbose))
-    sys.exit(guarded(lambda: _quiet_broken_pipe(lambda: run_check(opts)), verbose))
+    # SIGTERM ends the run through `finally`: a write under way removes its temporary file
+    previous = terminate_cleanly()
+    try:
+        if watch and not (show_settings or show_files):
+            from torchlint.watch import watch_loop
+
+            status = guarded(lambda: watch_loop(opts), verbose)
+        else:
+            status = guarded(lambda: _quiet_broken_pipe(lambda: run_check(opts)), verbose)
+    finally:
+        restore_sigterm(previous)
+    sys.exit(status)
 
 
 class _PipeGuard:
@@ -287,12 +296,17 @@ def _config_args(values: Sequence[str]) -> "Tuple[Optional[str], dict]":
 
 def guarded(command: "Callable[[], int]", verbose: bool) -> int:
     """Run a command: Ctrl-C exits 130; an unexpected exception exits 2 with one line (the traceback
-    with --verbose), never 1, which means findings."""
+    with --verbose), never 1, which means findings; SIGTERM (see ``terminate_cleanly``) exits 143."""
+    from torchlint.atomic import Terminated
+
     try:
         return command()
     except KeyboardInterrupt:
         sys.stderr.write("torchlint: interrupted\n")
         return 130
+    except Terminated:
+        sys.stderr.write("torchlint: terminated\n")
+        return 143
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if verbose:
             import traceback
@@ -354,11 +368,24 @@ def rules_cmd(output_format: str) -> None:
 
 
 @main.command("clean")
-@click.option("--cache-dir", type=str, default=None)
-def clean_cmd(cache_dir: Optional[str]) -> None:
-    """Remove the cache folder."""
-    from torchlint.cache import CleanError, clean
+@click.option("--cache-dir", type=str, default=None, help="Cache folder (default: the configured `cache-dir`).")
+@click.option("--config", "config_path", type=str, default=None, metavar="FILE",
+              help="The configuration file whose `cache-dir` to clean (default: the nearest one).")
+def clean_cmd(cache_dir: Optional[str], config_path: Optional[str]) -> None:
+    """Remove the cache folder: the one `check` uses here (`--cache-dir`, else the configured
+    `cache-dir`, else `.torchlint_cache` at the project root)."""
+    from torchlint.cache import DEFAULT_DIR, CleanError, clean
+    from torchlint.config import ConfigError, load_config
+    from torchlint.rules import all_rules
 
+    if cache_dir is None:
+        try:
+            cfg = load_config(config_path, os.getcwd(), all_rules())
+        except ConfigError as exc:
+            _fail(str(exc))
+        cache_dir = cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR)
+        if os.path.abspath(cache_dir) == os.path.abspath(DEFAULT_DIR):
+            cache_dir = DEFAULT_DIR  # say it as before: relative to here
     try:
         removed = clean(cache_dir)
     except (CleanError, OSError) as exc:

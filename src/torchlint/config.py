@@ -77,6 +77,8 @@ def _read_table(path: str) -> Optional[Dict[str, Any]]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"invalid TOML in {path}: values nested too deeply") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     if os.path.basename(path) == "pyproject.toml":
@@ -166,7 +168,10 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
         elif key == "cache-dir":
             if not isinstance(value, str):
                 raise ConfigError(f"`cache-dir` in {where} must be a string")
-            cfg.cache_dir = value
+            # relative to the folder of the file that says so (the working folder for `--config`)
+            full = os.path.normpath(os.path.join(cfg.root, os.path.expanduser(value)))
+            shown = os.path.relpath(full)  # said as briefly as it can be from here
+            cfg.cache_dir = full if shown.startswith("..") else shown
         elif key == "max-file-size":
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"`max-file-size` in {where} must be a positive number of bytes")
@@ -194,10 +199,16 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
     return cfg
 
 
+#: the longest ``file-timeout`` accepted (a day): larger values overflow the clocks the watchdog uses
+MAX_FILE_TIMEOUT = 86400.0
+
+
 def parse_file_timeout(value: Any, where: str) -> float:
-    """``file-timeout``: a positive number of seconds."""
+    """``file-timeout``: a positive number of seconds, at most :data:`MAX_FILE_TIMEOUT`."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
         raise ConfigError(f"`file-timeout` in {where} must be a positive number of seconds")
+    if value > MAX_FILE_TIMEOUT:
+        raise ConfigError(f"`file-timeout` in {where} must be at most {MAX_FILE_TIMEOUT:.0f} seconds (a day), got {value:g}")
     return float(value)
 
 
@@ -222,7 +233,8 @@ def select_rules(rules: Sequence[Type[LintRule]], *layers: Layer) -> List[Type[L
 
 
 def ignored_for(path: str, root: str, per_file_ignores: Mapping[str, Sequence[str]]) -> List[str]:
-    """Codes that ``per-file-ignores`` turns off for ``path``."""
+    """Code prefixes that ``per-file-ignores`` turns off for ``path`` (``ALL``, every rule, is the empty
+    prefix; TL000 stays on unless named, as with ``ignore = ["ALL"]``)."""
     if not per_file_ignores:
         return []
     try:
@@ -233,7 +245,7 @@ def ignored_for(path: str, root: str, per_file_ignores: Mapping[str, Sequence[st
     out: List[str] = []
     for pattern, codes in per_file_ignores.items():
         if fnmatchcase(rel, pattern) or fnmatchcase(base, pattern) or rel.startswith(pattern.rstrip("/") + "/"):
-            out.extend(codes)
+            out.extend("" if c == "ALL" else c for c in codes)
     return out
 
 
@@ -246,6 +258,8 @@ def parse_override(fragment: str) -> Dict[str, Any]:
         raise ConfigError(
             f"config file not found: {fragment} (and it is not a `KEY = VALUE` override in TOML: {exc})"
         ) from None
+    except RecursionError:
+        raise ConfigError("invalid `--config` value: values nested too deeply") from None
     if not table:
         raise ConfigError(f"config file not found: {fragment}")
     return table

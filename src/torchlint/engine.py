@@ -26,6 +26,7 @@ from torchlint.analysis.project import Project
 from torchlint.analysis.traversal import Dispatcher, Headroom, analyze
 from torchlint.fixes import Edit, EditMaker, apply_fixes
 from torchlint.precedence import apply_precedence
+from torchlint.noqa_edit import comment_texts
 from torchlint.rule import SAFE, UNSAFE, LintRule, Report
 
 PARSE_ERROR = "TL000"
@@ -537,12 +538,14 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
             result.errors.extend(errors)
             return result
         lines = current.split("\n")
+        # each line's comment (from the token stream: "# noqa" inside a string is data, not a directive)
+        noqa_at = comment_texts(current, lines) if settings.noqa else {}
         kept: List[Tuple[Report, Tuple[int, int, int, int]]] = []
         for rep, pos in lint.reports:
-            if settings.noqa and 0 < pos[0] <= len(lines) and is_suppressed(rep.code, lines[pos[0] - 1]):
+            if pos[0] in noqa_at and is_suppressed(rep.code, noqa_at[pos[0]]):
                 continue
             kept.append((rep, pos))
-        kept += _noqa_judgements(lint, kept, lines, rule_types, rules, settings, errors)
+        kept += _noqa_judgements(lint, kept, lines, noqa_at, rule_types, rules, settings, errors)
         if settings.fixable is not None:
             kept = [(rep, pos) if rep.fix is None or rep.code in settings.fixable
                     else (Report(rep.code, rep.node, rep.message, None), pos) for rep, pos in kept]
@@ -555,7 +558,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
             ]
             if applicable:
                 with Headroom():
-                    new_source, applied = apply_fixes(lint.module, lint.ctx, applicable)
+                    new_source, applied = apply_fixes(lint.module, lint.ctx, applicable, current)
                 if applied and new_source != current:
                     current = new_source
                     fixed_total += applied
@@ -576,15 +579,15 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
 
 # -- used noqa codes, for the rules that judge noqa comments (unused-noqa) ------------------------------
 def used_noqa(reports: Sequence[Tuple[Report, Tuple[int, int, int, int]]],
-              kept: Sequence[Tuple[Report, Tuple[int, int, int, int]]], lines: Sequence[str]) -> Dict[int, set]:
+              kept: Sequence[Tuple[Report, Tuple[int, int, int, int]]], noqa_at: Mapping[int, str]) -> Dict[int, set]:
     """Line -> the codes of its ``# noqa`` that suppressed one of ``reports`` (those not ``kept``); a
-    bare noqa that suppressed something is recorded as ``""``."""
+    bare noqa that suppressed something is recorded as ``""``.  ``noqa_at``: line -> its comment."""
     kept_ids = {id(rep) for rep, _ in kept}
     used: Dict[int, set] = {}
     for rep, pos in reports:
-        if id(rep) in kept_ids or not 0 < pos[0] <= len(lines):
+        if id(rep) in kept_ids or pos[0] not in noqa_at:
             continue
-        codes = noqa_codes(lines[pos[0] - 1])
+        codes = noqa_codes(noqa_at[pos[0]])
         if codes is None:
             continue
         mark = used.setdefault(pos[0], set())
@@ -596,7 +599,7 @@ def used_noqa(reports: Sequence[Tuple[Report, Tuple[int, int, int, int]]],
 
 
 def _noqa_judgements(lint: _Lint, kept: Sequence[Tuple[Report, Tuple[int, int, int, int]]], lines: Sequence[str],
-                     rule_types: Sequence[Type[LintRule]], ran: Sequence[Type[LintRule]], settings: Settings,
+                     noqa_at: Mapping[int, str], rule_types: Sequence[Type[LintRule]], ran: Sequence[Type[LintRule]], settings: Settings,
                      errors: List[str]) -> List[Tuple[Report, Tuple[int, int, int, int]]]:
     """The reports of the rules that judge ``# noqa`` comments (a ``judge_noqa`` method: TL517), given
     which codes suppressed something; located, and subject to a noqa that lists their code.  Nothing is judged with
@@ -604,7 +607,7 @@ def _noqa_judgements(lint: _Lint, kept: Sequence[Tuple[Report, Tuple[int, int, i
     judges = [r for r in rule_types if hasattr(r, "judge_noqa")]
     if not judges or not settings.noqa or errors or lint.module is None or lint.ctx is None:
         return []
-    used = used_noqa(lint.reports, kept, lines)
+    used = used_noqa(lint.reports, kept, noqa_at)
     if lint.positions is None:
         lint.positions = StatementPositions(lint.module, lint.ctx)
     positions = lint.positions
@@ -619,9 +622,7 @@ def _noqa_judgements(lint: _Lint, kept: Sequence[Tuple[Report, Tuple[int, int, i
                 continue
             where = (pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)
             # a code list naming the judge suppresses it; a bare noqa does not (it is what is judged)
-            if 0 < where[0] <= len(lines) and noqa_codes(lines[where[0] - 1]) and is_suppressed(
-                rep.code, lines[where[0] - 1]
-            ):
+            if where[0] in noqa_at and noqa_codes(noqa_at[where[0]]) and is_suppressed(rep.code, noqa_at[where[0]]):
                 continue
             if lint.stand_in:
                 rep = Report(rep.code, rep.node, rep.message, None)

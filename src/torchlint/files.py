@@ -13,7 +13,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from torchlint.folders import find_upwards
 from torchlint.reading import IGNORE_MAX_BYTES, ReadRefused, read_limited, read_text, too_large
@@ -52,6 +52,8 @@ DEFAULT_EXCLUDE = (
 PY_SUFFIXES = (".py", ".pyi")
 LINT_SUFFIXES = PY_SUFFIXES + (".ipynb",)  # what a folder walk picks up
 MAX_BYTES = 8 * 1024 * 1024
+#: the most seconds the discovery walk of one run may take (then it stops with an error)
+WALK_BUDGET_S = 120.0
 #: a notebook file may be larger than ``max-file-size`` (outputs: images, tables); its code cells may not
 NOTEBOOK_MAX_BYTES = 100 * 1024 * 1024
 
@@ -107,7 +109,7 @@ class _GitIgnore:
 
     def __init__(self, base: str, lines: Iterable[str]) -> None:
         self.base = base
-        self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
+        self.rules: List[Tuple[Any, bool, bool]] = []  # (matcher with .fullmatch, negated, dir_only)
         for raw in lines:
             line = raw.rstrip("\n").rstrip("\r")
             if not line or line.startswith("#"):
@@ -124,12 +126,12 @@ class _GitIgnore:
             anchored = "/" in line
             if line.startswith("/"):
                 line = line[1:]
-            regex = _wildmatch_regex(line)
-            if regex is None:
+            parts = _wildmatch_parts(line)
+            if parts is None:
                 continue
             if not anchored:
-                regex = "(?:.*/)?" + regex
-            self.rules.append((re.compile(regex, re.DOTALL), negated, dir_only))
+                parts = [_DIRS] + parts
+            self.rules.append((_matcher(parts), negated, dir_only))
 
     def verdict(self, rel: str, is_dir: bool) -> Optional[bool]:
         """True ignored, False explicitly re-included, None no opinion."""
@@ -214,8 +216,15 @@ def _bracket(pattern: str, i: int) -> Optional[Tuple[str, int]]:
     return None
 
 
-def _wildmatch_regex(pattern: str) -> Optional[str]:
-    """git's wildmatch (with slashes significant) as a regex; None for a pattern that matches nothing."""
+#: the pieces of a wildmatch pattern that repeat: ``*`` (within a name), ``x/**`` (everything inside),
+#: ``**/`` and the implicit start of an unanchored pattern (zero or more folders)
+_STAR, _ANY, _DIRS = "[^/]*", ".*", "(?:.*/)?"
+_REPEATS = (_STAR, _ANY, _DIRS)
+
+
+def _wildmatch_parts(pattern: str) -> Optional[List[str]]:
+    """git's wildmatch (with slashes significant) as regex pieces: each one character's regex, or one
+    of :data:`_REPEATS`; None for a pattern that matches nothing."""
     out: List[str] = []
     i = 0
     n = len(pattern)
@@ -230,12 +239,12 @@ def _wildmatch_regex(pattern: str) -> Optional[str]:
             at_end = j == n or pattern[j] == "/"
             if stars >= 2 and at_start and at_end:
                 if j == n:  # `x/**`: everything inside (`**` alone: everything)
-                    out.append(".*")
+                    out.append(_ANY)
                 else:  # `**/`: zero or more folders
-                    out.append("(?:.*/)?")
+                    out.append(_DIRS)
                     j += 1
             else:
-                out.append("[^/]*")
+                out.append(_STAR)
             i = j
             continue
         if c == "?":
@@ -255,7 +264,82 @@ def _wildmatch_regex(pattern: str) -> Optional[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return "".join(out)
+    return out
+
+
+def _wildmatch_regex(pattern: str) -> Optional[str]:
+    """git's wildmatch (with slashes significant) as a regex; None for a pattern that matches nothing."""
+    parts = _wildmatch_parts(pattern)
+    return None if parts is None else "".join(parts)
+
+
+class _Glob:
+    """A wildmatch pattern matched without backtracking: the set of pattern positions reachable after
+    each character (a Thompson simulation, its steps memoised into a small DFA), so a match costs
+    time linear in the path whatever the pattern (``*a*a*a*a*a*a*b`` against a long name, twelve
+    ``**/`` against a deep path), where a backtracking regex takes exponential time."""
+
+    _MAX_STEPS = 4096  # memoised transitions kept (then forgotten and rebuilt)
+
+    def __init__(self, parts: Sequence[str]) -> None:
+        self.parts = list(parts)
+        self.one = [None if p in _REPEATS else re.compile(p, re.DOTALL) for p in self.parts]
+        self.steps: dict = {}
+        self.start = self._closure({0})
+
+    def _closure(self, states: Iterable[int]) -> frozenset:
+        out = set()
+        todo = list(states)
+        while todo:
+            i = todo.pop()
+            if i in out:
+                continue
+            out.add(i)
+            if i < len(self.parts) and self.parts[i] in _REPEATS:
+                todo.append(i + 1)  # each repeat may match nothing
+        return frozenset(out)
+
+    def _step(self, states: frozenset, ch: str) -> frozenset:
+        nxt = set()
+        for i in states:
+            if i >= len(self.parts):
+                continue
+            part = self.parts[i]
+            if part == _STAR:
+                if ch != "/":
+                    nxt.add(i)
+            elif part == _ANY:
+                nxt.add(i)
+            elif part == _DIRS:
+                nxt.add(i)
+                if ch == "/":
+                    nxt.add(i + 1)
+            elif self.one[i].fullmatch(ch):  # type: ignore[union-attr]
+                nxt.add(i + 1)
+        return self._closure(nxt)
+
+    def fullmatch(self, text: str) -> bool:
+        states = self.start
+        steps = self.steps
+        for ch in text:
+            key = (states, ch)
+            got = steps.get(key)
+            if got is None:
+                if len(steps) >= self._MAX_STEPS:
+                    steps.clear()
+                got = steps[key] = self._step(states, ch)
+            states = got
+            if not states:
+                return False
+        return len(self.parts) in states
+
+
+def _matcher(parts: Sequence[str]):
+    """A compiled regex when the pattern has at most two repeats (its backtracking stays within a
+    small power of a path's length), else a :class:`_Glob`."""
+    if sum(p in _REPEATS for p in parts) <= 2:
+        return re.compile("".join(parts), re.DOTALL)
+    return _Glob(parts)
 
 
 Notes = Optional[List[str]]  # where a refused ignore or git file is reported ("path: reason; ignored")
@@ -400,7 +484,7 @@ class Discovery:
     files: List[str]
     missing: List[str]
     unreadable: List[str] = field(default_factory=list)  # "folder: reason" for folders not walked
-    temps: List[str] = field(default_factory=list)  # temporary files of ours seen in the walk
+    temps: List[str] = field(default_factory=list)  # write folders of ours seen in the walk (atomic.py)
     warnings: List[str] = field(default_factory=list)  # ignore files not read ("path: reason; not used")
 
 
@@ -410,8 +494,14 @@ def discover(
     exclude: Sequence[str],
     force_exclude: bool = False,
     respect_gitignore: bool = True,
+    budget_s: Optional[float] = None,
 ) -> Discovery:
-    """Expand ``paths`` into the Python files to lint, sorted and without duplicates."""
+    """Expand ``paths`` into the Python files to lint, sorted and without duplicates.  The walk stops
+    after ``budget_s`` seconds (default :data:`WALK_BUDGET_S`) with a problem in ``unreadable`` that
+    says so: discovery is under a watchdog too."""
+    import time
+
+    deadline = time.monotonic() + (WALK_BUDGET_S if budget_s is None else budget_s)
     files: List[str] = []
     missing: List[str] = []
     unreadable: List[str] = []
@@ -451,6 +541,13 @@ def discover(
         base_ignores = _enclosing_gitignores(path, notes) if respect_gitignore else []
         stack: List[Tuple[str, List[_GitIgnore]]] = [(path, base_ignores)]
         while stack:
+            if time.monotonic() > deadline:
+                unreadable.append(
+                    f"{path}: finding the files took over {WALK_BUDGET_S if budget_s is None else budget_s:g} s "
+                    f"(a very large tree, or slow ignore patterns); stopped at {stack[-1][0]}: narrow the paths "
+                    "or exclude folders"
+                )
+                break
             folder, ignores = stack.pop()
             if respect_gitignore:
                 gi = _load_gitignore(folder, notes)
@@ -471,14 +568,15 @@ def discover(
                 except OSError as exc:
                     unreadable.append(f"{full}: cannot read: {exc.strerror or exc}")
                     continue
+                if is_dir and entry.name.startswith(".torchlint-") and entry.name.endswith(".tmpdir"):
+                    temps.append(full)  # a write folder of ours: never walked into
+                    continue
                 if _excluded_entry(rel_to_root(full), entry.name, exclude):
                     continue
                 if ignores and _git_ignored(ignores, os.path.abspath(full), is_dir):
                     continue
                 if is_dir:
                     subdirs.append(full)
-                elif entry.name.startswith(".torchlint-") and entry.name.endswith(".tmp"):
-                    temps.append(full)
                 elif entry.name.endswith(LINT_SUFFIXES):
                     add(full)
             for d in reversed(subdirs):

@@ -1,12 +1,14 @@
 """Editing ``# noqa`` directives: removing dead codes (unused-noqa's fix, TL517) and adding codes
 (``--add-noqa``).  The directive is read as the engine reads it: ``# noqa`` or ``# noqa: TL101, TL2``
-anywhere in a line's comment, in any case."""
+anywhere in a line's comment, in any case.  Which part of a line is its comment comes from the token
+stream (:func:`comments`): a ``#`` inside a string literal is data, never a directive, and is never
+edited."""
 from __future__ import annotations
 
 import io
 import re
 import tokenize
-from typing import Iterable, Optional, Set
+from typing import Dict, Iterable, Optional, Set, Tuple
 
 DIRECTIVE = re.compile(
     r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
@@ -35,11 +37,40 @@ def remove_codes(comment: str, dead: Set[str], bare: bool = False) -> Optional[s
     return f"{before}  {after}" if after else before
 
 
-def add_codes(line: str, codes: Iterable[str]) -> str:
-    """``line`` (without its line break) with ``# noqa: CODES`` added: merged into the line's noqa
-    directive when it has one, else appended after the code and any comment."""
+def comments(source: str) -> Optional[Dict[int, Tuple[int, str]]]:
+    """1-based line -> (column, text) of the comment on that line, read from the token stream (a ``#``
+    inside a string is not a comment); None when the source does not tokenize."""
+    out: Dict[int, Tuple[int, str]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = (tok.start[1], tok.string)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return out
+
+
+def comment_texts(source: str, lines: Iterable[str]) -> Dict[int, str]:
+    """1-based line -> its comment's text, for reading noqa directives: only lines with a comment,
+    and nothing at all when the source holds no ``noqa``.  A source that does not tokenize falls back
+    to whole lines (as read before the token stream was used)."""
+    if "noqa" not in source.lower():
+        return {}
+    found = comments(source)
+    if found is None:
+        return {n: text for n, text in enumerate(lines, 1) if "noqa" in text.lower()}
+    return {n: text for n, (_, text) in found.items()}
+
+
+def add_codes(line: str, codes: Iterable[str], comment_col: Optional[int] = None) -> str:
+    """``line`` (without its line break) with ``# noqa: CODES`` added: merged into the noqa directive
+    of the line's comment when it has one, else appended after the code and any comment.
+    ``comment_col``: where the line's comment starts, from the token stream (None: no comment); a
+    ``# noqa`` before it is inside a string and is left alone."""
     new = sorted({c.upper() for c in codes})
-    m = DIRECTIVE.search(line)
+    m = None
+    if comment_col is not None and line[comment_col:comment_col + 1] == "#":
+        m = DIRECTIVE.search(line, comment_col)
     if m is None:
         return line.rstrip(" \t") + "  # noqa: " + ", ".join(new)
     if m.group("codes") is None:  # a bare noqa already covers everything

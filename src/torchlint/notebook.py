@@ -166,6 +166,7 @@ class Cell:
     masked: Dict[int, str] = field(default_factory=dict)  # 0-based line -> original line text
     python: str = ""  # the text fed to the parser (magics masked)
     skip: bool = False  # not Python (a %%bash cell, ...)
+    raw: str = ""  # the source as stored, when its line breaks are not all "\n" (else empty)
 
 
 @dataclass
@@ -222,7 +223,7 @@ def read_notebook(text: str) -> Notebook:
             raise NotebookError(f"cell {i + 1}: `source` is neither a string nor a list of strings")
         newline = "\r\n" if "\r\n" in joined else ("\r" if "\r" in joined else "\n")
         norm = joined.replace("\r\n", "\n").replace("\r", "\n")
-        out.append(Cell(i, norm, newline, as_list, None))
+        out.append(Cell(i, norm, newline, as_list, None, raw=joined if "\r" in joined else ""))
     return Notebook(text, out, len(cells), _ensure_ascii(text), _indent_unit(text), _list_sep(text),
                     _language(data.get("metadata")))
 
@@ -487,9 +488,18 @@ def _cell_text_from_program(cell: Cell, new_text: str) -> str:
     text = new_text
     if text.endswith("\n") and not cell.text.endswith("\n"):
         text = text[:-1]
-    if cell.newline != "\n":
-        text = text.replace("\n", cell.newline)
-    return text
+    return cell_own_breaks(cell, text)
+
+
+def cell_own_breaks(cell: Cell, text: str) -> str:
+    """A new text of ``cell`` (lines ending in "\n") with the cell's own line breaks: each line no edit
+    touched keeps the break it had (a cell mixing "\r\n" and "\n" stays mixed), added lines get the
+    cell's usual one."""
+    if not cell.raw:
+        return text
+    from torchlint.fixes.apply import keep_untouched
+
+    return keep_untouched(cell.raw, cell.text, text, cell.newline)
 
 
 def _json_str(s: str, ensure_ascii: bool) -> str:
@@ -506,8 +516,20 @@ def _render_source(nb: Notebook, cell: Cell, new: str) -> str:
     start, end, items = span
     if not cell.as_list:
         return _json_str(new, nb.ensure_ascii)
-    pieces = [_json_str(p, nb.ensure_ascii) for p in _split_keep(new)]
     t = nb.text
+    lines = _split_keep(new)
+    pieces = [_json_str(p, nb.ensure_ascii) for p in lines]
+    # a line no edit touched keeps its JSON spelling byte for byte (escapes such as `\/` or `\u00e9`)
+    written = [t[a:b] for a, b in items]
+    try:
+        before = [json.loads(w) for w in written]
+    except ValueError:
+        before = []
+    if len(before) == len(written):
+        matcher = difflib.SequenceMatcher(None, before, lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                pieces[j1:j2] = written[i1:i2]
     original = t[start:end]
     if items and "\n" in original:
         first = items[0][0]
@@ -562,6 +584,20 @@ def _cell_parse_error(path: str, cell: Cell, python: str):
         return Diagnostic(path, d.line, d.col, PARSE_ERROR, d.message, cell=cell.index + 1)
 
 
+def _cell_alone_error(path: str, cell: Cell):
+    """The TL000 of a cell that does not parse on its own, screened with CPython's parser (cheap: most
+    cells parse) and located by libcst's; None when it parses (or the screen cannot tell)."""
+    import ast
+
+    try:
+        ast.parse(cell.python)
+        return None
+    except SyntaxError:
+        return _cell_parse_error(path, cell, cell.python)
+    except (RecursionError, MemoryError, ValueError):
+        return None
+
+
 def code_bytes(nb: Notebook) -> int:
     """The size of the notebook's code (its code cells' sources, UTF-8): what ``max-file-size`` limits,
     so a notebook with megabytes of image outputs is still linted."""
@@ -594,12 +630,19 @@ def lint_notebook(path: str, text: str, settings: Settings, max_code_bytes: Opti
         if level is not None and not level:
             result.skipped = True
             return result
+    # each cell must parse on its own (Jupyter runs it alone): two cells that parse only when joined (a
+    # string opened in one and closed in the next) are reported, each, and left out of the program
     bad: Dict[int, Diagnostic] = {}
-    program = build_program(nb)
+    for k, cell in enumerate(nb.cells):
+        if not cell.skip and cell.python.strip():
+            d = _cell_alone_error(path, cell)
+            if d is not None:
+                bad[k] = d
+    program = build_program(nb, excluded=list(bad))
     inner = lint_source(path, program.source, settings)
     if any(d.code == PARSE_ERROR for d in inner.diagnostics):
         for k, cell in enumerate(nb.cells):
-            if cell.skip or not cell.python.strip():
+            if k in bad or cell.skip or not cell.python.strip():
                 continue
             d = _cell_parse_error(path, cell, cell.python)
             if d is not None:

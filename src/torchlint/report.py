@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Type
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 from xml.sax.saxutils import quoteattr
 
 from torchlint import __version__
@@ -95,7 +95,18 @@ def _fix_json(d: Diagnostic) -> Optional[dict]:
     }
 
 
-def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) -> str:
+#: files not checked (over a size limit): (path, why), reported by the machine-readable formats too
+Skipped = Sequence[Tuple[str, str]]
+
+
+def _skip_reason(path: str, warning: str) -> str:
+    """The reason of a "PATH: reason" warning, without the path."""
+    return warning[len(path) + 2:] if warning.startswith(path + ": ") else warning
+
+
+def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], skipped: Skipped = ()) -> str:
+    """A list of findings; a file not checked is an entry of its own (code TL000, name `not-checked`,
+    at line 1), so a consumer never reads its absence as a clean file."""
     out = []
     for d in diags:
         rule = rules.get(d.code)
@@ -112,10 +123,25 @@ def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) -
                 "url": rule_url(rule) if rule else None,
             }
         )
+    for path, why in skipped:
+        out.append(
+            {
+                "code": PARSE_ERROR,
+                "name": "not-checked",
+                "message": f"not checked: {_skip_reason(path, why)}",
+                "filename": path,
+                "cell": None,
+                "location": {"row": 1, "column": 1},
+                "end_location": {"row": 1, "column": 1},
+                "fix": None,
+                "url": None,
+            }
+        )
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
-def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) -> str:
+def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], skipped: Skipped = ()) -> str:
+    """SARIF 2.1.0; files not checked are ``toolExecutionNotifications`` of the run's invocation."""
     used = sorted({d.code for d in diags})
     descriptors = []
     for code in sorted(rules):
@@ -196,6 +222,21 @@ def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]]) 
             }
         ],
     }
+    if skipped:
+        doc["runs"][0]["invocations"] = [  # type: ignore[index]
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {
+                        "level": "warning",
+                        "message": {"text": f"{path}: not checked: {_skip_reason(path, why)}"},
+                        "descriptor": {"id": PARSE_ERROR},
+                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.replace("\\", "/")}}}],
+                    }
+                    for path, why in skipped
+                ],
+            }
+        ]
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -332,16 +373,18 @@ def format_full(diags: Sequence[Diagnostic], unsafe_fixes: bool, lines_of: LineS
 
 
 # -- junit and gitlab: for CI ----------------------------------------------------------------------
-def format_junit(diags: Sequence[Diagnostic], checked: Sequence[str] = ()) -> str:
-    """JUnit XML: one test suite per file with findings (a test case per finding) and, for the files
-    ``checked`` without findings, a passing test case each."""
+def format_junit(diags: Sequence[Diagnostic], checked: Sequence[str] = (), skipped: Skipped = ()) -> str:
+    """JUnit XML: one test suite per file with findings (a test case per finding), for the files
+    ``checked`` without findings a passing test case each, and for the files not checked (``skipped``)
+    a test case with an error, never a passing one."""
     by_file: Dict[str, List[Diagnostic]] = {}
     for d in diags:
         by_file.setdefault(d.path, []).append(d)
-    clean = sorted(set(checked) - set(by_file))
-    total = len(diags) + len(clean)
+    not_checked = {path: why for path, why in skipped}
+    clean = sorted(set(checked) - set(by_file) - set(not_checked))
+    total = len(diags) + len(clean) + len(not_checked)
     out = ['<?xml version="1.0" encoding="UTF-8"?>\n',
-           f'<testsuites name="torchlint" tests="{total}" failures="{len(diags)}" errors="0">\n']
+           f'<testsuites name="torchlint" tests="{total}" failures="{len(diags)}" errors="{len(not_checked)}">\n']
     for path in sorted(by_file):
         found = by_file[path]
         out.append(f'  <testsuite name={quoteattr(path)} tests="{len(found)}" failures="{len(found)}" errors="0">\n')
@@ -359,6 +402,15 @@ def format_junit(diags: Sequence[Diagnostic], checked: Sequence[str] = ()) -> st
         for path in clean:
             out.append(f'    <testcase name={quoteattr(path)} classname="torchlint"/>\n')
         out.append("  </testsuite>\n")
+    if not_checked:
+        out.append(f'  <testsuite name="torchlint.not-checked" tests="{len(not_checked)}" failures="0" '
+                   f'errors="{len(not_checked)}">\n')
+        for path in sorted(not_checked):
+            why = f"not checked: {_skip_reason(path, not_checked[path])}"
+            out.append(f'    <testcase name={quoteattr(path)} classname="torchlint">\n'
+                       f'      <error message={quoteattr(why)}>{_xml_text(why)}</error>\n'
+                       "    </testcase>\n")
+        out.append("  </testsuite>\n")
     out.append("</testsuites>\n")
     return "".join(out)
 
@@ -369,7 +421,7 @@ def _xml_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def format_gitlab(diags: Sequence[Diagnostic]) -> str:
+def format_gitlab(diags: Sequence[Diagnostic], skipped: Skipped = ()) -> str:
     """GitLab Code Quality report (a JSON list).  A notebook's finding points at the line of the .ipynb
     file that holds it, with the cell position in the description.  Fingerprints are stable across runs
     and line moves: the path, code, message and the finding's rank among equal ones."""
@@ -392,6 +444,17 @@ def format_gitlab(diags: Sequence[Diagnostic]) -> str:
                 "fingerprint": fingerprint,
                 "severity": "major",
                 "location": {"path": key[0], "lines": lines},
+            }
+        )
+    for path, why in skipped:  # a file not checked: an entry, never silence
+        uri = path.replace("\\", "/")
+        out.append(
+            {
+                "description": f"{PARSE_ERROR} not checked: {_skip_reason(path, why)}",
+                "check_name": PARSE_ERROR,
+                "fingerprint": hashlib.sha256(repr((uri, "not-checked")).encode("utf-8", "surrogateescape")).hexdigest(),
+                "severity": "major",
+                "location": {"path": uri, "lines": {"begin": 1, "end": 1}},
             }
         )
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

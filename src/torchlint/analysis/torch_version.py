@@ -118,7 +118,8 @@ def target_version(option: object) -> Version:
 
 
 def validate_target(value: object) -> bool:
-    return value == "auto" or (isinstance(value, str) and parse_version(value) is not None)
+    """"auto" or a whole version ("2", "2.4", "2.4.1"): "2.x" or "2.4-ish" are refused, not read as 2.0."""
+    return value == "auto" or (isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+){0,2}\s*", value) is not None)
 
 
 class TargetTorch(Option):

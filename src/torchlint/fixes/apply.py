@@ -5,6 +5,7 @@ one round (fixes whose edits overlap an earlier fix wait for the next round) and
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -48,8 +49,10 @@ class _Applier(cst.CSTTransformer):
         return new
 
 
-def apply_fixes(module: cst.Module, ctx: FileContext, fixes: Sequence[Fix]) -> Tuple[str, int]:
-    """Apply every fix whose edits do not overlap an earlier one; returns (new source, count)."""
+def apply_fixes(module: cst.Module, ctx: FileContext, fixes: Sequence[Fix], source: Optional[str] = None) -> Tuple[str, int]:
+    """Apply every fix whose edits do not overlap an earlier one; returns (new source, count).  With
+    ``source`` (the text ``module`` was parsed from), the lines no fix touched are that text's, byte
+    for byte, even where libcst does not give the text back as it read it (see :func:`keep_untouched`)."""
     claimed: set = set()
     claimed_ancestors: set = set()
     edits: Dict[cst.CSTNode, Any] = {}
@@ -71,7 +74,67 @@ def apply_fixes(module: cst.Module, ctx: FileContext, fixes: Sequence[Fix]) -> T
     if not edits:
         return module.code, 0
     new_module = module.visit(_Applier(edits))
+    if source is not None and _regenerates_differently(source):
+        return keep_untouched(source, module.code, new_module.code), applied
     return new_module.code, applied
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def _regenerates_differently(source: str) -> bool:
+    """Whether libcst may write ``source`` back other than it read it: a form feed (dropped from a
+    statement's indentation) or a lone ``\r`` line break (the last one dropped)."""
+    return "\x0c" in source or _LONE_CR.search(source) is not None
+
+
+def _split_lines(text: str) -> List[str]:
+    """Lines with their breaks (``\r\n``, ``\r``, ``\n`` only: a form feed is not a line break here)."""
+    return _LINE.findall(text)
+
+
+def _ending(line: str) -> Tuple[str, str]:
+    body = line.rstrip("\r\n")
+    return body, line[len(body):]
+
+
+def keep_untouched(source: str, base: str, new: str, newline: Optional[str] = None) -> str:
+    """``new`` (libcst's code of the fixed module) with every line no fix changed taken from ``source``
+    instead of ``base`` (libcst's code of the unfixed module): where libcst does not give back what it
+    read (a form feed before a statement, the last lone ``\r``), only the lines a fix rewrote differ
+    from the input, and on those the input's line break and leading form feeds are kept.  ``new`` as
+    it is when the lines of ``source`` and ``base`` do not correspond one to one.  ``newline``: the
+    break given to the lines a fix added where ``new`` ends them with ``\n``."""
+    import difflib
+
+    if base == source:
+        return new
+    src, old, fixed = _split_lines(source), _split_lines(base), _split_lines(new)
+    if len(src) != len(old):
+        return new
+    out: List[str] = []
+    matcher = difflib.SequenceMatcher(None, old, fixed, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(src[i1:i2])
+            continue
+        for k, line in enumerate(fixed[j1:j2]):
+            i = i1 + k
+            if i < i2:  # a rewritten line: the input's break and the form feeds before its code stay
+                body, end = _ending(line)
+                old_body, old_end = _ending(old[i])
+                src_body, src_end = _ending(src[i])
+                if end == old_end:
+                    end = src_end
+                extra = src_body[: len(src_body) - len(old_body)] if src_body.endswith(old_body) else ""
+                if extra and not extra.strip(" \t\x0c") and body:
+                    body = extra + body
+                line = body + end
+            elif newline is not None and line.endswith("\n") and not line.endswith("\r\n"):
+                line = line[:-1] + newline
+            out.append(line)
+    return "".join(out)
 
 
 def fix_edits(module: cst.Module, fix: Fix, ctx: Optional[FileContext] = None) -> Tuple[Edit, ...]:

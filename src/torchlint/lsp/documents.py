@@ -22,6 +22,7 @@ from torchlint.file_settings import SettingsResolver
 from torchlint.selection import fixable_codes, resolve
 from torchlint.fixes.apply import differing_span
 from torchlint.engine import NOQA_COMMENT, PARSE_ERROR, Diagnostic, FileTask, Settings
+from torchlint.noqa_edit import comments
 from torchlint.files import MAX_BYTES
 from torchlint.reading import too_large
 from torchlint.rule import SAFE, LintRule
@@ -339,7 +340,10 @@ def noqa_edit(text: str, line0: int, code: str) -> Optional[TextEdit]:
     line = raw[:-1] if raw.endswith("\r") else raw
     if "\r" in line:  # a lone \r line break: positions would not match the engine's lines
         return None
-    m = NOQA_COMMENT.search(line)
+    # the line's comment from the token stream: a "# noqa" inside a string is data, never edited
+    found = comments(text) if "noqa" in line.lower() else {}
+    col = (found or {}).get(line0 + 1, (None, ""))[0]
+    m = NOQA_COMMENT.search(line, col) if col is not None and line[col:col + 1] == "#" else None
     if m is not None:
         if not m.group("codes"):
             return None

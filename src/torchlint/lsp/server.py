@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import sys
 from urllib.parse import unquote
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from torchlint import __version__
@@ -74,6 +77,7 @@ class TorchlintServer(LanguageServer):
             "torchlint",
             __version__,
             text_document_sync_kind=T.TextDocumentSyncKind.Full,
+            protocol_cls=_Protocol,
             notebook_document_sync=T.NotebookDocumentSyncOptions(
                 notebook_selector=[
                     T.NotebookDocumentFilterWithNotebook(
@@ -237,7 +241,11 @@ class TorchlintServer(LanguageServer):
     ) -> Optional[Analysis]:
         """The analysis of the document's current text: cached when still current, else computed now.
         None when the document changed (or closed) while it was being analysed."""
-        state = self.states.setdefault(uri, _DocState())
+        state = self.states.get(uri)
+        if state is None:
+            if not self.is_open(uri):  # closed: nothing is kept for it
+                return None
+            state = self.states.setdefault(uri, _DocState())
         if generation is None:
             generation = state.generation
         doc_version = self.current_version(uri)
@@ -267,6 +275,8 @@ class TorchlintServer(LanguageServer):
             return None
         if result is None or state.generation != generation or self.current_version(uri) != result.version:
             return None  # stale: a newer analysis is on its way
+        if self.states.get(uri) is not state:
+            return None  # closed meanwhile: forgotten
         for err in result.errors:
             self.log(err, T.MessageType.Error)
         if result.config.error and result.config.error not in self.shown_errors:
@@ -697,6 +707,124 @@ def _in_file_lines(diagnostics: Sequence[Diagnostic]) -> List[Diagnostic]:
     return out
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls' protocol, answering every request: one whose parameters do not fit its method gets an
+    error response (Invalid Params, -32602) instead of silence.  It also forgets what a notification
+    leaves behind: pygls keeps the future of each generator handler run for a notification (its
+    ``didOpen``/``didClose`` bookkeeping) in ``_request_futures`` for good, two per document opened."""
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        super()._handle_notification(method_name, params)
+        done = [key for key, future in self._request_futures.items() if future.done()]
+        for key in done:  # a finished future needs no cancelling; a response still goes out
+            del self._request_futures[key]
+
+    def structure_message(self, data: Dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data and "error" not in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+                return _ANSWERED
+            raise
+
+
+class _Answered:
+    """What a request answered with an error becomes: pygls drops a message of another protocol version."""
+
+    jsonrpc = "answered"
+
+
+_ANSWERED = _Answered()
+
+_HEADER_END = b"\r\n\r\n"
+_CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*([0-9]{1,12})[ \t]*\r?$")
+_NEXT_HEADER = re.compile(rb"(?i)content-length[ \t]*:")
+
+
+class FramedInput:
+    """The client's byte stream as pygls reads it (``readline``, ``read``), one well-formed message at a
+    time.  A message whose ``Content-Length`` is wrong does not lose the stream: when the declared body
+    is not JSON, or the next message's header arrives before the declared length, the JSON value
+    before that header is taken as the message (or dropped, when it is not JSON) and reading goes on
+    from the header."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.buf = bytearray()
+        self.lines: List[bytes] = []
+        self.body = b""
+
+    def _fill(self) -> bool:
+        data = self.raw.read1(1 << 16) if hasattr(self.raw, "read1") else self.raw.read(1 << 16)
+        if not data:
+            return False
+        self.buf += data
+        return True
+
+    @staticmethod
+    def _json(chunk: bytes) -> bool:
+        import json
+
+        try:
+            json.loads(chunk)
+        except (ValueError, RecursionError):
+            return False
+        return True
+
+    def _message(self) -> Optional[bytes]:
+        while True:
+            end = self.buf.find(_HEADER_END)
+            while end < 0:
+                if not self._fill():
+                    return None
+                end = self.buf.find(_HEADER_END)
+            m = _CONTENT_LENGTH.search(self.buf, 0, end)
+            if m is None:  # not a header: skip to the next one
+                nxt = _NEXT_HEADER.search(self.buf, 1)
+                del self.buf[: nxt.start() if nxt else end + len(_HEADER_END)]
+                continue
+            start, n = end + len(_HEADER_END), int(m.group(1))
+            pos = start  # where to look for the next header: bytes before it were searched already
+            first: Optional[int] = None  # the first header after this one's body began
+            while True:
+                if len(self.buf) - start >= n and self._json(bytes(self.buf[start:start + n])):
+                    body = bytes(self.buf[start:start + n])
+                    del self.buf[: start + n]
+                    return body
+                hdr = _NEXT_HEADER.search(self.buf, pos)
+                while hdr is not None:
+                    first = hdr.start() if first is None else first
+                    if self._json(bytes(self.buf[start:hdr.start()])):  # the length was wrong
+                        body = bytes(self.buf[start:hdr.start()]).strip()
+                        log.warning("Content-Length %d does not frame the message (%d bytes); read on", n, len(body))
+                        del self.buf[: hdr.start()]
+                        return body
+                    pos = hdr.end()
+                    hdr = _NEXT_HEADER.search(self.buf, pos)
+                pos = max(pos, len(self.buf) - 32)
+                if len(self.buf) - start >= n and first is not None:
+                    # neither the declared body nor the text before a header is JSON: drop it
+                    log.warning("unreadable message of %d bytes dropped", first - start)
+                    del self.buf[:first]
+                    break
+                if not self._fill():
+                    return None
+
+    def readline(self) -> bytes:
+        if not self.lines:
+            body = self._message()
+            if body is None:
+                return b""
+            self.body = body
+            self.lines = [b"Content-Length: %d\r\n" % len(body), b"\r\n"]
+        return self.lines.pop(0)
+
+    def read(self, n: int) -> bytes:
+        body, self.body = self.body, b""
+        return body
+
+
 def main() -> None:
     # The protocol gets its own descriptor for stdout; descriptor 1 becomes stderr, so that nothing
     # printed by accident (here, or in the watchdog's worker processes, which inherit it) can corrupt
@@ -705,7 +833,7 @@ def main() -> None:
     os.dup2(2, 1)
     supervisor = start_supervisor()
     server = build_server(supervisor)
-    server.start_io(sys.stdin.buffer, protocol_out)
+    server.start_io(FramedInput(sys.stdin.buffer), protocol_out)
     # the protocol: exit 0 after a `shutdown` request, 1 when the client exits (or goes) without one
     sys.exit(0 if getattr(server.protocol, "_shutdown", False) else 1)
 
