@@ -5,13 +5,15 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.program import SOFTMAX, call_findings, loss_inputs
+from torchlint.analysis.program import SIGMOID, SOFTMAX, call_findings, loss_inputs
 from torchlint.analysis.ops import (
+    SIGMOID_LAYERS,
     SOFTMAX_LAYERS,
     exp_use,
     is_cross_entropy_call,
     log_softmax_use,
     sequential_ending_in,
+    sigmoid_use,
     softmax_use,
 )
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -23,6 +25,15 @@ EXP_MESSAGE = (
 )
 
 
+#: why a sigmoid before cross-entropy is wrong, said in every sigmoid message
+SIGMOID_WHY = (
+    "`CrossEntropyLoss` applies log-softmax over the classes to values squeezed into (0, 1), so the "
+    "scores can differ by at most 1 and the loss and its gradients barely move; pass the logits "
+    "(for independent yes/no labels use `BCEWithLogitsLoss`)"
+)
+SIGMOID_MESSAGE = "Cross-entropy input went through a sigmoid; " + SIGMOID_WHY
+
+
 class SoftmaxBeforeCrossEntropy(LintRule):
     """
     ## What it does
@@ -30,7 +41,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     a direct call (`torch.softmax`, `F.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable
     assigned from one of those, or an `nn.Sequential` model whose last layer is `nn.Softmax`; also the
     exponential of a log-softmax (`torch.exp(F.log_softmax(x, dim=1))`, `x.log_softmax(-1).exp()`), which
-    is the same probabilities.
+    is the same probabilities. A sigmoid there is the same mistake and is reported too: a direct call
+    (`torch.sigmoid`, `F.sigmoid`, `x.sigmoid()`), an `nn.Sigmoid` layer, a variable assigned from one,
+    an `nn.Sequential` ending in `nn.Sigmoid`, or a model whose `forward` ends in a sigmoid.
 
     Models are followed through their classes: a model whose `forward` returns `F.softmax(...)`,
     `self.softmax(x)` of an `nn.Softmax` attribute or an `nn.Sequential(..., nn.Softmax())` head (also as
@@ -56,6 +69,13 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     stability section of Effective PyTorch explains why the fused form is also the
     stable one).
 
+    A sigmoid is no better: it maps each score into (0, 1) on its own, and `CrossEntropyLoss` then takes
+    the log-softmax of those values over the classes. Two classes' inputs can differ by at most 1, so the
+    predicted distribution stays close to uniform, the loss cannot fall much below `log(C) - 1` and its
+    gradients shrink as the sigmoid saturates; the network trains slowly or not at all, without an error.
+    Sigmoid outputs belong to `nn.BCELoss` (better: logits to `nn.BCEWithLogitsLoss`) for independent
+    yes/no labels; for one class among C, pass the logits to `CrossEntropyLoss`.
+
     Softmax used only for metrics, argmax, confidence or logging is fine and is not reported.
 
     ## Example
@@ -76,6 +96,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     assignment; it is safe when the loss is the variable's only use and unsafe otherwise (other uses
     would then see logits). No fix is offered for
     an `nn.Sequential` that ends in `nn.Softmax`: the model may be used elsewhere for probabilities.
+    No fix is offered for a sigmoid at all: removing it changes what the model outputs for every other
+    use (thresholds at 0.5, a BCE head), and whether the task is one class among C or several labels
+    is the author's decision.
 
     ## Options
     None.
@@ -305,9 +328,74 @@ class Linear(Task):
         return self.fc(x)
 """
         ),
+        # sigmoid near misses: a sigmoid gate inside the logits, a sigmoid on the target side, a sigmoid
+        # model given to binary cross-entropy, and a sigmoid computed for a metric beside the loss
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+gate = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+head = nn.Linear(8, 3)
+criterion = nn.CrossEntropyLoss()
+
+def step(x, soft_y, flags):
+    logits = head(x) * torch.sigmoid(gate(x))
+    confidence = logits.sigmoid().max(1).values
+    ce = criterion(logits, torch.sigmoid(soft_y))
+    return ce + F.binary_cross_entropy(gate(x).squeeze(1), flags), confidence
+""",
     ]
 
     INVALID = [
+        # a sigmoid before cross-entropy, in its spellings (function, method, variable, layer attribute)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+        self.act = nn.Sigmoid()
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.act(self.fc(x)), y)
+
+def losses(logits, y):
+    probs = logits.sigmoid()
+    return F.cross_entropy(torch.sigmoid(logits), y) + F.cross_entropy(probs, y)
+""",
+            count=3,
+            message="went through a sigmoid; `CrossEntropyLoss` applies log-softmax over the classes",
+        ),
+        # a model ending in nn.Sigmoid (a Sequential) and a model class whose forward ends in a sigmoid
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+clf = nn.Sequential(nn.Linear(10, 4), nn.Sigmoid())
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 4)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+criterion = nn.CrossEntropyLoss()
+
+def step(x, y):
+    scorer = Scorer()
+    return criterion(clf(x), y) + criterion(scorer(x), y)
+""",
+            count=2,
+            message="ends in `nn.Sigmoid`",
+        ),
         # the exponential of a log-softmax is a softmax
         Invalid(
             """
@@ -687,15 +775,36 @@ def run(x, y):
                     "drop the softmax layer and pass the logits",
                 )
                 return
+        # a sigmoid: no fix, dropping it changes what the model outputs for its other users
+        if sigmoid_use(self.ctx, value) is not None or self._assigned_sigmoid(value):
+            self.report(value, SIGMOID_MESSAGE)
+            return
+        if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SIGMOID_LAYERS) is not None:
+            self.report(value, "Cross-entropy input comes from an `nn.Sequential` that ends in `nn.Sigmoid`; " + SIGMOID_WHY)
+            return
         self._reported.discard(value)
+
+    def _assigned_sigmoid(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Name):
+            return False
+        before = self.ctx.names.values_before(value)
+        return bool(before) and sigmoid_use(self.ctx, before[-1]) is not None
 
     def leave_Module(self, node: cst.Module) -> None:
         """Through the program model: a model whose `forward` ends in softmax, in this file or imported
         from the project, and a loss helper that receives softmax output."""
         for found in loss_inputs(self.ctx):
-            if found.loss != "ce" or found.kind != SOFTMAX or found.node in self._reported:
+            if found.loss != "ce" or found.kind not in (SOFTMAX, SIGMOID) or found.node in self._reported:
                 continue
             self._reported.add(found.node)
+            if found.kind == SIGMOID:
+                where = (
+                    f"Sigmoid output passed to `{found.helper}`, which gives it to cross-entropy"
+                    if found.helper is not None
+                    else "Cross-entropy input is the output of a model whose `forward` ends in a sigmoid"
+                )
+                self.report(found.node, f"{where}; {SIGMOID_WHY}")
+                continue
             if found.helper is not None:
                 message = (
                     f"Softmax output passed to `{found.helper}`, which gives it to cross-entropy; "
@@ -711,6 +820,9 @@ def run(x, y):
             if finding.loss != "ce" or finding.node in self._reported:
                 continue
             self._reported.add(finding.node)
+            if finding.kind == SIGMOID:
+                self.report(finding.node, f"Sigmoid before cross-entropy: {finding.message}; {SIGMOID_WHY}")
+                continue
             self.report(
                 finding.node,
                 f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "

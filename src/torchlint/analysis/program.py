@@ -1434,8 +1434,9 @@ _LOSS_LAYERS = ((CROSS_ENTROPY_LAYERS, "ce"), (BCE_LAYERS, "bce"), (_NLL_LAYERS,
 #: words one of which a module spelling a loss holds (checked on its text before it is parsed)
 _LOSS_TEXT = ("Loss", "cross_entropy", "nll_loss")
 _KIND_WORD = {SOFTMAX: "softmax", LOG_SOFTMAX: "log-softmax", SIGMOID: "a sigmoid"}
-#: loss -> the kind of input that is the bug
-MISMATCH = {"ce": SOFTMAX, "bce": SIGMOID, NLL: SOFTMAX}
+#: loss -> the kinds of input that are the bug (a sigmoid before cross-entropy is the softmax mistake
+#: with the wrong squashing: the loss applies log-softmax to values in (0, 1))
+MISMATCH = {"ce": (SOFTMAX, SIGMOID), "bce": (SIGMOID,), NLL: (SOFTMAX,)}
 
 
 class Frame:
@@ -2103,7 +2104,7 @@ def _loss_mismatch(frame: Frame, call: cst.Call, loss: Optional[Tuple[str, Why]]
     if first is None:
         return None
     fact = value_fact(frame, first.value)
-    if fact is None or fact.kind != MISMATCH[loss[0]]:
+    if fact is None or fact.kind not in MISMATCH[loss[0]]:
         return None
     return loss[0], fact, loss[1]
 
