@@ -85,7 +85,9 @@ class DeprecatedOrRemovedApi(LintRule):
     ## Options
     - `target-torch` (default `"auto"`): the oldest torch the project supports. Entries deprecated
       after it are not reported (their replacement may not exist there). `"auto"` reads the lower
-      bound of the torch requirement in the project's `pyproject.toml` or `requirements.txt`, else 2.6.
+      bound of the torch requirement the project declares (`pyproject.toml`, PEP 621 or Poetry,
+      `setup.cfg`, `setup.py`, `environment.yml`, `requirements*.txt`, `requirements/*.txt`), else 2.6;
+      `--show-settings` names the file it came from.
 
     TorchFix: TOR001, TOR004 (removed), TOR101, TOR103 (deprecated), TOR104, TOR105 (non-public),
     TOR201 (`pretrained=`) and TOR202 (`v2.ToTensor`) map to this rule.

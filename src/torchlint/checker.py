@@ -643,5 +643,10 @@ def show_settings(opts: CheckOptions, cfg: Config, rules, start: str) -> str:
     out.append("")
     out.append("# rule options")
     for key, opt in sorted(rule_options(rules).items()):
-        out.append(f"{key} = {value(cfg.options.get(key, opt.default))}")
+        line = f"{key} = {value(cfg.options.get(key, opt.default))}"
+        if key == "target-torch" and cfg.target_torch_from is not None:
+            line += f"  # declared in {report.escape(cfg.target_torch_from)}"
+        elif key == "target-torch" and cfg.options.get(key, "auto") == "auto":
+            line += "  # no torch requirement declared: 2.6 is assumed"
+        out.append(line)
     return "\n".join(out) + "\n"

@@ -53,6 +53,8 @@ class Config:
     unsafe_fixes: Optional[bool] = None  # None: not set (off)
     fixable: Optional[List[str]] = None  # None: every rule's fix may be applied
     unfixable: List[str] = field(default_factory=list)
+    #: the dependency file `target-torch = "auto"` was read from (None: set explicitly, or nothing declared)
+    target_torch_from: Optional[str] = None
 
 
 def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
@@ -111,7 +113,7 @@ def load_config(path: Optional[str], start: str, rules: Sequence[Type[LintRule]]
 def resolve_target(cfg: Config, where: str, rules: Sequence[Type[LintRule]]) -> None:
     """``target-torch = "auto"``: the lowest torch the project declared near ``where`` (else 2.6)."""
     if any("target-torch" in r.OPTIONS for r in rules):
-        resolve_auto(cfg.options, where)
+        cfg.target_torch_from = resolve_auto(cfg.options, where)
 
 
 def resolve_target_with(options: Dict[str, Any], where: str, rules: Sequence[Type[LintRule]], project: Project) -> None:
