@@ -31,7 +31,8 @@ class ConfigError(Exception):
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "fixable", "unfixable")
 _BOOL_KEYS = ("force-exclude", "respect-gitignore", "unsafe-fixes")
-CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size", "file-timeout"))
+CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size", "file-timeout",
+                                                  "docs-url"))
 
 
 @dataclass
@@ -53,6 +54,8 @@ class Config:
     unsafe_fixes: Optional[bool] = None  # None: not set (off)
     fixable: Optional[List[str]] = None  # None: every rule's fix may be applied
     unfixable: List[str] = field(default_factory=list)
+    #: where the project publishes the rule pages: a URL template with `{code}` (and maybe `{name}`)
+    docs_url: Optional[str] = None
     #: the dependency file `target-torch = "auto"` was read from (None: set explicitly, or nothing declared)
     target_torch_from: Optional[str] = None
 
@@ -175,6 +178,11 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
             cfg.max_file_size = value
         elif key == "file-timeout":
             cfg.file_timeout = parse_file_timeout(value, where)
+        elif key == "docs-url":
+            if not isinstance(value, str) or "{code}" not in value:
+                raise ConfigError(f"`docs-url` in {where} must be a URL template with `{{code}}` "
+                                  "(\"https://example.org/rules/{code}.html\")")
+            cfg.docs_url = value
         elif key == "unsafe-fixes":
             cfg.unsafe_fixes = value
         elif key == "fixable":
@@ -258,7 +266,7 @@ _REPLACED = {
     "select": "select", "extend-select": "extend_select", "exclude": "exclude", "extend-exclude": "extend_exclude",
     "force-exclude": "force_exclude", "respect-gitignore": "respect_gitignore", "cache-dir": "cache_dir",
     "max-file-size": "max_file_size", "file-timeout": "file_timeout", "unsafe-fixes": "unsafe_fixes",
-    "fixable": "fixable", "unfixable": "unfixable", "per-file-ignores": "per_file_ignores",
+    "fixable": "fixable", "unfixable": "unfixable", "per-file-ignores": "per_file_ignores", "docs-url": "docs_url",
 }
 
 
