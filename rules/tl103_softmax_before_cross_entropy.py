@@ -52,6 +52,14 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     Softmax output passed to a function (of the file or of the project) that gives that parameter to
     cross-entropy is reported at the call.
 
+    An ensemble whose `forward` averages its members' softmax outputs (`torch.stack(ps).mean(0)`,
+    `sum(ps) / len(ps)`, `(p1 + p2) / 2`) returns probabilities too. A criterion chosen from a dict of
+    losses keyed by strings (`LOSSES[args.loss]`) is read with the key the code holds by its literal
+    defaults (a string, `parser.add_argument("--loss", default="ce")`). An object built from a project
+    class (`Trainer(Net())`) whose method gives what the constructor received to its criterion
+    (`self.criterion = criterion`, a default `criterion=nn.CrossEntropyLoss()`) is reported at the
+    constructor's argument, whether or not the file calls that method.
+
     Values are followed through calls: a model passed to a helper that gives its output to a criterion
     (passed in as well, built in the helper, a default such as `criterion=nn.CrossEntropyLoss()`, or
     `self.criterion` set in `__init__`) is reported at the argument, per call, so a helper called with
@@ -328,6 +336,47 @@ class Linear(Task):
         return self.fc(x)
 """
         ),
+        # an ensemble averaging logits, a config choice whose default is another loss, a trainer built with
+        # a logits model
+        """
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogitMean(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        return torch.stack([m(x) for m in self.members]).mean(0)
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+
+class Trainer:
+    def __init__(self, model, criterion=nn.CrossEntropyLoss()):
+        self.model, self.criterion = model, criterion
+
+    def step(self, x, y):
+        return self.criterion(self.model(x), y)
+
+LOSSES = {"ce": nn.CrossEntropyLoss(), "nll": nn.NLLLoss()}
+parser = argparse.ArgumentParser()
+parser.add_argument("--loss", default="nll")
+args = parser.parse_args()
+criterion = LOSSES[args.loss]
+trainer = Trainer(LogitMean([nn.Linear(8, 3) for _ in range(3)]))
+
+def step(x, y):
+    return criterion(torch.log(Probs()(x)), y), F.cross_entropy(LogitMean([nn.Linear(8, 3)])(x), y)
+""",
         # sigmoid near misses: a sigmoid gate inside the logits, a sigmoid on the target side, a sigmoid
         # model given to binary cross-entropy, and a sigmoid computed for a metric beside the loss
         """
@@ -395,6 +444,100 @@ def step(x, y):
 """,
             count=2,
             message="ends in `nn.Sigmoid`",
+        ),
+        # a trainer class whose default criterion is cross-entropy, built with a softmax model (reported at
+        # the construction, whether or not this file runs its step)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x).softmax(dim=-1)
+
+class Trainer:
+    def __init__(self, model, criterion=nn.CrossEntropyLoss(), lr=0.1):
+        self.model = model
+        self.criterion = criterion
+        self.opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def train_step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+
+trainer = Trainer(Net(), lr=0.01)
+""",
+            line=25,
+            col=19,
+            message="when `Trainer` is built here",
+        ),
+        # the criterion chosen from a dict of losses by an argparse default
+        Invalid(
+            """
+import argparse
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+        self.out = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        return self.out(self.fc(x))
+
+CRITERIA = {"xent": nn.CrossEntropyLoss(), "l2": nn.MSELoss()}
+parser = argparse.ArgumentParser()
+parser.add_argument("--criterion-name", default="xent", choices=list(CRITERIA))
+args = parser.parse_args()
+loss_fn = CRITERIA[args.criterion_name]
+model = Net()
+
+def step(x, y):
+    return loss_fn(model(x), y)
+""",
+            line=22,
+            message="`forward` of `Net`",
+        ),
+        # an ensemble whose forward averages the members' softmax outputs
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Ensemble(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        probs = [F.softmax(m(x), dim=1) for m in self.members]
+        return torch.stack(probs).mean(0)
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 3), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return (self.a(x).softmax(-1) + torch.softmax(self.b(x), -1)) / 2
+
+criterion = nn.CrossEntropyLoss()
+
+def step(x, y):
+    ensemble = Ensemble([nn.Linear(8, 3) for _ in range(4)])
+    return criterion(ensemble(x), y) + criterion(Pair()(x), y)
+""",
+            count=2,
+            message="ends in softmax",
         ),
         # the exponential of a log-softmax is a softmax
         Invalid(
