@@ -126,6 +126,8 @@ class Bank(nn.Module):
     def __init__(self, n, device):
         super().__init__()
         self.items = nn.ParameterList([nn.Parameter(torch.randn(n)).to(device) for _ in range(3)])
+        here = torch.device("cpu")
+        self.w = nn.Parameter(torch.randn(n)).to(here)
 """,
         # a moved copy of a parameter used as a value, not stored as a parameter
         """
@@ -238,12 +240,13 @@ opt = torch.optim.Adam([w], lr=0.1)
         inner = func.value
         if not isinstance(inner, cst.Call) or not self.ctx.names.matches(inner.func, PARAMETER):
             return
-        if self._changes(func.attr.value, node):
-            self._found.append((node, inner, func))
+        self._found.append((node, inner, func))
 
     def leave_Module(self, node: cst.Module) -> None:
         """Where each moved value goes is read after the walk, when the uses after it are known."""
         for call, param, func in self._found:
+            if not self._changes(func.attr.value, call):
+                continue
             where = self._destination(call)
             if where is not None:
                 self.report(call, self.MESSAGE.format(method=func.attr.value, where=where),
@@ -257,12 +260,20 @@ opt = torch.optim.Adam([w], lr=0.1)
         if not node.args or any(a.star for a in node.args):
             return False
         targets = [a.value for a in node.args if a.keyword is None or a.keyword.value in ("device", "dtype")]
-        for value in targets:
-            if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
-                continue
-            if self.ctx.names.matches(value, NO_OP_TARGETS):
-                continue
+        return any(not self._no_op_target(value) for value in targets)
+
+    def _no_op_target(self, value: cst.BaseExpression, hops: int = 0) -> bool:
+        """``"cpu"``, ``torch.device("cpu")``, ``torch.float32`` (or a name only ever given one of them):
+        the new parameter is already there, and ``.to`` returns it itself."""
+        if isinstance(value, cst.SimpleString):
+            return value.evaluated_value == "cpu"
+        if self.ctx.names.matches(value, NO_OP_TARGETS):
             return True
+        if isinstance(value, cst.Call) and self.ctx.names.matches(value.func, ("torch.device",)):
+            return len(value.args) == 1 and self._no_op_target(value.args[0].value, hops + 1)
+        if isinstance(value, cst.Name) and hops < 3:
+            values = self.ctx.names.values_at(value)
+            return bool(values) and all(v is not None and self._no_op_target(v, hops + 1) for v in values)
         return False
 
     # -- where the value goes --------------------------------------------------------------------------
