@@ -191,7 +191,7 @@ class Gates(Module):
         w = Parameter(torch.randn(n, n) * 0.01).double()
         self.w = w
         self.register_parameter("g", Parameter(torch.ones(n)).half())
-        setattr(self, "h", Parameter(torch.ones(n)).cuda())
+        setattr(self, "h", Parameter(torch.ones(n)).cuda(0))
 """,
             fixed="""
 import torch
@@ -203,7 +203,7 @@ class Gates(Module):
         w = Parameter((torch.randn(n, n) * 0.01).double())
         self.w = w
         self.register_parameter("g", Parameter(torch.ones(n).half()))
-        setattr(self, "h", Parameter(torch.ones(n).cuda()))
+        setattr(self, "h", Parameter(torch.ones(n).cuda(0)))
 """,
             count=3,
             unsafe=True,
@@ -255,8 +255,10 @@ opt = torch.optim.Adam([w], lr=0.1)
     # -- what the move does ------------------------------------------------------------------------
     def _changes(self, method: str, node: cst.Call) -> bool:
         """Whether the call may return another tensor than the new (CPU, float32) parameter itself."""
+        if method == "cuda":
+            return True  # `.cuda()`, `.cuda(0)`, `.cuda(device=...)`: the new parameter is on the CPU
         if method != "to":
-            return not node.args
+            return all(a.keyword is not None for a in node.args)  # `.double(memory_format=...)` alike
         if not node.args or any(a.star for a in node.args):
             return False
         targets = [a.value for a in node.args if a.keyword is None or a.keyword.value in ("device", "dtype")]
