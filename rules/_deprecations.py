@@ -101,6 +101,12 @@ def _entries() -> Tuple[Deprecation, ...]:
         # Variable merged into Tensor (0.4)
         D("torch.autograd.Variable", "0.4", None, "the tensor itself (`Variable(x)` is `x` since torch 0.4)", "unwrap"),
         D("torch.autograd.variable.Variable", "0.4", None, "the tensor itself (`Variable(x)` is `x` since torch 0.4)", "unwrap"),
+        # the 2-D negative log-likelihood: `NLLLoss` takes (N, C, H, W) input itself (0.4); the class only
+        # warns ("use `NLLLoss` instead as a drop-in replacement")
+        D("torch.nn.NLLLoss2d", "0.4", None, "`torch.nn.NLLLoss` (a drop-in replacement: it takes the same "
+          "`(N, C, H, W)` input and `(N, H, W)` target)", "rename", "torch.nn.NLLLoss"),
+        D("torch.nn.modules.loss.NLLLoss2d", "0.4", None, "`torch.nn.NLLLoss`", "rename",
+          "torch.nn.modules.loss.NLLLoss"),
         # owned by their own rules
         D("torch.set_default_tensor_type", "2.1", None, "`torch.set_default_dtype` / `torch.set_default_device`",
           rule="TL505"),
@@ -116,6 +122,13 @@ BY_NAME: Dict[str, Deprecation] = {d.name: d for d in TABLE}
 #: Loss arguments replaced by ``reduction=`` (deprecated in 0.4.1; still accepted with a warning).
 LEGACY_REDUCTION_ARGS = ("size_average", "reduce")
 LEGACY_REDUCTION_SINCE = "0.4.1"
+
+#: ``backward(retain_variables=...)``: renamed ``retain_graph`` in torch 0.2 (the old keyword warned), gone
+#: from the signature of ``Tensor.backward`` in 0.4 (the Tensor/Variable merge): a ``TypeError`` since
+RETAIN_VARIABLES = ("0.2", "0.4")
+#: ``loss.data[0]`` / ``loss[0]`` on a 0-d tensor: a warning in 0.4 ("will be an error in PyTorch 0.5"), an
+#: ``IndexError`` since 1.0 (the release planned as 0.5); ``.item()`` (0.4) reads the number
+ZERO_DIM_INDEX = ("0.4", "1.0")
 
 #: torchvision's ``pretrained=`` / ``pretrained_backbone=`` (deprecated in torchvision 0.13, shipped with torch 1.12)
 PRETRAINED_ARGS = {"pretrained": "weights", "pretrained_backbone": "weights_backbone"}

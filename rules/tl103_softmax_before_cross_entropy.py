@@ -5,13 +5,15 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.program import SOFTMAX, call_findings, loss_inputs
+from torchlint.analysis.program import SIGMOID, SOFTMAX, call_findings, loss_inputs
 from torchlint.analysis.ops import (
+    SIGMOID_LAYERS,
     SOFTMAX_LAYERS,
     exp_use,
     is_cross_entropy_call,
     log_softmax_use,
     sequential_ending_in,
+    sigmoid_use,
     softmax_use,
 )
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -23,6 +25,15 @@ EXP_MESSAGE = (
 )
 
 
+#: why a sigmoid before cross-entropy is wrong, said in every sigmoid message
+SIGMOID_WHY = (
+    "`CrossEntropyLoss` applies log-softmax over the classes to values squeezed into (0, 1), so the "
+    "scores can differ by at most 1 and the loss and its gradients barely move; pass the logits "
+    "(for independent yes/no labels use `BCEWithLogitsLoss`)"
+)
+SIGMOID_MESSAGE = "Cross-entropy input went through a sigmoid; " + SIGMOID_WHY
+
+
 class SoftmaxBeforeCrossEntropy(LintRule):
     """
     ## What it does
@@ -30,7 +41,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     a direct call (`torch.softmax`, `F.softmax`, `x.softmax()`), an `nn.Softmax` layer, a variable
     assigned from one of those, or an `nn.Sequential` model whose last layer is `nn.Softmax`; also the
     exponential of a log-softmax (`torch.exp(F.log_softmax(x, dim=1))`, `x.log_softmax(-1).exp()`), which
-    is the same probabilities.
+    is the same probabilities. A sigmoid there is the same mistake and is reported too: a direct call
+    (`torch.sigmoid`, `F.sigmoid`, `x.sigmoid()`), an `nn.Sigmoid` layer, a variable assigned from one,
+    an `nn.Sequential` ending in `nn.Sigmoid`, or a model whose `forward` ends in a sigmoid.
 
     Models are followed through their classes: a model whose `forward` returns `F.softmax(...)`,
     `self.softmax(x)` of an `nn.Softmax` attribute or an `nn.Sequential(..., nn.Softmax())` head (also as
@@ -38,6 +51,14 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     A `forward` that returns softmax only on some paths (for example only in eval mode) is not reported.
     Softmax output passed to a function (of the file or of the project) that gives that parameter to
     cross-entropy is reported at the call.
+
+    An ensemble whose `forward` averages its members' softmax outputs (`torch.stack(ps).mean(0)`,
+    `sum(ps) / len(ps)`, `(p1 + p2) / 2`) returns probabilities too. A criterion chosen from a dict of
+    losses keyed by strings (`LOSSES[args.loss]`) is read with the key the code holds by its literal
+    defaults (a string, `parser.add_argument("--loss", default="ce")`). An object built from a project
+    class (`Trainer(Net())`) whose method gives what the constructor received to its criterion
+    (`self.criterion = criterion`, a default `criterion=nn.CrossEntropyLoss()`) is reported at the
+    constructor's argument, whether or not the file calls that method.
 
     Values are followed through calls: a model passed to a helper that gives its output to a criterion
     (passed in as well, built in the helper, a default such as `criterion=nn.CrossEntropyLoss()`, or
@@ -55,6 +76,13 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     ("不需要在网络最后加 softmax 层", PyTorch Cookbook, Zhang Hao, 2019 and its 2024 revision; the numerical
     stability section of Effective PyTorch explains why the fused form is also the
     stable one).
+
+    A sigmoid is no better: it maps each score into (0, 1) on its own, and `CrossEntropyLoss` then takes
+    the log-softmax of those values over the classes. Two classes' inputs can differ by at most 1, so the
+    predicted distribution stays close to uniform, the loss cannot fall much below `log(C) - 1` and its
+    gradients shrink as the sigmoid saturates; the network trains slowly or not at all, without an error.
+    Sigmoid outputs belong to `nn.BCELoss` (better: logits to `nn.BCEWithLogitsLoss`) for independent
+    yes/no labels; for one class among C, pass the logits to `CrossEntropyLoss`.
 
     Softmax used only for metrics, argmax, confidence or logging is fine and is not reported.
 
@@ -76,6 +104,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     assignment; it is safe when the loss is the variable's only use and unsafe otherwise (other uses
     would then see logits). No fix is offered for
     an `nn.Sequential` that ends in `nn.Softmax`: the model may be used elsewhere for probabilities.
+    No fix is offered for a sigmoid at all: removing it changes what the model outputs for every other
+    use (thresholds at 0.5, a BCE head), and whether the task is one class among C or several labels
+    is the author's decision.
 
     ## Options
     None.
@@ -305,9 +336,209 @@ class Linear(Task):
         return self.fc(x)
 """
         ),
+        # an ensemble averaging logits, a config choice whose default is another loss, a trainer built with
+        # a logits model
+        """
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogitMean(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        return torch.stack([m(x) for m in self.members]).mean(0)
+
+class Probs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+
+class Trainer:
+    def __init__(self, model, criterion=nn.CrossEntropyLoss()):
+        self.model, self.criterion = model, criterion
+
+    def step(self, x, y):
+        return self.criterion(self.model(x), y)
+
+LOSSES = {"ce": nn.CrossEntropyLoss(), "nll": nn.NLLLoss()}
+parser = argparse.ArgumentParser()
+parser.add_argument("--loss", default="nll")
+args = parser.parse_args()
+criterion = LOSSES[args.loss]
+trainer = Trainer(LogitMean([nn.Linear(8, 3) for _ in range(3)]))
+
+def step(x, y):
+    return criterion(torch.log(Probs()(x)), y), F.cross_entropy(LogitMean([nn.Linear(8, 3)])(x), y)
+""",
+        # sigmoid near misses: a sigmoid gate inside the logits, a sigmoid on the target side, a sigmoid
+        # model given to binary cross-entropy, and a sigmoid computed for a metric beside the loss
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+gate = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+head = nn.Linear(8, 3)
+criterion = nn.CrossEntropyLoss()
+
+def step(x, soft_y, flags):
+    logits = head(x) * torch.sigmoid(gate(x))
+    confidence = logits.sigmoid().max(1).values
+    ce = criterion(logits, torch.sigmoid(soft_y))
+    return ce + F.binary_cross_entropy(gate(x).squeeze(1), flags), confidence
+""",
     ]
 
     INVALID = [
+        # a sigmoid before cross-entropy, in its spellings (function, method, variable, layer attribute)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+        self.act = nn.Sigmoid()
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.act(self.fc(x)), y)
+
+def losses(logits, y):
+    probs = logits.sigmoid()
+    return F.cross_entropy(torch.sigmoid(logits), y) + F.cross_entropy(probs, y)
+""",
+            count=3,
+            message="went through a sigmoid; `CrossEntropyLoss` applies log-softmax over the classes",
+        ),
+        # a model ending in nn.Sigmoid (a Sequential) and a model class whose forward ends in a sigmoid
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+clf = nn.Sequential(nn.Linear(10, 4), nn.Sigmoid())
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 4)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+criterion = nn.CrossEntropyLoss()
+
+def step(x, y):
+    scorer = Scorer()
+    return criterion(clf(x), y) + criterion(scorer(x), y)
+""",
+            count=2,
+            message="ends in `nn.Sigmoid`",
+        ),
+        # a trainer class whose default criterion is cross-entropy, built with a softmax model (reported at
+        # the construction, whether or not this file runs its step)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x).softmax(dim=-1)
+
+class Trainer:
+    def __init__(self, model, criterion=nn.CrossEntropyLoss(), lr=0.1):
+        self.model = model
+        self.criterion = criterion
+        self.opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def train_step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+
+trainer = Trainer(Net(), lr=0.01)
+""",
+            line=25,
+            col=19,
+            message="when `Trainer` is built here",
+        ),
+        # the criterion chosen from a dict of losses by an argparse default
+        Invalid(
+            """
+import argparse
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+        self.out = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        return self.out(self.fc(x))
+
+CRITERIA = {"xent": nn.CrossEntropyLoss(), "l2": nn.MSELoss()}
+parser = argparse.ArgumentParser()
+parser.add_argument("--criterion-name", default="xent", choices=list(CRITERIA))
+args = parser.parse_args()
+loss_fn = CRITERIA[args.criterion_name]
+model = Net()
+
+def step(x, y):
+    return loss_fn(model(x), y)
+""",
+            line=22,
+            message="`forward` of `Net`",
+        ),
+        # an ensemble whose forward averages the members' softmax outputs
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Ensemble(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        probs = [F.softmax(m(x), dim=1) for m in self.members]
+        return torch.stack(probs).mean(0)
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 3), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return (self.a(x).softmax(-1) + torch.softmax(self.b(x), -1)) / 2
+
+criterion = nn.CrossEntropyLoss()
+
+def step(x, y):
+    ensemble = Ensemble([nn.Linear(8, 3) for _ in range(4)])
+    return criterion(ensemble(x), y) + criterion(Pair()(x), y)
+""",
+            count=2,
+            message="ends in softmax",
+        ),
         # the exponential of a log-softmax is a softmax
         Invalid(
             """
@@ -689,15 +920,36 @@ def run(x, y):
                     "drop the softmax layer and pass the logits",
                 )
                 return
+        # a sigmoid: no fix, dropping it changes what the model outputs for its other users
+        if sigmoid_use(self.ctx, value) is not None or self._assigned_sigmoid(value):
+            self.report(value, SIGMOID_MESSAGE)
+            return
+        if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SIGMOID_LAYERS) is not None:
+            self.report(value, "Cross-entropy input comes from an `nn.Sequential` that ends in `nn.Sigmoid`; " + SIGMOID_WHY)
+            return
         self._reported.discard(value)
+
+    def _assigned_sigmoid(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Name):
+            return False
+        before = self.ctx.names.values_before(value)
+        return bool(before) and sigmoid_use(self.ctx, before[-1]) is not None
 
     def leave_Module(self, node: cst.Module) -> None:
         """Through the program model: a model whose `forward` ends in softmax, in this file or imported
         from the project, and a loss helper that receives softmax output."""
         for found in loss_inputs(self.ctx):
-            if found.loss != "ce" or found.kind != SOFTMAX or found.node in self._reported:
+            if found.loss != "ce" or found.kind not in (SOFTMAX, SIGMOID) or found.node in self._reported:
                 continue
             self._reported.add(found.node)
+            if found.kind == SIGMOID:
+                where = (
+                    f"Sigmoid output passed to `{found.helper}`, which gives it to cross-entropy"
+                    if found.helper is not None
+                    else "Cross-entropy input is the output of a model whose `forward` ends in a sigmoid"
+                )
+                self.report(found.node, f"{where}; {SIGMOID_WHY}")
+                continue
             if found.helper is not None:
                 message = (
                     f"Softmax output passed to `{found.helper}`, which gives it to cross-entropy; "
@@ -713,6 +965,9 @@ def run(x, y):
             if finding.loss != "ce" or finding.node in self._reported:
                 continue
             self._reported.add(finding.node)
+            if finding.kind == SIGMOID:
+                self.report(finding.node, f"Sigmoid before cross-entropy: {finding.message}; {SIGMOID_WHY}")
+                continue
             self.report(
                 finding.node,
                 f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "

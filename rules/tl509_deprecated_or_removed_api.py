@@ -15,6 +15,8 @@ from torchlint.rules._deprecations import (
     LEGACY_REDUCTION_SINCE,
     PRETRAINED_ARGS,
     PRETRAINED_SINCE,
+    RETAIN_VARIABLES,
+    ZERO_DIM_INDEX,
     Deprecation,
     version,
 )
@@ -31,8 +33,15 @@ class DeprecatedOrRemovedApi(LintRule):
     `functorch.*` (now `torch.func`), `F.upsample`, `F.sigmoid`/`F.tanh` (only where the project targets
     torch < 2.0: torch took their deprecation back and keeps them as aliases), the `torch.nn.init` names
     without the trailing underscore, `Variable(x)`, the loss arguments `size_average=`/`reduce=`
-    (now `reduction=`), torchvision's `pretrained=` (now `weights=`) and private spellings of public
-    functions (`torch.utils.data._utils.collate.default_collate`).
+    (now `reduction=`), torchvision's `pretrained=` (now `weights=`; also `resnet50(True)`, the flag given
+    positionally), `nn.NLLLoss2d` (now `nn.NLLLoss`), `loss.backward(retain_variables=True)` (now
+    `retain_graph=`), `loss.data[0]` / `loss[0]` on a 0-d loss (now `loss.item()`) and private spellings
+    of public functions (`torch.utils.data._utils.collate.default_collate`).
+
+    A 0-d loss is a value built by a torch loss with its default reduction (`criterion(out, y)` with
+    `criterion = nn.CrossEntropyLoss()`, `F.mse_loss(...)`), or, read through `.data`, a full `.sum()` /
+    `.mean()`; `x.data[0]` of any other tensor is not reported. A `backward` call is not reported when
+    the file defines a `backward` method that takes `retain_variables` itself.
 
     ## Why is this bad?
     A removed function fails with `AttributeError` as soon as the project upgrades torch; a deprecated
@@ -67,17 +76,27 @@ class DeprecatedOrRemovedApi(LintRule):
     when the file imports `torch` under that name, and not when an argument whose meaning changed is
     passed (`torch.qr(a, some=False)`). `pretrained=False` becomes `weights=None` (safe);
     `pretrained=True` becomes `weights="DEFAULT"`, which is unsafe: the default weights of some models
-    are newer than the ones `pretrained=True` loaded, and results change. Other entries get no fix.
+    are newer than the ones `pretrained=True` loaded, and results change; `resnet50(True)` is fixed the
+    same way when the flag is the only positional argument. `retain_variables=` becomes `retain_graph=`
+    (the same flag renamed), `nn.NLLLoss2d` becomes `nn.NLLLoss` (torch's own warning calls it a drop-in
+    replacement) and `loss.data[0]` becomes `loss.item()` (the number the old code read; safe). Other
+    entries get no fix.
 
     ## Options
     - `target-torch` (default `"auto"`): the oldest torch the project supports. Entries deprecated
       after it are not reported (their replacement may not exist there). `"auto"` reads the lower
-      bound of the torch requirement in the project's `pyproject.toml` or `requirements.txt`, else 2.6.
+      bound of the torch requirement the project declares (`pyproject.toml`, PEP 621 or Poetry,
+      `setup.cfg`, `setup.py`, `environment.yml`, `requirements*.txt`, `requirements/*.txt`), else 2.6;
+      `--show-settings` names the file it came from.
 
     TorchFix: TOR001, TOR004 (removed), TOR101, TOR103 (deprecated), TOR104, TOR105 (non-public),
     TOR201 (`pretrained=`) and TOR202 (`v2.ToTensor`) map to this rule.
 
     ## References
+    - PyTorch release notes: 0.2.0 (`retain_variables` renamed `retain_graph`), 0.4.0 (Tensor and
+      Variable merged, 0-d tensors: "use `loss.item()`"; `NLLLoss` takes K-dimensional input), 1.0.0
+      (indexing a 0-d tensor is an error): <https://github.com/pytorch/pytorch/releases>
+    - [torchvision 0.13 multi-weight API](https://pytorch.org/vision/stable/models.html) (`pretrained` → `weights`)
     - [torch.linalg](https://pytorch.org/docs/stable/linalg.html)
     - [Automatic mixed precision, torch.amp](https://pytorch.org/docs/stable/amp.html)
     - [Migrating from functorch to torch.func](https://pytorch.org/docs/stable/func.migrating.html)
@@ -93,6 +112,32 @@ class DeprecatedOrRemovedApi(LintRule):
     OPTIONS = {"target-torch": TARGET_TORCH}
 
     VALID = [
+        # near misses: a tutorial's own `backward(retain_variables=...)`, indexing a batch or a per-sample
+        # loss, a pandas-style `.sum()[0]`, a torchvision helper taking its flag second, `weights=`
+        """
+import torch
+import torch.nn as nn
+import torchvision
+from torchvision.models.vgg import make_layers, cfgs
+
+class StyleLoss(nn.Module):
+    def forward(self, x, target):
+        self.loss = ((x - target) ** 2).mean()
+        return x
+
+    def backward(self, retain_variables=True):
+        self.loss.backward(retain_variables=retain_variables)
+        return self.loss
+
+per_sample = nn.CrossEntropyLoss(reduction="none")
+
+def f(x, y, table, flag):
+    first = x.data[0]
+    worst = per_sample(x, y)[0]
+    column = table.sum()[0]
+    features = make_layers(cfgs["A"], False)
+    return first, worst, column, features, torchvision.models.resnet18(weights=None), torchvision.models.resnet18(flag)
+""",
         # the old API only where a version flag says the new one is missing
         Valid(
             """
@@ -197,6 +242,103 @@ def batched(f, x):
     ]
 
     INVALID = [
+        # backward(retain_variables=...): the keyword renamed retain_graph
+        Invalid(
+            """
+import torch
+
+def twice(loss, other):
+    loss.backward(retain_variables=True)
+    torch.autograd.backward([other], retain_variables=False)
+""",
+            fixed="""
+import torch
+
+def twice(loss, other):
+    loss.backward(retain_graph=True)
+    torch.autograd.backward([other], retain_graph=False)
+""",
+            count=2,
+            line=5,
+            col=5,
+            message="`backward(retain_variables=...)` was removed in torch 0.4",
+        ),
+        # nn.NLLLoss2d -> nn.NLLLoss, in both spellings of the module
+        Invalid(
+            """
+import torch
+from torch import nn
+
+seg = nn.NLLLoss2d(ignore_index=255)
+other = torch.nn.NLLLoss2d()
+""",
+            fixed="""
+import torch
+from torch import nn
+
+seg = nn.NLLLoss(ignore_index=255)
+other = torch.nn.NLLLoss()
+""",
+            count=2,
+        ),
+        # loss.data[0] / loss[0] on a 0-d loss: an IndexError, `.item()` reads the number
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+criterion = nn.CrossEntropyLoss()
+
+def step(model, x, y, opt):
+    loss = criterion(model(x), y)
+    loss.backward()
+    opt.step()
+    penalty = (model(x) - 1).pow(2).mean()
+    return loss.data[0], F.l1_loss(x, y)[0], penalty.data[0]
+""",
+            fixed="""
+import torch.nn as nn
+import torch.nn.functional as F
+
+criterion = nn.CrossEntropyLoss()
+
+def step(model, x, y, opt):
+    loss = criterion(model(x), y)
+    loss.backward()
+    opt.step()
+    penalty = (model(x) - 1).pow(2).mean()
+    return loss.item(), F.l1_loss(x, y).item(), penalty.item()
+""",
+            count=3,
+            message="on a 0-d loss is an `IndexError` since torch 1.0",
+        ),
+        # torchvision builders given the old `pretrained` flag positionally
+        Invalid(
+            """
+import torchvision
+
+backbone = torchvision.models.resnet50(False)
+""",
+            fixed="""
+import torchvision
+
+backbone = torchvision.models.resnet50(weights=None)
+""",
+            message="`pretrained` given positionally",
+        ),
+        Invalid(
+            """
+from torchvision import models
+
+head = models.mobilenet_v2(True)
+""",
+            fixed="""
+from torchvision import models
+
+head = models.mobilenet_v2(weights="DEFAULT")
+""",
+            unsafe=True,
+        ),
         Invalid(
             """
 import torch
@@ -328,6 +470,78 @@ with torch.amp.autocast("cuda"):
         elif any(q.startswith("torchvision.models.") for q in qnames):
             self._pretrained(node)
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # `loss.backward(...)` and `torch.autograd.backward(...)` alike
+        if node.attr.value == "backward":
+            parent = self.ctx.parent(node)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                self._retain_variables(parent)
+
+    # -- backward(retain_variables=...) ------------------------------------------------------------
+    def _retain_variables(self, node: cst.Call) -> None:
+        old = next((a for a in node.args if a.keyword is not None and a.keyword.value == "retain_variables"), None)
+        if old is None or self._defines_backward_with_retain_variables():
+            return
+        deprecated, removed = RETAIN_VARIABLES
+        if self.target < version(deprecated):
+            return
+        state = (f"was removed in torch {removed} (a `TypeError`; deprecated since {deprecated})"
+                 if self.target >= version(removed) else f"is deprecated since torch {deprecated}")
+        fix = None
+        if not any(a.keyword is not None and a.keyword.value == "retain_graph" for a in node.args):
+            fix = self.make_fix("Use `retain_graph=`").replace(old, old.with_changes(keyword=cst.Name("retain_graph")))
+        self.report(node, f"`backward(retain_variables=...)` {state}; use `retain_graph=`", fix=fix)
+
+    def _defines_backward_with_retain_variables(self) -> bool:
+        """A method of the file named ``backward`` that takes ``retain_variables`` itself (a tutorial's
+        loss module forwarding it): its calls are not torch's."""
+        for function in self.ctx.functions().get("backward", ()):
+            params = function.params
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if p.name.value == "retain_variables":
+                    return True
+        return False
+
+    # -- loss.data[0] on a 0-d loss ----------------------------------------------------------------
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        index = node.slice[0].slice.value
+        if not isinstance(index, cst.Integer) or index.value != "0":
+            return
+        value = node.value
+        holder = value.value if isinstance(value, cst.Attribute) and value.attr.value == "data" else value
+        if not self._zero_dim_loss(holder, through_data=holder is not value):
+            return
+        deprecated, removed = ZERO_DIM_INDEX
+        if self.target < version(deprecated):
+            return
+        spelled = self.ctx.code(node)
+        if self.target >= version(removed):
+            state = f"is an `IndexError` since torch {removed} (a loss is a 0-d tensor since {deprecated})"
+        else:
+            state = f"is deprecated since torch {deprecated} (a loss is a 0-d tensor)"
+        fix = self.make_fix("Use `.item()`").replace(
+            node, cst.Call(func=cst.Attribute(value=holder, attr=cst.Name("item"))))
+        self.report(node, f"`{spelled}` on a 0-d loss {state}; use `.item()`", fix=fix)
+
+    def _zero_dim_loss(self, expr: cst.BaseExpression, through_data: bool) -> bool:
+        """A value known to be 0-d: a torch loss with its default reduction (a criterion instance or an
+        `F.*` loss), a full `sum()`/`mean()` of one, or, read through `.data` (a tensor's attribute), a full
+        `sum()`/`mean()` of a tensor expression; through a name, every value it may hold."""
+        ctx = self.ctx
+        if isinstance(expr, cst.Name):
+            values = ctx.names.values_before(expr)
+            return bool(values) and all(
+                not isinstance(v, cst.Name) and self._zero_dim_loss(v, through_data) for v in values)
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean") and not expr.args:
+            inner = func.value
+            return _is_loss_call(ctx, inner) or (through_data and isinstance(inner, (cst.BinaryOperation, cst.Call)))
+        return _is_loss_call(ctx, expr)
+
     def _compatibility_branch(self, node: cst.Call) -> bool:
         """Inside a branch chosen by the torch version (`if is_torch_version(...)`, `if hasattr(torch, ...)`)
         or an `except` fallback: the old API is used on purpose where the new one is missing."""
@@ -434,20 +648,73 @@ with torch.amp.autocast("cuda"):
     # -- torchvision pretrained= -------------------------------------------------------------------
     def _pretrained(self, node: cst.Call) -> None:
         old = [a for a in node.args if a.keyword is not None and a.keyword.value in PRETRAINED_ARGS]
-        if not old or self.target < version(PRETRAINED_SINCE):
+        positional = self._positional_pretrained(node) if not old else None
+        if (not old and positional is None) or self.target < version(PRETRAINED_SINCE):
             return
-        names = ", ".join(f"`{a.keyword.value}=`" for a in old if a.keyword is not None)
-        message = f"{names} is deprecated since torchvision 0.13; use `weights=` (`weights_backbone=`)"
-        values = [literal_value(a.value) for a in old]
+        if positional is not None:
+            # `resnet50(True)`: the builders' first parameter was `pretrained`; since torchvision 0.13 it is
+            # the keyword-only `weights`, taken positionally only with a deprecation warning
+            message = "`pretrained` given positionally is deprecated since torchvision 0.13; use `weights=`"
+            names = {positional: "weights"}
+        else:
+            listed = ", ".join(f"`{a.keyword.value}=`" for a in old if a.keyword is not None)
+            message = f"{listed} is deprecated since torchvision 0.13; use `weights=` (`weights_backbone=`)"
+            names = {a: PRETRAINED_ARGS[a.keyword.value] for a in old if a.keyword is not None}
+        values = [literal_value(a.value) for a in names]
         fix = None
         if all(v in (True, False) for v in values):
             unsafe = any(v is True for v in values)
             fix = self.make_fix("Use `weights=`", unsafe=unsafe)
-            for a, v in zip(old, values):
+            for a, v in zip(names, values):
                 new_value = cst.SimpleString('"DEFAULT"') if v else cst.Name("None")
-                assert a.keyword is not None
-                fix.replace(a, a.with_changes(keyword=cst.Name(PRETRAINED_ARGS[a.keyword.value]), value=new_value))
+                equal = a.equal if a.keyword is not None else cst.AssignEqual(
+                    cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+                fix.replace(a, a.with_changes(keyword=cst.Name(names[a]), value=new_value, equal=equal))
         self.report(node, message, fix=fix)
+
+    def _positional_pretrained(self, node: cst.Call) -> Optional[cst.Arg]:
+        """The only positional argument of a torchvision model builder, a literal `True`/`False` (the old
+        `pretrained`); a builder is a lower-case function of `torchvision.models` (not a weights enum or
+        a class), and helpers such as `vgg.make_layers(cfg, False)` take their flag second."""
+        positional = [a for a in node.args if a.keyword is None]
+        if len(positional) != 1 or positional[0] is not node.args[0] or positional[0].star:
+            return None
+        if literal_value(positional[0].value) not in (True, False):
+            return None
+        for q in self.ctx.names.qualified_names(node.func):
+            last = q.rsplit(".", 1)[-1]
+            if q.startswith("torchvision.models.") and last.islower() and not last.startswith("_"):
+                return positional[0]
+        return None
+
+
+def _is_loss_call(ctx, expr: cst.BaseExpression) -> bool:
+    """A call of a torch loss with its default (mean) reduction: ``F.<x>_loss`` / ``F.cross_entropy`` /
+    ``F.binary_cross_entropy*``, or an instance of an ``nn.<X>Loss`` class."""
+    if not isinstance(expr, cst.Call):
+        return False
+    if any(a.keyword is not None and a.keyword.value in ("reduction", "reduce", "size_average") for a in expr.args):
+        return False
+    for q in ctx.names.qualified_names(expr.func):
+        if q.startswith("torch.nn.functional.") and (
+            q.endswith("_loss") or q.rsplit(".", 1)[1] in ("cross_entropy", "binary_cross_entropy",
+                                                            "binary_cross_entropy_with_logits", "kl_div")):
+            return True
+    for cls in ctx.names.instance_of(expr.func):
+        if cls.startswith("torch.nn.") and cls.endswith("Loss"):
+            return not _reduction_none(ctx, expr.func)
+    return False
+
+
+def _reduction_none(ctx, criterion: cst.BaseExpression) -> bool:
+    """Whether the criterion instance was built with a non-default reduction (then its result may not be 0-d)."""
+    if isinstance(criterion, cst.Name):
+        for v in ctx.names.values_before(criterion):
+            if isinstance(v, cst.Call) and any(
+                a.keyword is not None and a.keyword.value in ("reduction", "reduce", "size_average") for a in v.args
+            ):
+                return True
+    return False
 
 
 #: names of flags that hold a torch-version comparison (`_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_2_1`)

@@ -499,7 +499,8 @@ def test_a_class_passed_as_a_value_is_no_model():
     ("u = torch.rand(3)", False),
     ("u = x.float()", False),
     ("u = x", False),
-    ("u = torch.rand(3, dtype=torch.float64) * x", False),
+    # a float64 tensor with dimensions keeps its dtype against any real tensor or number (type promotion)
+    ("u = torch.rand(3, dtype=torch.float64) * x", True),
 ])
 def test_float64_by_construction(spelling, expected):
     ctx = _walked(f"""

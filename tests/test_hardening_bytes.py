@@ -1,4 +1,4 @@
-"""Bytes outside an edit are the input's, byte for byte (issue 39, item 8): a CR-only file keeps its
+r"""Bytes outside an edit are the input's, byte for byte (issue 39, item 8): a CR-only file keeps its
 last `\r`, a form feed before an edited statement stays, a notebook cell mixing line breaks keeps them,
 and escapes such as `\/` in a notebook's JSON are not rewritten."""
 import json

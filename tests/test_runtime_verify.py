@@ -119,3 +119,14 @@ def test_speed_column_says_faster_or_slower():
     row = verify.Row("batch_gather", "float32")
     row.speedup = 0.25
     assert "4.0x slower" in verify.format_table("cpu", [row])
+
+
+def test_the_torch_build_and_the_device_are_named():
+    line = verify.build_line()
+    assert line.startswith(f"torch {torch.__version__} (")
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        assert "CPU-only build" in line
+    else:
+        assert "build" in line and ("GPU(s) visible" in line or "no GPU usable" in line)
+    table = verify.format_table("cpu", [])
+    assert table.startswith("device: cpu (") and f"{torch.get_num_threads()} threads" in table

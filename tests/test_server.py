@@ -200,7 +200,7 @@ def test_diagnostics_quick_fixes_hover_and_shutdown(tmp_path):
         for d in diags:
             assert d.source == "torchlint"
             assert d.severity == T.DiagnosticSeverity.Warning
-            assert d.code_description.href.endswith(".py") and d.code.lower() in d.code_description.href
+            assert d.code_description is None  # no docs-url configured: no link, the page is in the hover
             assert d.message.startswith("[*] ")
             assert d.data["fix"]["applicability"] == "safe"
         ce = by_code["TL103"]
@@ -211,6 +211,7 @@ def test_diagnostics_quick_fixes_hover_and_shutdown(tmp_path):
             T.HoverParams(text_document=T.TextDocumentIdentifier(uri=uri), position=ce.range.start)
         )
         assert "(TL103)" in hover.contents.value and "Fix is available" in hover.contents.value
+        assert "## What it does" in hover.contents.value and "file://" not in hover.contents.value
 
         # apply each finding's quick fix in turn: the document ends clean, and equals the CLI's --fix
         text = BOTH
@@ -226,6 +227,26 @@ def test_diagnostics_quick_fixes_hover_and_shutdown(tmp_path):
 
         code = await s.stop()
         assert code == 0
+
+    run(scenario())
+
+
+def test_docs_url_links_diagnostics_and_hover(tmp_path):
+    """With `docs-url`, the code link of each diagnostic and the hover's link are the project's pages."""
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ndocs-url = "https://docs.example.org/{code}.html"\n')
+
+    async def scenario():
+        s = Session(tmp_path)
+        await s.start()
+        uri, diags = await s.open("train.py", BOTH)
+        assert {d.code_description.href for d in diags} == {
+            "https://docs.example.org/TL101.html", "https://docs.example.org/TL103.html"}
+        ce = [d for d in diags if d.code == "TL103"][0]
+        hover = await s.client.text_document_hover_async(
+            T.HoverParams(text_document=T.TextDocumentIdentifier(uri=uri), position=ce.range.start)
+        )
+        assert "[Rule page](https://docs.example.org/TL103.html)" in hover.contents.value
+        assert await s.stop() == 0
 
     run(scenario())
 

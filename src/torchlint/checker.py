@@ -72,6 +72,7 @@ class CheckOptions:
     fix_only: bool = False
     exit_non_zero_on_fix: bool = False
     show_settings: bool = False
+    docs_url: Optional[str] = None  # from the configuration (`docs-url`)
     show_files: bool = False
     add_noqa: bool = False
     #: ``KEY = VALUE`` overrides from the command line (``--config``, ``--per-file-ignores``,
@@ -198,6 +199,7 @@ def _run_check(opts: CheckOptions) -> int:
         return 2
     if opts.unsafe_fixes is None:  # not on the command line: the configuration's `unsafe-fixes`
         opts.unsafe_fixes = bool(cfg.unsafe_fixes)
+    opts.docs_url = cfg.docs_url
     if opts.fix_only:
         opts.fix = True
     if opts.show_settings:
@@ -468,9 +470,9 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
         out.write(report.format_statistics(diagnostics, rule_map, unsafe, as_json=fmt == "json"))
         return
     if fmt == "json":
-        out.write(report.format_json(diagnostics, rule_map, skipped))
+        out.write(report.format_json(diagnostics, rule_map, skipped, opts.docs_url))
     elif fmt == "sarif":
-        out.write(report.format_sarif(diagnostics, rule_map, skipped))
+        out.write(report.format_sarif(diagnostics, rule_map, skipped, opts.docs_url))
     elif fmt == "github":
         out.write(report.format_github(diagnostics))
     elif fmt == "junit":
@@ -710,11 +712,17 @@ def show_settings(opts: CheckOptions, cfg: Config, rules, start: str) -> str:
         ("max-file-size", cfg.max_file_size or MAX_BYTES),
         ("file-timeout", cfg.file_timeout if cfg.file_timeout is not None else "default"),
         ("output-format", opts.output_format),
+        ("docs-url", cfg.docs_url or "none (rule pages are embedded in SARIF and the editor's hover)"),
     ]
     out = [f"# settings for {report.escape(start)}"]
     out += [f"{k} = {value(v)}" for k, v in rows]
     out.append("")
     out.append("# rule options")
     for key, opt in sorted(rule_options(rules).items()):
-        out.append(f"{key} = {value(cfg.options.get(key, opt.default))}")
+        line = f"{key} = {value(cfg.options.get(key, opt.default))}"
+        if key == "target-torch" and cfg.target_torch_from is not None:
+            line += f"  # declared in {report.escape(cfg.target_torch_from)}"
+        elif key == "target-torch" and cfg.options.get(key, "auto") == "auto":
+            line += "  # no torch requirement declared: 2.6 is assumed"
+        out.append(line)
     return "\n".join(out) + "\n"

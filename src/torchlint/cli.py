@@ -413,7 +413,8 @@ def verify_runtime_cmd(devices: Tuple[str, ...]) -> None:
     try:
         import torch  # noqa: F401
     except ImportError:
-        _fail("verify-runtime needs torch (the `runtime` extra: `pip install torch numpy`)")
+        _fail("verify-runtime needs torch: install the build for your machine first (CPU or CUDA, "
+              "https://pytorch.org/get-started/locally/), then run it again")
     from torchlint.runtime.verify import main as verify_main
 
     sys.exit(verify_main(list(devices) or None))

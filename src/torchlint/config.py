@@ -31,7 +31,8 @@ class ConfigError(Exception):
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "fixable", "unfixable")
 _BOOL_KEYS = ("force-exclude", "respect-gitignore", "unsafe-fixes")
-CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size", "file-timeout"))
+CORE_KEYS = frozenset(_LIST_KEYS + _BOOL_KEYS + ("per-file-ignores", "cache-dir", "max-file-size", "file-timeout",
+                                                  "docs-url"))
 
 
 @dataclass
@@ -53,6 +54,10 @@ class Config:
     unsafe_fixes: Optional[bool] = None  # None: not set (off)
     fixable: Optional[List[str]] = None  # None: every rule's fix may be applied
     unfixable: List[str] = field(default_factory=list)
+    #: where the project publishes the rule pages: a URL template with `{code}` (and maybe `{name}`)
+    docs_url: Optional[str] = None
+    #: the dependency file `target-torch = "auto"` was read from (None: set explicitly, or nothing declared)
+    target_torch_from: Optional[str] = None
 
 
 def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
@@ -113,7 +118,7 @@ def load_config(path: Optional[str], start: str, rules: Sequence[Type[LintRule]]
 def resolve_target(cfg: Config, where: str, rules: Sequence[Type[LintRule]]) -> None:
     """``target-torch = "auto"``: the lowest torch the project declared near ``where`` (else 2.6)."""
     if any("target-torch" in r.OPTIONS for r in rules):
-        resolve_auto(cfg.options, where)
+        cfg.target_torch_from = resolve_auto(cfg.options, where)
 
 
 def resolve_target_with(options: Dict[str, Any], where: str, rules: Sequence[Type[LintRule]], project: Project) -> None:
@@ -178,6 +183,11 @@ def parse_table(table: Mapping[str, Any], path: str, rules: Sequence[Type[LintRu
             cfg.max_file_size = value
         elif key == "file-timeout":
             cfg.file_timeout = parse_file_timeout(value, where)
+        elif key == "docs-url":
+            if not isinstance(value, str) or "{code}" not in value:
+                raise ConfigError(f"`docs-url` in {where} must be a URL template with `{{code}}` "
+                                  "(\"https://example.org/rules/{code}.html\")")
+            cfg.docs_url = value
         elif key == "unsafe-fixes":
             cfg.unsafe_fixes = value
         elif key == "fixable":
@@ -270,7 +280,7 @@ _REPLACED = {
     "select": "select", "extend-select": "extend_select", "exclude": "exclude", "extend-exclude": "extend_exclude",
     "force-exclude": "force_exclude", "respect-gitignore": "respect_gitignore", "cache-dir": "cache_dir",
     "max-file-size": "max_file_size", "file-timeout": "file_timeout", "unsafe-fixes": "unsafe_fixes",
-    "fixable": "fixable", "unfixable": "unfixable", "per-file-ignores": "per_file_ignores",
+    "fixable": "fixable", "unfixable": "unfixable", "per-file-ignores": "per_file_ignores", "docs-url": "docs_url",
 }
 
 

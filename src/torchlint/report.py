@@ -16,13 +16,14 @@ from torchlint.rule import SAFE, LintRule
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def rule_url(rule: type) -> str:
-    """A link to what ships: the installed module whose docstring is the rule's page (the same text
-    as ``torchlint rule CODE``, offline); no project web site is promised."""
-    import inspect
-    from pathlib import Path
-
-    return Path(inspect.getfile(rule)).resolve().as_uri()
+def rule_url(rule: Optional[type], docs_url: Optional[str] = None) -> Optional[str]:
+    """The link to a rule's page where the project publishes one: the ``docs-url`` template with the
+    rule's code (and name) filled in; None without one.  No machine-local path is ever given out (a
+    ``file://`` link means nothing in code scanning or on another machine): the page itself travels in
+    the SARIF rules and the editor's hover, and ``torchlint rule CODE`` prints it offline."""
+    if not docs_url or rule is None:
+        return None
+    return docs_url.replace("{code}", str(getattr(rule, "CODE", "") or "TL000")).replace("{name}", str(rule.NAME))
 
 
 def is_applicable(d: Diagnostic, unsafe_fixes: bool) -> bool:
@@ -104,7 +105,8 @@ def _skip_reason(path: str, warning: str) -> str:
     return warning[len(path) + 2:] if warning.startswith(path + ": ") else warning
 
 
-def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], skipped: Skipped = ()) -> str:
+def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], skipped: Skipped = (),
+                docs_url: Optional[str] = None) -> str:
     """A list of findings; a file not checked is an entry of its own (code TL000, name `not-checked`,
     at line 1), so a consumer never reads its absence as a clean file."""
     out = []
@@ -120,7 +122,7 @@ def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], s
                 "location": {"row": d.line, "column": d.col},
                 "end_location": {"row": d.end_line or d.line, "column": d.end_col or d.col},
                 "fix": _fix_json(d),
-                "url": rule_url(rule) if rule else None,
+                "url": rule_url(rule, docs_url),
             }
         )
     for path, why in skipped:
@@ -140,7 +142,13 @@ def format_json(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], s
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
-def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], skipped: Skipped = ()) -> str:
+def _help_uri(rule: type, docs_url: Optional[str]) -> Dict[str, str]:
+    url = rule_url(rule, docs_url)
+    return {"helpUri": url} if url else {}
+
+
+def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], skipped: Skipped = (),
+                 docs_url: Optional[str] = None) -> str:
     """SARIF 2.1.0; files not checked are ``toolExecutionNotifications`` of the run's invocation."""
     used = sorted({d.code for d in diags})
     descriptors = []
@@ -151,9 +159,9 @@ def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], 
                 "id": code,
                 "name": rule.NAME,
                 "shortDescription": {"text": rule.MESSAGE},
-                "fullDescription": {"text": rule.documentation()},
+                "fullDescription": {"text": rule.documentation(), "markdown": rule.documentation()},
                 "help": {"text": rule.documentation(), "markdown": rule.documentation()},
-                "helpUri": rule_url(rule),
+                **_help_uri(rule, docs_url),
                 "properties": {"fix": rule.fix_availability()},
             }
         )
@@ -166,7 +174,7 @@ def format_sarif(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], 
                 "name": NotLinted.NAME,
                 "shortDescription": {"text": "The file could not be read or parsed"},
                 "help": {"text": NotLinted.documentation(), "markdown": NotLinted.documentation()},
-                "helpUri": rule_url(NotLinted),
+                **_help_uri(NotLinted, docs_url),
             }
         )
     index = {d["id"]: i for i, d in enumerate(descriptors)}

@@ -487,6 +487,9 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
             i = int(index.value.value, 0)
             return inner[i] if isinstance(inner, tuple) and -len(inner) <= i < len(inner) else None
         return None
+    averaged = _average_kind(ctx, cls, function, expr, at, depth, hops)
+    if averaged is not None:
+        return averaged
     if not isinstance(expr, cst.Call):
         return None
     func = expr.func
@@ -506,6 +509,84 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
         else:
             return instance_member_output(ctx, callee, depth + 1)
     return module_output(ctx, callee, depth, cls)
+
+
+def _int_literal(expr: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value, 0)
+    return None
+
+
+def _dim_arg(call: cst.Call, position: int) -> Optional[cst.BaseExpression]:
+    for i, a in enumerate(call.args):
+        if a.keyword is not None and a.keyword.value == "dim":
+            return a.value
+        if a.keyword is None and i == position:
+            return a.value
+    return None
+
+
+def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
+                  expr: cst.BaseExpression, at: cst.CSTNode, depth: int, hops: int) -> Kind:
+    """The average of several probability outputs is one (an ensemble's ``forward``): ``torch.stack(ps).mean(0)``
+    (or ``torch.mean(torch.stack(ps, 1), 1)``, the mean over the stacked dim), ``sum(ps) / len(ps)`` and
+    ``(p1 + p2) / 2``, where every element is a softmax (or every one a sigmoid)."""
+
+    def kind_of(e: cst.BaseExpression) -> Kind:
+        return _expr_kind(ctx, cls, function, e, at, depth, hops + 1)
+
+    def elements(e: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+        if isinstance(e, cst.Name) and function is not None:
+            local = _reaching_value(ctx, e, at, function)
+            if local is None or local[1] is not None:
+                return None
+            e = local[0]
+        if isinstance(e, (cst.List, cst.Tuple)) and e.elements and not any(isinstance(x, cst.StarredElement) for x in e.elements):
+            return [x.value for x in e.elements]
+        if isinstance(e, cst.ListComp) and not e.for_in.inner_for_in:
+            return [e.elt]
+        return None
+
+    def same(parts: Optional[List[cst.BaseExpression]]) -> Kind:
+        if not parts:
+            return None
+        kinds = {kind_of(p) for p in parts}
+        kind = kinds.pop() if len(kinds) == 1 else None
+        return kind if kind in (SOFTMAX, SIGMOID) else None
+
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not ctx.names.qualified_names_at(func):
+            stacked, mean_dim = func.value, _dim_arg(expr, 0)
+        elif ctx.names.matches(func, ("torch.mean",)) and expr.args:
+            stacked, mean_dim = expr.args[0].value, _dim_arg(expr, 1)
+        else:
+            return None
+        if not (isinstance(stacked, cst.Call) and ctx.names.matches(stacked.func, ("torch.stack",)) and stacked.args):
+            return None
+        stack_dim = _int_literal(_dim_arg(stacked, 1)) if _dim_arg(stacked, 1) is not None else 0
+        if stack_dim is None or _int_literal(mean_dim) != stack_dim:
+            return None
+        return same(elements(stacked.args[0].value))
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        left, right = expr.left, expr.right
+        if (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "sum"
+                and not ctx.names.qualified_names_at(left.func) and len(left.args) == 1):
+            parts = elements(left.args[0].value)
+            counted = (isinstance(right, cst.Call) and isinstance(right.func, cst.Name) and right.func.value == "len"
+                       and len(right.args) == 1 and ctx.code(right.args[0].value) == ctx.code(left.args[0].value))
+            return same(parts) if counted else None
+        terms: List[cst.BaseExpression] = []
+        node = left
+        while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            terms.append(node.right)
+            node = node.left
+        terms.append(node)
+        if len(terms) >= 2 and _int_literal(right) == len(terms):
+            return same(terms)
+    return None
 
 
 def _literal_one(expr: cst.BaseExpression) -> bool:
@@ -1437,8 +1518,9 @@ _LOSS_LAYERS = ((CROSS_ENTROPY_LAYERS, "ce"), (BCE_LAYERS, "bce"), (_NLL_LAYERS,
 #: words one of which a module spelling a loss holds (checked on its text before it is parsed)
 _LOSS_TEXT = ("Loss", "cross_entropy", "nll_loss")
 _KIND_WORD = {SOFTMAX: "softmax", LOG_SOFTMAX: "log-softmax", SIGMOID: "a sigmoid"}
-#: loss -> the kind of input that is the bug
-MISMATCH = {"ce": SOFTMAX, "bce": SIGMOID, NLL: SOFTMAX}
+#: loss -> the kinds of input that are the bug (a sigmoid before cross-entropy is the softmax mistake
+#: with the wrong squashing: the loss applies log-softmax to values in (0, 1))
+MISMATCH = {"ce": (SOFTMAX, SIGMOID), "bce": (SIGMOID,), NLL: (SOFTMAX,)}
 
 
 class Frame:
@@ -2057,6 +2139,10 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
                     if len(kinds) == 1 and None not in kinds:
                         return found[0]
         return None
+    if isinstance(func, cst.Subscript):
+        # `LOSSES[args.loss]`: a dict of losses keyed by literal strings, the key a literal default
+        chosen = literal_choice(frame, func)
+        return _loss_object(chosen[0], chosen[1], hops + 1) if chosen is not None else None
     if isinstance(func, cst.Name):
         held = _holds(frame, func, func)
         if held is not None and held[0] == "imported":
@@ -2065,7 +2151,7 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
             return None
         how, f, value, index = held
         if how == "module":
-            found = {_loss_object(f, v, hops + 1) if isinstance(v, cst.Call) else None for v in value}
+            found = {_loss_object(f, v, hops + 1) if isinstance(v, (cst.Call, cst.Subscript)) else None for v in value}
             found_kinds = {x[0] if x else None for x in found}
             return next(iter(found)) if len(found_kinds) == 1 and None not in found_kinds else None
         if how != "value" or index is not None:
@@ -2080,6 +2166,80 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         kinds = {x[0] if x else None for x in found}
         return found[0] if found and len(kinds) == 1 and None not in kinds else None
     return None
+
+
+def _single_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """The one value a name holds (assigned once, or one module-level value), with its frame."""
+    if not isinstance(expr, cst.Name):
+        return frame, expr
+    held = _holds(frame, expr, expr)
+    if held is None:
+        return None
+    how, f, value, index = held
+    if how == "module":
+        return (f, value[0]) if len(value) == 1 else None
+    return (f, value) if how == "value" and index is None else None
+
+
+def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
+    """The string a key expression holds when the code runs with its literal defaults: a string literal, a
+    name assigned one, ``cfg["loss"]`` of a dict literal, or ``args.loss`` of ``parser.parse_args()`` where
+    ``parser.add_argument("--loss", default="ce")`` (argparse's dest: dashes become underscores)."""
+    found = _single_value(frame, index)
+    if found is None:
+        return None
+    f, value = found
+    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value
+    if isinstance(value, cst.Subscript):
+        chosen = literal_choice(f, value)
+        return _literal_key(chosen[0], chosen[1]) if chosen is not None and chosen[1] is not value else None
+    if not isinstance(value, cst.Attribute):
+        return None
+    parsed = _single_value(f, value.value)
+    if parsed is None:
+        return None
+    pf, call = parsed
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "parse_args"
+            and isinstance(call.func.value, cst.Name)):
+        return None
+    parser, dest = call.func.value.value, value.attr.value
+    defaults = set()
+    for c in pf.ctx.calls_in(pf.ctx.module):
+        func = c.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"
+                and isinstance(func.value, cst.Name) and func.value.value == parser):
+            continue
+        flags = [a.value.evaluated_value for a in c.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+        explicit = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "dest"), None)
+        names = ({explicit.evaluated_value} if isinstance(explicit, cst.SimpleString)
+                 else {str(x).lstrip("-").replace("-", "_") for x in flags if str(x).startswith("--")} or
+                 {str(x).lstrip("-") for x in flags})
+        if dest not in names:
+            continue
+        default = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "default"), None)
+        if not isinstance(default, cst.SimpleString) or not isinstance(default.evaluated_value, str):
+            return None
+        defaults.add(default.evaluated_value)
+    return defaults.pop() if len(defaults) == 1 else None
+
+
+def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """``LOSSES[args.loss]``: the element a dict literal with string keys gives for the key the code
+    holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    container = _single_value(frame, sub.value)
+    if container is None or not isinstance(container[1], cst.Dict):
+        return None
+    f, table = container
+    entries = {}
+    for e in table.elements:
+        if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
+            return None
+        entries[e.key.evaluated_value] = e.value
+    key = _literal_key(frame, sub.slice[0].slice.value)
+    return (f, entries[key]) if key in entries else None
 
 
 @dataclass(frozen=True)
@@ -2106,7 +2266,7 @@ def _loss_mismatch(frame: Frame, call: cst.Call, loss: Optional[Tuple[str, Why]]
     if first is None:
         return None
     fact = value_fact(frame, first.value)
-    if fact is None or fact.kind != MISMATCH[loss[0]]:
+    if fact is None or fact.kind not in MISMATCH[loss[0]]:
         return None
     return loss[0], fact, loss[1]
 
@@ -2166,6 +2326,7 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
         return cached
     out: List[LossFinding] = []
     seen: Set[int] = set()
+    reached: Set[int] = set()  # the values (a model built in a constructor call) findings came from
     budget = [MAX_FOLLOWED_CALLS]
     for call in ctx.calls_in(ctx.module):
         if not call.args:
@@ -2226,12 +2387,55 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
         _search(inner, found, [_label(inner)], budget)
         for loss, fact, how, helpers, at in found:
             node = fact.origin if fact.origin is not None and _inside(ctx, fact.origin, call) else call
+            if fact.origin is not None:
+                reached.add(id(fact.origin))
             if id(node) in seen:
                 continue
             seen.add(id(node))
             out.append(LossFinding(node, fact.kind, loss, _describe(loss, fact, how, helpers, at)))
+    _constructed_findings(ctx, out, seen | reached, budget)
     _CALL_FINDINGS.put(ctx, out)
     return out
+
+
+def _constructed_findings(ctx: FileContext, out: List["LossFinding"], seen: Set[int], budget: List[int]) -> None:
+    """An object built from a project class (``Trainer(Net())``) whose methods give what the constructor
+    received to a loss: each method is judged with ``self`` bound to that construction, whether or not
+    this file calls it (a trainer built here may be run from another file, or through ``fit``). Reported
+    at the constructor's argument, unless a call of a method already reported that argument."""
+    for call in ctx.calls_in(ctx.module):
+        if budget[0] <= 0:
+            return
+        if not call.args or not _maybe_project_function(ctx, call.func):
+            continue
+        frame = open_frame(ctx, call)
+        if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
+            continue
+        d = definition_of(ctx, call.func)
+        if d is None or not isinstance(d[1], cst.ClassDef) or module_class(d[0], d[1]):
+            continue  # a function, or a model class (its own methods are judged where they are defined)
+        found_init = find_method(d[0], d[1], "__init__")
+        if found_init is None:
+            continue
+        bound = bind_arguments(call, found_init[1], 1)
+        if bound is None:
+            continue
+        init = Frame(found_init[0], found_init[1], bound, frame, call, d, frame.depth + 1)
+        for stmt in class_body(d[1]):
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value == "__init__" or budget[0] <= 0:
+                continue
+            method = Frame(d[0], stmt, {}, frame, call, d, frame.depth + 1, init)
+            found: List[Tuple[str, Evidence, Why, List[str], At]] = []
+            _search(method, found, [_label(method)], budget)
+            for loss, fact, how, helpers, at in found:
+                if fact.origin is None or not _inside(ctx, fact.origin, call):
+                    continue
+                node = fact.origin
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                why = (*_describe(loss, fact, how, helpers, at), f" when `{d[1].name.value}` is built here")
+                out.append(LossFinding(node, fact.kind, loss, why))
 
 
 _CALL_FINDINGS: "Fact[List[LossFinding]]" = Fact("program.call_findings")

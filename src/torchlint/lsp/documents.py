@@ -70,6 +70,7 @@ class DocConfig:
     error: Optional[str] = None
     config_path: Optional[str] = None
     timeout: Optional[float] = None  # ``file-timeout`` (None: the default)
+    docs_url: Optional[str] = None  # ``docs-url``: where the project publishes the rule pages
 
 
 class ConfigStore:
@@ -115,6 +116,7 @@ class ConfigStore:
             excluded=excluded,
             config_path=cfg.path,
             timeout=cfg.file_timeout,
+            docs_url=cfg.docs_url,
         )
 
 

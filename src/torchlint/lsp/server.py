@@ -350,7 +350,7 @@ class TorchlintServer(LanguageServer):
             units += self._units(ch)
         return (pos.line, len(text))
 
-    def lsp_diagnostic(self, d: Diagnostic, lines: Sequence[str]) -> T.Diagnostic:
+    def lsp_diagnostic(self, d: Diagnostic, lines: Sequence[str], docs_url: Optional[str] = None) -> T.Diagnostic:
         start, end = diagnostic_range(d, lines)
         rule = self.rules.get(d.code)
         applicable = is_applicable(d, self.user.unsafe_fixes)
@@ -362,7 +362,7 @@ class TorchlintServer(LanguageServer):
             message=("[*] " if applicable else "") + d.message,
             severity=T.DiagnosticSeverity.Error if d.code == PARSE_ERROR else T.DiagnosticSeverity.Warning,
             code=d.code,
-            code_description=T.CodeDescription(href=rule_url(rule or NotLinted)),
+            code_description=T.CodeDescription(href=url) if (url := rule_url(rule or NotLinted, docs_url)) else None,
             source="torchlint",
             data=data,
         )
@@ -390,7 +390,7 @@ class TorchlintServer(LanguageServer):
         if result.cells is None:
             lines = split_lines(result.text)
             found = _in_file_lines(result.diagnostics) if _is_notebook_file(uri) else result.diagnostics
-            diags = config_error + [self.lsp_diagnostic(d, lines) for d in found]
+            diags = config_error + [self.lsp_diagnostic(d, lines, result.config.docs_url) for d in found]
             self.text_document_publish_diagnostics(
                 T.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diags)
             )
@@ -401,7 +401,7 @@ class TorchlintServer(LanguageServer):
             cell = result.cells[i]
             lines = split_lines(cell.text)
             mine = [d for d in result.diagnostics if _cell_of(d) == i + 1 or (_cell_of(d) == 0 and i == code_cells[0])]
-            diags = (config_error if i == code_cells[0] else []) + [self.lsp_diagnostic(d, lines) for d in mine]
+            diags = (config_error if i == code_cells[0] else []) + [self.lsp_diagnostic(d, lines, result.config.docs_url) for d in mine]
             self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=cell.uri, diagnostics=diags))
 
     async def view(self, uri: str) -> Optional[Tuple[Analysis, str, List[Diagnostic], str]]:
@@ -456,7 +456,7 @@ class TorchlintServer(LanguageServer):
         if want_quick:
             for d in in_range:
                 start, end = diagnostic_range(d, lines)
-                diag = self.lsp_diagnostic(d, lines)
+                diag = self.lsp_diagnostic(d, lines, result.config.docs_url)
                 edit = fix_edit(text, d)
                 if edit is not None and d.fix is not None:
                     unsafe = d.fix.applicability != "safe"
@@ -526,7 +526,8 @@ class TorchlintServer(LanguageServer):
         seen = await self.view(params.text_document.uri)
         if seen is None:
             return None
-        _result, text, findings, _uri = seen
+        result, text, findings, _uri = seen
+        docs_url = result.config.docs_url if result.config is not None else None
         lines = split_lines(text)
         pos = self.from_position(lines, params.position)
         pages = []
@@ -534,7 +535,8 @@ class TorchlintServer(LanguageServer):
             start, end = diagnostic_range(d, lines)
             rule = self.rules.get(d.code)
             if rule is not None and start <= pos <= end:
-                page = f"{rule_page(rule)}\n\n[Rule page]({rule_url(rule)})"
+                url = rule_url(rule, docs_url)
+                page = rule_page(rule) + (f"\n\n[Rule page]({url})" if url else "")
                 if page not in pages:
                     pages.append(page)
         if not pages:

@@ -34,6 +34,17 @@ def softmax_cross_entropy(
     - integer **class indices** with the shape of ``logits`` without ``dim`` (``[N]`` for ``[N, C]``
       logits), handled like ``F.cross_entropy(logits, labels)`` (including its ``ignore_index=-100``).
 
+    How it relates to ``F.cross_entropy``: with probability targets (torch >= 1.10),
+    ``softmax_cross_entropy(labels=y, logits=x, dim=1, reduction=r)`` equals
+    ``F.cross_entropy(x, y, reduction=r)`` for every ``r``, values and gradients (the test suite checks
+    it over reductions, class dims, dtypes and devices); for another class dim, move it to dim 1 first.
+    Only the defaults differ: ``"sum"`` here, because TL206's fix replaces the cookbook's hand-written
+    ``-torch.sum(labels * torch.log(torch.softmax(logits, dim)))`` and must keep its value (and the size
+    of its gradients, which a learning rate was tuned for), ``"mean"`` there, the usual training loss.
+    Use ``F.cross_entropy`` for new code, for class indices, or when you want the mean over the batch;
+    use this function to keep a hand-written sum's scale without its overflow, for classes on another
+    dim than 1, or for ``dim=None`` (one distribution over every element).
+
     Nothing is broadcast: any other shape raises ``ValueError`` (a ``[N]`` float tensor against ``[N, C]``
     logits would otherwise be spread silently over the classes).  Call it with keywords
     (``softmax_cross_entropy(labels=y, logits=x, dim=-1)``) so the order cannot be mixed up.

@@ -18,6 +18,7 @@ per dtype:
 from __future__ import annotations
 
 import math
+import platform
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
@@ -267,8 +268,13 @@ def format_table(device: str, rows: Sequence[Row]) -> str:
         )
         notes.extend(f"  {row.function} {row.dtype}: {n}" for n in row.notes)
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    out = [f"device: {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.startswith("cuda") and
-                                  torch.cuda.is_available() else "")]
+    if device.startswith("cuda") and torch.cuda.is_available():
+        where = f" ({torch.cuda.get_device_name(device)})"
+    elif device == "cpu":
+        where = f" ({platform.machine() or 'unknown machine'}, {torch.get_num_threads()} threads)"
+    else:
+        where = ""
+    out = [f"device: {device}{where}"]
     for i, line in enumerate(lines):
         out.append("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
         if i == 0:
@@ -277,10 +283,29 @@ def format_table(device: str, rows: Sequence[Row]) -> str:
     return "\n".join(out)
 
 
+def build_line() -> str:
+    """Which torch build runs the checks: its version and what it was built for (CPU only, a CUDA or
+    ROCm version), and whether that accelerator is usable here."""
+    cuda = getattr(torch.version, "cuda", None)
+    hip = getattr(torch.version, "hip", None)
+    if hip:
+        kind = f"ROCm {hip} build"
+    elif cuda:
+        kind = f"CUDA {cuda} build"
+    else:
+        kind = "CPU-only build"
+    if cuda or hip:
+        kind += (f", {torch.cuda.device_count()} GPU(s) visible" if torch.cuda.is_available()
+                 else ", no GPU usable here")
+    return f"torch {torch.__version__} ({kind})"
+
+
 def main(devices: Optional[Sequence[str]] = None) -> int:
-    """Print one table per device; 0 when every check passes, 1 otherwise."""
+    """Print the torch build, then one table per device; 0 when every check passes, 1 otherwise."""
     tables = verify(devices)
     ok = True
+    print(build_line())
+    print()
     for i, (device, rows) in enumerate(tables.items()):
         if i:
             print()
