@@ -36,7 +36,9 @@ import re
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import bind_arguments, class_body, definition_of, is_module_value, strip_moves
+from torchlint.analysis import effects
+from torchlint.analysis.program import (bind_arguments, call_sites, class_body, definition_of, is_module_value,
+                                       strip_moves)
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -60,8 +62,7 @@ _BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helper
 _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
 
 
-class Unknown(Exception):
-    """The answer cannot be known from the code."""
+Unknown = effects.Unknown  # the answer cannot be known from the code
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
     calls = ctx.calls_in(ctx.module)
     for call in calls:
         opt = optimizer_of_step(ctx, call)
-        if not isinstance(opt, cst.Name):
+        if not isinstance(opt, cst.Name) and effects.self_attr(ctx, opt) is None:  # type: ignore[arg-type]
             continue
         backwards = _backwards_before(ctx, call)
         if not backwards:
@@ -106,7 +107,7 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
             continue
         owners = sorted({ctx.code(receiver(c)) for c in iter_nodes(_optimizer_call(ctx, opt))  # type: ignore[arg-type]
                          if isinstance(c, cst.Call) and method_name(c) in ("parameters", "named_parameters")
-                         and receiver(c) is not None})
+                         and receiver(c) is not None} | {ctx.code(s) for s in _added_owners(ctx, opt)})
         out.append(StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx)))))
     return out
 
@@ -137,12 +138,21 @@ def _backwards_before(ctx: FileContext, step: cst.Call) -> List[cst.Call]:
 def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> FrozenSet[cst.Call]:
     """The module constructions a name holds where it is: the call it is bound to (through moves such
     as ``.to(device)`` and names), with the models passed to that call."""
-    if hops > _MAX_HOPS or not isinstance(expr, cst.Name):
+    if hops > _MAX_HOPS:
         raise Unknown
-    value = _value_of(ctx, expr)
-    core = strip_moves(value)
-    if isinstance(core, cst.Name):
-        return _construction(ctx, core, hops + 1)
+    if isinstance(expr, cst.Attribute):
+        return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
+    if isinstance(expr, cst.Subscript):
+        return _construction(ctx, effects.keyed_value(ctx, expr), hops + 1)  # `nets["D"]`
+    if not isinstance(expr, cst.Name):
+        raise Unknown
+    try:
+        value = _value_of(ctx, expr)
+        core = effects.same_module(ctx, value)
+        if isinstance(core, cst.Name):
+            return _construction(ctx, core, hops + 1)
+    except Unknown:
+        core = effects.held_module(ctx, expr)  # `D = D.cuda()` under an `if`: the same model on both paths
     if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
         raise Unknown
     out = {core}
@@ -186,26 +196,48 @@ def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
     return value
 
 
-def _optimizer_call(ctx: FileContext, opt: cst.Name) -> cst.BaseExpression:
+def _optimizer_call(ctx: FileContext, opt: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(opt, cst.Attribute):
+        return effects.self_optimizer(ctx, opt)  # `self.opt_d`, set once by the constructor
+    if not isinstance(opt, cst.Name):
+        raise Unknown
     return strip_moves(_value_of(ctx, opt))
 
 
-def _held_models(ctx: FileContext, opt: cst.Name) -> FrozenSet[cst.Call]:
+def _added_owners(ctx: FileContext, opt: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The modules whose parameters ``opt.add_param_group(...)`` adds (their spelling, for messages)."""
+    try:
+        return [r for g in effects.added_groups(ctx, opt) for r in effects.parameter_sources(ctx, g)]
+    except Unknown:
+        return []
+
+
+def _held_models(ctx: FileContext, opt: cst.BaseExpression) -> FrozenSet[cst.Call]:
     value = _optimizer_call(ctx, opt)
-    if not isinstance(value, cst.Call):
-        raise Unknown
-    names = ctx.names.qualified_names_at(value.func)
-    if not any(q.startswith("torch.optim.") and ".lr_scheduler" not in q for q in names):
+    if not isinstance(value, cst.Call) or not effects.is_optimizer(ctx, value):
         raise Unknown
     params = arg(value, 0, "params")
     if params is None:
         raise Unknown
-    return _parameter_owners(ctx, params.value, 0)
+    out = _parameter_owners(ctx, params.value, 0)
+    for group in effects.added_groups(ctx, opt):  # `opt.add_param_group({"params": D.parameters()})`
+        out |= _parameter_owners(ctx, group, 0)
+    return out
 
 
 def _parameter_owners(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> FrozenSet[cst.Call]:
     if hops > _MAX_HOPS:
         raise Unknown
+    if not isinstance(expr, cst.Name):
+        try:
+            sources = effects.parameter_sources(ctx, expr)
+        except Unknown:
+            sources = None
+        if sources is not None and all(isinstance(r, (cst.Name, cst.Attribute, cst.Subscript)) for r in sources):
+            owners: FrozenSet[cst.Call] = frozenset()
+            for r in sources:
+                owners |= _construction(ctx, r)
+            return owners
     if isinstance(expr, cst.Call):
         name = method_name(expr)
         if name in ("parameters", "named_parameters") and isinstance(receiver(expr), cst.Name):
@@ -279,6 +311,12 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     _CALLED.of(ctx).add(callee.value)
             elif isinstance(callee, cst.Name):
                 pass  # a builtin or a library function: it only passes its arguments on
+            elif isinstance(callee, (cst.Attribute, cst.Subscript)) and _held_by_object(ctx, callee):
+                models = _construction(ctx, callee)  # `self.D(x)`, `nets["D"](x)`: a model an object holds
+                out |= models
+                if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
+                           for q in ctx.names.qualified_names_at(m.func)):
+                    _CALLED.of(ctx).add(ctx.code(callee))
             elif isinstance(callee, cst.Attribute):
                 q = ctx.names.qualified_names_at(callee)
                 if q:
@@ -308,6 +346,16 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
+    """``self.D`` in a method (an attribute of the instance, not a method of its class), or ``nets["D"]``
+    with ``nets`` a dict literal."""
+    if isinstance(callee, cst.Subscript):
+        return effects.literal_key(callee) is not None
+    found = effects.self_attr(ctx, callee)
+    return found is not None and not any(isinstance(s, cst.FunctionDef) and s.name.value == found[1]
+                                         for s in class_body(found[0]))
 
 
 def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -405,7 +453,7 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             return _reached(ctx, argument, hops + 1, visited)
         if _loop_target(ctx, name):
             return set()
-        raise Unknown
+        return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
     if local is not ctx.module and name.value not in ctx.names.scope_at(name).bindings:
         value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
@@ -419,6 +467,33 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
     if isinstance(core, cst.Call) and is_module_value(ctx, core):
         raise Unknown  # the name is a model, not a value it computed
     return _reached(ctx, value, hops + 1, visited)
+
+
+def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """A parameter of a function or method of the file read where it is not rebound: what the arguments
+    of its calls in the file reach (``self.step(real)`` in ``for real in loader:``); unknown without a
+    call, or with a call whose arguments cannot be bound."""
+    function = _function_of(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or function.decorators \
+            or ctx.names.reaching_assignment(name.value, name, function) is not None \
+            or not any(p.name.value == name.value and p.star == "" for p in
+                       list(function.params.posonly_params) + list(function.params.params)
+                       + list(function.params.kwonly_params)):
+        raise Unknown
+    sites = call_sites(ctx, function)
+    if not sites or len(sites) > 8:
+        raise Unknown
+    method = not isinstance(ctx.parent(function), cst.Module)
+    out: Set[cst.Call] = set()
+    for site in sites:
+        bound = bind_arguments(site, function, 1 if method and isinstance(site.func, cst.Attribute) else 0)
+        if bound is None:
+            raise Unknown
+        value = bound.get(name.value)
+        if value is None:
+            raise Unknown  # its default: not followed
+        out |= _reached(ctx, value, hops + 1, visited)
+    return out
 
 
 def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
@@ -444,6 +519,9 @@ _PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 #: methods of a model whose call neither freezes, fills nor trains it
 _HARMLESS = frozenset({"to", "cuda", "cpu", "train", "eval", "forward", "zero_grad", "float", "half", "double",
                        "bfloat16", "__call__"})
+#: effects of a module method that leave its parameters trainable
+_NOT_FREEZING = frozenset({effects.MOVES, effects.CASTS, effects.MODE, effects.INITIALISES, effects.SHARES,
+                           effects.UNFREEZES})
 #: words in a model class that may stop its parameters from getting or keeping a gradient
 _FREEZING_WORDS = ("requires_grad", "no_grad", "inference_mode", "detach", "eval", "set_grad_enabled", ".data")
 
@@ -501,7 +579,10 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             if models & held_anywhere or callee.value in names:
                 continue
             try:
-                core = strip_moves(_value_of(ctx, callee))
+                try:
+                    core = strip_moves(_value_of(ctx, callee))
+                except Unknown:
+                    core = effects.held_module(ctx, callee)  # rebound to itself under an `if`
             except Unknown:
                 continue
             if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value):
@@ -580,8 +661,9 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
             if parent.attr is node:
                 continue  # `x.model`: another object's attribute
             outer = ctx.parent(parent)
-            if parent.attr.value in _HARMLESS and isinstance(outer, cst.Call) and outer.func is parent:
-                continue
+            if isinstance(outer, cst.Call) and outer.func is parent and (
+                    parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
+                continue  # moved, switched, initialised (`model.apply(weights_init)`)
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
