@@ -100,11 +100,43 @@ def initialiser(ctx: FileContext, fn: cst.BaseExpression) -> bool:
         and fn.value.value in ("self", "cls") else None)
     if name is None or isinstance(fn, cst.Name) and ctx.names.qualified_names_at(fn):
         return False
-    found = [n for n in iter_nodes(ctx.module) if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    found = ctx.functions().get(name) or []
     if len(found) != 1:
         return False
     text = ctx.code(found[0].body)
-    return not any(w in text for w in _NOT_INITIALISING)
+    return not any(w in text for w in _NOT_INITIALISING) and ("init." in text or "_(" in text)
+
+
+def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
+    """Whether the read of the layer ``node`` (``self.fc``, ``model.fc``) only initialises it: its
+    ``weight``/``bias`` handed to ``torch.nn.init`` (``nn.init.xavier_uniform_(self.fc.weight)``) or
+    written in place (``self.fc.bias.data.zero_()``), the layer handed to ``torch.nn.init`` or to an
+    initialising function of the file (``init_layer(self.fc)``), or its ``apply`` given one."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and initialiser(ctx, call.func)
+    if not isinstance(parent, cst.Attribute) or parent.value is not node:
+        return False
+    if parent.attr.value == "apply":
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and call.func is parent and method_effect(ctx, call) == INITIALISES
+    if parent.attr.value not in ("weight", "bias"):
+        return False
+    at: cst.CSTNode = parent
+    up = ctx.parent(at)
+    if isinstance(up, cst.Attribute) and up.value is at and up.attr.value == "data":
+        at, up = up, ctx.parent(up)
+    if isinstance(up, cst.Arg):
+        call = ctx.parent(up)
+        return isinstance(call, cst.Call) and call.args and call.args[0] is up \
+            and any(q.startswith("torch.nn.init.") for q in ctx.names.qualified_names_at(call.func))
+    if isinstance(up, cst.Attribute) and up.value is at:
+        name = up.attr.value
+        call = ctx.parent(up)
+        return isinstance(call, cst.Call) and call.func is up and name.endswith("_") and not name.startswith("_") \
+            and name not in ("requires_grad_",)
+    return False
 
 
 def holder(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -212,6 +244,87 @@ def added_groups(ctx: FileContext, optimizer: cst.BaseExpression) -> List[cst.Ba
             raise Unknown
         out.append(group_params(group.value))
     return out
+
+
+#: ``torch.nn`` layers that hold no parameter and no buffer as built and compute the same in training
+#: and evaluation: losses (``*Loss``), activations, reshaping, pooling, padding, distances
+_STATELESS_LAYERS = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
+    "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "GLU", "Flatten", "Unflatten",
+    "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d",
+    "LPPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
+    "PairwiseDistance", "Fold", "Unfold"})
+#: loss classes that hold a buffer when given a tensor (``weight=``, ``pos_weight=``)
+_LOSS_BUFFERS = ("weight", "pos_weight")
+
+
+def holds_nothing(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether the module construction ``value`` holds no parameter and no buffer, and computes the same
+    in training and evaluation mode: a ``torch.nn`` loss (``nn.MSELoss()``, without a ``weight``
+    tensor), an activation, a reshaping, pooling or padding layer, or a ``Sequential`` of those.  Its
+    state dict is empty: nothing of it is trained, saved or moved."""
+    core = same_module(ctx, value)
+    if not isinstance(core, cst.Call):
+        return False
+    for q in ctx.names.qualified_names_at(core.func):
+        if not q.startswith("torch.nn.") or q.startswith(("torch.nn.functional.", "torch.nn.init.")):
+            continue
+        last = q.rsplit(".", 1)[-1]
+        if q.count(".") == 2 and last.endswith("Loss"):
+            return not any(a.keyword is not None and a.keyword.value in _LOSS_BUFFERS
+                           and not (isinstance(a.value, cst.Name) and a.value.value == "None") for a in core.args)
+        if q.count(".") == 2 and last in _STATELESS_LAYERS:
+            return True
+        if q in ("torch.nn.Sequential", "torch.nn.ModuleList"):
+            return bool(core.args) and all(not a.star and isinstance(a.value, cst.Call)
+                                           and holds_nothing(ctx, a.value) for a in core.args)
+    return False
+
+
+#: library packages whose calls build data, never an ``nn.Module`` (frames, arrays, text, paths)
+_DATA_LIBRARIES = ("pandas.", "numpy.", "PIL.", "cv2.", "json.", "csv.", "re.", "os.", "pathlib.", "math.",
+                   "random.", "collections.", "datetime.", "scipy.", "sklearn.", "matplotlib.", "h5py.",
+                   "yaml.", "string.", "itertools.", "functools.", "argparse.", "logging.", "polars.", "PIL")
+#: ``torch`` functions that build tensors (a value that is no module)
+_TENSOR_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand",
+                               "randn", "randint", "randperm", "arange", "linspace", "logspace", "eye", "cat",
+                               "stack", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                               "randn_like", "where", "bernoulli", "multinomial", "normal", "Tensor",
+                               "FloatTensor", "LongTensor", "BoolTensor", "ByteTensor", "IntTensor", "DoubleTensor"})
+#: calls that may return any object, a module among them
+_ANY_OBJECT = ("pickle.", "joblib.", "dill.", "cloudpickle.", "copy.", "torch.load", "torch.jit.", "torch.hub.")
+
+
+def data_value(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> bool:
+    """Whether ``value`` is built by a library call that returns data, never a module: a pandas frame
+    (``pd.read_csv(...)``), an array, a tensor (``torch.zeros(...)``), a path or a parsed text, or a
+    method of such a value (``df.dropna()``, ``x.view(-1)``)."""
+    if hops > 4 or not isinstance(value, cst.Call):
+        return False
+    q = ctx.names.qualified_names_at(value.func)
+    if q:
+        if any(n.startswith(_ANY_OBJECT) for n in q):
+            return False
+        if any(n.startswith(_DATA_LIBRARIES) for n in q):
+            return True
+        return any(n.startswith("torch.") and n.count(".") == 1 and n.split(".")[1] in _TENSOR_FACTORIES
+                   for n in q)
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value not in SAME_MODULE:
+        inner = func.value
+        if isinstance(inner, cst.Call):
+            return data_value(ctx, inner, hops + 1)
+        if isinstance(inner, cst.Name):
+            b = ctx.names.binding_at(inner, inner.value)
+            return b is not None and not b.imports and bool(b.values) and all(
+                v is not None and (v is value or data_value(ctx, v, hops + 1)) for v in b.values)
+    return False
 
 
 # -- values held by objects ---------------------------------------------------------------------------
@@ -402,5 +515,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "parameter_sources", "group_params", "added_groups", "held_module", "literal_key",
+           "is_optimizer", "parameter_sources", "holds_nothing", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]
