@@ -103,6 +103,10 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
     if how is not None:
         yield expr, how
         return
+    if isinstance(expr, cst.Call):
+        for r in _method_returns(ctx, expr):  # `loss = self.compute_loss(x, y)`: the terms it returns
+            yield from _terms(ctx, r, hops + 1, visited)
+        return
     if isinstance(expr, cst.Name):
         value = _value(ctx, expr)
         if value is not None:
@@ -252,9 +256,14 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             if (isinstance(callee, cst.Attribute) and callee.attr.value not in _NOT_COMPUTING
                     and isinstance(callee.value, (cst.Name, cst.Attribute)) and _is_model(ctx, callee.value)):
                 return True  # `model.encoder(x)`, `model.encode(x)`
+            if _method_returns_model_data(ctx, node, hops):
+                return True  # `self.l2_penalty()`: a method of the trainer computing from the model
         elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
-            if isinstance(node.value, (cst.Name, cst.Attribute)) and _is_model(ctx, node.value):
-                return True
+            owner = node.value
+            while isinstance(owner, (cst.Name, cst.Attribute)):  # `model.fc.weight`: a layer of a model
+                if _is_model(ctx, owner):
+                    return True
+                owner = owner.value if isinstance(owner, cst.Attribute) else None
         elif isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
             if value is not None and value is not expr and model_data(ctx, value, hops + 1):
@@ -262,6 +271,28 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             if value is None and _iterated_over_model(ctx, node, hops):
                 return True
     return False
+
+
+def _method_returns(ctx: FileContext, call: cst.Call) -> List[cst.BaseExpression]:
+    """The values ``self.<method>(...)`` returns, for a method of the class around the call (not a
+    module's ``forward``): each ``return`` of it, outside nested functions and not under ``no_grad``."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return []
+    function = ctx.function_for_call(call)
+    if function is None or function.decorators or function.name.value == "forward":
+        return []
+    return [r.value for r in iter_nodes(function.body) if isinstance(r, cst.Return) and r.value is not None
+            and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function and not under_no_grad(ctx, r)]
+
+
+def _method_returns_model_data(ctx: FileContext, call: cst.Call, hops: int) -> bool:
+    """``self.penalty()``: a method of the class around the call (one that is not a module's own
+    ``forward``) some return of which is computed from a model."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return False
+    return any(model_data(ctx, r, hops + 1) for r in _method_returns(ctx, call))
 
 
 def _is_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
