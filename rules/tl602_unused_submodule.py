@@ -28,7 +28,15 @@ class UnusedSubmodule(LintRule):
     something else does not count either: a name annotated with, or only bound to, another class (a config
     dataclass's `cfg.aux_head`, a tensor), a literal or a module-level constant; a value not known does. A
     string there counts only where it reaches an attribute by name (`getattr`, `hasattr`, `setattr`,
-    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming. A file spelling the name that cannot be
+    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming.
+    A read on data counts nowhere: `df.drop(columns=...)` on a pandas frame, an array or a tensor built
+    by a library call (or a method of one) reads no layer. Initialising a layer is no use either: its
+    `weight`/`bias` given to `torch.nn.init` or written in place (`self.fc.bias.data.zero_()`), the layer
+    given to an initialising function of the file (one that only writes weights), or its
+    `apply(weights_init)`. A layer that holds no parameter and no buffer and computes the same in
+    training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
+    reshaping or padding layer) is not reported: nothing of it misses a gradient. A class whose `forward`
+    does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file spelling the name that cannot be
     parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
     result is computed again when a file of the project is added, removed or changed.
 
@@ -309,6 +317,39 @@ class Rotary(nn.Module):
         return x * self.inv_freq
 """
         ),
+        # losses and activations kept as attributes hold nothing; a forward that does nothing (a class
+        # built to show its registered modules) bypasses nothing
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Conv2d(3, 8, 3)
+        self.mse = nn.MSELoss()
+        self.bce = nn.BCEWithLogitsLoss()
+        self.act = nn.LeakyReLU(0.1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        return self.backbone(x)
+
+
+class Registered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.plain = [nn.Linear(3, 4)]
+        self.blocks = nn.ModuleList([nn.Conv2d(3, 3, 3), nn.ReLU()])
+
+    def forward(self):
+        pass
+
+
+print(Registered())
+"""
+        ),
     ]
 
     INVALID = [
@@ -381,6 +422,58 @@ class Classifier(nn.Module):
         return self.out(self.features(x))
 """,
             message="`self.bn`",
+        ),
+        # initialised in `__init__` (through `nn.init`, in place, and by a helper), never run
+        Invalid(
+            """
+import torch.nn as nn
+
+
+def init_layer(layer):
+    nn.init.kaiming_normal_(layer.weight)
+    nn.init.zeros_(layer.bias)
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.proj = nn.Linear(16, 16)
+        self.out = nn.Linear(16, 5)
+        self.extra = nn.Linear(16, 16)
+        nn.init.xavier_uniform_(self.proj.weight)
+        self.proj.bias.data.fill_(0.0)
+        init_layer(self.extra)
+
+    def forward(self, tokens):
+        return self.out(self.embed(tokens))
+""",
+            count=2,
+        ),
+        # a pandas frame's `drop` is no read of the layer `drop`; a weighted layer unused beside a loss
+        Invalid(
+            """
+import pandas as pd
+import torch.nn as nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 1)
+        self.drop = nn.Dropout(0.2)
+        self.criterion = nn.MSELoss()
+
+    def forward(self, x):
+        return self.body(x)
+
+
+table = pd.read_csv("data.csv").dropna()
+features = table.drop(columns=["target"])
+""",
+            line=10,
+            col=9,
+            message="`self.drop`",
         ),
     ]
 

@@ -143,16 +143,19 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
     if isinstance(expr, cst.Attribute):
         return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
     if isinstance(expr, cst.Subscript):
-        return _construction(ctx, effects.keyed_value(ctx, expr), hops + 1)  # `nets["D"]`
-    if not isinstance(expr, cst.Name):
-        raise Unknown
-    try:
-        value = _value_of(ctx, expr)
-        core = effects.same_module(ctx, value)
+        core = effects.same_module(ctx, effects.keyed_value(ctx, expr))  # `nets["D"]`
         if isinstance(core, cst.Name):
             return _construction(ctx, core, hops + 1)
-    except Unknown:
-        core = effects.held_module(ctx, expr)  # `D = D.cuda()` under an `if`: the same model on both paths
+    elif not isinstance(expr, cst.Name):
+        raise Unknown
+    else:
+        try:
+            value = _value_of(ctx, expr)
+            core = effects.same_module(ctx, value)
+            if isinstance(core, cst.Name):
+                return _construction(ctx, core, hops + 1)
+        except Unknown:
+            core = effects.held_module(ctx, expr)  # `D = D.cuda()` under an `if`: the same model on both paths
     if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
         raise Unknown
     out = {core}
