@@ -4,7 +4,7 @@ from typing import List
 
 import libcst as cst
 
-from torchlint.families.gradflow.submodules import NamesRead, unused_submodules
+from torchlint.families.gradflow.submodules import NamesRead, parameter_free, unused_submodules
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -92,6 +92,11 @@ class UnusedSubmodule(LintRule):
     MESSAGE = (
         "Submodule `self.{name}` is built in `__init__` but never used: it takes no part in the forward pass "
         "and its parameters get no gradient"
+    )
+    #: for a layer without parameters (a dropout): nothing of it misses a gradient, it just never runs
+    MESSAGE_PARAMETER_FREE = (
+        "Submodule `self.{name}` is built in `__init__` but never used: it takes no part in the forward pass, "
+        "so what it does in training never happens"
     )
     TRIGGERS = ("Module",)
 
@@ -473,7 +478,8 @@ features = table.drop(columns=["target"])
 """,
             line=10,
             col=9,
-            message="`self.drop`",
+            message="`self.drop` is built in `__init__` but never used: it takes no part in the forward pass, so what "
+                    "it does in training never happens",
         ),
     ]
 
@@ -498,4 +504,5 @@ features = table.drop(columns=["target"])
     def leave_Module(self, node: cst.Module) -> None:
         for cls in self._classes:
             for name, assign in unused_submodules(self.ctx, cls, self._read):
-                self.report(assign.targets[0].target, self.MESSAGE.format(name=name))
+                message = self.MESSAGE_PARAMETER_FREE if parameter_free(self.ctx, assign.value) else self.MESSAGE
+                self.report(assign.targets[0].target, message.format(name=name))

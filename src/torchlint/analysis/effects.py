@@ -264,6 +264,19 @@ _STATELESS_LAYERS = frozenset({
 _LOSS_BUFFERS = ("weight", "pos_weight")
 
 
+#: ``torch.nn`` layers without parameters or buffers whose work depends on the training mode
+_PARAMETER_FREE_MODE_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                         "FeatureAlphaDropout"})
+
+
+def parameter_free(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether the module construction ``value`` holds no parameter: :func:`holds_nothing`, or a dropout."""
+    core = same_module(ctx, value)
+    return holds_nothing(ctx, core) or isinstance(core, cst.Call) and any(
+        q.startswith("torch.nn.") and q.count(".") == 2 and q.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODE_LAYERS
+        for q in ctx.names.qualified_names_at(core.func))
+
+
 def holds_nothing(ctx: FileContext, value: cst.BaseExpression) -> bool:
     """Whether the module construction ``value`` holds no parameter and no buffer, and computes the same
     in training and evaluation mode: a ``torch.nn`` loss (``nn.MSELoss()``, without a ``weight``
@@ -515,5 +528,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "parameter_sources", "holds_nothing", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
+           "is_optimizer", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]

@@ -499,4 +499,7 @@ def _may_derive(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], d
     return False
 
 
-__all__ = ["NamesRead", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
+#: whether a layer holds no parameter (for the message), from the table of library effects
+parameter_free = effects.parameter_free
+
+__all__ = ["NamesRead", "parameter_free", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
