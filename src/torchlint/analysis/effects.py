@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, method_name, receiver
+from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.program import class_body, is_module_value
 from torchlint.analysis.walk import iter_nodes
 
@@ -61,6 +61,8 @@ COPIES = frozenset({"copy.deepcopy", "torch.optim.swa_utils.AveragedModel"})
 _NOT_INITIALISING = ("requires_grad", "register_", "forward", "eval(", "train(", "detach", "no_grad", "global ",
                      "nonlocal ", "append(", "yield")
 _MAX_HOPS = 8
+#: whether each function of the file only initialises the module it is given (asked once per function)
+_INITIALISERS: "Fact[Dict[cst.FunctionDef, bool]]" = Fact("effects.initialisers", lambda ctx: {})
 
 
 class Unknown(Exception):
@@ -103,8 +105,11 @@ def initialiser(ctx: FileContext, fn: cst.BaseExpression) -> bool:
     found = ctx.functions().get(name) or []
     if len(found) != 1:
         return False
-    text = ctx.code(found[0].body)
-    return not any(w in text for w in _NOT_INITIALISING) and ("init." in text or "_(" in text)
+    known = _INITIALISERS.of(ctx)
+    if found[0] not in known:
+        text = ctx.code(found[0].body)
+        known[found[0]] = not any(w in text for w in _NOT_INITIALISING) and ("init." in text or "_(" in text)
+    return known[found[0]]
 
 
 def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
