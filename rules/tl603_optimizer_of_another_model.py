@@ -555,7 +555,7 @@ class GanTrainer:
 """
         ),
         # near misses: the discriminator set again outside the constructor (a checkpoint swap), and a
-        # step method no code of the file calls (its argument could be anything)
+        # step method no code of the file calls, or called on an instance with the generator's output
         Valid(
             """
 import torch
@@ -589,6 +589,16 @@ class Uncalled:
         self.opt_g.zero_grad()
         loss.backward()
         self.opt_g.step()
+
+
+class CalledOutside(Uncalled):
+    def run(self, batches):
+        for z in batches:
+            self.step(z)
+
+
+trainer = CalledOutside()
+trainer.step(trainer.g(torch.randn(4, 4)))
 """
         ),
         # models kept in a dict keyed by literal strings; the group added later holds the model the loss

@@ -458,7 +458,7 @@ def self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.Base
             continue
         parent = ctx.parent(node)
         if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is node \
-                or isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
+                or _unpacked_into(ctx, node):
             function = ctx.enclosing(node, (cst.FunctionDef, cst.Lambda))
             if not isinstance(function, cst.FunctionDef) or function not in setup \
                     or not isinstance(node.value, cst.Name) or node.value.value != _first_param(function):
@@ -471,6 +471,18 @@ def self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.Base
                 continue
             out.append(assign.value)
     return out
+
+
+def _unpacked_into(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``a, self.G = ...`` or ``for self.G in ...``: ``node`` is bound as part of a target."""
+    child, parent = node, ctx.parent(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        child, parent = parent, ctx.parent(parent)
+    if child is node:
+        return isinstance(parent, (cst.For, cst.CompFor, cst.WithItem, cst.AsName)) and getattr(
+            parent, "target", getattr(parent, "name", None)) is node
+    return isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName)) and getattr(
+        parent, "target", getattr(parent, "name", None)) is child
 
 
 def self_attr(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[cst.ClassDef, str]]:

@@ -487,6 +487,8 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
     if not sites or len(sites) > 8:
         raise Unknown
     method = not isinstance(ctx.parent(function), cst.Module)
+    if method and any(method_name(c) == function.name.value and c not in sites for c in ctx.calls_in(ctx.module)):
+        raise Unknown  # `trainer.d_step(G(z))`: called on an instance too, with arguments not followed
     out: Set[cst.Call] = set()
     for site in sites:
         bound = bind_arguments(site, function, 1 if method and isinstance(site.func, cst.Attribute) else 0)
