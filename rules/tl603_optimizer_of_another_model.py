@@ -555,7 +555,7 @@ class GanTrainer:
 """
         ),
         # near misses: the discriminator set again outside the constructor (a checkpoint swap), and a
-        # step method no code of the file calls, or called on an instance with the generator's output
+        # step method no code of the file calls
         Valid(
             """
 import torch
@@ -589,16 +589,34 @@ class Uncalled:
         self.opt_g.zero_grad()
         loss.backward()
         self.opt_g.step()
+"""
+        ),
+        # the step method is also called on an instance, given the generator's output
+        Valid(
+            """
+import torch
+import torch.nn as nn
 
 
-class CalledOutside(Uncalled):
+class Critic:
+    def __init__(self):
+        self.g = nn.Linear(4, 2)
+        self.d = nn.Linear(2, 1)
+        self.opt_g = torch.optim.SGD(self.g.parameters(), lr=0.1)
+
+    def g_step(self, fake):
+        loss = -self.d(fake).mean()
+        self.opt_g.zero_grad()
+        loss.backward()
+        self.opt_g.step()
+
     def run(self, batches):
         for z in batches:
-            self.step(z)
+            self.g_step(self.g(z))
 
 
-trainer = CalledOutside()
-trainer.step(trainer.g(torch.randn(4, 4)))
+trainer = Critic()
+trainer.g_step(trainer.g(torch.randn(4, 4)))
 """
         ),
         # models kept in a dict keyed by literal strings; the group added later holds the model the loss
