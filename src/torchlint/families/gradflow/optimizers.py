@@ -13,9 +13,17 @@ Both sides are decided from construction, never from names:
   helper functions it calls (their parameters read as the call's arguments), except through
   ``.detach()``, ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
 
-Anything else on either side — a call of a function of another module or of a method, ``self.<attr>``,
-a parameter of the function, a model built by a call that is not a module construction — makes the
-answer unknown.
+What library calls do comes from :mod:`torchlint.analysis.effects`: a name rebound to the same module
+(``D = D.cuda()``, under an ``if`` too) holds its one construction, ``apply(weights_init)`` initialises,
+wrappers hold their module, ``add_param_group`` adds a source.  Objects hold models and optimizers
+too: ``self.D``/``self.opt_d`` of a class set once by its constructor (or a method it calls) stand for
+that construction (or for the constructor's argument), and so do the entries of a dict literal keyed by
+literal strings.  A parameter of a function or method is what its calls in the file pass (only when it
+is never called on an instance).
+
+Anything else on either side — a call of a function of another module or of a method, an attribute set
+outside the constructor, a parameter of a function without a call in the file, a model built by a call
+that is not a module construction — makes the answer unknown.
 
 The second question (:func:`untrained_models`) turns the first around: a model whose forward pass a
 loss runs through (so that backward fills its gradients) while no optimizer of the file holds its
