@@ -17,6 +17,11 @@ receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a key read from
 ``_modules`` or a state dict), not in a list, a key map or a renaming.  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
+In every file, a read that only initialises the layer (``nn.init.zeros_(self.fc.bias)``,
+``self.fc.weight.data.normal_()``, an initialising helper given it) is no use, and a read on data (a
+name bound to a pandas frame, an array or a tensor a library call built) reads no layer.  A layer that
+holds nothing (a loss, an activation: :func:`torchlint.analysis.effects.holds_nothing`) is never a
+candidate, and a class whose ``forward`` does nothing has none.
 The file's answer then depends on those files, and on the project's file list with each file's
 modification time and size (for the cache: a file that starts to read the name is seen).
 """
