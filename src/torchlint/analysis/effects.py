@@ -307,8 +307,8 @@ def holds_nothing(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 #: library packages whose calls build data, never an ``nn.Module`` (frames, arrays, text, paths)
 _DATA_LIBRARIES = ("pandas.", "numpy.", "PIL.", "cv2.", "json.", "csv.", "re.", "os.", "pathlib.", "math.",
-                   "random.", "collections.", "datetime.", "scipy.", "sklearn.", "matplotlib.", "h5py.",
-                   "yaml.", "string.", "itertools.", "functools.", "argparse.", "logging.", "polars.", "PIL")
+                   "datetime.", "scipy.", "sklearn.", "matplotlib.", "h5py.", "yaml.", "string.", "argparse.",
+                   "logging.", "polars.")
 #: ``torch`` functions that build tensors (a value that is no module)
 _TENSOR_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand",
                                "randn", "randint", "randperm", "arange", "linspace", "logspace", "eye", "cat",
