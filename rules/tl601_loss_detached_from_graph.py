@@ -20,7 +20,8 @@ class LossDetachedFromGraph(LintRule):
     In a trainer class the loss is followed into the methods of the class it comes from
     (`loss = self.compute_loss(x, y)` reads the terms that method returns), a method computing from the
     model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
-    (`self.model.fc.weight.norm().item()`).
+    (`self.model.fc.weight.norm().item()`). A numpy or `math` function given model data returns an array
+    or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
 
     ## Why is this bad?
     Backward gives the term no gradient: the regularizer, the auxiliary loss or the penalty the author
@@ -187,6 +188,26 @@ class Trainer:
         return loss.item()
 """
         ),
+        # numbers from numpy and math that carry no model data scale or shift the loss: fine
+        Valid(
+            """
+import math
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Fitter:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+
+    def step(self, x, y):
+        out = self.model(x)
+        loss = F.cross_entropy(out, y) * math.log(2.0) + np.float32(0.5)
+        loss.backward()
+        return np.std(out.detach().cpu().numpy())
+"""
+        ),
     ]
 
     INVALID = [
@@ -327,6 +348,26 @@ class Trainer:
             line=13,
             col=37,
             message="`self.lam * out.abs().mean().detach()`",
+        ),
+        # a trainer method: a spread of the outputs computed with numpy, added to the loss
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Fitter:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+
+    def step(self, x, y):
+        out = self.model(x)
+        spread = np.std(out.detach().cpu().numpy())
+        loss = F.cross_entropy(out, y) + 0.1 * spread
+        loss.backward()
+""",
+            message="`0.1 * spread` is part of the loss but is computed through `np.std(...)`",
         ),
     ]
 

@@ -29,6 +29,8 @@ _OFF_GRAPH_BUILTINS = {"float": "`float()`", "int": "`int()`"}
 #: torch functions that build a new leaf tensor from the data they are given
 _NEW_LEAF = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
                        "torch.cuda.FloatTensor", "torch.from_numpy", "numpy.array", "numpy.asarray"})
+#: libraries whose functions return arrays or Python numbers (off the graph) when given tensors
+_NUMBER_LIBRARIES = ("numpy.", "math.")
 #: methods that keep whether a value is on the graph (reductions, moves, reshapes)
 _KEEPING = frozenset({"sum", "mean", "to", "cuda", "cpu", "float", "double", "half", "view", "reshape",
                       "squeeze", "unsqueeze", "flatten", "abs", "pow", "sqrt", "clone", "contiguous"})
@@ -174,6 +176,11 @@ def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optiona
             return None
         if ctx.names.qualified_names_at(e.func) & _NEW_LEAF and e.args and e.args[0].keyword is None:
             if model_data(ctx, e.args[0].value, hops + 1):
+                return f"`{ctx.code(e.func)}(...)`"
+            return None
+        if any(q.startswith(_NUMBER_LIBRARIES) for q in ctx.names.qualified_names_at(e.func)):
+            # `np.mean(out.detach().numpy())`, `math.log(t)`: an array or a Python number, never a tensor
+            if any(model_data(ctx, a.value, hops + 1) for a in e.args):
                 return f"`{ctx.code(e.func)}(...)`"
             return None
         return _helper_off_graph(ctx, e, hops)
