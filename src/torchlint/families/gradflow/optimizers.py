@@ -711,8 +711,6 @@ _STEP_HOOKS = frozenset({"__call__", "optimizer_step", "backward", "manual_backw
                          "lr_scheduler_step", "on_train_batch_end", "on_before_backward"})
 #: words in the classes that may switch the automatic loop off or move gradients by hand
 _MANUAL_WORDS = ("automatic_optimization", ".grad", "manual_backward", "register_hook", "_modules", "setattr")
-#: constructions that build a new set of parameters copied from their argument
-_COPIES = frozenset({"torch.optim.swa_utils.AveragedModel", "copy.deepcopy"})
 #: methods of a copy whose call neither runs nor trains the model it was copied from
 _COPY_METHODS = frozenset({"update_parameters", "to", "cuda", "cpu", "train", "eval", "forward", "float", "half"})
 
@@ -1005,7 +1003,7 @@ def _fresh_copy(ctx: FileContext, name: str) -> bool:
                     or not isinstance(function, cst.FunctionDef) or function.name.value != "__init__":
                 return False
             value = strip_moves(assign.value)
-            if not isinstance(value, cst.Call) or not (ctx.names.qualified_names_at(value.func) & _COPIES):
+            if not isinstance(value, cst.Call) or not effects.is_copy(ctx, value):
                 return False
             assigned += 1
             continue
