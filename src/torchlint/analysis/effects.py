@@ -61,6 +61,11 @@ COPIES = frozenset({"copy.deepcopy", "torch.optim.swa_utils.AveragedModel"})
 _NOT_INITIALISING = ("requires_grad", "register_", "forward", "eval(", "train(", "detach", "no_grad", "global ",
                      "nonlocal ", "append(", "yield")
 _MAX_HOPS = 8
+#: the ``add_param_group`` calls of the file
+_ADDED: "Fact[List[cst.Call]]" = Fact("effects.added_groups", lambda ctx: [
+    c for c in ctx.calls_in(ctx.module) if method_name(c) == "add_param_group"])
+#: the values ``self.<attr>`` is set to, per class and attribute (or the Unknown it raised)
+_SELF_VALUES: "Fact[Dict[Tuple[cst.ClassDef, str], object]]" = Fact("effects.self_values", lambda ctx: {})
 #: whether each function of the file only initialises the module it is given (asked once per function)
 _INITIALISERS: "Fact[Dict[cst.FunctionDef, bool]]" = Fact("effects.initialisers", lambda ctx: {})
 
@@ -238,9 +243,7 @@ def added_groups(ctx: FileContext, optimizer: cst.BaseExpression) -> List[cst.Ba
     dict literal)."""
     out = []
     spelled = ctx.code(optimizer)
-    for call in ctx.calls_in(ctx.module):
-        if method_name(call) != "add_param_group":
-            continue
+    for call in _ADDED.of(ctx):
         recv = receiver(call)
         if recv is None or ctx.code(recv) != spelled:
             continue
@@ -448,6 +451,20 @@ def self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.Base
     class is a plain one in ``__init__`` or a method ``__init__`` calls, other than those that rebind
     the same module (``self.G = self.G.cuda()``); :class:`Unknown` otherwise (an assignment in another
     method, an augmented or unpacked assignment, ``setattr``)."""
+    known = _SELF_VALUES.of(ctx)
+    key = (cls, attr)
+    if key not in known:
+        try:
+            known[key] = _self_values(ctx, cls, attr)
+        except Unknown as exc:
+            known[key] = exc
+    found = known[key]
+    if isinstance(found, Unknown):
+        raise Unknown
+    return list(found)  # type: ignore[call-overload]
+
+
+def _self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.BaseExpression]:
     methods, setup = _init_methods(cls)
     out: List[cst.BaseExpression] = []
     for node in iter_nodes(cls):

@@ -13,11 +13,11 @@ target (``F.mse_loss(student(x), teacher(x).detach())``) leaves the loss its gra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, method_name, receiver
+from torchlint.analysis.context import Fact, FileContext, method_name, receiver
 from torchlint.analysis.program import called_function, is_model, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
@@ -43,6 +43,8 @@ _NOT_COMPUTING = frozenset({"state_dict", "train", "eval", "zero_grad", "to", "c
                             "load_state_dict", "requires_grad_", "half", "float", "double", "register_buffer"})
 
 _MAX_HOPS = 6
+#: the values each method of the file returns (outside nested functions, not under ``no_grad``)
+_RETURNS: "Fact[Dict[cst.FunctionDef, List[cst.BaseExpression]]]" = Fact("gradflow.method_returns", lambda ctx: {})
 
 
 @dataclass(frozen=True)
@@ -289,8 +291,12 @@ def _method_returns(ctx: FileContext, call: cst.Call) -> List[cst.BaseExpression
     function = ctx.function_for_call(call)
     if function is None or function.decorators or function.name.value == "forward":
         return []
-    return [r.value for r in iter_nodes(function.body) if isinstance(r, cst.Return) and r.value is not None
-            and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function and not under_no_grad(ctx, r)]
+    known = _RETURNS.of(ctx)
+    if function not in known:
+        known[function] = [r.value for r in iter_nodes(function.body) if isinstance(r, cst.Return)
+                           and r.value is not None and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function
+                           and not under_no_grad(ctx, r)]
+    return known[function]
 
 
 def _method_returns_model_data(ctx: FileContext, call: cst.Call, hops: int) -> bool:
