@@ -58,8 +58,9 @@ HOLDERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
 #: constructions that build a new set of parameters copied from their argument
 COPIES = frozenset({"copy.deepcopy", "torch.optim.swa_utils.AveragedModel"})
 #: what a function given to ``apply`` may do that is more than initialising weights
-_NOT_INITIALISING = ("requires_grad", "register_", "forward", "eval(", "train(", "detach", "no_grad", "global ",
-                     "nonlocal ", "append(", "yield")
+_NOT_INITIALISING = frozenset({"requires_grad", "requires_grad_", "forward", "eval", "train", "detach", "detach_",
+                               "append", "extend", "add_module", "parameters", "named_parameters", "modules",
+                               "children"})
 _MAX_HOPS = 8
 #: the ``add_param_group`` calls of the file
 _ADDED: "Fact[List[cst.Call]]" = Fact("effects.added_groups", lambda ctx: [
@@ -112,9 +113,29 @@ def initialiser(ctx: FileContext, fn: cst.BaseExpression) -> bool:
         return False
     known = _INITIALISERS.of(ctx)
     if found[0] not in known:
-        text = ctx.code(found[0].body)
-        known[found[0]] = not any(w in text for w in _NOT_INITIALISING) and ("init." in text or "_(" in text)
+        known[found[0]] = _only_writes_weights(ctx, found[0])
     return known[found[0]]
+
+
+def _only_writes_weights(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether the body of ``function`` writes weights (``torch.nn.init`` or an in-place method) and does
+    nothing of :data:`_NOT_INITIALISING` (freezing, running, collecting, switching mode)."""
+    writes = False
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal, cst.Yield, cst.Await)):
+            return False
+        if isinstance(node, cst.Name) and node.value == "no_grad":
+            return False
+        if isinstance(node, cst.Attribute):
+            attr = node.attr.value
+            if attr in _NOT_INITIALISING or attr.startswith("register_"):
+                return False
+            if attr.endswith("_") and not attr.startswith("_"):
+                writes = True  # `m.weight.data.normal_(...)`, `nn.init.zeros_(...)`
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value.endswith("_") \
+                and any(q.startswith("torch.nn.init.") for q in ctx.names.qualified_names_at(node.func)):
+            writes = True  # `zeros_(m.bias)` imported from `torch.nn.init`
+    return writes
 
 
 def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
@@ -125,7 +146,10 @@ def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
     parent = ctx.parent(node)
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
-        return isinstance(call, cst.Call) and initialiser(ctx, call.func)
+        return isinstance(call, cst.Call) and (
+            isinstance(call.func, cst.Name) or isinstance(call.func, cst.Attribute)
+            and (call.func.attr.value.endswith("_") or isinstance(call.func.value, cst.Name)
+                 and call.func.value.value in ("self", "cls"))) and initialiser(ctx, call.func)
     if not isinstance(parent, cst.Attribute) or parent.value is not node:
         return False
     if parent.attr.value == "apply":
