@@ -53,6 +53,9 @@ from torchlint.analysis.walk import iter_nodes
 _MAX_HOPS = 8
 #: methods that cut the value off the graph: nothing is reached through them
 _CUTTING = frozenset({"detach", "item", "numpy", "tolist", "detach_"})
+#: tensor methods whose result is a tensor (never a module)
+_TENSOR_METHODS = frozenset({"reshape", "view", "flatten", "unsqueeze", "squeeze", "permute", "transpose", "float",
+                             "long", "contiguous", "type", "expand", "repeat", "clone", "detach", "mean", "sum"})
 #: module methods that return the module (or its parameters) without running it
 _MODULE_PLUMBING = frozenset({"parameters", "named_parameters", "state_dict", "train", "eval", "to", "cuda", "cpu",
                               "modules", "children", "zero_grad", "requires_grad_"})
@@ -333,8 +336,8 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 if q:
                     if not any(n.startswith(_LIBRARY_ROOTS) for n in q):
                         raise Unknown
-                elif name in _MODULE_PLUMBING:
-                    raise Unknown
+                elif name in _MODULE_PLUMBING and _may_be_module(ctx, callee.value):
+                    raise Unknown  # `model.to(device)` as a value; `torch.ones(n, 1).to(device)` is a tensor
                 else:
                     stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
             else:
@@ -357,6 +360,22 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _may_be_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` (the receiver of ``.to()``, ``.cuda()``, ...) may be a model rather than a tensor:
+    a name that may hold one, an attribute, or a call that builds one; a library call that builds data
+    (``torch.ones(...)``) or a tensor method's result (``x.reshape(...)``) is not."""
+    if isinstance(value, cst.Name):
+        return _maybe_model(ctx, value)
+    if isinstance(value, cst.Call):
+        if effects.data_value(ctx, value):
+            return False
+        core = strip_moves(value)
+        if isinstance(core, cst.Call) and isinstance(core.func, cst.Attribute) and core.func.attr.value in _TENSOR_METHODS:
+            return False
+        return is_module_value(ctx, core) or not isinstance(core, cst.Call) or not isinstance(core.func, cst.Attribute)
+    return True
 
 
 def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
@@ -531,7 +550,7 @@ _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 _PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 #: methods of a model whose call neither freezes, fills nor trains it
 _HARMLESS = frozenset({"to", "cuda", "cpu", "train", "eval", "forward", "zero_grad", "float", "half", "double",
-                       "bfloat16", "__call__"})
+                       "bfloat16", "__call__", "state_dict"})
 #: effects of a module method that leave its parameters trainable
 _NOT_FREEZING = frozenset({effects.MOVES, effects.CASTS, effects.MODE, effects.INITIALISES, effects.SHARES,
                            effects.UNFREEZES})
@@ -592,10 +611,7 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             if models & held_anywhere or callee.value in names:
                 continue
             try:
-                try:
-                    core = strip_moves(_value_of(ctx, callee))
-                except Unknown:
-                    core = effects.held_module(ctx, callee)  # rebound to itself under an `if`
+                core = _core_of(ctx, callee)
             except Unknown:
                 continue
             if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value):
@@ -603,6 +619,20 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
         if names:
             out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
     return out
+
+
+def _core_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> cst.BaseExpression:
+    """The construction the model ``name`` is, through names rebound to the same module (``D = D.to(device)``,
+    under an ``if`` too)."""
+    if hops > _MAX_HOPS:
+        raise Unknown
+    try:
+        core = effects.same_module(ctx, _value_of(ctx, name))
+    except Unknown:
+        return effects.held_module(ctx, name)
+    if isinstance(core, cst.Name):
+        return _core_of(ctx, core, hops + 1)
+    return core
 
 
 def _all_held(ctx: FileContext, calls: List[cst.Call]) -> FrozenSet[cst.Call]:
