@@ -46,7 +46,11 @@ class OptimizerOfAnotherModel(LintRule):
     method `__init__` calls (`self.build_optimizers()`), read in its methods (a method's argument is what
     the calls of that method in the file pass: `self.train_step(real)` in `for real in loader:`), and the
     values of a dict literal keyed by literal strings (`nets["D"]`). An attribute set anywhere else, or a
-    method without a call in the file, keeps the rule silent.
+    method without a call in the file, keeps the rule silent. A name bound on several paths to values
+    that are no models (`device` chosen by an `if`) reaches what its values reach; `.to(device)` of a
+    batch element or of a new tensor is a tensor, not a model; saving a model's state dict does not freeze
+    it. One mistake, one finding: a model no optimizer holds is reported at its first backward pass, and
+    not at all when a step's message already names it.
 
     In a LightningModule it finds, at the optimizer `configure_optimizers` returns, an optimizer built on
     `self.model.parameters()` while the loss `training_step` returns (through `self(x)` and `forward`)
@@ -1025,14 +1029,55 @@ def train(batches):
 """,
             message="`opt` holds the parameters of `nets[\"probe\"]`",
         ),
+        # both optimizers built on the generator: the critic is never trained, reported once; the models
+        # rebound to their moves, the device chosen by an `if`, targets and batches moved to it
+        Invalid(
+            """
+import torch
+from torch import nn
+
+if torch.cuda.is_available():
+    device = torch.device("cuda")
+else:
+    device = torch.device("cpu")
+critic = nn.Sequential(nn.Linear(6, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+maker = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 6))
+critic = critic.to(device)
+maker = maker.to(device)
+loss_fn = nn.BCEWithLogitsLoss()
+critic_opt = torch.optim.Adam(maker.parameters(), lr=1e-4)
+maker_opt = torch.optim.Adam(maker.parameters(), lr=1e-4)
+torch.save(critic.state_dict(), "critic.pt")
+
+for epoch in range(2):
+    for step, batch in enumerate([]):
+        real = batch[0].to(device)
+        ones = torch.ones(real.size(0), 1).to(device)
+        zeros = torch.zeros(real.size(0), 1).to(device)
+        fake = maker(torch.randn(real.size(0), 3, device=device))
+        critic_loss = loss_fn(critic(real), ones) + loss_fn(critic(fake), zeros)
+        critic_opt.zero_grad()
+        critic_loss.backward()
+        critic_opt.step()
+        maker_loss = loss_fn(critic(maker(torch.randn(real.size(0), 3, device=device))), ones)
+        maker_opt.zero_grad()
+        maker_loss.backward()
+        maker_opt.step()
+""",
+            line=26,
+            col=9,
+            message="`critic` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
         if not self.ctx.names.imports_torch:
             return
         reported = set()
+        named = set()  # the models a stray step's message already names as untrained by it
         for found in stray_steps(self.ctx):
             reported.update(found.backwards)
+            named.update(found.reached)
             self.report(found.step, self.MESSAGE.format(
                 optimizer=found.optimizer,
                 held=", ".join(f"`{h}`" for h in found.held),
@@ -1045,6 +1090,9 @@ def train(batches):
                 cls=stray.cls,
             ))
         for untrained in untrained_models(self.ctx, reported):
+            if set(untrained.models) <= named:
+                continue  # one mistake, one finding: the swapped optimizer is reported at its step
+            named.update(untrained.models)  # and a model no optimizer holds at its first backward pass
             self.report(untrained.backward, self.UNTRAINED.format(
                 models=", ".join(f"`{m}`" for m in untrained.models),
                 optimizers=", ".join(f"`{o}`" for o in untrained.optimizers),

@@ -333,7 +333,7 @@ def holds_nothing(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 
 #: library packages whose calls build data, never an ``nn.Module`` (frames, arrays, text, paths)
-_DATA_LIBRARIES = ("pandas.", "numpy.", "PIL.", "cv2.", "json.", "csv.", "re.", "os.", "pathlib.", "math.",
+DATA_LIBRARIES = ("pandas.", "numpy.", "PIL.", "cv2.", "json.", "csv.", "re.", "os.", "pathlib.", "math.",
                    "datetime.", "scipy.", "sklearn.", "matplotlib.", "h5py.", "yaml.", "string.", "argparse.",
                    "logging.", "polars.")
 #: ``torch`` functions that build tensors (a value that is no module)
@@ -356,7 +356,7 @@ def data_value(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> bo
     if q:
         if any(n.startswith(_ANY_OBJECT) for n in q):
             return False
-        if any(n.startswith(_DATA_LIBRARIES) for n in q):
+        if any(n.startswith(DATA_LIBRARIES) for n in q):
             return True
         return any(n.startswith("torch.") and n.count(".") == 1 and n.split(".")[1] in _TENSOR_FACTORIES
                    for n in q)
@@ -586,5 +586,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]

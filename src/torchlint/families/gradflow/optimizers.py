@@ -334,7 +334,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             elif isinstance(callee, cst.Attribute):
                 q = ctx.names.qualified_names_at(callee)
                 if q:
-                    if not any(n.startswith(_LIBRARY_ROOTS) for n in q):
+                    if not any(n.startswith(_LIBRARY_ROOTS + effects.DATA_LIBRARIES) for n in q):
                         raise Unknown
                 elif name in _MODULE_PLUMBING and _may_be_module(ctx, callee.value):
                     raise Unknown  # `model.to(device)` as a value; `torch.ones(n, 1).to(device)` is a tensor
@@ -367,7 +367,9 @@ def _may_be_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
     a name that may hold one, an attribute, or a call that builds one; a library call that builds data
     (``torch.ones(...)``) or a tensor method's result (``x.reshape(...)``) is not."""
     if isinstance(value, cst.Name):
-        return _maybe_model(ctx, value)
+        return not _loop_target(ctx, value) and _maybe_model(ctx, value)
+    if isinstance(value, cst.Subscript):
+        return _may_be_module(ctx, value.value)  # `batch[0].to(device)`: an element of the data
     if isinstance(value, cst.Call):
         if effects.data_value(ctx, value):
             return False
@@ -485,18 +487,37 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             return set()
         return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
-    if local is not ctx.module and name.value not in ctx.names.scope_at(name).bindings:
-        value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
-    else:
-        found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
-        if found is None or found[0].value is not value or found[1] is not None:
-            raise Unknown
+    try:
+        if local is not ctx.module and name.value not in ctx.names.scope_at(name).bindings:
+            value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
+        else:
+            found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
+            if found is None or found[0].value is not value or found[1] is not None:
+                raise Unknown
+    except Unknown:
+        return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
     if under_no_grad(ctx, value) and not under_no_grad(ctx, name):
         return set()
     core = strip_moves(value)
     if isinstance(core, cst.Call) and is_module_value(ctx, core):
         raise Unknown  # the name is a model, not a value it computed
     return _reached(ctx, value, hops + 1, visited)
+
+
+def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """What a name bound on several paths reaches: the union of what each of its values reaches, when
+    every value is known and none is a model."""
+    if b.changed or not b.values or len(b.values) > 4:
+        raise Unknown
+    out: Set[cst.Call] = set()
+    for value in b.values:
+        if value is None:
+            raise Unknown
+        core = strip_moves(value)
+        if isinstance(core, cst.Call) and is_module_value(ctx, core):
+            raise Unknown
+        out |= _reached(ctx, value, hops + 1, visited)
+    return out
 
 
 def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
