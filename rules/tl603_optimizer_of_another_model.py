@@ -1068,6 +1068,35 @@ for epoch in range(2):
             col=9,
             message="`critic` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
         ),
+        # a tensor type chosen by an `if` builds the targets; both optimizers hold the discriminator, so
+        # the generator is never trained
+        Invalid(
+            """
+import numpy as np
+import torch
+from torch import nn
+
+use_cuda = torch.cuda.is_available()
+Tensor = torch.cuda.FloatTensor if use_cuda else torch.FloatTensor
+gen = nn.Sequential(nn.Linear(3, 6), nn.Tanh())
+disc = nn.Sequential(nn.Linear(6, 1), nn.Sigmoid())
+if use_cuda:
+    gen.cuda()
+    disc.cuda()
+bce = nn.BCELoss()
+opt_gen = torch.optim.Adam(disc.parameters())
+opt_disc = torch.optim.Adam(disc.parameters())
+
+for real in []:
+    ones = Tensor(real.size(0), 1).fill_(1.0)
+    noise = Tensor(np.random.normal(0, 1, (real.size(0), 3)))
+    opt_gen.zero_grad()
+    g_loss = bce(disc(gen(noise)), ones)
+    g_loss.backward()
+    opt_gen.step()
+""",
+            message="`gen` is never trained",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

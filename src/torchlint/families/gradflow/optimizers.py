@@ -317,7 +317,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 out |= _through_helper(ctx, node, helper, hops)
                 continue
             if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
-                    and callee.value not in _BUILTINS:
+                    and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
                 models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
                 out |= models
                 _UNITS.of(ctx).append((callee, models))
@@ -360,6 +360,23 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _library_alias(ctx: FileContext, name: cst.Name) -> bool:
+    """A name every binding of which is a library tensor type or function
+    (``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``): calling it builds a tensor."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports or b.changed or not b.values:
+        return False
+
+    def library(expr: Optional[cst.BaseExpression]) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return library(expr.body) and library(expr.orelse)
+        return isinstance(expr, (cst.Name, cst.Attribute)) and any(
+            q.startswith(("torch.", "numpy.")) and not is_module_value(ctx, cst.Call(func=expr))
+            and not q.startswith("torch.nn.") for q in ctx.names.qualified_names_at(expr))
+
+    return all(library(v) for v in b.values)
 
 
 def _may_be_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
