@@ -29,7 +29,8 @@ class UnusedSubmodule(LintRule):
     dataclass's `cfg.aux_head`, a tensor), a literal or a module-level constant; a value not known does. A
     string there counts only where it reaches an attribute by name (`getattr`, `hasattr`, `setattr`,
     `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming.
-    A read on data counts nowhere: `df.drop(columns=...)` on a pandas frame, an array or a tensor built
+    In the file itself, `self.norm` in a method of another class that cannot derive from this one is
+    that class's own layer, as in other files. A read on data counts nowhere: `df.drop(columns=...)` on a pandas frame, an array or a tensor built
     by a library call (or a method of one) reads no layer. Initialising a layer is no use either: its
     `weight`/`bias` given to `torch.nn.init` or written in place (`self.fc.bias.data.zero_()`), the layer
     given to an initialising function of the file (one that only writes weights), or its
@@ -480,6 +481,35 @@ features = table.drop(columns=["target"])
             col=9,
             message="`self.drop` is built in `__init__` but never used: it takes no part in the forward pass, so what "
                     "it does in training never happens",
+        ),
+        # another class of the file reads its own `self.norm`: no use of this class's layer
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Normed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm(self.proj(x))
+""",
+            line=9,
+            col=9,
+            message="`self.norm`",
         ),
     ]
 

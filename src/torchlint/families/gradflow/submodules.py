@@ -73,15 +73,26 @@ class NamesRead:
         else:
             self.names.add(name)
 
-    def reads(self, ctx: FileContext, name: str) -> bool:
-        """Whether the file reads the attribute ``name`` on a value that may be a module: not only on
-        names bound to data (a frame, an array, a tensor).  Ask after the walk."""
+    def reads(self, ctx: FileContext, name: str, cls: Optional[cst.ClassDef] = None) -> bool:
+        """Whether the file reads the attribute ``name`` on a value that may be an instance of ``cls``:
+        not only on names bound to data (a frame, an array, a tensor), nor only as ``self.<name>`` in
+        classes of the file that cannot derive from ``cls`` (their own layers).  Ask after the walk."""
         if name in self.names:
             return True
-        return any(not _data_name(ctx, node.value) for node in self.on_names.get(name, ()))  # type: ignore[arg-type]
+        target = (os.path.abspath(ctx.path), cls.name.value) if cls is not None and ctx.path else None
+        return any(not _data_name(ctx, node.value) and not (  # type: ignore[arg-type]
+            target is not None and _other_class_layer(ctx, node, cls, target))  # type: ignore[arg-type]
+            for node in self.on_names.get(name, ()))
 
     def string(self, text: str) -> None:
         self.names.update(_WORD.findall(text))
+
+
+def _other_class_layer(ctx: FileContext, node: cst.Attribute, cls: cst.ClassDef, target: Tuple[str, str]) -> bool:
+    """``self.<name>`` in a method of another class of the file that cannot derive from ``cls``."""
+    function = ctx.enclosing(node, cst.FunctionDef)
+    owner = ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) if function is not None else None
+    return owner is not cls and _own_layer(ctx, node, target)
 
 
 def _data_name(ctx: FileContext, name: cst.Name) -> bool:
@@ -186,7 +197,7 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
             continue
         name = target.attr.value
-        if name in candidates or read.reads(ctx, name) or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
+        if name in candidates or read.reads(ctx, name, cls) or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
             continue
         # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
         # holds no parameter that could miss a gradient
