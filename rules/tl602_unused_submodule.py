@@ -356,6 +356,36 @@ class Registered(nn.Module):
 print(Registered())
 """
         ),
+        # a base class of the file runs the subclass's layers in its own method
+        Valid(
+            """
+import torch.nn as nn
+
+
+class CellBase(nn.Module):
+    def combine(self, x):
+        return self.left(x) + self.right(x)
+
+
+class Cell(CellBase):
+    def __init__(self):
+        super().__init__()
+        self.left = nn.Linear(4, 4)
+        self.right = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.combine(x)
+
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.left(x)
+"""
+        ),
     ]
 
     INVALID = [

@@ -92,7 +92,20 @@ def _other_class_layer(ctx: FileContext, node: cst.Attribute, cls: cst.ClassDef,
     """``self.<name>`` in a method of another class of the file that cannot derive from ``cls``."""
     function = ctx.enclosing(node, cst.FunctionDef)
     owner = ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) if function is not None else None
-    return owner is not cls and _own_layer(ctx, node, target)
+    return owner is not cls and owner not in _ancestors(ctx, cls) and _own_layer(ctx, node, target)
+
+
+def _ancestors(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
+    """The classes of the file ``cls`` derives from (a base's method reads the subclass's layers)."""
+    out: List[cst.ClassDef] = []
+    todo = [cls]
+    while todo and len(out) < 8:
+        for base in todo.pop().bases:
+            found = definition_of(ctx, base.value)
+            if found is not None and isinstance(found[1], cst.ClassDef) and found[1] not in out:
+                out.append(found[1])
+                todo.append(found[1])
+    return out
 
 
 def _data_name(ctx: FileContext, name: cst.Name) -> bool:
