@@ -17,6 +17,11 @@ class LossDetachedFromGraph(LintRule):
     `loss += reg`). A term is reported only when it is added to the loss (or is the loss): a detached
     factor that scales a term with a graph (`task * w.detach()`), a detached target
     (`F.mse_loss(student(x), teacher(x).detach())`) and a metric computed beside the loss are fine.
+    In a trainer class the loss is followed into the methods of the class it comes from
+    (`loss = self.compute_loss(x, y)` reads the terms that method returns), a method computing from the
+    model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
+    (`self.model.fc.weight.norm().item()`). A numpy or `math` function given model data returns an array
+    or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
 
     ## Why is this bad?
     Backward gives the term no gradient: the regularizer, the auxiliary loss or the penalty the author
@@ -157,6 +162,52 @@ def fit(x, y, log):
     log(norm_of(model), loss.item())
 """
         ),
+        # a trainer class: the method returns a loss with its graph, and logs the detached value
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.history = []
+
+    def l2_penalty(self):
+        return sum(p.pow(2).sum() for p in self.model.parameters())
+
+    def compute_loss(self, x, y):
+        task = F.cross_entropy(self.model(x), y)
+        self.history.append(task.item())
+        return task + 1e-4 * self.l2_penalty()
+
+    def step(self, x, y):
+        loss = self.compute_loss(x, y)
+        loss.backward()
+        return loss.item()
+"""
+        ),
+        # numbers from numpy and math that carry no model data scale or shift the loss: fine
+        Valid(
+            """
+import math
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Fitter:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+
+    def step(self, x, y):
+        out = self.model(x)
+        loss = F.cross_entropy(out, y) * math.log(2.0) + np.float32(0.5)
+        loss.backward()
+        return np.std(out.detach().cpu().numpy())
+"""
+        ),
     ]
 
     INVALID = [
@@ -251,6 +302,72 @@ def step(x, y):
     scaler.scale(total).backward()
 """,
             message="The loss `total` is computed through `torch.tensor(...)`",
+        ),
+        # a trainer class: the penalty a method computes from the model, read through `.item()`
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def l2_penalty(self):
+        return sum(p.pow(2).sum() for p in self.model.parameters())
+
+    def step(self, x, y):
+        task = F.cross_entropy(self.model(x), y)
+        reg = self.l2_penalty().item()
+        loss = task + 1e-4 * reg
+        loss.backward()
+""",
+            message="computed through `.item()`",
+        ),
+        # a trainer class: the term in the loss a method of the class returns
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, lam=0.1):
+        self.model = torch.nn.Linear(8, 1)
+        self.lam = lam
+
+    def compute_loss(self, x, y):
+        out = self.model(x)
+        return F.mse_loss(out, y) + self.lam * out.abs().mean().detach()
+
+    def step(self, x, y):
+        loss = self.compute_loss(x, y)
+        loss.backward()
+""",
+            line=13,
+            col=37,
+            message="`self.lam * out.abs().mean().detach()`",
+        ),
+        # a trainer method: a spread of the outputs computed with numpy, added to the loss
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class Fitter:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+
+    def step(self, x, y):
+        out = self.model(x)
+        spread = np.std(out.detach().cpu().numpy())
+        loss = F.cross_entropy(out, y) + 0.1 * spread
+        loss.backward()
+""",
+            message="`0.1 * spread` is part of the loss but is computed through `np.std(...)`",
         ),
     ]
 

@@ -4,7 +4,7 @@ from typing import List
 
 import libcst as cst
 
-from torchlint.families.gradflow.submodules import NamesRead, unused_submodules
+from torchlint.families.gradflow.submodules import NamesRead, parameter_free, unused_submodules
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -28,7 +28,16 @@ class UnusedSubmodule(LintRule):
     something else does not count either: a name annotated with, or only bound to, another class (a config
     dataclass's `cfg.aux_head`, a tensor), a literal or a module-level constant; a value not known does. A
     string there counts only where it reaches an attribute by name (`getattr`, `hasattr`, `setattr`,
-    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming. A file spelling the name that cannot be
+    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming.
+    In the file itself, `self.norm` in a method of another class that cannot derive from this one is
+    that class's own layer, as in other files. A read on data counts nowhere: `df.drop(columns=...)` on a pandas frame, an array or a tensor built
+    by a library call (or a method of one) reads no layer. Initialising a layer is no use either: its
+    `weight`/`bias` given to `torch.nn.init` or written in place (`self.fc.bias.data.zero_()`), the layer
+    given to an initialising function of the file (one that only writes weights), or its
+    `apply(weights_init)`. A layer that holds no parameter and no buffer and computes the same in
+    training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
+    reshaping or padding layer) is not reported: nothing of it misses a gradient. A class whose `forward`
+    does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file spelling the name that cannot be
     parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
     result is computed again when a file of the project is added, removed or changed.
 
@@ -84,6 +93,11 @@ class UnusedSubmodule(LintRule):
     MESSAGE = (
         "Submodule `self.{name}` is built in `__init__` but never used: it takes no part in the forward pass "
         "and its parameters get no gradient"
+    )
+    #: for a layer without parameters (a dropout): nothing of it misses a gradient, it just never runs
+    MESSAGE_PARAMETER_FREE = (
+        "Submodule `self.{name}` is built in `__init__` but never used: it takes no part in the forward pass, "
+        "so what it does in training never happens"
     )
     TRIGGERS = ("Module",)
 
@@ -309,6 +323,69 @@ class Rotary(nn.Module):
         return x * self.inv_freq
 """
         ),
+        # losses and activations kept as attributes hold nothing; a forward that does nothing (a class
+        # built to show its registered modules) bypasses nothing
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Conv2d(3, 8, 3)
+        self.mse = nn.MSELoss()
+        self.bce = nn.BCEWithLogitsLoss()
+        self.act = nn.LeakyReLU(0.1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        return self.backbone(x)
+
+
+class Registered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.plain = [nn.Linear(3, 4)]
+        self.blocks = nn.ModuleList([nn.Conv2d(3, 3, 3), nn.ReLU()])
+
+    def forward(self):
+        pass
+
+
+print(Registered())
+"""
+        ),
+        # a base class of the file runs the subclass's layers in its own method
+        Valid(
+            """
+import torch.nn as nn
+
+
+class CellBase(nn.Module):
+    def combine(self, x):
+        return self.left(x) + self.right(x)
+
+
+class Cell(CellBase):
+    def __init__(self):
+        super().__init__()
+        self.left = nn.Linear(4, 4)
+        self.right = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.combine(x)
+
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.left(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -382,6 +459,88 @@ class Classifier(nn.Module):
 """,
             message="`self.bn`",
         ),
+        # initialised in `__init__` (through `nn.init`, in place, and by a helper), never run
+        Invalid(
+            """
+import torch.nn as nn
+
+
+def init_layer(layer):
+    nn.init.kaiming_normal_(layer.weight)
+    nn.init.zeros_(layer.bias)
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.proj = nn.Linear(16, 16)
+        self.out = nn.Linear(16, 5)
+        self.extra = nn.Linear(16, 16)
+        nn.init.xavier_uniform_(self.proj.weight)
+        self.proj.bias.data.fill_(0.0)
+        init_layer(self.extra)
+
+    def forward(self, tokens):
+        return self.out(self.embed(tokens))
+""",
+            count=2,
+        ),
+        # a pandas frame's `drop` is no read of the layer `drop`; a weighted layer unused beside a loss
+        Invalid(
+            """
+import pandas as pd
+import torch.nn as nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 1)
+        self.drop = nn.Dropout(0.2)
+        self.criterion = nn.MSELoss()
+
+    def forward(self, x):
+        return self.body(x)
+
+
+table = pd.read_csv("data.csv").dropna()
+features = table.drop(columns=["target"])
+""",
+            line=10,
+            col=9,
+            message="`self.drop` is built in `__init__` but never used: it takes no part in the forward pass, so what "
+                    "it does in training never happens",
+        ),
+        # another class of the file reads its own `self.norm`: no use of this class's layer
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Normed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.norm(self.proj(x))
+""",
+            line=9,
+            col=9,
+            message="`self.norm`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -405,4 +564,5 @@ class Classifier(nn.Module):
     def leave_Module(self, node: cst.Module) -> None:
         for cls in self._classes:
             for name, assign in unused_submodules(self.ctx, cls, self._read):
-                self.report(assign.targets[0].target, self.MESSAGE.format(name=name))
+                message = self.MESSAGE_PARAMETER_FREE if parameter_free(self.ctx, assign.value) else self.MESSAGE
+                self.report(assign.targets[0].target, message.format(name=name))

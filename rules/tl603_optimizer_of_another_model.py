@@ -36,6 +36,22 @@ class OptimizerOfAnotherModel(LintRule):
     (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
     `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent.
 
+    What library calls do is read from one table: a model rebound to itself moved, cast, switched or
+    initialised (`D = D.cuda()`, also under `if torch.cuda.is_available():` where both paths hold the same
+    model; `G.apply(weights_init)` initialises and neither freezes nor trains it), wrapped
+    (`nn.DataParallel(D)`, `torch.compile(D)` hold `D`'s parameters) or copied (`copy.deepcopy`,
+    `AveragedModel`: new parameters); parameter sources through `filter`, `itertools.chain`, `list(...) +
+    list(...)`, comprehensions, parameter groups and `add_param_group`. Models and optimizers held by an
+    object count too: `self.D` and `self.opt_d` of a trainer class, each set once by `__init__` or by a
+    method `__init__` calls (`self.build_optimizers()`), read in its methods (a method's argument is what
+    the calls of that method in the file pass: `self.train_step(real)` in `for real in loader:`), and the
+    values of a dict literal keyed by literal strings (`nets["D"]`). An attribute set anywhere else, or a
+    method without a call in the file, keeps the rule silent. A name bound on several paths to values
+    that are no models (`device` chosen by an `if`) reaches what its values reach; `.to(device)` of a
+    batch element or of a new tensor is a tensor, not a model; saving a model's state dict does not freeze
+    it. One mistake, one finding: a model no optimizer holds is reported at its first backward pass, and
+    not at all when a step's message already names it.
+
     In a LightningModule it finds, at the optimizer `configure_optimizers` returns, an optimizer built on
     `self.model.parameters()` while the loss `training_step` returns (through `self(x)` and `forward`)
     runs only a copy of a model, `AveragedModel(self.model)` or `copy.deepcopy(...)`, which has parameters
@@ -481,6 +497,178 @@ class Averaged(pl.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.01)
 """
         ),
+        # the GAN moved under `if` and initialised through `apply`: each optimizer holds its own model
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def init_normal(layer):
+    if isinstance(layer, nn.Conv2d):
+        nn.init.normal_(layer.weight, 0.0, 0.02)
+
+
+netG = nn.Sequential(nn.ConvTranspose2d(8, 3, 4), nn.Tanh())
+netD = nn.Sequential(nn.Conv2d(3, 1, 4), nn.Flatten())
+netG.apply(init_normal)
+netD.apply(init_normal)
+if torch.cuda.is_available():
+    netG = netG.cuda()
+    netD = nn.DataParallel(netD.cuda())
+optD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+optG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+
+
+def fit(images):
+    for real in images:
+        noise = torch.randn(real.size(0), 8, 1, 1)
+        lossD = netD(real).mean() - netD(netG(noise).detach()).mean()
+        optD.zero_grad()
+        lossD.backward()
+        optD.step()
+"""
+        ),
+        # a trainer class whose optimizers hold the right models, built by a method the constructor calls
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class GanTrainer:
+    def __init__(self, generator, device="cpu"):
+        self.gen = generator.to(device)
+        self.disc = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1)).to(device)
+        self.setup_optimizers()
+
+    def setup_optimizers(self):
+        self.gen_opt = torch.optim.Adam(self.gen.parameters(), lr=1e-4)
+        self.disc_opt = torch.optim.Adam(filter(lambda p: p.requires_grad, self.disc.parameters()), lr=1e-4)
+
+    def disc_step(self, real):
+        fake = self.gen(torch.randn(real.shape[0], 4)).detach()
+        loss = nn.functional.softplus(self.disc(fake)).mean() + nn.functional.softplus(-self.disc(real)).mean()
+        self.disc_opt.zero_grad()
+        loss.backward()
+        self.disc_opt.step()
+
+    def run(self, batches):
+        for real in batches:
+            self.disc_step(real)
+"""
+        ),
+        # near misses: the discriminator set again outside the constructor (a checkpoint swap), and a
+        # step method no code of the file calls
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Swapping:
+    def __init__(self):
+        self.g = nn.Linear(4, 2)
+        self.d = nn.Linear(2, 1)
+        self.opt_d = torch.optim.SGD(self.g.parameters(), lr=0.1)
+
+    def load(self, path):
+        self.d = torch.load(path)
+
+    def step(self, real):
+        loss = self.d(real).mean()
+        self.opt_d.zero_grad()
+        loss.backward()
+        self.opt_d.step()
+
+
+class Uncalled:
+    def __init__(self):
+        self.g = nn.Linear(4, 2)
+        self.d = nn.Linear(2, 1)
+        self.opt_g = torch.optim.SGD(self.g.parameters(), lr=0.1)
+
+    def step(self, fake):
+        loss = -self.d(fake).mean()
+        self.opt_g.zero_grad()
+        loss.backward()
+        self.opt_g.step()
+"""
+        ),
+        # the step method is also called on an instance, given the generator's output
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic:
+    def __init__(self):
+        self.g = nn.Linear(4, 2)
+        self.d = nn.Linear(2, 1)
+        self.opt_g = torch.optim.SGD(self.g.parameters(), lr=0.1)
+
+    def g_step(self, fake):
+        loss = -self.d(fake).mean()
+        self.opt_g.zero_grad()
+        loss.backward()
+        self.opt_g.step()
+
+    def run(self, batches):
+        for z in batches:
+            self.g_step(self.g(z))
+
+
+trainer = Critic()
+trainer.g_step(trainer.g(torch.randn(4, 4)))
+"""
+        ),
+        # models kept in a dict keyed by literal strings; the group added later holds the model the loss
+        # runs through
+        Valid(
+            """
+import torch
+from torch import nn
+
+nets = {"enc": nn.Linear(8, 4), "dec": nn.Linear(4, 8)}
+opt = torch.optim.Adam(nets["dec"].parameters())
+opt.add_param_group({"params": nets["enc"].parameters(), "lr": 1e-4})
+
+
+def train(batches):
+    for x in batches:
+        loss = nets["enc"](x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        # an `apply` whose function freezes the layers: the unoptimized encoder is frozen, not forgotten
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def freeze(m):
+    for p in m.parameters(recurse=False):
+        p.requires_grad_(False)
+
+
+enc = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+head = nn.Linear(8, 1)
+enc.apply(freeze)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+def train(loader):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = (head(enc(x)) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -757,14 +945,168 @@ class Task(L.LightningModule):
         return [optimizer], [scheduler]
 """,
         ),
+        # the models moved under `if torch.cuda.is_available():`, wrapped, and initialised through `apply`
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def init_normal(layer):
+    if isinstance(layer, nn.Conv2d):
+        nn.init.normal_(layer.weight, 0.0, 0.02)
+
+
+netG = nn.Sequential(nn.ConvTranspose2d(8, 3, 4), nn.Tanh())
+netD = nn.Sequential(nn.Conv2d(3, 1, 4), nn.Flatten())
+netG.apply(init_normal)
+netD.apply(init_normal)
+if torch.cuda.is_available():
+    netG = netG.cuda()
+    netD = nn.DataParallel(netD.cuda())
+optD = torch.optim.Adam(netG.parameters(), lr=2e-4)
+
+
+def fit(images):
+    for real in images:
+        noise = torch.randn(real.size(0), 8, 1, 1)
+        lossD = netD(real).mean() - netD(netG(noise).detach()).mean()
+        optD.zero_grad()
+        lossD.backward()
+        optD.step()
+""",
+            line=27,
+            col=9,
+            message="`optD` holds the parameters of `netG`, but the loss of the backward pass before this step is computed from `netD` only",
+        ),
+        # a trainer class: its optimizers built by a method the constructor calls, the step in a method
+        # that the training loop of the class calls
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class GanTrainer:
+    def __init__(self, generator, device="cpu"):
+        self.gen = generator.to(device)
+        self.disc = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1)).to(device)
+        self.setup_optimizers()
+
+    def setup_optimizers(self):
+        self.gen_opt = torch.optim.Adam(self.disc.parameters(), lr=1e-4)
+        self.disc_opt = torch.optim.Adam(self.gen.parameters(), lr=1e-4)
+
+    def disc_step(self, real):
+        fake = self.gen(torch.randn(real.shape[0], 4)).detach()
+        loss = nn.functional.softplus(self.disc(fake)).mean() + nn.functional.softplus(-self.disc(real)).mean()
+        self.disc_opt.zero_grad()
+        loss.backward()
+        self.disc_opt.step()
+
+    def run(self, batches):
+        for real in batches:
+            self.disc_step(real)
+""",
+            message="`self.disc_opt` holds the parameters of `self.gen`, but the loss of the backward pass before this step is computed from `self.disc` only",
+        ),
+        # models in a dict keyed by literal strings, the optimizer over the wrong entry
+        Invalid(
+            """
+import torch
+from torch import nn
+
+nets = {"enc": nn.Linear(8, 4), "dec": nn.Linear(4, 8), "probe": nn.Linear(4, 2)}
+opt = torch.optim.Adam(list(nets["probe"].parameters()))
+
+
+def train(batches):
+    for x in batches:
+        loss = (nets["dec"](nets["enc"](x)) - x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+            message="`opt` holds the parameters of `nets[\"probe\"]`",
+        ),
+        # both optimizers built on the generator: the critic is never trained, reported once; the models
+        # rebound to their moves, the device chosen by an `if`, targets and batches moved to it
+        Invalid(
+            """
+import torch
+from torch import nn
+
+if torch.cuda.is_available():
+    device = torch.device("cuda")
+else:
+    device = torch.device("cpu")
+critic = nn.Sequential(nn.Linear(6, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+maker = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 6))
+critic = critic.to(device)
+maker = maker.to(device)
+loss_fn = nn.BCEWithLogitsLoss()
+critic_opt = torch.optim.Adam(maker.parameters(), lr=1e-4)
+maker_opt = torch.optim.Adam(maker.parameters(), lr=1e-4)
+torch.save(critic.state_dict(), "critic.pt")
+
+for epoch in range(2):
+    for step, batch in enumerate([]):
+        real = batch[0].to(device)
+        ones = torch.ones(real.size(0), 1).to(device)
+        zeros = torch.zeros(real.size(0), 1).to(device)
+        fake = maker(torch.randn(real.size(0), 3, device=device))
+        critic_loss = loss_fn(critic(real), ones) + loss_fn(critic(fake), zeros)
+        critic_opt.zero_grad()
+        critic_loss.backward()
+        critic_opt.step()
+        maker_loss = loss_fn(critic(maker(torch.randn(real.size(0), 3, device=device))), ones)
+        maker_opt.zero_grad()
+        maker_loss.backward()
+        maker_opt.step()
+""",
+            line=26,
+            col=9,
+            message="`critic` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
+        ),
+        # a tensor type chosen by an `if` builds the targets; both optimizers hold the discriminator, so
+        # the generator is never trained
+        Invalid(
+            """
+import numpy as np
+import torch
+from torch import nn
+
+use_cuda = torch.cuda.is_available()
+Tensor = torch.cuda.FloatTensor if use_cuda else torch.FloatTensor
+gen = nn.Sequential(nn.Linear(3, 6), nn.Tanh())
+disc = nn.Sequential(nn.Linear(6, 1), nn.Sigmoid())
+if use_cuda:
+    gen.cuda()
+    disc.cuda()
+bce = nn.BCELoss()
+opt_gen = torch.optim.Adam(disc.parameters())
+opt_disc = torch.optim.Adam(disc.parameters())
+
+for real in []:
+    ones = Tensor(real.size(0), 1).fill_(1.0)
+    noise = Tensor(np.random.normal(0, 1, (real.size(0), 3)))
+    opt_gen.zero_grad()
+    g_loss = bce(disc(gen(noise)), ones)
+    g_loss.backward()
+    opt_gen.step()
+""",
+            message="`gen` is never trained",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
         if not self.ctx.names.imports_torch:
             return
         reported = set()
+        named = set()  # the models a stray step's message already names as untrained by it
         for found in stray_steps(self.ctx):
             reported.update(found.backwards)
+            named.update(found.reached)
             self.report(found.step, self.MESSAGE.format(
                 optimizer=found.optimizer,
                 held=", ".join(f"`{h}`" for h in found.held),
@@ -777,6 +1119,9 @@ class Task(L.LightningModule):
                 cls=stray.cls,
             ))
         for untrained in untrained_models(self.ctx, reported):
+            if set(untrained.models) <= named:
+                continue  # one mistake, one finding: the swapped optimizer is reported at its step
+            named.update(untrained.models)  # and a model no optimizer holds at its first backward pass
             self.report(untrained.backward, self.UNTRAINED.format(
                 models=", ".join(f"`{m}`" for m in untrained.models),
                 optimizers=", ".join(f"`{o}`" for o in untrained.optimizers),

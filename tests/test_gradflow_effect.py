@@ -282,3 +282,59 @@ def test_tl603_a_lightning_module_running_its_averaged_copy_trains_nothing(devic
         # the optimizer's model moves only when the loss runs it
         assert (not torch.equal(ns["task"].net.weight.detach(), before)) is trained
         assert (losses[-1] < losses[0]) is trained
+
+
+TRAINER_GAN = '''
+import torch
+import torch.nn as nn
+
+DEVICE = "cpu"
+
+
+def init_small(m):
+    if isinstance(m, nn.Linear):
+        nn.init.normal_(m.weight, 0.0, 0.2)
+
+
+class Trainer:
+    def __init__(self):
+        torch.manual_seed(0)
+        self.G = nn.Linear(4, 2)
+        self.D = nn.Linear(2, 1)
+        self.G.apply(init_small)
+        if torch.cuda.is_available() and DEVICE == "cuda":
+            self.G = self.G.cuda()
+            self.D = self.D.cuda()
+        self.build()
+        self.before = self.D.weight.detach().clone()
+
+    def build(self):
+        self.opt_g = torch.optim.SGD(self.G.parameters(), lr=0.1)
+        self.opt_d = torch.optim.SGD(HELD.parameters(), lr=0.1)
+
+    def d_step(self, real):
+        fake = self.G(torch.randn(real.shape[0], 4, device=DEVICE)).detach()
+        loss = nn.functional.softplus(self.D(fake)).mean() + nn.functional.softplus(-self.D(real)).mean()
+        self.opt_d.zero_grad()
+        loss.backward()
+        self.opt_d.step()
+
+    def fit(self, batches):
+        for real in batches:
+            self.d_step(real)
+
+
+trainer = Trainer()
+trainer.fit([torch.randn(8, 2, device=DEVICE) for _ in range(5)])
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_a_trainer_stepping_the_other_models_optimizer_never_trains_its_discriminator(device):
+    bug = TRAINER_GAN.replace("HELD", "self.G")
+    fixed = TRAINER_GAN.replace("HELD", "self.D")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    for source, trained in ((bug, False), (fixed, True)):
+        trainer = _run(source, device)["trainer"]
+        assert (not torch.equal(trainer.D.weight.detach(), trainer.before)) is trained

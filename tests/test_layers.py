@@ -48,6 +48,7 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.mode_layers": 5,  # which library layers depend on train/eval mode, by construction
     # 6 -- the program model: roles, class and function summaries, across the project
     "torchlint.analysis.program": 6,
+    "torchlint.analysis.effects": 6,  # what library calls do to modules; modules held by objects
     # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)
     "torchlint.families": 7,
     # 8 -- the rule contract (a rule over a file's context: options, fixes, reports), building fixes

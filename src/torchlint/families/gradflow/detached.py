@@ -13,11 +13,11 @@ target (``F.mse_loss(student(x), teacher(x).detach())``) leaves the loss its gra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, method_name, receiver
+from torchlint.analysis.context import Fact, FileContext, method_name, receiver
 from torchlint.analysis.program import called_function, is_model, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
@@ -29,6 +29,8 @@ _OFF_GRAPH_BUILTINS = {"float": "`float()`", "int": "`int()`"}
 #: torch functions that build a new leaf tensor from the data they are given
 _NEW_LEAF = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
                        "torch.cuda.FloatTensor", "torch.from_numpy", "numpy.array", "numpy.asarray"})
+#: libraries whose functions return arrays or Python numbers (off the graph) when given tensors
+_NUMBER_LIBRARIES = ("numpy.", "math.")
 #: methods that keep whether a value is on the graph (reductions, moves, reshapes)
 _KEEPING = frozenset({"sum", "mean", "to", "cuda", "cpu", "float", "double", "half", "view", "reshape",
                       "squeeze", "unsqueeze", "flatten", "abs", "pow", "sqrt", "clone", "contiguous"})
@@ -41,6 +43,8 @@ _NOT_COMPUTING = frozenset({"state_dict", "train", "eval", "zero_grad", "to", "c
                             "load_state_dict", "requires_grad_", "half", "float", "double", "register_buffer"})
 
 _MAX_HOPS = 6
+#: the values each method of the file returns (outside nested functions, not under ``no_grad``)
+_RETURNS: "Fact[Dict[cst.FunctionDef, List[cst.BaseExpression]]]" = Fact("gradflow.method_returns", lambda ctx: {})
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,10 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
     how = _off_graph(ctx, expr, hops)
     if how is not None:
         yield expr, how
+        return
+    if isinstance(expr, cst.Call):
+        for r in _method_returns(ctx, expr):  # `loss = self.compute_loss(x, y)`: the terms it returns
+            yield from _terms(ctx, r, hops + 1, visited)
         return
     if isinstance(expr, cst.Name):
         value = _value(ctx, expr)
@@ -170,6 +178,11 @@ def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optiona
             return None
         if ctx.names.qualified_names_at(e.func) & _NEW_LEAF and e.args and e.args[0].keyword is None:
             if model_data(ctx, e.args[0].value, hops + 1):
+                return f"`{ctx.code(e.func)}(...)`"
+            return None
+        if any(q.startswith(_NUMBER_LIBRARIES) for q in ctx.names.qualified_names_at(e.func)):
+            # `np.mean(out.detach().numpy())`, `math.log(t)`: an array or a Python number, never a tensor
+            if any(model_data(ctx, a.value, hops + 1) for a in e.args):
                 return f"`{ctx.code(e.func)}(...)`"
             return None
         return _helper_off_graph(ctx, e, hops)
@@ -252,9 +265,14 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             if (isinstance(callee, cst.Attribute) and callee.attr.value not in _NOT_COMPUTING
                     and isinstance(callee.value, (cst.Name, cst.Attribute)) and _is_model(ctx, callee.value)):
                 return True  # `model.encoder(x)`, `model.encode(x)`
+            if _method_returns_model_data(ctx, node, hops):
+                return True  # `self.l2_penalty()`: a method of the trainer computing from the model
         elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
-            if isinstance(node.value, (cst.Name, cst.Attribute)) and _is_model(ctx, node.value):
-                return True
+            owner = node.value
+            while isinstance(owner, (cst.Name, cst.Attribute)):  # `model.fc.weight`: a layer of a model
+                if _is_model(ctx, owner):
+                    return True
+                owner = owner.value if isinstance(owner, cst.Attribute) else None
         elif isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
             if value is not None and value is not expr and model_data(ctx, value, hops + 1):
@@ -262,6 +280,32 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             if value is None and _iterated_over_model(ctx, node, hops):
                 return True
     return False
+
+
+def _method_returns(ctx: FileContext, call: cst.Call) -> List[cst.BaseExpression]:
+    """The values ``self.<method>(...)`` returns, for a method of the class around the call (not a
+    module's ``forward``): each ``return`` of it, outside nested functions and not under ``no_grad``."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return []
+    function = ctx.function_for_call(call)
+    if function is None or function.decorators or function.name.value == "forward":
+        return []
+    known = _RETURNS.of(ctx)
+    if function not in known:
+        known[function] = [r.value for r in iter_nodes(function.body) if isinstance(r, cst.Return)
+                           and r.value is not None and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function
+                           and not under_no_grad(ctx, r)]
+    return known[function]
+
+
+def _method_returns_model_data(ctx: FileContext, call: cst.Call, hops: int) -> bool:
+    """``self.penalty()``: a method of the class around the call (one that is not a module's own
+    ``forward``) some return of which is computed from a model."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return False
+    return any(model_data(ctx, r, hops + 1) for r in _method_returns(ctx, call))
 
 
 def _is_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:

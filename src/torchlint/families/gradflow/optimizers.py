@@ -13,9 +13,17 @@ Both sides are decided from construction, never from names:
   helper functions it calls (their parameters read as the call's arguments), except through
   ``.detach()``, ``.item()``, ``.data`` and values computed under ``torch.no_grad()``.
 
-Anything else on either side — a call of a function of another module or of a method, ``self.<attr>``,
-a parameter of the function, a model built by a call that is not a module construction — makes the
-answer unknown.
+What library calls do comes from :mod:`torchlint.analysis.effects`: a name rebound to the same module
+(``D = D.cuda()``, under an ``if`` too) holds its one construction, ``apply(weights_init)`` initialises,
+wrappers hold their module, ``add_param_group`` adds a source.  Objects hold models and optimizers
+too: ``self.D``/``self.opt_d`` of a class set once by its constructor (or a method it calls) stand for
+that construction (or for the constructor's argument), and so do the entries of a dict literal keyed by
+literal strings.  A parameter of a function or method is what its calls in the file pass (only when it
+is never called on an instance).
+
+Anything else on either side — a call of a function of another module or of a method, an attribute set
+outside the constructor, a parameter of a function without a call in the file, a model built by a call
+that is not a module construction — makes the answer unknown.
 
 The second question (:func:`untrained_models`) turns the first around: a model whose forward pass a
 loss runs through (so that backward fills its gradients) while no optimizer of the file holds its
@@ -36,13 +44,18 @@ import re
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import bind_arguments, class_body, definition_of, is_module_value, strip_moves
+from torchlint.analysis import effects
+from torchlint.analysis.program import (bind_arguments, call_sites, class_body, definition_of, is_module_value,
+                                       strip_moves)
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
 _MAX_HOPS = 8
 #: methods that cut the value off the graph: nothing is reached through them
 _CUTTING = frozenset({"detach", "item", "numpy", "tolist", "detach_"})
+#: tensor methods whose result is a tensor (never a module)
+_TENSOR_METHODS = frozenset({"reshape", "view", "flatten", "unsqueeze", "squeeze", "permute", "transpose", "float",
+                             "long", "contiguous", "type", "expand", "repeat", "clone", "detach", "mean", "sum"})
 #: module methods that return the module (or its parameters) without running it
 _MODULE_PLUMBING = frozenset({"parameters", "named_parameters", "state_dict", "train", "eval", "to", "cuda", "cpu",
                               "modules", "children", "zero_grad", "requires_grad_"})
@@ -60,8 +73,7 @@ _BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helper
 _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
 
 
-class Unknown(Exception):
-    """The answer cannot be known from the code."""
+Unknown = effects.Unknown  # the answer cannot be known from the code
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,7 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
     calls = ctx.calls_in(ctx.module)
     for call in calls:
         opt = optimizer_of_step(ctx, call)
-        if not isinstance(opt, cst.Name):
+        if not isinstance(opt, cst.Name) and effects.self_attr(ctx, opt) is None:  # type: ignore[arg-type]
             continue
         backwards = _backwards_before(ctx, call)
         if not backwards:
@@ -106,7 +118,7 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
             continue
         owners = sorted({ctx.code(receiver(c)) for c in iter_nodes(_optimizer_call(ctx, opt))  # type: ignore[arg-type]
                          if isinstance(c, cst.Call) and method_name(c) in ("parameters", "named_parameters")
-                         and receiver(c) is not None})
+                         and receiver(c) is not None} | {ctx.code(s) for s in _added_owners(ctx, opt)})
         out.append(StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx)))))
     return out
 
@@ -137,12 +149,24 @@ def _backwards_before(ctx: FileContext, step: cst.Call) -> List[cst.Call]:
 def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> FrozenSet[cst.Call]:
     """The module constructions a name holds where it is: the call it is bound to (through moves such
     as ``.to(device)`` and names), with the models passed to that call."""
-    if hops > _MAX_HOPS or not isinstance(expr, cst.Name):
+    if hops > _MAX_HOPS:
         raise Unknown
-    value = _value_of(ctx, expr)
-    core = strip_moves(value)
-    if isinstance(core, cst.Name):
-        return _construction(ctx, core, hops + 1)
+    if isinstance(expr, cst.Attribute):
+        return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
+    if isinstance(expr, cst.Subscript):
+        core = effects.same_module(ctx, effects.keyed_value(ctx, expr))  # `nets["D"]`
+        if isinstance(core, cst.Name):
+            return _construction(ctx, core, hops + 1)
+    elif not isinstance(expr, cst.Name):
+        raise Unknown
+    else:
+        try:
+            value = _value_of(ctx, expr)
+            core = effects.same_module(ctx, value)
+            if isinstance(core, cst.Name):
+                return _construction(ctx, core, hops + 1)
+        except Unknown:
+            core = effects.held_module(ctx, expr)  # `D = D.cuda()` under an `if`: the same model on both paths
     if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
         raise Unknown
     out = {core}
@@ -186,26 +210,48 @@ def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
     return value
 
 
-def _optimizer_call(ctx: FileContext, opt: cst.Name) -> cst.BaseExpression:
+def _optimizer_call(ctx: FileContext, opt: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(opt, cst.Attribute):
+        return effects.self_optimizer(ctx, opt)  # `self.opt_d`, set once by the constructor
+    if not isinstance(opt, cst.Name):
+        raise Unknown
     return strip_moves(_value_of(ctx, opt))
 
 
-def _held_models(ctx: FileContext, opt: cst.Name) -> FrozenSet[cst.Call]:
+def _added_owners(ctx: FileContext, opt: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The modules whose parameters ``opt.add_param_group(...)`` adds (their spelling, for messages)."""
+    try:
+        return [r for g in effects.added_groups(ctx, opt) for r in effects.parameter_sources(ctx, g)]
+    except Unknown:
+        return []
+
+
+def _held_models(ctx: FileContext, opt: cst.BaseExpression) -> FrozenSet[cst.Call]:
     value = _optimizer_call(ctx, opt)
-    if not isinstance(value, cst.Call):
-        raise Unknown
-    names = ctx.names.qualified_names_at(value.func)
-    if not any(q.startswith("torch.optim.") and ".lr_scheduler" not in q for q in names):
+    if not isinstance(value, cst.Call) or not effects.is_optimizer(ctx, value):
         raise Unknown
     params = arg(value, 0, "params")
     if params is None:
         raise Unknown
-    return _parameter_owners(ctx, params.value, 0)
+    out = _parameter_owners(ctx, params.value, 0)
+    for group in effects.added_groups(ctx, opt):  # `opt.add_param_group({"params": D.parameters()})`
+        out |= _parameter_owners(ctx, group, 0)
+    return out
 
 
 def _parameter_owners(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> FrozenSet[cst.Call]:
     if hops > _MAX_HOPS:
         raise Unknown
+    if not isinstance(expr, cst.Name):
+        try:
+            sources = effects.parameter_sources(ctx, expr)
+        except Unknown:
+            sources = None
+        if sources is not None and all(isinstance(r, (cst.Name, cst.Attribute, cst.Subscript)) for r in sources):
+            owners: FrozenSet[cst.Call] = frozenset()
+            for r in sources:
+                owners |= _construction(ctx, r)
+            return owners
     if isinstance(expr, cst.Call):
         name = method_name(expr)
         if name in ("parameters", "named_parameters") and isinstance(receiver(expr), cst.Name):
@@ -271,7 +317,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 out |= _through_helper(ctx, node, helper, hops)
                 continue
             if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
-                    and callee.value not in _BUILTINS:
+                    and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
                 models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
                 out |= models
                 _UNITS.of(ctx).append((callee, models))
@@ -279,13 +325,19 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     _CALLED.of(ctx).add(callee.value)
             elif isinstance(callee, cst.Name):
                 pass  # a builtin or a library function: it only passes its arguments on
+            elif isinstance(callee, (cst.Attribute, cst.Subscript)) and _held_by_object(ctx, callee):
+                models = _construction(ctx, callee)  # `self.D(x)`, `nets["D"](x)`: a model an object holds
+                out |= models
+                if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
+                           for q in ctx.names.qualified_names_at(m.func)):
+                    _CALLED.of(ctx).add(ctx.code(callee))
             elif isinstance(callee, cst.Attribute):
                 q = ctx.names.qualified_names_at(callee)
                 if q:
-                    if not any(n.startswith(_LIBRARY_ROOTS) for n in q):
+                    if not any(n.startswith(_LIBRARY_ROOTS + effects.DATA_LIBRARIES) for n in q):
                         raise Unknown
-                elif name in _MODULE_PLUMBING:
-                    raise Unknown
+                elif name in _MODULE_PLUMBING and _may_be_module(ctx, callee.value):
+                    raise Unknown  # `model.to(device)` as a value; `torch.ones(n, 1).to(device)` is a tensor
                 else:
                     stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
             else:
@@ -308,6 +360,51 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _library_alias(ctx: FileContext, name: cst.Name) -> bool:
+    """A name every binding of which is a library tensor type or function
+    (``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``): calling it builds a tensor."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports or b.changed or not b.values:
+        return False
+
+    def library(expr: Optional[cst.BaseExpression]) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return library(expr.body) and library(expr.orelse)
+        return isinstance(expr, (cst.Name, cst.Attribute)) and any(
+            q.startswith(("torch.", "numpy.")) and not is_module_value(ctx, cst.Call(func=expr))
+            and not q.startswith("torch.nn.") for q in ctx.names.qualified_names_at(expr))
+
+    return all(library(v) for v in b.values)
+
+
+def _may_be_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` (the receiver of ``.to()``, ``.cuda()``, ...) may be a model rather than a tensor:
+    a name that may hold one, an attribute, or a call that builds one; a library call that builds data
+    (``torch.ones(...)``) or a tensor method's result (``x.reshape(...)``) is not."""
+    if isinstance(value, cst.Name):
+        return not _loop_target(ctx, value) and _maybe_model(ctx, value)
+    if isinstance(value, cst.Subscript):
+        return _may_be_module(ctx, value.value)  # `batch[0].to(device)`: an element of the data
+    if isinstance(value, cst.Call):
+        if effects.data_value(ctx, value):
+            return False
+        core = strip_moves(value)
+        if isinstance(core, cst.Call) and isinstance(core.func, cst.Attribute) and core.func.attr.value in _TENSOR_METHODS:
+            return False
+        return is_module_value(ctx, core) or not isinstance(core, cst.Call) or not isinstance(core.func, cst.Attribute)
+    return True
+
+
+def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
+    """``self.D`` in a method (an attribute of the instance, not a method of its class), or ``nets["D"]``
+    with ``nets`` a dict literal."""
+    if isinstance(callee, cst.Subscript):
+        return effects.literal_key(callee) is not None
+    found = effects.self_attr(ctx, callee)
+    return found is not None and not any(isinstance(s, cst.FunctionDef) and s.name.value == found[1]
+                                         for s in class_body(found[0]))
 
 
 def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -405,20 +502,68 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             return _reached(ctx, argument, hops + 1, visited)
         if _loop_target(ctx, name):
             return set()
-        raise Unknown
+        return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
-    if local is not ctx.module and name.value not in ctx.names.scope_at(name).bindings:
-        value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
-    else:
-        found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
-        if found is None or found[0].value is not value or found[1] is not None:
-            raise Unknown
+    try:
+        if local is not ctx.module and name.value not in ctx.names.scope_at(name).bindings:
+            value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
+        else:
+            found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
+            if found is None or found[0].value is not value or found[1] is not None:
+                raise Unknown
+    except Unknown:
+        return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
     if under_no_grad(ctx, value) and not under_no_grad(ctx, name):
         return set()
     core = strip_moves(value)
     if isinstance(core, cst.Call) and is_module_value(ctx, core):
         raise Unknown  # the name is a model, not a value it computed
     return _reached(ctx, value, hops + 1, visited)
+
+
+def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """What a name bound on several paths reaches: the union of what each of its values reaches, when
+    every value is known and none is a model."""
+    if b.changed or not b.values or len(b.values) > 4:
+        raise Unknown
+    out: Set[cst.Call] = set()
+    for value in b.values:
+        if value is None:
+            raise Unknown
+        core = strip_moves(value)
+        if isinstance(core, cst.Call) and is_module_value(ctx, core):
+            raise Unknown
+        out |= _reached(ctx, value, hops + 1, visited)
+    return out
+
+
+def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """A parameter of a function or method of the file read where it is not rebound: what the arguments
+    of its calls in the file reach (``self.step(real)`` in ``for real in loader:``); unknown without a
+    call, or with a call whose arguments cannot be bound."""
+    function = _function_of(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or function.decorators \
+            or ctx.names.reaching_assignment(name.value, name, function) is not None \
+            or not any(p.name.value == name.value and p.star == "" for p in
+                       list(function.params.posonly_params) + list(function.params.params)
+                       + list(function.params.kwonly_params)):
+        raise Unknown
+    sites = call_sites(ctx, function)
+    if not sites or len(sites) > 8:
+        raise Unknown
+    method = not isinstance(ctx.parent(function), cst.Module)
+    if method and any(method_name(c) == function.name.value and c not in sites for c in ctx.calls_in(ctx.module)):
+        raise Unknown  # `trainer.d_step(G(z))`: called on an instance too, with arguments not followed
+    out: Set[cst.Call] = set()
+    for site in sites:
+        bound = bind_arguments(site, function, 1 if method and isinstance(site.func, cst.Attribute) else 0)
+        if bound is None:
+            raise Unknown
+        value = bound.get(name.value)
+        if value is None:
+            raise Unknown  # its default: not followed
+        out |= _reached(ctx, value, hops + 1, visited)
+    return out
 
 
 def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
@@ -443,7 +588,10 @@ _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 _PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 #: methods of a model whose call neither freezes, fills nor trains it
 _HARMLESS = frozenset({"to", "cuda", "cpu", "train", "eval", "forward", "zero_grad", "float", "half", "double",
-                       "bfloat16", "__call__"})
+                       "bfloat16", "__call__", "state_dict"})
+#: effects of a module method that leave its parameters trainable
+_NOT_FREEZING = frozenset({effects.MOVES, effects.CASTS, effects.MODE, effects.INITIALISES, effects.SHARES,
+                           effects.UNFREEZES})
 #: words in a model class that may stop its parameters from getting or keeping a gradient
 _FREEZING_WORDS = ("requires_grad", "no_grad", "inference_mode", "detach", "eval", "set_grad_enabled", ".data")
 
@@ -501,7 +649,7 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             if models & held_anywhere or callee.value in names:
                 continue
             try:
-                core = strip_moves(_value_of(ctx, callee))
+                core = _core_of(ctx, callee)
             except Unknown:
                 continue
             if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value):
@@ -509,6 +657,20 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
         if names:
             out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
     return out
+
+
+def _core_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> cst.BaseExpression:
+    """The construction the model ``name`` is, through names rebound to the same module (``D = D.to(device)``,
+    under an ``if`` too)."""
+    if hops > _MAX_HOPS:
+        raise Unknown
+    try:
+        core = effects.same_module(ctx, _value_of(ctx, name))
+    except Unknown:
+        return effects.held_module(ctx, name)
+    if isinstance(core, cst.Name):
+        return _core_of(ctx, core, hops + 1)
+    return core
 
 
 def _all_held(ctx: FileContext, calls: List[cst.Call]) -> FrozenSet[cst.Call]:
@@ -580,8 +742,9 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
             if parent.attr is node:
                 continue  # `x.model`: another object's attribute
             outer = ctx.parent(parent)
-            if parent.attr.value in _HARMLESS and isinstance(outer, cst.Call) and outer.func is parent:
-                continue
+            if isinstance(outer, cst.Call) and outer.func is parent and (
+                    parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
+                continue  # moved, switched, initialised (`model.apply(weights_init)`)
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
@@ -616,8 +779,6 @@ _STEP_HOOKS = frozenset({"__call__", "optimizer_step", "backward", "manual_backw
                          "lr_scheduler_step", "on_train_batch_end", "on_before_backward"})
 #: words in the classes that may switch the automatic loop off or move gradients by hand
 _MANUAL_WORDS = ("automatic_optimization", ".grad", "manual_backward", "register_hook", "_modules", "setattr")
-#: constructions that build a new set of parameters copied from their argument
-_COPIES = frozenset({"torch.optim.swa_utils.AveragedModel", "copy.deepcopy"})
 #: methods of a copy whose call neither runs nor trains the model it was copied from
 _COPY_METHODS = frozenset({"update_parameters", "to", "cuda", "cpu", "train", "eval", "forward", "float", "half"})
 
@@ -910,7 +1071,7 @@ def _fresh_copy(ctx: FileContext, name: str) -> bool:
                     or not isinstance(function, cst.FunctionDef) or function.name.value != "__init__":
                 return False
             value = strip_moves(assign.value)
-            if not isinstance(value, cst.Call) or not (ctx.names.qualified_names_at(value.func) & _COPIES):
+            if not isinstance(value, cst.Call) or not effects.is_copy(ctx, value):
                 return False
             assigned += 1
             continue

@@ -17,6 +17,11 @@ receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a key read from
 ``_modules`` or a state dict), not in a list, a key map or a renaming.  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
+In every file, a read that only initialises the layer (``nn.init.zeros_(self.fc.bias)``,
+``self.fc.weight.data.normal_()``, an initialising helper given it) is no use, and a read on data (a
+name bound to a pandas frame, an array or a tensor a library call built) reads no layer.  A layer that
+holds nothing (a loss, an activation: :func:`torchlint.analysis.effects.holds_nothing`) is never a
+candidate, and a class whose ``forward`` does nothing has none.
 The file's answer then depends on those files, and on the project's file list with each file's
 modification time and size (for the cache: a file that starts to read the name is seen).
 """
@@ -27,11 +32,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, method_name
 import os
+
+from torchlint.analysis import effects
+from torchlint.analysis.context import FileContext, method_name
 
 from torchlint.analysis.program import (class_body, definition_of, depends_on, is_module_value, module_class,
                                        strip_moves)
+from torchlint.analysis.names import dotted_name
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
@@ -46,19 +54,65 @@ class NamesRead:
     literals, collected by the rule's own visitors during the engine's walk (no second pass over the
     file): :meth:`attribute` for each ``cst.Attribute``, :meth:`string` for each string literal's text."""
 
-    __slots__ = ("names",)
+    __slots__ = ("names", "on_names")
 
     def __init__(self) -> None:
         self.names: Set[str] = set()
+        #: reads on a plain name other than the ones in ``names`` (``df.drop``), decided after the walk
+        self.on_names: Dict[str, List[cst.Attribute]] = {}
 
     def attribute(self, ctx: FileContext, node: cst.Attribute) -> None:
         parent = ctx.parent(node)
         if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
             return
-        self.names.add(node.attr.value)
+        if effects.initialising_read(ctx, node):
+            return  # `nn.init.zeros_(self.fc.bias)`: initialising a layer does not run it
+        name = node.attr.value
+        if isinstance(node.value, cst.Name) and name not in self.names:
+            self.on_names.setdefault(name, []).append(node)
+        else:
+            self.names.add(name)
+
+    def reads(self, ctx: FileContext, name: str, cls: Optional[cst.ClassDef] = None) -> bool:
+        """Whether the file reads the attribute ``name`` on a value that may be an instance of ``cls``:
+        not only on names bound to data (a frame, an array, a tensor), nor only as ``self.<name>`` in
+        classes of the file that cannot derive from ``cls`` (their own layers).  Ask after the walk."""
+        if name in self.names:
+            return True
+        target = (os.path.abspath(ctx.path), cls.name.value) if cls is not None and ctx.path else None
+        return any(not _data_name(ctx, node.value) and not (  # type: ignore[arg-type]
+            target is not None and _other_class_layer(ctx, node, cls, target))  # type: ignore[arg-type]
+            for node in self.on_names.get(name, ()))
 
     def string(self, text: str) -> None:
         self.names.update(_WORD.findall(text))
+
+
+def _other_class_layer(ctx: FileContext, node: cst.Attribute, cls: cst.ClassDef, target: Tuple[str, str]) -> bool:
+    """``self.<name>`` in a method of another class of the file that cannot derive from ``cls``."""
+    function = ctx.enclosing(node, cst.FunctionDef)
+    owner = ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) if function is not None else None
+    return owner is not cls and owner not in _ancestors(ctx, cls) and _own_layer(ctx, node, target)
+
+
+def _ancestors(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
+    """The classes of the file ``cls`` derives from (a base's method reads the subclass's layers)."""
+    out: List[cst.ClassDef] = []
+    todo = [cls]
+    while todo and len(out) < 8:
+        for base in todo.pop().bases:
+            found = definition_of(ctx, base.value)
+            if found is not None and isinstance(found[1], cst.ClassDef) and found[1] not in out:
+                out.append(found[1])
+                todo.append(found[1])
+    return out
+
+
+def _data_name(ctx: FileContext, name: cst.Name) -> bool:
+    """A name every binding of which is data built by a library call (``df = pd.read_csv(...)``)."""
+    b = ctx.names.binding_at(name, name.value)
+    return b is not None and not b.imports and bool(b.values) and all(
+        v is not None and effects.data_value(ctx, v) for v in b.values)
 
 
 def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:
@@ -143,10 +197,11 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
     # module may read other project files, so it is asked only of attributes nothing reads
     if init is None or "forward" not in methods or not _bases_in_view(ctx, cls) or not module_class(ctx, cls):
         return []
+    if _does_nothing(methods["forward"]):
+        return []  # no forward pass at all (a skeleton, a class built to show its modules): nothing bypassed
     me = _self_name(init)
     if me is None:
         return []
-    used = read.names
     candidates: Dict[str, cst.Assign] = {}
     for a in ctx.contents(init).assigns:
         if not isinstance(a, cst.Assign) or len(a.targets) != 1:
@@ -155,14 +210,42 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
             continue
         name = target.attr.value
-        if name in used or name in candidates or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
+        if name in candidates or read.reads(ctx, name, cls) or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
             continue
-        if is_module_value(ctx, a.value):  # nn.Buffer/nn.Parameter build tensors: not modules
+        # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
+        # holds no parameter that could miss a gradient
+        if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value):
             candidates[name] = a
     if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
     elsewhere = read_elsewhere(ctx, cls, set(candidates))
     return [(name, a) for name, a in candidates.items() if name not in elsewhere]
+
+
+def _does_nothing(function: cst.FunctionDef) -> bool:
+    """Whether the body of ``function`` is only ``pass``, ``...``, a docstring, ``return``/``return None``
+    or ``raise NotImplementedError``."""
+    body = function.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    for stmt in statements:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (
+            stmt.body if isinstance(stmt, cst.SimpleStatementSuite) else None)
+        if smalls is None:
+            return False
+        for small in smalls:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.Ellipsis, cst.SimpleString,
+                                                                          cst.ConcatenatedString)):
+                continue
+            if isinstance(small, cst.Return) and (small.value is None or isinstance(small.value, cst.Name)
+                                                  and small.value.value == "None"):
+                continue
+            if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in (
+                    dotted_name(small.exc.func if isinstance(small.exc, cst.Call) else small.exc) or ""):
+                continue
+            return False
+    return True
 
 
 def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[str]:
@@ -256,7 +339,8 @@ def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: 
             parent = octx.parent(node)
             if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
                 continue
-            if _own_layer(octx, node, target) or _other_receiver(octx, node.value, target, kin):
+            if _own_layer(octx, node, target) or _other_receiver(octx, node.value, target, kin) \
+                    or effects.initialising_read(octx, node):
                 continue
             out.add(node.attr.value)
         elif isinstance(node, (cst.SimpleString, cst.FormattedString)):
@@ -341,6 +425,17 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
     class: a name annotated with, or only ever bound to an instance of, a class that is neither the
     target, a class that may derive from it, nor one of its ancestors (a dataclass or config object, a
     tensor), or to a literal (a module-level constant, a dict).  Unknown receivers are not."""
+    if isinstance(recv, (cst.Call, cst.Subscript)):
+        return effects.data_value(octx, recv) or isinstance(recv, cst.Call) and _other_value(octx, recv, target, kin)
+    if isinstance(recv, cst.Attribute):
+        found = effects.self_attr(octx, recv)
+        if found is None:
+            return False
+        try:
+            values = effects.self_values(octx, *found)
+        except effects.Unknown:
+            return False
+        return bool(values) and all(_other_value(octx, v, target, kin) for v in values)
     if not isinstance(recv, cst.Name):
         return False
     b = octx.names.binding_at(recv, recv.value)
@@ -370,6 +465,8 @@ def _other_value(octx: FileContext, value: cst.BaseExpression, target: Tuple[str
                           cst.FormattedString, cst.Integer, cst.Float, cst.DictComp, cst.ListComp, cst.SetComp)):
         return True
     value = strip_moves(value)
+    if effects.data_value(octx, value):
+        return True  # a frame, an array, a tensor: `df.drop(columns=...)` reads no layer
     if isinstance(value, cst.Call):
         found = definition_of(octx, value.func)
         if found is not None and isinstance(found[1], cst.ClassDef):
@@ -431,4 +528,7 @@ def _may_derive(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], d
     return False
 
 
-__all__ = ["NamesRead", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
+#: whether a layer holds no parameter (for the message), from the table of library effects
+parameter_free = effects.parameter_free
+
+__all__ = ["NamesRead", "parameter_free", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]

@@ -1,0 +1,590 @@
+"""What library calls do to modules and their parameters, and the modules values held by objects are.
+
+One table of torch API effects, read by the rules through the questions below (never by the spelling
+of a user's identifier):
+
+- **module methods that return the module they are called on** (:data:`SAME_MODULE`): ``to``, ``cuda``,
+  ``cpu``, ``float``/``half``/``double``/``bfloat16`` move or cast it, ``train``/``eval`` switch its mode,
+  ``requires_grad_`` freezes it (``requires_grad_(False)``) or unfreezes it, ``apply(fn)`` runs ``fn`` on
+  each submodule (an initialisation when ``fn`` only writes weights: it neither freezes nor runs a
+  layer), ``share_memory`` moves its storage;
+- **wrappers that hold a module** (:data:`HOLDERS`): ``DataParallel``, ``DistributedDataParallel``,
+  ``torch.compile`` -- the wrapper's parameters are the module's; **copies** (:data:`COPIES`):
+  ``copy.deepcopy``, ``AveragedModel`` -- a new set of parameters;
+- **optimizer constructions** (``torch.optim.*`` but schedulers and averaging), their first argument a
+  **parameter source**: ``m.parameters()``, ``m.named_parameters()``, ``filter(f, ...)``,
+  ``itertools.chain(...)``, ``list(...)``/``tuple(...)``, ``+`` of those, a list of parameter groups
+  (``[{"params": ...}, ...]``), a comprehension over one; ``opt.add_param_group({"params": ...})``
+  adds a source later.
+
+Values held by objects (:func:`held_module`, :func:`self_values`): a name rebound to the same module
+(``D = D.cuda()``, also under ``if torch.cuda.is_available():``, where both branches hold the same
+model), ``self.<attr>`` of a class set in ``__init__`` or in a method the constructor calls
+(``self.build()``), and a dict literal keyed by literal strings (``nets["G"]``).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
+from torchlint.analysis.program import class_body, is_module_value
+from torchlint.analysis.walk import iter_nodes
+
+MOVES = "moves"
+CASTS = "casts"
+MODE = "mode"
+FREEZES = "freezes"
+UNFREEZES = "unfreezes"
+INITIALISES = "initialises"
+SHARES = "shares"
+UNKNOWN = "unknown"
+
+#: module methods that return the module they are called on, and what they change
+SAME_MODULE: Dict[str, str] = {
+    "to": MOVES, "cuda": MOVES, "cpu": MOVES, "share_memory": SHARES,
+    "float": CASTS, "half": CASTS, "double": CASTS, "bfloat16": CASTS,
+    "train": MODE, "eval": MODE,
+    "requires_grad_": FREEZES,
+    "apply": INITIALISES,
+}
+#: constructions whose result holds (and trains) the module they are given
+HOLDERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                     "torch.nn.parallel.data_parallel.DataParallel",
+                     "torch.nn.parallel.DistributedDataParallel",
+                     "torch.nn.parallel.distributed.DistributedDataParallel",
+                     "torch.compile"})
+#: constructions that build a new set of parameters copied from their argument
+COPIES = frozenset({"copy.deepcopy", "torch.optim.swa_utils.AveragedModel"})
+#: what a function given to ``apply`` may do that is more than initialising weights
+_NOT_INITIALISING = frozenset({"requires_grad", "requires_grad_", "forward", "eval", "train", "detach", "detach_",
+                               "append", "extend", "add_module", "parameters", "named_parameters", "modules",
+                               "children"})
+_MAX_HOPS = 8
+#: the ``add_param_group`` calls of the file
+_ADDED: "Fact[List[cst.Call]]" = Fact("effects.added_groups", lambda ctx: [
+    c for c in ctx.calls_in(ctx.module) if method_name(c) == "add_param_group"])
+#: the values ``self.<attr>`` is set to, per class and attribute (or the Unknown it raised)
+_SELF_VALUES: "Fact[Dict[Tuple[cst.ClassDef, str], object]]" = Fact("effects.self_values", lambda ctx: {})
+#: whether each function of the file only initialises the module it is given (asked once per function)
+_INITIALISERS: "Fact[Dict[cst.FunctionDef, bool]]" = Fact("effects.initialisers", lambda ctx: {})
+
+
+class Unknown(Exception):
+    """The answer cannot be known from the code."""
+
+
+# -- the table ----------------------------------------------------------------------------------------
+def method_effect(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """What ``module.<method>(...)`` changes, for a method of :data:`SAME_MODULE` (None for any other
+    call): ``requires_grad_(False)`` freezes, ``requires_grad_()`` unfreezes, ``apply(fn)`` initialises
+    when ``fn`` is a function of this file that only writes weights, else its effect is unknown."""
+    name = method_name(call)
+    effect = SAME_MODULE.get(name or "")
+    if effect is None:
+        return None
+    if effect == FREEZES:
+        flag = arg(call, 0, "requires_grad")
+        if flag is None or isinstance(flag.value, cst.Name) and flag.value.value == "True":
+            return UNFREEZES
+        if isinstance(flag.value, cst.Name) and flag.value.value == "False":
+            return FREEZES
+        return UNKNOWN
+    if effect == INITIALISES:
+        fn = arg(call, 0, "fn")
+        return INITIALISES if fn is not None and initialiser(ctx, fn.value) else UNKNOWN
+    return effect
+
+
+def initialiser(ctx: FileContext, fn: cst.BaseExpression) -> bool:
+    """Whether ``fn`` (given to ``module.apply``) only initialises: a function or method of this file
+    (``weights_init``, ``self._init_weights``) or ``torch.nn.init`` function whose code does nothing
+    but write parameters (no freezing, no forward pass, no collecting of modules)."""
+    if any(q.startswith("torch.nn.init.") for q in ctx.names.qualified_names_at(fn)):
+        return True
+    name = fn.value if isinstance(fn, cst.Name) else (
+        fn.attr.value if isinstance(fn, cst.Attribute) and isinstance(fn.value, cst.Name)
+        and fn.value.value in ("self", "cls") else None)
+    if name is None or isinstance(fn, cst.Name) and ctx.names.qualified_names_at(fn):
+        return False
+    found = ctx.functions().get(name) or []
+    if len(found) != 1:
+        return False
+    known = _INITIALISERS.of(ctx)
+    if found[0] not in known:
+        known[found[0]] = _only_writes_weights(ctx, found[0])
+    return known[found[0]]
+
+
+def _only_writes_weights(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether the body of ``function`` writes weights (``torch.nn.init`` or an in-place method) and does
+    nothing of :data:`_NOT_INITIALISING` (freezing, running, collecting, switching mode)."""
+    writes = False
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal, cst.Yield, cst.Await)):
+            return False
+        if isinstance(node, cst.Name) and node.value == "no_grad":
+            return False
+        if isinstance(node, cst.Attribute):
+            attr = node.attr.value
+            if attr in _NOT_INITIALISING or attr.startswith("register_"):
+                return False
+            if attr.endswith("_") and not attr.startswith("_"):
+                writes = True  # `m.weight.data.normal_(...)`, `nn.init.zeros_(...)`
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value.endswith("_") \
+                and any(q.startswith("torch.nn.init.") for q in ctx.names.qualified_names_at(node.func)):
+            writes = True  # `zeros_(m.bias)` imported from `torch.nn.init`
+    return writes
+
+
+def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
+    """Whether the read of the layer ``node`` (``self.fc``, ``model.fc``) only initialises it: its
+    ``weight``/``bias`` handed to ``torch.nn.init`` (``nn.init.xavier_uniform_(self.fc.weight)``) or
+    written in place (``self.fc.bias.data.zero_()``), the layer handed to ``torch.nn.init`` or to an
+    initialising function of the file (``init_layer(self.fc)``), or its ``apply`` given one."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and (
+            isinstance(call.func, cst.Name) or isinstance(call.func, cst.Attribute)
+            and (call.func.attr.value.endswith("_") or isinstance(call.func.value, cst.Name)
+                 and call.func.value.value in ("self", "cls"))) and initialiser(ctx, call.func)
+    if not isinstance(parent, cst.Attribute) or parent.value is not node:
+        return False
+    if parent.attr.value == "apply":
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and call.func is parent and method_effect(ctx, call) == INITIALISES
+    if parent.attr.value not in ("weight", "bias"):
+        return False
+    at: cst.CSTNode = parent
+    up = ctx.parent(at)
+    if isinstance(up, cst.Attribute) and up.value is at and up.attr.value == "data":
+        at, up = up, ctx.parent(up)
+    if isinstance(up, cst.Arg):
+        call = ctx.parent(up)
+        return isinstance(call, cst.Call) and call.args and call.args[0] is up \
+            and any(q.startswith("torch.nn.init.") for q in ctx.names.qualified_names_at(call.func))
+    if isinstance(up, cst.Attribute) and up.value is at:
+        name = up.attr.value
+        call = ctx.parent(up)
+        return isinstance(call, cst.Call) and call.func is up and name.endswith("_") and not name.startswith("_") \
+            and name not in ("requires_grad_",)
+    return False
+
+
+def holder(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """For a wrapper that holds a module (``DataParallel(net)``, ``torch.compile(net)``), the module."""
+    if ctx.names.qualified_names_at(call.func) & HOLDERS:
+        first = arg(call, 0, "module") or arg(call, 0, "model")
+        return first.value if first is not None else None
+    return None
+
+
+def is_copy(ctx: FileContext, call: cst.Call) -> bool:
+    return bool(ctx.names.qualified_names_at(call.func) & COPIES)
+
+
+def same_module(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The module ``expr`` is, through the methods that return it and the wrappers that hold it:
+    ``nn.DataParallel(G.cuda()).to(device)`` -> ``G``; ``D.apply(weights_init)`` -> ``D``."""
+    for _ in range(_MAX_HOPS):
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute) and (expr.func.attr.value in SAME_MODULE):
+                expr = expr.func.value
+                continue
+            inner = holder(ctx, expr)
+            if inner is not None:
+                expr = inner
+                continue
+        return expr
+    return expr
+
+
+def is_optimizer(ctx: FileContext, call: cst.Call) -> bool:
+    """``torch.optim.Adam(...)`` and the other ``torch.optim`` optimizers (not schedulers, averaging)."""
+    return any(q.startswith("torch.optim.") and ".lr_scheduler" not in q and ".swa_utils" not in q
+               for q in ctx.names.qualified_names_at(call.func))
+
+
+def parameter_sources(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> List[cst.BaseExpression]:
+    """The modules whose parameters the parameter source ``expr`` (an optimizer's first argument, a
+    parameter group's ``"params"``) holds: the receivers of ``.parameters()``/``.named_parameters()``
+    through ``list``/``tuple``, ``filter``, ``itertools.chain``, ``+``, lists of tensors or of groups,
+    comprehensions over a source and local names bound once.  :class:`Unknown` for anything else."""
+    if hops > _MAX_HOPS:
+        raise Unknown
+    if isinstance(expr, cst.Call):
+        name = method_name(expr)
+        if name in ("parameters", "named_parameters") and receiver(expr) is not None:
+            return [receiver(expr)]  # type: ignore[list-item]
+        func = expr.func
+        q = ctx.names.qualified_names_at(func)
+        builtin = isinstance(func, cst.Name) and not q and ctx.names.binding_at(func, func.value) is None
+        if builtin and func.value in ("list", "tuple") and len(expr.args) == 1:  # type: ignore[attr-defined]
+            return parameter_sources(ctx, expr.args[0].value, hops + 1)
+        if builtin and func.value == "filter" and len(expr.args) == 2:  # type: ignore[attr-defined]
+            return parameter_sources(ctx, expr.args[1].value, hops + 1)
+        if q & {"itertools.chain"}:
+            out: List[cst.BaseExpression] = []
+            for a in expr.args:
+                out += parameter_sources(ctx, a.value, hops + 1)
+            return out
+        raise Unknown
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return parameter_sources(ctx, expr.left, hops + 1) + parameter_sources(ctx, expr.right, hops + 1)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out = []
+        for el in expr.elements:
+            if isinstance(el, (cst.StarredElement,)):
+                out += parameter_sources(ctx, el.value, hops + 1)
+            elif isinstance(el.value, cst.Dict):
+                out += parameter_sources(ctx, group_params(el.value), hops + 1)
+            else:
+                out += parameter_sources(ctx, el.value, hops + 1)
+        return out
+    if isinstance(expr, cst.Dict):
+        return parameter_sources(ctx, group_params(expr), hops + 1)
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None \
+            and isinstance(expr.elt, cst.Name) and isinstance(expr.for_in.target, cst.Name) \
+            and expr.elt.value == expr.for_in.target.value:
+        return parameter_sources(ctx, expr.for_in.iter, hops + 1)  # `[p for p in m.parameters() if ...]`
+    raise Unknown
+
+
+def group_params(group: cst.Dict) -> cst.BaseExpression:
+    """The ``"params"`` of a parameter group written as a dict literal."""
+    found = [e.value for e in group.elements if isinstance(e, cst.DictElement)
+             and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "params"]
+    if len(found) != 1 or any(not isinstance(e, cst.DictElement) for e in group.elements):
+        raise Unknown
+    return found[0]
+
+
+def added_groups(ctx: FileContext, optimizer: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The parameter sources ``opt.add_param_group({"params": ...})`` adds to the optimizer named by the
+    Name or ``self.<attr>`` ``optimizer`` anywhere in the file (:class:`Unknown` when a group is not a
+    dict literal)."""
+    out = []
+    spelled = ctx.code(optimizer)
+    for call in _ADDED.of(ctx):
+        recv = receiver(call)
+        if recv is None or ctx.code(recv) != spelled:
+            continue
+        group = arg(call, 0, "param_group")
+        if group is None or not isinstance(group.value, cst.Dict):
+            raise Unknown
+        out.append(group_params(group.value))
+    return out
+
+
+#: ``torch.nn`` layers that hold no parameter and no buffer as built and compute the same in training
+#: and evaluation: losses (``*Loss``), activations, reshaping, pooling, padding, distances
+_STATELESS_LAYERS = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
+    "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "GLU", "Flatten", "Unflatten",
+    "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d",
+    "LPPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
+    "PairwiseDistance", "Fold", "Unfold"})
+#: loss classes that hold a buffer when given a tensor (``weight=``, ``pos_weight=``)
+_LOSS_BUFFERS = ("weight", "pos_weight")
+
+
+#: ``torch.nn`` layers without parameters or buffers whose work depends on the training mode
+_PARAMETER_FREE_MODE_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                         "FeatureAlphaDropout"})
+
+
+def parameter_free(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether the module construction ``value`` holds no parameter: :func:`holds_nothing`, or a dropout."""
+    core = same_module(ctx, value)
+    return holds_nothing(ctx, core) or isinstance(core, cst.Call) and any(
+        q.startswith("torch.nn.") and q.count(".") == 2 and q.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODE_LAYERS
+        for q in ctx.names.qualified_names_at(core.func))
+
+
+def holds_nothing(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether the module construction ``value`` holds no parameter and no buffer, and computes the same
+    in training and evaluation mode: a ``torch.nn`` loss (``nn.MSELoss()``, without a ``weight``
+    tensor), an activation, a reshaping, pooling or padding layer, or a ``Sequential`` of those.  Its
+    state dict is empty: nothing of it is trained, saved or moved."""
+    core = same_module(ctx, value)
+    if not isinstance(core, cst.Call):
+        return False
+    for q in ctx.names.qualified_names_at(core.func):
+        if not q.startswith("torch.nn.") or q.startswith(("torch.nn.functional.", "torch.nn.init.")):
+            continue
+        last = q.rsplit(".", 1)[-1]
+        if q.count(".") == 2 and last.endswith("Loss"):
+            return not any(a.keyword is not None and a.keyword.value in _LOSS_BUFFERS
+                           and not (isinstance(a.value, cst.Name) and a.value.value == "None") for a in core.args)
+        if q.count(".") == 2 and last in _STATELESS_LAYERS:
+            return True
+        if q in ("torch.nn.Sequential", "torch.nn.ModuleList"):
+            return bool(core.args) and all(not a.star and isinstance(a.value, cst.Call)
+                                           and holds_nothing(ctx, a.value) for a in core.args)
+    return False
+
+
+#: library packages whose calls build data, never an ``nn.Module`` (frames, arrays, text, paths)
+DATA_LIBRARIES = ("pandas.", "numpy.", "PIL.", "cv2.", "json.", "csv.", "re.", "os.", "pathlib.", "math.",
+                   "datetime.", "scipy.", "sklearn.", "matplotlib.", "h5py.", "yaml.", "string.", "argparse.",
+                   "logging.", "polars.")
+#: ``torch`` functions that build tensors (a value that is no module)
+_TENSOR_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand",
+                               "randn", "randint", "randperm", "arange", "linspace", "logspace", "eye", "cat",
+                               "stack", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                               "randn_like", "where", "bernoulli", "multinomial", "normal", "Tensor",
+                               "FloatTensor", "LongTensor", "BoolTensor", "ByteTensor", "IntTensor", "DoubleTensor"})
+#: calls that may return any object, a module among them
+_ANY_OBJECT = ("pickle.", "joblib.", "dill.", "cloudpickle.", "copy.", "torch.load", "torch.jit.", "torch.hub.")
+
+
+def data_value(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> bool:
+    """Whether ``value`` is built by a library call that returns data, never a module: a pandas frame
+    (``pd.read_csv(...)``), an array, a tensor (``torch.zeros(...)``), a path or a parsed text, or a
+    method of such a value (``df.dropna()``, ``x.view(-1)``)."""
+    if hops > 4 or not isinstance(value, cst.Call):
+        return False
+    q = ctx.names.qualified_names_at(value.func)
+    if q:
+        if any(n.startswith(_ANY_OBJECT) for n in q):
+            return False
+        if any(n.startswith(DATA_LIBRARIES) for n in q):
+            return True
+        return any(n.startswith("torch.") and n.count(".") == 1 and n.split(".")[1] in _TENSOR_FACTORIES
+                   for n in q)
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value not in SAME_MODULE:
+        inner = func.value
+        if isinstance(inner, cst.Call):
+            return data_value(ctx, inner, hops + 1)
+        if isinstance(inner, cst.Name):
+            b = ctx.names.binding_at(inner, inner.value)
+            return b is not None and not b.imports and bool(b.values) and all(
+                v is not None and (v is value or data_value(ctx, v, hops + 1)) for v in b.values)
+    return False
+
+
+# -- values held by objects ---------------------------------------------------------------------------
+def _keeps(ctx: FileContext, value: cst.BaseExpression, same: cst.BaseExpression) -> bool:
+    """Whether ``value`` is the object ``same`` (a Name, or ``self.<attr>``) again: ``D.cuda()``,
+    ``nn.DataParallel(D)``, ``D.apply(init)``."""
+    core = same_module(ctx, value)
+    if isinstance(core, cst.Name) and isinstance(same, cst.Name):
+        return core.value == same.value
+    return isinstance(core, cst.Attribute) and isinstance(same, cst.Attribute) \
+        and ctx.code(core) == ctx.code(same)
+
+
+def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
+    """The one module construction the name ``name`` holds wherever it is read, where every other
+    binding of it rebinds the same module (``G = G.cuda()``, ``D = nn.DataParallel(D)``, under an
+    ``if`` too): :class:`Unknown` when it is bound to anything else, to two constructions, to an
+    unknown value (a parameter, a loop target) or changed in place."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports or b.changed or not b.values:
+        raise Unknown
+    built = []
+    for value in b.values:
+        if value is None:
+            raise Unknown
+        if _keeps(ctx, value, name):
+            continue
+        built.append(value)
+    if len(built) != 1:
+        raise Unknown
+    core = same_module(ctx, built[0])
+    if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
+        raise Unknown
+    return core
+
+
+def literal_key(expr: cst.BaseExpression) -> Optional[Tuple[cst.Name, str]]:
+    """``nets["G"]``: the dict name and the literal key."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            key = index.value.evaluated_value
+            if isinstance(key, str):
+                return expr.value, key
+    return None
+
+
+def keyed_value(ctx: FileContext, expr: cst.Subscript) -> cst.BaseExpression:
+    """The value at a literal key of a dict the name is bound to once, as a literal keyed by literal
+    strings, never written to by key (``nets = {"G": G, "D": D}``; ``nets["D"]``)."""
+    found = literal_key(expr)
+    if found is None:
+        raise Unknown
+    name, key = found
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports or b.changed or len(b.values) != 1 or not isinstance(b.values[0], cst.Dict):
+        raise Unknown
+    for use in ctx.names_in(ctx.module, name.value):
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Subscript) and parent.value is use:
+            holder_ = ctx.parent(parent)
+            if isinstance(holder_, (cst.AssignTarget, cst.AugAssign, cst.Del)):
+                raise Unknown
+        elif isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in (
+                "update", "setdefault", "pop", "__setitem__"):
+            raise Unknown
+    values = []
+    for el in b.values[0].elements:
+        if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+            raise Unknown
+        if el.key.evaluated_value == key:
+            values.append(el.value)
+    if len(values) != 1:
+        raise Unknown
+    return values[0]
+
+
+def _init_methods(cls: cst.ClassDef) -> Tuple[Dict[str, cst.FunctionDef], List[cst.FunctionDef]]:
+    """The methods of ``cls`` by name, and ``__init__`` with the methods it calls on ``self`` (one
+    level: ``self.build()``, ``self._setup_optimizers()``)."""
+    methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+    init = methods.get("__init__")
+    if init is None:
+        return methods, []
+    out = [init]
+    me = _first_param(init)
+    for node in iter_nodes(init.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == me:
+            called = methods.get(node.func.attr.value)
+            if called is not None and called not in out and not called.decorators:
+                out.append(called)
+    return methods, out
+
+
+def _first_param(function: cst.FunctionDef) -> Optional[str]:
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return params[0].name.value if params else None
+
+
+def self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.BaseExpression]:
+    """The values assigned to ``self.<attr>`` in the class ``cls``, when every assignment of it in the
+    class is a plain one in ``__init__`` or a method ``__init__`` calls, other than those that rebind
+    the same module (``self.G = self.G.cuda()``); :class:`Unknown` otherwise (an assignment in another
+    method, an augmented or unpacked assignment, ``setattr``)."""
+    known = _SELF_VALUES.of(ctx)
+    key = (cls, attr)
+    if key not in known:
+        try:
+            known[key] = _self_values(ctx, cls, attr)
+        except Unknown as exc:
+            known[key] = exc
+    found = known[key]
+    if isinstance(found, Unknown):
+        raise Unknown
+    return list(found)  # type: ignore[call-overload]
+
+
+def _self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.BaseExpression]:
+    methods, setup = _init_methods(cls)
+    out: List[cst.BaseExpression] = []
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr",
+                                                                                                "delattr"):
+            raise Unknown
+        if not isinstance(node, cst.Attribute) or node.attr.value != attr:
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is node \
+                or _unpacked_into(ctx, node):
+            function = ctx.enclosing(node, (cst.FunctionDef, cst.Lambda))
+            if not isinstance(function, cst.FunctionDef) or function not in setup \
+                    or not isinstance(node.value, cst.Name) or node.value.value != _first_param(function):
+                raise Unknown
+            assign = ctx.parent(parent)
+            if not isinstance(parent, cst.AssignTarget) or not isinstance(assign, cst.Assign) \
+                    or len(assign.targets) != 1:
+                raise Unknown
+            if _keeps(ctx, assign.value, node):
+                continue
+            out.append(assign.value)
+    return out
+
+
+def _unpacked_into(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``a, self.G = ...`` or ``for self.G in ...``: ``node`` is bound as part of a target."""
+    child, parent = node, ctx.parent(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        child, parent = parent, ctx.parent(parent)
+    if child is node:
+        return isinstance(parent, (cst.For, cst.CompFor, cst.WithItem, cst.AsName)) and getattr(
+            parent, "target", getattr(parent, "name", None)) is node
+    return isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName)) and getattr(
+        parent, "target", getattr(parent, "name", None)) is child
+
+
+def self_attr(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[cst.ClassDef, str]]:
+    """``self.<attr>`` read in a method of a top-level or nested class: the class and the attribute."""
+    if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Name):
+        return None
+    function = ctx.enclosing(expr, (cst.FunctionDef, cst.Lambda))
+    if not isinstance(function, cst.FunctionDef) or _first_param(function) != expr.value.value \
+            or function.decorators and not all(isinstance(d.decorator, cst.Name) and d.decorator.value == "property"
+                                               for d in function.decorators):
+        return None
+    cls = ctx.parent(ctx.parent(function)) if isinstance(ctx.parent(function), cst.IndentedBlock) else None
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    if ctx.names.reaching_assignment(expr.value.value, expr, function) is not None:
+        return None  # `self` rebound
+    return cls, expr.attr.value
+
+
+def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
+    """The identity of the module ``self.<attr>`` holds in every method of its class: its one
+    construction (``self.D = Discriminator().to(device)``), or the one value it is set to from
+    ``__init__``'s arguments (``self.G = generator``: a node standing for that argument); :class:`Unknown`
+    when the attribute is set more than once, outside the constructor, or from another attribute."""
+    found = self_attr(ctx, expr)
+    if found is None:
+        raise Unknown
+    cls, attr = found
+    values = self_values(ctx, cls, attr)
+    if len(values) != 1:
+        raise Unknown
+    core = same_module(ctx, values[0])
+    if isinstance(core, cst.Call) and is_module_value(ctx, core):
+        return core
+    if isinstance(core, cst.Name):
+        function = ctx.enclosing(core, cst.FunctionDef)
+        if isinstance(function, cst.FunctionDef) and ctx.names.reaching_assignment(core.value, core, function) is None:
+            params = function.params
+            for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+                if p.name.value == core.value and p.default is None:
+                    return p  # the argument the constructor is given
+        try:
+            return held_module(ctx, core)
+        except Unknown:
+            pass
+    raise Unknown
+
+
+def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
+    """The one optimizer construction ``self.<attr>`` holds (set once in the constructor or a method it
+    calls)."""
+    found = self_attr(ctx, expr)
+    if found is None:
+        raise Unknown
+    values = self_values(ctx, *found)
+    if len(values) != 1 or not isinstance(values[0], cst.Call) or not is_optimizer(ctx, values[0]):
+        raise Unknown
+    return values[0]
+
+
+__all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
+           "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
+           "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]

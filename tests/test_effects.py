@@ -1,0 +1,167 @@
+"""The table of torch API effects and the modules values held by objects hold
+(:mod:`torchlint.analysis.effects`), asked directly of small programs."""
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from torchlint.analysis import effects
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.traversal import analyze
+from torchlint.analysis.walk import iter_nodes
+
+
+def _ctx(src):
+    module = cst.parse_module(src)
+    ctx = FileContext("m.py", src, module)
+    analyze(ctx)
+    return ctx
+
+
+def _node(ctx, kind, code):
+    return next(n for n in iter_nodes(ctx.module) if isinstance(n, kind) and ctx.code(n) == code)
+
+
+METHODS = '''
+import torch.nn as nn
+
+
+def init(m):
+    nn.init.zeros_(m.weight)
+
+
+def freeze(m):
+    m.requires_grad_(False)
+
+
+net = nn.Linear(2, 2)
+net.cuda()
+net.eval()
+net.requires_grad_(False)
+net.requires_grad_()
+net.apply(init)
+net.apply(freeze)
+net.share_memory()
+net.forward(None)
+'''
+
+
+@pytest.mark.parametrize("code, effect", [
+    ("net.cuda()", effects.MOVES),
+    ("net.eval()", effects.MODE),
+    ("net.requires_grad_(False)", effects.FREEZES),
+    ("net.requires_grad_()", effects.UNFREEZES),
+    ("net.apply(init)", effects.INITIALISES),
+    ("net.apply(freeze)", effects.UNKNOWN),
+    ("net.share_memory()", effects.SHARES),
+    ("net.forward(None)", None),
+])
+def test_what_a_module_method_changes(code, effect):
+    ctx = _ctx(METHODS)
+    assert effects.method_effect(ctx, _node(ctx, cst.Call, code)) == effect
+
+
+HELD = '''
+import copy
+import torch
+import torch.nn as nn
+
+G = nn.Linear(4, 2)
+D = nn.Linear(2, 1)
+D.apply(lambda m: None)
+if torch.cuda.is_available():
+    G = G.cuda()
+    D = nn.DataParallel(D.cuda())
+E = nn.Linear(2, 1)
+E = nn.Linear(2, 2)
+T = copy.deepcopy(G)
+nets = {"g": G, "d": D}
+opt = torch.optim.Adam([{"params": G.parameters()}, {"params": filter(lambda p: p.requires_grad, D.parameters())}])
+print(G, D, E, T, nets["d"])
+'''
+
+
+def test_a_name_rebound_to_the_same_module_under_an_if_holds_its_one_construction():
+    ctx = _ctx(HELD)
+    printed = _node(ctx, cst.Call, 'print(G, D, E, T, nets["d"])')
+    g, d, e, t = (a.value for a in printed.args[:4])
+    assert ctx.code(effects.held_module(ctx, g)) == "nn.Linear(4, 2)"
+    assert ctx.code(effects.held_module(ctx, d)) == "nn.Linear(2, 1)"
+    with pytest.raises(effects.Unknown):
+        effects.held_module(ctx, e)  # two constructions
+    with pytest.raises(effects.Unknown):
+        effects.held_module(ctx, t)  # a copy: not a module construction of its own here
+    assert ctx.code(effects.keyed_value(ctx, printed.args[4].value)) == "D"
+
+
+def test_parameter_sources_through_groups_and_filters():
+    ctx = _ctx(HELD)
+    call = _node(ctx, cst.Call, next(ctx.code(c) for c in ctx.calls_in(ctx.module)
+                                     if ctx.code(c).startswith("torch.optim.Adam")))
+    assert effects.is_optimizer(ctx, call)
+    assert [ctx.code(r) for r in effects.parameter_sources(ctx, call.args[0].value)] == ["G", "D"]
+
+
+TRAINER = '''
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, gen):
+        self.G = gen
+        self.D = nn.Linear(2, 1).to("cpu")
+        self.setup()
+
+    def setup(self):
+        self.opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+        self.D = self.D.cuda()
+
+    def load(self, other):
+        self.G = other
+
+    def step(self, x):
+        return self.D(x), self.G(x), self.opt
+'''
+
+
+def test_self_attributes_set_by_the_constructor_and_the_methods_it_calls():
+    ctx = _ctx(TRAINER)
+    d = _node(ctx, cst.Attribute, "self.D")
+    reads = [n for n in iter_nodes(ctx.module) if isinstance(n, cst.Attribute) and ctx.code(n) in (
+        "self.D", "self.G", "self.opt") and isinstance(ctx.parent(n), (cst.Call, cst.Element))]
+    d, g, opt = reads[-3], reads[-2], reads[-1]
+    assert ctx.code(effects.self_module(ctx, d)) == 'nn.Linear(2, 1)'
+    assert ctx.code(effects.self_optimizer(ctx, opt)).startswith("torch.optim.SGD")
+    with pytest.raises(effects.Unknown):
+        effects.self_module(ctx, g)  # also set in `load`, which the constructor does not call
+
+
+DATA = '''
+import pandas as pd
+import torch
+import torch.nn as nn
+
+frame = pd.read_csv("x.csv")
+frame = frame.dropna()
+t = torch.zeros(3)
+model = torch.load("m.pt")
+layer = nn.Linear(2, 2)
+print(frame, t, model, layer)
+'''
+
+
+def test_data_values_and_layers_that_hold_nothing():
+    ctx = _ctx(DATA)
+    values = {ctx.code(a.targets[0].target) + "=" + ctx.code(a.value): a.value
+              for a in iter_nodes(ctx.module) if isinstance(a, cst.Assign)}
+    assert effects.data_value(ctx, values['frame=pd.read_csv("x.csv")'])
+    assert effects.data_value(ctx, values["frame=frame.dropna()"])
+    assert effects.data_value(ctx, values["t=torch.zeros(3)"])
+    assert not effects.data_value(ctx, values['model=torch.load("m.pt")'])  # may be a pickled model
+    assert not effects.data_value(ctx, values["layer=nn.Linear(2, 2)"])
+    src = "import torch.nn as nn\na = nn.MSELoss()\nb = nn.CrossEntropyLoss(weight=w)\nc = nn.ReLU()\nd = nn.Dropout()\ne = nn.Linear(2, 2)\n"
+    ctx = _ctx(src)
+    held = {ctx.code(a.targets[0].target): a.value for a in iter_nodes(ctx.module) if isinstance(a, cst.Assign)}
+    assert [k for k in "abcde" if effects.holds_nothing(ctx, held[k])] == ["a", "c"]
+    assert [k for k in "abcde" if effects.parameter_free(ctx, held[k])] == ["a", "c", "d"]
