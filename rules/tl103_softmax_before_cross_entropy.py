@@ -31,7 +31,6 @@ SIGMOID_WHY = (
     "scores can differ by at most 1 and the loss and its gradients barely move; pass the logits "
     "(for independent yes/no labels use `BCEWithLogitsLoss`)"
 )
-SIGMOID_MESSAGE = "Cross-entropy input went through a sigmoid; " + SIGMOID_WHY
 
 
 class SoftmaxBeforeCrossEntropy(LintRule):
@@ -922,7 +921,7 @@ def run(x, y):
                 return
         # a sigmoid: no fix, dropping it changes what the model outputs for its other users
         if sigmoid_use(self.ctx, value) is not None or self._assigned_sigmoid(value):
-            self.report(value, SIGMOID_MESSAGE)
+            self.report(value, f"`{self.spelling(value)}` passed to cross-entropy went through a sigmoid; " + SIGMOID_WHY)
             return
         if isinstance(value, cst.Call) and sequential_ending_in(self.ctx, value.func, SIGMOID_LAYERS) is not None:
             self.report(value, "Cross-entropy input comes from an `nn.Sequential` that ends in `nn.Sigmoid`; " + SIGMOID_WHY)

@@ -654,7 +654,8 @@ with torch.amp.autocast("cuda"):
         if positional is not None:
             # `resnet50(True)`: the builders' first parameter was `pretrained`; since torchvision 0.13 it is
             # the keyword-only `weights`, taken positionally only with a deprecation warning
-            message = "`pretrained` given positionally is deprecated since torchvision 0.13; use `weights=`"
+            message = (f"`{self.spelling(node)}`: `pretrained` given positionally is deprecated since torchvision 0.13; "
+                       "use `weights=`")
             names = {positional: "weights"}
         else:
             listed = ", ".join(f"`{a.keyword.value}=`" for a in old if a.keyword is not None)

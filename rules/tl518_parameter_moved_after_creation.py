@@ -249,7 +249,7 @@ opt = torch.optim.Adam([w], lr=0.1)
                 continue
             where = self._destination(call)
             if where is not None:
-                self.report(call, self.MESSAGE.format(method=func.attr.value, where=where),
+                self.report(call, self.quoting(call, self.MESSAGE.format(method=func.attr.value, where=where)),
                             fix=lambda c=call, p=param, f=func: self._fix(c, p, f))
 
     # -- what the move does ------------------------------------------------------------------------

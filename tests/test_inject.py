@@ -464,6 +464,8 @@ def test_the_tree_around_the_file_counts(inject, linter, tmp_path):
                 model.eval()
                 with torch.no_grad():
                     return [model(x) for x in loader]
+            def main(loader):
+                return evaluate(Net(), loader)
             """})
     ms = judge_all(inject, linter, root, inject.OPERATOR_BY_NAME["tl106-remove-eval"])
     assert [(m.verdict, m.path) for m in ms] == [("found", "evaluate.py")]
