@@ -1391,15 +1391,17 @@ def op_detach_term(unit: Unit):
                        unit.lines(node)[0], f"detached `{code_of(term)[:50]}`")
 
 
+# layers that keep the shape and hold parameters or buffers, or act only in training (dropout); an
+# activation without parameters (ReLU, GELU, ...) left out of forward is not TL602's mistake: the rule's harm
+# is parameters that never get a gradient, or a training-time effect that never happens
 SHAPE_KEEPING = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "BatchNorm1d", "BatchNorm2d",
-                 "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "ReLU",
-                 "LeakyReLU", "GELU", "Tanh", "Sigmoid", "ELU", "SiLU", "PReLU", "ReLU6", "Mish", "SELU")
+                 "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PReLU")
 
 
 @operator("tl602-bypass-a-layer", "TL602", ("forward",))
 def op_bypass_layer(unit: Unit):
-    """Delete ``x = self.layer(x)`` from ``forward`` when ``self.layer`` is a shape-keeping layer
-    (dropout, a norm, an activation) built in ``__init__`` and used nowhere else.
+    """Delete ``x = self.layer(x)`` from ``forward`` when ``self.layer`` is a shape-keeping layer with
+    parameters or a training-time effect (dropout, a norm, PReLU) built in ``__init__`` and used nowhere else.
 
     Why it is the mistake: the layer is built and trained around but never runs; the output shape is
     the same, so nothing fails: TL602's mistake."""

@@ -340,6 +340,23 @@ def test_bypass_a_layer(inject):
     assert "self.drop(x)" not in new and "x = self.fc(x)" in new
 
 
+def test_an_activation_without_parameters_is_not_bypassed(inject):
+    # TL602's harm is parameters that get no gradient or dropout that never acts: a ReLU holds neither
+    code = """\
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.act = nn.ReLU()
+            def forward(self, x):
+                x = self.fc(x)
+                x = self.act(x)
+                return x
+        """
+    assert sites(inject, "tl602-bypass-a-layer", code) == []
+
+
 def test_optimizer_of_the_other_model(inject):
     code = """\
         import torch
