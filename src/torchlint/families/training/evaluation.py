@@ -56,6 +56,7 @@ from torchlint.analysis.program import (
     mode_free,
     not_a_module,
     param_is_model,
+    project_arguments_for_param,
     position,
     strip_moves as strip_moves_expr,
 )
@@ -313,7 +314,15 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
         args = arguments_for_param(ctx, model) if hops < 2 else None
         if not args:
-            return None
+            # called from other files of the project only: the models their calls pass
+            placed = project_arguments_for_param(ctx, model) if hops < 2 else None
+            if not placed:
+                return None
+            return _combine([
+                model_mode_dependent(octx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
+                else _value_mode_dependent(octx, a)
+                for octx, a in placed
+            ])
         return _combine([
             model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
             else _value_mode_dependent(ctx, a)
@@ -1178,13 +1187,15 @@ class EvaluationFacts:
 
     def _outputs_only_off_graph(self, function: cst.FunctionDef, calls) -> bool:
         """Evaluation by behaviour, whatever the function is called: it switches the model it runs to eval
-        mode (``model.eval()``), trains nothing (no backward pass, optimizer step or training call within
+        mode (``model.eval()``) or runs every model call with gradients off (an inference pass), trains nothing (no backward pass, optimizer step or training call within
         reach), needs no gradients, and what its model calls produce reaches only graph-free sinks (picks,
         ``.item()``, comparisons, printing): no output's graph is returned, yielded, stored on ``self`` or in
         a container it was given, or handed to a callable whose code is not in view."""
         ctx = self.ctx
         switched = eval_receivers(ctx, function, depth=0)
-        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched):
+        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) and not (
+            calls and all(under_no_grad(ctx, c) for c, _m in calls)
+        ):
             return False
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
             return False
