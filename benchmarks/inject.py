@@ -284,23 +284,102 @@ class TreeFacts:
     stochastic_classes: Set[str] = field(default_factory=set)
 
 
-STOCHASTIC_WORDS = ("Dropout", "BatchNorm", "dropout", "batch_norm")
+DROPOUT_LAYER_NAMES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+RECURRENT_NAMES = {"LSTM": 5, "GRU": 5, "RNN": 6}
+ATTENTION_NAMES = {"Transformer": (5, 0.1), "TransformerEncoderLayer": (3, 0.1),
+                   "TransformerDecoderLayer": (3, 0.1), "MultiheadAttention": (2, 0.0)}
+
+
+def _ast_arg(call: ast.Call, position: int, keyword: str):
+    """(given, value): the argument's expression, or (True, None) when ``*args``/``**kw`` may give it."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return True, kw.value
+        if kw.arg is None:
+            return True, None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return True, None
+    if position < len(call.args):
+        return True, call.args[position]
+    return False, None
+
+
+def _literal(expr) -> Optional[object]:
+    try:
+        return ast.literal_eval(expr) if expr is not None else None
+    except Exception:
+        return None
+
+
+def _call_changes_with_mode(call: ast.Call) -> bool:
+    """Whether this construction is a layer that may compute differently in training and evaluation
+    mode: not when its arguments prove otherwise (``Dropout(0)``, batch norm without running statistics,
+    instance norm without them (the default), a one-layer or dropout-free recurrent layer)."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    if name in DROPOUT_LAYER_NAMES or name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"):
+        given, p = _ast_arg(call, 0 if name[0].isupper() else 1, "p")
+        if not name[0].isupper():
+            t_given, t = _ast_arg(call, 2, "training")
+            if t_given and _literal(t) is False:
+                return False
+        return not given or _literal(p) != 0
+    if name.startswith("BatchNorm") or name.startswith("LazyBatchNorm") or name == "SyncBatchNorm":
+        given, track = _ast_arg(call, 4, "track_running_stats")
+        return not given or _literal(track) is not False
+    if name.startswith(("InstanceNorm", "LazyInstanceNorm")):
+        given, track = _ast_arg(call, 4, "track_running_stats")
+        return given and _literal(track) is not False
+    if name in RECURRENT_NAMES:
+        d_given, d = _ast_arg(call, RECURRENT_NAMES[name], "dropout")
+        n_given, n = _ast_arg(call, 2, "num_layers")
+        return d_given and _literal(d) != 0 and n_given and _literal(n) != 1
+    if name in ATTENTION_NAMES:
+        position, default = ATTENTION_NAMES[name]
+        given, d = _ast_arg(call, position, "dropout")
+        return (default > 0) if not given else _literal(d) != 0
+    return False
 
 
 def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
+    """The classes of the tree that build a layer whose computation depends on the mode (dropout with
+    p > 0, batch norm tracking statistics, instance norm only with ``track_running_stats=True``, a stacked
+    recurrent layer with dropout, attention with dropout), read ``self.training``, or build such a class
+    of the tree or a torchvision model."""
     facts = TreeFacts()
+    uses: Dict[str, Set[str]] = {}
     for _, text in files:
-        if "class " not in text or not any(w in text for w in STOCHASTIC_WORDS):
+        if "class " not in text:
             continue
         try:
             tree = ast.parse(text)
         except Exception:
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                seg = ast.get_source_segment(text, node) or ""
-                if any(w in seg for w in STOCHASTIC_WORDS):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            called = uses.setdefault(node.name, set())
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Attribute) and inner.attr == "training" and isinstance(inner.ctx, ast.Load):
                     facts.stochastic_classes.add(node.name)
+                if isinstance(inner, ast.Call):
+                    if _call_changes_with_mode(inner):
+                        facts.stochastic_classes.add(node.name)
+                    f = inner.func
+                    callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                    dotted = ast.unparse(f) if isinstance(f, ast.Attribute) else callee
+                    if dotted.startswith(TORCHVISION_MODELS):
+                        facts.stochastic_classes.add(node.name)
+                    called.add(callee)
+            for base in node.bases:
+                called.add(base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else "")
+    changed = True
+    while changed:  # a class building (or deriving from) one of the tree's mode-dependent classes
+        changed = False
+        for name, called in uses.items():
+            if name not in facts.stochastic_classes and called & facts.stochastic_classes:
+                facts.stochastic_classes.add(name)
+                changed = True
     return facts
 
 
@@ -695,6 +774,34 @@ def _model_is_stochastic(unit: Unit, model: str) -> bool:
     return bool(unit.tree.stochastic_classes)
 
 
+def _callers_evaluate_first(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:
+    """Whether the model is a parameter of ``fn`` and every call of ``fn`` in the unit comes after the
+    caller switched the argument it passes to evaluation mode (the last ``.eval()``/``.train()`` on it
+    before the call, in the caller's scope, is ``.eval()``): deleting ``fn``'s own ``eval()`` then
+    changes nothing."""
+    params = [p.name.value for p in fn.params.params]
+    if model not in params:
+        return False
+    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
+    calls = [c for c in unit.of_type(cst.Call) if last(name_of(c.func)) == fn.name.value]
+    if not calls:
+        return False
+    for call in calls:
+        a = next((x for x in call.args if x.keyword is not None and x.keyword.value == model), None)
+        if a is None and 0 <= index < len(call.args) and call.args[index].keyword is None:
+            a = call.args[index]
+        passed = name_of(a.value) if a is not None else ""
+        if not passed:
+            return False
+        scope = unit.function(call) or unit.module
+        line = unit.lines(call)[0]
+        switches = sorted((unit.lines(c)[0], c.func.attr.value) for c in unit.calls_in(scope, "eval", "train")
+                          if receiver(c) == passed and unit.lines(c)[0] < line and not c.args)
+        if not switches or switches[-1][1] != "eval":
+            return False
+    return True
+
+
 @operator("tl106-remove-eval", "TL106", ("eval",))
 def op_remove_eval(unit: Unit):
     """Delete ``model.eval()`` from a function that then evaluates the model without training it.
@@ -716,6 +823,8 @@ def op_remove_eval(unit: Unit):
         if sum(1 for c in unit.calls_in(fn, "eval", "train") if chain_root(c) == model) != 1:
             continue
         if not _calls_one_of(unit, fn, {model}) or not _model_is_stochastic(unit, model):
+            continue
+        if _callers_evaluate_first(unit, fn, model):
             continue
         yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(fn),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")

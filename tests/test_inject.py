@@ -171,6 +171,49 @@ def test_remove_eval_needs_dropout_or_batch_norm_in_the_tree(inject):
     assert sites(inject, "tl106-remove-eval", code) == []
 
 
+@pytest.mark.parametrize("layer, mistake", [
+    ("nn.Dropout(0.5)", True),
+    ("nn.Dropout(p=0.0)", False),
+    ("nn.InstanceNorm2d(4)", False),  # no running statistics by default: the same in both modes
+    ("nn.InstanceNorm2d(4, track_running_stats=True)", True),
+    ("nn.BatchNorm1d(4, track_running_stats=False)", False),
+    ("nn.GRU(4, 4, dropout=0.3)", False),  # one layer: its dropout acts only between stacked layers
+    ("nn.GRU(4, 4, num_layers=2, dropout=0.3)", True),
+    ("nn.LayerNorm(4)", False),
+])
+def test_remove_eval_needs_a_layer_that_changes_with_the_mode(inject, layer, mistake):
+    code = EVAL.replace("nn.Dropout(0.5)", layer)
+    assert bool(sites(inject, "tl106-remove-eval", code)) is mistake
+
+
+def test_remove_eval_follows_the_tree_s_classes_a_model_is_built_from(inject):
+    code = EVAL.replace("self.drop = nn.Dropout(0.5)", "self.block = Block()") + textwrap.dedent("""
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.BatchNorm2d(3)
+        """)
+    assert len(sites(inject, "tl106-remove-eval", code)) == 1
+
+
+def test_remove_eval_refuses_when_every_caller_evaluates_first(inject):
+    caller = textwrap.dedent("""
+        def fit(net, loader, opt):
+            for epoch in range(2):
+                net.train()
+                for x, y in loader:
+                    opt.step()
+                net.eval()
+                print(evaluate(net, loader))
+        """)
+    assert sites(inject, "tl106-remove-eval", EVAL + caller) == []
+    # the caller switches back to training before the call: deleting `model.eval()` is the mistake
+    trains_again = caller.replace("        print(evaluate(net, loader))",
+                                  "        net.train()\n        print(evaluate(net, loader))")
+    assert trains_again != caller
+    assert len(sites(inject, "tl106-remove-eval", EVAL + trains_again)) == 1
+
+
 def test_remove_train_after_in_loop_validation(inject):
     code = """\
         def fit(model, loader, opt, criterion, epochs):
@@ -463,7 +506,20 @@ def test_the_tree_around_the_file_counts(inject, linter, tmp_path):
             def evaluate(model, loader):
                 model.eval()
                 with torch.no_grad():
-                    return [model(x) for x in loader]
+                    return [model(x).argmax(1).tolist() for x in loader]
+            """,
+        # the model evaluate() runs is built from that class by its caller, in a third file
+        "run.py": """\
+            import torch
+            from models import Net
+            from evaluate import evaluate
+            net = Net()
+            opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            for x in [torch.ones(2, 3)]:
+                opt.zero_grad()
+                net(x).sum().backward()
+                opt.step()
+            print(evaluate(net, [torch.ones(2, 3)]))
             """})
     ms = judge_all(inject, linter, root, inject.OPERATOR_BY_NAME["tl106-remove-eval"])
     assert [(m.verdict, m.path) for m in ms] == [("found", "evaluate.py")]
