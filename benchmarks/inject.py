@@ -282,6 +282,8 @@ class TreeFacts:
 
     #: classes defined in the tree whose body builds dropout or batch normalisation
     stochastic_classes: Set[str] = field(default_factory=set)
+    #: per file: a module-level name -> the callees of the calls assigned to it (``net = Net().to(d)``: Net)
+    built: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
 
 
 DROPOUT_LAYER_NAMES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
@@ -341,6 +343,22 @@ def _call_changes_with_mode(call: ast.Call) -> bool:
     return False
 
 
+def _notebook_text(text: str) -> str:
+    """The code cells of a notebook, one after another (shell and magic lines dropped)."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except Exception:
+        return ""
+    out = []
+    for c in cells:
+        if c.get("cell_type") != "code":
+            continue
+        src = c.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        out.append("\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    return "\n".join(out)
+
+
 def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     """The classes of the tree that build a layer whose computation depends on the mode (dropout with
     p > 0, batch norm tracking statistics, instance norm only with ``track_running_stats=True``, a stacked
@@ -348,13 +366,24 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     of the tree or a torchvision model."""
     facts = TreeFacts()
     uses: Dict[str, Set[str]] = {}
-    for _, text in files:
-        if "class " not in text:
-            continue
+    for path, text in files:
+        if path.endswith(".ipynb"):
+            text = _notebook_text(text)
         try:
             tree = ast.parse(text)
         except Exception:
             continue
+        built = facts.built.setdefault(path, {})
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                root = node.value
+                while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
+                    root = root.func.value  # `Net().to(device)`: the constructor
+                f = root.func
+                callee = ast.unparse(f)
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        built.setdefault(t.id, set()).add(callee)
         for node in ast.walk(tree):
             if not isinstance(node, ast.ClassDef):
                 continue
@@ -771,6 +800,9 @@ def _model_is_stochastic(unit: Unit, model: str) -> bool:
             if f.startswith(TORCHVISION_MODELS) or last(f) in unit.tree.stochastic_classes:
                 return True
             return False
+    callees = unit.tree.built.get(unit.path, {}).get(model)
+    if callees:  # built elsewhere in the file (another cell of a notebook)
+        return any(c.startswith(TORCHVISION_MODELS) or last(c) in unit.tree.stochastic_classes for c in callees)
     return bool(unit.tree.stochastic_classes)
 
 

@@ -196,6 +196,30 @@ def test_remove_eval_follows_the_tree_s_classes_a_model_is_built_from(inject):
     assert len(sites(inject, "tl106-remove-eval", code)) == 1
 
 
+@pytest.mark.parametrize("norm, mistake", [("nn.InstanceNorm2d(3)", False), ("nn.Dropout2d(0.2)", True)])
+def test_remove_eval_reads_how_a_global_of_another_cell_is_built(inject, norm, mistake):
+    """A notebook cell evaluates `gen`, built in another cell of the same notebook from a class of the
+    tree: the class decides, not whether the tree has some mode-dependent class."""
+    cell = textwrap.dedent("""
+        def show(batch):
+            gen.eval()
+            print(gen(batch).mean().item())
+        """)
+    other_cell = textwrap.dedent(f"""
+        from torch import nn
+        class Gen(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Conv2d(3, 3, 3), {norm})
+        class Unrelated(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(0.5)
+        gen = Gen().to("cpu")
+        """)
+    assert bool(sites(inject, "tl106-remove-eval", cell, [("t.py", other_cell)])) is mistake
+
+
 def test_remove_eval_refuses_when_every_caller_evaluates_first(inject):
     caller = textwrap.dedent("""
         def fit(net, loader, opt):
