@@ -284,6 +284,13 @@ class TreeFacts:
     stochastic_classes: Set[str] = field(default_factory=set)
     #: per file: a module-level name -> the callees of the calls assigned to it (``net = Net().to(d)``: Net)
     built: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
+    #: per file: the classes it defines -> whether each is mode-dependent (a file's own class of a name
+    #: decides over a class of the same name elsewhere in the tree)
+    local_classes: Dict[str, Dict[str, bool]] = field(default_factory=dict)
+
+    def class_is_stochastic(self, path: str, name: str) -> bool:
+        local = self.local_classes.get(path, {})
+        return local[name] if name in local else name in self.stochastic_classes
 
 
 DROPOUT_LAYER_NAMES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
@@ -365,7 +372,8 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     recurrent layer with dropout, attention with dropout), read ``self.training``, or build such a class
     of the tree or a torchvision model."""
     facts = TreeFacts()
-    uses: Dict[str, Set[str]] = {}
+    uses: Dict[Tuple[str, str], Set[str]] = {}
+    direct: Set[Tuple[str, str]] = set()
     for path, text in files:
         if path.endswith(".ipynb"):
             text = _notebook_text(text)
@@ -387,28 +395,43 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
         for node in ast.walk(tree):
             if not isinstance(node, ast.ClassDef):
                 continue
-            called = uses.setdefault(node.name, set())
+            key = (path, node.name)
+            called = uses.setdefault(key, set())
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Attribute) and inner.attr == "training" and isinstance(inner.ctx, ast.Load):
-                    facts.stochastic_classes.add(node.name)
+                    direct.add(key)
                 if isinstance(inner, ast.Call):
                     if _call_changes_with_mode(inner):
-                        facts.stochastic_classes.add(node.name)
+                        direct.add(key)
                     f = inner.func
                     callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
                     dotted = ast.unparse(f) if isinstance(f, ast.Attribute) else callee
                     if dotted.startswith(TORCHVISION_MODELS):
-                        facts.stochastic_classes.add(node.name)
+                        direct.add(key)
                     called.add(callee)
             for base in node.bases:
                 called.add(base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else "")
+    defined: Dict[str, Set[str]] = defaultdict(set)
+    for path, name in uses:
+        defined[path].add(name)
+    stochastic = set(direct)
     changed = True
-    while changed:  # a class building (or deriving from) one of the tree's mode-dependent classes
+    while changed:  # a class building (or deriving from) a mode-dependent class: its file's own, else the tree's
         changed = False
-        for name, called in uses.items():
-            if name not in facts.stochastic_classes and called & facts.stochastic_classes:
-                facts.stochastic_classes.add(name)
-                changed = True
+        names = {n for _, n in stochastic}
+        for key, called in uses.items():
+            if key in stochastic:
+                continue
+            path = key[0]
+            for c in called:
+                hit = (path, c) in stochastic if c in defined[path] else c in names
+                if hit:
+                    stochastic.add(key)
+                    changed = True
+                    break
+    facts.stochastic_classes = {n for _, n in stochastic}
+    for path, name in uses:
+        facts.local_classes.setdefault(path, {})[name] = (path, name) in stochastic
     return facts
 
 
@@ -797,12 +820,11 @@ def _model_is_stochastic(unit: Unit, model: str) -> bool:
     for node in unit.of_type(cst.Assign):
         if any(name_of(t.target) == model for t in node.targets) and isinstance(node.value, cst.Call):
             f = name_of(node.value.func)
-            if f.startswith(TORCHVISION_MODELS) or last(f) in unit.tree.stochastic_classes:
-                return True
-            return False
+            return f.startswith(TORCHVISION_MODELS) or unit.tree.class_is_stochastic(unit.path, last(f))
     callees = unit.tree.built.get(unit.path, {}).get(model)
     if callees:  # built elsewhere in the file (another cell of a notebook)
-        return any(c.startswith(TORCHVISION_MODELS) or last(c) in unit.tree.stochastic_classes for c in callees)
+        return any(c.startswith(TORCHVISION_MODELS) or unit.tree.class_is_stochastic(unit.path, last(c))
+                   for c in callees)
     return bool(unit.tree.stochastic_classes)
 
 

@@ -218,6 +218,9 @@ def test_remove_eval_reads_how_a_global_of_another_cell_is_built(inject, norm, m
         gen = Gen().to("cpu")
         """)
     assert bool(sites(inject, "tl106-remove-eval", cell, [("t.py", other_cell)])) is mistake
+    # a class of the same name in another file of the tree does not decide for this file's own
+    elsewhere = "from torch import nn\nclass Gen(nn.Module):\n    def __init__(self):\n        self.d = nn.Dropout()\n"
+    assert bool(sites(inject, "tl106-remove-eval", cell, [("t.py", other_cell), ("x.py", elsewhere)])) is mistake
 
 
 def test_remove_eval_refuses_when_every_caller_evaluates_first(inject):
