@@ -287,6 +287,10 @@ class TreeFacts:
     #: per file: the classes it defines -> whether each is mode-dependent (a file's own class of a name
     #: decides over a class of the same name elsewhere in the tree)
     local_classes: Dict[str, Dict[str, bool]] = field(default_factory=dict)
+    #: per file: function name -> for each call of it, the model names it passes (by position and keyword)
+    #: that the caller switched to evaluation mode last before the call (``net.eval()`` then ``f(net)``)
+    calls_after_eval: Dict[str, Dict[str, List[Tuple[List[Optional[str]], Dict[str, str], Set[str]]]]] = \
+        field(default_factory=dict)
 
     def class_is_stochastic(self, path: str, name: str) -> bool:
         local = self.local_classes.get(path, {})
@@ -366,6 +370,37 @@ def _notebook_text(text: str) -> str:
     return "\n".join(out)
 
 
+def _record_calls_after_eval(tree: ast.Module, out) -> None:
+    """For each call ``f(a, k=b)`` of a plain name in the module: its argument names, and which names the
+    enclosing scope (function or module) switched to evaluation mode last before the call's line."""
+    scopes: List[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        nodes: List[ast.AST] = []
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            n = stack.pop()
+            nodes.append(n)
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(n))
+        switches = sorted((n.lineno, ast.unparse(n.func.value), n.func.attr) for n in nodes
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                          and n.func.attr in ("eval", "train") and not n.args and not n.keywords)
+        for n in nodes:
+            if not isinstance(n, ast.Call):
+                continue
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id if isinstance(n.func, ast.Name) else ""
+            if not name or name in ("eval", "train"):
+                continue
+            last_switch: Dict[str, str] = {}
+            for line, who, what in switches:
+                if line < n.lineno:
+                    last_switch[who] = what
+            evaluated = {who for who, what in last_switch.items() if what == "eval"}
+            positional = [ast.unparse(a) if isinstance(a, (ast.Name, ast.Attribute)) else None for a in n.args]
+            keywords = {k.arg: ast.unparse(k.value) for k in n.keywords if k.arg}
+            out.setdefault(name, []).append((positional, keywords, evaluated))
+
+
 def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     """The classes of the tree that build a layer whose computation depends on the mode (dropout with
     p > 0, batch norm tracking statistics, instance norm only with ``track_running_stats=True``, a stacked
@@ -392,6 +427,7 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         built.setdefault(t.id, set()).add(callee)
+        _record_calls_after_eval(tree, facts.calls_after_eval.setdefault(path, {}))
         for node in ast.walk(tree):
             if not isinstance(node, ast.ClassDef):
                 continue
@@ -829,29 +865,20 @@ def _model_is_stochastic(unit: Unit, model: str) -> bool:
 
 
 def _callers_evaluate_first(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:
-    """Whether the model is a parameter of ``fn`` and every call of ``fn`` in the unit comes after the
-    caller switched the argument it passes to evaluation mode (the last ``.eval()``/``.train()`` on it
-    before the call, in the caller's scope, is ``.eval()``): deleting ``fn``'s own ``eval()`` then
-    changes nothing."""
+    """Whether the model is a parameter of ``fn`` and every call of ``fn`` in the file (every cell of a
+    notebook) comes after the caller switched the argument it passes to evaluation mode (the last
+    ``.eval()``/``.train()`` on it before the call, in the caller's scope, is ``.eval()``): deleting
+    ``fn``'s own ``eval()`` then changes nothing."""
     params = [p.name.value for p in fn.params.params]
     if model not in params:
         return False
     index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
-    calls = [c for c in unit.of_type(cst.Call) if last(name_of(c.func)) == fn.name.value]
+    calls = unit.tree.calls_after_eval.get(unit.path, {}).get(fn.name.value, [])
     if not calls:
         return False
-    for call in calls:
-        a = next((x for x in call.args if x.keyword is not None and x.keyword.value == model), None)
-        if a is None and 0 <= index < len(call.args) and call.args[index].keyword is None:
-            a = call.args[index]
-        passed = name_of(a.value) if a is not None else ""
-        if not passed:
-            return False
-        scope = unit.function(call) or unit.module
-        line = unit.lines(call)[0]
-        switches = sorted((unit.lines(c)[0], c.func.attr.value) for c in unit.calls_in(scope, "eval", "train")
-                          if receiver(c) == passed and unit.lines(c)[0] < line and not c.args)
-        if not switches or switches[-1][1] != "eval":
+    for positional, keywords, evaluated in calls:
+        passed = keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None)
+        if not passed or passed not in evaluated:
             return False
     return True
 

@@ -234,6 +234,8 @@ def test_remove_eval_refuses_when_every_caller_evaluates_first(inject):
                 print(evaluate(net, loader))
         """)
     assert sites(inject, "tl106-remove-eval", EVAL + caller) == []
+    # the caller in another cell of the same notebook
+    assert sites(inject, "tl106-remove-eval", EVAL, [("t.py", "import torch\n" + caller)]) == []
     # the caller switches back to training before the call: deleting `model.eval()` is the mistake
     trains_again = caller.replace("        print(evaluate(net, loader))",
                                   "        net.train()\n        print(evaluate(net, loader))")

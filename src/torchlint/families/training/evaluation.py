@@ -1187,14 +1187,15 @@ class EvaluationFacts:
 
     def _outputs_only_off_graph(self, function: cst.FunctionDef, calls) -> bool:
         """Evaluation by behaviour, whatever the function is called: it switches the model it runs to eval
-        mode (``model.eval()``) or runs every model call with gradients off (an inference pass), trains nothing (no backward pass, optimizer step or training call within
+        mode (``model.eval()``) or runs every model call with gradients off, here or in every caller (an
+        inference pass), trains nothing (no backward pass, optimizer step or training call within
         reach), needs no gradients, and what its model calls produce reaches only graph-free sinks (picks,
         ``.item()``, comparisons, printing): no output's graph is returned, yielded, stored on ``self`` or in
         a container it was given, or handed to a callable whose code is not in view."""
         ctx = self.ctx
         switched = eval_receivers(ctx, function, depth=0)
         if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) and not (
-            calls and all(under_no_grad(ctx, c) for c, _m in calls)
+            calls and all(runs_without_grad(ctx, c) for c, _m in calls)
         ):
             return False
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
