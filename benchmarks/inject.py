@@ -324,10 +324,17 @@ def _literal(expr) -> Optional[object]:
         return None
 
 
+def _positive_literal(expr) -> bool:
+    value = _literal(expr)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
 def _call_changes_with_mode(call: ast.Call) -> bool:
     """Whether this construction is a layer that may compute differently in training and evaluation
     mode: not when its arguments prove otherwise (``Dropout(0)``, batch norm without running statistics,
-    instance norm without them (the default), a one-layer or dropout-free recurrent layer)."""
+    instance norm without them (the default), a one-layer or dropout-free recurrent layer).  A probability
+    or a flag that is no literal (``nn.Dropout(cfg["drop_rate"])``) proves nothing: the configuration may
+    set it to 0."""
     f = call.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
     if name in DROPOUT_LAYER_NAMES or name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"):
@@ -336,21 +343,22 @@ def _call_changes_with_mode(call: ast.Call) -> bool:
             t_given, t = _ast_arg(call, 2, "training")
             if t_given and _literal(t) is False:
                 return False
-        return not given or _literal(p) != 0
+        return not given or _positive_literal(p)
     if name.startswith("BatchNorm") or name.startswith("LazyBatchNorm") or name == "SyncBatchNorm":
         given, track = _ast_arg(call, 4, "track_running_stats")
-        return not given or _literal(track) is not False
+        return not given or _literal(track) is True
     if name.startswith(("InstanceNorm", "LazyInstanceNorm")):
         given, track = _ast_arg(call, 4, "track_running_stats")
-        return given and _literal(track) is not False
+        return given and _literal(track) is True
     if name in RECURRENT_NAMES:
         d_given, d = _ast_arg(call, RECURRENT_NAMES[name], "dropout")
         n_given, n = _ast_arg(call, 2, "num_layers")
-        return d_given and _literal(d) != 0 and n_given and _literal(n) != 1
+        layers = _literal(n)
+        return d_given and _positive_literal(d) and n_given and isinstance(layers, int) and layers > 1
     if name in ATTENTION_NAMES:
         position, default = ATTENTION_NAMES[name]
         given, d = _ast_arg(call, position, "dropout")
-        return (default > 0) if not given else _literal(d) != 0
+        return (default > 0) if not given else _positive_literal(d)
     return False
 
 

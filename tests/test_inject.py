@@ -180,6 +180,8 @@ def test_remove_eval_needs_dropout_or_batch_norm_in_the_tree(inject):
     ("nn.GRU(4, 4, dropout=0.3)", False),  # one layer: its dropout acts only between stacked layers
     ("nn.GRU(4, 4, num_layers=2, dropout=0.3)", True),
     ("nn.LayerNorm(4)", False),
+    ("nn.Dropout(rate)", False),  # a probability the configuration sets: maybe 0, no proven mistake
+    ("nn.GRU(4, 4, num_layers=depth, dropout=0.3)", False),
 ])
 def test_remove_eval_needs_a_layer_that_changes_with_the_mode(inject, layer, mistake):
     code = EVAL.replace("nn.Dropout(0.5)", layer)
