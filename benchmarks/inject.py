@@ -362,20 +362,29 @@ def _call_changes_with_mode(call: ast.Call) -> bool:
     return False
 
 
-def _notebook_text(text: str) -> str:
-    """The code cells of a notebook, one after another (shell and magic lines dropped)."""
+def _notebook_tree(text: str) -> ast.Module:
+    """The code cells of a notebook as one module, cell after cell (line numbers run on across cells);
+    a cell that does not parse (shell or magic lines) is left out."""
+    body: List[ast.stmt] = []
     try:
         cells = json.loads(text).get("cells", [])
     except Exception:
-        return ""
-    out = []
-    for c in cells:
-        if c.get("cell_type") != "code":
+        cells = []
+    offset = 0
+    for c in cells if isinstance(cells, list) else []:
+        if not isinstance(c, dict) or c.get("cell_type") != "code":
             continue
         src = c.get("source", "")
         src = "".join(src) if isinstance(src, list) else str(src)
-        out.append("\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!"))))
-    return "\n".join(out)
+        try:
+            cell = ast.parse(src)
+        except Exception:
+            offset += src.count("\n") + 1
+            continue
+        ast.increment_lineno(cell, offset)
+        body.extend(cell.body)
+        offset += src.count("\n") + 1
+    return ast.Module(body=body, type_ignores=[])
 
 
 def _record_calls_after_eval(tree: ast.Module, out) -> None:
@@ -419,11 +428,12 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     direct: Set[Tuple[str, str]] = set()
     for path, text in files:
         if path.endswith(".ipynb"):
-            text = _notebook_text(text)
-        try:
-            tree = ast.parse(text)
-        except Exception:
-            continue
+            tree = _notebook_tree(text)
+        else:
+            try:
+                tree = ast.parse(text)
+            except Exception:
+                continue
         built = facts.built.setdefault(path, {})
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):

@@ -682,3 +682,17 @@ def test_rewrites_need_the_name_torch_and_a_tensor(inject):
     assert sites(inject, "tl201-softmax-by-hand", code) == []
     code = "import torch_xla\ndef f(z):\n    p = z.log_softmax(dim=1)\n    return p\n"
     assert sites(inject, "tl202-log-of-softmax", code) == []
+
+
+def test_tree_facts_read_a_notebook_cell_by_cell(inject):
+    """A cell that does not parse (a shell line) leaves the other cells' classes and models readable."""
+    def cell(src):
+        return {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": src}
+    nb = {"cells": [cell("!pip install torch\nimport torch"),
+                    cell("from torch import nn\nclass Plain(nn.Module):\n    def __init__(self):\n"
+                         "        self.fc = nn.Linear(2, 2)\n"),
+                    cell("net = Plain().to('cpu')\n")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    facts = inject.tree_facts([("n.ipynb", json.dumps(nb))])
+    assert facts.local_classes["n.ipynb"] == {"Plain": False}
+    assert facts.built["n.ipynb"]["net"] == {"Plain"}
