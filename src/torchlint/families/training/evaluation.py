@@ -969,6 +969,28 @@ def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional
     return None
 
 
+#: engines that call a process function ``f(engine, batch)`` and keep what it returns as ``state.output``
+#: for their metrics and handlers (a function that trains nothing returns to metrics only)
+ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+
+
+def engine_process_function(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` is handed, by name, as the process function of a training-engine object
+    (``Engine(evaluate_step)``) and called by nothing else in the file: what it returns goes to the
+    engine's output, which its metrics read."""
+    if call_sites(ctx, function):
+        return False
+    for call in ctx.calls_in(ctx.module):
+        if not call.args or not (ctx.names.qualified_names_at(call.func) & ENGINES):
+            continue
+        first = call.args[0].value
+        if isinstance(first, cst.Name) and first.value == function.name.value:
+            found = definition_of(ctx, first)
+            if found is not None and found[1] is function:
+                return True
+    return False
+
+
 def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
     """Whether ``function`` hands an output's graph to its caller: returns or yields it, or stores it in
     a container it was given (``outputs.append(logits)`` on a parameter) or on ``self``."""
@@ -1202,8 +1224,9 @@ class EvaluationFacts:
             return False
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
         flow = decoding_flow(ctx, function, model_calls)
-        return not (returns_graph(ctx, function, flow, model_calls)
-                    or hands_graph_away(ctx, function, flow, model_calls))
+        if hands_graph_away(ctx, function, flow, model_calls):
+            return False
+        return not returns_graph(ctx, function, flow, model_calls) or engine_process_function(ctx, function)
 
     def _forward_through_helpers(self, by_function, sites: List[EvalSite]) -> List[EvalSite]:
         """Evaluation by behaviour at each call of a helper that runs a model and hands its output (or a
@@ -1271,8 +1294,10 @@ class EvaluationFacts:
         """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""
         ctx = self.ctx
         name = snake(function.name.value)
-        if HOOK_NAME.search(name) or model_method(ctx, function):
+        if model_method(ctx, function):
             return True
+        if HOOK_NAME.search(name) and not engine_process_function(ctx, function):
+            return True  # (a function handed to an engine is judged by what it does: its caller is known)
         if "test" in name.split("_") and (
             is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.code(function))
         ):
