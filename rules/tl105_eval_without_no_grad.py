@@ -141,6 +141,32 @@ class EvalWithoutNoGrad(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # near miss: the output is handed to a library function whose code is not in view (it may
+        # differentiate it)
+        Valid(
+            """
+import torch
+from torch import nn
+from somewhere import render
+
+decoder = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+opt = torch.optim.Adam(decoder.parameters())
+codes = torch.randn(4, 8)
+loss = decoder(codes).abs().mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+
+
+def show(dec, z):
+    dec.eval()
+    pictures = dec(z).view(-1, 3, 4, 4)
+    render(pictures)
+
+
+show(decoder, codes)
+"""
+        ),
         # near miss: the same engine step already under `@torch.no_grad()`
         Valid(
             """
@@ -794,6 +820,62 @@ def fit_and_score(loader, batch):
     ]
 
     INVALID = [
+        # the output goes only to plotting: torchvision's `make_grid` and matplotlib take no gradient
+        Invalid(
+            """
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+from torchvision.utils import make_grid
+
+decoder = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+opt = torch.optim.Adam(decoder.parameters())
+codes = torch.randn(4, 8)
+loss = decoder(codes).abs().mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+
+
+def show(dec, z):
+    dec.eval()
+    pictures = dec(z).view(-1, 3, 4, 4)
+    sheet = make_grid(pictures, nrow=2)
+    plt.imshow(sheet.permute(1, 2, 0).detach())
+    plt.show()
+
+
+show(decoder, codes)
+""",
+            fixed="""
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+from torchvision.utils import make_grid
+
+decoder = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+opt = torch.optim.Adam(decoder.parameters())
+codes = torch.randn(4, 8)
+loss = decoder(codes).abs().mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+
+
+@torch.no_grad()
+def show(dec, z):
+    dec.eval()
+    pictures = dec(z).view(-1, 3, 4, 4)
+    sheet = make_grid(pictures, nrow=2)
+    plt.imshow(sheet.permute(1, 2, 0).detach())
+    plt.show()
+
+
+show(decoder, codes)
+""",
+            line=18,
+            unsafe=True,
+        ),
         # a step function handed to an engine (`Engine(score_step)`) and called by nothing else: what it
         # returns becomes the engine's output, read by its metrics; it trains nothing, so its forward pass
         # is an evaluation whatever it is called (the training step beside it is left alone)

@@ -1017,6 +1017,11 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
     return False
 
 
+#: library functions that take no gradient of what they are given: plotting, and torchvision's image
+#: utilities (``make_grid`` builds a new tensor, ``save_image`` writes a file)
+GRAPH_FREE_LIBRARIES = ("matplotlib.", "torchvision.utils.")
+
+
 def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
     """Whether a value carrying an output's graph is handed to a callable whose behaviour is not known to
     leave it alone: anything but a model call, a torch function or class, a builtin, a same-module
@@ -1031,7 +1036,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         if ctx.function_for_call(call) is not None:
             continue
         names = ctx.names.qualified_names_at(func)
-        if any(q.startswith(("torch.", "numpy.", "math.")) for q in names):
+        if any(q.startswith(("torch.", "numpy.", "math.") + GRAPH_FREE_LIBRARIES) for q in names):
             continue
         if isinstance(func, cst.Name) and not names and func.value in _SAFE_BUILTINS and not (
             ctx.names.is_param_at(func)
