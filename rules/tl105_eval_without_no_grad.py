@@ -820,6 +820,80 @@ def fit_and_score(loader, batch):
     ]
 
     INVALID = [
+        # a step built inside a factory and handed to the engine there; its twin that trains is left alone
+        Invalid(
+            """
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def make_scorer(model):
+    def step(engine, batch):
+        model.eval()
+        x, y = batch
+        return model(x), y
+
+    return Engine(step)
+
+
+def make_trainer(model):
+    def step(engine, batch):
+        model.train()
+        x, y = batch
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return Engine(step)
+
+
+trainer = make_trainer(net)
+scorer = make_scorer(net)
+""",
+            fixed="""
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def make_scorer(model):
+    @torch.no_grad()
+    def step(engine, batch):
+        model.eval()
+        x, y = batch
+        return model(x), y
+
+    return Engine(step)
+
+
+def make_trainer(model):
+    def step(engine, batch):
+        model.train()
+        x, y = batch
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return Engine(step)
+
+
+trainer = make_trainer(net)
+scorer = make_scorer(net)
+""",
+            line=14,
+            unsafe=True,
+        ),
         # the output goes only to plotting: torchvision's `make_grid` and matplotlib take no gradient
         Invalid(
             """

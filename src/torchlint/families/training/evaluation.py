@@ -988,6 +988,11 @@ def engine_process_function(ctx: FileContext, function: cst.FunctionDef) -> bool
             found = definition_of(ctx, first)
             if found is not None and found[1] is function:
                 return True
+            # a function defined inside another (`create_evaluator` building its step), handed over in
+            # the same scope
+            outer = ctx.enclosing(function, cst.FunctionDef)
+            if found is None and outer is not None and ctx.enclosing(call, cst.FunctionDef) is outer:
+                return True
     return False
 
 
