@@ -282,25 +282,210 @@ class TreeFacts:
 
     #: classes defined in the tree whose body builds dropout or batch normalisation
     stochastic_classes: Set[str] = field(default_factory=set)
+    #: per file: a module-level name -> the callees of the calls assigned to it (``net = Net().to(d)``: Net)
+    built: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
+    #: per file: the classes it defines -> whether each is mode-dependent (a file's own class of a name
+    #: decides over a class of the same name elsewhere in the tree)
+    local_classes: Dict[str, Dict[str, bool]] = field(default_factory=dict)
+    #: per file: function name -> for each call of it, the model names it passes (by position and keyword)
+    #: that the caller switched to evaluation mode last before the call (``net.eval()`` then ``f(net)``)
+    calls_after_eval: Dict[str, Dict[str, List[Tuple[List[Optional[str]], Dict[str, str], Set[str]]]]] = \
+        field(default_factory=dict)
+
+    def class_is_stochastic(self, path: str, name: str) -> bool:
+        local = self.local_classes.get(path, {})
+        return local[name] if name in local else name in self.stochastic_classes
 
 
-STOCHASTIC_WORDS = ("Dropout", "BatchNorm", "dropout", "batch_norm")
+DROPOUT_LAYER_NAMES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+RECURRENT_NAMES = {"LSTM": 5, "GRU": 5, "RNN": 6}
+ATTENTION_NAMES = {"Transformer": (5, 0.1), "TransformerEncoderLayer": (3, 0.1),
+                   "TransformerDecoderLayer": (3, 0.1), "MultiheadAttention": (2, 0.0)}
+
+
+def _ast_arg(call: ast.Call, position: int, keyword: str):
+    """(given, value): the argument's expression, or (True, None) when ``*args``/``**kw`` may give it."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return True, kw.value
+        if kw.arg is None:
+            return True, None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return True, None
+    if position < len(call.args):
+        return True, call.args[position]
+    return False, None
+
+
+def _literal(expr) -> Optional[object]:
+    try:
+        return ast.literal_eval(expr) if expr is not None else None
+    except Exception:
+        return None
+
+
+def _positive_literal(expr) -> bool:
+    value = _literal(expr)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _call_changes_with_mode(call: ast.Call) -> bool:
+    """Whether this construction is a layer that may compute differently in training and evaluation
+    mode: not when its arguments prove otherwise (``Dropout(0)``, batch norm without running statistics,
+    instance norm without them (the default), a one-layer or dropout-free recurrent layer).  A probability
+    or a flag that is no literal (``nn.Dropout(cfg["drop_rate"])``) proves nothing: the configuration may
+    set it to 0."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    if name in DROPOUT_LAYER_NAMES or name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"):
+        given, p = _ast_arg(call, 0 if name[0].isupper() else 1, "p")
+        if not name[0].isupper():
+            t_given, t = _ast_arg(call, 2, "training")
+            if t_given and _literal(t) is False:
+                return False
+        return not given or _positive_literal(p)
+    if name.startswith("BatchNorm") or name.startswith("LazyBatchNorm") or name == "SyncBatchNorm":
+        given, track = _ast_arg(call, 4, "track_running_stats")
+        return not given or _literal(track) is True
+    if name.startswith(("InstanceNorm", "LazyInstanceNorm")):
+        given, track = _ast_arg(call, 4, "track_running_stats")
+        return given and _literal(track) is True
+    if name in RECURRENT_NAMES:
+        d_given, d = _ast_arg(call, RECURRENT_NAMES[name], "dropout")
+        n_given, n = _ast_arg(call, 2, "num_layers")
+        layers = _literal(n)
+        return d_given and _positive_literal(d) and n_given and isinstance(layers, int) and layers > 1
+    if name in ATTENTION_NAMES:
+        position, default = ATTENTION_NAMES[name]
+        given, d = _ast_arg(call, position, "dropout")
+        return (default > 0) if not given else _positive_literal(d)
+    return False
+
+
+def _notebook_tree(text: str) -> ast.Module:
+    """The code cells of a notebook as one module, cell after cell (line numbers run on across cells);
+    a cell that does not parse (shell or magic lines) is left out."""
+    body: List[ast.stmt] = []
+    try:
+        cells = json.loads(text).get("cells", [])
+    except Exception:
+        cells = []
+    offset = 0
+    for c in cells if isinstance(cells, list) else []:
+        if not isinstance(c, dict) or c.get("cell_type") != "code":
+            continue
+        src = c.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        try:
+            cell = ast.parse(src)
+        except Exception:
+            offset += src.count("\n") + 1
+            continue
+        ast.increment_lineno(cell, offset)
+        body.extend(cell.body)
+        offset += src.count("\n") + 1
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _record_calls_after_eval(tree: ast.Module, out) -> None:
+    """For each call ``f(a, k=b)`` of a plain name in the module: its argument names, and which names the
+    enclosing scope (function or module) switched to evaluation mode last before the call's line."""
+    scopes: List[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        nodes: List[ast.AST] = []
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            n = stack.pop()
+            nodes.append(n)
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(n))
+        switches = sorted((n.lineno, ast.unparse(n.func.value), n.func.attr) for n in nodes
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                          and n.func.attr in ("eval", "train") and not n.args and not n.keywords)
+        for n in nodes:
+            if not isinstance(n, ast.Call):
+                continue
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id if isinstance(n.func, ast.Name) else ""
+            if not name or name in ("eval", "train"):
+                continue
+            last_switch: Dict[str, str] = {}
+            for line, who, what in switches:
+                if line < n.lineno:
+                    last_switch[who] = what
+            evaluated = {who for who, what in last_switch.items() if what == "eval"}
+            positional = [ast.unparse(a) if isinstance(a, (ast.Name, ast.Attribute)) else None for a in n.args]
+            keywords = {k.arg: ast.unparse(k.value) for k in n.keywords if k.arg}
+            out.setdefault(name, []).append((positional, keywords, evaluated))
 
 
 def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
+    """The classes of the tree that build a layer whose computation depends on the mode (dropout with
+    p > 0, batch norm tracking statistics, instance norm only with ``track_running_stats=True``, a stacked
+    recurrent layer with dropout, attention with dropout), read ``self.training``, or build such a class
+    of the tree or a torchvision model."""
     facts = TreeFacts()
-    for _, text in files:
-        if "class " not in text or not any(w in text for w in STOCHASTIC_WORDS):
-            continue
-        try:
-            tree = ast.parse(text)
-        except Exception:
-            continue
+    uses: Dict[Tuple[str, str], Set[str]] = {}
+    direct: Set[Tuple[str, str]] = set()
+    for path, text in files:
+        if path.endswith(".ipynb"):
+            tree = _notebook_tree(text)
+        else:
+            try:
+                tree = ast.parse(text)
+            except Exception:
+                continue
+        built = facts.built.setdefault(path, {})
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                root = node.value
+                while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
+                    root = root.func.value  # `Net().to(device)`: the constructor
+                f = root.func
+                callee = ast.unparse(f)
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        built.setdefault(t.id, set()).add(callee)
+        _record_calls_after_eval(tree, facts.calls_after_eval.setdefault(path, {}))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                seg = ast.get_source_segment(text, node) or ""
-                if any(w in seg for w in STOCHASTIC_WORDS):
-                    facts.stochastic_classes.add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                continue
+            key = (path, node.name)
+            called = uses.setdefault(key, set())
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Attribute) and inner.attr == "training" and isinstance(inner.ctx, ast.Load):
+                    direct.add(key)
+                if isinstance(inner, ast.Call):
+                    if _call_changes_with_mode(inner):
+                        direct.add(key)
+                    f = inner.func
+                    callee = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                    dotted = ast.unparse(f) if isinstance(f, ast.Attribute) else callee
+                    if dotted.startswith(TORCHVISION_MODELS):
+                        direct.add(key)
+                    called.add(callee)
+            for base in node.bases:
+                called.add(base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else "")
+    defined: Dict[str, Set[str]] = defaultdict(set)
+    for path, name in uses:
+        defined[path].add(name)
+    stochastic = set(direct)
+    changed = True
+    while changed:  # a class building (or deriving from) a mode-dependent class: its file's own, else the tree's
+        changed = False
+        names = {n for _, n in stochastic}
+        for key, called in uses.items():
+            if key in stochastic:
+                continue
+            path = key[0]
+            for c in called:
+                hit = (path, c) in stochastic if c in defined[path] else c in names
+                if hit:
+                    stochastic.add(key)
+                    changed = True
+                    break
+    facts.stochastic_classes = {n for _, n in stochastic}
+    for path, name in uses:
+        facts.local_classes.setdefault(path, {})[name] = (path, name) in stochastic
     return facts
 
 
@@ -689,10 +874,31 @@ def _model_is_stochastic(unit: Unit, model: str) -> bool:
     for node in unit.of_type(cst.Assign):
         if any(name_of(t.target) == model for t in node.targets) and isinstance(node.value, cst.Call):
             f = name_of(node.value.func)
-            if f.startswith(TORCHVISION_MODELS) or last(f) in unit.tree.stochastic_classes:
-                return True
-            return False
+            return f.startswith(TORCHVISION_MODELS) or unit.tree.class_is_stochastic(unit.path, last(f))
+    callees = unit.tree.built.get(unit.path, {}).get(model)
+    if callees:  # built elsewhere in the file (another cell of a notebook)
+        return any(c.startswith(TORCHVISION_MODELS) or unit.tree.class_is_stochastic(unit.path, last(c))
+                   for c in callees)
     return bool(unit.tree.stochastic_classes)
+
+
+def _callers_evaluate_first(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:
+    """Whether the model is a parameter of ``fn`` and every call of ``fn`` in the file (every cell of a
+    notebook) comes after the caller switched the argument it passes to evaluation mode (the last
+    ``.eval()``/``.train()`` on it before the call, in the caller's scope, is ``.eval()``): deleting
+    ``fn``'s own ``eval()`` then changes nothing."""
+    params = [p.name.value for p in fn.params.params]
+    if model not in params:
+        return False
+    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
+    calls = unit.tree.calls_after_eval.get(unit.path, {}).get(fn.name.value, [])
+    if not calls:
+        return False
+    for positional, keywords, evaluated in calls:
+        passed = keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None)
+        if not passed or passed not in evaluated:
+            return False
+    return True
 
 
 @operator("tl106-remove-eval", "TL106", ("eval",))
@@ -716,6 +922,8 @@ def op_remove_eval(unit: Unit):
         if sum(1 for c in unit.calls_in(fn, "eval", "train") if chain_root(c) == model) != 1:
             continue
         if not _calls_one_of(unit, fn, {model}) or not _model_is_stochastic(unit, model):
+            continue
+        if _callers_evaluate_first(unit, fn, model):
             continue
         yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(fn),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")

@@ -57,6 +57,10 @@ class EvalWithoutNoGrad(LintRule):
     (PyTorch Cookbook, Zhang Hao, 2019; the test-loop snippet of the 2024 revision, section 6.2,
     wraps the loop in `with torch.no_grad():`).
 
+    A function handed by name to an engine as its process function (`Engine(score_step)` of
+    pytorch-ignite) and called by nothing else returns to the engine's metrics: when it trains nothing,
+    its forward pass is an evaluation.
+
     Not reported: Lightning's `validation_step`/`test_step`/`predict_step` and other framework hooks
     (the framework disables gradients), pytest tests, the inference methods of model classes (library
     API: the caller decides), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
@@ -137,6 +141,84 @@ class EvalWithoutNoGrad(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # near miss: the output is handed to a library function whose code is not in view (it may
+        # differentiate it)
+        Valid(
+            """
+import torch
+from torch import nn
+from somewhere import render
+
+decoder = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+opt = torch.optim.Adam(decoder.parameters())
+codes = torch.randn(4, 8)
+loss = decoder(codes).abs().mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+
+
+def show(dec, z):
+    dec.eval()
+    pictures = dec(z).view(-1, 3, 4, 4)
+    render(pictures)
+
+
+show(decoder, codes)
+"""
+        ),
+        # near miss: the same engine step already under `@torch.no_grad()`
+        Valid(
+            """
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def fit_step(engine, batch):
+    net.train()
+    x, y = batch
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+@torch.no_grad()
+def score_step(engine, batch):
+    net.eval()
+    x, y = batch
+    out = net(x)
+    return out, y
+
+
+trainer = Engine(fit_step)
+scorer = Engine(score_step)
+"""
+        ),
+        # near miss: a `*_step` function called directly, whose outputs (with their graph) are kept
+        Valid(
+            """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Linear(4, 2))
+
+
+def score_step(engine, batch):
+    net.eval()
+    x, y = batch
+    out = net(x)
+    return out, y
+
+
+outputs = [score_step(None, b) for b in [(torch.ones(1, 4), torch.zeros(1))]]
+"""
+        ),
         # eval mode, but the outputs are yielded with their graph, or differentiated (attribution)
         """
 import torch
@@ -738,6 +820,202 @@ def fit_and_score(loader, batch):
     ]
 
     INVALID = [
+        # a step built inside a factory and handed to the engine there; its twin that trains is left alone
+        Invalid(
+            """
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def make_scorer(model):
+    def step(engine, batch):
+        model.eval()
+        x, y = batch
+        return model(x), y
+
+    return Engine(step)
+
+
+def make_trainer(model):
+    def step(engine, batch):
+        model.train()
+        x, y = batch
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return Engine(step)
+
+
+trainer = make_trainer(net)
+scorer = make_scorer(net)
+""",
+            fixed="""
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def make_scorer(model):
+    @torch.no_grad()
+    def step(engine, batch):
+        model.eval()
+        x, y = batch
+        return model(x), y
+
+    return Engine(step)
+
+
+def make_trainer(model):
+    def step(engine, batch):
+        model.train()
+        x, y = batch
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return Engine(step)
+
+
+trainer = make_trainer(net)
+scorer = make_scorer(net)
+""",
+            line=14,
+            unsafe=True,
+        ),
+        # the output goes only to plotting: torchvision's `make_grid` and matplotlib take no gradient
+        Invalid(
+            """
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+from torchvision.utils import make_grid
+
+decoder = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+opt = torch.optim.Adam(decoder.parameters())
+codes = torch.randn(4, 8)
+loss = decoder(codes).abs().mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+
+
+def show(dec, z):
+    dec.eval()
+    pictures = dec(z).view(-1, 3, 4, 4)
+    sheet = make_grid(pictures, nrow=2)
+    plt.imshow(sheet.permute(1, 2, 0).detach())
+    plt.show()
+
+
+show(decoder, codes)
+""",
+            fixed="""
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+from torchvision.utils import make_grid
+
+decoder = nn.Sequential(nn.Linear(8, 48), nn.Tanh())
+opt = torch.optim.Adam(decoder.parameters())
+codes = torch.randn(4, 8)
+loss = decoder(codes).abs().mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+
+
+@torch.no_grad()
+def show(dec, z):
+    dec.eval()
+    pictures = dec(z).view(-1, 3, 4, 4)
+    sheet = make_grid(pictures, nrow=2)
+    plt.imshow(sheet.permute(1, 2, 0).detach())
+    plt.show()
+
+
+show(decoder, codes)
+""",
+            line=18,
+            unsafe=True,
+        ),
+        # a step function handed to an engine (`Engine(score_step)`) and called by nothing else: what it
+        # returns becomes the engine's output, read by its metrics; it trains nothing, so its forward pass
+        # is an evaluation whatever it is called (the training step beside it is left alone)
+        Invalid(
+            """
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def fit_step(engine, batch):
+    net.train()
+    x, y = batch
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def score_step(engine, batch):
+    net.eval()
+    x, y = batch
+    out = net(x)
+    return out, y
+
+
+trainer = Engine(fit_step)
+scorer = Engine(score_step)
+""",
+            fixed="""
+import torch
+from torch import nn
+from ignite.engine import Engine
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def fit_step(engine, batch):
+    net.train()
+    x, y = batch
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+@torch.no_grad()
+def score_step(engine, batch):
+    net.eval()
+    x, y = batch
+    out = net(x)
+    return out, y
+
+
+trainer = Engine(fit_step)
+scorer = Engine(score_step)
+""",
+            line=23,
+            unsafe=True,
+        ),
         # a generator that puts the model it runs in eval mode and yields only picks or numbers:
         # evaluation whatever it is called (the decorator gives the consumer its own mode at every yield)
         Invalid(

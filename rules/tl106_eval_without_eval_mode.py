@@ -32,7 +32,8 @@ class EvalWithoutEvalMode(LintRule):
     """
     ## What it does
     Finds evaluation code (a validation, test, prediction or inference function, or a loop that
-    computes metrics without training; see TL105) that runs a model which is never put in evaluation
+    computes metrics without training; see TL105; also a function that trains nothing and runs every
+    model call under `no_grad`, its outputs reaching only graph-free sinks) that runs a model which is never put in evaluation
     mode: no `model.eval()` or `model.train(False)` in the function, in a same-module helper it calls,
     or in a same-module caller.
 
@@ -60,7 +61,8 @@ class EvalWithoutEvalMode(LintRule):
     layers with dropout, code that reads `self.training`, or a torchvision model of the table
     (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...); found through `nn.Sequential`,
     `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
-    functions that return them, and, for a parameter, the models every caller in the file passes.
+    functions that return them, and, for a parameter, the models every caller in the file passes (or,
+    for a module-level function called only from other files of the project, every caller there).
     `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
     a model whose construction is not seen (a parameter no caller explains, a library factory) is not
     reported. A class object passed as a value is not a model.
@@ -122,6 +124,92 @@ class EvalWithoutEvalMode(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # near miss of the inference pass: the model is Linear/LayerNorm only, the same in both modes
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(10, 10)
+        self.mask = nn.LayerNorm(10)
+        self.out = nn.Linear(10, 4)
+
+    def forward(self, x):
+        return self.out(self.mask(torch.tanh(self.proj(x))))
+
+
+def agreement(tagger, rows):
+    same = 0
+    with torch.no_grad():
+        for x, y in rows:
+            guess = tagger(x)
+            same += guess.argmax(1).eq(y).sum().item()
+    return same
+
+
+tagger = Tagger()
+sgd = torch.optim.SGD(tagger.parameters(), lr=0.05)
+rows = [(torch.randn(5, 10), torch.randint(0, 4, (5,)))]
+for step in range(3):
+    for x, y in rows:
+        sgd.zero_grad()
+        nn.functional.cross_entropy(tagger(x), y).backward()
+        sgd.step()
+    print(step, agreement(tagger, rows))
+"""
+        ),
+        # near miss: batch norm without running statistics normalises alike in both modes
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def spread(m, signal):
+    scores = m(signal)
+    print(scores.softmax(-1).max(-1).values.tolist())
+
+
+m = nn.Sequential(nn.Conv1d(2, 4, 3), nn.BatchNorm1d(4, track_running_stats=False), nn.Flatten(), nn.LazyLinear(3))
+opt = torch.optim.Adam(m.parameters())
+signal = torch.randn(6, 2, 9)
+loss = m(signal).pow(2).mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+spread(m, signal)
+"""
+        ),
+        # near miss: a frozen target run under `no_grad` inside a training step (the step trains)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+online = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.1), nn.Linear(6, 6))
+frozen = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.1), nn.Linear(6, 6))
+opt = torch.optim.SGD(online.parameters(), lr=0.1)
+
+
+def step(x):
+    with torch.no_grad():
+        goal = frozen(x)
+    loss = (online(x) - goal).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+for _ in range(2):
+    print(step(torch.randn(3, 6)))
+"""
+        ),
         # a method named like a model on an object that is none (a training library's helper)
         """
 import torch
@@ -540,6 +628,130 @@ def evaluate(loader):
 
 
     INVALID = [
+        # an inference pass by behaviour, whatever the names: every model call runs under `no_grad`, what
+        # it produces ends in `.item()` picks, and the model (dropout, p=0.2) was trained in training mode
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(10, 10)
+        self.mask = nn.Dropout(p=0.2)
+        self.out = nn.Linear(10, 4)
+
+    def forward(self, x):
+        return self.out(self.mask(torch.tanh(self.proj(x))))
+
+
+def agreement(tagger, rows):
+    same = 0
+    with torch.no_grad():
+        for x, y in rows:
+            guess = tagger(x)
+            same += guess.argmax(1).eq(y).sum().item()
+    return same
+
+
+tagger = Tagger()
+sgd = torch.optim.SGD(tagger.parameters(), lr=0.05)
+rows = [(torch.randn(5, 10), torch.randint(0, 4, (5,)))]
+for step in range(3):
+    for x, y in rows:
+        sgd.zero_grad()
+        nn.functional.cross_entropy(tagger(x), y).backward()
+        sgd.step()
+    print(step, agreement(tagger, rows))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(10, 10)
+        self.mask = nn.Dropout(p=0.2)
+        self.out = nn.Linear(10, 4)
+
+    def forward(self, x):
+        return self.out(self.mask(torch.tanh(self.proj(x))))
+
+
+def agreement(tagger, rows):
+    same = 0
+    tagger.eval()
+    with torch.no_grad():
+        for x, y in rows:
+            guess = tagger(x)
+            same += guess.argmax(1).eq(y).sum().item()
+    return same
+
+
+tagger = Tagger()
+sgd = torch.optim.SGD(tagger.parameters(), lr=0.05)
+rows = [(torch.randn(5, 10), torch.randint(0, 4, (5,)))]
+for step in range(3):
+    for x, y in rows:
+        sgd.zero_grad()
+        nn.functional.cross_entropy(tagger(x), y).backward()
+        sgd.step()
+    print(step, agreement(tagger, rows))
+    tagger.train()
+""",
+            line=21,
+            unsafe=True,
+        ),
+        # the same under the `@torch.no_grad()` decorator, with batch norm tracking statistics
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def spread(m, signal):
+    scores = m(signal)
+    print(scores.softmax(-1).max(-1).values.tolist())
+
+
+m = nn.Sequential(nn.Conv1d(2, 4, 3), nn.BatchNorm1d(4), nn.Flatten(), nn.LazyLinear(3))
+opt = torch.optim.Adam(m.parameters())
+signal = torch.randn(6, 2, 9)
+loss = m(signal).pow(2).mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+spread(m, signal)
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def spread(m, signal):
+    m.eval()
+    scores = m(signal)
+    print(scores.softmax(-1).max(-1).values.tolist())
+
+
+m = nn.Sequential(nn.Conv1d(2, 4, 3), nn.BatchNorm1d(4), nn.Flatten(), nn.LazyLinear(3))
+opt = torch.optim.Adam(m.parameters())
+signal = torch.randn(6, 2, 9)
+loss = m(signal).pow(2).mean()
+opt.zero_grad()
+loss.backward()
+opt.step()
+spread(m, signal)
+""",
+            line=8,
+            unsafe=True,
+        ),
         # one caller passes the class itself: `critic.eval()` would raise TypeError there, so no fix
         Invalid(
             """

@@ -171,6 +171,80 @@ def test_remove_eval_needs_dropout_or_batch_norm_in_the_tree(inject):
     assert sites(inject, "tl106-remove-eval", code) == []
 
 
+@pytest.mark.parametrize("layer, mistake", [
+    ("nn.Dropout(0.5)", True),
+    ("nn.Dropout(p=0.0)", False),
+    ("nn.InstanceNorm2d(4)", False),  # no running statistics by default: the same in both modes
+    ("nn.InstanceNorm2d(4, track_running_stats=True)", True),
+    ("nn.BatchNorm1d(4, track_running_stats=False)", False),
+    ("nn.GRU(4, 4, dropout=0.3)", False),  # one layer: its dropout acts only between stacked layers
+    ("nn.GRU(4, 4, num_layers=2, dropout=0.3)", True),
+    ("nn.LayerNorm(4)", False),
+    ("nn.Dropout(rate)", False),  # a probability the configuration sets: maybe 0, no proven mistake
+    ("nn.GRU(4, 4, num_layers=depth, dropout=0.3)", False),
+])
+def test_remove_eval_needs_a_layer_that_changes_with_the_mode(inject, layer, mistake):
+    code = EVAL.replace("nn.Dropout(0.5)", layer)
+    assert bool(sites(inject, "tl106-remove-eval", code)) is mistake
+
+
+def test_remove_eval_follows_the_tree_s_classes_a_model_is_built_from(inject):
+    code = EVAL.replace("self.drop = nn.Dropout(0.5)", "self.block = Block()") + textwrap.dedent("""
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.BatchNorm2d(3)
+        """)
+    assert len(sites(inject, "tl106-remove-eval", code)) == 1
+
+
+@pytest.mark.parametrize("norm, mistake", [("nn.InstanceNorm2d(3)", False), ("nn.Dropout2d(0.2)", True)])
+def test_remove_eval_reads_how_a_global_of_another_cell_is_built(inject, norm, mistake):
+    """A notebook cell evaluates `gen`, built in another cell of the same notebook from a class of the
+    tree: the class decides, not whether the tree has some mode-dependent class."""
+    cell = textwrap.dedent("""
+        def show(batch):
+            gen.eval()
+            print(gen(batch).mean().item())
+        """)
+    other_cell = textwrap.dedent(f"""
+        from torch import nn
+        class Gen(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Conv2d(3, 3, 3), {norm})
+        class Unrelated(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(0.5)
+        gen = Gen().to("cpu")
+        """)
+    assert bool(sites(inject, "tl106-remove-eval", cell, [("t.py", other_cell)])) is mistake
+    # a class of the same name in another file of the tree does not decide for this file's own
+    elsewhere = "from torch import nn\nclass Gen(nn.Module):\n    def __init__(self):\n        self.d = nn.Dropout()\n"
+    assert bool(sites(inject, "tl106-remove-eval", cell, [("t.py", other_cell), ("x.py", elsewhere)])) is mistake
+
+
+def test_remove_eval_refuses_when_every_caller_evaluates_first(inject):
+    caller = textwrap.dedent("""
+        def fit(net, loader, opt):
+            for epoch in range(2):
+                net.train()
+                for x, y in loader:
+                    opt.step()
+                net.eval()
+                print(evaluate(net, loader))
+        """)
+    assert sites(inject, "tl106-remove-eval", EVAL + caller) == []
+    # the caller in another cell of the same notebook
+    assert sites(inject, "tl106-remove-eval", EVAL, [("t.py", "import torch\n" + caller)]) == []
+    # the caller switches back to training before the call: deleting `model.eval()` is the mistake
+    trains_again = caller.replace("        print(evaluate(net, loader))",
+                                  "        net.train()\n        print(evaluate(net, loader))")
+    assert trains_again != caller
+    assert len(sites(inject, "tl106-remove-eval", EVAL + trains_again)) == 1
+
+
 def test_remove_train_after_in_loop_validation(inject):
     code = """\
         def fit(model, loader, opt, criterion, epochs):
@@ -480,9 +554,20 @@ def test_the_tree_around_the_file_counts(inject, linter, tmp_path):
             def evaluate(model, loader):
                 model.eval()
                 with torch.no_grad():
-                    return [model(x) for x in loader]
-            def main(loader):
-                return evaluate(Net(), loader)
+                    return [model(x).argmax(1).tolist() for x in loader]
+            """,
+        # the model evaluate() runs is built from that class by its caller, in a third file
+        "run.py": """\
+            import torch
+            from models import Net
+            from evaluate import evaluate
+            net = Net()
+            opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            for x in [torch.ones(2, 3)]:
+                opt.zero_grad()
+                net(x).sum().backward()
+                opt.step()
+            print(evaluate(net, [torch.ones(2, 3)]))
             """})
     ms = judge_all(inject, linter, root, inject.OPERATOR_BY_NAME["tl106-remove-eval"])
     assert [(m.verdict, m.path) for m in ms] == [("found", "evaluate.py")]
@@ -614,3 +699,17 @@ def test_rewrites_need_the_name_torch_and_a_tensor(inject):
     assert sites(inject, "tl201-softmax-by-hand", code) == []
     code = "import torch_xla\ndef f(z):\n    p = z.log_softmax(dim=1)\n    return p\n"
     assert sites(inject, "tl202-log-of-softmax", code) == []
+
+
+def test_tree_facts_read_a_notebook_cell_by_cell(inject):
+    """A cell that does not parse (a shell line) leaves the other cells' classes and models readable."""
+    def cell(src):
+        return {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": src}
+    nb = {"cells": [cell("!pip install torch\nimport torch"),
+                    cell("from torch import nn\nclass Plain(nn.Module):\n    def __init__(self):\n"
+                         "        self.fc = nn.Linear(2, 2)\n"),
+                    cell("net = Plain().to('cpu')\n")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    facts = inject.tree_facts([("n.ipynb", json.dumps(nb))])
+    assert facts.local_classes["n.ipynb"] == {"Plain": False}
+    assert facts.built["n.ipynb"]["net"] == {"Plain"}

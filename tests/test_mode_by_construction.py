@@ -144,3 +144,65 @@ def test_mode_dependence_by_construction(build, expected):
 ])
 def test_mode_dependence_of_project_classes(build, expected):
     assert _verdict(build, PROJECT_CLASSES) is expected
+
+
+# -- a model handed in by a caller in another file of the project -------------------------------------
+LAYERS_FILE = """import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(6, 6), nn.Dropout({rate}), nn.Linear(6, 2))
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+MEASURE_FILE = """import torch
+
+
+def hit_rate(net, pairs):
+    right = 0
+    with torch.no_grad():
+        for x, y in pairs:
+            right += (net(x).argmax(-1) == y).sum().item()
+    return right / len(pairs)
+"""
+
+MAIN_FILE = """import torch
+from layers import Scorer
+from measure import hit_rate
+
+scorer = Scorer()
+pairs = [(torch.zeros(3, 6), torch.zeros(3, dtype=torch.long))]
+opt = torch.optim.SGD(scorer.parameters(), lr=0.1)
+for x, y in pairs:
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(scorer(x), y).backward()
+    opt.step()
+print(hit_rate(scorer, pairs))
+"""
+
+
+def _tree(tmp_path, rate):
+    from torchlint.engine import Settings
+    from torchlint.rules import all_rules
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "layers.py").write_text(LAYERS_FILE.format(rate=rate))
+    (tmp_path / "measure.py").write_text(MEASURE_FILE)
+    (tmp_path / "main.py").write_text(MAIN_FILE)
+    return str(tmp_path / "measure.py"), Settings(all_rules())
+
+
+@pytest.mark.parametrize("rate, expected", [(0.3, ["TL106"]), (0.0, [])])
+def test_a_parameter_takes_the_models_callers_in_other_files_pass(tmp_path, rate, expected):
+    """``hit_rate(net, ...)`` is called only from ``main.py``, with a ``Scorer`` built in ``layers.py``:
+    its dropout (p > 0) is what proves the evaluation needs ``eval()``; with ``p = 0`` it does not."""
+    from torchlint.engine import lint_source
+
+    path, settings = _tree(tmp_path, rate)
+    with open(path) as fh:
+        codes = sorted(d.code for d in lint_source(path, fh.read(), settings).diagnostics)
+    assert codes == expected

@@ -843,6 +843,70 @@ def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     return index.get(function, [])
 
 
+#: how many other project files are read to find a module-level function's callers
+CALLER_FILES_MAX = 12
+
+
+def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tuple[FileContext, cst.Call]]:
+    """Calls of the module-level ``function`` from the other files of the project (``from train import
+    test`` then ``test(args, model, ...)``): each call whose callee resolves, through the caller's
+    imports, to this very definition.  Empty for a method, a nested function, a file outside a project
+    that can be listed, or when more than :data:`CALLER_FILES_MAX` files mention the function's name."""
+    if not ctx.path or function not in ctx.module.body:
+        return []
+    project = project_of(ctx)
+    _, files = project.sources(ctx.path)
+    if not files:
+        return []
+    here = os.path.abspath(ctx.path)
+    word = function.name.value
+    mentioning = [f for f in files if os.path.abspath(f) != here and os.path.basename(f) != "__init__.py"
+                  and project.mentions(f, (word,))]
+    if len(mentioning) > CALLER_FILES_MAX:
+        return []
+    out: List[Tuple[FileContext, cst.Call]] = []
+    for path in mentioning:
+        other = project.load(path)
+        if other is None:
+            continue
+        for call in other.calls_in(other.module):
+            func = call.func
+            if not (isinstance(func, cst.Name) and func.value == word
+                    or isinstance(func, cst.Attribute) and func.attr.value == word):
+                continue
+            found = definition_of(other, func)
+            if (found is not None and isinstance(found[1], cst.FunctionDef)
+                    and os.path.abspath(found[0].path) == here and found[1].name.value == word):
+                out.append((other, call))
+    return out
+
+
+def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """:func:`arguments_for_param` for a module-level function called from other files of the project
+    only: ``(caller's file, argument)`` for each such call; None when some call passes none, or none is
+    found."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+        return None
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = [p.name.value for p in params]
+    if name.value not in names:
+        return None
+    index = names.index(name.value)
+    calls = project_call_sites(ctx, function)
+    if not calls:
+        return None
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for other, call in calls:
+        if any(a.star for a in call.args):
+            return None
+        a = arg(call, index, name.value)
+        if a is None:
+            return None
+        out.append((other, a.value))
+    return out
+
+
 def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
     """For a parameter of a function: the arguments every call of the function in this file passes for
     it; None when it is no parameter, the function is never called here, or some call passes none."""
@@ -1302,6 +1366,8 @@ __all__ = [
     "module_class",
     "built_values",
     "layer_mode_dependent",
+    "project_arguments_for_param",
+    "project_call_sites",
 ]
 
 

@@ -56,6 +56,7 @@ from torchlint.analysis.program import (
     mode_free,
     not_a_module,
     param_is_model,
+    project_arguments_for_param,
     position,
     strip_moves as strip_moves_expr,
 )
@@ -313,7 +314,15 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
         args = arguments_for_param(ctx, model) if hops < 2 else None
         if not args:
-            return None
+            # called from other files of the project only: the models their calls pass
+            placed = project_arguments_for_param(ctx, model) if hops < 2 else None
+            if not placed:
+                return None
+            return _combine([
+                model_mode_dependent(octx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
+                else _value_mode_dependent(octx, a)
+                for octx, a in placed
+            ])
         return _combine([
             model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
             else _value_mode_dependent(ctx, a)
@@ -960,6 +969,33 @@ def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional
     return None
 
 
+#: engines that call a process function ``f(engine, batch)`` and keep what it returns as ``state.output``
+#: for their metrics and handlers (a function that trains nothing returns to metrics only)
+ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+
+
+def engine_process_function(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` is handed, by name, as the process function of a training-engine object
+    (``Engine(evaluate_step)``) and called by nothing else in the file: what it returns goes to the
+    engine's output, which its metrics read."""
+    if call_sites(ctx, function):
+        return False
+    for call in ctx.calls_in(ctx.module):
+        if not call.args or not (ctx.names.qualified_names_at(call.func) & ENGINES):
+            continue
+        first = call.args[0].value
+        if isinstance(first, cst.Name) and first.value == function.name.value:
+            found = definition_of(ctx, first)
+            if found is not None and found[1] is function:
+                return True
+            # a function defined inside another (`create_evaluator` building its step), handed over in
+            # the same scope
+            outer = ctx.enclosing(function, cst.FunctionDef)
+            if found is None and outer is not None and ctx.enclosing(call, cst.FunctionDef) is outer:
+                return True
+    return False
+
+
 def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
     """Whether ``function`` hands an output's graph to its caller: returns or yields it, or stores it in
     a container it was given (``outputs.append(logits)`` on a parameter) or on ``self``."""
@@ -986,6 +1022,11 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
     return False
 
 
+#: library functions that take no gradient of what they are given: plotting, and torchvision's image
+#: utilities (``make_grid`` builds a new tensor, ``save_image`` writes a file)
+GRAPH_FREE_LIBRARIES = ("matplotlib.", "torchvision.utils.")
+
+
 def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
     """Whether a value carrying an output's graph is handed to a callable whose behaviour is not known to
     leave it alone: anything but a model call, a torch function or class, a builtin, a same-module
@@ -1000,7 +1041,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         if ctx.function_for_call(call) is not None:
             continue
         names = ctx.names.qualified_names_at(func)
-        if any(q.startswith(("torch.", "numpy.", "math.")) for q in names):
+        if any(q.startswith(("torch.", "numpy.", "math.") + GRAPH_FREE_LIBRARIES) for q in names):
             continue
         if isinstance(func, cst.Name) and not names and func.value in _SAFE_BUILTINS and not (
             ctx.names.is_param_at(func)
@@ -1178,20 +1219,24 @@ class EvaluationFacts:
 
     def _outputs_only_off_graph(self, function: cst.FunctionDef, calls) -> bool:
         """Evaluation by behaviour, whatever the function is called: it switches the model it runs to eval
-        mode (``model.eval()``), trains nothing (no backward pass, optimizer step or training call within
+        mode (``model.eval()``) or runs every model call with gradients off, here or in every caller (an
+        inference pass), trains nothing (no backward pass, optimizer step or training call within
         reach), needs no gradients, and what its model calls produce reaches only graph-free sinks (picks,
         ``.item()``, comparisons, printing): no output's graph is returned, yielded, stored on ``self`` or in
         a container it was given, or handed to a callable whose code is not in view."""
         ctx = self.ctx
         switched = eval_receivers(ctx, function, depth=0)
-        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched):
+        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) and not (
+            calls and all(runs_without_grad(ctx, c) for c, _m in calls)
+        ):
             return False
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
             return False
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
         flow = decoding_flow(ctx, function, model_calls)
-        return not (returns_graph(ctx, function, flow, model_calls)
-                    or hands_graph_away(ctx, function, flow, model_calls))
+        if hands_graph_away(ctx, function, flow, model_calls):
+            return False
+        return not returns_graph(ctx, function, flow, model_calls) or engine_process_function(ctx, function)
 
     def _forward_through_helpers(self, by_function, sites: List[EvalSite]) -> List[EvalSite]:
         """Evaluation by behaviour at each call of a helper that runs a model and hands its output (or a
@@ -1259,8 +1304,10 @@ class EvaluationFacts:
         """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""
         ctx = self.ctx
         name = snake(function.name.value)
-        if HOOK_NAME.search(name) or model_method(ctx, function):
+        if model_method(ctx, function):
             return True
+        if HOOK_NAME.search(name) and not engine_process_function(ctx, function):
+            return True  # (a function handed to an engine is judged by what it does: its caller is known)
         if "test" in name.split("_") and (
             is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.code(function))
         ):
