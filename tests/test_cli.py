@@ -63,7 +63,7 @@ def test_unsafe_fix_needs_flag(run, tmp_path):
     )
     (tmp_path / "m.py").write_text(src)
     r = run("m.py")
-    assert "TL103 Cross-entropy" in r.stdout  # no [*]: the fix is unsafe
+    assert "TL103 `p`, assigned" in r.stdout  # no [*]: the fix is unsafe
     assert "1 hidden fix can be enabled with the `--unsafe-fixes` option" in r.stdout
     r = run("--fix", "m.py")
     assert r.returncode == 1 and (tmp_path / "m.py").read_text() == src
