@@ -51,7 +51,8 @@ SCALE_BYTES = 32 * 1024
 # the budget is time on a CPU: a worker that waits for one on a busy machine gets more wall-clock time,
 # up to this many times its budget
 WALL_FACTOR = 10
-# a worker whose resident memory is above this after a file is replaced by a fresh one
+# a worker whose resident memory is above this (plus what it inherited past FORK_ALLOWANCE) after a file is
+# replaced by a fresh one
 RECYCLE_BYTES = 512 * 1024 * 1024
 # a worker collects garbage at once when its memory grew this much since it last collected (or
 # started); measured from the last collection, not from the start: memory a collection could not give
@@ -400,7 +401,7 @@ class Pool:
                     w = busy.pop(conn)  # type: ignore[call-overload]
                     out = w.receive()
                     item = w.item
-                    if out.kind == "crash" or w.rss > RECYCLE_BYTES:
+                    if out.kind == "crash" or w.rss > RECYCLE_BYTES + w.inherited:
                         self._replace(w)
                     else:
                         idle.append(w)
