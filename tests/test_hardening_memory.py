@@ -100,24 +100,40 @@ def _table(rows: int) -> str:
     return "import torch\n\nTABLE = [\n" + body + "]\nWEIGHTS = torch.tensor([row[1] for row in TABLE])\n"
 
 
+_TOO_LARGE = """
+import json, sys
+from torchlint.engine import FileTask, Settings
+from torchlint.rules import all_rules
+from torchlint.workers import FORK_ALLOWANCE, current_rss, lint_files
+table, small = sys.argv[1], sys.argv[2]
+rss = current_rss()
+limit = rss + (60 << 20) - max(0, rss - FORK_ALLOWANCE)
+results = {r.path: r for r in lint_files([FileTask(table), FileTask(small)], Settings(rules=all_rules(), options={}),
+                                         1, 8 << 20, memory=limit)}
+print(json.dumps({"limit": limit, "cacheable": results[table].cacheable,
+                  "table": [(d.code, d.message) for d in results[table].diagnostics],
+                  "small": [d.code for d in results[small].diagnostics]}))
+"""
+
+
 def test_a_file_whose_analysis_goes_over_the_memory_limit_is_tl000_too_large(tmp_path):
-    from torchlint.engine import FileTask, Settings
-    from torchlint.rules import all_rules
-    from torchlint.workers import lint_files
+    # in a fresh interpreter: the worker must be forked from a small process, as from the command line
+    import subprocess
+    import sys
 
     table = tmp_path / "table.py"
     table.write_text(_table(3000))  # about 130 KB: libcst takes over 100 MB for it
     small = tmp_path / "small.py"
     small.write_text("".join(CODE))
-    settings = Settings(rules=all_rules(), options={})
-    limit = _growth_limit(60 << 20)
-    results = {r.path: r for r in lint_files([FileTask(str(table)), FileTask(str(small))], settings, 1, 8 << 20,
-                                             memory=limit)}
-    (diag,) = results[str(table)].diagnostics
-    assert diag.code == "TL000" and diag.message.startswith("too large to analyse"), diag
-    assert f"{limit >> 20} MiB" in diag.message
-    assert not results[str(table)].cacheable
-    assert [d.code for d in results[str(small)].diagnostics] == ["TL103"]
+    run = subprocess.run([sys.executable, "-c", _TOO_LARGE, str(table), str(small)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.splitlines()[-1])
+    ((code, message),) = got["table"]
+    assert code == "TL000" and message.startswith("too large to analyse"), message
+    assert f"{got['limit'] >> 20} MiB" in message
+    assert not got["cacheable"]
+    assert got["small"] == ["TL103"]
 
 
 # -- name lookups on a name bound many times ---------------------------------------------------------------------------
