@@ -112,6 +112,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     assert res.diagnostics[0].code == "TL000" and "Permission denied" in res.diagnostics[0].message
 
 
+@pytest.mark.slow
 def test_symlink_loop(run, tmp_path):
     os.symlink(tmp_path / "a.py", tmp_path / "b.py")
     os.symlink(tmp_path / "b.py", tmp_path / "a.py")
@@ -144,6 +145,7 @@ def test_fix_keeps_mode(run, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".torchlint-")] == []
 
 
+@pytest.mark.slow
 def test_missing_path(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     r = run("nope.py", "m.py")

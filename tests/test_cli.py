@@ -2,9 +2,12 @@
 import json
 import sys
 
+import pytest
+
 from conftest import CE_BUG, CLEAN, TRAIN_BUG
 
 
+@pytest.mark.slow
 def test_findings_exit_1_with_ruff_style_lines(run, project):
     r = run("pkg")
     assert r.returncode == 1, r.stderr
@@ -19,6 +22,7 @@ def test_findings_exit_1_with_ruff_style_lines(run, project):
     assert "Found 2 errors." in r.stdout
 
 
+@pytest.mark.slow
 def test_clean_exit_0_and_default_path(run, tmp_path):
     (tmp_path / "ok.py").write_text(CLEAN)
     r = run()
@@ -28,6 +32,7 @@ def test_clean_exit_0_and_default_path(run, tmp_path):
     assert r.returncode == 0
 
 
+@pytest.mark.slow
 def test_fix_without_check_word_then_clean(run, project):
     r = run("--fix", "pkg")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -41,6 +46,7 @@ def test_fix_without_check_word_then_clean(run, project):
     assert {p.name: p.read_text() for p in (project / "pkg").iterdir()} == before
 
 
+@pytest.mark.slow
 def test_fix_does_not_touch_unreported_files(run, project):
     clean = project / "pkg" / "clean.py"
     stamp = clean.stat().st_mtime_ns
@@ -48,6 +54,7 @@ def test_fix_does_not_touch_unreported_files(run, project):
     assert clean.stat().st_mtime_ns == stamp
 
 
+@pytest.mark.slow
 def test_diff_shows_without_writing(run, project):
     r = run("--diff", "pkg")
     assert r.returncode == 1
@@ -56,6 +63,7 @@ def test_diff_shows_without_writing(run, project):
     assert (project / "pkg" / "train.py").read_text() == TRAIN_BUG
 
 
+@pytest.mark.slow
 def test_unsafe_fix_needs_flag(run, tmp_path):
     src = (
         "import torch\nimport torch.nn.functional as F\n\n\n"
@@ -72,6 +80,7 @@ def test_unsafe_fix_needs_flag(run, tmp_path):
     assert "    p = out\n" in (tmp_path / "m.py").read_text()
 
 
+@pytest.mark.slow
 def test_stdin(run, tmp_path):
     r = run("-", "--stdin-filename", "pkg/train.py", stdin=TRAIN_BUG)
     assert r.returncode == 1
@@ -84,6 +93,7 @@ def test_stdin(run, tmp_path):
     assert r.returncode == 0
 
 
+@pytest.mark.slow
 def test_select_ignore_prefixes(run, project):
     assert "TL101" not in run("--select", "TL103", "pkg").stdout
     assert "TL103" not in run("--ignore", "TL103", "pkg").stdout
@@ -108,6 +118,7 @@ def test_bad_option_is_usage_error(run, project):
     assert r.returncode == 2
 
 
+@pytest.mark.slow
 def test_json_output(run, project):
     r = run("--output-format", "json", "pkg")
     assert r.returncode == 1
@@ -125,6 +136,7 @@ def test_json_output(run, project):
     assert tl101["fix"]["edits"][0]["content"].strip() == "optimizer.zero_grad()"
 
 
+@pytest.mark.slow
 def test_sarif_output(run, project):
     data = json.loads(run("--output-format", "sarif", "pkg").stdout)
     assert data["version"] == "2.1.0"
@@ -140,6 +152,7 @@ def test_sarif_output(run, project):
     assert (region["startLine"], region["startColumn"]) == (8, 9)
 
 
+@pytest.mark.slow
 def test_github_output(run, project):
     r = run("--output-format", "github", "pkg")
     lines = r.stdout.splitlines()
@@ -147,6 +160,7 @@ def test_github_output(run, project):
     assert "title=torchlint (TL101)::" in lines[1]
 
 
+@pytest.mark.slow
 def test_statistics_and_exit_zero(run, project):
     r = run("--statistics", "pkg")
     assert r.returncode == 1
@@ -154,6 +168,7 @@ def test_statistics_and_exit_zero(run, project):
     assert run("--exit-zero", "pkg").returncode == 0
 
 
+@pytest.mark.slow
 def test_deterministic_across_hash_seeds_and_jobs(run, project):
     for i in range(6):
         (project / "pkg" / f"copy{i}.py").write_text(TRAIN_BUG + "\n" + CE_BUG.replace("import", "import", 1))
@@ -165,6 +180,7 @@ def test_deterministic_across_hash_seeds_and_jobs(run, project):
     assert len(outputs) == 1
 
 
+@pytest.mark.slow
 def test_rule_and_rules_commands(run, tmp_path):
     r = run("rule", "TL101")
     assert r.returncode == 0
@@ -190,6 +206,7 @@ def test_version_does_not_import_heavy_modules(run):
     assert probe.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_linter_never_imports_torch(run, project):
     import subprocess
 
@@ -202,6 +219,7 @@ def test_linter_never_imports_torch(run, project):
     assert probe.stderr.strip().splitlines()[-1] == "False"
 
 
+@pytest.mark.slow
 def test_cache_hit_and_clean(run, project):
     first = run("pkg")
     assert (project / ".torchlint_cache").is_dir()

@@ -1,3 +1,5 @@
+import pytest
+
 from conftest import CE_BUG, TRAIN_BUG
 
 
@@ -5,6 +7,7 @@ def _pyproject(root, body):
     (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n[tool.torchlint]\n" + body)
 
 
+@pytest.mark.slow
 def test_select_and_ignore_from_pyproject(run, project):
     _pyproject(project, 'ignore = ["TL103"]\n')
     r = run("pkg")
@@ -14,18 +17,21 @@ def test_select_and_ignore_from_pyproject(run, project):
     assert "TL103" in r.stdout and "TL101" not in r.stdout
 
 
+@pytest.mark.slow
 def test_config_found_from_subfolder(run, project):
     _pyproject(project, 'select = ["TL101"]\n')
     r = run(".", cwd=project / "pkg")
     assert "TL101" in r.stdout and "TL103" not in r.stdout
 
 
+@pytest.mark.slow
 def test_per_file_ignores(run, project):
     _pyproject(project, '[tool.torchlint.per-file-ignores]\n"pkg/train.py" = ["TL1"]\n')
     r = run("pkg")
     assert "train.py" not in r.stdout and "losses.py" in r.stdout
 
 
+@pytest.mark.slow
 def test_exclude_and_extend_exclude(run, project):
     _pyproject(project, 'extend-exclude = ["pkg/losses.py"]\n')
     r = run(".")
@@ -35,6 +41,7 @@ def test_exclude_and_extend_exclude(run, project):
     assert run("--force-exclude", "pkg/losses.py").returncode == 0
 
 
+@pytest.mark.slow
 def test_default_excludes_and_gitignore(run, project):
     for folder in ("venv", ".venv", "build", "site-packages", ".git"):
         (project / folder).mkdir()
@@ -56,6 +63,7 @@ def test_unknown_key_is_named(run, project):
     assert "unknown key `selectt`" in r.stderr and "pyproject.toml" in r.stderr
 
 
+@pytest.mark.slow
 def test_bad_values(run, project):
     _pyproject(project, 'select = "TL1"\n')
     r = run("pkg")
@@ -68,6 +76,7 @@ def test_bad_values(run, project):
     assert r.returncode == 2 and "invalid TOML" in r.stderr
 
 
+@pytest.mark.slow
 def test_explicit_config_file(run, project, tmp_path):
     cfg = project / "custom.toml"
     cfg.write_text('select = ["TL103"]\n')
@@ -76,22 +85,26 @@ def test_explicit_config_file(run, project, tmp_path):
     assert run("--config", "missing.toml", "pkg").returncode == 2
 
 
+@pytest.mark.slow
 def test_isolated_ignores_config(run, project):
     _pyproject(project, 'select = ["TL103"]\n')
     assert "TL101" in run("--isolated", "pkg").stdout
 
 
+@pytest.mark.slow
 def test_ce_only_file(run, tmp_path):
     (tmp_path / "m.py").write_text(CE_BUG)
     assert run("m.py").returncode == 1
 
 
+@pytest.mark.slow
 def test_command_line_ignore_applies_over_config_select(run, project):
     _pyproject(project, 'select = ["TL101", "TL103"]\n')
     r = run("--ignore", "TL1", "pkg")
     assert r.returncode == 0, r.stdout
 
 
+@pytest.mark.slow
 def test_default_excludes_do_not_apply_to_folders_above_a_named_path(tmp_path):
     """`torchlint venv/lib/site-packages/pkg` lints pkg: only what the walk enters is matched against
     single-component excludes; inside a walked tree an excluded folder is still skipped."""

@@ -1,7 +1,10 @@
 """`torchlint --fix -` as an editor fixer: the buffer on stdin, the fixed text on stdout, nothing else there."""
+
+import pytest
 from conftest import TRAIN_BUG, CE_BUG
 
 
+@pytest.mark.slow
 def test_stdin_fixer_prints_fixed_text_and_uses_the_files_configuration(run, project):
     (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL101"]\n')
     both = TRAIN_BUG + "\n\n" + CE_BUG

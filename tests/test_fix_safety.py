@@ -38,6 +38,8 @@ from torchlint.engine import Settings, lint_source  # noqa: E402
 from torchlint.notebook import is_notebook, lint_notebook, mask_cell, read_notebook  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
+
 HERE = Path(__file__).parent / "fix_safety"
 PROGRAMS = sorted([*HERE.glob("*.py"), *HERE.glob("*.ipynb")])
 RULES = [r for r in all_rules() if r.DEFAULT_ENABLED]

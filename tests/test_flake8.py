@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import TRAIN_BUG
 
 
@@ -12,6 +14,7 @@ def _flake8(cwd, *args):
     )
 
 
+@pytest.mark.slow
 def test_same_findings_as_cli(run, project):
     (project / "pkg" / "tabs.py").write_text(TRAIN_BUG.replace("    ", "\t"))
     cli = json.loads(run("--output-format", "json", "--no-cache", "pkg").stdout)
@@ -26,6 +29,7 @@ def test_same_findings_as_cli(run, project):
     assert len(expected) == 3
 
 
+@pytest.mark.slow
 def test_flake8_noqa_is_honoured(project):
     (project / "pkg" / "train.py").write_text(TRAIN_BUG.replace("loss.backward()", "loss.backward()  # noqa: TL101"))
     out = _flake8(project, "pkg").stdout
@@ -34,6 +38,7 @@ def test_flake8_noqa_is_honoured(project):
     assert "TL101" in out
 
 
+@pytest.mark.slow
 def test_flake8_extend_ignore(project):
     out = _flake8(project, "--extend-ignore", "TL103", "pkg").stdout
     assert "TL103" not in out and "TL101" in out

@@ -19,6 +19,7 @@ def _codes(out):
     return sorted({line.split(":", 3)[3].split()[0] for line in out.splitlines() if line.count(":") >= 3})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("select", [["--select", "E,W,F"], ["--select", "E", "--extend-select", "W"], ["--ignore", "TL"]])
 def test_nothing_imported_when_no_tl_code_is_selected(project, select):
     res = _flake8(project, *select, "pkg", importtime=True)
@@ -28,12 +29,14 @@ def test_nothing_imported_when_no_tl_code_is_selected(project, select):
     assert not any("libcst" in line or "torchlint.rules" in line for line in imported)
 
 
+@pytest.mark.slow
 def test_rules_imported_when_tl_is_selected(project):
     res = _flake8(project, "--select", "TL", "pkg", importtime=True)
     assert "TL101" in res.stdout
     assert any("libcst" in line for line in res.stderr.splitlines())
 
 
+@pytest.mark.slow
 def test_selection_follows_flake8_options(project):
     everything = _codes(_flake8(project, "--select", "TL", "pkg").stdout)
     assert {"TL101", "TL103"} <= set(everything)

@@ -21,6 +21,7 @@ def _read_entries(path):
     return head, json.loads(body)
 
 
+@pytest.mark.slow
 def test_planted_entry_cannot_hide_findings(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     r = run("m.py")
@@ -35,6 +36,7 @@ def test_planted_entry_cannot_hide_findings(run, tmp_path):
     assert r.returncode == 1 and "TL101" in r.stdout
 
 
+@pytest.mark.slow
 def test_entry_bound_to_file_identity(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     assert run("m.py").returncode == 1
@@ -66,6 +68,7 @@ def test_findings_validated_and_escaped(tmp_path, monkeypatch):
     assert [d.code for d in c.get("m.py", "d", ident, 10)] == ["TL101"]
 
 
+@pytest.mark.slow
 def test_cache_dir_dot_does_not_hide_the_project(run, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ncache-dir = "."\n')
     (tmp_path / "m.py").write_text(TRAIN_BUG)
@@ -75,6 +78,7 @@ def test_cache_dir_dot_does_not_hide_the_project(run, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py", "pyproject.toml"]
 
 
+@pytest.mark.slow
 def test_symlinked_cache_dir_is_not_written_through(run, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
@@ -87,6 +91,7 @@ def test_symlinked_cache_dir_is_not_written_through(run, tmp_path):
     assert not (tmp_path / ".gitignore").exists()
 
 
+@pytest.mark.slow
 def test_gitignore_only_in_a_created_folder(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     run("m.py")
@@ -94,6 +99,7 @@ def test_gitignore_only_in_a_created_folder(run, tmp_path):
     assert (folder / ".gitignore").exists() and (folder / cache_mod.MARKER).exists()
 
 
+@pytest.mark.slow
 def test_clean_removes_only_marked_folders(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     run("m.py")
@@ -111,6 +117,7 @@ def test_clean_removes_only_marked_folders(run, tmp_path):
     assert r.returncode == 2 and (precious / "keep.txt").exists()
 
 
+@pytest.mark.slow
 def test_fifo_named_py_does_not_hang(run, tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     (tmp_path / "m.py").write_text(TRAIN_BUG)

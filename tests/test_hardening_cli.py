@@ -12,6 +12,7 @@ from torchlint.cpus import available_cpus
 from torchlint.files import discover
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "content, needle",
     [
@@ -52,6 +53,7 @@ def test_ctrl_c_exits_130(monkeypatch):
     assert "Aborted" not in r.output
 
 
+@pytest.mark.slow
 def test_no_all_checks_passed_when_exiting_2(run, tmp_path):
     (tmp_path / "m.py").write_text(CLEAN)
     r = run("m.py", "missing.py")
@@ -59,6 +61,7 @@ def test_no_all_checks_passed_when_exiting_2(run, tmp_path):
     assert "All checks passed!" not in r.stdout
 
 
+@pytest.mark.slow
 def test_too_deep_folder_is_reported(run, tmp_path):
     (tmp_path / "m.py").write_text(CLEAN)
     cwd = os.getcwd()
@@ -95,6 +98,7 @@ def test_unreadable_folder_is_reported(tmp_path, monkeypatch):
     assert len(found.unreadable) == 1 and "Permission denied" in found.unreadable[0]
 
 
+@pytest.mark.slow
 def test_control_characters_in_file_names_are_escaped(run, tmp_path):
     name = "evil\x1b[2J\nname.py"
     (tmp_path / name).write_text(TRAIN_BUG)

@@ -3,6 +3,8 @@ import ast
 import subprocess
 import sys
 
+import pytest
+
 import torchlint.rules
 from conftest import TRAIN_BUG
 from torchlint.flake8_plugin import TorchLintPlugin
@@ -44,6 +46,7 @@ def test_unexpected_exception_is_an_error_line(monkeypatch):
     assert _plugin_lines(TRAIN_BUG) == [(1, 0, "TL000 internal error: ValueError: bad")]
 
 
+@pytest.mark.slow
 def test_flake8_reports_a_file_libcst_cannot_take(tmp_path):
     (tmp_path / "chain.py").write_text(TRAIN_BUG + "y = " + " and ".join(["a"] * 8000) + "\n")
     r = subprocess.run(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import tracemalloc
 
+import pytest
+
 from torchlint.notebook import locate_sources, read_notebook
 
 CODE = [
@@ -74,6 +76,7 @@ def _growth_limit(extra: int) -> int:
     return rss + extra - max(0, rss - FORK_ALLOWANCE)
 
 
+@pytest.mark.slow
 def test_a_worker_over_its_memory_limit_is_stopped_and_the_run_goes_on():
     from torchlint.workers import Pool
 
@@ -85,6 +88,7 @@ def test_a_worker_over_its_memory_limit_is_stopped_and_the_run_goes_on():
     assert outcomes[1][1].value == 32
 
 
+@pytest.mark.slow
 def test_without_a_limit_a_worker_may_grow():
     from torchlint.workers import Pool, current_rss
 
@@ -116,6 +120,7 @@ print(json.dumps({"limit": limit, "cacheable": results[table].cacheable,
 """
 
 
+@pytest.mark.slow
 def test_a_file_whose_analysis_goes_over_the_memory_limit_is_tl000_too_large(tmp_path):
     # in a fresh interpreter: the worker must be forked from a small process, as from the command line
     import subprocess
@@ -162,6 +167,7 @@ def _lookup_seconds(bindings: int, queries: int = 300) -> float:
     return best
 
 
+@pytest.mark.slow
 def test_looking_up_a_name_costs_the_same_however_often_it_was_bound():
     # before: each query copied every earlier binding (x = f(x) 20,000 times was quadratic)
     few, many = _lookup_seconds(100), _lookup_seconds(2000)
@@ -339,6 +345,7 @@ def test_watchfiles_sees_a_change(monkeypatch, tmp_path):
     assert not done.is_alive() and len(runs) == 2
 
 
+@pytest.mark.slow
 def test_what_a_worker_inherits_from_a_large_parent_does_not_count_against_its_file():
     from torchlint.workers import FORK_ALLOWANCE, Pool, current_rss
 

@@ -26,6 +26,7 @@ def _chain(kind, n):
     }[kind]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["and", "or", "attr", "plus", "call", "subscript", "plus-multiline", "mixed"])
 def test_long_chain_is_tl000_not_a_crash(run, tmp_path, kind):
     n = 8000
@@ -42,6 +43,7 @@ def _lint(text, **kw):
     return lint_source("m.py", text, Settings(all_rules(), **kw))
 
 
+@pytest.mark.slow
 def test_500_term_plus_chain_lints_and_fixes():
     text = TRAIN_BUG + "total = " + " + ".join(["torch.tensor(1.0)"] * 500) + "\n"
     res = _lint(text)
@@ -51,6 +53,7 @@ def test_500_term_plus_chain_lints_and_fixes():
     assert fixed.errors == [] and "optimizer.zero_grad()" in fixed.fixed_source
 
 
+@pytest.mark.slow
 def test_1000_branch_elif_chain():
     branches = "".join(f"    elif x == {i}:\n        y = {i}\n" for i in range(1000))
     body = TRAIN_BUG + "\n\ndef pick(x):\n    if x:\n        y = 0\n" + branches + "    return y\n"
@@ -61,6 +64,7 @@ def test_1000_branch_elif_chain():
     assert fixed.errors == [] and fixed.fixed_count == 1
 
 
+@pytest.mark.slow
 def test_5000_adjacent_string_literals_are_not_a_parse_error():
     text = TRAIN_BUG + 'doc = (\n' + "".join('    "a"\n' for _ in range(5000)) + ")\n"
     res = _lint(text)

@@ -18,6 +18,7 @@ def _read_meta(path):
     return st.st_mtime_ns, st.st_size
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="changing a file's owner needs root")
 def test_fix_as_root_keeps_owner_and_group(run, tmp_path):
     path = tmp_path / "m.py"
@@ -41,6 +42,7 @@ def _set_xattr(path):
     return None
 
 
+@pytest.mark.slow
 def test_fix_keeps_extended_attributes(run, tmp_path):
     if not hasattr(os, "setxattr"):
         pytest.skip("no extended attributes on this platform")
@@ -53,6 +55,7 @@ def test_fix_keeps_extended_attributes(run, tmp_path):
     assert os.getxattr(path, name) == b"kept" and "zero_grad" in path.read_text()
 
 
+@pytest.mark.slow
 def test_hard_linked_file_is_written_in_place(run, tmp_path):
     path = tmp_path / "m.py"
     path.write_text(TRAIN_BUG)
@@ -82,6 +85,7 @@ def test_change_just_before_rename_is_refused(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["m.py"]
 
 
+@pytest.mark.slow
 def test_temp_files_of_a_killed_write_are_removed_next_run(run, tmp_path):
     (tmp_path / "m.py").write_text(TRAIN_BUG)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -119,6 +123,7 @@ def test_killed_fixer_leaves_nothing_after_next_run(run, tmp_path):
     assert path.read_text() == TRAIN_BUG
 
 
+@pytest.mark.slow
 def test_nearest_configuration_per_file(run, tmp_path):
     for pkg, select in (("pkgA", "TL101"), ("pkgB", "TL103")):
         (tmp_path / pkg).mkdir()

@@ -341,6 +341,7 @@ def test_rewrites_left_alone(inject, name, line):
     assert sites(inject, name, code) == []
 
 
+@pytest.mark.slow
 def test_loops_over_the_batch(inject):
     code = "import torch\ndef f(x, idx):\n    s = x.sum(dim=0)\n    g = x.gather(1, idx.unsqueeze(1)).squeeze(1)\n    n = x.norm(dim=-1)\n    return s, g, n\n"
     s = mutate_one(inject, "tl301-sum-as-row-loop", code)
@@ -597,6 +598,7 @@ def test_notebook_cells_are_mutated_one_at_a_time(inject, linter, tmp_path):
 
 
 # -- picks, the fix check, the command -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_picks_are_seeded_and_skips_do_not_use_them(inject, tmp_path):
     loops = "\n\n".join(LOOP.split("\n", 1)[1].replace("def train", f"def train{i}") for i in range(6))
     root = write_tree(tmp_path, {"train.py": "import torch\n" + loops})
@@ -608,6 +610,7 @@ def test_picks_are_seeded_and_skips_do_not_use_them(inject, tmp_path):
     assert len(other) == 6
 
 
+@pytest.mark.slow
 def test_fix_check(inject, linter, tmp_path):
     root = write_tree(tmp_path, {"m.py": """\
         import torch
@@ -623,6 +626,7 @@ def test_fix_check(inject, linter, tmp_path):
     assert sm.verdict == "found" and sm.fix in ("fixed-same", "equivalent")
 
 
+@pytest.mark.slow
 def test_numeric_equivalence(inject):
     assert inject.numeric_equivalence("y = F.softmax(a, dim=1)\n", "y = torch.softmax(a, dim=1)\n") == "equivalent"
     assert inject.numeric_equivalence("y = F.softmax(a, dim=1)\n", "y = torch.softmax(a, dim=0)\n") == "differs"

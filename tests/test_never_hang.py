@@ -26,7 +26,7 @@ TRIGGERS = "# " + " ".join(sorted({t for r in RULES for t in r.TRIGGERS})) + "\n
 # far above what any of these programs needs (milliseconds), far below "never returns"
 BUDGET = 2.0
 
-pytestmark = pytest.mark.skipif(not workers.CAN_ISOLATE, reason="the watchdog needs os.fork")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not workers.CAN_ISOLATE, reason="the watchdog needs os.fork")]
 
 
 @pytest.fixture(scope="module")

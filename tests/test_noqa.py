@@ -1,6 +1,9 @@
+import pytest
+
 from conftest import TRAIN_BUG
 
 
+@pytest.mark.slow
 def test_noqa_forms(run, tmp_path):
     (tmp_path / "a.py").write_text(TRAIN_BUG.replace("loss.backward()", "loss.backward()  # noqa"))
     (tmp_path / "b.py").write_text(TRAIN_BUG.replace("loss.backward()", "loss.backward()  # noqa: TL101"))
@@ -12,6 +15,7 @@ def test_noqa_forms(run, tmp_path):
     assert files == ["c.py", "e.py"]
 
 
+@pytest.mark.slow
 def test_fix_leaves_suppressed_findings(run, tmp_path):
     src = TRAIN_BUG.replace("loss.backward()", "loss.backward()  # noqa: TL101")
     (tmp_path / "a.py").write_text(src)
@@ -20,6 +24,7 @@ def test_fix_leaves_suppressed_findings(run, tmp_path):
     assert (tmp_path / "a.py").read_text() == src
 
 
+@pytest.mark.slow
 def test_no_noqa_flag(run, tmp_path):
     (tmp_path / "a.py").write_text(TRAIN_BUG.replace("loss.backward()", "loss.backward()  # noqa"))
     assert "TL101" in run("--no-noqa", "a.py").stdout

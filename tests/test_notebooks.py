@@ -264,6 +264,7 @@ def test_json_edits_are_cell_relative():
 
 
 # -- the command line ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_folder_includes_notebooks_and_extend_exclude(run, tmp_path):
     (tmp_path / "nbs").mkdir()
     (tmp_path / "nbs" / "a.ipynb").write_text(make(IMPORTS, MODEL, LOOP))
@@ -279,6 +280,7 @@ def test_cli_folder_includes_notebooks_and_extend_exclude(run, tmp_path):
     assert len(lines) == 3
 
 
+@pytest.mark.slow
 def test_cli_formats(run, tmp_path):
     (tmp_path / "a.ipynb").write_text(make(IMPORTS, MODEL, LOOP))
     out = json.loads(run("--no-cache", "--output-format", "json", "a.ipynb").stdout)
@@ -292,6 +294,7 @@ def test_cli_formats(run, tmp_path):
     assert "a.ipynb%3Acell 3" not in gh[0] and "a.ipynb:cell 3:3:28: TL103" in gh[0]
 
 
+@pytest.mark.slow
 def test_cli_fix_diff_and_cache(run, tmp_path):
     nb = tmp_path / "a.ipynb"
     nb.write_text(make(IMPORTS, MODEL, LOOP, outputs=True))
@@ -313,6 +316,7 @@ def test_cli_fix_diff_and_cache(run, tmp_path):
     assert r.returncode == 0 and "All checks passed!" in r.stdout
 
 
+@pytest.mark.slow
 def test_cli_stdin_notebook(run):
     text = make(IMPORTS, MODEL, LOOP)
     r = run("-", "--no-cache", "--stdin-filename", "x.ipynb", stdin=text)
@@ -323,6 +327,7 @@ def test_cli_stdin_notebook(run):
     assert "optimizer.zero_grad()" in r.stdout
 
 
+@pytest.mark.slow
 def test_cli_nothing_checked(run, tmp_path):
     (tmp_path / "empty").mkdir()
     r = run("--no-cache", "empty")
@@ -334,6 +339,7 @@ def test_cli_nothing_checked(run, tmp_path):
     assert "All checks passed!" not in r.stdout
 
 
+@pytest.mark.slow
 def test_cli_codes_case_insensitive_and_statistics_json(run, tmp_path):
     (tmp_path / "a.ipynb").write_text(make(IMPORTS, MODEL, LOOP))
     r = run("--no-cache", "--select", "tl103", "a.ipynb")
@@ -368,6 +374,7 @@ def _run_cells(text):
     return namespace
 
 
+@pytest.mark.slow
 def test_tutorial_notebook_findings_and_fixed_program_runs():
     torch = pytest.importorskip("torch")
     if not TUTORIAL.exists():

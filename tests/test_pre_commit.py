@@ -8,7 +8,11 @@ from pathlib import Path
 
 import yaml
 
+import pytest
+
 from conftest import TRAIN_BUG
+
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
 
 ROOT = Path(__file__).resolve().parents[1]
 

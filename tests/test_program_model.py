@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import textwrap
 
+import pytest
+
 from torchlint.engine import Settings, lint_source
 from torchlint.rules import all_rules
 
@@ -183,6 +185,7 @@ def test_changing_the_imported_module_changes_the_result(tmp_path):
     assert _lint(tmp_path / "train.py", {"TL103"}) == []
 
 
+@pytest.mark.slow
 def test_cached_result_is_invalidated_when_an_imported_module_changes(tmp_path, run):
     _write(tmp_path, {"models.py": SOFTMAX_MODEL, "train.py": TRAIN.format(module="models")})
     first = run("check", "train.py", "--select", "TL103")
@@ -196,6 +199,7 @@ def test_cached_result_is_invalidated_when_an_imported_module_changes(tmp_path, 
 
 
 
+@pytest.mark.slow
 def test_cached_result_is_invalidated_when_an_imported_module_gains_the_softmax(tmp_path, run):
     # the other direction: models.py first never spells "softmax", so it is not even parsed; the
     # cached result of train.py must still depend on it
@@ -233,6 +237,7 @@ print(round(float(model.weight.sum()), 4))
 """
 
 
+@pytest.mark.slow
 def test_tl101_never_inserts_zero_grad_on_an_object_without_one(tmp_path):
     """The mistake is reported, but no fix calls a `zero_grad` the optimizer does not have: the fixed
     program still runs and prints the same."""

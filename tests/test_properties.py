@@ -10,8 +10,12 @@ import libcst as cst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from torchlint.engine import Settings, lint_source
 from torchlint.rules import all_rules
+
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
 
 RULES = all_rules()
 EXAMPLES = int(os.environ.get("TORCHLINT_PROPERTY_EXAMPLES", "40"))

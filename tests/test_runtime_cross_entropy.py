@@ -42,6 +42,7 @@ def make(device, shape=(6, 7), dtype=torch.float32, scale=3.0, seed=0):
     return labels, logits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_cookbook_extremes(device):
     labels = torch.tensor([0.5, 0.5], device=device)
@@ -216,6 +217,7 @@ def test_empty_batch(device):
     assert torch.isnan(softmax_cross_entropy(x, x, reduction="mean"))  # like F.cross_entropy
 
 
+@pytest.mark.slow
 def test_import_torchlint_does_not_import_torch():
     import subprocess
     import sys

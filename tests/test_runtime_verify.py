@@ -37,6 +37,7 @@ def no_gather(monkeypatch):
     monkeypatch.setitem(sys.modules, "torchlint.runtime.gather", None)  # import raises ImportError
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_rows_for_every_function_and_dtype(device, fake_gather):
     rows = verify.check_device(device, speed=False)
@@ -53,6 +54,7 @@ def test_rows_for_every_function_and_dtype(device, fake_gather):
     assert bg64.gradcheck is True and bg64.max_abs_err == 0.0
 
 
+@pytest.mark.slow
 def test_main_prints_a_table_and_returns_zero(fake_gather, capsys):
     assert verify.main(["cpu"]) == 0
     out = capsys.readouterr().out
@@ -72,6 +74,7 @@ def test_missing_batch_gather_is_shown_and_fails(no_gather, capsys):
     assert "some checks FAILED" in out
 
 
+@pytest.mark.slow
 def test_a_wrong_implementation_fails(fake_gather, monkeypatch, capsys):
     import torchlint.runtime.cross_entropy as ce
 

@@ -16,6 +16,8 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_
 
 from conftest import CE_BUG, TRAIN_BUG  # noqa: E402
 
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
+
 
 BOTH = "import torch.nn.functional as F\n" + TRAIN_BUG + "\n\n" + CE_BUG.split("\n\n\n", 1)[1]
 TIMEOUT = 120

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import TRAIN_BUG
 
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
+
 pytest.importorskip("pygls")
 
 NVIM = shutil.which("nvim")

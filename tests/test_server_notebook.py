@@ -12,6 +12,8 @@ from lsprotocol import types as T  # noqa: E402
 
 from test_server import TIMEOUT, Session, apply  # noqa: E402
 
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
+
 SETUP = (
     "import torch\n"
     "criterion = torch.nn.CrossEntropyLoss()\n"

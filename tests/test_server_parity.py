@@ -16,6 +16,8 @@ from test_server import TIMEOUT, Session  # noqa: E402
 from torchlint.rule import Valid  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
 
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
+
 
 def _toml_value(value):
     if isinstance(value, bool):

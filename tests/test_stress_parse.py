@@ -3,11 +3,14 @@ such programs ends normally and reports every file (each holds a training-loop b
 either that finding or a TL000 saying why it could not be analyzed)."""
 import random
 
+import pytest
+
 from stress_parse import program
 
 SEEDS = range(12)
 
 
+@pytest.mark.slow
 def test_every_stress_program_is_reported(run, tmp_path):
     for seed in SEEDS:
         (tmp_path / f"p{seed:02d}.py").write_text(program(random.Random(seed)))

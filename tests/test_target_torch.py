@@ -39,6 +39,7 @@ def test_declared_torch_from_pyproject_and_requirements(tmp_path):
     assert declared_torch(str(tmp_path / "pkg")) == (1, 12)
 
 
+@pytest.mark.slow
 def test_auto_reads_the_projects_requirement(run, tmp_path):
     (tmp_path / "train.py").write_text(LOAD)
     # no declared requirement: torch >= 2.6, where weights_only=True is the default

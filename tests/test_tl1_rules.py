@@ -306,6 +306,7 @@ def run(model, loader, criterion, optimizer, epochs):
     assert codes(lint(code, [BY_CODE["TL104"]])) == [(12, "TL104")]
 
 
+@pytest.mark.slow
 def test_accumulation_fix_keeps_the_program_running():
     torch = pytest.importorskip("torch")
     case = next(c for c in BY_CODE["TL104"].INVALID if "history.append(total_loss / len(loader))" in c.code)

@@ -253,6 +253,7 @@ def _run(source: str, case: Case, inputs: Tuple, grad: bool):
     return case.call(namespace, *inputs).detach(), None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_fix_keeps_values_on_ordinary_inputs(case):
     before_src, after_src = _program(case)

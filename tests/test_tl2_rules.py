@@ -221,6 +221,7 @@ def test_silent(name):
     assert tl2(SILENT[name]) == []
 
 
+@pytest.mark.slow
 def test_all_fixes_together_converge_and_are_idempotent():
     source = textwrap.dedent(
         '''

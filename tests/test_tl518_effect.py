@@ -53,6 +53,7 @@ def _run(source: str, device: str):
     return namespace["train"](20)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_tl518_the_moved_parameter_is_missing_and_untrained_until_fixed(device):
     result = lint_source("model.py", PROGRAM, Settings(rules=TL518))

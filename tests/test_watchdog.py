@@ -17,7 +17,7 @@ from torchlint.engine import FileTask, Settings
 from torchlint.rules import all_rules
 from watchdog_rules import TEST_RULES
 
-pytestmark = pytest.mark.skipif(not workers.CAN_ISOLATE, reason="worker processes need os.fork")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not workers.CAN_ISOLATE, reason="worker processes need os.fork")]
 
 HERE = Path(__file__).parent
 LAUNCHER = str(HERE / "watchdog_rules.py")
