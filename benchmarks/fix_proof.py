@@ -13,7 +13,7 @@ For each mode (``--fix``, then ``--fix --unsafe-fixes``) the TREEs are copied in
 - files the second run changed (idempotence: must be 0);
 - runs that ended with an internal error (exit status 2).
 
-``--programs`` also runs the fix-safety programs (``tests/test_fix_safety.py``): each program runs
+``--programs`` also runs the fix-safety programs (``tests/fixes/test_fix_safety.py``): each program runs
 with torch as written, after ``--fix`` and after ``--fix --unsafe-fixes``, and must print the same
 (safe fixes) or the corrected result (unsafe fixes), as its first line declares.
 
@@ -139,7 +139,7 @@ def prove(trees: List[str], unsafe: bool, keep: str = "") -> dict:
 
 def programs() -> int:
     return subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            os.path.join(ROOT, "tests", "test_fix_safety.py")], cwd=ROOT)
+                            os.path.join(ROOT, "tests", "fixes", "test_fix_safety.py")], cwd=ROOT)
 
 
 def main(argv: List[str]) -> int:

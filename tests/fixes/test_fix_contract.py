@@ -9,7 +9,7 @@ from torchlint.fixes.project import project_declares_runtime, use_runtime
 from torchlint.fixes.table import END, START, fix_safety_text, fix_table, replace_table
 from torchlint.rules import all_rules
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_fix_table_is_generated_from_the_rules():

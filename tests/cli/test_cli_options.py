@@ -292,7 +292,7 @@ def test_readme_configuration_documents_every_key():
     from torchlint.config import CORE_KEYS, rule_options
     from torchlint.rules import all_rules
 
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
     block = section.split("```toml", 1)[1].split("```", 1)[0]
     documented = set(re.findall(r"^([a-z][a-z0-9-]*) = ", block, re.MULTILINE))

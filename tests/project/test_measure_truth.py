@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "measure_truth.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "measure_truth.py"
 
 TRUTH = """\
 [[case]]

@@ -13,7 +13,7 @@ from typing import Dict, List, Set, Tuple
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"torchlint": ROOT / "src" / "torchlint", "torchlint.rules": ROOT / "rules"}
 
 #: module prefix -> layer, lowest first.  A module may import its own layer and the layers below it.

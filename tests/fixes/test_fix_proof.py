@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
-HARNESS = Path(__file__).resolve().parent.parent / "benchmarks" / "fix_proof.py"
+HARNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "fix_proof.py"
 
 SCRIPT = """\
 import torch

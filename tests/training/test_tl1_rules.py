@@ -247,7 +247,7 @@ def evaluate(paths, loader):
 
 
 # -- fixes that must compose: the bundled example ------------------------------------------------------
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train.py"
 
 
 def _random_batches(torch, count=4):

@@ -546,7 +546,7 @@ def test_a_file_that_hangs_or_kills_its_worker_is_reported_and_the_server_lives_
     process analysing it, is one TL000 finding; the next files are analysed as usual."""
     from pathlib import Path
 
-    tests = str(Path(__file__).parent)
+    tests = str(Path(__file__).resolve().parents[1])
     launcher = (
         f"import sys; sys.path.insert(0, {tests!r}); import watchdog_rules; watchdog_rules.install(); "
         "from torchlint.lsp.server import main; main()"

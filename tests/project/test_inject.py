@@ -11,7 +11,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "inject.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "inject.py"
 
 
 @pytest.fixture(scope="module")

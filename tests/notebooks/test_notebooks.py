@@ -361,7 +361,7 @@ def test_cli_help_shows_commands_and_check_options(run):
 
 
 # -- the bundled tutorial notebook ---------------------------------------------------------------------------------
-TUTORIAL = Path(__file__).resolve().parents[1] / "examples" / "tutorial.ipynb"
+TUTORIAL = Path(__file__).resolve().parents[2] / "examples" / "tutorial.ipynb"
 
 
 def _run_cells(text):

@@ -20,7 +20,7 @@ from watchdog_rules import TEST_RULES
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not workers.CAN_ISOLATE, reason="worker processes need os.fork")]
 
 HERE = Path(__file__).parent
-LAUNCHER = str(HERE / "watchdog_rules.py")
+LAUNCHER = str(HERE.parent / "watchdog_rules.py")
 # a training-loop bug (fixable, TL101) in a file that also makes the test rule sleep or kill
 SLEEPY = TRAIN_BUG + "# SLEEP_FOREVER\n"
 KILLER = TRAIN_BUG + "# KILL_WORKER\n"

@@ -6,7 +6,7 @@ import pathlib
 from torchlint.rule_table import TORCHFIX, render_readme, summary
 from torchlint.rules import all_rules
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 

@@ -14,7 +14,7 @@ from conftest import TRAIN_BUG
 
 pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_manifest():

@@ -10,7 +10,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "src" / "torchlint").rglob("*.py")) + sorted((ROOT / "rules").glob("*.py"))
 
 
@@ -117,6 +117,48 @@ def test_no_private_name_is_imported_across_modules():
     crossing = [f"{m}:{line} uses {source}.{name}" for m, source, name, line in IMPORTS
                 if _is_private(name) and source != m]
     assert not crossing, "\n".join(crossing)
+
+
+def _private_attributes(tree: ast.Module) -> Tuple[Set[str], List[Tuple[str, int]]]:
+    """The private attribute names a module defines (methods, class attributes, ``self._x = ...``) and
+    the private attributes it reads on anything but ``self``/``cls``."""
+    defined: Set[str] = set()
+    read: List[Tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _is_private(node.name):
+            defined.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(item, ast.AnnAssign) else []
+                defined.update(t.id for t in targets if isinstance(t, ast.Name) and _is_private(t.id))
+        elif isinstance(node, ast.Attribute) and _is_private(node.attr):
+            on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if on_self and isinstance(node.ctx, ast.Store):
+                defined.add(node.attr)
+            elif not on_self:
+                read.append((node.attr, node.lineno))
+    return defined, read
+
+
+PRIVATE = {m: _private_attributes(tree) for m, tree in TREES.items()}
+
+
+def test_no_private_attribute_is_read_across_modules():
+    """``obj._x`` where only other modules define ``_x``: the reader depends on another module's
+    internals (ask the owner for a public accessor instead)."""
+    owners: Dict[str, Set[str]] = {}
+    for m, (defined, _) in PRIVATE.items():
+        for name in defined:
+            owners.setdefault(name, set()).add(m)
+    crossing = [f"{m}:{line} reads .{name} (defined in {sorted(owners[name])})"
+                for m, (defined, read) in PRIVATE.items() for name, line in read
+                if name in owners and m not in owners[name]]
+    assert not crossing, "\n".join(crossing)
+
+
+def test_the_private_attribute_scan_finds_a_crossing():
+    defined, read = _private_attributes(ast.parse("class A:\n    def _f(self):\n        self._g = 1\nx._h\nself._i\n"))
+    assert defined == {"_f", "_g"} and read == [("_h", 4)]
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _all(TREES[m]) is not None))

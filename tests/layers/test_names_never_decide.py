@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "torchlint"
+SRC = Path(__file__).resolve().parents[2] / "src" / "torchlint"
 MODULES = [
     SRC / "families" / "training" / "evaluation.py",
     SRC / "families" / "training" / "grad_mode.py",
