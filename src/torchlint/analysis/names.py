@@ -686,6 +686,11 @@ class NameResolver:
             self._numbered = {id(n): i for i, n in enumerate(iter_nodes(self.module_scope.node))}
         return self._numbered.get(id(node), -1)
 
+    def scope_of(self, node: cst.CSTNode) -> Optional[Scope]:
+        """The scope a function, lambda, comprehension or class ``node`` opens (the module's for the
+        module); None while the walk has not reached ``node``."""
+        return self._scope_of.get(node)
+
     def reaching_assignment(self, name: str, at: cst.CSTNode,
                             scope_node: Optional[cst.CSTNode] = None) -> Optional[Tuple[cst.Assign, Optional[int]]]:
         """The plain assignment of ``name`` in the scope of ``scope_node`` (a function; None: the module)

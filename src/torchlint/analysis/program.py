@@ -278,7 +278,7 @@ def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelS
     summary = table.get(cls)
     if summary is not None:
         return summary
-    if cls not in ctx.names._scope_of:  # asked during the walk, before the class was read: unknown
+    if ctx.names.scope_of(cls) is None:  # asked during the walk, before the class was read: unknown
         return ModelSummary(cls.name.value, module_class(ctx, cls, depth))
     table[cls] = ModelSummary(cls.name.value, False)  # a class reaching itself again sees "not a module"
     summary = _summarise(ctx, cls, depth)
@@ -349,7 +349,7 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
         known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
         if known and verdict is True:
             return True
-    scope = ctx.names._scope_of.get(cls)
+    scope = ctx.names.scope_of(cls)
     attrs = scope.attrs if scope is not None else {}
     for values in attrs.values():
         for v in values:
@@ -664,7 +664,7 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
     if isinstance(module, cst.Call):
         candidates = [module]
     elif isinstance(module, cst.Attribute) and isinstance(module.value, cst.Name) and module.value.value == "self":
-        scope = ctx.names._scope_of.get(cls) if cls is not None else None
+        scope = ctx.names.scope_of(cls) if cls is not None else None
         candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else ctx.names.values_at(module)
     elif isinstance(module, cst.Name):
         candidates = built_values(ctx, module)
@@ -1125,7 +1125,7 @@ def instance_member_output(ctx: FileContext, callee: cst.Attribute, depth: int =
     method = method_of(cls, name)
     if method is not None:
         return _function_output(dctx, cls, method, depth + 1)
-    scope = dctx.names._scope_of.get(cls)
+    scope = dctx.names.scope_of(cls)
     values = list(scope.attrs.get(name, ())) if scope is not None else []
     kinds = {built_output(dctx, v, depth + 1) for v in values}
     return kinds.pop() if len(kinds) == 1 else None
@@ -1954,7 +1954,7 @@ def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) 
     key = (cls, attr)
     if key not in cache:
         cache[key] = []  # a cycle of bases finds nothing
-        scope = ctx.names._scope_of.get(cls)
+        scope = ctx.names.scope_of(cls)
         values = list(scope.attrs.get(attr, ())) if scope is not None else []
         if not values and depth < MAX_DEPTH and method_of(cls, attr) is None:
             for found in _bases_spelling(ctx, cls, depth, attr, local=True):
@@ -1971,7 +1971,7 @@ _CLASS_ATTRS: Fact[dict] = Fact("program.class_attrs", lambda ctx: {})
 
 def _is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
     """``self.<name> = ...`` somewhere in ``cls``: a value (a submodule), not a method."""
-    scope = ctx.names._scope_of.get(cls)
+    scope = ctx.names.scope_of(cls)
     return scope is not None and name in scope.attrs and method_of(cls, name) is None
 
 
