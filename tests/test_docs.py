@@ -104,3 +104,37 @@ def test_link_check_sees_a_broken_link(tmp_path):
     page.write_text("[a](docs/a.md), [b](docs/b.md), [up](../x.md), [web](https://example.org/b.md)\n"
                     "```\n[in code](nowhere.md)\n```\n", encoding="utf-8")
     assert _broken_links(page, tmp_path) == ["docs/b.md", "../x.md"]
+
+
+def _drawn_layers(text: str):
+    """layer number -> the text of its rows in the layer drawing of docs/architecture.md."""
+    block = text.split("## Layers", 1)[1].split("```", 2)[1]
+    rows, current = {}, None
+    for line in block.splitlines():
+        match = re.match(r"\s*(\d+) ", line)
+        if match:
+            current = int(match.group(1))
+        if current is not None:
+            rows[current] = rows.get(current, "") + line + "\n"
+    return rows
+
+
+def test_architecture_draws_the_layer_table():
+    """Every module prefix of tests/test_layers.py is drawn in its layer's row of docs/architecture.md
+    (by its last name: `analysis.names` as `names`), so the drawing follows the table."""
+    from test_layers import EXACT, LAYERS
+
+    rows = _drawn_layers((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert sorted(rows) == sorted(set(LAYERS.values())), "one row per layer, numbered as in test_layers"
+    for prefix, layer in LAYERS.items():
+        if prefix in EXACT:
+            continue
+        name = prefix.rsplit(".", 1)[-1]
+        assert re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", rows[layer]), (
+            f"{prefix} (layer {layer}) is not drawn in layer {layer} of docs/architecture.md")
+
+
+def test_layer_drawing_check_sees_a_misplaced_module():
+    text = "## Layers\n\n```\n 1 low     walk, names\n 0 base    reading,\n           folders\n```\n"
+    rows = _drawn_layers(text)
+    assert set(rows) == {0, 1} and "folders" in rows[0] and "folders" not in rows[1]
