@@ -55,6 +55,10 @@ def test_each_page_has_the_rule_its_message_its_page_and_its_cases():
         reported, _, valid = page.partition("### Reported")[2].partition("### Not reported")
         assert reported.count("\n```python\n") + reported.count("\n```diff\n") == min(len(rule.INVALID), docs.CASES)
         assert valid.count("\n```python\n") == min(len(rule.VALID), docs.CASES), rule.CODE
+        shown = docs._shortest(rule.INVALID, lambda c: c.code)
+        # the flag a case's fix needs is the case's own (an unsafe rule may have a safe fix for one case)
+        assert reported.count("`--fix --unsafe-fixes` edits it") == sum(1 for c in shown if c.fixed and c.unsafe)
+        assert reported.count("`--fix` edits it") == sum(1 for c in shown if c.fixed and not c.unsafe), rule.CODE
         shortest = min(rule.INVALID, key=lambda c: len(c.code))
         first = next(line for line in shortest.code.splitlines() if line.strip())
         assert first.strip() in page, rule.CODE

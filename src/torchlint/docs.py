@@ -86,7 +86,7 @@ def _invalid(rule: Type[LintRule], case: Invalid) -> str:
         fixed = _code(case.fixed)
         diff = difflib.unified_diff(code.splitlines(), fixed.splitlines(), lineterm="", n=max(len(code), len(fixed)))
         body = [line for line in diff if not line.startswith(("---", "+++", "@@"))]
-        flag = "--fix --unsafe-fixes" if case.unsafe or rule.FIX_SAFETY == "unsafe" else "--fix"
+        flag = "--fix --unsafe-fixes" if case.unsafe else "--fix"  # the case says which (tests/test_rule_cases.py)
         lead, block = f"Reported{times}; `{flag}` edits it (`-` removed, `+` added):", _fence("\n".join(body), "diff")
     note = f"\n\nThe message: {case.message}" if case.message else ""
     options = _options_note(case.options)
