@@ -105,6 +105,7 @@ SLOW_TESTS = {
         "test_explicit_config_file", "test_isolated_ignores_config", "test_per_file_ignores",
         "test_select_and_ignore_from_pyproject",
     ],
+    "test_docs.py": ["test_docs_rules_are_current"],  # lints the cases every rule page shows
     "test_editor_fixer.py": ["test_stdin_fixer_prints_fixed_text_and_uses_the_files_configuration"],
     "test_flake8.py": ["test_flake8_extend_ignore", "test_flake8_noqa_is_honoured", "test_same_findings_as_cli"],
     "test_flake8_selection.py": ["test_rules_imported_when_tl_is_selected", "test_selection_follows_flake8_options",

@@ -59,6 +59,11 @@ def test_each_page_has_the_rule_its_message_its_page_and_its_cases():
         # the flag a case's fix needs is the case's own (an unsafe rule may have a safe fix for one case)
         assert reported.count("`--fix --unsafe-fixes` edits it") == sum(1 for c in shown if c.fixed and c.unsafe)
         assert reported.count("`--fix` edits it") == sum(1 for c in shown if c.fixed and not c.unsafe), rule.CODE
+        printed = re.findall(r"\n```text\n(.*?)\n```", reported, re.S)
+        assert len(printed) == len(shown), rule.CODE
+        for lines, case in zip(printed, shown):
+            assert len(lines.splitlines()) == case.count, (rule.CODE, lines)
+            assert all(re.match(rf"example\.py:\d+:\d+: {rule.CODE} ", line) for line in lines.splitlines()), lines
         shortest = min(rule.INVALID, key=lambda c: len(c.code))
         first = next(line for line in shortest.code.splitlines() if line.strip())
         assert first.strip() in page, rule.CODE

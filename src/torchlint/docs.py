@@ -12,12 +12,14 @@ checks that ``docs/rules`` holds exactly what this module generates.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import sys
 import textwrap
 from typing import Dict, List, Sequence, Tuple, Type, Union
 
+from torchlint.engine import Settings, lint_source
 from torchlint.fixes.table import END as FIX_END
 from torchlint.fixes.table import START as FIX_START
 from torchlint.fixes.table import fix_table
@@ -26,6 +28,7 @@ from torchlint.rule_table import RULES_END, RULES_START, TORCHFIX_END, TORCHFIX_
 
 FOLDER = os.path.join("docs", "rules")
 COMMAND = "python -m torchlint.docs"
+EXAMPLE = "example.py"
 #: how many cases of each kind a page shows (the shortest ones; the module holds them all)
 CASES = 3
 _FAMILIES = [
@@ -88,11 +91,17 @@ def _invalid(rule: Type[LintRule], case: Invalid) -> str:
         body = [line for line in diff if not line.startswith(("---", "+++", "@@"))]
         flag = "--fix --unsafe-fixes" if case.unsafe else "--fix"  # the case says which (tests/test_rule_cases.py)
         lead, block = f"Reported{times}; `{flag}` edits it (`-` removed, `+` added):", _fence("\n".join(body), "diff")
-    note = f"\n\nThe message: {case.message}" if case.message else ""
     options = _options_note(case.options)
     if options:
         lead = options + lead[0].lower() + lead[1:]
-    return lead + "\n\n" + block + note
+    printed = _fence("\n".join(_findings(rule, code, case.options)), "text")
+    return lead + "\n\n" + block + "\n\n" + printed
+
+
+def _findings(rule: Type[LintRule], code: str, options) -> List[str]:
+    """What ``torchlint`` prints for the rule on ``code`` (named ``example.py``), one line per finding."""
+    result = lint_source(EXAMPLE, code + "\n", Settings(rules=[rule], options=dict(options)))
+    return [f"{EXAMPLE}:{d.line}:{d.col}: {d.code} {d.message}" for d in result.diagnostics if d.code == rule.CODE]
 
 
 def _valid(case: Union[Valid, str]) -> str:
@@ -102,8 +111,9 @@ def _valid(case: Union[Valid, str]) -> str:
     return (note + "not reported:\n\n" if note else "") + _fence(_code(case.code), "python")
 
 
+@functools.lru_cache(maxsize=None)
 def rule_page(rule: Type[LintRule]) -> str:
-    """The Markdown page of one rule."""
+    """The Markdown page of one rule (kept per rule class: generating it lints the cases it shows)."""
     fix = f"{rule.fix_availability()}: {rule.FIX_TITLE}" if rule.FIX_TITLE else "none"
     default = "on" if rule.DEFAULT_ENABLED else "off (select it by its full code: `--extend-select " + rule.CODE + "`)"
     lines = [
@@ -112,7 +122,8 @@ def rule_page(rule: Type[LintRule]) -> str:
         "",
         "| | |",
         "|---|---|",
-        f"| message | {rule.MESSAGE.replace('|', chr(92) + '|')} |",
+        f"| message{' (a template: the code found fills in `{...}`)' if '{' in rule.MESSAGE else ''} | "
+        f"{rule.MESSAGE.replace('|', chr(92) + '|')} |",
         f"| fix | {fix} |",
         f"| default | {default} |",
         f"| source | [`{_source(rule)}`](../../{_source(rule)}) |",
@@ -123,7 +134,8 @@ def rule_page(rule: Type[LintRule]) -> str:
         "",
         f"From the rule's own cases (`INVALID` and `VALID` in `{_source(rule)}`, run by "
         f"`tests/test_rule_cases.py`): the {CASES} shortest of each kind; the module holds "
-        f"{len(rule.INVALID)} reported and {len(rule.VALID)} not reported.",
+        f"{len(rule.INVALID)} reported and {len(rule.VALID)} not reported. Under each reported case, what "
+        f"`torchlint` prints for the code before the fix.",
         "",
         "### Reported",
     ]
