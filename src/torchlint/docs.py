@@ -80,7 +80,7 @@ def _fence(text: str, language: str) -> str:
     return f"{fence}{language}\n{text}\n{fence}"
 
 
-def _invalid(rule: Type[LintRule], case: Invalid) -> str:
+def _invalid(rule: Type[LintRule], case: Invalid, root: str) -> str:
     code = _code(case.code)
     times = f" {case.count} times" if case.count > 1 else ""
     if case.fixed is None:
@@ -94,13 +94,16 @@ def _invalid(rule: Type[LintRule], case: Invalid) -> str:
     options = _options_note(case.options)
     if options:
         lead = options + lead[0].lower() + lead[1:]
-    printed = _fence("\n".join(_findings(rule, code, case.options)), "text")
+    printed = _fence("\n".join(_findings(rule, code, case.options, root)), "text")
     return lead + "\n\n" + block + "\n\n" + printed
 
 
-def _findings(rule: Type[LintRule], code: str, options) -> List[str]:
-    """What ``torchlint`` prints for the rule on ``code`` (named ``example.py``), one line per finding."""
-    result = lint_source(EXAMPLE, code + "\n", Settings(rules=[rule], options=dict(options)))
+def _findings(rule: Type[LintRule], code: str, options, root: str) -> List[str]:
+    """What ``torchlint`` prints for the rule on ``code`` as ``example.py`` at the repository root (so that
+    what a rule reads from the project, such as the torch version it declares, is torchlint's own, wherever
+    the generator runs from), one line per finding."""
+    path = os.path.join(os.path.abspath(root), EXAMPLE)
+    result = lint_source(path, code + "\n", Settings(rules=[rule], options=dict(options)))
     return [f"{EXAMPLE}:{d.line}:{d.col}: {d.code} {d.message}" for d in result.diagnostics if d.code == rule.CODE]
 
 
@@ -112,7 +115,7 @@ def _valid(case: Union[Valid, str]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def rule_page(rule: Type[LintRule]) -> str:
+def rule_page(rule: Type[LintRule], root: str = ".") -> str:
     """The Markdown page of one rule (kept per rule class: generating it lints the cases it shows)."""
     fix = f"{rule.fix_availability()}: {rule.FIX_TITLE}" if rule.FIX_TITLE else "none"
     default = "on" if rule.DEFAULT_ENABLED else "off (select it by its full code: `--extend-select " + rule.CODE + "`)"
@@ -140,7 +143,7 @@ def rule_page(rule: Type[LintRule]) -> str:
         "### Reported",
     ]
     for case in _shortest(rule.INVALID, lambda c: c.code):
-        lines += ["", _invalid(rule, case)]
+        lines += ["", _invalid(rule, case, root)]
     lines += ["", "### Not reported"]
     valid = _shortest(rule.VALID, lambda c: c if isinstance(c, str) else c.code)
     if not valid:
@@ -197,17 +200,17 @@ What each rule's fix does and why it is as safe as it says (the contract every f
 """
 
 
-def render(rules: Sequence[Type[LintRule]]) -> Dict[str, str]:
+def render(rules: Sequence[Type[LintRule]], root: str = ".") -> Dict[str, str]:
     """Every generated file: its path relative to the repository root -> its text."""
     out = {os.path.join(FOLDER, "index.md"): index_page(rules)}
     for rule in rules:
-        out[os.path.join(FOLDER, f"{rule.CODE}.md")] = rule_page(rule)
+        out[os.path.join(FOLDER, f"{rule.CODE}.md")] = rule_page(rule, root)
     return out
 
 
 def stale(root: str, rules: Sequence[Type[LintRule]]) -> Tuple[List[str], List[str]]:
     """(the generated files whose text on disk differs or is missing, the pages no rule generates)."""
-    pages = render(rules)
+    pages = render(rules, root)
     changed = []
     for path, text in pages.items():
         full = os.path.join(root, path)
@@ -247,7 +250,7 @@ def main(argv: Sequence[str] = ()) -> int:
         for path in extra:
             print(f"{path}: no rule has this code (remove it)")
         return 1 if changed or extra else 0
-    pages = render(rules)
+    pages = render(rules, root)
     os.makedirs(os.path.join(root, FOLDER), exist_ok=True)
     for path in changed:
         with open(os.path.join(root, path), "w", encoding="utf-8", newline="\n") as fh:
