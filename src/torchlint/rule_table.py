@@ -1,11 +1,10 @@
-"""The README's rule table and TorchFix map, generated from the rules (a test keeps the README in sync).
+"""The rule table and the TorchFix map of ``docs/rules/index.md``, generated from the rules.
 
-``python -m torchlint.rule_table`` rewrites the two tables in README.md between their markers.
+``python -m torchlint.docs`` writes them (with the rule pages); a test keeps ``docs/rules`` in sync.
 """
 from __future__ import annotations
 
 import re
-import sys
 from typing import Dict, Iterable, Sequence, Tuple, Type
 
 from torchlint.rule import LintRule
@@ -58,7 +57,7 @@ def rules_table(rules: Sequence[Type[LintRule]]) -> str:
     lines = ["| code | name | fix | default | what it finds |", "|------|------|-----|---------|---------------|"]
     for r in rules:
         default = "on" if r.DEFAULT_ENABLED else "off"
-        lines.append(f"| {r.CODE} | {r.NAME} | {r.fix_availability()} | {default} | {summary(r)} |")
+        lines.append(f"| [{r.CODE}]({r.CODE}.md) | {r.NAME} | {r.fix_availability()} | {default} | {summary(r)} |")
     return "\n".join(lines)
 
 
@@ -76,23 +75,7 @@ def _replace(text: str, start: str, end: str, table: str) -> str:
     return text[: i + len(start)] + "\n" + table + "\n" + text[j:]
 
 
-def render_readme(text: str, rules: Sequence[Type[LintRule]]) -> str:
+def render_tables(text: str, rules: Sequence[Type[LintRule]]) -> str:
+    """``text`` with the rule table and the TorchFix map replaced between their markers."""
     text = _replace(text, RULES_START, RULES_END, rules_table(rules))
     return _replace(text, TORCHFIX_START, TORCHFIX_END, torchfix_table(rules))
-
-
-def main(argv: Sequence[str] = ()) -> int:  # pragma: no cover - a maintainer's tool
-    from torchlint.rules import all_rules
-
-    path = argv[0] if argv else "README.md"
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    new = render_readme(text, all_rules())
-    if new != text:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(new)
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main(sys.argv[1:]))

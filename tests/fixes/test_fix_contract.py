@@ -1,4 +1,4 @@
-"""The README's per-rule fix table is generated from the rules; runtime-targeting fixes follow the
+"""The per-rule fix table (docs/rules/index.md) is generated from the rules; runtime-targeting fixes follow the
 project's declared dependencies."""
 from pathlib import Path
 
@@ -9,14 +9,14 @@ from torchlint.fixes.project import project_declares_runtime, use_runtime
 from torchlint.fixes.table import END, START, fix_safety_text, fix_table, replace_table
 from torchlint.rules import all_rules
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RULES_INDEX = Path(__file__).resolve().parents[2] / "docs" / "rules" / "index.md"
 
 
-def test_readme_fix_table_is_generated_from_the_rules():
-    text = README.read_text(encoding="utf-8")
+def test_docs_fix_table_is_generated_from_the_rules():
+    text = RULES_INDEX.read_text(encoding="utf-8")
     assert START in text and END in text
     assert replace_table(text, fix_table(all_rules())) == text, (
-        "README's fix table is stale: run `python -m torchlint.fixes.table README.md`"
+        "docs/rules/index.md's fix table is stale: run `python -m torchlint.docs`"
     )
 
 

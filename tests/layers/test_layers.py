@@ -60,7 +60,8 @@ LAYERS: Dict[str, int] = {
     "torchlint.rule_table": 9,
     # 10 -- the engine: lint one text
     "torchlint.engine": 10,
-    "torchlint.fixes.table": 10,  # generates the README's fix table from the rules
+    "torchlint.fixes.table": 10,  # the fix table of docs/rules/index.md, from the rules
+    "torchlint.docs": 10,  # generates docs/rules/ (the rule pages and tables) from the rules
     # 11 -- the driver: notebooks as files, files read, worker processes
     "torchlint.notebook": 11,
     "torchlint.workers": 11,

@@ -108,12 +108,13 @@ def test_rule_links_are_never_machine_local():
 
 
 def test_no_install_advice_for_a_package_index_release():
-    """No release is on a package index: neither the README nor an error message may say
+    """No release is on a package index: neither the README, the docs nor an error message may say
     `pip install torchlint` (plain or with an extra)."""
     import re
 
     pattern = re.compile(r"pip install '?torchlint(\[|\b(?![-/.]))")
-    for path in [ROOT / "README.md", *sorted((ROOT / "src" / "torchlint").rglob("*.py"))]:
+    docs = [ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for path in [ROOT / "README.md", *docs, *sorted((ROOT / "src" / "torchlint").rglob("*.py"))]:
         text = path.read_text(encoding="utf-8")
         assert not pattern.search(text), (path.name, pattern.search(text).group(0))
     assert "rev: main" not in (ROOT / "README.md").read_text(encoding="utf-8")
