@@ -17,9 +17,10 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Sequence, Tuple, Type
 
-from torchlint.analysis.project import Project
+from torchlint.analysis.project import ROOT_MARKERS, ROOT_SEARCH_DEPTH, Project, dependency_files
 from torchlint.config import Config, find_config, ignored_for, parse_table, resolve_target, resolve_target_with
 from torchlint.files import DEFAULT_EXCLUDE, matches_any
+from torchlint.folders import find_upwards
 from torchlint.rule import LintRule
 
 
@@ -28,6 +29,7 @@ class FileSettings:
     """How the project of one file says it is linted."""
 
     config: Config  # the file's configuration; its options hold the resolved ``target-torch``
+    root: str = "."  # the folder the configuration's paths (excludes, per-file ignores) are relative to
     excluded: bool = False  # the configuration's excludes match the file (as ``--force-exclude`` reads them)
     ignore: Tuple[str, ...] = ()  # codes ``per-file-ignores`` turns off for the file
 
@@ -51,6 +53,7 @@ class SettingsResolver:
         self.default_root = default_root or self._project_root
         self._by_dir: Dict[str, Config] = {}
         self._by_file: Dict[str, Config] = {}
+        self._file_roots: Dict[str, Optional[str]] = {}
 
     def for_dir(self, folder: str) -> Config:
         """The configuration that applies in ``folder`` (raises ConfigError for a bad file)."""
@@ -82,13 +85,29 @@ class SettingsResolver:
     def for_file(self, path: str) -> FileSettings:
         """Everything the project of ``path`` says about linting it (raises ConfigError for a bad file)."""
         cfg = self.for_path(path)
+        root = self.root_of(path, cfg)
         exclude = list(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + list(cfg.extend_exclude)
         try:
-            rel = os.path.relpath(os.path.abspath(path), cfg.root)
+            rel = os.path.relpath(os.path.abspath(path), root)
         except ValueError:  # another drive on Windows
             rel = path
-        return FileSettings(config=cfg, excluded=matches_any(rel, exclude),
-                            ignore=tuple(ignored_for(path, cfg.root, cfg.per_file_ignores)))
+        return FileSettings(config=cfg, root=root, excluded=matches_any(rel, exclude),
+                            ignore=tuple(ignored_for(path, root, cfg.per_file_ignores)))
+
+    def root_of(self, path: str, cfg: Optional[Config] = None) -> str:
+        """The folder the paths of the settings of ``path`` (a file or a folder) are relative to: the
+        folder of its configuration file; without one, the project found from ``path``: the nearest
+        folder above it with a project marker (``pyproject.toml``, ``setup.py``, ``.git``, ...) or a
+        dependency declaration (``requirements*.txt``, where the torch version is read), never the folder
+        a tool was started from.  Only where neither exists (no project at all) does ``default_root``
+        decide.  ``--config``/``--isolated``: the one configuration's root."""
+        cfg = cfg if cfg is not None else self.for_path(path)
+        if self.fixed is not None or cfg.path is not None:
+            return cfg.root
+        folder = os.path.abspath(path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) or "."))
+        if folder not in self._file_roots:
+            self._file_roots[folder] = find_upwards(folder, _project_evidence, ROOT_SEARCH_DEPTH)
+        return self._file_roots[folder] or self.default_root(folder)
 
     def _project_root(self, folder: str) -> str:
         return self._roots.root(os.path.join(folder, "_")) or folder
@@ -98,6 +117,13 @@ class SettingsResolver:
             resolve_target_with(cfg.options, where, self.rules, self.project)
         else:
             resolve_target(cfg, where, self.rules)
+
+
+def _project_evidence(folder: str) -> Optional[str]:
+    """``folder`` when it holds a project marker or declares dependencies, else None."""
+    if any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS) or dependency_files(folder):
+        return folder
+    return None
 
 
 __all__ = ["FileSettings", "SettingsResolver"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type
 
 from torchlint.analysis.project import Project
-from torchlint.config import ConfigError
+from torchlint.config import CONFIG_FILES, ConfigError
 from torchlint.file_settings import SettingsResolver
 from torchlint.selection import fixable_codes, resolve
 from torchlint.fixes.apply import differing_span
@@ -30,7 +30,7 @@ from torchlint.workers import lint_file, lint_text
 
 #: files whose edits change how documents are linted: configuration, and the dependency files the
 #: project's declared torch version and runtime dependency are read from
-CONFIG_NAMES = ("pyproject.toml", "torchlint.toml", "requirements.txt", "setup.cfg", "setup.py", "environment.yml")
+CONFIG_NAMES = CONFIG_FILES + ("requirements.txt", "setup.cfg", "setup.py", "environment.yml")
 NOTEBOOK_SUFFIX = ".ipynb"
 _BREAK = re.compile(r"\r\n|\r|\n")
 
