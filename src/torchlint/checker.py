@@ -6,7 +6,7 @@ import difflib
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.atomic import FileChangedError, is_temp_dir_name, remove_stale_temp_dirs, write_error, write_new_atomic
@@ -236,7 +236,7 @@ def _run_check(opts: CheckOptions) -> int:
     return _report_and_exit(opts, run, linted, status)
 
 
-def _configure(opts: CheckOptions) -> Any:
+def _configure(opts: CheckOptions) -> Union[int, _Run]:
     """Configure: the rules, each file's settings resolver (``--config``, ``--isolated``, ``KEY = VALUE``
     overrides), the command line's selectors checked; an exit code when the configuration is bad."""
     from torchlint.rules import all_rules
@@ -266,7 +266,7 @@ def _configure(opts: CheckOptions) -> Any:
     return _Run(rules, resolver, cfg, start, {r.CODE: r for r in rules}, use_stdin)
 
 
-def _discover(opts: CheckOptions, run: _Run) -> Any:
+def _discover(opts: CheckOptions, run: _Run) -> Union[int, Tuple[List[str], int, Dict[int, Tuple[Config, list]]]]:
     """Discover: each path argument with its own configuration's excludes (matched from the root of the
     project found from the path); returns (files, status, files grouped by configuration), or an exit
     code when a configuration is bad."""
