@@ -18,7 +18,7 @@ from torchlint.config import (
     rule_options,
     with_overrides,
 )
-from torchlint.selection import fixable_codes, keep, resolve
+from torchlint.selection import keep
 from torchlint.engine import (
     PARSE_ERROR,
     Diagnostic,
@@ -42,6 +42,7 @@ from torchlint.notebook import cell_diffs, is_notebook
 from torchlint.workers import lint_file, lint_files, lint_text
 from torchlint import report
 from torchlint.projects import ConfigResolver, fixed_config, group_by_config
+from torchlint.file_settings import engine_settings
 
 
 @dataclass
@@ -422,18 +423,9 @@ def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool
 
 
 def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
-    chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore))
-    fixable = fixable_codes(rules, cfg.fixable, cfg.unfixable)
-    return Settings(
-        rules=chosen.rules,
-        parse_errors=chosen.parse_errors,
-        options=dict(cfg.options),
-        noqa=opts.noqa,
-        fix=opts.fix or opts.diff,
-        unsafe_fixes=bool(opts.unsafe_fixes),
-        want_edits=opts.output_format in ("json", "sarif"),
-        fixable=fixable,
-    )
+    return engine_settings(cfg, rules, (opts.select, opts.extend_select, opts.ignore), noqa=opts.noqa,
+                           fix=opts.fix or opts.diff, unsafe_fixes=bool(opts.unsafe_fixes),
+                           want_edits=opts.output_format in ("json", "sarif"))
 
 
 def _temps_beside(files: Sequence[str]) -> List[str]:

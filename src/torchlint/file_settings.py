@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Type
 
 from torchlint.analysis.project import ROOT_MARKERS, ROOT_SEARCH_DEPTH, Project, dependency_files
-from torchlint.config import Config, find_config, ignored_for, parse_table, resolve_target, resolve_target_with
+from torchlint.config import Config, Layer, find_config, ignored_for, parse_table, resolve_target, resolve_target_with
+from torchlint.engine import Settings
 from torchlint.files import DEFAULT_EXCLUDE, matches_any
 from torchlint.folders import find_upwards
 from torchlint.rule import LintRule
+from torchlint.selection import Selection, fixable_codes, resolve
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,19 @@ class SettingsResolver:
             resolve_target(cfg, where, self.rules)
 
 
+def engine_settings(cfg: Config, rules: Sequence[Type[LintRule]], *layers: Layer, chosen: Optional[Selection] = None,
+                    **flags: Any) -> Settings:
+    """The engine's settings for files configured by ``cfg``, as every host builds them: the rules the
+    configuration's selection and then ``layers`` (the command line's) enable, or those ``chosen`` (flake8
+    keeps its own selection); the rule options with the resolved ``target-torch``; the codes whose fixes
+    may be applied.  ``flags``: the host's own (``noqa``, ``fix``, ``unsafe_fixes``, ``want_edits``,
+    ``project``)."""
+    if chosen is None:
+        chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), *layers)
+    return Settings(rules=chosen.rules, parse_errors=chosen.parse_errors, options=dict(cfg.options),
+                    fixable=fixable_codes(rules, cfg.fixable, cfg.unfixable), **flags)
+
+
 def _project_evidence(folder: str) -> Optional[str]:
     """``folder`` when it holds a project marker or declares dependencies, else None."""
     if any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS) or dependency_files(folder):
@@ -126,4 +141,4 @@ def _project_evidence(folder: str) -> Optional[str]:
     return None
 
 
-__all__ = ["FileSettings", "SettingsResolver"]
+__all__ = ["FileSettings", "SettingsResolver", "engine_settings"]
