@@ -360,3 +360,35 @@ def test_a_file_without_configuration_gets_its_excludes_from_its_own_project(tmp
         monkeypatch.chdir(cwd)
         found = ConfigResolver(all_rules()).for_file(str(proj / "build" / "gen.py"))
         assert found.root == str(proj) and found.excluded, cwd
+
+
+def test_the_three_hosts_build_the_same_engine_settings(pinned_project, monkeypatch):
+    """The command line, the language server and the flake8 plugin give a file the same engine settings
+    (rules, options with the declared torch version, fixable codes): one builder,
+    :func:`torchlint.file_settings.engine_settings`."""
+    pytest.importorskip("pygls")
+    import torchlint.workers
+    from torchlint.checker import CheckOptions, _settings
+    from torchlint.flake8_plugin import TorchLintPlugin
+    from torchlint.lsp.documents import ConfigStore
+    from torchlint.projects import ConfigResolver
+
+    (pinned_project / "pyproject.toml").write_text('[tool.torchlint]\nunfixable = ["TL202"]\n')
+    path = str(pinned_project / "train.py")
+    monkeypatch.chdir("/")
+    rules = all_rules()
+    cli = _settings(CheckOptions(paths=[path]), ConfigResolver(rules).for_path(path), rules)
+    lsp = ConfigStore(rules).resolve(path, "/").settings
+    seen = []
+    monkeypatch.setattr(torchlint.workers, "lint_text",
+                        lambda task, text, settings, *rest: seen.append(settings) or torchlint.workers.FileResult(path))
+    for name in ("_settings", "_active", "_decide", "_named", "_noqa"):
+        monkeypatch.setattr(TorchLintPlugin, name, getattr(TorchLintPlugin, name))
+    TorchLintPlugin._settings, TorchLintPlugin._active, TorchLintPlugin._decide = None, True, None
+    list(TorchLintPlugin(None, path, (pinned_project / "train.py").read_text().splitlines(keepends=True)).run())
+    (flake8,) = seen
+    for settings in (lsp, flake8):
+        assert [r.CODE for r in settings.rules] == [r.CODE for r in cli.rules]
+        assert settings.options == cli.options and settings.options["target-torch"] == "1.13"
+        assert settings.fixable == cli.fixable and "TL202" not in cli.fixable
+        assert settings.parse_errors == cli.parse_errors
