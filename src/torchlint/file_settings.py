@@ -9,6 +9,11 @@ per-file ignores.  None of these depends on the folder a tool was started from: 
 ``flake8 --select TL`` and the editor give a file the same settings from the project folder, from its
 parent or from ``/``.
 
+The paths a configuration names (excludes, per-file ignores) are relative to the folder of the
+configuration file; without one, to the project found from the file (:meth:`SettingsResolver.root_of`).
+:func:`engine_settings` turns a file's configuration into the engine's settings, the same way for every
+host (each adds only its own selection layer and flags).
+
 ``--config`` and ``--isolated`` give every file the one configuration (``fixed``).
 """
 from __future__ import annotations
