@@ -226,3 +226,10 @@ def test_server_accepts_stdio(monkeypatch):
         assert res.exit_code == 0, res.output
     assert calls == ["started", "started"]
     assert "--stdio" in invoke("server", "--help").output
+
+
+def test_help_names_the_new_options():
+    out = invoke("check", "--help").output
+    for option in ("--color", "[auto|always|never]", "NO_COLOR", "FORCE_COLOR", "--show-fixes", ".torchlint.toml"):
+        assert option in out, option
+    assert "or its name" in invoke("rule", "--help").output
