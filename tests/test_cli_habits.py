@@ -84,8 +84,11 @@ def test_colour_never_reaches_machine_formats_or_an_output_file(proj):
     for fmt in ("json", "sarif", "github", "junit", "gitlab"):
         res = invoke("check", "--no-cache", "--jobs", "1", "--color", "always", "--output-format", fmt, "train.py")
         assert ESC not in res.output, fmt
-    res = invoke("check", "--no-cache", "--jobs", "1", "-o", "out.txt", "train.py", env={"NO_COLOR": None})
-    assert res.exit_code == 1 and ESC not in (proj / "out.txt").read_text()
+    for args in (["--color", "always"], []):
+        res = invoke("check", "--no-cache", "--jobs", "1", *args, "-o", "out.txt", "train.py",
+                     env={"NO_COLOR": None, "FORCE_COLOR": "1"})
+        text = (proj / "out.txt").read_text()
+        assert res.exit_code == 1 and "TL202" in text and ESC not in text, args
 
 
 def test_full_format_colours_the_carets():

@@ -526,7 +526,8 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
     out = stream or sys.stdout
     fmt = opts.output_format
     unsafe = bool(opts.unsafe_fixes)
-    paint = report.Paint(report.use_colour(opts.color, out))
+    # an output file is never coloured: it is read by programs, not on a terminal
+    paint = report.Paint(not opts.output_file and report.use_colour(opts.color, out))
     if opts.statistics:
         out.write(report.format_statistics(diagnostics, rule_map, unsafe, as_json=fmt == "json"))
         return
