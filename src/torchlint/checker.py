@@ -6,7 +6,7 @@ import difflib
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.atomic import FileChangedError, is_temp_dir_name, remove_stale_temp_dirs, write_error, write_new_atomic
@@ -18,7 +18,7 @@ from torchlint.config import (
     rule_options,
     with_overrides,
 )
-from torchlint.selection import fixable_codes, keep, resolve
+from torchlint.selection import keep
 from torchlint.engine import (
     PARSE_ERROR,
     Diagnostic,
@@ -42,6 +42,7 @@ from torchlint.notebook import cell_diffs, is_notebook
 from torchlint.workers import lint_file, lint_files, lint_text
 from torchlint import report
 from torchlint.projects import ConfigResolver, fixed_config, group_by_config
+from torchlint.file_settings import engine_settings
 
 
 @dataclass
@@ -75,6 +76,8 @@ class CheckOptions:
     docs_url: Optional[str] = None  # from the configuration (`docs-url`)
     show_files: bool = False
     add_noqa: bool = False
+    show_fixes: bool = False  # list the fixes applied (--fix) or available, per file and code
+    color: str = "auto"  # "auto" (a terminal, unless NO_COLOR / FORCE_COLOR say otherwise), "always", "never"
     #: ``KEY = VALUE`` overrides from the command line (``--config``, ``--per-file-ignores``,
     #: ``--target-torch``): they win over every configuration file
     overrides: Dict[str, Any] = field(default_factory=dict)
@@ -177,7 +180,66 @@ def _output_among(path: str, files: Sequence[str]) -> Optional[str]:
     return None
 
 
+@dataclass
+class _Run:
+    """What the configure phase decided for one ``torchlint check`` run."""
+
+    rules: List[Any]
+    resolver: ConfigResolver
+    cfg: Config  # the configuration of the first path (``--show-settings``, stdin)
+    start: str  # the folder of the first path
+    rule_map: Dict[str, Any]
+    use_stdin: bool
+
+
+@dataclass
+class _Linted:
+    """What the lint and fix phases produced, by path."""
+
+    tasks: List[FileTask] = field(default_factory=list)
+    results: Dict[str, FileResult] = field(default_factory=dict)
+    #: per fixed file: the diff to show (--diff) or the error of a write that failed (--fix); the texts
+    #: themselves are written or diffed as each result arrives and released, so memory does not grow
+    #: with the number of fixed files
+    diffs: Dict[str, str] = field(default_factory=dict)
+    write_errors: Dict[str, str] = field(default_factory=dict)
+    fixed: int = 0
+    fixed_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path -> code -> findings fixed
+
+
 def _run_check(opts: CheckOptions) -> int:
+    """The phases of a run: configure, discover, lint (with fix and write, and a re-lint of a file whose
+    fixes could not be written), report, exit code."""
+    run = _configure(opts)
+    if isinstance(run, int):
+        return run
+    if opts.show_settings:
+        sys.stdout.write(show_settings(opts, run.cfg, run.rules, run.start))
+        return 0
+    if run.use_stdin:
+        if opts.output_file and opts.stdin_filename and _output_among(opts.output_file, [opts.stdin_filename]):
+            _err(f"error: the output file {opts.output_file} is the file being linted; nothing written")
+            return _OUTPUT_IS_INPUT
+        return _check_stdin(opts, run)
+    found = _discover(opts, run)
+    if isinstance(found, int):
+        return found
+    files, status, groups = found
+    if opts.show_files:
+        sys.stdout.write("".join(report.escape(f) + "\n" for f in files))
+        return status
+    if opts.output_file:
+        same = _output_among(opts.output_file, files)
+        if same is not None:
+            _err(f"error: the output file {opts.output_file} is a file being linted ({same}); nothing written")
+            return _OUTPUT_IS_INPUT
+    linted = _lint(opts, run, groups)
+    return _report_and_exit(opts, run, linted, status)
+
+
+def _configure(opts: CheckOptions) -> Union[int, _Run]:
+    """Configure: the rules, each file's settings resolver (``--config``, ``--isolated``, ``KEY = VALUE``
+    overrides), the command line's selectors checked; an exit code when the configuration is bad."""
     from torchlint.rules import all_rules
 
     rules = all_rules()
@@ -202,27 +264,23 @@ def _run_check(opts: CheckOptions) -> int:
     opts.docs_url = cfg.docs_url
     if opts.fix_only:
         opts.fix = True
-    if opts.show_settings:
-        sys.stdout.write(show_settings(opts, cfg, rules, start))
-        return 0
-    fixing = opts.fix or opts.diff
-    rule_map = {r.CODE: r for r in rules}
+    return _Run(rules, resolver, cfg, start, {r.CODE: r for r in rules}, use_stdin)
 
-    if use_stdin:
-        if opts.output_file and opts.stdin_filename and _output_among(opts.output_file, [opts.stdin_filename]):
-            _err(f"error: the output file {opts.output_file} is the file being linted; nothing written")
-            return _OUTPUT_IS_INPUT
-        exclude, force_exclude, _ = _discovery_options(opts, cfg)
-        return _check_stdin(opts, cfg, _settings(opts, cfg, rules), exclude, force_exclude, rule_map)
 
-    # discovery: each path argument with its own configuration's excludes
+def _discover(opts: CheckOptions, run: _Run) -> Union[int, Tuple[List[str], int, Dict[int, Tuple[Config, list]]]]:
+    """Discover: each path argument with its own configuration's excludes (matched from the root of the
+    project found from the path); returns (files, status, files grouped by configuration), or an exit
+    code when a configuration is bad."""
+    resolver = run.resolver
     files: List[str] = []
     status = 0
     try:
         for p in opts.paths:
-            pcfg = resolver.for_path(p) if os.path.lexists(p) else cfg
+            exists = os.path.lexists(p)
+            pcfg = resolver.for_path(p) if exists else run.cfg
             exclude, force_exclude, respect_gitignore = _discovery_options(opts, pcfg)
-            found = discover([p], pcfg.root, exclude, force_exclude, respect_gitignore)
+            found = discover([p], resolver.root_of(p, pcfg) if exists else pcfg.root, exclude, force_exclude,
+                             respect_gitignore)
             files.extend(_own_excludes(found.files, p, pcfg, resolver))
             for missing in found.missing:
                 _err(f"error: {missing}: no such file or directory")
@@ -241,70 +299,75 @@ def _run_check(opts: CheckOptions) -> int:
     except ConfigError as exc:
         _err(f"error: {exc}")
         return 2
-    if opts.show_files:
-        sys.stdout.write("".join(report.escape(f) + "\n" for f in files))
-        return status
-    if opts.output_file:
-        same = _output_among(opts.output_file, files)
-        if same is not None:
-            _err(f"error: the output file {opts.output_file} is a file being linted ({same}); nothing written")
-            return _OUTPUT_IS_INPUT
+    return files, status, groups
 
-    tasks: List[FileTask] = []
-    results: Dict[str, FileResult] = {}
-    #: per fixed file: the diff to show (--diff) or the error of a write that failed (--fix); the texts
-    #: themselves are written or diffed as each result arrives and released, so memory does not grow
-    #: with the number of fixed files
-    diffs: Dict[str, str] = {}
-    write_errors: Dict[str, str] = {}
-    fixed = 0
 
-    def settle(res: FileResult, task: FileTask, settings: Settings, max_bytes: int) -> FileResult:
-        nonlocal fixed
-        if res.fixed_source is None:
-            return res
-        if opts.diff:
-            diffs[res.path] = _file_diff(res.path, res.original_source or "", res.fixed_source)
-            fixed += res.fixed_count
-        else:
-            encoding, mtime, size = res.source_meta  # type: ignore[misc]
-            try:
-                write_atomic(res.path, res.fixed_source, encoding, mtime, size)
-                fixed += res.fixed_count
-            except FileChangedError as exc:
-                if _already_written(res.path, res.fixed_source, encoding):
-                    # another name of the same file (a hard link) was fixed first, to this very text
-                    fixed += res.fixed_count
-                else:
-                    write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
-                    again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
-                    res.diagnostics = again.diagnostics
-            except (OSError, UnicodeEncodeError) as exc:
-                write_errors[res.path] = f"{res.path}: fixes not written: {write_error(exc)}"
-                # the file is unchanged: show what was found in it, fixes not applied
-                again = lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes)
-                res.diagnostics = again.diagnostics
-        res.fixed_source = res.original_source = None
-        return res
-
+def _lint(opts: CheckOptions, run: _Run, groups: Dict[int, Tuple[Config, list]]) -> _Linted:
+    """Lint each group of files that share a configuration (through the cache when no fix is asked),
+    fixing and writing each file as its result arrives."""
+    linted = _Linted()
     cache_warnings: Dict[str, str] = {}
     for gcfg, gfiles in groups.values():
-        settings = _settings(opts, gcfg, rules)
+        settings = _settings(opts, gcfg, run.rules)
         max_bytes = gcfg.max_file_size or MAX_BYTES
-        gtasks = [FileTask(p, tuple(ignored_for(p, gcfg.root, gcfg.per_file_ignores))) for p in gfiles]
-        tasks.extend(gtasks)
+        gtasks = [FileTask(p, run.resolver.for_file(p).ignore) for p in gfiles]
+        linted.tasks.extend(gtasks)
         by_path = {t.path: t for t in gtasks}
-        _lint_group(opts, gcfg, gtasks, settings, max_bytes, fixing, results,
-                    lambda res, s=settings, m=max_bytes: settle(res, by_path[res.path], s, m), cache_warnings)
+        _lint_group(opts, gcfg, gtasks, settings, max_bytes, bool(opts.fix or opts.diff), linted.results,
+                    lambda res, s=settings, m=max_bytes: _settle(opts, linted, res, by_path[res.path], s, m),
+                    cache_warnings)
     for folder, why in cache_warnings.items():
         _err(f"warning: cache folder {folder} not used: {why}; caching is off")
-    tasks.sort(key=lambda t: t.path)
+    linted.tasks.sort(key=lambda t: t.path)
+    return linted
 
+
+def _settle(opts: CheckOptions, linted: _Linted, res: FileResult, task: FileTask, settings: Settings,
+            max_bytes: int) -> FileResult:
+    """Fix and write: the fixed text of one result diffed (``--diff``) or written in place; a file whose
+    write failed is unchanged and re-linted without fixes, so that what is shown is what it holds."""
+    if res.fixed_source is None:
+        return res
+    if opts.diff:
+        linted.diffs[res.path] = _file_diff(res.path, res.original_source or "", res.fixed_source)
+        _count_fixed(linted, res)
+    else:
+        encoding, mtime, size = res.source_meta  # type: ignore[misc]
+        try:
+            write_atomic(res.path, res.fixed_source, encoding, mtime, size)
+            _count_fixed(linted, res)
+        except FileChangedError as exc:
+            if _already_written(res.path, res.fixed_source, encoding):
+                # another name of the same file (a hard link) was fixed first, to this very text
+                _count_fixed(linted, res)
+            else:
+                linted.write_errors[res.path] = f"{res.path}: fixes not written: {exc}"
+                res.diagnostics = _relint(task, settings, max_bytes)
+        except (OSError, UnicodeEncodeError) as exc:
+            linted.write_errors[res.path] = f"{res.path}: fixes not written: {write_error(exc)}"
+            res.diagnostics = _relint(task, settings, max_bytes)
+    res.fixed_source = res.original_source = None
+    return res
+
+
+def _count_fixed(linted: _Linted, res: FileResult) -> None:
+    linted.fixed += res.fixed_count
+    if res.fixed_codes:
+        linted.fixed_codes[res.path] = dict(res.fixed_codes)
+
+
+def _relint(task: FileTask, settings: Settings, max_bytes: int) -> List[Diagnostic]:
+    """Re-lint: the findings of a file as it is on disk, fixes not applied."""
+    return lint_file(FileTask(task.path, task.ignore), _no_fix(settings), max_bytes).diagnostics
+
+
+def _report_and_exit(opts: CheckOptions, run: _Run, linted: _Linted, status: int) -> int:
+    """Report the findings, the problems and the diffs in path order; then the exit code."""
     diagnostics: List[Diagnostic] = []
     not_checked = 0  # files skipped (over a size limit): the run cannot say all checks passed
     skipped: List[Tuple[str, str]] = []  # (path, warning) of those files, for the machine-readable formats
-    for t in tasks:
-        res = results[t.path]
+    for t in linted.tasks:
+        res = linted.results[t.path]
         not_checked += bool(res.warnings)
         for w in res.warnings:
             _err(f"warning: {w}")
@@ -313,13 +376,11 @@ def _run_check(opts: CheckOptions) -> int:
             _err(f"error: {e}")
             status = 2
         diagnostics.extend(res.diagnostics)
-        if t.path in diffs:
-            sys.stdout.write(diffs[t.path])
-        if t.path in write_errors:
-            _err(f"error: {write_errors[t.path]}")
+        if t.path in linted.diffs:
+            sys.stdout.write(linted.diffs[t.path])
+        if t.path in linted.write_errors:
+            _err(f"error: {linted.write_errors[t.path]}")
             status = 2
-    diff_changes = bool(diffs)
-
     diagnostics.sort(key=Diagnostic.sort_key)
     if opts.add_noqa:
         added, problems = add_noqa(diagnostics)
@@ -329,10 +390,17 @@ def _run_check(opts: CheckOptions) -> int:
         return 2 if status == 2 or problems else 0
     if opts.fix_only:  # leftover findings are not reported; a file that could not be read still is
         diagnostics = [d for d in diagnostics if d.code == PARSE_ERROR]
-    _emit(opts, diagnostics, fixed, rule_map, nothing_checked=not tasks, failed=status == 2,
-          checked=[t.path for t in tasks], not_checked=not_checked, skipped=skipped)
-    if opts.diff and not diff_changes and tasks and status != 2:
+    tasks = linted.tasks
+    _emit(opts, diagnostics, linted.fixed, run.rule_map, nothing_checked=not tasks, failed=status == 2,
+          checked=[t.path for t in tasks], not_checked=not_checked, skipped=skipped,
+          fixed_codes=linted.fixed_codes)
+    if opts.diff and not linted.diffs and tasks and status != 2:
         _no_fixes_line(opts, diagnostics)
+    return _exit_code(opts, status, not_checked, diagnostics, bool(linted.diffs), linted.fixed)
+
+
+def _exit_code(opts: CheckOptions, status: int, not_checked: int, diagnostics: Sequence[Diagnostic],
+               diff_changes: bool, fixed: int) -> int:
     if status == 2:
         return 2
     if not_checked:  # a file skipped is a file not checked: never a clean exit, even with --exit-zero
@@ -355,18 +423,9 @@ def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool
 
 
 def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
-    chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), (opts.select, opts.extend_select, opts.ignore))
-    fixable = fixable_codes(rules, cfg.fixable, cfg.unfixable)
-    return Settings(
-        rules=chosen.rules,
-        parse_errors=chosen.parse_errors,
-        options=dict(cfg.options),
-        noqa=opts.noqa,
-        fix=opts.fix or opts.diff,
-        unsafe_fixes=bool(opts.unsafe_fixes),
-        want_edits=opts.output_format in ("json", "sarif"),
-        fixable=fixable,
-    )
+    return engine_settings(cfg, rules, (opts.select, opts.extend_select, opts.ignore), noqa=opts.noqa,
+                           fix=opts.fix or opts.diff, unsafe_fixes=bool(opts.unsafe_fixes),
+                           want_edits=opts.output_format in ("json", "sarif"))
 
 
 def _temps_beside(files: Sequence[str]) -> List[str]:
@@ -462,10 +521,13 @@ def _file_diff(path: str, before: str, after: str) -> str:
 
 def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rule_map, stream=None,
           nothing_checked: bool = False, failed: bool = False, checked: Sequence[str] = (), not_checked: int = 0,
-          lines_of: Optional[report.LineSource] = None, skipped: report.Skipped = ()) -> None:
+          lines_of: Optional[report.LineSource] = None, skipped: report.Skipped = (),
+          fixed_codes: Optional[Dict[str, Dict[str, int]]] = None) -> None:
     out = stream or sys.stdout
     fmt = opts.output_format
     unsafe = bool(opts.unsafe_fixes)
+    # an output file is never coloured: it is read by programs, not on a terminal
+    paint = report.Paint(not opts.output_file and report.use_colour(opts.color, out))
     if opts.statistics:
         out.write(report.format_statistics(diagnostics, rule_map, unsafe, as_json=fmt == "json"))
         return
@@ -483,9 +545,14 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
         if opts.diff:
             return
         if fmt == "full":
-            out.write(report.format_full(diagnostics, unsafe, lines_of or report.file_lines))
+            out.write(report.format_full(diagnostics, unsafe, lines_of or report.file_lines, paint))
         else:
-            out.write(report.format_text(diagnostics, unsafe))
+            out.write(report.format_text(diagnostics, unsafe, paint))
+        if opts.show_fixes and not opts.quiet:
+            if opts.fix:
+                out.write(report.format_fixes_applied(fixed_codes or {}, rule_map, paint))
+            else:
+                out.write(report.format_fixes_available(diagnostics, rule_map, unsafe, paint))
         if opts.fix_only:
             if not opts.quiet and fixed:
                 out.write(f"Fixed {fixed} error{'s' if fixed != 1 else ''}.\n")
@@ -493,7 +560,7 @@ def _emit(opts: CheckOptions, diagnostics: Sequence[Diagnostic], fixed: int, rul
                 out.write("No errors fixed.\n")
             return
         if not opts.quiet and not (nothing_checked and not diagnostics and not fixed):
-            text = report.summary(diagnostics, fixed, unsafe, opts.fix)
+            text = report.summary(diagnostics, fixed, unsafe, opts.fix, paint)
             if failed:  # errors were reported: the checks did not all pass
                 text = text.replace("All checks passed!\n", "Errors occurred; see the messages above.\n")
             elif not_checked:  # files were skipped: they were not checked, so nothing says they pass
@@ -521,7 +588,11 @@ def _no_fixes_line(opts: CheckOptions, diagnostics: Sequence[Diagnostic]) -> Non
     _err(line + ").")
 
 
-def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, force_exclude, rule_map) -> int:
+def _check_stdin(opts: CheckOptions, run: _Run) -> int:
+    cfg, rule_map = run.cfg, run.rule_map
+    settings = _settings(opts, cfg, run.rules)
+    exclude, force_exclude, _ = _discovery_options(opts, cfg)
+    root = run.resolver.root_of(opts.stdin_filename, cfg) if opts.stdin_filename else cfg.root
     name = opts.stdin_filename or "-"
     max_bytes = cfg.max_file_size or MAX_BYTES
     limit = file_limit(name, max_bytes)
@@ -537,7 +608,7 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         return 1
     if opts.stdin_filename and force_exclude:
         try:
-            rel = os.path.relpath(os.path.abspath(opts.stdin_filename), cfg.root)
+            rel = os.path.relpath(os.path.abspath(opts.stdin_filename), root)
         except ValueError:
             rel = opts.stdin_filename
         if matches_any(rel, exclude):
@@ -552,7 +623,7 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         if opts.fix:
             sys.stdout.buffer.write(data)
         return 1
-    ignore = tuple(ignored_for(name, cfg.root, cfg.per_file_ignores)) if opts.stdin_filename else ()
+    ignore = tuple(ignored_for(name, root, cfg.per_file_ignores)) if opts.stdin_filename else ()
     res = lint_text(FileTask(name, ignore), text, settings, cfg.file_timeout)
     status = 0
     for e in res.errors:
@@ -566,7 +637,7 @@ def _check_stdin(opts: CheckOptions, cfg: Config, settings: Settings, exclude, f
         sys.stdout.buffer.write(new.encode(encoding))
         sys.stdout.flush()
         _emit(opts, res.diagnostics, res.fixed_count, rule_map, sys.stderr, failed=failed,
-              lines_of=lambda path, cell: report.lines_of_text(path, new, cell))
+              lines_of=lambda path, cell: report.lines_of_text(path, new, cell), fixed_codes={name: res.fixed_codes})
     elif opts.diff:
         if res.fixed_source is not None:
             sys.stdout.write(_file_diff(name, text, res.fixed_source))

@@ -100,9 +100,13 @@ def main() -> None:
               help="Output format (default: concise, one line per finding; full adds the source with a caret).")
 @click.option("-o", "--output-file", type=str, default=None, help="Write the output to this file instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--show-fixes", is_flag=True,
+              help="List the fixes applied (with --fix) or available, per file and rule.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the findings: auto colours a terminal only (NO_COLOR turns it off, FORCE_COLOR on).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--config", "config_args", multiple=True, metavar="FILE | KEY=VALUE",
-              help="A configuration file (pyproject.toml or torchlint.toml), or a TOML `KEY = VALUE` "
+              help="A configuration file (pyproject.toml, .torchlint.toml or torchlint.toml), or a TOML `KEY = VALUE` "
                    "setting that wins over every file, e.g. 'target-torch = \"2.0\"' (repeatable).")
 @click.option("--show-settings", is_flag=True, help="Print the settings the first path is linted with, and exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, and exit.")
@@ -136,6 +140,8 @@ def check(
     output_format: Optional[str],
     output_file: Optional[str],
     statistics: bool,
+    show_fixes: bool,
+    color: str,
     exit_zero: bool,
     config_args: Tuple[str, ...],
     isolated: bool,
@@ -198,6 +204,8 @@ def check(
         show_settings=show_settings,
         show_files=show_files,
         add_noqa=add_noqa,
+        show_fixes=show_fixes,
+        color=color,
         overrides=overrides,
     )
     from torchlint.atomic import restore_sigterm, terminate_cleanly
@@ -322,21 +330,35 @@ def guarded(command: "Callable[[], int]", verbose: bool) -> int:
 
 
 @main.command("rule")
-@click.argument("code")
-def rule_cmd(code: str) -> None:
-    """Show the page of rule CODE, such as TL101."""
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Show the page of every rule.")
+def rule_cmd(code: Optional[str], show_all: bool) -> None:
+    """Show the page of rule CODE, by its code (TL101) or its name (missing-zero-grad)."""
     from torchlint.rules import all_rules
     from torchlint.selection import NotLinted
 
-    rules = {r.CODE: r for r in [NotLinted, *all_rules()]}
-    rule = rules.get(code.upper())
+    rules = [NotLinted, *all_rules()]
+    if show_all == (code is not None):
+        _fail("give a rule code or name (such as TL101 or missing-zero-grad), or --all")
+    if show_all:
+        click.echo("\n".join(_rule_page(rule) for rule in rules), nl=False)
+        return
+    by_key = {r.CODE: r for r in rules}
+    by_key.update({r.NAME.lower(): r for r in rules if r.NAME})
+    key = code.strip()  # type: ignore[union-attr]
+    rule = by_key.get(key.upper()) or by_key.get(key.lower().replace("_", "-"))
     if rule is None:
-        _fail(f"unknown rule code `{code}` (see `torchlint rules`)")
+        _fail(f"unknown rule `{code}`: give a code (TL101) or a name (missing-zero-grad); see `torchlint rules`")
+    click.echo(_rule_page(rule), nl=False)
+
+
+def _rule_page(rule: type) -> str:
     fix = {"safe": "Fix is available (safe).", "unsafe": "Fix is available (unsafe: needs --unsafe-fixes).", "none": "No fix."}[
-        rule.fix_availability()
+        rule.fix_availability()  # type: ignore[attr-defined]
     ]
-    state = "enabled by default" if rule.DEFAULT_ENABLED else "disabled by default (enable with --extend-select)"
-    click.echo(f"# {rule.NAME} ({rule.CODE})\n\n{fix} Rule is {state}.\n\n{rule.documentation()}")
+    state = ("enabled by default" if rule.DEFAULT_ENABLED  # type: ignore[attr-defined]
+             else "disabled by default (enable with --extend-select)")
+    return f"# {rule.NAME} ({rule.CODE})\n\n{fix} Rule is {state}.\n\n{rule.documentation()}\n"  # type: ignore[attr-defined]
 
 
 @main.command("rules")
@@ -394,7 +416,9 @@ def clean_cmd(cache_dir: Optional[str], config_path: Optional[str]) -> None:
 
 
 @main.command("server")
-def server_cmd() -> None:
+@click.option("--stdio", is_flag=True, help="Talk LSP over stdin and stdout (the default and only transport; "
+                                            "accepted as editors' clients pass it).")
+def server_cmd(stdio: bool) -> None:
     """Run the language server (LSP over stdio) for editors."""
     try:
         from torchlint.lsp.server import main as server_main

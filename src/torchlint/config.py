@@ -1,5 +1,12 @@
-"""``[tool.torchlint]`` in the nearest ``pyproject.toml`` (or a ``torchlint.toml`` with the same keys at
-the top level), merged with command-line flags, which win.
+"""``[tool.torchlint]`` in the nearest ``pyproject.toml`` (or a ``.torchlint.toml`` / ``torchlint.toml``
+with the same keys at the top level), merged with command-line flags, which win.
+
+Which file configures a folder (as ruff finds ``.ruff.toml``, ``ruff.toml``, ``pyproject.toml``): from the
+file's folder up, the first folder holding one of :data:`CONFIG_FILES`; in that folder ``.torchlint.toml``
+wins over ``torchlint.toml``, which wins over ``pyproject.toml`` (a ``pyproject.toml`` without a
+``[tool.torchlint]`` table configures nothing and the search goes on up).  Files are never merged: the
+one found is the whole configuration; ``--config FILE`` replaces it, and ``--config 'KEY = VALUE'`` and
+the other flags win over it.
 
 Rule selection follows ruff: ``select`` replaces the default set, ``extend-select`` adds to it,
 ``ignore``/``extend-ignore`` remove; entries are code prefixes (``TL1`` is the family, ``ALL`` is every
@@ -60,13 +67,18 @@ class Config:
     target_torch_from: Optional[str] = None
 
 
+#: configuration files, in the order they win within one folder
+CONFIG_FILES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
+
+
 def find_config(start: str) -> Optional[Tuple[str, Dict[str, Any]]]:
-    """The nearest torchlint.toml, or pyproject.toml with a [tool.torchlint] table, from ``start`` up."""
+    """The nearest .torchlint.toml, torchlint.toml, or pyproject.toml with a [tool.torchlint] table,
+    from ``start`` up."""
     return find_upwards(folder_of(start), _config_in)
 
 
 def _config_in(folder: str) -> Optional[Tuple[str, Dict[str, Any]]]:
-    for name in ("torchlint.toml", "pyproject.toml"):
+    for name in CONFIG_FILES:
         candidate = os.path.join(folder, name)
         if os.path.isfile(candidate):
             table = _read_table(candidate)

@@ -76,6 +76,7 @@ class FileResult:
     warnings: List[str] = field(default_factory=list)
     fixed_source: Optional[str] = None  # set when fixes changed the file
     fixed_count: int = 0
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # code -> findings the fixes made go
     skipped: bool = False  # prefilter: no rule could apply
     source_meta: Optional[Tuple[str, int, int]] = None  # (encoding, mtime_ns, size) as read
     original_source: Optional[str] = None  # kept when fixes changed the text, for --diff
@@ -574,6 +575,7 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
     if current != source:
         result.fixed_source = current
         result.fixed_count = fixed_count(initial, result.diagnostics, fixed_total)
+        result.fixed_codes = fixed_codes(initial, result.diagnostics)
     return result
 
 
@@ -638,6 +640,14 @@ def fixed_count(initial: Optional[Counter], remaining: Sequence[Diagnostic], app
         return applied
     after = Counter(d.code for d in remaining)
     return sum(max(0, n - after[code]) for code, n in initial.items())
+
+
+def fixed_codes(initial: Optional[Counter], remaining: Sequence[Diagnostic]) -> Dict[str, int]:
+    """:func:`fixed_count` by code (``--show-fixes``); empty when the first findings are not known."""
+    if initial is None:
+        return {}
+    after = Counter(d.code for d in remaining)
+    return {code: n - after[code] for code, n in sorted(initial.items()) if n > after[code]}
 
 
 def _diagnostic(path: str, rep: Report, pos: Tuple[int, int, int, int], maker: Optional[EditMaker]) -> Diagnostic:

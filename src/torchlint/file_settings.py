@@ -9,18 +9,26 @@ per-file ignores.  None of these depends on the folder a tool was started from: 
 ``flake8 --select TL`` and the editor give a file the same settings from the project folder, from its
 parent or from ``/``.
 
+The paths a configuration names (excludes, per-file ignores) are relative to the folder of the
+configuration file; without one, to the project found from the file (:meth:`SettingsResolver.root_of`).
+:func:`engine_settings` turns a file's configuration into the engine's settings, the same way for every
+host (each adds only its own selection layer and flags).
+
 ``--config`` and ``--isolated`` give every file the one configuration (``fixed``).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Type
 
-from torchlint.analysis.project import Project
-from torchlint.config import Config, find_config, ignored_for, parse_table, resolve_target, resolve_target_with
+from torchlint.analysis.project import ROOT_MARKERS, ROOT_SEARCH_DEPTH, Project, dependency_files
+from torchlint.config import Config, Layer, find_config, ignored_for, parse_table, resolve_target, resolve_target_with
+from torchlint.engine import Settings
 from torchlint.files import DEFAULT_EXCLUDE, matches_any
+from torchlint.folders import find_upwards
 from torchlint.rule import LintRule
+from torchlint.selection import Selection, fixable_codes, resolve
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,7 @@ class FileSettings:
     """How the project of one file says it is linted."""
 
     config: Config  # the file's configuration; its options hold the resolved ``target-torch``
+    root: str = "."  # the folder the configuration's paths (excludes, per-file ignores) are relative to
     excluded: bool = False  # the configuration's excludes match the file (as ``--force-exclude`` reads them)
     ignore: Tuple[str, ...] = ()  # codes ``per-file-ignores`` turns off for the file
 
@@ -51,6 +60,7 @@ class SettingsResolver:
         self.default_root = default_root or self._project_root
         self._by_dir: Dict[str, Config] = {}
         self._by_file: Dict[str, Config] = {}
+        self._file_roots: Dict[str, Optional[str]] = {}
 
     def for_dir(self, folder: str) -> Config:
         """The configuration that applies in ``folder`` (raises ConfigError for a bad file)."""
@@ -82,13 +92,29 @@ class SettingsResolver:
     def for_file(self, path: str) -> FileSettings:
         """Everything the project of ``path`` says about linting it (raises ConfigError for a bad file)."""
         cfg = self.for_path(path)
+        root = self.root_of(path, cfg)
         exclude = list(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + list(cfg.extend_exclude)
         try:
-            rel = os.path.relpath(os.path.abspath(path), cfg.root)
+            rel = os.path.relpath(os.path.abspath(path), root)
         except ValueError:  # another drive on Windows
             rel = path
-        return FileSettings(config=cfg, excluded=matches_any(rel, exclude),
-                            ignore=tuple(ignored_for(path, cfg.root, cfg.per_file_ignores)))
+        return FileSettings(config=cfg, root=root, excluded=matches_any(rel, exclude),
+                            ignore=tuple(ignored_for(path, root, cfg.per_file_ignores)))
+
+    def root_of(self, path: str, cfg: Optional[Config] = None) -> str:
+        """The folder the paths of the settings of ``path`` (a file or a folder) are relative to: the
+        folder of its configuration file; without one, the project found from ``path``: the nearest
+        folder above it with a project marker (``pyproject.toml``, ``setup.py``, ``.git``, ...) or a
+        dependency declaration (``requirements*.txt``, where the torch version is read), never the folder
+        a tool was started from.  Only where neither exists (no project at all) does ``default_root``
+        decide.  ``--config``/``--isolated``: the one configuration's root."""
+        cfg = cfg if cfg is not None else self.for_path(path)
+        if self.fixed is not None or cfg.path is not None:
+            return cfg.root
+        folder = os.path.abspath(path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) or "."))
+        if folder not in self._file_roots:
+            self._file_roots[folder] = find_upwards(folder, _project_evidence, ROOT_SEARCH_DEPTH)
+        return self._file_roots[folder] or self.default_root(folder)
 
     def _project_root(self, folder: str) -> str:
         return self._roots.root(os.path.join(folder, "_")) or folder
@@ -100,4 +126,24 @@ class SettingsResolver:
             resolve_target(cfg, where, self.rules)
 
 
-__all__ = ["FileSettings", "SettingsResolver"]
+def engine_settings(cfg: Config, rules: Sequence[Type[LintRule]], *layers: Layer, chosen: Optional[Selection] = None,
+                    **flags: Any) -> Settings:
+    """The engine's settings for files configured by ``cfg``, as every host builds them: the rules the
+    configuration's selection and then ``layers`` (the command line's) enable, or those ``chosen`` (flake8
+    keeps its own selection); the rule options with the resolved ``target-torch``; the codes whose fixes
+    may be applied.  ``flags``: the host's own (``noqa``, ``fix``, ``unsafe_fixes``, ``want_edits``,
+    ``project``)."""
+    if chosen is None:
+        chosen = resolve(rules, (cfg.select, cfg.extend_select, cfg.ignore), *layers)
+    return Settings(rules=chosen.rules, parse_errors=chosen.parse_errors, options=dict(cfg.options),
+                    fixable=fixable_codes(rules, cfg.fixable, cfg.unfixable), **flags)
+
+
+def _project_evidence(folder: str) -> Optional[str]:
+    """``folder`` when it holds a project marker or declares dependencies, else None."""
+    if any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS) or dependency_files(folder):
+        return folder
+    return None
+
+
+__all__ = ["FileSettings", "SettingsResolver", "engine_settings"]

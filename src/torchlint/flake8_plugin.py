@@ -161,7 +161,8 @@ class TorchLintPlugin:
         if not self._active:
             return
         decide = type(self)._decide  # a plain function: not through the instance, which would bind it
-        from torchlint.engine import FileTask, Settings
+        from torchlint.engine import FileTask
+        from torchlint.file_settings import engine_settings
         from torchlint.rules import all_rules
         from torchlint.selection import PARSE_ERROR, for_flake8
         from torchlint.workers import lint_text, text_supervisor
@@ -188,8 +189,7 @@ class TorchLintPlugin:
             return
         if found.excluded:
             return
-        settings = Settings(rules=chosen.rules, options=dict(found.config.options), noqa=self._noqa,
-                            parse_errors=chosen.parse_errors)
+        settings = engine_settings(found.config, all_rules(), chosen=chosen, noqa=self._noqa)
         try:
             if TorchLintPlugin._supervisor is None:
                 TorchLintPlugin._supervisor = text_supervisor()

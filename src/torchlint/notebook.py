@@ -676,6 +676,7 @@ def lint_notebook(path: str, text: str, settings: Settings, max_code_bytes: Opti
             try:
                 result.fixed_source = write_cells(nb, changed)
                 result.fixed_count = inner.fixed_count
+                result.fixed_codes = dict(inner.fixed_codes)
                 final = _program_after(program, split or {})
             except (NotebookError, ValueError) as exc:
                 result.errors.append(f"{path}: fixes not written: {exc}")

@@ -13,7 +13,8 @@ from torchlint.rule import LintRule
 
 class ConfigResolver(SettingsResolver):
     """The command line's resolver: a folder without a configuration file keeps its cache in the folder
-    the command was started from (the settings themselves are found from each file)."""
+    the command was started from; the settings themselves, and the root their paths are relative to,
+    are found from each file (only a file in no project at all falls back to that folder)."""
 
     def __init__(self, rules: Sequence[Type[LintRule]], fixed: Optional[Config] = None) -> None:
         super().__init__(rules, fixed, default_root=lambda folder: os.getcwd())

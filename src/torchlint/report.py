@@ -45,16 +45,73 @@ def escape(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-def text_line(d: Diagnostic, unsafe_fixes: bool) -> str:
-    mark = "[*] " if is_applicable(d, unsafe_fixes) else ""
-    return f"{position(d)}: {d.code} {mark}{escape(d.message)}"
+# -- colour on a terminal, as ruff shows it: the path bold, the separators cyan, the code bold red, the
+# fix mark cyan --------------------------------------------------------------------------------------
+_BOLD, _RED, _CYAN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[36m", "\x1b[0m"
 
 
-def format_text(diags: Sequence[Diagnostic], unsafe_fixes: bool) -> str:
-    return "".join(text_line(d, unsafe_fixes) + "\n" for d in diags)
+class Paint:
+    """ANSI colours for the text formats; ``Paint(False)`` (the default) leaves the text plain."""
+
+    def __init__(self, on: bool = False) -> None:
+        self.on = on
+
+    def _wrap(self, text: str, *styles: str) -> str:
+        return "".join(styles) + text + _RESET if self.on and text else text
+
+    def path(self, text: str) -> str:
+        return self._wrap(text, _BOLD)
+
+    def sep(self, text: str = ":") -> str:
+        return self._wrap(text, _CYAN)
+
+    def code(self, text: str) -> str:
+        return self._wrap(text, _BOLD, _RED)
+
+    def fix(self, text: str = "[*]") -> str:
+        return self._wrap(text, _CYAN)
+
+    def bold(self, text: str) -> str:
+        return self._wrap(text, _BOLD)
 
 
-def summary(diags: Sequence[Diagnostic], fixed: int, unsafe_fixes: bool, fix_mode: bool) -> str:
+PLAIN = Paint(False)
+
+
+def use_colour(choice: str, stream: object, environ: Optional[Dict[str, str]] = None) -> bool:
+    """Whether to colour output written to ``stream``: ``--color always``/``never`` decide; ``auto`` (the
+    default) colours a terminal only, unless ``NO_COLOR`` is set (no colour) or ``FORCE_COLOR`` is set
+    (colour, terminal or not); an empty variable counts as unset (https://no-color.org)."""
+    import os
+
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except (OSError, ValueError):
+        return False
+
+
+def text_line(d: Diagnostic, unsafe_fixes: bool, paint: Paint = PLAIN) -> str:
+    mark = paint.fix() + " " if is_applicable(d, unsafe_fixes) else ""
+    cell = f"cell {d.cell}{paint.sep()}" if d.cell else ""
+    where = f"{paint.path(escape(d.path))}{paint.sep()}{cell}{d.line}{paint.sep()}{d.col}{paint.sep()}"
+    return f"{where} {paint.code(d.code)} {mark}{escape(d.message)}"
+
+
+def format_text(diags: Sequence[Diagnostic], unsafe_fixes: bool, paint: Paint = PLAIN) -> str:
+    return "".join(text_line(d, unsafe_fixes, paint) + "\n" for d in diags)
+
+
+def summary(diags: Sequence[Diagnostic], fixed: int, unsafe_fixes: bool, fix_mode: bool, paint: Paint = PLAIN) -> str:
     """ruff-like closing lines for the text format."""
     n = len(diags)
     lines: List[str] = []
@@ -71,12 +128,54 @@ def summary(diags: Sequence[Diagnostic], fixed: int, unsafe_fixes: bool, fix_mod
         safe = sum(1 for d in diags if is_applicable(d, unsafe_fixes))
         hidden = sum(1 for d in diags if d.fix is not None and not is_applicable(d, unsafe_fixes))
         if safe:
-            lines.append(f"[*] {safe} fixable with the `--fix` option.")
+            lines.append(f"{paint.fix()} {safe} fixable with the `--fix` option.")
         if hidden:
             lines.append(
                 f"({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option.)"
             )
     return "\n".join(lines) + "\n"
+
+
+def _rule_name(code: str, rules: Dict[str, Type[LintRule]]) -> str:
+    rule = rules.get(code)
+    name = getattr(rule, "NAME", "") if rule is not None else ""
+    return f" ({name})" if name else ""
+
+
+def format_fixes_applied(fixed: Dict[str, Dict[str, int]], rules: Dict[str, Type[LintRule]],
+                         paint: Paint = PLAIN) -> str:
+    """``--show-fixes`` after ``--fix``, as ruff lists them: per file, how many findings of each code
+    the fixes made go."""
+    files = {path: codes for path, codes in fixed.items() if codes}
+    total = sum(sum(codes.values()) for codes in files.values())
+    if not total:
+        return ""
+    out = [f"Fixed {total} error{'s' if total != 1 else ''}:\n"]
+    for path in sorted(files):
+        out.append(f"- {paint.path(escape(path))}{paint.sep()}\n")
+        for code, n in sorted(files[path].items()):
+            out.append(f"    {n} \u00d7 {paint.code(code)}{_rule_name(code, rules)}\n")
+    return "".join(out) + "\n"
+
+
+def format_fixes_available(diags: Sequence[Diagnostic], rules: Dict[str, Type[LintRule]], unsafe_fixes: bool,
+                           paint: Paint = PLAIN) -> str:
+    """``--show-fixes`` without ``--fix``: per file, the findings of each code that have a fix, marked
+    ``[*]`` when ``--fix`` applies it and ``(unsafe)`` when it needs ``--unsafe-fixes``."""
+    files: Dict[str, Counter] = {}
+    for d in diags:
+        if d.fix is not None:
+            files.setdefault(d.path, Counter())[(d.code, is_applicable(d, unsafe_fixes))] += 1
+    if not files:
+        return ""
+    total = sum(sum(c.values()) for c in files.values())
+    out = [f"{total} fix{'es' if total != 1 else ''} available:\n"]
+    for path in sorted(files):
+        out.append(f"- {paint.path(escape(path))}{paint.sep()}\n")
+        for (code, applicable), n in sorted(files[path].items()):
+            mark = paint.fix() if applicable else "(unsafe: --unsafe-fixes)"
+            out.append(f"    {n} \u00d7 {paint.code(code)}{_rule_name(code, rules)} {mark}\n")
+    return "".join(out) + "\n"
 
 
 def _fix_json(d: Diagnostic) -> Optional[dict]:
@@ -342,13 +441,14 @@ def _width(line: str, col: int) -> int:
     return len(escape(line[: max(col - 1, 0)].expandtabs(4)))
 
 
-def format_full(diags: Sequence[Diagnostic], unsafe_fixes: bool, lines_of: LineSource = file_lines) -> str:
+def format_full(diags: Sequence[Diagnostic], unsafe_fixes: bool, lines_of: LineSource = file_lines,
+                paint: Paint = PLAIN) -> str:
     """ruff's ``full`` look: each finding's line, then the code around it with ``^`` under the span
     (the first line of a span over several lines), and the fix's title as ``help``."""
     cache: Dict[tuple, Optional[List[str]]] = {}
     out: List[str] = []
     for d in diags:
-        out.append(text_line(d, unsafe_fixes) + "\n")
+        out.append(text_line(d, unsafe_fixes, paint) + "\n")
         key = (d.path, d.cell)
         if key not in cache:
             cache[key] = lines_of(d.path, d.cell)
@@ -371,7 +471,8 @@ def format_full(diags: Sequence[Diagnostic], unsafe_fixes: bool, lines_of: LineS
                 text = lines[n - 1].rstrip("\r")
                 start = _width(text, d.col)
                 stop = _width(text, d.end_col) if d.end_line == d.line and d.end_col > d.col else len(_shown(text))
-                out.append(f"{pad} | {' ' * start}{'^' * max(1, stop - start)} {d.code}\n")
+                carets = paint.code(f"{'^' * max(1, stop - start)} {d.code}")
+                out.append(f"{pad} | {' ' * start}{carets}\n")
         out.append(f"{pad} |\n")
         if d.fix is not None:
             kind = "" if is_applicable(d, unsafe_fixes) else " (unsafe: --unsafe-fixes)"

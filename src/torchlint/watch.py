@@ -17,11 +17,12 @@ import time
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.checker import CheckOptions, run_check
+from torchlint.config import CONFIG_FILES
 
 Snapshot = Dict[str, Tuple[int, int]]
 _sleep = time.sleep
 
-_CONFIG_NAMES = ("pyproject.toml", "torchlint.toml", ".gitignore")
+_CONFIG_NAMES = CONFIG_FILES + (".gitignore",)
 _WATCHED_SUFFIXES = (".py", ".pyi", ".ipynb")
 #: the longest pause, in seconds, between two looks of a polling watch that has seen no change
 MAX_POLL = 8.0

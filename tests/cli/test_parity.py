@@ -278,3 +278,117 @@ def test_server_finds_the_project_from_the_file(pinned_project):
         if not excluded:
             assert config.settings.options["target-torch"] == "1.13"
     assert store.resolve(str(pinned_project / "scripts" / "s.py"), "/").ignore == ("TL202",)
+
+
+# -- the same from separate processes, with no configuration file: the project is found from the file ------
+
+VERSIONED = """\
+import torch
+
+
+def restore(path):
+    return torch.load(path)
+
+
+def make_scaler():
+    return torch.cuda.amp.GradScaler()
+"""
+
+
+def _lines(text, cwd, proj):
+    """(path relative to the project, line, code) of each `path:line:col: CODE ...` line."""
+    got = set()
+    for line in text.splitlines():
+        parts = line.split(":", 3)
+        if len(parts) < 4 or not parts[3].strip().startswith("TL"):
+            continue
+        got.add((os.path.relpath(os.path.join(cwd, parts[0]), proj), int(parts[1]), parts[3].split()[0]))
+    return got
+
+
+def test_flake8_and_cli_agree_from_the_project_its_parent_and_root(tmp_path, run):
+    """A project that declares an old torch only in its requirements.txt, inside a folder named `build`
+    (a default exclude, were paths read from the folder the tool runs in) whose own requirements.txt
+    declares a new torch: from every folder both tools read the project's torch version (TL501, the
+    unsafe `torch.load` of torch 1.13, and not TL509, the deprecation of torch 2.4) and lint the file."""
+    import subprocess
+    import sys
+
+    parent = tmp_path / "build"
+    proj = parent / "proj"
+    proj.mkdir(parents=True)
+    (parent / "requirements.txt").write_text("torch>=2.6\n")
+    (proj / "requirements.txt").write_text("torch==1.13.1\nnumpy\n")
+    (proj / "train.py").write_text(VERSIONED)
+    expected = {("train.py", 5, "TL501")}
+    for cwd, target in ((proj, "train.py"), (parent, "proj"), (parent, os.path.join("proj", "train.py")),
+                        ("/", str(proj)), ("/", str(proj / "train.py"))):
+        cli = run("check", "--no-cache", "--jobs", "1", "--force-exclude", target, cwd=cwd)
+        assert cli.returncode == 1, (cwd, target, cli.stdout, cli.stderr)
+        flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--jobs", "1", "--select", "TL", target],
+                                cwd=str(cwd), capture_output=True, text=True, timeout=300)
+        assert flake8.returncode == 1, (cwd, target, flake8.stdout, flake8.stderr)
+        assert _lines(cli.stdout, str(cwd), str(proj)) == expected, (cwd, target, cli.stdout)
+        assert _lines(flake8.stdout, str(cwd), str(proj)) == expected, (cwd, target, flake8.stdout)
+    # the same file under the parent's own declaration: torch 2.6, so TL509 and not TL501
+    (proj / "requirements.txt").unlink()
+    cli = run("check", "--no-cache", "--jobs", "1", str(proj), cwd="/")
+    assert _lines(cli.stdout, "/", str(proj)) == {("train.py", 9, "TL509")}, cli.stdout
+
+
+def test_a_file_without_configuration_gets_its_excludes_from_its_own_project(tmp_path, monkeypatch):
+    """The resolver of the command line matches excludes from the root of the project found from the
+    file (the nearest folder with a project marker or a dependency declaration), not from the folder the
+    command runs in; only a file in no project at all falls back to that folder."""
+    from torchlint.projects import ConfigResolver
+
+    proj = tmp_path / "build" / "proj"
+    proj.mkdir(parents=True)
+    (proj / "train.py").write_text(VERSIONED)
+    monkeypatch.chdir(tmp_path)
+    assert ConfigResolver(all_rules()).for_file(str(proj / "train.py")).root == str(tmp_path)  # no project
+    (proj / "requirements.txt").write_text("torch==1.13.1\n")
+    for cwd in ("/", tmp_path, tmp_path / "build", proj):
+        monkeypatch.chdir(cwd)
+        found = ConfigResolver(all_rules()).for_file(str(proj / "train.py"))
+        assert found.root == str(proj) and not found.excluded, cwd
+        assert found.config.options["target-torch"] == "1.13"
+    # the project's own `build` folder is excluded from anywhere
+    (proj / "build").mkdir()
+    (proj / "build" / "gen.py").write_text(VERSIONED)
+    for cwd in ("/", tmp_path, proj / "build"):
+        monkeypatch.chdir(cwd)
+        found = ConfigResolver(all_rules()).for_file(str(proj / "build" / "gen.py"))
+        assert found.root == str(proj) and found.excluded, cwd
+
+
+def test_the_three_hosts_build_the_same_engine_settings(pinned_project, monkeypatch):
+    """The command line, the language server and the flake8 plugin give a file the same engine settings
+    (rules, options with the declared torch version, fixable codes): one builder,
+    :func:`torchlint.file_settings.engine_settings`."""
+    pytest.importorskip("pygls")
+    import torchlint.workers
+    from torchlint.checker import CheckOptions, _settings
+    from torchlint.flake8_plugin import TorchLintPlugin
+    from torchlint.lsp.documents import ConfigStore
+    from torchlint.projects import ConfigResolver
+
+    (pinned_project / "pyproject.toml").write_text('[tool.torchlint]\nunfixable = ["TL202"]\n')
+    path = str(pinned_project / "train.py")
+    monkeypatch.chdir("/")
+    rules = all_rules()
+    cli = _settings(CheckOptions(paths=[path]), ConfigResolver(rules).for_path(path), rules)
+    lsp = ConfigStore(rules).resolve(path, "/").settings
+    seen = []
+    monkeypatch.setattr(torchlint.workers, "lint_text",
+                        lambda task, text, settings, *rest: seen.append(settings) or torchlint.workers.FileResult(path))
+    for name in ("_settings", "_active", "_decide", "_named", "_noqa"):
+        monkeypatch.setattr(TorchLintPlugin, name, getattr(TorchLintPlugin, name))
+    TorchLintPlugin._settings, TorchLintPlugin._active, TorchLintPlugin._decide = None, True, None
+    list(TorchLintPlugin(None, path, (pinned_project / "train.py").read_text().splitlines(keepends=True)).run())
+    (flake8,) = seen
+    for settings in (lsp, flake8):
+        assert [r.CODE for r in settings.rules] == [r.CODE for r in cli.rules]
+        assert settings.options == cli.options and settings.options["target-torch"] == "1.13"
+        assert settings.fixable == cli.fixable and "TL202" not in cli.fixable
+        assert settings.parse_errors == cli.parse_errors

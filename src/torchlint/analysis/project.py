@@ -445,4 +445,4 @@ def project_of(ctx: FileContext) -> Project:
 
 
 __all__ = ["Project", "project_of", "among_sources", "project_sources", "sources_signature", "notebook_code", "dependency_files",
-           "declares_runtime_file", "ROOT_MARKERS"]
+           "declares_runtime_file", "ROOT_MARKERS", "ROOT_SEARCH_DEPTH"]

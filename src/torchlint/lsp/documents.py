@@ -17,9 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Type
 
 from torchlint.analysis.project import Project
-from torchlint.config import ConfigError
-from torchlint.file_settings import SettingsResolver
-from torchlint.selection import fixable_codes, resolve
+from torchlint.config import CONFIG_FILES, ConfigError
+from torchlint.file_settings import SettingsResolver, engine_settings
 from torchlint.fixes.apply import differing_span
 from torchlint.engine import NOQA_COMMENT, PARSE_ERROR, Diagnostic, FileTask, Settings
 from torchlint.noqa_edit import comments
@@ -30,7 +29,7 @@ from torchlint.workers import lint_file, lint_text
 
 #: files whose edits change how documents are linted: configuration, and the dependency files the
 #: project's declared torch version and runtime dependency are read from
-CONFIG_NAMES = ("pyproject.toml", "torchlint.toml", "requirements.txt", "setup.cfg", "setup.py", "environment.yml")
+CONFIG_NAMES = CONFIG_FILES + ("requirements.txt", "setup.cfg", "setup.py", "environment.yml")
 NOTEBOOK_SUFFIX = ".ipynb"
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -104,11 +103,7 @@ class ConfigStore:
                 cfg = resolver.for_dir(fallback_root)
         except ConfigError as exc:
             return DocConfig(error=str(exc))
-        chosen = resolve(self.rules, (cfg.select, cfg.extend_select, cfg.ignore))
-        options = dict(cfg.options)
-        fixable = fixable_codes(self.rules, cfg.fixable, cfg.unfixable)
-        settings = Settings(rules=chosen.rules, options=options, noqa=True, fix=False, want_edits=False,
-                            parse_errors=chosen.parse_errors, project=self.project, fixable=fixable)
+        settings = engine_settings(cfg, self.rules, noqa=True, fix=False, want_edits=False, project=self.project)
         return DocConfig(
             settings=None if excluded else settings,
             ignore=ignore,
