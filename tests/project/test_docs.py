@@ -132,9 +132,14 @@ def _drawn_layers(text: str):
 
 
 def test_architecture_draws_the_layer_table():
-    """Every module prefix of tests/test_layers.py is drawn in its layer's row of docs/architecture.md
+    """Every module prefix of tests/layers/test_layers.py is drawn in its layer's row of docs/architecture.md
     (by its last name: `analysis.names` as `names`), so the drawing follows the table."""
-    from test_layers import EXACT, LAYERS
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("layer_table", ROOT / "tests" / "layers" / "test_layers.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    EXACT, LAYERS = table.EXACT, table.LAYERS
 
     rows = _drawn_layers((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
     assert sorted(rows) == sorted(set(LAYERS.values())), "one row per layer, numbered as in test_layers"
