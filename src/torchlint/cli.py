@@ -171,8 +171,9 @@ def check(
     if target_torch is not None:
         overrides["target-torch"] = target_torch
     stdin = list(paths) == ["-"]
-    if watch and (fix or fix_only or diff or add_noqa or stdin):
-        _fail("--watch only reports: it cannot be combined with --fix, --fix-only, --diff, --add-noqa or stdin")
+    if watch and (diff or add_noqa or stdin):
+        _fail("--watch reports (and, with --fix or --fix-only, fixes): it cannot be combined with --diff, "
+              "--add-noqa or stdin")
     if add_noqa and (fix or fix_only or diff or stdin):
         _fail("--add-noqa cannot be combined with --fix, --fix-only, --diff or stdin")
     opts = CheckOptions(

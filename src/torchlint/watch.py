@@ -6,6 +6,8 @@ FSEvents, ReadDirectoryChangesW through one well-kept library), the folders name
 file-system events and an idle watch costs nothing; a batch of events about Python files, notebooks or
 configuration files makes torchlint look again (the same comparison as below decides whether to lint).
 Configuration files above the folders named are checked once a second (a few ``stat`` calls).
+With ``--fix`` (or ``--fix-only``) each run also writes its fixes; what the run itself wrote is not a
+change to look at again (the comparison starts from the files as the run left them).
 Without it, torchlint polls: it lists the files the run would lint and compares their modification
 times and sizes, once a second at first, then backing off to every :data:`MAX_POLL` seconds while
 nothing changes (back to once a second after a change)."""
@@ -108,8 +110,11 @@ def watch_loop(opts: CheckOptions, interval: float = 1.0, runs: Optional[int] = 
     stamp = time.strftime("%H:%M:%S")
     sys.stderr.write(f"[{stamp}] Starting linter in watch mode...\n")
     sys.stderr.flush()
+    writes = bool(opts.fix or opts.fix_only)
     before = snapshot(opts)
     status = run_check(_fresh(opts))
+    if writes:  # the run's own fixes are not a change
+        before = snapshot(opts)
     sys.stdout.flush()
     done = 1
     stream = (events or file_events)(opts)
@@ -141,6 +146,8 @@ def watch_loop(opts: CheckOptions, interval: float = 1.0, runs: Optional[int] = 
         sys.stderr.write(f"[{stamp}] File change detected...\n")
         sys.stderr.flush()
         status = run_check(_fresh(opts))
+        if writes:
+            before = snapshot(opts)
         sys.stdout.flush()
         done += 1
     return status

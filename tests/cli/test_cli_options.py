@@ -7,6 +7,8 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
+import pytest
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -228,6 +230,7 @@ def test_notebook_checkpoints_and_default_excludes(run, tmp_path):
     assert run("--no-cache", "--extend-exclude", "nb.ipynb", ".").returncode == 0
 
 
+@pytest.mark.slow  # a watching torchlint process
 def test_watch_lints_again_on_change(tmp_path):
     (tmp_path / "a.py").write_text(CLEAN)
     proc = subprocess.Popen([sys.executable, "-m", "torchlint", "--no-cache", "--watch", "."], cwd=str(tmp_path),
@@ -254,9 +257,40 @@ def test_watch_lints_again_on_change(tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
     assert "Starting linter in watch mode" in proc.stderr.read()
-    r = subprocess.run([sys.executable, "-m", "torchlint", "--watch", "--fix", "."], cwd=str(tmp_path),
+    r = subprocess.run([sys.executable, "-m", "torchlint", "--watch", "--diff", "."], cwd=str(tmp_path),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--watch" in r.stderr
+
+
+@pytest.mark.slow  # a watching torchlint process
+def test_watch_fix_fixes_each_change_once(tmp_path):
+    (tmp_path / "a.py").write_text(CLEAN)
+    proc = subprocess.Popen([sys.executable, "-m", "torchlint", "--no-cache", "--watch", "--fix", "."],
+                            cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def wait_for(check):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if check():
+                return True
+            time.sleep(0.1)
+        return False
+
+    try:
+        assert wait_for(lambda: "All checks passed!" in "".join(seen))
+        time.sleep(1.1)  # a later mtime than the first snapshot's
+        (tmp_path / "a.py").write_text(CE_BUG)
+        assert wait_for(lambda: "softmax" not in (tmp_path / "a.py").read_text())  # TL103's safe fix
+        assert wait_for(lambda: "Found 1 error (1 fixed, 0 remaining)." in "".join(seen))
+        time.sleep(3)  # the fix the run wrote is not a change: no run after it
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert proc.stderr.read().count("File change detected") == 1
 
 
 def test_full_format_tabs_and_a_span_over_several_lines():
