@@ -565,6 +565,34 @@ def shifted(values):
     return centre(values).squeeze()
 """
         ),
+            # the batch dimension indexed away: a row of the output of a model whose `forward` returns one tensor,
+        # rows of a loop over the tensor's own first dimension
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def per_sample(loader):
+    net = Net().to("cpu")
+    rows = []
+    for x, y in loader:
+        out = net(x)
+        first = out[0].squeeze()
+        for i in range(out.size(0)):
+            rows.append(out[i].squeeze())
+    return first, rows
+"""
+        ),
     ]
 
     INVALID = [
@@ -912,6 +940,32 @@ def report(net, x):
 """,
             message="(the return of `predict`, the output of `net`)",
         ),
+            # an element of a model's tuple output keeps the batch
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 4, batch_first=True)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        out, h = self.rnn(x)
+        return self.fc(out), h
+
+
+def tags(loader):
+    net = Tagger()
+    for x, y in loader:
+        out = net(x)
+        yield out[0].squeeze()
+""",
+            message="`out[0].squeeze()` without a dim drops dim 0 as well",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -985,7 +1039,7 @@ def report(net, x):
                         f"`squeeze()` without a dim drops dim 0 as well when the batch holds one sample: dim 0 "
                         f"is the batch ({origin}); name the dimension to drop (`.squeeze(k)`)"
                     )
-            self.report(call, message, fix=fix)
+            self.report(call, self.quoting(call, message), fix=fix)
 
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
         """``x.squeeze() if x.numel() == 1 else x``, ``if x.shape[0] == 1: x = x.squeeze()``: the code
