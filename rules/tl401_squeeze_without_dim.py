@@ -45,7 +45,8 @@ class SqueezeWithoutDim(LintRule):
     (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`).
     Products and joins keep the batch (`torch.bmm(model(q), k)`,
     `torch.cat`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
-    over `range`; a model's `model(x)[0]` may be a tuple's element and keeps it). A
+    over `range`, a row of a project model whose `forward` returns one tensor, `out[i]` in a loop over
+    `range(out.size(0))`; a model's `model(x)[0]` of unknown output may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
     carries no such evidence (per-output statistics, kernels and tables are squeezed to a scalar on
     purpose) and is not reported: that is where a linter cannot tell an intended `squeeze()` from a bug.
@@ -55,7 +56,8 @@ class SqueezeWithoutDim(LintRule):
     placed in a branch chosen by a shape, tensors whose rank the function tested before
     (`if mask.ndim == 4:`), squeezes in a function that makes its own batch of one (`x.unsqueeze(0)`,
     `x[None]`) when no dimension is known to be 1, both operands of a loss or a comparison squeezed
-    alike, `.squeeze().item()`, and NumPy or pandas values.
+    alike, `.squeeze().item()`, an element-wise comparison counted over every element
+    (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas values.
 
     ## Example
     ```python
@@ -593,6 +595,24 @@ def per_sample(loader):
     return first, rows
 """
         ),
+            # an element-wise comparison counted over every element: a batch of one gives the same count
+        Valid(
+            """
+import torch
+
+
+def accuracy(model, loader):
+    hits = wrong = seen = 0
+    for x, y in loader:
+        out = model(x)
+        pred = torch.max(out, 1)[1].data.squeeze()
+        hits += (pred == y).sum().item()
+        wrong += torch.sum(out.argmax(1).squeeze() != y).item()
+        rate = (y == out.argmax(dim=1).squeeze()).float().mean()
+        seen += y.size(0)
+    return hits / seen, wrong, rate
+"""
+        ),
     ]
 
     INVALID = [
@@ -966,6 +986,22 @@ def tags(loader):
 """,
             message="`out[0].squeeze()` without a dim drops dim 0 as well",
         ),
+            # the comparison's mask itself is kept, or only part of it is counted: its shape matters
+        Invalid(
+            """
+import torch
+
+
+def matches(model, loader):
+    for x, y in loader:
+        out = model(x)
+        hit = out.argmax(1).squeeze() == y
+        per_row = (out.argmax(1).squeeze() == y).sum(dim=0)
+        yield hit, per_row
+""",
+            count=2,
+            message="dim 0 is the batch (the output of `model`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1171,6 +1207,42 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
                 if name in _SINK_BUILTINS and isinstance(call.func, cst.Name) and len(call.args) == 1:
                     return True
             return False
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = ctx.parent(parent)
+        if isinstance(parent, cst.Comparison):
+            return _counted_match(ctx, parent)
+        return False
+    return False
+
+
+#: reductions of a whole tensor to one count or rate
+_COUNTS = frozenset({"sum", "mean", "count_nonzero"})
+
+
+def _counted_match(ctx, comparison: cst.Comparison) -> bool:
+    """``(pred.squeeze() == labels).sum()``, ``torch.sum(a.squeeze() != b)``, ``(...).float().mean()``: an
+    element-wise comparison whose result is counted over every element.  Dropping a leading dimension of size 1 changes
+    neither the elements compared (broadcasting aligns the trailing dimensions) nor their count."""
+    if not all(isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual,
+                                       cst.GreaterThanEqual)) for t in comparison.comparisons):
+        return False
+    cur: cst.CSTNode = comparison
+    for _ in range(6):
+        parent = ctx.parent(cur)
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            call = ctx.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            if parent.attr.value in _COUNTS and not call.args:
+                return True
+            if parent.attr.value in _PASS_METHODS and parent.attr.value not in ("mul", "add", "clamp", "clamp_", "mul_"):
+                cur = call
+                continue
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is None:
+            call = ctx.parent(parent)
+            return (isinstance(call, cst.Call) and len(call.args) == 1
+                    and bool(ctx.names.qualified_names(call.func) & {"torch." + n for n in _COUNTS}))
         return False
     return False
 
