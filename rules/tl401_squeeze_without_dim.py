@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.families.shapes.batches import batch_evidence, batch_origin
+from torchlint.families.shapes.batches import batch_evidence, batch_origin, batch_source
 from torchlint.analysis import program
 from torchlint.analysis.program import position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
@@ -55,7 +55,8 @@ class SqueezeWithoutDim(LintRule):
     code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or
     placed in a branch chosen by a shape, tensors whose rank the function tested before
     (`if mask.ndim == 4:`), squeezes in a function that makes its own batch of one (`x.unsqueeze(0)`,
-    `x[None]`) when no dimension is known to be 1, both operands of a loss or a comparison squeezed
+    `x[None]`) when no dimension is known to be 1, the output of a model run on an input built as a batch
+    of one (`torch.randint(n, (1, 1))`, `model.init_hidden(1)`, anywhere in the file), both operands of a loss or a comparison squeezed
     alike, `.squeeze().item()`, an element-wise comparison counted over every element
     (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas values.
 
@@ -613,6 +614,22 @@ def accuracy(model, loader):
     return hits / seen, wrong, rate
 """
         ),
+            # a script that runs the model on a batch of one it builds itself (a generation loop)
+        Valid(
+            """
+import torch
+
+model = torch.load("lm.pt", weights_only=False)
+hidden = model.init_hidden(1)
+token = torch.randint(100, (1, 1), dtype=torch.long).to("cpu")
+with torch.no_grad():
+    for step in range(20):
+        output, hidden = model(token, hidden)
+        weights = output.squeeze().exp()
+        token.fill_(torch.multinomial(weights, 1)[0])
+        start = model(torch.zeros(1, 4)[None]).squeeze()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1002,6 +1019,19 @@ def matches(model, loader):
             count=2,
             message="dim 0 is the batch (the output of `model`)",
         ),
+            # the same script on a batch of eight
+        Invalid(
+            """
+import torch
+
+model = torch.load("lm.pt", weights_only=False)
+tokens = torch.randint(100, (8, 1), dtype=torch.long)
+with torch.no_grad():
+    output, hidden = model(tokens, model.init_hidden(8))
+    weights = output.squeeze().exp()
+""",
+            message="`output.squeeze()` without a dim drops dim 0 as well",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1068,6 +1098,8 @@ def matches(model, loader):
                 _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
             ):
                 continue  # a batch of one made on purpose, or ranks the code handles itself
+            if fix is None and not batched and _fed_one_sample(ctx, batch_source(ctx, x)):
+                continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
             if fix is None:
                 origin = "a tokenizer's batch of texts" if batched else batch_origin(ctx, x)
                 if origin is not None:
@@ -1335,6 +1367,43 @@ def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
     for call in ctx.calls_in(function):
         if _literal_batch_of_one(ctx, call) or _sized_by_one(ctx, call):
             return True
+    return False
+
+
+def _fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
+    """The model call a batch comes from is given an input made a batch of one by construction: a
+    positional argument every value of which (through its names, moves aside) is ``torch.zeros(1, ...)``,
+    ``torch.randint(n, (1, 1))``, ``torch.tensor([[token]])``, ``x.unsqueeze(0)``, ``x[None]`` or a state made for
+    one sample (``model.init_hidden(1)``).  Anywhere in the file, the module's own code included."""
+    if call is None:
+        return False
+    for a in call.args:
+        if a.keyword is not None or a.star:
+            continue
+        values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+        if values and all(_one_sample(ctx, program.strip_moves(v)) for v in values):
+            return True
+    return False
+
+
+def _one_sample(ctx, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
+            and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
+        return True  # `x[None]`
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze" and value.args \
+            and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
+        return True
+    if _literal_batch_of_one(ctx, value) or _sized_by_one(ctx, value):
+        return True
+    if ctx.names.matches(func, frozenset({"torch.randint"})):  # `torch.randint(n, (1, 1))`: the size is a tuple
+        size = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "size"), None)
+        positional = [a.value for a in value.args if a.keyword is None]
+        size = size if size is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
+        return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) >= 2 \
+            and isinstance(size.elements[0].value, cst.Integer) and size.elements[0].value.value == "1"
     return False
 
 

@@ -473,6 +473,32 @@ def _loader(ctx: FileContext, it: cst.BaseExpression, depth: int) -> bool:
     )
 
 
+def batch_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optional[cst.Call]:
+    """The model call the batch dimension of ``expr`` comes from (``model(input, hidden)`` for ``output`` after
+    ``output, hidden = model(input, hidden)``), following the data flow of :func:`batch_origin` within the
+    scope; None when the batch comes from elsewhere (a loader, a helper's return) or is not known."""
+    if depth > _MAX_DEPTH or not _evidence(ctx, expr, depth):
+        return None
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing(expr, cst.FunctionDef)
+        at = program.position(ctx, expr)
+        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+        for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
+            if position_ < at and _evidence(ctx, value, depth + 1):
+                return batch_source(ctx, value, depth + 1)
+        return None
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return batch_source(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return batch_source(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.Call):
+        if model_call(ctx, expr):
+            return expr
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _KEEPS | _REDUCTIONS:
+            return batch_source(ctx, expr.func.value, depth + 1)
+    return None
+
+
 def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:
     """Where the batch dimension of ``expr`` comes from, in words ("the output of `model`", "a batch
     drawn from `loader`"), following the same data flow as :func:`batch_evidence`; None without evidence."""
