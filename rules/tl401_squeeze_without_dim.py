@@ -56,7 +56,8 @@ class SqueezeWithoutDim(LintRule):
     placed in a branch chosen by a shape, tensors whose rank the function tested before
     (`if mask.ndim == 4:`), squeezes in a function that makes its own batch of one (`x.unsqueeze(0)`,
     `x[None]`) when no dimension is known to be 1, the output of a model run on an input built as a batch
-    of one (`torch.randint(n, (1, 1))`, `model.init_hidden(1)`, anywhere in the file), both operands of a loss or a comparison squeezed
+    of one (`torch.randint(n, (1, 1))`, `model.init_hidden(1)`, the encoding of one text given as
+    `model(**tok(text, return_tensors="pt"))` with `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed
     alike, `.squeeze().item()`, an element-wise comparison counted over every element
     (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas values.
 
@@ -630,6 +631,24 @@ with torch.no_grad():
         start = model(torch.zeros(1, 4)[None]).squeeze()
 """
         ),
+            # a model run on the encoding of one text: a batch of one on purpose
+        Valid(
+            """
+import torch
+
+
+def embed(tokenizer, model, text: str):
+    enc = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**enc)
+    return out.last_hidden_state.squeeze()
+
+
+def embed_caption(tokenizer, model):
+    ids = tokenizer("a photo of a cat", return_tensors="pt")["input_ids"]
+    return model(ids).last_hidden_state.squeeze()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1032,6 +1051,21 @@ with torch.no_grad():
 """,
             message="`output.squeeze()` without a dim drops dim 0 as well",
         ),
+            # the encoding of a list of texts: a real batch
+        Invalid(
+            """
+import torch
+from typing import List
+
+
+def embed(tokenizer, model, texts: List[str]):
+    enc = tokenizer(texts, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        out = model(**enc)
+    return out.last_hidden_state.squeeze()
+""",
+            message="dim 0 is the batch (the output of `model`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1378,6 +1412,11 @@ def _fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
     if call is None:
         return False
     for a in call.args:
+        if a.star == "**":  # `model(**enc)` with `enc = tok(text, return_tensors="pt")` of one text
+            values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+            if values and all(_encoding_of_one_text(ctx, program.strip_moves(v)) for v in values):
+                return True
+            continue
         if a.keyword is not None or a.star:
             continue
         values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
@@ -1386,10 +1425,34 @@ def _fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
     return False
 
 
+def _encoding_of_one_text(ctx, value: cst.BaseExpression) -> bool:
+    """``tok("a photo of a cat", return_tensors="pt")``, ``tok(text, ...)`` with ``text: str``: one row."""
+    if not isinstance(value, cst.Call) or not _returns_pt(value) or not value.args:
+        return False
+    first = value.args[0]
+    return first.keyword is None and not first.star and _one_text(ctx, first.value)
+
+
+def _one_text(ctx, first: cst.BaseExpression) -> bool:
+    if isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(first, cst.Name):  # a parameter annotated `str` (asked after the walk: found by the tree)
+        function = ctx.enclosing(first, cst.FunctionDef)
+        params = function.params if isinstance(function, cst.FunctionDef) else None
+        for p in (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)) if params else ():
+            if p.name.value == first.value:
+                ann = p.annotation.annotation if p.annotation is not None else None
+                return isinstance(ann, cst.Name) and ann.value == "str" and not ctx.names.values_before(first)
+    return False
+
+
 def _one_sample(ctx, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
             and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
         return True  # `x[None]`
+    tokens = _tokenizer_shape(ctx, value)
+    if tokens is not None and tokens.head and tokens.head[0] == 1:
+        return True  # the ids of one text: `tok("...", return_tensors="pt")["input_ids"]`
     if not isinstance(value, cst.Call):
         return False
     func = value.func
