@@ -649,6 +649,21 @@ def embed_caption(tokenizer, model):
     return model(ids).last_hidden_state.squeeze()
 """
         ),
+            # a script: the squeezed predictions only counted; the name later holds an array
+        Valid(
+            """
+import torch
+
+for x, y in loader:
+    out = model(x)
+    pred = torch.max(out, 1)[1].data.squeeze()
+    acc = (pred == y).sum().item() / float(y.size(0))
+
+test_out = model(test_x[:10])
+pred = torch.max(test_out, 1)[1].data.numpy()
+print(pred, "prediction")
+"""
+        ),
     ]
 
     INVALID = [
@@ -1066,6 +1081,19 @@ def embed(tokenizer, model, texts: List[str]):
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
+            # the squeezed predictions themselves are shown
+        Invalid(
+            """
+import torch
+
+for x, y in loader:
+    out = model(x)
+    pred = torch.max(out, 1)[1].data.squeeze()
+    acc = (pred == y).sum().item() / float(y.size(0))
+    print(pred, "prediction")
+""",
+            message="dim 0 is the batch (the output of `model`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1321,8 +1349,12 @@ def _assigned_name(ctx, node: cst.Call) -> Optional[cst.Name]:
 
 
 def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
-    """Every read of the name in the function goes to a sink."""
+    """Every read of the name in the function that may see the squeezed value goes to a sink (a read after
+    the name was given another value, ``pred = out.argmax(1).numpy()`` further down, does not see it)."""
+    assign = ctx.parent(ctx.parent(target))
+    value = assign.value if isinstance(assign, cst.Assign) else None
     uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)]
+    uses = [n for n in uses if value is None or ctx.names.value_of(n) in (None, value)]
     return bool(uses) and all(_sink_use(ctx, n) for n in uses)
 
 
