@@ -51,15 +51,16 @@ class SqueezeWithoutDim(LintRule):
     carries no such evidence (per-output statistics, kernels and tables are squeezed to a scalar on
     purpose) and is not reported: that is where a linter cannot tell an intended `squeeze()` from a bug.
 
-    Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the
-    code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or
-    placed in a branch chosen by a shape, tensors whose rank the function tested before
-    (`if mask.ndim == 4:`), squeezes in a function that makes its own batch of one (`x.unsqueeze(0)`,
-    `x[None]`) when no dimension is known to be 1, the output of a model run on an input built as a batch
-    of one (`torch.randint(n, (1, 1))`, `model.init_hidden(1)`, the encoding of one text given as
-    `model(**tok(text, return_tensors="pt"))` with `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed
-    alike, `.squeeze().item()`, an element-wise comparison counted over every element
-    (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas values.
+    Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the code
+    guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or placed in a
+    branch chosen by a shape, tensors whose rank the function tested before (`if mask.ndim == 4:`), squeezes
+    in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
+    to be 1, the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
+    `model.init_hidden(1)`, the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
+    `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
+    `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
+    element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas
+    values.
 
     ## Example
     ```python
@@ -658,6 +659,7 @@ for x, y in loader:
     out = model(x)
     pred = torch.max(out, 1)[1].data.squeeze()
     acc = (pred == y).sum().item() / float(y.size(0))
+    print(pred, out.squeeze())
 
 test_out = model(test_x[:10])
 pred = torch.max(test_out, 1)[1].data.numpy()
@@ -1081,16 +1083,19 @@ def embed(tokenizer, model, texts: List[str]):
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
-            # the squeezed predictions themselves are shown
+            # the squeezed predictions themselves are kept (a batch of one gives a 0-d tensor `torch.cat` refuses)
         Invalid(
             """
 import torch
 
+kept = []
 for x, y in loader:
     out = model(x)
     pred = torch.max(out, 1)[1].data.squeeze()
     acc = (pred == y).sum().item() / float(y.size(0))
     print(pred, "prediction")
+    kept.append(pred)
+every = torch.cat(kept)
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
@@ -1252,7 +1257,8 @@ def _call(dims: List[int]) -> str:
 
 # -- where the result goes ------------------------------------------------------------------------------------------
 #: calls that show or export an image / array: they want every singleton dimension gone
-_SINK_CALLS = frozenset({"imshow", "imsave", "fromarray", "save_image", "imwrite", "to_pil_image", "ToPILImage"})
+_SINK_CALLS = frozenset({"imshow", "imsave", "fromarray", "save_image", "imwrite", "to_pil_image", "ToPILImage",
+                         "print"})
 #: methods and builtins that turn the tensor into a NumPy array or Python numbers
 _SINK_METHODS = frozenset({"numpy", "tolist", "item"})
 _SINK_BUILTINS = frozenset({"float", "int", "bool", "complex"})
