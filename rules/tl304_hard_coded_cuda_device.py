@@ -53,8 +53,10 @@ class HardCodedCudaDevice(LintRule):
     a function belongs on the device of the tensors it will be combined with.
 
     Not reported: code under a CUDA check (`if torch.cuda.is_available():`, `if x.is_cuda:`),
-    functions named for CUDA or GPU, functions without tensor parameters (scripts, tests), and
-    `.cuda()` on the inputs themselves.
+    functions named for CUDA or GPU, functions without tensor parameters (scripts, tests; a parameter
+    annotated `int` or `float`, or only given to a factory as a size or as data, `torch.randn(n, d)`, is no
+    tensor), `.cuda(device)` with a device the caller passes (not a literal index), and `.cuda()` on the
+    inputs themselves.
 
     ## Example
     ```python
