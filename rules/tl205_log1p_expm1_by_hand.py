@@ -590,46 +590,6 @@ def log_keep(n, u):
 """,
             message="`torch.log(1. - levels(n, True))` loses precision for small `levels(n, True)`",
         ),
-        # a method of the instance whose returns are float32, or float64 on one path only
-        Invalid(
-            """
-import torch
-import torch.nn as nn
-
-
-class Chain(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.log_keep = torch.log(1. - self.levels(n, False))
-
-    def levels(self, n, exact):
-        if exact:
-            return torch.rand(n, dtype=torch.float64)
-        return torch.rand(n)
-
-    def forward(self, x, t):
-        return x * self.log_keep[t]
-""",
-            fixed="""
-import torch
-import torch.nn as nn
-
-
-class Chain(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.log_keep = torch.log1p(-self.levels(n, False))
-
-    def levels(self, n, exact):
-        if exact:
-            return torch.rand(n, dtype=torch.float64)
-        return torch.rand(n)
-
-    def forward(self, x, t):
-        return x * self.log_keep[t]
-""",
-            message="`torch.log(1. - self.levels(n, False))` loses precision for small `self.levels(n, False)`",
-        ),
         # a 0-d float64 tensor gives way to a float32 tensor with dimensions; a buffer registered through
         # a helper lambda and read
         Invalid(
@@ -703,6 +663,46 @@ class Schedule(nn.Module):
 """,
             count=2,
             message="`torch.log(1. - betas)` loses precision for small `betas`; use `torch.log1p(-betas)`",
+        ),
+            # a method of the instance whose returns are float32, or float64 on one path only
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.log_keep = torch.log(1. - self.levels(n, False))
+
+    def levels(self, n, exact):
+        if exact:
+            return torch.rand(n, dtype=torch.float64)
+        return torch.rand(n)
+
+    def forward(self, x, t):
+        return x * self.log_keep[t]
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.log_keep = torch.log1p(-self.levels(n, False))
+
+    def levels(self, n, exact):
+        if exact:
+            return torch.rand(n, dtype=torch.float64)
+        return torch.rand(n)
+
+    def forward(self, x, t):
+        return x * self.log_keep[t]
+""",
+            message="`torch.log(1. - self.levels(n, False))` loses precision for small `self.levels(n, False)`",
         ),
     ]
 
