@@ -103,11 +103,10 @@ def test_codes_unique_and_sorted():
 #: rules whose messages do not quote the spelling found yet (their owners are rewriting them)
 NOT_QUOTING_YET = frozenset({"TL105"})
 #: rules whose message opens with the evidence, spelled elsewhere in the file, rather than with the reported
-#: code: the optimizer or loop function that never clears (TL101), the `backward()` the clear follows (TL102),
-#: the model or layer whose output ends in softmax/sigmoid (TL103, TL110, TL207), the model put in eval mode
-#: (TL107), the `forward` holding the dropout (TL108), the module no optimizer trains (TL603).  Their quote
-#: is checked against the whole file; every other rule's against the lines of the finding.
-QUOTES_EVIDENCE = frozenset({"TL101", "TL102", "TL103", "TL107", "TL108", "TL110", "TL207", "TL603"})
+#: code: the optimizer or loop function that never clears (TL101), the model or layer whose output ends in
+#: softmax/sigmoid (TL103, TL110, TL207), the model put in eval mode (TL107), the module no optimizer trains
+#: (TL603).  Their quote is checked against the whole file; every other rule's against the lines of the finding.
+QUOTES_EVIDENCE = frozenset({"TL101", "TL103", "TL107", "TL110", "TL207", "TL603"})
 
 
 def _quoted_in(quote: str, source: str) -> bool:
