@@ -921,7 +921,7 @@ def pair(tokenizer, question, answer):
     ids = tokenizer([question, answer], return_tensors="pt")["input_ids"]
     return ids.squeeze()
 """,
-            message="(a tokenizer's batch of texts)",
+            message="given to `tokenizer`)",
             count=2,
         ),
         # the state is made for the loader's batch, not for one sample: the batch of one is an accident
@@ -1168,7 +1168,7 @@ every = torch.cat(kept)
             if fix is None and not batched and _fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
             if fix is None:
-                origin = "a tokenizer's batch of texts" if batched else batch_origin(ctx, x)
+                origin = _tokenizer_origin(ctx, x) if batched else batch_origin(ctx, x)
                 if origin is not None:
                     message = (
                         f"`squeeze()` without a dim drops dim 0 as well when the batch holds one sample: dim 0 "
@@ -1689,6 +1689,27 @@ def _tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
     if not one and not _texts(ctx, first):
         return None  # one text or many: nothing says which, so nothing says there is a batch
     return Shape.exact([1 if one else None, None])
+
+
+def _tokenizer_origin(ctx, x: cst.BaseExpression) -> str:
+    """Where a tokenizer's batch comes from, in words: the texts given to the tokenizer call
+    (`tokenizer([q, a], ...)`), found as :func:`_tokenizer_shape` finds it."""
+    for _ in range(3):
+        if not isinstance(x, cst.Name):
+            break
+        vals = ctx.names.values_before(x)
+        if len(vals) != 1:
+            break
+        x = vals[0]
+    call = x if isinstance(x, cst.Call) else _resolve(ctx, x.value) if isinstance(x, (cst.Subscript, cst.Attribute)) else None
+    if isinstance(call, cst.Call) and call.args:
+        return f"the texts `{_short(ctx, call.args[0].value)}` given to `{_short(ctx, call.func)}`"
+    return "a tokenizer's batch of texts"
+
+
+def _short(ctx, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    return code if len(code) <= 40 else code[:37].rstrip(". ") + "..."
 
 
 def _texts(ctx, first: Optional[cst.BaseExpression]) -> bool:
