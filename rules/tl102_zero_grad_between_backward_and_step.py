@@ -260,7 +260,7 @@ for x, y in loader:
                     return
                 continue
             if any(is_backward_like(ctx, c) for c in calls):
-                self.report(clear, fix=self._fix(unit, clear_unit))
+                self.report(clear, self.quoting(clear, self.MESSAGE), fix=self._fix(unit, clear_unit))
                 return
             if any(_steps(ctx, c, opt_code) for c in calls):
                 return

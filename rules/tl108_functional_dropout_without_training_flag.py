@@ -234,7 +234,7 @@ class Block(torch.nn.Module):
         self_name = self._forward_self()
         if self_name is None or self._under_training_guard(node, self_name):
             return
-        self.report(node, fix=self._fix(node, self_name))
+        self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, self_name))
 
     def _under_training_guard(self, node: cst.Call, self_name: str) -> bool:
         """The call runs only in training mode: it sits in the body of an ``if`` whose test requires

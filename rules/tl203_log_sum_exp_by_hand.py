@@ -18,6 +18,7 @@ from torchlint.families.numerics.patterns import (
     torch_call_code,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log_use, mean_use, op_arg, sum_use
+from torchlint.families.shapes.shapes import shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
@@ -63,12 +64,13 @@ class LogSumExpByHand(LintRule):
     same shape and dtype. A sum over every element without `keepdim` becomes
     `torch.logsumexp(x.flatten(), dim=0)`, which also reduces over everything to a 0-d tensor; with
     `keepdim=True` (`torch.sum(torch.exp(x), None, keepdim=True)`, every dimension kept as 1) it becomes
-    `torch.logsumexp(x, dim=tuple(range(x.dim())), keepdim=True)`, which keeps them too. It is
+    `torch.logsumexp(x, dim=tuple(range(x.dim())), keepdim=True)`, which keeps them too (for an expression
+    rather than a name, `dim=(0, 1)` with its dims spelled out where the shape analysis knows its rank). It is
     safe: the values agree wherever the original was finite. No fix is offered when an argument has no
     counterpart in `logsumexp` (the sum's `dtype=` or `out=`, an `out=` of the log or the exponent,
     unpacked `*args`), for a sum over every element with a `keepdim` flag that may be either (the
-    shapes differ), or with `keepdim=True` of an exponent that is not a plain name (`x` would be
-    spelled twice), or when a name in `x` is reassigned between the exponent and the log.
+    shapes differ), or with `keepdim=True` of an exponent that is not a plain name and whose rank is not
+    known (`x` would be spelled twice), or when a name in `x` is reassigned between the exponent and the log.
 
     ## Options
     None.
@@ -289,6 +291,23 @@ def log_normaliser(a, b):
     return torch.log(torch.sum(torch.exp(a + b), None, keepdim=True))
 """,
         ),
+            # over every element with keepdim=True of an expression: its dims spelled out where its rank is known
+        Invalid(
+            """
+import torch
+
+def log_normaliser(x, y):
+    z = x.view(3, 4)
+    return torch.log(torch.sum(torch.exp(z - y.view(3, 4)), None, keepdim=True))
+""",
+            fixed="""
+import torch
+
+def log_normaliser(x, y):
+    z = x.view(3, 4)
+    return torch.logsumexp(z - y.view(3, 4), dim=(0, 1), keepdim=True)
+""",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -334,10 +353,15 @@ def log_normaliser(a, b):
         template = log if log.kind == "function" else e if e.kind == "function" else log
         if dim is ALL and is_true(keepdim):
             # `sum(exp(x), None, keepdim=True)` keeps every dimension as 1: logsumexp over a tuple of all of
-            # them does too (spelling `x` twice: only a plain reference, read once more)
-            if not _reference(e.operand):
-                return None
-            dims = f"dim=tuple(range({atom_code(ctx, e.operand)}.dim()))"
+            # them does too (spelling `x` twice for its rank: only a plain reference, read once more)
+            if _reference(e.operand):
+                dims = f"dim=tuple(range({atom_code(ctx, e.operand)}.dim()))"
+            else:
+                # `x` spelled once: its dims spelled out, where the shape analysis knows its rank
+                shape = shape_of(ctx, e.operand)
+                if shape is None or shape.rank is None or shape.rank < 1:
+                    return None
+                dims = "dim=(" + ", ".join(str(k) for k in range(shape.rank)) + ("," if shape.rank == 1 else "") + ")"
             code = torch_call_code(ctx, template, "logsumexp", e.operand, [dims, "keepdim=True"])
             return self.make_fix().replace(node, ctx.parse_expression(code))
         if dim is ALL:

@@ -48,13 +48,13 @@ class Log1pExpm1ByHand(LintRule):
     positions `log(1 + |i - j|)`): `1 + x` is then exact and `log1p` gains nothing. An in-place division
     or scaling by a fraction before the log, on the path to it, makes the values fractions again.
 
-    Not reported either where `x` is `float64` by construction — a torch factory given
-    `dtype=torch.float64` (or `torch.double`), `.double()`, `.to(torch.float64)`, `torch.DoubleTensor`,
-    arithmetic of such tensors with numbers, a call of a project function every `return` of which is
-    one of these, a name every assignment of which is one of these, a `self.<attr>` assigned or
-    registered as a buffer only so (a parameter or a default dtype is not known to be `float64`) — nor
-    where the result is never read (a statement of its own in a function, an assignment to a local name
-    nothing reads, or a buffer registered under a name nothing else in the project spells).
+    Not reported either where `x` is `float64` by construction — a torch factory given `dtype=torch.float64`
+    (or `torch.double`), `.double()`, `.to(torch.float64)`, `torch.DoubleTensor`, arithmetic of such tensors
+    with numbers, a call of a project function or of a method of the instance (`self.levels(n)`) every
+    `return` of which is one of these, a name every assignment of which is one of these, a `self.<attr>`
+    assigned or registered as a buffer only so (a parameter or a default dtype is not known to be `float64`)
+    — nor where the result is never read (a statement of its own in a function, an assignment to a local
+    name nothing reads, or a buffer registered under a name nothing else in the project spells).
 
     ## Example
     ```python
@@ -276,6 +276,26 @@ def log_keep(n, kind):
         levels = bent_levels
     keep = torch.cumprod(1. - levels(n), dim=0)
     return torch.log(1. - keep)
+"""
+        ),
+        # float64 through the return of a method of the instance
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.log_keep = torch.log(1. - self.levels(n))
+
+    def levels(self, n):
+        grid = torch.linspace(1e-4, 0.02, n, dtype=torch.float64)
+        return grid.clamp(1e-4, 0.02)
+
+    def forward(self, x, t):
+        return x * self.log_keep[t]
 """
         ),
         # a buffer registered through a helper lambda, and never read
@@ -643,6 +663,46 @@ class Schedule(nn.Module):
 """,
             count=2,
             message="`torch.log(1. - betas)` loses precision for small `betas`; use `torch.log1p(-betas)`",
+        ),
+            # a method of the instance whose returns are float32, or float64 on one path only
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.log_keep = torch.log(1. - self.levels(n, False))
+
+    def levels(self, n, exact):
+        if exact:
+            return torch.rand(n, dtype=torch.float64)
+        return torch.rand(n)
+
+    def forward(self, x, t):
+        return x * self.log_keep[t]
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.log_keep = torch.log1p(-self.levels(n, False))
+
+    def levels(self, n, exact):
+        if exact:
+            return torch.rand(n, dtype=torch.float64)
+        return torch.rand(n)
+
+    def forward(self, x, t):
+        return x * self.log_keep[t]
+""",
+            message="`torch.log(1. - self.levels(n, False))` loses precision for small `self.levels(n, False)`",
         ),
     ]
 

@@ -653,7 +653,7 @@ def nll_any(logits, y):
             return
         message = INDEX_MESSAGE.format(found=self.spelling(nll.log.node), x=self.spelling(nll.softmax.operand, 30),
                                        y=self.spelling(nll.labels, 30))
-        self.report(nll.node, message, fix=self._index_fix(nll), covers=[nll.log.node])
+        self.report(nll.node, self.quoting(nll.node, message), fix=self._index_fix(nll), covers=[nll.log.node])
 
     def _class_dim(self, sm) -> object:
         """The dim the softmax normalises: spelled, or, not spelled, the one torch picks for an input the

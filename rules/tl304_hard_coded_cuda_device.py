@@ -7,9 +7,10 @@ import libcst as cst
 from torchlint.analysis.context import arg, keyword_arg
 from torchlint.families.shapes.shapes import (
     TENSOR_ANNOTATIONS,
-    TENSOR_FUNCS,
+    TENSOR_INPUT_FUNCS,
     TENSOR_ONLY_ATTRIBUTES,
     TENSOR_ONLY_METHODS,
+    number_annotation,
 )
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -52,8 +53,10 @@ class HardCodedCudaDevice(LintRule):
     a function belongs on the device of the tensors it will be combined with.
 
     Not reported: code under a CUDA check (`if torch.cuda.is_available():`, `if x.is_cuda:`),
-    functions named for CUDA or GPU, functions without tensor parameters (scripts, tests), and
-    `.cuda()` on the inputs themselves.
+    functions named for CUDA or GPU, functions without tensor parameters (scripts, tests; a parameter
+    annotated `int` or `float`, or only given to a factory as a size or as data, `torch.randn(n, d)`, is no
+    tensor), `.cuda(device)` with a device the caller passes (not a literal index), and `.cuda()` on the
+    inputs themselves.
 
     ## Example
     ```python
@@ -171,6 +174,28 @@ def lookup(x):
     return table[x]
 """
         ),
+        # no tensor received: sizes given to a factory, numbers annotated as such; a device the caller names
+        Valid(
+            """
+import torch
+
+class Sampler:
+    def sample(self, num_samples: int, current_device: int):
+        z = torch.randn(num_samples, self.latent_dim)
+        z = z.cuda(current_device)
+        return self.decode(z)
+
+def noise(n, width):
+    return torch.rand(n, width).cuda()
+
+def grid(steps: int, x: float):
+    return torch.linspace(0, x, steps).cuda()
+
+def picked(x, device_id):
+    z = torch.randn(x.size(0), 4)
+    return z.cuda(device_id) + torch.ones(x.size(0)).cuda(device=device_id)
+"""
+        ),
     ]
 
     INVALID = [
@@ -271,6 +296,27 @@ def pad_mask(x, length):
 """,
             unsafe=True,
         ),
+        # a literal device index or only a copy flag is still hard-coded; an int-annotated size beside a tensor
+        Invalid(
+            """
+import torch
+
+def rows(x, n: int):
+    z = torch.randn(n, 4)
+    z = z.cuda(0)
+    return x.float() * z + torch.ones(n, 4).cuda(non_blocking=True)
+""",
+            fixed="""
+import torch
+
+def rows(x, n: int):
+    z = torch.randn(n, 4)
+    z = z.to(x.device)
+    return x.float() * z + torch.ones(n, 4, device=x.device)
+""",
+            count=2,
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -322,7 +368,9 @@ def pad_mask(x, length):
         if not isinstance(func, cst.Attribute):
             return None
         if func.attr.value == "cuda":
-            pass
+            device = arg(call, 0, "device")
+            if device is not None and not isinstance(device.value, cst.Integer) and not _cuda_literal(device.value):
+                return None  # `.cuda(device_id)`: the device the caller chose, not a hard-coded one
         elif func.attr.value == "to":
             target = arg(call, 0, "device")
             if target is None or not _cuda_literal(target.value):
@@ -368,6 +416,8 @@ def pad_mask(x, length):
             name = p.name.value
             if i == 0 and name in ("self", "cls"):
                 continue
+            if p.annotation is not None and number_annotation(p.annotation.annotation):
+                continue  # `current_device: int`: a number, whatever the function does with it
             evidence = False
             if p.annotation is not None and ctx.names.matches(p.annotation.annotation, TENSOR_ANNOTATIONS):
                 evidence = True
@@ -384,7 +434,7 @@ def pad_mask(x, length):
                 elif isinstance(parent, cst.Arg) and parent.value is use:
                     call = ctx.parent(parent)
                     if isinstance(call, cst.Call) and call.args and call.args[0] is parent and ctx.names.matches(
-                        call.func, TENSOR_FUNCS
+                        call.func, TENSOR_INPUT_FUNCS
                     ):
                         evidence = True
             if evidence and best is None:

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.families.shapes.batches import batch_evidence, batch_origin
+from torchlint.families.shapes.batches import batch_evidence, batch_origin, batch_source
 from torchlint.analysis import program
 from torchlint.analysis.program import position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
@@ -45,17 +45,22 @@ class SqueezeWithoutDim(LintRule):
     (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`).
     Products and joins keep the batch (`torch.bmm(model(q), k)`,
     `torch.cat`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
-    over `range`; a model's `model(x)[0]` may be a tuple's element and keeps it). A
+    over `range`, a row of a project model whose `forward` returns one tensor, `out[i]` in a loop over
+    `range(out.size(0))`; a model's `model(x)[0]` of unknown output may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
     carries no such evidence (per-output statistics, kernels and tables are squeezed to a scalar on
     purpose) and is not reported: that is where a linter cannot tell an intended `squeeze()` from a bug.
 
-    Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the
-    code guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or
-    placed in a branch chosen by a shape, tensors whose rank the function tested before
-    (`if mask.ndim == 4:`), squeezes in a function that makes its own batch of one (`x.unsqueeze(0)`,
-    `x[None]`) when no dimension is known to be 1, both operands of a loss or a comparison squeezed
-    alike, `.squeeze().item()`, and NumPy or pandas values.
+    Not reported: tensors known to have at most one dimension or no dimension of size 1, squeezes the code
+    guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or placed in a
+    branch chosen by a shape, tensors whose rank the function tested before (`if mask.ndim == 4:`), squeezes
+    in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
+    to be 1, the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
+    `model.init_hidden(1)`, the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
+    `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
+    `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
+    element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas
+    values.
 
     ## Example
     ```python
@@ -565,6 +570,102 @@ def shifted(values):
     return centre(values).squeeze()
 """
         ),
+            # the batch dimension indexed away: a row of the output of a model whose `forward` returns one tensor,
+        # rows of a loop over the tensor's own first dimension
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def per_sample(loader):
+    net = Net().to("cpu")
+    rows = []
+    for x, y in loader:
+        out = net(x)
+        first = out[0].squeeze()
+        for i in range(out.size(0)):
+            rows.append(out[i].squeeze())
+    return first, rows
+"""
+        ),
+            # an element-wise comparison counted over every element: a batch of one gives the same count
+        Valid(
+            """
+import torch
+
+
+def accuracy(model, loader):
+    hits = wrong = seen = 0
+    for x, y in loader:
+        out = model(x)
+        pred = torch.max(out, 1)[1].data.squeeze()
+        hits += (pred == y).sum().item()
+        wrong += torch.sum(out.argmax(1).squeeze() != y).item()
+        rate = (y == out.argmax(dim=1).squeeze()).float().mean()
+        seen += y.size(0)
+    return hits / seen, wrong, rate
+"""
+        ),
+            # a script that runs the model on a batch of one it builds itself (a generation loop)
+        Valid(
+            """
+import torch
+
+model = torch.load("lm.pt", weights_only=False)
+hidden = model.init_hidden(1)
+token = torch.randint(100, (1, 1), dtype=torch.long).to("cpu")
+with torch.no_grad():
+    for step in range(20):
+        output, hidden = model(token, hidden)
+        weights = output.squeeze().exp()
+        token.fill_(torch.multinomial(weights, 1)[0])
+        start = model(torch.zeros(1, 4)[None]).squeeze()
+"""
+        ),
+            # a model run on the encoding of one text: a batch of one on purpose
+        Valid(
+            """
+import torch
+
+
+def embed(tokenizer, model, text: str):
+    enc = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**enc)
+    return out.last_hidden_state.squeeze()
+
+
+def embed_caption(tokenizer, model):
+    ids = tokenizer("a photo of a cat", return_tensors="pt")["input_ids"]
+    return model(ids).last_hidden_state.squeeze()
+"""
+        ),
+            # a script: the squeezed predictions only counted; the name later holds an array
+        Valid(
+            """
+import torch
+
+for x, y in loader:
+    out = model(x)
+    pred = torch.max(out, 1)[1].data.squeeze()
+    acc = (pred == y).sum().item() / float(y.size(0))
+    print(pred, out.squeeze())
+
+test_out = model(test_x[:10])
+pred = torch.max(test_out, 1)[1].data.numpy()
+print(pred, "prediction")
+"""
+        ),
     ]
 
     INVALID = [
@@ -820,7 +921,7 @@ def pair(tokenizer, question, answer):
     ids = tokenizer([question, answer], return_tensors="pt")["input_ids"]
     return ids.squeeze()
 """,
-            message="(a tokenizer's batch of texts)",
+            message="given to `tokenizer`)",
             count=2,
         ),
         # the state is made for the loader's batch, not for one sample: the batch of one is an accident
@@ -912,6 +1013,92 @@ def report(net, x):
 """,
             message="(the return of `predict`, the output of `net`)",
         ),
+            # an element of a model's tuple output keeps the batch
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 4, batch_first=True)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        out, h = self.rnn(x)
+        return self.fc(out), h
+
+
+def tags(loader):
+    net = Tagger()
+    for x, y in loader:
+        out = net(x)
+        yield out[0].squeeze()
+""",
+            message="`out[0].squeeze()` without a dim drops dim 0 as well",
+        ),
+            # the comparison's mask itself is kept, or only part of it is counted: its shape matters
+        Invalid(
+            """
+import torch
+
+
+def matches(model, loader):
+    for x, y in loader:
+        out = model(x)
+        hit = out.argmax(1).squeeze() == y
+        per_row = (out.argmax(1).squeeze() == y).sum(dim=0)
+        yield hit, per_row
+""",
+            count=2,
+            message="dim 0 is the batch (the output of `model`)",
+        ),
+            # the same script on a batch of eight
+        Invalid(
+            """
+import torch
+
+model = torch.load("lm.pt", weights_only=False)
+tokens = torch.randint(100, (8, 1), dtype=torch.long)
+with torch.no_grad():
+    output, hidden = model(tokens, model.init_hidden(8))
+    weights = output.squeeze().exp()
+""",
+            message="`output.squeeze()` without a dim drops dim 0 as well",
+        ),
+            # the encoding of a list of texts: a real batch
+        Invalid(
+            """
+import torch
+from typing import List
+
+
+def embed(tokenizer, model, texts: List[str]):
+    enc = tokenizer(texts, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        out = model(**enc)
+    return out.last_hidden_state.squeeze()
+""",
+            message="dim 0 is the batch (the output of `model`)",
+        ),
+            # the squeezed predictions themselves are kept (a batch of one gives a 0-d tensor `torch.cat` refuses)
+        Invalid(
+            """
+import torch
+
+kept = []
+for x, y in loader:
+    out = model(x)
+    pred = torch.max(out, 1)[1].data.squeeze()
+    acc = (pred == y).sum().item() / float(y.size(0))
+    print(pred, "prediction")
+    kept.append(pred)
+every = torch.cat(kept)
+""",
+            message="dim 0 is the batch (the output of `model`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -978,14 +1165,16 @@ def report(net, x):
                 _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
             ):
                 continue  # a batch of one made on purpose, or ranks the code handles itself
+            if fix is None and not batched and _fed_one_sample(ctx, batch_source(ctx, x)):
+                continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
             if fix is None:
-                origin = "a tokenizer's batch of texts" if batched else batch_origin(ctx, x)
+                origin = _tokenizer_origin(ctx, x) if batched else batch_origin(ctx, x)
                 if origin is not None:
                     message = (
                         f"`squeeze()` without a dim drops dim 0 as well when the batch holds one sample: dim 0 "
                         f"is the batch ({origin}); name the dimension to drop (`.squeeze(k)`)"
                     )
-            self.report(call, message, fix=fix)
+            self.report(call, self.quoting(call, message), fix=fix)
 
     def _single_element_guard(self, x: cst.BaseExpression) -> bool:
         """``x.squeeze() if x.numel() == 1 else x``, ``if x.shape[0] == 1: x = x.squeeze()``: the code
@@ -1068,7 +1257,8 @@ def _call(dims: List[int]) -> str:
 
 # -- where the result goes ------------------------------------------------------------------------------------------
 #: calls that show or export an image / array: they want every singleton dimension gone
-_SINK_CALLS = frozenset({"imshow", "imsave", "fromarray", "save_image", "imwrite", "to_pil_image", "ToPILImage"})
+_SINK_CALLS = frozenset({"imshow", "imsave", "fromarray", "save_image", "imwrite", "to_pil_image", "ToPILImage",
+                         "print"})
 #: methods and builtins that turn the tensor into a NumPy array or Python numbers
 _SINK_METHODS = frozenset({"numpy", "tolist", "item"})
 _SINK_BUILTINS = frozenset({"float", "int", "bool", "complex"})
@@ -1117,6 +1307,42 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
                 if name in _SINK_BUILTINS and isinstance(call.func, cst.Name) and len(call.args) == 1:
                     return True
             return False
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = ctx.parent(parent)
+        if isinstance(parent, cst.Comparison):
+            return _counted_match(ctx, parent)
+        return False
+    return False
+
+
+#: reductions of a whole tensor to one count or rate
+_COUNTS = frozenset({"sum", "mean", "count_nonzero"})
+
+
+def _counted_match(ctx, comparison: cst.Comparison) -> bool:
+    """``(pred.squeeze() == labels).sum()``, ``torch.sum(a.squeeze() != b)``, ``(...).float().mean()``: an
+    element-wise comparison whose result is counted over every element.  Dropping a leading dimension of size 1 changes
+    neither the elements compared (broadcasting aligns the trailing dimensions) nor their count."""
+    if not all(isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual,
+                                       cst.GreaterThanEqual)) for t in comparison.comparisons):
+        return False
+    cur: cst.CSTNode = comparison
+    for _ in range(6):
+        parent = ctx.parent(cur)
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            call = ctx.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            if parent.attr.value in _COUNTS and not call.args:
+                return True
+            if parent.attr.value in _PASS_METHODS and parent.attr.value not in ("mul", "add", "clamp", "clamp_", "mul_"):
+                cur = call
+                continue
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is None:
+            call = ctx.parent(parent)
+            return (isinstance(call, cst.Call) and len(call.args) == 1
+                    and bool(ctx.names.qualified_names(call.func) & {"torch." + n for n in _COUNTS}))
         return False
     return False
 
@@ -1129,8 +1355,12 @@ def _assigned_name(ctx, node: cst.Call) -> Optional[cst.Name]:
 
 
 def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
-    """Every read of the name in the function goes to a sink."""
+    """Every read of the name in the function that may see the squeezed value goes to a sink (a read after
+    the name was given another value, ``pred = out.argmax(1).numpy()`` further down, does not see it)."""
+    assign = ctx.parent(ctx.parent(target))
+    value = assign.value if isinstance(assign, cst.Assign) else None
     uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)]
+    uses = [n for n in uses if value is None or ctx.names.value_of(n) in (None, value)]
     return bool(uses) and all(_sink_use(ctx, n) for n in uses)
 
 
@@ -1209,6 +1439,72 @@ def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
     for call in ctx.calls_in(function):
         if _literal_batch_of_one(ctx, call) or _sized_by_one(ctx, call):
             return True
+    return False
+
+
+def _fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
+    """The model call a batch comes from is given an input made a batch of one by construction: a
+    positional argument every value of which (through its names, moves aside) is ``torch.zeros(1, ...)``,
+    ``torch.randint(n, (1, 1))``, ``torch.tensor([[token]])``, ``x.unsqueeze(0)``, ``x[None]`` or a state made for
+    one sample (``model.init_hidden(1)``).  Anywhere in the file, the module's own code included."""
+    if call is None:
+        return False
+    for a in call.args:
+        if a.star == "**":  # `model(**enc)` with `enc = tok(text, return_tensors="pt")` of one text
+            values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+            if values and all(_encoding_of_one_text(ctx, program.strip_moves(v)) for v in values):
+                return True
+            continue
+        if a.keyword is not None or a.star:
+            continue
+        values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+        if values and all(_one_sample(ctx, program.strip_moves(v)) for v in values):
+            return True
+    return False
+
+
+def _encoding_of_one_text(ctx, value: cst.BaseExpression) -> bool:
+    """``tok("a photo of a cat", return_tensors="pt")``, ``tok(text, ...)`` with ``text: str``: one row."""
+    if not isinstance(value, cst.Call) or not _returns_pt(value) or not value.args:
+        return False
+    first = value.args[0]
+    return first.keyword is None and not first.star and _one_text(ctx, first.value)
+
+
+def _one_text(ctx, first: cst.BaseExpression) -> bool:
+    if isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(first, cst.Name):  # a parameter annotated `str` (asked after the walk: found by the tree)
+        function = ctx.enclosing(first, cst.FunctionDef)
+        params = function.params if isinstance(function, cst.FunctionDef) else None
+        for p in (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)) if params else ():
+            if p.name.value == first.value:
+                ann = p.annotation.annotation if p.annotation is not None else None
+                return isinstance(ann, cst.Name) and ann.value == "str" and not ctx.names.values_before(first)
+    return False
+
+
+def _one_sample(ctx, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
+            and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
+        return True  # `x[None]`
+    tokens = _tokenizer_shape(ctx, value)
+    if tokens is not None and tokens.head and tokens.head[0] == 1:
+        return True  # the ids of one text: `tok("...", return_tensors="pt")["input_ids"]`
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze" and value.args \
+            and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
+        return True
+    if _literal_batch_of_one(ctx, value) or _sized_by_one(ctx, value):
+        return True
+    if ctx.names.matches(func, frozenset({"torch.randint"})):  # `torch.randint(n, (1, 1))`: the size is a tuple
+        size = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "size"), None)
+        positional = [a.value for a in value.args if a.keyword is None]
+        size = size if size is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
+        return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) >= 2 \
+            and isinstance(size.elements[0].value, cst.Integer) and size.elements[0].value.value == "1"
     return False
 
 
@@ -1393,6 +1689,27 @@ def _tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
     if not one and not _texts(ctx, first):
         return None  # one text or many: nothing says which, so nothing says there is a batch
     return Shape.exact([1 if one else None, None])
+
+
+def _tokenizer_origin(ctx, x: cst.BaseExpression) -> str:
+    """Where a tokenizer's batch comes from, in words: the texts given to the tokenizer call
+    (`tokenizer([q, a], ...)`), found as :func:`_tokenizer_shape` finds it."""
+    for _ in range(3):
+        if not isinstance(x, cst.Name):
+            break
+        vals = ctx.names.values_before(x)
+        if len(vals) != 1:
+            break
+        x = vals[0]
+    call = x if isinstance(x, cst.Call) else _resolve(ctx, x.value) if isinstance(x, (cst.Subscript, cst.Attribute)) else None
+    if isinstance(call, cst.Call) and call.args:
+        return f"the texts `{_short(ctx, call.args[0].value)}` given to `{_short(ctx, call.func)}`"
+    return "a tokenizer's batch of texts"
+
+
+def _short(ctx, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    return code if len(code) <= 40 else code[:37].rstrip(". ") + "..."
 
 
 def _texts(ctx, first: Optional[cst.BaseExpression]) -> bool:

@@ -261,7 +261,7 @@ def twice(loss, other):
             count=2,
             line=5,
             col=5,
-            message="`backward(retain_variables=...)` was removed in torch 0.4",
+            message="`loss.backward(retain_variables=True)` was removed in torch 0.4",
         ),
         # nn.NLLLoss2d -> nn.NLLLoss, in both spellings of the module
         Invalid(
@@ -490,7 +490,7 @@ with torch.amp.autocast("cuda"):
         fix = None
         if not any(a.keyword is not None and a.keyword.value == "retain_graph" for a in node.args):
             fix = self.make_fix("Use `retain_graph=`").replace(old, old.with_changes(keyword=cst.Name("retain_graph")))
-        self.report(node, f"`backward(retain_variables=...)` {state}; use `retain_graph=`", fix=fix)
+        self.report(node, self.quoting(node, f"`backward(retain_variables=...)` {state}; use `retain_graph=`"), fix=fix)
 
     def _defines_backward_with_retain_variables(self) -> bool:
         """A method of the file named ``backward`` that takes ``retain_variables`` itself (a tutorial's

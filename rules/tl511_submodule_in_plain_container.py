@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import method_name
 from torchlint.analysis.program import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
@@ -17,7 +18,10 @@ class SubmoduleInPlainContainer(LintRule):
     attribute: `self.layers = [nn.Linear(a, b) for ...]`, `self.heads = {"a": nn.Linear(...)}`, or
     `self.blocks = []` filled with `self.blocks.append(Block(...))`. Only containers whose elements are
     built as modules (`torch.nn` layers, torchvision/timm models, `nn.Module` classes of the file) are
-    reported; a list of names or numbers is fine.
+    reported; a list of names or numbers is fine. Not reported either: a table of alternatives every read of
+    which picks one element that is then assigned to an attribute of the instance
+    (`self.backbone = self.backbones[name]`, directly or through the return of a method): the module picked
+    is registered by that assignment, and the others are never used.
 
     ## Why is this bad?
     `nn.Module` registers a submodule only when it is assigned directly as an attribute or kept in
@@ -157,6 +161,41 @@ class Net(nn.Module):
             self.add_module(f"layer{i}", layer)
 """
         ),
+            # a table of alternative backbones: one is picked and registered as an attribute, the others never used
+        Valid(
+            """
+import torch.nn as nn
+import torchvision.models as models
+
+
+class Encoder(nn.Module):
+    def __init__(self, name, dim):
+        super().__init__()
+        self.options = {"small": models.resnet18(num_classes=dim), "large": models.resnet50(num_classes=dim)}
+        self.backbone = self._pick(name)
+
+    def _pick(self, name):
+        try:
+            chosen = self.options[name]
+        except KeyError:
+            raise ValueError(name)
+        return chosen
+
+    def forward(self, x):
+        return self.backbone(x)
+
+
+class Head(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.choices = {"relu": nn.ReLU(), "gelu": nn.GELU()}
+        self.act = self.choices[kind]
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+"""
+        ),
     ]
 
     INVALID = [
@@ -234,17 +273,66 @@ class Pair(torch.nn.Module):
 """,
             unsafe=True,
         ),
+            # the table is read in `forward`, or a pick is only kept in a local: the modules used are unregistered
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Router(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 4)}
+        self.default = self.experts["a"]
+
+    def forward(self, x, route):
+        return self.experts[route](x)
+
+
+class Picker(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.options = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+        self.size = self._pick(name).out_features
+
+    def _pick(self, name):
+        return self.options[name]
+""",
+            fixed="""
+import torch.nn as nn
+
+
+class Router(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleDict({"a": nn.Linear(4, 4), "b": nn.Linear(4, 4)})
+        self.default = self.experts["a"]
+
+    def forward(self, x, route):
+        return self.experts[route](x)
+
+
+class Picker(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.options = nn.ModuleDict({"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)})
+        self.size = self._pick(name).out_features
+
+    def _pick(self, name):
+        return self.options[name]
+""",
+            unsafe=True,
+            count=2,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self._classes: List[cst.ClassDef] = []
+        self._pending: List[Tuple[cst.ClassDef, str, cst.BaseExpression, str]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self._classes or len(node.targets) != 1:
@@ -262,8 +350,68 @@ class Pair(torch.nn.Module):
                 kind = "list"
         if kind is None or self._registers_by_hand(cls) or self._wrapped_later(cls, target.attr.value):
             return
-        wrapper = "ModuleDict" if kind == "dict" else "ModuleList"
-        self.report(value, self.quoting(value, self.MESSAGE.format(kind=kind, wrapper=wrapper)), fix=self._fix(value, wrapper))
+        # decided when the class is walked: where its methods read the container
+        self._pending.append((cls, target.attr.value, value, kind))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+        for cls, attr, value, kind in [p for p in self._pending if p[0] is original_node]:
+            if self._picks_one(cls, attr):
+                continue
+            wrapper = "ModuleDict" if kind == "dict" else "ModuleList"
+            self.report(value, self.quoting(value, self.MESSAGE.format(kind=kind, wrapper=wrapper)),
+                        fix=self._fix(value, wrapper))
+        self._pending = [p for p in self._pending if p[0] is not original_node]
+
+    def _picks_one(self, cls: cst.ClassDef, attr: str) -> bool:
+        """The container is a table of alternatives: every read of ``self.<attr>`` picks one element
+        (``self.backbones[name]``), and the element picked is assigned to an attribute of the instance
+        (``self.backbone = self.backbones[name]``, directly or through the return of a method of the class
+        every call of which is so assigned), which registers it.  The ones not picked are never used: no
+        parameter of a used module goes untrained."""
+        ctx = self.ctx
+        reads = [n for n in iter_nodes(cls) if isinstance(n, cst.Attribute) and n.attr.value == attr
+                 and isinstance(n.value, cst.Name) and n.value.value == "self"
+                 and not isinstance(ctx.parent(n), cst.AssignTarget)]
+        return bool(reads) and all(self._pick_registered(cls, read) for read in reads)
+
+    def _pick_registered(self, cls: cst.ClassDef, read: cst.Attribute) -> bool:
+        ctx = self.ctx
+        sub = ctx.parent(read)
+        if not isinstance(sub, cst.Subscript) or sub.value is not read or len(sub.slice) != 1 \
+                or not isinstance(sub.slice[0].slice, cst.Index):
+            return False
+        holder = ctx.parent(sub)
+        if isinstance(holder, cst.Assign) and holder.value is sub:
+            if _self_attribute_target(holder):
+                return True  # `self.backbone = self.backbones[name]`
+            names = [t.target for t in holder.targets]
+            if len(names) != 1 or not isinstance(names[0], cst.Name):
+                return False
+            function = ctx.enclosing(holder, cst.FunctionDef)
+            if not isinstance(function, cst.FunctionDef):
+                return False
+            # `model = self.backbones[name]` ... `return model`: every use of the local is its return
+            uses = [n for n in ctx.names_in(function, names[0].value) if n is not names[0]]
+            if not uses or not all(isinstance(ctx.parent(u), cst.Return) for u in uses):
+                return False
+            return self._returned_to_attribute(cls, function)
+        if isinstance(holder, cst.Return):
+            function = ctx.enclosing(holder, cst.FunctionDef)
+            return isinstance(function, cst.FunctionDef) and self._returned_to_attribute(cls, function)
+        return False
+
+    def _returned_to_attribute(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Every call of the method ``function`` in the class is ``self.<attr> = self.<method>(...)``."""
+        ctx = self.ctx
+        calls = [c for c in ctx.calls_in(cls) if isinstance(c.func, cst.Attribute)
+                 and c.func.attr.value == function.name.value and isinstance(c.func.value, cst.Name)
+                 and c.func.value.value == "self"]
+        for call in calls:
+            holder = ctx.parent(call)
+            if not (isinstance(holder, cst.Assign) and holder.value is call and _self_attribute_target(holder)):
+                return False
+        return bool(calls)
 
     def _wrapped_later(self, cls: cst.ClassDef, attr: str) -> bool:
         """``self.layers = []``, appends, then ``self.layers = nn.ModuleList(self.layers)``: the plain list
@@ -335,6 +483,14 @@ class Pair(torch.nn.Module):
         func = self.ctx.parse_expression(f"{prefix}.{wrapper}")
         args = [] if isinstance(value, cst.List) and not value.elements else [cst.Arg(value)]
         return self.make_fix(f"Use `nn.{wrapper}`").replace(value, cst.Call(func=func, args=args))
+
+
+def _self_attribute_target(assign: cst.Assign) -> bool:
+    """``self.<attr> = ...``: one target, an attribute of the instance."""
+    if len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
 
 
 def _nn_prefix(ctx) -> Optional[str]:

@@ -110,6 +110,9 @@ CASES = [
          lambda: (randn(2, 3, 4, scale=500.0),)),
     Case("TL203-all-dims-keepdim-0d", "TL203", 8, lambda ns, x: ns["log_normaliser"](x, SimpleNamespace(scores=x))[0],
          lambda: (randn(1)[0],), lambda: (t(1000.0)[0],)),
+    # the same of an expression whose rank the shape analysis knows: its dims spelled out
+    Case("TL203-all-dims-keepdim-known-rank", "TL203", 10, fn("log_normaliser"), lambda: (randn(12), randn(12, seed=4)),
+         lambda: (randn(12, scale=500.0), randn(12, seed=4))),
     # -- TL204 softplus / logsigmoid ----------------------------------------------------------
     Case("TL204-softplus", "TL204", 0, fn("smooth_relu"), lambda: (randn(6, scale=3.0),), lambda: (t(100.0, 1000.0),)),
     Case("TL204-softplus-method", "TL204", 1, fn("smooth_relu"), lambda: (randn(6, scale=3.0),),
@@ -166,6 +169,10 @@ CASES = [
     Case("TL205-read-buffers", "TL205", 14, lambda ns, b: ns["Schedule"](b)(torch.full((3,), 2.0), 2),
          lambda: (torch.rand(5) * 0.5,), lambda: (t(1e-10, 3e-9, 2e-9),), grad=False, before_extreme="inaccurate",
          truth=lambda b: (2 * torch.log1p(-b.double())[2] + torch.log1p(b.double())[2]).expand(3)),
+    # float32 through the return of a method of the instance
+    Case("TL205-method-float32-path", "TL205", 15,
+         lambda ns, n: (torch.manual_seed(0), ns["Chain"](n)(torch.ones(n), torch.arange(n)))[1], lambda: (5,), None,
+         grad=False),
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------

@@ -5,8 +5,8 @@ Questions asked after the walk (the names layer answers with the whole scope's a
 - :func:`float64_value` -- a tensor that is ``float64`` by construction: a torch factory given
   ``dtype=torch.float64`` (or ``torch.double``), ``.double()``, ``.to(torch.float64)``,
   ``torch.DoubleTensor(...)``, arithmetic of such a tensor with numbers or other ``float64`` tensors,
-  a call of a project function every ``return`` of which is one of these (followed through the program
-  model, in this file or a project module it imports), a name every assignment of which is one of these, ``self.<attr>`` assigned or registered as a
+  a call of a project function or of a method of the instance (``self.levels(n)``) every ``return`` of
+  which is one of these (followed through the program model, in this file or a project module it imports), a name every assignment of which is one of these, ``self.<attr>`` assigned or registered as a
   buffer (``self.register_buffer("alpha", torch.zeros(n, dtype=torch.float64))``) only so.  Anything
   else (a parameter, a default dtype, a library call) is not known to be ``float64``.
 - :func:`never_read` -- an expression whose value is dropped: a statement of its own in a function, the
@@ -22,7 +22,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, keyword_arg, method_name, receiver
-from torchlint.analysis.program import definition_of, function_returns
+from torchlint.analysis.program import definition_of, find_method, function_returns
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
@@ -200,11 +200,17 @@ def _scalar_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 
 
 def _returns_float64(ctx: FileContext, call: cst.Call, depth: int) -> bool:
-    """``helper(...)`` where ``helper`` is a project function every ``return`` of which gives a ``float64``
+    """``helper(...)`` where ``helper`` is a project function (or ``self.helper(...)``, a method of the class
+    or of a project base class) every ``return`` of which gives a ``float64``
     tensor by construction (read in the helper's own file); also through a local name every assignment
     of which is such a function (``fn = linear_schedule`` / ``fn = cosine_schedule``)."""
     functions = []
     found = definition_of(ctx, call.func)
+    func = call.func
+    if found is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self":
+        cls = ctx.enclosing(call, cst.ClassDef)  # `self.levels(n)`: a method of the class (or of a project base)
+        found = find_method(ctx, cls, func.attr.value) if isinstance(cls, cst.ClassDef) else None
     if found is not None:
         functions.append(found)
     elif isinstance(call.func, cst.Name):

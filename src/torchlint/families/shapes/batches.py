@@ -168,7 +168,24 @@ def _row_selected(ctx: FileContext, sub: cst.Subscript) -> bool:
         index = index.expression
     if not (isinstance(index, cst.Integer) or (isinstance(index, cst.Name) and _loop_index(ctx, index))):
         return False
+    if isinstance(index, cst.Name) and _rows_of(ctx, index, sub.value):
+        return True  # `for i in range(out.size(0)): out[i]`: the loop runs over the tensor's own rows
     return _tensor_result(ctx, sub.value, 0)
+
+
+def _rows_of(ctx: FileContext, index: cst.Name, value: cst.BaseExpression) -> bool:
+    """``index`` is the variable of an enclosing ``for index in range(<value>.size(0))`` (or
+    ``range(<value>.shape[0])``): tensor-only spellings of the length of ``value``'s first dimension."""
+    spelled = ctx.code(value).strip()
+    for owner in ctx.ancestors(index):
+        if isinstance(owner, (cst.For, cst.CompFor)) and isinstance(owner.target, cst.Name) \
+                and owner.target.value == index.value and isinstance(owner.iter, cst.Call) \
+                and dotted_name(owner.iter.func) == "range" and len(owner.iter.args) == 1:
+            bound = "".join(ctx.code(owner.iter.args[0].value).split())
+            return bound in (f"{spelled}.size(0)", f"{spelled}.shape[0]")
+        if isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
+            break
+    return False
 
 
 def _loop_index(ctx: FileContext, name: cst.Name) -> bool:
@@ -219,8 +236,32 @@ def _tensor_result(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bo
         return True
     if isinstance(func, (cst.Name, cst.Attribute)):
         values = program.built_values(ctx, func)
-        return bool(values) and all(_single_tensor_layer(ctx, v) for v in values)
+        return bool(values) and all(
+            _single_tensor_layer(ctx, v) or _single_tensor_model(ctx, v, depth) for v in values
+        )
     return False
+
+
+def _single_tensor_model(ctx: FileContext, value: cst.BaseExpression, depth: int) -> bool:
+    """``Net()`` (also ``Net().to(device)``) of a model class of the project whose ``forward`` returns one
+    tensor by its operation on every ``return`` (``return self.fc(x)``), not a tuple of outputs."""
+    core = program.strip_moves(value)
+    if not isinstance(core, cst.Call):
+        return False
+    found = program.definition_of(ctx, core.func)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    dctx, cls = found
+    if not program.class_summary(dctx, cls).is_module:
+        return False
+    method = program.find_method(dctx, cls, "forward")
+    if method is None:
+        return False
+    fctx, forward = method
+    returns = program.function_returns(forward)
+    return bool(returns) and all(
+        r.value is not None and _tensor_result(fctx, r.value, depth + 1) for r in returns
+    )
 
 
 def _single_tensor_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
@@ -430,6 +471,32 @@ def _loader(ctx: FileContext, it: cst.BaseExpression, depth: int) -> bool:
         isinstance(v, cst.Call) and any(q.endswith("DataLoader") for q in ctx.names.qualified_names(v.func))
         for v in program.built_values(ctx, it)
     )
+
+
+def batch_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optional[cst.Call]:
+    """The model call the batch dimension of ``expr`` comes from (``model(input, hidden)`` for ``output`` after
+    ``output, hidden = model(input, hidden)``), following the data flow of :func:`batch_origin` within the
+    scope; None when the batch comes from elsewhere (a loader, a helper's return) or is not known."""
+    if depth > _MAX_DEPTH or not _evidence(ctx, expr, depth):
+        return None
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing(expr, cst.FunctionDef)
+        at = program.position(ctx, expr)
+        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+        for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
+            if position_ < at and _evidence(ctx, value, depth + 1):
+                return batch_source(ctx, value, depth + 1)
+        return None
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return batch_source(ctx, expr.value, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return batch_source(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.Call):
+        if model_call(ctx, expr):
+            return expr
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _KEEPS | _REDUCTIONS:
+            return batch_source(ctx, expr.func.value, depth + 1)
+    return None
 
 
 def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optional[str]:

@@ -536,6 +536,20 @@ TENSOR_METHODS = ELEMENTWISE | REDUCTIONS | BINARY_METHODS | frozenset(
     }
 )
 
+#: torch functions whose first argument is a tensor (``torch.sigmoid(x)``, ``torch.cat([a, b])`` aside): a value
+#: passed there first is used as a tensor.  Factories take sizes, numbers or data (``torch.randn(n, d)``,
+#: ``torch.tensor(xs)``): what they are given first is no tensor by that use.
+TENSOR_INPUT_FUNCS = TENSOR_FUNCS - SIZE_CONSTRUCTORS - DATA_CONSTRUCTORS - frozenset(
+    _T + n for n in ("full", "arange", "linspace", "logspace", "eye", "randint", "randperm", "from_numpy", "stack",
+                     "cat", "concat", "concatenate", "einsum", "normal")
+)
+
+
+def number_annotation(annotation: Optional[cst.BaseExpression]) -> bool:
+    """Whether a parameter's annotation is ``int`` or ``float``: a number, never a tensor."""
+    return _number_annotation(annotation)
+
+
 # -- inference ---------------------------------------------------------------------------------
 
 _MAX_DEPTH = 24
@@ -1405,6 +1419,8 @@ __all__ = [
     "BINOPS",
     "TENSOR_ANNOTATIONS",
     "TENSOR_FUNCS",
+    "TENSOR_INPUT_FUNCS",
+    "number_annotation",
     "TENSOR_ONLY_ATTRIBUTES",
     "TENSOR_ONLY_METHODS",
     "annotated_tensor",
