@@ -8,7 +8,9 @@ from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
     MC_DROPOUT,
     class_object,
+    describe_evidence,
     EvalSite,
+    mode_evidence,
     assigned_within,
     call_sites,
     covers,
@@ -1155,9 +1157,10 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
                     extra = self._wider_receivers(site, code)
                 if covers(receivers | extra, code) or self._callers_switch(site, model):
                     continue
+                layer = describe_evidence(ctx, mode_evidence(ctx, model))
                 self.report(
                     call,
-                    f"Evaluation runs `{code}` without `{code}.eval()`; dropout and batch norm stay in training mode",
+                    f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode",
                     fix=self._fix(site, call, model, code),
                 )
                 break

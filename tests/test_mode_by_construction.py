@@ -206,3 +206,48 @@ def test_a_parameter_takes_the_models_callers_in_other_files_pass(tmp_path, rate
     with open(path) as fh:
         codes = sorted(d.code for d in lint_source(path, fh.read(), settings).diagnostics)
     assert codes == expected
+
+
+def test_the_message_names_the_layer_and_where_it_is_built(tmp_path):
+    """TL106 names the mode-dependent layer that proves the finding, and the file and line of its
+    construction (here in another file of the project)."""
+    from torchlint.engine import lint_source
+
+    path, settings = _tree(tmp_path, 0.3)
+    with open(path) as fh:
+        found = [d for d in lint_source(path, fh.read(), settings).diagnostics if d.code == "TL106"]
+    assert len(found) == 1
+    assert "`nn.Dropout(0.3)`" in found[0].message and "layers.py:7" in found[0].message
+
+
+@pytest.mark.parametrize("body, layer", [
+    ("self.drop = nn.Dropout(0.25)", "`nn.Dropout(0.25)` (built at line 10)"),
+    ("self.seq = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))", "`nn.BatchNorm1d(4)` (built at line 10)"),
+])
+def test_the_message_names_a_layer_of_the_same_file(body, layer):
+    from torchlint.engine import Settings, lint_source
+    from torchlint.rules import all_rules
+
+    code = textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                {body}
+
+        def measure(net, rows):
+            with torch.no_grad():
+                return sum((net(x).argmax(1) == y).sum().item() for x, y in rows)
+
+
+        net = Net()
+        print(measure(net, []))
+        """
+    ).format(body=body)
+    found = [d for d in lint_source("m.py", code, Settings(all_rules())).diagnostics if d.code == "TL106"]
+    assert len(found) == 1 and layer in found[0].message, [d.message for d in found]

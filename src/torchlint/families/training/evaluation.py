@@ -52,6 +52,8 @@ from torchlint.analysis.program import (
     instance_class,
     layer_mode_dependent,
     is_model,
+    line_of,
+    mode_layer_of,
     method_owner,
     mode_free,
     not_a_module,
@@ -374,6 +376,69 @@ def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: 
         else:
             verdicts.append(_value_mode_dependent(fctx, node.value, hops + 1))
     return _combine(verdicts)
+
+
+def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
+                  ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    """Where the model behind ``model`` is proven mode-dependent (see :func:`model_mode_dependent`): the
+    construction of its dropout/batch-norm layer (``nn.Dropout(0.3)``, ``resnet18()``) or its read of
+    ``self.training``, in the file that holds it; None when no single place shows it."""
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        if hops >= 2:
+            return None
+        args = arguments_for_param(ctx, model)
+        placed = [(ctx, a) for a in args] if args else (project_arguments_for_param(ctx, model) or [])
+        for octx, a in placed:
+            found = mode_evidence(octx, a, hops + 1)
+            if found is not None:
+                return found
+        return None
+    values = built_values(ctx, model) if isinstance(model, (cst.Name, cst.Attribute)) else [model]
+    for v in values:
+        found = _value_evidence(ctx, v, hops)
+        if found is not None:
+            return found
+    return None
+
+
+def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    core = strip_moves_expr(value)
+    if not isinstance(core, cst.Call):
+        return None
+    found = definition_of(ctx, core.func)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        summary = class_summary(found[0], found[1])
+        return summary.mode_layer if summary.is_module and summary.mode_dependent is True else None
+    if found is not None and isinstance(found[1], cst.FunctionDef):
+        if hops >= 2:
+            return None
+        fctx, function = found
+        for node in iter_nodes(function.body):
+            if isinstance(node, cst.Return) and node.value is not None and \
+                    fctx.enclosing(node, cst.FunctionDef) is function:
+                evidence = mode_evidence(fctx, node.value, hops + 1) if isinstance(node.value, cst.Name) \
+                    else _value_evidence(fctx, node.value, hops + 1)
+                if evidence is not None:
+                    return evidence
+        return None
+    return mode_layer_of(ctx, core) if layer_mode_dependent(ctx, core) is True else None
+
+
+def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cst.CSTNode]]) -> str:
+    """``its `nn.Dropout(0.3)` (line 9)``-like words for :func:`mode_evidence`'s answer, one line."""
+    if evidence is None:
+        return "its dropout or batch norm layers"
+    where, node = evidence
+    code = " ".join(where.code(node).split())
+    if len(code) > 48:
+        code = code[:45] + "..."
+    line = line_of(where, node)
+    place = ""
+    if line is not None:
+        place = f"line {line}" if where is ctx or where.path == ctx.path else f"{os.path.basename(where.path)}:{line}"
+    if isinstance(node, cst.Attribute):
+        return f"it reads `{code}`" + (f" ({place})" if place else "")
+    return f"its `{code}`" + (f" (built at {place})" if place else "")
 
 
 def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
