@@ -116,6 +116,13 @@ class EvalWithoutNoGrad(LintRule):
     reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
     mode in the wrapped code is still reported by TL106.
 
+    A generator that runs a model and yields its output (or a value computed from it) is followed into
+    the `for` loop of each caller that iterates it (`for out, y in outputs_of(model, loader):`, through
+    `enumerate` too): the positions of the yielded tuples that carry the graph are traced through the
+    loop, and when they reach only graph-free sinks (no backward pass, no callable whose code is not in
+    view, nothing returned) the loop is an evaluation, even in a function that trains elsewhere. Its fix
+    wraps that loop in `with torch.no_grad():` (the generator's body runs in the consumer's grad mode).
+
     Decoding code with any sign of training (a weak one too) is not reported. Its fix is safe when a
     token picked from an output is fed back and the outputs leave the function only as picks or
     detached values; when only the output itself (a hidden state) is fed back, it is unsafe.
@@ -815,6 +822,57 @@ def fit_and_score(loader, batch):
     model = Classifier()
     _, train_hits = model.forward(batch)
     return {"train": train_hits}
+"""
+        ),
+        # near miss of the evaluation generator: what the loop receives is differentiated (a training
+        # pass over a generator), or the caller reads gradients (a saliency map)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def pairs(net, rows):
+    for x, y in rows:
+        yield net(x), y
+
+
+def with_inputs(net, rows):
+    for x, _ in rows:
+        x.requires_grad_(True)
+        yield net(x), x
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+rows = [(torch.randn(3, 4), torch.randint(0, 2, (3,)))]
+for out, y in pairs(net, rows):
+    step_loss = F.cross_entropy(out, y)
+    opt.zero_grad()
+    step_loss.backward()
+    opt.step()
+for k, (out, x) in enumerate(with_inputs(net, rows)):
+    out.max(1).values.sum().backward()
+    print(k, x.grad.abs().mean().item())
+"""
+        ),
+        # near miss: the yielded outputs are handed to a callable whose code is not in view
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def pairs(net, rows):
+    net.eval()
+    for x, y in rows:
+        yield net(x), y
+
+
+def report(net, rows, sink):
+    for out, y in pairs(net, rows):
+        sink(out, y)
 """
         ),
     ]

@@ -93,6 +93,8 @@ TRAIN_CALL = re.compile(
     r"step_optimizer|manual_backward)$|^train_"
 )
 NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
+#: the gradient APIs besides a backward pass (which is followed from the values it differentiates)
+GRAD_READS = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|retain_grad|grad_fn")
 MC_DROPOUT = re.compile(r"dropout|monte|(^|_)mc(_|$)|bayes|uncertain", re.IGNORECASE)
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
 
@@ -956,10 +958,12 @@ def _outer_pick(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[st
         return None
 
 
-def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call]) -> DecodingFlow:
-    """Follow the outputs of ``model_calls`` through the assignments under ``node`` (a few passes, in
-    any order: a loop feeds the next iteration)."""
+def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call],
+                  seed: Optional[Set[str]] = None) -> DecodingFlow:
+    """Follow the outputs of ``model_calls`` (and the names of ``seed``, which hold an output's graph)
+    through the assignments under ``node`` (a few passes, in any order: a loop feeds the next iteration)."""
     flow = DecodingFlow()
+    flow.graph.update(seed or ())
     contents = ctx.contents(node)
     steps = []  # (what is read, the names bound for the graph/picked parts, or the list appended to)
     for a in contents.assigns:
@@ -982,6 +986,11 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
             else:
                 names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
             steps.append((reads, names, None))
+    for loop in iter_nodes(node):  # `for out, y in outputs_of(model, loader)`: the loop binds what it iterates
+        if isinstance(loop, (cst.For, cst.CompFor)):
+            reads = _Reads(ctx, loop.iter, model_calls)
+            if reads.names or reads.call:
+                steps.append((reads, {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}, None))
     for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
         recv = receiver(call)
         if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
@@ -1084,6 +1093,65 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
         ):
             if _carries(ctx, call.args[-1].value, flow.graph, model_calls):
                 return True
+    return False
+
+
+def _generator(function: cst.FunctionDef) -> bool:
+    """Whether ``function`` itself yields (a generator: its caller consumes what it yields in a loop)."""
+    return any(isinstance(n, cst.Yield) for n in iter_nodes(function.body)) and not any(
+        isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in iter_nodes(function.body)
+    )
+
+
+def _iterated_outputs(ctx: FileContext, helper: cst.FunctionDef, site_call: cst.Call,
+                      model_calls: Set[cst.Call]) -> Optional[Set[str]]:
+    """For ``for out, y in outputs_of(model, loader)`` over a generator: the loop's names that receive
+    an output's graph (the positions of the yielded tuples that carry it: ``yield model(x), y`` gives
+    ``{"out"}``); None when the call is not iterated by a ``for`` loop of its own."""
+    loop = _iterating_loop(ctx, site_call, comprehensions=True)
+    if loop is None:
+        return None
+    target = loop.target
+    if loop.iter is not site_call:  # `enumerate(...)`: the pair's second element
+        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2):
+            return None
+        target = target.elements[1].value
+    flow = decoding_flow(ctx, helper, model_calls)
+    yields = [n.value for n in iter_nodes(helper.body) if isinstance(n, cst.Yield)]
+    if isinstance(target, (cst.Tuple, cst.List)) and yields and all(
+        isinstance(y, cst.Tuple) and len(y.elements) == len(target.elements) for y in yields
+    ):
+        out: Set[str] = set()
+        for i, el in enumerate(target.elements):
+            if any(_carries(ctx, y.elements[i].value, flow.graph, model_calls) for y in yields):  # type: ignore
+                out.update(n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name))
+        return out
+    return {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
+
+
+def _iterating_loop(ctx: FileContext, call: cst.Call, comprehensions: bool = False):
+    """The ``for`` statement (or, with ``comprehensions``, the comprehension's ``for``) whose iterable is
+    ``call`` or ``enumerate(call)``."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Arg):
+        outer = ctx.parent(parent)
+        if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value == "enumerate"
+                and len(outer.args) == 1 and not ctx.names.qualified_names(outer.func)):
+            return None
+        parent = ctx.parent(outer)
+    kinds = (cst.For, cst.CompFor) if comprehensions else (cst.For,)
+    return parent if isinstance(parent, kinds) else None
+
+
+def reaches_backward(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
+    """Whether a backward pass under ``node`` differentiates a value that carries an output's graph (or
+    differentiates something it cannot name)."""
+    for call in ctx.calls_in(node):
+        if not is_backward_like(ctx, call):
+            continue
+        operand = backward_operand(ctx, call)
+        if operand is None or _carries(ctx, operand, flow.graph, model_calls):
+            return True
     return False
 
 
@@ -1313,6 +1381,7 @@ class EvaluationFacts:
         ctx = self.ctx
         taken = {s.function for s in sites if s.function is not None}
         found: Dict[cst.FunctionDef, EvalSite] = {}
+        generated: List[EvalSite] = []
         for helper, calls in by_function.items():
             if helper is None or helper in taken or self._excluded(helper):
                 continue
@@ -1325,13 +1394,43 @@ class EvaluationFacts:
                 continue
             for site_call in call_sites(ctx, helper):
                 caller = enclosing_function(ctx, site_call)
+                loop: Optional[cst.For] = None
+                if _generator(helper):
+                    # what a generator yields is followed from this call alone: a caller that also trains
+                    # (its own forward pass feeds its backward pass) evaluates with what its loop iterates
+                    if caller is helper or caller in taken or (caller is not None and self._excluded(caller)):
+                        continue
+                    if runs_without_grad(ctx, site_call) or GRAD_READS.search(ctx.code(caller or ctx.module)):
+                        continue
+                    seed = _iterated_outputs(ctx, helper, site_call, model_calls)
+                    if seed is None:
+                        continue
+                    loop = _iterating_loop(ctx, site_call)
+                    if loop is None:
+                        continue
+                    forward: Set[cst.Call] = set()
+                    flow = decoding_flow(ctx, loop, forward, seed)
+                    if hands_graph_away(ctx, loop, flow, forward) or reaches_backward(ctx, loop, flow, forward) or (
+                        caller is not None and returns_graph(ctx, caller, decoding_flow(ctx, caller, forward, seed),
+                                                             forward)
+                    ):
+                        continue
+                    model = self._model_at_call(helper, calls[0][1], site_call)
+                    if model is None:
+                        self.mode_settled.add(site_call)
+                        model = calls[0][1]
+                    generated.append(EvalSite("loop", loop, caller, [(site_call, model)], helper=helper))
+                    continue
                 if caller is None or caller is helper or caller in taken or self._excluded(caller):
                     continue
-                if runs_without_grad(ctx, site_call) or trains(ctx, caller) or needs_grad(ctx, caller):
+                if runs_without_grad(ctx, site_call):
                     continue
+                if trains(ctx, caller) or needs_grad(ctx, caller):
+                    continue  # a training function: what a loss helper returns feeds its step
                 forward = {site_call} | {c for c, _ in by_function.get(caller, [])}
                 flow = decoding_flow(ctx, caller, forward)
-                if returns_graph(ctx, caller, flow, forward) or hands_graph_away(ctx, caller, flow, forward):
+                if returns_graph(ctx, caller, flow, forward) or hands_graph_away(ctx, caller, flow, forward) or \
+                        reaches_backward(ctx, caller, flow, forward):
                     continue  # the output (or its loss) goes where a gradient may be taken
                 model = self._model_at_call(helper, calls[0][1], site_call)
                 if model is None:
@@ -1341,7 +1440,7 @@ class EvaluationFacts:
                 if site is None:
                     site = found[caller] = EvalSite("function", caller, caller, helper=helper)
                 site.calls.append((site_call, model))
-        return list(found.values())
+        return list(found.values()) + generated
 
     def _model_at_call(self, helper: cst.FunctionDef, model: cst.BaseExpression,
                        site_call: cst.Call) -> Optional[cst.BaseExpression]:
