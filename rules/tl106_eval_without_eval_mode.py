@@ -60,8 +60,11 @@ class EvalWithoutEvalMode(LintRule):
     reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
     `track_running_stats=True`), an `RNN`/`LSTM`/`GRU` with `dropout > 0` and more than one layer
     (PyTorch applies a recurrent layer's dropout only between stacked layers), transformer and attention
-    layers with dropout, code that reads `self.training`, or a torchvision model of the table
-    (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...); found through `nn.Sequential`,
+    layers with dropout, code that reads `self.training`, or a library model of the tables:
+    torchvision (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...), timm (`timm.create_model` of a
+    batch-norm architecture such as `"resnet50"`, or any model given `drop_rate`/`drop_path_rate` > 0)
+    and Hugging Face transformers (BERT, RoBERTa, DistilBERT, GPT-2, T5, BART, ..., whose configurations
+    default to dropout 0.1: built from a configuration, or loaded by class or by such a checkpoint name); found through `nn.Sequential`,
     `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
     functions that return them, and, for a parameter, the models every caller in the file passes (or,
     for a module-level function called only from other files of the project, every caller there).
@@ -72,7 +75,8 @@ class EvalWithoutEvalMode(LintRule):
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
-    built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`), models loaded with
+    built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`) when nothing in the
+    file switches them back with `train()`, models loaded with
     `torch.load`/`torch.jit.load` (they keep the mode they were saved in), models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
     layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
@@ -626,6 +630,32 @@ def evaluate(loader):
             hits += (encoder(x).argmax(-1) == y).sum().item()
     return hits
 """,
+        # near miss of the library table: a pretrained Hugging Face model loads in eval mode and nothing
+        # switches it to training; a timm ViT has no dropout or batch norm by default
+        Valid(
+            """
+import timm
+import torch
+from transformers import AutoModelForSequenceClassification
+
+
+def classify(batches):
+    found = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+    with torch.no_grad():
+        return [found(**b).logits.argmax(-1) for b in batches]
+
+
+plain = timm.create_model("vit_small_patch16_224", pretrained=True, num_classes=3)
+
+
+@torch.no_grad()
+def predict(images):
+    return plain(images).argmax(-1).tolist()
+
+
+print(predict(torch.randn(2, 3, 224, 224)))
+"""
+        ),
     ]
 
 
@@ -1128,6 +1158,103 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
 """,
             unsafe=True,
             line=20,
+        ),
+        # library models from the table: a timm ResNet (batch norm) run for inference as built (training mode)
+        Invalid(
+            """import timm
+import torch
+
+backbone = timm.create_model("resnet18", pretrained=True, num_classes=3)
+head_only = timm.create_model("vit_small_patch16_224", pretrained=True, num_classes=3)
+
+
+@torch.no_grad()
+def predict(images):
+    return backbone(images).argmax(-1).tolist(), head_only(images).argmax(-1).tolist()
+
+
+print(predict(torch.randn(2, 3, 224, 224)))
+""",
+            fixed="""import timm
+import torch
+
+backbone = timm.create_model("resnet18", pretrained=True, num_classes=3)
+head_only = timm.create_model("vit_small_patch16_224", pretrained=True, num_classes=3)
+
+
+@torch.no_grad()
+def predict(images):
+    backbone.eval()
+    return backbone(images).argmax(-1).tolist(), head_only(images).argmax(-1).tolist()
+
+
+print(predict(torch.randn(2, 3, 224, 224)))
+""",
+            line=10,
+            unsafe=True,
+        ),
+        # a Hugging Face model loads in eval mode, but the training loop switched it to `train()` (dropout
+        # 0.1 by default for DistilBERT) and the validation never switches it back
+        Invalid(
+            """import torch
+from transformers import AutoModelForSequenceClassification
+
+model = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=2)
+opt = torch.optim.AdamW(model.parameters(), lr=5e-5)
+
+
+def run(train_batches, val_batches, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for batch in train_batches:
+            out = model(**batch)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad()
+        hits = 0
+        with torch.no_grad():
+            for batch in val_batches:
+                logits = model(**batch).logits
+                hits += (logits.argmax(-1) == batch["labels"]).sum().item()
+        print(epoch, hits)
+
+
+def classify(batches):
+    found = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+    with torch.no_grad():
+        return [found(**b).logits.argmax(-1) for b in batches]
+""",
+            fixed="""import torch
+from transformers import AutoModelForSequenceClassification
+
+model = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=2)
+opt = torch.optim.AdamW(model.parameters(), lr=5e-5)
+
+
+def run(train_batches, val_batches, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for batch in train_batches:
+            out = model(**batch)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad()
+        hits = 0
+        with torch.no_grad():
+            model.eval()
+            for batch in val_batches:
+                logits = model(**batch).logits
+                hits += (logits.argmax(-1) == batch["labels"]).sum().item()
+        print(epoch, hits)
+
+
+def classify(batches):
+    found = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+    with torch.no_grad():
+        return [found(**b).logits.argmax(-1) for b in batches]
+""",
+            line=19,
+            unsafe=True,
         ),
     ]
 

@@ -251,3 +251,31 @@ def test_the_message_names_a_layer_of_the_same_file(body, layer):
     ).format(body=body)
     found = [d for d in lint_source("m.py", code, Settings(all_rules())).diagnostics if d.code == "TL106"]
     assert len(found) == 1 and layer in found[0].message, [d.message for d in found]
+
+
+LIBRARIES = """
+import timm
+import transformers
+from transformers import AutoModel, AutoModelForCausalLM, BertConfig, BertModel, GPT2LMHeadModel, LlamaForCausalLM
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # timm: batch-norm architectures, or any model given a drop rate
+    ('timm.create_model("resnet50", pretrained=True)', True),
+    ('timm.create_model("efficientnet_b0")', True),
+    ('timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)', True),
+    ('timm.create_model("vit_base_patch16_224")', None),  # LayerNorm and no dropout by default: not proven
+    ('timm.create_model("resnet50", drop_rate=0.0)', True),  # still batch norm
+    ('timm.create_model(name)', None),
+    # transformers: architectures whose configurations default to dropout
+    ("BertModel(BertConfig())", True),
+    ('GPT2LMHeadModel.from_pretrained("gpt2")', True),
+    ('AutoModel.from_pretrained("bert-base-uncased")', True),
+    ('transformers.AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")', True),
+    ('AutoModelForCausalLM.from_pretrained(path)', None),
+    ('AutoModel.from_config(config)', None),
+    ('LlamaForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")', None),  # attention dropout 0.0 by default
+])
+def test_mode_dependence_of_library_models(build, expected):
+    assert _verdict(build, LIBRARIES + "name = 'x'\npath = 'p'\nconfig = None\n") is expected

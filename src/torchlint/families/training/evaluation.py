@@ -231,6 +231,37 @@ def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
     return False
 
 
+_TRAIN_SWITCHES: "Fact[List[cst.BaseExpression]]" = Fact("evaluation.train_switches")
+
+
+def _switched_to_train(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether the file may turn ``model`` back to training mode: a ``train()`` call on it (the same code),
+    or on a parameter of a function (a helper that may be handed the model)."""
+    switches = _TRAIN_SWITCHES.get(ctx)
+    if switches is None:
+        switches = [r for c in ctx.calls_in(ctx.module) if train_mode_call(c) for r in [receiver(c)] if r is not None]
+        _TRAIN_SWITCHES.put(ctx, switches)
+    code = ctx.code(model)
+    for r in switches:
+        if ctx.code(r) == code:
+            return True
+        root = r
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value != "self" and ctx.enclosing(r, cst.FunctionDef) is not None and \
+                _is_param_of_enclosing(ctx, root):
+            return True
+    return False
+
+
+def _is_param_of_enclosing(ctx: FileContext, name: cst.Name) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    p = function.params
+    return any(q.name.value == name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params])
+
+
 def _held_names(expr: cst.BaseExpression) -> List[str]:
     """:func:`base_names`, also of the values of dict and set displays (``{"train": acc, "val": v}``):
     a container that holds a value hands it back with it."""
@@ -1270,7 +1301,7 @@ class EvaluationFacts:
                 self.mode_settled.add(call)
         elif mode_free(ctx, model):
             self.mode_settled.add(call)  # `self.net = nn.Sequential(nn.Linear(...), nn.ReLU())`
-        if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)):
+        if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)) and not _switched_to_train(ctx, model):
             self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
 
     def sites(self) -> List[EvalSite]:
