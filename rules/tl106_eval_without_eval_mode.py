@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
-    MC_DROPOUT,
     class_object,
     describe_evidence,
     EvalSite,
@@ -20,6 +19,7 @@ from torchlint.families.training.evaluation import (
     framework_model,
     model_mode_dependent,
     restores_train_mode,
+    samples_on_purpose,
     top_statement,
 )
 from torchlint.analysis.context import arg
@@ -73,7 +73,9 @@ class EvalWithoutEvalMode(LintRule):
     reported. A class object passed as a value is not a model.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
-    modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
+    modes), Monte-Carlo dropout, recognised by what the code does: it calls `.train()` on purpose,
+    runs the model repeatedly on the same input (`[model(x) for _ in range(k)]`: the draws differ only
+    while dropout is active), or asks a functional dropout to drop (`training=True`), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
     built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`) when nothing in the
     file switches them back with `train()`, models loaded with
@@ -654,6 +656,40 @@ def predict(images):
 
 
 print(predict(torch.randn(2, 3, 224, 224)))
+"""
+        ),
+        # Monte-Carlo dropout by behaviour, whatever the names: the same input run repeatedly (the draws
+        # differ only while dropout is active), or a functional dropout asked to drop with `training=True`
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(5, 4)
+opt.zero_grad()
+net(x).pow(2).mean().backward()
+opt.step()
+
+
+@torch.no_grad()
+def spread(x, k=16):
+    draws = torch.stack([net(x).softmax(-1) for _ in range(k)])
+    return draws.mean(0).tolist(), draws.std(0).tolist()
+
+
+@torch.no_grad()
+def noisy_votes(x, k=8):
+    votes = []
+    for _ in range(k):
+        h = F.dropout(net[1](net[0](x)), 0.3, training=True)
+        votes.append(net[3](h).argmax(-1))
+    return torch.stack(votes).mode(0).values.tolist()
+
+
+print(spread(x), noisy_votes(x))
 """
         ),
     ]
@@ -1256,6 +1292,59 @@ def classify(batches):
             line=19,
             unsafe=True,
         ),
+        # near miss of Monte-Carlo dropout: the loop feeds the model its own output (a chain, not repeated
+        # draws of the same input)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(5, 4)
+opt.zero_grad()
+net(x).pow(2).mean().backward()
+opt.step()
+
+
+@torch.no_grad()
+def chain(x, n):
+    seq = []
+    for _ in range(n):
+        x = net(x).argmax(-1, keepdim=True).float().repeat(1, 4)
+        seq.append(x[0, 0].item())
+    return seq
+
+
+print(chain(x, 3))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(5, 4)
+opt.zero_grad()
+net(x).pow(2).mean().backward()
+opt.step()
+
+
+@torch.no_grad()
+def chain(x, n):
+    seq = []
+    net.eval()
+    for _ in range(n):
+        x = net(x).argmax(-1, keepdim=True).float().repeat(1, 4)
+        seq.append(x[0, 0].item())
+    return seq
+
+
+print(chain(x, 3))
+""",
+            line=17,
+            unsafe=True,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -1295,9 +1384,7 @@ def classify(batches):
     def _mc_dropout(self, site: EvalSite) -> bool:
         if restores_train_mode(self.ctx, site.node):
             return True
-        if site.function is not None and MC_DROPOUT.search(site.function.name.value):
-            return True
-        return bool(MC_DROPOUT.search(self.ctx.code(site.node)))
+        return samples_on_purpose(self.ctx, site.node, [c for c, _m in site.calls])
 
     def _receivers(self, site: EvalSite) -> Set[str]:
         """What the evaluation's function, and the same-module functions that call it, put in eval mode."""

@@ -39,7 +39,6 @@ KNOWN = {
     ("evaluation.py", "TRAIN_CALL"): "silence",
     ("evaluation.py", "NEEDS_GRAD"): "api",
     ("evaluation.py", "GRAD_READS"): "api",
-    ("evaluation.py", "MC_DROPOUT"): "silence",
     ("evaluation.py", "MODEL_BASES"): "silence",
     ("evaluation.py", "_MODE_FREE_LAYERS"): "api",
     ("evaluation.py", "_SETS_MODE"): "silence",

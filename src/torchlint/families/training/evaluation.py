@@ -37,6 +37,7 @@ from torchlint.analysis.context import (
     method_name,
     receiver,
 )
+from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
@@ -95,7 +96,6 @@ TRAIN_CALL = re.compile(
 NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
 #: the gradient APIs besides a backward pass (which is followed from the values it differentiates)
 GRAD_READS = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|retain_grad|grad_fn")
-MC_DROPOUT = re.compile(r"dropout|monte|(^|_)mc(_|$)|bayes|uncertain", re.IGNORECASE)
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
 
 
@@ -472,6 +472,33 @@ def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cs
     if isinstance(node, cst.Attribute):
         return f"it reads `{code}`" + (f" ({place})" if place else "")
     return f"its `{code}`" + (f" (built at {place})" if place else "")
+
+
+def samples_on_purpose(ctx: FileContext, node: cst.CSTNode, calls: Sequence[cst.Call]) -> bool:
+    """Monte-Carlo dropout by behaviour: the code asks for randomness at evaluation, a functional dropout
+    with ``training=True`` (or a non-literal flag), or runs the model repeatedly on the same input (a loop
+    or comprehension whose variable the call does not read: ``[model(x) for _ in range(20)]``), which
+    only makes sense while dropout is active.  ``model.train()`` on purpose is
+    :func:`restores_train_mode`'s."""
+    for call in ctx.calls_in(node):
+        if ctx.names.qualified_names_at(call.func) & FUNCTIONAL_DROPOUT:
+            flag = arg(call, 2, "training")
+            if flag is not None and not _false(flag.value):
+                return True
+    for call in calls:
+        read = {n.value for a in call.args for n in iter_nodes(a.value) if isinstance(n, cst.Name)}
+        for a in ctx.ancestors(call):
+            if a is node or isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            loop = a.for_in if isinstance(a, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)) else a
+            if isinstance(loop, (cst.For, cst.CompFor)):
+                bound = {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
+                if bound and not bound & read and isinstance(loop.iter, cst.Call) and \
+                        isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "range" and not (
+                            isinstance(loop, cst.For) and any(assigned_within(ctx, loop, r) for r in read)):
+                    return True  # `for _ in range(samples): preds.append(model(x))`, `x` the same each time
+                break
+    return False
 
 
 def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
