@@ -279,3 +279,29 @@ from transformers import AutoModel, AutoModelForCausalLM, BertConfig, BertModel,
 ])
 def test_mode_dependence_of_library_models(build, expected):
     assert _verdict(build, LIBRARIES + "name = 'x'\npath = 'p'\nconfig = None\n") is expected
+
+
+OPTIONS = """
+import argparse
+import timm
+parser = argparse.ArgumentParser()
+parser.add_argument("--drop-path", type=float, default=0.1)
+parser.add_argument("--drop", type=float, default=0.0)
+parser.add_argument("--rate", dest="keep", type=float, default=0.3)
+args = parser.parse_args()
+cfg = {"p": 0.25, "none": 0.0}
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # a rate read from the command line's declared default, or from a configuration dict display
+    ('timm.models.create_model(args.model, drop_path_rate=args.drop_path)', True),
+    ('timm.create_model(args.model, drop_rate=args.drop)', None),
+    ("nn.Dropout(args.keep)", True),
+    ('nn.Dropout(cfg["p"])', True),
+    ('nn.Dropout(cfg["none"])', False),
+    ('nn.Dropout(cfg["missing"])', None),
+    ("nn.Dropout(args.unknown)", None),
+])
+def test_rates_from_options_and_configuration(build, expected):
+    assert _verdict(build, OPTIONS) is expected

@@ -163,7 +163,60 @@ def literal_numbers(ctx: FileContext) -> Numbers:
         values = [number(v) for v in ctx.names.values_at(expr)]
         return [v for v in values if v is not None] if values and None not in values else []
 
-    return read
+    def read_any(expr: Optional[cst.BaseExpression]) -> List[float]:
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
+            return option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
+        if isinstance(expr, cst.Subscript):
+            return dict_entry(ctx, expr)
+        return read(expr)
+
+    return read_any
+
+
+def option_default(ctx: FileContext, dest: str) -> List[float]:
+    """``args.drop_path`` where this file declares ``parser.add_argument("--drop-path", default=0.1)``:
+    the option's numeric default (what a run gets unless the command line says otherwise); empty when the
+    file declares no such option or its default is not a number."""
+    out: List[float] = []
+    for call in ctx.calls_in(ctx.module):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+            continue
+        named = arg(call, 10**6, "dest")
+        dests = [named.value] if named is not None else [a.value for a in call.args if a.keyword is None]
+        spelled = set()
+        for d in dests:
+            if isinstance(d, cst.SimpleString) and isinstance(d.evaluated_value, str):
+                spelled.add(d.evaluated_value.lstrip("-").replace("-", "_"))
+        if dest not in spelled:
+            continue
+        default = arg(call, 10**6, "default")
+        n = number(default.value) if default is not None else None
+        if n is None:
+            return []
+        out.append(n)
+    return out
+
+
+def dict_entry(ctx: FileContext, expr: cst.Subscript) -> List[float]:
+    """``cfg["drop_rate"]`` where every value ``cfg`` is bound to is a dict display holding that key as a
+    number (``cfg = {"drop_rate": 0.1, ...}``); empty otherwise."""
+    if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return []
+    key = expr.slice[0].slice.value
+    if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)):
+        return []
+    values = ctx.names.values_at(expr.value)
+    out: List[float] = []
+    for v in values:
+        if not isinstance(v, cst.Dict):
+            return []
+        found = [number(e.value) for e in v.elements if isinstance(e, cst.DictElement)
+                 and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key.evaluated_value]
+        if len(found) != 1 or found[0] is None:
+            return []
+        out.append(found[0])
+    return out
 
 
 def torch_layer_mode(call: cst.Call, last: str, judge: Judge, numbers: Numbers = lambda e: []) -> Optional[bool]:
@@ -328,9 +381,9 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
             return True, False  # `nn.Parameter(...)`, `nn.utils.spectral_norm(conv)`: no mode of their own
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
             return True, torch_layer_mode(call, q.rsplit(".", 1)[-1], judge, literal_numbers(ctx))
-        if q == "timm.create_model" or q.startswith("timm.models."):
-            verdict = timm_model_mode(call, literal_numbers(ctx)) if q == "timm.create_model" else None
-            return True, verdict
+        if q in ("timm.create_model", "timm.models.create_model") or q.startswith("timm.models."):
+            creates = q in ("timm.create_model", "timm.models.create_model")
+            return True, (timm_model_mode(call, literal_numbers(ctx)) if creates else None)
         if q.startswith("transformers."):
             return True, transformers_model_mode(q, call)
         verdict = library_model_mode(q)
