@@ -49,6 +49,8 @@ def object_kind(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> Optiona
     name = dotted_name(expr)
     if name is None:
         return None
+    if isinstance(expr, cst.Name) and _built_as_plain_object(ctx, expr):
+        return None  # `opt = Config()`: the name says optimizer, the construction says otherwise
     last = name.rsplit(".", 1)[-1]
     if _SCHEDULER_NAME.search(last):
         return "scheduler"
@@ -57,6 +59,26 @@ def object_kind(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> Optiona
     if _OPTIMIZER_NAME.search(last):
         return "optimizer"
     return None
+
+
+def _built_as_plain_object(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether every value ``name`` is bound to is an instance of a class of this module that has no
+    ``step`` method and no base class besides ``object`` (a configuration, a record): no optimizer,
+    scheduler or scaler whatever the name says."""
+    values = ctx.names.values_at(name)
+    if not values:
+        return False
+    classes = {stmt.name.value: stmt for stmt in ctx.module.body if isinstance(stmt, cst.ClassDef)}
+    for v in values:
+        if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)) or v.func.value not in classes:
+            return False
+        cls = classes[v.func.value]
+        if any(dotted_name(b.value) not in ("object",) for b in cls.bases):
+            return False
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        if any(isinstance(st, cst.FunctionDef) and st.name.value in ("step", "__call__", "scale") for st in body):
+            return False
+    return True
 
 
 def is_backward(ctx: FileContext, call: cst.Call) -> bool:
