@@ -639,8 +639,10 @@ def trains(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
 
 def needs_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Code that reads gradients, differentiates or turns gradients on: evaluation that must not be
-    wrapped in ``no_grad`` (adversarial attacks, saliency maps, influence functions)."""
-    return bool(NEEDS_GRAD.search(ctx.code(node)))
+    wrapped in ``no_grad`` (adversarial attacks, saliency maps, influence functions).  Turning them off
+    (``Variable(x, requires_grad=False)``, ``requires_grad_(False)``) is no such need."""
+    code = ctx.code(node)
+    return bool(NEEDS_GRAD.search(code.replace("requires_grad=False", "").replace("requires_grad_(False)", "")))
 
 
 # -- evidence ------------------------------------------------------------------------------------
@@ -1213,6 +1215,29 @@ def reaches_backward(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
     return False
 
 
+def graph_free_function(ctx: FileContext, call: cst.Call, depth: int = 2) -> bool:
+    """Whether ``call`` runs a function of another project file (``non_max_suppression(outputs, ...)``
+    from the project's utilities) whose code takes no gradient: no backward pass, gradient read,
+    ``autograd`` or optimizer step in it, and every function of the project it calls the same (a few
+    levels deep); what it returns is followed by the caller like any other value."""
+    target = called_function(ctx, call)
+    if target is None:
+        return False
+    fctx, function, _offset = target
+    if fctx is ctx:
+        return False  # same-module code is looked into by the helper walk
+    if needs_grad(fctx, function):
+        return False
+    for inner in fctx.calls_in(function):
+        if is_backward_like(fctx, inner) or optimizer_of_step(fctx, inner) is not None:
+            return False
+        if depth > 0:
+            found = called_function(fctx, inner)
+            if found is not None and found[0] is not fctx and not graph_free_function(fctx, inner, depth - 1):
+                return False
+    return True
+
+
 #: library functions that take no gradient of what they are given: plotting, and torchvision's image
 #: utilities (``make_grid`` builds a new tensor, ``save_image`` writes a file)
 GRAPH_FREE_LIBRARIES = ("matplotlib.", "torchvision.utils.")
@@ -1229,7 +1254,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         if not any(_carries(ctx, v, flow.graph, model_calls) for v in values):
             continue
         func = call.func
-        if ctx.function_for_call(call) is not None:
+        if ctx.function_for_call(call) is not None or graph_free_function(ctx, call):
             continue
         names = ctx.names.qualified_names_at(func)
         if any(q.startswith(("torch.", "numpy.", "math.") + GRAPH_FREE_LIBRARIES) for q in names):
