@@ -169,15 +169,15 @@ _CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-fi
 
 
 def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
-    """For ``model.generator_forward(z)`` outside any function, where ``model`` is built from a project
+    """For ``model.generator_forward(z)`` outside any class, where ``model`` is built from a project
     ``nn.Module`` class whose own method ``generator_forward`` runs the model's layers without training
     (no backward pass or optimizer step in reach, no gradient reads): ``model``, which the call runs in
     its mode and with the caller's gradients; else None."""
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value in _MODULE_METHODS:
         return None
-    if enclosing_function(ctx, call) is not None or ctx.enclosing(call, cst.ClassDef) is not None:
-        return None
+    if ctx.enclosing(call, cst.ClassDef) is not None:
+        return None  # a method of a class: the model's own API, or a trainer's (judged elsewhere)
     owner = method_owner(ctx, func)
     if owner is None or is_model(ctx, owner) is not True:
         return None
@@ -1323,6 +1323,7 @@ class EvaluationFacts:
         self._sites: Optional[List[EvalSite]] = None
         self._class_verdicts: Dict[cst.ClassDef, bool] = {}
         self._param_calls: List[cst.Call] = []
+        self._method_calls: List[cst.Call] = []
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
@@ -1333,6 +1334,10 @@ class EvaluationFacts:
         model = model_of_call(ctx, call)
         if model is None:
             model = module_level_method_model(ctx, call)
+        if model is None and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and \
+                enclosing_function(ctx, call) is not None:
+            self._method_calls.append(call)  # `model.generate(a, b)` in a function: decided after the walk
+            return
         if model is None:
             callee = call.func
             if isinstance(callee, cst.Name) and ctx.names.is_param(callee) and not isinstance(
@@ -1371,6 +1376,16 @@ class EvaluationFacts:
                 args = arguments_for_param(ctx, model)
                 if args and all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
                     self.mode_settled.add(call)  # every caller passes a model without mode-dependent layers
+        for call in self._method_calls:
+            model = module_level_method_model(ctx, call)
+            if model is not None:
+                self.model_calls.append((call, model))
+                if isinstance(model, cst.Name) and ctx.names.is_param_at(model) is False and \
+                        ctx.enclosing(model, cst.FunctionDef) is not None:
+                    self.local_model.add(call)
+                if any(_built_in_eval_mode(v) for v in built_values(ctx, model)) and not _switched_to_train(ctx, model):
+                    self.mode_settled.add(call)
+        self._method_calls = []
         for call in self._param_calls:
             callee = call.func
             assert isinstance(callee, cst.Name)
@@ -1444,8 +1459,12 @@ class EvaluationFacts:
         switched = eval_receivers(ctx, function, depth=0)
         if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) and not (
             calls and all(runs_without_grad(ctx, c) for c, _m in calls)
+        ) and not any(
+            isinstance(model, cst.Name) and any(isinstance(v, cst.Call) and eval_mode_target(v) is not None
+                                                for v in ctx.names.values_at(model))
+            for _c, model in calls
         ):
-            return False
+            return False  # (`model = Net().eval()` switches the model it builds)
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
             return False
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
