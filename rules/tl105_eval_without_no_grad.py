@@ -1908,6 +1908,74 @@ def fit_and_score(loader, batch):
 """,
             line=32,
         ),
+        # a method of a project model run inside a function, the model built in eval mode there and its
+        # output read off the graph (`numpy()`); the training function calling the other method is left alone
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 3, 1)
+        self.norm = nn.BatchNorm2d(3)
+
+    def blend(self, a, b):
+        return self.norm(self.enc(a) + self.enc(b))
+
+    def objective(self, a, b):
+        return (self.blend(a, b) - a).pow(2).mean()
+
+
+def paint(path, a, b):
+    painter = Painter().eval()
+    painter.load_state_dict(torch.load(path))
+    picture = painter.blend(a, b)
+    return picture.clamp(0, 1).cpu().numpy()
+
+
+def fit(painter, pairs, opt):
+    for a, b in pairs:
+        opt.zero_grad()
+        painter.objective(a, b).backward()
+        opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 3, 1)
+        self.norm = nn.BatchNorm2d(3)
+
+    def blend(self, a, b):
+        return self.norm(self.enc(a) + self.enc(b))
+
+    def objective(self, a, b):
+        return (self.blend(a, b) - a).pow(2).mean()
+
+
+@torch.no_grad()
+def paint(path, a, b):
+    painter = Painter().eval()
+    painter.load_state_dict(torch.load(path))
+    picture = painter.blend(a, b)
+    return picture.clamp(0, 1).cpu().numpy()
+
+
+def fit(painter, pairs, opt):
+    for a, b in pairs:
+        opt.zero_grad()
+        painter.objective(a, b).backward()
+        opt.step()
+""",
+            line=22,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
