@@ -1976,6 +1976,163 @@ def fit(painter, pairs, opt):
 """,
             line=22,
         ),
+        # an evaluation generator: it puts the model in eval mode and yields its outputs; the caller, which
+        # trains too, iterates them only into a count (the loop is the evaluation)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def outputs_of(net, rows):
+    net.eval()
+    for x, y in rows:
+        yield net(x), y
+
+
+def fit(net, rows, opt):
+    for x, y in rows:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    hits = 0
+    for out, y in outputs_of(net, rows):
+        hits += (out.argmax(1) == y).sum().item()
+    net.train()
+    return hits
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def outputs_of(net, rows):
+    net.eval()
+    for x, y in rows:
+        yield net(x), y
+
+
+def fit(net, rows, opt):
+    for x, y in rows:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    hits = 0
+    with torch.no_grad():
+        for out, y in outputs_of(net, rows):
+            hits += (out.argmax(1) == y).sum().item()
+    net.train()
+    return hits
+""",
+            line=18,
+        ),
+        # the same at module level, through `enumerate`, the yielded value a single tensor
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def scores(m, batches):
+    m.eval()
+    for b in batches:
+        yield m(b).softmax(-1)
+
+
+m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+for i, probs in enumerate(scores(m, [torch.randn(4, 3)])):
+    print(i, probs.max(-1).values.tolist())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+def scores(m, batches):
+    m.eval()
+    for b in batches:
+        yield m(b).softmax(-1)
+
+
+m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+with torch.no_grad():
+    for i, probs in enumerate(scores(m, [torch.randn(4, 3)])):
+        print(i, probs.max(-1).values.tolist())
+""",
+            line=13,
+        ),
+        # an object named like an optimizer but built from a plain settings class of the module: handing it
+        # to `setattr` is no training step
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Settings(object):
+    steps = 20
+    start = 1
+
+
+opt = Settings()
+
+
+class Poet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.out = nn.Linear(16, 50)
+
+    def forward(self, ids):
+        return self.out(self.emb(ids))
+
+
+def write(model, **changes):
+    for k, v in changes.items():
+        setattr(opt, k, v)
+    model.eval()
+    ids = [opt.start]
+    for _ in range(opt.steps):
+        nxt = model(torch.tensor(ids))[-1].argmax().item()
+        ids.append(nxt)
+    return ids
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Settings(object):
+    steps = 20
+    start = 1
+
+
+opt = Settings()
+
+
+class Poet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.out = nn.Linear(16, 50)
+
+    def forward(self, ids):
+        return self.out(self.emb(ids))
+
+
+@torch.no_grad()
+def write(model, **changes):
+    for k, v in changes.items():
+        setattr(opt, k, v)
+    model.eval()
+    ids = [opt.start]
+    for _ in range(opt.steps):
+        nxt = model(torch.tensor(ids))[-1].argmax().item()
+        ids.append(nxt)
+    return ids
+""",
+            line=30,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
