@@ -1196,7 +1196,7 @@ def _iterating_loop(ctx: FileContext, call: cst.Call, comprehensions: bool = Fal
     if isinstance(parent, cst.Arg):
         outer = ctx.parent(parent)
         if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value == "enumerate"
-                and len(outer.args) == 1 and not ctx.names.qualified_names(outer.func)):
+                and len(outer.args) == 1 and ctx.names.qualified_names(outer.func) <= {"builtins.enumerate"}):
             return None
         parent = ctx.parent(outer)
     kinds = (cst.For, cst.CompFor) if comprehensions else (cst.For,)
