@@ -52,7 +52,8 @@ class EvalWithoutEvalMode(LintRule):
     or by a name that says so when nothing shows how they are built. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
-    into like any other code. A model parameter is in eval mode when every caller in the file puts the
+    into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
+    can switch only the models it is handed. A model parameter is in eval mode when every caller in the file puts the
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
     `eval()` that comes after the call does not count.
 
@@ -690,6 +691,29 @@ def noisy_votes(x, k=8):
 
 
 print(spread(x), noisy_votes(x))
+"""
+        ),
+        # near miss: the library evaluator is handed the model the process function runs
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, create_supervised_evaluator
+from ignite.metrics import Accuracy
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+evaluator = create_supervised_evaluator(best, metrics={"acc": Accuracy()})
+best = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+best.load_state_dict(torch.load("best.pt"))
+
+
+def flip_average(engine, batch):
+    with torch.no_grad():
+        x, y = batch
+        return 0.5 * (best(x) + best(x.flip(-1))), y
+
+
+scorer = Engine(flip_average)
 """
         ),
     ]
@@ -1343,6 +1367,53 @@ def chain(x, n):
 print(chain(x, 3))
 """,
             line=17,
+            unsafe=True,
+        ),
+        # a library function named for evaluation switches only the model it is handed
+        # (`create_supervised_evaluator(model, ...)`), not another one the code runs
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, create_supervised_evaluator
+from ignite.metrics import Accuracy
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+evaluator = create_supervised_evaluator(model, metrics={"acc": Accuracy()})
+best = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+best.load_state_dict(torch.load("best.pt"))
+
+
+def flip_average(engine, batch):
+    with torch.no_grad():
+        x, y = batch
+        return 0.5 * (best(x) + best(x.flip(-1))), y
+
+
+scorer = Engine(flip_average)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, create_supervised_evaluator
+from ignite.metrics import Accuracy
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+evaluator = create_supervised_evaluator(model, metrics={"acc": Accuracy()})
+best = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+best.load_state_dict(torch.load("best.pt"))
+
+
+def flip_average(engine, batch):
+    best.eval()
+    with torch.no_grad():
+        x, y = batch
+        return 0.5 * (best(x) + best(x.flip(-1))), y
+
+
+scorer = Engine(flip_average)
+""",
+            line=16,
             unsafe=True,
         ),
     ]

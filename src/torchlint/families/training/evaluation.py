@@ -467,11 +467,14 @@ def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cs
         code = code[:45] + "..."
     line = line_of(where, node)
     place = ""
-    if line is not None:
-        place = f"line {line}" if where is ctx or where.path == ctx.path else f"{os.path.basename(where.path)}:{line}"
+    same = where is ctx or where.path == ctx.path
+    if where.path.endswith(".ipynb"):  # a notebook's program lines are not its cells' lines
+        place = "this notebook" if same else os.path.basename(where.path)
+    elif line is not None:
+        place = f"line {line}" if same else f"{os.path.basename(where.path)}:{line}"
     if isinstance(node, cst.Attribute):
         return f"it reads `{code}`" + (f" ({place})" if place else "")
-    return f"its `{code}`" + (f" (built at {place})" if place else "")
+    return f"its `{code}`" + (f" (built {'in' if where.path.endswith('.ipynb') else 'at'} {place})" if place else "")
 
 
 def samples_on_purpose(ctx: FileContext, node: cst.CSTNode, calls: Sequence[cst.Call]) -> bool:
@@ -742,7 +745,7 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
             name = callee_name(call)
             if name is not None and "eval" in name.lower() and method_name(call) != "eval":
                 if not _provably_leaves_mode(ctx, call):
-                    out.add(ANY)
+                    out |= _library_switches(ctx, call)
             continue
         code = ctx.code(target)
         if call is via:
@@ -753,6 +756,30 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
 
 
 _SETS_MODE = re.compile(r"\.(eval|train)\(|eval[a-z_]*\(|[a-z_]eval\(|requires_grad_|\bmode\b", re.IGNORECASE)
+
+
+def _library_switches(ctx: FileContext, call: cst.Call) -> Set[str]:
+    """What an unknown call named for evaluation may put in eval mode: for a library function
+    (``create_supervised_evaluator(model, metrics=...)`` imported from an installed package, whose code
+    is not the project's), only the models it is handed; for anything else (a method of an object that
+    may hold the model, a project function not found) :data:`ANY`."""
+    names = ctx.names.qualified_names_at(call.func)
+    if not names or called_function(ctx, call) is not None or any(q.startswith("builtins.") for q in names):
+        return {ANY}
+    head = call.func
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not (isinstance(head, cst.Name) and ctx.names.qualified_names(head)):
+        return {ANY}  # a method of a value (`trainer.evaluate()`): the object may hold the model
+    out: Set[str] = set()
+    for a in call.args:
+        if a.star:
+            return {ANY}
+        if isinstance(a.value, (cst.Name, cst.Attribute)):
+            out.add(ctx.code(a.value))
+        elif not isinstance(a.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Dict, cst.List, cst.Tuple)):
+            out.add(ANY)  # a call or an expression: it may build or hold the model
+    return out
 
 
 def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
