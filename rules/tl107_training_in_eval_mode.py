@@ -1,18 +1,25 @@
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name, method_name
+from torchlint.analysis.context import callee_name, method_name, receiver
+from torchlint.analysis.names import dotted_name
 from torchlint.families.training.evaluation import (
     ANY,
     EVAL_NAME,
     TRAIN_CALL,
+    covers,
+    decoding_flow,
     eval_mode_target,
     eval_targets_of_call,
+    imported_helper,
+    train_mode_call,
     evaluation_facts,
     model_mode_dependent,
+    position,
+    reaches_backward,
     restores_train_mode,
     snake,
     top_statement,
@@ -315,6 +322,67 @@ for epoch in range(3):
         print(sum((probe(x).argmax(1) == y).sum().item() for x, y in []))
 """
         ),
+        # near misses of the two-model loop: both switched back; or the one left in eval mode has no layer
+        # that eval() changes
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Dropout(0.4), nn.ReLU(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+        noisy.train()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+"""
+        ),
     ]
 
     INVALID = [
@@ -592,6 +660,66 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
 """,
             line=19,
         ),
+        # the loop switches two models to eval mode to plot them, and switches back only the one without
+        # dropout: found by behaviour (the switched model's predictions reach no backward pass)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Dropout(0.4), nn.ReLU(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Dropout(0.4), nn.ReLU(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    noisy.train()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+""",
+            line=22,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -616,7 +744,11 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
         evals: List[Tuple[cst.Call, str]] = []
         for call in ctx.calls_in(loop):
             evals.extend((call, code) for code in sorted(eval_targets_of_call(ctx, call)) if code != ANY)
-        if not evals or restores_train_mode(ctx, loop, depth=2):
+        if not evals:
+            return
+        restored = self._restored(loop)
+        evals = [(call, code) for call, code in evals if not covers(restored, code)]
+        if not evals:
             return
         reached = calls_through_helpers(ctx, loop, depth=2)
         for call, via in reached:
@@ -626,7 +758,7 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
             if ctx.function_for_call(call) is None and (TRAIN_CALL.search(snake(name)) or snake(name) == "training"):
                 return  # an unresolved training helper may well call `model.train()`
         training = [via for call, via in reached if is_backward_like(ctx, call) or optimizer_of_step(ctx, call)]
-        if not training or not self._evaluates(loop):
+        if not training or not (self._evaluates(loop) or self._runs_switched(loop, evals)):
             return
         for via_eval, code in evals:
             if self._mode_free(loop, via_eval, code):
@@ -640,6 +772,39 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
                 fix=self._fix(loop, via_eval, steps, code),
             )
             return
+
+    def _runs_switched(self, loop: cst.CSTNode, evals: List[Tuple[cst.Call, str]]) -> bool:
+        """Evaluation by behaviour: after switching a model to eval mode, the loop runs that model and
+        what the run produces reaches no backward pass (a prediction, plotted or printed)."""
+        ctx = self.ctx
+        for via_eval, code in evals:
+            after = position(ctx, via_eval)
+            for call, model in evaluation_facts(ctx).model_calls:
+                if ctx.code(model) != code or not ctx.is_inside(call, loop) or position(ctx, call) <= after:
+                    continue
+                flow = decoding_flow(ctx, loop, {call})
+                if not reaches_backward(ctx, loop, flow, {call}):
+                    return True
+        return False
+
+    def _restored(self, loop: cst.CSTNode) -> Set[str]:
+        """What the loop may turn back to training mode: the receivers of its own `train()` calls, and
+        :data:`ANY` for one in a helper (same-module or imported) or on an unknown receiver."""
+        ctx = self.ctx
+        out: Set[str] = set()
+        for call, via in calls_through_helpers(ctx, loop, depth=2):
+            if not train_mode_call(call):
+                continue
+            recv = receiver(call)
+            if call is via and recv is not None and dotted_name(recv) is not None:
+                out.add(ctx.code(recv))
+            else:
+                out.add(ANY)
+        for call in ctx.calls_in(loop):
+            imported = imported_helper(ctx, call)
+            if imported is not None and any(train_mode_call(c) for c in imported[0].calls_in(imported[1])):
+                out.add(ANY)  # a helper of another file turns training mode on
+        return out
 
     def _mode_free(self, loop: cst.CSTNode, via_eval: cst.Call, code: str) -> bool:
         """Whether the model put in eval mode provably has no layer that acts differently in eval mode
