@@ -31,7 +31,9 @@ class EvalWithoutNoGrad(LintRule):
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
-    an optimizer step on the model, when the function neither returns nor stores the output. A Lightning
+    an optimizer step on the model, when the function neither returns nor stores the output. A program that trains nothing anywhere
+    and loads back weights it saved itself (a demonstration of `torch.save`/`load_state_dict`) evaluates
+    no trained model and is not reported.  A Lightning
     trainer's `trainer.fit(model, ...)` counts as that training (the model may be read back with
     `load_from_checkpoint` after it). Outputs without an autograd graph by construction — a comparison
     or `argmax`, its mean, `.item()`, arithmetic of them, also as an element of the tuple a project
@@ -873,6 +875,34 @@ def pairs(net, rows):
 def report(net, rows, sink):
     for out, y in pairs(net, rows):
         sink(out, y)
+"""
+        ),
+        # a demonstration of saving and loading: nothing is trained anywhere and the weights loaded back are
+        # the ones just saved; no evaluation of a trained model
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+first = Tiny()
+torch.save(first.state_dict(), "tiny.pt")
+second = Tiny()
+second.load_state_dict(torch.load("tiny.pt"))
+x = torch.randn(4, 3)
+print(second(x).argmax(1).tolist())
+same = torch.allclose(first.fc.weight, second.fc.weight)
+print(same)
 """
         ),
     ]
@@ -2132,6 +2162,68 @@ def write(model, **changes):
     return ids
 """,
             line=30,
+        ),
+        # near miss of the save/load demonstration: the model is trained before it is saved, and its
+        # reloaded copy predicts
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+first = Tiny()
+opt = torch.optim.SGD(first.parameters(), lr=0.1)
+opt.zero_grad()
+first(torch.randn(8, 3)).pow(2).mean().backward()
+opt.step()
+torch.save(first.state_dict(), "tiny.pt")
+second = Tiny()
+second.load_state_dict(torch.load("tiny.pt"))
+x = torch.randn(4, 3)
+print(second(x).argmax(1).tolist())
+same = torch.allclose(first.fc.weight, second.fc.weight)
+print(same)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+first = Tiny()
+opt = torch.optim.SGD(first.parameters(), lr=0.1)
+opt.zero_grad()
+first(torch.randn(8, 3)).pow(2).mean().backward()
+opt.step()
+torch.save(first.state_dict(), "tiny.pt")
+second = Tiny()
+second.load_state_dict(torch.load("tiny.pt"))
+x = torch.randn(4, 3)
+with torch.no_grad():
+    print(second(x).argmax(1).tolist())
+same = torch.allclose(first.fc.weight, second.fc.weight)
+print(same)
+""",
+            line=25,
         ),
     ]
 

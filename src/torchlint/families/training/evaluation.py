@@ -2034,7 +2034,19 @@ class EvaluationFacts:
                         root = root.value
                     if isinstance(root, cst.Name) and root.value == model_name:
                         loaded = True
-        return loaded
+        return loaded and not self._round_trip(body[:at])
+
+    def _round_trip(self, before: Sequence[cst.CSTNode]) -> bool:
+        """A demonstration of saving and loading: the module trains nothing anywhere (no backward pass or
+        optimizer step, in any function it holds) and saves a model before the load (``torch.save``):
+        what it loads back are the weights it just built, not trained ones."""
+        ctx = self.ctx
+        if any(is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None for c in ctx.calls_in(ctx.module)):
+            return False
+        return any(
+            ctx.names.matches(c.func, ("torch.save",)) for stmt in before for c in ctx.calls_in(stmt)
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+        )
 
     def _host_trains(self, function: Optional[cst.FunctionDef]) -> bool:
         """Whether the code around the loop trains: then only a loop over validation or test data is
