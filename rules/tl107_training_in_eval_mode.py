@@ -8,7 +8,6 @@ from torchlint.analysis.context import callee_name, method_name, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.families.training.evaluation import (
     ANY,
-    EVAL_NAME,
     TRAIN_CALL,
     covers,
     decoding_flow,
@@ -720,6 +719,55 @@ for step in range(100):
 """,
             line=22,
         ),
+        # a helper, whatever its name, that switches the model it is given to eval mode and runs it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def probe(m, batches):
+    m.eval()
+    with torch.no_grad():
+        return sum((m(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, rounds):
+    for r in range(rounds):
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+        print(r, probe(net, batches))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def probe(m, batches):
+    m.eval()
+    with torch.no_grad():
+        return sum((m(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, rounds):
+    for r in range(rounds):
+        net.train()
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+        print(r, probe(net, batches))
+""",
+            line=21,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -778,6 +826,8 @@ for step in range(100):
         what the run produces reaches no backward pass (a prediction, plotted or printed)."""
         ctx = self.ctx
         for via_eval, code in evals:
+            if eval_mode_target(via_eval) is None and self._helper_runs_param(via_eval):
+                return True  # `evaluate(net, loader)`: the helper switches the model it is given and runs it
             after = position(ctx, via_eval)
             for call, model in evaluation_facts(ctx).model_calls:
                 if ctx.code(model) != code or not ctx.is_inside(call, loop) or position(ctx, call) <= after:
@@ -785,7 +835,41 @@ for step in range(100):
                 flow = decoding_flow(ctx, loop, {call})
                 if not reaches_backward(ctx, loop, flow, {call}):
                     return True
+            for call in ctx.calls_in(loop):
+                # handed, after the switch, to code that runs it (`validate(model, loader)` of another
+                # file): an evaluation unless that code is a training step (a backward pass in view)
+                if position(ctx, call) <= after or call is via_eval or eval_mode_target(call) is not None:
+                    continue
+                if not any(ctx.code(a.value) == code for a in call.args):
+                    continue
+                if any(q.startswith(("builtins.", "torch.")) for q in ctx.names.qualified_names(call.func)):
+                    continue  # `print(model)`, `torch.save(model, path)`: nothing runs it
+                if any(is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None
+                       for c, _via in calls_through_helpers(ctx, call, 2)):
+                    continue
+                imported = imported_helper(ctx, call)
+                if imported is not None and any(is_backward_like(imported[0], c) for c in imported[0].calls_in(imported[1])):
+                    continue
+                if ctx.function_for_call(call) is None and imported is None and not ctx.names.qualified_names(call.func):
+                    continue  # a local callable whose code is not in view
+                return True
         return False
+
+    def _helper_runs_param(self, call: cst.Call) -> bool:
+        """Whether the function ``call`` runs (this file's or another project file's) calls one of its
+        parameters: the model it switched to eval mode runs there."""
+        ctx = self.ctx
+        found = ctx.function_for_call(call)
+        if found is not None:
+            fctx, function = ctx, found
+        else:
+            imported = imported_helper(ctx, call)
+            if imported is None:
+                return False
+            fctx, function = imported[0], imported[1]
+        p = function.params
+        params = {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]}
+        return any(isinstance(c.func, cst.Name) and c.func.value in params for c in fctx.calls_in(function))
 
     def _restored(self, loop: cst.CSTNode) -> Set[str]:
         """What the loop may turn back to training mode: the receivers of its own `train()` calls, and
@@ -824,9 +908,6 @@ for step in range(100):
             if ctx.is_inside(site.node, loop):
                 return True
         for call in ctx.calls_in(loop):
-            name = callee_name(call)
-            if name and EVAL_NAME.search(snake(name)) and name != "eval":
-                return True
             target = ctx.function_for_call(call)
             if target is not None and any(s.function is target for s in evaluation_facts(ctx).sites()):
                 return True
