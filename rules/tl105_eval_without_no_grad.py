@@ -2225,6 +2225,92 @@ print(same)
 """,
             line=25,
         ),
+        # a sampling loop after the training: the fix wraps the loop; `net.init_hidden(1)` beside it builds a
+        # fresh state (`torch.zeros`) and runs no layer, so it is no forward pass of its own
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 16)
+        self.rnn = nn.GRU(16, 16)
+        self.out = nn.Linear(16, 30)
+
+    def init_hidden(self, n):
+        return torch.zeros(1, n, 16)
+
+    def forward(self, x, h):
+        y, h = self.rnn(self.emb(x), h)
+        return self.out(y), h
+
+
+net = CharNet()
+opt = torch.optim.Adam(net.parameters())
+data = torch.randint(0, 30, (20, 4))
+for step in range(5):
+    h = net.init_hidden(4)
+    logits, h = net(data[:-1], h)
+    loss = nn.functional.cross_entropy(logits.reshape(-1, 30), data[1:].reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+h = net.init_hidden(1)
+tok = torch.zeros(1, 1, dtype=torch.long)
+text = []
+for _ in range(10):
+    logits, h = net(tok, h)
+    tok = logits[-1].argmax(-1, keepdim=True)
+    text.append(tok.item())
+print(text)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class CharNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 16)
+        self.rnn = nn.GRU(16, 16)
+        self.out = nn.Linear(16, 30)
+
+    def init_hidden(self, n):
+        return torch.zeros(1, n, 16)
+
+    def forward(self, x, h):
+        y, h = self.rnn(self.emb(x), h)
+        return self.out(y), h
+
+
+net = CharNet()
+opt = torch.optim.Adam(net.parameters())
+data = torch.randint(0, 30, (20, 4))
+for step in range(5):
+    h = net.init_hidden(4)
+    logits, h = net(data[:-1], h)
+    loss = nn.functional.cross_entropy(logits.reshape(-1, 30), data[1:].reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+h = net.init_hidden(1)
+tok = torch.zeros(1, 1, dtype=torch.long)
+text = []
+with torch.no_grad():
+    for _ in range(10):
+        logits, h = net(tok, h)
+        tok = logits[-1].argmax(-1, keepdim=True)
+        text.append(tok.item())
+print(text)
+""",
+            line=36,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:

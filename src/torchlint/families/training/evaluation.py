@@ -195,10 +195,34 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
         return None  # a training step, a framework hook, or code that reads gradients
     if not any(isinstance(r.value, cst.BaseExpression) for r in iter_nodes(function.body) if isinstance(r, cst.Return)):
         return None  # hands nothing back: no prediction
+    if not _runs_layers(where, found[1], function):
+        return None  # `init_hidden(n)` builds a fresh state (`torch.zeros(...)`): no layer of the model runs
     parent = ctx.parent(call)
     if isinstance(parent, cst.Expr) or keyword_arg(call, "training") is not None:
         return None
     return owner
+
+
+def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef, depth: int = 2) -> bool:
+    """Whether the method ``function`` of the model class ``cls`` runs a part of the model: calls
+    ``self(...)``, ``self.forward(...)``, a submodule (``self.rnn(x)``: an attribute that is no method of the
+    class), or another method of the class that does."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    for call in ctx.calls_in(function):
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "self":
+            return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            name = func.attr.value
+            if name == "forward" or name not in methods:
+                return True
+            if depth > 0 and methods[name] is not function and _runs_layers(ctx, cls, methods[name], depth - 1):
+                return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
+                dotted_name(func.value.value) == "self":
+            return True  # `self.encoder.encode(x)`: a method of a submodule
+    return False
 
 
 def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
