@@ -396,6 +396,7 @@ __all__ = [
     "BATCH_NORM_LAYERS",
     "CONTAINERS",
     "DROPOUT_LAYERS",
+    "FUNCTIONAL_DROPOUT",
     "MODE_FREE_LAYERS",
     "combine",
     "container_elements",

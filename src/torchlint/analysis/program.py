@@ -1364,6 +1364,7 @@ __all__ = [
     "find_method",
     "MAX_CALLERS",
     "line_of",
+    "mode_layer_of",
     "loss_fact",
     "model_fact",
     "open_frame",
