@@ -905,6 +905,47 @@ same = torch.allclose(first.fc.weight, second.fc.weight)
 print(same)
 """
         ),
+        # near miss of a model method run in a function: the method turns gradients off itself (a decorator,
+        # or a `with` block around the layers it runs)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Lm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.out = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.out(self.emb(x))
+
+    @torch.no_grad()
+    def extend(self, ids, n):
+        for _ in range(n):
+            ids = torch.cat([ids, self(ids)[:, -1].argmax(-1, keepdim=True)], 1)
+        return ids
+
+    def extend2(self, ids, n):
+        with torch.no_grad():
+            for _ in range(n):
+                ids = torch.cat([ids, self(ids)[:, -1].argmax(-1, keepdim=True)], 1)
+        return ids
+
+
+def check(lm, rows):
+    lm.eval()
+    got = lm.extend(rows, 3)
+    got2 = lm.extend2(rows, 3)
+    return got.tolist(), got2.tolist()
+
+
+lm = Lm()
+print(check(lm, torch.zeros(2, 1, dtype=torch.long)))
+"""
+        ),
     ]
 
     INVALID = [

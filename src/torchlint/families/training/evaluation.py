@@ -197,6 +197,10 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
         return None  # hands nothing back: no prediction
     if not _runs_layers(where, found[1], function):
         return None  # `init_hidden(n)` builds a fresh state (`torch.zeros(...)`): no layer of the model runs
+    layer_calls = [c for c in where.calls_in(function) if isinstance(c.func, (cst.Name, cst.Attribute))
+                   and (dotted_name(c.func) or "").split(".")[0] == "self"]
+    if layer_calls and all(under_no_grad(where, c) for c in layer_calls):
+        return None  # the method turns gradients off itself (`@torch.no_grad() def generate`): no graph
     parent = ctx.parent(call)
     if isinstance(parent, cst.Expr) or keyword_arg(call, "training") is not None:
         return None
