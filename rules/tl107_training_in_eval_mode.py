@@ -17,6 +17,7 @@ from torchlint.families.training.evaluation import (
     train_mode_call,
     evaluation_facts,
     model_mode_dependent,
+    needs_grad,
     position,
     reaches_backward,
     restores_train_mode,
@@ -380,6 +381,27 @@ for step in range(100):
         curve_b = noisy(grid)
         print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
         plain.train()
+"""
+        ),
+        # near miss: a helper that switches the model to eval mode and backpropagates to read gradients (a
+        # gradient visualisation) is no evaluation, and each iteration builds a new model
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def grad_sizes(m, x, y):
+    m.eval()
+    m.zero_grad()
+    nn.functional.cross_entropy(m(x), y).backward()
+    return {n: p.grad.norm().item() for n, p in m.named_parameters()}
+
+
+x, y = torch.randn(16, 4), torch.randint(0, 3, (16,))
+for width in (8, 16, 32):
+    m = nn.Sequential(nn.Linear(4, width), nn.BatchNorm1d(width), nn.Linear(width, 3))
+    print(width, grad_sizes(m, x, y))
 """
         ),
     ]
@@ -867,6 +889,9 @@ def fit(batches, rounds):
             if imported is None:
                 return False
             fctx, function = imported[0], imported[1]
+        if needs_grad(fctx, function) or any(is_backward_like(fctx, c) or optimizer_of_step(fctx, c) is not None
+                                             for c in fctx.calls_in(function)):
+            return False  # it differentiates (a gradient visualisation) or trains: no evaluation
         p = function.params
         params = {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]}
         return any(isinstance(c.func, cst.Name) and c.func.value in params for c in fctx.calls_in(function))
