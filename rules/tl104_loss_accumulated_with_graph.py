@@ -48,7 +48,9 @@ class LossAccumulatedWithGraph(LintRule):
     占用量越来越大" (PyTorch Cookbook, Zhang Hao, 2019, repeated in its
     2024 revision).
 
-    Not reported: `.item()`, `float(loss)`, `.detach()`, `.data`; code under `torch.no_grad()` or
+    Not reported: `.item()`, `float(loss)`, `.detach()`, `.data`; a loss computed after a
+    `torch.set_grad_enabled(False)` statement (until gradients are turned back on), or from outputs the
+    loop computes under `no_grad`; code under `torch.no_grad()` or
     `torch.inference_mode()`; a total that is reset on every iteration of the loop (a reset inside an
     `if`, such as printing and zeroing every 100 steps, leaves the graphs of the other iterations
     chained, and is reported); a total that is itself backpropagated later as a whole (micro-batching,
@@ -333,6 +335,30 @@ def train(model, loader, criterion, optimizer):
         optimizer.step()
 """
         ),
+        # a running total of losses computed with gradients off: after a `torch.set_grad_enabled(False)`
+        # statement (until it is turned back on), or from outputs computed under `no_grad`
+        Valid(
+            """
+import torch
+
+
+def fit(model, loader, opt, check):
+    crit = torch.nn.CrossEntropyLoss()
+    seen, probes = 0, []
+    for x, y in loader:
+        opt.zero_grad()
+        crit(model(x), y).backward()
+        opt.step()
+        torch.set_grad_enabled(False)
+        v = crit(model(check[0]), check[1])
+        seen += v
+        torch.set_grad_enabled(True)
+        with torch.no_grad():
+            out = model(check[0])
+        probes.append(crit(out, check[1]))
+    return seen, probes
+"""
+        ),
     ]
 
     INVALID = [
@@ -592,6 +618,46 @@ def train(model, loader, criterion, optimizer):
         optimizer.step()
     return losses
 """,
+        ),
+        # near miss: the same with gradients on, the totals keep every probe's graph
+        Invalid(
+            """
+import torch
+
+
+def fit(model, loader, opt, check):
+    crit = torch.nn.CrossEntropyLoss()
+    seen, probes = 0, []
+    for x, y in loader:
+        opt.zero_grad()
+        crit(model(x), y).backward()
+        opt.step()
+        v = crit(model(check[0]), check[1])
+        seen += v
+        out = model(check[0])
+        probes.append(crit(out, check[1]))
+    return seen, probes
+""",
+            fixed="""
+import torch
+
+
+def fit(model, loader, opt, check):
+    crit = torch.nn.CrossEntropyLoss()
+    seen, probes = 0, []
+    for x, y in loader:
+        opt.zero_grad()
+        crit(model(x), y).backward()
+        opt.step()
+        v = crit(model(check[0]), check[1])
+        seen += v.item()
+        out = model(check[0])
+        probes.append(crit(out, check[1]).item())
+    return seen, probes
+""",
+            line=13,
+            count=2,
+            unsafe=True,
         ),
     ]
 
@@ -870,7 +936,7 @@ class _LoopFacts:
             if is_detached(ctx, value) or returns_without_graph(ctx, value):
                 return False
             if is_loss_call(ctx, value):
-                return True
+                return not self._inputs_without_graph(value)
             name = method_name(value)
             if name in _FULL_REDUCTIONS:
                 recv = receiver(value)
@@ -883,6 +949,29 @@ class _LoopFacts:
                 return any(self.carriers(el.value, depth - 1) for el in value.elements)
             return bool(self.carriers(value.elt, depth - 1))
         return False
+
+    def _inputs_without_graph(self, call: cst.Call) -> bool:
+        """A loss of values without a graph: some argument is bound in the loop only under ``no_grad``
+        (``with torch.no_grad(): out = model(x)``, then ``criterion(out, y)``), and every other one is
+        such a value, a literal, or data the loop does not produce (the targets)."""
+        ctx = self.ctx
+        free = False
+        for a in call.args:
+            names = base_names(a.value)
+            if not names:
+                if isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
+                    continue
+                return False
+            bindings = self.assigned.get(names[0])
+            if bindings is None:
+                continue  # not produced by the loop: data handed in
+            if any(isinstance(stmt, cst.For) for stmt, _ in bindings):
+                continue  # the batch the loop iterates
+            if all(under_no_grad(ctx, stmt) or (v is not None and is_detached(ctx, v)) for stmt, v in bindings):
+                free = True
+                continue
+            return False
+        return free
 
     def _from_graph_free_helper(self, base: cst.BaseExpression) -> bool:
         """``res`` in ``res["loss"]`` is bound in the loop only to results of a project function that

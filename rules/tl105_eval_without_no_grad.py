@@ -31,7 +31,9 @@ class EvalWithoutNoGrad(LintRule):
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
-    an optimizer step on the model, when the function neither returns nor stores the output. A Lightning
+    an optimizer step on the model, when the function neither returns nor stores the output. A program that trains nothing anywhere
+    and loads back weights it saved itself (a demonstration of `torch.save`/`load_state_dict`) evaluates
+    no trained model and is not reported.  A Lightning
     trainer's `trainer.fit(model, ...)` counts as that training (the model may be read back with
     `load_from_checkpoint` after it). Outputs without an autograd graph by construction — a comparison
     or `argmax`, its mean, `.item()`, arithmetic of them, also as an element of the tuple a project
@@ -115,6 +117,13 @@ class EvalWithoutNoGrad(LintRule):
     reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
     reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
     mode in the wrapped code is still reported by TL106.
+
+    A generator that runs a model and yields its output (or a value computed from it) is followed into
+    the `for` loop of each caller that iterates it (`for out, y in outputs_of(model, loader):`, through
+    `enumerate` too): the positions of the yielded tuples that carry the graph are traced through the
+    loop, and when they reach only graph-free sinks (no backward pass, no callable whose code is not in
+    view, nothing returned) the loop is an evaluation, even in a function that trains elsewhere. Its fix
+    wraps that loop in `with torch.no_grad():` (the generator's body runs in the consumer's grad mode).
 
     Decoding code with any sign of training (a weak one too) is not reported. Its fix is safe when a
     token picked from an output is fed back and the outputs leave the function only as picks or
@@ -815,6 +824,126 @@ def fit_and_score(loader, batch):
     model = Classifier()
     _, train_hits = model.forward(batch)
     return {"train": train_hits}
+"""
+        ),
+        # near miss of the evaluation generator: what the loop receives is differentiated (a training
+        # pass over a generator), or the caller reads gradients (a saliency map)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def pairs(net, rows):
+    for x, y in rows:
+        yield net(x), y
+
+
+def with_inputs(net, rows):
+    for x, _ in rows:
+        x.requires_grad_(True)
+        yield net(x), x
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+rows = [(torch.randn(3, 4), torch.randint(0, 2, (3,)))]
+for out, y in pairs(net, rows):
+    step_loss = F.cross_entropy(out, y)
+    opt.zero_grad()
+    step_loss.backward()
+    opt.step()
+for k, (out, x) in enumerate(with_inputs(net, rows)):
+    out.max(1).values.sum().backward()
+    print(k, x.grad.abs().mean().item())
+"""
+        ),
+        # near miss: the yielded outputs are handed to a callable whose code is not in view
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def pairs(net, rows):
+    net.eval()
+    for x, y in rows:
+        yield net(x), y
+
+
+def report(net, rows, sink):
+    for out, y in pairs(net, rows):
+        sink(out, y)
+"""
+        ),
+        # a demonstration of saving and loading: nothing is trained anywhere and the weights loaded back are
+        # the ones just saved; no evaluation of a trained model
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+first = Tiny()
+torch.save(first.state_dict(), "tiny.pt")
+second = Tiny()
+second.load_state_dict(torch.load("tiny.pt"))
+x = torch.randn(4, 3)
+print(second(x).argmax(1).tolist())
+same = torch.allclose(first.fc.weight, second.fc.weight)
+print(same)
+"""
+        ),
+        # near miss of a model method run in a function: the method turns gradients off itself (a decorator,
+        # or a `with` block around the layers it runs)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Lm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.out = nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.out(self.emb(x))
+
+    @torch.no_grad()
+    def extend(self, ids, n):
+        for _ in range(n):
+            ids = torch.cat([ids, self(ids)[:, -1].argmax(-1, keepdim=True)], 1)
+        return ids
+
+    def extend2(self, ids, n):
+        with torch.no_grad():
+            for _ in range(n):
+                ids = torch.cat([ids, self(ids)[:, -1].argmax(-1, keepdim=True)], 1)
+        return ids
+
+
+def check(lm, rows):
+    lm.eval()
+    got = lm.extend(rows, 3)
+    got2 = lm.extend2(rows, 3)
+    return got.tolist(), got2.tolist()
+
+
+lm = Lm()
+print(check(lm, torch.zeros(2, 1, dtype=torch.long)))
 """
         ),
     ]
@@ -1849,6 +1978,379 @@ def fit_and_score(loader, batch):
     return {"train": train_hits}
 """,
             line=32,
+        ),
+        # a method of a project model run inside a function, the model built in eval mode there and its
+        # output read off the graph (`numpy()`); the training function calling the other method is left alone
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 3, 1)
+        self.norm = nn.BatchNorm2d(3)
+
+    def blend(self, a, b):
+        return self.norm(self.enc(a) + self.enc(b))
+
+    def objective(self, a, b):
+        return (self.blend(a, b) - a).pow(2).mean()
+
+
+def paint(path, a, b):
+    painter = Painter().eval()
+    painter.load_state_dict(torch.load(path))
+    picture = painter.blend(a, b)
+    return picture.clamp(0, 1).cpu().numpy()
+
+
+def fit(painter, pairs, opt):
+    for a, b in pairs:
+        opt.zero_grad()
+        painter.objective(a, b).backward()
+        opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 3, 1)
+        self.norm = nn.BatchNorm2d(3)
+
+    def blend(self, a, b):
+        return self.norm(self.enc(a) + self.enc(b))
+
+    def objective(self, a, b):
+        return (self.blend(a, b) - a).pow(2).mean()
+
+
+@torch.no_grad()
+def paint(path, a, b):
+    painter = Painter().eval()
+    painter.load_state_dict(torch.load(path))
+    picture = painter.blend(a, b)
+    return picture.clamp(0, 1).cpu().numpy()
+
+
+def fit(painter, pairs, opt):
+    for a, b in pairs:
+        opt.zero_grad()
+        painter.objective(a, b).backward()
+        opt.step()
+""",
+            line=22,
+        ),
+        # an evaluation generator: it puts the model in eval mode and yields its outputs; the caller, which
+        # trains too, iterates them only into a count (the loop is the evaluation)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def outputs_of(net, rows):
+    net.eval()
+    for x, y in rows:
+        yield net(x), y
+
+
+def fit(net, rows, opt):
+    for x, y in rows:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    hits = 0
+    for out, y in outputs_of(net, rows):
+        hits += (out.argmax(1) == y).sum().item()
+    net.train()
+    return hits
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def outputs_of(net, rows):
+    net.eval()
+    for x, y in rows:
+        yield net(x), y
+
+
+def fit(net, rows, opt):
+    for x, y in rows:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    hits = 0
+    with torch.no_grad():
+        for out, y in outputs_of(net, rows):
+            hits += (out.argmax(1) == y).sum().item()
+    net.train()
+    return hits
+""",
+            line=18,
+        ),
+        # the same at module level, through `enumerate`, the yielded value a single tensor
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def scores(m, batches):
+    m.eval()
+    for b in batches:
+        yield m(b).softmax(-1)
+
+
+m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+for i, probs in enumerate(scores(m, [torch.randn(4, 3)])):
+    print(i, probs.max(-1).values.tolist())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+def scores(m, batches):
+    m.eval()
+    for b in batches:
+        yield m(b).softmax(-1)
+
+
+m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+with torch.no_grad():
+    for i, probs in enumerate(scores(m, [torch.randn(4, 3)])):
+        print(i, probs.max(-1).values.tolist())
+""",
+            line=13,
+        ),
+        # an object named like an optimizer but built from a plain settings class of the module: handing it
+        # to `setattr` is no training step
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Settings(object):
+    steps = 20
+    start = 1
+
+
+opt = Settings()
+
+
+class Poet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.out = nn.Linear(16, 50)
+
+    def forward(self, ids):
+        return self.out(self.emb(ids))
+
+
+def write(model, **changes):
+    for k, v in changes.items():
+        setattr(opt, k, v)
+    model.eval()
+    ids = [opt.start]
+    for _ in range(opt.steps):
+        nxt = model(torch.tensor(ids))[-1].argmax().item()
+        ids.append(nxt)
+    return ids
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Settings(object):
+    steps = 20
+    start = 1
+
+
+opt = Settings()
+
+
+class Poet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.out = nn.Linear(16, 50)
+
+    def forward(self, ids):
+        return self.out(self.emb(ids))
+
+
+@torch.no_grad()
+def write(model, **changes):
+    for k, v in changes.items():
+        setattr(opt, k, v)
+    model.eval()
+    ids = [opt.start]
+    for _ in range(opt.steps):
+        nxt = model(torch.tensor(ids))[-1].argmax().item()
+        ids.append(nxt)
+    return ids
+""",
+            line=30,
+        ),
+        # near miss of the save/load demonstration: the model is trained before it is saved, and its
+        # reloaded copy predicts
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+first = Tiny()
+opt = torch.optim.SGD(first.parameters(), lr=0.1)
+opt.zero_grad()
+first(torch.randn(8, 3)).pow(2).mean().backward()
+opt.step()
+torch.save(first.state_dict(), "tiny.pt")
+second = Tiny()
+second.load_state_dict(torch.load("tiny.pt"))
+x = torch.randn(4, 3)
+print(second(x).argmax(1).tolist())
+same = torch.allclose(first.fc.weight, second.fc.weight)
+print(same)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+first = Tiny()
+opt = torch.optim.SGD(first.parameters(), lr=0.1)
+opt.zero_grad()
+first(torch.randn(8, 3)).pow(2).mean().backward()
+opt.step()
+torch.save(first.state_dict(), "tiny.pt")
+second = Tiny()
+second.load_state_dict(torch.load("tiny.pt"))
+x = torch.randn(4, 3)
+with torch.no_grad():
+    print(second(x).argmax(1).tolist())
+same = torch.allclose(first.fc.weight, second.fc.weight)
+print(same)
+""",
+            line=25,
+        ),
+        # a sampling loop after the training: the fix wraps the loop; `net.init_hidden(1)` beside it builds a
+        # fresh state (`torch.zeros`) and runs no layer, so it is no forward pass of its own
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 16)
+        self.rnn = nn.GRU(16, 16)
+        self.out = nn.Linear(16, 30)
+
+    def init_hidden(self, n):
+        return torch.zeros(1, n, 16)
+
+    def forward(self, x, h):
+        y, h = self.rnn(self.emb(x), h)
+        return self.out(y), h
+
+
+net = CharNet()
+opt = torch.optim.Adam(net.parameters())
+data = torch.randint(0, 30, (20, 4))
+for step in range(5):
+    h = net.init_hidden(4)
+    logits, h = net(data[:-1], h)
+    loss = nn.functional.cross_entropy(logits.reshape(-1, 30), data[1:].reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+h = net.init_hidden(1)
+tok = torch.zeros(1, 1, dtype=torch.long)
+text = []
+for _ in range(10):
+    logits, h = net(tok, h)
+    tok = logits[-1].argmax(-1, keepdim=True)
+    text.append(tok.item())
+print(text)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class CharNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 16)
+        self.rnn = nn.GRU(16, 16)
+        self.out = nn.Linear(16, 30)
+
+    def init_hidden(self, n):
+        return torch.zeros(1, n, 16)
+
+    def forward(self, x, h):
+        y, h = self.rnn(self.emb(x), h)
+        return self.out(y), h
+
+
+net = CharNet()
+opt = torch.optim.Adam(net.parameters())
+data = torch.randint(0, 30, (20, 4))
+for step in range(5):
+    h = net.init_hidden(4)
+    logits, h = net(data[:-1], h)
+    loss = nn.functional.cross_entropy(logits.reshape(-1, 30), data[1:].reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+h = net.init_hidden(1)
+tok = torch.zeros(1, 1, dtype=torch.long)
+text = []
+with torch.no_grad():
+    for _ in range(10):
+        logits, h = net(tok, h)
+        tok = logits[-1].argmax(-1, keepdim=True)
+        text.append(tok.item())
+print(text)
+""",
+            line=36,
         ),
     ]
 

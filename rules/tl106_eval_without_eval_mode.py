@@ -6,9 +6,10 @@ import libcst as cst
 
 from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
-    MC_DROPOUT,
     class_object,
+    describe_evidence,
     EvalSite,
+    mode_evidence,
     assigned_within,
     call_sites,
     covers,
@@ -18,6 +19,7 @@ from torchlint.families.training.evaluation import (
     framework_model,
     model_mode_dependent,
     restores_train_mode,
+    samples_on_purpose,
     top_statement,
 )
 from torchlint.analysis.context import arg
@@ -50,7 +52,8 @@ class EvalWithoutEvalMode(LintRule):
     or by a name that says so when nothing shows how they are built. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
-    into like any other code. A model parameter is in eval mode when every caller in the file puts the
+    into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
+    can switch only the models it is handed. A model parameter is in eval mode when every caller in the file puts the
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
     `eval()` that comes after the call does not count.
 
@@ -58,8 +61,11 @@ class EvalWithoutEvalMode(LintRule):
     reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
     `track_running_stats=True`), an `RNN`/`LSTM`/`GRU` with `dropout > 0` and more than one layer
     (PyTorch applies a recurrent layer's dropout only between stacked layers), transformer and attention
-    layers with dropout, code that reads `self.training`, or a torchvision model of the table
-    (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...); found through `nn.Sequential`,
+    layers with dropout, code that reads `self.training`, or a library model of the tables:
+    torchvision (ResNet, VGG, DenseNet, MobileNet, EfficientNet, ...), timm (`timm.create_model` of a
+    batch-norm architecture such as `"resnet50"`, or any model given `drop_rate`/`drop_path_rate` > 0)
+    and Hugging Face transformers (BERT, RoBERTa, DistilBERT, GPT-2, T5, BART, ..., whose configurations
+    default to dropout 0.1: built from a configuration, or loaded by class or by such a checkpoint name); found through `nn.Sequential`,
     `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
     functions that return them, and, for a parameter, the models every caller in the file passes (or,
     for a module-level function called only from other files of the project, every caller there).
@@ -68,9 +74,12 @@ class EvalWithoutEvalMode(LintRule):
     reported. A class object passed as a value is not a model.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
-    modes), Monte-Carlo dropout (the code calls `.train()` on purpose or talks about dropout), a mode set
+    modes), Monte-Carlo dropout, recognised by what the code does: it calls `.train()` on purpose,
+    runs the model repeatedly on the same input (`[model(x) for _ in range(k)]`: the draws differ only
+    while dropout is active), or asks a functional dropout to drop (`training=True`), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
-    built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`), models loaded with
+    built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`) when nothing in the
+    file switches them back with `train()`, models loaded with
     `torch.load`/`torch.jit.load` (they keep the mode they were saved in), models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
     layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
@@ -624,6 +633,89 @@ def evaluate(loader):
             hits += (encoder(x).argmax(-1) == y).sum().item()
     return hits
 """,
+        # near miss of the library table: a pretrained Hugging Face model loads in eval mode and nothing
+        # switches it to training; a timm ViT has no dropout or batch norm by default
+        Valid(
+            """
+import timm
+import torch
+from transformers import AutoModelForSequenceClassification
+
+
+def classify(batches):
+    found = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+    with torch.no_grad():
+        return [found(**b).logits.argmax(-1) for b in batches]
+
+
+plain = timm.create_model("vit_small_patch16_224", pretrained=True, num_classes=3)
+
+
+@torch.no_grad()
+def predict(images):
+    return plain(images).argmax(-1).tolist()
+
+
+print(predict(torch.randn(2, 3, 224, 224)))
+"""
+        ),
+        # Monte-Carlo dropout by behaviour, whatever the names: the same input run repeatedly (the draws
+        # differ only while dropout is active), or a functional dropout asked to drop with `training=True`
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(5, 4)
+opt.zero_grad()
+net(x).pow(2).mean().backward()
+opt.step()
+
+
+@torch.no_grad()
+def spread(x, k=16):
+    draws = torch.stack([net(x).softmax(-1) for _ in range(k)])
+    return draws.mean(0).tolist(), draws.std(0).tolist()
+
+
+@torch.no_grad()
+def noisy_votes(x, k=8):
+    votes = []
+    for _ in range(k):
+        h = F.dropout(net[1](net[0](x)), 0.3, training=True)
+        votes.append(net[3](h).argmax(-1))
+    return torch.stack(votes).mode(0).values.tolist()
+
+
+print(spread(x), noisy_votes(x))
+"""
+        ),
+        # near miss: the library evaluator is handed the model the process function runs
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, create_supervised_evaluator
+from ignite.metrics import Accuracy
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+evaluator = create_supervised_evaluator(best, metrics={"acc": Accuracy()})
+best = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+best.load_state_dict(torch.load("best.pt"))
+
+
+def flip_average(engine, batch):
+    with torch.no_grad():
+        x, y = batch
+        return 0.5 * (best(x) + best(x.flip(-1))), y
+
+
+scorer = Engine(flip_average)
+"""
+        ),
     ]
 
 
@@ -1127,6 +1219,203 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
             unsafe=True,
             line=20,
         ),
+        # library models from the table: a timm ResNet (batch norm) run for inference as built (training mode)
+        Invalid(
+            """import timm
+import torch
+
+backbone = timm.create_model("resnet18", pretrained=True, num_classes=3)
+head_only = timm.create_model("vit_small_patch16_224", pretrained=True, num_classes=3)
+
+
+@torch.no_grad()
+def predict(images):
+    return backbone(images).argmax(-1).tolist(), head_only(images).argmax(-1).tolist()
+
+
+print(predict(torch.randn(2, 3, 224, 224)))
+""",
+            fixed="""import timm
+import torch
+
+backbone = timm.create_model("resnet18", pretrained=True, num_classes=3)
+head_only = timm.create_model("vit_small_patch16_224", pretrained=True, num_classes=3)
+
+
+@torch.no_grad()
+def predict(images):
+    backbone.eval()
+    return backbone(images).argmax(-1).tolist(), head_only(images).argmax(-1).tolist()
+
+
+print(predict(torch.randn(2, 3, 224, 224)))
+""",
+            line=10,
+            unsafe=True,
+        ),
+        # a Hugging Face model loads in eval mode, but the training loop switched it to `train()` (dropout
+        # 0.1 by default for DistilBERT) and the validation never switches it back
+        Invalid(
+            """import torch
+from transformers import AutoModelForSequenceClassification
+
+model = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=2)
+opt = torch.optim.AdamW(model.parameters(), lr=5e-5)
+
+
+def run(train_batches, val_batches, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for batch in train_batches:
+            out = model(**batch)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad()
+        hits = 0
+        with torch.no_grad():
+            for batch in val_batches:
+                logits = model(**batch).logits
+                hits += (logits.argmax(-1) == batch["labels"]).sum().item()
+        print(epoch, hits)
+
+
+def classify(batches):
+    found = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+    with torch.no_grad():
+        return [found(**b).logits.argmax(-1) for b in batches]
+""",
+            fixed="""import torch
+from transformers import AutoModelForSequenceClassification
+
+model = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased", num_labels=2)
+opt = torch.optim.AdamW(model.parameters(), lr=5e-5)
+
+
+def run(train_batches, val_batches, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for batch in train_batches:
+            out = model(**batch)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad()
+        hits = 0
+        with torch.no_grad():
+            model.eval()
+            for batch in val_batches:
+                logits = model(**batch).logits
+                hits += (logits.argmax(-1) == batch["labels"]).sum().item()
+        print(epoch, hits)
+
+
+def classify(batches):
+    found = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+    with torch.no_grad():
+        return [found(**b).logits.argmax(-1) for b in batches]
+""",
+            line=19,
+            unsafe=True,
+        ),
+        # near miss of Monte-Carlo dropout: the loop feeds the model its own output (a chain, not repeated
+        # draws of the same input)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(5, 4)
+opt.zero_grad()
+net(x).pow(2).mean().backward()
+opt.step()
+
+
+@torch.no_grad()
+def chain(x, n):
+    seq = []
+    for _ in range(n):
+        x = net(x).argmax(-1, keepdim=True).float().repeat(1, 4)
+        seq.append(x[0, 0].item())
+    return seq
+
+
+print(chain(x, 3))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(5, 4)
+opt.zero_grad()
+net(x).pow(2).mean().backward()
+opt.step()
+
+
+@torch.no_grad()
+def chain(x, n):
+    seq = []
+    net.eval()
+    for _ in range(n):
+        x = net(x).argmax(-1, keepdim=True).float().repeat(1, 4)
+        seq.append(x[0, 0].item())
+    return seq
+
+
+print(chain(x, 3))
+""",
+            line=17,
+            unsafe=True,
+        ),
+        # a library function named for evaluation switches only the model it is handed
+        # (`create_supervised_evaluator(model, ...)`), not another one the code runs
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, create_supervised_evaluator
+from ignite.metrics import Accuracy
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+evaluator = create_supervised_evaluator(model, metrics={"acc": Accuracy()})
+best = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+best.load_state_dict(torch.load("best.pt"))
+
+
+def flip_average(engine, batch):
+    with torch.no_grad():
+        x, y = batch
+        return 0.5 * (best(x) + best(x.flip(-1))), y
+
+
+scorer = Engine(flip_average)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, create_supervised_evaluator
+from ignite.metrics import Accuracy
+
+model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+evaluator = create_supervised_evaluator(model, metrics={"acc": Accuracy()})
+best = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+best.load_state_dict(torch.load("best.pt"))
+
+
+def flip_average(engine, batch):
+    best.eval()
+    with torch.no_grad():
+        x, y = batch
+        return 0.5 * (best(x) + best(x.flip(-1))), y
+
+
+scorer = Engine(flip_average)
+""",
+            line=16,
+            unsafe=True,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -1155,9 +1444,10 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
                     extra = self._wider_receivers(site, code)
                 if covers(receivers | extra, code) or self._callers_switch(site, model):
                     continue
+                layer = describe_evidence(ctx, mode_evidence(ctx, model))
                 self.report(
                     call,
-                    f"Evaluation runs `{code}` without `{code}.eval()`; dropout and batch norm stay in training mode",
+                    f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode",
                     fix=self._fix(site, call, model, code),
                 )
                 break
@@ -1165,9 +1455,7 @@ print(continue_ids(Captioner(), torch.zeros(2, 1, dtype=torch.long), 5))
     def _mc_dropout(self, site: EvalSite) -> bool:
         if restores_train_mode(self.ctx, site.node):
             return True
-        if site.function is not None and MC_DROPOUT.search(site.function.name.value):
-            return True
-        return bool(MC_DROPOUT.search(self.ctx.code(site.node)))
+        return samples_on_purpose(self.ctx, site.node, [c for c, _m in site.calls])
 
     def _receivers(self, site: EvalSite) -> Set[str]:
         """What the evaluation's function, and the same-module functions that call it, put in eval mode."""

@@ -1,18 +1,25 @@
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name, method_name
+from torchlint.analysis.context import callee_name, method_name, receiver
+from torchlint.analysis.names import dotted_name
 from torchlint.families.training.evaluation import (
     ANY,
-    EVAL_NAME,
     TRAIN_CALL,
+    covers,
+    decoding_flow,
     eval_mode_target,
     eval_targets_of_call,
+    imported_helper,
+    train_mode_call,
     evaluation_facts,
     model_mode_dependent,
+    needs_grad,
+    position,
+    reaches_backward,
     restores_train_mode,
     snake,
     top_statement,
@@ -315,6 +322,88 @@ for epoch in range(3):
         print(sum((probe(x).argmax(1) == y).sum().item() for x, y in []))
 """
         ),
+        # near misses of the two-model loop: both switched back; or the one left in eval mode has no layer
+        # that eval() changes
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Dropout(0.4), nn.ReLU(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+        noisy.train()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+"""
+        ),
+        # near miss: a helper that switches the model to eval mode and backpropagates to read gradients (a
+        # gradient visualisation) is no evaluation, and each iteration builds a new model
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def grad_sizes(m, x, y):
+    m.eval()
+    m.zero_grad()
+    nn.functional.cross_entropy(m(x), y).backward()
+    return {n: p.grad.norm().item() for n, p in m.named_parameters()}
+
+
+x, y = torch.randn(16, 4), torch.randint(0, 3, (16,))
+for width in (8, 16, 32):
+    m = nn.Sequential(nn.Linear(4, width), nn.BatchNorm1d(width), nn.Linear(width, 3))
+    print(width, grad_sizes(m, x, y))
+"""
+        ),
     ]
 
     INVALID = [
@@ -592,6 +681,115 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
 """,
             line=19,
         ),
+        # the loop switches two models to eval mode to plot them, and switches back only the one without
+        # dropout: found by behaviour (the switched model's predictions reach no backward pass)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Dropout(0.4), nn.ReLU(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+plain = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+noisy = nn.Sequential(nn.Linear(1, 16), nn.Dropout(0.4), nn.ReLU(), nn.Linear(16, 1))
+opt_a = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(noisy.parameters(), lr=0.05)
+xs, ys = torch.randn(32, 1), torch.randn(32, 1)
+grid = torch.linspace(-2, 2, 9)[:, None]
+
+for step in range(100):
+    fit_a = (plain(xs) - ys).pow(2).mean()
+    noisy.train()
+    fit_b = (noisy(xs) - ys).pow(2).mean()
+    opt_a.zero_grad()
+    opt_b.zero_grad()
+    (fit_a + fit_b).backward()
+    opt_a.step()
+    opt_b.step()
+    if step % 20 == 0:
+        plain.eval()
+        noisy.eval()
+        curve_a = plain(grid)
+        curve_b = noisy(grid)
+        print(step, curve_a.detach().squeeze().tolist(), curve_b.detach().squeeze().tolist())
+        plain.train()
+""",
+            line=22,
+        ),
+        # a helper, whatever its name, that switches the model it is given to eval mode and runs it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def probe(m, batches):
+    m.eval()
+    with torch.no_grad():
+        return sum((m(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, rounds):
+    for r in range(rounds):
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+        print(r, probe(net, batches))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def probe(m, batches):
+    m.eval()
+    with torch.no_grad():
+        return sum((m(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, rounds):
+    for r in range(rounds):
+        net.train()
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+        print(r, probe(net, batches))
+""",
+            line=21,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -616,7 +814,11 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
         evals: List[Tuple[cst.Call, str]] = []
         for call in ctx.calls_in(loop):
             evals.extend((call, code) for code in sorted(eval_targets_of_call(ctx, call)) if code != ANY)
-        if not evals or restores_train_mode(ctx, loop, depth=2):
+        if not evals:
+            return
+        restored = self._restored(loop)
+        evals = [(call, code) for call, code in evals if not covers(restored, code)]
+        if not evals:
             return
         reached = calls_through_helpers(ctx, loop, depth=2)
         for call, via in reached:
@@ -626,7 +828,7 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
             if ctx.function_for_call(call) is None and (TRAIN_CALL.search(snake(name)) or snake(name) == "training"):
                 return  # an unresolved training helper may well call `model.train()`
         training = [via for call, via in reached if is_backward_like(ctx, call) or optimizer_of_step(ctx, call)]
-        if not training or not self._evaluates(loop):
+        if not training or not (self._evaluates(loop) or self._runs_switched(loop, evals)):
             return
         for via_eval, code in evals:
             if self._mode_free(loop, via_eval, code):
@@ -640,6 +842,78 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
                 fix=self._fix(loop, via_eval, steps, code),
             )
             return
+
+    def _runs_switched(self, loop: cst.CSTNode, evals: List[Tuple[cst.Call, str]]) -> bool:
+        """Evaluation by behaviour: after switching a model to eval mode, the loop runs that model and
+        what the run produces reaches no backward pass (a prediction, plotted or printed)."""
+        ctx = self.ctx
+        for via_eval, code in evals:
+            if eval_mode_target(via_eval) is None and self._helper_runs_param(via_eval):
+                return True  # `evaluate(net, loader)`: the helper switches the model it is given and runs it
+            after = position(ctx, via_eval)
+            for call, model in evaluation_facts(ctx).model_calls:
+                if ctx.code(model) != code or not ctx.is_inside(call, loop) or position(ctx, call) <= after:
+                    continue
+                flow = decoding_flow(ctx, loop, {call})
+                if not reaches_backward(ctx, loop, flow, {call}):
+                    return True
+            for call in ctx.calls_in(loop):
+                # handed, after the switch, to code that runs it (`validate(model, loader)` of another
+                # file): an evaluation unless that code is a training step (a backward pass in view)
+                if position(ctx, call) <= after or call is via_eval or eval_mode_target(call) is not None:
+                    continue
+                if not any(ctx.code(a.value) == code for a in call.args):
+                    continue
+                if any(q.startswith(("builtins.", "torch.")) for q in ctx.names.qualified_names(call.func)):
+                    continue  # `print(model)`, `torch.save(model, path)`: nothing runs it
+                if any(is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None
+                       for c, _via in calls_through_helpers(ctx, call, 2)):
+                    continue
+                imported = imported_helper(ctx, call)
+                if imported is not None and any(is_backward_like(imported[0], c) for c in imported[0].calls_in(imported[1])):
+                    continue
+                if ctx.function_for_call(call) is None and imported is None and not ctx.names.qualified_names(call.func):
+                    continue  # a local callable whose code is not in view
+                return True
+        return False
+
+    def _helper_runs_param(self, call: cst.Call) -> bool:
+        """Whether the function ``call`` runs (this file's or another project file's) calls one of its
+        parameters: the model it switched to eval mode runs there."""
+        ctx = self.ctx
+        found = ctx.function_for_call(call)
+        if found is not None:
+            fctx, function = ctx, found
+        else:
+            imported = imported_helper(ctx, call)
+            if imported is None:
+                return False
+            fctx, function = imported[0], imported[1]
+        if needs_grad(fctx, function) or any(is_backward_like(fctx, c) or optimizer_of_step(fctx, c) is not None
+                                             for c in fctx.calls_in(function)):
+            return False  # it differentiates (a gradient visualisation) or trains: no evaluation
+        p = function.params
+        params = {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]}
+        return any(isinstance(c.func, cst.Name) and c.func.value in params for c in fctx.calls_in(function))
+
+    def _restored(self, loop: cst.CSTNode) -> Set[str]:
+        """What the loop may turn back to training mode: the receivers of its own `train()` calls, and
+        :data:`ANY` for one in a helper (same-module or imported) or on an unknown receiver."""
+        ctx = self.ctx
+        out: Set[str] = set()
+        for call, via in calls_through_helpers(ctx, loop, depth=2):
+            if not train_mode_call(call):
+                continue
+            recv = receiver(call)
+            if call is via and recv is not None and dotted_name(recv) is not None:
+                out.add(ctx.code(recv))
+            else:
+                out.add(ANY)
+        for call in ctx.calls_in(loop):
+            imported = imported_helper(ctx, call)
+            if imported is not None and any(train_mode_call(c) for c in imported[0].calls_in(imported[1])):
+                out.add(ANY)  # a helper of another file turns training mode on
+        return out
 
     def _mode_free(self, loop: cst.CSTNode, via_eval: cst.Call, code: str) -> bool:
         """Whether the model put in eval mode provably has no layer that acts differently in eval mode
@@ -659,9 +933,6 @@ fit(backbone, [], [], torch.optim.Adam(backbone.parameters()), 3)
             if ctx.is_inside(site.node, loop):
                 return True
         for call in ctx.calls_in(loop):
-            name = callee_name(call)
-            if name and EVAL_NAME.search(snake(name)) and name != "eval":
-                return True
             target = ctx.function_for_call(call)
             if target is not None and any(s.function is target for s in evaluation_facts(ctx).sites()):
                 return True

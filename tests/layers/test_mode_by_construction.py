@@ -206,3 +206,102 @@ def test_a_parameter_takes_the_models_callers_in_other_files_pass(tmp_path, rate
     with open(path) as fh:
         codes = sorted(d.code for d in lint_source(path, fh.read(), settings).diagnostics)
     assert codes == expected
+
+
+def test_the_message_names_the_layer_and_where_it_is_built(tmp_path):
+    """TL106 names the mode-dependent layer that proves the finding, and the file and line of its
+    construction (here in another file of the project)."""
+    from torchlint.engine import lint_source
+
+    path, settings = _tree(tmp_path, 0.3)
+    with open(path) as fh:
+        found = [d for d in lint_source(path, fh.read(), settings).diagnostics if d.code == "TL106"]
+    assert len(found) == 1
+    assert "`nn.Dropout(0.3)`" in found[0].message and "layers.py:7" in found[0].message
+
+
+@pytest.mark.parametrize("body, layer", [
+    ("self.drop = nn.Dropout(0.25)", "`nn.Dropout(0.25)` (built at line 10)"),
+    ("self.seq = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))", "`nn.BatchNorm1d(4)` (built at line 10)"),
+])
+def test_the_message_names_a_layer_of_the_same_file(body, layer):
+    from torchlint.engine import Settings, lint_source
+    from torchlint.rules import all_rules
+
+    code = textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                {body}
+
+        def measure(net, rows):
+            with torch.no_grad():
+                return sum((net(x).argmax(1) == y).sum().item() for x, y in rows)
+
+
+        net = Net()
+        print(measure(net, []))
+        """
+    ).format(body=body)
+    found = [d for d in lint_source("m.py", code, Settings(all_rules())).diagnostics if d.code == "TL106"]
+    assert len(found) == 1 and layer in found[0].message, [d.message for d in found]
+
+
+LIBRARIES = """
+import timm
+import transformers
+from transformers import AutoModel, AutoModelForCausalLM, BertConfig, BertModel, GPT2LMHeadModel, LlamaForCausalLM
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # timm: batch-norm architectures, or any model given a drop rate
+    ('timm.create_model("resnet50", pretrained=True)', True),
+    ('timm.create_model("efficientnet_b0")', True),
+    ('timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)', True),
+    ('timm.create_model("vit_base_patch16_224")', None),  # LayerNorm and no dropout by default: not proven
+    ('timm.create_model("resnet50", drop_rate=0.0)', True),  # still batch norm
+    ('timm.create_model(name)', None),
+    # transformers: architectures whose configurations default to dropout
+    ("BertModel(BertConfig())", True),
+    ('GPT2LMHeadModel.from_pretrained("gpt2")', True),
+    ('AutoModel.from_pretrained("bert-base-uncased")', True),
+    ('transformers.AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")', True),
+    ('AutoModelForCausalLM.from_pretrained(path)', None),
+    ('AutoModel.from_config(config)', None),
+    ('LlamaForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")', None),  # attention dropout 0.0 by default
+])
+def test_mode_dependence_of_library_models(build, expected):
+    assert _verdict(build, LIBRARIES + "name = 'x'\npath = 'p'\nconfig = None\n") is expected
+
+
+OPTIONS = """
+import argparse
+import timm
+parser = argparse.ArgumentParser()
+parser.add_argument("--drop-path", type=float, default=0.1)
+parser.add_argument("--drop", type=float, default=0.0)
+parser.add_argument("--rate", dest="keep", type=float, default=0.3)
+args = parser.parse_args()
+cfg = {"p": 0.25, "none": 0.0}
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # a rate read from the command line's declared default, or from a configuration dict display
+    ('timm.models.create_model(args.model, drop_path_rate=args.drop_path)', True),
+    ('timm.create_model(args.model, drop_rate=args.drop)', None),
+    ("nn.Dropout(args.keep)", True),
+    ('nn.Dropout(cfg["p"])', True),
+    ('nn.Dropout(cfg["none"])', False),
+    ('nn.Dropout(cfg["missing"])', None),
+    ("nn.Dropout(args.unknown)", None),
+])
+def test_rates_from_options_and_configuration(build, expected):
+    assert _verdict(build, OPTIONS) is expected

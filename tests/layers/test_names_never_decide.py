@@ -38,7 +38,7 @@ KNOWN = {
     ("evaluation.py", "EVAL_DATA"): "debt",
     ("evaluation.py", "TRAIN_CALL"): "silence",
     ("evaluation.py", "NEEDS_GRAD"): "api",
-    ("evaluation.py", "MC_DROPOUT"): "silence",
+    ("evaluation.py", "GRAD_READS"): "api",
     ("evaluation.py", "MODEL_BASES"): "silence",
     ("evaluation.py", "_MODE_FREE_LAYERS"): "api",
     ("evaluation.py", "_SETS_MODE"): "silence",

@@ -75,6 +75,23 @@ TORCHVISION_MODE_DEPENDENT = ("resnet", "resnext", "wide_resnet", "vgg", "alexne
 TORCHVISION_MODE_DEPENDENT_PACKAGES = ("torchvision.models.detection.", "torchvision.models.segmentation.",
                                        "torchvision.models.video.", "torchvision.models.quantization.")
 
+#: timm architectures built with batch norm (``timm.create_model("resnet50")``); a timm model given
+#: ``drop_rate``/``drop_path_rate`` > 0 drops at training whatever its architecture
+TIMM_BATCH_NORM = ("resnet", "resnext", "seresnet", "seresnext", "wide_resnet", "efficientnet", "tf_efficientnet",
+                   "mobilenet", "tf_mobilenet", "regnet", "densenet", "inception", "dla", "dpn", "hrnet",
+                   "cspresnet", "cspdarknet", "rexnet", "ghostnet", "mixnet", "tf_mixnet", "mnasnet", "xception",
+                   "res2net", "resnest", "skresnet", "nfnet", "repvgg", "fbnet", "lcnet", "tinynet")
+#: Hugging Face transformers architectures whose configurations default to dropout > 0 (hidden/residual
+#: dropout 0.1): the class names' prefixes, and the prefixes of the hub's checkpoint names
+TRANSFORMERS_DROPOUT = ("Bert", "Roberta", "XLMRoberta", "DistilBert", "Electra", "GPT2", "OpenAIGPT", "T5", "MT5",
+                        "Bart", "MBart", "Marian", "Pegasus", "XLNet", "Deberta", "DebertaV2", "Camembert",
+                        "Longformer", "MPNet")
+TRANSFORMERS_CHECKPOINTS = ("bert-", "google-bert/", "roberta-", "FacebookAI/roberta", "FacebookAI/xlm-roberta",
+                            "xlm-roberta", "distilbert", "distilroberta", "distilgpt2", "gpt2", "openai-community/gpt2",
+                            "openai-gpt", "t5-", "google-t5/", "google/mt5", "facebook/bart", "facebook/mbart",
+                            "Helsinki-NLP/opus-mt", "google/pegasus", "xlnet", "microsoft/deberta", "camembert",
+                            "allenai/longformer", "google/electra", "microsoft/mpnet")
+
 #: how to judge an element of a container (a value of the program: a call, a name, ...)
 Judge = Callable[[cst.BaseExpression], Optional[bool]]
 
@@ -146,7 +163,60 @@ def literal_numbers(ctx: FileContext) -> Numbers:
         values = [number(v) for v in ctx.names.values_at(expr)]
         return [v for v in values if v is not None] if values and None not in values else []
 
-    return read
+    def read_any(expr: Optional[cst.BaseExpression]) -> List[float]:
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
+            return option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
+        if isinstance(expr, cst.Subscript):
+            return dict_entry(ctx, expr)
+        return read(expr)
+
+    return read_any
+
+
+def option_default(ctx: FileContext, dest: str) -> List[float]:
+    """``args.drop_path`` where this file declares ``parser.add_argument("--drop-path", default=0.1)``:
+    the option's numeric default (what a run gets unless the command line says otherwise); empty when the
+    file declares no such option or its default is not a number."""
+    out: List[float] = []
+    for call in ctx.calls_in(ctx.module):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+            continue
+        named = arg(call, 10**6, "dest")
+        dests = [named.value] if named is not None else [a.value for a in call.args if a.keyword is None]
+        spelled = set()
+        for d in dests:
+            if isinstance(d, cst.SimpleString) and isinstance(d.evaluated_value, str):
+                spelled.add(d.evaluated_value.lstrip("-").replace("-", "_"))
+        if dest not in spelled:
+            continue
+        default = arg(call, 10**6, "default")
+        n = number(default.value) if default is not None else None
+        if n is None:
+            return []
+        out.append(n)
+    return out
+
+
+def dict_entry(ctx: FileContext, expr: cst.Subscript) -> List[float]:
+    """``cfg["drop_rate"]`` where every value ``cfg`` is bound to is a dict display holding that key as a
+    number (``cfg = {"drop_rate": 0.1, ...}``); empty otherwise."""
+    if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return []
+    key = expr.slice[0].slice.value
+    if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)):
+        return []
+    values = ctx.names.values_at(expr.value)
+    out: List[float] = []
+    for v in values:
+        if not isinstance(v, cst.Dict):
+            return []
+        found = [number(e.value) for e in v.elements if isinstance(e, cst.DictElement)
+                 and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key.evaluated_value]
+        if len(found) != 1 or found[0] is None:
+            return []
+        out.append(found[0])
+    return out
 
 
 def torch_layer_mode(call: cst.Call, last: str, judge: Judge, numbers: Numbers = lambda e: []) -> Optional[bool]:
@@ -238,6 +308,54 @@ def library_model_mode(qualified: str) -> Optional[bool]:
     return True if last.startswith(TORCHVISION_MODE_DEPENDENT) else None
 
 
+def _string(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def timm_model_mode(call: cst.Call, numbers: "Numbers") -> Optional[bool]:
+    """``timm.create_model(name, ...)``: True with ``drop_rate``/``drop_path_rate`` > 0 or an architecture
+    of the batch-norm table; None otherwise (ViT, ConvNeXt and many more are mode-free by default)."""
+    for keyword in ("drop_rate", "drop_path_rate", "drop_block_rate"):
+        a = arg(call, 10**6, keyword)
+        if a is not None:
+            values = [number(a.value)] if number(a.value) is not None else numbers(a.value)
+            if values and all(v is not None and v > 0 for v in values):
+                return True
+    first = arg(call, 0, "model_name")
+    name = _string(first.value) if first is not None else None
+    if name is not None and name.split(".", 1)[0].lower().startswith(TIMM_BATCH_NORM):
+        return True
+    return None
+
+
+def transformers_model_mode(qualified: str, call: cst.Call) -> Optional[bool]:
+    """A Hugging Face model built (``BertModel(config)``, ``X.from_config(config)``) or loaded
+    (``X.from_pretrained(name)``) from an architecture of the dropout table, or an ``AutoModel*`` loaded
+    from a checkpoint name of the table: True (dropout 0.1 by default).  None for anything else."""
+    parts = qualified.split(".")
+    if len(parts) < 2 or parts[0] != "transformers":
+        return None
+    method = parts[-1] if parts[-1] in ("from_pretrained", "from_config") else None
+    cls = parts[-2] if method else parts[-1]
+    if cls.startswith("Auto"):
+        if method != "from_pretrained":
+            return None
+        first = arg(call, 0, "pretrained_model_name_or_path")
+        name = _string(first.value) if first is not None else None
+        return True if name is not None and name.startswith(TRANSFORMERS_CHECKPOINTS) else None
+    if not cls[:1].isupper() or cls.endswith(("Config", "Tokenizer", "TokenizerFast", "Processor")):
+        return None
+    for prefix in TRANSFORMERS_DROPOUT:
+        rest = cls[len(prefix):]
+        if cls.startswith(prefix) and (rest == "" or rest.startswith(("Model", "For", "LMHead", "Encoder", "Decoder",
+                                                                       "PreTrained"))):
+            return True
+    return None
+
+
 def combine(verdicts: Iterable[Optional[bool]]) -> Optional[bool]:
     """A module made of parts: True when one part is mode-dependent, False when every part is provably
     mode-free, None otherwise (an empty container is mode-free)."""
@@ -263,6 +381,11 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
             return True, False  # `nn.Parameter(...)`, `nn.utils.spectral_norm(conv)`: no mode of their own
         if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional"):
             return True, torch_layer_mode(call, q.rsplit(".", 1)[-1], judge, literal_numbers(ctx))
+        if q in ("timm.create_model", "timm.models.create_model") or q.startswith("timm.models."):
+            creates = q in ("timm.create_model", "timm.models.create_model")
+            return True, (timm_model_mode(call, literal_numbers(ctx)) if creates else None)
+        if q.startswith("transformers."):
+            return True, transformers_model_mode(q, call)
         verdict = library_model_mode(q)
         if verdict is not None:
             return True, verdict
@@ -273,6 +396,7 @@ __all__ = [
     "BATCH_NORM_LAYERS",
     "CONTAINERS",
     "DROPOUT_LAYERS",
+    "FUNCTIONAL_DROPOUT",
     "MODE_FREE_LAYERS",
     "combine",
     "container_elements",

@@ -55,7 +55,7 @@ from torchlint.analysis.ops import (
     SOFTMAX_FUNCS,
     SOFTMAX_LAYERS,
 )
-from torchlint.analysis.mode_layers import combine as combine_modes, layer_call_mode
+from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.project import project_of
 from torchlint.analysis.training import is_detached, under_no_grad
@@ -320,7 +320,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
         summary.output = _function_output(ctx, cls, forward, depth)
     elif inherited is not None:
         summary.output = inherited.output
-    summary.mode_dependent = _mode_dependent(ctx, cls, inherited, unknown_base, depth)
+    summary.mode_dependent, summary.mode_layer = _mode_dependent(ctx, cls, inherited, unknown_base, depth)
     return summary
 
 
@@ -329,36 +329,73 @@ def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
-#: a class that reads its own mode (``if self.training:``, ``F.dropout(x, p, self.training)``)
-_READS_MODE = re.compile(r"\bself\.training\b")
 
 
 def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
-                    depth: int) -> Optional[bool]:
+                    depth: int) -> Tuple[Optional[bool], Optional[Tuple[FileContext, cst.CSTNode]]]:
     """Proven by construction: the class reads ``self.training``, or builds a mode-dependent layer
     anywhere in its body (an attribute, a list it appends to, a container's comprehension); provably
-    mode-free when every attribute it assigns is; else unknown."""
-    if _READS_MODE.search(ctx.code(cls)):
-        return True
+    mode-free when every attribute it assigns is; else unknown.  With the verdict True: where it is seen
+    (the layer's construction, or the read of ``self.training``)."""
+    for node in iter_nodes(cls.body):
+        if isinstance(node, cst.Attribute) and node.attr.value == "training" and dotted_name(node.value) == "self":
+            return True, (ctx, node)
     verdicts: List[Optional[bool]] = []
     if inherited is not None:
+        if inherited.mode_dependent is True and inherited.mode_layer is not None:
+            return True, inherited.mode_layer
         verdicts.append(inherited.mode_dependent)
     if unknown_base:
         verdicts.append(None)
     for call in ctx.contents(cls).calls:
         known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
         if known and verdict is True:
-            return True
+            return True, (mode_layer_of(ctx, call, depth) or (ctx, call))
     scope = ctx.names.scope_of(cls)
     attrs = scope.attrs if scope is not None else {}
     for values in attrs.values():
         for v in values:
-            verdicts.append(layer_mode_dependent(ctx, v, depth))
+            verdict = layer_mode_dependent(ctx, v, depth)
+            if verdict is True:
+                return True, (mode_layer_of(ctx, v, depth) or (ctx, v))
+            verdicts.append(verdict)
     if True in verdicts:
-        return True
+        return True, None
     if None in verdicts:
+        return None, None
+    return False, None
+
+
+def mode_layer_of(ctx: FileContext, value: cst.BaseExpression, depth: int = 0
+                  ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    """For a value proven mode-dependent by construction (:func:`layer_mode_dependent` True): the
+    innermost construction that proves it (the ``nn.Dropout(0.3)`` inside ``nn.Sequential(...)`` or inside
+    a project class), or None when no single node shows it."""
+    if depth > MAX_DEPTH:
         return None
-    return False
+    if isinstance(value, cst.Name) and not ctx.names.is_param_at(value):
+        for v in built_values(ctx, value):
+            if layer_mode_dependent(ctx, v, depth + 1) is True:
+                return mode_layer_of(ctx, v, depth + 1)
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return None
+    known, verdict = layer_call_mode(ctx, value, lambda e: _element_mode(ctx, e, depth))
+    if known:
+        if verdict is not True:
+            return None
+        for element in container_elements(value):
+            if element is not None and _element_mode(ctx, element, depth) is True:
+                inner = mode_layer_of(ctx, element, depth + 1)
+                if inner is not None:
+                    return inner
+        return ctx, value
+    found = definition_of(ctx, value.func, depth)
+    if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
+        s = class_summary(found[0], found[1], depth + 1)
+        return s.mode_layer if s.mode_dependent is True else None
+    return None
 
 
 def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
@@ -1327,6 +1364,7 @@ __all__ = [
     "find_method",
     "MAX_CALLERS",
     "line_of",
+    "mode_layer_of",
     "loss_fact",
     "model_fact",
     "open_frame",

@@ -261,6 +261,11 @@ class Project:
             root = self.root(importer)
             if root is not None:
                 bases.extend([root, os.path.join(root, "src")])
+            top = here  # the folder above the outermost package holding the importer: where `pkg.mod` starts
+            while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
+                top = os.path.dirname(top)
+            if top != here and top not in bases:
+                bases.append(top)
         for base in bases:
             stem = os.path.join(base, *parts) if parts else base
             for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):

@@ -12,7 +12,7 @@ from typing import Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, method_name, receiver
+from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.names import dotted_name
 
 LOOP_TYPES = (cst.For, cst.While)
@@ -49,6 +49,8 @@ def object_kind(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> Optiona
     name = dotted_name(expr)
     if name is None:
         return None
+    if isinstance(expr, cst.Name) and _built_as_plain_object(ctx, expr):
+        return None  # `opt = Config()`: the name says optimizer, the construction says otherwise
     last = name.rsplit(".", 1)[-1]
     if _SCHEDULER_NAME.search(last):
         return "scheduler"
@@ -57,6 +59,26 @@ def object_kind(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> Optiona
     if _OPTIMIZER_NAME.search(last):
         return "optimizer"
     return None
+
+
+def _built_as_plain_object(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether every value ``name`` is bound to is an instance of a class of this module that has no
+    ``step`` method and no base class besides ``object`` (a configuration, a record): no optimizer,
+    scheduler or scaler whatever the name says."""
+    values = ctx.names.values_at(name)
+    if not values:
+        return False
+    classes = {stmt.name.value: stmt for stmt in ctx.module.body if isinstance(stmt, cst.ClassDef)}
+    for v in values:
+        if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)) or v.func.value not in classes:
+            return False
+        cls = classes[v.func.value]
+        if any(dotted_name(b.value) not in ("object",) for b in cls.bases):
+            return False
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        if any(isinstance(st, cst.FunctionDef) and st.name.value in ("step", "__call__", "scale") for st in body):
+            return False
+    return True
 
 
 def is_backward(ctx: FileContext, call: cst.Call) -> bool:
@@ -170,7 +192,13 @@ def _grad_disabling(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 
 
 def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """Whether ``node`` runs with gradients disabled by an enclosing with-block or decorator."""
+    """Whether ``node`` runs with gradients disabled by an enclosing with-block or decorator, or by a
+    ``torch.set_grad_enabled(False)`` statement before it in its block (or an enclosing block of the same
+    function) that no later switch turns back on."""
+    switches = _STATEMENT_SWITCHES.get(ctx)
+    if switches is None:
+        switches = _STATEMENT_SWITCHES.put(ctx, "set_grad_enabled" in ctx.source)
+    child: cst.CSTNode = node
     for a in ctx.ancestors(node):
         if isinstance(a, cst.With):
             if any(_grad_disabling(ctx, item.item) for item in a.items):
@@ -178,7 +206,37 @@ def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
         elif isinstance(a, cst.FunctionDef):
             if any(_grad_disabling(ctx, d.decorator) for d in a.decorators):
                 return True
+        if switches and not isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            verdict = _switched_before(ctx, a, child)
+            if verdict is not None:
+                return verdict
+        if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break  # the function's caller decides beyond this point
+        child = a
     return False
+
+
+#: whether the file spells a ``set_grad_enabled`` statement at all (the statement form is then looked for)
+_STATEMENT_SWITCHES: "Fact[bool]" = Fact("training.statement_switches")
+
+
+def _switched_before(ctx: FileContext, block_owner: cst.CSTNode, child: cst.CSTNode) -> Optional[bool]:
+    """In the block ``block_owner`` (an indented block or the module), before its statement ``child``: False/True when the last
+    ``torch.set_grad_enabled(...)`` statement before ``child`` turns gradients on/off; None without one."""
+    if not isinstance(block_owner, (cst.IndentedBlock, cst.Module)):
+        return None
+    stmts = list(block_owner.body)
+    if child not in stmts:
+        return None
+    for stmt in reversed(stmts[: stmts.index(child)]):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in reversed(stmt.body):
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                    ctx.names.matches(small.value.func, SET_GRAD_ENABLED):
+                mode = arg(small.value, 0, "mode")
+                return mode is not None and isinstance(mode.value, cst.Name) and mode.value.value == "False"
+    return None
 
 
 def first(items: Iterable) -> Optional[object]:

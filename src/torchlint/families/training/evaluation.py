@@ -37,6 +37,7 @@ from torchlint.analysis.context import (
     method_name,
     receiver,
 )
+from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
@@ -52,6 +53,8 @@ from torchlint.analysis.program import (
     instance_class,
     layer_mode_dependent,
     is_model,
+    line_of,
+    mode_layer_of,
     method_owner,
     mode_free,
     not_a_module,
@@ -91,7 +94,8 @@ TRAIN_CALL = re.compile(
     r"step_optimizer|manual_backward)$|^train_"
 )
 NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
-MC_DROPOUT = re.compile(r"dropout|monte|(^|_)mc(_|$)|bayes|uncertain", re.IGNORECASE)
+#: the gradient APIs besides a backward pass (which is followed from the values it differentiates)
+GRAD_READS = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|retain_grad|grad_fn")
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
 
 
@@ -165,15 +169,15 @@ _CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-fi
 
 
 def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
-    """For ``model.generator_forward(z)`` outside any function, where ``model`` is built from a project
+    """For ``model.generator_forward(z)`` outside any class, where ``model`` is built from a project
     ``nn.Module`` class whose own method ``generator_forward`` runs the model's layers without training
     (no backward pass or optimizer step in reach, no gradient reads): ``model``, which the call runs in
     its mode and with the caller's gradients; else None."""
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value in _MODULE_METHODS:
         return None
-    if enclosing_function(ctx, call) is not None or ctx.enclosing(call, cst.ClassDef) is not None:
-        return None
+    if ctx.enclosing(call, cst.ClassDef) is not None:
+        return None  # a method of a class: the model's own API, or a trainer's (judged elsewhere)
     owner = method_owner(ctx, func)
     if owner is None or is_model(ctx, owner) is not True:
         return None
@@ -191,10 +195,38 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
         return None  # a training step, a framework hook, or code that reads gradients
     if not any(isinstance(r.value, cst.BaseExpression) for r in iter_nodes(function.body) if isinstance(r, cst.Return)):
         return None  # hands nothing back: no prediction
+    if not _runs_layers(where, found[1], function):
+        return None  # `init_hidden(n)` builds a fresh state (`torch.zeros(...)`): no layer of the model runs
+    layer_calls = [c for c in where.calls_in(function) if isinstance(c.func, (cst.Name, cst.Attribute))
+                   and (dotted_name(c.func) or "").split(".")[0] == "self"]
+    if layer_calls and all(under_no_grad(where, c) for c in layer_calls):
+        return None  # the method turns gradients off itself (`@torch.no_grad() def generate`): no graph
     parent = ctx.parent(call)
     if isinstance(parent, cst.Expr) or keyword_arg(call, "training") is not None:
         return None
     return owner
+
+
+def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef, depth: int = 2) -> bool:
+    """Whether the method ``function`` of the model class ``cls`` runs a part of the model: calls
+    ``self(...)``, ``self.forward(...)``, a submodule (``self.rnn(x)``: an attribute that is no method of the
+    class), or another method of the class that does."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    for call in ctx.calls_in(function):
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "self":
+            return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            name = func.attr.value
+            if name == "forward" or name not in methods:
+                return True
+            if depth > 0 and methods[name] is not function and _runs_layers(ctx, cls, methods[name], depth - 1):
+                return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
+                dotted_name(func.value.value) == "self":
+            return True  # `self.encoder.encode(x)`: a method of a submodule
+    return False
 
 
 def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
@@ -225,6 +257,37 @@ def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
             return True
         cur = receiver(cur)
     return False
+
+
+_TRAIN_SWITCHES: "Fact[List[cst.BaseExpression]]" = Fact("evaluation.train_switches")
+
+
+def _switched_to_train(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether the file may turn ``model`` back to training mode: a ``train()`` call on it (the same code),
+    or on a parameter of a function (a helper that may be handed the model)."""
+    switches = _TRAIN_SWITCHES.get(ctx)
+    if switches is None:
+        switches = [r for c in ctx.calls_in(ctx.module) if train_mode_call(c) for r in [receiver(c)] if r is not None]
+        _TRAIN_SWITCHES.put(ctx, switches)
+    code = ctx.code(model)
+    for r in switches:
+        if ctx.code(r) == code:
+            return True
+        root = r
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value != "self" and ctx.enclosing(r, cst.FunctionDef) is not None and \
+                _is_param_of_enclosing(ctx, root):
+            return True
+    return False
+
+
+def _is_param_of_enclosing(ctx: FileContext, name: cst.Name) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    p = function.params
+    return any(q.name.value == name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params])
 
 
 def _held_names(expr: cst.BaseExpression) -> List[str]:
@@ -376,6 +439,99 @@ def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: 
     return _combine(verdicts)
 
 
+def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
+                  ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    """Where the model behind ``model`` is proven mode-dependent (see :func:`model_mode_dependent`): the
+    construction of its dropout/batch-norm layer (``nn.Dropout(0.3)``, ``resnet18()``) or its read of
+    ``self.training``, in the file that holds it; None when no single place shows it."""
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        if hops >= 2:
+            return None
+        args = arguments_for_param(ctx, model)
+        placed = [(ctx, a) for a in args] if args else (project_arguments_for_param(ctx, model) or [])
+        for octx, a in placed:
+            found = mode_evidence(octx, a, hops + 1)
+            if found is not None:
+                return found
+        return None
+    values = built_values(ctx, model) if isinstance(model, (cst.Name, cst.Attribute)) else [model]
+    for v in values:
+        found = _value_evidence(ctx, v, hops)
+        if found is not None:
+            return found
+    return None
+
+
+def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    core = strip_moves_expr(value)
+    if not isinstance(core, cst.Call):
+        return None
+    found = definition_of(ctx, core.func)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        summary = class_summary(found[0], found[1])
+        return summary.mode_layer if summary.is_module and summary.mode_dependent is True else None
+    if found is not None and isinstance(found[1], cst.FunctionDef):
+        if hops >= 2:
+            return None
+        fctx, function = found
+        for node in iter_nodes(function.body):
+            if isinstance(node, cst.Return) and node.value is not None and \
+                    fctx.enclosing(node, cst.FunctionDef) is function:
+                evidence = mode_evidence(fctx, node.value, hops + 1) if isinstance(node.value, cst.Name) \
+                    else _value_evidence(fctx, node.value, hops + 1)
+                if evidence is not None:
+                    return evidence
+        return None
+    return mode_layer_of(ctx, core) if layer_mode_dependent(ctx, core) is True else None
+
+
+def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cst.CSTNode]]) -> str:
+    """``its `nn.Dropout(0.3)` (line 9)``-like words for :func:`mode_evidence`'s answer, one line."""
+    if evidence is None:
+        return "its dropout or batch norm layers"
+    where, node = evidence
+    code = " ".join(where.code(node).split())
+    if len(code) > 48:
+        code = code[:45] + "..."
+    line = line_of(where, node)
+    place = ""
+    same = where is ctx or where.path == ctx.path
+    if where.path.endswith(".ipynb"):  # a notebook's program lines are not its cells' lines
+        place = "this notebook" if same else os.path.basename(where.path)
+    elif line is not None:
+        place = f"line {line}" if same else f"{os.path.basename(where.path)}:{line}"
+    if isinstance(node, cst.Attribute):
+        return f"it reads `{code}`" + (f" ({place})" if place else "")
+    return f"its `{code}`" + (f" (built {'in' if where.path.endswith('.ipynb') else 'at'} {place})" if place else "")
+
+
+def samples_on_purpose(ctx: FileContext, node: cst.CSTNode, calls: Sequence[cst.Call]) -> bool:
+    """Monte-Carlo dropout by behaviour: the code asks for randomness at evaluation, a functional dropout
+    with ``training=True`` (or a non-literal flag), or runs the model repeatedly on the same input (a loop
+    or comprehension whose variable the call does not read: ``[model(x) for _ in range(20)]``), which
+    only makes sense while dropout is active.  ``model.train()`` on purpose is
+    :func:`restores_train_mode`'s."""
+    for call in ctx.calls_in(node):
+        if ctx.names.qualified_names_at(call.func) & FUNCTIONAL_DROPOUT:
+            flag = arg(call, 2, "training")
+            if flag is not None and not _false(flag.value):
+                return True
+    for call in calls:
+        read = {n.value for a in call.args for n in iter_nodes(a.value) if isinstance(n, cst.Name)}
+        for a in ctx.ancestors(call):
+            if a is node or isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            loop = a.for_in if isinstance(a, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)) else a
+            if isinstance(loop, (cst.For, cst.CompFor)):
+                bound = {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
+                if bound and not bound & read and isinstance(loop.iter, cst.Call) and \
+                        isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "range" and not (
+                            isinstance(loop, cst.For) and any(assigned_within(ctx, loop, r) for r in read)):
+                    return True  # `for _ in range(samples): preds.append(model(x))`, `x` the same each time
+                break
+    return False
+
+
 def class_object(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` is a class itself, not an instance: a class defined in the project
     (``Discriminator``) or a ``torch.nn`` layer class (``nn.Linear``)."""
@@ -514,8 +670,10 @@ def trains(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
 
 def needs_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Code that reads gradients, differentiates or turns gradients on: evaluation that must not be
-    wrapped in ``no_grad`` (adversarial attacks, saliency maps, influence functions)."""
-    return bool(NEEDS_GRAD.search(ctx.code(node)))
+    wrapped in ``no_grad`` (adversarial attacks, saliency maps, influence functions).  Turning them off
+    (``Variable(x, requires_grad=False)``, ``requires_grad_(False)``) is no such need."""
+    code = ctx.code(node)
+    return bool(NEEDS_GRAD.search(code.replace("requires_grad=False", "").replace("requires_grad_(False)", "")))
 
 
 # -- evidence ------------------------------------------------------------------------------------
@@ -615,7 +773,7 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
             name = callee_name(call)
             if name is not None and "eval" in name.lower() and method_name(call) != "eval":
                 if not _provably_leaves_mode(ctx, call):
-                    out.add(ANY)
+                    out |= _library_switches(ctx, call)
             continue
         code = ctx.code(target)
         if call is via:
@@ -626,6 +784,30 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
 
 
 _SETS_MODE = re.compile(r"\.(eval|train)\(|eval[a-z_]*\(|[a-z_]eval\(|requires_grad_|\bmode\b", re.IGNORECASE)
+
+
+def _library_switches(ctx: FileContext, call: cst.Call) -> Set[str]:
+    """What an unknown call named for evaluation may put in eval mode: for a library function
+    (``create_supervised_evaluator(model, metrics=...)`` imported from an installed package, whose code
+    is not the project's), only the models it is handed; for anything else (a method of an object that
+    may hold the model, a project function not found) :data:`ANY`."""
+    names = ctx.names.qualified_names_at(call.func)
+    if not names or called_function(ctx, call) is not None or any(q.startswith("builtins.") for q in names):
+        return {ANY}
+    head = call.func
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not (isinstance(head, cst.Name) and ctx.names.qualified_names(head)):
+        return {ANY}  # a method of a value (`trainer.evaluate()`): the object may hold the model
+    out: Set[str] = set()
+    for a in call.args:
+        if a.star:
+            return {ANY}
+        if isinstance(a.value, (cst.Name, cst.Attribute)):
+            out.add(ctx.code(a.value))
+        elif not isinstance(a.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Dict, cst.List, cst.Tuple)):
+            out.add(ANY)  # a call or an expression: it may build or hold the model
+    return out
 
 
 def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
@@ -891,10 +1073,12 @@ def _outer_pick(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[st
         return None
 
 
-def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call]) -> DecodingFlow:
-    """Follow the outputs of ``model_calls`` through the assignments under ``node`` (a few passes, in
-    any order: a loop feeds the next iteration)."""
+def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call],
+                  seed: Optional[Set[str]] = None) -> DecodingFlow:
+    """Follow the outputs of ``model_calls`` (and the names of ``seed``, which hold an output's graph)
+    through the assignments under ``node`` (a few passes, in any order: a loop feeds the next iteration)."""
     flow = DecodingFlow()
+    flow.graph.update(seed or ())
     contents = ctx.contents(node)
     steps = []  # (what is read, the names bound for the graph/picked parts, or the list appended to)
     for a in contents.assigns:
@@ -917,6 +1101,11 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
             else:
                 names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
             steps.append((reads, names, None))
+    for loop in iter_nodes(node):  # `for out, y in outputs_of(model, loader)`: the loop binds what it iterates
+        if isinstance(loop, (cst.For, cst.CompFor)):
+            reads = _Reads(ctx, loop.iter, model_calls)
+            if reads.names or reads.call:
+                steps.append((reads, {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}, None))
     for call in contents.calls:  # `outputs.append(logits)`, `tokens.append(nxt)`
         recv = receiver(call)
         if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
@@ -1022,6 +1211,88 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
     return False
 
 
+def _generator(function: cst.FunctionDef) -> bool:
+    """Whether ``function`` itself yields (a generator: its caller consumes what it yields in a loop)."""
+    return any(isinstance(n, cst.Yield) for n in iter_nodes(function.body)) and not any(
+        isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in iter_nodes(function.body)
+    )
+
+
+def _iterated_outputs(ctx: FileContext, helper: cst.FunctionDef, site_call: cst.Call,
+                      model_calls: Set[cst.Call]) -> Optional[Set[str]]:
+    """For ``for out, y in outputs_of(model, loader)`` over a generator: the loop's names that receive
+    an output's graph (the positions of the yielded tuples that carry it: ``yield model(x), y`` gives
+    ``{"out"}``); None when the call is not iterated by a ``for`` loop of its own."""
+    loop = _iterating_loop(ctx, site_call, comprehensions=True)
+    if loop is None:
+        return None
+    target = loop.target
+    if loop.iter is not site_call:  # `enumerate(...)`: the pair's second element
+        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2):
+            return None
+        target = target.elements[1].value
+    flow = decoding_flow(ctx, helper, model_calls)
+    yields = [n.value for n in iter_nodes(helper.body) if isinstance(n, cst.Yield)]
+    if isinstance(target, (cst.Tuple, cst.List)) and yields and all(
+        isinstance(y, cst.Tuple) and len(y.elements) == len(target.elements) for y in yields
+    ):
+        out: Set[str] = set()
+        for i, el in enumerate(target.elements):
+            if any(_carries(ctx, y.elements[i].value, flow.graph, model_calls) for y in yields):  # type: ignore
+                out.update(n.value for n in iter_nodes(el.value) if isinstance(n, cst.Name))
+        return out
+    return {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
+
+
+def _iterating_loop(ctx: FileContext, call: cst.Call, comprehensions: bool = False):
+    """The ``for`` statement (or, with ``comprehensions``, the comprehension's ``for``) whose iterable is
+    ``call`` or ``enumerate(call)``."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Arg):
+        outer = ctx.parent(parent)
+        if not (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value == "enumerate"
+                and len(outer.args) == 1 and ctx.names.qualified_names(outer.func) <= {"builtins.enumerate"}):
+            return None
+        parent = ctx.parent(outer)
+    kinds = (cst.For, cst.CompFor) if comprehensions else (cst.For,)
+    return parent if isinstance(parent, kinds) else None
+
+
+def reaches_backward(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
+    """Whether a backward pass under ``node`` differentiates a value that carries an output's graph (or
+    differentiates something it cannot name)."""
+    for call in ctx.calls_in(node):
+        if not is_backward_like(ctx, call):
+            continue
+        operand = backward_operand(ctx, call)
+        if operand is None or _carries(ctx, operand, flow.graph, model_calls):
+            return True
+    return False
+
+
+def graph_free_function(ctx: FileContext, call: cst.Call, depth: int = 2) -> bool:
+    """Whether ``call`` runs a function of another project file (``non_max_suppression(outputs, ...)``
+    from the project's utilities) whose code takes no gradient: no backward pass, gradient read,
+    ``autograd`` or optimizer step in it, and every function of the project it calls the same (a few
+    levels deep); what it returns is followed by the caller like any other value."""
+    target = called_function(ctx, call)
+    if target is None:
+        return False
+    fctx, function, _offset = target
+    if fctx is ctx:
+        return False  # same-module code is looked into by the helper walk
+    if needs_grad(fctx, function):
+        return False
+    for inner in fctx.calls_in(function):
+        if is_backward_like(fctx, inner) or optimizer_of_step(fctx, inner) is not None:
+            return False
+        if depth > 0:
+            found = called_function(fctx, inner)
+            if found is not None and found[0] is not fctx and not graph_free_function(fctx, inner, depth - 1):
+                return False
+    return True
+
+
 #: library functions that take no gradient of what they are given: plotting, and torchvision's image
 #: utilities (``make_grid`` builds a new tensor, ``save_image`` writes a file)
 GRAPH_FREE_LIBRARIES = ("matplotlib.", "torchvision.utils.")
@@ -1038,7 +1309,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         if not any(_carries(ctx, v, flow.graph, model_calls) for v in values):
             continue
         func = call.func
-        if ctx.function_for_call(call) is not None:
+        if ctx.function_for_call(call) is not None or graph_free_function(ctx, call):
             continue
         names = ctx.names.qualified_names_at(func)
         if any(q.startswith(("torch.", "numpy.", "math.") + GRAPH_FREE_LIBRARIES) for q in names):
@@ -1107,6 +1378,7 @@ class EvaluationFacts:
         self._sites: Optional[List[EvalSite]] = None
         self._class_verdicts: Dict[cst.ClassDef, bool] = {}
         self._param_calls: List[cst.Call] = []
+        self._method_calls: List[cst.Call] = []
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
@@ -1117,6 +1389,10 @@ class EvaluationFacts:
         model = model_of_call(ctx, call)
         if model is None:
             model = module_level_method_model(ctx, call)
+        if model is None and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and \
+                enclosing_function(ctx, call) is not None:
+            self._method_calls.append(call)  # `model.generate(a, b)` in a function: decided after the walk
+            return
         if model is None:
             callee = call.func
             if isinstance(callee, cst.Name) and ctx.names.is_param(callee) and not isinstance(
@@ -1137,7 +1413,7 @@ class EvaluationFacts:
                 self.mode_settled.add(call)
         elif mode_free(ctx, model):
             self.mode_settled.add(call)  # `self.net = nn.Sequential(nn.Linear(...), nn.ReLU())`
-        if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)):
+        if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)) and not _switched_to_train(ctx, model):
             self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
 
     def sites(self) -> List[EvalSite]:
@@ -1155,6 +1431,16 @@ class EvaluationFacts:
                 args = arguments_for_param(ctx, model)
                 if args and all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
                     self.mode_settled.add(call)  # every caller passes a model without mode-dependent layers
+        for call in self._method_calls:
+            model = module_level_method_model(ctx, call)
+            if model is not None:
+                self.model_calls.append((call, model))
+                if isinstance(model, cst.Name) and ctx.names.is_param_at(model) is False and \
+                        ctx.enclosing(model, cst.FunctionDef) is not None:
+                    self.local_model.add(call)
+                if any(_built_in_eval_mode(v) for v in built_values(ctx, model)) and not _switched_to_train(ctx, model):
+                    self.mode_settled.add(call)
+        self._method_calls = []
         for call in self._param_calls:
             callee = call.func
             assert isinstance(callee, cst.Name)
@@ -1228,8 +1514,12 @@ class EvaluationFacts:
         switched = eval_receivers(ctx, function, depth=0)
         if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) and not (
             calls and all(runs_without_grad(ctx, c) for c, _m in calls)
+        ) and not any(
+            isinstance(model, cst.Name) and any(isinstance(v, cst.Call) and eval_mode_target(v) is not None
+                                                for v in ctx.names.values_at(model))
+            for _c, model in calls
         ):
-            return False
+            return False  # (`model = Net().eval()` switches the model it builds)
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
             return False
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
@@ -1248,6 +1538,7 @@ class EvaluationFacts:
         ctx = self.ctx
         taken = {s.function for s in sites if s.function is not None}
         found: Dict[cst.FunctionDef, EvalSite] = {}
+        generated: List[EvalSite] = []
         for helper, calls in by_function.items():
             if helper is None or helper in taken or self._excluded(helper):
                 continue
@@ -1260,13 +1551,43 @@ class EvaluationFacts:
                 continue
             for site_call in call_sites(ctx, helper):
                 caller = enclosing_function(ctx, site_call)
+                loop: Optional[cst.For] = None
+                if _generator(helper):
+                    # what a generator yields is followed from this call alone: a caller that also trains
+                    # (its own forward pass feeds its backward pass) evaluates with what its loop iterates
+                    if caller is helper or caller in taken or (caller is not None and self._excluded(caller)):
+                        continue
+                    if runs_without_grad(ctx, site_call) or GRAD_READS.search(ctx.code(caller or ctx.module)):
+                        continue
+                    seed = _iterated_outputs(ctx, helper, site_call, model_calls)
+                    if seed is None:
+                        continue
+                    loop = _iterating_loop(ctx, site_call)
+                    if loop is None:
+                        continue
+                    forward: Set[cst.Call] = set()
+                    flow = decoding_flow(ctx, loop, forward, seed)
+                    if hands_graph_away(ctx, loop, flow, forward) or reaches_backward(ctx, loop, flow, forward) or (
+                        caller is not None and returns_graph(ctx, caller, decoding_flow(ctx, caller, forward, seed),
+                                                             forward)
+                    ):
+                        continue
+                    model = self._model_at_call(helper, calls[0][1], site_call)
+                    if model is None:
+                        self.mode_settled.add(site_call)
+                        model = calls[0][1]
+                    generated.append(EvalSite("loop", loop, caller, [(site_call, model)], helper=helper))
+                    continue
                 if caller is None or caller is helper or caller in taken or self._excluded(caller):
                     continue
-                if runs_without_grad(ctx, site_call) or trains(ctx, caller) or needs_grad(ctx, caller):
+                if runs_without_grad(ctx, site_call):
                     continue
+                if trains(ctx, caller) or needs_grad(ctx, caller):
+                    continue  # a training function: what a loss helper returns feeds its step
                 forward = {site_call} | {c for c, _ in by_function.get(caller, [])}
                 flow = decoding_flow(ctx, caller, forward)
-                if returns_graph(ctx, caller, flow, forward) or hands_graph_away(ctx, caller, flow, forward):
+                if returns_graph(ctx, caller, flow, forward) or hands_graph_away(ctx, caller, flow, forward) or \
+                        reaches_backward(ctx, caller, flow, forward):
                     continue  # the output (or its loss) goes where a gradient may be taken
                 model = self._model_at_call(helper, calls[0][1], site_call)
                 if model is None:
@@ -1276,7 +1597,7 @@ class EvaluationFacts:
                 if site is None:
                     site = found[caller] = EvalSite("function", caller, caller, helper=helper)
                 site.calls.append((site_call, model))
-        return list(found.values())
+        return list(found.values()) + generated
 
     def _model_at_call(self, helper: cst.FunctionDef, model: cst.BaseExpression,
                        site_call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -1741,7 +2062,19 @@ class EvaluationFacts:
                         root = root.value
                     if isinstance(root, cst.Name) and root.value == model_name:
                         loaded = True
-        return loaded
+        return loaded and not self._round_trip(body[:at])
+
+    def _round_trip(self, before: Sequence[cst.CSTNode]) -> bool:
+        """A demonstration of saving and loading: the module trains nothing anywhere (no backward pass or
+        optimizer step, in any function it holds) and saves a model before the load (``torch.save``):
+        what it loads back are the weights it just built, not trained ones."""
+        ctx = self.ctx
+        if any(is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None for c in ctx.calls_in(ctx.module)):
+            return False
+        return any(
+            ctx.names.matches(c.func, ("torch.save",)) for stmt in before for c in ctx.calls_in(stmt)
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+        )
 
     def _host_trains(self, function: Optional[cst.FunctionDef]) -> bool:
         """Whether the code around the loop trains: then only a loop over validation or test data is

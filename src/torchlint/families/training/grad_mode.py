@@ -23,7 +23,13 @@ from typing import Iterable, Optional, Set
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
-from torchlint.families.training.evaluation import TRAIN_CALL, eval_mode_target, snake, train_mode_call
+from torchlint.families.training.evaluation import (
+    TRAIN_CALL,
+    eval_mode_target,
+    graph_free_function,
+    snake,
+    train_mode_call,
+)
 from torchlint.analysis.training import (
     calls_through_helpers,
     is_backward_like,
@@ -121,6 +127,8 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
         return True
     if ctx.function_for_call(call) is not None:
         return True  # same-module code: its own calls are checked through the helper walk
+    if graph_free_function(ctx, call):
+        return True  # a function of another project file that takes no gradient (its code is in view)
     names = set(ctx.names.qualified_names_at(func)) | set(ctx.names.instance_of(func))
     if any(q.startswith(_KNOWN_LIBRARIES) or q in ("torch", "numpy") for q in names):
         return not any(q.endswith((".backward", ".step")) for q in names)
