@@ -391,8 +391,12 @@ def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
     b = ctx.names.binding_at(name, name.value)
     if b is None or b.imports or b.changed or not b.values:
         raise Unknown
+    values = list(b.values)
+    if any(v is None for v in values):
+        values = [v for v in values if v is not None] + _literal_elements(ctx, name, b, len(values) - len(
+            [v for v in values if v is not None]))
     built = []
-    for value in b.values:
+    for value in values:
         if value is None:
             raise Unknown
         if _keeps(ctx, value, name):
@@ -404,6 +408,57 @@ def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
     if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
         raise Unknown
     return core
+
+
+def unpacked(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, bool]]:
+    """For a name bound as one element of an unpacked assignment that reaches it on every path
+    (``out, mu, logvar = model(x)``; ``G, D = Generator(), Discriminator()``): ``(value, exact)``, the
+    element of a tuple or list literal at the name's position (``exact``), else the whole value the
+    element is taken from.  None when the name is not bound so (a plain assignment, a loop target, a
+    parameter) or when a starred element or a read of a target makes the element unknown."""
+    function = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda))
+    if isinstance(function, cst.Lambda):
+        return None
+    found = ctx.names.reaching_assignment(name.value, name, function)
+    if found is None or found[1] is None:
+        return None
+    assign, index = found
+    value = assign.value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        elements = value.elements
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(elements) \
+                or any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        bound = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
+        if any(isinstance(n, cst.Name) and n.value in bound for n in iter_nodes(value)):
+            return None  # `a, b = b, a`: each element is read before the targets are bound
+        return elements[index].value, True
+    return value, False
+
+
+def _literal_elements(ctx: FileContext, name: cst.Name, b, unknown: int) -> List[cst.BaseExpression]:
+    """The ``unknown`` values of the binding ``b`` of ``name`` that are not recorded, when each is the
+    element of a tuple literal the name is unpacked from (``G, D = Generator(), Discriminator()``);
+    :class:`Unknown` when any is something else (a loop target, a parameter, an unpacked call)."""
+    scope = ctx.names.scope_at(name)
+    while scope is not None and scope.bindings.get(name.value) is not b:
+        scope = scope.parent
+    found = scope.assigns.get(name.value) if scope is not None else None
+    entries = [(a, i) for a, i in (found.entries if found is not None else ()) if i is not None]
+    if len(entries) != unknown:
+        raise Unknown
+    out = []
+    for assign, index in entries:
+        value = assign.value
+        target = assign.targets[0].target
+        if not isinstance(value, (cst.Tuple, cst.List)) or not isinstance(target, (cst.Tuple, cst.List)) \
+                or len(target.elements) != len(value.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in value.elements) \
+                or any(isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(value)):
+            raise Unknown
+        out.append(value.elements[index].value)
+    return out
 
 
 def literal_key(expr: cst.BaseExpression) -> Optional[Tuple[cst.Name, str]]:
@@ -586,5 +641,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]
