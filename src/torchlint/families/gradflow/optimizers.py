@@ -502,6 +502,12 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             return _reached(ctx, argument, hops + 1, visited)
         if _loop_target(ctx, name):
             return set()
+        source = effects.unpacked(ctx, name)  # `h, w = int(a), int(b)`; `out, mu = model(x)`
+        if source is not None:
+            core = strip_moves(source[0])
+            if isinstance(core, cst.Call) and is_module_value(ctx, core):
+                raise Unknown  # the name is a model, not a value it computed
+            return _reached(ctx, source[0], hops + 1, visited)
         return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
     try:
