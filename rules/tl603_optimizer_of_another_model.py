@@ -669,6 +669,83 @@ def train(loader):
         opt.step()
 """
         ),
+        # the object's two networks each have their optimizer; the generator's module is frozen elsewhere in a
+        # near variant, so nothing is reported there either
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def generate(self, z):
+        return self.gen(z)
+
+    def judge(self, img):
+        return self.disc(img).view(-1)
+
+
+pair = Pair()
+opt_g = torch.optim.Adam(pair.gen.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(pair.disc.parameters(), lr=1e-3)
+
+for real in []:
+    fake = pair.generate(torch.randn(4, 8))
+    loss_g = F.binary_cross_entropy(pair.judge(fake), torch.ones(4))
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+"""
+        ),
+        # the encoder held by the object is frozen: the decoder alone is meant to learn
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 4)
+        self.dec = nn.Linear(4, 8)
+
+
+pair = Pair()
+pair.enc.requires_grad_(False)
+opt = torch.optim.SGD(pair.dec.parameters(), lr=0.1)
+for x in []:
+    loss = (pair.dec(pair.enc(x)) - x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # a tuple assignment of two networks, each with its own optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen, disc = nn.Linear(4, 4), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    gen = gen.cuda()
+opt_g = torch.optim.Adam(gen.parameters())
+opt_d = torch.optim.Adam(disc.parameters())
+for real in []:
+    fake = gen(torch.randn(2, 4))
+    loss_g = -disc(fake).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1094,6 +1171,94 @@ for real in []:
     g_loss = bce(disc(gen(noise)), ones)
     g_loss.backward()
     opt_gen.step()
+""",
+            message="`gen` is never trained",
+        ),
+        # the GAN's two networks are attributes of one model object; the generator's optimizer was given
+        # the discriminator's parameters, so the generator (run through a method of the class) is never trained
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def generate(self, z):
+        return self.gen(z)
+
+    def judge(self, img):
+        return self.disc(img).view(-1)
+
+
+pair = Pair()
+pair = pair.to("cpu")
+opt_g = torch.optim.Adam(pair.disc.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(pair.disc.parameters(), lr=1e-3)
+
+for real in []:
+    fake = pair.generate(torch.randn(4, 8))
+    loss_g = F.binary_cross_entropy(pair.judge(fake), torch.ones(4))
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    loss_d = F.binary_cross_entropy(pair.judge(real), torch.ones(4)) + F.binary_cross_entropy(
+        pair.judge(fake.detach()), torch.zeros(4))
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_d.step()
+""",
+            message="`pair.gen` is never trained",
+        ),
+        # the same mistake with the modules called directly on the object
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 4)
+        self.dec = nn.Linear(4, 8)
+
+
+pair = Pair()
+opt = torch.optim.SGD(pair.dec.parameters(), lr=0.1)
+for x in []:
+    loss = (pair.dec(pair.enc(x)) - x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="`pair.enc` is never trained",
+        ),
+        # two networks built by one tuple assignment, the generator moved under `if`: its optimizer holds the
+        # discriminator
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+gen, disc = nn.Linear(4, 4), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    gen = gen.cuda()
+    disc = disc.cuda()
+opt_g = torch.optim.Adam(disc.parameters())
+opt_d = torch.optim.Adam(disc.parameters())
+h, w = int(4 / 2), int(4 / 2)
+for real in []:
+    fake = gen(torch.randn(h, w))
+    loss_g = -disc(fake).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
 """,
             message="`gen` is never trained",
         ),

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import class_body, is_module_value
+from torchlint.analysis.program import class_body, definition_of, is_module_value
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -261,6 +261,58 @@ def group_params(group: cst.Dict) -> cst.BaseExpression:
     return found[0]
 
 
+def trained_receivers(ctx: FileContext) -> Set[Tuple[Optional[cst.ClassDef], str]]:
+    """What the file hands an optimizer the parameters of (``Adam(self.net.parameters())``,
+    ``SGD(chain(G.parameters(), D.parameters()))``): each receiver of a parameter source of a
+    ``torch.optim`` construction, as ``(class, code)`` -- the class of the method for ``self.<attr>``, else
+    None and the name's code.  Whatever an optimizer trains the parameters of is a module."""
+    return _TRAINED.of(ctx)
+
+
+def _trained(ctx: FileContext) -> Set[Tuple[Optional[cst.ClassDef], str]]:
+    out: Set[Tuple[Optional[cst.ClassDef], str]] = set()
+    for call in ctx.calls_in(ctx.module):
+        if method_name(call) not in ("parameters", "named_parameters"):
+            continue
+        recv = receiver(call)
+        if recv is None or not isinstance(recv, (cst.Name, cst.Attribute)):
+            continue
+        at: cst.CSTNode = call
+        for _ in range(_MAX_HOPS):  # up through the parameter source to the optimizer's construction
+            parent = ctx.parent(at)
+            if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+            at = parent
+            if isinstance(at, cst.Call) and is_optimizer(ctx, at):
+                first = arg(at, 0, "params")
+                if first is None:
+                    break
+                try:
+                    if recv not in parameter_sources(ctx, first.value):
+                        break
+                except Unknown:
+                    break
+                found = self_attr(ctx, recv)
+                out.add((found[0], ctx.code(recv)) if found is not None else (None, ctx.code(recv)))
+                break
+    return out
+
+
+#: the receivers of the optimizers' parameter sources, per file
+_TRAINED: "Fact[Set[Tuple[Optional[cst.ClassDef], str]]]" = Fact("effects.trained_receivers", _trained)
+
+
+def trained_by_optimizer(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether an optimizer of the file is given the parameters of ``expr`` (a name, or ``self.<attr>`` in
+    a method of the same class): ``expr`` holds a module."""
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    found = self_attr(ctx, expr)
+    if isinstance(expr, cst.Attribute) and found is None:
+        return False
+    return ((found[0] if found is not None else None), ctx.code(expr)) in trained_receivers(ctx)
+
+
 def added_groups(ctx: FileContext, optimizer: cst.BaseExpression) -> List[cst.BaseExpression]:
     """The parameter sources ``opt.add_param_group({"params": ...})`` adds to the optimizer named by the
     Name or ``self.<attr>`` ``optimizer`` anywhere in the file (:class:`Unknown` when a group is not a
@@ -435,6 +487,23 @@ def unpacked(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.BaseExpress
             return None  # `a, b = b, a`: each element is read before the targets are bound
         return elements[index].value, True
     return value, False
+
+
+def unpacked_target(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """For a name that is an element of a flat tuple target unpacking a tuple literal
+    (``G, D = Generator(), Discriminator()``), the element of the value bound to it; else None."""
+    element = ctx.parent(name)
+    target = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
+            or not isinstance(assign.value, (cst.Tuple, cst.List)):
+        return None
+    elements = assign.value.elements
+    if len(elements) != len(target.elements) or any(isinstance(e, cst.StarredElement) for e in elements):  # type: ignore[union-attr]
+        return None
+    index = next(i for i, e in enumerate(target.elements) if e is element)  # type: ignore[union-attr]
+    return elements[index].value
 
 
 def _literal_elements(ctx: FileContext, name: cst.Name, b, unknown: int) -> List[cst.BaseExpression]:
@@ -627,6 +696,32 @@ def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
     raise Unknown
 
 
+def instance_class(ctx: FileContext, name: cst.Name) -> cst.ClassDef:
+    """The class of this file whose one instance the name ``name`` holds wherever it is read
+    (``model = GAN().to(device)``; rebound to its own moves too); :class:`Unknown` otherwise."""
+    core = held_module(ctx, name)
+    found = definition_of(ctx, core.func)
+    if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef):
+        raise Unknown
+    return found[1]
+
+
+def member_module(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
+    """The module construction ``obj.<attr>`` holds, for ``obj`` a name holding an instance of a class
+    of this file whose constructor sets ``self.<attr>`` once to a module construction
+    (``model.generator`` with ``self.generator = nn.Sequential(...)`` in ``GAN.__init__``)."""
+    if not isinstance(expr.value, cst.Name):
+        raise Unknown
+    cls = instance_class(ctx, expr.value)
+    values = self_values(ctx, cls, expr.attr.value)
+    if len(values) != 1:
+        raise Unknown
+    core = same_module(ctx, values[0])
+    if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
+        raise Unknown
+    return core
+
+
 def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
     """The one optimizer construction ``self.<attr>`` holds (set once in the constructor or a method it
     calls)."""
@@ -641,5 +736,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]

@@ -339,9 +339,10 @@ def _method_returns_model_data(ctx: FileContext, call: cst.Call, hops: int) -> b
 def _is_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` holds a model (not a loss): by construction where it is read, as the element of
     a tuple of constructions (``G, D = Generator(), Discriminator()``), or as the one construction a name
-    rebound to the same module holds (``D = D.cuda()`` under an ``if``)."""
-    if is_model(ctx, expr) is True:
-        return True
+    rebound to the same module holds (``D = D.cuda()`` under an ``if``), or a value whose parameters an
+    optimizer of the file is given (``self.net`` in ``Adam(self.net.parameters())``)."""
+    if is_model(ctx, expr) is True or effects.trained_by_optimizer(ctx, expr):
+        return True  # built as a model, or an optimizer is given its parameters
     if isinstance(expr, cst.Name):
         value = ctx.names.value_of(expr)
         if value is None:

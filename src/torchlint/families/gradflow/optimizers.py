@@ -152,7 +152,10 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
     if hops > _MAX_HOPS:
         raise Unknown
     if isinstance(expr, cst.Attribute):
-        return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
+        try:
+            return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
+        except Unknown:
+            return frozenset({effects.member_module(ctx, expr)})  # `model.generator`: a module it holds
     if isinstance(expr, cst.Subscript):
         core = effects.same_module(ctx, effects.keyed_value(ctx, expr))  # `nets["D"]`
         if isinstance(core, cst.Name):
@@ -325,9 +328,21 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     _CALLED.of(ctx).add(callee.value)
             elif isinstance(callee, cst.Name):
                 pass  # a builtin or a library function: it only passes its arguments on
+            elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
+                member = _instance_member(ctx, callee)
+                if isinstance(member, cst.FunctionDef):  # `model.generator_forward(z)`: a method of its class
+                    out |= _through_helper(ctx, node, member, hops, 1, callee.value)  # type: ignore[arg-type]
+                    continue
+                out.add(member)  # `model.discriminator(x)`: a module the instance holds
+                _UNITS.of(ctx).append((callee, frozenset({member})))
+                if not any(q.endswith("Loss") for q in ctx.names.qualified_names_at(member.func)):
+                    _CALLED.of(ctx).add(ctx.code(callee))
             elif isinstance(callee, (cst.Attribute, cst.Subscript)) and _held_by_object(ctx, callee):
                 models = _construction(ctx, callee)  # `self.D(x)`, `nets["D"](x)`: a model an object holds
                 out |= models
+                instance = _instance_of_self(ctx, callee)
+                if instance is not None:  # `self.generator(z)` in `model.generator_forward(z)`
+                    _UNITS.of(ctx).append((cst.Attribute(value=instance, attr=callee.attr), models))  # type: ignore[union-attr]
                 if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
                            for q in ctx.names.qualified_names_at(m.func)):
                     _CALLED.of(ctx).add(ctx.code(callee))
@@ -397,6 +412,27 @@ def _may_be_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return True
 
 
+def _instance_member(ctx: FileContext, callee: cst.Attribute):
+    """For ``obj.<attr>`` with ``obj`` a name holding an instance of a class of this file: the method of
+    that class it names (undecorated, not ``forward``), or the module construction its constructor sets
+    the attribute to; None otherwise."""
+    if not isinstance(callee.value, cst.Name) or callee.value.value == "self":
+        return None
+    try:
+        cls = effects.instance_class(ctx, callee.value)
+    except Unknown:
+        return None
+    for stmt in class_body(cls):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == callee.attr.value:
+            if stmt.decorators or stmt.name.value.startswith("__"):
+                return None
+            return stmt
+    try:
+        return effects.member_module(ctx, callee)
+    except Unknown:
+        return None
+
+
 def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
     """``self.D`` in a method (an attribute of the instance, not a method of its class), or ``nets["D"]``
     with ``nets`` a dict literal."""
@@ -417,16 +453,19 @@ def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
     return function
 
 
-def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int) -> Set[cst.Call]:
+def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int,
+                    offset: int = 0, instance: Optional[cst.Name] = None) -> Set[cst.Call]:
     """What the value ``call`` returns reaches: each ``return`` of the helper, its parameters read as the
-    call's arguments (or their defaults)."""
+    call's arguments (or their defaults); ``offset`` 1 for a method called on an instance (its ``self``
+    reads the instance's attributes)."""
     if hops > _MAX_HOPS or isinstance(function.params.star_arg, cst.Param) or function.params.star_kwarg is not None:
         raise Unknown
-    bound = bind_arguments(call, function, 0)
+    bound = bind_arguments(call, function, offset)
     if bound is None:
         raise Unknown
     args = {}
-    for p in list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params):
+    params = list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params)
+    for p in params[offset:]:
         name = p.name.value
         if name in bound:
             args[name] = bound[name]
@@ -444,6 +483,8 @@ def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef,
             returns.append(node)
     if not returns:
         raise Unknown
+    if instance is not None:
+        args[_INSTANCE] = instance
     stack = _BOUND.of(ctx)
     stack.append((function, args))
     try:
@@ -454,6 +495,25 @@ def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef,
         return out
     finally:
         stack.pop()
+
+
+#: the key of a followed method's bound arguments that holds the instance it is called on
+_INSTANCE = "<instance>"
+
+
+def _instance_of_self(ctx: FileContext, callee: cst.BaseExpression) -> Optional[cst.Name]:
+    """For ``self.<attr>`` in a method being followed from ``obj.method(...)``: the name ``obj``."""
+    if not isinstance(callee, cst.Attribute) or not isinstance(callee.value, cst.Name):
+        return None
+    function = _function_of(ctx, callee)
+    for helper, args in reversed(_BOUND.of(ctx)):
+        if helper is function:
+            found = args.get(_INSTANCE)
+            params = list(function.params.posonly_params) + list(function.params.params)  # type: ignore[union-attr]
+            if found is not None and params and params[0].name.value == callee.value.value:
+                return found
+            return None
+    return None
 
 
 def _argument_of(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
@@ -652,7 +712,12 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             continue
         names: Set[str] = set()
         for callee, models in _UNITS.of(ctx):
-            if models & held_anywhere or callee.value in names:
+            if models & held_anywhere or ctx.code(callee) in names:
+                continue
+            if isinstance(callee, cst.Attribute):  # `model.generator`: a module an instance holds
+                if len(models) == 1 and _has_weights(ctx, next(iter(models)), 0) \
+                        and not _member_may_be_frozen(ctx, callee.value):  # type: ignore[arg-type]
+                    names.add(ctx.code(callee))
                 continue
             try:
                 core = _core_of(ctx, callee)
@@ -735,6 +800,70 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     return False
 
 
+def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
+    """Whether the module ``obj.<attr>`` (``obj`` holding an instance of a class of this file) may be
+    frozen, filled or trained elsewhere: its class spells a freezing word, the instance is used for more
+    than calling its methods and modules and being moved, or the member for more than being called,
+    moved or having its parameters given to an optimizer."""
+    try:
+        cls = effects.instance_class(ctx, obj)  # type: ignore[arg-type]
+    except Unknown:
+        return True
+    if any(w in ctx.code(cls) for w in _FREEZING_WORDS):
+        return True
+    methods = {s.name.value for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+    for node in ctx.names_in(ctx.module, obj.value):  # type: ignore[attr-defined]
+        if ctx.enclosing(node, cst.ClassDef) is cls:
+            continue  # read in its own class: checked by its text
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            assign = ctx.parent(parent)
+            if isinstance(assign, cst.Assign) and effects.same_module(ctx, assign.value) is not assign.value:
+                continue  # `model = model.to(device)`
+            if isinstance(assign, cst.Assign) and assign.value is not None and definition_of(ctx, getattr(
+                    assign.value, "func", assign.value)) is not None and isinstance(assign.value, cst.Call):
+                continue  # `model = GAN()`
+            return True
+        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+            if isinstance(parent, cst.Arg):
+                call = ctx.parent(parent)
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print":
+                    continue
+            return True
+        outer = ctx.parent(parent)
+        attr = parent.attr.value
+        if isinstance(outer, cst.Call) and outer.func is parent and (
+                attr in _HARMLESS or attr in methods or effects.method_effect(ctx, outer) in _NOT_FREEZING):
+            continue
+        if attr in methods:
+            return True
+        if isinstance(outer, cst.Call) and outer.func is parent:
+            continue  # `model.discriminator(x)`
+        if isinstance(outer, cst.Attribute) and outer.value is parent:
+            call = ctx.parent(outer)
+            if isinstance(call, cst.Call) and call.func is outer and (outer.attr.value in _HARMLESS or (
+                    outer.attr.value in ("parameters", "named_parameters") and _in_optimizer(ctx, call))):
+                continue
+        return True
+    return False
+
+
+def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is part of the first argument of a ``torch.optim`` construction."""
+    at: cst.CSTNode = call
+    for _ in range(_MAX_HOPS):
+        parent = ctx.parent(at)
+        if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
+        at = parent
+        if isinstance(at, cst.Call) and effects.is_optimizer(ctx, at):
+            first = arg(at, 0, "params")
+            return first is not None and (first.value is call or ctx.is_inside(call, first.value))
+    return False
+
+
 def _may_be_frozen(ctx: FileContext, name: str) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
     to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
@@ -754,6 +883,11 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
+        if isinstance(parent, cst.Element):
+            element = effects.unpacked_target(ctx, node)
+            if element is not None and not any(w in ctx.code(element) for w in _FREEZING_WORDS):
+                continue  # `G, D = Generator(), Discriminator()`: bound to its construction
+            return True
         if isinstance(parent, cst.Arg):
             call = ctx.parent(parent)
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print" \
