@@ -208,6 +208,63 @@ class Fitter:
         return np.std(out.detach().cpu().numpy())
 """
         ),
+        # the unpacked outputs are all on the graph; one is read with `.item()` for logging only
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+from mylib import build_vae
+
+model = build_vae()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for x in []:
+    recon, mu, logvar = model(x)
+    rec = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    loss = rec + kld
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(rec.item(), kld.detach())
+"""
+        ),
+        # per-step values collected in a list are rewards from the data, not model outputs: detaching them
+        # cuts nothing the model computed
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+policy = nn.Linear(4, 2)
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def finish_episode(states, rewards):
+    bonus = []
+    for r in rewards:
+        bonus.append(torch.tensor(r) * 0.1)
+    loss = policy(states).mean() + torch.stack(bonus).sum().detach()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        # a value from an unknown factory that no optimizer is given: whether it is a model is unknown
+        Valid(
+            """
+import torch
+from mylib import make_prior, net
+
+prior = make_prior()
+optimizer = torch.optim.Adam(net.parameters())
+for x in []:
+    z, logp = prior(x)
+    loss = net(x).mean() + logp.detach().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -368,6 +425,90 @@ class Fitter:
         loss.backward()
 """,
             message="`0.1 * spread` is part of the loss but is computed through `np.std(...)`",
+        ),
+        # a VAE's reconstruction term, computed from an element of the model's unpacked output, detached
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+from mylib import build_vae
+
+model = build_vae()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for x in []:
+    recon, mu, logvar = model(x)
+    rec = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    loss = rec.detach() + kld
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            message="`rec.detach()` is part of the loss",
+        ),
+        # a trainer whose network comes from a factory (an optimizer is given its parameters) and a loss helper
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+from mylib import cuda
+
+
+def reconstruction(x, x_recon):
+    return F.mse_loss(x_recon, x)
+
+
+class Solver:
+    def __init__(self, net, use_cuda):
+        self.net = cuda(net(10), use_cuda)
+        self.optim = torch.optim.Adam(self.net.parameters(), lr=1e-4)
+
+    def train(self, loader):
+        for x in loader:
+            x_recon, mu, logvar = self.net(x)
+            rec = reconstruction(x, x_recon)
+            kld = -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum()
+            loss = rec.item() + kld
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+""",
+            message="`rec.item()` is part of the loss",
+        ),
+        # per-step policy losses collected in a list from what the model stored during its forward passes, the
+        # stacked sum detached; the two networks built by one tuple assignment and moved under `if`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.saved_log_probs = []
+
+    def forward(self, x):
+        return torch.log_softmax(self.fc(x), -1)
+
+
+policy, critic = Policy(), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    policy = policy.cuda()
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def finish_episode(returns):
+    losses = []
+    for log_prob, R in zip(policy.saved_log_probs, returns):
+        losses.append(-log_prob * R)
+    loss = torch.stack(losses).sum().detach() + critic(torch.ones(4)).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            message="`torch.stack(losses).sum().detach()` is part of the loss",
         ),
     ]
 

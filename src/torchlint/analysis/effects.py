@@ -303,13 +303,11 @@ _TRAINED: "Fact[Set[Tuple[Optional[cst.ClassDef], str]]]" = Fact("effects.traine
 
 
 def trained_by_optimizer(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    """Whether an optimizer of the file is given the parameters of ``expr`` (a name, or ``self.<attr>`` in
-    a method of the same class): ``expr`` holds a module."""
+    """Whether an optimizer of the file is given the parameters of ``expr`` (a name or an attribute spelled
+    the same; ``self.<attr>`` in a method of the same class): ``expr`` holds a module."""
     if not isinstance(expr, (cst.Name, cst.Attribute)):
         return False
     found = self_attr(ctx, expr)
-    if isinstance(expr, cst.Attribute) and found is None:
-        return False
     return ((found[0] if found is not None else None), ctx.code(expr)) in trained_receivers(ctx)
 
 

@@ -46,7 +46,7 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
 from torchlint.analysis.program import (bind_arguments, call_sites, class_body, definition_of, is_module_value,
-                                       strip_moves)
+                                       plain_class, strip_moves)
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -321,6 +321,9 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 continue
             if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
                     and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
+                if _plain_class_of(ctx, callee):
+                    stack.extend(a.value for a in node.args)  # `Config()`: an object that is no module
+                    continue
                 models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
                 out |= models
                 _UNITS.of(ctx).append((callee, models))
@@ -375,6 +378,12 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is a class of the project that is provably no ``nn.Module`` (a config object)."""
+    found = definition_of(ctx, name)
+    return found is not None and isinstance(found[1], cst.ClassDef) and plain_class(found[0], found[1])
 
 
 def _library_alias(ctx: FileContext, name: cst.Name) -> bool:
@@ -640,6 +649,9 @@ def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
         if isinstance(stmt, cst.For) and any(isinstance(t, cst.Name) and t.value == name.value
                                              for t in iter_nodes(stmt.target)):
             it = stmt.iter
+            while isinstance(it, cst.Call) and it.args and any(
+                    q.startswith("tqdm.") for q in ctx.names.qualified_names_at(it.func)):
+                it = it.args[0].value  # `tqdm(enumerate(loader))`: a progress bar over the same items
             if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "range"):
                 return True
             return isinstance(it, (cst.Name, cst.Attribute, cst.List, cst.Tuple))
@@ -723,7 +735,7 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
                 core = _core_of(ctx, callee)
             except Unknown:
                 continue
-            if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value):
+            if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value, callee):
                 names.add(callee.value)
         if names:
             out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
@@ -777,9 +789,9 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     for q in names:
         if q.startswith("torch.nn.") and q.count(".") == 2 and _WEIGHTED_LAYER.search(q):
             return not any(a.keyword is not None and a.keyword.value in ("_freeze", "_weight") for a in core.args)
-    if names:
+    if any(q.startswith("torch.") for q in names):
         return False
-    found = definition_of(ctx, core.func, depth)
+    found = definition_of(ctx, core.func, depth)  # a class of this file, or of a project module it imports
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
     octx, cls = found
@@ -798,6 +810,13 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
                             or _has_weights(octx, value, depth + 1)):
                         return True
     return False
+
+
+def _from_file(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``torch.load(path)`` (or an entry of it): a state read from a file, not another model's."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return isinstance(value, cst.Call) and "torch.load" in ctx.names.qualified_names_at(value.func)
 
 
 def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
@@ -864,12 +883,17 @@ def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
     return False
 
 
-def _may_be_frozen(ctx: FileContext, name: str) -> bool:
+def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
     to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
     ``parameters()``, ``eval()``), fill it from another model (``load_state_dict``, an EMA update), or
-    hand it to code that trains it (a function, a wrapper)."""
+    hand it to code that trains it (a function, a wrapper).  With ``at`` (a read of the model), only the
+    uses of the same variable count (a name of another function is another model); restoring it from a
+    file (``load_state_dict(torch.load(path))``) neither freezes nor fills it from another model."""
+    mine = ctx.names.binding_at(at, name) if at is not None else None
     for node in ctx.names_in(ctx.module, name):
+        if mine is not None and ctx.names.binding_at(node, name) is not mine:
+            continue
         parent = ctx.parent(node)
         if isinstance(parent, cst.Call) and parent.func is node:
             continue
@@ -880,6 +904,9 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
             if isinstance(outer, cst.Call) and outer.func is parent and (
                     parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
                 continue  # moved, switched, initialised (`model.apply(weights_init)`)
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value == "load_state_dict" \
+                    and outer.args and _from_file(ctx, outer.args[0].value):
+                continue  # a checkpoint restored: trained on from there
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
