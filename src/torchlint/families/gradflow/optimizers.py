@@ -50,7 +50,7 @@ from torchlint.analysis.program import (bind_arguments, call_sites, class_body, 
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
-_MAX_HOPS = 8
+_MAX_HOPS = 12
 #: methods that cut the value off the graph: nothing is reached through them
 _CUTTING = frozenset({"detach", "item", "numpy", "tolist", "detach_"})
 #: tensor methods whose result is a tensor (never a module)
@@ -61,6 +61,9 @@ _MODULE_PLUMBING = frozenset({"parameters", "named_parameters", "state_dict", "t
                               "modules", "children", "zero_grad", "requires_grad_"})
 #: the roots of calls that compute nothing from a model by themselves (they only pass tensors on)
 _LIBRARY_ROOTS = ("torch.", "numpy.", "math.", "builtins.")
+#: torch functions that build a new tensor from sizes or numbers: their arguments carry no graph
+_NEW_TENSORS = frozenset("torch." + n for n in ("randn", "rand", "zeros", "ones", "empty", "full", "arange",
+                                               "linspace", "logspace", "randint", "randperm", "eye", "tensor"))
 _BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range", "zip", "enumerate", "list",
                        "tuple", "isinstance", "print"})
 
@@ -186,9 +189,24 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
     return frozenset(out)
 
 
-def _maybe_model(ctx: FileContext, name: cst.Name) -> bool:
+def _maybe_model(ctx: FileContext, name: cst.Name, hops: int = 0) -> bool:
     value = ctx.names.value_of(name)
+    if value is None and hops < _MAX_HOPS:
+        source = effects.unpacked(ctx, name)  # `real, _ = batch`: an element of the batch
+        if source is not None:
+            value = source[0]
+            if isinstance(value, cst.Name):
+                return _maybe_model(ctx, value, hops + 1)
+        elif _batch_parameter(ctx, name):
+            return False
     return value is None or is_module_value(ctx, strip_moves(value))
+
+
+def _batch_parameter(ctx: FileContext, name: cst.Name) -> bool:
+    """A parameter of an ignite step function read where it is not rebound (the engine or the batch)."""
+    function = _function_of(ctx, name)
+    return isinstance(function, cst.FunctionDef) and _is_param(function, name.value) \
+        and ctx.names.reaching_assignment(name.value, name, function) is None and _engine_step(ctx, function)
 
 
 def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
@@ -360,7 +378,9 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
             else:
                 stack.append(callee)
-            stack.extend(a.value for a in node.args)
+            if (name not in ("to", "cuda", "cpu", "type") or not isinstance(func, cst.Attribute)) \
+                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS:
+                stack.extend(a.value for a in node.args)  # (a device, a dtype or a size carries no graph)
             continue
         if isinstance(node, cst.Name):
             if node.value in ("None", "True", "False"):
@@ -456,10 +476,25 @@ def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
     """The module-level function of this file that ``call`` runs (``compute_loss(x, y)``), undecorated."""
     if not isinstance(call.func, cst.Name):
         return None
-    function = ctx.function_for_call(call)
-    if function is None or function.decorators or not isinstance(ctx.parent(function), cst.Module):
+    function = ctx.function_for_call(call) or _nested_function(ctx, call.func)
+    if function is None or function.decorators or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)),
+                                                             cst.ClassDef):
         return None
-    return function
+    return function  # a function of the module, or one nested in a function (`get_noise()` inside `main`)
+
+
+def _nested_function(ctx: FileContext, name: cst.Name) -> Optional[cst.FunctionDef]:
+    """The one function defined in the function around ``name`` under that name, when the name is bound
+    nothing else there (``def get_noise(): ...`` inside ``main``)."""
+    b = ctx.names.binding_at(name, name.value)
+    outer = ctx.enclosing(name, cst.FunctionDef)
+    while outer is not None and b is not None and len(b.values) == 1:
+        found = [n for n in iter_nodes(outer.body) if isinstance(n, cst.FunctionDef) and n.name.value == name.value
+                 and ctx.enclosing(n, (cst.FunctionDef, cst.ClassDef)) is outer]
+        if found:
+            return found[0] if len(found) == 1 and ctx.names.binding_at(found[0].name, name.value) is b else None
+        outer = ctx.enclosing(outer, cst.FunctionDef)
+    return None
 
 
 def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int,
@@ -623,6 +658,8 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
                        list(function.params.posonly_params) + list(function.params.params)
                        + list(function.params.kwonly_params)):
         raise Unknown
+    if _engine_step(ctx, function):
+        return set()  # `Engine(step)`: ignite calls it with the engine and a batch of data
     sites = call_sites(ctx, function)
     if not sites or len(sites) > 8:
         raise Unknown
@@ -639,6 +676,32 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             raise Unknown  # its default: not followed
         out |= _reached(ctx, value, hops + 1, visited)
     return out
+
+
+#: library constructions that call the function they are given with ``(engine, batch)``
+_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+
+
+def _engine_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` (of two parameters) is handed to ignite's ``Engine`` and called nowhere
+    else: its parameters are the engine and a batch of data."""
+    params = list(function.params.posonly_params) + list(function.params.params)
+    if len(params) != 2 or function.params.kwonly_params:
+        return False
+    handed = False
+    for node in ctx.names_in(ctx.module, function.name.value):
+        if ctx.names.binding_at(node, node.value) is not ctx.names.binding_at(function.name, function.name.value):
+            continue
+        parent = ctx.parent(node)
+        if node is function.name:
+            continue
+        call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(call, cst.Call) and call.args and call.args[0] is parent \
+                and ctx.names.qualified_names_at(call.func) & _ENGINES:
+            handed = True
+            continue
+        return False
+    return handed
 
 
 def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
