@@ -22,6 +22,12 @@ class LossDetachedFromGraph(LintRule):
     model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
     (`self.model.fc.weight.norm().item()`). A numpy or `math` function given model data returns an array
     or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
+    Model data is followed through the elements of an unpacked output (`recon, mu, logvar = model(x)`),
+    a model moved under an `if` or built in a tuple (`G, D = Generator(), Discriminator()`), a value
+    whose parameters an optimizer of the file is given (`self.net` in `Adam(self.net.parameters())`, even
+    when a factory builds it), what a model stored on itself during its forward passes
+    (`model.saved_log_probs`), and a list of per-step losses built with `append` and then stacked
+    (`torch.stack(losses).sum()`).
 
     ## Why is this bad?
     Backward gives the term no gradient: the regularizer, the auxiliary loss or the penalty the author

@@ -52,6 +52,16 @@ class OptimizerOfAnotherModel(LintRule):
     it. One mistake, one finding: a model no optimizer holds is reported at its first backward pass, and
     not at all when a step's message already names it.
 
+    Models held by another object are followed too: `model.generator` of `model = GAN()`, where the
+    class of the file sets `self.generator` once in its constructor, and the methods of that class called
+    on the object (`model.generator_forward(z)` returns `self.generator(z)`, read as `model.generator`).
+    Such a module counts as untrained only when the object is used for nothing but calling its methods
+    and modules, moving it and giving its modules' parameters to optimizers. Names unpacked from a tuple
+    of constructions (`G, D = Generator(), Discriminator()`) hold each construction; a model class
+    imported with `from models import *` from a project module is read there; a checkpoint restored with
+    `load_state_dict(torch.load(path))` neither freezes a model nor fills it from another one; a function
+    handed to ignite's `Engine(step)` gets the engine and a batch of data.
+
     In a LightningModule it finds, at the optimizer `configure_optimizers` returns, an optimizer built on
     `self.model.parameters()` while the loss `training_step` returns (through `self(x)` and `forward`)
     runs only a copy of a model, `AveragedModel(self.model)` or `copy.deepcopy(...)`, which has parameters
