@@ -756,6 +756,43 @@ for real in []:
     opt_g.step()
 """
         ),
+        # the same ignite step function with each optimizer on its own network
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine
+
+
+def main(loader, device, z_dim=8):
+    netG = nn.Sequential(nn.Linear(z_dim, 16), nn.Tanh()).to(device)
+    netD = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid()).to(device)
+    bce = nn.BCELoss()
+    optimizerG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+
+    def get_noise(n):
+        return torch.randn(n, z_dim, device=device)
+
+    def step(engine, batch):
+        real, _ = batch
+        real = real.to(device)
+        netD.zero_grad()
+        fake = netG(get_noise(real.size(0)))
+        errD = bce(netD(real), torch.ones(real.size(0), 1, device=device)) + bce(
+            netD(fake.detach()), torch.zeros(real.size(0), 1, device=device))
+        errD.backward()
+        optimizerD.step()
+        netG.zero_grad()
+        errG = bce(netD(fake), torch.ones(real.size(0), 1, device=device))
+        errG.backward()
+        optimizerG.step()
+        return errG.item()
+
+    trainer = Engine(step)
+    trainer.run(loader, max_epochs=1)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1271,6 +1308,45 @@ for real in []:
     opt_g.step()
 """,
             message="`gen` is never trained",
+        ),
+        # an ignite step function (called by `Engine` with the engine and a batch) in the function that builds
+        # the networks; the generator's optimizer was given the discriminator's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine
+
+
+def main(loader, device, z_dim=8):
+    netG = nn.Sequential(nn.Linear(z_dim, 16), nn.Tanh()).to(device)
+    netD = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid()).to(device)
+    bce = nn.BCELoss()
+    optimizerG = torch.optim.Adam(netD.parameters(), lr=2e-4)
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+
+    def get_noise(n):
+        return torch.randn(n, z_dim, device=device)
+
+    def step(engine, batch):
+        real, _ = batch
+        real = real.to(device)
+        netD.zero_grad()
+        fake = netG(get_noise(real.size(0)))
+        errD = bce(netD(real), torch.ones(real.size(0), 1, device=device)) + bce(
+            netD(fake.detach()), torch.zeros(real.size(0), 1, device=device))
+        errD.backward()
+        optimizerD.step()
+        netG.zero_grad()
+        errG = bce(netD(fake), torch.ones(real.size(0), 1, device=device))
+        errG.backward()
+        optimizerG.step()
+        return errG.item()
+
+    trainer = Engine(step)
+    trainer.run(loader, max_epochs=1)
+""",
+            message="`netG` is never trained",
         ),
     ]
 

@@ -184,9 +184,25 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
                 pass
         elif isinstance(a.value, (cst.Name, cst.Attribute, cst.Call)) and not isinstance(a.value, cst.Name):
             if any(isinstance(n, cst.Name) and not ctx.names.qualified_names_at(n) and n.value not in ("self",)
-                   and _maybe_model(ctx, n) for n in iter_nodes(a.value)):
+                   and not _layer_setting(ctx, n) and _maybe_model(ctx, n) for n in iter_nodes(a.value)):
                 raise Unknown  # `Wrapper(model.encoder)`: which models it holds is not followed
     return frozenset(out)
+
+
+#: ``torch.nn`` constructions whose arguments are modules
+_MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _layer_setting(ctx: FileContext, name: cst.Name) -> bool:
+    """``z_dim`` in ``nn.Linear(z_dim, 16)``: an argument of a ``torch.nn`` layer (a size, a rate), not a
+    model the layer holds."""
+    parent = ctx.parent(name)
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not isinstance(call, cst.Call):
+        return False
+    q = ctx.names.qualified_names_at(call.func)
+    return bool(q) and not q & _MODULE_CONTAINERS and all(
+        n.startswith("torch.nn.") and n.count(".") == 2 and n.rsplit(".", 1)[-1][:1].isupper() for n in q)
 
 
 def _maybe_model(ctx: FileContext, name: cst.Name, hops: int = 0) -> bool:
