@@ -271,6 +271,29 @@ for x in []:
     optimizer.step()
 """
         ),
+        # a branch's detached value is overwritten before backward: the loss read is the last one
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+opt = torch.optim.Adam(model.parameters())
+for x, mode in []:
+    out = model(x)
+    rec = out.pow(2).mean()
+    kld = out.abs().mean()
+    if mode == "H":
+        loss = rec.detach() + 4 * kld
+        print(loss.item())
+    else:
+        loss = rec + kld
+    loss = rec + kld
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -515,6 +538,30 @@ def finish_episode(returns):
     optimizer.step()
 """,
             message="`torch.stack(losses).sum().detach()` is part of the loss",
+        ),
+        # the loss is chosen by an `if` chain; the term is detached in one of its branches
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+opt = torch.optim.Adam(model.parameters())
+for x, mode in []:
+    out = model(x)
+    rec = out.pow(2).mean()
+    kld = out.abs().mean()
+    if mode == "H":
+        loss = rec.detach() + 4 * kld
+    elif mode == "B":
+        loss = rec + (kld - 1).abs()
+    else:
+        loss = rec
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="`rec.detach()` is part of the loss",
         ),
     ]
 

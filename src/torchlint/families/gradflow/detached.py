@@ -116,6 +116,8 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
         value = _value(ctx, expr)
         if value is not None:
             yield from _terms(ctx, value, hops + 1, visited)
+            for other in _branch_values(ctx, expr, value):  # `if a: loss = x + y` / `else: loss = x + z`
+                yield from _terms(ctx, other, hops + 1, visited)
         for aug in _augmented(ctx, expr):
             yield from _terms(ctx, aug.value, hops + 1, visited)
 
@@ -126,6 +128,28 @@ def _value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
         return value
     before = [v for v in ctx.names.values_before(name) if not ctx.is_inside(name, v)]
     return before[-1] if before else None
+
+
+def _if_root(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.If]:
+    """The ``if`` statement (the head of an ``if``/``elif`` chain) whose branch holds ``node``."""
+    found = ctx.enclosing(node, cst.If)
+    while found is not None and isinstance(ctx.parent(found), cst.If):
+        found = ctx.parent(found)  # an `elif`: the chain's head
+    return found  # type: ignore[return-value]
+
+
+def _branch_values(ctx: FileContext, name: cst.Name, value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The other values ``name`` is bound to in the other branches of the ``if`` chain that binds it to
+    ``value``, when the read is after that chain (each branch's value may be the one read)."""
+    root = _if_root(ctx, value)
+    if root is None or ctx.is_inside(name, root):
+        return []
+    out = []
+    for other in ctx.names.values_before(name):
+        if other is not value and not ctx.is_inside(name, other) and _if_root(ctx, other) is root \
+                and ctx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)):
+            out.append(other)
+    return out[:4]
 
 
 def _augmented(ctx: FileContext, name: cst.Name) -> List[cst.AugAssign]:
