@@ -294,6 +294,25 @@ for x, mode in []:
     opt.step()
 """
         ),
+        # a penalty accumulated with `+=` from numbers of the data, not from the model: detaching it cuts nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3))
+target = torch.zeros(1, 3, 16, 16, requires_grad=True)
+optimizer = torch.optim.Adam([target])
+for weights in []:
+    penalty = 0
+    for w in weights:
+        penalty += torch.tensor(w) ** 2
+    loss = net(target).mean() + penalty.detach()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -562,6 +581,28 @@ for x, mode in []:
     opt.step()
 """,
             message="`rec.detach()` is part of the loss",
+        ),
+        # a content loss accumulated with `+=` over the network's features, detached when added to the loss
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3))
+target = torch.zeros(1, 3, 16, 16, requires_grad=True)
+optimizer = torch.optim.Adam([target])
+for step in range(10):
+    target_features = net(target)
+    content_features = net(torch.ones(1, 3, 16, 16))
+    content_loss = 0
+    for f1, f2 in zip(target_features, content_features):
+        content_loss += torch.mean((f1 - f2) ** 2)
+    loss = content_loss.detach() + target.abs().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            message="`content_loss.detach()` is part of the loss",
         ),
     ]
 

@@ -308,6 +308,8 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
                 return True
             if isinstance(value, cst.List) and any(model_data(ctx, v, hops + 1) for v in _appended(ctx, node)):
                 return True  # `losses.append(-log_prob * advantage)`; `torch.stack(losses)`
+            if value is None and any(model_data(ctx, a.value, hops + 1) for a in _augmented(ctx, node)):
+                return True  # `content_loss += torch.mean((f1 - f2) ** 2)` over the model's features
             if value is None:
                 source = effects.unpacked(ctx, node)  # `out, mu, logvar = model(x)`: an element of its output
                 if source is not None and source[0] is not expr and model_data(ctx, source[0], hops + 1):
