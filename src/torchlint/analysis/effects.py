@@ -20,7 +20,11 @@ of a user's identifier):
 Values held by objects (:func:`held_module`, :func:`self_values`): a name rebound to the same module
 (``D = D.cuda()``, also under ``if torch.cuda.is_available():``, where both branches hold the same
 model), ``self.<attr>`` of a class set in ``__init__`` or in a method the constructor calls
-(``self.build()``), and a dict literal keyed by literal strings (``nets["G"]``).
+(``self.build()``), and a dict literal keyed by literal strings (``nets["G"]``).  Names unpacked from an
+assignment hold their element of a tuple literal (``G, D = Generator(), Discriminator()``) or a part of
+the value they come from (``out, mu = model(x)``: :func:`unpacked`); ``obj.<attr>`` of a name holding an
+instance of a class of the file holds what that class's constructor sets (:func:`member_module`); and
+whatever an optimizer of the file is given the parameters of is a module (:func:`trained_by_optimizer`).
 """
 from __future__ import annotations
 
@@ -694,7 +698,7 @@ def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
     raise Unknown
 
 
-def instance_class(ctx: FileContext, name: cst.Name) -> cst.ClassDef:
+def held_instance_class(ctx: FileContext, name: cst.Name) -> cst.ClassDef:
     """The class of this file whose one instance the name ``name`` holds wherever it is read
     (``model = GAN().to(device)``; rebound to its own moves too); :class:`Unknown` otherwise."""
     core = held_module(ctx, name)
@@ -710,7 +714,7 @@ def member_module(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
     (``model.generator`` with ``self.generator = nn.Sequential(...)`` in ``GAN.__init__``)."""
     if not isinstance(expr.value, cst.Name):
         raise Unknown
-    cls = instance_class(ctx, expr.value)
+    cls = held_instance_class(ctx, expr.value)
     values = self_values(ctx, cls, expr.attr.value)
     if len(values) != 1:
         raise Unknown
@@ -734,5 +738,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]

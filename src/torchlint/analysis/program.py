@@ -1328,6 +1328,7 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 __all__ = [
     "instance_class",
+    "plain_class",
     "function_returns",
     "method_of",
     "At",

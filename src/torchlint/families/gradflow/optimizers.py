@@ -464,7 +464,7 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
     if not isinstance(callee.value, cst.Name) or callee.value.value == "self":
         return None
     try:
-        cls = effects.instance_class(ctx, callee.value)
+        cls = effects.held_instance_class(ctx, callee.value)
     except Unknown:
         return None
     for stmt in class_body(cls):
@@ -904,7 +904,7 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
     than calling its methods and modules and being moved, or the member for more than being called,
     moved or having its parameters given to an optimizer."""
     try:
-        cls = effects.instance_class(ctx, obj)  # type: ignore[arg-type]
+        cls = effects.held_instance_class(ctx, obj)  # type: ignore[arg-type]
     except Unknown:
         return True
     if any(w in ctx.code(cls) for w in _FREEZING_WORDS):
