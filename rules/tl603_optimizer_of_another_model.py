@@ -793,6 +793,30 @@ def main(loader, device, z_dim=8):
     trainer.run(loader, max_epochs=1)
 """
         ),
+        # the same comparison with each optimizer on its own network
+        Valid(
+            """
+import torch
+
+x = torch.linspace(-1, 1, 20).unsqueeze(1)
+y = x + 0.3 * torch.randn(20, 1)
+x, y = x.float(), y.float()
+plain = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+dropped = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.Dropout(0.5), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt_plain = torch.optim.Adam(plain.parameters(), lr=0.01)
+opt_drop = torch.optim.Adam(dropped.parameters(), lr=0.01)
+loss_func = torch.nn.MSELoss()
+for t in range(100):
+    loss_plain = loss_func(plain(x), y)
+    loss_drop = loss_func(dropped(x), y)
+    opt_plain.zero_grad()
+    opt_drop.zero_grad()
+    loss_plain.backward()
+    loss_drop.backward()
+    opt_plain.step()
+    opt_drop.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1347,6 +1371,32 @@ def main(loader, device, z_dim=8):
     trainer.run(loader, max_epochs=1)
 """,
             message="`netG` is never trained",
+        ),
+        # two networks trained side by side on data rebound by a tuple assignment; the first optimizer was given
+        # the second network's parameters
+        Invalid(
+            """
+import torch
+
+x = torch.linspace(-1, 1, 20).unsqueeze(1)
+y = x + 0.3 * torch.randn(20, 1)
+x, y = x.float(), y.float()
+plain = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+dropped = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.Dropout(0.5), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt_plain = torch.optim.Adam(dropped.parameters(), lr=0.01)
+opt_drop = torch.optim.Adam(dropped.parameters(), lr=0.01)
+loss_func = torch.nn.MSELoss()
+for t in range(100):
+    loss_plain = loss_func(plain(x), y)
+    loss_drop = loss_func(dropped(x), y)
+    opt_plain.zero_grad()
+    opt_drop.zero_grad()
+    loss_plain.backward()
+    loss_drop.backward()
+    opt_plain.step()
+    opt_drop.step()
+""",
+            message="`plain` is never trained",
         ),
     ]
 

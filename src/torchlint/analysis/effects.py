@@ -484,10 +484,11 @@ def unpacked(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.BaseExpress
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(elements) \
                 or any(isinstance(e, cst.StarredElement) for e in elements):
             return None
-        bound = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
-        if any(isinstance(n, cst.Name) and n.value in bound for n in iter_nodes(value)):
-            return None  # `a, b = b, a`: each element is read before the targets are bound
-        return elements[index].value, True
+        others = {n.value for i, e in enumerate(target.elements) if i != index
+                  for n in iter_nodes(e) if isinstance(n, cst.Name)}
+        if any(isinstance(n, cst.Name) and n.value in others for n in iter_nodes(elements[index].value)):
+            return None  # `a, b = b, a`: the element reads another target, bound before it is read
+        return elements[index].value, True  # `x, y = Variable(x), Variable(y)`: each from its own old value
     return value, False
 
 

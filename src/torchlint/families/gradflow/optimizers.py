@@ -635,7 +635,10 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
         else:
             found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
-            if found is None or found[0].value is not value or found[1] is not None:
+            source = effects.unpacked(ctx, name) if found is not None and found[1] is not None else None
+            if source is not None:
+                value = source[0]  # `x, y = Variable(x), Variable(y)` after `y = ...`
+            elif found is None or found[0].value is not value or found[1] is not None:
                 raise Unknown
     except Unknown:
         return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
