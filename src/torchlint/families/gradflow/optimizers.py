@@ -877,10 +877,10 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
     octx, cls = found
-    if not cls.bases or any(not (octx.names.qualified_names_at(b.value) & _PLAIN_BASES) for b in cls.bases):
+    if not cls.bases or any(not (octx.names.qualified_names_at(b.value) & _PLAIN_BASES)
+                            and not _plain_base(octx, b.value, depth) for b in cls.bases):
         return False
-    text = octx.code(cls)
-    if any(w in text for w in _FREEZING_WORDS):
+    if _may_freeze(octx, cls):
         return False
     for stmt in class_body(cls):
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
@@ -892,6 +892,36 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
                             or _has_weights(octx, value, depth + 1)):
                         return True
     return False
+
+
+def _may_freeze(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether the code of ``cls`` spells a word that may stop its parameters from getting or keeping a
+    gradient (:data:`_FREEZING_WORDS`); ``.data`` counts only where it is not written in place to
+    initialise a weight (``m.weight.data.normal_(0.0, 0.02)``, ``m.bias.data.fill_(0)``)."""
+    text = ctx.code(cls)
+    if any(w in text for w in _FREEZING_WORDS if w != ".data"):
+        return True
+    if ".data" not in text:
+        return False
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            up = ctx.parent(node)
+            call = ctx.parent(up) if isinstance(up, cst.Attribute) and up.value is node else None
+            if not (isinstance(call, cst.Call) and call.func is up and up.attr.value.endswith("_")  # type: ignore[union-attr]
+                    and up.attr.value not in ("copy_", "requires_grad_")):  # type: ignore[union-attr]
+                return True
+    return False
+
+
+def _plain_base(ctx: FileContext, base: cst.BaseExpression, depth: int) -> bool:
+    """A base class of the project built on ``nn.Module`` (through such bases) that freezes nothing."""
+    found = definition_of(ctx, base, depth)
+    if depth > 3 or found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    octx, cls = found
+    return bool(cls.bases) and not _may_freeze(octx, cls) and all(
+        octx.names.qualified_names_at(b.value) & _PLAIN_BASES or _plain_base(octx, b.value, depth + 1)
+        for b in cls.bases)
 
 
 def _from_file(ctx: FileContext, value: cst.BaseExpression) -> bool:
