@@ -817,6 +817,46 @@ for t in range(100):
     opt_drop.step()
 """
         ),
+        # the base class can copy another model's weights into it (`p.data.copy_(q.data)`): the encoder may be a
+        # target network filled from elsewhere, so nothing is said
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def weights_init(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.data.normal_(0.0, 0.02)
+                m.bias.data.fill_(0)
+
+    def follow(self, other):
+        for p, q in zip(self.parameters(), other.parameters()):
+            p.data.copy_(q.data)
+
+
+class Encoder(Net):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.weights_init()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+enc = Encoder()
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for x, y in []:
+    loss = (head(enc(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1397,6 +1437,43 @@ for t in range(100):
     opt_drop.step()
 """,
             message="`plain` is never trained",
+        ),
+        # a model class built on a project base class that only initialises weights in place (`.data.normal_`):
+        # the encoder the loss runs through is held by no optimizer
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def weights_init(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.data.normal_(0.0, 0.02)
+                m.bias.data.fill_(0)
+
+
+class Encoder(Net):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.weights_init()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+enc = Encoder()
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for x, y in []:
+    loss = (head(enc(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="`enc` is never trained",
         ),
     ]
 
