@@ -22,6 +22,12 @@ class LossDetachedFromGraph(LintRule):
     model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
     (`self.model.fc.weight.norm().item()`). A numpy or `math` function given model data returns an array
     or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
+    Model data is followed through the elements of an unpacked output (`recon, mu, logvar = model(x)`),
+    a model moved under an `if` or built in a tuple (`G, D = Generator(), Discriminator()`), a value
+    whose parameters an optimizer of the file is given (`self.net` in `Adam(self.net.parameters())`, even
+    when a factory builds it), what a model stored on itself during its forward passes
+    (`model.saved_log_probs`), and a list of per-step losses built with `append` and then stacked
+    (`torch.stack(losses).sum()`).
 
     ## Why is this bad?
     Backward gives the term no gradient: the regularizer, the auxiliary loss or the penalty the author
@@ -208,6 +214,105 @@ class Fitter:
         return np.std(out.detach().cpu().numpy())
 """
         ),
+        # the unpacked outputs are all on the graph; one is read with `.item()` for logging only
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+from mylib import build_vae
+
+model = build_vae()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for x in []:
+    recon, mu, logvar = model(x)
+    rec = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    loss = rec + kld
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(rec.item(), kld.detach())
+"""
+        ),
+        # per-step values collected in a list are rewards from the data, not model outputs: detaching them
+        # cuts nothing the model computed
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+policy = nn.Linear(4, 2)
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def finish_episode(states, rewards):
+    bonus = []
+    for r in rewards:
+        bonus.append(torch.tensor(r) * 0.1)
+    loss = policy(states).mean() + torch.stack(bonus).sum().detach()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        # a value from an unknown factory that no optimizer is given: whether it is a model is unknown
+        Valid(
+            """
+import torch
+from mylib import make_prior, net
+
+prior = make_prior()
+optimizer = torch.optim.Adam(net.parameters())
+for x in []:
+    z, logp = prior(x)
+    loss = net(x).mean() + logp.detach().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        # a branch's detached value is overwritten before backward: the loss read is the last one
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+opt = torch.optim.Adam(model.parameters())
+for x, mode in []:
+    out = model(x)
+    rec = out.pow(2).mean()
+    kld = out.abs().mean()
+    if mode == "H":
+        loss = rec.detach() + 4 * kld
+        print(loss.item())
+    else:
+        loss = rec + kld
+    loss = rec + kld
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # a penalty accumulated with `+=` from numbers of the data, not from the model: detaching it cuts nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3))
+target = torch.zeros(1, 3, 16, 16, requires_grad=True)
+optimizer = torch.optim.Adam([target])
+for weights in []:
+    penalty = 0
+    for w in weights:
+        penalty += torch.tensor(w) ** 2
+    loss = net(target).mean() + penalty.detach()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -368,6 +473,136 @@ class Fitter:
         loss.backward()
 """,
             message="`0.1 * spread` is part of the loss but is computed through `np.std(...)`",
+        ),
+        # a VAE's reconstruction term, computed from an element of the model's unpacked output, detached
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+from mylib import build_vae
+
+model = build_vae()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for x in []:
+    recon, mu, logvar = model(x)
+    rec = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    loss = rec.detach() + kld
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            message="`rec.detach()` is part of the loss",
+        ),
+        # a trainer whose network comes from a factory (an optimizer is given its parameters) and a loss helper
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+from mylib import cuda
+
+
+def reconstruction(x, x_recon):
+    return F.mse_loss(x_recon, x)
+
+
+class Solver:
+    def __init__(self, net, use_cuda):
+        self.net = cuda(net(10), use_cuda)
+        self.optim = torch.optim.Adam(self.net.parameters(), lr=1e-4)
+
+    def train(self, loader):
+        for x in loader:
+            x_recon, mu, logvar = self.net(x)
+            rec = reconstruction(x, x_recon)
+            kld = -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum()
+            loss = rec.item() + kld
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+""",
+            message="`rec.item()` is part of the loss",
+        ),
+        # per-step policy losses collected in a list from what the model stored during its forward passes, the
+        # stacked sum detached; the two networks built by one tuple assignment and moved under `if`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.saved_log_probs = []
+
+    def forward(self, x):
+        return torch.log_softmax(self.fc(x), -1)
+
+
+policy, critic = Policy(), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    policy = policy.cuda()
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def finish_episode(returns):
+    losses = []
+    for log_prob, R in zip(policy.saved_log_probs, returns):
+        losses.append(-log_prob * R)
+    loss = torch.stack(losses).sum().detach() + critic(torch.ones(4)).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            message="`torch.stack(losses).sum().detach()` is part of the loss",
+        ),
+        # the loss is chosen by an `if` chain; the term is detached in one of its branches
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+opt = torch.optim.Adam(model.parameters())
+for x, mode in []:
+    out = model(x)
+    rec = out.pow(2).mean()
+    kld = out.abs().mean()
+    if mode == "H":
+        loss = rec.detach() + 4 * kld
+    elif mode == "B":
+        loss = rec + (kld - 1).abs()
+    else:
+        loss = rec
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="`rec.detach()` is part of the loss",
+        ),
+        # a content loss accumulated with `+=` over the network's features, detached when added to the loss
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3))
+target = torch.zeros(1, 3, 16, 16, requires_grad=True)
+optimizer = torch.optim.Adam([target])
+for step in range(10):
+    target_features = net(target)
+    content_features = net(torch.ones(1, 3, 16, 16))
+    content_loss = 0
+    for f1, f2 in zip(target_features, content_features):
+        content_loss += torch.mean((f1 - f2) ** 2)
+    loss = content_loss.detach() + target.abs().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            message="`content_loss.detach()` is part of the loss",
         ),
     ]
 

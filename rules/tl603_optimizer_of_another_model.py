@@ -52,6 +52,16 @@ class OptimizerOfAnotherModel(LintRule):
     it. One mistake, one finding: a model no optimizer holds is reported at its first backward pass, and
     not at all when a step's message already names it.
 
+    Models held by another object are followed too: `model.generator` of `model = GAN()`, where the
+    class of the file sets `self.generator` once in its constructor, and the methods of that class called
+    on the object (`model.generator_forward(z)` returns `self.generator(z)`, read as `model.generator`).
+    Such a module counts as untrained only when the object is used for nothing but calling its methods
+    and modules, moving it and giving its modules' parameters to optimizers. Names unpacked from a tuple
+    of constructions (`G, D = Generator(), Discriminator()`) hold each construction; a model class
+    imported with `from models import *` from a project module is read there; a checkpoint restored with
+    `load_state_dict(torch.load(path))` neither freezes a model nor fills it from another one; a function
+    handed to ignite's `Engine(step)` gets the engine and a batch of data.
+
     In a LightningModule it finds, at the optimizer `configure_optimizers` returns, an optimizer built on
     `self.model.parameters()` while the loss `training_step` returns (through `self(x)` and `forward`)
     runs only a copy of a model, `AveragedModel(self.model)` or `copy.deepcopy(...)`, which has parameters
@@ -669,6 +679,184 @@ def train(loader):
         opt.step()
 """
         ),
+        # the object's two networks each have their optimizer; the generator's module is frozen elsewhere in a
+        # near variant, so nothing is reported there either
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def generate(self, z):
+        return self.gen(z)
+
+    def judge(self, img):
+        return self.disc(img).view(-1)
+
+
+pair = Pair()
+opt_g = torch.optim.Adam(pair.gen.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(pair.disc.parameters(), lr=1e-3)
+
+for real in []:
+    fake = pair.generate(torch.randn(4, 8))
+    loss_g = F.binary_cross_entropy(pair.judge(fake), torch.ones(4))
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+"""
+        ),
+        # the encoder held by the object is frozen: the decoder alone is meant to learn
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 4)
+        self.dec = nn.Linear(4, 8)
+
+
+pair = Pair()
+pair.enc.requires_grad_(False)
+opt = torch.optim.SGD(pair.dec.parameters(), lr=0.1)
+for x in []:
+    loss = (pair.dec(pair.enc(x)) - x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # a tuple assignment of two networks, each with its own optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen, disc = nn.Linear(4, 4), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    gen = gen.cuda()
+opt_g = torch.optim.Adam(gen.parameters())
+opt_d = torch.optim.Adam(disc.parameters())
+for real in []:
+    fake = gen(torch.randn(2, 4))
+    loss_g = -disc(fake).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+"""
+        ),
+        # the same ignite step function with each optimizer on its own network
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine
+
+
+def main(loader, device, z_dim=8):
+    netG = nn.Sequential(nn.Linear(z_dim, 16), nn.Tanh()).to(device)
+    netD = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid()).to(device)
+    bce = nn.BCELoss()
+    optimizerG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+
+    def get_noise(n):
+        return torch.randn(n, z_dim, device=device)
+
+    def step(engine, batch):
+        real, _ = batch
+        real = real.to(device)
+        netD.zero_grad()
+        fake = netG(get_noise(real.size(0)))
+        errD = bce(netD(real), torch.ones(real.size(0), 1, device=device)) + bce(
+            netD(fake.detach()), torch.zeros(real.size(0), 1, device=device))
+        errD.backward()
+        optimizerD.step()
+        netG.zero_grad()
+        errG = bce(netD(fake), torch.ones(real.size(0), 1, device=device))
+        errG.backward()
+        optimizerG.step()
+        return errG.item()
+
+    trainer = Engine(step)
+    trainer.run(loader, max_epochs=1)
+"""
+        ),
+        # the same comparison with each optimizer on its own network
+        Valid(
+            """
+import torch
+
+x = torch.linspace(-1, 1, 20).unsqueeze(1)
+y = x + 0.3 * torch.randn(20, 1)
+x, y = x.float(), y.float()
+plain = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+dropped = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.Dropout(0.5), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt_plain = torch.optim.Adam(plain.parameters(), lr=0.01)
+opt_drop = torch.optim.Adam(dropped.parameters(), lr=0.01)
+loss_func = torch.nn.MSELoss()
+for t in range(100):
+    loss_plain = loss_func(plain(x), y)
+    loss_drop = loss_func(dropped(x), y)
+    opt_plain.zero_grad()
+    opt_drop.zero_grad()
+    loss_plain.backward()
+    loss_drop.backward()
+    opt_plain.step()
+    opt_drop.step()
+"""
+        ),
+        # the base class can copy another model's weights into it (`p.data.copy_(q.data)`): the encoder may be a
+        # target network filled from elsewhere, so nothing is said
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def weights_init(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.data.normal_(0.0, 0.02)
+                m.bias.data.fill_(0)
+
+    def follow(self, other):
+        for p, q in zip(self.parameters(), other.parameters()):
+            p.data.copy_(q.data)
+
+
+class Encoder(Net):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.weights_init()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+enc = Encoder()
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for x, y in []:
+    loss = (head(enc(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1096,6 +1284,196 @@ for real in []:
     opt_gen.step()
 """,
             message="`gen` is never trained",
+        ),
+        # the GAN's two networks are attributes of one model object; the generator's optimizer was given
+        # the discriminator's parameters, so the generator (run through a method of the class) is never trained
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def generate(self, z):
+        return self.gen(z)
+
+    def judge(self, img):
+        return self.disc(img).view(-1)
+
+
+pair = Pair()
+pair = pair.to("cpu")
+opt_g = torch.optim.Adam(pair.disc.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(pair.disc.parameters(), lr=1e-3)
+
+for real in []:
+    fake = pair.generate(torch.randn(4, 8))
+    loss_g = F.binary_cross_entropy(pair.judge(fake), torch.ones(4))
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    loss_d = F.binary_cross_entropy(pair.judge(real), torch.ones(4)) + F.binary_cross_entropy(
+        pair.judge(fake.detach()), torch.zeros(4))
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_d.step()
+""",
+            message="`pair.gen` is never trained",
+        ),
+        # the same mistake with the modules called directly on the object
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 4)
+        self.dec = nn.Linear(4, 8)
+
+
+pair = Pair()
+opt = torch.optim.SGD(pair.dec.parameters(), lr=0.1)
+for x in []:
+    loss = (pair.dec(pair.enc(x)) - x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="`pair.enc` is never trained",
+        ),
+        # two networks built by one tuple assignment, the generator moved under `if`: its optimizer holds the
+        # discriminator
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+gen, disc = nn.Linear(4, 4), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    gen = gen.cuda()
+    disc = disc.cuda()
+opt_g = torch.optim.Adam(disc.parameters())
+opt_d = torch.optim.Adam(disc.parameters())
+h, w = int(4 / 2), int(4 / 2)
+for real in []:
+    fake = gen(torch.randn(h, w))
+    loss_g = -disc(fake).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+""",
+            message="`gen` is never trained",
+        ),
+        # an ignite step function (called by `Engine` with the engine and a batch) in the function that builds
+        # the networks; the generator's optimizer was given the discriminator's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine
+
+
+def main(loader, device, z_dim=8):
+    netG = nn.Sequential(nn.Linear(z_dim, 16), nn.Tanh()).to(device)
+    netD = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid()).to(device)
+    bce = nn.BCELoss()
+    optimizerG = torch.optim.Adam(netD.parameters(), lr=2e-4)
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+
+    def get_noise(n):
+        return torch.randn(n, z_dim, device=device)
+
+    def step(engine, batch):
+        real, _ = batch
+        real = real.to(device)
+        netD.zero_grad()
+        fake = netG(get_noise(real.size(0)))
+        errD = bce(netD(real), torch.ones(real.size(0), 1, device=device)) + bce(
+            netD(fake.detach()), torch.zeros(real.size(0), 1, device=device))
+        errD.backward()
+        optimizerD.step()
+        netG.zero_grad()
+        errG = bce(netD(fake), torch.ones(real.size(0), 1, device=device))
+        errG.backward()
+        optimizerG.step()
+        return errG.item()
+
+    trainer = Engine(step)
+    trainer.run(loader, max_epochs=1)
+""",
+            message="`netG` is never trained",
+        ),
+        # two networks trained side by side on data rebound by a tuple assignment; the first optimizer was given
+        # the second network's parameters
+        Invalid(
+            """
+import torch
+
+x = torch.linspace(-1, 1, 20).unsqueeze(1)
+y = x + 0.3 * torch.randn(20, 1)
+x, y = x.float(), y.float()
+plain = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+dropped = torch.nn.Sequential(torch.nn.Linear(1, 64), torch.nn.Dropout(0.5), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt_plain = torch.optim.Adam(dropped.parameters(), lr=0.01)
+opt_drop = torch.optim.Adam(dropped.parameters(), lr=0.01)
+loss_func = torch.nn.MSELoss()
+for t in range(100):
+    loss_plain = loss_func(plain(x), y)
+    loss_drop = loss_func(dropped(x), y)
+    opt_plain.zero_grad()
+    opt_drop.zero_grad()
+    loss_plain.backward()
+    loss_drop.backward()
+    opt_plain.step()
+    opt_drop.step()
+""",
+            message="`plain` is never trained",
+        ),
+        # a model class built on a project base class that only initialises weights in place (`.data.normal_`):
+        # the encoder the loss runs through is held by no optimizer
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def weights_init(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.data.normal_(0.0, 0.02)
+                m.bias.data.fill_(0)
+
+
+class Encoder(Net):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.weights_init()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+enc = Encoder()
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for x, y in []:
+    loss = (head(enc(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            message="`enc` is never trained",
         ),
     ]
 

@@ -165,3 +165,56 @@ def test_data_values_and_layers_that_hold_nothing():
     held = {ctx.code(a.targets[0].target): a.value for a in iter_nodes(ctx.module) if isinstance(a, cst.Assign)}
     assert [k for k in "abcde" if effects.holds_nothing(ctx, held[k])] == ["a", "c"]
     assert [k for k in "abcde" if effects.parameter_free(ctx, held[k])] == ["a", "c", "d"]
+
+
+UNPACKED = '''
+import torch
+import torch.nn as nn
+
+gen, disc = nn.Linear(4, 4), nn.Linear(4, 1)
+if torch.cuda.is_available():
+    gen = gen.cuda()
+a, b = b, a
+out, h = disc(gen(None)), 1
+rec, mu = gen(None)
+print(gen, disc, a, out, rec)
+'''
+
+
+def test_unpacked_names_hold_their_tuple_element_or_the_value_they_come_from():
+    ctx = _ctx(UNPACKED)
+    read = {n.value: n for n in iter_nodes(ctx.module.body[-1]) if isinstance(n, cst.Name)}
+    value, exact = effects.unpacked(ctx, read["disc"])
+    assert exact and ctx.code(value) == "nn.Linear(4, 1)"
+    assert effects.unpacked(ctx, read["a"]) is None  # a swap: each element is read before the targets bind
+    value, exact = effects.unpacked(ctx, read["rec"])
+    assert not exact and ctx.code(value) == "gen(None)"
+    assert ctx.code(effects.held_module(ctx, read["gen"])) == "nn.Linear(4, 4)"  # rebound to its move under `if`
+
+
+MEMBERS = '''
+import torch
+import torch.nn as nn
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Linear(4, 4)
+        self.name = "pair"
+
+
+pair = Pair().to("cpu")
+opt = torch.optim.Adam(pair.gen.parameters())
+print(pair.gen, pair.name)
+'''
+
+
+def test_modules_held_by_an_instance_of_a_class_of_the_file():
+    ctx = _ctx(MEMBERS)
+    gen = _node(ctx, cst.Attribute, "pair.gen")
+    assert ctx.code(effects.member_module(ctx, gen)) == "nn.Linear(4, 4)"
+    with pytest.raises(effects.Unknown):
+        effects.member_module(ctx, _node(ctx, cst.Attribute, "pair.name"))  # a string, no module
+    assert effects.trained_by_optimizer(ctx, gen)
+    assert not effects.trained_by_optimizer(ctx, _node(ctx, cst.Attribute, "pair.name"))

@@ -679,3 +679,48 @@ def test_tl602_other_files_are_parsed_only_when_their_text_may_read_the_layer(tm
     })
     assert _lint(tmp_path / "model.py", {"TL602"}) == []
     assert "leaf.py" in loaded
+
+
+GAN_MODELS = """
+    import torch.nn as nn
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, z):
+            return self.fc(z)
+
+    class Discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+GAN_SCRIPT = """
+    import torch
+    from models import *
+
+    generator = Generator()
+    discriminator = Discriminator()
+    if torch.cuda.is_available():
+        generator.cuda()
+    optimizer_G = torch.optim.Adam({held}.parameters())
+    optimizer_D = torch.optim.Adam(discriminator.parameters())
+    for real in []:
+        optimizer_G.zero_grad()
+        g_loss = -discriminator(generator(torch.randn(4, 8))).mean()
+        g_loss.backward()
+        optimizer_G.step()
+"""
+
+
+def test_model_classes_through_a_star_import_of_a_project_module(tmp_path):
+    _write(tmp_path, {"models.py": GAN_MODELS, "gan.py": GAN_SCRIPT.format(held="discriminator"),
+                      "ok.py": GAN_SCRIPT.format(held="generator")})
+    assert _lint(tmp_path / "gan.py", {"TL603"}) == [("TL603", 14)]  # the generator is never trained
+    assert _lint(tmp_path / "ok.py", {"TL603"}) == []

@@ -20,7 +20,11 @@ of a user's identifier):
 Values held by objects (:func:`held_module`, :func:`self_values`): a name rebound to the same module
 (``D = D.cuda()``, also under ``if torch.cuda.is_available():``, where both branches hold the same
 model), ``self.<attr>`` of a class set in ``__init__`` or in a method the constructor calls
-(``self.build()``), and a dict literal keyed by literal strings (``nets["G"]``).
+(``self.build()``), and a dict literal keyed by literal strings (``nets["G"]``).  Names unpacked from an
+assignment hold their element of a tuple literal (``G, D = Generator(), Discriminator()``) or a part of
+the value they come from (``out, mu = model(x)``: :func:`unpacked`); ``obj.<attr>`` of a name holding an
+instance of a class of the file holds what that class's constructor sets (:func:`member_module`); and
+whatever an optimizer of the file is given the parameters of is a module (:func:`trained_by_optimizer`).
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import class_body, is_module_value
+from torchlint.analysis.program import class_body, definition_of, is_module_value
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -261,6 +265,56 @@ def group_params(group: cst.Dict) -> cst.BaseExpression:
     return found[0]
 
 
+def trained_receivers(ctx: FileContext) -> Set[Tuple[Optional[cst.ClassDef], str]]:
+    """What the file hands an optimizer the parameters of (``Adam(self.net.parameters())``,
+    ``SGD(chain(G.parameters(), D.parameters()))``): each receiver of a parameter source of a
+    ``torch.optim`` construction, as ``(class, code)`` -- the class of the method for ``self.<attr>``, else
+    None and the name's code.  Whatever an optimizer trains the parameters of is a module."""
+    return _TRAINED.of(ctx)
+
+
+def _trained(ctx: FileContext) -> Set[Tuple[Optional[cst.ClassDef], str]]:
+    out: Set[Tuple[Optional[cst.ClassDef], str]] = set()
+    for call in ctx.calls_in(ctx.module):
+        if method_name(call) not in ("parameters", "named_parameters"):
+            continue
+        recv = receiver(call)
+        if recv is None or not isinstance(recv, (cst.Name, cst.Attribute)):
+            continue
+        at: cst.CSTNode = call
+        for _ in range(_MAX_HOPS):  # up through the parameter source to the optimizer's construction
+            parent = ctx.parent(at)
+            if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+            at = parent
+            if isinstance(at, cst.Call) and is_optimizer(ctx, at):
+                first = arg(at, 0, "params")
+                if first is None:
+                    break
+                try:
+                    if recv not in parameter_sources(ctx, first.value):
+                        break
+                except Unknown:
+                    break
+                found = self_attr(ctx, recv)
+                out.add((found[0], ctx.code(recv)) if found is not None else (None, ctx.code(recv)))
+                break
+    return out
+
+
+#: the receivers of the optimizers' parameter sources, per file
+_TRAINED: "Fact[Set[Tuple[Optional[cst.ClassDef], str]]]" = Fact("effects.trained_receivers", _trained)
+
+
+def trained_by_optimizer(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether an optimizer of the file is given the parameters of ``expr`` (a name or an attribute spelled
+    the same; ``self.<attr>`` in a method of the same class): ``expr`` holds a module."""
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    found = self_attr(ctx, expr)
+    return ((found[0] if found is not None else None), ctx.code(expr)) in trained_receivers(ctx)
+
+
 def added_groups(ctx: FileContext, optimizer: cst.BaseExpression) -> List[cst.BaseExpression]:
     """The parameter sources ``opt.add_param_group({"params": ...})`` adds to the optimizer named by the
     Name or ``self.<attr>`` ``optimizer`` anywhere in the file (:class:`Unknown` when a group is not a
@@ -391,8 +445,12 @@ def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
     b = ctx.names.binding_at(name, name.value)
     if b is None or b.imports or b.changed or not b.values:
         raise Unknown
+    values = list(b.values)
+    if any(v is None for v in values):
+        values = [v for v in values if v is not None] + _literal_elements(ctx, name, b, len(values) - len(
+            [v for v in values if v is not None]))
     built = []
-    for value in b.values:
+    for value in values:
         if value is None:
             raise Unknown
         if _keeps(ctx, value, name):
@@ -404,6 +462,75 @@ def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
     if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
         raise Unknown
     return core
+
+
+def unpacked(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, bool]]:
+    """For a name bound as one element of an unpacked assignment that reaches it on every path
+    (``out, mu, logvar = model(x)``; ``G, D = Generator(), Discriminator()``): ``(value, exact)``, the
+    element of a tuple or list literal at the name's position (``exact``), else the whole value the
+    element is taken from.  None when the name is not bound so (a plain assignment, a loop target, a
+    parameter) or when a starred element or a read of a target makes the element unknown."""
+    function = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda))
+    if isinstance(function, cst.Lambda):
+        return None
+    found = ctx.names.reaching_assignment(name.value, name, function)
+    if found is None or found[1] is None:
+        return None
+    assign, index = found
+    value = assign.value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        elements = value.elements
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(elements) \
+                or any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        others = {n.value for i, e in enumerate(target.elements) if i != index
+                  for n in iter_nodes(e) if isinstance(n, cst.Name)}
+        if any(isinstance(n, cst.Name) and n.value in others for n in iter_nodes(elements[index].value)):
+            return None  # `a, b = b, a`: the element reads another target, bound before it is read
+        return elements[index].value, True  # `x, y = Variable(x), Variable(y)`: each from its own old value
+    return value, False
+
+
+def unpacked_target(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """For a name that is an element of a flat tuple target unpacking a tuple literal
+    (``G, D = Generator(), Discriminator()``), the element of the value bound to it; else None."""
+    element = ctx.parent(name)
+    target = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
+            or not isinstance(assign.value, (cst.Tuple, cst.List)):
+        return None
+    elements = assign.value.elements
+    if len(elements) != len(target.elements) or any(isinstance(e, cst.StarredElement) for e in elements):  # type: ignore[union-attr]
+        return None
+    index = next(i for i, e in enumerate(target.elements) if e is element)  # type: ignore[union-attr]
+    return elements[index].value
+
+
+def _literal_elements(ctx: FileContext, name: cst.Name, b, unknown: int) -> List[cst.BaseExpression]:
+    """The ``unknown`` values of the binding ``b`` of ``name`` that are not recorded, when each is the
+    element of a tuple literal the name is unpacked from (``G, D = Generator(), Discriminator()``);
+    :class:`Unknown` when any is something else (a loop target, a parameter, an unpacked call)."""
+    scope = ctx.names.scope_at(name)
+    while scope is not None and scope.bindings.get(name.value) is not b:
+        scope = scope.parent
+    found = scope.assigns.get(name.value) if scope is not None else None
+    entries = [(a, i) for a, i in (found.entries if found is not None else ()) if i is not None]
+    if len(entries) != unknown:
+        raise Unknown
+    out = []
+    for assign, index in entries:
+        value = assign.value
+        target = assign.targets[0].target
+        if not isinstance(value, (cst.Tuple, cst.List)) or not isinstance(target, (cst.Tuple, cst.List)) \
+                or len(target.elements) != len(value.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in value.elements) \
+                or any(isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(value)):
+            raise Unknown
+        out.append(value.elements[index].value)
+    return out
 
 
 def literal_key(expr: cst.BaseExpression) -> Optional[Tuple[cst.Name, str]]:
@@ -572,6 +699,32 @@ def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
     raise Unknown
 
 
+def held_instance_class(ctx: FileContext, name: cst.Name) -> cst.ClassDef:
+    """The class of this file whose one instance the name ``name`` holds wherever it is read
+    (``model = GAN().to(device)``; rebound to its own moves too); :class:`Unknown` otherwise."""
+    core = held_module(ctx, name)
+    found = definition_of(ctx, core.func)
+    if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef):
+        raise Unknown
+    return found[1]
+
+
+def member_module(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
+    """The module construction ``obj.<attr>`` holds, for ``obj`` a name holding an instance of a class
+    of this file whose constructor sets ``self.<attr>`` once to a module construction
+    (``model.generator`` with ``self.generator = nn.Sequential(...)`` in ``GAN.__init__``)."""
+    if not isinstance(expr.value, cst.Name):
+        raise Unknown
+    cls = held_instance_class(ctx, expr.value)
+    values = self_values(ctx, cls, expr.attr.value)
+    if len(values) != 1:
+        raise Unknown
+    core = same_module(ctx, values[0])
+    if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
+        raise Unknown
+    return core
+
+
 def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
     """The one optimizer construction ``self.<attr>`` holds (set once in the constructor or a method it
     calls)."""
@@ -586,5 +739,5 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]

@@ -163,7 +163,7 @@ def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, wo
     if isinstance(expr, cst.Name):
         b = ctx.names.binding_at(expr, expr.value)
         if b is None:
-            return None
+            return _star_definition(ctx, expr.value, depth, words)
         if not b.imports:
             return _local_definition(ctx, expr.value, expr)
     for q in sorted(ctx.names.qualified_names_at(expr)):
@@ -171,6 +171,26 @@ def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, wo
         if found is not None:
             return found
     return None
+
+
+def _star_definition(ctx: FileContext, name: str, depth: int, words: Tuple[str, ...] = ()):
+    """A name bound nowhere in the file, read from the project modules it imports everything from at
+    module level (``from models import *``): the one definition of that name among them (None when
+    none or several define it, or a module is not the project's)."""
+    found = []
+    for stmt in ctx.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                mod = "." * len(small.relative) + ((dotted_name(small.module) or "") if small.module else "")
+                if mod.split(".")[0] in ("torch", "numpy", "builtins"):
+                    continue
+                hit = _imported_definition(ctx, f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}",
+                                           depth, words)
+                if hit is not None and hit not in found:
+                    found.append(hit)
+    return found[0] if len(found) == 1 else None
 
 
 def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = None, imported: bool = False):
@@ -1345,6 +1365,7 @@ def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional
 
 __all__ = [
     "instance_class",
+    "plain_class",
     "function_returns",
     "method_of",
     "At",

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
 from torchlint.analysis.program import called_function, is_model, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
@@ -115,6 +116,8 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
         value = _value(ctx, expr)
         if value is not None:
             yield from _terms(ctx, value, hops + 1, visited)
+            for other in _branch_values(ctx, expr, value):  # `if a: loss = x + y` / `else: loss = x + z`
+                yield from _terms(ctx, other, hops + 1, visited)
         for aug in _augmented(ctx, expr):
             yield from _terms(ctx, aug.value, hops + 1, visited)
 
@@ -125,6 +128,28 @@ def _value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
         return value
     before = [v for v in ctx.names.values_before(name) if not ctx.is_inside(name, v)]
     return before[-1] if before else None
+
+
+def _if_root(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.If]:
+    """The ``if`` statement (the head of an ``if``/``elif`` chain) whose branch holds ``node``."""
+    found = ctx.enclosing(node, cst.If)
+    while found is not None and isinstance(ctx.parent(found), cst.If):
+        found = ctx.parent(found)  # an `elif`: the chain's head
+    return found  # type: ignore[return-value]
+
+
+def _branch_values(ctx: FileContext, name: cst.Name, value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The other values ``name`` is bound to in the other branches of the ``if`` chain that binds it to
+    ``value``, when the read is after that chain (each branch's value may be the one read)."""
+    root = _if_root(ctx, value)
+    if root is None or ctx.is_inside(name, root):
+        return []
+    out = []
+    for other in ctx.names.values_before(name):
+        if other is not value and not ctx.is_inside(name, other) and _if_root(ctx, other) is root \
+                and ctx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)):
+            out.append(other)
+    return out[:4]
 
 
 def _augmented(ctx: FileContext, name: cst.Name) -> List[cst.AugAssign]:
@@ -273,13 +298,42 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
                 if _is_model(ctx, owner):
                     return True
                 owner = owner.value if isinstance(owner, cst.Attribute) else None
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and not node.attr.value.startswith("__") and node.attr.value not in _NOT_COMPUTING \
+                and node.attr.value != "training" and not _called(ctx, node) and _is_model(ctx, node.value):
+            return True  # `model.saved_log_probs`: what the model's forward pass stored on it
         elif isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
             if value is not None and value is not expr and model_data(ctx, value, hops + 1):
                 return True
-            if value is None and _iterated_over_model(ctx, node, hops):
-                return True
+            if isinstance(value, cst.List) and any(model_data(ctx, v, hops + 1) for v in _appended(ctx, node)):
+                return True  # `losses.append(-log_prob * advantage)`; `torch.stack(losses)`
+            if value is None and any(model_data(ctx, a.value, hops + 1) for a in _augmented(ctx, node)):
+                return True  # `content_loss += torch.mean((f1 - f2) ** 2)` over the model's features
+            if value is None:
+                source = effects.unpacked(ctx, node)  # `out, mu, logvar = model(x)`: an element of its output
+                if source is not None and source[0] is not expr and model_data(ctx, source[0], hops + 1):
+                    return True
+                if _iterated_over_model(ctx, node, hops):
+                    return True
     return False
+
+
+def _called(ctx: FileContext, node: cst.Attribute) -> bool:
+    parent = ctx.parent(node)
+    return isinstance(parent, cst.Call) and parent.func is node
+
+
+def _appended(ctx: FileContext, name: cst.Name) -> List[cst.BaseExpression]:
+    """The values ``name.append(v)`` (``extend``, ``insert``) adds to the list ``name`` in its function."""
+    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    out = []
+    for call in ctx.calls_in(scope):
+        recv = receiver(call)
+        if isinstance(recv, cst.Name) and recv.value == name.value and method_name(call) in (
+                "append", "extend", "insert") and call.args:
+            out.append(call.args[-1].value)
+    return out
 
 
 def _method_returns(ctx: FileContext, call: cst.Call) -> List[cst.BaseExpression]:
@@ -309,11 +363,23 @@ def _method_returns_model_data(ctx: FileContext, call: cst.Call, hops: int) -> b
 
 
 def _is_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    if is_model(ctx, expr) is True:
-        return True
+    """Whether ``expr`` holds a model (not a loss): by construction where it is read, as the element of
+    a tuple of constructions (``G, D = Generator(), Discriminator()``), or as the one construction a name
+    rebound to the same module holds (``D = D.cuda()`` under an ``if``), or a value whose parameters an
+    optimizer of the file is given (``self.net`` in ``Adam(self.net.parameters())``)."""
+    if is_model(ctx, expr) is True or effects.trained_by_optimizer(ctx, expr):
+        return True  # built as a model, or an optimizer is given its parameters
     if isinstance(expr, cst.Name):
         value = ctx.names.value_of(expr)
-        return value is not None and is_module_value(ctx, strip_moves(value)) and not _is_loss_layer(ctx, value)
+        if value is None:
+            found = effects.unpacked(ctx, expr)
+            value = found[0] if found is not None and found[1] else None
+        if value is None or isinstance(effects.same_module(ctx, value), cst.Name):
+            try:
+                value = effects.held_module(ctx, expr)
+            except effects.Unknown:
+                return False
+        return is_module_value(ctx, strip_moves(value)) and not _is_loss_layer(ctx, value)
     return False
 
 

@@ -46,11 +46,11 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
 from torchlint.analysis.program import (bind_arguments, call_sites, class_body, definition_of, is_module_value,
-                                       strip_moves)
+                                       plain_class, strip_moves)
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
-_MAX_HOPS = 8
+_MAX_HOPS = 12
 #: methods that cut the value off the graph: nothing is reached through them
 _CUTTING = frozenset({"detach", "item", "numpy", "tolist", "detach_"})
 #: tensor methods whose result is a tensor (never a module)
@@ -61,6 +61,9 @@ _MODULE_PLUMBING = frozenset({"parameters", "named_parameters", "state_dict", "t
                               "modules", "children", "zero_grad", "requires_grad_"})
 #: the roots of calls that compute nothing from a model by themselves (they only pass tensors on)
 _LIBRARY_ROOTS = ("torch.", "numpy.", "math.", "builtins.")
+#: torch functions that build a new tensor from sizes or numbers: their arguments carry no graph
+_NEW_TENSORS = frozenset("torch." + n for n in ("randn", "rand", "zeros", "ones", "empty", "full", "arange",
+                                               "linspace", "logspace", "randint", "randperm", "eye", "tensor"))
 _BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range", "zip", "enumerate", "list",
                        "tuple", "isinstance", "print"})
 
@@ -152,7 +155,10 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
     if hops > _MAX_HOPS:
         raise Unknown
     if isinstance(expr, cst.Attribute):
-        return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
+        try:
+            return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
+        except Unknown:
+            return frozenset({effects.member_module(ctx, expr)})  # `model.generator`: a module it holds
     if isinstance(expr, cst.Subscript):
         core = effects.same_module(ctx, effects.keyed_value(ctx, expr))  # `nets["D"]`
         if isinstance(core, cst.Name):
@@ -178,14 +184,45 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
                 pass
         elif isinstance(a.value, (cst.Name, cst.Attribute, cst.Call)) and not isinstance(a.value, cst.Name):
             if any(isinstance(n, cst.Name) and not ctx.names.qualified_names_at(n) and n.value not in ("self",)
-                   and _maybe_model(ctx, n) for n in iter_nodes(a.value)):
+                   and not _layer_setting(ctx, n) and _maybe_model(ctx, n) for n in iter_nodes(a.value)):
                 raise Unknown  # `Wrapper(model.encoder)`: which models it holds is not followed
     return frozenset(out)
 
 
-def _maybe_model(ctx: FileContext, name: cst.Name) -> bool:
+#: ``torch.nn`` constructions whose arguments are modules
+_MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _layer_setting(ctx: FileContext, name: cst.Name) -> bool:
+    """``z_dim`` in ``nn.Linear(z_dim, 16)``: an argument of a ``torch.nn`` layer (a size, a rate), not a
+    model the layer holds."""
+    parent = ctx.parent(name)
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not isinstance(call, cst.Call):
+        return False
+    q = ctx.names.qualified_names_at(call.func)
+    return bool(q) and not q & _MODULE_CONTAINERS and all(
+        n.startswith("torch.nn.") and n.count(".") == 2 and n.rsplit(".", 1)[-1][:1].isupper() for n in q)
+
+
+def _maybe_model(ctx: FileContext, name: cst.Name, hops: int = 0) -> bool:
     value = ctx.names.value_of(name)
+    if value is None and hops < _MAX_HOPS:
+        source = effects.unpacked(ctx, name)  # `real, _ = batch`: an element of the batch
+        if source is not None:
+            value = source[0]
+            if isinstance(value, cst.Name):
+                return _maybe_model(ctx, value, hops + 1)
+        elif _batch_parameter(ctx, name):
+            return False
     return value is None or is_module_value(ctx, strip_moves(value))
+
+
+def _batch_parameter(ctx: FileContext, name: cst.Name) -> bool:
+    """A parameter of an ignite step function read where it is not rebound (the engine or the batch)."""
+    function = _function_of(ctx, name)
+    return isinstance(function, cst.FunctionDef) and _is_param(function, name.value) \
+        and ctx.names.reaching_assignment(name.value, name, function) is None and _engine_step(ctx, function)
 
 
 def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
@@ -318,6 +355,9 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 continue
             if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
                     and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
+                if _plain_class_of(ctx, callee):
+                    stack.extend(a.value for a in node.args)  # `Config()`: an object that is no module
+                    continue
                 models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
                 out |= models
                 _UNITS.of(ctx).append((callee, models))
@@ -325,9 +365,21 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     _CALLED.of(ctx).add(callee.value)
             elif isinstance(callee, cst.Name):
                 pass  # a builtin or a library function: it only passes its arguments on
+            elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
+                member = _instance_member(ctx, callee)
+                if isinstance(member, cst.FunctionDef):  # `model.generator_forward(z)`: a method of its class
+                    out |= _through_helper(ctx, node, member, hops, 1, callee.value)  # type: ignore[arg-type]
+                    continue
+                out.add(member)  # `model.discriminator(x)`: a module the instance holds
+                _UNITS.of(ctx).append((callee, frozenset({member})))
+                if not any(q.endswith("Loss") for q in ctx.names.qualified_names_at(member.func)):
+                    _CALLED.of(ctx).add(ctx.code(callee))
             elif isinstance(callee, (cst.Attribute, cst.Subscript)) and _held_by_object(ctx, callee):
                 models = _construction(ctx, callee)  # `self.D(x)`, `nets["D"](x)`: a model an object holds
                 out |= models
+                instance = _instance_of_self(ctx, callee)
+                if instance is not None:  # `self.generator(z)` in `model.generator_forward(z)`
+                    _UNITS.of(ctx).append((cst.Attribute(value=instance, attr=callee.attr), models))  # type: ignore[union-attr]
                 if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
                            for q in ctx.names.qualified_names_at(m.func)):
                     _CALLED.of(ctx).add(ctx.code(callee))
@@ -342,7 +394,9 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
             else:
                 stack.append(callee)
-            stack.extend(a.value for a in node.args)
+            if (name not in ("to", "cuda", "cpu", "type") or not isinstance(func, cst.Attribute)) \
+                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS:
+                stack.extend(a.value for a in node.args)  # (a device, a dtype or a size carries no graph)
             continue
         if isinstance(node, cst.Name):
             if node.value in ("None", "True", "False"):
@@ -360,6 +414,12 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is a class of the project that is provably no ``nn.Module`` (a config object)."""
+    found = definition_of(ctx, name)
+    return found is not None and isinstance(found[1], cst.ClassDef) and plain_class(found[0], found[1])
 
 
 def _library_alias(ctx: FileContext, name: cst.Name) -> bool:
@@ -397,6 +457,27 @@ def _may_be_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return True
 
 
+def _instance_member(ctx: FileContext, callee: cst.Attribute):
+    """For ``obj.<attr>`` with ``obj`` a name holding an instance of a class of this file: the method of
+    that class it names (undecorated, not ``forward``), or the module construction its constructor sets
+    the attribute to; None otherwise."""
+    if not isinstance(callee.value, cst.Name) or callee.value.value == "self":
+        return None
+    try:
+        cls = effects.held_instance_class(ctx, callee.value)
+    except Unknown:
+        return None
+    for stmt in class_body(cls):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == callee.attr.value:
+            if stmt.decorators or stmt.name.value.startswith("__"):
+                return None
+            return stmt
+    try:
+        return effects.member_module(ctx, callee)
+    except Unknown:
+        return None
+
+
 def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
     """``self.D`` in a method (an attribute of the instance, not a method of its class), or ``nets["D"]``
     with ``nets`` a dict literal."""
@@ -411,22 +492,40 @@ def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
     """The module-level function of this file that ``call`` runs (``compute_loss(x, y)``), undecorated."""
     if not isinstance(call.func, cst.Name):
         return None
-    function = ctx.function_for_call(call)
-    if function is None or function.decorators or not isinstance(ctx.parent(function), cst.Module):
+    function = ctx.function_for_call(call) or _nested_function(ctx, call.func)
+    if function is None or function.decorators or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)),
+                                                             cst.ClassDef):
         return None
-    return function
+    return function  # a function of the module, or one nested in a function (`get_noise()` inside `main`)
 
 
-def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int) -> Set[cst.Call]:
+def _nested_function(ctx: FileContext, name: cst.Name) -> Optional[cst.FunctionDef]:
+    """The one function defined in the function around ``name`` under that name, when the name is bound
+    nothing else there (``def get_noise(): ...`` inside ``main``)."""
+    b = ctx.names.binding_at(name, name.value)
+    outer = ctx.enclosing(name, cst.FunctionDef)
+    while outer is not None and b is not None and len(b.values) == 1:
+        found = [n for n in iter_nodes(outer.body) if isinstance(n, cst.FunctionDef) and n.name.value == name.value
+                 and ctx.enclosing(n, (cst.FunctionDef, cst.ClassDef)) is outer]
+        if found:
+            return found[0] if len(found) == 1 and ctx.names.binding_at(found[0].name, name.value) is b else None
+        outer = ctx.enclosing(outer, cst.FunctionDef)
+    return None
+
+
+def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, hops: int,
+                    offset: int = 0, instance: Optional[cst.Name] = None) -> Set[cst.Call]:
     """What the value ``call`` returns reaches: each ``return`` of the helper, its parameters read as the
-    call's arguments (or their defaults)."""
+    call's arguments (or their defaults); ``offset`` 1 for a method called on an instance (its ``self``
+    reads the instance's attributes)."""
     if hops > _MAX_HOPS or isinstance(function.params.star_arg, cst.Param) or function.params.star_kwarg is not None:
         raise Unknown
-    bound = bind_arguments(call, function, 0)
+    bound = bind_arguments(call, function, offset)
     if bound is None:
         raise Unknown
     args = {}
-    for p in list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params):
+    params = list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params)
+    for p in params[offset:]:
         name = p.name.value
         if name in bound:
             args[name] = bound[name]
@@ -444,6 +543,8 @@ def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef,
             returns.append(node)
     if not returns:
         raise Unknown
+    if instance is not None:
+        args[_INSTANCE] = instance
     stack = _BOUND.of(ctx)
     stack.append((function, args))
     try:
@@ -454,6 +555,25 @@ def _through_helper(ctx: FileContext, call: cst.Call, function: cst.FunctionDef,
         return out
     finally:
         stack.pop()
+
+
+#: the key of a followed method's bound arguments that holds the instance it is called on
+_INSTANCE = "<instance>"
+
+
+def _instance_of_self(ctx: FileContext, callee: cst.BaseExpression) -> Optional[cst.Name]:
+    """For ``self.<attr>`` in a method being followed from ``obj.method(...)``: the name ``obj``."""
+    if not isinstance(callee, cst.Attribute) or not isinstance(callee.value, cst.Name):
+        return None
+    function = _function_of(ctx, callee)
+    for helper, args in reversed(_BOUND.of(ctx)):
+        if helper is function:
+            found = args.get(_INSTANCE)
+            params = list(function.params.posonly_params) + list(function.params.params)  # type: ignore[union-attr]
+            if found is not None and params and params[0].name.value == callee.value.value:
+                return found
+            return None
+    return None
 
 
 def _argument_of(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
@@ -502,6 +622,12 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             return _reached(ctx, argument, hops + 1, visited)
         if _loop_target(ctx, name):
             return set()
+        source = effects.unpacked(ctx, name)  # `h, w = int(a), int(b)`; `out, mu = model(x)`
+        if source is not None:
+            core = strip_moves(source[0])
+            if isinstance(core, cst.Call) and is_module_value(ctx, core):
+                raise Unknown  # the name is a model, not a value it computed
+            return _reached(ctx, source[0], hops + 1, visited)
         return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
     try:
@@ -509,7 +635,10 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             value = _value_of(ctx, name)  # a module-level name read in a function: bound once there
         else:
             found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
-            if found is None or found[0].value is not value or found[1] is not None:
+            source = effects.unpacked(ctx, name) if found is not None and found[1] is not None else None
+            if source is not None:
+                value = source[0]  # `x, y = Variable(x), Variable(y)` after `y = ...`
+            elif found is None or found[0].value is not value or found[1] is not None:
                 raise Unknown
     except Unknown:
         return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
@@ -548,6 +677,8 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
                        list(function.params.posonly_params) + list(function.params.params)
                        + list(function.params.kwonly_params)):
         raise Unknown
+    if _engine_step(ctx, function):
+        return set()  # `Engine(step)`: ignite calls it with the engine and a batch of data
     sites = call_sites(ctx, function)
     if not sites or len(sites) > 8:
         raise Unknown
@@ -566,6 +697,32 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
     return out
 
 
+#: library constructions that call the function they are given with ``(engine, batch)``
+_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+
+
+def _engine_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` (of two parameters) is handed to ignite's ``Engine`` and called nowhere
+    else: its parameters are the engine and a batch of data."""
+    params = list(function.params.posonly_params) + list(function.params.params)
+    if len(params) != 2 or function.params.kwonly_params:
+        return False
+    handed = False
+    for node in ctx.names_in(ctx.module, function.name.value):
+        if ctx.names.binding_at(node, node.value) is not ctx.names.binding_at(function.name, function.name.value):
+            continue
+        parent = ctx.parent(node)
+        if node is function.name:
+            continue
+        call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(call, cst.Call) and call.args and call.args[0] is parent \
+                and ctx.names.qualified_names_at(call.func) & _ENGINES:
+            handed = True
+            continue
+        return False
+    return handed
+
+
 def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
     """``real`` in ``for real in batches:`` where the loop's iterable is a plain name or a call of
     ``enumerate``/``zip``/``range`` (data, not a model's output)."""
@@ -574,6 +731,9 @@ def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
         if isinstance(stmt, cst.For) and any(isinstance(t, cst.Name) and t.value == name.value
                                              for t in iter_nodes(stmt.target)):
             it = stmt.iter
+            while isinstance(it, cst.Call) and it.args and any(
+                    q.startswith("tqdm.") for q in ctx.names.qualified_names_at(it.func)):
+                it = it.args[0].value  # `tqdm(enumerate(loader))`: a progress bar over the same items
             if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("enumerate", "zip", "range"):
                 return True
             return isinstance(it, (cst.Name, cst.Attribute, cst.List, cst.Tuple))
@@ -646,13 +806,18 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             continue
         names: Set[str] = set()
         for callee, models in _UNITS.of(ctx):
-            if models & held_anywhere or callee.value in names:
+            if models & held_anywhere or ctx.code(callee) in names:
+                continue
+            if isinstance(callee, cst.Attribute):  # `model.generator`: a module an instance holds
+                if len(models) == 1 and _has_weights(ctx, next(iter(models)), 0) \
+                        and not _member_may_be_frozen(ctx, callee.value):  # type: ignore[arg-type]
+                    names.add(ctx.code(callee))
                 continue
             try:
                 core = _core_of(ctx, callee)
             except Unknown:
                 continue
-            if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value):
+            if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value, callee):
                 names.add(callee.value)
         if names:
             out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
@@ -706,16 +871,16 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     for q in names:
         if q.startswith("torch.nn.") and q.count(".") == 2 and _WEIGHTED_LAYER.search(q):
             return not any(a.keyword is not None and a.keyword.value in ("_freeze", "_weight") for a in core.args)
-    if names:
+    if any(q.startswith("torch.") for q in names):
         return False
-    found = definition_of(ctx, core.func, depth)
+    found = definition_of(ctx, core.func, depth)  # a class of this file, or of a project module it imports
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
     octx, cls = found
-    if not cls.bases or any(not (octx.names.qualified_names_at(b.value) & _PLAIN_BASES) for b in cls.bases):
+    if not cls.bases or any(not (octx.names.qualified_names_at(b.value) & _PLAIN_BASES)
+                            and not _plain_base(octx, b.value, depth) for b in cls.bases):
         return False
-    text = octx.code(cls)
-    if any(w in text for w in _FREEZING_WORDS):
+    if _may_freeze(octx, cls):
         return False
     for stmt in class_body(cls):
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
@@ -729,12 +894,118 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     return False
 
 
-def _may_be_frozen(ctx: FileContext, name: str) -> bool:
+def _may_freeze(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether the code of ``cls`` spells a word that may stop its parameters from getting or keeping a
+    gradient (:data:`_FREEZING_WORDS`); ``.data`` counts only where it is not written in place to
+    initialise a weight (``m.weight.data.normal_(0.0, 0.02)``, ``m.bias.data.fill_(0)``)."""
+    text = ctx.code(cls)
+    if any(w in text for w in _FREEZING_WORDS if w != ".data"):
+        return True
+    if ".data" not in text:
+        return False
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            up = ctx.parent(node)
+            call = ctx.parent(up) if isinstance(up, cst.Attribute) and up.value is node else None
+            if not (isinstance(call, cst.Call) and call.func is up and up.attr.value.endswith("_")  # type: ignore[union-attr]
+                    and up.attr.value not in ("copy_", "requires_grad_")):  # type: ignore[union-attr]
+                return True
+    return False
+
+
+def _plain_base(ctx: FileContext, base: cst.BaseExpression, depth: int) -> bool:
+    """A base class of the project built on ``nn.Module`` (through such bases) that freezes nothing."""
+    found = definition_of(ctx, base, depth)
+    if depth > 3 or found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    octx, cls = found
+    return bool(cls.bases) and not _may_freeze(octx, cls) and all(
+        octx.names.qualified_names_at(b.value) & _PLAIN_BASES or _plain_base(octx, b.value, depth + 1)
+        for b in cls.bases)
+
+
+def _from_file(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``torch.load(path)`` (or an entry of it): a state read from a file, not another model's."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return isinstance(value, cst.Call) and "torch.load" in ctx.names.qualified_names_at(value.func)
+
+
+def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
+    """Whether the module ``obj.<attr>`` (``obj`` holding an instance of a class of this file) may be
+    frozen, filled or trained elsewhere: its class spells a freezing word, the instance is used for more
+    than calling its methods and modules and being moved, or the member for more than being called,
+    moved or having its parameters given to an optimizer."""
+    try:
+        cls = effects.held_instance_class(ctx, obj)  # type: ignore[arg-type]
+    except Unknown:
+        return True
+    if any(w in ctx.code(cls) for w in _FREEZING_WORDS):
+        return True
+    methods = {s.name.value for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+    for node in ctx.names_in(ctx.module, obj.value):  # type: ignore[attr-defined]
+        if ctx.enclosing(node, cst.ClassDef) is cls:
+            continue  # read in its own class: checked by its text
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            assign = ctx.parent(parent)
+            if isinstance(assign, cst.Assign) and effects.same_module(ctx, assign.value) is not assign.value:
+                continue  # `model = model.to(device)`
+            if isinstance(assign, cst.Assign) and assign.value is not None and definition_of(ctx, getattr(
+                    assign.value, "func", assign.value)) is not None and isinstance(assign.value, cst.Call):
+                continue  # `model = GAN()`
+            return True
+        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+            if isinstance(parent, cst.Arg):
+                call = ctx.parent(parent)
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print":
+                    continue
+            return True
+        outer = ctx.parent(parent)
+        attr = parent.attr.value
+        if isinstance(outer, cst.Call) and outer.func is parent and (
+                attr in _HARMLESS or attr in methods or effects.method_effect(ctx, outer) in _NOT_FREEZING):
+            continue
+        if attr in methods:
+            return True
+        if isinstance(outer, cst.Call) and outer.func is parent:
+            continue  # `model.discriminator(x)`
+        if isinstance(outer, cst.Attribute) and outer.value is parent:
+            call = ctx.parent(outer)
+            if isinstance(call, cst.Call) and call.func is outer and (outer.attr.value in _HARMLESS or (
+                    outer.attr.value in ("parameters", "named_parameters") and _in_optimizer(ctx, call))):
+                continue
+        return True
+    return False
+
+
+def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is part of the first argument of a ``torch.optim`` construction."""
+    at: cst.CSTNode = call
+    for _ in range(_MAX_HOPS):
+        parent = ctx.parent(at)
+        if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
+        at = parent
+        if isinstance(at, cst.Call) and effects.is_optimizer(ctx, at):
+            first = arg(at, 0, "params")
+            return first is not None and (first.value is call or ctx.is_inside(call, first.value))
+    return False
+
+
+def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
     to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
     ``parameters()``, ``eval()``), fill it from another model (``load_state_dict``, an EMA update), or
-    hand it to code that trains it (a function, a wrapper)."""
+    hand it to code that trains it (a function, a wrapper).  With ``at`` (a read of the model), only the
+    uses of the same variable count (a name of another function is another model); restoring it from a
+    file (``load_state_dict(torch.load(path))``) neither freezes nor fills it from another model."""
+    mine = ctx.names.binding_at(at, name) if at is not None else None
     for node in ctx.names_in(ctx.module, name):
+        if mine is not None and ctx.names.binding_at(node, name) is not mine:
+            continue
         parent = ctx.parent(node)
         if isinstance(parent, cst.Call) and parent.func is node:
             continue
@@ -745,9 +1016,17 @@ def _may_be_frozen(ctx: FileContext, name: str) -> bool:
             if isinstance(outer, cst.Call) and outer.func is parent and (
                     parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
                 continue  # moved, switched, initialised (`model.apply(weights_init)`)
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value == "load_state_dict" \
+                    and outer.args and _from_file(ctx, outer.args[0].value):
+                continue  # a checkpoint restored: trained on from there
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
+        if isinstance(parent, cst.Element):
+            element = effects.unpacked_target(ctx, node)
+            if element is not None and not any(w in ctx.code(element) for w in _FREEZING_WORDS):
+                continue  # `G, D = Generator(), Discriminator()`: bound to its construction
+            return True
         if isinstance(parent, cst.Arg):
             call = ctx.parent(parent)
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print" \
