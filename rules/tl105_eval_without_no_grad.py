@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import assignment_targets
 from torchlint.families.training.evaluation import (
+    EvaluationBinder,
     call_sites,
     enclosing_function,
     EvalSite,
@@ -141,6 +142,7 @@ class EvalWithoutNoGrad(LintRule):
     """
 
     CODE = "TL105"
+    BINDERS = (EvaluationBinder,)
     NAME = "eval-without-no-grad"
     MESSAGE = (
         "Evaluation code runs the model with autograd on; wrap it in `torch.no_grad()` (or "
@@ -2353,9 +2355,6 @@ print(text)
             line=36,
         ),
     ]
-
-    def visit_Call(self, node: cst.Call) -> None:
-        evaluation_facts(self.ctx).record(node)
 
     def leave_Module(self, node: cst.Module) -> None:
         ctx = self.ctx

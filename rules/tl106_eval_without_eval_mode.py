@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
+    EvaluationBinder,
     class_object,
     describe_evidence,
     EvalSite,
@@ -126,6 +127,7 @@ class EvalWithoutEvalMode(LintRule):
     """
 
     CODE = "TL106"
+    BINDERS = (EvaluationBinder,)
     NAME = "eval-without-eval-mode"
     MESSAGE = "Evaluation runs the model without `model.eval()`; dropout and batch norm stay in training mode"
     FIX_TITLE = "Insert `model.eval()` before the evaluation"
@@ -1417,9 +1419,6 @@ scorer = Engine(flip_average)
             unsafe=True,
         ),
     ]
-
-    def visit_Call(self, node: cst.Call) -> None:
-        evaluation_facts(self.ctx).record(node)
 
     def leave_Module(self, node: cst.Module) -> None:
         ctx = self.ctx

@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.analysis.context import callee_name, method_name, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.families.training.evaluation import (
+    EvaluationBinder,
     ANY,
     TRAIN_CALL,
     covers,
@@ -100,6 +101,7 @@ class TrainingInEvalMode(LintRule):
     """
 
     CODE = "TL107"
+    BINDERS = (EvaluationBinder,)
     NAME = "training-in-eval-mode"
     MESSAGE = "The loop puts the model in eval mode and trains it again without `model.train()`"
     FIX_TITLE = "Insert `model.train()` before the training step"
@@ -795,9 +797,6 @@ def fit(batches, rounds):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._loops: List[cst.CSTNode] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        evaluation_facts(self.ctx).record(node)
 
     def leave_For(self, node: cst.For) -> None:
         self._loops.append(node)

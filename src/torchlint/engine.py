@@ -476,13 +476,18 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
         source, stand_in = split, True
     ctx = FileContext(path, source, module, settings.project)
     rules = [r(ctx, settings.options) for r in rule_types]
-    dispatcher = Dispatcher(ctx, rules, errors)
+    # the walkers of the family facts the rules read run first, once each, whichever rules need them
+    binder_types = list(dict.fromkeys(b for r in rule_types for b in r.BINDERS))
+    binders = [b(ctx) for b in binder_types]
+    dispatcher = Dispatcher(ctx, [*binders, *rules], errors)
     try:
         dispatcher.run(module)
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
         errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
+    failed = {type(b) for b in binders if b in dispatcher.dead}  # incomplete facts: their readers report nothing
     reports = apply_precedence(
-        [rep for rule in rules if rule not in dispatcher.dead for rep in rule.reports],
+        [rep for rule in rules if rule not in dispatcher.dead and not failed.intersection(rule.BINDERS)
+         for rep in rule.reports],
         lambda rep, exc: errors.append(f"{path}: rule {rep.code} failed: {type(exc).__name__}: {exc}"),
     )
     if not reports:

@@ -129,6 +129,10 @@ class LintRule:
     #: TRIGGERS but imports a project module that spells one of these (the loss built there, used here).
     IMPORT_TRIGGERS: ClassVar[Tuple[str, ...]] = ()
     DEFAULT_ENABLED: ClassVar[bool] = True
+    #: The walkers of the family facts this rule reads (classes taking the file's context, with
+    #: ``visit_<Type>`` methods): the engine runs each once per file, in the walk and before the rules'
+    #: visitors, whichever rules need it.  A rule only reads facts; it never records them.
+    BINDERS: ClassVar[Tuple[type, ...]] = ()
     OPTIONS: ClassVar[Dict[str, Option]] = {}
     VALID: ClassVar[Sequence[Union[Valid, str]]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()

@@ -94,3 +94,64 @@ def bce(z, y):
     assert "TL207" in _codes(code, RULES)
     assert "TL204" not in _codes(code, RULES)
     assert "TL204" in _codes(code, [BY_CODE["TL204"]])
+
+
+# -- facts are recorded by binders in the walk, never by a rule ------------------------------------
+def _rule_modules():
+    import ast
+    import inspect
+
+    for rule in RULES:
+        yield rule, ast.parse(inspect.getsource(inspect.getmodule(rule)))
+
+
+def _records_facts(tree) -> list:
+    """Lines where ``<something>_facts(...).record(...)`` (or ``facts.record(...)``) is called."""
+    import ast
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "record":
+            receiver = node.func.value
+            name = receiver.func if isinstance(receiver, ast.Call) else receiver
+            spelled = name.id if isinstance(name, ast.Name) else getattr(name, "attr", "")
+            if spelled.endswith("facts"):
+                out.append(node.lineno)
+    return out
+
+
+def test_no_rule_records_facts():
+    recording = {rule.CODE: lines for rule, tree in _rule_modules() if (lines := _records_facts(tree))}
+    assert not recording, f"rules recording facts for others (give the facts a binder): {recording}"
+
+
+def test_the_record_scan_finds_a_recording():
+    import ast
+
+    tree = ast.parse("def visit_Call(self, node):\n    evaluation_facts(self.ctx).record(node)\n")
+    assert _records_facts(tree) == [2]
+
+
+def test_a_rule_reading_evaluation_facts_names_their_binder():
+    from torchlint.families.training.evaluation import EvaluationBinder
+
+    for rule, tree in _rule_modules():
+        import ast
+
+        reads = any(isinstance(n, ast.Name) and n.id == "evaluation_facts" for n in ast.walk(tree))
+        assert reads == (EvaluationBinder in rule.BINDERS), rule.CODE
+
+
+def test_a_failing_binder_silences_only_its_readers(monkeypatch):
+    from torchlint.families.training import evaluation
+
+    case = BY_CODE["TL105"].INVALID[0]
+
+    def broken(self, call):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(evaluation.EvaluationFacts, "record", broken)
+    settings = Settings(rules=[BY_CODE["TL105"], BY_CODE["TL101"]])
+    result = lint_source("case.py", textwrap.dedent(case.code), settings)
+    assert "TL105" not in [d.code for d in result.diagnostics]
+    assert any("evaluation-facts failed" in e and "boom" in e for e in result.errors), result.errors

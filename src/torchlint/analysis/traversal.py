@@ -22,8 +22,8 @@ Handlers = List[Tuple[Any, Callable[[cst.CSTNode], None]]]
 
 
 class Dispatcher:
-    """Walks a module once, calling the ``visit_<Type>``/``leave_<Type>`` methods of ``listeners`` (rules:
-    objects with a ``CODE``).  A listener that raises is dropped for the rest of the file and its failure is
+    """Walks a module once, calling the ``visit_<Type>``/``leave_<Type>`` methods of ``listeners`` (the
+    binders of family facts, then the rules: objects with a ``CODE``), in that order at each node.  A listener that raises is dropped for the rest of the file and its failure is
     added to ``errors``; the others go on."""
 
     def __init__(self, ctx: FileContext, listeners: Sequence[Any], errors: List[str]) -> None:

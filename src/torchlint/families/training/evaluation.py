@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -2098,6 +2098,21 @@ def evaluation_facts(ctx: FileContext) -> EvaluationFacts:
     if facts is None:
         facts = _FACTS.put(ctx, EvaluationFacts(ctx))
     return facts
+
+
+class EvaluationBinder:
+    """The walker of the evaluation facts: records every model call in the walk (the name resolver is in
+    the call's scope then).  Rules that read :func:`evaluation_facts` name it in their ``BINDERS``; the
+    engine runs it once per file before the rules' visitors."""
+
+    CODE = "evaluation-facts"
+
+    def __init__(self, ctx: FileContext, options: Any = None) -> None:
+        self.ctx = ctx
+        self.facts = evaluation_facts(ctx)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.facts.record(node)
 
 
 # -- building fixes ------------------------------------------------------------------------------
