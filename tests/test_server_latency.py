@@ -26,7 +26,8 @@ def test_the_first_change_after_a_pause_waits_for_nothing():
     [
         (0.06, 0.30, 0.09),  # slow analysis: wait for the next keystroke (1.5 x the gap) only
         (0.06, 0.02, 0.02),  # fast analysis: waiting longer than it takes saves less than it costs
-        (0.06, 0.001, 0.01),  # never below the floor within a burst
+        (0.06, 0.001, 0.02),  # never below the floor within a burst
+        (0.001, 0.3, 0.02),  # changes arriving together wait for each other
         (0.2, 0.5, DEBOUNCE_S),  # never above the longest debounce
         (0.06, None, 0.09),  # not analysed yet: as if slow
     ],

@@ -61,7 +61,7 @@ log = logging.getLogger("torchlint.lsp")
 FIX_ALL_KIND = "source.fixAll.torchlint"
 DEBOUNCE_S = 0.15  # the longest wait after a change before its analysis starts
 PAUSE_S = 0.5  # a change this long after the one before starts a burst of typing: analysed at once
-MIN_DEBOUNCE_S = 0.01
+MIN_DEBOUNCE_S = 0.02  # within a burst: changes arriving together (a client's batch) are analysed once
 
 
 def debounce_delay(gap: Optional[float], cost: Optional[float], longest: float = DEBOUNCE_S) -> float:
@@ -73,12 +73,13 @@ def debounce_delay(gap: Optional[float], cost: Optional[float], longest: float =
     cannot be stopped: the next one waits for it).  The first change after a pause is analysed at
     once.  Within a burst of typing, waiting longer than the next keystroke is expected (1.5 times the
     gap just seen) skips nothing more, and waiting longer than an analysis takes delays the result by
-    more than the analysis it may save; so the wait is the smaller of the two, at most ``longest``."""
+    more than the analysis it may save; so the wait is the smaller of the two, at least
+    :data:`MIN_DEBOUNCE_S` and at most ``longest``."""
     if gap is None or gap >= PAUSE_S:
         return 0.0
     expected = 1.5 * gap
     worth = cost if cost is not None else longest
-    return max(0.0, min(longest, expected, max(MIN_DEBOUNCE_S, worth)))
+    return min(longest, max(MIN_DEBOUNCE_S, min(expected, worth)))
 PY_SUFFIXES = (".py", ".pyi")
 
 
