@@ -143,8 +143,8 @@ class StatementPositions:
     libcst's ``PositionProvider`` gives (None for a node that is not in the module).
 
     The innermost statement of a block holding the node is generated once with position recording,
-    starting at its line and at its block's indentation; its line comes from a plain code generation of
-    its top-level statement (and the top-level statements' lines from one plain generation of each)."""
+    starting at its line and at its block's indentation; the line of every statement comes from one
+    plain code generation of the module, done at the first question."""
 
     def __init__(self, module: cst.Module, ctx: FileContext) -> None:
         self.module = module
@@ -173,37 +173,19 @@ class StatementPositions:
 
     def _line_before(self, stmt: cst.CSTNode) -> Optional[int]:
         """How many lines of the file come before ``stmt``'s code (its leading blank and comment lines
-        included)."""
-        known = self._lines.get(id(stmt))
-        if known is not None:
-            return known
-        m = self.module
+        included); None for a statement that is not in the module."""
         if self._top_lines is None:
-            line = sum(m.code_for_node(h).count("\n") for h in m.header)
-            tops: Dict[int, int] = {}
-            for top in m.body:
-                tops[id(top)] = line
-                line += m.code_for_node(top).count("\n")
-            self._top_lines = tops
-            self._lines.update(tops)
-            known = tops.get(id(stmt))
-            if known is not None:
-                return known
-        top = stmt
-        while self.ctx.parents.get(id(top)) is not m:
-            top = self.ctx.parents[id(top)]
-        before = self._top_lines.get(id(top))
-        if before is None:
-            return None
-        # one plain generation of the top-level statement, noting where each statement of a block starts
-        finder = _StatementStarts(default_indent=m.default_indent, default_newline=m.default_newline)
-        top._codegen(finder)
-        tokens = finder.tokens
-        at, newlines = 0, before
-        for index, node in finder.starts:
-            newlines += sum(t.count("\n") for t in tokens[at:index])
-            at = index
-            self._lines[id(node)] = newlines
+            # one plain generation of the module, noting where each statement (at any depth) starts
+            m = self.module
+            finder = _StatementStarts(default_indent=m.default_indent, default_newline=m.default_newline)
+            m._codegen(finder)
+            tokens = finder.tokens
+            at, newlines = 0, 0
+            for index, node in finder.starts:
+                newlines += sum(t.count("\n") for t in tokens[at:index])
+                at = index
+                self._lines[id(node)] = newlines
+            self._top_lines = {id(top): self._lines[id(top)] for top in m.body if id(top) in self._lines}
         return self._lines.get(id(stmt))
 
     def _resolve(self, stmt: cst.CSTNode, indents: List[str]) -> Mapping[cst.CSTNode, Any]:
