@@ -274,6 +274,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from torchlint.rules import all_rules
 
     store = ConfigStore(all_rules())
+    store.project.parse_edits()  # as the server's analysis process does
     config = store.resolve(target, folder)
     cpu, wall = [], []
     for i in range(max(10, args.repeat)):

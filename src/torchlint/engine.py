@@ -444,7 +444,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
             return _Lint(None, [], fatal or syntax, None)
     stand_in = False
     try:
-        module = settings.project.parsed_module(path, source) or cst.parse_module(source)
+        module = settings.project.parse(path, source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
         fatal, syntax = cpython_verdict(path, source)
         split = None if fatal or syntax else _split_string_runs(source)

@@ -124,6 +124,7 @@ class TorchlintServer(LanguageServer):
 
         self.rules = {r.CODE: r for r in all_rules()}
         self.configs = ConfigStore(list(self.rules.values()))
+        self.configs.project.parse_edits()  # (where documents are analysed in this process)
         self.user = UserSettings()
         self.supervisor = supervisor  # the watchdog's worker process (None: analyse in this process)
         self.worker = PriorityWorker()
@@ -640,7 +641,7 @@ def start_supervisor() -> Any:
     from torchlint.rules import all_rules
 
     all_rules()  # imported before the fork: the worker inherits them warm
-    supervisor = workers.text_supervisor()
+    supervisor = workers.text_supervisor(edits=True)
     workers.lint_text(FileTask("warm-up.py"), "", Settings(rules=[]), None, supervisor)
     return supervisor
 
