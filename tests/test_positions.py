@@ -76,3 +76,28 @@ def test_the_lines_of_every_statement_come_from_one_generation_of_the_module(mon
     for call in calls:  # one finding in each top-level statement
         assert lazy.get(call) == whole.get(call)
     assert len(finders) == 1 and plain == []
+
+
+def test_positions_kept_with_the_statements_of_an_edited_document_stay_right():
+    from torchlint.analysis.project import Project
+
+    project = Project()
+    reparser = project.parse_edits()
+    text = SOURCES[0] + "".join(f"\n\ndef f{i}(x):\n    if x:\n        return x.squeeze()\n    return x\n" for i in range(8))
+    edits = [
+        lambda t: t + "\nextra = f1(2)\n",  # lines added at the end: the rest as it was
+        lambda t: t.replace("def f3(x):\n", "def f3(x):\n    '''Two\n    lines.'''\n"),  # lines added in the middle
+        lambda t: t.replace("def f6(x):\n    if x:\n", "def f6(x):\n    if x:  # a comment\n"),  # same lines
+        lambda t: t.replace("\n\ndef f2(x):", "\n\n\n\n# moved down\ndef f2(x):"),
+        lambda t: t.replace("    '''Two\n    lines.'''\n", ""),  # lines removed
+    ]
+    for edit in [lambda t: t] + edits:
+        text = edit(text)
+        module = project.parse("m.py", text)
+        ctx = FileContext("m.py", text, module, project)
+        analyze(ctx)
+        whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        lazy = StatementPositions(module, ctx)
+        for node in [n for n in iter_nodes(module) if n is not module]:
+            assert lazy.get(node) == whole.get(node), (type(node).__name__, lazy.get(node), whole.get(node))
+    assert reparser.reused >= 4

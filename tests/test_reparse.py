@@ -156,6 +156,10 @@ def test_typing_a_statement_at_the_end_reuses_the_statements_before_it():
          "import a\nimport b\nx = 0\nf = 1\nx = 2\ny = 3\nz = 4\ndef g():\n  return 2\n"),
         # a string opened and not closed, then closed
         ("import a\nimport b\nx = 0\ny = 1\nz = 2\nw = 3\n", "import a\nimport b\nx = 0\ny = '''1\nz = 2\n'''\nw = 3\n"),
+        # the end of a block deleted up to the next statement, which joins the block: the indented
+        # comment after it now belongs to the block's footer
+        ("import a\nimport b\nx = 0\nif x:\n    pass\nz = 1\n    # c\nwhile 0: break\ny = 2\nw = 3\n",
+         "import a\nimport b\nx = 0\nif x:\n    pz = 1\n    # c\nwhile 0: break\ny = 2\nw = 3\n"),
         # comments typed at the end of the file: the module's footer
         ("import a\nimport b\nx = 0\ny = 1\nz = 2\n", "import a\nimport b\nx = 0\ny = 1\nz = 2\n# done\n\n"),
     ],

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from torchlint.analysis.context import FileContext
@@ -149,10 +149,15 @@ class StatementPositions:
     def __init__(self, module: cst.Module, ctx: FileContext) -> None:
         self.module = module
         self.ctx = ctx
-        self._resolved: Dict[int, Mapping[cst.CSTNode, Any]] = {}  # id(statement) -> positions
+        self._resolved: Dict[int, Any] = {}  # id(statement) -> positions (a mapping with ``get``)
         self._top_lines: Optional[Dict[int, int]] = None  # id(top statement) -> lines before it
         self._lines: Dict[int, int] = {}  # id(statement) -> lines before it
         self._whole: Optional[Mapping[cst.CSTNode, Any]] = None
+        # an editor's project keeps what a top-level statement's code alone decides (the lines its
+        # statements start on within it, the positions of its nodes relative to its first line) for
+        # as long as its document's parses share the statement
+        project = getattr(ctx, "project", None)
+        self._memo_of = project.statement_memo if project is not None else None
 
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         if self._whole is not None:
@@ -175,33 +180,89 @@ class StatementPositions:
         """How many lines of the file come before ``stmt``'s code (its leading blank and comment lines
         included); None for a statement that is not in the module."""
         if self._top_lines is None:
-            # one plain generation of the module, noting where each statement (at any depth) starts
             m = self.module
-            finder = _StatementStarts(default_indent=m.default_indent, default_newline=m.default_newline)
-            m._codegen(finder)
-            tokens = finder.tokens
-            at, newlines = 0, 0
-            for index, node in finder.starts:
-                newlines += sum(t.count("\n") for t in tokens[at:index])
-                at = index
-                self._lines[id(node)] = newlines
+            memos = [self._memo_of(top) for top in m.body] if self._memo_of is not None else []
+            if not any(memo is not None for memo in memos):
+                # one plain generation of the module, noting where each statement (at any depth) starts
+                for ident, rel in _layout(m, m)[1]:
+                    self._lines[ident] = rel
+            else:  # the same, one top-level statement at a time, kept with the statement
+                key = ("lines", m.default_indent, m.default_newline)
+                line = sum(m.code_for_node(h).count("\n") for h in m.header)
+                for top, memo in zip(m.body, memos):
+                    layout = memo.get(key) if memo is not None else None
+                    if layout is None:
+                        layout = _layout(top, m)
+                        if memo is not None:
+                            memo[key] = layout
+                    for ident, rel in layout[1]:
+                        self._lines[ident] = line + rel
+                    line += layout[0]
             self._top_lines = {id(top): self._lines[id(top)] for top in m.body if id(top) in self._lines}
         return self._lines.get(id(stmt))
 
-    def _resolve(self, stmt: cst.CSTNode, indents: List[str]) -> Mapping[cst.CSTNode, Any]:
+    def _resolve(self, stmt: cst.CSTNode, indents: List[str]) -> Any:
         m = self.module
         if m.default_newline not in ("\n", "\r\n"):
             return self._whole_module()
         before = self._line_before(stmt)
         if before is None:
             return self._whole_module()
+        memo = self._memo_of(self._top_of(stmt)) if self._memo_of is not None else None
+        if memo is None:
+            return self._generate(stmt, indents, before + 1)
+        key = ("positions", id(stmt), m.default_indent, m.default_newline, tuple(indents))
+        relative = memo.get(key)
+        if relative is None:
+            relative = memo[key] = {id(node): pos for node, pos in self._generate(stmt, indents, 1).items()}
+        return _Shifted(relative, before)
+
+    def _generate(self, stmt: cst.CSTNode, indents: List[str], line: int) -> Mapping[cst.CSTNode, Any]:
+        """The positions of ``stmt``'s nodes, its code generated from ``line`` on, inside ``indents``."""
+        m = self.module
         provider = PositionProvider()
         state = PositionProvidingCodegenState(default_indent=m.default_indent, default_newline=m.default_newline,
-                                              provider=provider, line=before + 1)
+                                              provider=provider, line=line)
         for indent in indents:
             state.increase_indent(indent)
         stmt._codegen(state)
         return provider._computed
+
+    def _top_of(self, stmt: cst.CSTNode) -> cst.CSTNode:
+        top, parents = stmt, self.ctx.parents
+        while parents.get(id(top)) is not None and parents.get(id(top)) is not self.module:
+            top = parents[id(top)]
+        return top
+
+
+class _Shifted:
+    """Positions computed from line 1, read ``lines`` further down (``relative``: id(node) -> range)."""
+
+    def __init__(self, relative: Mapping[int, Any], lines: int) -> None:
+        self.relative = relative
+        self.lines = lines
+
+    def get(self, node: cst.CSTNode, default: Any = None) -> Any:
+        pos = self.relative.get(id(node))
+        if pos is None:
+            return default
+        return CodeRange(CodePosition(pos.start.line + self.lines, pos.start.column),
+                         CodePosition(pos.end.line + self.lines, pos.end.column))
+
+
+def _layout(node: cst.CSTNode, module: cst.Module) -> Tuple[int, List[Tuple[int, int]]]:
+    """(the line breaks in ``node``'s code, [(id(statement), line breaks before its code)] for every
+    statement of it at any depth) from one plain code generation of it."""
+    finder = _StatementStarts(default_indent=module.default_indent, default_newline=module.default_newline)
+    node._codegen(finder)
+    tokens = finder.tokens
+    starts: List[Tuple[int, int]] = []
+    at, newlines = 0, 0
+    for index, stmt in finder.starts:
+        newlines += sum(t.count("\n") for t in tokens[at:index])
+        at = index
+        starts.append((id(stmt), newlines))
+    return newlines + sum(t.count("\n") for t in tokens[at:]), starts
 
 
 class _StatementStarts(CodegenState):

@@ -323,6 +323,12 @@ class Project:
             self._tables.reparser = Reparser()
         return self._tables.reparser
 
+    def statement_memo(self, top: cst.CSTNode) -> Optional[Dict[object, object]]:
+        """Where facts decided by the code of the top-level statement ``top`` alone are kept across
+        the parses of an edited document that share it (after :meth:`parse_edits`); else None."""
+        reparser = self._tables.reparser
+        return reparser.memo(top) if reparser is not None else None
+
     def parse(self, path: str, source: str) -> cst.Module:
         """The module of ``source``, the text of the file ``path``: the one this project parsed
         already, else parsed now (where it changed only, after :meth:`parse_edits`); raises what

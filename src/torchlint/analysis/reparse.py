@@ -8,7 +8,8 @@ the analysis of a file with many findings.  What makes the pieces equal to a who
 - the region parsed again runs from the top-level statement before the first one the edit touches
   to the one after the last (a comment typed after a block can belong to that block's footer, text
   typed before a statement can join it), so its two ends are text the previous parse already split
-  there;
+  there; the statement after the edit must come back whole (an edit that joins it to the statement
+  before changes which block the comment lines after it belong to);
 - a statement's leading comment lines are its own in a whole parse, but the header of a region
   parsed alone: they are given back to its first statement; a region that ends before the end of
   the file must leave nothing in its footer;
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -107,6 +108,21 @@ class Reparser:
         self.most = most
         self._last: "OrderedDict[str, _Parse]" = OrderedDict()
         self.reused = 0  # parses made from a previous one (for tests and measurements)
+        #: id(top-level statement of a kept parse) -> (the statement, what was learnt from its code
+        #: alone): an edit that keeps the statement keeps what was learnt (see :meth:`memo`)
+        self._memo: Dict[int, Tuple[cst.CSTNode, Dict[Any, Any]]] = {}
+
+    def memo(self, top: cst.CSTNode) -> Optional[Dict[Any, Any]]:
+        """A place for facts that the code of the top-level statement ``top`` decides alone (where the
+        lines of its statements start, the positions of its nodes), kept while a kept parse holds
+        ``top``; None for a statement of no kept parse."""
+        found = self._memo.get(id(top))
+        if found is not None and found[0] is top:
+            return found[1]
+        if not any(t.node is top for parsed in self._last.values() for t in parsed.tops):
+            return None
+        self._memo[id(top)] = (top, {})
+        return self._memo[id(top)][1]
 
     def parse(self, name: str, text: str) -> cst.Module:
         """``libcst.parse_module(text)``, parsing again only what changed since the last text of
@@ -133,6 +149,9 @@ class Reparser:
         self._last.move_to_end(name)
         while len(self._last) > self.kept:
             self._last.popitem(last=False)
+        live = {id(t.node) for kept in self._last.values() for t in kept.tops}
+        for key in [key for key in self._memo if key not in live]:
+            del self._memo[key]
 
     def _incremental(self, last: _Parse, text: str) -> Optional[cst.Module]:
         old, tops, m0 = last.text, last.tops, last.module
@@ -187,6 +206,10 @@ class Reparser:
         placed = _split(module, text, start, [t.node for t in new_tops])
         if placed is None or (not to_end and start + sum(p.length for p in placed) != end):
             return None  # libcst does not give this text back (as a whole parse would not either)
+        if not to_end and placed[-1].length != tops[hi].length:
+            # the statement after the edit did not come back as it was (the edit joined it to the one
+            # before): the comment lines after it may now belong to another block
+            return None
         for t, p in zip(new_tops, placed):
             t.length = p.length
         self._store_from(last, text, module, tops[:lo] + new_tops + tops[hi + 1:])
