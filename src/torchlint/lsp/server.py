@@ -94,9 +94,9 @@ class _DocState:
     stale: bool = False  # a project file the last result read has changed since
     last_change: Optional[float] = None  # time.monotonic() of the last change
     cost: Optional[float] = None  # seconds the last analysis took in the worker
-    #: the analysis being computed: (text, configuration epoch, its future); a request for the same
-    #: text under the same configuration waits for it instead of starting another
-    inflight: Optional[Tuple[str, int, "asyncio.Future[Any]"]] = None
+    #: the analysis being computed: (text, configuration epoch, priority, its future); a request for
+    #: the same text under the same configuration, no more urgent, waits for it instead of starting another
+    inflight: Optional[Tuple[str, int, int, "asyncio.Future[Any]"]] = None
 
 
 class TorchlintServer(LanguageServer):
@@ -306,19 +306,19 @@ class TorchlintServer(LanguageServer):
             return result
         stale, state.stale = state.stale, False
         running = state.inflight
-        if running is not None and running[2].done():
+        if running is not None and running[3].done():
             running = state.inflight = None
-        if running is not None and running[0] == text and running[1] == epoch and not stale:
-            job = running[2]  # the same text is being analysed (a save after its change): wait for it
+        if running is not None and running[:2] == (text, epoch) and running[2] <= priority and not stale:
+            job = running[3]  # the same text is being analysed (a save after its change): wait for it
         else:
-            if running is not None:
-                running[2].cancel()  # another text: skipped if the worker has not started it
+            if running is not None and running[0] != text:
+                running[3].cancel()  # another text: skipped if the worker has not started it
             job = asyncio.wrap_future(
                 self.worker.submit(
                     priority, self.compute, path, name, text, version, self.fallback_root(path), self.overlay(path)
                 )
             )
-            state.inflight = (text, epoch, job)
+            state.inflight = (text, epoch, priority, job)
         try:
             # shielded: a newer request cancelling this one leaves the job to whoever waits for it
             result = await asyncio.shield(job)
