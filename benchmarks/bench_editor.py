@@ -274,7 +274,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from torchlint.rules import all_rules
 
     store = ConfigStore(all_rules())
-    store.project.parse_edits()  # as the server's analysis process does
+    if hasattr(store.project, "parse_edits"):  # as the server's analysis process does (an older checkout: not)
+        store.project.parse_edits()
     config = store.resolve(target, folder)
     cpu, wall = [], []
     for i in range(max(10, args.repeat)):
