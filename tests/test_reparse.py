@@ -257,3 +257,19 @@ def test_findings_edit_after_edit_equal_a_full_lint():
         seen.update(code for code, *_ in got)
     assert {"TL101", "TL103", "TL104", "TL105", "TL106"} <= seen  # the edits moved real findings
     assert reparser.reused >= len(EDITS) - 3  # all but the edits near the top were parsed in pieces
+
+
+def test_few_parses_are_kept(monkeypatch):
+    from torchlint.analysis import reparse
+
+    monkeypatch.setattr(reparse, "KEPT_CHARS", 3000)
+    reparser = Reparser(kept=3)
+    for i in range(5):
+        reparser.parse(f"m{i}.py", TRAIN)
+    assert reparser.memo(reparser.parse("m4.py", TRAIN).body[1]) is not None
+    reparser.parse("m0.py", TRAIN)  # parsed again: m1 and m2 went
+    big = "x = 1\n" * 501
+    first = reparser.parse("big.py", big)
+    assert reparser.memo(first.body[0]) is not None  # the newest is kept whatever its size
+    reparser.parse("m5.py", TRAIN)
+    assert reparser.memo(first.body[0]) is None  # and goes first when a newer one comes

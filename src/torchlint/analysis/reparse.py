@@ -28,8 +28,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-#: how many documents' last parses are kept
+#: how many documents' last parses are kept, and how many characters of text at most (the newest is
+#: kept whatever its size): a parse holds tens of times its text's size
 KEPT = 8
+KEPT_CHARS = 2_000_000
 #: a region longer than this share of the text is parsed with the rest: no gain worth the bookkeeping
 MOST = 0.5
 
@@ -147,7 +149,9 @@ class Reparser:
     def _store(self, name: str, parsed: _Parse) -> None:
         self._last[name] = parsed
         self._last.move_to_end(name)
-        while len(self._last) > self.kept:
+        while len(self._last) > self.kept or (
+            len(self._last) > 1 and sum(len(p.text) for p in self._last.values()) > KEPT_CHARS
+        ):
             self._last.popitem(last=False)
         live = {id(t.node) for kept in self._last.values() for t in kept.tops}
         for key in [key for key in self._memo if key not in live]:
@@ -222,4 +226,4 @@ class Reparser:
                 return
 
 
-__all__ = ["Reparser", "KEPT"]
+__all__ = ["Reparser", "KEPT", "KEPT_CHARS"]
