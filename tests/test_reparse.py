@@ -273,3 +273,21 @@ def test_few_parses_are_kept(monkeypatch):
     assert reparser.memo(first.body[0]) is not None  # the newest is kept whatever its size
     reparser.parse("m5.py", TRAIN)
     assert reparser.memo(first.body[0]) is None  # and goes first when a newer one comes
+
+
+def test_a_document_of_few_large_statements_is_not_kept_after_every_edit():
+    from torchlint.analysis import reparse
+
+    body = "".join(f"    def m{i}(self):\n        return {i}\n\n" for i in range(20))
+    base = "import a\nimport b\n\n\nclass Big:\n" + body + "\nx = 1\n"
+    reparser = Reparser()
+    reparser.parse("m.py", base)
+    kept = []
+    for i in range(reparse.COARSE_AFTER + reparse.COARSE_PAUSE):
+        text = base.replace("return 3\n", f"return 3 + {i}\n")
+        module = reparser.parse("m.py", text)
+        assert module.deep_equals(cst.parse_module(text))
+        kept.append(reparser.memo(module.body[0]) is not None)
+    assert reparser.reused == 0
+    # kept after the first edits too long for pieces, then nothing kept for a while, then tried again
+    assert kept == [True] * (reparse.COARSE_AFTER - 1) + [False] * reparse.COARSE_PAUSE + [True]

@@ -34,6 +34,11 @@ KEPT = 8
 KEPT_CHARS = 2_000_000
 #: a region longer than this share of the text is parsed with the rest: no gain worth the bookkeeping
 MOST = 0.5
+#: after this many edits in a row whose regions were too long (a file of a few large classes), the
+#: document's next :data:`COARSE_PAUSE` parses are whole parses that keep nothing (keeping a parse
+#: costs a code generation of it)
+COARSE_AFTER = 3
+COARSE_PAUSE = 10
 
 
 @dataclass
@@ -110,6 +115,9 @@ class Reparser:
         self.most = most
         self._last: "OrderedDict[str, _Parse]" = OrderedDict()
         self.reused = 0  # parses made from a previous one (for tests and measurements)
+        self._coarse: Dict[str, int] = {}  # name -> whole parses left before one is kept again
+        self._too_long_runs: Dict[str, int] = {}  # name -> edits in a row whose region was too long
+        self._too_long = False  # set by _incremental: the region was most of the text
         #: id(top-level statement of a kept parse) -> (the statement, what was learnt from its code
         #: alone): an edit that keeps the statement keeps what was learnt (see :meth:`memo`)
         self._memo: Dict[int, Tuple[cst.CSTNode, Dict[Any, Any]]] = {}
@@ -135,11 +143,22 @@ class Reparser:
             if last.text == text:
                 module = last.module
             else:
+                self._too_long = False
                 module = self._incremental(last, text)
+                runs = self._too_long_runs.get(name, 0) + 1 if self._too_long else 0
+                self._too_long_runs[name] = runs
                 if module is not None:
                     self.reused += 1
+                elif runs >= COARSE_AFTER:  # its statements are too large for pieces to pay: pause keeping
+                    self._coarse[name] = COARSE_PAUSE
+                    self._too_long_runs[name] = 0
+                    del self._last[name]
         if module is None:
             module = cst.parse_module(text)  # raises for a text that does not parse: the last parse stays
+            pause = self._coarse.get(name, 0)
+            if pause:
+                self._coarse[name] = pause - 1
+                return module
             header = "".join(module.code_for_node(h) for h in module.header)
             tops = _split(module, text, len(header), module.body) if text.startswith(header) else None
             if tops is not None:
@@ -181,7 +200,10 @@ class Reparser:
         to_end = hi == n - 1
         start = starts[lo]
         end = len(text) if to_end else starts[hi] + tops[hi].length + len(text) - len(old)
-        if end - start > self.most * len(text) or text.count("\n", 0, start) < 2:
+        if end - start > self.most * len(text):
+            self._too_long = True
+            return None
+        if text.count("\n", 0, start) < 2:
             return None
         try:
             region = cst.parse_module(text[start:end])
