@@ -80,6 +80,8 @@ def debounce_delay(gap: Optional[float], cost: Optional[float], longest: float =
     expected = 1.5 * gap
     worth = cost if cost is not None else longest
     return min(longest, max(MIN_DEBOUNCE_S, min(expected, worth)))
+
+
 PY_SUFFIXES = (".py", ".pyi")
 
 
@@ -363,6 +365,8 @@ class TorchlintServer(LanguageServer):
         state = self.states.pop(uri, None)
         if state is not None and state.pending is not None and not state.pending.done():
             state.pending.cancel()
+        if state is not None and state.inflight is not None:
+            state.inflight[3].cancel()  # skipped if the worker has not started it
         targets = list(cell_uris) or [uri]
         if state is not None and state.result is not None and state.result.cells:
             targets = list(dict.fromkeys(targets + [c.uri for c in state.result.cells]))
