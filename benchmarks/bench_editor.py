@@ -1,8 +1,9 @@
 """Editor latency: the language server, the flake8 plugin on and off, and the CLI on one file.
 
-    python benchmarks/bench_editor.py FILE [--repeat N] [--edits N]
+    python benchmarks/bench_editor.py [FILE] [--repeat N] [--edits N] [--server-only]
 
-Rows (wall-clock, this machine; FILE should be a ~300-line module that imports torch):
+Rows (wall-clock, this machine; FILE should be a ~300-line module that imports torch; without FILE,
+a generated ~300-line training script with about fifty findings, :func:`training_file`):
 
 - libcst's parse of FILE, in process: the floor under any of the numbers below;
 - the server's analysis of one edit, in process: CPU time of the thread and wall-clock time;
@@ -10,6 +11,8 @@ Rows (wall-clock, this machine; FILE should be a ~300-line module that imports t
   in a fresh process whose rules are already imported), then the median and 90th percentile of
   ``didChange`` + ``didSave`` -> ``publishDiagnostics`` over ``--edits`` edits (saves are not debounced;
   typing is, by the server's debounce delay on top of these numbers);
+- typing -> diagnostics: one ``didChange`` (no save) after a pause, then a burst of ``didChange`` 60 ms
+  apart (timed from the last one): the median over ``--edits`` of each, the debounce included;
 - flake8 ``--select E,W,F`` without the plugin (a Python that does not have torchlint installed) and
   with it, then flake8 ``--select TL`` (the plugin at work), best of ``--repeat``;
 - ``torchlint --no-cache FILE`` (CLI cold: process start, imports, one lint), best of ``--repeat``.
@@ -32,6 +35,90 @@ import sys
 import tempfile
 import time
 from typing import List, Optional, Sequence
+
+
+def training_file() -> str:
+    """A ~300-line training script written to be wrong in the ways the rules look for (a softmax fed to
+    the loss, no ``zero_grad``, a loss summed with its graph, evaluation without ``no_grad``, ...): the
+    editor's worst case is a file with many findings, each one located and sent to the client."""
+    head = (
+        '"""A classifier trained with the habits a linter catches (a benchmark input)."""\n'
+        "import os\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "from torch.utils.data import DataLoader, Dataset\n\n\n"
+        "class PairSet(Dataset):\n    def __init__(self, rows, labels):\n        self.rows = rows\n"
+        "        self.labels = labels\n\n    def __len__(self):\n        return len(self.rows)\n\n"
+        "    def __getitem__(self, i):\n        return torch.tensor(self.rows[i]), self.labels[i]\n"
+    )
+    block = """
+
+class Block{k}(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.norm = nn.BatchNorm1d(width)
+        self.drop = nn.Dropout(0.1)
+        self.extra = [nn.Linear(width, width)]
+
+    def forward(self, x):
+        h = self.fc(x)
+        h = F.dropout(h, 0.2)
+        h = self.norm(h).squeeze()
+        return self.drop(F.softmax(h))
+
+
+def train_epoch_{k}(model, loader, optimizer, scheduler, device):
+    criterion = nn.CrossEntropyLoss()
+    total = 0
+    model.train()
+    for x, y in loader:
+        x = x.to("cuda")
+        y = y.cuda()
+        logits = model(x)
+        probs = F.softmax(logits, dim=1)
+        loss = criterion(probs, y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        total += loss
+        w = model.fc.weight.data
+        log_p = torch.log(torch.softmax(logits, dim=-1))
+        manual = torch.log(torch.exp(logits).sum(dim=1))
+    return total / len(loader), log_p, manual, w
+
+
+def evaluate_{k}(model, loader):
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    scores = torch.tensor([torch.tensor(1.0), torch.tensor(2.0)])
+    return correct, scores
+
+
+def restore_{k}(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state)
+    noise = torch.randn(4, 4).cuda()
+    return model, noise
+"""
+    tail = """
+
+def main():
+    torch.set_default_tensor_type(torch.cuda.FloatTensor)
+    model = Block0(16)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+    loader = DataLoader(PairSet([[0.0] * 16] * 8, [0] * 8), batch_size=4)
+    for epoch in range(3):
+        train_epoch_0(model, loader, optimizer, scheduler, "cuda")
+        evaluate_0(model, loader)
+    restore_0(model, os.path.join("runs", "last.pt"))
+
+
+if __name__ == "__main__":
+    main()
+"""
+    return head + "".join(block.format(k=k) for k in range(5)) + tail
 
 
 def best_of(cmd: Sequence[str], repeat: int, cwd: str) -> float:
@@ -92,6 +179,14 @@ async def server_latency(path: str, edits: int) -> dict:
     )
     first = await wait(1) - t0
     found = arrived[1][1]
+    def change(version: int, new_text: str) -> None:
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+
     samples: List[float] = []
     for i in range(edits):
         version = i + 2
@@ -106,6 +201,25 @@ async def server_latency(path: str, edits: int) -> dict:
         )
         client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
         samples.append(await wait(version) - t0)
+    typing: List[float] = []
+    burst: List[float] = []
+    version = edits + 1
+    for i in range(edits):
+        await asyncio.sleep(0.5)  # a pause: the next keystroke starts a new burst
+        version += 1
+        events[version] = asyncio.Event()
+        t0 = time.perf_counter()
+        change(version, text + f"\n_typed = {i}\n")
+        typing.append(await wait(version) - t0)
+        await asyncio.sleep(0.5)
+        for j in range(5):  # five keystrokes 60 ms apart
+            if j:
+                await asyncio.sleep(0.06)
+            version += 1
+            t0 = time.perf_counter()
+            change(version, text + f"\n_typed = {i}{'0' * j}\n")
+        events[version] = asyncio.Event()
+        burst.append(await wait(version) - t0)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
@@ -116,25 +230,34 @@ async def server_latency(path: str, edits: int) -> dict:
         "median": statistics.median(samples),
         "p90": samples[int(0.9 * (len(samples) - 1))],
         "findings": found,
+        "typing": statistics.median(typing),
+        "typing p90": sorted(typing)[int(0.9 * (len(typing) - 1))],
+        "burst": statistics.median(burst),
     }
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("file")
+    ap.add_argument("file", nargs="?", help="default: a generated ~300-line training script with many findings")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--bare-python", default=None)
     ap.add_argument("--old-plugin", default=None, help="src folder of another torchlint checkout")
+    ap.add_argument("--server-only", action="store_true", help="only the parse, analysis and server rows")
     args = ap.parse_args(argv)
-    path = os.path.abspath(args.file)
-    with open(path, encoding="utf-8") as fh:
+    folder = tempfile.mkdtemp(prefix="tl-bench-")  # no configuration files around
+    if args.file:
+        path = os.path.abspath(args.file)
+        target = os.path.join(folder, os.path.basename(path))
+        shutil.copyfile(path, target)
+    else:
+        target = os.path.join(folder, "train_many_findings.py")
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(training_file())
+    with open(target, encoding="utf-8") as fh:
         lines = fh.read().count("\n")
     print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {os.path.basename(path)}: {lines} lines")
-    folder = tempfile.mkdtemp(prefix="tl-bench-")  # no configuration files around
-    target = os.path.join(folder, os.path.basename(path))
-    shutil.copyfile(path, target)
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {os.path.basename(target)}: {lines} lines")
 
     import libcst
 
@@ -151,6 +274,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from torchlint.rules import all_rules
 
     store = ConfigStore(all_rules())
+    if hasattr(store.project, "parse_edits"):  # as the server's analysis process does (an older checkout: not)
+        store.project.parse_edits()
     config = store.resolve(target, folder)
     cpu, wall = [], []
     for i in range(max(10, args.repeat)):
@@ -165,6 +290,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"server: start+initialize {res['start+initialize']*1000:.0f} ms; first diagnostics "
           f"{res['first diagnostics']*1000:.0f} ms ({res['findings']} findings); warm change+save -> diagnostics: "
           f"median {res['median']*1000:.1f} ms, p90 {res['p90']*1000:.1f} ms over {args.edits} edits")
+    print(f"server: typing -> diagnostics (didChange after a pause, debounce included): median "
+          f"{res['typing']*1000:.1f} ms, p90 {res['typing p90']*1000:.1f} ms; after a burst of 5 keystrokes "
+          f"60 ms apart, from the last one: median {res['burst']*1000:.1f} ms")
+    if args.server_only:
+        shutil.rmtree(folder, ignore_errors=True)
+        return 0
 
     bare = bare_python(args.bare_python)
     rows = []

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from torchlint.analysis.context import FileContext
@@ -144,16 +144,21 @@ class StatementPositions:
     libcst's ``PositionProvider`` gives (None for a node that is not in the module).
 
     The innermost statement of a block holding the node is generated once with position recording,
-    starting at its line and at its block's indentation; its line comes from a plain code generation of
-    its top-level statement (and the top-level statements' lines from one plain generation of each)."""
+    starting at its line and at its block's indentation; the line of every statement comes from one
+    plain code generation of the module, done at the first question."""
 
     def __init__(self, module: cst.Module, ctx: FileContext) -> None:
         self.module = module
         self.ctx = ctx
-        self._resolved: Dict[int, Mapping[cst.CSTNode, Any]] = {}  # id(statement) -> positions
+        self._resolved: Dict[int, Any] = {}  # id(statement) -> positions (a mapping with ``get``)
         self._top_lines: Optional[Dict[int, int]] = None  # id(top statement) -> lines before it
         self._lines: Dict[int, int] = {}  # id(statement) -> lines before it
         self._whole: Optional[Mapping[cst.CSTNode, Any]] = None
+        # an editor's project keeps what a top-level statement's code alone decides (the lines its
+        # statements start on within it, the positions of its nodes relative to its first line) for
+        # as long as its document's parses share the statement
+        project = getattr(ctx, "project", None)
+        self._memo_of = project.statement_memo if project is not None else None
 
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         if self._whole is not None:
@@ -174,53 +179,91 @@ class StatementPositions:
 
     def _line_before(self, stmt: cst.CSTNode) -> Optional[int]:
         """How many lines of the file come before ``stmt``'s code (its leading blank and comment lines
-        included)."""
-        known = self._lines.get(id(stmt))
-        if known is not None:
-            return known
-        m = self.module
+        included); None for a statement that is not in the module."""
         if self._top_lines is None:
-            line = sum(m.code_for_node(h).count("\n") for h in m.header)
-            tops: Dict[int, int] = {}
-            for top in m.body:
-                tops[id(top)] = line
-                line += m.code_for_node(top).count("\n")
-            self._top_lines = tops
-            self._lines.update(tops)
-            known = tops.get(id(stmt))
-            if known is not None:
-                return known
-        top = stmt
-        while self.ctx.parents.get(id(top)) is not m:
-            top = self.ctx.parents[id(top)]
-        before = self._top_lines.get(id(top))
-        if before is None:
-            return None
-        # one plain generation of the top-level statement, noting where each statement of a block starts
-        finder = _StatementStarts(default_indent=m.default_indent, default_newline=m.default_newline)
-        top._codegen(finder)
-        tokens = finder.tokens
-        at, newlines = 0, before
-        for index, node in finder.starts:
-            newlines += sum(t.count("\n") for t in tokens[at:index])
-            at = index
-            self._lines[id(node)] = newlines
+            m = self.module
+            memos = [self._memo_of(top) for top in m.body] if self._memo_of is not None else []
+            if not any(memo is not None for memo in memos):
+                # one plain generation of the module, noting where each statement (at any depth) starts
+                for ident, rel in _layout(m, m)[1]:
+                    self._lines[ident] = rel
+            else:  # the same, one top-level statement at a time, kept with the statement
+                key = ("lines", m.default_indent, m.default_newline)
+                line = sum(m.code_for_node(h).count("\n") for h in m.header)
+                for top, memo in zip(m.body, memos):
+                    layout = memo.get(key) if memo is not None else None
+                    if layout is None:
+                        layout = _layout(top, m)
+                        if memo is not None:
+                            memo[key] = layout
+                    for ident, rel in layout[1]:
+                        self._lines[ident] = line + rel
+                    line += layout[0]
+            self._top_lines = {id(top): self._lines[id(top)] for top in m.body if id(top) in self._lines}
         return self._lines.get(id(stmt))
 
-    def _resolve(self, stmt: cst.CSTNode, indents: List[str]) -> Mapping[cst.CSTNode, Any]:
+    def _resolve(self, stmt: cst.CSTNode, indents: List[str]) -> Any:
         m = self.module
         if m.default_newline not in ("\n", "\r\n"):
             return self._whole_module()
         before = self._line_before(stmt)
         if before is None:
             return self._whole_module()
+        memo = self._memo_of(self._top_of(stmt)) if self._memo_of is not None else None
+        if memo is None:
+            return self._generate(stmt, indents, before + 1)
+        key = ("positions", id(stmt), m.default_indent, m.default_newline, tuple(indents))
+        relative = memo.get(key)
+        if relative is None:
+            relative = memo[key] = {id(node): pos for node, pos in self._generate(stmt, indents, 1).items()}
+        return _Shifted(relative, before)
+
+    def _generate(self, stmt: cst.CSTNode, indents: List[str], line: int) -> Mapping[cst.CSTNode, Any]:
+        """The positions of ``stmt``'s nodes, its code generated from ``line`` on, inside ``indents``."""
+        m = self.module
         provider = PositionProvider()
         state = PositionProvidingCodegenState(default_indent=m.default_indent, default_newline=m.default_newline,
-                                              provider=provider, line=before + 1)
+                                              provider=provider, line=line)
         for indent in indents:
             state.increase_indent(indent)
         stmt._codegen(state)
         return provider._computed
+
+    def _top_of(self, stmt: cst.CSTNode) -> cst.CSTNode:
+        top, parents = stmt, self.ctx.parents
+        while parents.get(id(top)) is not None and parents.get(id(top)) is not self.module:
+            top = parents[id(top)]
+        return top
+
+
+class _Shifted:
+    """Positions computed from line 1, read ``lines`` further down (``relative``: id(node) -> range)."""
+
+    def __init__(self, relative: Mapping[int, Any], lines: int) -> None:
+        self.relative = relative
+        self.lines = lines
+
+    def get(self, node: cst.CSTNode, default: Any = None) -> Any:
+        pos = self.relative.get(id(node))
+        if pos is None:
+            return default
+        return CodeRange(CodePosition(pos.start.line + self.lines, pos.start.column),
+                         CodePosition(pos.end.line + self.lines, pos.end.column))
+
+
+def _layout(node: cst.CSTNode, module: cst.Module) -> Tuple[int, List[Tuple[int, int]]]:
+    """(the line breaks in ``node``'s code, [(id(statement), line breaks before its code)] for every
+    statement of it at any depth) from one plain code generation of it."""
+    finder = _StatementStarts(default_indent=module.default_indent, default_newline=module.default_newline)
+    node._codegen(finder)
+    tokens = finder.tokens
+    starts: List[Tuple[int, int]] = []
+    at, newlines = 0, 0
+    for index, stmt in finder.starts:
+        newlines += sum(t.count("\n") for t in tokens[at:index])
+        at = index
+        starts.append((id(stmt), newlines))
+    return newlines + sum(t.count("\n") for t in tokens[at:]), starts
 
 
 class _StatementStarts(CodegenState):
@@ -463,7 +506,7 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
             return _Lint(None, [], fatal or syntax, None)
     stand_in = False
     try:
-        module = settings.project.parsed_module(path, source) or cst.parse_module(source)
+        module = settings.project.parse(path, source)
     except Exception as exc:  # ParserSyntaxError, RecursionError on absurd nesting, ...
         fatal, syntax = cpython_verdict(path, source)
         split = None if fatal or syntax else _split_string_runs(source)

@@ -598,10 +598,13 @@ def lint_text(task: FileTask, text: str, settings: Settings, timeout: Optional[f
 class TextLinter:
     """What a text worker runs for :func:`lint_text`: the worker process keeps one project across the
     texts it lints (the modules they import are parsed once), seen through each call's overlay, and
-    refreshed when the host's project was."""
+    refreshed when the host's project was.  ``edits``: the texts are an editor's documents, each one
+    parsed again only where it changed since its last text (:meth:`Project.parse_edits`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, edits: bool = False) -> None:
         self.project = Project()
+        if edits:
+            self.project.parse_edits()
 
     def __call__(self, job: Tuple[FileTask, str, Settings, Optional[Dict[str, str]]]) -> FileResult:
         task, text, settings, overlay = job
@@ -610,6 +613,7 @@ class TextLinter:
         return lint_file(task, settings, 0, source_text=text)
 
 
-def text_supervisor() -> Supervisor:
-    """A :class:`Supervisor` for :func:`lint_text` (keep one per host process)."""
-    return Supervisor(TextLinter())
+def text_supervisor(edits: bool = False) -> Supervisor:
+    """A :class:`Supervisor` for :func:`lint_text` (keep one per host process); ``edits``: for an
+    editor's documents (see :class:`TextLinter`)."""
+    return Supervisor(TextLinter(edits))

@@ -36,6 +36,7 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.names": 2,
     "torchlint.analysis.naming": 2,
     "torchlint.analysis.torch_version": 2,
+    "torchlint.analysis.reparse": 2,  # an edited text parsed again where it changed
     # 3 -- one file: its context (parents, order, contents, facts) and the walk that fills it
     "torchlint.analysis.context": 3,
     "torchlint.analysis.traversal": 3,

@@ -15,6 +15,9 @@ SOURCES = [
     "def f(x):\n    return x\nz = f(1)",  # no final newline
     "",
     "# only a comment\n",
+    # blocks inside blocks, comments owned by a block's footer, a statement after a dedent to column 0
+    "if True:\n    def f(x):\n        class C:\n            a = 1\n            # inside\n\n        # footer\n"
+    "        return C\n    # end of f\n\n# top\nz = [\n    1,\n]  # trailing\nwhile z:\n    break\n# last\n",
 ]
 
 
@@ -44,3 +47,57 @@ def test_only_the_statements_asked_about_are_resolved():
     # only the statement holding the call was generated with positions: `return y.squeeze()`
     function = module.body[2]
     assert list(lazy._resolved) == [id(function.body.body[0])]
+
+
+def test_the_lines_of_every_statement_come_from_one_generation_of_the_module(monkeypatch):
+    from torchlint import engine
+
+    src = "".join(f"def f{i}(x):\n    if x:\n        return x.squeeze()\n    return x\n\n\n" for i in range(6))
+    module = cst.parse_module(src)
+    ctx = FileContext("m.py", src, module)
+    analyze(ctx)
+    finders, plain = [], []
+    real_finder, real_code = engine._StatementStarts, cst.Module.code_for_node
+
+    def finder(*args, **kwargs):
+        finders.append(1)
+        return real_finder(*args, **kwargs)
+
+    def code_for_node(self, node):
+        plain.append(node)
+        return real_code(self, node)
+
+    monkeypatch.setattr(engine, "_StatementStarts", finder)
+    monkeypatch.setattr(cst.Module, "code_for_node", code_for_node)
+    lazy = StatementPositions(module, ctx)
+    whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    calls = [n for n in iter_nodes(module) if isinstance(n, cst.Call)]
+    assert len(calls) == 6
+    for call in calls:  # one finding in each top-level statement
+        assert lazy.get(call) == whole.get(call)
+    assert len(finders) == 1 and plain == []
+
+
+def test_positions_kept_with_the_statements_of_an_edited_document_stay_right():
+    from torchlint.analysis.project import Project
+
+    project = Project()
+    reparser = project.parse_edits()
+    text = SOURCES[0] + "".join(f"\n\ndef f{i}(x):\n    if x:\n        return x.squeeze()\n    return x\n" for i in range(8))
+    edits = [
+        lambda t: t + "\nextra = f1(2)\n",  # lines added at the end: the rest as it was
+        lambda t: t.replace("def f3(x):\n", "def f3(x):\n    '''Two\n    lines.'''\n"),  # lines added in the middle
+        lambda t: t.replace("def f6(x):\n    if x:\n", "def f6(x):\n    if x:  # a comment\n"),  # same lines
+        lambda t: t.replace("\n\ndef f2(x):", "\n\n\n\n# moved down\ndef f2(x):"),
+        lambda t: t.replace("    '''Two\n    lines.'''\n", ""),  # lines removed
+    ]
+    for edit in [lambda t: t] + edits:
+        text = edit(text)
+        module = project.parse("m.py", text)
+        ctx = FileContext("m.py", text, module, project)
+        analyze(ctx)
+        whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        lazy = StatementPositions(module, ctx)
+        for node in [n for n in iter_nodes(module) if n is not module]:
+            assert lazy.get(node) == whole.get(node), (type(node).__name__, lazy.get(node), whole.get(node))
+    assert reparser.reused >= 4

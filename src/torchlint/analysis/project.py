@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.reparse import Reparser
 from torchlint.analysis.torch_version import Version, declared_torch
 from torchlint.analysis.traversal import analyze
 from torchlint.folders import find_upwards
@@ -188,6 +189,7 @@ class _Tables:
         self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
+        self.reparser: Optional[Reparser] = None  # an editor's: each document parsed where it changed
 
 
 class Project:
@@ -317,6 +319,30 @@ class Project:
             return None
         parsed[key] = fctx
         return fctx
+
+    def parse_edits(self) -> Reparser:
+        """Parse each text of a file from the last text of that file parsed, again only where it
+        changed (:mod:`torchlint.analysis.reparse`): for an editor, whose document changes by a few
+        characters at a time.  Returns the :class:`Reparser` (it counts the parses it reused)."""
+        if self._tables.reparser is None:
+            self._tables.reparser = Reparser()
+        return self._tables.reparser
+
+    def statement_memo(self, top: cst.CSTNode) -> Optional[Dict[object, object]]:
+        """Where facts decided by the code of the top-level statement ``top`` alone are kept across
+        the parses of an edited document that share it (after :meth:`parse_edits`); else None."""
+        reparser = self._tables.reparser
+        return reparser.memo(top) if reparser is not None else None
+
+    def parse(self, path: str, source: str) -> cst.Module:
+        """The module of ``source``, the text of the file ``path``: the one this project parsed
+        already, else parsed now (where it changed only, after :meth:`parse_edits`); raises what
+        ``libcst.parse_module`` raises."""
+        found = self.parsed_module(path, source)
+        if found is not None:
+            return found
+        reparser = self._tables.reparser
+        return reparser.parse(path, source) if reparser is not None else cst.parse_module(source)
 
     def parsed_module(self, path: str, source: str) -> Optional[cst.Module]:
         """The module this project already parsed for the file ``path`` (a module a file linted before

@@ -139,6 +139,8 @@ class Analysis:
     dependencies: FrozenSet[str] = frozenset()
     #: why the document was not analysed (too large), shown in the editor instead of an empty list
     notice: Optional[str] = None
+    #: seconds the analysis took (wall clock, where it ran): the server's debounce follows it
+    seconds: float = 0.0
 
 
 def notebook_text(cells: Sequence[Cell]) -> str:

@@ -1,8 +1,10 @@
 """``torchlint server``: a language server (LSP 3.17 over stdio, built on pygls).
 
-Diagnostics are published on open, on change (debounced) and on save.  Analysis runs in a worker thread,
-one document at a time, off the thread that answers requests; a result is published only if the document
-is still at the version that was analysed (stale results are dropped).  Code actions: each finding's fix
+Diagnostics are published on open, on change (debounced, :func:`debounce_delay`) and on save.  Analysis
+runs in a worker thread, one document at a time, off the thread that answers requests; a result is
+published only if the document is still at the version that was analysed (stale results are dropped).
+An analysis asked for a text already being analysed (a save right after the change it saves) waits
+for that analysis instead of starting another one.  Code actions: each finding's fix
 (unsafe ones labelled as such), ``source.fixAll.torchlint`` (every applicable fix) and "Suppress TLnnn on
 this line".  Hovering a finding shows its rule's page.  Configuration comes from ``pyproject.toml`` /
 ``torchlint.toml`` as for the CLI and is read again when such a file changes.
@@ -16,6 +18,7 @@ import logging
 import os
 import re
 import sys
+import time
 from urllib.parse import unquote
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -56,7 +59,29 @@ from torchlint.selection import NotLinted
 log = logging.getLogger("torchlint.lsp")
 
 FIX_ALL_KIND = "source.fixAll.torchlint"
-DEBOUNCE_S = 0.15
+DEBOUNCE_S = 0.15  # the longest wait after a change before its analysis starts
+PAUSE_S = 0.5  # a change this long after the one before starts a burst of typing: analysed at once
+MIN_DEBOUNCE_S = 0.02  # within a burst: changes arriving together (a client's batch) are analysed once
+
+
+def debounce_delay(gap: Optional[float], cost: Optional[float], longest: float = DEBOUNCE_S) -> float:
+    """How long to wait after a change before analysing it, given ``gap``, the seconds since the
+    document's change before it (None: none yet), and ``cost``, the seconds its last analysis took
+    (None: not analysed yet).
+
+    The wait exists to skip analyses that the next keystroke makes useless (an analysis that started
+    cannot be stopped: the next one waits for it).  The first change after a pause is analysed at
+    once.  Within a burst of typing, waiting longer than the next keystroke is expected (1.5 times the
+    gap just seen) skips nothing more, and waiting longer than an analysis takes delays the result by
+    more than the analysis it may save; so the wait is the smaller of the two, at least
+    :data:`MIN_DEBOUNCE_S` and at most ``longest``."""
+    if gap is None or gap >= PAUSE_S:
+        return 0.0
+    expected = 1.5 * gap
+    worth = cost if cost is not None else longest
+    return min(longest, max(MIN_DEBOUNCE_S, min(expected, worth)))
+
+
 PY_SUFFIXES = (".py", ".pyi")
 
 
@@ -69,6 +94,11 @@ class _DocState:
     result_epoch: int = -1  # the configuration epoch the result was computed under
     with_edits: Optional[Tuple[Analysis, Analysis]] = None  # (result, result with each fix's edits)
     stale: bool = False  # a project file the last result read has changed since
+    last_change: Optional[float] = None  # time.monotonic() of the last change
+    cost: Optional[float] = None  # seconds the last analysis took in the worker
+    #: the analysis being computed: (text, configuration epoch, priority, its future); a request for
+    #: the same text under the same configuration, no more urgent, waits for it instead of starting another
+    inflight: Optional[Tuple[str, int, int, "asyncio.Future[Any]"]] = None
 
 
 class TorchlintServer(LanguageServer):
@@ -96,12 +126,13 @@ class TorchlintServer(LanguageServer):
 
         self.rules = {r.CODE: r for r in all_rules()}
         self.configs = ConfigStore(list(self.rules.values()))
+        self.configs.project.parse_edits()  # (where documents are analysed in this process)
         self.user = UserSettings()
         self.supervisor = supervisor  # the watchdog's worker process (None: analyse in this process)
         self.worker = PriorityWorker()
         self.states: Dict[str, _DocState] = {}
         self.shown_errors: set = set()
-        self.debounce = DEBOUNCE_S
+        self.debounce = DEBOUNCE_S  # the longest debounce (see debounce_delay)
         self.epoch = 0  # bumped when any configuration (files or editor settings) changes
 
     # -- documents --------------------------------------------------------------------------------
@@ -159,8 +190,21 @@ class TorchlintServer(LanguageServer):
     def compute(self, path: Optional[str], name: str, text: str, version: Optional[int], root: str,
                 overlay: Optional[Dict[str, str]] = None) -> Analysis:
         """Analyse one snapshot of a document (runs in the worker)."""
-        return analyse(name, text, version, self.configs.resolve(path, root), supervisor=self.supervisor,
-                       overlay=overlay)
+        t0 = time.perf_counter()
+        result = analyse(name, text, version, self.configs.resolve(path, root), supervisor=self.supervisor,
+                         overlay=overlay)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    def change_delay(self, uri: str) -> float:
+        """The debounce of a change of ``uri`` happening now (:func:`debounce_delay`)."""
+        state = self.states.get(uri)
+        if state is None:
+            return self.debounce
+        now = time.monotonic()
+        gap = None if state.last_change is None else now - state.last_change
+        state.last_change = now
+        return debounce_delay(gap, state.cost, self.debounce)
 
     def overlay(self, path: Optional[str]) -> Dict[str, str]:
         """The editor's texts of the open Python files other than ``path`` (absolute path -> text): the
@@ -262,17 +306,36 @@ class TorchlintServer(LanguageServer):
             result = replace(cached, version=version)
             state.result, state.result_generation = result, generation
             return result
-        state.stale = False
-        try:
-            result = await asyncio.wrap_future(
+        stale, state.stale = state.stale, False
+        running = state.inflight
+        if running is not None and running[3].done():
+            running = state.inflight = None
+        if running is not None and running[:2] == (text, epoch) and running[2] <= priority and not stale:
+            job = running[3]  # the same text is being analysed (a save after its change): wait for it
+        else:
+            if running is not None and running[0] != text:
+                running[3].cancel()  # another text: skipped if the worker has not started it
+            job = asyncio.wrap_future(
                 self.worker.submit(
                     priority, self.compute, path, name, text, version, self.fallback_root(path), self.overlay(path)
                 )
             )
+            state.inflight = (text, epoch, priority, job)
+        try:
+            # shielded: a newer request cancelling this one leaves the job to whoever waits for it
+            result = await asyncio.shield(job)
+        except asyncio.CancelledError:
+            if job.cancelled():  # the job was dropped for a newer text: nothing to answer with
+                return None
+            raise
         except Exception as exc:  # never lose the server to one document
             log.exception("analysis of %s failed", uri)
             self.log(f"analysis of {uri} failed: {type(exc).__name__}: {exc}", T.MessageType.Error)
             return None
+        if result is not None:
+            state.cost = result.seconds
+            if result.version != version:  # the same text at another version (joined, or undone and redone)
+                result = replace(result, version=version)
         if result is None or state.generation != generation or self.current_version(uri) != result.version:
             return None  # stale: a newer analysis is on its way
         if self.states.get(uri) is not state:
@@ -302,6 +365,8 @@ class TorchlintServer(LanguageServer):
         state = self.states.pop(uri, None)
         if state is not None and state.pending is not None and not state.pending.done():
             state.pending.cancel()
+        if state is not None and state.inflight is not None:
+            state.inflight[3].cancel()  # skipped if the worker has not started it
         targets = list(cell_uris) or [uri]
         if state is not None and state.result is not None and state.result.cells:
             targets = list(dict.fromkeys(targets + [c.uri for c in state.result.cells]))
@@ -580,7 +645,7 @@ def start_supervisor() -> Any:
     from torchlint.rules import all_rules
 
     all_rules()  # imported before the fork: the worker inherits them warm
-    supervisor = workers.text_supervisor()
+    supervisor = workers.text_supervisor(edits=True)
     workers.lint_text(FileTask("warm-up.py"), "", Settings(rules=[]), None, supervisor)
     return supervisor
 
@@ -626,7 +691,7 @@ def build_server(supervisor: Any = None) -> TorchlintServer:
     def did_change(ls: TorchlintServer, params: T.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri in ls.states:
-            ls.schedule(uri, ls.debounce)
+            ls.schedule(uri, ls.change_delay(uri))
         ls.dependents_changed(uri, ls.debounce)
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
@@ -679,7 +744,8 @@ def build_server(supervisor: Any = None) -> TorchlintServer:
 
     @server.feature(T.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_did_change(ls: TorchlintServer, params: T.DidChangeNotebookDocumentParams) -> None:
-        ls.schedule(params.notebook_document.uri, ls.debounce)
+        uri = params.notebook_document.uri
+        ls.schedule(uri, ls.change_delay(uri))
 
     @server.feature(T.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_did_save(ls: TorchlintServer, params: T.DidSaveNotebookDocumentParams) -> None:
