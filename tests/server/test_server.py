@@ -303,8 +303,8 @@ def test_configuration_is_read_and_reloaded(tmp_path):
                 break
             await asyncio.sleep(0.05)
         globs = [w["globPattern"] for r in s.registrations for w in r.register_options["watchers"]]
-        assert sorted(globs) == ["**/environment.yml", "**/pyproject.toml", "**/requirements.txt", "**/setup.cfg",
-                                 "**/setup.py", "**/torchlint.toml"]
+        assert sorted(globs) == ["**/.torchlint.toml", "**/environment.yml", "**/pyproject.toml", "**/requirements.txt",
+                                 "**/setup.cfg", "**/setup.py", "**/torchlint.toml"]
         before = s.count(uri)
         (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL103"]\nextend-exclude = ["gen_*.py"]\n')
         s.client.workspace_did_change_watched_files(
