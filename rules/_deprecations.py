@@ -99,8 +99,8 @@ def _entries() -> Tuple[Deprecation, ...]:
         D("torch.utils.data._utils.collate.default_convert", "1.11", None, "`torch.utils.data.default_convert`",
           "rename", "torch.utils.data.default_convert"),
         # Variable merged into Tensor (0.4)
-        D("torch.autograd.Variable", "0.4", None, "the tensor itself (`Variable(x)` is `x` since torch 0.4)", "unwrap"),
-        D("torch.autograd.variable.Variable", "0.4", None, "the tensor itself (`Variable(x)` is `x` since torch 0.4)", "unwrap"),
+        D("torch.autograd.Variable", "0.4", None, "the tensor itself (since torch 0.4 `Variable(x)` is `x` detached: `x.detach()` where `x` needs its graph)", "unwrap"),
+        D("torch.autograd.variable.Variable", "0.4", None, "the tensor itself (since torch 0.4 `Variable(x)` is `x` detached: `x.detach()` where `x` needs its graph)", "unwrap"),
         # the 2-D negative log-likelihood: `NLLLoss` takes (N, C, H, W) input itself (0.4); the class only
         # warns ("use `NLLLoss` instead as a drop-in replacement")
         D("torch.nn.NLLLoss2d", "0.4", None, "`torch.nn.NLLLoss` (a drop-in replacement: it takes the same "

@@ -119,12 +119,12 @@ x = torch.get_default_dtype()
             """
 import torch
 
-torch.set_default_tensor_type(torch.DoubleTensor)
+torch.set_default_tensor_type(torch.DoubleTensor)  # float64 by default
 """,
             fixed="""
 import torch
 
-torch.set_default_dtype(torch.float64)
+torch.set_default_dtype(torch.float64)  # float64 by default
 """,
             line=4,
             col=1,
@@ -134,14 +134,14 @@ torch.set_default_dtype(torch.float64)
 import torch
 
 def setup():
-    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")  # new tensors: float32 on the GPU
 """,
             fixed="""
 import torch
 
 def setup():
     torch.set_default_dtype(torch.float32)
-    torch.set_default_device("cuda")
+    torch.set_default_device("cuda")  # new tensors: float32 on the GPU
 """,
             unsafe=True,
         ),
@@ -180,9 +180,12 @@ def setup(kind):
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return None
         new_dtype = self.ctx.parse_statement(f"torch.set_default_dtype({dtype})\n")
+        # the line's own comment stays on it (`...  # default: GPU floats`)
         if device is None:
-            return self.make_fix().replace(line, new_dtype.with_changes(leading_lines=line.leading_lines))
+            return self.make_fix().replace(line, new_dtype.with_changes(
+                leading_lines=line.leading_lines, trailing_whitespace=line.trailing_whitespace))
         new_device = self.ctx.parse_statement(f'torch.set_default_device("{device}")\n')
         fix = self.make_fix(unsafe=True)
-        fix.replace(line, cst.FlattenSentinel([new_dtype.with_changes(leading_lines=line.leading_lines), new_device]))
+        fix.replace(line, cst.FlattenSentinel([new_dtype.with_changes(leading_lines=line.leading_lines),
+                                               new_device.with_changes(trailing_whitespace=line.trailing_whitespace)]))
         return fix

@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
+from torchlint.analysis.training import is_detached
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 from torchlint.rules._deprecations import (
     BY_NAME,
@@ -21,6 +22,59 @@ from torchlint.rules._deprecations import (
     version,
 )
 
+
+
+#: torch functions that build a new tensor from sizes, numbers or arrays: no autograd graph, and no grad
+#: required unless ``requires_grad=True`` is passed
+_NEW_TENSOR = frozenset({"tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+                         "randperm", "arange", "linspace", "logspace", "eye", "Tensor", "FloatTensor",
+                         "LongTensor", "BoolTensor", "ByteTensor", "IntTensor", "DoubleTensor", "HalfTensor"})
+#: tensor methods whose result needs grad only when their receiver does
+_KEEPS_GRAPH = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long", "int", "bool", "byte", "view",
+                          "reshape", "squeeze", "unsqueeze", "permute", "transpose", "t", "contiguous", "clone",
+                          "type", "expand", "repeat", "flatten"})
+
+
+def _graph_free(ctx, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether ``expr`` is a tensor that neither carries an autograd graph nor requires grad, by
+    construction: built by a torch factory (``torch.zeros(...)``, ``torch.LongTensor(...)``,
+    ``torch.from_numpy(a)``) without ``requires_grad=True``, taken off the graph (``x.data``,
+    ``x.detach()``), a cast, move or reshape of such a tensor, or a local name every assignment before
+    gives one.  ``Variable`` of such a tensor is the tensor itself."""
+    if is_detached(ctx, expr):
+        return True
+    if isinstance(expr, cst.Call):
+        if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in expr.args):
+            return False
+        names = ctx.names.qualified_names_at(expr.func)
+        if any(n.startswith("torch.") and n.count(".") == 1 and n.split(".")[1] in _NEW_TENSOR for n in names):
+            return True
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_GRAPH and not names:
+            return _graph_free(ctx, func.value, depth)
+        return False
+    if isinstance(expr, cst.BinaryOperation):
+        return all(isinstance(side, (cst.Integer, cst.Float)) or _graph_free(ctx, side, depth)
+                   for side in (expr.left, expr.right))
+    if isinstance(expr, cst.Name) and depth > 0:
+        values = ctx.names.bound_values(expr)
+        return bool(values) and all(v is not None and _graph_free(ctx, v, depth - 1) for v in values)
+    return False
+
+
+#: where an expression can stand without parentheses in place of a call
+_OPEN_PLACES = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element, cst.DictElement,
+                cst.Index)
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString,
+          cst.ConcatenatedString, cst.List, cst.Tuple, cst.Dict, cst.Set)
+
+
+def _standing_alone(ctx, call: cst.Call, arg: cst.BaseExpression) -> cst.BaseExpression:
+    """``arg`` as it must be written in the place of ``call``: in parentheses where the call was an
+    operand or a receiver (``Variable(a * b).view(-1)`` is ``(a * b).view(-1)``)."""
+    if isinstance(arg, _ATOMS) or arg.lpar or isinstance(ctx.parent(call), _OPEN_PLACES):
+        return arg
+    return arg.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 class DeprecatedOrRemovedApi(LintRule):
     """
@@ -71,7 +125,10 @@ class DeprecatedOrRemovedApi(LintRule):
     `F.sigmoid` → `torch.sigmoid`, `nn.init.xavier_uniform` → `nn.init.xavier_uniform_`, which was
     already in place), the device moved into the first argument (`torch.cuda.amp.autocast(...)` →
     `torch.amp.autocast("cuda", ...)`), `torch.chain_matmul(a, b)` → `torch.linalg.multi_dot([a, b])`,
-    `Variable(x)` → `x` (a `Variable` has been the tensor itself since torch 0.4), and literal
+    `Variable(x)` → `x` where `x` is a tensor that carries no graph by construction (a torch factory's
+    result, `x.data`, a cast or move of one: since torch 0.4 `Variable(x)` returns `x` detached, so the
+    edit is unsafe where `x` may carry a graph or require grad, and an operand is kept in parentheses:
+    `Variable(a * k).view(-1)` → `(a * k).view(-1)`), and literal
     `size_average`/`reduce` values turned into the `reduction` they always meant. It is offered only
     when the file imports `torch` under that name, and not when an argument whose meaning changed is
     passed (`torch.qr(a, some=False)`). `pretrained=False` becomes `weights=None` (safe);
@@ -242,6 +299,43 @@ def batched(f, x):
     ]
 
     INVALID = [
+        Invalid(
+            """
+import torch
+from torch.autograd import Variable
+
+def offsets(batch_size, n):
+    noise = Variable(torch.randn(n, 8).cuda())
+    return Variable(torch.LongTensor(range(batch_size)) * 2).view(-1, 1), noise
+""",
+            fixed="""
+import torch
+from torch.autograd import Variable
+
+def offsets(batch_size, n):
+    noise = torch.randn(n, 8).cuda()
+    return (torch.LongTensor(range(batch_size)) * 2).view(-1, 1), noise
+""",
+            count=2,
+            message="`Variable` (`torch.autograd.Variable`) is deprecated since torch 0.4",
+        ),
+        Invalid(
+            """
+from torch.autograd import Variable
+
+def predict(model, loader):
+    for x, y in loader:
+        yield model(Variable(x)), y
+""",
+            fixed="""
+from torch.autograd import Variable
+
+def predict(model, loader):
+    for x, y in loader:
+        yield model(x), y
+""",
+            unsafe=True,
+        ),
         # backward(retain_variables=...): the keyword renamed retain_graph
         Invalid(
             """
@@ -380,7 +474,7 @@ from torch.autograd import Variable
 
 def f(a, b, c, w, x):
     nn.init.xavier_uniform(w)
-    return torch.chain_matmul(a, b, c), F.tanh(Variable(x))
+    return torch.chain_matmul(a, b, c), F.tanh(Variable(x.data))
 """,
             fixed="""
 import torch
@@ -390,7 +484,7 @@ from torch.autograd import Variable
 
 def f(a, b, c, w, x):
     nn.init.xavier_uniform_(w)
-    return torch.linalg.multi_dot([a, b, c]), torch.tanh(x)
+    return torch.linalg.multi_dot([a, b, c]), torch.tanh(x.data)
 """,
             count=4,
             options={"target-torch": "1.13"},  # F.tanh warned from 0.4.1 until 2.0
@@ -578,7 +672,11 @@ with torch.amp.autocast("cuda"):
             return None
         if entry.fix == "unwrap":
             if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-                return self.make_fix("Use the tensor itself").replace(node, node.args[0].value)
+                arg = node.args[0].value
+                # `Variable(x)` returns `x` detached: dropping it keeps the results only where `x` carries
+                # no graph by construction; elsewhere the edit is still the usual intent, for review
+                fix = self.make_fix("Use the tensor itself", unsafe=not _graph_free(self.ctx, arg, 3))
+                return fix.replace(node, _standing_alone(self.ctx, node, arg))
             return None
         if not isinstance(node.func, cst.Attribute):
             return None  # a name imported from the old module: the import would have to change too
