@@ -1333,6 +1333,8 @@ __all__ = [
     "DeferredLogReports",
     "IMPLICIT",
     "UNKNOWN",
+    "SEQUENTIAL_SIGMOID",
+    "from_sequential_sigmoid",
     "BinaryCrossEntropy",
     "CrossEntropy",
     "Deferred",
