@@ -24,7 +24,7 @@ CLIP_MESSAGE = (
     "before clipping, or the threshold applies to scaled values"
 )
 CLIP_MESSAGE_NO_STEP = (
-    "Gradients clipped while still scaled by the `GradScaler`: call `{scaler}.unscale_` on the optimizer "
+    "Gradients clipped while still scaled by the `GradScaler`: call `{scaler}.unscale_` on each optimizer "
     "it steps before clipping, or the threshold applies to scaled values"
 )
 STEP_MESSAGE = (
@@ -253,6 +253,20 @@ class Trainer:
         self.scaler.update()
 """,
             message="call `self.scaler.unscale_(self.optimizer)` before clipping",
+        ),
+        # two optimizers stepped after the clipping: which one to unscale is the author's choice (no fix)
+        Invalid(
+            """
+import torch.nn as nn
+
+def step(encoder, decoder, batch, enc_opt, dec_opt, scaler):
+    scaler.scale(decoder(encoder(batch))).backward()
+    nn.utils.clip_grad_norm_(decoder.parameters(), 5.0)
+    scaler.step(enc_opt)
+    scaler.step(dec_opt)
+    scaler.update()
+""",
+            message="call `scaler.unscale_` on each optimizer it steps before clipping",
         ),
         Invalid(
             """
