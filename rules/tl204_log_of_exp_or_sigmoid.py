@@ -54,7 +54,9 @@ class LogOfExpOrSigmoid(LintRule):
 
     The sigmoid may also be the last step of a model's `forward` (`torch.log(model(x))`, found through
     the program model's class summaries, in this file or the project's own modules): reported without a
-    fix, since the stable form needs the logit, which `forward` does not return.
+    fix, since the stable form needs the logit, which `forward` does not return. When the model is an
+    `nn.Sequential` whose last layer is `nn.Sigmoid`, the message says to drop that layer (as TL207 says
+    for the same model before a binary cross-entropy).
 
     ## Why is this bad?
     `exp(x)` is `inf` for `x` above about 88.7 in float32, so `log(1 + exp(x))` is `inf` where the true
