@@ -6,7 +6,9 @@ import libcst as cst
 
 from torchlint.analysis.context import callee_name
 from torchlint.families.numerics.patterns import (
+    SEQUENTIAL_SIGMOID,
     followed,
+    from_sequential_sigmoid,
     is_log_call,
     is_binop,
     is_one,
@@ -32,6 +34,14 @@ MODEL_ONE_MINUS_MESSAGE = (
     "`log(1 - p)` of a model output whose `forward` ends in `sigmoid` gives `-inf` where the sigmoid rounds to 1; "
     "return the logit from `forward` and use `F.logsigmoid(-logit)`"
 )
+SEQUENTIAL_MESSAGE = (
+    "`log` of a model output that " + SEQUENTIAL_SIGMOID + " and take `F.logsigmoid` of the logits the model then "
+    "returns (the log gives `-inf` where the sigmoid underflows to 0)"
+)
+SEQUENTIAL_ONE_MINUS_MESSAGE = (
+    "`log(1 - p)` of a model output that " + SEQUENTIAL_SIGMOID + " and take `F.logsigmoid(-logits)` of the "
+    "logits the model then returns (the log gives `-inf` where the sigmoid rounds to 1)"
+)
 
 
 class LogOfExpOrSigmoid(LintRule):
@@ -44,7 +54,9 @@ class LogOfExpOrSigmoid(LintRule):
 
     The sigmoid may also be the last step of a model's `forward` (`torch.log(model(x))`, found through
     the program model's class summaries, in this file or the project's own modules): reported without a
-    fix, since the stable form needs the logit, which `forward` does not return.
+    fix, since the stable form needs the logit, which `forward` does not return. When the model is an
+    `nn.Sequential` whose last layer is `nn.Sigmoid`, the message says to drop that layer (as TL207 says
+    for the same model before a binary cross-entropy).
 
     ## Why is this bad?
     `exp(x)` is `inf` for `x` above about 88.7 in float32, so `log(1 + exp(x))` is `inf` where the true
@@ -94,6 +106,17 @@ class LogOfExpOrSigmoid(LintRule):
     TRIGGERS = ("exp", "sigmoid", "expit", "Sigmoid")
 
     VALID = [
+        # a model built as `nn.Sequential` that ends in a linear layer returns logits: nothing to drop
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+scorer = nn.Sequential(nn.Linear(16, 8), nn.Sigmoid(), nn.Linear(8, 1))
+features = torch.randn(32, 16)
+shifted = torch.log(scorer(features).abs() + 1e-6)
+"""
+        ),
         # the stable BCE formulation: the exponent is never positive
         """
 import torch
@@ -334,6 +357,36 @@ def log_rejects(x):
             count=2,
             message="ends in `sigmoid`",
         ),
+        # a model built as `nn.Sequential(..., nn.Sigmoid())`: the message says to drop that layer
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+scorer = nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+features = torch.randn(32, 16)
+log_odds_part = torch.log(scorer(features))
+""",
+            message="comes from an `nn.Sequential` that ends in `nn.Sigmoid`; drop the sigmoid layer",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        real = self.head(x)
+        return -torch.log(1 - real).mean()
+""",
+            message="`torch.log(1 - real)` of a model output that comes from an `nn.Sequential` that ends in "
+                    "`nn.Sigmoid`; drop the sigmoid layer",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -344,7 +397,11 @@ def log_rejects(x):
     def leave_Module(self, node: cst.Module) -> None:
         for log_call, value, negate in self.model_logs:
             if output_kind(self.ctx, value) == SIGMOID:
-                self.report(log_call, MODEL_ONE_MINUS_MESSAGE if negate else MODEL_MESSAGE)
+                if from_sequential_sigmoid(self.ctx, value):
+                    message = SEQUENTIAL_ONE_MINUS_MESSAGE if negate else SEQUENTIAL_MESSAGE
+                else:
+                    message = MODEL_ONE_MINUS_MESSAGE if negate else MODEL_MESSAGE
+                self.report(log_call, self.quoting(log_call, message))
 
     def visit_Call(self, node: cst.Call) -> None:
         name = callee_name(node)

@@ -6,8 +6,10 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.families.numerics.patterns import (
+    SEQUENTIAL_SIGMOID,
     BinaryCrossEntropy,
     followed,
+    from_sequential_sigmoid,
     is_one,
     log_of,
     match_binary_cross_entropy,
@@ -16,7 +18,7 @@ from torchlint.families.numerics.patterns import (
     same_code,
     uses_elsewhere,
 )
-from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, SIGMOID_LAYERS, is_bce_call, sequential_ending_in, sigmoid_use
+from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, is_bce_call, sigmoid_use
 from torchlint.analysis.program import SIGMOID, call_findings, caller_value_fact, handwritten_sigmoid, loss_inputs
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -514,12 +516,8 @@ def loss(x, y, w):
                 fix = self._fix(node, first, first.value, drop=sig)
             self.report(node, self.quoting(node, self.MESSAGE), fix=fix)
             return
-        if isinstance(value, cst.Call) and sequential_ending_in(ctx, value.func, SIGMOID_LAYERS) is not None:
-            self.report(
-                node,
-                "Binary cross-entropy input comes from an `nn.Sequential` that ends in `nn.Sigmoid`; drop the "
-                "sigmoid layer and use `BCEWithLogitsLoss`",
-            )
+        if from_sequential_sigmoid(ctx, value):
+            self.report(node, f"Binary cross-entropy input {SEQUENTIAL_SIGMOID} and use `BCEWithLogitsLoss`")
             return
         self._seen.discard(first.value)
 

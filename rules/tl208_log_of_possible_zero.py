@@ -372,6 +372,37 @@ print(far_penalty(probs, torch.randint(0, 5, (8,))))
 """,
             line=8,
             unsafe=True,
+            message="where `probs` is softmax output passed in",
+        ),
+        # a helper whose caller passes sigmoid outputs: the message names the parameter as the code spells it
+        Invalid(
+            """
+import torch
+
+
+def negative_term(y_pred, y_true):
+    return ((1 - y_true) * torch.log(1 - y_pred)).mean()
+
+
+weights = torch.randn(4, 1)
+y_pred = torch.sigmoid(torch.randn(16, 4) @ weights)
+loss = -negative_term(y_pred, torch.ones(16, 1))
+""",
+            fixed="""
+import torch
+
+
+def negative_term(y_pred, y_true):
+    return ((1 - y_true) * torch.log((1 - y_pred).clamp_min(1e-07))).mean()
+
+
+weights = torch.randn(4, 1)
+y_pred = torch.sigmoid(torch.randn(16, 4) @ weights)
+loss = -negative_term(y_pred, torch.ones(16, 1))
+""",
+            line=6,
+            unsafe=True,
+            message="where `y_pred` is sigmoid output passed in",
         ),
     ]
 
@@ -427,9 +458,10 @@ print(far_penalty(probs, torch.randint(0, 5, (8,))))
             passed = _one_minus_passed_probability(self.ctx, value)
             if passed is None or _nonfinite_handled(self.ctx, log_call):
                 continue
+            p = self.spelling(value.right)  # type: ignore[attr-defined]
             message = (
-                f"`log(1 - p)` where `p` is {passed}: `1 - p` is exactly 0 where `p` rounds to 1, which gives "
-                "`-inf` and `nan` gradients; clamp it or add an eps"
+                f"`log(1 - p)` where `{p}` is {passed}: `{self.spelling(value)}` is exactly 0 where `{p}` rounds "
+                "to 1, which gives `-inf` and `nan` gradients; clamp it or add an eps"
             )
             self.report(log_call, self.quoting(log_call, message), fix=lambda use=use, x=x: self._fix(use, x))
         super().leave_Module(node)

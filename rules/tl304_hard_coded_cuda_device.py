@@ -25,6 +25,18 @@ CREATORS = frozenset(
 )
 
 
+#: methods that give the same elements in another shape, on the tensor's device
+SHAPE_ONLY_METHODS = frozenset({"expand", "expand_as", "view", "view_as", "reshape", "reshape_as"})
+
+
+def _reshaped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The tensor ``value`` reshapes: ``t`` for ``t.expand_as(x).view(-1)``, else ``value`` itself."""
+    while (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+           and value.func.attr.value in SHAPE_ONLY_METHODS):
+        value = value.func.value
+    return value
+
+
 def _cuda_literal(node: Optional[cst.BaseExpression]) -> bool:
     """``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``."""
     if isinstance(node, cst.SimpleString):
@@ -41,7 +53,9 @@ class HardCodedCudaDevice(LintRule):
     ## What it does
     Finds tensors created inside a function that receives tensors and put on a hard-coded CUDA device:
     `torch.arange(n).cuda()`, `torch.zeros(n, device="cuda")`, `torch.ones(n).to("cuda:0")`, or
-    `mask = torch.ones(n)` followed by `mask = mask.cuda()`.
+    `mask = torch.ones(n)` followed by `mask = mask.cuda()`, also when the tensor is only reshaped in
+    between (`alpha = torch.rand(n, 1)`, `alpha = alpha.expand_as(x)`, `alpha = alpha.cuda()`: `expand`,
+    `expand_as`, `view`, `view_as`, `reshape`, `reshape_as` keep the tensor where it was created).
 
     ## Why is this bad?
     The function then only works when its inputs are on the default GPU: on a CPU-only machine it
@@ -106,6 +120,27 @@ class HardCodedCudaDevice(LintRule):
     TRIGGERS = ("cuda",)
 
     VALID = [
+        # the input itself reshaped, then moved: nothing is created here
+        Valid(
+            """
+import torch
+
+def flatten_rows(x):
+    flat = x.view(x.size(0), -1)
+    flat = flat.cuda()
+    return flat
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def blend(real, fake, weights):
+    alpha = weights.expand_as(real)
+    alpha = alpha.cuda()
+    return alpha * real.float() + (1 - alpha) * fake
+"""
+        ),
         Valid(
             """
 import torch
@@ -317,6 +352,70 @@ def rows(x, n: int):
             count=2,
             unsafe=True,
         ),
+        # created on the CPU, only reshaped, then moved: still a tensor built here on a hard-coded device
+        Invalid(
+            """
+import torch
+
+def interpolate(critic, real, fake):
+    n = real.size(0)
+    alpha = torch.rand(n, 1)
+    alpha = alpha.expand_as(real)
+    alpha = alpha.cuda()
+    return critic(alpha * real + (1 - alpha) * fake)
+""",
+            fixed="""
+import torch
+
+def interpolate(critic, real, fake):
+    n = real.size(0)
+    alpha = torch.rand(n, 1)
+    alpha = alpha.expand_as(real)
+    alpha = alpha.to(real.device)
+    return critic(alpha * real + (1 - alpha) * fake)
+""",
+            message="`alpha.cuda()`: Tensor created (`torch.rand(n, 1)`) inside a function",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def add_bias(x: torch.Tensor, width: int):
+    base = torch.linspace(0, 1, width)
+    grid = base.view(1, -1).expand(x.shape[0], width)
+    return x + grid.to("cuda")
+""",
+            fixed="""
+import torch
+
+def add_bias(x: torch.Tensor, width: int):
+    base = torch.linspace(0, 1, width)
+    grid = base.view(1, -1).expand(x.shape[0], width)
+    return x + grid.to(x.device)
+""",
+            message="(`torch.linspace(0, 1, width)`)",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+def offsets(index):
+    steps = torch.arange(index.size(0)).reshape(-1, 1)
+    steps = steps.cuda(0)
+    return index + steps
+""",
+            fixed="""
+import torch
+
+def offsets(index):
+    steps = torch.arange(index.size(0)).reshape(-1, 1)
+    steps = steps.to(index.device)
+    return index + steps
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -349,7 +448,12 @@ def rows(x, n: int):
         for call, kind in found:
             if kind == "keyword" and id(call) in moved:
                 continue
-            self.report(call, self.quoting(call, self.MESSAGE), fix=self._fix(call, kind, param))
+            message = self.MESSAGE
+            if kind == "variable":
+                created = self._created_here(call.func.value, node)  # type: ignore[attr-defined]
+                if created is not None:
+                    message = message.replace("Tensor created inside", f"Tensor created (`{self.spelling(created)}`) inside")
+            self.report(call, self.quoting(call, message), fix=self._fix(call, kind, param))
 
     # -- detection ------------------------------------------------------------------------------
     def _creator(self, node: cst.BaseExpression) -> bool:
@@ -382,12 +486,34 @@ def rows(x, n: int):
             return "method"
         if isinstance(recv, cst.Name):
             fn = ctx.names.function_scope_node()
-            values = ctx.names.values_before(recv)
-            if values and fn is not None and all(
-                self._creator(v) or (isinstance(v, cst.Call) and self._moves(v, recv.value)) for v in values
-            ) and any(self._creator(v) and ctx.is_inside(v, fn) for v in values):
+            if fn is not None and self._created_here(recv, fn) is not None:
                 return "variable"
         return None
+
+    def _created_here(self, name: cst.Name, fn: cst.CSTNode, depth: int = 0) -> Optional[cst.Call]:
+        """When every value ``name`` holds here is a tensor a constructor built in ``fn``, moved
+        (``t = t.cuda()``) or only reshaped since (``t = t.expand_as(x)``, ``u = t.view(-1)``): the same
+        tensor, still where it was created; the constructor call in ``fn``, else None."""
+        ctx = self.ctx
+        values = ctx.names.values_before(name)
+        if not values or depth > 4:
+            return None
+        created: Optional[cst.Call] = None
+        for v in values:
+            if isinstance(v, cst.Call) and self._moves(v, name.value):
+                continue
+            root = _reshaped(v)
+            if root is not v and isinstance(root, cst.Name) and root.value == name.value:
+                continue  # `t = t.expand_as(x)`: the values `t` held before are judged with the others
+            if self._creator(root):
+                if created is None and ctx.is_inside(root, fn):
+                    created = root  # type: ignore[assignment]
+                continue
+            inner = self._created_here(root, fn, depth + 1) if root is not v and isinstance(root, cst.Name) else None
+            if inner is None:
+                return None
+            created = created or inner
+        return created
 
     def _moves(self, call: cst.Call, name: str) -> bool:
         """``t.cuda()`` / ``t.to(...)``: a value of ``t`` that only moves it."""

@@ -5,6 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import arg, assignment_targets, keyword_arg, method_name
+from torchlint.analysis.effects import HOLDERS
 from torchlint.analysis.program import position, strip_moves
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -76,6 +77,21 @@ class LoadWithoutMapLocation(LintRule):
     TRIGGERS = ("is_available", ".cuda(")
 
     VALID = [
+        # a state dict loaded into a model the code builds, then wrapped: the checkpoint holds tensors only
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+use_gpu = torch.cuda.is_available()
+restored = torch.load("run/last.ckpt")
+encoder = nn.Linear(4, 4)
+encoder.load_state_dict(restored["encoder"])
+if use_gpu:
+    encoder = encoder.cuda()
+encoder = nn.DataParallel(encoder)
+"""
+        ),
         Valid(
             """
 import torch
@@ -237,6 +253,51 @@ net.eval()
 """,
             line=6,
         ),
+        # the same checkpoint loaded twice; after the second load (a resume branch) the loaded entry is
+        # wrapped in `nn.DataParallel`, which only takes a module: both loads are reported
+        Invalid(
+            """
+import sys
+
+import torch
+import torch.nn as nn
+
+gpu = torch.cuda.is_available()
+path = sys.argv[1]
+
+if "--eval" in sys.argv:
+    saved = torch.load(path)
+    model = saved["model"]
+    model.eval()
+
+if "--resume" in sys.argv:
+    saved = torch.load(path)
+    model = saved["model"]
+    first_epoch = saved["epoch"]
+else:
+    model, first_epoch = nn.Linear(8, 2), 0
+
+if gpu:
+    model = nn.DataParallel(model.cuda())
+""",
+            count=2,
+            message="holds whole modules",
+        ),
+        Invalid(
+            """
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+use_gpu = torch.cuda.is_available()
+restored = torch.load("run/last.ckpt")
+encoder = restored["encoder"]
+if use_gpu:
+    encoder = encoder.cuda()
+encoder = DistributedDataParallel(encoder)
+""",
+            line=6,
+            message="(`DistributedDataParallel(encoder)`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -295,20 +356,27 @@ net.eval()
             if module is not None:
                 self.report(
                     call,
-                    f"`torch.load` without `map_location` of a checkpoint that holds whole modules (`{module}`): "
-                    "their tensors go back to the device they were saved from, and this code picks its device at "
-                    "run time (a CPU run fails on a GPU checkpoint); pass `map_location`",
+                    self.quoting(
+                        call,
+                        f"`torch.load` without `map_location` of a checkpoint that holds whole modules "
+                        f"(`{self.spelling(module, 60)}`): their tensors go back to the device they were saved "
+                        "from, and this code picks its device at run time (a CPU run fails on a GPU checkpoint); "
+                        "pass `map_location`",
+                    ),
                 )
 
 
 #: methods only an `nn.Module` has: the value they are called on is a module object, not a tensor
 _MODULE_ONLY = frozenset({"eval", "parameters", "named_parameters", "modules", "named_modules", "children"})
+#: wrappers whose first argument must be an `nn.Module` (`torch.compile` also takes functions)
+_MODULE_WRAPPERS = HOLDERS - {"torch.compile"}
 
 
-def _loaded_module(ctx, call: cst.Call) -> Optional[str]:
+def _loaded_module(ctx, call: cst.Call) -> Optional[cst.Call]:
     """For ``model = torch.load(path)`` (or ``ckpt = torch.load(path)`` and ``decoder = ckpt["decoder"]``)
-    where the code then calls a method only a module has on that name (``model.eval()``): the call's
-    code, the evidence that the checkpoint holds module objects; else None."""
+    where the code then calls a method only a module has on that name (``model.eval()``) or wraps it in a
+    wrapper that only takes a module (``nn.DataParallel(model)``): that call, the evidence that the
+    checkpoint holds module objects; else None."""
     parent = ctx.parent(call)
     if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
         return None
@@ -321,9 +389,17 @@ def _loaded_module(ctx, call: cst.Call) -> Optional[str]:
         if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == loaded:
             names.update(n.value for t in assignment_targets(a) for n in [t] if isinstance(n, cst.Name))
     for c in ctx.calls_in(scope):
-        func = c.func
-        if (isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY and isinstance(func.value, cst.Name)
-                and func.value.value in names and ctx.enclosing(c, cst.FunctionDef) is ctx.enclosing(call, cst.FunctionDef)
+        if not (ctx.enclosing(c, cst.FunctionDef) is ctx.enclosing(call, cst.FunctionDef)
                 and position(ctx, c) > position(ctx, call)):
-            return ctx.code(c)
+            continue
+        func = c.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY:
+            used = func.value
+        elif ctx.names.matches(func, _MODULE_WRAPPERS):
+            first = arg(c, 0, "module")
+            used = strip_moves(first.value) if first is not None else None  # `nn.DataParallel(model.cuda())`
+        else:
+            continue
+        if isinstance(used, cst.Name) and used.value in names:
+            return c
     return None

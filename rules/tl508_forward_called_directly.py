@@ -69,7 +69,7 @@ class ForwardCalledDirectly(LintRule):
 
     CODE = "TL508"
     NAME = "forward-called-directly"
-    MESSAGE = "`.forward()` called directly skips the module's hooks; call the module: `model(x)`"
+    MESSAGE = "`.forward()` called directly skips the module's hooks; call the module: `{call}`"
     FIX_TITLE = "Call the module instead of `.forward()`"
     TRIGGERS = ("forward",)
 
@@ -227,6 +227,7 @@ class Net(nn.Module):
     def forward(self, x):
         return self.encoder(x)
 """,
+            message="call the module: `self.encoder(x)`",
         ),
         Invalid(
             """
@@ -285,6 +286,37 @@ def show(values):
     return out.detach()
 """,
             line=17,
+            message="call the module: `squash(values, scale=0.5)`",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, net: nn.Module):
+        self.eval_net = net
+
+    def act(self, state):
+        with torch.no_grad():
+            return self.eval_net.forward(torch.as_tensor(state)).argmax()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, net: nn.Module):
+        self.eval_net = net
+
+    def act(self, state):
+        with torch.no_grad():
+            return self.eval_net(torch.as_tensor(state)).argmax()
+""",
+            message="call the module: `self.eval_net(torch.as_tensor(state))`",
+            unsafe=True,
         ),
     ]
 
@@ -310,10 +342,12 @@ def show(values):
             function = self.ctx.enclosing(node, cst.FunctionDef)
             if function is not None and function.name.value in hooks:
                 continue
+            called = node.with_changes(func=target)
+            message = self.quoting(node, self.MESSAGE.format(call=self.spelling(called, 60)))
             if evidence == "built":
-                self.report(node, self.quoting(node, self.MESSAGE), fix=self.make_fix(unsafe=False).replace(node, node.with_changes(func=target)))
+                self.report(node, message, fix=self.make_fix(unsafe=False).replace(node, called))
             elif not not_a_module(self.ctx, target):
-                self.report(node, self.quoting(node, self.MESSAGE), fix=self.make_fix(unsafe=True).replace(node, node.with_changes(func=target)))
+                self.report(node, message, fix=self.make_fix(unsafe=True).replace(node, called))
 
     def _module_evidence(self, target: cst.BaseExpression) -> Optional[str]:
         """"built" when ``target`` is known to be an ``nn.Module``, "name" when only its name says so."""

@@ -20,8 +20,12 @@ CLIP_FUNCS = frozenset(
 )
 
 CLIP_MESSAGE = (
-    "Gradients clipped while still scaled by the `GradScaler`: call `{scaler}.unscale_(optimizer)` "
+    "Gradients clipped while still scaled by the `GradScaler`: call `{scaler}.unscale_({opt})` "
     "before clipping, or the threshold applies to scaled values"
+)
+CLIP_MESSAGE_NO_STEP = (
+    "Gradients clipped while still scaled by the `GradScaler`: call `{scaler}.unscale_` on each optimizer "
+    "it steps before clipping, or the threshold applies to scaled values"
 )
 STEP_MESSAGE = (
     "`{opt}.step()` with a `GradScaler` scaling the loss: the step uses scaled gradients and does not skip "
@@ -216,6 +220,56 @@ def step(model, batch, opt):
         ),
         Invalid(
             """
+import torch
+from torch import nn
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters())
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, batch):
+        self.scaler.scale(self.model(batch)).backward()
+        nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+            fixed="""
+import torch
+from torch import nn
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters())
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, batch):
+        self.scaler.scale(self.model(batch)).backward()
+        self.scaler.unscale_(self.optimizer)
+        nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+            message="call `self.scaler.unscale_(self.optimizer)` before clipping",
+        ),
+        # two optimizers stepped after the clipping: which one to unscale is the author's choice (no fix)
+        Invalid(
+            """
+import torch.nn as nn
+
+def step(encoder, decoder, batch, enc_opt, dec_opt, scaler):
+    scaler.scale(decoder(encoder(batch))).backward()
+    nn.utils.clip_grad_norm_(decoder.parameters(), 5.0)
+    scaler.step(enc_opt)
+    scaler.step(dec_opt)
+    scaler.update()
+""",
+            message="call `scaler.unscale_` on each optimizer it steps before clipping",
+        ),
+        Invalid(
+            """
 from torch.nn.utils import clip_grad_value_
 
 def step(model, batch, optimizer, grad_scaler):
@@ -250,7 +304,10 @@ def step(model, batch, optimizer, grad_scaler):
                 break
             for c in calls:
                 if self.ctx.names.matches(c.func, CLIP_FUNCS):
-                    self.report(c, self.quoting(c, CLIP_MESSAGE.format(scaler=scaler_code)), fix=self._unscale_fix(s, scaler_code, scaler_steps))
+                    opt = self._stepped_optimizer(scaler_steps)
+                    message = (CLIP_MESSAGE.format(scaler=scaler_code, opt=opt) if opt is not None
+                               else CLIP_MESSAGE_NO_STEP.format(scaler=scaler_code))
+                    self.report(c, self.quoting(c, message), fix=self._unscale_fix(s, scaler_code, scaler_steps))
                 elif method_name(c) == "step" and not c.args and object_kind(self.ctx, receiver(c)) == "optimizer":
                     opt = dotted_name(receiver(c))  # type: ignore[arg-type]
                     if opt is None or scaler_steps:
@@ -265,11 +322,16 @@ def step(model, batch, optimizer, grad_scaler):
         names = (names,) if isinstance(names, str) else names
         return method_name(call) in names and dotted_name(receiver(call)) == scaler  # type: ignore[arg-type]
 
-    def _unscale_fix(self, stmt: cst.CSTNode, scaler: str, steps: List[cst.Call]) -> Optional[Fix]:
+    def _stepped_optimizer(self, steps: List[cst.Call]) -> Optional[str]:
+        """How the source spells the optimizer of the one `scaler.step(optimizer)` after the backward pass
+        (what the message tells to unscale, and what the fix inserts); None when there is not exactly one."""
         if len(steps) != 1 or len(steps[0].args) != 1 or steps[0].args[0].keyword is not None:
             return None
-        if not isinstance(stmt, cst.SimpleStatementLine):
+        return self.ctx.code(steps[0].args[0].value)
+
+    def _unscale_fix(self, stmt: cst.CSTNode, scaler: str, steps: List[cst.Call]) -> Optional[Fix]:
+        opt = self._stepped_optimizer(steps)
+        if opt is None or not isinstance(stmt, cst.SimpleStatementLine):
             return None
-        opt = self.ctx.code(steps[0].args[0].value)
         new = self.ctx.parse_statement(f"{scaler}.unscale_({opt})\n")
         return self.make_fix(f"Insert `{scaler}.unscale_({opt})`").insert_before(stmt, new)

@@ -225,6 +225,10 @@ CASES = [
     Case("TL208-one-minus-passed", "TL208", 7, fn("far_penalty"),
          lambda: (torch.softmax(randn(3, 5), dim=1), torch.tensor([0, 4, 2])),
          lambda: (t(1.0, 0.0, 0.0, 0.0, 0.0).repeat(2, 1), torch.tensor([0, 1]))),
+    # the same in a helper whose caller passes sigmoid outputs: a prediction of 1 makes it -inf
+    Case("TL208-one-minus-passed-sigmoid", "TL208", 8, fn("negative_term"),
+         lambda: (torch.sigmoid(randn(6, 1)), torch.zeros(6, 1)),
+         lambda: (t(1.0, 0.5).reshape(2, 1), torch.zeros(2, 1))),
 ]
 
 

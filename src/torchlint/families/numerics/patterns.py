@@ -27,7 +27,9 @@ from torchlint.analysis.ops import (
     log_softmax_use,
     log_use,
     mean_use,
+    SIGMOID_LAYERS,
     op_arg,
+    sequential_ending_in,
     sigmoid_use,
     softmax_use,
     sum_use,
@@ -178,6 +180,18 @@ def followed(ctx: FileContext, expr: cst.BaseExpression, depth: int = 4) -> cst.
             return expr
         expr = nxt
     return expr
+
+
+#: Where a sigmoid output comes from when a model built as ``nn.Sequential(..., nn.Sigmoid())`` gave it, and
+#: what to do about it (the rules that find a sigmoid before a log or a binary cross-entropy say it alike).
+SEQUENTIAL_SIGMOID = "comes from an `nn.Sequential` that ends in `nn.Sigmoid`; drop the sigmoid layer"
+
+
+def from_sequential_sigmoid(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` (``model(x)``, or a local name holding it) is the output of a model built as
+    ``nn.Sequential(..., nn.Sigmoid())``: the sigmoid is its last layer, which the code can drop."""
+    value = followed(ctx, value, 2)
+    return isinstance(value, cst.Call) and sequential_ending_in(ctx, value.func, SIGMOID_LAYERS) is not None
 
 
 def movable(ctx: FileContext, operand: cst.BaseExpression, source: Optional[cst.BaseExpression], at: cst.CSTNode,
@@ -1319,6 +1333,8 @@ __all__ = [
     "DeferredLogReports",
     "IMPLICIT",
     "UNKNOWN",
+    "SEQUENTIAL_SIGMOID",
+    "from_sequential_sigmoid",
     "BinaryCrossEntropy",
     "CrossEntropy",
     "Deferred",
