@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from torchlint.fixes.toolkit import in_place_of
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
@@ -61,20 +62,6 @@ def _graph_free(ctx, expr: cst.BaseExpression, depth: int) -> bool:
         return bool(values) and all(v is not None and _graph_free(ctx, v, depth - 1) for v in values)
     return False
 
-
-#: where an expression can stand without parentheses in place of a call
-_OPEN_PLACES = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element, cst.DictElement,
-                cst.Index)
-_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString,
-          cst.ConcatenatedString, cst.List, cst.Tuple, cst.Dict, cst.Set)
-
-
-def _standing_alone(ctx, call: cst.Call, arg: cst.BaseExpression) -> cst.BaseExpression:
-    """``arg`` as it must be written in the place of ``call``: in parentheses where the call was an
-    operand or a receiver (``Variable(a * b).view(-1)`` is ``(a * b).view(-1)``)."""
-    if isinstance(arg, _ATOMS) or arg.lpar or isinstance(ctx.parent(call), _OPEN_PLACES):
-        return arg
-    return arg.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 class DeprecatedOrRemovedApi(LintRule):
     """
@@ -676,7 +663,7 @@ with torch.amp.autocast("cuda"):
                 # `Variable(x)` returns `x` detached: dropping it keeps the results only where `x` carries
                 # no graph by construction; elsewhere the edit is still the usual intent, for review
                 fix = self.make_fix("Use the tensor itself", unsafe=not _graph_free(self.ctx, arg, 3))
-                return fix.replace(node, _standing_alone(self.ctx, node, arg))
+                return fix.replace(node, in_place_of(self.ctx, node, arg))
             return None
         if not isinstance(node.func, cst.Attribute):
             return None  # a name imported from the old module: the import would have to change too

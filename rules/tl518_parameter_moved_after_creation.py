@@ -5,6 +5,7 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import arg
+from torchlint.fixes.toolkit import as_operand
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -348,9 +349,6 @@ opt = torch.optim.Adam([w], lr=0.1)
         first = arg(param, 0, "data")
         if first is None or first.star:
             return None
-        tensor = first.value
-        if not isinstance(tensor, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not tensor.lpar:
-            tensor = tensor.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        moved = cst.Call(func=cst.Attribute(value=tensor, attr=func.attr), args=node.args)
+        moved = cst.Call(func=cst.Attribute(value=as_operand(first.value), attr=func.attr), args=node.args)
         args = [a.with_changes(value=moved) if a is first else a for a in param.args]
         return self.make_fix().replace(node, param.with_changes(args=args))

@@ -11,6 +11,8 @@ result; they return None when the edit cannot be made safely (the caller then of
 - :func:`import_name` / :func:`import_module` -- how to spell ``module.name`` here, adding one import
   with the file's imports when nothing in the file reaches it yet (never a second one)
 - :func:`wrap_statements` -- statements of one block moved into ``with ...:`` (or any header)
+- :func:`as_operand` / :func:`in_place_of` -- an expression in parentheses where, put as a receiver or
+  an operand, it would otherwise bind differently (``(a * k).view(-1)``)
 """
 from __future__ import annotations
 
@@ -270,3 +272,26 @@ def _merge_from_import(ctx: "FileContext", fix: Fix, module: str, name: str) -> 
         fix.replace(stmt, stmt.with_changes(body=[imp.with_changes(names=names)]))
         return True
     return False
+
+
+#: expressions that stay one operand wherever they are put (a receiver, an operand, an argument); a
+#: number is not one as a receiver (``1.real`` does not parse), an implicitly joined string neither
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.List, cst.Dict, cst.Set)
+#: where an expression stands whole in place of another, so it needs no parentheses
+_OPEN_PLACES = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element,
+                cst.DictElement, cst.Index)
+
+
+def as_operand(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` as it must be written to become a receiver or an operand: in parentheses unless it is
+    atomic or already parenthesized."""
+    if isinstance(expr, _ATOMIC) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def in_place_of(ctx: "FileContext", old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    """``new`` as it must be written where ``old`` is: whole where ``old`` stands alone (an argument, an
+    assigned or returned value, an element), else as an operand (``Variable(a * k).view(-1)`` ->
+    ``(a * k).view(-1)``)."""
+    return new if isinstance(ctx.parent(old), _OPEN_PLACES) else as_operand(new)
