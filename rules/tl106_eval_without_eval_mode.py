@@ -18,6 +18,7 @@ from torchlint.families.training.evaluation import (
     eval_receivers,
     evaluation_facts,
     framework_model,
+    model_from_code_not_in_view,
     model_mode_dependent,
     restores_train_mode,
     samples_on_purpose,
@@ -70,9 +71,19 @@ class EvalWithoutEvalMode(LintRule):
     `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
     functions that return them, and, for a parameter, the models every caller in the file passes (or,
     for a module-level function called only from other files of the project, every caller there).
+    A rate given as a constructor argument is read at each construction in the file
+    (`Tagger(vocab, 16, DROPOUT)` with `DROPOUT = 0.5`: dropout; with `0.0`: none).
     `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
-    a model whose construction is not seen (a parameter no caller explains, a library factory) is not
-    reported. A class object passed as a value is not a model.
+    a model whose construction is not seen (a library factory, a parameter whose callers pass values
+    of unknown class) is not reported. A class object passed as a value is not a model.
+
+    One model is reported without its class: a parameter of a module-level function that no call in
+    the project reaches (the function is for code not in view: a user of the module, a notebook that
+    reaches it through `sys.path`). Such a function cannot know the mode it is handed the model in, and
+    it is the only place that can set it, so it must call `model.eval()` itself. The message says
+    so. Not when the function is a method or nested (its instance or the enclosing code sets the mode),
+    not for a decoding helper whose output alone is fed back, and not in a file whose own model
+    classes all behave alike in both modes.
 
     Not reported: framework hooks (`validation_step`, `test_step`, `predict_step`: the framework switches
     modes), Monte-Carlo dropout, recognised by what the code does: it calls `.train()` on purpose,
@@ -135,6 +146,45 @@ class EvalWithoutEvalMode(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # near miss: the same model, but every construction passes a rate of 0.0: dropout never drops
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT = 0.0
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, width, classes, dropout):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(dropout)
+        self.out = nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.out(self.drop(self.embed(x)).mean(1))
+
+
+def accuracy(model, batches):
+    hits = 0
+    with torch.no_grad():
+        for x, y in batches:
+            hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+model = Tagger(100, 16, 4, DROPOUT)
+opt = torch.optim.Adam(model.parameters())
+batches = [(torch.randint(0, 100, (8, 5)), torch.randint(0, 4, (8,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in batches:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    print(accuracy(model, batches))
+""",
         # near miss of the inference pass: the model is Linear/LayerNorm only, the same in both modes
         Valid(
             """
@@ -587,9 +637,20 @@ test_builds(Discriminator, [4, 8])
 test_builds(nn.Linear, [4])
 """
         ),
-        # the model is a parameter no caller explains: nothing shows a layer that eval() would change
+        # the model is a parameter no caller explains, and every model class of the file behaves alike
+        # in both modes: what the function is handed is most likely one of them
         """
 import torch
+import torch.nn as nn
+
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.fc(x)
 
 
 def validate(model, val_loader, device):
@@ -598,6 +659,33 @@ def validate(model, val_loader, device):
         outputs = model(images.to(device))
         correct += (torch.argmax(outputs, dim=1) == labels.to(device)).sum().item()
     return correct
+""",
+        # near miss: the same evaluation as a method: the object that holds it sets the mode
+        """
+import torch
+
+
+class Checker:
+    def accuracy(self, model, batches):
+        hits = 0
+        with torch.no_grad():
+            for x, y in batches:
+                hits += (model(x).argmax(1) == y).sum().item()
+        return hits
+""",
+        # near miss: the evaluation function is called in the file, and its caller switches the model
+        """
+import torch
+
+
+def validate(model, val_loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in val_loader)
+
+
+def report(model, val_loader):
+    model.eval()
+    print(validate(model, val_loader))
 """,
         # mode-free by construction: a one-layer GRU's dropout applies only between stacked layers;
         # LayerNorm, Embedding, a ModuleList built by a comprehension of Linear layers, Dropout(p=0),
@@ -722,6 +810,143 @@ scorer = Engine(flip_average)
 
 
     INVALID = [
+        # the dropout rate is a constructor argument; every construction in the file passes a module
+        # constant of 0.5 for it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT = 0.5
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, width, classes, dropout):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(dropout)
+        self.out = nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.out(self.drop(self.embed(x)).mean(1))
+
+
+def accuracy(model, batches):
+    hits = 0
+    with torch.no_grad():
+        for x, y in batches:
+            hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+model = Tagger(100, 16, 4, DROPOUT)
+opt = torch.optim.Adam(model.parameters())
+batches = [(torch.randint(0, 100, (8, 5)), torch.randint(0, 4, (8,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in batches:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    print(accuracy(model, batches))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT = 0.5
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, width, classes, dropout):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(dropout)
+        self.out = nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.out(self.drop(self.embed(x)).mean(1))
+
+
+def accuracy(model, batches):
+    hits = 0
+    with torch.no_grad():
+        model.eval()
+        for x, y in batches:
+            hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+model = Tagger(100, 16, 4, DROPOUT)
+opt = torch.optim.Adam(model.parameters())
+batches = [(torch.randint(0, 100, (8, 5)), torch.randint(0, 4, (8,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in batches:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    print(accuracy(model, batches))
+""",
+            line=24,
+            unsafe=True,
+            message="`nn.Dropout(dropout)`",
+        ),
+        # a module-level evaluation function no call in the project reaches: the model arrives in whatever
+        # mode its caller left it, and only this function can switch it
+        Invalid(
+            """
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    for images, labels in val_loader:
+        outputs = model(images.to(device))
+        correct += (torch.argmax(outputs, dim=1) == labels.to(device)).sum().item()
+    return correct
+""",
+            fixed="""
+import torch
+
+
+def validate(model, val_loader, device):
+    correct = 0
+    model.eval()
+    for images, labels in val_loader:
+        outputs = model(images.to(device))
+        correct += (torch.argmax(outputs, dim=1) == labels.to(device)).sum().item()
+    return correct
+""",
+            line=8,
+            unsafe=True,
+        ),
+        # the same under `no_grad`, spelled as a prediction helper over a list of images
+        Invalid(
+            """
+import torch
+
+
+@torch.no_grad()
+def predicted_labels(classifier, images):
+    scores = classifier(torch.stack(images))
+    return scores.argmax(dim=-1).tolist()
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def predicted_labels(classifier, images):
+    classifier.eval()
+    scores = classifier(torch.stack(images))
+    return scores.argmax(dim=-1).tolist()
+""",
+            line=7,
+            unsafe=True,
+        ),
         # an inference pass by behaviour, whatever the names: every model call runs under `no_grad`, what
         # it produces ends in `.item()` picks, and the model (dropout, p=0.2) was trained in training mode
         Invalid(
@@ -1435,7 +1660,8 @@ scorer = Engine(flip_average)
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
                 dependent = model_mode_dependent(ctx, model)
-                if dependent is not True:
+                handed_over = dependent is None and site.decoding is None and model_from_code_not_in_view(ctx, model)
+                if dependent is not True and not handed_over:
                     continue  # eval() changes nothing, or nothing shows that it changes something
                 code = ctx.code(model)
                 extra: Set[str] = set()
@@ -1443,12 +1669,14 @@ scorer = Engine(flip_average)
                     extra = self._wider_receivers(site, code)
                 if covers(receivers | extra, code) or self._callers_switch(site, model):
                     continue
-                layer = describe_evidence(ctx, mode_evidence(ctx, model))
-                self.report(
-                    call,
-                    f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode",
-                    fix=self._fix(site, call, model, code),
-                )
+                if handed_over:
+                    message = (f"Evaluation runs `{code}` without `{code}.eval()`; no call in the project passes "
+                               f"`{code}`, so the mode it arrives in is the caller's: its dropout or batch norm, "
+                               "if any, stays in training mode")
+                else:
+                    layer = describe_evidence(ctx, mode_evidence(ctx, model))
+                    message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"
+                self.report(call, message, fix=self._fix(site, call, model, code))
                 break
 
     def _mc_dropout(self, site: EvalSite) -> bool:

@@ -161,8 +161,24 @@ def validate(model, val_loader, device):
 
 
 def test_validate_without_no_grad_or_eval():
-    # the model is a parameter nothing explains: TL106 needs a mode-dependent layer proven by construction
-    assert codes(lint(VALIDATE)) == [(10, "TL105")]
+    # the model is a parameter of a function nothing in the project calls: only the function can switch
+    # the mode it is handed the model in, so both the gradient and the mode mistake are reported
+    assert codes(lint(VALIDATE)) == [(10, "TL105"), (10, "TL106")]
+
+
+def test_validate_called_in_the_file_decides_by_what_the_callers_pass():
+    # the same function, now called with a model built from Linear layers only: eval() changes nothing
+    called = VALIDATE + """
+
+mlp = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+print(validate(mlp, [], "cpu"))
+"""
+    assert codes(lint(called)) == [(10, "TL105")]
+    # ... and with one that has dropout: reported with the layer as evidence
+    dropped = called.replace("torch.nn.ReLU()", "torch.nn.Dropout(0.5)")
+    found = lint(dropped)
+    assert codes(found) == [(10, "TL105"), (10, "TL106")]
+    assert "Dropout" in [d for d in found.diagnostics if d.code == "TL106"][0].message
     with_model = VALIDATE.replace("import torch\n", "import torch\nimport torch.nn as nn\n") + (
         "\n\nprint(validate(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)), [], 'cpu'))\n"
     )

@@ -144,7 +144,7 @@ def literal_numbers(ctx: FileContext) -> Numbers:
     of which is a literal (``p = 0.3``); a parameter with a literal default (``dp_rate=0.1``: the
     configuration its callers get unless they pass another).  Empty when unknown."""
 
-    def read(expr: Optional[cst.BaseExpression]) -> List[float]:
+    def read(expr: Optional[cst.BaseExpression], hops: int = 0) -> List[float]:
         n = number(expr)
         if n is not None:
             return [n]
@@ -158,6 +158,15 @@ def literal_numbers(ctx: FileContext) -> Numbers:
             for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
                 if param.name.value == expr.value:
                     d = number(param.default) if param.default is not None else None
+                    passed = _constructor_arguments(ctx, function, param, d) if hops < 2 else None
+                    if passed is not None:
+                        out: List[float] = []
+                        for a in passed:
+                            got = [d] if a is None and d is not None else read(a, hops + 1) if a is not None else []
+                            if not got:
+                                return []
+                            out.extend(got)
+                        return out
                     return [d] if d is not None else []
             return []
         values = [number(v) for v in ctx.names.values_at(expr)]
@@ -171,6 +180,36 @@ def literal_numbers(ctx: FileContext) -> Numbers:
         return read(expr)
 
     return read_any
+
+
+def _constructor_arguments(ctx: FileContext, function: cst.FunctionDef, param: cst.Param,
+                           default: Optional[float]) -> Optional[List[Optional[cst.BaseExpression]]]:
+    """For a parameter of the ``__init__`` of a module-level class: what each construction of the class in
+    this file passes for it (None in the list where a construction leaves it to its default), when every
+    construction can be read (``RNN(vocab, 128, DROPOUT)`` with ``DROPOUT = 0.5``: a rate its callers
+    set); None when the function is no such ``__init__``, the class is never built here, or some
+    construction passes ``*args``/``**kwargs``."""
+    if function.name.value != "__init__":
+        return None
+    cls = ctx.enclosing(function, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body:
+        return None
+    p = function.params
+    ordered = [q.name.value for q in [*p.posonly_params, *p.params]]
+    position = ordered.index(param.name.value) - 1 if param.name.value in ordered else 10 ** 6
+    out: List[Optional[cst.BaseExpression]] = []
+    for call in ctx.calls_in(ctx.module):
+        if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
+            continue
+        if ctx.names.qualified_names_at(call.func):
+            continue  # an imported name that happens to be spelled alike
+        if any(a.star for a in call.args):
+            return None
+        a = arg(call, position, param.name.value)
+        if a is None and default is None:
+            return None
+        out.append(a.value if a is not None else None)
+    return out or None
 
 
 def option_default(ctx: FileContext, dest: str) -> List[float]:

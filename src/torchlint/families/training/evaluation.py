@@ -60,6 +60,7 @@ from torchlint.analysis.program import (
     not_a_module,
     param_is_model,
     project_arguments_for_param,
+    project_call_sites,
     position,
     strip_moves as strip_moves_expr,
 )
@@ -397,6 +398,30 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     if not values:
         return None
     return _combine([_value_mode_dependent(ctx, v) for v in values])
+
+
+def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether ``model`` is a parameter of a module-level function that no call in the project reaches:
+    code not in view hands the model over (a user of the module, a notebook that reaches the file through
+    ``sys.path``, a script importing it from elsewhere), so no construction of it is seen anywhere and
+    the function itself is the only place that can set the mode it runs in.  False for a method or a
+    nested function (the instance or the enclosing code may set the mode), for a function some call in
+    the file or the project reaches (then the arguments those calls pass decide), and in a file that
+    defines models when every one of them provably behaves alike in both modes (what the function is
+    handed is most likely one of them)."""
+    if not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
+        return False
+    function = ctx.enclosing(model, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or function not in ctx.module.body:
+        return False
+    p = function.params
+    if model.value not in {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]}:
+        return False  # a local name bound from something unknown (`a, b = pair()`) is not a parameter
+    if call_sites(ctx, function) or project_call_sites(ctx, function):
+        return False
+    verdicts = [summary.mode_dependent for summary in
+                (class_summary(ctx, cls) for cls in module_classes(ctx).values()) if summary.is_module]
+    return not verdicts or any(v is not False for v in verdicts)
 
 
 def _combine(verdicts: List[Optional[bool]]) -> Optional[bool]:
