@@ -145,8 +145,8 @@ class EvalWithoutNoGrad(LintRule):
     BINDERS = (EvaluationBinder,)
     NAME = "eval-without-no-grad"
     MESSAGE = (
-        "Evaluation code runs the model with autograd on; wrap it in `torch.no_grad()` (or "
-        "`torch.inference_mode()`) to save memory and time"
+        "Evaluation runs `model(...)` with autograd on and its output reaches no gradient; wrap it in "
+        "`torch.no_grad()` (or `torch.inference_mode()`) to save memory and time"
     )
     FIX_TITLE = "Disable gradients for the evaluation (`@torch.no_grad()` or `with torch.no_grad():`)"
     TRIGGERS = ("torch",)
@@ -951,6 +951,40 @@ print(check(lm, torch.zeros(2, 1, dtype=torch.long)))
     ]
 
     INVALID = [
+        # a decoding function bracketed by `lm.eval()` ... `lm.train()`: restoring the caller's mode is no
+        # sign of training; the tokens it picks go back into a Python list that feeds the next step
+        Invalid(
+            """
+import torch
+
+
+def continue_text(lm, prompt_ids, steps=20):
+    lm.eval()
+    ids = list(prompt_ids)
+    for _ in range(steps):
+        window = torch.tensor(ids)[None, :]
+        states, logits = lm(window)
+        ids.append(logits[0, -1].argmax().item())
+    lm.train()
+    return ids
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def continue_text(lm, prompt_ids, steps=20):
+    lm.eval()
+    ids = list(prompt_ids)
+    for _ in range(steps):
+        window = torch.tensor(ids)[None, :]
+        states, logits = lm(window)
+        ids.append(logits[0, -1].argmax().item())
+    lm.train()
+    return ids
+""",
+            line=10,
+        ),
         # a step built inside a factory and handed to the engine there; its twin that trains is left alone
         Invalid(
             """
@@ -2390,7 +2424,10 @@ print(text)
                 "memory and time"
             )
         if not site.decoding:
-            return None
+            return (
+                f"Evaluation runs `{self._spelled(call)}` with autograd on and its output reaches no gradient; "
+                "wrap it in `torch.no_grad()` (or `torch.inference_mode()`) to save memory and time"
+            )
         model = next((m for c, m in site.calls if c is call), None)
         if model is None:  # a call of the model's part (`decoder.decode_step(...)`): the model it belongs to
             root = call.func
@@ -2403,6 +2440,11 @@ print(text)
             f"Decoding code: the loop runs {what} on {fed} with autograd on; wrap it in `torch.no_grad()` "
             "(or `torch.inference_mode()`) to save memory and time"
         )
+
+    def _spelled(self, call: cst.Call) -> str:
+        """The model call as the source spells it, its arguments left out when they are long."""
+        code = " ".join(self.ctx.code(call).split())
+        return code if len(code) <= 40 else f"{' '.join(self.ctx.code(call.func).split())}(...)"
 
     def _merge_neighbours(self, found):
         """Loops and statements wrapped by fixes that follow each other in one block get one

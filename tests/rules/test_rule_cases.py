@@ -100,8 +100,6 @@ def test_codes_unique_and_sorted():
     assert codes == sorted(set(codes))
 
 
-#: rules whose messages do not quote the spelling found yet (their owners are rewriting them)
-NOT_QUOTING_YET = frozenset({"TL105"})
 #: rules whose message opens with the evidence, spelled elsewhere in the file, rather than with the reported
 #: code: the optimizer or loop function that never clears (TL101), the model or layer whose output ends in
 #: softmax/sigmoid (TL103, TL110, TL207), the model put in eval mode (TL107), the module no optimizer trains
@@ -127,8 +125,6 @@ def test_quoted_in():
 def test_message_quotes_the_spelling_found(rule, case):
     """Every message is one line and its first quoted code is what the source spells (not a pattern
     such as `log(1 + x)` for `torch.log(1. - p)`)."""
-    if rule.CODE in NOT_QUOTING_YET:
-        pytest.skip(f"{rule.CODE}'s messages are being rewritten")
     result = _lint(rule, case.code, case.options)
     for d in (d for d in result.diagnostics if d.code == rule.CODE):
         assert "\n" not in d.message and "\r" not in d.message, d.message

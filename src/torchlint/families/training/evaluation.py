@@ -113,7 +113,7 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
-    built = is_model(ctx, model) is True
+    built = is_model(ctx, model) is True or _mode_switched_where_called(ctx, call, model)
     if not is_model_name(last) and not built:
         return None  # neither named like a model nor built as one (`cnn = CNN()`, `clf = nn.Sequential(...)`)
     if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value):
@@ -138,6 +138,21 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if keyword_arg(call, "training") is not None:
         return None
     return model
+
+
+def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.BaseExpression) -> bool:
+    """Whether the code around ``call`` (its function, else the module) switches ``model``'s mode
+    (``lm.eval()``, ``lm.train()``, ``lm.train(False)``) and calls it: what it does says it is a module,
+    whatever it is called."""
+    if not isinstance(model, (cst.Name, cst.Attribute)):
+        return False
+    code = ctx.code(model)
+    host = ctx.enclosing(call, cst.FunctionDef) or ctx.module
+    return any(
+        method_name(c) in ("eval", "train") and len(c.args) <= 1 and (r := receiver(c)) is not None
+        and ctx.code(r) == code
+        for c in ctx.calls_in(host)
+    )
 
 
 def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:

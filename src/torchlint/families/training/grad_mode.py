@@ -39,6 +39,7 @@ from torchlint.analysis.training import (
     object_kind,
     optimizer_of_step,
 )
+from torchlint.analysis.program import position
 from torchlint.analysis.walk import iter_nodes
 
 STRONG = "strong"
@@ -58,7 +59,7 @@ def training_evidence(ctx: FileContext, node: cst.CSTNode, model_calls: Iterable
     for call, _via in calls_through_helpers(ctx, node, depth):
         if _trains(ctx, call):
             return STRONG
-        if train_mode_call(call):
+        if train_mode_call(call) and not _restores_after_eval(ctx, node, call):
             found = WEAK  # turns training mode back on: training may go on right after this code
     derived = _derived_names(ctx, node, set(model_calls))
     for call in ctx.calls_in(node):
@@ -68,6 +69,22 @@ def training_evidence(ctx: FileContext, node: cst.CSTNode, model_calls: Iterable
         if verdict == WEAK:
             found = WEAK
     return found
+
+
+def _restores_after_eval(ctx: FileContext, node: cst.CSTNode, call: cst.Call) -> bool:
+    """``m.train()`` under ``node`` after ``node`` itself put ``m`` in eval mode (``m.eval()`` ... ``m.train()``
+    around an evaluation): it restores the mode the caller had, it is no sign of training here."""
+    target = receiver(call)
+    calls = list(ctx.calls_in(node))
+    if target is None or not any(c is call for c in calls):
+        return False  # (a `train()` in a helper it calls is judged in that helper)
+    code = ctx.code(target)
+    at = position(ctx, call)
+    for other in calls:
+        switched = eval_mode_target(other)
+        if switched is not None and ctx.code(switched) == code and position(ctx, other) < at:
+            return True
+    return False
 
 
 def _trains(ctx: FileContext, call: cst.Call) -> bool:
