@@ -113,21 +113,13 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
             yield from _terms(ctx, r, hops + 1, visited)
         return
     if isinstance(expr, cst.Name):
-        value = _value(ctx, expr)
+        value = ctx.names.value_of(expr, through_updates=True)  # the updates (`loss += reg`): below
         if value is not None:
             yield from _terms(ctx, value, hops + 1, visited)
             for other in _branch_values(ctx, expr, value):  # `if a: loss = x + y` / `else: loss = x + z`
                 yield from _terms(ctx, other, hops + 1, visited)
         for aug in _augmented(ctx, expr):
             yield from _terms(ctx, aug.value, hops + 1, visited)
-
-
-def _value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
-    value = ctx.names.value_of(name)
-    if value is not None:
-        return value
-    before = [v for v in ctx.names.values_before(name) if not ctx.is_inside(name, v)]
-    return before[-1] if before else None
 
 
 def _if_root(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.If]:
