@@ -821,7 +821,8 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
 
 
 #: the library classes with a ``from_pretrained`` that build no module (tokenizers, processors, configs,
-#: schedulers: their output is no model's)
+#: schedulers: their output is no model's), read from the library's own class name (``AutoTokenizer``
+#: imported under any alias)
 _NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExtractor|Vocab")
 
 
@@ -843,7 +844,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
     if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
         base = ctx.names.qualified_names_at(func.value)
-        if _NOT_MODULE_CLASS.search(dotted_name(func.value) or ""):
+        if any(_NOT_MODULE_CLASS.search(q.rsplit(".", 1)[-1]) for q in base):
             return False  # `GPT2Tokenizer.from_pretrained(...)`: a library class that is no module
         return bool(base)
     d = definition_of(ctx, func, depth)
