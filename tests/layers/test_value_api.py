@@ -20,8 +20,8 @@ FAMILIES = ROOT / "src" / "torchlint" / "families"
 _LISTS = frozenset({"values_before", "bound_values", "values_at", "binding_at", "lookup", "built_values"})
 
 #: resolvers of families owned by another change, to move onto the names layer's API there
-#: (``optimizers._value_of``: "bound once in the module, or assigned on every path" -- see
-#: docs/program-model.md); the scan below must not find any other
+#: (``optimizers._value_of`` answers as ``NameResolver.reaching_value``); the scan below must not find
+#: any other
 KNOWN = frozenset({"gradflow/optimizers.py: _value_of"})
 
 
@@ -251,6 +251,40 @@ def test_sole_value_is_the_value_of_the_only_binding_before():
     attribute = [n for n in _preorder(ctx.module) if isinstance(n, cst.Attribute) and n.attr.value == "loader"][-1]
     assert _code(ctx, ctx.names.sole_value(attribute)) == "DataLoader(data)"
     assert ctx.names.sole_value(cst.Name("loader")) is None  # a node of no tree
+
+
+def test_reaching_value_is_the_one_value_on_every_path():
+    ctx = _walked("""
+        import torch
+        LR = 0.1
+        SEEN = 0
+        SEEN = 1
+
+        def f(model, flag, x):
+            opt = torch.optim.SGD(model.parameters(), lr=LR)
+            opt.step()
+            if flag:
+                sched = make(opt)
+            sched.step()
+            a, b = x
+            use(a, SEEN, torch, model)
+            c = x
+            c += 1
+            use(c)
+            use(lambda: LR)
+    """)
+    def held(name, k=0):
+        return _code(ctx, ctx.names.reaching_value(_reads(ctx, name)[k]))
+
+    assert held("opt") == "torch.optim.SGD(model.parameters(), lr=LR)"  # on every path
+    assert held("LR") == "0.1"            # a module-level name read in a function, bound once there
+    assert held("LR", 1) == "0.1"         # in a lambda too
+    assert held("SEEN") is None           # bound twice in the module
+    assert held("sched") is None          # bound on one path only
+    assert held("a") is None              # an element of an unpacked tuple
+    assert held("model") is None          # a parameter
+    assert held("torch") is None          # an import
+    assert held("c") is None              # changed in place since
 
 
 def _preorder(root: cst.CSTNode) -> List[cst.CSTNode]:

@@ -175,8 +175,8 @@ class NameResolver:
 
     The value a name holds at a node: :meth:`values_before` and :meth:`bound_values` (the values
     assigned before the node), :meth:`value_of` (the one that reaches it; ``through_updates``: the one
-    last assigned, whatever ``+=`` did since) and :meth:`sole_value` (the value of the only binding
-    before the node), placed by the node's
+    last assigned, whatever ``+=`` did since), :meth:`sole_value` (the value of the only binding
+    before the node) and :meth:`reaching_value` (the one value on every path, after the walk), placed by the node's
     position, so they answer the same during the walk (rules run during it) and after it;
     :meth:`reaching_assignment` (the assignment that runs on every path to the node).  Every value a name
     is given in its scope: :meth:`values_at`.  Import origins and bindings: during the walk, from the
@@ -635,6 +635,29 @@ class NameResolver:
             values = self.values_before(node, at)
             return values[0] if len(values) == 1 else None
         return None
+
+    def reaching_value(self, node: cst.Name) -> Optional[cst.BaseExpression]:
+        """The one value the name ``node`` holds on every path to it, after the walk: the value of the
+        plain assignment (not an element of an unpacked tuple) that reaches it on every path
+        (:meth:`reaching_assignment`) when that is also the last value assigned before it
+        (:meth:`value_of`); for a module-level name read in a function or lambda (which may run after
+        any statement of the module), its only value in the module.  None otherwise: an import, a
+        parameter, a name bound on some paths only, more than once at module level, or changed in place."""
+        b = self.binding_at(node, node.value)
+        if b is None or b.imports:
+            return None
+        function = self.parents.get(id(node))
+        while function is not None and type(function) is not cst.FunctionDef and type(function) is not cst.Lambda:
+            function = self.parents.get(id(function))
+        if function is not None and node.value not in self.scope_at(node).bindings:
+            return b.values[0] if len(b.values) == 1 else None
+        value = self.value_of(node)
+        if value is None:
+            return None
+        found = self.reaching_assignment(node.value, node, function)
+        if found is None or found[0].value is not value or found[1] is not None:
+            return None  # bound on some paths only, or an element of an unpacked tuple
+        return value
 
     def _place(self, node: cst.CSTNode) -> Optional[Tuple["NameResolver", int, _ParentOf, Scope]]:
         """Where ``node`` is: the resolver that knows every binding before it, its position, its parent
