@@ -423,10 +423,18 @@ def data_value(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> bo
         if isinstance(inner, cst.Call):
             return data_value(ctx, inner, hops + 1)
         if isinstance(inner, cst.Name):
-            b = ctx.names.binding_at(inner, inner.value)
-            return b is not None and not b.imports and bool(b.values) and all(
-                v is not None and (v is value or data_value(ctx, v, hops + 1)) for v in b.values)
+            return data_name(ctx, inner, hops + 1, value)
     return False
+
+
+def data_name(ctx: FileContext, name: cst.Name, hops: int = 0,
+              reading: Optional[cst.BaseExpression] = None) -> bool:
+    """Whether every binding of the name ``name`` is data built by a library call (:func:`data_value`:
+    ``df = pd.read_csv(...)``, then ``df = df.dropna()``); ``reading``, the value being judged that reads
+    ``name`` (counted as data)."""
+    b = ctx.names.binding_at(name, name.value)
+    return b is not None and not b.imports and bool(b.values) and all(
+        v is not None and (v is reading or data_value(ctx, v, hops)) for v in b.values)
 
 
 # -- values held by objects ---------------------------------------------------------------------------
@@ -796,6 +804,6 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer", "STRONG", "NO", "WEAK", "holds_model",
            "model_evidence"]
