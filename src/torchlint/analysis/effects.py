@@ -33,7 +33,10 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.program import class_body, definition_of, is_module_value
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.naming import is_model_name
+from torchlint.analysis.program import (class_body, definition_of, is_model, is_module_value, not_a_module,
+                                        strip_moves)
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -420,10 +423,18 @@ def data_value(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> bo
         if isinstance(inner, cst.Call):
             return data_value(ctx, inner, hops + 1)
         if isinstance(inner, cst.Name):
-            b = ctx.names.binding_at(inner, inner.value)
-            return b is not None and not b.imports and bool(b.values) and all(
-                v is not None and (v is value or data_value(ctx, v, hops + 1)) for v in b.values)
+            return data_name(ctx, inner, hops + 1, value)
     return False
+
+
+def data_name(ctx: FileContext, name: cst.Name, hops: int = 0,
+              reading: Optional[cst.BaseExpression] = None) -> bool:
+    """Whether every binding of the name ``name`` is data built by a library call (:func:`data_value`:
+    ``df = pd.read_csv(...)``, then ``df = df.dropna()``); ``reading``, the value being judged that reads
+    ``name`` (counted as data)."""
+    b = ctx.names.binding_at(name, name.value)
+    return b is not None and not b.imports and bool(b.values) and all(
+        v is not None and (v is reading or data_value(ctx, v, hops)) for v in b.values)
 
 
 # -- values held by objects ---------------------------------------------------------------------------
@@ -699,6 +710,60 @@ def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
     raise Unknown
 
 
+# -- the role of a value: does it hold a model ------------------------------------------------------------
+#: how strongly the code says a value holds a model (:func:`model_evidence`): built as one, annotated as
+#: one, or trained as one; provably no ``nn.Module``; or only spelled like a model (the older reading,
+#: asked only where nothing in view tells)
+STRONG = "strong"
+NO = "no"
+WEAK = "weak"
+
+
+def holds_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` holds a model (not a loss) by what the code does with it: built as one or annotated
+    with a module class on every assignment (:func:`program.is_model`), a value whose parameters an
+    optimizer of the file is given (``self.net`` in ``Adam(self.net.parameters())``), the value a name is
+    assigned where it is read, the element of a tuple of constructions (``G, D = Generator(),
+    Discriminator()``), or the one construction a name rebound to the same module holds (``D = D.cuda()``
+    under an ``if``).  The strong evidence of :func:`model_evidence`."""
+    if is_model(ctx, expr) is True or trained_by_optimizer(ctx, expr):
+        return True  # built as a model, or an optimizer is given its parameters
+    if isinstance(expr, cst.Name):
+        value = ctx.names.value_of(expr)
+        if value is None:
+            found = unpacked(ctx, expr)
+            value = found[0] if found is not None and found[1] else None
+        if value is None or isinstance(same_module(ctx, value), cst.Name):
+            try:
+                value = held_module(ctx, expr)
+            except Unknown:
+                return False
+        return is_module_value(ctx, strip_moves(value)) and not _loss_layer(ctx, value)
+    return False
+
+
+def _loss_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    core = strip_moves(value)
+    return isinstance(core, cst.Call) and any(q.endswith("Loss") for q in ctx.names.qualified_names_at(core.func))
+
+
+def model_evidence(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
+    """The one answer to "does ``expr`` hold a model", with how strong the evidence is: :data:`STRONG`
+    (:func:`holds_model`), :data:`NO` (provably no ``nn.Module``: every value an instance of a plain
+    project class, or every caller in the file passes one: :func:`program.not_a_module`), :data:`WEAK`
+    (nothing above, and the last part of the spelling is a model's name: ``model``, ``net``,
+    ``self.encoder``; :func:`naming.is_model_name`), else None.  Ask for the strength a rule needs: a
+    finding that must be sure reads only :data:`STRONG`."""
+    if holds_model(ctx, expr):
+        return STRONG
+    if isinstance(expr, (cst.Name, cst.Attribute)) and not_a_module(ctx, expr):
+        return NO
+    name = dotted_name(expr)
+    if name is not None and is_model_name(name.rsplit(".", 1)[-1]):
+        return WEAK
+    return None
+
+
 def held_instance_class(ctx: FileContext, name: cst.Name) -> cst.ClassDef:
     """The class of this file whose one instance the name ``name`` holds wherever it is read
     (``model = GAN().to(device)``; rebound to its own moves too); :class:`Unknown` otherwise."""
@@ -739,5 +804,6 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
-           "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer"]
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
+           "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer", "STRONG", "NO", "WEAK", "holds_model",
+           "model_evidence"]

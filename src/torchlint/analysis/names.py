@@ -174,7 +174,9 @@ class NameResolver:
     """The file's bindings, and the one answer to "what value does this name hold here".
 
     The value a name holds at a node: :meth:`values_before` and :meth:`bound_values` (the values
-    assigned before the node) and :meth:`value_of` (the one that reaches it), placed by the node's
+    assigned before the node), :meth:`value_of` (the one that reaches it; ``through_updates``: the one
+    last assigned, whatever ``+=`` did since), :meth:`sole_value` (the value of the only binding
+    before the node) and :meth:`reaching_value` (the one value on every path, after the walk), placed by the node's
     position, so they answer the same during the walk (rules run during it) and after it;
     :meth:`reaching_assignment` (the assignment that runs on every path to the node).  Every value a name
     is given in its scope: :meth:`values_at`.  Import origins and bindings: during the walk, from the
@@ -574,11 +576,15 @@ class NameResolver:
             return _NO_VALUES
         return Prefix(b.values, bisect_left(b.at, pos))  # ``at`` grows with the walk: sorted
 
-    def value_of(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    def value_of(self, node: cst.BaseExpression, *, through_updates: bool = False) -> Optional[cst.BaseExpression]:
         """The value the local name ``node`` holds where it is: the last value assigned to it before
         ``node`` (:meth:`values_before`), or the one before that when ``node`` is part of it (the ``g``
         read in ``g = torch.exp(-g / s)``).  None when ``node`` is no local name, its value is unknown,
-        or an augmented assignment (``x += 1``) changed it since."""
+        or an augmented assignment (``x += 1``) changed it since.
+
+        ``through_updates=True`` asks for the value last assigned whatever updated it in place since
+        (``loss = a + b`` for the ``loss`` read after ``loss += c``: the caller reads the updates itself),
+        skipping every value ``node`` is part of."""
         if not isinstance(node, cst.Name):
             return None
         placed = self._place(node)
@@ -587,6 +593,13 @@ class NameResolver:
         resolver, pos, parent_of, around = placed
         b = resolver._binding_before(around, node.value, pos)
         if b is None or (b.imported is not None and b.imported < pos):
+            return None
+        if through_updates:
+            values = b.values
+            for k in range(bisect_left(b.at, pos) - 1, -1, -1):
+                v = values[k]
+                if v is not None and not _inside(node, v, parent_of):
+                    return v
             return None
         known = _last_known(b, bisect_left(b.at, pos), 2)  # the last two known values before ``pos``
         if not known:
@@ -607,6 +620,43 @@ class NameResolver:
                 break
             if not _inside(node, aug, parent_of):
                 return None  # changed in place since (``x += 1``; the ``x`` read by that statement is the value before)
+        return value
+
+    def sole_value(self, node: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[cst.BaseExpression]:
+        """The value of the only binding the local name ``node`` has before ``at`` (default ``node``;
+        placed like :meth:`bound_values`), or, for ``self.<attr>`` in a method, the only value assigned to
+        it before ``at`` (:meth:`values_before`).  None when the name is bound more than once before
+        ``at`` (a parameter given a new value counts twice), never, or to a value that is unknown (a
+        parameter, a loop target, an element of an unpacked tuple)."""
+        if isinstance(node, cst.Name):
+            bound = self.bound_values(node, at)
+            return bound[0] if len(bound) == 1 else None
+        if isinstance(node, cst.Attribute):
+            values = self.values_before(node, at)
+            return values[0] if len(values) == 1 else None
+        return None
+
+    def reaching_value(self, node: cst.Name) -> Optional[cst.BaseExpression]:
+        """The one value the name ``node`` holds on every path to it, after the walk: the value of the
+        plain assignment (not an element of an unpacked tuple) that reaches it on every path
+        (:meth:`reaching_assignment`) when that is also the last value assigned before it
+        (:meth:`value_of`); for a module-level name read in a function or lambda (which may run after
+        any statement of the module), its only value in the module.  None otherwise: an import, a
+        parameter, a name bound on some paths only, more than once at module level, or changed in place."""
+        b = self.binding_at(node, node.value)
+        if b is None or b.imports:
+            return None
+        function = self.parents.get(id(node))
+        while function is not None and type(function) is not cst.FunctionDef and type(function) is not cst.Lambda:
+            function = self.parents.get(id(function))
+        if function is not None and node.value not in self.scope_at(node).bindings:
+            return b.values[0] if len(b.values) == 1 else None
+        value = self.value_of(node)
+        if value is None:
+            return None
+        found = self.reaching_assignment(node.value, node, function)
+        if found is None or found[0].value is not value or found[1] is not None:
+            return None  # bound on some paths only, or an element of an unpacked tuple
         return value
 
     def _place(self, node: cst.CSTNode) -> Optional[Tuple["NameResolver", int, _ParentOf, Scope]]:

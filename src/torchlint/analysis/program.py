@@ -821,7 +821,8 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
 
 
 #: the library classes with a ``from_pretrained`` that build no module (tokenizers, processors, configs,
-#: schedulers: their output is no model's)
+#: schedulers: their output is no model's), read from the library's own class name (``AutoTokenizer``
+#: imported under any alias)
 _NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExtractor|Vocab")
 
 
@@ -843,7 +844,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
     if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
         base = ctx.names.qualified_names_at(func.value)
-        if _NOT_MODULE_CLASS.search(dotted_name(func.value) or ""):
+        if any(_NOT_MODULE_CLASS.search(q.rsplit(".", 1)[-1]) for q in base):
             return False  # `GPT2Tokenizer.from_pretrained(...)`: a library class that is no module
         return bool(base)
     d = definition_of(ctx, func, depth)
@@ -2293,8 +2294,11 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
     return None
 
 
-def _single_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
-    """The one value a name holds (assigned once, or one module-level value), with its frame."""
+def _frame_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """The one value a name holds in ``frame``, with the frame it is read in: across calls (a parameter is
+    the argument its caller passes, see :func:`_holds`), the names layer's answers within one function
+    (the assignment that reaches it on every path, not a tuple element) or at module level (its only
+    value, moves aside); an expression that is no name is its own value."""
     if not isinstance(expr, cst.Name):
         return frame, expr
     held = _holds(frame, expr, expr)
@@ -2310,7 +2314,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     """The string a key expression holds when the code runs with its literal defaults: a string literal, a
     name assigned one, ``cfg["loss"]`` of a dict literal, or ``args.loss`` of ``parser.parse_args()`` where
     ``parser.add_argument("--loss", default="ce")`` (argparse's dest: dashes become underscores)."""
-    found = _single_value(frame, index)
+    found = _frame_value(frame, index)
     if found is None:
         return None
     f, value = found
@@ -2321,7 +2325,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
         return _literal_key(chosen[0], chosen[1]) if chosen is not None and chosen[1] is not value else None
     if not isinstance(value, cst.Attribute):
         return None
-    parsed = _single_value(f, value.value)
+    parsed = _frame_value(f, value.value)
     if parsed is None:
         return None
     pf, call = parsed
@@ -2354,7 +2358,7 @@ def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cs
     holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
     if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
         return None
-    container = _single_value(frame, sub.value)
+    container = _frame_value(frame, sub.value)
     if container is None or not isinstance(container[1], cst.Dict):
         return None
     f, table = container

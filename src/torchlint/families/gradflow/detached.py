@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
-from torchlint.analysis.program import called_function, is_model, is_module_value, strip_moves
+from torchlint.analysis.program import called_function, is_module_value, strip_moves
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -113,21 +113,13 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
             yield from _terms(ctx, r, hops + 1, visited)
         return
     if isinstance(expr, cst.Name):
-        value = _value(ctx, expr)
+        value = ctx.names.value_of(expr, through_updates=True)  # the updates (`loss += reg`): below
         if value is not None:
             yield from _terms(ctx, value, hops + 1, visited)
             for other in _branch_values(ctx, expr, value):  # `if a: loss = x + y` / `else: loss = x + z`
                 yield from _terms(ctx, other, hops + 1, visited)
         for aug in _augmented(ctx, expr):
             yield from _terms(ctx, aug.value, hops + 1, visited)
-
-
-def _value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
-    value = ctx.names.value_of(name)
-    if value is not None:
-        return value
-    before = [v for v in ctx.names.values_before(name) if not ctx.is_inside(name, v)]
-    return before[-1] if before else None
 
 
 def _if_root(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.If]:
@@ -231,7 +223,7 @@ def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[s
     if target is None or target[0] is not ctx:
         return None
     function = target[1]
-    if not any(_is_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
+    if not any(effects.holds_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
         return None
     returns = [r for r in iter_nodes(function.body) if isinstance(r, cst.Return)
                and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function]
@@ -285,22 +277,22 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_READS:
                 return True
             callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-            if isinstance(callee, (cst.Name, cst.Attribute)) and _is_model(ctx, callee):
+            if isinstance(callee, (cst.Name, cst.Attribute)) and effects.holds_model(ctx, callee):
                 return True
             if (isinstance(callee, cst.Attribute) and callee.attr.value not in _NOT_COMPUTING
-                    and isinstance(callee.value, (cst.Name, cst.Attribute)) and _is_model(ctx, callee.value)):
+                    and isinstance(callee.value, (cst.Name, cst.Attribute)) and effects.holds_model(ctx, callee.value)):
                 return True  # `model.encoder(x)`, `model.encode(x)`
             if _method_returns_model_data(ctx, node, hops):
                 return True  # `self.l2_penalty()`: a method of the trainer computing from the model
         elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
             owner = node.value
             while isinstance(owner, (cst.Name, cst.Attribute)):  # `model.fc.weight`: a layer of a model
-                if _is_model(ctx, owner):
+                if effects.holds_model(ctx, owner):
                     return True
                 owner = owner.value if isinstance(owner, cst.Attribute) else None
         elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                 and not node.attr.value.startswith("__") and node.attr.value not in _NOT_COMPUTING \
-                and node.attr.value != "training" and not _called(ctx, node) and _is_model(ctx, node.value):
+                and node.attr.value != "training" and not _called(ctx, node) and effects.holds_model(ctx, node.value):
             return True  # `model.saved_log_probs`: what the model's forward pass stored on it
         elif isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
@@ -360,32 +352,6 @@ def _method_returns_model_data(ctx: FileContext, call: cst.Call, hops: int) -> b
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
         return False
     return any(model_data(ctx, r, hops + 1) for r in _method_returns(ctx, call))
-
-
-def _is_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    """Whether ``expr`` holds a model (not a loss): by construction where it is read, as the element of
-    a tuple of constructions (``G, D = Generator(), Discriminator()``), or as the one construction a name
-    rebound to the same module holds (``D = D.cuda()`` under an ``if``), or a value whose parameters an
-    optimizer of the file is given (``self.net`` in ``Adam(self.net.parameters())``)."""
-    if is_model(ctx, expr) is True or effects.trained_by_optimizer(ctx, expr):
-        return True  # built as a model, or an optimizer is given its parameters
-    if isinstance(expr, cst.Name):
-        value = ctx.names.value_of(expr)
-        if value is None:
-            found = effects.unpacked(ctx, expr)
-            value = found[0] if found is not None and found[1] else None
-        if value is None or isinstance(effects.same_module(ctx, value), cst.Name):
-            try:
-                value = effects.held_module(ctx, expr)
-            except effects.Unknown:
-                return False
-        return is_module_value(ctx, strip_moves(value)) and not _is_loss_layer(ctx, value)
-    return False
-
-
-def _is_loss_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    core = strip_moves(value)
-    return isinstance(core, cst.Call) and any(q.endswith("Loss") for q in ctx.names.qualified_names_at(core.func))
 
 
 def _iterated_over_model(ctx: FileContext, name: cst.Name, hops: int) -> bool:

@@ -80,7 +80,7 @@ class NamesRead:
         if name in self.names:
             return True
         target = (os.path.abspath(ctx.path), cls.name.value) if cls is not None and ctx.path else None
-        return any(not _data_name(ctx, node.value) and not (  # type: ignore[arg-type]
+        return any(not effects.data_name(ctx, node.value) and not (  # type: ignore[arg-type]
             target is not None and _other_class_layer(ctx, node, cls, target))  # type: ignore[arg-type]
             for node in self.on_names.get(name, ()))
 
@@ -106,13 +106,6 @@ def _ancestors(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
                 out.append(found[1])
                 todo.append(found[1])
     return out
-
-
-def _data_name(ctx: FileContext, name: cst.Name) -> bool:
-    """A name every binding of which is data built by a library call (``df = pd.read_csv(...)``)."""
-    b = ctx.names.binding_at(name, name.value)
-    return b is not None and not b.imports and bool(b.values) and all(
-        v is not None and effects.data_value(ctx, v) for v in b.values)
 
 
 def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:

@@ -859,10 +859,10 @@ def _small_dim(ctx: FileContext, tensor: cst.BaseExpression, k: int) -> bool:
             return True
     if not isinstance(tensor, cst.Name):
         return False
-    bound = ctx.names.bound_values(tensor)
-    if len(bound) != 1 or bound[0] is None:
+    held = ctx.names.sole_value(tensor)
+    if held is None:
         return False
-    value = strip_moves(bound[0])
+    value = strip_moves(held)
     if not isinstance(value, cst.Call):
         return False
     found = called_function(ctx, value)

@@ -706,8 +706,10 @@ class _Infer:
         if len(position) != 1:
             return None
         k = position[0]
-        loader = _single_value(ctx, it) or _attribute_loader(ctx, it)
-        if loader is None or not ctx.names.matches(loader.func, _DATA_LOADERS):
+        # the call that built the loader: spelled here, or the value of a local bound once
+        loader = it if isinstance(it, cst.Call) else ctx.names.sole_value(it) if isinstance(it, cst.Name) \
+            else _attribute_loader(ctx, it)
+        if not isinstance(loader, cst.Call) or not ctx.names.matches(loader.func, _DATA_LOADERS):
             return None
         if any(a.star or (a.keyword is not None and a.keyword.value in ("collate_fn", "batch_sampler"))
                for a in loader.args):
@@ -716,8 +718,9 @@ class _Infer:
         if batch is not None and isinstance(batch.value, cst.Name) and batch.value.value == "None":
             return None
         data = arg(loader, 0, "dataset")
-        dataset = _single_value(ctx, data.value) if data is not None else None
-        if dataset is None:
+        dataset = None if data is None else data.value if isinstance(data.value, cst.Call) \
+            else ctx.names.sole_value(data.value) if isinstance(data.value, cst.Name) else None
+        if not isinstance(dataset, cst.Call):
             return None
         if ctx.names.matches(dataset.func, _TENSOR_DATASETS):
             if any(a.star or a.keyword is not None for a in dataset.args) or k >= len(dataset.args):
@@ -1147,10 +1150,9 @@ def _attribute_loader(ctx: FileContext, it: cst.BaseExpression) -> Optional[cst.
     function's locals are not followed)."""
     if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"):
         return None
-    values = ctx.names.values_before(it)
-    if len(values) != 1 or not isinstance(values[0], cst.Call):
+    built = ctx.names.sole_value(it)
+    if not isinstance(built, cst.Call):
         return None
-    built = values[0]
     for node in iter_nodes(built):  # the names read (not attribute names or keywords)
         if isinstance(node, cst.Name) and not ctx.names.qualified_names(node):
             return None  # a local of `__init__`: its value is not followed from here
@@ -1205,17 +1207,6 @@ def _one_number(ctx: FileContext, value: cst.BaseExpression) -> bool:
                 and value.args[0].keyword is None:
             return _one_number(ctx, value.args[0].value)
     return False
-
-
-def _single_value(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.Call]:
-    """The call that built ``expr``: ``expr`` itself, or the one value a local name was assigned."""
-    if isinstance(expr, cst.Call):
-        return expr
-    if isinstance(expr, cst.Name):
-        values = ctx.names.bound_values(expr)
-        if len(values) == 1 and isinstance(values[0], cst.Call):
-            return values[0]
-    return None
 
 
 def _linear_builder(ctx: FileContext, value: cst.BaseExpression) -> Optional[cst.Call]:
