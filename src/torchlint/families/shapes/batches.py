@@ -38,6 +38,7 @@ from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.training import flows_into_backward, is_loss_call
 from torchlint.analysis.walk import iter_nodes
+from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
 _KEEPS = frozenset({
@@ -566,4 +567,210 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
                 return found
             if not (isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self"):
                 return f"the output of `{ctx.code(expr.func).strip()}`"  # a model's method: `vae.decode(z)`
+    return None
+
+
+# -- a batch of one made on purpose, and a tokenizer's batch of texts ----------------------------------------------
+def fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
+    """The model call a batch comes from is given an input made a batch of one by construction: a
+    positional argument every value of which (through its names, moves aside) is ``torch.zeros(1, ...)``,
+    ``torch.randint(n, (1, 1))``, ``torch.tensor([[token]])``, ``x.unsqueeze(0)``, ``x[None]`` or a state made for
+    one sample (``model.init_hidden(1)``).  Anywhere in the file, the module's own code included."""
+    if call is None:
+        return False
+    for a in call.args:
+        if a.star == "**":  # `model(**enc)` with `enc = tok(text, return_tensors="pt")` of one text
+            values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+            if values and all(_encoding_of_one_text(ctx, program.strip_moves(v)) for v in values):
+                return True
+            continue
+        if a.keyword is not None or a.star:
+            continue
+        values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+        if values and all(_one_sample(ctx, program.strip_moves(v)) for v in values):
+            return True
+    return False
+
+
+def _encoding_of_one_text(ctx, value: cst.BaseExpression) -> bool:
+    """``tok("a photo of a cat", return_tensors="pt")``, ``tok(text, ...)`` with ``text: str``: one row."""
+    if not isinstance(value, cst.Call) or not _returns_pt(value) or not value.args:
+        return False
+    first = value.args[0]
+    return first.keyword is None and not first.star and _one_text(ctx, first.value)
+
+
+def _one_text(ctx, first: cst.BaseExpression) -> bool:
+    if isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(first, cst.Name):  # a parameter annotated `str` (asked after the walk: found by the tree)
+        function = ctx.enclosing(first, cst.FunctionDef)
+        params = function.params if isinstance(function, cst.FunctionDef) else None
+        for p in (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)) if params else ():
+            if p.name.value == first.value:
+                ann = p.annotation.annotation if p.annotation is not None else None
+                return isinstance(ann, cst.Name) and ann.value == "str" and not ctx.names.values_before(first)
+    return False
+
+
+def _one_sample(ctx, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
+            and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
+        return True  # `x[None]`
+    tokens = tokenizer_shape(ctx, value)
+    if tokens is not None and tokens.head and tokens.head[0] == 1:
+        return True  # the ids of one text: `tok("...", return_tensors="pt")["input_ids"]`
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze" and value.args \
+            and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
+        return True
+    if literal_batch_of_one(ctx, value) or sized_by_one(ctx, value):
+        return True
+    if ctx.names.matches(func, frozenset({"torch.randint"})):  # `torch.randint(n, (1, 1))`: the size is a tuple
+        size = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "size"), None)
+        positional = [a.value for a in value.args if a.keyword is None]
+        size = size if size is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
+        return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) >= 2 \
+            and isinstance(size.elements[0].value, cst.Integer) and size.elements[0].value.value == "1"
+    return False
+
+
+def literal_batch_of_one(ctx, call: cst.Call) -> bool:
+    """``torch.zeros(1, 1)``, ``torch.tensor([[token]])``: a tensor built with a leading 1 and more
+    dimensions after it -- a batch of one sample, on purpose."""
+    if not ctx.names.matches(call.func, SIZE_CONSTRUCTORS | DATA_CONSTRUCTORS):
+        return False
+    if ctx.names.matches(call.func, DATA_CONSTRUCTORS):
+        data = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if isinstance(data, (cst.List, cst.Tuple)) and len(data.elements) == 1 \
+                and isinstance(data.elements[0].value, (cst.List, cst.Tuple)):
+            return True  # `[[token]]`: one row, whatever its values
+    shape = shape_of(ctx, call)
+    return shape is not None and shape.rank is not None and shape.rank >= 2 and shape.head[0] == 1
+
+
+def sized_by_one(ctx, call: cst.Call) -> bool:
+    """``model.init_hidden(1)``, ``self.begin_state(1)``: the literal 1 given to a function of the project
+    that passes that parameter as a size to a torch constructor (``torch.zeros(layers, batch, hidden)``):
+    the state is made for a batch of one."""
+    ones = [k for k, a in enumerate(call.args)
+            if a.keyword is None and not a.star and isinstance(a.value, cst.Integer) and a.value.value == "1"]
+    if not ones:
+        return False
+    func = call.func
+    found = program.called_function(ctx, call)
+    if found is None and isinstance(func, cst.Attribute):
+        owner = program.instance_class(ctx, func.value)
+        if owner is None and isinstance(func.value, cst.Name):
+            annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
+            owner = program.definition_of(ctx, annotation) if annotation is not None else None
+            owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
+        method = program.method_of(owner[1], func.attr.value) if owner is not None else None
+        found = (owner[0], method, 1) if method is not None else None
+    if found is None:
+        return False
+    where, function, offset = found
+    params = [p.name.value for p in function.params.params][offset:]
+    names = {params[k] for k in ones if k < len(params)}
+    if not names:
+        return False
+    for made in where.calls_in(function):
+        if where.names.matches(made.func, SIZE_CONSTRUCTORS) and any(
+            isinstance(a.value, cst.Name) and a.value.value in names for a in made.args if a.keyword is None
+        ):
+            return True
+    return False
+
+
+def tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
+    """A tokenizer's tensors: ``tok(text, return_tensors="pt")["input_ids"]`` / ``.input_ids``, or
+    ``tok.encode(text, return_tensors="pt")``: ``[N, L]``, with ``N`` = 1 for one string."""
+    for _ in range(3):
+        if isinstance(x, cst.Name):
+            vals = ctx.names.values_before(x)
+            if len(vals) != 1:
+                return None
+            x = vals[0]
+            continue
+        break
+    call: Optional[cst.BaseExpression] = None
+    if isinstance(x, cst.Call) and _method_name(x.func) == "encode":
+        call = x
+    elif isinstance(x, cst.Subscript) and len(x.slice) == 1 and isinstance(x.slice[0].slice, cst.Index):
+        key = x.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and key.evaluated_value in _ENCODING_KEYS:
+            call = _resolve(ctx, x.value)
+    elif isinstance(x, cst.Attribute) and x.attr.value in _ENCODING_KEYS:
+        call = _resolve(ctx, x.value)
+    if not isinstance(call, cst.Call) or not _returns_pt(call):
+        return None
+    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    one = isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    if not one and not _texts(ctx, first):
+        return None  # one text or many: nothing says which, so nothing says there is a batch
+    return Shape.exact([1 if one else None, None])
+
+
+def tokenizer_origin(ctx, x: cst.BaseExpression) -> str:
+    """Where a tokenizer's batch comes from, in words: the texts given to the tokenizer call
+    (`tokenizer([q, a], ...)`), found as :func:`tokenizer_shape` finds it."""
+    for _ in range(3):
+        if not isinstance(x, cst.Name):
+            break
+        vals = ctx.names.values_before(x)
+        if len(vals) != 1:
+            break
+        x = vals[0]
+    call = x if isinstance(x, cst.Call) else _resolve(ctx, x.value) if isinstance(x, (cst.Subscript, cst.Attribute)) else None
+    if isinstance(call, cst.Call) and call.args:
+        return f"the texts `{_short(ctx, call.args[0].value)}` given to `{_short(ctx, call.func)}`"
+    return "a tokenizer's batch of texts"
+
+
+def _short(ctx, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    return code if len(code) <= 40 else code[:37].rstrip(". ") + "..."
+
+
+def _texts(ctx, first: Optional[cst.BaseExpression]) -> bool:
+    """A list of texts by construction: ``[q, a]``, a list comprehension, ``list(...)``, a local bound
+    only to those, or a parameter annotated ``List[str]``/``list[str]``."""
+    if isinstance(first, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(first, cst.Call) and ctx.names.matches(first.func, frozenset({"builtins.list"})):
+        return True
+    if isinstance(first, cst.Name):
+        vals = ctx.names.values_before(first)
+        if vals:
+            return all(isinstance(v, (cst.List, cst.ListComp)) and (not isinstance(v, cst.List) or v.elements)
+                       for v in vals)
+        ann = param_annotation(ctx, first)
+        return ann is not None and re.match(r"(typing\.)?[Ll]ist\[str\]$", ctx.code(ann).strip()) is not None
+    return False
+
+
+_ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+
+
+def _resolve(ctx, x: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    if isinstance(x, cst.Name):
+        vals = ctx.names.values_before(x)
+        return vals[0] if len(vals) == 1 else None
+    return x
+
+
+def _returns_pt(call: cst.Call) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "return_tensors":
+            return isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "pt"
+    return False
+
+
+def _method_name(func: cst.BaseExpression) -> Optional[str]:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
     return None
