@@ -58,7 +58,10 @@ class SqueezeWithoutDim(LintRule):
     branch chosen by a shape, tensors whose rank the function tested before (`if mask.ndim == 4:`), squeezes
     in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
     to be 1, the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
-    `model.init_hidden(1)`, the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
+    `model.init_hidden(1)` where the method gives its argument as a size to a tensor constructor such as
+    `torch.zeros` or `weight.new_zeros`; for a model read back with `torch.load` or `pickle.load`, whose
+    class is unknown, every class of the file or imported from the project that defines the method must do
+    so), the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
     `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
     `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
     element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas
@@ -634,6 +637,75 @@ with torch.no_grad():
         start = model(torch.zeros(1, 4)[None]).squeeze()
 """
         ),
+        # a state built for one sample by the model's own method, the model read back from a checkpoint (its
+        # class unknown): every class in view that defines the method sizes the state with its argument; the
+        # token input is also grown along the sequence elsewhere, so only the state says "one sample"
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharRNN(nn.Module):
+    def __init__(self, n, h, layers=2):
+        super().__init__()
+        self.h, self.layers = h, layers
+        self.emb = nn.Embedding(n, h)
+        self.rnn = nn.GRU(h, h, layers)
+        self.out = nn.Linear(h, n)
+
+    def blank_state(self, rows):
+        weight = next(self.parameters())
+        return weight.new_zeros(self.layers, rows, self.h)
+
+    def forward(self, tok, state):
+        y, state = self.rnn(self.emb(tok), state)
+        return self.out(y), state
+
+
+net = torch.load("char.pt", weights_only=False)
+state = net.blank_state(1)
+seed = torch.tensor([[3]])
+for step in range(50):
+    if step % 10 == 0:
+        seed = torch.cat([seed, seed[-1:]], 0)
+    logits, state = net(seed, state)
+    probs = logits.squeeze().softmax(-1)
+    seed = probs.multinomial(1).view(-1, 1)
+"""
+        ),
+        Valid(
+            """
+import pickle
+
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+        self.cell = nn.LSTM(h, h)
+
+    def zero_state(self, count):
+        shape = (1, count, self.h)
+        return torch.zeros((1, count, self.h)), torch.zeros(shape)
+
+    def forward(self, x, state):
+        return self.cell(x, state)
+
+
+with open("tagger.pkl", "rb") as fh:
+    model = pickle.load(fh).eval()
+
+
+def tag_one(frames):
+    state = model.zero_state(1)
+    out, state = model(frames, state)
+    return out.squeeze()
+"""
+        ),
             # a model run on the encoding of one text: a batch of one on purpose
         Valid(
             """
@@ -1069,6 +1141,86 @@ with torch.no_grad():
     weights = output.squeeze().exp()
 """,
             message="`output.squeeze()` without a dim drops dim 0 as well",
+        ),
+        # the same state built for a batch of sixteen
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharRNN(nn.Module):
+    def __init__(self, n, h):
+        super().__init__()
+        self.h = h
+        self.rnn = nn.GRU(n, h)
+
+    def blank_state(self, rows):
+        return next(self.parameters()).new_zeros(1, rows, self.h)
+
+    def forward(self, x, state):
+        return self.rnn(x, state)
+
+
+net = torch.load("char.pt", weights_only=False)
+state = net.blank_state(16)
+for frames in torch.load("frames.pt"):
+    feats, state = net(frames, state)
+    summary = feats.squeeze()
+""",
+            message="(the output of `net`)",
+        ),
+        # one class in view uses the argument as a fill value, not a size: nothing says the state holds one sample
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+        self.rnn = nn.GRU(h, h)
+
+    def blank_state(self, rows):
+        return torch.zeros(1, rows, self.h)
+
+    def forward(self, x, state):
+        return self.rnn(x, state)
+
+
+class Decoder(Encoder):
+    def blank_state(self, level):
+        return torch.full((1, 4, self.h), level)
+
+
+net = torch.load("seq.pt", weights_only=False)
+state = net.blank_state(1)
+for frames in torch.load("frames.pt"):
+    feats, state = net(frames, state)
+    summary = feats.squeeze()
+""",
+            message="(the output of `net`)",
+        ),
+        # a library layer's state: the classes in view say nothing about it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Cell(nn.Module):
+    def blank_state(self, rows):
+        return torch.zeros(1, rows, 8)
+
+
+rnn = nn.GRU(8, 8).to("cpu")
+for frames in torch.load("frames.pt"):
+    feats, _ = rnn(frames, rnn.blank_state(1))
+    summary = feats.squeeze()
+""",
+            message="(the output of `rnn`)",
         ),
             # the encoding of a list of texts: a real batch
         Invalid(

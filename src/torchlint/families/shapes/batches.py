@@ -22,6 +22,12 @@ state, from files, or by calls this does not follow.  Rules that report a hazard
 dimension exists (``squeeze()`` without a dim) use this to stay silent on library code whose tensors are
 per-output statistics, kernels or tables.
 
+A batch of one made on purpose is the other side (:func:`fed_one_sample`): a model call given an input
+built with a leading 1 (``torch.randint(n, (1, 1))``, ``x.unsqueeze(0)``), the encoding of one text, or a
+state a method of the project builds with the literal 1 as a size (``model.init_hidden(1)`` with
+``weight.new_zeros(layers, batch, hidden)``; for a model read back from a checkpoint, whose class is
+unknown, every class in view that defines the method must build it so).
+
 Queries are made once the file's walk is done (positions are those of the finished walk).
 """
 from __future__ import annotations
@@ -653,35 +659,96 @@ def literal_batch_of_one(ctx, call: cst.Call) -> bool:
 
 def sized_by_one(ctx, call: cst.Call) -> bool:
     """``model.init_hidden(1)``, ``self.begin_state(1)``: the literal 1 given to a function of the project
-    that passes that parameter as a size to a torch constructor (``torch.zeros(layers, batch, hidden)``):
-    the state is made for a batch of one."""
+    that passes that parameter as a size to a tensor constructor (``torch.zeros(layers, batch, hidden)``,
+    ``weight.new_zeros(layers, batch, hidden)``): the state is made for a batch of one.  A method called on
+    a receiver of unknown class (a model read with ``torch.load``) is looked up in the classes in view --
+    this file's and those it imports from the project -- and counts when every one of them that defines
+    it does so."""
     ones = [k for k, a in enumerate(call.args)
             if a.keyword is None and not a.star and isinstance(a.value, cst.Integer) and a.value.value == "1"]
     if not ones:
         return False
     func = call.func
     found = program.called_function(ctx, call)
-    if found is None and isinstance(func, cst.Attribute):
-        owner = program.instance_class(ctx, func.value)
-        if owner is None and isinstance(func.value, cst.Name):
-            annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
-            owner = program.definition_of(ctx, annotation) if annotation is not None else None
-            owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
-        method = program.method_of(owner[1], func.attr.value) if owner is not None else None
-        found = (owner[0], method, 1) if method is not None else None
-    if found is None:
+    if found is not None:
+        return _sizes_from(found, ones)
+    if not isinstance(func, cst.Attribute):
         return False
+    owner = program.instance_class(ctx, func.value)
+    if owner is None and isinstance(func.value, cst.Name):
+        annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
+        owner = program.definition_of(ctx, annotation) if annotation is not None else None
+        owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
+    if owner is not None:
+        method = program.method_of(owner[1], func.attr.value)
+        return method is not None and _sizes_from((owner[0], method, 1), ones)
+    if isinstance(func.value, cst.Name) and func.value.value == "self" or any(
+        _library_object(ctx, v) for v in program.built_values(ctx, func.value)
+    ):
+        return False  # the instance's own method, or an object a library builds (`nn.LSTM(...)`)
+    defining = [(c, m) for c, m in ((c, program.method_of(cls, func.attr.value)) for c, cls in _classes_in_view(ctx))
+                if m is not None]
+    return bool(defining) and all(_sizes_from((c, m, 1), ones) for c, m in defining)
+
+
+#: calls that give back an object of any class, a project's model included (a checkpoint read back)
+_UNPICKLERS = frozenset({"torch.load", "pickle.load", "pickle.loads", "dill.load", "joblib.load", "cloudpickle.load"})
+
+
+def _library_object(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    core = program.strip_moves(value)
+    if not isinstance(core, cst.Call):
+        return True  # a literal, a comprehension: not a model at all
+    qn = ctx.names.qualified_names(core.func)
+    return bool(qn) and not qn & _UNPICKLERS
+
+
+#: tensor methods that build a new tensor of the sizes they are given (``weight.new_zeros(l, b, h)``)
+_NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def _sizes_from(found, ones: List[int]) -> bool:
+    """Whether the parameters at the positions ``ones`` of the function ``found`` (``(file context, function,
+    offset)``) are given as a size to a tensor constructor in its body."""
     where, function, offset = found
     params = [p.name.value for p in function.params.params][offset:]
     names = {params[k] for k in ones if k < len(params)}
     if not names:
         return False
     for made in where.calls_in(function):
-        if where.names.matches(made.func, SIZE_CONSTRUCTORS) and any(
-            isinstance(a.value, cst.Name) and a.value.value in names for a in made.args if a.keyword is None
-        ):
+        func = made.func
+        if where.names.matches(func, SIZE_CONSTRUCTORS):
+            sizes = [a.value for a in made.args if a.keyword is None]
+        elif isinstance(func, cst.Attribute) and func.attr.value in _NEW_TENSOR_METHODS \
+                and not where.names.qualified_names(func):
+            sizes = [a.value for a in made.args if a.keyword is None]
+            sizes = sizes[:1] if func.attr.value == "new_full" else sizes  # `new_full(size, fill_value)`
+        else:
+            continue
+        if sizes and isinstance(sizes[0], (cst.Tuple, cst.List)):
+            sizes = [el.value for el in sizes[0].elements]  # `torch.zeros((layers, batch, hidden))`
+        if any(isinstance(v, cst.Name) and v.value in names for v in sizes):
             return True
     return False
+
+
+def _classes_in_view(ctx: FileContext) -> List[Tuple[FileContext, cst.ClassDef]]:
+    """The classes defined at the top of this file and those it imports by name from project modules
+    (``from model import RNNModel``)."""
+    found: List[Tuple[FileContext, cst.ClassDef]] = []
+    for stmt in ctx.module.body:
+        if isinstance(stmt, cst.ClassDef):
+            found.append((ctx, stmt))
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            d = program.definition_of(ctx, bound)
+                            if d is not None and isinstance(d[1], cst.ClassDef):
+                                found.append(d)
+    return found
 
 
 def tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
