@@ -105,6 +105,7 @@ class SqueezeWithoutDim(LintRule):
 
     Not reported at all: values shown or exported (`imshow`, `Image.fromarray`, `ToPILImage`,
     `save_image`), turned into NumPy or Python numbers (`.numpy()`, `.tolist()`, `.item()`, `float()`),
+    or given as the index of `index_select` (a 0-d index selects what a one-element index does),
     directly or through a variable used only there, and tensors known to be 1-D.
 
     ## Options
@@ -706,6 +707,29 @@ def tag_one(frames):
     return out.squeeze()
 """
         ),
+        # a squeezed index given to `index_select`: a 0-d index selects what a one-element one does
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Beam(nn.Module):
+    def __init__(self, h, k):
+        super().__init__()
+        self.cell = nn.GRU(h, h)
+        self.pick = nn.Linear(h, k)
+
+    def forward(self, x, state):
+        out, state = self.cell(x, state)
+        parents = self.pick(out[-1]).argmax(1, keepdim=True)
+        state = state.index_select(1, parents.squeeze())
+        kept = torch.index_select(out, 1, parents.squeeze())
+        rows = parents.squeeze()
+        last = out.index_select(dim=1, index=rows)
+        return kept, last, state
+"""
+        ),
             # a model run on the encoding of one text: a batch of one on purpose
         Valid(
             """
@@ -1222,6 +1246,45 @@ for frames in torch.load("frames.pt"):
 """,
             message="(the output of `rnn`)",
         ),
+        # the squeezed tensor is the one selected from, not the index: its batch dimension is still dropped
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Beam(nn.Module):
+    def __init__(self, h, k):
+        super().__init__()
+        self.cell = nn.GRU(h, h)
+        self.pick = nn.Linear(h, k)
+        self.score = nn.Linear(h, 1)
+
+    def forward(self, x, state):
+        out, state = self.cell(x, state)
+        parents = self.pick(out[-1]).argmax(1)
+        return self.score(out[-1]).squeeze().index_select(0, parents), torch.index_select(parents[:, None].squeeze(), 0, parents)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Beam(nn.Module):
+    def __init__(self, h, k):
+        super().__init__()
+        self.cell = nn.GRU(h, h)
+        self.pick = nn.Linear(h, k)
+        self.score = nn.Linear(h, 1)
+
+    def forward(self, x, state):
+        out, state = self.cell(x, state)
+        parents = self.pick(out[-1]).argmax(1)
+        return self.score(out[-1]).squeeze(-1).index_select(0, parents), torch.index_select(parents[:, None].squeeze(1), 0, parents)
+""",
+            message="`self.score(out[-1]).squeeze()` without a dim on a tensor of shape [..., 1]",
+            count=2,
+        ),
             # the encoding of a list of texts: a real batch
         Invalid(
             """
@@ -1460,6 +1523,8 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
                     return True
                 if name in _SINK_BUILTINS and isinstance(call.func, cst.Name) and len(call.args) == 1:
                     return True
+                if _selecting_index(ctx, call, parent):
+                    return True
             return False
         if isinstance(parent, cst.ComparisonTarget):
             parent = ctx.parent(parent)
@@ -1467,6 +1532,19 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
             return _counted_match(ctx, parent)
         return False
     return False
+
+
+def _selecting_index(ctx, call: cst.Call, arg: cst.Arg) -> bool:
+    """``arg`` is the index of ``x.index_select(dim, index)`` / ``torch.index_select(x, dim, index)``: a 0-d
+    index selects what a one-element one does (the result keeps the selected dimension), so a squeeze that
+    turns ``[1, 1]`` into a 0-d index changes nothing there."""
+    if arg.keyword is not None:
+        return arg.keyword.value == "index" and _call_name(call.func) == "index_select"
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if ctx.names.matches(call.func, frozenset({"torch.index_select"})):
+        return len(positional) >= 3 and positional[2] is arg
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "index_select" \
+        and not ctx.names.qualified_names(call.func) and len(positional) >= 2 and positional[1] is arg
 
 
 #: reductions of a whole tensor to one count or rate
