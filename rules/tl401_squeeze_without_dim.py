@@ -45,8 +45,10 @@ class SqueezeWithoutDim(LintRule):
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
     input nothing describes is no batch), the return of a helper of the file whose own code returns one
     (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`).
-    Products and joins keep the batch (`torch.bmm(model(q), k)`,
-    `torch.cat`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
+    Products, joins and copies keep the batch (`torch.bmm(model(q), k)`, `weights.bmm(keys)`, `torch.cat`,
+    `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
+    (`def tile(t, k): return t.repeat(k, 1)`) and a method of a part of the model run on the batch in the
+    model's own code (`self.core.step(memory, state)`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
     over `range`, a row of a project model whose `forward` returns one tensor, `out[i]` in a loop over
     `range(out.size(0))`; a model's `model(x)[0]` of unknown output may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
@@ -730,6 +732,51 @@ class Beam(nn.Module):
         return kept, last, state
 """
         ),
+        # what a helper makes of a batch when it reduces the batch away or makes its own batch of one; a step
+        # of a part of the model run on the module's own state; products of the module's own tensors
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def pooled(t):
+    return t.mean(0)
+
+
+def one(t):
+    return t.unsqueeze(0)
+
+
+def collect(loader):
+    kept = []
+    for x, y in loader:
+        kept.append(pooled(x).squeeze())
+        kept.append(one(x[0]).squeeze())
+    return kept
+
+
+class Search(nn.Module):
+    def __init__(self, core, h):
+        super().__init__()
+        self.core = core
+        self.start = nn.Parameter(torch.zeros(1, 1, h))
+        self.w = nn.Parameter(torch.zeros(h, 1))
+
+    def forward(self, memory):
+        logp, _ = self.core.step(self.start, None)
+        table = self.start.matmul(self.w)
+        return logp.squeeze(), table.squeeze(), memory
+"""
+        ),
+        # a selection along the batch dimension itself: the rows picked are no batch any more
+        Valid(
+            """
+def best_rows(net, states, rows):
+    q = net(states)
+    return q.index_select(0, rows).squeeze(), q.narrow(0, 0, 1).squeeze(), q.select(0, 2).squeeze()
+"""
+        ),
             # a model run on the encoding of one text: a batch of one on purpose
         Valid(
             """
@@ -1284,6 +1331,85 @@ class Beam(nn.Module):
 """,
             message="`self.score(out[-1]).squeeze()` without a dim on a tensor of shape [..., 1]",
             count=2,
+        ),
+        # a product of a layer's output keeps its rows: `bmm`, `matmul` as methods
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Attend(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.score = nn.Linear(h, h)
+
+    def forward(self, query, keys):
+        weights = self.score(query).softmax(-1)
+        context = weights.bmm(keys)
+        mixed = self.score(query).matmul(keys.transpose(1, 2))
+        return context.squeeze(), mixed.squeeze()
+""",
+            message="dim 0 is the batch",
+            count=2,
+        ),
+        # through a helper of the file that hands its argument back reshaped or repeated
+        Invalid(
+            """
+import torch
+
+
+def tile(t, k):
+    dims = [1] * t.dim()
+    dims[0] = k
+    return t.repeat(*dims)
+
+
+def as_column(t):
+    return t.reshape(t.size(0), -1, 1)
+
+
+def collect(loader):
+    kept = []
+    for x, y in loader:
+        kept.append(as_column(x).squeeze())
+        kept.append(tile(x, 3).squeeze())
+    return kept
+""",
+            message="(a batch drawn from `loader`)",
+            count=2,
+        ),
+        # a step of a part of the model run on the batch (a beam search over a decoder it was given)
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Search(nn.Module):
+    def __init__(self, core, k):
+        super().__init__()
+        self.core = core
+        self.k = k
+
+    def forward(self, memory, state):
+        logp, state = self.core.step(memory, state)
+        return logp.squeeze().topk(self.k)
+""",
+            message="dim 0 is the batch",
+        ),
+        # a selection along another dimension keeps every row: the values of the actions taken
+        Invalid(
+            """
+import torch
+
+
+def td_targets(net, states, actions, picks):
+    q = net(states)
+    taken = q.gather(1, actions).squeeze()
+    first = torch.index_select(q, 1, picks).squeeze()
+    return taken, first, q.narrow(-1, 0, 1).squeeze()
+""",
+            message="dim 0 is the batch (the output of `net`)",
+            count=3,
         ),
             # the encoding of a list of texts: a real batch
         Invalid(

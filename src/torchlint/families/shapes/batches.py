@@ -9,10 +9,12 @@ from
 - a batch drawn from a data loader: the target of ``for x, y in loader`` (also through ``enumerate``,
   ``tqdm``, ``zip``), or the ``batch`` parameter of a Lightning step method (``training_step``, ...);
 - the inputs of a model's ``forward`` (the parameters after ``self`` of ``forward`` in an ``nn.Module``),
-  and what the model's own methods make of a batch (``feats = self.features(x)``);
+  and what the model's own methods make of a batch (``feats = self.features(x)``, a part's step
+  ``self.core.step(memory, state)``);
 
 where the operations that keep it are element-wise arithmetic, activations, casts and moves, views,
-indexing and reductions over a dimension other than the first.  A model is recognised by how it is
+products and copies (``bmm``, ``matmul``, ``repeat``), indexing and reductions over a dimension other than
+the first, and a helper of the file that hands a parameter back through them (``return t.repeat(k, 1)``).  A model is recognised by how it is
 built (``nn.Module`` subclasses, layers, ``from_pretrained``: the program model) or, for a parameter
 whose construction is not in view, by a model's name (``model``, ``net``, ``encoder``) -- the same
 fallback the evaluation rules use.
@@ -53,6 +55,8 @@ _KEEPS = frozenset({
     "neg", "sqrt", "pow", "mul", "add", "sub", "div", "clamp", "clamp_min", "clamp_max", "view", "reshape",
     "view_as", "reshape_as", "flatten", "unsqueeze", "squeeze", "round", "sign", "masked_fill", "gt", "lt",
     "ge", "le", "eq", "ne", "transpose", "permute", "float_power", "requires_grad_", "detach_",
+    # products and copies: the rows of the receiver stay rows (`attn.bmm(enc)`, `h.repeat(k, 1)`)
+    "bmm", "matmul", "mm", "repeat", "expand", "expand_as", "repeat_interleave",
 })
 #: reductions: the batch is kept when they run over another dimension
 _REDUCTIONS = frozenset({
@@ -63,6 +67,8 @@ _REDUCTIONS = frozenset({
 _ATTRS = frozenset({"data", "T", "mT", "values", "indices", "logits", "last_hidden_state", "pooler_output",
                     "hidden_states", "sample", "audio_values", "pred", "preds", "prediction", "predictions",
                     "scores", "embeddings", "image_embeds", "text_embeds"})
+#: selections along a dimension: the batch is kept when they select along another (a literal dim, not 0)
+_SELECTIONS = frozenset({"gather", "index_select", "narrow", "select"})
 _STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "islice"})
@@ -128,6 +134,9 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         return True
     if _helper_return(ctx, call, depth) is not None:
         return True  # `logits = predict(net, x)` with `def predict(net, x): return net(x)`
+    passed = _passed_through(ctx, call)
+    if passed is not None and _evidence(ctx, passed, depth + 1):
+        return True  # `_inflate(encoder_outputs, k, 0)` with `def _inflate(t, k, d): return t.repeat(...)`
     func = call.func
     qn = ctx.names.qualified_names(func)
     if qn:
@@ -142,6 +151,10 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         method = func.attr.value
         if method in _KEEPS:
             return _evidence(ctx, func.value, depth + 1)
+        if method in _SELECTIONS:  # `out.gather(1, idx)`: picks along another dimension, every row kept
+            dim = _dim_argument(call)
+            return isinstance(dim, (cst.Integer, cst.UnaryOperation)) and ctx.code(dim).strip() not in ("0", "-0") \
+                and _evidence(ctx, func.value, depth + 1)
         if method in _REDUCTIONS:
             dim = _dim_argument(call)
             if dim is None or (isinstance(dim, cst.Integer) and dim.value == "0"):
@@ -149,6 +162,8 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
             return _evidence(ctx, func.value, depth + 1)
         owner = func.value
         if isinstance(owner, cst.Name) and owner.value == "self" and _model_method_on_batch(ctx, call, depth):
+            return True
+        if _submodule_method_on_batch(ctx, call, depth):
             return True
         name = dotted_name(owner)
         if name is not None and not ctx.names.qualified_names(owner):
@@ -298,6 +313,37 @@ def _helper_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst
     return None
 
 
+def _passed_through(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """For a call of a function of this file (``_inflate(outputs, k, 0)``) every ``return`` of which gives one
+    of its parameters through operations that keep the leading dimension (``return t.repeat(*dims)``), the
+    argument given for that parameter; None otherwise."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    function = ctx.function_for_call(call)
+    if function is None or ctx.is_inside(call, function) or _adds_leading_one(function):
+        return None
+    params = [p.name.value for p in function.params.params]
+    returns = _returns_of(ctx, function)
+    roots = set()
+    for ret in returns:
+        root = ret.value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and root.func.attr.value in _KEEPS:
+            root = root.func.value
+        if not isinstance(root, cst.Name) or root.value not in params:
+            return None
+        roots.add(root.value)
+    if len(roots) != 1 or _assignments(ctx, function).get(next(iter(roots))):
+        return None  # no return, several parameters, or the parameter rebound in the helper
+    index = params.index(next(iter(roots)))
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[:index + 1]):
+        return None
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == params[index]:
+            return a.value
+    return positional[index].value if index < len(positional) else None
+
+
 def _adds_leading_one(function: cst.FunctionDef) -> bool:
     for n in iter_nodes(function.body):
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "unsqueeze" \
@@ -378,6 +424,16 @@ def _model_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool
     if not (isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)):
         return False
     return any(a.keyword is None and not a.star and _evidence(ctx, a.value, depth + 1) for a in call.args)
+
+
+def _submodule_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool:
+    """``self.rnn.forward_step(x, h, enc)`` in a model's method, an argument a batch: a step of a part of the
+    model run on the batch."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
+            and isinstance(func.value.value, cst.Name) and func.value.value.value == "self"):
+        return False
+    return _model_method_on_batch(ctx, call, depth)
 
 
 def _tensor_argument_evidence(ctx: FileContext, value: cst.BaseExpression, depth: int) -> bool:
