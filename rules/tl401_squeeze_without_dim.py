@@ -44,7 +44,8 @@ class SqueezeWithoutDim(LintRule):
     same function differentiates with `.backward()`: `loss = F.mse_loss(scorer(x).squeeze(), y)`), a
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
     input nothing describes is no batch), the return of a helper of the file whose own code returns one
-    (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`).
+    (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`), the
+    parameter of a function of the file every call of which gives it a batch (`to_probs(model(x))`).
     Products, joins and copies keep the batch (`torch.bmm(model(q), k)`, `weights.bmm(keys)`, `torch.cat`,
     `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
     (`def tile(t, k): return t.repeat(k, 1)`) and a method of a part of the model run on the batch in the
@@ -777,6 +778,26 @@ def best_rows(net, states, rows):
     return q.index_select(0, rows).squeeze(), q.narrow(0, 0, 1).squeeze(), q.select(0, 2).squeeze()
 """
         ),
+        # a helper also given a tensor that is no batch (a table), or never called in the file: nothing says
+        # its parameter holds a batch
+        Valid(
+            """
+import torch
+
+
+def to_probs(scores):
+    return torch.sigmoid(scores).squeeze()
+
+
+def unused(scores):
+    return scores.squeeze()
+
+
+def evaluate(model, loader, table):
+    prior = to_probs(table)
+    return [to_probs(model(x)) * prior for x, _ in loader]
+"""
+        ),
             # a model run on the encoding of one text: a batch of one on purpose
         Valid(
             """
@@ -1375,7 +1396,7 @@ def collect(loader):
         kept.append(tile(x, 3).squeeze())
     return kept
 """,
-            message="(a batch drawn from `loader`)",
+            message="a batch drawn from `loader`",
             count=2,
         ),
         # a step of a part of the model run on the batch (a beam search over a decoder it was given)
@@ -1410,6 +1431,35 @@ def td_targets(net, states, actions, picks):
 """,
             message="dim 0 is the batch (the output of `net`)",
             count=3,
+        ),
+        # a batch handed to a helper: every call of it in the file gives one
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def to_probs(scores):
+    return torch.sigmoid(scores).squeeze()
+
+
+class Pooled(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.body = nn.Linear(h, h)
+
+    def _pool(self, feats):
+        return feats.mean(-1).squeeze()
+
+    def forward(self, x):
+        return self._pool(self.body(x))
+
+
+def evaluate(model, loader):
+    return [to_probs(model(x)) for x, _ in loader]
+""",
+            message="given `model(x)` by the calls of `to_probs`: the output of `model`",
+            count=2,
         ),
             # the encoding of a list of texts: a real batch
         Invalid(

@@ -479,6 +479,9 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
             break
     if not isinstance(function, cst.FunctionDef):
         return False
+    given = _given_batch(ctx, name, depth)
+    if given is not None:
+        return True  # `def head(scores): return scores.squeeze()` called as `head(model(x))`
     params = [p.name.value for p in function.params.params]
     if len(params) < 2 or params[0] != "self" or name.value not in params[1:]:
         return False
@@ -488,6 +491,18 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
         cls = ctx.enclosing(function, cst.ClassDef)
         return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
     return False
+
+
+def _given_batch(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.BaseExpression]:
+    """For a parameter of a function of this file that every call of it in the file gives a batch
+    (``head(model(x))``, ``self._pool(self.body(x))``), the first such argument; None otherwise (never
+    called here, or one call gives something else)."""
+    if depth > _MAX_DEPTH // 2 or not ctx.names.is_param_at(name) or ctx.names.values_before(name):
+        return None
+    args = program.arguments_for_param(ctx, name)
+    if not args or not all(_evidence(ctx, a, depth + 1) for a in args):
+        return None
+    return args[0]
 
 
 def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.BaseExpression]]]:
@@ -583,6 +598,11 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if owner is function:
                 break
         if isinstance(function, cst.FunctionDef):
+            given = _given_batch(ctx, expr, depth)
+            if given is not None:
+                inner = batch_origin(ctx, given, depth + 1)
+                return f"`{code}`, given `{_short(ctx, given)}` by the calls of `{function.name.value}`" + (
+                    f": {inner}" if inner else "")
             if function.name.value in _STEP_METHODS:
                 return f"the batch of `{function.name.value}`"
             if function.name.value == "forward":
