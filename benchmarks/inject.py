@@ -1517,36 +1517,108 @@ def _models(unit: Unit) -> Set[str]:
     return out
 
 
-def _batch_valued(unit: Unit, e: cst.BaseExpression, models: Set[str]) -> bool:
-    """A model's output: ``model(x)``, or a name assigned one in the same function."""
+#: tensor methods whose result keeps the receiver's leading dimensions (a view, a product, a copy)
+_TL401_KEEPS = ("bmm", "matmul", "view", "reshape", "transpose", "permute", "contiguous", "detach", "clone", "to",
+                "cpu", "cuda", "float", "unsqueeze", "squeeze", "softmax", "log_softmax", "sigmoid", "tanh", "relu")
+
+
+def _module_class(cls: Optional[cst.CSTNode]) -> bool:
+    """A class the unit writes as a module: a base spelled ``...Module``, or a ``forward`` method."""
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    if any(last(name_of(b.value)) == "Module" for b in cls.bases):
+        return True
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in cls.body.body)
+
+
+def _activation(unit: Unit, e: cst.BaseExpression, models: Set[str], depth: int = 0) -> bool:
+    """A value a network computed, by the unit's own code: the output of a model call (``model(x)``,
+    ``out, h = net(x)``), or in a method of a module class the result of a call on the module itself
+    (``self.lstm(x)``, ``self.rnn.forward_step(...)``, ``self.attend(h, enc)``); through the names it is
+    bound to in the function (one or a tuple of targets) and through views and products of it
+    (``.view(-1, 1)``, ``.data``, ``.bmm(...)``, ``torch.bmm(a, b)``)."""
+    if depth > 6:
+        return False
+    if isinstance(e, cst.Attribute) and e.attr.value == "data":
+        return _activation(unit, e.value, models, depth + 1)
     if isinstance(e, cst.Call):
-        return name_of(e.func) in models
+        f = name_of(e.func)
+        if f in models:
+            return not any(_one_sample_input(unit, a.value) for a in e.args if a.keyword is None)
+        if f.startswith("self.") and _module_class(unit.enclosing(e, cst.ClassDef)) and unit.function(e) is not None:
+            return True
+        if last(f) in ("bmm", "matmul") and f.startswith("torch.") and e.args:
+            return _activation(unit, e.args[0].value, models, depth + 1)
+        if isinstance(e.func, cst.Attribute) and e.func.attr.value in _TL401_KEEPS:
+            return _activation(unit, e.func.value, models, depth + 1)
+        return False
     if isinstance(e, cst.Name):
         fn = unit.function(e)
         scope = fn if fn is not None else unit.module
         for n in unit.scope_nodes(scope):
-            if isinstance(n, cst.Assign) and len(n.targets) == 1 and name_of(n.targets[0].target) == e.value \
-                    and isinstance(n.value, cst.Call) and name_of(n.value.func) in models:
+            if not isinstance(n, cst.Assign) or len(n.targets) != 1:
+                continue
+            t = n.targets[0].target
+            names = [el.value for el in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+            if any(isinstance(x, cst.Name) and x.value == e.value for x in names) \
+                    and _activation(unit, n.value, models, depth + 1):
                 return True
     return False
 
 
+def _one_sample_input(unit: Unit, e: cst.BaseExpression) -> bool:
+    """An input the unit builds as a batch of one: ``torch.zeros(1, 1, 28, 28)`` (a size constructor whose
+    first size is a literal 1, and more sizes), ``x.unsqueeze(0)``, ``x[None]``, or a name bound to one in
+    the scope; a model run on it is squeezed to one sample on purpose."""
+    if isinstance(e, cst.Name):
+        fn = unit.function(e)
+        scope = fn if fn is not None else unit.module
+        values = [n.value for n in unit.scope_nodes(scope) if isinstance(n, cst.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == e.value]
+        return bool(values) and all(_one_sample_input(unit, v) for v in values)
+    if isinstance(e, cst.Subscript):
+        first = e.slice[0].slice if e.slice else None
+        return isinstance(first, cst.Index) and code_of(first.value) == "None"
+    if not isinstance(e, cst.Call):
+        return False
+    if method_call(e, "unsqueeze") and e.args and code_of(e.args[0].value) == "0":
+        return True
+    if method_call(e, "to", "cuda", "cpu", "float"):
+        return _one_sample_input(unit, e.func.value)
+    sizes = [a.value for a in e.args if a.keyword is None]
+    return last(name_of(e.func)) in ("zeros", "ones", "rand", "randn", "empty") and name_of(e.func).startswith("torch.") \
+        and len(sizes) >= 2 and code_of(sizes[0]) == "1"
+
+
 @operator("tl401-squeeze-without-dim", "TL401", ("squeeze",))
 def op_squeeze_all(unit: Unit):
-    """Turn ``out.squeeze(d)`` into ``out.squeeze()`` where ``out`` is a model's output.
+    """Turn ``out.squeeze(d)`` / ``torch.squeeze(out, d)`` into ``out.squeeze()`` / ``torch.squeeze(out)``
+    where ``out`` is a network's activation (see :func:`_activation`): a model's output, or what a module's
+    method computes with its own layers and steps (``hiddens, states = self.lstm(x)``, ``context =
+    attn.bmm(enc)``), through views of it.
 
-    Why it is the mistake: a model's output carries the batch dimension first; ``squeeze()`` also
-    drops it when a batch holds one sample (the last batch of an epoch, a single prediction), which is
-    TL401's mistake.  Only for ``d`` other than 0 (squeezing the batch on purpose is another matter)."""
+    Why it is the mistake: such a value carries the batch dimension; ``squeeze()`` also drops it when a
+    batch holds one sample (the last batch of an epoch, a single prediction), which is TL401's mistake.
+    Only for a literal ``d`` other than 0 (squeezing a leading dimension on purpose is another matter), and
+    not on a model run on an input the code builds as a batch of one (``torch.zeros(1, 1, 28, 28)``)."""
     models = _models(unit)
-    if not models:
-        return
     for call in unit.of_type(cst.Call):
-        if not method_call(call, "squeeze") or len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "dim":
+        if name_of(call.func) == "torch.squeeze":
+            if not unit.has_torch or len(call.args) != 2:
+                continue
+            x, dims = call.args[0].value, call.args[1:]
+            edited = call.with_changes(args=[call.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        elif method_call(call, "squeeze") and not unit.is_module_path(call.func.value):
+            x, dims = call.func.value, call.args
+            edited = call.with_changes(args=[])
+        else:
             continue
-        if code_of(call.args[0].value) in ("0",) or not _batch_valued(unit, call.func.value, models):
+        if len(dims) != 1 or dims[0].star or dims[0].keyword is not None and dims[0].keyword.value != "dim":
             continue
-        yield Site(Lazy(replaced, unit.module, {call: call.with_changes(args=[])}), unit.lines(unit.statement(call)),
+        d = code_of(dims[0].value).strip()
+        if d.lstrip("-") not in ("1", "2", "3", "4") or not _activation(unit, x, models):
+            continue
+        yield Site(Lazy(replaced, unit.module, {call: edited}), unit.lines(unit.statement(call)),
                    unit.lines(call)[0], f"squeeze() of `{code_of(call)[:50]}`")
 
 

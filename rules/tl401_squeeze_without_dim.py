@@ -5,10 +5,12 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.families.shapes.batches import batch_evidence, batch_origin, batch_source
-from torchlint.analysis import program
+from torchlint.families.shapes.batches import (
+    batch_evidence, batch_origin, batch_source, fed_one_sample, literal_batch_of_one, sized_by_one, tokenizer_origin,
+    tokenizer_shape,
+)
 from torchlint.analysis.program import position
-from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
+from torchlint.families.shapes.shapes import Shape, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -42,9 +44,12 @@ class SqueezeWithoutDim(LintRule):
     same function differentiates with `.backward()`: `loss = F.mse_loss(scorer(x).squeeze(), y)`), a
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
     input nothing describes is no batch), the return of a helper of the file whose own code returns one
-    (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`).
-    Products and joins keep the batch (`torch.bmm(model(q), k)`,
-    `torch.cat`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
+    (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`), the
+    parameter of a function of the file every call of which gives it a batch (`to_probs(model(x))`).
+    Products, joins and copies keep the batch (`torch.bmm(model(q), k)`, `weights.bmm(keys)`, `torch.cat`,
+    `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
+    (`def tile(t, k): return t.repeat(k, 1)`) and a method of a part of the model run on the batch in the
+    model's own code (`self.core.step(memory, state)`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
     over `range`, a row of a project model whose `forward` returns one tensor, `out[i]` in a loop over
     `range(out.size(0))`; a model's `model(x)[0]` of unknown output may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
@@ -56,7 +61,10 @@ class SqueezeWithoutDim(LintRule):
     branch chosen by a shape, tensors whose rank the function tested before (`if mask.ndim == 4:`), squeezes
     in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
     to be 1, the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
-    `model.init_hidden(1)`, the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
+    `model.init_hidden(1)` where the method gives its argument as a size to a tensor constructor such as
+    `torch.zeros` or `weight.new_zeros`; for a model read back with `torch.load` or `pickle.load`, whose
+    class is unknown, every class of the file or imported from the project that defines the method must do
+    so), the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
     `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
     `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
     element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas
@@ -100,6 +108,7 @@ class SqueezeWithoutDim(LintRule):
 
     Not reported at all: values shown or exported (`imshow`, `Image.fromarray`, `ToPILImage`,
     `save_image`), turned into NumPy or Python numbers (`.numpy()`, `.tolist()`, `.item()`, `float()`),
+    or given as the index of `index_select` (a 0-d index selects what a one-element index does),
     directly or through a variable used only there, and tensors known to be 1-D.
 
     ## Options
@@ -632,6 +641,163 @@ with torch.no_grad():
         start = model(torch.zeros(1, 4)[None]).squeeze()
 """
         ),
+        # a state built for one sample by the model's own method, the model read back from a checkpoint (its
+        # class unknown): every class in view that defines the method sizes the state with its argument; the
+        # token input is also grown along the sequence elsewhere, so only the state says "one sample"
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharRNN(nn.Module):
+    def __init__(self, n, h, layers=2):
+        super().__init__()
+        self.h, self.layers = h, layers
+        self.emb = nn.Embedding(n, h)
+        self.rnn = nn.GRU(h, h, layers)
+        self.out = nn.Linear(h, n)
+
+    def blank_state(self, rows):
+        weight = next(self.parameters())
+        return weight.new_zeros(self.layers, rows, self.h)
+
+    def forward(self, tok, state):
+        y, state = self.rnn(self.emb(tok), state)
+        return self.out(y), state
+
+
+net = torch.load("char.pt", weights_only=False)
+state = net.blank_state(1)
+seed = torch.tensor([[3]])
+for step in range(50):
+    if step % 10 == 0:
+        seed = torch.cat([seed, seed[-1:]], 0)
+    logits, state = net(seed, state)
+    probs = logits.squeeze().softmax(-1)
+    seed = probs.multinomial(1).view(-1, 1)
+"""
+        ),
+        Valid(
+            """
+import pickle
+
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+        self.cell = nn.LSTM(h, h)
+
+    def zero_state(self, count):
+        shape = (1, count, self.h)
+        return torch.zeros((1, count, self.h)), torch.zeros(shape)
+
+    def forward(self, x, state):
+        return self.cell(x, state)
+
+
+with open("tagger.pkl", "rb") as fh:
+    model = pickle.load(fh).eval()
+
+
+def tag_one(frames):
+    state = model.zero_state(1)
+    out, state = model(frames, state)
+    return out.squeeze()
+"""
+        ),
+        # a squeezed index given to `index_select`: a 0-d index selects what a one-element one does
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Beam(nn.Module):
+    def __init__(self, h, k):
+        super().__init__()
+        self.cell = nn.GRU(h, h)
+        self.pick = nn.Linear(h, k)
+
+    def forward(self, x, state):
+        out, state = self.cell(x, state)
+        parents = self.pick(out[-1]).argmax(1, keepdim=True)
+        state = state.index_select(1, parents.squeeze())
+        kept = torch.index_select(out, 1, parents.squeeze())
+        rows = parents.squeeze()
+        last = out.index_select(dim=1, index=rows)
+        return kept, last, state
+"""
+        ),
+        # what a helper makes of a batch when it reduces the batch away or makes its own batch of one; a step
+        # of a part of the model run on the module's own state; products of the module's own tensors
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def pooled(t):
+    return t.mean(0)
+
+
+def one(t):
+    return t.unsqueeze(0)
+
+
+def collect(loader):
+    kept = []
+    for x, y in loader:
+        kept.append(pooled(x).squeeze())
+        kept.append(one(x[0]).squeeze())
+    return kept
+
+
+class Search(nn.Module):
+    def __init__(self, core, h):
+        super().__init__()
+        self.core = core
+        self.start = nn.Parameter(torch.zeros(1, 1, h))
+        self.w = nn.Parameter(torch.zeros(h, 1))
+
+    def forward(self, memory):
+        logp, _ = self.core.step(self.start, None)
+        table = self.start.matmul(self.w)
+        return logp.squeeze(), table.squeeze(), memory
+"""
+        ),
+        # a selection along the batch dimension itself: the rows picked are no batch any more
+        Valid(
+            """
+def best_rows(net, states, rows):
+    q = net(states)
+    return q.index_select(0, rows).squeeze(), q.narrow(0, 0, 1).squeeze(), q.select(0, 2).squeeze()
+"""
+        ),
+        # a helper also given a tensor that is no batch (a table), or never called in the file: nothing says
+        # its parameter holds a batch
+        Valid(
+            """
+import torch
+
+
+def to_probs(scores):
+    return torch.sigmoid(scores).squeeze()
+
+
+def unused(scores):
+    return scores.squeeze()
+
+
+def evaluate(model, loader, table):
+    prior = to_probs(table)
+    return [to_probs(model(x)) * prior for x, _ in loader]
+"""
+        ),
             # a model run on the encoding of one text: a batch of one on purpose
         Valid(
             """
@@ -1068,6 +1234,233 @@ with torch.no_grad():
 """,
             message="`output.squeeze()` without a dim drops dim 0 as well",
         ),
+        # the same state built for a batch of sixteen
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class CharRNN(nn.Module):
+    def __init__(self, n, h):
+        super().__init__()
+        self.h = h
+        self.rnn = nn.GRU(n, h)
+
+    def blank_state(self, rows):
+        return next(self.parameters()).new_zeros(1, rows, self.h)
+
+    def forward(self, x, state):
+        return self.rnn(x, state)
+
+
+net = torch.load("char.pt", weights_only=False)
+state = net.blank_state(16)
+for frames in torch.load("frames.pt"):
+    feats, state = net(frames, state)
+    summary = feats.squeeze()
+""",
+            message="(the output of `net`)",
+        ),
+        # one class in view uses the argument as a fill value, not a size: nothing says the state holds one sample
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+        self.rnn = nn.GRU(h, h)
+
+    def blank_state(self, rows):
+        return torch.zeros(1, rows, self.h)
+
+    def forward(self, x, state):
+        return self.rnn(x, state)
+
+
+class Decoder(Encoder):
+    def blank_state(self, level):
+        return torch.full((1, 4, self.h), level)
+
+
+net = torch.load("seq.pt", weights_only=False)
+state = net.blank_state(1)
+for frames in torch.load("frames.pt"):
+    feats, state = net(frames, state)
+    summary = feats.squeeze()
+""",
+            message="(the output of `net`)",
+        ),
+        # a library layer's state: the classes in view say nothing about it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Cell(nn.Module):
+    def blank_state(self, rows):
+        return torch.zeros(1, rows, 8)
+
+
+rnn = nn.GRU(8, 8).to("cpu")
+for frames in torch.load("frames.pt"):
+    feats, _ = rnn(frames, rnn.blank_state(1))
+    summary = feats.squeeze()
+""",
+            message="(the output of `rnn`)",
+        ),
+        # the squeezed tensor is the one selected from, not the index: its batch dimension is still dropped
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Beam(nn.Module):
+    def __init__(self, h, k):
+        super().__init__()
+        self.cell = nn.GRU(h, h)
+        self.pick = nn.Linear(h, k)
+        self.score = nn.Linear(h, 1)
+
+    def forward(self, x, state):
+        out, state = self.cell(x, state)
+        parents = self.pick(out[-1]).argmax(1)
+        return self.score(out[-1]).squeeze().index_select(0, parents), torch.index_select(parents[:, None].squeeze(), 0, parents)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Beam(nn.Module):
+    def __init__(self, h, k):
+        super().__init__()
+        self.cell = nn.GRU(h, h)
+        self.pick = nn.Linear(h, k)
+        self.score = nn.Linear(h, 1)
+
+    def forward(self, x, state):
+        out, state = self.cell(x, state)
+        parents = self.pick(out[-1]).argmax(1)
+        return self.score(out[-1]).squeeze(-1).index_select(0, parents), torch.index_select(parents[:, None].squeeze(1), 0, parents)
+""",
+            message="`self.score(out[-1]).squeeze()` without a dim on a tensor of shape [..., 1]",
+            count=2,
+        ),
+        # a product of a layer's output keeps its rows: `bmm`, `matmul` as methods
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Attend(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.score = nn.Linear(h, h)
+
+    def forward(self, query, keys):
+        weights = self.score(query).softmax(-1)
+        context = weights.bmm(keys)
+        mixed = self.score(query).matmul(keys.transpose(1, 2))
+        return context.squeeze(), mixed.squeeze()
+""",
+            message="dim 0 is the batch",
+            count=2,
+        ),
+        # through a helper of the file that hands its argument back reshaped or repeated
+        Invalid(
+            """
+import torch
+
+
+def tile(t, k):
+    dims = [1] * t.dim()
+    dims[0] = k
+    return t.repeat(*dims)
+
+
+def as_column(t):
+    return t.reshape(t.size(0), -1, 1)
+
+
+def collect(loader):
+    kept = []
+    for x, y in loader:
+        kept.append(as_column(x).squeeze())
+        kept.append(tile(x, 3).squeeze())
+    return kept
+""",
+            message="a batch drawn from `loader`",
+            count=2,
+        ),
+        # a step of a part of the model run on the batch (a beam search over a decoder it was given)
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Search(nn.Module):
+    def __init__(self, core, k):
+        super().__init__()
+        self.core = core
+        self.k = k
+
+    def forward(self, memory, state):
+        logp, state = self.core.step(memory, state)
+        return logp.squeeze().topk(self.k)
+""",
+            message="dim 0 is the batch",
+        ),
+        # a selection along another dimension keeps every row: the values of the actions taken
+        Invalid(
+            """
+import torch
+
+
+def td_targets(net, states, actions, picks):
+    q = net(states)
+    taken = q.gather(1, actions).squeeze()
+    first = torch.index_select(q, 1, picks).squeeze()
+    return taken, first, q.narrow(-1, 0, 1).squeeze()
+""",
+            message="dim 0 is the batch (the output of `net`)",
+            count=3,
+        ),
+        # a batch handed to a helper: every call of it in the file gives one
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def to_probs(scores):
+    return torch.sigmoid(scores).squeeze()
+
+
+class Pooled(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.body = nn.Linear(h, h)
+
+    def _pool(self, feats):
+        return feats.mean(-1).squeeze()
+
+    def forward(self, x):
+        return self._pool(self.body(x))
+
+
+def evaluate(model, loader):
+    return [to_probs(model(x)) for x, _ in loader]
+""",
+            message="given `model(x)` by the calls of `to_probs`: the output of `model`",
+            count=2,
+        ),
             # the encoding of a list of texts: a real batch
         Invalid(
             """
@@ -1130,7 +1523,7 @@ every = torch.cat(kept)
             return
         if _sink_use(ctx, node):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
-        tokens = _tokenizer_shape(ctx, x)  # a tokenizer's [N, L]: N is a batch of texts
+        tokens = tokenizer_shape(ctx, x)  # a tokenizer's [N, L]: N is a batch of texts
         shape = shape_of(ctx, x) or tokens
         dims: List[int] = []
         if shape is not None:
@@ -1165,10 +1558,10 @@ every = torch.cat(kept)
                 _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
             ):
                 continue  # a batch of one made on purpose, or ranks the code handles itself
-            if fix is None and not batched and _fed_one_sample(ctx, batch_source(ctx, x)):
+            if fix is None and not batched and fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
             if fix is None:
-                origin = _tokenizer_origin(ctx, x) if batched else batch_origin(ctx, x)
+                origin = tokenizer_origin(ctx, x) if batched else batch_origin(ctx, x)
                 if origin is not None:
                     message = (
                         f"`squeeze()` without a dim drops dim 0 as well when the batch holds one sample: dim 0 "
@@ -1306,6 +1699,8 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
                     return True
                 if name in _SINK_BUILTINS and isinstance(call.func, cst.Name) and len(call.args) == 1:
                     return True
+                if _selecting_index(ctx, call, parent):
+                    return True
             return False
         if isinstance(parent, cst.ComparisonTarget):
             parent = ctx.parent(parent)
@@ -1313,6 +1708,19 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
             return _counted_match(ctx, parent)
         return False
     return False
+
+
+def _selecting_index(ctx, call: cst.Call, arg: cst.Arg) -> bool:
+    """``arg`` is the index of ``x.index_select(dim, index)`` / ``torch.index_select(x, dim, index)``: a 0-d
+    index selects what a one-element one does (the result keeps the selected dimension), so a squeeze that
+    turns ``[1, 1]`` into a 0-d index changes nothing there."""
+    if arg.keyword is not None:
+        return arg.keyword.value == "index" and _call_name(call.func) == "index_select"
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if ctx.names.matches(call.func, frozenset({"torch.index_select"})):
+        return len(positional) >= 3 and positional[2] is arg
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "index_select" \
+        and not ctx.names.qualified_names(call.func) and len(positional) >= 2 and positional[1] is arg
 
 
 #: reductions of a whole tensor to one count or rate
@@ -1437,120 +1845,7 @@ def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
             if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
                 return True
     for call in ctx.calls_in(function):
-        if _literal_batch_of_one(ctx, call) or _sized_by_one(ctx, call):
-            return True
-    return False
-
-
-def _fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
-    """The model call a batch comes from is given an input made a batch of one by construction: a
-    positional argument every value of which (through its names, moves aside) is ``torch.zeros(1, ...)``,
-    ``torch.randint(n, (1, 1))``, ``torch.tensor([[token]])``, ``x.unsqueeze(0)``, ``x[None]`` or a state made for
-    one sample (``model.init_hidden(1)``).  Anywhere in the file, the module's own code included."""
-    if call is None:
-        return False
-    for a in call.args:
-        if a.star == "**":  # `model(**enc)` with `enc = tok(text, return_tensors="pt")` of one text
-            values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
-            if values and all(_encoding_of_one_text(ctx, program.strip_moves(v)) for v in values):
-                return True
-            continue
-        if a.keyword is not None or a.star:
-            continue
-        values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
-        if values and all(_one_sample(ctx, program.strip_moves(v)) for v in values):
-            return True
-    return False
-
-
-def _encoding_of_one_text(ctx, value: cst.BaseExpression) -> bool:
-    """``tok("a photo of a cat", return_tensors="pt")``, ``tok(text, ...)`` with ``text: str``: one row."""
-    if not isinstance(value, cst.Call) or not _returns_pt(value) or not value.args:
-        return False
-    first = value.args[0]
-    return first.keyword is None and not first.star and _one_text(ctx, first.value)
-
-
-def _one_text(ctx, first: cst.BaseExpression) -> bool:
-    if isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-        return True
-    if isinstance(first, cst.Name):  # a parameter annotated `str` (asked after the walk: found by the tree)
-        function = ctx.enclosing(first, cst.FunctionDef)
-        params = function.params if isinstance(function, cst.FunctionDef) else None
-        for p in (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)) if params else ():
-            if p.name.value == first.value:
-                ann = p.annotation.annotation if p.annotation is not None else None
-                return isinstance(ann, cst.Name) and ann.value == "str" and not ctx.names.values_before(first)
-    return False
-
-
-def _one_sample(ctx, value: cst.BaseExpression) -> bool:
-    if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
-            and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
-        return True  # `x[None]`
-    tokens = _tokenizer_shape(ctx, value)
-    if tokens is not None and tokens.head and tokens.head[0] == 1:
-        return True  # the ids of one text: `tok("...", return_tensors="pt")["input_ids"]`
-    if not isinstance(value, cst.Call):
-        return False
-    func = value.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze" and value.args \
-            and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
-        return True
-    if _literal_batch_of_one(ctx, value) or _sized_by_one(ctx, value):
-        return True
-    if ctx.names.matches(func, frozenset({"torch.randint"})):  # `torch.randint(n, (1, 1))`: the size is a tuple
-        size = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "size"), None)
-        positional = [a.value for a in value.args if a.keyword is None]
-        size = size if size is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
-        return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) >= 2 \
-            and isinstance(size.elements[0].value, cst.Integer) and size.elements[0].value.value == "1"
-    return False
-
-
-def _literal_batch_of_one(ctx, call: cst.Call) -> bool:
-    """``torch.zeros(1, 1)``, ``torch.tensor([[token]])``: a tensor built with a leading 1 and more
-    dimensions after it -- a batch of one sample, on purpose."""
-    if not ctx.names.matches(call.func, SIZE_CONSTRUCTORS | DATA_CONSTRUCTORS):
-        return False
-    if ctx.names.matches(call.func, DATA_CONSTRUCTORS):
-        data = call.args[0].value if call.args and call.args[0].keyword is None else None
-        if isinstance(data, (cst.List, cst.Tuple)) and len(data.elements) == 1 \
-                and isinstance(data.elements[0].value, (cst.List, cst.Tuple)):
-            return True  # `[[token]]`: one row, whatever its values
-    shape = shape_of(ctx, call)
-    return shape is not None and shape.rank is not None and shape.rank >= 2 and shape.head[0] == 1
-
-
-def _sized_by_one(ctx, call: cst.Call) -> bool:
-    """``model.init_hidden(1)``, ``self.begin_state(1)``: the literal 1 given to a function of the project
-    that passes that parameter as a size to a torch constructor (``torch.zeros(layers, batch, hidden)``):
-    the state is made for a batch of one."""
-    ones = [k for k, a in enumerate(call.args)
-            if a.keyword is None and not a.star and isinstance(a.value, cst.Integer) and a.value.value == "1"]
-    if not ones:
-        return False
-    func = call.func
-    found = program.called_function(ctx, call)
-    if found is None and isinstance(func, cst.Attribute):
-        owner = program.instance_class(ctx, func.value)
-        if owner is None and isinstance(func.value, cst.Name):
-            annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
-            owner = program.definition_of(ctx, annotation) if annotation is not None else None
-            owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
-        method = program.method_of(owner[1], func.attr.value) if owner is not None else None
-        found = (owner[0], method, 1) if method is not None else None
-    if found is None:
-        return False
-    where, function, offset = found
-    params = [p.name.value for p in function.params.params][offset:]
-    names = {params[k] for k in ones if k < len(params)}
-    if not names:
-        return False
-    for made in where.calls_in(function):
-        if where.names.matches(made.func, SIZE_CONSTRUCTORS) and any(
-            isinstance(a.value, cst.Name) and a.value.value in names for a in made.args if a.keyword is None
-        ):
+        if literal_batch_of_one(ctx, call) or sized_by_one(ctx, call):
             return True
     return False
 
@@ -1659,91 +1954,6 @@ def _root_names(expr: cst.BaseExpression, depth: int = 0) -> Optional[set]:
 def _is_store(ctx, name: cst.Name) -> bool:
     parent = ctx.parent(name)
     return isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is name)
-
-
-# -- TL401's own shape facts ----------------------------------------------------------------------------------------
-def _tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
-    """A tokenizer's tensors: ``tok(text, return_tensors="pt")["input_ids"]`` / ``.input_ids``, or
-    ``tok.encode(text, return_tensors="pt")``: ``[N, L]``, with ``N`` = 1 for one string."""
-    for _ in range(3):
-        if isinstance(x, cst.Name):
-            vals = ctx.names.values_before(x)
-            if len(vals) != 1:
-                return None
-            x = vals[0]
-            continue
-        break
-    call: Optional[cst.BaseExpression] = None
-    if isinstance(x, cst.Call) and _call_name(x.func) in ("encode",):
-        call = x
-    elif isinstance(x, cst.Subscript) and len(x.slice) == 1 and isinstance(x.slice[0].slice, cst.Index):
-        key = x.slice[0].slice.value
-        if isinstance(key, cst.SimpleString) and key.evaluated_value in _ENCODING_KEYS:
-            call = _resolve(ctx, x.value)
-    elif isinstance(x, cst.Attribute) and x.attr.value in _ENCODING_KEYS:
-        call = _resolve(ctx, x.value)
-    if not isinstance(call, cst.Call) or not _returns_pt(call):
-        return None
-    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
-    one = isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-    if not one and not _texts(ctx, first):
-        return None  # one text or many: nothing says which, so nothing says there is a batch
-    return Shape.exact([1 if one else None, None])
-
-
-def _tokenizer_origin(ctx, x: cst.BaseExpression) -> str:
-    """Where a tokenizer's batch comes from, in words: the texts given to the tokenizer call
-    (`tokenizer([q, a], ...)`), found as :func:`_tokenizer_shape` finds it."""
-    for _ in range(3):
-        if not isinstance(x, cst.Name):
-            break
-        vals = ctx.names.values_before(x)
-        if len(vals) != 1:
-            break
-        x = vals[0]
-    call = x if isinstance(x, cst.Call) else _resolve(ctx, x.value) if isinstance(x, (cst.Subscript, cst.Attribute)) else None
-    if isinstance(call, cst.Call) and call.args:
-        return f"the texts `{_short(ctx, call.args[0].value)}` given to `{_short(ctx, call.func)}`"
-    return "a tokenizer's batch of texts"
-
-
-def _short(ctx, node: cst.CSTNode) -> str:
-    code = " ".join(ctx.code(node).split())
-    return code if len(code) <= 40 else code[:37].rstrip(". ") + "..."
-
-
-def _texts(ctx, first: Optional[cst.BaseExpression]) -> bool:
-    """A list of texts by construction: ``[q, a]``, a list comprehension, ``list(...)``, a local bound
-    only to those, or a parameter annotated ``List[str]``/``list[str]``."""
-    if isinstance(first, (cst.List, cst.ListComp)):
-        return True
-    if isinstance(first, cst.Call) and ctx.names.matches(first.func, frozenset({"builtins.list"})):
-        return True
-    if isinstance(first, cst.Name):
-        vals = ctx.names.values_before(first)
-        if vals:
-            return all(isinstance(v, (cst.List, cst.ListComp)) and (not isinstance(v, cst.List) or v.elements)
-                       for v in vals)
-        ann = param_annotation(ctx, first)
-        return ann is not None and re.match(r"(typing\.)?[Ll]ist\[str\]$", ctx.code(ann).strip()) is not None
-    return False
-
-
-_ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
-
-
-def _resolve(ctx, x: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    if isinstance(x, cst.Name):
-        vals = ctx.names.values_before(x)
-        return vals[0] if len(vals) == 1 else None
-    return x
-
-
-def _returns_pt(call: cst.Call) -> bool:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == "return_tensors":
-            return isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "pt"
-    return False
 
 
 def _numpy_like(ctx, x: cst.BaseExpression, depth: int = 0) -> bool:

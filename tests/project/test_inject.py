@@ -372,6 +372,38 @@ def test_squeeze_without_dim_only_on_a_model_output(inject):
         """
     new = mutate_one(inject, "tl401-squeeze-without-dim", code)
     assert "return out.squeeze(), w.squeeze(1)" in new
+    # the same model run on an input built as a batch of one: squeezing it is no mistake
+    one = code.replace("out = model(x)", "x = torch.zeros(1, 1, 28, 28)\n            out = model(x)")
+    assert sites(inject, "tl401-squeeze-without-dim", one) == []
+
+
+def test_squeeze_without_dim_on_a_module_activation(inject):
+    # a module's own computation (a layer's tuple output, a product of it, a view) carries the batch; a
+    # squeeze of the leading dimension, of a parameter or of a plain tensor is not the mistake to inject
+    code = """\
+        import torch
+        import torch.nn as nn
+        class Attend(nn.Module):
+            def step(self, x, enc, w):
+                hiddens, state = self.cell(x)
+                weights = self.score(hiddens, enc)
+                context = weights.bmm(enc)
+                a = hiddens.squeeze(1)
+                b = context.squeeze(1)
+                c = torch.squeeze(self.head(a).view(-1, 1), 1)
+                d = hiddens.squeeze(0)
+                e = w.squeeze(1)
+                f = torch.zeros(3, 1).squeeze(1)
+                return a, b, c, d, e, f
+        """
+    found = sites(inject, "tl401-squeeze-without-dim", code)
+    assert sorted(s.what for s in found) == [
+        "squeeze() of `context.squeeze(1)`", "squeeze() of `hiddens.squeeze(1)`",
+        "squeeze() of `torch.squeeze(self.head(a).view(-1, 1), 1)`",
+    ]
+    for s in found:
+        compile(s.new_code, "<mutant>", "exec")
+    assert any("c = torch.squeeze(self.head(a).view(-1, 1))\n" in s.new_code for s in found)
 
 
 def test_remove_map_location(inject):

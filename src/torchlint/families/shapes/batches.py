@@ -9,10 +9,12 @@ from
 - a batch drawn from a data loader: the target of ``for x, y in loader`` (also through ``enumerate``,
   ``tqdm``, ``zip``), or the ``batch`` parameter of a Lightning step method (``training_step``, ...);
 - the inputs of a model's ``forward`` (the parameters after ``self`` of ``forward`` in an ``nn.Module``),
-  and what the model's own methods make of a batch (``feats = self.features(x)``);
+  and what the model's own methods make of a batch (``feats = self.features(x)``, a part's step
+  ``self.core.step(memory, state)``);
 
 where the operations that keep it are element-wise arithmetic, activations, casts and moves, views,
-indexing and reductions over a dimension other than the first.  A model is recognised by how it is
+products and copies (``bmm``, ``matmul``, ``repeat``), indexing and reductions over a dimension other than
+the first, and a helper of the file that hands a parameter back through them (``return t.repeat(k, 1)``).  A model is recognised by how it is
 built (``nn.Module`` subclasses, layers, ``from_pretrained``: the program model) or, for a parameter
 whose construction is not in view, by a model's name (``model``, ``net``, ``encoder``) -- the same
 fallback the evaluation rules use.
@@ -21,6 +23,12 @@ Everything else has no evidence: tensors computed from a function's plain parame
 state, from files, or by calls this does not follow.  Rules that report a hazard only where a batch
 dimension exists (``squeeze()`` without a dim) use this to stay silent on library code whose tensors are
 per-output statistics, kernels or tables.
+
+A batch of one made on purpose is the other side (:func:`fed_one_sample`): a model call given an input
+built with a leading 1 (``torch.randint(n, (1, 1))``, ``x.unsqueeze(0)``), the encoding of one text, or a
+state a method of the project builds with the literal 1 as a size (``model.init_hidden(1)`` with
+``weight.new_zeros(layers, batch, hidden)``; for a model read back from a checkpoint, whose class is
+unknown, every class in view that defines the method must build it so).
 
 Queries are made once the file's walk is done (positions are those of the finished walk).
 """
@@ -38,6 +46,7 @@ from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.training import flows_into_backward, is_loss_call
 from torchlint.analysis.walk import iter_nodes
+from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
 _KEEPS = frozenset({
@@ -46,6 +55,8 @@ _KEEPS = frozenset({
     "neg", "sqrt", "pow", "mul", "add", "sub", "div", "clamp", "clamp_min", "clamp_max", "view", "reshape",
     "view_as", "reshape_as", "flatten", "unsqueeze", "squeeze", "round", "sign", "masked_fill", "gt", "lt",
     "ge", "le", "eq", "ne", "transpose", "permute", "float_power", "requires_grad_", "detach_",
+    # products and copies: the rows of the receiver stay rows (`attn.bmm(enc)`, `h.repeat(k, 1)`)
+    "bmm", "matmul", "mm", "repeat", "expand", "expand_as", "repeat_interleave",
 })
 #: reductions: the batch is kept when they run over another dimension
 _REDUCTIONS = frozenset({
@@ -56,6 +67,8 @@ _REDUCTIONS = frozenset({
 _ATTRS = frozenset({"data", "T", "mT", "values", "indices", "logits", "last_hidden_state", "pooler_output",
                     "hidden_states", "sample", "audio_values", "pred", "preds", "prediction", "predictions",
                     "scores", "embeddings", "image_embeds", "text_embeds"})
+#: selections along a dimension: the batch is kept when they select along another (a literal dim, not 0)
+_SELECTIONS = frozenset({"gather", "index_select", "narrow", "select"})
 _STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _WRAPPERS = frozenset({"enumerate", "tqdm", "zip", "iter", "islice"})
@@ -121,6 +134,9 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         return True
     if _helper_return(ctx, call, depth) is not None:
         return True  # `logits = predict(net, x)` with `def predict(net, x): return net(x)`
+    passed = _passed_through(ctx, call)
+    if passed is not None and _evidence(ctx, passed, depth + 1):
+        return True  # `_inflate(encoder_outputs, k, 0)` with `def _inflate(t, k, d): return t.repeat(...)`
     func = call.func
     qn = ctx.names.qualified_names(func)
     if qn:
@@ -135,6 +151,10 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         method = func.attr.value
         if method in _KEEPS:
             return _evidence(ctx, func.value, depth + 1)
+        if method in _SELECTIONS:  # `out.gather(1, idx)`: picks along another dimension, every row kept
+            dim = _dim_argument(call)
+            return isinstance(dim, (cst.Integer, cst.UnaryOperation)) and ctx.code(dim).strip() not in ("0", "-0") \
+                and _evidence(ctx, func.value, depth + 1)
         if method in _REDUCTIONS:
             dim = _dim_argument(call)
             if dim is None or (isinstance(dim, cst.Integer) and dim.value == "0"):
@@ -142,6 +162,8 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
             return _evidence(ctx, func.value, depth + 1)
         owner = func.value
         if isinstance(owner, cst.Name) and owner.value == "self" and _model_method_on_batch(ctx, call, depth):
+            return True
+        if _submodule_method_on_batch(ctx, call, depth):
             return True
         name = dotted_name(owner)
         if name is not None and not ctx.names.qualified_names(owner):
@@ -291,6 +313,37 @@ def _helper_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst
     return None
 
 
+def _passed_through(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """For a call of a function of this file (``_inflate(outputs, k, 0)``) every ``return`` of which gives one
+    of its parameters through operations that keep the leading dimension (``return t.repeat(*dims)``), the
+    argument given for that parameter; None otherwise."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    function = ctx.function_for_call(call)
+    if function is None or ctx.is_inside(call, function) or _adds_leading_one(function):
+        return None
+    params = [p.name.value for p in function.params.params]
+    returns = _returns_of(ctx, function)
+    roots = set()
+    for ret in returns:
+        root = ret.value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and root.func.attr.value in _KEEPS:
+            root = root.func.value
+        if not isinstance(root, cst.Name) or root.value not in params:
+            return None
+        roots.add(root.value)
+    if len(roots) != 1 or _assignments(ctx, function).get(next(iter(roots))):
+        return None  # no return, several parameters, or the parameter rebound in the helper
+    index = params.index(next(iter(roots)))
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[:index + 1]):
+        return None
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == params[index]:
+            return a.value
+    return positional[index].value if index < len(positional) else None
+
+
 def _adds_leading_one(function: cst.FunctionDef) -> bool:
     for n in iter_nodes(function.body):
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "unsqueeze" \
@@ -373,6 +426,16 @@ def _model_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool
     return any(a.keyword is None and not a.star and _evidence(ctx, a.value, depth + 1) for a in call.args)
 
 
+def _submodule_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool:
+    """``self.rnn.forward_step(x, h, enc)`` in a model's method, an argument a batch: a step of a part of the
+    model run on the batch."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
+            and isinstance(func.value.value, cst.Name) and func.value.value.value == "self"):
+        return False
+    return _model_method_on_batch(ctx, call, depth)
+
+
 def _tensor_argument_evidence(ctx: FileContext, value: cst.BaseExpression, depth: int) -> bool:
     if isinstance(value, (cst.List, cst.Tuple)):
         return any(_evidence(ctx, el.value, depth + 1) for el in value.elements)
@@ -416,6 +479,9 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
             break
     if not isinstance(function, cst.FunctionDef):
         return False
+    given = _given_batch(ctx, name, depth)
+    if given is not None:
+        return True  # `def head(scores): return scores.squeeze()` called as `head(model(x))`
     params = [p.name.value for p in function.params.params]
     if len(params) < 2 or params[0] != "self" or name.value not in params[1:]:
         return False
@@ -425,6 +491,18 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
         cls = ctx.enclosing(function, cst.ClassDef)
         return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
     return False
+
+
+def _given_batch(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.BaseExpression]:
+    """For a parameter of a function of this file that every call of it in the file gives a batch
+    (``head(model(x))``, ``self._pool(self.body(x))``), the first such argument; None otherwise (never
+    called here, or one call gives something else)."""
+    if depth > _MAX_DEPTH // 2 or not ctx.names.is_param_at(name) or ctx.names.values_before(name):
+        return None
+    args = program.arguments_for_param(ctx, name)
+    if not args or not all(_evidence(ctx, a, depth + 1) for a in args):
+        return None
+    return args[0]
 
 
 def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.BaseExpression]]]:
@@ -520,6 +598,11 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if owner is function:
                 break
         if isinstance(function, cst.FunctionDef):
+            given = _given_batch(ctx, expr, depth)
+            if given is not None:
+                inner = batch_origin(ctx, given, depth + 1)
+                return f"`{code}`, given `{_short(ctx, given)}` by the calls of `{function.name.value}`" + (
+                    f": {inner}" if inner else "")
             if function.name.value in _STEP_METHODS:
                 return f"the batch of `{function.name.value}`"
             if function.name.value == "forward":
@@ -566,4 +649,271 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
                 return found
             if not (isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self"):
                 return f"the output of `{ctx.code(expr.func).strip()}`"  # a model's method: `vae.decode(z)`
+    return None
+
+
+# -- a batch of one made on purpose, and a tokenizer's batch of texts ----------------------------------------------
+def fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
+    """The model call a batch comes from is given an input made a batch of one by construction: a
+    positional argument every value of which (through its names, moves aside) is ``torch.zeros(1, ...)``,
+    ``torch.randint(n, (1, 1))``, ``torch.tensor([[token]])``, ``x.unsqueeze(0)``, ``x[None]`` or a state made for
+    one sample (``model.init_hidden(1)``).  Anywhere in the file, the module's own code included."""
+    if call is None:
+        return False
+    for a in call.args:
+        if a.star == "**":  # `model(**enc)` with `enc = tok(text, return_tensors="pt")` of one text
+            values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+            if values and all(_encoding_of_one_text(ctx, program.strip_moves(v)) for v in values):
+                return True
+            continue
+        if a.keyword is not None or a.star:
+            continue
+        values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
+        if values and all(_one_sample(ctx, program.strip_moves(v)) for v in values):
+            return True
+    return False
+
+
+def _encoding_of_one_text(ctx, value: cst.BaseExpression) -> bool:
+    """``tok("a photo of a cat", return_tensors="pt")``, ``tok(text, ...)`` with ``text: str``: one row."""
+    if not isinstance(value, cst.Call) or not _returns_pt(value) or not value.args:
+        return False
+    first = value.args[0]
+    return first.keyword is None and not first.star and _one_text(ctx, first.value)
+
+
+def _one_text(ctx, first: cst.BaseExpression) -> bool:
+    if isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(first, cst.Name):  # a parameter annotated `str` (asked after the walk: found by the tree)
+        function = ctx.enclosing(first, cst.FunctionDef)
+        params = function.params if isinstance(function, cst.FunctionDef) else None
+        for p in (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)) if params else ():
+            if p.name.value == first.value:
+                ann = p.annotation.annotation if p.annotation is not None else None
+                return isinstance(ann, cst.Name) and ann.value == "str" and not ctx.names.values_before(first)
+    return False
+
+
+def _one_sample(ctx, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
+            and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
+        return True  # `x[None]`
+    tokens = tokenizer_shape(ctx, value)
+    if tokens is not None and tokens.head and tokens.head[0] == 1:
+        return True  # the ids of one text: `tok("...", return_tensors="pt")["input_ids"]`
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze" and value.args \
+            and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
+        return True
+    if literal_batch_of_one(ctx, value) or sized_by_one(ctx, value):
+        return True
+    if ctx.names.matches(func, frozenset({"torch.randint"})):  # `torch.randint(n, (1, 1))`: the size is a tuple
+        size = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "size"), None)
+        positional = [a.value for a in value.args if a.keyword is None]
+        size = size if size is not None else next((p for p in positional if isinstance(p, (cst.Tuple, cst.List))), None)
+        return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) >= 2 \
+            and isinstance(size.elements[0].value, cst.Integer) and size.elements[0].value.value == "1"
+    return False
+
+
+def literal_batch_of_one(ctx, call: cst.Call) -> bool:
+    """``torch.zeros(1, 1)``, ``torch.tensor([[token]])``: a tensor built with a leading 1 and more
+    dimensions after it -- a batch of one sample, on purpose."""
+    if not ctx.names.matches(call.func, SIZE_CONSTRUCTORS | DATA_CONSTRUCTORS):
+        return False
+    if ctx.names.matches(call.func, DATA_CONSTRUCTORS):
+        data = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if isinstance(data, (cst.List, cst.Tuple)) and len(data.elements) == 1 \
+                and isinstance(data.elements[0].value, (cst.List, cst.Tuple)):
+            return True  # `[[token]]`: one row, whatever its values
+    shape = shape_of(ctx, call)
+    return shape is not None and shape.rank is not None and shape.rank >= 2 and shape.head[0] == 1
+
+
+def sized_by_one(ctx, call: cst.Call) -> bool:
+    """``model.init_hidden(1)``, ``self.begin_state(1)``: the literal 1 given to a function of the project
+    that passes that parameter as a size to a tensor constructor (``torch.zeros(layers, batch, hidden)``,
+    ``weight.new_zeros(layers, batch, hidden)``): the state is made for a batch of one.  A method called on
+    a receiver of unknown class (a model read with ``torch.load``) is looked up in the classes in view --
+    this file's and those it imports from the project -- and counts when every one of them that defines
+    it does so."""
+    ones = [k for k, a in enumerate(call.args)
+            if a.keyword is None and not a.star and isinstance(a.value, cst.Integer) and a.value.value == "1"]
+    if not ones:
+        return False
+    func = call.func
+    found = program.called_function(ctx, call)
+    if found is not None:
+        return _sizes_from(found, ones)
+    if not isinstance(func, cst.Attribute):
+        return False
+    owner = program.instance_class(ctx, func.value)
+    if owner is None and isinstance(func.value, cst.Name):
+        annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
+        owner = program.definition_of(ctx, annotation) if annotation is not None else None
+        owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
+    if owner is not None:
+        method = program.method_of(owner[1], func.attr.value)
+        return method is not None and _sizes_from((owner[0], method, 1), ones)
+    if isinstance(func.value, cst.Name) and func.value.value == "self" or any(
+        _library_object(ctx, v) for v in program.built_values(ctx, func.value)
+    ):
+        return False  # the instance's own method, or an object a library builds (`nn.LSTM(...)`)
+    defining = [(c, m) for c, m in ((c, program.method_of(cls, func.attr.value)) for c, cls in _classes_in_view(ctx))
+                if m is not None]
+    return bool(defining) and all(_sizes_from((c, m, 1), ones) for c, m in defining)
+
+
+#: calls that give back an object of any class, a project's model included (a checkpoint read back)
+_UNPICKLERS = frozenset({"torch.load", "pickle.load", "pickle.loads", "dill.load", "joblib.load", "cloudpickle.load"})
+
+
+def _library_object(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    core = program.strip_moves(value)
+    if not isinstance(core, cst.Call):
+        return True  # a literal, a comprehension: not a model at all
+    qn = ctx.names.qualified_names(core.func)
+    return bool(qn) and not qn & _UNPICKLERS
+
+
+#: tensor methods that build a new tensor of the sizes they are given (``weight.new_zeros(l, b, h)``)
+_NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def _sizes_from(found, ones: List[int]) -> bool:
+    """Whether the parameters at the positions ``ones`` of the function ``found`` (``(file context, function,
+    offset)``) are given as a size to a tensor constructor in its body."""
+    where, function, offset = found
+    params = [p.name.value for p in function.params.params][offset:]
+    names = {params[k] for k in ones if k < len(params)}
+    if not names:
+        return False
+    for made in where.calls_in(function):
+        func = made.func
+        if where.names.matches(func, SIZE_CONSTRUCTORS):
+            sizes = [a.value for a in made.args if a.keyword is None]
+        elif isinstance(func, cst.Attribute) and func.attr.value in _NEW_TENSOR_METHODS \
+                and not where.names.qualified_names(func):
+            sizes = [a.value for a in made.args if a.keyword is None]
+            sizes = sizes[:1] if func.attr.value == "new_full" else sizes  # `new_full(size, fill_value)`
+        else:
+            continue
+        if sizes and isinstance(sizes[0], (cst.Tuple, cst.List)):
+            sizes = [el.value for el in sizes[0].elements]  # `torch.zeros((layers, batch, hidden))`
+        if any(isinstance(v, cst.Name) and v.value in names for v in sizes):
+            return True
+    return False
+
+
+def _classes_in_view(ctx: FileContext) -> List[Tuple[FileContext, cst.ClassDef]]:
+    """The classes defined at the top of this file and those it imports by name from project modules
+    (``from model import RNNModel``)."""
+    found: List[Tuple[FileContext, cst.ClassDef]] = []
+    for stmt in ctx.module.body:
+        if isinstance(stmt, cst.ClassDef):
+            found.append((ctx, stmt))
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            d = program.definition_of(ctx, bound)
+                            if d is not None and isinstance(d[1], cst.ClassDef):
+                                found.append(d)
+    return found
+
+
+def tokenizer_shape(ctx, x: cst.BaseExpression) -> Optional[Shape]:
+    """A tokenizer's tensors: ``tok(text, return_tensors="pt")["input_ids"]`` / ``.input_ids``, or
+    ``tok.encode(text, return_tensors="pt")``: ``[N, L]``, with ``N`` = 1 for one string."""
+    for _ in range(3):
+        if isinstance(x, cst.Name):
+            vals = ctx.names.values_before(x)
+            if len(vals) != 1:
+                return None
+            x = vals[0]
+            continue
+        break
+    call: Optional[cst.BaseExpression] = None
+    if isinstance(x, cst.Call) and _method_name(x.func) == "encode":
+        call = x
+    elif isinstance(x, cst.Subscript) and len(x.slice) == 1 and isinstance(x.slice[0].slice, cst.Index):
+        key = x.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and key.evaluated_value in _ENCODING_KEYS:
+            call = _resolve(ctx, x.value)
+    elif isinstance(x, cst.Attribute) and x.attr.value in _ENCODING_KEYS:
+        call = _resolve(ctx, x.value)
+    if not isinstance(call, cst.Call) or not _returns_pt(call):
+        return None
+    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    one = isinstance(first, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    if not one and not _texts(ctx, first):
+        return None  # one text or many: nothing says which, so nothing says there is a batch
+    return Shape.exact([1 if one else None, None])
+
+
+def tokenizer_origin(ctx, x: cst.BaseExpression) -> str:
+    """Where a tokenizer's batch comes from, in words: the texts given to the tokenizer call
+    (`tokenizer([q, a], ...)`), found as :func:`tokenizer_shape` finds it."""
+    for _ in range(3):
+        if not isinstance(x, cst.Name):
+            break
+        vals = ctx.names.values_before(x)
+        if len(vals) != 1:
+            break
+        x = vals[0]
+    call = x if isinstance(x, cst.Call) else _resolve(ctx, x.value) if isinstance(x, (cst.Subscript, cst.Attribute)) else None
+    if isinstance(call, cst.Call) and call.args:
+        return f"the texts `{_short(ctx, call.args[0].value)}` given to `{_short(ctx, call.func)}`"
+    return "a tokenizer's batch of texts"
+
+
+def _short(ctx, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    return code if len(code) <= 40 else code[:37].rstrip(". ") + "..."
+
+
+def _texts(ctx, first: Optional[cst.BaseExpression]) -> bool:
+    """A list of texts by construction: ``[q, a]``, a list comprehension, ``list(...)``, a local bound
+    only to those, or a parameter annotated ``List[str]``/``list[str]``."""
+    if isinstance(first, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(first, cst.Call) and ctx.names.matches(first.func, frozenset({"builtins.list"})):
+        return True
+    if isinstance(first, cst.Name):
+        vals = ctx.names.values_before(first)
+        if vals:
+            return all(isinstance(v, (cst.List, cst.ListComp)) and (not isinstance(v, cst.List) or v.elements)
+                       for v in vals)
+        ann = param_annotation(ctx, first)
+        return ann is not None and re.match(r"(typing\.)?[Ll]ist\[str\]$", ctx.code(ann).strip()) is not None
+    return False
+
+
+_ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+
+
+def _resolve(ctx, x: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    if isinstance(x, cst.Name):
+        vals = ctx.names.values_before(x)
+        return vals[0] if len(vals) == 1 else None
+    return x
+
+
+def _returns_pt(call: cst.Call) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "return_tensors":
+            return isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "pt"
+    return False
+
+
+def _method_name(func: cst.BaseExpression) -> Optional[str]:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
     return None
