@@ -930,12 +930,22 @@ def _passed_models_stochastic(unit: Unit, fn: cst.FunctionDef, model: str) -> Op
 
 
 def _called_from_other_files(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:
-    """Whether the model is a parameter of ``fn`` and other files of the tree call a function of that
-    name: whether deleting ``fn``'s ``eval()`` is a mistake then depends on the mode those callers (and
-    what they call before) leave the model in, which this syntactic test cannot see."""
-    if model not in [p.name.value for p in fn.params.params]:
+    """Whether the model is a parameter of ``fn``, other files of the tree call a function of that name,
+    and every such call passes a name its caller switched to evaluation mode before the call: deleting
+    ``fn``'s own ``eval()`` then changes nothing."""
+    params = [p.name.value for p in fn.params.params]
+    if model not in params:
         return False
-    return any(fn.name.value in calls for path, calls in unit.tree.calls_after_eval.items() if path != unit.path)
+    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
+    calls = [c for path, by_name in unit.tree.calls_after_eval.items() if path != unit.path
+             for c in by_name.get(fn.name.value, [])]
+    if not calls:
+        return False
+    for positional, keywords, evaluated in calls:
+        passed = keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None)
+        if not passed or passed not in evaluated:
+            return False
+    return True
 
 
 def _callers_evaluate_first(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:

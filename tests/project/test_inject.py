@@ -606,6 +606,44 @@ def test_the_tree_around_the_file_counts(inject, linter, tmp_path):
     assert [(m.verdict, m.path) for m in ms] == [("found", "evaluate.py")]
 
 
+def test_no_mutant_where_every_caller_in_another_file_switched_the_model_first(inject, linter, tmp_path):
+    # the same tree, but the caller in run.py puts the model in eval mode before it calls evaluate():
+    # deleting evaluate's own eval() changes nothing, so it is no mistake to inject
+    root = write_tree(tmp_path, {
+        "models.py": """\
+            from torch import nn
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.drop = nn.Dropout(0.5)
+                def forward(self, x):
+                    return self.drop(x)
+            """,
+        "evaluate.py": """\
+            import torch
+            from models import Net
+            def evaluate(model, loader):
+                model.eval()
+                with torch.no_grad():
+                    return [model(x).argmax(1).tolist() for x in loader]
+            """,
+        "run.py": """\
+            import torch
+            from models import Net
+            from evaluate import evaluate
+            net = Net()
+            net.eval()
+            print(evaluate(net, [torch.ones(2, 3)]))
+            """})
+    assert judge_all(inject, linter, root, inject.OPERATOR_BY_NAME["tl106-remove-eval"]) == []
+
+
+def test_sites_read_as_no_mistake_are_never_drawn(inject):
+    # every entry names an operator that exists and says why
+    for (op, repo, path, cell, line), why in inject.READ_NOT_MISTAKES.items():
+        assert op in inject.OPERATOR_BY_NAME and "/" in repo and path and cell >= 0 and line > 0 and why
+
+
 def test_invalid_mutant_is_counted_apart(inject, linter, tmp_path):
     op = inject.Operator("test-broken", ("TL101",), ("loss",),
                          lambda unit: [inject.Site(unit.code + "\ndef (:\n", (1, 1), 1, "broken")])

@@ -898,10 +898,8 @@ _ENCODING_KEYS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
 
 def _resolve(ctx, x: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    if isinstance(x, cst.Name):
-        vals = ctx.names.values_before(x)
-        return vals[0] if len(vals) == 1 else None
-    return x
+    """A name's only value where it is read (:meth:`NameResolver.sole_value`); any other expression itself."""
+    return ctx.names.sole_value(x) if isinstance(x, cst.Name) else x
 
 
 def _returns_pt(call: cst.Call) -> bool:
