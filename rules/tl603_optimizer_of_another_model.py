@@ -857,6 +857,63 @@ for x, y in []:
     opt.step()
 """
         ),
+        # near misses of the saving and summary cases: the generator is handed to a function of another
+        # module (it may freeze or train it), and in the second file it is frozen before being saved
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from helpers import prepare
+
+gen = nn.Linear(8, 16)
+disc = nn.Linear(16, 1)
+prepare(gen)
+opt_d = torch.optim.Adam(disc.parameters())
+for z in []:
+    loss = -disc(gen(z)).mean()
+    opt_d.zero_grad()
+    loss.backward()
+    opt_d.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from ignite.handlers import ModelCheckpoint
+
+encoder = nn.Linear(8, 4)
+head = nn.Linear(4, 1)
+encoder.requires_grad_(False)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+saver = ModelCheckpoint("ckpt", "run")
+for x, y in []:
+    loss = (head(encoder(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)
+    opt.step()
+saver(None, {"encoder": encoder, "head": head})
+"""
+        ),
+        # a dict of models handed to a call that is no checkpoint handler (it may load one into the other)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from tools import sync
+
+student = nn.Linear(8, 2)
+teacher = nn.Linear(8, 2)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+sync({"from": student, "to": teacher})
+for x in []:
+    loss = (student(x) - teacher(x)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1474,6 +1531,76 @@ for x, y in []:
     opt.step()
 """,
             message="`enc` is never trained",
+        ),
+        # reading a model neither freezes nor trains it: a summary of the generator (torchsummary), the networks
+        # saved by an ignite checkpoint handler in a dict, gradients clipped; the generator's optimizer holds
+        # the discriminator
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, Events
+from ignite.handlers import ModelCheckpoint
+from torchsummary import summary
+
+
+def run(loader, out_dir):
+    net_g = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+    net_d = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+    summary(net_g, (8,), device="cpu")
+    bce = nn.BCELoss()
+    opt_g = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+    opt_d = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+
+    def update(engine, batch):
+        real, _ = batch
+        fake = net_g(torch.randn(real.size(0), 8))
+        net_d.zero_grad()
+        loss_d = bce(net_d(real), torch.ones(real.size(0), 1)) + bce(net_d(fake.detach()), torch.zeros(real.size(0), 1))
+        loss_d.backward()
+        opt_d.step()
+        net_g.zero_grad()
+        loss_g = bce(net_d(fake), torch.ones(real.size(0), 1))
+        loss_g.backward()
+        torch.nn.utils.clip_grad_norm_(net_g.parameters(), 5.0)
+        opt_g.step()
+        return loss_g.item()
+
+    trainer = Engine(update)
+    saver = ModelCheckpoint(out_dir, "gan", n_saved=2)
+    trainer.add_event_handler(Events.EPOCH_COMPLETED, saver, {"net_g": net_g, "net_d": net_d})
+    trainer.run(loader, max_epochs=1)
+""",
+            message="`net_g` is never trained",
+        ),
+        # the same with the networks held by one model object, summarised and saved with `torch.save`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchinfo import summary
+
+
+class Gan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.discriminator = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+
+
+gan = Gan()
+summary(gan.generator, input_size=(2, 4))
+torch.save(gan.generator, "g.pt")
+opt_gen = torch.optim.Adam(gan.discriminator.parameters())
+opt_dis = torch.optim.Adam(gan.discriminator.parameters())
+for real in []:
+    fake = gan.generator(torch.randn(2, 4))
+    loss_gen = -gan.discriminator(fake).mean()
+    opt_gen.zero_grad()
+    loss_gen.backward()
+    opt_gen.step()
+""",
+            message="`gan.generator` is never trained",
         ),
     ]
 

@@ -947,8 +947,10 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
         if ctx.enclosing(node, cst.ClassDef) is cls:
             continue  # read in its own class: checked by its text
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node:
+        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node):
             continue
+        if isinstance(parent, cst.Attribute) and parent.value is node and _read_only(ctx, parent):
+            continue  # `summary(model.generator, ...)`: the member summarised, saved or clipped
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             assign = ctx.parent(parent)
             if isinstance(assign, cst.Assign) and effects.same_module(ctx, assign.value) is not assign.value:
@@ -995,6 +997,66 @@ def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
     return False
 
 
+#: library calls that read a module they are given and neither freeze, fill nor train it: saving it,
+#: printing a summary of it (one forward pass on random input, hooks removed after)
+_READERS = frozenset({"torch.save", "torchsummary.summary", "torchsummary.torchsummary.summary", "torchinfo.summary",
+                      "torchinfo.torchinfo.summary"})
+#: library calls that read or rescale the gradients of the parameters they are given, nothing more
+_GRADIENT_READERS = frozenset("torch.nn.utils." + n for n in (
+    "clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad.clip_grad_norm_",
+    "clip_grad.clip_grad_value_", "parameters_to_vector"))
+#: ignite handlers that save the objects of the dict they are built on or called with (``to_save``)
+_SAVERS = frozenset({"ignite.handlers.ModelCheckpoint", "ignite.handlers.Checkpoint",
+                     "ignite.handlers.checkpoint.ModelCheckpoint", "ignite.handlers.checkpoint.Checkpoint",
+                     "ignite.contrib.handlers.ModelCheckpoint"})
+
+
+def _saver(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is an ignite checkpoint handler: its construction, or a name bound only to one."""
+    if isinstance(expr, cst.Call):
+        return bool(ctx.names.qualified_names_at(expr.func) & _SAVERS)
+    if not isinstance(expr, cst.Name):
+        return False
+    b = ctx.names.binding_at(expr, expr.value)
+    return b is not None and not b.imports and not b.changed and bool(b.values) and all(
+        isinstance(v, cst.Call) and bool(ctx.names.qualified_names_at(v.func) & _SAVERS) for v in b.values)
+
+
+def _read_only(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """Whether the model ``node`` (``G``, ``model.generator``) is only read where it is: given to a call of
+    :data:`_READERS` or ``print``, or put in a dict literal an ignite checkpoint handler saves
+    (``ModelCheckpoint(...)`` called with it, ``Checkpoint(to_save, ...)``, or
+    ``engine.add_event_handler(event, handler, to_save)`` that hands it to such a handler); its
+    ``parameters()`` given to gradient clipping."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("parameters",
+                                                                                           "named_parameters"):
+        call = ctx.parent(parent)
+        arg_ = ctx.parent(call) if isinstance(call, cst.Call) and call.func is parent and not call.args else None
+        outer = ctx.parent(arg_) if isinstance(arg_, cst.Arg) and arg_.value is call else None
+        return isinstance(outer, cst.Call) and bool(ctx.names.qualified_names_at(outer.func) & _GRADIENT_READERS)
+    if isinstance(parent, cst.Arg) and parent.value is node:
+        call = ctx.parent(parent)
+        if not isinstance(call, cst.Call):
+            return False
+        q = ctx.names.qualified_names_at(call.func)
+        if q & _READERS:
+            return True
+        return isinstance(call.func, cst.Name) and call.func.value == "print" and not q \
+            and ctx.names.binding_at(call.func, "print") is None
+    if not isinstance(parent, cst.DictElement) or parent.value is not node:
+        return False
+    holder = ctx.parent(parent)
+    arg_ = ctx.parent(holder) if isinstance(holder, cst.Dict) else None
+    call = ctx.parent(arg_) if isinstance(arg_, cst.Arg) and arg_.value is holder else None
+    if not isinstance(call, cst.Call) or any(not isinstance(e, cst.DictElement) for e in holder.elements):  # type: ignore[union-attr]
+        return False
+    if _saver(ctx, call) or _saver(ctx, call.func):
+        return True  # `Checkpoint({"G": G}, ...)`; `handler(engine, {"G": G})`
+    return method_name(call) == "add_event_handler" and any(
+        _saver(ctx, a.value) for a in call.args if a is not arg_ and (a.keyword is None or a.keyword.value == "handler"))
+
+
 def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
     to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
@@ -1007,8 +1069,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -
         if mine is not None and ctx.names.binding_at(node, name) is not mine:
             continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node:
-            continue
+        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node):
+            continue  # called, saved, summarised, its gradients clipped
         if isinstance(parent, cst.Attribute):
             if parent.attr is node:
                 continue  # `x.model`: another object's attribute
