@@ -126,7 +126,7 @@ class OptimizerOfAnotherModel(LintRule):
     CODE = "TL603"
     NAME = "optimizer-of-another-model"
     MESSAGE = (
-        "`{optimizer}` holds the parameters of {held}, but the loss of the backward pass before this step "
+        "{optimizer} holds the parameters of {held}, but the loss of the backward pass before this step "
         "is computed from {reached} only: the step applies no gradient of this loss to them"
     )
     UNTRAINED = (
@@ -914,6 +914,63 @@ for x in []:
     opt.step()
 """
         ),
+        # zip loops near misses: each optimizer in the same position as its network; a list changed after it
+        # is built (what it holds at the loop is not followed); the optimizers zipped in another order
+        # through a call (not followed)
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+small = torch.nn.Linear(2, 1)
+wide = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+models = (small, wide)
+opts = (torch.optim.SGD(small.parameters(), lr=0.1), torch.optim.Adam(wide.parameters()))
+for x, y in []:
+    for i, (model, opt) in enumerate(zip(models, opts)):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+first = torch.nn.Linear(2, 1)
+second = torch.nn.Linear(2, 1)
+nets = [first, second]
+opt_second = torch.optim.SGD(second.parameters(), lr=0.1)
+opt_first = torch.optim.SGD(first.parameters(), lr=0.1)
+optimizers = [opt_second]
+optimizers.insert(0, opt_first)
+for x, y in []:
+    for net, opt in zip(nets, optimizers):
+        loss = F.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+first = torch.nn.Linear(2, 1)
+second = torch.nn.Linear(2, 1)
+nets = [first, second]
+optimizers = [torch.optim.SGD(second.parameters(), lr=0.1), torch.optim.SGD(first.parameters(), lr=0.1)]
+for x, y in []:
+    for net, opt in zip(nets, reversed(optimizers)):
+        loss = F.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1602,6 +1659,47 @@ for real in []:
 """,
             message="`gan.generator` is never trained",
         ),
+        # networks and their optimizers in two lists walked together by `zip`: the first optimizer was given
+        # the second network's parameters
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+net_a = torch.nn.Linear(1, 1)
+net_b = torch.nn.Linear(1, 1)
+nets = [net_a, net_b]
+opt_a = torch.optim.SGD(net_b.parameters(), lr=0.1)
+opt_b = torch.optim.SGD(net_b.parameters(), lr=0.1, momentum=0.9)
+optimizers = [opt_a, opt_b]
+history = [[], []]
+for x, y in []:
+    for net, opt, h in zip(nets, optimizers, history):
+        loss = F.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        h.append(loss.item())
+""",
+            message="`opt` (here `opt_a`) holds the parameters of `net_b`, but the loss of the backward pass "
+                    "before this step is computed from `net_a` only",
+        ),
+        # the same through `enumerate(zip(...))` over tuples, the optimizers built in the tuple
+        Invalid(
+            """
+import torch
+
+encoders = (torch.nn.Linear(4, 2), torch.nn.Linear(4, 2))
+optims = (torch.optim.Adam(encoders[1].parameters()), torch.optim.Adam(encoders[1].parameters()))
+for x in []:
+    for k, (enc, optim) in enumerate(zip(encoders, optims)):
+        optim.zero_grad()
+        enc(x).pow(2).sum().backward()
+        optim.step()
+""",
+            message="`optim` (here `optims[0]`) holds the parameters of `encoders[1]`, but the loss of the "
+                    "backward pass before this step is computed from `encoders[0]` only",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -1613,7 +1711,7 @@ for real in []:
             reported.update(found.backwards)
             named.update(found.reached)
             self.report(found.step, self.MESSAGE.format(
-                optimizer=found.optimizer,
+                optimizer=f"`{found.optimizer}`" + (f" (here `{found.element}`)" if found.element else ""),
                 held=", ".join(f"`{h}`" for h in found.held),
                 reached=", ".join(f"`{r}`" for r in found.reached),
             ))

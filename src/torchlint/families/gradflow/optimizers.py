@@ -37,7 +37,7 @@ freeze it, fill it from another model or train it elsewhere, and keeps the answe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import re
 
@@ -76,6 +76,10 @@ _BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helper
 _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
 
 
+#: the loop targets of ``for net, opt in zip(nets, opts):`` stood for by one element of each list, while
+#: the steps of that loop are asked about one iteration at a time
+_ZIPPED: "Fact[Dict[cst.For, Dict[str, Tuple[cst.BaseExpression, str]]]]" = Fact("gradflow.zipped", lambda ctx: {})
+
 Unknown = effects.Unknown  # the answer cannot be known from the code
 
 
@@ -89,6 +93,8 @@ class StrayStep:
     backwards: Tuple[cst.Call, ...]
     held: Tuple[str, ...]
     reached: Tuple[str, ...]
+    #: for the optimizer of a zip loop, the element of the list it is in the iteration found
+    element: Optional[str] = None
 
 
 def stray_steps(ctx: FileContext) -> List[StrayStep]:
@@ -103,27 +109,165 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
         backwards = _backwards_before(ctx, call)
         if not backwards:
             continue
-        try:
-            held = _held_models(ctx, opt)
-            reached: Set[cst.Call] = set()
-            _CALLED.of(ctx).clear()
-            for b in backwards:
-                operand = backward_operand(ctx, b)
-                if operand is None:
-                    raise Unknown
-                found = _reached(ctx, operand, 0, set())
-                reached |= found
-            if not held or not reached or held & reached:
-                continue
-        except Unknown:
-            continue
-        if not _CALLED.of(ctx):
-            continue
+        loop = _zip_loop(ctx, opt) if isinstance(opt, cst.Name) else None
+        if loop is None:
+            found = _stray_step(ctx, call, opt, backwards)
+        else:  # `for net, opt in zip(nets, opts):` one iteration at a time
+            found = None
+            zipped = _ZIPPED.of(ctx)
+            for binding in loop[1]:
+                zipped[loop[0]] = binding
+                try:
+                    found = _stray_step(ctx, call, opt, backwards, binding[opt.value][1])  # type: ignore[union-attr]
+                finally:
+                    zipped.pop(loop[0], None)
+                if found is not None:
+                    break
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _stray_step(ctx: FileContext, call: cst.Call, opt: cst.BaseExpression, backwards: List[cst.Call],
+                label: Optional[str] = None) -> Optional[StrayStep]:
+    try:
+        held = _held_models(ctx, opt)
+        reached: Set[cst.Call] = set()
+        _CALLED.of(ctx).clear()
+        for b in backwards:
+            operand = backward_operand(ctx, b)
+            if operand is None:
+                raise Unknown
+            found = _reached(ctx, operand, 0, set())
+            reached |= found
+        if not held or not reached or held & reached:
+            return None
         owners = sorted({ctx.code(receiver(c)) for c in iter_nodes(_optimizer_call(ctx, opt))  # type: ignore[arg-type]
                          if isinstance(c, cst.Call) and method_name(c) in ("parameters", "named_parameters")
                          and receiver(c) is not None} | {ctx.code(s) for s in _added_owners(ctx, opt)})
-        out.append(StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx)))))
-    return out
+    except Unknown:
+        return None
+    if not _CALLED.of(ctx):
+        return None
+    return StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx))), label)
+
+
+#: methods of a list that change which values it holds
+_LIST_WRITES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__",
+                          "__delitem__", "__iadd__"})
+
+
+def _zip_loop(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.For, List[Dict[str, Tuple[cst.BaseExpression, str]]]]]:
+    """For a target of ``for net, opt in zip(nets, opts):`` (or ``enumerate(zip(...))``) read in the loop
+    and never rebound there, where each zipped list is a name bound once to a list literal and never
+    changed: the loop and, per iteration, the element each target stands for (the targets over other
+    iterables stand for nothing), with its spelling (``nets[0]`` where it is no name).  None otherwise."""
+    loop = ctx.enclosing(name, cst.For)
+    while loop is not None:
+        if any(isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(loop.target)):  # type: ignore[union-attr]
+            break
+        loop = ctx.enclosing(loop, cst.For)
+    if loop is None or not ctx.is_inside(name, loop.body) or _binds_in(loop.body, name.value):  # type: ignore[union-attr]
+        return None
+    target, it = loop.target, loop.iter  # type: ignore[union-attr]
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" \
+            and not ctx.names.qualified_names_at(it.func) and len(it.args) == 1 \
+            and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        it, target = it.args[0].value, target.elements[1].value
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip"
+            and not ctx.names.qualified_names_at(it.func) and isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == len(it.args) and all(a.keyword is None and not a.star for a in it.args)):
+        return None
+    columns: Dict[str, List[Tuple[cst.BaseExpression, str]]] = {}
+    for el, a in zip(target.elements, it.args):
+        if isinstance(el.value, cst.Name) and isinstance(a.value, cst.Name):
+            values = _fixed_list(ctx, a.value)
+            if values is not None:
+                columns[el.value.value] = [(v, ctx.code(v) if isinstance(v, cst.Name) else f"{a.value.value}[{i}]")
+                                           for i, v in enumerate(values)]
+    if name.value not in columns or len({len(v) for v in columns.values()}) != 1:
+        return None
+    size = len(columns[name.value])
+    return loop, [{k: v[i] for k, v in columns.items()} for i in range(size)]  # type: ignore[return-value]
+
+
+def _binds_in(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` is bound anywhere under ``node`` (an assignment, a loop, ``with``, ``:=``)."""
+    for n in iter_nodes(node):
+        targets: List[cst.CSTNode] = []
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            targets = [n.target]
+        elif isinstance(n, cst.AsName):
+            targets = [n.name]
+        elif isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)):
+            return True
+        if any(isinstance(t, cst.Name) and t.value == name for x in targets for t in iter_nodes(x)):
+            return True
+    return False
+
+
+def _fixed_list(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The elements of the list or tuple literal ``name`` is bound to once, when nothing changes the list
+    (no method that writes it, no item assignment); None otherwise."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports or b.changed or len(b.values) != 1 or not isinstance(b.values[0], (cst.List, cst.Tuple)):
+        return None
+    elements = b.values[0].elements
+    if not elements or any(isinstance(e, cst.StarredElement) for e in elements):
+        return None
+    for use in ctx.names_in(ctx.module, name.value):
+        if ctx.names.binding_at(use, name.value) is not b:
+            continue
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in _LIST_WRITES:
+            return None
+        if isinstance(parent, cst.Subscript) and parent.value is use \
+                and isinstance(ctx.parent(parent), (cst.AssignTarget, cst.AugAssign, cst.Del)):
+            return None
+        if isinstance(parent, cst.AugAssign) and parent.target is use:
+            return None
+    return [e.value for e in elements]
+
+
+def _listed(ctx: FileContext, expr: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """``nets[1]`` of a name bound once to a list or tuple literal never changed: its element."""
+    if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice.value
+    if not isinstance(index, cst.Integer):
+        return None
+    values = _fixed_list(ctx, expr.value)
+    position = int(index.value)
+    return values[position] if values is not None and position < len(values) else None
+
+
+def _zipped_label(ctx: FileContext, name: cst.Name) -> Optional[str]:
+    element = _zipped_value(ctx, name)
+    if element is None:
+        return None
+    loop = ctx.enclosing(name, cst.For)
+    while loop is not None:
+        binding = _ZIPPED.of(ctx).get(loop)  # type: ignore[call-overload]
+        if binding is not None:
+            return binding[name.value][1]
+        loop = ctx.enclosing(loop, cst.For)
+    return None
+
+
+def _zipped_value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The element a target of a zip loop stands for in the iteration being asked about."""
+    zipped = _ZIPPED.of(ctx)
+    if not zipped:
+        return None
+    loop = ctx.enclosing(name, cst.For)
+    while loop is not None:
+        binding = zipped.get(loop)  # type: ignore[call-overload]
+        if binding is not None:
+            if name.value in binding and ctx.is_inside(name, loop.body) and not _binds_in(loop.body, name.value):  # type: ignore[union-attr]
+                return binding[name.value][0]
+            return None
+        loop = ctx.enclosing(loop, cst.For)
+    return None
 
 
 def _function_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
@@ -160,11 +304,16 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
         except Unknown:
             return frozenset({effects.member_module(ctx, expr)})  # `model.generator`: a module it holds
     if isinstance(expr, cst.Subscript):
-        core = effects.same_module(ctx, effects.keyed_value(ctx, expr))  # `nets["D"]`
+        element = _listed(ctx, expr)  # `nets[1]` of `nets = [G, D]`
+        core = effects.same_module(ctx, element if element is not None else effects.keyed_value(ctx, expr))  # `nets["D"]`
         if isinstance(core, cst.Name):
             return _construction(ctx, core, hops + 1)
     elif not isinstance(expr, cst.Name):
         raise Unknown
+    elif _zipped_value(ctx, expr) is not None:
+        core = effects.same_module(ctx, _zipped_value(ctx, expr))  # type: ignore[arg-type]
+        if isinstance(core, cst.Name):
+            return _construction(ctx, core, hops + 1)
     else:
         try:
             value = _value_of(ctx, expr)
@@ -252,6 +401,9 @@ def _optimizer_call(ctx: FileContext, opt: cst.BaseExpression) -> cst.BaseExpres
         return effects.self_optimizer(ctx, opt)  # `self.opt_d`, set once by the constructor
     if not isinstance(opt, cst.Name):
         raise Unknown
+    element = _zipped_value(ctx, opt)
+    if element is not None:
+        return element if isinstance(element, cst.Call) else _optimizer_call(ctx, element)
     return strip_moves(_value_of(ctx, opt))
 
 
@@ -362,7 +514,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 out |= models
                 _UNITS.of(ctx).append((callee, models))
                 if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
-                    _CALLED.of(ctx).add(callee.value)
+                    _CALLED.of(ctx).add(_zipped_label(ctx, callee) or callee.value)  # `net` of a zip loop: `net_a`
             elif isinstance(callee, cst.Name):
                 pass  # a builtin or a library function: it only passes its arguments on
             elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
@@ -615,6 +767,9 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
     b = ctx.names.binding_at(name, name.value)
     if b is None:
         raise Unknown
+    element = _zipped_value(ctx, name)
+    if element is not None:
+        return _reached(ctx, element, hops + 1, visited)
     value = ctx.names.value_of(name)
     if value is None:
         argument = _argument_of(ctx, name)
