@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.families.gradflow.optimizers import stray_lightning_optimizers, stray_steps, untrained_models
+from torchlint.families.gradflow.optimizers import (lightning_manual_steps, stray_lightning_optimizers, stray_steps,
+                                                   untrained_models)
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -137,6 +138,10 @@ class OptimizerOfAnotherModel(LintRule):
         "this optimizer holds the parameters of {held}, but the loss `{cls}.training_step` returns is computed "
         "from {reached} only, a copy with parameters of its own: Lightning steps this optimizer after that "
         "loss's backward and applies no gradient of it"
+    )
+    MANUAL_UNTRAINED = (
+        "{models} {verb} never trained: the loss given to `manual_backward` here is computed from {them}, but no "
+        "optimizer `configure_optimizers` returns holds {their} parameters"
     )
     TRIGGERS = ("step", "configure_optimizers")
 
@@ -971,6 +976,113 @@ for x, y in []:
         opt.step()
 """
         ),
+        # a LightningModule stepping its optimizers by hand, each optimizer on the network its loss trains
+        # (the generator's output detached for the discriminator); then two heads sharing a backbone, each
+        # optimizer holding the backbone; then a frozen encoder whose head alone is optimised, and an EMA
+        # copy stepped by no optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class Gan(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def forward(self, z):
+        return self.gen(z)
+
+    def bce(self, pred, target):
+        return F.binary_cross_entropy(pred, target)
+
+    def training_step(self, batch, batch_idx):
+        real = batch
+        opt_g, opt_d = self.optimizers()
+        self.fake = self(torch.randn(real.size(0), 8))
+        self.toggle_optimizer(opt_g)
+        loss_g = self.bce(self.disc(self.fake), torch.ones(real.size(0), 1))
+        self.manual_backward(loss_g)
+        opt_g.step()
+        opt_g.zero_grad()
+        self.untoggle_optimizer(opt_g)
+        loss_d = self.bce(self.disc(real), torch.ones(real.size(0), 1)) + self.bce(
+            self.disc(self.fake.detach()), torch.zeros(real.size(0), 1))
+        self.manual_backward(loss_d)
+        opt_d.step()
+        opt_d.zero_grad()
+
+    def configure_optimizers(self):
+        return [torch.optim.Adam(self.gen.parameters()), torch.optim.Adam(self.disc.parameters())], []
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import lightning.pytorch as pl
+
+
+class TwoTasks(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.backbone = nn.Linear(8, 8)
+        self.head_a = nn.Linear(8, 2)
+        self.head_b = nn.Linear(8, 3)
+
+    def training_step(self, batch, batch_idx):
+        x, ya, yb = batch
+        opt_a, opt_b = self.optimizers()
+        loss_a = nn.functional.cross_entropy(self.head_a(self.backbone(x)), ya)
+        self.manual_backward(loss_a)
+        opt_a.step()
+        opt_a.zero_grad()
+        loss_b = nn.functional.cross_entropy(self.head_b(self.backbone(x)), yb)
+        self.manual_backward(loss_b)
+        opt_b.step()
+        opt_b.zero_grad()
+
+    def configure_optimizers(self):
+        opt_a = torch.optim.SGD(list(self.backbone.parameters()) + list(self.head_a.parameters()), lr=0.1)
+        opt_b = torch.optim.SGD(list(self.backbone.parameters()) + list(self.head_b.parameters()), lr=0.1)
+        return opt_a, opt_b
+"""
+        ),
+        Valid(
+            """
+import copy
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+
+
+class Probe(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.encoder = nn.Linear(8, 8)
+        self.encoder.requires_grad_(False)
+        self.head = nn.Linear(8, 2)
+        self.ema = copy.deepcopy(self.head)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        opt = self.optimizers()
+        loss = nn.functional.cross_entropy(self.head(self.encoder(x)), y)
+        self.manual_backward(loss)
+        opt.step()
+        opt.zero_grad()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.head.parameters(), lr=0.1)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1700,6 +1812,88 @@ for x in []:
             message="`optim` (here `optims[0]`) holds the parameters of `encoders[1]`, but the loss of the "
                     "backward pass before this step is computed from `encoders[0]` only",
         ),
+        # a LightningModule stepping its optimizers by hand: the generator's optimizer was given the
+        # discriminator's parameters, so the generator (run through `self(z)`, its output kept on `self`) is
+        # held by no optimizer `configure_optimizers` returns
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class Gan(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def forward(self, z):
+        return self.gen(z)
+
+    def bce(self, pred, target):
+        return F.binary_cross_entropy(pred, target)
+
+    def training_step(self, batch, batch_idx):
+        real = batch
+        opt_g, opt_d = self.optimizers()
+        self.fake = self(torch.randn(real.size(0), 8))
+        self.toggle_optimizer(opt_g)
+        loss_g = self.bce(self.disc(self.fake), torch.ones(real.size(0), 1))
+        self.manual_backward(loss_g)
+        opt_g.step()
+        opt_g.zero_grad()
+        self.untoggle_optimizer(opt_g)
+        loss_d = self.bce(self.disc(real), torch.ones(real.size(0), 1)) + self.bce(
+            self.disc(self.fake.detach()), torch.zeros(real.size(0), 1))
+        self.manual_backward(loss_d)
+        opt_d.step()
+        opt_d.zero_grad()
+
+    def configure_optimizers(self):
+        return [torch.optim.Adam(self.disc.parameters()), torch.optim.Adam(self.disc.parameters())], []
+""",
+            message="`self.gen` is never trained: the loss given to `manual_backward` here is computed from it",
+        ),
+        # the same by hand, the discriminator's optimizer given the generator's parameters: its step applies
+        # no gradient of the discriminator's loss
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import lightning.pytorch as pl
+
+
+class Gan(pl.LightningModule):
+    def __init__(self, z_dim=8):
+        super().__init__()
+        self.automatic_optimization = False
+        self.z_dim = z_dim
+        self.generator = nn.Linear(z_dim, 16)
+        self.critic = nn.Linear(16, 1)
+
+    def training_step(self, batch, batch_idx):
+        g_opt, c_opt = self.optimizers()
+        fake = self.generator(torch.randn(batch.size(0), self.z_dim))
+        c_loss = self.critic(fake.detach()).mean() - self.critic(batch).mean()
+        self.manual_backward(c_loss)
+        c_opt.step()
+        c_opt.zero_grad()
+        g_loss = -self.critic(fake).mean()
+        self.manual_backward(g_loss)
+        g_opt.step()
+        g_opt.zero_grad()
+
+    def configure_optimizers(self):
+        g_opt = torch.optim.RMSprop(self.generator.parameters(), lr=5e-5)
+        c_opt = torch.optim.RMSprop(self.generator.parameters(), lr=5e-5)
+        return g_opt, c_opt
+""",
+            message="`c_opt` holds the parameters of `self.generator`, but the loss of the backward pass before "
+                    "this step is computed from `self.critic` only",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -1721,6 +1915,19 @@ for x in []:
                 reached=", ".join(f"`self.{r}`" for r in stray.reached),
                 cls=stray.cls,
             ))
+        manual_found = lightning_manual_steps(self.ctx)
+        stepped = {r for m in manual_found if m.optimizer is not None for r in m.reached}
+        for manual in manual_found:
+            models = ", ".join(f"`self.{r}`" for r in manual.reached)
+            if manual.optimizer is not None:
+                self.report(manual.node, self.MESSAGE.format(
+                    optimizer=f"`{manual.optimizer}`", held=", ".join(f"`self.{h}`" for h in manual.held),
+                    reached=models))
+            elif not set(manual.reached) <= stepped:  # one mistake, one finding: the step names it
+                self.report(manual.node, self.MANUAL_UNTRAINED.format(
+                    models=models, verb="is" if len(manual.reached) == 1 else "are",
+                    them="it" if len(manual.reached) == 1 else "them",
+                    their="its" if len(manual.reached) == 1 else "their"))
         for untrained in untrained_models(self.ctx, reported):
             if set(untrained.models) <= named:
                 continue  # one mistake, one finding: the swapped optimizer is reported at its step

@@ -1467,6 +1467,10 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
                 raise Unknown  # `self` itself as a value
             if node.value in ("None", "True", "False") or ctx.names.qualified_names_at(node):
                 continue
+            passed = _self_argument(ctx, function, node)
+            if passed is not None:  # a parameter of a method being followed: the call's argument
+                out |= _self_reached(ctx, chain, passed[1], passed[0], hops + 1)
+                continue
             found = ctx.names.reaching_assignment(node.value, node, function)
             if found is None:
                 if _is_param(function, node.value) and not _rebinds(function, node.value):
@@ -1476,7 +1480,11 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
             continue
         if isinstance(node, cst.Attribute):
             if isinstance(node.value, cst.Name) and node.value.value == me:
-                out.add(node.attr.value)
+                stored = _stored_before(ctx, function, node)
+                if stored is not None:  # `self.fake = self(z)` earlier in this method
+                    out |= _self_reached(ctx, chain, function, stored, hops + 1)
+                else:
+                    out.add(node.attr.value)
                 continue
             stack.append(node.value)
             continue
@@ -1496,7 +1504,11 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
                 stack.extend(a.value for a in node.args)  # the arguments: data or model outputs
                 continue
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me:
-                if _method(chain, func.attr.value) is not None or func.attr.value in ("log", "log_dict"):
+                helper = _method(chain, func.attr.value)
+                if helper is not None and helper is not function and _MANUAL.of(ctx):
+                    out |= _through_method(ctx, chain, function, node, helper, hops)  # `self.loss_of(y_hat, y)`
+                    continue
+                if helper is not None or func.attr.value in ("log", "log_dict"):
                     raise Unknown  # another method of the class
                 out.add(func.attr.value)  # a submodule called
                 stack.extend(a.value for a in node.args)
@@ -1611,3 +1623,262 @@ def _mentions(ctx: FileContext, held: str, reached: Set[str]) -> bool:
 
 
 __all__ += ["StrayLightningOptimizer", "stray_lightning_optimizers"]
+
+
+# -- a LightningModule that steps its optimizers by hand ------------------------------------------
+#: whether :func:`_self_reached` follows methods of the class (asked for manual optimisation only)
+_MANUAL: Fact[List[bool]] = Fact("gradflow.lightning_manual", lambda ctx: [])
+#: the methods of the class being followed, each with its parameters' arguments and the method they are read in
+_SELF_BOUND: "Fact[List[Tuple[cst.FunctionDef, Dict[str, Tuple[cst.BaseExpression, cst.FunctionDef]]]]]" = Fact(
+    "gradflow.lightning_bound", lambda ctx: [])
+#: words in the class chain that may freeze a module or change its parameters by hand
+_MANUAL_FREEZING = ("requires_grad", "freeze", "no_grad", "inference_mode", "set_grad_enabled", "_modules", "setattr",
+                    "load_state_dict", "deepcopy")
+#: methods whose call on the LightningModule itself reaches every submodule (a loop that may freeze them)
+_EVERY_SUBMODULE = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children",
+                              "named_children", "apply"})
+
+
+@dataclass(frozen=True)
+class ManualFinding:
+    """In a LightningModule stepping its optimizers by hand: ``node`` the optimizer step (``held`` the
+    attributes its optimizer holds, ``optimizer`` its name) or the ``manual_backward`` call (``held``
+    empty: the attributes ``reached`` are held by no optimizer)."""
+
+    node: cst.Call
+    optimizer: Optional[str]
+    held: Tuple[str, ...]
+    reached: Tuple[str, ...]
+
+
+def lightning_manual_steps(ctx: FileContext) -> List[ManualFinding]:
+    """In a LightningModule whose ``training_step`` takes its optimizers from ``self.optimizers()`` and runs
+    ``self.manual_backward(loss)`` (``automatic_optimization`` switched off), the class chain down to the
+    LightningModule in this file: each ``opt.step()`` whose optimizer (by its place in what
+    ``configure_optimizers`` returns) holds none of the modules the losses backpropagated since the
+    previous step are computed from, and each ``manual_backward`` whose loss runs a module with weights
+    (built in ``__init__``, used for nothing but being called, moved or given to an optimizer) that no
+    returned optimizer holds.  Ask after the walk."""
+    out: List[ManualFinding] = []
+    for node in iter_nodes(ctx.module):
+        if not isinstance(node, cst.ClassDef) or not isinstance(ctx.parent(node), cst.Module):
+            continue
+        chain = _lightning_chain(ctx, node)
+        if chain is None:
+            continue
+        manual = _MANUAL.of(ctx)
+        manual.append(True)
+        try:
+            out.extend(_manual_in(ctx, chain))
+        except Unknown:
+            continue
+        finally:
+            manual.pop()
+    return out
+
+
+def _manual_off(ctx: FileContext, chain: List[cst.ClassDef]) -> bool:
+    """Whether ``__init__`` of the chain sets ``self.automatic_optimization = False`` (and nothing else
+    sets it)."""
+    found = False
+    for use in _attribute_uses(ctx, "automatic_optimization"):
+        parent = ctx.parent(use)
+        assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+        function = ctx.enclosing(use, cst.FunctionDef)
+        if not isinstance(assign, cst.Assign) or not isinstance(function, cst.FunctionDef) \
+                or function.name.value != "__init__" or not any(ctx.is_inside(function, c) for c in chain) \
+                or not (isinstance(assign.value, cst.Name) and assign.value.value == "False"):
+            return False
+        found = True
+    return found
+
+
+def _manual_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[ManualFinding]:
+    step = _method(chain, "training_step")
+    configure = _method(chain, "configure_optimizers")
+    if step is None or configure is None or not _manual_off(ctx, chain):
+        return []
+    me = _self_of(step)
+    optimizers = _returned_optimizers(ctx, configure)
+    if not optimizers:
+        return []
+    modules = _module_attrs(ctx, chain)
+    held_anywhere = frozenset(a for _, held in optimizers for a in held)
+    if not held_anywhere <= modules.keys():
+        return []
+    names: Dict[str, int] = {}  # `opt_g, opt_d = self.optimizers()`: each name's place
+    for node in iter_nodes(step.body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and method_name(node.value) == "optimizers" \
+                and isinstance(receiver(node.value), cst.Name) and receiver(node.value).value == me \
+                and len(node.targets) == 1:  # type: ignore[union-attr]
+            target = node.targets[0].target
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(optimizers) \
+                    and all(isinstance(e.value, cst.Name) for e in target.elements):
+                names.update({e.value.value: i for i, e in enumerate(target.elements)})  # type: ignore[attr-defined]
+            elif isinstance(target, cst.Name) and len(optimizers) == 1:
+                names[target.value] = 0
+            else:
+                return []
+    if not names or any(_binds_in(step.body, n) and sum(
+            1 for x in iter_nodes(step.body) if isinstance(x, cst.AssignTarget)
+            and any(isinstance(t, cst.Name) and t.value == n for t in iter_nodes(x.target))) != 1 for n in names):
+        return []
+    text = "".join(ctx.code(c) for c in chain)
+    frozen_somewhere = any(w in text for w in _MANUAL_FREEZING) or any(
+        isinstance(n, cst.Call) and method_name(n) in _EVERY_SUBMODULE and isinstance(receiver(n), cst.Name)
+        for c in chain for n in iter_nodes(c))
+    out: List[ManualFinding] = []
+    backwards: List[cst.Call] = []
+    for call in ctx.calls_in(step):
+        if _function_of(ctx, call) is not step:
+            continue
+        name = method_name(call)
+        owner = receiver(call)
+        if name == "manual_backward" and isinstance(owner, cst.Name) and owner.value == me:
+            backwards.append(call)
+            loss = arg(call, 0, "loss")
+            if loss is None:
+                raise Unknown
+            reached = {a for a in _self_reached(ctx, chain, step, loss.value, 0) if a in modules}
+            untrained = sorted(a for a in reached - held_anywhere
+                               if not frozen_somewhere and _trainable_attr(ctx, chain, a, modules[a]))
+            if untrained:
+                out.append(ManualFinding(call, None, (), tuple(untrained)))
+        elif name == "step" and isinstance(owner, cst.Name) and owner.value in names and not call.args:
+            if backwards:
+                held = optimizers[names[owner.value]][1]
+                reached = set()
+                for b in backwards:
+                    reached |= {a for a in _self_reached(ctx, chain, step, arg(b, 0, "loss").value, 0)  # type: ignore[union-attr]
+                                if a in modules}
+                if held and reached and not held & reached and not any(_mentions(ctx, h, reached) for h in held):
+                    out.append(ManualFinding(call, owner.value, tuple(sorted(held)), tuple(sorted(reached))))
+            backwards = []
+    return out
+
+
+def _module_attrs(ctx: FileContext, chain: List[cst.ClassDef]) -> Dict[str, cst.Call]:
+    """The attributes the chain's ``__init__`` sets once to a module construction (and nothing sets
+    otherwise), with that construction."""
+    out: Dict[str, cst.Call] = {}
+    for cls in chain:
+        for stmt in class_body(cls):
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "__init__":
+                continue
+            me = _self_of(stmt)
+            for node in iter_nodes(stmt.body):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                    t = node.targets[0].target
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me:
+                        value = strip_moves(node.value)
+                        if isinstance(value, cst.Call) and is_module_value(ctx, value):
+                            assigned = [u for u in _attribute_uses(ctx, t.attr.value)
+                                        if isinstance(ctx.parent(u), (cst.AssignTarget, cst.AugAssign, cst.AnnAssign))]
+                            if len(assigned) == 1:
+                                out[t.attr.value] = value
+    return out
+
+
+def _trainable_attr(ctx: FileContext, chain: List[cst.ClassDef], attr: str, built: cst.Call) -> bool:
+    """Whether the module ``self.<attr>`` holds weights by construction and every use of the attribute in
+    the file is in the chain and calls it, moves it, gives its parameters to an optimizer, or reads the
+    type or device of one of its weights."""
+    if not _has_weights(ctx, built, 0):
+        return False
+    for use in _attribute_uses(ctx, attr):
+        if not any(ctx.is_inside(use, c) for c in chain) or not isinstance(use.value, cst.Name):
+            return False
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Call) and parent.func is use:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            outer = ctx.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in _HARMLESS:
+                continue
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value == "parameters" \
+                    and _in_optimizer(ctx, outer):
+                continue
+            if _type_read(ctx, parent):
+                continue
+        return False
+    return True
+
+
+def _type_read(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``self.g.model[0].weight`` given to ``type_as``/``to``, or its ``.device``/``.dtype`` read: the
+    type or place of a weight, nothing that changes it."""
+    for _ in range(6):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value in ("device", "dtype"):
+                return True
+            node = parent
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            node = parent
+        elif isinstance(parent, cst.Arg) and parent.value is node:
+            call = ctx.parent(parent)
+            return isinstance(call, cst.Call) and method_name(call) in ("type_as", "to") \
+                and isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias")
+        else:
+            return False
+    return False
+
+
+def _stored_before(ctx: FileContext, function: cst.FunctionDef, node: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """For ``self.<attr>`` read in ``function`` after the one statement of its body (not nested in a
+    branch) that sets it, where no other method sets it: the value set."""
+    found = None
+    for use in _attribute_uses(ctx, node.attr.value):
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and parent.target is use:
+            assign = ctx.parent(parent)
+            if found is not None or not isinstance(parent, cst.AssignTarget) or not isinstance(assign, cst.Assign) \
+                    or len(assign.targets) != 1 or _function_of(ctx, assign) is not function:
+                return None
+            line = ctx.parent(assign)
+            if not isinstance(line, cst.SimpleStatementLine) or ctx.parent(line) is not function.body:
+                return None
+            found = assign
+    if found is None or ctx.names.position(found) >= ctx.names.position(node):
+        return None
+    return found.value
+
+
+def _through_method(ctx: FileContext, chain: List[cst.ClassDef], caller: cst.FunctionDef, call: cst.Call,
+                    method: cst.FunctionDef, hops: int) -> Set[str]:
+    """What ``self.<method>(...)`` returns reaches: its returns, its parameters read as the call's arguments."""
+    if any(m is method for m, _ in _SELF_BOUND.of(ctx)) or method.decorators \
+            or isinstance(method.params.star_arg, cst.Param) or method.params.star_kwarg is not None:
+        raise Unknown
+    bound = bind_arguments(call, method, 1)
+    if bound is None:
+        raise Unknown
+    args: Dict[str, Tuple[cst.BaseExpression, cst.FunctionDef]] = {}
+    for p in (list(method.params.posonly_params) + list(method.params.params) + list(method.params.kwonly_params))[1:]:
+        if p.name.value in bound:
+            args[p.name.value] = (bound[p.name.value], caller)
+        elif p.default is None:
+            raise Unknown
+    stack = _SELF_BOUND.of(ctx)
+    stack.append((method, args))
+    try:
+        out: Set[str] = set()
+        for r in _returns_of(ctx, method):
+            if not under_no_grad(ctx, r):
+                out |= _self_reached(ctx, chain, method, r, hops + 1)
+        return out
+    finally:
+        stack.pop()
+
+
+def _self_argument(ctx: FileContext, function: cst.FunctionDef,
+                   name: cst.Name) -> Optional[Tuple[cst.BaseExpression, cst.FunctionDef]]:
+    for method, args in reversed(_SELF_BOUND.of(ctx)):
+        if method is function:
+            if name.value in args and not _rebinds(function, name.value):
+                return args[name.value]
+            return None
+    return None
+
+
+__all__ += ["ManualFinding", "lightning_manual_steps"]
