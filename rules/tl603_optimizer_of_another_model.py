@@ -1083,6 +1083,56 @@ class Probe(pl.LightningModule):
         return torch.optim.SGD(self.head.parameters(), lr=0.1)
 """
         ),
+        # a loop over the parameters of the very network no optimizer holds (it freezes it), or over the
+        # whole model object: silent
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Wgan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.critic = nn.Linear(8, 1)
+
+
+wgan = Wgan()
+for p in wgan.gen.parameters():
+    p.requires_grad = False
+opt_c = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+for real in []:
+    loss = wgan.critic(wgan.gen(torch.randn(2, 4))).mean() - wgan.critic(real).mean()
+    opt_c.zero_grad()
+    loss.backward()
+    opt_c.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Wgan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.critic = nn.Linear(8, 1)
+
+
+wgan = Wgan()
+for p in wgan.parameters():
+    p.requires_grad_(False)
+opt_c = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+for real in []:
+    loss = wgan.critic(wgan.gen(torch.randn(2, 4))).mean() - wgan.critic(real).mean()
+    opt_c.zero_grad()
+    loss.backward()
+    opt_c.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1893,6 +1943,39 @@ class Gan(pl.LightningModule):
 """,
             message="`c_opt` holds the parameters of `self.generator`, but the loss of the backward pass before "
                     "this step is computed from `self.critic` only",
+        ),
+        # a WGAN whose critic's weights are clipped in a loop over its parameters (that touches the critic, not
+        # the generator); the generator's optimizer was given the critic's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Wgan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.critic = nn.Linear(8, 1)
+
+
+wgan = Wgan()
+opt_g = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+opt_c = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+for real in []:
+    fake = wgan.gen(torch.randn(2, 4))
+    loss_g = -wgan.critic(fake).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    loss_c = wgan.critic(fake.detach()).mean() - wgan.critic(real).mean()
+    opt_c.zero_grad()
+    loss_c.backward()
+    opt_c.step()
+    for p in wgan.critic.parameters():
+        p.data.clamp_(-0.01, 0.01)
+""",
+            message="`wgan.gen` is never trained",
         ),
     ]
 

@@ -965,7 +965,7 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
                 continue
             if isinstance(callee, cst.Attribute):  # `model.generator`: a module an instance holds
                 if len(models) == 1 and _has_weights(ctx, next(iter(models)), 0) \
-                        and not _member_may_be_frozen(ctx, callee.value):  # type: ignore[arg-type]
+                        and not _member_may_be_frozen(ctx, callee.value, callee.attr.value):  # type: ignore[arg-type]
                     names.add(ctx.code(callee))
                 continue
             try:
@@ -1086,7 +1086,7 @@ def _from_file(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and "torch.load" in ctx.names.qualified_names_at(value.func)
 
 
-def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
+def _member_may_be_frozen(ctx: FileContext, obj: cst.Name, member: Optional[str] = None) -> bool:
     """Whether the module ``obj.<attr>`` (``obj`` holding an instance of a class of this file) may be
     frozen, filled or trained elsewhere: its class spells a freezing word, the instance is used for more
     than calling its methods and modules and being moved, or the member for more than being called,
@@ -1106,6 +1106,9 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
             continue
         if isinstance(parent, cst.Attribute) and parent.value is node and _read_only(ctx, parent):
             continue  # `summary(model.generator, ...)`: the member summarised, saved or clipped
+        if isinstance(parent, cst.Attribute) and parent.value is node and member is not None \
+                and _other_member(ctx, parent, member):
+            continue  # `for p in model.discriminator.parameters(): ...`: another module than `member`
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             assign = ctx.parent(parent)
             if isinstance(assign, cst.Assign) and effects.same_module(ctx, assign.value) is not assign.value:
@@ -1127,8 +1130,8 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
             continue
         if attr in methods:
             return True
-        if isinstance(outer, cst.Call) and outer.func is parent:
-            continue  # `model.discriminator(x)`
+        if isinstance(outer, cst.Call) and outer.func is parent and _held_member(ctx, parent):
+            continue  # `model.discriminator(x)` (not `model.parameters()`)
         if isinstance(outer, cst.Attribute) and outer.value is parent:
             call = ctx.parent(outer)
             if isinstance(call, cst.Call) and call.func is outer and (outer.attr.value in _HARMLESS or (
@@ -1136,6 +1139,28 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
                 continue
         return True
     return False
+
+
+def _held_member(ctx: FileContext, expr: cst.Attribute) -> bool:
+    try:
+        effects.member_module(ctx, expr)
+    except Unknown:
+        return False
+    return True
+
+
+def _other_member(ctx: FileContext, expr: cst.Attribute, member: str) -> bool:
+    """Whether ``obj.<attr>`` is a module the instance holds other than ``obj.<member>``: built by its
+    class's constructor from a construction that does not read ``member`` (what is done to it does not
+    reach ``member``'s parameters)."""
+    if expr.attr.value == member:
+        return False
+    try:
+        built = effects.member_module(ctx, expr)
+    except Unknown:
+        return False
+    return not any(isinstance(n, (cst.Name, cst.Attribute)) and (n.value if isinstance(n, cst.Name) else n.attr.value)
+                   == member for n in iter_nodes(built))
 
 
 def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
