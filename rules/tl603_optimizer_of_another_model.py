@@ -1133,6 +1133,33 @@ for real in []:
     opt_c.step()
 """
         ),
+        # the same GAN trained right, the generator's samples shown through numpy
+        Valid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+POINTS = np.vstack([np.linspace(-1, 1, 8) for _ in range(16)])
+gen = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 8))
+disc = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1), nn.Sigmoid())
+opt_d = torch.optim.Adam(disc.parameters(), lr=1e-4)
+opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4)
+for step in range(100):
+    fake = gen(torch.randn(16, 4))
+    p_real = disc(torch.from_numpy(POINTS).float())
+    p_fake = disc(fake)
+    loss_d = -torch.mean(torch.log(p_real) + torch.log(1.0 - p_fake))
+    loss_g = torch.mean(torch.log(1.0 - p_fake))
+    opt_d.zero_grad()
+    loss_d.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    shown = np.asarray(fake.detach())
+"""
+        ),
     ]
 
     INVALID = [
@@ -1976,6 +2003,42 @@ for real in []:
         p.data.clamp_(-0.01, 0.01)
 """,
             message="`wgan.gen` is never trained",
+        ),
+        # real samples drawn by a helper that builds them with numpy (a list comprehension inside): numpy
+        # computes off the graph, so the helper's values reach no model; the discriminator's optimizer was given
+        # the generator's parameters
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+POINTS = np.vstack([np.linspace(-1, 1, 8) for _ in range(16)])
+
+
+def real_samples():
+    scale = np.random.uniform(1, 2, size=16)[:, np.newaxis]
+    return torch.from_numpy(scale * POINTS).float()
+
+
+gen = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 8))
+disc = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1), nn.Sigmoid())
+opt_d = torch.optim.Adam(gen.parameters(), lr=1e-4)
+opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4)
+for step in range(100):
+    fake = gen(torch.randn(16, 4))
+    p_real = disc(real_samples())
+    p_fake = disc(fake)
+    loss_d = -torch.mean(torch.log(p_real) + torch.log(1.0 - p_fake))
+    loss_g = torch.mean(torch.log(1.0 - p_fake))
+    opt_d.zero_grad()
+    loss_d.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+""",
+            message="`disc` is never trained",
         ),
     ]
 

@@ -497,7 +497,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         if isinstance(node, cst.Call):
             name = method_name(node)
-            if name in _CUTTING or under_no_grad(ctx, node):
+            if name in _CUTTING or under_no_grad(ctx, node) or _off_graph(ctx, node):
                 continue
             func = node.func
             callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
@@ -566,6 +566,13 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _off_graph(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of numpy (``np.vstack([...])``) or ``torch.from_numpy``: its value is computed off the
+    autograd graph, whatever its arguments are."""
+    q = ctx.names.qualified_names_at(call.func)
+    return bool(q) and all(n.startswith("numpy.") or n == "torch.from_numpy" for n in q)
 
 
 def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
