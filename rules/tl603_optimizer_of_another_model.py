@@ -1160,6 +1160,52 @@ for step in range(100):
     shown = np.asarray(fake.detach())
 """
         ),
+        # a training function called with two different pairs (each right): which model a parameter holds
+        # is not one variable, so it is not followed; and the same function called once, the encoder frozen
+        # by the caller
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def fit_batch(model, optimizer, x, y):
+    loss = F.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+small = torch.nn.Linear(4, 1)
+large = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt_small = torch.optim.SGD(small.parameters(), lr=0.1)
+opt_large = torch.optim.SGD(large.parameters(), lr=0.1)
+for x, y in []:
+    fit_batch(small, opt_small, x, y)
+    fit_batch(large, opt_large, x, y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def train(x, y, encoder, head, opt):
+    loss = nn.functional.cross_entropy(head(encoder(x)), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+encoder.requires_grad_(False)
+head = nn.Linear(16, 3)
+opt = torch.optim.Adam(head.parameters())
+for x, y in []:
+    train(x, y, encoder, head, opt)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2039,6 +2085,93 @@ for step in range(100):
     opt_g.step()
 """,
             message="`disc` is never trained",
+        ),
+        # the models and optimizers are parameters of a training function the script calls once with its
+        # module-level networks; the loss is summed over a loop (`loss += ...`) and the decoder's state is
+        # carried by the loop; the encoder's optimizer was given the decoder's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.embed = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden)
+
+    def init_state(self):
+        return torch.zeros(1, 1, self.hidden)
+
+    def forward(self, tokens, state):
+        return self.rnn(self.embed(tokens).view(len(tokens), 1, -1), state)
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.embed = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, token, state):
+        output, state = self.rnn(self.embed(token).view(1, 1, -1), state)
+        return self.out(output[0]), state
+
+
+def train(source, target, encoder, decoder, enc_opt, dec_opt, criterion):
+    enc_opt.zero_grad()
+    dec_opt.zero_grad()
+    loss = 0
+    _, state = encoder(source, encoder.init_state())
+    token = torch.zeros(1, dtype=torch.long)
+    for t in range(len(target)):
+        logits, state = decoder(token, state)
+        loss += criterion(logits, target[t].view(1))
+        token = target[t]
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(encoder.parameters(), 5.0)
+    enc_opt.step()
+    dec_opt.step()
+    return loss.item() / len(target)
+
+
+encoder = Encoder(100, 32)
+decoder = Decoder(100, 32)
+encoder_optimizer = torch.optim.SGD(decoder.parameters(), lr=0.01)
+decoder_optimizer = torch.optim.SGD(decoder.parameters(), lr=0.01)
+criterion = nn.CrossEntropyLoss()
+for source, target in []:
+    print(train(source, target, encoder, decoder, encoder_optimizer, decoder_optimizer, criterion))
+""",
+            message="`encoder` is never trained",
+        ),
+        # a step function called with one network and the other network's optimizer
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def fit_batch(model, optimizer, x, y):
+    loss = F.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+student = torch.nn.Linear(4, 1)
+baseline = torch.nn.Linear(4, 1)
+opt_student = torch.optim.Adam(baseline.parameters())
+for x, y in []:
+    fit_batch(student, opt_student, x, y)
+""",
+            message="`optimizer` holds the parameters of `baseline`, but the loss of the backward pass before this "
+                    "step is computed from `model` only",
         ),
     ]
 

@@ -64,6 +64,9 @@ _LIBRARY_ROOTS = ("torch.", "numpy.", "math.", "builtins.")
 #: torch functions that build a new tensor from sizes or numbers: their arguments carry no graph
 _NEW_TENSORS = frozenset("torch." + n for n in ("randn", "rand", "zeros", "ones", "empty", "full", "arange",
                                                "linspace", "logspace", "randint", "randperm", "eye", "tensor"))
+#: the legacy tensor constructors (``torch.LongTensor(indexes)``, ``torch.cuda.FloatTensor(n, 3)``): a new
+#: tensor from data or sizes, never on the graph
+_LEGACY_TENSOR = re.compile(r"torch\.(cuda\.)?[A-Z][a-z]*Tensor$")
 _BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range", "zip", "enumerate", "list",
                        "tuple", "isinstance", "print"})
 
@@ -314,6 +317,8 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
         core = effects.same_module(ctx, _zipped_value(ctx, expr))  # type: ignore[arg-type]
         if isinstance(core, cst.Name):
             return _construction(ctx, core, hops + 1)
+    elif _passed(ctx, expr) is not None:  # a parameter: the model every call passes
+        return _construction(ctx, _passed(ctx, expr), hops + 1)  # type: ignore[arg-type]
     else:
         try:
             value = _value_of(ctx, expr)
@@ -404,6 +409,9 @@ def _optimizer_call(ctx: FileContext, opt: cst.BaseExpression) -> cst.BaseExpres
     element = _zipped_value(ctx, opt)
     if element is not None:
         return element if isinstance(element, cst.Call) else _optimizer_call(ctx, element)
+    passed = _passed(ctx, opt)  # `def train(..., opt_g)` called as `train(..., opt_g)`
+    if passed is not None:
+        return _optimizer_call(ctx, passed)
     return strip_moves(_value_of(ctx, opt))
 
 
@@ -547,7 +555,8 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             else:
                 stack.append(callee)
             if (name not in ("to", "cuda", "cpu", "type") or not isinstance(func, cst.Attribute)) \
-                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS:
+                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS \
+                    and not any(_LEGACY_TENSOR.match(q) for q in ctx.names.qualified_names_at(func)):
                 stack.extend(a.value for a in node.args)  # (a device, a dtype or a size carries no graph)
             continue
         if isinstance(node, cst.Name):
@@ -573,6 +582,39 @@ def _off_graph(ctx: FileContext, call: cst.Call) -> bool:
     autograd graph, whatever its arguments are."""
     q = ctx.names.qualified_names_at(call.func)
     return bool(q) and all(n.startswith("numpy.") or n == "torch.from_numpy" for n in q)
+
+
+def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
+    """For a parameter of a function of the file (not a method) read where it is not rebound
+    (``encoder`` in ``def train(x, encoder, ...)``): the name every call of the function in the file
+    passes for it, when all of them (one to four, the function used for nothing else, none from
+    another file) pass the same variable (``train(x, encoder, ...)`` at module level); None otherwise."""
+    function = _function_of(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or function.decorators \
+            or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
+            or not any(p.name.value == name.value and p.star == "" for p in
+                       list(function.params.posonly_params) + list(function.params.params)) \
+            or _rebinds(function, name.value):
+        return None
+    sites = call_sites(ctx, function)
+    if not sites or len(sites) > 4:
+        return None
+    uses = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
+    if len(uses) != len(sites) or any(not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n) in sites)
+                                      for n in uses):
+        return None  # handed on as a value, or called under another name
+    found: Optional[cst.Name] = None
+    for site in sites:
+        if ctx.is_inside(site, function):
+            return None  # recursion
+        bound = bind_arguments(site, function, 0)
+        value = bound.get(name.value) if bound is not None else None
+        if not isinstance(value, cst.Name) or found is not None and (
+                value.value != found.value
+                or ctx.names.binding_at(value, value.value) is not ctx.names.binding_at(found, found.value)):
+            return None
+        found = value
+    return found
 
 
 def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
@@ -622,8 +664,9 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
     the attribute to; None otherwise."""
     if not isinstance(callee.value, cst.Name) or callee.value.value == "self":
         return None
+    obj = _passed(ctx, callee.value) or callee.value  # a parameter: what the calls pass
     try:
-        cls = effects.held_instance_class(ctx, callee.value)
+        cls = effects.held_instance_class(ctx, obj)
     except Unknown:
         return None
     for stmt in class_body(cls):
@@ -632,7 +675,7 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
                 return None
             return stmt
     try:
-        return effects.member_module(ctx, callee)
+        return effects.member_module(ctx, callee if obj is callee.value else cst.Attribute(value=obj, attr=callee.attr))
     except Unknown:
         return None
 
@@ -790,6 +833,12 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             if isinstance(core, cst.Call) and is_module_value(ctx, core):
                 raise Unknown  # the name is a model, not a value it computed
             return _reached(ctx, source[0], hops + 1, visited)
+        accumulated = _accumulated(ctx, name)  # `loss = 0` then `loss += criterion(...)` in loops and branches
+        if accumulated is not None:
+            out: Set[cst.Call] = set()
+            for v in accumulated:
+                out |= _reached(ctx, v, hops + 1, visited)
+            return out
         return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
     try:
@@ -803,13 +852,72 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             elif found is None or found[0].value is not value or found[1] is not None:
                 raise Unknown
     except Unknown:
-        return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
+        try:
+            return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
+        except Unknown:
+            accumulated = _accumulated(ctx, name)  # rebound by a loop's unpacked model call too
+            if accumulated is None:
+                raise
+            out: Set[cst.Call] = set()
+            for v in accumulated:
+                out |= _reached(ctx, v, hops + 1, visited)
+            return out
     if under_no_grad(ctx, value) and not under_no_grad(ctx, name):
         return set()
     core = strip_moves(value)
     if isinstance(core, cst.Call) and is_module_value(ctx, core):
         raise Unknown  # the name is a model, not a value it computed
     return _reached(ctx, value, hops + 1, visited)
+
+
+def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """For a local name of a function bound only by plain assignments, augmented ones and flat tuple
+    unpackings (``loss = 0``, ``loss += criterion(out, y)`` in a loop or a branch; ``out, ctx_, h =
+    decoder(inp, ctx_, h)`` in a loop): every value bound or added (the whole value unpacked), read
+    regardless of the path, when none binds a model; None otherwise (a loop target, a parameter,
+    ``global``)."""
+    function = _function_of(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or _is_param(function, name.value):
+        return None
+    values: List[cst.BaseExpression] = []
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            return None
+        target: Optional[cst.CSTNode] = None
+        if isinstance(node, cst.AssignTarget):
+            target = node.target
+            assign = ctx.parent(node)
+            if isinstance(target, cst.Name) and target.value == name.value:
+                if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or _function_of(ctx, assign) is not function:
+                    return None
+                values.append(assign.value)
+                continue
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign, cst.Assign) \
+                    and any(isinstance(e.value, cst.Name) and e.value.value == name.value for e in target.elements):
+                if len(assign.targets) != 1 or _function_of(ctx, assign) is not function \
+                        or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
+                    return None
+                values.append(assign.value)  # `out, h = decoder(x, h)`: what the whole value reaches
+                continue
+        elif isinstance(node, cst.AugAssign):
+            target = node.target
+            if isinstance(target, cst.Name) and target.value == name.value:
+                if _function_of(ctx, node) is not function or not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                    return None
+                values.append(node.value)
+                continue
+        elif isinstance(node, (cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            target = node.target
+        elif isinstance(node, cst.AsName):
+            target = node.name
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name.value:
+            return None
+        if target is not None and any(isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(target)):
+            return None
+    if not values or any(isinstance(strip_moves(v), cst.Call) and is_module_value(ctx, strip_moves(v))
+                         for v in values):
+        return None
+    return values
 
 
 def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
@@ -991,6 +1099,9 @@ def _core_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> cst.BaseExpress
     under an ``if`` too)."""
     if hops > _MAX_HOPS:
         raise Unknown
+    passed = _passed(ctx, name)
+    if passed is not None:
+        return _core_of(ctx, passed, hops + 1)
     try:
         core = effects.same_module(ctx, _value_of(ctx, name))
     except Unknown:
@@ -1244,7 +1355,40 @@ def _read_only(ctx: FileContext, node: cst.BaseExpression) -> bool:
         _saver(ctx, a.value) for a in call.args if a is not arg_ and (a.keyword is None or a.keyword.value == "handler"))
 
 
-def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -> bool:
+def _class_members(ctx: FileContext, at: cst.Name) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """For a model built from a class of this file that spells no freezing word: the names of its
+    methods (undecorated, not dunder) and of the attributes its constructor sets to settings (a name, a
+    number, arithmetic: no call)."""
+    try:
+        core = _core_of(ctx, at)
+    except Unknown:
+        return frozenset(), frozenset()
+    found = definition_of(ctx, core.func) if isinstance(core, cst.Call) else None
+    if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef) or _may_freeze(ctx, found[1]):
+        return frozenset(), frozenset()
+    cls = found[1]
+    methods = {s.name.value for s in class_body(cls) if isinstance(s, cst.FunctionDef) and not s.decorators
+               and not s.name.value.startswith("__")}
+    plain: Set[str] = set()
+    for s in class_body(cls):
+        if isinstance(s, cst.FunctionDef) and s.name.value == "__init__":
+            for node in iter_nodes(s.body):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 \
+                        and isinstance(node.targets[0].target, cst.Attribute) \
+                        and isinstance(node.targets[0].target.value, cst.Name) \
+                        and node.targets[0].target.value.value == _first_param_name(s) \
+                        and not any(isinstance(n, (cst.Call, cst.Lambda)) for n in iter_nodes(node.value)):
+                    plain.add(node.targets[0].target.attr.value)
+    return frozenset(methods - plain), frozenset(plain - methods)
+
+
+def _first_param_name(function: cst.FunctionDef) -> Optional[str]:
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return params[0].name.value if params else None
+
+
+def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
+                   followed: Optional[cst.CSTNode] = None) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
     to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
     ``parameters()``, ``eval()``), fill it from another model (``load_state_dict``, an EMA update), or
@@ -1252,16 +1396,26 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -
     uses of the same variable count (a name of another function is another model); restoring it from a
     file (``load_state_dict(torch.load(path))``) neither freezes nor fills it from another model."""
     mine = ctx.names.binding_at(at, name) if at is not None else None
+    passed = _passed(ctx, at) if at is not None else None
+    if passed is not None and _may_be_frozen(ctx, passed.value, passed, _function_of(ctx, at)):  # type: ignore[arg-type]
+        return True  # a parameter of a function: what is done to the variable every call passes counts too
+    methods, plain = _class_members(ctx, at) if at is not None else (frozenset(), frozenset())
     for node in ctx.names_in(ctx.module, name):
         if mine is not None and ctx.names.binding_at(node, name) is not mine:
             continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node):
-            continue  # called, saved, summarised, its gradients clipped
+        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node) \
+                or isinstance(parent, cst.Param) and passed is not None:
+            continue  # called, saved, summarised, its gradients clipped; the parameter itself
         if isinstance(parent, cst.Attribute):
             if parent.attr is node:
                 continue  # `x.model`: another object's attribute
             outer = ctx.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in methods:
+                continue  # `encoder.init_hidden()`: a method of its class, which freezes nothing
+            if parent.attr.value in plain and not isinstance(outer, (cst.Attribute, cst.Subscript, cst.AssignTarget,
+                                                                    cst.AugAssign, cst.Call, cst.Del)):
+                continue  # `decoder.hidden_size`: a setting its constructor stores
             if isinstance(outer, cst.Call) and outer.func is parent and (
                     parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
                 continue  # moved, switched, initialised (`model.apply(weights_init)`)
@@ -1281,6 +1435,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print" \
                     and not ctx.names.qualified_names_at(call.func):
                 continue
+            if followed is not None and isinstance(call, cst.Call) and call in call_sites(ctx, followed):
+                continue  # handed to the function whose parameter is being asked about (checked there)
             return True
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             assign = ctx.parent(parent)
