@@ -609,6 +609,9 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
             return None  # recursion
         bound = bind_arguments(site, function, 0)
         value = bound.get(name.value) if bound is not None else None
+        caller = _function_of(ctx, site)
+        if isinstance(value, cst.Name) and isinstance(caller, cst.FunctionDef) and _is_param(caller, value.value):
+            return None  # a parameter handed on: one level is followed
         if not isinstance(value, cst.Name) or found is not None and (
                 value.value != found.value
                 or ctx.names.binding_at(value, value.value) is not ctx.names.binding_at(found, found.value)):
