@@ -1206,6 +1206,31 @@ for x, y in []:
     train(x, y, encoder, head, opt)
 """
         ),
+        # the generator's samples written into a buffer by item, then judged: the buffer holds the generator's
+        # graph, so the generator's step applies the gradient of its loss
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Linear(4, 8)
+disc = nn.Linear(8, 1)
+opt_g = torch.optim.Adam(gen.parameters())
+opt_d = torch.optim.Adam(disc.parameters())
+for z, real in []:
+    fakes = torch.zeros(4, 8)
+    for i in range(4):
+        fakes[i] = gen(z[i])
+    loss_d = disc(fakes.detach()).mean() - disc(real).mean()
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_d.step()
+    loss_g = -disc(fakes).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -2172,6 +2197,34 @@ for x, y in []:
 """,
             message="`optimizer` holds the parameters of `baseline`, but the loss of the backward pass before this "
                     "step is computed from `model` only",
+        ),
+        # the decoder's outputs written step by step into a buffer the loss reads: the encoder's state feeds
+        # the decoder, so backward reaches the encoder, whose optimizer was given the output layer instead
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+enc = nn.GRU(4, 8)
+dec = nn.GRUCell(8, 8)
+out_layer = nn.Linear(8, 3)
+opt_enc = torch.optim.Adam(out_layer.parameters())
+opt_dec = torch.optim.Adam(list(dec.parameters()) + list(out_layer.parameters()))
+for x, y in []:
+    _, h = enc(x)
+    h = h[0]
+    outputs = torch.zeros(5, x.size(1), 3)
+    for t in range(5):
+        h = dec(h, h)
+        outputs[t] = out_layer(h)
+    loss = nn.functional.cross_entropy(outputs.view(-1, 3), y.view(-1))
+    opt_enc.zero_grad()
+    opt_dec.zero_grad()
+    loss.backward()
+    opt_enc.step()
+    opt_dec.step()
+""",
+            message="`enc` is never trained",
         ),
     ]
 

@@ -815,6 +815,22 @@ def _direct_expressions(node: cst.CSTNode) -> List[cst.BaseExpression]:
 
 
 def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """What a local name's value reaches (:func:`_bound_reach`), with what is written into it by item
+    (``outputs[t] = decoder_out`` in a loop: an in-place write is on the graph)."""
+    out = _bound_reach(ctx, name, hops, visited)
+    function = _function_of(ctx, name)
+    b = ctx.names.binding_at(name, name.value)
+    for use in ctx.names_in(function, name.value):
+        parent = ctx.parent(use)
+        holder = ctx.parent(parent) if isinstance(parent, cst.Subscript) and parent.value is use else None
+        assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) and holder.target is parent else None
+        if isinstance(assign, cst.Assign) and _function_of(ctx, assign) is function \
+                and ctx.names.binding_at(use, name.value) is b:
+            out |= _reached(ctx, assign.value, hops + 1, visited)
+    return out
+
+
+def _bound_reach(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
     """What a local name's value reaches: the assignment that reaches it (and the in-place additions to
     it); a loop variable over data reaches nothing; a parameter is unknown."""
     b = ctx.names.binding_at(name, name.value)
