@@ -73,6 +73,29 @@ class OptimizerOfAnotherModel(LintRule):
     being called and updated (`update_parameters`). Averaging done right (the optimizer over the model the
     loss runs, the average updated from it) and an EMA teacher under `no_grad` are silent.
 
+    A LightningModule that steps its optimizers by hand (`automatic_optimization = False`,
+    `opt_g, opt_d = self.optimizers()`, `self.manual_backward(loss)`) is read the same way: each name
+    `self.optimizers()` unpacks is the optimizer at that place of what `configure_optimizers` returns,
+    the loss is followed through `self(x)`, the methods of the class (`self.adversarial_loss(pred,
+    target)`, its arguments bound) and values stored on `self` earlier in `training_step`; a step whose
+    optimizer holds none of the modules its loss runs, or a module built in `__init__` that the loss runs
+    and no returned optimizer holds, is reported. Anything that may freeze a module (`requires_grad`,
+    `freeze`, a loop over `self.parameters()`, `load_state_dict`) keeps it silent.
+
+    Networks and optimizers kept in two lists and walked together (`for net, opt in zip(nets,
+    optimizers):`, also `enumerate(zip(...))`) are asked about one iteration at a time, when each list is
+    a literal never changed; `nets[1]` of such a list is its element. Models and optimizers passed to a
+    training function of the file (`def train(x, y, encoder, decoder, enc_opt, dec_opt, criterion)`) are
+    the variables every call of it passes, when all calls pass the same ones. A loss summed over a loop
+    (`loss += criterion(out, y)`), a decoder state carried by the loop (`out, h = decoder(x, h)`), and
+    outputs written into a buffer by item (`outputs[t] = decoder(h)`) reach what their values reach;
+    numpy and the legacy tensor constructors (`torch.LongTensor(indexes)`) compute off the graph.
+    Reading a model changes nothing about its training: a summary (`torchsummary`, `torchinfo`),
+    `torch.save`, an ignite checkpoint handler given it in a dict, gradient clipping over its
+    parameters, a method or a stored setting of its own class (`encoder.init_hidden()`,
+    `decoder.hidden_size`), and what is done to another module the same object holds (a WGAN clipping
+    its critic's weights).
+
     ## Why is this bad?
     The backward pass fills the gradients of one set of parameters and the optimizer updates another.
     The model that produced the loss is never trained (its gradients pile up, or are cleared unused), and
@@ -127,7 +150,7 @@ class OptimizerOfAnotherModel(LintRule):
     CODE = "TL603"
     NAME = "optimizer-of-another-model"
     MESSAGE = (
-        "{optimizer} holds the parameters of {held}, but the loss of the backward pass before this step "
+        "`{optimizer}`{here} holds the parameters of {held}, but the loss of the backward pass before this step "
         "is computed from {reached} only: the step applies no gradient of this loss to them"
     )
     UNTRAINED = (
@@ -2237,7 +2260,7 @@ for x, y in []:
             reported.update(found.backwards)
             named.update(found.reached)
             self.report(found.step, self.MESSAGE.format(
-                optimizer=f"`{found.optimizer}`" + (f" (here `{found.element}`)" if found.element else ""),
+                optimizer=found.optimizer, here=f" (here `{found.element}`)" if found.element else "",
                 held=", ".join(f"`{h}`" for h in found.held),
                 reached=", ".join(f"`{r}`" for r in found.reached),
             ))
@@ -2253,7 +2276,7 @@ for x, y in []:
             models = ", ".join(f"`self.{r}`" for r in manual.reached)
             if manual.optimizer is not None:
                 self.report(manual.node, self.MESSAGE.format(
-                    optimizer=f"`{manual.optimizer}`", held=", ".join(f"`self.{h}`" for h in manual.held),
+                    optimizer=manual.optimizer, here="", held=", ".join(f"`self.{h}`" for h in manual.held),
                     reached=models))
             elif not set(manual.reached) <= stepped:  # one mistake, one finding: the step names it
                 self.report(manual.node, self.MANUAL_UNTRAINED.format(

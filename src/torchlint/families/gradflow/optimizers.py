@@ -1466,7 +1466,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
     return False
 
 
-__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers"]
+__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers",
+           "ManualFinding", "lightning_manual_steps"]
 
 
 # -- a LightningModule whose optimizer holds a model its training loss does not run ----------------
@@ -2087,5 +2088,3 @@ def _self_argument(ctx: FileContext, function: cst.FunctionDef,
             return None
     return None
 
-
-__all__ += ["ManualFinding", "lightning_manual_steps"]
