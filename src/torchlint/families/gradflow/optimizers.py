@@ -909,21 +909,24 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
             if isinstance(target, cst.Name) and target.value == name.value:
                 if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or _function_of(ctx, assign) is not function:
                     return None
-                values.append(assign.value)
+                if _may_run_before(ctx, assign, name):
+                    values.append(assign.value)
                 continue
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign, cst.Assign) \
                     and any(isinstance(e.value, cst.Name) and e.value.value == name.value for e in target.elements):
                 if len(assign.targets) != 1 or _function_of(ctx, assign) is not function \
                         or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
                     return None
-                values.append(assign.value)  # `out, h = decoder(x, h)`: what the whole value reaches
+                if _may_run_before(ctx, assign, name):
+                    values.append(assign.value)  # `out, h = decoder(x, h)`: what the whole value reaches
                 continue
         elif isinstance(node, cst.AugAssign):
             target = node.target
             if isinstance(target, cst.Name) and target.value == name.value:
                 if _function_of(ctx, node) is not function or not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
                     return None
-                values.append(node.value)
+                if _may_run_before(ctx, node, name):
+                    values.append(node.value)
                 continue
         elif isinstance(node, (cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
             target = node.target
@@ -937,6 +940,19 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
                          for v in values):
         return None
     return values
+
+
+def _may_run_before(ctx: FileContext, binding: cst.CSTNode, read: cst.Name) -> bool:
+    """Whether the statement ``binding`` may run before ``read`` does: it comes first in the source, or a
+    loop holds both (the previous iteration's value)."""
+    if ctx.names.position(binding) < ctx.names.position(read):
+        return True
+    loop = ctx.enclosing(binding, (cst.For, cst.While))
+    while loop is not None:
+        if ctx.is_inside(read, loop):
+            return True
+        loop = ctx.enclosing(loop, (cst.For, cst.While))
+    return False
 
 
 def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
