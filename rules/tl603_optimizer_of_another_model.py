@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.families.gradflow.optimizers import stray_lightning_optimizers, stray_steps, untrained_models
+from torchlint.families.gradflow.optimizers import (lightning_manual_steps, stray_lightning_optimizers, stray_steps,
+                                                   untrained_models)
 from torchlint.rule import Invalid, LintRule, Valid
 
 
@@ -72,6 +73,29 @@ class OptimizerOfAnotherModel(LintRule):
     being called and updated (`update_parameters`). Averaging done right (the optimizer over the model the
     loss runs, the average updated from it) and an EMA teacher under `no_grad` are silent.
 
+    A LightningModule that steps its optimizers by hand (`automatic_optimization = False`,
+    `opt_g, opt_d = self.optimizers()`, `self.manual_backward(loss)`) is read the same way: each name
+    `self.optimizers()` unpacks is the optimizer at that place of what `configure_optimizers` returns,
+    the loss is followed through `self(x)`, the methods of the class (`self.adversarial_loss(pred,
+    target)`, its arguments bound) and values stored on `self` earlier in `training_step`; a step whose
+    optimizer holds none of the modules its loss runs, or a module built in `__init__` that the loss runs
+    and no returned optimizer holds, is reported. Anything that may freeze a module (`requires_grad`,
+    `freeze`, a loop over `self.parameters()`, `load_state_dict`) keeps it silent.
+
+    Networks and optimizers kept in two lists and walked together (`for net, opt in zip(nets,
+    optimizers):`, also `enumerate(zip(...))`) are asked about one iteration at a time, when each list is
+    a literal never changed; `nets[1]` of such a list is its element. Models and optimizers passed to a
+    training function of the file (`def train(x, y, encoder, decoder, enc_opt, dec_opt, criterion)`) are
+    the variables every call of it passes, when all calls pass the same ones. A loss summed over a loop
+    (`loss += criterion(out, y)`), a decoder state carried by the loop (`out, h = decoder(x, h)`), and
+    outputs written into a buffer by item (`outputs[t] = decoder(h)`) reach what their values reach;
+    numpy and the legacy tensor constructors (`torch.LongTensor(indexes)`) compute off the graph.
+    Reading a model changes nothing about its training: a summary (`torchsummary`, `torchinfo`),
+    `torch.save`, an ignite checkpoint handler given it in a dict, gradient clipping over its
+    parameters, a method or a stored setting of its own class (`encoder.init_hidden()`,
+    `decoder.hidden_size`), and what is done to another module the same object holds (a WGAN clipping
+    its critic's weights).
+
     ## Why is this bad?
     The backward pass fills the gradients of one set of parameters and the optimizer updates another.
     The model that produced the loss is never trained (its gradients pile up, or are cleared unused), and
@@ -126,7 +150,7 @@ class OptimizerOfAnotherModel(LintRule):
     CODE = "TL603"
     NAME = "optimizer-of-another-model"
     MESSAGE = (
-        "`{optimizer}` holds the parameters of {held}, but the loss of the backward pass before this step "
+        "`{optimizer}`{here} holds the parameters of {held}, but the loss of the backward pass before this step "
         "is computed from {reached} only: the step applies no gradient of this loss to them"
     )
     UNTRAINED = (
@@ -137,6 +161,10 @@ class OptimizerOfAnotherModel(LintRule):
         "this optimizer holds the parameters of {held}, but the loss `{cls}.training_step` returns is computed "
         "from {reached} only, a copy with parameters of its own: Lightning steps this optimizer after that "
         "loss's backward and applies no gradient of it"
+    )
+    MANUAL_UNTRAINED = (
+        "{models} {verb} never trained: the loss given to `manual_backward` here is computed from {them}, but no "
+        "optimizer `configure_optimizers` returns holds {their} parameters"
     )
     TRIGGERS = ("step", "configure_optimizers")
 
@@ -857,6 +885,375 @@ for x, y in []:
     opt.step()
 """
         ),
+        # near misses of the saving and summary cases: the generator is handed to a function of another
+        # module (it may freeze or train it), and in the second file it is frozen before being saved
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from helpers import prepare
+
+gen = nn.Linear(8, 16)
+disc = nn.Linear(16, 1)
+prepare(gen)
+opt_d = torch.optim.Adam(disc.parameters())
+for z in []:
+    loss = -disc(gen(z)).mean()
+    opt_d.zero_grad()
+    loss.backward()
+    opt_d.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from ignite.handlers import ModelCheckpoint
+
+encoder = nn.Linear(8, 4)
+head = nn.Linear(4, 1)
+encoder.requires_grad_(False)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+saver = ModelCheckpoint("ckpt", "run")
+for x, y in []:
+    loss = (head(encoder(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(encoder.parameters(), 1.0)
+    opt.step()
+saver(None, {"encoder": encoder, "head": head})
+"""
+        ),
+        # a dict of models handed to a call that is no checkpoint handler (it may load one into the other)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from tools import sync
+
+student = nn.Linear(8, 2)
+teacher = nn.Linear(8, 2)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+sync({"from": student, "to": teacher})
+for x in []:
+    loss = (student(x) - teacher(x)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # zip loops near misses: each optimizer in the same position as its network; a list changed after it
+        # is built (what it holds at the loop is not followed); the optimizers zipped in another order
+        # through a call (not followed)
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+small = torch.nn.Linear(2, 1)
+wide = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+models = (small, wide)
+opts = (torch.optim.SGD(small.parameters(), lr=0.1), torch.optim.Adam(wide.parameters()))
+for x, y in []:
+    for i, (model, opt) in enumerate(zip(models, opts)):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+first = torch.nn.Linear(2, 1)
+second = torch.nn.Linear(2, 1)
+nets = [first, second]
+opt_second = torch.optim.SGD(second.parameters(), lr=0.1)
+opt_first = torch.optim.SGD(first.parameters(), lr=0.1)
+optimizers = [opt_second]
+optimizers.insert(0, opt_first)
+for x, y in []:
+    for net, opt in zip(nets, optimizers):
+        loss = F.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+first = torch.nn.Linear(2, 1)
+second = torch.nn.Linear(2, 1)
+nets = [first, second]
+optimizers = [torch.optim.SGD(second.parameters(), lr=0.1), torch.optim.SGD(first.parameters(), lr=0.1)]
+for x, y in []:
+    for net, opt in zip(nets, reversed(optimizers)):
+        loss = F.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        # a LightningModule stepping its optimizers by hand, each optimizer on the network its loss trains
+        # (the generator's output detached for the discriminator); then two heads sharing a backbone, each
+        # optimizer holding the backbone; then a frozen encoder whose head alone is optimised, and an EMA
+        # copy stepped by no optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class Gan(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def forward(self, z):
+        return self.gen(z)
+
+    def bce(self, pred, target):
+        return F.binary_cross_entropy(pred, target)
+
+    def training_step(self, batch, batch_idx):
+        real = batch
+        opt_g, opt_d = self.optimizers()
+        self.fake = self(torch.randn(real.size(0), 8))
+        self.toggle_optimizer(opt_g)
+        loss_g = self.bce(self.disc(self.fake), torch.ones(real.size(0), 1))
+        self.manual_backward(loss_g)
+        opt_g.step()
+        opt_g.zero_grad()
+        self.untoggle_optimizer(opt_g)
+        loss_d = self.bce(self.disc(real), torch.ones(real.size(0), 1)) + self.bce(
+            self.disc(self.fake.detach()), torch.zeros(real.size(0), 1))
+        self.manual_backward(loss_d)
+        opt_d.step()
+        opt_d.zero_grad()
+
+    def configure_optimizers(self):
+        return [torch.optim.Adam(self.gen.parameters()), torch.optim.Adam(self.disc.parameters())], []
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import lightning.pytorch as pl
+
+
+class TwoTasks(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.backbone = nn.Linear(8, 8)
+        self.head_a = nn.Linear(8, 2)
+        self.head_b = nn.Linear(8, 3)
+
+    def training_step(self, batch, batch_idx):
+        x, ya, yb = batch
+        opt_a, opt_b = self.optimizers()
+        loss_a = nn.functional.cross_entropy(self.head_a(self.backbone(x)), ya)
+        self.manual_backward(loss_a)
+        opt_a.step()
+        opt_a.zero_grad()
+        loss_b = nn.functional.cross_entropy(self.head_b(self.backbone(x)), yb)
+        self.manual_backward(loss_b)
+        opt_b.step()
+        opt_b.zero_grad()
+
+    def configure_optimizers(self):
+        opt_a = torch.optim.SGD(list(self.backbone.parameters()) + list(self.head_a.parameters()), lr=0.1)
+        opt_b = torch.optim.SGD(list(self.backbone.parameters()) + list(self.head_b.parameters()), lr=0.1)
+        return opt_a, opt_b
+"""
+        ),
+        Valid(
+            """
+import copy
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+
+
+class Probe(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.encoder = nn.Linear(8, 8)
+        self.encoder.requires_grad_(False)
+        self.head = nn.Linear(8, 2)
+        self.ema = copy.deepcopy(self.head)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        opt = self.optimizers()
+        loss = nn.functional.cross_entropy(self.head(self.encoder(x)), y)
+        self.manual_backward(loss)
+        opt.step()
+        opt.zero_grad()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.head.parameters(), lr=0.1)
+"""
+        ),
+        # a loop over the parameters of the very network no optimizer holds (it freezes it), or over the
+        # whole model object: silent
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Wgan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.critic = nn.Linear(8, 1)
+
+
+wgan = Wgan()
+for p in wgan.gen.parameters():
+    p.requires_grad = False
+opt_c = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+for real in []:
+    loss = wgan.critic(wgan.gen(torch.randn(2, 4))).mean() - wgan.critic(real).mean()
+    opt_c.zero_grad()
+    loss.backward()
+    opt_c.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Wgan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.critic = nn.Linear(8, 1)
+
+
+wgan = Wgan()
+for p in wgan.parameters():
+    p.requires_grad_(False)
+opt_c = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+for real in []:
+    loss = wgan.critic(wgan.gen(torch.randn(2, 4))).mean() - wgan.critic(real).mean()
+    opt_c.zero_grad()
+    loss.backward()
+    opt_c.step()
+"""
+        ),
+        # the same GAN trained right, the generator's samples shown through numpy
+        Valid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+POINTS = np.vstack([np.linspace(-1, 1, 8) for _ in range(16)])
+gen = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 8))
+disc = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1), nn.Sigmoid())
+opt_d = torch.optim.Adam(disc.parameters(), lr=1e-4)
+opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4)
+for step in range(100):
+    fake = gen(torch.randn(16, 4))
+    p_real = disc(torch.from_numpy(POINTS).float())
+    p_fake = disc(fake)
+    loss_d = -torch.mean(torch.log(p_real) + torch.log(1.0 - p_fake))
+    loss_g = torch.mean(torch.log(1.0 - p_fake))
+    opt_d.zero_grad()
+    loss_d.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    shown = np.asarray(fake.detach())
+"""
+        ),
+        # a training function called with two different pairs (each right): which model a parameter holds
+        # is not one variable, so it is not followed; and the same function called once, the encoder frozen
+        # by the caller
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def fit_batch(model, optimizer, x, y):
+    loss = F.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+small = torch.nn.Linear(4, 1)
+large = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+opt_small = torch.optim.SGD(small.parameters(), lr=0.1)
+opt_large = torch.optim.SGD(large.parameters(), lr=0.1)
+for x, y in []:
+    fit_batch(small, opt_small, x, y)
+    fit_batch(large, opt_large, x, y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def train(x, y, encoder, head, opt):
+    loss = nn.functional.cross_entropy(head(encoder(x)), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+encoder.requires_grad_(False)
+head = nn.Linear(16, 3)
+opt = torch.optim.Adam(head.parameters())
+for x, y in []:
+    train(x, y, encoder, head, opt)
+"""
+        ),
+        # the generator's samples written into a buffer by item, then judged: the buffer holds the generator's
+        # graph, so the generator's step applies the gradient of its loss
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Linear(4, 8)
+disc = nn.Linear(8, 1)
+opt_g = torch.optim.Adam(gen.parameters())
+opt_d = torch.optim.Adam(disc.parameters())
+for z, real in []:
+    fakes = torch.zeros(4, 8)
+    for i in range(4):
+        fakes[i] = gen(z[i])
+    loss_d = disc(fakes.detach()).mean() - disc(real).mean()
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_d.step()
+    loss_g = -disc(fakes).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -1475,6 +1872,383 @@ for x, y in []:
 """,
             message="`enc` is never trained",
         ),
+        # reading a model neither freezes nor trains it: a summary of the generator (torchsummary), the networks
+        # saved by an ignite checkpoint handler in a dict, gradients clipped; the generator's optimizer holds
+        # the discriminator
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from ignite.engine import Engine, Events
+from ignite.handlers import ModelCheckpoint
+from torchsummary import summary
+
+
+def run(loader, out_dir):
+    net_g = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+    net_d = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+    summary(net_g, (8,), device="cpu")
+    bce = nn.BCELoss()
+    opt_g = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+    opt_d = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+
+    def update(engine, batch):
+        real, _ = batch
+        fake = net_g(torch.randn(real.size(0), 8))
+        net_d.zero_grad()
+        loss_d = bce(net_d(real), torch.ones(real.size(0), 1)) + bce(net_d(fake.detach()), torch.zeros(real.size(0), 1))
+        loss_d.backward()
+        opt_d.step()
+        net_g.zero_grad()
+        loss_g = bce(net_d(fake), torch.ones(real.size(0), 1))
+        loss_g.backward()
+        torch.nn.utils.clip_grad_norm_(net_g.parameters(), 5.0)
+        opt_g.step()
+        return loss_g.item()
+
+    trainer = Engine(update)
+    saver = ModelCheckpoint(out_dir, "gan", n_saved=2)
+    trainer.add_event_handler(Events.EPOCH_COMPLETED, saver, {"net_g": net_g, "net_d": net_d})
+    trainer.run(loader, max_epochs=1)
+""",
+            message="`net_g` is never trained",
+        ),
+        # the same with the networks held by one model object, summarised and saved with `torch.save`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchinfo import summary
+
+
+class Gan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.discriminator = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+
+
+gan = Gan()
+summary(gan.generator, input_size=(2, 4))
+torch.save(gan.generator, "g.pt")
+opt_gen = torch.optim.Adam(gan.discriminator.parameters())
+opt_dis = torch.optim.Adam(gan.discriminator.parameters())
+for real in []:
+    fake = gan.generator(torch.randn(2, 4))
+    loss_gen = -gan.discriminator(fake).mean()
+    opt_gen.zero_grad()
+    loss_gen.backward()
+    opt_gen.step()
+""",
+            message="`gan.generator` is never trained",
+        ),
+        # networks and their optimizers in two lists walked together by `zip`: the first optimizer was given
+        # the second network's parameters
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+net_a = torch.nn.Linear(1, 1)
+net_b = torch.nn.Linear(1, 1)
+nets = [net_a, net_b]
+opt_a = torch.optim.SGD(net_b.parameters(), lr=0.1)
+opt_b = torch.optim.SGD(net_b.parameters(), lr=0.1, momentum=0.9)
+optimizers = [opt_a, opt_b]
+history = [[], []]
+for x, y in []:
+    for net, opt, h in zip(nets, optimizers, history):
+        loss = F.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        h.append(loss.item())
+""",
+            message="`opt` (here `opt_a`) holds the parameters of `net_b`, but the loss of the backward pass "
+                    "before this step is computed from `net_a` only",
+        ),
+        # the same through `enumerate(zip(...))` over tuples, the optimizers built in the tuple
+        Invalid(
+            """
+import torch
+
+encoders = (torch.nn.Linear(4, 2), torch.nn.Linear(4, 2))
+optims = (torch.optim.Adam(encoders[1].parameters()), torch.optim.Adam(encoders[1].parameters()))
+for x in []:
+    for k, (enc, optim) in enumerate(zip(encoders, optims)):
+        optim.zero_grad()
+        enc(x).pow(2).sum().backward()
+        optim.step()
+""",
+            message="`optim` (here `optims[0]`) holds the parameters of `encoders[1]`, but the loss of the "
+                    "backward pass before this step is computed from `encoders[0]` only",
+        ),
+        # a LightningModule stepping its optimizers by hand: the generator's optimizer was given the
+        # discriminator's parameters, so the generator (run through `self(z)`, its output kept on `self`) is
+        # held by no optimizer `configure_optimizers` returns
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class Gan(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.gen = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        self.disc = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+
+    def forward(self, z):
+        return self.gen(z)
+
+    def bce(self, pred, target):
+        return F.binary_cross_entropy(pred, target)
+
+    def training_step(self, batch, batch_idx):
+        real = batch
+        opt_g, opt_d = self.optimizers()
+        self.fake = self(torch.randn(real.size(0), 8))
+        self.toggle_optimizer(opt_g)
+        loss_g = self.bce(self.disc(self.fake), torch.ones(real.size(0), 1))
+        self.manual_backward(loss_g)
+        opt_g.step()
+        opt_g.zero_grad()
+        self.untoggle_optimizer(opt_g)
+        loss_d = self.bce(self.disc(real), torch.ones(real.size(0), 1)) + self.bce(
+            self.disc(self.fake.detach()), torch.zeros(real.size(0), 1))
+        self.manual_backward(loss_d)
+        opt_d.step()
+        opt_d.zero_grad()
+
+    def configure_optimizers(self):
+        return [torch.optim.Adam(self.disc.parameters()), torch.optim.Adam(self.disc.parameters())], []
+""",
+            message="`self.gen` is never trained: the loss given to `manual_backward` here is computed from it",
+        ),
+        # the same by hand, the discriminator's optimizer given the generator's parameters: its step applies
+        # no gradient of the discriminator's loss
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import lightning.pytorch as pl
+
+
+class Gan(pl.LightningModule):
+    def __init__(self, z_dim=8):
+        super().__init__()
+        self.automatic_optimization = False
+        self.z_dim = z_dim
+        self.generator = nn.Linear(z_dim, 16)
+        self.critic = nn.Linear(16, 1)
+
+    def training_step(self, batch, batch_idx):
+        g_opt, c_opt = self.optimizers()
+        fake = self.generator(torch.randn(batch.size(0), self.z_dim))
+        c_loss = self.critic(fake.detach()).mean() - self.critic(batch).mean()
+        self.manual_backward(c_loss)
+        c_opt.step()
+        c_opt.zero_grad()
+        g_loss = -self.critic(fake).mean()
+        self.manual_backward(g_loss)
+        g_opt.step()
+        g_opt.zero_grad()
+
+    def configure_optimizers(self):
+        g_opt = torch.optim.RMSprop(self.generator.parameters(), lr=5e-5)
+        c_opt = torch.optim.RMSprop(self.generator.parameters(), lr=5e-5)
+        return g_opt, c_opt
+""",
+            message="`c_opt` holds the parameters of `self.generator`, but the loss of the backward pass before "
+                    "this step is computed from `self.critic` only",
+        ),
+        # a WGAN whose critic's weights are clipped in a loop over its parameters (that touches the critic, not
+        # the generator); the generator's optimizer was given the critic's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Wgan(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+        self.critic = nn.Linear(8, 1)
+
+
+wgan = Wgan()
+opt_g = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+opt_c = torch.optim.RMSprop(wgan.critic.parameters(), lr=5e-5)
+for real in []:
+    fake = wgan.gen(torch.randn(2, 4))
+    loss_g = -wgan.critic(fake).mean()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+    loss_c = wgan.critic(fake.detach()).mean() - wgan.critic(real).mean()
+    opt_c.zero_grad()
+    loss_c.backward()
+    opt_c.step()
+    for p in wgan.critic.parameters():
+        p.data.clamp_(-0.01, 0.01)
+""",
+            message="`wgan.gen` is never trained",
+        ),
+        # real samples drawn by a helper that builds them with numpy (a list comprehension inside): numpy
+        # computes off the graph, so the helper's values reach no model; the discriminator's optimizer was given
+        # the generator's parameters
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+POINTS = np.vstack([np.linspace(-1, 1, 8) for _ in range(16)])
+
+
+def real_samples():
+    scale = np.random.uniform(1, 2, size=16)[:, np.newaxis]
+    return torch.from_numpy(scale * POINTS).float()
+
+
+gen = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 8))
+disc = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1), nn.Sigmoid())
+opt_d = torch.optim.Adam(gen.parameters(), lr=1e-4)
+opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4)
+for step in range(100):
+    fake = gen(torch.randn(16, 4))
+    p_real = disc(real_samples())
+    p_fake = disc(fake)
+    loss_d = -torch.mean(torch.log(p_real) + torch.log(1.0 - p_fake))
+    loss_g = torch.mean(torch.log(1.0 - p_fake))
+    opt_d.zero_grad()
+    loss_d.backward(retain_graph=True)
+    opt_d.step()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+""",
+            message="`disc` is never trained",
+        ),
+        # the models and optimizers are parameters of a training function the script calls once with its
+        # module-level networks; the loss is summed over a loop (`loss += ...`) and the decoder's state is
+        # carried by the loop; the encoder's optimizer was given the decoder's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.embed = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden)
+
+    def init_state(self):
+        return torch.zeros(1, 1, self.hidden)
+
+    def forward(self, tokens, state):
+        return self.rnn(self.embed(tokens).view(len(tokens), 1, -1), state)
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.embed = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, token, state):
+        output, state = self.rnn(self.embed(token).view(1, 1, -1), state)
+        return self.out(output[0]), state
+
+
+def train(source, target, encoder, decoder, enc_opt, dec_opt, criterion):
+    enc_opt.zero_grad()
+    dec_opt.zero_grad()
+    loss = 0
+    _, state = encoder(source, encoder.init_state())
+    token = torch.zeros(1, dtype=torch.long)
+    for t in range(len(target)):
+        logits, state = decoder(token, state)
+        loss += criterion(logits, target[t].view(1))
+        token = target[t]
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(encoder.parameters(), 5.0)
+    enc_opt.step()
+    dec_opt.step()
+    return loss.item() / len(target)
+
+
+encoder = Encoder(100, 32)
+decoder = Decoder(100, 32)
+encoder_optimizer = torch.optim.SGD(decoder.parameters(), lr=0.01)
+decoder_optimizer = torch.optim.SGD(decoder.parameters(), lr=0.01)
+criterion = nn.CrossEntropyLoss()
+for source, target in []:
+    print(train(source, target, encoder, decoder, encoder_optimizer, decoder_optimizer, criterion))
+""",
+            message="`encoder` is never trained",
+        ),
+        # a step function called with one network and the other network's optimizer
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def fit_batch(model, optimizer, x, y):
+    loss = F.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+student = torch.nn.Linear(4, 1)
+baseline = torch.nn.Linear(4, 1)
+opt_student = torch.optim.Adam(baseline.parameters())
+for x, y in []:
+    fit_batch(student, opt_student, x, y)
+""",
+            message="`optimizer` holds the parameters of `baseline`, but the loss of the backward pass before this "
+                    "step is computed from `model` only",
+        ),
+        # the decoder's outputs written step by step into a buffer the loss reads: the encoder's state feeds
+        # the decoder, so backward reaches the encoder, whose optimizer was given the output layer instead
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+enc = nn.GRU(4, 8)
+dec = nn.GRUCell(8, 8)
+out_layer = nn.Linear(8, 3)
+opt_enc = torch.optim.Adam(out_layer.parameters())
+opt_dec = torch.optim.Adam(list(dec.parameters()) + list(out_layer.parameters()))
+for x, y in []:
+    _, h = enc(x)
+    h = h[0]
+    outputs = torch.zeros(5, x.size(1), 3)
+    for t in range(5):
+        h = dec(h, h)
+        outputs[t] = out_layer(h)
+    loss = nn.functional.cross_entropy(outputs.view(-1, 3), y.view(-1))
+    opt_enc.zero_grad()
+    opt_dec.zero_grad()
+    loss.backward()
+    opt_enc.step()
+    opt_dec.step()
+""",
+            message="`enc` is never trained",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -1486,7 +2260,7 @@ for x, y in []:
             reported.update(found.backwards)
             named.update(found.reached)
             self.report(found.step, self.MESSAGE.format(
-                optimizer=found.optimizer,
+                optimizer=found.optimizer, here=f" (here `{found.element}`)" if found.element else "",
                 held=", ".join(f"`{h}`" for h in found.held),
                 reached=", ".join(f"`{r}`" for r in found.reached),
             ))
@@ -1496,6 +2270,19 @@ for x, y in []:
                 reached=", ".join(f"`self.{r}`" for r in stray.reached),
                 cls=stray.cls,
             ))
+        manual_found = lightning_manual_steps(self.ctx)
+        stepped = {r for m in manual_found if m.optimizer is not None for r in m.reached}
+        for manual in manual_found:
+            models = ", ".join(f"`self.{r}`" for r in manual.reached)
+            if manual.optimizer is not None:
+                self.report(manual.node, self.MESSAGE.format(
+                    optimizer=manual.optimizer, here="", held=", ".join(f"`self.{h}`" for h in manual.held),
+                    reached=models))
+            elif not set(manual.reached) <= stepped:  # one mistake, one finding: the step names it
+                self.report(manual.node, self.MANUAL_UNTRAINED.format(
+                    models=models, verb="is" if len(manual.reached) == 1 else "are",
+                    them="it" if len(manual.reached) == 1 else "them",
+                    their="its" if len(manual.reached) == 1 else "their"))
         for untrained in untrained_models(self.ctx, reported):
             if set(untrained.models) <= named:
                 continue  # one mistake, one finding: the swapped optimizer is reported at its step

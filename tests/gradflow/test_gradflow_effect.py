@@ -338,3 +338,89 @@ def test_tl603_a_trainer_stepping_the_other_models_optimizer_never_trains_its_di
     for source, trained in ((bug, False), (fixed, True)):
         trainer = _run(source, device)["trainer"]
         assert (not torch.equal(trainer.D.weight.detach(), trainer.before)) is trained
+
+
+ZIPPED = '''
+import torch
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+net_a = torch.nn.Linear(4, 1).to(DEVICE)
+net_b = torch.nn.Linear(4, 1).to(DEVICE)
+nets = [net_a, net_b]
+opt_a = torch.optim.SGD(HELD.parameters(), lr=0.05)
+opt_b = torch.optim.SGD(net_b.parameters(), lr=0.05)
+optimizers = [opt_a, opt_b]
+x = torch.randn(32, 4, device=DEVICE)
+y = torch.randn(32, 1, device=DEVICE)
+before = net_a.weight.detach().clone()
+
+
+def fit(steps):
+    for _ in range(steps):
+        for net, opt in zip(nets, optimizers):
+            loss = (net(x) - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_a_swapped_optimizer_in_a_zip_loop_leaves_its_network_unchanged(device):
+    bug = ZIPPED.replace("HELD", "net_b")
+    fixed = ZIPPED.replace("HELD", "net_a")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    ns = _run(bug, device)
+    ns["fit"](10)
+    assert torch.equal(ns["net_a"].weight.detach(), ns["before"])
+    ns = _run(fixed, device)
+    ns["fit"](10)
+    assert not torch.equal(ns["net_a"].weight.detach(), ns["before"])
+
+
+PASSED = '''
+import torch
+import torch.nn as nn
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+
+
+def train(x, y, encoder, head, enc_opt, head_opt):
+    enc_opt.zero_grad()
+    head_opt.zero_grad()
+    loss = 0
+    for i in range(2):
+        loss += (head(encoder(x[i])) - y[i]).pow(2).mean()
+    loss.backward()
+    enc_opt.step()
+    head_opt.step()
+
+
+encoder = nn.Linear(4, 4).to(DEVICE)
+head = nn.Linear(4, 1).to(DEVICE)
+encoder_opt = torch.optim.SGD(HELD.parameters(), lr=0.05)
+head_opt = torch.optim.SGD(head.parameters(), lr=0.05)
+x = torch.randn(2, 8, 4, device=DEVICE)
+y = torch.randn(2, 8, 1, device=DEVICE)
+
+
+def fit(steps):
+    for _ in range(steps):
+        train(x, y, encoder, head, encoder_opt, head_opt)
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_models_passed_to_a_training_function_the_encoder_in_no_optimizer_never_changes(device):
+    bug = PASSED.replace("HELD", "head")
+    fixed = PASSED.replace("HELD", "encoder")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    for source, trained in ((bug, False), (fixed, True)):
+        ns = _run(source, device)
+        before = ns["encoder"].weight.detach().clone()
+        ns["fit"](5)
+        assert torch.equal(ns["encoder"].weight.detach(), before) is not trained

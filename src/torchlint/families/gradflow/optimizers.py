@@ -37,7 +37,7 @@ freeze it, fill it from another model or train it elsewhere, and keeps the answe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import re
 
@@ -64,6 +64,9 @@ _LIBRARY_ROOTS = ("torch.", "numpy.", "math.", "builtins.")
 #: torch functions that build a new tensor from sizes or numbers: their arguments carry no graph
 _NEW_TENSORS = frozenset("torch." + n for n in ("randn", "rand", "zeros", "ones", "empty", "full", "arange",
                                                "linspace", "logspace", "randint", "randperm", "eye", "tensor"))
+#: the legacy tensor constructors (``torch.LongTensor(indexes)``, ``torch.cuda.FloatTensor(n, 3)``): a new
+#: tensor from data or sizes, never on the graph
+_LEGACY_TENSOR = re.compile(r"torch\.(cuda\.)?[A-Z][a-z]*Tensor$")
 _BUILTINS = frozenset({"len", "float", "int", "sum", "max", "min", "abs", "range", "zip", "enumerate", "list",
                        "tuple", "isinstance", "print"})
 
@@ -75,6 +78,10 @@ _BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helper
 #: each model call the losses asked about reach: the name called and the constructions it holds
 _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
 
+
+#: the loop targets of ``for net, opt in zip(nets, opts):`` stood for by one element of each list, while
+#: the steps of that loop are asked about one iteration at a time
+_ZIPPED: "Fact[Dict[cst.For, Dict[str, Tuple[cst.BaseExpression, str]]]]" = Fact("gradflow.zipped", lambda ctx: {})
 
 Unknown = effects.Unknown  # the answer cannot be known from the code
 
@@ -89,6 +96,8 @@ class StrayStep:
     backwards: Tuple[cst.Call, ...]
     held: Tuple[str, ...]
     reached: Tuple[str, ...]
+    #: for the optimizer of a zip loop, the element of the list it is in the iteration found
+    element: Optional[str] = None
 
 
 def stray_steps(ctx: FileContext) -> List[StrayStep]:
@@ -103,27 +112,165 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
         backwards = _backwards_before(ctx, call)
         if not backwards:
             continue
-        try:
-            held = _held_models(ctx, opt)
-            reached: Set[cst.Call] = set()
-            _CALLED.of(ctx).clear()
-            for b in backwards:
-                operand = backward_operand(ctx, b)
-                if operand is None:
-                    raise Unknown
-                found = _reached(ctx, operand, 0, set())
-                reached |= found
-            if not held or not reached or held & reached:
-                continue
-        except Unknown:
-            continue
-        if not _CALLED.of(ctx):
-            continue
+        loop = _zip_loop(ctx, opt) if isinstance(opt, cst.Name) else None
+        if loop is None:
+            found = _stray_step(ctx, call, opt, backwards)
+        else:  # `for net, opt in zip(nets, opts):` one iteration at a time
+            found = None
+            zipped = _ZIPPED.of(ctx)
+            for binding in loop[1]:
+                zipped[loop[0]] = binding
+                try:
+                    found = _stray_step(ctx, call, opt, backwards, binding[opt.value][1])  # type: ignore[union-attr]
+                finally:
+                    zipped.pop(loop[0], None)
+                if found is not None:
+                    break
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _stray_step(ctx: FileContext, call: cst.Call, opt: cst.BaseExpression, backwards: List[cst.Call],
+                label: Optional[str] = None) -> Optional[StrayStep]:
+    try:
+        held = _held_models(ctx, opt)
+        reached: Set[cst.Call] = set()
+        _CALLED.of(ctx).clear()
+        for b in backwards:
+            operand = backward_operand(ctx, b)
+            if operand is None:
+                raise Unknown
+            found = _reached(ctx, operand, 0, set())
+            reached |= found
+        if not held or not reached or held & reached:
+            return None
         owners = sorted({ctx.code(receiver(c)) for c in iter_nodes(_optimizer_call(ctx, opt))  # type: ignore[arg-type]
                          if isinstance(c, cst.Call) and method_name(c) in ("parameters", "named_parameters")
                          and receiver(c) is not None} | {ctx.code(s) for s in _added_owners(ctx, opt)})
-        out.append(StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx)))))
-    return out
+    except Unknown:
+        return None
+    if not _CALLED.of(ctx):
+        return None
+    return StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx))), label)
+
+
+#: methods of a list that change which values it holds
+_LIST_WRITES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__",
+                          "__delitem__", "__iadd__"})
+
+
+def _zip_loop(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.For, List[Dict[str, Tuple[cst.BaseExpression, str]]]]]:
+    """For a target of ``for net, opt in zip(nets, opts):`` (or ``enumerate(zip(...))``) read in the loop
+    and never rebound there, where each zipped list is a name bound once to a list literal and never
+    changed: the loop and, per iteration, the element each target stands for (the targets over other
+    iterables stand for nothing), with its spelling (``nets[0]`` where it is no name).  None otherwise."""
+    loop = ctx.enclosing(name, cst.For)
+    while loop is not None:
+        if any(isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(loop.target)):  # type: ignore[union-attr]
+            break
+        loop = ctx.enclosing(loop, cst.For)
+    if loop is None or not ctx.is_inside(name, loop.body) or _binds_in(loop.body, name.value):  # type: ignore[union-attr]
+        return None
+    target, it = loop.target, loop.iter  # type: ignore[union-attr]
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" \
+            and not ctx.names.qualified_names_at(it.func) and len(it.args) == 1 \
+            and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        it, target = it.args[0].value, target.elements[1].value
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip"
+            and not ctx.names.qualified_names_at(it.func) and isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == len(it.args) and all(a.keyword is None and not a.star for a in it.args)):
+        return None
+    columns: Dict[str, List[Tuple[cst.BaseExpression, str]]] = {}
+    for el, a in zip(target.elements, it.args):
+        if isinstance(el.value, cst.Name) and isinstance(a.value, cst.Name):
+            values = _fixed_list(ctx, a.value)
+            if values is not None:
+                columns[el.value.value] = [(v, ctx.code(v) if isinstance(v, cst.Name) else f"{a.value.value}[{i}]")
+                                           for i, v in enumerate(values)]
+    if name.value not in columns or len({len(v) for v in columns.values()}) != 1:
+        return None
+    size = len(columns[name.value])
+    return loop, [{k: v[i] for k, v in columns.items()} for i in range(size)]  # type: ignore[return-value]
+
+
+def _binds_in(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` is bound anywhere under ``node`` (an assignment, a loop, ``with``, ``:=``)."""
+    for n in iter_nodes(node):
+        targets: List[cst.CSTNode] = []
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            targets = [n.target]
+        elif isinstance(n, cst.AsName):
+            targets = [n.name]
+        elif isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)):
+            return True
+        if any(isinstance(t, cst.Name) and t.value == name for x in targets for t in iter_nodes(x)):
+            return True
+    return False
+
+
+def _fixed_list(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The elements of the list or tuple literal ``name`` is bound to once, when nothing changes the list
+    (no method that writes it, no item assignment); None otherwise."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or b.imports or b.changed or len(b.values) != 1 or not isinstance(b.values[0], (cst.List, cst.Tuple)):
+        return None
+    elements = b.values[0].elements
+    if not elements or any(isinstance(e, cst.StarredElement) for e in elements):
+        return None
+    for use in ctx.names_in(ctx.module, name.value):
+        if ctx.names.binding_at(use, name.value) is not b:
+            continue
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in _LIST_WRITES:
+            return None
+        if isinstance(parent, cst.Subscript) and parent.value is use \
+                and isinstance(ctx.parent(parent), (cst.AssignTarget, cst.AugAssign, cst.Del)):
+            return None
+        if isinstance(parent, cst.AugAssign) and parent.target is use:
+            return None
+    return [e.value for e in elements]
+
+
+def _listed(ctx: FileContext, expr: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """``nets[1]`` of a name bound once to a list or tuple literal never changed: its element."""
+    if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice.value
+    if not isinstance(index, cst.Integer):
+        return None
+    values = _fixed_list(ctx, expr.value)
+    position = int(index.value)
+    return values[position] if values is not None and position < len(values) else None
+
+
+def _zipped_label(ctx: FileContext, name: cst.Name) -> Optional[str]:
+    element = _zipped_value(ctx, name)
+    if element is None:
+        return None
+    loop = ctx.enclosing(name, cst.For)
+    while loop is not None:
+        binding = _ZIPPED.of(ctx).get(loop)  # type: ignore[call-overload]
+        if binding is not None:
+            return binding[name.value][1]
+        loop = ctx.enclosing(loop, cst.For)
+    return None
+
+
+def _zipped_value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The element a target of a zip loop stands for in the iteration being asked about."""
+    zipped = _ZIPPED.of(ctx)
+    if not zipped:
+        return None
+    loop = ctx.enclosing(name, cst.For)
+    while loop is not None:
+        binding = zipped.get(loop)  # type: ignore[call-overload]
+        if binding is not None:
+            if name.value in binding and ctx.is_inside(name, loop.body) and not _binds_in(loop.body, name.value):  # type: ignore[union-attr]
+                return binding[name.value][0]
+            return None
+        loop = ctx.enclosing(loop, cst.For)
+    return None
 
 
 def _function_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
@@ -160,11 +307,18 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
         except Unknown:
             return frozenset({effects.member_module(ctx, expr)})  # `model.generator`: a module it holds
     if isinstance(expr, cst.Subscript):
-        core = effects.same_module(ctx, effects.keyed_value(ctx, expr))  # `nets["D"]`
+        element = _listed(ctx, expr)  # `nets[1]` of `nets = [G, D]`
+        core = effects.same_module(ctx, element if element is not None else effects.keyed_value(ctx, expr))  # `nets["D"]`
         if isinstance(core, cst.Name):
             return _construction(ctx, core, hops + 1)
     elif not isinstance(expr, cst.Name):
         raise Unknown
+    elif _zipped_value(ctx, expr) is not None:
+        core = effects.same_module(ctx, _zipped_value(ctx, expr))  # type: ignore[arg-type]
+        if isinstance(core, cst.Name):
+            return _construction(ctx, core, hops + 1)
+    elif _passed(ctx, expr) is not None:  # a parameter: the model every call passes
+        return _construction(ctx, _passed(ctx, expr), hops + 1)  # type: ignore[arg-type]
     else:
         try:
             value = _value_of(ctx, expr)
@@ -252,6 +406,12 @@ def _optimizer_call(ctx: FileContext, opt: cst.BaseExpression) -> cst.BaseExpres
         return effects.self_optimizer(ctx, opt)  # `self.opt_d`, set once by the constructor
     if not isinstance(opt, cst.Name):
         raise Unknown
+    element = _zipped_value(ctx, opt)
+    if element is not None:
+        return element if isinstance(element, cst.Call) else _optimizer_call(ctx, element)
+    passed = _passed(ctx, opt)  # `def train(..., opt_g)` called as `train(..., opt_g)`
+    if passed is not None:
+        return _optimizer_call(ctx, passed)
     return strip_moves(_value_of(ctx, opt))
 
 
@@ -345,7 +505,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         if isinstance(node, cst.Call):
             name = method_name(node)
-            if name in _CUTTING or under_no_grad(ctx, node):
+            if name in _CUTTING or under_no_grad(ctx, node) or _off_graph(ctx, node):
                 continue
             func = node.func
             callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
@@ -362,7 +522,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 out |= models
                 _UNITS.of(ctx).append((callee, models))
                 if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
-                    _CALLED.of(ctx).add(callee.value)
+                    _CALLED.of(ctx).add(_zipped_label(ctx, callee) or callee.value)  # `net` of a zip loop: `net_a`
             elif isinstance(callee, cst.Name):
                 pass  # a builtin or a library function: it only passes its arguments on
             elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
@@ -395,7 +555,8 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             else:
                 stack.append(callee)
             if (name not in ("to", "cuda", "cpu", "type") or not isinstance(func, cst.Attribute)) \
-                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS:
+                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS \
+                    and not any(_LEGACY_TENSOR.match(q) for q in ctx.names.qualified_names_at(func)):
                 stack.extend(a.value for a in node.args)  # (a device, a dtype or a size carries no graph)
             continue
         if isinstance(node, cst.Name):
@@ -414,6 +575,49 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
             continue
         raise Unknown
     return out
+
+
+def _off_graph(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of numpy (``np.vstack([...])``) or ``torch.from_numpy``: its value is computed off the
+    autograd graph, whatever its arguments are."""
+    q = ctx.names.qualified_names_at(call.func)
+    return bool(q) and all(n.startswith("numpy.") or n == "torch.from_numpy" for n in q)
+
+
+def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
+    """For a parameter of a function of the file (not a method) read where it is not rebound
+    (``encoder`` in ``def train(x, encoder, ...)``): the name every call of the function in the file
+    passes for it, when all of them (one to four, the function used for nothing else, none from
+    another file) pass the same variable (``train(x, encoder, ...)`` at module level); None otherwise."""
+    function = _function_of(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or function.decorators \
+            or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
+            or not any(p.name.value == name.value and p.star == "" for p in
+                       list(function.params.posonly_params) + list(function.params.params)) \
+            or _rebinds(function, name.value):
+        return None
+    sites = call_sites(ctx, function)
+    if not sites or len(sites) > 4:
+        return None
+    uses = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
+    if len(uses) != len(sites) or any(not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n) in sites)
+                                      for n in uses):
+        return None  # handed on as a value, or called under another name
+    found: Optional[cst.Name] = None
+    for site in sites:
+        if ctx.is_inside(site, function):
+            return None  # recursion
+        bound = bind_arguments(site, function, 0)
+        value = bound.get(name.value) if bound is not None else None
+        caller = _function_of(ctx, site)
+        if isinstance(value, cst.Name) and isinstance(caller, cst.FunctionDef) and _is_param(caller, value.value):
+            return None  # a parameter handed on: one level is followed
+        if not isinstance(value, cst.Name) or found is not None and (
+                value.value != found.value
+                or ctx.names.binding_at(value, value.value) is not ctx.names.binding_at(found, found.value)):
+            return None
+        found = value
+    return found
 
 
 def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
@@ -463,8 +667,9 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
     the attribute to; None otherwise."""
     if not isinstance(callee.value, cst.Name) or callee.value.value == "self":
         return None
+    obj = _passed(ctx, callee.value) or callee.value  # a parameter: what the calls pass
     try:
-        cls = effects.held_instance_class(ctx, callee.value)
+        cls = effects.held_instance_class(ctx, obj)
     except Unknown:
         return None
     for stmt in class_body(cls):
@@ -473,7 +678,7 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
                 return None
             return stmt
     try:
-        return effects.member_module(ctx, callee)
+        return effects.member_module(ctx, callee if obj is callee.value else cst.Attribute(value=obj, attr=callee.attr))
     except Unknown:
         return None
 
@@ -610,11 +815,30 @@ def _direct_expressions(node: cst.CSTNode) -> List[cst.BaseExpression]:
 
 
 def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
+    """What a local name's value reaches (:func:`_bound_reach`), with what is written into it by item
+    (``outputs[t] = decoder_out`` in a loop: an in-place write is on the graph)."""
+    out = _bound_reach(ctx, name, hops, visited)
+    function = _function_of(ctx, name)
+    b = ctx.names.binding_at(name, name.value)
+    for use in ctx.names_in(function, name.value):
+        parent = ctx.parent(use)
+        holder = ctx.parent(parent) if isinstance(parent, cst.Subscript) and parent.value is use else None
+        assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) and holder.target is parent else None
+        if isinstance(assign, cst.Assign) and _function_of(ctx, assign) is function \
+                and ctx.names.binding_at(use, name.value) is b:
+            out |= _reached(ctx, assign.value, hops + 1, visited)
+    return out
+
+
+def _bound_reach(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]) -> Set[cst.Call]:
     """What a local name's value reaches: the assignment that reaches it (and the in-place additions to
     it); a loop variable over data reaches nothing; a parameter is unknown."""
     b = ctx.names.binding_at(name, name.value)
     if b is None:
         raise Unknown
+    element = _zipped_value(ctx, name)
+    if element is not None:
+        return _reached(ctx, element, hops + 1, visited)
     value = ctx.names.value_of(name)
     if value is None:
         argument = _argument_of(ctx, name)
@@ -628,6 +852,12 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             if isinstance(core, cst.Call) and is_module_value(ctx, core):
                 raise Unknown  # the name is a model, not a value it computed
             return _reached(ctx, source[0], hops + 1, visited)
+        accumulated = _accumulated(ctx, name)  # `loss = 0` then `loss += criterion(...)` in loops and branches
+        if accumulated is not None:
+            out: Set[cst.Call] = set()
+            for v in accumulated:
+                out |= _reached(ctx, v, hops + 1, visited)
+            return out
         return _from_callers(ctx, name, hops, visited)
     local = _function_of(ctx, name)
     try:
@@ -641,13 +871,88 @@ def _reached_name(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
             elif found is None or found[0].value is not value or found[1] is not None:
                 raise Unknown
     except Unknown:
-        return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
+        try:
+            return _reached_by_all(ctx, b, hops, visited)  # `device` set in both branches of an `if`
+        except Unknown:
+            accumulated = _accumulated(ctx, name)  # rebound by a loop's unpacked model call too
+            if accumulated is None:
+                raise
+            out: Set[cst.Call] = set()
+            for v in accumulated:
+                out |= _reached(ctx, v, hops + 1, visited)
+            return out
     if under_no_grad(ctx, value) and not under_no_grad(ctx, name):
         return set()
     core = strip_moves(value)
     if isinstance(core, cst.Call) and is_module_value(ctx, core):
         raise Unknown  # the name is a model, not a value it computed
     return _reached(ctx, value, hops + 1, visited)
+
+
+def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """For a local name of a function bound only by plain assignments, augmented ones and flat tuple
+    unpackings (``loss = 0``, ``loss += criterion(out, y)`` in a loop or a branch; ``out, ctx_, h =
+    decoder(inp, ctx_, h)`` in a loop): every value bound or added (the whole value unpacked), read
+    regardless of the path, when none binds a model; None otherwise (a loop target, a parameter,
+    ``global``)."""
+    function = _function_of(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or _is_param(function, name.value):
+        return None
+    values: List[cst.BaseExpression] = []
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            return None
+        target: Optional[cst.CSTNode] = None
+        if isinstance(node, cst.AssignTarget):
+            target = node.target
+            assign = ctx.parent(node)
+            if isinstance(target, cst.Name) and target.value == name.value:
+                if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or _function_of(ctx, assign) is not function:
+                    return None
+                if _may_run_before(ctx, assign, name):
+                    values.append(assign.value)
+                continue
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign, cst.Assign) \
+                    and any(isinstance(e.value, cst.Name) and e.value.value == name.value for e in target.elements):
+                if len(assign.targets) != 1 or _function_of(ctx, assign) is not function \
+                        or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
+                    return None
+                if _may_run_before(ctx, assign, name):
+                    values.append(assign.value)  # `out, h = decoder(x, h)`: what the whole value reaches
+                continue
+        elif isinstance(node, cst.AugAssign):
+            target = node.target
+            if isinstance(target, cst.Name) and target.value == name.value:
+                if _function_of(ctx, node) is not function or not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                    return None
+                if _may_run_before(ctx, node, name):
+                    values.append(node.value)
+                continue
+        elif isinstance(node, (cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            target = node.target
+        elif isinstance(node, cst.AsName):
+            target = node.name
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name.value:
+            return None
+        if target is not None and any(isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(target)):
+            return None
+    if not values or any(isinstance(strip_moves(v), cst.Call) and is_module_value(ctx, strip_moves(v))
+                         for v in values):
+        return None
+    return values
+
+
+def _may_run_before(ctx: FileContext, binding: cst.CSTNode, read: cst.Name) -> bool:
+    """Whether the statement ``binding`` may run before ``read`` does: it comes first in the source, or a
+    loop holds both (the previous iteration's value)."""
+    if ctx.names.position(binding) < ctx.names.position(read):
+        return True
+    loop = ctx.enclosing(binding, (cst.For, cst.While))
+    while loop is not None:
+        if ctx.is_inside(read, loop):
+            return True
+        loop = ctx.enclosing(loop, (cst.For, cst.While))
+    return False
 
 
 def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
@@ -810,7 +1115,7 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
                 continue
             if isinstance(callee, cst.Attribute):  # `model.generator`: a module an instance holds
                 if len(models) == 1 and _has_weights(ctx, next(iter(models)), 0) \
-                        and not _member_may_be_frozen(ctx, callee.value):  # type: ignore[arg-type]
+                        and not _member_may_be_frozen(ctx, callee.value, callee.attr.value):  # type: ignore[arg-type]
                     names.add(ctx.code(callee))
                 continue
             try:
@@ -829,6 +1134,9 @@ def _core_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> cst.BaseExpress
     under an ``if`` too)."""
     if hops > _MAX_HOPS:
         raise Unknown
+    passed = _passed(ctx, name)
+    if passed is not None:
+        return _core_of(ctx, passed, hops + 1)
     try:
         core = effects.same_module(ctx, _value_of(ctx, name))
     except Unknown:
@@ -931,7 +1239,7 @@ def _from_file(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and "torch.load" in ctx.names.qualified_names_at(value.func)
 
 
-def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
+def _member_may_be_frozen(ctx: FileContext, obj: cst.Name, member: Optional[str] = None) -> bool:
     """Whether the module ``obj.<attr>`` (``obj`` holding an instance of a class of this file) may be
     frozen, filled or trained elsewhere: its class spells a freezing word, the instance is used for more
     than calling its methods and modules and being moved, or the member for more than being called,
@@ -947,8 +1255,13 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
         if ctx.enclosing(node, cst.ClassDef) is cls:
             continue  # read in its own class: checked by its text
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node:
+        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node):
             continue
+        if isinstance(parent, cst.Attribute) and parent.value is node and _read_only(ctx, parent):
+            continue  # `summary(model.generator, ...)`: the member summarised, saved or clipped
+        if isinstance(parent, cst.Attribute) and parent.value is node and member is not None \
+                and _other_member(ctx, parent, member):
+            continue  # `for p in model.discriminator.parameters(): ...`: another module than `member`
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             assign = ctx.parent(parent)
             if isinstance(assign, cst.Assign) and effects.same_module(ctx, assign.value) is not assign.value:
@@ -970,8 +1283,8 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
             continue
         if attr in methods:
             return True
-        if isinstance(outer, cst.Call) and outer.func is parent:
-            continue  # `model.discriminator(x)`
+        if isinstance(outer, cst.Call) and outer.func is parent and _held_member(ctx, parent):
+            continue  # `model.discriminator(x)` (not `model.parameters()`)
         if isinstance(outer, cst.Attribute) and outer.value is parent:
             call = ctx.parent(outer)
             if isinstance(call, cst.Call) and call.func is outer and (outer.attr.value in _HARMLESS or (
@@ -979,6 +1292,28 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name) -> bool:
                 continue
         return True
     return False
+
+
+def _held_member(ctx: FileContext, expr: cst.Attribute) -> bool:
+    try:
+        effects.member_module(ctx, expr)
+    except Unknown:
+        return False
+    return True
+
+
+def _other_member(ctx: FileContext, expr: cst.Attribute, member: str) -> bool:
+    """Whether ``obj.<attr>`` is a module the instance holds other than ``obj.<member>``: built by its
+    class's constructor from a construction that does not read ``member`` (what is done to it does not
+    reach ``member``'s parameters)."""
+    if expr.attr.value == member:
+        return False
+    try:
+        built = effects.member_module(ctx, expr)
+    except Unknown:
+        return False
+    return not any(isinstance(n, (cst.Name, cst.Attribute)) and (n.value if isinstance(n, cst.Name) else n.attr.value)
+                   == member for n in iter_nodes(built))
 
 
 def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
@@ -995,7 +1330,100 @@ def _in_optimizer(ctx: FileContext, call: cst.Call) -> bool:
     return False
 
 
-def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -> bool:
+#: library calls that read a module they are given and neither freeze, fill nor train it: saving it,
+#: printing a summary of it (one forward pass on random input, hooks removed after)
+_READERS = frozenset({"torch.save", "torchsummary.summary", "torchsummary.torchsummary.summary", "torchinfo.summary",
+                      "torchinfo.torchinfo.summary"})
+#: library calls that read or rescale the gradients of the parameters they are given, nothing more
+_GRADIENT_READERS = frozenset("torch.nn.utils." + n for n in (
+    "clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grad.clip_grad_norm_",
+    "clip_grad.clip_grad_value_", "parameters_to_vector"))
+#: ignite handlers that save the objects of the dict they are built on or called with (``to_save``)
+_SAVERS = frozenset({"ignite.handlers.ModelCheckpoint", "ignite.handlers.Checkpoint",
+                     "ignite.handlers.checkpoint.ModelCheckpoint", "ignite.handlers.checkpoint.Checkpoint",
+                     "ignite.contrib.handlers.ModelCheckpoint"})
+
+
+def _saver(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is an ignite checkpoint handler: its construction, or a name bound only to one."""
+    if isinstance(expr, cst.Call):
+        return bool(ctx.names.qualified_names_at(expr.func) & _SAVERS)
+    if not isinstance(expr, cst.Name):
+        return False
+    b = ctx.names.binding_at(expr, expr.value)
+    return b is not None and not b.imports and not b.changed and bool(b.values) and all(
+        isinstance(v, cst.Call) and bool(ctx.names.qualified_names_at(v.func) & _SAVERS) for v in b.values)
+
+
+def _read_only(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """Whether the model ``node`` (``G``, ``model.generator``) is only read where it is: given to a call of
+    :data:`_READERS` or ``print``, or put in a dict literal an ignite checkpoint handler saves
+    (``ModelCheckpoint(...)`` called with it, ``Checkpoint(to_save, ...)``, or
+    ``engine.add_event_handler(event, handler, to_save)`` that hands it to such a handler); its
+    ``parameters()`` given to gradient clipping."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("parameters",
+                                                                                           "named_parameters"):
+        call = ctx.parent(parent)
+        arg_ = ctx.parent(call) if isinstance(call, cst.Call) and call.func is parent and not call.args else None
+        outer = ctx.parent(arg_) if isinstance(arg_, cst.Arg) and arg_.value is call else None
+        return isinstance(outer, cst.Call) and bool(ctx.names.qualified_names_at(outer.func) & _GRADIENT_READERS)
+    if isinstance(parent, cst.Arg) and parent.value is node:
+        call = ctx.parent(parent)
+        if not isinstance(call, cst.Call):
+            return False
+        q = ctx.names.qualified_names_at(call.func)
+        if q & _READERS:
+            return True
+        return isinstance(call.func, cst.Name) and call.func.value == "print" and not q \
+            and ctx.names.binding_at(call.func, "print") is None
+    if not isinstance(parent, cst.DictElement) or parent.value is not node:
+        return False
+    holder = ctx.parent(parent)
+    arg_ = ctx.parent(holder) if isinstance(holder, cst.Dict) else None
+    call = ctx.parent(arg_) if isinstance(arg_, cst.Arg) and arg_.value is holder else None
+    if not isinstance(call, cst.Call) or any(not isinstance(e, cst.DictElement) for e in holder.elements):  # type: ignore[union-attr]
+        return False
+    if _saver(ctx, call) or _saver(ctx, call.func):
+        return True  # `Checkpoint({"G": G}, ...)`; `handler(engine, {"G": G})`
+    return method_name(call) == "add_event_handler" and any(
+        _saver(ctx, a.value) for a in call.args if a is not arg_ and (a.keyword is None or a.keyword.value == "handler"))
+
+
+def _class_members(ctx: FileContext, at: cst.Name) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """For a model built from a class of this file that spells no freezing word: the names of its
+    methods (undecorated, not dunder) and of the attributes its constructor sets to settings (a name, a
+    number, arithmetic: no call)."""
+    try:
+        core = _core_of(ctx, at)
+    except Unknown:
+        return frozenset(), frozenset()
+    found = definition_of(ctx, core.func) if isinstance(core, cst.Call) else None
+    if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef) or _may_freeze(ctx, found[1]):
+        return frozenset(), frozenset()
+    cls = found[1]
+    methods = {s.name.value for s in class_body(cls) if isinstance(s, cst.FunctionDef) and not s.decorators
+               and not s.name.value.startswith("__")}
+    plain: Set[str] = set()
+    for s in class_body(cls):
+        if isinstance(s, cst.FunctionDef) and s.name.value == "__init__":
+            for node in iter_nodes(s.body):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 \
+                        and isinstance(node.targets[0].target, cst.Attribute) \
+                        and isinstance(node.targets[0].target.value, cst.Name) \
+                        and node.targets[0].target.value.value == _first_param_name(s) \
+                        and not any(isinstance(n, (cst.Call, cst.Lambda)) for n in iter_nodes(node.value)):
+                    plain.add(node.targets[0].target.attr.value)
+    return frozenset(methods - plain), frozenset(plain - methods)
+
+
+def _first_param_name(function: cst.FunctionDef) -> Optional[str]:
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return params[0].name.value if params else None
+
+
+def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
+                   followed: Optional[cst.CSTNode] = None) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
     to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
     ``parameters()``, ``eval()``), fill it from another model (``load_state_dict``, an EMA update), or
@@ -1003,16 +1431,26 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -
     uses of the same variable count (a name of another function is another model); restoring it from a
     file (``load_state_dict(torch.load(path))``) neither freezes nor fills it from another model."""
     mine = ctx.names.binding_at(at, name) if at is not None else None
+    passed = _passed(ctx, at) if at is not None else None
+    if passed is not None and _may_be_frozen(ctx, passed.value, passed, _function_of(ctx, at)):  # type: ignore[arg-type]
+        return True  # a parameter of a function: what is done to the variable every call passes counts too
+    methods, plain = _class_members(ctx, at) if at is not None else (frozenset(), frozenset())
     for node in ctx.names_in(ctx.module, name):
         if mine is not None and ctx.names.binding_at(node, name) is not mine:
             continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node:
-            continue
+        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node) \
+                or isinstance(parent, cst.Param) and passed is not None:
+            continue  # called, saved, summarised, its gradients clipped; the parameter itself
         if isinstance(parent, cst.Attribute):
             if parent.attr is node:
                 continue  # `x.model`: another object's attribute
             outer = ctx.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in methods:
+                continue  # `encoder.init_hidden()`: a method of its class, which freezes nothing
+            if parent.attr.value in plain and not isinstance(outer, (cst.Attribute, cst.Subscript, cst.AssignTarget,
+                                                                    cst.AugAssign, cst.Call, cst.Del)):
+                continue  # `decoder.hidden_size`: a setting its constructor stores
             if isinstance(outer, cst.Call) and outer.func is parent and (
                     parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
                 continue  # moved, switched, initialised (`model.apply(weights_init)`)
@@ -1032,6 +1470,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print" \
                     and not ctx.names.qualified_names_at(call.func):
                 continue
+            if followed is not None and isinstance(call, cst.Call) and call in call_sites(ctx, followed):
+                continue  # handed to the function whose parameter is being asked about (checked there)
             return True
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
             assign = ctx.parent(parent)
@@ -1042,7 +1482,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None) -
     return False
 
 
-__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers"]
+__all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers",
+           "ManualFinding", "lightning_manual_steps"]
 
 
 # -- a LightningModule whose optimizer holds a model its training loss does not run ----------------
@@ -1250,6 +1691,10 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
                 raise Unknown  # `self` itself as a value
             if node.value in ("None", "True", "False") or ctx.names.qualified_names_at(node):
                 continue
+            passed = _self_argument(ctx, function, node)
+            if passed is not None:  # a parameter of a method being followed: the call's argument
+                out |= _self_reached(ctx, chain, passed[1], passed[0], hops + 1)
+                continue
             found = ctx.names.reaching_assignment(node.value, node, function)
             if found is None:
                 if _is_param(function, node.value) and not _rebinds(function, node.value):
@@ -1259,7 +1704,11 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
             continue
         if isinstance(node, cst.Attribute):
             if isinstance(node.value, cst.Name) and node.value.value == me:
-                out.add(node.attr.value)
+                stored = _stored_before(ctx, function, node)
+                if stored is not None:  # `self.fake = self(z)` earlier in this method
+                    out |= _self_reached(ctx, chain, function, stored, hops + 1)
+                else:
+                    out.add(node.attr.value)
                 continue
             stack.append(node.value)
             continue
@@ -1279,7 +1728,11 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
                 stack.extend(a.value for a in node.args)  # the arguments: data or model outputs
                 continue
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me:
-                if _method(chain, func.attr.value) is not None or func.attr.value in ("log", "log_dict"):
+                helper = _method(chain, func.attr.value)
+                if helper is not None and helper is not function and _MANUAL.of(ctx):
+                    out |= _through_method(ctx, chain, function, node, helper, hops)  # `self.loss_of(y_hat, y)`
+                    continue
+                if helper is not None or func.attr.value in ("log", "log_dict"):
                     raise Unknown  # another method of the class
                 out.add(func.attr.value)  # a submodule called
                 stack.extend(a.value for a in node.args)
@@ -1394,3 +1847,260 @@ def _mentions(ctx: FileContext, held: str, reached: Set[str]) -> bool:
 
 
 __all__ += ["StrayLightningOptimizer", "stray_lightning_optimizers"]
+
+
+# -- a LightningModule that steps its optimizers by hand ------------------------------------------
+#: whether :func:`_self_reached` follows methods of the class (asked for manual optimisation only)
+_MANUAL: Fact[List[bool]] = Fact("gradflow.lightning_manual", lambda ctx: [])
+#: the methods of the class being followed, each with its parameters' arguments and the method they are read in
+_SELF_BOUND: "Fact[List[Tuple[cst.FunctionDef, Dict[str, Tuple[cst.BaseExpression, cst.FunctionDef]]]]]" = Fact(
+    "gradflow.lightning_bound", lambda ctx: [])
+#: words in the class chain that may freeze a module or change its parameters by hand
+_MANUAL_FREEZING = ("requires_grad", "freeze", "no_grad", "inference_mode", "set_grad_enabled", "_modules", "setattr",
+                    "load_state_dict", "deepcopy")
+#: methods whose call on the LightningModule itself reaches every submodule (a loop that may freeze them)
+_EVERY_SUBMODULE = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children",
+                              "named_children", "apply"})
+
+
+@dataclass(frozen=True)
+class ManualFinding:
+    """In a LightningModule stepping its optimizers by hand: ``node`` the optimizer step (``held`` the
+    attributes its optimizer holds, ``optimizer`` its name) or the ``manual_backward`` call (``held``
+    empty: the attributes ``reached`` are held by no optimizer)."""
+
+    node: cst.Call
+    optimizer: Optional[str]
+    held: Tuple[str, ...]
+    reached: Tuple[str, ...]
+
+
+def lightning_manual_steps(ctx: FileContext) -> List[ManualFinding]:
+    """In a LightningModule whose ``training_step`` takes its optimizers from ``self.optimizers()`` and runs
+    ``self.manual_backward(loss)`` (``automatic_optimization`` switched off), the class chain down to the
+    LightningModule in this file: each ``opt.step()`` whose optimizer (by its place in what
+    ``configure_optimizers`` returns) holds none of the modules the losses backpropagated since the
+    previous step are computed from, and each ``manual_backward`` whose loss runs a module with weights
+    (built in ``__init__``, used for nothing but being called, moved or given to an optimizer) that no
+    returned optimizer holds.  Ask after the walk."""
+    out: List[ManualFinding] = []
+    for node in iter_nodes(ctx.module):
+        if not isinstance(node, cst.ClassDef) or not isinstance(ctx.parent(node), cst.Module):
+            continue
+        chain = _lightning_chain(ctx, node)
+        if chain is None:
+            continue
+        manual = _MANUAL.of(ctx)
+        manual.append(True)
+        try:
+            out.extend(_manual_in(ctx, chain))
+        except Unknown:
+            continue
+        finally:
+            manual.pop()
+    return out
+
+
+def _manual_off(ctx: FileContext, chain: List[cst.ClassDef]) -> bool:
+    """Whether ``__init__`` of the chain sets ``self.automatic_optimization = False`` (and nothing else
+    sets it)."""
+    found = False
+    for use in _attribute_uses(ctx, "automatic_optimization"):
+        parent = ctx.parent(use)
+        assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+        function = ctx.enclosing(use, cst.FunctionDef)
+        if not isinstance(assign, cst.Assign) or not isinstance(function, cst.FunctionDef) \
+                or function.name.value != "__init__" or not any(ctx.is_inside(function, c) for c in chain) \
+                or not (isinstance(assign.value, cst.Name) and assign.value.value == "False"):
+            return False
+        found = True
+    return found
+
+
+def _manual_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[ManualFinding]:
+    step = _method(chain, "training_step")
+    configure = _method(chain, "configure_optimizers")
+    if step is None or configure is None or not _manual_off(ctx, chain):
+        return []
+    me = _self_of(step)
+    optimizers = _returned_optimizers(ctx, configure)
+    if not optimizers:
+        return []
+    modules = _module_attrs(ctx, chain)
+    held_anywhere = frozenset(a for _, held in optimizers for a in held)
+    if not held_anywhere <= modules.keys():
+        return []
+    names: Dict[str, int] = {}  # `opt_g, opt_d = self.optimizers()`: each name's place
+    for node in iter_nodes(step.body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and method_name(node.value) == "optimizers" \
+                and isinstance(receiver(node.value), cst.Name) and receiver(node.value).value == me \
+                and len(node.targets) == 1:  # type: ignore[union-attr]
+            target = node.targets[0].target
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(optimizers) \
+                    and all(isinstance(e.value, cst.Name) for e in target.elements):
+                names.update({e.value.value: i for i, e in enumerate(target.elements)})  # type: ignore[attr-defined]
+            elif isinstance(target, cst.Name) and len(optimizers) == 1:
+                names[target.value] = 0
+            else:
+                return []
+    if not names or any(_binds_in(step.body, n) and sum(
+            1 for x in iter_nodes(step.body) if isinstance(x, cst.AssignTarget)
+            and any(isinstance(t, cst.Name) and t.value == n for t in iter_nodes(x.target))) != 1 for n in names):
+        return []
+    text = "".join(ctx.code(c) for c in chain)
+    frozen_somewhere = any(w in text for w in _MANUAL_FREEZING) or any(
+        isinstance(n, cst.Call) and method_name(n) in _EVERY_SUBMODULE and isinstance(receiver(n), cst.Name)
+        for c in chain for n in iter_nodes(c))
+    out: List[ManualFinding] = []
+    backwards: List[cst.Call] = []
+    for call in ctx.calls_in(step):
+        if _function_of(ctx, call) is not step:
+            continue
+        name = method_name(call)
+        owner = receiver(call)
+        if name == "manual_backward" and isinstance(owner, cst.Name) and owner.value == me:
+            backwards.append(call)
+            loss = arg(call, 0, "loss")
+            if loss is None:
+                raise Unknown
+            reached = {a for a in _self_reached(ctx, chain, step, loss.value, 0) if a in modules}
+            untrained = sorted(a for a in reached - held_anywhere
+                               if not frozen_somewhere and _trainable_attr(ctx, chain, a, modules[a]))
+            if untrained:
+                out.append(ManualFinding(call, None, (), tuple(untrained)))
+        elif name == "step" and isinstance(owner, cst.Name) and owner.value in names and not call.args:
+            if backwards:
+                held = optimizers[names[owner.value]][1]
+                reached = set()
+                for b in backwards:
+                    reached |= {a for a in _self_reached(ctx, chain, step, arg(b, 0, "loss").value, 0)  # type: ignore[union-attr]
+                                if a in modules}
+                if held and reached and not held & reached and not any(_mentions(ctx, h, reached) for h in held):
+                    out.append(ManualFinding(call, owner.value, tuple(sorted(held)), tuple(sorted(reached))))
+            backwards = []
+    return out
+
+
+def _module_attrs(ctx: FileContext, chain: List[cst.ClassDef]) -> Dict[str, cst.Call]:
+    """The attributes the chain's ``__init__`` sets once to a module construction (and nothing sets
+    otherwise), with that construction."""
+    out: Dict[str, cst.Call] = {}
+    for cls in chain:
+        for stmt in class_body(cls):
+            if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "__init__":
+                continue
+            me = _self_of(stmt)
+            for node in iter_nodes(stmt.body):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                    t = node.targets[0].target
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me:
+                        value = strip_moves(node.value)
+                        if isinstance(value, cst.Call) and is_module_value(ctx, value):
+                            assigned = [u for u in _attribute_uses(ctx, t.attr.value)
+                                        if isinstance(ctx.parent(u), (cst.AssignTarget, cst.AugAssign, cst.AnnAssign))]
+                            if len(assigned) == 1:
+                                out[t.attr.value] = value
+    return out
+
+
+def _trainable_attr(ctx: FileContext, chain: List[cst.ClassDef], attr: str, built: cst.Call) -> bool:
+    """Whether the module ``self.<attr>`` holds weights by construction and every use of the attribute in
+    the file is in the chain and calls it, moves it, gives its parameters to an optimizer, or reads the
+    type or device of one of its weights."""
+    if not _has_weights(ctx, built, 0):
+        return False
+    for use in _attribute_uses(ctx, attr):
+        if not any(ctx.is_inside(use, c) for c in chain) or not isinstance(use.value, cst.Name):
+            return False
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Call) and parent.func is use:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            outer = ctx.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in _HARMLESS:
+                continue
+            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value == "parameters" \
+                    and _in_optimizer(ctx, outer):
+                continue
+            if _type_read(ctx, parent):
+                continue
+        return False
+    return True
+
+
+def _type_read(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``self.g.model[0].weight`` given to ``type_as``/``to``, or its ``.device``/``.dtype`` read: the
+    type or place of a weight, nothing that changes it."""
+    for _ in range(6):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value in ("device", "dtype"):
+                return True
+            node = parent
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            node = parent
+        elif isinstance(parent, cst.Arg) and parent.value is node:
+            call = ctx.parent(parent)
+            return isinstance(call, cst.Call) and method_name(call) in ("type_as", "to") \
+                and isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias")
+        else:
+            return False
+    return False
+
+
+def _stored_before(ctx: FileContext, function: cst.FunctionDef, node: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """For ``self.<attr>`` read in ``function`` after the one statement of its body (not nested in a
+    branch) that sets it, where no other method sets it: the value set."""
+    found = None
+    for use in _attribute_uses(ctx, node.attr.value):
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and parent.target is use:
+            assign = ctx.parent(parent)
+            if found is not None or not isinstance(parent, cst.AssignTarget) or not isinstance(assign, cst.Assign) \
+                    or len(assign.targets) != 1 or _function_of(ctx, assign) is not function:
+                return None
+            line = ctx.parent(assign)
+            if not isinstance(line, cst.SimpleStatementLine) or ctx.parent(line) is not function.body:
+                return None
+            found = assign
+    if found is None or ctx.names.position(found) >= ctx.names.position(node):
+        return None
+    return found.value
+
+
+def _through_method(ctx: FileContext, chain: List[cst.ClassDef], caller: cst.FunctionDef, call: cst.Call,
+                    method: cst.FunctionDef, hops: int) -> Set[str]:
+    """What ``self.<method>(...)`` returns reaches: its returns, its parameters read as the call's arguments."""
+    if any(m is method for m, _ in _SELF_BOUND.of(ctx)) or method.decorators \
+            or isinstance(method.params.star_arg, cst.Param) or method.params.star_kwarg is not None:
+        raise Unknown
+    bound = bind_arguments(call, method, 1)
+    if bound is None:
+        raise Unknown
+    args: Dict[str, Tuple[cst.BaseExpression, cst.FunctionDef]] = {}
+    for p in (list(method.params.posonly_params) + list(method.params.params) + list(method.params.kwonly_params))[1:]:
+        if p.name.value in bound:
+            args[p.name.value] = (bound[p.name.value], caller)
+        elif p.default is None:
+            raise Unknown
+    stack = _SELF_BOUND.of(ctx)
+    stack.append((method, args))
+    try:
+        out: Set[str] = set()
+        for r in _returns_of(ctx, method):
+            if not under_no_grad(ctx, r):
+                out |= _self_reached(ctx, chain, method, r, hops + 1)
+        return out
+    finally:
+        stack.pop()
+
+
+def _self_argument(ctx: FileContext, function: cst.FunctionDef,
+                   name: cst.Name) -> Optional[Tuple[cst.BaseExpression, cst.FunctionDef]]:
+    for method, args in reversed(_SELF_BOUND.of(ctx)):
+        if method is function:
+            if name.value in args and not _rebinds(function, name.value):
+                return args[name.value]
+            return None
+    return None
+
