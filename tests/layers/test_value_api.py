@@ -19,10 +19,8 @@ FAMILIES = ROOT / "src" / "torchlint" / "families"
 #: the names layer's (and the program layer's) accessors that answer with every value or binding of a name
 _LISTS = frozenset({"values_before", "bound_values", "values_at", "binding_at", "lookup", "built_values"})
 
-#: resolvers of families owned by another change, to move onto the names layer's API there
-#: (``optimizers._value_of`` answers as ``NameResolver.reaching_value``); the scan below must not find
-#: any other
-KNOWN = frozenset({"gradflow/optimizers.py: _value_of"})
+#: family resolvers still allowed (none: every family asks the names layer)
+KNOWN: frozenset = frozenset()
 
 
 def _is_list_call(node: ast.AST) -> bool:

@@ -380,24 +380,11 @@ def _batch_parameter(ctx: FileContext, name: cst.Name) -> bool:
 
 
 def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
-    """The one value ``name`` holds where it is; a module-level name read in a function must be bound
-    once in the module."""
-    b = ctx.names.binding_at(name, name.value)
-    if b is None or b.imports:
-        raise Unknown
-    local = _function_of(ctx, name)
-    scope = ctx.names.scope_at(name)
-    if local is not ctx.module and name.value not in scope.bindings:
-        values = b.values
-        if len(values) != 1 or values[0] is None:
-            raise Unknown
-        return values[0]
-    value = ctx.names.value_of(name)
+    """The one value ``name`` holds where it is (:meth:`NameResolver.reaching_value`); :class:`Unknown`
+    when there is none."""
+    value = ctx.names.reaching_value(name)
     if value is None:
         raise Unknown
-    found = ctx.names.reaching_assignment(name.value, name, None if local is ctx.module else local)
-    if found is None or found[0].value is not value or found[1] is not None:
-        raise Unknown  # bound on some paths only, or an element of an unpacked tuple
     return value
 
 
