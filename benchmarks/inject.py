@@ -826,6 +826,40 @@ def op_drop_item(unit: Unit):
 GRAD_OFF = ("no_grad", "inference_mode")
 
 
+def _grad_off_item(item: cst.WithItem) -> bool:
+    """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``."""
+    call = item.item
+    if not isinstance(call, cst.Call):
+        return last(name_of(call)) in GRAD_OFF
+    name = last(name_of(call.func))
+    if name == "set_grad_enabled":
+        return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+    return name in GRAD_OFF
+
+
+def _every_call_without_grad(unit: Unit, fn: cst.FunctionDef) -> bool:
+    """Whether the unit calls ``fn`` and every such call runs with gradients off (inside ``with
+    torch.no_grad():``/``set_grad_enabled(False)``, or in a function decorated so): unwrapping ``fn``'s own
+    ``no_grad`` then changes nothing."""
+    calls = [c for c in unit.of_type(cst.Call) if name_of(c.func) == fn.name.value]
+    if not calls:
+        return False
+    for call in calls:
+        node, off = unit.parents.get(id(call)), False
+        while node is not None and not off:
+            if isinstance(node, cst.With) and any(_grad_off_item(i) for i in node.items):
+                off = True
+            if isinstance(node, cst.FunctionDef) and any(
+                last(name_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)) in GRAD_OFF
+                for d in node.decorators
+            ):
+                off = True
+            node = unit.parents.get(id(node))
+        if not off:
+            return False
+    return True
+
+
 def _evaluated_models(unit: Unit, fn: cst.CSTNode) -> Set[str]:
     return {receiver(c) for c in unit.calls_in(fn, "eval") if not c.args and receiver(c)}
 
@@ -852,7 +886,8 @@ def op_unwrap_no_grad(unit: Unit):
 
     Why it is the mistake: the function puts a model in evaluation mode (``m.eval()``) and the
     unwrapped body (or the decorated function) calls that model (``m(x)``), and nothing in it calls
-    ``.backward()``: it evaluates the model with autograd on, TL105's mistake."""
+    ``.backward()``: it evaluates the model with autograd on, TL105's mistake.  Not where every call
+    of the function in the file already runs with gradients off (nothing would change)."""
     for w in unit.of_type(cst.With):
         if len(w.items) != 1 or last(name_of(w.items[0].item.func if isinstance(w.items[0].item, cst.Call) else w.items[0].item)) not in GRAD_OFF:
             continue
@@ -864,6 +899,8 @@ def op_unwrap_no_grad(unit: Unit):
         models = _evaluated_models(unit, fn)
         if not models or not _calls_one_of(unit, w.body, models) or unit.calls_in(fn, "backward"):
             continue
+        if _every_call_without_grad(unit, fn):
+            continue
         body = list(w.body.body) if isinstance(w.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(w.body.body))]
         yield Site(Lazy(replaced, unit.module, {w: cst.FlattenSentinel(body)}), unit.lines(fn), unit.lines(w)[0],
                    "unwrapped `with torch.no_grad()`")
@@ -874,6 +911,8 @@ def op_unwrap_no_grad(unit: Unit):
                 continue
             models = _evaluated_models(unit, fn)
             if not models or not _calls_one_of(unit, fn, models) or unit.calls_in(fn, "backward"):
+                continue
+            if _every_call_without_grad(unit, fn):
                 continue
             new_fn = fn.with_changes(decorators=[x for x in fn.decorators if x is not d])
             yield Site(Lazy(replaced, unit.module, {fn: new_fn}), unit.lines(fn), unit.lines(d)[0],

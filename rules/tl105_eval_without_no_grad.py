@@ -951,6 +951,47 @@ print(check(lm, torch.zeros(2, 1, dtype=torch.long)))
     ]
 
     INVALID = [
+        # a callback of the training phase (Lightning runs `on_train_epoch_end` with autograd on) that
+        # switches the model to eval mode, reconstructs images and only logs them
+        Invalid(
+            """
+import torch
+from lightning.pytorch.callbacks import Callback
+
+
+class Reconstructions(Callback):
+    def __init__(self, images):
+        super().__init__()
+        self.images = images
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module.eval()
+        rebuilt = pl_module(self.images.to(pl_module.device))
+        pl_module.train()
+        grid = torch.cat([self.images, rebuilt.cpu()], dim=0)
+        trainer.logger.experiment.add_image("rebuilt", grid[0], global_step=trainer.global_step)
+""",
+            fixed="""
+import torch
+from lightning.pytorch.callbacks import Callback
+
+
+class Reconstructions(Callback):
+    def __init__(self, images):
+        super().__init__()
+        self.images = images
+
+    @torch.no_grad()
+    def on_train_epoch_end(self, trainer, pl_module):
+        pl_module.eval()
+        rebuilt = pl_module(self.images.to(pl_module.device))
+        pl_module.train()
+        grid = torch.cat([self.images, rebuilt.cpu()], dim=0)
+        trainer.logger.experiment.add_image("rebuilt", grid[0], global_step=trainer.global_step)
+""",
+            line=13,
+            unsafe=True,
+        ),
         # a decoding function bracketed by `lm.eval()` ... `lm.train()`: restoring the caller's mode is no
         # sign of training; the tokens it picks go back into a Python list that feeds the next step
         Invalid(

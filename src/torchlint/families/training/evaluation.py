@@ -1337,6 +1337,15 @@ def graph_free_function(ctx: FileContext, call: cst.Call, depth: int = 2) -> boo
 #: utilities (``make_grid`` builds a new tensor, ``save_image`` writes a file)
 GRAPH_FREE_LIBRARIES = ("matplotlib.", "torchvision.utils.")
 
+#: methods of the logging APIs experiments write to (TensorBoard's ``SummaryWriter.add_*``, which Lightning
+#: exposes as ``logger.experiment``; Weights & Biases' and MLflow's ``log_*``): they record values, they
+#: take no gradient of them
+LOGGING_METHODS = frozenset({
+    "add_scalar", "add_scalars", "add_image", "add_images", "add_figure", "add_histogram", "add_text",
+    "add_embedding", "add_pr_curve", "add_video", "add_audio", "add_mesh", "log_image", "log_images",
+    "log_metric", "log_metrics", "log_table",
+})
+
 
 def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
     """Whether a value carrying an output's graph is handed to a callable whose behaviour is not known to
@@ -1363,6 +1372,7 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
             _mentions(ctx, recv, flow.graph | flow.picked, model_calls)
             or any(q.startswith("torch.") for q in ctx.names.qualified_names_at(recv))
             or method_name(call) in ("append", "extend", "insert", "format", "join")
+            or method_name(call) in LOGGING_METHODS
         ):
             continue
         if recv is not None and isinstance(recv, cst.Name) and any(
@@ -1667,8 +1677,9 @@ class EvaluationFacts:
         name = snake(function.name.value)
         if model_method(ctx, function):
             return True
-        if HOOK_NAME.search(name) and not engine_process_function(ctx, function):
-            return True  # (a function handed to an engine is judged by what it does: its caller is known)
+        if HOOK_NAME.search(name) and "train" not in name.split("_") and not engine_process_function(ctx, function):
+            return True  # (a function handed to an engine is judged by what it does: its caller is known;
+            # a hook of the training phase, `on_train_epoch_end`, runs with autograd on like the training)
         if "test" in name.split("_") and (
             is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.code(function))
         ):
