@@ -951,6 +951,70 @@ print(check(lm, torch.zeros(2, 1, dtype=torch.long)))
     ]
 
     INVALID = [
+        # models built in eval mode and unpacked from one tuple (`gen, critic = Gen().eval(), Critic().eval()`):
+        # the samples and their scores reach only `topk` and `tolist()`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 4))
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.2), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)
+
+
+def best_samples(n):
+    gen, critic = Gen().eval(), Critic().eval()
+    fake = gen(torch.randn(n, 8))
+    scores = critic(fake).detach()
+    return fake[scores.topk(2).indices].tolist()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 4))
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.2), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)
+
+
+@torch.no_grad()
+def best_samples(n):
+    gen, critic = Gen().eval(), Critic().eval()
+    fake = gen(torch.randn(n, 8))
+    scores = critic(fake).detach()
+    return fake[scores.topk(2).indices].tolist()
+""",
+            line=27,
+        ),
         # a callback of the training phase (Lightning runs `on_train_epoch_end` with autograd on) that
         # switches the model to eval mode, reconstructs images and only logs them
         Invalid(

@@ -292,3 +292,37 @@ def _preorder(root: cst.CSTNode) -> List[cst.CSTNode]:
         out.append(node)
         stack.extend(reversed(node.children))
     return out
+
+
+def test_a_tuple_assigned_from_a_tuple_literal_binds_each_name_to_its_element():
+    ctx = _walked("""
+        def pair(opt):
+            gen, disc = Gen(opt).eval(), Disc(opt)
+            print(gen, disc)
+
+        def swapped(a, b):
+            a, b = b, a
+            print(a, b)
+
+        def from_call(opt):
+            gen, disc = build(opt)
+            print(gen, disc)
+
+        def starred(xs):
+            first, *rest = Gen(1), Disc(2), Disc(3)
+            print(first, rest)
+
+        def uneven(opt):
+            gen, disc = [Gen(opt), Disc(opt), Gen(2)]
+            print(gen, disc)
+    """)
+    # (the names of a tuple target are listed too: each function's read is the second of its two)
+    gens, discs = _reads(ctx, "gen"), _reads(ctx, "disc")
+    assert _code(ctx, ctx.names.sole_value(gens[1])) == "Gen(opt).eval()"
+    assert _code(ctx, ctx.names.sole_value(discs[1])) == "Disc(opt)"
+    assert ctx.names.is_param_at(gens[1]) is False
+    # a swap reads what it rebinds; a call's elements, a starred target and lengths that differ are unknown
+    assert ctx.names.values_at(_reads(ctx, "a")[-1]) == []
+    assert ctx.names.sole_value(gens[3]) is None
+    assert ctx.names.values_at(_reads(ctx, "first")[-1]) == []
+    assert ctx.names.values_at(gens[5]) == []

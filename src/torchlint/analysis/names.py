@@ -145,6 +145,36 @@ def _import_module_name(node: cst.ImportFrom) -> str:
     return "." * len(node.relative) + (mod or "")
 
 
+def _paired_elements(target: cst.BaseExpression, value: cst.BaseExpression
+                     ) -> Optional[List[Tuple[cst.Name, cst.BaseExpression]]]:
+    """``a, b = X(), Y()``: each name of a flat tuple target with the element of the tuple (or list)
+    literal in the same place, when both have the same length and nothing is starred; None otherwise
+    (the elements of another value are unknown).  A swap (``a, b = b, a``) reads names the same statement
+    rebinds: unknown too."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    if len(target.elements) != len(value.elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    bound = {e.value.value for e in target.elements if isinstance(e.value, cst.Name)}
+    for e in value.elements:
+        for n in _walk_names(e.value):
+            if n in bound:
+                return None
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements)
+            if isinstance(t.value, cst.Name)]
+
+
+def _walk_names(node: cst.CSTNode) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    for child in node.children:
+        yield from _walk_names(child)
+
+
 def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
     """The names an assignment, loop or ``with`` target binds (``a, (b, *c)`` -> a, b, c)."""
     if isinstance(target, cst.Name):
@@ -325,6 +355,11 @@ class NameResolver:
             elif isinstance(target, cst.Attribute):
                 self._record_attr(target, node.value)
             else:
+                paired = _paired_elements(target, node.value)
+                if paired is not None:
+                    for name, value in paired:
+                        self._bind_local(self.scope, name.value, value)
+                    continue
                 for name in target_names(target):
                     self._bind_local(self.scope, name.value, None)
 
