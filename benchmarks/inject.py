@@ -295,6 +295,8 @@ class TreeFacts:
     built_anywhere: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
     #: the names of every class the tree defines
     classes: Set[str] = field(default_factory=set)
+    #: per file: the names and dotted attributes (``self.opt_g``) it reads
+    reads: Dict[str, Set[str]] = field(default_factory=dict)
 
     def class_is_stochastic(self, path: str, name: str) -> bool:
         local = self.local_classes.get(path, {})
@@ -450,7 +452,12 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
                     if isinstance(t, ast.Name):
                         built.setdefault(t.id, set()).add(callee)
         anywhere = facts.built_anywhere.setdefault(path, {})
+        read = facts.reads.setdefault(path, set())
         for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                read.add(ast.unparse(node))
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 root = node.value
                 while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
@@ -1825,14 +1832,18 @@ def op_other_model(unit: Unit):
     ``opt_d = Adam(D.parameters())``) the other model's parameters.
 
     Why it is the mistake: one model's parameters are now stepped by both optimizers and the other
-    model's by none, so its loss trains nothing: TL603's mistake."""
+    model's by none, so its loss trains nothing: TL603's mistake.  Only where both optimizers are used
+    after they are built (stepped, returned, passed on: two optimizers nothing uses train nothing either
+    way) and both models are named (``getattr(self.model, key).parameters()`` is a lookup that may fail
+    for another key, not a model)."""
     for scope in [*unit.of_type(cst.FunctionDef), unit.module]:
         opts = []
         for node in unit.scope_nodes(scope):
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and "optim." in name_of(node.value.func) \
                     and "lr_scheduler" not in name_of(node.value.func):
                 pos = positional(node.value)
-                if pos and method_call(pos[0].value, "parameters") and not pos[0].value.args:
+                if pos and method_call(pos[0].value, "parameters") and not pos[0].value.args and \
+                        isinstance(pos[0].value.func.value, (cst.Name, cst.Attribute)) and _used_later(unit, node):
                     opts.append((unit.lines(node)[0], node, pos[0].value))
         opts.sort(key=lambda t: t[0])
         for (_, n1, p1), (_, n2, p2) in zip(opts, opts[1:]):
@@ -1841,6 +1852,13 @@ def op_other_model(unit: Unit):
                 yield Site(Lazy(replaced, unit.module, {p1: p2.deep_clone()}), unit.lines(scope) if scope is not unit.module else unit.lines(n1),
                            unit.lines(n1)[0], f"`{a}`'s optimizer given `{b}.parameters()`")
                 break
+
+
+def _used_later(unit: Unit, assign: cst.Assign) -> bool:
+    """Whether what ``assign`` binds (a name or ``self.<attr>``) is read anywhere in its file (every cell
+    of a notebook)."""
+    targets = [code_of(t.target) for t in assign.targets]
+    return len(targets) == 1 and targets[0] in unit.tree.reads.get(unit.path, set())
 
 
 OPERATOR_BY_NAME = {op.name: op for op in OPERATORS}

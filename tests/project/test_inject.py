@@ -787,3 +787,27 @@ def test_tree_facts_read_a_notebook_cell_by_cell(inject):
     facts = inject.tree_facts([("n.ipynb", json.dumps(nb))])
     assert facts.local_classes["n.ipynb"] == {"Plain": False}
     assert facts.built["n.ipynb"]["net"] == {"Plain"}
+
+
+def test_swapped_optimizers_only_where_both_are_used_and_both_models_named(inject, tmp_path):
+    op = inject.OPERATOR_BY_NAME["tl603-optimizer-of-other-model"]
+
+    def sites(code):
+        root = write_tree(tmp_path, {"gan.py": code})
+        path = root + "/gan.py"
+        text = textwrap.dedent(code)
+        unit = inject.Unit(text, cst.parse_module(text), inject.tree_facts(inject.repo_files(root)), path)
+        return [s.what for s in op.find(unit)]
+
+    used = """\
+        import torch
+        opt_g = torch.optim.Adam(G.parameters())
+        opt_d = torch.optim.Adam(D.parameters())
+        opt_g.step()
+        opt_d.step()
+        """
+    assert sites(used) == ["`G`'s optimizer given `D.parameters()`"]
+    # two optimizers nothing uses: swapping them trains nothing either way
+    assert sites(used.replace("opt_g.step()\n", "").replace("opt_d.step()\n", "")) == []
+    # a lookup by a configuration key is no named model
+    assert sites(used.replace("D.parameters()", "getattr(model, key).parameters()")) == []
