@@ -1622,16 +1622,18 @@ def _activation(unit: Unit, e: cst.BaseExpression, models: Set[str], depth: int 
     return False
 
 
-def _one_sample_input(unit: Unit, e: cst.BaseExpression) -> bool:
+def _one_sample_input(unit: Unit, e: cst.BaseExpression, depth: int = 0) -> bool:
     """An input the unit builds as a batch of one: ``torch.zeros(1, 1, 28, 28)`` (a size constructor whose
     first size is a literal 1, and more sizes), ``x.unsqueeze(0)``, ``x[None]``, or a name bound to one in
     the scope; a model run on it is squeezed to one sample on purpose."""
+    if depth > 6:
+        return False  # (`x = x.to(device)` names itself)
     if isinstance(e, cst.Name):
         fn = unit.function(e)
         scope = fn if fn is not None else unit.module
         values = [n.value for n in unit.scope_nodes(scope) if isinstance(n, cst.Assign) and len(n.targets) == 1
                   and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == e.value]
-        return bool(values) and all(_one_sample_input(unit, v) for v in values)
+        return bool(values) and all(_one_sample_input(unit, v, depth + 1) for v in values)
     if isinstance(e, cst.Subscript):
         first = e.slice[0].slice if e.slice else None
         return isinstance(first, cst.Index) and code_of(first.value) == "None"
@@ -1640,7 +1642,7 @@ def _one_sample_input(unit: Unit, e: cst.BaseExpression) -> bool:
     if method_call(e, "unsqueeze") and e.args and code_of(e.args[0].value) == "0":
         return True
     if method_call(e, "to", "cuda", "cpu", "float"):
-        return _one_sample_input(unit, e.func.value)
+        return _one_sample_input(unit, e.func.value, depth + 1)
     sizes = [a.value for a in e.args if a.keyword is None]
     return last(name_of(e.func)) in ("zeros", "ones", "rand", "randn", "empty") and name_of(e.func).startswith("torch.") \
         and len(sizes) >= 2 and code_of(sizes[0]) == "1"

@@ -811,3 +811,20 @@ def test_swapped_optimizers_only_where_both_are_used_and_both_models_named(injec
     assert sites(used.replace("opt_g.step()\n", "").replace("opt_d.step()\n", "")) == []
     # a lookup by a configuration key is no named model
     assert sites(used.replace("D.parameters()", "getattr(model, key).parameters()")) == []
+
+
+def test_squeeze_operator_survives_a_name_bound_to_a_move_of_itself(inject, tmp_path):
+    # `x = x.to(device)` names itself: asking whether `x` is built as a batch of one must end
+    code = textwrap.dedent("""\
+        import torch
+        def show(model, x, device):
+            model.eval()
+            x = x.to(device)
+            x = x.float()
+            out = model(x)
+            return out.squeeze(1)
+        """)
+    root = write_tree(tmp_path, {"show.py": code})
+    unit = inject.Unit(code, cst.parse_module(code), inject.tree_facts(inject.repo_files(root)), root + "/show.py")
+    found = list(inject.OPERATOR_BY_NAME["tl401-squeeze-without-dim"].find(unit))
+    assert [s.what for s in found] == ["squeeze() of `out.squeeze(1)`"]
