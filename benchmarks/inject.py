@@ -463,8 +463,9 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
                 while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
                     root = root.func.value
                 for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        anywhere.setdefault(t.id, set()).add(ast.unparse(root.func))
+                    callee = ast.unparse(root.func)
+                    if isinstance(t, ast.Name) and not callee.startswith(t.id + "."):  # not `m = m.to(d)`
+                        anywhere.setdefault(t.id, set()).add(callee)
             elif isinstance(node, ast.ClassDef):
                 facts.classes.add(node.name)
         _record_calls_after_eval(tree, facts.calls_after_eval.setdefault(path, {}))
@@ -1611,14 +1612,18 @@ def _activation(unit: Unit, e: cst.BaseExpression, models: Set[str], depth: int 
     if isinstance(e, cst.Name):
         fn = unit.function(e)
         scope = fn if fn is not None else unit.module
+        at = unit.lines(e)[0]
+        bound = []
         for n in unit.scope_nodes(scope):
             if not isinstance(n, cst.Assign) or len(n.targets) != 1:
                 continue
             t = n.targets[0].target
             names = [el.value for el in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
-            if any(isinstance(x, cst.Name) and x.value == e.value for x in names) \
-                    and _activation(unit, n.value, models, depth + 1):
-                return True
+            if any(isinstance(x, cst.Name) and x.value == e.value for x in names):
+                bound.append((unit.lines(n)[0], n))
+        before = [n for line, n in sorted(bound, key=lambda b: b[0]) if line < at]
+        # the assignment that reaches the read: the last one before it (every one, in a loop's body)
+        return bool(before) and _activation(unit, before[-1].value, models, depth + 1)
     return False
 
 
@@ -2239,6 +2244,9 @@ READ_NOT_MISTAKES: Dict[Tuple[str, str, str, int, int], str] = {
      "pytorch_ipynb/rnn/rnn_bi_multilayer_lstm_own_csv_agnews.ipynb", 43, 17):
         "the only call comes after the notebook's compute_accuracy(model, ...), which calls model.eval(): "
         "the model is already in eval mode",
+    ("tl106-remove-eval", "rasbt/deeplearning-models", "pytorch_ipynb/helper_evaluate.py", 0, 8):
+        "compute_accuracy's callers are the training helpers, which call model.eval() right before it, and "
+        "notebooks that call it after those helpers left the model in eval mode (none calls train() between)",
     ("tl106-remove-eval", "rasbt/deeplearning-models", "pytorch_ipynb/helper_evaluate.py", 0, 26):
         "the project's only callers (helper_train.py) run compute_accuracy(model, ...), which calls "
         "model.eval(), right before each call: the model is already in eval mode",

@@ -72,7 +72,9 @@ class EvalWithoutEvalMode(LintRule):
     functions that return them, and, for a parameter, the models every caller in the file passes (or,
     for a module-level function called only from other files of the project, every caller there).
     A rate given as a constructor argument is read at each construction in the file
-    (`Tagger(vocab, 16, DROPOUT)` with `DROPOUT = 0.5`: dropout; with `0.0`: none).
+    (`Tagger(vocab, 16, DROPOUT)` with `DROPOUT = 0.5`: dropout; with `0.0`: none), and a rate kept on
+    the instance (`self.dropout = dropout`, then `nn.Dropout(p=self.dropout)`) is the value last set
+    before the layer is built.
     `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
     a model whose construction is not seen (a library factory, a parameter whose callers pass values
     of unknown class) is not reported. A class object passed as a value is not a model.
@@ -146,6 +148,43 @@ class EvalWithoutEvalMode(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # near miss: the same class with a default rate of 0.0, built with it: dropout never drops
+        """
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab, width=32, dropout=0.0):
+        super().__init__()
+        self.dropout = dropout
+        self.embed = nn.Embedding(vocab, width)
+        self.dropout = nn.Dropout(p=self.dropout)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.out(self.dropout(self.embed(ids)))
+
+
+def score(captioner, batches):
+    hits = 0
+    with torch.no_grad():
+        for ids, target in batches:
+            hits += (captioner(ids).argmax(-1) == target).sum().item()
+    return hits
+
+
+captioner = Captioner(100)
+opt = torch.optim.Adam(captioner.parameters())
+batches = [(torch.randint(0, 100, (4, 6)), torch.randint(0, 100, (4, 6)))]
+for epoch in range(2):
+    captioner.train()
+    for ids, target in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(captioner(ids).flatten(0, 1), target.flatten()).backward()
+        opt.step()
+    print(score(captioner, batches))
+""",
         # near miss: the same model, but every construction passes a rate of 0.0: dropout never drops
         """
 import torch
@@ -810,6 +849,86 @@ scorer = Engine(flip_average)
 
 
     INVALID = [
+        # the rate is kept on the instance (`self.dropout = dropout`, then `nn.Dropout(p=self.dropout)` bound
+        # to the same attribute): the constructor's default 0.5 is what the model gets
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab, width=32, dropout=0.5):
+        super().__init__()
+        self.dropout = dropout
+        self.embed = nn.Embedding(vocab, width)
+        self.dropout = nn.Dropout(p=self.dropout)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.out(self.dropout(self.embed(ids)))
+
+
+def score(captioner, batches):
+    hits = 0
+    with torch.no_grad():
+        for ids, target in batches:
+            hits += (captioner(ids).argmax(-1) == target).sum().item()
+    return hits
+
+
+captioner = Captioner(100)
+opt = torch.optim.Adam(captioner.parameters())
+batches = [(torch.randint(0, 100, (4, 6)), torch.randint(0, 100, (4, 6)))]
+for epoch in range(2):
+    captioner.train()
+    for ids, target in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(captioner(ids).flatten(0, 1), target.flatten()).backward()
+        opt.step()
+    print(score(captioner, batches))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab, width=32, dropout=0.5):
+        super().__init__()
+        self.dropout = dropout
+        self.embed = nn.Embedding(vocab, width)
+        self.dropout = nn.Dropout(p=self.dropout)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.out(self.dropout(self.embed(ids)))
+
+
+def score(captioner, batches):
+    hits = 0
+    with torch.no_grad():
+        captioner.eval()
+        for ids, target in batches:
+            hits += (captioner(ids).argmax(-1) == target).sum().item()
+    return hits
+
+
+captioner = Captioner(100)
+opt = torch.optim.Adam(captioner.parameters())
+batches = [(torch.randint(0, 100, (4, 6)), torch.randint(0, 100, (4, 6)))]
+for epoch in range(2):
+    captioner.train()
+    for ids, target in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(captioner(ids).flatten(0, 1), target.flatten()).backward()
+        opt.step()
+    print(score(captioner, batches))
+""",
+            line=22,
+            unsafe=True,
+            message="`nn.Dropout(p=self.dropout)`",
+        ),
         # the dropout rate is a constructor argument; every construction in the file passes a module
         # constant of 0.5 for it
         Invalid(

@@ -470,6 +470,7 @@ def test_optimizer_of_the_other_model(inject):
         def fit(G, D):
             opt_g = torch.optim.Adam(G.parameters(), lr=1e-4)
             opt_d = torch.optim.Adam(D.parameters(), lr=1e-4)
+            return opt_g, opt_d
         """
     new = mutate_one(inject, "tl603-optimizer-of-other-model", code)
     assert "opt_g = torch.optim.Adam(D.parameters(), lr=1e-4)" in new

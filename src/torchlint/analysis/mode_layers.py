@@ -175,6 +175,12 @@ def literal_numbers(ctx: FileContext) -> Numbers:
     def read_any(expr: Optional[cst.BaseExpression]) -> List[float]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
             return option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            # `self.dropout`, last set in the class before the read from a number or from a constructor
+            # parameter (see `read`); `self.dropout = nn.Dropout(p=self.dropout)` reads the value before
+            around = set(map(id, ctx.ancestors(expr)))
+            values = [v for v in ctx.names.values_before(expr) if id(v) not in around]
+            return read(values[-1]) if values else []
         if isinstance(expr, cst.Subscript):
             return dict_entry(ctx, expr)
         return read(expr)
