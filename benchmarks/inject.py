@@ -1689,6 +1689,76 @@ def op_row_loop(unit: Unit):
                    unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
 
 
+def _tally_parts(e: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression, str, str]]:
+    """(a, b, comparison, tail) for a count of equal elements: ``(a == b).sum()``, ``a.eq(b).sum()``, with
+    ``.cpu()`` / ``.float()`` / ``.item()`` around the ``sum`` (``tail``: the code after the comparison),
+    where neither side is a literal (a count of one value is another matter)."""
+    tail: List[str] = []
+    while isinstance(e, cst.Call) and method_call(e, "item", "cpu", "float", "double", "long", "int") and not e.args:
+        tail.insert(0, f".{e.func.attr.value}()")
+        e = e.func.value
+    if not (isinstance(e, cst.Call) and method_call(e, "sum") and not e.args):
+        return None
+    tail.insert(0, ".sum()")
+    e = e.func.value
+    while isinstance(e, cst.Call) and method_call(e, "cpu", "float", "double", "long", "int") and not e.args:
+        tail.insert(0, f".{e.func.attr.value}()")
+        e = e.func.value
+    if isinstance(e, cst.Comparison) and len(e.comparisons) == 1 and isinstance(e.comparisons[0].operator, cst.Equal):
+        a, b, how = e.left, e.comparisons[0].comparator, "=="
+    elif isinstance(e, cst.Call) and method_call(e, "eq") and len(e.args) == 1 and e.args[0].keyword is None:
+        a, b, how = e.func.value, e.args[0].value, "eq"
+    else:
+        return None
+    if any(isinstance(x, (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation)) or code_of(x) in ("None", "True", "False")
+           for x in (a, b)):
+        return None
+    return a, b, how, "".join(tail)
+
+
+@operator("tl303-tally-as-row-loop", "TL303", ("eq(", "=="))
+def op_tally_loop(unit: Unit):
+    """Rewrite a count of matches added to a running total, ``correct += (pred == y).sum().item()``
+    (``pred.eq(y).sum()``, ``.cpu().sum()``, without ``.item()``), as a Python loop over the rows that
+    compares and counts one row per iteration: ``for i in range(pred.size(0)): correct += (pred[i] ==
+    y[i]).sum().item()``; a side that is computed (``y.view_as(pred)``, ``out.argmax(dim=-1)``) is bound
+    once before the loop.
+
+    Why it is the mistake: the same count (each row's matches summed; ``[B]`` and ``[B, 1]`` rows
+    alike), one Python iteration, comparison and host round trip per row where one comparison does the
+    batch: the per-class tallies of research code, TL303's mistake.  Only for ``+=`` of the whole count
+    to a plain name or attribute."""
+    if not unit.has_torch:
+        return
+    for aug in unit.of_type(cst.AugAssign):
+        if not isinstance(aug.operator, cst.AddAssign) or not isinstance(aug.target, (cst.Name, cst.Attribute)):
+            continue
+        parts = _tally_parts(aug.value)
+        stmt = unit.statement(aug)
+        if parts is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                or not isinstance(unit.parent(stmt), (cst.IndentedBlock, cst.Module)):
+            continue
+        a, b, how, tail = parts
+        taken: Set[str] = set()
+        pre, names = [], []
+        for e, base in ((a, "batch"), (b, "labels")):
+            if isinstance(e, (cst.Name, cst.Attribute)) and is_pure(e):
+                names.append(code_of(e))
+                continue
+            n = _fresh_name(unit, base, taken)
+            taken.add(n)
+            pre.append(f"{n} = {code_of(e)}\n")
+            names.append(n)
+        x, y = names
+        cmp = f"({x}[i] == {y}[i])" if how == "==" else f"{x}[i].eq({y}[i])"
+        target = code_of(aug.target)
+        code = "".join(pre) + f"for i in range({x}.size(0)):\n    {target} += {cmp}{tail}\n"
+        new = stmts(code)
+        new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(new)}), unit.lines(stmt), unit.lines(stmt)[0],
+                   f"tally loop for `{code_of(stmt).strip()[:60]}`")
+
+
 # -- shapes -------------------------------------------------------------------------------------------------------
 def _models(unit: Unit) -> Set[str]:
     """Names the unit treats as models: built from a module class (of the tree's, ``nn.`` or

@@ -915,6 +915,43 @@ class Scorer:
         return right
 """
         ),
+        # counts of matches over a list of tensors of different lengths (not a tensor's rows), and a
+        # comparison of decoded strings (per-sample Python work): no batched count
+        Valid(
+            """
+import torch
+
+def matches(preds, labels):
+    correct = 0
+    for i in range(len(preds)):
+        correct += (preds[i] == labels[i]).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def exact(model, x, texts, decode):
+    out = model(x)
+    correct = 0
+    for i in range(out.size(0)):
+        correct += int(decode(out[i].argmax(dim=-1).cpu()) == texts[i])
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def running(pred: torch.Tensor, y: torch.Tensor, log):
+    correct = 0
+    for i in range(pred.size(0)):
+        correct += pred[i].eq(y[i]).cpu().sum()
+        log.append(correct)
+    return correct
+"""
+        ),
     ]
 
     INVALID = [
@@ -1761,6 +1798,47 @@ class Scorer:
 """,
             line=16,
             message="Loop processes `y` one element at a time",
+        ),
+        # a count of matches per row: `.cpu()` copies the row to the host, the count is the same
+        Invalid(
+            """
+import torch
+
+def evaluate(model, loader):
+    correct = 0
+    for data, target in loader:
+        pred = model(data).argmax(dim=1, keepdim=True)
+        labels = target.view_as(pred)
+        for i in range(pred.size(0)):
+            correct += pred[i].eq(labels[i]).cpu().sum()
+    return correct
+""",
+            message="a boolean mask over all elements and one `.sum()`",
+        ),
+        Invalid(
+            """
+import torch
+
+def accuracy(logits: torch.Tensor, y: torch.Tensor):
+    predicted = logits.argmax(dim=-1)
+    hits = 0
+    for b in range(y.size(0)):
+        hits += (predicted[b] == y[b]).sum().item()
+    return hits / y.size(0)
+""",
+            message="Loop processes `y` one element at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+def accuracy(predicted, y):
+    n = y.size(0)
+    wrong = 0
+    for b in range(n):
+        wrong += predicted[b].ne(y[b]).float().sum()
+    return wrong
+""",
         ),
     ]
 

@@ -895,3 +895,28 @@ def test_an_alignment_bound_once_before_the_loss_is_removed(inject):
                  "for y in ys:\n        y = y.unsqueeze(1)\n    return F.mse_loss(p, y)"):
         code = f"import torch.nn as nn\nimport torch.nn.functional as F\ndef f(p, y, ys):\n    {body}\n"
         assert sites(inject, "tl402-remove-aligning-squeeze", code) == [], body
+
+
+@pytest.mark.slow
+def test_a_count_of_matches_becomes_a_per_row_tally(inject):
+    import torch
+    code = """\
+        import torch
+        def f(pred, y):
+            correct = 0
+            correct += pred.eq(y.view_as(pred)).cpu().sum()
+            return correct
+        """
+    new = mutate_one(inject, "tl303-tally-as-row-loop", code)
+    assert ("    labels = y.view_as(pred)\n    for i in range(pred.size(0)):\n"
+            "        correct += pred[i].eq(labels[i]).cpu().sum()\n") in new
+    pred, y = torch.tensor([[1], [2], [0], [2]]), torch.tensor([1, 0, 0, 2])
+    assert _same_values(textwrap.dedent(code), new, pred, y)
+    code = "import torch\ndef f(logits, y):\n    hits = torch.zeros(())\n    hits += (logits.argmax(dim=-1) == y).sum()\n    return hits\n"
+    new = mutate_one(inject, "tl303-tally-as-row-loop", code)
+    assert "    batch = logits.argmax(dim=-1)\n" in new and "        hits += (batch[i] == y[i]).sum()\n" in new
+    assert _same_values(code, new, torch.randn(6, 3), torch.tensor([0, 1, 2, 0, 1, 2]))
+    # a count of one value, a count not added to a total, a subtraction: no site
+    for line in ("n += (y == 0).sum().item()", "n = (p == y).sum().item()", "n -= (p == y).sum().item()",
+                 "n += (p > y).sum().item()"):
+        assert sites(inject, "tl303-tally-as-row-loop", f"import torch\ndef f(p, y, n):\n    {line}\n") == [], line

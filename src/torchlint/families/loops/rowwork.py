@@ -610,7 +610,7 @@ class _Body:
                 if not dep or not is_tensor(ctx, func.value) or name in _DATA_DEPENDENT or name.endswith("_"):
                     self.fail()
                 return dep
-            if name in _DATA_DEPENDENT or (name.endswith("_") and not name.startswith("_")):
+            if (name in _DATA_DEPENDENT and not _host_copy(call)) or (name.endswith("_") and not name.startswith("_")):
                 self.fail()
             if name in _TO_NUMBER:
                 self.work.numbers = True
@@ -680,6 +680,8 @@ class _Body:
                     else:
                         self.iteration_counts.add(target.value)
                 self.work.reduction = True
+                if dep and _count_of_matches(st.value):
+                    self.work.tally = True  # `correct += (p[i] == y[i]).sum().item()`
                 self.outputs.add(target.value)
                 self.sinks.append(target)
                 return
@@ -740,6 +742,30 @@ class _Body:
             self.fail()
         self.outputs.add(self.ctx.code(target.value).strip())
         self.sinks.append(target.value)
+
+
+def _count_of_matches(value: cst.BaseExpression) -> bool:
+    """``(a == b).sum()`` / ``a.eq(b).sum()`` (``!=``, ``ne``; with ``.item()``, ``.cpu()``, ``.float()``
+    around the ``sum``): the number of elements that pass a test."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in ("item", "cpu", "float", "double", "long", "int"):
+        value = value.func.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "sum"
+            and not value.args):
+        return False
+    value = value.func.value
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in ("cpu", "float", "double", "long", "int"):
+        value = value.func.value
+    if isinstance(value, cst.Comparison):
+        return len(value.comparisons) == 1 and isinstance(value.comparisons[0].operator, (cst.Equal, cst.NotEqual))
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("eq", "ne")
+
+
+def _host_copy(call: cst.Call) -> bool:
+    """``row.cpu()``: the slice copied to the host, the same values; what the iteration then does with
+    them decides (``correct += p[i].eq(y[i]).cpu().sum()`` is a count of the row like any other)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu" and not call.args
 
 
 def _assigned_in(ctx: FileContext, loop: cst.For, name: str) -> bool:
