@@ -952,6 +952,32 @@ def running(pred: torch.Tensor, y: torch.Tensor, log):
     return correct
 """
         ),
+        # bounded by the output's own sizes, but each position reads its neighbours (dynamic programming),
+        # or the whole output: the positions depend on each other
+        Valid(
+            """
+import torch
+
+def alignment(cost: torch.Tensor):
+    D = torch.zeros(cost.size(0) + 1, cost.size(1) + 1)
+    for i in range(1, D.size(0)):
+        for j in range(1, D.size(1)):
+            D[i, j] = cost[i - 1, j - 1] + torch.minimum(D[i - 1, j], D[i, j - 1])
+    return D
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def pooled(x: torch.Tensor, k: int):
+    out = torch.zeros(x.size(0) // k, x.size(1) // k)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = x[i * k:i * k + k, j * k:j * k + k].amax() + out.sum()
+    return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -1839,6 +1865,34 @@ def accuracy(predicted, y):
         wrong += predicted[b].ne(y[b]).float().sum()
     return wrong
 """,
+        ),
+        # nested loops over the output's positions, bounded by the output's own sizes
+        Invalid(
+            """
+import torch
+
+def correlate(img: torch.Tensor, kernel: torch.Tensor, kh: int, kw: int):
+    out = torch.zeros(img.size(0) - kh + 1, img.size(1) - kw + 1)
+    for r in range(out.size(0)):
+        for c in range(out.size(1)):
+            out[r, c] = (img[r:r + kh, c:c + kw] * kernel).sum()
+    return out
+""",
+            line=6,
+            message="`F.conv2d`",
+        ),
+        Invalid(
+            """
+import torch
+
+def pool(x: torch.Tensor, k: int):
+    out = torch.empty(x.size(0) // k, x.size(1) // k)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = x[i * k:i * k + k, j * k:j * k + k].amax()
+    return out
+""",
+            message="`F.max_pool2d`",
         ),
     ]
 
