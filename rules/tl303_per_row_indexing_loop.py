@@ -978,6 +978,18 @@ def pooled(x: torch.Tensor, k: int):
     return out
 """
         ),
+        # a threshold per iteration against the whole tensor: a sweep, batched it multiplies the memory
+        Valid(
+            """
+import torch
+
+def curve(preds: torch.Tensor, thresholds: torch.Tensor):
+    out = []
+    for i in range(thresholds.size(0)):
+        out.append(preds.masked_fill(preds >= thresholds[i], 0.0).sum())
+    return torch.stack(out)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1893,6 +1905,34 @@ def pool(x: torch.Tensor, k: int):
     return out
 """,
             message="`F.max_pool2d`",
+        ),
+        # each row's k-th value without its own label: the label's mask fills the row itself (as large
+        # as the rows when batched, not a sweep); a string literal (`float("-inf")`) is a constant
+        Invalid(
+            """
+import torch
+
+def hardest_negative(scores: torch.Tensor, labels: torch.Tensor, k: int):
+    cols = torch.arange(scores.size(1))
+    out = []
+    for i in range(scores.size(0)):
+        row = scores[i].masked_fill(cols == labels[i], -1e9)
+        out.append(row.kthvalue(k).values)
+    return torch.stack(out)
+""",
+            message="one `kthvalue` over all rows",
+        ),
+        Invalid(
+            """
+import torch
+
+def top_without_nan(scores: torch.Tensor, k: int):
+    picked = []
+    for b in range(scores.size(0)):
+        picked.append(scores[b].masked_fill(scores[b].isnan(), float("-inf")).topk(k).values)
+    return torch.stack(picked)
+""",
+            message="one `topk` over all rows",
         ),
     ]
 
