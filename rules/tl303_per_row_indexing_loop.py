@@ -61,7 +61,8 @@ class PerRowIndexingLoop(LintRule):
     a mask and `torch.where` for bodies that branch on the data; `index_add_`/`scatter_add_`/`bincount`
     for scatters; `Tensor.unfold` for windows; reductions with `dim=` (then one `.tolist()`) for
     per-column work and lists of numbers; one `topk`/`kthvalue`/`argmax` with `dim=` for a selection
-    made row by row. A loop whose last index is read after it (before the name is bound again: an
+    made row by row (a mask that fills the row itself, `x[i].masked_fill(cols == y[i], -inf)`, is as large
+    as the rows when batched, unlike a threshold swept over a whole tensor). A loop whose last index is read after it (before the name is bound again: an
     assignment, or another loop over the name) is left alone; a mere mention of the name after that new
     binding does not count. A loop that reads rows at an index it draws or computes in the iteration
     (`k = torch.randint(n, ()); others.append(x[k])`: a random partner per row) does not read its own
@@ -73,11 +74,14 @@ class PerRowIndexingLoop(LintRule):
     it (`counts[int(y[i].item())] += 1` into a tensor or a list of zeros made before the loop; a confusion
     matrix `cm[t, p] += 1` over `zip(labels, preds)` or `cm[y[i].item(), p[i].item()] += 1`, one
     `torch.bincount(t * n + p, minlength=n * n).view(n, n)`), or counts
-    the elements that pass a test on the data (`if preds[i].item() == y[i].item(): correct += 1`), is one
+    the elements that pass a test on the data (`if preds[i].item() == y[i].item(): correct += 1`, or each
+    row's count of matches, `correct += (preds[i] == y[i]).sum().item()`, a `.cpu()` copy of the row
+    included), is one
     `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
     a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
 
-    Two nested loops over output positions are reported at the outer loop when each position is
+    Two nested loops over output positions (bounded by any size, the output's own `range(out.size(0))`
+    included) are reported at the outer loop when each position is
     written once (`out[i, j] = ...`, `out[:, :, i, j] = ...`) from slices read at that position and
     the value is one of three kinds: a window that moves with the loop (`x[i:i + kh, j:j + kw]`,
     `x[..., i * s:i * s + s, ...]`) reduced alone (a hand-written pooling: `F.max_pool2d`,
