@@ -44,6 +44,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -1430,20 +1431,119 @@ def _assign_of(unit: Unit, call: cst.Call) -> Optional[Tuple[cst.SimpleStatement
 
 
 def _loop_stmts(unit: Unit, stmt: cst.SimpleStatementLine, code: str) -> Site:
-    indent = ""
     new = [s for s in stmts(code)]
     new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
     return new  # type: ignore[return-value]
 
 
+#: what may lie between a hoisted value and its statement without changing whether or when it is computed
+_CONDITIONAL = (cst.Lambda, cst.IfExp, cst.BooleanOperation, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+                cst.Yield, cst.Await, cst.NamedExpr)
+
+
+def _hoist_point(unit: Unit, node: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
+    """The statement before which ``node`` may be computed instead: a simple statement of its own line
+    (an assignment, an augmented assignment, an expression or a ``return``) in a block, with nothing
+    between them that computes ``node`` conditionally or lazily (``a and b``, ``x if c else y``, a lambda,
+    a comprehension)."""
+    stmt = unit.statement(node)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    if not isinstance(unit.parent(stmt), (cst.IndentedBlock, cst.Module)):
+        return None
+    if not isinstance(stmt.body[0], (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return)):
+        return None
+    for a in unit.ancestors(node):
+        if a is stmt:
+            return stmt
+        if isinstance(a, _CONDITIONAL):
+            return None
+    return None
+
+
+def _fresh_name(unit: Unit, base: str, taken: Set[str] = frozenset()) -> str:
+    """``base`` (or ``base2``, ``base3``...) when no word of the unit spells it."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", unit.code)) | set(taken)
+    name, k = base, 1
+    while name in words:
+        k += 1
+        name = f"{base}{k}"
+    return name
+
+
+def _loop_site(unit: Unit, node: cst.CSTNode, operands: List[Tuple[cst.BaseExpression, str]], loop: Callable[..., str],
+               what: str) -> Optional[Site]:
+    """The site that computes ``node`` with a Python loop before its statement: each operand that is not a
+    pure expression is first bound once to a fresh name (its ``base``), ``loop(result, *operands)`` gives the
+    loop's code binding ``result``, and ``node`` becomes ``result``.  A whole ``target = node`` keeps its
+    target as the result; None where the statement gives no place to put the loop (see :func:`_hoist_point`)."""
+    found = _assign_of(unit, node) if isinstance(node, cst.Call) else None
+    stmt = found[0] if found else _hoist_point(unit, node)
+    if stmt is None:
+        return None
+    taken: Set[str] = set()
+    pre, texts = [], []
+    for e, base in operands:
+        if is_pure(e):
+            texts.append(code_of(paren(e)))
+            continue
+        n = _fresh_name(unit, base, taken)
+        taken.add(n)
+        pre.append(f"{n} = {code_of(e)}\n")
+        texts.append(n)
+    if found and not pre:
+        result = found[1]
+        code = loop(result, *texts)
+        new = stmts(code)
+    else:
+        result = _fresh_name(unit, "rows", taken)
+        code = "".join(pre) + loop(result, *texts)
+        new = stmts(code) + [stmt.deep_replace(node, cst.Name(result)).with_changes(leading_lines=())]
+    new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+    return Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(new)}), unit.lines(stmt), unit.lines(stmt)[0],
+                f"{what} for `{code_of(stmt).strip()[:60]}`")
+
+
+#: tensor methods numpy arrays and Python lists do not have: a chain holding one is a tensor
+_TENSOR_ONLY = ("float", "long", "int", "double", "half", "bool", "byte", "view", "cuda", "cpu", "detach", "to",
+                "unsqueeze", "softmax", "log_softmax", "sigmoid", "masked_fill", "eq", "ne", "gt", "lt", "ge", "le",
+                "type_as", "expand", "contiguous", "permute", "size")
+
+
+def _tensor_chain(e: cst.BaseExpression) -> bool:
+    """Whether ``e`` is evidently a tensor by what it calls: a method only tensors have on the way
+    (``correct[:k].view(-1).float()``), or a ``torch.`` function's result."""
+    while True:
+        if isinstance(e, cst.Call):
+            f = name_of(e.func)
+            if f.startswith("torch.") and not f.startswith(("torch.Tensor.", "torch.cuda.")):
+                return True
+            if isinstance(e.func, cst.Attribute):
+                if e.func.attr.value in _TENSOR_ONLY:
+                    return True
+                e = e.func.value
+                continue
+            return False
+        if isinstance(e, cst.Subscript):
+            e = e.value
+            continue
+        if isinstance(e, cst.Attribute) and e.attr.value == "data":
+            e = e.value
+            continue
+        return False
+
+
 @operator("tl301-sum-as-row-loop", "TL301", ("sum",))
 def op_sum_loop(unit: Unit):
-    """Rewrite ``s = x.sum(dim=0)`` (``torch.sum(x, 0)``) as a Python loop adding the rows of ``x``
-    one at a time (``s = torch.zeros_like(x[0])``; ``for i in range(x.size(0)): s = s + x[i]``).
+    """Rewrite ``x.sum(dim=0)`` (``x.sum(0)``, ``torch.sum(x, 0)``) of a batch as a Python loop adding the
+    rows of ``x`` one at a time (``s = torch.zeros_like(x[0])``; ``for i in range(x.size(0)): s = s + x[i]``)
+    placed before its statement; the statement then reads the loop's result (``correct_k =
+    correct[:k].view(-1).float().sum(0)``, ``return x.sum(dim=0)``).  A receiver that is not a plain name
+    or attribute is computed once, before the loop.
 
     Why it is the mistake: the same sum, one Python iteration (and one kernel launch) per row, which
-    is TL301's mistake.  Only for a statement of its own with a pure ``x``; the method spelling only
-    with ``dim=`` (numpy's ``sum`` takes ``axis``: ``x`` is a tensor)."""
+    is TL301's mistake.  The method spelling only with ``dim=``, or with a positional ``0`` on a chain
+    that is evidently a tensor (``.float()``, ``.view(...)``: numpy's ``sum`` takes ``axis``)."""
     if not unit.has_torch:
         return
     for call in unit.of_type(cst.Call):
@@ -1451,74 +1551,108 @@ def op_sum_loop(unit: Unit):
             x = positional(call)[0].value
             dim = _dim_text(call, 1)
             ok = _only(call, ("dim",), 2)
-        elif method_call(call, "sum") and kwarg(call, "dim") is not None:  # `dim=`: a tensor, not an array
+        elif method_call(call, "sum") and not unit.is_module_path(call.func.value) and \
+                (kwarg(call, "dim") is not None or _tensor_chain(call.func.value)):
             x = call.func.value
             dim = _dim_text(_as_function_call(call), 1)
             ok = _only(call, ("dim",), 1)
         else:
             continue
-        if not ok or dim not in ("0",) or not is_pure(x):
+        if not ok or dim not in ("0",):
             continue
-        found = _assign_of(unit, call)
-        if found is None:
-            continue
-        stmt, target = found
-        xs = code_of(paren(x))
-        code = (f"{target} = torch.zeros_like({xs}[0])\nfor i in range({xs}.size(0)):\n"
-                f"    {target} = {target} + {xs}[i]\n")
-        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
-                   unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
+        site = _loop_site(unit, call, [(x, "batch")],
+                          lambda r, xs: f"{r} = torch.zeros_like({xs}[0])\nfor i in range({xs}.size(0)):\n"
+                                        f"    {r} = {r} + {xs}[i]\n", "row loop")
+        if site is not None:
+            yield site
 
 
-def _gather_parts(call: cst.Call) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
-    """(x, idx) for ``x.gather(1, idx.unsqueeze(1)).squeeze(1)`` / ``torch.gather(x, 1, idx.view(-1, 1)).squeeze(1)``
-    (``-1`` for the last ``1`` too)."""
-    if not method_call(call, "squeeze") or len(call.args) != 1 or code_of(call.args[0].value) not in ("1", "-1"):
-        return None
-    g = call.func.value
-    if not isinstance(g, cst.Call):
-        return None
+def _gather_parts(call: cst.Call) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression, bool]]:
+    """(x, idx, squeezed) for ``x.gather(1, idx.unsqueeze(1))`` / ``torch.gather(x, 1, idx.view(-1, 1))``
+    (``dim=1``, ``index=``, ``-1`` for the unsqueezed dimension), with or without a ``.squeeze(1)`` of
+    the result (``squeezed``): the index is ``[B, 1]``, so ``x`` is ``[B, C]`` and row ``i`` picks
+    ``x[i][idx[i]]``."""
+    squeezed = False
+    if method_call(call, "squeeze") and len(call.args) == 1 and code_of(call.args[0].value) in ("1", "-1") \
+            and call.args[0].keyword is None and isinstance(call.func.value, cst.Call):
+        g, squeezed = call.func.value, True
+    else:
+        g = call
     if method_call(g, "gather") and len(g.args) == 2:
-        x, d, i = g.func.value, g.args[0].value, g.args[1].value
+        x = g.func.value
+        d = kwarg(g, "dim") or g.args[0]
+        i = kwarg(g, "index") or g.args[1]
     elif name_of(g.func) == "torch.gather" and len(g.args) == 3:
-        x, d, i = (a.value for a in g.args)
+        x = g.args[0].value
+        d = kwarg(g, "dim") or g.args[1]
+        i = kwarg(g, "index") or g.args[2]
     else:
         return None
-    if code_of(d) != "1" or not isinstance(i, cst.Call):
+    if any(a.star for a in g.args) or code_of(d.value) not in ("1", "-1") or not isinstance(i.value, cst.Call):
         return None
+    i = i.value
     if method_call(i, "unsqueeze") and len(i.args) == 1 and code_of(i.args[0].value) in ("1", "-1"):
         idx = i.func.value
-    elif method_call(i, "view", "reshape") and code_of(i).endswith("(-1, 1)"):
+    elif method_call(i, "view", "reshape") and code_of(i).replace(" ", "").endswith("(-1,1)"):
         idx = i.func.value
     else:
         return None
-    if not (is_pure(x) and is_pure(idx)):
+    return x, idx, squeezed
+
+
+def _row_pick_parts(sub: cst.Subscript) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression, str]]:
+    """(x, idx, n) for ``x[torch.arange(n), idx]`` / ``x[range(len(y)), idx]``: one element (or trailing
+    slice) per row ``i`` of the first ``n``, at column ``idx[i]``; the index may not be a number (the
+    same column of every row is a slice, not a gather)."""
+    if len(sub.slice) != 2 or not all(isinstance(e.slice, cst.Index) for e in sub.slice):
         return None
-    return x, idx
+    first, idx = sub.slice[0].slice.value, sub.slice[1].slice.value
+    if not isinstance(first, cst.Call) or name_of(first.func) not in ("torch.arange", "range") \
+            or len(first.args) != 1 or first.args[0].keyword is not None or first.args[0].star:
+        return None
+    if isinstance(idx, (cst.Integer, cst.Float, cst.UnaryOperation, cst.Slice)) or code_of(idx) in ("None", "..."):
+        return None
+    return sub.value, idx, code_of(first.args[0].value)
 
 
-@operator("tl302-gather-as-loop", "TL302", ("gather",))
+@operator("tl302-gather-as-loop", "TL302", ("gather", "arange", "range("))
 def op_gather_loop(unit: Unit):
-    """Rewrite ``y = x.gather(1, idx.unsqueeze(1)).squeeze(1)`` (``torch.gather``, ``view(-1, 1)``) and
-    ``y = x[torch.arange(n), idx]`` as a Python loop gathering one row at a time
-    (``rows.append(x[i][idx[i]])``, then ``torch.stack``).
+    """Rewrite ``x.gather(1, idx.unsqueeze(1)).squeeze(1)`` (``torch.gather``, ``view(-1, 1)``, ``dim=``/
+    ``index=``, with or without the ``squeeze``) and ``x[torch.arange(n), idx]`` (``x[range(len(y)), idx]``)
+    as a Python loop gathering one row at a time (``rows.append(x[i][idx[i]])``, then ``torch.stack``),
+    before its statement; a source or index that is not a plain name (``self.net(states)``,
+    ``actions.long()``) is computed once before the loop.
 
     Why it is the mistake: the same values, picked one row per Python iteration: TL302's mistake."""
     if not unit.has_torch:
         return
-    for call in unit.of_type(cst.Call):
-        parts = _gather_parts(call)
-        if parts is None:
+    for node in unit.nodes:
+        if isinstance(node, cst.Call):
+            parts = _gather_parts(node)
+            if parts is None:
+                continue
+            x, idx, squeezed = parts
+            if isinstance(unit.parent(node), cst.Attribute) and method_call(unit.parent(unit.parent(node)), "squeeze"):
+                continue  # the squeezed call is the site
+            tail = "" if squeezed else ".unsqueeze(1)"
+            site = _loop_site(unit, node, [(x, "scores"), (idx, "index")],
+                              lambda r, xs, ids: f"{r} = []\nfor i in range({xs}.size(0)):\n"
+                                                 f"    {r}.append({xs}[i][{ids}[i]])\n{r} = torch.stack({r}){tail}\n",
+                              "gather loop")
+        elif isinstance(node, cst.Subscript):
+            parts = _row_pick_parts(node)
+            if parts is None or isinstance(unit.parent(node), (cst.AssignTarget, cst.AugAssign)) or \
+                    any(isinstance(a, (cst.AssignTarget, cst.Del)) for a in unit.ancestors(node)):
+                continue  # a store into the rows is not a gather
+            x, idx, n = parts
+            site = _loop_site(unit, node, [(x, "scores"), (idx, "index")],
+                              lambda r, xs, ids: f"{r} = []\nfor i in range({n}):\n"
+                                                 f"    {r}.append({xs}[i, {ids}[i]])\n{r} = torch.stack({r})\n",
+                              "gather loop")
+        else:
             continue
-        found = _assign_of(unit, call)
-        if found is None:
-            continue
-        stmt, target = found
-        x, idx = (code_of(paren(p)) for p in parts)
-        code = (f"{target} = []\nfor i in range({x}.size(0)):\n    {target}.append({x}[i][{idx}[i]])\n"
-                f"{target} = torch.stack({target})\n")
-        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
-                   unit.lines(stmt), unit.lines(stmt)[0], f"gather loop for `{code_of(stmt).strip()[:60]}`")
+        if site is not None:
+            yield site
 
 
 ROW_METHODS = ("sum", "mean", "norm", "softmax", "log_softmax", "max", "argmax", "amax", "logsumexp")
@@ -1554,6 +1688,76 @@ def op_row_loop(unit: Unit):
                 f"{target} = torch.stack({target})\n")
         yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(_loop_stmts(unit, stmt, code))}),
                    unit.lines(stmt), unit.lines(stmt)[0], f"row loop for `{code_of(stmt).strip()[:60]}`")
+
+
+def _tally_parts(e: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression, str, str]]:
+    """(a, b, comparison, tail) for a count of equal elements: ``(a == b).sum()``, ``a.eq(b).sum()``, with
+    ``.cpu()`` / ``.float()`` / ``.item()`` around the ``sum`` (``tail``: the code after the comparison),
+    where neither side is a literal (a count of one value is another matter)."""
+    tail: List[str] = []
+    while isinstance(e, cst.Call) and method_call(e, "item", "cpu", "float", "double", "long", "int") and not e.args:
+        tail.insert(0, f".{e.func.attr.value}()")
+        e = e.func.value
+    if not (isinstance(e, cst.Call) and method_call(e, "sum") and not e.args):
+        return None
+    tail.insert(0, ".sum()")
+    e = e.func.value
+    while isinstance(e, cst.Call) and method_call(e, "cpu", "float", "double", "long", "int") and not e.args:
+        tail.insert(0, f".{e.func.attr.value}()")
+        e = e.func.value
+    if isinstance(e, cst.Comparison) and len(e.comparisons) == 1 and isinstance(e.comparisons[0].operator, cst.Equal):
+        a, b, how = e.left, e.comparisons[0].comparator, "=="
+    elif isinstance(e, cst.Call) and method_call(e, "eq") and len(e.args) == 1 and e.args[0].keyword is None:
+        a, b, how = e.func.value, e.args[0].value, "eq"
+    else:
+        return None
+    if any(isinstance(x, (cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation)) or code_of(x) in ("None", "True", "False")
+           for x in (a, b)):
+        return None
+    return a, b, how, "".join(tail)
+
+
+@operator("tl303-tally-as-row-loop", "TL303", ("eq(", "=="))
+def op_tally_loop(unit: Unit):
+    """Rewrite a count of matches added to a running total, ``correct += (pred == y).sum().item()``
+    (``pred.eq(y).sum()``, ``.cpu().sum()``, without ``.item()``), as a Python loop over the rows that
+    compares and counts one row per iteration: ``for i in range(pred.size(0)): correct += (pred[i] ==
+    y[i]).sum().item()``; a side that is computed (``y.view_as(pred)``, ``out.argmax(dim=-1)``) is bound
+    once before the loop.
+
+    Why it is the mistake: the same count (each row's matches summed; ``[B]`` and ``[B, 1]`` rows
+    alike), one Python iteration, comparison and host round trip per row where one comparison does the
+    batch: the per-class tallies of research code, TL303's mistake.  Only for ``+=`` of the whole count
+    to a plain name or attribute."""
+    if not unit.has_torch:
+        return
+    for aug in unit.of_type(cst.AugAssign):
+        if not isinstance(aug.operator, cst.AddAssign) or not isinstance(aug.target, (cst.Name, cst.Attribute)):
+            continue
+        parts = _tally_parts(aug.value)
+        stmt = unit.statement(aug)
+        if parts is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                or not isinstance(unit.parent(stmt), (cst.IndentedBlock, cst.Module)):
+            continue
+        a, b, how, tail = parts
+        taken: Set[str] = set()
+        pre, names = [], []
+        for e, base in ((a, "batch"), (b, "labels")):
+            if isinstance(e, (cst.Name, cst.Attribute)) and is_pure(e):
+                names.append(code_of(e))
+                continue
+            n = _fresh_name(unit, base, taken)
+            taken.add(n)
+            pre.append(f"{n} = {code_of(e)}\n")
+            names.append(n)
+        x, y = names
+        cmp = f"({x}[i] == {y}[i])" if how == "==" else f"{x}[i].eq({y}[i])"
+        target = code_of(aug.target)
+        code = "".join(pre) + f"for i in range({x}.size(0)):\n    {target} += {cmp}{tail}\n"
+        new = stmts(code)
+        new[0] = new[0].with_changes(leading_lines=stmt.leading_lines)
+        yield Site(Lazy(replaced, unit.module, {stmt: cst.FlattenSentinel(new)}), unit.lines(stmt), unit.lines(stmt)[0],
+                   f"tally loop for `{code_of(stmt).strip()[:60]}`")
 
 
 # -- shapes -------------------------------------------------------------------------------------------------------
@@ -1689,25 +1893,82 @@ ELEMENTWISE_LOSS_FUNCS = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
 ELEMENTWISE_LOSS_CLASSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
 
 
+def _aligning(v: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What ``v`` aligns with a batch of one value per row, when it does: ``p.squeeze(1)`` / ``p.squeeze(-1)``
+    (``dim=``) drops a trailing dimension of size 1 of a ``[B, 1]`` prediction; ``y.unsqueeze(1)`` /
+    ``y.view(-1, 1)`` / ``y[:, None]`` makes a ``[B]`` target ``[B, 1]``.  A ``view(-1)`` or ``flatten()``
+    says nothing of a dimension of size 1 (``[B, C]`` flattens too): not one."""
+    if isinstance(v, cst.Call) and method_call(v, "squeeze", "unsqueeze") and len(v.args) == 1 \
+            and (v.args[0].keyword is None or v.args[0].keyword.value == "dim") \
+            and code_of(v.args[0].value) in ("1", "-1"):
+        return v.func.value
+    if isinstance(v, cst.Call) and method_call(v, "view", "reshape") and len(v.args) == 2 and \
+            code_of(v.args[0].value) == "-1" and code_of(v.args[1].value) == "1":
+        return v.func.value
+    if isinstance(v, cst.Subscript) and len(v.slice) == 2 and isinstance(v.slice[0].slice, cst.Slice) \
+            and code_of(v.slice[0].slice) == ":" and isinstance(v.slice[1].slice, cst.Index) \
+            and code_of(v.slice[1].slice.value) == "None":
+        return v.value
+    return None
+
+
+def _bound_once(unit: Unit, name: cst.Name) -> Optional[cst.Assign]:
+    """The one ``name = value`` of the function (or module) around ``name``, before it, when the scope
+    binds ``name`` nowhere else (no other assignment or loop target; a parameter it rebinds,
+    ``y = y.view(-1, 1)``, is read after as the rebound value)."""
+    fn = unit.function(name)
+    scope = fn if fn is not None else unit.module
+    found = []
+    for n in unit.scope_nodes(scope):
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                if any(isinstance(x, cst.Name) and x.value == name.value for x in [t.target, *_all(t.target)]):
+                    found.append(n if isinstance(t.target, cst.Name) else None)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.CompFor, cst.NamedExpr)):
+            target = n.target if not isinstance(n, cst.WithItem) else (n.asname.name if n.asname else None)
+            if target is not None and any(isinstance(x, cst.Name) and x.value == name.value for x in [target, *_all(target)]):
+                found.append(None)
+    if len(found) != 1 or found[0] is None or unit.lines(found[0])[0] >= unit.lines(name)[0]:
+        return None
+    return found[0]
+
+
 @operator("tl402-remove-aligning-squeeze", "TL402", ("mse_loss", "l1_loss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "smooth_l1_loss", "huber_loss"))
 def op_remove_squeeze(unit: Unit):
-    """Remove the ``squeeze(-1)`` / ``squeeze(1)`` of a prediction (or target) given to a mean
-    element-wise loss (``F.mse_loss``, ``nn.MSELoss()``, L1, smooth L1, Huber).
+    """Remove the alignment of a prediction with its target given to a mean element-wise loss
+    (``F.mse_loss``, ``nn.MSELoss()`` called on its own or through a name, L1, smooth L1, Huber): the
+    ``squeeze(-1)`` / ``squeeze(1)`` (``dim=``) of the prediction, or the ``unsqueeze(1)`` /
+    ``view(-1, 1)`` / ``[:, None]`` of the target; in the loss's argument, or where the argument's name
+    was bound once in the function (``q = self.net(s).gather(1, a).squeeze(-1)`` ... ``mse(q, target)``).
 
-    Why it is the mistake: the author squeezed the prediction to match the target, so it is ``[B, 1]``
-    against ``[B]``; without it the loss broadcasts to ``[B, B]`` and averages the wrong thing
-    (torch only warns), TL402's mistake."""
-    for call in _loss_calls(unit, ELEMENTWISE_LOSS_FUNCS, ELEMENTWISE_LOSS_CLASSES):
-        if kwarg(call, "reduction") is not None and code_of(kwarg(call, "reduction").value) not in ("'mean'", '"mean"'):
+    Why it is the mistake: the author aligned the two to ``[B]`` (or ``[B, 1]``), so without it the loss
+    compares ``[B, 1]`` with ``[B]``, broadcasts to ``[B, B]`` and averages the wrong thing (torch only
+    warns), TL402's mistake."""
+    calls = list(_loss_calls(unit, ELEMENTWISE_LOSS_FUNCS, ELEMENTWISE_LOSS_CLASSES))
+    calls += [c for c in unit.of_type(cst.Call) if isinstance(c.func, cst.Call) and positional(c)
+              and last(name_of(c.func.func)) in ELEMENTWISE_LOSS_CLASSES and c not in calls]
+    seen: Set[int] = set()
+    for call in calls:
+        red = kwarg(call, "reduction")
+        if red is None and isinstance(call.func, cst.Call):
+            red = kwarg(call.func, "reduction")
+        if red is not None and code_of(red.value) not in ("'mean'", '"mean"'):
             continue
         pos = positional(call)
         if len(pos) < 2:
             continue
         for a in pos[:2]:
-            v = a.value
-            if not (method_call(v, "squeeze") and len(v.args) == 1 and code_of(v.args[0].value) in ("1", "-1")):
-                continue  # a view(-1) or flatten() says nothing of a dimension of size 1
-            yield Site(Lazy(replaced, unit.module, {v: v.func.value}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+            v, where = a.value, call
+            if isinstance(v, cst.Name):
+                bound = _bound_once(unit, v)
+                if bound is None:
+                    continue
+                v, where = bound.value, bound
+            inner = _aligning(v)
+            if inner is None or id(v) in seen:
+                continue
+            seen.add(id(v))
+            yield Site(Lazy(replaced, unit.module, {v: inner}), unit.lines(unit.statement(call)), unit.lines(where)[0],
                        f"removed `{code_of(v)[:50]}`'s alignment")
 
 

@@ -61,7 +61,8 @@ class PerRowIndexingLoop(LintRule):
     a mask and `torch.where` for bodies that branch on the data; `index_add_`/`scatter_add_`/`bincount`
     for scatters; `Tensor.unfold` for windows; reductions with `dim=` (then one `.tolist()`) for
     per-column work and lists of numbers; one `topk`/`kthvalue`/`argmax` with `dim=` for a selection
-    made row by row. A loop whose last index is read after it (before the name is bound again: an
+    made row by row (a mask that fills the row itself, `x[i].masked_fill(cols == y[i], -inf)`, is as large
+    as the rows when batched, unlike a threshold swept over a whole tensor). A loop whose last index is read after it (before the name is bound again: an
     assignment, or another loop over the name) is left alone; a mere mention of the name after that new
     binding does not count. A loop that reads rows at an index it draws or computes in the iteration
     (`k = torch.randint(n, ()); others.append(x[k])`: a random partner per row) does not read its own
@@ -73,11 +74,14 @@ class PerRowIndexingLoop(LintRule):
     it (`counts[int(y[i].item())] += 1` into a tensor or a list of zeros made before the loop; a confusion
     matrix `cm[t, p] += 1` over `zip(labels, preds)` or `cm[y[i].item(), p[i].item()] += 1`, one
     `torch.bincount(t * n + p, minlength=n * n).view(n, n)`), or counts
-    the elements that pass a test on the data (`if preds[i].item() == y[i].item(): correct += 1`), is one
+    the elements that pass a test on the data (`if preds[i].item() == y[i].item(): correct += 1`, or each
+    row's count of matches, `correct += (preds[i] == y[i]).sum().item()`, a `.cpu()` copy of the row
+    included), is one
     `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
     a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
 
-    Two nested loops over output positions are reported at the outer loop when each position is
+    Two nested loops over output positions (bounded by any size, the output's own `range(out.size(0))`
+    included) are reported at the outer loop when each position is
     written once (`out[i, j] = ...`, `out[:, :, i, j] = ...`) from slices read at that position and
     the value is one of three kinds: a window that moves with the loop (`x[i:i + kh, j:j + kw]`,
     `x[..., i * s:i * s + s, ...]`) reduced alone (a hand-written pooling: `F.max_pool2d`,
@@ -913,6 +917,81 @@ class Scorer:
                 if guess[j].item() == c:
                     right[c] += 1
         return right
+"""
+        ),
+        # counts of matches over a list of tensors of different lengths (not a tensor's rows), and a
+        # comparison of decoded strings (per-sample Python work): no batched count
+        Valid(
+            """
+import torch
+
+def matches(preds, labels):
+    correct = 0
+    for i in range(len(preds)):
+        correct += (preds[i] == labels[i]).sum().item()
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def exact(model, x, texts, decode):
+    out = model(x)
+    correct = 0
+    for i in range(out.size(0)):
+        correct += int(decode(out[i].argmax(dim=-1).cpu()) == texts[i])
+    return correct
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def running(pred: torch.Tensor, y: torch.Tensor, log):
+    correct = 0
+    for i in range(pred.size(0)):
+        correct += pred[i].eq(y[i]).cpu().sum()
+        log.append(correct)
+    return correct
+"""
+        ),
+        # bounded by the output's own sizes, but each position reads its neighbours (dynamic programming),
+        # or the whole output: the positions depend on each other
+        Valid(
+            """
+import torch
+
+def alignment(cost: torch.Tensor):
+    D = torch.zeros(cost.size(0) + 1, cost.size(1) + 1)
+    for i in range(1, D.size(0)):
+        for j in range(1, D.size(1)):
+            D[i, j] = cost[i - 1, j - 1] + torch.minimum(D[i - 1, j], D[i, j - 1])
+    return D
+"""
+        ),
+        Valid(
+            """
+import torch
+
+def pooled(x: torch.Tensor, k: int):
+    out = torch.zeros(x.size(0) // k, x.size(1) // k)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = x[i * k:i * k + k, j * k:j * k + k].amax() + out.sum()
+    return out
+"""
+        ),
+        # a threshold per iteration against the whole tensor: a sweep, batched it multiplies the memory
+        Valid(
+            """
+import torch
+
+def curve(preds: torch.Tensor, thresholds: torch.Tensor):
+    out = []
+    for i in range(thresholds.size(0)):
+        out.append(preds.masked_fill(preds >= thresholds[i], 0.0).sum())
+    return torch.stack(out)
 """
         ),
     ]
@@ -1761,6 +1840,103 @@ class Scorer:
 """,
             line=16,
             message="Loop processes `y` one element at a time",
+        ),
+        # a count of matches per row: `.cpu()` copies the row to the host, the count is the same
+        Invalid(
+            """
+import torch
+
+def evaluate(model, loader):
+    correct = 0
+    for data, target in loader:
+        pred = model(data).argmax(dim=1, keepdim=True)
+        labels = target.view_as(pred)
+        for i in range(pred.size(0)):
+            correct += pred[i].eq(labels[i]).cpu().sum()
+    return correct
+""",
+            message="a boolean mask over all elements and one `.sum()`",
+        ),
+        Invalid(
+            """
+import torch
+
+def accuracy(logits: torch.Tensor, y: torch.Tensor):
+    predicted = logits.argmax(dim=-1)
+    hits = 0
+    for b in range(y.size(0)):
+        hits += (predicted[b] == y[b]).sum().item()
+    return hits / y.size(0)
+""",
+            message="Loop processes `y` one element at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+def accuracy(predicted, y):
+    n = y.size(0)
+    wrong = 0
+    for b in range(n):
+        wrong += predicted[b].ne(y[b]).float().sum()
+    return wrong
+""",
+        ),
+        # nested loops over the output's positions, bounded by the output's own sizes
+        Invalid(
+            """
+import torch
+
+def correlate(img: torch.Tensor, kernel: torch.Tensor, kh: int, kw: int):
+    out = torch.zeros(img.size(0) - kh + 1, img.size(1) - kw + 1)
+    for r in range(out.size(0)):
+        for c in range(out.size(1)):
+            out[r, c] = (img[r:r + kh, c:c + kw] * kernel).sum()
+    return out
+""",
+            line=6,
+            message="`F.conv2d`",
+        ),
+        Invalid(
+            """
+import torch
+
+def pool(x: torch.Tensor, k: int):
+    out = torch.empty(x.size(0) // k, x.size(1) // k)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = x[i * k:i * k + k, j * k:j * k + k].amax()
+    return out
+""",
+            message="`F.max_pool2d`",
+        ),
+        # each row's k-th value without its own label: the label's mask fills the row itself (as large
+        # as the rows when batched, not a sweep); a string literal (`float("-inf")`) is a constant
+        Invalid(
+            """
+import torch
+
+def hardest_negative(scores: torch.Tensor, labels: torch.Tensor, k: int):
+    cols = torch.arange(scores.size(1))
+    out = []
+    for i in range(scores.size(0)):
+        row = scores[i].masked_fill(cols == labels[i], -1e9)
+        out.append(row.kthvalue(k).values)
+    return torch.stack(out)
+""",
+            message="one `kthvalue` over all rows",
+        ),
+        Invalid(
+            """
+import torch
+
+def top_without_nan(scores: torch.Tensor, k: int):
+    picked = []
+    for b in range(scores.size(0)):
+        picked.append(scores[b].masked_fill(scores[b].isnan(), float("-inf")).topk(k).values)
+    return torch.stack(picked)
+""",
+            message="one `topk` over all rows",
         ),
     ]
 

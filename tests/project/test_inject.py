@@ -829,3 +829,110 @@ def test_squeeze_operator_survives_a_name_bound_to_a_move_of_itself(inject, tmp_
     unit = inject.Unit(code, cst.parse_module(code), inject.tree_facts(inject.repo_files(root)), root + "/show.py")
     found = list(inject.OPERATOR_BY_NAME["tl401-squeeze-without-dim"].find(unit))
     assert [s.what for s in found] == ["squeeze() of `out.squeeze(1)`"]
+def _same_values(code, new, *args):
+    import torch
+    env = {}
+    exec(code, env)
+    want = env["f"](*args)
+    exec(new, env)
+    got = env["f"](*args)
+    return torch.equal(want, got) if want.dtype != torch.float32 else torch.allclose(want, got)
+
+
+@pytest.mark.slow
+def test_sum_over_the_batch_inside_a_statement_becomes_a_row_loop(inject):
+    import torch
+    # a positional 0 on a chain only tensors have (.view(-1).float()); the receiver is computed once
+    code = "import torch\ndef f(correct, k):\n    n = 100.0 * correct[:k].view(-1).float().sum(0) / k\n    return n\n"
+    new = mutate_one(inject, "tl301-sum-as-row-loop", code)
+    assert "    batch = correct[:k].view(-1).float()\n    rows = torch.zeros_like(batch[0])\n" in new
+    assert "    n = 100.0 * rows / k\n" in new
+    assert _same_values(code, new, torch.rand(5, 4) > 0.5, 3)
+    code = "import torch\ndef f(x):\n    return x.sum(dim=0) + 1\n"
+    new = mutate_one(inject, "tl301-sum-as-row-loop", code)
+    assert "        rows = rows + x[i]\n    return rows + 1\n" in new
+    assert _same_values(code, new, torch.randn(4, 3))
+    # numpy's sum takes the same positional axis; a conditional value is not computed before its statement
+    for line in ("s = np.asarray(x).sum(0)", "s = x.sum(0)", "s = x.sum(dim=0) if x.dim() else x",
+                 "s = [r.float().sum(0) for r in x]"):
+        assert sites(inject, "tl301-sum-as-row-loop", f"import torch\nimport numpy as np\ndef f(x):\n    {line}\n"
+                                                       "    return s\n") == [], line
+
+
+@pytest.mark.slow
+def test_gathers_of_computed_values_and_row_picks_become_row_loops(inject):
+    import torch
+    code = """\
+        import torch
+        def f(scores, actions):
+            q = scores.softmax(dim=1).gather(1, actions.long().unsqueeze(-1)).squeeze(-1)
+            return q
+        """
+    new = mutate_one(inject, "tl302-gather-as-loop", code)
+    assert "    scores2 = scores.softmax(dim=1)\n    index = actions.long()\n    rows = []\n" in new
+    assert _same_values(textwrap.dedent(code), new, torch.randn(4, 3), torch.tensor([2, 0, 1, 1]))
+    # without the squeeze the result keeps its [B, 1] shape
+    code = "import torch\ndef f(x, idx):\n    return torch.gather(x, dim=1, index=idx.view(-1, 1))\n"
+    new = mutate_one(inject, "tl302-gather-as-loop", code)
+    assert "torch.stack(rows).unsqueeze(1)\n" in new
+    assert _same_values(code, new, torch.randn(4, 3), torch.tensor([2, 0, 1, 1]))
+    # a row pick x[arange(n), idx] (range(len(x)) too), on a [B, T, V] tensor as well
+    for pick in ("x[torch.arange(x.size(0)), idx]", "x[range(len(x)), idx.view(-1)]"):
+        code = f"import torch\ndef f(x, idx):\n    out = {pick}\n    return out\n"
+        new = mutate_one(inject, "tl302-gather-as-loop", code)
+        assert "append(x[i, " in new
+        assert _same_values(code, new, torch.randn(4, 3, 5), torch.tensor([2, 0, 1, 1]))
+    # not a gather: a store into the picked places, one column of every row, an index of unknown rank
+    for line in ("x[torch.arange(4), idx] = 0", "y = x[torch.arange(4), 0]", "y = x[torch.arange(4), -1]",
+                 "y = x.gather(1, idx)", "y = x.gather(2, idx.unsqueeze(2))"):
+        assert sites(inject, "tl302-gather-as-loop", f"import torch\ndef f(x, idx):\n    {line}\n") == [], line
+
+
+def test_an_alignment_bound_once_before_the_loss_is_removed(inject):
+    code = """\
+        import torch.nn as nn
+        class Agent:
+            def loss(self, states, actions, target):
+                q = self.net(states).gather(1, actions.unsqueeze(-1)).squeeze(-1)
+                return nn.MSELoss()(q, target)
+        """
+    new = mutate_one(inject, "tl402-remove-aligning-squeeze", code)
+    assert "q = self.net(states).gather(1, actions.unsqueeze(-1))\n" in new
+    # the target made [B, 1] (a parameter rebound once, `[:, None]`, `squeeze(dim=1)` of the prediction)
+    for line, after in (("y = y.view(-1, 1)", "y = y\n"), ("y = y[:, None]", "y = y\n"),
+                        ("p = p.squeeze(dim=1)", "p = p\n")):
+        code = f"import torch.nn.functional as F\ndef f(p, y):\n    {line}\n    return F.mse_loss(p, y)\n"
+        assert f"    {after}" in mutate_one(inject, "tl402-remove-aligning-squeeze", code), line
+    # a name bound twice, a summed loss, a flatten that aligns nothing known: no site
+    for body in ("y = y.view(-1, 1)\n    y = y * 2\n    return F.mse_loss(p, y)",
+                 "y = y.unsqueeze(1)\n    return F.mse_loss(p, y, reduction='sum')",
+                 "y = y.unsqueeze(1)\n    return nn.MSELoss(reduction='sum')(p, y)",
+                 "p = p.flatten()\n    return F.mse_loss(p, y)",
+                 "for y in ys:\n        y = y.unsqueeze(1)\n    return F.mse_loss(p, y)"):
+        code = f"import torch.nn as nn\nimport torch.nn.functional as F\ndef f(p, y, ys):\n    {body}\n"
+        assert sites(inject, "tl402-remove-aligning-squeeze", code) == [], body
+
+
+@pytest.mark.slow
+def test_a_count_of_matches_becomes_a_per_row_tally(inject):
+    import torch
+    code = """\
+        import torch
+        def f(pred, y):
+            correct = 0
+            correct += pred.eq(y.view_as(pred)).cpu().sum()
+            return correct
+        """
+    new = mutate_one(inject, "tl303-tally-as-row-loop", code)
+    assert ("    labels = y.view_as(pred)\n    for i in range(pred.size(0)):\n"
+            "        correct += pred[i].eq(labels[i]).cpu().sum()\n") in new
+    pred, y = torch.tensor([[1], [2], [0], [2]]), torch.tensor([1, 0, 0, 2])
+    assert _same_values(textwrap.dedent(code), new, pred, y)
+    code = "import torch\ndef f(logits, y):\n    hits = torch.zeros(())\n    hits += (logits.argmax(dim=-1) == y).sum()\n    return hits\n"
+    new = mutate_one(inject, "tl303-tally-as-row-loop", code)
+    assert "    batch = logits.argmax(dim=-1)\n" in new and "        hits += (batch[i] == y[i]).sum()\n" in new
+    assert _same_values(code, new, torch.randn(6, 3), torch.tensor([0, 1, 2, 0, 1, 2]))
+    # a count of one value, a count not added to a total, a subtraction: no site
+    for line in ("n += (y == 0).sum().item()", "n = (p == y).sum().item()", "n -= (p == y).sum().item()",
+                 "n += (p > y).sum().item()"):
+        assert sites(inject, "tl303-tally-as-row-loop", f"import torch\ndef f(p, y, n):\n    {line}\n") == [], line

@@ -479,19 +479,6 @@ def _write_target(nest: _Nest, target: cst.BaseExpression) -> Optional[cst.BaseE
     return node
 
 
-def _is_output_read(ctx: FileContext, loop: cst.For, output: cst.BaseExpression, write: cst.CSTNode) -> bool:
-    code = ctx.code(output).strip()
-    stack: List[cst.CSTNode] = [loop.body]
-    while stack:
-        node = stack.pop()
-        if node is write:
-            continue
-        if isinstance(node, (cst.Name, cst.Attribute)) and ctx.code(node).strip() == code:
-            return True
-        stack.extend(children(node))
-    return False
-
-
 def _index(ctx: FileContext, loop: cst.For) -> Tuple[Optional[str], Optional[Tuple[str, cst.BaseExpression]]]:
     """The loop's index variable, and for ``enumerate(x)`` its row variable and ``x``."""
     var = _range_var(ctx, loop)
@@ -558,7 +545,7 @@ def nested_slice_work(ctx: FileContext, outer: cst.For) -> Optional[NestedWork]:
                 return None
     except _Fail:
         return None
-    if write is None or output is None or _is_output_read(ctx, outer, output, _target_of(write)):
+    if write is None or output is None or _output_read(ctx, outer, output, _target_of(write)):
         return None
     if not (nest.evidence or is_tensor(ctx, output)) or not nest.read:
         return None

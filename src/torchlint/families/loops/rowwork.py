@@ -493,8 +493,8 @@ class _Body:
             if node.value in self.outputs:
                 self.fail()  # a list or buffer the loop fills, read whole
             return node.value in self.locals
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
-            return False
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.SimpleString)):
+            return False  # a literal (`float("-inf")`, an einsum equation): nothing per slice
         if isinstance(node, cst.Attribute):
             if node.attr.value in _RESULT_FIELDS and isinstance(node.value, cst.Call):
                 return self.expr(node.value)  # `x[i].topk(k).indices`
@@ -532,8 +532,9 @@ class _Body:
         if isinstance(node, cst.BooleanOperation):
             return self.expr(node.left) | self.expr(node.right)
         if isinstance(node, cst.Comparison):
-            for c in node.comparisons:
-                self._sweep(node.left, c.comparator)
+            if not self._row_mask(node):
+                for c in node.comparisons:
+                    self._sweep(node.left, c.comparator)
             dep = self.expr(node.left)
             for c in node.comparisons:
                 dep |= self.expr(c.comparator)
@@ -554,6 +555,20 @@ class _Body:
             return self.call(node)
         self.fail()
         return False
+
+    def _row_mask(self, node: cst.Comparison) -> bool:
+        """``x[i].masked_fill(cols == labels[i], v)``: a mask applied to the iteration's own row.  A mask
+        broadcasts to the row it fills, so batched it is as large as the rows: not a sweep, whatever
+        whole tensor it compares with."""
+        arg_node = self.ctx.parent(node)
+        call = self.ctx.parent(arg_node) if isinstance(arg_node, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "masked_fill" and call.args and call.args[0] is arg_node):
+            return False
+        recv = call.func.value
+        if isinstance(recv, cst.Name):
+            return recv.value == self.head.row
+        return isinstance(recv, cst.Subscript) and self.slice_position(recv) == self.head.dim
 
     def _sweep(self, a: cst.BaseExpression, b: cst.BaseExpression) -> None:
         """``preds >= thresholds[i]``: one value of a vector against a whole tensor that does not change
@@ -610,7 +625,7 @@ class _Body:
                 if not dep or not is_tensor(ctx, func.value) or name in _DATA_DEPENDENT or name.endswith("_"):
                     self.fail()
                 return dep
-            if name in _DATA_DEPENDENT or (name.endswith("_") and not name.startswith("_")):
+            if (name in _DATA_DEPENDENT and not _host_copy(call)) or (name.endswith("_") and not name.startswith("_")):
                 self.fail()
             if name in _TO_NUMBER:
                 self.work.numbers = True
@@ -680,6 +695,8 @@ class _Body:
                     else:
                         self.iteration_counts.add(target.value)
                 self.work.reduction = True
+                if dep and _count_of_matches(st.value):
+                    self.work.tally = True  # `correct += (p[i] == y[i]).sum().item()`
                 self.outputs.add(target.value)
                 self.sinks.append(target)
                 return
@@ -740,6 +757,30 @@ class _Body:
             self.fail()
         self.outputs.add(self.ctx.code(target.value).strip())
         self.sinks.append(target.value)
+
+
+def _count_of_matches(value: cst.BaseExpression) -> bool:
+    """``(a == b).sum()`` / ``a.eq(b).sum()`` (``!=``, ``ne``; with ``.item()``, ``.cpu()``, ``.float()``
+    around the ``sum``): the number of elements that pass a test."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in ("item", "cpu", "float", "double", "long", "int"):
+        value = value.func.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "sum"
+            and not value.args):
+        return False
+    value = value.func.value
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in ("cpu", "float", "double", "long", "int"):
+        value = value.func.value
+    if isinstance(value, cst.Comparison):
+        return len(value.comparisons) == 1 and isinstance(value.comparisons[0].operator, (cst.Equal, cst.NotEqual))
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("eq", "ne")
+
+
+def _host_copy(call: cst.Call) -> bool:
+    """``row.cpu()``: the slice copied to the host, the same values; what the iteration then does with
+    them decides (``correct += p[i].eq(y[i]).cpu().sum()`` is a count of the row like any other)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu" and not call.args
 
 
 def _assigned_in(ctx: FileContext, loop: cst.For, name: str) -> bool:
