@@ -8,12 +8,12 @@ import textwrap
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.definitions import bind_arguments
 from torchlint.analysis.program import (
+    Frame,
     NLL,
     SIGMOID,
     SOFTMAX,
-    Frame,
-    bind_arguments,
     call_findings,
     caller_frames,
     element_without_graph,

@@ -36,12 +36,39 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets
+from torchlint.analysis.definitions import (
+    MAX_DEPTH,
+    argument_for,
+    arguments_for_param,
+    base_classes,
+    bases_spelling,
+    bind_arguments,
+    built_values,
+    called_function,
+    calls_of_function,
+    class_body,
+    defines_method,
+    definition_of,
+    depends_on,
+    find_method,
+    function_params,
+    function_returns,
+    inherit_dependencies,
+    instance_class,
+    local_definition,
+    maybe_project_function,
+    method_of,
+    position,
+    strip_moves,
+)
+from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.ops import (
     BCE_FUNCS,
     BCE_LAYERS,
@@ -55,14 +82,9 @@ from torchlint.analysis.ops import (
     SOFTMAX_FUNCS,
     SOFTMAX_LAYERS,
 )
-from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
-from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.project import project_of
 from torchlint.analysis.training import is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
-
-#: how many files an import chain, and how many classes a chain of bases, is followed
-MAX_DEPTH = 4
 
 SOFTMAX = "softmax"
 LOG_SOFTMAX = "log_softmax"
@@ -95,187 +117,16 @@ _MODULE_BASES = (
     "lightning.pytorch.LightningModule",
     "transformers.PreTrainedModel",
 )
-#: methods that return the module they are called on
-_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
-
-
-# -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
-def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """The values assigned to ``expr`` (``NameResolver.values_at``) without the rebindings that move the same object: ``model = model.to(device)``,
-    ``net = net.cuda().eval()`` keep the value ``model`` had."""
-    return [v for v in ctx.names.values_at(expr) if not _same_reference(strip_moves(v), expr)]
-
-
-def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-    """Whether two names or attribute chains spell the same reference (``model``, ``self.net.head``)."""
-    while isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        if a.attr.value != b.attr.value:
-            return False
-        a, b = a.value, b.value
-    return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
-
-
-def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``Net().to(device).eval()`` -> ``Net()``."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
-        expr = expr.func.value
-    return expr
-
-
-# -- the project's files ----------------------------------------------------------------------------
-def _deps(ctx: FileContext) -> Set[str]:
-    return set()
-
-
-#: the project files this file's program model read (absolute paths): its answers depend on them
-_DEPENDENCIES: Fact[Set[str]] = Fact("program.dependencies", _deps)
 
 
 #: the summaries of the model classes asked about, by class (a class being summarised maps to a stand-in)
 _SUMMARIES: "Fact[Dict[cst.ClassDef, ModelSummary]]" = Fact("program.summaries", lambda ctx: {})
 #: class -> whether it derives from ``nn.Module``
 _MODULE_CLASSES: Fact[Dict[cst.ClassDef, bool]] = Fact("program.module_classes", lambda ctx: {})
-#: function of the file -> the calls of it in the file
-_CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("program.call_index")
 #: function -> its parameters that reach a loss (see :func:`loss_params`)
 _LOSS_PARAMS: Fact[Dict[cst.FunctionDef, Dict[int, Tuple[str, str]]]] = Fact("program.loss_params", lambda ctx: {})
 #: see :func:`loss_inputs`
 _LOSS_INPUTS: "Fact[List[LossInput]]" = Fact("program.loss_inputs")
-
-
-def depends_on(ctx: FileContext, path: str) -> None:
-    """Record that this file's answers depend on ``path`` (a project file, or the key of a project's file
-    list, see :meth:`~torchlint.analysis.project.Project.sources`)."""
-    _DEPENDENCIES.of(ctx).add(path)
-
-
-def dependencies(ctx: FileContext) -> List[str]:
-    """The project files this file's program model read (for cache invalidation)."""
-    found = _DEPENDENCIES.get(ctx)
-    return sorted(found) if found else []
-
-
-def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
-    """The class or function definition ``expr`` names: ``(file context, node)``, in this file or in a
-    project module it imports; None when unknown (a library, a variable)."""
-    if depth > MAX_DEPTH:
-        return None
-    if isinstance(expr, cst.Name):
-        b = ctx.names.binding_at(expr, expr.value)
-        if b is None:
-            return _star_definition(ctx, expr.value, depth, words)
-        if not b.imports:
-            return _local_definition(ctx, expr.value, expr)
-    for q in sorted(ctx.names.qualified_names_at(expr)):
-        found = _imported_definition(ctx, q, depth, words)
-        if found is not None:
-            return found
-    return None
-
-
-def _star_definition(ctx: FileContext, name: str, depth: int, words: Tuple[str, ...] = ()):
-    """A name bound nowhere in the file, read from the project modules it imports everything from at
-    module level (``from models import *``): the one definition of that name among them (None when
-    none or several define it, or a module is not the project's)."""
-    found = []
-    for stmt in ctx.module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
-                mod = "." * len(small.relative) + ((dotted_name(small.module) or "") if small.module else "")
-                if mod.split(".")[0] in ("torch", "numpy", "builtins"):
-                    continue
-                hit = _imported_definition(ctx, f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}",
-                                           depth, words)
-                if hit is not None and hit not in found:
-                    found.append(hit)
-    return found[0] if len(found) == 1 else None
-
-
-def _local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = None, imported: bool = False):
-    """The module-level class or function ``name`` of ``ctx``.  Defined several times (a notebook
-    redefining a helper in a later cell): the one bound when the statement holding ``at`` runs; for an
-    ``imported`` module, the last one (importers see the module once it has run); else None (which one
-    runs depends on the path taken)."""
-    index = _TOP_DEFINITIONS.get(ctx)
-    if index is None:
-        index = {}
-        for stmt in ctx.module.body:
-            if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
-                index.setdefault(stmt.name.value, []).append(stmt)
-        _TOP_DEFINITIONS.put(ctx, index)
-    found = index.get(name, [])
-    if len(found) == 1 or (found and imported):
-        return ctx, found[-1]
-    if found and at is not None and ctx.enclosing(at, (cst.FunctionDef, cst.Lambda)) is None:
-        # module-level code (a notebook cell) runs once, with the definition bound above it; a function
-        # body runs whenever it is called, after any of them
-        bound = ctx.definition_before(found, at)
-        if bound is not None:
-            return ctx, bound
-    return None
-
-
-#: name -> the module-level classes and functions of that name, in source order, per file
-_TOP_DEFINITIONS: "Fact[Dict[str, List[cst.CSTNode]]]" = Fact("program.top_definitions")
-
-
-def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
-    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py`` (asked once per name,
-    depth and words in a file)."""
-    cache = _IMPORTED.of(ctx)
-    key = (qualified_name, depth, words)
-    if key not in cache:
-        cache[key] = _find_imported(ctx, qualified_name, depth, words)
-        return cache[key]
-    found = cache[key]
-    if found is not None and found[0] is not ctx:
-        # what the defining module depends on may have grown since (read for another question)
-        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(found[0]) or ())
-    return found
-
-
-#: (qualified name, depth, words) -> the definition found, per file
-_IMPORTED: Fact[dict] = Fact("program.imported", lambda ctx: {})
-
-
-def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
-    level = 0
-    name = qualified_name
-    while name.startswith("."):
-        level += 1
-        name = name[1:]
-    module, _, attr = name.rpartition(".")
-    if not attr:
-        return None
-    project = project_of(ctx)
-    path = project.module_file(ctx.path, module, level) if (module or level) else None
-    if path is None:
-        return None
-    # the answer depends on this file's content from here on, whether it is parsed or not
-    deps = _DEPENDENCIES.of(ctx)
-    deps.add(os.path.abspath(path))
-    if words and not project.mentions(path, words):
-        return None  # the question is about these words, and the module never spells them
-    other = project.load(path)
-    if other is None:
-        return None
-    deps.update(_DEPENDENCIES.get(other) or ())
-    local = _local_definition(other, attr, imported=True)
-    if local is not None:
-        return local
-    b = other.names.module_scope.bindings.get(attr)
-    if b is not None and b.imports:  # re-exported: `from .net import Net` in a package's __init__
-        for q in sorted(b.imports):
-            found = _imported_definition(other, _relative_to(other, q), depth + 1, words)
-            if found is not None:
-                return found
-    return None
-
-
-def _relative_to(ctx: FileContext, q: str) -> str:
-    return q
 
 
 # -- model classes ---------------------------------------------------------------------------------
@@ -306,17 +157,11 @@ def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelS
     return summary
 
 
-def _base_classes(ctx: FileContext, cls: cst.ClassDef, depth: int):
-    for base in cls.bases:
-        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
-        yield expr, definition_of(ctx, expr, depth)
-
-
 def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     is_module = False
     inherited: Optional[ModelSummary] = None
     unknown_base = False
-    for expr, found in _base_classes(ctx, cls, depth):
+    for expr, found in base_classes(ctx, cls, depth):
         if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
             s = class_summary(found[0], found[1], depth + 1)
             if s.is_module:
@@ -342,11 +187,6 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
         summary.output = inherited.output
     summary.mode_dependent, summary.mode_layer = _mode_dependent(ctx, cls, inherited, unknown_base, depth)
     return summary
-
-
-def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
-    """The statements of ``cls``'s indented body; empty for a one-line class (``class A: pass``)."""
-    return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
 
@@ -453,11 +293,6 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     return None
 
 
-def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
-    """The ``return`` statements of ``function`` itself (not of functions or classes inside it)."""
-    return _returns(function)
-
-
 def _element_mode(ctx: FileContext, element: Optional[cst.BaseExpression], depth: int) -> Optional[bool]:
     """The verdict for a module held by a container (``nn.Sequential(a, b)``, a comprehension's element):
     a call is judged as a layer; a local name by the values it is built from."""
@@ -470,30 +305,9 @@ def _element_mode(ctx: FileContext, element: Optional[cst.BaseExpression], depth
     return layer_mode_dependent(ctx, element, depth)
 
 
-def _returns(function: cst.FunctionDef) -> List[cst.Return]:
-    out: List[cst.Return] = []
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Return):
-            out.append(node)
-            continue
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            continue
-        if isinstance(node, (cst.BaseSmallStatement,)) and not isinstance(node, cst.Return):
-            continue
-        for child in node.children:
-            if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement, cst.Else,
-                                  cst.ExceptHandler, cst.Finally, cst.IndentedBlock)):
-                stack.append(child)
-            elif isinstance(child, (list, tuple)):
-                stack.extend(child)
-    return out
-
-
 def _function_output(ctx: FileContext, cls: Optional[cst.ClassDef], function: cst.FunctionDef, depth: int) -> Kind:
     kinds = []
-    returns = _returns(function)
+    returns = function_returns(function)
     if not returns:
         return None
     for ret in returns:
@@ -513,12 +327,6 @@ def _compound_ancestors(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) 
                           cst.Finally, cst.IfExp)):
             out.append(a)
     return out
-
-
-def position(ctx: FileContext, node: cst.CSTNode) -> int:
-    """A key that orders the nodes of a file by source position (``NameResolver.position``: the walk's
-    pre-order index, a numbering of the module's own where the walk has not been)."""
-    return ctx.names.position(node)
 
 
 def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
@@ -688,7 +496,7 @@ def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Ev
     if fact is not None or not isinstance(expr, cst.Name) or frame.function is None:
         return fact
     function = frame.function
-    if not any(p.name.value == expr.value for p in _params(function)):
+    if not any(p.name.value == expr.value for p in function_params(function)):
         return None
     sites = calls_of_function(ctx, function, frame.cls)
     if len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
@@ -861,7 +669,7 @@ def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
         return table[cls]
     table[cls] = False  # a cycle of bases is no module
     found = False
-    for expr, definition in _base_classes(ctx, cls, depth):
+    for expr, definition in base_classes(ctx, cls, depth):
         if definition is not None and isinstance(definition[1], cst.ClassDef):
             if depth < MAX_DEPTH and module_class(definition[0], definition[1], depth + 1):
                 found = True
@@ -885,108 +693,6 @@ _LAYER_MODEL = re.compile(
     r"(Sequential|ModuleList|ModuleDict|LSTM|GRU|RNN|Transformer\w*|Linear|Bilinear|Conv\w*|Embedding\w*|"
     r"MultiheadAttention)$"
 )
-
-
-def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
-    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods), in
-    source order: the file's one call-site index, built on first use."""
-    index = _CALL_INDEX.get(ctx)
-    if index is None:
-        index = {}
-        for call in ctx.calls_in(ctx.module):
-            target = ctx.function_for_call(call)
-            if target is not None:
-                index.setdefault(target, []).append(call)
-        _CALL_INDEX.put(ctx, index)
-    return index.get(function, [])
-
-
-#: how many other project files are read to find a module-level function's callers
-CALLER_FILES_MAX = 12
-
-
-def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tuple[FileContext, cst.Call]]:
-    """Calls of the module-level ``function`` from the other files of the project (``from train import
-    test`` then ``test(args, model, ...)``): each call whose callee resolves, through the caller's
-    imports, to this very definition.  Empty for a method, a nested function, a file outside a project
-    that can be listed, or when more than :data:`CALLER_FILES_MAX` files mention the function's name."""
-    if not ctx.path or function not in ctx.module.body:
-        return []
-    project = project_of(ctx)
-    _, files = project.sources(ctx.path)
-    if not files:
-        return []
-    here = os.path.abspath(ctx.path)
-    word = function.name.value
-    mentioning = [f for f in files if os.path.abspath(f) != here and os.path.basename(f) != "__init__.py"
-                  and project.mentions(f, (word,))]
-    if len(mentioning) > CALLER_FILES_MAX:
-        return []
-    out: List[Tuple[FileContext, cst.Call]] = []
-    for path in mentioning:
-        other = project.load(path)
-        if other is None:
-            continue
-        for call in other.calls_in(other.module):
-            func = call.func
-            if not (isinstance(func, cst.Name) and func.value == word
-                    or isinstance(func, cst.Attribute) and func.attr.value == word):
-                continue
-            found = definition_of(other, func)
-            if (found is not None and isinstance(found[1], cst.FunctionDef)
-                    and os.path.abspath(found[0].path) == here and found[1].name.value == word):
-                out.append((other, call))
-    return out
-
-
-def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
-    """:func:`arguments_for_param` for a module-level function called from other files of the project
-    only: ``(caller's file, argument)`` for each such call; None when some call passes none, or none is
-    found."""
-    function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
-        return None
-    params = list(function.params.posonly_params) + list(function.params.params)
-    names = [p.name.value for p in params]
-    if name.value not in names:
-        return None
-    index = names.index(name.value)
-    calls = project_call_sites(ctx, function)
-    if not calls:
-        return None
-    out: List[Tuple[FileContext, cst.BaseExpression]] = []
-    for other, call in calls:
-        if any(a.star for a in call.args):
-            return None
-        a = arg(call, index, name.value)
-        if a is None:
-            return None
-        out.append((other, a.value))
-    return out
-
-
-def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
-    """For a parameter of a function: the arguments every call of the function in this file passes for
-    it; None when it is no parameter, the function is never called here, or some call passes none."""
-    function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
-        return None
-    params = list(function.params.posonly_params) + list(function.params.params)
-    names = [p.name.value for p in params]
-    if name.value not in names:
-        return None
-    index = names.index(name.value)
-    out: List[cst.BaseExpression] = []
-    calls = call_sites(ctx, function)
-    if not calls:
-        return None
-    for call in calls:
-        offset = 1 if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls") else 0
-        a = arg(call, index - offset, name.value) if index >= offset else None
-        if a is None:
-            return None
-        out.append(a.value)
-    return out
 
 
 def param_is_model(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
@@ -1039,7 +745,7 @@ def plain_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
     are plain themselves.  A base that cannot be read (a library class, a variable) is not proof."""
     if depth > MAX_DEPTH:
         return False
-    for expr, found in _base_classes(ctx, cls, depth):
+    for expr, found in base_classes(ctx, cls, depth):
         if found is not None and isinstance(found[1], cst.ClassDef):
             if not plain_class(found[0], found[1], depth + 1):
                 return False
@@ -1141,32 +847,6 @@ _SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze"
                             "reshape_as", "float", "double", "to", "cpu", "cuda"})
 
 
-def method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    """The method ``name`` defined in the body of ``cls`` (not its bases); None when it has none."""
-    for s in class_body(cls):
-        if isinstance(s, cst.FunctionDef) and s.name.value == name:
-            return s
-    return None
-
-
-def instance_class(ctx: FileContext, owner: cst.BaseExpression):
-    """``(file context, ClassDef)`` when every value ``owner`` is built from is an instance of one
-    project class (``model = GAN().to(device)``)."""
-    if not isinstance(owner, (cst.Name, cst.Attribute)):
-        return None
-    values = built_values(ctx, owner)
-    found = None
-    for v in values:
-        core = strip_moves(v)
-        if not isinstance(core, cst.Call):
-            return None
-        d = definition_of(ctx, core.func)
-        if d is None or not isinstance(d[1], cst.ClassDef) or (found is not None and found[1] is not d[1]):
-            return None
-        found = d
-    return found
-
-
 def instance_member_output(ctx: FileContext, callee: cst.Attribute, depth: int = 0) -> Kind:
     """What ``owner.member(x)`` returns where ``owner`` is an instance of a project model class:
     ``member`` a method of the class (``model.discriminator_forward(x)``) or a submodule it builds
@@ -1249,30 +929,6 @@ def loss_params(ctx: FileContext, function: cst.FunctionDef) -> Dict[int, Tuple[
     return out
 
 
-def called_function(ctx: FileContext, call: cst.Call, words: Tuple[str, ...] = ()):
-    """``(file context, FunctionDef, offset)`` for a call of a function of this file or of a project
-    module (``helper(x)``, ``self.helper(x)``); offset 1 for methods called through ``self``.  With
-    ``words``, a project module that spells none of them is not read (the question is about them)."""
-    func = call.func
-    if isinstance(func, cst.Name):
-        d = definition_of(ctx, func, 0, words)
-        if d is not None and isinstance(d[1], cst.FunctionDef):
-            return d[0], d[1], 0
-        return None
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        cls = ctx.enclosing(call, cst.ClassDef)
-        if isinstance(cls, cst.ClassDef):
-            for s in class_body(cls):
-                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value:
-                    return ctx, s, 1
-        return None
-    if isinstance(func, cst.Attribute):
-        d = definition_of(ctx, func, 0, words)
-        if d is not None and isinstance(d[1], cst.FunctionDef):
-            return d[0], d[1], 0
-    return None
-
-
 @dataclass(frozen=True)
 class LossInput:
     """A value given to a loss: ``node`` is the input expression (or the argument of a loss helper),
@@ -1302,7 +958,7 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
                 if kind is not None:
                     found.append(LossInput(first.value, kind, loss))
             continue
-        if not call.args or not _maybe_project_function(ctx, call.func):
+        if not call.args or not maybe_project_function(ctx, call.func):
             continue
         # the kinds of the arguments first: most calls pass nothing known, and then the called
         # function (maybe in another file) is never looked up
@@ -1329,106 +985,6 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
     return found
 
 
-def _maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
-    """A cheap test, reading no other file: ``func`` may name a function of this file (``helper``,
-    ``self.helper``) or of a project module (an import whose module file exists in the project)."""
-    if isinstance(func, cst.Attribute):
-        if isinstance(func.value, cst.Name) and func.value.value == "self":
-            return True
-    elif not isinstance(func, cst.Name):
-        return False
-    names = ctx.names.qualified_names_at(func)
-    if not names:
-        return isinstance(func, cst.Name) and _local_definition(ctx, func.value, func) is not None
-    cache = _PROJECT_NAMES.of(ctx)
-    known = cache.get(names)
-    if known is not None:
-        return known
-    found = False
-    for q in names:
-        level = len(q) - len(q.lstrip("."))
-        module = q.lstrip(".").rpartition(".")[0]
-        if (module or level) and not q.startswith(("torch.", "numpy.", "builtins.")):
-            if project_of(ctx).module_file(ctx.path, module, level) is not None:
-                found = True
-                break
-    cache[names] = found
-    return found
-
-
-#: qualified names -> whether one of them is in a module of the project, per file
-_PROJECT_NAMES: Fact[dict] = Fact("program.project_names", lambda ctx: {})
-
-
-def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:
-    return arg(call, index - offset, name)
-
-
-__all__ = [
-    "instance_class",
-    "plain_class",
-    "function_returns",
-    "method_of",
-    "At",
-    "Evidence",
-    "Frame",
-    "LossFinding",
-    "MAX_CALL_DEPTH",
-    "MAX_FOLLOWED_CALLS",
-    "NLL",
-    "bind_arguments",
-    "call_findings",
-    "caller_frames",
-    "calls_of_function",
-    "built_output",
-    "caller_value_fact",
-    "handwritten_sigmoid",
-    "find_method",
-    "MAX_CALLERS",
-    "line_of",
-    "mode_layer_of",
-    "loss_fact",
-    "model_fact",
-    "open_frame",
-    "render",
-    "value_fact",
-    "LOG_SOFTMAX",
-    "LossInput",
-    "loss_inputs",
-    "MAX_DEPTH",
-    "ModelSummary",
-    "SIGMOID",
-    "SOFTMAX",
-    "argument_for",
-    "called_function",
-    "class_summary",
-    "dependencies",
-    "depends_on",
-    "is_model",
-    "is_module_value",
-    "loss_kind",
-    "loss_params",
-    "arguments_for_param",
-    "mode_free",
-    "param_is_model",
-    "module_output",
-    "output_kind",
-    "class_body",
-    "definition_of",
-    "method_owner",
-    "not_a_module",
-    "plain_object_method",
-    "position",
-    "returns_without_graph",
-    "element_without_graph",
-    "strip_moves",
-    "call_sites",
-    "module_class",
-    "built_values",
-    "layer_mode_dependent",
-    "project_arguments_for_param",
-    "project_call_sites",
-]
 
 
 def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
@@ -1441,7 +997,7 @@ def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
     if target is None:
         return False
     if under_no_grad(target[0], target[1].body):
-        return any(r.value is not None for r in _returns(target[1]))
+        return any(r.value is not None for r in function_returns(target[1]))
     return _returns_graph_free(target[0], target[1], None)
 
 
@@ -1494,7 +1050,7 @@ def _instance_method(ctx: FileContext, call: cst.Call):
 
 
 def _lightning_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
-    for expr, definition in _base_classes(ctx, cls, depth):
+    for expr, definition in base_classes(ctx, cls, depth):
         if definition is not None and isinstance(definition[1], cst.ClassDef):
             if depth < MAX_DEPTH and _lightning_class(definition[0], definition[1], depth + 1):
                 return True
@@ -1504,7 +1060,7 @@ def _lightning_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> boo
 
 
 def _returns_graph_free(fctx: FileContext, function: cst.FunctionDef, index: Optional[int]) -> bool:
-    returns = [r for r in _returns(function) if r.value is not None]
+    returns = [r for r in function_returns(function) if r.value is not None]
     if not returns:
         return False
     bound: Dict[str, List[cst.CSTNode]] = {}
@@ -1552,7 +1108,7 @@ def without_graph(fctx: FileContext, bound: Dict[str, List[cst.CSTNode]], expr: 
         if isinstance(func, cst.Attribute) and func.attr.value in _NUMBER_METHODS | _GRAPH_FREE_METHODS:
             return True  # `x.size(0)`, `logits.argmax(1)`, `(pred == y)`: a number, an index, a boolean
         if isinstance(func, cst.Name) and func.value in _NUMBER_FUNCS and not fctx.names.qualified_names_at(
-                func) and not _local_definition(fctx, func.value):
+                func) and not local_definition(fctx, func.value):
             return True  # `len(batch)`, `round(total, 4)`: a number
         if isinstance(func, cst.Attribute) and func.attr.value in _GRAPH_KEEPING_METHODS:
             return without_graph(fctx, bound, func.value, depth, root)
@@ -1614,20 +1170,9 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
         if not isinstance(core, cst.Call):
             return None
         d = definition_of(ctx, core.func)
-        if d is None or not isinstance(d[1], cst.ClassDef) or not _defines_method(d[0], d[1], func.attr.value, 0):
+        if d is None or not isinstance(d[1], cst.ClassDef) or not defines_method(d[0], d[1], func.attr.value, 0):
             return None
     return func.value
-
-
-def _defines_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int) -> bool:
-    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in class_body(cls)):
-        return True
-    if depth >= MAX_DEPTH:
-        return False
-    return any(
-        found is not None and isinstance(found[1], cst.ClassDef) and _defines_method(found[0], found[1], name, depth + 1)
-        for _expr, found in _base_classes(ctx, cls, depth)
-    )
 
 
 # -- values through calls: arguments, defaults, annotations, `self` and returns ---------------------
@@ -1754,32 +1299,6 @@ def render(why: Why) -> str:
     return "".join(str(p) for p in why)
 
 
-def _params(function: cst.FunctionDef) -> List[cst.Param]:
-    p = function.params
-    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-
-
-def bind_arguments(call: cst.Call, function: cst.FunctionDef, offset: int) -> Optional[Dict[str, cst.BaseExpression]]:
-    """Parameter name -> argument for ``call`` of ``function`` (positional, then keyword); ``offset`` 1
-    when the call fills ``self`` itself (``obj.method(...)``).  None when a ``*args``/``**kwargs``
-    argument makes the binding undecidable."""
-    positional = list(function.params.posonly_params) + list(function.params.params)
-    keyword_ok = {p.name.value for p in list(function.params.params) + list(function.params.kwonly_params)}
-    out: Dict[str, cst.BaseExpression] = {}
-    index = offset
-    for a in call.args:
-        if a.star:
-            return None
-        if a.keyword is None:
-            if index >= len(positional):
-                return None  # into *args: not followed
-            out[positional[index].name.value] = a.value
-            index += 1
-        elif a.keyword.value in keyword_ok:
-            out[a.keyword.value] = a.value
-    return out
-
-
 def open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
     """The frame of the function around ``node`` with no caller: parameters known only by their
     defaults and annotations, ``self`` an instance of the class the method is defined in."""
@@ -1814,18 +1333,6 @@ def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
     return out
 
 
-def calls_of_function(ctx: FileContext, function: cst.FunctionDef,
-                      cls: Optional[Tuple[FileContext, cst.ClassDef]] = None) -> List[cst.Call]:
-    """The calls of ``function`` in this file (:func:`call_sites`), in source order; for a method no call resolves to (another class of the file defines a method of
-    the same name), the ``self.<name>(...)`` calls inside its own class."""
-    sites = call_sites(ctx, function)
-    if cls is not None and not sites:
-        name = function.name.value
-        sites = [c for c in ctx.calls_in(cls[1]) if isinstance(c.func, cst.Attribute)
-                 and isinstance(c.func.value, cst.Name) and c.func.value.value == "self" and c.func.attr.value == name]
-    return sites
-
-
 def _self_name(frame: Frame) -> Optional[str]:
     f = frame.function
     if f is None or frame.cls is None or f.decorators:
@@ -1844,7 +1351,7 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
         found = ctx.names.reaching_assignment(name.value, at, function)
         if found is not None:
             return ("value", frame, *_element(found[0].value, found[1]))
-        for p in _params(function):
+        for p in function_params(function):
             if p.name.value != name.value:
                 continue
             if any(n.value == name.value for a in ctx.contents(function).assigns for t in assignment_targets(a)
@@ -1887,7 +1394,7 @@ def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
         path = project_of(ctx).module_file(ctx.path, module, level)
         if path is None:
             continue
-        _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
+        depends_on(ctx, os.path.abspath(path))
         text = project_of(ctx).module_text(path)
         if text is None or not any(w in text for w in words) or not re.search(
                 rf"^{re.escape(attr)}[ \t]*(?::[^=\n]*)?=[^=]", text, re.MULTILINE):
@@ -1895,11 +1402,11 @@ def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
         other = project_of(ctx).load(path)
         if other is None:
             continue
-        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(other) or ())
+        inherit_dependencies(ctx, other)
         b = other.names.module_scope.bindings.get(attr)
         if b is None or b.imports or not b.values or any(v is None for v in b.values):
             continue
-        if _local_definition(other, attr, imported=True) is not None:
+        if local_definition(other, attr, imported=True) is not None:
             continue  # a class or a function, not a value
         return ("module", Frame(other, None), list(b.values), None)
     return None
@@ -2017,7 +1524,7 @@ def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) 
         scope = ctx.names.scope_of(cls)
         values = list(scope.attrs.get(attr, ())) if scope is not None else []
         if not values and depth < MAX_DEPTH and method_of(cls, attr) is None:
-            for found in _bases_spelling(ctx, cls, depth, attr, local=True):
+            for found in bases_spelling(ctx, cls, depth, attr, local=True):
                 values = _class_attr(found[0], found[1], attr, depth + 1)
                 if values:
                     break
@@ -2033,19 +1540,6 @@ def _is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
     """``self.<name> = ...`` somewhere in ``cls``: a value (a submodule), not a method."""
     scope = ctx.names.scope_of(cls)
     return scope is not None and name in scope.attrs and method_of(cls, name) is None
-
-
-def _bases_spelling(ctx: FileContext, cls: cst.ClassDef, depth: int, word: str, local: bool = False):
-    """The project base classes of ``cls`` whose modules spell ``word`` (one that does not cannot define
-    a method or attribute of that name); with ``local``, only those defined in the same file."""
-    for base in cls.bases:
-        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
-        if local:
-            if not isinstance(expr, cst.Name) or ctx.names.qualified_names_at(expr):
-                continue
-        found = definition_of(ctx, expr, depth, (word,))
-        if found is not None and isinstance(found[1], cst.ClassDef):
-            yield found
 
 
 def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bool = True) -> Optional[Evidence]:
@@ -2118,7 +1612,7 @@ def _project_function(frame: Frame, call: cst.Call) -> Optional[Frame]:
             return None
         fctx, function = method
         cls, offset = frame.cls, 1
-    elif _maybe_project_function(ctx, func):
+    elif maybe_project_function(ctx, func):
         target = called_function(ctx, call)
         if target is None:
             return None
@@ -2149,7 +1643,7 @@ def _constructor(frame: Frame, receiver: cst.BaseExpression) -> Optional[Tuple[F
     if not isinstance(value, cst.Call) or isinstance(value.func, cst.Attribute) and isinstance(
             value.func.value, cst.Name) and value.func.value.value == "self":
         return None
-    if not _maybe_project_function(f.ctx, value.func):
+    if not maybe_project_function(f.ctx, value.func):
         return None  # not built from a class of the project (a library object, a submodule's output)
     return f, value
 
@@ -2195,34 +1689,11 @@ def _through_init(frame: Frame, value: cst.Name, follow):
     return follow(init, value)
 
 
-def find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
-    """``(file context, FunctionDef)`` of the method ``name`` of ``cls`` or of a project base class (read
-    when its module spells ``name``); asked once per class and name."""
-    cache = _METHODS.of(ctx)
-    key = (cls, name)
-    if key in cache:
-        return cache[key]
-    cache[key] = None
-    m = method_of(cls, name)
-    found = (ctx, m) if m is not None else None
-    if found is None and depth < MAX_DEPTH:
-        for base in _bases_spelling(ctx, cls, depth, name):
-            found = find_method(base[0], base[1], name, depth + 1)
-            if found is not None:
-                break
-    cache[key] = found
-    return found
-
-
-#: (class, name) -> where the method is defined, per file
-_METHODS: Fact[dict] = Fact("program.methods", lambda ctx: {})
-
-
 def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
     function = frame.function
     if function is None:
         return None
-    returns = _returns(function)
+    returns = function_returns(function)
     if not returns or any(r.value is None for r in returns):
         return None
     facts = [value_fact(frame, r.value, hops + 1) for r in returns]
@@ -2253,12 +1724,12 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
         if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH
-                and _maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
+                and maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
             # `criterion = make_criterion()`: what a project function returns (its module read only when
             # it spells a loss)
             target = _project_function(frame, core)
             if target is not None and target.function is not None:
-                returns = _returns(target.function)
+                returns = function_returns(target.function)
                 if returns and all(r.value is not None for r in returns):
                     found = [_loss_object(target, r.value, hops + 1) for r in returns]  # type: ignore[arg-type]
                     kinds = {x[0] if x else None for x in found}
@@ -2499,12 +1970,12 @@ def call_findings(ctx: FileContext) -> List[LossFinding]:
             if find_method(frame.cls[0], frame.cls[1], func.attr.value) is None:
                 continue
         elif isinstance(func, cst.Name) and not ctx.names.qualified_names_at(func):
-            local = _local_definition(ctx, func.value, func)
+            local = local_definition(ctx, func.value, func)
             if local is None or not isinstance(local[1], cst.FunctionDef):
                 continue  # a class built, or no function of this file
             if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
                 continue
-        elif _maybe_project_function(ctx, call.func):
+        elif maybe_project_function(ctx, call.func):
             if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
                 continue
         elif not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
@@ -2535,7 +2006,7 @@ def _constructed_findings(ctx: FileContext, out: List["LossFinding"], seen: Set[
     for call in ctx.calls_in(ctx.module):
         if budget[0] <= 0:
             return
-        if not call.args or not _maybe_project_function(ctx, call.func):
+        if not call.args or not maybe_project_function(ctx, call.func):
             continue
         frame = open_frame(ctx, call)
         if not any(_argument_fact(frame, a.value) for a in call.args if not a.star):
@@ -2616,7 +2087,7 @@ def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
             for arg_ in stmt.bases:
                 expr = arg_.value
                 if isinstance(expr, cst.Name) and not ctx.names.qualified_names_at(expr):
-                    found = _local_definition(ctx, expr.value, stmt)
+                    found = local_definition(ctx, expr.value, stmt)
                     if found is not None and isinstance(found[1], cst.ClassDef) and found[1] is not stmt:
                         table.setdefault(found[1], []).append(stmt)
         _SUBCLASSES.put(ctx, table)
@@ -2634,3 +2105,50 @@ def _subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
 
 #: class -> the classes of the same file that name it as a base
 _SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("program.subclasses")
+
+
+__all__ = [
+    "At",
+    "Evidence",
+    "Frame",
+    "LOG_SOFTMAX",
+    "LossFinding",
+    "LossInput",
+    "MAX_CALLERS",
+    "MAX_CALL_DEPTH",
+    "MAX_FOLLOWED_CALLS",
+    "ModelSummary",
+    "NLL",
+    "SIGMOID",
+    "SOFTMAX",
+    "built_output",
+    "call_findings",
+    "caller_frames",
+    "caller_value_fact",
+    "class_summary",
+    "element_without_graph",
+    "handwritten_sigmoid",
+    "is_model",
+    "is_module_value",
+    "layer_mode_dependent",
+    "line_of",
+    "loss_fact",
+    "loss_inputs",
+    "loss_kind",
+    "loss_params",
+    "method_owner",
+    "mode_free",
+    "mode_layer_of",
+    "model_fact",
+    "module_class",
+    "module_output",
+    "not_a_module",
+    "open_frame",
+    "output_kind",
+    "param_is_model",
+    "plain_class",
+    "plain_object_method",
+    "render",
+    "returns_without_graph",
+    "value_fact",
+]
