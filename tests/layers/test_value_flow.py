@@ -12,8 +12,6 @@ from torchlint.analysis.definitions import bind_arguments
 from torchlint.analysis.program import (
     Frame,
     NLL,
-    SIGMOID,
-    SOFTMAX,
     call_findings,
     caller_frames,
     element_without_graph,
@@ -23,6 +21,7 @@ from torchlint.analysis.program import (
     returns_without_graph,
     value_fact,
 )
+from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.engine import Settings, analyze, lint_source
 from torchlint.rules import all_rules
 
@@ -541,7 +540,8 @@ def test_the_message_at_the_call_names_where_the_helper_computes_the_loss(tmp_pa
 
 
 def test_a_parameter_every_call_fills_with_a_hand_written_sigmoid():
-    from torchlint.analysis.program import caller_value_fact, handwritten_sigmoid
+    from torchlint.analysis.program import caller_value_fact
+    from torchlint.analysis.roles import handwritten_sigmoid
 
     ctx = _walked("""
         import torch

@@ -36,7 +36,7 @@ from torchlint.analysis.context import Fact, FileContext, arg, method_name, rece
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.definitions import class_body, definition_of, strip_moves
-from torchlint.analysis.program import is_model, is_module_value, not_a_module
+from torchlint.analysis.roles import is_model, is_module_value, not_a_module
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"

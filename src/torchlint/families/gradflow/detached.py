@@ -20,7 +20,7 @@ import libcst as cst
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
 from torchlint.analysis.definitions import called_function, strip_moves
-from torchlint.analysis.program import is_module_value
+from torchlint.analysis.roles import is_module_value
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 

@@ -39,7 +39,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis import definitions, program
+from torchlint.analysis import definitions, roles
 from torchlint.analysis.context import Fact, FileContext
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
@@ -168,7 +168,7 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         name = dotted_name(owner)
         if name is not None and not ctx.names.qualified_names(owner):
             last = name.rsplit(".", 1)[-1]
-            if is_model_name(last) or program.is_model(ctx, owner):
+            if is_model_name(last) or roles.is_model(ctx, owner):
                 return True  # a model's own method: `vae.decode(z)`, `model.generate(ids)`
     return False
 
@@ -274,7 +274,7 @@ def _single_tensor_model(ctx: FileContext, value: cst.BaseExpression, depth: int
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
     dctx, cls = found
-    if not program.class_summary(dctx, cls).is_module:
+    if not roles.class_summary(dctx, cls).is_module:
         return False
     method = definitions.find_method(dctx, cls, "forward")
     if method is None:
@@ -421,7 +421,7 @@ def _loss_around(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef)
 def _model_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool:
     """``self.encode(x)`` in a model's method, ``x`` a batch: the model's own computation on the batch."""
     cls = ctx.enclosing(call, cst.ClassDef)
-    if not (isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)):
+    if not (isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)):
         return False
     return any(a.keyword is None and not a.star and _evidence(ctx, a.value, depth + 1) for a in call.args)
 
@@ -457,10 +457,10 @@ def model_call(ctx: FileContext, call: cst.Call) -> bool:
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Name) and callee.value == "self":
         cls = ctx.enclosing(call, cst.ClassDef)
-        return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
+        return isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)
     if isinstance(callee, (cst.Name, cst.Attribute)) and not ctx.names.qualified_names(callee):
         values = definitions.built_values(ctx, callee)
-        if values and all(program.is_module_value(ctx, v) for v in values):
+        if values and all(roles.is_module_value(ctx, v) for v in values):
             return True  # a layer or a model built in view: `self.head = nn.Linear(h, 1)`
     return model_of_call(ctx, call) is not None  # a model, by construction or by name
 
@@ -489,7 +489,7 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
         return params[1] == name.value  # the batch of a Lightning step
     if function.name.value == "forward":  # the input of a model's forward
         cls = ctx.enclosing(function, cst.ClassDef)
-        return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
+        return isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)
     return False
 
 

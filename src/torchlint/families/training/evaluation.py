@@ -54,12 +54,11 @@ from torchlint.analysis.definitions import (
     project_call_sites,
     strip_moves as strip_moves_expr,
 )
-from torchlint.analysis.program import (
+from torchlint.analysis.program import element_without_graph, line_of
+from torchlint.analysis.roles import (
     class_summary,
-    element_without_graph,
     is_model,
     layer_mode_dependent,
-    line_of,
     method_owner,
     mode_free,
     mode_layer_of,
