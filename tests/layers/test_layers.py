@@ -51,6 +51,7 @@ LAYERS: Dict[str, int] = {
     #      values through calls, across the project
     "torchlint.analysis.definitions": 6,  # what a name or call defines; calls of a function; bound arguments
     "torchlint.analysis.roles": 6,  # roles by construction; class summaries (output kind, mode dependence)
+    "torchlint.analysis.values": 6,  # values through calls: frames, evidence, what a value or loss is
     "torchlint.analysis.program": 6,
     "torchlint.analysis.effects": 6,  # what library calls do to modules; modules held by objects
     # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)
