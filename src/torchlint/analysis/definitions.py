@@ -54,9 +54,9 @@ def _deps(ctx: FileContext) -> Set[str]:
 
 
 #: the project files this file's program model read (absolute paths): its answers depend on them
-_DEPENDENCIES: Fact[Set[str]] = Fact("program.dependencies", _deps)
+_DEPENDENCIES: Fact[Set[str]] = Fact("definitions.dependencies", _deps)
 #: function of the file -> the calls of it in the file
-_CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("program.call_index")
+_CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("definitions.call_index")
 
 
 def depends_on(ctx: FileContext, path: str) -> None:
@@ -140,7 +140,7 @@ def local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = No
 
 
 #: name -> the module-level classes and functions of that name, in source order, per file
-_TOP_DEFINITIONS: "Fact[Dict[str, List[cst.CSTNode]]]" = Fact("program.top_definitions")
+_TOP_DEFINITIONS: "Fact[Dict[str, List[cst.CSTNode]]]" = Fact("definitions.top_definitions")
 
 
 def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
@@ -159,7 +159,7 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
 
 
 #: (qualified name, depth, words) -> the definition found, per file
-_IMPORTED: Fact[dict] = Fact("program.imported", lambda ctx: {})
+_IMPORTED: Fact[dict] = Fact("definitions.imported", lambda ctx: {})
 
 
 def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
@@ -421,7 +421,7 @@ def maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
 
 
 #: qualified names -> whether one of them is in a module of the project, per file
-_PROJECT_NAMES: Fact[dict] = Fact("program.project_names", lambda ctx: {})
+_PROJECT_NAMES: Fact[dict] = Fact("definitions.project_names", lambda ctx: {})
 
 
 def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:
@@ -510,7 +510,7 @@ def find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
 
 
 #: (class, name) -> where the method is defined, per file
-_METHODS: Fact[dict] = Fact("program.methods", lambda ctx: {})
+_METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 
 __all__ = [

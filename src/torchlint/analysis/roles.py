@@ -85,9 +85,9 @@ _MODULE_BASES = (
 
 
 #: the summaries of the model classes asked about, by class (a class being summarised maps to a stand-in)
-_SUMMARIES: "Fact[Dict[cst.ClassDef, ModelSummary]]" = Fact("program.summaries", lambda ctx: {})
+_SUMMARIES: "Fact[Dict[cst.ClassDef, ModelSummary]]" = Fact("roles.summaries", lambda ctx: {})
 #: class -> whether it derives from ``nn.Module``
-_MODULE_CLASSES: Fact[Dict[cst.ClassDef, bool]] = Fact("program.module_classes", lambda ctx: {})
+_MODULE_CLASSES: Fact[Dict[cst.ClassDef, bool]] = Fact("roles.module_classes", lambda ctx: {})
 
 
 # -- model classes ---------------------------------------------------------------------------------
@@ -494,7 +494,7 @@ def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) ->
 
 
 #: value -> what the module it builds returns (asked at depth 0)
-_BUILT_OUTPUTS: "Fact[Dict[cst.CSTNode, Kind]]" = Fact("program.built_outputs", lambda ctx: {})
+_BUILT_OUTPUTS: "Fact[Dict[cst.CSTNode, Kind]]" = Fact("roles.built_outputs", lambda ctx: {})
 
 
 def _built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:

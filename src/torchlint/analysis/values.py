@@ -169,7 +169,7 @@ def _first_line(module: cst.Module, node: cst.CSTNode) -> str:
 
 
 #: id of a top-level statement -> (lines before it, the statement)
-_TOP_LINES: Fact[Dict[int, Tuple[int, cst.CSTNode]]] = Fact("program.top_lines")
+_TOP_LINES: Fact[Dict[int, Tuple[int, cst.CSTNode]]] = Fact("values.top_lines")
 
 
 class At:
@@ -429,7 +429,7 @@ def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) 
 
 
 #: (class, attribute) -> the values ``self.<attribute>`` is given, per file
-_CLASS_ATTRS: Fact[dict] = Fact("program.class_attrs", lambda ctx: {})
+_CLASS_ATTRS: Fact[dict] = Fact("values.class_attrs", lambda ctx: {})
 
 
 def is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
@@ -750,7 +750,7 @@ def argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
 
 
 #: argument -> :func:`argument_fact` in its open frame, per file
-_ARGUMENT_FACTS: "Fact[Dict[cst.CSTNode, bool]]" = Fact("program.argument_facts", lambda ctx: {})
+_ARGUMENT_FACTS: "Fact[Dict[cst.CSTNode, bool]]" = Fact("values.argument_facts", lambda ctx: {})
 
 
 def _find_argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
@@ -797,7 +797,7 @@ def subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
 
 
 #: class -> the classes of the same file that name it as a base
-_SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("program.subclasses")
+_SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("values.subclasses")
 
 
 __all__ = [
