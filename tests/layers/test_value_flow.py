@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.definitions import bind_arguments
 from torchlint.families.numerics.losses import call_findings
-from torchlint.analysis.program import element_without_graph, returns_without_graph
+from torchlint.families.training.graph_free import element_without_graph, returns_without_graph
 from torchlint.analysis.values import Frame, NLL, caller_frames, line_of, loss_fact, model_fact, value_fact
 from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.engine import Settings, analyze, lint_source

@@ -54,7 +54,7 @@ from torchlint.analysis.definitions import (
     project_call_sites,
     strip_moves as strip_moves_expr,
 )
-from torchlint.analysis.program import element_without_graph
+from torchlint.families.training.graph_free import element_without_graph
 from torchlint.analysis.values import line_of
 from torchlint.analysis.roles import (
     class_summary,

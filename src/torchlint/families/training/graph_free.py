@@ -1,35 +1,11 @@
-"""The program model: what the names of a file are (models, optimizers) and what its model classes and
-helper functions do, followed through calls in the file and into the project's own modules.
+"""Results without an autograd graph, by construction: whether a call of a project function (or of a
+method of the project class its receiver is built from) returns values that carry no graph — computed
+under ``no_grad``, taken off the graph (``loss.item()``, ``float(loss)``) or built without one
+(``argmax``, a comparison, ``len``) in every return (:func:`returns_without_graph`,
+:func:`element_without_graph`, :func:`without_graph`).
 
-Roles come from how a value is built, never from its name: ``cnn = CNN()`` is a model because ``CNN``
-derives from ``nn.Module``, ``clf = nn.Sequential(...)`` because ``nn.Sequential`` is a module, and a
-variable that is only ever a parameter stays unknown.
-
-Summaries:
-
-- a **model class** (:class:`ModelSummary`): whether it is an ``nn.Module``, what ``forward`` returns
-  (``"softmax"``, ``"log_softmax"``, ``"sigmoid"`` or unknown, per tuple element) and whether some
-  submodule behaves differently in train and eval mode;
-- a **loss helper**: which of its parameters reach the input of a cross-entropy (``"ce"``) or binary
-  cross-entropy (``"bce"``) directly.
-
-Classes and functions imported from the project (``from models import Net``, ``from .losses import
-loss_fn``) are found next to the importing file or under the project root (the folder holding the
-configuration, else the nearest folder with ``pyproject.toml``/``setup.py``/``.git``), parsed once per
-project and content (:class:`~torchlint.analysis.project.Project`), and summarised the same way.  A
-chain of imports is followed at most :data:`MAX_DEPTH` files deep, and a class inheriting from a class
-is followed at most that many bases deep, so import cycles and long chains terminate.
-
-Values through calls (:func:`call_findings`, :func:`value_fact`, :func:`model_fact`, :func:`loss_fact`):
-a :class:`Frame` is a function as one call runs it, its parameters bound to that call's arguments (read
-in the caller's frame), to their defaults, or known by their annotations; ``self`` is an instance of the
-class the method is read for (a subclass, for a base class's method), and ``self.<attr>`` set from
-``__init__``'s parameters reads the constructor's arguments.  Returns of project functions are followed
-with their arguments bound, :data:`MAX_CALL_DEPTH` calls deep.  Each fact says where it comes from
-(:class:`Evidence`), for the rules' messages.
-
-Queries are made once the file's walk is done (``leave_Module``): they read the name bindings of any
-scope, not only the one the walk is in.
+The training family asks this of the values a training step accumulates and of what an evaluation
+reads.  Queries are made once the file's walk is done (``leave_Module``).
 """
 from __future__ import annotations
 
