@@ -211,8 +211,6 @@ def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
     return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
 
 
-
-
 def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
     """The ``return`` statements of ``function`` itself (not of functions or classes inside it)."""
     out: List[cst.Return] = []

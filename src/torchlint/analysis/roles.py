@@ -150,8 +150,6 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     return summary
 
 
-
-
 def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
                     depth: int) -> Tuple[Optional[bool], Optional[Tuple[FileContext, cst.CSTNode]]]:
     """Proven by construction: the class reads ``self.training``, or builds a mode-dependent layer

@@ -56,6 +56,7 @@ from torchlint.analysis.roles import (
 )
 from torchlint.analysis.walk import iter_nodes
 
+
 def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Evidence]:
     """:func:`value_fact` of ``expr`` where it is read; for a parameter the function does not reassign,
     what every call of the function in this file passes (:func:`caller_frames`: ``self._cost(y,

@@ -155,6 +155,8 @@ def loss_inputs(ctx: FileContext) -> List[LossInput]:
                 found.append(LossInput(a.value, kinds[id(a)], loss, function.name.value))
     _LOSS_INPUTS.put(ctx, found)
     return found
+
+
 #: how many calls of one file are followed into project functions for the loss rules
 MAX_FOLLOWED_CALLS = 200
 #: loss -> the kinds of input that are the bug (a sigmoid before cross-entropy is the softmax mistake

@@ -28,6 +28,7 @@ from torchlint.analysis.definitions import (
 from torchlint.analysis.training import is_detached, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
+
 def returns_without_graph(ctx: FileContext, call: cst.Call) -> bool:
     """Whether ``call`` runs a function of the project whose result carries no autograd graph: the
     function is decorated with ``no_grad``/``inference_mode``, or everything it returns is computed under
