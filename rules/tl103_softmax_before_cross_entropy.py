@@ -5,7 +5,8 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.analysis.context import arg
-from torchlint.analysis.program import SIGMOID, SOFTMAX, call_findings, loss_inputs
+from torchlint.families.numerics.losses import call_findings, loss_inputs
+from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.analysis.ops import (
     SIGMOID_LAYERS,
     SOFTMAX_LAYERS,

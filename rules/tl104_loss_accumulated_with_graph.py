@@ -17,7 +17,8 @@ from torchlint.analysis.training import (
     is_loss_call,
     under_no_grad,
 )
-from torchlint.analysis.program import plain_object_method, returns_without_graph
+from torchlint.families.training.graph_free import returns_without_graph
+from torchlint.analysis.roles import plain_object_method
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 

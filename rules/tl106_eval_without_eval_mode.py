@@ -26,7 +26,7 @@ from torchlint.families.training.evaluation import (
 )
 from torchlint.analysis.context import arg
 from torchlint.families.training.evaluation import trains
-from torchlint.analysis.program import arguments_for_param
+from torchlint.analysis.definitions import arguments_for_param
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid

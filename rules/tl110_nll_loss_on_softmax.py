@@ -6,7 +6,8 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.analysis.ops import SOFTMAX_LAYERS, OpUse, sequential_ending_in, softmax_use
-from torchlint.analysis.program import NLL, call_findings
+from torchlint.families.numerics.losses import call_findings
+from torchlint.analysis.values import NLL
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})

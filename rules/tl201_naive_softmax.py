@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg, callee_name, keyword_arg
 from torchlint.analysis.ops import exp_use
-from torchlint.analysis.program import (
+from torchlint.analysis.roles import (
     LOG_SOFTMAX,
     SIGMOID,
     SOFTMAX,

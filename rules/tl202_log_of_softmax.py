@@ -19,7 +19,8 @@ from torchlint.families.numerics.patterns import (
     torch_call_code,
 )
 from torchlint.analysis.ops import log_use
-from torchlint.analysis.program import SOFTMAX, open_frame, value_fact
+from torchlint.analysis.values import open_frame, value_fact
+from torchlint.analysis.roles import SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 _MODULES = ("torch.nn.functional", "torch.special", "torch")

@@ -19,7 +19,7 @@ from torchlint.families.numerics.patterns import (
     peel_selection,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log1p_use, log_use, sigmoid_use
-from torchlint.analysis.program import SIGMOID, output_kind
+from torchlint.analysis.roles import SIGMOID, output_kind
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 SOFTPLUS_MESSAGE = "`log(1 + exp(x))` overflows to `inf` for large `x`; use `F.softplus(x)`"

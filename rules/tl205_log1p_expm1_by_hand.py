@@ -18,7 +18,7 @@ from torchlint.families.numerics.patterns import (
     probability_source,
 )
 from torchlint.analysis.ops import OpUse, exp_use, log_use, sigmoid_use
-from torchlint.analysis.program import SIGMOID, output_kind
+from torchlint.analysis.roles import SIGMOID, output_kind
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 EXPM1_MESSAGE = "`exp(x) - 1` loses all precision for small `x`; use `torch.expm1(x)`"

@@ -26,7 +26,8 @@ from torchlint.families.numerics.patterns import (
     torch_call_code,
 )
 from torchlint.families.shapes.shapes import shape_of
-from torchlint.analysis.program import SOFTMAX, At, Evidence, caller_frames, open_frame, value_fact
+from torchlint.analysis.values import At, Evidence, caller_frames, open_frame, value_fact
+from torchlint.analysis.roles import SOFTMAX
 from torchlint.fixes import import_module, import_name
 from torchlint.fixes.project import RUNTIME_CHOICES, RUNTIME_FIXES, use_runtime
 from torchlint.rule import Fix, Invalid, LintRule, Option

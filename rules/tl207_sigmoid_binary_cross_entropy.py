@@ -19,7 +19,9 @@ from torchlint.families.numerics.patterns import (
     uses_elsewhere,
 )
 from torchlint.analysis.ops import OpUse, BCE_FUNCS, BCE_LAYERS, is_bce_call, sigmoid_use
-from torchlint.analysis.program import SIGMOID, call_findings, caller_value_fact, handwritten_sigmoid, loss_inputs
+from torchlint.families.numerics.losses import call_findings, loss_inputs
+from torchlint.analysis.values import caller_value_fact
+from torchlint.analysis.roles import SIGMOID, handwritten_sigmoid
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 HANDWRITTEN_MESSAGE = (

@@ -20,7 +20,8 @@ from torchlint.families.numerics.patterns import (
     softmax_of,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
-from torchlint.analysis.program import SIGMOID, SOFTMAX, caller_value_fact
+from torchlint.analysis.values import caller_value_fact
+from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
 EPS_SUBTRACTED_MESSAGE = (

@@ -9,7 +9,7 @@ from torchlint.families.shapes.batches import (
     batch_evidence, batch_origin, batch_source, fed_one_sample, literal_batch_of_one, sized_by_one, tokenizer_origin,
     tokenizer_shape,
 )
-from torchlint.analysis.program import position
+from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import Shape, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid

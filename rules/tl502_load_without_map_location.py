@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg, assignment_targets, keyword_arg, method_name
 from torchlint.analysis.effects import HOLDERS
-from torchlint.analysis.program import position, strip_moves
+from torchlint.analysis.definitions import position, strip_moves
 from torchlint.rule import Invalid, LintRule, Valid
 
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})

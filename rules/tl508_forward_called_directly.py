@@ -6,9 +6,10 @@ import libcst as cst
 
 from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.naming import is_model_name
-from torchlint.analysis.program import is_module_value
+from torchlint.analysis.roles import is_module_value
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import definition_of, not_a_module, strip_moves
+from torchlint.analysis.definitions import definition_of, strip_moves
+from torchlint.analysis.roles import not_a_module
 from torchlint.rule import Invalid, LintRule, Valid
 
 

@@ -5,7 +5,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import method_name
-from torchlint.analysis.program import is_module_value, module_class
+from torchlint.analysis.roles import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid

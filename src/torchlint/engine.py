@@ -21,7 +21,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.program import dependencies
+from torchlint.analysis.definitions import dependencies
 from torchlint.analysis.project import Project
 from torchlint.analysis.traversal import Dispatcher, Headroom, analyze
 from torchlint.fixes import Edit, EditMaker, apply_fixes

@@ -47,8 +47,11 @@ LAYERS: Dict[str, int] = {
     "torchlint.analysis.training": 5,
     "torchlint.analysis.dtypes": 6,  # dtypes from construction, through the returns of project functions
     "torchlint.analysis.mode_layers": 5,  # which library layers depend on train/eval mode, by construction
-    # 6 -- the program model: roles, class and function summaries, across the project
-    "torchlint.analysis.program": 6,
+    # 6 -- the program model, across the project: definitions and the call graph; roles, class and
+    #      function summaries; values through calls
+    "torchlint.analysis.definitions": 6,  # what a name or call defines; calls of a function; bound arguments
+    "torchlint.analysis.roles": 6,  # roles by construction; class summaries (output kind, mode dependence)
+    "torchlint.analysis.values": 6,  # values through calls: frames, evidence, what a value or loss is
     "torchlint.analysis.effects": 6,  # what library calls do to modules; modules held by objects
     # 7 -- family facts, one package per family (training, numerics, loops, shapes, api, gradflow)
     "torchlint.families": 7,

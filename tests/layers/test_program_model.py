@@ -466,7 +466,7 @@ def test_tensors_built_by_torch_nn_are_not_modules():
     import libcst as cst
 
     from torchlint.analysis.context import FileContext
-    from torchlint.analysis.program import is_module_value
+    from torchlint.analysis.roles import is_module_value
     from torchlint.engine import analyze
 
     code = textwrap.dedent(
@@ -496,7 +496,7 @@ def test_library_tokenizers_and_configs_from_pretrained_are_not_modules():
     import libcst as cst
 
     from torchlint.analysis.context import FileContext
-    from torchlint.analysis.program import is_module_value
+    from torchlint.analysis.roles import is_module_value
     from torchlint.engine import analyze
 
     code = textwrap.dedent(

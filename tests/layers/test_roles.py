@@ -9,7 +9,7 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.program import is_module_value
+from torchlint.analysis.roles import is_module_value
 from torchlint.engine import analyze
 
 CODE = """

@@ -8,21 +8,11 @@ import textwrap
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.program import (
-    NLL,
-    SIGMOID,
-    SOFTMAX,
-    Frame,
-    bind_arguments,
-    call_findings,
-    caller_frames,
-    element_without_graph,
-    line_of,
-    loss_fact,
-    model_fact,
-    returns_without_graph,
-    value_fact,
-)
+from torchlint.analysis.definitions import bind_arguments
+from torchlint.families.numerics.losses import call_findings
+from torchlint.families.training.graph_free import element_without_graph, returns_without_graph
+from torchlint.analysis.values import Frame, NLL, caller_frames, line_of, loss_fact, model_fact, value_fact
+from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.engine import Settings, analyze, lint_source
 from torchlint.rules import all_rules
 
@@ -541,7 +531,8 @@ def test_the_message_at_the_call_names_where_the_helper_computes_the_loss(tmp_pa
 
 
 def test_a_parameter_every_call_fills_with_a_hand_written_sigmoid():
-    from torchlint.analysis.program import caller_value_fact, handwritten_sigmoid
+    from torchlint.analysis.values import caller_value_fact
+    from torchlint.analysis.roles import handwritten_sigmoid
 
     ctx = _walked("""
         import torch

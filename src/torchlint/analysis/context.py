@@ -43,7 +43,7 @@ class Fact(Generic[T]):
     """One fact about a file, kept (and released) with its :class:`FileContext`: declared once, at module
     level, by the analysis module that owns it, and typed by what it holds::
 
-        SUMMARIES: Fact[Dict[cst.ClassDef, ModelSummary]] = Fact("program.summaries", dict)
+        SUMMARIES: Fact[Dict[cst.ClassDef, ModelSummary]] = Fact("roles.summaries", dict)
         table = SUMMARIES.of(ctx)            # computed on first use: compute(ctx)
         found = SITES.get(ctx)               # None until put
         SITES.put(ctx, index)

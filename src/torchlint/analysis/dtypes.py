@@ -22,7 +22,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, keyword_arg, method_name, receiver
-from torchlint.analysis.program import definition_of, find_method, function_returns
+from torchlint.analysis.definitions import definition_of, find_method, function_returns
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 

@@ -35,8 +35,8 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name
-from torchlint.analysis.program import (class_body, definition_of, is_model, is_module_value, not_a_module,
-                                        strip_moves)
+from torchlint.analysis.definitions import class_body, definition_of, strip_moves
+from torchlint.analysis.roles import is_model, is_module_value, not_a_module
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -721,7 +721,7 @@ WEAK = "weak"
 
 def holds_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` holds a model (not a loss) by what the code does with it: built as one or annotated
-    with a module class on every assignment (:func:`program.is_model`), a value whose parameters an
+    with a module class on every assignment (:func:`roles.is_model`), a value whose parameters an
     optimizer of the file is given (``self.net`` in ``Adam(self.net.parameters())``), the value a name is
     assigned where it is read, the element of a tuple of constructions (``G, D = Generator(),
     Discriminator()``), or the one construction a name rebound to the same module holds (``D = D.cuda()``
@@ -750,7 +750,7 @@ def _loss_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
 def model_evidence(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     """The one answer to "does ``expr`` hold a model", with how strong the evidence is: :data:`STRONG`
     (:func:`holds_model`), :data:`NO` (provably no ``nn.Module``: every value an instance of a plain
-    project class, or every caller in the file passes one: :func:`program.not_a_module`), :data:`WEAK`
+    project class, or every caller in the file passes one: :func:`roles.not_a_module`), :data:`WEAK`
     (nothing above, and the last part of the spelling is a model's name: ``model``, ``net``,
     ``self.encoder``; :func:`naming.is_model_name`), else None.  Ask for the strength a rule needs: a
     finding that must be sure reads only :data:`STRONG`."""

@@ -19,7 +19,8 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
-from torchlint.analysis.program import called_function, is_module_value, strip_moves
+from torchlint.analysis.definitions import called_function, strip_moves
+from torchlint.analysis.roles import is_module_value
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 

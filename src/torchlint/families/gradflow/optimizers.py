@@ -45,8 +45,8 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
-from torchlint.analysis.program import (bind_arguments, call_sites, class_body, definition_of, is_module_value,
-                                       plain_class, strip_moves)
+from torchlint.analysis.definitions import bind_arguments, call_sites, class_body, definition_of, strip_moves
+from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 

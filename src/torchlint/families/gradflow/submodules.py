@@ -37,8 +37,8 @@ import os
 from torchlint.analysis import effects
 from torchlint.analysis.context import FileContext, method_name
 
-from torchlint.analysis.program import (class_body, definition_of, depends_on, is_module_value, module_class,
-                                       strip_moves)
+from torchlint.analysis.definitions import class_body, definition_of, depends_on, strip_moves
+from torchlint.analysis.roles import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes

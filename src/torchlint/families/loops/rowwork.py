@@ -33,7 +33,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import target_names
-from torchlint.analysis.program import called_function, strip_moves
+from torchlint.analysis.definitions import called_function, strip_moves
 from torchlint.families.shapes.shapes import is_tensor, literal_dims, shape_of
 from torchlint.analysis.walk import children, iter_nodes
 

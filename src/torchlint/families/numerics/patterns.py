@@ -34,7 +34,7 @@ from torchlint.analysis.ops import (
     softmax_use,
     sum_use,
 )
-from torchlint.analysis.program import position
+from torchlint.analysis.definitions import position
 from torchlint.families.training.steps import exclusive_branches
 from torchlint.analysis.walk import iter_nodes
 

@@ -39,7 +39,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis import program
+from torchlint.analysis import definitions, roles
 from torchlint.analysis.context import Fact, FileContext
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
@@ -168,7 +168,7 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         name = dotted_name(owner)
         if name is not None and not ctx.names.qualified_names(owner):
             last = name.rsplit(".", 1)[-1]
-            if is_model_name(last) or program.is_model(ctx, owner):
+            if is_model_name(last) or roles.is_model(ctx, owner):
                 return True  # a model's own method: `vae.decode(z)`, `model.generate(ids)`
     return False
 
@@ -242,7 +242,7 @@ def _tensor_result(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bo
     if isinstance(expr, cst.Name):
         function = ctx.enclosing(expr, cst.FunctionDef)
         scope = function if isinstance(function, cst.FunctionDef) else ctx.module
-        at = program.position(ctx, expr)
+        at = definitions.position(ctx, expr)
         values = [v for p, v in _assignments(ctx, scope).get(expr.value, ()) if p < at]
         return bool(values) and all(_tensor_result(ctx, v, depth + 1) for v in values)
     if isinstance(expr, cst.BinaryOperation):
@@ -257,7 +257,7 @@ def _tensor_result(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bo
     if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_RESULT:
         return True
     if isinstance(func, (cst.Name, cst.Attribute)):
-        values = program.built_values(ctx, func)
+        values = definitions.built_values(ctx, func)
         return bool(values) and all(
             _single_tensor_layer(ctx, v) or _single_tensor_model(ctx, v, depth) for v in values
         )
@@ -267,20 +267,20 @@ def _tensor_result(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bo
 def _single_tensor_model(ctx: FileContext, value: cst.BaseExpression, depth: int) -> bool:
     """``Net()`` (also ``Net().to(device)``) of a model class of the project whose ``forward`` returns one
     tensor by its operation on every ``return`` (``return self.fc(x)``), not a tuple of outputs."""
-    core = program.strip_moves(value)
+    core = definitions.strip_moves(value)
     if not isinstance(core, cst.Call):
         return False
-    found = program.definition_of(ctx, core.func)
+    found = definitions.definition_of(ctx, core.func)
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
     dctx, cls = found
-    if not program.class_summary(dctx, cls).is_module:
+    if not roles.class_summary(dctx, cls).is_module:
         return False
-    method = program.find_method(dctx, cls, "forward")
+    method = definitions.find_method(dctx, cls, "forward")
     if method is None:
         return False
     fctx, forward = method
-    returns = program.function_returns(forward)
+    returns = definitions.function_returns(forward)
     return bool(returns) and all(
         r.value is not None and _tensor_result(fctx, r.value, depth + 1) for r in returns
     )
@@ -382,7 +382,7 @@ def trained_by(ctx: FileContext, call: cst.Call) -> Optional[cst.Call]:
         if target is None:
             return None
         for use in ctx.names_in(function, target):
-            if program.position(ctx, use) > program.position(ctx, call):
+            if definitions.position(ctx, use) > definitions.position(ctx, call):
                 loss = _loss_around(ctx, use, function)
                 if loss is not None:
                     break
@@ -421,7 +421,7 @@ def _loss_around(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef)
 def _model_method_on_batch(ctx: FileContext, call: cst.Call, depth: int) -> bool:
     """``self.encode(x)`` in a model's method, ``x`` a batch: the model's own computation on the batch."""
     cls = ctx.enclosing(call, cst.ClassDef)
-    if not (isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)):
+    if not (isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)):
         return False
     return any(a.keyword is None and not a.star and _evidence(ctx, a.value, depth + 1) for a in call.args)
 
@@ -457,17 +457,17 @@ def model_call(ctx: FileContext, call: cst.Call) -> bool:
     callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
     if isinstance(callee, cst.Name) and callee.value == "self":
         cls = ctx.enclosing(call, cst.ClassDef)
-        return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
+        return isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)
     if isinstance(callee, (cst.Name, cst.Attribute)) and not ctx.names.qualified_names(callee):
-        values = program.built_values(ctx, callee)
-        if values and all(program.is_module_value(ctx, v) for v in values):
+        values = definitions.built_values(ctx, callee)
+        if values and all(roles.is_module_value(ctx, v) for v in values):
             return True  # a layer or a model built in view: `self.head = nn.Linear(h, 1)`
     return model_of_call(ctx, call) is not None  # a model, by construction or by name
 
 
 def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
     function = ctx.enclosing(name, cst.FunctionDef)
-    at = program.position(ctx, name)
+    at = definitions.position(ctx, name)
     scope = function if isinstance(function, cst.FunctionDef) else ctx.module
     for position, value in _assignments(ctx, scope).get(name.value, ()):
         if position < at and _evidence(ctx, value, depth + 1):
@@ -489,7 +489,7 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
         return params[1] == name.value  # the batch of a Lightning step
     if function.name.value == "forward":  # the input of a model's forward
         cls = ctx.enclosing(function, cst.ClassDef)
-        return isinstance(cls, cst.ClassDef) and program.module_class(ctx, cls)
+        return isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)
     return False
 
 
@@ -499,7 +499,7 @@ def _given_batch(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.B
     called here, or one call gives something else)."""
     if depth > _MAX_DEPTH // 2 or not ctx.names.is_param_at(name) or ctx.names.values_before(name):
         return None
-    args = program.arguments_for_param(ctx, name)
+    args = definitions.arguments_for_param(ctx, name)
     if not args or not all(_evidence(ctx, a, depth + 1) for a in args):
         return None
     return args[0]
@@ -523,7 +523,7 @@ def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[i
             targets = [a.target] if isinstance(a, cst.AnnAssign) else [t.target for t in a.targets]
             for t in targets:
                 for n in target_names(t):
-                    table.setdefault(n.value, []).append((program.position(ctx, a), a.value))
+                    table.setdefault(n.value, []).append((definitions.position(ctx, a), a.value))
         tables[scope] = table
     return table
 
@@ -547,7 +547,7 @@ def _loader(ctx: FileContext, it: cst.BaseExpression, depth: int) -> bool:
         return True
     return any(
         isinstance(v, cst.Call) and any(q.endswith("DataLoader") for q in ctx.names.qualified_names(v.func))
-        for v in program.built_values(ctx, it)
+        for v in definitions.built_values(ctx, it)
     )
 
 
@@ -559,7 +559,7 @@ def batch_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         return None
     if isinstance(expr, cst.Name):
         function = ctx.enclosing(expr, cst.FunctionDef)
-        at = program.position(ctx, expr)
+        at = definitions.position(ctx, expr)
         scope = function if isinstance(function, cst.FunctionDef) else ctx.module
         for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
             if position_ < at and _evidence(ctx, value, depth + 1):
@@ -585,7 +585,7 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     code = ctx.code(expr).strip()
     if isinstance(expr, cst.Name):
         function = ctx.enclosing(expr, cst.FunctionDef)
-        at = program.position(ctx, expr)
+        at = definitions.position(ctx, expr)
         scope = function if isinstance(function, cst.FunctionDef) else ctx.module
         for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
             if position_ < at and _evidence(ctx, value, depth + 1):
@@ -663,13 +663,13 @@ def fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
     for a in call.args:
         if a.star == "**":  # `model(**enc)` with `enc = tok(text, return_tensors="pt")` of one text
             values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
-            if values and all(_encoding_of_one_text(ctx, program.strip_moves(v)) for v in values):
+            if values and all(_encoding_of_one_text(ctx, definitions.strip_moves(v)) for v in values):
                 return True
             continue
         if a.keyword is not None or a.star:
             continue
         values = ctx.names.values_before(a.value, at=call) if isinstance(a.value, cst.Name) else [a.value]
-        if values and all(_one_sample(ctx, program.strip_moves(v)) for v in values):
+        if values and all(_one_sample(ctx, definitions.strip_moves(v)) for v in values):
             return True
     return False
 
@@ -745,24 +745,24 @@ def sized_by_one(ctx, call: cst.Call) -> bool:
     if not ones:
         return False
     func = call.func
-    found = program.called_function(ctx, call)
+    found = definitions.called_function(ctx, call)
     if found is not None:
         return _sizes_from(found, ones)
     if not isinstance(func, cst.Attribute):
         return False
-    owner = program.instance_class(ctx, func.value)
+    owner = definitions.instance_class(ctx, func.value)
     if owner is None and isinstance(func.value, cst.Name):
         annotation = param_annotation(ctx, func.value)  # `model: Seq2Seq`
-        owner = program.definition_of(ctx, annotation) if annotation is not None else None
+        owner = definitions.definition_of(ctx, annotation) if annotation is not None else None
         owner = owner if owner is not None and isinstance(owner[1], cst.ClassDef) else None
     if owner is not None:
-        method = program.method_of(owner[1], func.attr.value)
+        method = definitions.method_of(owner[1], func.attr.value)
         return method is not None and _sizes_from((owner[0], method, 1), ones)
     if isinstance(func.value, cst.Name) and func.value.value == "self" or any(
-        _library_object(ctx, v) for v in program.built_values(ctx, func.value)
+        _library_object(ctx, v) for v in definitions.built_values(ctx, func.value)
     ):
         return False  # the instance's own method, or an object a library builds (`nn.LSTM(...)`)
-    defining = [(c, m) for c, m in ((c, program.method_of(cls, func.attr.value)) for c, cls in _classes_in_view(ctx))
+    defining = [(c, m) for c, m in ((c, definitions.method_of(cls, func.attr.value)) for c, cls in _classes_in_view(ctx))
                 if m is not None]
     return bool(defining) and all(_sizes_from((c, m, 1), ones) for c, m in defining)
 
@@ -772,7 +772,7 @@ _UNPICKLERS = frozenset({"torch.load", "pickle.load", "pickle.loads", "dill.load
 
 
 def _library_object(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    core = program.strip_moves(value)
+    core = definitions.strip_moves(value)
     if not isinstance(core, cst.Call):
         return True  # a literal, a comprehension: not a model at all
     qn = ctx.names.qualified_names(core.func)
@@ -821,7 +821,7 @@ def _classes_in_view(ctx: FileContext) -> List[Tuple[FileContext, cst.ClassDef]]
                     for alias in small.names:
                         bound = alias.asname.name if alias.asname is not None else alias.name
                         if isinstance(bound, cst.Name):
-                            d = program.definition_of(ctx, bound)
+                            d = definitions.definition_of(ctx, bound)
                             if d is not None and isinstance(d[1], cst.ClassDef):
                                 found.append(d)
     return found

@@ -25,7 +25,7 @@ from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
 from torchlint.analysis.walk import iter_nodes
-from torchlint.analysis.program import arguments_for_param, definition_of
+from torchlint.analysis.definitions import arguments_for_param, definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 

@@ -41,28 +41,30 @@ from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
-from torchlint.analysis.program import (
+from torchlint.analysis.definitions import (
     arguments_for_param,
     built_values,
     call_sites,
     called_function,
-    class_summary,
     definition_of,
-    element_without_graph,
     find_method,
     instance_class,
-    layer_mode_dependent,
-    is_model,
-    line_of,
-    mode_layer_of,
-    method_owner,
-    mode_free,
-    not_a_module,
-    param_is_model,
+    position,
     project_arguments_for_param,
     project_call_sites,
-    position,
     strip_moves as strip_moves_expr,
+)
+from torchlint.families.training.graph_free import element_without_graph
+from torchlint.analysis.values import line_of
+from torchlint.analysis.roles import (
+    class_summary,
+    is_model,
+    layer_mode_dependent,
+    method_owner,
+    mode_free,
+    mode_layer_of,
+    not_a_module,
+    param_is_model,
 )
 from torchlint.analysis.training import (
     LOOP_TYPES,

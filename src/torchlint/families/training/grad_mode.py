@@ -39,7 +39,7 @@ from torchlint.analysis.training import (
     object_kind,
     optimizer_of_step,
 )
-from torchlint.analysis.program import position
+from torchlint.analysis.definitions import position
 from torchlint.analysis.walk import iter_nodes
 
 STRONG = "strong"

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, receiver
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.program import called_function, class_body, definition_of, position
+from torchlint.analysis.definitions import called_function, class_body, definition_of, position
 from torchlint.analysis.training import (
     is_backward,
     is_grad_clear_assign,

@@ -1,0 +1,542 @@
+"""Definitions and the call graph of the program model: which class or function a name or call names,
+in this file or in a project module it imports (followed at most :data:`MAX_DEPTH` files deep, parsed
+once per project and content), the project files a file's answers depend on, the bodies, methods and
+bases of classes, the calls of a function in its file and across the project, and the arguments a
+call binds to a function's parameters.
+
+What a value is (roles, class summaries) is :mod:`torchlint.analysis.roles`; values followed through
+calls are :mod:`torchlint.analysis.values`.  Queries are made once the file's walk is done
+(``leave_Module``).
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import Fact, FileContext, arg
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.project import project_of
+
+#: how many files an import chain, and how many classes a chain of bases, is followed
+MAX_DEPTH = 4
+#: methods that return the module they are called on
+_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+
+
+# -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
+def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The values assigned to ``expr`` (``NameResolver.values_at``) without the rebindings that move the same object: ``model = model.to(device)``,
+    ``net = net.cuda().eval()`` keep the value ``model`` had."""
+    return [v for v in ctx.names.values_at(expr) if not _same_reference(strip_moves(v), expr)]
+
+
+def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Whether two names or attribute chains spell the same reference (``model``, ``self.net.head``)."""
+    while isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+        if a.attr.value != b.attr.value:
+            return False
+        a, b = a.value, b.value
+    return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
+
+
+def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``Net().to(device).eval()`` -> ``Net()``."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
+        expr = expr.func.value
+    return expr
+
+
+# -- the project's files ----------------------------------------------------------------------------
+def _deps(ctx: FileContext) -> Set[str]:
+    return set()
+
+
+#: the project files this file's program model read (absolute paths): its answers depend on them
+_DEPENDENCIES: Fact[Set[str]] = Fact("definitions.dependencies", _deps)
+#: function of the file -> the calls of it in the file
+_CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("definitions.call_index")
+
+
+def depends_on(ctx: FileContext, path: str) -> None:
+    """Record that this file's answers depend on ``path`` (a project file, or the key of a project's file
+    list, see :meth:`~torchlint.analysis.project.Project.sources`)."""
+    _DEPENDENCIES.of(ctx).add(path)
+
+
+def inherit_dependencies(ctx: FileContext, other: FileContext) -> None:
+    """Record that this file's answers depend on every file ``other``'s answers depend on (a project
+    module this file's program model read)."""
+    _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(other) or ())
+
+
+def dependencies(ctx: FileContext) -> List[str]:
+    """The project files this file's program model read (for cache invalidation)."""
+    found = _DEPENDENCIES.get(ctx)
+    return sorted(found) if found else []
+
+
+def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
+    """The class or function definition ``expr`` names: ``(file context, node)``, in this file or in a
+    project module it imports; None when unknown (a library, a variable)."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        b = ctx.names.binding_at(expr, expr.value)
+        if b is None:
+            return _star_definition(ctx, expr.value, depth, words)
+        if not b.imports:
+            return local_definition(ctx, expr.value, expr)
+    for q in sorted(ctx.names.qualified_names_at(expr)):
+        found = _imported_definition(ctx, q, depth, words)
+        if found is not None:
+            return found
+    return None
+
+
+def _star_definition(ctx: FileContext, name: str, depth: int, words: Tuple[str, ...] = ()):
+    """A name bound nowhere in the file, read from the project modules it imports everything from at
+    module level (``from models import *``): the one definition of that name among them (None when
+    none or several define it, or a module is not the project's)."""
+    found = []
+    for stmt in ctx.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                mod = "." * len(small.relative) + ((dotted_name(small.module) or "") if small.module else "")
+                if mod.split(".")[0] in ("torch", "numpy", "builtins"):
+                    continue
+                hit = _imported_definition(ctx, f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}",
+                                           depth, words)
+                if hit is not None and hit not in found:
+                    found.append(hit)
+    return found[0] if len(found) == 1 else None
+
+
+def local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = None, imported: bool = False):
+    """The module-level class or function ``name`` of ``ctx``.  Defined several times (a notebook
+    redefining a helper in a later cell): the one bound when the statement holding ``at`` runs; for an
+    ``imported`` module, the last one (importers see the module once it has run); else None (which one
+    runs depends on the path taken)."""
+    index = _TOP_DEFINITIONS.get(ctx)
+    if index is None:
+        index = {}
+        for stmt in ctx.module.body:
+            if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+                index.setdefault(stmt.name.value, []).append(stmt)
+        _TOP_DEFINITIONS.put(ctx, index)
+    found = index.get(name, [])
+    if len(found) == 1 or (found and imported):
+        return ctx, found[-1]
+    if found and at is not None and ctx.enclosing(at, (cst.FunctionDef, cst.Lambda)) is None:
+        # module-level code (a notebook cell) runs once, with the definition bound above it; a function
+        # body runs whenever it is called, after any of them
+        bound = ctx.definition_before(found, at)
+        if bound is not None:
+            return ctx, bound
+    return None
+
+
+#: name -> the module-level classes and functions of that name, in source order, per file
+_TOP_DEFINITIONS: "Fact[Dict[str, List[cst.CSTNode]]]" = Fact("definitions.top_definitions")
+
+
+def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
+    """``pkg.models.Net`` -> the class ``Net`` in the project's ``pkg/models.py`` (asked once per name,
+    depth and words in a file)."""
+    cache = _IMPORTED.of(ctx)
+    key = (qualified_name, depth, words)
+    if key not in cache:
+        cache[key] = _find_imported(ctx, qualified_name, depth, words)
+        return cache[key]
+    found = cache[key]
+    if found is not None and found[0] is not ctx:
+        # what the defining module depends on may have grown since (read for another question)
+        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(found[0]) or ())
+    return found
+
+
+#: (qualified name, depth, words) -> the definition found, per file
+_IMPORTED: Fact[dict] = Fact("definitions.imported", lambda ctx: {})
+
+
+def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
+    level = 0
+    name = qualified_name
+    while name.startswith("."):
+        level += 1
+        name = name[1:]
+    module, _, attr = name.rpartition(".")
+    if not attr:
+        return None
+    project = project_of(ctx)
+    path = project.module_file(ctx.path, module, level) if (module or level) else None
+    if path is None:
+        return None
+    # the answer depends on this file's content from here on, whether it is parsed or not
+    deps = _DEPENDENCIES.of(ctx)
+    deps.add(os.path.abspath(path))
+    if words and not project.mentions(path, words):
+        return None  # the question is about these words, and the module never spells them
+    other = project.load(path)
+    if other is None:
+        return None
+    deps.update(_DEPENDENCIES.get(other) or ())
+    local = local_definition(other, attr, imported=True)
+    if local is not None:
+        return local
+    b = other.names.module_scope.bindings.get(attr)
+    if b is not None and b.imports:  # re-exported: `from .net import Net` in a package's __init__
+        for q in sorted(b.imports):
+            found = _imported_definition(other, _relative_to(other, q), depth + 1, words)
+            if found is not None:
+                return found
+    return None
+
+
+def _relative_to(ctx: FileContext, q: str) -> str:
+    return q
+
+
+def base_classes(ctx: FileContext, cls: cst.ClassDef, depth: int):
+    for base in cls.bases:
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+        yield expr, definition_of(ctx, expr, depth)
+
+
+def class_body(cls: cst.ClassDef) -> Sequence[cst.CSTNode]:
+    """The statements of ``cls``'s indented body; empty for a one-line class (``class A: pass``)."""
+    return cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+
+
+def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
+    """The ``return`` statements of ``function`` itself (not of functions or classes inside it)."""
+    out: List[cst.Return] = []
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            out.append(node)
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, (cst.BaseSmallStatement,)) and not isinstance(node, cst.Return):
+            continue
+        for child in node.children:
+            if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement, cst.Else,
+                                  cst.ExceptHandler, cst.Finally, cst.IndentedBlock)):
+                stack.append(child)
+            elif isinstance(child, (list, tuple)):
+                stack.extend(child)
+    return out
+
+
+def position(ctx: FileContext, node: cst.CSTNode) -> int:
+    """A key that orders the nodes of a file by source position (``NameResolver.position``: the walk's
+    pre-order index, a numbering of the module's own where the walk has not been)."""
+    return ctx.names.position(node)
+
+
+def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """Calls in this module that target ``function`` (by name, or ``self.<name>`` for methods), in
+    source order: the file's one call-site index, built on first use."""
+    index = _CALL_INDEX.get(ctx)
+    if index is None:
+        index = {}
+        for call in ctx.calls_in(ctx.module):
+            target = ctx.function_for_call(call)
+            if target is not None:
+                index.setdefault(target, []).append(call)
+        _CALL_INDEX.put(ctx, index)
+    return index.get(function, [])
+
+
+#: how many other project files are read to find a module-level function's callers
+CALLER_FILES_MAX = 12
+
+
+def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tuple[FileContext, cst.Call]]:
+    """Calls of the module-level ``function`` from the other files of the project (``from train import
+    test`` then ``test(args, model, ...)``): each call whose callee resolves, through the caller's
+    imports, to this very definition.  Empty for a method, a nested function, a file outside a project
+    that can be listed, or when more than :data:`CALLER_FILES_MAX` files mention the function's name."""
+    if not ctx.path or function not in ctx.module.body:
+        return []
+    project = project_of(ctx)
+    _, files = project.sources(ctx.path)
+    if not files:
+        return []
+    here = os.path.abspath(ctx.path)
+    word = function.name.value
+    mentioning = [f for f in files if os.path.abspath(f) != here and os.path.basename(f) != "__init__.py"
+                  and project.mentions(f, (word,))]
+    if len(mentioning) > CALLER_FILES_MAX:
+        return []
+    out: List[Tuple[FileContext, cst.Call]] = []
+    for path in mentioning:
+        other = project.load(path)
+        if other is None:
+            continue
+        for call in other.calls_in(other.module):
+            func = call.func
+            if not (isinstance(func, cst.Name) and func.value == word
+                    or isinstance(func, cst.Attribute) and func.attr.value == word):
+                continue
+            found = definition_of(other, func)
+            if (found is not None and isinstance(found[1], cst.FunctionDef)
+                    and os.path.abspath(found[0].path) == here and found[1].name.value == word):
+                out.append((other, call))
+    return out
+
+
+def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """:func:`arguments_for_param` for a module-level function called from other files of the project
+    only: ``(caller's file, argument)`` for each such call; None when some call passes none, or none is
+    found."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+        return None
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = [p.name.value for p in params]
+    if name.value not in names:
+        return None
+    index = names.index(name.value)
+    calls = project_call_sites(ctx, function)
+    if not calls:
+        return None
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for other, call in calls:
+        if any(a.star for a in call.args):
+            return None
+        a = arg(call, index, name.value)
+        if a is None:
+            return None
+        out.append((other, a.value))
+    return out
+
+
+def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """For a parameter of a function: the arguments every call of the function in this file passes for
+    it; None when it is no parameter, the function is never called here, or some call passes none."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+        return None
+    params = list(function.params.posonly_params) + list(function.params.params)
+    names = [p.name.value for p in params]
+    if name.value not in names:
+        return None
+    index = names.index(name.value)
+    out: List[cst.BaseExpression] = []
+    calls = call_sites(ctx, function)
+    if not calls:
+        return None
+    for call in calls:
+        offset = 1 if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls") else 0
+        a = arg(call, index - offset, name.value) if index >= offset else None
+        if a is None:
+            return None
+        out.append(a.value)
+    return out
+
+
+def method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``name`` defined in the body of ``cls`` (not its bases); None when it has none."""
+    for s in class_body(cls):
+        if isinstance(s, cst.FunctionDef) and s.name.value == name:
+            return s
+    return None
+
+
+def instance_class(ctx: FileContext, owner: cst.BaseExpression):
+    """``(file context, ClassDef)`` when every value ``owner`` is built from is an instance of one
+    project class (``model = GAN().to(device)``)."""
+    if not isinstance(owner, (cst.Name, cst.Attribute)):
+        return None
+    values = built_values(ctx, owner)
+    found = None
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return None
+        d = definition_of(ctx, core.func)
+        if d is None or not isinstance(d[1], cst.ClassDef) or (found is not None and found[1] is not d[1]):
+            return None
+        found = d
+    return found
+
+
+def called_function(ctx: FileContext, call: cst.Call, words: Tuple[str, ...] = ()):
+    """``(file context, FunctionDef, offset)`` for a call of a function of this file or of a project
+    module (``helper(x)``, ``self.helper(x)``); offset 1 for methods called through ``self``.  With
+    ``words``, a project module that spells none of them is not read (the question is about them)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        d = definition_of(ctx, func, 0, words)
+        if d is not None and isinstance(d[1], cst.FunctionDef):
+            return d[0], d[1], 0
+        return None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = ctx.enclosing(call, cst.ClassDef)
+        if isinstance(cls, cst.ClassDef):
+            for s in class_body(cls):
+                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value:
+                    return ctx, s, 1
+        return None
+    if isinstance(func, cst.Attribute):
+        d = definition_of(ctx, func, 0, words)
+        if d is not None and isinstance(d[1], cst.FunctionDef):
+            return d[0], d[1], 0
+    return None
+
+
+def maybe_project_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """A cheap test, reading no other file: ``func`` may name a function of this file (``helper``,
+    ``self.helper``) or of a project module (an import whose module file exists in the project)."""
+    if isinstance(func, cst.Attribute):
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            return True
+    elif not isinstance(func, cst.Name):
+        return False
+    names = ctx.names.qualified_names_at(func)
+    if not names:
+        return isinstance(func, cst.Name) and local_definition(ctx, func.value, func) is not None
+    cache = _PROJECT_NAMES.of(ctx)
+    known = cache.get(names)
+    if known is not None:
+        return known
+    found = False
+    for q in names:
+        level = len(q) - len(q.lstrip("."))
+        module = q.lstrip(".").rpartition(".")[0]
+        if (module or level) and not q.startswith(("torch.", "numpy.", "builtins.")):
+            if project_of(ctx).module_file(ctx.path, module, level) is not None:
+                found = True
+                break
+    cache[names] = found
+    return found
+
+
+#: qualified names -> whether one of them is in a module of the project, per file
+_PROJECT_NAMES: Fact[dict] = Fact("definitions.project_names", lambda ctx: {})
+
+
+def argument_for(call: cst.Call, index: int, name: str, offset: int) -> Optional[cst.Arg]:
+    return arg(call, index - offset, name)
+
+
+def defines_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int) -> bool:
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in class_body(cls)):
+        return True
+    if depth >= MAX_DEPTH:
+        return False
+    return any(
+        found is not None and isinstance(found[1], cst.ClassDef) and defines_method(found[0], found[1], name, depth + 1)
+        for _expr, found in base_classes(ctx, cls, depth)
+    )
+
+
+def function_params(function: cst.FunctionDef) -> List[cst.Param]:
+    p = function.params
+    return list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+
+
+def bind_arguments(call: cst.Call, function: cst.FunctionDef, offset: int) -> Optional[Dict[str, cst.BaseExpression]]:
+    """Parameter name -> argument for ``call`` of ``function`` (positional, then keyword); ``offset`` 1
+    when the call fills ``self`` itself (``obj.method(...)``).  None when a ``*args``/``**kwargs``
+    argument makes the binding undecidable."""
+    positional = list(function.params.posonly_params) + list(function.params.params)
+    keyword_ok = {p.name.value for p in list(function.params.params) + list(function.params.kwonly_params)}
+    out: Dict[str, cst.BaseExpression] = {}
+    index = offset
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is None:
+            if index >= len(positional):
+                return None  # into *args: not followed
+            out[positional[index].name.value] = a.value
+            index += 1
+        elif a.keyword.value in keyword_ok:
+            out[a.keyword.value] = a.value
+    return out
+
+
+def calls_of_function(ctx: FileContext, function: cst.FunctionDef,
+                      cls: Optional[Tuple[FileContext, cst.ClassDef]] = None) -> List[cst.Call]:
+    """The calls of ``function`` in this file (:func:`call_sites`), in source order; for a method no call resolves to (another class of the file defines a method of
+    the same name), the ``self.<name>(...)`` calls inside its own class."""
+    sites = call_sites(ctx, function)
+    if cls is not None and not sites:
+        name = function.name.value
+        sites = [c for c in ctx.calls_in(cls[1]) if isinstance(c.func, cst.Attribute)
+                 and isinstance(c.func.value, cst.Name) and c.func.value.value == "self" and c.func.attr.value == name]
+    return sites
+
+
+def bases_spelling(ctx: FileContext, cls: cst.ClassDef, depth: int, word: str, local: bool = False):
+    """The project base classes of ``cls`` whose modules spell ``word`` (one that does not cannot define
+    a method or attribute of that name); with ``local``, only those defined in the same file."""
+    for base in cls.bases:
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
+        if local:
+            if not isinstance(expr, cst.Name) or ctx.names.qualified_names_at(expr):
+                continue
+        found = definition_of(ctx, expr, depth, (word,))
+        if found is not None and isinstance(found[1], cst.ClassDef):
+            yield found
+
+
+def find_method(ctx: FileContext, cls: cst.ClassDef, name: str, depth: int = 0):
+    """``(file context, FunctionDef)`` of the method ``name`` of ``cls`` or of a project base class (read
+    when its module spells ``name``); asked once per class and name."""
+    cache = _METHODS.of(ctx)
+    key = (cls, name)
+    if key in cache:
+        return cache[key]
+    cache[key] = None
+    m = method_of(cls, name)
+    found = (ctx, m) if m is not None else None
+    if found is None and depth < MAX_DEPTH:
+        for base in bases_spelling(ctx, cls, depth, name):
+            found = find_method(base[0], base[1], name, depth + 1)
+            if found is not None:
+                break
+    cache[key] = found
+    return found
+
+
+#: (class, name) -> where the method is defined, per file
+_METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
+
+
+__all__ = [
+    "MAX_DEPTH",
+    "argument_for",
+    "arguments_for_param",
+    "base_classes",
+    "bases_spelling",
+    "bind_arguments",
+    "built_values",
+    "call_sites",
+    "called_function",
+    "calls_of_function",
+    "class_body",
+    "defines_method",
+    "definition_of",
+    "dependencies",
+    "depends_on",
+    "find_method",
+    "function_params",
+    "function_returns",
+    "inherit_dependencies",
+    "instance_class",
+    "local_definition",
+    "maybe_project_function",
+    "method_of",
+    "position",
+    "project_arguments_for_param",
+    "project_call_sites",
+    "strip_moves",
+]

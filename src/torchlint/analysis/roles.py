@@ -1,0 +1,877 @@
+"""Roles by construction and class summaries of the program model.
+
+Roles come from how a value is built, never from its name: ``cnn = CNN()`` is a model because ``CNN``
+derives from ``nn.Module``, ``clf = nn.Sequential(...)`` because ``nn.Sequential`` is a module, and a
+variable that is only ever a parameter stays unknown (:func:`is_module_value`, :func:`module_class`,
+:func:`is_model`, :func:`not_a_module`, :func:`plain_class`).
+
+A **model class** is summarised once per file (:class:`ModelSummary`): whether it is an ``nn.Module``,
+what ``forward`` returns (``"softmax"``, ``"log_softmax"``, ``"sigmoid"`` or unknown, per tuple element:
+:func:`output_kind`, :func:`module_output`, :func:`built_output`) and whether some submodule behaves
+differently in train and eval mode (:func:`layer_mode_dependent`, :func:`mode_layer_of`,
+:func:`mode_free`).
+
+Definitions and the call graph are :mod:`torchlint.analysis.definitions`.  Queries are made once the
+file's walk is done (``leave_Module``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple, Union
+
+import libcst as cst
+
+from torchlint.analysis.context import Fact, FileContext, arg
+from torchlint.analysis.definitions import (
+    MAX_DEPTH,
+    arguments_for_param,
+    base_classes,
+    built_values,
+    class_body,
+    defines_method,
+    definition_of,
+    function_returns,
+    instance_class,
+    method_of,
+    position,
+    strip_moves,
+)
+from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
+from torchlint.analysis.names import dotted_name
+from torchlint.analysis.naming import is_model_name
+from torchlint.analysis.ops import (
+    LOG_SOFTMAX_FUNCS,
+    LOG_SOFTMAX_LAYERS,
+    SEQUENTIAL,
+    SIGMOID_FUNCS,
+    SIGMOID_LAYERS,
+    SOFTMAX_FUNCS,
+    SOFTMAX_LAYERS,
+)
+from torchlint.analysis.walk import iter_nodes
+
+SOFTMAX = "softmax"
+LOG_SOFTMAX = "log_softmax"
+SIGMOID = "sigmoid"
+Kind = Union[None, str, Tuple]  # a kind, or a tuple of kinds for a tuple output
+
+_KIND_OF_FUNC = [(SOFTMAX_FUNCS, SOFTMAX), (LOG_SOFTMAX_FUNCS, LOG_SOFTMAX), (SIGMOID_FUNCS, SIGMOID)]
+_KIND_OF_LAYER = [(SOFTMAX_LAYERS, SOFTMAX), (LOG_SOFTMAX_LAYERS, LOG_SOFTMAX), (SIGMOID_LAYERS, SIGMOID)]
+_KIND_OF_METHOD = {"softmax": SOFTMAX, "log_softmax": LOG_SOFTMAX, "sigmoid": SIGMOID}
+
+#: modules whose classes and factories build ``nn.Module`` instances
+_MODULE_FACTORIES = (
+    "torch.nn.",
+    "torchvision.models.",
+    "torchaudio.models.",
+    "timm.models.",
+)
+_MODULE_CALLS = frozenset({"timm.create_model", "torch.hub.load"})
+#: capitalised ``torch.nn`` names that build tensors or namespaces, not modules
+_NOT_MODULES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                          "torch.nn.parameter.Buffer", "torch.nn.UninitializedParameter",
+                          "torch.nn.UninitializedBuffer", "torch.nn.parameter.UninitializedParameter",
+                          "torch.nn.parameter.UninitializedBuffer", "torch.nn.init", "torch.nn.utils"})
+_MODULE_BASES = (
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "torch.nn.Sequential",
+    "pytorch_lightning.LightningModule",
+    "lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+    "transformers.PreTrainedModel",
+)
+
+
+#: the summaries of the model classes asked about, by class (a class being summarised maps to a stand-in)
+_SUMMARIES: "Fact[Dict[cst.ClassDef, ModelSummary]]" = Fact("roles.summaries", lambda ctx: {})
+#: class -> whether it derives from ``nn.Module``
+_MODULE_CLASSES: Fact[Dict[cst.ClassDef, bool]] = Fact("roles.module_classes", lambda ctx: {})
+
+
+# -- model classes ---------------------------------------------------------------------------------
+@dataclass
+class ModelSummary:
+    name: str
+    is_module: bool
+    output: Kind = None
+    #: True: a submodule (or the class itself) behaves differently in train and eval mode; False: none
+    #: does, provably; None: unknown
+    mode_dependent: Optional[bool] = None
+
+
+def _summaries(ctx: FileContext) -> Dict[cst.ClassDef, ModelSummary]:
+    return _SUMMARIES.of(ctx)
+
+
+def class_summary(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> ModelSummary:
+    table = _summaries(ctx)
+    summary = table.get(cls)
+    if summary is not None:
+        return summary
+    if ctx.names.scope_of(cls) is None:  # asked during the walk, before the class was read: unknown
+        return ModelSummary(cls.name.value, module_class(ctx, cls, depth))
+    table[cls] = ModelSummary(cls.name.value, False)  # a class reaching itself again sees "not a module"
+    summary = _summarise(ctx, cls, depth)
+    table[cls] = summary
+    return summary
+
+
+def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
+    is_module = False
+    inherited: Optional[ModelSummary] = None
+    unknown_base = False
+    for expr, found in base_classes(ctx, cls, depth):
+        if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
+            s = class_summary(found[0], found[1], depth + 1)
+            if s.is_module:
+                is_module = True
+                inherited = inherited or s
+            continue
+        names = ctx.names.qualified_names_at(expr)
+        if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
+            is_module = True
+        elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
+            is_module = True
+            unknown_base = True
+        elif dotted_name(expr) not in ("object", None):
+            unknown_base = True
+    summary = ModelSummary(cls.name.value, is_module)
+    if not is_module:
+        return summary
+    methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+    forward = methods.get("forward")
+    if forward is not None:
+        summary.output = _function_output(ctx, cls, forward, depth)
+    elif inherited is not None:
+        summary.output = inherited.output
+    summary.mode_dependent, summary.mode_layer = _mode_dependent(ctx, cls, inherited, unknown_base, depth)
+    return summary
+
+
+def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,
+                    depth: int) -> Tuple[Optional[bool], Optional[Tuple[FileContext, cst.CSTNode]]]:
+    """Proven by construction: the class reads ``self.training``, or builds a mode-dependent layer
+    anywhere in its body (an attribute, a list it appends to, a container's comprehension); provably
+    mode-free when every attribute it assigns is; else unknown.  With the verdict True: where it is seen
+    (the layer's construction, or the read of ``self.training``)."""
+    for node in iter_nodes(cls.body):
+        if isinstance(node, cst.Attribute) and node.attr.value == "training" and dotted_name(node.value) == "self":
+            return True, (ctx, node)
+    verdicts: List[Optional[bool]] = []
+    if inherited is not None:
+        if inherited.mode_dependent is True and inherited.mode_layer is not None:
+            return True, inherited.mode_layer
+        verdicts.append(inherited.mode_dependent)
+    if unknown_base:
+        verdicts.append(None)
+    for call in ctx.contents(cls).calls:
+        known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
+        if known and verdict is True:
+            return True, (mode_layer_of(ctx, call, depth) or (ctx, call))
+    scope = ctx.names.scope_of(cls)
+    attrs = scope.attrs if scope is not None else {}
+    for values in attrs.values():
+        for v in values:
+            verdict = layer_mode_dependent(ctx, v, depth)
+            if verdict is True:
+                return True, (mode_layer_of(ctx, v, depth) or (ctx, v))
+            verdicts.append(verdict)
+    if True in verdicts:
+        return True, None
+    if None in verdicts:
+        return None, None
+    return False, None
+
+
+def mode_layer_of(ctx: FileContext, value: cst.BaseExpression, depth: int = 0
+                  ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    """For a value proven mode-dependent by construction (:func:`layer_mode_dependent` True): the
+    innermost construction that proves it (the ``nn.Dropout(0.3)`` inside ``nn.Sequential(...)`` or inside
+    a project class), or None when no single node shows it."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(value, cst.Name) and not ctx.names.is_param_at(value):
+        for v in built_values(ctx, value):
+            if layer_mode_dependent(ctx, v, depth + 1) is True:
+                return mode_layer_of(ctx, v, depth + 1)
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return None
+    known, verdict = layer_call_mode(ctx, value, lambda e: _element_mode(ctx, e, depth))
+    if known:
+        if verdict is not True:
+            return None
+        for element in container_elements(value):
+            if element is not None and _element_mode(ctx, element, depth) is True:
+                inner = mode_layer_of(ctx, element, depth + 1)
+                if inner is not None:
+                    return inner
+        return ctx, value
+    found = definition_of(ctx, value.func, depth)
+    if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
+        s = class_summary(found[0], found[1], depth + 1)
+        return s.mode_layer if s.mode_dependent is True else None
+    return None
+
+
+def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
+    """For a value assigned as a submodule: True (dropout, batch norm, ...), False (provably the same in
+    both modes), None (unknown, or not a module at all but something we cannot tell)."""
+    if not isinstance(value, cst.Call):
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+                              cst.FormattedString, cst.BinaryOperation, cst.Comparison, cst.Tuple)):
+            return False
+        if isinstance(value, cst.Name):
+            if value.value in ("None", "True", "False"):
+                return False
+            if ctx.names.is_param_at(value):
+                # a constructor argument stored as is: a module only if the caller passes one; sizes
+                # and flags (`self.hidden_size = hidden_size`) are the usual case
+                return None if is_model_name(value.value) else False
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return None
+    known, verdict = layer_call_mode(ctx, value, lambda e: _element_mode(ctx, e, depth))
+    if known:
+        return verdict
+    names = ctx.names.qualified_names_at(value.func)
+    for q in names:
+        if q.startswith(("torch.", "math.", "numpy.", "builtins.")):
+            return False if not q.startswith("torch.nn") else None
+    found = definition_of(ctx, value.func, depth)
+    if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
+        s = class_summary(found[0], found[1], depth + 1)
+        return s.mode_dependent if s.is_module else False
+    if isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "str", "list", "dict", "tuple",
+                                                                  "set", "len", "range", "bool"):
+        return False
+    return None
+
+
+def _element_mode(ctx: FileContext, element: Optional[cst.BaseExpression], depth: int) -> Optional[bool]:
+    """The verdict for a module held by a container (``nn.Sequential(a, b)``, a comprehension's element):
+    a call is judged as a layer; a local name by the values it is built from."""
+    if element is None or depth >= MAX_DEPTH:
+        return None
+    if isinstance(element, cst.Name) and not ctx.names.is_param_at(element):
+        values = built_values(ctx, element)
+        if values:
+            return combine_modes(layer_mode_dependent(ctx, v, depth + 1) for v in values)
+    return layer_mode_dependent(ctx, element, depth)
+
+
+def _function_output(ctx: FileContext, cls: Optional[cst.ClassDef], function: cst.FunctionDef, depth: int) -> Kind:
+    kinds = []
+    returns = function_returns(function)
+    if not returns:
+        return None
+    for ret in returns:
+        if ret.value is None:
+            return None
+        kinds.append(_expr_kind(ctx, cls, function, ret.value, ret, depth, 0))
+    first = kinds[0]
+    return first if all(k == first for k in kinds) else None
+
+
+def _compound_ancestors(ctx: FileContext, node: cst.CSTNode, stop: cst.CSTNode) -> List[cst.CSTNode]:
+    out = []
+    for a in ctx.ancestors(node):
+        if a is stop:
+            break
+        if isinstance(a, (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Else, cst.ExceptHandler,
+                          cst.Finally, cst.IfExp)):
+            out.append(a)
+    return out
+
+
+def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
+               expr: cst.BaseExpression, at: cst.CSTNode, depth: int, hops: int) -> Kind:
+    if hops > 6:
+        return None
+    if isinstance(expr, cst.Tuple):
+        kinds = tuple(_expr_kind(ctx, cls, function, el.value, at, depth, hops + 1) for el in expr.elements)
+        return kinds if any(k is not None for k in kinds) else None
+    if isinstance(expr, cst.Name) and function is not None:
+        local = _reaching_value(ctx, expr, at, function)
+        if local is None:
+            return None
+        value, index = local
+        kind = _expr_kind(ctx, cls, function, value, at, depth, hops + 1)
+        if index is not None:
+            return kind[index] if isinstance(kind, tuple) and index < len(kind) else None
+        return kind
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = _expr_kind(ctx, cls, function, expr.value, at, depth, hops + 1)
+            i = int(index.value.value, 0)
+            return inner[i] if isinstance(inner, tuple) and -len(inner) <= i < len(inner) else None
+        return None
+    averaged = _average_kind(ctx, cls, function, expr, at, depth, hops)
+    if averaged is not None:
+        return averaged
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    kind = op_kind(ctx, expr, methods_of_self=False)
+    if kind is not None:
+        return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
+        inner = _expr_kind(ctx, cls, function, func.value, at, depth, hops + 1)
+        return inner if isinstance(inner, str) else None
+    # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
+    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and cls is not None:
+        if callee.value.value == "self":
+            method = method_of(cls, callee.attr.value)
+            if method is not None:  # `self.decode(z)`: what the class's own method returns
+                return _function_output(ctx, cls, method, depth + 1) if depth < MAX_DEPTH and method is not function else None
+        else:
+            return instance_member_output(ctx, callee, depth + 1)
+    return module_output(ctx, callee, depth, cls)
+
+
+def _int_literal(expr: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value, 0)
+    return None
+
+
+def _dim_arg(call: cst.Call, position: int) -> Optional[cst.BaseExpression]:
+    for i, a in enumerate(call.args):
+        if a.keyword is not None and a.keyword.value == "dim":
+            return a.value
+        if a.keyword is None and i == position:
+            return a.value
+    return None
+
+
+def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
+                  expr: cst.BaseExpression, at: cst.CSTNode, depth: int, hops: int) -> Kind:
+    """The average of several probability outputs is one (an ensemble's ``forward``): ``torch.stack(ps).mean(0)``
+    (or ``torch.mean(torch.stack(ps, 1), 1)``, the mean over the stacked dim), ``sum(ps) / len(ps)`` and
+    ``(p1 + p2) / 2``, where every element is a softmax (or every one a sigmoid)."""
+
+    def kind_of(e: cst.BaseExpression) -> Kind:
+        return _expr_kind(ctx, cls, function, e, at, depth, hops + 1)
+
+    def elements(e: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+        if isinstance(e, cst.Name) and function is not None:
+            local = _reaching_value(ctx, e, at, function)
+            if local is None or local[1] is not None:
+                return None
+            e = local[0]
+        if isinstance(e, (cst.List, cst.Tuple)) and e.elements and not any(isinstance(x, cst.StarredElement) for x in e.elements):
+            return [x.value for x in e.elements]
+        if isinstance(e, cst.ListComp) and not e.for_in.inner_for_in:
+            return [e.elt]
+        return None
+
+    def same(parts: Optional[List[cst.BaseExpression]]) -> Kind:
+        if not parts:
+            return None
+        kinds = {kind_of(p) for p in parts}
+        kind = kinds.pop() if len(kinds) == 1 else None
+        return kind if kind in (SOFTMAX, SIGMOID) else None
+
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not ctx.names.qualified_names_at(func):
+            stacked, mean_dim = func.value, _dim_arg(expr, 0)
+        elif ctx.names.matches(func, ("torch.mean",)) and expr.args:
+            stacked, mean_dim = expr.args[0].value, _dim_arg(expr, 1)
+        else:
+            return None
+        if not (isinstance(stacked, cst.Call) and ctx.names.matches(stacked.func, ("torch.stack",)) and stacked.args):
+            return None
+        stack_dim = _int_literal(_dim_arg(stacked, 1)) if _dim_arg(stacked, 1) is not None else 0
+        if stack_dim is None or _int_literal(mean_dim) != stack_dim:
+            return None
+        return same(elements(stacked.args[0].value))
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        left, right = expr.left, expr.right
+        if (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "sum"
+                and not ctx.names.qualified_names_at(left.func) and len(left.args) == 1):
+            parts = elements(left.args[0].value)
+            counted = (isinstance(right, cst.Call) and isinstance(right.func, cst.Name) and right.func.value == "len"
+                       and len(right.args) == 1 and ctx.code(right.args[0].value) == ctx.code(left.args[0].value))
+            return same(parts) if counted else None
+        terms: List[cst.BaseExpression] = []
+        node = left
+        while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            terms.append(node.right)
+            node = node.left
+        terms.append(node)
+        if len(terms) >= 2 and _int_literal(right) == len(terms):
+            return same(terms)
+    return None
+
+
+def _literal_one(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value == 1
+    if isinstance(expr, cst.Float):
+        return expr.evaluated_value == 1.0
+    return False
+
+
+def handwritten_sigmoid(ctx: FileContext, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For ``1 / (1 + torch.exp(-z))`` (either order of the sum, ``(-z).exp()`` too): ``z``; else None."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide)
+            and _literal_one(expr.left)):
+        return None
+    denom = expr.right
+    if not (isinstance(denom, cst.BinaryOperation) and isinstance(denom.operator, cst.Add)):
+        return None
+    for one, other in ((denom.left, denom.right), (denom.right, denom.left)):
+        if not _literal_one(one) or not isinstance(other, cst.Call):
+            continue
+        func = other.func
+        if "torch.exp" in ctx.names.qualified_names_at(func) and len(other.args) == 1:
+            operand: Optional[cst.BaseExpression] = other.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value == "exp" and not other.args and (
+            not ctx.names.qualified_names_at(func.value)
+        ):
+            operand = func.value
+        else:
+            continue
+        if isinstance(operand, cst.UnaryOperation) and isinstance(operand.operator, cst.Minus):
+            return operand.expression
+    return None
+
+
+def op_kind(ctx: FileContext, call: cst.Call, methods_of_self: bool) -> Kind:
+    """The kind of a torch operation's result: ``F.softmax(...)``, ``torch.sigmoid(...)``, and the tensor
+    methods (``x.softmax(1)``; on ``self`` only when ``methods_of_self``)."""
+    func = call.func
+    names = ctx.names.qualified_names_at(func)
+    for funcs, kind in _KIND_OF_FUNC:
+        if names & funcs:
+            return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in _KIND_OF_METHOD and not names:
+        if ctx.names.imports_torch and not ctx.names.qualified_names_at(func.value):
+            if methods_of_self or not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+                return _KIND_OF_METHOD[func.attr.value]
+    return None
+
+
+def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
+                  cls: Optional[cst.ClassDef] = None) -> Kind:
+    """What calling the module ``module`` returns, from how it was built."""
+    candidates: List[cst.BaseExpression]
+    if isinstance(module, cst.Call):
+        candidates = [module]
+    elif isinstance(module, cst.Attribute) and isinstance(module.value, cst.Name) and module.value.value == "self":
+        scope = ctx.names.scope_of(cls) if cls is not None else None
+        candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else ctx.names.values_at(module)
+    elif isinstance(module, cst.Name):
+        candidates = built_values(ctx, module)
+    else:
+        return None
+    kinds = set()
+    for v in candidates:
+        kinds.add(built_output(ctx, v, depth))
+    if len(kinds) != 1:
+        return None
+    return kinds.pop()
+
+
+def built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
+    if depth:
+        return _built_output(ctx, value, depth)
+    cache = _BUILT_OUTPUTS.of(ctx)
+    if value not in cache:
+        cache[value] = _built_output(ctx, value, 0)
+    return cache[value]
+
+
+#: value -> what the module it builds returns (asked at depth 0)
+_BUILT_OUTPUTS: "Fact[Dict[cst.CSTNode, Kind]]" = Fact("roles.built_outputs", lambda ctx: {})
+
+
+def _built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> Kind:
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return None
+    names = ctx.names.qualified_names_at(value.func)
+    for layers, kind in _KIND_OF_LAYER:
+        if names & layers:
+            return kind
+    if names & SEQUENTIAL:
+        positional = [a for a in value.args if a.keyword is None]
+        if positional and not positional[-1].star:
+            return built_output(ctx, positional[-1].value, depth)
+        if len(positional) == 1 and positional[0].star == "*" and isinstance(positional[0].value, cst.Name):
+            last = _last_appended(ctx, positional[0].value)
+            return built_output(ctx, last, depth) if last is not None else None
+        return None
+    if depth >= MAX_DEPTH:
+        return None
+    found = definition_of(ctx, value.func, depth, KIND_WORDS)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        s = class_summary(found[0], found[1], depth + 1)
+        return s.output if s.is_module else None
+    return None
+
+
+#: a project module is parsed for what a model returns only when it spells one of these
+KIND_WORDS = ("oftmax", "igmoid")
+
+
+def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpression]:
+    """For ``nn.Sequential(*layers)``: the layer appended last to the list ``layers`` in the same
+    function, when that append is not inside a loop or a branch (it is then the last layer)."""
+    function = ctx.enclosing(layers, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    last = None
+    use = position(ctx, layers)
+    for call in ctx.calls_in(function):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == layers.value) or position(ctx, call) > use:
+            continue
+        if func.attr.value != "append":
+            last = None  # extend, insert, pop, ...: the last layer is no longer known
+            continue
+        first = arg(call, 0, "object")
+        last = first.value if first is not None and not _compound_ancestors(ctx, call, function) else None
+    return last
+
+
+# -- roles -----------------------------------------------------------------------------------------
+def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether every value ``model`` is given is provably the same module in train and eval mode (no
+    dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
+    values = built_values(ctx, model)
+    if not values:
+        return False
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return False
+        d = definition_of(ctx, core.func)
+        if d is not None and isinstance(d[1], cst.ClassDef):
+            s = class_summary(d[0], d[1])
+            if not s.is_module or s.mode_dependent is not False:
+                return False
+            continue
+        if layer_mode_dependent(ctx, core) is not False or not is_module_value(ctx, core):
+            return False
+    return True
+
+
+#: the library classes with a ``from_pretrained`` that build no module (tokenizers, processors, configs,
+#: schedulers: their output is no model's), read from the library's own class name (``AutoTokenizer``
+#: imported under any alias)
+_NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExtractor|Vocab")
+
+
+def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
+    ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``torch.hub.load``, or ``.to()``/``.cuda()`` of one."""
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    names = ctx.names.qualified_names_at(func)
+    if names & _MODULE_CALLS:
+        return True
+    for q in names:
+        if q in _NOT_MODULES or q.startswith(("torch.nn.functional", "torch.nn.init", "torch.nn.utils")):
+            return False
+        if q.startswith(_MODULE_FACTORIES):
+            last = q.rsplit(".", 1)[-1]
+            return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
+    if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+        base = ctx.names.qualified_names_at(func.value)
+        if any(_NOT_MODULE_CLASS.search(q.rsplit(".", 1)[-1]) for q in base):
+            return False  # `GPT2Tokenizer.from_pretrained(...)`: a library class that is no module
+        return bool(base)
+    d = definition_of(ctx, func, depth)
+    if d is not None and isinstance(d[1], cst.ClassDef):
+        return module_class(d[0], d[1], depth + 1)
+    return False
+
+
+def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``cls`` derives from ``nn.Module`` (through project classes too).  Reads only the bases and
+    the imports, so it may be asked during the walk."""
+    table = _MODULE_CLASSES.of(ctx)
+    if cls in table:
+        return table[cls]
+    table[cls] = False  # a cycle of bases is no module
+    found = False
+    for expr, definition in base_classes(ctx, cls, depth):
+        if definition is not None and isinstance(definition[1], cst.ClassDef):
+            if depth < MAX_DEPTH and module_class(definition[0], definition[1], depth + 1):
+                found = True
+                break
+            continue
+        names = ctx.names.qualified_names_at(expr)
+        if names & set(_MODULE_BASES) or any(
+            n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
+            for n in names
+        ):
+            found = True
+            break
+    table[cls] = found
+    return found
+
+
+_ANNOTATION_MODULES = ("torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential")
+
+
+_LAYER_MODEL = re.compile(
+    r"(Sequential|ModuleList|ModuleDict|LSTM|GRU|RNN|Transformer\w*|Linear|Bilinear|Conv\w*|Embedding\w*|"
+    r"MultiheadAttention)$"
+)
+
+
+def param_is_model(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The arguments, when every call of the function in this file passes a model for parameter
+    ``name`` (``evaluate(cnn, loader)`` with ``cnn = CNN()``).  Call it after the walk."""
+    args = arguments_for_param(ctx, name)
+    if not args:
+        return None
+    for a in args:
+        if isinstance(a, (cst.Name, cst.Attribute)):
+            if is_model(ctx, a) is not True:
+                return None
+        elif not is_model_value(ctx, a):
+            return None
+    return args
+
+
+def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """:func:`is_module_value` for a model: not a loss, an activation or a pooling layer of ``torch.nn``."""
+    if not is_module_value(ctx, value):
+        return False
+    core = strip_moves(value)
+    if isinstance(core, cst.Call):
+        for q in ctx.names.qualified_names_at(core.func):
+            if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
+                return False
+    return True
+
+
+def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
+    """True: ``expr`` (a name or ``self.<attr>``) holds a model (an ``nn.Module`` that is not a loss or an
+    activation) by construction or by annotation on every assignment seen; None: unknown (a parameter,
+    something else)."""
+    if isinstance(expr, cst.Name):
+        b = ctx.names.binding_at(expr, expr.value)
+        if b is None or b.imports:
+            return None
+        if _annotated_module(ctx, expr):
+            return True
+    values = built_values(ctx, expr)
+    if not values:
+        return None
+    if all(is_model_value(ctx, v) for v in values):
+        return True
+    return None
+
+
+def plain_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``cls`` is provably no ``nn.Module``: no bases (or ``object``), or only project classes that
+    are plain themselves.  A base that cannot be read (a library class, a variable) is not proof."""
+    if depth > MAX_DEPTH:
+        return False
+    for expr, found in base_classes(ctx, cls, depth):
+        if found is not None and isinstance(found[1], cst.ClassDef):
+            if not plain_class(found[0], found[1], depth + 1):
+                return False
+        elif dotted_name(expr) != "object":
+            return False
+    return not any(k.keyword is not None and k.keyword.value == "metaclass" for k in cls.keywords)
+
+
+def _plain_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call):
+        return False
+    d = definition_of(ctx, value.func)
+    return d is not None and isinstance(d[1], cst.ClassDef) and plain_class(d[0], d[1])
+
+
+def not_a_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
+    """Whether ``expr`` provably holds no ``nn.Module``: every value it is built from is an instance of a
+    plain project class (``net = MultilayerPerceptron(...)`` with ``class MultilayerPerceptron:``), or, for
+    a parameter, every call in the file passes such a value.  Ends the guess from a model-like name."""
+    if isinstance(expr, cst.Name) and ctx.names.is_param_at(expr):
+        if hops >= 2:
+            return False
+        args = arguments_for_param(ctx, expr)
+        return bool(args) and all(
+            not_a_module(ctx, a, hops + 1) if isinstance(a, cst.Name) else _plain_instance(ctx, a) for a in args
+        )
+    values = built_values(ctx, expr) if isinstance(expr, (cst.Name, cst.Attribute)) else [expr]
+    return bool(values) and all(_plain_instance(ctx, v) for v in values)
+
+
+def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params
+    for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+        if p.name.value == name.value and p.annotation is not None:
+            ann = p.annotation.annotation
+            names = ctx.names.qualified_names_at(ann)
+            if names & set(_ANNOTATION_MODULES):
+                return True
+            d = definition_of(ctx, ann)
+            if d is not None and isinstance(d[1], cst.ClassDef):
+                return module_class(d[0], d[1])
+    return False
+
+
+# -- what a value is, where it is used -----------------------------------------------------------------
+def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Kind:
+    """Whether ``expr`` is the output of a model (or module) whose ``forward`` ends in softmax,
+    log-softmax or sigmoid: ``model(x)``, ``self.net(x)``, ``model(x)[0]``, ``out`` after
+    ``out = model(x)`` or ``out, aux = model(x)``.  Call it after the walk."""
+    if hops > 4:
+        return None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = output_kind(ctx, expr.value, hops + 1)
+            i = int(index.value.value, 0)
+            return inner[i] if isinstance(inner, tuple) and -len(inner) <= i < len(inner) else None
+        return None
+    if isinstance(expr, cst.Name):
+        function = ctx.enclosing(expr, cst.FunctionDef)
+        if isinstance(function, cst.FunctionDef):
+            local = _reaching_value(ctx, expr, expr, function)
+        else:
+            local = _reaching_value(ctx, expr, expr, None)
+        if local is None:
+            return None
+        value, index = local
+        kind = output_kind(ctx, value, hops + 1)
+        if index is not None:
+            return kind[index] if isinstance(kind, tuple) and index < len(kind) else None
+        return kind
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    kind = op_kind(ctx, expr, methods_of_self=True)
+    if kind is not None:
+        return kind
+    if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
+        kind = output_kind(ctx, func.value, hops + 1)  # `d(x).view(-1)`: the same probabilities
+        return kind if isinstance(kind, str) else None
+    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
+        return instance_member_output(ctx, callee)
+    if isinstance(callee, cst.Name) and (ctx.names.qualified_names_at(callee) or definition_of(ctx, callee) is not None):
+        return None  # a function or class called by name (imported or defined here): not a model object
+    cls = ctx.enclosing(expr, cst.ClassDef)
+    if isinstance(callee, cst.Name) and isinstance(cls, cst.ClassDef) and _is_self(ctx, callee, cls):
+        s = class_summary(ctx, cls)  # `self(x)` in a method of the model: its own `forward`
+        return s.output if s.is_module else None
+    return module_output(ctx, callee, 0, cls if isinstance(cls, cst.ClassDef) else None)
+
+
+#: tensor methods that keep the values (and so what kind of values they are)
+SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze", "contiguous", "view_as",
+                            "reshape_as", "float", "double", "to", "cpu", "cuda"})
+
+
+def instance_member_output(ctx: FileContext, callee: cst.Attribute, depth: int = 0) -> Kind:
+    """What ``owner.member(x)`` returns where ``owner`` is an instance of a project model class:
+    ``member`` a method of the class (``model.discriminator_forward(x)``) or a submodule it builds
+    (``model.discriminator(x)`` with ``self.discriminator = nn.Sequential(..., nn.Sigmoid())``)."""
+    if depth > MAX_DEPTH:
+        return None
+    found = instance_class(ctx, callee.value)
+    if found is None:
+        return None
+    dctx, cls = found
+    if not class_summary(dctx, cls).is_module:
+        return None
+    name = callee.attr.value
+    method = method_of(cls, name)
+    if method is not None:
+        return _function_output(dctx, cls, method, depth + 1)
+    scope = dctx.names.scope_of(cls)
+    values = list(scope.attrs.get(name, ())) if scope is not None else []
+    kinds = {built_output(dctx, v, depth + 1) for v in values}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _is_self(ctx: FileContext, name: cst.Name, cls: cst.ClassDef) -> bool:
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or ctx.parent(ctx.parent(function) or function) is not cls:
+        return False
+    params = list(function.params.posonly_params) + list(function.params.params)
+    return bool(params) and params[0].name.value == name.value and not function.decorators
+
+
+def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function: Optional[cst.FunctionDef]):
+    """``(value, index)`` of the assignment of ``name`` that reaches ``at`` on every path (the names
+    layer's answer, in ``function`` or at module level); None when unknown."""
+    found = ctx.names.reaching_assignment(name.value, at, function)
+    return (found[0].value, found[1]) if found is not None else None
+
+
+def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
+    """``net.backward(x, out, y)`` on an instance of a plain Python class (see :func:`not_a_module`): the
+    class's own method, not ``Tensor.backward``.  Ask after the walk."""
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    return isinstance(recv, (cst.Name, cst.Attribute)) and not_a_module(ctx, recv)
+
+
+def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For ``model.encoder`` where ``model`` is built from a project class that defines a method
+    ``encoder`` (itself or a project base class): ``model``, whose mode and gradients the method runs
+    with; None otherwise (a submodule attribute, an unknown object)."""
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, (cst.Name, cst.Attribute)):
+        return None
+    values = built_values(ctx, func.value)
+    if not values:
+        return None
+    for v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return None
+        d = definition_of(ctx, core.func)
+        if d is None or not isinstance(d[1], cst.ClassDef) or not defines_method(d[0], d[1], func.attr.value, 0):
+            return None
+    return func.value
+
+
+__all__ = [
+    "KIND_WORDS",
+    "Kind",
+    "LOG_SOFTMAX",
+    "ModelSummary",
+    "SHAPE_METHODS",
+    "SIGMOID",
+    "SOFTMAX",
+    "built_output",
+    "class_summary",
+    "handwritten_sigmoid",
+    "is_model",
+    "is_module_value",
+    "layer_mode_dependent",
+    "method_owner",
+    "mode_free",
+    "mode_layer_of",
+    "module_class",
+    "module_output",
+    "not_a_module",
+    "op_kind",
+    "output_kind",
+    "param_is_model",
+    "plain_class",
+    "plain_object_method",
+]

@@ -1,0 +1,825 @@
+"""Values through calls, the interprocedural part of the program model (:func:`value_fact`,
+:func:`model_fact`, :func:`loss_fact`, :func:`caller_value_fact`).
+
+A :class:`Frame` is a function as one call runs it, its parameters bound to that call's arguments (read
+in the caller's frame), to their defaults, or known by their annotations; ``self`` is an instance of the
+class the method is read for (a subclass, for a base class's method), and ``self.<attr>`` set from
+``__init__``'s parameters reads the constructor's arguments.  Returns of project functions are followed
+with their arguments bound, :data:`MAX_CALL_DEPTH` calls deep.  Each fact says where it comes from
+(:class:`Evidence`, places as :class:`At`), for the rules' messages.
+
+What a name holds in one scope is the names layer's answer (``ctx.names``); definitions and the call
+graph are :mod:`torchlint.analysis.definitions`, roles and class summaries
+:mod:`torchlint.analysis.roles`.  Queries are made once the file's walk is done (``leave_Module``).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.analysis.context import Fact, FileContext, assignment_targets
+from torchlint.analysis.definitions import (
+    MAX_DEPTH,
+    bases_spelling,
+    bind_arguments,
+    built_values,
+    called_function,
+    calls_of_function,
+    definition_of,
+    depends_on,
+    find_method,
+    function_params,
+    function_returns,
+    inherit_dependencies,
+    local_definition,
+    maybe_project_function,
+    method_of,
+    strip_moves,
+)
+from torchlint.analysis.ops import BCE_FUNCS, BCE_LAYERS, CROSS_ENTROPY_FUNCS, CROSS_ENTROPY_LAYERS
+from torchlint.analysis.project import project_of
+from torchlint.analysis.roles import (
+    KIND_WORDS,
+    Kind,
+    LOG_SOFTMAX,
+    SHAPE_METHODS,
+    SIGMOID,
+    SOFTMAX,
+    built_output,
+    class_summary,
+    handwritten_sigmoid,
+    op_kind,
+)
+from torchlint.analysis.walk import iter_nodes
+
+
+def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Evidence]:
+    """:func:`value_fact` of ``expr`` where it is read; for a parameter the function does not reassign,
+    what every call of the function in this file passes (:func:`caller_frames`: ``self._cost(y,
+    self.forward(x))``, the method's own returns followed), when all of them agree and none is left out."""
+    frame = open_frame(ctx, expr)
+    fact = value_fact(frame, expr)
+    if fact is not None or not isinstance(expr, cst.Name) or frame.function is None:
+        return fact
+    function = frame.function
+    if not any(p.name.value == expr.value for p in function_params(function)):
+        return None
+    sites = calls_of_function(ctx, function, frame.cls)
+    if len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
+        return None  # calls not all seen, or a recursion: not followed
+    frames = caller_frames(ctx, expr)
+    if len(frames) != len(sites) or any(expr.value not in f.bound for f in frames):
+        return None
+    return _unanimous([value_fact(f, expr) for f in frames])
+
+
+# -- values through calls: arguments, defaults, annotations, `self` and returns ---------------------
+#: how many calls deep a value is followed into project functions (caller -> helper -> helper)
+MAX_CALL_DEPTH = 3
+
+NLL = "nll"
+_NLL_FUNCS = frozenset({"torch.nn.functional.nll_loss"})
+_NLL_LAYERS = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
+_LOSS_FUNCS = ((CROSS_ENTROPY_FUNCS, "ce"), (BCE_FUNCS, "bce"), (_NLL_FUNCS, NLL))
+_LOSS_LAYERS = ((CROSS_ENTROPY_LAYERS, "ce"), (BCE_LAYERS, "bce"), (_NLL_LAYERS, NLL))
+#: words one of which a module spelling a loss holds (checked on its text before it is parsed)
+_LOSS_TEXT = ("Loss", "cross_entropy", "nll_loss")
+_KIND_WORD = {SOFTMAX: "softmax", LOG_SOFTMAX: "log-softmax", SIGMOID: "a sigmoid"}
+
+
+class Frame:
+    """One function as a call runs it: ``bound`` maps its parameters to the arguments of the call (read
+    in the ``caller`` frame), ``cls`` is what ``self`` is an instance of.  An open frame (no caller)
+    knows its parameters only by their defaults and annotations."""
+
+    __slots__ = ("ctx", "function", "bound", "caller", "call", "cls", "depth", "init")
+
+    def __init__(self, ctx: FileContext, function: Optional[cst.FunctionDef], bound=None,
+                 caller: Optional["Frame"] = None, call: Optional[cst.Call] = None, cls=None, depth: int = 0,
+                 init: Optional["Frame"] = None):
+        self.ctx = ctx
+        self.function = function
+        self.bound: Dict[str, cst.BaseExpression] = bound or {}
+        self.caller = caller
+        self.call = call
+        self.cls = cls  # (file context, ClassDef) or None
+        self.depth = depth
+        #: the frame of ``__init__`` as the object ``self`` is was built (``Trainer(net, loss)``), if known
+        self.init = init
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a value is (``kind``) and why: ``why`` says where the fact comes from; ``origin`` is the
+    expression of the outermost frame it was read from (the argument of the call the rule reports)."""
+
+    kind: Kind
+    why: Why
+    origin: Optional[cst.BaseExpression] = None
+
+    @property
+    def message(self) -> str:
+        return render(self.why)
+
+
+def line_of(ctx: FileContext, node: cst.CSTNode) -> Optional[int]:
+    """The 1-based line ``node`` starts on, for messages: the line of its top-level statement, then
+    the first line at or after its enclosing statement's that spells its first line (no position pass)."""
+    tops = _TOP_LINES.get(ctx)
+    module = ctx.module
+    if tops is None:
+        tops = {}
+        line = sum(module.code_for_node(h).count("\n") for h in module.header)
+        for stmt in module.body:
+            tops[id(stmt)] = (line, stmt)
+            line += module.code_for_node(stmt).count("\n")
+        _TOP_LINES.put(ctx, tops)
+    chain = [node]
+    while ctx.parents.get(id(chain[-1])) is not None and ctx.parents.get(id(chain[-1])) is not module:
+        chain.append(ctx.parents[id(chain[-1])])
+    top = chain[-1]
+    if id(top) not in tops:
+        return None
+    before, _ = tops[id(top)]
+    lines = module.code_for_node(top).split("\n")
+    at = 0  # index into `lines`
+    for n in reversed(chain):
+        if not isinstance(n, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseExpression)) and n is not node:
+            continue
+        first = _first_line(module, n)
+        if not first:
+            continue
+        for i in range(at, len(lines)):
+            if first in lines[i]:
+                at = i
+                break
+    return before + at + 1
+
+
+def _first_line(module: cst.Module, node: cst.CSTNode) -> str:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        node = node.with_changes(leading_lines=()) if hasattr(node, "leading_lines") else node
+        if getattr(node, "decorators", None):
+            node = node.with_changes(decorators=())
+    code = module.code_for_node(node).strip()
+    return code.split("\n", 1)[0].strip() if code else ""
+
+
+#: id of a top-level statement -> (lines before it, the statement)
+_TOP_LINES: Fact[Dict[int, Tuple[int, cst.CSTNode]]] = Fact("values.top_lines")
+
+
+class At:
+    """A place in a file, rendered ``file:line`` only when a message is made."""
+
+    __slots__ = ("ctx", "node")
+
+    def __init__(self, ctx: FileContext, node: cst.CSTNode) -> None:
+        self.ctx, self.node = ctx, node
+
+    def __str__(self) -> str:
+        name = os.path.basename(self.ctx.path) if self.ctx.path else "<source>"
+        if name.endswith(".ipynb"):
+            return name  # lines of the joined cells would not be the notebook's
+        line = line_of(self.ctx, self.node)
+        return f"{name}:{line}" if line is not None else name
+
+
+Why = Tuple[object, ...]  # pieces of a message: strings and places (:class:`At`)
+
+
+def render(why: Why) -> str:
+    return "".join(str(p) for p in why)
+
+
+def open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
+    """The frame of the function around ``node`` with no caller: parameters known only by their
+    defaults and annotations, ``self`` an instance of the class the method is defined in."""
+    function = ctx.enclosing(node, cst.FunctionDef)
+    function = function if isinstance(function, cst.FunctionDef) else None
+    cls = None
+    if function is not None:
+        owner = ctx.parent(ctx.parent(function) or function)
+        if isinstance(owner, cst.ClassDef):
+            cls = (ctx, owner)
+    return Frame(ctx, function, cls=cls)
+
+
+#: how many calls of one function in its own file are followed back into their callers
+MAX_CALLERS = 8
+
+
+def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
+    """For the function around ``node``: one frame per call of it in this file (:func:`calls_of_function`),
+    its parameters bound to that call's arguments, read in the caller's own open frame (calls that bind
+    nothing are left out).  A helper called with two different models is judged per call."""
+    base = open_frame(ctx, node)
+    function = base.function
+    if function is None:
+        return []
+    out: List[Frame] = []
+    for call in calls_of_function(ctx, function, base.cls)[:MAX_CALLERS]:
+        offset = 1 if base.cls is not None and not function.decorators and isinstance(call.func, cst.Attribute) else 0
+        bound = bind_arguments(call, function, offset)
+        if bound:
+            out.append(Frame(ctx, function, bound, open_frame(ctx, call), call, base.cls, 1))
+    return out
+
+
+def self_name(frame: Frame) -> Optional[str]:
+    f = frame.function
+    if f is None or frame.cls is None or f.decorators:
+        return None
+    params = list(f.params.posonly_params) + list(f.params.params)
+    return params[0].name.value if params else None
+
+
+def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
+    """What ``name`` holds at ``at`` in ``frame``: ``("value", frame, expr, index)`` for an assigned or
+    bound value, ``("annotation", frame, expr, None)`` for a parameter known only by its annotation,
+    ``("module", frame, values, None)`` for a module-level name, ``("imported", frame, name, None)`` for
+    a name imported at module level (see :func:`_imported_value`); None when unknown."""
+    ctx, function = frame.ctx, frame.function
+    if function is not None:
+        found = ctx.names.reaching_assignment(name.value, at, function)
+        if found is not None:
+            return ("value", frame, *_element(found[0].value, found[1]))
+        for p in function_params(function):
+            if p.name.value != name.value:
+                continue
+            if any(n.value == name.value for a in ctx.contents(function).assigns for t in assignment_targets(a)
+                   for n in iter_nodes(t) if isinstance(n, cst.Name)):
+                return None  # reassigned on some path: not the argument any more
+            if name.value in frame.bound and frame.caller is not None:
+                return ("value", frame.caller, frame.bound[name.value], None)
+            if p.default is not None:
+                return ("value", Frame(ctx, function, cls=frame.cls, depth=frame.depth), p.default, None)
+            if p.annotation is not None:
+                return ("annotation", frame, p.annotation.annotation, None)
+            return None
+        b = ctx.names.binding_at(name, name.value)
+        if b is not None and b.imports and b is ctx.names.module_scope.bindings.get(name.value):
+            return ("imported", frame, name, None)
+        if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
+            return None  # a local assigned on some paths only
+    else:
+        found = ctx.names.reaching_assignment(name.value, at, None)
+        if found is not None:
+            return ("value", frame, *_element(found[0].value, found[1]))
+        b = ctx.names.binding_at(name, name.value)
+        if b is not None and b.imports and not b.values:
+            return ("imported", frame, name, None)
+    values = built_values(ctx, name)
+    return ("module", frame, values, None) if values else None
+
+
+def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
+    """``from losses import criterion``: ``("module", frame of that module, values, None)`` for a name a
+    project module binds at its top level by plain assignments (``criterion = nn.CrossEntropyLoss()``);
+    None for a class, a function, a library name, or a name that module imports in turn.  The module is
+    parsed only when its text assigns the name at top level and spells one of ``words``."""
+    ctx = frame.ctx
+    for q in sorted(ctx.names.qualified_names_at(name)):
+        level = len(q) - len(q.lstrip("."))
+        module, _, attr = q.lstrip(".").rpartition(".")
+        if not attr or not (module or level) or q.startswith(("torch.", "numpy.")):
+            continue
+        path = project_of(ctx).module_file(ctx.path, module, level)
+        if path is None:
+            continue
+        depends_on(ctx, os.path.abspath(path))
+        text = project_of(ctx).module_text(path)
+        if text is None or not any(w in text for w in words) or not re.search(
+                rf"^{re.escape(attr)}[ \t]*(?::[^=\n]*)?=[^=]", text, re.MULTILINE):
+            continue  # no top-level assignment of the name: a class, a function, or not there (no parse)
+        other = project_of(ctx).load(path)
+        if other is None:
+            continue
+        inherit_dependencies(ctx, other)
+        b = other.names.module_scope.bindings.get(attr)
+        if b is None or b.imports or not b.values or any(v is None for v in b.values):
+            continue
+        if local_definition(other, attr, imported=True) is not None:
+            continue  # a class or a function, not a value
+        return ("module", Frame(other, None), list(b.values), None)
+    return None
+
+
+def _element(value: cst.BaseExpression, index: Optional[int]) -> Tuple[cst.BaseExpression, Optional[int]]:
+    """``a, b = A(), B()``: the element a name is given, when the value is spelled as a tuple."""
+    if index is not None and isinstance(value, (cst.Tuple, cst.List)) and index < len(value.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements):
+        return value.elements[index].value, None
+    return value, index
+
+
+def _rebase(e: Optional[Evidence], frame: Frame, expr: cst.BaseExpression) -> Optional[Evidence]:
+    if e is not None and e.origin is None and frame.caller is None:
+        return Evidence(e.kind, e.why, expr)
+    return e
+
+
+def _class_evidence(ctx: FileContext, cls: cst.ClassDef, kind: Kind, how: str = "") -> Optional[Evidence]:
+    if kind is None:
+        return None
+    if not isinstance(kind, str):
+        return Evidence(kind, (f"{how}`{cls.name.value}` (", At(ctx, cls), ")"))
+    forward = method_of(cls, "forward")
+    at = At(ctx, forward if forward is not None else cls)
+    return Evidence(kind, (f"{how}`forward` of `{cls.name.value}` (", at, f") ends in {_KIND_WORD[kind]}"))
+
+
+def _built_evidence(ctx: FileContext, value: cst.BaseExpression, how: str = "") -> Optional[Evidence]:
+    kind = built_output(ctx, value)
+    if kind is None:
+        return None
+    core = strip_moves(value)
+    if isinstance(core, cst.Call):
+        d = definition_of(ctx, core.func, 0, KIND_WORDS)
+        if d is not None and isinstance(d[1], cst.ClassDef):
+            return _class_evidence(d[0], d[1], kind, how)
+    if not isinstance(kind, str):
+        return Evidence(kind, (f"{how}`{_short(ctx, core)}` (", At(ctx, value), ")"))
+    return Evidence(kind, (f"{how}`{_short(ctx, core)}` (", At(ctx, value), f") ends in {_KIND_WORD[kind]}"))
+
+
+def _short(ctx: FileContext, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    if len(code) > 40 and isinstance(node, cst.Call):
+        code = ctx.code(node.func) + "(...)"
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
+def _unanimous(facts: List[Optional[Evidence]]) -> Optional[Evidence]:
+    if not facts or any(f is None for f in facts):
+        return None
+    kinds = {f.kind for f in facts if f is not None}
+    return facts[0] if len(kinds) == 1 else None
+
+
+def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optional[Evidence]:
+    """What calling the module ``callee`` returns in ``frame``, following parameters to the arguments
+    of the call, defaults, annotations (``model: Net``), ``self`` and ``self.<attr>``."""
+    if hops > 6:
+        return None
+    ctx = frame.ctx
+    if isinstance(callee, cst.Attribute) and callee.attr.value == "forward":
+        return model_fact(frame, callee.value, hops + 1)
+    if isinstance(callee, cst.Call):
+        return _built_evidence(ctx, callee)
+    if isinstance(callee, cst.Name):
+        if callee.value == self_name(frame) and frame.cls is not None:
+            cctx, cls = frame.cls
+            s = class_summary(cctx, cls)
+            return _class_evidence(cctx, cls, s.output) if s.is_module else None
+        held = _holds(frame, callee, callee)
+        if held is not None and held[0] == "imported":
+            held = _imported_value(frame, callee, KIND_WORDS)
+        if held is None:
+            return None
+        how, f, value, index = held
+        if index is not None:
+            return None
+        if how == "annotation":
+            d = definition_of(f.ctx, value, 0, KIND_WORDS)
+            if d is None or not isinstance(d[1], cst.ClassDef):
+                return None
+            s = class_summary(d[0], d[1])
+            if not s.is_module:
+                return None
+            return _class_evidence(d[0], d[1], s.output, f"`{callee.value}` is annotated `{d[1].name.value}`: ")
+        if how == "module":
+            return _unanimous([_built_evidence(f.ctx, v) for v in value])
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            found = model_fact(f, value, hops + 1)
+        else:
+            found = _built_evidence(f.ctx, value)
+        return _rebase(found, f, value) if f is not frame else found
+    if (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name)
+            and callee.value.value == self_name(frame) and frame.cls is not None):
+        cctx, cls = frame.cls
+        values = _class_attr(cctx, cls, callee.attr.value)
+        if not values:
+            return None
+        return _unanimous([_built_evidence(cctx, v) if not isinstance(v, cst.Name)
+                           else _through_init(frame, v, lambda f, e: model_fact(f, e, hops + 1)) for v in values])
+    return None
+
+
+def _class_attr(ctx: FileContext, cls: cst.ClassDef, attr: str, depth: int = 0) -> List[cst.BaseExpression]:
+    """The values ``self.<attr>`` is given in ``cls`` (or, when it gives none, in its base classes of the
+    same file: a base imported from another module is not read for attributes, which keeps the cost of
+    the many ``self.<layer>(x)`` calls of a model low); asked once per class and name."""
+    cache = _CLASS_ATTRS.of(ctx)
+    key = (cls, attr)
+    if key not in cache:
+        cache[key] = []  # a cycle of bases finds nothing
+        scope = ctx.names.scope_of(cls)
+        values = list(scope.attrs.get(attr, ())) if scope is not None else []
+        if not values and depth < MAX_DEPTH and method_of(cls, attr) is None:
+            for found in bases_spelling(ctx, cls, depth, attr, local=True):
+                values = _class_attr(found[0], found[1], attr, depth + 1)
+                if values:
+                    break
+        cache[key] = values
+    return cache[key]
+
+
+#: (class, attribute) -> the values ``self.<attribute>`` is given, per file
+_CLASS_ATTRS: Fact[dict] = Fact("values.class_attrs", lambda ctx: {})
+
+
+def is_attribute(ctx: FileContext, cls: cst.ClassDef, name: str) -> bool:
+    """``self.<name> = ...`` somewhere in ``cls``: a value (a submodule), not a method."""
+    scope = ctx.names.scope_of(cls)
+    return scope is not None and name in scope.attrs and method_of(cls, name) is None
+
+
+def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bool = True) -> Optional[Evidence]:
+    """Whether the tensor ``expr`` is a softmax, log-softmax or sigmoid output in ``frame``: an op, a
+    model's output (see :func:`model_fact`), a name assigned from one, or what a project function
+    called here returns (its returns followed with the call's arguments bound; not with ``follow`` off)."""
+    if hops > 8:
+        return None
+    ctx = frame.ctx
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = value_fact(frame, expr.value, hops + 1, follow)
+            i = int(index.value.value, 0)
+            if inner is not None and isinstance(inner.kind, tuple) and -len(inner.kind) <= i < len(inner.kind):
+                k = inner.kind[i]
+                return Evidence(k, inner.why, inner.origin) if k is not None else None
+        return None
+    if isinstance(expr, cst.Tuple):
+        facts = [value_fact(frame, el.value, hops + 1, follow) for el in expr.elements]
+        kinds = tuple(f.kind if f is not None else None for f in facts)
+        known = [f for f in facts if f is not None]
+        return Evidence(kinds, known[0].why, known[0].origin) if known else None
+    if isinstance(expr, cst.Name):
+        held = _holds(frame, expr, expr)
+        if held is None:
+            return None
+        how, f, value, index = held
+        if how != "value":
+            return None
+        fact = value_fact(f, value, hops + 1, follow)
+        fact = _rebase(fact, f, value) if f is not frame else fact
+        if index is not None:
+            if fact is None or not isinstance(fact.kind, tuple) or index >= len(fact.kind):
+                return None
+            k = fact.kind[index]
+            return Evidence(k, fact.why, fact.origin) if k is not None else None
+        return fact
+    if not isinstance(expr, cst.Call):
+        if handwritten_sigmoid(ctx, expr) is not None:  # `1 / (1 + torch.exp(-z))`
+            return Evidence(SIGMOID, (f"the sigmoid written by hand `{_short(ctx, expr)}` (", At(ctx, expr), ")"))
+        return None
+    func = expr.func
+    kind = op_kind(ctx, expr, methods_of_self=True)
+    if kind is not None:
+        return Evidence(kind, (f"`{_short(ctx, expr)}` (", At(ctx, expr), ")"))
+    if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
+        inner = value_fact(frame, func.value, hops + 1, follow)
+        return inner if inner is not None and isinstance(inner.kind, str) else None
+    target = project_function(frame, expr) if follow else None
+    if target is not None:
+        return _return_fact(target, hops)
+    return model_fact(frame, func, hops + 1)
+
+
+def project_function(frame: Frame, call: cst.Call) -> Optional[Frame]:
+    """The frame of a project function ``call`` runs, its arguments bound; None when ``call`` calls no
+    function of the project or the depth limit is reached."""
+    if frame.depth >= MAX_CALL_DEPTH:
+        return None
+    ctx = frame.ctx
+    func = call.func
+    cls = None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self_name(frame):
+        if frame.cls is None:
+            return None
+        cctx, c = frame.cls
+        method = find_method(cctx, c, func.attr.value)
+        if method is None:
+            return None
+        fctx, function = method
+        cls, offset = frame.cls, 1
+    elif maybe_project_function(ctx, func):
+        target = called_function(ctx, call)
+        if target is None:
+            return None
+        fctx, function, offset = target
+    else:
+        return _instance_method_frame(frame, call)
+    bound = bind_arguments(call, function, offset)
+    if bound is None:
+        return None
+    return Frame(fctx, function, bound, frame, call, cls, frame.depth + 1, frame.init if cls is not None else None)
+
+
+def _constructor(frame: Frame, receiver: cst.BaseExpression) -> Optional[Tuple[Frame, cst.Call]]:
+    """The call that built the object ``receiver`` holds (``t = Trainer(net)``), and the frame it runs in."""
+    if not isinstance(receiver, cst.Name):
+        return None
+    held = _holds(frame, receiver, receiver)
+    if held is None:
+        return None
+    how, f, value, index = held
+    if how == "module":
+        if len(value) != 1:
+            return None
+        value = value[0]
+    elif how != "value" or index is not None:
+        return None
+    value = strip_moves(value)
+    if not isinstance(value, cst.Call) or isinstance(value.func, cst.Attribute) and isinstance(
+            value.func.value, cst.Name) and value.func.value.value == "self":
+        return None
+    if not maybe_project_function(f.ctx, value.func):
+        return None  # not built from a class of the project (a library object, a submodule's output)
+    return f, value
+
+
+def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
+    """``obj.method(...)`` where ``obj`` was built from a project class (``t = Trainer(net, loss)``):
+    the method's frame with ``self`` that class and ``__init__`` bound to the constructor's arguments.
+    Followed only when the constructor or the call passes something known (a model, a probability)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    built = _constructor(frame, func.value)
+    if built is None:
+        return None
+    f, ctor = built
+    if not any(argument_fact(f, a.value) for a in ctor.args if not a.star) and not any(
+            argument_fact(frame, a.value) for a in call.args if not a.star):
+        return None
+    d = definition_of(f.ctx, ctor.func)
+    if d is None or not isinstance(d[1], cst.ClassDef):
+        return None
+    method = find_method(d[0], d[1], func.attr.value)
+    if method is None:
+        return None
+    mctx, function = method
+    init = None
+    found_init = find_method(d[0], d[1], "__init__")
+    if found_init is not None:
+        bound = bind_arguments(ctor, found_init[1], 1)
+        if bound is not None:
+            init = Frame(found_init[0], found_init[1], bound, f, ctor, d, frame.depth + 1)
+    bound = bind_arguments(call, function, 1)
+    if bound is None:
+        return None
+    return Frame(mctx, function, bound, frame, call, d, frame.depth + 1, init)
+
+
+def _through_init(frame: Frame, value: cst.Name, follow):
+    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known."""
+    init = frame.init
+    if init is None or init.function is None or not init.ctx.is_inside(value, init.function):
+        return None
+    return follow(init, value)
+
+
+def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
+    function = frame.function
+    if function is None:
+        return None
+    returns = function_returns(function)
+    if not returns or any(r.value is None for r in returns):
+        return None
+    facts = [value_fact(frame, r.value, hops + 1) for r in returns]
+    return _unanimous(facts)
+
+
+def loss_fact(frame: Frame, call: cst.Call, hops: int = 0) -> Optional[Tuple[str, Why]]:
+    """``(loss, how)`` when ``call`` computes a cross-entropy (``"ce"``), a binary cross-entropy
+    (``"bce"``) or an NLL loss (``"nll"``) in ``frame``: a torch function, a loss module built in place,
+    or a name, parameter (its argument or default) or ``self.<attr>`` holding one."""
+    ctx = frame.ctx
+    func = call.func
+    names = ctx.names.qualified_names_at(func)
+    for funcs, loss in _LOSS_FUNCS:
+        if names & funcs:
+            return loss, ()
+    return _loss_object(frame, func, hops)
+
+
+def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[Tuple[str, Why]]:
+    if hops > 6:
+        return None
+    ctx = frame.ctx
+    if isinstance(func, cst.Call):
+        core = strip_moves(func)
+        names = ctx.names.qualified_names_at(core.func) if isinstance(core, cst.Call) else set()
+        for layers, loss in _LOSS_LAYERS:
+            if names & layers:
+                return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
+        if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH
+                and maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
+            # `criterion = make_criterion()`: what a project function returns (its module read only when
+            # it spells a loss)
+            target = project_function(frame, core)
+            if target is not None and target.function is not None:
+                returns = function_returns(target.function)
+                if returns and all(r.value is not None for r in returns):
+                    found = [_loss_object(target, r.value, hops + 1) for r in returns]  # type: ignore[arg-type]
+                    kinds = {x[0] if x else None for x in found}
+                    if len(kinds) == 1 and None not in kinds:
+                        return found[0]
+        return None
+    if isinstance(func, cst.Subscript):
+        # `LOSSES[args.loss]`: a dict of losses keyed by literal strings, the key a literal default
+        chosen = literal_choice(frame, func)
+        return _loss_object(chosen[0], chosen[1], hops + 1) if chosen is not None else None
+    if isinstance(func, cst.Name):
+        held = _holds(frame, func, func)
+        if held is not None and held[0] == "imported":
+            held = _imported_value(frame, func, _LOSS_TEXT)
+        if held is None:
+            return None
+        how, f, value, index = held
+        if how == "module":
+            found = {_loss_object(f, v, hops + 1) if isinstance(v, (cst.Call, cst.Subscript)) else None for v in value}
+            found_kinds = {x[0] if x else None for x in found}
+            return next(iter(found)) if len(found_kinds) == 1 and None not in found_kinds else None
+        if how != "value" or index is not None:
+            return None
+        return _loss_object(f, value, hops + 1)
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == self_name(frame) and frame.cls is not None):
+        cctx, cls = frame.cls
+        values = _class_attr(cctx, cls, func.attr.value)
+        found = [_loss_object(Frame(cctx, None), v, hops + 1) if isinstance(v, cst.Call)
+                 else _through_init(frame, v, lambda f, e: _loss_object(f, e, hops + 1)) for v in values]
+        kinds = {x[0] if x else None for x in found}
+        return found[0] if found and len(kinds) == 1 and None not in kinds else None
+    return None
+
+
+def _frame_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """The one value a name holds in ``frame``, with the frame it is read in: across calls (a parameter is
+    the argument its caller passes, see :func:`_holds`), the names layer's answers within one function
+    (the assignment that reaches it on every path, not a tuple element) or at module level (its only
+    value, moves aside); an expression that is no name is its own value."""
+    if not isinstance(expr, cst.Name):
+        return frame, expr
+    held = _holds(frame, expr, expr)
+    if held is None:
+        return None
+    how, f, value, index = held
+    if how == "module":
+        return (f, value[0]) if len(value) == 1 else None
+    return (f, value) if how == "value" and index is None else None
+
+
+def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
+    """The string a key expression holds when the code runs with its literal defaults: a string literal, a
+    name assigned one, ``cfg["loss"]`` of a dict literal, or ``args.loss`` of ``parser.parse_args()`` where
+    ``parser.add_argument("--loss", default="ce")`` (argparse's dest: dashes become underscores)."""
+    found = _frame_value(frame, index)
+    if found is None:
+        return None
+    f, value = found
+    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value
+    if isinstance(value, cst.Subscript):
+        chosen = literal_choice(f, value)
+        return _literal_key(chosen[0], chosen[1]) if chosen is not None and chosen[1] is not value else None
+    if not isinstance(value, cst.Attribute):
+        return None
+    parsed = _frame_value(f, value.value)
+    if parsed is None:
+        return None
+    pf, call = parsed
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "parse_args"
+            and isinstance(call.func.value, cst.Name)):
+        return None
+    parser, dest = call.func.value.value, value.attr.value
+    defaults = set()
+    for c in pf.ctx.calls_in(pf.ctx.module):
+        func = c.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"
+                and isinstance(func.value, cst.Name) and func.value.value == parser):
+            continue
+        flags = [a.value.evaluated_value for a in c.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+        explicit = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "dest"), None)
+        names = ({explicit.evaluated_value} if isinstance(explicit, cst.SimpleString)
+                 else {str(x).lstrip("-").replace("-", "_") for x in flags if str(x).startswith("--")} or
+                 {str(x).lstrip("-") for x in flags})
+        if dest not in names:
+            continue
+        default = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "default"), None)
+        if not isinstance(default, cst.SimpleString) or not isinstance(default.evaluated_value, str):
+            return None
+        defaults.add(default.evaluated_value)
+    return defaults.pop() if len(defaults) == 1 else None
+
+
+def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """``LOSSES[args.loss]``: the element a dict literal with string keys gives for the key the code
+    holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    container = _frame_value(frame, sub.value)
+    if container is None or not isinstance(container[1], cst.Dict):
+        return None
+    f, table = container
+    entries = {}
+    for e in table.elements:
+        if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
+            return None
+        entries[e.key.evaluated_value] = e.value
+    key = _literal_key(frame, sub.slice[0].slice.value)
+    return (f, entries[key]) if key in entries else None
+
+
+def argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` (an argument) is known to be a model, a module or a probability in ``frame``
+    (in an open frame, asked once per node)."""
+    if frame.caller is not None or frame.bound:
+        return _find_argument_fact(frame, value)
+    cache = _ARGUMENT_FACTS.of(frame.ctx)
+    if value not in cache:
+        cache[value] = _find_argument_fact(frame, value)
+    return cache[value]
+
+
+#: argument -> :func:`argument_fact` in its open frame, per file
+_ARGUMENT_FACTS: "Fact[Dict[cst.CSTNode, bool]]" = Fact("values.argument_facts", lambda ctx: {})
+
+
+def _find_argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        if model_fact(frame, value) is not None:
+            return True
+    if isinstance(value, cst.Call) and _built_evidence(frame.ctx, value) is not None:
+        return True
+    if isinstance(value, (cst.Name, cst.Call, cst.Subscript)):
+        return value_fact(frame, value, follow=False) is not None
+    return False
+
+
+def subclass_frames(ctx: FileContext, frame: Frame) -> List[Frame]:
+    """For a method of a class: one frame per subclass in the same file (subclasses of those included)
+    that inherits the method, with ``self`` an instance of that subclass."""
+    if frame.cls is None or frame.function is None or frame.cls[0] is not ctx:
+        return []
+    base = frame.cls[1]
+    name = frame.function.name.value
+    table = _SUBCLASSES.get(ctx)
+    if table is None:
+        table = {}
+        for stmt in ctx.module.body:
+            if not isinstance(stmt, cst.ClassDef):
+                continue
+            for arg_ in stmt.bases:
+                expr = arg_.value
+                if isinstance(expr, cst.Name) and not ctx.names.qualified_names_at(expr):
+                    found = local_definition(ctx, expr.value, stmt)
+                    if found is not None and isinstance(found[1], cst.ClassDef) and found[1] is not stmt:
+                        table.setdefault(found[1], []).append(stmt)
+        _SUBCLASSES.put(ctx, table)
+    out: List[Frame] = []
+    stack, seen = list(table.get(base, ())), {base}
+    while stack and len(seen) <= 32:  # subclasses of subclasses too, while they inherit the method
+        sub = stack.pop(0)
+        if sub in seen or method_of(sub, name) is not None:
+            continue
+        seen.add(sub)
+        out.append(Frame(ctx, frame.function, cls=(ctx, sub)))
+        stack.extend(table.get(sub, ()))
+    return out
+
+
+#: class -> the classes of the same file that name it as a base
+_SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("values.subclasses")
+
+
+__all__ = [
+    "At",
+    "Evidence",
+    "Frame",
+    "MAX_CALLERS",
+    "MAX_CALL_DEPTH",
+    "NLL",
+    "Why",
+    "argument_fact",
+    "caller_frames",
+    "caller_value_fact",
+    "is_attribute",
+    "line_of",
+    "loss_fact",
+    "model_fact",
+    "open_frame",
+    "project_function",
+    "render",
+    "self_name",
+    "subclass_frames",
+    "value_fact",
+]
