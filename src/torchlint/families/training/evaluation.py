@@ -679,7 +679,7 @@ def _builds_attr(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
     return False
 
 
-# -- call graph inside the module (call sites: program.call_sites) -------------------------------
+# -- call graph inside the module (call sites: definitions.call_sites) -------------------------------
 def enclosing_function(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
     found = ctx.enclosing(node, cst.FunctionDef)
     return found if isinstance(found, cst.FunctionDef) else None
