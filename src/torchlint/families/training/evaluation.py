@@ -148,13 +148,22 @@ def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.Bas
     whatever it is called."""
     if not isinstance(model, (cst.Name, cst.Attribute)):
         return False
-    code = ctx.code(model)
     host = ctx.enclosing(call, cst.FunctionDef) or ctx.module
-    return any(
-        method_name(c) in ("eval", "train") and len(c.args) <= 1 and (r := receiver(c)) is not None
-        and ctx.code(r) == code
-        for c in ctx.calls_in(host)
-    )
+    table = _MODE_SWITCHED.get(ctx)
+    if table is None:
+        table = {}
+        _MODE_SWITCHED.put(ctx, table)
+    switched = table.get(host)
+    if switched is None:
+        switched = table[host] = {
+            ctx.code(r) for c in ctx.calls_in(host)
+            if method_name(c) in ("eval", "train") and len(c.args) <= 1 and (r := receiver(c)) is not None
+        }
+    return bool(switched) and ctx.code(model) in switched
+
+
+#: per function (or module): the code of every receiver it switches with `.eval()`/`.train()`
+_MODE_SWITCHED: "Fact[Dict[cst.CSTNode, Set[str]]]" = Fact("evaluation.mode_switched")
 
 
 def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:
