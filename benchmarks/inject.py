@@ -425,6 +425,14 @@ def _record_calls_after_eval(tree: ast.Module, out) -> None:
             out.setdefault(name, []).append((positional, keywords, evaluated))
 
 
+def _constructor(call: ast.Call) -> str:
+    """The callee of the call a chain of moves starts from (``Net().to(device)``: ``Net``)."""
+    root = call
+    while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
+        root = root.func.value
+    return ast.unparse(root.func)
+
+
 def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
     """The classes of the tree that build a layer whose computation depends on the mode (dropout with
     p > 0, batch norm tracking statistics, instance norm only with ``track_running_stats=True``, a stacked
@@ -444,11 +452,7 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
         built = facts.built.setdefault(path, {})
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                root = node.value
-                while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
-                    root = root.func.value  # `Net().to(device)`: the constructor
-                f = root.func
-                callee = ast.unparse(f)
+                callee = _constructor(node.value)
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         built.setdefault(t.id, set()).add(callee)
@@ -460,11 +464,8 @@ def tree_facts(files: Sequence[Tuple[str, str]]) -> TreeFacts:
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 read.add(ast.unparse(node))
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                root = node.value
-                while isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
-                    root = root.func.value
+                callee = _constructor(node.value)
                 for t in node.targets:
-                    callee = ast.unparse(root.func)
                     if isinstance(t, ast.Name) and not callee.startswith(t.id + "."):  # not `m = m.to(d)`
                         anywhere.setdefault(t.id, set()).add(callee)
             elif isinstance(node, ast.ClassDef):
@@ -955,15 +956,12 @@ def _model_is_stochastic(unit: Unit, model: str, fn: Optional[cst.FunctionDef] =
 def _passed_models_stochastic(unit: Unit, fn: cst.FunctionDef, model: str) -> Optional[bool]:
     """True/False when every call of ``fn`` in the unit passes, for parameter ``model``, a name built in
     the unit from classes of the tree, by whether one of them is mode-dependent; None when unknown."""
-    params = [p.name.value for p in fn.params.params]
-    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
     calls = unit.tree.calls_after_eval.get(unit.path, {}).get(fn.name.value, [])
     built = unit.tree.built_anywhere.get(unit.path, {})
     if not calls:
         return None
     verdicts = []
-    for positional, keywords, _evaluated in calls:
-        passed = keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None)
+    for passed, _evaluated in _passed_for(fn, model, calls):
         callees = built.get(passed or "")
         if not callees:
             return None
@@ -977,23 +975,25 @@ def _passed_models_stochastic(unit: Unit, fn: cst.FunctionDef, model: str) -> Op
     return any(verdicts)
 
 
+def _passed_for(fn: cst.FunctionDef, model: str, calls) -> List[Tuple[Optional[str], Set[str]]]:
+    """For each recorded call of ``fn`` (see ``TreeFacts.calls_after_eval``): the name it passes for the
+    parameter ``model`` (None when it passes none by name), and the names its caller had switched to
+    evaluation mode before the call."""
+    params = [p.name.value for p in fn.params.params]
+    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
+    return [(keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None), evaluated)
+            for positional, keywords, evaluated in calls]
+
+
 def _called_from_other_files(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:
     """Whether the model is a parameter of ``fn``, other files of the tree call a function of that name,
     and every such call passes a name its caller switched to evaluation mode before the call: deleting
     ``fn``'s own ``eval()`` then changes nothing."""
-    params = [p.name.value for p in fn.params.params]
-    if model not in params:
+    if model not in [p.name.value for p in fn.params.params]:
         return False
-    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
     calls = [c for path, by_name in unit.tree.calls_after_eval.items() if path != unit.path
              for c in by_name.get(fn.name.value, [])]
-    if not calls:
-        return False
-    for positional, keywords, evaluated in calls:
-        passed = keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None)
-        if not passed or passed not in evaluated:
-            return False
-    return True
+    return bool(calls) and all(passed and passed in evaluated for passed, evaluated in _passed_for(fn, model, calls))
 
 
 def _callers_evaluate_first(unit: Unit, fn: cst.FunctionDef, model: str) -> bool:
@@ -1001,18 +1001,10 @@ def _callers_evaluate_first(unit: Unit, fn: cst.FunctionDef, model: str) -> bool
     notebook) comes after the caller switched the argument it passes to evaluation mode (the last
     ``.eval()``/``.train()`` on it before the call, in the caller's scope, is ``.eval()``): deleting
     ``fn``'s own ``eval()`` then changes nothing."""
-    params = [p.name.value for p in fn.params.params]
-    if model not in params:
+    if model not in [p.name.value for p in fn.params.params]:
         return False
-    index = params.index(model) - (1 if params and params[0] in ("self", "cls") else 0)
     calls = unit.tree.calls_after_eval.get(unit.path, {}).get(fn.name.value, [])
-    if not calls:
-        return False
-    for positional, keywords, evaluated in calls:
-        passed = keywords.get(model) or (positional[index] if 0 <= index < len(positional) else None)
-        if not passed or passed not in evaluated:
-            return False
-    return True
+    return bool(calls) and all(passed and passed in evaluated for passed, evaluated in _passed_for(fn, model, calls))
 
 
 @operator("tl106-remove-eval", "TL106", ("eval",))
