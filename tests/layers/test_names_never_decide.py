@@ -45,6 +45,7 @@ KNOWN = {
     ("evaluation.py", "is_model_name"): "weak",
     ("evaluation.py", "_mode_free_class"): "silence",
     ("evaluation.py", "_excluded"): "silence",
+    ("evaluation.py", "_SWITCHED_TEXT"): "api",  # `.eval(`/`.train(` in the text: a prefilter of the walk's answer
     ("training.py", "_OPTIMIZER_NAME"): "weak",
     ("training.py", "_SCHEDULER_NAME"): "weak",
     ("training.py", "_SCALER_NAME"): "weak",

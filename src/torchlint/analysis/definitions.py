@@ -180,6 +180,9 @@ def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tup
     deps.add(os.path.abspath(path))
     if words and not project.mentions(path, words):
         return None  # the question is about these words, and the module never spells them
+    text = project.module_text(path)
+    if text is not None and attr not in text:
+        return None  # a module that never spells the name neither defines nor re-exports it: no parse
     other = project.load(path)
     if other is None:
         return None

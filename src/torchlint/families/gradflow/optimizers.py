@@ -1511,8 +1511,8 @@ def stray_lightning_optimizers(ctx: FileContext) -> List[StrayLightningOptimizer
     automatic one (no step hook, no ``automatic_optimization``, no gradient moved by hand), and each
     copy is used for nothing but being called and updated.  Ask after the walk."""
     out: List[StrayLightningOptimizer] = []
-    for node in iter_nodes(ctx.module):
-        if not isinstance(node, cst.ClassDef) or not isinstance(ctx.parent(node), cst.Module):
+    for node in ctx.module.body:  # the classes of the module's own body
+        if not isinstance(node, cst.ClassDef):
             continue
         chain = _lightning_chain(ctx, node)
         if chain is None:
@@ -1871,8 +1871,8 @@ def lightning_manual_steps(ctx: FileContext) -> List[ManualFinding]:
     (built in ``__init__``, used for nothing but being called, moved or given to an optimizer) that no
     returned optimizer holds.  Ask after the walk."""
     out: List[ManualFinding] = []
-    for node in iter_nodes(ctx.module):
-        if not isinstance(node, cst.ClassDef) or not isinstance(ctx.parent(node), cst.Module):
+    for node in ctx.module.body:  # the classes of the module's own body
+        if not isinstance(node, cst.ClassDef):
             continue
         chain = _lightning_chain(ctx, node)
         if chain is None:

@@ -115,21 +115,13 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if name is None:
         return None
     last = name.rsplit(".", 1)[-1]
-    built = is_model(ctx, model) is True or _mode_switched_where_called(ctx, call, model)
-    if not is_model_name(last) and not built:
-        return None  # neither named like a model nor built as one (`cnn = CNN()`, `clf = nn.Sequential(...)`)
-    if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value):
-        return None  # `accelerator.unwrap_model(net)`, `trainer.get_model()`: a method of an object no evidence
-        # says is a model; the attribute's name alone does not make the call a forward pass
+    # what no evidence of a model can outweigh comes first: these answers are cheap
     if ctx.names.qualified_names(model):
         return None
     if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in module_classes(ctx)):
         return None
     if isinstance(model, cst.Attribute) and dotted_name(model.value) in ("self", "cls") and last in ctx.functions():
         return None  # a method of the class
-    owner = method_owner(ctx, model) if model is func else None
-    if owner is not None:
-        model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
     parent = ctx.parent(call)
     if isinstance(parent, cst.Expr) or (
         isinstance(parent, cst.Assign) and all(
@@ -139,6 +131,15 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
         return None  # output discarded: calibration, warm-up, feature hooks; not an evaluation
     if keyword_arg(call, "training") is not None:
         return None
+    built = is_model(ctx, model) is True or _mode_switched_where_called(ctx, call, model)
+    if not is_model_name(last) and not built:
+        return None  # neither named like a model nor built as one (`cnn = CNN()`, `clf = nn.Sequential(...)`)
+    if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value):
+        return None  # `accelerator.unwrap_model(net)`, `trainer.get_model()`: a method of an object no evidence
+        # says is a model; the attribute's name alone does not make the call a forward pass
+    owner = method_owner(ctx, model) if model is func else None
+    if owner is not None:
+        model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
     return model
 
 
@@ -148,6 +149,9 @@ def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.Bas
     whatever it is called."""
     if not isinstance(model, (cst.Name, cst.Attribute)):
         return False
+    last = model.value if isinstance(model, cst.Name) else model.attr.value
+    if last not in _SWITCHED_WORDS.of(ctx):
+        return False  # no `<last>.eval(`/`.train(` in the file's text: no call below can switch it
     host = ctx.enclosing(call, cst.FunctionDef) or ctx.module
     table = _MODE_SWITCHED.get(ctx)
     if table is None:
@@ -164,6 +168,17 @@ def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.Bas
 
 #: per function (or module): the code of every receiver it switches with `.eval()`/`.train()`
 _MODE_SWITCHED: "Fact[Dict[cst.CSTNode, Set[str]]]" = Fact("evaluation.mode_switched")
+
+_SWITCHED_TEXT = re.compile(r"(\w+)\s*\.\s*(?:eval|train)\s*\(")
+
+
+def _switched_words(ctx: FileContext) -> Set[str]:
+    """The last word of every receiver the file's text calls ``.eval(``/``.train(`` on: a superset of the
+    receivers its syntax switches, found without a walk (the walk may not have reached them yet)."""
+    return {m.group(1) for m in _SWITCHED_TEXT.finditer(ctx.source)}
+
+
+_SWITCHED_WORDS: "Fact[Set[str]]" = Fact("evaluation.switched_words", _switched_words)
 
 
 def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:
@@ -203,6 +218,8 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value in _MODULE_METHODS:
         return None
+    if isinstance(ctx.parent(call), cst.Expr) or keyword_arg(call, "training") is not None:
+        return None  # the output is dropped, or a Keras call
     if ctx.enclosing(call, cst.ClassDef) is not None:
         return None  # a method of a class: the model's own API, or a trainer's (judged elsewhere)
     owner = method_owner(ctx, func)
@@ -228,9 +245,6 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
                    and (dotted_name(c.func) or "").split(".")[0] == "self"]
     if layer_calls and all(under_no_grad(where, c) for c in layer_calls):
         return None  # the method turns gradients off itself (`@torch.no_grad() def generate`): no graph
-    parent = ctx.parent(call)
-    if isinstance(parent, cst.Expr) or keyword_arg(call, "training") is not None:
-        return None
     return owner
 
 
