@@ -1412,6 +1412,69 @@ for s, a, r, s_next in DataLoader(replay, batch_size=32, shuffle=True):
             unsafe=True,
             message="input of shape [?, 1] with target of shape [?]",
         ),
+        # loops that bind the same names, one after the other: each read is the loop around it (not one
+        # whose label an inner loop rebinds)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Steps(Dataset):
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        return torch.rand(8), float(i)
+
+
+head = nn.Linear(8, 1)
+crit = nn.MSELoss()
+
+
+def run(windows):
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x), y.unsqueeze(1)).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        for y in windows:
+            pass
+        crit(head(x), y).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x), y).backward()
+""",
+            line=27,
+            message="input of shape [?, 1] with target of shape [?]",
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Steps(Dataset):
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        return torch.rand(8), float(i)
+
+
+head = nn.Linear(8, 1)
+crit = nn.MSELoss()
+
+
+def run(windows):
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x), y.unsqueeze(1)).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        for y in windows:
+            pass
+        crit(head(x), y).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x).squeeze(-1), y).backward()
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

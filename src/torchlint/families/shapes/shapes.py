@@ -689,9 +689,31 @@ class _Infer:
         return any(a is assign.value for a in ctx.ancestors(node)) or node is assign.value
 
     def _no_assignment_reaches(self, node: cst.Name) -> bool:
+        """No assignment reaches the read, and the innermost loop around it that binds the name binds
+        it nowhere else in its body (``for y in ys:`` nested in ``for x, y in loader:`` rebinds it)."""
         ctx = self.ctx
         at = node if ctx.parent(node) is not None or not ctx.stack else ctx.stack[-1]  # the walk's position
-        return ctx.names.reaching_assignment(node.value, at, ctx.names.function_scope_node()) is None
+        if ctx.names.reaching_assignment(node.value, at, ctx.names.function_scope_node()) is not None:
+            return False
+        around = [a for a in ctx.ancestors(node) if isinstance(a, cst.For)] if ctx.parent(node) is not None else [
+            a for a in reversed(ctx.stack) if isinstance(a, cst.For)
+        ]
+        loop = next((a for a in around if _target_position(a.target, node.value) is not None), None)
+        if loop is None:
+            return False
+        for inner in iter_nodes(loop.body):
+            if isinstance(inner, (cst.For, cst.CompFor)) and any(n.value == node.value for n in target_names(inner.target)):
+                return False
+            if isinstance(inner, cst.Assign) and any(
+                    n.value == node.value for t in inner.targets for n in target_names(t.target)):
+                return False
+            if isinstance(inner, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)) and any(
+                    n.value == node.value for n in target_names(inner.target)):
+                return False
+            if isinstance(inner, cst.WithItem) and inner.asname is not None and any(
+                    n.value == node.value for n in target_names(inner.asname.name)):
+                return False
+        return True
 
     def unpacked_element(self, node: cst.Name) -> Optional[Shape]:
         """``y`` after ``x, y = x.to(device), y.to(device)``: the element of the tuple at ``y``'s place
