@@ -12,6 +12,7 @@ from torchlint.families.shapes.shapes import (
     BINOPS,
     Shape,
     broadcast,
+    held_value,
     is_number,
     ranks_differ,
     shape_of,
@@ -124,7 +125,10 @@ class ReductionOverBroadcast(LintRule):
     batch of such images has rank 4. The same holds for a loader a trainer
     class holds (`self.loader = DataLoader(...)` built once from values that read no local of the method
     that built it, except the arguments of a project dataset class, whose own `__getitem__` decides the
-    shapes), in every loop of a method that reads it (a training and a validation loop). A `collate_fn`,
+    shapes), in every loop of a method that reads it (a training and a validation loop). A trainer that is
+    handed its model, loader or criterion (`self.model = model` in `__init__`) reads them from the
+    class's one construction in the file (`Fitter(Valuer(8), DataLoader(...), nn.MSELoss())`); a class
+    built twice leaves them unknown. A `collate_fn`,
     a `batch_sampler` or `batch_size=None` leaves them unknown. A model (or layer) whose output comes
     from a convolution with one output channel (`nn.Conv2d(c, 1, k)`) gives `[B, 1, H, W]` for a
     `[B, C, H, W]` input, which broadcasts against `[B, H, W]` targets the same way. One value picked
@@ -623,6 +627,52 @@ table = np.asarray(np.random.rand(6, 5))
 def fit(x):
     best = torch.from_numpy(table.max(1)[0])
     return F.mse_loss(head(x), best)
+"""
+        ),
+        # a trainer built twice in the file, with different models: which one `self.model` holds is not known
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Listings(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        feats, price = self.rows[i]
+        return torch.tensor(feats, dtype=torch.float32), torch.tensor(float(price))
+
+
+class Valuer(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.out = nn.Linear(k, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class Fitter:
+    def __init__(self, model, loader, criterion):
+        self.model = model
+        self.loader = loader
+        self.criterion = criterion
+
+    def epoch(self):
+        for x, y in self.loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+
+
+def main(rows, wide_rows):
+    Fitter(Valuer(8), DataLoader(Listings(rows), batch_size=16), nn.MSELoss()).epoch()
+    Fitter(nn.Linear(8, 4), DataLoader(Listings(wide_rows), batch_size=16), nn.L1Loss()).epoch()
 """
         ),
     ]
@@ -1475,6 +1525,53 @@ def run(windows):
 """,
             unsafe=True,
         ),
+        # the trainer is handed its model, loader and criterion: its one construction in the file says which
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Listings(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        feats, price = self.rows[i]
+        return torch.tensor(feats, dtype=torch.float32), torch.tensor(float(price))
+
+
+class Valuer(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.out = nn.Linear(k, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class Fitter:
+    def __init__(self, model, loader, criterion):
+        self.model = model
+        self.loader = loader
+        self.criterion = criterion
+
+    def epoch(self):
+        for x, y in self.loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+
+
+def main(rows):
+    fitter = Fitter(Valuer(8), DataLoader(Listings(rows), batch_size=16), nn.MSELoss())
+    fitter.epoch()
+""",
+            message="`self.criterion` compares input of shape [..., 1] with target of shape [?]",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1524,6 +1621,8 @@ def run(windows):
         if isinstance(func, cst.Call):
             return ctx.names.matches(func.func, LOSS_MODULES)
         values = ctx.names.values_before(func)
+        if isinstance(func, cst.Attribute):
+            values = [held_value(ctx, v) for v in values]  # `self.criterion = criterion` from the constructor
         return bool(values) and all(
             isinstance(v, cst.Call) and ctx.names.matches(v.func, LOSS_MODULES) for v in values
         )

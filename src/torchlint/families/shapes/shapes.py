@@ -25,7 +25,7 @@ from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
 from torchlint.analysis.walk import iter_nodes
-from torchlint.analysis.definitions import arguments_for_param, definition_of
+from torchlint.analysis.definitions import arguments_for_param, bind_arguments, definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -1125,9 +1125,10 @@ class _Infer:
         and that layer's constructor, so the output's last dimension is known."""
         ctx = self.ctx
         values = ctx.names.values_before(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
-        if len(values) != 1 or not isinstance(values[0], cst.Call):
+        built = held_value(ctx, values[0]) if len(values) == 1 and isinstance(func, cst.Attribute) else \
+            values[0] if len(values) == 1 else None
+        if not isinstance(built, cst.Call):
             return None
-        built = values[0]
         while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MODULE_RETURNS_SELF \
                 and isinstance(built.func.value, cst.Call):
             built = built.func.value  # `Net().to(device)`: the module itself
@@ -1263,13 +1264,42 @@ def _target_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[in
     return None
 
 
+def held_value(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """What ``self.<attr>`` holds when ``__init__`` sets it from one of its parameters (``self.model =
+    model``): the argument the class's one construction in this file passes for it (``Fitter(Net(),
+    DataLoader(...), nn.MSELoss())``), or the value bound once to a name passed there; ``value`` itself
+    otherwise.  A class built twice, or never, in the file keeps the parameter (None)."""
+    if not isinstance(value, cst.Name) or ctx.parent(value) is None:
+        return value
+    init = ctx.enclosing(value, cst.FunctionDef)
+    if not isinstance(init, cst.FunctionDef) or init.name.value != "__init__":
+        return value
+    cls = ctx.parent(ctx.parent(init) or init)
+    params = [p.name.value for p in list(init.params.posonly_params) + list(init.params.params)
+              + list(init.params.kwonly_params)]
+    if not isinstance(cls, cst.ClassDef) or value.value not in params[1:]:
+        return value
+    if len(ctx.names.bound_values(value)) != 1:
+        return None  # the parameter is given another value in `__init__`
+    built = [c for c in ctx.calls_in(ctx.module)
+             if isinstance(c.func, cst.Name) and c.func.value == cls.name.value
+             and (lambda d: d is not None and d[1] is cls)(definition_of(ctx, c.func))]
+    if len(built) != 1:
+        return None
+    bound = bind_arguments(built[0], init, 1)
+    passed = bound.get(value.value) if bound else None
+    if isinstance(passed, cst.Name):
+        passed = ctx.names.sole_value(passed, at=passed)
+    return passed
+
+
 def _attribute_loader(ctx: FileContext, it: cst.BaseExpression) -> Optional[cst.Call]:
     """``self.loader`` of a trainer class, built once (``self.loader = DataLoader(TensorDataset(...))`` in
     ``__init__``) from values that read no local name of the method that built it (shapes of another
     function's locals are not followed)."""
     if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"):
         return None
-    built = ctx.names.sole_value(it)
+    built = held_value(ctx, ctx.names.sole_value(it))
     if not isinstance(built, cst.Call):
         return None
     # a project dataset class decides its samples' shapes in its own `__getitem__`: what its constructor is
