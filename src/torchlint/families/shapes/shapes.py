@@ -1565,6 +1565,7 @@ __all__ = [
     "param_annotation",
     "SCALAR",
     "shape_of",
+    "held_value",
     "is_tensor",
     "broadcast",
     "ranks_differ",
