@@ -1281,9 +1281,12 @@ def held_value(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optiona
         return value
     if len(ctx.names.bound_values(value)) != 1:
         return None  # the parameter is given another value in `__init__`
-    built = [c for c in ctx.calls_in(ctx.module)
-             if isinstance(c.func, cst.Name) and c.func.value == cls.name.value
-             and (lambda d: d is not None and d[1] is cls)(definition_of(ctx, c.func))]
+    built = []
+    for c in ctx.calls_in(ctx.module):
+        if isinstance(c.func, cst.Name) and c.func.value == cls.name.value:
+            found = definition_of(ctx, c.func)
+            if found is not None and found[1] is cls:
+                built.append(c)  # a construction of this very class
     if len(built) != 1:
         return None
     bound = bind_arguments(built[0], init, 1)
