@@ -1885,23 +1885,100 @@ ELEMENTWISE_LOSS_FUNCS = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
 ELEMENTWISE_LOSS_CLASSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")
 
 
-def _aligning(v: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """What ``v`` aligns with a batch of one value per row, when it does: ``p.squeeze(1)`` / ``p.squeeze(-1)``
-    (``dim=``) drops a trailing dimension of size 1 of a ``[B, 1]`` prediction; ``y.unsqueeze(1)`` /
-    ``y.view(-1, 1)`` / ``y[:, None]`` makes a ``[B]`` target ``[B, 1]``.  A ``view(-1)`` or ``flatten()``
-    says nothing of a dimension of size 1 (``[B, C]`` flattens too): not one."""
+def _aligning(v: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, str]]:
+    """What ``v`` aligns, and how: ``"pred"`` for a prediction brought from ``[B, 1]`` (or ``[B, 1, H, W]``)
+    down to its target's shape (``p.squeeze(1)``, ``p.squeeze(-1)``, ``dim=`` too, ``p.view(-1)``,
+    ``p.reshape(-1)``, ``p.flatten()``, ``p[:, 0]``), ``"target"`` for a target given the prediction's
+    singleton (``y.unsqueeze(1)``, ``y.unsqueeze(-1)``, ``y.view(-1, 1)``, ``y.reshape(-1, 1)``,
+    ``y[:, None]``)."""
     if isinstance(v, cst.Call) and method_call(v, "squeeze", "unsqueeze") and len(v.args) == 1 \
             and (v.args[0].keyword is None or v.args[0].keyword.value == "dim") \
             and code_of(v.args[0].value) in ("1", "-1"):
-        return v.func.value
+        return v.func.value, "pred" if v.func.attr.value == "squeeze" else "target"
     if isinstance(v, cst.Call) and method_call(v, "view", "reshape") and len(v.args) == 2 and \
+            all(a.keyword is None for a in v.args) and \
             code_of(v.args[0].value) == "-1" and code_of(v.args[1].value) == "1":
-        return v.func.value
+        return v.func.value, "target"
+    if isinstance(v, cst.Call) and method_call(v, "view", "reshape") and len(v.args) == 1 and \
+            v.args[0].keyword is None and code_of(v.args[0].value) == "-1":
+        return v.func.value, "pred"
+    if isinstance(v, cst.Call) and method_call(v, "flatten") and not v.args:
+        return v.func.value, "pred"
     if isinstance(v, cst.Subscript) and len(v.slice) == 2 and isinstance(v.slice[0].slice, cst.Slice) \
-            and code_of(v.slice[0].slice) == ":" and isinstance(v.slice[1].slice, cst.Index) \
-            and code_of(v.slice[1].slice.value) == "None":
-        return v.value
+            and code_of(v.slice[0].slice) == ":" and isinstance(v.slice[1].slice, cst.Index):
+        second = code_of(v.slice[1].slice.value)
+        if second == "None":
+            return v.value, "target"
+        if second == "0":
+            return v.value, "pred"
     return None
+
+
+def _single_output_builder(unit: Unit, value: cst.BaseExpression) -> bool:
+    """``nn.Linear(h, 1)`` / ``nn.Conv2d(c, 1, k)`` (``out_features=1`` / ``out_channels=1``), or an
+    ``nn.Sequential`` whose last layer is one: a layer with one output per row (per pixel)."""
+    if not isinstance(value, cst.Call):
+        return False
+    kind = last(name_of(value.func))
+    if kind == "Sequential":
+        layers = positional(value)
+        return bool(layers) and _single_output_builder(unit, layers[-1].value)
+    if kind in ("Linear", "Conv1d", "Conv2d", "Conv3d"):
+        out = kwarg(value, "out_features" if kind == "Linear" else "out_channels")
+        pos = positional(value)
+        out_value = out.value if out is not None else pos[1].value if len(pos) >= 2 else None
+        return out_value is not None and code_of(out_value) == "1"
+    return False
+
+
+def _single_output(unit: Unit, pred: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether the file shows that ``pred`` has one value per row: a call of a layer assigned (anywhere in
+    the file, every time) a single-output layer (``head = nn.Linear(h, 1)``, ``self.out = ...``), of a
+    model class of the file whose ``forward`` ends in ``return self.<such a layer>(...)``, or a gather of one
+    entry per row (``q.gather(1, a.unsqueeze(-1))``); through a name bound once in the function."""
+    if depth > 3:
+        return False
+    if isinstance(pred, cst.Name):
+        bound = _bound_once(unit, pred)
+        return bound is not None and _single_output(unit, bound.value, depth + 1)
+    if not isinstance(pred, cst.Call):
+        return False
+    if method_call(pred, "gather") and len(pred.args) == 2 and code_of(pred.args[0].value) in ("1", "-1"):
+        index = pred.args[1].value
+        return (method_call(index, "unsqueeze") and len(index.args) == 1 and code_of(index.args[0].value) in ("1", "-1")) \
+            or (method_call(index, "view", "reshape") and code_of(index).replace(" ", "").endswith("(-1,1)"))
+    if method_call(pred, "float", "double", "contiguous", "to", "cuda", "cpu"):
+        return _single_output(unit, pred.func.value, depth + 1)
+    callee = name_of(pred.func)
+    if not callee:
+        return False
+    values = [a.value for a in unit.of_type(cst.Assign) if any(name_of(t.target) == callee for t in a.targets)]
+    if not values:
+        return False
+    if all(_single_output_builder(unit, v) for v in values):
+        return True
+    if len(values) != 1 or not isinstance(values[0], cst.Call):
+        return False
+    built = values[0]
+    while method_call(built, "to", "cuda", "cpu", "float", "double") and isinstance(built.func.value, cst.Call):
+        built = built.func.value
+    cls_name = name_of(built.func)
+    for cls in unit.of_type(cst.ClassDef):
+        if cls.name.value != cls_name or not isinstance(cls.body, cst.IndentedBlock):
+            continue
+        for fn in cls.body.body:
+            if not (isinstance(fn, cst.FunctionDef) and fn.name.value == "forward"
+                    and isinstance(fn.body, cst.IndentedBlock) and fn.body.body):
+                continue
+            end = fn.body.body[-1]
+            if isinstance(end, cst.SimpleStatementLine) and isinstance(end.body[0], cst.Return):
+                ret = end.body[0].value
+                if isinstance(ret, cst.Call) and name_of(ret.func).startswith("self."):
+                    head = name_of(ret.func)
+                    heads = [a.value for a in unit.of_type(cst.Assign) if unit.enclosing(a, cst.ClassDef) is cls
+                             and any(name_of(t.target) == head for t in a.targets)]
+                    return bool(heads) and all(_single_output_builder(unit, h) for h in heads)
+    return False
 
 
 def _bound_once(unit: Unit, name: cst.Name) -> Optional[cst.Assign]:
@@ -1929,13 +2006,22 @@ def _bound_once(unit: Unit, name: cst.Name) -> Optional[cst.Assign]:
 def op_remove_squeeze(unit: Unit):
     """Remove the alignment of a prediction with its target given to a mean element-wise loss
     (``F.mse_loss``, ``nn.MSELoss()`` called on its own or through a name, L1, smooth L1, Huber): the
-    ``squeeze(-1)`` / ``squeeze(1)`` (``dim=``) of the prediction, or the ``unsqueeze(1)`` /
-    ``view(-1, 1)`` / ``[:, None]`` of the target; in the loss's argument, or where the argument's name
-    was bound once in the function (``q = self.net(s).gather(1, a).squeeze(-1)`` ... ``mse(q, target)``).
+    ``squeeze(1)`` / ``squeeze(-1)`` (``dim=``), ``view(-1)`` / ``reshape(-1)``, ``flatten()`` or ``[:, 0]``
+    of the prediction, or the ``unsqueeze(1)`` / ``unsqueeze(-1)`` / ``view(-1, 1)`` / ``reshape(-1, 1)`` /
+    ``[:, None]`` of the target; in the loss's argument, or where the argument's name was bound once in the
+    function (``q = self.net(s).gather(1, a).squeeze(-1)`` ... ``mse(q, target)``).  The binary
+    cross-entropies are left out: torch 2.13 raises on a ``[B, 1]`` input against a ``[B]`` target.
 
-    Why it is the mistake: the author aligned the two to ``[B]`` (or ``[B, 1]``), so without it the loss
-    compares ``[B, 1]`` with ``[B]``, broadcasts to ``[B, B]`` and averages the wrong thing (torch only
-    warns), TL402's mistake."""
+    Only where the file shows that the prediction has one value per row (or per pixel): the output of a
+    layer built as ``nn.Linear(h, 1)`` / ``nn.Conv2d(c, 1, k)`` (or an ``nn.Sequential`` ending in one), of a
+    model class of the file whose ``forward`` returns such a layer's output, or a gather of one entry per
+    row (``q.gather(1, a.unsqueeze(-1))``).  Then the original code, which compared shapes that agree, had
+    a ``[B]`` target for the ``[B, 1]`` prediction (``[B, H, W]`` for ``[B, 1, H, W]``), and the mutant
+    compares those.  Other places (a ``view(-1)`` of a ``[B, C]`` prediction against flattened targets,
+    whose removal raises instead) are refused.
+
+    Why it is the mistake: the author aligned the two, so without it the loss compares ``[B, 1]`` with
+    ``[B]``, broadcasts to ``[B, B]`` and averages the wrong thing (torch only warns), TL402's mistake."""
     calls = list(_loss_calls(unit, ELEMENTWISE_LOSS_FUNCS, ELEMENTWISE_LOSS_CLASSES))
     calls += [c for c in unit.of_type(cst.Call) if isinstance(c.func, cst.Call) and positional(c)
               and last(name_of(c.func.func)) in ELEMENTWISE_LOSS_CLASSES and c not in calls]
@@ -1949,15 +2035,20 @@ def op_remove_squeeze(unit: Unit):
         pos = positional(call)
         if len(pos) < 2:
             continue
-        for a in pos[:2]:
+        for k, a in enumerate(pos[:2]):
             v, where = a.value, call
             if isinstance(v, cst.Name):
                 bound = _bound_once(unit, v)
                 if bound is None:
                     continue
                 v, where = bound.value, bound
-            inner = _aligning(v)
-            if inner is None or id(v) in seen:
+            found = _aligning(v)
+            if found is None or id(v) in seen:
+                continue
+            inner, side = found
+            # the prediction: what the removal leaves of it, or the other operand when the target is edited
+            pred = inner if side == "pred" else pos[1 - k].value
+            if not _single_output(unit, pred):
                 continue
             seen.add(id(v))
             yield Site(Lazy(replaced, unit.module, {v: inner}), unit.lines(unit.statement(call)), unit.lines(where)[0],

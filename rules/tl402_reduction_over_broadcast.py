@@ -12,6 +12,7 @@ from torchlint.families.shapes.shapes import (
     BINOPS,
     Shape,
     broadcast,
+    held_value,
     is_number,
     ranks_differ,
     shape_of,
@@ -117,11 +118,24 @@ class ReductionOverBroadcast(LintRule):
     classification dataset are `[B]`, as are the elements of a project's `Dataset` class whose
     `__getitem__` returns one number at that position of every tuple (`float(...)`, `x.item()`,
     `torch.tensor(float(...))`: the default collate stacks them; a `torch.tensor(row)` of unknown rank
-    is not followed), also for a loader a trainer class holds (`self.loader = DataLoader(...)` built once
-    from values that read no local of the method that built it); a `collate_fn`, a `batch_sampler` or `batch_size=None` leaves them
-    unknown. A model (or layer) whose output comes from a convolution with one output channel
-    (`nn.Conv2d(c, 1, k)`) gives `[B, 1, H, W]` for a `[B, C, H, W]` input, which broadcasts against
-    `[B, H, W]` targets the same way.
+    is not followed). An element whose rank is known in `__getitem__` gives `[B, ...]` the same way: a
+    grayscale image or depth map read with one band per pixel (PIL's `Image.open(p).convert("L")` or
+    `"F"`, `cv2.imread(p, cv2.IMREAD_GRAYSCALE)`) is `[H, W]` through `np.asarray` and
+    `torch.from_numpy`, so its batch is `[B, H, W]`; `permute(2, 0, 1)` names three dimensions, so a
+    batch of such images has rank 4. The same holds for a loader a trainer
+    class holds (`self.loader = DataLoader(...)` built once from values that read no local of the method
+    that built it, except the arguments of a project dataset class, whose own `__getitem__` decides the
+    shapes), in every loop of a method that reads it (a training and a validation loop). A trainer that is
+    handed its model, loader or criterion (`self.model = model` in `__init__`) reads them from the
+    class's one construction in the file (`Fitter(Valuer(8), DataLoader(...), nn.MSELoss())`); a class
+    built twice leaves them unknown. A `collate_fn`,
+    a `batch_sampler` or `batch_size=None` leaves them unknown. A model (or layer) whose output comes
+    from a convolution with one output channel (`nn.Conv2d(c, 1, k)`) gives `[B, 1, H, W]` for a
+    `[B, C, H, W]` input, which broadcasts against `[B, H, W]` targets the same way. One value picked
+    per row, `q.gather(1, a.unsqueeze(1))`, has the index's shape (`[B, 1]`), and `q.max(1)[0]` (or
+    `.values`) drops the dimension it reduces (`[B, A]` gives `[B]`): a Q-learning target built from the
+    next states' best values against the picked values broadcasts the same way. The messages give both
+    shapes.
 
     ## Why is this bad?
     Broadcasting aligns shapes from the right and silently expands size-1 dimensions, so `a + b` is a
@@ -500,6 +514,165 @@ class Runner:
             self.opt.zero_grad()
             loss.backward()
             self.opt.step()
+"""
+        ),
+        # a single-channel map aligned before the loss, and kept per pixel with `reduction="none"` over
+        # aligned shapes; a label read as a one-entry list ([B, 1] against the head's [B, 1]); a head whose
+        # singleton the model's own `forward` drops
+        Valid(
+            """
+import cv2
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Masks(Dataset):
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def __getitem__(self, i):
+        photo = cv2.imread(self.pairs[i][0], cv2.IMREAD_COLOR)
+        mask = cv2.imread(self.pairs[i][1], cv2.IMREAD_GRAYSCALE)
+        return torch.from_numpy(photo).permute(2, 0, 1).float(), torch.from_numpy(mask).float()
+
+
+seg = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 1, 1))
+
+
+def fit(pairs):
+    for photo, mask in DataLoader(Masks(pairs), batch_size=8):
+        whole = F.mse_loss(seg(photo).squeeze(1), mask)
+        per_pixel = F.l1_loss(seg(photo), mask.unsqueeze(1), reduction="none")
+        inside = (per_pixel * (mask.unsqueeze(1) > 0)).sum() / (mask > 0).sum()
+        (whole + inside).backward()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Listings(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        feats, price = self.rows[i]
+        return torch.tensor(feats), torch.tensor([float(price)])
+
+
+class Steps(Dataset):
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        return torch.rand(8), float(i)
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class FlatScorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.out(x).squeeze(-1)
+
+
+class Fitter:
+    def __init__(self, rows):
+        self.model = Scorer()
+        self.flat = FlatScorer()
+        self.criterion = nn.MSELoss()
+        self.loader = DataLoader(Listings(rows), batch_size=16, shuffle=True)
+        self.steps = DataLoader(Steps(), batch_size=16)
+
+    def epoch(self):
+        for x, y in self.loader:
+            self.criterion(self.model(x), y).backward()
+        for x, y in self.steps:
+            self.criterion(self.flat(x), y).backward()
+"""
+        ),
+        # numpy's `a.max(1)[0]` is the first row's maximum, not the maxima of the rows
+        Valid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+head = nn.Linear(4, 1)
+table = np.asarray(np.random.rand(6, 5))
+
+
+def fit(x):
+    best = torch.from_numpy(table.max(1)[0])
+    return F.mse_loss(head(x), best)
+"""
+        ),
+        # a trainer built twice in the file, with different models: which one `self.model` holds is not known
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Listings(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        feats, price = self.rows[i]
+        return torch.tensor(feats, dtype=torch.float32), torch.tensor(float(price))
+
+
+class Valuer(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.out = nn.Linear(k, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class Fitter:
+    def __init__(self, model, loader, criterion):
+        self.model = model
+        self.loader = loader
+        self.criterion = criterion
+
+    def epoch(self):
+        for x, y in self.loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+
+
+def main(rows, wide_rows):
+    Fitter(Valuer(8), DataLoader(Listings(rows), batch_size=16), nn.MSELoss()).epoch()
+    Fitter(nn.Linear(8, 4), DataLoader(Listings(wide_rows), batch_size=16), nn.L1Loss()).epoch()
 """
         ),
     ]
@@ -1049,6 +1222,356 @@ class Runner:
             unsafe=True,
             message="input of shape [?, 1, ?, ?] with target of shape [?, 24, 24]",
         ),
+        # a trainer: its model, criterion and loader held as attributes; the dataset class returns one
+        # number per sample, so the loader's targets are [B] in the training and the validation loop alike
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Listings(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        feats, price = self.rows[i]
+        return torch.tensor(feats, dtype=torch.float32), torch.tensor(float(price))
+
+
+class Valuer(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(k, 32), nn.ReLU())
+        self.out = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.out(self.body(x))
+
+
+class Fitter:
+    def __init__(self, train_rows, val_rows):
+        self.model = Valuer(8)
+        self.criterion = nn.MSELoss()
+        self.train_loader = DataLoader(Listings(train_rows), batch_size=16, shuffle=True)
+        self.val_loader = DataLoader(Listings(val_rows), batch_size=64)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def epoch(self):
+        for x, y in self.train_loader:
+            loss = self.criterion(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+        with torch.no_grad():
+            for x, y in self.val_loader:
+                print(self.criterion(self.model(x), y).item())
+""",
+            count=2,
+            message="`self.criterion` compares input of shape [..., 1] with target of shape [?]",
+        ),
+        # a depth map read as one band per pixel ([H, W]) against a one-channel convolution ([B, 1, H, W])
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class Scenes(Dataset):
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        rgb_path, depth_path = self.items[i]
+        rgb = np.asarray(Image.open(rgb_path).convert("RGB"), dtype=np.float32)
+        depth = np.asarray(Image.open(depth_path).convert("F"))
+        return torch.from_numpy(rgb).permute(2, 0, 1), torch.from_numpy(depth)
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 1, 1)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.enc(x)))
+
+
+class Runner:
+    def __init__(self, items):
+        self.model = DepthNet()
+        self.criterion = nn.SmoothL1Loss()
+        self.loader = DataLoader(Scenes(items), batch_size=4, shuffle=True)
+
+    def epoch(self):
+        for rgb, depth in self.loader:
+            pred = self.model(rgb)
+            loss = self.criterion(pred, depth)
+            loss.backward()
+""",
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class Scenes(Dataset):
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        rgb_path, depth_path = self.items[i]
+        rgb = np.asarray(Image.open(rgb_path).convert("RGB"), dtype=np.float32)
+        depth = np.asarray(Image.open(depth_path).convert("F"))
+        return torch.from_numpy(rgb).permute(2, 0, 1), torch.from_numpy(depth)
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 1, 1)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.enc(x)))
+
+
+class Runner:
+    def __init__(self, items):
+        self.model = DepthNet()
+        self.criterion = nn.SmoothL1Loss()
+        self.loader = DataLoader(Scenes(items), batch_size=4, shuffle=True)
+
+    def epoch(self):
+        for rgb, depth in self.loader:
+            pred = self.model(rgb)
+            loss = self.criterion(pred.squeeze(1), depth)
+            loss.backward()
+""",
+            unsafe=True,
+            message="input of shape [?, 1, ?, ?] with target of shape [?, ?, ?]",
+        ),
+        Invalid(
+            """
+import cv2
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Masks(Dataset):
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def __getitem__(self, i):
+        photo = cv2.imread(self.pairs[i][0])
+        mask = cv2.imread(self.pairs[i][1], cv2.IMREAD_GRAYSCALE)
+        return torch.from_numpy(photo).permute(2, 0, 1).float() / 255, torch.from_numpy(mask).float() / 255
+
+
+seg = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 1, 1))
+
+
+def fit(pairs):
+    for photo, mask in DataLoader(Masks(pairs), batch_size=8):
+        F.l1_loss(torch.sigmoid(seg(photo)), mask).backward()
+""",
+            fixed="""
+import cv2
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class Masks(Dataset):
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def __getitem__(self, i):
+        photo = cv2.imread(self.pairs[i][0])
+        mask = cv2.imread(self.pairs[i][1], cv2.IMREAD_GRAYSCALE)
+        return torch.from_numpy(photo).permute(2, 0, 1).float() / 255, torch.from_numpy(mask).float() / 255
+
+
+seg = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 1, 1))
+
+
+def fit(pairs):
+    for photo, mask in DataLoader(Masks(pairs), batch_size=8):
+        F.l1_loss(torch.sigmoid(seg(photo)).squeeze(1), mask).backward()
+""",
+            unsafe=True,
+            message="input of shape [?, 1, ?, ?] with target of shape [?, ?, ?]",
+        ),
+        # one Q-value picked per row ([B, 1]) against the next states' best values ([B])
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+q_net = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 2))
+frozen = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 2))
+replay = TensorDataset(torch.rand(256, 4), torch.randint(0, 2, (256,)), torch.rand(256), torch.rand(256, 4))
+for s, a, r, s_next in DataLoader(replay, batch_size=32, shuffle=True):
+    q = q_net(s).gather(1, a.unsqueeze(1))
+    with torch.no_grad():
+        goal = r + 0.99 * frozen(s_next).max(1)[0]
+    F.smooth_l1_loss(q, goal).backward()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+q_net = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 2))
+frozen = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 2))
+replay = TensorDataset(torch.rand(256, 4), torch.randint(0, 2, (256,)), torch.rand(256), torch.rand(256, 4))
+for s, a, r, s_next in DataLoader(replay, batch_size=32, shuffle=True):
+    q = q_net(s).gather(1, a.unsqueeze(1))
+    with torch.no_grad():
+        goal = r + 0.99 * frozen(s_next).max(1)[0]
+    F.smooth_l1_loss(q.squeeze(-1), goal).backward()
+""",
+            unsafe=True,
+            message="input of shape [?, 1] with target of shape [?]",
+        ),
+        # loops that bind the same names, one after the other: each read is the loop around it (not one
+        # whose label an inner loop rebinds)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Steps(Dataset):
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        return torch.rand(8), float(i)
+
+
+head = nn.Linear(8, 1)
+crit = nn.MSELoss()
+
+
+def run(windows):
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x), y.unsqueeze(1)).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        for y in windows:
+            pass
+        crit(head(x), y).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x), y).backward()
+""",
+            line=27,
+            message="input of shape [?, 1] with target of shape [?]",
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Steps(Dataset):
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        return torch.rand(8), float(i)
+
+
+head = nn.Linear(8, 1)
+crit = nn.MSELoss()
+
+
+def run(windows):
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x), y.unsqueeze(1)).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        for y in windows:
+            pass
+        crit(head(x), y).backward()
+    for x, y in DataLoader(Steps(), batch_size=16):
+        crit(head(x).squeeze(-1), y).backward()
+""",
+            unsafe=True,
+        ),
+        # the trainer is handed its model, loader and criterion: its one construction in the file says which
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Listings(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        feats, price = self.rows[i]
+        return torch.tensor(feats, dtype=torch.float32), torch.tensor(float(price))
+
+
+class Valuer(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.out = nn.Linear(k, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class Fitter:
+    def __init__(self, model, loader, criterion):
+        self.model = model
+        self.loader = loader
+        self.criterion = criterion
+
+    def epoch(self):
+        for x, y in self.loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+
+
+def main(rows):
+    fitter = Fitter(Valuer(8), DataLoader(Listings(rows), batch_size=16), nn.MSELoss())
+    fitter.epoch()
+""",
+            message="`self.criterion` compares input of shape [..., 1] with target of shape [?]",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1098,6 +1621,8 @@ class Runner:
         if isinstance(func, cst.Call):
             return ctx.names.matches(func.func, LOSS_MODULES)
         values = ctx.names.values_before(func)
+        if isinstance(func, cst.Attribute):
+            values = [held_value(ctx, v) for v in values]  # `self.criterion = criterion` from the constructor
         return bool(values) and all(
             isinstance(v, cst.Call) and ctx.names.matches(v.func, LOSS_MODULES) for v in values
         )

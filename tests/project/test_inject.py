@@ -319,7 +319,6 @@ def test_scheduler_to_the_top_of_the_epoch_loop(inject):
      "p = -(y * torch.log(torch.sigmoid(z)) + (1 - y) * torch.log(1 - torch.sigmoid(z))).mean()"),
     ("tl208-remove-log-epsilon", "p = torch.log(q + 1e-8)", "p = torch.log(q)"),
     ("tl208-remove-log-epsilon", "p = torch.log(q.clamp(min=1e-6))", "p = torch.log(q)"),
-    ("tl402-remove-aligning-squeeze", "p = F.mse_loss(model(z).squeeze(-1), y)", "p = F.mse_loss(model(z), y)"),
     ("tl501-weights-only-false", "p = torch.load(z, weights_only=True)", "p = torch.load(z, weights_only=False)"),
 ])
 def test_numerics_and_api_rewrites(inject, name, before, after):
@@ -898,18 +897,44 @@ def test_an_alignment_bound_once_before_the_loss_is_removed(inject):
         """
     new = mutate_one(inject, "tl402-remove-aligning-squeeze", code)
     assert "q = self.net(states).gather(1, actions.unsqueeze(-1))\n" in new
-    # the target made [B, 1] (a parameter rebound once, `[:, None]`, `squeeze(dim=1)` of the prediction)
-    for line, after in (("y = y.view(-1, 1)", "y = y\n"), ("y = y[:, None]", "y = y\n"),
-                        ("p = p.squeeze(dim=1)", "p = p\n")):
-        code = f"import torch.nn.functional as F\ndef f(p, y):\n    {line}\n    return F.mse_loss(p, y)\n"
+    # the target made [B, 1] (a parameter rebound once, `[:, None]`), the prediction brought to [B]
+    # (`squeeze(dim=1)`, `view(-1)`, `flatten()`, `[:, 0]`) when the file shows a one-output head
+    head = "import torch.nn as nn\nimport torch.nn.functional as F\nhead = nn.Linear(4, 1)\n"
+    for line, after in (("p = head(x)\n    y = y.view(-1, 1)", "y = y\n"),
+                        ("p = head(x)\n    y = y[:, None]", "y = y\n"),
+                        ("p = head(x)\n    y = y.unsqueeze(1)", "y = y\n"),
+                        ("p = head(x).squeeze(dim=1)", "p = head(x)\n"), ("p = head(x).view(-1)", "p = head(x)\n"),
+                        ("p = head(x).flatten()", "p = head(x)\n"), ("p = head(x)[:, 0]", "p = head(x)\n")):
+        code = f"{head}def f(x, y):\n    {line}\n    return F.mse_loss(p, y)\n"
         assert f"    {after}" in mutate_one(inject, "tl402-remove-aligning-squeeze", code), line
-    # a name bound twice, a summed loss, a flatten that aligns nothing known: no site
-    for body in ("y = y.view(-1, 1)\n    y = y * 2\n    return F.mse_loss(p, y)",
-                 "y = y.unsqueeze(1)\n    return F.mse_loss(p, y, reduction='sum')",
-                 "y = y.unsqueeze(1)\n    return nn.MSELoss(reduction='sum')(p, y)",
-                 "p = p.flatten()\n    return F.mse_loss(p, y)",
-                 "for y in ys:\n        y = y.unsqueeze(1)\n    return F.mse_loss(p, y)"):
-        code = f"import torch.nn as nn\nimport torch.nn.functional as F\ndef f(p, y, ys):\n    {body}\n"
+    code = f"{head}def f(x, y):\n    return F.l1_loss(head(x).view(-1), y)\n"
+    assert "F.l1_loss(head(x), y)" in mutate_one(inject, "tl402-remove-aligning-squeeze", code)
+    model = """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Depth(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.out = nn.Conv2d(8, 1, 3)
+            def forward(self, x):
+                return self.out(x)
+        net = Depth().to("cpu")
+        def f(x, depth):
+            return F.smooth_l1_loss(net(x).squeeze(1), depth)
+        """
+    assert "F.smooth_l1_loss(net(x), depth)" in mutate_one(inject, "tl402-remove-aligning-squeeze", model)
+    # a name bound twice, a summed loss, a flatten that aligns nothing known, a prediction of unknown shape,
+    # a head with several outputs, a binary cross-entropy (raises on [B, 1] against [B]): no site
+    for body in ("p = head(x)\n    y = y.view(-1, 1)\n    y = y * 2\n    return F.mse_loss(p, y)",
+                 "p = head(x)\n    y = y.unsqueeze(1)\n    return F.mse_loss(p, y, reduction='sum')",
+                 "p = head(x)\n    y = y.unsqueeze(1)\n    return nn.MSELoss(reduction='sum')(p, y)",
+                 "p = q.flatten()\n    return F.mse_loss(p, y)",
+                 "return F.mse_loss(model(x).squeeze(-1), y)",
+                 "return F.mse_loss(q, y.view(-1, 1))",
+                 "return F.mse_loss(wide(x).view(-1), y)",
+                 "return F.binary_cross_entropy(head(x).squeeze(1), y)",
+                 "p = head(x)\n    for y in ys:\n        y = y.unsqueeze(1)\n    return F.mse_loss(p, y)"):
+        code = f"{head}wide = nn.Linear(4, 3)\ndef f(x, q, y, ys, model):\n    {body}\n"
         assert sites(inject, "tl402-remove-aligning-squeeze", code) == [], body
 
 

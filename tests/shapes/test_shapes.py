@@ -299,3 +299,42 @@ def f(scores, field, plain):
     assert found["scores :tensor"] == "True"
     assert found["field :tensor"] == "False"  # a labelled array names its dimensions
     assert found["plain :tensor"] == "False"
+
+
+GATHERS_AND_IMAGES = """
+import cv2
+import numpy as np
+import torch
+from PIL import Image
+q = torch.rand(8, 4)
+a = torch.randint(0, 4, (8,))
+gray = np.asarray(Image.open("d.png").convert("L"))
+colour = np.asarray(Image.open("d.png").convert("RGB"))
+mask = cv2.imread("m.png", cv2.IMREAD_GRAYSCALE)
+photo = cv2.imread("m.png")
+probe(q.gather(1, a.unsqueeze(1))); probe(q.max(1)[0]); probe(q.max(1).values); probe(q.min(1, keepdim=True)[1])
+probe(torch.max(q, dim=1)[0]); probe(q.permute(1, 0)); probe(torch.from_numpy(gray)); probe(torch.from_numpy(mask))
+probe(torch.from_numpy(colour)); probe(torch.from_numpy(photo)); probe(torch.tensor([float(a[0])]))
+probe(np.asarray(gray).max(1)[0])
+"""
+
+
+@pytest.mark.parametrize(
+    "expr, shape",
+    [
+        ("q.gather(1, a.unsqueeze(1))", "[8, 1]"),  # the index's shape
+        ("q.max(1)[0]", "[8]"),
+        ("q.max(1).values", "[8]"),
+        ("q.min(1, keepdim=True)[1]", "[8, 1]"),
+        ("torch.max(q, dim=1)[0]", "[8]"),
+        ("q.permute(1, 0)", "[4, 8]"),
+        ("torch.from_numpy(gray)", "[?, ?]"),  # one band per pixel
+        ("torch.from_numpy(mask)", "[?, ?]"),
+        ("torch.from_numpy(colour)", None),
+        ("torch.from_numpy(photo)", None),
+        ("torch.tensor([float(a[0])])", "[1]"),
+        ("np.asarray(gray).max(1)[0]", None),  # numpy's: the first row's maximum
+    ],
+)
+def test_gathers_maxima_and_one_band_images(expr, shape):
+    assert infer(GATHERS_AND_IMAGES)[expr] == shape

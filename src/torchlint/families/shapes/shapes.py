@@ -25,7 +25,7 @@ from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
 from torchlint.analysis.walk import iter_nodes
-from torchlint.analysis.definitions import arguments_for_param, definition_of
+from torchlint.analysis.definitions import arguments_for_param, bind_arguments, definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -577,7 +577,9 @@ class _Infer:
         if last is None:
             if len(vals) > 1 and self._read_by_own_assignment(node):
                 vals = vals[:-1]  # `x, y = x.to(d), y.to(d)`: the `y` read holds the value bound before
-            if len(vals) == 1 and vals[0] is None:
+            if all(v is None for v in vals) and (len(vals) == 1 or self._no_assignment_reaches(node)):
+                # a loop target (`for x, y in loader`), also where an earlier loop bound the same names
+                # (a training loop and a validation loop in one method): the loop around the read binds it
                 self.busy.add(node.value)
                 try:
                     return self.loader_element(node)
@@ -631,6 +633,10 @@ class _Infer:
         if isinstance(node, cst.Call):
             return self.call(node)
         if isinstance(node, cst.Subscript):
+            picked = self.max_along(node.value)
+            if picked is not None and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                    and _int_literal(node.slice[0].slice.value) in (0, 1):
+                return picked  # `q.max(1)[0]`: the values (or indices) of the maximum along a dimension
             base = self.expr(node.value)
             if base is None and not any(_array_index(el) for el in node.slice):
                 return None  # `items[0]` says nothing; `x[:, None]` only makes sense on an array
@@ -639,6 +645,8 @@ class _Infer:
             return self.binary(node.left, node.right, node.operator)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)):
             return self.expr(node.expression)
+        if isinstance(node, cst.Attribute) and node.attr.value in ("values", "indices"):
+            return self.max_along(node.value)
         if isinstance(node, cst.Attribute) and node.attr.value == "T":
             base = self.expr(node.value)
             if base is not None and base.rank is not None:
@@ -648,6 +656,29 @@ class _Infer:
             return Shape.exact((None,))
         return None
 
+    def max_along(self, node: cst.BaseExpression) -> Optional[Shape]:
+        """``x.max(1)`` / ``torch.min(x, dim=1)`` (``keepdim=``): the shape of the values and of the indices
+        that the pair holds, the dimension reduced."""
+        if not isinstance(node, cst.Call):
+            return None
+        func = node.func
+        qn = self.ctx.names.qualified_names(func)
+        if qn & {"torch.max", "torch.min"}:
+            offset = 1
+            first = arg(node, 0, "input")
+            x = first.value if first is not None else None
+        elif not qn and isinstance(func, cst.Attribute) and func.attr.value in ("max", "min") \
+                and not self.ctx.names.qualified_names(func.value) and is_tensor(self.ctx, func.value):
+            offset, x = 0, func.value  # a tensor's (numpy's `a.max(1)[0]` is the first row's maximum)
+        else:
+            return None
+        dim = _int_literal(_arg_value(node, offset, "dim"))
+        keep = _true(_arg_value(node, offset + 1, "keepdim"))
+        if x is None or dim is None or keep is None:
+            return None
+        base = self.expr(x)
+        return reduce(base, [dim], keep) if base is not None else None
+
     def _read_by_own_assignment(self, node: cst.Name) -> bool:
         ctx = self.ctx
         if ctx.parent(node) is None:
@@ -656,6 +687,33 @@ class _Infer:
         if assign is None or not any(n.value == node.value for t in assign.targets for n in target_names(t.target)):
             return False
         return any(a is assign.value for a in ctx.ancestors(node)) or node is assign.value
+
+    def _no_assignment_reaches(self, node: cst.Name) -> bool:
+        """No assignment reaches the read, and the innermost loop around it that binds the name binds
+        it nowhere else in its body (``for y in ys:`` nested in ``for x, y in loader:`` rebinds it)."""
+        ctx = self.ctx
+        at = node if ctx.parent(node) is not None or not ctx.stack else ctx.stack[-1]  # the walk's position
+        if ctx.names.reaching_assignment(node.value, at, ctx.names.function_scope_node()) is not None:
+            return False
+        around = [a for a in ctx.ancestors(node) if isinstance(a, cst.For)] if ctx.parent(node) is not None else [
+            a for a in reversed(ctx.stack) if isinstance(a, cst.For)
+        ]
+        loop = next((a for a in around if _target_position(a.target, node.value) is not None), None)
+        if loop is None:
+            return False
+        for inner in iter_nodes(loop.body):
+            if isinstance(inner, (cst.For, cst.CompFor)) and any(n.value == node.value for n in target_names(inner.target)):
+                return False
+            if isinstance(inner, cst.Assign) and any(
+                    n.value == node.value for t in inner.targets for n in target_names(t.target)):
+                return False
+            if isinstance(inner, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)) and any(
+                    n.value == node.value for n in target_names(inner.target)):
+                return False
+            if isinstance(inner, cst.WithItem) and inner.asname is not None and any(
+                    n.value == node.value for n in target_names(inner.asname.name)):
+                return False
+        return True
 
     def unpacked_element(self, node: cst.Name) -> Optional[Shape]:
         """``y`` after ``x, y = x.to(device), y.to(device)``: the element of the tuple at ``y``'s place
@@ -729,8 +787,10 @@ class _Infer:
             if sample is None or sample.rank is None or sample.rank == 0:
                 return None
             return Shape.exact((None,) + tuple(sample.head[1:]))
-        if _dataset_scalar(ctx, dataset, k):
-            return Shape.exact((None,))  # one number per sample, stacked by the default collate: [B]
+        element = _dataset_element(ctx, dataset, k)
+        if element is not None:
+            # one number (or one tensor of known rank) per sample, stacked by the default collate: [B, ...]
+            return Shape.exact((None,) + tuple(element.head))
         if k == 1 and any(
             q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1] in _LABELLED_DATASETS
             for q in ctx.names.qualified_names(dataset.func)
@@ -890,10 +950,18 @@ class _Infer:
         if not qn.isdisjoint(DATA_CONSTRUCTORS) or not qn.isdisjoint(VECTOR_CONSTRUCTORS):
             data = arg(call, 0, "data")
             if data is not None and not qn.isdisjoint(VECTOR_CONSTRUCTORS) and _data_shape(data.value) is None:
-                return Shape.exact([None]) if self.vector_data(data.value) else None
+                if self.vector_data(data.value):
+                    return Shape.exact([None])
+                if "torch.from_numpy" not in qn:
+                    return None
             shape = _data_shape(data.value) if data is not None else None
             if shape is None and data is not None and self.vector_data(data.value):
-                return Shape.exact([None])
+                # `torch.tensor([float(v)])`: as many entries as the display has
+                return Shape.exact([len(data.value.elements) if isinstance(data.value, (cst.List, cst.Tuple)) else None])
+            if shape is None and data is not None and not isinstance(data.value, (cst.List, cst.Tuple)):
+                # `torch.from_numpy(a)` / `torch.tensor(a)` of an array whose rank is known: the same shape
+                known = self.expr(data.value)
+                return known if known is not None and known.rank is not None else None
             return Shape.exact(shape) if shape is not None else None
         if not qn.isdisjoint(LIKE_CONSTRUCTORS):
             first = arg(call, 0, "input")
@@ -902,6 +970,14 @@ class _Infer:
         if name is None:
             return None
         short = name.rsplit(".", 1)[-1]
+        if name in _ARRAY_OF and pos:
+            # `np.array(x)` / `np.asarray(x, dtype=...)`: a grayscale image is `[H, W]`; an array keeps its shape
+            if _grayscale_image(self.ctx, pos[0]):
+                return Shape.exact((None, None))
+            known = self.expr(pos[0])
+            return known if known is not None and known.rank is not None else None
+        if name == "cv2.imread" and len(pos) >= 2 and _cv2_single_channel(self.ctx, pos[1]):
+            return Shape.exact((None, None))  # one channel, no colour axis: `[H, W]`
         if name == "torch.full":
             size = arg(call, 0, "size")
             dims = literal_dims(size.value) if size is not None else None
@@ -947,11 +1023,22 @@ class _Infer:
         return None
 
     def method(self, call: cst.Call, name: str, recv: cst.BaseExpression) -> Optional[Shape]:
-        if name in ELEMENTWISE:
+        if name in ELEMENTWISE or name == "astype":
             return self.expr(recv)
         pos = _positional(call)
         if pos is None:
             return None
+        if name == "permute" and pos:
+            # `x.permute(2, 0, 1)`: the rank is the number of dimensions named
+            order = literal_dims(pos[0]) if len(pos) == 1 else [_int_literal(p) for p in pos]
+            if not order or any(o is None for o in order):
+                return None
+            base = self.expr(recv)
+            if base is not None and base.rank == len(order):
+                return Shape.exact(base.head[o] for o in order)  # type: ignore[index]
+            return Shape.exact((None,) * len(order))
+        if name == "gather" and len(pos) == 2:
+            return self.expr(pos[1])  # the result has the index's shape
         if name in BINARY_METHODS and pos:
             return self.binary(recv, pos[0], cst.Add())
         if name in ("matmul", "mm", "bmm") and pos:
@@ -1038,9 +1125,10 @@ class _Infer:
         and that layer's constructor, so the output's last dimension is known."""
         ctx = self.ctx
         values = ctx.names.values_before(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
-        if len(values) != 1 or not isinstance(values[0], cst.Call):
+        built = held_value(ctx, values[0]) if len(values) == 1 and isinstance(func, cst.Attribute) else \
+            values[0] if len(values) == 1 else None
+        if not isinstance(built, cst.Call):
             return None
-        built = values[0]
         while isinstance(built.func, cst.Attribute) and built.func.attr.value in _MODULE_RETURNS_SELF \
                 and isinstance(built.func.value, cst.Call):
             built = built.func.value  # `Net().to(device)`: the module itself
@@ -1117,6 +1205,38 @@ class _Infer:
 
 
 _MISSING = object()
+#: numpy's array makers that keep their argument's shape
+_ARRAY_OF = frozenset({"numpy.array", "numpy.asarray", "numpy.ascontiguousarray", "numpy.float32", "numpy.float64"})
+#: PIL modes of one band per pixel: `np.array(img.convert("L"))` is `[H, W]`
+_ONE_BAND_MODES = frozenset({"L", "F", "I", "I;16", "1"})
+_CV2_ONE_CHANNEL = frozenset({"cv2.IMREAD_GRAYSCALE", "cv2.IMREAD_ANYDEPTH", "cv2.IMREAD_REDUCED_GRAYSCALE_2",
+                              "cv2.IMREAD_REDUCED_GRAYSCALE_4", "cv2.IMREAD_REDUCED_GRAYSCALE_8"})
+
+
+def _grayscale_image(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -> bool:
+    """``Image.open(p).convert("L")`` (PIL), spelled here or bound once to a local: one band per pixel."""
+    if depth > 3:
+        return False
+    if isinstance(node, cst.Name):
+        value = ctx.names.sole_value(node, at=node) if ctx.parent(node) is not None else ctx.names.sole_value(node)
+        return value is not None and _grayscale_image(ctx, value, depth + 1)
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "convert"):
+        return False
+    mode = arg(node, 0, "mode")
+    if mode is None or not isinstance(mode.value, cst.SimpleString) or mode.value.evaluated_value not in _ONE_BAND_MODES:
+        return False
+    # the receiver is a PIL image: `Image.open(...)`, possibly through a name bound once
+    recv = node.func.value
+    if isinstance(recv, cst.Name):
+        recv = ctx.names.sole_value(recv, at=recv) if ctx.parent(recv) is not None else ctx.names.sole_value(recv)
+    return isinstance(recv, cst.Call) and any(q.startswith("PIL.Image.") for q in ctx.names.qualified_names(recv.func))
+
+
+def _cv2_single_channel(ctx: FileContext, flag: cst.BaseExpression) -> bool:
+    """``cv2.IMREAD_GRAYSCALE`` (or 0), ``cv2.IMREAD_ANYDEPTH`` alone: the image is read as one channel."""
+    if isinstance(flag, cst.Integer):
+        return flag.value == "0"
+    return bool(ctx.names.qualified_names(flag) & _CV2_ONE_CHANNEL)
 #: the per-sample label attributes of torchvision's classification datasets, and those datasets
 _DATASET_LABELS = frozenset({"targets", "labels"})
 _LABELLED_DATASETS = frozenset({"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10",
@@ -1144,43 +1264,101 @@ def _target_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[in
     return None
 
 
+def held_value(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """What ``self.<attr>`` holds when ``__init__`` sets it from one of its parameters (``self.model =
+    model``): the argument the class's one construction in this file passes for it (``Fitter(Net(),
+    DataLoader(...), nn.MSELoss())``), or the value bound once to a name passed there; ``value`` itself
+    otherwise.  A class built twice, or never, in the file keeps the parameter (None)."""
+    if not isinstance(value, cst.Name) or ctx.parent(value) is None:
+        return value
+    init = ctx.enclosing(value, cst.FunctionDef)
+    if not isinstance(init, cst.FunctionDef) or init.name.value != "__init__":
+        return value
+    cls = ctx.parent(ctx.parent(init) or init)
+    params = [p.name.value for p in list(init.params.posonly_params) + list(init.params.params)
+              + list(init.params.kwonly_params)]
+    if not isinstance(cls, cst.ClassDef) or value.value not in params[1:]:
+        return value
+    if len(ctx.names.bound_values(value)) != 1:
+        return None  # the parameter is given another value in `__init__`
+    built = []
+    for c in ctx.calls_in(ctx.module):
+        if isinstance(c.func, cst.Name) and c.func.value == cls.name.value:
+            found = definition_of(ctx, c.func)
+            if found is not None and found[1] is cls:
+                built.append(c)  # a construction of this very class
+    if len(built) != 1:
+        return None
+    bound = bind_arguments(built[0], init, 1)
+    passed = bound.get(value.value) if bound else None
+    if isinstance(passed, cst.Name):
+        passed = ctx.names.sole_value(passed, at=passed)
+    return passed
+
+
 def _attribute_loader(ctx: FileContext, it: cst.BaseExpression) -> Optional[cst.Call]:
     """``self.loader`` of a trainer class, built once (``self.loader = DataLoader(TensorDataset(...))`` in
     ``__init__``) from values that read no local name of the method that built it (shapes of another
     function's locals are not followed)."""
     if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"):
         return None
-    built = ctx.names.sole_value(it)
+    built = held_value(ctx, ctx.names.sole_value(it))
     if not isinstance(built, cst.Call):
         return None
+    # a project dataset class decides its samples' shapes in its own `__getitem__`: what its constructor is
+    # given (the trainer's own arguments) is not read from here
+    data = arg(built, 0, "dataset")
+    own = data.value if data is not None and isinstance(data.value, cst.Call) \
+        and _project_dataset(ctx, data.value) is not None else None
+    skipped = set(map(id, iter_nodes(own))) if own is not None else set()
     for node in iter_nodes(built):  # the names read (not attribute names or keywords)
-        if isinstance(node, cst.Name) and not ctx.names.qualified_names(node):
+        if isinstance(node, cst.Name) and id(node) not in skipped and node.value not in ("True", "False", "None") \
+                and not ctx.names.qualified_names(node):
             return None  # a local of `__init__`: its value is not followed from here
     return built
 
 
-def _dataset_scalar(ctx: FileContext, dataset: cst.Call, k: int) -> bool:
-    """``dataset`` builds a class of the project whose ``__getitem__`` returns, at position ``k`` of every
-    tuple it returns, one number: ``float(...)``, ``int(...)``, ``x.item()``, a numeric literal, or
-    ``torch.tensor`` of one of those (a 0-d tensor).  The default collate stacks them into ``[B]``."""
+def _project_dataset(ctx: FileContext, dataset: cst.Call) -> Optional[Tuple[FileContext, cst.FunctionDef]]:
+    """The ``__getitem__`` of the project class ``dataset`` builds (in this file or a project module it
+    imports), with the file it is in."""
     found = definition_of(ctx, dataset.func)
     if found is None or not isinstance(found[1], cst.ClassDef):
-        return False
+        return None
     dctx, cls = found
     getitem = next((st for st in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
                     if isinstance(st, cst.FunctionDef) and st.name.value == "__getitem__"), None)
-    if getitem is None:
-        return False
+    return (dctx, getitem) if getitem is not None else None
+
+
+def _dataset_element(ctx: FileContext, dataset: cst.Call, k: int) -> Optional[Shape]:
+    """The shape of one sample's element ``k`` when ``dataset`` builds a class of the project whose
+    ``__getitem__`` returns, at position ``k`` of every tuple it returns, one number (``float(...)``,
+    ``int(...)``, ``x.item()``, a numeric literal, or ``torch.tensor`` of one of those: a 0-d tensor), or a
+    tensor whose rank the shape inference knows in that method (``torch.from_numpy(gray)`` of a grayscale
+    image read there: ``[H, W]``).  The default collate stacks them into ``[B, ...]``."""
+    found = _project_dataset(ctx, dataset)
+    if found is None:
+        return None
+    dctx, getitem = found
     returns = [r.value for r in _returns_of(getitem)]
     if not returns:
-        return False
+        return None
+    shapes: List[Shape] = []
     for value in returns:
         if not (isinstance(value, cst.Tuple) and k < len(value.elements)) or any(
                 isinstance(el, cst.StarredElement) for el in value.elements):
-            return False
-        if not _one_number(dctx, value.elements[k].value):
-            return False
-    return True
+            return None
+        element = value.elements[k].value
+        if _one_number(dctx, element):
+            shapes.append(SCALAR)
+            continue
+        shape = _Infer(dctx).expr(element)
+        if shape is None or shape.rank is None:
+            return None
+        shapes.append(shape)
+    if any(s.rank != shapes[0].rank for s in shapes):
+        return None
+    return Shape.exact(d if all(s.head[i] == d for s in shapes) else None for i, d in enumerate(shapes[0].head))
 
 
 def _returns_of(function: cst.FunctionDef) -> List[cst.Return]:
@@ -1390,6 +1568,7 @@ __all__ = [
     "param_annotation",
     "SCALAR",
     "shape_of",
+    "held_value",
     "is_tensor",
     "broadcast",
     "ranks_differ",
