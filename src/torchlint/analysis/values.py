@@ -29,6 +29,7 @@ from torchlint.analysis.definitions import (
     built_values,
     called_function,
     calls_of_function,
+    constructions,
     definition_of,
     depends_on,
     find_method,
@@ -579,11 +580,46 @@ def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
 
 
 def _through_init(frame: Frame, value: cst.Name, follow):
-    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known."""
+    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known; with
+    no construction in view, the parameter's default when no construction of the class passes that
+    parameter (:func:`_unpassed_default`)."""
     init = frame.init
-    if init is None or init.function is None or not init.ctx.is_inside(value, init.function):
+    if init is None:
+        found = _unpassed_default(frame, value)
+        return follow(*found) if found is not None else None
+    if init.function is None or not init.ctx.is_inside(value, init.function):
         return None
     return follow(init, value)
+
+
+def _unpassed_default(frame: Frame, value: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """``def __init__(self, model, criterion=nn.CrossEntropyLoss())`` then ``self.criterion = criterion``:
+    the default (with the frame it is read in) when ``value`` reads an ``__init__`` parameter the
+    function does not reassign and no construction of the class (:func:`constructions`: this file and the
+    project files that name it) passes that parameter; None otherwise."""
+    if frame.cls is None or not isinstance(value, cst.Name):
+        return None
+    ctx = frame.cls[0]
+    function = ctx.enclosing(value, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or function.name.value != "__init__" or function.decorators:
+        return None
+    owner = ctx.parent(ctx.parent(function) or function)
+    if not isinstance(owner, cst.ClassDef):
+        return None
+    param = next((p for p in function_params(function) if p.name.value == value.value), None)
+    if param is None or param.default is None:
+        return None
+    held = _holds(Frame(ctx, function, cls=(ctx, owner), depth=frame.depth), value, value)
+    if held is None or held[0] != "value" or held[2] is not param.default:
+        return None  # reassigned, or read after another binding
+    built = constructions(ctx, owner)
+    if built is None:
+        return None
+    for _, call in built:
+        bound = bind_arguments(call, function, 1)
+        if bound is None or param.name.value in bound:
+            return None  # a construction passes it (or may, through `*args`)
+    return held[1], held[2]
 
 
 def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
@@ -620,6 +656,10 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
+        if isinstance(core, cst.Call) and isinstance(core.func, cst.Subscript):
+            # `LOSSES[args.loss]()`: a dict of loss classes keyed by literal strings
+            entries = subscript_values(frame, core.func)
+            return _same_loss([_loss_class(f, v) for f, v in entries or ()])
         if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH
                 and maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
             # `criterion = make_criterion()`: what a project function returns (its module read only when
@@ -634,9 +674,15 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
                         return found[0]
         return None
     if isinstance(func, cst.Subscript):
-        # `LOSSES[args.loss]`: a dict of losses keyed by literal strings, the key a literal default
-        chosen = literal_choice(frame, func)
-        return _loss_object(chosen[0], chosen[1], hops + 1) if chosen is not None else None
+        # `LOSSES[args.loss]`: a dict of losses keyed by literal strings (see :func:`subscript_values`)
+        entries = subscript_values(frame, func)
+        return _same_loss([_loss_object(f, v, hops + 1) for f, v in entries or ()])
+    if isinstance(func, (cst.Name, cst.Attribute)):
+        # a loss function passed or stored as a value (`loss_fn=F.cross_entropy`)
+        names = ctx.names.qualified_names_at(func)
+        for funcs, loss in _LOSS_FUNCS:
+            if names & funcs:
+                return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
     if isinstance(func, cst.Name):
         held = _holds(frame, func, func)
         if held is not None and held[0] == "imported":
@@ -660,6 +706,22 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         kinds = {x[0] if x else None for x in found}
         return found[0] if found and len(kinds) == 1 and None not in kinds else None
     return None
+
+
+def _loss_class(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[str, Why]]:
+    """The loss a class reference names (``nn.CrossEntropyLoss`` as a value, to be called)."""
+    ctx = frame.ctx
+    names = ctx.names.qualified_names_at(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else set()
+    for layers, loss in _LOSS_LAYERS:
+        if names & layers:
+            return loss, (f"`{_short(ctx, expr)}` (", At(ctx, expr), ")")
+    return None
+
+
+def _same_loss(found: List[Optional[Tuple[str, Why]]]) -> Optional[Tuple[str, Why]]:
+    """The join of several possible losses: the first, when every one is known and of the same kind."""
+    kinds = {x[0] if x else None for x in found}
+    return found[0] if found and len(kinds) == 1 and None not in kinds else None
 
 
 def _frame_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
@@ -721,22 +783,80 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     return defaults.pop() if len(defaults) == 1 else None
 
 
-def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cst.BaseExpression]]:
-    """``LOSSES[args.loss]``: the element a dict literal with string keys gives for the key the code
-    holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
+def _string_table(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, Dict[str, cst.BaseExpression]]]:
+    """The entries of the dict ``sub`` indexes, with the frame they are read in: a dict literal whose keys
+    are all string literals (``{"ce": nn.CrossEntropyLoss(), ...}``, or ``dict(ce=...)``), held by a name
+    the file never adds entries to (``LOSSES[k] = ...``, ``LOSSES.update(...)``); None otherwise."""
     if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
         return None
     container = _frame_value(frame, sub.value)
-    if container is None or not isinstance(container[1], cst.Dict):
+    if container is None:
         return None
     f, table = container
-    entries = {}
-    for e in table.elements:
-        if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
-            return None
-        entries[e.key.evaluated_value] = e.value
-    key = _literal_key(frame, sub.slice[0].slice.value)
+    entries: Dict[str, cst.BaseExpression] = {}
+    if isinstance(table, cst.Dict):
+        for e in table.elements:
+            if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
+                return None
+            key = e.key.evaluated_value
+            if not isinstance(key, str):
+                return None
+            entries[key] = e.value
+    elif (isinstance(table, cst.Call) and isinstance(table.func, cst.Name) and table.func.value == "dict"
+          and f.ctx.names.binding_at(table.func, "dict") is None and table.args):
+        for a in table.args:
+            if a.keyword is None or a.star:
+                return None
+            entries[a.keyword.value] = a.value
+    else:
+        return None
+    if isinstance(sub.value, cst.Name) and _entries_added(f.ctx, sub.value.value):
+        return None
+    return f, entries
+
+
+def _entries_added(ctx: FileContext, name: str) -> bool:
+    """Whether the file stores into a dict held by ``name`` (``name[k] = v``, ``name.update(...)``,
+    ``name.setdefault(...)``, ``name |= ...``)."""
+    for a in ctx.contents(ctx.module).assigns:
+        for t in assignment_targets(a):
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name:
+                return True
+            if isinstance(a, cst.AugAssign) and isinstance(t, cst.Name) and t.value == name:
+                return True
+    for c in ctx.calls_in(ctx.module):
+        func = c.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault", "__setitem__")
+                and isinstance(func.value, cst.Name) and func.value.value == name):
+            return True
+    return False
+
+
+def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """``LOSSES[args.loss]``: the element a dict literal with string keys gives for the key the code
+    holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
+    table = _string_table(frame, sub)
+    if table is None:
+        return None
+    f, entries = table
+    key = _literal_key(frame, sub.slice[0].slice.value)  # type: ignore[union-attr]
     return (f, entries[key]) if key in entries else None
+
+
+def subscript_values(frame: Frame, sub: cst.Subscript) -> Optional[List[Tuple[Frame, cst.BaseExpression]]]:
+    """What ``LOSSES[key]`` may hold, each value with the frame it is read in: for a dict literal of
+    string keys (:func:`_string_table`), the entry the key picks when the code holds it by its literal
+    defaults (:func:`_literal_key`: ``parser.add_argument("--loss", default="ce")``), and every entry
+    when the key is not known (the caller joins them: one answer only when all agree); None when the
+    dict is not such a literal, or the known key is not one of its keys."""
+    table = _string_table(frame, sub)
+    if table is None:
+        return None
+    f, entries = table
+    key = _literal_key(frame, sub.slice[0].slice.value)  # type: ignore[union-attr]
+    if key is not None:
+        return [(f, entries[key])] if key in entries else None
+    return [(f, v) for v in entries.values()] or None
 
 
 def argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
@@ -821,5 +941,6 @@ __all__ = [
     "render",
     "self_name",
     "subclass_frames",
+    "subscript_values",
     "value_fact",
 ]
