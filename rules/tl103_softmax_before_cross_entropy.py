@@ -968,10 +968,15 @@ def run(x, y):
             if finding.kind == SIGMOID:
                 self.report(finding.node, f"Sigmoid before cross-entropy: {finding.message}; {SIGMOID_WHY}")
                 continue
+            # a softmax written inline (the criterion known through the program model: a constructor's
+            # default, a dict of losses) is dropped as in the direct case
+            use = softmax_use(self.ctx, finding.node) if isinstance(finding.node, cst.BaseExpression) else None
+            inline = use is not None and use.node is finding.node
             self.report(
                 finding.node,
                 f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "
                 "pass the logits",
+                fix=self._inline_fix(use.node, use.operand) if inline else None,
             )
 
     def _exp_of_log_softmax(self, value: cst.BaseExpression):

@@ -615,11 +615,39 @@ def _unpassed_default(frame: Frame, value: cst.BaseExpression) -> Optional[Tuple
     built = constructions(ctx, owner)
     if built is None:
         return None
-    for _, call in built:
-        bound = bind_arguments(call, function, 1)
-        if bound is None or param.name.value in bound:
-            return None  # a construction passes it (or may, through `*args`)
+    for cctx, call in built:
+        if _may_pass(cctx, call, function, param.name.value):
+            return None
     return held[1], held[2]
+
+
+def _may_pass(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, name: str) -> bool:
+    """Whether ``call`` of ``function`` (a method: ``self`` is filled) passes an argument for the parameter
+    ``name``: by position or keyword, or through ``*args``; through ``**kwargs`` only when those are the
+    ``**kwargs`` of the function around the call and some call of that function in its file passes
+    ``name`` as a keyword (or a ``*``/``**`` argument of its own), or no call of it is seen."""
+    rest = [a for a in call.args if a.star != "**"]
+    spread = [a for a in call.args if a.star == "**"]
+    bound = bind_arguments(call.with_changes(args=rest), function, 1)
+    if bound is None or name in bound:
+        return True
+    if not spread:
+        return False
+    outer = ctx.enclosing(call, cst.FunctionDef)
+    star = outer.params.star_kwarg if isinstance(outer, cst.FunctionDef) else None
+    if len(spread) != 1 or star is None or not (isinstance(spread[0].value, cst.Name)
+                                                and spread[0].value.value == star.name.value):
+        return True
+    if any(isinstance(n, cst.Name) and n.value == star.name.value for a in ctx.contents(outer).assigns
+           for t in assignment_targets(a) for n in iter_nodes(t)):
+        return True  # the dict is rebound or added to
+    if any(isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
+           and c.func.value.value == star.name.value for c in ctx.calls_in(outer)):
+        return True  # `kwargs.update(...)`, `kwargs.setdefault(...)`
+    callers = calls_of_function(ctx, outer)
+    if not callers:
+        return True
+    return any(a.star or (a.keyword is not None and a.keyword.value == name) for c in callers for a in c.args)
 
 
 def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
