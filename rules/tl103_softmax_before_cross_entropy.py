@@ -59,7 +59,9 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     dict of losses keyed by strings (`LOSSES[args.loss]`, or `LOSSES[args.loss]()` of loss classes) is
     read with the key the code holds by its literal defaults (a string,
     `parser.add_argument("--loss", default="ce")`); with the key unknown, it is cross-entropy when every
-    entry is (a dict the file adds entries to is not read). A criterion a class's `__init__` takes with a
+    entry is (a dict the file adds entries to is not read). So is a criterion assigned in the branches of
+    `if args.loss == "ce": ... elif ...`: the branch those defaults take, or, undecided, every branch
+    that assigns it. A criterion a class's `__init__` takes with a
     default (`criterion=nn.CrossEntropyLoss()`, `loss_fn=F.cross_entropy`) and keeps in `self.<attr>` is
     that default when no construction of the class in the project passes it (a construction passing on
     its function's `**kwargs` counts when no call of that function passes the keyword; a subclass with an
@@ -447,9 +449,69 @@ def run(net, x, y, settings):
     loss = picked(probs, y) + other(net(x), y)
     return fitter.update(x, y), loss, nn.CrossEntropyLoss()(Averager([net])(x), y)
 """,
+        # the loss an option's default picks is NLL, given log-probabilities
+        """
+import argparse
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogScorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+def run_epoch(net, objective, batches):
+    for x, y in batches:
+        objective(net(x), y).backward()
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--objective", default="nll")
+    args = parser.parse_args()
+    if args.objective == "nll":
+        objective = nn.NLLLoss()
+    else:
+        objective = nn.CrossEntropyLoss()
+    run_epoch(LogScorer(), objective, [])
+""",
     ]
 
     INVALID = [
+        # the criterion chosen by comparing an option with strings, its default picking cross-entropy
+        Invalid(
+            """
+import argparse
+import torch.nn as nn
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x).softmax(dim=1)
+
+def run_epoch(net, objective, batches):
+    for x, y in batches:
+        objective(net(x), y).backward()
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--objective", default="xent")
+    args = parser.parse_args()
+    if args.objective in ("xent", "cross-entropy"):
+        objective = nn.CrossEntropyLoss()
+    elif args.objective == "hinge":
+        objective = nn.MultiMarginLoss()
+    run_epoch(Scorer(), objective, [])
+""",
+            line=25,
+            col=15,
+            message="through `run_epoch`",
+        ),
         # a criterion that arrives as a trainer's constructor default (no construction passes it), the
         # softmax written where the loss is taken; a loss function as a default too
         Invalid(

@@ -239,11 +239,14 @@ def self_name(frame: Frame) -> Optional[str]:
     return params[0].name.value if params else None
 
 
-def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
+def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode, decide: bool = True):
     """What ``name`` holds at ``at`` in ``frame``: ``("value", frame, expr, index)`` for an assigned or
     bound value, ``("annotation", frame, expr, None)`` for a parameter known only by its annotation,
-    ``("module", frame, values, None)`` for a module-level name, ``("imported", frame, name, None)`` for
-    a name imported at module level (see :func:`_imported_value`); None when unknown."""
+    ``("module", frame, values, None)`` for a name with several possible values (a module-level name,
+    or a local assigned on branches: the caller joins them), ``("imported", frame, name, None)`` for
+    a name imported at module level (see :func:`_imported_value`); None when unknown.  With ``decide``,
+    a value assigned in a branch the code's literal defaults rule out (``if args.loss == "mse":`` with
+    ``default="ce"``, see :func:`_ruled_out`) is left out."""
     ctx, function = frame.ctx, frame.function
     if function is not None:
         found = ctx.names.reaching_assignment(name.value, at, function)
@@ -266,7 +269,8 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
         if b is not None and b.imports and b is ctx.names.module_scope.bindings.get(name.value):
             return ("imported", frame, name, None)
         if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
-            return None  # a local assigned on some paths only
+            # a local assigned on some paths only: the values of the branches that may run
+            return _branch_values(frame, name, at, function) if decide and b is not None and not b.imports else None
     else:
         found = ctx.names.reaching_assignment(name.value, at, None)
         if found is not None:
@@ -275,7 +279,66 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
         if b is not None and b.imports and not b.values:
             return ("imported", frame, name, None)
     values = built_values(ctx, name)
+    if decide and len(values) > 1:
+        module_frame = Frame(ctx, None)
+        values = [v for v in values if not _ruled_out(module_frame, v, ctx.module)]
     return ("module", frame, values, None) if values else None
+
+
+def _branch_values(frame: Frame, name: cst.Name, at: cst.CSTNode, function: cst.FunctionDef):
+    """A local assigned on some paths only (``if args.loss == "ce": crit = nn.CrossEntropyLoss()``
+    ``elif ...``): the values of its bindings before ``at`` in the branches the literal defaults do not
+    rule out, one (``("value", ...)``) or several (``("module", ...)``, to be joined); None when a
+    binding's value is unknown (a parameter, a loop target, an unpacked element)."""
+    bound = frame.ctx.names.bound_values(name, at)
+    if not bound or any(v is None for v in bound):
+        return None
+    kept = [v for v in bound if v is not None and not _ruled_out(frame, v, function)]
+    if not kept:
+        return None
+    return ("value", frame, kept[0], None) if len(kept) == 1 else ("module", frame, kept, None)
+
+
+def _ruled_out(frame: Frame, value: cst.CSTNode, stop: cst.CSTNode) -> bool:
+    """Whether ``value`` sits in a branch of an ``if`` (inside ``stop``) whose test the code's literal
+    defaults decide against it (:func:`_literal_test`)."""
+    ctx = frame.ctx
+    node: cst.CSTNode = value
+    parent = ctx.parent(node)
+    while parent is not None and parent is not stop:
+        if isinstance(parent, cst.If) and node is not parent.test:
+            decided = _literal_test(frame, parent.test)
+            if decided is not None and decided != (node is parent.body):
+                return True
+        node, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _literal_test(frame: Frame, test: cst.BaseExpression) -> Optional[bool]:
+    """The outcome of ``key == "ce"`` (``!=``, ``in``/``not in`` a tuple, list or set of strings, ``not``)
+    when the code runs with its literal defaults (:func:`_literal_key`: a string, an argparse
+    ``default=``); None when not decided."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _literal_test(frame, test.expression)
+        return None if inner is None else not inner
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        for key_expr, literal in ((test.left, right), (right, test.left)):
+            if isinstance(literal, cst.SimpleString) and isinstance(literal.evaluated_value, str):
+                key = _literal_key(frame, key_expr)
+                return None if key is None else (key == literal.evaluated_value) == isinstance(op, cst.Equal)
+        return None
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        options = [e.value for e in right.elements]
+        if not options or not all(isinstance(o, cst.SimpleString) and isinstance(o.evaluated_value, str) for o in options):
+            return None
+        key = _literal_key(frame, test.left)
+        if key is None:
+            return None
+        return (key in {o.evaluated_value for o in options}) == isinstance(op, cst.In)  # type: ignore[union-attr]
+    return None
 
 
 def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
@@ -752,14 +815,14 @@ def _same_loss(found: List[Optional[Tuple[str, Why]]]) -> Optional[Tuple[str, Wh
     return found[0] if found and len(kinds) == 1 and None not in kinds else None
 
 
-def _frame_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+def _frame_value(frame: Frame, expr: cst.BaseExpression, decide: bool = True) -> Optional[Tuple[Frame, cst.BaseExpression]]:
     """The one value a name holds in ``frame``, with the frame it is read in: across calls (a parameter is
     the argument its caller passes, see :func:`_holds`), the names layer's answers within one function
     (the assignment that reaches it on every path, not a tuple element) or at module level (its only
     value, moves aside); an expression that is no name is its own value."""
     if not isinstance(expr, cst.Name):
         return frame, expr
-    held = _holds(frame, expr, expr)
+    held = _holds(frame, expr, expr, decide)
     if held is None:
         return None
     how, f, value, index = held
@@ -772,7 +835,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     """The string a key expression holds when the code runs with its literal defaults: a string literal, a
     name assigned one, ``cfg["loss"]`` of a dict literal, or ``args.loss`` of ``parser.parse_args()`` where
     ``parser.add_argument("--loss", default="ce")`` (argparse's dest: dashes become underscores)."""
-    found = _frame_value(frame, index)
+    found = _frame_value(frame, index, decide=False)  # the key is read as assigned: no branch decided by it
     if found is None:
         return None
     f, value = found
@@ -783,7 +846,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
         return _literal_key(chosen[0], chosen[1]) if chosen is not None and chosen[1] is not value else None
     if not isinstance(value, cst.Attribute):
         return None
-    parsed = _frame_value(f, value.value)
+    parsed = _frame_value(f, value.value, decide=False)
     if parsed is None:
         return None
     pf, call = parsed
