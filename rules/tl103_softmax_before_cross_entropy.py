@@ -63,7 +63,8 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     `if args.loss == "ce": ... elif ...`: the branch those defaults take, or, undecided, every branch
     that assigns it. A criterion a class's `__init__` takes with a
     default (`criterion=nn.CrossEntropyLoss()`, `loss_fn=F.cross_entropy`) and keeps in `self.<attr>` is
-    that default when no construction of the class in the project passes it (a construction passing on
+    that default (also `criterion or nn.CrossEntropyLoss()` and `criterion if criterion is not None else
+    ...` of a `None` default) when no construction of the class in the project passes it (a construction passing on
     its function's `**kwargs` counts when no call of that function passes the keyword; a subclass with an
     `__init__` of its own leaves it unknown). An object built from a project
     class (`Trainer(Net())`) whose method gives what the constructor received to its criterion
@@ -480,6 +481,42 @@ def main():
     ]
 
     INVALID = [
+        # a `None` default replaced by cross-entropy in `__init__`, no construction passing the criterion
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Loop:
+    def __init__(self, net, objective=None, extra=None):
+        self.net = net
+        self.objective = objective if objective is not None else nn.CrossEntropyLoss()
+        self.extra = extra or nn.CrossEntropyLoss(label_smoothing=0.05)
+
+    def batch_loss(self, x, y):
+        scores = self.net(x)
+        return self.objective(torch.softmax(scores, 1), y) + self.extra(scores.softmax(1), y)
+
+loop = Loop(nn.Linear(4, 2))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Loop:
+    def __init__(self, net, objective=None, extra=None):
+        self.net = net
+        self.objective = objective if objective is not None else nn.CrossEntropyLoss()
+        self.extra = extra or nn.CrossEntropyLoss(label_smoothing=0.05)
+
+    def batch_loss(self, x, y):
+        scores = self.net(x)
+        return self.objective(scores, y) + self.extra(scores, y)
+
+loop = Loop(nn.Linear(4, 2))
+""",
+            count=2,
+        ),
         # the criterion chosen by comparing an option with strings, its default picking cross-entropy
         Invalid(
             """

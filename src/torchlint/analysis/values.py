@@ -648,11 +648,56 @@ def _through_init(frame: Frame, value: cst.Name, follow):
     parameter (:func:`_unpassed_default`)."""
     init = frame.init
     if init is None:
+        if isinstance(value, (cst.IfExp, cst.BooleanOperation)):
+            # `criterion if criterion is not None else nn.CrossEntropyLoss()`, `criterion or ...`
+            chosen = _none_choice(value, lambda e: _unpassed_default(frame, e))
+            if chosen is None:
+                return None
+            if isinstance(chosen, cst.Call) and frame.cls is not None:
+                return follow(Frame(frame.cls[0], None), chosen)
+            return _through_init(frame, chosen, follow)
         found = _unpassed_default(frame, value)
         return follow(*found) if found is not None else None
     if init.function is None or not init.ctx.is_inside(value, init.function):
         return None
     return follow(init, value)
+
+
+def _none_choice(expr: cst.BaseExpression, held) -> Optional[cst.BaseExpression]:
+    """The operand ``x if x is not None else d`` (``is None``, ``x if x else d``, ``not x``) or ``x or d``
+    evaluates to, when what the name ``x`` holds (``held(x)``: a pair whose second item is its value)
+    is known to be ``None`` or an object; None when not decided."""
+
+    def is_none(e: cst.BaseExpression) -> Optional[bool]:
+        if not isinstance(e, cst.Name):
+            return None
+        found = held(e)
+        if found is None:
+            return None
+        value = found[1]
+        if isinstance(value, cst.Name) and value.value == "None":
+            return True
+        return False if isinstance(value, cst.Call) else None
+
+    def truth(test: cst.BaseExpression) -> Optional[bool]:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = truth(test.expression)
+            return None if inner is None else not inner
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+                and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+            none = is_none(test.left)
+            return None if none is None else none == isinstance(test.comparisons[0].operator, cst.Is)
+        none = is_none(test)
+        return None if none is None else not none
+
+    if isinstance(expr, cst.IfExp):
+        decided = truth(expr.test)
+        return None if decided is None else expr.body if decided else expr.orelse
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+        decided = truth(expr.left)
+        return None if decided is None else expr.left if decided else expr.right
+    return None
 
 
 def _unpassed_default(frame: Frame, value: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
