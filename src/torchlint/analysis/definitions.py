@@ -319,21 +319,22 @@ def _find_constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tu
             if other is not None:
                 depends_on(ctx, os.path.abspath(path))
                 files.append(other)
-    classes = {cls}
+    # a class is known by its file and name: another file's import of this one reads its own parse
+    classes = {_class_key(ctx, cls)}
     grew = True
     while grew:  # subclasses, and theirs, in the files in view
         grew = False
         for f in files:
             for node in f.module.body:
-                if not isinstance(node, cst.ClassDef) or node in classes:
+                if not isinstance(node, cst.ClassDef) or _class_key(f, node) in classes:
                     continue
                 bases = [definition_of(f, b.value) for b in node.bases if b.keyword is None]
-                if any(d is not None and d[1] in classes for d in bases):
+                if any(d is not None and _class_key(*d) in classes for d in bases):
                     if method_of(node, "__init__") is not None:
                         return None
-                    classes.add(node)
+                    classes.add(_class_key(f, node))
                     grew = True
-    names = {c.name.value for c in classes}
+    names = {name for _, name in classes}
     out: List[Tuple[FileContext, cst.Call]] = []
     for f in files:
         for call in f.calls_in(f.module):
@@ -342,9 +343,16 @@ def _find_constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tu
             if last not in names:
                 continue
             d = definition_of(f, func)
-            if d is not None and d[1] in classes:
+            if d is not None and _class_key(*d) in classes:
                 out.append((f, call))
     return out
+
+
+def _class_key(ctx: FileContext, node: cst.CSTNode) -> Tuple[str, str]:
+    """A class by its file and name (a class nested in a function is known by its node)."""
+    if isinstance(node, cst.ClassDef) and node in ctx.module.body and ctx.path:
+        return os.path.abspath(ctx.path), node.name.value
+    return str(id(node)), getattr(getattr(node, "name", None), "value", "")
 
 
 #: class -> :func:`constructions`, per file
