@@ -746,6 +746,70 @@ def op_softmax_into_ce(unit: Unit):
                    f"softmax into `{code_of(call)[:60]}`")
 
 
+@operator("tl103-softmax-into-configured-cross-entropy", "TL103", ("CrossEntropyLoss",))
+def op_softmax_into_configured_ce(unit: Unit):
+    """Wrap the input of an ``nn.CrossEntropyLoss`` instance in ``torch.softmax(..., dim=1)``, as
+    ``tl103-softmax-into-cross-entropy`` does, after moving the instance's construction to where research
+    code often keeps it: for ``self.<crit> = nn.CrossEntropyLoss(...)`` in ``__init__``, a new last
+    parameter of ``__init__`` whose default is that construction (``self.<crit> = <crit>``); for a name,
+    a choice from a dict of losses keyed by strings (``{"ce": nn.CrossEntropyLoss(...), "ce_smooth":
+    nn.CrossEntropyLoss(label_smoothing=0.1)}[key]``, the key ``os.environ.get("LOSS", "ce")`` where the
+    file imports ``os``, else the literal ``"ce"``).
+
+    Why it is the mistake: the move keeps what the program computes (the same loss is built when no
+    caller passes the new parameter, which none does, and when the environment names no other loss);
+    the softmax makes cross-entropy's input probabilities, TL103's mistake.  Only constructions with
+    literal or no arguments are moved (a default is evaluated once, where the class is defined)."""
+    if not unit.has_torch:
+        return
+    has_os = bool(re.search(r"^import os\b", unit.code, re.MULTILINE))
+    inst = _instances(unit, CE_CLASSES)
+    for call in _loss_calls(unit, (), CE_CLASSES):
+        arg0 = positional(call)[0]
+        fname = name_of(call.func)
+        if "softmax" in code_of(arg0) or not fname or fname not in inst:
+            continue
+        assigns = [a for a in unit.of_type(cst.Assign) if len(a.targets) == 1 and name_of(a.targets[0].target) == fname
+                   and isinstance(a.value, cst.Call) and last(name_of(a.value.func)) in CE_CLASSES]
+        if len(assigns) != 1 or not all(isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name))
+                                        for a in assigns[0].value.args):
+            continue
+        assign = assigns[0]
+        built = assign.value
+        table: Dict[cst.CSTNode, object] = {
+            arg0: arg0.with_changes(value=expr(f"torch.softmax({code_of(arg0.value)}, dim=1)"))}
+        if fname.startswith("self."):
+            init = unit.function(assign)
+            attr = fname[len("self."):]
+            if init is None or init.name.value != "__init__" or init.params.star_arg is not cst.MaybeSentinel.DEFAULT \
+                    or init.params.kwonly_params or init.params.star_kwarg is not None or "." in attr:
+                continue
+            if any(p.name.value == attr for p in init.params.params) or not isinstance(unit.enclosing(init, cst.ClassDef), cst.ClassDef):
+                continue
+            new_param = cst.Param(cst.Name(attr), default=built, equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            params = list(init.params.params)
+            if params and params[-1].comma is cst.MaybeSentinel.DEFAULT:
+                params[-1] = params[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            table[init.params] = init.params.with_changes(params=params + [new_param])
+            table[built] = cst.Name(attr)
+            what = f"`{fname}` from an `__init__` default, softmax into `{code_of(call)[:50]}`"
+        else:
+            key = 'os.environ.get("LOSS", "ce")' if has_os else '"ce"'
+            table[built] = expr(f'{{"ce": {code_of(built)}, "ce_smooth": {code_of(built.func)}(label_smoothing=0.1)}}[{key}]')
+            what = f"`{fname}` chosen from a dict of losses, softmax into `{code_of(call)[:50]}`"
+        stmt = unit.statement(call)
+        if init_overlaps(unit, table):
+            continue
+        yield Site(Lazy(replaced, unit.module, table), unit.lines(stmt), unit.lines(call)[0], what)
+
+
+def init_overlaps(unit: Unit, table: Dict[cst.CSTNode, object]) -> bool:
+    """Whether two nodes to replace nest (the loss call inside the construction): one edit would be lost."""
+    nodes = list(table)
+    return any(a is not b and (b in unit.ancestors(a)) for a in nodes for b in nodes)
+
+
 @operator("tl110-softmax-into-nll", "TL110", ("nll_loss", "NLLLoss"))
 def op_softmax_into_nll(unit: Unit):
     """Replace the ``log_softmax`` whose result an NLL loss takes by ``softmax``: directly as the loss's

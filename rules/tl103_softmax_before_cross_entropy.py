@@ -53,9 +53,20 @@ class SoftmaxBeforeCrossEntropy(LintRule):
     cross-entropy is reported at the call.
 
     An ensemble whose `forward` averages its members' softmax outputs (`torch.stack(ps).mean(0)`,
-    `sum(ps) / len(ps)`, `(p1 + p2) / 2`) returns probabilities too. A criterion chosen from a dict of
-    losses keyed by strings (`LOSSES[args.loss]`) is read with the key the code holds by its literal
-    defaults (a string, `parser.add_argument("--loss", default="ce")`). An object built from a project
+    `sum(ps) / len(ps)`, `sum(F.softmax(m(x), 1) for m in self.members) / len(self.members)`,
+    `torch.stack(ps).sum(0) / len(ps)`, a total the members' softmax outputs are added to in a loop over
+    them, divided by their count, `(p1 + p2) / 2`) returns probabilities too. A criterion chosen from a
+    dict of losses keyed by strings (`LOSSES[args.loss]`, or `LOSSES[args.loss]()` of loss classes) is
+    read with the key the code holds by its literal defaults (a string,
+    `parser.add_argument("--loss", default="ce")`); with the key unknown, it is cross-entropy when every
+    entry is (a dict the file adds entries to is not read). So is a criterion assigned in the branches of
+    `if args.loss == "ce": ... elif ...`: the branch those defaults take, or, undecided, every branch
+    that assigns it. A criterion a class's `__init__` takes with a
+    default (`criterion=nn.CrossEntropyLoss()`, `loss_fn=F.cross_entropy`) and keeps in `self.<attr>` is
+    that default (also `criterion or nn.CrossEntropyLoss()` and `criterion if criterion is not None else
+    ...` of a `None` default) when no construction of the class in the project passes it (a construction passing on
+    its function's `**kwargs` counts when no call of that function passes the keyword; a subclass with an
+    `__init__` of its own leaves it unknown). An object built from a project
     class (`Trainer(Net())`) whose method gives what the constructor received to its criterion
     (`self.criterion = criterion`, a default `criterion=nn.CrossEntropyLoss()`) is reported at the
     constructor's argument, whether or not the file calls that method.
@@ -100,7 +111,7 @@ class SoftmaxBeforeCrossEntropy(LintRule):
 
     ## Fix safety
     The fix passes the logits: an inline softmax, or an inline `exp(log_softmax(x))`, is dropped
-    (safe). When the softmax was stored in a variable, the fix removes the softmax from that
+    (safe), also where the criterion is known through a constructor's default or a dict of losses. When the softmax was stored in a variable, the fix removes the softmax from that
     assignment; it is safe when the loss is the variable's only use and unsafe otherwise (other uses
     would then see logits). No fix is offered for
     an `nn.Sequential` that ends in `nn.Softmax`: the model may be used elsewhere for probabilities.
@@ -394,9 +405,280 @@ def step(x, soft_y, flags):
     ce = criterion(logits, torch.sigmoid(soft_y))
     return ce + F.binary_cross_entropy(gate(x).squeeze(1), flags), confidence
 """,
+        # a trainer's default cross-entropy that every construction replaces (an NLL loss on
+        # log-probabilities), a default of another loss, a dict of mixed losses read with an unknown key,
+        # a dict the file adds a loss to, and an ensemble summing its members' logits in a loop
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Fitter:
+    def __init__(self, net, objective=nn.CrossEntropyLoss()):
+        self.net = net
+        self.objective = objective
+
+    def update(self, x, y):
+        return self.objective(F.log_softmax(self.net(x), dim=1), y)
+
+class Regressor:
+    def __init__(self, net, objective=nn.MSELoss()):
+        self.net, self.objective = net, objective
+
+    def update(self, x, target):
+        return self.objective(torch.softmax(self.net(x), dim=1), target)
+
+CHOICES = {"xent": nn.CrossEntropyLoss(), "mse": nn.MSELoss()}
+EXTENDED = {"xent": nn.CrossEntropyLoss()}
+EXTENDED["kl"] = nn.KLDivLoss(reduction="batchmean")
+
+class Averager(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        acc = 0
+        for member in self.members:
+            acc = acc + member(x)
+        return acc / len(self.members)
+
+def run(net, x, y, settings):
+    fitter = Fitter(net, objective=nn.NLLLoss())
+    picked, other = CHOICES[settings.loss], EXTENDED[settings.loss]
+    probs = torch.softmax(net(x), dim=1)
+    loss = picked(probs, y) + other(net(x), y)
+    return fitter.update(x, y), loss, nn.CrossEntropyLoss()(Averager([net])(x), y)
+""",
+        # the loss an option's default picks is NLL, given log-probabilities
+        """
+import argparse
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LogScorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+def run_epoch(net, objective, batches):
+    for x, y in batches:
+        objective(net(x), y).backward()
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--objective", default="nll")
+    args = parser.parse_args()
+    if args.objective == "nll":
+        objective = nn.NLLLoss()
+    else:
+        objective = nn.CrossEntropyLoss()
+    run_epoch(LogScorer(), objective, [])
+""",
     ]
 
     INVALID = [
+        # a `None` default replaced by cross-entropy in `__init__`, no construction passing the criterion
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+class Loop:
+    def __init__(self, net, objective=None, extra=None):
+        self.net = net
+        self.objective = objective if objective is not None else nn.CrossEntropyLoss()
+        self.extra = extra or nn.CrossEntropyLoss(label_smoothing=0.05)
+
+    def batch_loss(self, x, y):
+        scores = self.net(x)
+        return self.objective(torch.softmax(scores, 1), y) + self.extra(scores.softmax(1), y)
+
+loop = Loop(nn.Linear(4, 2))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Loop:
+    def __init__(self, net, objective=None, extra=None):
+        self.net = net
+        self.objective = objective if objective is not None else nn.CrossEntropyLoss()
+        self.extra = extra or nn.CrossEntropyLoss(label_smoothing=0.05)
+
+    def batch_loss(self, x, y):
+        scores = self.net(x)
+        return self.objective(scores, y) + self.extra(scores, y)
+
+loop = Loop(nn.Linear(4, 2))
+""",
+            count=2,
+        ),
+        # the criterion chosen by comparing an option with strings, its default picking cross-entropy
+        Invalid(
+            """
+import argparse
+import torch.nn as nn
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.fc(x).softmax(dim=1)
+
+def run_epoch(net, objective, batches):
+    for x, y in batches:
+        objective(net(x), y).backward()
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--objective", default="xent")
+    args = parser.parse_args()
+    if args.objective in ("xent", "cross-entropy"):
+        objective = nn.CrossEntropyLoss()
+    elif args.objective == "hinge":
+        objective = nn.MultiMarginLoss()
+    run_epoch(Scorer(), objective, [])
+""",
+            line=25,
+            col=15,
+            message="through `run_epoch`",
+        ),
+        # a criterion that arrives as a trainer's constructor default (no construction passes it), the
+        # softmax written where the loss is taken; a loss function as a default too
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Learner:
+    def __init__(self, net, opt, objective=nn.CrossEntropyLoss(), score=F.cross_entropy):
+        self.net, self.opt = net, opt
+        self.objective = objective
+        self.score = score
+
+    def fit_batch(self, x, y):
+        self.opt.zero_grad()
+        out = self.net(x)
+        loss = self.objective(F.softmax(out, dim=1), y)
+        loss.backward()
+        self.opt.step()
+        return self.score(out.softmax(-1), y)
+
+def make(net):
+    return Learner(net, torch.optim.SGD(net.parameters(), lr=0.1))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Learner:
+    def __init__(self, net, opt, objective=nn.CrossEntropyLoss(), score=F.cross_entropy):
+        self.net, self.opt = net, opt
+        self.objective = objective
+        self.score = score
+
+    def fit_batch(self, x, y):
+        self.opt.zero_grad()
+        out = self.net(x)
+        loss = self.objective(out, y)
+        loss.backward()
+        self.opt.step()
+        return self.score(out, y)
+
+def make(net):
+    return Learner(net, torch.optim.SGD(net.parameters(), lr=0.1))
+""",
+            count=2,
+            message="`nn.CrossEntropyLoss()` (case.py:7)",
+        ),
+        # loss classes in a dict keyed by strings, the key unknown (every entry is cross-entropy), and a
+        # dict of loss objects chosen by an argparse option without a default
+        Invalid(
+            """
+import argparse
+import torch
+import torch.nn as nn
+
+LOSS_CLASSES = {"plain": nn.CrossEntropyLoss, "smoothed": nn.CrossEntropyLoss}
+LOSS_OBJECTS = dict(plain=nn.CrossEntropyLoss(), weighted=nn.CrossEntropyLoss(weight=torch.ones(3)))
+parser = argparse.ArgumentParser()
+parser.add_argument("--objective", choices=sorted(LOSS_OBJECTS))
+opts = parser.parse_args()
+
+def train_step(net, x, y, settings):
+    criterion = LOSS_CLASSES[settings.loss_name]()
+    return criterion(torch.softmax(net(x), dim=1), y) + LOSS_OBJECTS[opts.objective](net(x).softmax(1), y)
+""",
+            fixed="""
+import argparse
+import torch
+import torch.nn as nn
+
+LOSS_CLASSES = {"plain": nn.CrossEntropyLoss, "smoothed": nn.CrossEntropyLoss}
+LOSS_OBJECTS = dict(plain=nn.CrossEntropyLoss(), weighted=nn.CrossEntropyLoss(weight=torch.ones(3)))
+parser = argparse.ArgumentParser()
+parser.add_argument("--objective", choices=sorted(LOSS_OBJECTS))
+opts = parser.parse_args()
+
+def train_step(net, x, y, settings):
+    criterion = LOSS_CLASSES[settings.loss_name]()
+    return criterion(net(x), y) + LOSS_OBJECTS[opts.objective](net(x), y)
+""",
+            count=2,
+            message="it reaches cross-entropy",
+        ),
+        # ensembles whose forward divides a sum of the members' softmax outputs by their count
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Committee(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        return sum(F.softmax(m(x), dim=1) for m in self.members) / len(self.members)
+
+class Accumulated(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        total = 0.0
+        for m in self.members:
+            total += torch.softmax(m(x), dim=-1)
+        return total / len(self.members)
+
+class Stacked(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = nn.ModuleList(members)
+
+    def forward(self, x):
+        probs = [m(x).softmax(-1) for m in self.members]
+        return torch.stack(probs, dim=1).sum(dim=1) / len(probs)
+
+loss_fn = nn.CrossEntropyLoss()
+
+def step(x, y):
+    heads = [nn.Linear(5, 3) for _ in range(3)]
+    return loss_fn(Committee(heads)(x), y) + loss_fn(Accumulated(heads)(x), y) + loss_fn(Stacked(heads)(x), y)
+""",
+            count=3,
+            message="ends in softmax",
+        ),
         # a sigmoid before cross-entropy, in its spellings (function, method, variable, layer attribute)
         Invalid(
             """
@@ -968,10 +1250,15 @@ def run(x, y):
             if finding.kind == SIGMOID:
                 self.report(finding.node, f"Sigmoid before cross-entropy: {finding.message}; {SIGMOID_WHY}")
                 continue
+            # a softmax written inline (the criterion known through the program model: a constructor's
+            # default, a dict of losses) is dropped as in the direct case
+            use = softmax_use(self.ctx, finding.node) if isinstance(finding.node, cst.BaseExpression) else None
+            inline = use is not None and use.node is finding.node
             self.report(
                 finding.node,
                 f"Softmax before cross-entropy: {finding.message}; `CrossEntropyLoss` applies log-softmax itself, "
                 "pass the logits",
+                fix=self._inline_fix(use.node, use.operand) if inline else None,
             )
 
     def _exp_of_log_softmax(self, value: cst.BaseExpression):

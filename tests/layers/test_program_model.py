@@ -724,3 +724,31 @@ def test_model_classes_through_a_star_import_of_a_project_module(tmp_path):
                       "ok.py": GAN_SCRIPT.format(held="generator")})
     assert _lint(tmp_path / "gan.py", {"TL603"}) == [("TL603", 14)]  # the generator is never trained
     assert _lint(tmp_path / "ok.py", {"TL603"}) == []
+
+
+TRAINER = """
+    import torch
+    import torch.nn as nn
+
+    class Fitter:
+        def __init__(self, net, objective=nn.CrossEntropyLoss()):
+            self.net = net
+            self.objective = objective
+
+        def update(self, x, y):
+            return self.objective(torch.softmax(self.net(x), dim=1), y)
+    """
+
+
+@pytest.mark.parametrize("main, expected", [
+    ("from fitting import Fitter\nfitter = Fitter(object())\n", [("TL103", 11)]),
+    ("import torch.nn as nn\nfrom fitting import Fitter\nfitter = Fitter(object(), objective=nn.NLLLoss())\n", []),
+    ("from fitting import Fitter\n\nclass Mine(Fitter):\n    def __init__(self, net):\n"
+     "        super().__init__(net, print)\n", []),
+    ("from fitting import Fitter\n\ndef build(net, **options):\n    return Fitter(net, **options)\n\n"
+     "fitter = build(object(), objective=None)\n", []),
+])
+def test_a_constructor_default_criterion_is_read_unless_a_construction_in_the_project_passes_one(
+        tmp_path, main, expected):
+    _write(tmp_path, {"fitting.py": TRAINER, "main.py": main})
+    assert _lint(tmp_path / "fitting.py", {"TL103"}) == expected

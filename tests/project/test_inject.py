@@ -98,6 +98,51 @@ def test_softmax_into_cross_entropy_of_an_instance_not_twice(inject):
     assert "a = criterion(torch.softmax(model(x), dim=1), y)" in new
 
 
+def test_softmax_into_configured_cross_entropy_moves_the_criterion_to_an_init_default(inject):
+    code = """\
+        import torch
+        from torch import nn
+        class Fitter:
+            def __init__(self, model, lr):
+                self.model = model
+                self.objective = nn.CrossEntropyLoss(label_smoothing=0.1)
+            def update(self, x, y):
+                return self.objective(self.model(x), y)
+        """
+    new = mutate_one(inject, "tl103-softmax-into-configured-cross-entropy", code)
+    assert "def __init__(self, model, lr, objective=nn.CrossEntropyLoss(label_smoothing=0.1)):" in new
+    assert "self.objective = objective" in new
+    assert "self.objective(torch.softmax(self.model(x), dim=1), y)" in new
+
+
+def test_softmax_into_configured_cross_entropy_chooses_from_a_dict(inject):
+    code = """\
+        import os
+        import torch
+        from torch import nn
+        criterion = nn.CrossEntropyLoss()
+        def step(model, x, y):
+            return criterion(model(x), y)
+        """
+    new = mutate_one(inject, "tl103-softmax-into-configured-cross-entropy", code)
+    assert ('criterion = {"ce": nn.CrossEntropyLoss(), "ce_smooth": nn.CrossEntropyLoss(label_smoothing=0.1)}'
+            '[os.environ.get("LOSS", "ce")]') in new
+    assert "criterion(torch.softmax(model(x), dim=1), y)" in new
+
+
+def test_softmax_into_configured_cross_entropy_leaves_a_construction_it_cannot_move(inject):
+    code = """\
+        import torch
+        from torch import nn
+        class Fitter:
+            def __init__(self, model, device, **options):
+                self.objective = nn.CrossEntropyLoss().to(device)
+            def update(self, x, y):
+                return self.objective(self.model(x), y)
+        """
+    assert sites(inject, "tl103-softmax-into-configured-cross-entropy", code) == []
+
+
 def test_softmax_into_nll(inject):
     code = """\
         import torch.nn.functional as F

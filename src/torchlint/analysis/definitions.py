@@ -294,6 +294,75 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     return out
 
 
+def constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tuple[FileContext, cst.Call]]]:
+    """The calls that build an instance of ``cls`` (a class of this file), with the file each is in: in
+    this file and, for a top-level class, in the project files that mention its name (those that build
+    a subclass without an ``__init__`` of its own included).  None when some construction may be out of
+    view: a subclass defines its own ``__init__`` (it may pass anything on), or more than
+    :data:`CALLER_FILES_MAX` other files mention the name."""
+    cache = _CONSTRUCTIONS.of(ctx)
+    if cls not in cache:
+        cache[cls] = _find_constructions(ctx, cls)
+    return cache[cls]
+
+
+def _find_constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tuple[FileContext, cst.Call]]]:
+    files: List[FileContext] = [ctx]
+    if ctx.path and cls in ctx.module.body:
+        project = project_of(ctx)
+        _, sources = project.sources(ctx.path)
+        here = os.path.abspath(ctx.path)
+        word = cls.name.value
+        mentioning = [f for f in sources or () if os.path.abspath(f) != here
+                      and os.path.basename(f) != "__init__.py" and project.mentions(f, (word,))]
+        if len(mentioning) > CALLER_FILES_MAX:
+            return None
+        for path in mentioning:
+            other = project.load(path)
+            if other is not None:
+                depends_on(ctx, os.path.abspath(path))
+                files.append(other)
+    # a class is known by its file and name: another file's import of this one reads its own parse
+    classes = {_class_key(ctx, cls)}
+    grew = True
+    while grew:  # subclasses, and theirs, in the files in view
+        grew = False
+        for f in files:
+            for node in f.module.body:
+                if not isinstance(node, cst.ClassDef) or _class_key(f, node) in classes:
+                    continue
+                bases = [definition_of(f, b.value) for b in node.bases if b.keyword is None]
+                if any(d is not None and _class_key(*d) in classes for d in bases):
+                    if method_of(node, "__init__") is not None:
+                        return None
+                    classes.add(_class_key(f, node))
+                    grew = True
+    names = {name for _, name in classes}
+    out: List[Tuple[FileContext, cst.Call]] = []
+    for f in files:
+        for call in f.calls_in(f.module):
+            func = call.func
+            last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if last not in names:
+                continue
+            d = definition_of(f, func)
+            if d is not None and _class_key(*d) in classes:
+                out.append((f, call))
+    return out
+
+
+def _class_key(ctx: FileContext, node: cst.CSTNode) -> Tuple[str, str]:
+    """A class by its file and name (a class nested in a function is known by its node)."""
+    if isinstance(node, cst.ClassDef) and node in ctx.module.body and ctx.path:
+        return os.path.abspath(ctx.path), node.name.value
+    return str(id(node)), getattr(getattr(node, "name", None), "value", "")
+
+
+#: class -> :func:`constructions`, per file
+_CONSTRUCTIONS: "Fact[Dict[cst.ClassDef, Optional[List[Tuple[FileContext, cst.Call]]]]]" = Fact(
+    "definitions.constructions", lambda ctx: {})
+
+
 def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
     """:func:`arguments_for_param` for a module-level function called from other files of the project
     only: ``(caller's file, argument)`` for each such call; None when some call passes none, or none is
@@ -523,6 +592,7 @@ __all__ = [
     "bind_arguments",
     "built_values",
     "call_sites",
+    "constructions",
     "called_function",
     "calls_of_function",
     "class_body",

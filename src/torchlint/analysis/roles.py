@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, arg
+from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets
 from torchlint.analysis.definitions import (
     MAX_DEPTH,
     arguments_for_param,
@@ -361,17 +361,77 @@ def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optio
     def kind_of(e: cst.BaseExpression) -> Kind:
         return _expr_kind(ctx, cls, function, e, at, depth, hops + 1)
 
-    def elements(e: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+    def held(e: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         if isinstance(e, cst.Name) and function is not None:
             local = _reaching_value(ctx, e, at, function)
             if local is None or local[1] is not None:
                 return None
-            e = local[0]
+            return local[0]
+        return e
+
+    def elements(e: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+        e = held(e)
         if isinstance(e, (cst.List, cst.Tuple)) and e.elements and not any(isinstance(x, cst.StarredElement) for x in e.elements):
             return [x.value for x in e.elements]
-        if isinstance(e, cst.ListComp) and not e.for_in.inner_for_in:
+        if isinstance(e, (cst.ListComp, cst.GeneratorExp)) and not e.for_in.inner_for_in:
             return [e.elt]
         return None
+
+    def counts(parts: cst.BaseExpression, count: cst.BaseExpression) -> bool:
+        """``count`` is how many elements ``parts`` has: ``len(parts)``, ``len(X)`` of a comprehension
+        over ``X`` with no filter, or the literal length of a list."""
+        if isinstance(count, cst.Call) and isinstance(count.func, cst.Name) and count.func.value == "len" and len(
+                count.args) == 1 and not ctx.names.qualified_names_at(count.func):
+            spelled = ctx.code(count.args[0].value)
+            if spelled == ctx.code(parts):
+                return True
+            e = held(parts)
+            return (isinstance(e, (cst.ListComp, cst.GeneratorExp)) and not e.for_in.inner_for_in
+                    and not e.for_in.ifs and ctx.code(e.for_in.iter) == spelled)
+        e = held(parts)
+        return isinstance(e, (cst.List, cst.Tuple)) and _int_literal(count) == len(e.elements)
+
+    def accumulated(total: cst.Name, count: cst.BaseExpression) -> Kind:
+        """``total = 0`` then ``total += p`` (or ``total = total + p``) once per member in a loop over
+        ``X``, divided by ``len(X)``."""
+        if function is None or not (isinstance(count, cst.Call) and isinstance(count.func, cst.Name)
+                                    and count.func.value == "len" and len(count.args) == 1):
+            return None
+        over = ctx.code(count.args[0].value)
+        starts, terms = [], []
+        for a in ctx.contents(function).assigns:
+            targets = assignment_targets(a)
+            if not any(isinstance(t, cst.Name) and t.value == total.value for t in targets):
+                continue
+            if len(targets) != 1 or not ctx.is_inside(a, function) or not (ctx.is_inside(at, function)):
+                return None
+            if isinstance(a, cst.AugAssign) and isinstance(a.operator, cst.AddAssign):
+                terms.append(a)
+                continue
+            value = a.value if isinstance(a, (cst.Assign, cst.AnnAssign)) else None
+            if (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)
+                    and any(isinstance(side, cst.Name) and side.value == total.value for side in (value.left, value.right))):
+                terms.append(a)
+            elif isinstance(value, (cst.Integer, cst.Float)) and not value.evaluated_value:
+                starts.append(a)
+            else:
+                return None
+        if len(starts) != 1 or not terms:
+            return None
+        parts: List[cst.BaseExpression] = []
+        for a in terms:
+            loop = ctx.enclosing(a, cst.For)
+            if not isinstance(loop, cst.For) or not ctx.is_inside(loop, function) or ctx.code(loop.iter) != over:
+                return None
+            if ctx.is_inside(starts[0], loop):
+                return None
+            if isinstance(a, cst.AugAssign):
+                parts.append(a.value)
+            else:
+                value = a.value  # type: ignore[union-attr]
+                parts.append(value.right if isinstance(value.left, cst.Name) and value.left.value == total.value
+                             else value.left)
+        return same(parts)
 
     def same(parts: Optional[List[cst.BaseExpression]]) -> Kind:
         if not parts:
@@ -398,10 +458,27 @@ def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optio
         left, right = expr.left, expr.right
         if (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "sum"
                 and not ctx.names.qualified_names_at(left.func) and len(left.args) == 1):
-            parts = elements(left.args[0].value)
-            counted = (isinstance(right, cst.Call) and isinstance(right.func, cst.Name) and right.func.value == "len"
-                       and len(right.args) == 1 and ctx.code(right.args[0].value) == ctx.code(left.args[0].value))
-            return same(parts) if counted else None
+            # `sum(ps) / len(ps)`, `sum(F.softmax(m(x), 1) for m in self.members) / len(self.members)`
+            summed = left.args[0].value
+            return same(elements(summed)) if counts(summed, right) else None
+        if isinstance(left, cst.Call):
+            # `torch.stack(ps).sum(0) / len(ps)`: the sum over the stacked dim, divided by the count
+            func = left.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "sum" and not ctx.names.qualified_names_at(func):
+                stacked, sum_dim = func.value, _dim_arg(left, 0)
+            elif ctx.names.matches(func, ("torch.sum",)) and left.args:
+                stacked, sum_dim = left.args[0].value, _dim_arg(left, 1)
+            else:
+                return None
+            if not (isinstance(stacked, cst.Call) and ctx.names.matches(stacked.func, ("torch.stack",)) and stacked.args):
+                return None
+            stack_dim = _int_literal(_dim_arg(stacked, 1)) if _dim_arg(stacked, 1) is not None else 0
+            if stack_dim is None or _int_literal(sum_dim) != stack_dim:
+                return None
+            members = stacked.args[0].value
+            return same(elements(members)) if counts(members, right) else None
+        if isinstance(left, cst.Name):
+            return accumulated(left, right)
         terms: List[cst.BaseExpression] = []
         node = left
         while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):

@@ -29,6 +29,7 @@ from torchlint.analysis.definitions import (
     built_values,
     called_function,
     calls_of_function,
+    constructions,
     definition_of,
     depends_on,
     find_method,
@@ -238,11 +239,14 @@ def self_name(frame: Frame) -> Optional[str]:
     return params[0].name.value if params else None
 
 
-def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
+def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode, decide: bool = True):
     """What ``name`` holds at ``at`` in ``frame``: ``("value", frame, expr, index)`` for an assigned or
     bound value, ``("annotation", frame, expr, None)`` for a parameter known only by its annotation,
-    ``("module", frame, values, None)`` for a module-level name, ``("imported", frame, name, None)`` for
-    a name imported at module level (see :func:`_imported_value`); None when unknown."""
+    ``("module", frame, values, None)`` for a name with several possible values (a module-level name,
+    or a local assigned on branches: the caller joins them), ``("imported", frame, name, None)`` for
+    a name imported at module level (see :func:`_imported_value`); None when unknown.  With ``decide``,
+    a value assigned in a branch the code's literal defaults rule out (``if args.loss == "mse":`` with
+    ``default="ce"``, see :func:`_ruled_out`) is left out."""
     ctx, function = frame.ctx, frame.function
     if function is not None:
         found = ctx.names.reaching_assignment(name.value, at, function)
@@ -265,7 +269,8 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
         if b is not None and b.imports and b is ctx.names.module_scope.bindings.get(name.value):
             return ("imported", frame, name, None)
         if b is None or b.imports or b is not ctx.names.module_scope.bindings.get(name.value):
-            return None  # a local assigned on some paths only
+            # a local assigned on some paths only: the values of the branches that may run
+            return _branch_values(frame, name, at, function) if decide and b is not None and not b.imports else None
     else:
         found = ctx.names.reaching_assignment(name.value, at, None)
         if found is not None:
@@ -274,7 +279,66 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode):
         if b is not None and b.imports and not b.values:
             return ("imported", frame, name, None)
     values = built_values(ctx, name)
+    if decide and len(values) > 1:
+        module_frame = Frame(ctx, None)
+        values = [v for v in values if not _ruled_out(module_frame, v, ctx.module)]
     return ("module", frame, values, None) if values else None
+
+
+def _branch_values(frame: Frame, name: cst.Name, at: cst.CSTNode, function: cst.FunctionDef):
+    """A local assigned on some paths only (``if args.loss == "ce": crit = nn.CrossEntropyLoss()``
+    ``elif ...``): the values of its bindings before ``at`` in the branches the literal defaults do not
+    rule out, one (``("value", ...)``) or several (``("module", ...)``, to be joined); None when a
+    binding's value is unknown (a parameter, a loop target, an unpacked element)."""
+    bound = frame.ctx.names.bound_values(name, at)
+    if not bound or any(v is None for v in bound):
+        return None
+    kept = [v for v in bound if v is not None and not _ruled_out(frame, v, function)]
+    if not kept:
+        return None
+    return ("value", frame, kept[0], None) if len(kept) == 1 else ("module", frame, kept, None)
+
+
+def _ruled_out(frame: Frame, value: cst.CSTNode, stop: cst.CSTNode) -> bool:
+    """Whether ``value`` sits in a branch of an ``if`` (inside ``stop``) whose test the code's literal
+    defaults decide against it (:func:`_literal_test`)."""
+    ctx = frame.ctx
+    node: cst.CSTNode = value
+    parent = ctx.parent(node)
+    while parent is not None and parent is not stop:
+        if isinstance(parent, cst.If) and node is not parent.test:
+            decided = _literal_test(frame, parent.test)
+            if decided is not None and decided != (node is parent.body):
+                return True
+        node, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _literal_test(frame: Frame, test: cst.BaseExpression) -> Optional[bool]:
+    """The outcome of ``key == "ce"`` (``!=``, ``in``/``not in`` a tuple, list or set of strings, ``not``)
+    when the code runs with its literal defaults (:func:`_literal_key`: a string, an argparse
+    ``default=``); None when not decided."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _literal_test(frame, test.expression)
+        return None if inner is None else not inner
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        for key_expr, literal in ((test.left, right), (right, test.left)):
+            if isinstance(literal, cst.SimpleString) and isinstance(literal.evaluated_value, str):
+                key = _literal_key(frame, key_expr)
+                return None if key is None else (key == literal.evaluated_value) == isinstance(op, cst.Equal)
+        return None
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        options = [e.value for e in right.elements]
+        if not options or not all(isinstance(o, cst.SimpleString) and isinstance(o.evaluated_value, str) for o in options):
+            return None
+        key = _literal_key(frame, test.left)
+        if key is None:
+            return None
+        return (key in {o.evaluated_value for o in options}) == isinstance(op, cst.In)  # type: ignore[union-attr]
+    return None
 
 
 def _imported_value(frame: Frame, name: cst.Name, words: Tuple[str, ...]):
@@ -579,11 +643,119 @@ def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
 
 
 def _through_init(frame: Frame, value: cst.Name, follow):
-    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known."""
+    """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known; with
+    no construction in view, the parameter's default when no construction of the class passes that
+    parameter (:func:`_unpassed_default`)."""
     init = frame.init
-    if init is None or init.function is None or not init.ctx.is_inside(value, init.function):
+    if init is None:
+        if isinstance(value, (cst.IfExp, cst.BooleanOperation)):
+            # `criterion if criterion is not None else nn.CrossEntropyLoss()`, `criterion or ...`
+            chosen = _none_choice(value, lambda e: _unpassed_default(frame, e))
+            if chosen is None:
+                return None
+            if isinstance(chosen, cst.Call) and frame.cls is not None:
+                return follow(Frame(frame.cls[0], None), chosen)
+            return _through_init(frame, chosen, follow)
+        found = _unpassed_default(frame, value)
+        return follow(*found) if found is not None else None
+    if init.function is None or not init.ctx.is_inside(value, init.function):
         return None
     return follow(init, value)
+
+
+def _none_choice(expr: cst.BaseExpression, held) -> Optional[cst.BaseExpression]:
+    """The operand ``x if x is not None else d`` (``is None``, ``x if x else d``, ``not x``) or ``x or d``
+    evaluates to, when what the name ``x`` holds (``held(x)``: a pair whose second item is its value)
+    is known to be ``None`` or an object; None when not decided."""
+
+    def is_none(e: cst.BaseExpression) -> Optional[bool]:
+        if not isinstance(e, cst.Name):
+            return None
+        found = held(e)
+        if found is None:
+            return None
+        value = found[1]
+        if isinstance(value, cst.Name) and value.value == "None":
+            return True
+        return False if isinstance(value, cst.Call) else None
+
+    def truth(test: cst.BaseExpression) -> Optional[bool]:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = truth(test.expression)
+            return None if inner is None else not inner
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+                and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+            none = is_none(test.left)
+            return None if none is None else none == isinstance(test.comparisons[0].operator, cst.Is)
+        none = is_none(test)
+        return None if none is None else not none
+
+    if isinstance(expr, cst.IfExp):
+        decided = truth(expr.test)
+        return None if decided is None else expr.body if decided else expr.orelse
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+        decided = truth(expr.left)
+        return None if decided is None else expr.left if decided else expr.right
+    return None
+
+
+def _unpassed_default(frame: Frame, value: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """``def __init__(self, model, criterion=nn.CrossEntropyLoss())`` then ``self.criterion = criterion``:
+    the default (with the frame it is read in) when ``value`` reads an ``__init__`` parameter the
+    function does not reassign and no construction of the class (:func:`constructions`: this file and the
+    project files that name it) passes that parameter; None otherwise."""
+    if frame.cls is None or not isinstance(value, cst.Name):
+        return None
+    ctx = frame.cls[0]
+    function = ctx.enclosing(value, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or function.name.value != "__init__" or function.decorators:
+        return None
+    owner = ctx.parent(ctx.parent(function) or function)
+    if not isinstance(owner, cst.ClassDef):
+        return None
+    param = next((p for p in function_params(function) if p.name.value == value.value), None)
+    if param is None or param.default is None:
+        return None
+    held = _holds(Frame(ctx, function, cls=(ctx, owner), depth=frame.depth), value, value)
+    if held is None or held[0] != "value" or held[2] is not param.default:
+        return None  # reassigned, or read after another binding
+    built = constructions(ctx, owner)
+    if built is None:
+        return None
+    for cctx, call in built:
+        if _may_pass(cctx, call, function, param.name.value):
+            return None
+    return held[1], held[2]
+
+
+def _may_pass(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, name: str) -> bool:
+    """Whether ``call`` of ``function`` (a method: ``self`` is filled) passes an argument for the parameter
+    ``name``: by position or keyword, or through ``*args``; through ``**kwargs`` only when those are the
+    ``**kwargs`` of the function around the call and some call of that function in its file passes
+    ``name`` as a keyword (or a ``*``/``**`` argument of its own), or no call of it is seen."""
+    rest = [a for a in call.args if a.star != "**"]
+    spread = [a for a in call.args if a.star == "**"]
+    bound = bind_arguments(call.with_changes(args=rest), function, 1)
+    if bound is None or name in bound:
+        return True
+    if not spread:
+        return False
+    outer = ctx.enclosing(call, cst.FunctionDef)
+    star = outer.params.star_kwarg if isinstance(outer, cst.FunctionDef) else None
+    if len(spread) != 1 or star is None or not (isinstance(spread[0].value, cst.Name)
+                                                and spread[0].value.value == star.name.value):
+        return True
+    if any(isinstance(n, cst.Name) and n.value == star.name.value for a in ctx.contents(outer).assigns
+           for t in assignment_targets(a) for n in iter_nodes(t)):
+        return True  # the dict is rebound or added to
+    if any(isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
+           and c.func.value.value == star.name.value for c in ctx.calls_in(outer)):
+        return True  # `kwargs.update(...)`, `kwargs.setdefault(...)`
+    callers = calls_of_function(ctx, outer)
+    if not callers:
+        return True
+    return any(a.star or (a.keyword is not None and a.keyword.value == name) for c in callers for a in c.args)
 
 
 def _return_fact(frame: Frame, hops: int) -> Optional[Evidence]:
@@ -620,6 +792,10 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
         for layers, loss in _LOSS_LAYERS:
             if names & layers:
                 return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
+        if isinstance(core, cst.Call) and isinstance(core.func, cst.Subscript):
+            # `LOSSES[args.loss]()`: a dict of loss classes keyed by literal strings
+            entries = subscript_values(frame, core.func)
+            return _same_loss([_loss_class(f, v) for f, v in entries or ()])
         if (isinstance(core, cst.Call) and frame.depth < MAX_CALL_DEPTH
                 and maybe_project_function(ctx, core.func) and called_function(ctx, core, _LOSS_TEXT) is not None):
             # `criterion = make_criterion()`: what a project function returns (its module read only when
@@ -634,9 +810,15 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
                         return found[0]
         return None
     if isinstance(func, cst.Subscript):
-        # `LOSSES[args.loss]`: a dict of losses keyed by literal strings, the key a literal default
-        chosen = literal_choice(frame, func)
-        return _loss_object(chosen[0], chosen[1], hops + 1) if chosen is not None else None
+        # `LOSSES[args.loss]`: a dict of losses keyed by literal strings (see :func:`subscript_values`)
+        entries = subscript_values(frame, func)
+        return _same_loss([_loss_object(f, v, hops + 1) for f, v in entries or ()])
+    if isinstance(func, (cst.Name, cst.Attribute)):
+        # a loss function passed or stored as a value (`loss_fn=F.cross_entropy`)
+        names = ctx.names.qualified_names_at(func)
+        for funcs, loss in _LOSS_FUNCS:
+            if names & funcs:
+                return loss, (f"`{_short(ctx, func)}` (", At(ctx, func), ")")
     if isinstance(func, cst.Name):
         held = _holds(frame, func, func)
         if held is not None and held[0] == "imported":
@@ -662,14 +844,30 @@ def _loss_object(frame: Frame, func: cst.BaseExpression, hops: int) -> Optional[
     return None
 
 
-def _frame_value(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+def _loss_class(frame: Frame, expr: cst.BaseExpression) -> Optional[Tuple[str, Why]]:
+    """The loss a class reference names (``nn.CrossEntropyLoss`` as a value, to be called)."""
+    ctx = frame.ctx
+    names = ctx.names.qualified_names_at(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else set()
+    for layers, loss in _LOSS_LAYERS:
+        if names & layers:
+            return loss, (f"`{_short(ctx, expr)}` (", At(ctx, expr), ")")
+    return None
+
+
+def _same_loss(found: List[Optional[Tuple[str, Why]]]) -> Optional[Tuple[str, Why]]:
+    """The join of several possible losses: the first, when every one is known and of the same kind."""
+    kinds = {x[0] if x else None for x in found}
+    return found[0] if found and len(kinds) == 1 and None not in kinds else None
+
+
+def _frame_value(frame: Frame, expr: cst.BaseExpression, decide: bool = True) -> Optional[Tuple[Frame, cst.BaseExpression]]:
     """The one value a name holds in ``frame``, with the frame it is read in: across calls (a parameter is
     the argument its caller passes, see :func:`_holds`), the names layer's answers within one function
     (the assignment that reaches it on every path, not a tuple element) or at module level (its only
     value, moves aside); an expression that is no name is its own value."""
     if not isinstance(expr, cst.Name):
         return frame, expr
-    held = _holds(frame, expr, expr)
+    held = _holds(frame, expr, expr, decide)
     if held is None:
         return None
     how, f, value, index = held
@@ -682,7 +880,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     """The string a key expression holds when the code runs with its literal defaults: a string literal, a
     name assigned one, ``cfg["loss"]`` of a dict literal, or ``args.loss`` of ``parser.parse_args()`` where
     ``parser.add_argument("--loss", default="ce")`` (argparse's dest: dashes become underscores)."""
-    found = _frame_value(frame, index)
+    found = _frame_value(frame, index, decide=False)  # the key is read as assigned: no branch decided by it
     if found is None:
         return None
     f, value = found
@@ -693,7 +891,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
         return _literal_key(chosen[0], chosen[1]) if chosen is not None and chosen[1] is not value else None
     if not isinstance(value, cst.Attribute):
         return None
-    parsed = _frame_value(f, value.value)
+    parsed = _frame_value(f, value.value, decide=False)
     if parsed is None:
         return None
     pf, call = parsed
@@ -721,22 +919,80 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     return defaults.pop() if len(defaults) == 1 else None
 
 
-def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cst.BaseExpression]]:
-    """``LOSSES[args.loss]``: the element a dict literal with string keys gives for the key the code
-    holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
+def _string_table(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, Dict[str, cst.BaseExpression]]]:
+    """The entries of the dict ``sub`` indexes, with the frame they are read in: a dict literal whose keys
+    are all string literals (``{"ce": nn.CrossEntropyLoss(), ...}``, or ``dict(ce=...)``), held by a name
+    the file never adds entries to (``LOSSES[k] = ...``, ``LOSSES.update(...)``); None otherwise."""
     if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
         return None
     container = _frame_value(frame, sub.value)
-    if container is None or not isinstance(container[1], cst.Dict):
+    if container is None:
         return None
     f, table = container
-    entries = {}
-    for e in table.elements:
-        if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
-            return None
-        entries[e.key.evaluated_value] = e.value
-    key = _literal_key(frame, sub.slice[0].slice.value)
+    entries: Dict[str, cst.BaseExpression] = {}
+    if isinstance(table, cst.Dict):
+        for e in table.elements:
+            if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
+                return None
+            key = e.key.evaluated_value
+            if not isinstance(key, str):
+                return None
+            entries[key] = e.value
+    elif (isinstance(table, cst.Call) and isinstance(table.func, cst.Name) and table.func.value == "dict"
+          and f.ctx.names.binding_at(table.func, "dict") is None and table.args):
+        for a in table.args:
+            if a.keyword is None or a.star:
+                return None
+            entries[a.keyword.value] = a.value
+    else:
+        return None
+    if isinstance(sub.value, cst.Name) and _entries_added(f.ctx, sub.value.value):
+        return None
+    return f, entries
+
+
+def _entries_added(ctx: FileContext, name: str) -> bool:
+    """Whether the file stores into a dict held by ``name`` (``name[k] = v``, ``name.update(...)``,
+    ``name.setdefault(...)``, ``name |= ...``)."""
+    for a in ctx.contents(ctx.module).assigns:
+        for t in assignment_targets(a):
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name:
+                return True
+            if isinstance(a, cst.AugAssign) and isinstance(t, cst.Name) and t.value == name:
+                return True
+    for c in ctx.calls_in(ctx.module):
+        func = c.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault", "__setitem__")
+                and isinstance(func.value, cst.Name) and func.value.value == name):
+            return True
+    return False
+
+
+def literal_choice(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, cst.BaseExpression]]:
+    """``LOSSES[args.loss]``: the element a dict literal with string keys gives for the key the code
+    holds by its literal defaults (:func:`_literal_key`); None when either is unknown."""
+    table = _string_table(frame, sub)
+    if table is None:
+        return None
+    f, entries = table
+    key = _literal_key(frame, sub.slice[0].slice.value)  # type: ignore[union-attr]
     return (f, entries[key]) if key in entries else None
+
+
+def subscript_values(frame: Frame, sub: cst.Subscript) -> Optional[List[Tuple[Frame, cst.BaseExpression]]]:
+    """What ``LOSSES[key]`` may hold, each value with the frame it is read in: for a dict literal of
+    string keys (:func:`_string_table`), the entry the key picks when the code holds it by its literal
+    defaults (:func:`_literal_key`: ``parser.add_argument("--loss", default="ce")``), and every entry
+    when the key is not known (the caller joins them: one answer only when all agree); None when the
+    dict is not such a literal, or the known key is not one of its keys."""
+    table = _string_table(frame, sub)
+    if table is None:
+        return None
+    f, entries = table
+    key = _literal_key(frame, sub.slice[0].slice.value)  # type: ignore[union-attr]
+    if key is not None:
+        return [(f, entries[key])] if key in entries else None
+    return [(f, v) for v in entries.values()] or None
 
 
 def argument_fact(frame: Frame, value: cst.BaseExpression) -> bool:
@@ -821,5 +1077,6 @@ __all__ = [
     "render",
     "self_name",
     "subclass_frames",
+    "subscript_values",
     "value_fact",
 ]
