@@ -528,8 +528,6 @@ def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], set
     except Exception as exc:  # an analysis failure: report it, keep what the rules found so far
         errors.append(f"{path}: analysis failed: {type(exc).__name__}: {exc}")
     failed = {type(b) for b in binders if b in dispatcher.dead}  # incomplete facts: their readers report nothing
-    if not stand_in and not dispatcher.dead:
-        settings.project.remember(ctx)  # a file linted later that imports this one reads it without a parse
     reports = apply_precedence(
         [rep for rule in rules if rule not in dispatcher.dead and not failed.intersection(rule.BINDERS)
          for rep in rule.reports],

@@ -320,32 +320,6 @@ class Project:
         parsed[key] = fctx
         return fctx
 
-    def remember(self, ctx: FileContext) -> None:
-        """Keep ``ctx``, a file of this project just walked for linting, as the module :meth:`load` gives
-        for it, so that a file linted later that imports it does not parse it again.  Kept only when its
-        text is the file's current content (not a notebook's code, not a text a fix produced)."""
-        path = ctx.path
-        if not ctx.walked or not path.endswith(".py"):
-            return
-        found = self._content_key(path)
-        if found is None:
-            return
-        key, text = found
-        if text is None:
-            try:
-                text = read_text(path, MODULE_MAX_BYTES)
-            except OSError:
-                return
-        if text != ctx.source:
-            return
-        parsed = self._tables.parsed
-        if key in parsed:
-            parsed.move_to_end(key)
-        else:
-            while len(parsed) >= self.parsed_max:
-                parsed.popitem(last=False)
-        parsed[key] = ctx
-
     def parse_edits(self) -> Reparser:
         """Parse each text of a file from the last text of that file parsed, again only where it
         changed (:mod:`torchlint.analysis.reparse`): for an editor, whose document changes by a few
