@@ -11,6 +11,7 @@ calls are :mod:`torchlint.analysis.values`.  Queries are made once the file's wa
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -317,10 +318,14 @@ def _find_constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tu
                       and os.path.basename(f) != "__init__.py" and project.mentions(f, (word,))]
         if len(mentioning) > CALLER_FILES_MAX:
             return None
+        builds = re.compile(r"\b%s\s*\(|\bclass\s+\w+\s*\([^:]*?\b%s\b" % (word, word))
         for path in mentioning:
+            depends_on(ctx, os.path.abspath(path))
+            text = project.module_text(path)
+            if text is not None and not builds.search(text):
+                continue  # names the class without calling it or deriving from it: nothing to read there
             other = project.load(path)
             if other is not None:
-                depends_on(ctx, os.path.abspath(path))
                 files.append(other)
     # a class is known by its file and name: another file's import of this one reads its own parse
     classes = {_class_key(ctx, cls)}

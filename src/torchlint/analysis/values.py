@@ -650,17 +650,38 @@ def _through_init(frame: Frame, value: cst.Name, follow):
     if init is None:
         if isinstance(value, (cst.IfExp, cst.BooleanOperation)):
             # `criterion if criterion is not None else nn.CrossEntropyLoss()`, `criterion or ...`
+            operands = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value.left, value.right)
+            if all(_leads_nowhere(frame, e, follow) for e in operands):
+                return None  # whichever operand is taken gives nothing: no need to read the constructions
             chosen = _none_choice(value, lambda e: _unpassed_default(frame, e))
             if chosen is None:
                 return None
             if isinstance(chosen, cst.Call) and frame.cls is not None:
                 return follow(Frame(frame.cls[0], None), chosen)
             return _through_init(frame, chosen, follow)
-        found = _unpassed_default(frame, value)
-        return follow(*found) if found is not None else None
+        # what the default gives first: the constructions (other files) are read only when it matters
+        found = _init_default(frame, value)
+        if found is None:
+            return None
+        result = follow(found[0], found[1])
+        return result if result is not None and _never_passed(*found[2:]) else None
     if init.function is None or not init.ctx.is_inside(value, init.function):
         return None
     return follow(init, value)
+
+
+def _leads_nowhere(frame: Frame, operand: cst.BaseExpression, follow) -> bool:
+    """Whether :func:`_through_init` surely gives nothing for ``operand`` of a choice, whichever way the
+    choice goes: read without the constructions of the class (an operand that is neither a call nor a
+    name gives nothing there; a nested choice is not judged here)."""
+    if isinstance(operand, (cst.IfExp, cst.BooleanOperation)):
+        return False
+    if isinstance(operand, cst.Call):
+        return frame.cls is None or follow(Frame(frame.cls[0], None), operand) is None
+    if isinstance(operand, cst.Name):
+        found = _init_default(frame, operand)
+        return found is None or follow(found[0], found[1]) is None
+    return True
 
 
 def _none_choice(expr: cst.BaseExpression, held) -> Optional[cst.BaseExpression]:
@@ -705,6 +726,16 @@ def _unpassed_default(frame: Frame, value: cst.BaseExpression) -> Optional[Tuple
     the default (with the frame it is read in) when ``value`` reads an ``__init__`` parameter the
     function does not reassign and no construction of the class (:func:`constructions`: this file and the
     project files that name it) passes that parameter; None otherwise."""
+    found = _init_default(frame, value)
+    if found is None or not _never_passed(*found[2:]):
+        return None
+    return found[0], found[1]
+
+
+def _init_default(frame: Frame, value: cst.BaseExpression):
+    """The part of :func:`_unpassed_default` read in this function alone: ``(frame, default, class file,
+    class, __init__, parameter)`` when ``value`` reads an ``__init__`` parameter with a default that the
+    function does not reassign; None otherwise."""
     if frame.cls is None or not isinstance(value, cst.Name):
         return None
     ctx = frame.cls[0]
@@ -720,13 +751,15 @@ def _unpassed_default(frame: Frame, value: cst.BaseExpression) -> Optional[Tuple
     held = _holds(Frame(ctx, function, cls=(ctx, owner), depth=frame.depth), value, value)
     if held is None or held[0] != "value" or held[2] is not param.default:
         return None  # reassigned, or read after another binding
+    return held[1], held[2], ctx, owner, function, param
+
+
+def _never_passed(ctx: FileContext, owner: cst.ClassDef, function: cst.FunctionDef, param: cst.Param) -> bool:
+    """Whether no construction of ``owner`` in view passes ``param`` of its ``__init__`` (other files read)."""
     built = constructions(ctx, owner)
     if built is None:
-        return None
-    for cctx, call in built:
-        if _may_pass(cctx, call, function, param.name.value):
-            return None
-    return held[1], held[2]
+        return False
+    return not any(_may_pass(cctx, call, function, param.name.value) for cctx, call in built)
 
 
 def _may_pass(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, name: str) -> bool:

@@ -305,6 +305,13 @@ def _subclass_names(project, files: Tuple[str, ...], name: str) -> Set[str]:
     return kin
 
 
+#: where a string may name an attribute the way :func:`_names_by_string` counts: a subscript's key, the name
+#: argument of ``getattr``/``setattr``/``hasattr``/``delattr``, or of ``get_submodule`` and its kin; up to
+#: the string's opening quote (a docstring or a message that spells the name reads nothing)
+_STRING_READ = (r"(?:\[\s*|\b(?:getattr|setattr|hasattr|delattr)\s*\([^\'\"]*?,\s*"
+                r"|\b(?:get_submodule|get_parameter|get_buffer)\s*\(\s*)[rRbBfFuU]{0,2}[\'\"]")
+
+
 def _may_read(text: Optional[str], names: Set[str], kin: Set[str]) -> bool:
     """Whether the text of another file may read one of ``names`` the way :func:`_reads_in` counts: an
     attribute of a value other than ``self``, a string spelling it, or ``self.<name>`` in a file that
@@ -313,11 +320,15 @@ def _may_read(text: Optional[str], names: Set[str], kin: Set[str]) -> bool:
         return True
     words = "|".join(re.escape(n) for n in sorted(names))
     own = False
-    for m in re.finditer(r"([\w)\]]*)\s*\.\s*(?:" + words + r")\b", text):
+    # `x.name` with the dot on the receiver's line (a sentence ending in a period and a word on the next
+    # line is prose), or `.name` opening a line of a chained expression (its receiver is unknown here)
+    for m in re.finditer(r"([\w)\]]*)[ \t]*\.[ \t]*(?:" + words + r")\b", text):
         if m.group(1) != "self":
             return True
         own = True
-    if re.search(r"[\'\"][^\'\"\n]*\b(?:" + words + r")\b", text):
+    if re.search(r"^[ \t]*\.[ \t]*(?:" + words + r")\b", text, re.MULTILINE):
+        return True
+    if re.search(_STRING_READ + r"[^\'\"\n]*\b(?:" + words + r")\b", text):
         return True
     return own and any(re.search(r"\b" + re.escape(k) + r"\b", text) for k in kin)
 

@@ -122,6 +122,11 @@ def _derives_from_torch_optimizer(fctx: FileContext, cls: cst.ClassDef, depth: i
     return False
 
 
+#: every event of a loop spells one of these: `backward`, an optimizer's `step`, a gradient cleared
+#: (`zero_grad`, `.grad = None`, `p.grad.zero_()`, helpers named for clearing gradients)
+_EVENT_WORDS = ("backward", "step", "grad", "Grad", "GRAD")
+
+
 def loop_events(ctx: FileContext, loop: cst.CSTNode, depth: int = HELPER_DEPTH) -> List[LoopEvent]:
     out: List[LoopEvent] = []
     seen: Set[cst.CSTNode] = {loop}
@@ -153,7 +158,9 @@ def loop_events(ctx: FileContext, loop: cst.CSTNode, depth: int = HELPER_DEPTH) 
                 continue
             if d <= 0:
                 continue
-            target = called_function(fctx, call)
+            # a helper whose own calls are not followed (the last level) adds events only if its module
+            # spells one of them: another module is not read otherwise
+            target = called_function(fctx, call, _EVENT_WORDS if d == 1 else ())
             if target is None:
                 continue
             tctx, function, offset = target
