@@ -6,7 +6,7 @@ import re
 import libcst as cst
 import pytest
 
-from torchlint.engine import Settings, lint_source
+from case_lints import lint_once
 from torchlint.rule import SAFE, UNSAFE, Valid
 from torchlint.rules import all_rules
 
@@ -23,13 +23,13 @@ INVALID_CASES = [
 
 
 def _lint(rule, code, options, **kw):
-    return lint_source("case.py", code, Settings(rules=[rule], options=dict(options), **kw))
+    return lint_once("case.py", code, [rule], options, **kw)
 
 
 @pytest.mark.parametrize("rule, case", VALID_CASES)
 def test_valid_case_is_silent(rule, case):
     # with every rule on, as users run it: a rule may leave a case to another rule that runs
-    result = lint_source("case.py", case.code, Settings(rules=RULES, options=dict(case.options)))
+    result = lint_once("case.py", case.code, RULES, case.options)
     assert not result.errors
     found = [d for d in result.diagnostics if d.code == rule.CODE]
     assert found == [], f"{rule.CODE} reported on a valid case: {found}"

@@ -5,6 +5,7 @@ import textwrap
 
 import pytest
 
+from case_lints import lint_once
 from torchlint.config import select_rules
 from torchlint.engine import Settings, lint_source
 from torchlint.rules import all_rules
@@ -17,7 +18,7 @@ CASES = [
 
 
 def _codes(code, rules, options=None):
-    result = lint_source("case.py", textwrap.dedent(code), Settings(rules=rules, options=dict(options or {})))
+    result = lint_once("case.py", textwrap.dedent(code), rules, options)
     assert not result.errors
     return [d.code for d in result.diagnostics]
 
