@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 from case_lints import lint_once
+from source_trees import tree_of
 from torchlint.config import select_rules
 from torchlint.engine import Settings, lint_source
 from torchlint.rules import all_rules
@@ -99,11 +100,11 @@ def bce(z, y):
 
 # -- facts are recorded by binders in the walk, never by a rule ------------------------------------
 def _rule_modules():
-    import ast
     import inspect
 
     for rule in RULES:
-        yield rule, ast.parse(inspect.getsource(inspect.getmodule(rule)))
+        module = inspect.getmodule(rule)
+        yield rule, tree_of(inspect.getsourcefile(module), inspect.getsource(module))
 
 
 def _records_facts(tree) -> list:
