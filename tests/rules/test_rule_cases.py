@@ -145,3 +145,23 @@ def test_span_is_the_reported_lines():
     class D:
         line, col, end_line, end_col = 2, 5, 3, 6
     assert _span("a = 1\nb = torch.log(\n  x) + y\nz\n", D) == "b = torch.log(\n  x) + y\n"
+
+
+def test_a_case_linted_once_gives_each_check_its_own_result():
+    """The checks above share one lint per case and settings: each gets a copy it may change, equal to a
+    lint of its own."""
+    import os
+
+    from case_lints import case_folder
+    from torchlint.engine import Settings, lint_source
+
+    rule = RULES[0]
+    case = rule.INVALID[0]
+    first = _lint(rule, case.code, case.options)
+    assert first.diagnostics
+    first.diagnostics.clear()
+    first.errors.append("changed by a caller")
+    again = _lint(rule, case.code, case.options)
+    alone = lint_source(os.path.join(case_folder(), "case.py"), case.code,
+                        Settings(rules=[rule], options=dict(case.options)))
+    assert again.diagnostics == alone.diagnostics and again.errors == alone.errors == []
