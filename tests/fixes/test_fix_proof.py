@@ -5,6 +5,7 @@ import importlib.util
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 HARNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "fix_proof.py"
@@ -40,6 +41,7 @@ def _tree(root: Path) -> Path:
     return tree
 
 
+@pytest.mark.slow  # the harness runs torchlint four times
 def test_fix_proof_on_a_small_tree(tmp_path):
     fix_proof = _harness()
     tree = _tree(tmp_path)

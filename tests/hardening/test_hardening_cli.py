@@ -148,6 +148,7 @@ def test_a_skipped_file_is_never_all_checks_passed(run, tmp_path):
     assert r.returncode == 1
 
 
+@pytest.mark.slow  # a torchlint run over 300 files
 def test_output_to_a_closed_pipe_ends_quietly_with_the_runs_status(tmp_path):
     # over 128 KiB of output: more than a pipe holds, so writing goes on after the reader has gone
     for i in range(300):

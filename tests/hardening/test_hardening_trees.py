@@ -11,7 +11,10 @@ import pytest
 
 import hostile_trees as ht
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or sys.platform == "win32", reason="needs FIFOs and /dev/zero")
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "mkfifo") or sys.platform == "win32", reason="needs FIFOs and /dev/zero"),
+    pytest.mark.slow,  # a torchlint run over a tree in each test: seconds each
+]
 
 BUDGET = 120.0  # seconds per run: far above what a run needs (seconds), far below "never ends"
 

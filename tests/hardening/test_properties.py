@@ -5,7 +5,6 @@ Example counts stay modest so the suite is quick; set TORCHLINT_PROPERTY_EXAMPLE
 import os
 import textwrap
 
-import hypothesmith
 import libcst as cst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,8 +41,15 @@ def _check(source: str) -> None:
     assert not plain.errors
 
 
+def _grammar_programs():
+    # hypothesmith builds its grammar (seconds) when the test first draws, not when the file is collected
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
 @PROPERTY
-@given(hypothesmith.from_grammar())
+@given(st.deferred(_grammar_programs))
 def test_generated_programs(source):
     _check(source + "\n" + TRIGGERS)
 

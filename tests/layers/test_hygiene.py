@@ -10,6 +10,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 
+from source_trees import tree_of
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "src" / "torchlint").rglob("*.py")) + sorted((ROOT / "rules").glob("*.py"))
 
@@ -24,7 +26,7 @@ def _module_name(path: pathlib.Path) -> str:
 
 
 MODULES: Dict[str, pathlib.Path] = {_module_name(p): p for p in SOURCES}
-TREES: Dict[str, ast.Module] = {name: ast.parse(p.read_text(encoding="utf-8")) for name, p in MODULES.items()}
+TREES: Dict[str, ast.Module] = {name: tree_of(p) for name, p in MODULES.items()}
 
 
 def _is_private(name: str) -> bool:

@@ -13,6 +13,8 @@ from typing import Dict, List, Set, Tuple
 
 import pytest
 
+from source_trees import tree_of
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"torchlint": ROOT / "src" / "torchlint", "torchlint.rules": ROOT / "rules"}
 
@@ -118,7 +120,7 @@ def import_graph() -> Dict[str, Set[Tuple[str, int]]]:
     modules = _modules()
     graph: Dict[str, Set[Tuple[str, int]]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = tree_of(path)
         is_package = path.name == "__init__.py"
         edges: Set[Tuple[str, int]] = set()
         for node in ast.walk(tree):
@@ -317,7 +319,7 @@ def _file_reading_functions(tree: ast.Module) -> Set[str]:
 
 
 def module_state(path: Path) -> List[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = tree_of(path)
     mutated = _mutated_names(tree)
     found: List[str] = []
     where = path.name

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from source_trees import tree_of
+
 SRC = Path(__file__).resolve().parents[2] / "src" / "torchlint"
 MODULES = [
     SRC / "families" / "training" / "evaluation.py",
@@ -58,7 +60,7 @@ KNOWN = {
 def _readers(path: Path):
     """Module-level compiled patterns, functions that search a literal pattern, and uses of the
     model-name check."""
-    tree = ast.parse(path.read_text())
+    tree = tree_of(path)
     found = set()
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):

@@ -10,6 +10,7 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
+from source_trees import tree_of
 from torchlint.analysis.context import FileContext
 from torchlint.engine import analyze
 
@@ -95,7 +96,7 @@ def _scan(trees: Dict[str, ast.Module]) -> Set[str]:
 
 
 def test_no_family_module_answers_what_a_name_holds_again():
-    trees = {str(p.relative_to(FAMILIES)): ast.parse(p.read_text(encoding="utf-8")) for p in sorted(FAMILIES.rglob("*.py"))}
+    trees = {str(p.relative_to(FAMILIES)): tree_of(p) for p in sorted(FAMILIES.rglob("*.py"))}
     found = _scan(trees)
     assert found <= KNOWN, sorted(found - KNOWN)
 

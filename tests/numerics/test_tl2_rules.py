@@ -272,6 +272,7 @@ def test_all_fixes_together_converge_and_are_idempotent():
     assert torch.isfinite(namespace["d"](x)).all()
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_rules_do_not_import_torch():
     import subprocess
     import sys

@@ -148,6 +148,7 @@ def test_bad_truth_file_is_a_clear_error(tree, capsys, edit, error):
     assert error in capsys.readouterr().err
 
 
+@pytest.mark.slow  # --run runs torchlint
 def test_run_uses_torchlint(tree, capsys):
     """--run lints the repositories with torchlint itself (here on a file with one TL101 mistake)."""
     tmp, realcode, truth = tree

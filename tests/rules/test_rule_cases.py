@@ -6,7 +6,7 @@ import re
 import libcst as cst
 import pytest
 
-from torchlint.engine import Settings, lint_source
+from case_lints import lint_once
 from torchlint.rule import SAFE, UNSAFE, Valid
 from torchlint.rules import all_rules
 
@@ -23,13 +23,13 @@ INVALID_CASES = [
 
 
 def _lint(rule, code, options, **kw):
-    return lint_source("case.py", code, Settings(rules=[rule], options=dict(options), **kw))
+    return lint_once("case.py", code, [rule], options, **kw)
 
 
 @pytest.mark.parametrize("rule, case", VALID_CASES)
 def test_valid_case_is_silent(rule, case):
     # with every rule on, as users run it: a rule may leave a case to another rule that runs
-    result = lint_source("case.py", case.code, Settings(rules=RULES, options=dict(case.options)))
+    result = lint_once("case.py", case.code, RULES, case.options)
     assert not result.errors
     found = [d for d in result.diagnostics if d.code == rule.CODE]
     assert found == [], f"{rule.CODE} reported on a valid case: {found}"
@@ -145,3 +145,23 @@ def test_span_is_the_reported_lines():
     class D:
         line, col, end_line, end_col = 2, 5, 3, 6
     assert _span("a = 1\nb = torch.log(\n  x) + y\nz\n", D) == "b = torch.log(\n  x) + y\n"
+
+
+def test_a_case_linted_once_gives_each_check_its_own_result():
+    """The checks above share one lint per case and settings: each gets a copy it may change, equal to a
+    lint of its own."""
+    import os
+
+    from case_lints import case_folder
+    from torchlint.engine import Settings, lint_source
+
+    rule = RULES[0]
+    case = rule.INVALID[0]
+    first = _lint(rule, case.code, case.options)
+    assert first.diagnostics
+    first.diagnostics.clear()
+    first.errors.append("changed by a caller")
+    again = _lint(rule, case.code, case.options)
+    alone = lint_source(os.path.join(case_folder(), "case.py"), case.code,
+                        Settings(rules=[rule], options=dict(case.options)))
+    assert again.diagnostics == alone.diagnostics and again.errors == alone.errors == []

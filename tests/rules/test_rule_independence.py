@@ -5,6 +5,8 @@ import textwrap
 
 import pytest
 
+from case_lints import lint_once
+from source_trees import tree_of
 from torchlint.config import select_rules
 from torchlint.engine import Settings, lint_source
 from torchlint.rules import all_rules
@@ -17,7 +19,7 @@ CASES = [
 
 
 def _codes(code, rules, options=None):
-    result = lint_source("case.py", textwrap.dedent(code), Settings(rules=rules, options=dict(options or {})))
+    result = lint_once("case.py", textwrap.dedent(code), rules, options)
     assert not result.errors
     return [d.code for d in result.diagnostics]
 
@@ -98,11 +100,11 @@ def bce(z, y):
 
 # -- facts are recorded by binders in the walk, never by a rule ------------------------------------
 def _rule_modules():
-    import ast
     import inspect
 
     for rule in RULES:
-        yield rule, ast.parse(inspect.getsource(inspect.getmodule(rule)))
+        module = inspect.getmodule(rule)
+        yield rule, tree_of(inspect.getsourcefile(module), inspect.getsource(module))
 
 
 def _records_facts(tree) -> list:

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
+
 pytest.importorskip("pygls")
 pytest.importorskip("pytest_lsp")
 
