@@ -352,6 +352,24 @@ def _dim_arg(call: cst.Call, position: int) -> Optional[cst.BaseExpression]:
     return None
 
 
+def _stack_reduced(ctx: FileContext, call: cst.Call, op: str) -> Optional[cst.BaseExpression]:
+    """For ``torch.stack(xs, d).<op>(d)`` or ``torch.<op>(torch.stack(xs, d), d)`` (``op``: ``mean`` or
+    ``sum``) reduced over the stacked dimension: ``xs``; else None."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == op and not ctx.names.qualified_names_at(func):
+        stacked, dim = func.value, _dim_arg(call, 0)
+    elif ctx.names.matches(func, (f"torch.{op}",)) and call.args:
+        stacked, dim = call.args[0].value, _dim_arg(call, 1)
+    else:
+        return None
+    if not (isinstance(stacked, cst.Call) and ctx.names.matches(stacked.func, ("torch.stack",)) and stacked.args):
+        return None
+    stack_dim = _int_literal(_dim_arg(stacked, 1)) if _dim_arg(stacked, 1) is not None else 0
+    if stack_dim is None or _int_literal(dim) != stack_dim:
+        return None
+    return stacked.args[0].value
+
+
 def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional[cst.FunctionDef],
                   expr: cst.BaseExpression, at: cst.CSTNode, depth: int, hops: int) -> Kind:
     """The average of several probability outputs is one (an ensemble's ``forward``): ``torch.stack(ps).mean(0)``
@@ -441,19 +459,8 @@ def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optio
         return kind if kind in (SOFTMAX, SIGMOID) else None
 
     if isinstance(expr, cst.Call):
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not ctx.names.qualified_names_at(func):
-            stacked, mean_dim = func.value, _dim_arg(expr, 0)
-        elif ctx.names.matches(func, ("torch.mean",)) and expr.args:
-            stacked, mean_dim = expr.args[0].value, _dim_arg(expr, 1)
-        else:
-            return None
-        if not (isinstance(stacked, cst.Call) and ctx.names.matches(stacked.func, ("torch.stack",)) and stacked.args):
-            return None
-        stack_dim = _int_literal(_dim_arg(stacked, 1)) if _dim_arg(stacked, 1) is not None else 0
-        if stack_dim is None or _int_literal(mean_dim) != stack_dim:
-            return None
-        return same(elements(stacked.args[0].value))
+        members = _stack_reduced(ctx, expr, "mean")
+        return same(elements(members)) if members is not None else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
         left, right = expr.left, expr.right
         if (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "sum"
@@ -463,19 +470,9 @@ def _average_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optio
             return same(elements(summed)) if counts(summed, right) else None
         if isinstance(left, cst.Call):
             # `torch.stack(ps).sum(0) / len(ps)`: the sum over the stacked dim, divided by the count
-            func = left.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "sum" and not ctx.names.qualified_names_at(func):
-                stacked, sum_dim = func.value, _dim_arg(left, 0)
-            elif ctx.names.matches(func, ("torch.sum",)) and left.args:
-                stacked, sum_dim = left.args[0].value, _dim_arg(left, 1)
-            else:
+            members = _stack_reduced(ctx, left, "sum")
+            if members is None:
                 return None
-            if not (isinstance(stacked, cst.Call) and ctx.names.matches(stacked.func, ("torch.stack",)) and stacked.args):
-                return None
-            stack_dim = _int_literal(_dim_arg(stacked, 1)) if _dim_arg(stacked, 1) is not None else 0
-            if stack_dim is None or _int_literal(sum_dim) != stack_dim:
-                return None
-            members = stacked.args[0].value
             return same(elements(members)) if counts(members, right) else None
         if isinstance(left, cst.Name):
             return accumulated(left, right)
