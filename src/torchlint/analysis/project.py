@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.parsing import parse_module
 from torchlint.analysis.reparse import Reparser
 from torchlint.analysis.torch_version import Version, declared_torch
 from torchlint.analysis.traversal import analyze
@@ -309,7 +310,7 @@ class Project:
                 source = read_text(path, MODULE_MAX_BYTES)
             if path.endswith(".ipynb"):
                 source = notebook_code(source)
-            module = cst.parse_module(source)
+            module = parse_module(source)
         except Exception:
             return None
         fctx = FileContext(path, source, module, self)
@@ -342,7 +343,7 @@ class Project:
         if found is not None:
             return found
         reparser = self._tables.reparser
-        return reparser.parse(path, source) if reparser is not None else cst.parse_module(source)
+        return reparser.parse(path, source) if reparser is not None else parse_module(source)
 
     def parsed_module(self, path: str, source: str) -> Optional[cst.Module]:
         """The module this project already parsed for the file ``path`` (a module a file linted before

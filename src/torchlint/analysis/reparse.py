@@ -28,6 +28,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.parsing import parse_module
+
 #: how many documents' last parses are kept, and how many characters of text at most (the newest is
 #: kept whatever its size): a parse holds tens of times its text's size
 KEPT = 8
@@ -154,7 +156,7 @@ class Reparser:
                     self._too_long_runs[name] = 0
                     del self._last[name]
         if module is None:
-            module = cst.parse_module(text)  # raises for a text that does not parse: the last parse stays
+            module = parse_module(text)  # raises for a text that does not parse: the last parse stays
             pause = self._coarse.get(name, 0)
             if pause:
                 self._coarse[name] = pause - 1
@@ -206,7 +208,7 @@ class Reparser:
         if text.count("\n", 0, start) < 2:
             return None
         try:
-            region = cst.parse_module(text[start:end])
+            region = parse_module(text[start:end])
         except Exception:  # the region alone does not parse: the whole text decides
             return None
         if not region.body or (region.footer and not to_end):

@@ -260,7 +260,11 @@ _DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.data
 
 
 def _loader_batch_sizes(ctx: FileContext) -> Set[str]:
-    """The spellings of the ``batch_size=`` the file's ``DataLoader`` calls are given (``self.batch_size``)."""
+    """The spellings of the ``batch_size=`` the file's ``DataLoader`` calls are given (``self.batch_size``).
+    A file whose text never spells ``DataLoader`` calls none (asked during the walk, the answer would
+    otherwise walk the whole module again)."""
+    if "DataLoader" not in ctx.source:
+        return set()
     return {
         ctx.code(a.value).strip()
         for call in ctx.calls_in(ctx.module) if ctx.names.matches(call.func, _DATA_LOADERS)

@@ -169,13 +169,23 @@ def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.Bas
 #: per function (or module): the code of every receiver it switches with `.eval()`/`.train()`
 _MODE_SWITCHED: "Fact[Dict[cst.CSTNode, Set[str]]]" = Fact("evaluation.mode_switched")
 
-_SWITCHED_TEXT = re.compile(r"(\w+)\s*\.\s*(?:eval|train)\s*\(")
+_SWITCHED_TEXT = re.compile(r"\.\s*(?:eval|train)\s*\(")
+_LAST_WORD = re.compile(r"(\w+)\s*$")
 
 
 def _switched_words(ctx: FileContext) -> Set[str]:
     """The last word of every receiver the file's text calls ``.eval(``/``.train(`` on: a superset of the
-    receivers its syntax switches, found without a walk (the walk may not have reached them yet)."""
-    return {m.group(1) for m in _SWITCHED_TEXT.finditer(ctx.source)}
+    receivers its syntax switches, found without a walk (the walk may not have reached them yet).  The
+    calls are found first and the word read backwards from each (a pattern that starts with the word
+    tries every word of the file)."""
+    source = ctx.source
+    out: Set[str] = set()
+    for m in _SWITCHED_TEXT.finditer(source):
+        start = m.start()
+        word = _LAST_WORD.search(source, max(0, start - 256), start)
+        if word is not None:
+            out.add(word.group(1))
+    return out
 
 
 _SWITCHED_WORDS: "Fact[Set[str]]" = Fact("evaluation.switched_words", _switched_words)
