@@ -170,7 +170,6 @@ def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.Bas
 _MODE_SWITCHED: "Fact[Dict[cst.CSTNode, Set[str]]]" = Fact("evaluation.mode_switched")
 
 _SWITCHED_TEXT = re.compile(r"\.\s*(?:eval|train)\s*\(")
-_LAST_WORD = re.compile(r"(\w+)\s*$")
 
 
 def _switched_words(ctx: FileContext) -> Set[str]:
@@ -181,10 +180,14 @@ def _switched_words(ctx: FileContext) -> Set[str]:
     source = ctx.source
     out: Set[str] = set()
     for m in _SWITCHED_TEXT.finditer(source):
-        start = m.start()
-        word = _LAST_WORD.search(source, max(0, start - 256), start)
-        if word is not None:
-            out.add(word.group(1))
+        end = m.start()
+        while end > 0 and source[end - 1].isspace():
+            end -= 1
+        start = end
+        while start > 0 and (source[start - 1].isalnum() or source[start - 1] == "_"):
+            start -= 1
+        if start < end:
+            out.add(source[start:end])
     return out
 
 
