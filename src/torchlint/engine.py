@@ -619,6 +619,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
         break
     else:
         result.errors.append(f"{path}: fixes did not converge after 10 rounds")
+    if current is source and lint.ctx is not None and not lint.stand_in:
+        settings.project.remember(path, lint.ctx)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if current != source:
         result.fixed_source = current

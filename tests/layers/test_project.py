@@ -70,6 +70,43 @@ def test_the_table_of_parsed_modules_is_bounded(tmp_path):
     assert project.load(paths[0]) is not first  # pushed out, parsed again
 
 
+def test_a_linted_file_is_the_projects_module_for_the_files_linted_after_it(tmp_path, monkeypatch):
+    import torchlint.analysis.project as project_module
+
+    parsed = []
+    real = project_module.parse_module
+    monkeypatch.setattr(project_module, "parse_module", lambda text: parsed.append(text) or real(text))
+    models, train = _project_tree(tmp_path)
+    project = Project()
+    settings = Settings(all_rules(), project=project)
+    assert _codes(models, settings) == []
+    assert parsed == [MODELS]
+    kept = project.load(models)
+    assert parsed == [MODELS]  # not parsed again
+    assert kept is not None and kept.walked and kept.facts == {}  # what the rules computed is dropped
+    assert project.parsed_module(models, MODELS) is kept.module
+    # the file importing it finds the same finding as in a project that loads the module itself
+    assert _codes(train, settings) == ["TL103"] == _codes(train, Settings(all_rules(), project=Project()))
+    assert project.load(models) is kept
+
+
+def test_a_linted_text_that_is_not_the_files_is_not_kept(tmp_path):
+    models, _ = _project_tree(tmp_path)
+    project = Project()
+    settings = Settings(all_rules(), project=project)
+    other = MODELS.replace("F.softmax(self.fc(x), dim=1)", "self.fc(x)")
+    lint_source(models, other, settings)  # a text given on standard input under the file's name
+    loaded = project.load(models)
+    assert loaded is not None and loaded.source == MODELS
+    # a file the fixes changed: neither its text before nor after is kept (the fixes are not written yet)
+    fixed = Settings(all_rules(), project=Project(), fix=True)
+    text = "import torch\nx = torch.zeros(3).double()\n"
+    (tmp_path / "fixme.py").write_text(text)
+    result = lint_source(str(tmp_path / "fixme.py"), text, fixed)
+    assert result.fixed_source == "import torch\nx = torch.zeros(3, dtype=torch.float64)\n"
+    assert fixed.project.parsed_module(str(tmp_path / "fixme.py"), text) is None
+
+
 def test_the_settings_carry_the_project_to_the_program_model(tmp_path):
     models, train = _project_tree(tmp_path)
     settings = Settings(all_rules())

@@ -50,6 +50,9 @@ DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml"
 #: parsed project modules kept per project: a long run over a large tree keeps the modules many files
 #: import (a package's base classes, its utilities) without holding every project file it ever read
 PARSED_MAX = 48
+#: files the engine linted last, kept apart from those (a file linted now is often imported by the
+#: next ones in its folder; kept in the same table, they would push out the modules many files import)
+LINTED_MAX = 16
 #: texts of project modules searched for words, kept per project
 TEXTS_MAX = 256
 #: the largest project module the program model reads
@@ -184,6 +187,7 @@ class _Tables:
     def __init__(self) -> None:
         self.roots: Dict[str, Optional[str]] = {}  # folder -> its root
         self.parsed: "OrderedDict[ContentKey, Optional[FileContext]]" = OrderedDict()
+        self.linted: "OrderedDict[ContentKey, FileContext]" = OrderedDict()  # see :meth:`Project.remember`
         self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
         self.words: "OrderedDict[ContentKey, frozenset]" = OrderedDict()
         self.sources: Dict[str, Optional[Tuple[str, ...]]] = {}  # searched folder -> its source files
@@ -304,6 +308,10 @@ class Project:
             return parsed[key]
         while len(parsed) >= self.parsed_max:
             parsed.popitem(last=False)
+        linted = self._tables.linted.pop(key, None)
+        if linted is not None:
+            parsed[key] = linted
+            return linted
         parsed[key] = None  # a cycle reaching this file again finds nothing
         try:
             if source is None:
@@ -320,6 +328,30 @@ class Project:
             return None
         parsed[key] = fctx
         return fctx
+
+    def remember(self, path: str, ctx: FileContext) -> None:
+        """Keep ``ctx``, a file the engine walked in full, among the last :data:`LINTED_MAX` files linted
+        when its text is the file's text: a later file that imports it reads it without a parse (it then
+        joins the modules the project loaded).  What the rules computed of it is dropped: the program
+        model learns of it what it would learn of a module it loaded.  Not for notebooks, nor for an
+        editor's documents (parsed where they changed, their trees are shared with the next parse)."""
+        if not ctx.walked or path.endswith(".ipynb") or self._tables.reparser is not None:
+            return
+        found = self._content_key(path)
+        if found is None:
+            return
+        key, text = found
+        if key in self._tables.parsed:
+            return
+        if text is None:
+            text = self.module_text(path)
+        if text != ctx.source:
+            return
+        ctx.facts.clear()
+        linted = self._tables.linted
+        linted[key] = ctx
+        while len(linted) > LINTED_MAX:
+            linted.popitem(last=False)
 
     def parse_edits(self) -> Reparser:
         """Parse each text of a file from the last text of that file parsed, again only where it
@@ -350,6 +382,8 @@ class Project:
         imports) when its text is ``source``: the engine walks it without parsing it again; else None."""
         found = self._content_key(path)
         fctx = self._tables.parsed.get(found[0]) if found is not None else None
+        if fctx is None and found is not None:
+            fctx = self._tables.linted.get(found[0])
         if fctx is not None and fctx.source == source:
             return fctx.module
         return None
