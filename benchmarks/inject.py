@@ -2036,13 +2036,157 @@ def _single_output(unit: Unit, pred: cst.BaseExpression, depth: int = 0) -> bool
                 continue
             end = fn.body.body[-1]
             if isinstance(end, cst.SimpleStatementLine) and isinstance(end.body[0], cst.Return):
-                ret = end.body[0].value
+                ret = _returned_call(fn, end.body[0].value)
                 if isinstance(ret, cst.Call) and name_of(ret.func).startswith("self."):
                     head = name_of(ret.func)
                     heads = [a.value for a in unit.of_type(cst.Assign) if unit.enclosing(a, cst.ClassDef) is cls
                              and any(name_of(t.target) == head for t in a.targets)]
                     return bool(heads) and all(_single_output_builder(unit, h) for h in heads)
     return False
+
+
+def _returned_call(fn: cst.FunctionDef, ret: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """What ``forward`` returns at its end: the returned expression, or for ``return x`` the value of the last
+    ``x = ...`` among the statements of its body (``x = self.out(x)`` then ``return x``)."""
+    if not isinstance(ret, cst.Name):
+        return ret
+    for stmt in reversed(fn.body.body[:-1]):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None  # a branch or a loop may bind it otherwise
+        for small in reversed(stmt.body):
+            if isinstance(small, cst.Assign) and any(ret.value in {n.value for n in [t.target, *_all(t.target)]
+                                                                    if isinstance(n, cst.Name)} for t in small.targets):
+                return small.value if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) else None
+            if isinstance(small, (cst.AugAssign, cst.AnnAssign)) and name_of(small.target) == ret.value:
+                return None
+    return None
+
+
+def _number(unit: Unit, e: cst.BaseExpression, depth: int = 0) -> bool:
+    """A Python number the file shows: a literal (signed), or a name bound once, in its scope, to one."""
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
+        e = e.expression
+    if isinstance(e, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(e, cst.Name) and depth < 3:
+        bound = _bound_once(unit, e)
+        return bound is not None and _number(unit, bound.value, depth + 1)
+    if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and depth < 3:
+        # `args.gamma` of `args = Args()` / `args = tyro.cli(Args)`, the class annotating `gamma: float`
+        bound = _bound_once(unit, e.value)
+        built = bound.value if bound is not None else None
+        if isinstance(built, cst.Call) and name_of(built.func) in ("tyro.cli",) and positional(built):
+            cls_name = name_of(positional(built)[0].value)
+        elif isinstance(built, cst.Call):
+            cls_name = name_of(built.func)
+        else:
+            return False
+        for cls in unit.of_type(cst.ClassDef):
+            if cls.name.value == cls_name and isinstance(cls.body, cst.IndentedBlock):
+                return any(isinstance(st, cst.SimpleStatementLine) and isinstance(st.body[0], cst.AnnAssign)
+                           and name_of(st.body[0].target) == e.attr.value
+                           and name_of(st.body[0].annotation.annotation) in ("float", "int")
+                           for st in cls.body.body)
+    return False
+
+
+def _a_size(unit: Unit, e: cst.BaseExpression) -> bool:
+    """One size (not a tuple of them): an int literal or a name bound once to one, ``len(x)``, ``x.size(0)``,
+    ``x.shape[0]``."""
+    if isinstance(e, cst.Integer) or (isinstance(e, cst.Name) and _number(unit, e)):
+        return True
+    if isinstance(e, cst.Call) and name_of(e.func) == "len" and len(e.args) == 1:
+        return True
+    if method_call(e, "size") and len(e.args) == 1 and isinstance(e.args[0].value, cst.Integer):
+        return True
+    return isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape" \
+        and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index) \
+        and isinstance(e.slice[0].slice.value, cst.Integer)
+
+
+_VECTOR_MAKERS = ("zeros", "ones", "empty", "rand", "randn", "arange")
+_VECTOR_MOVES = ("float", "double", "to", "cuda", "cpu", "detach", "clone", "contiguous")
+
+
+def _one_per_row(unit: Unit, e: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether the file shows that ``e`` is a 1-D tensor (one value per row), by how it is built: a
+    ``flatten()``, ``view(-1)`` or ``reshape(-1)``; ``torch.zeros(n)`` (``ones``, ``rand``, ``randn``,
+    ``empty``, ``arange``) of one size; ``torch.tensor([...])`` of a flat list of numbers; the ``squeeze(1)``
+    of a one-output head's result; moves of those (``.float()``, ``.to(d)``, ``.detach()``), and
+    element-wise arithmetic of those with each other and with numbers; a column of the batches of a
+    ``DataLoader`` over a ``TensorDataset`` whose tensor at that position is one; through names bound once.
+    A value whose rank comes from elsewhere (a parameter, an environment, a configuration) is not known."""
+    if depth > 8:
+        return False
+    if isinstance(e, cst.Name):
+        bound = _bound_once(unit, e)
+        if bound is not None:
+            return _one_per_row(unit, bound.value, depth + 1)
+        return _loader_column(unit, e, depth)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+        return _one_per_row(unit, e.expression, depth + 1)
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+        sides = (e.left, e.right)
+        vectors = [s for s in sides if _one_per_row(unit, s, depth + 1)]
+        return bool(vectors) and all(s in vectors or _number(unit, s) for s in sides)
+    if not isinstance(e, cst.Call):
+        return False
+    pos = positional(e)
+    if method_call(e, "flatten") and not e.args:
+        return True
+    if method_call(e, "view", "reshape") and len(e.args) == 1 and pos and code_of(pos[0].value) == "-1":
+        return True
+    if method_call(e, *_VECTOR_MOVES):
+        return _one_per_row(unit, e.func.value, depth + 1)
+    if method_call(e, "squeeze") and len(pos) == 1 and code_of(pos[0].value) in ("1", "-1"):
+        return _single_output(unit, e.func.value)
+    callee = name_of(e.func)
+    torch_call = callee.split(".")[0] in unit.imports and unit.imports[callee.split(".")[0]] == "torch"
+    if torch_call and callee.count(".") == 1 and last(callee) == "flatten" and len(e.args) == 1:
+        return True
+    if torch_call and callee.count(".") == 1 and last(callee) in _VECTOR_MAKERS:
+        return len(e.args) == len(pos) + sum(1 for a in e.args if a.keyword is not None and a.keyword.value in (
+            "dtype", "device", "requires_grad")) and len(pos) == 1 and _a_size(unit, pos[0].value)
+    if torch_call and callee.count(".") == 1 and last(callee) in ("tensor", "as_tensor", "FloatTensor") and pos:
+        data = pos[0].value
+        return isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements) and all(
+            _number(unit, el.value) for el in data.elements)
+    return False
+
+
+def _loader_column(unit: Unit, name: cst.Name, depth: int) -> bool:
+    """``y`` of ``for x, y in loader`` (or ``for i, (x, y) in enumerate(loader)``), the loop being the one
+    binding of ``y`` in its scope, ``loader`` bound once to a ``DataLoader`` over a ``TensorDataset`` (no
+    ``collate_fn`` or ``batch_sampler``) whose tensor at ``y``'s position is one value per row."""
+    fn = unit.function(name)
+    scope = fn if fn is not None else unit.module
+    loops = [n for n in unit.scope_nodes(scope) if isinstance(n, cst.For)
+             and any(isinstance(x, cst.Name) and x.value == name.value for x in [n.target, *_all(n.target)])]
+    if len(loops) != 1 or _bound_once(unit, name) is not None:
+        return False
+    loop = loops[0]
+    target, it = loop.target, loop.iter
+    if isinstance(it, cst.Call) and name_of(it.func) == "enumerate" and len(it.args) == 1 \
+            and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target, it = target.elements[1].value, it.args[0].value
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(it, cst.Name):
+        return False
+    k = next((i for i, el in enumerate(target.elements)
+              if isinstance(el.value, cst.Name) and el.value.value == name.value), None)
+    loader = _bound_once(unit, it) if k is not None else None
+    if loader is None or not isinstance(loader.value, cst.Call) or last(name_of(loader.value.func)) != "DataLoader":
+        return False
+    if any(kwarg(loader.value, key) is not None for key in ("collate_fn", "batch_sampler")) or not positional(loader.value):
+        return False
+    data = positional(loader.value)[0].value
+    if isinstance(data, cst.Name):
+        bound = _bound_once(unit, data)
+        data = bound.value if bound is not None else data
+    if not (isinstance(data, cst.Call) and last(name_of(data.func)) == "TensorDataset"):
+        return False
+    columns = positional(data)
+    return k < len(columns) and len(columns) == len(data.args) == len(target.elements) \
+        and _one_per_row(unit, columns[k].value, depth + 1)
 
 
 def _bound_once(unit: Unit, name: cst.Name) -> Optional[cst.Assign]:
@@ -2078,11 +2222,18 @@ def op_remove_squeeze(unit: Unit):
 
     Only where the file shows that the prediction has one value per row (or per pixel): the output of a
     layer built as ``nn.Linear(h, 1)`` / ``nn.Conv2d(c, 1, k)`` (or an ``nn.Sequential`` ending in one), of a
-    model class of the file whose ``forward`` returns such a layer's output, or a gather of one entry per
-    row (``q.gather(1, a.unsqueeze(-1))``).  Then the original code, which compared shapes that agree, had
-    a ``[B]`` target for the ``[B, 1]`` prediction (``[B, H, W]`` for ``[B, 1, H, W]``), and the mutant
-    compares those.  Other places (a ``view(-1)`` of a ``[B, C]`` prediction against flattened targets,
-    whose removal raises instead) are refused.
+    model class of the file whose ``forward`` returns such a layer's output (``return self.out(x)``, or
+    ``x = self.out(x)`` then ``return x``), or a gather of one entry per row (``q.gather(1, a.unsqueeze(-1))``).
+    Other places (a ``view(-1)`` of a ``[B, C]`` prediction against flattened targets, whose removal raises
+    instead) are refused.
+
+    And only where the file also shows that the target, as the mutant compares it, is 1-D (see
+    :func:`_one_per_row`: built by ``flatten()``, ``view(-1)``, ``torch.zeros(n)``, a list of numbers, a
+    ``TensorDataset`` column through a ``DataLoader``, element-wise arithmetic of those).  That the original
+    code was correct says the target was ``[B]``, but the mutant does not say it: a target whose rank comes
+    from a parameter, an environment (a replay buffer filled from ``env.step``), a configuration or a
+    library is not knowable from the code, so no static rule can be asked to find the broadcast there, and
+    removing a ``y.view(-1, 1)`` of a target that may already be ``[B, 1]`` need not make a mistake at all.
 
     Why it is the mistake: the author aligned the two, so without it the loss compares ``[B, 1]`` with
     ``[B]``, broadcasts to ``[B, B]`` and averages the wrong thing (torch only warns), TL402's mistake."""
@@ -2112,7 +2263,8 @@ def op_remove_squeeze(unit: Unit):
             inner, side = found
             # the prediction: what the removal leaves of it, or the other operand when the target is edited
             pred = inner if side == "pred" else pos[1 - k].value
-            if not _single_output(unit, pred):
+            target = pos[1 - k].value if side == "pred" else inner
+            if not _single_output(unit, pred) or not _one_per_row(unit, target):
                 continue
             seen.add(id(v))
             yield Site(Lazy(replaced, unit.module, {v: inner}), unit.lines(unit.statement(call)), unit.lines(where)[0],

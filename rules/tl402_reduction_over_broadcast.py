@@ -105,11 +105,15 @@ class ReductionOverBroadcast(LintRule):
     known to broadcast: ranks that differ, a size 1 against a larger literal size, or an `nn.Linear(h, 1)`
     output (its last dimension is 1 whatever its rank) against a 1-D target. A model's output counts as
     such when its class — in this file or in a project module it imports — returns `self.<head>(...)`
-    from `forward` with the head built as `nn.Linear(h, 1)` (or an `nn.Sequential` ending in one).
+    from `forward` (or a name holding it on every path to the `return`: `x = self.head(x)` then
+    `return x`, whose other dimensions are not read from the model's input, since `forward` may have
+    reshaped it on the way) with the head built as `nn.Linear(h, 1)` (or an `nn.Sequential` ending in one).
     Targets are 1-D when built from a list of Python numbers (a literal, a comprehension, a list grown by
-    `append(float(...))`), from one column of a pandas data frame (`torch.tensor(df["y"].values)`), or
-    from the labels of a torchvision classification dataset (`train_set.targets` of `MNIST`, `CIFAR10`,
-    `ImageFolder`, ...). `F.binary_cross_entropy` and `F.soft_margin_loss` raise on a size mismatch and
+    `append(float(...))`), from one column of a pandas data frame (`torch.tensor(df["y"].values)`), from
+    the labels of a torchvision classification dataset (`train_set.targets` of `MNIST`, `CIFAR10`,
+    `ImageFolder`, ...), or by `flatten()`, `torch.flatten(x)` or `view(-1)`, also scaled by a number: a
+    literal, an `int`/`float` parameter, or a field a settings class declares `float` or `int`
+    (`args.gamma` of `args = Args()` or `args = tyro.cli(Args)` with `gamma: float` in `Args`). `F.binary_cross_entropy` and `F.soft_margin_loss` raise on a size mismatch and
     are not reported.
 
     Shapes also come from how the data and the model are built. The batches of a `DataLoader` built in
@@ -673,6 +677,143 @@ class Fitter:
 def main(rows, wide_rows):
     Fitter(Valuer(8), DataLoader(Listings(rows), batch_size=16), nn.MSELoss()).epoch()
     Fitter(nn.Linear(8, 4), DataLoader(Listings(wide_rows), batch_size=16), nn.L1Loss()).epoch()
+"""
+        ),
+        # a forward that reshapes its input before the head: only the head's last dimension is known
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.fc = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, img):
+        h = F.relu(self.conv(img))
+        h = h.view(h.size(0), -1)
+        h = self.fc(h)
+        return h
+
+
+model = Small()
+out = model(torch.randn(1, 1, 8, 8))
+loss = nn.MSELoss()(out, torch.arange(5).view(1, 5).float())
+"""
+        ),
+        # the critic's forward binds its head's output and returns something else: a flattened value
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Critic(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.hidden = nn.Linear(n, 64)
+        self.value = nn.Linear(64, 1)
+
+    def forward(self, obs):
+        h = torch.relu(self.hidden(obs))
+        v = self.value(h)
+        v = v.flatten()
+        return v
+
+
+def update(obs, rewards, gamma: float):
+    critic = Critic(3)
+    return F.mse_loss(critic(obs), rewards.flatten() * gamma)
+"""
+        ),
+        # the head's output only on one path: what `forward` returns is not known
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Critic(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.value = nn.Linear(n, 1)
+        self.values = nn.Linear(n, 1)
+
+    def forward(self, obs, many=False):
+        if many:
+            v = self.values(obs).sum(-1)
+        else:
+            v = self.value(obs)
+        return v
+
+
+def update(obs, rewards):
+    critic = Critic(3)
+    return F.mse_loss(critic(obs, many=True), rewards.flatten())
+"""
+        ),
+        # a settings field declared as a tensor (or not declared) leaves the target's shape unknown
+        Valid(
+            """
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class Settings:
+    weights: torch.Tensor
+    discount = None
+
+
+def update(obs, rewards, settings: Settings):
+    head = nn.Linear(4, 1)
+    config = Settings(torch.ones(8, 1))
+    a = F.l1_loss(head(obs), rewards.flatten() * config.weights)
+    b = F.l1_loss(head(obs), rewards.flatten() * config.discount)
+    return a + b
+"""
+        ),
+        # aligned: the prediction flattened like the target
+        Valid(
+            """
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import tyro
+
+
+@dataclass
+class Settings:
+    discount: float = 0.99
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, obs):
+        x = self.out(obs)
+        return x
+
+
+if __name__ == "__main__":
+    settings = tyro.cli(Settings)
+    critic = Critic()
+    obs, rewards, later = torch.randn(16, 4), torch.randn(16, 1), torch.randn(16, 1)
+    target = rewards.flatten() + settings.discount * torch.flatten(later)
+    loss = F.mse_loss(critic(obs).flatten(), target)
 """
         ),
     ]
@@ -1571,6 +1712,104 @@ def main(rows):
     fitter.epoch()
 """,
             message="`self.criterion` compares input of shape [..., 1] with target of shape [?]",
+        ),
+        # the critic's forward binds its head's output before returning it; a flattened target
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Critic(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.hidden = nn.Linear(n, 64)
+        self.value = nn.Linear(64, 1)
+
+    def forward(self, obs):
+        h = torch.relu(self.hidden(obs))
+        h = self.value(h)
+        return h
+
+
+def update(obs, rewards, gamma: float):
+    critic = Critic(3)
+    return F.mse_loss(critic(obs), rewards.flatten() * gamma)
+""",
+            line=21,
+            message="`mse_loss` compares input of shape [..., 1] with target of shape [?]",
+        ),
+        # a discount read from a settings dataclass (`discount: float`) keeps the target 1-D
+        Invalid(
+            """
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class Settings:
+    discount: float = 0.99
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, obs):
+        return self.out(obs)
+
+
+settings = Settings()
+critic = Critic()
+
+
+def update(obs, rewards, later):
+    target = rewards.flatten() + settings.discount * torch.flatten(later)
+    return nn.SmoothL1Loss()(critic(obs), target)
+""",
+            line=29,
+        ),
+        # the settings parsed from the command line by tyro, the critic's output bound before the return
+        Invalid(
+            """
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import tyro
+
+
+@dataclass
+class Settings:
+    discount: float = 0.99
+    horizon: int = 5
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, obs):
+        x = self.out(obs)
+        return x
+
+
+if __name__ == "__main__":
+    settings = tyro.cli(Settings)
+    critic = Critic()
+    obs, rewards, later = torch.randn(16, 4), torch.randn(16, 1), torch.randn(16, 1)
+    target = rewards.flatten() + (1 - settings.discount) * later.view(-1) / settings.horizon
+    loss = F.mse_loss(critic(obs), target)
+""",
+            line=31,
+            message="input of shape [..., 1] with target of shape [16]",
         ),
     ]
 

@@ -934,53 +934,102 @@ def test_gathers_of_computed_values_and_row_picks_become_row_loops(inject):
 
 def test_an_alignment_bound_once_before_the_loss_is_removed(inject):
     code = """\
+        import torch
         import torch.nn as nn
         class Agent:
-            def loss(self, states, actions, target):
+            def loss(self, states, actions, rewards):
                 q = self.net(states).gather(1, actions.unsqueeze(-1)).squeeze(-1)
+                target = rewards.flatten() + 0.99 * torch.zeros(len(rewards))
                 return nn.MSELoss()(q, target)
         """
     new = mutate_one(inject, "tl402-remove-aligning-squeeze", code)
     assert "q = self.net(states).gather(1, actions.unsqueeze(-1))\n" in new
-    # the target made [B, 1] (a parameter rebound once, `[:, None]`), the prediction brought to [B]
+    # the target made [B, 1] (a 1-D tensor bound once, `[:, None]`), the prediction brought to [B]
     # (`squeeze(dim=1)`, `view(-1)`, `flatten()`, `[:, 0]`) when the file shows a one-output head
-    head = "import torch.nn as nn\nimport torch.nn.functional as F\nhead = nn.Linear(4, 1)\n"
-    for line, after in (("p = head(x)\n    y = y.view(-1, 1)", "y = y\n"),
-                        ("p = head(x)\n    y = y[:, None]", "y = y\n"),
-                        ("p = head(x)\n    y = y.unsqueeze(1)", "y = y\n"),
-                        ("p = head(x).squeeze(dim=1)", "p = head(x)\n"), ("p = head(x).view(-1)", "p = head(x)\n"),
-                        ("p = head(x).flatten()", "p = head(x)\n"), ("p = head(x)[:, 0]", "p = head(x)\n")):
-        code = f"{head}def f(x, y):\n    {line}\n    return F.mse_loss(p, y)\n"
+    head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nhead = nn.Linear(4, 1)\n"
+    known = "t = torch.randn(x.size(0))\n    "
+    for line, after in (("p = head(x)\n    y = t.view(-1, 1)", "y = t\n"),
+                        ("p = head(x)\n    y = t[:, None]", "y = t\n"),
+                        ("p = head(x)\n    y = t.unsqueeze(1)", "y = t\n"),
+                        ("p = head(x).squeeze(dim=1)\n    y = t", "p = head(x)\n"),
+                        ("p = head(x).view(-1)\n    y = t", "p = head(x)\n"),
+                        ("p = head(x).flatten()\n    y = t", "p = head(x)\n"),
+                        ("p = head(x)[:, 0]\n    y = t", "p = head(x)\n")):
+        code = f"{head}def f(x):\n    {known}{line}\n    return F.mse_loss(p, y)\n"
         assert f"    {after}" in mutate_one(inject, "tl402-remove-aligning-squeeze", code), line
-    code = f"{head}def f(x, y):\n    return F.l1_loss(head(x).view(-1), y)\n"
+    code = f"{head}def f(x, z):\n    y = z.view(-1)\n    return F.l1_loss(head(x).view(-1), y)\n"
     assert "F.l1_loss(head(x), y)" in mutate_one(inject, "tl402-remove-aligning-squeeze", code)
     model = """\
+        import torch
         import torch.nn as nn
         import torch.nn.functional as F
+        from torch.utils.data import DataLoader, TensorDataset
         class Depth(nn.Module):
             def __init__(self):
                 super().__init__()
                 self.out = nn.Conv2d(8, 1, 3)
             def forward(self, x):
-                return self.out(x)
+                x = self.out(x)
+                return x
         net = Depth().to("cpu")
-        def f(x, depth):
-            return F.smooth_l1_loss(net(x).squeeze(1), depth)
+        loader = DataLoader(TensorDataset(torch.randn(64, 8, 4, 4), torch.rand(64)), batch_size=8)
+        for x, depth in loader:
+            loss = F.smooth_l1_loss(net(x).squeeze(1), depth)
         """
     assert "F.smooth_l1_loss(net(x), depth)" in mutate_one(inject, "tl402-remove-aligning-squeeze", model)
     # a name bound twice, a summed loss, a flatten that aligns nothing known, a prediction of unknown shape,
     # a head with several outputs, a binary cross-entropy (raises on [B, 1] against [B]): no site
-    for body in ("p = head(x)\n    y = y.view(-1, 1)\n    y = y * 2\n    return F.mse_loss(p, y)",
-                 "p = head(x)\n    y = y.unsqueeze(1)\n    return F.mse_loss(p, y, reduction='sum')",
-                 "p = head(x)\n    y = y.unsqueeze(1)\n    return nn.MSELoss(reduction='sum')(p, y)",
-                 "p = q.flatten()\n    return F.mse_loss(p, y)",
-                 "return F.mse_loss(model(x).squeeze(-1), y)",
-                 "return F.mse_loss(q, y.view(-1, 1))",
-                 "return F.mse_loss(wide(x).view(-1), y)",
-                 "return F.binary_cross_entropy(head(x).squeeze(1), y)",
+    for body in ("p = head(x)\n    y = t.view(-1, 1)\n    y = y * 2\n    return F.mse_loss(p, y)",
+                 "p = head(x)\n    y = t.unsqueeze(1)\n    return F.mse_loss(p, y, reduction='sum')",
+                 "p = head(x)\n    y = t.unsqueeze(1)\n    return nn.MSELoss(reduction='sum')(p, y)",
+                 "p = q.flatten()\n    return F.mse_loss(p, t)",
+                 "return F.mse_loss(model(x).squeeze(-1), t)",
+                 "return F.mse_loss(q, t.view(-1, 1))",
+                 "return F.mse_loss(wide(x).view(-1), t)",
+                 "return F.binary_cross_entropy(head(x).squeeze(1), t)",
                  "p = head(x)\n    for y in ys:\n        y = y.unsqueeze(1)\n    return F.mse_loss(p, y)"):
-        code = f"{head}wide = nn.Linear(4, 3)\ndef f(x, q, y, ys, model):\n    {body}\n"
+        code = f"{head}wide = nn.Linear(4, 3)\ndef f(x, q, ys, model):\n    {known}{body}\n"
         assert sites(inject, "tl402-remove-aligning-squeeze", code) == [], body
+
+
+def test_no_alignment_removed_where_the_target_s_rank_is_not_shown(inject):
+    # the original code was right, so the target was [B]; but the mutant does not show it: a parameter,
+    # a batch of a replay buffer filled from an environment, a loader given to the function, a target
+    # scaled by a configuration value, or one reshaped by `view(-1, 1)` that may have been [B, 1] already
+    head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nhead = nn.Linear(4, 1)\n"
+    for body in ("return F.mse_loss(head(x).squeeze(-1), y)",
+                 "return F.mse_loss(head(x), y.view(-1, 1))",
+                 "return F.mse_loss(head(x), y.unsqueeze(1))",
+                 "p = head(x).view(-1)\n    target = y * cfg.gamma + torch.zeros(8)\n    return F.mse_loss(p, target)",
+                 "s, a, r = buffer.sample(8)\n    return F.mse_loss(head(s).squeeze(1), r)",
+                 "for xb, yb in loader:\n        F.mse_loss(head(xb).squeeze(1), yb)",
+                 "return F.mse_loss(head(x).squeeze(1), torch.zeros(y.shape))"):
+        code = f"{head}def f(x, y, cfg, buffer, loader):\n    {body}\n"
+        assert sites(inject, "tl402-remove-aligning-squeeze", code) == [], body
+    code = """\
+        import torch
+        import torch.nn as nn
+        class Agent:
+            def loss(self, states, actions, rewards, next_states):
+                q = self.net(states).gather(1, actions.long().unsqueeze(-1)).squeeze(-1)
+                best = self.target(next_states).max(1)[0]
+                return nn.MSELoss()(q, best * 0.99 + rewards)
+        """
+    assert sites(inject, "tl402-remove-aligning-squeeze", code) == []
+    # the column of a TensorDataset's loader is shown 1-D only when the tensor at its position is
+    loaded = """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from torch.utils.data import DataLoader, TensorDataset
+        head = nn.Linear(4, 1)
+        loader = DataLoader(TensorDataset(torch.randn(64, 4), {y}), batch_size=8)
+        for x, y in loader:
+            loss = F.mse_loss(head(x).squeeze(1), y)
+        """
+    assert len(sites(inject, "tl402-remove-aligning-squeeze", loaded.format(y="torch.randn(64)"))) == 1
+    assert sites(inject, "tl402-remove-aligning-squeeze", loaded.format(y="torch.randn(64, 1)")) == []
+    assert sites(inject, "tl402-remove-aligning-squeeze", loaded.format(y="targets")) == []
 
 
 @pytest.mark.slow

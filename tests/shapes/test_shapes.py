@@ -232,6 +232,56 @@ probe(net(x)); probe(other(x))
     assert found["other(x)"] is None
 
 
+def test_flattened_values_and_settings_fields():
+    found = infer("""
+from dataclasses import dataclass
+import torch
+import torch.nn as nn
+import tyro
+
+@dataclass
+class Settings:
+    gamma: float = 0.9
+    steps: int = 3
+    scale: torch.Tensor = None
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        y = self.out(x)
+        return y
+
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x, wide=False):
+        y = self.out(x)
+        if wide:
+            y = y.expand(-1, 4)
+        return y
+
+s = Settings()
+t = tyro.cli(Settings)
+net, branchy = Net(), Branchy()
+z = torch.zeros(4, 3)
+probe(z.flatten()); probe(torch.flatten(z)); probe(u.flatten()); probe(z.flatten(1)); probe(z.flatten() * s.gamma)
+probe(u.flatten() / t.steps); probe(u.flatten() * s.scale); probe(u.flatten() * s.other); probe(net(u))
+probe(branchy(u))
+""")
+    assert found["z.flatten()"] == found["torch.flatten(z)"] == "[12]"
+    assert found["u.flatten()"] == "[?]" and found["z.flatten(1)"] is None
+    assert found["z.flatten() * s.gamma"] == "[12]" and found["u.flatten() / t.steps"] == "[?]"
+    # a field declared a tensor, or not declared, is not a number
+    assert found["u.flatten() * s.scale"] is None and found["u.flatten() * s.other"] is None
+    # `y = self.out(x)` then `return y`; not when a branch may rebind `y` before the return
+    assert found["net(u)"] == "[..., 1]" and found["branchy(u)"] is None
+
+
 def test_targets_from_lists_of_numbers_and_frame_columns():
     found = infer("""
 import pandas as pd

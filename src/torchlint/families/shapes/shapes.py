@@ -852,6 +852,8 @@ class _Infer:
                 self.busy.discard(node.value)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, BINOPS):
             return self.python_number(node.left, depth + 1) and self.python_number(node.right, depth + 1)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            return self.number_field(node)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
             return node.value.attr.value == "shape" and len(node.slice) == 1 and isinstance(
                 node.slice[0].slice, cst.Index
@@ -868,6 +870,32 @@ class _Infer:
             return target is not None and target.returns is not None and _number_annotation(
                 target.returns.annotation
             )
+        return False
+
+    def number_field(self, node: cst.Attribute) -> bool:
+        """``args.gamma`` where ``args`` holds an instance of a class whose body declares ``gamma: float``
+        (or ``int``): built as ``Args(...)``, or parsed from the command line by ``tyro.cli(Args)``, which
+        returns an instance of the class it is given (a dataclass of settings)."""
+        ctx = self.ctx
+        built = ctx.names.reaching_value(node.value) if isinstance(node.value, cst.Name) else None
+        if not isinstance(built, cst.Call):
+            return False
+        cls = built.func
+        if ctx.names.matches(built.func, ("tyro.cli",)):
+            first = arg(built, 0, "f")
+            if first is None:
+                return False
+            cls = first.value
+        found = definition_of(ctx, cls)
+        if found is None or not isinstance(found[1], cst.ClassDef):
+            return False
+        body = found[1].body
+        for stmt in body.body if isinstance(body, cst.IndentedBlock) else ():
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+                            and small.target.value == node.attr.value):
+                        return _number_annotation(small.annotation.annotation)
         return False
 
     def vector_data(self, node: cst.BaseExpression) -> bool:
@@ -1079,6 +1107,8 @@ class _Infer:
             if sizes is None or sizes.count(-1) > 1:
                 return None
             return reshape(self.expr(x), sizes)
+        if name == "flatten" and len(call.args) == offset:
+            return reshape(self.expr(x), [-1])  # `x.flatten()`, `torch.flatten(x)`: one dimension
         if name in ("t",) and offset == 0:
             base = self.expr(x)
             if base is not None and base.rank is not None and base.rank <= 2:
@@ -1118,11 +1148,14 @@ class _Infer:
             return reduce(base, ks, keep)
         return None
 
-    def _model_head(self, func: cst.BaseExpression) -> Optional[Tuple[FileContext, cst.Call]]:
+    def _model_head(self, func: cst.BaseExpression) -> Optional[Tuple[FileContext, cst.Call, bool]]:
         """``model(x)`` with ``model = Net(...)`` and ``Net`` a class of this module or of a project module it
-        imports (the program model finds it) whose ``forward`` returns ``self.<head>(...)``, ``<head>`` built
-        in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential`` ending in one): the file the class is in
-        and that layer's constructor, so the output's last dimension is known."""
+        imports (the program model finds it) whose ``forward`` returns ``self.<head>(...)`` (or a name that
+        holds it on every path to the ``return``: ``x = self.head(x)`` then ``return x``), ``<head>`` built
+        in ``__init__`` as an ``nn.Linear`` (or an ``nn.Sequential`` ending in one): the file the class is in,
+        that layer's constructor, so the output's last dimension is known, and whether the model's input
+        stands for the head's (the head returned directly; a ``forward`` that binds its head's output may
+        have reshaped on the way, ``x = x.view(n, -1)``, so only the last dimension is known then)."""
         ctx = self.ctx
         values = ctx.names.values_before(func) if isinstance(func, (cst.Name, cst.Attribute)) else []
         built = held_value(ctx, values[0]) if len(values) == 1 and isinstance(func, cst.Attribute) else \
@@ -1144,6 +1177,9 @@ class _Infer:
         if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)):
             return None
         returned = last.body[0].value
+        direct = not isinstance(returned, cst.Name)
+        if not direct:
+            returned = dctx.names.reaching_value(returned)  # `x = self.out(x)` then `return x`
         if not (isinstance(returned, cst.Call) and isinstance(returned.func, cst.Attribute)
                 and isinstance(returned.func.value, cst.Name) and returned.func.value.value == "self"):
             return None
@@ -1159,7 +1195,7 @@ class _Infer:
         if len(builders) != 1:
             return None
         head = _linear_builder(dctx, builders[0])
-        return (dctx, head) if head is not None else None
+        return (dctx, head, direct) if head is not None else None
 
     def layer(self, call: cst.Call) -> Optional[Shape]:
         """``linear(x)`` where ``linear`` was built as ``nn.Linear(in, out)`` (or an ``nn.Sequential``
@@ -1178,10 +1214,11 @@ class _Infer:
                         builder = sequential_ending_in(ctx, value, _HEAD_LAYERS)
                     break
         where = ctx
+        through = True  # the call's input is the head's
         if builder is None:
             head = self._model_head(func)
             if head is not None:
-                where, builder = head
+                where, builder, through = head
         if builder is None:
             return None
         conv = [CONV_RANKS[q] for q in where.names.qualified_names(builder.func) if q in CONV_RANKS]
@@ -1189,7 +1226,7 @@ class _Infer:
             # `nn.Conv2d(c, 1, k)`: `[B, out, ?, ?]` for a batched input of known rank
             out = arg(builder, 1, "out_channels")
             first = arg(call, 0, "input")
-            if out is None or first is None:
+            if out is None or first is None or not through:
                 return None
             x = self.expr(first.value)
             if x is None or x.rank != conv[0]:
@@ -1201,7 +1238,7 @@ class _Infer:
         first = arg(call, 0, "input")
         if first is None:
             return None
-        return linear_output(self.expr(first.value), out_dim)
+        return linear_output(self.expr(first.value) if through else None, out_dim)
 
 
 _MISSING = object()
