@@ -43,6 +43,7 @@ LAYERS: Dict[str, int] = {
     # 3 -- one file: its context (parents, order, contents, facts) and the walk that fills it
     "torchlint.analysis.context": 3,
     "torchlint.analysis.traversal": 3,
+    "torchlint.analysis.positions": 3,  # where a node is: positions one statement at a time
     # 4 -- the project: root, modules, parsed modules, editor overlay, declared versions
     "torchlint.analysis.project": 4,
     # 5 -- facts the program model is built from: ops, training steps

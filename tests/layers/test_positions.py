@@ -5,7 +5,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.walk import iter_nodes
-from torchlint.engine import StatementPositions, analyze
+from torchlint.analysis.positions import StatementPositions
+from torchlint.engine import analyze
 
 SOURCES = [
     "#!/usr/bin/env python\n# header comment\n\nimport torch\n\n\n@decorate(\n    1,\n)\n\n@other\ndef f(x):\n"
@@ -50,14 +51,14 @@ def test_only_the_statements_asked_about_are_resolved():
 
 
 def test_the_lines_of_every_statement_come_from_one_generation_of_the_module(monkeypatch):
-    from torchlint import engine
+    from torchlint.analysis import positions
 
     src = "".join(f"def f{i}(x):\n    if x:\n        return x.squeeze()\n    return x\n\n\n" for i in range(6))
     module = cst.parse_module(src)
     ctx = FileContext("m.py", src, module)
     analyze(ctx)
     finders, plain = [], []
-    real_finder, real_code = engine._StatementStarts, cst.Module.code_for_node
+    real_finder, real_code = positions._StatementStarts, cst.Module.code_for_node
 
     def finder(*args, **kwargs):
         finders.append(1)
@@ -67,7 +68,7 @@ def test_the_lines_of_every_statement_come_from_one_generation_of_the_module(mon
         plain.append(node)
         return real_code(self, node)
 
-    monkeypatch.setattr(engine, "_StatementStarts", finder)
+    monkeypatch.setattr(positions, "_StatementStarts", finder)
     monkeypatch.setattr(cst.Module, "code_for_node", code_for_node)
     lazy = StatementPositions(module, ctx)
     whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -101,3 +102,32 @@ def test_positions_kept_with_the_statements_of_an_edited_document_stay_right():
         for node in [n for n in iter_nodes(module) if n is not module]:
             assert lazy.get(node) == whole.get(node), (type(node).__name__, lazy.get(node), whole.get(node))
     assert reparser.reused >= 4
+
+
+def test_the_line_a_message_cites_is_the_nodes_position():
+    """``line_of`` (the "defined at line N" of messages) is the start line the findings use: the
+    ``def`` line of a decorated function, the first line of a call that spans lines, the later of two
+    spellings of the same text."""
+    from torchlint.analysis.positions import line_of, positions_of
+
+    src = (
+        "import torch\n\n\n"
+        "@torch.no_grad()\n"
+        "# a comment\n"
+        "def score(model, x):\n"
+        "    y = model(x)\n"
+        "    z = (1 +\n"
+        "         model(x))\n"
+        "    return y, z\n"
+    )
+    module = cst.parse_module(src)
+    ctx = FileContext("m.py", src, module)
+    analyze(ctx)
+    function = module.body[1]
+    calls = [n for n in iter_nodes(module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "model"]
+    assert line_of(ctx, function) == 6
+    assert [line_of(ctx, c) for c in calls] == [7, 9]
+    whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    assert all(line_of(ctx, c) == whole[c].start.line for c in calls)
+    assert positions_of(ctx) is positions_of(ctx)  # one per file
+    assert line_of(ctx, cst.Name("elsewhere")) is None

@@ -41,6 +41,7 @@ from torchlint.analysis.definitions import (
     method_of,
     strip_moves,
 )
+from torchlint.analysis.positions import line_of
 from torchlint.analysis.ops import BCE_FUNCS, BCE_LAYERS, CROSS_ENTROPY_FUNCS, CROSS_ENTROPY_LAYERS
 from torchlint.analysis.project import project_of
 from torchlint.analysis.roles import (
@@ -125,53 +126,6 @@ class Evidence:
     @property
     def message(self) -> str:
         return render(self.why)
-
-
-def line_of(ctx: FileContext, node: cst.CSTNode) -> Optional[int]:
-    """The 1-based line ``node`` starts on, for messages: the line of its top-level statement, then
-    the first line at or after its enclosing statement's that spells its first line (no position pass)."""
-    tops = _TOP_LINES.get(ctx)
-    module = ctx.module
-    if tops is None:
-        tops = {}
-        line = sum(module.code_for_node(h).count("\n") for h in module.header)
-        for stmt in module.body:
-            tops[id(stmt)] = (line, stmt)
-            line += module.code_for_node(stmt).count("\n")
-        _TOP_LINES.put(ctx, tops)
-    chain = [node]
-    while ctx.parents.get(id(chain[-1])) is not None and ctx.parents.get(id(chain[-1])) is not module:
-        chain.append(ctx.parents[id(chain[-1])])
-    top = chain[-1]
-    if id(top) not in tops:
-        return None
-    before, _ = tops[id(top)]
-    lines = module.code_for_node(top).split("\n")
-    at = 0  # index into `lines`
-    for n in reversed(chain):
-        if not isinstance(n, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseExpression)) and n is not node:
-            continue
-        first = _first_line(module, n)
-        if not first:
-            continue
-        for i in range(at, len(lines)):
-            if first in lines[i]:
-                at = i
-                break
-    return before + at + 1
-
-
-def _first_line(module: cst.Module, node: cst.CSTNode) -> str:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-        node = node.with_changes(leading_lines=()) if hasattr(node, "leading_lines") else node
-        if getattr(node, "decorators", None):
-            node = node.with_changes(decorators=())
-    code = module.code_for_node(node).strip()
-    return code.split("\n", 1)[0].strip() if code else ""
-
-
-#: id of a top-level statement -> (lines before it, the statement)
-_TOP_LINES: Fact[Dict[int, Tuple[int, cst.CSTNode]]] = Fact("values.top_lines")
 
 
 class At:
@@ -1117,7 +1071,6 @@ __all__ = [
     "caller_frames",
     "caller_value_fact",
     "is_attribute",
-    "line_of",
     "loss_fact",
     "model_fact",
     "open_frame",

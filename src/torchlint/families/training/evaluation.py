@@ -55,7 +55,7 @@ from torchlint.analysis.definitions import (
     strip_moves as strip_moves_expr,
 )
 from torchlint.families.training.graph_free import element_without_graph
-from torchlint.analysis.values import line_of
+from torchlint.analysis.positions import line_of
 from torchlint.analysis.roles import (
     class_summary,
     is_model,
