@@ -2,7 +2,8 @@
 
 Every program in ``tests/fix_safety/`` runs with torch three times: as written, after ``--fix`` and
 after ``--fix --unsafe-fixes``.  The fixed versions run where torchlint cannot be imported (as under the
-``torchlint-fix`` pre-commit hook, where torchlint lives only in pre-commit's environment).  The first
+``torchlint-fix`` pre-commit hook, where torchlint lives only in pre-commit's environment).  Each run is a
+process of its own, forked from a Python that imported torch once (``tests/warm_python.py``).  The first
 line of each program says what must hold::
 
     # fix-safety: codes=TL206,TL302 safe=changed unsafe=same keep="# comment" absent=TL401 xfail="why"
@@ -26,8 +27,6 @@ import os
 import re
 from collections import Counter
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -37,6 +36,7 @@ pytest.importorskip("torch")
 from torchlint.engine import Settings, lint_source  # noqa: E402
 from torchlint.notebook import is_notebook, lint_notebook, mask_cell, read_notebook  # noqa: E402
 from torchlint.rules import all_rules  # noqa: E402
+from warm_python import WarmPython  # noqa: E402
 
 pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds each
 
@@ -44,25 +44,6 @@ HERE = Path(__file__).parent / "fix_safety"
 PROGRAMS = sorted([*HERE.glob("*.py"), *HERE.glob("*.ipynb")])
 RULES = [r for r in all_rules() if r.DEFAULT_ENABLED]
 _HEADER = re.compile(r"^# fix-safety: (.*)$", re.MULTILINE)
-
-# Runs a program with every `torchlint` import refused, whatever is installed.
-_BLOCKER = """\
-import runpy
-import sys
-
-
-class _NoTorchlint:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torchlint" or name.startswith("torchlint."):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return None
-
-
-sys.meta_path.insert(0, _NoTorchlint())
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
 
 def _meta(path: Path) -> dict:
     text = path.read_text()
@@ -98,18 +79,22 @@ def _script(path: Path, text: str) -> str:
     return "\n".join(cells) + "\n"
 
 
-def _run(folder: Path, name: str, text: str, isolated: bool) -> str:
-    prog = folder / name
-    prog.write_text(text)
+@pytest.fixture(scope="session")
+def pythons():
+    """A program runs as `python PROGRAM` (`plain`) or as `python -I` with every `torchlint` import refused
+    (`isolated`), each in a process of its own forked from a Python that imported torch once."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update(PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
-    if isolated:
-        blocker = folder / "_no_torchlint.py"
-        blocker.write_text(_BLOCKER)
-        cmd = [sys.executable, "-I", str(blocker), str(prog)]
-    else:
-        cmd = [sys.executable, str(prog)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env, timeout=300)
+    started = {False: WarmPython(env), True: WarmPython(env, isolated=True)}
+    yield started
+    for python in started.values():
+        python.close()
+
+
+def _run(pythons, folder: Path, name: str, text: str, isolated: bool) -> str:
+    prog = folder / name
+    prog.write_text(text)
+    proc = pythons[isolated].run(prog, cwd=folder, timeout=300)
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 
@@ -130,7 +115,7 @@ def test_there_are_enough_programs():
 
 
 @pytest.mark.parametrize("program", _params())
-def test_fixed_program_still_runs(program: Path, tmp_path: Path):
+def test_fixed_program_still_runs(program: Path, tmp_path: Path, pythons):
     meta = _meta(program)
     # a project of its own that does not declare torchlint[runtime]
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "prog"\ndependencies = ["torch"]\n')
@@ -142,13 +127,13 @@ def test_fixed_program_still_runs(program: Path, tmp_path: Path):
         assert code in before, f"{program.name}: {code} is not reported on the program as written"
     for code in filter(None, meta.get("absent", "").split(",")):
         assert code not in before, f"{program.name}: {code} is reported on the program as written"
-    original = _run(tmp_path, "original.py", _script(program, source), isolated=False)
+    original = _run(pythons, tmp_path, "original.py", _script(program, source), isolated=False)
     outputs = {}  # fixed text -> its output: a text is run once
     for mode, unsafe in (("safe", False), ("unsafe", True)):
         result = _lint(target, source, fix=True, unsafe=unsafe)
         fixed = result.fixed_source if result.fixed_source is not None else source
         if fixed not in outputs:
-            outputs[fixed] = _run(tmp_path, f"fixed_{mode}.py", _script(program, fixed), isolated=True)
+            outputs[fixed] = _run(pythons, tmp_path, f"fixed_{mode}.py", _script(program, fixed), isolated=True)
         output = outputs[fixed]
         if meta[mode] == "same":
             assert output == original, f"{mode} fix changed the results:\n{fixed}"
