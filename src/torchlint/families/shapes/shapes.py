@@ -25,7 +25,7 @@ from torchlint.analysis.context import FileContext, arg, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
 from torchlint.analysis.walk import iter_nodes
-from torchlint.analysis.definitions import arguments_for_param, bind_arguments, definition_of
+from torchlint.analysis.definitions import arguments_for_param, bind_arguments, class_body, definition_of
 
 Dim = Optional[int]  # a dimension's size; None when unknown
 
@@ -889,8 +889,7 @@ class _Infer:
         found = definition_of(ctx, cls)
         if found is None or not isinstance(found[1], cst.ClassDef):
             return False
-        body = found[1].body
-        for stmt in body.body if isinstance(body, cst.IndentedBlock) else ():
+        for stmt in class_body(found[1]):
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
