@@ -344,7 +344,14 @@ class Project:
         if key in self._tables.parsed:
             return
         if text is None:
-            text = self.module_text(path)
+            # read again, not through the table of module texts: every linted file would pass through it
+            # and push out the texts the program model searches for words
+            text = self._tables.texts.get(key)
+            if text is None:
+                try:
+                    text = read_text(path, MODULE_MAX_BYTES)
+                except OSError:
+                    return
         if text != ctx.source:
             return
         ctx.facts.clear()
