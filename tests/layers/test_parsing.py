@@ -93,19 +93,19 @@ def test_checks_are_off_only_while_a_parse_runs():
 
 
 def test_overlapping_parses_in_threads_restore_the_checks():
-    text = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(300))
+    text = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(40))
     errors = []
-    start = threading.Barrier(6)
+    start = threading.Barrier(4)
 
     def work():
         try:
             start.wait()
-            for _ in range(5):
+            for _ in range(3):
                 assert parse_module(text).deep_equals(cst.parse_module(text))
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=work) for _ in range(6)]
+    threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
