@@ -313,9 +313,102 @@ for weights in []:
     optimizer.step()
 """
         ),
+        # a temperature learned on its own: the product keeps a graph to the leaf made with requires_grad
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, obs):
+        return self.head(obs).log_softmax(-1)
+
+
+class Temperature:
+    def __init__(self, goal):
+        self.policy = Policy()
+        self.goal = goal
+        self.log_temp = torch.zeros(1, requires_grad=True)
+        self.temp_opt = torch.optim.Adam([self.log_temp], lr=3e-4)
+
+    def update(self, obs):
+        entropy = -self.policy(obs).mean()
+        temp_loss = (self.log_temp.exp() * (entropy - self.goal).detach()).mean()
+        self.temp_opt.zero_grad()
+        temp_loss.backward()
+        self.temp_opt.step()
+
+
+def scale_step(net, batch, opt):
+    scale = nn.Parameter(torch.ones(1))
+    loss = -(scale * net(batch).detach()).mean()
+    loss.backward()
+"""
+        ),
+        # an expectation over discrete actions: the critic's values, computed without a graph, weigh the
+        # policy's probabilities (the policy's loss keeps its graph through them)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+policy = nn.Sequential(nn.Linear(5, 4), nn.Softmax(-1))
+critic = nn.Linear(5, 4)
+policy_opt = torch.optim.Adam(policy.parameters())
+
+
+def policy_step(obs, temperature):
+    probs = policy(obs)
+    log_probs = torch.log(probs + 1e-8)
+    with torch.no_grad():
+        values = critic(obs)
+    loss = (probs * (temperature * log_probs - values)).mean()
+    policy_opt.zero_grad()
+    loss.backward()
+    policy_opt.step()
+"""
+        ),
     ]
 
     INVALID = [
+        # a constant factor (no requires_grad) does not put the detached output back on the graph
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = nn.Linear(6, 1)
+
+    def forward(self, obs):
+        return self.v(obs)
+
+
+class Learner:
+    def __init__(self):
+        self.critic = Critic()
+        self.opt = torch.optim.Adam(self.critic.parameters())
+        self.bonus = torch.ones(1)
+
+    def update(self, obs, ret):
+        value = self.critic(obs)
+        loss = (value - ret).pow(2).mean() + (self.bonus * value.detach()).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+""",
+            line=23,
+            col=47,
+            message="`.detach()`",
+        ),
         Invalid(
             """
 import torch

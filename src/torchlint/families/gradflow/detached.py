@@ -93,8 +93,11 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
             if how is not None:
                 yield expr, how
                 return
-            for side in (expr.left, expr.right):
-                if _off_graph(ctx, side, hops + 1) is None:
+            for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+                # `0.5 * (task + reg.item())` spreads over the sum; `probs * (log_pi - q)` weighs the sum by a
+                # factor with a graph: `q` computed without one is a weight there, not a term (as above)
+                if _off_graph(ctx, side, hops + 1) is None \
+                        and not (model_data(ctx, other, hops + 1) or _from_trainable_leaf(ctx, other)):
                     yield from _terms(ctx, side, hops + 1, visited)
             return
     if isinstance(expr, cst.UnaryOperation):
@@ -173,9 +176,56 @@ def _detached_product(ctx: FileContext, expr: cst.BinaryOperation, hops: int) ->
         found = _off_graph(ctx, f, hops + 1)
         if found is not None:
             how = how or found
-        elif model_data(ctx, f, hops + 1):
+        elif model_data(ctx, f, hops + 1) or _from_trainable_leaf(ctx, f):
             return None
     return how
+
+
+#: constructors whose result is a tensor that takes gradients itself
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _from_trainable_leaf(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` reads a tensor made to take gradients itself -- built with ``requires_grad=True``,
+    as an ``nn.Parameter`` or through ``.requires_grad_()`` -- held by a local name or by ``self.<attr>``
+    set in the constructor (SAC's ``self.log_alpha = torch.zeros(1, requires_grad=True)``): a product with
+    it keeps a graph to that tensor (``log_alpha * (log_pi + target).detach()`` trains ``log_alpha``)."""
+    for node in iter_nodes(expr):
+        values: List[cst.BaseExpression] = []
+        if isinstance(node, cst.Name):
+            value = ctx.names.value_of(node)
+            if value is not None and value is not expr:
+                values.append(value)
+        elif isinstance(node, cst.Attribute):
+            found = effects.self_attr(ctx, node)
+            if found is not None:
+                try:
+                    values.extend(effects.self_values(ctx, found[0], found[1]))
+                except effects.Unknown:
+                    pass
+        if any(_trainable_construction(ctx, v) for v in values):
+            return True
+    return False
+
+
+def _trainable_construction(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    e = value
+    while isinstance(e, cst.Call):
+        if any(a.keyword is not None and a.keyword.value == "requires_grad" and isinstance(a.value, cst.Name)
+               and a.value.value == "True" for a in e.args):
+            return True
+        if ctx.names.qualified_names_at(e.func) & _PARAMETER_CLASSES:
+            return True
+        name = method_name(e)
+        if name == "requires_grad_" and (not e.args or ctx.code(e.args[0].value) == "True"):
+            return True
+        if name not in _KEEPING:
+            return False
+        inner = receiver(e)
+        if inner is None:
+            return False
+        e = inner
+    return False
 
 
 def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optional[str]:
