@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -9,10 +9,12 @@ from torchlint.families.training.steps import (
     CLEAR,
     STEP,
     LoopEvent,
+    cleared_modules,
     exclusive_branches,
     loop_events,
     source_before,
 )
+from torchlint.analysis.context import receiver
 from torchlint.analysis.training import common_loop, is_grad_clear_call
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -318,9 +320,159 @@ def train(model, loader, criterion, optimizer, accumulate):
         backward_step(criterion(model(x), y), optimizer)
 """
         ),
+        # a third optimizer over the parameters of two models whose own optimizers clear them each iteration
+        Valid(
+            """
+import itertools
+import torch
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, z):
+        return self.fc(z)
+
+
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self):
+        self.gen = Gen()
+        self.disc = Disc()
+        self.gen_opt = torch.optim.Adam(self.gen.parameters())
+        self.disc_opt = torch.optim.Adam(self.disc.parameters())
+        self.code_opt = torch.optim.Adam(itertools.chain(self.gen.parameters(), self.disc.parameters()))
+
+    def fit(self, loader):
+        for x, z in loader:
+            self.disc_opt.zero_grad()
+            d_loss = self.disc(x).mean() - self.disc(self.gen(z).detach()).mean()
+            d_loss.backward()
+            self.disc_opt.step()
+            self.gen_opt.zero_grad()
+            g_loss = -self.disc(self.gen(z)).mean()
+            g_loss.backward(retain_graph=True)
+            self.gen_opt.step()
+            code_loss = self.disc(self.gen(z)).pow(2).mean()
+            code_loss.backward()
+            self.code_opt.step()
+"""
+        ),
     ]
 
     INVALID = [
+        # the same, but the third optimizer also holds a head nobody else clears
+        Invalid(
+            """
+import itertools
+import torch
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, z):
+        return self.fc(z)
+
+
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self):
+        self.gen = Gen()
+        self.disc = Disc()
+        self.head = nn.Linear(3, 2)
+        self.gen_opt = torch.optim.Adam(self.gen.parameters())
+        self.disc_opt = torch.optim.Adam(self.disc.parameters())
+        self.code_opt = torch.optim.Adam(itertools.chain(self.gen.parameters(), self.disc.parameters(), self.head.parameters()))
+
+    def fit(self, loader):
+        for x, z in loader:
+            self.disc_opt.zero_grad()
+            d_loss = self.disc(x).mean() - self.disc(self.gen(z).detach()).mean()
+            d_loss.backward()
+            self.disc_opt.step()
+            self.gen_opt.zero_grad()
+            g_loss = -self.disc(self.gen(z)).mean()
+            g_loss.backward(retain_graph=True)
+            self.gen_opt.step()
+            code_loss = self.head(self.disc(self.gen(z))).pow(2).mean()
+            code_loss.backward()
+            self.code_opt.step()
+""",
+            fixed="""
+import itertools
+import torch
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, z):
+        return self.fc(z)
+
+
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self):
+        self.gen = Gen()
+        self.disc = Disc()
+        self.head = nn.Linear(3, 2)
+        self.gen_opt = torch.optim.Adam(self.gen.parameters())
+        self.disc_opt = torch.optim.Adam(self.disc.parameters())
+        self.code_opt = torch.optim.Adam(itertools.chain(self.gen.parameters(), self.disc.parameters(), self.head.parameters()))
+
+    def fit(self, loader):
+        for x, z in loader:
+            self.disc_opt.zero_grad()
+            d_loss = self.disc(x).mean() - self.disc(self.gen(z).detach()).mean()
+            d_loss.backward()
+            self.disc_opt.step()
+            self.gen_opt.zero_grad()
+            g_loss = -self.disc(self.gen(z)).mean()
+            g_loss.backward(retain_graph=True)
+            self.gen_opt.step()
+            code_loss = self.head(self.disc(self.gen(z))).pow(2).mean()
+            self.code_opt.zero_grad()
+            code_loss.backward()
+            self.code_opt.step()
+""",
+            line=45,
+            col=13,
+            unsafe=True,
+        ),
         # ignite's Engine calls the process function once per iteration: it is the loop body
         Invalid(
             """
@@ -666,14 +818,29 @@ def train(model, loader, criterion):
 
     def _cleared(self, step: "LoopEvent", clears: List["LoopEvent"]) -> bool:
         """A clear counts for a step when it clears that optimizer (or something that may hold its
-        parameters: a model, `p.grad`, a clearing helper) and does not sit in another branch of an `if`."""
+        parameters: a model, `p.grad`, a clearing helper) and does not sit in another branch of an `if`;
+        or when the clears of other optimizers together cover every module the step's optimizer was built
+        over (`info_opt = Adam(chain(G.parameters(), D.parameters()))` beside `G_opt.zero_grad()` and
+        `D_opt.zero_grad()`: the gradients live on the parameters, and those clears reset them)."""
+        others: List[LoopEvent] = []
         for c in clears:
-            if c.optimizer is not None and step.optimizer is not None and c.optimizer != step.optimizer:
-                continue
             if exclusive_branches(self.ctx, c.where, step.where):
                 continue
+            if c.optimizer is not None and step.optimizer is not None and c.optimizer != step.optimizer:
+                others.append(c)
+                continue
             return True
-        return False
+        if step.expr is None or not others:
+            return False
+        needed = cleared_modules(self.ctx, step.expr)
+        if needed is None:
+            return False
+        covered: Set[str] = set()
+        for c in others:
+            recv = receiver(c.call) if c.where is c.call and isinstance(c.call, cst.Call) else None
+            found = cleared_modules(self.ctx, recv) if recv is not None else None
+            covered |= found or set()
+        return needed <= covered
 
     def _backward_for(self, step: "LoopEvent", backwards: List["LoopEvent"]) -> "LoopEvent":
         """The backward call that produced the gradients a step applies: the last one before it."""

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from torchlint.analysis import effects
 from torchlint.analysis.context import FileContext, arg, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.definitions import called_function, class_body, definition_of, position
@@ -198,12 +199,49 @@ def source_before(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return position(ctx, a) < position(ctx, b)
 
 
+def cleared_modules(ctx: FileContext, optimizer: cst.BaseExpression) -> Optional[Set[str]]:
+    """The modules whose parameters the optimizer ``optimizer`` (a name, or ``self.<attr>`` set in the
+    constructor) was built over, as this file spells them (``{"self.G", "self.D"}`` for
+    ``Adam(chain(self.G.parameters(), self.D.parameters()))``): what its ``zero_grad()`` clears, and what
+    a step of it applies.  None when any construction of it, or any of its parameter sources, is unknown."""
+    values: List[cst.BaseExpression]
+    found = effects.self_attr(ctx, optimizer)
+    if found is not None:
+        try:
+            values = effects.self_values(ctx, found[0], found[1])
+        except effects.Unknown:
+            return None
+    elif isinstance(optimizer, cst.Name):
+        value = ctx.names.sole_value(optimizer)
+        values = [value] if value is not None else []
+    else:
+        return None
+    out: Set[str] = set()
+    for v in values:
+        if not isinstance(v, cst.Call) or not effects.is_optimizer(ctx, v):
+            return None
+        first = arg(v, 0, "params")
+        if first is None:
+            return None
+        try:
+            sources = effects.parameter_sources(ctx, first.value)
+            for group in effects.added_groups(ctx, optimizer):
+                sources += effects.parameter_sources(ctx, group)
+        except effects.Unknown:
+            return None
+        if not sources:
+            return None
+        out.update(ctx.code(src) for src in sources)
+    return out or None
+
+
 __all__ = [
     "BACKWARD",
     "CLEAR",
     "HELPER_DEPTH",
     "LoopEvent",
     "STEP",
+    "cleared_modules",
     "exclusive_branches",
     "loop_events",
     "optimizer_facts",
