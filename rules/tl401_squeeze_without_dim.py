@@ -6,8 +6,8 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.families.shapes.batches import (
-    batch_evidence, batch_origin, batch_source, fed_one_sample, literal_batch_of_one, sized_by_one, tokenizer_origin,
-    tokenizer_shape,
+    batch_evidence, batch_origin, batch_source, fed_one_sample, from_batch_of_one, literal_batch_of_one, sized_by_one,
+    tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import Shape, shape_of
@@ -1555,9 +1555,10 @@ every = torch.cat(kept)
             if fix is None and not (batched or batch_evidence(ctx, x)):
                 continue  # nothing known to be 1, and nothing says the tensor has a batch dimension
             if fix is None and scope is not ctx.module and (
-                _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
+                _makes_batch_of_one(ctx, scope) and from_batch_of_one(ctx, x, scope)
+                or _rank_tested_before(ctx, scope, call, x)
             ):
-                continue  # a batch of one made on purpose, or ranks the code handles itself
+                continue  # a batch of one made on purpose that the value comes from, or ranks the code handles itself
             if fix is None and not batched and fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
             if fix is None:
