@@ -771,10 +771,10 @@ def _from_one(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef, se
     if depth > 4 * _MAX_DEPTH:
         return True  # too deep to tell: count it (the answer silences)
     if isinstance(node, cst.Name):
-        if node.value in seen:
+        if id(node) in seen:
             return False
-        seen.add(node.value)
-        return any(_from_one(ctx, v, function, seen, depth + 1) for v in _sources(ctx, function, node.value))
+        seen.add(id(node))
+        return any(_from_one(ctx, v, function, seen, depth + 1) for v in _reaching(ctx, function, node))
     if isinstance(node, cst.Call):
         func = node.func
         if _makes_one(ctx, node):
@@ -812,11 +812,43 @@ def _none_first(sub: cst.Subscript) -> bool:
     return isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None"
 
 
-#: function -> name -> what the function puts into the name (any position: a loop carries values back)
-_SOURCES: "Fact[Dict[cst.FunctionDef, Dict[str, List[cst.CSTNode]]]]" = Fact("batches.sources", lambda ctx: {})
+def _reaching(ctx: FileContext, function: cst.FunctionDef, read: cst.Name) -> List[cst.CSTNode]:
+    """What may reach the read ``read`` of a name of ``function``: from the plain assignment that reaches it
+    on every path (:meth:`NameResolver.reaching_assignment`; ``h = h.squeeze(0)`` hides the ``h`` before it),
+    whatever the function puts into the name after that assignment and before the read, and, in a loop
+    around the read, anywhere in that loop (the next pass reads it).  Every source of the name when no
+    assignment reaches it on every path."""
+    entries = _sources(ctx, function, read.value)
+    found = ctx.names.reaching_assignment(read.value, read, function)
+    if found is None:
+        return [v for _, _, v in entries]
+    assign = found[0]
+    start, at = definitions.position(ctx, assign), definitions.position(ctx, read)
+    loops = [a for a in _ancestors_within(ctx, read, function) if isinstance(a, (cst.For, cst.While))]
+    out: List[cst.CSTNode] = [assign.value]
+    for where, holder, value in entries:
+        if holder is assign:
+            continue
+        if start < where < at or any(ctx.is_inside(holder, loop) for loop in loops):
+            out.append(value)
+    return out
 
 
-def _sources(ctx: FileContext, function: cst.FunctionDef, name: str) -> List[cst.CSTNode]:
+def _ancestors_within(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef) -> List[cst.CSTNode]:
+    out = []
+    for a in ctx.ancestors(node):
+        if a is function:
+            break
+        out.append(a)
+    return out
+
+
+#: function -> name -> (position, node, value): what the function puts into the name
+_SOURCES: "Fact[Dict[cst.FunctionDef, Dict[str, List[Tuple[int, cst.CSTNode, cst.CSTNode]]]]]" = Fact(
+    "batches.sources", lambda ctx: {})
+
+
+def _sources(ctx: FileContext, function: cst.FunctionDef, name: str) -> List[Tuple[int, cst.CSTNode, cst.CSTNode]]:
     tables = _SOURCES.of(ctx)
     table = tables.get(function)
     if table is None:
@@ -843,7 +875,7 @@ def _sources(ctx: FileContext, function: cst.FunctionDef, name: str) -> List[cst
                 while isinstance(t, (cst.Subscript, cst.Attribute)):
                     t = t.value  # `outs[i] = y`, `buf.data = y`: the container holds it
                 for bound in target_names(t):
-                    table.setdefault(bound.value, []).append(value)
+                    table.setdefault(bound.value, []).append((definitions.position(ctx, n), n, value))
         tables[function] = table
     return table.get(name, [])
 
