@@ -45,6 +45,8 @@ class SqueezeWithoutDim(LintRule):
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
     input nothing describes is no batch), the return of a helper of the file whose own code returns one
     (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`), the
+    return of a model's own method whose code gives a layer's output (`v = self.critic(obs, state)` with
+    `def critic(self, x, state): ... return self.value(h)`, also unpacked from a tuple it returns), the
     parameter of a function of the file every call of which gives it a batch (`to_probs(model(x))`).
     Products, joins and copies keep the batch (`torch.bmm(model(q), k)`, `weights.bmm(keys)`, `torch.cat`,
     `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
@@ -60,7 +62,10 @@ class SqueezeWithoutDim(LintRule):
     guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or placed in a
     branch chosen by a shape, tensors whose rank the function tested before (`if mask.ndim == 4:`), squeezes
     in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
-    to be 1, the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
+    to be 1 and the squeezed value comes from that batch of one (through a model run on it, a list it is
+    appended to, the names it is bound to; a leading 1 the code takes away again with `squeeze(0)` ends
+    it: a time axis added for one step of a recurrent layer is no batch of one), a tensor of numbers
+    written in the code (`torch.tensor([[0.2, 0.8]])`: the same shape on every run), the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
     `model.init_hidden(1)` where the method gives its argument as a size to a tensor constructor such as
     `torch.zeros` or `weight.new_zeros`; for a model read back with `torch.load` or `pickle.load`, whose
     class is unknown, every class of the file or imported from the project that defines the method must do
