@@ -1622,7 +1622,8 @@ class StepDecoder(nn.Module):
         hidden, state = self.cell(step_in, state)
         hidden = hidden.squeeze(0)
         weights = self.query(hidden).unsqueeze(1).bmm(memory.transpose(1, 2)).softmax(-1)
-        context = weights.bmm(memory).squeeze()
+        context = weights.bmm(memory)
+        context = context.squeeze()
         return self.out(torch.cat((hidden, context), 1)), context, state
 """,
             message="dim 0 is the batch (the output of `self.query`)",
