@@ -6,11 +6,11 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.families.shapes.batches import (
-    batch_evidence, batch_origin, batch_source, fed_one_sample, literal_batch_of_one, sized_by_one, tokenizer_origin,
-    tokenizer_shape,
+    batch_evidence, batch_origin, batch_source, fed_one_sample, from_batch_of_one, literal_batch_of_one, sized_by_one,
+    tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.definitions import position
-from torchlint.families.shapes.shapes import Shape, shape_of
+from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -45,6 +45,8 @@ class SqueezeWithoutDim(LintRule):
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
     input nothing describes is no batch), the return of a helper of the file whose own code returns one
     (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`), the
+    return of a model's own method whose code gives a layer's output (`v = self.critic(obs, state)` with
+    `def critic(self, x, state): ... return self.value(h)`, also unpacked from a tuple it returns), the
     parameter of a function of the file every call of which gives it a batch (`to_probs(model(x))`).
     Products, joins and copies keep the batch (`torch.bmm(model(q), k)`, `weights.bmm(keys)`, `torch.cat`,
     `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
@@ -60,7 +62,10 @@ class SqueezeWithoutDim(LintRule):
     guarded with a size check (`x.squeeze() if x.numel() == 1 else x`, `if x.shape[0] == 1:`) or placed in a
     branch chosen by a shape, tensors whose rank the function tested before (`if mask.ndim == 4:`), squeezes
     in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
-    to be 1, the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
+    to be 1 and the squeezed value comes from that batch of one (through a model run on it, a list it is
+    appended to, the names it is bound to; a leading 1 the code takes away again with `squeeze(0)` ends
+    it: a time axis added for one step of a recurrent layer is no batch of one), a tensor of numbers
+    written in the code (`torch.tensor([[0.2, 0.8]])`: the same shape on every run), the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
     `model.init_hidden(1)` where the method gives its argument as a size to a tensor constructor such as
     `torch.zeros` or `weight.new_zeros`; for a model read back with `torch.load` or `pickle.load`, whose
     class is unknown, every class of the file or imported from the project that defines the method must do
@@ -832,6 +837,74 @@ pred = torch.max(test_out, 1)[1].data.numpy()
 print(pred, "prediction")
 """
         ),
+        # a model's own method on the module's state alone, a method that makes its own batch of one, and a
+        # method whose return is a mean over everything: no batch to lose
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(1, h))
+        self.body = nn.Linear(h, h)
+        self.head = nn.Linear(h, 1)
+
+    def baseline(self):
+        return self.head(self.body(self.anchor))
+
+    def value_of_one(self, obs):
+        return self.head(self.body(obs.unsqueeze(0)))
+
+    def mean_value(self, obs):
+        return self.head(self.body(obs)).mean()
+
+    def report(self, obs):
+        base = self.baseline()
+        return base.squeeze(), self.value_of_one(obs).squeeze(), self.mean_value(obs).squeeze()
+"""
+        ),
+        # the squeezed value comes from the sample the function made a batch of one: through a model, a list
+        # it was appended to, an in-place `unsqueeze_(0)`
+        Valid(
+            """
+import torch
+
+
+def describe(model, sample, frames):
+    one = sample[None]
+    outs = []
+    outs.append(model(one))
+    joined = torch.cat(outs, -1).squeeze()
+    frames.unsqueeze_(0)
+    scores, _ = model(frames)
+    return joined, scores.softmax(-1).squeeze()
+"""
+        ),
+        # a table of numbers written in the code, a scalar reduction, a loss read as a number: no batch
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def prior():
+    weights = torch.tensor([[0.2, 0.8]])
+    return weights.squeeze(), torch.tensor([[1.0], [2.0]]).float().squeeze()
+
+
+def fit(model, loader, opt):
+    for x, y in loader:
+        out = model(x)
+        loss = F.mse_loss(out.squeeze(1), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(loss.squeeze().item(), out.mean().squeeze())
+"""
+        ),
     ]
 
     INVALID = [
@@ -1492,6 +1565,85 @@ every = torch.cat(kept)
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
+        # a model's own method (not `forward`) returns a layer's output: what it gives back is a batch, whatever
+        # the arguments (here a tensor built from a list of stored transitions), directly and unpacked
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.rnn = nn.GRU(32, 32)
+        self.policy = nn.Linear(32, 2)
+        self.value = nn.Linear(32, 1)
+
+    def encode(self, obs, state):
+        h, state = self.rnn(torch.relu(self.trunk(obs)).view(-1, 1, 32), state)
+        return h, state
+
+    def critic(self, obs, state):
+        h, _ = self.encode(obs, state)
+        return self.value(h)
+
+    def actor(self, obs, state):
+        h, state = self.encode(obs, state)
+        return self.policy(h).softmax(-1), state
+
+    def update(self, memory, state):
+        obs = torch.tensor([m[0] for m in memory], dtype=torch.float)
+        values = self.critic(obs, state).squeeze()
+        probs, _ = self.actor(obs, state)
+        return values, probs.squeeze()
+""",
+            message="(the return of `self.critic`, the output of `self.value`)",
+            count=2,
+        ),
+        # a one-step decoder adds a time axis with `unsqueeze(0)` and squeezes it away with `squeeze(0)`; the
+        # attention context it squeezes later never passes through that axis: its batch is still there
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class StepDecoder(nn.Module):
+    def __init__(self, h, n):
+        super().__init__()
+        self.cell = nn.GRU(2 * h, h)
+        self.query = nn.Linear(h, h)
+        self.out = nn.Linear(2 * h, n)
+
+    def forward(self, embedded, previous, state, memory):
+        step_in = torch.cat((embedded, previous), -1).unsqueeze(0)
+        hidden, state = self.cell(step_in, state)
+        hidden = hidden.squeeze(0)
+        weights = self.query(hidden).unsqueeze(1).bmm(memory.transpose(1, 2)).softmax(-1)
+        context = weights.bmm(memory)
+        context = context.squeeze()
+        return self.out(torch.cat((hidden, context), 1)), context, state
+""",
+            message="dim 0 is the batch (the output of `self.query`)",
+        ),
+        # a reference sample made a batch of one on the side: the squeezed outputs come from the loader's batches
+        Invalid(
+            """
+import torch
+
+
+def evaluate(model, loader, probe):
+    reference = model(probe.unsqueeze(0))
+    scores = []
+    for x, y in loader:
+        out = model(x)
+        scores.append(out.squeeze())
+    return reference, scores
+""",
+            message="dim 0 is the batch (the output of `model`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1519,7 +1671,7 @@ every = torch.cat(kept)
             return
         if _numpy_like(ctx, x) or self._single_element_guard(x) or _module_state_only(ctx, node, x):
             return
-        if _batch_reduced(x) or _squeezed_alike(ctx, node) or _shape_branch(ctx):
+        if _batch_reduced(x) or _squeezed_alike(ctx, node) or _shape_branch(ctx) or _literal_table(ctx, x):
             return
         if _sink_use(ctx, node):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
@@ -1555,9 +1707,10 @@ every = torch.cat(kept)
             if fix is None and not (batched or batch_evidence(ctx, x)):
                 continue  # nothing known to be 1, and nothing says the tensor has a batch dimension
             if fix is None and scope is not ctx.module and (
-                _makes_batch_of_one(ctx, scope) or _rank_tested_before(ctx, scope, call, x)
+                _makes_batch_of_one(ctx, scope) and from_batch_of_one(ctx, x, scope)
+                or _rank_tested_before(ctx, scope, call, x)
             ):
-                continue  # a batch of one made on purpose, or ranks the code handles itself
+                continue  # a batch of one made on purpose that the value comes from, or ranks the code handles itself
             if fix is None and not batched and fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
             if fix is None:
@@ -1862,6 +2015,31 @@ def _batch_reduced(x: cst.BaseExpression) -> bool:
     if dim is None and x.args and x.args[0].keyword is None:
         dim = x.args[0].value
     return isinstance(dim, cst.Integer) and dim.value == "0"
+
+
+def _literal_table(ctx, x: cst.BaseExpression) -> bool:
+    """``torch.tensor([[0.2, 0.8]]).squeeze()``, also through a name bound once to it: every element is
+    written in the code, so the shape is the literal's, the same on every run -- a constant table, not data
+    that arrives in batches; ``squeeze()`` always drops the same dimensions."""
+    if isinstance(x, cst.Name):
+        x = ctx.names.sole_value(x, at=x)
+    while isinstance(x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value in (
+            "float", "double", "half", "long", "int", "to", "cpu", "cuda"):
+        x = x.func.value
+    if not (isinstance(x, cst.Call) and x.args and x.args[0].keyword is None
+            and ctx.names.matches(x.func, DATA_CONSTRUCTORS)):
+        return False
+
+    def numbers(e: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(e, cst.UnaryOperation):
+            e = e.expression
+        if isinstance(e, (cst.Integer, cst.Float)):
+            return True
+        return depth < 8 and isinstance(e, (cst.List, cst.Tuple)) and bool(e.elements) \
+            and all(numbers(el.value, depth + 1) for el in e.elements)
+
+    data = x.args[0].value
+    return isinstance(data, (cst.List, cst.Tuple)) and numbers(data, 0)
 
 
 def _squeezed_alike(ctx, node: cst.Call) -> bool:

@@ -134,6 +134,8 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         return True
     if _helper_return(ctx, call, depth) is not None:
         return True  # `logits = predict(net, x)` with `def predict(net, x): return net(x)`
+    if _method_return(ctx, call, depth) is not None:
+        return True  # `v = self.value(s, h)` with `def value(self, x, h): ... return self.fc_v(x)`
     passed = _passed_through(ctx, call)
     if passed is not None and _evidence(ctx, passed, depth + 1):
         return True  # `_inflate(encoder_outputs, k, 0)` with `def _inflate(t, k, d): return t.repeat(...)`
@@ -308,6 +310,30 @@ def _helper_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst
     if _adds_leading_one(function):
         return None  # `return net(img.unsqueeze(0))`: a batch of one made on purpose
     for ret in _returns_of(ctx, function):
+        if ret.value is not None and _evidence(ctx, ret.value, depth + 1):
+            return ret.value
+    return None
+
+
+def _method_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst.BaseExpression]:
+    """For ``self.<method>(...)`` in a method of a model class, a method of that class in this file
+    (its own or a base's) one of whose ``return``s gives a batch by the method's own code (``return
+    self.fc_v(x)``, ``return prob, state`` with ``prob`` a layer's output): that value; None otherwise
+    (not a method of the model, a recursive call, a method that makes its own batch of one)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self") \
+            or depth > _MAX_DEPTH // 2:
+        return None
+    cls = ctx.enclosing(call, cst.ClassDef)
+    if not (isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)):
+        return None
+    found = definitions.find_method(ctx, cls, func.attr.value)
+    if found is None or found[0] is not ctx:
+        return None  # a method of another file's class: not followed
+    method = found[1]
+    if ctx.is_inside(call, method) or _adds_leading_one(method):
+        return None
+    for ret in _returns_of(ctx, method):
         if ret.value is not None and _evidence(ctx, ret.value, depth + 1):
             return ret.value
     return None
@@ -562,7 +588,7 @@ def batch_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         at = definitions.position(ctx, expr)
         scope = function if isinstance(function, cst.FunctionDef) else ctx.module
         for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
-            if position_ < at and _evidence(ctx, value, depth + 1):
+            if position_ < at and not ctx.is_inside(expr, value) and _evidence(ctx, value, depth + 1):
                 return batch_source(ctx, value, depth + 1)
         return None
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
@@ -588,7 +614,7 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         at = definitions.position(ctx, expr)
         scope = function if isinstance(function, cst.FunctionDef) else ctx.module
         for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
-            if position_ < at and _evidence(ctx, value, depth + 1):
+            if position_ < at and not ctx.is_inside(expr, value) and _evidence(ctx, value, depth + 1):
                 return batch_origin(ctx, value, depth + 1)
         for owner in ctx.ancestors(expr):
             if isinstance(owner, (cst.For, cst.CompFor)) and any(
@@ -639,10 +665,18 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if loss is not None:
             return (f"the output of `{ctx.code(expr.func).strip()}`, trained here through "
                     f"`{ctx.code(loss.func).strip()}`")
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _KEEPS | _REDUCTIONS | _SELECTIONS:
+            found = batch_origin(ctx, expr.func.value, depth + 1)
+            if found is not None:
+                return found  # `weights.bmm(keys)`: the rows are the receiver's
         for a in expr.args:
             found = batch_origin(ctx, a.value, depth + 1) if a.keyword is None else None
             if found is not None:
                 return found
+        returned = _method_return(ctx, expr, depth)
+        if returned is not None:
+            inner = batch_origin(ctx, returned, depth + 1)
+            return f"the return of `{ctx.code(expr.func).strip()}`" + (f", {inner}" if inner else "")
         if isinstance(expr.func, cst.Attribute):
             found = batch_origin(ctx, expr.func.value, depth + 1)
             if found is not None:
@@ -717,6 +751,133 @@ def _one_sample(ctx, value: cst.BaseExpression) -> bool:
         return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) >= 2 \
             and isinstance(size.elements[0].value, cst.Integer) and size.elements[0].value.value == "1"
     return False
+
+
+#: methods that change their receiver in place, or put their argument into it (``outs.append(y)``)
+_INTO_RECEIVER = frozenset({"append", "extend", "insert", "add", "update", "copy_", "set_"})
+
+
+def from_batch_of_one(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+    """Whether the data of ``expr`` in ``function`` may come from a tensor the function itself made a batch of
+    one (``x.unsqueeze(0)``, ``x[None]``, ``torch.zeros(1, 1)``, ``model.init_hidden(1)``): through the names
+    it is bound to in the function (tuples unpacked, loop targets, ``outs.append(y)``), the receivers and
+    arguments of any call (a model run on it), arithmetic and indexing.  The leading 1 stops where the code
+    takes it away again (``h.squeeze(0)``, a row ``out[0]`` of a tensor): what follows is the sample itself.
+    Over-approximate on purpose: a value it cannot follow counts as coming from there when it reads one."""
+    return _from_one(ctx, expr, function, set(), 0)
+
+
+def _from_one(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef, seen: set, depth: int) -> bool:
+    if depth > 4 * _MAX_DEPTH:
+        return True  # too deep to tell: count it (the answer silences)
+    if isinstance(node, cst.Name):
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
+        return any(_from_one(ctx, v, function, seen, depth + 1) for v in _reaching(ctx, function, node))
+    if isinstance(node, cst.Call):
+        func = node.func
+        if _makes_one(ctx, node):
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value in ("squeeze", "squeeze_") and node.args \
+                and ctx.code(node.args[0].value).strip() == "0":
+            return False  # `h.squeeze(0)`: the leading 1 taken away again
+        parts: List[cst.CSTNode] = [a.value for a in node.args]
+        if isinstance(func, cst.Attribute) and not ctx.names.qualified_names(func):
+            parts.append(func.value)  # the receiver: `out.softmax(-1)`, `model.decode(z)`
+        return any(_from_one(ctx, p, function, seen, depth + 1) for p in parts)
+    if isinstance(node, cst.Subscript):
+        if _none_first(node):
+            return True
+        if _row_selected(ctx, node):
+            return False  # `out[0]`: the one sample taken out of its batch of one
+        return _from_one(ctx, node.value, function, seen, depth + 1)
+    if isinstance(node, cst.Attribute):
+        return _from_one(ctx, node.value, function, seen, depth + 1)
+    if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        return False
+    return any(_from_one(ctx, c, function, seen, depth + 1) for c in node.children)
+
+
+def _makes_one(ctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("unsqueeze", "unsqueeze_") and call.args \
+            and isinstance(call.args[0].value, cst.Integer) and call.args[0].value.value == "0":
+        return True
+    return literal_batch_of_one(ctx, call) or sized_by_one(ctx, call)
+
+
+def _none_first(sub: cst.Subscript) -> bool:
+    first = sub.slice[0].slice if sub.slice else None
+    return isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None"
+
+
+def _reaching(ctx: FileContext, function: cst.FunctionDef, read: cst.Name) -> List[cst.CSTNode]:
+    """What may reach the read ``read`` of a name of ``function``: from the plain assignment that reaches it
+    on every path (:meth:`NameResolver.reaching_assignment`; ``h = h.squeeze(0)`` hides the ``h`` before it),
+    whatever the function puts into the name after that assignment and before the read, and, in a loop
+    around the read, anywhere in that loop (the next pass reads it).  Every source of the name when no
+    assignment reaches it on every path."""
+    entries = _sources(ctx, function, read.value)
+    found = ctx.names.reaching_assignment(read.value, read, function)
+    if found is None:
+        return [v for _, _, v in entries]
+    assign = found[0]
+    start, at = definitions.position(ctx, assign), definitions.position(ctx, read)
+    loops = [a for a in _ancestors_within(ctx, read, function) if isinstance(a, (cst.For, cst.While))]
+    out: List[cst.CSTNode] = [assign.value]
+    for where, holder, value in entries:
+        if holder is assign:
+            continue
+        if start < where < at or any(ctx.is_inside(holder, loop) for loop in loops):
+            out.append(value)
+    return out
+
+
+def _ancestors_within(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef) -> List[cst.CSTNode]:
+    out = []
+    for a in ctx.ancestors(node):
+        if a is function:
+            break
+        out.append(a)
+    return out
+
+
+#: function -> name -> (position, node, value): what the function puts into the name
+_SOURCES: "Fact[Dict[cst.FunctionDef, Dict[str, List[Tuple[int, cst.CSTNode, cst.CSTNode]]]]]" = Fact(
+    "batches.sources", lambda ctx: {})
+
+
+def _sources(ctx: FileContext, function: cst.FunctionDef, name: str) -> List[Tuple[int, cst.CSTNode, cst.CSTNode]]:
+    tables = _SOURCES.of(ctx)
+    table = tables.get(function)
+    if table is None:
+        table = {}
+        for n in iter_nodes(function.body):
+            targets: List[cst.BaseExpression] = []
+            value: Optional[cst.CSTNode] = None
+            if isinstance(n, cst.Assign):
+                targets, value = [t.target for t in n.targets], n.value
+            elif isinstance(n, (cst.AnnAssign, cst.AugAssign)) and n.value is not None:
+                targets, value = [n.target], n.value
+            elif isinstance(n, (cst.For, cst.CompFor)):
+                targets, value = [n.target], n.iter
+            elif isinstance(n, cst.WithItem) and n.asname is not None:
+                targets, value = [n.asname.name], n.item
+            elif isinstance(n, cst.NamedExpr):
+                targets, value = [n.target], n.value
+            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) \
+                    and (n.func.attr.value in _INTO_RECEIVER or n.func.attr.value.endswith("_")):
+                targets, value = [n.func.value], n  # `x.unsqueeze_(0)`, `outs.append(model(x))`
+            if value is None:
+                continue
+            for t in targets:
+                while isinstance(t, (cst.Subscript, cst.Attribute)):
+                    t = t.value  # `outs[i] = y`, `buf.data = y`: the container holds it
+                for bound in target_names(t):
+                    table.setdefault(bound.value, []).append((definitions.position(ctx, n), n, value))
+        tables[function] = table
+    return table.get(name, [])
 
 
 def literal_batch_of_one(ctx, call: cst.Call) -> bool:
