@@ -146,9 +146,43 @@ def mixture(a, b, c):
     return torch.log(torch.exp(a) + torch.exp(b) + c)
 """
         ),
+        # the maximum unpacked from the (values, indices) pair `max` along a dimension returns
+        Valid(
+            """
+import torch
+
+def log_normaliser(scores, dim):
+    top, _ = torch.max(scores, dim=dim, keepdim=True)
+    return top + (scores - top).exp().sum(dim=dim, keepdim=True).log()
+
+
+def log_normaliser_method(scores):
+    top, where = scores.max(1, keepdim=True)
+    return top + torch.log(torch.sum(torch.exp(scores - top), dim=1, keepdim=True))
+"""
+        ),
     ]
 
     INVALID = [
+        # shifted by the indices of the maximum, not by the maximum: still overflows
+        Invalid(
+            """
+import torch
+
+def shifted_by_the_index(scores):
+    _, top = torch.max(scores, dim=1, keepdim=True)
+    return torch.log(torch.sum(torch.exp(scores - top), dim=1))
+""",
+            fixed="""
+import torch
+
+def shifted_by_the_index(scores):
+    _, top = torch.max(scores, dim=1, keepdim=True)
+    return torch.logsumexp(scores - top, dim=1)
+""",
+            line=6,
+            col=12,
+        ),
         Invalid(
             """
 import torch
@@ -310,7 +344,8 @@ def log_normaliser(x, y):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def leave_Call(self, original_node: cst.Call) -> None:
+        node = original_node
         if not is_log_call(self.ctx, node):
             return
         ctx = self.ctx

@@ -248,7 +248,22 @@ def _is_max_like(ctx: FileContext, expr: cst.BaseExpression, depth: int = 2) -> 
             nxt = ctx.names.value_of(expr)
             if nxt is not None:
                 return _is_max_like(ctx, nxt, depth - 1)
+            if isinstance(expr, cst.Name):
+                return _unpacked_max(ctx, expr)
     return False
+
+
+def _unpacked_max(ctx: FileContext, name: cst.Name) -> bool:
+    """``m, _ = torch.max(x, dim=1)`` (or ``x.max(1)``): the first element of a maximum along a dimension
+    is the maximum."""
+    function = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda))
+    if isinstance(function, cst.Lambda):
+        return False
+    found = ctx.names.reaching_assignment(name.value, name, function)
+    if found is None or found[1] != 0:
+        return False
+    value = found[0].value
+    return isinstance(value, cst.Call) and callee_name(value) == "max" and bool(value.args)
 
 
 def _nonnegative(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
