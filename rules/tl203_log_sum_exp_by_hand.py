@@ -164,25 +164,6 @@ def log_normaliser_method(scores):
     ]
 
     INVALID = [
-        # shifted by the indices of the maximum, not by the maximum: still overflows
-        Invalid(
-            """
-import torch
-
-def shifted_by_the_index(scores):
-    _, top = torch.max(scores, dim=1, keepdim=True)
-    return torch.log(torch.sum(torch.exp(scores - top), dim=1))
-""",
-            fixed="""
-import torch
-
-def shifted_by_the_index(scores):
-    _, top = torch.max(scores, dim=1, keepdim=True)
-    return torch.logsumexp(scores - top, dim=1)
-""",
-            line=6,
-            col=12,
-        ),
         Invalid(
             """
 import torch
@@ -341,6 +322,25 @@ def log_normaliser(x, y):
     z = x.view(3, 4)
     return torch.logsumexp(z - y.view(3, 4), dim=(0, 1), keepdim=True)
 """,
+        ),
+        # shifted by the indices of the maximum, not by the maximum: still overflows
+        Invalid(
+            """
+import torch
+
+def shifted_by_the_index(scores):
+    _, top = torch.max(scores, dim=1, keepdim=True)
+    return torch.log(torch.sum(torch.exp(scores - top), dim=1))
+""",
+            fixed="""
+import torch
+
+def shifted_by_the_index(scores):
+    _, top = torch.max(scores, dim=1, keepdim=True)
+    return torch.logsumexp(scores - top, dim=1)
+""",
+            line=6,
+            col=12,
         ),
     ]
 
