@@ -111,6 +111,8 @@ CASES = [
     Case("TL203-all-dims-keepdim-0d", "TL203", 8, lambda ns, x: ns["log_normaliser"](x, SimpleNamespace(scores=x))[0],
          lambda: (randn(1)[0],), lambda: (t(1000.0)[0],)),
     # the same of an expression whose rank the shape analysis knows: its dims spelled out
+    Case("TL203-shifted-by-the-index", "TL203", 11, fn("shifted_by_the_index"), lambda: (randn(3, 4),),
+         lambda: (randn(3, 4, scale=500.0),)),
     Case("TL203-all-dims-keepdim-known-rank", "TL203", 10, fn("log_normaliser"), lambda: (randn(12), randn(12, seed=4)),
          lambda: (randn(12, scale=500.0), randn(12, seed=4))),
     # -- TL204 softplus / logsigmoid ----------------------------------------------------------
