@@ -552,10 +552,10 @@ class Normed(nn.Module):
         self._read.attribute(self.ctx, node)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self._read.string(node.value)
+        self._read.string(node, node.value)
 
-    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self._read.string(node.value)
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._read.string(node, "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText)))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         # the walk has seen the whole class; what the rest of the file reads is known only at the end
