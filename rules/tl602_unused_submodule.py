@@ -386,6 +386,65 @@ class Other(nn.Module):
         return self.left(x)
 """
         ),
+        # a layer used only in a method callers use (`encode`), one held in a ModuleList that forward iterates,
+        # and one called through a local alias
+        Valid(
+            """
+import torch.nn as nn
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(16, 4)
+        self.enc_norm = nn.LayerNorm(4)
+        self.dec = nn.Linear(4, 16)
+        self.blocks = nn.ModuleList([nn.Linear(16, 16) for _ in range(2)])
+        self.drop = nn.Dropout(0.1)
+
+    def encode(self, x):
+        return self.enc_norm(self.enc(x))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        f = self.drop
+        return self.dec(self.enc(f(x)))
+
+
+codes = AutoEncoder().encode
+"""
+        ),
+        # the model handed to helpers: one reads the layer on its parameter (with another of its layers),
+        # one reaches it through `_modules` by its name
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.dropout = nn.Dropout(0.2)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def noisy(model, x):
+    return model.fc(model.dropout(x))
+
+
+def normed(model, x):
+    return model._modules["norm"](x)
+
+
+net = Tagger()
+print(noisy(net, None), normed(net, None))
+"""
+        ),
     ]
 
     INVALID = [
@@ -540,6 +599,106 @@ class Normed(nn.Module):
             line=9,
             col=9,
             message="`self.norm`",
+        ),
+        # the name spelled in a docstring, a message, a dict of settings and a key of an options mapping, and
+        # read on a configuration object (which has a `width` no `Head` has): none of them is the layer
+        Invalid(
+            """
+import torch.nn as nn
+
+SETTINGS = {"dropout": 0.1, "width": 32}
+
+
+class Head(nn.Module):
+    \"\"\"A projection followed by dropout.\"\"\"
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.proj = nn.Linear(cfg.width, cfg.width)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def describe(options):
+    print(f"dropout is {options['dropout']}")
+""",
+            line=13,
+            col=9,
+            message="`self.dropout`",
+        ),
+        # a parameter that every construction fills with a settings object: `settings.dropout` in the
+        # block and in the model that builds it is the setting, not the layer
+        Invalid(
+            """
+from dataclasses import dataclass
+
+import torch.nn as nn
+
+
+@dataclass
+class Settings:
+    dropout: float = 0.1
+
+
+class Block(nn.Module):
+    def __init__(self, settings):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.dropout = nn.Dropout(settings.dropout)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Net(nn.Module):
+    def __init__(self, settings):
+        super().__init__()
+        self.block = Block(settings)
+        self.rate = settings.dropout
+
+    def forward(self, x):
+        return self.block(x)
+
+
+net = Net(Settings())
+""",
+            line=16,
+            col=9,
+        ),
+        # reflection on a library model the class takes layers from is no reflection on the class; a loop
+        # over its modules that initialises them (computing a number on the way) and `reset_parameters()` of
+        # a torch layer run nothing
+        Invalid(
+            """
+import math
+
+import torch.nn as nn
+import torchvision
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        resnet = torchvision.models.resnet18(weights=None)
+        self.stem = nn.Sequential(*list(resnet.children())[:4])
+        self.bn = nn.BatchNorm2d(64)
+        self.head = nn.Linear(64, 10)
+        self.extra = resnet._modules["layer1"]
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels
+                m.weight.data.normal_(0, math.sqrt(2.0 / fan_out))
+        self.reset_head()
+
+    def reset_head(self):
+        self.head.reset_parameters()
+
+    def forward(self, x):
+        return self.extra(self.stem(x))
+""",
+            count=2,
         ),
     ]
 

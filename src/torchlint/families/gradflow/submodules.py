@@ -425,8 +425,8 @@ def _imported_library(ctx: FileContext, name: cst.Name) -> bool:
     b = ctx.names.binding_at(name, name.value)
     if b is None or not b.imports or b.values:
         return False
-    if not ctx.path or not os.path.isfile(ctx.path):
-        return False
+    if not ctx.path or ctx.path.startswith("<") or ctx.path == "-":
+        return False  # text without a file: which imports are the project's is not known
     project = project_of(ctx)
     for q in b.imports:
         if q.startswith(".") or project.module_file(ctx.path, q, 0) is not None:
