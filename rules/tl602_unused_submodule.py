@@ -13,33 +13,42 @@ class UnusedSubmodule(LintRule):
     ## What it does
     Finds a submodule that `__init__` of an `nn.Module` subclass builds (`self.drop = nn.Dropout(0.5)`,
     `self.head = Head()` for a module class of the project) and that no code uses: no method of the class
-    or of a subclass reads `self.drop`, no code of the file reads `model.drop`, no string names it, and the
-    class does not reach its submodules without naming them (`getattr` with a computed name,
-    `self._modules`, `self.children()`, `vars(self)`, iterating `self.modules()` for anything but
-    initialisation). Only classes that define `forward` themselves are looked at, and only when all
-    their bases are in view: `nn.Module` (or a LightningModule), or classes of the same file built on it —
-    a base class from another module may use the layer in a method this file does not show. Buffers and
-    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Other files of the project count too: a
-    submodule read only from another file (`model.aux_head(x)` in `train.py`, `getattr(model, "aux_head")`
-    in a notebook) is used. The project's Python files and notebooks (under its root, else beside the
-    file) that spell the name are read; `self.aux_head` inside a class that cannot derive from this one
-    (its bases lead, through the project, to `nn.Module` and other classes only) is that class's own
-    layer and does not count, while a subclass's `self.aux_head` does. A read on a value known to be
-    something else does not count either: a name annotated with, or only bound to, another class (a config
-    dataclass's `cfg.aux_head`, a tensor), a literal or a module-level constant; a value not known does. A
-    string there counts only where it reaches an attribute by name (`getattr`, `hasattr`, `setattr`,
-    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming.
-    In the file itself, `self.norm` in a method of another class that cannot derive from this one is
-    that class's own layer, as in other files. A read on data counts nowhere: `df.drop(columns=...)` on a pandas frame, an array or a tensor built
-    by a library call (or a method of one) reads no layer. Initialising a layer is no use either: its
-    `weight`/`bias` given to `torch.nn.init` or written in place (`self.fc.bias.data.zero_()`), the layer
-    given to an initialising function of the file (one that only writes weights), or its
-    `apply(weights_init)`. A layer that holds no parameter and no buffer and computes the same in
+    or of a subclass reads `self.drop`, no code of the project reads it on a value that may be an instance
+    of the class (`model.drop`, a helper's `m.drop`), no string reaches it by name, and the class does not
+    reach its submodules without naming them (`getattr(self, name)` with a computed name, `self._modules`,
+    `self.children()`, `vars(self)`, iterating `self.modules()` for anything but initialisation; on the
+    instance itself, not on a library model it takes layers from, `resnet.children()`). Only classes that
+    define `forward` themselves are looked at, and only when all their bases are in view: `nn.Module` (or
+    a LightningModule), or classes of the same file built on it — a base class from another module may
+    use the layer in a method this file does not show. Buffers and parameters (`nn.Buffer`,
+    `nn.Parameter`) are not submodules.
+
+    A read of the same name elsewhere, in the file or in the project's other Python files and notebooks
+    (under its root, else beside the file; those that spell the name are read), counts when its value
+    may be an instance of the class: `model.aux_head(x)` in `train.py`, a subclass's `self.aux_head`, a
+    helper's parameter. It does not count as `self.aux_head` inside a class that cannot derive from this
+    one (its bases lead, through the project, to `nn.Module` and other classes only: that class's own
+    layer), nor on a value known to be something else: data (`df.drop(columns=...)` on a pandas frame, an
+    array, a tensor), a literal, a library module (`F.dropout`), a name annotated with or only bound to
+    another class (a settings dataclass), a constructor's parameter that every construction of its class
+    fills with such a value (`Block(settings)` in `Net.__init__`, `Net(Settings())`), or a value read, in
+    the same function and unconditionally, for an attribute no instance of the class has
+    (`config.dropout` beside `config.n_embd`: the class sets no `n_embd`, nor does its base or a subclass,
+    and nothing writes it). A value not known counts. A string counts only where it reaches an attribute by name:
+    `getattr`, `hasattr`, `setattr`, `get_submodule`, a parameter of a helper that does so, a key read from
+    `_modules` or `vars(m)`, a dotted key of a state dict (`"head.weight"`), a name compared with it while
+    iterating the instance's `named_parameters()` or `named_modules()`; not a docstring, a message, a
+    list, a dict of settings (`{"dropout": 0.1}`), a key renaming or a key of an options mapping.
+    Initialising a layer is no use either: its `weight`/`bias` given to `torch.nn.init` or written in
+    place (`self.fc.bias.data.zero_()`), `reset_parameters()` of a `torch.nn` layer, the layer given to
+    an initialising function of the file (one that only writes weights), or its `apply(weights_init)`.
+    A layer that holds no parameter and no buffer and computes the same in
     training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
     reshaping or padding layer) is not reported: nothing of it misses a gradient. A class whose `forward`
-    does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file spelling the name that cannot be
-    parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
-    result is computed again when a file of the project is added, removed or changed.
+    does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file
+    spelling the name that cannot be parsed, or a project of more than 5000 source files, keeps the rule
+    silent. With the cache on, the result is computed again when a file of the project is added, removed
+    or changed.
 
     ## Why is this bad?
     The layer never runs. A dropout or a normalisation the author believes is active does nothing, and

@@ -1,10 +1,12 @@
 """Submodules of a model class that no code uses.
 
-A submodule counts as used when any code of the file reads an attribute of that name (``self.head(x)``
-in any method, ``model.head`` outside the class, a subclass's ``self.head``), names it in a string
-(``getattr(self, "head")``, ``"head" in name``), or when the class reaches its submodules without
-naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
-``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation).
+A submodule counts as used when a method of its class (or of a base or a subclass) reads ``self.<name>``,
+when code reads the attribute on a value that may be an instance of the class (``model.head`` outside
+the class, a helper's parameter), when a string reaches it by name (``getattr(model, "head")``, a key of
+``m._modules``, ``name.startswith("head")`` over ``named_parameters()``), or when the class reaches its
+submodules without naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
+``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation) on the
+instance itself (not on a library model it builds).  The same tests apply in the file and in the others.
 
 Other files of the project count too (:func:`read_elsewhere`): the project's Python files and notebooks
 (under its root, else beside the file) whose text spells the name are parsed, and an attribute read of
@@ -12,9 +14,13 @@ that name there (``model.aux_head(x)`` in ``train.py``) counts as a use when its
 instance of the model's class: not ``self.<name>`` in a class that cannot derive from it (its bases
 resolve, through the project, to ``nn.Module`` and classes other than it), nor a name annotated with, or
 only bound to, another class (a config dataclass, a tensor), a literal or a module-level constant; a
-receiver not known counts.  A string counts only where it reaches an attribute by name on such a
-receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a key read from a mapping such as
-``_modules`` or a state dict), not in a list, a key map or a renaming.  A notebook is
+receiver not known counts, while a library module (``F.dropout``), a constructor's parameter that every
+construction fills with such a value (:func:`_arguments`), and a value read in the same function for an
+attribute no instance of the class can have (``config.n_embd`` beside ``config.dropout``:
+:meth:`_View.lacks`) do not.  A string counts only where it reaches an attribute by name on such a
+receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a helper's parameter given to one of
+those, a key read from a mapping of members such as ``_modules``, a dotted key of a state dict), not in a
+docstring, a message, a list, a dict literal, a key map, a renaming or an options mapping.  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
 In every file, a read that only initialises the layer (``nn.init.zeros_(self.fc.bias)``,
