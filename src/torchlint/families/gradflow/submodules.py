@@ -186,9 +186,10 @@ class _View:
         if spelled is None or not isinstance(root, cst.Name):
             return False
         function = ctx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
-        if isinstance(function, cst.FunctionDef) and _self_name(function) == root.value \
-                and isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
-            return False  # `self` of a method: a class's own attributes are not judged here
+        for outer in ctx.ancestors(recv):
+            if isinstance(outer, cst.FunctionDef) and _self_name(outer) == root.value \
+                    and isinstance(ctx.enclosing(outer, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+                return False  # `self` of a method (or of one around a closure): not judged here
         b = ctx.names.binding_at(root, root.value)
         if b is None or b.imports or b.changed or len(b.values) != 1 \
                 or b.values[0] is None and not ctx.names.is_param_at(root):
@@ -291,12 +292,12 @@ def _subclasses_in_file(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDe
     """The classes of the file that derive from ``cls``, directly or through each other."""
     out: List[cst.ClassDef] = []
     family = [cls]
+    classes = [node for node in iter_nodes(ctx.module) if isinstance(node, cst.ClassDef) and node.bases]
     grew = True
     while grew and len(out) < 32:
         grew = False
-        for node in iter_nodes(ctx.module):
-            if isinstance(node, cst.ClassDef) and node not in family and any(
-                    a in family for a in _ancestors(ctx, node)):
+        for node in classes:
+            if node not in family and any(a in family for a in _ancestors(ctx, node)):
                 family.append(node)
                 out.append(node)
                 grew = True
