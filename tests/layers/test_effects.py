@@ -238,7 +238,9 @@ class Net(nn.Module):
 def test_reset_parameters_of_a_torch_layer_only_initialises_it():
     # `reset_parameters()` of a `torch.nn` layer writes its weights; of a value not known, it may do anything
     ctx = _ctx(RESETS)
-    reads = [n for n in iter_nodes(ctx.module) if isinstance(n, cst.Attribute) and ctx.code(n) in ("self.norm", "self.head")
-             and isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr.value in ("reset_parameters", "forward")]
+    reads = [n for n in iter_nodes(ctx.module)
+             if isinstance(n, cst.Attribute) and ctx.code(n) in ("self.norm", "self.head")
+             and isinstance(ctx.parent(n), cst.Attribute)
+             and ctx.parent(n).attr.value in ("reset_parameters", "forward")]
     assert [(ctx.code(ctx.parent(n)), effects.initialising_read(ctx, n)) for n in reads] == [
         ("self.norm.reset_parameters", True), ("self.head.reset_parameters", False), ("self.norm.forward", False)]

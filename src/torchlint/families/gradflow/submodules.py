@@ -881,7 +881,8 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
         if depth >= _ARGUMENT_DEPTH:
             return False
         args = _arguments(octx, function, param)  # type: ignore[arg-type]
-        return bool(args) and all(_other_receiver(c, a, target, kin, depth + 1) for c, a in args)  # type: ignore[union-attr]
+        return bool(args) and all(_other_receiver(c, a, target, kin, depth + 1)  # type: ignore[union-attr]
+                                  for c, a in args)  # type: ignore[union-attr]
     return all(_other_value(octx, v, target, kin) for v in b.values)  # type: ignore[arg-type]
 
 
