@@ -519,8 +519,9 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
             continue
         name = target.attr.value
-        if name in candidates or read.reads(ctx, name, cls) or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
-            continue
+        if name in candidates or not isinstance(strip_moves(a.value), cst.Call) \
+                or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init or read.reads(ctx, name, cls):
+            continue  # a module is built by a call; the reads of the file are judged only for those
         # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
         # holds no parameter that could miss a gradient
         if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value):
