@@ -454,6 +454,49 @@ net = Tagger()
 print(noisy(net, None), normed(net, None))
 """
         ),
+        # a helper's parameter read for an attribute only a subclass has, or only under a `hasattr` test, may
+        # still be the model: its read of the layer counts
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Scaled(Base):
+    @property
+    def scale(self):
+        return 2.0
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def noisy(m, x):
+    return m.dropout(x) * m.scale
+
+
+def gated(g, x):
+    if hasattr(g, "temperature"):
+        x = x / g.temperature
+    return g.drop(x)
+"""
+        ),
     ]
 
     INVALID = [
