@@ -13,33 +13,42 @@ class UnusedSubmodule(LintRule):
     ## What it does
     Finds a submodule that `__init__` of an `nn.Module` subclass builds (`self.drop = nn.Dropout(0.5)`,
     `self.head = Head()` for a module class of the project) and that no code uses: no method of the class
-    or of a subclass reads `self.drop`, no code of the file reads `model.drop`, no string names it, and the
-    class does not reach its submodules without naming them (`getattr` with a computed name,
-    `self._modules`, `self.children()`, `vars(self)`, iterating `self.modules()` for anything but
-    initialisation). Only classes that define `forward` themselves are looked at, and only when all
-    their bases are in view: `nn.Module` (or a LightningModule), or classes of the same file built on it —
-    a base class from another module may use the layer in a method this file does not show. Buffers and
-    parameters (`nn.Buffer`, `nn.Parameter`) are not submodules. Other files of the project count too: a
-    submodule read only from another file (`model.aux_head(x)` in `train.py`, `getattr(model, "aux_head")`
-    in a notebook) is used. The project's Python files and notebooks (under its root, else beside the
-    file) that spell the name are read; `self.aux_head` inside a class that cannot derive from this one
-    (its bases lead, through the project, to `nn.Module` and other classes only) is that class's own
-    layer and does not count, while a subclass's `self.aux_head` does. A read on a value known to be
-    something else does not count either: a name annotated with, or only bound to, another class (a config
-    dataclass's `cfg.aux_head`, a tensor), a literal or a module-level constant; a value not known does. A
-    string there counts only where it reaches an attribute by name (`getattr`, `hasattr`, `setattr`,
-    `get_submodule`, a key read from `_modules` or a state dict), not in a list, a key map or a renaming.
-    In the file itself, `self.norm` in a method of another class that cannot derive from this one is
-    that class's own layer, as in other files. A read on data counts nowhere: `df.drop(columns=...)` on a pandas frame, an array or a tensor built
-    by a library call (or a method of one) reads no layer. Initialising a layer is no use either: its
-    `weight`/`bias` given to `torch.nn.init` or written in place (`self.fc.bias.data.zero_()`), the layer
-    given to an initialising function of the file (one that only writes weights), or its
-    `apply(weights_init)`. A layer that holds no parameter and no buffer and computes the same in
+    or of a subclass reads `self.drop`, no code of the project reads it on a value that may be an instance
+    of the class (`model.drop`, a helper's `m.drop`), no string reaches it by name, and the class does not
+    reach its submodules without naming them (`getattr(self, name)` with a computed name, `self._modules`,
+    `self.children()`, `vars(self)`, iterating `self.modules()` for anything but initialisation; on the
+    instance itself, not on a library model it takes layers from, `resnet.children()`). Only classes that
+    define `forward` themselves are looked at, and only when all their bases are in view: `nn.Module` (or
+    a LightningModule), or classes of the same file built on it — a base class from another module may
+    use the layer in a method this file does not show. Buffers and parameters (`nn.Buffer`,
+    `nn.Parameter`) are not submodules.
+
+    A read of the same name elsewhere, in the file or in the project's other Python files and notebooks
+    (under its root, else beside the file; those that spell the name are read), counts when its value
+    may be an instance of the class: `model.aux_head(x)` in `train.py`, a subclass's `self.aux_head`, a
+    helper's parameter. It does not count as `self.aux_head` inside a class that cannot derive from this
+    one (its bases lead, through the project, to `nn.Module` and other classes only: that class's own
+    layer), nor on a value known to be something else: data (`df.drop(columns=...)` on a pandas frame, an
+    array, a tensor), a literal, a library module (`F.dropout`), a name annotated with or only bound to
+    another class (a settings dataclass), a constructor's parameter that every construction of its class
+    fills with such a value (`Block(settings)` in `Net.__init__`, `Net(Settings())`), or a value read, in
+    the same function and unconditionally, for an attribute no instance of the class has
+    (`config.dropout` beside `config.n_embd`: the class sets no `n_embd`, nor does its base or a subclass,
+    and nothing writes it). A value not known counts. A string counts only where it reaches an attribute by name:
+    `getattr`, `hasattr`, `setattr`, `get_submodule`, a parameter of a helper that does so, a key read from
+    `_modules` or `vars(m)`, a dotted key of a state dict (`"head.weight"`), a name compared with it while
+    iterating the instance's `named_parameters()` or `named_modules()`; not a docstring, a message, a
+    list, a dict of settings (`{"dropout": 0.1}`), a key renaming or a key of an options mapping.
+    Initialising a layer is no use either: its `weight`/`bias` given to `torch.nn.init` or written in
+    place (`self.fc.bias.data.zero_()`), `reset_parameters()` of a `torch.nn` layer, the layer given to
+    an initialising function of the file (one that only writes weights), or its `apply(weights_init)`.
+    A layer that holds no parameter and no buffer and computes the same in
     training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
     reshaping or padding layer) is not reported: nothing of it misses a gradient. A class whose `forward`
-    does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file spelling the name that cannot be
-    parsed, or a project of more than 5000 source files, keeps the rule silent. With the cache on, the
-    result is computed again when a file of the project is added, removed or changed.
+    does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file
+    spelling the name that cannot be parsed, or a project of more than 5000 source files, keeps the rule
+    silent. With the cache on, the result is computed again when a file of the project is added, removed
+    or changed.
 
     ## Why is this bad?
     The layer never runs. A dropout or a normalisation the author believes is active does nothing, and
@@ -386,6 +395,108 @@ class Other(nn.Module):
         return self.left(x)
 """
         ),
+        # a layer used only in a method callers use (`encode`), one held in a ModuleList that forward iterates,
+        # and one called through a local alias
+        Valid(
+            """
+import torch.nn as nn
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(16, 4)
+        self.enc_norm = nn.LayerNorm(4)
+        self.dec = nn.Linear(4, 16)
+        self.blocks = nn.ModuleList([nn.Linear(16, 16) for _ in range(2)])
+        self.drop = nn.Dropout(0.1)
+
+    def encode(self, x):
+        return self.enc_norm(self.enc(x))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        f = self.drop
+        return self.dec(self.enc(f(x)))
+
+
+codes = AutoEncoder().encode
+"""
+        ),
+        # the model handed to helpers: one reads the layer on its parameter (with another of its layers),
+        # one reaches it through `_modules` by its name
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.dropout = nn.Dropout(0.2)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def noisy(model, x):
+    return model.fc(model.dropout(x))
+
+
+def normed(model, x):
+    return model._modules["norm"](x)
+
+
+net = Tagger()
+print(noisy(net, None), normed(net, None))
+"""
+        ),
+        # a helper's parameter read for an attribute only a subclass has, or only under a `hasattr` test, may
+        # still be the model: its read of the layer counts
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Scaled(Base):
+    @property
+    def scale(self):
+        return 2.0
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def noisy(m, x):
+    return m.dropout(x) * m.scale
+
+
+def gated(g, x):
+    if hasattr(g, "temperature"):
+        x = x / g.temperature
+    return g.drop(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -541,6 +652,106 @@ class Normed(nn.Module):
             col=9,
             message="`self.norm`",
         ),
+        # the name spelled in a docstring, a message, a dict of settings and a key of an options mapping, and
+        # read on a configuration object (which has a `width` no `Head` has): none of them is the layer
+        Invalid(
+            """
+import torch.nn as nn
+
+SETTINGS = {"dropout": 0.1, "width": 32}
+
+
+class Head(nn.Module):
+    \"\"\"A projection followed by dropout.\"\"\"
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.proj = nn.Linear(cfg.width, cfg.width)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def describe(options):
+    print(f"dropout is {options['dropout']}")
+""",
+            line=13,
+            col=9,
+            message="`self.dropout`",
+        ),
+        # a parameter that every construction fills with a settings object: `settings.dropout` in the
+        # block and in the model that builds it is the setting, not the layer
+        Invalid(
+            """
+from dataclasses import dataclass
+
+import torch.nn as nn
+
+
+@dataclass
+class Settings:
+    dropout: float = 0.1
+
+
+class Block(nn.Module):
+    def __init__(self, settings):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.dropout = nn.Dropout(settings.dropout)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Net(nn.Module):
+    def __init__(self, settings):
+        super().__init__()
+        self.block = Block(settings)
+        self.rate = settings.dropout
+
+    def forward(self, x):
+        return self.block(x)
+
+
+net = Net(Settings())
+""",
+            line=16,
+            col=9,
+        ),
+        # reflection on a library model the class takes layers from is no reflection on the class; a loop
+        # over its modules that initialises them (computing a number on the way) and `reset_parameters()` of
+        # a torch layer run nothing
+        Invalid(
+            """
+import math
+
+import torch.nn as nn
+import torchvision
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        resnet = torchvision.models.resnet18(weights=None)
+        self.stem = nn.Sequential(*list(resnet.children())[:4])
+        self.bn = nn.BatchNorm2d(64)
+        self.head = nn.Linear(64, 10)
+        self.extra = resnet._modules["layer1"]
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels
+                m.weight.data.normal_(0, math.sqrt(2.0 / fan_out))
+        self.reset_head()
+
+    def reset_head(self):
+        self.head.reset_parameters()
+
+    def forward(self, x):
+        return self.extra(self.stem(x))
+""",
+            count=2,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -552,10 +763,10 @@ class Normed(nn.Module):
         self._read.attribute(self.ctx, node)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self._read.string(node.value)
+        self._read.string(node, node.value)
 
-    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self._read.string(node.value)
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._read.string(node, "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText)))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         # the walk has seen the whole class; what the rest of the file reads is known only at the end

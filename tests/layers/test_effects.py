@@ -218,3 +218,29 @@ def test_modules_held_by_an_instance_of_a_class_of_the_file():
         effects.member_module(ctx, _node(ctx, cst.Attribute, "pair.name"))  # a string, no module
     assert effects.trained_by_optimizer(ctx, gen)
     assert not effects.trained_by_optimizer(ctx, _node(ctx, cst.Attribute, "pair.name"))
+
+
+RESETS = '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, head):
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+        self.head = head
+        self.norm.reset_parameters()
+        self.head.reset_parameters()
+        self.norm.forward(None)
+'''
+
+
+def test_reset_parameters_of_a_torch_layer_only_initialises_it():
+    # `reset_parameters()` of a `torch.nn` layer writes its weights; of a value not known, it may do anything
+    ctx = _ctx(RESETS)
+    reads = [n for n in iter_nodes(ctx.module)
+             if isinstance(n, cst.Attribute) and ctx.code(n) in ("self.norm", "self.head")
+             and isinstance(ctx.parent(n), cst.Attribute)
+             and ctx.parent(n).attr.value in ("reset_parameters", "forward")]
+    assert [(ctx.code(ctx.parent(n)), effects.initialising_read(ctx, n)) for n in reads] == [
+        ("self.norm.reset_parameters", True), ("self.head.reset_parameters", False), ("self.norm.forward", False)]

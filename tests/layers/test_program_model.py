@@ -645,6 +645,55 @@ def test_tl602_a_read_elsewhere_counts_only_on_a_receiver_that_may_be_the_model(
         assert _lint(tmp_path / "model.py", {"TL602"}) == [], read
 
 
+DROP_MODEL = """
+    import torch.nn as nn
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.dropout = nn.Dropout(0.1)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+
+def test_tl602_library_modules_options_and_settings_in_other_files_read_no_layer(tmp_path):
+    # `F.dropout` (a library module), the "dropout" key of an options mapping, a message, and the
+    # `cfg.dropout` of a constructor parameter every construction fills with a settings object
+    train = """
+        import torch
+        import torch.nn.functional as F
+        from model import Tagger
+
+
+        class Settings:
+            def __init__(self):
+                self.dropout = 0.1
+
+
+        class Trainer:
+            def __init__(self, cfg):
+                self.rate = cfg.dropout
+
+
+        def noisy(x, options):
+            print(f"dropout {options['dropout']}")
+            return F.dropout(x, options["dropout"])
+
+
+        model = Tagger()
+        trainer = Trainer(Settings())
+        out = noisy(model(torch.randn(2, 4)), {"dropout": 0.5})
+    """
+    _write(tmp_path, {"model.py": DROP_MODEL, "train.py": train})
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    # a helper of the project that reaches the layer through the model's `_modules` uses it
+    (tmp_path / "probe.py").write_text("def pick(m):\n    return m._modules['dropout']\n")
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []
+
+
 def test_tl602_other_files_are_parsed_only_when_their_text_may_read_the_layer(tmp_path, monkeypatch):
     """A file whose only spelling of the layer is `self.<name>` in classes that name neither the model's
     class nor a subclass of it is not parsed; a subclass reached through a chain of files is, and uses it."""

@@ -162,6 +162,9 @@ def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
     if parent.attr.value == "apply":
         call = ctx.parent(parent)
         return isinstance(call, cst.Call) and call.func is parent and method_effect(ctx, call) == INITIALISES
+    if parent.attr.value == "reset_parameters":
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and call.func is parent and not call.args and _torch_layer(ctx, node)
     if parent.attr.value not in ("weight", "bias"):
         return False
     at: cst.CSTNode = parent
@@ -178,6 +181,22 @@ def initialising_read(ctx: FileContext, node: cst.Attribute) -> bool:
         return isinstance(call, cst.Call) and call.func is up and name.endswith("_") and not name.startswith("_") \
             and name not in ("requires_grad_",)
     return False
+
+
+def _torch_layer(ctx: FileContext, node: cst.Attribute) -> bool:
+    """Whether ``self.<attr>`` holds a layer of ``torch.nn`` wherever it is set (whose ``reset_parameters()``
+    only initialises its weights)."""
+    found = self_attr(ctx, node)
+    if found is None:
+        return False
+    try:
+        values = self_values(ctx, *found)
+    except Unknown:
+        return False
+    return bool(values) and all(
+        isinstance(v, cst.Call) and any(q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.")
+                                        for q in ctx.names.qualified_names_at(v.func))
+        for v in map(strip_moves, values))
 
 
 def holder(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:

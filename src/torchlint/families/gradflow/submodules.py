@@ -1,10 +1,12 @@
 """Submodules of a model class that no code uses.
 
-A submodule counts as used when any code of the file reads an attribute of that name (``self.head(x)``
-in any method, ``model.head`` outside the class, a subclass's ``self.head``), names it in a string
-(``getattr(self, "head")``, ``"head" in name``), or when the class reaches its submodules without
-naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
-``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation).
+A submodule counts as used when a method of its class (or of a base or a subclass) reads ``self.<name>``,
+when code reads the attribute on a value that may be an instance of the class (``model.head`` outside
+the class, a helper's parameter), when a string reaches it by name (``getattr(model, "head")``, a key of
+``m._modules``, ``name.startswith("head")`` over ``named_parameters()``), or when the class reaches its
+submodules without naming them (``getattr`` with a computed name, ``self._modules``, ``self.children()``,
+``vars(self)``, ``self.__dict__``, iterating ``self.modules()`` for anything but initialisation) on the
+instance itself (not on a library model it builds).  The same tests apply in the file and in the others.
 
 Other files of the project count too (:func:`read_elsewhere`): the project's Python files and notebooks
 (under its root, else beside the file) whose text spells the name are parsed, and an attribute read of
@@ -12,9 +14,13 @@ that name there (``model.aux_head(x)`` in ``train.py``) counts as a use when its
 instance of the model's class: not ``self.<name>`` in a class that cannot derive from it (its bases
 resolve, through the project, to ``nn.Module`` and classes other than it), nor a name annotated with, or
 only bound to, another class (a config dataclass, a tensor), a literal or a module-level constant; a
-receiver not known counts.  A string counts only where it reaches an attribute by name on such a
-receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a key read from a mapping such as
-``_modules`` or a state dict), not in a list, a key map or a renaming.  A notebook is
+receiver not known counts, while a library module (``F.dropout``), a constructor's parameter that every
+construction fills with such a value (:func:`_arguments`), and a value read in the same function for an
+attribute no instance of the class can have (``config.n_embd`` beside ``config.dropout``:
+:meth:`_View.lacks`) do not.  A string counts only where it reaches an attribute by name on such a
+receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a helper's parameter given to one of
+those, a key read from a mapping of members such as ``_modules``, a dotted key of a state dict), not in a
+docstring, a message, a list, a dict literal, a key map, a renaming or an options mapping.  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
 In every file, a read that only initialises the layer (``nn.init.zeros_(self.fc.bias)``,
@@ -37,7 +43,8 @@ import os
 from torchlint.analysis import effects
 from torchlint.analysis.context import FileContext, method_name
 
-from torchlint.analysis.definitions import class_body, definition_of, depends_on, strip_moves
+from torchlint.analysis.definitions import (bind_arguments, class_body, constructions, definition_of, depends_on,
+                                            strip_moves)
 from torchlint.analysis.roles import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.project import project_of
@@ -48,44 +55,270 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REFLECTIVE_ATTRS = frozenset({"_modules", "__dict__", "children", "named_children", "_parameters",
                                "__getattr__", "__getattribute__"})
 _ITERATE_MODULES = frozenset({"modules", "named_modules"})
+#: the public attributes of every ``torch.nn.Module`` (``dir(nn.Module)`` and an instance's own), which a
+#: read on an instance may reach whatever its class sets
+_MODULE_API = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty",
+    "train", "training", "type", "xpu", "zero_grad"})
+#: the qualified names of ``torch.nn.Module`` itself
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+#: methods whose results name an instance's members: iterating one and comparing a name with a string
+#: (``name.startswith("head")``) reaches the member by its name
+_MEMBER_ITERATORS = frozenset({"named_parameters", "named_modules", "named_children", "named_buffers",
+                               "state_dict"})
+#: mappings of an instance's members, keyed by the member's name (``m._modules["head"]``)
+_MEMBER_MAPPINGS = frozenset({"_modules", "__dict__", "_parameters", "_buffers"})
+#: library calls that may return any object (a copy or a load of the instance itself)
+_ANY_OBJECT = ("copy.", "pickle.", "joblib.", "dill.", "cloudpickle.", "torch.load", "torch.jit.", "torch.hub.",
+               "torch.compile", "hydra.", "builtins.")
 
 class NamesRead:
-    """The attribute names a file reads (not as an assignment target) and the words of its string
-    literals, collected by the rule's own visitors during the engine's walk (no second pass over the
-    file): :meth:`attribute` for each ``cst.Attribute``, :meth:`string` for each string literal's text."""
+    """The attribute reads of a file (not as an assignment target, nor only initialising a layer) and its
+    string literals, by the name they spell, collected by the rule's own visitors during the engine's walk
+    (no second pass over the file): :meth:`attribute` for each ``cst.Attribute``, :meth:`string` for each
+    string literal.  Which of them read a layer of a given class is decided after the walk (:meth:`reads`):
+    a read on a value that may be an instance of the class, a string that reaches an attribute by name."""
 
-    __slots__ = ("names", "on_names")
+    __slots__ = ("attributes", "strings", "assigned", "_views", "_by_receiver")
 
     def __init__(self) -> None:
-        self.names: Set[str] = set()
-        #: reads on a plain name other than the ones in ``names`` (``df.drop``), decided after the walk
-        self.on_names: Dict[str, List[cst.Attribute]] = {}
+        self.attributes: Dict[str, List[cst.Attribute]] = {}
+        self.strings: Dict[str, List[cst.BaseExpression]] = {}
+        #: attribute names written anywhere in the file (``cfg.size = 3``): an object may have them
+        self.assigned: Set[str] = set()
+        self._views: Dict[cst.ClassDef, "_View"] = {}
+        #: the reads by the dotted spelling of their receiver (``config.model``), built on first use
+        self._by_receiver: Optional[Dict[str, List[cst.Attribute]]] = None
 
     def attribute(self, ctx: FileContext, node: cst.Attribute) -> None:
         parent = ctx.parent(node)
         if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
+            self.assigned.add(node.attr.value)
             return
         if effects.initialising_read(ctx, node):
             return  # `nn.init.zeros_(self.fc.bias)`: initialising a layer does not run it
-        name = node.attr.value
-        if isinstance(node.value, cst.Name) and name not in self.names:
-            self.on_names.setdefault(name, []).append(node)
-        else:
-            self.names.add(name)
+        self.attributes.setdefault(node.attr.value, []).append(node)
 
-    def reads(self, ctx: FileContext, name: str, cls: Optional[cst.ClassDef] = None) -> bool:
-        """Whether the file reads the attribute ``name`` on a value that may be an instance of ``cls``:
-        not only on names bound to data (a frame, an array, a tensor), nor only as ``self.<name>`` in
-        classes of the file that cannot derive from ``cls`` (their own layers).  Ask after the walk."""
-        if name in self.names:
+    def string(self, node: cst.BaseExpression, text: str) -> None:
+        for word in set(_WORD.findall(text)):
+            self.strings.setdefault(word, []).append(node)
+
+    def reads(self, ctx: FileContext, name: str, cls: cst.ClassDef) -> bool:
+        """Whether the file reads the attribute ``name`` on a value that may be an instance of ``cls``
+        (:meth:`_View.counts`), or names it in a string that reaches an attribute by name
+        (:func:`_names_by_string`).  Ask after the walk."""
+        attributes = self.attributes.get(name, ())
+        strings = self.strings.get(name, ())
+        if not attributes and not strings:
+            return False
+        view = self._views.get(cls)
+        if view is None:
+            view = self._views[cls] = _View(ctx, cls, self)
+        return any(view.counts(node) for node in attributes) or any(
+            _names_by_string(ctx, node, name, view.target, view.kin) for node in strings)
+
+    def by_receiver(self, spelled: str) -> List[cst.Attribute]:
+        """The attribute reads of the file whose receiver is spelled ``spelled`` (a name or a dotted
+        path of names)."""
+        if self._by_receiver is None:
+            self._by_receiver = {}
+            for nodes in self.attributes.values():
+                for node in nodes:
+                    key = dotted_name(node.value)
+                    if key is not None:
+                        self._by_receiver.setdefault(key, []).append(node)
+        return self._by_receiver.get(spelled, [])
+
+
+class _View:
+    """One class of the file whose layers are asked about: the reads of the file that may reach them."""
+
+    __slots__ = ("ctx", "cls", "read", "target", "kin", "_mine", "_members")
+
+    def __init__(self, ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> None:
+        self.ctx = ctx
+        self.cls = cls
+        self.read = read
+        self.target = (os.path.abspath(ctx.path) if ctx.path else "<text>", cls.name.value)
+        self.kin = _Kin(ctx, cls)
+        #: the classes of the file whose ``self`` is an instance of ``cls``: it and its ancestors
+        self._mine = [cls] + _ancestors(ctx, cls)
+        self._members: Optional[Set[str]] = None  # computed on first use: :meth:`members`
+
+    def counts(self, node: cst.Attribute) -> bool:
+        """Whether the read ``node`` (``<receiver>.<name>``) may read the layer of an instance of the class:
+        not ``self.<name>`` in a class that cannot derive from it (its own attribute), nor a read on a
+        value known to be something else (data, a literal, an instance of another class: directly, or as
+        every argument its parameter is given: :func:`_other_receiver`), nor on a value that has an
+        attribute no instance of the class has (:meth:`lacks`)."""
+        ctx, recv = self.ctx, node.value
+        if isinstance(recv, cst.Name):
+            function = ctx.enclosing(node, cst.FunctionDef)
+            if isinstance(function, cst.FunctionDef) and _self_name(function) == recv.value \
+                    and ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)) in self._mine:
+                return True  # `self.<name>` in the class or one of its bases
+            if effects.data_name(ctx, recv) or _other_class_layer(ctx, node, self.cls, self.target):
+                return False
+        if _other_receiver(ctx, recv, self.target, self.kin):
+            return False
+        return not self.lacks(recv)
+
+    def lacks(self, recv: cst.BaseExpression) -> bool:
+        """Whether the value ``recv`` (a name, or a dotted path of names: ``config.model``) is read, in the
+        same function and without a guard, for an attribute that no instance of the class can have (not
+        set on it, not in its class body or its bases' in the file, not ``nn.Module``'s, not written on any
+        object of the file): ``config.n_embd`` beside ``config.dropout`` says that ``config`` is no
+        instance of a block whose attributes are ``c_fc`` and ``dropout``.  The name must be bound once
+        there (a parameter or one assignment), and the attributes of every class the instance may be
+        known (no subclass in another file, no reflection, no library base other than ``nn.Module``)."""
+        ctx = self.ctx
+        spelled = dotted_name(recv)
+        root = recv
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if spelled is None or not isinstance(root, cst.Name):
+            return False
+        function = ctx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
+        for outer in ctx.ancestors(recv):
+            if isinstance(outer, cst.FunctionDef) and _self_name(outer) == root.value \
+                    and isinstance(ctx.enclosing(outer, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+                return False  # `self` of a method (or of one around a closure): not judged here
+        b = ctx.names.binding_at(root, root.value)
+        if b is None or b.imports or b.changed or len(b.values) != 1 \
+                or b.values[0] is None and not ctx.names.is_param_at(root):
+            return False  # bound more than once, or a loop's target: one object is not known
+        scope = function if function is not None else ctx.module
+        for other in self.read.by_receiver(spelled):
+            attr = other.attr.value
+            if attr.startswith("_") or attr in _MODULE_API or attr in self.read.assigned:
+                continue
+            other_root = other.value
+            while isinstance(other_root, cst.Attribute):
+                other_root = other_root.value
+            if ctx.names.binding_at(other_root, root.value) is not b \
+                    or ctx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is not function \
+                    or _guarded(ctx, other, scope):
+                continue
+            members = self.members()
+            if members is None:
+                return False
+            if attr not in members and not _set_by_name(ctx, self.read, attr):
+                return True
+        return False
+
+    def members(self) -> Optional[Set[str]]:
+        """The attribute names an instance of the class may have beyond ``nn.Module``'s: set on ``self``
+        or named in the class body of the class, its bases and its subclasses in the file; None when
+        they cannot be known (a library base other than ``nn.Module``, a subclass in another file,
+        reflection, ``__getattr__``)."""
+        if self._members is not None:
+            return self._members or None
+        self._members = set()
+        ctx = self.ctx
+        if not self.kin.known or self.kin.library - _MODULE_BASES:
+            return None
+        family = list(self._mine) + _subclasses_in_file(ctx, self.cls)
+        if _subclassed_elsewhere(ctx, self.cls, {c.name.value for c in family}):
+            return None
+        out: Set[str] = set()
+        for cls in family:
+            if reaches_modules_by_reflection(ctx, cls):
+                return None
+            for stmt in class_body(cls):
+                for node in iter_nodes(stmt):
+                    if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is stmt:
+                        out.add(node.name.value)
+                    elif isinstance(node, cst.Name) and node is not stmt and ctx.enclosing(
+                            node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) is cls:
+                        out.add(node.value)  # a class attribute, and any name of the class body
+                    elif isinstance(node, cst.Attribute) and _on_self_or_written(ctx, node):
+                        out.add(node.attr.value)  # read or set on `self`, or set on any value in the class
+        if "__getattr__" in out or "__getattribute__" in out:
+            return None
+        self._members = out
+        return out
+
+
+def _on_self_or_written(ctx: FileContext, node: cst.Attribute) -> bool:
+    """Whether ``node`` is read or set on the ``self`` of its method, or set on any value."""
+    parent = ctx.parent(node)
+    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)) \
+            and parent.target is node or isinstance(parent, (cst.Element, cst.StarredElement, cst.AsName)):
+        return True  # set, or perhaps unpacked into (any element of a tuple or list counts)
+    function = ctx.enclosing(node, cst.FunctionDef)
+    return isinstance(node.value, cst.Name) and isinstance(function, cst.FunctionDef) \
+        and _self_name(function) == node.value.value
+
+
+def _guarded(ctx: FileContext, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    """Whether ``node`` runs only under a condition or a handler inside ``scope``: in the branch of an
+    ``if`` (or a conditional expression, the right of ``and``/``or``, a comprehension's filter), the body of
+    a ``while`` or a ``try``, a nested function."""
+    child: cst.CSTNode = node
+    for a in ctx.ancestors(node):
+        if a is scope:
+            return False
+        if isinstance(a, (cst.If, cst.IfExp, cst.While)) and child is not a.test:
             return True
-        target = (os.path.abspath(ctx.path), cls.name.value) if cls is not None and ctx.path else None
-        return any(not effects.data_name(ctx, node.value) and not (  # type: ignore[arg-type]
-            target is not None and _other_class_layer(ctx, node, cls, target))  # type: ignore[arg-type]
-            for node in self.on_names.get(name, ()))
+        if isinstance(a, cst.BooleanOperation) and child is a.right:
+            return True
+        if isinstance(a, (cst.Try, cst.TryStar, cst.CompIf, cst.FunctionDef, cst.Lambda)):
+            return True
+        child = a
+    return True
 
-    def string(self, text: str) -> None:
-        self.names.update(_WORD.findall(text))
+
+def _set_by_name(ctx: FileContext, read: NamesRead, attr: str) -> bool:
+    """Whether a string of the file spelling ``attr`` sets or registers an attribute by name
+    (``setattr(obj, "size", 3)``, ``self.register_buffer("size", ...)``)."""
+    for node in read.strings.get(attr, ()):
+        parent = ctx.parent(node)
+        call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(call, cst.Call) and (
+                isinstance(call.func, cst.Name) and call.func.value == "setattr"
+                or method_name(call) in ("register_buffer", "register_parameter", "add_module", "register_module")):
+            return True
+    return False
+
+
+def _subclasses_in_file(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
+    """The classes of the file that derive from ``cls``, directly or through each other."""
+    out: List[cst.ClassDef] = []
+    family = [cls]
+    classes = [node for node in iter_nodes(ctx.module) if isinstance(node, cst.ClassDef) and node.bases]
+    grew = True
+    while grew and len(out) < 32:
+        grew = False
+        for node in classes:
+            if node not in family and any(a in family for a in _ancestors(ctx, node)):
+                family.append(node)
+                out.append(node)
+                grew = True
+    return out
+
+
+def _subclassed_elsewhere(ctx: FileContext, cls: cst.ClassDef, here: Set[str]) -> bool:
+    """Whether a class of another project file may derive from ``cls`` (by the text of the class
+    statements, as :func:`_subclass_names`): ``here``, the names of the class and its kin in this file.
+    True when the project's files cannot be listed."""
+    path = ctx.path
+    if not path or path.startswith("<") or path in ("-",) or not os.path.isfile(path):
+        return False
+    project = project_of(ctx)
+    key, files = project.sources(path)
+    depends_on(ctx, key)
+    if files is None:
+        return True
+    me = os.path.abspath(path)
+    others = tuple(f for f in files if f != me)
+    return bool(_subclass_names(project, others, cls.name.value) - here)
 
 
 def _other_class_layer(ctx: FileContext, node: cst.Attribute, cls: cst.ClassDef, target: Tuple[str, str]) -> bool:
@@ -110,38 +343,121 @@ def _ancestors(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
 
 def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:
     """``for m in self.modules(): if isinstance(m, nn.Linear): nn.init.zeros_(m.bias)``: a loop over the
-    modules that only initialises them does not run any of them."""
+    modules that only initialises them does not run any of them.  Its body writes weights (``torch.nn.init``,
+    an in-place method, ``reset_parameters()`` of a module) and otherwise computes numbers (``math.sqrt``
+    of a kernel's size); the loop's module is neither called nor handed to anything but a type test or a
+    function of the file that only initialises."""
     loop = ctx.parent(call)
     if not isinstance(loop, cst.For) or loop.iter is not call:
         return False
+    loop_names = {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
     inits = 0
     for c in ctx.calls_in(loop.body):
         names = ctx.names.qualified_names_at(c.func)
-        name = method_name(c)
-        if any(q.startswith("torch.nn.init.") for q in names) or (name or "").endswith("_") and not (name or "").startswith("_"):
+        name = method_name(c) or ""
+        if any(q.startswith("torch.nn.init.") for q in names) or name.endswith("_") and not name.startswith("_") \
+                or name == "reset_parameters" and not c.args:
             inits += 1
         elif isinstance(c.func, cst.Name) and c.func.value in ("isinstance", "hasattr", "type", "len", "getattr"):
             continue
-        else:
-            return False
+        elif _touches(c.func, loop_names) or any(
+                isinstance(a.value, cst.Name) and a.value.value in loop_names for a in c.args) \
+                and not effects.initialiser(ctx, c.func):
+            return False  # `m(x)`, `m.register_forward_hook(...)`, `collect(m)`: more than initialising
     return inits > 0
 
 
+def _touches(expr: cst.BaseExpression, names: Set[str]) -> bool:
+    """Whether ``expr`` (a callee) is one of ``names`` or a method or attribute path of one."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value in names
+
+
 def reaches_modules_by_reflection(ctx: FileContext, cls: cst.ClassDef) -> bool:
-    """Whether code of ``cls`` reaches its submodules without naming them."""
+    """Whether code of ``cls`` reaches its submodules without naming them: reflection (``self._modules``,
+    ``self.children()``, ``vars(self)``, ``getattr(self, name)`` with a computed name, iterating
+    ``self.modules()`` for anything but initialisation) on a value that may be the instance itself, not on
+    a library model it builds (``resnet._modules["conv1"]``), a member (``self.body.children()``) or an
+    imported module (``torchvision.models.__dict__``)."""
     for node in iter_nodes(cls):
         if isinstance(node, cst.Attribute) and node.attr.value in _REFLECTIVE_ATTRS:
-            return True
+            if _may_be_the_instance(ctx, node.value):
+                return True
+            continue
         if not isinstance(node, cst.Call):
             continue
         if isinstance(node.func, cst.Name) and node.func.value in ("getattr", "setattr", "hasattr", "delattr"):
             if len(node.args) < 2 or not isinstance(node.args[1].value, cst.SimpleString):
-                return True
+                if not node.args or _may_be_the_instance(ctx, node.args[0].value):
+                    return True
         if isinstance(node.func, cst.Name) and node.func.value == "vars":
-            return True
-        if method_name(node) in _ITERATE_MODULES and not _initialisation_only(ctx, node):
+            if not node.args or _may_be_the_instance(ctx, node.args[0].value):
+                return True
+        if method_name(node) in _ITERATE_MODULES and not _initialisation_only(ctx, node) \
+                and _may_be_the_instance(ctx, node.func.value):  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _may_be_the_instance(ctx: FileContext, recv: cst.BaseExpression) -> bool:
+    """Whether ``recv``, reflected on in a method of a class, may be the instance itself: ``self``,
+    ``super()``, a parameter, a value not known; not a member of it (``self.body``), an imported module
+    (``torchvision.models``), nor a name bound only to such values or to what a library call returns (a
+    pretrained model it builds) or to data."""
+    if isinstance(recv, cst.Call):
+        return not _library_call(ctx, recv)
+    if isinstance(recv, cst.Subscript):
+        return _may_be_the_instance(ctx, recv.value)
+    if isinstance(recv, cst.Attribute):
+        if effects.self_attr(ctx, recv) is not None:
+            return False  # a member's own children or modules
+        root: cst.BaseExpression = recv
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return not (isinstance(root, cst.Name) and _imported_library(ctx, root))
+    if not isinstance(recv, cst.Name):
+        return True
+    if _imported_library(ctx, recv):
+        return False
+    b = ctx.names.binding_at(recv, recv.value)
+    if b is None or b.imports or not b.values or any(v is None for v in b.values):
+        return True
+    return not all(isinstance(v, cst.Call) and (_library_call(ctx, v) or effects.data_value(ctx, v))
+                   or isinstance(v, cst.Attribute) and not _may_be_the_instance(ctx, v) for v in b.values)
+
+
+def _imported_library(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is bound by an import of a module outside the project (``torchvision``)."""
+    b = ctx.names.binding_at(name, name.value)
+    if b is None or not b.imports or b.values:
+        return False
+    if not ctx.path or ctx.path.startswith("<") or ctx.path == "-":
+        return False  # text without a file: which imports are the project's is not known
+    project = project_of(ctx)
+    for q in b.imports:
+        if q.startswith(".") or project.module_file(ctx.path, q, 0) is not None:
+            return False
+        top = q.split(".", 1)[0]
+        if project.module_file(ctx.path, top, 0) is not None:
+            return False
+    return True
+
+
+def _library_call(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` calls a library (its callee reached from a module imported from outside the project,
+    ``torchvision.models.resnet18(pretrained=True)``) that cannot return the instance calling it: not a copy
+    or a load, no ``self`` among its arguments."""
+    func: cst.BaseExpression = call.func
+    while isinstance(func, (cst.Attribute, cst.Subscript, cst.Call)):
+        func = func.func if isinstance(func, cst.Call) else func.value
+    if not isinstance(func, cst.Name) or not _imported_library(ctx, func):
+        return False
+    if any(q.startswith(_ANY_OBJECT) for q in ctx.names.qualified_names_at(call.func)):
+        return False
+    function = ctx.enclosing(call, cst.FunctionDef)
+    me = _self_name(function) if isinstance(function, cst.FunctionDef) else None
+    return not any(isinstance(a.value, cst.Name) and a.value.value == me for a in call.args)
 
 
 #: library bases whose own code reads no submodule of a subclass by name
@@ -203,8 +519,9 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
             continue
         name = target.attr.value
-        if name in candidates or read.reads(ctx, name, cls) or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init:
-            continue
+        if name in candidates or not isinstance(strip_moves(a.value), cst.Call) \
+                or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init or read.reads(ctx, name, cls):
+            continue  # a module is built by a call; the reads of the file are judged only for those
         # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
         # holds no parameter that could miss a gradient
         if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value):
@@ -348,9 +665,9 @@ def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: 
                 continue
             out.add(node.attr.value)
         elif isinstance(node, (cst.SimpleString, cst.FormattedString)):
-            spelled = names & set(_WORD.findall(octx.code(node)))
-            if spelled and _names_by_string(octx, node, target, kin):
-                out |= spelled
+            for name in names & set(_WORD.findall(_string_text(node))) - out:
+                if _names_by_string(octx, node, name, target, kin):
+                    out.add(name)
     return out
 
 
@@ -359,12 +676,26 @@ _BY_NAME_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 _BY_NAME_METHODS = frozenset({"get_submodule", "get_parameter", "get_buffer"})
 
 
-def _names_by_string(octx: FileContext, string: cst.BaseExpression, target: Tuple[str, str], kin: "_Kin") -> bool:
-    """Whether the string ``string`` reaches an attribute by name: the name argument of ``getattr``,
-    ``setattr``, ``hasattr``, ``delattr`` or ``get_submodule``, or a key read from a mapping
-    (``m._modules["head"]``, ``state["head.weight"]``), on a value that may be an instance of the class
-    or its state (:func:`_other_receiver`).  A string in a list, a dict literal, a key
-    renaming (``.replace(...)``) or written into a mapping only names it."""
+def _string_text(node: cst.BaseExpression) -> str:
+    """The literal text of a string (a formatted string's parts outside its ``{...}``), quotes included."""
+    if isinstance(node, cst.SimpleString):
+        return node.value
+    if isinstance(node, cst.FormattedString):
+        return "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+    return ""
+
+
+def _names_by_string(octx: FileContext, string: cst.BaseExpression, name: str, target: Tuple[str, str],
+                     kin: "_Kin") -> bool:
+    """Whether the string ``string``, which spells ``name``, reaches the attribute ``name`` by name, on a
+    value that may be an instance of the class or its state (:func:`_other_receiver`): the name argument
+    of ``getattr``, ``setattr``, ``hasattr``, ``delattr`` or ``get_submodule``; a key read from a mapping of
+    the instance's members (``m._modules["head"]``, ``vars(m)["head"]``), or, as part of a dotted key, from
+    a state dict (``state["head.weight"]``); a name compared with it that iterates the instance's named
+    members (``for name, p in self.named_parameters(): name.startswith("head")``).  A docstring, a message,
+    a string in a list, a dict literal (a configuration's ``"dropout": 0.1``), a key renaming
+    (``.replace(...)``), a key written into a mapping, or a key that is only the name read from a mapping
+    not known to hold members (a dict of options) only names it."""
     node: cst.CSTNode = string
     parent = octx.parent(node)
     while isinstance(parent, cst.ConcatenatedString):
@@ -376,8 +707,20 @@ def _names_by_string(octx: FileContext, string: cst.BaseExpression, target: Tupl
         if isinstance(call.func, cst.Name) and call.func.value in _BY_NAME_FUNCTIONS:
             return len(call.args) > 1 and call.args[1] is parent \
                 and not _other_receiver(octx, call.args[0].value, target, kin)
-        return method_name(call) in _BY_NAME_METHODS \
-            and not _other_receiver(octx, call.func.value, target, kin)  # type: ignore[attr-defined]
+        if method_name(call) in ("startswith", "endswith") and call.args[0] is parent:
+            return _member_name(octx, call.func.value, target, kin)  # type: ignore[attr-defined]
+        if method_name(call) in _BY_NAME_METHODS:
+            return not _other_receiver(octx, call.func.value, target, kin)  # type: ignore[attr-defined]
+        return _name_parameter(octx, call, parent)
+    if isinstance(parent, cst.Comparison):
+        first = parent.comparisons[0]
+        return parent.left is node and isinstance(first.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)) \
+            and _member_name(octx, first.comparator, target, kin)
+    if isinstance(parent, cst.ComparisonTarget):
+        comparison = octx.parent(parent)
+        return isinstance(comparison, cst.Comparison) and comparison.comparisons[0] is parent \
+            and isinstance(parent.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)) \
+            and _member_name(octx, comparison.left, target, kin)
     if isinstance(parent, cst.Index):
         element = octx.parent(parent)
         subscript = octx.parent(element) if element is not None else None
@@ -388,7 +731,83 @@ def _names_by_string(octx: FileContext, string: cst.BaseExpression, target: Tupl
             return False  # `new_state["head.weight"] = ...`: written, not read
         if isinstance(holder, cst.Del):
             return False
+        if _string_text(string).strip("rRbBuUfF").strip("\'\"") == name:
+            return _member_mapping(octx, subscript.value, target, kin)  # only a mapping of members has that key
         return not _other_receiver(octx, subscript.value, target, kin)
+    return False
+
+
+def _name_parameter(octx: FileContext, call: cst.Call, argument: cst.Arg) -> bool:
+    """Whether ``argument`` of ``call`` is given to a parameter of a project function that reaches an
+    attribute by that name: ``freeze(net, "neck")`` with ``getattr(model, part)`` in ``freeze``."""
+    found = definition_of(octx, call.func)
+    if found is None or not isinstance(found[1], cst.FunctionDef):
+        return False
+    fctx, function = found
+    in_class = isinstance(fctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef)
+    bound = bind_arguments(call, function, 1 if in_class and isinstance(call.func, cst.Attribute) else 0)
+    param = next((k for k, v in (bound or {}).items() if v is argument.value), None)
+    if param is None:
+        return False
+    for c in fctx.calls_in(function):
+        named: Optional[cst.BaseExpression] = None
+        if isinstance(c.func, cst.Name) and c.func.value in _BY_NAME_FUNCTIONS and len(c.args) > 1:
+            named = c.args[1].value
+        elif method_name(c) in _BY_NAME_METHODS and c.args:
+            named = c.args[0].value
+        if isinstance(named, cst.Name) and named.value == param and fctx.names.is_param_at(named):
+            return True
+    return False
+
+
+def _member_mapping(octx: FileContext, expr: cst.BaseExpression, target: Tuple[str, str], kin: "_Kin",
+                    hops: int = 0) -> bool:
+    """Whether ``expr`` may be a mapping of the members of an instance of the class, keyed by their names:
+    ``m._modules``, ``m.__dict__``, ``vars(m)``, ``dict(m.named_children())``, or a name bound to one."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _MEMBER_MAPPINGS:
+        return not _other_receiver(octx, expr.value, target, kin)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.args:
+        inner = expr.args[0].value
+        if expr.func.value == "vars":
+            return not _other_receiver(octx, inner, target, kin)
+        if expr.func.value in ("dict", "OrderedDict") and isinstance(inner, cst.Call) \
+                and method_name(inner) in _MEMBER_ITERATORS:
+            return not _other_receiver(octx, inner.func.value, target, kin)  # type: ignore[attr-defined]
+        return False
+    if isinstance(expr, cst.Name) and hops < 2:
+        value = octx.names.value_of(expr)
+        return value is not None and _member_mapping(octx, value, target, kin, hops + 1)
+    return False
+
+
+def _member_name(octx: FileContext, expr: cst.BaseExpression, target: Tuple[str, str], kin: "_Kin") -> bool:
+    """Whether ``expr`` is the name of a member of an instance of the class: the target of a loop around it
+    (a ``for`` statement or a comprehension) over the instance's ``named_parameters()``,
+    ``named_modules()``, ``named_children()``, ``named_buffers()`` or ``state_dict()`` (their ``keys()`` and
+    ``items()`` too)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    for a in octx.ancestors(expr):
+        loops: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        if isinstance(a, cst.For):
+            loops.append((a.target, a.iter))
+        elif isinstance(a, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            comp: Optional[cst.CompFor] = a.for_in
+            while comp is not None:
+                loops.append((comp.target, comp.iter))
+                comp = comp.inner_for_in
+        for bound, iterated in loops:
+            if not any(isinstance(n, cst.Name) and n.value == expr.value for n in iter_nodes(bound)):
+                continue
+            while isinstance(iterated, cst.Call) and method_name(iterated) in ("keys", "items") \
+                    or isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Name) \
+                    and iterated.func.value in ("list", "sorted", "enumerate") and iterated.args:
+                iterated = iterated.func.value if method_name(iterated) in ("keys", "items") \
+                    else iterated.args[0].value  # type: ignore[attr-defined]
+            return isinstance(iterated, cst.Call) and method_name(iterated) in _MEMBER_ITERATORS \
+                and not _other_receiver(octx, iterated.func.value, target, kin)  # type: ignore[attr-defined]
+        if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
     return False
 
 
@@ -424,11 +843,15 @@ class _Kin:
 _BUILTIN_TYPES = frozenset({"int", "float", "str", "bool", "bytes", "dict", "list", "tuple", "set", "frozenset"})
 
 
-def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[str, str], kin: _Kin) -> bool:
+def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[str, str], kin: _Kin,
+                    depth: int = 0) -> bool:
     """Whether the value ``recv`` (whose attribute is read) is known to be no instance of the ``target``
-    class: a name annotated with, or only ever bound to an instance of, a class that is neither the
-    target, a class that may derive from it, nor one of its ancestors (a dataclass or config object, a
-    tensor), or to a literal (a module-level constant, a dict).  Unknown receivers are not."""
+    class: a literal, data, a name annotated with, or only ever bound to an instance of, a class that is
+    neither the target, a class that may derive from it, nor one of its ancestors (a dataclass or config
+    object, a tensor), or a constructor's parameter that every construction of its class passes such a
+    value (:func:`_arguments`).  Unknown receivers are not."""
+    if isinstance(recv, _LITERALS):
+        return True
     if isinstance(recv, (cst.Call, cst.Subscript)):
         return effects.data_value(octx, recv) or isinstance(recv, cst.Call) and _other_value(octx, recv, target, kin)
     if isinstance(recv, cst.Attribute):
@@ -442,6 +865,8 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
         return bool(values) and all(_other_value(octx, v, target, kin) for v in values)
     if not isinstance(recv, cst.Name):
         return False
+    if _imported_library(octx, recv):
+        return True  # `F.dropout`: a library module (or what it defines) is no instance of a project class
     b = octx.names.binding_at(recv, recv.value)
     if b is None or b.imports or b.changed or not b.values:
         return False
@@ -450,10 +875,53 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
             return False
         function = octx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
         param = _param_named(function, recv.value) if isinstance(function, cst.FunctionDef) else None
-        if param is None or param.annotation is None:
+        if param is None:
             return False
-        return _other_class(octx, param.annotation.annotation, target, kin)
+        if param.annotation is not None:
+            return _other_class(octx, param.annotation.annotation, target, kin)
+        if depth >= _ARGUMENT_DEPTH:
+            return False
+        args = _arguments(octx, function, param)  # type: ignore[arg-type]
+        return bool(args) and all(_other_receiver(c, a, target, kin, depth + 1)  # type: ignore[union-attr]
+                                  for c, a in args)  # type: ignore[union-attr]
     return all(_other_value(octx, v, target, kin) for v in b.values)  # type: ignore[arg-type]
+
+
+#: how many constructors deep a parameter's arguments are followed (``MLP(config)`` in ``Block.__init__``)
+_ARGUMENT_DEPTH = 3
+#: how many constructions of a class are read for a parameter's arguments
+_ARGUMENTS_MAX = 16
+_LITERALS = (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+             cst.Integer, cst.Float, cst.DictComp, cst.ListComp, cst.SetComp)
+
+
+def _arguments(octx: FileContext, function: cst.FunctionDef,
+               param: cst.Param) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """What every construction of the class whose ``__init__`` is ``function`` passes for ``param`` (its
+    default where a construction passes nothing), with the file each is in: in the file and the project
+    files that build it (:func:`definitions.constructions`).  None for another function, a parameter other
+    than a plain one after ``self``, or when a construction may be out of view or passes ``*args``."""
+    if function.name.value != "__init__":
+        return None
+    cls = octx.enclosing(function, (cst.ClassDef, cst.FunctionDef))
+    if not isinstance(cls, cst.ClassDef) or param.star or param.name.value == _self_name(function):
+        return None
+    built = constructions(octx, cls)
+    if not built or len(built) > _ARGUMENTS_MAX:
+        return None
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for c, call in built:
+        bound = bind_arguments(call, function, 1)
+        if bound is None:
+            return None
+        value = bound.get(param.name.value)
+        if value is None:
+            if param.default is None:
+                return None
+            out.append((octx, param.default))
+        else:
+            out.append((c, value))
+    return out
 
 
 def _param_named(function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
@@ -465,8 +933,7 @@ def _param_named(function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
 
 
 def _other_value(octx: FileContext, value: cst.BaseExpression, target: Tuple[str, str], kin: _Kin) -> bool:
-    if isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.SimpleString, cst.ConcatenatedString,
-                          cst.FormattedString, cst.Integer, cst.Float, cst.DictComp, cst.ListComp, cst.SetComp)):
+    if isinstance(value, _LITERALS):
         return True
     value = strip_moves(value)
     if effects.data_value(octx, value):
