@@ -645,6 +645,7 @@ class Critic:
         self.g = nn.Linear(4, 2)
         self.d = nn.Linear(2, 1)
         self.opt_g = torch.optim.SGD(self.g.parameters(), lr=0.1)
+        self.opt_d = torch.optim.SGD(self.d.parameters(), lr=0.1)
 
     def g_step(self, fake):
         loss = -self.d(fake).mean()
