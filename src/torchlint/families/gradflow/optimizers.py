@@ -1268,6 +1268,11 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     if names & _CONTAINERS:
         for a in core.args:
             value = a.value
+            if isinstance(value, cst.Name) and a.star == "*":  # `nn.Sequential(*layers)`
+                if any(isinstance(v, cst.Call) and _has_weights(ctx, strip_moves(v), depth + 1)
+                       for v in _listed_layers(ctx, value)):
+                    return True
+                continue
             if isinstance(value, cst.Name):
                 return False  # a model built elsewhere put in a container: its uses are not followed
             if isinstance(value, cst.Call) and _has_weights(ctx, strip_moves(value), depth + 1):
@@ -1297,6 +1302,38 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
                             or _has_weights(octx, value, depth + 1)):
                         return True
     return False
+
+
+def _listed_layers(ctx: FileContext, name: cst.Name) -> List[cst.BaseExpression]:
+    """The elements of the list a local name of a function holds, when it is built only from list
+    literals there (``layers = [nn.Conv2d(...), nn.ReLU()]``, ``layers += [...]``,
+    ``layers.append(...)``, ``layers.extend([...])``); empty when anything else binds or changes it."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if function is None:
+        return []
+    out: List[cst.BaseExpression] = []
+    for use in ctx.names_in(function, name.value):
+        if use is name:
+            continue
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.AssignTarget) and parent.target is use:
+            value = ctx.parent(parent).value  # type: ignore[union-attr]
+        elif isinstance(parent, cst.AugAssign) and parent.target is use and isinstance(parent.operator, cst.AddAssign):
+            value = parent.value
+        elif isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in ("append", "extend") \
+                and isinstance(ctx.parent(parent), cst.Call) and len(ctx.parent(parent).args) == 1:  # type: ignore[union-attr]
+            value = ctx.parent(parent).args[0].value  # type: ignore[union-attr]
+            if parent.attr.value == "append":
+                out.append(value)
+                continue
+        elif isinstance(parent, cst.Arg) and parent.value is use and parent.star == "*":
+            continue  # handed to a container
+        else:
+            return []
+        if not isinstance(value, cst.List) or any(not isinstance(e, cst.Element) for e in value.elements):
+            return []
+        out.extend(e.value for e in value.elements)
+    return out
 
 
 def _may_freeze(ctx: FileContext, cls: cst.ClassDef) -> bool:
@@ -1578,7 +1615,8 @@ def _harmless_use(ctx: FileContext, node: cst.BaseExpression, methods: FrozenSet
         if attr in plain and not isinstance(outer, (cst.Attribute, cst.Subscript, cst.AssignTarget, cst.AugAssign,
                                                     cst.Call, cst.Del)):
             return True  # `decoder.hidden_size`: a setting its constructor stores
-        if called and (attr in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):  # type: ignore[arg-type]
+        if called and (attr in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING  # type: ignore[arg-type]
+                       or attr == "apply" and _imported_initialiser(ctx, outer)):  # type: ignore[arg-type]
             return True  # moved, switched, initialised (`model.apply(weights_init)`)
         if called and attr == "load_state_dict" and outer.args and _from_file(ctx, outer.args[0].value):  # type: ignore[union-attr]
             return True  # a checkpoint restored: trained on from there
@@ -1598,6 +1636,15 @@ def _harmless_use(ctx: FileContext, node: cst.BaseExpression, methods: FrozenSet
         assign = ctx.parent(parent)
         return isinstance(assign, cst.Assign) and not any(w in ctx.code(assign.value) for w in _FREEZING_WORDS)
     return False
+
+
+def _imported_initialiser(ctx: FileContext, call: cst.Call) -> bool:
+    """``model.apply(weights_init_normal)`` with the function imported from a project module that only
+    initialises (:func:`effects.initialiser` read in its own file)."""
+    fn = arg(call, 0, "fn")
+    found = definition_of(ctx, fn.value) if fn is not None and len(call.args) == 1 else None
+    return found is not None and found[0] is not ctx and isinstance(found[1], cst.FunctionDef) \
+        and effects.initialiser(found[0], found[1].name)
 
 
 def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int) -> bool:
