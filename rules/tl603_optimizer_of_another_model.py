@@ -70,6 +70,8 @@ class OptimizerOfAnotherModel(LintRule):
     Models held by another object are followed too: `model.generator` of `model = GAN()`, where the
     class of the file sets `self.generator` once in its constructor, and the methods of that class called
     on the object (`model.generator_forward(z)` returns `self.generator(z)`, read as `model.generator`).
+    When the object is itself a module (`net = TwoHeads()` with `net.policy(s)` and `net.value(s)`
+    running `self.trunk` and its heads), an optimizer over `net.parameters()` holds all of them.
     Such a module counts as untrained only when the object is used for nothing but calling its methods
     and modules, moving it and giving its modules' parameters to optimizers. Names unpacked from a tuple
     of constructions (`G, D = Generator(), Discriminator()`) hold each construction; a model class
@@ -1469,6 +1471,42 @@ class GAN:
         self.opt_g.step()
 """
         ),
+        # a module's own methods run its submodules: the optimizer over `net.parameters()` holds all of them
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.policy_head = nn.Linear(32, 2)
+        self.value_head = nn.Linear(32, 1)
+
+    def policy(self, s):
+        return F.softmax(self.policy_head(F.relu(self.trunk(s))), dim=-1)
+
+    def value(self, s):
+        return self.value_head(F.relu(self.trunk(s)))
+
+
+net = TwoHeads()
+opt = torch.optim.RMSprop(net.parameters(), lr=7e-4)
+
+
+def update(rollouts):
+    for s, a, returns in rollouts:
+        advantage = returns - net.value(s).squeeze(-1)
+        log_prob = torch.log(net.policy(s).gather(1, a.unsqueeze(1)).squeeze(1))
+        loss = -(log_prob * advantage.detach()).mean() + advantage.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -2614,6 +2652,46 @@ def main(src_vocab, tgt_vocab, pairs):
         train_pair(src, tgt, encoder, decoder, enc_opt, dec_opt)
 """,
             message="`encoder` is never trained",
+        ),
+        # the same with the optimizer given another module's parameters: the message names the submodules
+        # the module's methods run
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.policy_head = nn.Linear(32, 2)
+        self.value_head = nn.Linear(32, 1)
+
+    def policy(self, s):
+        return F.softmax(self.policy_head(F.relu(self.trunk(s))), dim=-1)
+
+    def value(self, s):
+        return self.value_head(F.relu(self.trunk(s)))
+
+
+net = TwoHeads()
+other = nn.Linear(4, 1)
+opt = torch.optim.RMSprop(other.parameters(), lr=7e-4)
+
+
+def update(rollouts):
+    for s, a, returns in rollouts:
+        advantage = returns - net.value(s).squeeze(-1)
+        log_prob = torch.log(net.policy(s).gather(1, a.unsqueeze(1)).squeeze(1))
+        loss = -(log_prob * advantage.detach()).mean() + advantage.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+            line=33,
+            message="`opt` holds the parameters of `other`, but the loss of the backward pass before this step is computed from `net.policy_head`, `net.trunk`, `net.value_head` only",
         ),
     ]
 

@@ -575,6 +575,9 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     pass  # a builtin or a library function: it only passes its arguments on
                 elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
                     member = _instance_member(ctx, callee)
+                    whole = _instance_module(ctx, callee.value)  # type: ignore[arg-type]
+                    if whole is not None:
+                        out.add(whole)  # `model.pi(x)` runs parameters of `model`, whatever its method reads
                     if isinstance(member, cst.FunctionDef):  # `model.generator_forward(z)`: a method of its class
                         out |= _through_helper(ctx, node, member, hops, 1, callee.value)  # type: ignore[arg-type]
                         continue
@@ -592,7 +595,8 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                         _UNITS.of(ctx).append((callee, models))  # `self.actor(state)` in a method of the trainer
                     if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
                                for q in ctx.names.qualified_names_at(m.func)):
-                        _CALLED.of(ctx).add(ctx.code(callee))
+                        _CALLED.of(ctx).add(ctx.code(callee) if instance is None else  # `net.trunk`, not `self.trunk`
+                                            f"{instance.value}.{callee.attr.value}")  # type: ignore[union-attr]
                 elif isinstance(callee, cst.Attribute):
                     q = ctx.names.qualified_names_at(callee)
                     if q:
@@ -734,6 +738,17 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
         return effects.member_module(ctx, callee if obj is callee.value else cst.Attribute(value=obj, attr=callee.attr))
     except Unknown:
         return None
+
+
+def _instance_module(ctx: FileContext, obj: cst.Name) -> Optional[cst.Call]:
+    """For ``obj`` in ``obj.<attr>`` holding an instance of a module class of this file (``model =
+    ActorCritic()``): that construction, whose ``parameters()`` hold every module it sets; None when
+    it is no module (a plain trainer object) or not known."""
+    try:
+        core = effects.held_module(ctx, _passed(ctx, obj) or obj)
+    except Unknown:
+        return None
+    return core if is_module_value(ctx, core) else None
 
 
 def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
@@ -1177,6 +1192,8 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
                     names.add(ctx.code(callee))
                 continue
             if isinstance(callee, cst.Attribute):  # `model.generator`: a module an instance holds
+                if isinstance(callee.value, cst.Name) and _instance_module(ctx, callee.value) in held_anywhere:
+                    continue  # its parameters are the instance's, which an optimizer holds
                 if len(models) == 1 and _has_weights(ctx, next(iter(models)), 0) \
                         and not _member_may_be_frozen(ctx, callee.value, callee.attr.value):  # type: ignore[arg-type]
                     names.add(ctx.code(callee))
