@@ -46,7 +46,9 @@ class OptimizerOfAnotherModel(LintRule):
     `self.actor_optimizer`), when the class is a plain class, hands `self` to nothing, and its methods are
     the only code of the file that reads the attribute (`agent.actor.requires_grad_(False)` outside keeps
     it silent). Parts of the loss that cannot be followed (data from a method of another object) do not
-    matter for this question: the model the loss is computed from is on the graph whatever they reach.
+    matter for this question: the model the loss is computed from is on the graph whatever they reach,
+    and a function that is not followed (`masked_nll(decoder(states), y, mask)` from a star import) is
+    taken to compute its result from its arguments.
     The step of an object a library builds from values that cannot be models or their parameters
     (`env = gym.make("Pendulum-v1")`, `env.step(action)`) is no optimizer's.
 
@@ -1507,6 +1509,30 @@ def update(rollouts):
         opt.step()
 """
         ),
+        # the loss computed by a function of a module not read (a star import): each model is in an optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from seq_losses import *
+
+encoder = nn.GRU(8, 16)
+decoder = nn.Linear(16, 5)
+enc_opt = torch.optim.Adam(encoder.parameters())
+dec_opt = torch.optim.Adam(decoder.parameters())
+
+
+def train(batches):
+    for x, y, mask in batches:
+        states, _ = encoder(x)
+        loss = masked_nll(decoder(states), y, mask)
+        enc_opt.zero_grad()
+        dec_opt.zero_grad()
+        loss.backward()
+        enc_opt.step()
+        dec_opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -2692,6 +2718,33 @@ def update(rollouts):
 """,
             line=33,
             message="`opt` holds the parameters of `other`, but the loss of the backward pass before this step is computed from `net.policy_head`, `net.trunk`, `net.value_head` only",
+        ),
+        # the loss computed by a function of a module not read (a star import): the encoder's output is one of
+        # its arguments, so the encoder is on the graph whatever the function does with the rest
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from seq_losses import *
+
+encoder = nn.GRU(8, 16)
+decoder = nn.Linear(16, 5)
+enc_opt = torch.optim.Adam(decoder.parameters())
+dec_opt = torch.optim.Adam(decoder.parameters())
+
+
+def train(batches):
+    for x, y, mask in batches:
+        states, _ = encoder(x)
+        loss = masked_nll(decoder(states), y, mask)
+        enc_opt.zero_grad()
+        dec_opt.zero_grad()
+        loss.backward()
+        enc_opt.step()
+        dec_opt.step()
+""",
+            line=18,
+            message="`encoder` is never trained",
         ),
     ]
 

@@ -566,7 +566,13 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     if _plain_class_of(ctx, callee):
                         stack.extend(a.value for a in node.args)  # `Config()`: an object that is no module
                         continue
-                    models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
+                    try:
+                        models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
+                    except Unknown:
+                        if not _LENIENT.of(ctx):
+                            raise
+                        stack.extend(a.value for a in node.args)  # a function not followed: its arguments
+                        continue
                     out |= models
                     _UNITS.of(ctx).append((callee, models))
                     if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
