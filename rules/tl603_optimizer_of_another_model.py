@@ -2746,6 +2746,41 @@ def train(batches):
             line=18,
             message="`encoder` is never trained",
         ),
+        # a GAN trainer whose generator's optimizer was given the discriminator's parameters; the generator is
+        # built from a list of layers its constructor fills
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class GAN:
+    def __init__(self):
+        layers = [nn.Linear(4, 16), nn.ReLU()]
+        layers += [nn.Linear(16, 2)]
+        self.G = nn.Sequential(*layers)
+        self.D = nn.Sequential(nn.Linear(2, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        self.opt_g = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def step(self, real):
+        z = torch.randn(real.size(0), 4)
+        fake = self.G(z)
+        ones, zeros = torch.ones(real.size(0), 1), torch.zeros(real.size(0), 1)
+        d_loss = self.bce(self.D(real), ones) + self.bce(self.D(fake.detach()), zeros)
+        self.opt_d.zero_grad()
+        d_loss.backward()
+        self.opt_d.step()
+        g_loss = self.bce(self.D(fake), ones)
+        self.opt_g.zero_grad()
+        g_loss.backward()
+        self.opt_g.step()
+""",
+            line=26,
+            col=9,
+            message="`self.G` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `self.opt_g`)",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
