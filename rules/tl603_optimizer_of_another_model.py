@@ -24,22 +24,38 @@ class OptimizerOfAnotherModel(LintRule):
     with their parameters read as the call's arguments), except through `.detach()`, `.item()`, `.data`
     and values computed under `torch.no_grad()`. Anything unknown on either side (a method or a function
     of another module that computes the loss, `self.model`, a parameter of the function, a model that
-    wraps another one in a way that is not followed) keeps the rule silent.
+    wraps another one in a way that is not followed) keeps the rule silent. A construction given a value
+    that may hold a model is such a wrapper, unless its class uses that argument only as a size or a rate
+    of its layers (`Encoder(vocab.n_words, hidden)`).
 
     It also finds, at the backward call, a model the loss runs through that no optimizer of the file
     holds: `opt = Adam(head.parameters())` with the loss computed from `head(encoder(x))`. Backward fills
     the encoder's gradients and nothing ever applies them. This is reported only when every optimizer
     the file builds and every step it takes are known, the model holds parameters by construction (a
-    `torch.nn` layer with weights, a `Sequential` of such, a project `nn.Module` class that builds them
+    `torch.nn` layer with weights, a `Sequential` of such (also `nn.Sequential(*layers)` of a list of
+    layers its constructor builds), a project `nn.Module` class that builds them
     and neither freezes nor detaches anything), and its name is used for nothing but being called,
-    moved or switched between train and eval mode. A frozen model (`requires_grad_(False)`, a loop over
-    its `parameters()`, a freezing helper it is passed to), a teacher or target network
+    moved or switched between train and eval mode. A frozen model (`requires_grad_(False)`, a loop that
+    writes its `parameters()`, a freezing helper it is passed to), a teacher or target network
     (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
-    `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent.
+    `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent. The
+    source of a target network's soft update is not frozen: a loop (or a helper of the file, such as
+    `soft_update(net, target)`) that only reads its parameters (`tau * p.data + (1 - tau) * tp.data`
+    written into the target), and copying it (`target = copy.deepcopy(net)`), leave it as it is. The
+    same holds for a model a trainer class keeps (`self.actor`, set once by its constructor, stepped by
+    `self.actor_optimizer`), when the class is a plain class, hands `self` to nothing, and its methods are
+    the only code of the file that reads the attribute (`agent.actor.requires_grad_(False)` outside keeps
+    it silent). Parts of the loss that cannot be followed (data from a method of another object) do not
+    matter for this question: the model the loss is computed from is on the graph whatever they reach,
+    and a function that is not followed (`masked_nll(decoder(states), y, mask)` from a star import) is
+    taken to compute its result from its arguments.
+    The step of an object a library builds from values that cannot be models or their parameters
+    (`env = gym.make("Pendulum-v1")`, `env.step(action)`) is no optimizer's.
 
     What library calls do is read from one table: a model rebound to itself moved, cast, switched or
     initialised (`D = D.cuda()`, also under `if torch.cuda.is_available():` where both paths hold the same
-    model; `G.apply(weights_init)` initialises and neither freezes nor trains it), wrapped
+    model; `G.apply(weights_init)` initialises and neither freezes nor trains it, the function defined
+    in the file or in a project module it imports), wrapped
     (`nn.DataParallel(D)`, `torch.compile(D)` hold `D`'s parameters) or copied (`copy.deepcopy`,
     `AveragedModel`: new parameters); parameter sources through `filter`, `itertools.chain`, `list(...) +
     list(...)`, comprehensions, parameter groups and `add_param_group`. Models and optimizers held by an
@@ -56,6 +72,8 @@ class OptimizerOfAnotherModel(LintRule):
     Models held by another object are followed too: `model.generator` of `model = GAN()`, where the
     class of the file sets `self.generator` once in its constructor, and the methods of that class called
     on the object (`model.generator_forward(z)` returns `self.generator(z)`, read as `model.generator`).
+    When the object is itself a module (`net = TwoHeads()` with `net.policy(s)` and `net.value(s)`
+    running `self.trunk` and its heads), an optimizer over `net.parameters()` holds all of them.
     Such a module counts as untrained only when the object is used for nothing but calling its methods
     and modules, moving it and giving its modules' parameters to optimizers. Names unpacked from a tuple
     of constructions (`G, D = Generator(), Discriminator()`) hold each construction; a model class
@@ -645,6 +663,7 @@ class Critic:
         self.g = nn.Linear(4, 2)
         self.d = nn.Linear(2, 1)
         self.opt_g = torch.optim.SGD(self.g.parameters(), lr=0.1)
+        self.opt_d = torch.optim.SGD(self.d.parameters(), lr=0.1)
 
     def g_step(self, fake):
         loss = -self.d(fake).mean()
@@ -1252,6 +1271,266 @@ for z, real in []:
     opt_g.zero_grad()
     loss_g.backward()
     opt_g.step()
+"""
+        ),
+        # an actor-critic trainer done right: the actor's loss runs through the critic too, the actor's optimizer
+        # holds the actor; the target networks are copies, soft-updated from the parameters they read
+        Valid(
+            """
+import copy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Agent:
+    def __init__(self):
+        self.policy = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 1))
+        self.value = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+        self.policy_target = copy.deepcopy(self.policy)
+        self.value_target = copy.deepcopy(self.value)
+        self.policy_opt = torch.optim.Adam(self.policy.parameters(), lr=1e-4)
+        self.value_opt = torch.optim.Adam(self.value.parameters(), lr=1e-3)
+
+    def update(self, s, a, r, s2):
+        y = r + 0.99 * self.value_target(torch.cat([s2, self.policy_target(s2)], 1)).detach()
+        value_loss = F.mse_loss(self.value(torch.cat([s, a], 1)), y)
+        self.value_opt.zero_grad()
+        value_loss.backward()
+        self.value_opt.step()
+        policy_loss = -self.value(torch.cat([s, self.policy(s)], 1)).mean()
+        self.policy_opt.zero_grad()
+        policy_loss.backward()
+        self.policy_opt.step()
+        for p, tp in zip(self.policy.parameters(), self.policy_target.parameters()):
+            tp.data.mul_(0.995).add_(0.005 * p.data)
+        for p, tp in zip(self.value.parameters(), self.value_target.parameters()):
+            tp.data.mul_(0.995).add_(0.005 * p.data)
+"""
+        ),
+        # near miss: the trainer's backbone is frozen by a loop that writes its parameters
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Probe:
+    def __init__(self):
+        self.backbone = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+        self.head = nn.Linear(8, 2)
+        for p in self.backbone.parameters():
+            p.requires_grad_(False)
+        self.opt = torch.optim.SGD(self.head.parameters(), lr=0.1)
+
+    def step(self, x, y):
+        loss = nn.functional.cross_entropy(self.head(self.backbone(x)), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+"""
+        ),
+        # near miss: the encoder is handed to a helper that freezes it (its parameters written, not read)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def freeze(net):
+    for p in net.parameters():
+        p.requires_grad = False
+
+
+def fit(encoder, head, opt, batches):
+    for x, y in batches:
+        loss = (head(encoder(x)) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+encoder = nn.Linear(4, 8)
+head = nn.Linear(8, 1)
+freeze(encoder)
+opt = torch.optim.Adam(head.parameters())
+fit(encoder, head, opt, [])
+"""
+        ),
+        # near miss: the trainer's feature layer is frozen from outside the class
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self):
+        self.features = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+        self.opt = torch.optim.SGD(self.head.parameters(), lr=0.1)
+
+    def step(self, x, y):
+        loss = (self.head(self.features(x)) - y).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+learner = Learner()
+learner.features.requires_grad_(False)
+"""
+        ),
+        # one optimizer over a shared encoder and the critic (`itertools.chain`), the actor's over parameter groups
+        # holding the actor and the shared encoder
+        Valid(
+            """
+import itertools
+
+import torch
+import torch.nn as nn
+
+
+def learn(shared, actor, critic, batch, actor_opt, critic_opt):
+    s, a, r = batch
+    h = shared(s)
+    critic_loss = (critic(torch.cat([h, a], 1)) - r).pow(2).mean()
+    critic_opt.zero_grad()
+    critic_loss.backward()
+    critic_opt.step()
+    actor_loss = -critic(torch.cat([shared(s).detach(), actor(shared(s))], 1)).mean()
+    actor_opt.zero_grad()
+    actor_loss.backward()
+    actor_opt.step()
+
+
+shared = nn.Linear(3, 8)
+actor = nn.Linear(8, 1)
+critic = nn.Linear(9, 1)
+critic_opt = torch.optim.Adam(itertools.chain(shared.parameters(), critic.parameters()), lr=1e-3)
+actor_opt = torch.optim.Adam([{"params": actor.parameters()}, {"params": shared.parameters(), "lr": 1e-5}], lr=1e-4)
+
+
+def run(batches):
+    for batch in batches:
+        learn(shared, actor, critic, batch, actor_opt, critic_opt)
+"""
+        ),
+        # near miss: another object steps (a library built it from the encoder's parameters)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import lookahead
+
+
+def fit(encoder, head, batches):
+    opt = torch.optim.SGD(head.parameters(), lr=0.1)
+    wrapper = lookahead.Lookahead(encoder.parameters())
+    for x, y in batches:
+        loss = (head(encoder(x)) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        wrapper.step()
+
+
+encoder = nn.Linear(4, 8)
+head = nn.Linear(8, 1)
+fit(encoder, head, [])
+"""
+        ),
+        # a GAN trainer: the discriminator's loss uses the generator's output detached, the generator is built from
+        # a list of layers
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class GAN:
+    def __init__(self):
+        layers = [nn.Linear(4, 16), nn.ReLU()]
+        layers += [nn.Linear(16, 2)]
+        self.G = nn.Sequential(*layers)
+        self.D = nn.Sequential(nn.Linear(2, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        self.opt_g = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def step(self, real):
+        z = torch.randn(real.size(0), 4)
+        fake = self.G(z)
+        ones, zeros = torch.ones(real.size(0), 1), torch.zeros(real.size(0), 1)
+        d_loss = self.bce(self.D(real), ones) + self.bce(self.D(fake.detach()), zeros)
+        self.opt_d.zero_grad()
+        d_loss.backward()
+        self.opt_d.step()
+        g_loss = self.bce(self.D(fake), ones)
+        self.opt_g.zero_grad()
+        g_loss.backward()
+        self.opt_g.step()
+"""
+        ),
+        # a module's own methods run its submodules: the optimizer over `net.parameters()` holds all of them
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.policy_head = nn.Linear(32, 2)
+        self.value_head = nn.Linear(32, 1)
+
+    def policy(self, s):
+        return F.softmax(self.policy_head(F.relu(self.trunk(s))), dim=-1)
+
+    def value(self, s):
+        return self.value_head(F.relu(self.trunk(s)))
+
+
+net = TwoHeads()
+opt = torch.optim.RMSprop(net.parameters(), lr=7e-4)
+
+
+def update(rollouts):
+    for s, a, returns in rollouts:
+        advantage = returns - net.value(s).squeeze(-1)
+        log_prob = torch.log(net.policy(s).gather(1, a.unsqueeze(1)).squeeze(1))
+        loss = -(log_prob * advantage.detach()).mean() + advantage.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        # the loss computed by a function of a module not read (a star import): each model is in an optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from seq_losses import *
+
+encoder = nn.GRU(8, 16)
+decoder = nn.Linear(16, 5)
+enc_opt = torch.optim.Adam(encoder.parameters())
+dec_opt = torch.optim.Adam(decoder.parameters())
+
+
+def train(batches):
+    for x, y, mask in batches:
+        states, _ = encoder(x)
+        loss = masked_nll(decoder(states), y, mask)
+        enc_opt.zero_grad()
+        dec_opt.zero_grad()
+        loss.backward()
+        enc_opt.step()
+        dec_opt.step()
 """
         ),
     ]
@@ -2248,6 +2527,259 @@ for x, y in []:
     opt_dec.step()
 """,
             message="`enc` is never trained",
+        ),
+        # a trainer class: the actor's optimizer given the critic's parameters; the actor's loss runs through both,
+        # so the critic is stepped twice and the actor never (targets: a copy, a soft update reading parameters)
+        Invalid(
+            """
+import copy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(3, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.body(s))
+
+
+class Value(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 1)
+
+    def forward(self, s, a):
+        return self.body(torch.cat([s, a], 1))
+
+
+class Agent:
+    def __init__(self):
+        self.policy = Policy()
+        self.value = Value()
+        self.value_target = copy.deepcopy(self.value)
+        self.policy_opt = torch.optim.Adam(self.value.parameters(), lr=1e-4)
+        self.value_opt = torch.optim.Adam(self.value.parameters(), lr=1e-3)
+
+    def update(self, s, a, r, s2):
+        with torch.no_grad():
+            y = r + 0.99 * self.value_target(s2, self.policy(s2))
+        value_loss = F.mse_loss(self.value(s, a), y)
+        self.value_opt.zero_grad()
+        value_loss.backward()
+        self.value_opt.step()
+
+        policy_loss = -self.value(s, self.policy(s)).mean()
+        self.policy_opt.zero_grad()
+        policy_loss.backward()
+        self.policy_opt.step()
+        for p, tp in zip(self.value.parameters(), self.value_target.parameters()):
+            tp.data.copy_(0.005 * p.data + 0.995 * tp.data)
+""",
+            line=45,
+            col=9,
+            message="`self.policy` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `self.policy_opt`)",
+        ),
+        # models and optimizers passed to a training function; the soft update of the targets only reads the actor
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def blend(src, dst, tau=0.01):
+    for a, b in zip(src.parameters(), dst.parameters()):
+        b.data.mul_(1 - tau).add_(a.data * tau)
+
+
+def learn(actor, actor_target, critic, critic_target, batch, actor_opt, critic_opt):
+    s, a, r, s2 = batch
+    y = (r + 0.9 * critic_target(torch.cat([s2, actor_target(s2)], 1))).detach()
+    q_loss = (critic(torch.cat([s, a], 1)) - y).pow(2).mean()
+    critic_opt.zero_grad()
+    q_loss.backward()
+    critic_opt.step()
+    pi_loss = -critic(torch.cat([s, actor(s)], 1)).mean()
+    actor_opt.zero_grad()
+    pi_loss.backward()
+    actor_opt.step()
+
+
+actor = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 1))
+actor_target = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 1))
+critic = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+critic_target = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+actor_target.load_state_dict(actor.state_dict())
+critic_target.load_state_dict(critic.state_dict())
+actor_opt = torch.optim.Adam(critic.parameters(), lr=1e-4)
+critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+
+
+def run(batches):
+    for batch in batches:
+        learn(actor, actor_target, critic, critic_target, batch, actor_opt, critic_opt)
+        blend(actor, actor_target)
+        blend(critic, critic_target)
+""",
+            line=20,
+            message="`actor` is never trained",
+        ),
+        # the encoder built with a vocabulary size read from data the program loads (a setting, not a module it holds)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab_size, hidden):
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.embed = nn.Embedding(vocab_size, hidden)
+        self.rnn = nn.GRU(hidden, hidden)
+
+    def forward(self, tokens):
+        return self.rnn(self.embed(tokens))
+
+
+class Decoder(nn.Module):
+    def __init__(self, hidden, vocab_size):
+        super().__init__()
+        self.rnn = nn.GRU(hidden, hidden)
+        self.out = nn.Linear(hidden, vocab_size)
+
+    def forward(self, x, h):
+        y, h = self.rnn(x, h)
+        return self.out(y), h
+
+
+def train_pair(src, tgt, encoder, decoder, enc_opt, dec_opt):
+    enc_opt.zero_grad()
+    dec_opt.zero_grad()
+    states, h = encoder(src)
+    logits, _ = decoder(states, h)
+    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), tgt.view(-1))
+    loss.backward()
+    enc_opt.step()
+    dec_opt.step()
+
+
+def main(src_vocab, tgt_vocab, pairs):
+    encoder = Encoder(src_vocab.size, 32)
+    decoder = Decoder(32, tgt_vocab.size)
+    enc_opt = torch.optim.SGD(decoder.parameters(), lr=0.1)
+    dec_opt = torch.optim.SGD(decoder.parameters(), lr=0.1)
+    for src, tgt in pairs:
+        train_pair(src, tgt, encoder, decoder, enc_opt, dec_opt)
+""",
+            message="`encoder` is never trained",
+        ),
+        # the same with the optimizer given another module's parameters: the message names the submodules
+        # the module's methods run
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.policy_head = nn.Linear(32, 2)
+        self.value_head = nn.Linear(32, 1)
+
+    def policy(self, s):
+        return F.softmax(self.policy_head(F.relu(self.trunk(s))), dim=-1)
+
+    def value(self, s):
+        return self.value_head(F.relu(self.trunk(s)))
+
+
+net = TwoHeads()
+other = nn.Linear(4, 1)
+opt = torch.optim.RMSprop(other.parameters(), lr=7e-4)
+
+
+def update(rollouts):
+    for s, a, returns in rollouts:
+        advantage = returns - net.value(s).squeeze(-1)
+        log_prob = torch.log(net.policy(s).gather(1, a.unsqueeze(1)).squeeze(1))
+        loss = -(log_prob * advantage.detach()).mean() + advantage.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+            line=33,
+            message="`opt` holds the parameters of `other`, but the loss of the backward pass before this step is computed from `net.policy_head`, `net.trunk`, `net.value_head` only",
+        ),
+        # the loss computed by a function of a module not read (a star import): the encoder's output is one of
+        # its arguments, so the encoder is on the graph whatever the function does with the rest
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from seq_losses import *
+
+encoder = nn.GRU(8, 16)
+decoder = nn.Linear(16, 5)
+enc_opt = torch.optim.Adam(decoder.parameters())
+dec_opt = torch.optim.Adam(decoder.parameters())
+
+
+def train(batches):
+    for x, y, mask in batches:
+        states, _ = encoder(x)
+        loss = masked_nll(decoder(states), y, mask)
+        enc_opt.zero_grad()
+        dec_opt.zero_grad()
+        loss.backward()
+        enc_opt.step()
+        dec_opt.step()
+""",
+            line=18,
+            message="`encoder` is never trained",
+        ),
+        # a GAN trainer whose generator's optimizer was given the discriminator's parameters; the generator is
+        # built from a list of layers its constructor fills
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class GAN:
+    def __init__(self):
+        layers = [nn.Linear(4, 16), nn.ReLU()]
+        layers += [nn.Linear(16, 2)]
+        self.G = nn.Sequential(*layers)
+        self.D = nn.Sequential(nn.Linear(2, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        self.opt_g = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def step(self, real):
+        z = torch.randn(real.size(0), 4)
+        fake = self.G(z)
+        ones, zeros = torch.ones(real.size(0), 1), torch.zeros(real.size(0), 1)
+        d_loss = self.bce(self.D(real), ones) + self.bce(self.D(fake.detach()), zeros)
+        self.opt_d.zero_grad()
+        d_loss.backward()
+        self.opt_d.step()
+        g_loss = self.bce(self.D(fake), ones)
+        self.opt_g.zero_grad()
+        g_loss.backward()
+        self.opt_g.step()
+""",
+            line=26,
+            col=9,
+            message="`self.G` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `self.opt_g`)",
         ),
     ]
 

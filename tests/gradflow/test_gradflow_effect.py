@@ -424,3 +424,68 @@ def test_tl603_models_passed_to_a_training_function_the_encoder_in_no_optimizer_
         before = ns["encoder"].weight.detach().clone()
         ns["fit"](5)
         assert torch.equal(ns["encoder"].weight.detach(), before) is not trained
+
+
+ACTOR_CRITIC = '''
+import copy
+import torch
+import torch.nn as nn
+
+DEVICE = "cpu"
+torch.manual_seed(0)
+
+
+def soft_update(net, target, tau=0.1):
+    for p, tp in zip(net.parameters(), target.parameters()):
+        tp.data.copy_(tau * p.data + (1 - tau) * tp.data)
+
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 1)).to(DEVICE)
+        self.critic = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1)).to(DEVICE)
+        self.actor_target = copy.deepcopy(self.actor)
+        self.critic_target = copy.deepcopy(self.critic)
+        self.actor_opt = torch.optim.Adam(self.HELD.parameters(), lr=1e-2)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=1e-2)
+
+    def update(self, s, a, r, s2):
+        with torch.no_grad():
+            y = r + 0.9 * self.critic_target(torch.cat([s2, self.actor_target(s2)], 1))
+        critic_loss = (self.critic(torch.cat([s, a], 1)) - y).pow(2).mean()
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        self.critic_opt.step()
+        actor_loss = -self.critic(torch.cat([s, self.actor(s)], 1)).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        soft_update(self.actor, self.actor_target)
+        soft_update(self.critic, self.critic_target)
+
+
+agent = Agent()
+s, a, r, s2 = (torch.randn(32, 3, device=DEVICE), torch.randn(32, 1, device=DEVICE),
+               torch.randn(32, 1, device=DEVICE), torch.randn(32, 3, device=DEVICE))
+
+
+def fit(steps):
+    for _ in range(steps):
+        agent.update(s, a, r, s2)
+'''
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tl603_a_trainer_whose_actor_optimizer_holds_the_critic_never_changes_its_actor(device):
+    # the actor's loss runs through the critic too: the swapped optimizer moves the critic a second time
+    # and the actor keeps its initial weights (its soft-updated target copies them unchanged)
+    bug = ACTOR_CRITIC.replace("HELD", "critic")
+    fixed = ACTOR_CRITIC.replace("HELD", "actor")
+    assert "TL603" in _codes(bug)
+    assert "TL603" not in _codes(fixed)
+    for source, trained in ((bug, False), (fixed, True)):
+        ns = _run(source, device)
+        before = [p.detach().clone() for p in ns["agent"].actor.parameters()]
+        ns["fit"](5)
+        after = list(ns["agent"].actor.parameters())
+        assert all(torch.equal(b, p.detach()) for b, p in zip(before, after)) is not trained

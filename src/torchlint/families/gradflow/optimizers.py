@@ -77,6 +77,10 @@ _CALLED: Fact[Set[str]] = Fact("gradflow.called_models", lambda ctx: set())
 _BOUND: "Fact[List[Tuple[cst.FunctionDef, dict]]]" = Fact("gradflow.bound_helpers", lambda ctx: [])
 #: each model call the losses asked about reach: the name called and the constructions it holds
 _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.called_units", lambda ctx: [])
+#: set (one element) while a loss is followed only for the models it surely runs through: a part of it
+#: that cannot be followed is skipped instead of making the whole answer unknown (a model called on the
+#: graph stays on it whatever the other parts reach)
+_LENIENT: "Fact[List[bool]]" = Fact("gradflow.lenient", lambda ctx: [])
 
 
 #: the loop targets of ``for net, opt in zip(nets, opts):`` stood for by one element of each list, while
@@ -338,7 +342,8 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
                 pass
         elif isinstance(a.value, (cst.Name, cst.Attribute, cst.Call)) and not isinstance(a.value, cst.Name):
             if any(isinstance(n, cst.Name) and not ctx.names.qualified_names_at(n) and n.value not in ("self",)
-                   and not _layer_setting(ctx, n) and _maybe_model(ctx, n) for n in iter_nodes(a.value)):
+                   and not _layer_setting(ctx, n) and _maybe_model(ctx, n) for n in iter_nodes(a.value)) \
+                    and not _setting_argument(ctx, core, a):
                 raise Unknown  # `Wrapper(model.encoder)`: which models it holds is not followed
     return frozenset(out)
 
@@ -357,6 +362,61 @@ def _layer_setting(ctx: FileContext, name: cst.Name) -> bool:
     q = ctx.names.qualified_names_at(call.func)
     return bool(q) and not q & _MODULE_CONTAINERS and all(
         n.startswith("torch.nn.") and n.count(".") == 2 and n.rsplit(".", 1)[-1][:1].isupper() for n in q)
+
+
+def _setting_argument(ctx: FileContext, core: cst.Call, given: cst.Arg) -> bool:
+    """Whether the construction ``core`` of a project module class uses the argument ``given``
+    (``EncoderRNN(lang.n_words, hidden)``) as a setting only: its constructor's parameter is used only as
+    a size or rate of ``torch.nn`` layers (through arithmetic too), in comparisons, or stored whole on
+    ``self`` under an attribute that the class in turn uses only so; never a module it holds."""
+    found = definition_of(ctx, core.func)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    octx, cls = found
+    init = next((s for s in class_body(cls) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    bound = bind_arguments(core, init, 1) if init is not None else None
+    if init is None or bound is None:
+        return False
+    params = [p for p in list(init.params.posonly_params) + list(init.params.params) + list(init.params.kwonly_params)
+              if bound.get(p.name.value) is given.value]
+    if len(params) != 1 or params[0].star != "" or _rebinds(init, params[0].name.value):
+        return False
+    me = _first_param_name(init)
+    for use in octx.names_in(init.body, params[0].name.value):
+        parent = octx.parent(use)
+        if isinstance(parent, cst.Attribute) and parent.attr is use or isinstance(parent, cst.Arg) and parent.keyword is use:
+            continue
+        if _setting_use(octx, use):
+            continue
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) and parent.value is use \
+            and len(parent.targets) == 1 else None  # `self.input_size = input_size`
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me):
+            return False
+        for read in _attribute_uses(octx, target.attr.value):
+            if read is target or not octx.is_inside(read, cls):
+                continue  # (what other code does with the stored number does not make it a module)
+            if not isinstance(read.value, cst.Name) or not _setting_use(octx, read):
+                return False
+    return True
+
+
+def _setting_use(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is used as a number: through arithmetic, an argument of a ``torch.nn`` layer
+    construction (not a container) or of a ``torch`` function, or in a comparison."""
+    for _ in range(_MAX_HOPS):
+        parent = ctx.parent(node)
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            node = parent
+            continue
+        if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+            return True
+        if not isinstance(parent, cst.Arg) or parent.value is not node:
+            return False
+        call = ctx.parent(parent)
+        q = ctx.names.qualified_names_at(call.func) if isinstance(call, cst.Call) else set()
+        return bool(q) and not q & _MODULE_CONTAINERS and not q & effects.HOLDERS and not q & effects.COPIES \
+            and all(n.startswith("torch.") for n in q)
+    return False
 
 
 def _maybe_model(ctx: FileContext, name: cst.Name, hops: int = 0) -> bool:
@@ -483,84 +543,100 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
     stack: List[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
-            raise Unknown
-        if isinstance(node, cst.Attribute):
-            if node.attr.value == "data":
-                continue
-            stack.append(node.value)
-            continue
-        if isinstance(node, cst.Call):
-            name = method_name(node)
-            if name in _CUTTING or under_no_grad(ctx, node) or _off_graph(ctx, node):
-                continue
-            func = node.func
-            callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-            helper = _helper_of(ctx, node)
-            if helper is not None:
-                out |= _through_helper(ctx, node, helper, hops)
-                continue
-            if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
-                    and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
-                if _plain_class_of(ctx, callee):
-                    stack.extend(a.value for a in node.args)  # `Config()`: an object that is no module
+        try:
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+                raise Unknown
+            if isinstance(node, cst.Attribute):
+                if node.attr.value == "data":
                     continue
-                models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
-                out |= models
-                _UNITS.of(ctx).append((callee, models))
-                if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
-                    _CALLED.of(ctx).add(_zipped_label(ctx, callee) or callee.value)  # `net` of a zip loop: `net_a`
-            elif isinstance(callee, cst.Name):
-                pass  # a builtin or a library function: it only passes its arguments on
-            elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
-                member = _instance_member(ctx, callee)
-                if isinstance(member, cst.FunctionDef):  # `model.generator_forward(z)`: a method of its class
-                    out |= _through_helper(ctx, node, member, hops, 1, callee.value)  # type: ignore[arg-type]
+                stack.append(node.value)
+                continue
+            if isinstance(node, cst.Call):
+                name = method_name(node)
+                if name in _CUTTING or under_no_grad(ctx, node) or _off_graph(ctx, node):
                     continue
-                out.add(member)  # `model.discriminator(x)`: a module the instance holds
-                _UNITS.of(ctx).append((callee, frozenset({member})))
-                if not any(q.endswith("Loss") for q in ctx.names.qualified_names_at(member.func)):
-                    _CALLED.of(ctx).add(ctx.code(callee))
-            elif isinstance(callee, (cst.Attribute, cst.Subscript)) and _held_by_object(ctx, callee):
-                models = _construction(ctx, callee)  # `self.D(x)`, `nets["D"](x)`: a model an object holds
-                out |= models
-                instance = _instance_of_self(ctx, callee)
-                if instance is not None:  # `self.generator(z)` in `model.generator_forward(z)`
-                    _UNITS.of(ctx).append((cst.Attribute(value=instance, attr=callee.attr), models))  # type: ignore[union-attr]
-                if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
-                           for q in ctx.names.qualified_names_at(m.func)):
-                    _CALLED.of(ctx).add(ctx.code(callee))
-            elif isinstance(callee, cst.Attribute):
-                q = ctx.names.qualified_names_at(callee)
-                if q:
-                    if not any(n.startswith(_LIBRARY_ROOTS + effects.DATA_LIBRARIES) for n in q):
-                        raise Unknown
-                elif name in _MODULE_PLUMBING and _may_be_module(ctx, callee.value):
-                    raise Unknown  # `model.to(device)` as a value; `torch.ones(n, 1).to(device)` is a tensor
+                func = node.func
+                callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+                helper = _helper_of(ctx, node)
+                if helper is not None:
+                    out |= _through_helper(ctx, node, helper, hops)
+                    continue
+                if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
+                        and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
+                    if _plain_class_of(ctx, callee):
+                        stack.extend(a.value for a in node.args)  # `Config()`: an object that is no module
+                        continue
+                    try:
+                        models = _construction(ctx, callee)  # a model called (`disc(x)`), else unknown
+                    except Unknown:
+                        if not _LENIENT.of(ctx):
+                            raise
+                        stack.extend(a.value for a in node.args)  # a function not followed: its arguments
+                        continue
+                    out |= models
+                    _UNITS.of(ctx).append((callee, models))
+                    if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
+                        _CALLED.of(ctx).add(_zipped_label(ctx, callee) or callee.value)  # `net` of a zip loop: `net_a`
+                elif isinstance(callee, cst.Name):
+                    pass  # a builtin or a library function: it only passes its arguments on
+                elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
+                    member = _instance_member(ctx, callee)
+                    whole = _instance_module(ctx, callee.value)  # type: ignore[arg-type]
+                    if whole is not None:
+                        out.add(whole)  # `model.pi(x)` runs parameters of `model`, whatever its method reads
+                    if isinstance(member, cst.FunctionDef):  # `model.generator_forward(z)`: a method of its class
+                        out |= _through_helper(ctx, node, member, hops, 1, callee.value)  # type: ignore[arg-type]
+                        continue
+                    out.add(member)  # `model.discriminator(x)`: a module the instance holds
+                    _UNITS.of(ctx).append((callee, frozenset({member})))
+                    if not any(q.endswith("Loss") for q in ctx.names.qualified_names_at(member.func)):
+                        _CALLED.of(ctx).add(ctx.code(callee))
+                elif isinstance(callee, (cst.Attribute, cst.Subscript)) and _held_by_object(ctx, callee):
+                    models = _construction(ctx, callee)  # `self.D(x)`, `nets["D"](x)`: a model an object holds
+                    out |= models
+                    instance = _instance_of_self(ctx, callee)
+                    if instance is not None:  # `self.generator(z)` in `model.generator_forward(z)`
+                        _UNITS.of(ctx).append((cst.Attribute(value=instance, attr=callee.attr), models))  # type: ignore[union-attr]
+                    elif isinstance(callee, cst.Attribute):
+                        _UNITS.of(ctx).append((callee, models))  # `self.actor(state)` in a method of the trainer
+                    if not any(q.endswith("Loss") for m in models if isinstance(m, cst.Call)
+                               for q in ctx.names.qualified_names_at(m.func)):
+                        _CALLED.of(ctx).add(ctx.code(callee) if instance is None else  # `net.trunk`, not `self.trunk`
+                                            f"{instance.value}.{callee.attr.value}")  # type: ignore[union-attr]
+                elif isinstance(callee, cst.Attribute):
+                    q = ctx.names.qualified_names_at(callee)
+                    if q:
+                        if not any(n.startswith(_LIBRARY_ROOTS + effects.DATA_LIBRARIES) for n in q):
+                            raise Unknown
+                    elif name in _MODULE_PLUMBING and _may_be_module(ctx, callee.value):
+                        raise Unknown  # `model.to(device)` as a value; `torch.ones(n, 1).to(device)` is a tensor
+                    else:
+                        stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
                 else:
-                    stack.append(callee.value)  # a tensor method: `out.view(-1)`, `x.mean()`
-            else:
-                stack.append(callee)
-            if (name not in ("to", "cuda", "cpu", "type") or not isinstance(func, cst.Attribute)) \
-                    and not ctx.names.qualified_names_at(func) & _NEW_TENSORS \
-                    and not any(_LEGACY_TENSOR.match(q) for q in ctx.names.qualified_names_at(func)):
-                stack.extend(a.value for a in node.args)  # (a device, a dtype or a size carries no graph)
-            continue
-        if isinstance(node, cst.Name):
-            if node.value in ("None", "True", "False"):
+                    stack.append(callee)
+                if (name not in ("to", "cuda", "cpu", "type") or not isinstance(func, cst.Attribute)) \
+                        and not ctx.names.qualified_names_at(func) & _NEW_TENSORS \
+                        and not any(_LEGACY_TENSOR.match(q) for q in ctx.names.qualified_names_at(func)):
+                    stack.extend(a.value for a in node.args)  # (a device, a dtype or a size carries no graph)
                 continue
-            if ctx.names.qualified_names_at(node):
+            if isinstance(node, cst.Name):
+                if node.value in ("None", "True", "False"):
+                    continue
+                if ctx.names.qualified_names_at(node):
+                    continue
+                out |= _reached_name(ctx, node, hops, visited)
                 continue
-            out |= _reached_name(ctx, node, hops, visited)
-            continue
-        if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Tuple, cst.List,
-                             cst.Comparison, cst.BooleanOperation, cst.IfExp)):
-            for c in _direct_expressions(node):
-                stack.append(c)
-            continue
-        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            continue
-        raise Unknown
+            if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Tuple, cst.List,
+                                 cst.Comparison, cst.BooleanOperation, cst.IfExp)):
+                for c in _direct_expressions(node):
+                    stack.append(c)
+                continue
+            if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                continue
+            raise Unknown
+        except Unknown:
+            if not _LENIENT.of(ctx):
+                raise  # strict: anything unknown on the way makes the whole answer unknown
     return out
 
 
@@ -668,6 +744,17 @@ def _instance_member(ctx: FileContext, callee: cst.Attribute):
         return effects.member_module(ctx, callee if obj is callee.value else cst.Attribute(value=obj, attr=callee.attr))
     except Unknown:
         return None
+
+
+def _instance_module(ctx: FileContext, obj: cst.Name) -> Optional[cst.Call]:
+    """For ``obj`` in ``obj.<attr>`` holding an instance of a module class of this file (``model =
+    ActorCritic()``): that construction, whose ``parameters()`` hold every module it sets; None when
+    it is no module (a plain trainer object) or not known."""
+    try:
+        core = effects.held_module(ctx, _passed(ctx, obj) or obj)
+    except Unknown:
+        return None
+    return core if is_module_value(ctx, core) else None
 
 
 def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
@@ -1068,18 +1155,19 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
         held_anywhere = _all_held(ctx, calls)
     except Unknown:
         return []
-    steps: List[Tuple[cst.Call, cst.Name]] = []
+    steps: List[Tuple[cst.Call, cst.BaseExpression]] = []
     for call in calls:
         if method_name(call) != "step":
             continue
         opt = optimizer_of_step(ctx, call)
-        if isinstance(opt, cst.Name):
+        if isinstance(opt, cst.Name) or effects.self_attr(ctx, opt) is not None:  # type: ignore[arg-type]
             try:
                 _held_models(ctx, opt)
             except Unknown:
                 return []  # an optimizer not built from `torch.optim` here: what it holds is unknown
             steps.append((call, opt))
-        elif not any(".lr_scheduler." in q for q in ctx.names.instance_of(receiver(call))):
+        elif not any(".lr_scheduler." in q for q in ctx.names.instance_of(receiver(call))) \
+                and not _holds_no_parameters(ctx, receiver(call)):
             return []  # a step of something unknown: another optimizer may hold the model
     out: List[UntrainedModel] = []
     for backward in calls:
@@ -1092,15 +1180,26 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
         if operand is None:
             continue
         _UNITS.of(ctx).clear()
+        _LENIENT.of(ctx).append(True)  # the models the loss surely runs through, whatever else it reaches
         try:
             _reached(ctx, operand, 0, set())
         except Unknown:
             continue
+        finally:
+            _LENIENT.of(ctx).clear()
         names: Set[str] = set()
         for callee, models in _UNITS.of(ctx):
             if models & held_anywhere or ctx.code(callee) in names:
                 continue
+            if effects.self_attr(ctx, callee) is not None:  # `self.actor`: a module the trainer holds
+                model = next(iter(models)) if len(models) == 1 else None
+                if isinstance(model, cst.Call) and _has_weights(ctx, model, 0) \
+                        and not _self_member_may_be_frozen(ctx, callee):  # type: ignore[arg-type]
+                    names.add(ctx.code(callee))
+                continue
             if isinstance(callee, cst.Attribute):  # `model.generator`: a module an instance holds
+                if isinstance(callee.value, cst.Name) and _instance_module(ctx, callee.value) in held_anywhere:
+                    continue  # its parameters are the instance's, which an optimizer holds
                 if len(models) == 1 and _has_weights(ctx, next(iter(models)), 0) \
                         and not _member_may_be_frozen(ctx, callee.value, callee.attr.value):  # type: ignore[arg-type]
                     names.add(ctx.code(callee))
@@ -1114,6 +1213,40 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
         if names:
             out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
     return out
+
+
+def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) -> bool:
+    """Whether the object whose ``step()`` is called (``env.step(action)``) cannot hold a model's
+    parameters: a name (or ``self.<attr>`` set once by the constructor) bound only to what a library
+    function that is not torch's builds from arguments none of which may be a model or its parameters
+    (``env = gym.make("Pendulum-v1")``)."""
+    if isinstance(obj, cst.Name):
+        b = ctx.names.binding_at(obj, obj.value)
+        if b is None or b.imports or b.changed or not b.values:
+            return False
+        values = list(b.values)
+    elif isinstance(obj, cst.Attribute) and effects.self_attr(ctx, obj) is not None:
+        try:
+            values = effects.self_values(ctx, *effects.self_attr(ctx, obj))  # type: ignore[misc]
+        except Unknown:
+            return False
+    else:
+        return False
+    for value in values:
+        if not isinstance(value, cst.Call):
+            return False
+        q = ctx.names.qualified_names_at(value.func)
+        if not q or any(n.startswith("torch") for n in q) or definition_of(ctx, value.func) is not None:
+            return False
+        for a in value.args:
+            for n in iter_nodes(a.value):
+                if isinstance(n, cst.Attribute) and n.attr.value in ("parameters", "named_parameters", "param_groups"):
+                    return False
+                if isinstance(n, cst.Name) and not (isinstance(ctx.parent(n), cst.Attribute) and ctx.parent(n).attr is n) \
+                        and not ctx.names.qualified_names_at(n) and n.value not in ("None", "True", "False") \
+                        and _maybe_model(ctx, n):
+                    return False
+    return True
 
 
 def _core_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> cst.BaseExpression:
@@ -1158,6 +1291,11 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     if names & _CONTAINERS:
         for a in core.args:
             value = a.value
+            if isinstance(value, cst.Name) and a.star == "*":  # `nn.Sequential(*layers)`
+                if any(isinstance(v, cst.Call) and _has_weights(ctx, strip_moves(v), depth + 1)
+                       for v in _listed_layers(ctx, value)):
+                    return True
+                continue
             if isinstance(value, cst.Name):
                 return False  # a model built elsewhere put in a container: its uses are not followed
             if isinstance(value, cst.Call) and _has_weights(ctx, strip_moves(value), depth + 1):
@@ -1187,6 +1325,38 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
                             or _has_weights(octx, value, depth + 1)):
                         return True
     return False
+
+
+def _listed_layers(ctx: FileContext, name: cst.Name) -> List[cst.BaseExpression]:
+    """The elements of the list a local name of a function holds, when it is built only from list
+    literals there (``layers = [nn.Conv2d(...), nn.ReLU()]``, ``layers += [...]``,
+    ``layers.append(...)``, ``layers.extend([...])``); empty when anything else binds or changes it."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if function is None:
+        return []
+    out: List[cst.BaseExpression] = []
+    for use in ctx.names_in(function, name.value):
+        if use is name:
+            continue
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.AssignTarget) and parent.target is use:
+            value = ctx.parent(parent).value  # type: ignore[union-attr]
+        elif isinstance(parent, cst.AugAssign) and parent.target is use and isinstance(parent.operator, cst.AddAssign):
+            value = parent.value
+        elif isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in ("append", "extend") \
+                and isinstance(ctx.parent(parent), cst.Call) and len(ctx.parent(parent).args) == 1:  # type: ignore[union-attr]
+            value = ctx.parent(parent).args[0].value  # type: ignore[union-attr]
+            if parent.attr.value == "append":
+                out.append(value)
+                continue
+        elif isinstance(parent, cst.Arg) and parent.value is use and parent.star == "*":
+            continue  # handed to a container
+        else:
+            return []
+        if not isinstance(value, cst.List) or any(not isinstance(e, cst.Element) for e in value.elements):
+            return []
+        out.extend(e.value for e in value.elements)
+    return out
 
 
 def _may_freeze(ctx: FileContext, cls: cst.ClassDef) -> bool:
@@ -1410,41 +1580,29 @@ def _first_param_name(function: cst.FunctionDef) -> Optional[str]:
 
 
 def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
-                   followed: Optional[cst.CSTNode] = None) -> bool:
+                   followed: Optional[cst.CSTNode] = None, depth: int = 0) -> bool:
     """Whether any use of ``name`` in the file is more than calling the model, moving it or binding it
-    to a construction: such a use may freeze it (``requires_grad_(False)``, a loop over its
+    to a construction: such a use may freeze it (``requires_grad_(False)``, a loop that writes its
     ``parameters()``, ``eval()``), fill it from another model (``load_state_dict``, an EMA update), or
     hand it to code that trains it (a function, a wrapper).  With ``at`` (a read of the model), only the
     uses of the same variable count (a name of another function is another model); restoring it from a
-    file (``load_state_dict(torch.load(path))``) neither freezes nor fills it from another model."""
+    file (``load_state_dict(torch.load(path))``) neither freezes nor fills it from another model, and
+    neither do copying it, reading its parameters in a loop (the source of a soft update) or handing it
+    to a function of the file that does nothing more with it (:func:`_harmless_use`).  ``depth``: how
+    many such functions are being followed."""
     mine = ctx.names.binding_at(at, name) if at is not None else None
     passed = _passed(ctx, at) if at is not None else None
-    if passed is not None and _may_be_frozen(ctx, passed.value, passed, _function_of(ctx, at)):  # type: ignore[arg-type]
+    if passed is not None and _may_be_frozen(ctx, passed.value, passed, _function_of(ctx, at), depth):  # type: ignore[arg-type]
         return True  # a parameter of a function: what is done to the variable every call passes counts too
     methods, plain = _class_members(ctx, at) if at is not None else (frozenset(), frozenset())
     for node in ctx.names_in(ctx.module, name):
         if mine is not None and ctx.names.binding_at(node, name) is not mine:
             continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node) \
-                or isinstance(parent, cst.Param) and passed is not None:
-            continue  # called, saved, summarised, its gradients clipped; the parameter itself
-        if isinstance(parent, cst.Attribute):
-            if parent.attr is node:
-                continue  # `x.model`: another object's attribute
-            outer = ctx.parent(parent)
-            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in methods:
-                continue  # `encoder.init_hidden()`: a method of its class, which freezes nothing
-            if parent.attr.value in plain and not isinstance(outer, (cst.Attribute, cst.Subscript, cst.AssignTarget,
-                                                                    cst.AugAssign, cst.Call, cst.Del)):
-                continue  # `decoder.hidden_size`: a setting its constructor stores
-            if isinstance(outer, cst.Call) and outer.func is parent and (
-                    parent.attr.value in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING):
-                continue  # moved, switched, initialised (`model.apply(weights_init)`)
-            if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value == "load_state_dict" \
-                    and outer.args and _from_file(ctx, outer.args[0].value):
-                continue  # a checkpoint restored: trained on from there
-            return True
+        if isinstance(parent, cst.Param) and passed is not None:
+            continue  # the parameter itself
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue  # `x.model`: another object's attribute
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
         if isinstance(parent, cst.Element):
@@ -1452,20 +1610,211 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
             if element is not None and not any(w in ctx.code(element) for w in _FREEZING_WORDS):
                 continue  # `G, D = Generator(), Discriminator()`: bound to its construction
             return True
-        if isinstance(parent, cst.Arg):
-            call = ctx.parent(parent)
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print" \
-                    and not ctx.names.qualified_names_at(call.func):
-                continue
-            if followed is not None and isinstance(call, cst.Call) and call in call_sites(ctx, followed):
-                continue  # handed to the function whose parameter is being asked about (checked there)
+        if not _harmless_use(ctx, node, methods, plain, followed, depth):
             return True
-        if isinstance(parent, cst.AssignTarget) and parent.target is node:
-            assign = ctx.parent(parent)
-            if isinstance(assign, cst.Assign) and not any(w in ctx.code(assign.value) for w in _FREEZING_WORDS):
-                continue
+    return False
+
+
+def _harmless_use(ctx: FileContext, node: cst.BaseExpression, methods: FrozenSet[str] = frozenset(),
+                  plain: FrozenSet[str] = frozenset(), followed: Optional[cst.CSTNode] = None,
+                  depth: int = 0) -> bool:
+    """Whether the use ``node`` of a model (a name, ``self.<attr>``) neither freezes it, fills it from
+    another model nor hands it to code that may train it: it is called, saved, summarised, printed, its
+    gradients clipped; moved, cast, switched between train and eval mode, initialised; its state read
+    (``state_dict()``) or restored from a file; a method of its class (``methods``) called or a setting
+    its constructor stores (``plain``) read; its parameters read in a loop (:func:`_read_parameters`);
+    copied (``copy.deepcopy``: a new model from its values); handed to the function being asked about
+    (``followed``, checked there) or to a function of the file that does no more with it; bound to a
+    plain value."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Call) and parent.func is node or _read_only(ctx, node):
+        return True  # called, saved, summarised, its gradients clipped
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        outer = ctx.parent(parent)
+        attr = parent.attr.value
+        called = isinstance(outer, cst.Call) and outer.func is parent
+        if called and attr in methods:
+            return True  # `encoder.init_hidden()`: a method of its class, which freezes nothing
+        if attr in plain and not isinstance(outer, (cst.Attribute, cst.Subscript, cst.AssignTarget, cst.AugAssign,
+                                                    cst.Call, cst.Del)):
+            return True  # `decoder.hidden_size`: a setting its constructor stores
+        if called and (attr in _HARMLESS or effects.method_effect(ctx, outer) in _NOT_FREEZING  # type: ignore[arg-type]
+                       or attr == "apply" and _imported_initialiser(ctx, outer)):  # type: ignore[arg-type]
+            return True  # moved, switched, initialised (`model.apply(weights_init)`)
+        if called and attr == "load_state_dict" and outer.args and _from_file(ctx, outer.args[0].value):  # type: ignore[union-attr]
+            return True  # a checkpoint restored: trained on from there
+        return called and attr in ("parameters", "named_parameters") and _read_parameters(ctx, outer)  # type: ignore[arg-type]
+    if isinstance(parent, cst.Arg) and parent.value is node:
+        call = ctx.parent(parent)
+        if not isinstance(call, cst.Call):
+            return False
+        if isinstance(call.func, cst.Name) and call.func.value == "print" and not ctx.names.qualified_names_at(call.func):
             return True
+        if followed is not None and call in call_sites(ctx, followed):
+            return True  # handed to the function whose parameter is being asked about (checked there)
+        if effects.is_copy(ctx, call) and call.args and call.args[0] is parent:
+            return True  # `target = copy.deepcopy(net)`: the copy has parameters of its own
+        return depth < 2 and _reading_helper(ctx, call, parent, depth)
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        assign = ctx.parent(parent)
+        return isinstance(assign, cst.Assign) and not any(w in ctx.code(assign.value) for w in _FREEZING_WORDS)
+    return False
+
+
+def _imported_initialiser(ctx: FileContext, call: cst.Call) -> bool:
+    """``model.apply(weights_init_normal)`` with the function imported from a project module that only
+    initialises (:func:`effects.initialiser` read in its own file)."""
+    fn = arg(call, 0, "fn")
+    found = definition_of(ctx, fn.value) if fn is not None and len(call.args) == 1 else None
+    return found is not None and found[0] is not ctx and isinstance(found[1], cst.FunctionDef) \
+        and effects.initialiser(found[0], found[1].name)
+
+
+def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int) -> bool:
+    """Whether ``call`` runs a function of the file (``soft_update(net, target)``) whose parameter
+    ``given`` binds is used there for nothing that may freeze, fill or train the model (the source of
+    a soft update: its parameters only read)."""
+    function = _helper_of(ctx, call)
+    bound = bind_arguments(call, function, 0) if function is not None else None
+    if function is None or bound is None:
+        return False
+    params = [p for p in list(function.params.posonly_params) + list(function.params.params)
+              + list(function.params.kwonly_params) if bound.get(p.name.value) is given.value]
+    if len(params) != 1 or params[0].star != "" or _rebinds(function, params[0].name.value):
+        return False
+    name = params[0].name.value
+    for use in ctx.names_in(function, name):
+        if use is params[0].name:
+            continue
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Attribute) and parent.attr is use or isinstance(parent, cst.Arg) and parent.keyword is use:
+            continue
+        if isinstance(parent, cst.Param) or not _harmless_use(ctx, use, depth=depth + 1):
+            return False  # (a nested function's own parameter of the same name: not followed)
+    return True
+
+
+def _read_parameters(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the parameters ``call`` lists (``net.parameters()``) are only read: the iterable of a
+    ``for`` loop, or one of the lists it zips, whose target for them is used in the function only in the
+    loop's body and only as a value (``param.data`` in ``target.data.copy_(tau * param.data + (1 - tau)
+    * target.data)``: a soft update of a target network reads the source's parameters)."""
+    if call.args:
+        return False
+    parent = ctx.parent(call)
+    loop: Optional[cst.CSTNode] = None
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(parent, cst.For) and parent.iter is call:
+        loop, target = parent, parent.target
+    elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.star == "":
+        zipped = ctx.parent(parent)
+        outer = ctx.parent(zipped)
+        if isinstance(zipped, cst.Call) and isinstance(zipped.func, cst.Name) and zipped.func.value == "zip" \
+                and not ctx.names.qualified_names_at(zipped.func) and isinstance(outer, cst.For) \
+                and outer.iter is zipped and isinstance(outer.target, (cst.Tuple, cst.List)) \
+                and len(outer.target.elements) == len(zipped.args) \
+                and all(a.keyword is None and a.star == "" for a in zipped.args):
+            loop, target = outer, outer.target.elements[list(zipped.args).index(parent)].value
+    if method_name(call) == "named_parameters":  # `for name, p in net.named_parameters():`
+        target = target.elements[1].value if isinstance(target, (cst.Tuple, cst.List)) \
+            and len(target.elements) == 2 else None
+    if not isinstance(loop, cst.For) or not isinstance(target, cst.Name) or _binds_in(loop.body, target.value):
+        return False
+    for use in ctx.names_in(_function_of(ctx, loop), target.value):
+        if use is target:
+            continue
+        if ctx.is_inside(use, loop.body):
+            if not _read_value(ctx, use):
+                return False
+        elif not _other_loop_variable(ctx, use, loop):
+            return False
+    return True
+
+
+def _other_loop_variable(ctx: FileContext, use: cst.Name, loop: cst.For) -> bool:
+    """Whether ``use`` is the variable of another ``for`` loop than ``loop`` (its target, or read in its
+    body, the loop binding it there): the same name for another value (two soft updates in a row)."""
+    other = ctx.enclosing(use, cst.For)
+    while other is not None:
+        if other is not loop and any(isinstance(n, cst.Name) and n.value == use.value for n in iter_nodes(other.target)) \
+                and (ctx.is_inside(use, other.target) or ctx.is_inside(use, other.body)) \
+                and not _binds_in(other.body, use.value):  # type: ignore[union-attr]
+            return True
+        other = ctx.enclosing(other, cst.For)
+    return False
+
+
+def _read_value(ctx: FileContext, use: cst.Name) -> bool:
+    """Whether the parameter ``use`` (through ``.data``, ``.detach()``, ``.clone()``) is only read where it
+    is: an operand of arithmetic, or the argument of an in-place method of another tensor
+    (``target.data.add_(param.data, alpha=tau)``) or of a ``torch`` function that writes nothing."""
+    node: cst.BaseExpression = use
+    for _ in range(4):
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data":
+            node = parent
+            continue
+        call = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is node else None
+        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in ("detach", "clone") \
+                and not call.args:  # type: ignore[union-attr]
+            node = call
+            continue
+        break
+    parent = ctx.parent(node)
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
+    if not isinstance(parent, cst.Arg) or parent.value is not node or parent.star != "" \
+            or parent.keyword is not None and parent.keyword.value == "out":
+        return False
+    call = ctx.parent(parent)
+    if not isinstance(call, cst.Call):
+        return False
+    q = ctx.names.qualified_names_at(call.func)
+    if q:
+        return all(n.startswith("torch.") and not n.endswith("_") and not n.startswith("torch.nn.") for n in q)
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") \
+        and call.func.attr.value not in ("requires_grad_", "register_hook") \
+        and not any(n is use for n in iter_nodes(call.func))
+
+
+def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
+    """Whether the module ``self.<attr>`` of a trainer class (``self.actor``, set once by its
+    constructor) may be frozen, filled from another model or trained elsewhere: the class may be an
+    ``nn.Module`` (its own ``parameters()``, ``eval()`` or ``requires_grad_`` reach the member), the
+    instance is handed on as a value in its methods, the attribute is read outside the class's methods
+    (``agent.actor``), or one of its uses there is more than :func:`_harmless_use` allows (its one
+    assignment in the constructor aside)."""
+    found = effects.self_attr(ctx, expr)
+    if found is None or not plain_class(ctx, found[0]):
+        return True
+    cls, attr = found
+    try:
+        if len(effects.self_values(ctx, cls, attr)) != 1:
+            return True
+    except Unknown:
+        return True
+    for use in _attribute_uses(ctx, attr):
+        owner = effects.self_attr(ctx, use)
+        if owner is None or owner[0] is not cls:
+            return True  # read on another object, or in another class
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.AssignTarget) and parent.target is use:
+            continue  # the one assignment in the constructor (`self_values`)
+        if not _harmless_use(ctx, use):
+            return True
+    for function in class_body(cls):
+        me = _first_param_name(function) if isinstance(function, cst.FunctionDef) else None
+        if me is None:
+            continue
+        for node in ctx.names_in(function, me):  # type: ignore[arg-type]
+            parent = ctx.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node or isinstance(parent, cst.Param):
+                continue
+            call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super" \
+                    and not ctx.names.qualified_names_at(call.func):
+                continue  # `super(Agent, self).__init__()`
+            return True  # `helper(self)`: the instance handed on
     return False
 
 
