@@ -187,6 +187,47 @@ class OptimizerOfAnotherModel(LintRule):
     TRIGGERS = ("step", "configure_optimizers")
 
     VALID = [
+        # one update function called for two pairs of model and optimizer, each pair right (the tensors made
+        # through a lambda over a library constructor)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch import autograd
+
+ON_GPU = torch.cuda.is_available()
+Tensor = lambda *a, **k: autograd.Variable(*a, **k).cuda() if ON_GPU else autograd.Variable(*a, **k)
+
+
+class QNet(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(n_in, 32), nn.ReLU(), nn.Linear(32, n_out))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+worker = QNet(6, 3)
+manager = QNet(4, 4)
+worker_opt = torch.optim.Adam(worker.parameters())
+manager_opt = torch.optim.Adam(manager.parameters())
+
+
+def td_update(net, opt, batch):
+    states, actions, targets = batch
+    q = net(Tensor(states)).gather(1, Tensor(actions).unsqueeze(1)).squeeze(1)
+    loss = (q - Tensor(targets)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+for low, high in []:
+    td_update(worker, worker_opt, low)
+    td_update(manager, manager_opt, high)
+"""
+        ),
         # each optimizer steps the model its loss is computed from; the generator's output is detached
         Valid(
             """
@@ -1536,6 +1577,50 @@ def train(batches):
     ]
 
     INVALID = [
+        # the same update function, called for a pair whose optimizer holds the other model: each call is asked
+        # about on its own
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch import autograd
+
+ON_GPU = torch.cuda.is_available()
+Tensor = lambda *a, **k: autograd.Variable(*a, **k).cuda() if ON_GPU else autograd.Variable(*a, **k)
+
+
+class QNet(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(n_in, 32), nn.ReLU(), nn.Linear(32, n_out))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+worker = QNet(6, 3)
+manager = QNet(4, 4)
+worker_opt = torch.optim.Adam(manager.parameters())
+manager_opt = torch.optim.Adam(manager.parameters())
+
+
+def td_update(net, opt, batch):
+    states, actions, targets = batch
+    q = net(Tensor(states)).gather(1, Tensor(actions).unsqueeze(1)).squeeze(1)
+    loss = (q - Tensor(targets)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+for low, high in []:
+    td_update(worker, worker_opt, low)
+    td_update(manager, manager_opt, high)
+""",
+            line=31,
+            col=5,
+            message="`opt` (here `td_update(worker, worker_opt, low)`) holds the parameters of `manager`, but the loss of the backward pass before this step is computed from `worker` only",
+        ),
         # the loss comes from a helper of the file that runs `model`; the optimizer holds `other`
         Invalid(
             """

@@ -45,7 +45,8 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
-from torchlint.analysis.definitions import bind_arguments, call_sites, class_body, definition_of, strip_moves
+from torchlint.analysis.definitions import (bind_arguments, call_sites, called_function, class_body, definition_of,
+                                          strip_moves)
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
@@ -83,6 +84,10 @@ _UNITS: "Fact[List[Tuple[cst.Name, FrozenSet[cst.Call]]]]" = Fact("gradflow.call
 _LENIENT: "Fact[List[bool]]" = Fact("gradflow.lenient", lambda ctx: [])
 
 
+#: the call of a function of the file that the steps inside it are asked about, one call at a time: the
+#: function, and the argument each of its parameters is bound to there (``update(model, optimizer)`` and
+#: ``update(meta_model, meta_optimizer)``)
+_SITE: "Fact[Dict[cst.FunctionDef, Dict[str, cst.BaseExpression]]]" = Fact("gradflow.call_site", lambda ctx: {})
 #: the loop targets of ``for net, opt in zip(nets, opts):`` stood for by one element of each list, while
 #: the steps of that loop are asked about one iteration at a time
 _ZIPPED: "Fact[Dict[cst.For, Dict[str, Tuple[cst.BaseExpression, str]]]]" = Fact("gradflow.zipped", lambda ctx: {})
@@ -117,7 +122,19 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
         if not backwards:
             continue
         loop = _zip_loop(ctx, opt) if isinstance(opt, cst.Name) else None
-        if loop is None:
+        sites = _sites_passing(ctx, opt) if isinstance(opt, cst.Name) and loop is None else None
+        if sites:  # `def update(model, optimizer)` called with different pairs: one call at a time
+            found = None
+            function, bound_sites = sites
+            for site, bound in bound_sites:
+                _SITE.of(ctx)[function] = bound
+                try:
+                    found = _stray_step(ctx, call, opt, backwards, _short_code(ctx, site))
+                finally:
+                    _SITE.of(ctx).pop(function, None)
+                if found is not None:
+                    break
+        elif loop is None:
             found = _stray_step(ctx, call, opt, backwards)
         else:  # `for net, opt in zip(nets, opts):` one iteration at a time
             found = None
@@ -561,7 +578,9 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 if helper is not None:
                     out |= _through_helper(ctx, node, helper, hops)
                     continue
-                if isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
+                if isinstance(callee, cst.Attribute) and _parameter_free_member(ctx, callee):
+                    pass  # `self.criterion(out, y)`: a loss the trainer holds (however often set) passes its arguments on
+                elif isinstance(callee, cst.Name) and not ctx.names.qualified_names_at(callee) \
                         and callee.value not in _BUILTINS and not _library_alias(ctx, callee):
                     if _plain_class_of(ctx, callee):
                         stack.extend(a.value for a in node.args)  # `Config()`: an object that is no module
@@ -576,7 +595,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                     out |= models
                     _UNITS.of(ctx).append((callee, models))
                     if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
-                        _CALLED.of(ctx).add(_zipped_label(ctx, callee) or callee.value)  # `net` of a zip loop: `net_a`
+                        _CALLED.of(ctx).add(_zipped_label(ctx, callee) or _site_label(ctx, callee) or callee.value)  # `net_a`
                 elif isinstance(callee, cst.Name):
                     pass  # a builtin or a library function: it only passes its arguments on
                 elif isinstance(callee, cst.Attribute) and _instance_member(ctx, callee) is not None:
@@ -640,6 +659,19 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
     return out
 
 
+def _parameter_free_member(ctx: FileContext, callee: cst.Attribute) -> bool:
+    """``self.<attr>`` set in the constructor, on every path, to modules without parameters (``nn.BCELoss()``
+    or ``nn.BCELoss().cuda()`` under an ``if``): calling it computes from its arguments only."""
+    found = effects.self_attr(ctx, callee)
+    if found is None:
+        return False
+    try:
+        values = effects.self_values(ctx, found[0], found[1])
+    except Unknown:
+        return False
+    return bool(values) and all(effects.parameter_free(ctx, v) for v in values)
+
+
 def _off_graph(ctx: FileContext, call: cst.Call) -> bool:
     """A call of numpy (``np.vstack([...])``) or ``torch.from_numpy``: its value is computed off the
     autograd graph, whatever its arguments are."""
@@ -659,6 +691,10 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
                        list(function.params.posonly_params) + list(function.params.params)) \
             or _rebinds(function, name.value):
         return None
+    at_site = _SITE.of(ctx).get(function)
+    if at_site is not None:  # the one call being asked about
+        value = at_site.get(name.value)
+        return value if isinstance(value, cst.Name) else None
     sites = call_sites(ctx, function)
     if not sites or len(sites) > 4:
         return None
@@ -683,6 +719,51 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
     return found
 
 
+def _sites_passing(ctx: FileContext, opt: cst.Name
+                   ) -> Optional[Tuple[cst.FunctionDef, List[Tuple[cst.Call, Dict[str, cst.BaseExpression]]]]]:
+    """For an optimizer that is a parameter of a function of the file (not a method) which the calls
+    (one to four, the function used for nothing else) pass different variables for: the function, and
+    each call with the argument it binds to each parameter (each call is asked about on its own).  None
+    when one variable is passed by every call (:func:`_passed` answers) or the calls are not all known."""
+    function = _function_of(ctx, opt)
+    if not isinstance(function, cst.FunctionDef) or function in _SITE.of(ctx) or _passed(ctx, opt) is not None \
+            or function.decorators or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
+            or not _is_param(function, opt.value) or _rebinds(function, opt.value):
+        return None
+    sites = call_sites(ctx, function)
+    if len(sites) < 2 or len(sites) > 4:
+        return None
+    uses = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
+    if len(uses) != len(sites) or any(not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n) in sites)
+                                      for n in uses):
+        return None  # handed on as a value, or called under another name
+    out = []
+    for site in sites:
+        bound = bind_arguments(site, function, 0)
+        if bound is None or ctx.is_inside(site, function) or not isinstance(bound.get(opt.value), cst.Name):
+            return None
+        caller = _function_of(ctx, site)
+        if isinstance(caller, cst.FunctionDef) and any(isinstance(v, cst.Name) and _is_param(caller, v.value)
+                                                       for v in bound.values()):
+            return None  # a parameter handed on: one level is followed
+        out.append((site, bound))
+    return function, out
+
+
+def _site_label(ctx: FileContext, name: cst.Name) -> Optional[str]:
+    """For a parameter of the function whose call is being asked about (:data:`_SITE`): the variable that
+    call passes (``worker`` for ``net`` in ``td_update(worker, ...)``)."""
+    function = _function_of(ctx, name)
+    at_site = _SITE.of(ctx).get(function) if isinstance(function, cst.FunctionDef) else None  # type: ignore[call-overload]
+    value = at_site.get(name.value) if at_site is not None else None
+    return value.value if isinstance(value, cst.Name) else None
+
+
+def _short_code(ctx: FileContext, node: cst.CSTNode) -> str:
+    code = " ".join(ctx.code(node).split())
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
 def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
     """Whether ``name`` is a class of the project that is provably no ``nn.Module`` (a config object)."""
     found = definition_of(ctx, name)
@@ -691,14 +772,22 @@ def _plain_class_of(ctx: FileContext, name: cst.Name) -> bool:
 
 def _library_alias(ctx: FileContext, name: cst.Name) -> bool:
     """A name every binding of which is a library tensor type or function
-    (``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``): calling it builds a tensor."""
+    (``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``), or a lambda returning the result
+    of one (moved to a device or cast): calling it builds a tensor."""
     b = ctx.names.binding_at(name, name.value)
     if b is None or b.imports or b.changed or not b.values:
         return False
 
-    def library(expr: Optional[cst.BaseExpression]) -> bool:
+    def library(expr: Optional[cst.BaseExpression], called: bool = False) -> bool:
         if isinstance(expr, cst.IfExp):
-            return library(expr.body) and library(expr.orelse)
+            return library(expr.body, called) and library(expr.orelse, called)
+        if isinstance(expr, cst.Lambda) and not called:  # `lambda *a, **k: autograd.Variable(*a, **k).cuda()`
+            return library(expr.body, True)
+        if called:
+            while isinstance(expr, cst.Call) and method_name(expr) in ("cuda", "cpu", "to", "float", "double") \
+                    and isinstance(expr.func, cst.Attribute):
+                expr = expr.func.value
+            return isinstance(expr, cst.Call) and library(expr.func)
         return isinstance(expr, (cst.Name, cst.Attribute)) and any(
             q.startswith(("torch.", "numpy.")) and not is_module_value(ctx, cst.Call(func=expr))
             and not q.startswith("torch.nn.") for q in ctx.names.qualified_names_at(expr))
@@ -1674,7 +1763,14 @@ def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int
     """Whether ``call`` runs a function of the file (``soft_update(net, target)``) whose parameter
     ``given`` binds is used there for nothing that may freeze, fill or train the model (the source of
     a soft update: its parameters only read)."""
+    fctx: FileContext = ctx
     function = _helper_of(ctx, call)
+    if function is None:
+        found = called_function(ctx, call) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        if found is None or found[2] != 0 or found[1].decorators \
+                or isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+            return False
+        fctx, function = found[0], found[1]  # `utils.print_network(self.G)`: a function of a project module
     bound = bind_arguments(call, function, 0) if function is not None else None
     if function is None or bound is None:
         return False
@@ -1683,13 +1779,13 @@ def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int
     if len(params) != 1 or params[0].star != "" or _rebinds(function, params[0].name.value):
         return False
     name = params[0].name.value
-    for use in ctx.names_in(function, name):
+    for use in fctx.names_in(function, name):
         if use is params[0].name:
             continue
-        parent = ctx.parent(use)
+        parent = fctx.parent(use)
         if isinstance(parent, cst.Attribute) and parent.attr is use or isinstance(parent, cst.Arg) and parent.keyword is use:
             continue
-        if isinstance(parent, cst.Param) or not _harmless_use(ctx, use, depth=depth + 1):
+        if isinstance(parent, cst.Param) or not _harmless_use(fctx, use, depth=depth + 1):
             return False  # (a nested function's own parameter of the same name: not followed)
     return True
 
@@ -1744,6 +1840,11 @@ def _other_loop_variable(ctx: FileContext, use: cst.Name, loop: cst.For) -> bool
     return False
 
 
+#: tensor methods whose result is a number or a new tensor (never a view of the parameter)
+_NEW_VALUE_READS = frozenset({"numel", "nelement", "size", "dim", "element_size", "norm", "sum", "mean", "std", "var",
+                              "abs", "item", "tolist", "pow", "square", "sqrt"})
+
+
 def _read_value(ctx: FileContext, use: cst.Name) -> bool:
     """Whether the parameter ``use`` (through ``.data``, ``.detach()``, ``.clone()``) is only read where it
     is: an operand of arithmetic, or the argument of an in-place method of another tensor
@@ -1759,6 +1860,8 @@ def _read_value(ctx: FileContext, use: cst.Name) -> bool:
                 and not call.args:  # type: ignore[union-attr]
             node = call
             continue
+        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in _NEW_VALUE_READS:  # type: ignore[union-attr]
+            return True  # `param.numel()`, `p.norm(2)`: a number or a new tensor, not a view to write through
         break
     parent = ctx.parent(node)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
