@@ -360,6 +360,32 @@ def fit(model, loader, opt, check):
     return seen, probes
 """
         ),
+        # a helper defined in the training function that returns the loss as a number
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def fit(features, labels, epochs=3):
+    net = nn.Linear(features.shape[-1], 1)
+    criterion = nn.MSELoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+
+    def whole_set_loss():
+        return criterion(net(features).view(-1), labels).item()
+
+    history = [whole_set_loss()]
+    for _ in range(epochs):
+        for x, y in zip(features.split(10), labels.split(10)):
+            loss = criterion(net(x).view(-1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append(whole_set_loss())
+    return history
+"""
+        ),
     ]
 
     INVALID = [
@@ -660,6 +686,58 @@ def fit(model, loader, opt, check):
             count=2,
             unsafe=True,
         ),
+        # the same helper returning the loss tensor: each appended value keeps its graph
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def fit(features, labels, epochs=3):
+    net = nn.Linear(features.shape[-1], 1)
+    criterion = nn.MSELoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+
+    def whole_set_loss():
+        return criterion(net(features).view(-1), labels)
+
+    history = [whole_set_loss()]
+    for _ in range(epochs):
+        for x, y in zip(features.split(10), labels.split(10)):
+            loss = criterion(net(x).view(-1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append(whole_set_loss())
+    return history
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def fit(features, labels, epochs=3):
+    net = nn.Linear(features.shape[-1], 1)
+    criterion = nn.MSELoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+
+    def whole_set_loss():
+        return criterion(net(features).view(-1), labels)
+
+    history = [whole_set_loss()]
+    for _ in range(epochs):
+        for x, y in zip(features.split(10), labels.split(10)):
+            loss = criterion(net(x).view(-1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append(whole_set_loss().item())
+    return history
+""",
+            line=21,
+            col=13,
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -673,8 +751,8 @@ def fit(model, loader, opt, check):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self._check(node)
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self._check(original_node)  # `losses.append(...)`: asked once its argument is walked (its names known)
 
     def _check(self, node: cst.CSTNode) -> None:
         parts = _accumulated(self.ctx, node)

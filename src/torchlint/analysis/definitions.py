@@ -19,6 +19,7 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.project import project_of
+from torchlint.analysis.walk import iter_nodes
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
@@ -88,12 +89,42 @@ def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, wo
         if b is None:
             return _star_definition(ctx, expr.value, depth, words)
         if not b.imports:
+            if ctx.names.module_scope.bindings.get(expr.value) is not b:
+                return _nested_definition(ctx, expr, b)
             return local_definition(ctx, expr.value, expr)
     for q in sorted(ctx.names.qualified_names_at(expr)):
         found = _imported_definition(ctx, q, depth, words)
         if found is not None:
             return found
     return None
+
+
+def _nested_definition(ctx: FileContext, expr: cst.Name, binding) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    """A name bound in a function (not at module level): the function or class defined under that name
+    directly in the body of a function (``def eval_loss(): ...`` inside ``train``) whose scope holds the
+    binding ``expr`` reads, when that definition is the name's one binding there; None otherwise (a
+    parameter, a variable, a name bound twice)."""
+    if len(binding.values) != 1:
+        return None
+    found = [(outer, d) for outer, d in _NESTED_DEFINITIONS.of(ctx).get(expr.value, ())
+             if (scope := ctx.names.scope_of(outer)) is not None and scope.bindings.get(expr.value) is binding]
+    return (ctx, found[0][1]) if len(found) == 1 else None
+
+
+def _nested_definitions(ctx: FileContext) -> Dict[str, List[Tuple[cst.FunctionDef, cst.CSTNode]]]:
+    out: Dict[str, List[Tuple[cst.FunctionDef, cst.CSTNode]]] = {}
+    for function in iter_nodes(ctx.module):
+        if isinstance(function, cst.FunctionDef) and isinstance(function.body, cst.IndentedBlock):
+            for s in function.body.body:
+                if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+                    out.setdefault(s.name.value, []).append((function, s))
+    return out
+
+
+#: name -> (the function around it, the definition) for each class or function defined directly in a
+#: function's body, per file
+_NESTED_DEFINITIONS: "Fact[Dict[str, List[Tuple[cst.FunctionDef, cst.CSTNode]]]]" = Fact(
+    "definitions.nested_definitions", _nested_definitions)
 
 
 def _star_definition(ctx: FileContext, name: str, depth: int, words: Tuple[str, ...] = ()):
