@@ -51,3 +51,62 @@ def test_an_output_through_a_helper_of_another_file(tmp_path, post, expected, ma
     found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
     got = [(d.code, "none" if d.fix is None else d.fix.applicability) for d in found if d.code == "TL105"]
     assert got == expected
+
+
+PARTS = """import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(width, width, 3, padding=1), nn.{norm}(width), nn.ReLU())
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+MODEL = """from .parts import *
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Block(3)
+        self.second = Block(3)
+
+    def forward(self, x):
+        return self.second(self.first(x))
+"""
+
+PREDICT = """import torch
+
+from seg import Net
+
+
+def predict(net, image):
+    with torch.no_grad():
+        return net(image).argmax(1)
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.load_state_dict(torch.load("net.pt", weights_only=True))
+    print(predict(net, torch.rand(1, 3, 8, 8)))
+"""
+
+
+@pytest.mark.parametrize("norm, expected", [("BatchNorm2d", ["TL106"]), ("Identity", [])])
+def test_a_model_class_whose_torch_base_comes_through_a_star_import(tmp_path, norm, expected):
+    # `class Net(nn.Module)` where `nn` is the `import torch.nn as nn` of the module `from .parts import *`
+    # reads: the class is a module, and its blocks' batch norm makes it behave differently in eval mode
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "seg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .model import Net\n")
+    (pkg / "parts.py").write_text(PARTS.format(norm=norm))
+    (pkg / "model.py").write_text(MODEL)
+    path = tmp_path / "predict.py"
+    path.write_text(PREDICT)
+    result = lint_source(str(path), PREDICT, Settings(rules=[r for r in all_rules() if r.CODE == "TL106"]))
+    assert not result.errors
+    assert [d.code for d in result.diagnostics] == expected

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -229,6 +229,43 @@ def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tup
             if found is not None:
                 return found
     return None
+
+
+def star_imported_names(ctx: FileContext, expr: cst.BaseExpression) -> FrozenSet[str]:
+    """The qualified names of a Name/Attribute chain whose first name this file binds only through
+    ``from <project module> import *``, where that module imports it (``nn`` of ``import torch.nn as nn``
+    in ``unet_parts.py``, read in ``unet_model.py`` as ``class UNet(nn.Module)``): what an import of it here
+    would give; empty otherwise."""
+    rest: List[str] = []
+    root = expr
+    while isinstance(root, cst.Attribute):
+        rest.insert(0, root.attr.value)
+        root = root.value
+    if not isinstance(root, cst.Name) or ctx.names.binding_at(root, root.value) is not None:
+        return frozenset()
+    project = project_of(ctx)
+    for stmt in ctx.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not (isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)):
+                continue
+            module = (dotted_name(small.module) or "") if small.module else ""
+            if module.split(".")[0] in ("torch", "numpy", "builtins"):
+                continue
+            path = project.module_file(ctx.path, module, len(small.relative))
+            if path is None:
+                continue
+            _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
+            text = project.module_text(path)
+            if text is not None and root.value not in text:
+                continue
+            other = project.load(path)
+            b = other.names.module_scope.bindings.get(root.value) if other is not None else None
+            if b is not None and b.imports and not root.value.startswith("_"):
+                tail = "".join("." + r for r in rest)
+                return frozenset(q + tail for q in b.imports)
+    return frozenset()
 
 
 def _relative_to(ctx: FileContext, q: str) -> str:

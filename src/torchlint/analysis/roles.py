@@ -35,6 +35,7 @@ from torchlint.analysis.definitions import (
     instance_class,
     method_of,
     position,
+    star_imported_names,
     strip_moves,
 )
 from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
@@ -129,7 +130,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
                 is_module = True
                 inherited = inherited or s
             continue
-        names = ctx.names.qualified_names_at(expr)
+        names = ctx.names.qualified_names_at(expr) or star_imported_names(ctx, expr)
         if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
             is_module = True
         elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
