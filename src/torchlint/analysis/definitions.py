@@ -684,5 +684,6 @@ __all__ = [
     "position",
     "project_arguments_for_param",
     "project_call_sites",
+    "star_imported_names",
     "strip_moves",
 ]
