@@ -132,19 +132,26 @@ def _star_definition(ctx: FileContext, name: str, depth: int, words: Tuple[str, 
     module level (``from models import *``): the one definition of that name among them (None when
     none or several define it, or a module is not the project's)."""
     found = []
+    for module, level in _star_imports(ctx):
+        mod = "." * level + module
+        hit = _imported_definition(ctx, f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}",
+                                   depth, words)
+        if hit is not None and hit not in found:
+            found.append(hit)
+    return found[0] if len(found) == 1 else None
+
+
+def _star_imports(ctx: FileContext):
+    """``(module, level)`` of each module-level ``from <module> import *`` other than of torch, numpy or
+    builtins (``level``: the leading dots of a relative import)."""
     for stmt in ctx.module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
             if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
-                mod = "." * len(small.relative) + ((dotted_name(small.module) or "") if small.module else "")
-                if mod.split(".")[0] in ("torch", "numpy", "builtins"):
-                    continue
-                hit = _imported_definition(ctx, f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}",
-                                           depth, words)
-                if hit is not None and hit not in found:
-                    found.append(hit)
-    return found[0] if len(found) == 1 else None
+                module = (dotted_name(small.module) or "") if small.module else ""
+                if small.relative or module.split(".")[0] not in ("torch", "numpy", "builtins"):
+                    yield module, len(small.relative)
 
 
 def local_definition(ctx: FileContext, name: str, at: Optional[cst.CSTNode] = None, imported: bool = False):
@@ -244,27 +251,19 @@ def star_imported_names(ctx: FileContext, expr: cst.BaseExpression) -> FrozenSet
     if not isinstance(root, cst.Name) or ctx.names.binding_at(root, root.value) is not None:
         return frozenset()
     project = project_of(ctx)
-    for stmt in ctx.module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
+    for module, level in _star_imports(ctx):
+        path = project.module_file(ctx.path, module, level)
+        if path is None:
             continue
-        for small in stmt.body:
-            if not (isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)):
-                continue
-            module = (dotted_name(small.module) or "") if small.module else ""
-            if module.split(".")[0] in ("torch", "numpy", "builtins"):
-                continue
-            path = project.module_file(ctx.path, module, len(small.relative))
-            if path is None:
-                continue
-            _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
-            text = project.module_text(path)
-            if text is not None and root.value not in text:
-                continue
-            other = project.load(path)
-            b = other.names.module_scope.bindings.get(root.value) if other is not None else None
-            if b is not None and b.imports and not root.value.startswith("_"):
-                tail = "".join("." + r for r in rest)
-                return frozenset(q + tail for q in b.imports)
+        _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
+        text = project.module_text(path)
+        if text is not None and root.value not in text:
+            continue
+        other = project.load(path)
+        b = other.names.module_scope.bindings.get(root.value) if other is not None else None
+        if b is not None and b.imports and not root.value.startswith("_"):
+            tail = "".join("." + r for r in rest)
+            return frozenset(q + tail for q in b.imports)
     return frozenset()
 
 

@@ -695,17 +695,11 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
     if at_site is not None:  # the one call being asked about
         value = at_site.get(name.value)
         return value if isinstance(value, cst.Name) else None
-    sites = call_sites(ctx, function)
-    if not sites or len(sites) > 4:
+    sites = _only_called(ctx, function)
+    if sites is None:
         return None
-    uses = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
-    if len(uses) != len(sites) or any(not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n) in sites)
-                                      for n in uses):
-        return None  # handed on as a value, or called under another name
     found: Optional[cst.Name] = None
     for site in sites:
-        if ctx.is_inside(site, function):
-            return None  # recursion
         bound = bind_arguments(site, function, 0)
         value = bound.get(name.value) if bound is not None else None
         caller = _function_of(ctx, site)
@@ -719,6 +713,19 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
     return found
 
 
+def _only_called(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[cst.Call]]:
+    """The calls of a function of the file when there are one to four, none inside the function itself,
+    and its name is used for nothing else (not handed on as a value, not called under another name)."""
+    sites = call_sites(ctx, function)
+    if not sites or len(sites) > 4 or any(ctx.is_inside(site, function) for site in sites):
+        return None
+    uses = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
+    if len(uses) != len(sites) or any(not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n) in sites)
+                                      for n in uses):
+        return None
+    return sites
+
+
 def _sites_passing(ctx: FileContext, opt: cst.Name
                    ) -> Optional[Tuple[cst.FunctionDef, List[Tuple[cst.Call, Dict[str, cst.BaseExpression]]]]]:
     """For an optimizer that is a parameter of a function of the file (not a method) which the calls
@@ -730,17 +737,13 @@ def _sites_passing(ctx: FileContext, opt: cst.Name
             or function.decorators or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
             or not _is_param(function, opt.value) or _rebinds(function, opt.value):
         return None
-    sites = call_sites(ctx, function)
-    if len(sites) < 2 or len(sites) > 4:
+    sites = _only_called(ctx, function)
+    if sites is None or len(sites) < 2:
         return None
-    uses = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
-    if len(uses) != len(sites) or any(not (isinstance(ctx.parent(n), cst.Call) and ctx.parent(n) in sites)
-                                      for n in uses):
-        return None  # handed on as a value, or called under another name
     out = []
     for site in sites:
         bound = bind_arguments(site, function, 0)
-        if bound is None or ctx.is_inside(site, function) or not isinstance(bound.get(opt.value), cst.Name):
+        if bound is None or not isinstance(bound.get(opt.value), cst.Name):
             return None
         caller = _function_of(ctx, site)
         if isinstance(caller, cst.FunctionDef) and any(isinstance(v, cst.Name) and _is_param(caller, v.value)
