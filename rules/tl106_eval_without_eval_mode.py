@@ -845,6 +845,50 @@ def flip_average(engine, batch):
 scorer = Engine(flip_average)
 """
         ),
+        # near miss: the trainer's sampling method switches the generator to eval mode itself
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self, noise=8):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(noise, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+
+    def forward(self, z):
+        return self.body(z)
+
+
+class Studio:
+    def __init__(self, noise=8, cuda=False):
+        self.noise = noise
+        self.painter = Painter(noise)
+        if cuda:
+            self.painter.cuda()
+        self.opt = torch.optim.Adam(self.painter.parameters(), lr=1e-3)
+        self.fixed = torch.randn(6, noise)
+
+    def fit(self, rounds):
+        for r in range(rounds):
+            self.painter.train()
+            self.opt.zero_grad()
+            self.painter(torch.randn(32, self.noise)).pow(2).mean().backward()
+            self.opt.step()
+            with torch.no_grad():
+                self.sketch(r)
+
+    def sketch(self, r):
+        self.painter.eval()
+        canvas = self.painter(self.fixed)
+        pixels = canvas.cpu().numpy()
+        print(r, pixels.mean())
+
+
+Studio().fit(2)
+"""
+        ),
     ]
 
 
@@ -1760,6 +1804,94 @@ def flip_average(engine, batch):
 scorer = Engine(flip_average)
 """,
             line=16,
+            unsafe=True,
+        ),
+        # a trainer object's method samples from `self.painter` (set in `__init__`, moved under an `if`)
+        # under the caller's `no_grad`, after training, without `eval()`: batch norm normalises the six
+        # samples by their own statistics
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self, noise=8):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(noise, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+
+    def forward(self, z):
+        return self.body(z)
+
+
+class Studio:
+    def __init__(self, noise=8, cuda=False):
+        self.noise = noise
+        self.painter = Painter(noise)
+        if cuda:
+            self.painter.cuda()
+        self.opt = torch.optim.Adam(self.painter.parameters(), lr=1e-3)
+        self.fixed = torch.randn(6, noise)
+
+    def fit(self, rounds):
+        for r in range(rounds):
+            self.painter.train()
+            self.opt.zero_grad()
+            self.painter(torch.randn(32, self.noise)).pow(2).mean().backward()
+            self.opt.step()
+            with torch.no_grad():
+                self.sketch(r)
+
+    def sketch(self, r):
+        canvas = self.painter(self.fixed)
+        pixels = canvas.cpu().numpy()
+        print(r, pixels.mean())
+
+
+Studio().fit(2)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Painter(nn.Module):
+    def __init__(self, noise=8):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(noise, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+
+    def forward(self, z):
+        return self.body(z)
+
+
+class Studio:
+    def __init__(self, noise=8, cuda=False):
+        self.noise = noise
+        self.painter = Painter(noise)
+        if cuda:
+            self.painter.cuda()
+        self.opt = torch.optim.Adam(self.painter.parameters(), lr=1e-3)
+        self.fixed = torch.randn(6, noise)
+
+    def fit(self, rounds):
+        for r in range(rounds):
+            self.painter.train()
+            self.opt.zero_grad()
+            self.painter(torch.randn(32, self.noise)).pow(2).mean().backward()
+            self.opt.step()
+            with torch.no_grad():
+                self.sketch(r)
+
+    def sketch(self, r):
+        self.painter.eval()
+        canvas = self.painter(self.fixed)
+        pixels = canvas.cpu().numpy()
+        print(r, pixels.mean())
+
+
+Studio().fit(2)
+""",
+            line=34,
             unsafe=True,
         ),
     ]

@@ -11,13 +11,13 @@ this one defines and fills in (read it through :func:`~torchlint.analysis.projec
 """
 from __future__ import annotations
 
-from typing import (Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
+from typing import (Any, Callable, Dict, FrozenSet, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
                     TypeVar, Union)
 
 import libcst as cst
 
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import LEAF_CLASSES, iter_nodes
 
 D = TypeVar("D", bound=cst.CSTNode)
 T = TypeVar("T")
@@ -78,6 +78,14 @@ class Fact(Generic[T]):
         return f"Fact({self.name!r})"
 
 
+def _exact_types(types: Union[type, Tuple[type, ...]]) -> Optional[FrozenSet[type]]:
+    """``types`` as a set to test ``type(node)`` against, when none of them has subclasses (libcst's
+    concrete node classes); None when an ``isinstance`` is needed (``cst.BaseExpression``, ...)."""
+    if type(types) is tuple:
+        return frozenset(types) if all(t in LEAF_CLASSES for t in types) else None  # type: ignore[union-attr]
+    return frozenset((types,)) if types in LEAF_CLASSES else None
+
+
 class FileContext:
     def __init__(self, path: str, source: str, module: cst.Module, project: Any = None) -> None:
         self.path = path
@@ -122,6 +130,7 @@ class FileContext:
             self._open.pop().complete = True
             if t is cst.Module:
                 self.walked = True
+                self.names.entered_all = True
 
     def leave(self, node: cst.CSTNode, t: type) -> None:
         """After the rules left ``node``; called only for the types in ``LEAVE_TYPES``."""
@@ -151,10 +160,16 @@ class FileContext:
     def enclosing(
         self, node: cst.CSTNode, types: Union[Type[cst.CSTNode], Tuple[Type[cst.CSTNode], ...]]
     ) -> Optional[cst.CSTNode]:
-        for a in self.ancestors(node):
-            if isinstance(a, types):
-                return a
-        return None
+        parents = self.parents
+        exact = _exact_types(types)
+        p = parents.get(id(node))
+        if exact is not None:  # libcst's concrete node classes have no subclasses: no isinstance through ABCMeta
+            while p is not None and type(p) not in exact:
+                p = parents.get(id(p))
+            return p
+        while p is not None and not isinstance(p, types):
+            p = parents.get(id(p))
+        return p
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return any(a is container for a in self.ancestors(node))

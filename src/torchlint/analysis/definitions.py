@@ -19,7 +19,7 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.project import project_of
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import children
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
@@ -113,11 +113,29 @@ def _nested_definition(ctx: FileContext, expr: cst.Name, binding) -> Optional[Tu
 
 def _nested_definitions(ctx: FileContext) -> Dict[str, List[Tuple[cst.FunctionDef, cst.CSTNode]]]:
     out: Dict[str, List[Tuple[cst.FunctionDef, cst.CSTNode]]] = {}
-    for function in iter_nodes(ctx.module):
-        if isinstance(function, cst.FunctionDef) and isinstance(function.body, cst.IndentedBlock):
+    for function in _compound_statements(ctx.module):
+        if type(function) is cst.FunctionDef and isinstance(function.body, cst.IndentedBlock):
             for s in function.body.body:
                 if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
                     out.setdefault(s.name.value, []).append((function, s))
+    return out
+
+
+#: the node types that hold statements, or are statements holding them: a definition sits only below these
+_BLOCKS = frozenset({cst.Module, cst.IndentedBlock, cst.FunctionDef, cst.ClassDef, cst.If, cst.Else, cst.For,
+                     cst.While, cst.With, cst.Try, cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler,
+                     cst.Finally, cst.Match, cst.MatchCase})
+
+
+def _compound_statements(root: cst.CSTNode) -> List[cst.CSTNode]:
+    """``root`` and the blocks and compound statements under it (no expression is visited: a walk of the
+    statements only, a small part of the nodes of a file)."""
+    out: List[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(kid for kid in children(node) if type(kid) in _BLOCKS)
     return out
 
 

@@ -231,8 +231,15 @@ class NameResolver:
         #: the node the walk entered last, and whether the walk has left the module
         self.cursor: Optional[cst.CSTNode] = None
         self.done = False
+        #: every node of the module has been entered (the bindings are final; the rules may still be leaving
+        #: the module): set by the walk's owner
+        self.entered_all = False
         self._ahead: Optional["NameResolver"] = None
         self._below: Optional[_Below] = None
+        #: once every node was entered, :meth:`scope_at` and :meth:`qualified_names_at` of the walked nodes,
+        #: by id (the scopes no longer change then; rules ask the same nodes many times)
+        self._scope_memo: Dict[int, Scope] = {}
+        self._names_memo: Dict[int, FrozenSet[str]] = {}
         self._prescan(module.body)
 
     # -- module-level imports, before the walk --------------------------------------------------
@@ -501,16 +508,25 @@ class NameResolver:
         """The scope ``node``'s names are looked up in after the walk: the innermost function or lambda
         around it that the walk has entered, else the module (a class body reads through to the scope
         around the class)."""
+        key = id(node)
+        memo = self._scope_memo
+        found = memo.get(key)
+        if found is not None:
+            return found
         scopes = self._scope_of
         parents = self.parents
-        p = parents.get(id(node))
+        p = parents.get(key)
+        found = self.module_scope
         while p is not None:
             if type(p) is cst.FunctionDef or type(p) is cst.Lambda:
-                found = scopes.get(p)
-                if found is not None:
-                    return found
+                inner = scopes.get(p)
+                if inner is not None:
+                    found = inner
+                    break
             p = parents.get(id(p))
-        return self.module_scope
+        if self.entered_all and key in self.order:
+            memo[key] = found
+        return found
 
     def binding_at(self, node: cst.CSTNode, name: str) -> Optional[Binding]:
         """The binding ``name`` has where ``node`` is, after the walk: searched from :meth:`scope_at`
@@ -532,18 +548,26 @@ class NameResolver:
     def qualified_names_at(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """:meth:`qualified_names` of a Name/Attribute chain from the imports visible where it is, after
         the walk; only imported origins (a builtin, unlike during the walk, has none)."""
+        key = id(node)
+        found = self._names_memo.get(key)
+        if found is not None:
+            return found
         rest: List[str] = []
         expr = node
-        while isinstance(expr, cst.Attribute):
-            rest.append(expr.attr.value)
-            expr = expr.value
-        if not isinstance(expr, cst.Name):
+        while type(expr) is cst.Attribute:
+            rest.append(expr.attr.value)  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        if type(expr) is not cst.Name:
             return EMPTY
-        b = self.binding_at(expr, expr.value)
+        b = self.binding_at(expr, expr.value)  # type: ignore[attr-defined]
         if b is None or not b.imports:
-            return EMPTY
-        suffix = "".join("." + part for part in reversed(rest))
-        return frozenset(base + suffix for base in b.imports)
+            found = EMPTY
+        else:
+            suffix = "".join("." + part for part in reversed(rest))
+            found = frozenset(base + suffix for base in b.imports)
+        if self.entered_all and key in self.order:
+            self._names_memo[key] = found
+        return found
 
     def is_param_at(self, node: cst.Name) -> bool:
         """:meth:`is_param` after the walk: ``node`` names a parameter (a local binding whose values are

@@ -8,7 +8,7 @@ visited in source order (decorators before the function they decorate).
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Tuple, Type
+from typing import Dict, FrozenSet, List, Tuple, Type
 
 import libcst as cst
 
@@ -95,6 +95,9 @@ def _field_table() -> Dict[type, Tuple[str, ...]]:
 #: libcst's classes, and never change (plain dicts: the walk's hottest lookups); a class missing from them (none is expected) is classified on
 #: the spot.
 _FIELDS: Dict[type, Tuple[str, ...]] = _field_table()
+#: libcst's node classes that no class derives from (``cst.Call``, ``cst.FunctionDef``): a node is one of
+#: them exactly when its type is, so a test needs no ``isinstance``
+LEAF_CLASSES: FrozenSet[type] = frozenset(t for t in _node_classes() if not t.__subclasses__())
 _KIND: Dict[type, int] = {
     t: _kind(t) for t in [*_node_classes(), str, bool, int, float, bytes, type(None), cst.MaybeSentinel]
 }

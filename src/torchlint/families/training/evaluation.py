@@ -1521,6 +1521,17 @@ class EvaluationFacts:
                     self.mode_settled.add(call)  # every caller passes a model without mode-dependent layers
         for call in self._method_calls:
             model = module_level_method_model(ctx, call)
+            receiver = call.func.value  # type: ignore[attr-defined]
+            if model is None and isinstance(receiver, cst.Name) and ctx.names.scope_at(call).self_name == receiver.value:
+                # `self.G(z)` in a trainer's method: what `self.G` holds is known only after the walk
+                # (set in `__init__`, maybe moved under an `if`); a model by construction is run here
+                model = model_of_call(ctx, call)
+                if model is not None:
+                    self.model_calls.append((call, model))
+                    if mode_free(ctx, model) or (any(_built_in_eval_mode(v) for v in built_values(ctx, model))
+                                                 and not _switched_to_train(ctx, model)):
+                        self.mode_settled.add(call)
+                continue
             if model is not None:
                 self.model_calls.append((call, model))
                 if isinstance(model, cst.Name) and ctx.names.is_param_at(model) is False and \
