@@ -889,6 +889,29 @@ class Studio:
 Studio().fit(2)
 """
         ),
+        # near miss: a method that switches one model and returns the other's output with its graph: the
+        # caller may train on it (a generator step), so only its `.eval()` call calls it evaluation
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Duo:
+    def __init__(self, noise=8):
+        self.noise = noise
+        self.painter = nn.Sequential(nn.Linear(noise, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+        self.critic = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1))
+
+
+    def evaluate(self, n=6):
+        self.critic.eval()
+        return self.painter(torch.randn(n, self.noise))
+
+
+print(Duo().evaluate().shape)
+"""
+        ),
     ]
 
 
@@ -1892,6 +1915,51 @@ class Studio:
 Studio().fit(2)
 """,
             line=34,
+            unsafe=True,
+        ),
+        # the method switches the critic to eval mode but samples from the painter in training mode; its
+        # `.eval()` call is not the only evidence: it trains nothing and what it returns has left the graph
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Duo:
+    def __init__(self, noise=8):
+        self.noise = noise
+        self.painter = nn.Sequential(nn.Linear(noise, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+        self.critic = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1))
+
+    def evaluate(self, n=6):
+        self.critic.eval()
+        shots = self.painter(torch.randn(n, self.noise))
+        return shots.detach().cpu().tolist()
+
+
+print(Duo().evaluate())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Duo:
+    def __init__(self, noise=8):
+        self.noise = noise
+        self.painter = nn.Sequential(nn.Linear(noise, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+        self.critic = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1))
+
+    def evaluate(self, n=6):
+        self.critic.eval()
+        self.painter.eval()
+        shots = self.painter(torch.randn(n, self.noise))
+        return shots.detach().cpu().tolist()
+
+
+print(Duo().evaluate())
+""",
+            line=14,
             unsafe=True,
         ),
     ]

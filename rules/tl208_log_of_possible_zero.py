@@ -18,6 +18,7 @@ from torchlint.families.numerics.patterns import (
     positive,
     probability_source,
     softmax_of,
+    tanh_complement,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
 from torchlint.analysis.values import caller_value_fact
@@ -28,6 +29,8 @@ EPS_SUBTRACTED_MESSAGE = (
     "`log(p - eps)` of a probability: subtracting the eps moves the argument towards 0 and below it where "
     "`p` is 0 (`nan`); add the eps or clamp (`x.clamp_min(eps)`)"
 )
+TANH_MESSAGE = ("`log(1 - t**2)` of a tanh output ({}): the argument is exactly 0 wherever the tanh saturates "
+                "(inputs beyond about 9 in float32), giving `-inf` and `nan` gradients; add an eps or clamp it")
 RATIO_MESSAGE = "`log` of a ratio whose numerator can be 0 gives `-inf`; clamp it (`x.clamp_min(eps)`) first"
 
 
@@ -37,6 +40,8 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
     probability derived from a softmax or sigmoid output (multiplied by a mask, summed over a subset,
     `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator is one of those.
+    Also `log(1 - t**2)` (`t.pow(2)`, `t * t`, maybe scaled) of a tanh output `t`, the Jacobian of a
+    tanh-squashed action in a policy's log-probability: it is 0 where the tanh saturates.
     `log(1 - p)` (or of `1 - p[:, i]`) where `p` is a parameter is reported when every call of the
     function in the file passes a softmax or sigmoid output (a loss helper defined in one notebook cell
     and called in another with `probas = F.softmax(logits, dim=1)`); the message says where `p` comes from.
@@ -200,6 +205,24 @@ def far_penalty(probs, target):
 scores = torch.randn(8, 5)
 kept = F.softmax(scores, dim=1).clamp(max=0.999)
 print(far_penalty(kept, torch.ones(8)))
+"""
+        ),
+        # near miss: the same Jacobian kept away from 0 by an eps
+        Valid(
+            """
+import torch
+
+
+def squashed_sample(mean, log_std, bound=1.0):
+    std = log_std.exp()
+    u = mean + std * torch.randn_like(mean)
+    a = torch.tanh(u)
+    logp = (-0.5 * ((u - mean) / std) ** 2 - log_std).sum(-1)
+    logp = logp - torch.log(bound * (1 - a.pow(2)) + 1e-6).sum(-1)
+    return a * bound, logp
+
+
+print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
 """
         ),
     ]
@@ -405,6 +428,42 @@ loss = -negative_term(y_pred, torch.ones(16, 1))
             unsafe=True,
             message="where `y_pred` is sigmoid output passed in",
         ),
+        # the Jacobian of a tanh-squashed action, `1 - tanh(u)**2`, scaled: 0 once the tanh saturates
+        Invalid(
+            """
+import torch
+
+
+def squashed_sample(mean, log_std, bound=1.0):
+    std = log_std.exp()
+    u = mean + std * torch.randn_like(mean)
+    a = torch.tanh(u)
+    logp = (-0.5 * ((u - mean) / std) ** 2 - log_std).sum(-1)
+    logp = logp - torch.log(bound * (1 - a.pow(2))).sum(-1)
+    return a * bound, logp
+
+
+print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
+""",
+            fixed="""
+import torch
+
+
+def squashed_sample(mean, log_std, bound=1.0):
+    std = log_std.exp()
+    u = mean + std * torch.randn_like(mean)
+    a = torch.tanh(u)
+    logp = (-0.5 * ((u - mean) / std) ** 2 - log_std).sum(-1)
+    logp = logp - torch.log((bound * (1 - a.pow(2))).clamp_min(1e-07)).sum(-1)
+    return a * bound, logp
+
+
+print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
+""",
+            line=10,
+            unsafe=True,
+            message="`a = torch.tanh(u)`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -441,6 +500,12 @@ loss = -negative_term(y_pred, torch.ones(16, 1))
                                whitespace_after=x.operator.whitespace_after)
                 fix = self.make_fix("Add the eps instead of subtracting it").replace(x, x.with_changes(operator=plus))
             self.deferred.add(ctx, node, node, EPS_SUBTRACTED_MESSAGE, fix)
+            return
+        squashed = tanh_complement(ctx, x)
+        if squashed is not None:
+            base, tanh = (self.spelling(n) for n in squashed)
+            message = TANH_MESSAGE.format(f"`{base} = {tanh}`" if base != tanh else f"`{base}`")
+            self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))
             return
         if _one_minus_param(ctx, value) and probability_source(self.ctx, x) is None:
             self._passed.append((node, use, x, value))

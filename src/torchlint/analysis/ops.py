@@ -145,6 +145,8 @@ SIGMOID_FUNCS = frozenset(
     {"torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit", "torch.Tensor.sigmoid"}
 )
 SIGMOID_LAYERS = frozenset({"torch.nn.Sigmoid", "torch.nn.modules.activation.Sigmoid", "torch.nn.modules.Sigmoid"})
+TANH_FUNCS = frozenset({"torch.tanh", "torch.nn.functional.tanh", "torch.Tensor.tanh"})
+TANH_LAYERS = frozenset({"torch.nn.Tanh", "torch.nn.modules.activation.Tanh", "torch.nn.modules.Tanh"})
 LOG_SOFTMAX_FUNCS = frozenset(
     {
         "torch.log_softmax",
@@ -161,7 +163,7 @@ BCE_LAYERS = frozenset({"torch.nn.BCELoss", "torch.nn.modules.loss.BCELoss"})
 
 # Tensor methods of these names take no argument; a call with arguments (``self.log("loss", v)`` in
 # Lightning, ``wandb.log({...})``) is something else.
-_NULLARY_METHODS = frozenset({"exp", "log", "log1p", "expm1", "sigmoid", "abs"})
+_NULLARY_METHODS = frozenset({"exp", "log", "log1p", "expm1", "sigmoid", "tanh", "abs"})
 
 
 def unary_use(
@@ -196,6 +198,10 @@ def log1p_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
 
 def sigmoid_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
     return unary_use(ctx, expr, SIGMOID_FUNCS, "sigmoid", SIGMOID_LAYERS)
+
+
+def tanh_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
+    return unary_use(ctx, expr, TANH_FUNCS, "tanh", TANH_LAYERS)
 
 
 def sum_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:

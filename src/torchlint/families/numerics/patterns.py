@@ -33,6 +33,7 @@ from torchlint.analysis.ops import (
     sigmoid_use,
     softmax_use,
     sum_use,
+    tanh_use,
 )
 from torchlint.analysis.definitions import position
 from torchlint.families.training.steps import exclusive_branches
@@ -579,6 +580,34 @@ def is_log_call(ctx: FileContext, node: cst.Call) -> bool:
     if callee_name(node) == "log":
         return True
     return len(node.args) == 1 and log_use(ctx, node) is not None
+
+
+def tanh_complement(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3
+                    ) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """For ``1 - t ** 2`` (``t.pow(2)``, ``t * t``, ``t.square()``) of a tanh output ``t``, maybe scaled
+    (``scale * (1 - t.pow(2))``, the Jacobian of a tanh-squashed action): ``(t, the tanh call)``.  It is exactly 0
+    wherever the tanh rounds to 1 in magnitude (inputs beyond about 9 in float32, 4.5 in float16)."""
+    value = followed(ctx, expr, 3)
+    if is_binop(value, cst.Multiply) and depth > 0:
+        return tanh_complement(ctx, value.left, depth - 1) or tanh_complement(  # type: ignore[attr-defined]
+            ctx, value.right, depth - 1)  # type: ignore[attr-defined]
+    if not (is_binop(value, cst.Subtract) and is_one(value.left)):  # type: ignore[attr-defined]
+        return None
+    square = value.right  # type: ignore[attr-defined]
+    base: Optional[cst.BaseExpression] = None
+    if is_binop(square, cst.Power) and number(square.right) == 2.0:  # type: ignore[attr-defined]
+        base = square.left  # type: ignore[attr-defined]
+    elif is_binop(square, cst.Multiply) and ctx.code(square.left) == ctx.code(square.right):  # type: ignore
+        base = square.left  # type: ignore[attr-defined]
+    elif isinstance(square, cst.Call) and method_name(square) in ("pow", "square") and isinstance(
+            square.func, cst.Attribute):
+        power = arg(square, 0, "exponent")
+        if method_name(square) == "square" and not square.args or power is not None and number(power.value) == 2.0:
+            base = square.func.value
+    if base is None:
+        return None
+    t = followed(ctx, base, 3)
+    return (base, t) if tanh_use(ctx, t) is not None else None
 
 
 def positive(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
@@ -1340,6 +1369,7 @@ class DeferredLogReports:
 
 
 __all__ = [
+    "tanh_complement",
     "arith_parts",
     "is_log_call",
     "is_false_or_absent",

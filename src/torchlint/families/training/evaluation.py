@@ -1441,7 +1441,8 @@ class EvalSite:
     node: cst.CSTNode  # the FunctionDef or the loop
     function: Optional[cst.FunctionDef]  # the function holding it (itself for a function site)
     calls: List[Tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)  # (call, model)
-    #: True when only the function's own `.eval()` call made it evaluation code (the eval-mode rule must not use it)
+    #: True when only the function's own `.eval()` call made it evaluation code (the eval-mode rule must not use
+    #: it); False for such a function whose behaviour says so too (it trains nothing, its outputs leave the graph)
     by_eval_call: bool = False
     #: for a decoding site (a model run on what it picked from its own output): "picked" when a token
     #: picked from an output is fed back, "output" when the output itself is (weaker evidence)
@@ -1570,7 +1571,11 @@ class EvaluationFacts:
             if function is not None:
                 verdict = self._function_verdict(function, calls)
                 if verdict is not None:
-                    sites.append(EvalSite("function", function, function, calls, by_eval_call=verdict))
+                    # an `.eval()` call of its own made it evaluation code; what it does may say so too (it
+                    # trains nothing and its outputs leave the graph), then the models it does not switch
+                    # are run in the wrong mode (`self.D.eval()`, then samples from `self.G`)
+                    by_call = verdict and not self._graph_free(function, calls)
+                    sites.append(EvalSite("function", function, function, calls, by_eval_call=by_call))
                     continue
                 decoding = self._decodes(function, calls)
                 if decoding is not None:
@@ -1619,6 +1624,12 @@ class EvaluationFacts:
             for _c, model in calls
         ):
             return False  # (`model = Net().eval()` switches the model it builds)
+        return self._graph_free(function, calls)
+
+    def _graph_free(self, function: cst.FunctionDef, calls) -> bool:
+        """``function`` trains nothing within reach, needs no gradients, and what its model calls produce
+        reaches only graph-free sinks (see :meth:`_outputs_only_off_graph`)."""
+        ctx = self.ctx
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
             return False
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
