@@ -1574,6 +1574,45 @@ def train(batches):
         dec_opt.step()
 """
         ),
+        # near miss: the same trainer, each optimizer over its own network
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pair:
+    def __init__(self, noise=8):
+        self.noise = noise
+        self.G = nn.Sequential(nn.Linear(noise, 16), nn.ReLU(), nn.Linear(16, 4), nn.Tanh())
+        self.D = nn.Sequential(nn.Linear(4, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1), nn.Sigmoid())
+        self.bce = nn.BCELoss()
+        self.d_opt = torch.optim.Adam(self.D.parameters(), lr=2e-4)
+        self.g_opt = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+        self.history = []
+
+    def to_np(self, x):
+        return x.data.cpu().numpy()
+
+    def fit(self, real, rounds=3):
+        ones, zeros = torch.ones(len(real), 1), torch.zeros(len(real), 1)
+        for _ in range(rounds):
+            fake = self.G(torch.randn(len(real), self.noise))
+            d_loss = self.bce(self.D(real), ones) + self.bce(self.D(fake), zeros)
+            self.D.zero_grad()
+            d_loss.backward()
+            self.d_opt.step()
+            g_loss = self.bce(self.D(self.G(torch.randn(len(real), self.noise))), ones)
+            self.G.zero_grad()
+            g_loss.backward()
+            self.g_opt.step()
+            for name, p in self.D.named_parameters():
+                self.history.append((name, self.to_np(p).mean(), self.to_np(p.grad).std()))
+
+
+Pair().fit(torch.rand(32, 4))
+"""
+        ),
     ]
 
     INVALID = [
@@ -2865,6 +2904,48 @@ class GAN:
             line=26,
             col=9,
             message="`self.G` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `self.opt_g`)",
+        ),
+        # a GAN trainer whose discriminator optimizer was given the generator's parameters: the loss runs
+        # through both, `self.D` is in no optimizer (its parameters are only read, for a log, through the
+        # trainer's own `to_np`)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pair:
+    def __init__(self, noise=8):
+        self.noise = noise
+        self.G = nn.Sequential(nn.Linear(noise, 16), nn.ReLU(), nn.Linear(16, 4), nn.Tanh())
+        self.D = nn.Sequential(nn.Linear(4, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1), nn.Sigmoid())
+        self.bce = nn.BCELoss()
+        self.d_opt = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+        self.g_opt = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+        self.history = []
+
+    def to_np(self, x):
+        return x.data.cpu().numpy()
+
+    def fit(self, real, rounds=3):
+        ones, zeros = torch.ones(len(real), 1), torch.zeros(len(real), 1)
+        for _ in range(rounds):
+            fake = self.G(torch.randn(len(real), self.noise))
+            d_loss = self.bce(self.D(real), ones) + self.bce(self.D(fake), zeros)
+            self.D.zero_grad()
+            d_loss.backward()
+            self.d_opt.step()
+            g_loss = self.bce(self.D(self.G(torch.randn(len(real), self.noise))), ones)
+            self.G.zero_grad()
+            g_loss.backward()
+            self.g_opt.step()
+            for name, p in self.D.named_parameters():
+                self.history.append((name, self.to_np(p).mean(), self.to_np(p.grad).std()))
+
+
+Pair().fit(torch.rand(32, 4))
+""",
+            message="`self.D` is never trained",
         ),
     ]
 

@@ -1848,18 +1848,24 @@ _NEW_VALUE_READS = frozenset({"numel", "nelement", "size", "dim", "element_size"
                               "abs", "item", "tolist", "pow", "square", "sqrt"})
 
 
-def _read_value(ctx: FileContext, use: cst.Name) -> bool:
-    """Whether the parameter ``use`` (through ``.data``, ``.detach()``, ``.clone()``) is only read where it
-    is: an operand of arithmetic, or the argument of an in-place method of another tensor
-    (``target.data.add_(param.data, alpha=tau)``) or of a ``torch`` function that writes nothing."""
+#: tensor methods that give the same values as a copy or a view to read (followed to where it goes)
+_READ_THROUGH = frozenset({"detach", "clone", "cpu", "numpy", "float", "double", "half"})
+
+
+def _read_value(ctx: FileContext, use: cst.Name, depth: int = 0) -> bool:
+    """Whether the parameter ``use`` (through ``.data``, ``.grad``, ``.detach()``, ``.clone()``, ``.cpu()``,
+    ``.numpy()``) is only read where it is: an operand of arithmetic, the argument of an in-place method
+    of another tensor (``target.data.add_(param.data, alpha=tau)``) or of a ``torch`` function that writes
+    nothing, or handed to a function of the project that does no more with it (``self.to_np(p.grad)``
+    with ``return x.data.cpu().numpy()``: a value to log)."""
     node: cst.BaseExpression = use
-    for _ in range(4):
+    for _ in range(6):
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data":
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("data", "grad"):
             node = parent
             continue
         call = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is node else None
-        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in ("detach", "clone") \
+        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in _READ_THROUGH \
                 and not call.args:  # type: ignore[union-attr]
             node = call
             continue
@@ -1869,6 +1875,8 @@ def _read_value(ctx: FileContext, use: cst.Name) -> bool:
     parent = ctx.parent(node)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
+    if isinstance(parent, cst.Return) and depth > 0:
+        return True  # handed back by a helper that read it (its caller's use was asked about)
     if not isinstance(parent, cst.Arg) or parent.value is not node or parent.star != "" \
             or parent.keyword is not None and parent.keyword.value == "out":
         return False
@@ -1878,9 +1886,29 @@ def _read_value(ctx: FileContext, use: cst.Name) -> bool:
     q = ctx.names.qualified_names_at(call.func)
     if q:
         return all(n.startswith("torch.") and not n.endswith("_") and not n.startswith("torch.nn.") for n in q)
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") \
-        and call.func.attr.value not in ("requires_grad_", "register_hook") \
-        and not any(n is use for n in iter_nodes(call.func))
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_") \
+            and call.func.attr.value not in ("requires_grad_", "register_hook") \
+            and not any(n is use for n in iter_nodes(call.func)):
+        return True
+    return depth < 2 and _reading_function(ctx, call, parent, depth)
+
+
+def _reading_function(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int) -> bool:
+    """Whether ``call`` runs a function of the project (``self.to_np(x)``, ``utils.to_image(x)``) whose
+    parameter ``given`` binds is only read there (:func:`_read_value`)."""
+    found = called_function(ctx, call) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if found is None or found[1].decorators:
+        return False
+    fctx, function, offset = found
+    bound = bind_arguments(call, function, offset)
+    if bound is None:
+        return False
+    params = [p for p in list(function.params.posonly_params) + list(function.params.params)
+              + list(function.params.kwonly_params) if bound.get(p.name.value) is given.value]
+    if len(params) != 1 or params[0].star != "" or _rebinds(function, params[0].name.value):
+        return False
+    uses = [u for u in fctx.names_in(function, params[0].name.value) if u is not params[0].name]
+    return bool(uses) and all(_read_value(fctx, u, depth + 1) for u in uses)
 
 
 def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
