@@ -9,6 +9,7 @@ from torchlint.analysis.context import Fact, arg, assignment_targets, method_nam
 from torchlint.analysis.training import (
     whole_names,
     backward_operand,
+    backward_operands,
     base_names,
     flows_into_backward,
     innermost_loop,
@@ -386,6 +387,41 @@ def fit(features, labels, epochs=3):
     return history
 """
         ),
+        # near miss: a policy-gradient agent stores each step's log-probability on itself and
+        # differentiates them all together in another method (the graphs are needed)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.policy = nn.Linear(4, 2)
+        self.opt = torch.optim.Adam(self.policy.parameters(), lr=1e-2)
+        self.log_probs = []
+        self.rewards = []
+
+    def episode(self, steps=10):
+        for t in range(steps):
+            dist = torch.distributions.Categorical(logits=self.policy(torch.randn(4)))
+            action = dist.sample()
+            self.log_probs.append(dist.log_prob(action))
+            self.rewards.append(float(action))
+            if t == steps - 1:
+                self.finish()
+
+    def finish(self):
+        loss = -(torch.stack(self.log_probs) * torch.tensor(self.rewards)).sum()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.log_probs, self.rewards = [], []
+
+
+Agent().episode()
+"""
+        ),
     ]
 
     INVALID = [
@@ -738,6 +774,58 @@ def fit(features, labels, epochs=3):
             col=13,
             unsafe=True,
         ),
+        # a trainer object keeps the history on itself (`self.history["loss"]`): the instance every loss is
+        # computed from is not the total; the list is, and it keeps every graph
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.history = {"loss": []}
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.opt.zero_grad()
+            loss = (self.net(x) - y).pow(2).mean()
+            self.history["loss"].append(loss)
+            loss.backward()
+            self.opt.step()
+        return sum(self.history["loss"]) / len(self.history["loss"])
+
+
+print(Trainer().fit([(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.history = {"loss": []}
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.opt.zero_grad()
+            loss = (self.net(x) - y).pow(2).mean()
+            self.history["loss"].append(loss.item())
+            loss.backward()
+            self.opt.step()
+        return sum(self.history["loss"]) / len(self.history["loss"])
+
+
+print(Trainer().fit([(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]))
+""",
+            line=16,
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -774,11 +862,18 @@ def fit(features, labels, epochs=3):
         if facts.reassigned(target_code, node):
             return
         target_names = base_names(target)
+        scope = ctx.enclosing(node, (cst.FunctionDef,)) or ctx.module
+        held = _held_by_instance(ctx, target)
+        if held is not None:
+            # `self.history['loss'].append(loss)` in a trainer's method: the total is the attribute
+            # (`self.history`), not `self`, which every loss of the trainer is computed from
+            if _held_flows_into_backward(ctx, held, ctx.enclosing(node, cst.ClassDef) or scope):
+                return  # backpropagated itself (`sum(self.losses).backward()`), here or in another method
+            target_names = []
         # a total backpropagated as a whole (micro-batching: `sum(losses).backward()`) is not reported;
         # a list whose single elements are (`losses[-1].backward()`) still keeps every graph alive
         if target_names and target_names[0] in facts.whole_backward_names:
             return
-        scope = ctx.enclosing(node, (cst.FunctionDef,)) or ctx.module
         if target_names and flows_into_backward(ctx, scope, target_names[0], whole=True):
             return
         # names resolve now (in scope); uses further down the file (for the fix), and whether the
@@ -1110,6 +1205,33 @@ class _Finding(NamedTuple):
     roots: List[cst.CSTNode]
     element_backpropagated: bool = False  # `losses[-1].backward()`: the elements need their graph
     loop: Optional[cst.CSTNode] = None  # the training loop holding the accumulation
+
+
+def _held_by_instance(ctx, target: cst.BaseExpression) -> Optional[str]:
+    """The code of ``self.<attr>`` when ``target`` is that attribute or an element of it (``self.hist``,
+    ``self.hist['loss']``) in a method whose instance is ``self``; else None."""
+    node = target
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+        return None
+    me = ctx.names.scope_at(node).self_name
+    return ctx.code(node) if me is not None and node.value.value == me else None
+
+
+def _held_flows_into_backward(ctx, held: str, scope: cst.CSTNode) -> bool:
+    """Whether a value computed from the attribute spelled ``held`` (``self.log_probs``) is differentiated
+    somewhere in ``scope`` (the class): ``torch.stack(self.log_probs).sum().backward()``, or through the
+    names assigned from it (``loss = -(torch.stack(self.log_probs) * r).sum()`` then ``loss.backward()``)."""
+    derived: Set[str] = set()
+    for _ in range(2):
+        for a in ctx.contents(scope).assigns:
+            value = a.value if isinstance(a, (cst.Assign, cst.AugAssign, cst.AnnAssign)) else None
+            if value is None or not (held in ctx.code(value) or set(base_names(value)) & derived):
+                continue
+            targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
+            derived.update(t.value for t in targets if isinstance(t, cst.Name))
+    return any(held in ctx.code(op) or set(base_names(op)) & derived for op in backward_operands(ctx, scope))
 
 
 def _accumulated(ctx, node: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
