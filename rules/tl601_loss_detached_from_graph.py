@@ -697,6 +697,44 @@ for step in range(10):
 """,
             message="`content_loss.detach()` is part of the loss",
         ),
+        # one term of a four-term sum, each from an unpacked output of a two-headed model (the terms of a
+        # sum are as far from the loss as the sum itself)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 8)
+        self.real = nn.Linear(8, 1)
+        self.kind = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        return torch.sigmoid(self.real(h)), self.kind(h)
+
+
+net = TwoHeads()
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+bce, ce = nn.BCELoss(), nn.CrossEntropyLoss()
+for x, fake, y in [(torch.randn(8, 6), torch.randn(8, 6), torch.randint(0, 3, (8,)))]:
+    opt.zero_grad()
+    real_p, real_k = net(x)
+    fake_p, fake_k = net(fake)
+    real_loss = bce(real_p, torch.ones(8, 1)).detach()
+    kind_loss = ce(real_k, y)
+    fake_loss = bce(fake_p, torch.zeros(8, 1))
+    fake_kind = ce(fake_k, y)
+    loss = real_loss + kind_loss + fake_loss + fake_kind
+    loss.backward()
+    opt.step()
+""",
+            line=29,
+            message="`.detach()`",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -85,8 +85,10 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
     visited.add(id(expr))
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, (cst.Add, cst.Subtract)):
-            yield from _terms(ctx, expr.left, hops + 1, visited)
-            yield from _terms(ctx, expr.right, hops + 1, visited)
+            # the terms of one sum are as far from the loss as the sum is (`a + b + c + d` nests three deep):
+            # only following a name to its value costs a hop
+            yield from _terms(ctx, expr.left, hops, visited)
+            yield from _terms(ctx, expr.right, hops, visited)
             return
         if isinstance(expr.operator, (cst.Multiply, cst.Divide)):
             how = _detached_product(ctx, expr, hops)
