@@ -144,6 +144,18 @@ def paren(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
+def _in_place(unit: "Unit", node: cst.CSTNode, new: cst.BaseExpression) -> cst.BaseExpression:
+    """``new``, to stand where ``node`` is: in parentheses when it is not an atom and ``node`` is the operand
+    of an attribute, subscript, call or operator (``F.softmax(x, 1).data`` must become ``(exp / sum).data``,
+    not a division by ``sum.data``)."""
+    parent = unit.parent(node)
+    if isinstance(parent, (cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation, cst.UnaryOperation,
+                           cst.Comparison, cst.BooleanOperation, cst.Await)) \
+            and not (isinstance(parent, cst.Call) and parent.func is not node):
+        return paren(new)
+    return new
+
+
 def expr(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
 
@@ -1245,8 +1257,7 @@ def _dim_text(call: cst.Call, index: int) -> Optional[str]:
 def _unary_sites(unit: Unit, names: Tuple[str, ...], build: Callable[[str, cst.Call], Optional[str]],
                  what: str, dim_index: Optional[int] = None) -> Iterator[Site]:
     """Calls of ``torch.<name>(x, ...)`` / ``F.<name>(x, ...)`` / ``x.<name>(...)`` with a pure ``x``,
-    rewritten by ``build(x_code, call)`` (None: not this one), in parentheses where the text is not an atom
-    (``F.softmax(x, 1).data`` must become ``(exp / sum).data``, not a division by ``sum.data``)."""
+    rewritten by ``build(x_code, call)`` (None: not this one; see :func:`_in_place` for parentheses)."""
     if not unit.has_torch:
         return
     for call in unit.of_type(cst.Call):
@@ -1267,7 +1278,7 @@ def _unary_sites(unit: Unit, names: Tuple[str, ...], build: Callable[[str, cst.C
         new = build(code_of(paren(x)), call if rest_index == 1 else _as_function_call(call))
         if new is None:
             continue
-        yield Site(Lazy(replaced, unit.module, {call: paren(expr(new))}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {call: _in_place(unit, call, expr(new))}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"{what}: `{code_of(call)[:50]}` -> `{new[:60]}`")
 
 
@@ -1381,7 +1392,7 @@ def op_ce_by_hand(unit: Unit):
         xs, ys = code_of(paren(x)), code_of(paren(y))
         new = (f"-(torch.nn.functional.one_hot({ys}, {xs}.size(1)) * torch.log(torch.softmax({xs}, dim=1)))"
                f".sum(dim=1).mean()")
-        yield Site(Lazy(replaced, unit.module, {call: paren(expr(new))}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {call: _in_place(unit, call, expr(new))}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"cross-entropy by hand: `{code_of(call)[:50]}`")
 
 
@@ -1408,7 +1419,7 @@ def op_bce_by_hand(unit: Unit):
             rest = ", ".join(code_of(a.value) if a.keyword is None else f"{a.keyword.value}={code_of(a.value)}"
                              for a in call.args[1:])
             new = f"torch.nn.functional.binary_cross_entropy(torch.sigmoid({code_of(z)}), {rest})"
-        yield Site(Lazy(replaced, unit.module, {call: paren(expr(new))}), unit.lines(unit.statement(call)), unit.lines(call)[0],
+        yield Site(Lazy(replaced, unit.module, {call: _in_place(unit, call, expr(new))}), unit.lines(unit.statement(call)), unit.lines(call)[0],
                    f"BCE on a sigmoid: `{code_of(call)[:50]}`")
 
 

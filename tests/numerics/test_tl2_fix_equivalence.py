@@ -231,6 +231,11 @@ CASES = [
     Case("TL208-one-minus-passed-sigmoid", "TL208", 8, fn("negative_term"),
          lambda: (torch.sigmoid(randn(6, 1)), torch.zeros(6, 1)),
          lambda: (t(1.0, 0.5).reshape(2, 1), torch.zeros(2, 1))),
+    # the Jacobian of a tanh-squashed action: a mean far from 0 saturates the tanh and the log is -inf
+    Case("TL208-tanh-jacobian", "TL208", 9,
+         lambda ns, mean, log_std: (torch.manual_seed(0), ns["squashed_sample"](mean, log_std)[1])[1],
+         lambda: (randn(3, 2), randn(3, 2, seed=2) * 0.1),
+         lambda: (t(0.1, 40.0).repeat(2, 1), torch.zeros(2, 2))),
 ]
 
 

@@ -352,6 +352,9 @@ def test_scheduler_to_the_top_of_the_epoch_loop(inject):
 @pytest.mark.parametrize("name, before, after", [
     ("tl201-softmax-by-hand", "p = F.softmax(z, dim=1)", "p = torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True)"),
     ("tl201-softmax-by-hand", "p = z.softmax(-1)", "p = torch.exp(z) / torch.exp(z).sum(dim=-1, keepdim=True)"),
+    # where the call is an operand, the rewrite keeps its precedence (not a division by `sum.data`)
+    ("tl201-softmax-by-hand", "p = F.softmax(z, dim=1).data",
+     "p = (torch.exp(z) / torch.exp(z).sum(dim=1, keepdim=True)).data"),
     ("tl202-log-of-softmax", "p = F.log_softmax(z, dim=1)", "p = torch.log(torch.softmax(z, dim=1))"),
     ("tl203-logsumexp-by-hand", "p = torch.logsumexp(z, dim=1)", "p = torch.log(torch.sum(torch.exp(z), dim=1))"),
     ("tl204-softplus-logsigmoid-by-hand", "p = F.softplus(z)", "p = torch.log(1 + torch.exp(z))"),
