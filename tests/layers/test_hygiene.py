@@ -3,10 +3,12 @@ import only that (or public names), and no private name crosses a module boundar
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import pathlib
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+import re
+from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import pytest
 
@@ -26,7 +28,26 @@ def _module_name(path: pathlib.Path) -> str:
 
 
 MODULES: Dict[str, pathlib.Path] = {_module_name(p): p for p in SOURCES}
-TREES: Dict[str, ast.Module] = {name: tree_of(p) for name, p in MODULES.items()}
+
+
+class _Trees(Mapping):
+    """The module trees, each parsed when first asked for: collecting the tests parses nothing (each
+    test process collects them all; the tests that read every tree run once)."""
+
+    def __getitem__(self, name: str) -> ast.Module:
+        return tree_of(MODULES[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODULES)
+
+    def __len__(self) -> int:
+        return len(MODULES)
+
+
+TREES: Mapping[str, ast.Module] = _Trees()
+#: the modules with an ``__all__`` list (a top-level assignment; read from the text at collection)
+LISTING = sorted(m for m, p in MODULES.items()
+                 if re.search(r"^__all__\s*(:[^=]*)?=", p.read_text(encoding="utf-8"), re.MULTILINE))
 
 
 def _is_private(name: str) -> bool:
@@ -107,16 +128,18 @@ def _imports() -> Iterator[Tuple[str, str, str, int]]:
                 yield module, aliases[node.value.id], node.attr, node.lineno
 
 
-IMPORTS = list(_imports())
+@functools.lru_cache(maxsize=None)
+def _import_list() -> List[Tuple[str, str, str, int]]:
+    return list(_imports())
 
 
 def test_the_scan_sees_the_package():
     assert "torchlint.engine" in MODULES and "torchlint.analysis.names" in MODULES
-    assert any(source == "torchlint.analysis.context" for _, source, _, _ in IMPORTS)
+    assert any(source == "torchlint.analysis.context" for _, source, _, _ in _import_list())
 
 
 def test_no_private_name_is_imported_across_modules():
-    crossing = [f"{m}:{line} uses {source}.{name}" for m, source, name, line in IMPORTS
+    crossing = [f"{m}:{line} uses {source}.{name}" for m, source, name, line in _import_list()
                 if _is_private(name) and source != m]
     assert not crossing, "\n".join(crossing)
 
@@ -142,18 +165,20 @@ def _private_attributes(tree: ast.Module) -> Tuple[Set[str], List[Tuple[str, int
     return defined, read
 
 
-PRIVATE = {m: _private_attributes(tree) for m, tree in TREES.items()}
+@functools.lru_cache(maxsize=None)
+def _private() -> Dict[str, Tuple[Set[str], List[Tuple[str, int]]]]:
+    return {m: _private_attributes(tree) for m, tree in TREES.items()}
 
 
 def test_no_private_attribute_is_read_across_modules():
     """``obj._x`` where only other modules define ``_x``: the reader depends on another module's
     internals (ask the owner for a public accessor instead)."""
     owners: Dict[str, Set[str]] = {}
-    for m, (defined, _) in PRIVATE.items():
+    for m, (defined, _) in _private().items():
         for name in defined:
             owners.setdefault(name, set()).add(m)
     crossing = [f"{m}:{line} reads .{name} (defined in {sorted(owners[name])})"
-                for m, (defined, read) in PRIVATE.items() for name, line in read
+                for m, (defined, read) in _private().items() for name, line in read
                 if name in owners and m not in owners[name]]
     assert not crossing, "\n".join(crossing)
 
@@ -163,7 +188,7 @@ def test_the_private_attribute_scan_finds_a_crossing():
     assert defined == {"_f", "_g"} and read == [("_h", 4)]
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _all(TREES[m]) is not None))
+@pytest.mark.parametrize("module", LISTING)
 def test_all_lists_only_what_the_module_defines(module):
     listed = _all(TREES[module])
     assert listed is not None
@@ -175,10 +200,10 @@ def test_all_lists_only_what_the_module_defines(module):
     assert not missing, f"{module}.__all__ lists names it does not define: {missing}"
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _all(TREES[m]) is not None))
+@pytest.mark.parametrize("module", LISTING)
 def test_what_other_modules_import_is_in_all(module):
     listed = set(_all(TREES[module]) or ())
-    unlisted = sorted({f"{name} (by {m}:{line})" for m, source, name, line in IMPORTS
+    unlisted = sorted({f"{name} (by {m}:{line})" for m, source, name, line in _import_list()
                        if source == module and m != module and name not in listed})
     assert not unlisted, f"imported from {module} but not in its __all__: {unlisted}"
 
@@ -200,7 +225,7 @@ def test_the_analysis_names_no_rule_code():
 
 def test_the_scan_finds_what_it_looks_for():
     """The checks above see each kind of import and definition (not a vacuous pass)."""
-    found = {(m, source, name) for m, source, name, _ in IMPORTS}
+    found = {(m, source, name) for m, source, name, _ in _import_list()}
     assert ("torchlint.engine", "torchlint.precedence", "apply_precedence") in found
     tree = ast.parse("from torchlint.engine import _x\nif X:\n    def f(): pass\n__all__ = ['f', 'z']\n")
     assert _all(tree) == ["f", "z"] and {"_x", "f"} <= _defined(tree) and "z" not in _defined(tree)
