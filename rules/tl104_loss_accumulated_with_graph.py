@@ -9,7 +9,8 @@ from torchlint.analysis.context import Fact, arg, assignment_targets, method_nam
 from torchlint.analysis.training import (
     whole_names,
     backward_operand,
-    backward_operands,
+    attribute_flows_into_backward,
+    instance_attribute,
     base_names,
     flows_into_backward,
     innermost_loop,
@@ -863,11 +864,11 @@ print(Trainer().fit([(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]))
             return
         target_names = base_names(target)
         scope = ctx.enclosing(node, (cst.FunctionDef,)) or ctx.module
-        held = _held_by_instance(ctx, target)
+        held = instance_attribute(ctx, target)
         if held is not None:
             # `self.history['loss'].append(loss)` in a trainer's method: the total is the attribute
             # (`self.history`), not `self`, which every loss of the trainer is computed from
-            if _held_flows_into_backward(ctx, held, ctx.enclosing(node, cst.ClassDef) or scope):
+            if attribute_flows_into_backward(ctx, held, ctx.enclosing(node, cst.ClassDef) or scope):
                 return  # backpropagated itself (`sum(self.losses).backward()`), here or in another method
             target_names = []
         # a total backpropagated as a whole (micro-batching: `sum(losses).backward()`) is not reported;
@@ -1205,33 +1206,6 @@ class _Finding(NamedTuple):
     roots: List[cst.CSTNode]
     element_backpropagated: bool = False  # `losses[-1].backward()`: the elements need their graph
     loop: Optional[cst.CSTNode] = None  # the training loop holding the accumulation
-
-
-def _held_by_instance(ctx, target: cst.BaseExpression) -> Optional[str]:
-    """The code of ``self.<attr>`` when ``target`` is that attribute or an element of it (``self.hist``,
-    ``self.hist['loss']``) in a method whose instance is ``self``; else None."""
-    node = target
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
-        return None
-    me = ctx.names.scope_at(node).self_name
-    return ctx.code(node) if me is not None and node.value.value == me else None
-
-
-def _held_flows_into_backward(ctx, held: str, scope: cst.CSTNode) -> bool:
-    """Whether a value computed from the attribute spelled ``held`` (``self.log_probs``) is differentiated
-    somewhere in ``scope`` (the class): ``torch.stack(self.log_probs).sum().backward()``, or through the
-    names assigned from it (``loss = -(torch.stack(self.log_probs) * r).sum()`` then ``loss.backward()``)."""
-    derived: Set[str] = set()
-    for _ in range(2):
-        for a in ctx.contents(scope).assigns:
-            value = a.value if isinstance(a, (cst.Assign, cst.AugAssign, cst.AnnAssign)) else None
-            if value is None or not (held in ctx.code(value) or set(base_names(value)) & derived):
-                continue
-            targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
-            derived.update(t.value for t in targets if isinstance(t, cst.Name))
-    return any(held in ctx.code(op) or set(base_names(op)) & derived for op in backward_operands(ctx, scope))
 
 
 def _accumulated(ctx, node: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -16,7 +16,8 @@ from torchlint.families.training.evaluation import (
     runs_without_grad,
 )
 from torchlint.families.training.grad_mode import STRONG, WEAK, training_evidence
-from torchlint.analysis.training import flows_into_backward, is_backward_like, is_detached, under_no_grad
+from torchlint.analysis.training import (attribute_flows_into_backward, flows_into_backward, instance_attribute,
+                                         is_backward_like, is_detached, under_no_grad)
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -946,6 +947,35 @@ def check(lm, rows):
 
 lm = Lm()
 print(check(lm, torch.zeros(2, 1, dtype=torch.long)))
+"""
+        ),
+        # near miss: the prediction kept on the trainer is differentiated (`self.pred` reaches the loss)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Fit:
+    def __init__(self):
+        self.net = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.xv, self.yv = torch.randn(16, 4), torch.randn(16, 1)
+
+    def predict(self):
+        self.net.eval()
+        return self.net(self.xv)
+
+    def run(self, rounds):
+        for _ in range(rounds):
+            self.opt.zero_grad()
+            self.pred = self.predict()
+            loss = (self.pred - self.yv).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+
+
+Fit().run(2)
 """
         ),
     ]
@@ -2493,6 +2523,72 @@ print(text)
 """,
             line=36,
         ),
+        # a trainer's validation method, its result kept on the trainer (`self.acc = self.validate()`): the
+        # attribute is what the caller keeps, not `self`, from which the training loss is computed
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Fit:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.xv, self.yv = torch.randn(16, 4), torch.randint(0, 3, (16,))
+        self.best = 0.0
+
+    def validate(self):
+        self.net.eval()
+        out = self.net(self.xv)
+        return (out.argmax(1) == self.yv).float().mean().item()
+
+    def run(self, batches):
+        for x, y in batches:
+            self.net.train()
+            self.opt.zero_grad()
+            loss = nn.functional.cross_entropy(self.net(x), y)
+            loss.backward()
+            self.opt.step()
+            self.acc = self.validate()
+            self.best = max(self.best, self.acc)
+
+
+Fit().run([(torch.randn(8, 4), torch.randint(0, 3, (8,)))])
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Fit:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.xv, self.yv = torch.randn(16, 4), torch.randint(0, 3, (16,))
+        self.best = 0.0
+
+    @torch.no_grad()
+    def validate(self):
+        self.net.eval()
+        out = self.net(self.xv)
+        return (out.argmax(1) == self.yv).float().mean().item()
+
+    def run(self, batches):
+        for x, y in batches:
+            self.net.train()
+            self.opt.zero_grad()
+            loss = nn.functional.cross_entropy(self.net(x), y)
+            loss.backward()
+            self.opt.step()
+            self.acc = self.validate()
+            self.best = max(self.best, self.acc)
+
+
+Fit().run([(torch.randn(8, 4), torch.randint(0, 3, (8,)))])
+""",
+            line=15,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2599,6 +2695,11 @@ print(text)
                     return True
                 if isinstance(anc, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                     for target in assignment_targets(anc):
+                        held = instance_attribute(ctx, target)
+                        if held is not None:  # `self.score = self.validate()`: the attribute, not `self`
+                            if attribute_flows_into_backward(ctx, held, ctx.enclosing(call, cst.ClassDef) or scope):
+                                return True
+                            continue
                         for n in iter_nodes(target):
                             if isinstance(n, cst.Name) and flows_into_backward(ctx, scope, n.value, depth=3):
                                 return True

@@ -8,7 +8,7 @@ The heuristics here lean towards silence: an object counts as an optimizer when 
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -427,6 +427,33 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
         if set(names(operand)) & targets:
             return True
     return False
+
+
+def instance_attribute(ctx: FileContext, target: cst.BaseExpression) -> Optional[str]:
+    """The code of ``self.<attr>`` when ``target`` is that attribute or an element of it (``self.hist``,
+    ``self.hist['loss']``) in a method whose instance is ``self``; else None."""
+    node = target
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+        return None
+    me = ctx.names.scope_at(node).self_name
+    return ctx.code(node) if me is not None and node.value.value == me else None
+
+
+def attribute_flows_into_backward(ctx: FileContext, held: str, scope: cst.CSTNode) -> bool:
+    """Whether a value computed from the attribute spelled ``held`` (``self.log_probs``) is differentiated
+    somewhere in ``scope`` (the class): ``torch.stack(self.log_probs).sum().backward()``, or through the
+    names assigned from it (``loss = -(torch.stack(self.log_probs) * r).sum()`` then ``loss.backward()``)."""
+    derived: Set[str] = set()
+    for _ in range(2):
+        for a in ctx.contents(scope).assigns:
+            value = a.value if isinstance(a, (cst.Assign, cst.AugAssign, cst.AnnAssign)) else None
+            if value is None or not (held in ctx.code(value) or set(base_names(value)) & derived):
+                continue
+            targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
+            derived.update(t.value for t in targets if isinstance(t, cst.Name))
+    return any(held in ctx.code(op) or set(base_names(op)) & derived for op in backward_operands(ctx, scope))
 
 
 # -- order inside one iteration ------------------------------------------------------------------
