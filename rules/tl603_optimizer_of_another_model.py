@@ -1613,6 +1613,41 @@ class Pair:
 Pair().fit(torch.rand(32, 4))
 """
         ),
+        # near miss: the same agent, each optimizer over its own network
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, obs=3, act=1):
+        self.actor = nn.Sequential(nn.Linear(obs, 16), nn.ReLU(), nn.Linear(16, act), nn.Tanh())
+        self.actor_target = nn.Sequential(nn.Linear(obs, 16), nn.ReLU(), nn.Linear(16, act), nn.Tanh())
+        self.critic = nn.Sequential(nn.Linear(obs + act, 16), nn.ReLU(), nn.Linear(16, 1))
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=1e-4)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=1e-3)
+
+    def learn(self, states, targets):
+        q = self.critic(torch.cat([states, self.actor(states).detach()], 1))
+        critic_loss = (q - targets).pow(2).mean()
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        self.critic_opt.step()
+        actor_loss = -self.critic(torch.cat([states, self.actor(states)], 1)).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        self.soft_update(self.actor, self.actor_target, 0.01)
+
+    def soft_update(self, local, target, tau):
+        for t, l in zip(target.parameters(), local.parameters()):
+            t.data.copy_(tau * l.data + (1.0 - tau) * t.data)
+
+
+Agent().learn(torch.randn(8, 3), torch.randn(8, 1))
+"""
+        ),
     ]
 
     INVALID = [
@@ -2946,6 +2981,44 @@ class Pair:
 Pair().fit(torch.rand(32, 4))
 """,
             message="`self.D` is never trained",
+        ),
+        # an actor-critic agent whose actor optimizer was given the critic's parameters: the actor's loss
+        # runs through both, the actor is in no optimizer (its parameters only read by the agent's own
+        # soft-update method)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, obs=3, act=1):
+        self.actor = nn.Sequential(nn.Linear(obs, 16), nn.ReLU(), nn.Linear(16, act), nn.Tanh())
+        self.actor_target = nn.Sequential(nn.Linear(obs, 16), nn.ReLU(), nn.Linear(16, act), nn.Tanh())
+        self.critic = nn.Sequential(nn.Linear(obs + act, 16), nn.ReLU(), nn.Linear(16, 1))
+        self.actor_opt = torch.optim.Adam(self.critic.parameters(), lr=1e-4)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=1e-3)
+
+    def learn(self, states, targets):
+        q = self.critic(torch.cat([states, self.actor(states).detach()], 1))
+        critic_loss = (q - targets).pow(2).mean()
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        self.critic_opt.step()
+        actor_loss = -self.critic(torch.cat([states, self.actor(states)], 1)).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        self.soft_update(self.actor, self.actor_target, 0.01)
+
+    def soft_update(self, local, target, tau):
+        for t, l in zip(target.parameters(), local.parameters()):
+            t.data.copy_(tau * l.data + (1.0 - tau) * t.data)
+
+
+Agent().learn(torch.randn(8, 3), torch.randn(8, 1))
+""",
+            message="`self.actor` is never trained",
         ),
     ]
 

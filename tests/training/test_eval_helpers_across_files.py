@@ -110,3 +110,69 @@ def test_a_model_class_whose_torch_base_comes_through_a_star_import(tmp_path, no
     result = lint_source(str(path), PREDICT, Settings(rules=[r for r in all_rules() if r.CODE == "TL106"]))
     assert not result.errors
     assert [d.code for d in result.diagnostics] == expected
+
+
+# -- a model built from the options a script parses: the rate is the option's default there ------------
+OPTIONS_MAIN = """import argparse
+
+import torch
+
+import nets
+import loops
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--hidden", type=int, default=16)
+parser.add_argument("--drop-rate", type=float, default={rate})
+args = parser.parse_args()
+net = nets.Scorer(args)
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+loops.fit(net, opt, [(torch.randn(8, 4), torch.randint(0, 3, (8,)))])
+print(loops.score(net, [(torch.randn(8, 4), torch.randint(0, 3, (8,)))]))
+"""
+
+OPTIONS_NETS = """import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.body = nn.Linear(4, args.hidden)
+        self.drop = nn.Dropout(args.drop_rate)
+        self.out = nn.Linear(args.hidden, 3)
+
+    def forward(self, x):
+        return self.out(self.drop(self.body(x).relu()))
+"""
+
+OPTIONS_LOOPS = """import torch
+import torch.nn.functional as F
+
+
+def fit(net, opt, batches):
+    net.train()
+    for x, y in batches:
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        opt.step()
+
+
+def score(net, batches):
+    hits = 0
+    with torch.no_grad():
+        for x, y in batches:
+            hits += (net(x).argmax(1) == y).sum().item()
+    return hits
+"""
+
+
+@pytest.mark.parametrize("rate, expected", [("0.5", ["TL106"]), ("0.0", [])])
+def test_a_rate_from_the_options_another_file_parses(tmp_path, rate, expected):
+    """``nn.Dropout(args.drop_rate)`` with ``args`` handed in: the default the project's script declares
+    for ``--drop-rate`` decides whether the scoring loop runs a layer that depends on the mode."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "main.py").write_text(OPTIONS_MAIN.format(rate=rate))
+    (tmp_path / "nets.py").write_text(OPTIONS_NETS)
+    loops = tmp_path / "loops.py"
+    loops.write_text(OPTIONS_LOOPS)
+    found = lint_source(str(loops), loops.read_text(), Settings(all_rules())).diagnostics
+    assert [d.code for d in found if d.code == "TL106"] == expected

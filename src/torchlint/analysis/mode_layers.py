@@ -25,11 +25,13 @@ names are read, never the names of the program's variables.
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, Iterable, List, Optional
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.project import project_of
 
 #: dropout layers: their probability argument defaults to 0.5
 DROPOUT_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
@@ -174,7 +176,10 @@ def literal_numbers(ctx: FileContext) -> Numbers:
 
     def read_any(expr: Optional[cst.BaseExpression]) -> List[float]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
-            return option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
+            found = option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
+            if not found and ctx.names.is_param_at(expr.value):
+                found = project_option_default(ctx, expr.attr.value)  # handed in by a script of the project
+            return found
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # `self.dropout`, last set in the class before the read from a number or from a constructor
             # parameter (see `read`); `self.dropout = nn.Dropout(p=self.dropout)` reads the value before
@@ -240,6 +245,36 @@ def option_default(ctx: FileContext, dest: str) -> List[float]:
         if n is None:
             return []
         out.append(n)
+    return out
+
+
+#: how many other files of the project are read for the declaration of an option
+OPTION_FILES_MAX = 8
+
+
+def project_option_default(ctx: FileContext, dest: str) -> List[float]:
+    """``args.dropout`` where ``args`` comes into this file as a parameter (the parsed options a script
+    hands to a model's constructor): the numeric defaults the other files of the project declare for that
+    option (``parser.add_argument("-dropout", type=float, default=0.5)`` in ``main.py``); empty when none
+    does, when more than :data:`OPTION_FILES_MAX` files would have to be read, or when a declaration's
+    default is not a number."""
+    if not ctx.path:
+        return []
+    project = project_of(ctx)
+    _, files = project.sources(ctx.path)
+    if not files:
+        return []
+    here = os.path.abspath(ctx.path)
+    word = dest.split("_")[0]
+    declaring = [f for f in files if os.path.abspath(f) != here and project.mentions(f, ("add_argument",))
+                 and project.mentions(f, (word,))]
+    if not declaring or len(declaring) > OPTION_FILES_MAX:
+        return []
+    out: List[float] = []
+    for f in declaring:
+        other = project.load(f)
+        if other is not None:
+            out.extend(option_default(other, dest))
     return out
 
 

@@ -1763,18 +1763,21 @@ def _imported_initialiser(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int) -> bool:
-    """Whether ``call`` runs a function of the file (``soft_update(net, target)``) whose parameter
-    ``given`` binds is used there for nothing that may freeze, fill or train the model (the source of
-    a soft update: its parameters only read)."""
+    """Whether ``call`` runs a function of the file or the project, or a method of the class through
+    ``self`` (``soft_update(net, target)``), whose parameter ``given`` binds is used there for nothing
+    that may freeze, fill or train the model (the source of a soft update: its parameters only read)."""
     fctx: FileContext = ctx
     function = _helper_of(ctx, call)
+    offset = 0
     if function is None:
         found = called_function(ctx, call) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
-        if found is None or found[2] != 0 or found[1].decorators \
-                or isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+        if found is None or found[1].decorators or found[2] == 0 \
+                and isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
             return False
-        fctx, function = found[0], found[1]  # `utils.print_network(self.G)`: a function of a project module
-    bound = bind_arguments(call, function, 0) if function is not None else None
+        # `utils.print_network(self.G)`: a function of a project module; `self.soft_update(self.actor,
+        # self.target, tau)`: a method of the trainer, called through `self`
+        fctx, function, offset = found
+    bound = bind_arguments(call, function, offset) if function is not None else None
     if function is None or bound is None:
         return False
     params = [p for p in list(function.params.posonly_params) + list(function.params.params)
