@@ -593,6 +593,41 @@ print(next_token(net, torch.tensor([3]), torch.zeros(1, 1, 16)))
             line=18,
             message="`exp` of logits fed to a sampler",
         ),
+        # the `else` branch reads the value bound before the `if` (a mean-centred sum), not the `if`
+        # branch's log-probabilities, which would be stable
+        Invalid(
+            """
+import torch
+
+
+def distribution(v, a, log=False):
+    q = v + a - a.mean(1, keepdim=True)
+    if log:
+        q = torch.log_softmax(q, dim=2)
+    else:
+        q = torch.exp(q) / torch.exp(q).sum(dim=2, keepdim=True)
+    return q
+
+
+print(distribution(torch.randn(2, 1, 5), torch.randn(2, 3, 5)).sum(2))
+""",
+            fixed="""
+import torch
+
+
+def distribution(v, a, log=False):
+    q = v + a - a.mean(1, keepdim=True)
+    if log:
+        q = torch.log_softmax(q, dim=2)
+    else:
+        q = torch.softmax(q, dim=2)
+    return q
+
+
+print(distribution(torch.randn(2, 1, 5), torch.randn(2, 3, 5)).sum(2))
+""",
+            line=10,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -314,6 +314,27 @@ def test_the_value_a_name_holds_is_the_one_assigned_before_it():
     assert _value(ctx, "total", 4) == (["0", "total + 1"], "total + 1")
 
 
+def test_a_value_bound_in_another_branch_of_an_if_is_not_the_one_held():
+    """``if log: q = log_softmax(q)`` / ``else: q = exp(q) / ...``: the ``else`` branch reads the value
+    bound before the ``if``; after the ``if`` the last one bound (either branch may have run)."""
+    ctx = _walked("""
+        def head(v, a, log):
+            q = v + a
+            if log:
+                q = q.log_softmax(-1)
+            elif v is None:
+                q = q * 2
+            else:
+                q = q.exp() / q.exp().sum(-1, keepdim=True)
+            return q
+    """)
+    assert _value(ctx, "q", 2)[1] == "v + a"  # read in the `if` branch
+    assert _value(ctx, "q", 4)[1] == "v + a"  # in the `elif` branch: not the `if` branch's value
+    assert _value(ctx, "q", 6)[1] == "v + a"  # in the `else` branch: neither other branch's
+    assert _value(ctx, "q", 7)[1] == "v + a"
+    assert _value(ctx, "q", 8)[1] == "q.exp() / q.exp().sum(-1, keepdim=True)"  # after the `if`
+
+
 def test_values_before_another_node_and_of_an_attribute_of_self():
     ctx = _walked("""
         class M:

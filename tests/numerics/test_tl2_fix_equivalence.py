@@ -58,6 +58,9 @@ CASES = [
     Case("TL201-keepdim-method", "TL201", 1, fn("attention"), lambda: (randn(3, 4),),
          lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-unsqueeze", "TL201", 2, fn("normalize"), lambda: (randn(2, 5),), lambda: (randn(2, 5, scale=400.0),)),
+    # the value bound before an `if` whose other branch takes log-probabilities: large sums overflow
+    Case("TL201-branch", "TL201", 16, fn("distribution"), lambda: (randn(2, 1, 5), randn(2, 3, 5, seed=3)),
+         lambda: (randn(2, 1, 5, scale=300.0), randn(2, 3, 5, seed=3, scale=300.0))),
     Case("TL201-no-keepdim-1d", "TL201", 3, fn("probs"), lambda: (randn(6),), lambda: (t(1000.0, 1.0, -3.0),)),
     Case("TL201-view-column", "TL201", 5, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-reshape-column", "TL201", 6, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),

@@ -186,14 +186,15 @@ def target_names(target: cst.BaseExpression) -> Iterable[cst.Name]:
         yield from target_names(target.value)
 
 
-def _last_known(b: Binding, n: int, count: int) -> List[Tuple[int, cst.BaseExpression]]:
+def _last_known(b: Binding, n: int, count: int, skip: Optional[Callable[[cst.BaseExpression], bool]] = None
+                ) -> List[Tuple[int, cst.BaseExpression]]:
     """Up to ``count`` (position, value) of the last known values among the first ``n`` of ``b``, the
-    last first."""
+    last first; values for which ``skip`` says true are passed over."""
     out: List[Tuple[int, cst.BaseExpression]] = []
     values, at = b.values, b.at
     for k in range(n - 1, -1, -1):
         v = values[k]
-        if v is not None:
+        if v is not None and (skip is None or not skip(v)):
             out.append((at[k], v))
             if len(out) == count:
                 break
@@ -660,7 +661,9 @@ class NameResolver:
                 if v is not None and not _inside(node, v, parent_of):
                     return v
             return None
-        known = _last_known(b, bisect_left(b.at, pos), 2)  # the last two known values before ``pos``
+        # the last two known values before ``pos``, but not one bound in another branch of an `if` than
+        # ``node`` (`if log: q = log_softmax(q)` / `else: q = exp(q) / ...`: the `else` reads the value before)
+        known = _last_known(b, bisect_left(b.at, pos), 2, lambda v: _exclusive(v, node, parent_of))
         if not known:
             return None
         p, value = known[0]
@@ -854,6 +857,24 @@ class NameResolver:
         while scope is not None and scope.kind not in ("function", "lambda"):
             scope = scope.parent
         return scope.node if scope is not None else None
+
+
+def _exclusive(a: cst.CSTNode, b: cst.CSTNode, parent_of: "_ParentOf") -> bool:
+    """Whether ``a`` and ``b`` sit in different branches of one ``if`` statement (its body and its
+    ``else`` or ``elif``): no run passes both."""
+    path: Dict[int, cst.CSTNode] = {}
+    child, p = a, parent_of(a)
+    while p is not None:
+        path[id(p)] = child
+        child, p = p, parent_of(p)
+    child, p = b, parent_of(b)
+    while p is not None:
+        other = path.get(id(p))
+        if other is not None:  # the innermost node around both
+            return type(p) is cst.If and other is not child \
+                and {id(other), id(child)} == {id(p.body), id(p.orelse)}  # type: ignore[attr-defined]
+        child, p = p, parent_of(p)
+    return False
 
 
 def _inside(node: cst.CSTNode, container: cst.CSTNode, parent_of: "_ParentOf") -> bool:
