@@ -354,13 +354,9 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     if not ctx.path or function not in ctx.module.body:
         return []
     project = project_of(ctx)
-    _, files = project.sources(ctx.path)
-    if not files:
-        return []
     here = os.path.abspath(ctx.path)
     word = function.name.value
-    mentioning = [f for f in files if os.path.abspath(f) != here and os.path.basename(f) != "__init__.py"
-                  and project.mentions(f, (word,))]
+    mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
     if len(mentioning) > CALLER_FILES_MAX:
         return []
     out: List[Tuple[FileContext, cst.Call]] = []

@@ -25,7 +25,6 @@ names are read, never the names of the program's variables.
 """
 from __future__ import annotations
 
-import os
 from typing import Callable, Iterable, List, Optional
 
 import libcst as cst
@@ -261,13 +260,7 @@ def project_option_default(ctx: FileContext, dest: str) -> List[float]:
     if not ctx.path:
         return []
     project = project_of(ctx)
-    _, files = project.sources(ctx.path)
-    if not files:
-        return []
-    here = os.path.abspath(ctx.path)
-    word = dest.split("_")[0]
-    declaring = [f for f in files if os.path.abspath(f) != here and project.mentions(f, ("add_argument",))
-                 and project.mentions(f, (word,))]
+    declaring = project.others_mentioning(ctx.path, ("add_argument",), (dest.split("_")[0],))
     if not declaring or len(declaring) > OPTION_FILES_MAX:
         return []
     out: List[float] = []

@@ -395,6 +395,15 @@ class Project:
             return fctx.module
         return None
 
+    def others_mentioning(self, path: str, *groups: Tuple[str, ...]) -> List[str]:
+        """The source files of the project holding ``path``, other than it, whose text holds a word of
+        each of ``groups`` (read once per content, no parse); empty when the project cannot be listed."""
+        _, files = self.sources(path)
+        if not files:
+            return []
+        here = os.path.abspath(path)
+        return [f for f in files if os.path.abspath(f) != here and all(self.mentions(f, g) for g in groups)]
+
     def mentions(self, path: str, words: Tuple[str, ...]) -> bool:
         """Whether the module's text holds one of ``words`` (read once per content; no parse).  A
         package's ``__init__.py`` always counts: it may re-export the class (``from .net import Net``)."""
