@@ -1648,6 +1648,41 @@ class Agent:
 Agent().learn(torch.randn(8, 3), torch.randn(8, 1))
 """
         ),
+        # near miss: the same trainer with each optimizer over its own network
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Solver:
+    def __init__(self, noise=8, big=False):
+        self.noise = noise
+        if big:
+            self.G = nn.Sequential(nn.Linear(noise, 64), nn.ReLU(), nn.Linear(64, 4), nn.Tanh())
+            self.D = nn.Sequential(nn.Linear(4, 64), nn.LeakyReLU(0.2), nn.Linear(64, 1))
+        else:
+            self.G = nn.Sequential(nn.Linear(noise, 16), nn.ReLU(), nn.Linear(16, 4), nn.Tanh())
+            self.D = nn.Sequential(nn.Linear(4, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        self.g_opt = torch.optim.Adam(self.G.parameters(), lr=1e-4)
+        self.d_opt = torch.optim.Adam(self.D.parameters(), lr=1e-4)
+
+    def fit(self, real, rounds=2):
+        for _ in range(rounds):
+            fake = self.G(torch.randn(len(real), self.noise))
+            d_loss = self.D(fake.detach()).mean() - self.D(real).mean()
+            self.d_opt.zero_grad()
+            d_loss.backward()
+            self.d_opt.step()
+            g_loss = -self.D(self.G(torch.randn(len(real), self.noise))).mean()
+            self.g_opt.zero_grad()
+            g_loss.backward()
+            self.g_opt.step()
+
+
+Solver().fit(torch.rand(16, 4))
+"""
+        ),
     ]
 
     INVALID = [
@@ -3019,6 +3054,43 @@ class Agent:
 Agent().learn(torch.randn(8, 3), torch.randn(8, 1))
 """,
             message="`self.actor` is never trained",
+        ),
+        # the networks are built on each path of an `if` (their sizes picked by a setting): either way the
+        # trainer holds one generator, which no optimizer holds once the generator's was given `self.D`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Solver:
+    def __init__(self, noise=8, big=False):
+        self.noise = noise
+        if big:
+            self.G = nn.Sequential(nn.Linear(noise, 64), nn.ReLU(), nn.Linear(64, 4), nn.Tanh())
+            self.D = nn.Sequential(nn.Linear(4, 64), nn.LeakyReLU(0.2), nn.Linear(64, 1))
+        else:
+            self.G = nn.Sequential(nn.Linear(noise, 16), nn.ReLU(), nn.Linear(16, 4), nn.Tanh())
+            self.D = nn.Sequential(nn.Linear(4, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        self.g_opt = torch.optim.Adam(self.D.parameters(), lr=1e-4)
+        self.d_opt = torch.optim.Adam(self.D.parameters(), lr=1e-4)
+
+    def fit(self, real, rounds=2):
+        for _ in range(rounds):
+            fake = self.G(torch.randn(len(real), self.noise))
+            d_loss = self.D(fake.detach()).mean() - self.D(real).mean()
+            self.d_opt.zero_grad()
+            d_loss.backward()
+            self.d_opt.step()
+            g_loss = -self.D(self.G(torch.randn(len(real), self.noise))).mean()
+            self.g_opt.zero_grad()
+            g_loss.backward()
+            self.g_opt.step()
+
+
+Solver().fit(torch.rand(16, 4))
+""",
+            message="`self.G` is never trained",
         ),
     ]
 

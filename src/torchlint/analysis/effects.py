@@ -702,15 +702,19 @@ def self_attr(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[cst.
 
 def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
     """The identity of the module ``self.<attr>`` holds in every method of its class: its one
-    construction (``self.D = Discriminator().to(device)``), or the one value it is set to from
-    ``__init__``'s arguments (``self.G = generator``: a node standing for that argument); :class:`Unknown`
-    when the attribute is set more than once, outside the constructor, or from another attribute."""
+    construction (``self.D = Discriminator().to(device)``; the first, when it is built on each path of an
+    ``if``), or the one value it is set to from ``__init__``'s arguments (``self.G = generator``: a node
+    standing for that argument); :class:`Unknown` when the attribute is set more than once to anything
+    but constructions, outside the constructor, or from another attribute."""
     found = self_attr(ctx, expr)
     if found is None:
         raise Unknown
     cls, attr = found
     values = self_values(ctx, cls, attr)
     if len(values) != 1:
+        cores = [same_module(ctx, v) for v in values]
+        if cores and all(isinstance(c, cst.Call) and is_module_value(ctx, c) for c in cores):
+            return cores[0]  # built on each path of an `if` (its sizes picked by a setting): one module
         raise Unknown
     core = same_module(ctx, values[0])
     if isinstance(core, cst.Call) and is_module_value(ctx, core):

@@ -1284,8 +1284,8 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
             if models & held_anywhere or ctx.code(callee) in names:
                 continue
             if effects.self_attr(ctx, callee) is not None:  # `self.actor`: a module the trainer holds
-                model = next(iter(models)) if len(models) == 1 else None
-                if isinstance(model, cst.Call) and _has_weights(ctx, model, 0) \
+                # (built once, or on each path of an `if` that picks its size: every construction has weights)
+                if models and all(isinstance(m, cst.Call) and _has_weights(ctx, m, 0) for m in models) \
                         and not _self_member_may_be_frozen(ctx, callee):  # type: ignore[arg-type]
                     names.add(ctx.code(callee))
                 continue
@@ -1926,10 +1926,11 @@ def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
         return True
     cls, attr = found
     try:
-        if len(effects.self_values(ctx, cls, attr)) != 1:
-            return True
+        values = effects.self_values(ctx, cls, attr)
     except Unknown:
         return True
+    if len(values) != 1 and not (values and all(isinstance(v, cst.Call) and _has_weights(ctx, v, 0) for v in values)):
+        return True  # another model's module put there (`self.target = self.actor`), or unknown
     for use in _attribute_uses(ctx, attr):
         owner = effects.self_attr(ctx, use)
         if owner is None or owner[0] is not cls:
