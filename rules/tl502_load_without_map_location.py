@@ -179,6 +179,31 @@ net = torch.load("net.pt").cuda()
 net.eval()
 """
         ),
+        # near miss: the same trainer on the CPU only (`torch.cuda.is_available()` decides nothing here)
+        Valid(
+            """
+import os
+
+import torch
+import torch.nn as nn
+
+
+class Runner:
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.device = torch.device("cpu")
+        self.net = nn.Linear(4, 2)
+        self.net.to(self.device)
+
+    def train(self, step):
+        path = os.path.join(self.out_dir, "{}-net.ckpt".format(step))
+        torch.save(self.net.state_dict(), path)
+
+    def restore(self, step):
+        path = os.path.join(self.out_dir, "{}-net.ckpt".format(step))
+        self.net.load_state_dict(torch.load(path))
+"""
+        ),
     ]
 
     INVALID = [
@@ -298,6 +323,32 @@ encoder = DistributedDataParallel(encoder)
             line=6,
             message="(`DistributedDataParallel(encoder)`)",
         ),
+        # the trainer's device is an attribute (`self.device`), picked when it is built
+        Invalid(
+            """
+import os
+
+import torch
+import torch.nn as nn
+
+
+class Runner:
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.net = nn.Linear(4, 2)
+        self.net.to(self.device)
+
+    def train(self, step):
+        path = os.path.join(self.out_dir, "{}-net.ckpt".format(step))
+        torch.save(self.net.state_dict(), path)
+
+    def restore(self, step):
+        path = os.path.join(self.out_dir, "{}-net.ckpt".format(step))
+        self.net.load_state_dict(torch.load(path))
+""",
+            line=21,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -332,10 +383,11 @@ encoder = DistributedDataParallel(encoder)
             return False
         return any(
             isinstance(a.value, cst.SimpleString) and str(a.value.evaluated_value).startswith("cuda") for a in node.args
-        ) or any(isinstance(a.value, cst.Name) and self._cuda_name(a.value) for a in node.args)
+        ) or any(isinstance(a.value, (cst.Name, cst.Attribute)) and self._cuda_name(a.value) for a in node.args)
 
-    def _cuda_name(self, name: cst.Name) -> bool:
-        """A device variable whose value mentions "cuda" (`torch.device("cuda" if ... else "cpu")`)."""
+    def _cuda_name(self, name: cst.BaseExpression) -> bool:
+        """A device variable, or a trainer's ``self.device``, whose value mentions "cuda"
+        (`torch.device("cuda" if ... else "cpu")`)."""
         return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values_before(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
