@@ -11,7 +11,7 @@ this one defines and fills in (read it through :func:`~torchlint.analysis.projec
 """
 from __future__ import annotations
 
-from typing import (Any, Callable, Dict, FrozenSet, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
+from typing import (Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
                     TypeVar, Union)
 
 import libcst as cst
@@ -78,12 +78,12 @@ class Fact(Generic[T]):
         return f"Fact({self.name!r})"
 
 
-def _exact_types(types: Union[type, Tuple[type, ...]]) -> Optional[FrozenSet[type]]:
-    """``types`` as a set to test ``type(node)`` against, when none of them has subclasses (libcst's
+def _exact_types(types: Union[type, Tuple[type, ...]]) -> Optional[Tuple[type, ...]]:
+    """``types`` as a tuple to test ``type(node)`` against, when none of them has subclasses (libcst's
     concrete node classes); None when an ``isinstance`` is needed (``cst.BaseExpression``, ...)."""
     if type(types) is tuple:
-        return frozenset(types) if all(t in LEAF_CLASSES for t in types) else None  # type: ignore[union-attr]
-    return frozenset((types,)) if types in LEAF_CLASSES else None
+        return types if all(t in LEAF_CLASSES for t in types) else None  # type: ignore[return-value]
+    return (types,) if types in LEAF_CLASSES else None  # type: ignore[return-value]
 
 
 class FileContext:

@@ -1777,16 +1777,11 @@ def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int
         # `utils.print_network(self.G)`: a function of a project module; `self.soft_update(self.actor,
         # self.target, tau)`: a method of the trainer, called through `self`
         fctx, function, offset = found
-    bound = bind_arguments(call, function, offset) if function is not None else None
-    if function is None or bound is None:
+    param = _given_parameter(call, function, offset, given) if function is not None else None
+    if function is None or param is None:
         return False
-    params = [p for p in list(function.params.posonly_params) + list(function.params.params)
-              + list(function.params.kwonly_params) if bound.get(p.name.value) is given.value]
-    if len(params) != 1 or params[0].star != "" or _rebinds(function, params[0].name.value):
-        return False
-    name = params[0].name.value
-    for use in fctx.names_in(function, name):
-        if use is params[0].name:
+    for use in fctx.names_in(function, param.name.value):
+        if use is param.name:
             continue
         parent = fctx.parent(use)
         if isinstance(parent, cst.Attribute) and parent.attr is use or isinstance(parent, cst.Arg) and parent.keyword is use:
@@ -1903,15 +1898,24 @@ def _reading_function(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: i
     if found is None or found[1].decorators:
         return False
     fctx, function, offset = found
+    param = _given_parameter(call, function, offset, given)
+    if param is None:
+        return False
+    uses = [u for u in fctx.names_in(function, param.name.value) if u is not param.name]
+    return bool(uses) and all(_read_value(fctx, u, depth + 1) for u in uses)
+
+
+def _given_parameter(call: cst.Call, function: cst.FunctionDef, offset: int, given: cst.Arg) -> Optional[cst.Param]:
+    """The one plain parameter of ``function`` that ``call`` binds to the argument ``given`` and the
+    function never rebinds; None otherwise."""
     bound = bind_arguments(call, function, offset)
     if bound is None:
-        return False
+        return None
     params = [p for p in list(function.params.posonly_params) + list(function.params.params)
               + list(function.params.kwonly_params) if bound.get(p.name.value) is given.value]
     if len(params) != 1 or params[0].star != "" or _rebinds(function, params[0].name.value):
-        return False
-    uses = [u for u in fctx.names_in(function, params[0].name.value) if u is not params[0].name]
-    return bool(uses) and all(_read_value(fctx, u, depth + 1) for u in uses)
+        return None
+    return params[0]
 
 
 def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
