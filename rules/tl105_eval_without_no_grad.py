@@ -978,6 +978,24 @@ class Fit:
 Fit().run(2)
 """
         ),
+        # near miss: a parameter called `model` that nothing shows holds a module (a caller passes a plain
+        # function): its name decides nothing
+        Valid(
+            """
+import torch
+
+
+def score(model, batches):
+    hits = 0
+    for x, y in batches:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+def baseline(batches, w):
+    return score(lambda x: x @ w, batches)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1043,7 +1061,7 @@ def best_samples(n):
     scores = critic(fake).detach()
     return fake[scores.topk(2).indices].tolist()
 """,
-            line=27,
+            line=26,
         ),
         # a callback of the training phase (Lightning runs `on_train_epoch_end` with autograd on) that
         # switches the model to eval mode, reconstructs images and only logs them
@@ -1452,6 +1470,7 @@ def scores(net, x):
 
 
 def fit(net, opt, loader):
+    net.train()
     for x, y in loader:
         opt.zero_grad()
         F.nll_loss(scores(net, x).log(), y).backward()
@@ -1474,6 +1493,7 @@ def scores(net, x):
 
 
 def fit(net, opt, loader):
+    net.train()
     for x, y in loader:
         opt.zero_grad()
         F.nll_loss(scores(net, x).log(), y).backward()
@@ -1487,7 +1507,7 @@ def agreement(net, loader):
         hits += (scores(net, x).argmax(-1) == y).sum().item()
     return hits
 """,
-            line=20,
+            line=21,
         ),
         # a notebook's prediction cell after the training cell
         Invalid(
@@ -1530,6 +1550,7 @@ import torch
 
 
 def validate(model, val_loader, device):
+    model.eval()
     correct = 0
     total = 0
     for images, labels in val_loader:
@@ -1546,6 +1567,7 @@ import torch
 
 @torch.no_grad()
 def validate(model, val_loader, device):
+    model.eval()
     correct = 0
     total = 0
     for images, labels in val_loader:
@@ -1556,7 +1578,7 @@ def validate(model, val_loader, device):
         correct += (predicted == labels).sum().item()
     return correct / total
 """,
-            line=10,
+            line=11,
             col=19,
         ),
         Invalid(
@@ -1618,6 +1640,7 @@ from torch.nn import Module
 
 
 def run_test(model, loader):
+    model.eval()
     for x in loader:
         yield model(x).argmax(1)
 """,
@@ -1710,6 +1733,7 @@ import torch
 
 
 def validate(model, loader, on_batch):
+    model.eval()
     correct = 0
     for x, y in loader:
         out = model(x)
@@ -1723,6 +1747,7 @@ import torch
 
 @torch.no_grad()
 def validate(model, loader, on_batch):
+    model.eval()
     correct = 0
     for x, y in loader:
         out = model(x)
@@ -1761,6 +1786,7 @@ import torch
 
 
 def extend_sequence(net, ids, steps):
+    net.eval()
     while ids.size(1) < steps:
         logits = net(ids)
         next_id = logits[:, -1].argmax(dim=-1, keepdim=True)
@@ -1773,6 +1799,7 @@ import torch
 
 @torch.no_grad()
 def extend_sequence(net, ids, steps):
+    net.eval()
     while ids.size(1) < steps:
         logits = net(ids)
         next_id = logits[:, -1].argmax(dim=-1, keepdim=True)
@@ -1780,7 +1807,7 @@ def extend_sequence(net, ids, steps):
     return ids
 """,
             message="the loop runs `net` on a token picked from its own output",
-            line=7,
+            line=8,
         ),
         # sampling with `torch.multinomial`; the model is known from the caller
         Invalid(
@@ -1846,6 +1873,7 @@ import torch
 
 
 def translate(decoder, token, hidden, max_len):
+    decoder.eval()
     words = []
     for _ in range(max_len):
         scores, hidden = decoder(token, hidden)
@@ -1856,6 +1884,7 @@ def translate(decoder, token, hidden, max_len):
 
 
 def roll(policy_net, state, horizon):
+    policy_net.eval()
     actions = []
     for _ in range(horizon):
         action = torch.distributions.Categorical(logits=policy_net(state)).sample()
@@ -1869,6 +1898,7 @@ import torch
 
 @torch.no_grad()
 def translate(decoder, token, hidden, max_len):
+    decoder.eval()
     words = []
     for _ in range(max_len):
         scores, hidden = decoder(token, hidden)
@@ -1880,6 +1910,7 @@ def translate(decoder, token, hidden, max_len):
 
 @torch.no_grad()
 def roll(policy_net, state, horizon):
+    policy_net.eval()
     actions = []
     for _ in range(horizon):
         action = torch.distributions.Categorical(logits=policy_net(state)).sample()
@@ -1888,7 +1919,7 @@ def roll(policy_net, state, horizon):
     return actions
 """,
             count=2,
-            line=8,
+            line=9,
         ),
         # only a hidden state is fed back (the picks are kept): weaker evidence, an unsafe fix
         Invalid(
@@ -1897,6 +1928,7 @@ import torch
 
 
 def tag_stream(rnn_model, frames):
+    rnn_model.eval()
     hidden = None
     tags = []
     for frame in frames:
@@ -1910,6 +1942,7 @@ import torch
 
 @torch.no_grad()
 def tag_stream(rnn_model, frames):
+    rnn_model.eval()
     hidden = None
     tags = []
     for frame in frames:
@@ -1918,7 +1951,7 @@ def tag_stream(rnn_model, frames):
     return tags
 """,
             unsafe=True,
-            line=9,
+            line=10,
         ),
         # the prediction at the end of `main()`, after the training
         Invalid(
@@ -2588,6 +2621,54 @@ class Fit:
 Fit().run([(torch.randn(8, 4), torch.randint(0, 3, (8,)))])
 """,
             line=15,
+        ),
+        # a parameter named like nothing (`f`) that the caller loads whole and trains through `f.parameters()`:
+        # what the code does with it says it is a module
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def accuracy(f, loader):
+    hits = 0
+    for x, y in loader:
+        hits += (f(x).argmax(1) == y).sum().item()
+    return hits
+
+
+def main(loader):
+    f = torch.load("net.pt", weights_only=False)
+    opt = torch.optim.SGD(f.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(f(x), y).backward()
+        opt.step()
+    print(accuracy(f, loader))
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+
+def accuracy(f, loader):
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += (f(x).argmax(1) == y).sum().item()
+    return hits
+
+
+def main(loader):
+    f = torch.load("net.pt", weights_only=False)
+    opt = torch.optim.SGD(f.parameters(), lr=0.1)
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(f(x), y).backward()
+        opt.step()
+    print(accuracy(f, loader))
+""",
+            line=9,
         ),
     ]
 

@@ -1087,7 +1087,8 @@ for epoch in range(2):
 import torch
 
 
-def validate(model, val_loader, device):
+def validate(model, val_loader):
+    device = next(model.parameters()).device
     correct = 0
     for images, labels in val_loader:
         outputs = model(images.to(device))
@@ -1098,7 +1099,8 @@ def validate(model, val_loader, device):
 import torch
 
 
-def validate(model, val_loader, device):
+def validate(model, val_loader):
+    device = next(model.parameters()).device
     correct = 0
     model.eval()
     for images, labels in val_loader:
@@ -1106,7 +1108,7 @@ def validate(model, val_loader, device):
         correct += (torch.argmax(outputs, dim=1) == labels.to(device)).sum().item()
     return correct
 """,
-            line=8,
+            line=9,
             unsafe=True,
         ),
         # the same under `no_grad`, spelled as a prediction helper over a list of images
@@ -1117,7 +1119,7 @@ import torch
 
 @torch.no_grad()
 def predicted_labels(classifier, images):
-    scores = classifier(torch.stack(images))
+    scores = classifier(torch.stack(images).to(next(classifier.parameters()).device))
     return scores.argmax(dim=-1).tolist()
 """,
             fixed="""
@@ -1127,7 +1129,7 @@ import torch
 @torch.no_grad()
 def predicted_labels(classifier, images):
     classifier.eval()
-    scores = classifier(torch.stack(images))
+    scores = classifier(torch.stack(images).to(next(classifier.parameters()).device))
     return scores.argmax(dim=-1).tolist()
 """,
             line=7,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -35,6 +35,7 @@ from torchlint.analysis.definitions import (
     instance_class,
     method_of,
     position,
+    project_arguments_for_param,
     star_imported_names,
     strip_moves,
 )
@@ -650,7 +651,8 @@ _NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExt
 
 def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
-    ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``torch.hub.load``, or ``.to()``/``.cuda()`` of one."""
+    ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``Cls.load_from_checkpoint(...)`` of such a class, ``torch.hub.load``, or
+    ``.to()``/``.cuda()`` of one."""
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return False
@@ -669,6 +671,8 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
         if any(_NOT_MODULE_CLASS.search(q.rsplit(".", 1)[-1]) for q in base):
             return False  # `GPT2Tokenizer.from_pretrained(...)`: a library class that is no module
         return bool(base)
+    if isinstance(func, cst.Attribute) and func.attr.value == "load_from_checkpoint":
+        func = func.value  # Lightning's class method: an instance of the class it is called on
     d = definition_of(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
@@ -752,6 +756,116 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     if all(is_model_value(ctx, v) for v in values):
         return True
     return None
+
+
+#: methods of ``nn.Module`` that nothing else a training script calls has (a function, a tensor, a
+#: tokenizer, a plain object): one called on a value says the value is a module, whatever its name
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children",
+                             "named_children", "buffers", "named_buffers", "state_dict", "load_state_dict",
+                             "zero_grad", "requires_grad_", "register_forward_hook",
+                             "register_forward_pre_hook", "register_full_backward_hook"})
+#: ``eval()``, ``train()``, ``train(False)``: a mode switch (an argument list longer than one is some
+#: other ``train``, a trainer's or a pipeline's)
+_MODE_METHODS = frozenset({"eval", "train"})
+#: wrappers that take a module as their first argument
+_MODULE_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                              "torch.nn.parallel.DistributedDataParallel",
+                              "torch.nn.parallel.distributed.DistributedDataParallel"})
+
+
+@dataclass
+class _ModuleUses:
+    names: Set[object]  # the bindings (:class:`names.Binding`) a module method is called on
+    members: Set[Tuple[cst.ClassDef, str]]  # ``self.<attr>`` a method of the class calls a module method on
+
+
+def _module_uses(ctx: FileContext) -> _ModuleUses:
+    uses = _ModuleUses(set(), set())
+    for call in ctx.calls_in(ctx.module):
+        func = call.func
+        target: Optional[cst.BaseExpression] = None
+        if isinstance(func, cst.Attribute):
+            word = func.attr.value
+            if word in _MODULE_METHODS or (word in _MODE_METHODS and len(call.args) <= 1):
+                target = func.value
+        if target is None and call.args and ctx.names.qualified_names_at(func) & _MODULE_WRAPPERS:
+            target = call.args[0].value
+        if isinstance(target, cst.Name):
+            b = ctx.names.binding_at(target, target.value)
+            if b is not None and not b.imports:
+                uses.names.add(b)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            cls = ctx.enclosing(call, cst.ClassDef)
+            if isinstance(cls, cst.ClassDef) and _is_self(ctx, target.value, cls):
+                uses.members.add((cls, target.attr.value))
+    return uses
+
+
+_MODULE_USES: "Fact[_ModuleUses]" = Fact("roles.module_uses", _module_uses)
+
+
+def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
+    """Whether what ``expr`` (a name, or ``self.<attr>`` in a method) holds behaves as an ``nn.Module``
+    where it lives: a module method is called on the same binding anywhere in its scope
+    (``encoder.eval()``, ``model.parameters()``, ``net.zero_grad()``, ``nn.DataParallel(net)``); or a
+    module is built (or a whole pickled object loaded: ``torch.load(path)``) into it on one path and
+    nothing else known on the others (``net = sim_net.to(device)`` if given one, else ``net =
+    LPIPS()``); or, for a parameter, some call of the
+    function (in this file, else in the project's other files) passes a value that holds one and none
+    passes a value provably no module.  Weaker than :func:`is_model` (every value built as a model) and
+    behaviour all the same: ``clf``, ``f`` and ``model`` are judged alike.  After the walk only (False
+    before)."""
+    if not ctx.walked:
+        return False  # the bindings of scopes not entered yet are unknown: no table is made from them
+    uses = _MODULE_USES.of(ctx)
+    if isinstance(expr, cst.Name):
+        b = ctx.names.binding_at(expr, expr.value)
+        if b is None or b.imports or not_a_module(ctx, expr):
+            return False  # an instance of a plain class with its own `eval()`/`train()` is none
+        if b in uses.names:
+            return True
+        values = built_values(ctx, expr)
+        if values and any(is_model_value(ctx, v) or _unpickled(ctx, v) for v in values) and not any(
+                _no_module(ctx, v) for v in values):
+            return True
+        if hops >= 2 or not ctx.names.is_param_at(expr):
+            return False
+        found = [(ctx, a) for a in arguments_for_param(ctx, expr) or ()]
+        found += project_arguments_for_param(ctx, expr) or []
+        return any(_passes_module(c, a, hops + 1) for c, a in found) and not any(_no_module(c, a) for c, a in found)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        cls = ctx.enclosing(expr, cst.ClassDef)
+        return isinstance(cls, cst.ClassDef) and _is_self(ctx, expr.value, cls) and (
+            (cls, expr.attr.value) in uses.members)
+    return False
+
+
+def _passes_module(ctx: FileContext, arg: cst.BaseExpression, hops: int) -> bool:
+    if isinstance(arg, (cst.Name, cst.Attribute)):
+        return is_model(ctx, arg) is True or holds_module(ctx, arg, hops)
+    return is_model_value(ctx, arg)
+
+
+#: loaders of whole pickled (or scripted) objects: what they return and the code then calls is a module
+_UNPICKLERS = frozenset({"torch.load", "torch.jit.load"})
+
+
+def _unpickled(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    core = strip_moves(value)
+    return isinstance(core, cst.Call) and bool(ctx.names.qualified_names_at(core.func) & _UNPICKLERS)
+
+
+#: values that are no module whatever the rest of the program does
+_LITERALS = (cst.BaseNumber, cst.BaseString, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda, cst.ListComp,
+             cst.DictComp, cst.SetComp, cst.GeneratorExp)
+
+
+def _no_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, _LITERALS) or (isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
+        return True
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        return not_a_module(ctx, value)
+    return _plain_instance(ctx, value)
 
 
 def plain_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
@@ -935,6 +1049,7 @@ __all__ = [
     "built_output",
     "class_summary",
     "handwritten_sigmoid",
+    "holds_module",
     "is_model",
     "is_module_value",
     "layer_mode_dependent",

@@ -488,7 +488,7 @@ def model_call(ctx: FileContext, call: cst.Call) -> bool:
         values = definitions.built_values(ctx, callee)
         if values and all(roles.is_module_value(ctx, v) for v in values):
             return True  # a layer or a model built in view: `self.head = nn.Linear(h, 1)`
-    return model_of_call(ctx, call) is not None  # a model, by construction or by name
+    return model_of_call(ctx, call, names_count=True) is not None  # a model, by construction or by name
 
 
 def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:

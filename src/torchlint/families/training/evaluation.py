@@ -46,6 +46,7 @@ from torchlint.analysis.definitions import (
     built_values,
     call_sites,
     called_function,
+    defines_method,
     definition_of,
     find_method,
     instance_class,
@@ -59,12 +60,15 @@ from torchlint.analysis.positions import line_of
 from torchlint.analysis.roles import (
     class_summary,
     is_model,
+    is_module_value,
     layer_mode_dependent,
     method_owner,
     mode_free,
     mode_layer_of,
+    module_class,
     not_a_module,
     param_is_model,
+    holds_module,
 )
 from torchlint.analysis.training import (
     LOOP_TYPES,
@@ -103,11 +107,15 @@ MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
 
 
 # -- models --------------------------------------------------------------------------------------
-def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -> Optional[cst.BaseExpression]:
     """For ``model(x)``, ``self.net(x)``, ``model.forward(x)``: the model expression; else None.
 
-    A callee that resolves to an import, a builtin, or a function or class defined in the module is a
-    function, not a model object; a call passing ``training=`` is Keras, not torch.
+    The callee is a model when it is built as one (``cnn = CNN()``), holds one by what the code does
+    with it (:func:`roles.holds_module`: ``clf.eval()``, callers passing modules) or is a submodule of
+    a model (``vae.decoder(z)``); its name decides nothing, except for a caller that asks for the old
+    guess with ``names_count`` (the batch evidence of squeezes: ``model``, ``net``, ``self.encoder``).  A callee
+    that resolves to an import, a builtin, or a function or class defined in the module is a function,
+    not a model object; a call passing ``training=`` is Keras, not torch.
     """
     func = call.func
     model = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
@@ -132,15 +140,45 @@ def model_of_call(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressi
     if keyword_arg(call, "training") is not None:
         return None
     built = is_model(ctx, model) is True or _mode_switched_where_called(ctx, call, model)
-    if not is_model_name(last) and not built:
-        return None  # neither named like a model nor built as one (`cnn = CNN()`, `clf = nn.Sequential(...)`)
-    if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value):
+    if not built and not (holds_module(ctx, model) or _member_of_model(ctx, model)) and not (
+            names_count and is_model_name(last)):
+        return None  # neither built as a module (`cnn = CNN()`) nor used as one (`clf.eval()`), nor a
+        # member of a model (`vae.decoder(z)`), whatever its name
+    if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value, names_count):
         return None  # `accelerator.unwrap_model(net)`, `trainer.get_model()`: a method of an object no evidence
         # says is a model; the attribute's name alone does not make the call a forward pass
     owner = method_owner(ctx, model) if model is func else None
     if owner is not None:
         model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
     return model
+
+
+def _member_of_model(ctx: FileContext, member: cst.BaseExpression) -> bool:
+    """``vae.decoder(z)``: ``owner.attr`` where ``owner`` is an instance of a project
+    ``nn.Module`` class that builds ``attr`` as a module in its methods (``self.decoder = nn.GRU(...)``)
+    (a method of the class is :func:`module_level_method_model`'s: it runs the model only when it runs
+    its layers).  A method of ``nn.Module`` itself (``state_dict``, ``parameters``) is no member."""
+    if not isinstance(member, cst.Attribute) or dotted_name(member.value) in ("self", "cls"):
+        return False
+    owner = member.value
+    found = instance_class(ctx, owner)
+    if found is None and isinstance(owner, cst.Name) and ctx.names.is_param_at(owner):
+        # `def greedy(model, x): model.decoder(...)` called with `Transformer()`: every caller's class
+        passed = [instance_class(ctx, a) if isinstance(a, (cst.Name, cst.Attribute)) else None
+                  for a in arguments_for_param(ctx, owner) or ()]
+        if passed and all(p is not None and p[1] is passed[0][1] for p in passed):
+            found = passed[0]
+    if found is None:
+        return False
+    dctx, cls = found
+    if not module_class(dctx, cls):
+        return False
+    name = member.attr.value
+    if defines_method(dctx, cls, name, 0):
+        return False
+    scope = dctx.names.scope_of(cls)
+    values = scope.attrs.get(name) if scope is not None else None
+    return bool(values) and all(is_module_value(dctx, v) for v in values)
 
 
 def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.BaseExpression) -> bool:
@@ -194,10 +232,10 @@ def _switched_words(ctx: FileContext) -> Set[str]:
 _SWITCHED_WORDS: "Fact[Set[str]]" = Fact("evaluation.switched_words", _switched_words)
 
 
-def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:
+def _model_owner(ctx: FileContext, owner: cst.BaseExpression, names_count: bool = False) -> bool:
     """Whether ``owner`` in ``owner.attr(...)`` may hold a model whose attribute (a submodule) or method
     runs it: ``self``/``cls`` (a method or submodule of the class), a value built or annotated as a model
-    or as an instance of a project class, or a name that counts as a model where it is called itself
+    or as an instance of a project class, or one that holds a module by what the code does with it
     (``model.encoder(x)`` with ``model`` a parameter).  An object built from a plain project class or
     from a library call that builds no module (``accelerator = Accelerator()``) holds none."""
     name = dotted_name(owner)
@@ -217,7 +255,7 @@ def _model_owner(ctx: FileContext, owner: cst.BaseExpression) -> bool:
         head = head.value
     if isinstance(head, cst.Name) and head.value not in ("self", "cls") and ctx.names.qualified_names(head):
         return False  # an imported module or object (`accelerate.utils`, `wandb.run`)
-    return is_model_name(name.rsplit(".", 1)[-1])
+    return holds_module(ctx, owner) or (names_count and is_model_name(name.rsplit(".", 1)[-1]))
 
 
 _CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-file facts live with the file
@@ -366,12 +404,13 @@ _LIGHTNING_TRAINERS = frozenset({"pytorch_lightning.Trainer", "lightning.Trainer
                                  "pytorch_lightning.trainer.Trainer", "lightning.pytorch.trainer.Trainer"})
 
 
-def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
+def _deserialised(ctx: FileContext, value: cst.Call, after_walk: bool = False) -> bool:
     """``torch.load``/``torch.jit.load``/``torch.export.load``: the model keeps the mode it was saved in."""
+    names = ctx.names.qualified_names_at(value.func) if after_walk else ctx.names.qualified_names(value.func)
     return any(
         q in ("torch.load", "torch.jit.load", "torch.export.load", "torch.package.PackageImporter")
         or q.startswith("torch.jit.")
-        for q in ctx.names.qualified_names(value.func)
+        for q in names
     )
 
 
@@ -1458,7 +1497,8 @@ class EvaluationFacts:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.model_calls: List[Tuple[cst.Call, cst.BaseExpression]] = []
+        self._model_calls: List[Tuple[cst.Call, cst.BaseExpression]] = []
+        self._settled = False
         #: model calls whose mode provably does not matter or is not ours to set (see :meth:`record`)
         self.mode_settled: Set[cst.Call] = set()
         #: model calls on a variable local to (or a parameter of) the enclosing function
@@ -1468,6 +1508,7 @@ class EvaluationFacts:
         self._class_verdicts: Dict[cst.ClassDef, bool] = {}
         self._param_calls: List[cst.Call] = []
         self._method_calls: List[cst.Call] = []
+        self._used_calls: List[cst.Call] = []
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
@@ -1484,12 +1525,14 @@ class EvaluationFacts:
             return
         if model is None:
             callee = call.func
-            if isinstance(callee, cst.Name) and ctx.names.is_param(callee) and not isinstance(
-                ctx.parent(call), cst.Expr
-            ) and keyword_arg(call, "training") is None:
+            if isinstance(ctx.parent(call), cst.Expr) or keyword_arg(call, "training") is not None:
+                return
+            if isinstance(callee, cst.Name) and ctx.names.is_param(callee):
                 self._param_calls.append(call)  # a model only if its callers pass one: decided after the walk
+            elif isinstance(callee, (cst.Name, cst.Attribute)):
+                self._used_calls.append(call)  # a model if it is used as a module: decided after the walk
             return
-        self.model_calls.append((call, model))
+        self._model_calls.append((call, model))
         if isinstance(model, cst.Name):
             binding = ctx.names.lookup(model.value)
             if binding is not None and binding.assigned and ctx.names.scope.kind == "function":
@@ -1515,7 +1558,7 @@ class EvaluationFacts:
         """Calls of a parameter that every caller in the file passes a model for (``evaluate(cnn, ...)``
         with ``cnn = CNN()``) are model calls too."""
         ctx = self.ctx
-        for call, model in self.model_calls:
+        for call, model in self._model_calls:
             if call not in self.mode_settled and isinstance(model, cst.Name):
                 args = arguments_for_param(ctx, model)
                 if args and all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
@@ -1528,41 +1571,77 @@ class EvaluationFacts:
                 # (set in `__init__`, maybe moved under an `if`); a model by construction is run here
                 model = model_of_call(ctx, call)
                 if model is not None:
-                    self.model_calls.append((call, model))
+                    self._model_calls.append((call, model))
                     if mode_free(ctx, model) or (any(_built_in_eval_mode(v) for v in built_values(ctx, model))
                                                  and not _switched_to_train(ctx, model)):
                         self.mode_settled.add(call)
                 continue
+            if model is None:
+                model = model_of_call(ctx, call)  # `net.decoder(z)`: `net` used as a module (known now)
             if model is not None:
-                self.model_calls.append((call, model))
-                if isinstance(model, cst.Name) and ctx.names.is_param_at(model) is False and \
-                        ctx.enclosing(model, cst.FunctionDef) is not None:
-                    self.local_model.add(call)
-                if any(_built_in_eval_mode(v) for v in built_values(ctx, model)) and not _switched_to_train(ctx, model):
-                    self.mode_settled.add(call)
+                self._add_after_walk(call, model)
         self._method_calls = []
+        for call in self._used_calls:
+            model = model_of_call(ctx, call)  # `enc(img)` with `enc.eval()` elsewhere in its scope
+            if model is not None:
+                self._add_after_walk(call, model)
+        self._used_calls = []
         for call in self._param_calls:
             callee = call.func
             assert isinstance(callee, cst.Name)
             args = param_is_model(ctx, callee)
             if args is None:
+                if holds_module(ctx, callee):  # `clf.eval()` in the function, or callers passing modules
+                    self._model_calls.append((call, callee))
+                    self.local_model.add(call)
                 continue
-            self.model_calls.append((call, callee))
+            self._model_calls.append((call, callee))
             self.local_model.add(call)
             if all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
                 self.mode_settled.add(call)
         self._param_calls = []
+        self._model_calls.sort(key=lambda found: position(ctx, found[0]))  # source order, however decided
+
+    def _add_after_walk(self, call: cst.Call, model: cst.BaseExpression) -> None:
+        """A model call decided after the walk: recorded as :meth:`record` records one during it."""
+        ctx = self.ctx
+        self._model_calls.append((call, model))
+        if isinstance(model, cst.Name) and ctx.names.is_param_at(model) is False and \
+                ctx.enclosing(model, cst.FunctionDef) is not None:
+            b = ctx.names.binding_at(model, model.value)
+            if b is not None and ctx.names.scope_at(model).bindings.get(model.value) is b:
+                self.local_model.add(call)
+        values = built_values(ctx, model)
+        if mode_free(ctx, model) or (isinstance(model, cst.Name) and any(
+                isinstance(v, cst.Call) and _deserialised(ctx, v, after_walk=True) for v in values)):
+            self.mode_settled.add(call)
+        elif any(_built_in_eval_mode(v) for v in values) and not _switched_to_train(ctx, model):
+            self.mode_settled.add(call)
+
+    @property
+    def model_calls(self) -> List[Tuple[cst.Call, cst.BaseExpression]]:
+        """``(call, model)`` for every call that runs a model, in source order: complete once the walk is
+        done (the calls decided only then added, those of plain objects and of classes removed)."""
+        if self.ctx.walked and not self._settled:
+            self._settle()
+        return self._model_calls
+
+    def _settle(self) -> None:
+        ctx = self.ctx
+        self._settled = True
+        self._promote_params()
+        # built from a plain Python class after all (judged after the walk, when every call of the file
+        # is known)
+        self._model_calls = [(c, m) for c, m in self._model_calls if not not_a_module(ctx, m)]
+        # a class object passed as a value (`build(Discriminator, dim)`): calling it constructs a model
+        self._model_calls = [(c, m) for c, m in self._model_calls if not passed_classes(ctx, m)]
 
     def _compute(self) -> List[EvalSite]:
         ctx = self.ctx
-        self._promote_params()
-        # named like a model, but provably an instance of a plain Python class (judged after the walk,
-        # when every call of the file is known)
-        self.model_calls = [(c, m) for c, m in self.model_calls if not not_a_module(ctx, m)]
-        # a class object passed as a value (`build(Discriminator, dim)`): calling it constructs a model
-        self.model_calls = [(c, m) for c, m in self.model_calls if not passed_classes(ctx, m)]
+        if not self._settled:
+            self._settle()
         by_function: Dict[Optional[cst.FunctionDef], List[Tuple[cst.Call, cst.BaseExpression]]] = {}
-        for call, model in self.model_calls:
+        for call, model in self._model_calls:
             by_function.setdefault(enclosing_function(ctx, call), []).append((call, model))
         sites: List[EvalSite] = []
         for function, calls in by_function.items():
@@ -2001,7 +2080,7 @@ class EvaluationFacts:
     def _runs_model(self, stmt: cst.CSTNode, model_name: str) -> bool:
         """Whether ``stmt`` runs the model ``model_name`` itself (``model(x)``), not only names it."""
         return any(isinstance(m, cst.Name) and m.value == model_name and self.ctx.is_inside(c, stmt)
-                   for c, m in self.model_calls)
+                   for c, m in self._model_calls)
 
     def _steps_model(self, stmt: cst.CSTNode) -> bool:
         """A backward pass or an optimizer step in ``stmt`` or the same-module helpers it calls (a call
