@@ -1268,8 +1268,8 @@ def _unary_sites(unit: Unit, names: Tuple[str, ...], build: Callable[[str, cst.C
             x = pos[0].value
             rest_index = 1
         elif method_call(call, *names) and isinstance(call.func, cst.Attribute) and \
-                not unit.is_module_path(call.func.value):
-            x = call.func.value
+                not unit.is_module_path(call.func.value) and code_of(call.func.value) not in ("self", "cls"):
+            x = call.func.value  # not `self.softmax(scores)`: a layer the module holds, not a tensor method
             rest_index = 0
         else:
             continue

@@ -196,6 +196,25 @@ class Head(nn.Module):
         return self.act(self.fc(x))
 """
         ),
+        # near miss: the list only gathers the layers that `nn.ModuleList` then registers under another name
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Pyramid(nn.Module):
+    def __init__(self, channels, sizes):
+        super().__init__()
+        self.paths = []
+        for size in sizes:
+            self.paths.append(nn.Conv2d(channels, channels // len(sizes), 1))
+        self.registered = nn.ModuleList(self.paths)
+        self.sizes = sizes
+
+    def forward(self, x):
+        return [path(x) for path in self.registered]
+"""
+        ),
     ]
 
     INVALID = [
@@ -414,12 +433,13 @@ class Picker(nn.Module):
         return bool(calls)
 
     def _wrapped_later(self, cls: cst.ClassDef, attr: str) -> bool:
-        """``self.layers = []``, appends, then ``self.layers = nn.ModuleList(self.layers)``: the plain list
-        only collects the modules before they are registered."""
+        """``self.layers = []``, appends, then ``self.layers = nn.ModuleList(self.layers)`` (or
+        ``self.blocks = nn.Sequential(*self.layers)``, under another name): the plain list only collects
+        the modules before they are registered."""
         for a in self.ctx.contents(cls).assigns:
             if not isinstance(a, cst.Assign) or len(a.targets) != 1:
                 continue
-            if dotted_name(a.targets[0].target) != f"self.{attr}" or not isinstance(a.value, cst.Call):
+            if not (dotted_name(a.targets[0].target) or "").startswith("self.") or not isinstance(a.value, cst.Call):
                 continue
             if is_module_value(self.ctx, a.value) and any(
                 dotted_name(arg.value) == f"self.{attr}" for arg in a.value.args

@@ -12,13 +12,13 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.definitions import dependencies
+from torchlint.analysis.parsing import MAX_BOOL_OPERANDS, MAX_CHAIN, MAX_OPERATORS, MAX_STATEMENT_NESTING, looks_deep
 from torchlint.analysis.positions import positions_of
 from torchlint.analysis.project import Project
 from torchlint.analysis.traversal import Dispatcher, Headroom, analyze
@@ -186,66 +186,6 @@ class _Lint:
     stand_in: bool = False  # analyzed a same-length stand-in of the text (no fixes)
 
 
-_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
-_DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-# a run of 100 unary operators; spelled to start with a character class, so that the regular expression
-# engine skips ahead to the next candidate character instead of trying every position (8x faster)
-_UNARY_RUN = re.compile(r"[-+~n](?:(?<=[-+~])|(?<=\bn)ot\b)\s*(?:(?:[-+~]|\bnot\b)\s*){99}")
-# Strings and comments, blanked before counting chain links (their brackets and dots are not code).
-_STRINGS_AND_COMMENTS = re.compile(
-    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:"""|\Z)'
-    r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|\Z)"
-    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
-    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'?"
-    r"|#[^\n]*",
-    re.DOTALL,
-)
-# One link of a chain libcst nests: a binary or boolean operator, `.attr`, a call or a subscript
-# (counted with str.count, an over-estimate: `and` inside a name counts too).
-_LINK_CHARS = ".([+-*/%@&|^"
-
-
-def _links(text: str) -> int:
-    return sum(map(text.count, _LINK_CHARS)) + text.count("and") + text.count("or")
-
-
-_LINE_CONTINUED = re.compile(r"\\[ \t]*$")
-# Below these, libcst parses in about a second at most and the analysis fits the recursion headroom.
-MAX_CHAIN = 600  # nested expression links (`a + a + ...`, `a.b.c...`, `f()()...`, `a[0][0]...`)
-MAX_BOOL_OPERANDS = 3000  # `a and a and ...` (libcst's native parser dies past ~7,000)
-MAX_OPERATORS = 800  # binary operators in one expression: libcst's parse time grows with their square
-MAX_STATEMENT_NESTING = 1500  # `if ... elif ...` chains nest one statement per branch
-
-
-def _long_statement(source: str) -> bool:
-    """An over-estimate: a statement (a line, or lines joined by brackets or backslashes) with as many
-    chain links as the chain limit, or as many ``elif`` as the nesting limit."""
-    if source.count("elif") >= MAX_STATEMENT_NESTING:
-        return True
-    if _links(source) < MAX_CHAIN:
-        return False
-    code = _STRINGS_AND_COMMENTS.sub("''", source)
-    links = depth = 0
-    for line in code.split("\n"):
-        links += _links(line)
-        if links >= MAX_CHAIN:
-            return True
-        depth += line.count("(") + line.count("[") + line.count("{")
-        depth -= line.count(")") + line.count("]") + line.count("}")
-        if depth <= 0 and not _LINE_CONTINUED.search(line):
-            links = depth = 0
-    return False
-
-
-def _looks_deep(source: str) -> bool:
-    """A cheap over-estimate of what libcst cannot take: bracket depth (strings included), a long unary
-    chain, or a long statement (see ``_long_statement``)."""
-    brackets = _NOT_BRACKET.sub("", source)
-    if len(brackets) > 200 and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > 100:
-        return True
-    return _UNARY_RUN.search(source) is not None or _long_statement(source)
-
-
 def _too_long(tree: ast.AST) -> Optional[Tuple[int, str]]:
     """(line, reason) for a construct past the limits, by an iterative walk of CPython's tree."""
     stack: List[Tuple[ast.AST, int, int, bool]] = [(tree, 0, 0, False)]  # node, depths, parent is a BinOp
@@ -355,7 +295,7 @@ def _split_string_runs(source: str) -> Optional[str]:
 
 def _run_rules(path: str, source: str, rule_types: Sequence[Type[LintRule]], settings: Settings,
                errors: List[str]) -> _Lint:
-    if _looks_deep(source):
+    if looks_deep(source):
         # a file that looks pathological and that CPython rejects is not handed to libcst either: its
         # parser can take minutes to fail on such text (a long run of unary operators with a `~not`)
         fatal, syntax = cpython_verdict(path, source)

@@ -139,6 +139,7 @@ def test_model_output_handed_to_a_given_callable_makes_the_no_grad_fix_unsafe():
     source = (
         "import torch\n\n\n"
         "def validate(model, loader, on_batch):\n"
+        "    model.eval()\n"
         "    correct = 0\n"
         "    for x, y in loader:\n"
         "        out = model(x)\n"

@@ -15,6 +15,7 @@ import torch
 
 
 def validate(model, loader):
+    model.eval()
     correct = 0
     for x, y in loader:
         correct += (model(x).argmax(1) == y).sum().item()

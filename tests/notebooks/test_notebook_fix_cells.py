@@ -13,6 +13,7 @@ from torchlint.rules import all_rules
 IMPORTS = "import torch\nimport torch.nn as nn"
 VALIDATE = (
     "def validate(model, loader):\n"
+    "    model.eval()\n"
     "    correct = 0\n"
     "    for x, y in loader:\n"
     "        correct += (model(x).argmax(1) == y).sum().item()\n"

@@ -388,6 +388,19 @@ def test_rewrites_left_alone(inject, name, line):
     assert sites(inject, name, code) == []
 
 
+@pytest.mark.parametrize("name", ["tl201-softmax-by-hand", "tl202-log-of-softmax"])
+def test_a_layer_the_module_holds_is_no_tensor_method(inject, name):
+    # `self.softmax = nn.Softmax(dim=-1)` then `self.softmax(scores)`: `self` is no tensor to rewrite
+    code = ("import torch\nimport torch.nn as nn\nclass Attention(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.softmax = nn.Softmax(dim=-1)\n        self.log_softmax = nn.LogSoftmax(dim=-1)\n"
+            "    def forward(self, scores):\n        return self.softmax(scores), self.log_softmax(scores)\n")
+    assert sites(inject, name, code) == []
+    method = code.replace("self.softmax(scores)", "scores.softmax(-1)").replace(
+        "self.log_softmax(scores)", "scores.log_softmax(-1)")
+    assert len(sites(inject, name, method)) == 1
+
+
 @pytest.mark.slow
 def test_loops_over_the_batch(inject):
     code = "import torch\ndef f(x, idx):\n    s = x.sum(dim=0)\n    g = x.gather(1, idx.unsqueeze(1)).squeeze(1)\n    n = x.norm(dim=-1)\n    return s, g, n\n"

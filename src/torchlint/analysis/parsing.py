@@ -14,7 +14,9 @@ replacement and put the original back when the last one ends.
 """
 from __future__ import annotations
 
+import re
 import threading
+from itertools import accumulate
 from typing import Any, Callable
 
 import libcst as cst
@@ -54,4 +56,66 @@ def parse_module(source: str, config: Any = None) -> cst.Module:
         return cst.parse_module(source, config=config)
 
 
-__all__ = ["parse_module"]
+# -- texts libcst cannot take in reasonable time or depth ---------------------------------------------
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+_DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+# a run of 100 unary operators; spelled to start with a character class, so that the regular expression
+# engine skips ahead to the next candidate character instead of trying every position (8x faster)
+_UNARY_RUN = re.compile(r"[-+~n](?:(?<=[-+~])|(?<=\bn)ot\b)\s*(?:(?:[-+~]|\bnot\b)\s*){99}")
+# Strings and comments, blanked before counting chain links (their brackets and dots are not code).
+_STRINGS_AND_COMMENTS = re.compile(
+    r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:"""|\Z)'
+    r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|\Z)"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?'
+    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'?"
+    r"|#[^\n]*",
+    re.DOTALL,
+)
+# One link of a chain libcst nests: a binary or boolean operator, `.attr`, a call or a subscript
+# (counted with str.count, an over-estimate: `and` inside a name counts too).
+_LINK_CHARS = ".([+-*/%@&|^"
+
+
+def _links(text: str) -> int:
+    return sum(map(text.count, _LINK_CHARS)) + text.count("and") + text.count("or")
+
+
+_LINE_CONTINUED = re.compile(r"\\[ \t]*$")
+# Below these, libcst parses in about a second at most and the analysis fits the recursion headroom.
+MAX_CHAIN = 600  # nested expression links (`a + a + ...`, `a.b.c...`, `f()()...`, `a[0][0]...`)
+MAX_BOOL_OPERANDS = 3000  # `a and a and ...` (libcst's native parser dies past ~7,000)
+MAX_OPERATORS = 800  # binary operators in one expression: libcst's parse time grows with their square
+MAX_STATEMENT_NESTING = 1500  # `if ... elif ...` chains nest one statement per branch
+
+
+def _long_statement(source: str) -> bool:
+    """An over-estimate: a statement (a line, or lines joined by brackets or backslashes) with as many
+    chain links as the chain limit, or as many ``elif`` as the nesting limit."""
+    if source.count("elif") >= MAX_STATEMENT_NESTING:
+        return True
+    if _links(source) < MAX_CHAIN:
+        return False
+    code = _STRINGS_AND_COMMENTS.sub("''", source)
+    links = depth = 0
+    for line in code.split("\n"):
+        links += _links(line)
+        if links >= MAX_CHAIN:
+            return True
+        depth += line.count("(") + line.count("[") + line.count("{")
+        depth -= line.count(")") + line.count("]") + line.count("}")
+        if depth <= 0 and not _LINE_CONTINUED.search(line):
+            links = depth = 0
+    return False
+
+
+def looks_deep(source: str) -> bool:
+    """A cheap over-estimate of what libcst cannot take: bracket depth (strings included), a long unary
+    chain, or a long statement (see ``_long_statement``)."""
+    brackets = _NOT_BRACKET.sub("", source)
+    if len(brackets) > 200 and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > 100:
+        return True
+    return _UNARY_RUN.search(source) is not None or _long_statement(source)
+
+
+
+__all__ = ["MAX_BOOL_OPERANDS", "MAX_CHAIN", "MAX_OPERATORS", "MAX_STATEMENT_NESTING", "looks_deep", "parse_module"]

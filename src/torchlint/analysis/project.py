@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
-from torchlint.analysis.parsing import parse_module
+from torchlint.analysis.parsing import looks_deep, parse_module
 from torchlint.analysis.reparse import Reparser
 from torchlint.analysis.torch_version import Version, declared_torch
 from torchlint.analysis.traversal import analyze
@@ -318,6 +318,8 @@ class Project:
                 source = read_text(path, MODULE_MAX_BYTES)
             if path.endswith(".ipynb"):
                 source = notebook_code(source)
+            if looks_deep(source):
+                return None  # a text libcst takes seconds (or forever) to parse: read by no other file
             module = parse_module(source)
         except Exception:
             return None

@@ -811,7 +811,7 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     module is built (or a whole pickled object loaded: ``torch.load(path)``) into it on one path and
     nothing else known on the others (``net = sim_net.to(device)`` if given one, else ``net =
     LPIPS()``); or, for a parameter, some call of the
-    function (in this file, else in the project's other files) passes a value that holds one and none
+    function (in this file; where it has none, in the project's other files) passes a value that holds one and none
     passes a value provably no module.  Weaker than :func:`is_model` (every value built as a model) and
     behaviour all the same: ``clf``, ``f`` and ``model`` are judged alike.  After the walk only (False
     before)."""
@@ -830,8 +830,8 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
             return True
         if hops >= 2 or not ctx.names.is_param_at(expr):
             return False
-        found = [(ctx, a) for a in arguments_for_param(ctx, expr) or ()]
-        found += project_arguments_for_param(ctx, expr) or []
+        args = arguments_for_param(ctx, expr)  # the file's callers, else the project's other files'
+        found = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, expr) or []
         return any(_passes_module(c, a, hops + 1) for c, a in found) and not any(_no_module(c, a) for c, a in found)
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         cls = ctx.enclosing(expr, cst.ClassDef)

@@ -1889,7 +1889,8 @@ class EvaluationFacts:
 
     def _submodule_calls(self, function: cst.FunctionDef, calls) -> Set[cst.Call]:
         """Calls of a model's parts in ``function`` (``decoder.attention(enc, h)``, ``decoder.fc(h)``): the
-        model's own computation, step by step, for a model the function runs or takes by a model's name."""
+        model's own computation, step by step, for a model the function runs or takes as a parameter that
+        holds a module (:func:`roles.holds_module`)."""
         ctx = self.ctx
         roots: Set[str] = set()
         for call, model in calls:
@@ -1909,7 +1910,7 @@ class EvaluationFacts:
             if not isinstance(root, cst.Name) or root.value in ("self", "cls"):
                 continue
             if root.value in roots or (
-                ctx.names.is_param_at(root) and is_model_name(root.value) and not not_a_module(ctx, root)
+                ctx.names.is_param_at(root) and holds_module(ctx, root)
             ):
                 out.add(call)
         return out
