@@ -94,7 +94,9 @@ class FileContext:
         self.parents: Dict[int, cst.CSTNode] = {}  # id(node) -> parent: int keys hash fast
         #: id(node) -> pre-order index, filled by the engine's walk; complete once ``walked`` is true
         self.order: Dict[int, int] = {}
-        self.names = NameResolver(module, self.parents, self.order)
+        exports = getattr(project, "star_exports", None)
+        self.names = NameResolver(module, self.parents, self.order, star_exports=(
+            (lambda module_name, level: exports(path, module_name, level)) if exports is not None and path else None))
         self.current: Optional[cst.CSTNode] = None  # the node whose visit or leave is running
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []

@@ -75,8 +75,8 @@ def inherit_dependencies(ctx: FileContext, other: FileContext) -> None:
 
 def dependencies(ctx: FileContext) -> List[str]:
     """The project files this file's program model read (for cache invalidation)."""
-    found = _DEPENDENCIES.get(ctx)
-    return sorted(found) if found else []
+    found = set(_DEPENDENCIES.get(ctx) or ()) | set(ctx.names.star_sources)
+    return sorted(found)
 
 
 def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):

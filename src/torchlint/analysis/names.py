@@ -140,6 +140,10 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+#: ``(module, level) -> (file, {name: [qualified origins]})``: what a star import of a project module binds
+StarExports = Callable[[str, int], Optional[Tuple[str, Dict[str, List[str]]]]]
+
+
 def _import_module_name(node: cst.ImportFrom) -> str:
     mod = dotted_name(node.module) if node.module is not None else ""
     return "." * len(node.relative) + (mod or "")
@@ -217,7 +221,7 @@ class NameResolver:
     parent, filled by the walk) places a node in its scope."""
 
     def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
-                 order: Optional[Dict[int, int]] = None) -> None:
+                 order: Optional[Dict[int, int]] = None, star_exports: Optional[StarExports] = None) -> None:
         self.parents: Dict[int, cst.CSTNode] = parents if parents is not None else {}
         #: id(node) -> pre-order index, filled by the walk (numbered here when asked about a node the
         #: walk has not reached)
@@ -226,6 +230,10 @@ class NameResolver:
         self.module_scope = Scope(module, "module", None)
         self.scope = self.module_scope
         self.imports_torch = False
+        #: what ``from <module> import *`` of a module of the project binds (given by the project, which
+        #: reads the module's imports), and the files read for it
+        self._star_exports = star_exports
+        self.star_sources: List[str] = []
         self._scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
         #: the position of the node being entered (-1: the module-level imports, bound before the walk)
         self._pos = -1
@@ -269,6 +277,27 @@ class NameResolver:
                         found.append(sub)
                 pending.extend(reversed(found))
 
+    def _bind_star(self, scope: Scope, mod: str) -> None:
+        """``from utils import *`` of a project module that imports torch: the names its imports bind
+        (``torch``, ``nn``, ``F``) are bound here as the same imports."""
+        bare = mod.lstrip(".")
+        if bare.split(".")[0] in ("torch", "numpy", "builtins"):
+            return
+        assert self._star_exports is not None
+        found = self._star_exports(bare, len(mod) - len(bare))
+        if found is None:
+            return
+        source, exports = found
+        if source not in self.star_sources:
+            self.star_sources.append(source)
+        for local, origins in exports.items():
+            b = self._import_binding(scope, local)
+            for origin in origins:
+                if origin not in b.imports:
+                    b.imports.append(origin)
+                if origin.split(".")[0] == "torch":
+                    self.imports_torch = True
+
     def _bind_import(self, scope: Scope, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
@@ -289,6 +318,8 @@ class NameResolver:
             if mod.split(".")[0] == "torch":
                 self.imports_torch = True
             if isinstance(node.names, cst.ImportStar):
+                if self._star_exports is not None and scope is self.module_scope:
+                    self._bind_star(scope, mod)
                 return
             for alias in node.names:
                 name = dotted_name(alias.name) or ""

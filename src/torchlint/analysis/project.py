@@ -26,6 +26,7 @@ edit is seen at the next question, and the table is bounded: least recently used
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -181,6 +182,40 @@ def among_sources(key: str, path: str) -> bool:
     return path.startswith(key.rstrip(os.sep) + os.sep) and path.endswith(_SOURCE_SUFFIXES)
 
 
+def _import_exports(text: str) -> Dict[str, List[str]]:
+    """The names a module's top-level imports (also those inside a top-level ``try``/``if``) bind, with
+    their origins; absolute imports only; a literal ``__all__`` keeps only its names, else a leading
+    underscore hides a name (what ``import *`` copies)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: Dict[str, List[str]] = {}
+    public: Optional[set] = None
+    body: List[ast.stmt] = list(tree.body)
+    for stmt in list(body):
+        if isinstance(stmt, (ast.Try, ast.If)):
+            body.extend(stmt.body)
+            body.extend(getattr(stmt, "orelse", []))
+            for handler in getattr(stmt, "handlers", []):
+                body.extend(handler.body)
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".")[0]
+                origin = alias.name if alias.asname else alias.name.split(".")[0]
+                out.setdefault(local, []).append(origin)
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            for alias in stmt.names:
+                if alias.name != "*":
+                    out.setdefault(alias.asname or alias.name, []).append(f"{stmt.module}.{alias.name}")
+        elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+            if isinstance(stmt.value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
+                public = {e.value for e in stmt.value.elts}  # type: ignore[union-attr]
+    return {k: v for k, v in out.items() if (k in public if public is not None else not k.startswith("_"))}
+
+
 class _Tables:
     """What a project has learnt, shared by the project and its editor views (:meth:`Project.with_overlay`)."""
 
@@ -195,6 +230,8 @@ class _Tables:
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
         self.reparser: Optional[Reparser] = None  # an editor's: each document parsed where it changed
+        #: module content -> what a star import of it binds (see :meth:`Project.star_exports`)
+        self.exports: "OrderedDict[ContentKey, Dict[str, List[str]]]" = OrderedDict()
 
 
 class Project:
@@ -279,6 +316,29 @@ class Project:
                 if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(importer):
                     return candidate
         return None
+
+    def star_exports(self, importer: str, module: str, level: int) -> Optional[Tuple[str, Dict[str, List[str]]]]:
+        """For ``from <module> import *`` in the file ``importer``, where ``module`` is a module of the
+        project: its file and the names its own top-level imports bind, with their origins (``import torch``
+        -> ``torch``, ``import torch.nn as nn`` -> ``torch.nn``, ``from torch import optim`` ->
+        ``torch.optim``), filtered by a literal ``__all__``; None when the module is not the project's or
+        cannot be read.  Read with Python's own parser, once per content."""
+        path = self.module_file(importer, module, level)
+        if path is None:
+            return None
+        found = self._content_key(path)
+        if found is None:
+            return None
+        key = found[0]
+        exports = self._tables.exports.get(key)
+        if exports is None:
+            text = self.module_text(path)
+            if text is None:
+                return None
+            exports = self._tables.exports[key] = _import_exports(text)
+            while len(self._tables.exports) > self.texts_max:
+                self._tables.exports.popitem(last=False)
+        return os.path.abspath(path), exports
 
     # -- the project's modules ----------------------------------------------------------------------
     def _content_key(self, path: str) -> Optional[Tuple[ContentKey, Optional[str]]]:

@@ -1,0 +1,77 @@
+"""``from utils import *`` of a project module: the names its imports bind (``torch``, ``nn``, ``F``) are
+bound in the importing file as the same imports, so the file is read as code that uses torch."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.context import FileContext
+from torchlint.analysis.definitions import dependencies
+from torchlint.analysis.project import Project
+from torchlint.analysis.traversal import analyze
+from torchlint.engine import Settings, lint_source
+from torchlint.rules import all_rules
+
+UTILS = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torch import optim\n"
+EVAL = """from utils import *
+
+device = torch.device("cpu")
+
+
+def evaluate(model, loader):
+    model.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+"""
+
+
+def _project(tmp_path, utils=UTILS):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "utils.py").write_text(utils)
+    path = tmp_path / "ev.py"
+    path.write_text(EVAL)
+    return str(path)
+
+
+def _walked(path, project):
+    source = open(path).read()
+    ctx = FileContext(path, source, cst.parse_module(source), project)
+    analyze(ctx)
+    return ctx
+
+
+def _origins(ctx, name):
+    node = next(n for n in ctx.names_in(ctx.module, name))
+    return ctx.names.qualified_names_at(node)
+
+
+def test_a_star_import_binds_the_imports_of_a_project_module(tmp_path):
+    path = _project(tmp_path)
+    ctx = _walked(path, Project())
+    assert ctx.names.imports_torch
+    assert _origins(ctx, "torch") == {"torch"}
+    assert str(tmp_path / "utils.py") in dependencies(ctx)  # a change of utils.py changes this file's answers
+
+
+def test_all_and_underscores_decide_what_a_star_import_copies(tmp_path):
+    path = _project(tmp_path, UTILS + "__all__ = ['nn']\n")
+    ctx = _walked(path, Project())
+    assert _origins(ctx, "torch") == frozenset()
+    hidden = _project(tmp_path, "import torch as _torch\n")
+    assert _origins(_walked(hidden, Project()), "torch") == frozenset()
+
+
+def test_a_module_outside_the_project_binds_nothing(tmp_path):
+    path = _project(tmp_path)
+    (tmp_path / "utils.py").unlink()
+    ctx = _walked(path, Project())
+    assert not ctx.names.imports_torch and _origins(ctx, "torch") == frozenset()
+
+
+def test_the_rules_read_torch_through_the_star_import(tmp_path):
+    path = _project(tmp_path)
+    found = lint_source(path, EVAL, Settings(all_rules())).diagnostics
+    assert [d.code for d in found] == ["TL105"]
+    (tmp_path / "utils.py").write_text("import os\n")
+    assert lint_source(path, EVAL, Settings(all_rules())).diagnostics == []
