@@ -329,6 +329,8 @@ def f(n):
     def _sets_default_device(self) -> bool:
         """Whether the file may change the device factories allocate on: ``torch.set_default_device``, or
         ``torch.set_default_tensor_type`` of a CUDA type or of a type not spelled out."""
+        if "set_default" not in self.ctx.source:
+            return False  # every spelling of the setters, aliased or not, holds the words
         for c in self.ctx.calls_in(self.ctx.module):
             names = self.ctx.names.qualified_names(c.func)
             if names & {"torch.set_default_device"}:
@@ -342,6 +344,8 @@ def f(n):
 
     def _sets_default(self, setters: frozenset) -> bool:
         """Whether the file calls one of ``setters`` (the default dtype or device of factories changes)."""
+        if "set_default" not in self.ctx.source:
+            return False
         return any(self.ctx.names.qualified_names(c.func) & setters for c in self.ctx.calls_in(self.ctx.module))
 
     def _target(self, node: cst.Call) -> Optional[tuple]:

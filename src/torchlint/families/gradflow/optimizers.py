@@ -396,7 +396,7 @@ def _setting_argument(ctx: FileContext, core: cst.Call, given: cst.Arg) -> bool:
         return False
     params = [p for p in list(init.params.posonly_params) + list(init.params.params) + list(init.params.kwonly_params)
               if bound.get(p.name.value) is given.value]
-    if len(params) != 1 or params[0].star != "" or _rebinds(init, params[0].name.value):
+    if len(params) != 1 or params[0].star != "" or _rebinds(init, params[0].name.value, ctx):
         return False
     me = _first_param_name(init)
     for use in octx.names_in(init.body, params[0].name.value):
@@ -689,7 +689,7 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
             or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
             or not any(p.name.value == name.value and p.star == "" for p in
                        list(function.params.posonly_params) + list(function.params.params)) \
-            or _rebinds(function, name.value):
+            or _rebinds(function, name.value, ctx):
         return None
     at_site = _SITE.of(ctx).get(function)
     if at_site is not None:  # the one call being asked about
@@ -735,7 +735,7 @@ def _sites_passing(ctx: FileContext, opt: cst.Name
     function = _function_of(ctx, opt)
     if not isinstance(function, cst.FunctionDef) or function in _SITE.of(ctx) or _passed(ctx, opt) is not None \
             or function.decorators or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
-            or not _is_param(function, opt.value) or _rebinds(function, opt.value):
+            or not _is_param(function, opt.value) or _rebinds(function, opt.value, ctx):
         return None
     sites = _only_called(ctx, function)
     if sites is None or len(sites) < 2:
@@ -2175,7 +2175,7 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
                 continue
             found = ctx.names.reaching_assignment(node.value, node, function)
             if found is None:
-                if _is_param(function, node.value) and not _rebinds(function, node.value):
+                if _is_param(function, node.value) and not _rebinds(function, node.value, ctx):
                     continue  # the method's argument: the batch
                 raise Unknown
             out |= _self_reached(ctx, chain, function, found[0].value, hops + 1)
@@ -2240,9 +2240,23 @@ def _is_param(function: cst.FunctionDef, name: str) -> bool:
     return any(x.name.value == name for x in list(p.posonly_params) + list(p.params) + list(p.kwonly_params))
 
 
-def _rebinds(function: cst.FunctionDef, name: str) -> bool:
+def _rebinds(function: cst.FunctionDef, name: str, ctx: Optional[FileContext] = None) -> bool:
     """Whether the body of ``function`` binds ``name`` anywhere (an assignment, a loop, ``with``, ``:=``,
-    ``del``, an import, a nested definition)."""
+    ``del``, an import, a nested definition; any name after ``global``/``nonlocal``).  With ``ctx`` (the
+    file of ``function``) the names are gathered once per function."""
+    if ctx is None:
+        bound = _bound_names(function)
+    else:
+        table = _BOUND_NAMES.of(ctx)
+        if function not in table:
+            table[function] = _bound_names(function)
+        bound = table[function]
+    return bound is None or name in bound
+
+
+def _bound_names(function: cst.FunctionDef) -> Optional[Set[str]]:
+    """Every name a target in the body of ``function`` spells (None: a ``global``/``nonlocal`` there)."""
+    out: Set[str] = set()
     for node in iter_nodes(function.body):
         targets: List[cst.CSTNode] = []
         if isinstance(node, cst.AssignTarget):
@@ -2255,13 +2269,17 @@ def _rebinds(function: cst.FunctionDef, name: str) -> bool:
             targets = [node.name]
         elif isinstance(node, cst.Del):
             targets = [node.target]
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
-            return True
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            out.add(node.name.value)
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            return True
-        if any(isinstance(n, cst.Name) and n.value == name for t in targets for n in iter_nodes(t)):
-            return True
-    return False
+            return None
+        for t in targets:
+            out.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
+    return out
+
+
+#: function -> the names its body binds (see :func:`_rebinds`)
+_BOUND_NAMES: "Fact[Dict[cst.FunctionDef, Optional[Set[str]]]]" = Fact("optimizers.bound_names", lambda ctx: {})
 
 
 def _attribute_uses(ctx: FileContext, name: str) -> List[cst.Attribute]:
@@ -2577,7 +2595,7 @@ def _self_argument(ctx: FileContext, function: cst.FunctionDef,
                    name: cst.Name) -> Optional[Tuple[cst.BaseExpression, cst.FunctionDef]]:
     for method, args in reversed(_SELF_BOUND.of(ctx)):
         if method is function:
-            if name.value in args and not _rebinds(function, name.value):
+            if name.value in args and not _rebinds(function, name.value, ctx):
                 return args[name.value]
             return None
     return None
