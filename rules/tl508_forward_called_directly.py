@@ -5,8 +5,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.families.training.evaluation import module_classes
-from torchlint.analysis.naming import is_model_name
-from torchlint.analysis.roles import is_module_value
+from torchlint.analysis.roles import holds_module, is_module_value
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.definitions import definition_of, strip_moves
 from torchlint.analysis.roles import not_a_module
@@ -168,6 +167,17 @@ class Gate(nn.Module):
         return args, kwargs
 """
         ),
+        # near miss: a parameter called `model` with a `forward` method, that nothing shows is a module
+        Valid(
+            """
+import torch
+
+
+def run_steps(model, batches):
+    # `model` is any object with a `forward` method: nothing here says it is a module
+    return [model.forward(torch.as_tensor(b)) for b in batches]
+"""
+        ),
     ]
 
     INVALID = [
@@ -235,12 +245,14 @@ class Net(nn.Module):
 import torch
 
 def evaluate(model, loader):
+    model.eval()
     return [model.forward(x) for x, _ in loader]
 """,
             fixed="""
 import torch
 
 def evaluate(model, loader):
+    model.eval()
     return [model(x) for x, _ in loader]
 """,
             unsafe=True,
@@ -347,11 +359,12 @@ class Agent:
             message = self.quoting(node, self.MESSAGE.format(call=self.spelling(called, 60)))
             if evidence == "built":
                 self.report(node, message, fix=self.make_fix(unsafe=False).replace(node, called))
-            elif not not_a_module(self.ctx, target):
+            elif holds_module(self.ctx, target) and not not_a_module(self.ctx, target):
                 self.report(node, message, fix=self.make_fix(unsafe=True).replace(node, called))
 
     def _module_evidence(self, target: cst.BaseExpression) -> Optional[str]:
-        """"built" when ``target`` is known to be an ``nn.Module``, "name" when only its name says so."""
+        """"built" when ``target`` is known to be an ``nn.Module``; "use" when only what the code does with
+        it may say so, after the walk."""
         if isinstance(target, cst.Call):
             return None  # super().forward(...), factory().forward(...)
         name = dotted_name(target)
@@ -374,9 +387,8 @@ class Agent:
             last_value = values[-1]
             if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):
                 return None  # an instance of a class of the file that is not a module
-        last = name.rsplit(".", 1)[-1]
-        if self.ctx.names.imports_torch and is_model_name(last):
-            return "name"
+        if self.ctx.names.imports_torch:
+            return "use"  # judged after the walk by what the code does with it (:func:`roles.holds_module`)
         return None
 
 

@@ -676,6 +676,12 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
     d = definition_of(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
+    if d is None and isinstance(func, cst.Name) and depth < MAX_DEPTH:
+        # `net_type = Vgg16` on one branch, `net_type = Alexnet` on another, then `net_type(...)`
+        classes = built_values(ctx, func)
+        return bool(classes) and all(
+            isinstance(c, (cst.Name, cst.Attribute)) and (found := definition_of(ctx, c, depth + 1)) is not None
+            and isinstance(found[1], cst.ClassDef) and module_class(found[0], found[1], depth + 1) for c in classes)
     return False
 
 
@@ -777,10 +783,19 @@ _MODULE_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataPa
 class _ModuleUses:
     names: Set[object]  # the bindings (:class:`names.Binding`) a module method is called on
     members: Set[Tuple[cst.ClassDef, str]]  # ``self.<attr>`` a method of the class calls a module method on
+    #: class -> the attributes its methods annotate as a module (``self.detector: Detector = build()``)
+    annotated: Dict[cst.ClassDef, Set[str]]
 
 
 def _module_uses(ctx: FileContext) -> _ModuleUses:
-    uses = _ModuleUses(set(), set())
+    uses = _ModuleUses(set(), set(), {})
+    for node in ctx.contents(ctx.module).assigns:
+        if isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Attribute) and \
+                isinstance(node.target.value, cst.Name):
+            cls = ctx.enclosing(node, cst.ClassDef)
+            if isinstance(cls, cst.ClassDef) and _is_self(ctx, node.target.value, cls) and \
+                    _module_annotation(ctx, node.annotation.annotation):
+                uses.annotated.setdefault(cls, set()).add(node.target.attr.value)
     for call in ctx.calls_in(ctx.module):
         func = call.func
         target: Optional[cst.BaseExpression] = None
@@ -835,8 +850,15 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
         return any(_passes_module(c, a, hops + 1) for c, a in found) and not any(_no_module(c, a) for c, a in found)
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         cls = ctx.enclosing(expr, cst.ClassDef)
-        return isinstance(cls, cst.ClassDef) and _is_self(ctx, expr.value, cls) and (
-            (cls, expr.attr.value) in uses.members)
+        if not isinstance(cls, cst.ClassDef) or not _is_self(ctx, expr.value, cls):
+            return False
+        if (cls, expr.attr.value) in uses.members or expr.attr.value in uses.annotated.get(cls, ()):
+            return True
+        # `self.eval_net = net` with `net: nn.Module` (or a parameter that holds one) in `__init__`
+        values = built_values(ctx, expr)
+        return hops < 2 and bool(values) and any(
+            isinstance(v, cst.Name) and (_annotated_module(ctx, v) or holds_module(ctx, v, hops + 1))
+            or is_model_value(ctx, v) for v in values) and not any(_no_module(ctx, v) for v in values)
     return False
 
 
@@ -903,6 +925,14 @@ def not_a_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
         )
     values = built_values(ctx, expr) if isinstance(expr, (cst.Name, cst.Attribute)) else [expr]
     return bool(values) and all(_plain_instance(ctx, v) for v in values)
+
+
+def _module_annotation(ctx: FileContext, ann: cst.BaseExpression) -> bool:
+    """Whether the annotation ``ann`` names ``nn.Module`` (or ``nn.Sequential``) or a module class."""
+    if ctx.names.qualified_names_at(ann) & set(_ANNOTATION_MODULES):
+        return True
+    d = definition_of(ctx, ann)
+    return d is not None and isinstance(d[1], cst.ClassDef) and module_class(d[0], d[1])
 
 
 def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
