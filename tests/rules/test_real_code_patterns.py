@@ -134,7 +134,11 @@ def test_a_class_whose_base_cannot_be_read_is_not_taken_for_a_plain_class():
     code = PLAIN_NETWORK.replace("import torch\n", "import torch\nfrom somewhere import Base\n", 1).format(
         name="Net", bases="(Base)", weight="torch.zeros(n, n)"
     )
-    assert "TL508" in {c for _line, c in found(code, {"TL508"})}
+    assert found(code, {"TL508"}) == []  # nothing says the object is a module: its name decides nothing
+    counted = "print(sum(p.numel() for p in model.parameters()))\n"
+    assert "TL508" in {c for _line, c in found(code + counted, {"TL508"})}  # used as one
+    plain = PLAIN_NETWORK.format(name="MultilayerPerceptron", bases="", weight="torch.zeros(n, n)")
+    assert found(plain + counted, {"TL508"}) == []  # a plain class stays one, whatever the code does
 
 
 GRAPH_FREE_HELPER = """
