@@ -1739,7 +1739,8 @@ def op_row_loop(unit: Unit):
     if not unit.has_torch:
         return
     for call in unit.of_type(cst.Call):
-        if not method_call(call, *ROW_METHODS) or not is_pure(call.func.value) or kwarg(call, "dim") is None:
+        if not method_call(call, *ROW_METHODS) or not is_pure(call.func.value) or kwarg(call, "dim") is None \
+                or unit.is_module_path(call.func.value):  # `torch.argmax(x, dim=-1)` is no method of a tensor
             continue  # `dim=` spelled out: a tensor, not a numpy array
         dim = _dim_text(_as_function_call(call), 1)
         if dim not in ("-1",) or not _only(call, ("dim",), 1):

@@ -178,6 +178,17 @@ def run_steps(model, batches):
     return [model.forward(torch.as_tensor(b)) for b in batches]
 """
         ),
+        # near miss: a module built by the script's own code and called there, before any hook could be set
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
+    print(net.forward(torch.randn(1, 4)))
+"""
+        ),
     ]
 
     INVALID = [
@@ -331,6 +342,28 @@ class Agent:
             message="call the module: `self.eval_net(torch.as_tensor(state))`",
             unsafe=True,
         ),
+        # the same, with a hook the script registers on it: the direct call skips it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
+    net.register_forward_hook(lambda module, args, out: print(out.shape))
+    print(net.forward(torch.randn(1, 4)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
+    net.register_forward_hook(lambda module, args, out: print(out.shape))
+    print(net(torch.randn(1, 4)))
+""",
+            line=8,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -379,10 +412,10 @@ class Agent:
         if values:
             if is_module_value(self.ctx, values[-1]):
                 here = self.ctx.enclosing(self.ctx.current or target, cst.FunctionDef)
-                if here is not None and self.ctx.enclosing(values[-1], cst.FunctionDef) is here and (
-                    not _registers_hooks(self.ctx, values[-1])
-                ):
-                    return None  # built right here: no hook can have been registered on it
+                if self.ctx.enclosing(values[-1], cst.FunctionDef) is here and not _registers_hooks(
+                    self.ctx, values[-1]
+                ) and not _hooked(self.ctx, here or self.ctx.module, target):
+                    return None  # built right here (a function, or the module's own code): no hook on it
                 return "built"
             last_value = values[-1]
             if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):
@@ -390,6 +423,13 @@ class Agent:
         if self.ctx.names.imports_torch:
             return "use"  # judged after the walk by what the code does with it (:func:`roles.holds_module`)
         return None
+
+
+def _hooked(ctx, host: cst.CSTNode, target: cst.BaseExpression) -> bool:
+    """Whether the code of ``host`` registers a hook on ``target`` itself (``net.register_forward_hook``)."""
+    code = ctx.code(target)
+    return any(isinstance(c.func, cst.Attribute) and "hook" in c.func.attr.value and ctx.code(c.func.value) == code
+               for c in ctx.calls_in(host))
 
 
 def _registers_hooks(ctx, value: cst.BaseExpression) -> bool:

@@ -276,6 +276,18 @@ def f(n):
     return torch.zeros(n, device="cpu").cuda()
 """,
         ),
+        # the factory writes into a given tensor (`out=`): its dtype is that tensor's, so no `dtype=` can
+        # be added (torch raises on a mismatch): reported without a fix
+        Invalid(
+            """
+import torch
+
+
+def mask_of(buffer, n):
+    return torch.ones(n, out=buffer).bool()
+""",
+            line=6,
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -295,7 +307,8 @@ def f(n):
         if keyword == "device" and self._sets_default_device():
             return  # the factory may already allocate on that device
         fix = None
-        if keyword_arg(factory, keyword) is None and not any(a.star for a in factory.args) and torch_in_scope(self.ctx):
+        if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
+                a.star for a in factory.args) and torch_in_scope(self.ctx):  # `out=` fixes the dtype: no edit
             unsafe = qn.isdisjoint(EXACT_FACTORIES)
             fix = self.make_fix(unsafe=unsafe).replace(node, _add_kwarg(factory, keyword, value))
         what = "casts" if keyword == "dtype" else "moves"

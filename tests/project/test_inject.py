@@ -422,6 +422,13 @@ def test_loops_over_the_batch(inject):
         assert all(torch.allclose(a, b) for a, b in zip(want, got))
 
 
+def test_a_function_of_torch_is_no_row_method(inject):
+    # `torch.argmax(p, dim=-1)` and `F.log_softmax(z, dim=-1)`: the module is no tensor to loop over
+    code = ("import torch\nimport torch.nn.functional as F\ndef f(p, z):\n"
+            "    a = torch.argmax(p, dim=-1)\n    b = F.log_softmax(z, dim=-1)\n    return a, b\n")
+    assert sites(inject, "tl303-row-op-as-loop", code) == []
+
+
 def test_squeeze_without_dim_only_on_a_model_output(inject):
     code = """\
         import torch

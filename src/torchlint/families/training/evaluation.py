@@ -140,8 +140,8 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     if keyword_arg(call, "training") is not None:
         return None
     built = is_model(ctx, model) is True or _mode_switched_where_called(ctx, call, model)
-    if not built and not (holds_module(ctx, model) or _member_of_model(ctx, model)) and not (
-            names_count and is_model_name(last)):
+    if not built and not (holds_module(ctx, model) or _member_of_model(ctx, model) or scores_a_batch(ctx, call)) \
+            and not (names_count and is_model_name(last)):
         return None  # neither built as a module (`cnn = CNN()`) nor used as one (`clf.eval()`), nor a
         # member of a model (`vae.decoder(z)`), whatever its name
     if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value, names_count):
@@ -151,6 +151,61 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     if owner is not None:
         model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
     return model
+
+
+#: what ranks a model's scores: the class or token a prediction picks
+_RANKS = frozenset({"argmax", "max", "topk", "argsort", "sort"})
+#: what keeps a batch the same batch (moved, cast)
+_BATCH_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "contiguous"})
+
+
+def scores_a_batch(ctx: FileContext, call: cst.Call) -> bool:
+    """``outputs = f(images)`` on a batch of a loop (``for images, labels in loader``, moved or cast) whose
+    output is ranked (``torch.argmax(outputs, dim=1)``, ``outputs.max(1)``, ``.topk(k)``): a prediction
+    over a batch, a model's forward pass by what flows in and out of it, whatever the callee is called.
+    After the walk only."""
+    if not ctx.walked or not call.args:
+        return False
+    function = ctx.enclosing(call, cst.FunctionDef)
+    targets: Set[str] = set()
+    node: Optional[cst.CSTNode] = ctx.parent(call)
+    while node is not None and node is not function:
+        if isinstance(node, cst.For):
+            targets.update(n.value for n in iter_nodes(node.target) if isinstance(n, cst.Name))
+        node = ctx.parent(node)
+    if not targets or not any(_batch_of(ctx, a.value, targets) for a in call.args if a.keyword is None):
+        return False
+    if _ranked(ctx, call):
+        return True
+    holder = ctx.parent(call)
+    if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+        out = holder.targets[0].target
+        scope = function if function is not None else ctx.module
+        return any(n is not out and _ranked(ctx, n) for n in ctx.names_in(scope, out.value))
+    return False
+
+
+def _batch_of(ctx: FileContext, value: cst.BaseExpression, targets: Set[str], hops: int = 0) -> bool:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _BATCH_MOVES:
+        value = value.func.value
+    if not isinstance(value, cst.Name) or value.value not in targets:
+        return False
+    if hops:
+        return True
+    # a loop target, or its rebinding as the same batch moved (`images = images.to(device)`)
+    return all(_batch_of(ctx, v, targets, 1) for v in ctx.names.values_at(value))
+
+
+def _ranked(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``value`` is what a ranking reads: ``value.argmax(1)``, ``torch.max(value, 1)``, ``value.topk(k)``."""
+    parent = ctx.parent(value)
+    if isinstance(parent, cst.Attribute) and parent.value is value and parent.attr.value in _RANKS:
+        return isinstance(ctx.parent(parent), cst.Call)
+    if isinstance(parent, cst.Arg) and parent.keyword is None:
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and call.args[0] is parent and bool(
+            {q.rsplit(".", 1)[-1] for q in ctx.names.qualified_names_at(call.func) if q.startswith("torch.")} & _RANKS)
+    return False
 
 
 def _member_of_model(ctx: FileContext, member: cst.BaseExpression) -> bool:
@@ -1591,7 +1646,8 @@ class EvaluationFacts:
             assert isinstance(callee, cst.Name)
             args = param_is_model(ctx, callee)
             if args is None:
-                if holds_module(ctx, callee):  # `clf.eval()` in the function, or callers passing modules
+                if holds_module(ctx, callee) or scores_a_batch(ctx, call):  # `clf.eval()`, callers passing
+                    # modules, or a prediction over a batch
                     self._model_calls.append((call, callee))
                     self.local_model.add(call)
                 continue
