@@ -996,6 +996,32 @@ def baseline(batches, w):
     return score(lambda x: x @ w, batches)
 """
         ),
+        # near miss: the loss goes, with the optimizer, to a method the agent inherits from a class of another
+        # file: code not in view given an optimizer trains
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from agents.base import BaseAgent
+
+
+class Agent(BaseAgent):
+    def __init__(self):
+        super().__init__()
+        self.critic = nn.Linear(4, 1)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=1e-3)
+
+    def critic_loss(self, states, targets):
+        return (self.critic(states).squeeze(1) - targets).pow(2).mean()
+
+    def learn(self, states, targets):
+        loss = self.critic_loss(states, targets)
+        self.update_critic(loss)
+
+    def update_critic(self, loss):
+        self.take_optimisation_step(self.critic_optimizer, self.critic, loss)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2669,6 +2695,34 @@ def main(loader):
     print(accuracy(f, loader))
 """,
             line=9,
+        ),
+        # what flows in and out, whatever the callee is called: a batch of the loop goes in, the output is
+        # ranked against the labels (a prediction), and no caller passes anything but what may be a model
+        Invalid(
+            """
+import torch
+
+
+def accuracy(f, batches, device):
+    hits = 0
+    for x, y in batches:
+        out = f(x.to(device))
+        hits += (out.argmax(1) == y.to(device)).sum().item()
+    return hits
+""",
+            fixed="""
+import torch
+
+
+def accuracy(f, batches, device):
+    hits = 0
+    with torch.no_grad():
+        for x, y in batches:
+            out = f(x.to(device))
+            hits += (out.argmax(1) == y.to(device)).sum().item()
+    return hits
+""",
+            line=8,
         ),
     ]
 

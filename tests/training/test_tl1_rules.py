@@ -170,10 +170,15 @@ def test_validate_without_no_grad_or_eval():
     # the model is a parameter of a function nothing in the project calls: only the function can switch
     # the mode it is handed the model in, so both the gradient and the mode mistake are reported
     assert codes(lint(VALIDATE_USED)) == [(11, "TL105"), (11, "TL106")]
-    # ... once something says the parameter holds a module: called `model`, it may be any callable
-    assert codes(lint(VALIDATE)) == []
+    # what flows in and out says so too: a batch of the loop goes in, its output is ranked (`argmax`)
+    assert codes(lint(VALIDATE)) == [(10, "TL105"), (10, "TL106")]
     renamed = VALIDATE_USED.replace("model", "f")
     assert codes(lint(renamed)) == [(11, "TL105"), (11, "TL106")]
+    # ... and its name decides nothing: a caller that passes a plain function makes it none
+    scorer = VALIDATE + "\n\nprint(validate(lambda images: images.mean(1), [], 'cpu'))\n"
+    assert codes(lint(scorer)) == []
+    unranked = VALIDATE.replace("predicted = torch.argmax(outputs, dim=1)", "predicted = outputs")
+    assert codes(lint(unranked)) == []
 
 
 def test_validate_called_in_the_file_decides_by_what_the_callers_pass():

@@ -862,6 +862,16 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     return False
 
 
+def given_no_module(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether some call of the function (in this file, else in the project) passes, for the parameter
+    ``name``, a value that is provably no module (a lambda, a plain function's result, a literal)."""
+    if not ctx.names.is_param_at(name):
+        return False
+    args = arguments_for_param(ctx, name)
+    found = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, name) or []
+    return any(_no_module(c, a) for c, a in found)
+
+
 def _passes_module(ctx: FileContext, arg: cst.BaseExpression, hops: int) -> bool:
     if isinstance(arg, (cst.Name, cst.Attribute)):
         return is_model(ctx, arg) is True or holds_module(ctx, arg, hops)
@@ -1078,6 +1088,7 @@ __all__ = [
     "SOFTMAX",
     "built_output",
     "class_summary",
+    "given_no_module",
     "handwritten_sigmoid",
     "holds_module",
     "is_model",

@@ -20,6 +20,7 @@ module is done (:func:`evaluation_facts`).
 """
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ from torchlint.families.training.graph_free import element_without_graph
 from torchlint.analysis.positions import line_of
 from torchlint.analysis.roles import (
     class_summary,
+    given_no_module,
     is_model,
     is_module_value,
     layer_mode_dependent,
@@ -78,6 +80,7 @@ from torchlint.analysis.training import (
     is_backward_like,
     is_detached,
     is_loss_call,
+    object_kind,
     optimizer_of_step,
     under_no_grad,
 )
@@ -160,12 +163,17 @@ _BATCH_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long"
 
 
 def scores_a_batch(ctx: FileContext, call: cst.Call) -> bool:
-    """``outputs = f(images)`` on a batch of a loop (``for images, labels in loader``, moved or cast) whose
+    """``outputs = f(images)`` (``f`` a name) on a batch of a loop (``for images, labels in loader``, moved or cast) whose
     output is ranked (``torch.argmax(outputs, dim=1)``, ``outputs.max(1)``, ``.topk(k)``): a prediction
     over a batch, a model's forward pass by what flows in and out of it, whatever the callee is called.
     After the walk only."""
-    if not ctx.walked or not call.args:
-        return False
+    if not ctx.walked or not call.args or not isinstance(call.func, cst.Name):
+        return False  # (an attribute, `net.head(x)`, is judged by what its owner is: a member or not)
+    if call.func.value in ctx.functions() or ctx.names.qualified_names_at(call.func) or \
+            call.func.value in module_classes(ctx):
+        return False  # a function or class of the file, or an import: code, not a model object
+    if given_no_module(ctx, call.func):
+        return False  # a caller passes a lambda or a plain object for it
     function = ctx.enclosing(call, cst.FunctionDef)
     targets: Set[str] = set()
     node: Optional[cst.CSTNode] = ctx.parent(call)
@@ -828,11 +836,36 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
     return bool(sites) and all(runs_without_grad(ctx, s, depth - 1) for s in sites)
 
 
+#: libraries whose functions, given an optimizer or a model's parameters, train nothing
+#: (``clip_grad_norm_(model.parameters(), 1.0)``, ``torch.optim.Adam(...)``, ``len``, a plot)
+KNOWN_LIBRARIES = ("torch.", "builtins.", "numpy.", "math.", "torchmetrics.", "sklearn.", "matplotlib.", "PIL.")
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def hands_optimizer_away(ctx: FileContext, call: cst.Call) -> bool:
+    """``self.take_optimisation_step(self.critic_optimizer, net, loss)`` (a method inherited from a class of
+    another file), ``loss_scaler(loss, optimizer)``: code not in view that is given an optimizer or a
+    model's parameters trains, whatever it is called.  A library function, a builtin and a function of
+    this file (whose own calls are followed) are not it."""
+    args = [a.value for a in call.args]
+    if not any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
+               for v in args):
+        return False
+    names = ctx.names.qualified_names_at(call.func)
+    if any(q.startswith(KNOWN_LIBRARIES) for q in names):
+        return False
+    if isinstance(call.func, cst.Name) and call.func.value in _BUILTIN_NAMES and not names and \
+            not ctx.names.values_at(call.func) and call.func.value not in ctx.functions():
+        return False
+    return ctx.function_for_call(call) is None
+
+
 def trains(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
-    """Whether ``node`` runs a backward pass or an optimizer step (itself or in a same-module helper), or
-    calls something named like a training step."""
+    """Whether ``node`` runs a backward pass or an optimizer step (itself or in a same-module helper),
+    hands an optimizer to code not in view (:func:`hands_optimizer_away`), or calls something named like
+    a training step."""
     for call, _via in calls_through_helpers(ctx, node, depth):
-        if is_backward_like(ctx, call) or optimizer_of_step(ctx, call) is not None:
+        if is_backward_like(ctx, call) or optimizer_of_step(ctx, call) is not None or hands_optimizer_away(ctx, call):
             return True
         name = callee_name(call)
         if name is not None and TRAIN_CALL.search(snake(name)):

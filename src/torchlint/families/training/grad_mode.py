@@ -24,6 +24,8 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
 from torchlint.families.training.evaluation import (
+    KNOWN_LIBRARIES,
+    hands_optimizer_away,
     TRAIN_CALL,
     eval_mode_target,
     graph_free_function,
@@ -36,7 +38,6 @@ from torchlint.analysis.training import (
     is_detached,
     is_grad_clear_call,
     is_loss_call,
-    object_kind,
     optimizer_of_step,
 )
 from torchlint.analysis.definitions import position
@@ -174,7 +175,7 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
     return False
 
 
-_KNOWN_LIBRARIES = ("torch.", "builtins.", "numpy.", "math.", "torchmetrics.", "sklearn.", "matplotlib.", "PIL.")
+_KNOWN_LIBRARIES = KNOWN_LIBRARIES
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -212,12 +213,8 @@ _MODE_SWITCHED: "Fact[Set[str]]" = Fact("grad_mode.mode_switched", _switched_nam
 def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
                             model_calls: Set[cst.Call]) -> Optional[str]:
     args = [a.value for a in call.args]
-    if any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
-           for v in args):
-        names = set(ctx.names.qualified_names_at(call.func))
-        library = any(q.startswith(_KNOWN_LIBRARIES) for q in names) or _builtin(ctx, call.func)
-        if not library and ctx.function_for_call(call) is None:
-            return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
+    if hands_optimizer_away(ctx, call):
+        return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
     if _known_callee(ctx, node, call, derived, model_calls):
         return None
     carries = [v for v in args if not is_detached(ctx, v) and _from_model(v, model_calls, derived)]
