@@ -13,6 +13,7 @@ from torchlint.analysis.dtypes import float64_value, never_read
 from torchlint.families.training.evaluation import (
     decoding_flow,
     evaluation_facts,
+    hands_graph_away,
     model_mode_dependent,
     passed_classes,
 )
@@ -619,3 +620,34 @@ def test_a_method_named_like_a_model_on_an_object_that_is_none_is_no_model_call(
                  "self.model.encoder(x)"):
         assert call not in found, call
     assert found["net.backbone(x)"] == "net.backbone"
+
+
+KEEPER = """
+    import torch.nn as nn
+
+    class Agent:
+        def __init__(self):
+            self.policy = nn.Linear(4, 2)
+            self.kept = []
+
+        def act(self, state):
+            out = self.policy(state)
+            self.{method}(out)
+
+        def remember(self, value):
+            self.kept.append(value)
+
+        def show(self, value):
+            print(value.argmax().item())
+"""
+
+
+@pytest.mark.parametrize("method, away", [("remember", True), ("show", False)])
+def test_a_value_a_method_keeps_on_the_object_is_handed_away(method, away):
+    # `self.remember(out)` appends the output, graph and all, to `self.kept`: another method may
+    # differentiate it later; `self.show(out)` only prints a pick
+    ctx = _walked(KEEPER.format(method=method))
+    act = _function(ctx, "act")
+    calls = {c for c, _m in evaluation_facts(ctx).model_calls if ctx.is_inside(c, act)}
+    assert calls
+    assert hands_graph_away(ctx, act, decoding_flow(ctx, act, calls), calls) is away

@@ -44,6 +44,7 @@ from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.definitions import (
     arguments_for_param,
+    bind_arguments,
     built_values,
     call_sites,
     called_function,
@@ -1523,7 +1524,12 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         if not any(_carries(ctx, v, flow.graph, model_calls) for v in values):
             continue
         func = call.func
-        if ctx.function_for_call(call) is not None or graph_free_function(ctx, call):
+        target = ctx.function_for_call(call)
+        if target is not None:
+            if _keeps_on_self(ctx, call, target, [v for v in values if _carries(ctx, v, flow.graph, model_calls)]):
+                return True  # `self.store_log_probabilities(log_p)`: kept on the object for a later backward
+            continue
+        if graph_free_function(ctx, call):
             continue
         names = ctx.names.qualified_names_at(func)
         if any(q.startswith(("torch.", "numpy.", "math.") + GRAPH_FREE_LIBRARIES) for q in names):
@@ -1546,6 +1552,35 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
         ):
             continue  # `dist = Categorical(logits=...)`: `dist.log_prob(a)`
         return True
+    return False
+
+
+_KEEPING_CALLS = frozenset({"append", "extend", "insert", "add", "update", "put", "push"})
+
+
+def _keeps_on_self(ctx: FileContext, call: cst.Call, function: cst.FunctionDef,
+                   carried: List[cst.BaseExpression]) -> bool:
+    """Whether the method ``function`` of this file, called as ``self.<name>(...)``, keeps a parameter
+    that ``call`` fills with one of ``carried`` on the object: ``self.log_probs.append(p)``,
+    ``self.saved = p``, ``self.buffer[k] = p`` (another method may differentiate it later)."""
+    if not isinstance(call.func, cst.Attribute) or dotted_name(call.func.value) != "self":
+        return False
+    bound = bind_arguments(call, function, 1)
+    if not bound:
+        return False
+    params = {name for name, value in bound.items() if any(value is c for c in carried)}
+    if not params:
+        return False
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value in _KEEPING_CALLS and (dotted_name(node.func.value) or "").startswith("self."):
+            if any(isinstance(n, cst.Name) and n.value in params for a in node.args for n in iter_nodes(a.value)):
+                return True
+        elif isinstance(node, cst.Assign) and any(
+                (dotted_name(t.target if not isinstance(t.target, cst.Subscript) else t.target.value) or "").startswith(
+                    "self.") for t in node.targets):
+            if any(isinstance(n, cst.Name) and n.value in params for n in iter_nodes(node.value)):
+                return True
     return False
 
 
