@@ -994,6 +994,20 @@ def curve(preds: torch.Tensor, thresholds: torch.Tensor):
     return torch.stack(out)
 """
         ),
+        # near miss: the loop rolls the tensor whose view it indexes: each row comes from another tensor
+        Valid(
+            """
+import torch
+
+
+def shifted(scores, steps):
+    out = []
+    for i in range(scores[:, -1].size(0)):
+        scores = scores.roll(1, dims=0)
+        out.append(scores[:, -1][i].argmax(dim=-1))
+    return torch.stack(out)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1937,6 +1951,23 @@ def top_without_nan(scores: torch.Tensor, k: int):
     return torch.stack(picked)
 """,
             message="one `topk` over all rows",
+        ),
+        # the rows of a constant view (`logits[:, -1]`, the last position of each sequence), one at a time
+        Invalid(
+            """
+import torch
+
+
+def greedy(model, ids, steps):
+    for _ in range(steps):
+        logits = model(ids)
+        picked = []
+        for i in range(logits[:, -1].size(0)):
+            picked.append(logits[:, -1][i].argmax(dim=-1))
+        ids = torch.cat([ids, torch.stack(picked)[:, None]], dim=1)
+    return ids
+""",
+            line=9,
         ),
     ]
 

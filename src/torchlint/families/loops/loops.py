@@ -47,6 +47,35 @@ def simple_ref(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name)
 
 
+def _constant_index(expr: Optional[cst.BaseExpression]) -> bool:
+    if expr is None or isinstance(expr, cst.Integer):
+        return True
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(
+        expr.expression, cst.Integer)
+
+
+def pure_view(expr: cst.BaseExpression) -> bool:
+    """:func:`simple_ref`, or a view of one by constant indices and slices (``logits[:, -1]``, ``h[0]``):
+    the same rows however often it is read, while its root is not rebound."""
+    while isinstance(expr, cst.Subscript):
+        for element in expr.slice:
+            sl = element.slice
+            if isinstance(sl, cst.Index):
+                if sl.star is not None or not _constant_index(sl.value):
+                    return False
+            elif not (_constant_index(sl.lower) and _constant_index(sl.upper) and _constant_index(sl.step)):
+                return False
+        expr = expr.value
+    return simple_ref(expr)
+
+
+def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
+    """``logits`` of ``logits[:, -1]`` or of ``logits.data``."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
 def single_index(sub: cst.Subscript) -> Optional[cst.BaseExpression]:
     """``x[i]`` -> ``i`` (one plain index), else None."""
     if len(sub.slice) != 1:
@@ -734,8 +763,10 @@ def row_indexing(ctx: FileContext, loop: cst.For) -> Optional[RowIndexing]:
     if rows is None:
         return None
     tensor = rows.tensor
-    if not simple_ref(tensor) or not tensor_evidence(ctx, tensor, rows):
+    if not pure_view(tensor) or not tensor_evidence(ctx, tensor, rows):
         return None
+    if isinstance(tensor, cst.Subscript) and assigns_to(ctx, loop, root_name(tensor) or tensor):
+        return None  # `logits[:, -1]` with `logits` rebound in the loop: other rows each time
     uses = index_uses(ctx, loop.body, rl.var.value)
     if not uses:
         return None
@@ -965,6 +996,8 @@ __all__ = [
     "row_indexing",
     "has_escape",
     "same",
+    "pure_view",
+    "root_name",
     "simple_ref",
     "single_index",
 ]
