@@ -735,6 +735,31 @@ for x, fake, y in [(torch.randn(8, 6), torch.randn(8, 6), torch.randint(0, 3, (8
             line=29,
             message="`.detach()`",
         ),
+        # the optimizer is built on the constructor's argument, the loss on the attribute that keeps it
+        # (`self.actor_critic = actor_critic`): one model under two spellings
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class A2C:
+    def __init__(self, actor_critic, lr):
+        self.actor_critic = actor_critic
+        self.optimizer = torch.optim.RMSprop(actor_critic.parameters(), lr=lr)
+
+    def update(self, obs, actions, returns):
+        values, log_probs = self.actor_critic(obs, actions)
+        advantages = returns - values
+        value_loss = advantages.pow(2).mean()
+        action_loss = -(advantages.detach() * log_probs).mean()
+        loss = value_loss.detach() + action_loss
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+""",
+            line=16,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -320,7 +320,29 @@ def _trained(ctx: FileContext) -> Set[Tuple[Optional[cst.ClassDef], str]]:
                     break
                 found = self_attr(ctx, recv)
                 out.add((found[0], ctx.code(recv)) if found is not None else (None, ctx.code(recv)))
+                if found is None and isinstance(recv, cst.Name):
+                    out.update(_kept_as(ctx, recv))
                 break
+    return out
+
+
+def _kept_as(ctx: FileContext, name: cst.Name) -> Set[Tuple[Optional[cst.ClassDef], str]]:
+    """``(class, "self.<attr>")`` for a parameter ``name`` of a method that keeps it as ``self.<attr> =
+    name`` (``self.actor_critic = actor_critic`` in ``__init__``): the same object under both spellings."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+        return set()
+    cls = ctx.parent(ctx.parent(function)) if isinstance(ctx.parent(function), cst.IndentedBlock) else None
+    first = _first_param(function)
+    if not isinstance(cls, cst.ClassDef) or first is None:
+        return set()
+    out: Set[Tuple[Optional[cst.ClassDef], str]] = set()
+    for node in ctx.contents(function).assigns:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Name) \
+                and node.value.value == name.value:
+            target = node.targets[0].target
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == first:
+                out.add((cls, f"self.{target.attr.value}"))
     return out
 
 
