@@ -651,8 +651,8 @@ _NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExt
 
 def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
-    ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``Cls.load_from_checkpoint(...)`` of such a class, ``torch.hub.load``, or
-    ``.to()``/``.cuda()`` of one."""
+    ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``Cls.load_from_checkpoint(...)`` of such a
+    class, ``torch.hub.load``, or ``.to()``/``.cuda()`` of one."""
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
         return False
@@ -825,11 +825,10 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     (``encoder.eval()``, ``model.parameters()``, ``net.zero_grad()``, ``nn.DataParallel(net)``); or a
     module is built (or a whole pickled object loaded: ``torch.load(path)``) into it on one path and
     nothing else known on the others (``net = sim_net.to(device)`` if given one, else ``net =
-    LPIPS()``); or, for a parameter, some call of the
-    function (in this file; where it has none, in the project's other files) passes a value that holds one and none
-    passes a value provably no module.  Weaker than :func:`is_model` (every value built as a model) and
-    behaviour all the same: ``clf``, ``f`` and ``model`` are judged alike.  After the walk only (False
-    before)."""
+    LPIPS()``); or, for a parameter, some call of the function (in this file; where it has none, in the
+    project's other files) passes a value that holds one and none passes a value provably no module.
+    Weaker than :func:`is_model` (every value built as a model) and behaviour all the same: ``clf``,
+    ``f`` and ``model`` are judged alike.  After the walk only (False before)."""
     if not ctx.walked:
         return False  # the bindings of scopes not entered yet are unknown: no table is made from them
     uses = _MODULE_USES.of(ctx)

@@ -164,10 +164,10 @@ _BATCH_MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long"
 
 
 def scores_a_batch(ctx: FileContext, call: cst.Call) -> bool:
-    """``outputs = f(images)`` (``f`` a name) on a batch of a loop (``for images, labels in loader``, moved or cast) whose
-    output is ranked (``torch.argmax(outputs, dim=1)``, ``outputs.max(1)``, ``.topk(k)``): a prediction
-    over a batch, a model's forward pass by what flows in and out of it, whatever the callee is called.
-    After the walk only."""
+    """``outputs = f(images)`` (``f`` a name) on a batch of a loop (``for images, labels in loader``,
+    moved or cast) whose output is ranked (``torch.argmax(outputs, dim=1)``, ``outputs.max(1)``,
+    ``.topk(k)``): a prediction over a batch, a model's forward pass by what flows in and out of it,
+    whatever the callee is called.  After the walk only."""
     if not ctx.walked or not call.args or not isinstance(call.func, cst.Name):
         return False  # (an attribute, `net.head(x)`, is judged by what its owner is: a member or not)
     if call.func.value in ctx.functions() or ctx.names.qualified_names_at(call.func) or \
