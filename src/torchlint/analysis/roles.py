@@ -766,7 +766,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
 
 #: methods of ``nn.Module`` that nothing else a training script calls has (a function, a tensor, a
 #: tokenizer, a plain object): one called on a value says the value is a module, whatever its name
-_MODULE_METHODS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children",
+_MODULE_ONLY_METHODS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children",
                              "named_children", "buffers", "named_buffers", "state_dict", "load_state_dict",
                              "zero_grad", "requires_grad_", "register_forward_hook",
                              "register_forward_pre_hook", "register_full_backward_hook"})
@@ -801,7 +801,7 @@ def _module_uses(ctx: FileContext) -> _ModuleUses:
         target: Optional[cst.BaseExpression] = None
         if isinstance(func, cst.Attribute):
             word = func.attr.value
-            if word in _MODULE_METHODS or (word in _MODE_METHODS and len(call.args) <= 1):
+            if word in _MODULE_ONLY_METHODS or (word in _MODE_METHODS and len(call.args) <= 1):
                 target = func.value
         if target is None and call.args and ctx.names.qualified_names_at(func) & _MODULE_WRAPPERS:
             target = call.args[0].value

@@ -840,7 +840,28 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
 #: libraries whose functions, given an optimizer or a model's parameters, train nothing
 #: (``clip_grad_norm_(model.parameters(), 1.0)``, ``torch.optim.Adam(...)``, ``len``, a plot)
 KNOWN_LIBRARIES = ("torch.", "builtins.", "numpy.", "math.", "torchmetrics.", "sklearn.", "matplotlib.", "PIL.")
-_BUILTIN_NAMES = frozenset(dir(builtins))
+_BUILTINS = frozenset(dir(builtins))
+
+
+def enclosing_params(ctx: FileContext, node: cst.CSTNode) -> Set[str]:
+    """The parameter names of every function around ``node`` (``*args`` and ``**kwargs`` included)."""
+    out: Set[str] = set()
+    for a in [node, *ctx.ancestors(node)]:
+        if isinstance(a, cst.FunctionDef):
+            p = a.params
+            for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
+                out.add(param.name.value)
+            for star in (p.star_arg, p.star_kwarg):
+                if isinstance(star, cst.Param):
+                    out.add(star.name.value)
+    return out
+
+
+def is_builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """A builtin the module does not rebind (by import, assignment, definition or parameter)."""
+    return (isinstance(func, cst.Name) and func.value in _BUILTINS and not ctx.names.qualified_names_at(func)
+            and not ctx.names.values_at(func) and func.value not in ctx.functions()
+            and func.value not in enclosing_params(ctx, func))
 
 
 def hands_optimizer_away(ctx: FileContext, call: cst.Call) -> bool:
@@ -853,10 +874,7 @@ def hands_optimizer_away(ctx: FileContext, call: cst.Call) -> bool:
                for v in args):
         return False
     names = ctx.names.qualified_names_at(call.func)
-    if any(q.startswith(KNOWN_LIBRARIES) for q in names):
-        return False
-    if isinstance(call.func, cst.Name) and call.func.value in _BUILTIN_NAMES and not names and \
-            not ctx.names.values_at(call.func) and call.func.value not in ctx.functions():
+    if any(q.startswith(KNOWN_LIBRARIES) for q in names) or is_builtin(ctx, call.func):
         return False
     return ctx.function_for_call(call) is None
 

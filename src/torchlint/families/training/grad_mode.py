@@ -17,7 +17,6 @@ training, from the wrapped code itself or the same-module helpers it calls (thre
 """
 from __future__ import annotations
 
-import builtins
 from typing import Iterable, Optional, Set
 
 import libcst as cst
@@ -25,7 +24,9 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
 from torchlint.families.training.evaluation import (
     KNOWN_LIBRARIES,
+    enclosing_params,
     hands_optimizer_away,
+    is_builtin,
     TRAIN_CALL,
     eval_mode_target,
     graph_free_function,
@@ -124,19 +125,6 @@ def _from_model(expr: cst.CSTNode, model_calls: Set[cst.Call], derived: Set[str]
     return False
 
 
-def _enclosing_params(ctx: FileContext, node: cst.CSTNode) -> Set[str]:
-    out: Set[str] = set()
-    for a in [node, *ctx.ancestors(node)]:
-        if isinstance(a, cst.FunctionDef):
-            p = a.params
-            for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
-                out.add(param.name.value)
-            for star in (p.star_arg, p.star_kwarg):
-                if isinstance(star, cst.Param):
-                    out.add(star.name.value)
-    return out
-
-
 def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
                   model_calls: Set[cst.Call]) -> bool:
     """A callee whose behaviour is known not to differentiate what it is given."""
@@ -150,9 +138,9 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
     names = set(ctx.names.qualified_names_at(func)) | set(ctx.names.instance_of(func))
     if any(q.startswith(_KNOWN_LIBRARIES) or q in ("torch", "numpy") for q in names):
         return not any(q.endswith((".backward", ".step")) for q in names)
-    if isinstance(func, cst.Name) and func.value in _enclosing_params(ctx, call):
+    if isinstance(func, cst.Name) and func.value in enclosing_params(ctx, call):
         return False  # a callable the code was given
-    if _builtin(ctx, func):
+    if is_builtin(ctx, func):
         return True  # `zip`, `enumerate`, `list`, `print`
     root = func
     while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
@@ -176,16 +164,6 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
 
 
 _KNOWN_LIBRARIES = KNOWN_LIBRARIES
-_BUILTINS = frozenset(dir(builtins))
-
-
-def _builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
-    """A builtin the module does not rebind (by import, assignment, definition or parameter)."""
-    return (isinstance(func, cst.Name) and func.value in _BUILTINS and not ctx.names.qualified_names_at(func)
-            and not ctx.names.values_at(func) and func.value not in ctx.functions()
-            and func.value not in _enclosing_params(ctx, func))
-
-
 def _model_roots(model_calls: Set[cst.Call]) -> Set[str]:
     out = set()
     for call in model_calls:
