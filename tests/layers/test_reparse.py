@@ -292,3 +292,73 @@ def test_a_document_of_few_large_statements_is_not_kept_after_every_edit():
     assert reparser.reused == 0
     # kept after the first edits too long for pieces, then nothing kept for a while, then tried again
     assert kept == [True] * (reparse.COARSE_AFTER - 1) + [False] * reparse.COARSE_PAUSE + [True]
+
+
+def _numbered(ctx, module):
+    from torchlint.analysis.walk import iter_nodes
+
+    for node in iter_nodes(module):  # as the engine's walk numbers them
+        ctx.order[id(node)] = len(ctx.order)
+    return ctx
+
+
+def test_facts_of_code_alone_are_kept_for_the_statements_an_edit_did_not_touch():
+    from torchlint.analysis.context import FileContext
+    from torchlint.analysis.project import Project
+    from torchlint.analysis.walk import iter_nodes
+    from torchlint.engine import Settings, lint_source
+    from torchlint.rules import all_rules
+
+    editor = Project()
+    editor.parse_edits()
+    computed = []
+
+    def probe(node):
+        computed.append(node)
+        return type(node).__name__
+
+    module = editor.parse("train.py", PROGRAM)
+    ctx = _numbered(FileContext("train.py", PROGRAM, module, editor), module)
+    for node in iter_nodes(module):
+        ctx.of_code("probe", node, probe)
+    assert len(computed) == len(list(iter_nodes(module)))
+
+    edited = PROGRAM.replace("    factor = 3\n", "    factor = 3 * 2\n")
+    module2 = editor.parse("train.py", edited)
+    ctx2 = _numbered(FileContext("train.py", edited, module2, editor), module2)
+    touched = next(top for top in module2.body if isinstance(top, cst.FunctionDef) and top.name.value == "scale_3")
+    around = {id(n) for i, top in enumerate(module2.body) if top is touched or (
+        i + 1 < len(module2.body) and module2.body[i + 1] is touched) or (i and module2.body[i - 1] is touched)
+        for n in iter_nodes(top)}  # the region parsed again: the statement and its neighbours
+    computed.clear()
+    for node in iter_nodes(module2):
+        assert ctx2.of_code("probe", node, probe) == type(node).__name__
+    again = {id(n) for n in computed}
+    assert again and again <= around | {id(module2)}  # only what the edit parsed again
+    assert any(isinstance(n, cst.Name) and n.value == "factor" for n in computed)
+
+    # the engine's walk of the new parse drops what was kept of the statements the edit replaced
+    lint_source("train.py", edited, Settings(rules=all_rules(), project=editor))
+    table = editor.code_facts("train.py", module2)
+    live = {id(n) for n in iter_nodes(module2)}
+    assert table is not None and table["probe"]
+    assert all(key in live for facts in table.values() for key in facts)
+
+
+def test_a_document_parsed_whole_keeps_no_facts_of_its_last_parse():
+    from torchlint.analysis.project import Project
+    from torchlint.engine import Settings, lint_source
+    from torchlint.rules import all_rules
+
+    editor = Project()
+    editor.parse_edits()
+    settings = Settings(rules=all_rules(), project=editor)
+    lint_source("train.py", PROGRAM, settings)
+    first = editor.parse("train.py", PROGRAM)
+    old = editor.code_facts("train.py", first)
+    assert old
+    header_edit = '"""Another docstring."""\n' + PROGRAM.split("\n", 1)[1]  # the header: a whole parse
+    lint_source("train.py", header_edit, settings)
+    second = editor.parse("train.py", header_edit)
+    assert editor.code_facts("train.py", first) is None
+    assert editor.code_facts("train.py", second) is not old

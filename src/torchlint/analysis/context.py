@@ -86,6 +86,26 @@ def _exact_types(types: Union[type, Tuple[type, ...]]) -> Optional[Tuple[type, .
     return (types,) if types in LEAF_CLASSES else None  # type: ignore[return-value]
 
 
+def _contents_of(node: cst.CSTNode) -> Contents:
+    c = Contents()
+    for n in iter_nodes(node):
+        t = type(n)
+        if t is cst.Call:
+            c.calls.append(n)  # type: ignore[arg-type]
+        elif t is cst.Assign or t is cst.AugAssign or t is cst.AnnAssign:
+            c.assigns.append(n)  # type: ignore[arg-type]
+    c.complete = True
+    return c
+
+
+def _name_index_of(node: cst.CSTNode) -> Dict[str, List[cst.Name]]:
+    index: Dict[str, List[cst.Name]] = {}
+    for n in iter_nodes(node):
+        if type(n) is cst.Name:
+            index.setdefault(n.value, []).append(n)  # type: ignore[attr-defined]
+    return index
+
+
 class FileContext:
     def __init__(self, path: str, source: str, module: cst.Module, project: Any = None) -> None:
         self.path = path
@@ -109,6 +129,14 @@ class FileContext:
         #: the facts analysis modules computed for this file (see :class:`Fact`)
         self.facts: Dict[Fact, Any] = {}
         self.walked = False
+        #: what a node's code alone decides (:meth:`of_code`), by kind, then by id(node) -> (node, fact):
+        #: an editor's project gives the table of the document's last parse, whose entries for the
+        #: statements an edit did not touch still hold (the nodes are the same objects)
+        kept = getattr(project, "code_facts", None)
+        table = kept(path, module) if kept is not None else None
+        self._code_facts: Dict[str, Dict[int, Tuple[cst.CSTNode, Any]]] = table if table is not None else {}
+        self._kept_facts = table is not None
+        self._local_facts: Dict[str, Dict[int, Tuple[cst.CSTNode, Any]]] = {}
 
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
@@ -133,6 +161,11 @@ class FileContext:
             if t is cst.Module:
                 self.walked = True
                 self.names.entered_all = True
+                if self._kept_facts:  # drop what was kept of the statements an edit replaced
+                    order = self.order
+                    for table in self._code_facts.values():
+                        for key in [key for key in table if key not in order]:
+                            del table[key]
 
     def leave(self, node: cst.CSTNode, t: type) -> None:
         """After the rules left ``node``; called only for the types in ``LEAVE_TYPES``."""
@@ -213,14 +246,7 @@ class FileContext:
         c = self._contents.get(node)
         if c is not None and c.complete:
             return c
-        c = Contents()
-        for n in iter_nodes(node):
-            t = type(n)
-            if t is cst.Call:
-                c.calls.append(n)  # type: ignore[arg-type]
-            elif t is cst.Assign or t is cst.AugAssign or t is cst.AnnAssign:
-                c.assigns.append(n)  # type: ignore[arg-type]
-        c.complete = True
+        c = self.of_code("contents", node, _contents_of)
         self._contents[node] = c
         return c
 
@@ -231,12 +257,29 @@ class FileContext:
         """Every ``Name`` node spelled ``name`` under ``node`` (lazy, cached per node)."""
         index = self._name_index.get(node)
         if index is None:
-            index = {}
-            for n in iter_nodes(node):
-                if type(n) is cst.Name:
-                    index.setdefault(n.value, []).append(n)  # type: ignore[attr-defined]
-            self._name_index[node] = index
+            index = self._name_index[node] = self.of_code("names", node, _name_index_of)
         return index.get(name, [])
+
+    def of_code(self, kind: str, node: cst.CSTNode, compute: Callable[[cst.CSTNode], T]) -> T:
+        """``compute(node)``, a fact of the kind ``kind`` that the code under ``node`` alone decides (it
+        reads nothing else: no name's binding, no parent, no position), computed once per node.  In an
+        editor's project it is kept for the document's next parses while they share the node: an
+        edit re-derives such facts only for the statements it touched."""
+        key = id(node)
+        if key in self.order:  # a node of this module (alive, so its id is its own)
+            table = self._code_facts.get(kind)
+            if table is None:
+                table = self._code_facts[kind] = {}
+        else:  # a node the walk has not numbered, or one made by a fix: kept with this context only
+            table = self._local_facts.get(kind)
+            if table is None:
+                table = self._local_facts[kind] = {}
+        found = table.get(key)
+        if found is not None and found[0] is node:
+            return found[1]  # type: ignore[no-any-return]
+        value = compute(node)
+        table[key] = (node, value)
+        return value
 
     def functions(self) -> Dict[str, List[cst.FunctionDef]]:
         """Functions defined at module level or in a module-level class, by name (lazy)."""
@@ -295,7 +338,7 @@ class FileContext:
 
     # -- code -----------------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        return self.of_code("code", node, self.module.code_for_node)
 
     def parse_expression(self, code: str) -> cst.BaseExpression:
         """Parse replacement code built from source snippets.  A snippet taken from inside

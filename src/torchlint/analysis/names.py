@@ -249,6 +249,10 @@ class NameResolver:
         #: by id (the scopes no longer change then; rules ask the same nodes many times)
         self._scope_memo: Dict[int, Scope] = {}
         self._names_memo: Dict[int, FrozenSet[str]] = {}
+        #: :meth:`qualified_names` where the walk is now, by id (with the node, which keeps the id its
+        #: own): the many rules that ask about the call being visited get one answer; emptied whenever
+        #: a binding or the current scope changes
+        self._here_memo: Dict[int, Tuple[cst.CSTNode, FrozenSet[str]]] = {}
         self._prescan(module.body)
 
     # -- module-level imports, before the walk --------------------------------------------------
@@ -344,10 +348,14 @@ class NameResolver:
         if handler is not None:
             self._pos = self.order[id(node)]
             handler(self, node)
+            if self._here_memo:
+                self._here_memo.clear()
 
     def leave(self, node: cst.CSTNode) -> None:
         if type(node) in SCOPE_TYPES and self.scope.node is node:
             self.scope = self.scope.parent or self.module_scope
+            if self._here_memo:
+                self._here_memo.clear()
         elif node is self.module_scope.node:
             self.done = True
 
@@ -498,6 +506,15 @@ class NameResolver:
 
     def qualified_names(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Dotted origins of a Name/Attribute chain: ``F.softmax`` -> {"torch.nn.functional.softmax"}."""
+        memo = self._here_memo
+        known = memo.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        found = self._qualified_names(node)
+        memo[id(node)] = (node, found)
+        return found
+
+    def _qualified_names(self, node: cst.BaseExpression) -> FrozenSet[str]:
         rest: List[str] = []
         while isinstance(node, cst.Attribute):
             rest.append(node.attr.value)

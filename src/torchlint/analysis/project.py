@@ -31,7 +31,7 @@ import json
 import os
 import re
 from collections import OrderedDict
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -435,6 +435,13 @@ class Project:
         the parses of an edited document that share it (after :meth:`parse_edits`); else None."""
         reparser = self._tables.reparser
         return reparser.memo(top) if reparser is not None else None
+
+    def code_facts(self, path: str, module: cst.Module) -> Optional[Dict[str, Dict[int, Any]]]:
+        """Where the facts that a node's code alone decides are kept for ``module``, the last parse of
+        the edited document ``path`` (after :meth:`parse_edits`): the next parses of the document
+        share them for the statements an edit does not touch; None otherwise."""
+        reparser = self._tables.reparser
+        return reparser.code_facts(path, module) if reparser is not None else None
 
     def parse(self, path: str, source: str) -> cst.Module:
         """The module of ``source``, the text of the file ``path``: the one this project parsed

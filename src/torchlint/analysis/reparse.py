@@ -23,7 +23,7 @@ the file) parses the whole text.  One previous parse is kept per name, for the l
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -56,6 +56,9 @@ class _Parse:
     module: cst.Module
     header: int  # characters before the first statement's code
     tops: List[_Top]
+    #: what the code of a node alone decides (``FileContext.of_code``): handed on to the parses made
+    #: from this one, which share the nodes of the statements an edit did not touch
+    facts: Dict[str, Dict[int, Any]] = field(default_factory=dict)
 
 
 def _has_indented_block(node: cst.CSTNode) -> bool:
@@ -135,6 +138,12 @@ class Reparser:
             return None
         self._memo[id(top)] = (top, {})
         return self._memo[id(top)][1]
+
+    def code_facts(self, name: str, module: cst.Module) -> Optional[Dict[str, Dict[int, Any]]]:
+        """The table of facts decided by code alone kept for the last parse of ``name`` when it is
+        ``module``; None for any other module."""
+        last = self._last.get(name)
+        return last.facts if last is not None and last.module is module else None
 
     def parse(self, name: str, text: str) -> cst.Module:
         """``libcst.parse_module(text)``, parsing again only what changed since the last text of
@@ -246,7 +255,7 @@ class Reparser:
     def _store_from(self, last: _Parse, text: str, module: cst.Module, tops: List[_Top]) -> None:
         for name, parsed in self._last.items():
             if parsed is last:
-                self._store(name, _Parse(text, module, last.header, tops))
+                self._store(name, _Parse(text, module, last.header, tops, last.facts))
                 return
 
 

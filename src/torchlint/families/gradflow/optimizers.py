@@ -2244,13 +2244,7 @@ def _rebinds(function: cst.FunctionDef, name: str, ctx: Optional[FileContext] = 
     """Whether the body of ``function`` binds ``name`` anywhere (an assignment, a loop, ``with``, ``:=``,
     ``del``, an import, a nested definition; any name after ``global``/``nonlocal``).  With ``ctx`` (the
     file of ``function``) the names are gathered once per function."""
-    if ctx is None:
-        bound = _bound_names(function)
-    else:
-        table = _BOUND_NAMES.of(ctx)
-        if function not in table:
-            table[function] = _bound_names(function)
-        bound = table[function]
+    bound = _bound_names(function) if ctx is None else ctx.of_code("bound_names", function, _bound_names)
     return bound is None or name in bound
 
 
@@ -2277,9 +2271,6 @@ def _bound_names(function: cst.FunctionDef) -> Optional[Set[str]]:
             out.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
     return out
 
-
-#: function -> the names its body binds (see :func:`_rebinds`)
-_BOUND_NAMES: "Fact[Dict[cst.FunctionDef, Optional[Set[str]]]]" = Fact("optimizers.bound_names", lambda ctx: {})
 
 
 def _attribute_uses(ctx: FileContext, name: str) -> List[cst.Attribute]:
