@@ -5,7 +5,6 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.names import dotted_name
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -220,7 +219,7 @@ def loaders():
         for name, workers, call in self._loaders:
             if name in reported:
                 continue
-            cls = module_classes(self.ctx).get(name)
+            cls = self.ctx.classes().get(name)
             if cls is None or not self._iterable(cls, 0):
                 continue
             method = self._iter_method(cls)
@@ -233,7 +232,7 @@ def loaders():
         for base in cls.bases:
             if self.ctx.names.matches(base.value, ITERABLE_BASES):
                 return True
-            local = module_classes(self.ctx).get(dotted_name(base.value) or "")
+            local = self.ctx.classes().get(dotted_name(base.value) or "")
             if local is not None and local is not cls and depth < 5 and self._iterable(local, depth + 1):
                 return True
         return False

@@ -5,7 +5,6 @@ from typing import List
 
 import libcst as cst
 
-from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Invalid, LintRule, Valid
@@ -206,7 +205,7 @@ class Frames(data.Dataset):
         for base in cls.bases:
             if self.ctx.names.matches(base.value, DATASET_BASES):
                 return True
-            local = module_classes(self.ctx).get(dotted_name(base.value) or "")
+            local = self.ctx.classes().get(dotted_name(base.value) or "")
             if local is not None and local is not cls and depth < 5 and self._is_dataset(local, depth + 1):
                 return True
         return False

@@ -4,7 +4,6 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.families.training.evaluation import module_classes
 from torchlint.analysis.roles import holds_module, is_module_value
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.definitions import definition_of, strip_moves
@@ -404,7 +403,7 @@ if __name__ == "__main__":
         if name is None or name in ("self", "cls"):
             return None
         if isinstance(target, cst.Name):
-            if self.ctx.names.qualified_names(target) or target.value in module_classes(self.ctx):
+            if self.ctx.names.qualified_names(target) or target.value in self.ctx.classes():
                 return None  # a class or an import: `Base.forward(self, x)`
             if target.value in self.ctx.functions():
                 return None
@@ -418,7 +417,7 @@ if __name__ == "__main__":
                     return None  # built right here (a function, or the module's own code): no hook on it
                 return "built"
             last_value = values[-1]
-            if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in module_classes(self.ctx):
+            if isinstance(last_value, cst.Call) and dotted_name(last_value.func) in self.ctx.classes():
                 return None  # an instance of a class of the file that is not a module
         if self.ctx.names.imports_torch:
             return "use"  # judged after the walk by what the code does with it (:func:`roles.holds_module`)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
@@ -290,6 +290,11 @@ def mask_of(buffer, n):
         ),
     ]
 
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._default_device: Optional[bool] = None  # the file may change the factories' device
+        self._defaults: Dict[frozenset, bool] = {}  # setters -> the file calls one
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
@@ -344,6 +349,11 @@ def mask_of(buffer, n):
         ``torch.set_default_tensor_type`` of a CUDA type or of a type not spelled out."""
         if "set_default" not in self.ctx.source:
             return False  # every spelling of the setters, aliased or not, holds the words
+        if self._default_device is None:
+            self._default_device = self._finds_default_device()
+        return self._default_device
+
+    def _finds_default_device(self) -> bool:
         for c in self.ctx.calls_in(self.ctx.module):
             names = self.ctx.names.qualified_names(c.func)
             if names & {"torch.set_default_device"}:
@@ -359,7 +369,11 @@ def mask_of(buffer, n):
         """Whether the file calls one of ``setters`` (the default dtype or device of factories changes)."""
         if "set_default" not in self.ctx.source:
             return False
-        return any(self.ctx.names.qualified_names(c.func) & setters for c in self.ctx.calls_in(self.ctx.module))
+        found = self._defaults.get(setters)
+        if found is None:
+            found = self._defaults[setters] = any(
+                self.ctx.names.qualified_names(c.func) & setters for c in self.ctx.calls_in(self.ctx.module))
+        return found
 
     def _target(self, node: cst.Call) -> Optional[tuple]:
         """("device" | "dtype", value expression) when the move's target is certain."""

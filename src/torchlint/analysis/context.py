@@ -122,6 +122,7 @@ class FileContext:
         self._open: List[Contents] = []
         self._name_index: Dict[cst.CSTNode, Dict[str, List[cst.Name]]] = {}
         self._functions: Optional[Dict[str, List[cst.FunctionDef]]] = None
+        self._classes: Optional[Dict[str, cst.ClassDef]] = None
         #: the project the file belongs to (its modules, root, declared versions): a ``Project`` of the
         #: layer above, opaque here; None: the program model makes one for this file alone
         #: (:func:`torchlint.analysis.project.project_of`, which also gives it its type)
@@ -246,7 +247,15 @@ class FileContext:
         c = self._contents.get(node)
         if c is not None and c.complete:
             return c
-        c = self.of_code("contents", node, _contents_of)
+        if node is self.module:  # the module's, made of its statements' (which an edit mostly keeps)
+            c = Contents()
+            for top in self.module.body:
+                part = self.of_code("contents", top, _contents_of)
+                c.calls.extend(part.calls)
+                c.assigns.extend(part.assigns)
+            c.complete = True
+        else:
+            c = self.of_code("contents", node, _contents_of)
         self._contents[node] = c
         return c
 
@@ -257,7 +266,14 @@ class FileContext:
         """Every ``Name`` node spelled ``name`` under ``node`` (lazy, cached per node)."""
         index = self._name_index.get(node)
         if index is None:
-            index = self._name_index[node] = self.of_code("names", node, _name_index_of)
+            if node is self.module:  # the module's, made of its statements' (which an edit mostly keeps)
+                index = {}
+                for top in self.module.body:
+                    for key, found in self.of_code("names", top, _name_index_of).items():
+                        index.setdefault(key, []).extend(found)
+            else:
+                index = self.of_code("names", node, _name_index_of)
+            self._name_index[node] = index
         return index.get(name, [])
 
     def of_code(self, kind: str, node: cst.CSTNode, compute: Callable[[cst.CSTNode], T]) -> T:
@@ -298,17 +314,23 @@ class FileContext:
             self._functions = found
         return self._functions
 
+    def classes(self) -> Dict[str, cst.ClassDef]:
+        """The classes defined at module level, by name (the last of a name defined twice; lazy)."""
+        if self._classes is None:
+            self._classes = {stmt.name.value: stmt for stmt in self.module.body if type(stmt) is cst.ClassDef}  # type: ignore[attr-defined]
+        return self._classes
+
     def function_for_call(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         """The same-module function or method a call targets (``helper(x)``, ``self.helper(x)``)."""
         func = call.func
         name = None
-        if isinstance(func, cst.Name):
-            name = func.value
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in (
+        if type(func) is cst.Name:
+            name = func.value  # type: ignore[attr-defined]
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in (  # type: ignore[attr-defined]
             "self",
             "cls",
         ):
-            name = func.attr.value
+            name = func.attr.value  # type: ignore[attr-defined]
         if name is None:
             return None
         defs = self.functions().get(name)
@@ -400,25 +422,25 @@ def assignment_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
 def method_name(call: cst.Call) -> Optional[str]:
     """``x.backward()`` -> "backward"; None when the callee is not an attribute."""
     func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[attr-defined]
     return None
 
 
 def receiver(call: cst.Call) -> Optional[cst.BaseExpression]:
     func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.value
+    if type(func) is cst.Attribute:
+        return func.value  # type: ignore[attr-defined]
     return None
 
 
 def callee_name(call: cst.Call) -> Optional[str]:
     """Last segment of the callee: ``torch.nn.functional.softmax`` and ``x.softmax`` -> "softmax"."""
     func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[attr-defined]
+    if type(func) is cst.Name:
+        return func.value  # type: ignore[attr-defined]
     return None
 
 

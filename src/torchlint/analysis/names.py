@@ -131,11 +131,11 @@ class Scope:
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    while type(node) is cst.Attribute:  # (libcst's concrete classes have no subclasses)
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is cst.Name:
+        parts.append(node.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
 
@@ -516,10 +516,10 @@ class NameResolver:
 
     def _qualified_names(self, node: cst.BaseExpression) -> FrozenSet[str]:
         rest: List[str] = []
-        while isinstance(node, cst.Attribute):
-            rest.append(node.attr.value)
-            node = node.value
-        if not isinstance(node, cst.Name):
+        while type(node) is cst.Attribute:
+            rest.append(node.attr.value)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        if type(node) is not cst.Name:
             return EMPTY
         b = self.lookup(node.value)
         if b is None:
@@ -651,8 +651,8 @@ class NameResolver:
 
         The answer does not depend on where the walk is: a node the walk has not reached yet is
         placed by looking ahead (see :meth:`_place`)."""
-        if isinstance(node, cst.Name):
-            return [v for v in self.bound_values(node, at) if v is not None]
+        if type(node) is cst.Name:
+            return [v for v in self.bound_values(node, at) if v is not None]  # type: ignore[arg-type]
         ref = node if at is None else at
         placed = self._place(ref)
         if placed is None:

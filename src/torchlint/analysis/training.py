@@ -68,7 +68,7 @@ def _built_as_plain_object(ctx: FileContext, name: cst.Name) -> bool:
     values = ctx.names.values_at(name)
     if not values:
         return False
-    classes = {stmt.name.value: stmt for stmt in ctx.module.body if isinstance(stmt, cst.ClassDef)}
+    classes = ctx.classes()
     for v in values:
         if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)) or v.func.value not in classes:
             return False

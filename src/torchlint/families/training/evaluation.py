@@ -130,7 +130,7 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     # what no evidence of a model can outweigh comes first: these answers are cheap
     if ctx.names.qualified_names(model):
         return None
-    if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in module_classes(ctx)):
+    if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in ctx.classes()):
         return None
     if isinstance(model, cst.Attribute) and dotted_name(model.value) in ("self", "cls") and last in ctx.functions():
         return None  # a method of the class
@@ -171,7 +171,7 @@ def scores_a_batch(ctx: FileContext, call: cst.Call) -> bool:
     if not ctx.walked or not call.args or not isinstance(call.func, cst.Name):
         return False  # (an attribute, `net.head(x)`, is judged by what its owner is: a member or not)
     if call.func.value in ctx.functions() or ctx.names.qualified_names_at(call.func) or \
-            call.func.value in module_classes(ctx):
+            call.func.value in ctx.classes():
         return False  # a function or class of the file, or an import: code, not a model object
     if given_no_module(ctx, call.func):
         return False  # a caller passes a lambda or a plain object for it
@@ -322,7 +322,6 @@ def _model_owner(ctx: FileContext, owner: cst.BaseExpression, names_count: bool 
     return holds_module(ctx, owner) or (names_count and is_model_name(name.rsplit(".", 1)[-1]))
 
 
-_CLASSES: "Fact[Dict[str, cst.ClassDef]]" = Fact("evaluation.classes")  # per-file facts live with the file
 
 
 def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -383,17 +382,6 @@ def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
                 dotted_name(func.value.value) == "self":
             return True  # `self.encoder.encode(x)`: a method of a submodule
     return False
-
-
-def module_classes(ctx: FileContext) -> Dict[str, cst.ClassDef]:
-    found = _CLASSES.get(ctx)
-    if found is None:
-        found = {}
-        for stmt in ctx.module.body:
-            if isinstance(stmt, cst.ClassDef):
-                found[stmt.name.value] = stmt
-        _CLASSES.put(ctx, found)
-    return found
 
 
 _MODE_FREE_LAYERS = re.compile(
@@ -488,7 +476,7 @@ def mode_free_model(ctx: FileContext, model: cst.BaseExpression, cache: Optional
         if ctx.names.matches(value.func, ("torch.nn.Sequential",)):
             return all(_mode_free_layer(ctx, a.value) for a in value.args)
         if isinstance(value.func, cst.Name):
-            cls = module_classes(ctx).get(value.func.value)
+            cls = ctx.classes().get(value.func.value)
             if cls is None:
                 return False
             if cache is None:
@@ -576,7 +564,7 @@ def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> 
     if call_sites(ctx, function) or project_call_sites(ctx, function):
         return False
     verdicts = [summary.mode_dependent for summary in
-                (class_summary(ctx, cls) for cls in module_classes(ctx).values()) if summary.is_module]
+                (class_summary(ctx, cls) for cls in ctx.classes().values()) if summary.is_module]
     return not verdicts or any(v is not False for v in verdicts)
 
 
@@ -781,14 +769,14 @@ def _class_chain(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
     chain = [cls]
     for c in chain:
         for base in c.bases:
-            local = module_classes(ctx).get(dotted_name(base.value) or "")
+            local = ctx.classes().get(dotted_name(base.value) or "")
             if local is not None and local not in chain:
                 chain.append(local)
     return chain
 
 
 def _derives_from_framework(ctx: FileContext, chain: List[cst.ClassDef]) -> bool:
-    local = module_classes(ctx)
+    local = ctx.classes()
     for c in chain:
         for base in c.bases:
             expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
