@@ -17,7 +17,7 @@ file's walk is done (``leave_Module``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -785,6 +785,13 @@ class _ModuleUses:
     members: Set[Tuple[cst.ClassDef, str]]  # ``self.<attr>`` a method of the class calls a module method on
     #: class -> the attributes its methods annotate as a module (``self.detector: Detector = build()``)
     annotated: Dict[cst.ClassDef, Set[str]]
+    #: what a mode switch (``eval()``, ``train()``, ``train(flag)``) is called on: bindings, members
+    #: ``(class, attr)``, and per function (or the module) the code of any other receiver
+    #: (``agent.net.eval()``)
+    switched_names: Set[object] = field(default_factory=set)
+    switched_free: Set[str] = field(default_factory=set)  # names the file never binds (a notebook's)
+    switched_members: Set[Tuple[cst.ClassDef, str]] = field(default_factory=set)
+    switched_code: Dict[cst.CSTNode, Set[str]] = field(default_factory=dict)
 
 
 def _module_uses(ctx: FileContext) -> _ModuleUses:
@@ -799,20 +806,33 @@ def _module_uses(ctx: FileContext) -> _ModuleUses:
     for call in ctx.calls_in(ctx.module):
         func = call.func
         target: Optional[cst.BaseExpression] = None
+        switch = False
         if isinstance(func, cst.Attribute):
             word = func.attr.value
-            if word in _MODULE_ONLY_METHODS or (word in _MODE_METHODS and len(call.args) <= 1):
+            switch = word in _MODE_METHODS and len(call.args) <= 1
+            if word in _MODULE_ONLY_METHODS or switch:
                 target = func.value
         if target is None and call.args and ctx.names.qualified_names_at(func) & _MODULE_WRAPPERS:
             target = call.args[0].value
+        member = None
         if isinstance(target, cst.Name):
             b = ctx.names.binding_at(target, target.value)
             if b is not None and not b.imports:
                 uses.names.add(b)
+                if switch:
+                    uses.switched_names.add(b)
+            elif b is None and switch:
+                uses.switched_free.add(target.value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             cls = ctx.enclosing(call, cst.ClassDef)
             if isinstance(cls, cst.ClassDef) and _is_self(ctx, target.value, cls):
-                uses.members.add((cls, target.attr.value))
+                member = (cls, target.attr.value)
+                uses.members.add(member)
+                if switch:
+                    uses.switched_members.add(member)
+        if switch and target is not None and not isinstance(target, cst.Name) and member is None:
+            host = ctx.enclosing(call, cst.FunctionDef) or ctx.module
+            uses.switched_code.setdefault(host, set()).add(ctx.code(target))
     return uses
 
 
@@ -859,6 +879,29 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
             isinstance(v, cst.Name) and (_annotated_module(ctx, v) or holds_module(ctx, v, hops + 1))
             or is_model_value(ctx, v) for v in values) and not any(_no_module(ctx, v) for v in values)
     return False
+
+
+def switches_mode(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether the code switches the mode of what ``expr`` holds (``eval()``, ``train()``,
+    ``train(False)``; a ``train`` of more arguments is some other object's): on the same binding of a
+    name (or the same name, one the file never binds), on the same member of the class for ``self.<attr>`` in a method, and for another attribute
+    chain (``agent.net``) on the same code in the same function (or at module level).  What the code
+    does says it is a module, whatever it is called.  After the walk only (False before)."""
+    if not ctx.walked:
+        return False
+    uses = _MODULE_USES.of(ctx)
+    if isinstance(expr, cst.Name):
+        b = ctx.names.binding_at(expr, expr.value)
+        return b in uses.switched_names if b is not None else expr.value in uses.switched_free
+    if not isinstance(expr, cst.Attribute):
+        return False
+    if isinstance(expr.value, cst.Name):
+        cls = ctx.enclosing(expr, cst.ClassDef)
+        if isinstance(cls, cst.ClassDef) and _is_self(ctx, expr.value, cls):
+            return (cls, expr.attr.value) in uses.switched_members
+    host = ctx.enclosing(expr, cst.FunctionDef) or ctx.module
+    switched = uses.switched_code.get(host)
+    return bool(switched) and ctx.code(expr) in switched
 
 
 def given_no_module(ctx: FileContext, name: cst.Name) -> bool:
@@ -1104,4 +1147,5 @@ __all__ = [
     "param_is_model",
     "plain_class",
     "plain_object_method",
+    "switches_mode",
 ]

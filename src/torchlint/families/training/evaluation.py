@@ -72,6 +72,7 @@ from torchlint.analysis.roles import (
     not_a_module,
     param_is_model,
     holds_module,
+    switches_mode,
 )
 from torchlint.analysis.training import (
     LOOP_TYPES,
@@ -143,7 +144,7 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
         return None  # output discarded: calibration, warm-up, feature hooks; not an evaluation
     if keyword_arg(call, "training") is not None:
         return None
-    built = is_model(ctx, model) is True or _mode_switched_where_called(ctx, call, model)
+    built = is_model(ctx, model) is True or switches_mode(ctx, model)
     if not built and not (holds_module(ctx, model) or _member_of_model(ctx, model) or scores_a_batch(ctx, call)) \
             and not (names_count and is_model_name(last)):
         return None  # neither built as a module (`cnn = CNN()`) nor used as one (`clf.eval()`), nor a
@@ -243,57 +244,6 @@ def _member_of_model(ctx: FileContext, member: cst.BaseExpression) -> bool:
     scope = dctx.names.scope_of(cls)
     values = scope.attrs.get(name) if scope is not None else None
     return bool(values) and all(is_module_value(dctx, v) for v in values)
-
-
-def _mode_switched_where_called(ctx: FileContext, call: cst.Call, model: cst.BaseExpression) -> bool:
-    """Whether the code around ``call`` (its function, else the module) switches ``model``'s mode
-    (``lm.eval()``, ``lm.train()``, ``lm.train(False)``) and calls it: what it does says it is a module,
-    whatever it is called."""
-    if not isinstance(model, (cst.Name, cst.Attribute)):
-        return False
-    last = model.value if isinstance(model, cst.Name) else model.attr.value
-    if last not in _SWITCHED_WORDS.of(ctx):
-        return False  # no `<last>.eval(`/`.train(` in the file's text: no call below can switch it
-    host = ctx.enclosing(call, cst.FunctionDef) or ctx.module
-    table = _MODE_SWITCHED.get(ctx)
-    if table is None:
-        table = {}
-        _MODE_SWITCHED.put(ctx, table)
-    switched = table.get(host)
-    if switched is None:
-        switched = table[host] = {
-            ctx.code(r) for c in ctx.calls_in(host)
-            if method_name(c) in ("eval", "train") and len(c.args) <= 1 and (r := receiver(c)) is not None
-        }
-    return bool(switched) and ctx.code(model) in switched
-
-
-#: per function (or module): the code of every receiver it switches with `.eval()`/`.train()`
-_MODE_SWITCHED: "Fact[Dict[cst.CSTNode, Set[str]]]" = Fact("evaluation.mode_switched")
-
-_SWITCHED_TEXT = re.compile(r"\.\s*(?:eval|train)\s*\(")
-
-
-def _switched_words(ctx: FileContext) -> Set[str]:
-    """The last word of every receiver the file's text calls ``.eval(``/``.train(`` on: a superset of the
-    receivers its syntax switches, found without a walk (the walk may not have reached them yet).  The
-    calls are found first and the word read backwards from each (a pattern that starts with the word
-    tries every word of the file)."""
-    source = ctx.source
-    out: Set[str] = set()
-    for m in _SWITCHED_TEXT.finditer(source):
-        end = m.start()
-        while end > 0 and source[end - 1].isspace():
-            end -= 1
-        start = end
-        while start > 0 and (source[start - 1].isalnum() or source[start - 1] == "_"):
-            start -= 1
-        if start < end:
-            out.add(source[start:end])
-    return out
-
-
-_SWITCHED_WORDS: "Fact[Set[str]]" = Fact("evaluation.switched_words", _switched_words)
 
 
 def _model_owner(ctx: FileContext, owner: cst.BaseExpression, names_count: bool = False) -> bool:

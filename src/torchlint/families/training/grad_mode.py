@@ -21,7 +21,7 @@ from typing import Iterable, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, assignment_targets, callee_name, method_name, receiver
+from torchlint.analysis.context import FileContext, assignment_targets, callee_name, method_name, receiver
 from torchlint.families.training.evaluation import (
     KNOWN_LIBRARIES,
     enclosing_params,
@@ -42,6 +42,7 @@ from torchlint.analysis.training import (
     optimizer_of_step,
 )
 from torchlint.analysis.definitions import position
+from torchlint.analysis.roles import switches_mode
 from torchlint.analysis.walk import iter_nodes
 
 STRONG = "strong"
@@ -145,7 +146,7 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
     root = func
     while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
         root = root.func if isinstance(root, cst.Call) else root.value
-    if isinstance(root, cst.Name) and (root.value in _model_roots(model_calls) or root.value in _MODE_SWITCHED.of(ctx)):
+    if isinstance(root, cst.Name) and (root.value in _model_roots(model_calls) or switches_mode(ctx, root)):
         return True  # a model's own submodules and methods (`decoder.attention(h)`): its forward computation
     if isinstance(func, cst.Attribute):
         recv = receiver(call)
@@ -173,19 +174,6 @@ def _model_roots(model_calls: Set[cst.Call]) -> Set[str]:
         if isinstance(root, cst.Name) and root.value != "self":
             out.add(root.value)
     return out
-
-
-def _switched_names(ctx: FileContext) -> Set[str]:
-    found: Set[str] = set()
-    for call in ctx.calls_in(ctx.module):
-        target = eval_mode_target(call) or (receiver(call) if train_mode_call(call) else None)
-        if isinstance(target, cst.Name) and target.value not in ("self", "cls"):
-            found.add(target.value)
-    return found
-
-
-#: names the module calls ``.eval()`` or ``.train(...)`` on: modules (models) whatever their name
-_MODE_SWITCHED: "Fact[Set[str]]" = Fact("grad_mode.mode_switched", _switched_names)
 
 
 def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: Set[str],
