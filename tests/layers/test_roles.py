@@ -1,5 +1,6 @@
 """One role answer: "does this value hold a model" is :func:`effects.model_evidence`, with the strength of
-its evidence explicit (strong by what the code does, provably no module, or weak: only a model's name)."""
+its evidence explicit (strong: built or trained as one; provably no module; weak: used as one), and a
+name alone says nothing."""
 from __future__ import annotations
 
 import textwrap
@@ -40,10 +41,12 @@ def run_plain(net, x):
     return net(x)
 
 
-def main(x, model, thing, weights: nn.Module):
+def main(x, model, thing, weights: nn.Module, clf):
     cnn = Net()
     G, D = Net(), Net().cuda()
     model(x)
+    clf.eval()
+    clf(x)
     thing(x)
     weights(x)
     mlp = Plain()
@@ -79,7 +82,8 @@ def test_the_evidence_that_a_value_holds_a_model():
     found = {ctx.code(f): effects.model_evidence(ctx, f) for f in _called(ctx)}
     assert found == {
         "self.body": effects.STRONG,  # an optimizer is given its parameters
-        "model": effects.WEAK,        # a parameter no call in view passes: only its name says
+        "model": None,                # a parameter no call in view passes: its name alone says nothing
+        "clf": effects.WEAK,          # its mode switched: used as a module
         "thing": None,                # neither
         "weights": effects.STRONG,    # annotated with a module class
         "cnn": effects.STRONG,        # built from a project nn.Module: whatever its name
@@ -112,3 +116,46 @@ def test_a_library_class_that_builds_no_module_is_read_by_its_library_name():
     """)
     values = [s.body[0].value for s in ctx.module.body[2:]]
     assert [is_module_value(ctx, v) for v in values] == [False, False, False, True, True]
+
+
+def test_whose_mode_the_code_switches():
+    from torchlint.analysis.roles import switches_mode
+
+    ctx = _walked("""
+        def decode(decoder, x):
+            return decoder(x)
+
+        def fit(trainer, net, x):
+            trainer.train(net, x)  # some other object's `train`: no mode switch
+            return trainer(x), net(x)
+
+        class Agent:
+            def act(self, x):
+                self.policy.eval()
+                self.agent.net.train(False)
+                return self.policy(x), self.agent.net(x), self.other(x)
+
+        def run(agent, x):
+            agent.net.eval()
+            return agent.net(x), agent.head(x)
+
+        decoder = load()
+        decoder.eval()
+        decode(decoder, 1)
+        fit(object(), load(), 2)
+        lm.train()
+        lm(3)
+    """)
+    calls = {ctx.code(c.func): c for c in ctx.calls_in(ctx.module) if c.args}
+    expected = {
+        "decoder": True,      # a parameter: its caller passes a module whose mode the script switches
+        "trainer": False,
+        "net": False,
+        "self.policy": True,  # the same member of the class
+        "self.agent.net": True,
+        "self.other": False,
+        "agent.net": True,    # the same code in the same function
+        "agent.head": False,
+        "lm": True,           # a name the file never binds (a notebook's earlier cell)
+    }
+    assert {name: switches_mode(ctx, calls[name].func) for name in expected} == expected

@@ -33,10 +33,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.names import dotted_name
-from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.definitions import class_body, definition_of, strip_moves
-from torchlint.analysis.roles import is_model, is_module_value, not_a_module
+from torchlint.analysis.roles import holds_module, is_model, is_module_value, not_a_module
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -757,8 +755,7 @@ def self_module(ctx: FileContext, expr: cst.Attribute) -> cst.BaseExpression:
 
 # -- the role of a value: does it hold a model ------------------------------------------------------------
 #: how strongly the code says a value holds a model (:func:`model_evidence`): built as one, annotated as
-#: one, or trained as one; provably no ``nn.Module``; or only spelled like a model (the older reading,
-#: asked only where nothing in view tells)
+#: one, or trained as one; provably no ``nn.Module``; or used as one (its methods, its mode)
 STRONG = "strong"
 NO = "no"
 WEAK = "weak"
@@ -794,17 +791,17 @@ def _loss_layer(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 def model_evidence(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     """The one answer to "does ``expr`` hold a model", with how strong the evidence is: :data:`STRONG`
-    (:func:`holds_model`), :data:`NO` (provably no ``nn.Module``: every value an instance of a plain
-    project class, or every caller in the file passes one: :func:`roles.not_a_module`), :data:`WEAK`
-    (nothing above, and the last part of the spelling is a model's name: ``model``, ``net``,
-    ``self.encoder``; :func:`naming.is_model_name`), else None.  Ask for the strength a rule needs: a
-    finding that must be sure reads only :data:`STRONG`."""
+    (built, annotated or trained as one: :func:`holds_model`), :data:`NO` (provably no ``nn.Module``:
+    every value an instance of a plain project class, or every caller in the file passes one:
+    :func:`roles.not_a_module`), :data:`WEAK` (used as one, nothing above: a module method called on
+    it, its mode switched, callers passing modules; :func:`roles.holds_module`), else None.  Its name
+    decides nothing.  Ask for the strength a rule needs: a finding that must be sure reads only
+    :data:`STRONG`.  After the walk (before it, the weak evidence is not known yet)."""
     if holds_model(ctx, expr):
         return STRONG
     if isinstance(expr, (cst.Name, cst.Attribute)) and not_a_module(ctx, expr):
         return NO
-    name = dotted_name(expr)
-    if name is not None and is_model_name(name.rsplit(".", 1)[-1]):
+    if isinstance(expr, (cst.Name, cst.Attribute)) and holds_module(ctx, expr):
         return WEAK
     return None
 

@@ -881,10 +881,11 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     return False
 
 
-def switches_mode(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def switches_mode(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
     """Whether the code switches the mode of what ``expr`` holds (``eval()``, ``train()``,
     ``train(False)``; a ``train`` of more arguments is some other object's): on the same binding of a
-    name (or the same name, one the file never binds), on the same member of the class for ``self.<attr>`` in a method, and for another attribute
+    name (or the same name, one the file never binds; for a parameter, on what a caller passes: the file's,
+    else the project's), on the same member of the class for ``self.<attr>`` in a method, and for another attribute
     chain (``agent.net``) on the same code in the same function (or at module level).  What the code
     does says it is a module, whatever it is called.  After the walk only (False before)."""
     if not ctx.walked:
@@ -892,7 +893,15 @@ def switches_mode(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     uses = _MODULE_USES.of(ctx)
     if isinstance(expr, cst.Name):
         b = ctx.names.binding_at(expr, expr.value)
-        return b in uses.switched_names if b is not None else expr.value in uses.switched_free
+        if b is None:
+            return expr.value in uses.switched_free
+        if b in uses.switched_names:
+            return True
+        if hops >= 2 or not ctx.names.is_param_at(expr):
+            return False
+        args = arguments_for_param(ctx, expr)
+        found = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, expr) or []
+        return any(isinstance(a, (cst.Name, cst.Attribute)) and switches_mode(c, a, hops + 1) for c, a in found)
     if not isinstance(expr, cst.Attribute):
         return False
     if isinstance(expr.value, cst.Name):
