@@ -41,7 +41,7 @@ from torchlint.analysis.context import (
 from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name, snake
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import children, iter_nodes
 from torchlint.analysis.definitions import (
     arguments_for_param,
     bind_arguments,
@@ -1172,7 +1172,7 @@ class _Reads:
                     off = True
                 stack.append((n.value, off))
                 continue
-            stack.extend((c, off) for c in n.children)
+            stack.extend((c, off) for c in children(n))  # (a keyword's name is no read)
 
     def mentions(self, names: Set[str]) -> bool:
         return self.call or not self.names.isdisjoint(names)
