@@ -29,6 +29,8 @@ MODULES = [
     SRC / "families" / "training" / "steps.py",
     SRC / "analysis" / "training.py",
     SRC / "analysis" / "mode_layers.py",
+    SRC / "analysis" / "roles.py",  # the program model's role answers: what a value is, by what is done with it
+    SRC / "analysis" / "effects.py",
 ]
 
 #: (module file name, pattern variable or function) -> role
@@ -47,7 +49,8 @@ KNOWN = {
     ("evaluation.py", "is_model_name"): "weak",
     ("evaluation.py", "_mode_free_class"): "silence",
     ("evaluation.py", "_excluded"): "silence",
-    ("evaluation.py", "_SWITCHED_TEXT"): "api",  # `.eval(`/`.train(` in the text: a prefilter of the walk's answer
+    ("roles.py", "_NOT_MODULE_CLASS"): "api",  # library classes (`AutoTokenizer`) that build no module
+    ("roles.py", "_LAYER_MODEL"): "api",  # torch.nn classes that are whole models or containers
     ("training.py", "_OPTIMIZER_NAME"): "weak",
     ("training.py", "_SCHEDULER_NAME"): "weak",
     ("training.py", "_SCALER_NAME"): "weak",

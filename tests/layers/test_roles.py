@@ -159,3 +159,52 @@ def test_whose_mode_the_code_switches():
         "lm": True,           # a name the file never binds (a notebook's earlier cell)
     }
     assert {name: switches_mode(ctx, calls[name].func) for name in expected} == expected
+
+
+def test_a_kept_constructor_argument_is_a_layer_by_its_use_not_its_name():
+    from torchlint.analysis.roles import class_summary
+
+    ctx = _walked("""
+        import torch
+        from torch import nn
+
+        class Runs(nn.Module):
+            def __init__(self, block, size):
+                super().__init__()
+                self.block = block      # run below: whatever the caller passes decides the mode
+                self.size = size
+                self.out = nn.Linear(size, 2)
+
+            def forward(self, x):
+                return self.out(self.block(x).view(-1, self.size))
+
+        class Keeps(nn.Module):
+            def __init__(self, model, hidden):
+                super().__init__()
+                self.model = model      # named like a model, never used as a layer: a value it keeps
+                self.hidden = hidden
+                self.out = nn.Linear(hidden, 2)
+
+            def forward(self, x):
+                return self.out(x) * self.model
+
+        class Wraps(nn.Module):
+            def __init__(self, head):
+                super().__init__()
+                self.head = head
+                self.body = nn.Sequential(nn.Linear(4, 4), self.head)
+
+            def forward(self, x):
+                return self.body(x)
+
+        class Switches(nn.Module):
+            def __init__(self, encoder):
+                super().__init__()
+                self.encoder = encoder
+
+            def forward(self, x):
+                self.encoder.eval()
+                return x
+    """)
+    verdicts = {name: class_summary(ctx, cls).mode_dependent for name, cls in ctx.classes().items()}
+    assert verdicts == {"Runs": None, "Keeps": False, "Wraps": None, "Switches": None}

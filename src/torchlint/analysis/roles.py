@@ -41,7 +41,6 @@ from torchlint.analysis.definitions import (
 )
 from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.ops import (
     LOG_SOFTMAX_FUNCS,
     LOG_SOFTMAX_LAYERS,
@@ -187,6 +186,45 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
     return False, None
 
 
+def _stored_param_mode(ctx: FileContext, param: cst.Name) -> Optional[bool]:
+    """A parameter kept as an attribute (``self.<attr> = param``): unknown (None) when the class uses what
+    it keeps as a layer (runs it: ``self.<attr>(x)``, ``self.<attr>.forward(x)``; calls a module method
+    on it: ``self.<attr>.eval()``, ``.parameters()``; puts it in a container of layers:
+    ``nn.Sequential(self.<attr>, ...)``): the caller may pass one; provably no layer (False) when it only
+    reads it as a value (a size, a flag: ``self.hidden_size = hidden_size``).  A parameter anywhere else
+    (an element of a container of layers) may be a layer: unknown.  What it is called decides nothing."""
+    assign = ctx.parent(param)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Attribute) or not isinstance(target.value, cst.Name):
+        return None
+    cls = ctx.enclosing(assign, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef) or not _is_self(ctx, target.value, cls):
+        return None
+    attr = target.attr.value
+    for node in ctx.names_in(cls, target.value.value):
+        use = ctx.parent(node)
+        if not isinstance(use, cst.Attribute) or use.value is not node or use.attr.value != attr or use is target:
+            continue
+        holder = ctx.parent(use)
+        if isinstance(holder, cst.Call) and holder.func is use:
+            return None  # `self.<attr>(x)`: run
+        if isinstance(holder, cst.Attribute) and holder.value is use and (
+                holder.attr.value == "forward" or holder.attr.value in _MODULE_ONLY_METHODS
+                or holder.attr.value in _MODE_METHODS):
+            return None  # `self.<attr>.forward(x)`, `self.<attr>.parameters()`, `self.<attr>.eval()`
+        if isinstance(holder, cst.Arg) and isinstance(ctx.parent(holder), cst.Call) and \
+                ctx.names.qualified_names_at(ctx.parent(holder).func) & _LAYER_CONTAINERS:  # type: ignore[union-attr]
+            return None  # `nn.Sequential(self.<attr>, head)`
+    return False
+
+
+#: containers whose elements are layers
+_LAYER_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+                               "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList"})
+
+
 def mode_layer_of(ctx: FileContext, value: cst.BaseExpression, depth: int = 0
                   ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
     """For a value proven mode-dependent by construction (:func:`layer_mode_dependent` True): the
@@ -230,9 +268,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
             if value.value in ("None", "True", "False"):
                 return False
             if ctx.names.is_param_at(value):
-                # a constructor argument stored as is: a module only if the caller passes one; sizes
-                # and flags (`self.hidden_size = hidden_size`) are the usual case
-                return None if is_model_name(value.value) else False
+                return _stored_param_mode(ctx, value)
         return None
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
