@@ -137,7 +137,6 @@ class FileContext:
         table = kept(path, module) if kept is not None else None
         self._code_facts: Dict[str, Dict[int, Tuple[cst.CSTNode, Any]]] = table if table is not None else {}
         self._kept_facts = table is not None
-        self._local_facts: Dict[str, Dict[int, Tuple[cst.CSTNode, Any]]] = {}
 
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
@@ -162,7 +161,8 @@ class FileContext:
             if t is cst.Module:
                 self.walked = True
                 self.names.entered_all = True
-                if self._kept_facts:  # drop what was kept of the statements an edit replaced
+                if self._kept_facts:  # drop what was kept of the statements an edit replaced (and of nodes
+                    # that are no part of the module: a fix's replacement)
                     order = self.order
                     for table in self._code_facts.values():
                         for key in [key for key in table if key not in order]:
@@ -281,15 +281,10 @@ class FileContext:
         reads nothing else: no name's binding, no parent, no position), computed once per node.  In an
         editor's project it is kept for the document's next parses while they share the node: an
         edit re-derives such facts only for the statements it touched."""
-        key = id(node)
-        if key in self.order:  # a node of this module (alive, so its id is its own)
-            table = self._code_facts.get(kind)
-            if table is None:
-                table = self._code_facts[kind] = {}
-        else:  # a node the walk has not numbered, or one made by a fix: kept with this context only
-            table = self._local_facts.get(kind)
-            if table is None:
-                table = self._local_facts[kind] = {}
+        key = id(node)  # (the table holds the node: while it is there, no other object has its id)
+        table = self._code_facts.get(kind)
+        if table is None:
+            table = self._code_facts[kind] = {}
         found = table.get(key)
         if found is not None and found[0] is node:
             return found[1]  # type: ignore[no-any-return]
