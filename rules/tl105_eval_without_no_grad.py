@@ -2724,6 +2724,38 @@ def accuracy(f, batches, device):
 """,
             line=8,
         ),
+        # the script imports its project module `model`; the function's own `model` is a local loaded whole
+        # and switched to eval mode: the call runs that local, whatever the module-level name is
+        Invalid(
+            """
+import torch
+import model
+
+
+def evaluate(loader, path):
+    model = torch.load(path)
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            fixed="""
+import torch
+import model
+
+
+@torch.no_grad()
+def evaluate(loader, path):
+    model = torch.load(path)
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            line=11,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
