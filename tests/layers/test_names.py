@@ -357,3 +357,32 @@ def test_values_before_another_node_and_of_an_attribute_of_self():
     assert ctx.names.values_before(x_param) == []
     assert ctx.names.bound_values(x_param) == [None]  # bound, value unknown
     assert ctx.names.bound_values(cst.Name("x"), at=ctx.module.body[0].body.body[0]) == []  # not in __init__
+
+
+def test_after_the_walk_a_qualified_name_is_read_from_the_nodes_own_scope():
+    ctx = _walked("""
+        import model
+
+        def evaluate(path):
+            model = load(path)
+            return model(1)
+
+        def act(x):
+            import torch.nn.functional as F
+            return F.relu(x)
+
+        def shadow(len):
+            return len(3)
+
+        n = len([1])
+    """)
+    calls = {ctx.code(c.func): c.func for c in ctx.calls_in(ctx.module)}
+    names = ctx.names
+    assert names.entered_all
+    assert names.qualified_names(calls["model"]) == frozenset()  # the function's local, not the import
+    assert names.qualified_names(calls["F.relu"]) == {"torch.nn.functional.relu"}  # imported in the function
+    assert names.qualified_names(calls["len"]) == {"builtins.len"}  # the last call of `len` is the module's
+    shadowed = next(c.func for c in ctx.calls_in(ctx.module) if ctx.code(c).strip() == "len(3)")
+    assert names.qualified_names(shadowed) == frozenset()  # a parameter named like a builtin
+    for func in calls.values():  # the answer is the same whichever question asks
+        assert names.qualified_names(func) >= names.qualified_names_at(func)

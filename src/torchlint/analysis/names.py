@@ -505,7 +505,12 @@ class NameResolver:
         return None
 
     def qualified_names(self, node: cst.BaseExpression) -> FrozenSet[str]:
-        """Dotted origins of a Name/Attribute chain: ``F.softmax`` -> {"torch.nn.functional.softmax"}."""
+        """Dotted origins of a Name/Attribute chain: ``F.softmax`` -> {"torch.nn.functional.softmax"}: during
+        the walk, from the bindings where the walk is; after it, for a node of the module, from the
+        scope the node is in (:meth:`qualified_names_at`, a builtin included): one answer whenever a
+        rule asks."""
+        if self.entered_all and id(node) in self.order:
+            return self._qualified_names_after(node)
         memo = self._here_memo
         known = memo.get(id(node))
         if known is not None and known[0] is node:
@@ -617,6 +622,24 @@ class NameResolver:
         if self.entered_all and key in self.order:
             self._names_memo[key] = found
         return found
+
+    def _qualified_names_after(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        found = self.qualified_names_at(node)
+        if found:
+            return found
+        root = node
+        while type(root) is cst.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if type(root) is not cst.Name or root.value not in _BUILTINS:  # type: ignore[attr-defined]
+            return EMPTY
+        if self.binding_at(root, root.value) is not None:  # type: ignore[attr-defined]
+            return EMPTY  # the builtin's name rebound (and not to an import)
+        rest: List[str] = []
+        expr = node
+        while type(expr) is cst.Attribute:
+            rest.append(expr.attr.value)  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        return frozenset({"builtins." + root.value + "".join("." + part for part in reversed(rest))})  # type: ignore[attr-defined]
 
     def is_param_at(self, node: cst.Name) -> bool:
         """:meth:`is_param` after the walk: ``node`` names a parameter (a local binding whose values are
