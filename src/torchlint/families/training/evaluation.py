@@ -130,7 +130,7 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     last = name.rsplit(".", 1)[-1]
     # what no evidence of a model can outweigh comes first: these answers are cheap (an import or a
     # builtin where the call is: after the walk, looked up from the call's own scope)
-    if (ctx.names.qualified_names_at(model) or is_builtin(ctx, model)) if ctx.walked else ctx.names.qualified_names(model):
+    if ctx.names.qualified_names(model):
         return None
     if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in ctx.classes()):
         return None
