@@ -651,3 +651,39 @@ def test_a_value_a_method_keeps_on_the_object_is_handed_away(method, away):
     calls = {c for c, _m in evaluation_facts(ctx).model_calls if ctx.is_inside(c, act)}
     assert calls
     assert hands_graph_away(ctx, act, decoding_flow(ctx, act, calls), calls) is away
+
+
+def test_model_calls_are_judged_after_the_walk_from_the_whole_file():
+    """The binder records the calls the walk meets; which run a model is decided once every binding is
+    known, so a model built below the function that runs it counts, and no reader sees a half answer."""
+    from torchlint.families.training.evaluation import EvaluationBinder
+
+    code = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        def evaluate(loader):
+            hits = 0
+            for x, y in loader:
+                hits += (net(x).argmax(1) == y).sum().item()
+            return hits
+
+        def score(batch):
+            cnn = nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5))
+            return cnn(batch).argmax(1)
+
+        net = nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5))
+        print(evaluate([]), score(torch.ones(1, 4)))
+    """)
+    ctx = FileContext("case.py", code, cst.parse_module(code))
+    binder = EvaluationBinder(ctx)
+    during = []
+
+    def hook(node):
+        if isinstance(node, cst.Call):
+            binder.visit_Call(node)
+            during.append(list(evaluation_facts(ctx).model_calls))
+
+    analyze(ctx, hook)
+    assert during and all(found == [] for found in during)  # nothing is decided at the walk's position
+    assert [ctx.code(call) for call, _ in evaluation_facts(ctx).model_calls] == ["net(x)", "cnn(batch)"]

@@ -1589,12 +1589,20 @@ class EvaluationFacts:
         self._param_calls: List[cst.Call] = []
         self._method_calls: List[cst.Call] = []
         self._used_calls: List[cst.Call] = []
+        self._recorded: List[cst.Call] = []  # the calls the walk met, judged after it (:meth:`_judge`)
 
     def record(self, call: cst.Call) -> None:
-        """Called from ``visit_Call`` (the name resolver is in the call's scope then)."""
+        """Called from ``visit_Call``: the call is judged after the walk (:meth:`_judge`), when every
+        binding of the file is known, whatever the position of the walk when it was met."""
         if call in self._seen:
             return
         self._seen.add(call)
+        self._recorded.append(call)
+
+    def _judge(self, call: cst.Call) -> None:
+        """Whether a recorded call runs a model, judged after the walk: a model call (with whether its
+        model is local and whether its mode is settled), or a call left to the later questions (a
+        parameter's, a method's, a value used as a module)."""
         ctx = self.ctx
         model = model_of_call(ctx, call)
         if model is None:
@@ -1607,20 +1615,21 @@ class EvaluationFacts:
             callee = call.func
             if isinstance(ctx.parent(call), cst.Expr) or keyword_arg(call, "training") is not None:
                 return
-            if isinstance(callee, cst.Name) and ctx.names.is_param(callee):
-                self._param_calls.append(call)  # a model only if its callers pass one: decided after the walk
+            if isinstance(callee, cst.Name) and ctx.names.is_param_at(callee):
+                self._param_calls.append(call)  # a model only if its callers pass one
             elif isinstance(callee, (cst.Name, cst.Attribute)):
                 self._used_calls.append(call)  # a model if it is used as a module: decided after the walk
             return
         self._model_calls.append((call, model))
         if isinstance(model, cst.Name):
-            binding = ctx.names.lookup(model.value)
-            if binding is not None and binding.assigned and ctx.names.scope.kind == "function":
-                if ctx.names.scope.bindings.get(model.value) is binding:
+            binding = ctx.names.binding_at(model, model.value)
+            scope = ctx.names.scope_at(model)
+            if binding is not None and binding.assigned and scope.kind == "function":
+                if scope.bindings.get(model.value) is binding:
                     self.local_model.add(call)
             values = ctx.names.values_before(model)
             if values and (mode_free_model(ctx, model, self._class_verdicts) or mode_free(ctx, model) or any(
-                isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
+                isinstance(v, cst.Call) and _deserialised(ctx, v, after_walk=True) for v in values
             )):
                 self.mode_settled.add(call)
         elif mode_free(ctx, model):
@@ -1710,6 +1719,9 @@ class EvaluationFacts:
     def _settle(self) -> None:
         ctx = self.ctx
         self._settled = True
+        for call in self._recorded:
+            self._judge(call)
+        self._recorded = []
         self._promote_params()
         # built from a plain Python class after all (judged after the walk, when every call of the file
         # is known)
@@ -2373,9 +2385,9 @@ def evaluation_facts(ctx: FileContext) -> EvaluationFacts:
 
 
 class EvaluationBinder:
-    """The walker of the evaluation facts: records every model call in the walk (the name resolver is in
-    the call's scope then).  Rules that read :func:`evaluation_facts` name it in their ``BINDERS``; the
-    engine runs it once per file before the rules' visitors."""
+    """The walker of the evaluation facts: records every call the walk meets; which of them run a model is
+    judged after the walk, from the whole file's bindings.  Rules that read :func:`evaluation_facts` name
+    it in their ``BINDERS``; the engine runs it once per file before the rules' visitors."""
 
     CODE = "evaluation-facts"
 
