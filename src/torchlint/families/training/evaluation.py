@@ -1620,6 +1620,13 @@ class EvaluationFacts:
             elif isinstance(callee, (cst.Name, cst.Attribute)):
                 self._used_calls.append(call)  # a model if it is used as a module: decided after the walk
             return
+        self._note(call, model)
+
+    def _note(self, call: cst.Call, model: cst.BaseExpression) -> None:
+        """A model call: kept, with whether its model is a local of the function around it (or a
+        parameter) and whether its mode is settled (the model behaves alike in both modes, was loaded
+        whole, or was built in eval mode and never switched back)."""
+        ctx = self.ctx
         self._model_calls.append((call, model))
         if isinstance(model, cst.Name):
             binding = ctx.names.binding_at(model, model.value)
@@ -1668,12 +1675,12 @@ class EvaluationFacts:
             if model is None:
                 model = model_of_call(ctx, call)  # `net.decoder(z)`: `net` used as a module (known now)
             if model is not None:
-                self._add_after_walk(call, model)
+                self._note(call, model)
         self._method_calls = []
         for call in self._used_calls:
             model = model_of_call(ctx, call)  # `enc(img)` with `enc.eval()` elsewhere in its scope
             if model is not None:
-                self._add_after_walk(call, model)
+                self._note(call, model)
         self._used_calls = []
         for call in self._param_calls:
             callee = call.func
@@ -1691,22 +1698,6 @@ class EvaluationFacts:
                 self.mode_settled.add(call)
         self._param_calls = []
         self._model_calls.sort(key=lambda found: position(ctx, found[0]))  # source order, however decided
-
-    def _add_after_walk(self, call: cst.Call, model: cst.BaseExpression) -> None:
-        """A model call decided after the walk: recorded as :meth:`record` records one during it."""
-        ctx = self.ctx
-        self._model_calls.append((call, model))
-        if isinstance(model, cst.Name) and ctx.names.is_param_at(model) is False and \
-                ctx.enclosing(model, cst.FunctionDef) is not None:
-            b = ctx.names.binding_at(model, model.value)
-            if b is not None and ctx.names.scope_at(model).bindings.get(model.value) is b:
-                self.local_model.add(call)
-        values = built_values(ctx, model)
-        if mode_free(ctx, model) or (isinstance(model, cst.Name) and any(
-                isinstance(v, cst.Call) and _deserialised(ctx, v, after_walk=True) for v in values)):
-            self.mode_settled.add(call)
-        elif any(_built_in_eval_mode(v) for v in values) and not _switched_to_train(ctx, model):
-            self.mode_settled.add(call)
 
     @property
     def model_calls(self) -> List[Tuple[cst.Call, cst.BaseExpression]]:
