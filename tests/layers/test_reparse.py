@@ -267,13 +267,13 @@ def test_few_parses_are_kept(monkeypatch):
     reparser = Reparser(kept=3)
     for i in range(5):
         reparser.parse(f"m{i}.py", TRAIN)
-    assert reparser.memo(reparser.parse("m4.py", TRAIN).body[1]) is not None
+    assert reparser.code_facts("m4.py", reparser.parse("m4.py", TRAIN)) is not None
     reparser.parse("m0.py", TRAIN)  # parsed again: m1 and m2 went
     big = "x = 1\n" * 501
     first = reparser.parse("big.py", big)
-    assert reparser.memo(first.body[0]) is not None  # the newest is kept whatever its size
+    assert reparser.code_facts("big.py", first) is not None  # the newest is kept whatever its size
     reparser.parse("m5.py", TRAIN)
-    assert reparser.memo(first.body[0]) is None  # and goes first when a newer one comes
+    assert reparser.code_facts("big.py", first) is None  # and goes first when a newer one comes
 
 
 def test_a_document_of_few_large_statements_is_not_kept_after_every_edit():
@@ -288,7 +288,7 @@ def test_a_document_of_few_large_statements_is_not_kept_after_every_edit():
         text = base.replace("return 3\n", f"return 3 + {i}\n")
         module = reparser.parse("m.py", text)
         assert module.deep_equals(cst.parse_module(text))
-        kept.append(reparser.memo(module.body[0]) is not None)
+        kept.append(reparser.code_facts("m.py", module) is not None)
     assert reparser.reused == 0
     # kept after the first edits too long for pieces, then nothing kept for a while, then tried again
     assert kept == [True] * (reparse.COARSE_AFTER - 1) + [False] * reparse.COARSE_PAUSE + [True]

@@ -276,6 +276,11 @@ class FileContext:
             self._name_index[node] = index
         return index.get(name, [])
 
+    @property
+    def keeps_code_facts(self) -> bool:
+        """Whether :meth:`of_code` keeps its facts for the next parses of the document (an editor's)."""
+        return self._kept_facts
+
     def of_code(self, kind: str, node: cst.CSTNode, compute: Callable[[cst.CSTNode], T]) -> T:
         """``compute(node)``, a fact of the kind ``kind`` that the code under ``node`` alone decides (it
         reads nothing else: no name's binding, no parent, no position), computed once per node.  In an

@@ -34,11 +34,10 @@ class StatementPositions:
         self._top_lines: Optional[Dict[int, int]] = None  # id(top statement) -> lines before it
         self._lines: Dict[int, int] = {}  # id(statement) -> lines before it
         self._whole: Optional[Mapping[cst.CSTNode, Any]] = None
-        # an editor's project keeps what a top-level statement's code alone decides (the lines its
-        # statements start on within it, the positions of its nodes relative to its first line) for
-        # as long as its document's parses share the statement
-        project = getattr(ctx, "project", None)
-        self._memo_of = project.statement_memo if project is not None else None
+        # an editor's project keeps what a statement's code alone decides (the lines its statements
+        # start on within it, the positions of its nodes relative to its first line) for as long as its
+        # document's parses share the statement (``FileContext.of_code``)
+        self._kept = ctx.keeps_code_facts
 
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         if self._whole is not None:
@@ -62,20 +61,14 @@ class StatementPositions:
         included); None for a statement that is not in the module."""
         if self._top_lines is None:
             m = self.module
-            memos = [self._memo_of(top) for top in m.body] if self._memo_of is not None else []
-            if not any(memo is not None for memo in memos):
+            if not self._kept:
                 # one plain generation of the module, noting where each statement (at any depth) starts
                 for ident, rel in _layout(m, m)[1]:
                     self._lines[ident] = rel
             else:  # the same, one top-level statement at a time, kept with the statement
-                key = ("lines", m.default_indent, m.default_newline)
                 line = sum(m.code_for_node(h).count("\n") for h in m.header)
-                for top, memo in zip(m.body, memos):
-                    layout = memo.get(key) if memo is not None else None
-                    if layout is None:
-                        layout = _layout(top, m)
-                        if memo is not None:
-                            memo[key] = layout
+                for top in m.body:
+                    layout = self.ctx.of_code("layout", top, lambda t: _layout(t, m))
                     for ident, rel in layout[1]:
                         self._lines[ident] = line + rel
                     line += layout[0]
@@ -89,13 +82,11 @@ class StatementPositions:
         before = self._line_before(stmt)
         if before is None:
             return self._whole_module()
-        memo = self._memo_of(self._top_of(stmt)) if self._memo_of is not None else None
-        if memo is None:
+        if not self._kept:
             return self._generate(stmt, indents, before + 1)
-        key = ("positions", id(stmt), m.default_indent, m.default_newline, tuple(indents))
-        relative = memo.get(key)
-        if relative is None:
-            relative = memo[key] = {id(node): pos for node, pos in self._generate(stmt, indents, 1).items()}
+        # (the blocks around a statement are those of its top-level statement, which the edit kept)
+        relative = self.ctx.of_code("positions", stmt, lambda s: {
+            id(node): pos for node, pos in self._generate(s, indents, 1).items()})
         return _Shifted(relative, before)
 
     def _generate(self, stmt: cst.CSTNode, indents: List[str], line: int) -> Mapping[cst.CSTNode, Any]:
@@ -108,12 +99,6 @@ class StatementPositions:
             state.increase_indent(indent)
         stmt._codegen(state)
         return provider._computed
-
-    def _top_of(self, stmt: cst.CSTNode) -> cst.CSTNode:
-        top, parents = stmt, self.ctx.parents
-        while parents.get(id(top)) is not None and parents.get(id(top)) is not self.module:
-            top = parents[id(top)]
-        return top
 
 
 class _Shifted:

@@ -430,12 +430,6 @@ class Project:
             self._tables.reparser = Reparser()
         return self._tables.reparser
 
-    def statement_memo(self, top: cst.CSTNode) -> Optional[Dict[object, object]]:
-        """Where facts decided by the code of the top-level statement ``top`` alone are kept across
-        the parses of an edited document that share it (after :meth:`parse_edits`); else None."""
-        reparser = self._tables.reparser
-        return reparser.memo(top) if reparser is not None else None
-
     def code_facts(self, path: str, module: cst.Module) -> Optional[Dict[str, Dict[int, Any]]]:
         """Where the facts that a node's code alone decides are kept for ``module``, the last parse of
         the edited document ``path`` (after :meth:`parse_edits`): the next parses of the document

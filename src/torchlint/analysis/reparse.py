@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import libcst as cst
 
@@ -123,21 +123,6 @@ class Reparser:
         self._coarse: Dict[str, int] = {}  # name -> whole parses left before one is kept again
         self._too_long_runs: Dict[str, int] = {}  # name -> edits in a row whose region was too long
         self._too_long = False  # set by _incremental: the region was most of the text
-        #: id(top-level statement of a kept parse) -> (the statement, what was learnt from its code
-        #: alone): an edit that keeps the statement keeps what was learnt (see :meth:`memo`)
-        self._memo: Dict[int, Tuple[cst.CSTNode, Dict[Any, Any]]] = {}
-
-    def memo(self, top: cst.CSTNode) -> Optional[Dict[Any, Any]]:
-        """A place for facts that the code of the top-level statement ``top`` decides alone (where the
-        lines of its statements start, the positions of its nodes), kept while a kept parse holds
-        ``top``; None for a statement of no kept parse."""
-        found = self._memo.get(id(top))
-        if found is not None and found[0] is top:
-            return found[1]
-        if not any(t.node is top for parsed in self._last.values() for t in parsed.tops):
-            return None
-        self._memo[id(top)] = (top, {})
-        return self._memo[id(top)][1]
 
     def code_facts(self, name: str, module: cst.Module) -> Optional[Dict[str, Dict[int, Any]]]:
         """The table of facts decided by code alone kept for the last parse of ``name`` when it is
@@ -183,9 +168,6 @@ class Reparser:
             len(self._last) > 1 and sum(len(p.text) for p in self._last.values()) > KEPT_CHARS
         ):
             self._last.popitem(last=False)
-        live = {id(t.node) for kept in self._last.values() for t in kept.tops}
-        for key in [key for key in self._memo if key not in live]:
-            del self._memo[key]
 
     def _incremental(self, last: _Parse, text: str) -> Optional[cst.Module]:
         old, tops, m0 = last.text, last.tops, last.module
