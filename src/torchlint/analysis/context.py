@@ -282,10 +282,11 @@ class FileContext:
         return self._kept_facts
 
     def of_code(self, kind: str, node: cst.CSTNode, compute: Callable[[cst.CSTNode], T]) -> T:
-        """``compute(node)``, a fact of the kind ``kind`` that the code under ``node`` alone decides (it
-        reads nothing else: no name's binding, no parent, no position), computed once per node.  In an
-        editor's project it is kept for the document's next parses while they share the node: an
-        edit re-derives such facts only for the statements it touched."""
+        """``compute(node)``, a fact of the kind ``kind`` that the code of the top-level statement holding
+        ``node`` alone decides (the code under ``node``, the blocks it sits in; no name's binding, no
+        line it starts on), computed once per node.  In an editor's project it is kept for the
+        document's next parses while they share the node (a kept node keeps its top-level statement):
+        an edit re-derives such facts only for the statements it touched."""
         key = id(node)  # (the table holds the node: while it is there, no other object has its id)
         table = self._code_facts.get(kind)
         if table is None:
