@@ -318,7 +318,8 @@ class FileContext:
     def classes(self) -> Dict[str, cst.ClassDef]:
         """The classes defined at module level, by name (the last of a name defined twice; lazy)."""
         if self._classes is None:
-            self._classes = {stmt.name.value: stmt for stmt in self.module.body if type(stmt) is cst.ClassDef}  # type: ignore[attr-defined]
+            self._classes = {stmt.name.value: stmt  # type: ignore[attr-defined]
+                             for stmt in self.module.body if type(stmt) is cst.ClassDef}
         return self._classes
 
     def function_for_call(self, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -327,10 +328,8 @@ class FileContext:
         name = None
         if type(func) is cst.Name:
             name = func.value  # type: ignore[attr-defined]
-        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in (  # type: ignore[attr-defined]
-            "self",
-            "cls",
-        ):
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and \
+                func.value.value in ("self", "cls"):  # type: ignore[attr-defined]
             name = func.attr.value  # type: ignore[attr-defined]
         if name is None:
             return None

@@ -920,10 +920,11 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
 def switches_mode(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
     """Whether the code switches the mode of what ``expr`` holds (``eval()``, ``train()``,
     ``train(False)``; a ``train`` of more arguments is some other object's): on the same binding of a
-    name (or the same name, one the file never binds; for a parameter, on what a caller passes: the file's,
-    else the project's), on the same member of the class for ``self.<attr>`` in a method, and for another attribute
-    chain (``agent.net``) on the same code in the same function (or at module level).  What the code
-    does says it is a module, whatever it is called.  After the walk only (False before)."""
+    name (or the same name, one the file never binds; for a parameter, on what a caller passes: the
+    file's, else the project's), on the same member of the class for ``self.<attr>`` in a method, and
+    for another attribute chain (``agent.net``) on the same code in the same function (or at module
+    level).  What the code does says it is a module, whatever it is called.  After the walk only (False
+    before)."""
     if not ctx.walked:
         return False
     uses = _MODULE_USES.of(ctx)
