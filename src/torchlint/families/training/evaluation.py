@@ -407,9 +407,9 @@ _LIGHTNING_TRAINERS = frozenset({"pytorch_lightning.Trainer", "lightning.Trainer
                                  "pytorch_lightning.trainer.Trainer", "lightning.pytorch.trainer.Trainer"})
 
 
-def _deserialised(ctx: FileContext, value: cst.Call, after_walk: bool = False) -> bool:
+def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
     """``torch.load``/``torch.jit.load``/``torch.export.load``: the model keeps the mode it was saved in."""
-    names = ctx.names.qualified_names_at(value.func) if after_walk else ctx.names.qualified_names(value.func)
+    names = ctx.names.qualified_names(value.func)
     return any(
         q in ("torch.load", "torch.jit.load", "torch.export.load", "torch.package.PackageImporter")
         or q.startswith("torch.jit.")
@@ -1636,7 +1636,7 @@ class EvaluationFacts:
                     self.local_model.add(call)
             values = ctx.names.values_before(model)
             if values and (mode_free_model(ctx, model, self._class_verdicts) or mode_free(ctx, model) or any(
-                isinstance(v, cst.Call) and _deserialised(ctx, v, after_walk=True) for v in values
+                isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
             )):
                 self.mode_settled.add(call)
         elif mode_free(ctx, model):
