@@ -475,6 +475,16 @@ def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[Li
     return out
 
 
+def callers_arguments(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, cst.BaseExpression]]:
+    """``(caller's file, argument)`` for the parameter ``name``: what every call in this file passes
+    (:func:`arguments_for_param`), else what the project's other files pass
+    (:func:`project_arguments_for_param`); empty when neither is known."""
+    args = arguments_for_param(ctx, name)
+    if args:
+        return [(ctx, a) for a in args]
+    return project_arguments_for_param(ctx, name) or []
+
+
 def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
     """For a parameter of a function: the arguments every call of the function in this file passes for
     it; None when it is no parameter, the function is never called here, or some call passes none."""
@@ -673,6 +683,7 @@ __all__ = [
     "MAX_DEPTH",
     "argument_for",
     "arguments_for_param",
+    "callers_arguments",
     "base_classes",
     "bases_spelling",
     "bind_arguments",

@@ -627,19 +627,16 @@ class NameResolver:
         found = self.qualified_names_at(node)
         if found:
             return found
+        rest: List[str] = []
         root = node
         while type(root) is cst.Attribute:
+            rest.append(root.attr.value)  # type: ignore[attr-defined]
             root = root.value  # type: ignore[attr-defined]
         if type(root) is not cst.Name or root.value not in _BUILTINS:  # type: ignore[attr-defined]
             return EMPTY
         if self.binding_at(root, root.value) is not None:  # type: ignore[attr-defined]
             return EMPTY  # the builtin's name rebound (and not to an import)
-        rest: List[str] = []
-        expr = node
-        while type(expr) is cst.Attribute:
-            rest.append(expr.attr.value)  # type: ignore[attr-defined]
-            expr = expr.value  # type: ignore[attr-defined]
-        return frozenset({"builtins." + root.value + "".join("." + part for part in reversed(rest))})  # type: ignore[attr-defined]
+        return frozenset({"builtins." + root.value + "".join("." + p for p in reversed(rest))})  # type: ignore[attr-defined]
 
     def is_param_at(self, node: cst.Name) -> bool:
         """:meth:`is_param` after the walk: ``node`` names a parameter (a local binding whose values are

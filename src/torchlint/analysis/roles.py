@@ -28,6 +28,7 @@ from torchlint.analysis.definitions import (
     arguments_for_param,
     base_classes,
     built_values,
+    callers_arguments,
     class_body,
     defines_method,
     definition_of,
@@ -35,11 +36,10 @@ from torchlint.analysis.definitions import (
     instance_class,
     method_of,
     position,
-    project_arguments_for_param,
     star_imported_names,
     strip_moves,
 )
-from torchlint.analysis.mode_layers import combine as combine_modes, container_elements, layer_call_mode
+from torchlint.analysis.mode_layers import CONTAINERS, combine as combine_modes, container_elements, layer_call_mode
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import (
     LOG_SOFTMAX_FUNCS,
@@ -214,15 +214,11 @@ def _stored_param_mode(ctx: FileContext, param: cst.Name) -> Optional[bool]:
                 holder.attr.value == "forward" or holder.attr.value in _MODULE_ONLY_METHODS
                 or holder.attr.value in _MODE_METHODS):
             return None  # `self.<attr>.forward(x)`, `self.<attr>.parameters()`, `self.<attr>.eval()`
-        if isinstance(holder, cst.Arg) and isinstance(ctx.parent(holder), cst.Call) and \
-                ctx.names.qualified_names_at(ctx.parent(holder).func) & _LAYER_CONTAINERS:  # type: ignore[union-attr]
+        call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+        if isinstance(call, cst.Call) and any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in CONTAINERS
+                                              for q in ctx.names.qualified_names_at(call.func)):
             return None  # `nn.Sequential(self.<attr>, head)`
     return False
-
-
-#: containers whose elements are layers
-_LAYER_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
-                               "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList"})
 
 
 def mode_layer_of(ctx: FileContext, value: cst.BaseExpression, depth: int = 0
@@ -900,8 +896,7 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
             return True
         if hops >= 2 or not ctx.names.is_param_at(expr):
             return False
-        args = arguments_for_param(ctx, expr)  # the file's callers, else the project's other files'
-        found = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, expr) or []
+        found = callers_arguments(ctx, expr)  # the file's callers, else the project's other files'
         return any(_passes_module(c, a, hops + 1) for c, a in found) and not any(_no_module(c, a) for c, a in found)
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
         cls = ctx.enclosing(expr, cst.ClassDef)
@@ -936,9 +931,8 @@ def switches_mode(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
             return True
         if hops >= 2 or not ctx.names.is_param_at(expr):
             return False
-        args = arguments_for_param(ctx, expr)
-        found = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, expr) or []
-        return any(isinstance(a, (cst.Name, cst.Attribute)) and switches_mode(c, a, hops + 1) for c, a in found)
+        return any(isinstance(a, (cst.Name, cst.Attribute)) and switches_mode(c, a, hops + 1)
+                   for c, a in callers_arguments(ctx, expr))
     if not isinstance(expr, cst.Attribute):
         return False
     if isinstance(expr.value, cst.Name):
@@ -955,9 +949,7 @@ def given_no_module(ctx: FileContext, name: cst.Name) -> bool:
     ``name``, a value that is provably no module (a lambda, a plain function's result, a literal)."""
     if not ctx.names.is_param_at(name):
         return False
-    args = arguments_for_param(ctx, name)
-    found = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, name) or []
-    return any(_no_module(c, a) for c, a in found)
+    return any(_no_module(c, a) for c, a in callers_arguments(ctx, name))
 
 
 def _passes_module(ctx: FileContext, arg: cst.BaseExpression, hops: int) -> bool:

@@ -46,6 +46,7 @@ from torchlint.analysis.definitions import (
     arguments_for_param,
     bind_arguments,
     built_values,
+    callers_arguments,
     call_sites,
     called_function,
     defines_method,
@@ -567,9 +568,7 @@ def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
     if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
         if hops >= 2:
             return None
-        args = arguments_for_param(ctx, model)
-        placed = [(ctx, a) for a in args] if args else (project_arguments_for_param(ctx, model) or [])
-        for octx, a in placed:
+        for octx, a in callers_arguments(ctx, model):
             found = mode_evidence(octx, a, hops + 1)
             if found is not None:
                 return found
