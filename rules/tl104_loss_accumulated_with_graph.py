@@ -1211,9 +1211,9 @@ class _Finding(NamedTuple):
 def _accumulated(ctx, node: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
     """``(total, value)`` for an accumulation: ``total += value``, ``total = total + value`` (either
     side), ``total.append(value)`` as a statement; None for anything else."""
-    if isinstance(node, cst.AugAssign):
+    if type(node) is cst.AugAssign:
         return (node.target, node.value) if isinstance(node.operator, cst.AddAssign) else None
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         if len(node.targets) != 1 or not isinstance(node.value, cst.BinaryOperation):
             return None
         if not isinstance(node.value.operator, cst.Add):

@@ -2917,8 +2917,8 @@ def evaluate(loader, path):
             targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
             for t in targets:
                 outputs.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
-        for n in iter_nodes(site.node.body):
-            if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
+        for n in ctx.nodes(site.node.body):
+            if (type(n) is cst.Return or type(n) is cst.Yield) and isinstance(n.value, cst.BaseExpression):
                 if is_detached(ctx, n.value):
                     continue  # a number (`.item()`): nothing for a caller to differentiate
                 for sub in iter_nodes(n.value):

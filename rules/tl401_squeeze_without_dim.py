@@ -1977,8 +1977,8 @@ def _rank_tested_before(ctx, function: cst.CSTNode, call: cst.Call, x: cst.BaseE
     name = re.escape(root.value)
     rank = re.compile(r"\b" + name + r"\.(ndim\b|dim\(\)|shape\)?\s*(==|!=|<|>))|len\(\s*" + name + r"\.shape\s*\)")
     at = position(ctx, call)
-    for n in iter_nodes(function):
-        if isinstance(n, (cst.If, cst.IfExp, cst.Assert)) and position(ctx, n) < at and rank.search(ctx.code(n.test)):
+    for n in ctx.nodes(function):
+        if (type(n) is cst.If or type(n) is cst.IfExp or type(n) is cst.Assert) and position(ctx, n) < at and rank.search(ctx.code(n.test)):
             return True
     return False
 
@@ -1992,8 +1992,8 @@ def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
             dim = call.args[0].value
             if isinstance(dim, cst.Integer) and dim.value == "0":
                 return True
-    for n in iter_nodes(function):
-        if isinstance(n, cst.Subscript) and n.slice:
+    for n in ctx.nodes(function):
+        if type(n) is cst.Subscript and n.slice:
             first = n.slice[0].slice
             if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
                 return True

@@ -389,7 +389,7 @@ class Picker(nn.Module):
         every call of which is so assigned), which registers it.  The ones not picked are never used: no
         parameter of a used module goes untrained."""
         ctx = self.ctx
-        reads = [n for n in iter_nodes(cls) if isinstance(n, cst.Attribute) and n.attr.value == attr
+        reads = [n for n in ctx.nodes(cls) if type(n) is cst.Attribute and n.attr.value == attr
                  and isinstance(n.value, cst.Name) and n.value.value == "self"
                  and not isinstance(ctx.parent(n), cst.AssignTarget)]
         return bool(reads) and all(self._pick_registered(cls, read) for read in reads)

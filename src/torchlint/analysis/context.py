@@ -98,6 +98,10 @@ def _contents_of(node: cst.CSTNode) -> Contents:
     return c
 
 
+def _nodes_of(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    return tuple(iter_nodes(node))
+
+
 def _name_index_of(node: cst.CSTNode) -> Dict[str, List[cst.Name]]:
     index: Dict[str, List[cst.Name]] = {}
     for n in iter_nodes(node):
@@ -137,6 +141,7 @@ class FileContext:
         table = kept(path, module) if kept is not None else None
         self._code_facts: Dict[str, Dict[int, Tuple[cst.CSTNode, Any]]] = table if table is not None else {}
         self._kept_facts = table is not None
+        self._parse_config: Optional[cst.PartialParserConfig] = None
 
     # -- traversal hooks, called by the engine around every node --------------------------------
     def enter(self, node: cst.CSTNode, t: type) -> None:
@@ -262,6 +267,11 @@ class FileContext:
     def calls_in(self, node: cst.CSTNode) -> List[cst.Call]:
         return self.contents(node).calls
 
+    def nodes(self, node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+        """Every structural node under ``node`` (inclusive), in pre-order (``walk.iter_nodes``), listed
+        once per node (:meth:`of_code`): for the questions that scan the same function or class again."""
+        return self.of_code("nodes", node, _nodes_of)
+
     def names_in(self, node: cst.CSTNode, name: str) -> List[cst.Name]:
         """Every ``Name`` node spelled ``name`` under ``node`` (lazy, cached per node)."""
         index = self._name_index.get(node)
@@ -366,16 +376,35 @@ class FileContext:
         """Parse replacement code built from source snippets.  A snippet taken from inside
         parentheses may span lines (``x\n    .squeeze()``) and only parses within parentheses;
         such code comes back parenthesized, which keeps its meaning."""
-        config = self.module.config_for_parsing
-        try:
-            return cst.parse_expression(code, config=config)
-        except cst.ParserSyntaxError:
-            if "\n" not in code and "\r" not in code:
-                raise
-            return cst.parse_expression(f"({code})", config=config)
+        return self._snippet("expression", code)  # type: ignore[return-value]
 
     def parse_statement(self, code: str) -> cst.BaseStatement:
-        return cst.parse_statement(code, config=self.module.config_for_parsing)
+        return self._snippet("statement", code)  # type: ignore[return-value]
+
+    def _snippet(self, kind: str, code: str) -> cst.CSTNode:
+        # A tree is immutable: the same code under the same module settings gives one tree, parsed once
+        # per project (fixes are built again at every analysis of an edited document).
+        module = self.module
+        key = (kind, code, module.encoding, module.default_indent, module.default_newline)
+        table = getattr(self.project, "snippets", None)
+        found = table.get(key) if table is not None else None
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        if self._parse_config is None:
+            self._parse_config = module.config_for_parsing
+        config = self._parse_config
+        if kind == "statement":
+            node: cst.CSTNode = cst.parse_statement(code, config=config)
+        else:
+            try:
+                node = cst.parse_expression(code, config=config)
+            except cst.ParserSyntaxError:
+                if "\n" not in code and "\r" not in code:
+                    raise
+                node = cst.parse_expression(f"({code})", config=config)
+        if table is not None:
+            table[key] = node
+        return node
 
 
 def _top_order(ctx: FileContext) -> Dict[int, int]:

@@ -163,7 +163,7 @@ def _star_imports(ctx: FileContext):
     """``(module, level)`` of each module-level ``from <module> import *`` other than of torch, numpy or
     builtins (``level``: the leading dots of a relative import)."""
     for stmt in ctx.module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is not cst.SimpleStatementLine:
             continue
         for small in stmt.body:
             if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):

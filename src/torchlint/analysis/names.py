@@ -544,7 +544,7 @@ class NameResolver:
 
     def instance_of(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Qualified names of the class (or factory) that built the value of ``node``."""
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self.qualified_names(node.func)
         out: set = set()
         for value in self.values_before(node):
@@ -912,7 +912,7 @@ class NameResolver:
         parents = self.parents
         p = parents.get(id(node))
         while p is not None and p is not stop:
-            if isinstance(p, _BRANCHES):
+            if type(p) in _BRANCHES:
                 out.append(p)
             p = parents.get(id(p))
         return out
@@ -1017,7 +1017,7 @@ def _walked(module: cst.Module) -> NameResolver:
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 #: what a statement may run inside of on some paths only
-_BRANCHES = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally, cst.IfExp)
+_BRANCHES = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally, cst.IfExp})
 
 _ENTER = {
     cst.FunctionDef: NameResolver._enter_function,

@@ -56,6 +56,8 @@ PARSED_MAX = 48
 LINTED_MAX = 16
 #: texts of project modules searched for words, kept per project
 TEXTS_MAX = 256
+#: how many parsed pieces of replacement code a project keeps (:attr:`Project.snippets`)
+SNIPPETS_MAX = 4096
 #: the largest project module the program model reads
 MODULE_MAX_BYTES = 2_000_000
 #: the most source files a project's file list holds; a larger tree is not searched (its answer is unknown)
@@ -216,6 +218,16 @@ def _import_exports(text: str) -> Dict[str, List[str]]:
     return {k: v for k, v in out.items() if (k in public if public is not None else not k.startswith("_"))}
 
 
+class _Snippets(OrderedDict):  # type: ignore[type-arg]
+    """Parsed replacement code by (kind, code, the module's parser settings), the oldest forgotten past
+    :data:`SNIPPETS_MAX`."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if len(self) > SNIPPETS_MAX:
+            self.popitem(last=False)
+
+
 class _Tables:
     """What a project has learnt, shared by the project and its editor views (:meth:`Project.with_overlay`)."""
 
@@ -232,6 +244,7 @@ class _Tables:
         self.reparser: Optional[Reparser] = None  # an editor's: each document parsed where it changed
         #: module content -> what a star import of it binds (see :meth:`Project.star_exports`)
         self.exports: "OrderedDict[ContentKey, Dict[str, List[str]]]" = OrderedDict()
+        self.snippets = _Snippets()  # see Project.snippets
 
 
 class Project:
@@ -429,6 +442,13 @@ class Project:
         if self._tables.reparser is None:
             self._tables.reparser = Reparser()
         return self._tables.reparser
+
+    @property
+    def snippets(self) -> Dict[Any, cst.CSTNode]:
+        """The trees of the replacement code the project's files parsed (``FileContext.parse_expression``
+        and ``parse_statement``): a tree is immutable, so the same code parsed with the same module
+        settings is parsed once (an editor builds the fixes of a document again at every edit)."""
+        return self._tables.snippets
 
     def code_facts(self, path: str, module: cst.Module) -> Optional[Dict[str, Dict[int, Any]]]:
         """Where the facts that a node's code alone decides are kept for ``module``, the last parse of

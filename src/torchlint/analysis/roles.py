@@ -157,8 +157,8 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
     anywhere in its body (an attribute, a list it appends to, a container's comprehension); provably
     mode-free when every attribute it assigns is; else unknown.  With the verdict True: where it is seen
     (the layer's construction, or the read of ``self.training``)."""
-    for node in iter_nodes(cls.body):
-        if isinstance(node, cst.Attribute) and node.attr.value == "training" and dotted_name(node.value) == "self":
+    for node in ctx.nodes(cls.body):
+        if type(node) is cst.Attribute and node.attr.value == "training" and dotted_name(node.value) == "self":
             return True, (ctx, node)
     verdicts: List[Optional[bool]] = []
     if inherited is not None:

@@ -200,17 +200,18 @@ def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
         switches = _STATEMENT_SWITCHES.put(ctx, "set_grad_enabled" in ctx.source)
     child: cst.CSTNode = node
     for a in ctx.ancestors(node):
-        if isinstance(a, cst.With):
+        if type(a) is cst.With:
             if any(_grad_disabling(ctx, item.item) for item in a.items):
                 return True
-        elif isinstance(a, cst.FunctionDef):
+        elif type(a) is cst.FunctionDef:
             if any(_grad_disabling(ctx, d.decorator) for d in a.decorators):
                 return True
-        if switches and not isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        scope = type(a) in _SCOPES
+        if switches and not scope:
             verdict = _switched_before(ctx, a, child)
             if verdict is not None:
                 return verdict
-        if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if scope:
             break  # the function's caller decides beyond this point
         child = a
     return False
@@ -218,6 +219,8 @@ def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 #: whether the file spells a ``set_grad_enabled`` statement at all (the statement form is then looked for)
 _STATEMENT_SWITCHES: "Fact[bool]" = Fact("training.statement_switches")
+#: the nodes past which the function's caller decides (leaf classes: tested by type)
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _switched_before(ctx: FileContext, block_owner: cst.CSTNode, child: cst.CSTNode) -> Optional[bool]:

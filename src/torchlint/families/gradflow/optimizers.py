@@ -876,7 +876,7 @@ def _nested_function(ctx: FileContext, name: cst.Name) -> Optional[cst.FunctionD
     b = ctx.names.binding_at(name, name.value)
     outer = ctx.enclosing(name, cst.FunctionDef)
     while outer is not None and b is not None and len(b.values) == 1:
-        found = [n for n in iter_nodes(outer.body) if isinstance(n, cst.FunctionDef) and n.name.value == name.value
+        found = [n for n in iter_nodes(outer.body) if type(n) is cst.FunctionDef and n.name.value == name.value
                  and ctx.enclosing(n, (cst.FunctionDef, cst.ClassDef)) is outer]
         if found:
             return found[0] if len(found) == 1 and ctx.names.binding_at(found[0].name, name.value) is b else None
@@ -1198,7 +1198,7 @@ def _loop_target(ctx: FileContext, name: cst.Name) -> bool:
     """``real`` in ``for real in batches:`` where the loop's iterable is a plain name or a call of
     ``enumerate``/``zip``/``range`` (data, not a model's output)."""
     function = _function_of(ctx, name)
-    for stmt in iter_nodes(function):
+    for stmt in ctx.nodes(function):
         if isinstance(stmt, cst.For) and any(isinstance(t, cst.Name) and t.value == name.value
                                              for t in iter_nodes(stmt.target)):
             it = stmt.iter

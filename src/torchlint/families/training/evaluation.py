@@ -1263,8 +1263,8 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
             else:
                 names = {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
             steps.append((reads, names, None))
-    for loop in iter_nodes(node):  # `for out, y in outputs_of(model, loader)`: the loop binds what it iterates
-        if isinstance(loop, (cst.For, cst.CompFor)):
+    for loop in ctx.nodes(node):  # `for out, y in outputs_of(model, loader)`: the loop binds what it iterates
+        if type(loop) is cst.For or type(loop) is cst.CompFor:
             reads = _Reads(ctx, loop.iter, model_calls)
             if reads.names or reads.call:
                 steps.append((reads, {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}, None))
@@ -1352,8 +1352,8 @@ def returns_graph(ctx: FileContext, function: cst.FunctionDef, flow: DecodingFlo
     a container it was given (``outputs.append(logits)`` on a parameter) or on ``self``."""
     params = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
                                      *function.params.kwonly_params]}
-    for n in iter_nodes(function.body):
-        if isinstance(n, (cst.Return, cst.Yield)) and isinstance(n.value, cst.BaseExpression):
+    for n in ctx.nodes(function.body):
+        if (type(n) is cst.Return or type(n) is cst.Yield) and isinstance(n.value, cst.BaseExpression):
             if _carries(ctx, n.value, flow.graph, model_calls):
                 return True
     for a in ctx.contents(function).assigns:

@@ -107,7 +107,7 @@ def _derived_names(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Cal
         grew = False
         for a in assigns:
             value = getattr(a, "value", None)
-            if value is None or is_detached(ctx, value) or not _from_model(value, model_calls, out):
+            if value is None or is_detached(ctx, value) or not _from_model(ctx, value, model_calls, out):
                 continue
             for target in assignment_targets(a):
                 for n in iter_nodes(target):
@@ -119,9 +119,9 @@ def _derived_names(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Cal
     return out
 
 
-def _from_model(expr: cst.CSTNode, model_calls: Set[cst.Call], derived: Set[str]) -> bool:
-    for n in iter_nodes(expr):
-        if n in model_calls or (isinstance(n, cst.Name) and n.value in derived):
+def _from_model(ctx: FileContext, expr: cst.CSTNode, model_calls: Set[cst.Call], derived: Set[str]) -> bool:
+    for n in ctx.nodes(expr):
+        if n in model_calls or (type(n) is cst.Name and n.value in derived):
             return True
     return False
 
@@ -150,7 +150,7 @@ def _known_callee(ctx: FileContext, node: cst.CSTNode, call: cst.Call, derived: 
         return True  # a model's own submodules and methods (`decoder.attention(h)`): its forward computation
     if isinstance(func, cst.Attribute):
         recv = receiver(call)
-        if recv is not None and _from_model(recv, model_calls, derived):
+        if recv is not None and _from_model(ctx, recv, model_calls, derived):
             return True  # a tensor method (`.backward()` is strong evidence, checked before)
         if method_name(call) in _KEEPING_METHODS:
             return True
@@ -183,7 +183,7 @@ def _unknown_callee_verdict(ctx: FileContext, node: cst.CSTNode, call: cst.Call,
         return STRONG  # `loss_scaler(loss, optimizer)`, `model.update(loss, optimizer)`: it trains
     if _known_callee(ctx, node, call, derived, model_calls):
         return None
-    carries = [v for v in args if not is_detached(ctx, v) and _from_model(v, model_calls, derived)]
+    carries = [v for v in args if not is_detached(ctx, v) and _from_model(ctx, v, model_calls, derived)]
     if not carries:
         return None
     kept = not isinstance(ctx.parent(call), cst.Expr)
