@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.families.shapes.batches import (
     batch_evidence, batch_origin, batch_source, fed_one_sample, from_batch_of_one, literal_batch_of_one, sized_by_one,
-    tokenizer_origin, tokenizer_shape,
+    recurrent_batch_dim, tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
@@ -1385,7 +1385,7 @@ for frames in torch.load("frames.pt"):
     feats, _ = rnn(frames, rnn.blank_state(1))
     summary = feats.squeeze()
 """,
-            message="(the output of `rnn`)",
+            message="dim 1 is the batch (the output of `rnn`, a recurrent layer)",
         ),
         # the squeezed tensor is the one selected from, not the index: its batch dimension is still dropped
         Invalid(
@@ -1644,6 +1644,76 @@ def evaluate(model, loader, probe):
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
+        # the final hidden state of a GRU is [layers x directions, batch, features]: the batch is dim 1, and
+        # squeezing the layer dimension of a one-layer encoder drops it too for a single sentence
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, width, kind, layers=1):
+        super().__init__()
+        self.layers = layers
+        self.embed = nn.Embedding(vocab, width)
+        if kind == "gru":
+            cell = nn.GRU
+        elif kind == "rnn":
+            cell = nn.RNN
+        else:
+            raise ValueError(kind)
+        self.encoder = cell(width, width, num_layers=layers, batch_first=True)
+        self.mean = nn.Linear(width, 16)
+
+    def forward(self, tokens):
+        _, hidden = self.encoder(self.embed(tokens))
+        if self.layers > 1:
+            hidden = hidden.permute(1, 0, 2).flatten(1)
+        else:
+            hidden = hidden.squeeze()
+        return self.mean(hidden)
+""",
+            message="`hidden.squeeze()` without a dim drops the batch as well when it holds one sample: dim 1 is "
+                    "the batch (the final hidden state of `self.encoder`, a recurrent layer)",
+        ),
+        # a sequence-first GRU's output is [steps, batch, features]
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.rnn = nn.GRU(width, width) if width > 8 else nn.RNN(width, width)
+        self.out = nn.Linear(width, 5)
+
+    def forward(self, tokens):
+        states, _ = self.rnn(self.embed(tokens))
+        return self.out(states.squeeze())
+""",
+            message="dim 1 is the batch (the output of `self.rnn`, a recurrent layer)",
+        ),
+        # with `batch_first=True` the output's batch is dim 0
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Reader(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.lstm = nn.LSTM(width, width, batch_first=True)
+        self.out = nn.Linear(width, 2)
+
+    def forward(self, tokens):
+        states, (h, c) = self.lstm(self.embed(tokens))
+        return self.out(states.squeeze())
+""",
+            message="dim 0 is the batch (the output of `self.lstm`, a recurrent layer)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1713,8 +1783,17 @@ def evaluate(model, loader, probe):
                 continue  # a batch of one made on purpose that the value comes from, or ranks the code handles itself
             if fix is None and not batched and fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
-            if fix is None:
-                origin = tokenizer_origin(ctx, x) if batched else batch_origin(ctx, x)
+            recurrent = recurrent_batch_dim(ctx, x) if fix is None and not batched else None
+            if recurrent is not None and recurrent[0] != 0:
+                message = (
+                    f"`squeeze()` without a dim drops the batch as well when it holds one sample: dim "
+                    f"{recurrent[0]} is the batch ({recurrent[1]}); name the dimension to drop (`.squeeze(k)`)"
+                )
+            elif fix is None:
+                if recurrent is not None:
+                    origin: Optional[str] = recurrent[1]
+                else:
+                    origin = tokenizer_origin(ctx, x) if batched else batch_origin(ctx, x)
                 if origin is not None:
                     message = (
                         f"`squeeze()` without a dim drops dim 0 as well when the batch holds one sample: dim 0 "

@@ -211,6 +211,34 @@ def test_an_assignment_on_some_paths_only_reaches_nothing():
     assert _reaching(ctx, read_b, g) == ("pair()", 1)
 
 
+def test_an_assignment_in_the_other_arm_of_an_if_never_reaches_a_read():
+    ctx = _walked("""
+        def f(c):
+            h = state()
+            if c:
+                h = h.view(-1)
+            else:
+                h = h.squeeze(0)
+            return h
+
+        def g(c, d):
+            h = state()
+            if c:
+                h = first()
+            elif d:
+                h = second()
+            else:
+                use(h)
+    """)
+    f, g = ctx.module.body
+    in_if, in_else, returned = _reads(ctx, "h")[:3]
+    assert _reaching(ctx, in_if, f) == ("state()", None)
+    assert _reaching(ctx, in_else, f) == ("state()", None)  # not `h.view(-1)`, which the `if` arm binds
+    assert _reaching(ctx, returned, f) is None  # after the `if`: either arm's
+    (used,) = [r for r in _reads(ctx, "h") if ctx.is_inside(r, g)]
+    assert _reaching(ctx, used, g) == ("state()", None)  # neither the `if` nor the `elif` arm runs before it
+
+
 def test_a_function_reads_its_own_assignments_not_a_nested_one():
     ctx = _walked("""
         def f():

@@ -886,12 +886,12 @@ class NameResolver:
         for assign, _ in entries[len(positions):]:  # positions in source order, asked for once each
             positions.append(self.position(assign))
         i = bisect_left(positions, self.position(at)) - 1
-        while i >= 0 and self._contains(entries[i][0], at):
-            i -= 1  # `x = f(x)`: the `x` read is the value bound before
+        stop = scope_node if scope_node is not None else self.module_scope.node
+        while i >= 0 and (self._contains(entries[i][0], at) or self._other_arm(entries[i][0], at, stop)):
+            i -= 1  # `x = f(x)`: the `x` read is the value bound before; `if c: x = a` `else: f(x)`: never reaches
         if i < 0:
             return None
         assign, index = entries[i]
-        stop = scope_node if scope_node is not None else self.module_scope.node
         around = set(map(id, self._branches(at, stop)))
         if not set(map(id, self._branches(assign, stop))) <= around:
             return None  # assigned only on some paths
@@ -904,6 +904,27 @@ class NameResolver:
             if p is container:
                 return True
             p = parents.get(id(p))
+        return False
+
+    def _other_arm(self, node: cst.CSTNode, at: cst.CSTNode, stop: cst.CSTNode) -> bool:
+        """Whether ``node`` and ``at`` sit in the two arms of one ``if`` statement (the body and the
+        ``else``/``elif`` part), inside ``stop``: one never runs after the other."""
+        parents = self.parents
+        arms: Dict[int, cst.CSTNode] = {}  # id(if statement around at) -> the part of it holding at
+        child, p = at, parents.get(id(at))
+        while p is not None and p is not stop:
+            if type(p) is cst.If:
+                arms[id(p)] = child
+            child, p = p, parents.get(id(p))
+        if not arms:
+            return False
+        child, p = node, parents.get(id(node))
+        while p is not None and p is not stop:
+            other = arms.get(id(p))
+            if other is not None:
+                mine = child
+                return mine is not other and {id(mine), id(other)} <= {id(p.body), id(p.orelse)}  # type: ignore[attr-defined]
+            child, p = p, parents.get(id(p))
         return False
 
     def _branches(self, node: cst.CSTNode, stop: cst.CSTNode) -> List[cst.CSTNode]:

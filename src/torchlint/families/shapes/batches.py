@@ -39,7 +39,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis import definitions, roles
+from torchlint.analysis import definitions, effects, roles
 from torchlint.analysis.context import Fact, FileContext
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
@@ -684,6 +684,89 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
             if not (isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self"):
                 return f"the output of `{ctx.code(expr.func).strip()}`"  # a model's method: `vae.decode(z)`
     return None
+
+
+# -- where a recurrent layer puts the batch -------------------------------------------------------------------
+#: torch's recurrent layers: what calling one returns, ``(output, h_n)``; LSTM's ``h_n`` is a pair ``(h, c)``
+_RECURRENT = frozenset({"torch.nn.RNN", "torch.nn.GRU", "torch.nn.LSTM"})
+
+
+def recurrent_batch_dim(ctx: FileContext, x: cst.BaseExpression) -> Optional[Tuple[int, str]]:
+    """Where the batch sits in ``x``, a name bound to an element of what a recurrent layer of torch returns
+    (``out, hidden = self.rnn(x)``): ``(dim, words)``.  The final hidden state of ``nn.RNN``/``nn.GRU`` is
+    ``[layers x directions, batch, features]`` whatever ``batch_first`` says: the batch is dim 1; the output
+    is ``[seq, batch, features]`` (dim 1), or ``[batch, seq, features]`` with ``batch_first=True`` (dim 0).
+    Every construction of the layer must agree (a class chosen at run time among them, ``rnn = nn.GRU``);
+    None when the layer, the element or ``batch_first`` is not known."""
+    if not isinstance(x, cst.Name):
+        return None
+    function = ctx.enclosing(x, cst.FunctionDef)
+    found = ctx.names.reaching_assignment(x.value, x, function)
+    if found is None or found[1] not in (0, 1) or not isinstance(found[0].value, cst.Call):
+        return None
+    index = found[1]
+    layer = found[0].value.func
+    built = _recurrent_constructions(ctx, layer)
+    if not built:
+        return None
+    dims = set()
+    for cls, construction in built:
+        if index == 1:
+            if cls == "torch.nn.LSTM":
+                return None  # `(h, c)`: a pair, not a tensor
+            dims.add(1)
+            continue
+        flag = next((a.value for a in construction.args if a.keyword is not None and a.keyword.value == "batch_first"),
+                    None)
+        if flag is None or isinstance(flag, cst.Name) and flag.value == "False":
+            dims.add(1)
+        elif isinstance(flag, cst.Name) and flag.value == "True":
+            dims.add(0)
+        else:
+            return None  # `batch_first=opt.batch_first`
+    if len(dims) != 1:
+        return None
+    what = "the final hidden state" if index == 1 else "the output"
+    return dims.pop(), f"{what} of `{ctx.code(layer).strip()}`, a recurrent layer"
+
+
+def _recurrent_constructions(ctx: FileContext, layer: cst.BaseExpression) -> List[Tuple[str, cst.Call]]:
+    """``(class, construction)`` for every value the module ``layer`` may hold, each one a recurrent layer
+    of torch built by a call (of the class, or of a name holding it); empty when any is not."""
+    values: List[cst.BaseExpression]
+    held = effects.self_attr(ctx, layer)
+    if held is not None:
+        try:
+            values = effects.self_values(ctx, *held)
+        except effects.Unknown:
+            return []
+    elif isinstance(layer, cst.Name):
+        values = definitions.built_values(ctx, layer)
+    else:
+        return []
+    out: List[Tuple[str, cst.Call]] = []
+    for value in _arms(values):
+        value = definitions.strip_moves(value)
+        if not isinstance(value, cst.Call):
+            return []
+        classes = set(ctx.names.qualified_names(value.func))
+        if isinstance(value.func, cst.Name) and not classes & _RECURRENT:
+            # `rnn = nn.GRU` chosen before: the classes the name may hold
+            held_classes = [ctx.names.qualified_names(v) for v in _arms(ctx.names.values_before(value.func))]
+            if held_classes and all(len(q) == 1 for q in held_classes):
+                classes = {next(iter(q)) for q in held_classes}
+        if not classes or not classes <= _RECURRENT:
+            return []
+        out.extend((cls, value) for cls in classes)
+    return out
+
+
+def _arms(values: List[cst.BaseExpression]) -> List[cst.BaseExpression]:
+    """``values`` with each conditional expression replaced by its two arms (``nn.GRU if gru else nn.RNN``)."""
+    out: List[cst.BaseExpression] = []
+    for v in values:
+        out.extend(_arms([v.body, v.orelse]) if isinstance(v, cst.IfExp) else [v])
+    return out
 
 
 # -- a batch of one made on purpose, and a tokenizer's batch of texts ----------------------------------------------
