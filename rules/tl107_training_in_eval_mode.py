@@ -4,7 +4,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name, method_name, receiver
+from torchlint.analysis.context import assignment_targets, callee_name, method_name, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.families.training.evaluation import (
     EvaluationBinder,
@@ -406,6 +406,42 @@ for width in (8, 16, 32):
     print(width, grad_sizes(m, x, y))
 """
         ),
+        # the same phases, the training arm switching back to training mode
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.3), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def run(loaders, epochs):
+    net = Net()
+    opt = torch.optim.Adam(net.parameters())
+    for epoch in range(epochs):
+        for phase in ("train", "valid"):
+            if phase == "train":
+                net.train()
+            else:
+                net.eval()
+            total = 0.0
+            for x, y in loaders[phase]:
+                loss = (net(x) - y).pow(2).mean()
+                if phase == "train":
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                total += loss.item()
+            print(epoch, phase, total)
+"""
+        ),
     ]
 
     INVALID = [
@@ -792,6 +828,77 @@ def fit(batches, rounds):
 """,
             line=21,
         ),
+        # one loop trains and validates, by phase: `eval()` in the validation arm, the backward pass under the
+        # same test, and nothing switches back for the next epoch's training phase
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.3), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def run(loaders, epochs):
+    net = Net()
+    opt = torch.optim.Adam(net.parameters())
+    for epoch in range(epochs):
+        for phase in ("train", "valid"):
+            if phase == "train":
+                pass
+            else:
+                net.eval()
+            total = 0.0
+            for x, y in loaders[phase]:
+                loss = (net(x) - y).pow(2).mean()
+                if phase == "train":
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                total += loss.item()
+            print(epoch, phase, total)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.3), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def run(loaders, epochs):
+    net = Net()
+    opt = torch.optim.Adam(net.parameters())
+    for epoch in range(epochs):
+        for phase in ("train", "valid"):
+            if phase == "train":
+                net.train()
+            else:
+                net.eval()
+            total = 0.0
+            for x, y in loaders[phase]:
+                loss = (net(x) - y).pow(2).mean()
+                if phase == "train":
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                total += loss.item()
+            print(epoch, phase, total)
+""",
+            line=23,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -854,7 +961,7 @@ def fit(batches, rounds):
                 if ctx.code(model) != code or not ctx.is_inside(call, loop) or position(ctx, call) <= after:
                     continue
                 flow = decoding_flow(ctx, loop, {call})
-                if not reaches_backward(ctx, loop, flow, {call}):
+                if not reaches_backward(ctx, loop, flow, {call}) or self._no_backward_where(via_eval, loop):
                     return True
             for call in ctx.calls_in(loop):
                 # handed, after the switch, to code that runs it (`validate(model, loader)` of another
@@ -875,6 +982,42 @@ def fit(batches, rounds):
                     continue  # a local callable whose code is not in view
                 return True
         return False
+
+    def _no_backward_where(self, switch: cst.Call, loop: cst.CSTNode) -> bool:
+        """Whether, in an iteration of ``loop`` that runs ``switch``, no backward pass or optimizer step of the
+        loop runs: each one sits in the other arm of an ``if`` on the same test as ``switch`` (``if split ==
+        "train": model.train()`` ``else: model.eval()``, then ``if split == "train": loss.backward()``), a test
+        whose names the loop's body does not rebind."""
+        ctx = self.ctx
+        mine = self._arms(switch, loop)
+        if not mine:
+            return False
+        steps = [c for c in ctx.calls_in(loop) if is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None]
+        if not steps:
+            return False
+        rebound = {n.value for a in ctx.contents(loop).assigns for t in assignment_targets(a)
+                   for n in ctx.nodes(t) if isinstance(n, cst.Name)}
+        for step in steps:
+            theirs = self._arms(step, loop)
+            if not any(test == other and arm != other_arm and not names & rebound
+                       for test, arm, names in mine for other, other_arm, _ in theirs):
+                return False
+        return True
+
+    def _arms(self, node: cst.CSTNode, loop: cst.CSTNode) -> List[Tuple[str, bool, Set[str]]]:
+        """The ``if`` statements around ``node`` inside ``loop``: (the test's code, whether ``node`` is in
+        its body rather than its ``else``/``elif`` part, the names the test reads)."""
+        ctx = self.ctx
+        out: List[Tuple[str, bool, Set[str]]] = []
+        child = node
+        for a in ctx.ancestors(node):
+            if a is loop:
+                break
+            if isinstance(a, cst.If) and child is not a.test:
+                names = {n.value for n in ctx.nodes(a.test) if isinstance(n, cst.Name)}
+                out.append((" ".join(ctx.code(a.test).split()), child is a.body, names))
+            child = a
+        return out
 
     def _helper_runs_param(self, call: cst.Call) -> bool:
         """Whether the function ``call`` runs (this file's or another project file's) calls one of its
@@ -959,6 +1102,8 @@ def fit(batches, rounds):
 
     def _fix(self, loop: cst.CSTNode, via_eval: cst.Call, steps: List[cst.Call], code: str) -> Optional[Fix]:
         ctx = self.ctx
+        if self._no_backward_where(via_eval, loop):
+            return self._fix_other_arm(via_eval, code)
         first = steps[0]
         if ctx.function_for_call(first) is None or is_backward_like(ctx, first) or optimizer_of_step(ctx, first):
             # a training step written in the loop: switch the mode before the model's forward pass
@@ -972,3 +1117,26 @@ def fit(batches, rounds):
         return self.make_fix(f"Insert `{code}.train()` before the training step").insert_before(
             anchor, ctx.parse_statement(f"{code}.train()\n")
         )
+
+    def _fix_other_arm(self, switch: cst.Call, code: str) -> Optional[Fix]:
+        """The switch to eval mode sits in one arm of an ``if`` whose other arm trains: the training arm
+        switches back first (its lone ``pass`` replaced).  No fix without that arm (an ``elif``, no ``else``)."""
+        ctx = self.ctx
+        child: cst.CSTNode = switch
+        for a in ctx.ancestors(switch):
+            if isinstance(a, cst.If) and child is not a.test:
+                if child is a.body:
+                    other = a.orelse.body if isinstance(a.orelse, cst.Else) else None
+                else:
+                    other = a.body if child is a.orelse else None
+                if not isinstance(other, cst.IndentedBlock) or not other.body:
+                    return None
+                fix = self.make_fix(f"Insert `{code}.train()` in the arm that trains")
+                statement = ctx.parse_statement(f"{code}.train()\n")
+                first = other.body[0]
+                if len(other.body) == 1 and isinstance(first, cst.SimpleStatementLine) and \
+                        all(isinstance(s, cst.Pass) for s in first.body):
+                    return fix.replace(first, statement)
+                return fix.insert_before(first, statement)
+            child = a
+        return None
