@@ -905,6 +905,59 @@ def fit(model, loader, opt):
         print(loss.squeeze().item(), out.mean().squeeze())
 """
         ),
+        # the squeezed values only meet an element-wise loss that reduces, and a mean: with one sample the
+        # 0-d tensor broadcasts to the target as the one-element one would, the loss is the same number
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def td_step(q_net, target_net, batch, opt, gamma, log):
+    with torch.no_grad():
+        best = target_net(batch.next_obs).max(dim=1).values
+        target = batch.rewards + gamma * best
+    taken = q_net(batch.obs).gather(1, batch.actions).squeeze()
+    loss = F.mse_loss(target, taken)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    log(taken.mean().item())
+
+
+def value_step(critic, loader, opt):
+    mse = nn.MSELoss()
+    for states, returns in loader:
+        loss = mse(critic(states).squeeze(), returns)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        # a Flax module's output in a script that takes only torch's TensorBoard writer: no torch tensor
+        Valid(
+            """
+import flax.linen as nn
+import jax
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Critic(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(1)(x)
+
+
+def rollout(batches):
+    critic = Critic()
+    params = critic.init(jax.random.PRNGKey(0), batches[0])
+    writer = SummaryWriter()
+    for step, obs in enumerate(batches):
+        value = critic.apply(params, obs)
+        writer.add_histogram("value", value.squeeze(), step)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1019,7 +1072,7 @@ class Regressor(pl.LightningModule):
         x, y = batch
         outputs = self(x)
         preds, _ = outputs.max(dim=1)
-        self.log("val_mse", F.mse_loss(preds, y.squeeze()))
+        self.log("val_bce", F.binary_cross_entropy_with_logits(preds, y.squeeze()))
         return self.body(x).squeeze()
 """,
             count=2,
@@ -1197,12 +1250,12 @@ import torch.nn.functional as F
 
 def fit(rank, opt, a, b, y):
     s = rank(a, b)
-    loss = F.mse_loss(s.squeeze(), y)
+    loss = F.binary_cross_entropy_with_logits(s.squeeze(), y)
     opt.zero_grad()
     loss.backward()
     opt.step()
 """,
-            message="(the output of `rank`, trained here through `F.mse_loss`)",
+            message="(the output of `rank`, trained here through `F.binary_cross_entropy_with_logits`)",
         ),
         Invalid(
             """
@@ -1714,6 +1767,23 @@ class Reader(nn.Module):
 """,
             message="dim 0 is the batch (the output of `self.lstm`, a recurrent layer)",
         ),
+        # an element-wise loss kept per sample (`reduction="none"`): with one sample its shape follows the
+        # squeezed operand, and the per-sample weights meet a 0-d loss
+        Invalid(
+            """
+import torch.nn.functional as F
+
+
+def weighted_step(model, loader, opt):
+    for x, y, w in loader:
+        per_sample = F.mse_loss(model(x).squeeze(), y, reduction="none")
+        loss = (per_sample * w).sum() / w.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+            message="dim 0 is the batch (the output of `model`)",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1915,6 +1985,10 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
         if isinstance(parent, cst.Attribute) and parent.value is cur:
             if parent.attr.value in _SINK_METHODS:
                 return True
+            call = ctx.parent(parent)
+            if parent.attr.value in _WHOLE_REDUCTIONS and isinstance(call, cst.Call) and call.func is parent \
+                    and not call.args:
+                return True  # `old.mean()`: one number, whatever the shape
             if parent.attr.value in _PASS_ATTRS:
                 cur = parent
                 continue
@@ -1933,6 +2007,8 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
                     return True
                 if _selecting_index(ctx, call, parent):
                     return True
+                if _broadcasting_loss(ctx, call):
+                    return True
             return False
         if isinstance(parent, cst.ComparisonTarget):
             parent = ctx.parent(parent)
@@ -1940,6 +2016,35 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
             return _counted_match(ctx, parent)
         return False
     return False
+
+
+#: reductions over every element: the same number for a 0-d tensor and a one-element one
+_WHOLE_REDUCTIONS = frozenset({"mean", "sum", "max", "min", "prod", "norm", "all", "any"})
+#: element-wise losses that broadcast their operands and reduce them: a 0-d input against a one-element
+#: target gives the loss a one-element input gives
+_BROADCASTING_LOSSES = frozenset({
+    "torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss", "torch.nn.functional.smooth_l1_loss",
+    "torch.nn.functional.huber_loss",
+})
+_BROADCASTING_LOSS_CLASSES = frozenset({"torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss"})
+
+
+def _broadcasting_loss(ctx, call: cst.Call) -> bool:
+    """``call`` is an element-wise regression loss that reduces (``F.mse_loss(target, q.squeeze())``,
+    ``nn.MSELoss()(v.squeeze(), returns)``): with a batch of one, the squeezed 0-d operand broadcasts to
+    the other one's shape as the one-element tensor would, and the loss is the same number."""
+    reduction = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "reduction"), None)
+    if reduction is not None and not (isinstance(reduction, cst.SimpleString)
+                                      and reduction.evaluated_value in ("mean", "sum")):
+        return False
+    if ctx.names.qualified_names(call.func) & _BROADCASTING_LOSSES:
+        return True
+    built = [v for v in ctx.names.values_at(call.func)] if isinstance(call.func, cst.Name) else []
+    return bool(built) and all(
+        isinstance(v, cst.Call) and ctx.names.qualified_names(v.func) & _BROADCASTING_LOSS_CLASSES
+        and not any(a.keyword is not None and a.keyword.value == "reduction" for a in v.args)
+        for v in built
+    )
 
 
 def _selecting_index(ctx, call: cst.Call, arg: cst.Arg) -> bool:

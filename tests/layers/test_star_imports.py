@@ -75,3 +75,25 @@ def test_the_rules_read_torch_through_the_star_import(tmp_path):
     assert [d.code for d in found] == ["TL105"]
     (tmp_path / "utils.py").write_text("import os\n")
     assert lint_source(path, EVAL, Settings(all_rules())).diagnostics == []
+
+
+def test_a_package_without_init_files_named_from_inside_it(tmp_path):
+    """``from pkg.sub.utils import *`` in ``pkg/sub/test.py`` with no ``__init__.py`` on the way and no
+    project marker (a script that puts the folder above ``pkg`` on ``sys.path``): the folder named ``pkg``
+    above the importer is where the module is; a ``no_grad`` spelled with the star-imported ``torch`` is
+    one."""
+    sub = tmp_path / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    (sub / "utils.py").write_text(UTILS)
+    source = (
+        "import torch.nn as nn\nfrom pkg.sub.utils import *\n\n\n"
+        "def test(model, loader):\n    model.eval()\n    hits = 0\n    with torch.no_grad():\n"
+        "        for x, y in loader:\n            hits += (model(x).argmax(1) == y).sum().item()\n    return hits\n"
+    )
+    path = sub / "check.py"
+    path.write_text(source)
+    ctx = _walked(str(path), Project())
+    assert _origins(ctx, "torch") == {"torch"}
+    assert lint_source(str(path), source, Settings(all_rules())).diagnostics == []
+    (sub / "utils.py").unlink()  # the module gone, `torch` is unknown again: the star binds nothing
+    assert _origins(_walked(str(path), Project()), "torch") == frozenset()

@@ -56,6 +56,8 @@ PARSED_MAX = 48
 LINTED_MAX = 16
 #: texts of project modules searched for words, kept per project
 TEXTS_MAX = 256
+#: how many folders above an importer may be the package its absolute import names (:meth:`Project.module_file`)
+_PACKAGE_DEPTH = 8
 #: how many parsed pieces of replacement code a project keeps (:attr:`Project.snippets`)
 SNIPPETS_MAX = 4096
 #: the largest project module the program model reads
@@ -302,7 +304,9 @@ class Project:
 
     def module_file(self, importer: str, module: str, level: int) -> Optional[str]:
         """The file of the project module ``module`` imported from the file ``importer`` (``level`` dots of
-        a relative import): beside the importer, else under the root or its ``src`` folder."""
+        a relative import): beside the importer, else under the root or its ``src`` folder, else above the
+        outermost package holding the importer or the folder above the importer's own folder that bears
+        the module's first name."""
         if not importer or importer in ("-", "<stdin>"):
             return None
         here = os.path.dirname(os.path.abspath(importer))
@@ -323,6 +327,18 @@ class Project:
                 top = os.path.dirname(top)
             if top != here and top not in bases:
                 bases.append(top)
+            # the importer inside the package it names, without `__init__.py` files on the way (a namespace
+            # package, a script that puts the folder above on `sys.path`): `TCN/char_cnn/test.py` importing
+            # `TCN.char_cnn.utils`
+            folder = here
+            for _ in range(_PACKAGE_DEPTH):
+                if parts and os.path.basename(folder) == parts[0]:
+                    if os.path.dirname(folder) not in bases:
+                        bases.append(os.path.dirname(folder))
+                    break
+                if os.path.dirname(folder) == folder:
+                    break
+                folder = os.path.dirname(folder)
         for base in bases:
             stem = os.path.join(base, *parts) if parts else base
             for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):

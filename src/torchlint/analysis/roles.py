@@ -989,9 +989,19 @@ def plain_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
         if found is not None and isinstance(found[1], cst.ClassDef):
             if not plain_class(found[0], found[1], depth + 1):
                 return False
-        elif dotted_name(expr) != "object":
+        elif dotted_name(expr) != "object" and not _foreign_base(ctx, expr):
             return False
     return not any(k.keyword is not None and k.keyword.value == "metaclass" for k in cls.keywords)
+
+
+#: frameworks whose classes are no ``torch.nn.Module``: a class built on one of theirs (``flax.linen.Module``,
+#: ``tf.keras.Model``) is plain as far as torch goes
+_FOREIGN_FRAMEWORKS = ("flax.", "jax.", "haiku.", "equinox.", "tensorflow.", "keras.", "sklearn.")
+
+
+def _foreign_base(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    names = ctx.names.qualified_names_at(expr)
+    return bool(names) and all(n.startswith(_FOREIGN_FRAMEWORKS) for n in names)
 
 
 def _plain_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:

@@ -170,7 +170,7 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         name = dotted_name(owner)
         if name is not None and not ctx.names.qualified_names(owner):
             last = name.rsplit(".", 1)[-1]
-            if is_model_name(last) or roles.is_model(ctx, owner):
+            if (is_model_name(last) or roles.is_model(ctx, owner)) and not roles.not_a_module(ctx, owner):
                 return True  # a model's own method: `vae.decode(z)`, `model.generate(ids)`
     return False
 

@@ -148,7 +148,7 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
         return None
     built = is_model(ctx, model) is True or switches_mode(ctx, model)
     if not built and not (holds_module(ctx, model) or _member_of_model(ctx, model) or scores_a_batch(ctx, call)) \
-            and not (names_count and is_model_name(last)):
+            and not (names_count and is_model_name(last) and not not_a_module(ctx, model)):
         return None  # neither built as a module (`cnn = CNN()`) nor used as one (`clf.eval()`), nor a
         # member of a model (`vae.decoder(z)`), whatever its name
     if not built and isinstance(model, cst.Attribute) and not _model_owner(ctx, model.value, names_count):
