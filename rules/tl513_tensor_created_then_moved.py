@@ -287,6 +287,7 @@ def mask_of(buffer, n):
     return torch.ones(n, out=buffer).bool()
 """,
             line=6,
+            message="create it as needed with `dtype=` in place of `out=`",
         ),
     ]
 
@@ -317,7 +318,12 @@ def mask_of(buffer, n):
             unsafe = qn.isdisjoint(EXACT_FACTORIES)
             fix = self.make_fix(unsafe=unsafe).replace(node, _add_kwarg(factory, keyword, value))
         what = "casts" if keyword == "dtype" else "moves"
-        self.report(node, self.MESSAGE.format(found=self.spelling(node), what=what, kw=keyword), fix=fix)
+        message = self.MESSAGE.format(found=self.spelling(node), what=what, kw=keyword)
+        if keyword_arg(factory, "out") is not None:
+            # `out=` gives the factory its dtype and device: `dtype=` beside it raises on a mismatch
+            message = (f"`{self.spelling(node)}` creates the tensor, then {what} it: create it as needed with "
+                       f"`{keyword}=` in place of `out=` instead of allocating twice")
+        self.report(node, message, fix=fix)
 
     def _certain_cast(self, factory: frozenset, call: cst.Call, dtype: cst.BaseExpression) -> bool:
         """A cast allocates a second tensor for sure only after a size-only factory and to another dtype
