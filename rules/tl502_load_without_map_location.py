@@ -12,6 +12,8 @@ from torchlint.rule import Invalid, LintRule, Valid
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
 CUDA_AVAILABLE = frozenset({"torch.cuda.is_available"})
+#: waits for the GPU: a run without one raises there
+CUDA_SYNC = frozenset({"torch.cuda.synchronize"})
 
 
 class LoadWithoutMapLocation(LintRule):
@@ -204,6 +206,36 @@ class Runner:
         self.net.load_state_dict(torch.load(path))
 """
         ),
+        # a GPU-only script: the branch that builds the model moves it, but the training loop moves every
+        # batch to CUDA and waits for the GPU unconditionally: no run without a GPU gets as far as a CPU load
+        Valid(
+            """
+import torch
+from models import Net
+
+
+def train(model, loader, opt):
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+
+
+def main(args, loader):
+    if args.resume:
+        checkpoint = torch.load(args.resume)
+        model = checkpoint["model"]
+    else:
+        model = Net()
+        model = model.cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, loader, opt)
+    torch.save({"model": model}, "last.pth")
+"""
+        ),
     ]
 
     INVALID = [
@@ -359,6 +391,9 @@ class Runner:
         self._fallback = False
         #: a move to CUDA under an `if` (`if opt.cuda: model = model.cuda()`): the device is picked at run time
         self._conditional_cuda = False
+        #: a move to CUDA (or a CUDA synchronisation) that its function runs under no `if`: a run without a
+        #: GPU fails there whatever it loads
+        self._unconditional_cuda = False
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.ctx.names
@@ -377,6 +412,20 @@ class Runner:
             self._cuda = True
             if any(isinstance(a, cst.If) for a in self.ctx.ancestors(node)):
                 self._conditional_cuda = True
+            elif not self._guarded(node):
+                self._unconditional_cuda = True
+        elif names.matches(node.func, CUDA_SYNC) and not self._guarded(node):
+            self._unconditional_cuda = True
+
+    def _guarded(self, node: cst.Call) -> bool:
+        """Whether ``node`` runs under a condition in its function (an ``if``, a conditional expression, a
+        ``try``)."""
+        for a in self.ctx.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, (cst.If, cst.IfExp, cst.Try)):
+                return True
+        return False
 
     def _to_cuda(self, node: cst.Call) -> bool:
         if method_name(node) != "to" and not self.ctx.names.matches(node.func, {"torch.device"}):
@@ -391,8 +440,8 @@ class Runner:
         return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values_before(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not (self._cuda and (self._fallback or self._conditional_cuda)):
-            return
+        if not (self._cuda and (self._fallback or (self._conditional_cuda and not self._unconditional_cuda))):
+            return  # no run without a GPU: none checks for one, and one that moves to CUDA unconditionally
         for path, call in self._loads:
             where = self.ctx.enclosing(call, cst.FunctionDef)
             savers = [save for p, save in self._saved if p == path]
