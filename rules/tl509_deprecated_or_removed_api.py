@@ -36,6 +36,10 @@ _KEEPS_GRAPH = frozenset({"cuda", "cpu", "to", "float", "double", "half", "long"
                           "type", "expand", "repeat", "flatten"})
 
 
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
 def _graph_free(ctx, expr: cst.BaseExpression, depth: int) -> bool:
     """Whether ``expr`` is a tensor that neither carries an autograd graph nor requires grad, by
     construction: built by a torch factory (``torch.zeros(...)``, ``torch.LongTensor(...)``,
@@ -528,6 +532,21 @@ with torch.amp.autocast("cuda"):
     pass
 """,
         ),
+        # a Variable made to require grad: the tensor itself would lose the flag (no fix: where the tensor
+        # comes from decides the spelling)
+        Invalid(
+            """
+import torch
+from torch.autograd import Variable
+
+
+def saliency(model, image, label):
+    x = Variable(image.unsqueeze(0), requires_grad=True)
+    model(x)[0, label].backward()
+    return x.grad.abs()
+""",
+            message="use a tensor that requires grad (`x.detach().requires_grad_()`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -649,7 +668,13 @@ with torch.amp.autocast("cuda"):
             state = f"is deprecated since torch {entry.deprecated}"
         spelled = self.spelling(node.func if isinstance(node, cst.Call) else node)
         named = f"`{spelled}`" if spelled == entry.name else f"`{spelled}` (`{entry.name}`)"
-        message = f"{named} {state}; use {entry.use}"
+        use = entry.use
+        flag = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "requires_grad"), None)
+        if entry.fix == "unwrap" and flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
+            # `Variable(x, requires_grad=True)`: the tensor itself would lose the flag
+            use = (f"a tensor that requires grad (`x.detach().requires_grad_({'' if _is_true(flag) else self.ctx.code(flag)})`"
+                   ", or `requires_grad=` given to the factory that makes it)")
+        message = f"{named} {state}; use {use}"
         self.report(node, message, fix=self._entry_fix(node, entry))
 
     def _entry_fix(self, node: cst.Call, entry: Deprecation) -> Optional[Fix]:

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.context import arg, keyword_arg
+from torchlint.analysis.definitions import call_sites, project_call_sites
 from torchlint.families.api.rewrite import literal_value
 from torchlint.analysis.training import under_no_grad
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -112,6 +113,31 @@ def evaluate(model, x):
     return model(Variable(x, volatile=True))
 """
         ),
+        # `volatile=` given by a parameter: the only call that sets it runs under `no_grad()`, the others keep
+        # the default `False`
+        Valid(
+            """
+import torch
+from torch.autograd import Variable
+
+
+def get_batch(source, i, evaluation=False):
+    return Variable(source[i], volatile=evaluation)
+
+
+def evaluate(model, source):
+    with torch.no_grad():
+        return [model(get_batch(source, i, evaluation=True)) for i in range(len(source))]
+
+
+def train(model, source, opt):
+    for i in range(len(source)):
+        loss = model(get_batch(source, i)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -168,7 +194,26 @@ def train_step(model, x):
     return model(Variable(x, requires_grad=True))
 """,
         ),
+        # a caller sets the parameter outside `no_grad()`: that call builds the graph `volatile` was meant to skip
+        Invalid(
+            """
+from torch.autograd import Variable
+
+
+def to_tensor(x, volatile=False):
+    return Variable(x, volatile=volatile)
+
+
+def act(actor, state):
+    return actor(to_tensor(state, volatile=True))
+""",
+            line=6,
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._pending: List[Tuple[cst.Call, cst.BaseExpression]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         volatile = keyword_arg(node, "volatile")
@@ -183,7 +228,48 @@ def train_step(model, x):
             return
         if under_no_grad(self.ctx, node):
             return
-        self.report(node)
+        self._pending.append((node, volatile.value))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for node, value in self._pending:  # judged after the walk: a parameter's callers are known then
+            found = self._may_be_true(value)
+            if found is True:
+                self.report(node)
+            elif found is not None:
+                cctx, call = found
+                where = " ".join(cctx.code(call).split())
+                where = where if len(where) <= 60 else where[:57].rstrip() + "..."
+                self.report(node, (
+                    f"`volatile={self.ctx.code(value)}` is `True` where `{where}` "
+                    "runs outside `torch.no_grad()`, and `volatile=True` has had no effect since torch 0.4: autograd "
+                    "stays on there; run that code under `torch.no_grad()` instead"))
+
+    def _may_be_true(self, value: cst.BaseExpression) -> Union[bool, None, Tuple[Any, cst.Call]]:
+        """Whether ``volatile=value`` may be ``True`` where autograd is on: a literal ``True``, an expression
+        of the code's own; for a parameter of the function (``volatile=evaluation``), what its calls pass (the
+        default where a call passes nothing), each call outside ``torch.no_grad()``: a parameter no call in
+        view sets is never known to be ``True``.  True (the value itself may be), the first such call with its
+        file's context, or None."""
+        ctx = self.ctx
+        if not isinstance(value, cst.Name) or not ctx.names.is_param_at(value):
+            return True if literal_value(value) is not False else None
+        function = ctx.enclosing(value, cst.FunctionDef)
+        if not isinstance(function, cst.FunctionDef):
+            return True
+        params = [*function.params.posonly_params, *function.params.params]
+        names = [p.name.value for p in params]
+        if value.value not in names:
+            return True  # keyword-only or `**kwargs`: not followed
+        index = names.index(value.value)
+        default = params[index].default
+        for cctx, call in [(ctx, c) for c in call_sites(ctx, function)] + project_call_sites(ctx, function):
+            offset = 1 if isinstance(call.func, cst.Attribute) and names[0] in ("self", "cls") else 0
+            passed = arg(call, index - offset, value.value) if index >= offset else None
+            given = passed.value if passed is not None else default
+            if given is None or literal_value(given) is False or under_no_grad(cctx, call):
+                continue
+            return cctx, call
+        return None
 
     def _drop(self, node: cst.Call, volatile: cst.Arg) -> Optional[Fix]:
         rest = [a for a in node.args if a is not volatile]
