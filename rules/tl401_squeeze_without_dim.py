@@ -6,8 +6,8 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.families.shapes.batches import (
-    batch_evidence, batch_origin, batch_source, fed_one_sample, from_batch_of_one, literal_batch_of_one, sized_by_one,
-    recurrent_batch_dim, tokenizer_origin, tokenizer_shape,
+    batch_evidence, batch_origin, batch_source, fed_fixed_batch, fed_one_sample, from_batch_of_one,
+    literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
@@ -958,6 +958,43 @@ def rollout(batches):
         writer.add_histogram("value", value.squeeze(), step)
 """
         ),
+        # the model's batch is the three sentences written out: its leading dimension is never 1
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+sentences = ["i like dog", "i love coffee", "i hate milk"]
+words = sorted(set(" ".join(sentences).split()))
+index = {w: i for i, w in enumerate(words)}
+
+
+def make_batch():
+    inputs, targets = [], []
+    for sentence in sentences:
+        tokens = sentence.split()
+        inputs.append([index[t] for t in tokens[:-1]])
+        targets.append(index[tokens[-1]])
+    return inputs, targets
+
+
+class NextWord(nn.Module):
+    def __init__(self, n, width=8):
+        super().__init__()
+        self.embed = nn.Embedding(n, width)
+        self.out = nn.Linear(2 * width, n)
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1))
+
+
+model = NextWord(len(words))
+inputs, targets = make_batch()
+inputs = torch.LongTensor(inputs)
+predict = model(inputs).max(1, keepdim=True)[1]
+print([words[n.item()] for n in predict.squeeze()])
+"""
+        ),
     ]
 
     INVALID = [
@@ -1784,6 +1821,77 @@ def weighted_step(model, loader, opt):
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
+        # the same script reading its sentences from a file: a file of one line is a batch of one
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+sentences = open("corpus.txt").read().splitlines()
+words = sorted(set(" ".join(sentences).split()))
+index = {w: i for i, w in enumerate(words)}
+
+
+def make_batch():
+    inputs, targets = [], []
+    for sentence in sentences:
+        tokens = sentence.split()
+        inputs.append([index[t] for t in tokens[:-1]])
+        targets.append(index[tokens[-1]])
+    return inputs, targets
+
+
+class NextWord(nn.Module):
+    def __init__(self, n, width=8):
+        super().__init__()
+        self.embed = nn.Embedding(n, width)
+        self.out = nn.Linear(2 * width, n)
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1))
+
+
+model = NextWord(len(words))
+inputs, targets = make_batch()
+inputs = torch.LongTensor(inputs)
+predict = model(inputs).max(1, keepdim=True)[1]
+print([words[n.item()] for n in predict.squeeze()])
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+sentences = open("corpus.txt").read().splitlines()
+words = sorted(set(" ".join(sentences).split()))
+index = {w: i for i, w in enumerate(words)}
+
+
+def make_batch():
+    inputs, targets = [], []
+    for sentence in sentences:
+        tokens = sentence.split()
+        inputs.append([index[t] for t in tokens[:-1]])
+        targets.append(index[tokens[-1]])
+    return inputs, targets
+
+
+class NextWord(nn.Module):
+    def __init__(self, n, width=8):
+        super().__init__()
+        self.embed = nn.Embedding(n, width)
+        self.out = nn.Linear(2 * width, n)
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1))
+
+
+model = NextWord(len(words))
+inputs, targets = make_batch()
+inputs = torch.LongTensor(inputs)
+predict = model(inputs).max(1, keepdim=True)[1]
+print([words[n.item()] for n in predict.squeeze(1)])
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1853,6 +1961,9 @@ def weighted_step(model, loader, opt):
                 continue  # a batch of one made on purpose that the value comes from, or ranks the code handles itself
             if fix is None and not batched and fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
+            if not batched and fed_fixed_batch(ctx, batch_source(ctx, x)):
+                continue  # the model ran on a batch whose rows the code fixes (three sentences written out): its
+                # leading dimension is never 1, and what `squeeze()` drops is what the code expects
             recurrent = recurrent_batch_dim(ctx, x) if fix is None and not batched else None
             if recurrent is not None and recurrent[0] != 0:
                 message = (

@@ -40,7 +40,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis import definitions, effects, roles
-from torchlint.analysis.context import Fact, FileContext
+from torchlint.analysis.context import Fact, FileContext, assignment_targets
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
@@ -767,6 +767,129 @@ def _arms(values: List[cst.BaseExpression]) -> List[cst.BaseExpression]:
     for v in values:
         out.extend(_arms([v.body, v.orelse]) if isinstance(v, cst.IfExp) else [v])
     return out
+
+
+# -- a batch whose size the code fixes ---------------------------------------------------------------------
+#: calls whose result has the rows of their first argument (a nested list made a tensor or an array)
+_ROWS_KEPT = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.IntTensor",
+    "torch.DoubleTensor", "torch.BoolTensor", "torch.autograd.Variable", "numpy.array", "numpy.asarray",
+})
+_ROWS_DEPTH = 8
+
+
+def fed_fixed_batch(ctx: FileContext, call: Optional[cst.Call]) -> bool:
+    """The model call a batch comes from is given an input whose rows the code fixes to two or more: a
+    literal list (``torch.LongTensor([[1, 2], [3, 4]])``), or a list a function of the file fills with one
+    row per element of such a list (``for sen in sentences: batch.append(...)`` with ``sentences = ["i like
+    dog", "i love coffee", "i hate milk"]``). Its batch is never one sample."""
+    if call is None:
+        return False
+    first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+    rows = _rows(ctx, first, 0) if first is not None else None
+    return rows is not None and rows >= 2
+
+
+def _rows(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional[int]:
+    """How many rows ``expr`` has, when the code fixes it; None otherwise."""
+    if depth > _ROWS_DEPTH:
+        return None
+    expr = definitions.strip_moves(expr)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return None if any(isinstance(e, cst.StarredElement) for e in expr.elements) else len(expr.elements)
+    if isinstance(expr, cst.Call):
+        if expr.args and expr.args[0].keyword is None and not expr.args[0].star and \
+                ctx.names.qualified_names(expr.func) & _ROWS_KEPT:
+            return _rows(ctx, expr.args[0].value, depth + 1)
+        return None
+    if not isinstance(expr, cst.Name):
+        return None
+    function = ctx.enclosing(expr, cst.FunctionDef)
+    found = ctx.names.reaching_assignment(expr.value, expr, function)
+    if found is not None:
+        assign, index = found
+        if index is None:
+            return _rows(ctx, assign.value, depth + 1)
+        returned = _returned_element(ctx, assign.value, index)
+        return _filled_rows(ctx, *returned, depth + 1) if returned is not None else None
+    if function is not None and expr.value in _local_names(ctx, function):
+        return _filled_rows(ctx, function, expr, depth + 1)
+    values = ctx.names.values_at(expr)  # a module-level name read in a function: every value it is given
+    counts = {_rows(ctx, v, depth + 1) for v in values}
+    return counts.pop() if values and len(counts) == 1 else None
+
+
+def _local_names(ctx: FileContext, function: cst.FunctionDef) -> set:
+    return {n.value for a in ctx.contents(function).assigns for t in assignment_targets(a)
+            for n in ctx.nodes(t) if isinstance(n, cst.Name)}
+
+
+def _returned_element(ctx: FileContext, value: cst.BaseExpression,
+                      index: int) -> Optional[Tuple[cst.FunctionDef, cst.Name]]:
+    """For ``a, b = make_batch()`` with a function of the file that returns a tuple of names: the function
+    and the name it returns at ``index`` (every ``return`` alike)."""
+    if not isinstance(value, cst.Call):
+        return None
+    function = ctx.function_for_call(value)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    names = set()
+    returns = [n for n in ctx.nodes(function.body) if isinstance(n, cst.Return)]
+    for r in returns:
+        if ctx.enclosing(r, cst.FunctionDef) is not function:
+            continue
+        if not isinstance(r.value, cst.Tuple) or index >= len(r.value.elements):
+            return None
+        element = r.value.elements[index].value
+        if not isinstance(element, cst.Name):
+            return None
+        names.add(element.value)
+    if len(names) != 1:
+        return None
+    name = next(n for r in returns if isinstance(r.value, cst.Tuple) for n in [r.value.elements[index].value])
+    return function, name  # type: ignore[return-value]
+
+
+def _starts_empty(assign: cst.CSTNode, name: str) -> bool:
+    """``batch = []``, or ``inputs, targets = [], []`` for either name."""
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return False
+    target, value = assign.targets[0].target, assign.value
+    if isinstance(target, cst.Name):
+        return target.value == name and isinstance(value, cst.List) and not value.elements
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements):
+        return any(isinstance(t.value, cst.Name) and t.value.value == name and isinstance(v.value, cst.List)
+                   and not v.value.elements for t, v in zip(target.elements, value.elements))
+    return False
+
+
+def _filled_rows(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, depth: int) -> Optional[int]:
+    """The rows of the list ``name`` of ``function`` when it starts empty (``batch = []``) and its one
+    ``append`` runs once per element of a loop whose rows the code fixes, under no condition."""
+    appends = [c for c in ctx.calls_in(function) if isinstance(c.func, cst.Attribute)
+               and isinstance(c.func.value, cst.Name) and c.func.value.value == name.value]
+    if len(appends) != 1 or appends[0].func.attr.value != "append":  # type: ignore[attr-defined]
+        return None
+    starts = [a for a in ctx.contents(function).assigns
+              if any(n.value == name.value for t in assignment_targets(a) for n in target_names(t))]
+    if len(starts) != 1 or not _starts_empty(starts[0], name.value):
+        return None
+    loop = None
+    for a in ctx.ancestors(appends[0]):
+        if a is function:
+            break
+        if isinstance(a, (cst.If, cst.IfExp, cst.Try, cst.While, cst.With)):
+            return None
+        if isinstance(a, cst.For):
+            if loop is not None:
+                return None  # nested loops: rows times columns
+            loop = a
+    if loop is None or ctx.enclosing(loop, cst.FunctionDef) is not function:
+        return None
+    if any(isinstance(n, (cst.Break, cst.Continue)) for n in ctx.nodes(loop.body)):
+        return None
+    return _rows(ctx, loop.iter, depth + 1)
 
 
 # -- a batch of one made on purpose, and a tokenizer's batch of texts ----------------------------------------------
