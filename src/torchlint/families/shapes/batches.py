@@ -790,10 +790,27 @@ def fed_fixed_batch(ctx: FileContext, call: Optional[cst.Call]) -> bool:
     return rows is not None and rows >= 2
 
 
+#: id(expression) -> its rows (see :func:`_rows`), for the file after its walk
+_ROWS: "Fact[Dict[int, Optional[int]]]" = Fact("batches.rows")
+
+
 def _rows(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional[int]:
-    """How many rows ``expr`` has, when the code fixes it; None otherwise."""
+    """How many rows ``expr`` has, when the code fixes it; None otherwise (asked once per expression: a
+    name given many values, each read from another, is not followed again and again)."""
     if depth > _ROWS_DEPTH:
         return None
+    memo = _ROWS.get(ctx)
+    if memo is None:
+        memo = _ROWS.put(ctx, {})
+    key = id(expr)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # a cycle through this expression fixes nothing
+    found = memo[key] = _rows_of(ctx, expr, depth)
+    return found
+
+
+def _rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional[int]:
     expr = definitions.strip_moves(expr)
     if isinstance(expr, (cst.List, cst.Tuple)):
         return None if any(isinstance(e, cst.StarredElement) for e in expr.elements) else len(expr.elements)
