@@ -4,7 +4,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import assignment_targets, callee_name, method_name, receiver
+from torchlint.analysis.context import callee_name, method_name, receiver
 from torchlint.analysis.names import dotted_name
 from torchlint.families.training.evaluation import (
     EvaluationBinder,
@@ -21,7 +21,6 @@ from torchlint.families.training.evaluation import (
     needs_grad,
     position,
     reaches_backward,
-    restores_train_mode,
     snake,
     top_statement,
 )
@@ -995,8 +994,7 @@ def run(loaders, epochs):
         steps = [c for c in ctx.calls_in(loop) if is_backward_like(ctx, c) or optimizer_of_step(ctx, c) is not None]
         if not steps:
             return False
-        rebound = {n.value for a in ctx.contents(loop).assigns for t in assignment_targets(a)
-                   for n in ctx.nodes(t) if isinstance(n, cst.Name)}
+        rebound = ctx.assigned_names(loop)
         for step in steps:
             theirs = self._arms(step, loop)
             if not any(test == other and arm != other_arm and not names & rebound

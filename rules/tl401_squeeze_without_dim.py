@@ -11,7 +11,6 @@ from torchlint.families.shapes.batches import (
 )
 from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
-from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 SQUEEZE = frozenset({"torch.squeeze"})
@@ -2150,7 +2149,7 @@ def _broadcasting_loss(ctx, call: cst.Call) -> bool:
         return False
     if ctx.names.qualified_names(call.func) & _BROADCASTING_LOSSES:
         return True
-    built = [v for v in ctx.names.values_at(call.func)] if isinstance(call.func, cst.Name) else []
+    built = ctx.names.values_at(call.func) if isinstance(call.func, cst.Name) else []
     return bool(built) and all(
         isinstance(v, cst.Call) and ctx.names.qualified_names(v.func) & _BROADCASTING_LOSS_CLASSES
         and not any(a.keyword is not None and a.keyword.value == "reduction" for a in v.args)

@@ -4,8 +4,8 @@ from typing import Any, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import arg, keyword_arg
-from torchlint.analysis.definitions import call_sites, project_call_sites
+from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.definitions import call_sites, passed_argument, project_call_sites
 from torchlint.families.api.rewrite import literal_value
 from torchlint.analysis.training import under_no_grad
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -256,16 +256,13 @@ def act(actor, state):
         function = ctx.enclosing(value, cst.FunctionDef)
         if not isinstance(function, cst.FunctionDef):
             return True
-        params = [*function.params.posonly_params, *function.params.params]
-        names = [p.name.value for p in params]
-        if value.value not in names:
+        param = next((p for p in [*function.params.posonly_params, *function.params.params]
+                      if p.name.value == value.value), None)
+        if param is None:
             return True  # keyword-only or `**kwargs`: not followed
-        index = names.index(value.value)
-        default = params[index].default
         for cctx, call in [(ctx, c) for c in call_sites(ctx, function)] + project_call_sites(ctx, function):
-            offset = 1 if isinstance(call.func, cst.Attribute) and names[0] in ("self", "cls") else 0
-            passed = arg(call, index - offset, value.value) if index >= offset else None
-            given = passed.value if passed is not None else default
+            passed = passed_argument(call, function, value.value)
+            given = passed.value if passed is not None else param.default
             if given is None or literal_value(given) is False or under_no_grad(cctx, call):
                 continue
             return cctx, call

@@ -11,7 +11,7 @@ this one defines and fills in (read it through :func:`~torchlint.analysis.projec
 """
 from __future__ import annotations
 
-from typing import (Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
+from typing import (Any, Callable, Dict, FrozenSet, Generic, Iterator, List, Optional, Sequence, Tuple, Type,
                     TypeVar, Union)
 
 import libcst as cst
@@ -271,6 +271,15 @@ class FileContext:
         """Every structural node under ``node`` (inclusive), in pre-order (``walk.iter_nodes``), listed
         once per node (:meth:`of_code`): for the questions that scan the same function or class again."""
         return self.of_code("nodes", node, _nodes_of)
+
+    def assigned_names(self, node: cst.CSTNode) -> FrozenSet[str]:
+        """Every name an assignment under ``node`` writes (nested functions included), once per node
+        (:meth:`of_code`)."""
+        return self.of_code("assigned", node, self._assigned_names_of)
+
+    def _assigned_names_of(self, node: cst.CSTNode) -> FrozenSet[str]:
+        return frozenset(n.value for a in self.contents(node).assigns for t in assignment_targets(a)
+                         for n in self.nodes(t) if type(n) is cst.Name)
 
     def names_in(self, node: cst.CSTNode, name: str) -> List[cst.Name]:
         """Every ``Name`` node spelled ``name`` under ``node`` (lazy, cached per node)."""

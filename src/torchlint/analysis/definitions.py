@@ -491,22 +491,28 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
     function = ctx.enclosing(name, cst.FunctionDef)
     if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
         return None
-    params = list(function.params.posonly_params) + list(function.params.params)
-    names = [p.name.value for p in params]
-    if name.value not in names:
-        return None
-    index = names.index(name.value)
     out: List[cst.BaseExpression] = []
     calls = call_sites(ctx, function)
     if not calls:
         return None
     for call in calls:
-        offset = 1 if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls") else 0
-        a = arg(call, index - offset, name.value) if index >= offset else None
+        a = passed_argument(call, function, name.value)
         if a is None:
             return None
         out.append(a.value)
     return out
+
+
+def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> Optional[cst.Arg]:
+    """The argument ``call`` (a call of ``function``; ``self.f(...)`` of a method) passes for the
+    positional-or-keyword parameter ``name``, by position or keyword; None when it passes none (the
+    default) or ``name`` is no such parameter."""
+    names = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+    if name not in names:
+        return None
+    index = names.index(name)
+    offset = 1 if isinstance(call.func, cst.Attribute) and names[0] in ("self", "cls") else 0
+    return arg(call, index - offset, name) if index >= offset else None
 
 
 def method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
@@ -705,6 +711,7 @@ __all__ = [
     "local_definition",
     "maybe_project_function",
     "method_of",
+    "passed_argument",
     "position",
     "project_arguments_for_param",
     "project_call_sites",

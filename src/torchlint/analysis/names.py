@@ -128,6 +128,18 @@ class Scope:
         return b
 
 
+def _chain(node: cst.BaseExpression) -> Tuple[Optional[cst.Name], str]:
+    """``a.b.c`` -> (the Name ``a``, ``".b.c"``); (None, "") when the chain does not start at a name."""
+    rest: List[str] = []
+    expr = node
+    while type(expr) is cst.Attribute:
+        rest.append(expr.attr.value)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if type(expr) is not cst.Name:
+        return None, ""
+    return expr, "".join("." + part for part in reversed(rest))  # type: ignore[return-value]
+
+
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: List[str] = []
@@ -606,19 +618,11 @@ class NameResolver:
         found = self._names_memo.get(key)
         if found is not None:
             return found
-        rest: List[str] = []
-        expr = node
-        while type(expr) is cst.Attribute:
-            rest.append(expr.attr.value)  # type: ignore[attr-defined]
-            expr = expr.value  # type: ignore[attr-defined]
-        if type(expr) is not cst.Name:
+        expr, suffix = _chain(node)
+        if expr is None:
             return EMPTY
-        b = self.binding_at(expr, expr.value)  # type: ignore[attr-defined]
-        if b is None or not b.imports:
-            found = EMPTY
-        else:
-            suffix = "".join("." + part for part in reversed(rest))
-            found = frozenset(base + suffix for base in b.imports)
+        b = self.binding_at(expr, expr.value)
+        found = frozenset(base + suffix for base in b.imports) if b is not None and b.imports else EMPTY
         if self.entered_all and key in self.order:
             self._names_memo[key] = found
         return found
@@ -627,16 +631,12 @@ class NameResolver:
         found = self.qualified_names_at(node)
         if found:
             return found
-        rest: List[str] = []
-        root = node
-        while type(root) is cst.Attribute:
-            rest.append(root.attr.value)  # type: ignore[attr-defined]
-            root = root.value  # type: ignore[attr-defined]
-        if type(root) is not cst.Name or root.value not in _BUILTINS:  # type: ignore[attr-defined]
+        root, suffix = _chain(node)
+        if root is None or root.value not in _BUILTINS:
             return EMPTY
-        if self.binding_at(root, root.value) is not None:  # type: ignore[attr-defined]
+        if self.binding_at(root, root.value) is not None:
             return EMPTY  # the builtin's name rebound (and not to an import)
-        return frozenset({"builtins." + root.value + "".join("." + p for p in reversed(rest))})  # type: ignore[attr-defined]
+        return frozenset({"builtins." + root.value + suffix})
 
     def is_param_at(self, node: cst.Name) -> bool:
         """:meth:`is_param` after the walk: ``node`` names a parameter (a local binding whose values are
@@ -887,7 +887,8 @@ class NameResolver:
             positions.append(self.position(assign))
         i = bisect_left(positions, self.position(at)) - 1
         stop = scope_node if scope_node is not None else self.module_scope.node
-        while i >= 0 and (self._contains(entries[i][0], at) or self._other_arm(entries[i][0], at, stop)):
+        arms = self._if_arms(at, stop)
+        while i >= 0 and (self._contains(entries[i][0], at) or arms and self._other_arm(entries[i][0], arms, stop)):
             i -= 1  # `x = f(x)`: the `x` read is the value bound before; `if c: x = a` `else: f(x)`: never reaches
         if i < 0:
             return None
@@ -906,24 +907,26 @@ class NameResolver:
             p = parents.get(id(p))
         return False
 
-    def _other_arm(self, node: cst.CSTNode, at: cst.CSTNode, stop: cst.CSTNode) -> bool:
-        """Whether ``node`` and ``at`` sit in the two arms of one ``if`` statement (the body and the
-        ``else``/``elif`` part), inside ``stop``: one never runs after the other."""
+    def _if_arms(self, at: cst.CSTNode, stop: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+        """id(``if`` statement around ``at``, inside ``stop``) -> the part of it holding ``at``."""
         parents = self.parents
-        arms: Dict[int, cst.CSTNode] = {}  # id(if statement around at) -> the part of it holding at
+        arms: Dict[int, cst.CSTNode] = {}
         child, p = at, parents.get(id(at))
         while p is not None and p is not stop:
             if type(p) is cst.If:
                 arms[id(p)] = child
             child, p = p, parents.get(id(p))
-        if not arms:
-            return False
+        return arms
+
+    def _other_arm(self, node: cst.CSTNode, arms: Dict[int, cst.CSTNode], stop: cst.CSTNode) -> bool:
+        """Whether ``node`` sits in the other arm (the body, or the ``else``/``elif`` part) of the innermost
+        ``if`` statement of ``arms`` (:meth:`_if_arms` of a node) around it: one never runs after the other."""
+        parents = self.parents
         child, p = node, parents.get(id(node))
         while p is not None and p is not stop:
             other = arms.get(id(p))
             if other is not None:
-                mine = child
-                return mine is not other and {id(mine), id(other)} <= {id(p.body), id(p.orelse)}  # type: ignore[attr-defined]
+                return child is not other and {id(child), id(other)} <= {id(p.body), id(p.orelse)}  # type: ignore[attr-defined]
             child, p = p, parents.get(id(p))
         return False
 

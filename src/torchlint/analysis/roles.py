@@ -50,7 +50,6 @@ from torchlint.analysis.ops import (
     SOFTMAX_FUNCS,
     SOFTMAX_LAYERS,
 )
-from torchlint.analysis.walk import iter_nodes
 
 SOFTMAX = "softmax"
 LOG_SOFTMAX = "log_softmax"

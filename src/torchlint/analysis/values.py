@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -193,20 +193,6 @@ def self_name(frame: Frame) -> Optional[str]:
     return params[0].name.value if params else None
 
 
-def _assigned_names(ctx: FileContext, function: cst.FunctionDef) -> Set[str]:
-    """Every name an assignment of ``function`` (nested functions included) writes."""
-    table = _ASSIGNED_NAMES.of(ctx)
-    found = table.get(function)
-    if found is None:
-        found = table[function] = {
-            n.value for a in ctx.contents(function).assigns for t in assignment_targets(a)
-            for n in iter_nodes(t) if isinstance(n, cst.Name)
-        }
-    return found
-
-
-#: function -> the names its assignments write, per file
-_ASSIGNED_NAMES: "Fact[Dict[cst.FunctionDef, Set[str]]]" = Fact("values.assigned_names", lambda ctx: {})
 
 
 def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode, decide: bool = True):
@@ -225,7 +211,7 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode, decide: bool = True):
         for p in function_params(function):
             if p.name.value != name.value:
                 continue
-            if name.value in _assigned_names(ctx, function):
+            if name.value in ctx.assigned_names(function):
                 return None  # reassigned on some path: not the argument any more
             if name.value in frame.bound and frame.caller is not None:
                 return ("value", frame.caller, frame.bound[name.value], None)

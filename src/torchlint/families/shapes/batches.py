@@ -35,7 +35,7 @@ Queries are made once the file's walk is done (positions are those of the finish
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -91,15 +91,21 @@ _ASSIGNS: "Fact[Dict[object, Dict[str, List[Tuple[int, cst.BaseExpression]]]]]" 
 def _evidence(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
-    memo = _MEMO.get(ctx)
+    return _once(ctx, _MEMO, expr, False, lambda: _evidence_of(ctx, expr, depth))  # a cycle: no evidence
+
+
+def _once(ctx: FileContext, fact: "Fact[Dict[int, Any]]", expr: cst.BaseExpression, in_cycle: Any,
+          compute: Callable[[], Any]) -> Any:
+    """``compute()`` for ``expr``, asked once per expression of the file (its walk is done: answers do not
+    change); ``in_cycle`` is the answer to a question that comes back to ``expr`` while it is computed."""
+    memo = fact.get(ctx)
     if memo is None:
-        memo = _MEMO.put(ctx, {})
+        memo = fact.put(ctx, {})
     key = id(expr)
     if key in memo:
         return memo[key]
-    memo[key] = False  # a cycle through this expression brings no evidence
-    found = _evidence_of(ctx, expr, depth)
-    memo[key] = found
+    memo[key] = in_cycle
+    found = memo[key] = compute()
     return found
 
 
@@ -799,18 +805,10 @@ def _rows(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional[in
     name given many values, each read from another, is not followed again and again)."""
     if depth > _ROWS_DEPTH:
         return None
-    memo = _ROWS.get(ctx)
-    if memo is None:
-        memo = _ROWS.put(ctx, {})
-    key = id(expr)
-    if key in memo:
-        return memo[key]
-    memo[key] = None  # a cycle through this expression fixes nothing
-    found = memo[key] = _rows_of(ctx, expr, depth)
-    return found
+    return _once(ctx, _ROWS, expr, None, lambda: _fixed_rows_of(ctx, expr, depth))  # a cycle fixes nothing
 
 
-def _rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional[int]:
+def _fixed_rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional[int]:
     expr = definitions.strip_moves(expr)
     if isinstance(expr, (cst.List, cst.Tuple)):
         return None if any(isinstance(e, cst.StarredElement) for e in expr.elements) else len(expr.elements)
@@ -829,16 +827,11 @@ def _rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Optional
             return _rows(ctx, assign.value, depth + 1)
         returned = _returned_element(ctx, assign.value, index)
         return _filled_rows(ctx, *returned, depth + 1) if returned is not None else None
-    if function is not None and expr.value in _local_names(ctx, function):
+    if function is not None and expr.value in ctx.assigned_names(function):
         return _filled_rows(ctx, function, expr, depth + 1)
     values = ctx.names.values_at(expr)  # a module-level name read in a function: every value it is given
     counts = {_rows(ctx, v, depth + 1) for v in values}
     return counts.pop() if values and len(counts) == 1 else None
-
-
-def _local_names(ctx: FileContext, function: cst.FunctionDef) -> set:
-    return {n.value for a in ctx.contents(function).assigns for t in assignment_targets(a)
-            for n in ctx.nodes(t) if isinstance(n, cst.Name)}
 
 
 def _returned_element(ctx: FileContext, value: cst.BaseExpression,
@@ -850,21 +843,17 @@ def _returned_element(ctx: FileContext, value: cst.BaseExpression,
     function = ctx.function_for_call(value)
     if not isinstance(function, cst.FunctionDef):
         return None
-    names = set()
-    returns = [n for n in ctx.nodes(function.body) if isinstance(n, cst.Return)]
-    for r in returns:
-        if ctx.enclosing(r, cst.FunctionDef) is not function:
+    found: Optional[cst.Name] = None
+    for r in ctx.nodes(function.body):
+        if not isinstance(r, cst.Return) or ctx.enclosing(r, cst.FunctionDef) is not function:
             continue
         if not isinstance(r.value, cst.Tuple) or index >= len(r.value.elements):
             return None
         element = r.value.elements[index].value
-        if not isinstance(element, cst.Name):
+        if not isinstance(element, cst.Name) or (found is not None and element.value != found.value):
             return None
-        names.add(element.value)
-    if len(names) != 1:
-        return None
-    name = next(n for r in returns if isinstance(r.value, cst.Tuple) for n in [r.value.elements[index].value])
-    return function, name  # type: ignore[return-value]
+        found = found or element
+    return (function, found) if found is not None else None
 
 
 def _starts_empty(assign: cst.CSTNode, name: str) -> bool:
