@@ -994,6 +994,21 @@ predict = model(inputs).max(1, keepdim=True)[1]
 print([words[n.item()] for n in predict.squeeze()])
 """
         ),
+        # a model of unknown output indexed by a loop over its own rows: each row is one sample already
+        Valid(
+            """
+import torch
+
+
+def per_sample(model, loader):
+    rows = []
+    for x, y in loader:
+        out = model(x)
+        for i in range(out.size(0)):
+            rows.append(out[i].squeeze())
+    return rows
+"""
+        ),
     ]
 
     INVALID = [
