@@ -628,6 +628,31 @@ print(distribution(torch.randn(2, 1, 5), torch.randn(2, 3, 5)).sum(2))
 """,
             line=10,
         ),
+        # numpy's keyword spellings, which torch's reductions accept too: `keepdims=`, `axis=`
+        Invalid(
+            """
+import torch
+
+
+def probs(logits):
+    counts = logits.exp()
+    return counts / counts.sum(1, keepdims=True)
+
+
+print(probs(torch.randn(3, 27)).sum(axis=1))
+""",
+            fixed="""
+import torch
+
+
+def probs(logits):
+    return logits.softmax(dim=1)
+
+
+print(probs(torch.randn(3, 27)).sum(axis=1))
+""",
+            line=7,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -4,6 +4,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from torchlint.analysis.context import canonical_keyword
 from torchlint.families.numerics.patterns import (
     followed,
     is_log_call,
@@ -342,6 +343,22 @@ def shifted_by_the_index(scores):
             line=6,
             col=12,
         ),
+        # numpy's keyword spellings, which torch's reductions accept too
+        Invalid(
+            """
+import torch
+
+def log_partition(energies):
+    return torch.log(torch.sum(torch.exp(-energies), axis=1, keepdims=True))
+""",
+            fixed="""
+import torch
+
+def log_partition(energies):
+    return torch.logsumexp(-energies, dim=1, keepdim=True)
+""",
+            line=5,
+        ),
     ]
 
     def leave_Call(self, original_node: cst.Call) -> None:
@@ -375,7 +392,8 @@ def shifted_by_the_index(scores):
         assert e.operand is not None
         if not movable(self.ctx, e.operand, e.node if hopped else None, node):
             return None
-        if any(a.keyword is not None and a.keyword.value not in ("dim", "keepdim", "input") for a in s.node.args):
+        if any(a.keyword is not None and canonical_keyword(a.keyword.value) not in ("dim", "keepdim", "input")
+               for a in s.node.args):
             return None  # `dtype=`, `out=`: logsumexp has no such argument
         positional = sum(1 for a in s.node.args if a.keyword is None and not a.star)
         if positional > (3 if s.kind == "function" else 2) or any(a.star for a in s.node.args):

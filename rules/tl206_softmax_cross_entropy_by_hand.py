@@ -4,7 +4,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from torchlint.analysis.context import callee_name
+from torchlint.analysis.context import callee_name, canonical_keyword
 from torchlint.analysis.names import dotted_name
 from torchlint.families.numerics.patterns import (
     ALL,
@@ -708,7 +708,7 @@ def nll_any(logits, y):
         if sm.dim in (ALL, IMPLICIT, UNKNOWN) or not isinstance(sm.dim, str):
             return None
         if len(sm.use.node.args) != (1 if sm.use.kind == "method" else 2) or any(
-            a.keyword is not None and a.keyword.value not in ("dim", "input") for a in sm.use.node.args
+            a.keyword is not None and canonical_keyword(a.keyword.value) not in ("dim", "input") for a in sm.use.node.args
         ):
             return None  # `dtype=`, `_stacklevel`: arguments the rewrite would have to carry
         code = torch_call_code(ctx, sm.use, "log_softmax", sm.operand, [f"dim={sm.dim}"])

@@ -6,9 +6,11 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.families.shapes.batches import (
-    batch_evidence, batch_origin, batch_source, fed_fixed_batch, fed_one_sample, from_batch_of_one,
+    batch_evidence, batch_origin, batch_source, fed_fixed_batch, fed_one_sample, fed_whole_tensor,
+    from_batch_of_one, leading_one,
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
+from torchlint.analysis.context import canonical_keyword
 from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -1009,6 +1011,95 @@ def per_sample(model, loader):
     return rows
 """
         ),
+        # every size known: `squeeze()` drops the same dimensions at every run (no batch of a size known only
+        # at run time is among them), as the code that wrote the sizes out expects
+        """
+import torch
+
+noise = torch.rand(1, 3, 1)
+x = noise[None].squeeze()
+demo = torch.zeros(2, 1, 1).reshape(1, 2).squeeze()
+""",
+        # a sample made a batch of one in the function form of `unsqueeze`: the squeeze takes it away again
+        """
+import torch
+
+
+def predict_each(model, samples):
+    probs = []
+    with torch.inference_mode():
+        for sample in samples:
+            sample = torch.unsqueeze(sample, dim=0)
+            probs.append(torch.softmax(model(sample).squeeze(), dim=0))
+    return probs
+""",
+        # a script's own code runs the model on a whole dataset split it holds: the leading dimension is the
+        # size of that data at every run, and `squeeze()` makes the [N, 1] output match the [N] labels
+        """
+import torch
+from torch import nn
+
+X = torch.randn(500, 2)
+y = (X[:, 0] > 0).float()
+X_train, X_test = X[:400], X[400:]
+y_train, y_test = y[:400], y[400:]
+model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(100):
+    logits = model(X_train).squeeze()
+    loss = nn.functional.binary_cross_entropy_with_logits(logits, y_train)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with torch.inference_mode():
+    print(torch.round(torch.sigmoid(model(X_test))).squeeze()[:10])
+""",
+        # a script's own code on a batch of eight it builds (its size written out, the same at every run)
+        """
+import torch
+
+model = torch.load("lm.pt", weights_only=False)
+tokens = torch.randint(100, (8, 1), dtype=torch.long)
+with torch.no_grad():
+    output, hidden = model(tokens, model.init_hidden(8))
+    weights = output.squeeze().exp()
+""",
+        # a script's own code on every sentence of a file it reads whole: the rows are the file's lines, the
+        # same at every run (a batch drawn from a loader, or sliced per iteration, is what may hold one sample)
+        """
+import torch
+import torch.nn as nn
+
+sentences = open("corpus.txt").read().splitlines()
+words = sorted(set(" ".join(sentences).split()))
+index = {w: i for i, w in enumerate(words)}
+
+
+def make_batch():
+    inputs, targets = [], []
+    for sentence in sentences:
+        tokens = sentence.split()
+        inputs.append([index[t] for t in tokens[:-1]])
+        targets.append(index[tokens[-1]])
+    return inputs, targets
+
+
+class NextWord(nn.Module):
+    def __init__(self, n, width=8):
+        super().__init__()
+        self.embed = nn.Embedding(n, width)
+        self.out = nn.Linear(2 * width, n)
+
+    def forward(self, x):
+        return self.out(self.embed(x).flatten(1))
+
+
+model = NextWord(len(words))
+inputs, targets = make_batch()
+inputs = torch.LongTensor(inputs)
+predict = model(inputs).max(1, keepdim=True)[1]
+print([words[n.item()] for n in predict.squeeze()])
+""",
     ]
 
     INVALID = [
@@ -1239,14 +1330,16 @@ def embed(tokenizer, model):
             """
 import torch
 
-noise = torch.rand(1, 3, 1)
-x = noise[None].squeeze()
+
+def noise(n):
+    return torch.rand(n, 1, 3, 1).squeeze()
 """,
             fixed="""
 import torch
 
-noise = torch.rand(1, 3, 1)
-x = noise[None].squeeze((0, 1, 3))
+
+def noise(n):
+    return torch.rand(n, 1, 3, 1).squeeze((1, 3))
 """,
         ),
         # a batch of texts: [N, L], nothing known to be 1
@@ -1397,19 +1490,6 @@ def matches(model, loader):
 """,
             count=2,
             message="dim 0 is the batch (the output of `model`)",
-        ),
-            # the same script on a batch of eight
-        Invalid(
-            """
-import torch
-
-model = torch.load("lm.pt", weights_only=False)
-tokens = torch.randint(100, (8, 1), dtype=torch.long)
-with torch.no_grad():
-    output, hidden = model(tokens, model.init_hidden(8))
-    weights = output.squeeze().exp()
-""",
-            message="`output.squeeze()` without a dim drops dim 0 as well",
         ),
         # the same state built for a batch of sixteen
         Invalid(
@@ -1835,76 +1915,31 @@ def weighted_step(model, loader, opt):
 """,
             message="dim 0 is the batch (the output of `model`)",
         ),
-        # the same script reading its sentences from a file: a file of one line is a batch of one
+        # the same script batching by hand: the last slice of the split may hold one row
         Invalid(
             """
 import torch
-import torch.nn as nn
+from torch import nn
 
-sentences = open("corpus.txt").read().splitlines()
-words = sorted(set(" ".join(sentences).split()))
-index = {w: i for i, w in enumerate(words)}
-
-
-def make_batch():
-    inputs, targets = [], []
-    for sentence in sentences:
-        tokens = sentence.split()
-        inputs.append([index[t] for t in tokens[:-1]])
-        targets.append(index[tokens[-1]])
-    return inputs, targets
-
-
-class NextWord(nn.Module):
-    def __init__(self, n, width=8):
-        super().__init__()
-        self.embed = nn.Embedding(n, width)
-        self.out = nn.Linear(2 * width, n)
-
-    def forward(self, x):
-        return self.out(self.embed(x).flatten(1))
-
-
-model = NextWord(len(words))
-inputs, targets = make_batch()
-inputs = torch.LongTensor(inputs)
-predict = model(inputs).max(1, keepdim=True)[1]
-print([words[n.item()] for n in predict.squeeze()])
+X = torch.randn(500, 2)
+y = (X[:, 0] > 0).float()
+model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+for start in range(0, len(X), 64):
+    logits = model(X[start:start + 64]).squeeze()
+    print(nn.functional.binary_cross_entropy_with_logits(logits, y[start:start + 64]))
 """,
             fixed="""
 import torch
-import torch.nn as nn
+from torch import nn
 
-sentences = open("corpus.txt").read().splitlines()
-words = sorted(set(" ".join(sentences).split()))
-index = {w: i for i, w in enumerate(words)}
-
-
-def make_batch():
-    inputs, targets = [], []
-    for sentence in sentences:
-        tokens = sentence.split()
-        inputs.append([index[t] for t in tokens[:-1]])
-        targets.append(index[tokens[-1]])
-    return inputs, targets
-
-
-class NextWord(nn.Module):
-    def __init__(self, n, width=8):
-        super().__init__()
-        self.embed = nn.Embedding(n, width)
-        self.out = nn.Linear(2 * width, n)
-
-    def forward(self, x):
-        return self.out(self.embed(x).flatten(1))
-
-
-model = NextWord(len(words))
-inputs, targets = make_batch()
-inputs = torch.LongTensor(inputs)
-predict = model(inputs).max(1, keepdim=True)[1]
-print([words[n.item()] for n in predict.squeeze(1)])
+X = torch.randn(500, 2)
+y = (X[:, 0] > 0).float()
+model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+for start in range(0, len(X), 64):
+    logits = model(X[start:start + 64]).squeeze(1)
+    print(nn.functional.binary_cross_entropy_with_logits(logits, y[start:start + 64]))
 """,
+            line=9,
         ),
     ]
 
@@ -1943,10 +1978,10 @@ print([words[n.item()] for n in predict.squeeze(1)])
         if shape is not None:
             if shape.rank is not None and shape.rank <= 1:
                 return  # nothing but a vector: no batch dimension to lose
+            if shape.rank is not None and all(d is not None for d in shape.head):
+                return  # every size known (`torch.rand(1, 1, 10)`, `x.reshape(1, 7)`): `squeeze()` drops the
+                # same dimensions at every run, and no batch of a size only known at run time is among them
             dims = shape.singleton_dims()
-            if not dims:
-                if shape.rank is not None and all(d is not None for d in shape.head):
-                    return  # known shape without a size-1 dimension: squeeze() does nothing
         fix = None  # no dim known to be 1: no guess
         if dims:
             # A known trailing singleton (`Linear(..., 1)`, `keepdim=True`): the unknown leading
@@ -1975,6 +2010,9 @@ print([words[n.item()] for n in predict.squeeze(1)])
                 continue  # a batch of one made on purpose that the value comes from, or ranks the code handles itself
             if fix is None and not batched and fed_one_sample(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch of one built so (`torch.randint(n, (1, 1))`, `init_hidden(1)`)
+            if not batched and fed_whole_tensor(ctx, batch_source(ctx, x)):
+                continue  # the model ran, in the module's own code, on data it holds whole (a dataset split): its
+                # leading dimension is the size of that data, not a batch that may hold one sample
             if not batched and fed_fixed_batch(ctx, batch_source(ctx, x)):
                 continue  # the model ran on a batch whose rows the code fixes (three sentences written out): its
                 # leading dimension is never 1, and what `squeeze()` drops is what the code expects
@@ -2295,17 +2333,8 @@ def _rank_tested_before(ctx, function: cst.CSTNode, call: cst.Call, x: cst.BaseE
 def _makes_batch_of_one(ctx, function: cst.CSTNode) -> bool:
     """The function adds a leading dimension of size 1 itself (``x.unsqueeze(0)``, ``x[None]``): it works on
     one sample made a batch of one, and a later ``squeeze()`` undoes that."""
-    for call in ctx.calls_in(function):
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("unsqueeze", "unsqueeze_") and call.args:
-            dim = call.args[0].value
-            if isinstance(dim, cst.Integer) and dim.value == "0":
-                return True
-    for n in ctx.nodes(function):
-        if type(n) is cst.Subscript and n.slice:
-            first = n.slice[0].slice
-            if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
-                return True
+    if any(leading_one(ctx, n) for n in ctx.nodes(function)):
+        return True
     for call in ctx.calls_in(function):
         if literal_batch_of_one(ctx, call) or sized_by_one(ctx, call):
             return True
@@ -2320,7 +2349,7 @@ def _batch_reduced(x: cst.BaseExpression) -> bool:
         return False
     if x.func.attr.value not in ("sum", "mean", "amax", "amin", "prod", "nansum", "nanmean", "logsumexp", "norm"):
         return False
-    dim = next((a.value for a in x.args if a.keyword is not None and a.keyword.value == "dim"), None)
+    dim = next((a.value for a in x.args if a.keyword is not None and canonical_keyword(a.keyword.value) == "dim"), None)
     if dim is None and x.args and x.args[0].keyword is None:
         dim = x.args[0].value
     return isinstance(dim, cst.Integer) and dim.value == "0"

@@ -197,6 +197,13 @@ def grid(n):
     return torch.ones(n).double(), torch.zeros(n, n).cuda()
 """
         ),
+        # `.to("cpu")` of a tensor a factory made on the CPU returns that tensor: nothing is allocated twice
+        """
+import torch
+
+rank = torch.tensor([3]).to("cpu")
+noise = torch.rand(10, 10).to("cpu")
+""",
     ]
 
     INVALID = [
@@ -397,8 +404,8 @@ def mask_of(buffer, n):
             v = a.value
             if isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str):
                 text = v.evaluated_value
-                if text in ("cuda", "cpu", "mps") or text.startswith("cuda:"):
-                    return "device", v
+                if text in ("cuda", "mps") or text.startswith("cuda:"):
+                    return "device", v  # not "cpu": a factory allocates there, and `.to("cpu")` returns it as is
             if self.ctx.names.matches(v, DTYPES):
                 return "dtype", v
         return None

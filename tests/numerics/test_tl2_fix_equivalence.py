@@ -180,6 +180,9 @@ CASES = [
          grad=False),
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL201-numpy-keywords", "TL201", 17, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    Case("TL203-numpy-keywords", "TL203", 12, fn("log_partition"), lambda: (randn(3, 4),),
+         lambda: (randn(3, 4, scale=500.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------
     Case("TL206-cookbook", "TL206", 0, lambda ns, y, x: ns["unstable_softmax_cross_entropy"](y, x),
          lambda: (soft(5), randn(5, seed=2)), lambda: (t(0.5, 0.5), t(1000.0, 0.0)),

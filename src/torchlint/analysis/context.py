@@ -482,12 +482,28 @@ def callee_name(call: cst.Call) -> Optional[str]:
     return None
 
 
+def canonical_keyword(name: str) -> str:
+    """The name torch documents for a keyword that its native functions and tensor methods also accept in
+    numpy's spelling: ``x.sum(axis=1, keepdims=True)`` is ``x.sum(dim=1, keepdim=True)``."""
+    if name == "axis":
+        return "dim"
+    if name == "keepdims":
+        return "keepdim"
+    return name
+
+
+def _named(a: cst.Arg, keyword: str) -> bool:
+    name = a.keyword.value  # type: ignore[union-attr]
+    return name == keyword or canonical_keyword(name) == keyword
+
+
 def arg(call: cst.Call, position: int, keyword: Optional[str] = None) -> Optional[cst.Arg]:
-    """The argument at ``position`` (positional) or named ``keyword``."""
+    """The argument at ``position`` (positional) or named ``keyword`` (in either spelling of
+    :func:`canonical_keyword`)."""
     positional = 0
     for a in call.args:
         if a.keyword is not None:
-            if keyword is not None and a.keyword.value == keyword:
+            if keyword is not None and _named(a, keyword):
                 return a
             continue
         if a.star:
@@ -499,8 +515,9 @@ def arg(call: cst.Call, position: int, keyword: Optional[str] = None) -> Optiona
 
 
 def keyword_arg(call: cst.Call, keyword: str) -> Optional[cst.Arg]:
+    """The argument named ``keyword`` (in either spelling of :func:`canonical_keyword`)."""
     for a in call.args:
-        if a.keyword is not None and a.keyword.value == keyword:
+        if a.keyword is not None and _named(a, keyword):
             return a
     return None
 
@@ -516,6 +533,7 @@ __all__ = [
     "callee_name",
     "arg",
     "keyword_arg",
+    "canonical_keyword",
     "dotted_name",
     "LEAVE_TYPES",
 ]

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets
+from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets, canonical_keyword
 from torchlint.analysis.definitions import (
     MAX_DEPTH,
     arguments_for_param,
@@ -378,7 +378,7 @@ def _int_literal(expr: Optional[cst.BaseExpression]) -> Optional[int]:
 
 def _dim_arg(call: cst.Call, position: int) -> Optional[cst.BaseExpression]:
     for i, a in enumerate(call.args):
-        if a.keyword is not None and a.keyword.value == "dim":
+        if a.keyword is not None and canonical_keyword(a.keyword.value) == "dim":
             return a.value
         if a.keyword is None and i == position:
             return a.value

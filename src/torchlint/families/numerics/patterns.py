@@ -19,7 +19,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, callee_name, keyword_arg, method_name, module_ref, receiver
+from torchlint.analysis.context import (
+    FileContext, arg, callee_name, canonical_keyword, keyword_arg, method_name, module_ref, receiver,
+)
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.ops import (
     OpUse,
@@ -802,7 +804,7 @@ def softmax_parts(ctx: FileContext, div: cst.CSTNode, numer: cst.BaseExpression,
             return None
     dim_arg = op_arg(s, 1, "dim")
     keep = op_arg(s, 2, "keepdim")
-    extra = [a for a in s.node.args if a.keyword is not None and a.keyword.value not in ("dim", "keepdim")]
+    extra = [a for a in s.node.args if a.keyword is not None and canonical_keyword(a.keyword.value) not in ("dim", "keepdim")]
     if extra:
         return None
     dim = dim_code(ctx, dim_arg)
@@ -1159,7 +1161,7 @@ def _cross_entropy(ctx: FileContext, call: cst.BaseExpression, need_softmax: boo
             return None
         dim_arg = op_arg(s, 1, "dim")
         if is_true(op_arg(s, 2, "keepdim")) or any(
-            a.keyword is not None and a.keyword.value not in ("dim", "keepdim", "input") for a in s.node.args
+            a.keyword is not None and canonical_keyword(a.keyword.value) not in ("dim", "keepdim", "input") for a in s.node.args
         ):
             return None
         reduction = "sum" if dim_arg is None else "none"

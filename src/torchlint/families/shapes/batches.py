@@ -35,12 +35,12 @@ Queries are made once the file's walk is done (positions are those of the finish
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis import definitions, effects, roles
-from torchlint.analysis.context import Fact, FileContext, assignment_targets
+from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets, canonical_keyword
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.names import dotted_name, target_names
@@ -313,7 +313,7 @@ def _helper_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst
     function = ctx.function_for_call(call)
     if function is None or ctx.is_inside(call, function):
         return None  # not a helper of this file, or a recursive call
-    if _adds_leading_one(function):
+    if _adds_leading_one(ctx, function):
         return None  # `return net(img.unsqueeze(0))`: a batch of one made on purpose
     for ret in _returns_of(ctx, function):
         if ret.value is not None and _evidence(ctx, ret.value, depth + 1):
@@ -337,7 +337,7 @@ def _method_return(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst
     if found is None or found[0] is not ctx:
         return None  # a method of another file's class: not followed
     method = found[1]
-    if ctx.is_inside(call, method) or _adds_leading_one(method):
+    if ctx.is_inside(call, method) or _adds_leading_one(ctx, method):
         return None
     for ret in _returns_of(ctx, method):
         if ret.value is not None and _evidence(ctx, ret.value, depth + 1):
@@ -352,7 +352,7 @@ def _passed_through(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpres
     if not isinstance(call.func, cst.Name):
         return None
     function = ctx.function_for_call(call)
-    if function is None or ctx.is_inside(call, function) or _adds_leading_one(function):
+    if function is None or ctx.is_inside(call, function) or _adds_leading_one(ctx, function):
         return None
     params = [p.name.value for p in function.params.params]
     returns = _returns_of(ctx, function)
@@ -376,15 +376,29 @@ def _passed_through(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpres
     return positional[index].value if index < len(positional) else None
 
 
-def _adds_leading_one(function: cst.FunctionDef) -> bool:
-    for n in iter_nodes(function.body):
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "unsqueeze" \
-                and n.args and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0":
-            return True
-        if isinstance(n, cst.Subscript) and n.slice and isinstance(n.slice[0].slice, cst.Index) \
-                and isinstance(n.slice[0].slice.value, cst.Name) and n.slice[0].slice.value.value == "None":
-            return True
-    return False
+def leading_one(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``x.unsqueeze(0)``, ``x.unsqueeze_(dim=0)``, ``torch.unsqueeze(x, 0)``, ``x[None]``, ``x[None, ...]``: a
+    leading dimension of size 1 put in front of a tensor (a sample made a batch of one)."""
+    if isinstance(node, cst.Subscript):
+        return _none_first(node)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if ctx.names.matches(func, _UNSQUEEZE):
+        dim = arg(node, 1, "dim")
+    elif isinstance(func, cst.Attribute) and func.attr.value in ("unsqueeze", "unsqueeze_") \
+            and not ctx.names.qualified_names(func):
+        dim = arg(node, 0, "dim")
+    else:
+        return False
+    return dim is not None and isinstance(dim.value, cst.Integer) and dim.value.value == "0"
+
+
+_UNSQUEEZE = frozenset({"torch.unsqueeze"})
+
+
+def _adds_leading_one(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    return any(leading_one(ctx, n) for n in ctx.nodes(function.body))
 
 
 def _returns_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Return]:
@@ -476,7 +490,7 @@ def _tensor_argument_evidence(ctx: FileContext, value: cst.BaseExpression, depth
 
 def _dim_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     for a in call.args:
-        if a.keyword is not None and a.keyword.value in ("dim", "axis"):
+        if a.keyword is not None and canonical_keyword(a.keyword.value) == "dim":
             return a.value
     first = call.args[0] if call.args else None
     return first.value if first is not None and first.keyword is None and not first.star else None
@@ -605,6 +619,11 @@ def batch_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         if model_call(ctx, expr):
             return expr
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _KEEPS | _REDUCTIONS:
+            if any(q.startswith("torch.") for q in ctx.names.qualified_names(expr.func)):
+                first = expr.args[0] if expr.args else None  # `torch.sigmoid(model(x))`: the rows of its input
+                if first is None or first.keyword is not None or first.star:
+                    return None
+                return batch_source(ctx, first.value, depth + 1)
             return batch_source(ctx, expr.func.value, depth + 1)
     return None
 
@@ -898,6 +917,90 @@ def _filled_rows(ctx: FileContext, function: cst.FunctionDef, name: cst.Name, de
     return _rows(ctx, loop.iter, depth + 1)
 
 
+# -- a whole dataset held by the module, not a batch ---------------------------------------------------------------
+def fed_whole_tensor(ctx: FileContext, call: Optional[cst.Call]) -> bool:
+    """The model call a batch comes from runs in the module's own code (a script's or a notebook's top level)
+    on a tensor the module holds whole: its first input, through the module-level assignments it is made of
+    (``X_train, X_test, y_train, y_test = train_test_split(X, y)``, ``X = torch.from_numpy(a).float()``,
+    ``X_test[:10]``), reads no name a loop or a ``with`` binds.  Its leading dimension is the size of that
+    data, the same at every run, not a batch drawn from a loader or sliced per iteration (``X[i:i + bs]``)
+    whose last one may hold one sample, nor a value a loop around the call changes from one iteration to
+    the next (a sequence grown token by token)."""
+    if call is None or ctx.enclosing(call, (cst.FunctionDef, cst.Lambda)) is not None:
+        return False
+    first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+    if first is None:
+        return False
+    varying = set(_module_loop_names(ctx))
+    for loop in ctx.ancestors(call):
+        if isinstance(loop, (cst.For, cst.While)):
+            varying |= ctx.assigned_names(loop.body)  # given another value at each iteration (carried round)
+    return _held_whole(ctx, first, frozenset(varying), set(), 0)
+
+
+#: the names the module's own code binds by a loop or ``with`` target (its functions' are not counted)
+_LOOP_BOUND: "Fact[FrozenSet[str]]" = Fact("batches.loop_bound")
+
+
+def _module_loop_names(ctx: FileContext) -> FrozenSet[str]:
+    names = _LOOP_BOUND.get(ctx)
+    if names is None:
+        found = set()
+        for n in ctx.nodes(ctx.module):
+            if isinstance(n, (cst.For, cst.CompFor)):
+                target: Optional[cst.BaseExpression] = n.target
+            elif isinstance(n, cst.WithItem) and n.asname is not None:
+                target = n.asname.name
+            else:
+                continue
+            if ctx.enclosing(n, (cst.FunctionDef, cst.Lambda)) is None:
+                found.update(t.value for t in target_names(target))
+        names = _LOOP_BOUND.put(ctx, frozenset(found))
+    return names
+
+
+def _held_whole(ctx: FileContext, expr: cst.BaseExpression, varying: FrozenSet[str], seen: set,
+                depth: int) -> bool:
+    if depth > _ROWS_DEPTH:
+        return False
+    for name in _read_names(ctx, expr):
+        if name.value in seen:
+            continue
+        seen.add(name.value)
+        if name.value in varying:
+            return False  # drawn, sliced or changed per iteration
+        if ctx.names.qualified_names(name):
+            continue  # `torch`, `np`: a module or an imported function
+        found = ctx.names.reaching_assignment(name.value, name, None)
+        if found is not None:
+            values: List[cst.BaseExpression] = [found[0].value]
+        else:
+            bound = ctx.names.bound_values(name)
+            if not bound or any(v is None for v in bound):
+                return False  # a value not known here
+            values = list(bound)  # type: ignore[arg-type]
+        if not all(_held_whole(ctx, v, varying, seen, depth + 1) for v in values):
+            return False
+    return True
+
+
+def _read_names(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.Name]:
+    """The names ``expr`` reads (not the attributes after a dot, not keyword names)."""
+    if isinstance(expr, cst.Name):
+        return [expr]
+    out = []
+    for n in ctx.nodes(expr):
+        if type(n) is not cst.Name:
+            continue
+        parent = ctx.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.attr is n:
+            continue
+        if isinstance(parent, cst.Arg) and parent.keyword is n:
+            continue
+        out.append(n)
+    return out
+
+
 # -- a batch of one made on purpose, and a tokenizer's batch of texts ----------------------------------------------
 def fed_one_sample(ctx, call: Optional[cst.Call]) -> bool:
     """The model call a batch comes from is given an input made a batch of one by construction: a
@@ -942,18 +1045,14 @@ def _one_text(ctx, first: cst.BaseExpression) -> bool:
 
 
 def _one_sample(ctx, value: cst.BaseExpression) -> bool:
-    if isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[0].slice, cst.Index) \
-            and isinstance(value.slice[0].slice.value, cst.Name) and value.slice[0].slice.value.value == "None":
-        return True  # `x[None]`
+    if leading_one(ctx, value):
+        return True  # `x[None]`, `x.unsqueeze(0)`
     tokens = tokenizer_shape(ctx, value)
     if tokens is not None and tokens.head and tokens.head[0] == 1:
         return True  # the ids of one text: `tok("...", return_tensors="pt")["input_ids"]`
     if not isinstance(value, cst.Call):
         return False
     func = value.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "unsqueeze" and value.args \
-            and isinstance(value.args[0].value, cst.Integer) and value.args[0].value.value == "0":
-        return True
     if literal_batch_of_one(ctx, value) or sized_by_one(ctx, value):
         return True
     if ctx.names.matches(func, frozenset({"torch.randint"})):  # `torch.randint(n, (1, 1))`: the size is a tuple
@@ -1012,11 +1111,7 @@ def _from_one(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef, se
 
 
 def _makes_one(ctx: FileContext, call: cst.Call) -> bool:
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("unsqueeze", "unsqueeze_") and call.args \
-            and isinstance(call.args[0].value, cst.Integer) and call.args[0].value.value == "0":
-        return True
-    return literal_batch_of_one(ctx, call) or sized_by_one(ctx, call)
+    return leading_one(ctx, call) or literal_batch_of_one(ctx, call) or sized_by_one(ctx, call)
 
 
 def _none_first(sub: cst.Subscript) -> bool:

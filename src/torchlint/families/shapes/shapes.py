@@ -21,7 +21,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, keyword_arg
+from torchlint.analysis.context import FileContext, arg, canonical_keyword, keyword_arg
 from torchlint.analysis.ops import sequential_ending_in
 from torchlint.analysis.names import target_names
 from torchlint.analysis.walk import iter_nodes
@@ -1526,7 +1526,7 @@ def _used_as_tensor(ctx: FileContext, name: cst.Name) -> bool:
         call = ctx.parent(parent)
         if isinstance(call, cst.Call) and call.func is parent and (
             attr in TENSOR_ONLY_METHODS
-            or any(a.keyword is not None and a.keyword.value == "dim" and _int_literal(a.value) is not None
+            or any(a.keyword is not None and canonical_keyword(a.keyword.value) == "dim" and _int_literal(a.value) is not None
                    for a in call.args)
         ):
             # `x.unsqueeze(1)`; `x.argmax(dim=1)`: arrays take `axis=`, lists have no such method, and
