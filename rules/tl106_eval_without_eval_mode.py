@@ -1964,6 +1964,51 @@ print(Duo().evaluate())
             line=14,
             unsafe=True,
         ),
+        # the model unpacked from what a project function returns (`model, labels = build(4)`): its dropout is
+        # read in the function that builds it
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def build(classes):
+    net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, classes))
+    labels = [str(k) for k in range(classes)]
+    return net, labels
+
+
+def predict(features):
+    with torch.inference_mode():
+        return labels[model(features).argmax(dim=1)[0]]
+
+
+model, labels = build(4)
+print(predict(torch.randn(1, 16)))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+def build(classes):
+    net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, classes))
+    labels = [str(k) for k in range(classes)]
+    return net, labels
+
+
+def predict(features):
+    model.eval()
+    with torch.inference_mode():
+        return labels[model(features).argmax(dim=1)[0]]
+
+
+model, labels = build(4)
+print(predict(torch.randn(1, 16)))
+""",
+            line=14,
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

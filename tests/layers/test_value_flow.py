@@ -610,3 +610,39 @@ def test_float64_through_a_helper_imported_from_another_file(tmp_path):
     found = _lint(tmp_path / "train.py", {"TL205"})
     assert [(c, line) for c, line, _m in found] == [("TL205", 6)]
     assert "`torch.log(1. - u)`" in found[0][2]
+
+
+def test_values_a_name_holds_through_a_factory_and_a_tuple_it_returns():
+    from torchlint.analysis.definitions import held_values, returned_values
+    from torchlint.analysis.roles import is_model
+
+    ctx = _walked("""
+        import torch.nn as nn
+
+        def build(n):
+            net = nn.Sequential(nn.Linear(n, 2), nn.Dropout(0.1))
+            names = ["a", "b"]
+            return net, names
+
+        def plain(n):
+            net = nn.Linear(n, 2)
+            return net
+
+        def unknown(n, given):
+            return given, n
+
+        model, labels = build(4)
+        other = plain(3)
+        mystery, count = unknown(2, object())
+        print(model, labels, other, mystery)
+    """)
+    reads = {n.value: n for n in ctx.nodes(ctx.module) if isinstance(n, cst.Name)
+             and isinstance(ctx.parent(n), cst.Arg) and ctx.enclosing(n, cst.FunctionDef) is None}
+    held = held_values(ctx, reads["model"])
+    assert [ctx.code(v) for _, v in held] == ["nn.Sequential(nn.Linear(n, 2), nn.Dropout(0.1))"]
+    assert [ctx.code(v) for _, v in held_values(ctx, reads["labels"])] == ['["a", "b"]']
+    assert returned_values(ctx, _function(ctx, "plain")) == [_calls(ctx, "nn.Linear(n, 2)")[-1]]
+    assert held_values(ctx, reads["mystery"]) is None  # the function returns its parameter: not known
+    assert is_model(ctx, reads["model"]) is True
+    assert is_model(ctx, reads["other"]) is True
+    assert is_model(ctx, reads["labels"]) is None

@@ -322,6 +322,56 @@ def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
     return out
 
 
+def returned_values(ctx: FileContext, function: cst.FunctionDef,
+                    index: Optional[int] = None) -> Optional[List[cst.BaseExpression]]:
+    """What ``function`` (of ``ctx``) returns, through the local names it returns (``model = Net()`` ...
+    ``return model``): every value, or with ``index`` the element at that position of the tuple every
+    ``return`` builds (``return model, transforms``).  None when a ``return`` gives nothing, no tuple of that
+    length, or a name whose value the function does not show."""
+    out: List[cst.BaseExpression] = []
+    returns = function_returns(function)
+    if not returns:
+        return None
+    for ret in returns:
+        value = ret.value
+        if value is None:
+            return None
+        if index is not None:
+            if not isinstance(value, cst.Tuple) or index >= len(value.elements) or any(
+                    isinstance(e, cst.StarredElement) for e in value.elements):
+                return None
+            value = value.elements[index].value
+        if isinstance(value, cst.Name) and ctx.enclosing(value, cst.FunctionDef) is function:
+            values = built_values(ctx, value)
+            if not values or ctx.names.unpacked_values(value) or ctx.names.is_param_at(value):
+                return None
+            out.extend(values)
+        else:
+            out.append(value)
+    return out
+
+
+def held_values(ctx: FileContext, expr: cst.BaseExpression,
+                depth: int = 0) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """What ``expr`` (a name, ``self.<attr>``) may hold, each value with the file it is written in: the values
+    assigned to it (:func:`built_values`) and, for a name unpacked from a call of a project function
+    (``model, transforms = build(3)``), the element that function returns at the name's position
+    (:func:`returned_values`).  None when an unpacked binding is not explained so."""
+    out: List[Tuple[FileContext, cst.BaseExpression]] = [(ctx, v) for v in built_values(ctx, expr)]
+    if not isinstance(expr, cst.Name):
+        return out
+    for value, index in ctx.names.unpacked_values(expr):
+        core = strip_moves(value)
+        found = definition_of(ctx, core.func, depth) if isinstance(core, cst.Call) else None
+        if found is None or not isinstance(found[1], cst.FunctionDef):
+            return None
+        elements = returned_values(found[0], found[1], index)
+        if elements is None:
+            return None
+        out.extend((found[0], e) for e in elements)
+    return out
+
+
 def position(ctx: FileContext, node: cst.CSTNode) -> int:
     """A key that orders the nodes of a file by source position (``NameResolver.position``: the walk's
     pre-order index, a numbering of the module's own where the walk has not been)."""
@@ -706,6 +756,7 @@ __all__ = [
     "find_method",
     "function_params",
     "function_returns",
+    "held_values",
     "inherit_dependencies",
     "instance_class",
     "local_definition",
@@ -715,6 +766,7 @@ __all__ = [
     "position",
     "project_arguments_for_param",
     "project_call_sites",
+    "returned_values",
     "star_imported_names",
     "strip_moves",
 ]

@@ -611,6 +611,24 @@ class NameResolver:
             scope = scope.parent
         return None
 
+    def unpacked_values(self, node: cst.Name) -> List[Tuple[cst.BaseExpression, int]]:
+        """For a name bound by unpacking (``model, transforms = build()``) in the scope :meth:`binding_at`
+        finds for it: each such assignment's value and the name's position in its target, in source order
+        (the bindings whose value :meth:`values_at` leaves out as unknown).  After the walk."""
+        scope: Optional[Scope] = self.scope_at(node)
+        jumped = False
+        while scope is not None:
+            if scope.kind != "class":
+                if node.value in scope.globals and not jumped:
+                    jumped = True
+                    scope = self.module_scope
+                    continue
+                if node.value in scope.bindings:
+                    found = scope.assigns.get(node.value)
+                    return [(a.value, i) for a, i in found.entries if i is not None] if found is not None else []
+            scope = scope.parent
+        return []
+
     def qualified_names_at(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """:meth:`qualified_names` of a Name/Attribute chain from the imports visible where it is, after
         the walk; only imported origins (a builtin, unlike during the walk, has none)."""

@@ -33,9 +33,11 @@ from torchlint.analysis.definitions import (
     defines_method,
     definition_of,
     function_returns,
+    held_values,
     instance_class,
     method_of,
     position,
+    returned_values,
     star_imported_names,
     strip_moves,
 )
@@ -707,6 +709,9 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
     d = definition_of(ctx, func, depth)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
+    if d is not None and isinstance(d[1], cst.FunctionDef) and depth < MAX_DEPTH:
+        returned = returned_values(d[0], d[1])  # a project factory: `def create(n): ... return model`
+        return bool(returned) and all(is_module_value(d[0], v, depth + 1) for v in returned)
     if d is None and isinstance(func, cst.Name) and depth < MAX_DEPTH:
         # `net_type = Vgg16` on one branch, `net_type = Alexnet` on another, then `net_type(...)`
         classes = built_values(ctx, func)
@@ -787,10 +792,10 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
             return None
         if _annotated_module(ctx, expr):
             return True
-    values = built_values(ctx, expr)
+    values = held_values(ctx, expr)
     if not values:
         return None
-    if all(is_model_value(ctx, v) for v in values):
+    if all(is_model_value(vctx, v) for vctx, v in values):
         return True
     return None
 

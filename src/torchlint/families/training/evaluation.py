@@ -52,6 +52,7 @@ from torchlint.analysis.definitions import (
     defines_method,
     definition_of,
     find_method,
+    held_values,
     instance_class,
     position,
     project_arguments_for_param,
@@ -471,7 +472,7 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     how it is built: True (dropout, batch norm, ... somewhere), False (provably none), None (unknown: a
     library model, a factory, a parameter no caller in the file explains).  A parameter takes the
     verdicts of the arguments every call in the file passes."""
-    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model) and not ctx.names.unpacked_values(model):
         args = arguments_for_param(ctx, model) if hops < 2 else None
         if not args:
             # called from other files of the project only: the models their calls pass
@@ -490,10 +491,10 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
         ])
     if not isinstance(model, (cst.Name, cst.Attribute)):
         return _value_mode_dependent(ctx, model)
-    values = built_values(ctx, model)
+    values = held_values(ctx, model)
     if not values:
         return None
-    return _combine([_value_mode_dependent(ctx, v) for v in values])
+    return _combine([_value_mode_dependent(vctx, v) for vctx, v in values])
 
 
 def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> bool:
@@ -565,7 +566,7 @@ def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
     """Where the model behind ``model`` is proven mode-dependent (see :func:`model_mode_dependent`): the
     construction of its dropout/batch-norm layer (``nn.Dropout(0.3)``, ``resnet18()``) or its read of
     ``self.training``, in the file that holds it; None when no single place shows it."""
-    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model) and not ctx.names.unpacked_values(model):
         if hops >= 2:
             return None
         for octx, a in callers_arguments(ctx, model):
@@ -573,9 +574,9 @@ def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
             if found is not None:
                 return found
         return None
-    values = built_values(ctx, model) if isinstance(model, (cst.Name, cst.Attribute)) else [model]
-    for v in values:
-        found = _value_evidence(ctx, v, hops)
+    values = (held_values(ctx, model) or []) if isinstance(model, (cst.Name, cst.Attribute)) else [(ctx, model)]
+    for vctx, v in values:
+        found = _value_evidence(vctx, v, hops)
         if found is not None:
             return found
     return None
