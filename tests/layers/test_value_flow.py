@@ -641,7 +641,7 @@ def test_values_a_name_holds_through_a_factory_and_a_tuple_it_returns():
     held = held_values(ctx, reads["model"])
     assert [ctx.code(v) for _, v in held] == ["nn.Sequential(nn.Linear(n, 2), nn.Dropout(0.1))"]
     assert [ctx.code(v) for _, v in held_values(ctx, reads["labels"])] == ['["a", "b"]']
-    assert returned_values(ctx, _function(ctx, "plain")) == [_calls(ctx, "nn.Linear(n, 2)")[-1]]
+    assert returned_values(ctx, _function(ctx, "plain")) == [(ctx, _calls(ctx, "nn.Linear(n, 2)")[-1])]
     assert held_values(ctx, reads["mystery"]) is None  # the function returns its parameter: not known
     assert is_model(ctx, reads["model"]) is True
     assert is_model(ctx, reads["other"]) is True

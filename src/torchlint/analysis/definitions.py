@@ -322,21 +322,31 @@ def function_returns(function: cst.FunctionDef) -> List[cst.Return]:
     return out
 
 
-def returned_values(ctx: FileContext, function: cst.FunctionDef,
-                    index: Optional[int] = None) -> Optional[List[cst.BaseExpression]]:
-    """What ``function`` (of ``ctx``) returns, through the local names it returns (``model = Net()`` ...
-    ``return model``): every value, or with ``index`` the element at that position of the tuple every
-    ``return`` builds (``return model, transforms``).  None when a ``return`` gives nothing, no tuple of that
-    length, or a name whose value the function does not show."""
-    out: List[cst.BaseExpression] = []
+def returned_values(ctx: FileContext, function: cst.FunctionDef, index: Optional[int] = None,
+                    depth: int = 0) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """What ``function`` (of ``ctx``) returns, each value with the file it is written in, through the local
+    names it returns (``model = Net()`` ... ``return model``): every value, or with ``index`` the element at
+    that position of the tuple every ``return`` builds (``return model, transforms``), also through a
+    project function whose return it passes on (``def build_model(args): return build(args)``).  None when
+    a ``return`` gives nothing, no tuple of that length, or a name whose value the function does not show."""
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
     returns = function_returns(function)
-    if not returns:
+    if not returns or depth > MAX_DEPTH:
         return None
     for ret in returns:
         value = ret.value
         if value is None:
             return None
         if index is not None:
+            if isinstance(value, cst.Call):
+                found = definition_of(ctx, value.func, depth + 1)
+                if found is None or not isinstance(found[1], cst.FunctionDef) or found[1] is function:
+                    return None
+                passed = returned_values(found[0], found[1], index, depth + 1)
+                if passed is None:
+                    return None
+                out.extend(passed)
+                continue
             if not isinstance(value, cst.Tuple) or index >= len(value.elements) or any(
                     isinstance(e, cst.StarredElement) for e in value.elements):
                 return None
@@ -345,9 +355,9 @@ def returned_values(ctx: FileContext, function: cst.FunctionDef,
             values = built_values(ctx, value)
             if not values or ctx.names.unpacked_values(value) or ctx.names.is_param_at(value):
                 return None
-            out.extend(values)
+            out.extend((ctx, v) for v in values)
         else:
-            out.append(value)
+            out.append((ctx, value))
     return out
 
 
@@ -365,10 +375,10 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
         found = definition_of(ctx, core.func, depth) if isinstance(core, cst.Call) else None
         if found is None or not isinstance(found[1], cst.FunctionDef):
             return None
-        elements = returned_values(found[0], found[1], index)
+        elements = returned_values(found[0], found[1], index, depth)
         if elements is None:
             return None
-        out.extend((found[0], e) for e in elements)
+        out.extend(elements)
     return out
 
 

@@ -710,8 +710,8 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
     if d is not None and isinstance(d[1], cst.FunctionDef) and depth < MAX_DEPTH:
-        returned = returned_values(d[0], d[1])  # a project factory: `def create(n): ... return model`
-        return bool(returned) and all(is_module_value(d[0], v, depth + 1) for v in returned)
+        returned = returned_values(d[0], d[1], None, depth)  # a project factory: `def create(n): ... return model`
+        return bool(returned) and all(is_module_value(rctx, v, depth + 1) for rctx, v in returned)
     if d is None and isinstance(func, cst.Name) and depth < MAX_DEPTH:
         # `net_type = Vgg16` on one branch, `net_type = Alexnet` on another, then `net_type(...)`
         classes = built_values(ctx, func)
