@@ -236,6 +236,31 @@ def main(args, loader):
     torch.save({"model": model}, "last.pth")
 """
         ),
+        # a snapshot every object writes when it is built and reads back in a method: the same run, the same
+        # machine (a learning-rate finder putting the model back as it found it)
+        """
+import torch
+import torch.nn as nn
+
+
+class RateFinder:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        torch.save(model.state_dict(), "start.pt")
+
+    def sweep(self, batches, device):
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            nn.functional.mse_loss(self.model(x.to(device)), y.to(device)).backward()
+            self.optimizer.step()
+        self.model.load_state_dict(torch.load("start.pt"))
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+net = nn.Linear(3, 1).to(device)
+RateFinder(net, torch.optim.SGD(net.parameters(), lr=0.1)).sweep([(torch.randn(4, 3), torch.randn(4, 1))], device)
+""",
     ]
 
     INVALID = [
@@ -417,6 +442,23 @@ class Runner:
         elif names.matches(node.func, CUDA_SYNC) and not self._guarded(node):
             self._unconditional_cuda = True
 
+    def _saved_at_construction(self, save: cst.CSTNode, where: Optional[cst.CSTNode]) -> bool:
+        """``save`` runs on every construction of the class whose method ``where`` is (unconditionally, in its
+        ``__init__``): every object writes the file before any of its methods can read it back."""
+        init = self.ctx.enclosing(save, cst.FunctionDef)
+        if not isinstance(init, cst.FunctionDef) or init.name.value != "__init__" or where is None:
+            return False
+        cls = self.ctx.enclosing(init, cst.ClassDef)
+        if cls is None or self.ctx.enclosing(where, cst.ClassDef) is not cls or self.ctx.parent(init) is not cls.body:
+            return False
+        for owner in self.ctx.ancestors(save):
+            if owner is init:
+                return True
+            if isinstance(owner, (cst.If, cst.IfExp, cst.Try, cst.For, cst.While, cst.With, cst.FunctionDef,
+                                  cst.Lambda)):
+                return False
+        return False
+
     def _guarded(self, node: cst.Call) -> bool:
         """Whether ``node`` runs under a condition in its function (an ``if``, a conditional expression, a
         ``try``)."""
@@ -445,9 +487,11 @@ class Runner:
         for path, call in self._loads:
             where = self.ctx.enclosing(call, cst.FunctionDef)
             savers = [save for p, save in self._saved if p == path]
-            # saved and loaded again by the same function: the same run on the same machine
+            # saved and loaded again by the same function, or saved by the constructor of the object whose
+            # method loads it: the same run on the same machine
             if self._fallback and savers and not any(
-                self.ctx.enclosing(save, cst.FunctionDef) is where for save in savers
+                self.ctx.enclosing(save, cst.FunctionDef) is where or self._saved_at_construction(save, where)
+                for save in savers
             ):
                 self.report(call, self.quoting(call, self.MESSAGE))
                 continue
