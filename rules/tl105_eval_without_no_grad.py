@@ -1022,6 +1022,19 @@ class Agent(BaseAgent):
         self.take_optimisation_step(self.critic_optimizer, self.critic, loss)
 """
         ),
+        # a lambda given as a default runs where it is called (here under `no_grad`); its `model` is its own
+        # parameter, not the annotated one of the function around it
+        """
+import torch
+from torch import nn
+
+def make_evaluator(model: nn.Module, forward=lambda model, x: model(x)):
+    def step(batch):
+        model.eval()
+        with torch.no_grad():
+            return forward(model, batch)
+    return step
+""",
     ]
 
     INVALID = [
