@@ -2769,6 +2769,80 @@ def evaluate(loader, path):
 """,
             line=11,
         ),
+        # a frozen backbone kept under `no_grad` and the head after it left with autograd on: the head's graph
+        # is built for nothing (the training function beside it backpropagates and stays as it is)
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def probe_accuracy(backbone, head, loader):
+    backbone.eval()
+    head.eval()
+    hits = total = 0
+    for images, labels in loader:
+        with torch.no_grad():
+            feats = backbone(images)
+        logits = head(feats)
+        hits += (logits.argmax(1) == labels).sum().item()
+        total += labels.numel()
+    return hits / total
+
+
+def probe_train(backbone, head, loader, opt):
+    for images, labels in loader:
+        with torch.no_grad():
+            feats = backbone(images)
+        loss = nn.functional.cross_entropy(head(feats), labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+backbone, head = nn.Linear(6, 4), nn.Linear(4, 2)
+data = [(torch.randn(3, 6), torch.tensor([0, 1, 1]))]
+probe_train(backbone, head, data, torch.optim.SGD(head.parameters(), lr=0.1))
+print(probe_accuracy(backbone, head, data))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def probe_accuracy(backbone, head, loader):
+    backbone.eval()
+    head.eval()
+    hits = total = 0
+    for images, labels in loader:
+        with torch.no_grad():
+            feats = backbone(images)
+        logits = head(feats)
+        hits += (logits.argmax(1) == labels).sum().item()
+        total += labels.numel()
+    return hits / total
+
+
+def probe_train(backbone, head, loader, opt):
+    for images, labels in loader:
+        with torch.no_grad():
+            feats = backbone(images)
+        loss = nn.functional.cross_entropy(head(feats), labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+backbone, head = nn.Linear(6, 4), nn.Linear(4, 2)
+data = [(torch.randn(3, 6), torch.tensor([0, 1, 1]))]
+probe_train(backbone, head, data, torch.optim.SGD(head.parameters(), lr=0.1))
+print(probe_accuracy(backbone, head, data))
+""",
+            line=13,
+            message="after model calls it keeps under `no_grad`",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2777,10 +2851,12 @@ def evaluate(loader, path):
             return
         found = []
         for site in evaluation_facts(ctx).sites():
-            calls = [c for c, _model in site.calls]
-            if not calls or any(under_no_grad(ctx, c) for c in calls):
+            # the model calls that run with gradients on: a frozen backbone under `no_grad` leaves the head
+            # after it building its graph for nothing
+            calls = [c for c, model in site.calls if not under_no_grad(ctx, c)]
+            if not calls:
                 continue
-            calls = [c for c, model in site.calls if not framework_model(ctx, model)]
+            calls = [c for c, model in site.calls if not under_no_grad(ctx, c) and not framework_model(ctx, model)]
             if not calls:
                 continue  # the framework that owns the model runs it under `no_grad`
             if runs_without_grad(ctx, calls[0]):
@@ -2791,13 +2867,20 @@ def evaluate(loader, path):
             if evidence == STRONG or (site.decoding and evidence == WEAK):
                 continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
             unsafe = evidence == WEAK or site.decoding == "output"  # an output fed back, no token picked
-            at = site.anchor if site.decoding and site.anchor is not None else calls[0]
-            found.append((at, site, self._fix(site, unsafe=unsafe)))
-        for call, site, fix in self._merge_neighbours(found):
-            self.report(call, self._message(site, call), fix=fix)
+            partial = len(calls) < len(site.calls)  # some of its model calls already run under `no_grad`
+            at = site.anchor if site.decoding and site.anchor is not None and not partial else calls[0]
+            found.append((at, site, self._fix(site, unsafe=unsafe), partial))
+        for call, site, fix, partial in self._merge_neighbours(found):
+            self.report(call, self._message(site, call, partial), fix=fix)
 
-    def _message(self, site: EvalSite, call: cst.Call) -> Optional[str]:
+    def _message(self, site: EvalSite, call: cst.Call, partial: bool = False) -> Optional[str]:
         """Where the evidence came from, for code found by what it does rather than by its name."""
+        if partial:
+            return (
+                f"Evaluation runs `{self._spelled(call)}` with autograd on, after model calls it keeps under "
+                "`no_grad`, and its output reaches no gradient; run it under `torch.no_grad()` (or "
+                "`torch.inference_mode()`) too, to save memory and time"
+            )
         if site.helper is not None:
             return (
                 f"Evaluation: `{site.helper.name.value}` runs the model with autograd on and its result is read "
@@ -2831,10 +2914,10 @@ def evaluate(loader, path):
         """Loops and statements wrapped by fixes that follow each other in one block get one
         `with torch.no_grad():` around them all, not one each: the findings share that fix."""
         ctx = self.ctx
-        runs = []  # lists of (call, site, fix), each a run of neighbouring wrapped statements
+        runs = []  # lists of (call, site, fix, partial), each a run of neighbouring wrapped statements
         index = {}
         for item in found:
-            call, site, fix = item
+            call, site, fix, _partial = item
             block = ctx.block_of(site.node) if site.kind != "function" and fix is not None else None
             if block is None:
                 runs.append([item])
@@ -2860,7 +2943,7 @@ def evaluate(loader, path):
             fix.replace(first[1].node, wrapped.with_changes(body=wrapped.body.with_changes(body=body)))
             for item in rest:
                 fix.remove(item[1].node)
-            out.extend((call, site, fix) for call, site, _fix in run)
+            out.extend((call, site, fix, partial) for call, site, _fix, partial in run)
         return out
 
     def _result_may_be_differentiated(self, function: cst.CSTNode) -> bool:
