@@ -2843,6 +2843,51 @@ print(probe_accuracy(backbone, head, data))
             message="after model calls it keeps under `no_grad`",
             unsafe=True,
         ),
+        # a gradient reset left in evaluation code computes no gradient: with no backward pass or step in view
+        # it is weak evidence of training (the fix is offered, marked unsafe)
+        Invalid(
+            """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 2))
+optimizer = torch.optim.Adam(net.parameters(), lr=0.001)
+
+
+def test(model, loader):
+    correct = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        y_hat = model(x)
+        correct += (y_hat.argmax(1) == y).sum().item()
+    return correct
+
+
+print(test(net, [(torch.randn(3, 4), torch.tensor([0, 1, 1]))]))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 2))
+optimizer = torch.optim.Adam(net.parameters(), lr=0.001)
+
+
+@torch.no_grad()
+def test(model, loader):
+    correct = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        y_hat = model(x)
+        correct += (y_hat.argmax(1) == y).sum().item()
+    return correct
+
+
+print(test(net, [(torch.randn(3, 4), torch.tensor([0, 1, 1]))]))
+""",
+            line=13,
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -4,16 +4,18 @@ changes the gradient mode (``@torch.no_grad()``, ``with torch.no_grad():``).
 Such a fix is safe only when nothing the wrapped code reaches needs the autograd graph.  Evidence of
 training, from the wrapped code itself or the same-module helpers it calls (three calls deep):
 
-- *strong* -- a backward pass, an optimizer step, a gradient reset (``zero_grad``), a call named like
-  a training step, or an optimizer or a model's
+- *strong* -- a backward pass, an optimizer step, a call named like a training step, or an optimizer or a
+  model's
   parameters handed to a callable that is not a known library function (``loss_scaler(loss,
   optimizer)``, whose ``__call__`` runs the backward pass; a ``step(loss, optimizer)`` closure).  Such
   code trains: it is not evaluation at all.
 - *weak* -- a model output, or a value computed from one that is not detached (a loss), handed to a
   callable the code was given (a parameter) or to one whose code is not in view, other than a loss
   function whose result is kept, a metric or container method (``update``, ``append``, ...) or a
-  builtin; or turning training mode back on (``model.train()``: training may go on right after).  That
-  callable may differentiate; a fix that turns gradients off is unsafe then.
+  builtin; turning training mode back on (``model.train()``: training may go on right after); or a
+  gradient reset (``zero_grad``) with no backward pass or step in view: it computes no gradient itself
+  (a leftover in evaluation code), but training may be split across helpers.  That callable may
+  differentiate; a fix that turns gradients off is unsafe then.
 """
 from __future__ import annotations
 
@@ -62,7 +64,9 @@ def training_evidence(ctx: FileContext, node: cst.CSTNode, model_calls: Iterable
     for call, _via in calls_through_helpers(ctx, node, depth):
         if _trains(ctx, call):
             return STRONG
-        if train_mode_call(call) and not _restores_after_eval(ctx, node, call):
+        if is_grad_clear_call(call):
+            found = WEAK  # clears gradients and computes none: training split across helpers, or a leftover
+        elif train_mode_call(call) and not _restores_after_eval(ctx, node, call):
             found = WEAK  # turns training mode back on: training may go on right after this code
     derived = _derived_names(ctx, node, set(model_calls))
     for call in ctx.calls_in(node):
@@ -92,8 +96,6 @@ def _restores_after_eval(ctx: FileContext, node: cst.CSTNode, call: cst.Call) ->
 
 def _trains(ctx: FileContext, call: cst.Call) -> bool:
     if is_backward_like(ctx, call) or optimizer_of_step(ctx, call) is not None:
-        return True
-    if is_grad_clear_call(call):
         return True
     name = callee_name(call)
     return name is not None and bool(TRAIN_CALL.search(snake(name)))
