@@ -646,3 +646,24 @@ def test_values_a_name_holds_through_a_factory_and_a_tuple_it_returns():
     assert is_model(ctx, reads["model"]) is True
     assert is_model(ctx, reads["other"]) is True
     assert is_model(ctx, reads["labels"]) is None
+
+
+def test_the_function_a_parameter_belongs_to():
+    from torchlint.analysis.definitions import arguments_for_param, parameter_owner
+
+    ctx = _walked("""
+        def make_step(model, fn=lambda model, x: model(x), size=model_size):
+            return fn(model, size)
+
+        make_step(net)
+    """)
+    make_step = _function(ctx, "make_step")
+    reads = [n for n in ctx.nodes(ctx.module) if isinstance(n, cst.Name) and n.value in ("model", "model_size")
+             and not isinstance(ctx.parent(n), cst.Param)]
+    in_lambda, in_body = [n for n in reads if n.value == "model"]
+    (default,) = [n for n in reads if n.value == "model_size"]
+    assert parameter_owner(ctx, in_body) is make_step
+    assert parameter_owner(ctx, in_lambda) is None  # the lambda's own parameter
+    assert parameter_owner(ctx, default) is None  # read where the function is defined
+    assert [ctx.code(a) for a in arguments_for_param(ctx, in_body)] == ["net"]
+    assert arguments_for_param(ctx, in_lambda) is None

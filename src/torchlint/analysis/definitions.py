@@ -509,12 +509,22 @@ _CONSTRUCTIONS: "Fact[Dict[cst.ClassDef, Optional[List[Tuple[FileContext, cst.Ca
     "definitions.constructions", lambda ctx: {})
 
 
+def parameter_owner(ctx: FileContext, name: cst.Name) -> Optional[cst.FunctionDef]:
+    """The function whose body ``name`` is read in, the one whose parameters it may name: not a function
+    around a lambda (a lambda's parameters are its own), nor the function whose default or annotation holds
+    ``name`` (those are read where the function is defined)."""
+    function = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda))
+    if not isinstance(function, cst.FunctionDef) or not ctx.is_inside(name, function.body):
+        return None
+    return function
+
+
 def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
     """:func:`arguments_for_param` for a module-level function called from other files of the project
     only: ``(caller's file, argument)`` for each such call; None when some call passes none, or none is
     found."""
-    function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+    function = parameter_owner(ctx, name)
+    if function is None or not ctx.names.is_param_at(name):
         return None
     params = list(function.params.posonly_params) + list(function.params.params)
     names = [p.name.value for p in params]
@@ -548,8 +558,8 @@ def callers_arguments(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContex
 def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
     """For a parameter of a function: the arguments every call of the function in this file passes for
     it; None when it is no parameter, the function is never called here, or some call passes none."""
-    function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+    function = parameter_owner(ctx, name)
+    if function is None or not ctx.names.is_param_at(name):
         return None
     out: List[cst.BaseExpression] = []
     calls = call_sites(ctx, function)
@@ -772,6 +782,7 @@ __all__ = [
     "local_definition",
     "maybe_project_function",
     "method_of",
+    "parameter_owner",
     "passed_argument",
     "position",
     "project_arguments_for_param",

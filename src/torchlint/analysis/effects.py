@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
-from torchlint.analysis.definitions import class_body, definition_of, strip_moves
+from torchlint.analysis.definitions import class_body, definition_of, parameter_owner, strip_moves
 from torchlint.analysis.roles import holds_module, is_model, is_module_value, not_a_module
 from torchlint.analysis.walk import iter_nodes
 
@@ -327,8 +327,8 @@ def _trained(ctx: FileContext) -> Set[Tuple[Optional[cst.ClassDef], str]]:
 def _kept_as(ctx: FileContext, name: cst.Name) -> Set[Tuple[Optional[cst.ClassDef], str]]:
     """``(class, "self.<attr>")`` for a parameter ``name`` of a method that keeps it as ``self.<attr> =
     name`` (``self.actor_critic = actor_critic`` in ``__init__``): the same object under both spellings."""
-    function = ctx.enclosing(name, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or not ctx.names.is_param_at(name):
+    function = parameter_owner(ctx, name)
+    if function is None or not ctx.names.is_param_at(name):
         return set()
     cls = ctx.parent(ctx.parent(function)) if isinstance(ctx.parent(function), cst.IndentedBlock) else None
     first = _first_param(function)

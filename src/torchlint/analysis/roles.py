@@ -36,6 +36,7 @@ from torchlint.analysis.definitions import (
     held_values,
     instance_class,
     method_of,
+    parameter_owner,
     position,
     returned_values,
     star_imported_names,
@@ -1040,9 +1041,9 @@ def _module_annotation(ctx: FileContext, ann: cst.BaseExpression) -> bool:
 
 
 def _annotated_module(ctx: FileContext, name: cst.Name) -> bool:
-    function = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda))  # a lambda's parameters are its own
-    if not isinstance(function, cst.FunctionDef) or not ctx.is_inside(name, function.body):
-        return False  # (a default or an annotation is read where the function is defined)
+    function = parameter_owner(ctx, name)
+    if function is None:
+        return False
     params = function.params
     for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
         if p.name.value == name.value and p.annotation is not None:

@@ -53,6 +53,7 @@ from torchlint.analysis.definitions import (
     definition_of,
     find_method,
     held_values,
+    parameter_owner,
     instance_class,
     position,
     project_arguments_for_param,
@@ -508,8 +509,8 @@ def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> 
     handed is most likely one of them)."""
     if not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
         return False
-    function = ctx.enclosing(model, cst.FunctionDef)
-    if not isinstance(function, cst.FunctionDef) or function not in ctx.module.body:
+    function = parameter_owner(ctx, model)
+    if function is None or function not in ctx.module.body:
         return False
     p = function.params
     if model.value not in {q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]}:
