@@ -5,6 +5,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.definitions import built_values
 from torchlint.families.api.rewrite import torch_in_scope
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -204,6 +205,17 @@ import torch
 rank = torch.tensor([3]).to("cpu")
 noise = torch.rand(10, 10).to("cpu")
 """,
+        # a variable that only ever holds the CPU, and one that may hold a tensor (`.to(other)` takes its dtype
+        # and device): no second allocation shown
+        """
+import torch
+
+cpu = torch.device("cpu")
+
+
+def buffers(n, other):
+    return torch.zeros(n).to(cpu), torch.zeros(n).to(other)
+""",
     ]
 
     INVALID = [
@@ -295,6 +307,28 @@ def mask_of(buffer, n):
 """,
             line=6,
             message="create it as needed with `dtype=` in place of `out=`",
+        ),
+        # the device in a variable: every value it is given is a device, one of them a GPU's
+        Invalid(
+            """
+import torch
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def decode_buffers(batch, steps, vocab):
+    return torch.zeros(batch, steps, vocab).to(dev)
+""",
+            fixed="""
+import torch
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def decode_buffers(batch, steps, vocab):
+    return torch.zeros(batch, steps, vocab, device=dev)
+""",
+            line=8,
         ),
     ]
 
@@ -408,7 +442,38 @@ def mask_of(buffer, n):
                     return "device", v  # not "cpu": a factory allocates there, and `.to("cpu")` returns it as is
             if self.ctx.names.matches(v, DTYPES):
                 return "dtype", v
+            if isinstance(v, (cst.Name, cst.Attribute)) and self._device_kind(v, 0) == "accelerator":
+                return "device", v  # `dev = torch.device("cuda" if ... else "cpu")`, then `.to(dev)`
         return None
+
+    def _device_kind(self, expr: cst.BaseExpression, depth: int) -> Optional[str]:
+        """"accelerator" when ``expr`` holds a device that may be a GPU's (``torch.device("cuda")``, a
+        name given ``"cuda" if ... else "cpu"``), "cpu" when only ever the CPU, None when it may hold
+        something else (a tensor, a dtype) or is not known."""
+        if depth > 4:
+            return None
+        if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+            text = expr.evaluated_value
+            if text == "cpu":
+                return "cpu"
+            return "accelerator" if text in ("cuda", "mps") or text.startswith("cuda:") else None
+        if isinstance(expr, cst.IfExp):
+            kinds = {self._device_kind(expr.body, depth + 1), self._device_kind(expr.orelse, depth + 1)}
+            return None if None in kinds else ("accelerator" if "accelerator" in kinds else "cpu")
+        if isinstance(expr, cst.Call) and self.ctx.names.matches(expr.func, _DEVICE):
+            first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
+            return self._device_kind(first, depth + 1) if first is not None else None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            values = built_values(self.ctx, expr)
+            kinds = {self._device_kind(v, depth + 1) for v in values}
+            if not values or None in kinds:
+                return None
+            return "accelerator" if "accelerator" in kinds else "cpu"
+        return None
+
+
+#: ``torch.device(...)``: a device object
+_DEVICE = frozenset({"torch.device"})
 
 
 def _add_kwarg(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
