@@ -129,6 +129,9 @@ RETAIN_VARIABLES = ("0.2", "0.4")
 #: ``loss.data[0]`` / ``loss[0]`` on a 0-d tensor: a warning in 0.4 ("will be an error in PyTorch 0.5"), an
 #: ``IndexError`` since 1.0 (the release planned as 0.5); ``.item()`` (0.4) reads the number
 ZERO_DIM_INDEX = ("0.4", "1.0")
+#: ``iter(loader).next()``: the DataLoader iterator's Python 2 ``next`` alias is gone since torch 1.13 (an
+#: ``AttributeError``); the builtin ``next(it)`` calls ``__next__``
+LOADER_ITER_NEXT_REMOVED = "1.13"
 
 #: torchvision's ``pretrained=`` / ``pretrained_backbone=`` (deprecated in torchvision 0.13, shipped with torch 1.12)
 PRETRAINED_ARGS = {"pretrained": "weights", "pretrained_backbone": "weights_backbone"}

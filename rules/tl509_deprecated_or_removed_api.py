@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.fixes.toolkit import in_place_of
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
+from torchlint.analysis.definitions import built_values
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -19,6 +20,7 @@ from torchlint.rules._deprecations import (
     PRETRAINED_SINCE,
     RETAIN_VARIABLES,
     ZERO_DIM_INDEX,
+    LOADER_ITER_NEXT_REMOVED,
     Deprecation,
     version,
 )
@@ -80,8 +82,9 @@ class DeprecatedOrRemovedApi(LintRule):
     without the trailing underscore, `Variable(x)`, the loss arguments `size_average=`/`reduce=`
     (now `reduction=`), torchvision's `pretrained=` (now `weights=`; also `resnet50(True)`, the flag given
     positionally), `nn.NLLLoss2d` (now `nn.NLLLoss`), `loss.backward(retain_variables=True)` (now
-    `retain_graph=`), `loss.data[0]` / `loss[0]` on a 0-d loss (now `loss.item()`) and private spellings
-    of public functions (`torch.utils.data._utils.collate.default_collate`).
+    `retain_graph=`), `loss.data[0]` / `loss[0]` on a 0-d loss (now `loss.item()`), `iter(loader).next()`
+    on a `DataLoader` (its iterator lost the Python 2 `next` method in torch 1.13: now `next(iter(loader))`)
+    and private spellings of public functions (`torch.utils.data._utils.collate.default_collate`).
 
     A 0-d loss is a value built by a torch loss with its default reduction (`criterion(out, y)` with
     `criterion = nn.CrossEntropyLoss()`, `F.mse_loss(...)`), or, read through `.data`, a full `.sum()` /
@@ -127,8 +130,8 @@ class DeprecatedOrRemovedApi(LintRule):
     are newer than the ones `pretrained=True` loaded, and results change; `resnet50(True)` is fixed the
     same way when the flag is the only positional argument. `retain_variables=` becomes `retain_graph=`
     (the same flag renamed), `nn.NLLLoss2d` becomes `nn.NLLLoss` (torch's own warning calls it a drop-in
-    replacement) and `loss.data[0]` becomes `loss.item()` (the number the old code read; safe). Other
-    entries get no fix.
+    replacement), `loss.data[0]` becomes `loss.item()` (the number the old code read; safe) and
+    `it.next()` becomes `next(it)` (the method the alias stood for; safe). Other entries get no fix.
 
     ## Options
     - `target-torch` (default `"auto"`): the oldest torch the project supports. Entries deprecated
@@ -286,6 +289,31 @@ def make_scaler():
 def batched(f, x):
     return vmap(f)(x)
 """
+        ),
+        # an object of the file's own class with a `next` method, and a project on torch 1.12 (the alias was
+        # still there)
+        """
+class Cycle:
+    def __init__(self, items):
+        self.items, self.at = items, 0
+
+    def next(self):
+        self.at = (self.at + 1) % len(self.items)
+        return self.items[self.at]
+
+
+batches = iter([Cycle([1, 2])])
+print(Cycle([3, 4]).next())
+""",
+        Valid(
+            """
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(list(range(6)), batch_size=2)
+print(iter(loader).next())
+""",
+            options={"target-torch": "1.12"},
         ),
     ]
 
@@ -547,6 +575,32 @@ def saliency(model, image, label):
 """,
             message="use a tensor that requires grad (`x.detach().requires_grad_()`",
         ),
+        # the DataLoader iterator's Python 2 `next` alias: an `AttributeError` since torch 1.13
+        Invalid(
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+trainloader = DataLoader(TensorDataset(torch.randn(8, 3), torch.zeros(8)), batch_size=4)
+dataiter = iter(trainloader)
+images, labels = dataiter.next()
+first, _ = iter(trainloader).next()
+other = iter([1, 2, 3])
+print(images.shape, first.shape, other.__next__())
+""",
+            fixed="""
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+trainloader = DataLoader(TensorDataset(torch.randn(8, 3), torch.zeros(8)), batch_size=4)
+dataiter = iter(trainloader)
+images, labels = next(dataiter)
+first, _ = next(iter(trainloader))
+other = iter([1, 2, 3])
+print(images.shape, first.shape, other.__next__())
+""",
+            count=2,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -554,6 +608,9 @@ def saliency(model, image, label):
         self.target = target_version(self.options.get("target-torch"))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "next" and not node.args:
+            self._loader_iter_next(node)
+            return
         qnames = self.ctx.names.qualified_names(node.func)
         if not qnames:
             return
@@ -576,6 +633,37 @@ def saliency(model, image, label):
             parent = self.ctx.parent(node)
             if isinstance(parent, cst.Call) and parent.func is node:
                 self._retain_variables(parent)
+
+    # -- iter(loader).next() ----------------------------------------------------------------------
+    def _loader_iter_next(self, node: cst.Call) -> None:
+        """``iter(loader).next()``, ``it = iter(loader)`` ... ``it.next()`` with ``loader`` a ``DataLoader`` by
+        construction: the iterator has no ``next`` method since torch 1.13."""
+        if self.target < version(LOADER_ITER_NEXT_REMOVED):
+            return
+        owner = node.func.value  # type: ignore[attr-defined]
+        iterators = self.ctx.names.values_before(owner) if isinstance(owner, cst.Name) else [owner]
+        if not iterators or not all(self._iterates_loader(v) for v in iterators):
+            return
+        fix = None
+        if self.ctx.names.binding_at(node, "next") is None:  # the builtin, not a name of the file
+            fix = self.make_fix("Use `next(...)`").replace(
+                node, cst.Call(func=cst.Name("next"), args=[cst.Arg(owner)]))
+        self.report(node, self.quoting(node, f"`{self.spelling(node)}`: a DataLoader iterator has no `next` "
+                                             f"method since torch {LOADER_ITER_NEXT_REMOVED} (an `AttributeError`); "
+                                             f"use `next({self.ctx.code(owner).strip()})`"), fix=fix)
+
+    def _iterates_loader(self, value: cst.BaseExpression) -> bool:
+        """``iter(loader)`` (the builtin) of a value every assignment makes a ``DataLoader``."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "iter"
+                and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star):
+            return False
+        if self.ctx.names.binding_at(value, "iter") is not None:
+            return False
+        loader = value.args[0].value
+        built = built_values(self.ctx, loader) if isinstance(loader, (cst.Name, cst.Attribute)) else [loader]
+        return bool(built) and all(
+            isinstance(b, cst.Call) and any(q.endswith(".DataLoader") for q in self.ctx.names.qualified_names(b.func))
+            for b in built)
 
     # -- backward(retain_variables=...) ------------------------------------------------------------
     def _retain_variables(self, node: cst.Call) -> None:
