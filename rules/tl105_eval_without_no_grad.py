@@ -1035,6 +1035,36 @@ def make_evaluator(model: nn.Module, forward=lambda model, x: model(x)):
             return forward(model, batch)
     return step
 """,
+        # near miss: the arm's output (a teacher's targets) reaches the loss that is backpropagated after it
+        """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+teacher = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+opt = torch.optim.Adam(net.parameters())
+x = torch.randn(64, 2)
+soft = None
+for step in range(10):
+    if step % 5 == 0:
+        teacher.eval()
+        soft = teacher(x)
+    loss = ((net(x) - soft) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+def train(net, teacher, opt, x):
+    for step in range(10):
+        if step % 5 == 0:
+            teacher.eval()
+            soft = teacher(x)
+        loss = ((net(x) - soft) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
     ]
 
     INVALID = [
@@ -2887,6 +2917,50 @@ print(test(net, [(torch.randn(3, 4), torch.tensor([0, 1, 1]))]))
 """,
             line=13,
             unsafe=True,
+        ),
+        # an evaluation the training loop runs now and then: an arm that switches the model to eval mode and
+        # trains nothing itself
+        Invalid(
+            """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+opt = torch.optim.Adam(net.parameters())
+x, y = torch.randn(64, 2), torch.randint(0, 2, (64,))
+x_test, y_test = torch.randn(16, 2), torch.randint(0, 2, (16,))
+for step in range(1000):
+    net.train()
+    loss = nn.functional.cross_entropy(net(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if (step + 1) % 100 == 0:
+        net.eval()
+        out = net(x_test)
+        print(step, loss.item(), (out.argmax(1) == y_test).float().mean().item())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+opt = torch.optim.Adam(net.parameters())
+x, y = torch.randn(64, 2), torch.randint(0, 2, (64,))
+x_test, y_test = torch.randn(16, 2), torch.randint(0, 2, (16,))
+for step in range(1000):
+    net.train()
+    loss = nn.functional.cross_entropy(net(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if (step + 1) % 100 == 0:
+        net.eval()
+        with torch.no_grad():
+            out = net(x_test)
+        print(step, loss.item(), (out.argmax(1) == y_test).float().mean().item())
+""",
+            line=17,
         ),
     ]
 

@@ -2046,6 +2046,7 @@ class EvaluationFacts:
         statement, else None."""
         ctx = self.ctx
         outer_loop: Optional[cst.CSTNode] = None
+        in_eval_arm = False
         for a in ctx.ancestors(call):
             if a is function and function is not None:
                 break
@@ -2055,6 +2056,9 @@ class EvaluationFacts:
                 return None
             if isinstance(a, LOOP_TYPES):
                 if trains(ctx, a) or needs_grad(ctx, a):
+                    if outer_loop is None and self._eval_arm(call, model, a):
+                        in_eval_arm = True  # `if step % 100 == 0: net.eval(); out = net(x_val)` in training
+                        break
                     return None
                 outer_loop = a  # a loop that samples or plots (`for i in range(10): img = model.decoder(z)`)
         statement = ctx.statement_of(call)
@@ -2068,11 +2072,13 @@ class EvaluationFacts:
         if any(isinstance(n, cst.Name) and n.value == root.value
                for small in statement.body for t in assignment_targets(small) for n in iter_nodes(t)):
             return None  # `model = accelerator.unwrap_model(model)`: the model itself, not a prediction
-        if function is None and not self._trained_before(statement, root.value) and not (
+        if in_eval_arm:
+            pass  # trained by the loop around it
+        elif function is None and not self._trained_before(statement, root.value) and not (
             self._trained_earlier_in_block(statement, root.value, None)
         ) and not self._weights_loaded_before(statement, root.value):
             return None
-        if function is not None and not self._trained_earlier_in_block(statement, root.value, function):
+        elif function is not None and not self._trained_earlier_in_block(statement, root.value, function):
             return None
         if needs_grad(ctx, statement):
             return None
@@ -2097,6 +2103,27 @@ class EvaluationFacts:
         if outer_loop is not None:
             return outer_loop if ctx.block_of(outer_loop) is not None else None
         return statement
+
+    def _eval_arm(self, call: cst.Call, model: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+        """``call`` sits in an arm of an ``if`` inside the training ``loop`` that switches ``model`` to eval
+        mode before it (``if (i + 1) % 100 == 0: net.eval(); out = net(x_test)``) and trains nothing itself:
+        an evaluation the training loop runs now and then."""
+        ctx = self.ctx
+        code = ctx.code(model)
+        for arm in ctx.ancestors(call):
+            if arm is loop:
+                return False
+            if not isinstance(arm, cst.IndentedBlock) or not isinstance(ctx.parent(arm), (cst.If, cst.Else)):
+                continue
+            if trains(ctx, arm) or needs_grad(ctx, arm):
+                return False
+            statement = ctx.statement_of(call)
+            at = next((i for i, stmt in enumerate(arm.body) if stmt is statement), None)
+            if at is None:
+                return False
+            return any(eval_mode_target(c) is not None and ctx.code(eval_mode_target(c)) == code
+                       for stmt in arm.body[:at] for c in ctx.calls_in(stmt))
+        return False
 
     def _trained_earlier_in_block(self, statement: cst.CSTNode, model_name: str,
                                   function: Optional[cst.FunctionDef]) -> bool:
