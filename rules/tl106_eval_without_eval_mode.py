@@ -2009,6 +2009,58 @@ print(predict(torch.randn(1, 16)))
             line=14,
             unsafe=True,
         ),
+        # the model handed over inside `nn.DataParallel`: the wrapper runs the model it holds, batch norm and all
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(loader):
+    model = nn.DataParallel(Net())
+    print(evaluate(model, loader))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(loader):
+    model = nn.DataParallel(Net())
+    print(evaluate(model, loader))
+""",
+            line=17,
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

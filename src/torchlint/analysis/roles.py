@@ -777,7 +777,10 @@ def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
         return False
     core = strip_moves(value)
     if isinstance(core, cst.Call):
-        for q in ctx.names.qualified_names_at(core.func):
+        names = ctx.names.qualified_names_at(core.func)
+        if names & _MODULE_WRAPPERS:
+            return True  # `nn.DataParallel(net)`: the model it holds, run through it
+        for q in names:
             if q.startswith("torch.nn.") and not _LAYER_MODEL.match(q.rsplit(".", 1)[-1]):
                 return False
     return True

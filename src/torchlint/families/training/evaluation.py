@@ -38,6 +38,7 @@ from torchlint.analysis.context import (
     method_name,
     receiver,
 )
+from torchlint.analysis.effects import HOLDERS
 from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.naming import is_model_name, snake
@@ -495,7 +496,7 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     values = held_values(ctx, model)
     if not values:
         return None
-    return _combine([_value_mode_dependent(vctx, v) for vctx, v in values])
+    return _combine([_value_mode_dependent(vctx, v, hops) for vctx, v in values])
 
 
 def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> bool:
@@ -534,6 +535,13 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int
     core = strip_moves_expr(value)
     if not isinstance(core, cst.Call):
         return None
+    wrapped = _held_module(ctx, core)
+    if wrapped is not None:  # `DistributedDataParallel(model)`: switches the mode of the model it holds
+        if hops >= 2:
+            return None
+        if isinstance(wrapped, (cst.Name, cst.Attribute)):
+            return model_mode_dependent(ctx, wrapped, hops + 1)
+        return _value_mode_dependent(ctx, wrapped, hops + 1)
     found = definition_of(ctx, core.func)
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
@@ -541,6 +549,15 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int
     if found is not None and isinstance(found[1], cst.FunctionDef) and hops < 2:
         return _factory_mode_dependent(found[0], found[1], hops)
     return layer_mode_dependent(ctx, core)
+
+
+def _held_module(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The module a wrapper that holds one is given (``DataParallel(model)``, ``torch.compile(net)``)."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    if not ctx.names.qualified_names_at(call.func) & HOLDERS:
+        return None
+    return call.args[0].value
 
 
 def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Optional[bool]:
@@ -587,6 +604,13 @@ def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> O
     core = strip_moves_expr(value)
     if not isinstance(core, cst.Call):
         return None
+    wrapped = _held_module(ctx, core)
+    if wrapped is not None:
+        if hops >= 2:
+            return None
+        if isinstance(wrapped, (cst.Name, cst.Attribute)):
+            return mode_evidence(ctx, wrapped, hops + 1)
+        return _value_evidence(ctx, wrapped, hops + 1)
     found = definition_of(ctx, core.func)
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
