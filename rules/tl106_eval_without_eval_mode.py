@@ -912,6 +912,31 @@ class Duo:
 print(Duo().evaluate().shape)
 """
         ),
+        # near miss: the same wrapper given a module without dropout or batch norm
+        """
+import torch
+from torch import nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.head = nn.GroupNorm(1, 2)
+
+    def forward(self, x):
+        return self.head(self.inner(x))
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(loader):
+    net = Wrap(nn.Sequential(nn.Linear(4, 2), nn.ReLU()))
+    print(evaluate(net, loader))
+""",
     ]
 
 
@@ -2059,6 +2084,61 @@ def main(loader):
     print(evaluate(model, loader))
 """,
             line=17,
+            unsafe=True,
+        ),
+        # a wrapper class whose own layers act alike in both modes holds the module it is given
+        # (`self.inner = inner`): that module's dropout decides
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.head = nn.GroupNorm(1, 2)
+
+    def forward(self, x):
+        return self.head(self.inner(x))
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(loader):
+    net = Wrap(nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5)))
+    print(evaluate(net, loader))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.head = nn.GroupNorm(1, 2)
+
+    def forward(self, x):
+        return self.head(self.inner(x))
+
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(loader):
+    net = Wrap(nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5)))
+    print(evaluate(net, loader))
+""",
+            line=18,
             unsafe=True,
         ),
     ]

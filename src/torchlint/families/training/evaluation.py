@@ -545,10 +545,39 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int
     found = definition_of(ctx, core.func)
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
-        return summary.mode_dependent if summary.is_module else None
+        if not summary.is_module:
+            return None
+        kept = _kept_modules(ctx, core, found) if summary.mode_dependent is not True and hops < 2 else []
+        if not kept:
+            return summary.mode_dependent
+        # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too
+        return _combine([summary.mode_dependent] + [
+            model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
+            else _value_mode_dependent(ctx, a, hops + 1) for a in kept])
     if found is not None and isinstance(found[1], cst.FunctionDef) and hops < 2:
         return _factory_mode_dependent(found[0], found[1], hops)
     return layer_mode_dependent(ctx, core)
+
+
+def _kept_modules(ctx: FileContext, call: cst.Call, found: Tuple[FileContext, cst.ClassDef]) -> List[cst.BaseExpression]:
+    """The arguments of ``call`` (a construction of the class in ``found``) for the parameters its ``__init__``
+    keeps on the instance (``self.inner = inner``) and that are modules by construction: the modules the
+    object holds besides the ones it builds."""
+    method = find_method(found[0], found[1], "__init__")
+    if method is None:
+        return []
+    ictx, init = method
+    bound = bind_arguments(call, init, 1)
+    if not bound:
+        return []
+    kept = set()
+    for node in ictx.contents(init).assigns:
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                kept.add(node.value.value)
+    return [a for name, a in bound.items() if name in kept and (
+        is_module_value(ctx, a) if not isinstance(a, (cst.Name, cst.Attribute)) else is_model(ctx, a) is True)]
 
 
 def _held_module(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -614,7 +643,16 @@ def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> O
     found = definition_of(ctx, core.func)
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
-        return summary.mode_layer if summary.is_module and summary.mode_dependent is True else None
+        if not summary.is_module:
+            return None
+        if summary.mode_dependent is True:
+            return summary.mode_layer
+        for kept in (_kept_modules(ctx, core, found) if hops < 2 else ()):
+            evidence = mode_evidence(ctx, kept, hops + 1) if isinstance(kept, (cst.Name, cst.Attribute)) \
+                else _value_evidence(ctx, kept, hops + 1)
+            if evidence is not None:
+                return evidence
+        return None
     if found is not None and isinstance(found[1], cst.FunctionDef):
         if hops >= 2:
             return None
