@@ -2962,6 +2962,27 @@ for step in range(1000):
 """,
             line=17,
         ),
+        # the function around the evaluation binds `torch` itself (a local of `report`): `@torch.no_grad()`
+        # there would name that list, not the module, so no fix is offered
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def report(net, batches, scale=None):
+    def score(x):
+        net.eval()
+        return net(x).argmax(1).tolist()
+
+    torch = [score(x) for x in batches]
+    return torch
+
+
+print(report(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1)), [torch.randn(3, 2)]))
+""",
+            line=9,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -3092,7 +3113,7 @@ for step in range(1000):
 
     def _fix(self, site: EvalSite, unsafe: bool = False) -> Optional[Fix]:
         ctx = self.ctx
-        code = no_grad_call_code(ctx)
+        code = no_grad_call_code(ctx, site.node)
         if code is None:
             return None
         template = ctx.parse_statement(f"with {code}:\n    pass\n")

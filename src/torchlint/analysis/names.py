@@ -582,13 +582,17 @@ class NameResolver:
         scopes = self._scope_of
         parents = self.parents
         p = parents.get(key)
+        came_from: cst.CSTNode = node
         found = self.module_scope
         while p is not None:
             if type(p) is cst.FunctionDef or type(p) is cst.Lambda:
                 inner = scopes.get(p)
-                if inner is not None:
+                # a decorator is evaluated where the function is defined (`@torch.no_grad()` above
+                # `def f(torch): ...` names the module, not the parameter)
+                if inner is not None and type(came_from) is not cst.Decorator:
                     found = inner
                     break
+            came_from = p
             p = parents.get(id(p))
         if self.entered_all and key in self.order:
             memo[key] = found

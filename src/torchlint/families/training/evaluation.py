@@ -2481,15 +2481,21 @@ class EvaluationBinder:
 
 
 # -- building fixes ------------------------------------------------------------------------------
-def no_grad_call_code(ctx: FileContext) -> Optional[str]:
-    """How this module spells ``torch.no_grad()`` with its own imports (None when it can't)."""
+def no_grad_call_code(ctx: FileContext, at: Optional[cst.CSTNode] = None) -> Optional[str]:
+    """How this module spells ``torch.no_grad()`` with its own imports (None when it can't); with ``at``,
+    a spelling whose name still means that import where ``at`` is evaluated (not a parameter or a local of a
+    function around it that happens to share the name: `def evaluate(torch, data)`)."""
     bindings = ctx.names.module_scope.bindings
+
+    def visible(name: str) -> bool:
+        return at is None or ctx.names.binding_at(at, name) is bindings[name]
+
     for name in sorted(bindings):
-        if "torch" in bindings[name].imports:
+        if "torch" in bindings[name].imports and visible(name):
             return f"{name}.no_grad()"
     for name in sorted(bindings):
         imports = bindings[name].imports
-        if "torch.no_grad" in imports or "torch.autograd.no_grad" in imports:
+        if ("torch.no_grad" in imports or "torch.autograd.no_grad" in imports) and visible(name):
             return f"{name}()"
     return None
 
