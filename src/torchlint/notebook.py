@@ -19,7 +19,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -33,7 +33,8 @@ _MASK = "pass"
 _CELL_MAGIC = re.compile(r"%%([A-Za-z_][\w.-]*)")
 # ``x = !ls``, ``x = %who_ls``, ``a, b = !cmd`` (an assignment whose value is IPython syntax)
 _ASSIGN_ESCAPE = re.compile(r"^[\w.\[\]\s,()*]+=\s*[!%]")
-_HELP_END = re.compile(r"^[\w.\[\]()'\"]*[\w)\]]\?{1,2}\s*$")
+# ``obj?``, ``obj.attr??``, ``torch.*Tensor?`` (a wildcard search of names)
+_HELP_END = re.compile(r"^[\w.\[\]()'\"*]*[\w)\]*]\?{1,2}\s*$")
 
 
 def is_notebook(path: str) -> bool:
@@ -166,6 +167,10 @@ class Cell:
     masked: Dict[int, str] = field(default_factory=dict)  # 0-based line -> original line text
     python: str = ""  # the text fed to the parser (magics masked)
     skip: bool = False  # not Python (a %%bash cell, ...)
+    #: the indentation IPython removes from a cell whose first line is indented (from every line that
+    #: starts with it), and the 0-based lines it was removed from: positions there are shifted back
+    dedent: str = ""
+    dedented: FrozenSet[int] = frozenset()
     raw: str = ""  # the source as stored, when its line breaks are not all "\n" (else empty)
 
 
@@ -327,9 +332,15 @@ def _is_ipython(stripped: str) -> bool:
 
 
 def mask_cell(cell: Cell) -> None:
-    """Fill ``cell.python`` / ``cell.masked`` / ``cell.skip``."""
+    """Fill ``cell.python`` / ``cell.masked`` / ``cell.skip`` / ``cell.dedent``."""
     lines = cell.text.split("\n")
     top = next((n for n, line in enumerate(lines) if line.strip()), 0)
+    # IPython runs a cell whose first line is indented with that indentation taken off each line
+    prefix = lines[top][: len(lines[top]) - len(lines[top].lstrip(" \t"))] if lines[top].strip() else ""
+    if prefix:
+        cell.dedent = prefix
+        cell.dedented = frozenset(n for n, line in enumerate(lines) if line.startswith(prefix))
+        lines = [line[len(prefix):] if n in cell.dedented else line for n, line in enumerate(lines)]
     first = lines[top].strip()
     start = 0
     if first.startswith("%%"):
@@ -441,6 +452,8 @@ def split_fixed(nb: Notebook, program: Program, fixed: str) -> Optional[Dict[int
                 if k < 0:
                     continue
                 masked = nb.cells[k].masked.get(cell_line[i])
+                if masked is None and cell_line[i] in nb.cells[k].dedented:
+                    masked = nb.cells[k].dedent + new[j]
                 per_cell[k].append(new[j] if masked is None else masked)
             continue
         if i2 > i1:
@@ -456,7 +469,8 @@ def split_fixed(nb: Notebook, program: Program, fixed: str) -> Optional[Dict[int
             k = owner[i1 - 1]
         else:  # right after a boundary: the top of the next cell
             k = owner[i1]
-        per_cell[k].extend(new[j1:j2])
+        prefix = nb.cells[k].dedent
+        per_cell[k].extend(prefix + line if prefix and line.strip() else line for line in new[j1:j2])
     return {k: "".join(line + "\n" for line in lines) for k, lines in per_cell.items()}
 
 
@@ -725,9 +739,32 @@ def _to_cell(d, nb: Notebook, program: Program):
             if ek != k or ek2 != k:
                 edits = []
                 break
-            edits.append(replace(e, line=eline, end_line=eend))
+            edits.append(_indented_edit(nb.cells[k], replace(e, line=eline, end_line=eend)))
         fix = replace(fix, edits=tuple(edits))
-    return replace(d, line=line, end_line=end_line, cell=cell_no, fix=fix)
+    cell = nb.cells[k] if nb.cells else None
+    col, end_col = d.col, d.end_col
+    if cell is not None and cell.dedent:
+        col = _cell_col(cell, line, col)
+        end_col = _cell_col(cell, end_line or line, end_col) if end_col else end_col
+    return replace(d, line=line, col=col, end_line=end_line, end_col=end_col, cell=cell_no, fix=fix)
+
+
+def _cell_col(cell: Cell, line: int, col: int) -> int:
+    """A 1-based column of the text the parser read, on the cell's 1-based ``line``, in the cell's own
+    text (where IPython's dedent removed nothing, the same)."""
+    return col + len(cell.dedent) if line - 1 in cell.dedented else col
+
+
+def _indented_edit(cell: Cell, e):
+    """An edit of a cell's dedented text (:attr:`Cell.dedent`) as an edit of the cell's own text: its
+    columns shifted back, the lines it inserts indented as the cell is."""
+    if not cell.dedent:
+        return e
+    content = "\n".join(
+        cell.dedent + part if n and part.strip() else part for n, part in enumerate(e.content.split("\n"))
+    )
+    return replace(e, col=_cell_col(cell, e.line, e.col), end_col=_cell_col(cell, e.end_line, e.end_col),
+                   content=content)
 
 
 def _file_lines(nb: Notebook) -> Dict[int, List[int]]:

@@ -200,6 +200,8 @@ MAGICS = [
     ("model?", {0}),
     ("torch.nn.Linear??", {0}),
     ("?torch.zeros", {0}),
+    ("torch.*Tensor?", {0}),
+    ("nn.*Loss??", {0}),
     ("%time y = model(x)", {0}),
     ("if True:\n    !echo hi\n    x = 1", {1}),
     ("!echo one \\\n   two", {0, 1}),
@@ -241,6 +243,39 @@ def test_fix_next_to_magics_keeps_them():
     assert src.startswith("%%time\n!nvidia-smi\nfiles = !ls\n")
     assert src.endswith("    optimizer.step()\nmodel?")
     assert "optimizer.zero_grad()" in src
+
+
+def _indented(text, prefix="  "):
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
+@pytest.mark.parametrize("prefix", ["  ", "\t", "    "])
+def test_a_cell_indented_as_a_whole_runs_dedented(prefix):
+    # IPython takes the first line's indentation off every line of the cell: such a cell runs, so it
+    # is linted, and its findings sit where they are in the cell's own text
+    res = lint(make(IMPORTS, MODEL, _indented(LOOP, prefix)))
+    assert found(res) == [(3, 3, "TL103"), (3, 4, "TL101")]
+    assert res.diagnostics[0].col == 28 + len(prefix)
+    edits = lint(make(IMPORTS, MODEL, _indented(LOOP, prefix)), want_edits=True).diagnostics[0].fix.edits
+    line = _indented(LOOP, prefix).split("\n")[edits[0].line - 1]
+    assert line[edits[0].col - 1:].startswith("F.softmax(out, dim=1)")
+
+
+def test_fix_in_an_indented_cell_keeps_its_indentation_and_its_strings():
+    # a line of a string that IPython does not dedent (it lacks the indentation) is kept as it is
+    cell = _indented(LOOP) + "\n  note = \"\"\"\nleft as is\n  \"\"\""
+    res = lint(make(IMPORTS, MODEL, cell), fix=True)
+    src = "".join(json.loads(res.fixed_source)["cells"][2]["source"])
+    assert "\n      optimizer.zero_grad()\n" in src
+    assert "F.cross_entropy(out, y)" in src
+    assert src.endswith("  note = \"\"\"\nleft as is\n  \"\"\"")
+    assert all(line.startswith("  ") for line in src.split("\n") if line and line != "left as is")
+    assert found(lint(json.dumps(json.loads(res.fixed_source)))) == []
+
+
+def test_a_cell_indented_unevenly_is_still_reported():
+    res = lint(make(IMPORTS, MODEL, "  x = 1\n y = 2"))
+    assert [d.code for d in res.diagnostics] == [PARSE_ERROR]
 
 
 def test_noqa_in_a_cell_and_file_level_noqa():
