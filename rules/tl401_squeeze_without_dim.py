@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.families.shapes.batches import (
     batch_evidence, batch_origin, batch_source, fed_fixed_batch, fed_one_sample, fed_whole_tensor,
+    unpacks_some_recurrent_layer,
     from_batch_of_one, leading_one,
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
@@ -1100,6 +1101,22 @@ inputs = torch.LongTensor(inputs)
 predict = model(inputs).max(1, keepdim=True)[1]
 print([words[n.item()] for n in predict.squeeze()])
 """,
+        # a notebook's classifier run once on the whole synthetic data it made, its output thresholded
+        """
+import torch
+from torch import nn
+
+inner = 5.0 + torch.randn(2000, 1)
+outer = 8.0 + torch.randn(2000, 1)
+X = torch.cat([torch.cat([inner, inner], axis=1), torch.cat([outer, outer], axis=1)], axis=0)
+Y = torch.cat([torch.ones(2000, 1), torch.zeros(2000, 1)], axis=0)
+model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+for step in range(100):
+    model.zero_grad()
+    nn.functional.binary_cross_entropy(model(X), Y).backward()
+positive = X[torch.squeeze(model.forward(X) >= 0.5)]
+negative = X[(model(X) < 0.5).squeeze()]
+""",
     ]
 
     INVALID = [
@@ -1941,6 +1958,54 @@ for start in range(0, len(X), 64):
 """,
             line=9,
         ),
+        # a layer that is a GRU in one configuration and a project class in another: the squeeze is
+        # reported, but dim 0 of its second output is not said to be the batch (a GRU's is dim 1)
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Cell(nn.Module):
+    def forward(self, x):
+        return x, x.mean(1)
+
+
+class Evolve(nn.Module):
+    def __init__(self, width, kind):
+        super().__init__()
+        if kind == "gru":
+            self.rnn = nn.GRU(width, width, batch_first=True)
+        else:
+            self.rnn = Cell()
+        self.head = nn.Linear(width, 1)
+
+    def forward(self, x):
+        _, state = self.rnn(x)
+        state = state.squeeze()
+        return self.head(state)
+""",
+            line=21,
+            message="no dimension is known to be 1 here",
+        ),
+        # a name a second loop draws again: its batch is that loop's, not the first loop's
+        Invalid(
+            """
+from torch.utils.data import DataLoader
+
+
+def run(model, train_set, test_set):
+    train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=100)
+    for step, (data, target) in enumerate(train_loader):
+        data, target = data.cuda(), target.cuda()
+        model(data).sum().backward()
+    for data, target in test_loader:
+        data, target = data.cuda(), target.cuda().long().squeeze()
+        print(model(data).argmax(1).eq(target).sum().item())
+""",
+            line=12,
+            message="a batch drawn from `test_loader`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2022,7 +2087,8 @@ for start in range(0, len(X), 64):
                     f"`squeeze()` without a dim drops the batch as well when it holds one sample: dim "
                     f"{recurrent[0]} is the batch ({recurrent[1]}); name the dimension to drop (`.squeeze(k)`)"
                 )
-            elif fix is None:
+            elif fix is None and not (recurrent is None and unpacks_some_recurrent_layer(ctx, x)):
+                # (the output of a layer that may be recurrent: where its batch sits is not known)
                 if recurrent is not None:
                     origin: Optional[str] = recurrent[1]
                 else:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.fixes.toolkit import in_place_of
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
-from torchlint.analysis.definitions import built_values
+from torchlint.analysis.definitions import built_values, strip_moves
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -601,6 +601,31 @@ print(images.shape, first.shape, other.__next__())
 """,
             count=2,
         ),
+        # the same in a function, on a name that held the dataset before the loader
+        Invalid(
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    train = TensorDataset(torch.randn(8, 3), torch.zeros(8))
+    train = DataLoader(train, batch_size=4, shuffle=True)
+    x, label = iter(train).next()
+    print(x.shape, label.shape)
+""",
+            fixed="""
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    train = TensorDataset(torch.randn(8, 3), torch.zeros(8))
+    train = DataLoader(train, batch_size=4, shuffle=True)
+    x, label = next(iter(train))
+    print(x.shape, label.shape)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -660,7 +685,11 @@ print(images.shape, first.shape, other.__next__())
         if self.ctx.names.binding_at(value, "iter") is not None:
             return False
         loader = value.args[0].value
-        built = built_values(self.ctx, loader) if isinstance(loader, (cst.Name, cst.Attribute)) else [loader]
+        reaching = self.ctx.names.value_of(loader) if isinstance(loader, cst.Name) else None
+        if reaching is not None:  # `ds = DataLoader(ds, ...)`: the value the name holds there
+            built = [strip_moves(reaching)]
+        else:
+            built = built_values(self.ctx, loader) if isinstance(loader, (cst.Name, cst.Attribute)) else [loader]
         return bool(built) and all(
             isinstance(b, cst.Call) and any(q.endswith(".DataLoader") for q in self.ctx.names.qualified_names(b.func))
             for b in built)

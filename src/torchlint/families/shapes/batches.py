@@ -248,10 +248,7 @@ def _tensor_result(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bo
     if depth > 4:
         return False
     if isinstance(expr, cst.Name):
-        function = ctx.enclosing(expr, cst.FunctionDef)
-        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
-        at = definitions.position(ctx, expr)
-        values = [v for p, v in _assignments(ctx, scope).get(expr.value, ()) if p < at]
+        values = [v for _, v in _assigned_before(ctx, expr)]
         return bool(values) and all(_tensor_result(ctx, v, depth + 1) for v in values)
     if isinstance(expr, cst.BinaryOperation):
         return _tensor_result(ctx, expr.left, depth + 1) or _tensor_result(ctx, expr.right, depth + 1)
@@ -513,16 +510,12 @@ def model_call(ctx: FileContext, call: cst.Call) -> bool:
 
 def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
     function = ctx.enclosing(name, cst.FunctionDef)
-    at = definitions.position(ctx, name)
-    scope = function if isinstance(function, cst.FunctionDef) else ctx.module
-    for position, value in _assignments(ctx, scope).get(name.value, ()):
-        if position < at and _evidence(ctx, value, depth + 1):
+    for _, value in _assigned_before(ctx, name):
+        if _evidence(ctx, value, depth + 1):
             return True
-    for owner in ctx.ancestors(name):
-        if isinstance(owner, (cst.For, cst.CompFor)) and any(n.value == name.value for n in target_names(owner.target)):
-            return _loader(ctx, owner.iter, depth)
-        if owner is function:
-            break
+    loop = _binding_loop(ctx, name)
+    if loop is not None:
+        return _loader(ctx, loop.iter, depth)  # type: ignore[attr-defined]
     if not isinstance(function, cst.FunctionDef):
         return False
     given = _given_batch(ctx, name, depth)
@@ -549,6 +542,33 @@ def _given_batch(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.B
     if not args or not all(_evidence(ctx, a, depth + 1) for a in args):
         return None
     return args[0]
+
+
+def _assigned_before(ctx: FileContext, name: cst.Name) -> List[Tuple[int, cst.BaseExpression]]:
+    """The assignments of ``name``'s scope that bind it before ``name`` and after the innermost loop
+    around it whose target binds it (``for data, target in test_loader:`` rebinds ``target``: an
+    assignment before that loop no longer reaches its body), in source order."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    scope = function if isinstance(function, cst.FunctionDef) else ctx.module
+    at = definitions.position(ctx, name)
+    floor = -1
+    loop = _binding_loop(ctx, name)
+    if loop is not None:
+        floor = definitions.position(ctx, loop)
+    return [(p, v) for p, v in _assignments(ctx, scope).get(name.value, ())
+            if floor < p < at and not ctx.is_inside(name, v)]
+
+
+def _binding_loop(ctx: FileContext, name: cst.Name) -> Optional[cst.CSTNode]:
+    """The innermost ``for`` (statement or comprehension) around ``name``, in its function, whose
+    target binds ``name``."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    for owner in ctx.ancestors(name):
+        if isinstance(owner, (cst.For, cst.CompFor)) and any(n.value == name.value for n in target_names(owner.target)):
+            return owner
+        if owner is function:
+            break
+    return None
 
 
 def _assignments(ctx: FileContext, scope: cst.CSTNode) -> Dict[str, List[Tuple[int, cst.BaseExpression]]]:
@@ -604,17 +624,18 @@ def batch_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     if depth > _MAX_DEPTH or not _evidence(ctx, expr, depth):
         return None
     if isinstance(expr, cst.Name):
-        function = ctx.enclosing(expr, cst.FunctionDef)
-        at = definitions.position(ctx, expr)
-        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
-        for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
-            if position_ < at and not ctx.is_inside(expr, value) and _evidence(ctx, value, depth + 1):
+        for _, value in reversed(_assigned_before(ctx, expr)):
+            if _evidence(ctx, value, depth + 1):
                 return batch_source(ctx, value, depth + 1)
         return None
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
         return batch_source(ctx, expr.value, depth + 1)
     if isinstance(expr, cst.UnaryOperation):
         return batch_source(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.Comparison):  # `model(x) >= 0.5`: the rows of what is compared
+        return batch_source(ctx, expr.left, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        return batch_source(ctx, expr.left, depth + 1) or batch_source(ctx, expr.right, depth + 1)
     if isinstance(expr, cst.Call):
         if model_call(ctx, expr):
             return expr
@@ -636,18 +657,12 @@ def batch_origin(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
     code = ctx.code(expr).strip()
     if isinstance(expr, cst.Name):
         function = ctx.enclosing(expr, cst.FunctionDef)
-        at = definitions.position(ctx, expr)
-        scope = function if isinstance(function, cst.FunctionDef) else ctx.module
-        for position_, value in reversed(_assignments(ctx, scope).get(expr.value, ())):
-            if position_ < at and not ctx.is_inside(expr, value) and _evidence(ctx, value, depth + 1):
+        for _, value in reversed(_assigned_before(ctx, expr)):
+            if _evidence(ctx, value, depth + 1):
                 return batch_origin(ctx, value, depth + 1)
-        for owner in ctx.ancestors(expr):
-            if isinstance(owner, (cst.For, cst.CompFor)) and any(
-                n.value == expr.value for n in target_names(owner.target)
-            ):
-                return f"a batch drawn from `{ctx.code(owner.iter).strip()}`"
-            if owner is function:
-                break
+        loop = _binding_loop(ctx, expr)
+        if loop is not None:
+            return f"a batch drawn from `{ctx.code(loop.iter).strip()}`"  # type: ignore[attr-defined]
         if isinstance(function, cst.FunctionDef):
             given = _given_batch(ctx, expr, depth)
             if given is not None:
@@ -755,9 +770,23 @@ def recurrent_batch_dim(ctx: FileContext, x: cst.BaseExpression) -> Optional[Tup
     return dims.pop(), f"{what} of `{ctx.code(layer).strip()}`, a recurrent layer"
 
 
-def _recurrent_constructions(ctx: FileContext, layer: cst.BaseExpression) -> List[Tuple[str, cst.Call]]:
+def unpacks_some_recurrent_layer(ctx: FileContext, x: cst.BaseExpression) -> bool:
+    """``x`` is a name bound to the first or second element of what a module returns of which one of the
+    values (not every one: :func:`recurrent_batch_dim`) is a recurrent layer of torch (``self.gru`` built
+    as ``nn.GRU(...)`` in one branch, as a project class in another): where its batch sits is not known."""
+    if not isinstance(x, cst.Name):
+        return False
+    found = ctx.names.reaching_assignment(x.value, x, ctx.enclosing(x, cst.FunctionDef))
+    if found is None or found[1] not in (0, 1) or not isinstance(found[0].value, cst.Call):
+        return False
+    return bool(_recurrent_constructions(ctx, found[0].value.func, every=False))
+
+
+def _recurrent_constructions(ctx: FileContext, layer: cst.BaseExpression,
+                             every: bool = True) -> List[Tuple[str, cst.Call]]:
     """``(class, construction)`` for every value the module ``layer`` may hold, each one a recurrent layer
-    of torch built by a call (of the class, or of a name holding it); empty when any is not."""
+    of torch built by a call (of the class, or of a name holding it); empty when any is not (with
+    ``every=False``: those values that are, the others left out)."""
     values: List[cst.BaseExpression]
     held = effects.self_attr(ctx, layer)
     if held is not None:
@@ -773,7 +802,9 @@ def _recurrent_constructions(ctx: FileContext, layer: cst.BaseExpression) -> Lis
     for value in _arms(values):
         value = definitions.strip_moves(value)
         if not isinstance(value, cst.Call):
-            return []
+            if every:
+                return []
+            continue
         classes = set(ctx.names.qualified_names(value.func))
         if isinstance(value.func, cst.Name) and not classes & _RECURRENT:
             # `rnn = nn.GRU` chosen before: the classes the name may hold
@@ -781,7 +812,9 @@ def _recurrent_constructions(ctx: FileContext, layer: cst.BaseExpression) -> Lis
             if held_classes and all(len(q) == 1 for q in held_classes):
                 classes = {next(iter(q)) for q in held_classes}
         if not classes or not classes <= _RECURRENT:
-            return []
+            if every:
+                return []
+            continue
         out.extend((cls, value) for cls in classes)
     return out
 
