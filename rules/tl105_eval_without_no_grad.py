@@ -1065,6 +1065,35 @@ def train(net, teacher, opt, x):
         loss.backward()
         opt.step()
 """,
+        # a model's own methods that leave the mode to their caller, or switch to eval mode to compute a
+        # loss they return for training (a distillation target): no evaluation of their own
+        """
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Tagger(nn.Module):
+    def __init__(self, width, classes):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+    def scores(self, x):
+        return F.softmax(self(x), dim=1).tolist()
+
+    def frozen_loss(self, x, y):
+        self.eval()
+        return F.cross_entropy(self(x), y)
+
+
+def step(net, opt, x, y):
+    loss = net.frozen_loss(x, y)
+    loss.backward()
+    opt.step()
+""",
     ]
 
     INVALID = [
@@ -2982,6 +3011,62 @@ def report(net, batches, scale=None):
 print(report(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1)), [torch.randn(3, 2)]))
 """,
             line=9,
+        ),
+        # a model's own prediction method that switches itself to eval mode: it chose to evaluate, and
+        # its output leaves as numpy
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Tagger(nn.Module):
+    def __init__(self, width, classes):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, batch):
+        return self.fc(self.drop(batch["x"]))
+
+    def predict(self, batch):
+        self.eval()
+        z = self(batch)
+        return torch.argmax(z, dim=1).cpu().numpy()
+
+    @torch.inference_mode()
+    def predict_proba(self, batch):
+        self.eval()
+        return F.softmax(self(batch), dim=1).cpu().numpy()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Tagger(nn.Module):
+    def __init__(self, width, classes):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, batch):
+        return self.fc(self.drop(batch["x"]))
+
+    @torch.no_grad()
+    def predict(self, batch):
+        self.eval()
+        z = self(batch)
+        return torch.argmax(z, dim=1).cpu().numpy()
+
+    @torch.inference_mode()
+    def predict_proba(self, batch):
+        self.eval()
+        return F.softmax(self(batch), dim=1).cpu().numpy()
+""",
+            line=18,
         ),
     ]
 

@@ -955,6 +955,12 @@ def model_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
     return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
 
 
+def switches_itself_to_eval(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A method that calls ``self.eval()`` (or ``self.train(False)``) on its own object."""
+    return any(isinstance(t, cst.Name) and t.value == "self"
+               for t in (eval_mode_target(c) for c in ctx.calls_in(function)))
+
+
 # -- modes ---------------------------------------------------------------------------------------
 ANY = "*"
 
@@ -1961,8 +1967,8 @@ class EvaluationFacts:
         """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""
         ctx = self.ctx
         name = snake(function.name.value)
-        if model_method(ctx, function):
-            return True
+        if model_method(ctx, function) and not switches_itself_to_eval(ctx, function):
+            return True  # (a method that puts its own model in eval mode chose the mode: it evaluates)
         if HOOK_NAME.search(name) and "train" not in name.split("_") and not engine_process_function(ctx, function):
             return True  # (a function handed to an engine is judged by what it does: its caller is known;
             # a hook of the training phase, `on_train_epoch_end`, runs with autograd on like the training)
