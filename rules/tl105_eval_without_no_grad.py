@@ -1094,6 +1094,45 @@ def step(net, opt, x, y):
     loss.backward()
     opt.step()
 """,
+        # after each epoch's batches: a generator step whose sample reaches the next backward pass, an output
+        # kept for the next iteration's loss, and a prediction under a module's own decorator that turns
+        # gradients off around the function it wraps
+        """
+import torch
+import torch.nn as nn
+
+
+def nograd(f):
+    def wrapped(*args, **kwargs):
+        with torch.no_grad():
+            return f(*args, **kwargs)
+    return wrapped
+
+
+@nograd
+def predict(net, x):
+    net.eval()
+    return net(x).argmax(1).tolist()
+
+
+def fit(gen, disc, batches, g_opt, d_opt, z):
+    previous = None
+    for epoch in range(5):
+        for real in batches:
+            d_opt.zero_grad()
+            d_loss = (disc(gen(z).detach()) - disc(real)).mean()
+            d_loss.backward()
+            d_opt.step()
+        fake = gen(z)
+        g_loss = -disc(fake).mean()
+        if previous is not None:
+            g_loss = g_loss + (fake - previous).pow(2).mean()
+        g_opt.zero_grad()
+        g_loss.backward()
+        g_opt.step()
+        previous = gen(z)
+        print(epoch, g_loss.item(), predict(disc, real))
+""",
     ]
 
     INVALID = [
@@ -3067,6 +3106,55 @@ class Tagger(nn.Module):
         return F.softmax(self(batch), dim=1).cpu().numpy()
 """,
             line=18,
+        ),
+        # the evaluation after each epoch's batches, inside the loop that trains (its outputs only printed)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+x_train, y_train = torch.randn(100, 4), torch.randint(0, 3, (100,))
+x_val, y_val = torch.randn(20, 4), torch.randint(0, 3, (20,))
+data = torch.utils.data.TensorDataset(x_train, y_train)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for x_batch, y_batch in torch.utils.data.DataLoader(data, batch_size=10, shuffle=True):
+        optimizer.zero_grad()
+        loss = criterion(model(x_batch), y_batch)
+        loss.backward()
+        optimizer.step()
+    pred_train = model(x_train)
+    pred_val = model(x_val)
+    loss_train = criterion(pred_train, y_train).item()
+    errors_val = 100 - 100 * (torch.argmax(pred_val, 1) == y_val).float().mean().item()
+    print(epoch, loss_train, errors_val)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+x_train, y_train = torch.randn(100, 4), torch.randint(0, 3, (100,))
+x_val, y_val = torch.randn(20, 4), torch.randint(0, 3, (20,))
+data = torch.utils.data.TensorDataset(x_train, y_train)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for x_batch, y_batch in torch.utils.data.DataLoader(data, batch_size=10, shuffle=True):
+        optimizer.zero_grad()
+        loss = criterion(model(x_batch), y_batch)
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        pred_train = model(x_train)
+        pred_val = model(x_val)
+    loss_train = criterion(pred_train, y_train).item()
+    errors_val = 100 - 100 * (torch.argmax(pred_val, 1) == y_val).float().mean().item()
+    print(epoch, loss_train, errors_val)
+""",
+            count=2,
         ),
     ]
 

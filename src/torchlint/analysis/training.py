@@ -191,6 +191,25 @@ def _grad_disabling(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _disabling_decorator(ctx: FileContext, expr: cst.BaseExpression, decorated: cst.FunctionDef) -> bool:
+    """``@nograd`` with ``nograd`` a function of the module that wraps the function it is given in one that
+    calls it with gradients disabled (``def nograd(f): def new_f(*a, **k): with torch.no_grad(): return
+    f(*a, **k); return new_f``)."""
+    if not isinstance(expr, cst.Name) or ctx.names.qualified_names(expr):
+        return False
+    for wrapper in ctx.functions().get(expr.value, ()):
+        if wrapper is decorated or ctx.is_inside(decorated, wrapper) or ctx.enclosing(wrapper, cst.FunctionDef):
+            continue
+        params = wrapper.params.params
+        if len(params) != 1 or wrapper.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            continue
+        given = params[0].name.value
+        calls = [c for c in ctx.calls_in(wrapper) if isinstance(c.func, cst.Name) and c.func.value == given]
+        if calls and all(ctx.enclosing(c, cst.FunctionDef) is not wrapper and under_no_grad(ctx, c) for c in calls):
+            return True
+    return False
+
+
 def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Whether ``node`` runs with gradients disabled by an enclosing with-block or decorator, or by a
     ``torch.set_grad_enabled(False)`` statement before it in its block (or an enclosing block of the same
@@ -204,7 +223,8 @@ def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
             if any(_grad_disabling(ctx, item.item) for item in a.items):
                 return True
         elif type(a) is cst.FunctionDef:
-            if any(_grad_disabling(ctx, d.decorator) for d in a.decorators):
+            if any(_grad_disabling(ctx, d.decorator) or _disabling_decorator(ctx, d.decorator, a)
+                   for d in a.decorators):
                 return True
         scope = type(a) in _SCOPES
         if switches and not scope:

@@ -961,6 +961,9 @@ def switches_itself_to_eval(ctx: FileContext, function: cst.FunctionDef) -> bool
                for t in (eval_mode_target(c) for c in ctx.calls_in(function)))
 
 
+#: what puts a value into a container the code keeps (``outs.append(out)``)
+_GROWS = frozenset({"append", "extend", "insert", "add", "update", "put", "setdefault"})
+
 # -- modes ---------------------------------------------------------------------------------------
 ANY = "*"
 
@@ -2124,8 +2127,9 @@ class EvaluationFacts:
                 return None
             if isinstance(a, LOOP_TYPES):
                 if trains(ctx, a) or needs_grad(ctx, a):
-                    if outer_loop is None and self._eval_arm(call, model, a):
-                        in_eval_arm = True  # `if step % 100 == 0: net.eval(); out = net(x_val)` in training
+                    if outer_loop is None and (self._eval_arm(call, model, a) or self._after_the_steps(call, a)):
+                        in_eval_arm = True  # `if step % 100 == 0: net.eval(); out = net(x_val)` in training,
+                        # or `pred_val = model(x_val)` after an epoch's batches
                         break
                     return None
                 outer_loop = a  # a loop that samples or plots (`for i in range(10): img = model.decoder(z)`)
@@ -2171,6 +2175,93 @@ class EvaluationFacts:
         if outer_loop is not None:
             return outer_loop if ctx.block_of(outer_loop) is not None else None
         return statement
+
+    def _after_the_steps(self, call: cst.Call, loop: cst.CSTNode) -> bool:
+        """``call`` runs in the training ``loop`` after the training work of an iteration (a statement
+        of the loop's body before it trains: the epoch's loop over batches, an optimizer step), in no
+        part of the loop that trains, and what its statement binds reaches no backward pass of the loop
+        (later in the iteration, or in the next one before it is bound anew) nor leaves the loop's local
+        names (returned, stored in an attribute or an element, appended): an evaluation after each epoch
+        (``pred_val = model(x_val)``, its loss and accuracy printed)."""
+        ctx = self.ctx
+        body = getattr(loop, "body", None)
+        if not isinstance(body, cst.IndentedBlock):
+            return False
+        top: Optional[cst.CSTNode] = None
+        for a in ctx.ancestors(call):
+            if a is loop:
+                break
+            if isinstance(a, (LOOP_TYPES, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(a, cst.IndentedBlock) and a is not body and (trains(ctx, a) or needs_grad(ctx, a)):
+                return False  # (in an arm of the loop's body that trains)
+            if ctx.parent(a) is body:
+                top = a
+        statements = list(body.body)
+        at = next((i for i, stmt in enumerate(statements) if stmt is top), None)
+        if at is None or not any(trains(ctx, stmt) for stmt in statements[:at]):
+            return False
+        statement = ctx.statement_of(call)
+        if statement is None or needs_grad(ctx, statement):
+            return False
+        outputs = {
+            n.value
+            for small in getattr(statement, "body", ())
+            for target in assignment_targets(small)
+            for n in iter_nodes(target)
+            if isinstance(n, cst.Name)
+        }
+        return not (outputs and self._reaches_backward_in_loop(statement, outputs, loop))
+
+    def _reaches_backward_in_loop(self, statement: cst.CSTNode, names: Set[str], loop: cst.CSTNode) -> bool:
+        """Whether a value computed from ``names`` (bound by ``statement`` in ``loop``) reaches a backward
+        pass of the loop, following the loop's assignments in the order they run from ``statement`` on
+        (to the end of the body, then from its start: the next iteration) until each name is bound anew
+        without reading them; a value returned, yielded, stored in an attribute or an element, or put
+        in a container on the way counts as reaching one (it leaves what this follows)."""
+        ctx = self.ctx
+        start = position(ctx, statement)
+        events: List[Tuple[int, str, cst.CSTNode]] = []
+        for node in iter_nodes(loop):
+            if node is statement or ctx.is_inside(node, statement):
+                continue
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                events.append((position(ctx, node), "assign", node))
+            elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+                events.append((position(ctx, node), "leave", node))
+            elif isinstance(node, cst.Call) and (is_backward_like(ctx, node) or method_name(node) in _GROWS):
+                events.append((position(ctx, node), "backward" if is_backward_like(ctx, node) else "leave", node))
+        events.sort(key=lambda e: (e[0] <= start, e[0]))  # from the statement on, then the next iteration
+        live = set(names)
+        for _pos, what, node in events:
+            if what == "backward":
+                operand = backward_operand(ctx, node)  # type: ignore[arg-type]
+                if operand is None or set(base_names(operand)) & live:
+                    return True
+                continue
+            if what == "leave":
+                value = node.value if not isinstance(node, cst.Call) else node  # type: ignore[attr-defined]
+                if set(base_names(value)) & live:
+                    return True
+                continue
+            value = getattr(node, "value", None)
+            reads = bool(set(base_names(value)) & live) if value is not None else False
+            targets = [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign)) else [
+                t.target for t in node.targets]  # type: ignore[attr-defined]
+            if reads and any(not isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets):
+                return True  # `self.last = out`, `outs[i] = out`: kept beyond what is followed here
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in live:
+                continue
+            for target in targets:
+                for n in iter_nodes(target):
+                    if isinstance(n, cst.Name):
+                        if reads:
+                            live.add(n.value)
+                        else:
+                            live.discard(n.value)
+            if not live:
+                return False
+        return False
 
     def _eval_arm(self, call: cst.Call, model: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """``call`` sits in an arm of an ``if`` inside the training ``loop`` that switches ``model`` to eval
