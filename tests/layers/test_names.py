@@ -414,3 +414,36 @@ def test_after_the_walk_a_qualified_name_is_read_from_the_nodes_own_scope():
     assert names.qualified_names(shadowed) == frozenset()  # a parameter named like a builtin
     for func in calls.values():  # the answer is the same whichever question asks
         assert names.qualified_names(func) >= names.qualified_names_at(func)
+
+
+def test_an_import_hidden_by_an_assignment_that_reaches_the_read():
+    # `import model` then `model = model.mnist()`: later reads hold the model, not the module; an
+    # assignment on some paths only (the fallback of a failed import) leaves the import where it was
+    ctx = _walked("""
+        import model
+        import apex
+        try:
+            import amp_c
+        except ImportError:
+            amp_c = None
+
+        model = model.mnist()
+        if model.training:
+            apex = None
+        out = model(1)
+        apex.amp.init()
+        amp_c.scale(out)
+    """)
+    calls = {ctx.code(c).strip(): c for c in ctx.calls_in(ctx.module)}
+    names = ctx.names
+    hidden = calls["model(1)"].func
+    assert names.qualified_names(hidden) == frozenset()
+    assert names.holds_import(hidden) is False
+    assert [ctx.code(v) for v in names.values_before(hidden)] == ["model.mnist()"]
+    assert ctx.code(names.value_of(hidden)) == "model.mnist()"
+    inner = calls["model.mnist()"].func
+    assert names.qualified_names(inner) == {"model.mnist"}  # read before the assignment binds the name
+    apex = calls["apex.amp.init()"].func
+    assert names.qualified_names(apex) == {"apex.amp.init"} and names.holds_import(apex.value.value)
+    amp_c = calls["amp_c.scale(out)"].func
+    assert names.qualified_names(amp_c) == {"amp_c.scale"}

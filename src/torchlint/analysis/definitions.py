@@ -88,7 +88,7 @@ def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, wo
         b = ctx.names.binding_at(expr, expr.value)
         if b is None:
             return _star_definition(ctx, expr.value, depth, words)
-        if not b.imports:
+        if not ctx.names.holds_import(expr):
             if ctx.names.module_scope.bindings.get(expr.value) is not b:
                 return _nested_definition(ctx, expr, b)
             return local_definition(ctx, expr.value, expr)

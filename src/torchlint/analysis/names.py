@@ -541,6 +541,8 @@ class NameResolver:
         b = self.lookup(node.value)
         if b is None:
             bases = ("builtins." + node.value,) if node.value in _BUILTINS else ()
+        elif b.imports and b.values and self._import_hidden(b, node):
+            bases = ()
         else:
             bases = tuple(b.imports)
         if not bases:
@@ -645,6 +647,8 @@ class NameResolver:
             return EMPTY
         b = self.binding_at(expr, expr.value)
         found = frozenset(base + suffix for base in b.imports) if b is not None and b.imports else EMPTY
+        if found and b is not None and b.values and self._import_hidden(b, expr):
+            found = EMPTY
         if self.entered_all and key in self.order:
             self._names_memo[key] = found
         return found
@@ -671,7 +675,7 @@ class NameResolver:
         assignments, in source order), or to ``self.<attr>`` in the class around ``node``."""
         if isinstance(node, cst.Name):
             b = self.binding_at(node, node.value)
-            if b is None or b.imports:
+            if b is None or b.imports and not self._import_hidden(b, node):
                 return []
             return [v for v in b.values if v is not None]
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -722,7 +726,7 @@ class NameResolver:
             return _NO_VALUES
         resolver, pos, _, around = placed
         b = resolver._binding_before(around, node.value, pos)
-        if b is None or (b.imported is not None and b.imported < pos):
+        if b is None or (b.imported is not None and b.imported < pos and not resolver._import_hidden(b, ref, node.value)):
             return _NO_VALUES
         return Prefix(b.values, bisect_left(b.at, pos))  # ``at`` grows with the walk: sorted
 
@@ -742,7 +746,7 @@ class NameResolver:
             return None
         resolver, pos, parent_of, around = placed
         b = resolver._binding_before(around, node.value, pos)
-        if b is None or (b.imported is not None and b.imported < pos):
+        if b is None or (b.imported is not None and b.imported < pos and not resolver._import_hidden(b, node)):
             return None
         if through_updates:
             values = b.values
@@ -796,7 +800,7 @@ class NameResolver:
         any statement of the module), its only value in the module.  None otherwise: an import, a
         parameter, a name bound on some paths only, more than once at module level, or changed in place."""
         b = self.binding_at(node, node.value)
-        if b is None or b.imports:
+        if b is None or b.imports and not self._import_hidden(b, node):
             return None
         function = self.parents.get(id(node))
         while function is not None and type(function) is not cst.FunctionDef and type(function) is not cst.Lambda:
@@ -892,6 +896,31 @@ class NameResolver:
         """The scope a function, lambda, comprehension or class ``node`` opens (the module's for the
         module); None while the walk has not reached ``node``."""
         return self._scope_of.get(node)
+
+    def holds_import(self, node: cst.Name) -> bool:
+        """Whether the name ``node`` holds what an import bound to it, where it is (after the walk): its
+        binding imports it and no plain assignment made after the import reaches it on every path
+        (``import model`` then ``model = model.mnist()``: later reads hold the model)."""
+        b = self.binding_at(node, node.value)
+        return b is not None and bool(b.imports) and not self._import_hidden(b, node)
+
+    def _import_hidden(self, b: Binding, node: cst.CSTNode, name: Optional[str] = None) -> bool:
+        """``import model`` then ``model = model.mnist()``: where ``node`` reads the name, a plain assignment
+        made after its import reaches it on every path (:meth:`reaching_assignment`), so the name holds
+        that value, not the module."""
+        if b.imported is None or not b.values:
+            return False
+        if name is None:
+            name = node.value  # type: ignore[attr-defined]
+        scope: Optional[Scope] = self.module_scope if self.module_scope.bindings.get(name) is b else None
+        if scope is None:
+            scope = self.scope_at(node) if self.entered_all else self.scope
+            while scope is not None and scope.bindings.get(name) is not b:
+                scope = scope.parent
+        if scope is None:
+            return False
+        found = self.reaching_assignment(name, node, None if scope is self.module_scope else scope.node)
+        return found is not None and self.position(found[0]) > b.imported
 
     def reaching_assignment(self, name: str, at: cst.CSTNode,
                             scope_node: Optional[cst.CSTNode] = None) -> Optional[Tuple[cst.Assign, Optional[int]]]:

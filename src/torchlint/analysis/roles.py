@@ -792,7 +792,7 @@ def is_model(ctx: FileContext, expr: cst.BaseExpression) -> Optional[bool]:
     something else)."""
     if isinstance(expr, cst.Name):
         b = ctx.names.binding_at(expr, expr.value)
-        if b is None or b.imports:
+        if b is None or ctx.names.holds_import(expr):
             return None
         if _annotated_module(ctx, expr):
             return True
@@ -857,7 +857,7 @@ def _module_uses(ctx: FileContext) -> _ModuleUses:
         member = None
         if isinstance(target, cst.Name):
             b = ctx.names.binding_at(target, target.value)
-            if b is not None and not b.imports:
+            if b is not None and not ctx.names.holds_import(target):
                 uses.names.add(b)
                 if switch:
                     uses.switched_names.add(b)
@@ -894,7 +894,7 @@ def holds_module(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> b
     uses = _MODULE_USES.of(ctx)
     if isinstance(expr, cst.Name):
         b = ctx.names.binding_at(expr, expr.value)
-        if b is None or b.imports or not_a_module(ctx, expr):
+        if b is None or ctx.names.holds_import(expr) or not_a_module(ctx, expr):
             return False  # an instance of a plain class with its own `eval()`/`train()` is none
         if b in uses.names:
             return True

@@ -335,8 +335,32 @@ def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
                 return True
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
                 dotted_name(func.value.value) == "self":
+            if func.attr.value in _MODULE_METHODS or not _may_hold_module(ctx, func.value):
+                continue  # `self.net.state_dict()`, `self.meters.items()`: no layer runs
             return True  # `self.encoder.encode(x)`: a method of a submodule
     return False
+
+
+def _may_hold_module(ctx: FileContext, attr: cst.Attribute) -> bool:
+    """``self.<attr>`` may hold a module: the class does not give it only instances of plain classes, or
+    containers and numbers built in place (``{k: Meter() for k in names}``, ``dict()``); unknown counts
+    as may."""
+    if not_a_module(ctx, attr):
+        return False
+    values = built_values(ctx, attr)
+    return not values or not all(
+        isinstance(v, _CONTAINERS) or isinstance(v, cst.Call) and _plain_value(ctx, v) for v in values)
+
+
+#: literals and comprehensions: a container or a number, never a module
+_CONTAINERS = (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp, cst.Integer,
+               cst.Float, cst.SimpleString)
+
+
+def _plain_value(ctx: FileContext, call: cst.Call) -> bool:
+    """A call that builds a container or a number (``dict(...)``, ``{k: Meter() ...}``), no module."""
+    return isinstance(call.func, cst.Name) and call.func.value in ("dict", "list", "tuple", "set", "int", "float",
+                                                                   "defaultdict", "OrderedDict")
 
 
 _MODE_FREE_LAYERS = re.compile(
@@ -2178,8 +2202,8 @@ class EvaluationFacts:
 
     def _after_the_steps(self, call: cst.Call, loop: cst.CSTNode) -> bool:
         """``call`` runs in the training ``loop`` after the training work of an iteration (a statement
-        of the loop's body before it trains: the epoch's loop over batches, an optimizer step), in no
-        part of the loop that trains, and what its statement binds reaches no backward pass of the loop
+        of the loop's body before it trains: the epoch's loop over batches, an optimizer step; none after
+        it does), in no part of the loop that trains, and what its statement binds reaches no backward pass of the loop
         (later in the iteration, or in the next one before it is bound anew) nor leaves the loop's local
         names (returned, stored in an attribute or an element, appended): an evaluation after each epoch
         (``pred_val = model(x_val)``, its loss and accuracy printed)."""
@@ -2199,8 +2223,9 @@ class EvaluationFacts:
                 top = a
         statements = list(body.body)
         at = next((i for i, stmt in enumerate(statements) if stmt is top), None)
-        if at is None or not any(trains(ctx, stmt) for stmt in statements[:at]):
-            return False
+        if at is None or not any(trains(ctx, stmt) for stmt in statements[:at]) or any(
+                trains(ctx, stmt) for stmt in statements[at + 1:]):
+            return False  # (between two training steps of an iteration: a loss of a step, kept or forgotten)
         statement = ctx.statement_of(call)
         if statement is None or needs_grad(ctx, statement):
             return False
