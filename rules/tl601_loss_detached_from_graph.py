@@ -373,6 +373,32 @@ def policy_step(obs, temperature):
     policy_opt.step()
 """
         ),
+        # the same module returning the loss itself: the term keeps its graph
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ContentLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Conv2d(3, 8, 3)
+
+    def forward(self, sr, hr):
+        return F.mse_loss(self.features(sr), self.features(hr))
+
+
+generator = nn.Conv2d(3, 3, 3, padding=1)
+content = ContentLoss()
+opt = torch.optim.Adam(generator.parameters())
+for lr, hr in [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))]:
+    sr = generator(lr)
+    loss = F.mse_loss(sr, hr) + 0.006 * content(sr, hr)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
     ]
 
     INVALID = [
@@ -759,6 +785,38 @@ class A2C:
         self.optimizer.step()
 """,
             line=16,
+        ),
+        # a perceptual loss module whose `forward` rebuilds its value from numbers: the term it adds
+        # gives the generator no gradient
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ContentLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Conv2d(3, 8, 3)
+
+    def forward(self, sr, hr):
+        losses = F.mse_loss(self.features(sr), self.features(hr))
+        return torch.Tensor([losses]).to(sr.device)
+
+
+generator = nn.Conv2d(3, 3, 3, padding=1)
+content = ContentLoss()
+opt = torch.optim.Adam(generator.parameters())
+for lr, hr in [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))]:
+    sr = generator(lr)
+    loss = F.mse_loss(sr, hr) + 0.006 * content(sr, hr).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=22,
+            message="`ContentLoss.forward()`",
         ),
     ]
 

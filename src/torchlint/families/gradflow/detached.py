@@ -19,8 +19,7 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
-from torchlint.analysis.definitions import called_function, strip_moves
-from torchlint.analysis.roles import is_module_value
+from torchlint.analysis.definitions import called_function, find_method, instance_class
 from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
@@ -273,22 +272,30 @@ def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[s
     """``l2_penalty(model)``: a function of this file given the model (or a value computed from it) whose
     every return takes its value off the graph (``return torch.tensor(...)``, ``return x.item()``)."""
     target = called_function(ctx, call)
-    if target is None or target[0] is not ctx:
+    called = None
+    if target is None and isinstance(call.func, (cst.Name, cst.Attribute)):
+        # `content(sr, hr)` with `content = ContentLoss()`: the `forward` of a project module class
+        found = instance_class(ctx, call.func)
+        target = find_method(found[0], found[1], "forward") if found is not None else None
+        called = f"{found[1].name.value}.forward" if target is not None and found is not None else None
+    elif target is not None and target[0] is not ctx:
         return None
-    function = target[1]
+    if target is None:
+        return None
+    where, function = target[0], target[1]
     if not any(effects.holds_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
         return None
     returns = [r for r in iter_nodes(function.body) if isinstance(r, cst.Return)
-               and ctx.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function]
+               and where.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function]
     if not returns or any(r.value is None for r in returns):
         return None
     hows = set()
     for r in returns:
-        how = _cut_here(ctx, r.value)
+        how = _cut_here(where, r.value)
         if how is None:
             return None
         hows.add(how)
-    return f"`{function.name.value}()`, which returns a value off the graph ({', '.join(sorted(hows))})"
+    return f"`{called or function.name.value}()`, which returns a value off the graph ({', '.join(sorted(hows))})"
 
 
 def _cut_here(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
