@@ -188,6 +188,31 @@ if __name__ == "__main__":
     print(net.forward(torch.randn(1, 4)))
 """
         ),
+        # a notebook's first model is a plain class, called through a helper before the name is given a module
+        """
+import torch
+from torch import nn
+
+
+class LinearRegression:
+    def __init__(self):
+        self.w = torch.randn(2, 1, requires_grad=True)
+
+    def forward(self, x):
+        return x @ self.w
+
+
+model = LinearRegression()
+
+
+def train_step(model, features):
+    return model.forward(features).sum()
+
+
+train_step(model, torch.randn(3, 2))
+model = nn.Linear(2, 1)
+print(len(list(model.parameters())))
+""",
     ]
 
     INVALID = [

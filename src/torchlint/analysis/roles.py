@@ -983,6 +983,12 @@ _LITERALS = (cst.BaseNumber, cst.BaseString, cst.List, cst.Tuple, cst.Dict, cst.
 def _no_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
     if isinstance(value, _LITERALS) or (isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
         return True
+    if isinstance(value, cst.Name):
+        # what the name holds where it is passed, when one assignment reaches it on every path: an
+        # instance of a plain class there is no module, whatever the name is bound to later
+        reaching = ctx.names.reaching_value(value)
+        if reaching is not None and not isinstance(reaching, (cst.Name, cst.Attribute)) and _no_module(ctx, reaching):
+            return True
     if isinstance(value, (cst.Name, cst.Attribute)):
         return not_a_module(ctx, value)
     return _plain_instance(ctx, value)
