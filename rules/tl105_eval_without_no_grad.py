@@ -1133,6 +1133,28 @@ def fit(gen, disc, batches, g_opt, d_opt, z):
         previous = gen(z)
         print(epoch, g_loss.item(), predict(disc, real))
 """,
+        # the same pretrained model fine-tuned through a helper that hands its logits back to the loss
+        """
+import torch.nn.functional as F
+from torch.optim import AdamW
+from transformers import GPT2LMHeadModel
+
+model = GPT2LMHeadModel.from_pretrained("gpt2")
+opt = AdamW(model.parameters(), lr=1e-5)
+
+
+def logits_of(tokens, model):
+    return model(input_ids=tokens).logits
+
+
+def tune(batches):
+    for tokens in batches:
+        out = logits_of(tokens[:, :-1], model)
+        loss = F.cross_entropy(out.flatten(0, 1), tokens[:, 1:].flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
     ]
 
     INVALID = [
@@ -3155,6 +3177,52 @@ for epoch in range(10):
     print(epoch, loss_train, errors_val)
 """,
             count=2,
+        ),
+        # a sampling step given a pretrained model (built in eval mode) by every caller: its output leaves
+        # as numpy, the token chosen from it is a new tensor
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn.functional as F
+from transformers import GPT2LMHeadModel
+
+model = GPT2LMHeadModel.from_pretrained("gpt2")
+
+
+def next_token(tokens, model):
+    out = model(input_ids=tokens)
+    p = F.softmax(out.logits, dim=-1).detach().numpy()[0, -1]
+    chosen = np.random.choice(len(p), 1, p=p)
+    return torch.cat((tokens, torch.tensor([chosen])), dim=1)
+
+
+tokens = torch.tensor([[464, 3290]])
+for i in range(10):
+    tokens = next_token(tokens, model)
+""",
+            fixed="""
+import numpy as np
+import torch
+import torch.nn.functional as F
+from transformers import GPT2LMHeadModel
+
+model = GPT2LMHeadModel.from_pretrained("gpt2")
+
+
+@torch.no_grad()
+def next_token(tokens, model):
+    out = model(input_ids=tokens)
+    p = F.softmax(out.logits, dim=-1).detach().numpy()[0, -1]
+    chosen = np.random.choice(len(p), 1, p=p)
+    return torch.cat((tokens, torch.tensor([chosen])), dim=1)
+
+
+tokens = torch.tensor([[464, 3290]])
+for i in range(10):
+    tokens = next_token(tokens, model)
+""",
+            line=11,
         ),
     ]
 

@@ -1755,6 +1755,8 @@ class EvaluationFacts:
                 args = arguments_for_param(ctx, model)
                 if args and all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
                     self.mode_settled.add(call)  # every caller passes a model without mode-dependent layers
+                elif self._given_in_eval_mode(model):
+                    self.mode_settled.add(call)  # every caller passes a model built in eval mode
         for call in self._method_calls:
             model = module_level_method_model(ctx, call)
             receiver = call.func.value  # type: ignore[attr-defined]
@@ -1881,9 +1883,20 @@ class EvaluationFacts:
             isinstance(model, cst.Name) and any(isinstance(v, cst.Call) and eval_mode_target(v) is not None
                                                 for v in ctx.names.values_at(model))
             for _c, model in calls
-        ):
+        ) and not (calls and all(self._given_in_eval_mode(model) for _c, model in calls)):
             return False  # (`model = Net().eval()` switches the model it builds)
         return self._graph_free(function, calls)
+
+    def _given_in_eval_mode(self, model: cst.BaseExpression) -> bool:
+        """``model`` is a parameter every call of whose function in the file passes a model built in eval
+        mode (``GPT2LMHeadModel.from_pretrained("gpt2")``, ``Net().eval()``) and not switched back."""
+        ctx = self.ctx
+        if not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
+            return False
+        args = arguments_for_param(ctx, model)
+        return bool(args) and all(
+            isinstance(a, cst.Name) and not _switched_to_train(ctx, a) and bool(values := ctx.names.values_at(a))
+            and all(_built_in_eval_mode(v) for v in values) for a in args)
 
     def _graph_free(self, function: cst.FunctionDef, calls) -> bool:
         """``function`` trains nothing within reach, needs no gradients, and what its model calls produce
