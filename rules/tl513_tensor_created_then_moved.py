@@ -216,6 +216,14 @@ cpu = torch.device("cpu")
 def buffers(n, other):
     return torch.zeros(n).to(cpu), torch.zeros(n).to(other)
 """,
+        # casts after a factory that no move follows, or whose move goes nowhere (`.to("cpu")`)
+        """
+import torch
+
+
+def buffers(n):
+    return torch.arange(n).float().half(), torch.tensor([1, 2]).float().to("cpu")
+""",
     ]
 
     INVALID = [
@@ -330,6 +338,26 @@ def decode_buffers(batch, steps, vocab):
 """,
             line=8,
         ),
+        # a cast between the factory and the move: the tensor is made on the host, cast, then copied
+        Invalid(
+            """
+import torch
+
+
+def anchors_loss(regression):
+    total = torch.tensor(0).float().cuda()
+    return total + regression.abs().sum()
+""",
+            fixed="""
+import torch
+
+
+def anchors_loss(regression):
+    total = torch.tensor(0, device="cuda").float()
+    return total + regression.abs().sum()
+""",
+            line=6,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -342,6 +370,11 @@ def decode_buffers(batch, steps, vocab):
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
             return
         factory = func.value
+        cast: Optional[cst.Call] = None
+        if self._is_cast(factory) and isinstance(factory.func.value, cst.Call):  # type: ignore[attr-defined]
+            # `torch.tensor(0).float().cuda()`: the cast does not move the tensor; the move after it
+            # still copies a tensor the factory could have made on the device
+            cast, factory = factory, factory.func.value  # type: ignore[attr-defined]
         qn = self.ctx.names.qualified_names(factory.func)
         if qn.isdisjoint(EXACT_FACTORIES) and qn.isdisjoint(APPROX_FACTORIES):
             return
@@ -349,6 +382,8 @@ def decode_buffers(batch, steps, vocab):
         if moved is None:
             return
         keyword, value = moved
+        if cast is not None and keyword != "device":
+            return
         if keyword == "dtype" and not self._certain_cast(qn, factory, value):
             return
         if keyword == "device" and self._sets_default_device():
@@ -357,7 +392,10 @@ def decode_buffers(batch, steps, vocab):
         if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
                 a.star for a in factory.args) and torch_in_scope(self.ctx):  # `out=` fixes the dtype: no edit
             unsafe = qn.isdisjoint(EXACT_FACTORIES)
-            fix = self.make_fix(unsafe=unsafe).replace(node, _add_kwarg(factory, keyword, value))
+            made = _add_kwarg(factory, keyword, value)
+            if cast is not None:  # the cast stays, on the tensor made where it goes
+                made = cast.with_changes(func=cast.func.with_changes(value=made))  # type: ignore[attr-defined]
+            fix = self.make_fix(unsafe=unsafe).replace(node, made)
         what = "casts" if keyword == "dtype" else "moves"
         message = self.MESSAGE.format(found=self.spelling(node), what=what, kw=keyword)
         if keyword_arg(factory, "out") is not None:
@@ -365,6 +403,19 @@ def decode_buffers(batch, steps, vocab):
             message = (f"`{self.spelling(node)}` creates the tensor, then {what} it: create it as needed with "
                        f"`{keyword}=` in place of `out=` instead of allocating twice")
         self.report(node, message, fix=fix)
+
+    def _is_cast(self, call: cst.Call) -> bool:
+        """``x.float()``, ``x.long()``, ``x.to(torch.float16)``, ``x.to(dtype=...)``: a change of dtype only."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return False
+        if func.attr.value in CASTS:
+            return not call.args
+        if func.attr.value != "to" or len(call.args) != 1 or call.args[0].star:
+            return False
+        a = call.args[0]
+        return a.keyword is not None and a.keyword.value == "dtype" or a.keyword is None and self.ctx.names.matches(
+            a.value, DTYPES)
 
     def _certain_cast(self, factory: frozenset, call: cst.Call, dtype: cst.BaseExpression) -> bool:
         """A cast allocates a second tensor for sure only after a size-only factory and to another dtype
