@@ -45,8 +45,9 @@ class TensorCreatedThenMoved(LintRule):
     """
     ## What it does
     Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `rand`,
-    `randn`, `randint`, `arange`, ...) followed directly by a move to a certain device
-    (`.cuda()`, `.to(device=...)`, `.to("cuda")`), and a size-only factory (`zeros`, `ones`, `empty`,
+    `randn`, `randint`, `arange`, ...) followed by a move to a certain device (`.cuda()`,
+    `.to(device=...)`, `.to("cuda")`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
+    fix makes the tensor on the device and keeps the cast), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
     reported, nor are casts after `torch.tensor`, `arange`, `linspace` or the random factories:
