@@ -1155,6 +1155,19 @@ def tune(batches):
         loss.backward()
         opt.step()
 """,
+        # a two-pass step (sharpness-aware): the second forward after the first step is backpropagated too
+        """
+import torch.nn.functional as F
+
+
+def sharp_step(model, opt, x, y):
+    F.cross_entropy(model(x), y).backward()
+    opt.first_step(zero_grad=True)
+    second = F.cross_entropy(model(x), y)
+    second.backward()
+    opt.second_step(zero_grad=True)
+    return second.item()
+""",
     ]
 
     INVALID = [
@@ -3223,6 +3236,66 @@ for i in range(10):
     tokens = next_token(tokens, model)
 """,
             line=11,
+        ),
+        # one training step written out in a function (forward, backward, step), then a validation pass
+        # of the same model whose loss is only printed
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+optimizer = torch.optim.Adam(model.parameters())
+features, labels = torch.randn(10, 4), torch.randint(0, 3, (10,))
+
+
+def train(epoch, fast):
+    model.train()
+    output = model(features)
+    loss_train = F.cross_entropy(output, labels)
+    optimizer.zero_grad()
+    loss_train.backward()
+    optimizer.step()
+    if not fast:
+        model.eval()
+        output = model(features)
+    loss_val = F.cross_entropy(output, labels)
+    print(epoch, loss_train.item(), loss_val.item())
+
+
+for epoch in range(10):
+    train(epoch, False)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+optimizer = torch.optim.Adam(model.parameters())
+features, labels = torch.randn(10, 4), torch.randint(0, 3, (10,))
+
+
+def train(epoch, fast):
+    model.train()
+    output = model(features)
+    loss_train = F.cross_entropy(output, labels)
+    optimizer.zero_grad()
+    loss_train.backward()
+    optimizer.step()
+    if not fast:
+        model.eval()
+        with torch.no_grad():
+            output = model(features)
+    loss_val = F.cross_entropy(output, labels)
+    print(epoch, loss_train.item(), loss_val.item())
+
+
+for epoch in range(10):
+    train(epoch, False)
+""",
+            line=20,
         ),
     ]
 

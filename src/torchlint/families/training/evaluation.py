@@ -2335,12 +2335,17 @@ class EvaluationFacts:
             if block is not None:
                 at = next((i for i, s in enumerate(block) if s is cur), None)
                 if at is not None:
+                    stepped = False  # a later statement of the block (before ``cur``) steps
                     for stmt in reversed(block[:at]):
                         if self._binds_anew(stmt, model_name):
                             return False  # `model = Net()` after the training: an untrained model
                         if function is not None and self._fits_model(stmt, model_name):
                             return True
-                        if not self._runs_model(stmt, model_name) or not self._steps_model(stmt):
+                        steps = self._steps_model(stmt)
+                        if self._runs_model(stmt, model_name) and not steps and stepped:
+                            return True  # `out = model(x)`, then `loss.backward()`, `opt.step()`: one step
+                        stepped = stepped or steps
+                        if not self._runs_model(stmt, model_name) or not steps:
                             continue
                         # a model bound inside the training code (`model = Net.load_from_checkpoint(...)`
                         # in one branch) may not be the one trained
