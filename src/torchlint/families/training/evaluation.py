@@ -1686,6 +1686,10 @@ class EvaluationFacts:
         self._method_calls: List[cst.Call] = []
         self._used_calls: List[cst.Call] = []
         self._recorded: List[cst.Call] = []  # the calls the walk met, judged after it (:meth:`_judge`)
+        #: per training loop: its assignments, returns, backward passes and container puts, by position
+        self._loop_events: Dict[cst.CSTNode, List[Tuple[int, str, cst.CSTNode]]] = {}
+        #: per training loop: whether each statement of its body trains
+        self._body_trains: Dict[cst.CSTNode, List[bool]] = {}
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call``: the call is judged after the walk (:meth:`_judge`), when every
@@ -2236,8 +2240,10 @@ class EvaluationFacts:
                 top = a
         statements = list(body.body)
         at = next((i for i, stmt in enumerate(statements) if stmt is top), None)
-        if at is None or not any(trains(ctx, stmt) for stmt in statements[:at]) or any(
-                trains(ctx, stmt) for stmt in statements[at + 1:]):
+        flags = self._body_trains.get(loop)
+        if flags is None:
+            flags = self._body_trains[loop] = [trains(ctx, stmt) for stmt in statements]
+        if at is None or not any(flags[:at]) or any(flags[at + 1:]):
             return False  # (between two training steps of an iteration: a loss of a step, kept or forgotten)
         statement = ctx.statement_of(call)
         if statement is None or needs_grad(ctx, statement):
@@ -2259,16 +2265,17 @@ class EvaluationFacts:
         in a container on the way counts as reaching one (it leaves what this follows)."""
         ctx = self.ctx
         start = position(ctx, statement)
-        events: List[Tuple[int, str, cst.CSTNode]] = []
-        for node in iter_nodes(loop):
-            if node is statement or ctx.is_inside(node, statement):
-                continue
-            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                events.append((position(ctx, node), "assign", node))
-            elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
-                events.append((position(ctx, node), "leave", node))
-            elif isinstance(node, cst.Call) and (is_backward_like(ctx, node) or method_name(node) in _GROWS):
-                events.append((position(ctx, node), "backward" if is_backward_like(ctx, node) else "leave", node))
+        every = self._loop_events.get(loop)
+        if every is None:
+            every = self._loop_events[loop] = []
+            for node in iter_nodes(loop):
+                if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                    every.append((position(ctx, node), "assign", node))
+                elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+                    every.append((position(ctx, node), "leave", node))
+                elif isinstance(node, cst.Call) and (is_backward_like(ctx, node) or method_name(node) in _GROWS):
+                    every.append((position(ctx, node), "backward" if is_backward_like(ctx, node) else "leave", node))
+        events = [e for e in every if e[2] is not statement and not ctx.is_inside(e[2], statement)]
         events.sort(key=lambda e: (e[0] <= start, e[0]))  # from the statement on, then the next iteration
         live = set(names)
         for _pos, what, node in events:
