@@ -1168,6 +1168,19 @@ def sharp_step(model, opt, x, y):
     opt.second_step(zero_grad=True)
     return second.item()
 """,
+        # the same output handed to that helper before it is made a numpy copy: the helper may need its graph
+        """
+import torch
+from plotting import scatter_classes
+
+
+def show(model, features, topology):
+    model.eval()
+    scores, _ = model((features, topology))
+    scatter_classes(scores, topology)
+    scores = scores.cpu().numpy()
+    return scores.shape
+""",
     ]
 
     INVALID = [
@@ -3296,6 +3309,34 @@ for epoch in range(10):
     train(epoch, False)
 """,
             line=20,
+        ),
+        # the output rebound to its numpy copy before it goes to a plotting helper of another library
+        Invalid(
+            """
+import torch
+from plotting import scatter_classes
+
+
+def show(model, features, topology):
+    model.eval()
+    scores, _ = model((features, topology))
+    scores = scores.cpu().numpy()
+    scatter_classes(scores, topology)
+""",
+            fixed="""
+import torch
+from plotting import scatter_classes
+
+
+@torch.no_grad()
+def show(model, features, topology):
+    model.eval()
+    scores, _ = model((features, topology))
+    scores = scores.cpu().numpy()
+    scatter_classes(scores, topology)
+""",
+            unsafe=True,
+            line=8,
         ),
     ]
 

@@ -937,6 +937,36 @@ def main(loader):
     net = Wrap(nn.Sequential(nn.Linear(4, 2), nn.ReLU()))
     print(evaluate(net, loader))
 """,
+        # a frozen pretrained backbone put in eval mode where the model builds it, a linear head after it, and
+        # nothing that switches the model back: no layer of it acts differently at the prediction
+        """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Student(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(*list(models.resnet18(weights="DEFAULT").children())[:-1]).eval()
+        self.fc = nn.Linear(512, 2)
+        for p in self.features.parameters():
+            p.requires_grad = False
+
+    def forward(self, images):
+        return self.fc(torch.flatten(self.features(images), 1))
+
+
+model = Student()
+optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.1)
+for x, y in [(torch.randn(2, 3, 32, 32), torch.tensor([0, 1]))]:
+    loss = nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+with torch.no_grad():
+    print(model(torch.randn(1, 3, 32, 32)).argmax(1).item())
+""",
     ]
 
 

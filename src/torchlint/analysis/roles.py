@@ -172,12 +172,17 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
     for call in ctx.contents(cls).calls:
         known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
         if known and verdict is True:
+            if _put_in_eval_mode(ctx, call):
+                verdicts.append(None)  # in eval mode from the start: its mode then depends on the code
+                continue  # that may switch the model back, which the class alone does not show
             return True, (mode_layer_of(ctx, call, depth) or (ctx, call))
     scope = ctx.names.scope_of(cls)
     attrs = scope.attrs if scope is not None else {}
     for values in attrs.values():
         for v in values:
             verdict = layer_mode_dependent(ctx, v, depth)
+            if verdict is True and _put_in_eval_mode(ctx, v):
+                verdict = None
             if verdict is True:
                 return True, (mode_layer_of(ctx, v, depth) or (ctx, v))
             verdicts.append(verdict)
@@ -186,6 +191,42 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
     if None in verdicts:
         return None, None
     return False, None
+
+
+def _put_in_eval_mode(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``node`` is built into a module its statement puts in eval mode (``self.backbone =
+    nn.Sequential(*list(resnet18().children())[:-1]).eval()``), or into a local name only such a
+    statement reads (``layers = list(vgg19().features)[:21]`` then ``self.f = nn.ModuleList(layers).eval()``)."""
+    statement = ctx.statement_of(node)
+    if _evaluated_within(ctx, node, statement):
+        return True
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target,
+                                                                                      cst.Name):
+        return False
+    name = assign.targets[0].target.value
+    function = ctx.enclosing(statement, cst.FunctionDef)
+    reads = [n for n in ctx.names_in(function if function is not None else ctx.module, name)
+             if not ctx.is_inside(n, assign.targets[0])]
+    return bool(reads) and all(_evaluated_within(ctx, n, ctx.statement_of(n)) for n in reads)
+
+
+def _evaluated_within(ctx: FileContext, node: cst.CSTNode, statement: Optional[cst.CSTNode]) -> bool:
+    """A call around ``node``, inside ``statement``, puts what it is called on in eval mode (``.eval()``,
+    ``.train(False)``) and ``node`` is part of that receiver."""
+    for a in ctx.ancestors(node):
+        if a is statement:
+            return False
+        if isinstance(a, cst.Call) and isinstance(a.func, cst.Attribute) and (
+            node is a.func.value or ctx.is_inside(node, a.func.value)) and (
+            a.func.attr.value == "eval" and not a.args
+            or a.func.attr.value == "train" and len(a.args) == 1 and isinstance(a.args[0].value, cst.Name)
+            and a.args[0].value.value == "False"
+        ):
+            return True
+    return False
 
 
 def _stored_param_mode(ctx: FileContext, param: cst.Name) -> Optional[bool]:

@@ -1230,11 +1230,13 @@ class _Reads:
     ``x.topk(k)[1]``) and detached values (``x.item()``, ``int(x)``).  An index (``x[i]``), a size
     (``h.size(0)``, ``h.shape``) or a position (``scores.index(best)``) reads nothing of its tensor."""
 
-    __slots__ = ("names", "graph_names", "call", "graph_call")
+    __slots__ = ("ctx", "names", "graph_names", "graph_reads", "call", "graph_call")
 
     def __init__(self, ctx: FileContext, expr: cst.CSTNode, calls: Set[cst.Call]) -> None:
+        self.ctx = ctx
         self.names: Set[str] = set()
         self.graph_names: Set[str] = set()
+        self.graph_reads: List[cst.Name] = []
         self.call = self.graph_call = False
         stack: List[Tuple[cst.CSTNode, bool]] = [(expr, False)]
         while stack:
@@ -1246,6 +1248,7 @@ class _Reads:
                 self.names.add(n.value)
                 if not off:
                     self.graph_names.add(n.value)
+                    self.graph_reads.append(n)
                 continue
             if isinstance(n, cst.Subscript):
                 if isinstance(n.value, cst.Call) and _pick_name(ctx, n.value) in _PICKS_WITH_VALUES:
@@ -1275,7 +1278,23 @@ class _Reads:
         return self.call or not self.names.isdisjoint(names)
 
     def carries(self, graph: Set[str]) -> bool:
-        return self.graph_call or not self.graph_names.isdisjoint(graph)
+        if self.graph_call:
+            return True
+        if self.graph_names.isdisjoint(graph):
+            return False
+        # a name of the flow read where it holds a copy off the graph (`scores = scores.cpu().numpy()`
+        # before the read) carries none there
+        return any(n.value in graph and not _holds_off_graph(self.ctx, n) for n in self.graph_reads)
+
+
+def _holds_off_graph(ctx: FileContext, name: cst.Name) -> bool:
+    """The value ``name`` holds where it is read is made off the graph: ``.numpy()``, ``.item()``,
+    ``.tolist()``, ``.detach()``, ``float(...)``."""
+    value = ctx.names.value_of(name)
+    if not isinstance(value, cst.Call):
+        return False
+    return method_name(value) in _OFF_GRAPH_METHODS or (
+        isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str"))
 
 
 def _mentions(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
