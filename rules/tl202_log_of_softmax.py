@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.families.numerics.patterns import (
+    written_within_range,
     followed,
     is_log_call,
     ALL,
@@ -27,6 +28,7 @@ _MODULES = ("torch.nn.functional", "torch.special", "torch")
 SELECTION_MESSAGE = (
     "`log` of elements of a softmax gives `-inf` where they underflow to 0; take them from `log_softmax(x, dim)`"
 )
+
 
 
 class LogOfSoftmax(LintRule):
@@ -60,7 +62,9 @@ class LogOfSoftmax(LintRule):
     The same holds for elements picked out of a softmax (`log(probs.gather(1, y))`, `log(probs[:, 1])`,
     `log(probs.min(-1).values)`): selecting, reshaping and taking a minimum commute with `log`, so the
     fix takes the same elements of `log_softmax`. The largest probability is at least `1/C` and its log
-    is finite: `log(probs.max(-1).values)` is not reported.
+    is finite: `log(probs.max(-1).values)` is not reported. Nor is the softmax of numbers the code writes
+    out (`torch.tensor([[1.5, 0.8, 2.1]])`, a worked example's logits) whose spread is below 80: no
+    probability of it underflows in float32.
 
     ## Example
     ```python
@@ -217,6 +221,17 @@ def scores(logits, other, y):
     return torch.log(torch.cat((picked, other))), torch.log(torch.cat([picked, picked]) + 1e-9)
 """
         ),
+        # a worked example: logits written out (no element's probability can underflow), the loss on the
+        # log of their softmax printed next to cross-entropy on the logits
+        """
+import torch
+import torch.nn as nn
+
+logits = torch.tensor([[1.5, 0.8, 2.1]])
+target = torch.tensor([2])
+print(nn.NLLLoss()(torch.log(torch.softmax(logits, dim=1)), target))
+print(nn.CrossEntropyLoss()(logits, target))
+""",
     ]
 
     INVALID = [
@@ -505,6 +520,8 @@ def loss(scores, labels):
             return
         if info.eps:
             return
+        if written_within_range(self.ctx, info.operand, "softmax"):
+            return  # numbers written out whose softmax cannot underflow (a worked example's logits)
         fix: Optional[Fix] = None
         replacement = self._replacement(base, info)
         if replacement is not None:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.families.numerics.patterns import (
+    written_within_range,
     SEQUENTIAL_SIGMOID,
     BinaryCrossEntropy,
     followed,
@@ -28,6 +29,7 @@ HANDWRITTEN_MESSAGE = (
     "Hand-written binary cross-entropy of a sigmoid is `inf`/`nan` when the sigmoid saturates; "
     "use `F.binary_cross_entropy_with_logits(x, y)`"
 )
+
 
 
 class SigmoidBinaryCrossEntropy(LintRule):
@@ -55,7 +57,9 @@ class SigmoidBinaryCrossEntropy(LintRule):
     discriminator's output is reported at the argument, per call (a helper also called with a logits
     model is reported only where the sigmoid model is passed); a parameter annotated with a model class;
     a base class's method calling `self` where a subclass's `forward` ends in a sigmoid. The message says
-    which `forward` ends in a sigmoid (file:line) and through which helper.
+    which `forward` ends in a sigmoid (file:line) and through which helper. The sigmoid of numbers the code
+    writes out (`torch.tensor([0.8])`, a worked example next to `BCEWithLogitsLoss`) below 15 in magnitude
+    is not reported: it rounds to neither 0 nor 1.
 
     ## Why is this bad?
     `sigmoid(x)` rounds to exactly 1 for `x` above about 17 in float32 (and to 0 below about -104), so
@@ -243,6 +247,15 @@ def score(batch):
     return cost(batch["label"], batch["confidence"])
 """
         ),
+        # a worked example: a logit written out, BCE on its sigmoid printed next to BCE with logits
+        """
+import torch
+import torch.nn as nn
+
+z = torch.tensor([0.8])
+y = torch.tensor([1.0])
+print(nn.BCELoss()(torch.sigmoid(z), y), nn.BCEWithLogitsLoss()(z, y))
+""",
     ]
 
     INVALID = [
@@ -511,6 +524,8 @@ def loss(x, y, w):
         value = followed(self.ctx, first.value, 2)
         sig = sigmoid_use(ctx, value)
         if sig is not None and sig.operand is not None:
+            if written_within_range(ctx, sig.operand, "sigmoid"):
+                return  # numbers written out whose sigmoid is far from 0 and 1 (a worked example's logits)
             hopped = value is not first.value
             if movable(ctx, sig.operand, sig.node if hopped else None, node):
                 fix = self._fix(node, first, sig.operand)

@@ -286,3 +286,33 @@ def test_rules_do_not_import_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("written,found", [
+    ("[[1.5, 0.8, 2.1]]", []),  # a worked example: no probability of it underflows
+    ("[[120.0, 0.5, -3.0]]", ["TL202"]),  # exp(-119.5) is 0 in float32: the log is -inf
+])
+def test_a_softmax_of_numbers_written_out_is_judged_by_their_spread(written, found):
+    code = f"""
+        import torch
+        import torch.nn as nn
+
+        logits = torch.tensor({written})
+        print(nn.NLLLoss()(torch.log(torch.softmax(logits, dim=1)), torch.tensor([2])))
+    """
+    assert [c for _, c in tl2(code)] == found
+
+
+@pytest.mark.parametrize("written,found", [
+    ("[0.8, -2.0]", []),  # a sigmoid far from 0 and 1
+    ("[0.8, 40.0]", ["TL207"]),  # sigmoid(40) is 1.0 in float32: BCE saturates
+])
+def test_a_sigmoid_of_numbers_written_out_is_judged_by_their_size(written, found):
+    code = f"""
+        import torch
+        import torch.nn as nn
+
+        z = torch.tensor({written})
+        print(nn.BCELoss()(torch.sigmoid(z), torch.tensor([1.0, 0.0])))
+    """
+    assert [c for _, c in tl2(code)] == found

@@ -943,10 +943,12 @@ def probability_source(ctx: FileContext, expr: cst.BaseExpression, depth: int = 
     gathering, reshaping, multiplying, summing, or ``1 - p``; None otherwise.  A softmax's maximum is
     never 0, but ``1 - max`` is: ``allow_max`` admits maxima under ``1 - p``."""
     value = followed(ctx, expr, 3)
-    if softmax_of(ctx, value, follow=False) is not None:
-        return "softmax"
-    if sigmoid_use(ctx, value) is not None:
-        return "sigmoid"
+    found = softmax_of(ctx, value, follow=False)
+    if found is not None:
+        return None if written_within_range(ctx, found.operand, "softmax") else "softmax"
+    sig = sigmoid_use(ctx, value)
+    if sig is not None:
+        return None if written_within_range(ctx, sig.operand, "sigmoid") else "sigmoid"
     if depth <= 0:
         return None
     if isinstance(value, cst.Subscript):
@@ -1370,7 +1372,58 @@ class DeferredLogReports:
             self._flush(scope)
 
 
+#: written logits whose spread is below this have a softmax no element of which underflows to 0 in
+#: float32 (``exp(-80)`` is about 1.8e-35, above the smallest normal float32)
+NO_UNDERFLOW_SPREAD = 80.0
+#: written logits below this in magnitude have a sigmoid that rounds to neither 0 nor 1 in float32
+#: (``1 - sigmoid(15)`` is about 3e-7)
+NO_SATURATION = 15.0
+#: torch functions that make a tensor of the numbers written in their first argument
+_LITERAL_TENSORS = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
+                              "torch.as_tensor"})
+
+
+def written_values(ctx: FileContext, expr: Optional[cst.BaseExpression], hops: int = 0) -> Optional[List[float]]:
+    """The numbers of a tensor the code writes out (``torch.tensor([[1.5, 0.8, 2.1]])``), directly or through
+    the name holding it where it is read; None when any element is not a number written there."""
+    if isinstance(expr, cst.Name) and hops < 2:
+        return written_values(ctx, ctx.names.value_of(expr), hops + 1)
+    if not isinstance(expr, cst.Call) or not expr.args or not ctx.names.qualified_names(expr.func) & _LITERAL_TENSORS:
+        return None
+    first = expr.args[0]
+    if first.keyword is not None or first.star:
+        return None
+    found: List[float] = []
+    stack: List[cst.BaseExpression] = [first.value]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, (cst.List, cst.Tuple)):
+            stack.extend(el.value for el in e.elements if not isinstance(el, cst.StarredElement))
+            if any(isinstance(el, cst.StarredElement) for el in e.elements):
+                return None
+            continue
+        n = number(e)
+        if n is None:
+            return None
+        found.append(n)
+    return found or None
+
+
+def written_within_range(ctx: FileContext, operand: Optional[cst.BaseExpression], kind: str) -> bool:
+    """The input of a softmax (``kind`` "softmax") or a sigmoid ("sigmoid") is numbers the code writes out
+    (:func:`written_values`) for which its output can be neither 0 nor, for a sigmoid, 1: a worked
+    example's logits, not data."""
+    values = written_values(ctx, operand)
+    if values is None:
+        return False
+    if kind == "softmax":
+        return max(values) - min(values) < NO_UNDERFLOW_SPREAD
+    return max(abs(v) for v in values) < NO_SATURATION
+
+
 __all__ = [
+    "written_values",
+    "written_within_range",
     "tanh_complement",
     "arith_parts",
     "is_log_call",
