@@ -66,8 +66,9 @@ class EvalWithoutNoGrad(LintRule):
     its forward pass is an evaluation.
 
     Not reported: Lightning's `validation_step`/`test_step`/`predict_step` and other framework hooks
-    (the framework disables gradients), pytest tests, the inference methods of model classes (library
-    API: the caller decides), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
+    (the framework disables gradients), pytest tests, the inference methods of model classes that leave
+    the mode to their caller (library API: the caller decides; a method that switches its own model to
+    eval mode, `self.eval()`, has decided, and its evaluation is reported), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
     uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), model calls whose output is discarded
     (calibration and warm-up passes), code where some model calls are already under `no_grad` (the
     rest is taken as deliberate), and `self.<model>` in a class derived from a framework class imported
