@@ -3339,6 +3339,127 @@ def show(model, features, topology):
             unsafe=True,
             line=8,
         ),
+        # the validation loss of each epoch kept as numbers (a history list, a table of them)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(20, 4), torch.randn(20, 1)
+xv, yv = torch.randn(5, 4), torch.randn(5, 1)
+history, table = [], torch.zeros(10)
+for epoch in range(10):
+    loss = F.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    val = F.mse_loss(model(xv), yv)
+    history.append(val.item())
+    table[epoch] = val.item()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(20, 4), torch.randn(20, 1)
+xv, yv = torch.randn(5, 4), torch.randn(5, 1)
+history, table = [], torch.zeros(10)
+for epoch in range(10):
+    loss = F.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        val = F.mse_loss(model(xv), yv)
+    history.append(val.item())
+    table[epoch] = val.item()
+""",
+            line=16,
+        ),
+        # a notebook that first wrote the model as a function, then bound the name to a module it trains:
+        # the prediction after the training runs the module
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+w = torch.randn(4, 3, requires_grad=True)
+
+
+def model(xb):
+    return xb @ w
+
+
+print(model(torch.randn(2, 4)).shape)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, xb):
+        return self.lin(self.drop(xb))
+
+
+model = Model()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(20, 4), torch.randint(0, 3, (20,))
+for epoch in range(5):
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+preds = model(x).argmax(1)
+print((preds == y).float().mean().item())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+w = torch.randn(4, 3, requires_grad=True)
+
+
+def model(xb):
+    return xb @ w
+
+
+print(model(torch.randn(2, 4)).shape)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, xb):
+        return self.lin(self.drop(xb))
+
+
+model = Model()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(20, 4), torch.randint(0, 3, (20,))
+for epoch in range(5):
+    loss = F.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    preds = model(x).argmax(1)
+print((preds == y).float().mean().item())
+""",
+            line=34,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

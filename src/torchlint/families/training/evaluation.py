@@ -136,7 +136,8 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     # builtin where the call is: after the walk, looked up from the call's own scope)
     if ctx.names.qualified_names(model):
         return None
-    if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in ctx.classes()):
+    if isinstance(model, cst.Name) and (model.value in ctx.functions() or model.value in ctx.classes()) and \
+            not _rebound_after_definition(ctx, model):
         return None
     if isinstance(model, cst.Attribute) and dotted_name(model.value) in ("self", "cls") and last in ctx.functions():
         return None  # a method of the class
@@ -161,6 +162,21 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     if owner is not None:
         model = owner  # `model.encoder(x)` with `def encoder(self, x)` in the model's class: runs `model`
     return model
+
+
+def _rebound_after_definition(ctx: FileContext, name: cst.Name) -> bool:
+    """``def model(xb): ...`` earlier in a notebook, ``model = Model()`` later: where ``name`` is read, a plain
+    assignment made after every ``def``/``class`` of that name reaches it on every path."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    found = ctx.names.reaching_assignment(name.value, name, function)
+    if found is None:
+        return False
+    defined: List[cst.CSTNode] = list(ctx.functions().get(name.value, ()))
+    cls = ctx.classes().get(name.value)
+    if cls is not None:
+        defined.append(cls)
+    at = position(ctx, found[0])
+    return all(position(ctx, d) < at for d in defined)
 
 
 #: what ranks a model's scores: the class or token a prediction picks
@@ -2305,11 +2321,11 @@ class EvaluationFacts:
                 continue
             if what == "leave":
                 value = node.value if not isinstance(node, cst.Call) else node  # type: ignore[attr-defined]
-                if set(base_names(value)) & live:
-                    return True
+                if _carries(ctx, value, live, set()):
+                    return True  # (`history.append(loss.item())` keeps a number: no graph leaves)
                 continue
             value = getattr(node, "value", None)
-            reads = bool(set(base_names(value)) & live) if value is not None else False
+            reads = _carries(ctx, value, live, set()) if value is not None else False
             targets = [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign)) else [
                 t.target for t in node.targets]  # type: ignore[attr-defined]
             if reads and any(not isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets):
