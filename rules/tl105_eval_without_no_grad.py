@@ -3460,6 +3460,68 @@ print((preds == y).float().mean().item())
 """,
             line=34,
         ),
+        # the statistics of each epoch over the whole training set, read through `.data` and stored in
+        # tables of numbers, before the scheduler's step
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
+loss_function = nn.CrossEntropyLoss()
+x_train, y_train = torch.randn(8, 4), torch.randint(0, 2, (8,))
+data_loader = [(x_train, y_train)]
+n_epoch = 3
+errors_train = torch.zeros(n_epoch)
+losses_train = torch.zeros(n_epoch)
+for epoch in range(n_epoch):
+    for i, batch in enumerate(data_loader):
+        x_batch, y_batch = batch
+        optimizer.zero_grad()
+        pred = model(x_batch)
+        loss = loss_function(pred, y_batch)
+        loss.backward()
+        optimizer.step()
+    pred_train = model(x_train)
+    _, predicted_train_class = torch.max(pred_train.data, 1)
+    errors_train[epoch] = 100 - 100 * (predicted_train_class == y_train).float().sum() / len(y_train)
+    losses_train[epoch] = loss_function(pred_train, y_train).item()
+    print(epoch, losses_train[epoch], errors_train[epoch])
+    scheduler.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
+loss_function = nn.CrossEntropyLoss()
+x_train, y_train = torch.randn(8, 4), torch.randint(0, 2, (8,))
+data_loader = [(x_train, y_train)]
+n_epoch = 3
+errors_train = torch.zeros(n_epoch)
+losses_train = torch.zeros(n_epoch)
+for epoch in range(n_epoch):
+    for i, batch in enumerate(data_loader):
+        x_batch, y_batch = batch
+        optimizer.zero_grad()
+        pred = model(x_batch)
+        loss = loss_function(pred, y_batch)
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        pred_train = model(x_train)
+    _, predicted_train_class = torch.max(pred_train.data, 1)
+    errors_train[epoch] = 100 - 100 * (predicted_train_class == y_train).float().sum() / len(y_train)
+    losses_train[epoch] = loss_function(pred_train, y_train).item()
+    print(epoch, losses_train[epoch], errors_train[epoch])
+    scheduler.step()
+""",
+            line=22,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -1284,8 +1284,8 @@ class _Reads:
             if isinstance(n, cst.Attribute):
                 if n.attr.value in ("shape", "ndim", "dtype", "device"):
                     continue
-                if n.attr.value == "indices":
-                    off = True
+                if n.attr.value in ("indices", "data"):
+                    off = True  # (`.data`: the tensor without its graph)
                 stack.append((n.value, off))
                 continue
             stack.extend((c, off) for c in children(n))  # (a keyword's name is no read)
