@@ -1248,7 +1248,7 @@ class _Reads:
 
     __slots__ = ("ctx", "names", "graph_names", "graph_reads", "call", "graph_call")
 
-    def __init__(self, ctx: FileContext, expr: cst.CSTNode, calls: Set[cst.Call]) -> None:
+    def __init__(self, ctx: FileContext, expr: cst.CSTNode, calls: Set[cst.Call], data_off: bool = False) -> None:
         self.ctx = ctx
         self.names: Set[str] = set()
         self.graph_names: Set[str] = set()
@@ -1284,8 +1284,8 @@ class _Reads:
             if isinstance(n, cst.Attribute):
                 if n.attr.value in ("shape", "ndim", "dtype", "device"):
                     continue
-                if n.attr.value in ("indices", "data"):
-                    off = True  # (`.data`: the tensor without its graph)
+                if n.attr.value == "indices" or n.attr.value == "data" and data_off:
+                    off = True  # (`.data`: the tensor without its graph, where the caller asks for it)
                 stack.append((n.value, off))
                 continue
             stack.extend((c, off) for c in children(n))  # (a keyword's name is no read)
@@ -1318,9 +1318,11 @@ def _mentions(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[c
     return _Reads(ctx, expr, calls).mentions(names)
 
 
-def _carries(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
-    """:func:`_mentions` for the autograd graph: picks and detached values carry none."""
-    return _Reads(ctx, expr, calls).carries(names)
+def _carries(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call],
+             data_off: bool = False) -> bool:
+    """:func:`_mentions` for the autograd graph: picks and detached values carry none (nor, with
+    ``data_off``, values read through ``.data``)."""
+    return _Reads(ctx, expr, calls, data_off).carries(names)
 
 
 _SIZE_METHODS = frozenset({"size", "dim", "numel", "index", "count", "nelement", "get_device"})
@@ -2321,11 +2323,11 @@ class EvaluationFacts:
                 continue
             if what == "leave":
                 value = node.value if not isinstance(node, cst.Call) else node  # type: ignore[attr-defined]
-                if _carries(ctx, value, live, set()):
+                if _carries(ctx, value, live, set(), data_off=True):
                     return True  # (`history.append(loss.item())` keeps a number: no graph leaves)
                 continue
             value = getattr(node, "value", None)
-            reads = _carries(ctx, value, live, set()) if value is not None else False
+            reads = _carries(ctx, value, live, set(), data_off=True) if value is not None else False
             targets = [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign)) else [
                 t.target for t in node.targets]  # type: ignore[attr-defined]
             if reads and any(not isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets):
