@@ -1001,6 +1001,20 @@ def switches_itself_to_eval(ctx: FileContext, function: cst.FunctionDef) -> bool
                for t in (eval_mode_target(c) for c in ctx.calls_in(function)))
 
 
+def _rebind(node: cst.CSTNode, targets: Sequence[cst.BaseExpression], reads: bool, live: Set[str]) -> None:
+    """An assignment met while following values: the names it binds carry what it ``reads`` (added to
+    ``live``) or are bound anew (dropped); an augmented assignment to a followed name keeps it."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in live:
+        return
+    for target in targets:
+        for n in iter_nodes(target):
+            if isinstance(n, cst.Name):
+                if reads:
+                    live.add(n.value)
+                else:
+                    live.discard(n.value)
+
+
 #: what puts a value into a container the code keeps (``outs.append(out)``)
 _GROWS = frozenset({"append", "extend", "insert", "add", "update", "put", "setdefault"})
 
@@ -2328,19 +2342,10 @@ class EvaluationFacts:
                 continue
             value = getattr(node, "value", None)
             reads = _carries(ctx, value, live, set(), data_off=True) if value is not None else False
-            targets = [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign)) else [
-                t.target for t in node.targets]  # type: ignore[attr-defined]
+            targets = assignment_targets(node)
             if reads and any(not isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets):
                 return True  # `self.last = out`, `outs[i] = out`: kept beyond what is followed here
-            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in live:
-                continue
-            for target in targets:
-                for n in iter_nodes(target):
-                    if isinstance(n, cst.Name):
-                        if reads:
-                            live.add(n.value)
-                        else:
-                            live.discard(n.value)
+            _rebind(node, targets, reads, live)
             if not live:
                 return False
         return False
@@ -2531,15 +2536,7 @@ class EvaluationFacts:
                 continue
             value = getattr(node, "value", None)
             reads = bool(set(base_names(value)) & live) if value is not None else False
-            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in live:
-                continue
-            for target in assignment_targets(node):
-                for n in iter_nodes(target):
-                    if isinstance(n, cst.Name):
-                        if reads:
-                            live.add(n.value)
-                        else:
-                            live.discard(n.value)
+            _rebind(node, assignment_targets(node), reads, live)
             if not live:
                 return False
         return False
