@@ -506,6 +506,25 @@ def loss(x, y, w):
 """,
             line=6,
         ),
+        # the model's single column taken out before the loss: still its sigmoid's probabilities
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1), nn.Sigmoid())
+loss_fn = nn.BCELoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
+for epoch in range(10):
+    pred = model(x)[:, 0]
+    loss = loss_fn(pred, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=11,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -1114,10 +1114,12 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     ``out = model(x)`` or ``out, aux = model(x)``.  Call it after the walk."""
     if hops > 4:
         return None
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-        index = expr.slice[0].slice
+    if isinstance(expr, cst.Subscript):
+        inner = output_kind(ctx, expr.value, hops + 1)
+        if isinstance(inner, str):
+            return inner  # `model(x)[:, 0]`: elements of the same probabilities
+        index = expr.slice[0].slice if len(expr.slice) == 1 else None
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-            inner = output_kind(ctx, expr.value, hops + 1)
             i = int(index.value.value, 0)
             return inner[i] if isinstance(inner, tuple) and -len(inner) <= i < len(inner) else None
         return None

@@ -194,6 +194,9 @@ def from_sequential_sigmoid(ctx: FileContext, value: cst.BaseExpression) -> bool
     """Whether ``value`` (``model(x)``, or a local name holding it) is the output of a model built as
     ``nn.Sequential(..., nn.Sigmoid())``: the sigmoid is its last layer, which the code can drop."""
     value = followed(ctx, value, 2)
+    while isinstance(value, cst.Subscript) or isinstance(value, cst.Call) and method_name(value) in (
+            "view", "reshape", "squeeze", "flatten", "unsqueeze", "contiguous") and receiver(value) is not None:
+        value = value.value if isinstance(value, cst.Subscript) else receiver(value)  # `model(x)[:, 0]`
     return isinstance(value, cst.Call) and sequential_ending_in(ctx, value.func, SIGMOID_LAYERS) is not None
 
 
