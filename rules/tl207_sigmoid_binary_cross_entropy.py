@@ -256,6 +256,19 @@ z = torch.tensor([0.8])
 y = torch.tensor([1.0])
 print(nn.BCELoss()(torch.sigmoid(z), y), nn.BCEWithLogitsLoss()(z, y))
 """,
+        # the same `Sequential` grown with the sigmoid, then a layer after it: its output is no probability
+        """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential()
+model.add_module("fc1", nn.Linear(2, 4))
+model.add_module("gate", nn.Sigmoid())
+model.add_module("fc2", nn.Linear(4, 1))
+loss_fn = nn.BCEWithLogitsLoss()
+x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
+print(loss_fn(model(x)[:, 0], y).item(), nn.BCELoss()(torch.sigmoid(model(x)[:, 0]).clamp(0, 1), y).item())
+""",
     ]
 
     INVALID = [
@@ -524,6 +537,29 @@ for epoch in range(10):
     opt.step()
 """,
             line=11,
+        ),
+        # a `Sequential` grown with `add_module`, the sigmoid added last
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential()
+model.add_module("fc1", nn.Linear(2, 4))
+model.add_module("relu", nn.ReLU())
+model.add_module("fc2", nn.Linear(4, 1))
+model.add_module("sigmoid", nn.Sigmoid())
+loss_fn = nn.BCELoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
+for epoch in range(10):
+    pred = model(x)[:, 0]
+    loss = loss_fn(pred, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=15,
         ),
     ]
 

@@ -8,7 +8,7 @@ Method forms (``x.softmax()``) are only trusted in files that import torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, Optional
+from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 
@@ -118,6 +118,9 @@ def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: Fr
     candidates = [model] if isinstance(model, cst.Call) else ctx.names.values_before(model)
     for value in reversed(candidates):
         if isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL):
+            grown = _grown_last(ctx, model, value) if isinstance(model, cst.Name) else None
+            if grown is not None:  # `m.add_module("out", nn.Sigmoid())` after `m = nn.Sequential()`
+                return grown if isinstance(grown, cst.Call) and ctx.names.matches(grown.func, layers) else None
             positional = [a for a in value.args if a.keyword is None and not a.star]
             if positional:
                 last = positional[-1].value
@@ -125,6 +128,28 @@ def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: Fr
                     return last
             return None
     return None
+
+
+def _grown_last(ctx: FileContext, model: cst.Name, built: cst.Call) -> Optional[cst.BaseExpression]:
+    """The layer the last ``model.add_module(name, layer)`` / ``model.append(layer)`` between the construction
+    ``built`` and the read ``model`` adds (its scope's, in source order), or None when none does."""
+    scope = ctx.enclosing(model, cst.FunctionDef) or ctx.module
+    start, at = ctx.names.position(built), ctx.names.position(model)
+    last: Optional[Tuple[int, cst.BaseExpression]] = None
+    for name in ctx.names_in(scope, model.value):
+        call = ctx.parent(ctx.parent(name))
+        attr = ctx.parent(name)
+        if not (isinstance(attr, cst.Attribute) and attr.value is name and isinstance(call, cst.Call)
+                and call.func is attr and attr.attr.value in ("add_module", "append")):
+            continue
+        where = ctx.names.position(call)
+        if not start < where < at:
+            continue
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        layer = args[-1].value if args else None
+        if layer is not None and (last is None or where > last[0]):
+            last = (where, layer)
+    return last[1] if last is not None else None
 
 
 def is_cross_entropy_call(ctx: FileContext, call: cst.Call) -> bool:
