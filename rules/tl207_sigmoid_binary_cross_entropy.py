@@ -269,6 +269,26 @@ loss_fn = nn.BCEWithLogitsLoss()
 x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
 print(loss_fn(model(x)[:, 0], y).item(), nn.BCELoss()(torch.sigmoid(model(x)[:, 0]).clamp(0, 1), y).item())
 """,
+        # the name held a `Sequential` ending in a sigmoid, then a module whose output is clamped, not squashed
+        """
+import torch
+import torch.nn as nn
+
+
+class Clipped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+
+    def forward(self, x):
+        return torch.clamp(self.fc(x), 0.0, 1.0)
+
+
+model = nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())
+model = Clipped()
+x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
+print(nn.BCELoss()(model(x)[:, 0], y).item())
+""",
     ]
 
     INVALID = [

@@ -117,6 +117,12 @@ def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: Fr
     """When ``model`` was built as ``nn.Sequential(..., <layer>(...))``, that last layer call."""
     candidates = [model] if isinstance(model, cst.Call) else ctx.names.values_before(model)
     for value in reversed(candidates):
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+                "to", "cuda", "cpu", "train", "eval", "float", "double", "half") and isinstance(
+                value.func.value, cst.Name) and isinstance(model, cst.Name) and value.func.value.value == model.value:
+            continue  # `model = model.to(device)`: the same module, built before
+        if not (isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL)):
+            return None  # the name holds something else by now (`model = MyModule()` after a `Sequential`)
         if isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL):
             grown = _grown_last(ctx, model, value) if isinstance(model, cst.Name) else None
             if grown is not None:  # `m.add_module("out", nn.Sigmoid())` after `m = nn.Sequential()`
