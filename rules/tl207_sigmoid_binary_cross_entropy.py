@@ -581,6 +581,38 @@ for epoch in range(10):
 """,
             line=15,
         ),
+        # a notebook's second model under the same name: the one the training calls ends in a sigmoid
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(2, 4)
+        self.a1 = nn.ReLU()
+        self.l2 = nn.Linear(4, 1)
+        self.a2 = nn.Sigmoid()
+
+    def forward(self, x):
+        return self.a2(self.l2(self.a1(self.l1(x))))
+
+
+model = nn.Sequential(nn.Linear(2, 1))
+model = Noisy()
+loss_fn = nn.BCELoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
+for epoch in range(10):
+    loss = loss_fn(model(x)[:, 0], y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=24,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -622,7 +622,14 @@ def module_output(ctx: FileContext, module: cst.BaseExpression, depth: int = 0,
         scope = ctx.names.scope_of(cls) if cls is not None else None
         candidates = list(scope.attrs.get(module.attr.value, ())) if scope is not None else ctx.names.values_at(module)
     elif isinstance(module, cst.Name):
-        candidates = built_values(ctx, module)
+        # the module the name holds where it is called, when one assignment reaches the call on every path
+        # (a notebook that rebinds `model` to one model after another); else every module it is given
+        reaching = ctx.names.reaching_value(module)
+        moved = strip_moves(reaching) if reaching is not None else None
+        if reaching is not None and not (isinstance(moved, cst.Name) and moved.value == module.value):
+            candidates = [reaching]
+        else:
+            candidates = built_values(ctx, module)
     else:
         return None
     kinds = set()
