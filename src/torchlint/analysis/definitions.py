@@ -18,13 +18,12 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.ops import strip_moves
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import children
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
-#: methods that return the module they are called on
-_MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
 
 
 # -- names, read after the walk (the names layer answers: NameResolver.binding_at & co.) ---------
@@ -41,13 +40,6 @@ def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
             return False
         a, b = a.value, b.value
     return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
-
-
-def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``Net().to(device).eval()`` -> ``Net()``."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
-        expr = expr.func.value
-    return expr
 
 
 # -- the project's files ----------------------------------------------------------------------------

@@ -113,26 +113,35 @@ def softmax_use(ctx: FileContext, expr: cst.BaseExpression) -> Optional[OpUse]:
     return op_use(ctx, expr, SOFTMAX_FUNCS, "softmax", SOFTMAX_LAYERS)
 
 
+#: methods that return the module they are called on
+MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"})
+
+
+def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``Net().to(device).eval()`` -> ``Net()``."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MOVES:
+        expr = expr.func.value
+    return expr
+
+
 def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: FrozenSet[str]) -> Optional[cst.Call]:
     """When ``model`` was built as ``nn.Sequential(..., <layer>(...))``, that last layer call."""
     candidates = [model] if isinstance(model, cst.Call) else ctx.names.values_before(model)
     for value in reversed(candidates):
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
-                "to", "cuda", "cpu", "train", "eval", "float", "double", "half") and isinstance(
-                value.func.value, cst.Name) and isinstance(model, cst.Name) and value.func.value.value == model.value:
+        moved = strip_moves(value)
+        if isinstance(moved, cst.Name) and isinstance(model, cst.Name) and moved.value == model.value:
             continue  # `model = model.to(device)`: the same module, built before
         if not (isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL)):
             return None  # the name holds something else by now (`model = MyModule()` after a `Sequential`)
-        if isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL):
-            grown = _grown_last(ctx, model, value) if isinstance(model, cst.Name) else None
-            if grown is not None:  # `m.add_module("out", nn.Sigmoid())` after `m = nn.Sequential()`
-                return grown if isinstance(grown, cst.Call) and ctx.names.matches(grown.func, layers) else None
-            positional = [a for a in value.args if a.keyword is None and not a.star]
-            if positional:
-                last = positional[-1].value
-                if isinstance(last, cst.Call) and ctx.names.matches(last.func, layers):
-                    return last
-            return None
+        grown = _grown_last(ctx, model, value) if isinstance(model, cst.Name) else None
+        if grown is not None:  # `m.add_module("out", nn.Sigmoid())` after `m = nn.Sequential()`
+            return grown if isinstance(grown, cst.Call) and ctx.names.matches(grown.func, layers) else None
+        positional = [a for a in value.args if a.keyword is None and not a.star]
+        if positional:
+            last = positional[-1].value
+            if isinstance(last, cst.Call) and ctx.names.matches(last.func, layers):
+                return last
+        return None
     return None
 
 

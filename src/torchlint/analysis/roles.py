@@ -1024,12 +1024,12 @@ def _unpickled(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 
 #: values that are no module whatever the rest of the program does
-_LITERALS = (cst.BaseNumber, cst.BaseString, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda, cst.ListComp,
+NO_MODULE_LITERALS = (cst.BaseNumber, cst.BaseString, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Lambda, cst.ListComp,
              cst.DictComp, cst.SetComp, cst.GeneratorExp)
 
 
 def _no_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    if isinstance(value, _LITERALS) or (isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
+    if isinstance(value, NO_MODULE_LITERALS) or (isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
         return True
     if isinstance(value, cst.Name):
         # what the name holds where it is passed, when one assignment reaches it on every path: an
@@ -1233,6 +1233,7 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
 
 
 __all__ = [
+    "NO_MODULE_LITERALS",
     "KIND_WORDS",
     "Kind",
     "LOG_SOFTMAX",

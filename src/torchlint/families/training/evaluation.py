@@ -64,6 +64,7 @@ from torchlint.analysis.definitions import (
 from torchlint.families.training.graph_free import element_without_graph
 from torchlint.analysis.positions import line_of
 from torchlint.analysis.roles import (
+    NO_MODULE_LITERALS,
     class_summary,
     given_no_module,
     is_model,
@@ -365,12 +366,7 @@ def _may_hold_module(ctx: FileContext, attr: cst.Attribute) -> bool:
         return False
     values = built_values(ctx, attr)
     return not values or not all(
-        isinstance(v, _CONTAINERS) or isinstance(v, cst.Call) and _plain_value(ctx, v) for v in values)
-
-
-#: literals and comprehensions: a container or a number, never a module
-_CONTAINERS = (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp, cst.Integer,
-               cst.Float, cst.SimpleString)
+        isinstance(v, NO_MODULE_LITERALS) or isinstance(v, cst.Call) and _plain_value(ctx, v) for v in values)
 
 
 def _plain_value(ctx: FileContext, call: cst.Call) -> bool:
