@@ -3522,6 +3522,24 @@ for epoch in range(n_epoch):
 """,
             line=22,
         ),
+        # the model runs in a lambda the evaluation defines: a decorator on the function would not reach the
+        # call (the lambda runs when called), so no fix is offered
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def report(net, batches):
+    net.eval()
+    score = lambda x: net(x).argmax(1).tolist()
+    return [score(x) for x in batches]
+
+
+print(report(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1)), [torch.randn(3, 2)]))
+""",
+            line=8,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -3660,6 +3678,9 @@ for epoch in range(n_epoch):
         if site.kind == "function":
             function = site.node
             assert isinstance(function, cst.FunctionDef)
+            if any(ctx.enclosing(call, (cst.FunctionDef, cst.Lambda)) is not function for call, _ in site.calls):
+                return None  # a call in a lambda or a nested function runs when that is called: the
+                # decorator does not reach it (and the finding would stay after the fix)
             # a generator too: `no_grad` used as a decorator disables gradients each time the generator
             # runs and restores the caller's mode at every `yield` (a `with` block in its body would not)
             # a decorator is a one-line change where wrapping would re-indent the whole body
