@@ -70,7 +70,9 @@ class EvalWithoutNoGrad(LintRule):
     the mode to their caller (library API: the caller decides; a method that switches its own model to
     eval mode, `self.eval()`, has decided, and its evaluation is reported), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
     uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), model calls whose output is discarded
-    (calibration and warm-up passes), code where some model calls are already under `no_grad` (the
+    (calibration and warm-up passes), a method of a model class of the project that runs no layer and only
+    makes tensors (`h = net.init_hidden(batch_size)` whose body is `torch.zeros(...)` or
+    `next(self.parameters()).data.new(...).zero_()`: no forward pass), code where some model calls are already under `no_grad` (the
     rest is taken as deliberate), and `self.<model>` in a class derived from a framework class imported
     from another module when the class never shows how the model is built (the framework sets it up
     and its caller disables gradients: a Hugging Face `Pipeline` runs `_forward` under `no_grad`).
@@ -1181,6 +1183,44 @@ def show(model, features, topology):
     scatter_classes(scores, topology)
     scores = scores.cpu().numpy()
     return scores.shape
+""",
+        # the model's `init_hidden` only makes zero tensors: no forward pass outside `no_grad`
+        """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.emb = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, 1)
+
+    def forward(self, x, h):
+        y, h = self.rnn(self.emb(x), h)
+        return self.out(y[:, -1]), h
+
+    def init_hidden(self, batch):
+        weight = next(self.parameters()).data
+        return weight.new(1, batch, self.hidden).zero_()
+
+
+net = Tagger(100, 16)
+opt = torch.optim.Adam(net.parameters())
+for x, y in train_loader:
+    opt.zero_grad()
+    out, _ = net(x, net.init_hidden(x.size(0)))
+    nn.functional.binary_cross_entropy_with_logits(out.squeeze(1), y).backward()
+    opt.step()
+
+net.eval()
+h = net.init_hidden(32)
+with torch.no_grad():
+    for x, y in test_loader:
+        out, h = net(x, h)
+        print((out > 0).float().mean().item())
 """,
     ]
 

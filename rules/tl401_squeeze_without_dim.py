@@ -6,7 +6,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.families.shapes.batches import (
-    batch_evidence, batch_origin, batch_source, fed_fixed_batch, fed_one_sample, fed_whole_tensor,
+    batch_evidence, batch_origin, batch_source, fed_fixed_batch, fed_one_sample, fed_whole_tensor, holds_fixed_rows,
     unpacks_some_recurrent_layer,
     from_batch_of_one, leading_one,
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
@@ -67,7 +67,10 @@ class SqueezeWithoutDim(LintRule):
     to be 1 and the squeezed value comes from that batch of one (through a model run on it, a list it is
     appended to, the names it is bound to; a leading 1 the code takes away again with `squeeze(0)` ends
     it: a time axis added for one step of a recurrent layer is no batch of one), a tensor of numbers
-    written in the code (`torch.tensor([[0.2, 0.8]])`: the same shape on every run), the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
+    written in the code (`torch.tensor([[0.2, 0.8]])`: the same shape on every run), the output of a model
+    run on batches of a `DataLoader` that drops its last incomplete batch (`drop_last=True`) with a batch
+    size of two or more written out (`batch_size=100`, or a name given only that number; not a loader with
+    its own `collate_fn` or `batch_sampler`), the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
     `model.init_hidden(1)` where the method gives its argument as a size to a tensor constructor such as
     `torch.zeros` or `weight.new_zeros`; for a model read back with `torch.load` or `pickle.load`, whose
     class is unknown, every class of the file or imported from the project that defines the method must do
@@ -1117,6 +1120,26 @@ for step in range(100):
 positive = X[torch.squeeze(model.forward(X) >= 0.5)]
 negative = X[(model(X) < 0.5).squeeze()]
 """,
+        # every batch of the loader holds 64 samples: it drops the last incomplete one
+        """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+batch_size = 64
+net = nn.Sequential(nn.Conv2d(1, 1, 3, padding=1), nn.Sigmoid())
+loader = DataLoader(images, batch_size=batch_size, shuffle=True, drop_last=True)
+opt = torch.optim.Adam(net.parameters())
+for i, [image, _] in enumerate(loader):
+    opt.zero_grad()
+    out = net(image)
+    loss = nn.functional.mse_loss(out, image)
+    loss.backward()
+    opt.step()
+shown = torch.squeeze(out.detach())
+for k in range(shown.size(0)):
+    print(shown[k].mean())
+""",
     ]
 
     INVALID = [
@@ -2006,6 +2029,26 @@ def run(model, train_set, test_set):
             line=12,
             message="a batch drawn from `test_loader`",
         ),
+        # a loader that keeps its last batch: it may hold one sample
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+net = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+loader = DataLoader(rows, batch_size=64, shuffle=True)
+opt = torch.optim.Adam(net.parameters())
+for i, [x, y] in enumerate(loader):
+    opt.zero_grad()
+    out = net(x)
+    loss = nn.functional.binary_cross_entropy(out, y)
+    loss.backward()
+    opt.step()
+shown = torch.squeeze(out.detach())
+""",
+            message="the output of `net`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2078,7 +2121,7 @@ def run(model, train_set, test_set):
             if not batched and fed_whole_tensor(ctx, batch_source(ctx, x)):
                 continue  # the model ran, in the module's own code, on data it holds whole (a dataset split): its
                 # leading dimension is the size of that data, not a batch that may hold one sample
-            if not batched and fed_fixed_batch(ctx, batch_source(ctx, x)):
+            if not batched and (fed_fixed_batch(ctx, batch_source(ctx, x)) or holds_fixed_rows(ctx, x)):
                 continue  # the model ran on a batch whose rows the code fixes (three sentences written out): its
                 # leading dimension is never 1, and what `squeeze()` drops is what the code expects
             recurrent = recurrent_batch_dim(ctx, x) if fix is None and not batched else None

@@ -43,6 +43,7 @@ from torchlint.analysis import definitions, effects, roles
 from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets, canonical_keyword
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
+from torchlint.analysis.mode_layers import number
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.training import flows_into_backward, is_loss_call
 from torchlint.analysis.walk import iter_nodes
@@ -848,6 +849,13 @@ def fed_fixed_batch(ctx: FileContext, call: Optional[cst.Call]) -> bool:
     return rows is not None and rows >= 2
 
 
+def holds_fixed_rows(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """``expr`` itself, through moves and casts, is a tensor whose rows the code fixes to two or more (a batch
+    of a loader that only yields full batches of a size written out: :func:`_full_batch_rows`)."""
+    rows = _rows(ctx, expr, 0)
+    return rows is not None and rows >= 2
+
+
 #: id(expression) -> its rows (see :func:`_rows`), for the file after its walk
 _ROWS: "Fact[Dict[int, Optional[int]]]" = Fact("batches.rows")
 
@@ -871,6 +879,9 @@ def _fixed_rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Op
         return None
     if not isinstance(expr, cst.Name):
         return None
+    loop = _binding_loop(ctx, expr)
+    if isinstance(loop, cst.For):
+        return _full_batch_rows(ctx, loop.iter, loop.target, expr.value, depth + 1)
     function = ctx.enclosing(expr, cst.FunctionDef)
     found = ctx.names.reaching_assignment(expr.value, expr, function)
     if found is not None:
@@ -884,6 +895,53 @@ def _fixed_rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Op
     values = ctx.names.values_at(expr)  # a module-level name read in a function: every value it is given
     counts = {_rows(ctx, v, depth + 1) for v in values}
     return counts.pop() if values and len(counts) == 1 else None
+
+
+def _full_batch_rows(ctx: FileContext, it: cst.BaseExpression, target: cst.BaseExpression, name: str,
+                     depth: int) -> Optional[int]:
+    """The rows of every batch ``name`` is bound to by ``for target in it``, when ``it`` draws from a
+    ``DataLoader`` that drops its last incomplete batch (``drop_last=True``) and is given a batch size the
+    code writes out (``batch_size=100``, or a name given only that number): each batch it yields, and each
+    tensor collated into one, holds that many samples.  Through ``enumerate(loader)`` (its second element)
+    and ``tqdm(loader)``; a loader with its own ``collate_fn`` or ``batch_sampler`` decides its batches
+    itself (None)."""
+    if depth > _ROWS_DEPTH or not isinstance(it, cst.Call) and not isinstance(it, cst.Name):
+        return None
+    if isinstance(it, cst.Call):
+        wrapper = dotted_name(it.func)
+        first = it.args[0].value if it.args and it.args[0].keyword is None and not it.args[0].star else None
+        if first is None or wrapper is None:
+            return None
+        if wrapper == "enumerate":
+            if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2 or \
+                    not any(n.value == name for n in target_names(target.elements[1].value)):
+                return None
+            return _full_batch_rows(ctx, first, target.elements[1].value, name, depth + 1)
+        if wrapper.rsplit(".", 1)[-1] == "tqdm":
+            return _full_batch_rows(ctx, first, target, name, depth + 1)
+        return None
+    built = definitions.built_values(ctx, it)
+    rows = [_dropping_loader_rows(ctx, v) for v in built]
+    return min(rows) if rows and None not in rows else None  # type: ignore[type-var]
+
+
+def _dropping_loader_rows(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
+    """The batch size of ``DataLoader(..., batch_size=N, drop_last=True)`` with ``N`` written out, else None."""
+    if not isinstance(value, cst.Call) or any(a.star for a in value.args) or \
+            not any(q.endswith("DataLoader") for q in ctx.names.qualified_names(value.func)):
+        return None
+    drop = arg(value, 8, "drop_last")
+    if drop is None or not (isinstance(drop.value, cst.Name) and drop.value.value == "True"):
+        return None
+    if arg(value, 4, "batch_sampler") is not None or arg(value, 6, "collate_fn") is not None:
+        return None
+    size = arg(value, 1, "batch_size")
+    if size is None:
+        return None
+    sizes = [size.value] if not isinstance(size.value, cst.Name) else ctx.names.values_at(size.value)
+    numbers = {number(v) for v in sizes}
+    found = numbers.pop() if sizes and len(numbers) == 1 else None
+    return int(found) if found is not None and found == int(found) and found >= 1 else None
 
 
 def _returned_element(ctx: FileContext, value: cst.BaseExpression,

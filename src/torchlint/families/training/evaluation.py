@@ -61,7 +61,7 @@ from torchlint.analysis.definitions import (
     project_call_sites,
     strip_moves as strip_moves_expr,
 )
-from torchlint.families.training.graph_free import element_without_graph
+from torchlint.families.training.graph_free import builds_state_only, element_without_graph
 from torchlint.analysis.positions import line_of
 from torchlint.analysis.roles import (
     NO_MODULE_LITERALS,
@@ -1774,6 +1774,8 @@ class EvaluationFacts:
         parameter) and whether its mode is settled (the model behaves alike in both modes, was loaded
         whole, or was built in eval mode and never switched back)."""
         ctx = self.ctx
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value != "forward" and builds_state_only(ctx, call):
+            return  # `net.init_hidden(batch_size)`: a method of the model that runs no layer, only makes tensors
         self._model_calls.append((call, model))
         if isinstance(model, cst.Name):
             binding = ctx.names.binding_at(model, model.value)

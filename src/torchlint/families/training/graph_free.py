@@ -123,6 +123,51 @@ def _returns_graph_free(fctx: FileContext, function: cst.FunctionDef, index: Opt
     return True
 
 
+def builds_state_only(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` runs a method of a project model class (``net.init_hidden(batch_size)`` with ``net =
+    Net(...)``) that only makes new tensors: every call in its body builds a tensor without a graph
+    (``torch.zeros(...)``, ``weight.new(...).zero_()``, ``x.new_zeros(...)``), reads the parameters
+    (``next(self.parameters()).data``), moves or casts, or is a builtin (``tuple``, ``next``): it runs no layer,
+    so there is no forward pass in it for ``no_grad`` or ``eval()`` to change."""
+    target = _instance_method(ctx, call)
+    if target is None or target[1].name.value == "forward":
+        return False
+    fctx, function = target[0], target[1]
+    if not any(r.value is not None for r in function_returns(function)):
+        return False
+    for node in iter_nodes(function.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.Call) and not _makes_state(fctx, node):
+            return False
+    return True
+
+
+#: methods that make a new tensor without a graph, fill one in place, read the parameters, or move or cast
+_STATE_METHODS = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "zero_", "fill_",
+                            "normal_", "uniform_", "parameters", "named_parameters", "buffers", "detach", "to",
+                            "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "contiguous", "size"})
+#: torch functions that make a tensor without a graph (unless told ``requires_grad=True``)
+_STATE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
+                              "torch.randint", "torch.arange", "torch.eye", "torch.zeros_like", "torch.ones_like",
+                              "torch.empty_like", "torch.randn_like", "torch.tensor", "torch.device",
+                              "torch.cuda.is_available"})
+_STATE_BUILTINS = frozenset({"next", "iter", "tuple", "list", "len", "range", "int", "float", "isinstance"})
+
+
+def _makes_state(fctx: FileContext, call: cst.Call) -> bool:
+    func = call.func
+    if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in call.args):
+        return False
+    if isinstance(func, cst.Attribute) and func.attr.value in _STATE_METHODS and \
+            not fctx.names.qualified_names_at(func):
+        return True
+    if fctx.names.qualified_names_at(func) & _STATE_FACTORIES:
+        return True
+    return isinstance(func, cst.Name) and func.value in _STATE_BUILTINS and not fctx.names.qualified_names_at(
+        func) and not local_definition(fctx, func.value)
+
+
 #: tensor methods whose result never requires grad (indices, booleans, integers, Python values)
 _GRAPH_FREE_METHODS = frozenset({"argmax", "argmin", "long", "int", "bool", "short", "byte", "item", "tolist",
                                  "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite"})
@@ -192,6 +237,7 @@ _NUMBER_FUNCS = frozenset({"len", "round", "int", "float", "abs"})
 
 
 __all__ = [
+    "builds_state_only",
     "element_without_graph",
     "returns_without_graph",
 ]
