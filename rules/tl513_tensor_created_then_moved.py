@@ -27,6 +27,9 @@ CASTS = {
     "long": "torch.int64",
     "int": "torch.int32",
     "bool": "torch.bool",
+    "short": "torch.int16",
+    "char": "torch.int8",
+    "byte": "torch.uint8",
 }
 #: dtype spellings that name the same dtype, by their canonical name
 SAME_DTYPE = {"torch.float": "torch.float32", "torch.double": "torch.float64", "torch.half": "torch.float16",
@@ -46,10 +49,10 @@ class TensorCreatedThenMoved(LintRule):
     ## What it does
     Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `rand`,
     `randn`, `randint`, `arange`, ...) followed by a move to a certain device (`.cuda()`,
-    `.to(device=...)`, `.to("cuda")`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
+    `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on), directly or after a cast (`torch.tensor(0).float().cuda()`: the
     fix makes the tensor on the device and keeps the cast), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
-    `.bool()`, `.half()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
+    `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
     reported, nor are casts after `torch.tensor`, `arange`, `linspace` or the random factories:
     their dtype depends on the data, and `arange(n, dtype=torch.int64).to(torch.float32)` computes the
     values exactly before converting them, on purpose. Nor is a cast to the dtype the factory already
@@ -359,6 +362,28 @@ def anchors_loss(regression):
 """,
             line=6,
         ),
+        # the device of another tensor, given positionally; a byte mask cast after the factory
+        Invalid(
+            """
+import torch
+
+
+def smooth(target, classes):
+    dist = torch.zeros(target.size(0), classes).to(target.device)
+    mask = torch.ones(target.size(0)).byte()
+    return dist, mask
+""",
+            fixed="""
+import torch
+
+
+def smooth(target, classes):
+    dist = torch.zeros(target.size(0), classes, device=target.device)
+    mask = torch.ones(target.size(0), dtype=torch.uint8)
+    return dist, mask
+""",
+            count=2,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -494,6 +519,8 @@ def anchors_loss(regression):
                     return "device", v  # not "cpu": a factory allocates there, and `.to("cpu")` returns it as is
             if self.ctx.names.matches(v, DTYPES):
                 return "dtype", v
+            if isinstance(v, cst.Attribute) and v.attr.value == "device":
+                return "device", v  # `.to(x.device)`: the device another tensor (or module) is on
             if isinstance(v, (cst.Name, cst.Attribute)) and self._device_kind(v, 0) == "accelerator":
                 return "device", v  # `dev = torch.device("cuda" if ... else "cpu")`, then `.to(dev)`
         return None
