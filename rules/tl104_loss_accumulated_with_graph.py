@@ -423,6 +423,26 @@ class Agent:
 Agent().episode()
 """
         ),
+        # a test loss summed from `0` under `no_grad`, kept per epoch after the block: no graph
+        """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 3), nn.LogSoftmax(dim=1))
+criterion = nn.NLLLoss()
+optimizer = torch.optim.Adam(model.parameters())
+test_losses = []
+for epoch in range(3):
+    for x, y in trainloader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    test_loss = 0
+    with torch.no_grad():
+        for x, y in testloader:
+            test_loss += criterion(model(x), y)
+    test_losses.append(test_loss / len(testloader))
+""",
     ]
 
     INVALID = [
@@ -1184,13 +1204,21 @@ class _LoopFacts:
         values = [v for _stmt, v in bindings]
         if any(v is not None and is_detached(self.ctx, v) for v in values):
             return False
-        if all(not isinstance(stmt, cst.For) and under_no_grad(self.ctx, stmt) for stmt, _ in bindings):
-            return False  # computed under no_grad: no graph to keep
+        if all(not isinstance(stmt, cst.For) and (under_no_grad(self.ctx, stmt) or _number_literal(v))
+               for stmt, v in bindings):
+            return False  # computed under no_grad (from a start of `0`): no graph to keep
         if any(isinstance(stmt, cst.For) for stmt, _ in bindings):
             return False
         if name.value in self.backward_names and _LOSS_NAME.search(name.value):
             return True
         return any(v is not None and self.carriers(v, depth - 1) for v in values)
+
+
+def _number_literal(value: Optional[cst.BaseExpression]) -> bool:
+    """``0``, ``0.0``, ``-1``: a start that carries no graph."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))
 
 
 class _Finding(NamedTuple):
