@@ -12,6 +12,7 @@ from torchlint.families.shapes.shapes import (
     TENSOR_ONLY_METHODS,
     number_annotation,
 )
+from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 # functions that build a new tensor and accept `device=`
@@ -26,6 +27,8 @@ CREATORS = frozenset(
 
 
 #: methods that give the same elements in another shape, on the tensor's device
+#: asks whether a CUDA device is there
+_CUDA_AVAILABLE = frozenset({"torch.cuda.is_available"})
 SHAPE_ONLY_METHODS = frozenset({"expand", "expand_as", "view", "view_as", "reshape", "reshape_as"})
 
 
@@ -66,7 +69,8 @@ class HardCodedCudaDevice(LintRule):
     torch.cuda.is_available() else 'cpu')` (the cookbook's 2024 revision). A tensor built inside
     a function belongs on the device of the tensors it will be combined with.
 
-    Not reported: code under a CUDA check (`if torch.cuda.is_available():`, `if x.is_cuda:`),
+    Not reported: code under a CUDA check (`if torch.cuda.is_available():`, `if x.is_cuda:`, `if use_gpu:`
+    with `use_gpu = torch.cuda.is_available()`),
     functions named for CUDA or GPU, functions without tensor parameters (scripts, tests; a parameter
     annotated `int` or `float`, or only given to a factory as a size or as data, `torch.randn(n, d)`, is no
     tensor), `.cuda(device)` with a device the caller passes (not a literal index), and `.cuda()` on the
@@ -229,6 +233,22 @@ def grid(steps: int, x: float):
 def picked(x, device_id):
     z = torch.randn(x.size(0), 4)
     return z.cuda(device_id) + torch.ones(x.size(0)).cuda(device=device_id)
+"""
+        ),
+        # the CUDA check kept in a flag at the top of the notebook
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+train_on_gpu = torch.cuda.is_available()
+
+
+def real_loss(d_out):
+    labels = torch.ones(d_out.size(0))
+    if train_on_gpu:
+        labels = labels.cuda()
+    return nn.BCEWithLogitsLoss()(d_out.squeeze(1), labels)
 """
         ),
     ]
@@ -530,9 +550,23 @@ def offsets(index):
             if a is fn:
                 return False
             test = getattr(a, "test", None)
-            if isinstance(a, (cst.If, cst.While, cst.IfExp)) and test is not None and "cuda" in self.ctx.code(test):
+            if isinstance(a, (cst.If, cst.While, cst.IfExp)) and test is not None and (
+                    "cuda" in self.ctx.code(test) or self._cuda_flag(test)):
                 return True
         return False
+
+    def _cuda_flag(self, test: cst.BaseExpression) -> bool:
+        """``if train_on_gpu:`` with ``train_on_gpu = torch.cuda.is_available()``: a name every value of which
+        asks whether CUDA is there."""
+        ctx = self.ctx
+        if isinstance(test, cst.UnaryOperation):
+            test = test.expression
+        if not isinstance(test, (cst.Name, cst.Attribute)):
+            return False
+        values = ctx.names.values_at(test)
+        return bool(values) and all(
+            any(isinstance(n, cst.Call) and ctx.names.matches(n.func, _CUDA_AVAILABLE) for n in iter_nodes(v))
+            for v in values)
 
     def _tensor_param(self, fn: cst.FunctionDef) -> Optional[str]:
         ctx = self.ctx
