@@ -35,6 +35,52 @@ from torchlint.analysis.training import (
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
+
+def _mode_chosen_for(ctx, call: cst.Call, fctx, function: cst.FunctionDef) -> Set[str]:
+    """The models (as the loop spells them) whose mode the training helper ``call`` runs sets itself: the
+    helper trains (a backward pass or an optimizer step) and, before its first step and on every path,
+    switches the model it is given to eval mode (``model.eval()`` at the top of a linear probe's
+    ``train``, to keep the frozen batch-norm statistics): its training runs in the mode it chose, whatever
+    the loop did before."""
+    calls = fctx.calls_in(function)
+    steps = [c for c in calls if is_backward_like(fctx, c) or optimizer_of_step(fctx, c) is not None]
+    if not steps:
+        return set()
+    first_step = min(position(fctx, c) for c in steps)
+    p = function.params
+    params = [q.name.value for q in [*p.posonly_params, *p.params]]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    given = {}
+    for i, a in enumerate(call.args):
+        if a.star:
+            break
+        if a.keyword is not None:
+            given[a.keyword.value] = ctx.code(a.value)
+        elif i < len(params):
+            given[params[i]] = ctx.code(a.value)
+    out: Set[str] = set()
+    for c in calls:
+        target = eval_mode_target(c)
+        if target is None or position(fctx, c) >= first_step or fctx.enclosing(c, cst.FunctionDef) is not function:
+            continue
+        if any(isinstance(a, (cst.If, cst.Try, cst.While, cst.For)) for a in _ancestors_to(fctx, c, function)):
+            continue
+        if isinstance(target, cst.Name) and target.value in given:
+            out.add(given[target.value])
+        elif fctx is ctx and dotted_name(target) is not None and dotted_name(target).startswith("self."):
+            out.add(fctx.code(target))
+    return out
+
+
+def _ancestors_to(fctx, node: cst.CSTNode, stop: cst.CSTNode) -> List[cst.CSTNode]:
+    out: List[cst.CSTNode] = []
+    for a in fctx.ancestors(node):
+        if a is stop:
+            break
+        out.append(a)
+    return out
+
 class TrainingInEvalMode(LintRule):
     """
     ## What it does
@@ -57,7 +103,9 @@ class TrainingInEvalMode(LintRule):
     they call (of this module or imported from the project), loops that call an unresolved function
     whose name says it trains (`train_one_epoch` imported from elsewhere may set the mode), a model that is only evaluated in the loop (a frozen
     teacher put in eval mode while the student trains; a helper's module-level `model` while the loop
-    trains a local `model` of its function), `eval()` calls with no evaluation around them
+    trains a local `model` of its function), a training helper that switches the model it is given to eval
+    mode itself before its first step (a linear probe keeping a frozen backbone's batch-norm statistics:
+    its training runs in the mode it chose), `eval()` calls with no evaluation around them
     (freezing batch norm on purpose), and models that provably act the same in both modes: built from a
     class or container whose layers are all known and mode-free (`Linear`, activations, an `LSTM`/`GRU`
     without dropout), directly or as the argument every caller in the file passes. A library model, a
@@ -439,6 +487,39 @@ def run(loaders, epochs):
                     opt.step()
                 total += loss.item()
             print(epoch, phase, total)
+"""
+        ),
+        # the training helper puts the model in eval mode itself before its steps (a linear probe keeps the
+        # frozen backbone's batch-norm statistics): the loop's validation changes nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def train(loader, model, criterion, optimizer):
+    model.eval()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def validate(loader, model):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(train_loader, val_loader):
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    for p in model[:2].parameters():
+        p.requires_grad = False
+    optimizer = torch.optim.SGD(model[2].parameters(), lr=0.1)
+    for epoch in range(10):
+        train(train_loader, model, nn.CrossEntropyLoss(), optimizer)
+        print(validate(val_loader, model))
 """
         ),
     ]
@@ -898,6 +979,69 @@ def run(loaders, epochs):
 """,
             line=23,
         ),
+        # the helper puts the teacher in eval mode before its steps, not the student it trains
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def distill(loader, student, teacher, optimizer):
+    teacher.eval()
+    for x, y in loader:
+        with torch.no_grad():
+            soft = teacher(x).softmax(1)
+        loss = -(soft * student(x).log_softmax(1)).sum(1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def validate(loader, model):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(train_loader, val_loader, teacher):
+    student = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    for epoch in range(10):
+        distill(train_loader, student, teacher, optimizer)
+        print(validate(val_loader, student))
+""",
+            message="The loop puts `student` in eval mode",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def distill(loader, student, teacher, optimizer):
+    teacher.eval()
+    for x, y in loader:
+        with torch.no_grad():
+            soft = teacher(x).softmax(1)
+        loss = -(soft * student(x).log_softmax(1)).sum(1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def validate(loader, model):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(train_loader, val_loader, teacher):
+    student = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2), nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    for epoch in range(10):
+        student.train()
+        distill(train_loader, student, teacher, optimizer)
+        print(validate(val_loader, student))
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1053,6 +1197,11 @@ def run(loaders, epochs):
             imported = imported_helper(ctx, call)
             if imported is not None and any(train_mode_call(c) for c in imported[0].calls_in(imported[1])):
                 out.add(ANY)  # a helper of another file turns training mode on
+            found = ctx.function_for_call(call)
+            helper = (ctx, found) if found is not None else imported
+            if helper is not None:
+                # the training helper chooses the mode itself (eval mode for a frozen backbone)
+                out.update(_mode_chosen_for(ctx, call, helper[0], helper[1]))
         return out
 
     def _mode_free(self, loop: cst.CSTNode, via_eval: cst.Call, code: str) -> bool:
