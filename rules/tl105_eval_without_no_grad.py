@@ -33,7 +33,10 @@ class EvalWithoutNoGrad(LintRule):
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
-    an optimizer step on the model, when the function neither returns nor stores the output. A program that trains nothing anywhere
+    an optimizer step on the model, when the function neither returns nor stores the output. Inside a
+    training loop, a statement of its body that runs the model the loop trains again, on other data,
+    and whose output reaches no backward pass (`val_loss = loss_fn(model(x_val), y_val)` beside
+    `train_loss.backward()`, only printed) is an evaluation in every iteration. A program that trains nothing anywhere
     and loads back weights it saved itself (a demonstration of `torch.save`/`load_state_dict`) evaluates
     no trained model and is not reported.  A Lightning
     trainer's `trainer.fit(model, ...)` counts as that training (the model may be read back with
@@ -1221,6 +1224,21 @@ with torch.no_grad():
     for x, y in test_loader:
         out, h = net(x, h)
         print((out > 0).float().mean().item())
+""",
+        # near miss: the second run of the trained network gives the target of the loss (detached, but
+        # what it computes reaches the backward pass by name)
+        """
+import torch
+
+
+def learn(net, opt, batches, gamma):
+    for s, a, r, s2 in batches:
+        q = net(s).gather(1, a).squeeze(1)
+        q_next = net(s2).max(1)[0].detach()
+        loss = ((q - (r + gamma * q_next)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 """,
     ]
 
@@ -3579,6 +3597,50 @@ def report(net, batches):
 print(report(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1)), [torch.randn(3, 2)]))
 """,
             line=8,
+        ),
+        # the model the loop trains also runs on the validation split in every iteration, and that output
+        # only reaches a printed number
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def fit(epochs, opt, net, loss_fn, train_x, val_x, train_y, val_y):
+    for epoch in range(epochs):
+        train_loss = loss_fn(net(train_x), train_y)
+        val_out = net(val_x)
+        val_loss = loss_fn(val_out, val_y)
+        opt.zero_grad()
+        train_loss.backward()
+        opt.step()
+        print(epoch, train_loss.item(), val_loss.item())
+
+
+net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+fit(100, torch.optim.SGD(net.parameters(), lr=0.01), net, nn.MSELoss(), tx, vx, ty, vy)
+""",
+            line=9,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def fit(epochs, opt, net, loss_fn, train_x, val_x, train_y, val_y):
+    for epoch in range(epochs):
+        train_loss = loss_fn(net(train_x), train_y)
+        with torch.no_grad():
+            val_out = net(val_x)
+        val_loss = loss_fn(val_out, val_y)
+        opt.zero_grad()
+        train_loss.backward()
+        opt.step()
+        print(epoch, train_loss.item(), val_loss.item())
+
+
+net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+fit(100, torch.optim.SGD(net.parameters(), lr=0.01), net, nn.MSELoss(), tx, vx, ty, vy)
+""",
         ),
     ]
 

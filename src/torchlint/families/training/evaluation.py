@@ -2217,7 +2217,8 @@ class EvaluationFacts:
                 return None
             if isinstance(a, LOOP_TYPES):
                 if trains(ctx, a) or needs_grad(ctx, a):
-                    if outer_loop is None and (self._eval_arm(call, model, a) or self._after_the_steps(call, a)):
+                    if outer_loop is None and (self._eval_arm(call, model, a) or self._after_the_steps(call, a)
+                                               or self._beside_the_trained_forward(call, model, a)):
                         in_eval_arm = True  # `if step % 100 == 0: net.eval(); out = net(x_val)` in training,
                         # or `pred_val = model(x_val)` after an epoch's batches
                         break
@@ -2305,6 +2306,41 @@ class EvaluationFacts:
             if isinstance(n, cst.Name)
         }
         return not (outputs and self._reaches_backward_in_loop(statement, outputs, loop))
+
+    def _beside_the_trained_forward(self, call: cst.Call, model: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+        """``call`` is a statement of the training ``loop``'s own body (in no branch or inner loop) that runs
+        the model the loop trains on other data, and what it binds reaches no backward pass: another
+        call of the same model in the loop gives the values a backward pass differentiates, this one's
+        output is only read (``loss_val = loss_fn(model(x_val), y_val)`` beside ``loss_train.backward()``,
+        printed with ``.item()``): a validation forward run in every iteration."""
+        ctx = self.ctx
+        body = getattr(loop, "body", None)
+        statement = ctx.statement_of(call)
+        if not isinstance(body, cst.IndentedBlock) or statement is None or ctx.parent(statement) is not body:
+            return False
+        if trains(ctx, statement) or needs_grad(ctx, statement):
+            return False
+        for a in ctx.ancestors(call):
+            if a is statement:
+                break
+            if isinstance(a, (cst.Lambda, cst.FunctionDef, cst.CompFor)):
+                return False
+        outputs = {n.value for small in getattr(statement, "body", ()) for target in assignment_targets(small)
+                   for n in iter_nodes(target) if isinstance(n, cst.Name)}
+        if not outputs or self._reaches_backward_in_loop(statement, outputs, loop):
+            return False
+        code = ctx.code(model)
+        for other, other_model in self._model_calls:
+            if other is call or ctx.code(other_model) != code or not ctx.is_inside(other, loop):
+                continue
+            other_statement = ctx.statement_of(other)
+            if other_statement is None or ctx.parent(other_statement) is not body:
+                continue
+            names = {n.value for small in getattr(other_statement, "body", ()) for target in assignment_targets(small)
+                     for n in iter_nodes(target) if isinstance(n, cst.Name)}
+            if names and self._reaches_backward_in_loop(other_statement, names, loop):
+                return True
+        return False
 
     def _reaches_backward_in_loop(self, statement: cst.CSTNode, names: Set[str], loop: cst.CSTNode) -> bool:
         """Whether a value computed from ``names`` (bound by ``statement`` in ``loop``) reaches a backward
