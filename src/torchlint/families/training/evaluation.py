@@ -2330,9 +2330,12 @@ class EvaluationFacts:
         if not outputs or self._reaches_backward_in_loop(statement, outputs, loop):
             return False
         code = ctx.code(model)
+        given = [ctx.code(a.value) for a in call.args]
         for other, other_model in self._model_calls:
             if other is call or ctx.code(other_model) != code or not ctx.is_inside(other, loop):
                 continue
+            if [ctx.code(a.value) for a in other.args] == given:
+                return False  # the same forward pass twice (a line repeated): no other data evaluated
             other_statement = ctx.statement_of(other)
             if other_statement is None or ctx.parent(other_statement) is not body:
                 continue
