@@ -3642,6 +3642,50 @@ net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
 fit(100, torch.optim.SGD(net.parameters(), lr=0.01), net, nn.MSELoss(), tx, vx, ty, vy)
 """,
         ),
+        # the words of a comment are no gradient work: only the code's own calls and attributes count
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def predict(model, xs):
+    model.eval()
+    # unlike training, there is no backward pass here
+    return [model(x).argmax(1).item() for x in xs]
+
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(x), y).backward()
+    opt.step()
+print(predict(net, xs))
+""",
+            line=9,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+@torch.no_grad()
+def predict(model, xs):
+    model.eval()
+    # unlike training, there is no backward pass here
+    return [model(x).argmax(1).item() for x in xs]
+
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Linear(4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(x), y).backward()
+    opt.step()
+print(predict(net, xs))
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -111,6 +111,8 @@ TRAIN_CALL = re.compile(
     r"step_optimizer|manual_backward)$|^train_"
 )
 NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
+#: :data:`NEEDS_GRAD` in one name of the code (``backward``, ``x.requires_grad``, ``torch.autograd``)
+_GRAD_WORDS = re.compile(r"requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
 #: the gradient APIs besides a backward pass (which is followed from the values it differentiates)
 GRAD_READS = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|retain_grad|grad_fn")
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
@@ -935,7 +937,22 @@ def needs_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
     wrapped in ``no_grad`` (adversarial attacks, saliency maps, influence functions).  Turning them off
     (``Variable(x, requires_grad=False)``, ``requires_grad_(False)``) is no such need."""
     code = ctx.code(node)
-    return bool(NEEDS_GRAD.search(code.replace("requires_grad=False", "").replace("requires_grad_(False)", "")))
+    if not NEEDS_GRAD.search(code.replace("requires_grad=False", "").replace("requires_grad_(False)", "")):
+        return False
+    # the words may sit in a comment or a string only ("no backward pass here"): the code itself decides
+    off: Set[int] = set()
+    for n in iter_nodes(node):
+        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "requires_grad" and \
+                isinstance(n.value, cst.Name) and n.value.value == "False":
+            off.add(id(n.keyword))  # `Variable(x, requires_grad=False)`: gradients turned off
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "requires_grad_" \
+                and len(n.args) == 1 and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == "False":
+            off.add(id(n.func.attr))
+        elif isinstance(n, cst.Attribute) and n.attr.value == "grad":
+            return True  # `p.grad`
+        elif isinstance(n, cst.Name) and id(n) not in off and _GRAD_WORDS.search(n.value):
+            return True
+    return False
 
 
 # -- evidence ------------------------------------------------------------------------------------
