@@ -3642,6 +3642,60 @@ net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
 fit(100, torch.optim.SGD(net.parameters(), lr=0.01), net, nn.MSELoss(), tx, vx, ty, vy)
 """,
         ),
+        # the module's `tags` holds the prediction; the `tags` that reaches the loss is `train`'s own local
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def train(model, batches, optimizer, criterion):
+    for batch in batches:
+        tags = batch.tags
+        optimizer.zero_grad()
+        criterion(model(batch.text), tags).backward()
+        optimizer.step()
+
+
+def tag_sentence(model, ids):
+    model.eval()
+    predictions = model(torch.tensor(ids))
+    return [i.item() for i in predictions.argmax(-1)]
+
+
+net = nn.Sequential(nn.Embedding(100, 16), nn.Dropout(0.25), nn.Linear(16, 5))
+train(net, batches, torch.optim.Adam(net.parameters()), nn.CrossEntropyLoss())
+tags = tag_sentence(net, [1, 2, 3])
+print(tags)
+""",
+            line=16,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def train(model, batches, optimizer, criterion):
+    for batch in batches:
+        tags = batch.tags
+        optimizer.zero_grad()
+        criterion(model(batch.text), tags).backward()
+        optimizer.step()
+
+
+@torch.no_grad()
+def tag_sentence(model, ids):
+    model.eval()
+    predictions = model(torch.tensor(ids))
+    return [i.item() for i in predictions.argmax(-1)]
+
+
+net = nn.Sequential(nn.Embedding(100, 16), nn.Dropout(0.25), nn.Linear(16, 5))
+train(net, batches, torch.optim.Adam(net.parameters()), nn.CrossEntropyLoss())
+tags = tag_sentence(net, [1, 2, 3])
+print(tags)
+""",
+            unsafe=True,
+        ),
         # the words of a comment are no gradient work: only the code's own calls and attributes count
         Invalid(
             """

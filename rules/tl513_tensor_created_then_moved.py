@@ -52,7 +52,8 @@ class TensorCreatedThenMoved(LintRule):
     `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on), directly or after a cast (`torch.tensor(0).float().cuda()`: the
     fix makes the tensor on the device and keeps the cast), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
-    `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). `.to(x)` with a value of unknown kind is not
+    `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
+    own `generator=` is not reported when moved: the generator's device is where it can draw. `.to(x)` with a value of unknown kind is not
     reported, nor are casts after `torch.tensor`, `arange`, `linspace` or the random factories:
     their dtype depends on the data, and `arange(n, dtype=torch.int64).to(torch.float32)` computes the
     values exactly before converting them, on purpose. Nor is a cast to the dtype the factory already
@@ -122,6 +123,16 @@ import torch
 
 def f(x, ref):
     return torch.zeros(3).to(ref), torch.ones(2).to(x.device if x is not None else "cpu", non_blocking=True)
+"""
+        ),
+        # drawn with a CPU generator of its own (reproducible on any device), then moved to the data
+        Valid(
+            """
+import torch
+
+def noise_like(x, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(x.shape, generator=gen).to(x.device)
 """
         ),
         Valid(
@@ -414,6 +425,8 @@ def smooth(target, classes):
             return
         if keyword == "device" and self._sets_default_device():
             return  # the factory may already allocate on that device
+        if keyword == "device" and keyword_arg(factory, "generator") is not None:
+            return  # a generator of its own draws on its device (a CPU one for reproducible draws): moved on purpose
         fix = None
         if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
                 a.star for a in factory.args) and torch_in_scope(self.ctx):  # `out=` fixes the dtype: no edit

@@ -437,19 +437,29 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
     for _ in range(depth):
         derived = set(targets)
         for a in ctx.contents(scope).assigns:
-            if isinstance(a, cst.Assign) and set(base_names(a.value)) & targets:
+            if isinstance(a, cst.Assign) and _outer_names(ctx, scope, a, base_names(a.value)) & targets:
                 for t in a.targets:
                     if isinstance(t.target, cst.Name):
                         derived.add(t.target.value)
             elif isinstance(a, (cst.AugAssign, cst.AnnAssign)) and a.value is not None:
-                if set(base_names(a.value)) & targets and isinstance(a.target, cst.Name):
+                if _outer_names(ctx, scope, a, base_names(a.value)) & targets and isinstance(a.target, cst.Name):
                     derived.add(a.target.value)
         targets = derived
     names = whole_names if whole else base_names
     for operand in backward_operands(ctx, scope):
-        if set(names(operand)) & targets:
+        if _outer_names(ctx, scope, operand, names(operand)) & targets:
             return True
     return False
+
+
+def _outer_names(ctx: FileContext, scope: cst.CSTNode, node: cst.CSTNode, names: List[str]) -> Set[str]:
+    """Of ``names`` read at ``node`` inside ``scope``, those that are ``scope``'s own: in a function nested in
+    it, a name the function binds itself (a local ``tags`` of ``train()``) is another variable than the
+    module's ``tags``."""
+    inner = ctx.names.scope_at(node)
+    if inner is None or inner.node is scope or inner.kind != "function":
+        return set(names)
+    return {n for n in names if n not in inner.bindings or n in inner.globals}
 
 
 def instance_attribute(ctx: FileContext, target: cst.BaseExpression) -> Optional[str]:
