@@ -125,16 +125,6 @@ def f(x, ref):
     return torch.zeros(3).to(ref), torch.ones(2).to(x.device if x is not None else "cpu", non_blocking=True)
 """
         ),
-        # drawn with a CPU generator of its own (reproducible on any device), then moved to the data
-        Valid(
-            """
-import torch
-
-def noise_like(x, seed):
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(x.shape, generator=gen).to(x.device)
-"""
-        ),
         Valid(
             """
 import torch
@@ -239,6 +229,16 @@ import torch
 def buffers(n):
     return torch.arange(n).float().half(), torch.tensor([1, 2]).float().to("cpu")
 """,
+        # drawn with a CPU generator of its own (reproducible on any device), then moved to the data
+        Valid(
+            """
+import torch
+
+def noise_like(x, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(x.shape, generator=gen).to(x.device)
+"""
+        ),
     ]
 
     INVALID = [
