@@ -2326,7 +2326,8 @@ class EvaluationFacts:
 
     def _beside_the_trained_forward(self, call: cst.Call, model: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """``call`` is a statement of the training ``loop``'s own body (in no branch or inner loop) that runs
-        the model the loop trains on other data, and what it binds reaches no backward pass: another
+        the model the loop trains on other data, the same in every iteration (no name the loop binds), and
+        what it binds reaches no backward pass: another
         call of the same model in the loop gives the values a backward pass differentiates, this one's
         output is only read (``loss_val = loss_fn(model(x_val), y_val)`` beside ``loss_train.backward()``,
         printed with ``.item()``): a validation forward run in every iteration."""
@@ -2346,6 +2347,11 @@ class EvaluationFacts:
                    for n in iter_nodes(target) if isinstance(n, cst.Name)}
         if not outputs or self._reaches_backward_in_loop(statement, outputs, loop):
             return False
+        varying = set(ctx.assigned_names(loop))
+        if isinstance(loop, cst.For):
+            varying.update(n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name))
+        if any(isinstance(n, cst.Name) and n.value in varying for a in call.args for n in iter_nodes(a.value)):
+            return False  # run on what the iteration draws (the batch a discriminator step also scores): training data
         code = ctx.code(model)
         given = [ctx.code(a.value) for a in call.args]
         for other, other_model in self._model_calls:
