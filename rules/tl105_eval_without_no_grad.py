@@ -33,7 +33,9 @@ class EvalWithoutNoGrad(LintRule):
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
-    an optimizer step on the model, when the function neither returns nor stores the output. Inside a
+    an optimizer step on the model, when the function neither returns nor stores the output; and so is
+    such a statement after the model got trained weights: `load_state_dict`, `torch.load`, or a library
+    model built with them (`models.resnet50(weights="DEFAULT")`, `pretrained=True`, `from_pretrained`). Inside a
     training loop, a statement of its body that runs the model the loop trains again, on other data,
     and whose output reaches no backward pass (`val_loss = loss_fn(model(x_val), y_val)` beside
     `train_loss.backward()`, only printed) is an evaluation in every iteration. A program that trains nothing anywhere
@@ -1239,6 +1241,13 @@ def learn(net, opt, batches, gamma):
         opt.zero_grad()
         loss.backward()
         opt.step()
+""",
+        # near miss: a library model built without weights, run once to see its output's shape
+        """
+from torchvision import models
+
+net = models.resnet18(weights=None)
+print(net(batch).shape)
 """,
     ]
 
@@ -3695,6 +3704,29 @@ tags = tag_sentence(net, [1, 2, 3])
 print(tags)
 """,
             unsafe=True,
+        ),
+        # a library model built with its trained weights, run on an image at a notebook's top level
+        Invalid(
+            """
+import torch
+from torchvision import models
+
+net = models.resnet50(weights="DEFAULT")
+net.eval()
+scores = net(batch)
+print(scores.argmax(1).tolist())
+""",
+            line=7,
+            fixed="""
+import torch
+from torchvision import models
+
+net = models.resnet50(weights="DEFAULT")
+net.eval()
+with torch.no_grad():
+    scores = net(batch)
+print(scores.argmax(1).tolist())
+""",
         ),
         # the words of a comment are no gradient work: only the code's own calls and attributes count
         Invalid(

@@ -459,6 +459,25 @@ def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
     )
 
 
+def _pretrained(ctx: FileContext, value: cst.Call) -> bool:
+    """A library model built with trained weights: ``models.resnet18(pretrained=True)``,
+    ``models.vgg16(weights="DEFAULT")``, ``timm.create_model(name, pretrained=True)``,
+    ``AutoModel.from_pretrained(path)``; an imported constructor, not a class of the project."""
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+        return True
+    if not ctx.names.qualified_names(func):
+        return False  # (a class or function of the file: its `pretrained` argument means what it says there)
+    for a in value.args:
+        if a.keyword is None:
+            continue
+        if a.keyword.value == "pretrained":
+            return isinstance(a.value, cst.Name) and a.value.value == "True"
+        if a.keyword.value == "weights":
+            return not (isinstance(a.value, cst.Name) and a.value.value == "None")
+    return False
+
+
 def mode_free_model(ctx: FileContext, model: cst.BaseExpression, cache: Optional[Dict] = None) -> bool:
     """Provably the same in train and eval mode: built from ``nn.Sequential`` of mode-free layers, or an
     instance of a module-level ``nn.Module`` subclass whose layers are all mode-free and which never reads
@@ -2637,7 +2656,8 @@ class EvaluationFacts:
     def _weights_loaded_before(self, statement: cst.CSTNode, model_name: str) -> bool:
         """Whether module-level code before ``statement`` gave the model ``model_name`` trained weights
         after it was last built: ``model.load_state_dict(...)`` (a checkpoint of the training, reloaded
-        for the predictions of a notebook's last cells), or ``model = torch.load(...)``."""
+        for the predictions of a notebook's last cells), ``model = torch.load(...)``, or a library model
+        built with its trained weights (``models.resnet101(pretrained=True)``)."""
         ctx = self.ctx
         top = statement
         for a in ctx.ancestors(statement):
@@ -2656,7 +2676,7 @@ class EvaluationFacts:
                 assert isinstance(stmt, cst.SimpleStatementLine)
                 value = getattr(stmt.body[0], "value", None)
                 core = strip_moves_expr(value) if isinstance(value, cst.BaseExpression) else None
-                loaded = isinstance(core, cst.Call) and _deserialised(ctx, core)
+                loaded = isinstance(core, cst.Call) and (_deserialised(ctx, core) or _pretrained(ctx, core))
                 continue
             for call in ctx.calls_in(stmt):
                 func = call.func
