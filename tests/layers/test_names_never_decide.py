@@ -43,6 +43,7 @@ KNOWN = {
     ("evaluation.py", "TRAIN_CALL"): "silence",
     ("evaluation.py", "NEEDS_GRAD"): "api",
     ("evaluation.py", "GRAD_READS"): "api",
+    ("evaluation.py", "_GRAD_WORDS"): "api",  # the gradient APIs, matched in one name of the code
     ("evaluation.py", "MODEL_BASES"): "silence",
     ("evaluation.py", "_MODE_FREE_LAYERS"): "api",
     ("evaluation.py", "_SETS_MODE"): "silence",

@@ -34,7 +34,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.definitions import class_body, definition_of, parameter_owner, strip_moves
-from torchlint.analysis.roles import holds_module, is_model, is_module_value, not_a_module
+from torchlint.analysis.roles import HOLDERS, holds_module, is_model, is_module_value, not_a_module
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -54,12 +54,6 @@ SAME_MODULE: Dict[str, str] = {
     "requires_grad_": FREEZES,
     "apply": INITIALISES,
 }
-#: constructions whose result holds (and trains) the module they are given
-HOLDERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
-                     "torch.nn.parallel.data_parallel.DataParallel",
-                     "torch.nn.parallel.DistributedDataParallel",
-                     "torch.nn.parallel.distributed.DistributedDataParallel",
-                     "torch.compile"})
 #: constructions that build a new set of parameters copied from their argument
 COPIES = frozenset({"copy.deepcopy", "torch.optim.swa_utils.AveragedModel"})
 #: what a function given to ``apply`` may do that is more than initialising weights

@@ -661,6 +661,9 @@ def _built_output(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -
     for layers, kind in _KIND_OF_LAYER:
         if names & layers:
             return kind
+    if names & HOLDERS:
+        held = arg(value, 0, "module") or arg(value, 0, "model")  # `nn.DataParallel(net)` returns what `net` does
+        return module_output(ctx, held.value, depth + 1) if held is not None and depth < MAX_DEPTH else None
     if names & SEQUENTIAL:
         positional = [a for a in value.args if a.keyword is None]
         if positional and not positional[-1].star:
@@ -861,10 +864,14 @@ _MODULE_ONLY_METHODS = frozenset({"parameters", "named_parameters", "modules", "
 #: ``eval()``, ``train()``, ``train(False)``: a mode switch (an argument list longer than one is some
 #: other ``train``, a trainer's or a pipeline's)
 _MODE_METHODS = frozenset({"eval", "train"})
-#: wrappers that take a module as their first argument
-_MODULE_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
-                              "torch.nn.parallel.DistributedDataParallel",
-                              "torch.nn.parallel.distributed.DistributedDataParallel"})
+#: constructions whose result holds (and trains) the module they are given as their first argument
+HOLDERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                     "torch.nn.parallel.data_parallel.DataParallel",
+                     "torch.nn.parallel.DistributedDataParallel",
+                     "torch.nn.parallel.distributed.DistributedDataParallel",
+                     "torch.compile"})
+#: the wrappers among them that are modules themselves
+_MODULE_WRAPPERS = HOLDERS - {"torch.compile"}
 
 
 @dataclass
@@ -1233,6 +1240,7 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
 
 
 __all__ = [
+    "HOLDERS",
     "NO_MODULE_LITERALS",
     "KIND_WORDS",
     "Kind",
