@@ -613,6 +613,34 @@ for epoch in range(10):
 """,
             line=24,
         ),
+        # the discriminator is wrapped in `DataParallel` on some machines only: it still returns what `D` does
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.main(x)
+
+
+net_d = D()
+if torch.cuda.device_count() > 1:
+    net_d = nn.DataParallel(net_d)
+criterion = nn.BCELoss()
+opt = torch.optim.Adam(net_d.parameters())
+for real in loader:
+    opt.zero_grad()
+    criterion(net_d(real).view(-1), torch.ones(len(real))).backward()
+    opt.step()
+""",
+            message="ends in a sigmoid",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
