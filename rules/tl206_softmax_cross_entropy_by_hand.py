@@ -49,7 +49,8 @@ class SoftmaxCrossEntropyByHand(LintRule):
 
     The probabilities are also followed through calls: the output of a model whose `forward` ends in
     softmax (its class in this file or a project module; the model built here, a default, an annotated
-    parameter, `self.<attr>`, or an argument of the calls of the function in this file), or what a
+    parameter, `self.<attr>`, or an argument of the calls of the function in this file, also two calls
+    away: a model handed to the training step that calls the loss helper), or what a
     project function returning `softmax(...)` returns, when its log is picked per target (`gather`,
     `[range(n), y]`, `[torch.arange(n), y]`) or weighted by labels, then summed or averaged and negated.
     The message says where the softmax is (file:line) and, for an argument, which call passes it; no fix
@@ -538,6 +539,41 @@ def nll_any(logits, y):
 """,
             count=2,
         ),
+        # the model reaches the loss helper through a training step it is handed to: two calls away
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return F.softmax(self.out(x), dim=1)
+
+
+def nll(p, t):
+    return -torch.log(torch.gather(p, 1, t.view(-1, 1))).mean()
+
+
+def train_step(x, y, decoder, opt):
+    opt.zero_grad()
+    nll(decoder(x), y).backward()
+    opt.step()
+
+
+dec = Decoder()
+opt = torch.optim.Adam(dec.parameters())
+for x, y in loader:
+    train_step(x, y, dec, opt)
+""",
+            line=17,
+            message="`forward` of `Decoder`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -595,7 +631,7 @@ def nll_any(logits, y):
         fact = value_fact(open_frame(self.ctx, loss.node), loss.probs)
         if fact is not None:
             return (fact, None) if _softmax(fact) else None
-        for frame in caller_frames(self.ctx, loss.node):
+        for frame in caller_frames(self.ctx, loss.node, levels=2):
             fact = value_fact(frame, loss.probs)
             if fact is not None and _softmax(fact):
                 return fact, frame.call

@@ -168,10 +168,13 @@ def open_frame(ctx: FileContext, node: cst.CSTNode) -> Frame:
 MAX_CALLERS = 8
 
 
-def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
+def caller_frames(ctx: FileContext, node: cst.CSTNode, levels: int = 1) -> List[Frame]:
     """For the function around ``node``: one frame per call of it in this file (:func:`calls_of_function`),
     its parameters bound to that call's arguments, read in the caller's own open frame (calls that bind
-    nothing are left out).  A helper called with two different models is judged per call."""
+    nothing are left out).  A helper called with two different models is judged per call.  With
+    ``levels`` 2, a call made inside a function that is called itself is read in each of that function's
+    caller frames (``nll(decoder(x), y)`` in ``train_step(x, y, decoder)``, called with ``dec = Dec()``),
+    at most :data:`MAX_CALLERS` frames in all."""
     base = open_frame(ctx, node)
     function = base.function
     if function is None:
@@ -180,8 +183,12 @@ def caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
     for call in calls_of_function(ctx, function, base.cls)[:MAX_CALLERS]:
         offset = 1 if base.cls is not None and not function.decorators and isinstance(call.func, cst.Attribute) else 0
         bound = bind_arguments(call, function, offset)
-        if bound:
-            out.append(Frame(ctx, function, bound, open_frame(ctx, call), call, base.cls, 1))
+        if not bound:
+            continue
+        outer = caller_frames(ctx, call, levels - 1) if levels > 1 else []
+        for caller in outer or [open_frame(ctx, call)]:
+            if len(out) < MAX_CALLERS:
+                out.append(Frame(ctx, function, bound, caller, call, base.cls, caller.depth + 1))
     return out
 
 
