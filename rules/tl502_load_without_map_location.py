@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.analysis.context import arg, assignment_targets, keyword_arg, method_name
 from torchlint.analysis.effects import HOLDERS
 from torchlint.analysis.definitions import position, strip_moves
+from torchlint.analysis.training import common_loop
 from torchlint.rule import Invalid, LintRule, Valid
 
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
@@ -23,7 +24,8 @@ class LoadWithoutMapLocation(LintRule):
     `path` is written by `torch.save(..., path)` in another function of that code (a training run
     that a later run resumes or evaluates), the code puts tensors on CUDA (`.cuda()`, `.to("cuda")`,
     `device="cuda"`), and it also runs without a GPU (it checks `torch.cuda.is_available()`). Loads
-    whose origin is not shown, or that reload in the same function what it just saved, are not
+    whose origin is not shown, or that reload in the same function what it just saved (a save that runs
+    before the load: a load written before the save reads an earlier run's file), are not
     reported. Nor is a load whose origin is not shown, except when the checkpoint holds whole module
     objects (the loaded value, or an entry of it, gets `.eval()`, `.parameters()`, `.modules()`...: a
     model saved with `torch.save(model, path)`) and the code picks its device at run time: it checks
@@ -406,6 +408,23 @@ class Runner:
 """,
             line=21,
         ),
+        # fine-tuning loads the file an earlier run wrote (maybe on a GPU) before it saves over it
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.load("model.pt")
+model = model.to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device)).backward()
+    optimizer.step()
+torch.save(model, "model.pt")
+""",
+            line=5,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -469,6 +488,11 @@ class Runner:
                 return True
         return False
 
+    def _before(self, save: cst.CSTNode, load: cst.CSTNode) -> bool:
+        """The save may run before the load in the same run: earlier in the code, or in a loop around both
+        (a load written before the save reads what an earlier run left, maybe from a GPU)."""
+        return position(self.ctx, save) < position(self.ctx, load) or common_loop(self.ctx, save, load) is not None
+
     def _to_cuda(self, node: cst.Call) -> bool:
         if method_name(node) != "to" and not self.ctx.names.matches(node.func, {"torch.device"}):
             return False
@@ -490,7 +514,8 @@ class Runner:
             # saved and loaded again by the same function, or saved by the constructor of the object whose
             # method loads it: the same run on the same machine
             if self._fallback and savers and not any(
-                self.ctx.enclosing(save, cst.FunctionDef) is where or self._saved_at_construction(save, where)
+                self.ctx.enclosing(save, cst.FunctionDef) is where and self._before(save, call)
+                or self._saved_at_construction(save, where)
                 for save in savers
             ):
                 self.report(call, self.quoting(call, self.MESSAGE))
