@@ -1969,6 +1969,25 @@ def greedy(model, ids, steps):
 """,
             line=9,
         ),
+        # counters made with `list(...)`, indexed by the element itself (only a 0-d integer tensor can index a list)
+        Invalid(
+            """
+import torch
+
+
+def per_class(pred: torch.Tensor, target: torch.Tensor):
+    class_correct = list(0. for i in range(10))
+    class_total = list(0. for i in range(10))
+    correct = pred.eq(target)
+    for i in range(len(target)):
+        label = target[i]
+        class_correct[label] += correct[i].item()
+        class_total[label] += 1
+    return class_correct, class_total
+""",
+            line=9,
+            message="`torch.bincount(labels, minlength=n)`",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:

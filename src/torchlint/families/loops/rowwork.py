@@ -358,6 +358,8 @@ class _Body:
         self.lists: Dict[str, List[cst.BaseExpression]] = {}
         self.guarded: Set[int] = set()  # the statements under an `if` on the data
         self.keys: Set[str] = set()  # locals holding the element's class (`c = labels[i].item()`)
+        #: locals holding the loop's element itself (`c = labels[i]`): a class where it indexes what `+=` adds to
+        self.elements: Set[str] = set()
         self.read_nodes: List[cst.BaseExpression] = []  # the tensors read at the loop position
         self.iteration_counts: Set[str] = set()  # `total += 1` outside any test
 
@@ -383,7 +385,8 @@ class _Body:
                     if self._scatter_key(sub, sl.value):
                         continue
                     self.fail()  # x[i - 1], x[idx[i]] outside a scatter
-                elif isinstance(sl.value, cst.Name) and (sl.value.value in self.keys or self._row_name(sl.value)) \
+                elif isinstance(sl.value, cst.Name) and (sl.value.value in self.keys or sl.value.value in self.elements
+                                                         or self._row_name(sl.value)) \
                         and self._scatter_key(sub, sl.value):
                     continue
                 elif not _plain(sl.value) and not self._invariant(sl.value):
@@ -426,8 +429,8 @@ class _Body:
             return False  # `cm[t, p] += 1`: every index a class of the iteration's elements
         if len(sub.slice) == 2:
             self.work.pair = True
-        if isinstance(key, cst.Name) and (key.value in self.keys or self._row_name(key)):
-            self.work.scatter = True
+        if isinstance(key, cst.Name) and (key.value in self.keys or key.value in self.elements or self._row_name(key)):
+            self.work.scatter = True  # (an element itself indexes only as a 0-d integer: a class)
             return True
         key = self._key_element(key)
         if isinstance(key, cst.Name) and self._row_name(key):
@@ -453,7 +456,7 @@ class _Body:
         """An index that names one element's class: a key local, an element variable, ``y[i]`` or its
         conversions (``int(t)``, ``y[i].item()``)."""
         if isinstance(key, cst.Name):
-            return key.value in self.keys or self._row_name(key)
+            return key.value in self.keys or key.value in self.elements or self._row_name(key)
         inner = self._key_element(key)
         if isinstance(inner, cst.Name):
             return inner is not key and self._row_name(inner)
@@ -473,10 +476,11 @@ class _Body:
                 break
         return key
 
-    def _class_of_element(self, value: cst.BaseExpression) -> bool:
-        """``labels[i].item()`` and its spellings: the class of the loop's element, as a number."""
+    def _class_of_element(self, value: cst.BaseExpression, plain: bool = False) -> bool:
+        """``labels[i].item()`` and its spellings: the class of the loop's element, as a number (with
+        ``plain``, ``labels[i]`` itself)."""
         key = self._key_element(value)
-        if key is value:
+        if key is value and not plain:
             return False
         if isinstance(key, cst.Name):
             return key.value == self.head.row or key.value in self.head.extra_rows
@@ -665,6 +669,8 @@ class _Body:
                 self.locals.add(target.value)
                 if self._class_of_element(st.value):
                     self.keys.add(target.value)
+                elif isinstance(st.value, cst.Subscript) and self._class_of_element(st.value, plain=True):
+                    self.elements.add(target.value)
                 return
             if isinstance(target, (cst.Tuple, cst.List)):
                 for el in target.elements:
@@ -842,7 +848,8 @@ def _made_empty_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
 
 
 def _counters_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
-    """``counts = [0] * n`` (or ``[0 for _ in range(n)]``) before the loop: a list of counters."""
+    """``counts = [0] * n`` (or ``[0 for _ in range(n)]``, ``list(0. for i in range(n))``) before the loop: a
+    list of counters."""
     bound = ctx.names.bound_values(cst.Name(name), at=loop)
     if not bound or any(v is None for v in bound):
         return False
@@ -854,6 +861,11 @@ def _counters_before(ctx: FileContext, loop: cst.For, name: str) -> bool:
                 return False
         elif isinstance(v, cst.ListComp):
             if not isinstance(v.elt, (cst.Integer, cst.Float)):
+                return False
+        elif isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list" \
+                and len(v.args) == 1 and isinstance(v.args[0].value, (cst.GeneratorExp, cst.ListComp)) \
+                and not ctx.names.qualified_names(v.func) - {"builtins.list"}:
+            if not isinstance(v.args[0].value.elt, (cst.Integer, cst.Float)):  # `list(0. for i in range(10))`
                 return False
         else:
             return False
