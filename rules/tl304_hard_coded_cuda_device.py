@@ -40,6 +40,22 @@ def _reshaped(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
+def _viewed(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The tensor ``value`` is a view or reshaping of: ``t`` for ``t[:3].unsqueeze(0).expand(n, -1, -1)``."""
+    while True:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value in SHAPE_ONLY_METHODS | _VIEW_METHODS:
+            value = value.func.value
+        elif isinstance(value, cst.Subscript):
+            value = value.value
+        else:
+            return value
+
+
+#: methods that return a view of their tensor (besides :data:`SHAPE_ONLY_METHODS`)
+_VIEW_METHODS = frozenset({"unsqueeze", "squeeze", "t", "transpose", "permute", "contiguous", "narrow"})
+
+
 def _cuda_literal(node: Optional[cst.BaseExpression]) -> bool:
     """``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``."""
     if isinstance(node, cst.SimpleString):
@@ -58,7 +74,8 @@ class HardCodedCudaDevice(LintRule):
     `torch.arange(n).cuda()`, `torch.zeros(n, device="cuda")`, `torch.ones(n).to("cuda:0")`, or
     `mask = torch.ones(n)` followed by `mask = mask.cuda()`, also when the tensor is only reshaped in
     between (`alpha = torch.rand(n, 1)`, `alpha = alpha.expand_as(x)`, `alpha = alpha.cuda()`: `expand`,
-    `expand_as`, `view`, `view_as`, `reshape`, `reshape_as` keep the tensor where it was created).
+    `expand_as`, `view`, `view_as`, `reshape`, `reshape_as` keep the tensor where it was created), or a
+    view of such a tensor moved at the end of a chain (`grid[:3].unsqueeze(0).expand(n, -1, -1).cuda()`).
 
     ## Why is this bad?
     The function then only works when its inputs are on the default GPU: on a CPU-only machine it
@@ -436,6 +453,28 @@ def offsets(index):
 """,
             unsafe=True,
         ),
+        # a view of a tensor made here, moved at the end of the chain
+        Invalid(
+            """
+import torch
+
+
+def augment(inp):
+    grid = torch.eye(4)
+    theta = grid[:3].unsqueeze(0).expand(inp.size(0), -1, -1).cuda()
+    return torch.nn.functional.affine_grid(theta, inp.shape, align_corners=False)
+""",
+            fixed="""
+import torch
+
+
+def augment(inp):
+    grid = torch.eye(4)
+    theta = grid[:3].unsqueeze(0).expand(inp.size(0), -1, -1).to(inp.device)
+    return torch.nn.functional.affine_grid(theta, inp.shape, align_corners=False)
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -481,7 +520,8 @@ def offsets(index):
 
     def _kind(self, call: cst.Call) -> Optional[str]:
         """"keyword" (device="cuda" on a constructor), "method" (constructor.cuda() / .to("cuda")),
-        "variable" (t.cuda() where t was built by a constructor in this function), or None."""
+        "variable" (t.cuda() where t was built by a constructor in this function), "chain" (a view of such a
+        tensor moved: `t[:3].unsqueeze(0).cuda()`), or None."""
         ctx = self.ctx
         if self._creator(call):
             device = keyword_arg(call, "device")
@@ -508,6 +548,12 @@ def offsets(index):
             fn = ctx.names.function_scope_node()
             if fn is not None and self._created_here(recv, fn) is not None:
                 return "variable"
+        root = _viewed(recv)
+        if root is not recv:  # `mask[:3].unsqueeze(0).expand(n, -1, -1).cuda()`: a view of a tensor made here
+            fn = ctx.names.function_scope_node()
+            if self._creator(root) or isinstance(root, cst.Name) and fn is not None and \
+                    self._created_here(root, fn) is not None:
+                return "chain"
         return None
 
     def _created_here(self, name: cst.Name, fn: cst.CSTNode, depth: int = 0) -> Optional[cst.Call]:
@@ -613,7 +659,7 @@ def offsets(index):
         func = call.func
         assert isinstance(func, cst.Attribute)
         recv = func.value
-        if kind == "variable":
+        if kind in ("variable", "chain"):
             new = ctx.parse_expression(f"{ctx.code(recv)}.to({param}.device)")
             return fix.replace(call, new.with_changes(lpar=call.lpar, rpar=call.rpar))
         # constructor(...).cuda() -> constructor(..., device=x.device)
