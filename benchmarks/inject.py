@@ -1117,8 +1117,9 @@ def op_remove_train(unit: Unit):
     the same loop.
 
     Why it is the mistake: the loop calls ``.backward()`` and ``.step()`` and ``model.eval()``, and
-    the deleted statement is the loop's only ``model.train()``: from the second pass on the model
-    trains in evaluation mode (dropout off, batch norm frozen), TL107's mistake."""
+    the deleted statement is the loop's only ``model.train()``, and the model has dropout or batch norm
+    (as for ``tl106-remove-eval``): from the second pass on the model trains in evaluation mode (dropout
+    off, batch norm frozen), TL107's mistake."""
     for call in unit.of_type(cst.Call):
         if not method_call(call, "train") or call.args:
             continue
@@ -1135,6 +1136,8 @@ def op_remove_train(unit: Unit):
             continue
         if sum(1 for c in unit.calls_in(loop, "train") if chain_root(c) == model) != 1:
             continue
+        if not _model_is_stochastic(unit, model, unit.function(stmt)):
+            continue  # a model without dropout or batch norm trains the same in either mode: no mistake
         yield Site(Lazy(replaced, unit.module, removed_statement(unit.module, stmt, unit.parents)), unit.lines(loop),
                    unit.lines(stmt)[0], f"deleted `{code_of(call)}`")
 

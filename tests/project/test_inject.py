@@ -292,6 +292,11 @@ def test_remove_eval_refuses_when_every_caller_evaluates_first(inject):
 
 def test_remove_train_after_in_loop_validation(inject):
     code = """\
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2))
         def fit(model, loader, opt, criterion, epochs):
             for epoch in range(epochs):
                 model.train()
@@ -304,6 +309,23 @@ def test_remove_train_after_in_loop_validation(inject):
         """
     new = mutate_one(inject, "tl107-remove-train", code)
     assert "train()" not in new and "model.eval()" in new
+
+
+def test_remove_train_refuses_a_mode_free_model(inject):
+    code = """\
+        from torch import nn
+        def fit(loader, opt, criterion, epochs):
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            for epoch in range(epochs):
+                model.train()
+                for x, y in loader:
+                    opt.zero_grad()
+                    criterion(model(x), y).backward()
+                    opt.step()
+                model.eval()
+                validate(model)
+        """
+    assert sites(inject, "tl107-remove-train", code) == []
 
 
 def test_drop_training_flag(inject):
