@@ -263,6 +263,19 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 net = nn.Linear(3, 1).to(device)
 RateFinder(net, torch.optim.SGD(net.parameters(), lr=0.1)).sweep([(torch.randn(4, 3), torch.randn(4, 1))], device)
 """,
+        # a cache this code writes where it would otherwise load it
+        """
+import os
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+if os.path.exists("corpus.pt"):
+    corpus = torch.load("corpus.pt")
+else:
+    corpus = build_corpus()
+    torch.save(corpus, "corpus.pt")
+model = make_model(corpus).to(device)
+""",
     ]
 
     INVALID = [
@@ -491,7 +504,15 @@ torch.save(model, "model.pt")
     def _before(self, save: cst.CSTNode, load: cst.CSTNode) -> bool:
         """The save may run before the load in the same run: earlier in the code, or in a loop around both
         (a load written before the save reads what an earlier run left, maybe from a GPU)."""
-        return position(self.ctx, save) < position(self.ctx, load) or common_loop(self.ctx, save, load) is not None
+        if position(self.ctx, save) < position(self.ctx, load) or common_loop(self.ctx, save, load) is not None:
+            return True
+        # `if os.path.exists(fn): data = torch.load(fn)` `else: data = build(); torch.save(data, fn)`: a cache
+        # this code writes where it would otherwise load
+        for a in self.ctx.ancestors(load):
+            if isinstance(a, cst.If) and self.ctx.is_inside(save, a) and \
+                    self.ctx.is_inside(load, a.body) != self.ctx.is_inside(save, a.body):
+                return True
+        return False
 
     def _to_cuda(self, node: cst.Call) -> bool:
         if method_name(node) != "to" and not self.ctx.names.matches(node.func, {"torch.device"}):
