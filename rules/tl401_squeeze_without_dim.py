@@ -17,6 +17,8 @@ from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 SQUEEZE = frozenset({"torch.squeeze"})
+#: NumPy's squeeze: given a tensor, it calls the tensor's own `squeeze()`
+NUMPY_SQUEEZE = frozenset({"numpy.squeeze"})
 # receivers that are NumPy arrays or Python values, not tensors
 _NOT_TENSOR_METHODS = frozenset({"numpy", "tolist", "item", "values", "to_numpy"})
 
@@ -37,7 +39,7 @@ class SqueezeWithoutDim(LintRule):
     "3. 广播机制的优缺点", Effective PyTorch; its own model code writes `.squeeze(1)`).
 
     Reported where the tensor is known to carry a batch dimension, or a dimension known to be 1 can be
-    named. Batch evidence comes from where the data comes from, through element-wise work, casts, views,
+    named; `np.squeeze(t)` of a tensor calls `t.squeeze()` and is read the same way. Batch evidence comes from where the data comes from, through element-wise work, casts, views,
     indexing and reductions over another dimension: a model's or layer's output (`model(x)`,
     `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`, a model's own method applied
     to its input such as `self.features(x)`), a batch drawn from a data loader (`for x, y in loader:`,
@@ -2049,6 +2051,25 @@ shown = torch.squeeze(out.detach())
 """,
             message="the output of `net`",
         ),
+        # NumPy's squeeze of a tensor calls the tensor's own `squeeze()`: a batch of one becomes a 0-d tensor
+        Invalid(
+            """
+import numpy as np
+import torch
+
+
+def per_class(model, loader):
+    hits = [0.0] * 10
+    for data, target in loader:
+        _, pred = torch.max(model(data), 1)
+        correct = np.squeeze(pred.eq(target.view_as(pred)))
+        for i in range(data.size(0)):
+            hits[target[i].item()] += correct[i].item()
+    return hits
+""",
+            line=10,
+            message="`np.squeeze(pred.eq(target.view_as(pred)))` without a dim",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2065,6 +2086,12 @@ shown = torch.squeeze(out.detach())
                 return
             x = node.args[0].value
             form = "function"
+        elif ctx.names.matches(func, NUMPY_SQUEEZE) and ctx.names.imports_torch:
+            only = node.args[0] if len(node.args) == 1 else None
+            if only is None or only.star or only.keyword is not None:
+                return
+            x = only.value  # `np.squeeze(pred.eq(y))`: a tensor squeezed as `tensor.squeeze()` does
+            form = "numpy"
         elif isinstance(func, cst.Attribute) and func.attr.value == "squeeze" and not node.args:
             x = func.value
             if ctx.names.qualified_names(x):  # np.squeeze, a module attribute
@@ -2099,7 +2126,7 @@ shown = torch.squeeze(out.detach())
             # the sample's own, and code after it may rely on losing a 1 among them (a channel of a
             # grayscale image): unsafe unless every dimension is known.
             complete = shape.rank is not None and all(d is not None for d in shape.head)
-            fix = self._fix(node, form, x, dims, unsafe=not complete and 0 in dims)
+            fix = self._fix(node, form, x, dims, unsafe=not complete and 0 in dims) if form != "numpy" else None
         self._pending.append((node, x, tokens is not None, self._message(shape, dims), fix))
 
     def leave_Module(self, node: cst.Module) -> None:
