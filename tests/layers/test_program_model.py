@@ -563,6 +563,24 @@ def test_tl602_a_layer_read_in_a_notebook_of_the_project_is_used(tmp_path):
     assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
 
 
+def test_tl602_a_notebook_heavy_with_outputs_is_read_by_its_code(tmp_path):
+    # a notebook whose outputs (images, logs) weigh more than a module the program model reads: its code
+    # cells are what counts, and they read the layer or not
+    import nbformat
+
+    _write(tmp_path, {"model.py": AUX_MODEL})
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("from model import Net\nmodel = Net()\nmodel.fc")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="loss 0.1\n" * 300_000)]
+    nb.cells = [cell]
+    (tmp_path / "explore.ipynb").write_text(nbformat.writes(nb))
+    assert (tmp_path / "explore.ipynb").stat().st_size > 2_000_000
+    assert _lint(tmp_path / "model.py", {"TL602"}) == [("TL602", 8)]
+    nb.cells[0].source = "from model import Net\nmodel = Net()\nmodel.aux_head"
+    (tmp_path / "explore.ipynb").write_text(nbformat.writes(nb))
+    assert _lint(tmp_path / "model.py", {"TL602"}) == []
+
+
 def test_tl602_cached_result_follows_the_other_files(tmp_path, run):
     _write(tmp_path, {"model.py": AUX_MODEL, "train.py": AUX_TRAIN})
     first = run("check", "model.py", "--select", "TL602")

@@ -62,6 +62,9 @@ _PACKAGE_DEPTH = 8
 SNIPPETS_MAX = 4096
 #: the largest project module the program model reads
 MODULE_MAX_BYTES = 2_000_000
+#: the largest notebook file it reads: its outputs (images, tables) may weigh far more than its code, which
+#: is what is read (a notebook whose code is over :data:`MODULE_MAX_BYTES` is not)
+NOTEBOOK_MAX_BYTES = 50_000_000
 #: the most source files a project's file list holds; a larger tree is not searched (its answer is unknown)
 SOURCES_MAX = 5000
 #: word sets of project files kept per project
@@ -128,6 +131,21 @@ def project_sources(folder: str, recursive: bool = True) -> Optional[Tuple[str, 
         if len(found) > SOURCES_MAX:
             return None
     return tuple(sorted(found))
+
+
+def _max_bytes(path: str) -> int:
+    return NOTEBOOK_MAX_BYTES if path.endswith(".ipynb") else MODULE_MAX_BYTES
+
+
+def _small_text(path: str) -> str:
+    """The text of a project file for a search of its words: a notebook over :data:`MODULE_MAX_BYTES` (its
+    outputs) is searched in its code cells only (ValueError when that code is over the limit too)."""
+    text = read_text(path, _max_bytes(path))
+    if len(text) > MODULE_MAX_BYTES and path.endswith(".ipynb"):
+        text = notebook_code(text)
+        if len(text) > MODULE_MAX_BYTES:
+            raise ValueError("too large")
+    return text
 
 
 def notebook_code(text: str) -> str:
@@ -381,7 +399,7 @@ class Project:
             st = os.stat(path)
         except OSError:
             return None
-        if st.st_size > MODULE_MAX_BYTES:
+        if st.st_size > _max_bytes(path):
             return None
         return (full, st.st_mtime_ns, st.st_size), None
 
@@ -404,9 +422,11 @@ class Project:
         parsed[key] = None  # a cycle reaching this file again finds nothing
         try:
             if source is None:
-                source = read_text(path, MODULE_MAX_BYTES)
+                source = read_text(path, _max_bytes(path))
             if path.endswith(".ipynb"):
                 source = notebook_code(source)
+            if len(source) > MODULE_MAX_BYTES:
+                return None
             if looks_deep(source):
                 return None  # a text libcst takes seconds (or forever) to parse: read by no other file
             module = parse_module(source)
@@ -552,8 +572,8 @@ class Project:
         text = texts.get(key)
         if text is None:
             try:
-                text = texts[key] = read_text(path, MODULE_MAX_BYTES)
-            except OSError:
+                text = texts[key] = _small_text(path)
+            except (OSError, ValueError):
                 return None
             while len(texts) > self.texts_max:
                 texts.popitem(last=False)
@@ -584,7 +604,7 @@ class Project:
             return words[key]
         try:
             if text is None:
-                text = read_text(path, MODULE_MAX_BYTES)
+                text = _small_text(path)
         except (OSError, ValueError):
             return None
         out = words[key] = frozenset(_IDENTIFIER.findall(text))
