@@ -16,7 +16,7 @@ class UnusedSubmodule(LintRule):
     or of a subclass reads `self.drop`, no code of the project reads it on a value that may be an instance
     of the class (`model.drop`, a helper's `m.drop`), no string reaches it by name, and the class does not
     reach its submodules without naming them (`getattr(self, name)` with a computed name, `self._modules`,
-    `self.children()`, `vars(self)`, iterating `self.modules()` for anything but initialisation; on the
+    `self.children()`, `vars(self)`, iterating `self.modules()` for anything but initialisation or a mode switch (`m.eval()` of each batch norm); on the
     instance itself, not on a library model it takes layers from, `resnet.children()`). Only classes that
     define `forward` themselves are looked at, and only when all their bases are in view: `nn.Module` (or
     a LightningModule), or classes of the same file built on it — a base class from another module may
@@ -751,6 +751,30 @@ class Encoder(nn.Module):
         return self.extra(self.stem(x))
 """,
             count=2,
+        ),
+        # a loop over the modules that only switches the batch norms to eval mode runs none of them
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.bn = nn.BatchNorm1d(4)
+        self.extra = nn.Linear(4, 4)
+
+    def freeze_bn(self):
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm1d):
+                m.eval()
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+""",
+            line=10,
+            message="`self.extra`",
         ),
     ]
 

@@ -343,7 +343,8 @@ def _ancestors(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
 
 def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:
     """``for m in self.modules(): if isinstance(m, nn.Linear): nn.init.zeros_(m.bias)``: a loop over the
-    modules that only initialises them does not run any of them.  Its body writes weights (``torch.nn.init``,
+    modules that only initialises them, or switches their mode (``m.eval()`` of each batch norm), does not
+    run any of them.  Its body writes weights (``torch.nn.init``,
     an in-place method, ``reset_parameters()`` of a module) and otherwise computes numbers (``math.sqrt``
     of a kernel's size); the loop's module is neither called nor handed to anything but a type test or a
     function of the file that only initialises."""
@@ -360,11 +361,17 @@ def _initialisation_only(ctx: FileContext, call: cst.Call) -> bool:
             inits += 1
         elif isinstance(c.func, cst.Name) and c.func.value in ("isinstance", "hasattr", "type", "len", "getattr"):
             continue
+        elif name in _MODE_SWITCHES and _touches(c.func, loop_names):
+            inits += 1  # `m.eval()` of a batch norm (`freeze_bn`): sets a flag, runs nothing
         elif _touches(c.func, loop_names) or any(
                 isinstance(a.value, cst.Name) and a.value.value in loop_names for a in c.args) \
                 and not effects.initialiser(ctx, c.func):
             return False  # `m(x)`, `m.register_forward_hook(...)`, `collect(m)`: more than initialising
     return inits > 0
+
+
+#: what a loop over the modules may call on each besides initialising it: a mode switch, a freeze
+_MODE_SWITCHES = frozenset({"eval", "train", "requires_grad_"})
 
 
 def _touches(expr: cst.BaseExpression, names: Set[str]) -> bool:
