@@ -33,7 +33,8 @@ class OptimizerOfAnotherModel(LintRule):
     the encoder's gradients and nothing ever applies them. This is reported only when every optimizer
     the file builds and every step it takes are known, the model holds parameters by construction (a
     `torch.nn` layer with weights, a `Sequential` of such (also `nn.Sequential(*layers)` of a list of
-    layers its constructor builds), a project `nn.Module` class that builds them
+    layers its constructor builds), a function of the project every return of which builds one
+    (`def make_net(n): return nn.Sequential(nn.Linear(n, 1))`), a project `nn.Module` class that builds them
     and neither freezes nor detaches anything), and its name is used for nothing but being called,
     moved or switched between train and eval mode. A frozen model (`requires_grad_(False)`, a loop that
     writes its `parameters()`, a freezing helper it is passed to), a teacher or target network
@@ -3091,6 +3092,33 @@ class Solver:
 Solver().fit(torch.rand(16, 4))
 """,
             message="`self.G` is never trained",
+        ),
+        # both networks come from a factory of the file; the generator's optimizer was given the critic's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def make_net(n_in, n_out):
+    return nn.Sequential(nn.Linear(n_in, n_out))
+
+
+gen = make_net(4, 8)
+disc = make_net(8, 1)
+g_opt = torch.optim.Adam(disc.parameters())
+d_opt = torch.optim.Adam(disc.parameters())
+for z, real in batches:
+    g_loss = -disc(gen(z)).mean()
+    g_opt.zero_grad()
+    g_loss.backward()
+    g_opt.step()
+    d_loss = disc(gen(z).detach()).mean() - disc(real).mean()
+    d_opt.zero_grad()
+    d_loss.backward()
+    d_opt.step()
+""",
+            message="`gen` is never trained",
         ),
     ]
 

@@ -46,7 +46,7 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
 from torchlint.analysis.definitions import (bind_arguments, call_sites, called_function, class_body, definition_of,
-                                          strip_moves)
+                                          returned_values, strip_moves)
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
@@ -1399,6 +1399,12 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     if any(q.startswith("torch.") for q in names):
         return False
     found = definition_of(ctx, core.func, depth)  # a class of this file, or of a project module it imports
+    if found is not None and isinstance(found[1], cst.FunctionDef) and depth < 3:
+        # a factory (`def make_net(n): return nn.Sequential(nn.Linear(n, 1))`): what every return builds
+        returned = returned_values(found[0], found[1], None, depth + 1)
+        return bool(returned) and all(
+            isinstance(strip_moves(v), cst.Call) and _has_weights(vctx, strip_moves(v), depth + 1)  # type: ignore[arg-type]
+            for vctx, v in returned)
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
     octx, cls = found
