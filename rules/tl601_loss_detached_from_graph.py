@@ -20,7 +20,9 @@ class LossDetachedFromGraph(LintRule):
     In a trainer class the loss is followed into the methods of the class it comes from
     (`loss = self.compute_loss(x, y)` reads the terms that method returns), a method computing from the
     model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
-    (`self.model.fc.weight.norm().item()`). A numpy or `math` function given model data returns an array
+    (`self.model.fc.weight.norm().item()`), and so does a weight the code trains itself without a module (a
+    tensor made with `requires_grad=True` or as an `nn.Parameter`, given to an optimizer or updated by hand,
+    `w -= lr * w.grad`; not one that only shows what autograd does). A numpy or `math` function given model data returns an array
     or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
     Model data is followed through the elements of an unpacked output (`recon, mu, logvar = model(x)`),
     a model moved under an `if` or built in a tuple (`G, D = Generator(), Discriminator()`), a value
@@ -398,6 +400,18 @@ for lr, hr in [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))]:
     opt.zero_grad()
     loss.backward()
     opt.step()
+""",
+        # near miss: autograd shown on a tensor nothing trains (a term computed under `no_grad` on purpose)
+        """
+import torch
+
+x = torch.tensor(1.0, requires_grad=True)
+y1 = x ** 2
+with torch.no_grad():
+    y2 = x ** 3
+y3 = y1 + y2
+y3.backward()
+print(x.grad)
 """,
     ]
 
@@ -817,6 +831,22 @@ for lr, hr in [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))]:
 """,
             line=22,
             message="`ContentLoss.forward()`",
+        ),
+        # a weight the code trains itself (made with `requires_grad=True`, given to the optimizer)
+        Invalid(
+            """
+import torch
+
+w = torch.zeros(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for x, y in batches:
+    fit = ((x @ w - y) ** 2).mean()
+    loss = fit.detach() + 1e-3 * (w ** 2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=8,
         ),
     ]
 

@@ -20,7 +20,7 @@ import libcst as cst
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
 from torchlint.analysis.definitions import called_function, find_method, instance_class
-from torchlint.analysis.training import backward_operand, is_backward, under_no_grad
+from torchlint.analysis.training import backward_operand, base_names, is_backward, under_no_grad
 from torchlint.analysis.walk import iter_nodes
 
 #: tensor methods that take the value off the graph
@@ -209,6 +209,24 @@ def _from_trainable_leaf(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _trained(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether the tensor ``name`` holds is trained in its scope: given to a ``torch.optim`` optimizer
+    (``SGD([w, b], lr)``) or updated by hand (``w -= lr * w.grad``, ``w.data.sub_(...)``), not only
+    differentiated to show what autograd does."""
+    scope = ctx.enclosing(name, cst.FunctionDef) or ctx.module
+    for call in ctx.calls_in(scope):
+        if any(q.startswith("torch.optim.") for q in ctx.names.qualified_names_at(call.func)) and call.args and any(
+                isinstance(n, cst.Name) and n.value == name.value for n in iter_nodes(call.args[0].value)):
+            return True
+        if method_name(call) in ("sub_", "add_") and base_names(call.func) == [name.value]:
+            return True  # `w.data.sub_(lr * w.grad.data)`
+    for a in ctx.contents(scope).assigns:
+        if isinstance(a, cst.AugAssign) and base_names(a.target) == [name.value] and isinstance(
+                a.operator, (cst.SubtractAssign, cst.AddAssign)):
+            return True
+    return False
+
+
 def _trainable_construction(ctx: FileContext, value: cst.BaseExpression) -> bool:
     e = value
     while isinstance(e, cst.Call):
@@ -327,8 +345,10 @@ def _cut_here(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
 
 def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> bool:
     """Whether ``expr`` is computed from a model: a call of a model (``model(x)``, ``self.net(x)``,
-    ``model.forward(x)``), its parameters (``model.parameters()``, ``.weight``), or a local name bound to
-    such a value (a comprehension's variable over the parameters too)."""
+    ``model.forward(x)``), its parameters (``model.parameters()``, ``.weight``), a tensor made to take
+    gradients itself and trained (``w = torch.zeros(3, requires_grad=True)`` given to an optimizer or
+    updated by hand), or a local name bound to such a value (a comprehension's variable over the parameters
+    too)."""
     if hops > _MAX_HOPS:
         return False
     for node in iter_nodes(expr):
@@ -358,6 +378,8 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             value = ctx.names.value_of(node)
             if value is not None and value is not expr and model_data(ctx, value, hops + 1):
                 return True
+            if value is not None and _trainable_construction(ctx, value) and _trained(ctx, node):
+                return True  # `w = torch.zeros(3, requires_grad=True)` handed to an optimizer: a weight it trains
             if isinstance(value, cst.List) and any(model_data(ctx, v, hops + 1) for v in _appended(ctx, node)):
                 return True  # `losses.append(-log_prob * advantage)`; `torch.stack(losses)`
             if value is None and any(model_data(ctx, a.value, hops + 1) for a in _augmented(ctx, node)):
