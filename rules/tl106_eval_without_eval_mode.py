@@ -2171,6 +2171,56 @@ def main(loader):
             line=18,
             unsafe=True,
         ),
+        # a metric object's method named `evaluate` is given predictions, never the model: it switches no mode
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Scores:
+    def evaluate(self, pred, target):
+        self.mse = ((pred - target) ** 2).mean().item()
+
+
+def validate(model, loader):
+    scores = Scores()
+    for x, y in loader:
+        with torch.no_grad():
+            pred = model(x)
+        scores.evaluate(pred, y)
+    return scores
+
+
+model = nn.Sequential(nn.Conv2d(3, 1, 3), nn.BatchNorm2d(1))
+validate(model, batches)
+""",
+            line=15,
+            fixed="""
+import torch
+from torch import nn
+
+
+class Scores:
+    def evaluate(self, pred, target):
+        self.mse = ((pred - target) ** 2).mean().item()
+
+
+def validate(model, loader):
+    scores = Scores()
+    model.eval()
+    for x, y in loader:
+        with torch.no_grad():
+            pred = model(x)
+        scores.evaluate(pred, y)
+    return scores
+
+
+model = nn.Sequential(nn.Conv2d(3, 1, 3), nn.BatchNorm2d(1))
+validate(model, batches)
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -1136,9 +1136,17 @@ def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
     project module) and switches no mode: neither it nor anything it calls is an ``eval``/``train`` call
     or a helper named for evaluation.  An unknown function may set eval mode."""
     target = called_function(ctx, call)
-    if target is None:
+    if target is None and isinstance(call.func, cst.Attribute):
+        # `result.evaluate(pred, y)` with `result = Result()`: the method of the project class it is built from
+        owner = instance_class(ctx, call.func.value)
+        method = find_method(owner[0], owner[1], call.func.attr.value) if owner is not None else None
+        if method is None:
+            return False
+        fctx, function = method
+    elif target is None:
         return False
-    fctx, function, _offset = target
+    else:
+        fctx, function, _offset = target
     body = fctx.code(function.body)
     return _SETS_MODE.search(body) is None
 
