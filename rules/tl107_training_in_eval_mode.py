@@ -1042,6 +1042,48 @@ def main(train_loader, val_loader, teacher):
         print(validate(val_loader, student))
 """,
         ),
+        # a `Sequential` built empty and filled with `add_module`: its dropout is what was added
+        Invalid(
+            """
+import torch
+from torch import nn
+
+model = nn.Sequential()
+model.add_module("fc1", nn.Linear(10, 10))
+model.add_module("drop", nn.Dropout(p=0.5))
+model.add_module("fc2", nn.Linear(10, 1))
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    for x, y in train_batches:
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        print(sum(nn.functional.mse_loss(model(x), y).item() for x, y in valid_batches))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+model = nn.Sequential()
+model.add_module("fc1", nn.Linear(10, 10))
+model.add_module("drop", nn.Dropout(p=0.5))
+model.add_module("fc2", nn.Linear(10, 1))
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    model.train()
+    for x, y in train_batches:
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        print(sum(nn.functional.mse_loss(model(x), y).item() for x, y in valid_batches))
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:

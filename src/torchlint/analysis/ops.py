@@ -8,7 +8,7 @@ Method forms (``x.softmax()``) are only trusted in files that import torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -148,9 +148,16 @@ def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: Fr
 def _grown_last(ctx: FileContext, model: cst.Name, built: cst.Call) -> Optional[cst.BaseExpression]:
     """The layer the last ``model.add_module(name, layer)`` / ``model.append(layer)`` between the construction
     ``built`` and the read ``model`` adds (its scope's, in source order), or None when none does."""
+    grown = grown_layers(ctx, model, built)
+    return grown[-1] if grown else None
+
+
+def grown_layers(ctx: FileContext, model: cst.Name, built: cst.Call) -> List[cst.BaseExpression]:
+    """The layers ``model.add_module(name, layer)`` / ``model.append(layer)`` add between the construction
+    ``built`` and the read ``model`` (its scope's), in source order: what a container built empty holds."""
     scope = ctx.enclosing(model, cst.FunctionDef) or ctx.module
     start, at = ctx.names.position(built), ctx.names.position(model)
-    last: Optional[Tuple[int, cst.BaseExpression]] = None
+    found: List[Tuple[int, cst.BaseExpression]] = []
     for name in ctx.names_in(scope, model.value):
         call = ctx.parent(ctx.parent(name))
         attr = ctx.parent(name)
@@ -161,10 +168,9 @@ def _grown_last(ctx: FileContext, model: cst.Name, built: cst.Call) -> Optional[
         if not start < where < at:
             continue
         args = [a for a in call.args if a.keyword is None and not a.star]
-        layer = args[-1].value if args else None
-        if layer is not None and (last is None or where > last[0]):
-            last = (where, layer)
-    return last[1] if last is not None else None
+        if args:
+            found.append((where, args[-1].value))
+    return [layer for _, layer in sorted(found, key=lambda f: f[0])]
 
 
 def is_cross_entropy_call(ctx: FileContext, call: cst.Call) -> bool:
