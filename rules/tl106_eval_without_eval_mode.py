@@ -2221,6 +2221,75 @@ validate(model, batches)
 """,
             unsafe=True,
         ),
+        # the model comes from a factory that returns another factory's model
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Net3D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv3d(3, 8, 3), nn.BatchNorm3d(8), nn.AdaptiveAvgPool3d(1), nn.Flatten())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def net3d(depth):
+    return Net3D()
+
+
+def generate_model(opt):
+    return net3d(opt.model_depth)
+
+
+@torch.no_grad()
+def val_epoch(model, loader):
+    return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(opt, loader):
+    model = generate_model(opt)
+    print(val_epoch(model, loader))
+""",
+            line=25,
+            message="`nn.BatchNorm3d(8)` (built at line 9)",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Net3D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv3d(3, 8, 3), nn.BatchNorm3d(8), nn.AdaptiveAvgPool3d(1), nn.Flatten())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def net3d(depth):
+    return Net3D()
+
+
+def generate_model(opt):
+    return net3d(opt.model_depth)
+
+
+@torch.no_grad()
+def val_epoch(model, loader):
+    model.eval()
+    return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main(opt, loader):
+    model = generate_model(opt)
+    print(val_epoch(model, loader))
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -627,8 +627,8 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int
         return _combine([summary.mode_dependent] + [
             model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
             else _value_mode_dependent(ctx, a, hops + 1) for a in kept])
-    if found is not None and isinstance(found[1], cst.FunctionDef) and hops < 2:
-        return _factory_mode_dependent(found[0], found[1], hops)
+    if found is not None and isinstance(found[1], cst.FunctionDef) and hops < _FACTORY_HOPS:
+        return _factory_mode_dependent(found[0], found[1], hops)  # (a factory returning another's model too)
     return layer_mode_dependent(ctx, core)
 
 
@@ -660,6 +660,10 @@ def _held_module(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressio
     if not ctx.names.qualified_names_at(call.func) & HOLDERS:
         return None
     return call.args[0].value
+
+
+#: how many values a model is followed through when the last ones are factories of the project
+_FACTORY_HOPS = 4
 
 
 def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Optional[bool]:
@@ -727,7 +731,7 @@ def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> O
                 return evidence
         return None
     if found is not None and isinstance(found[1], cst.FunctionDef):
-        if hops >= 2:
+        if hops >= _FACTORY_HOPS:
             return None
         fctx, function = found
         for node in iter_nodes(function.body):
@@ -744,7 +748,7 @@ def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> O
 def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cst.CSTNode]]) -> str:
     """``its `nn.Dropout(0.3)` (line 9)``-like words for :func:`mode_evidence`'s answer, one line."""
     if evidence is None:
-        return "its dropout or batch norm layers"
+        return "its dropout or batch norm layer"
     where, node = evidence
     code = " ".join(where.code(node).split())
     if len(code) > 48:
