@@ -1142,6 +1142,24 @@ shown = torch.squeeze(out.detach())
 for k in range(shown.size(0)):
     print(shown[k].mean())
 """,
+        # the decoder's output has a row per input row of a loader that only yields full batches of 100
+        """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+encoder = nn.Sequential(nn.Linear(784, 32), nn.ReLU())
+decoder = nn.Sequential(nn.Linear(32, 784), nn.Sigmoid())
+loader = DataLoader(images, batch_size=100, shuffle=True, drop_last=True)
+opt = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()))
+for image, _ in loader:
+    opt.zero_grad()
+    output = encoder(image)
+    output = decoder(output)
+    nn.functional.mse_loss(output, image).backward()
+    opt.step()
+shown = torch.squeeze(output.detach())
+""",
     ]
 
     INVALID = [

@@ -873,9 +873,9 @@ def _fixed_rows_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> Op
     if isinstance(expr, (cst.List, cst.Tuple)):
         return None if any(isinstance(e, cst.StarredElement) for e in expr.elements) else len(expr.elements)
     if isinstance(expr, cst.Call):
-        if expr.args and expr.args[0].keyword is None and not expr.args[0].star and \
-                ctx.names.qualified_names(expr.func) & _ROWS_KEPT:
-            return _rows(ctx, expr.args[0].value, depth + 1)
+        if expr.args and expr.args[0].keyword is None and not expr.args[0].star and (
+                ctx.names.qualified_names(expr.func) & _ROWS_KEPT or model_call(ctx, expr)):
+            return _rows(ctx, expr.args[0].value, depth + 1)  # (a model gives one output row per input row)
         return None
     if not isinstance(expr, cst.Name):
         return None
