@@ -2390,15 +2390,15 @@ class EvaluationFacts:
                 break
             if isinstance(a, (cst.Lambda, cst.FunctionDef, cst.CompFor)):
                 return False
-        outputs = {n.value for small in getattr(statement, "body", ()) for target in assignment_targets(small)
-                   for n in iter_nodes(target) if isinstance(n, cst.Name)}
-        if not outputs or self._reaches_backward_in_loop(statement, outputs, loop):
-            return False
         varying = set(ctx.assigned_names(loop))
         if isinstance(loop, cst.For):
             varying.update(n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name))
         if any(isinstance(n, cst.Name) and n.value in varying for a in call.args for n in iter_nodes(a.value)):
             return False  # run on what the iteration draws (the batch a discriminator step also scores): training data
+        outputs = {n.value for small in getattr(statement, "body", ()) for target in assignment_targets(small)
+                   for n in iter_nodes(target) if isinstance(n, cst.Name)}
+        if not outputs or self._reaches_backward_in_loop(statement, outputs, loop):
+            return False
         code = ctx.code(model)
         given = [ctx.code(a.value) for a in call.args]
         for other, other_model in self._model_calls:
