@@ -2290,6 +2290,68 @@ def main(opt, loader):
 """,
             unsafe=True,
         ),
+        # the model's dropout rate is a command-line option whose default is 0.1
+        Invalid(
+            """
+import argparse
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dropout", type=float, default=0.1)
+args = parser.parse_args()
+
+
+class Net(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+model = Net(args.dropout)
+print(evaluate(model, batches))
+""",
+            message="`nn.Dropout(dropout)`",
+            fixed="""
+import argparse
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dropout", type=float, default=0.1)
+args = parser.parse_args()
+
+
+class Net(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+model = Net(args.dropout)
+print(evaluate(model, batches))
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

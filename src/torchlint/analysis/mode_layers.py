@@ -163,7 +163,12 @@ def literal_numbers(ctx: FileContext) -> Numbers:
                     if passed is not None:
                         out: List[float] = []
                         for a in passed:
-                            got = [d] if a is None and d is not None else read(a, hops + 1) if a is not None else []
+                            if a is None:
+                                got = [d] if d is not None else []
+                            elif isinstance(a, (cst.Attribute, cst.Subscript)):
+                                got = read_any(a)  # `Net(args.dropout)`: the option's default, a dict's entry
+                            else:
+                                got = read(a, hops + 1)
                             if not got:
                                 return []
                             out.extend(got)
