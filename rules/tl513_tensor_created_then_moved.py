@@ -11,7 +11,7 @@ from torchlint.rule import Invalid, LintRule, Valid
 
 #: factories whose values do not depend on where or in which dtype they are computed
 EXACT_FACTORIES = frozenset(
-    {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.eye", "torch.tensor"}
+    {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.eye", "torch.tensor", "torch.scalar_tensor"}
 )
 #: factories whose values do (random streams differ per device; ranges are computed in the dtype)
 APPROX_FACTORIES = frozenset(
@@ -47,7 +47,7 @@ DTYPES = frozenset(f"torch.{d}" for d in (
 class TensorCreatedThenMoved(LintRule):
     """
     ## What it does
-    Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `rand`,
+    Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `scalar_tensor`, `rand`,
     `randn`, `randint`, `arange`, ...) followed by a move to a certain device (`.cuda()`,
     `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on), directly or after a cast (`torch.tensor(0).float().cuda()`: the
     fix makes the tensor on the device and keeps the cast), and a size-only factory (`zeros`, `ones`, `empty`,
@@ -394,6 +394,21 @@ def smooth(target, classes):
     return dist, mask
 """,
             count=2,
+        ),
+        # a scalar made on the host, then moved
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+lr = torch.scalar_tensor(0.0001).to(device)
+""",
+            fixed="""
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+lr = torch.scalar_tensor(0.0001, device=device)
+""",
         ),
     ]
 
