@@ -21,7 +21,9 @@ class UnusedSubmodule(LintRule):
     define `forward` themselves are looked at, and only when all their bases are in view: `nn.Module` (or
     a LightningModule), or classes of the same file built on it — a base class from another module may
     use the layer in a method this file does not show. Buffers and parameters (`nn.Buffer`,
-    `nn.Parameter`) are not submodules.
+    `nn.Parameter`) are not submodules. Nor is a dropout layer left unused while `__init__` keeps its rate
+    (`self.dropouti = dropouti`) and another method reads it: the dropout is applied by other means at that
+    rate (a locked dropout).
 
     A read of the same name elsewhere, in the file or in the project's other Python files and notebooks
     (under its root, else beside the file; those that spell the name are read), counts when its value
@@ -497,6 +499,30 @@ def gated(g, x):
     return g.drop(x)
 """
         ),
+        # the dropout layer is a leftover: the same rate is applied by a locked dropout in `forward`
+        """
+import torch.nn as nn
+
+
+class LockedDropout(nn.Module):
+    def forward(self, x, p):
+        mask = x.new_empty(1, x.size(1), x.size(2)).bernoulli_(1 - p) / (1 - p)
+        return x * mask if self.training else x
+
+
+class LanguageModel(nn.Module):
+    def __init__(self, vocab, dim, dropouti=0.5):
+        super().__init__()
+        self.lockdrop = LockedDropout()
+        self.idrop = nn.Dropout(dropouti)
+        self.embed = nn.Embedding(vocab, dim)
+        self.rnn = nn.LSTM(dim, dim)
+        self.dropouti = dropouti
+
+    def forward(self, tokens):
+        emb = self.lockdrop(self.embed(tokens), self.dropouti)
+        return self.rnn(emb)[0]
+""",
     ]
 
     INVALID = [

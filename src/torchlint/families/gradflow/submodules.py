@@ -41,7 +41,8 @@ import libcst as cst
 import os
 
 from torchlint.analysis import effects
-from torchlint.analysis.context import FileContext, method_name
+from torchlint.analysis.context import FileContext, arg, method_name
+from torchlint.analysis.mode_layers import DROPOUT_LAYERS
 
 from torchlint.analysis.definitions import (bind_arguments, class_body, constructions, definition_of, depends_on,
                                             strip_moves)
@@ -535,8 +536,39 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
             candidates[name] = a
     if not candidates or reaches_modules_by_reflection(ctx, cls):
         return []
-    elsewhere = read_elsewhere(ctx, cls, set(candidates))
+    candidates = {name: a for name, a in candidates.items() if not _rate_applied_otherwise(ctx, cls, init, me, a)}
+    elsewhere = read_elsewhere(ctx, cls, set(candidates)) if candidates else set()
     return [(name, a) for name, a in candidates.items() if name not in elsewhere]
+
+
+def _rate_applied_otherwise(ctx: FileContext, cls: cst.ClassDef, init: cst.FunctionDef, me: str,
+                            assign: cst.Assign) -> bool:
+    """``self.idrop = nn.Dropout(dropouti)`` left unused while ``__init__`` also keeps the rate
+    (``self.dropouti = dropouti``) and another method reads it (``self.lockdrop(x, self.dropouti)``): the
+    dropout is applied by other means at that rate, the layer is a leftover that takes no parameter."""
+    value = strip_moves(assign.value)
+    if not isinstance(value, cst.Call) or not any(
+            q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in DROPOUT_LAYERS
+            for q in ctx.names.qualified_names_at(value.func)):
+        return False
+    rate = arg(value, 0, "p")
+    if rate is None or not isinstance(rate.value, cst.Name):
+        return False
+    kept = set()
+    for a in ctx.contents(init).assigns:
+        if isinstance(a, cst.Assign) and isinstance(a.value, cst.Name) and a.value.value == rate.value.value:
+            for t in a.targets:
+                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) \
+                        and t.target.value.value == me:
+                    kept.add(t.target.attr.value)
+    if not kept:
+        return False
+    for method in class_body(cls):
+        if isinstance(method, cst.FunctionDef) and method is not init and any(
+                isinstance(n, cst.Attribute) and n.attr.value in kept and isinstance(n.value, cst.Name)
+                and n.value.value == _self_name(method) for n in iter_nodes(method.body)):
+            return True
+    return False
 
 
 def _does_nothing(function: cst.FunctionDef) -> bool:
