@@ -22,8 +22,8 @@ class UnusedSubmodule(LintRule):
     a LightningModule), or classes of the same file built on it — a base class from another module may
     use the layer in a method this file does not show. Buffers and parameters (`nn.Buffer`,
     `nn.Parameter`) are not submodules. Nor is a dropout layer left unused while `__init__` keeps its rate
-    (`self.dropouti = dropouti`) and another method reads it: the dropout is applied by other means at that
-    rate (a locked dropout).
+    (`self.dropouti = dropouti`) and `forward` hands that rate to a call (`self.lockdrop(x, self.dropouti)`):
+    the dropout is applied by other means at that rate (a locked dropout).
 
     A read of the same name elsewhere, in the file or in the project's other Python files and notebooks
     (under its root, else beside the file; those that spell the name are read), counts when its value

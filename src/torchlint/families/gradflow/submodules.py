@@ -544,8 +544,9 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
 def _rate_applied_otherwise(ctx: FileContext, cls: cst.ClassDef, init: cst.FunctionDef, me: str,
                             assign: cst.Assign) -> bool:
     """``self.idrop = nn.Dropout(dropouti)`` left unused while ``__init__`` also keeps the rate
-    (``self.dropouti = dropouti``) and another method reads it (``self.lockdrop(x, self.dropouti)``): the
-    dropout is applied by other means at that rate, the layer is a leftover that takes no parameter."""
+    (``self.dropouti = dropouti``) and ``forward`` hands it to a call (``self.lockdrop(x, self.dropouti)``):
+    the dropout is applied by other means at that rate, the layer is a leftover that takes no parameter (a
+    rate read only to build other layers, or in another method, proves nothing)."""
     value = strip_moves(assign.value)
     if not isinstance(value, cst.Call) or not any(
             q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in DROPOUT_LAYERS
@@ -564,10 +565,13 @@ def _rate_applied_otherwise(ctx: FileContext, cls: cst.ClassDef, init: cst.Funct
     if not kept:
         return False
     for method in class_body(cls):
-        if isinstance(method, cst.FunctionDef) and method is not init and any(
-                isinstance(n, cst.Attribute) and n.attr.value in kept and isinstance(n.value, cst.Name)
-                and n.value.value == _self_name(method) for n in iter_nodes(method.body)):
-            return True
+        if not isinstance(method, cst.FunctionDef) or method.name.value != "forward":
+            continue
+        me_there = _self_name(method)
+        for call in ctx.calls_in(method):
+            if any(isinstance(a.value, cst.Attribute) and a.value.attr.value in kept
+                   and isinstance(a.value.value, cst.Name) and a.value.value.value == me_there for a in call.args):
+                return True  # `self.lockdrop(x, self.dropouti)` in the forward pass
     return False
 
 
