@@ -111,9 +111,10 @@ TRAIN_CALL = re.compile(
     r"^(train_step|training_step|train_one_epoch|train_epoch|train_batch|fit|optimize|optimizer_step|"
     r"step_optimizer|manual_backward)$|^train_"
 )
-NEEDS_GRAD = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
-#: :data:`NEEDS_GRAD` in one name of the code (``backward``, ``x.requires_grad``, ``torch.autograd``)
+#: the gradient work one name of the code spells (``backward``, ``x.requires_grad``, ``torch.autograd``)
 _GRAD_WORDS = re.compile(r"requires_grad|autograd|enable_grad|set_grad_enabled|backward|retain_grad|grad_fn")
+#: the same in a text, with the reads of ``.grad``
+NEEDS_GRAD = re.compile(r"\.grad\b|" + _GRAD_WORDS.pattern)
 #: the gradient APIs besides a backward pass (which is followed from the values it differentiates)
 GRAD_READS = re.compile(r"\.grad\b|requires_grad|autograd|enable_grad|set_grad_enabled|retain_grad|grad_fn")
 MODEL_BASES = re.compile(r"(Module|Model|Layer|Block|Network|Net)$")
@@ -448,6 +449,12 @@ def _held_names(expr: cst.BaseExpression) -> List[str]:
 
 _LIGHTNING_TRAINERS = frozenset({"pytorch_lightning.Trainer", "lightning.Trainer", "lightning.pytorch.Trainer",
                                  "pytorch_lightning.trainer.Trainer", "lightning.pytorch.trainer.Trainer"})
+
+
+def _bound_names(statement: cst.CSTNode) -> Set[str]:
+    """The names the assignments of a simple statement line bind (``out, h = model(x, h)``: ``out``, ``h``)."""
+    return {n.value for small in getattr(statement, "body", ()) for target in assignment_targets(small)
+            for n in iter_nodes(target) if isinstance(n, cst.Name)}
 
 
 def _deserialised(ctx: FileContext, value: cst.Call) -> bool:
@@ -2296,8 +2303,7 @@ class EvaluationFacts:
             root = root.value
         if not isinstance(root, cst.Name):
             return None
-        if any(isinstance(n, cst.Name) and n.value == root.value
-               for small in statement.body for t in assignment_targets(small) for n in iter_nodes(t)):
+        if root.value in _bound_names(statement):
             return None  # `model = accelerator.unwrap_model(model)`: the model itself, not a prediction
         if in_eval_arm:
             pass  # trained by the loop around it
@@ -2312,13 +2318,7 @@ class EvaluationFacts:
         for a in ctx.ancestors(call):
             if isinstance(a, cst.Call) and is_backward_like(ctx, a):
                 return None
-        outputs = {
-            n.value
-            for small in statement.body
-            for target in assignment_targets(small)
-            for n in iter_nodes(target)
-            if isinstance(n, cst.Name)
-        }
+        outputs = _bound_names(statement)
         if function is not None:
             outputs -= self._graph_free_outputs(statement, call)
             if any(isinstance(small, cst.Return) for small in statement.body) or (
@@ -2362,13 +2362,7 @@ class EvaluationFacts:
         statement = ctx.statement_of(call)
         if statement is None or needs_grad(ctx, statement):
             return False
-        outputs = {
-            n.value
-            for small in getattr(statement, "body", ())
-            for target in assignment_targets(small)
-            for n in iter_nodes(target)
-            if isinstance(n, cst.Name)
-        }
+        outputs = _bound_names(statement)
         return not (outputs and self._reaches_backward_in_loop(statement, outputs, loop))
 
     def _beside_the_trained_forward(self, call: cst.Call, model: cst.BaseExpression, loop: cst.CSTNode) -> bool:
@@ -2395,8 +2389,7 @@ class EvaluationFacts:
             varying.update(n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name))
         if any(isinstance(n, cst.Name) and n.value in varying for a in call.args for n in iter_nodes(a.value)):
             return False  # run on what the iteration draws (the batch a discriminator step also scores): training data
-        outputs = {n.value for small in getattr(statement, "body", ()) for target in assignment_targets(small)
-                   for n in iter_nodes(target) if isinstance(n, cst.Name)}
+        outputs = _bound_names(statement)
         if not outputs or self._reaches_backward_in_loop(statement, outputs, loop):
             return False
         code = ctx.code(model)
@@ -2409,8 +2402,7 @@ class EvaluationFacts:
             other_statement = ctx.statement_of(other)
             if other_statement is None or ctx.parent(other_statement) is not body:
                 continue
-            names = {n.value for small in getattr(other_statement, "body", ()) for target in assignment_targets(small)
-                     for n in iter_nodes(target) if isinstance(n, cst.Name)}
+            names = _bound_names(other_statement)
             if names and self._reaches_backward_in_loop(other_statement, names, loop):
                 return True
         return False
