@@ -1249,6 +1249,47 @@ from torchvision import models
 net = models.resnet18(weights=None)
 print(net(batch).shape)
 """,
+        # near miss: the preprocessing of a library model's weights (named through a module-level alias of the
+        # weights) is no model: only the model's own call needs no_grad, and it has it
+        """
+import torch
+import torchvision
+
+weights = torchvision.models.EfficientNet_B0_Weights.DEFAULT
+preprocess = weights.transforms()
+net = torchvision.models.efficientnet_b0(weights=weights).eval()
+
+
+def predict(img):
+    batch = preprocess(img).unsqueeze(0)
+    with torch.inference_mode():
+        return net(batch).softmax(dim=1)
+""",
+        # near miss: after the inner steps of a meta-learning update, the loss on the held-out tasks is
+        # differentiated by `torch.autograd.grad` (no backward pass, but its graph is needed all the same)
+        """
+import copy
+
+import torch
+import torch.nn.functional as F
+
+
+def meta_update(net, opt, tasks):
+    opt.zero_grad()
+    for p in net.parameters():
+        p.grad = torch.zeros_like(p)
+    for (x_in, y_in), (x_out, y_out) in tasks:
+        inner = copy.deepcopy(net)
+        inner_opt = torch.optim.SGD(inner.parameters(), lr=0.1)
+        inner_opt.zero_grad()
+        F.cross_entropy(inner(x_in), y_in).backward()
+        inner_opt.step()
+        held_out = F.cross_entropy(inner(x_out), y_out)
+        grads = torch.autograd.grad(held_out, list(inner.parameters()))
+        for p, g in zip(net.parameters(), grads):
+            p.grad.add_(g)
+    opt.step()
+""",
     ]
 
     INVALID = [

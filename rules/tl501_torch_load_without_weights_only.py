@@ -4,12 +4,15 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.context import arg, keyword_arg
+from torchlint.analysis.definitions import position
 from torchlint.families.api.rewrite import literal_value
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
+SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
+BUFFERS = frozenset({"io.BytesIO", "_io.BytesIO"})
 SAFE_DEFAULT_SINCE = (2, 6)
 WEIGHTS_ONLY_SINCE = (1, 13)  # torch.load's `weights_only` argument
 
@@ -20,7 +23,9 @@ class TorchLoadWithoutWeightsOnly(LintRule):
     Finds `torch.load(..., weights_only=False)`, and `torch.load(...)` without `weights_only` when the
     project supports a torch older than 2.6 (option `target-torch`), where the default was `False`.
     A `weights_only` given by a variable is not reported (its value is unknown); `torch.jit.load`
-    loads TorchScript archives, not pickles, and is not this function.
+    loads TorchScript archives, not pickles, and is not this function. Nor is a load of an in-memory
+    buffer (`io.BytesIO()`) that `torch.save` filled earlier in the same function: a deep copy of an
+    object through memory reads only what the program itself wrote.
 
     ## Why is this bad?
     With `weights_only=False`, `torch.load` unpickles the file, and unpickling runs whatever code the
@@ -124,6 +129,28 @@ def restore(path, **kw):
 """,
             options={"target-torch": "2.0"},
         ),
+        # a deep copy of a whole module through memory: the bytes were written by `torch.save` just before
+        Valid(
+            """
+import io
+
+import torch
+
+
+def clone(module):
+    with io.BytesIO() as buf:
+        torch.save(module, buf)
+        buf.seek(0)
+        return torch.load(buf, weights_only=False)
+
+
+def clone_again(module):
+    buf = io.BytesIO()
+    torch.save(module, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=False)
+"""
+        ),
     ]
 
     INVALID = [
@@ -199,6 +226,31 @@ state = torch.load("ckpt.pt", map_location="cpu")
             options={"target-torch": "1.5"},
             message="has no `weights_only`",
         ),
+        # a buffer filled from a file holds that file's bytes
+        Invalid(
+            """
+import io
+
+import torch
+
+
+def restore(path):
+    buf = io.BytesIO(open(path, "rb").read())
+    return torch.load(buf, weights_only=False)
+""",
+            line=9,
+            fixed="""
+import io
+
+import torch
+
+
+def restore(path):
+    buf = io.BytesIO(open(path, "rb").read())
+    return torch.load(buf, weights_only=True)
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -208,6 +260,8 @@ state = torch.load("ckpt.pt", map_location="cpu")
     def visit_Call(self, node: cst.Call) -> None:
         if not self.ctx.names.matches(node.func, LOAD_FUNCS):
             return
+        if self._saved_here(node):
+            return  # a round trip through memory (a deep copy of a module): the bytes are this program's own
         given = keyword_arg(node, "weights_only")
         if given is not None:
             if literal_value(given.value) is False:
@@ -232,6 +286,40 @@ state = torch.load("ckpt.pt", map_location="cpu")
             f"supports torch {major}.{minor}), which can run arbitrary code; pass `weights_only=True`"
         )
         self.report(node, self.quoting(node, message), fix=self._add_keyword(node))
+
+    def _saved_here(self, node: cst.Call) -> bool:
+        """``torch.load(buf)`` of an in-memory buffer (``io.BytesIO()``, bound by assignment or ``with``) that
+        ``torch.save`` filled earlier in the same function: nothing outside the program wrote what is read."""
+        ctx = self.ctx
+        given = arg(node, 0, "f")
+        if given is None or not isinstance(given.value, cst.Name):
+            return False
+        name = given.value.value
+        scope = ctx.names.scope_at(node)
+        owner = scope.node if scope is not None and scope.kind == "function" else ctx.module
+        if not self._in_memory(node, given.value, owner):
+            return False
+        at = position(ctx, node)
+        for call in ctx.calls_in(owner):
+            if position(ctx, call) >= at or not ctx.names.matches(call.func, SAVE_FUNCS):
+                continue
+            target = arg(call, 1, "f")
+            if target is not None and isinstance(target.value, cst.Name) and target.value.value == name:
+                return True
+        return False
+
+    def _in_memory(self, load: cst.Call, buf: cst.Name, owner: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        for a in ctx.ancestors(load):
+            if a is owner:
+                break
+            if isinstance(a, cst.With):
+                for item in a.items:
+                    if item.asname is not None and isinstance(item.asname.name, cst.Name) and \
+                            item.asname.name.value == buf.value:
+                        return isinstance(item.item, cst.Call) and ctx.names.matches(item.item.func, BUFFERS)
+        values = ctx.names.values_before(buf)
+        return bool(values) and all(isinstance(v, cst.Call) and ctx.names.matches(v.func, BUFFERS) for v in values)
 
     def _add_keyword(self, node: cst.Call) -> Optional[Fix]:
         if not node.args:

@@ -802,6 +802,26 @@ class Net(nn.Module):
             line=10,
             message="`self.extra`",
         ),
+        # a layer built through a module-level alias of its class is a layer like any other
+        Invalid(
+            """
+import torch.nn as nn
+
+Norm = nn.BatchNorm2d
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.bn = Norm(8)
+
+    def forward(self, x):
+        return self.conv(x)
+""",
+            line=11,
+            message="`self.bn`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -447,3 +447,41 @@ def test_an_import_hidden_by_an_assignment_that_reaches_the_read():
     assert names.qualified_names(apex) == {"apex.amp.init"} and names.holds_import(apex.value.value)
     amp_c = calls["amp_c.scale(out)"].func
     assert names.qualified_names(amp_c) == {"amp_c.scale"}
+
+
+def test_a_module_level_alias_of_an_imported_name_holds_what_it_names():
+    # `Norm = nn.BatchNorm2d`: `Norm(8)` builds a batch-norm layer, during the walk and after it; an alias
+    # bound in both arms of an `if` holds either class; a name bound any other way too (a loop, a call, a
+    # `def`) is left to its values
+    ctx = _walked("""
+        import torch
+        import torch.nn as nn
+
+        Norm = nn.BatchNorm2d
+        if torch.cuda.is_available():
+            Norm = nn.SyncBatchNorm
+        Layer = nn.Linear
+        for Layer in (nn.Linear, nn.Conv1d):
+            pass
+        Act = nn.ReLU
+        Act = make_act()
+        Deep = Norm
+        functional = torch.nn.functional
+
+        def build():
+            return Norm(8), Layer(3, 3), Act(), Deep(4), functional.relu
+
+        def shadow(Norm):
+            return Norm(8)
+    """)
+    names = ctx.names
+    build = ctx.module.body[-2]
+    calls = {ctx.code(c.func): c.func for c in ctx.calls_in(build)}
+    assert names.qualified_names(calls["Norm"]) == {"torch.nn.BatchNorm2d", "torch.nn.SyncBatchNorm"}
+    assert names.qualified_names(calls["Deep"]) == {"torch.nn.BatchNorm2d", "torch.nn.SyncBatchNorm"}
+    assert names.qualified_names(calls["Layer"]) == frozenset()
+    assert names.qualified_names(calls["Act"]) == frozenset()
+    ret = build.body.body[0].body[0].value
+    assert names.qualified_names(ret.elements[-1].value) == {"torch.nn.functional.relu"}
+    inner = next(c.func for c in ctx.calls_in(ctx.module.body[-1]))
+    assert names.qualified_names(inner) == frozenset()  # the parameter, not the alias

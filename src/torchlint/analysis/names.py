@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 from bisect import bisect_left
 from itertools import islice
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union, overload
 
 import libcst as cst
 
@@ -126,6 +126,45 @@ class Scope:
         if b is None:
             b = self.bindings[name] = Binding(at)
         return b
+
+
+def _names_bound_in(node: Any) -> Set[str]:
+    """Every plain name a statement (or part of one) binds anywhere inside it: assignment, loop and ``with``
+    targets, ``def``/``class`` names, walrus targets (an over-approximation is safe: it only refuses an
+    alias)."""
+    found: Set[str] = set()
+    pending: List[Any] = list(node) if isinstance(node, (list, tuple)) else [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (cst.FunctionDef, cst.ClassDef)):
+            found.add(item.name.value)
+            continue
+        if isinstance(item, (cst.AssignTarget, cst.AsName, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.For,
+                             cst.CompFor)):
+            target = item.name if isinstance(item, cst.AsName) else item.target
+            pending_targets: List[cst.CSTNode] = [target]
+            while pending_targets:
+                t = pending_targets.pop()
+                if isinstance(t, cst.Name):
+                    found.add(t.value)
+                elif isinstance(t, (cst.Tuple, cst.List)):
+                    pending_targets.extend(e.value for e in t.elements)
+                elif isinstance(t, cst.StarredElement):
+                    pending_targets.append(t.value)
+        if isinstance(item, cst.CSTNode):
+            pending.extend(item.children)
+    return found
+
+
+def _module_rebinds(small: cst.BaseSmallStatement, aliases: List[Tuple[str, cst.BaseExpression]],
+                    rebound: Set[str]) -> None:
+    """Sort a module-level small statement's bindings: ``name = a.b.c`` is a candidate alias, every other
+    name it binds is not one."""
+    if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            and _chain(small.value)[0] is not None):
+        aliases.append((small.targets[0].target.value, small.value))
+        return
+    rebound.update(_names_bound_in(small))
 
 
 def _chain(node: cst.BaseExpression) -> Tuple[Optional[cst.Name], str]:
@@ -272,13 +311,25 @@ class NameResolver:
         # iterative: an `elif` chain nests one `If` per branch
         pending: List[cst.CSTNode] = list(body)
         pending.reverse()
+        aliases: List[Tuple[str, cst.BaseExpression]] = []
+        rebound: Set[str] = set()
         while pending:
             stmt = pending.pop()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         self._bind_import(self.module_scope, small)
+                    else:
+                        _module_rebinds(small, aliases, rebound)
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                rebound.add(stmt.name.value)
+            elif isinstance(stmt, (cst.For, cst.While)):
+                rebound.update(_names_bound_in(stmt))
             elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally)):
+                if isinstance(stmt, cst.With):
+                    rebound.update(_names_bound_in(stmt.items))
+                elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+                    rebound.update(_names_bound_in(stmt.name))
                 found: List[cst.CSTNode] = []
                 inner = stmt.body
                 if isinstance(inner, cst.IndentedBlock):
@@ -292,6 +343,33 @@ class NameResolver:
                     else:
                         found.append(sub)
                 pending.extend(reversed(found))
+        self._bind_aliases(aliases, rebound)
+
+    def _bind_aliases(self, aliases: List[Tuple[str, cst.BaseExpression]], rebound: Set[str]) -> None:
+        """``Norm = nn.BatchNorm2d`` at module level: the name holds what the chain names, as an import would
+        (``Norm(8)`` builds a batch-norm layer), where every module-level binding of it is such a chain of
+        imported names (in the arms of an ``if``: each origin, as for imports in ``try``/``except``);
+        bound any other way too (a loop, a ``def``, another value), the name is left to its values."""
+        grouped: Dict[str, List[cst.BaseExpression]] = {}
+        for name, value in aliases:
+            grouped.setdefault(name, []).append(value)
+        for name, values in grouped.items():
+            if name in rebound:
+                continue
+            found: List[str] = []
+            for value in values:
+                root, suffix = _chain(value)
+                origins = self.module_scope.bindings.get(root.value) if root is not None else None
+                if root is None or root.value in rebound or origins is None or not origins.imports:
+                    found = []
+                    break
+                found.extend(base + suffix for base in origins.imports if base + suffix not in found)
+            if not found:
+                continue
+            b = self.module_scope.bind(name, self._pos)
+            b.imports.extend(o for o in found if o not in b.imports)
+            if any(o.split(".")[0] == "torch" for o in found):
+                self.imports_torch = True
 
     def _bind_star(self, scope: Scope, mod: str) -> None:
         """``from utils import *`` of a project module that imports torch: the names its imports bind

@@ -734,6 +734,20 @@ def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
 _NOT_MODULE_CLASS = re.compile(r"Tokenizer|Processor|Config|Scheduler|FeatureExtractor|Vocab")
 
 
+#: the functions of the model packages that return no model: weights, their names, builders
+_NOT_MODEL_FUNCTIONS = frozenset({"get_weight", "get_model_weights", "list_models", "get_model_builder",
+                                  "list_pretrained", "is_model", "model_entrypoint"})
+
+
+def _builds_model(qualified: str) -> bool:
+    """Whether a call of ``qualified`` in a model package (``torchvision.models.resnet18``,
+    ``torchvision.models.detection.FasterRCNN``) builds a model: not a method of a class of the package
+    (``EfficientNet_B2_Weights.DEFAULT.transforms()`` makes the weights' preprocessing, no model; only the
+    last part of the path may be a class), nor one of its functions that return weights or names."""
+    parts = qualified.split(".")
+    return not any(part[:1].isupper() for part in parts[:-1]) and parts[-1] not in _NOT_MODEL_FUNCTIONS
+
+
 def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``value`` builds an ``nn.Module``: a torch/torchvision/timm layer or model, a project
     ``nn.Module`` subclass, ``*.from_pretrained(...)``, ``Cls.load_from_checkpoint(...)`` of such a
@@ -750,7 +764,7 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
             return False
         if q.startswith(_MODULE_FACTORIES):
             last = q.rsplit(".", 1)[-1]
-            return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.")
+            return q.startswith("torch.nn.") and last[:1].isupper() or not q.startswith("torch.nn.") and _builds_model(q)
     if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
         base = ctx.names.qualified_names_at(func.value)
         if any(_NOT_MODULE_CLASS.search(q.rsplit(".", 1)[-1]) for q in base):

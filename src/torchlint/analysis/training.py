@@ -296,7 +296,7 @@ _BACKWARD_OWNER = re.compile(r"accelerat|engine|fabric|trainer|strategy|runner|m
 def backward_operand(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
     """The value a backward call differentiates: ``loss`` in ``loss.backward()``,
     ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``,
-    ``self.manual_backward(loss)``."""
+    ``self.manual_backward(loss)``; ``loss`` in ``torch.autograd.grad(loss, params)`` too."""
     name = method_name(call)
     recv = receiver(call)
     first = arg(call, 0, "tensors")
@@ -309,8 +309,19 @@ def backward_operand(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpre
             return scaled.value if scaled is not None else recv
         return recv
     if first is None:
-        first = arg(call, 0, "loss")
+        first = arg(call, 0, "outputs" if ctx.names.matches(call.func, GRADIENT_CALLS) else "loss")
     return first.value if first is not None else None
+
+
+#: the calls that differentiate what they are given without a backward pass into ``.grad``
+GRADIENT_CALLS = frozenset({"torch.autograd.grad"})
+
+
+def differentiates(ctx: FileContext, call: cst.Call) -> bool:
+    """A backward pass (:func:`is_backward_like`), or ``torch.autograd.grad(outputs, inputs)``: either
+    differentiates its operand (:func:`backward_operand`), so the value it is given needs its graph.  Only
+    the backward passes fill ``.grad`` (what the gradient-clearing rules ask about)."""
+    return is_backward_like(ctx, call) or ctx.names.matches(call.func, GRADIENT_CALLS)
 
 
 def backward_operands(ctx: FileContext, node: cst.CSTNode) -> List[cst.BaseExpression]:

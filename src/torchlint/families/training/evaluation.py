@@ -85,6 +85,7 @@ from torchlint.analysis.training import (
     backward_operand,
     base_names,
     calls_through_helpers,
+    differentiates,
     is_backward_like,
     is_detached,
     is_loss_call,
@@ -2316,7 +2317,7 @@ class EvaluationFacts:
         if needs_grad(ctx, statement):
             return None
         for a in ctx.ancestors(call):
-            if isinstance(a, cst.Call) and is_backward_like(ctx, a):
+            if isinstance(a, cst.Call) and differentiates(ctx, a):
                 return None
         outputs = _bound_names(statement)
         if function is not None:
@@ -2423,8 +2424,8 @@ class EvaluationFacts:
                     every.append((position(ctx, node), "assign", node))
                 elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
                     every.append((position(ctx, node), "leave", node))
-                elif isinstance(node, cst.Call) and (is_backward_like(ctx, node) or method_name(node) in _GROWS):
-                    every.append((position(ctx, node), "backward" if is_backward_like(ctx, node) else "leave", node))
+                elif isinstance(node, cst.Call) and (differentiates(ctx, node) or method_name(node) in _GROWS):
+                    every.append((position(ctx, node), "backward" if differentiates(ctx, node) else "leave", node))
         events = [e for e in every if e[2] is not statement and not ctx.is_inside(e[2], statement)]
         events.sort(key=lambda e: (e[0] <= start, e[0]))  # from the statement on, then the next iteration
         live = set(names)
@@ -2597,7 +2598,7 @@ class EvaluationFacts:
                 continue
             if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(_held_names(n.value)) & live:
                 return True
-            if isinstance(n, cst.Call) and is_backward_like(ctx, n):
+            if isinstance(n, cst.Call) and differentiates(ctx, n):
                 operand = backward_operand(ctx, n)
                 if operand is None or set(base_names(operand)) & live:
                     return True
@@ -2624,7 +2625,7 @@ class EvaluationFacts:
             if position(ctx, a) > start and enclosing_function(ctx, a) is None and not ctx.is_inside(a, statement):
                 events.append((position(ctx, a), "assign", a))
         for call in ctx.calls_in(ctx.module):
-            if position(ctx, call) > start and is_backward_like(ctx, call) and not ctx.is_inside(call, statement):
+            if position(ctx, call) > start and differentiates(ctx, call) and not ctx.is_inside(call, statement):
                 events.append((position(ctx, call), "backward", call))
         for _pos, what, node in sorted(events, key=lambda e: e[0]):
             if what == "backward":
