@@ -3813,6 +3813,69 @@ print(predict(net, xs))
 """,
             unsafe=True,
         ),
+        # the sampled words get the name the training loop's `for` target binds before each backward pass:
+        # that loop reads its own value, never the sample
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Embedding(50, 8), nn.Flatten(), nn.Linear(16, 50))
+opt = torch.optim.Adam(net.parameters())
+corpus = [[1, 2, 3], [4, 5, 6]]
+
+
+def sample(length):
+    context, words = [0, 0], []
+    for _ in range(length):
+        logits = net(torch.tensor([context]))
+        word = logits.softmax(dim=1).multinomial(1).item()
+        words.append(word)
+        context = context[1:] + [word]
+    return words
+
+
+for epoch in range(3):
+    for words in corpus:
+        loss = nn.functional.cross_entropy(net(torch.tensor([words[:2]])), torch.tensor(words[2:]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    words = sample(10)
+    print(words)
+""",
+            line=13,
+            message="Decoding code",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Embedding(50, 8), nn.Flatten(), nn.Linear(16, 50))
+opt = torch.optim.Adam(net.parameters())
+corpus = [[1, 2, 3], [4, 5, 6]]
+
+
+@torch.no_grad()
+def sample(length):
+    context, words = [0, 0], []
+    for _ in range(length):
+        logits = net(torch.tensor([context]))
+        word = logits.softmax(dim=1).multinomial(1).item()
+        words.append(word)
+        context = context[1:] + [word]
+    return words
+
+
+for epoch in range(3):
+    for words in corpus:
+        loss = nn.functional.cross_entropy(net(torch.tensor([words[:2]])), torch.tensor(words[2:]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    words = sample(10)
+    print(words)
+""",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -3934,7 +3997,7 @@ print(predict(net, xs))
                                 return True
                             continue
                         for n in iter_nodes(target):
-                            if isinstance(n, cst.Name) and flows_into_backward(ctx, scope, n.value, depth=3):
+                            if isinstance(n, cst.Name) and flows_into_backward(ctx, scope, n.value, depth=3, origin=anc):
                                 return True
                     break
                 if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):

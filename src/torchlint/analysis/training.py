@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.walk import iter_nodes
 
 LOOP_TYPES = (cst.For, cst.While)
 
@@ -441,24 +442,47 @@ def whole_names(expr: Optional[cst.CSTNode]) -> List[str]:
     return out
 
 
-def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: int = 2, whole: bool = False) -> bool:
+def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: int = 2, whole: bool = False,
+                        origin: Optional[cst.CSTNode] = None) -> bool:
     """Whether the variable ``name`` (or a value computed from it) is later differentiated in ``scope``:
-    ``total.backward()``, ``loss = sum(losses); loss.backward()``."""
+    ``total.backward()``, ``loss = sum(losses); loss.backward()``.  With ``origin`` (the statement that
+    bound the value followed), a read inside a ``for`` loop whose target binds the name again, and that
+    ``origin`` is not part of, reads the loop's own value (``for sent in data: loss(sent).backward()``
+    never sees a ``sent = sample()`` made outside it)."""
     targets = {name}
+
+    def reads(node: cst.CSTNode, found: List[str]) -> Set[str]:
+        names = _outer_names(ctx, scope, node, found)
+        if origin is None:
+            return names
+        return {n for n in names if not _rebound_by_loop(ctx, node, n, origin)}
+
     for _ in range(depth):
         derived = set(targets)
         for a in ctx.contents(scope).assigns:
-            if isinstance(a, cst.Assign) and _outer_names(ctx, scope, a, base_names(a.value)) & targets:
+            if isinstance(a, cst.Assign) and reads(a, base_names(a.value)) & targets:
                 for t in a.targets:
                     if isinstance(t.target, cst.Name):
                         derived.add(t.target.value)
             elif isinstance(a, (cst.AugAssign, cst.AnnAssign)) and a.value is not None:
-                if _outer_names(ctx, scope, a, base_names(a.value)) & targets and isinstance(a.target, cst.Name):
+                if reads(a, base_names(a.value)) & targets and isinstance(a.target, cst.Name):
                     derived.add(a.target.value)
         targets = derived
     names = whole_names if whole else base_names
     for operand in backward_operands(ctx, scope):
-        if _outer_names(ctx, scope, operand, names(operand)) & targets:
+        if reads(operand, names(operand)) & targets:
+            return True
+    return False
+
+
+def _rebound_by_loop(ctx: FileContext, node: cst.CSTNode, name: str, origin: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in the body of a ``for`` loop whose target binds ``name``, a loop ``origin`` is
+    not part of: each run of the body binds the name before anything in it reads it."""
+    for a in ctx.ancestors(node):
+        if a is origin:
+            return False
+        if isinstance(a, cst.For) and not ctx.is_inside(origin, a) and ctx.is_inside(node, a.body) and any(
+                isinstance(n, cst.Name) and n.value == name for n in iter_nodes(a.target)):
             return True
     return False
 
