@@ -60,8 +60,8 @@ class VolatileVariable(LintRule):
     CODE = "TL516"
     NAME = "volatile-variable"
     MESSAGE = (
-        "`volatile=True` has had no effect since torch 0.4: autograd stays on here; run this code under "
-        "`torch.no_grad()` instead"
+        "`volatile=True` has had no effect since torch 0.4: autograd stays on here; drop it, and where this "
+        "code evaluates (no backward pass needs it), run it under `torch.no_grad()` instead"
     )
     FIX_TITLE = "Drop `volatile=False`"
     TRIGGERS = ("volatile",)
@@ -242,7 +242,7 @@ def act(actor, state):
                 self.report(node, (
                     f"`volatile={self.ctx.code(value)}` is `True` where `{where}` "
                     "runs outside `torch.no_grad()`, and `volatile=True` has had no effect since torch 0.4: autograd "
-                    "stays on there; run that code under `torch.no_grad()` instead"))
+                    "stays on there; drop it, and where that code evaluates, run it under `torch.no_grad()` instead"))
 
     def _may_be_true(self, value: cst.BaseExpression) -> Union[bool, None, Tuple[Any, cst.Call]]:
         """Whether ``volatile=value`` may be ``True`` where autograd is on: a literal ``True``, an expression
