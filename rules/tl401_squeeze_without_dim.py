@@ -2088,6 +2088,27 @@ def per_class(model, loader):
             line=10,
             message="`np.squeeze(pred.eq(target.view_as(pred)))` without a dim",
         ),
+        # a parameter rebound to its own squeeze: the squeeze reads what the callers pass (a model's output)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(8, 1)
+loader = torch.utils.data.DataLoader(dataset, batch_size=16)
+
+
+def hits(scores, labels):
+    scores = scores.squeeze()
+    return ((scores > 0).float() == labels).sum().item()
+
+
+with torch.no_grad():
+    print(sum(hits(net(x), y) for x, y in loader))
+""",
+            line=10,
+            message="given `net(x)` by the calls of `hits`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -485,3 +485,26 @@ def test_a_module_level_alias_of_an_imported_name_holds_what_it_names():
     assert names.qualified_names(ret.elements[-1].value) == {"torch.nn.functional.relu"}
     inner = next(c.func for c in ctx.calls_in(ctx.module.body[-1]))
     assert names.qualified_names(inner) == frozenset()  # the parameter, not the alias
+
+
+def test_a_read_sees_the_parameter_until_another_binding_runs_before_it():
+    # `y = y.squeeze()` reads the parameter (its assignment binds after the value is computed); a read
+    # after it, or after a loop that binds the name, does not; a local that is no parameter never does
+    ctx = _walked("""
+        def f(y, z):
+            y = y.squeeze()
+            w = y + 1
+            for z in range(3):
+                pass
+            return z, w
+    """)
+    function = ctx.module.body[0]
+    reads = [n for n in _preorder(function.body) if isinstance(n, cst.Name) and n.value in ("y", "z", "w")]
+    by_line = [(ctx.code(ctx.statement_of(n)).strip().split("\\n")[0], n.value, ctx.names.reads_parameter(n))
+               for n in reads if ctx.names.binding_at(n, n.value) is not None]
+    assert ("y = y.squeeze()", "y", True) in by_line  # the read on the right-hand side
+    rhs = function.body.body[0].body[0].value.func.value
+    assert isinstance(rhs, cst.Name) and ctx.names.reads_parameter(rhs)
+    assert ("w = y + 1", "y", False) in by_line
+    assert ("return z, w", "z", False) in by_line
+    assert ("return z, w", "w", False) in by_line

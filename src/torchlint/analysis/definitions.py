@@ -551,7 +551,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
     """For a parameter of a function: the arguments every call of the function in this file passes for
     it; None when it is no parameter, the function is never called here, or some call passes none."""
     function = parameter_owner(ctx, name)
-    if function is None or not ctx.names.is_param_at(name):
+    if function is None or not (ctx.names.is_param_at(name) or ctx.names.reads_parameter(name)):
         return None
     out: List[cst.BaseExpression] = []
     calls = call_sites(ctx, function)

@@ -748,6 +748,29 @@ class NameResolver:
         b = self.binding_at(node, node.value)
         return b is not None and b.assigned and not b.imports and not any(v is not None for v in b.values)
 
+    def reads_parameter(self, node: cst.Name) -> bool:
+        """Whether ``node`` reads the value its function was called with: the name is a parameter of the
+        function around it and no other binding of it runs before the read (``yhat = yhat.squeeze()``
+        reads the parameter: the assignment binds after its value is computed).  After the walk."""
+        scope = self.scope_at(node)
+        function = scope.node if scope is not None and scope.kind == "function" else None
+        if not isinstance(function, (cst.FunctionDef, cst.Lambda)) or node.value in scope.globals:
+            return False
+        params = function.params
+        if not any(p.name.value == node.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]):
+            return False
+        before = self.bound_values(node)
+        return len(before) >= 1 and before[0] is None and all(
+            v is not None and self._contains(v, node) for v in before[1:])
+
+    def _contains(self, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+        p = self.parents.get(id(node))
+        while p is not None:
+            if p is outer:
+                return True
+            p = self.parents.get(id(p))
+        return False
+
     def values_at(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """Every value assigned to a local name where ``node`` is (after the walk: the whole scope's
         assignments, in source order), or to ``self.<attr>`` in the class around ``node``."""

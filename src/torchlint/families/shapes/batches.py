@@ -537,7 +537,7 @@ def _given_batch(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.B
     """For a parameter of a function of this file that every call of it in the file gives a batch
     (``head(model(x))``, ``self._pool(self.body(x))``), the first such argument; None otherwise (never
     called here, or one call gives something else)."""
-    if depth > _MAX_DEPTH // 2 or not ctx.names.is_param_at(name) or ctx.names.values_before(name):
+    if depth > _MAX_DEPTH // 2 or not ctx.names.reads_parameter(name):
         return None
     args = definitions.arguments_for_param(ctx, name)
     if not args or not all(_evidence(ctx, a, depth + 1) for a in args):
