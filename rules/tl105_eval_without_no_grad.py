@@ -34,8 +34,18 @@ class EvalWithoutNoGrad(LintRule):
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
     an optimizer step on the model, when the function neither returns nor stores the output; and so is
-    such a statement after the model got trained weights: `load_state_dict`, `torch.load`, or a library
-    model built with them (`models.resnet50(weights="DEFAULT")`, `pretrained=True`, `from_pretrained`). Inside a
+    such a statement after the model got trained weights (at module level or in the main block):
+    `load_state_dict`, `torch.load`, a library
+    model built with them (`models.resnet50(weights="DEFAULT")`, `pretrained=True`, `from_pretrained`), or a
+    conditional expression each branch of which is one or calls a function that trains. A function,
+    whatever its name and however short (one forward pass, no loop), whose model outputs reach only
+    graph-free sinks (it trains nothing, needs no gradients, uses every output, switches nothing to
+    training mode) is evaluation code when every call of it in the file runs a model trained, or given
+    trained weights, before that call (a part of such a model too: `decoder` passed to `Model(encoder,
+    decoder)`); a file that registers a forward or backward hook is left alone (a hook may feed a loss
+    with the activations). A module-level loop that calls a helper returning a model output or its loss
+    and reads it only off the graph (`dev_loss += calc_loss(batch).item()`) on a trained model is an
+    evaluation at that loop (the helper itself may be shared with training). Inside a
     training loop, a statement of its body that runs the model the loop trains again, on other data,
     and whose output reaches no backward pass (`val_loss = loss_fn(model(x_val), y_val)` beside
     `train_loss.backward()`, only printed) is an evaluation in every iteration. A program that trains nothing anywhere
@@ -71,7 +81,9 @@ class EvalWithoutNoGrad(LintRule):
     its forward pass is an evaluation.
 
     Not reported: Lightning's `validation_step`/`test_step`/`predict_step` and other framework hooks
-    (the framework disables gradients), pytest tests, the inference methods of model classes that leave
+    (the framework disables gradients; a name like a hook's, `eval_step`, counts only for a method, a
+    decorated function, a function whose name is used other than to call it, or in a file with classes
+    derived from anything but `nn.Module`), pytest tests, the inference methods of model classes that leave
     the mode to their caller (library API: the caller decides; a method that switches its own model to
     eval mode, `self.eval()`, has decided, and its evaluation is reported), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
     uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), model calls whose output is discarded
@@ -1290,6 +1302,120 @@ def meta_update(net, opt, tasks):
             p.grad.add_(g)
     opt.step()
 """,
+        # near miss: the same plain-script `eval_step`, but a forward hook keeps the activations it computes and a
+        # loss of them is differentiated
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+features = []
+net[0].register_forward_hook(lambda module, inputs, output: features.append(output))
+
+
+def train_step(x, y):
+    opt.zero_grad()
+    loss = F.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+
+
+def eval_step(x, y):
+    out = net(x)
+    return (out.argmax(1) == y).float().mean().item()
+
+
+for epoch in range(3):
+    for x, y in batches:
+        train_step(x, y)
+    for x, y in held_out:
+        print(eval_step(x, y))
+    features[-1].pow(2).mean().backward()
+"""
+        ),
+        # near miss: the same one-call helper in the main block on a model that never got trained weights
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def label_of(model, x):
+    return model(x).argmax(1).tolist()
+
+
+if __name__ == "__main__":
+    net = Net()
+    print(label_of(net, torch.randn(4, 8)))
+"""
+        ),
+        # near miss: the dev-set loop keeps the helper's losses with their graph and a backward pass takes them
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Embedding(100, 16), nn.Flatten(), nn.Linear(32, 100))
+optimizer = torch.optim.Adam(model.parameters())
+criterion = nn.CrossEntropyLoss()
+
+
+def batch_loss(batch):
+    x, y = batch
+    return criterion(model(x), y)
+
+
+for epoch in range(3):
+    for batch in train_batches:
+        loss = batch_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    losses = []
+    for batch in dev_batches:
+        losses.append(batch_loss(batch))
+    optimizer.zero_grad()
+    torch.stack(losses).mean().backward()
+    optimizer.step()
+"""
+        ),
+        # near miss: the loaded model's output in the main block is differentiated (a gradient probe)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.load_state_dict(torch.load("net.pth"))
+    out = net(torch.randn(4, 8))
+    loss = out.logsumexp(1).mean()
+    loss.backward()
+    print(net.fc.weight.grad.norm())
+"""
+        ),
     ]
 
     INVALID = [
@@ -3874,6 +4000,218 @@ for epoch in range(3):
         opt.step()
     words = sample(10)
     print(words)
+""",
+        ),
+        # a plain script's one-call helper named like a hook (`eval_step`, called only by the script itself) run
+        # on the model the epoch just trained: only a number leaves it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def train_step(x, y):
+    opt.zero_grad()
+    loss = F.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+
+
+def eval_step(x, y):
+    out = net(x)
+    return (out.argmax(1) == y).float().mean().item()
+
+
+for epoch in range(3):
+    for x, y in batches:
+        train_step(x, y)
+    for x, y in held_out:
+        print(eval_step(x, y))
+""",
+            line=18,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def train_step(x, y):
+    opt.zero_grad()
+    loss = F.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+
+
+@torch.no_grad()
+def eval_step(x, y):
+    out = net(x)
+    return (out.argmax(1) == y).float().mean().item()
+
+
+for epoch in range(3):
+    for x, y in batches:
+        train_step(x, y)
+    for x, y in held_out:
+        print(eval_step(x, y))
+""",
+        ),
+        # a one-call prediction helper handed a model that got trained weights in the main block
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def label_of(model, x):
+    return model(x).argmax(1).tolist()
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.load_state_dict(torch.load("net.pth"))
+    print(label_of(net, torch.randn(4, 8)))
+""",
+            line=16,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@torch.no_grad()
+def label_of(model, x):
+    return model(x).argmax(1).tolist()
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.load_state_dict(torch.load("net.pth"))
+    print(label_of(net, torch.randn(4, 8)))
+""",
+        ),
+        # a dev-set loop at module level through a loss helper shared with training: only `.item()` is read
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Embedding(100, 16), nn.Flatten(), nn.Linear(32, 100))
+optimizer = torch.optim.Adam(model.parameters())
+criterion = nn.CrossEntropyLoss()
+
+
+def batch_loss(batch):
+    x, y = batch
+    return criterion(model(x), y)
+
+
+for epoch in range(3):
+    for batch in train_batches:
+        loss = batch_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    dev_loss = 0.0
+    for batch in dev_batches:
+        dev_loss += batch_loss(batch).item()
+    print(epoch, dev_loss)
+""",
+            line=23,
+            message="Evaluation: `batch_loss`",
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Embedding(100, 16), nn.Flatten(), nn.Linear(32, 100))
+optimizer = torch.optim.Adam(model.parameters())
+criterion = nn.CrossEntropyLoss()
+
+
+def batch_loss(batch):
+    x, y = batch
+    return criterion(model(x), y)
+
+
+for epoch in range(3):
+    for batch in train_batches:
+        loss = batch_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    dev_loss = 0.0
+    with torch.no_grad():
+        for batch in dev_batches:
+            dev_loss += batch_loss(batch).item()
+    print(epoch, dev_loss)
+""",
+        ),
+        # a prediction in the main block after `load_state_dict`
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.load_state_dict(torch.load("net.pth"))
+    out = net(torch.randn(4, 8))
+    print(out.argmax(1).tolist())
+""",
+            line=18,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+if __name__ == "__main__":
+    net = Net()
+    net.load_state_dict(torch.load("net.pth"))
+    with torch.no_grad():
+        out = net(torch.randn(4, 8))
+    print(out.argmax(1).tolist())
 """,
         ),
     ]

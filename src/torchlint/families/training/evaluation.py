@@ -98,6 +98,10 @@ EVAL_NAME = re.compile(
     r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|prediction|infer|"
     r"inference)(_|\d|$)"
 )
+#: the calls that let code outside a forward pass capture what it computes (its activations, their gradients)
+CAPTURING_CALLS = frozenset({"register_forward_hook", "register_forward_pre_hook", "register_module_forward_hook",
+                             "register_module_forward_pre_hook", "register_backward_hook",
+                             "register_full_backward_hook", "register_full_backward_pre_hook", "retain_grad"})
 HOOK_NAME = re.compile(r"^on_|_step$|_step_end$|_(epoch|batch|loop)_(start|end)$|_end$|^setup|dataloader|^configure")
 METRIC_NAME = re.compile(
     r"correct|accurac|(^|_)acc(_|\d|s?$)|metric|(^|_)score|f1|precision|recall|(^|_)iou|(^|_)auc|top_?\d|"
@@ -1990,6 +1994,8 @@ class EvaluationFacts:
                 site.calls.append((call, model))
             if function is not None and len(sites) == before and self._outputs_only_off_graph(function, calls):
                 sites.append(EvalSite("function", function, function, calls))
+            elif function is not None and len(sites) == before and self._runs_trained_model_off_graph(function, calls):
+                sites.append(EvalSite("function", function, function, calls))
         sites.extend(self._forward_through_helpers(by_function, sites))
         return sites
 
@@ -2045,6 +2051,7 @@ class EvaluationFacts:
         ctx = self.ctx
         taken = {s.function for s in sites if s.function is not None}
         found: Dict[cst.FunctionDef, EvalSite] = {}
+        found_loops: Dict[cst.CSTNode, EvalSite] = {}
         generated: List[EvalSite] = []
         for helper, calls in by_function.items():
             if helper is None or helper in taken or self._excluded(helper):
@@ -2085,7 +2092,17 @@ class EvaluationFacts:
                         model = calls[0][1]
                     generated.append(EvalSite("loop", loop, caller, [(site_call, model)], helper=helper))
                     continue
-                if caller is None or caller is helper or caller in taken or self._excluded(caller):
+                if caller is None:
+                    loop_site = self._module_loop_through_helper(helper, calls, site_call)
+                    if loop_site is not None:
+                        site = found_loops.get(loop_site.node)
+                        if site is None:
+                            found_loops[loop_site.node] = loop_site
+                            generated.append(loop_site)
+                        else:
+                            site.calls.extend(loop_site.calls)
+                    continue
+                if caller is helper or caller in taken or self._excluded(caller):
                     continue
                 if runs_without_grad(ctx, site_call):
                     continue
@@ -2134,7 +2151,8 @@ class EvaluationFacts:
         name = snake(function.name.value)
         if model_method(ctx, function) and not switches_itself_to_eval(ctx, function):
             return True  # (a method that puts its own model in eval mode chose the mode: it evaluates)
-        if HOOK_NAME.search(name) and "train" not in name.split("_") and not engine_process_function(ctx, function):
+        if HOOK_NAME.search(name) and "train" not in name.split("_") and not engine_process_function(ctx, function) \
+                and not self._plain_called_function(function):
             return True  # (a function handed to an engine is judged by what it does: its caller is known;
             # a hook of the training phase, `on_train_epoch_end`, runs with autograd on like the training)
         if "test" in name.split("_") and (
@@ -2142,6 +2160,220 @@ class EvaluationFacts:
         ):
             return True  # a test (or test helper) of the test suite, not the evaluation of a model
         return False
+
+    def _plain_called_function(self, function: cst.FunctionDef) -> bool:
+        """A function of a plain script that no framework can run as a hook: not a method, not decorated, no
+        class of the file derives from another, and its name is used only to call it (``eval_step(x, y)``
+        in the script's own loop; never handed over as a value, ``Engine(eval_step)``)."""
+        ctx = self.ctx
+        if function.decorators or isinstance(ctx.parent(ctx.parent(function) or function), cst.ClassDef):
+            return False
+        if any(isinstance(n, cst.ClassDef) and n.bases and not all(
+            isinstance(b.value, cst.Attribute) and b.value.attr.value == "Module" for b in n.bases
+        ) for n in ctx.module.body):
+            return False  # (a framework's classes in the file: its hooks may have any shape)
+        sites = [c for c in call_sites(ctx, function) if isinstance(c.func, cst.Name)]
+        if not sites:
+            return False
+        mentions = len(re.findall(r"\b%s\b" % re.escape(function.name.value), ctx.code(ctx.module)))
+        return mentions == len(sites) + 1
+
+    def _runs_trained_model_off_graph(self, function: cst.FunctionDef, calls) -> bool:
+        """Evaluation by behaviour, whatever the function is called and however short it is (one forward
+        pass, no loop): what its model calls produce reaches only graph-free sinks (:meth:`_graph_free`: it
+        trains nothing, needs no gradients, hands no graph back or away), every model call's output is used
+        (not a warm-up or statistics pass), it switches nothing to training mode, no forward hook of the
+        file can capture its activations, and every call of it in the file runs a model that was trained
+        or given trained weights before that call (``predict(net, x)`` after the training loop, after
+        ``net.load_state_dict(...)`` in the main block)."""
+        ctx = self.ctx
+        if not calls or _generator(function) or self._in_test_class(function) or is_test_file(ctx):
+            return False
+        if self._captures_activations():
+            return False  # an activation captured by a hook may feed a loss (style transfer)
+        if any(train_mode_call(c) for c in ctx.calls_in(function)):
+            return False  # a BatchNorm-statistics refresh, or training going on after it
+        for call, _model in calls:
+            if isinstance(ctx.parent(call), cst.Expr):
+                return False  # output discarded: calibration or warm-up
+        if any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in iter_nodes(function.body)):
+            return False
+        sites = call_sites(ctx, function)
+        if not sites:
+            return False
+        if not self._graph_free(function, calls):
+            return False
+        models = [model for _c, model in calls]
+        for part in self._submodule_calls(function, calls):
+            root = part.func
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name):
+                models.append(root)  # `decoder.caption(feats)` on a parameter holding a model
+        for site_call in sites:
+            if enclosing_function(ctx, site_call) is function:
+                return False
+            if not any(self._trained_at(site_call, m) for m in
+                       (self._model_at_call(function, model, site_call) for model in models) if m is not None):
+                return False
+        return True
+
+    def _captures_activations(self) -> bool:
+        """The file registers a hook on a module or a tensor (:data:`CAPTURING_CALLS`): what a forward pass
+        computes may reach a loss through it, whatever the pass's own outputs do."""
+        return any(method_name(c) in CAPTURING_CALLS for c in self.ctx.calls_in(self.ctx.module))
+
+    def _trained_at(self, site_call: cst.Call, model: cst.BaseExpression) -> bool:
+        """Whether the model ``model`` (as the call site names it) was trained or given trained weights
+        before ``site_call``: in an earlier statement of its block or of a block around it (a backward
+        pass or an optimizer step that reaches the model, `load_state_dict`, ``torch.load``, a pretrained
+        library model, a training function's result), or at module level by a statement before it; a
+        part of such a model (``decoder`` passed to ``Model(decoder=decoder)``) counts as trained."""
+        ctx = self.ctx
+        root = model
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name) or root.value in ("self", "cls"):
+            return False
+        statement = ctx.statement_of(site_call)
+        if statement is None:
+            return False
+        name = root.value
+        names = [name]
+        for owner, value in self._holders(name):
+            names.append(owner)
+        caller = enclosing_function(ctx, site_call)
+        for n in names:
+            if self._stepped_before(statement, n, caller):
+                return True
+            if caller is None and (self._trained_before(statement, n) or self._weights_loaded_before(statement, n)):
+                return True
+        return False
+
+    def _holders(self, name: str) -> List[Tuple[str, cst.CSTNode]]:
+        """Module-level names bound to a model built with ``name`` as an argument (``model =
+        Model(encoder, decoder)``): ``name`` is a part of that model."""
+        ctx = self.ctx
+        out: List[Tuple[str, cst.CSTNode]] = []
+        for stmt in ctx.module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                continue
+            small = stmt.body[0]
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            target = small.targets[0].target
+            value = strip_moves_expr(small.value)
+            if isinstance(target, cst.Name) and target.value != name and isinstance(value, cst.Call) and any(
+                isinstance(a.value, cst.Name) and a.value.value == name for a in value.args
+            ):
+                out.append((target.value, stmt))
+        return out
+
+    def _stepped_before(self, statement: cst.CSTNode, name: str, function: Optional[cst.FunctionDef],
+                        steps: bool = True) -> bool:
+        """A statement before ``statement`` in its block or a block around it (up to ``function`` or the
+        module) trains the model ``name`` (a backward pass or an optimizer step in it or a helper it calls,
+        whose code mentions the name) or gives it trained weights, with no new model bound to the name in
+        between."""
+        ctx = self.ctx
+        cur: Optional[cst.CSTNode] = statement
+        while cur is not None and cur is not function and cur is not ctx.module:
+            block = ctx.block_of(cur)
+            if block is not None:
+                at = next((i for i, s in enumerate(block) if s is cur), None)
+                if at is not None:
+                    for stmt in reversed(block[:at]):
+                        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                            continue
+                        if self._binds_anew(stmt, name):
+                            value = getattr(stmt.body[0], "value", None)  # type: ignore[attr-defined]
+                            return isinstance(value, cst.BaseExpression) and self._trained_value(value)
+                        if self._loads_into(stmt, name) or self._fits_model(stmt, name):
+                            return not self._round_trip(list(ctx.module.body))
+                        if steps and self._steps_model(stmt) and self._reaches_name(stmt, name):
+                            return True
+            cur = ctx.parent(cur)
+            if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
+                return False
+        return False
+
+    def _loads_into(self, stmt: cst.CSTNode, name: str) -> bool:
+        """``stmt`` calls ``<name>.load_state_dict(...)`` (or of a part of it) itself."""
+        for call in self.ctx.calls_in(stmt):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+                root = func.value
+                while isinstance(root, (cst.Attribute, cst.Subscript)):
+                    root = root.value
+                if isinstance(root, cst.Name) and root.value == name:
+                    return True
+        return False
+
+    def _reaches_name(self, stmt: cst.CSTNode, name: str) -> bool:
+        """``stmt`` mentions ``name``, or a same-module function it calls (two deep) does."""
+        ctx = self.ctx
+        if ctx.names_in(stmt, name):
+            return True
+        for call, _via in calls_through_helpers(ctx, stmt, 2):
+            target = ctx.function_for_call(call)
+            if target is not None and ctx.names_in(target, name):
+                return True
+        return False
+
+    def _trained_value(self, value: cst.BaseExpression) -> bool:
+        """A value that holds trained weights: ``torch.load(...)``, a pretrained library model, the result of
+        a same-module function that trains, or a conditional expression every branch of which is one
+        (``torch.load(p) if exists(p) else train_model()``)."""
+        ctx = self.ctx
+        core = strip_moves_expr(value)
+        if isinstance(core, cst.IfExp):
+            return self._trained_value(core.body) and self._trained_value(core.orelse)
+        if not isinstance(core, cst.Call):
+            return False
+        if _deserialised(ctx, core) or _pretrained(ctx, core):
+            return True
+        target = ctx.function_for_call(core)
+        return target is not None and trains(ctx, target, depth=2)
+
+    def _module_loop_through_helper(self, helper: cst.FunctionDef, calls, site_call: cst.Call) -> Optional[EvalSite]:
+        """A module-level loop (a notebook's dev-set pass) that calls ``helper`` (which runs a model and
+        returns its output or a loss of it) and reads what it returns only off the graph: the loop trains
+        nothing and needs no gradients, no value carrying the graph leaves it (handed away, kept in a
+        container or an attribute, reaching a backward pass later), and the model was trained before it."""
+        ctx = self.ctx
+        loop = self._loop_within(site_call, None)
+        if not isinstance(loop, LOOP_TYPES) or runs_without_grad(ctx, site_call):
+            return None
+        if trains(ctx, loop, depth=2) or needs_grad(ctx, loop) or self._captures_activations():
+            return None
+        if any(train_mode_call(c) for c in ctx.calls_in(loop)):
+            return None
+        forward: Set[cst.Call] = {site_call} | {c for c, _m in self._model_calls if ctx.is_inside(c, loop)}
+        flow = decoding_flow(ctx, loop, forward)
+        if hands_graph_away(ctx, loop, flow, forward) or reaches_backward(ctx, loop, flow, forward):
+            return None
+        kept: Set[str] = set()
+        for a in ctx.contents(loop).assigns:
+            value = getattr(a, "value", None)
+            if value is None or not _carries(ctx, value, flow.graph, forward):
+                continue
+            for t in assignment_targets(a):
+                if not isinstance(t, (cst.Name, cst.Tuple, cst.List)):
+                    return None  # `outs[i] = loss`, `self.last = loss`
+                kept.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
+        for call in ctx.calls_in(loop):
+            if method_name(call) in _KEEPING_CALLS and any(_carries(ctx, a.value, flow.graph, forward)
+                                                          for a in call.args):
+                return None  # `losses.append(loss)`: kept for later
+        if kept and self._reaches_later_backward(loop, kept):
+            return None
+        for outer in ctx.ancestors(loop):
+            if isinstance(outer, LOOP_TYPES) and kept and self._reaches_backward_in_loop(loop, kept, outer):
+                return None
+        model = self._model_at_call(helper, calls[0][1], site_call)
+        if model is None or not self._trained_at(site_call, model):
+            return None
+        return EvalSite("loop", loop, None, [(site_call, model)], helper=helper)
 
     def _function_verdict(self, function: cst.FunctionDef, calls) -> Optional[bool]:
         """None: not an evaluation function; else whether only its `.eval()` call says it is one."""
@@ -2310,8 +2542,10 @@ class EvaluationFacts:
             pass  # trained by the loop around it
         elif function is None and not self._trained_before(statement, root.value) and not (
             self._trained_earlier_in_block(statement, root.value, None)
-        ) and not self._weights_loaded_before(statement, root.value):
-            return None
+        ) and not self._weights_loaded_before(statement, root.value) and not (
+            self._stepped_before(statement, root.value, None, steps=False)
+        ):
+            return None  # (trained weights loaded in the main block: `if __name__ == "__main__":`)
         elif function is not None and not self._trained_earlier_in_block(statement, root.value, function):
             return None
         if needs_grad(ctx, statement):
@@ -2696,8 +2930,7 @@ class EvaluationFacts:
             if self._binds_anew(stmt, model_name):
                 assert isinstance(stmt, cst.SimpleStatementLine)
                 value = getattr(stmt.body[0], "value", None)
-                core = strip_moves_expr(value) if isinstance(value, cst.BaseExpression) else None
-                loaded = isinstance(core, cst.Call) and (_deserialised(ctx, core) or _pretrained(ctx, core))
+                loaded = isinstance(value, cst.BaseExpression) and self._trained_value(value)
                 continue
             for call in ctx.calls_in(stmt):
                 func = call.func
