@@ -46,7 +46,18 @@ class OptimizerOfAnotherModel(LintRule):
     same holds for a model a trainer class keeps (`self.actor`, set once by its constructor, stepped by
     `self.actor_optimizer`), when the class is a plain class, hands `self` to nothing, and its methods are
     the only code of the file that reads the attribute (`agent.actor.requires_grad_(False)` outside keeps
-    it silent). Parts of the loss that cannot be followed (data from a method of another object) do not
+    it silent). A trainer that is itself an `nn.Module` (`class Algorithm(nn.Module)` whose `__init__`
+    builds `self.network`, `self.optimizer = Adam(self.network.parameters())` and then `self.context_net`)
+    counts the same way when it derives from `nn.Module` directly, no class of the file derives from it,
+    its methods read on `self` only its own attributes and methods (not `self.parameters()`,
+    `self.requires_grad_(...)`), and every instance of it is built in this file and used for nothing
+    but calling its methods and moving it (`Adam(algo.parameters())`, `copy.deepcopy(algo)` or handing
+    `algo` to a function keep it silent). A method's argument is also what the calls on an instance of
+    its class pass (`algo.update(x, y)`); an attribute also set outside its class (`algo.optimizer =
+    ...`, a subclass's constructor) is unknown; an optimizer the constructor builds on each path of an
+    `if` (`if gda: self.optimizer = SGD(self.adv_classifier.parameters())`) is asked about one path at a
+    time, and a path whose optimizer holds none of the models the loss reaches is reported.
+    Parts of the loss that cannot be followed (data from a method of another object) do not
     matter for this question: the model the loss is computed from is on the graph whatever they reach,
     and a function that is not followed (`masked_nll(decoder(states), y, mask)` from a star import) is
     taken to compute its result from its arguments.
@@ -1684,6 +1695,181 @@ class Solver:
 Solver().fit(torch.rand(16, 4))
 """
         ),
+        # an algorithm that is itself a module, its context network built after the optimizer, but the
+        # whole algorithm's parameters are given to an optimizer outside: the context network is held
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Adapter(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(n_in + 2, 32), nn.ReLU(), nn.Linear(32, n_cls))
+        self.opt = torch.optim.SGD(self.body.parameters(), lr=0.05)
+        self.domain_net = nn.Linear(n_in, 2)
+
+    def learn(self, feats, labels):
+        logits = self.body(torch.cat([feats, self.domain_net(feats)], 1))
+        loss = F.cross_entropy(logits, labels)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+learner = Adapter(6, 4)
+outer_opt = torch.optim.Adam(learner.parameters(), lr=1e-4)
+for feats, labels in loader:
+    learner.learn(feats, labels)
+"""
+        ),
+        # the same module class building its optimizer over `self.parameters()`: every module it holds,
+        # the one built after it too
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Adapter(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(n_in + 2, 32), nn.ReLU(), nn.Linear(32, n_cls))
+        self.domain_net = nn.Linear(n_in, 2)
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.05)
+
+    def learn(self, feats, labels):
+        logits = self.body(torch.cat([feats, self.domain_net(feats)], 1))
+        loss = F.cross_entropy(logits, labels)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+learner = Adapter(6, 4)
+for feats, labels in loader:
+    learner.learn(feats, labels)
+"""
+        ),
+        # the extra network of a module algorithm is frozen in its constructor, or run under no_grad
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Distill(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.student = nn.Linear(n_in, n_cls)
+        self.opt = torch.optim.Adam(self.student.parameters())
+        self.teacher = nn.Linear(n_in, n_cls)
+        self.teacher.requires_grad_(False)
+        self.probe = nn.Linear(n_in, n_cls)
+
+    def learn(self, x, y):
+        with torch.no_grad():
+            hint = self.probe(x)
+        loss = F.cross_entropy(self.student(x) + self.teacher(x) + hint, y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+model = Distill(5, 3)
+for x, y in loader:
+    model.learn(x, y)
+"""
+        ),
+        # a module algorithm whose optimizer another method rebuilds (over the whole module), or that a
+        # subclass of the file replaces: what `self.opt` holds at the step is not known
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Head(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.trunk = nn.Linear(n_in, 16)
+        self.cls = nn.Linear(16, n_cls)
+        self.aux = nn.Linear(16, n_cls)
+        self.opt = torch.optim.SGD(self.aux.parameters(), lr=0.1)
+
+    def reset(self):
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def learn(self, x, y):
+        loss = F.cross_entropy(self.cls(self.trunk(x)), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+class Tuned(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.trunk = nn.Linear(n_in, 16)
+        self.cls = nn.Linear(16, n_cls)
+        self.aux = nn.Linear(16, n_cls)
+        self.opt = torch.optim.SGD(self.aux.parameters(), lr=0.1)
+
+    def learn(self, x, y):
+        loss = F.cross_entropy(self.cls(self.trunk(x)), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+class TunedAll(Tuned):
+    def __init__(self, n_in, n_cls):
+        super().__init__(n_in, n_cls)
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+head = Head(4, 2)
+tuned = TunedAll(4, 2)
+for x, y in loader:
+    head.learn(x, y)
+    tuned.learn(x, y)
+"""
+        ),
+        # the algorithm module handed to a function that is not followed, or copied as a whole
+        Valid(
+            """
+import copy
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Adapter(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.body = nn.Linear(n_in + 2, n_cls)
+        self.opt = torch.optim.SGD(self.body.parameters(), lr=0.05)
+        self.domain_net = nn.Linear(n_in, 2)
+
+    def learn(self, feats, labels):
+        loss = F.cross_entropy(self.body(torch.cat([feats, self.domain_net(feats)], 1)), labels)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+learner = Adapter(6, 4)
+prepare(learner)
+snapshot = copy.deepcopy(learner)
+for feats, labels in loader:
+    learner.learn(feats, labels)
+"""
+        ),
     ]
 
     INVALID = [
@@ -3119,6 +3305,108 @@ for z, real in batches:
     d_opt.step()
 """,
             message="`gen` is never trained",
+        ),
+        # an algorithm that is itself an `nn.Module`: the context network it builds after its optimizer
+        # runs in the loss of its update, and no optimizer holds it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ContextAlgo(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.classifier = nn.Sequential(nn.Linear(n_in + 1, 64), nn.ReLU(), nn.Linear(64, n_cls))
+        self.optimizer = torch.optim.Adam(self.classifier.parameters(), lr=3e-4)
+        self.context_net = nn.Sequential(nn.Linear(n_in, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def update(self, x, y):
+        ctx_feat = self.context_net(x)
+        logits = self.classifier(torch.cat([x, ctx_feat], dim=1))
+        loss = F.cross_entropy(logits, y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return {"loss": loss.item()}
+
+
+algorithm = ContextAlgo(10, 5)
+for x, y in batches:
+    algorithm.update(x, y)
+""",
+            line=19,
+            col=9,
+            message="`self.context_net` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `self.optimizer`)",
+        ),
+        # a module algorithm whose optimizer was given the adversarial head, while its update's loss runs
+        # the featurizer and the classifier only
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Transferable(nn.Module):
+    def __init__(self, n_in, n_cls):
+        super().__init__()
+        self.featurizer = nn.Sequential(nn.Linear(n_in, 32), nn.ReLU())
+        self.classifier = nn.Linear(32, n_cls)
+        self.adv_classifier = nn.Linear(32, n_cls)
+        self.optimizer = torch.optim.SGD(self.adv_classifier.parameters(), lr=0.01)
+
+    def update(self, x, y):
+        loss = F.nll_loss(F.log_softmax(self.classifier(self.featurizer(x)), dim=1), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+net = Transferable(12, 3)
+for x, y in batches:
+    net.update(x, y)
+""",
+            line=19,
+            col=9,
+            message="`self.optimizer` holds the parameters of `self.adv_classifier`, but the loss of the backward pass before this step is computed from `self.classifier`, `self.featurizer` only",
+        ),
+        # the same with the optimizer picked by a setting in the constructor: the construction of one path
+        # holds only the head the loss never runs (the other path is right)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Transferable(nn.Module):
+    def __init__(self, n_in, n_cls, gda=False):
+        super().__init__()
+        self.featurizer = nn.Sequential(nn.Linear(n_in, 32), nn.ReLU())
+        self.classifier = nn.Linear(32, n_cls)
+        self.adv_classifier = nn.Linear(32, n_cls)
+        if gda:
+            self.optimizer = torch.optim.SGD(self.adv_classifier.parameters(), lr=0.01)
+        else:
+            self.optimizer = torch.optim.Adam(
+                list(self.featurizer.parameters()) + list(self.classifier.parameters()), lr=1e-3)
+
+    def update(self, x, y):
+        loss = F.cross_entropy(self.classifier(self.featurizer(x)), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+net = Transferable(12, 3, gda=True)
+for x, y in batches:
+    net.update(x, y)
+""",
+            line=23,
+            col=9,
+            message="`self.optimizer` (here `torch.optim.SGD(self.adv_classifier.parameters(), lr=0.01)`) holds the parameters of `self.adv_classifier`",
         ),
     ]
 

@@ -670,7 +670,7 @@ def _self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.Bas
             continue
         parent = ctx.parent(node)
         if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is node \
-                or _unpacked_into(ctx, node):
+                or unpacked_into(ctx, node):
             function = ctx.enclosing(node, (cst.FunctionDef, cst.Lambda))
             if not isinstance(function, cst.FunctionDef) or function not in setup \
                     or not isinstance(node.value, cst.Name) or node.value.value != _first_param(function):
@@ -685,7 +685,7 @@ def _self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.Bas
     return out
 
 
-def _unpacked_into(ctx: FileContext, node: cst.CSTNode) -> bool:
+def unpacked_into(ctx: FileContext, node: cst.CSTNode) -> bool:
     """``a, self.G = ...`` or ``for self.G in ...``: ``node`` is bound as part of a target."""
     child, parent = node, ctx.parent(node)
     while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
@@ -838,8 +838,22 @@ def self_optimizer(ctx: FileContext, expr: cst.Attribute) -> cst.Call:
     return values[0]
 
 
+def self_optimizers(ctx: FileContext, expr: cst.Attribute) -> List[cst.Call]:
+    """Every optimizer construction ``self.<attr>`` may hold: the values it is set to in the constructor
+    (or a method it calls), one on each path of an ``if`` (``if gda: self.optimizer = SGD(...)`` /
+    ``else: self.optimizer = Adam(...)``); :class:`Unknown` when one of them is no optimizer construction
+    or the attribute is set anywhere else."""
+    found = self_attr(ctx, expr)
+    if found is None:
+        raise Unknown
+    values = self_values(ctx, *found)
+    if not values or not all(isinstance(v, cst.Call) and is_optimizer(ctx, v) for v in values):
+        raise Unknown
+    return values  # type: ignore[return-value]
+
+
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
            "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
-           "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer", "STRONG", "NO", "WEAK", "holds_model",
+           "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",
            "model_evidence"]

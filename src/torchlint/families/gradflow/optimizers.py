@@ -45,8 +45,8 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
-from torchlint.analysis.definitions import (bind_arguments, call_sites, called_function, class_body, definition_of,
-                                          returned_values, strip_moves)
+from torchlint.analysis.definitions import (bind_arguments, call_sites, called_function, class_body, constructions,
+                                          definition_of, returned_values, strip_moves)
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
@@ -91,6 +91,9 @@ _SITE: "Fact[Dict[cst.FunctionDef, Dict[str, cst.BaseExpression]]]" = Fact("grad
 #: the loop targets of ``for net, opt in zip(nets, opts):`` stood for by one element of each list, while
 #: the steps of that loop are asked about one iteration at a time
 _ZIPPED: "Fact[Dict[cst.For, Dict[str, Tuple[cst.BaseExpression, str]]]]" = Fact("gradflow.zipped", lambda ctx: {})
+#: ``self.<attr>`` of a class whose constructor builds its optimizer on each path of an ``if`` stood for by
+#: one of those constructions, while a step of it is asked about one construction at a time
+_CHOSEN: "Fact[Dict[Tuple[cst.ClassDef, str], cst.Call]]" = Fact("gradflow.chosen_optimizer", lambda ctx: {})
 
 Unknown = effects.Unknown  # the answer cannot be known from the code
 
@@ -132,6 +135,18 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
                     found = _stray_step(ctx, call, opt, backwards, _short_code(ctx, site))
                 finally:
                     _SITE.of(ctx).pop(function, None)
+                if found is not None:
+                    break
+        elif loop is None and _branch_optimizers(ctx, opt):
+            found = None  # `if gda: self.optimizer = SGD(...)` / `else: ...`: one construction at a time
+            chosen = _CHOSEN.of(ctx)
+            key = effects.self_attr(ctx, opt)
+            for value in _branch_optimizers(ctx, opt):
+                chosen[key] = value  # type: ignore[index]
+                try:
+                    found = _stray_step(ctx, call, opt, backwards, _short_code(ctx, value))
+                finally:
+                    chosen.pop(key, None)  # type: ignore[arg-type]
                 if found is not None:
                     break
         elif loop is None:
@@ -323,6 +338,8 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
     if hops > _MAX_HOPS:
         raise Unknown
     if isinstance(expr, cst.Attribute):
+        if _set_elsewhere(ctx, expr):
+            raise Unknown
         try:
             return frozenset({effects.self_module(ctx, expr)})  # `self.D`: the module the trainer holds
         except Unknown:
@@ -465,8 +482,23 @@ def _value_of(ctx: FileContext, name: cst.Name) -> cst.BaseExpression:
     return value
 
 
+def _branch_optimizers(ctx: FileContext, opt: cst.BaseExpression) -> List[cst.Call]:
+    """For ``self.<attr>`` set by the constructor to an optimizer construction on each of several paths
+    (``if gda:`` / ``else:``): those constructions; empty otherwise (one construction, or unknown)."""
+    if not isinstance(opt, cst.Attribute):
+        return []
+    try:
+        values = effects.self_optimizers(ctx, opt)
+    except Unknown:
+        return []
+    return values if len(values) > 1 else []
+
+
 def _optimizer_call(ctx: FileContext, opt: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(opt, cst.Attribute):
+        chosen = _CHOSEN.of(ctx).get(effects.self_attr(ctx, opt))  # type: ignore[arg-type]
+        if chosen is not None:
+            return chosen  # the construction of one path of the constructor being asked about
         return effects.self_optimizer(ctx, opt)  # `self.opt_d`, set once by the constructor
     if not isinstance(opt, cst.Name):
         raise Unknown
@@ -488,6 +520,8 @@ def _added_owners(ctx: FileContext, opt: cst.BaseExpression) -> List[cst.BaseExp
 
 
 def _held_models(ctx: FileContext, opt: cst.BaseExpression) -> FrozenSet[cst.Call]:
+    if isinstance(opt, cst.Attribute) and _set_elsewhere(ctx, opt):
+        raise Unknown
     value = _optimizer_call(ctx, opt)
     if not isinstance(value, cst.Call) or not effects.is_optimizer(ctx, value):
         raise Unknown
@@ -1150,10 +1184,10 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
         raise Unknown
     if _engine_step(ctx, function):
         return set()  # `Engine(step)`: ignite calls it with the engine and a batch of data
-    sites = call_sites(ctx, function)
+    method = not isinstance(ctx.parent(function), cst.Module)
+    sites = call_sites(ctx, function) + (_instance_sites(ctx, function) if method else [])
     if not sites or len(sites) > 8:
         raise Unknown
-    method = not isinstance(ctx.parent(function), cst.Module)
     if method and any(method_name(c) == function.name.value and c not in sites for c in ctx.calls_in(ctx.module)):
         raise Unknown  # `trainer.d_step(G(z))`: called on an instance too, with arguments not followed
     out: Set[cst.Call] = set()
@@ -1165,6 +1199,26 @@ def _from_callers(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int]
         if value is None:
             raise Unknown  # its default: not followed
         out |= _reached(ctx, value, hops + 1, visited)
+    return out
+
+
+def _instance_sites(ctx: FileContext, method: cst.FunctionDef) -> List[cst.Call]:
+    """The calls ``obj.<method>(...)`` of the file with ``obj`` a name holding an instance of the very
+    class that defines ``method`` (``algo = Algo(4, 3)``, then ``algo.update(x, y)``)."""
+    cls = ctx.parent(ctx.parent(method)) if isinstance(ctx.parent(method), cst.IndentedBlock) else None
+    if not isinstance(cls, cst.ClassDef):
+        return []
+    out = []
+    for call in ctx.calls_in(ctx.module):
+        func = call.func
+        if method_name(call) != method.name.value or not isinstance(func, cst.Attribute) \
+                or not isinstance(func.value, cst.Name) or func.value.value in ("self", "cls"):
+            continue
+        try:
+            if effects.held_instance_class(ctx, func.value) is cls:
+                out.append(call)
+        except Unknown:
+            continue
     return out
 
 
@@ -1932,8 +1986,11 @@ def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
     (``agent.actor``), or one of its uses there is more than :func:`_harmless_use` allows (its one
     assignment in the constructor aside)."""
     found = effects.self_attr(ctx, expr)
-    if found is None or not plain_class(ctx, found[0]):
+    if found is None:
         return True
+    module = not plain_class(ctx, found[0])
+    if module and not _closed_module_class(ctx, found[0]):
+        return True  # its own `parameters()` may be given to an optimizer, frozen or filled elsewhere
     cls, attr = found
     try:
         values = effects.self_values(ctx, cls, attr)
@@ -1956,6 +2013,9 @@ def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
             continue
         for node in ctx.names_in(function, me):  # type: ignore[arg-type]
             parent = ctx.parent(node)
+            if module and isinstance(parent, cst.Attribute) and parent.value is node \
+                    and not _own_member(ctx, cls, parent.attr.value):
+                return True  # `self.parameters()`, `self.requires_grad_(False)`: reaches every module it holds
             if isinstance(parent, cst.Attribute) and parent.value is node or isinstance(parent, cst.Param):
                 continue
             call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
@@ -1964,6 +2024,70 @@ def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
                 continue  # `super(Agent, self).__init__()`
             return True  # `helper(self)`: the instance handed on
     return False
+
+
+#: ``nn.Module`` methods that, called on the whole module, neither freeze, fill nor train what it holds
+_MODULE_HARMLESS = frozenset({"to", "cuda", "cpu", "train", "eval", "zero_grad", "register_buffer"})
+
+
+def _own_member(ctx: FileContext, cls: cst.ClassDef, attr: str) -> bool:
+    """Whether ``self.<attr>`` in a method of the module class ``cls`` names one of its own methods, an
+    attribute its methods set, or a module method of :data:`_MODULE_HARMLESS`; not ``parameters``,
+    ``modules``, ``requires_grad_``, ``load_state_dict``, ``apply`` and the like, which reach every
+    module it holds."""
+    if attr in _MODULE_HARMLESS:
+        return True
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.FunctionDef) and node.name.value == attr and not attr.startswith("__"):
+            return True
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute) \
+                and node.target.attr.value == attr and effects.self_attr(ctx, node.target) is not None:
+            return True
+    return False
+
+
+def _closed_module_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether the ``nn.Module`` class ``cls`` (built directly on ``torch.nn.Module``) holds its modules
+    the way a plain trainer class does: no class of the file derives from it, every instance of it is
+    built in this file (none in another file of the project) and bound to a name used for nothing but
+    calling the class's own methods and moving it or switching its mode (``algo.update(x, y)``,
+    ``algo.to(device)``): its ``parameters()`` are given to no optimizer, nothing freezes, copies or
+    fills it, and it is handed to no code that is not followed."""
+    if len(cls.bases) != 1 or cls.keywords or cls.decorators \
+            or not ctx.names.qualified_names_at(cls.bases[0].value) & _PLAIN_BASES:
+        return False
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.ClassDef) and node is not cls and any(
+                (definition_of(ctx, b.value) or (None, None))[1] is cls for b in node.bases):
+            return False  # a subclass: it may freeze, rebuild or override what the class holds
+    built = constructions(ctx, cls)
+    if not built or any(f is not ctx or definition_of(ctx, c.func) is None
+                        or definition_of(ctx, c.func)[1] is not cls for f, c in built):  # type: ignore[index]
+        return False
+    methods = {s.name.value for s in class_body(cls) if isinstance(s, cst.FunctionDef) and not s.decorators
+               and not s.name.value.startswith("__")}
+    for _, call in built:
+        assign = ctx.parent(call)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
+                or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        name = assign.targets[0].target.value
+        for use in ctx.names_in(ctx.module, name):
+            parent = ctx.parent(use)
+            if isinstance(parent, cst.AssignTarget) and parent.target is use:
+                value = ctx.parent(parent).value  # type: ignore[union-attr]
+                if value is call or effects.same_module(ctx, value) is not value:
+                    continue  # `algo = Algo(...)`, `algo = algo.to(device)`
+                return False
+            if isinstance(parent, cst.Attribute) and parent.attr is use:
+                continue  # `x.algo`: another object's attribute
+            outer = ctx.parent(parent)
+            if isinstance(parent, cst.Attribute) and parent.value is use and isinstance(outer, cst.Call) \
+                    and outer.func is parent and (parent.attr.value in methods or parent.attr.value in
+                                                  ("to", "cuda", "cpu", "train", "eval")):
+                continue
+            return False
+    return True
 
 
 __all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers",
@@ -2277,6 +2401,23 @@ def _bound_names(function: cst.FunctionDef) -> Optional[Set[str]]:
             out.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
     return out
 
+
+
+def _set_elsewhere(ctx: FileContext, expr: cst.Attribute) -> bool:
+    """For ``self.<attr>`` read in a method: whether the attribute is also set outside that class
+    (``algo.optimizer = ...``, a subclass's ``self.optimizer = ...``), where the method may then read
+    that value instead."""
+    found = effects.self_attr(ctx, expr)
+    if found is None:
+        return False
+    for use in _attribute_uses(ctx, found[1]):
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and parent.target is use \
+                or effects.unpacked_into(ctx, use):
+            owner = effects.self_attr(ctx, use)
+            if owner is None or owner[0] is not found[0]:
+                return True
+    return False
 
 
 def _attribute_uses(ctx: FileContext, name: str) -> List[cst.Attribute]:
