@@ -1416,6 +1416,38 @@ if __name__ == "__main__":
     print(net.fc.weight.grad.norm())
 """
         ),
+        # near miss: a model of plain tensors with hand-written gradients (nothing requires grad): its forward
+        # pass records nothing, so `no_grad` would save nothing
+        """
+import torch
+import torch.nn as nn
+
+
+class Logistic(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.w = torch.zeros(dim, 1)
+        self.b = torch.scalar_tensor(0)
+
+    def forward(self, x):
+        return torch.sigmoid(self.w.T @ x + self.b)
+
+    def backward(self, x, yhat, y):
+        self.dw = x @ (yhat - y).T / x.shape[1]
+        self.db = (yhat - y).mean()
+
+    def step(self, lr):
+        self.w = self.w - lr * self.dw
+        self.b = self.b - lr * self.db
+
+
+model = Logistic(4)
+for epoch in range(100):
+    yhat = model(x_train)
+    model.backward(x_train, yhat, y_train)
+    model.step(0.1)
+    print(((model(x_test) > 0.5).float() == y_test).float().mean().item())
+""",
     ]
 
     INVALID = [

@@ -244,3 +244,58 @@ def test_reset_parameters_of_a_torch_layer_only_initialises_it():
              and ctx.parent(n).attr.value in ("reset_parameters", "forward")]
     assert [(ctx.code(ctx.parent(n)), effects.initialising_read(ctx, n)) for n in reads] == [
         ("self.norm.reset_parameters", True), ("self.head.reset_parameters", False), ("self.norm.forward", False)]
+
+
+RECORDING = '''
+import torch
+import torch.nn as nn
+
+
+class Plain(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = torch.zeros(d, 1).to("cpu")
+        self.b = torch.scalar_tensor(0)
+
+    def forward(self, x):
+        return torch.sigmoid(self.w.T @ x + self.b)
+
+    def update(self, x, g, lr):
+        self.w = self.w - lr * (x @ g.T) / x.shape[1]
+
+
+class WithParameter(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(d, 1))
+
+
+class AsksForGrad(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = torch.zeros(d, 1, requires_grad=True)
+
+
+class HoldsGiven(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+
+class HoldsLayer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 1)
+
+
+class OtherBase(Plain):
+    pass
+'''
+
+
+def test_a_model_of_plain_tensors_records_nothing_and_one_with_weights_does():
+    ctx = _ctx(RECORDING)
+    classes = {n.name.value: n for n in ctx.module.body if isinstance(n, cst.ClassDef)}
+    assert effects.records_nothing(ctx, classes["Plain"])
+    for name in ("WithParameter", "AsksForGrad", "HoldsGiven", "HoldsLayer", "OtherBase"):
+        assert not effects.records_nothing(ctx, classes[name]), name

@@ -34,6 +34,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.definitions import class_body, definition_of, parameter_owner, strip_moves
+from torchlint.analysis.names import dotted_name
 from torchlint.analysis.roles import HOLDERS, holds_module, is_model, is_module_value, not_a_module
 from torchlint.analysis.walk import iter_nodes
 
@@ -434,6 +435,80 @@ _TENSOR_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "zeros", "on
                                "FloatTensor", "LongTensor", "BoolTensor", "ByteTensor", "IntTensor", "DoubleTensor"})
 #: calls that may return any object, a module among them
 _ANY_OBJECT = ("pickle.", "joblib.", "dill.", "cloudpickle.", "copy.", "torch.load", "torch.jit.", "torch.hub.")
+
+
+def records_nothing(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether an instance of the project class ``cls`` holds nothing autograd records: built directly on
+    ``nn.Module`` (or on nothing), nothing in it asks for gradients or registers a parameter
+    (``requires_grad``, ``nn.Parameter``), and every value its methods store on ``self`` is plain data: a
+    literal, a torch tensor factory, or arithmetic and tensor methods over its own attributes, the method's
+    parameters and literals (a parameter stored as it is may be a module: not plain).  A model written with
+    plain tensors and hand-written gradients (``self.w = torch.zeros(d, 1)``, ``self.w = self.w - lr *
+    self.dw``): its forward pass builds no graph."""
+    for base in cls.bases:
+        names = ctx.names.qualified_names_at(base.value)
+        if dotted_name(base.value) != "object" and not names & {"torch.nn.Module", "torch.nn.modules.module.Module"}:
+            return False
+    if cls.keywords:
+        return False
+    methods = [s for s in class_body(cls) if isinstance(s, cst.FunctionDef)]
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.ClassDef) and node is not cls:
+            return False
+        if isinstance(node, cst.Name) and node.value in _RECORDING_NAMES or \
+                isinstance(node, cst.Attribute) and node.attr.value in _RECORDING_NAMES or \
+                isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value in _RECORDING_NAMES:
+            return False  # (`torch.zeros(d, requires_grad=True)`)
+    for method in methods:
+        params = method.params.params
+        me = params[0].name.value if params else None
+        given = {p.name.value for p in [*method.params.posonly_params, *params, *method.params.kwonly_params]} - {me}
+        for node in iter_nodes(method.body):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                stored = [t for t in targets if not isinstance(t, cst.Name)]
+                if not stored:
+                    continue
+                if any(not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me)
+                       for t in stored):
+                    return False  # `a, self.w = ...`, `self.w[0] = ...`, another object's attribute
+                if node.value is None or not _plain_data(ctx, node.value, me, given, bare=True):
+                    return False
+    return True
+
+
+#: the names that make a tensor or a module hold something autograd records
+_RECORDING_NAMES = frozenset({"requires_grad", "requires_grad_", "Parameter", "register_parameter",
+                              "ParameterList", "ParameterDict", "add_module", "register_module", "setattr"})
+
+
+def _plain_data(ctx: FileContext, value: cst.BaseExpression, me: Optional[str], given: Set[str],
+                bare: bool = False) -> bool:
+    """A value :func:`records_nothing` allows on ``self``: see there (``bare``: the value as stored, where a
+    parameter of the method as it is may be any object)."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False", "None") or not bare and value.value in given
+    if isinstance(value, cst.Attribute):
+        return isinstance(value.value, cst.Name) and value.value.value == me or \
+            _plain_data(ctx, value.value, me, given)  # `self.w`, `(yhat - y).T`
+    if isinstance(value, cst.BinaryOperation):
+        return _plain_data(ctx, value.left, me, given) and _plain_data(ctx, value.right, me, given)
+    if isinstance(value, cst.UnaryOperation):
+        return _plain_data(ctx, value.expression, me, given)
+    if isinstance(value, cst.Subscript):
+        return _plain_data(ctx, value.value, me, given, bare)
+    if isinstance(value, cst.Call):
+        if any(a.star or not (isinstance(a.value, cst.Name) or _plain_data(ctx, a.value, me, given)) for a in value.args):
+            return False  # (an argument named by a variable, `torch.zeros(dim)`, `.to(device)`, is read, not stored)
+        names = ctx.names.qualified_names_at(value.func)
+        if names:  # a torch function of plain data (`torch.zeros(d, 1)`, `torch.sigmoid(self.z)`) is plain data
+            return any(n.startswith("torch.") and n.count(".") == 1 and not n.startswith(_ANY_OBJECT)
+                       or n.startswith("torch.nn.functional.") for n in names)
+        func = value.func
+        return isinstance(func, cst.Attribute) and _plain_data(ctx, func.value, me, given)  # `x.sum(1)`, `self.w.t()`
+    return False
 
 
 def data_value(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> bool:
@@ -855,5 +930,5 @@ def self_optimizers(ctx: FileContext, expr: cst.Attribute) -> List[cst.Call]:
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
            "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
-           "keyed_value", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",
+           "keyed_value", "records_nothing", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",
            "model_evidence"]

@@ -38,7 +38,7 @@ from torchlint.analysis.context import (
     method_name,
     receiver,
 )
-from torchlint.analysis.effects import HOLDERS
+from torchlint.analysis.effects import HOLDERS, records_nothing
 from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import grown_layers
@@ -1852,6 +1852,9 @@ class EvaluationFacts:
         ctx = self.ctx
         if isinstance(call.func, cst.Attribute) and call.func.attr.value != "forward" and builds_state_only(ctx, call):
             return  # `net.init_hidden(batch_size)`: a method of the model that runs no layer, only makes tensors
+        found = instance_class(ctx, model)
+        if found is not None and records_nothing(*found):
+            return  # a model of plain tensors with hand-written gradients: its forward pass builds no graph
         self._model_calls.append((call, model))
         if isinstance(model, cst.Name):
             binding = ctx.names.binding_at(model, model.value)
