@@ -469,9 +469,8 @@ def records_nothing(ctx: FileContext, cls: cst.ClassDef) -> bool:
                 stored = [t for t in targets if not isinstance(t, cst.Name)]
                 if not stored:
                     continue
-                if any(not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me)
-                       for t in stored):
-                    return False  # `a, self.w = ...`, `self.w[0] = ...`, another object's attribute
+                if any(not _own_slot(t, me) for t in stored):
+                    return False  # `a, self.w = ...`, another object's attribute
                 if node.value is None or not _plain_data(ctx, node.value, me, given, bare=True):
                     return False
     return True
@@ -480,6 +479,13 @@ def records_nothing(ctx: FileContext, cls: cst.ClassDef) -> bool:
 #: the names that make a tensor or a module hold something autograd records
 _RECORDING_NAMES = frozenset({"requires_grad", "requires_grad_", "Parameter", "register_parameter",
                               "ParameterList", "ParameterDict", "add_module", "register_module", "setattr"})
+
+
+def _own_slot(target: cst.BaseExpression, me: Optional[str]) -> bool:
+    """``self.w`` or an element of it (``self.grads["dw"]``)."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me
 
 
 def _plain_data(ctx: FileContext, value: cst.BaseExpression, me: Optional[str], given: Set[str],
@@ -495,13 +501,19 @@ def _plain_data(ctx: FileContext, value: cst.BaseExpression, me: Optional[str], 
             _plain_data(ctx, value.value, me, given)  # `self.w`, `(yhat - y).T`
     if isinstance(value, cst.BinaryOperation):
         return _plain_data(ctx, value.left, me, given) and _plain_data(ctx, value.right, me, given)
+    if isinstance(value, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _plain_data(ctx, e.key, me, given)
+                   and _plain_data(ctx, e.value, me, given, bare) for e in value.elements)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _plain_data(ctx, e.value, me, given, bare) for e in value.elements)
     if isinstance(value, cst.UnaryOperation):
         return _plain_data(ctx, value.expression, me, given)
     if isinstance(value, cst.Subscript):
         return _plain_data(ctx, value.value, me, given, bare)
     if isinstance(value, cst.Call):
-        if any(a.star or not (isinstance(a.value, cst.Name) or _plain_data(ctx, a.value, me, given)) for a in value.args):
-            return False  # (an argument named by a variable, `torch.zeros(dim)`, `.to(device)`, is read, not stored)
+        if any(a.star or not (dotted_name(a.value) is not None or _plain_data(ctx, a.value, me, given))
+               for a in value.args):
+            return False  # (an argument a name gives, `torch.zeros(dim, dtype=torch.float)`, `.to(device)`, is read, not stored)
         names = ctx.names.qualified_names_at(value.func)
         if names:  # a torch function of plain data (`torch.zeros(d, 1)`, `torch.sigmoid(self.z)`) is plain data
             return any(n.startswith("torch.") and n.count(".") == 1 and not n.startswith(_ANY_OBJECT)
