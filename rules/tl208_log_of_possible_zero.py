@@ -31,6 +31,8 @@ EPS_SUBTRACTED_MESSAGE = (
 )
 TANH_MESSAGE = ("`log(1 - t**2)` of a tanh output ({}): the argument is exactly 0 wherever the tanh saturates "
                 "(inputs beyond about 9 in float32), giving `-inf` and `nan` gradients; add an eps or clamp it")
+ZERO_MESSAGE = ("`log` of {what}, which is exactly 0 for some elements: `-inf` there, and `nan` gradients; "
+                "add an eps or clamp it (`x.clamp_min(eps)`)")
 RATIO_MESSAGE = "`log` of a ratio whose numerator can be 0 gives `-inf`; clamp it (`x.clamp_min(eps)`) first"
 
 
@@ -42,6 +44,10 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator is one of those.
     Also `log(1 - t**2)` (`t.pow(2)`, `t * t`, maybe scaled) of a tanh output `t`, the Jacobian of a
     tanh-squashed action in a policy's log-probability: it is 0 where the tanh saturates.
+    Also the log of a value that is exactly 0 for some elements by construction: a uniform draw
+    (`torch.rand`, `torch.rand_like`, `x.uniform_()`: values in [0, 1), 0 among them, the Gumbel trick's
+    `-log(-log(u))` written without its eps) and a ReLU output (`F.relu(x)`, `x.clamp(min=0)`); `1 - u` is in
+    (0, 1] and is not reported.
     `log(1 - p)` (or of `1 - p[:, i]`) where `p` is a parameter is reported when every call of the
     function in the file passes a softmax or sigmoid output (a loss helper defined in one notebook cell
     and called in another with `probas = F.softmax(logits, dim=1)`); the message says where `p` comes from.
@@ -225,6 +231,19 @@ def squashed_sample(mean, log_std, bound=1.0):
 print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
 """
         ),
+        # a uniform draw flipped into (0, 1] never is 0; a clamp at a positive bound keeps the log finite
+        """
+import torch
+
+
+def gumbel(logits):
+    u = torch.rand_like(logits)
+    return logits - torch.log(-torch.log(1 - u))
+
+
+def log_features(x):
+    return torch.log(torch.relu(x).clamp(min=1e-6))
+""",
     ]
 
     INVALID = [
@@ -464,6 +483,47 @@ print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
             unsafe=True,
             message="`a = torch.tanh(u)`",
         ),
+        # the Gumbel trick written without its eps: `torch.rand_like` draws 0 now and then
+        Invalid(
+            """
+import torch
+
+
+def gumbel(logits):
+    u = torch.rand_like(logits)
+    return logits - torch.log(-torch.log(u))
+""",
+            line=7,
+            message="a uniform draw in [0, 1) (`torch.rand_like`)",
+            fixed="""
+import torch
+
+
+def gumbel(logits):
+    u = torch.rand_like(logits)
+    return logits - torch.log(-torch.log(u.clamp_min(1e-07)))
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch.nn.functional as F
+
+
+def log_energy(x):
+    return F.relu(x).log()
+""",
+            line=6,
+            message="a ReLU output",
+            fixed="""
+import torch.nn.functional as F
+
+
+def log_energy(x):
+    return F.relu(x).clamp_min(1e-07).log()
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -507,6 +567,10 @@ print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
             message = TANH_MESSAGE.format(f"`{base} = {tanh}`" if base != tanh else f"`{base}`")
             self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))
             return
+        zero = _zero_by_construction(ctx, value)
+        if zero is not None:
+            self.deferred.add(ctx, node, node, ZERO_MESSAGE.format(what=zero), lambda: self._fix(use, x))
+            return
         if _one_minus_param(ctx, value) and probability_source(self.ctx, x) is None:
             self._passed.append((node, use, x, value))
             return
@@ -542,6 +606,35 @@ print(squashed_sample(torch.zeros(3, 2), torch.zeros(3, 2))[1])
         eps = self.options["eps"]
         clamped = ctx.parse_expression(f"{atom_code(ctx, x)}.clamp_min({eps!r})")
         return self.make_fix().replace(x, clamped)
+
+
+#: torch functions whose every element may be exactly 0 by construction: a uniform draw in [0, 1) and a ReLU
+_UNIFORM_DRAWS = frozenset({"torch.rand", "torch.rand_like"})
+_RECTIFIERS = frozenset({"torch.relu", "torch.nn.functional.relu", "torch.nn.functional.relu6"})
+
+
+def _zero_by_construction(ctx, value: cst.BaseExpression) -> Optional[str]:
+    """What makes ``value`` exactly 0 for some elements, whatever its input, in words: a uniform draw
+    (``torch.rand``, ``torch.rand_like``, ``x.uniform_()``: values in [0, 1), 0 among them; ``1 - u`` is in
+    (0, 1] and is not this), or a ReLU (``F.relu(x)``, ``x.relu()``, ``x.clamp(min=0)``: 0 for every
+    negative input); None otherwise."""
+    if not isinstance(value, cst.Call):
+        return None
+    names = ctx.names.qualified_names_at(value.func)
+    if names & _UNIFORM_DRAWS:
+        return f"a uniform draw in [0, 1) (`{ctx.code(value.func)}`)"
+    if names & _RECTIFIERS:
+        return "a ReLU output"
+    method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
+    if method == "uniform_" and not value.args:
+        return "a uniform draw in [0, 1) (`uniform_()`)"
+    if method == "relu" and not value.args and not names:
+        return "a ReLU output"
+    if method in ("clamp", "clamp_min") and not names:
+        low = next((a.value for a in value.args if a.keyword is None or a.keyword.value == "min"), None)
+        if isinstance(low, (cst.Integer, cst.Float)) and float(low.value) == 0.0:
+            return "a value clamped at 0 (`clamp(min=0)`)"
+    return None
 
 
 #: calls that find or replace the `-inf`/`nan` a log of 0 gives
