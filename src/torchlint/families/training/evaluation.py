@@ -1813,6 +1813,8 @@ class EvaluationFacts:
         self._loop_events: Dict[cst.CSTNode, List[Tuple[int, str, cst.CSTNode]]] = {}
         #: per training loop: whether each statement of its body trains
         self._body_trains: Dict[cst.CSTNode, List[bool]] = {}
+        #: whether the file registers a hook that captures activations (asked once)
+        self._capturing: Optional[bool] = None
 
     def record(self, call: cst.Call) -> None:
         """Called from ``visit_Call``: the call is judged after the walk (:meth:`_judge`), when every
@@ -2190,19 +2192,19 @@ class EvaluationFacts:
         or given trained weights before that call (``predict(net, x)`` after the training loop, after
         ``net.load_state_dict(...)`` in the main block)."""
         ctx = self.ctx
-        if not calls or _generator(function) or self._in_test_class(function) or is_test_file(ctx):
+        if not calls or is_test_file(ctx) or self._in_test_class(function):
+            return False
+        for call, _model in calls:
+            if isinstance(ctx.parent(call), cst.Expr):
+                return False  # output discarded: calibration or warm-up
+        sites = call_sites(ctx, function)
+        if not sites or any(enclosing_function(ctx, site) is function for site in sites):
             return False
         if self._captures_activations():
             return False  # an activation captured by a hook may feed a loss (style transfer)
         if any(train_mode_call(c) for c in ctx.calls_in(function)):
             return False  # a BatchNorm-statistics refresh, or training going on after it
-        for call, _model in calls:
-            if isinstance(ctx.parent(call), cst.Expr):
-                return False  # output discarded: calibration or warm-up
-        if any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in iter_nodes(function.body)):
-            return False
-        sites = call_sites(ctx, function)
-        if not sites:
+        if _generator(function) or any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in iter_nodes(function.body)):
             return False
         if not self._graph_free(function, calls):
             return False
@@ -2214,8 +2216,6 @@ class EvaluationFacts:
             if isinstance(root, cst.Name):
                 models.append(root)  # `decoder.caption(feats)` on a parameter holding a model
         for site_call in sites:
-            if enclosing_function(ctx, site_call) is function:
-                return False
             if not any(self._trained_at(site_call, m) for m in
                        (self._model_at_call(function, model, site_call) for model in models) if m is not None):
                 return False
@@ -2224,7 +2224,9 @@ class EvaluationFacts:
     def _captures_activations(self) -> bool:
         """The file registers a hook on a module or a tensor (:data:`CAPTURING_CALLS`): what a forward pass
         computes may reach a loss through it, whatever the pass's own outputs do."""
-        return any(method_name(c) in CAPTURING_CALLS for c in self.ctx.calls_in(self.ctx.module))
+        if self._capturing is None:
+            self._capturing = any(method_name(c) in CAPTURING_CALLS for c in self.ctx.calls_in(self.ctx.module))
+        return self._capturing
 
     def _trained_at(self, site_call: cst.Call, model: cst.BaseExpression) -> bool:
         """Whether the model ``model`` (as the call site names it) was trained or given trained weights
