@@ -24,7 +24,7 @@ import builtins
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -2281,26 +2281,36 @@ class EvaluationFacts:
         whose code mentions the name) or gives it trained weights, with no new model bound to the name in
         between."""
         ctx = self.ctx
+        for stmt, _first in self._earlier_statements(statement, function):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if self._binds_anew(stmt, name):
+                value = getattr(stmt.body[0], "value", None)  # type: ignore[attr-defined]
+                return isinstance(value, cst.BaseExpression) and self._trained_value(value)
+            if self._loads_into(stmt, name) or self._fits_model(stmt, name):
+                return not self._round_trip(list(ctx.module.body))
+            if steps and self._steps_model(stmt) and self._reaches_name(stmt, name):
+                return True
+        return False
+
+    def _earlier_statements(self, statement: cst.CSTNode,
+                            function: Optional[cst.FunctionDef]) -> Iterator[Tuple[cst.CSTNode, bool]]:
+        """The statements that run before ``statement``: those before it in its block, nearest first, then
+        those before the compound statement holding it in the block around that, up to ``function`` (or
+        the module), never across another function, class or lambda; each with whether it is the first
+        one yielded of its block."""
+        ctx = self.ctx
         cur: Optional[cst.CSTNode] = statement
         while cur is not None and cur is not function and cur is not ctx.module:
             block = ctx.block_of(cur)
             if block is not None:
                 at = next((i for i, s in enumerate(block) if s is cur), None)
                 if at is not None:
-                    for stmt in reversed(block[:at]):
-                        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                            continue
-                        if self._binds_anew(stmt, name):
-                            value = getattr(stmt.body[0], "value", None)  # type: ignore[attr-defined]
-                            return isinstance(value, cst.BaseExpression) and self._trained_value(value)
-                        if self._loads_into(stmt, name) or self._fits_model(stmt, name):
-                            return not self._round_trip(list(ctx.module.body))
-                        if steps and self._steps_model(stmt) and self._reaches_name(stmt, name):
-                            return True
+                    for i, stmt in enumerate(reversed(block[:at])):
+                        yield stmt, i == 0
             cur = ctx.parent(cur)
             if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
-                return False
-        return False
+                return
 
     def _loads_into(self, stmt: cst.CSTNode, name: str) -> bool:
         """``stmt`` calls ``<name>.load_state_dict(...)`` (or of a part of it) itself."""
@@ -2716,34 +2726,25 @@ class EvaluationFacts:
         ``function``, or the module), trains (a backward pass or an optimizer step, itself or in a helper
         it calls) and mentions ``model_name``, with no new model bound to that name in between (the
         main block of a script: ``if __name__ == "__main__":`` or ``main()``)."""
-        ctx = self.ctx
-        cur: Optional[cst.CSTNode] = statement
-        while cur is not None and cur is not function and cur is not ctx.module:
-            block = ctx.block_of(cur)
-            if block is not None:
-                at = next((i for i, s in enumerate(block) if s is cur), None)
-                if at is not None:
-                    stepped = False  # a later statement of the block (before ``cur``) steps
-                    for stmt in reversed(block[:at]):
-                        if self._binds_anew(stmt, model_name):
-                            return False  # `model = Net()` after the training: an untrained model
-                        if function is not None and self._fits_model(stmt, model_name):
-                            return True
-                        steps = self._steps_model(stmt)
-                        if self._runs_model(stmt, model_name) and not steps and stepped:
-                            return True  # `out = model(x)`, then `loss.backward()`, `opt.step()`: one step
-                        stepped = stepped or steps
-                        if not self._runs_model(stmt, model_name) or not steps:
-                            continue
-                        # a model bound inside the training code (`model = Net.load_from_checkpoint(...)`
-                        # in one branch) may not be the one trained
-                        return not any(
-                            isinstance(n, cst.SimpleStatementLine) and self._binds_anew(n, model_name)
-                            for n in iter_nodes(stmt)
-                        )
-            cur = ctx.parent(cur)
-            if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
-                return False
+        stepped = False  # a later statement of the same block (before the one asked about) steps
+        for stmt, first in self._earlier_statements(statement, function):
+            if first:
+                stepped = False
+            if self._binds_anew(stmt, model_name):
+                return False  # `model = Net()` after the training: an untrained model
+            if function is not None and self._fits_model(stmt, model_name):
+                return True
+            steps = self._steps_model(stmt)
+            if self._runs_model(stmt, model_name) and not steps and stepped:
+                return True  # `out = model(x)`, then `loss.backward()`, `opt.step()`: one step
+            stepped = stepped or steps
+            if not self._runs_model(stmt, model_name) or not steps:
+                continue
+            # a model bound inside the training code (`model = Net.load_from_checkpoint(...)` in one
+            # branch) may not be the one trained
+            return not any(
+                isinstance(n, cst.SimpleStatementLine) and self._binds_anew(n, model_name) for n in iter_nodes(stmt)
+            )
         return False
 
     def _fits_model(self, stmt: cst.CSTNode, model_name: str) -> bool:
