@@ -2180,8 +2180,8 @@ class EvaluationFacts:
         sites = [c for c in call_sites(ctx, function) if isinstance(c.func, cst.Name)]
         if not sites:
             return False
-        mentions = len(re.findall(r"\b%s\b" % re.escape(function.name.value), ctx.code(ctx.module)))
-        return mentions == len(sites) + 1
+        reads = [n for n in ctx.names_in(ctx.module, function.name.value) if n is not function.name]
+        return len(reads) == len(sites)  # (a read that is no call hands the function over as a value)
 
     def _runs_trained_model_off_graph(self, function: cst.FunctionDef, calls) -> bool:
         """Evaluation by behaviour, whatever the function is called and however short it is (one forward
