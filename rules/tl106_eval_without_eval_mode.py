@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import List, Optional, Set
 
 import libcst as cst
 
@@ -20,7 +20,9 @@ from torchlint.families.training.evaluation import (
     framework_model,
     model_from_code_not_in_view,
     model_mode_dependent,
+    modes_reaching,
     restores_train_mode,
+    TRAIN,
     samples_on_purpose,
     top_statement,
 )
@@ -57,7 +59,10 @@ class EvalWithoutEvalMode(LintRule):
     into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
     can switch only the models it is handed. A model parameter is in eval mode when every caller in the file puts the
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
-    `eval()` that comes after the call does not count.
+    `eval()` that comes after the call does not count. A model of the script that only other code puts
+    in eval mode is still reported when what runs before the evaluation leaves it in training mode on
+    some path (a training function that calls `model.train()` and `model.eval()` only under
+    `if not args.fastmode:`, followed through the script's own functions).
 
     Only models proven by construction to have a layer that acts differently in eval mode are
     reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
@@ -966,6 +971,137 @@ for x, y in [(torch.randn(2, 3, 32, 32), torch.tensor([0, 1]))]:
     optimizer.step()
 with torch.no_grad():
     print(model(torch.randn(1, 3, 32, 32)).argmax(1).item())
+""",
+        # near miss: the script puts the model in eval mode itself before `test()`
+        """
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fastmode", action="store_true")
+args = parser.parse_args()
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    optimizer.step()
+    if not args.fastmode:
+        model.eval()
+        print(F.cross_entropy(model(x), y).item())
+
+
+def test():
+    print((model(x).argmax(1) == y).float().mean().item())
+
+
+for epoch in range(10):
+    train(epoch)
+model.eval()
+test()
+""",
+        # near miss: the training function always ends in eval mode, so `test()` after it runs in eval mode
+        """
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fastmode", action="store_true")
+args = parser.parse_args()
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    optimizer.step()
+    model.eval()
+    print(F.cross_entropy(model(x), y).item())
+
+
+def test():
+    print((model(x).argmax(1) == y).float().mean().item())
+
+
+for epoch in range(10):
+    train(epoch)
+test()
+""",
+        # near miss: the flag-guarded eval, but the model has no dropout or batch norm
+        """
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fastmode", action="store_true")
+args = parser.parse_args()
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    optimizer.step()
+    if not args.fastmode:
+        model.eval()
+        print(F.cross_entropy(model(x), y).item())
+
+
+def test():
+    print((model(x).argmax(1) == y).float().mean().item())
+
+
+for epoch in range(10):
+    train(epoch)
+test()
+""",
+        # near miss: Monte-Carlo dropout: the script itself calls `net.train()` before sampling, on purpose
+        """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(1, 20), nn.ReLU(), nn.Dropout(p=0.05), nn.Linear(20, 1))
+optimiser = torch.optim.SGD(net.parameters(), lr=0.01)
+x, y = torch.randn(64, 1), torch.randn(64, 1)
+for epoch in range(100):
+    loss = (net(x) - y).pow(2).mean()
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+
+
+def plot_mean():
+    net.eval()
+    with torch.no_grad():
+        print(net(x).mean().item())
+
+
+plot_mean()
+net.train()  # dropout on: Monte-Carlo samples of the prediction
+draws = []
+with torch.no_grad():
+    for t in range(100):
+        draws.append(net(x).squeeze())
+print(torch.stack(draws).std(0))
 """,
     ]
 
@@ -2352,6 +2488,80 @@ print(evaluate(model, batches))
 """,
             unsafe=True,
         ),
+        # a script-level model that only the training function switches to eval, and only under a flag:
+        # after `train(epoch)` it may still be in training mode when `test()` runs it
+        Invalid(
+            """
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fastmode", action="store_true")
+args = parser.parse_args()
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    optimizer.step()
+    if not args.fastmode:
+        model.eval()
+        print(F.cross_entropy(model(x), y).item())
+
+
+def test():
+    print((model(x).argmax(1) == y).float().mean().item())
+
+
+for epoch in range(10):
+    train(epoch)
+test()
+""",
+            line=27,
+            message="`nn.Dropout(0.5)` (built at line 11)",
+            fixed="""
+import argparse
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fastmode", action="store_true")
+args = parser.parse_args()
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters())
+x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    optimizer.step()
+    if not args.fastmode:
+        model.eval()
+        print(F.cross_entropy(model(x), y).item())
+
+
+def test():
+    model.eval()
+    print((model(x).argmax(1) == y).float().mean().item())
+
+
+for epoch in range(10):
+    train(epoch)
+test()
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2376,7 +2586,8 @@ print(evaluate(model, batches))
                 extra: Set[str] = set()
                 if call not in facts.local_model:
                     extra = self._wider_receivers(site, code)
-                if covers(receivers | extra, code) or self._callers_switch(site, model):
+                if (covers(receivers | extra, code) or self._callers_switch(site, model)) and \
+                        not self._reached_in_training(site, model, code):
                     continue
                 if handed_over:
                     message = (f"Evaluation runs `{code}` without `{code}.eval()`; no call in the project passes "
@@ -2403,6 +2614,24 @@ print(evaluate(model, batches))
                 caller = enclosing_function(ctx, caller_site) or ctx.module
                 out |= eval_receivers(ctx, caller, before=caller_site)
         return out
+
+    def _reached_in_training(self, site: EvalSite, model: cst.BaseExpression, code: str) -> bool:
+        """A module-level model that only other code puts in eval mode (an ``eval()`` in another function
+        of the script), when what runs before the evaluation leaves it in training mode on some path: a
+        training function that calls ``model.train()`` and switches to eval only under a flag."""
+        ctx = self.ctx
+        if not isinstance(model, cst.Name) or ctx.names.is_param_at(model):
+            return False
+        if site.function is None:
+            places: List[cst.CSTNode] = [site.node]
+        else:
+            function = site.function
+            if site.kind != "function" or ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef)) is not None:
+                return False
+            if code in ctx.assigned_names(function) or covers(eval_receivers(ctx, function), code):
+                return False  # a local model, or one the function switches itself
+            places = list(call_sites(ctx, function))
+        return any(TRAIN in modes_reaching(ctx, place, code) for place in places)
 
     def _callers_switch(self, site: EvalSite, model: cst.BaseExpression) -> bool:
         """A model parameter that every caller in the file puts in eval mode under the name it passes,

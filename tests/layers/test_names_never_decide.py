@@ -47,6 +47,7 @@ KNOWN = {
     ("evaluation.py", "MODEL_BASES"): "silence",
     ("evaluation.py", "_MODE_FREE_LAYERS"): "api",
     ("evaluation.py", "_SETS_MODE"): "silence",
+    ("evaluation.py", "_MODE_WORDS"): "silence",  # a call not followed that may switch a mode: unknown
     ("evaluation.py", "is_model_name"): "weak",
     ("evaluation.py", "_mode_free_class"): "silence",
     ("evaluation.py", "_excluded"): "silence",

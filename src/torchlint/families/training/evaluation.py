@@ -1287,6 +1287,165 @@ def covers(receivers: Set[str], model_code: str) -> bool:
     return False
 
 
+# -- the mode a module-level model reaches a statement in ------------------------------------------
+#: outcomes of running some code, for the mode of one model: it is left as it was (on some path), put
+#: in eval mode, put in (or possibly in) training mode, or something not followed may have set it
+PASS, EVAL, TRAIN, UNKNOWN = "pass", "eval", "train", "unknown"
+_MODE_WORDS = re.compile(r"eval|train", re.IGNORECASE)
+
+
+def _then(first: Set[str], second: Set[str]) -> Set[str]:
+    """The outcomes of ``first`` followed by ``second``."""
+    out = second - {PASS}
+    if PASS in second:
+        out |= first
+    return out
+
+
+def _same_model(target: str, code: str) -> bool:
+    return target == code or code.startswith(target + ".")
+
+
+def _root(code: str) -> str:
+    return code.split(".")[0]
+
+
+def _holds(ctx: FileContext, name: str, code: str) -> bool:
+    """Whether some assignment in the file binds ``name`` to a value that mentions the model
+    (``dp = nn.DataParallel(model)``): switching ``name`` may switch the model."""
+    word = re.compile(r"\b" + re.escape(_root(code)) + r"\b")
+    for a in ctx.contents(ctx.module).assigns:
+        if not isinstance(a, (cst.Assign, cst.AnnAssign)) or a.value is None:
+            continue
+        targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
+        if any(dotted_name(t) == name for t in targets) and word.search(ctx.code(a.value)):
+            return True
+    return False
+
+
+def _call_modes(ctx: FileContext, call: cst.Call, code: str, depth: int, seen: Set[int],
+                followed: bool = False) -> Set[str]:
+    """What running ``call`` does to the mode of the module-level model ``code`` (``followed``: inside a
+    function followed from the evaluation's script or function)."""
+    target = eval_mode_target(call)
+    switched = target if target is not None else (receiver(call) if train_mode_call(call) else None)
+    if switched is not None:
+        other = ctx.code(switched)
+        if _same_model(other, code):
+            # a `.train()` of the evaluating code's own is a choice (Monte-Carlo dropout), not a mode left over
+            return {EVAL} if target is not None else ({TRAIN} if followed else {UNKNOWN})
+        if code.startswith(other + ".") or _holds(ctx, _root(other), code) or other == "self":
+            return {UNKNOWN}  # an object that may hold the model
+        return {PASS}
+    function = ctx.function_for_call(call)
+    if function is not None and ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef)) is None:
+        if depth <= 0 or id(function) in seen:
+            inner = calls_through_helpers(ctx, function, 1)
+            return {UNKNOWN} if any(eval_mode_target(c) is not None or train_mode_call(c) for c, _v in inner) \
+                else {PASS}
+        root = _root(code)
+        names = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
+                                       *function.params.kwonly_params]}
+        inner_code: Optional[str] = code
+        if root in names or any(dotted_name(a.value) == code for a in call.args):
+            bound = bind_arguments(call, function, 0)
+            if bound is None:
+                return {UNKNOWN}
+            passed = [n for n, a in bound.items() if dotted_name(a) == root]
+            inner_code = passed[0] + code[len(root):] if passed else (None if root in names else code)
+        if inner_code is None:
+            return {PASS}  # the function's parameter of that name is something else
+        out = _block_modes(ctx, function.body.body, inner_code, depth - 1, seen | {id(function)}, True)
+        if TRAIN in out and not trains(ctx, function, depth=2):
+            out = (out - {TRAIN}) | {UNKNOWN}  # a helper that only switches modes (`enable_dropout()`)
+        return out
+    name = callee_name(call) or ""
+    if _MODE_WORDS.search(name) or any(
+        dotted_name(a.value) is not None and _same_model(dotted_name(a.value) or "", code) for a in call.args
+    ):
+        return {UNKNOWN}  # a call not followed that may switch it (`engine.train(model=net, ...)`)
+    return {PASS}
+
+
+def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int, seen: Set[int],
+                     followed: bool = False) -> Set[str]:
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return {PASS}
+    if isinstance(stmt, cst.SimpleStatementLine):
+        out = {PASS}
+        root = _root(code)
+        for small in stmt.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                if any(root in {n.value for n in iter_nodes(t) if isinstance(n, cst.Name)} for t in targets):
+                    return {UNKNOWN}  # the name is bound to another object: its mode is not followed
+            for call in ctx.calls_in(small):
+                out = _then(out, _call_modes(ctx, call, code, depth, seen, followed))
+        return out
+    if isinstance(stmt, cst.If):
+        body = _block_modes(ctx, stmt.body.body, code, depth, seen, followed)
+        other = stmt.orelse
+        if other is None:
+            return body | {PASS}
+        if isinstance(other, cst.If):
+            return body | _statement_modes(ctx, other, code, depth, seen, followed)
+        return body | _block_modes(ctx, other.body.body, code, depth, seen, followed)
+    if isinstance(stmt, (cst.For, cst.While)):
+        return _block_modes(ctx, stmt.body.body, code, depth, seen, followed) | {PASS}
+    if isinstance(stmt, (cst.With, cst.Try)) and isinstance(stmt.body, cst.IndentedBlock):
+        if isinstance(stmt, cst.With) and any(_MODE_WORDS.search(ctx.code(item.item)) for item in stmt.items):
+            return {UNKNOWN}  # `with evaluating(model):`
+        out = _block_modes(ctx, stmt.body.body, code, depth, seen, followed)
+        if isinstance(stmt, cst.Try):
+            for handler in stmt.handlers:
+                out |= _block_modes(ctx, handler.body.body, code, depth, seen, followed)
+            if stmt.finalbody is not None:
+                out = _then(out, _block_modes(ctx, stmt.finalbody.body.body, code, depth, seen, followed))
+        return out
+    # anything else (`match`, ...) that switches some mode is not followed
+    return {UNKNOWN} if any(train_mode_call(c) or eval_mode_target(c) is not None
+                            for c in ctx.calls_in(stmt)) else {PASS}
+
+
+def _block_modes(ctx: FileContext, stmts: Sequence[cst.CSTNode], code: str, depth: int,
+                 seen: Set[int], followed: bool = False) -> Set[str]:
+    out = {PASS}
+    for stmt in stmts:
+        out = _then(out, _statement_modes(ctx, stmt, code, depth, seen, followed))
+    return out
+
+
+def modes_reaching(ctx: FileContext, node: cst.CSTNode, code: str, depth: int = 3) -> Set[str]:
+    """The modes the module-level model ``code`` may be in when ``node`` runs, from what runs before it
+    in its function or script (and, inside a loop, what the rest of the loop body did in the pass
+    before): EVAL, TRAIN (left in training mode on some path by a function that trains: ``model.train()``
+    then ``if not args.fastmode: model.eval()``), UNKNOWN (the start of the enclosing function, a rebinding
+    of the name, or a call not followed that may switch it).  Same-module functions are followed with
+    the model mapped through their parameters."""
+    out: Set[str] = set()
+    stmt = ctx.statement_of(node)
+    while stmt is not None:
+        block = ctx.block_of(stmt)
+        if block is None:
+            return out | {UNKNOWN}
+        index = next(i for i, s in enumerate(block) if s is stmt)
+        before = _block_modes(ctx, block[:index], code, depth, set())
+        container = ctx.parent(ctx.parent(stmt)) if isinstance(ctx.parent(stmt), cst.IndentedBlock) else None
+        if isinstance(container, (cst.For, cst.While)):
+            again = _block_modes(ctx, list(block[index + 1:]) + list(block[:index]), code, depth, set())
+            out |= again - {PASS}
+        out |= before - {PASS}
+        if PASS not in before:
+            return out
+        if container is None or isinstance(container, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return out | {UNKNOWN}  # the start of the function or of the script
+        if isinstance(container, (cst.Else, cst.ExceptHandler, cst.Finally)) or not isinstance(
+                container, cst.BaseCompoundStatement):
+            container = ctx.statement_of(container)
+        stmt = container
+    return out | {UNKNOWN}
+
+
 # -- decoding: inference recognised by what the code does -----------------------------------------
 #: calls that pick indices or draw samples from a model's output: their result carries no graph
 _PICKS = frozenset({"argmax", "argmin", "multinomial", "sample", "argsort"})
