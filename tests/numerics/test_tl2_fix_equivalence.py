@@ -242,7 +242,23 @@ CASES = [
          lambda ns, mean, log_std: (torch.manual_seed(0), ns["squashed_sample"](mean, log_std)[1])[1],
          lambda: (randn(3, 2), randn(3, 2, seed=2) * 0.1),
          lambda: (t(0.1, 40.0).repeat(2, 1), torch.zeros(2, 2))),
+    # the Gumbel trick without its eps: the uniform draw is handed in (`torch.rand_like` replaced for the call),
+    # ordinary draws never hold a 0, the extreme one does
+    Case("TL208-gumbel-draw", "TL208", 10, lambda ns, logits, draw: _drawing(draw, lambda: ns["gumbel"](logits)),
+         lambda: (randn(3, 4), torch.rand(3, 4) * 0.9 + 0.05), lambda: (randn(2, 2), t(0.0, 0.5, 0.25, 0.75).reshape(2, 2))),
+    # the log of a ReLU output: negative inputs give 0 and -inf
+    Case("TL208-relu", "TL208", 11, fn("log_energy"), lambda: (randn(6).abs() + 0.1,), lambda: (t(-1.0, 2.0, 0.0),)),
 ]
+
+
+def _drawing(draw, run):
+    """Run ``run()`` with ``torch.rand_like`` giving ``draw`` (the same shape as what it is asked for)."""
+    original = torch.rand_like
+    torch.rand_like = lambda like, **kw: draw.clone()
+    try:
+        return run()
+    finally:
+        torch.rand_like = original
 
 
 def _fixed(rule_code: str, source: str, options=None) -> str:
