@@ -12,6 +12,7 @@ from torchlint.families.training.evaluation import (
     EvalSite,
     mode_evidence,
     assigned_within,
+    built_in_eval_mode,
     call_sites,
     covers,
     enclosing_function,
@@ -28,7 +29,7 @@ from torchlint.families.training.evaluation import (
 )
 from torchlint.analysis.context import arg
 from torchlint.families.training.evaluation import trains
-from torchlint.analysis.definitions import arguments_for_param
+from torchlint.analysis.definitions import arguments_for_param, project_arguments_for_param
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -1102,6 +1103,34 @@ with torch.no_grad():
     for t in range(100):
         draws.append(net(x).squeeze())
 print(torch.stack(draws).std(0))
+""",
+        # near miss: one caller switches its model before the call, the other builds it in eval mode
+        """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+def evaluate(m, batches):
+    with torch.no_grad():
+        return [m(x).argmax(1) for x in batches]
+
+
+trained = Net()
+trained.load_state_dict(torch.load("net.pt", map_location="cpu"))
+trained.eval()
+frozen = Net().eval()
+frozen.load_state_dict(torch.load("net.pt", map_location="cpu"))
+print(evaluate(trained, data), evaluate(frozen, data))
 """,
     ]
 
@@ -2635,19 +2664,33 @@ test()
 
     def _callers_switch(self, site: EvalSite, model: cst.BaseExpression) -> bool:
         """A model parameter that every caller in the file puts in eval mode under the name it passes,
-        before the call (`gpt.eval()` then `generate(gpt, ...)`; an `eval()` after the call is too late)."""
+        before the call (`gpt.eval()` then `generate(gpt, ...)`; an `eval()` after the call is too late), or
+        builds in eval mode (`from_pretrained`); for a function only other files of the project call, every
+        such call passes a model built in eval mode there."""
         ctx = self.ctx
         if site.function is None or not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
             return False
         args = arguments_for_param(ctx, model)
         sites = call_sites(ctx, site.function)
+        if not args and not sites:
+            # called from other files of the project only: each must pass a model built in eval mode there
+            placed = project_arguments_for_param(ctx, model)
+            return bool(placed) and all(self._arrives_settled(octx, a) for octx, a in placed)
         if not args or len(args) != len(sites):
             return False
         for passed, caller_site in zip(args, sites):
             caller = enclosing_function(ctx, caller_site) or ctx.module
-            if not covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)):
+            if not covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) and \
+                    not self._arrives_settled(ctx, passed):
                 return False
         return True
+
+    @staticmethod
+    def _arrives_settled(ctx, passed: cst.BaseExpression) -> bool:
+        """A model handed over whose mode needs no switch: built in eval mode and never switched back, or
+        provably the same in both modes (no dropout, no batch norm)."""
+        return built_in_eval_mode(ctx, passed) or isinstance(passed, (cst.Name, cst.Attribute)) and \
+            model_mode_dependent(ctx, passed, 1) is False
 
     def _wider_receivers(self, site: EvalSite, code: str) -> Set[str]:
         """A model that is not local to the function (``self.model``, a module global) may be put in eval

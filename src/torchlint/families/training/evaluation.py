@@ -403,6 +403,13 @@ def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
     return False
 
 
+def built_in_eval_mode(ctx: FileContext, passed: cst.BaseExpression) -> bool:
+    """A name every value of which is built in eval mode (:func:`_built_in_eval_mode`: ``Net().eval()``,
+    ``GPT2LMHeadModel.from_pretrained(name)``) and that the file never switches back to training mode."""
+    return isinstance(passed, cst.Name) and not _switched_to_train(ctx, passed) and \
+        bool(values := ctx.names.values_at(passed)) and all(_built_in_eval_mode(v) for v in values)
+
+
 _TRAIN_SWITCHES: "Fact[List[cst.BaseExpression]]" = Fact("evaluation.train_switches")
 
 
@@ -2189,9 +2196,7 @@ class EvaluationFacts:
         if not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
             return False
         args = arguments_for_param(ctx, model)
-        return bool(args) and all(
-            isinstance(a, cst.Name) and not _switched_to_train(ctx, a) and bool(values := ctx.names.values_at(a))
-            and all(_built_in_eval_mode(v) for v in values) for a in args)
+        return bool(args) and all(built_in_eval_mode(ctx, a) for a in args)
 
     def _graph_free(self, function: cst.FunctionDef, calls) -> bool:
         """``function`` trains nothing within reach, needs no gradients, and what its model calls produce
