@@ -1132,6 +1132,35 @@ frozen = Net().eval()
 frozen.load_state_dict(torch.load("net.pt", map_location="cpu"))
 print(evaluate(trained, data), evaluate(frozen, data))
 """,
+        # near miss: a factory fills an empty `Sequential` with layers that act alike in both modes
+        """
+import torch
+from torch import nn
+
+
+def make_net():
+    net = nn.Sequential()
+    net.add_module("conv", nn.Conv2d(1, 8, 3))
+    net.add_module("flat", nn.Flatten())
+    return net
+
+
+def accuracy(model, batches):
+    with torch.no_grad():
+        return sum((model(x).argmax(-1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, epochs):
+    model = make_net()
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.train()
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(accuracy(model, batches))
+""",
     ]
 
 
@@ -2588,6 +2617,70 @@ def test():
 for epoch in range(10):
     train(epoch)
 test()
+""",
+            unsafe=True,
+        ),
+        # a factory fills an empty `Sequential` with `add_module`, a dropout among the layers
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def make_net():
+    net = nn.Sequential()
+    net.add_module("conv", nn.Conv2d(1, 8, 3))
+    net.add_module("drop", nn.Dropout2d(0.1))
+    net.add_module("flat", nn.Flatten())
+    return net
+
+
+def accuracy(model, batches):
+    with torch.no_grad():
+        return sum((model(x).argmax(-1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, epochs):
+    model = make_net()
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.train()
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(accuracy(model, batches))
+""",
+            line=16,
+            fixed="""
+import torch
+from torch import nn
+
+
+def make_net():
+    net = nn.Sequential()
+    net.add_module("conv", nn.Conv2d(1, 8, 3))
+    net.add_module("drop", nn.Dropout2d(0.1))
+    net.add_module("flat", nn.Flatten())
+    return net
+
+
+def accuracy(model, batches):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(-1) == y).sum().item() for x, y in batches)
+
+
+def fit(batches, epochs):
+    model = make_net()
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.train()
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print(accuracy(model, batches))
 """,
             unsafe=True,
         ),

@@ -696,7 +696,16 @@ def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: 
             continue  # a nested function's return
         if isinstance(node.value, cst.Name):
             values = built_values(fctx, node.value)
-            verdicts.extend(_value_mode_dependent(fctx, v, hops + 1) for v in values)
+            for v in values:
+                core = strip_moves_expr(v)
+                grown = grown_layers(fctx, node.value, core) if isinstance(core, cst.Call) and not core.args and \
+                    fctx.names.qualified_names_at(core.func) & _EMPTY_GROWN else []
+                if grown:  # `net = nn.Sequential()`, `net.add_module(...)`, `return net`: what was added
+                    verdicts.append(_combine([
+                        model_mode_dependent(fctx, g, hops + 1) if isinstance(g, (cst.Name, cst.Attribute))
+                        else _value_mode_dependent(fctx, g, hops + 1) for g in grown]))
+                else:
+                    verdicts.append(_value_mode_dependent(fctx, v, hops + 1))
             if not values:
                 verdicts.append(None)
         else:
