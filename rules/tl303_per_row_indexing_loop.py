@@ -1008,6 +1008,20 @@ def shifted(scores, steps):
     return torch.stack(out)
 """
         ),
+        # a branch on a flag, not on the rows: every position gets the same value
+        """
+import torch
+
+
+def labels(p: torch.Tensor, strict: bool):
+    out = torch.zeros(p.shape[0])
+    for i in range(p.shape[0]):
+        if strict:
+            out[i] = 1
+        else:
+            out[i] = 0
+    return out
+""",
     ]
 
     INVALID = [
@@ -1987,6 +2001,24 @@ def per_class(pred: torch.Tensor, target: torch.Tensor):
 """,
             line=9,
             message="`torch.bincount(labels, minlength=n)`",
+        ),
+        # a threshold written row by row as constants under an `if` on the row: one `torch.where`
+        Invalid(
+            """
+import torch
+
+
+def to_labels(probs: torch.Tensor):
+    labels = torch.zeros(probs.shape[0])
+    for i in range(probs.shape[0]):
+        if probs[i, 0] <= 0.5:
+            labels[i] = 0
+        else:
+            labels[i] = 1
+    return labels
+""",
+            line=7,
+            message="`torch.where`",
         ),
     ]
 

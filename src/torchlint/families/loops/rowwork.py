@@ -750,6 +750,13 @@ class _Body:
             self.fail()
         self.fail()
 
+    def _decided_by_data(self, target: cst.Subscript) -> bool:
+        """A write at the loop position under an ``if`` on the data (the tests of the body's ``if``s all read
+        the walked slices, or the loop is not judged at all): what is written depends on the row even when
+        it is a constant (``if p[i] > 0.5: out[i] = 1 else: out[i] = 0`` is one ``torch.where``)."""
+        statement = self.ctx.parent(self.ctx.parent(target))
+        return self.work.branches and statement is not None and id(statement) in self.guarded
+
     def _store(self, target: cst.Subscript, dep: bool) -> None:
         pos = self.slice_position(target)
         parent = self.ctx.parent(target)
@@ -761,7 +768,7 @@ class _Body:
             self.outputs.add(self.ctx.code(target.value).strip())
             self.sinks.append(target.value)
             return
-        if pos != self.head.dim or not dep:
+        if pos != self.head.dim or not (dep or self._decided_by_data(target)):
             self.fail()
         if not self._tensor(target.value):
             self.fail()
