@@ -142,15 +142,7 @@ def _names_bound_in(node: Any) -> Set[str]:
         if isinstance(item, (cst.AssignTarget, cst.AsName, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.For,
                              cst.CompFor)):
             target = item.name if isinstance(item, cst.AsName) else item.target
-            pending_targets: List[cst.CSTNode] = [target]
-            while pending_targets:
-                t = pending_targets.pop()
-                if isinstance(t, cst.Name):
-                    found.add(t.value)
-                elif isinstance(t, (cst.Tuple, cst.List)):
-                    pending_targets.extend(e.value for e in t.elements)
-                elif isinstance(t, cst.StarredElement):
-                    pending_targets.append(t.value)
+            found.update(n.value for n in target_names(target))
         if isinstance(item, cst.CSTNode):
             pending.extend(item.children)
     return found
@@ -762,14 +754,6 @@ class NameResolver:
         before = self.bound_values(node)
         return len(before) >= 1 and before[0] is None and all(
             v is not None and self._contains(v, node) for v in before[1:])
-
-    def _contains(self, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
-        p = self.parents.get(id(node))
-        while p is not None:
-            if p is outer:
-                return True
-            p = self.parents.get(id(p))
-        return False
 
     def values_at(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """Every value assigned to a local name where ``node`` is (after the walk: the whole scope's

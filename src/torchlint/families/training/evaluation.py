@@ -1327,14 +1327,14 @@ def _root(code: str) -> str:
 
 
 def _holds(ctx: FileContext, name: str, code: str) -> bool:
-    """Whether some assignment in the file binds ``name`` to a value that mentions the model
+    """Whether some assignment in the file binds ``name`` to a value that reads the model's name
     (``dp = nn.DataParallel(model)``): switching ``name`` may switch the model."""
-    word = re.compile(r"\b" + re.escape(_root(code)) + r"\b")
+    root = _root(code)
     for a in ctx.contents(ctx.module).assigns:
         if not isinstance(a, (cst.Assign, cst.AnnAssign)) or a.value is None:
             continue
         targets = [t.target for t in a.targets] if isinstance(a, cst.Assign) else [a.target]
-        if any(dotted_name(t) == name for t in targets) and word.search(ctx.code(a.value)):
+        if any(dotted_name(t) == name for t in targets) and ctx.names_in(a.value, root):
             return True
     return False
 
@@ -2417,9 +2417,7 @@ class EvaluationFacts:
         if statement is None:
             return False
         name = root.value
-        names = [name]
-        for owner, value in self._holders(name):
-            names.append(owner)
+        names = [name, *self._holders(name)]
         caller = enclosing_function(ctx, site_call)
         for n in names:
             if self._stepped_before(statement, n, caller):
@@ -2428,11 +2426,11 @@ class EvaluationFacts:
                 return True
         return False
 
-    def _holders(self, name: str) -> List[Tuple[str, cst.CSTNode]]:
+    def _holders(self, name: str) -> List[str]:
         """Module-level names bound to a model built with ``name`` as an argument (``model =
         Model(encoder, decoder)``): ``name`` is a part of that model."""
         ctx = self.ctx
-        out: List[Tuple[str, cst.CSTNode]] = []
+        out: List[str] = []
         for stmt in ctx.module.body:
             if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
                 continue
@@ -2444,7 +2442,7 @@ class EvaluationFacts:
             if isinstance(target, cst.Name) and target.value != name and isinstance(value, cst.Call) and any(
                 isinstance(a.value, cst.Name) and a.value.value == name for a in value.args
             ):
-                out.append((target.value, stmt))
+                out.append(target.value)
         return out
 
     def _stepped_before(self, statement: cst.CSTNode, name: str, function: Optional[cst.FunctionDef],
@@ -2485,11 +2483,13 @@ class EvaluationFacts:
             if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and cur is not function:
                 return
 
-    def _loads_into(self, stmt: cst.CSTNode, name: str) -> bool:
-        """``stmt`` calls ``<name>.load_state_dict(...)`` (or of a part of it) itself."""
+    def _loads_into(self, stmt: cst.CSTNode, name: str, outside_functions: bool = False) -> bool:
+        """``stmt`` calls ``<name>.load_state_dict(...)`` (or of a part of it) itself (``outside_functions``:
+        not in a function it defines)."""
         for call in self.ctx.calls_in(stmt):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and not (
+                    outside_functions and enclosing_function(self.ctx, call) is not None):
                 root = func.value
                 while isinstance(root, (cst.Attribute, cst.Subscript)):
                     root = root.value
@@ -2846,8 +2846,11 @@ class EvaluationFacts:
                     every.append((position(ctx, node), "assign", node))
                 elif isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
                     every.append((position(ctx, node), "leave", node))
-                elif isinstance(node, cst.Call) and (differentiates(ctx, node) or method_name(node) in _GROWS):
-                    every.append((position(ctx, node), "backward" if differentiates(ctx, node) else "leave", node))
+                elif isinstance(node, cst.Call):
+                    if differentiates(ctx, node):
+                        every.append((position(ctx, node), "backward", node))
+                    elif method_name(node) in _GROWS:
+                        every.append((position(ctx, node), "leave", node))
         events = [e for e in every if e[2] is not statement and not ctx.is_inside(e[2], statement)]
         events.sort(key=lambda e: (e[0] <= start, e[0]))  # from the statement on, then the next iteration
         live = set(names)
@@ -3111,16 +3114,8 @@ class EvaluationFacts:
                 value = getattr(stmt.body[0], "value", None)
                 loaded = isinstance(value, cst.BaseExpression) and self._trained_value(value)
                 continue
-            for call in ctx.calls_in(stmt):
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and (
-                    enclosing_function(ctx, call) is None
-                ):
-                    root = func.value
-                    while isinstance(root, (cst.Attribute, cst.Subscript)):
-                        root = root.value
-                    if isinstance(root, cst.Name) and root.value == model_name:
-                        loaded = True
+            if self._loads_into(stmt, model_name, outside_functions=True):
+                loaded = True
         return loaded and not self._round_trip(body[:at])
 
     def _round_trip(self, before: Sequence[cst.CSTNode]) -> bool:
