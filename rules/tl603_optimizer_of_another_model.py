@@ -1870,6 +1870,92 @@ for feats, labels in loader:
     learner.learn(feats, labels)
 """
         ),
+        # a model built again in a later cell, the optimizer built on the second one: the function's loss
+        # runs through one of the two, and an optimizer holds that one
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+print(gen)
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to("cpu")
+opt = torch.optim.Adam(gen.parameters())
+
+
+def fit(z, target):
+    loss = (gen(z) - target).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # a factory that grows an empty container with layers without weights: nothing to train there
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def make_act():
+    block = nn.Sequential()
+    block.add_module("act", nn.Tanh())
+    block.add_module("drop", nn.Dropout(0.1))
+    return block
+
+
+act = make_act()
+head = nn.Linear(8, 1)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+
+
+def fit(x, y):
+    loss = (head(act(x)) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
+        # the loss helper's encoder is frozen by a function it is handed to: not trained on purpose
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+
+    def forward(self, tokens):
+        return self.embed(tokens).mean(0)
+
+
+def freeze(module):
+    for p in module.parameters():
+        p.requires_grad_(False)
+
+
+def pair_loss(encoder, decoder, x, y):
+    return nn.functional.cross_entropy(decoder(encoder(x)), y)
+
+
+def fit(encoder, decoder, batches):
+    freeze(encoder)
+    opt = torch.optim.Adam(decoder.parameters())
+    for x, y in batches:
+        opt.zero_grad()
+        loss = pair_loss(encoder, decoder, x, y)
+        loss.backward()
+        opt.step()
+
+
+encoder = Encoder(50, 16)
+decoder = nn.Linear(16, 50)
+fit(encoder, decoder, [])
+"""
+        ),
     ]
 
     INVALID = [
@@ -3407,6 +3493,110 @@ for x, y in batches:
             line=23,
             col=9,
             message="`self.optimizer` (here `torch.optim.SGD(self.adv_classifier.parameters(), lr=0.01)`) holds the parameters of `self.adv_classifier`",
+        ),
+        # a factory that grows an empty `nn.Sequential` with `add_module`: the generator it builds has
+        # weights, and no optimizer holds them
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def make_generator(n_in=8, n_out=4):
+    net = nn.Sequential()
+    net.add_module("fc0", nn.Linear(n_in, 16))
+    net.add_module("act", nn.LeakyReLU())
+    net.add_module("fc1", nn.Linear(16, n_out))
+    return net
+
+
+gen = make_generator()
+disc = nn.Sequential(nn.Linear(4, 16), nn.LeakyReLU(), nn.Linear(16, 1))
+bce = nn.BCEWithLogitsLoss()
+g_opt = torch.optim.Adam(disc.parameters())
+d_opt = torch.optim.Adam(disc.parameters())
+
+
+def g_step(n):
+    fake = disc(gen(torch.randn(n, 8)))
+    loss = bce(fake, torch.ones(n, 1))
+    gen.zero_grad()
+    loss.backward()
+    g_opt.step()
+""",
+            line=25,
+            col=5,
+            message="`gen` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `g_opt`)",
+        ),
+        # the generator built twice (a later cell moves a new one to the device): whichever the function
+        # runs, no optimizer holds it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+print(gen)
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to("cpu")
+disc = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+g_opt = torch.optim.Adam(disc.parameters())
+
+
+def g_step(n):
+    loss = -disc(gen(torch.randn(n, 8))).mean()
+    g_opt.zero_grad()
+    loss.backward()
+    g_opt.step()
+""",
+            line=15,
+            col=5,
+            message="`gen` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters (the step after it applies `g_opt`)",
+        ),
+        # the loss computed by a helper the training function hands both models to, a method of the
+        # encoder's class called there: the encoder's optimizer was given the decoder's parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden)
+
+    def start(self):
+        return None
+
+    def forward(self, tokens, state):
+        return self.rnn(self.embed(tokens), state)
+
+
+def pair_loss(encoder, decoder, x, y):
+    outputs, state = encoder(x, encoder.start())
+    return nn.functional.cross_entropy(decoder(outputs[-1]), y)
+
+
+def fit(encoder, decoder, batches):
+    enc_opt = torch.optim.Adam(decoder.parameters())
+    dec_opt = torch.optim.Adam(decoder.parameters())
+    for x, y in batches:
+        enc_opt.zero_grad()
+        dec_opt.zero_grad()
+        loss = pair_loss(encoder, decoder, x, y)
+        loss.backward()
+        enc_opt.step()
+        dec_opt.step()
+
+
+encoder = Encoder(50, 16)
+decoder = nn.Linear(16, 50)
+fit(encoder, decoder, [])
+""",
+            line=31,
+            col=9,
+            message="`encoder` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
         ),
     ]
 

@@ -573,6 +573,18 @@ def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
     binding of it rebinds the same module (``G = G.cuda()``, ``D = nn.DataParallel(D)``, under an
     ``if`` too): :class:`Unknown` when it is bound to anything else, to two constructions, to an
     unknown value (a parameter, a loop target) or changed in place."""
+    built = held_modules(ctx, name)
+    if len(built) != 1:
+        raise Unknown
+    return built[0]
+
+
+def held_modules(ctx: FileContext, name: cst.Name) -> List[cst.Call]:
+    """Every module construction the name ``name`` may hold where it is read, when each of its bindings
+    builds a module or rebinds one it holds (``G = G.cuda()``): one for :func:`held_module`'s case, several
+    where it is built again (a notebook that builds the model a second time, moved to the device, read in
+    a function that runs after both).  :class:`Unknown` when a binding is anything else, unknown, or the
+    name is changed in place."""
     b = ctx.names.binding_at(name, name.value)
     if b is None or b.imports or b.changed or not b.values:
         raise Unknown
@@ -586,13 +598,13 @@ def held_module(ctx: FileContext, name: cst.Name) -> cst.Call:
             raise Unknown
         if _keeps(ctx, value, name):
             continue
-        built.append(value)
-    if len(built) != 1:
+        core = same_module(ctx, value)
+        if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
+            raise Unknown
+        built.append(core)
+    if not built or len(built) > 4:
         raise Unknown
-    core = same_module(ctx, built[0])
-    if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
-        raise Unknown
-    return core
+    return built
 
 
 def unpacked(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, bool]]:
@@ -941,6 +953,6 @@ def self_optimizers(ctx: FileContext, expr: cst.Attribute) -> List[cst.Call]:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "held_modules", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "records_nothing", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",
            "model_evidence"]

@@ -173,6 +173,21 @@ def grown_layers(ctx: FileContext, model: cst.Name, built: cst.Call) -> List[cst
     return [layer for _, layer in sorted(found, key=lambda f: f[0])]
 
 
+#: containers built empty and filled afterwards (``add_module``, ``append``)
+EMPTY_GROWN = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+
+
+def grown_content(ctx: FileContext, read: cst.BaseExpression, built: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What the module ``built`` holds when it is a container built empty (``nn.Sequential()``,
+    ``nn.ModuleList()``) that the name ``read`` holds: the layers added to it before the read
+    (:func:`grown_layers`); empty for any other construction or read."""
+    core = strip_moves(built)
+    if not isinstance(read, cst.Name) or not isinstance(core, cst.Call) or core.args \
+            or not ctx.names.qualified_names_at(core.func) & EMPTY_GROWN:
+        return []
+    return grown_layers(ctx, read, core)
+
+
 def is_cross_entropy_call(ctx: FileContext, call: cst.Call) -> bool:
     if ctx.names.matches(call.func, CROSS_ENTROPY_FUNCS):
         return True

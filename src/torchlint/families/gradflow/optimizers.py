@@ -45,8 +45,10 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
-from torchlint.analysis.definitions import (bind_arguments, call_sites, called_function, class_body, constructions,
-                                          definition_of, returned_values, strip_moves)
+from torchlint.analysis.definitions import (bind_arguments, built_values, call_sites, called_function, class_body,
+                                          constructions, definition_of, function_returns, returned_values,
+                                          strip_moves)
+from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes
@@ -355,6 +357,10 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
         core = effects.same_module(ctx, _zipped_value(ctx, expr))  # type: ignore[arg-type]
         if isinstance(core, cst.Name):
             return _construction(ctx, core, hops + 1)
+    elif _argument_of(ctx, expr) is not None:  # a parameter of the helper being followed: the call's argument
+        core = effects.same_module(ctx, _argument_of(ctx, expr))  # type: ignore[arg-type]
+        if isinstance(core, cst.Name):
+            return _construction(ctx, core, hops + 1)
     elif _passed(ctx, expr) is not None:  # a parameter: the model every call passes
         return _construction(ctx, _passed(ctx, expr), hops + 1)  # type: ignore[arg-type]
     else:
@@ -364,7 +370,16 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
             if isinstance(core, cst.Name):
                 return _construction(ctx, core, hops + 1)
         except Unknown:
-            core = effects.held_module(ctx, expr)  # `D = D.cuda()` under an `if`: the same model on both paths
+            # `D = D.cuda()` under an `if`: the same model on both paths; a model built again: either
+            out_of: Set[cst.Call] = set()
+            for built in effects.held_modules(ctx, expr):
+                out_of |= _built(ctx, built, hops)
+            return frozenset(out_of)
+    return frozenset(_built(ctx, core, hops))
+
+
+def _built(ctx: FileContext, core: cst.BaseExpression, hops: int) -> Set[cst.Call]:
+    """The module construction ``core``, with the models passed to it (:func:`_construction`)."""
     if not isinstance(core, cst.Call) or not is_module_value(ctx, core):
         raise Unknown
     out = {core}
@@ -379,7 +394,7 @@ def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> 
                    and not _layer_setting(ctx, n) and _maybe_model(ctx, n) for n in iter_nodes(a.value)) \
                     and not _setting_argument(ctx, core, a):
                 raise Unknown  # `Wrapper(model.encoder)`: which models it holds is not followed
-    return frozenset(out)
+    return out
 
 
 #: ``torch.nn`` constructions whose arguments are modules
@@ -627,7 +642,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                         stack.extend(a.value for a in node.args)  # a function not followed: its arguments
                         continue
                     out |= models
-                    _UNITS.of(ctx).append((callee, models))
+                    _UNITS.of(ctx).append((_outer_name(ctx, callee), models))
                     if not any(q.endswith("Loss") for m in models for q in ctx.names.qualified_names_at(m.func)):
                         _CALLED.of(ctx).add(_zipped_label(ctx, callee) or _site_label(ctx, callee) or callee.value)  # `net_a`
                 elif isinstance(callee, cst.Name):
@@ -992,6 +1007,18 @@ def _argument_of(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpressio
     return None
 
 
+def _outer_name(ctx: FileContext, name: cst.Name) -> cst.Name:
+    """The name a parameter of the helpers being followed is given by their callers, through the calls
+    being followed (``decoder`` in ``batch_loss(encoder, decoder, x, y)``); ``name`` itself otherwise."""
+    for _ in range(_MAX_HOPS):
+        argument = _argument_of(ctx, name)
+        core = effects.same_module(ctx, argument) if argument is not None else None
+        if not isinstance(core, cst.Name):
+            break
+        name = core
+    return name
+
+
 def _direct_expressions(node: cst.CSTNode) -> List[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right]
@@ -1351,10 +1378,11 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
                     names.add(ctx.code(callee))
                 continue
             try:
-                core = _core_of(ctx, callee)
+                cores = _cores_of(ctx, callee)
             except Unknown:
                 continue
-            if isinstance(core, cst.Call) and _has_weights(ctx, core, 0) and not _may_be_frozen(ctx, callee.value, callee):
+            if all(isinstance(core, cst.Call) and _has_weights(ctx, core, 0, callee) for core in cores) \
+                    and not _may_be_frozen(ctx, callee.value, callee):
                 names.add(callee.value)
         if names:
             out.append(UntrainedModel(backward, tuple(sorted(names)), tuple(sorted({ctx.code(o) for o in after}))))
@@ -1395,21 +1423,21 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
     return True
 
 
-def _core_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> cst.BaseExpression:
+def _cores_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> List[cst.BaseExpression]:
     """The construction the model ``name`` is, through names rebound to the same module (``D = D.to(device)``,
-    under an ``if`` too)."""
+    under an ``if`` too); each of them where it is built more than once (:func:`effects.held_modules`)."""
     if hops > _MAX_HOPS:
         raise Unknown
     passed = _passed(ctx, name)
     if passed is not None:
-        return _core_of(ctx, passed, hops + 1)
+        return _cores_of(ctx, passed, hops + 1)
     try:
         core = effects.same_module(ctx, _value_of(ctx, name))
     except Unknown:
-        return effects.held_module(ctx, name)
+        return list(effects.held_modules(ctx, name))
     if isinstance(core, cst.Name):
-        return _core_of(ctx, core, hops + 1)
-    return core
+        return _cores_of(ctx, core, hops + 1)
+    return [core]
 
 
 def _all_held(ctx: FileContext, calls: List[cst.Call]) -> FrozenSet[cst.Call]:
@@ -1427,12 +1455,18 @@ def _all_held(ctx: FileContext, calls: List[cst.Call]) -> FrozenSet[cst.Call]:
     return out
 
 
-def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
+def _has_weights(ctx: FileContext, core: cst.Call, depth: int, read: Optional[cst.BaseExpression] = None) -> bool:
     """Whether the module construction ``core`` holds parameters that require grad as built: a weighted
-    ``torch.nn`` layer, a ``Sequential``/``ModuleList`` of one, or a project class built directly on
-    ``nn.Module`` whose ``__init__`` builds one and that nothing in it freezes or detaches."""
+    ``torch.nn`` layer, a ``Sequential``/``ModuleList`` of one (built empty and filled by ``add_module``
+    before ``read``, the name that holds it, too), a factory every return of which builds one, or a
+    project class built directly on ``nn.Module`` whose ``__init__`` builds one and that nothing in it
+    freezes or detaches."""
     if depth > 3:
         return False
+    grown = grown_content(ctx, read, core) if read is not None else []
+    if grown:  # `model = nn.Sequential()`, then `model.add_module("fc", nn.Linear(n, 1))`
+        return any(isinstance(strip_moves(g), cst.Call) and _has_weights(ctx, strip_moves(g), depth + 1)  # type: ignore[arg-type]
+                   for g in grown)
     names = ctx.names.qualified_names_at(core.func)
     if names & _CONTAINERS:
         for a in core.args:
@@ -1456,8 +1490,11 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int) -> bool:
     if found is not None and isinstance(found[1], cst.FunctionDef) and depth < 3:
         # a factory (`def make_net(n): return nn.Sequential(nn.Linear(n, 1))`): what every return builds
         returned = returned_values(found[0], found[1], None, depth + 1)
+        reads = {id(v): r.value for r in function_returns(found[1]) if isinstance(r.value, cst.Name)
+                 for v in built_values(found[0], r.value)}  # the name each built value is returned through
         return bool(returned) and all(
-            isinstance(strip_moves(v), cst.Call) and _has_weights(vctx, strip_moves(v), depth + 1)  # type: ignore[arg-type]
+            isinstance(strip_moves(v), cst.Call)
+            and _has_weights(vctx, strip_moves(v), depth + 1, reads.get(id(v)))  # type: ignore[arg-type]
             for vctx, v in returned)
     if found is None or not isinstance(found[1], cst.ClassDef):
         return False
@@ -1704,9 +1741,12 @@ def _class_members(ctx: FileContext, at: cst.Name) -> Tuple[FrozenSet[str], Froz
     methods (undecorated, not dunder) and of the attributes its constructor sets to settings (a name, a
     number, arithmetic: no call)."""
     try:
-        core = _core_of(ctx, at)
+        cores = _cores_of(ctx, at)
     except Unknown:
         return frozenset(), frozenset()
+    if len(cores) != 1:
+        return frozenset(), frozenset()
+    core = cores[0]
     found = definition_of(ctx, core.func) if isinstance(core, cst.Call) else None
     if found is None or found[0] is not ctx or not isinstance(found[1], cst.ClassDef) or _may_freeze(ctx, found[1]):
         return frozenset(), frozenset()
@@ -1806,7 +1846,7 @@ def _harmless_use(ctx: FileContext, node: cst.BaseExpression, methods: FrozenSet
             return True  # handed to the function whose parameter is being asked about (checked there)
         if effects.is_copy(ctx, call) and call.args and call.args[0] is parent:
             return True  # `target = copy.deepcopy(net)`: the copy has parameters of its own
-        return depth < 2 and _reading_helper(ctx, call, parent, depth)
+        return depth < 2 and _reading_helper(ctx, call, parent, depth, methods, plain)
     if isinstance(parent, cst.AssignTarget) and parent.target is node:
         assign = ctx.parent(parent)
         return isinstance(assign, cst.Assign) and not any(w in ctx.code(assign.value) for w in _FREEZING_WORDS)
@@ -1822,10 +1862,12 @@ def _imported_initialiser(ctx: FileContext, call: cst.Call) -> bool:
         and effects.initialiser(found[0], found[1].name)
 
 
-def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int) -> bool:
+def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int,
+                    methods: FrozenSet[str] = frozenset(), plain: FrozenSet[str] = frozenset()) -> bool:
     """Whether ``call`` runs a function of the file or the project, or a method of the class through
     ``self`` (``soft_update(net, target)``), whose parameter ``given`` binds is used there for nothing
-    that may freeze, fill or train the model (the source of a soft update: its parameters only read)."""
+    that may freeze, fill or train the model (the source of a soft update: its parameters only read;
+    ``methods`` and ``plain``: those of the model's class, :func:`_harmless_use`)."""
     fctx: FileContext = ctx
     function = _helper_of(ctx, call)
     offset = 0
@@ -1846,7 +1888,7 @@ def _reading_helper(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int
         parent = fctx.parent(use)
         if isinstance(parent, cst.Attribute) and parent.attr is use or isinstance(parent, cst.Arg) and parent.keyword is use:
             continue
-        if isinstance(parent, cst.Param) or not _harmless_use(fctx, use, depth=depth + 1):
+        if isinstance(parent, cst.Param) or not _harmless_use(fctx, use, methods, plain, depth=depth + 1):
             return False  # (a nested function's own parameter of the same name: not followed)
     return True
 

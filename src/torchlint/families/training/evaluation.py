@@ -41,7 +41,7 @@ from torchlint.analysis.context import (
 from torchlint.analysis.effects import HOLDERS, records_nothing
 from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.ops import grown_layers
+from torchlint.analysis.ops import grown_content
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import children, iter_nodes
 from torchlint.analysis.definitions import (
@@ -576,19 +576,13 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     verdicts = []
     for vctx, v in values:
         core = strip_moves_expr(v)
-        grown = grown_layers(ctx, model, core) if isinstance(model, cst.Name) and vctx is ctx and \
-            isinstance(core, cst.Call) and not core.args and ctx.names.qualified_names_at(core.func) & _EMPTY_GROWN \
-            else []
+        grown = grown_content(ctx, model, core) if vctx is ctx else []
         if grown:  # `model = nn.Sequential()` then `model.add_module("drop", nn.Dropout(0.5))`: what was added
             verdicts.append(_combine([model_mode_dependent(ctx, g, hops + 1) if isinstance(g, (cst.Name, cst.Attribute))
                                       else _value_mode_dependent(ctx, g, hops + 1) for g in grown]))
         else:
             verdicts.append(_value_mode_dependent(vctx, v, hops))
     return _combine(verdicts)
-
-
-#: containers built empty and filled afterwards (``add_module``, ``append``)
-_EMPTY_GROWN = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 
 
 def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> bool:
@@ -698,8 +692,7 @@ def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: 
             values = built_values(fctx, node.value)
             for v in values:
                 core = strip_moves_expr(v)
-                grown = grown_layers(fctx, node.value, core) if isinstance(core, cst.Call) and not core.args and \
-                    fctx.names.qualified_names_at(core.func) & _EMPTY_GROWN else []
+                grown = grown_content(fctx, node.value, core)
                 if grown:  # `net = nn.Sequential()`, `net.add_module(...)`, `return net`: what was added
                     verdicts.append(_combine([
                         model_mode_dependent(fctx, g, hops + 1) if isinstance(g, (cst.Name, cst.Attribute))
