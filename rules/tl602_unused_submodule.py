@@ -37,10 +37,11 @@ class UnusedSubmodule(LintRule):
     the same function and unconditionally, for an attribute no instance of the class has
     (`config.dropout` beside `config.n_embd`: the class sets no `n_embd`, nor does its base or a subclass,
     and nothing writes it). A value not known counts. A string counts only where it reaches an attribute by name:
-    `getattr`, `hasattr`, `setattr`, `get_submodule`, a parameter of a helper that does so, a key read from
+    `getattr`, `setattr`, `get_submodule`, a parameter of a helper that does so, a key read from
     `_modules` or `vars(m)`, a dotted key of a state dict (`"head.weight"`), a name compared with it while
     iterating the instance's `named_parameters()` or `named_modules()`; not a docstring, a message, a
-    list, a dict of settings (`{"dropout": 0.1}`), a key renaming or a key of an options mapping.
+    list, a dict of settings (`{"dropout": 0.1}`), a key renaming, a key of an options mapping, nor
+    `hasattr(self, "dropout")`: it asks whether the layer is there, and a layer only tested for never runs.
     Initialising a layer is no use either: its `weight`/`bias` given to `torch.nn.init` or written in
     place (`self.fc.bias.data.zero_()`), `reset_parameters()` of a `torch.nn` layer, the layer given to
     an initialising function of the file (one that only writes weights), or its `apply(weights_init)`.
@@ -523,6 +524,24 @@ class LanguageModel(nn.Module):
         emb = self.lockdrop(self.embed(tokens), self.dropouti)
         return self.rnn(emb)[0]
 """,
+        # the dropout built only for a positive rate, run where `hasattr` finds it
+        Valid(
+            """
+import torch.nn as nn
+
+
+class ConvUnit(nn.Module):
+    def __init__(self, c_in, c_out, drop=0.0):
+        super().__init__()
+        if drop > 0:
+            self.dropout = nn.Dropout2d(drop)
+        self.conv = nn.Conv2d(c_in, c_out, 3, padding=1)
+
+    def forward(self, x):
+        x = self.dropout(x) if hasattr(self, "dropout") else x
+        return self.conv(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -821,6 +840,27 @@ class Block(nn.Module):
 """,
             line=11,
             message="`self.bn`",
+        ),
+        # a dropout built only for a positive rate, `forward` testing for it with `hasattr` but never running it
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class ConvUnit(nn.Module):
+    def __init__(self, c_in, c_out, drop=0.0):
+        super().__init__()
+        if drop > 0:
+            self.dropout = nn.Dropout2d(drop)
+        self.conv = nn.Conv2d(c_in, c_out, 3, padding=1)
+
+    def forward(self, x):
+        x = x if hasattr(self, "dropout") else x
+        return self.conv(x)
+""",
+            line=9,
+            col=13,
+            message="Submodule `self.dropout` is built in `__init__` but never used",
         ),
     ]
 

@@ -301,7 +301,7 @@ def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[s
     if target is None:
         return None
     where, function = target[0], target[1]
-    if not any(effects.holds_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
+    if not any(_holds_model(ctx, a.value) or model_data(ctx, a.value, hops + 1) for a in call.args):
         return None
     returns = [r for r in iter_nodes(function.body) if isinstance(r, cst.Return)
                and where.enclosing(r, (cst.FunctionDef, cst.Lambda)) is function]
@@ -357,22 +357,22 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_READS:
                 return True
             callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-            if isinstance(callee, (cst.Name, cst.Attribute)) and effects.holds_model(ctx, callee):
+            if isinstance(callee, (cst.Name, cst.Attribute)) and _holds_model(ctx, callee):
                 return True
             if (isinstance(callee, cst.Attribute) and callee.attr.value not in _NOT_COMPUTING
-                    and isinstance(callee.value, (cst.Name, cst.Attribute)) and effects.holds_model(ctx, callee.value)):
+                    and isinstance(callee.value, (cst.Name, cst.Attribute)) and _holds_model(ctx, callee.value)):
                 return True  # `model.encoder(x)`, `model.encode(x)`
             if _method_returns_model_data(ctx, node, hops):
                 return True  # `self.l2_penalty()`: a method of the trainer computing from the model
         elif isinstance(node, cst.Attribute) and node.attr.value in ("weight", "bias"):
             owner = node.value
             while isinstance(owner, (cst.Name, cst.Attribute)):  # `model.fc.weight`: a layer of a model
-                if effects.holds_model(ctx, owner):
+                if _holds_model(ctx, owner):
                     return True
                 owner = owner.value if isinstance(owner, cst.Attribute) else None
         elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                 and not node.attr.value.startswith("__") and node.attr.value not in _NOT_COMPUTING \
-                and node.attr.value != "training" and not _called(ctx, node) and effects.holds_model(ctx, node.value):
+                and node.attr.value != "training" and not _called(ctx, node) and _holds_model(ctx, node.value):
             return True  # `model.saved_log_probs`: what the model's forward pass stored on it
         elif isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
@@ -391,6 +391,13 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
                 if _iterated_over_model(ctx, node, hops):
                     return True
     return False
+
+
+def _holds_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` holds a model by what the code does with it, weak evidence included
+    (:func:`effects.model_evidence`): a parameter whose ``train()``, ``zero_grad()`` or ``parameters()`` the
+    function calls, or that every caller gives a model, is one."""
+    return effects.model_evidence(ctx, expr) in (effects.STRONG, effects.WEAK)
 
 
 def _called(ctx: FileContext, node: cst.Attribute) -> bool:

@@ -18,9 +18,10 @@ receiver not known counts, while a library module (``F.dropout``), a constructor
 construction fills with such a value (:func:`_arguments`), and a value read in the same function for an
 attribute no instance of the class can have (``config.n_embd`` beside ``config.dropout``:
 :meth:`_View.lacks`) do not.  A string counts only where it reaches an attribute by name on such a
-receiver (``getattr``/``setattr``/``hasattr``/``get_submodule``, a helper's parameter given to one of
-those, a key read from a mapping of members such as ``_modules``, a dotted key of a state dict), not in a
-docstring, a message, a list, a dict literal, a key map, a renaming or an options mapping.  A notebook is
+receiver (``getattr``/``setattr``/``get_submodule``, a helper's parameter given to one of those, a key
+read from a mapping of members such as ``_modules``, a dotted key of a state dict), not in a docstring, a
+message, a list, a dict literal, a key map, a renaming, an options mapping or a ``hasattr`` test (it asks
+whether the layer is there; it does not run it).  A notebook is
 read as its code cells in order.  A file spelling the name that cannot be read or parsed, or a project
 too large to list, counts as a use as well.
 In every file, a read that only initialises the layer (``nn.init.zeros_(self.fc.bias)``,
@@ -666,9 +667,9 @@ def _subclass_names(project, files: Tuple[str, ...], name: str) -> Set[str]:
 
 
 #: where a string may name an attribute the way :func:`_names_by_string` counts: a subscript's key, the name
-#: argument of ``getattr``/``setattr``/``hasattr``/``delattr``, or of ``get_submodule`` and its kin; up to
-#: the string's opening quote (a docstring or a message that spells the name reads nothing)
-_STRING_READ = (r"(?:\[\s*|\b(?:getattr|setattr|hasattr|delattr)\s*\([^\'\"]*?,\s*"
+#: argument of ``getattr``/``setattr``/``delattr``, or of ``get_submodule`` and its kin; up to the string's
+#: opening quote (a docstring or a message that spells the name reads nothing)
+_STRING_READ = (r"(?:\[\s*|\b(?:getattr|setattr|delattr)\s*\([^\'\"]*?,\s*"
                 r"|\b(?:get_submodule|get_parameter|get_buffer)\s*\(\s*)[rRbBfFuU]{0,2}[\'\"]")
 
 
@@ -714,8 +715,9 @@ def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: 
     return out
 
 
-#: functions and methods whose string argument names an attribute or a submodule of an object
-_BY_NAME_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+#: functions and methods whose string argument names an attribute or a submodule of an object and hands it
+#: over, replaces or removes it (``hasattr`` only asks whether it is there: the layer does not run)
+_BY_NAME_FUNCTIONS = frozenset({"getattr", "setattr", "delattr"})
 _BY_NAME_METHODS = frozenset({"get_submodule", "get_parameter", "get_buffer"})
 
 
@@ -732,7 +734,7 @@ def _names_by_string(octx: FileContext, string: cst.BaseExpression, name: str, t
                      kin: "_Kin") -> bool:
     """Whether the string ``string``, which spells ``name``, reaches the attribute ``name`` by name, on a
     value that may be an instance of the class or its state (:func:`_other_receiver`): the name argument
-    of ``getattr``, ``setattr``, ``hasattr``, ``delattr`` or ``get_submodule``; a key read from a mapping of
+    of ``getattr``, ``setattr``, ``delattr`` or ``get_submodule`` (not ``hasattr``); a key read from a mapping of
     the instance's members (``m._modules["head"]``, ``vars(m)["head"]``), or, as part of a dotted key, from
     a state dict (``state["head.weight"]``); a name compared with it that iterates the instance's named
     members (``for name, p in self.named_parameters(): name.startswith("head")``).  A docstring, a message,
