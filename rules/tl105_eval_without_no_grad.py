@@ -1448,6 +1448,55 @@ for epoch in range(100):
     model.step(0.1)
     print(((model(x_test) > 0.5).float() == y_test).float().mean().item())
 """,
+        # a validation step made by a factory and handed to the loop that runs it: the only call handing it
+        # over is under `torch.no_grad()`
+        Valid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.2), nn.Linear(8, 1))
+loss_fn = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def make_train_step_fn(model, loss_fn, optimizer):
+    def perform_train_step_fn(x, y):
+        model.train()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.item()
+    return perform_train_step_fn
+
+
+def make_val_step_fn(model, loss_fn):
+    def perform_val_step_fn(x, y):
+        model.eval()
+        yhat = model(x)
+        loss = loss_fn(yhat, y)
+        return loss.item()
+    return perform_val_step_fn
+
+
+def mini_batch(data_loader, step_fn):
+    losses = []
+    for x_batch, y_batch in data_loader:
+        losses.append(step_fn(x_batch, y_batch))
+    return np.mean(losses)
+
+
+train_step_fn = make_train_step_fn(model, loss_fn, optimizer)
+val_step_fn = make_val_step_fn(model, loss_fn)
+train_loader, val_loader = [], []
+for epoch in range(10):
+    loss = mini_batch(train_loader, train_step_fn)
+    with torch.no_grad():
+        val_loss = mini_batch(val_loader, val_step_fn)
+"""
+        ),
     ]
 
     INVALID = [
@@ -4244,6 +4293,101 @@ if __name__ == "__main__":
     with torch.no_grad():
         out = net(torch.randn(4, 8))
     print(out.argmax(1).tolist())
+""",
+        ),
+        # the same validation step handed to the loop with gradients on
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.2), nn.Linear(8, 1))
+loss_fn = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def make_train_step_fn(model, loss_fn, optimizer):
+    def perform_train_step_fn(x, y):
+        model.train()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.item()
+    return perform_train_step_fn
+
+
+def make_val_step_fn(model, loss_fn):
+    def perform_val_step_fn(x, y):
+        model.eval()
+        yhat = model(x)
+        loss = loss_fn(yhat, y)
+        return loss.item()
+    return perform_val_step_fn
+
+
+def mini_batch(data_loader, step_fn):
+    losses = []
+    for x_batch, y_batch in data_loader:
+        losses.append(step_fn(x_batch, y_batch))
+    return np.mean(losses)
+
+
+train_step_fn = make_train_step_fn(model, loss_fn, optimizer)
+val_step_fn = make_val_step_fn(model, loss_fn)
+train_loader, val_loader = [], []
+for epoch in range(10):
+    loss = mini_batch(train_loader, train_step_fn)
+    val_loss = mini_batch(val_loader, val_step_fn)
+""",
+            line=25,
+            col=16,
+            message="Evaluation runs `model(x)` with autograd on and its output reaches no gradient",
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(2, 8), nn.Dropout(0.2), nn.Linear(8, 1))
+loss_fn = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def make_train_step_fn(model, loss_fn, optimizer):
+    def perform_train_step_fn(x, y):
+        model.train()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.item()
+    return perform_train_step_fn
+
+
+def make_val_step_fn(model, loss_fn):
+    @torch.no_grad()
+    def perform_val_step_fn(x, y):
+        model.eval()
+        yhat = model(x)
+        loss = loss_fn(yhat, y)
+        return loss.item()
+    return perform_val_step_fn
+
+
+def mini_batch(data_loader, step_fn):
+    losses = []
+    for x_batch, y_batch in data_loader:
+        losses.append(step_fn(x_batch, y_batch))
+    return np.mean(losses)
+
+
+train_step_fn = make_train_step_fn(model, loss_fn, optimizer)
+val_step_fn = make_val_step_fn(model, loss_fn)
+train_loader, val_loader = [], []
+for epoch in range(10):
+    loss = mini_batch(train_loader, train_step_fn)
+    val_loss = mini_batch(val_loader, val_step_fn)
 """,
         ),
     ]

@@ -1160,6 +1160,26 @@ for image, _ in loader:
     opt.step()
 shown = torch.squeeze(output.detach())
 """,
+        # statistics over the batch and the spatial dimensions, kept as [1, C, 1, 1]: the batch is reduced away,
+        # and dropping every 1 leaves the channels, as meant
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class BatchStats(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        h = self.conv(x)
+        m = torch.mean(h, [0, 2, 3], keepdim=True)
+        s = h.pow(2).sum(dim=(0, 2, 3), keepdim=True)
+        return h, m.squeeze(), s.squeeze()
+"""
+        ),
     ]
 
     INVALID = [

@@ -394,6 +394,68 @@ def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     return index.get(function, [])
 
 
+def value_invocations(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Tuple[cst.Call, Optional[cst.Call]]]]:
+    """Where the function ``function`` (not a method) runs, also when it is handed around as a value:
+    ``(call, None)`` for each call by its own name, and ``(call, via)`` for each call ``step_fn(x, y)`` of
+    a parameter of a function of the file that the call ``via`` (``mini_batch(loader, val_step)``) gives it
+    for that parameter; a nested function its enclosing factory returns is followed into the names the
+    factory's calls bind (``val_step = make_val_step(model)``).  None where the value goes anywhere else
+    (stored, copied, returned from elsewhere, given to code outside the file, a parameter used for more than
+    calling it): there it may run in any state."""
+    outer = ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef))
+    if isinstance(outer, cst.ClassDef) or function.decorators:
+        return None
+    out: List[Tuple[cst.Call, Optional[cst.Call]]] = []
+    work: List[Tuple[cst.CSTNode, cst.Name]] = [(outer or ctx.module, function.name)]
+    while work:
+        scope, bound = work.pop()
+        if len(out) > 32:
+            return None
+        binding = ctx.names.binding_at(bound, bound.value)
+        if binding is None:
+            return None
+        for use in ctx.names_in(scope, bound.value):
+            if use is bound or ctx.names.binding_at(use, use.value) is not binding:
+                continue
+            parent = ctx.parent(use)
+            if isinstance(parent, cst.Call) and parent.func is use:
+                out.append((parent, None))
+                continue
+            if isinstance(parent, cst.Return) and bound is function.name and isinstance(outer, cst.FunctionDef) \
+                    and ctx.enclosing(parent, cst.FunctionDef) is outer:
+                sites = call_sites(ctx, outer)  # a factory returning it: the names its calls bind hold it
+                if not sites:
+                    return None
+                for site in sites:
+                    assign = ctx.parent(site)
+                    if not (isinstance(assign, cst.Assign) and assign.value is site and len(assign.targets) == 1
+                            and isinstance(assign.targets[0].target, cst.Name)):
+                        return None
+                    work.append((ctx.enclosing(assign, cst.FunctionDef) or ctx.module, assign.targets[0].target))
+                continue
+            if isinstance(parent, cst.Arg) and parent.value is use and isinstance(ctx.parent(parent), cst.Call):
+                via: cst.Call = ctx.parent(parent)  # type: ignore[assignment]
+                target = ctx.function_for_call(via)
+                if target is None or target is function or target.decorators:
+                    return None
+                method = isinstance(ctx.enclosing(target, (cst.FunctionDef, cst.ClassDef)), cst.ClassDef)
+                bound_args = bind_arguments(via, target, 1 if method and isinstance(via.func, cst.Attribute) else 0)
+                param = next((k for k, v in (bound_args or {}).items() if v is use), None)
+                if param is None:
+                    return None
+                for given in ctx.names_in(target, param):
+                    holder = ctx.parent(given)
+                    if isinstance(holder, cst.Param) and holder.name is given:
+                        continue
+                    if not (isinstance(holder, cst.Call) and holder.func is given) \
+                            or ctx.enclosing(holder, cst.FunctionDef) is not target:
+                        return None  # handed on, stored, rebound, or read by a nested function
+                    out.append((holder, via))
+                continue
+            return None
+    return out
+
+
 #: how many other project files are read to find a module-level function's callers
 CALLER_FILES_MAX = 12
 
@@ -749,6 +811,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 __all__ = [
     "MAX_DEPTH",
+    "value_invocations",
     "argument_for",
     "arguments_for_param",
     "callers_arguments",

@@ -64,6 +64,10 @@ _REDUCTIONS = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "norm", "prod", "logsumexp", "std", "var",
     "median", "nansum", "nanmean", "topk", "sort", "argsort", "cumsum", "all", "any",
 })
+#: the reductions among them over every dimension when given none, whose second argument as torch functions is
+#: the dimension (``torch.mean(x, 0)``; not ``torch.norm(x, p)``, nor ``torch.sort(x)`` over the last one)
+_WHOLE_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "logsumexp",
+                               "std", "var", "median", "nansum", "nanmean", "all", "any"})
 #: attributes of a tensor or of a model's output object that keep the batch
 _ATTRS = frozenset({"data", "T", "mT", "values", "indices", "logits", "last_hidden_state", "pooler_output",
                     "hidden_states", "sample", "audio_values", "pred", "preds", "prediction", "predictions",
@@ -152,6 +156,8 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
         if qn & _PADDED_BATCH:
             return True  # `pad_sequence(seqs, batch_first=True)`: one row per sequence, a padded batch
         if any(q.startswith("torch.") for q in qn):  # torch.sigmoid(out), F.softmax(logits, 1), torch.cat([a, b])
+            if any(q.rsplit(".", 1)[-1] in _WHOLE_REDUCTIONS for q in qn) and _over_batch(_dim_argument(call, 1)):
+                return False  # `torch.mean(h, [0, 2, 3], keepdim=True)`: over the batch itself
             for a in call.args:
                 if a.keyword is None and _tensor_argument_evidence(ctx, a.value, depth):
                     return True
@@ -165,8 +171,7 @@ def _call_evidence(ctx: FileContext, call: cst.Call, depth: int) -> bool:
             return isinstance(dim, (cst.Integer, cst.UnaryOperation)) and ctx.code(dim).strip() not in ("0", "-0") \
                 and _evidence(ctx, func.value, depth + 1)
         if method in _REDUCTIONS:
-            dim = _dim_argument(call)
-            if dim is None or (isinstance(dim, cst.Integer) and dim.value == "0"):
+            if _over_batch(_dim_argument(call)):
                 return False  # over everything, or over the batch itself
             return _evidence(ctx, func.value, depth + 1)
         owner = func.value
@@ -486,12 +491,25 @@ def _tensor_argument_evidence(ctx: FileContext, value: cst.BaseExpression, depth
     return _evidence(ctx, value, depth + 1)
 
 
-def _dim_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+def _dim_argument(call: cst.Call, position: int = 0) -> Optional[cst.BaseExpression]:
+    """The ``dim`` argument of ``call``: by keyword, else the positional argument at ``position`` (0 for a
+    tensor method, 1 for a torch function given the tensor first)."""
     for a in call.args:
         if a.keyword is not None and canonical_keyword(a.keyword.value) == "dim":
             return a.value
-    first = call.args[0] if call.args else None
-    return first.value if first is not None and first.keyword is None and not first.star else None
+    given = call.args[position] if len(call.args) > position else None
+    if given is None or any(a.keyword is not None or a.star for a in call.args[:position + 1]):
+        return None
+    return given.value
+
+
+def _over_batch(dim: Optional[cst.BaseExpression]) -> bool:
+    """Whether a reduction given ``dim`` runs over dimension 0: none given (everything), ``0``, or a list or
+    tuple of dimensions holding ``0`` (``[0, 2, 3]``)."""
+    if dim is None:
+        return True
+    dims = [e.value for e in dim.elements] if isinstance(dim, (cst.List, cst.Tuple)) else [dim]
+    return any(isinstance(d, cst.Integer) and d.value == "0" for d in dims)
 
 
 def model_call(ctx: FileContext, call: cst.Call) -> bool:

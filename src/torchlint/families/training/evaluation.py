@@ -50,6 +50,7 @@ from torchlint.analysis.definitions import (
     built_values,
     callers_arguments,
     call_sites,
+    value_invocations,
     called_function,
     defines_method,
     definition_of,
@@ -925,7 +926,10 @@ def enclosing_function(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.Func
 
 
 def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bool:
-    """Under ``no_grad``/``inference_mode`` here, or every same-module caller of the enclosing function is."""
+    """Under ``no_grad``/``inference_mode`` here, or every same-module caller of the enclosing function is;
+    for a function handed around as a value (a validation step given to ``mini_batch(loader, step_fn)``,
+    made by a factory), every call that runs it is, or every call that hands it over
+    (:func:`definitions.value_invocations`)."""
     if under_no_grad(ctx, node):
         return True
     if depth <= 0:
@@ -934,6 +938,11 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
     if function is None:
         return False
     sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
+    handed = value_invocations(ctx, function)
+    indirect = [(c, via) for c, via in handed or () if via is not None]
+    if indirect:
+        return all(runs_without_grad(ctx, s, depth - 1) for s in sites) and all(
+            under_no_grad(ctx, c) or runs_without_grad(ctx, via, depth - 1) for c, via in indirect)
     return bool(sites) and all(runs_without_grad(ctx, s, depth - 1) for s in sites)
 
 
