@@ -1497,6 +1497,45 @@ for epoch in range(10):
         val_loss = mini_batch(val_loader, val_step_fn)
 """
         ),
+        # the model's own sampling method switches to eval mode and decodes under `torch.no_grad()`; the
+        # methods it also calls run no layer (`self._device()` reads a parameter's device)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class VAE(nn.Module):
+    def __init__(self, z_dim=8):
+        super().__init__()
+        self.z_dim = z_dim
+        self.dec = nn.Sequential(nn.Linear(z_dim, 32), nn.Dropout(0.1), nn.Linear(32, 64))
+
+    def _device(self):
+        return next(self.parameters()).device
+
+    def decode(self, z):
+        return torch.sigmoid(self.dec(z))
+
+    def sample(self, n):
+        self.eval()
+        z = torch.randn(n, self.z_dim).to(self._device())
+        with torch.no_grad():
+            x = self.decode(z)
+        return x
+
+
+vae = VAE()
+opt = torch.optim.Adam(vae.parameters())
+for z in []:
+    loss = vae.decode(z).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+images = vae.sample(16)
+print(images.shape)
+"""
+        ),
     ]
 
     INVALID = [
@@ -4388,6 +4427,81 @@ train_loader, val_loader = [], []
 for epoch in range(10):
     loss = mini_batch(train_loader, train_step_fn)
     val_loss = mini_batch(val_loader, val_step_fn)
+""",
+        ),
+        # the same sampling method decoding with gradients on
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class VAE(nn.Module):
+    def __init__(self, z_dim=8):
+        super().__init__()
+        self.z_dim = z_dim
+        self.dec = nn.Sequential(nn.Linear(z_dim, 32), nn.Dropout(0.1), nn.Linear(32, 64))
+
+    def _device(self):
+        return next(self.parameters()).device
+
+    def decode(self, z):
+        return torch.sigmoid(self.dec(z))
+
+    def sample(self, n):
+        self.eval()
+        z = torch.randn(n, self.z_dim).to(self._device())
+        x = self.decode(z)
+        return x
+
+
+vae = VAE()
+opt = torch.optim.Adam(vae.parameters())
+for z in []:
+    loss = vae.decode(z).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+images = vae.sample(16)
+print(images.shape)
+""",
+            line=32,
+            col=10,
+            message="Evaluation runs `vae.sample(16)` with autograd on and its output reaches no gradient",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class VAE(nn.Module):
+    def __init__(self, z_dim=8):
+        super().__init__()
+        self.z_dim = z_dim
+        self.dec = nn.Sequential(nn.Linear(z_dim, 32), nn.Dropout(0.1), nn.Linear(32, 64))
+
+    def _device(self):
+        return next(self.parameters()).device
+
+    def decode(self, z):
+        return torch.sigmoid(self.dec(z))
+
+    def sample(self, n):
+        self.eval()
+        z = torch.randn(n, self.z_dim).to(self._device())
+        x = self.decode(z)
+        return x
+
+
+vae = VAE()
+opt = torch.optim.Adam(vae.parameters())
+for z in []:
+    loss = vae.decode(z).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    images = vae.sample(16)
+print(images.shape)
 """,
         ),
     ]

@@ -337,11 +337,32 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
         return None  # hands nothing back: no prediction
     if not _runs_layers(where, found[1], function):
         return None  # `init_hidden(n)` builds a fresh state (`torch.zeros(...)`): no layer of the model runs
-    layer_calls = [c for c in where.calls_in(function) if isinstance(c.func, (cst.Name, cst.Attribute))
-                   and (dotted_name(c.func) or "").split(".")[0] == "self"]
+    layer_calls = _layer_calls(where, found[1], function)
     if layer_calls and all(under_no_grad(where, c) for c in layer_calls):
         return None  # the method turns gradients off itself (`@torch.no_grad() def generate`): no graph
     return owner
+
+
+def _layer_calls(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef) -> List[cst.Call]:
+    """The calls of the method ``function`` of ``cls`` that may run a layer of the model: ``self(...)``, a
+    submodule, a method that runs one (:func:`_runs_layers`); not a mode switch or another module method
+    (``self.eval()``, ``self.parameters()``), nor a method of the class or of a project base class that
+    runs none (``self._device()``)."""
+    out = []
+    for c in ctx.calls_in(function):
+        if not isinstance(c.func, (cst.Name, cst.Attribute)) or (dotted_name(c.func) or "").split(".")[0] != "self":
+            continue
+        if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name):
+            name = c.func.attr.value
+            if name in _MODULE_METHODS:
+                continue  # `self.eval()`: no layer runs
+            found = find_method(ctx, cls, name)
+            owner = found[0].enclosing(found[1], cst.ClassDef) if found is not None else None
+            if found is not None and found[1] is not function and isinstance(owner, cst.ClassDef) \
+                    and not _runs_layers(found[0], owner, found[1]):
+                continue  # `self._device()`: a method that runs no layer
+        out.append(c)
+    return out
 
 
 def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef, depth: int = 2) -> bool:
@@ -356,6 +377,8 @@ def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
             return True
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             name = func.attr.value
+            if name in _MODULE_METHODS:
+                continue  # `next(self.parameters())`, `self.eval()`: no layer runs
             if name == "forward" or name not in methods:
                 return True
             if depth > 0 and methods[name] is not function and _runs_layers(ctx, cls, methods[name], depth - 1):
