@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg, method_name, receiver
 from torchlint.analysis.training import is_backward_like, optimizer_of_step
+from torchlint.families.gradflow.optimizers import optimizer_holds
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 _TOUCHES_GRADIENTS = re.compile(r"\.grad\b|backward|autograd|\bgrad\(")
@@ -16,8 +17,10 @@ class ZeroGradBetweenBackwardAndStep(LintRule):
     """
     ## What it does
     Finds gradient resets (`optimizer.zero_grad()`, or `model.zero_grad()` for the model whose
-    parameters the optimizer holds) that run after `loss.backward()` and before `optimizer.step()` in
-    the same block.
+    parameters the optimizer holds: built on `model.parameters()` here, or known to hold that model's
+    parameters through the arguments every call of the function passes, `regularise(disc,
+    Adam(disc.parameters()))`) that run after `loss.backward()` and before `optimizer.step()` in the same
+    block.
 
     ## Why is this bad?
     `zero_grad()` throws away the gradients the backward pass has just computed, so the step that
@@ -152,6 +155,30 @@ for x, y in loader:
     optimizer.step(closure)
 """
         ),
+        # a GAN step given both models and their optimizers: the generator's gradients cleared between the
+        # critic's backward pass and step are no part of that step
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def critic_step(gen, critic, c_opt, real, z):
+    loss = critic(gen(z).detach()).mean() - critic(real).mean()
+    c_opt.zero_grad()
+    loss.backward()
+    gen.zero_grad()
+    c_opt.step()
+
+
+if __name__ == "__main__":
+    gen = nn.Linear(8, 4)
+    critic = nn.Linear(4, 1)
+    g_opt = torch.optim.Adam(gen.parameters())
+    c_opt = torch.optim.Adam(critic.parameters())
+    critic_step(gen, critic, c_opt, torch.randn(2, 4), torch.randn(2, 8))
+"""
+        ),
     ]
 
     INVALID = [
@@ -229,9 +256,68 @@ for x, y in loader:
     loss = criterion(model(x), y); loss.backward(); optimizer.zero_grad(); optimizer.step()
 """,
         ),
+        # a regularisation step of a function given the model and its optimizer: the model's gradients are
+        # cleared after the penalty's backward pass, before the step
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def regularise(disc, d_optim, real, weight):
+    real.requires_grad = True
+    pred = disc(real)
+    penalty = torch.autograd.grad(pred.sum(), real, create_graph=True)[0].pow(2).mean()
+    (weight * penalty).backward()
+    disc.zero_grad()
+    d_optim.step()
+
+
+if __name__ == "__main__":
+    disc = nn.Linear(4, 1)
+    d_optim = torch.optim.Adam(disc.parameters())
+    if torch.cuda.device_count() > 1:
+        disc = nn.DataParallel(disc)
+    regularise(disc, d_optim, torch.randn(2, 4), 10.0)
+""",
+            line=11,
+            message="`disc.zero_grad()`: Gradients are cleared after `backward()` and before `step()`",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def regularise(disc, d_optim, real, weight):
+    real.requires_grad = True
+    pred = disc(real)
+    penalty = torch.autograd.grad(pred.sum(), real, create_graph=True)[0].pow(2).mean()
+    disc.zero_grad()
+    (weight * penalty).backward()
+    d_optim.step()
+
+
+if __name__ == "__main__":
+    disc = nn.Linear(4, 1)
+    d_optim = torch.optim.Adam(disc.parameters())
+    if torch.cuda.device_count() > 1:
+        disc = nn.DataParallel(disc)
+    regularise(disc, d_optim, torch.randn(2, 4), 10.0)
+""",
+        ),
     ]
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._step_calls: List[cst.Call] = []
+
     def visit_Call(self, node: cst.Call) -> None:
+        if method_name(node) == "step":
+            self._step_calls.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for call in self._step_calls:  # after the walk: which model an optimizer holds is known then
+            self._check(call)
+
+    def _check(self, node: cst.Call) -> None:
         ctx = self.ctx
         optimizer = optimizer_of_step(ctx, node)
         if optimizer is None:
@@ -250,7 +336,7 @@ for x, y in loader:
         for unit in units:
             calls = ctx.calls_in(unit)
             if clear is None:
-                found = self._clear_in(unit, clear_owners)
+                found = self._clear_in(unit, clear_owners, optimizer)
                 if found is not None:
                     clear, clear_unit = found, unit
                     continue
@@ -293,11 +379,14 @@ for x, y in loader:
                 units.append(s)
         return units
 
-    def _clear_in(self, unit: cst.CSTNode, owners: Set[str]) -> Optional[cst.Call]:
+    def _clear_in(self, unit: cst.CSTNode, owners: Set[str], optimizer: cst.BaseExpression) -> Optional[cst.Call]:
+        """The ``zero_grad()`` call the statement ``unit`` is, when it clears the optimizer or a model whose
+        parameters it holds (spelled as the optimizer was built, or known to be the same model)."""
         if isinstance(unit, cst.Expr) and isinstance(unit.value, cst.Call):
             call = unit.value
             recv = receiver(call)
-            if method_name(call) == "zero_grad" and recv is not None and self.ctx.code(recv) in owners:
+            if method_name(call) == "zero_grad" and recv is not None and (
+                    self.ctx.code(recv) in owners or optimizer_holds(self.ctx, optimizer, recv)):
                 return call
         return None
 

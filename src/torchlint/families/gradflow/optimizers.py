@@ -391,10 +391,16 @@ def _built(ctx: FileContext, core: cst.BaseExpression, hops: int) -> Set[cst.Cal
                 pass
         elif isinstance(a.value, (cst.Name, cst.Attribute, cst.Call)) and not isinstance(a.value, cst.Name):
             if any(isinstance(n, cst.Name) and not ctx.names.qualified_names_at(n) and n.value not in ("self",)
-                   and not _layer_setting(ctx, n) and _maybe_model(ctx, n) for n in iter_nodes(a.value)) \
-                    and not _setting_argument(ctx, core, a):
+                   and not _attribute_name(ctx, n) and not _layer_setting(ctx, n) and _maybe_model(ctx, n)
+                   for n in iter_nodes(a.value)) and not _setting_argument(ctx, core, a):
                 raise Unknown  # `Wrapper(model.encoder)`: which models it holds is not followed
     return out
+
+
+def _attribute_name(ctx: FileContext, name: cst.Name) -> bool:
+    """``size`` in ``args.size``: the name of an attribute, no variable that may hold a model."""
+    parent = ctx.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name
 
 
 #: ``torch.nn`` constructions whose arguments are modules
@@ -532,6 +538,17 @@ def _added_owners(ctx: FileContext, opt: cst.BaseExpression) -> List[cst.BaseExp
         return [r for g in effects.added_groups(ctx, opt) for r in effects.parameter_sources(ctx, g)]
     except Unknown:
         return []
+
+
+def optimizer_holds(ctx: FileContext, opt: cst.BaseExpression, module: cst.BaseExpression) -> bool:
+    """Whether the optimizer ``opt`` holds parameters of the model ``module`` (a name, ``self.<attr>``),
+    known through the constructions both hold, also through the arguments of a function's callers
+    (``def train(disc, d_optim)`` called as ``train(disc, Adam(disc.parameters()))``); False when either is
+    not known."""
+    try:
+        return bool(_held_models(ctx, opt) & _construction(ctx, module))
+    except Unknown:
+        return False
 
 
 def _held_models(ctx: FileContext, opt: cst.BaseExpression) -> FrozenSet[cst.Call]:
