@@ -17,9 +17,9 @@ class ZeroGradBetweenBackwardAndStep(LintRule):
     """
     ## What it does
     Finds gradient resets (`optimizer.zero_grad()`, or `model.zero_grad()` for the model whose
-    parameters the optimizer holds: built on `model.parameters()` here, or known to hold that model's
-    parameters through the arguments every call of the function passes, `regularise(disc,
-    Adam(disc.parameters()))`) that run after `loss.backward()` and before `optimizer.step()` in the same
+    parameters the optimizer holds, built on `model.parameters()` here or known to hold them through
+    the arguments every call of the function passes, as in `regularise(disc, Adam(disc.parameters()))`)
+    that run after `loss.backward()` and before `optimizer.step()` in the same
     block.
 
     ## Why is this bad?
