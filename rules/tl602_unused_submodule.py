@@ -15,7 +15,8 @@ class UnusedSubmodule(LintRule):
     `self.head = Head()` for a module class of the project) and that no code uses: no method of the class
     or of a subclass reads `self.drop`, no code of the project reads it on a value that may be an instance
     of the class (`model.drop`, a helper's `m.drop`), no string reaches it by name, and the class does not
-    reach its submodules without naming them (`getattr(self, name)` with a computed name, `self._modules`,
+    reach its submodules without naming them (`getattr(self, name)` with a computed name that has no
+    fixed start: `getattr(self, f"block{i}")` reaches only the names starting with `block`; `self._modules`,
     `self.children()`, `vars(self)`, iterating `self.modules()` for anything but initialisation or a mode switch (`m.eval()` of each batch norm); on the
     instance itself, not on a library model it takes layers from, `resnet.children()`). Only classes that
     define `forward` themselves are looked at, and only when all their bases are in view: `nn.Module` (or
@@ -542,6 +543,25 @@ class ConvUnit(nn.Module):
         return self.conv(x)
 """
         ),
+        # the same stage reaching its layers by a computed name with no fixed start: any of them may run
+        Valid(
+            """
+import torch.nn as nn
+
+
+class ResStage(nn.Module):
+    def __init__(self, c, names=("dropout", "conv")):
+        super().__init__()
+        self.names = names
+        self.dropout = nn.Dropout2d(0.1)
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        for name in self.names:
+            x = getattr(self, name)(x)
+        return x
+"""
+        ),
     ]
 
     INVALID = [
@@ -860,6 +880,29 @@ class ConvUnit(nn.Module):
 """,
             line=9,
             col=13,
+            message="Submodule `self.dropout` is built in `__init__` but never used",
+        ),
+        # `forward` reaches the blocks by a computed name that starts with "block": the dropout is never run
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class ResStage(nn.Module):
+    def __init__(self, c, n_blocks=2, drop=0.1):
+        super().__init__()
+        self.n_blocks = n_blocks
+        self.dropout = nn.Dropout2d(drop)
+        for k in range(n_blocks):
+            setattr(self, "block{}".format(k + 1), nn.Conv2d(c, c, 3, padding=1))
+
+    def forward(self, x):
+        for k in range(self.n_blocks):
+            x = getattr(self, "block{}".format(k + 1))(x)
+        return x
+""",
+            line=9,
+            col=9,
             message="Submodule `self.dropout` is built in `__init__` but never used",
         ),
     ]

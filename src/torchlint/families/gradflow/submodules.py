@@ -389,24 +389,53 @@ def reaches_modules_by_reflection(ctx: FileContext, cls: cst.ClassDef) -> bool:
     ``self.modules()`` for anything but initialisation) on a value that may be the instance itself, not on
     a library model it builds (``resnet._modules["conv1"]``), a member (``self.body.children()``) or an
     imported module (``torchvision.models.__dict__``)."""
+    return reflected_prefixes(ctx, cls) != frozenset()
+
+
+def reflected_prefixes(ctx: FileContext, cls: cst.ClassDef) -> Optional[FrozenSet[str]]:
+    """What the reflection of :func:`reaches_modules_by_reflection` in ``cls`` may reach: the literal
+    prefixes of names computed from one (``getattr(self, "block{}".format(i))``, ``f"fc{i}"``,
+    ``"bn%d" % i``: only attributes spelled so), empty without reflection; None where it may reach any
+    attribute."""
+    prefixes: Set[str] = set()
     for node in iter_nodes(cls):
         if isinstance(node, cst.Attribute) and node.attr.value in _REFLECTIVE_ATTRS:
             if _may_be_the_instance(ctx, node.value):
-                return True
+                return None
             continue
         if not isinstance(node, cst.Call):
             continue
         if isinstance(node.func, cst.Name) and node.func.value in ("getattr", "setattr", "hasattr", "delattr"):
             if len(node.args) < 2 or not isinstance(node.args[1].value, cst.SimpleString):
                 if not node.args or _may_be_the_instance(ctx, node.args[0].value):
-                    return True
+                    prefix = _literal_prefix(node.args[1].value) if len(node.args) > 1 else None
+                    if not prefix:
+                        return None
+                    prefixes.add(prefix)
         if isinstance(node.func, cst.Name) and node.func.value == "vars":
             if not node.args or _may_be_the_instance(ctx, node.args[0].value):
-                return True
+                return None
         if method_name(node) in _ITERATE_MODULES and not _initialisation_only(ctx, node) \
                 and _may_be_the_instance(ctx, node.func.value):  # type: ignore[attr-defined]
-            return True
-    return False
+            return None
+    return frozenset(prefixes)
+
+
+def _literal_prefix(expr: cst.BaseExpression) -> Optional[str]:
+    """The literal start of a name computed from a string (``"block{}".format(i)``, ``f"block{i}"``,
+    ``"block%d" % i``, ``"block" + str(i)``): ``"block"``; None when it has none."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format" \
+            and isinstance(expr.func.value, cst.SimpleString):
+        return expr.func.value.evaluated_value.split("{", 1)[0] or None  # type: ignore[union-attr]
+    if isinstance(expr, cst.FormattedString) and expr.parts and isinstance(expr.parts[0], cst.FormattedStringText):
+        return expr.parts[0].value or None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.SimpleString):
+        text = expr.left.evaluated_value
+        if isinstance(text, str) and isinstance(expr.operator, cst.Modulo):
+            return text.split("%", 1)[0] or None
+        if isinstance(text, str) and isinstance(expr.operator, cst.Add):
+            return text or None
+    return None
 
 
 def _may_be_the_instance(ctx: FileContext, recv: cst.BaseExpression) -> bool:
@@ -535,8 +564,11 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         # holds no parameter that could miss a gradient
         if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value):
             candidates[name] = a
-    if not candidates or reaches_modules_by_reflection(ctx, cls):
+    reached = reflected_prefixes(ctx, cls) if candidates else None
+    if reached is None:
         return []
+    # `getattr(self, "block{}".format(i))` reaches `block1`, `block2`, ...: not `dropout`
+    candidates = {name: a for name, a in candidates.items() if not name.startswith(tuple(reached))}
     candidates = {name: a for name, a in candidates.items() if not _rate_applied_otherwise(ctx, cls, init, me, a)}
     elsewhere = read_elsewhere(ctx, cls, set(candidates)) if candidates else set()
     return [(name, a) for name, a in candidates.items() if name not in elsewhere]
@@ -1047,4 +1079,5 @@ def _may_derive(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], d
 #: whether a layer holds no parameter (for the message), from the table of library effects
 parameter_free = effects.parameter_free
 
-__all__ = ["NamesRead", "parameter_free", "reaches_modules_by_reflection", "read_elsewhere", "unused_submodules"]
+__all__ = ["NamesRead", "parameter_free", "reaches_modules_by_reflection", "read_elsewhere", "reflected_prefixes",
+           "unused_submodules"]
