@@ -35,7 +35,7 @@ modification time and size (for the cache: a file that starts to read the name i
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
