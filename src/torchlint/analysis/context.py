@@ -82,7 +82,7 @@ def _exact_types(types: Union[type, Tuple[type, ...]]) -> Optional[Tuple[type, .
     """``types`` as a tuple to test ``type(node)`` against, when none of them has subclasses (libcst's
     concrete node classes); None when an ``isinstance`` is needed (``cst.BaseExpression``, ...)."""
     if type(types) is tuple:
-        return types if all(t in LEAF_CLASSES for t in types) else None  # type: ignore[return-value]
+        return types if LEAF_CLASSES.issuperset(types) else None  # type: ignore[return-value,arg-type]
     return (types,) if types in LEAF_CLASSES else None  # type: ignore[return-value]
 
 
@@ -202,8 +202,12 @@ class FileContext:
         self, node: cst.CSTNode, types: Union[Type[cst.CSTNode], Tuple[Type[cst.CSTNode], ...]]
     ) -> Optional[cst.CSTNode]:
         parents = self.parents
-        exact = _exact_types(types)
         p = parents.get(id(node))
+        if types in LEAF_CLASSES:  # one concrete class (the common question): tested by identity
+            while p is not None and type(p) is not types:
+                p = parents.get(id(p))
+            return p
+        exact = _exact_types(types)
         if exact is not None:  # libcst's concrete node classes have no subclasses: no isinstance through ABCMeta
             while p is not None and type(p) not in exact:
                 p = parents.get(id(p))
@@ -213,7 +217,13 @@ class FileContext:
         return p
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-        return any(a is container for a in self.ancestors(node))
+        parents = self.parents
+        p = parents.get(id(node))
+        while p is not None:
+            if p is container:
+                return True
+            p = parents.get(id(p))
+        return False
 
     def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The statement holding ``node`` that sits directly in a block (a body list)."""

@@ -292,6 +292,11 @@ class NameResolver:
         #: by id (the scopes no longer change then; rules ask the same nodes many times)
         self._scope_memo: Dict[int, Scope] = {}
         self._names_memo: Dict[int, FrozenSet[str]] = {}
+        #: the same for :meth:`qualified_names` (a builtin included) and :meth:`instance_of` of the walked
+        #: nodes, and for the scope :meth:`_place` finds around them
+        self._after_memo: Dict[int, FrozenSet[str]] = {}
+        self._instance_memo: Dict[int, FrozenSet[str]] = {}
+        self._around_memo: Dict[int, Scope] = {}
         #: :meth:`qualified_names` where the walk is now, by id (with the node, which keeps the id its
         #: own): the many rules that ask about the call being visited get one answer; emptied whenever
         #: a binding or the current scope changes
@@ -591,8 +596,14 @@ class NameResolver:
         the walk, from the bindings where the walk is; after it, for a node of the module, from the
         scope the node is in (:meth:`qualified_names_at`, a builtin included): one answer whenever a
         rule asks."""
-        if self.entered_all and id(node) in self.order:
-            return self._qualified_names_after(node)
+        if self.entered_all:
+            key = id(node)
+            found = self._after_memo.get(key)
+            if found is not None:
+                return found
+            if key in self.order:
+                found = self._after_memo[key] = self._qualified_names_after(node)
+                return found
         memo = self._here_memo
         known = memo.get(id(node))
         if known is not None and known[0] is node:
@@ -630,11 +641,19 @@ class NameResolver:
         """Qualified names of the class (or factory) that built the value of ``node``."""
         if type(node) is cst.Call:
             return self.qualified_names(node.func)
+        after = self.entered_all and id(node) in self.order
+        if after:
+            found = self._instance_memo.get(id(node))
+            if found is not None:
+                return found
         out: set = set()
         for value in self.values_before(node):
-            if isinstance(value, cst.Call):
-                out |= self.qualified_names(value.func)
-        return frozenset(out)
+            if type(value) is cst.Call:
+                out |= self.qualified_names(value.func)  # type: ignore[attr-defined]
+        found = frozenset(out)
+        if after:
+            self._instance_memo[id(node)] = found
+        return found
 
     def is_param(self, node: cst.Name) -> bool:
         """Whether ``node`` names a parameter (or another binding whose value is unknown) where the walk is."""
@@ -673,7 +692,7 @@ class NameResolver:
     def binding_at(self, node: cst.CSTNode, name: str) -> Optional[Binding]:
         """The binding ``name`` has where ``node`` is, after the walk: searched from :meth:`scope_at`
         outwards (class scopes skipped), a ``global`` declaration sending it to the module once."""
-        scope: Optional[Scope] = self.scope_at(node)
+        scope: Optional[Scope] = self._scope_memo.get(id(node)) or self.scope_at(node)
         jumped = False
         while scope is not None:
             if scope.kind != "class":
@@ -936,17 +955,26 @@ class NameResolver:
     def _scope_around(self, node: cst.CSTNode) -> Scope:
         """The innermost scope a node the walk has reached sits in: a function's or a lambda's, or a
         class body's."""
+        key = id(node)
+        memo = self._around_memo
+        found = memo.get(key)
+        if found is not None:
+            return found
         scopes = self._scope_of
         parents = self.parents
-        p = parents.get(id(node))
+        found = self.module_scope
+        p = parents.get(key)
         while p is not None:
             t = type(p)
             if t is cst.FunctionDef or t is cst.Lambda or t is cst.ClassDef:
-                found = scopes.get(p)
-                if found is not None:
-                    return found
+                inner = scopes.get(p)
+                if inner is not None:
+                    found = inner
+                    break
             p = parents.get(id(p))
-        return self.module_scope
+        if self.entered_all and key in self.order:
+            memo[key] = found
+        return found
 
     def _binding_before(self, around: Scope, name: str, pos: int) -> Optional[Binding]:
         """The binding ``name`` has at position ``pos`` in the scope ``around``: Python's lookup from there

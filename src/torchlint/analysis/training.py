@@ -8,7 +8,7 @@ The heuristics here lean towards silence: an object counts as an optimizer when 
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -40,6 +40,17 @@ def object_kind(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> Optiona
     """"optimizer", "scheduler", "scaler" or None for the object ``expr`` names."""
     if expr is None:
         return None
+    if not ctx.walked or id(expr) not in ctx.order:
+        return _object_kind(ctx, expr)
+    kinds = _OBJECT_KINDS.of(ctx)
+    key = id(expr)  # (a node of the module, which keeps its id)
+    if key in kinds:
+        return kinds[key]
+    kind = kinds[key] = _object_kind(ctx, expr)
+    return kind
+
+
+def _object_kind(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     for q in sorted(ctx.names.instance_of(expr)):
         if q.startswith("torch.optim.lr_scheduler.") or ".lr_scheduler." in q:
             return "scheduler"
@@ -60,6 +71,10 @@ def object_kind(ctx: FileContext, expr: Optional[cst.BaseExpression]) -> Optiona
     if _OPTIMIZER_NAME.search(last):
         return "optimizer"
     return None
+
+
+#: once the walk is done (every binding known), :func:`object_kind` of the nodes of the module, by id
+_OBJECT_KINDS: "Fact[Dict[int, Optional[str]]]" = Fact("training.object_kinds", lambda ctx: {})
 
 
 def _built_as_plain_object(ctx: FileContext, name: cst.Name) -> bool:
@@ -87,7 +102,8 @@ def is_backward(ctx: FileContext, call: cst.Call) -> bool:
     ``torch.autograd.backward(loss)``."""
     if method_name(call) == "backward":
         return True
-    return ctx.names.matches(call.func, ("torch.autograd.backward",))
+    # an attribute callee's qualified names end with its attribute (`backward` only in the case above)
+    return type(call.func) is cst.Name and ctx.names.matches(call.func, ("torch.autograd.backward",))
 
 
 def optimizer_of_step(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -552,16 +568,18 @@ def calls_through_helpers(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -
     """Every call under ``node`` as ``(call, where)``: ``where`` is the call in ``node`` itself that leads
     to it (the call for direct ones; a same-module helper call for calls inside that helper)."""
     out: List[Tuple[cst.Call, cst.Call]] = []
-    seen = {node}
-
-    def visit(n: cst.CSTNode, via: Optional[cst.Call], d: int) -> None:
-        for call in ctx.calls_in(n):
-            out.append((call, via or call))
-            if d > 0:
-                target = ctx.function_for_call(call)
-                if target is not None and target not in seen:
-                    seen.add(target)
-                    visit(target, via or call, d - 1)
-
-    visit(node, None, depth)
+    _calls_through(ctx, node, None, depth, out, {node})
     return out
+
+
+def _calls_through(ctx: FileContext, n: cst.CSTNode, via: Optional[cst.Call], d: int,
+                   out: List[Tuple[cst.Call, cst.Call]], seen: Set[cst.CSTNode]) -> None:
+    # (a function of the module, not a closure: a recursive closure is a reference cycle, and what it
+    # collected would wait for the garbage collector)
+    for call in ctx.calls_in(n):
+        out.append((call, via or call))
+        if d > 0:
+            target = ctx.function_for_call(call)
+            if target is not None and target not in seen:
+                seen.add(target)
+                _calls_through(ctx, target, via or call, d - 1, out, seen)

@@ -1001,6 +1001,20 @@ def hands_optimizer_away(ctx: FileContext, call: cst.Call) -> bool:
     another file), ``loss_scaler(loss, optimizer)``: code not in view that is given an optimizer or a
     model's parameters trains, whatever it is called.  A library function, a builtin and a function of
     this file (whose own calls are followed) are not it."""
+    if not ctx.walked or id(call) not in ctx.order:
+        return _hands_optimizer_away(ctx, call)
+    found = _HANDS_AWAY.of(ctx)
+    key = id(call)  # (a node of the module, which keeps its id)
+    if key not in found:
+        found[key] = _hands_optimizer_away(ctx, call)
+    return found[key]
+
+
+#: once the walk is done, :func:`hands_optimizer_away` of the calls of the module, by id
+_HANDS_AWAY: "Fact[Dict[int, bool]]" = Fact("evaluation.hands_away", lambda ctx: {})
+
+
+def _hands_optimizer_away(ctx: FileContext, call: cst.Call) -> bool:
     args = [a.value for a in call.args]
     if not any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
                for v in args):
