@@ -2150,7 +2150,7 @@ def _closed_module_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
 
 
 __all__ = ["StrayStep", "UntrainedModel", "stray_steps", "untrained_models", "stray_lightning_optimizers",
-           "ManualFinding", "lightning_manual_steps"]
+           "ManualFinding", "lightning_manual_steps", "optimizer_holds"]
 
 
 # -- a LightningModule whose optimizer holds a model its training loss does not run ----------------
