@@ -12,7 +12,7 @@ from torchlint.families.shapes.batches import (
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.context import canonical_keyword
-from torchlint.analysis.definitions import position
+from torchlint.analysis.definitions import bind_arguments, definition_of, function_returns, position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -1180,6 +1180,28 @@ class BatchStats(nn.Module):
         return h, m.squeeze(), s.squeeze()
 """
         ),
+        # squeezed, rescaled by a function of the file that keeps the values' shape, then only saved as an
+        # image: every singleton dimension gone is what the image wants
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+
+G = nn.Sequential(nn.Linear(8, 64), nn.Tanh())
+
+
+def denorm(x):
+    return (x.data + 1) / 2.0
+
+
+def show(z, n):
+    for i in range(n):
+        img = G(z).view(-1, 1, 8, 8)
+        img = denorm(img.squeeze())
+        save_image(img, f"sample_{i}.png")
+"""
+        ),
     ]
 
     INVALID = [
@@ -2129,6 +2151,30 @@ with torch.no_grad():
             line=10,
             message="given `net(x)` by the calls of `hits`",
         ),
+        # the same rescaled squeeze fed back to the model: the batch of one loses its dimension
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+
+G = nn.Sequential(nn.Linear(8, 64), nn.Tanh())
+
+
+def denorm(x):
+    return (x.data + 1) / 2.0
+
+
+def show(z, n):
+    for i in range(n):
+        img = G(z).view(-1, 1, 8, 8)
+        img = denorm(img.squeeze())
+        print(G(img.view(-1, 8)).mean())
+""",
+            line=16,
+            col=22,
+            message="`img.squeeze()` without a dim drops dim 0 as well when the batch holds one sample",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2195,6 +2241,8 @@ with torch.no_grad():
             scope = ctx.enclosing(call, cst.FunctionDef) or ctx.module
             if target is not None and (_only_sinks(ctx, scope, target) or _size_checked(ctx, scope, target)):
                 continue
+            if target is None and _sink_use(ctx, call):
+                continue  # (after the walk: `img = unnormalize(img.squeeze())`, then only `save_image(img, ...)`)
             if fix is None and not (batched or batch_evidence(ctx, x)):
                 continue  # nothing known to be 1, and nothing says the tensor has a batch dimension
             if fix is None and scope is not ctx.module and (
@@ -2334,9 +2382,10 @@ def _call_name(func: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _sink_use(ctx, node: cst.CSTNode) -> bool:
+def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
     """``node``'s value is displayed, exported or turned into Python numbers (through value-keeping
-    methods such as ``.cpu()``/``.detach()``)."""
+    methods such as ``.cpu()``/``.detach()``, a function of the project that gives its argument back
+    rescaled, ``denorm(x)``, and a name every later read of which is such a use)."""
     cur = node
     for _ in range(8):
         parent = ctx.parent(cur)
@@ -2367,7 +2416,14 @@ def _sink_use(ctx, node: cst.CSTNode) -> bool:
                     return True
                 if _broadcasting_loss(ctx, call):
                     return True
+                if _hands_back(ctx, call, parent):
+                    cur = call  # `save_image(unnormalize(img.squeeze()), path)`: the values, rescaled
+                    continue
             return False
+        if isinstance(parent, cst.Assign) and parent.value is cur and depth < 2 and cur is not node and ctx.walked:
+            target = _assigned_name(ctx, cur)  # `img = unnormalize(img.squeeze())`, then `save_image(img, path)`
+            scope = ctx.enclosing(cur, cst.FunctionDef) or ctx.module
+            return target is not None and _only_sinks(ctx, scope, target, depth + 1)
         if isinstance(parent, cst.ComparisonTarget):
             parent = ctx.parent(parent)
         if isinstance(parent, cst.Comparison):
@@ -2457,14 +2513,53 @@ def _assigned_name(ctx, node: cst.Call) -> Optional[cst.Name]:
     return None
 
 
-def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name) -> bool:
+def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name, depth: int = 0) -> bool:
     """Every read of the name in the function that may see the squeezed value goes to a sink (a read after
     the name was given another value, ``pred = out.argmax(1).numpy()`` further down, does not see it)."""
     assign = ctx.parent(ctx.parent(target))
     value = assign.value if isinstance(assign, cst.Assign) else None
-    uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)]
+    uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)
+            and not (value is not None and ctx.is_inside(n, value))]  # (`img = f(img.squeeze())`: read before)
     uses = [n for n in uses if value is None or ctx.names.value_of(n) in (None, value)]
-    return bool(uses) and all(_sink_use(ctx, n) for n in uses)
+    return bool(uses) and all(_sink_use(ctx, n, depth) for n in uses)
+
+
+def _hands_back(ctx, call: cst.Call, given: cst.Arg) -> bool:
+    """``call`` runs a function of the project (not a method) every ``return`` of which gives the parameter
+    ``given`` is bound to back rescaled, element by element, its shape kept (``return (img.data + 1) / 2``,
+    ``return x.clamp(0, 1).cpu()``)."""
+    if given.star or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    found = definition_of(ctx, call.func)
+    if found is None or not isinstance(found[1], cst.FunctionDef) or found[1].decorators \
+            or isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+        return False
+    function = found[1]
+    bound = bind_arguments(call, function, 0)
+    param = next((k for k, v in (bound or {}).items() if v is given.value), None)
+    returns = function_returns(function)
+    return param is not None and bool(returns) and all(
+        r.value is not None and _rescaled(r.value, param) for r in returns)
+
+
+def _rescaled(expr: cst.BaseExpression, param: str) -> bool:
+    """``expr`` is the name ``param`` through arithmetic with numbers and value-keeping methods."""
+    if isinstance(expr, cst.Name):
+        return expr.value == param
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in _PASS_ATTRS and _rescaled(expr.value, param)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value in _PASS_METHODS and _rescaled(expr.func.value, param) and all(
+            isinstance(a.value, (cst.Integer, cst.Float, cst.UnaryOperation)) or a.keyword is not None
+            for a in expr.args)
+    if isinstance(expr, cst.UnaryOperation):
+        return _rescaled(expr.expression, param)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+        numbers = (cst.Integer, cst.Float)
+        return _rescaled(expr.left, param) and isinstance(expr.right, numbers) \
+            or _rescaled(expr.right, param) and isinstance(expr.left, numbers)
+    return False
 
 
 _SIZE_CHECK = re.compile(r"\.(numel|dim|nelement)\(\)|\.ndim\b|len\(\s*\w+\.shape\s*\)")
