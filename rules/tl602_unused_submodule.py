@@ -48,7 +48,8 @@ class UnusedSubmodule(LintRule):
     an initialising function of the file (one that only writes weights), or its `apply(weights_init)`.
     A layer that holds no parameter and no buffer and computes the same in
     training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
-    reshaping or padding layer) is not reported: nothing of it misses a gradient. A class whose `forward`
+    reshaping or padding layer, a module class of the project that sets nothing on itself but numbers and
+    strings, such as a pass-through `Identity`) is not reported: nothing of it misses a gradient. A class whose `forward`
     does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file
     spelling the name that cannot be parsed, or a project of more than 5000 source files, keeps the rule
     silent. With the cache on, the result is computed again when a file of the project is added, removed
@@ -562,6 +563,34 @@ class ResStage(nn.Module):
         return x
 """
         ),
+        # a pass-through module of the project kept for the printed structure: it holds nothing, and runs the
+        # same in both modes
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Identity(nn.Module):
+    def forward(self, x):
+        return x
+
+    def __repr__(self):
+        return "Identity()"
+
+
+class Stack(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+        if len(sizes) < 2:
+            self.no_layers = Identity()
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+        ),
     ]
 
     INVALID = [
@@ -904,6 +933,34 @@ class ResStage(nn.Module):
             line=9,
             col=9,
             message="Submodule `self.dropout` is built in `__init__` but never used",
+        ),
+        # a module class of the project that holds a layer of its own, left unused
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.body = nn.Linear(n, n)
+        self.head = Head(n)
+
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=18,
+            col=9,
+            message="Submodule `self.head` is built in `__init__` but never used",
         ),
     ]
 

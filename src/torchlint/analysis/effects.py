@@ -420,7 +420,40 @@ def holds_nothing(ctx: FileContext, value: cst.BaseExpression) -> bool:
         if q in ("torch.nn.Sequential", "torch.nn.ModuleList"):
             return bool(core.args) and all(not a.star and isinstance(a.value, cst.Call)
                                            and holds_nothing(ctx, a.value) for a in core.args)
-    return False
+    return _empty_module_class(ctx, core)
+
+
+#: what a module class of the project may set on ``self`` and still hold nothing: numbers, strings, flags
+_PLAIN_SETTINGS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
+
+
+def _empty_module_class(ctx: FileContext, core: cst.Call) -> bool:
+    """``Identity()`` of a project class built directly on ``nn.Module`` that sets nothing on itself but
+    numbers, strings and flags, registers nothing and never reads ``self.training``
+    (``class Identity(nn.Module): def forward(self, x): return x``)."""
+    found = definition_of(ctx, core.func)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    octx, cls = found
+    if not cls.bases or any(not octx.names.qualified_names_at(b.value) & {"torch.nn.Module", "torch.nn.modules.module.Module"}
+                            for b in cls.bases) or cls.decorators:
+        return False
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Attribute) and node.attr.value in _REGISTERING | {"training", "__setattr__"}:
+            return False
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(isinstance(t, (cst.Attribute, cst.Subscript, cst.Tuple, cst.List)) for t in targets) and not (
+                    isinstance(node, cst.Assign) and isinstance(node.value, _PLAIN_SETTINGS)
+                    or isinstance(node.value, cst.Name) and node.value.value in ("True", "False", "None")):
+                return False  # `self.fc = nn.Linear(...)`, `self.w = nn.Parameter(...)`: something held
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr", "vars"):
+            return False
+    return True
+
+
+#: methods that give a module something to hold
+_REGISTERING = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
 
 
 #: library packages whose calls build data, never an ``nn.Module`` (frames, arrays, text, paths)
