@@ -1956,6 +1956,35 @@ decoder = nn.Linear(16, 50)
 fit(encoder, decoder, [])
 """
         ),
+        # the models handed through two functions, each optimizer built on its own model
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def train_batch(x, y, encoder, decoder, enc_opt, dec_opt):
+    enc_opt.zero_grad()
+    dec_opt.zero_grad()
+    loss = nn.functional.mse_loss(decoder(encoder(x)), y)
+    loss.backward()
+    enc_opt.step()
+    dec_opt.step()
+    return loss.item()
+
+
+def fit(encoder, decoder, batches):
+    enc_opt = torch.optim.Adam(encoder.parameters())
+    dec_opt = torch.optim.Adam(decoder.parameters())
+    for x, y in batches:
+        train_batch(x, y, encoder, decoder, enc_opt, dec_opt)
+
+
+enc = nn.Linear(4, 8)
+dec = nn.Linear(8, 4)
+fit(enc, dec, [])
+"""
+        ),
     ]
 
     INVALID = [
@@ -3596,6 +3625,39 @@ fit(encoder, decoder, [])
 """,
             line=31,
             col=9,
+            message="`encoder` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
+        ),
+        # the same, the encoder's optimizer built on the decoder: the models reach the backward pass through
+        # two functions that hand on their parameters
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def train_batch(x, y, encoder, decoder, enc_opt, dec_opt):
+    enc_opt.zero_grad()
+    dec_opt.zero_grad()
+    loss = nn.functional.mse_loss(decoder(encoder(x)), y)
+    loss.backward()
+    enc_opt.step()
+    dec_opt.step()
+    return loss.item()
+
+
+def fit(encoder, decoder, batches):
+    enc_opt = torch.optim.Adam(decoder.parameters())
+    dec_opt = torch.optim.Adam(decoder.parameters())
+    for x, y in batches:
+        train_batch(x, y, encoder, decoder, enc_opt, dec_opt)
+
+
+enc = nn.Linear(4, 8)
+dec = nn.Linear(8, 4)
+fit(enc, dec, [])
+""",
+            line=10,
+            col=5,
             message="`encoder` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
         ),
     ]

@@ -745,11 +745,13 @@ def _off_graph(ctx: FileContext, call: cst.Call) -> bool:
     return bool(q) and all(n.startswith("numpy.") or n == "torch.from_numpy" for n in q)
 
 
-def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
+def _passed(ctx: FileContext, name: cst.Name, hops: int = 0) -> Optional[cst.Name]:
     """For a parameter of a function of the file (not a method) read where it is not rebound
     (``encoder`` in ``def train(x, encoder, ...)``): the name every call of the function in the file
     passes for it, when all of them (one to four, the function used for nothing else, none from
-    another file) pass the same variable (``train(x, encoder, ...)`` at module level); None otherwise."""
+    another file) pass the same variable (``train(x, encoder, ...)`` at module level), through a caller
+    that hands on its own parameter too (``train_iters(encoder, ...)`` calling ``train(x, encoder, ...)``,
+    two levels); None otherwise."""
     function = _function_of(ctx, name)
     if not isinstance(function, cst.FunctionDef) or function.decorators \
             or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
@@ -770,7 +772,7 @@ def _passed(ctx: FileContext, name: cst.Name) -> Optional[cst.Name]:
         value = bound.get(name.value) if bound is not None else None
         caller = _function_of(ctx, site)
         if isinstance(value, cst.Name) and isinstance(caller, cst.FunctionDef) and _is_param(caller, value.value):
-            return None  # a parameter handed on: one level is followed
+            value = _passed(ctx, value, hops + 1) if hops < 1 else None  # a parameter handed on: followed once
         if not isinstance(value, cst.Name) or found is not None and (
                 value.value != found.value
                 or ctx.names.binding_at(value, value.value) is not ctx.names.binding_at(found, found.value)):
