@@ -1536,6 +1536,52 @@ images = vae.sample(16)
 print(images.shape)
 """
         ),
+        # after `model.eval()` in the epoch, a loop that backpropagates through the model (a Fisher estimate):
+        # it needs the graph
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 1))
+opt = torch.optim.Adam(model.parameters())
+loss_func = nn.BCEWithLogitsLoss()
+
+
+def generate_batches(dataset, batch_size, shuffle=True, drop_last=True):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+    for x, y in loader:
+        yield {"x": x, "y": y}
+
+
+def compute_accuracy(y_pred, y_target):
+    n_correct = torch.eq((torch.sigmoid(y_pred) > 0.5).long(), y_target).sum().item()
+    return n_correct / len(y_pred) * 100
+
+
+train_set, val_set = [], []
+for epoch in range(10):
+    model.train()
+    batch_generator = generate_batches(train_set, 32)
+    for batch_index, batch_dict in enumerate(batch_generator):
+        opt.zero_grad()
+        y_pred = model(batch_dict["x"])
+        loss = loss_func(y_pred, batch_dict["y"])
+        loss_t = loss.item()
+        loss.backward()
+        opt.step()
+        acc_t = compute_accuracy(y_pred, batch_dict["y"])
+    model.eval()
+    batch_generator = generate_batches(val_set, 32)
+    fisher = [torch.zeros_like(p) for p in model.parameters()]
+    for batch_index, batch_dict in enumerate(batch_generator):
+        model.zero_grad()
+        y_pred = model(batch_dict["x"])
+        loss_func(y_pred, batch_dict["y"]).backward()
+        for f, p in zip(fisher, model.parameters()):
+            f += p.grad.pow(2)
+"""
+        ),
     ]
 
     INVALID = [
@@ -4502,6 +4548,100 @@ for z in []:
 with torch.no_grad():
     images = vae.sample(16)
 print(images.shape)
+""",
+        ),
+        # the epoch's validation loop after `model.eval()`, over a generator of the same name as the training
+        # one: the model switched to eval mode before it says what it is
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 1))
+opt = torch.optim.Adam(model.parameters())
+loss_func = nn.BCEWithLogitsLoss()
+
+
+def generate_batches(dataset, batch_size, shuffle=True, drop_last=True):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+    for x, y in loader:
+        yield {"x": x, "y": y}
+
+
+def compute_accuracy(y_pred, y_target):
+    n_correct = torch.eq((torch.sigmoid(y_pred) > 0.5).long(), y_target).sum().item()
+    return n_correct / len(y_pred) * 100
+
+
+train_set, val_set = [], []
+for epoch in range(10):
+    model.train()
+    batch_generator = generate_batches(train_set, 32)
+    for batch_index, batch_dict in enumerate(batch_generator):
+        opt.zero_grad()
+        y_pred = model(batch_dict["x"])
+        loss = loss_func(y_pred, batch_dict["y"])
+        loss_t = loss.item()
+        loss.backward()
+        opt.step()
+        acc_t = compute_accuracy(y_pred, batch_dict["y"])
+    model.eval()
+    batch_generator = generate_batches(val_set, 32)
+    running = 0.0
+    for batch_index, batch_dict in enumerate(batch_generator):
+        y_pred = model(batch_dict["x"])
+        loss = loss_func(y_pred, batch_dict["y"])
+        loss_t = loss.item()
+        running += (loss_t - running) / (batch_index + 1)
+        acc_t = compute_accuracy(y_pred, batch_dict["y"])
+    print(epoch, running)
+""",
+            line=37,
+            col=18,
+            message="Evaluation runs `model(batch_dict[\"x\"])` with autograd on and its output reaches no gradient",
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 1))
+opt = torch.optim.Adam(model.parameters())
+loss_func = nn.BCEWithLogitsLoss()
+
+
+def generate_batches(dataset, batch_size, shuffle=True, drop_last=True):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+    for x, y in loader:
+        yield {"x": x, "y": y}
+
+
+def compute_accuracy(y_pred, y_target):
+    n_correct = torch.eq((torch.sigmoid(y_pred) > 0.5).long(), y_target).sum().item()
+    return n_correct / len(y_pred) * 100
+
+
+train_set, val_set = [], []
+for epoch in range(10):
+    model.train()
+    batch_generator = generate_batches(train_set, 32)
+    for batch_index, batch_dict in enumerate(batch_generator):
+        opt.zero_grad()
+        y_pred = model(batch_dict["x"])
+        loss = loss_func(y_pred, batch_dict["y"])
+        loss_t = loss.item()
+        loss.backward()
+        opt.step()
+        acc_t = compute_accuracy(y_pred, batch_dict["y"])
+    model.eval()
+    batch_generator = generate_batches(val_set, 32)
+    running = 0.0
+    with torch.no_grad():
+        for batch_index, batch_dict in enumerate(batch_generator):
+            y_pred = model(batch_dict["x"])
+            loss = loss_func(y_pred, batch_dict["y"])
+            loss_t = loss.item()
+            running += (loss_t - running) / (batch_index + 1)
+            acc_t = compute_accuracy(y_pred, batch_dict["y"])
+    print(epoch, running)
 """,
         ),
     ]

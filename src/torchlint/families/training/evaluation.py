@@ -2195,7 +2195,7 @@ class EvaluationFacts:
             loops: Dict[cst.CSTNode, EvalSite] = {}
             hands_back: Optional[bool] = None
             for call, model in calls:
-                loop = self._eval_loop(call, function)
+                loop = self._eval_loop(call, function, model)
                 if loop is not None and function is not None:
                     if hands_back is None:
                         hands_back = self._hands_back_graph(function, calls)
@@ -2704,10 +2704,13 @@ class EvaluationFacts:
                 return a
         return None
 
-    def _eval_loop(self, call: cst.Call, function: Optional[cst.FunctionDef]) -> Optional[cst.CSTNode]:
+    def _eval_loop(self, call: cst.Call, function: Optional[cst.FunctionDef],
+                   model: Optional[cst.BaseExpression] = None) -> Optional[cst.CSTNode]:
         """The outermost loop around ``call`` that evaluates: it runs the model, computes metrics or reads
         a validation/test loader, and does not train; inside a training loop only a loop over validation
-        or test data counts (a micro-batch loop feeds the training step)."""
+        or test data counts (a micro-batch loop feeds the training step), or one that runs ``model`` after
+        a statement before it in its block switched it to eval mode (``model.eval()``, then a loop over
+        the epoch's other batches: whatever the loader is called)."""
         ctx = self.ctx
         chain: List[cst.CSTNode] = []
         for a in ctx.ancestors(call):
@@ -2717,10 +2720,16 @@ class EvaluationFacts:
                 chain.append(a)
         best: Optional[cst.CSTNode] = None
         host_trains: Optional[bool] = None
+        in_training: Optional[bool] = None
         for loop in chain:
             if trains(ctx, loop) or needs_grad(ctx, loop):
                 break
             if iterates_eval_data(ctx, loop):
+                best = loop
+                continue
+            if model is not None and in_training is None:
+                in_training = any(trains(ctx, outer) or needs_grad(ctx, outer) for outer in chain)
+            if in_training and self._switched_before(loop, model):  # (`model`: asked for in training only)
                 best = loop
                 continue
             if host_trains is None:
@@ -2728,6 +2737,25 @@ class EvaluationFacts:
             if not host_trains and computes_metrics(ctx, loop):
                 best = loop
         return best
+
+    def _switched_before(self, loop: cst.CSTNode, model: cst.BaseExpression) -> bool:
+        """A statement before ``loop`` in its block switches ``model`` to eval mode, and none between them
+        switches it back (``model.train()``)."""
+        ctx = self.ctx
+        block = ctx.block_of(loop)
+        if block is None:
+            return False
+        body = list(block)
+        at = next((i for i, stmt in enumerate(body) if stmt is loop), None)
+        code = ctx.code(model)
+        for stmt in reversed(body[:at] if at is not None else []):
+            for c in ctx.calls_in(stmt):
+                if train_mode_call(c) and receiver(c) is not None and ctx.code(receiver(c)) == code:  # type: ignore[arg-type]
+                    return False
+                target = eval_mode_target(c)
+                if target is not None and ctx.code(target) == code:
+                    return True
+        return False
 
     def _prediction_statement(self, call: cst.Call, model: cst.BaseExpression,
                               function: Optional[cst.FunctionDef] = None) -> Optional[cst.CSTNode]:
