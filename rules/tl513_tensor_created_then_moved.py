@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.analysis.definitions import built_values
+from torchlint.analysis.definitions import built_values, called_function, function_returns
 from torchlint.families.api.rewrite import torch_in_scope
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -49,7 +49,8 @@ class TensorCreatedThenMoved(LintRule):
     ## What it does
     Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `scalar_tensor`, `rand`,
     `randn`, `randint`, `arange`, ...) followed by a move to a certain device (`.cuda()`,
-    `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on), directly or after a cast (`torch.tensor(0).float().cuda()`: the
+    `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on, also held in a
+    variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
     fix makes the tensor on the device and keeps the cast), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
@@ -410,6 +411,70 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 lr = torch.scalar_tensor(0.0001, device=device)
 """,
         ),
+        # the device of the data, held in a variable
+        Invalid(
+            """
+import torch
+
+
+def sample_centroids(xyz, npoint):
+    device = xyz.device
+    batch = xyz.shape[0]
+    return torch.zeros(batch, npoint, dtype=torch.long).to(device)
+""",
+            line=8,
+            col=12,
+            fixed="""
+import torch
+
+
+def sample_centroids(xyz, npoint):
+    device = xyz.device
+    batch = xyz.shape[0]
+    return torch.zeros(batch, npoint, dtype=torch.long, device=device)
+""",
+        ),
+        # a method of the model that returns the device its parameters are on
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.GRUCell(hidden, hidden)
+
+    def _device(self):
+        return next(self.parameters()).device
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden).to(self._device())
+        return self.cell(x, h)
+""",
+            line=16,
+            col=13,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.GRUCell(hidden, hidden)
+
+    def _device(self):
+        return next(self.parameters()).device
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden, device=self._device())
+        return self.cell(x, h)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -417,10 +482,21 @@ lr = torch.scalar_tensor(0.0001, device=device)
         self._default_device: Optional[bool] = None  # the file may change the factories' device
         self._defaults: Dict[frozenset, bool] = {}  # setters -> the file calls one
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._moves: List[Tuple[cst.Call, bool]] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
-            return
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            self._moves.append((node, torch_in_scope(self.ctx)))  # (whether a fix may spell `torch.` there)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for call, spelled in self._moves:  # after the walk: what a device variable holds is known then
+            self._check(call, spelled)
+
+    def _check(self, node: cst.Call, spelled: bool) -> None:
+        func = node.func
+        assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
         factory = func.value
         cast: Optional[cst.Call] = None
         if self._is_cast(factory) and isinstance(factory.func.value, cst.Call):  # type: ignore[attr-defined]
@@ -444,7 +520,7 @@ lr = torch.scalar_tensor(0.0001, device=device)
             return  # a generator of its own draws on its device (a CPU one for reproducible draws): moved on purpose
         fix = None
         if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
-                a.star for a in factory.args) and torch_in_scope(self.ctx):  # `out=` fixes the dtype: no edit
+                a.star for a in factory.args) and spelled:  # `out=` fixes the dtype: no edit
             unsafe = qn.isdisjoint(EXACT_FACTORIES)
             made = _add_kwarg(factory, keyword, value)
             if cast is not None:  # the cast stays, on the tensor made where it goes
@@ -549,7 +625,7 @@ lr = torch.scalar_tensor(0.0001, device=device)
                 return "dtype", v
             if isinstance(v, cst.Attribute) and v.attr.value == "device":
                 return "device", v  # `.to(x.device)`: the device another tensor (or module) is on
-            if isinstance(v, (cst.Name, cst.Attribute)) and self._device_kind(v, 0) == "accelerator":
+            if isinstance(v, (cst.Name, cst.Attribute, cst.Call)) and self._device_kind(v, 0) == "accelerator":
                 return "device", v  # `dev = torch.device("cuda" if ... else "cpu")`, then `.to(dev)`
         return None
 
@@ -570,6 +646,17 @@ lr = torch.scalar_tensor(0.0001, device=device)
         if isinstance(expr, cst.Call) and self.ctx.names.matches(expr.func, _DEVICE):
             first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
             return self._device_kind(first, depth + 1) if first is not None else None
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+            return "accelerator"  # `device = xyz.device`, `next(self.parameters()).device`: where data or a model is
+        if isinstance(expr, cst.Call) and not expr.args:
+            found = called_function(self.ctx, expr)  # `self._device()`: a method of the file returning a device
+            if found is None or found[0] is not self.ctx:
+                return None
+            returns = function_returns(found[1])
+            kinds = {self._device_kind(r.value, depth + 1) if r.value is not None else None for r in returns}
+            if not returns or None in kinds:
+                return None
+            return "accelerator" if "accelerator" in kinds else "cpu"
         if isinstance(expr, (cst.Name, cst.Attribute)):
             values = built_values(self.ctx, expr)
             kinds = {self._device_kind(v, depth + 1) for v in values}
