@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.fixes.toolkit import in_place_of
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
-from torchlint.analysis.definitions import built_values, strip_moves
+from torchlint.analysis.definitions import built_values, callers_arguments, strip_moves
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -83,7 +83,9 @@ class DeprecatedOrRemovedApi(LintRule):
     (now `reduction=`), torchvision's `pretrained=` (now `weights=`; also `resnet50(True)`, the flag given
     positionally), `nn.NLLLoss2d` (now `nn.NLLLoss`), `loss.backward(retain_variables=True)` (now
     `retain_graph=`), `loss.data[0]` / `loss[0]` on a 0-d loss (now `loss.item()`), `iter(loader).next()`
-    on a `DataLoader` (its iterator lost the Python 2 `next` method in torch 1.13: now `next(iter(loader))`)
+    on a `DataLoader` (built here, or passed by every call of the function that iterates it; also
+    `loader.__iter__().next()`: its iterator lost the Python 2 `next` method in torch 1.13, now
+    `next(iter(loader))`)
     and private spellings of public functions (`torch.utils.data._utils.collate.default_collate`).
 
     A 0-d loss is a value built by a torch loss with its default reduction (`criterion(out, y)` with
@@ -314,6 +316,30 @@ loader = DataLoader(list(range(6)), batch_size=2)
 print(iter(loader).next())
 """,
             options={"target-torch": "1.12"},
+        ),
+        # the function's iterable comes from its only caller, an object of the file with its own `next()`
+        Valid(
+            """
+class Cycle:
+    def __init__(self, items):
+        self.items = list(items)
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def next(self):
+        self.i = (self.i + 1) % len(self.items)
+        return self.items[self.i]
+
+
+def draw(source, steps):
+    it = iter(source)
+    return [it.next() for _ in range(steps)]
+
+
+draw(Cycle([1, 2, 3]), 4)
+"""
         ),
     ]
 
@@ -626,15 +652,62 @@ def main():
     print(x.shape, label.shape)
 """,
         ),
+        # the loaders are parameters: the only call of the function passes `DataLoader`s for them
+        Invalid(
+            """
+from torch.utils.data import DataLoader
+
+
+def train(labeled_loader, unlabeled_loader, steps):
+    labeled_iter = iter(labeled_loader)
+    for _ in range(steps):
+        try:
+            x, y = labeled_iter.next()
+        except StopIteration:
+            labeled_iter = iter(labeled_loader)
+            x, y = labeled_iter.next()
+        u, _ = unlabeled_loader.__iter__().next()
+
+
+if __name__ == "__main__":
+    train(DataLoader(range(10), batch_size=2), DataLoader(range(10), batch_size=2), 5)
+""",
+            count=3,
+            fixed="""
+from torch.utils.data import DataLoader
+
+
+def train(labeled_loader, unlabeled_loader, steps):
+    labeled_iter = iter(labeled_loader)
+    for _ in range(steps):
+        try:
+            x, y = next(labeled_iter)
+        except StopIteration:
+            labeled_iter = iter(labeled_loader)
+            x, y = next(labeled_iter)
+        u, _ = next(unlabeled_loader.__iter__())
+
+
+if __name__ == "__main__":
+    train(DataLoader(range(10), batch_size=2), DataLoader(range(10), batch_size=2), 5)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.target = target_version(self.options.get("target-torch"))
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._nexts: List[cst.Call] = []
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for call in self._nexts:  # after the walk: what the callers of a function give its loader is known then
+            self._loader_iter_next(call)
+
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "next" and not node.args:
-            self._loader_iter_next(node)
+            self._nexts.append(node)
             return
         qnames = self.ctx.names.qualified_names(node.func)
         if not qnames:
@@ -678,20 +751,34 @@ def main():
                                              f"use `next({self.ctx.code(owner).strip()})`"), fix=fix)
 
     def _iterates_loader(self, value: cst.BaseExpression) -> bool:
-        """``iter(loader)`` (the builtin) of a value every assignment makes a ``DataLoader``."""
+        """``iter(loader)`` (the builtin) or ``loader.__iter__()`` of a value every assignment makes a
+        ``DataLoader``, or, for a parameter, every call of its function passes one."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "__iter__" \
+                and not value.args:
+            return self._loader(self.ctx, value.func.value)
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "iter"
                 and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star):
             return False
         if self.ctx.names.binding_at(value, "iter") is not None:
             return False
-        loader = value.args[0].value
-        reaching = self.ctx.names.value_of(loader) if isinstance(loader, cst.Name) else None
+        return self._loader(self.ctx, value.args[0].value)
+
+    def _loader(self, ctx, loader: cst.BaseExpression, depth: int = 0) -> bool:
+        """``loader`` is a ``DataLoader`` by construction: where it is built, or in what every caller passes
+        for it when it is a parameter."""
+        if isinstance(loader, cst.Name) and depth < 2 and ctx.names.is_param_at(loader):
+            given = callers_arguments(ctx, loader)
+            return bool(given) and all(self._loader(c, a, depth + 1) for c, a in given)
+        return self._built_loader(ctx, loader)
+
+    def _built_loader(self, ctx, loader: cst.BaseExpression) -> bool:
+        reaching = ctx.names.value_of(loader) if isinstance(loader, cst.Name) else None
         if reaching is not None:  # `ds = DataLoader(ds, ...)`: the value the name holds there
             built = [strip_moves(reaching)]
         else:
-            built = built_values(self.ctx, loader) if isinstance(loader, (cst.Name, cst.Attribute)) else [loader]
+            built = built_values(ctx, loader) if isinstance(loader, (cst.Name, cst.Attribute)) else [loader]
         return bool(built) and all(
-            isinstance(b, cst.Call) and any(q.endswith(".DataLoader") for q in self.ctx.names.qualified_names(b.func))
+            isinstance(b, cst.Call) and any(q.endswith(".DataLoader") for q in ctx.names.qualified_names_at(b.func))
             for b in built)
 
     # -- backward(retain_variables=...) ------------------------------------------------------------
