@@ -2520,8 +2520,21 @@ def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name, depth: int = 0) -> bo
     value = assign.value if isinstance(assign, cst.Assign) else None
     uses = [n for n in ctx.names_in(scope, target.value) if n is not target and not _is_store(ctx, n)
             and not (value is not None and ctx.is_inside(n, value))]  # (`img = f(img.squeeze())`: read before)
-    uses = [n for n in uses if value is None or ctx.names.value_of(n) in (None, value)]
+    uses = [n for n in uses if value is None or ctx.names.value_of(n) in (None, value)
+            or _next_iteration(ctx, assign, n)]
     return bool(uses) and all(_sink_use(ctx, n, depth) for n in uses)
+
+
+def _next_iteration(ctx, assign: cst.CSTNode, use: cst.Name) -> bool:
+    """``use`` comes before ``assign`` in a loop holding both: the next iteration reads what it binds."""
+    if ctx.names.position(use) >= ctx.names.position(assign):
+        return False
+    loop = ctx.enclosing(assign, (cst.For, cst.While))
+    while loop is not None:
+        if ctx.is_inside(use, loop):
+            return True
+        loop = ctx.enclosing(loop, (cst.For, cst.While))
+    return False
 
 
 def _hands_back(ctx, call: cst.Call, given: cst.Arg) -> bool:

@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.analysis.definitions import built_values, called_function, function_returns
+from torchlint.analysis.definitions import built_values, called_function, callers_arguments, function_returns
 from torchlint.families.api.rewrite import torch_in_scope
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -238,6 +238,19 @@ import torch
 def noise_like(x, seed):
     gen = torch.Generator().manual_seed(seed)
     return torch.randn(x.shape, generator=gen).to(x.device)
+"""
+        ),
+        # the parameter the tensor is moved with is given a dtype by the only call: a cast, not a move
+        Valid(
+            """
+import torch
+
+
+def blank(n, kind):
+    return torch.zeros(n, 3).to(kind)
+
+
+half = blank(4, torch.float16)
 """
         ),
     ]
@@ -475,6 +488,37 @@ class Decoder(nn.Module):
         return self.cell(x, h)
 """,
         ),
+        # the device a parameter: the only call of the function gives it a device that may be a GPU's
+        Invalid(
+            """
+import torch
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def to_onehot(labels, num_classes, device):
+    onehot = torch.zeros(labels.size(0), num_classes).to(device)
+    return onehot.scatter_(1, labels.view(-1, 1), 1)
+
+
+codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
+""",
+            line=8,
+            col=14,
+            fixed="""
+import torch
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def to_onehot(labels, num_classes, device):
+    onehot = torch.zeros(labels.size(0), num_classes, device=device)
+    return onehot.scatter_(1, labels.view(-1, 1), 1)
+
+
+codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -655,6 +699,12 @@ class Decoder(nn.Module):
             returns = function_returns(found[1])
             kinds = {self._device_kind(r.value, depth + 1) if r.value is not None else None for r in returns}
             if not returns or None in kinds:
+                return None
+            return "accelerator" if "accelerator" in kinds else "cpu"
+        if isinstance(expr, cst.Name) and self.ctx.names.is_param_at(expr):
+            given = callers_arguments(self.ctx, expr)  # `def to_onehot(labels, n, device)`: what its calls pass
+            kinds = {self._device_kind(a, depth + 1) if c is self.ctx else None for c, a in given}
+            if not given or None in kinds:
                 return None
             return "accelerator" if "accelerator" in kinds else "cpu"
         if isinstance(expr, (cst.Name, cst.Attribute)):
