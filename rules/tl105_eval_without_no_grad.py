@@ -1582,6 +1582,42 @@ for epoch in range(10):
             f += p.grad.pow(2)
 """
         ),
+        # the training step's validation forward hands its loss tensor back: a caller may differentiate it
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+features = torch.randn(100, 8)
+labels = torch.randint(0, 3, (100,))
+idx_train, idx_val = torch.arange(60), torch.arange(60, 80)
+fastmode = False
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    output = model(features)
+    loss_train = F.cross_entropy(output[idx_train], labels[idx_train])
+    loss_train.backward()
+    optimizer.step()
+
+    if not fastmode:
+        model.eval()
+        output = model(features)
+
+    loss_val = F.cross_entropy(output[idx_val], labels[idx_val])
+    print(epoch, loss_train.item(), loss_val.item())
+    return loss_val
+
+
+for epoch in range(100):
+    train(epoch)
+"""
+        ),
     ]
 
     INVALID = [
@@ -4642,6 +4678,80 @@ for epoch in range(10):
             running += (loss_t - running) / (batch_index + 1)
             acc_t = compute_accuracy(y_pred, batch_dict["y"])
     print(epoch, running)
+""",
+        ),
+        # a full-batch training step that then switches to eval mode and runs the validation forward, whose
+        # loss it returns as a number
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+features = torch.randn(100, 8)
+labels = torch.randint(0, 3, (100,))
+idx_train, idx_val = torch.arange(60), torch.arange(60, 80)
+fastmode = False
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    output = model(features)
+    loss_train = F.cross_entropy(output[idx_train], labels[idx_train])
+    loss_train.backward()
+    optimizer.step()
+
+    if not fastmode:
+        model.eval()
+        output = model(features)
+
+    loss_val = F.cross_entropy(output[idx_val], labels[idx_val])
+    print(epoch, loss_train.item(), loss_val.item())
+    return loss_val.item()
+
+
+for epoch in range(100):
+    train(epoch)
+""",
+            line=24,
+            col=18,
+            message="Evaluation runs `model(features)` with autograd on and its output reaches no gradient",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+features = torch.randn(100, 8)
+labels = torch.randint(0, 3, (100,))
+idx_train, idx_val = torch.arange(60), torch.arange(60, 80)
+fastmode = False
+
+
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    output = model(features)
+    loss_train = F.cross_entropy(output[idx_train], labels[idx_train])
+    loss_train.backward()
+    optimizer.step()
+
+    if not fastmode:
+        model.eval()
+        with torch.no_grad():
+            output = model(features)
+
+    loss_val = F.cross_entropy(output[idx_val], labels[idx_val])
+    print(epoch, loss_train.item(), loss_val.item())
+    return loss_val.item()
+
+
+for epoch in range(100):
+    train(epoch)
 """,
         ),
     ]

@@ -3079,7 +3079,8 @@ class EvaluationFacts:
         for n in iter_nodes(function.body):
             if position(ctx, n) <= start or ctx.is_inside(n, statement):
                 continue
-            if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(_held_names(n.value)) & live:
+            if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and set(_held_names(n.value)) & live \
+                    and not is_detached(ctx, n.value):  # (`return loss_val.item()`: a number, no graph)
                 return True
             if isinstance(n, cst.Call) and differentiates(ctx, n):
                 operand = backward_operand(ctx, n)
