@@ -677,7 +677,7 @@ codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
         """"accelerator" when ``expr`` holds a device that may be a GPU's (``torch.device("cuda")``, a
         name given ``"cuda" if ... else "cpu"``), "cpu" when only ever the CPU, None when it may hold
         something else (a tensor, a dtype) or is not known."""
-        if depth > 4:
+        if depth > 6:
             return None
         if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
             text = expr.evaluated_value
