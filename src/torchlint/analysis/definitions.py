@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -20,7 +21,7 @@ from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import strip_moves
 from torchlint.analysis.project import project_of
-from torchlint.analysis.walk import children
+from torchlint.analysis.walk import children, iter_nodes
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
@@ -394,18 +395,20 @@ def call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     return index.get(function, [])
 
 
-def value_invocations(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Tuple[cst.Call, Optional[cst.Call]]]]:
-    """Where the function ``function`` (not a method) runs, also when it is handed around as a value:
-    ``(call, None)`` for each call by its own name, and ``(call, via)`` for each call ``step_fn(x, y)`` of
-    a parameter of a function of the file that the call ``via`` (``mini_batch(loader, val_step)``) gives it
-    for that parameter; a nested function its enclosing factory returns is followed into the names the
-    factory's calls bind (``val_step = make_val_step(model)``).  None where the value goes anywhere else
-    (stored, copied, returned from elsewhere, given to code outside the file, a parameter used for more than
-    calling it): there it may run in any state."""
+def value_invocations(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Invocation]]:
+    """Where the function ``function`` (not a method) runs, also when it is handed around as a value: an
+    :class:`Invocation` for each call by its own name, for each call ``step_fn(x, y)`` of a parameter of a
+    function of the file that a call ``via`` (``mini_batch(loader, val_step)``) gives it for that
+    parameter, and for each call of a name a method binds from ``self.<attr>`` that holds it (``step_fn =
+    self.val_step_fn`` under ``if validation:``: ``flag`` says so); a nested function its enclosing factory
+    returns is followed into the names and ``self`` attributes the factory's calls bind (``val_step =
+    make_val_step(model)``, ``self.val_step_fn = self._make_val_step_fn()``).  None where the value goes
+    anywhere else (stored elsewhere, copied, returned from elsewhere, given to code outside the file, a
+    parameter used for more than calling it): there it may run in any state."""
     outer = ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef))
     if isinstance(outer, cst.ClassDef) or function.decorators:
         return None
-    out: List[Tuple[cst.Call, Optional[cst.Call]]] = []
+    out: List[Invocation] = []
     work: List[Tuple[cst.CSTNode, cst.Name]] = [(outer or ctx.module, function.name)]
     while work:
         scope, bound = work.pop()
@@ -419,7 +422,7 @@ def value_invocations(ctx: FileContext, function: cst.FunctionDef) -> Optional[L
                 continue
             parent = ctx.parent(use)
             if isinstance(parent, cst.Call) and parent.func is use:
-                out.append((parent, None))
+                out.append(Invocation(parent, None, _flag_of(ctx, bound, scope)))
                 continue
             if isinstance(parent, cst.Return) and bound is function.name and isinstance(outer, cst.FunctionDef) \
                     and ctx.enclosing(parent, cst.FunctionDef) is outer:
@@ -428,10 +431,13 @@ def value_invocations(ctx: FileContext, function: cst.FunctionDef) -> Optional[L
                     return None
                 for site in sites:
                     assign = ctx.parent(site)
-                    if not (isinstance(assign, cst.Assign) and assign.value is site and len(assign.targets) == 1
-                            and isinstance(assign.targets[0].target, cst.Name)):
+                    if not (isinstance(assign, cst.Assign) and assign.value is site and len(assign.targets) == 1):
                         return None
-                    work.append((ctx.enclosing(assign, cst.FunctionDef) or ctx.module, assign.targets[0].target))
+                    target = assign.targets[0].target
+                    if isinstance(target, cst.Name):
+                        work.append((ctx.enclosing(assign, cst.FunctionDef) or ctx.module, target))
+                    elif not _held_by_self(ctx, assign, target, work):
+                        return None
                 continue
             if isinstance(parent, cst.Arg) and parent.value is use and isinstance(ctx.parent(parent), cst.Call):
                 via: cst.Call = ctx.parent(parent)  # type: ignore[assignment]
@@ -450,10 +456,74 @@ def value_invocations(ctx: FileContext, function: cst.FunctionDef) -> Optional[L
                     if not (isinstance(holder, cst.Call) and holder.func is given) \
                             or ctx.enclosing(holder, cst.FunctionDef) is not target:
                         return None  # handed on, stored, rebound, or read by a nested function
-                    out.append((holder, via))
+                    out.append(Invocation(holder, via, None))
                 continue
+            if isinstance(parent, cst.AssignTarget) and parent.target is use:
+                continue  # the name bound to something else too (`else: step_fn = self.train_step_fn`)
             return None
     return out
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A call that runs a function handed around as a value (:func:`value_invocations`): ``via``, the call
+    that hands it over as an argument (None: ``call`` reaches it through names of its own function);
+    ``flag``, ``(function, parameter, truth)`` when the name ``call`` calls holds it only where that
+    parameter of the function around it is true (or false): ``if validation: step_fn = self.val_step_fn``."""
+
+    call: cst.Call
+    via: Optional[cst.Call]
+    flag: Optional[Tuple[cst.FunctionDef, str, bool]]
+
+
+def _held_by_self(ctx: FileContext, assign: cst.Assign, target: cst.BaseExpression,
+                  work: List[Tuple[cst.CSTNode, cst.Name]]) -> bool:
+    """For ``self.<attr> = factory()`` in a method: every read of ``self.<attr>`` in the class binds a local
+    name of its method (``step_fn = self.val_step_fn``), which is put on the work list; False when a read
+    does anything else or the attribute is set elsewhere too."""
+    method = ctx.enclosing(assign, cst.FunctionDef)
+    cls = ctx.enclosing(method, cst.ClassDef) if method is not None else None
+    me = method.params.params[0].name.value if method is not None and method.params.params else None
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me
+            and isinstance(cls, cst.ClassDef)):
+        return False
+    attr = target.attr.value
+    for node in iter_nodes(cls):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attr):
+            continue
+        if node is target:
+            continue
+        holder = ctx.parent(node)
+        read_in = ctx.enclosing(node, cst.FunctionDef)
+        self_name = read_in.params.params[0].name.value if read_in is not None and read_in.params.params else None
+        if not (isinstance(node.value, cst.Name) and node.value.value == self_name) or read_in is None \
+                or ctx.enclosing(read_in, (cst.ClassDef, cst.FunctionDef)) is not cls:
+            return False
+        if not (isinstance(holder, cst.Assign) and holder.value is node and len(holder.targets) == 1
+                and isinstance(holder.targets[0].target, cst.Name)):
+            return False  # set again, called, handed on: not followed
+        work.append((read_in, holder.targets[0].target))
+    return True
+
+
+def _flag_of(ctx: FileContext, bound: cst.Name, scope: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, str, bool]]:
+    """For a local name bound only in one arm of ``if <param>:`` of its function (``if validation: step_fn =
+    self.val_step_fn``): ``(function, param, truth)``; None otherwise."""
+    if not isinstance(scope, cst.FunctionDef):
+        return None
+    arm: Optional[cst.CSTNode] = bound
+    while arm is not None and arm is not scope:
+        parent = ctx.parent(arm)
+        if isinstance(parent, cst.If) and arm in (parent.body, parent.orelse):
+            test = parent.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            name = test.expression if negated else test  # type: ignore[attr-defined]
+            if isinstance(name, cst.Name) and any(p.name.value == name.value for p in scope.params.params):
+                truth = (arm is parent.body) != negated
+                return scope, name.value, truth
+            return None
+        arm = parent
+    return None
 
 
 #: how many other project files are read to find a module-level function's callers
@@ -811,6 +881,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 __all__ = [
     "MAX_DEPTH",
+    "Invocation",
     "value_invocations",
     "argument_for",
     "arguments_for_param",

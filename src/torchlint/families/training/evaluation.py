@@ -50,6 +50,7 @@ from torchlint.analysis.definitions import (
     built_values,
     callers_arguments,
     call_sites,
+    Invocation,
     value_invocations,
     called_function,
     defines_method,
@@ -962,11 +963,39 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
         return False
     sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
     handed = value_invocations(ctx, function)
-    indirect = [(c, via) for c, via in handed or () if via is not None]
+    indirect = [i for i in handed or () if i.via is not None or i.flag is not None or i.call not in sites]
     if indirect:
         return all(runs_without_grad(ctx, s, depth - 1) for s in sites) and all(
-            under_no_grad(ctx, c) or runs_without_grad(ctx, via, depth - 1) for c, via in indirect)
+            _invocation_without_grad(ctx, i, depth - 1) for i in indirect)
     return bool(sites) and all(runs_without_grad(ctx, s, depth - 1) for s in sites)
+
+
+def _invocation_without_grad(ctx: FileContext, invocation: Invocation, depth: int) -> bool:
+    """The call of a function handed around as a value runs with gradients off: under ``no_grad`` where it
+    is, or in every call that hands the function over (``via``), or, for a name bound only when a flag
+    parameter is true (``if validation: step_fn = self.val_step_fn``), in every call of the function around
+    it that may pass that flag (``with torch.no_grad(): self._mini_batch(validation=True)``)."""
+    if under_no_grad(ctx, invocation.call):
+        return True
+    if invocation.via is not None:
+        return runs_without_grad(ctx, invocation.via, depth)
+    if invocation.flag is None:
+        return runs_without_grad(ctx, invocation.call, depth + 1)
+    function, param, truth = invocation.flag
+    method = isinstance(ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef)), cst.ClassDef)
+    sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
+    if not sites:
+        return False
+    default = next((p.default for p in function.params.params if p.name.value == param), None)
+    for site in sites:
+        bound = bind_arguments(site, function, 1 if method and isinstance(site.func, cst.Attribute) else 0)
+        value = (bound or {}).get(param, default) if bound is not None else None
+        given = value.value if isinstance(value, cst.Name) and value.value in ("True", "False") else None
+        if given is not None and (given == "True") != truth:
+            continue  # this call takes the other arm: the function is not run there
+        if not runs_without_grad(ctx, site, depth):
+            return False
+    return True
 
 
 #: libraries whose functions, given an optimizer or a model's parameters, train nothing
