@@ -51,7 +51,7 @@ class TensorCreatedThenMoved(LintRule):
     `randn`, `randint`, `arange`, ...) followed by a move to a certain device (`.cuda()`,
     `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on, also held in a
     variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
-    fix makes the tensor on the device and keeps the cast), and a size-only factory (`zeros`, `ones`, `empty`,
+    fix makes the tensor on the device and keeps the cast) or an in-place fill (`torch.empty(n, d).normal_().to(device)`), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
     own `generator=` is not reported when moved: the generator's device is where it can draw. `.to(x)` with a value of unknown kind is not
@@ -519,6 +519,53 @@ def to_onehot(labels, num_classes, device):
 codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
 """,
         ),
+        # filled in place, then moved: made on the device, then filled there (a random fill draws other numbers
+        # on another device: that fix is unsafe)
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def noise(n, d):
+    return torch.empty(n, d).normal_().to(device)
+""",
+            line=8,
+            col=12,
+            fixed="""
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def noise(n, d):
+    return torch.empty(n, d, device=device).normal_()
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def halves(n, d):
+    return torch.empty(n, d).fill_(0.5).to(device)
+""",
+            line=8,
+            col=12,
+            fixed="""
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def halves(n, d):
+    return torch.empty(n, d, device=device).fill_(0.5)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -543,9 +590,12 @@ codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
         assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
         factory = func.value
         cast: Optional[cst.Call] = None
-        if self._is_cast(factory) and isinstance(factory.func.value, cst.Call):  # type: ignore[attr-defined]
-            # `torch.tensor(0).float().cuda()`: the cast does not move the tensor; the move after it
-            # still copies a tensor the factory could have made on the device
+        filled = False  # an in-place fill between the factory and the move
+        if (self._is_cast(factory) or _fills(factory)) and isinstance(factory.func.value, cst.Call):  # type: ignore[attr-defined]
+            # `torch.tensor(0).float().cuda()`: the cast does not move the tensor, nor does the fill of
+            # `torch.empty(n, d).normal_().to(device)`; the move after it still copies a tensor the factory
+            # could have made on the device
+            filled = _fills(factory)
             cast, factory = factory, factory.func.value  # type: ignore[attr-defined]
         qn = self.ctx.names.qualified_names(factory.func)
         if qn.isdisjoint(EXACT_FACTORIES) and qn.isdisjoint(APPROX_FACTORIES):
@@ -565,7 +615,7 @@ codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
         fix = None
         if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
                 a.star for a in factory.args) and spelled:  # `out=` fixes the dtype: no edit
-            unsafe = qn.isdisjoint(EXACT_FACTORIES)
+            unsafe = qn.isdisjoint(EXACT_FACTORIES) or filled and method_name_of(cast) in _RANDOM_FILLS
             made = _add_kwarg(factory, keyword, value)
             if cast is not None:  # the cast stays, on the tensor made where it goes
                 made = cast.with_changes(func=cast.func.with_changes(value=made))  # type: ignore[attr-defined]
@@ -714,6 +764,21 @@ codes = to_onehot(torch.tensor([0, 2, 1]), 3, dev)
                 return None
             return "accelerator" if "accelerator" in kinds else "cpu"
         return None
+
+
+#: in-place fills that keep the tensor where it is (random ones draw other numbers on another device)
+_RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "bernoulli_", "exponential_", "geometric_",
+                           "cauchy_", "log_normal_"})
+_FILLS = _RANDOM_FILLS | frozenset({"fill_", "zero_"})
+
+
+def _fills(call: cst.Call) -> bool:
+    """``t.normal_()``, ``t.fill_(0.5)``, ``t.zero_()``: an in-place fill of the tensor just made."""
+    return method_name_of(call) in _FILLS
+
+
+def method_name_of(call: Optional[cst.Call]) -> Optional[str]:
+    return call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
 
 
 #: ``torch.device(...)``: a device object
