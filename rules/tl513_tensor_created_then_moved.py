@@ -5,7 +5,8 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import keyword_arg
-from torchlint.analysis.definitions import built_values, called_function, callers_arguments, function_returns
+from torchlint.analysis.definitions import (built_values, called_function, callers_arguments, find_method,
+                                          function_returns)
 from torchlint.families.api.rewrite import torch_in_scope
 from torchlint.rule import Invalid, LintRule, Valid
 
@@ -566,6 +567,51 @@ def halves(n, d):
     return torch.empty(n, d, device=device).fill_(0.5)
 """,
         ),
+        # the method returning the device inherited from a base class of the project
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Learner(nn.Module):
+    def _device(self):
+        return next(self.parameters()).device
+
+
+class Decoder(Learner):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.GRUCell(hidden, hidden)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden).to(self._device())
+        return self.cell(x, h)
+""",
+            line=18,
+            col=13,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Learner(nn.Module):
+    def _device(self):
+        return next(self.parameters()).device
+
+
+class Decoder(Learner):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.GRUCell(hidden, hidden)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden, device=self._device())
+        return self.cell(x, h)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -743,11 +789,17 @@ def halves(n, d):
         if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
             return "accelerator"  # `device = xyz.device`, `next(self.parameters()).device`: where data or a model is
         if isinstance(expr, cst.Call) and not expr.args:
-            found = called_function(self.ctx, expr)  # `self._device()`: a method of the file returning a device
-            if found is None or found[0] is not self.ctx:
+            found = called_function(self.ctx, expr)  # `self._device()`: a method returning a device
+            cls = self.ctx.enclosing(expr, cst.ClassDef)
+            if found is None and isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Name) \
+                    and expr.func.value.value == "self" and isinstance(cls, cst.ClassDef):
+                found = find_method(self.ctx, cls, expr.func.attr.value)  # inherited from a project base class
+            if found is None:
                 return None
             returns = function_returns(found[1])
-            kinds = {self._device_kind(r.value, depth + 1) if r.value is not None else None for r in returns}
+            kinds = {None if r.value is None else self._device_kind(r.value, depth + 1) if found[0] is self.ctx
+                     else "accelerator" if isinstance(r.value, cst.Attribute) and r.value.attr.value == "device"
+                     else None for r in returns}  # (of a base class in another file: `return x.device` only)
             if not returns or None in kinds:
                 return None
             return "accelerator" if "accelerator" in kinds else "cpu"
