@@ -17,7 +17,7 @@ from typing import (Any, Callable, Dict, FrozenSet, Generic, Iterator, List, Opt
 import libcst as cst
 
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
-from torchlint.analysis.walk import LEAF_CLASSES, iter_nodes
+from torchlint.analysis.walk import LEAF_CLASSES, has_ancestor, iter_nodes
 
 D = TypeVar("D", bound=cst.CSTNode)
 T = TypeVar("T")
@@ -217,13 +217,7 @@ class FileContext:
         return p
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-        parents = self.parents
-        p = parents.get(id(node))
-        while p is not None:
-            if p is container:
-                return True
-            p = parents.get(id(p))
-        return False
+        return has_ancestor(self.parents, node, container)
 
     def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The statement holding ``node`` that sits directly in a block (a body list)."""

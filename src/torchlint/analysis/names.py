@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 
 import libcst as cst
 
-from torchlint.analysis.walk import children, iter_nodes
+from torchlint.analysis.walk import children, has_ancestor, iter_nodes
 
 _BUILTINS = frozenset(dir(builtins))
 _ParentOf = Callable[[cst.CSTNode], Optional[cst.CSTNode]]
@@ -1063,13 +1063,7 @@ class NameResolver:
         return assign, index
 
     def _contains(self, container: cst.CSTNode, node: cst.CSTNode) -> bool:
-        parents = self.parents
-        p = parents.get(id(node))
-        while p is not None:
-            if p is container:
-                return True
-            p = parents.get(id(p))
-        return False
+        return has_ancestor(self.parents, node, container)
 
     def _if_arms(self, at: cst.CSTNode, stop: cst.CSTNode) -> Dict[int, cst.CSTNode]:
         """id(``if`` statement around ``at``, inside ``stop``) -> the part of it holding ``at``."""

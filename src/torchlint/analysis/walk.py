@@ -8,7 +8,7 @@ visited in source order (decorators before the function they decorate).
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, FrozenSet, List, Tuple, Type
+from typing import Dict, FrozenSet, List, Mapping, Tuple, Type
 
 import libcst as cst
 
@@ -127,6 +127,16 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
             if k:
                 out.append(v)
     return out
+
+
+def has_ancestor(parents: Mapping[int, cst.CSTNode], node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    """Whether ``container`` is among the ancestors of ``node`` in the parent links ``parents`` (by id)."""
+    p = parents.get(id(node))
+    while p is not None:
+        if p is container:
+            return True
+        p = parents.get(id(p))
+    return False
 
 
 def iter_nodes(root: cst.CSTNode) -> List[cst.CSTNode]:
