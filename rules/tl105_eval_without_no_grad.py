@@ -4916,6 +4916,118 @@ net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
 Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).train(3)
 """,
         ),
+        # the same trainer, whose validation step is also called directly from outside the class, with
+        # gradients on
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, loss_fn, optimizer, train_loader, val_loader):
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+        self.train_step_fn = self._make_train_step_fn()
+        self.val_step_fn = self._make_val_step_fn()
+
+    def _make_train_step_fn(self):
+        def perform_train_step_fn(x, y):
+            self.model.train()
+            loss = self.loss_fn(self.model(x), y)
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            return loss.item()
+        return perform_train_step_fn
+
+    def _make_val_step_fn(self):
+        def perform_val_step_fn(x, y):
+            self.model.eval()
+            yhat = self.model(x)
+            return self.loss_fn(yhat, y).item()
+        return perform_val_step_fn
+
+    def _mini_batch(self, validation=False):
+        if validation:
+            loader = self.val_loader
+            step_fn = self.val_step_fn
+        else:
+            loader = self.train_loader
+            step_fn = self.train_step_fn
+        return [step_fn(x, y) for x, y in loader]
+
+    def train(self, n_epochs):
+        for _ in range(n_epochs):
+            self._mini_batch(validation=False)
+            with torch.no_grad():
+                self._mini_batch(validation=True)
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
+Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).train(3)
+print(Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).val_step_fn(torch.randn(2, 4), torch.randn(2, 1)))
+""",
+            line=29,
+            col=20,
+            message="Evaluation runs `self.model(x)` with autograd on and its output reaches no gradient",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, loss_fn, optimizer, train_loader, val_loader):
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+        self.train_step_fn = self._make_train_step_fn()
+        self.val_step_fn = self._make_val_step_fn()
+
+    def _make_train_step_fn(self):
+        def perform_train_step_fn(x, y):
+            self.model.train()
+            loss = self.loss_fn(self.model(x), y)
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            return loss.item()
+        return perform_train_step_fn
+
+    def _make_val_step_fn(self):
+        @torch.no_grad()
+        def perform_val_step_fn(x, y):
+            self.model.eval()
+            yhat = self.model(x)
+            return self.loss_fn(yhat, y).item()
+        return perform_val_step_fn
+
+    def _mini_batch(self, validation=False):
+        if validation:
+            loader = self.val_loader
+            step_fn = self.val_step_fn
+        else:
+            loader = self.train_loader
+            step_fn = self.train_step_fn
+        return [step_fn(x, y) for x, y in loader]
+
+    def train(self, n_epochs):
+        for _ in range(n_epochs):
+            self._mini_batch(validation=False)
+            with torch.no_grad():
+                self._mini_batch(validation=True)
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
+Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).train(3)
+print(Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).val_step_fn(torch.randn(2, 4), torch.randn(2, 1)))
+""",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -488,6 +488,9 @@ def _held_by_self(ctx: FileContext, assign: cst.Assign, target: cst.BaseExpressi
             and isinstance(cls, cst.ClassDef)):
         return False
     attr = target.attr.value
+    if any(isinstance(n, cst.Attribute) and n.attr.value == attr and not ctx.is_inside(n, cls)
+           for n in iter_nodes(ctx.module)):
+        return False  # (`trainer.val_step_fn(x, y)` outside the class: run in a state not followed)
     for node in iter_nodes(cls):
         if not (isinstance(node, cst.Attribute) and node.attr.value == attr):
             continue
