@@ -2527,14 +2527,7 @@ def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name, depth: int = 0) -> bo
 
 def _next_iteration(ctx, assign: cst.CSTNode, use: cst.Name) -> bool:
     """``use`` comes before ``assign`` in a loop holding both: the next iteration reads what it binds."""
-    if ctx.names.position(use) >= ctx.names.position(assign):
-        return False
-    loop = ctx.enclosing(assign, (cst.For, cst.While))
-    while loop is not None:
-        if ctx.is_inside(use, loop):
-            return True
-        loop = ctx.enclosing(loop, (cst.For, cst.While))
-    return False
+    return ctx.names.position(use) < ctx.names.position(assign) and ctx.shares_loop(assign, use)
 
 
 def _hands_back(ctx, call: cst.Call, given: cst.Arg) -> bool:

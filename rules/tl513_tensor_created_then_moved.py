@@ -4,7 +4,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import keyword_arg
+from torchlint.analysis.context import keyword_arg, method_name
 from torchlint.analysis.definitions import (built_values, called_function, callers_arguments, find_method,
                                           function_returns)
 from torchlint.families.api.rewrite import torch_in_scope
@@ -661,7 +661,7 @@ class Decoder(Learner):
         fix = None
         if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
                 a.star for a in factory.args) and spelled:  # `out=` fixes the dtype: no edit
-            unsafe = qn.isdisjoint(EXACT_FACTORIES) or filled and method_name_of(cast) in _RANDOM_FILLS
+            unsafe = qn.isdisjoint(EXACT_FACTORIES) or filled and cast is not None and method_name(cast) in _RANDOM_FILLS
             made = _add_kwarg(factory, keyword, value)
             if cast is not None:  # the cast stays, on the tensor made where it goes
                 made = cast.with_changes(func=cast.func.with_changes(value=made))  # type: ignore[attr-defined]
@@ -826,11 +826,7 @@ _FILLS = _RANDOM_FILLS | frozenset({"fill_", "zero_"})
 
 def _fills(call: cst.Call) -> bool:
     """``t.normal_()``, ``t.fill_(0.5)``, ``t.zero_()``: an in-place fill of the tensor just made."""
-    return method_name_of(call) in _FILLS
-
-
-def method_name_of(call: Optional[cst.Call]) -> Optional[str]:
-    return call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
+    return method_name(call) in _FILLS
 
 
 #: ``torch.device(...)``: a device object

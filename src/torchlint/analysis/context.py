@@ -219,6 +219,15 @@ class FileContext:
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return has_ancestor(self.parents, node, container)
 
+    def shares_loop(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether a ``for`` or ``while`` loop holds both nodes (one iteration may see what the other left)."""
+        loop = self.enclosing(node, (cst.For, cst.While))
+        while loop is not None:
+            if self.is_inside(other, loop):
+                return True
+            loop = self.enclosing(loop, (cst.For, cst.While))
+        return False
+
     def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The statement holding ``node`` that sits directly in a block (a body list)."""
         cur: Optional[cst.CSTNode] = node

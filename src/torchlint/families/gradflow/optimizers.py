@@ -1191,14 +1191,7 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
 def _may_run_before(ctx: FileContext, binding: cst.CSTNode, read: cst.Name) -> bool:
     """Whether the statement ``binding`` may run before ``read`` does: it comes first in the source, or a
     loop holds both (the previous iteration's value)."""
-    if ctx.names.position(binding) < ctx.names.position(read):
-        return True
-    loop = ctx.enclosing(binding, (cst.For, cst.While))
-    while loop is not None:
-        if ctx.is_inside(read, loop):
-            return True
-        loop = ctx.enclosing(loop, (cst.For, cst.While))
-    return False
+    return ctx.names.position(binding) < ctx.names.position(read) or ctx.shares_loop(binding, read)
 
 
 def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
