@@ -16,6 +16,7 @@ from torchlint.families.training.evaluation import (
     hands_graph_away,
     model_mode_dependent,
     passed_classes,
+    runs_without_grad,
 )
 from torchlint.engine import analyze
 
@@ -687,3 +688,33 @@ def test_model_calls_are_judged_after_the_walk_from_the_whole_file():
     analyze(ctx, hook)
     assert during and all(found == [] for found in during)  # nothing is decided at the walk's position
     assert [ctx.code(call) for call, _ in evaluation_facts(ctx).model_calls] == ["net(x)", "cnn(batch)"]
+
+
+RECURSIVE_REFINE = """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Linear(4, 4))
+
+
+def refine(x, k):
+    net.eval()
+    y = net(x)
+    if k > 0:
+        return refine(y, k - 1)
+    return y.argmax(-1).tolist()
+
+
+{caller}
+"""
+
+
+@pytest.mark.parametrize("caller, expected", [
+    ("with torch.no_grad():\n    print(refine(torch.randn(2, 4), 3))", True),
+    ("print(refine(torch.randn(2, 4), 3))", False),
+])
+def test_a_recursive_function_runs_as_its_callers_do(caller, expected):
+    # its call of itself is no other caller: the answer is its callers', and asking it ends
+    ctx = _walked(RECURSIVE_REFINE.format(caller=caller))
+    call = next(c for c in ctx.calls_in(ctx.module) if ctx.code(c) == "net(x)")
+    assert runs_without_grad(ctx, call) is expected

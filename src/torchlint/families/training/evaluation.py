@@ -963,7 +963,8 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
         return False
     sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
     handed = value_invocations(ctx, function)
-    indirect = [i for i in handed or () if i.via is not None or i.flag is not None or i.call not in sites]
+    indirect = [i for i in handed or () if not ctx.is_inside(i.call, function)  # (a recursive call: its own callers)
+                and (i.via is not None or i.flag is not None or i.call not in sites)]
     if indirect:
         return all(runs_without_grad(ctx, s, depth - 1) for s in sites) and all(
             _invocation_without_grad(ctx, i, depth - 1) for i in indirect)
@@ -980,7 +981,7 @@ def _invocation_without_grad(ctx: FileContext, invocation: Invocation, depth: in
     if invocation.via is not None:
         return runs_without_grad(ctx, invocation.via, depth)
     if invocation.flag is None:
-        return runs_without_grad(ctx, invocation.call, depth + 1)
+        return runs_without_grad(ctx, invocation.call, depth)  # (one level less each time: cycles end)
     function, param, truth = invocation.flag
     method = isinstance(ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef)), cst.ClassDef)
     sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
