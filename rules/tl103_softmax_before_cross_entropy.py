@@ -478,6 +478,23 @@ def main():
         objective = nn.CrossEntropyLoss()
     run_epoch(LogScorer(), objective, [])
 """,
+        # near miss: the name is bound again to a binary cross-entropy in the block that calls it; the
+        # cross-entropy bound to it earlier (in another `if` block) never reaches the call
+        """
+import torch
+import torch.nn as nn
+
+scores = torch.randn(4, 2)
+labels = torch.tensor([0, 1, 1, 0])
+show = True
+if show:
+    criterion = nn.CrossEntropyLoss(reduction="none")
+    print(criterion(scores, labels))
+if show:
+    probs = torch.sigmoid(scores)
+    criterion = nn.BCELoss(reduction="none")
+    print(criterion(probs, nn.functional.one_hot(labels, 2).float()))
+""",
     ]
 
     INVALID = [

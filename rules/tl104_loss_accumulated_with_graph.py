@@ -443,6 +443,23 @@ for epoch in range(3):
             test_loss += criterion(model(x), y)
     test_losses.append(test_loss / len(testloader))
 """,
+        # near miss: the name is bound to a NumPy copy of the loss before it is added to the total
+        """
+import torch.nn as nn
+
+
+def train(model, batches, optimizer):
+    criterion = nn.CrossEntropyLoss()
+    total = 0
+    for x, y in batches:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        loss = loss.detach().cpu().numpy()
+        total += loss
+    return total / len(batches)
+""",
     ]
 
     INVALID = [
@@ -1111,6 +1128,10 @@ class _LoopFacts:
 
     def is_loss(self, value: cst.BaseExpression, depth: int) -> bool:
         ctx = self.ctx
+        if isinstance(value, cst.Name):
+            held = ctx.names.value_of(value)  # `loss = loss.detach().cpu().numpy()` before the total
+            if held is not None and is_detached(ctx, held):
+                return False
         code = ctx.code(value)
         if code in self.exact_operands and self._produced_here(value) and not self._loop_variable(value):
             return True

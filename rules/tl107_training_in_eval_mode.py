@@ -522,6 +522,48 @@ def main(train_loader, val_loader):
         print(validate(val_loader, model))
 """
         ),
+        # near miss: a notebook trains and evaluates a model without mode-dependent layers; a later cell
+        # redefines the factory with batch norm and builds a new model, after the loop has run
+        """
+import torch
+import torch.nn as nn
+from torch.optim import Adam
+
+
+def get_model():
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    return model, nn.CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3)
+
+
+def train_batch(x, y, model, opt, loss_fn):
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+
+
+@torch.no_grad()
+def val_loss(x, y, model, loss_fn):
+    model.eval()
+    return loss_fn(model(x), y).item()
+
+
+data = [(torch.randn(3, 4), torch.tensor([0, 1, 1]))]
+model, loss_fn, optimizer = get_model()
+for epoch in range(3):
+    for x, y in data:
+        train_batch(x, y, model, optimizer, loss_fn)
+    for x, y in data:
+        val_loss(x, y, model, loss_fn)
+
+
+def get_model():
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+    return model, nn.CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3)
+
+
+model, loss_fn, optimizer = get_model()
+""",
     ]
 
     INVALID = [

@@ -17,6 +17,10 @@ class LossDetachedFromGraph(LintRule):
     `loss += reg`). A term is reported only when it is added to the loss (or is the loss): a detached
     factor that scales a term with a graph (`task * w.detach()`), a detached target
     (`F.mse_loss(student(x), teacher(x).detach())`) and a metric computed beside the loss are fine.
+    So is a value detached from what another loss of the same function trains (an actor-critic's
+    baseline: `q - v.detach()` in the actor's loss while `F.mse_loss(v, target)` trains the critic), and
+    a detached factor whose other factor is unpacked from a value that is not followed
+    (`state, log_prob = self.transition`, then `-advantage.detach() * log_prob`): it may carry the graph.
     In a trainer class the loss is followed into the methods of the class it comes from
     (`loss = self.compute_loss(x, y)` reads the terms that method returns), a method computing from the
     model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
@@ -412,6 +416,68 @@ with torch.no_grad():
 y3 = y1 + y2
 y3.backward()
 print(x.grad)
+""",
+        # near miss: an actor-critic update; the detached advantage weighs a log-probability kept in a
+        # list the update unpacks (`state, log_prob = self.transition`): what the factor carries is not followed
+        """
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2)
+        self.critic = nn.Linear(4, 1)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters())
+        self.critic_opt = torch.optim.Adam(self.critic.parameters())
+        self.transition = []
+
+    def act(self, state):
+        dist = torch.distributions.Categorical(logits=self.actor(state))
+        action = dist.sample()
+        self.transition = [state, dist.log_prob(action)]
+        return action
+
+    def update(self, next_state, reward):
+        state, log_prob = self.transition
+        value = self.critic(state)
+        target = reward + 0.99 * self.critic(next_state)
+        critic_loss = (value - target.detach()).pow(2).mean()
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        self.critic_opt.step()
+        advantage = (target - value).detach()
+        actor_loss = -advantage * log_prob
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+""",
+        # near miss: a baseline detached from a value network that its own loss trains in the same update
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+policy = nn.Linear(4, 2)
+q_net = nn.Linear(6, 1)
+v_net = nn.Linear(4, 1)
+policy_opt = torch.optim.Adam(policy.parameters())
+v_opt = torch.optim.Adam(v_net.parameters())
+
+
+def update(state):
+    action = torch.tanh(policy(state))
+    q = q_net(torch.cat([state, action], dim=1))
+    baseline = v_net(state)
+    value_loss = F.mse_loss(baseline, q.detach())
+    advantage = q - baseline.detach()
+    policy_loss = -advantage.mean()
+    policy_opt.zero_grad()
+    policy_loss.backward()
+    policy_opt.step()
+    v_opt.zero_grad()
+    value_loss.backward()
+    v_opt.step()
 """,
     ]
 
@@ -847,6 +913,35 @@ for x, y in batches:
     opt.step()
 """,
             line=8,
+        ),
+        # another loss of the update trains another model: the detached penalty's own model gets nothing
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+encoder = nn.Linear(4, 4)
+head = nn.Linear(4, 1)
+critic = nn.Linear(4, 1)
+opt = torch.optim.Adam(list(encoder.parameters()) + list(head.parameters()))
+critic_opt = torch.optim.Adam(critic.parameters())
+
+
+def update(x, y):
+    features = encoder(x)
+    penalty = features.pow(2).mean()
+    score = critic(x)
+    critic_loss = F.mse_loss(score, y)
+    loss = F.mse_loss(head(features), y) + 0.1 * penalty.detach()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    critic_opt.zero_grad()
+    critic_loss.backward()
+    critic_opt.step()
+""",
+            line=18,
         ),
     ]
 

@@ -363,7 +363,11 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
     out: List[Tuple[FileContext, cst.BaseExpression]] = [(ctx, v) for v in built_values(ctx, expr)]
     if not isinstance(expr, cst.Name):
         return out
+    later = _later_than(ctx, expr)
+    out = [(c, v) for c, v in out if not later(v)]
     for value, index in ctx.names.unpacked_values(expr):
+        if later(value):
+            continue
         core = strip_moves(value)
         found = definition_of(ctx, core.func, depth) if isinstance(core, cst.Call) else None
         if found is None or not isinstance(found[1], cst.FunctionDef):
@@ -373,6 +377,17 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
             return None
         out.extend(elements)
     return out
+
+
+def _later_than(ctx: FileContext, read: cst.Name):
+    """For a name read by code at module level (a script, a notebook cell; not a function body, which
+    may run after any statement): whether a value is assigned only after the read and cannot reach it
+    (no loop holds both).  Never, for a read anywhere else."""
+    if ctx.enclosing(read, (cst.FunctionDef, cst.Lambda)) is not None \
+            or ctx.names.module_scope.bindings.get(read.value) is not ctx.names.binding_at(read, read.value):
+        return lambda value: False
+    at = position(ctx, read)
+    return lambda value: position(ctx, value) > at and not ctx.shares_loop(read, value)
 
 
 def position(ctx: FileContext, node: cst.CSTNode) -> int:

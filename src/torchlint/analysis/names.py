@@ -647,13 +647,37 @@ class NameResolver:
             if found is not None:
                 return found
         out: set = set()
-        for value in self.values_before(node):
+        for value in self._may_reach(node):
             if type(value) is cst.Call:
                 out |= self.qualified_names(value.func)  # type: ignore[attr-defined]
         found = frozenset(out)
         if after:
             self._instance_memo[id(node)] = found
         return found
+
+    def _may_reach(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+        """The known values of :meth:`values_before` that may still be held at ``node``: for a ``Name``,
+        the values from the last assignment that runs on every path to ``node`` and gives the name a
+        value computed without it (``loss_f = nn.BCELoss()`` at the top of the block that reads it,
+        after an earlier ``loss_f = nn.CrossEntropyLoss()``) on; ``x = x.to(device)`` keeps what ``x``
+        held before."""
+        if type(node) is not cst.Name:
+            return self.values_before(node)
+        placed = self._place(node)
+        if placed is None:
+            return []
+        parent_of = placed[2]
+        bound = self.bound_values(node)
+        out: List[cst.BaseExpression] = []
+        for k in range(len(bound) - 1, -1, -1):
+            value = bound[k]
+            if value is None:
+                continue
+            out.append(value)
+            if _overwrites(value, node, parent_of):
+                break
+        out.reverse()
+        return out
 
     def is_param(self, node: cst.Name) -> bool:
         """Whether ``node`` names a parameter (or another binding whose value is unknown) where the walk is."""
@@ -1125,6 +1149,29 @@ def _exclusive(a: cst.CSTNode, b: cst.CSTNode, parent_of: "_ParentOf") -> bool:
                 and {id(other), id(child)} == {id(p.body), id(p.orelse)}  # type: ignore[attr-defined]
         child, p = p, parent_of(p)
     return False
+
+
+def _overwrites(value: cst.BaseExpression, read: cst.Name, parent_of: "_ParentOf") -> bool:
+    """Whether the assignment of ``value`` (``name = value`` as a statement of its own, the name its only
+    target) runs on every path to ``read`` and ``value`` does not read the name: its block holds
+    ``read``, and ``read`` is not part of it.  No earlier value of the name reaches ``read`` then."""
+    assign = parent_of(value)
+    if type(assign) is not cst.Assign or len(assign.targets) != 1 \
+            or type(assign.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+        return False
+    line = parent_of(assign)
+    block = parent_of(line) if line is not None else None
+    if type(line) is not cst.SimpleStatementLine or block is None or _inside(read, assign, parent_of) \
+            or not _inside(read, block, parent_of):
+        return False
+    name = read.value
+    stack: List[cst.CSTNode] = [value]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Name and n.value == name:  # type: ignore[attr-defined]
+            return False
+        stack.extend(children(n))
+    return True
 
 
 def _inside(node: cst.CSTNode, container: cst.CSTNode, parent_of: "_ParentOf") -> bool:

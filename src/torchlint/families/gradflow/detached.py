@@ -21,7 +21,7 @@ from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
 from torchlint.analysis.definitions import called_function, find_method, instance_class
 from torchlint.analysis.training import backward_operand, base_names, is_backward, under_no_grad
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import children, iter_nodes
 
 #: tensor methods that take the value off the graph
 _OFF_GRAPH_METHODS = {"item": "`.item()`", "detach": "`.detach()`", "numpy": "`.numpy()`", "tolist": "`.tolist()`"}
@@ -64,16 +64,65 @@ def detached_terms(ctx: FileContext) -> List[DetachedTerm]:
     the walk."""
     out: List[DetachedTerm] = []
     seen: Set[int] = set()
-    for call in ctx.calls_in(ctx.module):
-        if not is_backward(ctx, call):
-            continue
+    backwards = [call for call in ctx.calls_in(ctx.module) if is_backward(ctx, call)]
+    for call in backwards:
         operand = backward_operand(ctx, call)
         if operand is None:
             continue
         for term, how in _terms(ctx, operand, 0, set()):
-            if id(term) not in seen:
+            if id(term) not in seen and not _trained_by_another_loss(ctx, term, call, backwards):
                 seen.add(id(term))
                 out.append(DetachedTerm(term, how, call, term is operand))
+    return out
+
+
+def _trained_by_another_loss(ctx: FileContext, term: cst.BaseExpression, backward: cst.Call,
+                             backwards: List[cst.Call]) -> bool:
+    """Whether a local value the detached ``term`` is computed from is on the graph of another loss that
+    the same function backpropagates (``v_pred`` in ``q_pred - v_pred.detach()`` and in
+    ``vf_loss = F.mse_loss(v_pred, target)``, ``vf_loss.backward()``): the model behind it is trained by
+    that loss, and the detach keeps this one from training it too (an actor-critic's baseline)."""
+    function = ctx.enclosing(backward, (cst.FunctionDef, cst.Lambda))
+    others = [b for b in backwards if b is not backward and ctx.enclosing(b, (cst.FunctionDef, cst.Lambda)) is function]
+    if not others:
+        return False
+    inside = set(_graph_names(ctx, term, through_detach=True))
+    if not inside:
+        return False
+    for other in others:
+        operand = backward_operand(ctx, other)
+        if operand is not None and inside & set(_graph_names(ctx, operand, through_detach=False)):
+            return True
+    return False
+
+
+def _graph_names(ctx: FileContext, expr: cst.BaseExpression, through_detach: bool, hops: int = 4) -> List[str]:
+    """The local names ``expr`` is computed from, following each to the value it holds (``hops`` deep);
+    unless ``through_detach``, not through a value taken off the graph (``.detach()``, ``.item()``,
+    ``.data``)."""
+    out: List[str] = []
+    stack = [(expr, 0)]
+    seen: Set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if not through_detach and (
+                (isinstance(node, cst.Call) and method_name(node) in _OFF_GRAPH_METHODS and not node.args)
+                or (isinstance(node, cst.Attribute) and node.attr.value == "data")):
+            continue
+        if isinstance(node, cst.Attribute):
+            stack.append((node.value, depth))  # not the attribute's name
+            continue
+        if isinstance(node, cst.Name):
+            value = ctx.names.value_of(node)
+            if value is not None:  # a local value (not `self`, a parameter, a module)
+                out.append(node.value)
+                if depth < hops:
+                    stack.append((value, depth + 1))
+            continue
+        stack.extend((kid, depth) for kid in children(node))
     return out
 
 
@@ -98,7 +147,8 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
                 # `0.5 * (task + reg.item())` spreads over the sum; `probs * (log_pi - q)` weighs the sum by a
                 # factor with a graph: `q` computed without one is a weight there, not a term (as above)
                 if _off_graph(ctx, side, hops + 1) is None \
-                        and not (model_data(ctx, other, hops + 1) or _from_trainable_leaf(ctx, other)):
+                        and not (model_data(ctx, other, hops + 1) or _from_trainable_leaf(ctx, other)
+                                 or _unpacked_unknown(ctx, other)):
                     yield from _terms(ctx, side, hops + 1, visited)
             return
     if isinstance(expr, cst.UnaryOperation):
@@ -177,9 +227,21 @@ def _detached_product(ctx: FileContext, expr: cst.BinaryOperation, hops: int) ->
         found = _off_graph(ctx, f, hops + 1)
         if found is not None:
             how = how or found
-        elif model_data(ctx, f, hops + 1) or _from_trainable_leaf(ctx, f):
+        elif model_data(ctx, f, hops + 1) or _from_trainable_leaf(ctx, f) or _unpacked_unknown(ctx, f):
             return None
     return how
+
+
+def _unpacked_unknown(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` (maybe negated) is a local name last bound by unpacking a value that is not
+    followed (``state, log_prob, reward = self.transition``): it may carry a graph (the log-probability
+    an A2C update weighs by its detached advantage), so the product is no detached term for certain."""
+    while isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if not isinstance(expr, cst.Name):
+        return False
+    bound = ctx.names.bound_values(expr)
+    return bool(bound) and bound[-1] is None and bool(ctx.names.unpacked_values(expr))
 
 
 #: constructors whose result is a tensor that takes gradients itself

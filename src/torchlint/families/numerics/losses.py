@@ -64,10 +64,13 @@ def loss_kind(ctx: FileContext, call: cst.Call) -> Optional[str]:
         return "ce"
     if names & BCE_FUNCS:
         return "bce"
-    built = set()
-    for v in ctx.names.values_at(call.func) if not isinstance(call.func, cst.Call) else [call.func]:
-        if isinstance(v, cst.Call):
-            built |= ctx.names.qualified_names_at(v.func)
+    if isinstance(call.func, cst.Name):  # the constructions that may reach the call
+        built = set(ctx.names.instance_of(call.func))
+    else:
+        built = set()
+        for v in ctx.names.values_at(call.func) if not isinstance(call.func, cst.Call) else [call.func]:
+            if isinstance(v, cst.Call):
+                built |= ctx.names.qualified_names_at(v.func)
     if built & CROSS_ENTROPY_LAYERS:
         return "ce"
     if built & BCE_LAYERS:
