@@ -16,8 +16,18 @@ EXACT_FACTORIES = frozenset(
 )
 #: factories whose values do (random streams differ per device; ranges are computed in the dtype)
 APPROX_FACTORIES = frozenset(
-    {"torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace"}
+    {"torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.arange", "torch.linspace", "torch.logspace",
+     "torch.hann_window", "torch.hamming_window", "torch.blackman_window", "torch.bartlett_window",
+     "torch.kaiser_window"}
 )
+#: the legacy typed constructors and the dtype each makes; they build in host memory only (`device=`
+#: with a CUDA device raises), so a move after one copies a tensor the modern factories make in place
+LEGACY_CONSTRUCTORS = {
+    "torch.FloatTensor": "torch.float32", "torch.DoubleTensor": "torch.float64", "torch.HalfTensor": "torch.float16",
+    "torch.BFloat16Tensor": "torch.bfloat16", "torch.LongTensor": "torch.int64", "torch.IntTensor": "torch.int32",
+    "torch.ShortTensor": "torch.int16", "torch.CharTensor": "torch.int8", "torch.ByteTensor": "torch.uint8",
+    "torch.BoolTensor": "torch.bool",
+}
 #: factories that take only sizes: their dtype is the default (float32) unless given
 SIZE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.eye"})
 CASTS = {
@@ -49,10 +59,10 @@ class TensorCreatedThenMoved(LintRule):
     """
     ## What it does
     Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `scalar_tensor`, `rand`,
-    `randn`, `randint`, `arange`, ...) followed by a move to a certain device (`.cuda()`,
+    `randn`, `randint`, `arange`, the window functions such as `hann_window`, ...) followed by a move to a certain device (`.cuda()`,
     `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on, also held in a
     variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
-    fix makes the tensor on the device and keeps the cast) or an in-place fill (`torch.empty(n, d).normal_().to(device)`), and a size-only factory (`zeros`, `ones`, `empty`,
+    fix makes the tensor on the device and keeps the cast), an in-place fill (`torch.empty(n, d).normal_().to(device)`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
     own `generator=` is not reported when moved: the generator's device is where it can draw. `.to(x)` with a value of unknown kind is not
@@ -64,6 +74,10 @@ class TensorCreatedThenMoved(LintRule):
     (`torch.set_default_dtype`, `torch.set_default_tensor_type`), a cast to a floating dtype after a
     size-only factory, nor, in a file that may change the default device (`torch.set_default_device`,
     `torch.set_default_tensor_type` of a CUDA type), a move to a device.
+    A legacy typed constructor given a size (`torch.FloatTensor(n, d).uniform_(-1, 1).to(device)`,
+    `torch.ByteTensor(size=(n,)).cuda()`) is reported without a fix: it allocates in host memory only;
+    `torch.empty(n, d, device=device)` allocates on the device. Given data (`torch.FloatTensor(state)`)
+    it is not reported: data is copied to the device once either way.
 
     ## Why is this bad?
     `torch.zeros(n, m).cuda()` allocates and fills the tensor in host memory, copies it to the GPU
@@ -254,6 +268,19 @@ def blank(n, kind):
 half = blank(4, torch.float16)
 """
         ),
+        # near miss: a legacy constructor used where it stays, cast without a move, or given data (the
+        # copy to the device is the one copy `torch.tensor(rows, device=...)` would make too)
+        """
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def batch(rows: np.ndarray):
+    x = torch.FloatTensor(rows)
+    return x, torch.LongTensor(rows).to(torch.float32), torch.FloatTensor(rows).unsqueeze(0).to(device)
+""",
     ]
 
     INVALID = [
@@ -612,6 +639,65 @@ class Decoder(Learner):
         return self.cell(x, h)
 """,
         ),
+        # a legacy typed constructor allocates in host memory only: no fix
+        Invalid(
+            """
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def act(policy, state: np.ndarray):
+    obs = torch.FloatTensor(state).unsqueeze(0).to(device)
+    noise = torch.FloatTensor(2, 3).uniform_(-1, 1).to(device)
+    return policy(obs), noise
+""",
+            line=10,
+            col=13,
+            message="allocates the tensor in host memory, then moves it",
+        ),
+        # a window function takes `device=` like the other factories (its values are computed on the device)
+        Invalid(
+            """
+import torch
+
+
+def spectrogram(y, n_fft=64):
+    window = torch.hann_window(n_fft).to(y.device)
+    return torch.stft(y, n_fft, window=window, return_complex=True).abs()
+""",
+            line=6,
+            col=14,
+            fixed="""
+import torch
+
+
+def spectrogram(y, n_fft=64):
+    window = torch.hann_window(n_fft, device=y.device)
+    return torch.stft(y, n_fft, window=window, return_complex=True).abs()
+""",
+            unsafe=True,
+        ),
+        # a view between the factory and the move: the view stays, on the tensor made on the device
+        Invalid(
+            """
+import torch
+
+
+def start_token(batch):
+    return torch.zeros(batch, dtype=torch.long).unsqueeze(1).cuda()
+""",
+            line=6,
+            col=12,
+            fixed="""
+import torch
+
+
+def start_token(batch):
+    return torch.zeros(batch, dtype=torch.long, device="cuda").unsqueeze(1)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -635,15 +721,21 @@ class Decoder(Learner):
         func = node.func
         assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
         factory = func.value
-        cast: Optional[cst.Call] = None
-        filled = False  # an in-place fill between the factory and the move
-        if (self._is_cast(factory) or _fills(factory)) and isinstance(factory.func.value, cst.Call):  # type: ignore[attr-defined]
+        steps: List[cst.Call] = []  # casts, fills and views between the factory and the move, outermost first
+        while (self._is_cast(factory) or _fills(factory) or method_name(factory) in _VIEWS) \
+                and isinstance(factory.func.value, cst.Call) and len(steps) < 4:  # type: ignore[attr-defined]
             # `torch.tensor(0).float().cuda()`: the cast does not move the tensor, nor does the fill of
-            # `torch.empty(n, d).normal_().to(device)`; the move after it still copies a tensor the factory
-            # could have made on the device
-            filled = _fills(factory)
-            cast, factory = factory, factory.func.value  # type: ignore[attr-defined]
+            # `torch.empty(n, d).normal_().to(device)` or the view of `torch.zeros(n).unsqueeze(0)`; the move
+            # after them still copies a tensor the factory could have made on the device
+            steps.append(factory)
+            factory = factory.func.value  # type: ignore[attr-defined]
+        cast: Optional[cst.Call] = steps[0] if steps else None
         qn = self.ctx.names.qualified_names(factory.func)
+        legacy = sorted(qn & LEGACY_CONSTRUCTORS.keys())
+        if legacy:
+            if any(_fills(s) for s in steps) or _sized(factory):
+                self._check_legacy(node, LEGACY_CONSTRUCTORS[legacy[0]])
+            return
         if qn.isdisjoint(EXACT_FACTORIES) and qn.isdisjoint(APPROX_FACTORIES):
             return
         moved = self._target(node)
@@ -661,10 +753,10 @@ class Decoder(Learner):
         fix = None
         if keyword_arg(factory, keyword) is None and keyword_arg(factory, "out") is None and not any(
                 a.star for a in factory.args) and spelled:  # `out=` fixes the dtype: no edit
-            unsafe = qn.isdisjoint(EXACT_FACTORIES) or filled and cast is not None and method_name(cast) in _RANDOM_FILLS
+            unsafe = qn.isdisjoint(EXACT_FACTORIES) or any(method_name(s) in _RANDOM_FILLS for s in steps)
             made = _add_kwarg(factory, keyword, value)
-            if cast is not None:  # the cast stays, on the tensor made where it goes
-                made = cast.with_changes(func=cast.func.with_changes(value=made))  # type: ignore[attr-defined]
+            if cast is not None:  # the casts, fills and views stay, on the tensor made where it goes
+                made = cast.deep_replace(factory, made)
             fix = self.make_fix(unsafe=unsafe).replace(node, made)
         what = "casts" if keyword == "dtype" else "moves"
         message = self.MESSAGE.format(found=self.spelling(node), what=what, kw=keyword)
@@ -673,6 +765,16 @@ class Decoder(Learner):
             message = (f"`{self.spelling(node)}` creates the tensor, then {what} it: create it as needed with "
                        f"`{keyword}=` in place of `out=` instead of allocating twice")
         self.report(node, message, fix=fix)
+
+    def _check_legacy(self, node: cst.Call, dtype: str) -> None:
+        """``torch.FloatTensor(n, d).uniform_(-1, 1).to(device)``: a tensor of a size allocated in host
+        memory, then copied to the device.  No fix (the constructor's arguments are not checked to be
+        sizes only)."""
+        moved = self._target(node)
+        if moved is None or moved[0] != "device" or self._sets_default_device():
+            return
+        self.report(node, f"`{self.spelling(node)}` allocates the tensor in host memory, then moves it: allocate "
+                          f"it on the device (`torch.empty(size, dtype={dtype}, device=...)`)")
 
     def _is_cast(self, call: cst.Call) -> bool:
         """``x.float()``, ``x.long()``, ``x.to(torch.float16)``, ``x.to(dtype=...)``: a change of dtype only."""
@@ -822,6 +924,19 @@ class Decoder(Learner):
 _RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "bernoulli_", "exponential_", "geometric_",
                            "cauchy_", "log_normal_"})
 _FILLS = _RANDOM_FILLS | frozenset({"fill_", "zero_"})
+
+
+def _sized(call: cst.Call) -> bool:
+    """A legacy constructor given a size, not data: ``size=``, or two or more positional integers or
+    names (data is one sequence)."""
+    if keyword_arg(call, "size") is not None:
+        return True
+    given = [a.value for a in call.args if a.keyword is None and not a.star]
+    return len(given) >= 2 and all(isinstance(v, (cst.Integer, cst.Name, cst.Attribute, cst.Call)) for v in given)
+
+
+#: methods that return a view of the tensor where it is
+_VIEWS = frozenset({"unsqueeze", "view", "reshape", "flatten", "permute", "transpose", "t"})
 
 
 def _fills(call: cst.Call) -> bool:
