@@ -1673,6 +1673,26 @@ net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
 Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).train(3)
 """
         ),
+        # near miss: `torch` comes from a library's star import that re-exports it (`torch_snippets`):
+        # its `no_grad` is torch's
+        """
+from torch_snippets import *
+from torch.nn.utils.rnn import pack_padded_sequence
+from torchvision import models
+
+encoder = models.resnet18()
+
+
+@torch.no_grad()
+def validate_batch(data, encoder, criterion):
+    encoder.eval()
+    images, captions, lengths = data
+    targets = pack_padded_sequence(captions, lengths, batch_first=True)[0]
+    return criterion(encoder(images), targets)
+
+
+print(validate_batch((torch.randn(2, 3, 64, 64), torch.tensor([[1], [2]]), [1, 1]), encoder, nn.CrossEntropyLoss()))
+""",
     ]
 
     INVALID = [

@@ -2684,6 +2684,53 @@ def fit(batches, epochs):
 """,
             unsafe=True,
         ),
+        # `nn` from a library's star import that re-exports torch's modules: the layers are torch's
+        Invalid(
+            """
+from torch_snippets import *
+
+model = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+optimizer = optim.Adam(model.parameters(), lr=1e-3)
+
+
+@torch.no_grad()
+def validate_batch(model, data, criterion):
+    ims, labels = data
+    return criterion(model(ims), labels).item()
+
+
+for epoch in range(3):
+    for ims, labels in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(ims), labels).backward()
+        optimizer.step()
+        validate_batch(model, (ims, labels), nn.functional.cross_entropy)
+""",
+            line=11,
+            fixed="""
+from torch_snippets import *
+
+model = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+optimizer = optim.Adam(model.parameters(), lr=1e-3)
+
+
+@torch.no_grad()
+def validate_batch(model, data, criterion):
+    ims, labels = data
+    model.eval()
+    return criterion(model(ims), labels).item()
+
+
+for epoch in range(3):
+    for ims, labels in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(ims), labels).backward()
+        optimizer.step()
+        validate_batch(model, (ims, labels), nn.functional.cross_entropy)
+        model.train()
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -183,6 +183,12 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+#: what a star import of a library that is not read binds, where the library re-exports torch's modules
+#: under their usual names (torch_snippets and fastai's ``all`` modules import them for their users)
+LIBRARY_STAR_EXPORTS: Dict[str, Dict[str, str]] = {
+    "torch_snippets": {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim"},
+    "fastai": {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional"},
+}
 #: ``(module, level) -> (file, {name: [qualified origins]})``: what a star import of a project module binds
 StarExports = Callable[[str, int], Optional[Tuple[str, Dict[str, List[str]]]]]
 
@@ -374,12 +380,15 @@ class NameResolver:
         bare = mod.lstrip(".")
         if bare.split(".")[0] in ("torch", "numpy", "builtins"):
             return
-        assert self._star_exports is not None
-        found = self._star_exports(bare, len(mod) - len(bare))
+        found = self._star_exports(bare, len(mod) - len(bare)) if self._star_exports is not None else None
         if found is None:
-            return
+            library = LIBRARY_STAR_EXPORTS.get(bare.split(".")[0]) if bare == mod else None
+            if library is not None:  # a library that re-exports torch's modules (`from torch_snippets import *`)
+                found = ("", {local: [origin] for local, origin in library.items()})
+            else:
+                return
         source, exports = found
-        if source not in self.star_sources:
+        if source and source not in self.star_sources:
             self.star_sources.append(source)
         for local, origins in exports.items():
             b = self._import_binding(scope, local)
@@ -409,7 +418,7 @@ class NameResolver:
             if mod.split(".")[0] == "torch":
                 self.imports_torch = True
             if isinstance(node.names, cst.ImportStar):
-                if self._star_exports is not None and scope is self.module_scope:
+                if scope is self.module_scope:
                     self._bind_star(scope, mod)
                 return
             for alias in node.names:
