@@ -37,7 +37,8 @@ class OptimizerOfAnotherModel(LintRule):
     (`def make_net(n): return nn.Sequential(nn.Linear(n, 1))`), a project `nn.Module` class that builds them
     and neither freezes nor detaches anything), and its name is used for nothing but being called,
     moved or switched between train and eval mode. A frozen model (`requires_grad_(False)`, a loop that
-    writes its `parameters()`, a freezing helper it is passed to), a teacher or target network
+    writes its `parameters()` other than switching them on with `p.requires_grad = True` or clipping them
+    with `p.data.clamp_(-c, c)` as a WGAN critic does, a freezing helper it is passed to), a teacher or target network
     (`load_state_dict`, `copy.deepcopy`, an EMA update over its parameters), a model run under
     `no_grad` or whose output is detached, and an optimizer built by a helper all keep it silent. The
     source of a target network's soft update is not frozen: a loop (or a helper of the file, such as
@@ -1985,6 +1986,29 @@ dec = nn.Linear(8, 4)
 fit(enc, dec, [])
 """
         ),
+        # near miss: the same WGAN with each optimizer on its own model
+        """
+import torch
+import torch.nn as nn
+
+G = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+D = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+opt_d = torch.optim.RMSprop(D.parameters(), lr=5e-5)
+opt_g = torch.optim.RMSprop(G.parameters(), lr=5e-5)
+for real in torch.randn(10, 32, 4):
+    for p in D.parameters():
+        p.requires_grad = True
+    opt_d.zero_grad()
+    d_loss = D(G(torch.randn(32, 8)).detach()).mean() - D(real).mean()
+    d_loss.backward()
+    opt_d.step()
+    for p in D.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    opt_g.zero_grad()
+    g_loss = -D(G(torch.randn(32, 8))).mean()
+    g_loss.backward()
+    opt_g.step()
+""",
     ]
 
     INVALID = [
@@ -3659,6 +3683,33 @@ fit(enc, dec, [])
             line=10,
             col=5,
             message="`encoder` is never trained: the loss of this backward pass is computed from it, but no optimizer holds its parameters",
+        ),
+        # a WGAN critic whose parameters are only switched on and clipped (`p.requires_grad = True`,
+        # `p.data.clamp_(-c, c)`): neither freezes it, and its optimizer was built on the generator
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+G = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+D = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+opt_d = torch.optim.RMSprop(G.parameters(), lr=5e-5)
+opt_g = torch.optim.RMSprop(G.parameters(), lr=5e-5)
+for real in torch.randn(10, 32, 4):
+    for p in D.parameters():
+        p.requires_grad = True
+    opt_d.zero_grad()
+    d_loss = D(G(torch.randn(32, 8)).detach()).mean() - D(real).mean()
+    d_loss.backward()
+    opt_d.step()
+    for p in D.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    opt_g.zero_grad()
+    g_loss = -D(G(torch.randn(32, 8))).mean()
+    g_loss.backward()
+    opt_g.step()
+""",
+            line=14,
         ),
     ]
 

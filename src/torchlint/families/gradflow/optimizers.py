@@ -242,9 +242,21 @@ def _binds_in(node: cst.CSTNode, name: str) -> bool:
             targets = [n.name]
         elif isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)):
             return True
-        if any(isinstance(t, cst.Name) and t.value == name for x in targets for t in iter_nodes(x)):
+        if any(t.value == name for x in targets for t in _target_names(x)):
             return True
     return False
+
+
+def _target_names(target: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment target binds: itself, or the names of a tuple or list it unpacks into
+    (not the object of ``p.requires_grad = ...`` or ``x[i] = ...``, which stays what it was)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
 
 
 def _fixed_list(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
@@ -1935,11 +1947,26 @@ def _read_parameters(ctx: FileContext, call: cst.Call) -> bool:
         if use is target:
             continue
         if ctx.is_inside(use, loop.body):
-            if not _read_value(ctx, use):
+            if not _read_value(ctx, use) and not _unfrozen_or_clipped(ctx, use):
                 return False
         elif not _other_loop_variable(ctx, use, loop):
             return False
     return True
+
+
+def _unfrozen_or_clipped(ctx: FileContext, use: cst.Name) -> bool:
+    """``p.requires_grad = True`` (the parameter trains) and ``p.data.clamp_(-c, c)`` (a WGAN critic's
+    weights clipped after its step): writes to a parameter that freeze nothing."""
+    parent = ctx.parent(use)
+    if not isinstance(parent, cst.Attribute) or parent.value is not use:
+        return False
+    outer = ctx.parent(parent)
+    if parent.attr.value == "requires_grad" and isinstance(outer, cst.AssignTarget):
+        assign = ctx.parent(outer)
+        return isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) and assign.value.value == "True"
+    if parent.attr.value == "data" and isinstance(outer, cst.Attribute) and outer.value is parent:
+        parent, outer = outer, ctx.parent(outer)
+    return parent.attr.value == "clamp_" and isinstance(outer, cst.Call) and outer.func is parent
 
 
 def _other_loop_variable(ctx: FileContext, use: cst.Name, loop: cst.For) -> bool:
@@ -1948,7 +1975,7 @@ def _other_loop_variable(ctx: FileContext, use: cst.Name, loop: cst.For) -> bool
     other = ctx.enclosing(use, cst.For)
     while other is not None:
         if other is not loop and any(isinstance(n, cst.Name) and n.value == use.value for n in iter_nodes(other.target)) \
-                and (ctx.is_inside(use, other.target) or ctx.is_inside(use, other.body)) \
+                and (use is other.target or ctx.is_inside(use, other.target) or ctx.is_inside(use, other.body)) \
                 and not _binds_in(other.body, use.value):  # type: ignore[union-attr]
             return True
         other = ctx.enclosing(other, cst.For)
