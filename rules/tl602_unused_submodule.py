@@ -962,6 +962,31 @@ class Stack(nn.Module):
             col=9,
             message="Submodule `self.head` is built in `__init__` but never used",
         ),
+        # a batch norm of the project built on torch's private base (`_BatchNorm`) holds parameters
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.modules.batchnorm import _BatchNorm
+
+
+class SyncBatchNorm2d(_BatchNorm):
+    def forward(self, x):
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, self.training)
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = SyncBatchNorm2d(c)
+        self.skipbn = SyncBatchNorm2d(c)
+
+    def forward(self, x):
+        return self.bn(self.conv(x)) + x
+""",
+            line=17,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

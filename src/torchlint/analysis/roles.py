@@ -803,7 +803,8 @@ def module_class(ctx: FileContext, cls: cst.ClassDef, depth: int = 0) -> bool:
             continue
         names = ctx.names.qualified_names_at(expr)
         if names & set(_MODULE_BASES) or any(
-            n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1][:1].isupper()
+            # torch's private bases count too (`class SyncBN(_BatchNorm)` in `torch.nn.modules.batchnorm`)
+            n.startswith(("torch.nn.", "torchvision.models.", "timm.")) and n.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
             for n in names
         ):
             found = True
