@@ -2731,6 +2731,101 @@ for epoch in range(3):
 """,
             unsafe=True,
         ),
+        # another function's `model.eval()` switches the model it is given, not this one's parameter: the
+        # first accuracy pass of each epoch runs right after `train_batch` switched to training mode
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.optim import Adam
+
+data = [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]
+
+
+def get_model():
+    model = nn.Sequential(nn.Dropout(0.25), nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.25), nn.Linear(16, 2))
+    return model, nn.CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3)
+
+
+def train_batch(x, y, model, opt, loss_fn):
+    model.train()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.item()
+
+
+def accuracy(x, y, model):
+    with torch.no_grad():
+        prediction = model(x)
+    return (prediction.argmax(-1) == y).tolist()
+
+
+@torch.no_grad()
+def val_loss(x, y, model):
+    model.eval()
+    return loss_fn(model(x), y).item()
+
+
+model, loss_fn, optimizer = get_model()
+for epoch in range(3):
+    for x, y in data:
+        train_batch(x, y, model, optimizer, loss_fn)
+    for x, y in data:
+        acc = accuracy(x, y, model)
+    for x, y in data:
+        acc = accuracy(x, y, model)
+        v = val_loss(x, y, model)
+""",
+            line=25,
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.optim import Adam
+
+data = [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]
+
+
+def get_model():
+    model = nn.Sequential(nn.Dropout(0.25), nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.25), nn.Linear(16, 2))
+    return model, nn.CrossEntropyLoss(), Adam(model.parameters(), lr=1e-3)
+
+
+def train_batch(x, y, model, opt, loss_fn):
+    model.train()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.item()
+
+
+def accuracy(x, y, model):
+    model.eval()
+    with torch.no_grad():
+        prediction = model(x)
+    return (prediction.argmax(-1) == y).tolist()
+
+
+@torch.no_grad()
+def val_loss(x, y, model):
+    model.eval()
+    return loss_fn(model(x), y).item()
+
+
+model, loss_fn, optimizer = get_model()
+for epoch in range(3):
+    for x, y in data:
+        train_batch(x, y, model, optimizer, loss_fn)
+    for x, y in data:
+        acc = accuracy(x, y, model)
+    for x, y in data:
+        acc = accuracy(x, y, model)
+        v = val_loss(x, y, model)
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2753,7 +2848,10 @@ for epoch in range(3):
                     continue  # eval() changes nothing, or nothing shows that it changes something
                 code = ctx.code(model)
                 extra: Set[str] = set()
-                if call not in facts.local_model:
+                if call not in facts.local_model and not (
+                        site.function is not None and isinstance(model, cst.Name) and ctx.names.is_param_at(model)):
+                    # a parameter is what the callers pass (`_callers_switch`): another function's
+                    # `model.eval()` switches the model that function is given, not this one
                     extra = self._wider_receivers(site, code)
                 if (covers(receivers | extra, code) or self._callers_switch(site, model)) and \
                         not self._reached_in_training(site, model, code):

@@ -1203,8 +1203,14 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
     calls that come before it in the source (or inside it): the mode the model has when ``before`` runs."""
     out: Set[str] = set()
     limit = position(ctx, before) if before is not None else None
+    # the code of a module or a function runs its own statements, not the bodies of the functions and
+    # classes it defines (those run when called: followed through the calls, with their arguments)
+    own_code = isinstance(node, (cst.Module, cst.FunctionDef))
     for call, via in calls_through_helpers(ctx, node, depth):
         if limit is not None and position(ctx, via) >= limit and not ctx.is_inside(via, before):
+            continue
+        if own_code and call is via and ctx.enclosing(call, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) \
+                not in (node, None if isinstance(node, cst.Module) else node):
             continue
         target = eval_mode_target(call)
         if target is None:
