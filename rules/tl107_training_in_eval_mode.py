@@ -1126,6 +1126,47 @@ for epoch in range(10):
         print(sum(nn.functional.mse_loss(model(x), y).item() for x, y in valid_batches))
 """,
         ),
+        # the evaluation pass binds the name the training pass binds again before its loss (`pred`): the
+        # evaluation's output never reaches the backward pass, and both nets train in eval mode from epoch 2
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1, 10)
+        self.bn = nn.BatchNorm1d(10)
+        self.out = nn.Linear(10, 1)
+
+    def forward(self, x):
+        h = self.bn(self.fc(x))
+        return self.out(torch.tanh(h)), h
+
+
+nets = [Net(), Net()]
+opts = [torch.optim.Adam(net.parameters(), lr=0.02) for net in nets]
+loss_func = nn.MSELoss()
+test_x, test_y = torch.randn(20, 1), torch.randn(20, 1)
+loader = [(torch.randn(8, 1), torch.randn(8, 1))]
+losses = [[], []]
+for epoch in range(3):
+    for net, l in zip(nets, losses):
+        net.eval()
+        pred, hidden = net(test_x)
+        l.append(loss_func(pred, test_y).data.item())
+    for b_x, b_y in loader:
+        for net, opt in zip(nets, opts):
+            pred, _ = net(b_x)
+            loss = loss_func(pred, b_y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+            line=26,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:

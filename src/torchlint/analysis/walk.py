@@ -149,3 +149,16 @@ def iter_nodes(root: cst.CSTNode) -> List[cst.CSTNode]:
         kids = children(node)
         stack.extend(reversed(kids))
     return out
+
+
+def target_names(target: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment or loop target binds: the name itself, or the names of the tuple or list
+    it unpacks into (``a, (b, *c)``); none for ``x.attr`` or ``x[i]``, which change an object and bind
+    nothing."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

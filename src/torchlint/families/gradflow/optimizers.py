@@ -51,7 +51,7 @@ from torchlint.analysis.definitions import (bind_arguments, built_values, call_s
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import iter_nodes, target_names
 
 _MAX_HOPS = 12
 #: methods that cut the value off the graph: nothing is reached through them
@@ -242,21 +242,9 @@ def _binds_in(node: cst.CSTNode, name: str) -> bool:
             targets = [n.name]
         elif isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)):
             return True
-        if any(t.value == name for x in targets for t in _target_names(x)):
+        if any(t.value == name for x in targets for t in target_names(x)):
             return True
     return False
-
-
-def _target_names(target: cst.CSTNode) -> List[cst.Name]:
-    """The names an assignment target binds: itself, or the names of a tuple or list it unpacks into
-    (not the object of ``p.requires_grad = ...`` or ``x[i] = ...``, which stays what it was)."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def _fixed_list(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:

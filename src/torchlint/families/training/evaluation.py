@@ -43,7 +43,7 @@ from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.naming import is_model_name, snake
-from torchlint.analysis.walk import children, iter_nodes
+from torchlint.analysis.walk import children, iter_nodes, target_names
 from torchlint.analysis.definitions import (
     arguments_for_param,
     bind_arguments,
@@ -1582,10 +1582,11 @@ class _Reads:
     ``x.topk(k)[1]``) and detached values (``x.item()``, ``int(x)``).  An index (``x[i]``), a size
     (``h.size(0)``, ``h.shape``) or a position (``scores.index(best)``) reads nothing of its tensor."""
 
-    __slots__ = ("ctx", "names", "graph_names", "graph_reads", "call", "graph_call")
+    __slots__ = ("ctx", "expr", "names", "graph_names", "graph_reads", "call", "graph_call")
 
     def __init__(self, ctx: FileContext, expr: cst.CSTNode, calls: Set[cst.Call], data_off: bool = False) -> None:
         self.ctx = ctx
+        self.expr = expr
         self.names: Set[str] = set()
         self.graph_names: Set[str] = set()
         self.graph_reads: List[cst.Name] = []
@@ -1742,12 +1743,16 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
         recv = receiver(call)
         if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name) and call.args:
             steps.append((_Reads(ctx, call.args[-1].value, model_calls), {recv.value}, None))
+    rebinds = _rebinding_reads(ctx, contents, model_calls)
     for _ in range(5):
         before = (len(flow.graph), len(flow.picked))
         for reads, names, fixed in steps:
-            if not reads.mentions(flow.graph | flow.picked):
+            live = flow.graph | flow.picked
+            killed = {n for n, fresh in rebinds.get(id(reads.expr), ()) if not fresh.mentions(live)}
+            if not reads.mentions(live - killed):
                 continue
-            kind = fixed or ("graph" if reads.carries(flow.graph) else "picked")
+            graph = flow.graph - killed
+            kind = fixed or ("graph" if reads.carries(graph) else "picked")
             (flow.graph if kind == "graph" else flow.picked).update(names)
         if (len(flow.graph), len(flow.picked)) == before:
             break
@@ -1761,6 +1766,51 @@ def decoding_flow(ctx: FileContext, node: cst.CSTNode, model_calls: Set[cst.Call
         if any(_mentions(ctx, o, flow.graph, model_calls) for o in operands):
             flow.picks = True
     return flow
+
+
+def _rebinding_reads(ctx: FileContext, contents: Any, calls: Set[cst.Call]) -> Dict[int, List[Tuple[str, "_Reads"]]]:
+    """id(value of an assignment) -> ``(name, what the rebinding reads)`` for each name the value reads
+    that an earlier assignment of the same block (or of a block around it) binds again before it:
+    ``pred, _ = net(b_x)`` then ``loss = loss_func(pred, b_y)`` reads the training output, whatever an
+    evaluation before the block bound to ``pred``.  The earlier flow reaches the read only where the
+    rebinding itself reads it.  A name also changed in place under ``contents`` (``outputs.append(y)``,
+    ``total += y``, ``buf[i] = y``) is no such rebinding: the value read is the one the changes built."""
+    assigns = contents.assigns
+    changed: Set[str] = set()
+    for call in contents.calls:
+        recv = receiver(call)
+        if method_name(call) in ("append", "extend", "insert") and isinstance(recv, cst.Name):
+            changed.add(recv.value)
+    for a in assigns:
+        if isinstance(a, cst.AugAssign) and isinstance(a.target, cst.Name):
+            changed.add(a.target.value)
+        for t in assignment_targets(a):
+            if isinstance(t, cst.Subscript):
+                changed.update(base_names(t))
+    bound: List[Tuple[cst.CSTNode, cst.CSTNode, Set[str]]] = []  # (assignment, its block, the names it binds)
+    for a in assigns:
+        if not isinstance(a, cst.Assign):
+            continue
+        line = ctx.parent(a)
+        block = ctx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
+        if block is None:
+            continue
+        names = {n.value for t in a.targets for n in target_names(t.target)} - changed
+        if names:
+            bound.append((a, block, names))
+    out: Dict[int, List[Tuple[str, _Reads]]] = {}
+    for a in assigns:
+        value = getattr(a, "value", None)
+        if value is None:
+            continue
+        at = position(ctx, a)
+        read = {n.value for n in iter_nodes(value) if isinstance(n, cst.Name)}
+        for other, block, names in bound:
+            hit = names & read
+            if hit and other is not a and position(ctx, other) < at and ctx.is_inside(a, block):
+                fresh = _Reads(ctx, other.value, calls)  # type: ignore[attr-defined]
+                out.setdefault(id(value), []).extend((n, fresh) for n in hit)
+    return out
 
 
 def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional[str]:
