@@ -85,7 +85,8 @@ class EvalWithoutNoGrad(LintRule):
     decorated function, a function whose name is used other than to call it, or in a file with classes
     derived from anything but `nn.Module`), pytest tests, the inference methods of model classes that leave
     the mode to their caller (library API: the caller decides; a method that switches its own model to
-    eval mode, `self.eval()`, has decided, and its evaluation is reported), evaluation that needs gradients (it calls `backward()`, reads `.grad`, or
+    eval mode, `self.eval()`, has decided, and its evaluation is reported), evaluation that needs gradients (it calls `backward()`, reads `.grad` of a value other than a model's
+    parameters, which a training loop logs (`for n, p in net.named_parameters(): writer.add_histogram(n, p.grad)`), or
     uses `torch.autograd`/`enable_grad`/`set_grad_enabled`), model calls whose output is discarded
     (calibration and warm-up passes), a method of a model class of the project that runs no layer and only
     makes tensors (`h = net.init_hidden(batch_size)` whose body is `torch.zeros(...)` or
@@ -5046,6 +5047,54 @@ class Trainer:
 net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))
 Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).train(3)
 print(Trainer(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), [], []).val_step_fn(torch.randn(2, 4), torch.randn(2, 1)))
+""",
+        ),
+        # the gradients of the model's parameters logged in the loop ask nothing of the evaluation pass
+        # after them: the prediction is only printed
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+
+net = nn.Sequential(nn.Linear(1, 32), nn.ReLU(), nn.Linear(32, 1))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+train_x, train_y = torch.randn(64, 1), torch.randn(64, 1)
+test_x = torch.linspace(-1, 1, 20).unsqueeze(1)
+writer = SummaryWriter()
+for epoch in range(100):
+    loss = nn.functional.mse_loss(net(train_x), train_y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if (epoch + 1) % 10 == 0:
+        for name, layer in net.named_parameters():
+            writer.add_histogram(name + "_grad", layer.grad, epoch)
+        test_pred = net(test_x)
+        print(test_pred.data.numpy().ravel())
+""",
+            line=19,
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+
+net = nn.Sequential(nn.Linear(1, 32), nn.ReLU(), nn.Linear(32, 1))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+train_x, train_y = torch.randn(64, 1), torch.randn(64, 1)
+test_x = torch.linspace(-1, 1, 20).unsqueeze(1)
+writer = SummaryWriter()
+for epoch in range(100):
+    loss = nn.functional.mse_loss(net(train_x), train_y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if (epoch + 1) % 10 == 0:
+        for name, layer in net.named_parameters():
+            writer.add_histogram(name + "_grad", layer.grad, epoch)
+        with torch.no_grad():
+            test_pred = net(test_x)
+        print(test_pred.data.numpy().ravel())
 """,
         ),
     ]

@@ -1085,9 +1085,25 @@ def needs_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
                 and len(n.args) == 1 and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == "False":
             off.add(id(n.func.attr))
         elif isinstance(n, cst.Attribute) and n.attr.value == "grad":
-            return True  # `p.grad`
+            if not _parameter_of_loop(ctx, n.value):
+                return True  # `x.grad` (an input's gradient: a saliency map)
+            # (a model's parameter's gradient, logged or clipped, asks nothing of the forward passes here)
         elif isinstance(n, cst.Name) and id(n) not in off and _GRAD_WORDS.search(n.value):
             return True
+    return False
+
+
+def _parameter_of_loop(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is the variable of a ``for`` loop over a model's parameters around it (``for name, p
+    in net.named_parameters():``, ``for p in net.parameters():``)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    for loop in ctx.ancestors(expr):
+        if isinstance(loop, (cst.FunctionDef, cst.Lambda)):
+            return False
+        if isinstance(loop, cst.For) and any(n.value == expr.value for n in target_names(loop.target)):
+            return isinstance(loop.iter, cst.Call) and method_name(loop.iter) in ("parameters", "named_parameters") \
+                and not loop.iter.args and ctx.is_inside(expr, loop.body)
     return False
 
 
