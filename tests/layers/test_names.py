@@ -508,3 +508,61 @@ def test_a_read_sees_the_parameter_until_another_binding_runs_before_it():
     assert ("w = y + 1", "y", False) in by_line
     assert ("return z, w", "z", False) in by_line
     assert ("return z, w", "w", False) in by_line
+
+
+def test_the_construction_a_name_holds_is_the_one_that_may_still_reach_the_read():
+    ctx = _walked("""
+        import torch.nn as nn
+        flag = 1
+        if flag:
+            loss_f = nn.CrossEntropyLoss()
+            print(loss_f(a, b))
+        if flag:
+            loss_f = nn.BCELoss()
+            print(loss_f(p, q))
+        print(loss_f(p, q))
+        net = nn.Linear(2, 2)
+        net = net.to("cuda")
+        print(net(x))
+    """)
+    first, second, after = [r for r in _reads(ctx, "loss_f") if isinstance(ctx.parent(r), cst.Call)]
+    assert ctx.names.instance_of(first) == {"torch.nn.CrossEntropyLoss"}
+    # bound again at the top of the block that reads it: the earlier construction cannot reach the read
+    assert ctx.names.instance_of(second) == {"torch.nn.BCELoss"}
+    # after both `if`s either may be held
+    assert ctx.names.instance_of(after) == {"torch.nn.CrossEntropyLoss", "torch.nn.BCELoss"}
+    # a rebinding that reads the name (a move) keeps what it held
+    called = [r for r in _reads(ctx, "net") if isinstance(ctx.parent(r), cst.Call) and ctx.parent(r).func is r]
+    assert "torch.nn.Linear" in ctx.names.instance_of(called[0])
+
+
+def test_a_library_star_import_that_re_exports_torch_binds_its_modules():
+    ctx = _walked("""
+        from torch_snippets import *
+        with torch.no_grad():
+            y = nn.functional.relu(x)
+        z = F.softmax(y, dim=1)
+    """)
+    torch_read = _reads(ctx, "torch")[0]
+    assert ctx.names.qualified_names(torch_read) == {"torch"}
+    assert ctx.names.qualified_names(_reads(ctx, "F")[0]) == {"torch.nn.functional"}
+    other = _walked("""
+        from somewhere_else import *
+        print(torch)
+    """)
+    assert ctx.names.imports_torch and not other.names.qualified_names(_reads(other, "torch")[0])
+
+
+def test_what_an_assignment_target_binds():
+    from torchlint.analysis.walk import target_names
+    targets = {
+        "a = 1": ["a"],
+        "a, (b, *c) = v": ["a", "b", "c"],
+        "p.requires_grad = True": [],
+        "x[i] = 0": [],
+        "[d, e.f] = v": ["d"],
+    }
+    for code, names in targets.items():
+        stmt = cst.parse_statement(code + "\n")
+        target = stmt.body[0].targets[0].target
+        assert [n.value for n in target_names(target)] == names, code
