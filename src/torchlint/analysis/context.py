@@ -16,7 +16,7 @@ from typing import (Any, Callable, Dict, FrozenSet, Generic, Iterator, List, Opt
 
 import libcst as cst
 
-from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name
+from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name, exclusive
 from torchlint.analysis.walk import LEAF_CLASSES, has_ancestor, iter_nodes
 
 D = TypeVar("D", bound=cst.CSTNode)
@@ -218,6 +218,10 @@ class FileContext:
 
     def is_inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         return has_ancestor(self.parents, node, container)
+
+    def exclusive(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether the two nodes sit in different branches of one ``if`` statement: no run passes both."""
+        return exclusive(node, other, self.parent)
 
     def shares_loop(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
         """Whether a ``for`` or ``while`` loop holds both nodes (one iteration may see what the other left)."""

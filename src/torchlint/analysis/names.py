@@ -894,7 +894,7 @@ class NameResolver:
             return None
         # the last two known values before ``pos``, but not one bound in another branch of an `if` than
         # ``node`` (`if log: q = log_softmax(q)` / `else: q = exp(q) / ...`: the `else` reads the value before)
-        known = _last_known(b, bisect_left(b.at, pos), 2, lambda v: _exclusive(v, node, parent_of))
+        known = _last_known(b, bisect_left(b.at, pos), 2, lambda v: exclusive(v, node, parent_of))
         if not known:
             return None
         p, value = known[0]
@@ -1142,7 +1142,7 @@ class NameResolver:
         return scope.node if scope is not None else None
 
 
-def _exclusive(a: cst.CSTNode, b: cst.CSTNode, parent_of: "_ParentOf") -> bool:
+def exclusive(a: cst.CSTNode, b: cst.CSTNode, parent_of: "_ParentOf") -> bool:
     """Whether ``a`` and ``b`` sit in different branches of one ``if`` statement (its body and its
     ``else`` or ``elif``): no run passes both."""
     path: Dict[int, cst.CSTNode] = {}

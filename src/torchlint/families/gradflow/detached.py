@@ -79,28 +79,51 @@ def detached_terms(ctx: FileContext) -> List[DetachedTerm]:
 def _trained_by_another_loss(ctx: FileContext, term: cst.BaseExpression, backward: cst.Call,
                              backwards: List[cst.Call]) -> bool:
     """Whether a local value the detached ``term`` is computed from is on the graph of another loss that
-    the same function backpropagates (``v_pred`` in ``q_pred - v_pred.detach()`` and in
-    ``vf_loss = F.mse_loss(v_pred, target)``, ``vf_loss.backward()``): the model behind it is trained by
-    that loss, and the detach keeps this one from training it too (an actor-critic's baseline)."""
+    the same function backpropagates (the value of ``v_pred = self.vf(state)`` in ``q_pred -
+    v_pred.detach()`` and in ``vf_loss = F.mse_loss(v_pred, target)``, ``vf_loss.backward()``): the model
+    behind it is trained by that loss, and the detach keeps this one from training it too (an
+    actor-critic's baseline).  Values, not names: ``outputs = D(fake)`` bound again for the generator's
+    loss is another value than the ``outputs = D(real)`` a detached discriminator term reads."""
     function = ctx.enclosing(backward, (cst.FunctionDef, cst.Lambda))
-    others = [b for b in backwards if b is not backward and ctx.enclosing(b, (cst.FunctionDef, cst.Lambda)) is function]
+    others = [b for b in backwards if b is not backward and not ctx.exclusive(b, backward)
+              and ctx.enclosing(b, (cst.FunctionDef, cst.Lambda)) is function]
     if not others:
         return False
-    inside = set(_graph_names(ctx, term, through_detach=True))
+    inside = _graph_values(ctx, _under_the_cut(ctx, term))
     if not inside:
         return False
     for other in others:
         operand = backward_operand(ctx, other)
-        if operand is not None and inside & set(_graph_names(ctx, operand, through_detach=False)):
+        if operand is not None and inside & _graph_values(ctx, operand):
             return True
     return False
 
 
-def _graph_names(ctx: FileContext, expr: cst.BaseExpression, through_detach: bool, hops: int = 4) -> List[str]:
-    """The local names ``expr`` is computed from, following each to the value it holds (``hops`` deep);
-    unless ``through_detach``, not through a value taken off the graph (``.detach()``, ``.item()``,
-    ``.data``)."""
-    out: List[str] = []
+def _under_the_cut(ctx: FileContext, term: cst.BaseExpression) -> cst.BaseExpression:
+    """What the detached ``term`` takes off the graph: ``v`` for ``v.detach()`` (also through a local name
+    bound to it, and the methods that keep the graph around the cut)."""
+    e: cst.BaseExpression = term
+    for _ in range(3):
+        while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
+            e = receiver(e)  # type: ignore[assignment]
+        if isinstance(e, cst.Call) and method_name(e) in _OFF_GRAPH_METHODS and receiver(e) is not None:
+            return receiver(e)  # type: ignore[return-value]
+        if isinstance(e, cst.Attribute) and e.attr.value == "data":
+            return e.value
+        if not isinstance(e, cst.Name):
+            break
+        value = ctx.names.value_of(e)
+        if value is None:
+            break
+        e = value
+    return term
+
+
+def _graph_values(ctx: FileContext, expr: cst.BaseExpression, hops: int = 4) -> Set[int]:
+    """The model outputs (by node) that the local names ``expr`` is computed from hold, each name followed
+    to the value it holds where it is read (``hops`` deep), not through a value taken off the graph
+    (``.detach()``, ``.item()``, ``.data``)."""
+    out: Set[int] = set()
     stack = [(expr, 0)]
     seen: Set[int] = set()
     while stack:
@@ -108,9 +131,8 @@ def _graph_names(ctx: FileContext, expr: cst.BaseExpression, through_detach: boo
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if not through_detach and (
-                (isinstance(node, cst.Call) and method_name(node) in _OFF_GRAPH_METHODS and not node.args)
-                or (isinstance(node, cst.Attribute) and node.attr.value == "data")):
+        if (isinstance(node, cst.Call) and method_name(node) in _OFF_GRAPH_METHODS and not node.args) \
+                or (isinstance(node, cst.Attribute) and node.attr.value == "data"):
             continue
         if isinstance(node, cst.Attribute):
             stack.append((node.value, depth))  # not the attribute's name
@@ -118,7 +140,8 @@ def _graph_names(ctx: FileContext, expr: cst.BaseExpression, through_detach: boo
         if isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
             if value is not None:  # a local value (not `self`, a parameter, a module)
-                out.append(node.value)
+                if isinstance(value, cst.Call) and model_data(ctx, value, _MAX_HOPS - 1):
+                    out.add(id(value))  # a model's output (`v_pred = self.vf(state)`), not a label or a batch
                 if depth < hops:
                     stack.append((value, depth + 1))
             continue
