@@ -943,6 +943,37 @@ def update(x, y):
 """,
             line=18,
         ),
+        # a GAN whose generator's loss binds `outputs` again and reads the same label: the detached real
+        # term of the discriminator's loss is not what that loss trains
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+G = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+D = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1), nn.Sigmoid())
+criterion = nn.BCELoss()
+d_optimizer = torch.optim.Adam(D.parameters())
+g_optimizer = torch.optim.Adam(G.parameters())
+for real_img in torch.randn(10, 32, 4):
+    real_label = torch.ones(32, 1)
+    fake_label = torch.zeros(32, 1)
+    outputs = D(real_img)
+    d_loss_real = criterion(outputs, real_label)
+    outputs = D(G(torch.randn(32, 8)).detach())
+    d_loss_fake = criterion(outputs, fake_label)
+    d_loss = d_loss_real.detach() + d_loss_fake
+    d_optimizer.zero_grad()
+    d_loss.backward()
+    d_optimizer.step()
+    outputs = D(G(torch.randn(32, 8)))
+    g_loss = criterion(outputs, real_label)
+    g_optimizer.zero_grad()
+    g_loss.backward()
+    g_optimizer.step()
+""",
+            line=17,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
