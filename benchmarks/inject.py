@@ -2839,6 +2839,8 @@ def run_repo(job: Tuple[str, str, str, int, int, Tuple[str, ...], bool]) -> Tupl
     repo, root, set_name, seed, picks, op_names, fix_check = job
     start = time.perf_counter()
     linter = _linter()
+    # the repository is its own project, as its checkout (`.git` at its top) is for `torchlint .` in it
+    linter.project.fallback_roots = (os.path.abspath(root),)
     ops = [OPERATOR_BY_NAME[n] for n in op_names]
     files = repo_files(root)
     facts = tree_facts(files)

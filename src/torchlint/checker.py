@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from torchlint.analysis.project import Project
 from torchlint.cache import DEFAULT_DIR, Cache, FileIdentity, digest, settings_key
 from torchlint.atomic import FileChangedError, is_temp_dir_name, remove_stale_temp_dirs, write_error, write_new_atomic
 from torchlint.config import (
@@ -423,9 +424,12 @@ def _discovery_options(opts: CheckOptions, cfg: Config) -> Tuple[List[str], bool
 
 
 def _settings(opts: CheckOptions, cfg: Config, rules) -> Settings:
+    # a folder given on the command line is the project of the files under it that no project marker
+    # (`.git`, `pyproject.toml`, ...) claims
+    folders = tuple(p for p in opts.paths if p != "-" and os.path.isdir(p))
     return engine_settings(cfg, rules, (opts.select, opts.extend_select, opts.ignore), noqa=opts.noqa,
                            fix=opts.fix or opts.diff, unsafe_fixes=bool(opts.unsafe_fixes),
-                           want_edits=opts.output_format in ("json", "sarif"))
+                           want_edits=opts.output_format in ("json", "sarif"), project=Project(fallback_roots=folders))
 
 
 def _temps_beside(files: Sequence[str]) -> List[str]:
@@ -462,6 +466,7 @@ def _lint_group(opts: CheckOptions, cfg: Config, tasks: List[FileTask], settings
                 cfg.per_file_ignores,
                 max_bytes,
                 sorted(settings.fixable) if settings.fixable is not None else None,
+                settings.project.fallback_roots,  # where a file without a project marker finds its modules
             ]
         )
         cache = Cache(opts.cache_dir or cfg.cache_dir or os.path.join(cfg.root, DEFAULT_DIR), key, [r.CODE for r in enabled])

@@ -236,3 +236,44 @@ def test_help_names_the_new_options():
     for option in ("--color", "[auto|always|never]", "NO_COLOR", "FORCE_COLOR", "--show-fixes", ".torchlint.toml"):
         assert option in out, option
     assert "or its name" in invoke("rule", "--help").output
+
+
+# -- a checked folder without a project marker -------------------------------------------------------
+NORM = '''
+import torch.nn.functional as F
+from torch.nn.modules.batchnorm import _BatchNorm
+
+
+class SyncBN(_BatchNorm):
+    def forward(self, x):
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, self.training)
+'''
+
+NET = '''
+import torch.nn as nn
+
+from lib.norm import SyncBN
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.skipbn = SyncBN(c)
+
+    def forward(self, x):
+        return self.conv(x) + x
+'''
+
+
+def test_a_checked_folder_is_the_project_of_files_no_marker_claims(tmp_path, monkeypatch):
+    # a downloaded copy of a repository: no `.git`, no `pyproject.toml`; `app/net.py` imports `lib.norm`
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "norm.py").write_text(NORM)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "net.py").write_text(NET)
+    monkeypatch.chdir(tmp_path)
+    whole = invoke("check", "--no-cache", "--jobs", "1", "--select", "TL602", ".")
+    assert whole.exit_code == 1 and "app/net.py:11:9: TL602" in whole.output
+    alone = invoke("check", "--no-cache", "--jobs", "1", "--select", "TL602", "app")  # `lib` is not in view
+    assert alone.exit_code == 0, alone.output

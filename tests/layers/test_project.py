@@ -206,3 +206,17 @@ def test_a_text_worker_keeps_its_project_and_follows_the_hosts_refresh(tmp_path)
     host.refresh()  # the host saw the configuration change
     assert lint() == ["TL103"]
     assert worker.project.generation == host.generation == 1
+
+
+def test_a_folder_the_host_checks_is_the_root_of_files_no_marker_claims(tmp_path):
+    (tmp_path / "doc").mkdir()
+    file = str(tmp_path / "doc" / "net.py")
+    assert Project().root(file) is None
+    project = Project(fallback_roots=(str(tmp_path), str(tmp_path / "doc")))
+    assert project.root(file) == str(tmp_path / "doc")  # the innermost folder holding the file
+    assert Project(fallback_roots=(str(tmp_path),)).root(file) == str(tmp_path)
+    assert Project(fallback_roots=(str(tmp_path / "elsewhere"),)).root(file) is None
+    copy = pickle.loads(pickle.dumps(Project(fallback_roots=(str(tmp_path),))))
+    assert copy.root(file) == str(tmp_path)
+    (tmp_path / "doc" / "setup.cfg").write_text("[metadata]\nname = p\n")  # a marker wins
+    assert Project(fallback_roots=(str(tmp_path),)).root(str(tmp_path / "doc" / "other.py")) == str(tmp_path / "doc")

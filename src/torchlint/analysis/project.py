@@ -272,16 +272,20 @@ class Project:
     text), read instead of those files on disk."""
 
     def __init__(self, overlay: Optional[Dict[str, str]] = None, parsed_max: int = PARSED_MAX,
-                 texts_max: int = TEXTS_MAX, generation: int = 0) -> None:
+                 texts_max: int = TEXTS_MAX, generation: int = 0, fallback_roots: Tuple[str, ...] = ()) -> None:
         self.overlay: Dict[str, str] = dict(overlay) if overlay else {}
         self.parsed_max = parsed_max
         self.texts_max = texts_max
+        #: folders the host was asked to check (``torchlint src/``): the root of a file under one of them
+        #: when no project marker is found above the file (a downloaded copy of a repository, a folder of
+        #: notebooks)
+        self.fallback_roots = tuple(sorted({os.path.abspath(f) for f in fallback_roots}, key=len, reverse=True))
         self._tables = _Tables()
         self._tables.generation = generation
 
-    def __reduce__(self) -> Tuple[type, Tuple[None, int, int, int]]:
+    def __reduce__(self) -> Tuple[type, Tuple[None, int, int, int, Tuple[str, ...]]]:
         # what a project learnt stays in its process; the other side learns how often it was refreshed
-        return Project, (None, self.parsed_max, self.texts_max, self.generation)
+        return Project, (None, self.parsed_max, self.texts_max, self.generation, self.fallback_roots)
 
     @property
     def generation(self) -> int:
@@ -298,7 +302,7 @@ class Project:
     def with_overlay(self, overlay: Optional[Dict[str, str]]) -> "Project":
         """This project as an editor sees it: ``overlay`` (absolute path -> text) read instead of those
         files on disk; what it learns is shared with this project (parsed modules are keyed by content)."""
-        view = Project(overlay, self.parsed_max, self.texts_max)
+        view = Project(overlay, self.parsed_max, self.texts_max, fallback_roots=self.fallback_roots)
         view._tables = self._tables
         return view
 
@@ -312,12 +316,16 @@ class Project:
 
     # -- where things are ---------------------------------------------------------------------------
     def root(self, path: str) -> Optional[str]:
-        """The root of the project holding the file ``path`` (None: no marker found above it)."""
+        """The root of the project holding the file ``path``: the nearest folder above it with a project
+        marker, else the innermost of :attr:`fallback_roots` holding it (None: neither)."""
         start = os.path.dirname(os.path.abspath(path))
         roots = self._tables.roots
         if start in roots:
             return roots[start]
-        found = roots[start] = find_upwards(start, _holds_root_marker, ROOT_SEARCH_DEPTH)
+        found = find_upwards(start, _holds_root_marker, ROOT_SEARCH_DEPTH)
+        if found is None:
+            found = next((f for f in self.fallback_roots if start == f or start.startswith(f + os.sep)), None)
+        roots[start] = found
         return found
 
     def module_file(self, importer: str, module: str, level: int) -> Optional[str]:
