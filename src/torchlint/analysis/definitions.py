@@ -552,7 +552,8 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     """Calls of the module-level ``function`` from the other files of the project (``from train import
     test`` then ``test(args, model, ...)``): each call whose callee resolves, through the caller's
     imports, to this very definition.  Empty for a method, a nested function, a file outside a project
-    that can be listed, or when more than :data:`CALLER_FILES_MAX` files mention the function's name."""
+    that can be listed, or when more than :data:`CALLER_FILES_MAX` files mention the function's name and
+    import its module (or the package holding it)."""
     if not ctx.path or function not in ctx.module.body:
         return []
     project = project_of(ctx)
@@ -560,7 +561,13 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     word = function.name.value
     mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
     if len(mentioning) > CALLER_FILES_MAX:
-        return []
+        # a common name (`test`, `train`) in a large project: a caller imports it from this module, or from
+        # the package holding it, and spells one of their names
+        stem = os.path.splitext(os.path.basename(here))[0]
+        package = os.path.basename(os.path.dirname(here))
+        mentioning = [f for f in mentioning if project.mentions(f, (stem, package)) and _imports_module(project, f, here)]
+        if len(mentioning) > CALLER_FILES_MAX:
+            return []
     out: List[Tuple[FileContext, cst.Call]] = []
     for path in mentioning:
         other = project.load(path)
@@ -576,6 +583,17 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
                     and os.path.abspath(found[0].path) == here and found[1].name.value == word):
                 out.append((other, call))
     return out
+
+
+def _imports_module(project, path: str, module: str) -> bool:
+    """Whether the import lines of the project file ``path`` name the module file ``module``, or a package
+    ``__init__.py`` of the folder holding it (which may re-export its functions)."""
+    text = project.module_text(path)
+    if text is None:
+        return True  # unknown: kept
+    folder = os.path.dirname(module)
+    return any(os.path.abspath(m) == module or os.path.abspath(m) == os.path.join(folder, "__init__.py")
+               for m in project.imported_modules(path, text))
 
 
 def constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tuple[FileContext, cst.Call]]]:

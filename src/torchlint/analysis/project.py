@@ -31,7 +31,7 @@ import json
 import os
 import re
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -258,6 +258,8 @@ class _Tables:
         self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
         self.words: "OrderedDict[ContentKey, frozenset]" = OrderedDict()
         self.sources: Dict[str, Optional[Tuple[str, ...]]] = {}  # searched folder -> its source files
+        #: searched folder -> (the file list it was made from, file -> the files it imports or is imported by)
+        self.import_graphs: Dict[str, Tuple[Tuple[str, ...], Dict[str, Set[str]]]] = {}
         self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
@@ -310,6 +312,7 @@ class Project:
         """Forget the roots and declared versions found so far (configuration files changed)."""
         self._tables.roots.clear()
         self._tables.sources.clear()
+        self._tables.import_graphs.clear()
         self._tables.torch.clear()
         self._tables.runtime.clear()
         self._tables.generation += 1
@@ -586,6 +589,38 @@ class Project:
             while len(texts) > self.texts_max:
                 texts.popitem(last=False)
         return text
+
+    def import_connected(self, path: str) -> Optional[frozenset]:
+        """The project files linked to the file ``path`` by imports, either way and through other files
+        (``train.py`` imports ``models.py``, which imports ``layers.py``: all three; a script of another
+        example that imports none of them: not): the only files an object built in ``path`` can reach
+        short of pickles and dynamic imports.  Absolute paths, ``path`` included; None when the project
+        cannot be listed.  Read from the import lines of each file (no parse), once per file list."""
+        key, files = self.sources(path)
+        if files is None:
+            return None
+        graphs = self._tables.import_graphs
+        graph = graphs.get(key)
+        if graph is None or graph[0] is not files:
+            links: Dict[str, Set[str]] = {}
+            for f in files:
+                me = os.path.abspath(f)
+                text = self.module_text(f) if f.endswith(".py") else None
+                for m in self.imported_modules(f, text) if text else ():
+                    other = os.path.abspath(m)
+                    links.setdefault(me, set()).add(other)
+                    links.setdefault(other, set()).add(me)
+            graph = graphs[key] = (files, links)
+        links = graph[1]
+        start = os.path.abspath(path)
+        seen = {start}
+        todo = [start]
+        while todo:
+            for other in links.get(todo.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        return frozenset(seen)
 
     def sources(self, path: str) -> Tuple[str, Optional[Tuple[str, ...]]]:
         """``(key, files)``: the source files of the project holding the file ``path`` — every Python file

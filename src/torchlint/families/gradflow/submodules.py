@@ -649,8 +649,12 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
     out: Set[str] = set()
     kin: Optional[_Kin] = None
     kin_names: Optional[Set[str]] = None
+    # an instance of the class reaches only files linked to this one by imports (and, whatever their
+    # imports say, the files beside it and the notebooks)
+    linked = project.import_connected(path)
     for other in files:
-        if other == me:
+        if other == me or linked is not None and os.path.abspath(other) not in linked \
+                and not other.endswith(".ipynb") and os.path.dirname(os.path.abspath(other)) != os.path.dirname(me):
             continue
         words = project.words(other)
         spelled = names - out if words is None else (names - out) & words
