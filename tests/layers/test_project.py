@@ -220,3 +220,45 @@ def test_a_folder_the_host_checks_is_the_root_of_files_no_marker_claims(tmp_path
     assert copy.root(file) == str(tmp_path)
     (tmp_path / "doc" / "setup.cfg").write_text("[metadata]\nname = p\n")  # a marker wins
     assert Project(fallback_roots=(str(tmp_path),)).root(str(tmp_path / "doc" / "other.py")) == str(tmp_path / "doc")
+
+
+def test_files_linked_by_imports_either_way(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
+    (tmp_path / "models.py").write_text("import layers\n")
+    (tmp_path / "layers.py").write_text("import torch\n")
+    (tmp_path / "train.py").write_text("from models import Net\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "demo.py").write_text("import torch\n")
+    linked = Project().import_connected(str(tmp_path / "layers.py"))
+    assert linked == {str(tmp_path / n) for n in ("models.py", "layers.py", "train.py")}
+    assert Project().import_connected(str(tmp_path / "other" / "demo.py")) == {str(tmp_path / "other" / "demo.py")}
+
+
+EVALUATE = '''
+import torch
+
+
+def test_epoch(model, loader):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+'''
+
+CALLER = '''
+import torch.nn as nn
+
+from evaluate import test_epoch
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+print(test_epoch(model, [(torch.randn(2, 4), torch.tensor([0, 1]))]))
+'''
+
+
+def test_callers_of_a_commonly_named_function_are_the_files_importing_its_module(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "ex").mkdir()
+    (tmp_path / "ex" / "evaluate.py").write_text(EVALUATE)
+    (tmp_path / "ex" / "main.py").write_text(CALLER)
+    for i in range(15):  # other examples that mention the name without importing this module
+        (tmp_path / f"other{i}.py").write_text("def test_epoch(model, loader):\n    return None\n")
+    settings = replace(Settings(rules=[r for r in all_rules() if r.CODE == "TL106"]), project=Project())
+    assert _codes(str(tmp_path / "ex" / "evaluate.py"), settings) == ["TL106"]
