@@ -611,6 +611,7 @@ class TextLinter:
     def __call__(self, job: Tuple[FileTask, str, Settings, Optional[Dict[str, str]]]) -> FileResult:
         task, text, settings, overlay = job
         self.project.follow(settings.project)  # the host refreshed its project: configuration files changed
+        self.project.use_fallback_roots(settings.project.fallback_roots)  # the host's workspace folders
         settings = replace(settings, project=self.project.with_overlay(overlay))
         return lint_file(task, settings, 0, source_text=text)
 

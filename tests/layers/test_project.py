@@ -262,3 +262,15 @@ def test_callers_of_a_commonly_named_function_are_the_files_importing_its_module
         (tmp_path / f"other{i}.py").write_text("def test_epoch(model, loader):\n    return None\n")
     settings = replace(Settings(rules=[r for r in all_rules() if r.CODE == "TL106"]), project=Project())
     assert _codes(str(tmp_path / "ex" / "evaluate.py"), settings) == ["TL106"]
+
+
+def test_an_editor_sets_its_workspace_folders_as_fallback_roots(tmp_path):
+    (tmp_path / "ws" / "doc").mkdir(parents=True)
+    file = str(tmp_path / "ws" / "doc" / "net.py")
+    project = Project()
+    assert project.root(file) is None
+    project.use_fallback_roots([str(tmp_path / "ws")])
+    assert project.root(file) == str(tmp_path / "ws")  # the answer found before is forgotten
+    assert project.with_overlay({}).root(file) == str(tmp_path / "ws")
+    project.use_fallback_roots([])
+    assert project.root(file) is None

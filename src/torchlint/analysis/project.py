@@ -31,7 +31,7 @@ import json
 import os
 import re
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -307,6 +307,16 @@ class Project:
         view = Project(overlay, self.parsed_max, self.texts_max, fallback_roots=self.fallback_roots)
         view._tables = self._tables
         return view
+
+    def use_fallback_roots(self, folders: Sequence[str]) -> None:
+        """Make ``folders`` the :attr:`fallback_roots` (an editor's workspace folders); the roots and file
+        lists found so far are forgotten when they change."""
+        roots = tuple(sorted({os.path.abspath(f) for f in folders}, key=len, reverse=True))
+        if roots != self.fallback_roots:
+            self.fallback_roots = roots
+            self._tables.roots.clear()
+            self._tables.sources.clear()
+            self._tables.import_graphs.clear()
 
     def refresh(self) -> None:
         """Forget the roots and declared versions found so far (configuration files changed)."""

@@ -144,12 +144,16 @@ class TorchlintServer(LanguageServer):
             return language_id == "python"
         return path.endswith(PY_SUFFIXES)
 
-    def fallback_root(self, path: Optional[str]) -> str:
+    def workspace_folders(self) -> List[str]:
         folders = []
         for folder in self.workspace.folders.values():
             fs = to_fs_path(folder.uri)
             if fs:
                 folders.append(os.path.abspath(fs))
+        return folders
+
+    def fallback_root(self, path: Optional[str]) -> str:
+        folders = self.workspace_folders()
         if path:
             inside = [f for f in folders if os.path.abspath(path).startswith(f.rstrip(os.sep) + os.sep)]
             if inside:
@@ -191,6 +195,8 @@ class TorchlintServer(LanguageServer):
                 overlay: Optional[Dict[str, str]] = None) -> Analysis:
         """Analyse one snapshot of a document (runs in the worker)."""
         t0 = time.perf_counter()
+        # a workspace folder is the project of the files under it that no project marker claims
+        self.configs.project.use_fallback_roots(self.workspace_folders())
         result = analyse(name, text, version, self.configs.resolve(path, root), supervisor=self.supervisor,
                          overlay=overlay)
         result.seconds = time.perf_counter() - t0
