@@ -553,7 +553,7 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     test`` then ``test(args, model, ...)``): each call whose callee resolves, through the caller's
     imports, to this very definition.  Empty for a method, a nested function, a file outside a project
     that can be listed, or when more than :data:`CALLER_FILES_MAX` files mention the function's name and
-    import its module (or the package holding it)."""
+    import its module by name."""
     if not ctx.path or function not in ctx.module.body:
         return []
     project = project_of(ctx)
@@ -564,8 +564,8 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
         # a common name (`test`, `train`) in a large project: a caller imports it from this module, or from
         # the package holding it, and spells one of their names
         stem = os.path.splitext(os.path.basename(here))[0]
-        package = os.path.basename(os.path.dirname(here))
-        mentioning = [f for f in mentioning if project.mentions(f, (stem, package)) and _imports_module(project, f, here)]
+        line = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*\b%s\b" % re.escape(stem), re.MULTILINE)
+        mentioning = [f for f in mentioning if _imports_module(project, f, here, line)]
         if len(mentioning) > CALLER_FILES_MAX:
             return []
     out: List[Tuple[FileContext, cst.Call]] = []
@@ -585,15 +585,13 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     return out
 
 
-def _imports_module(project, path: str, module: str) -> bool:
-    """Whether the import lines of the project file ``path`` name the module file ``module``, or a package
-    ``__init__.py`` of the folder holding it (which may re-export its functions)."""
+def _imports_module(project, path: str, module: str, line: "re.Pattern[str]") -> bool:
+    """Whether an import line of the project file ``path`` spells the module's name (``line``) and its
+    imports resolve to the module file ``module``."""
     text = project.module_text(path)
     if text is None:
         return True  # unknown: kept
-    folder = os.path.dirname(module)
-    return any(os.path.abspath(m) == module or os.path.abspath(m) == os.path.join(folder, "__init__.py")
-               for m in project.imported_modules(path, text))
+    return line.search(text) is not None and any(os.path.abspath(m) == module for m in project.imported_modules(path, text))
 
 
 def constructions(ctx: FileContext, cls: cst.ClassDef) -> Optional[List[Tuple[FileContext, cst.Call]]]:
