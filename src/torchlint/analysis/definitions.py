@@ -561,8 +561,8 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     word = function.name.value
     mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
     if len(mentioning) > CALLER_FILES_MAX:
-        # a common name (`test`, `train`) in a large project: a caller imports it from this module, or from
-        # the package holding it, and spells one of their names
+        # a common name (`test`, `train`) in a large project: a caller has an import line that spells this
+        # module's name and resolves to it
         stem = os.path.splitext(os.path.basename(here))[0]
         line = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*\b%s\b" % re.escape(stem), re.MULTILINE)
         mentioning = [f for f in mentioning if _imports_module(project, f, here, line)]

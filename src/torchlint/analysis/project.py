@@ -87,6 +87,11 @@ def _holds_root_marker(folder: str) -> Optional[str]:
     return folder if any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS) else None
 
 
+def _innermost_first(folders: Sequence[str]) -> Tuple[str, ...]:
+    """Absolute folders, each once, the longest first: the first that holds a file is its innermost."""
+    return tuple(sorted({os.path.abspath(f) for f in folders}, key=len, reverse=True))
+
+
 def dependency_files(folder: str) -> Optional[Tuple[str, ...]]:
     """The dependency files of ``folder`` (sorted paths), None when it has none."""
     try:
@@ -281,7 +286,7 @@ class Project:
         #: folders the host was asked to check (``torchlint src/``): the root of a file under one of them
         #: when no project marker is found above the file (a downloaded copy of a repository, a folder of
         #: notebooks)
-        self.fallback_roots = tuple(sorted({os.path.abspath(f) for f in fallback_roots}, key=len, reverse=True))
+        self.fallback_roots = _innermost_first(fallback_roots)
         self._tables = _Tables()
         self._tables.generation = generation
 
@@ -311,7 +316,7 @@ class Project:
     def use_fallback_roots(self, folders: Sequence[str]) -> None:
         """Make ``folders`` the :attr:`fallback_roots` (an editor's workspace folders); the roots and file
         lists found so far are forgotten when they change."""
-        roots = tuple(sorted({os.path.abspath(f) for f in folders}, key=len, reverse=True))
+        roots = _innermost_first(folders)
         if roots != self.fallback_roots:
             self.fallback_roots = roots
             self._tables.roots.clear()

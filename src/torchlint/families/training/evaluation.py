@@ -1803,7 +1803,7 @@ def _rebinding_reads(ctx: FileContext, contents: Any, calls: Set[cst.Call]) -> D
         for t in assignment_targets(a):
             if isinstance(t, cst.Subscript):
                 changed.update(base_names(t))
-    bound: List[Tuple[cst.CSTNode, cst.CSTNode, Set[str]]] = []  # (assignment, its block, the names it binds)
+    binders: Dict[str, List[Tuple[cst.Assign, cst.CSTNode]]] = {}  # name -> (assignment binding it, its block)
     for a in assigns:
         if not isinstance(a, cst.Assign):
             continue
@@ -1811,21 +1811,27 @@ def _rebinding_reads(ctx: FileContext, contents: Any, calls: Set[cst.Call]) -> D
         block = ctx.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
         if block is None:
             continue
-        names = {n.value for t in a.targets for n in target_names(t.target)} - changed
-        if names:
-            bound.append((a, block, names))
+        for name in {n.value for t in a.targets for n in target_names(t.target)} - changed:
+            binders.setdefault(name, []).append((a, block))
     out: Dict[int, List[Tuple[str, _Reads]]] = {}
+    if not binders:
+        return out
+    fresh: Dict[int, _Reads] = {}  # what each rebinding reads, made once
     for a in assigns:
         value = getattr(a, "value", None)
         if value is None:
             continue
+        read = {n.value for n in iter_nodes(value) if isinstance(n, cst.Name)} & binders.keys()
+        if not read:
+            continue
         at = position(ctx, a)
-        read = {n.value for n in iter_nodes(value) if isinstance(n, cst.Name)}
-        for other, block, names in bound:
-            hit = names & read
-            if hit and other is not a and position(ctx, other) < at and ctx.is_inside(a, block):
-                fresh = _Reads(ctx, other.value, calls)  # type: ignore[attr-defined]
-                out.setdefault(id(value), []).extend((n, fresh) for n in hit)
+        for name in read:
+            for other, block in binders[name]:
+                if other is not a and position(ctx, other) < at and ctx.is_inside(a, block):
+                    reads = fresh.get(id(other))
+                    if reads is None:
+                        reads = fresh[id(other)] = _Reads(ctx, other.value, calls)
+                    out.setdefault(id(value), []).append((name, reads))
     return out
 
 
