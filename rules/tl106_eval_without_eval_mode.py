@@ -1161,6 +1161,33 @@ def fit(batches, epochs):
             opt.step()
         print(accuracy(model, batches))
 """,
+        # the factory's model moved on return holds no dropout or batch norm: eval mode changes nothing
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def build():
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+    return model.to("cpu"), torch.optim.Adam(model.parameters())
+
+
+@torch.no_grad()
+def scores(x, model):
+    return model(x).cpu().tolist()
+
+
+def main(batches):
+    model, optimizer = build()
+    for x, y in batches:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return [scores(x, model) for x, _ in batches]
+"""
+        ),
     ]
 
 
@@ -2823,6 +2850,64 @@ for epoch in range(3):
     for x, y in data:
         acc = accuracy(x, y, model)
         v = val_loss(x, y, model)
+""",
+            unsafe=True,
+        ),
+        # the factory returns the model moved (`return model.to(device), ...`): a module's `.to()` is the module
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def build():
+    model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 1))
+    return model.to(device), torch.optim.Adam(model.parameters())
+
+
+@torch.no_grad()
+def scores(x, model):
+    return model(x).cpu().tolist()
+
+
+def main(batches):
+    model, optimizer = build()
+    for x, y in batches:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return [scores(x, model) for x, _ in batches]
+""",
+            line=15,
+            fixed="""
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def build():
+    model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 1))
+    return model.to(device), torch.optim.Adam(model.parameters())
+
+
+@torch.no_grad()
+def scores(x, model):
+    model.eval()
+    return model(x).cpu().tolist()
+
+
+def main(batches):
+    model, optimizer = build()
+    for x, y in batches:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return [scores(x, model) for x, _ in batches]
 """,
             unsafe=True,
         ),

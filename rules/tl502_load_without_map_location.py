@@ -26,7 +26,8 @@ class LoadWithoutMapLocation(LintRule):
     `device="cuda"`), and it also runs without a GPU (it checks `torch.cuda.is_available()`). Loads
     whose origin is not shown, or that reload in the same function what it just saved (a save that runs
     before the load: a load written before the save reads an earlier run's file), are not
-    reported. Nor is a load whose origin is not shown, except when the checkpoint holds whole module
+    reported. A save in a branch the code itself switches off (`flag = 0` then `if flag:`) writes nothing
+    in a run, unless the load is in that branch too. Nor is a load whose origin is not shown, except when the checkpoint holds whole module
     objects (the loaded value, or an entry of it, gets `.eval()`, `.parameters()`, `.modules()`...: a
     model saved with `torch.save(model, path)`) and the code picks its device at run time: it checks
     `torch.cuda.is_available()`, or moves to CUDA only under an `if` (`if args.cuda: model = model.cuda()`).
@@ -276,6 +277,22 @@ else:
     torch.save(corpus, "corpus.pt")
 model = make_model(corpus).to(device)
 """,
+        # a switched-off block that saves and loads again: when it is switched on, both run in one run
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+path = "./net_on_gpu.pkl"
+
+flag = 0
+if flag:
+    net = nn.Linear(3, 3).to(device)
+    torch.save(net.state_dict(), path)
+    net.load_state_dict(torch.load(path))
+"""
+        ),
     ]
 
     INVALID = [
@@ -438,6 +455,28 @@ torch.save(model, "model.pt")
 """,
             line=5,
         ),
+        # a demo switched by flags: the block that saves is switched off (`flag = 0`), so the load reads a
+        # file an earlier run wrote, maybe on a GPU
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+path = "./net_on_gpu.pkl"
+
+flag = 0
+if flag:
+    net = nn.Linear(3, 3).to(device)
+    torch.save(net.state_dict(), path)
+
+flag = 1
+if flag:
+    net = nn.Linear(3, 3)
+    net.load_state_dict(torch.load(path))
+""",
+            line=16,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -504,6 +543,8 @@ torch.save(model, "model.pt")
     def _before(self, save: cst.CSTNode, load: cst.CSTNode) -> bool:
         """The save may run before the load in the same run: earlier in the code, or in a loop around both
         (a load written before the save reads what an earlier run left, maybe from a GPU)."""
+        if self._never_runs(save, load):
+            return False  # `flag = 0` then `if flag: ... torch.save(...)`: a run of this code writes nothing there
         if position(self.ctx, save) < position(self.ctx, load) or common_loop(self.ctx, save, load) is not None:
             return True
         # `if os.path.exists(fn): data = torch.load(fn)` `else: data = build(); torch.save(data, fn)`: a cache
@@ -512,6 +553,16 @@ torch.save(model, "model.pt")
             if isinstance(a, cst.If) and self.ctx.is_inside(save, a) and \
                     self.ctx.is_inside(load, a.body) != self.ctx.is_inside(save, a.body):
                 return True
+        return False
+
+    def _never_runs(self, node: cst.CSTNode, load: cst.CSTNode) -> bool:
+        """``node`` is in a branch of an ``if`` whose condition the code decides against it, and ``load`` is
+        not (a load in the same dead branch would run after it when the branch is switched on)."""
+        for a in self.ctx.ancestors(node):
+            if isinstance(a, cst.If) and not self.ctx.is_inside(load, a):
+                truth = self.ctx.names.constant_truth(a.test)
+                if truth is not None and truth != self.ctx.is_inside(node, a.body):
+                    return True
         return False
 
     def _to_cuda(self, node: cst.Call) -> bool:

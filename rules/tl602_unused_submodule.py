@@ -49,7 +49,8 @@ class UnusedSubmodule(LintRule):
     A layer that holds no parameter and no buffer and computes the same in
     training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
     reshaping or padding layer, a module class of the project that sets nothing on itself but numbers and
-    strings, such as a pass-through `Identity`) is not reported: nothing of it misses a gradient. A class whose `forward`
+    strings, such as a pass-through `Identity`) is not reported: nothing of it misses a gradient. Nor is
+    a container built empty (`nn.ModuleList()`) that no code of the file spells again: nothing fills it. A class whose `forward`
     does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file
     spelling the name that cannot be parsed, or a project of more than 5000 source files, keeps the rule
     silent. With the cache on, the result is computed again when a file of the project is added, removed
@@ -588,6 +589,24 @@ class Stack(nn.Module):
     def forward(self, x):
         for layer in self.layers:
             x = layer(x)
+        return x
+"""
+        ),
+        # an empty container that nothing fills (no `append`, no item written): it holds nothing to train
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 3, 3, padding=1) for _ in range(n)])
+        self.upsamples = nn.ModuleList()
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = conv(x)
         return x
 """
         ),

@@ -21,7 +21,8 @@ class OptimizerOfAnotherModel(LintRule):
     argument is built from (`G.parameters()`, `chain(a.parameters(), b.parameters())`, parameter groups),
     each model being the construction its name is bound to where the optimizer is built; the loss reaches
     the models it is computed from through local names and the file's helper functions (their returns,
-    with their parameters read as the call's arguments), except through `.detach()`, `.item()`, `.data`
+    with their parameters read as the call's arguments; in a method, also the methods of its own class
+    that no class of the project may override, such as `self.sample(s)`), except through `.detach()`, `.item()`, `.data`
     and values computed under `torch.no_grad()`. Anything unknown on either side (a method or a function
     of another module that computes the loss, `self.model`, a parameter of the function, a model that
     wraps another one in a way that is not followed) keeps the rule silent. A construction given a value
@@ -63,7 +64,9 @@ class OptimizerOfAnotherModel(LintRule):
     and a function that is not followed (`masked_nll(decoder(states), y, mask)` from a star import) is
     taken to compute its result from its arguments.
     The step of an object a library builds from values that cannot be models or their parameters
-    (`env = gym.make("Pendulum-v1")`, `env.step(action)`) is no optimizer's.
+    (`env = gym.make("Pendulum-v1")`, `env.step(action)`) is no optimizer's, nor is that of a project class
+    deriving only from such a library's classes that leaves `step` to them (`Scaled(gym.make(...))` of
+    `class Scaled(gym.ActionWrapper)`).
 
     What library calls do is read from one table: a model rebound to itself moved, cast, switched or
     initialised (`D = D.cuda()`, also under `if torch.cuda.is_available():` where both paths hold the same
@@ -2009,6 +2012,55 @@ for real in torch.randn(10, 32, 4):
     g_loss.backward()
     opt_g.step()
 """,
+        # the same trainer with each optimizer on its own model: the method's loss reaches the policy
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Normal
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(3, 2)
+
+    def forward(self, s):
+        out = self.body(s)
+        return out[:, :1], out[:, 1:]
+
+
+class Agent:
+    def __init__(self):
+        self.policy = Policy()
+        self.value = nn.Linear(3, 1)
+        self.policy_opt = torch.optim.Adam(self.policy.parameters())
+        self.value_opt = torch.optim.Adam(self.value.parameters())
+
+    def sample(self, s):
+        mu, log_std = self.policy(s)
+        dist = Normal(mu, log_std.exp())
+        a = dist.rsample()
+        return a, dist.log_prob(a)
+
+    def update(self, s, ret):
+        v = self.value(s)
+        value_loss = (v - ret).pow(2).mean()
+        self.value_opt.zero_grad()
+        value_loss.backward()
+        self.value_opt.step()
+        a, log_prob = self.sample(s)
+        policy_loss = -(log_prob * (ret - v.detach())).mean()
+        self.policy_opt.zero_grad()
+        policy_loss.backward()
+        self.policy_opt.step()
+
+
+agent = Agent()
+for s, ret in [(torch.randn(4, 3), torch.randn(4, 1))]:
+    agent.update(s, ret)
+"""
+        ),
     ]
 
     INVALID = [
@@ -3710,6 +3762,66 @@ for real in torch.randn(10, 32, 4):
     opt_g.step()
 """,
             line=14,
+        ),
+        # the loss comes from a method of the same trainer class (`self.sample(s)` unpacked), and the
+        # environment is a project wrapper of a library class that leaves its `step` alone
+        Invalid(
+            """
+import gym
+import torch
+import torch.nn as nn
+from torch.distributions import Normal
+
+
+class Scaled(gym.ActionWrapper):
+    def action(self, a):
+        return 2 * a
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(3, 2)
+
+    def forward(self, s):
+        out = self.body(s)
+        return out[:, :1], out[:, 1:]
+
+
+class Agent:
+    def __init__(self):
+        self.policy = Policy()
+        self.value = nn.Linear(3, 1)
+        self.policy_opt = torch.optim.Adam(self.value.parameters())
+        self.value_opt = torch.optim.Adam(self.value.parameters())
+
+    def sample(self, s):
+        mu, log_std = self.policy(s)
+        dist = Normal(mu, log_std.exp())
+        a = dist.rsample()
+        return a, dist.log_prob(a)
+
+    def update(self, s, ret):
+        v = self.value(s)
+        value_loss = (v - ret).pow(2).mean()
+        self.value_opt.zero_grad()
+        value_loss.backward()
+        self.value_opt.step()
+        a, log_prob = self.sample(s)
+        policy_loss = -(log_prob * (ret - v.detach())).mean()
+        self.policy_opt.zero_grad()
+        policy_loss.backward()
+        self.policy_opt.step()
+
+
+env = Scaled(gym.make("Pendulum-v1"))
+agent = Agent()
+for episode in range(10):
+    s = torch.as_tensor(env.reset()[0]).float()
+    s2, r, done, truncated, info = env.step(env.action_space.sample())
+    agent.update(s.unsqueeze(0), torch.tensor([[r]]))
+""",
+            line=45,
         ),
     ]
 

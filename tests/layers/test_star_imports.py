@@ -97,3 +97,32 @@ def test_a_package_without_init_files_named_from_inside_it(tmp_path):
     assert lint_source(str(path), source, Settings(all_rules())).diagnostics == []
     (sub / "utils.py").unlink()  # the module gone, `torch` is unknown again: the star binds nothing
     assert _origins(_walked(str(path), Project()), "torch") == frozenset()
+
+
+def test_a_star_import_chain_binds_what_the_inner_module_imports(tmp_path):
+    """``from data import *`` where ``data.py`` itself does ``from conf import *`` and ``conf.py`` imports
+    torch: the names reach the file through both star imports (``__all__`` of the outer one still filters),
+    and both modules are what the file's answers depend on."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "conf.py").write_text(UTILS)
+    (tmp_path / "utils.py").write_text("from conf import *\nimport os\n")
+    path = tmp_path / "ev.py"
+    source = EVAL.replace("    model.eval()\n    hits = 0\n", "    model.eval()\n    hits = 0\n    with torch.no_grad():\n")
+    source = source.replace("    for x, y in loader:\n        hits +=", "        for x, y in loader:\n            hits +=")
+    path.write_text(source)
+    ctx = _walked(str(path), Project())
+    assert _origins(ctx, "torch") == {"torch"}
+    assert {str(tmp_path / "utils.py"), str(tmp_path / "conf.py")} <= set(dependencies(ctx))
+    assert lint_source(str(path), source, Settings(all_rules())).diagnostics == []  # the `no_grad` is torch's
+    (tmp_path / "utils.py").write_text("from conf import *\n__all__ = ['os']\n")
+    assert _origins(_walked(str(path), Project()), "torch") == frozenset()
+
+
+def test_a_star_import_cycle_ends(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "a.py").write_text("from b import *\nimport torch\n")
+    (tmp_path / "b.py").write_text("from a import *\nimport torch.nn as nn\n")
+    path = tmp_path / "ev.py"
+    path.write_text("from a import *\n")
+    ctx = _walked(str(path), Project())
+    assert ctx.names.imports_torch

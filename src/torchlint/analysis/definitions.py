@@ -344,6 +344,10 @@ def returned_values(ctx: FileContext, function: cst.FunctionDef, index: Optional
                     isinstance(e, cst.StarredElement) for e in value.elements):
                 return None
             value = value.elements[index].value
+        # `return model.to(device)`: the object a move is called on (a module's `.to()` returns itself)
+        moved = strip_moves(value)
+        if isinstance(moved, cst.Name) and ctx.enclosing(moved, cst.FunctionDef) is function:
+            value = moved
         if isinstance(value, cst.Name) and ctx.enclosing(value, cst.FunctionDef) is function:
             values = built_values(ctx, value)
             if not values or ctx.names.unpacked_values(value) or ctx.names.is_param_at(value):

@@ -189,8 +189,9 @@ LIBRARY_STAR_EXPORTS: Dict[str, Dict[str, str]] = {
     "torch_snippets": {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim"},
     "fastai": {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional"},
 }
-#: ``(module, level) -> (file, {name: [qualified origins]})``: what a star import of a project module binds
-StarExports = Callable[[str, int], Optional[Tuple[str, Dict[str, List[str]]]]]
+#: ``(module, level) -> (files read, {name: [qualified origins]})``: what a star import of a project module
+#: binds (through the star imports it makes in turn)
+StarExports = Callable[[str, int], Optional[Tuple[Tuple[str, ...], Dict[str, List[str]]]]]
 
 
 def _import_module_name(node: cst.ImportFrom) -> str:
@@ -384,12 +385,11 @@ class NameResolver:
         if found is None:
             library = LIBRARY_STAR_EXPORTS.get(bare.split(".")[0]) if bare == mod else None
             if library is not None:  # a library that re-exports torch's modules (`from torch_snippets import *`)
-                found = ("", {local: [origin] for local, origin in library.items()})
+                found = ((), {local: [origin] for local, origin in library.items()})
             else:
                 return
-        source, exports = found
-        if source and source not in self.star_sources:
-            self.star_sources.append(source)
+        sources, exports = found
+        self.star_sources.extend(s for s in sources if s not in self.star_sources)
         for local, origins in exports.items():
             b = self._import_binding(scope, local)
             for origin in origins:
@@ -951,6 +951,24 @@ class NameResolver:
         if found is None or found[0].value is not value or found[1] is not None:
             return None  # bound on some paths only, or an element of an unpacked tuple
         return value
+
+    def constant_truth(self, test: cst.BaseExpression) -> Optional[bool]:
+        """Whether the condition ``test`` is true, when the code decides it alone: a literal (``0``,
+        ``True``, ``""``), ``not`` of one, or a name whose value on every path to it is one (``flag = 0``
+        then ``if flag:``, after the walk; :meth:`reaching_value`).  None when it depends on the run."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.constant_truth(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Name):
+            if test.value in ("True", "False", "None"):
+                return test.value == "True"
+            value = self.reaching_value(test)
+            return None if value is None or isinstance(value, cst.Name) else self.constant_truth(value)
+        if isinstance(test, (cst.Integer, cst.Float)):
+            return float(test.evaluated_value) != 0
+        if isinstance(test, cst.SimpleString):
+            return bool(test.evaluated_value)
+        return None
 
     def _place(self, node: cst.CSTNode) -> Optional[Tuple["NameResolver", int, _ParentOf, Scope]]:
         """Where ``node`` is: the resolver that knows every binding before it, its position, its parent

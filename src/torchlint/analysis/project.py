@@ -31,11 +31,12 @@ import json
 import os
 import re
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import FileContext
+from torchlint.analysis.names import LIBRARY_STAR_EXPORTS
 from torchlint.analysis.parsing import looks_deep, parse_module
 from torchlint.analysis.reparse import Reparser
 from torchlint.analysis.torch_version import Version, declared_torch
@@ -209,16 +210,26 @@ def among_sources(key: str, path: str) -> bool:
     return path.startswith(key.rstrip(os.sep) + os.sep) and path.endswith(_SOURCE_SUFFIXES)
 
 
-def _import_exports(text: str) -> Dict[str, List[str]]:
+class _Exports(NamedTuple):
+    """What one module's own top-level statements give a star import of it: the names its imports bind
+    with their origins, the modules it star-imports in turn (``(module, level)``), and its literal
+    ``__all__`` (None: none)."""
+
+    names: Dict[str, List[str]]
+    stars: List[Tuple[str, int]]
+    public: Optional[FrozenSet[str]]
+
+
+def _import_exports(text: str) -> _Exports:
     """The names a module's top-level imports (also those inside a top-level ``try``/``if``) bind, with
-    their origins; absolute imports only; a literal ``__all__`` keeps only its names, else a leading
-    underscore hides a name (what ``import *`` copies)."""
+    their origins (absolute imports only), the modules it star-imports, and its literal ``__all__``."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+        return _Exports({}, [], None)
     out: Dict[str, List[str]] = {}
-    public: Optional[set] = None
+    stars: List[Tuple[str, int]] = []
+    public: Optional[FrozenSet[str]] = None
     body: List[ast.stmt] = list(tree.body)
     for stmt in list(body):
         if isinstance(stmt, (ast.Try, ast.If)):
@@ -232,15 +243,21 @@ def _import_exports(text: str) -> Dict[str, List[str]]:
                 local = alias.asname or alias.name.split(".")[0]
                 origin = alias.name if alias.asname else alias.name.split(".")[0]
                 out.setdefault(local, []).append(origin)
+        elif isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
+            stars.append((stmt.module or "", stmt.level or 0))
         elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
             for alias in stmt.names:
-                if alias.name != "*":
-                    out.setdefault(alias.asname or alias.name, []).append(f"{stmt.module}.{alias.name}")
+                out.setdefault(alias.asname or alias.name, []).append(f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
             if isinstance(stmt.value, (ast.List, ast.Tuple)) and all(
                     isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
-                public = {e.value for e in stmt.value.elts}  # type: ignore[union-attr]
-    return {k: v for k, v in out.items() if (k in public if public is not None else not k.startswith("_"))}
+                public = frozenset(e.value for e in stmt.value.elts)  # type: ignore[union-attr]
+    return _Exports(out, stars, public)
+
+
+#: how many star imports deep a chain of them is followed (``from data import *`` whose module does
+#: ``from conf import *``)
+_STAR_DEPTH = 4
 
 
 class _Snippets(OrderedDict):  # type: ignore[type-arg]
@@ -270,7 +287,7 @@ class _Tables:
         self.generation = 0  # how many times the project was refreshed
         self.reparser: Optional[Reparser] = None  # an editor's: each document parsed where it changed
         #: module content -> what a star import of it binds (see :meth:`Project.star_exports`)
-        self.exports: "OrderedDict[ContentKey, Dict[str, List[str]]]" = OrderedDict()
+        self.exports: "OrderedDict[ContentKey, _Exports]" = OrderedDict()
         self.snippets = _Snippets()  # see Project.snippets
 
 
@@ -390,12 +407,15 @@ class Project:
                     return candidate
         return None
 
-    def star_exports(self, importer: str, module: str, level: int) -> Optional[Tuple[str, Dict[str, List[str]]]]:
+    def star_exports(self, importer: str, module: str, level: int,
+                     depth: int = 0) -> Optional[Tuple[Tuple[str, ...], Dict[str, List[str]]]]:
         """For ``from <module> import *`` in the file ``importer``, where ``module`` is a module of the
-        project: its file and the names its own top-level imports bind, with their origins (``import torch``
-        -> ``torch``, ``import torch.nn as nn`` -> ``torch.nn``, ``from torch import optim`` ->
-        ``torch.optim``), filtered by a literal ``__all__``; None when the module is not the project's or
-        cannot be read.  Read with Python's own parser, once per content."""
+        project: the files read and the names the module's own top-level imports bind, with their origins
+        (``import torch`` -> ``torch``, ``import torch.nn as nn`` -> ``torch.nn``, ``from torch import
+        optim`` -> ``torch.optim``), also those it star-imports in turn from the project (``from conf
+        import *``) or from a library that re-exports torch's modules, filtered by a literal ``__all__``;
+        None when the module is not the project's or cannot be read.  Read with Python's own parser, once
+        per content."""
         path = self.module_file(importer, module, level)
         if path is None:
             return None
@@ -403,15 +423,32 @@ class Project:
         if found is None:
             return None
         key = found[0]
-        exports = self._tables.exports.get(key)
-        if exports is None:
+        own = self._tables.exports.get(key)
+        if own is None:
             text = self.module_text(path)
             if text is None:
                 return None
-            exports = self._tables.exports[key] = _import_exports(text)
+            own = self._tables.exports[key] = _import_exports(text)
             while len(self._tables.exports) > self.texts_max:
                 self._tables.exports.popitem(last=False)
-        return os.path.abspath(path), exports
+        files: List[str] = [os.path.abspath(path)]
+        names: Dict[str, List[str]] = {}
+        for star, star_level in own.stars:
+            inner = self.star_exports(path, star, star_level, depth + 1) if depth < _STAR_DEPTH else None
+            if inner is not None:
+                files.extend(f for f in inner[0] if f not in files)
+                exported = inner[1]
+            elif not star_level:
+                exported = {k: [v] for k, v in LIBRARY_STAR_EXPORTS.get(star.split(".")[0], {}).items()}
+            else:
+                continue
+            for local, origins in exported.items():
+                names.setdefault(local, []).extend(o for o in origins if o not in names.get(local, ()))
+        for local, origins in own.names.items():
+            names[local] = list(origins)  # bound after (or instead of) what a star import brought
+        public = own.public
+        return tuple(files), {k: v for k, v in names.items()
+                              if (k in public if public is not None else not k.startswith("_"))}
 
     # -- the project's modules ----------------------------------------------------------------------
     def _content_key(self, path: str) -> Optional[Tuple[ContentKey, Optional[str]]]:

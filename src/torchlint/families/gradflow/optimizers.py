@@ -52,6 +52,7 @@ from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
 from torchlint.analysis.walk import iter_nodes, target_names
+from torchlint.families.gradflow.submodules import may_be_subclassed
 
 _MAX_HOPS = 12
 #: methods that cut the value off the graph: nothing is reached through them
@@ -688,6 +689,10 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                                for q in ctx.names.qualified_names_at(m.func)):
                         _CALLED.of(ctx).add(ctx.code(callee) if instance is None else  # `net.trunk`, not `self.trunk`
                                             f"{instance.value}.{callee.attr.value}")  # type: ignore[union-attr]
+                elif isinstance(callee, cst.Attribute) and (own := _own_method(ctx, callee)) is not None:
+                    # `self.evaluate(s)` in a method: a method of the same class, its `self` the same instance
+                    out |= _through_helper(ctx, node, own, hops, 1, _instance_of_self(ctx, callee))
+                    continue
                 elif isinstance(callee, cst.Attribute):
                     q = ctx.names.qualified_names_at(callee)
                     if q:
@@ -925,6 +930,22 @@ def _held_by_object(ctx: FileContext, callee: cst.BaseExpression) -> bool:
     found = effects.self_attr(ctx, callee)
     return found is not None and not any(isinstance(s, cst.FunctionDef) and s.name.value == found[1]
                                          for s in class_body(found[0]))
+
+
+def _own_method(ctx: FileContext, callee: cst.Attribute) -> Optional[cst.FunctionDef]:
+    """For ``self.<name>`` in a method: the method ``<name>`` of the same class (undecorated, neither a
+    special method nor ``forward``), when no class may override it (none of the project derives from the
+    class); None otherwise."""
+    found = effects.self_attr(ctx, callee)
+    if found is None:
+        return None
+    cls, name = found
+    if name.startswith("__") or name == "forward":
+        return None
+    methods = [s for s in class_body(cls) if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    if len(methods) != 1 or methods[0].decorators or may_be_subclassed(ctx, cls):
+        return None
+    return methods[0]
 
 
 def _helper_of(ctx: FileContext, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -1421,9 +1442,14 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
     for value in values:
         if not isinstance(value, cst.Call):
             return False
-        q = ctx.names.qualified_names_at(value.func)
-        if not q or any(n.startswith("torch") for n in q) or definition_of(ctx, value.func) is not None:
-            return False
+        found = definition_of(ctx, value.func)
+        if found is not None:
+            if not _wraps_library_class(*found):  # type: ignore[arg-type]
+                return False
+        else:
+            q = ctx.names.qualified_names_at(value.func)
+            if not q or any(n.startswith("torch") for n in q):
+                return False
         for a in value.args:
             for n in iter_nodes(a.value):
                 if isinstance(n, cst.Attribute) and n.attr.value in ("parameters", "named_parameters", "param_groups"):
@@ -1433,6 +1459,20 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
                         and _maybe_model(ctx, n):
                     return False
     return True
+
+
+def _wraps_library_class(ctx: FileContext, cls: cst.CSTNode) -> bool:
+    """A class of the project that derives only from classes of a library other than torch and leaves
+    their ``step`` as it is (``class NormalizedActions(gym.ActionWrapper)`` defining ``action``): its
+    ``step`` is the library's, which steps no optimizer of this code."""
+    if not isinstance(cls, cst.ClassDef) or not cls.bases:
+        return False
+    for base in cls.bases:
+        q = ctx.names.qualified_names_at(base.value)
+        if base.keyword is not None or not q or any(n.startswith("torch") or n.startswith("builtins") for n in q) \
+                or definition_of(ctx, base.value) is not None:
+            return False
+    return not any(isinstance(s, cst.FunctionDef) and s.name.value == "step" for s in class_body(cls))
 
 
 def _cores_of(ctx: FileContext, name: cst.Name, hops: int = 0) -> List[cst.BaseExpression]:

@@ -306,6 +306,13 @@ def _subclasses_in_file(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDe
     return out
 
 
+def may_be_subclassed(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """Whether a class of the file, or (by the text of its class statements) of another project file,
+    may derive from ``cls``: a method of ``cls`` may then run overridden."""
+    family = [cls] + _subclasses_in_file(ctx, cls)
+    return len(family) > 1 or _subclassed_elsewhere(ctx, cls, {cls.name.value})
+
+
 def _subclassed_elsewhere(ctx: FileContext, cls: cst.ClassDef, here: Set[str]) -> bool:
     """Whether a class of another project file may derive from ``cls`` (by the text of the class
     statements, as :func:`_subclass_names`): ``here``, the names of the class and its kin in this file.
@@ -562,7 +569,8 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
             continue  # a module is built by a call; the reads of the file are judged only for those
         # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
         # holds no parameter that could miss a gradient
-        if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value):
+        if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value) \
+                and not _empty_container_never_filled(ctx, a, target):
             candidates[name] = a
     reached = reflected_prefixes(ctx, cls) if candidates else None
     if reached is None:
@@ -572,6 +580,22 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
     candidates = {name: a for name, a in candidates.items() if not _rate_applied_otherwise(ctx, cls, init, me, a)}
     elsewhere = read_elsewhere(ctx, cls, set(candidates)) if candidates else set()
     return [(name, a) for name, a in candidates.items() if name not in elsewhere]
+
+
+#: containers of modules (or parameters) that hold only what is put into them
+_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential",
+                         "torch.nn.ParameterList", "torch.nn.ParameterDict"})
+
+
+def _empty_container_never_filled(ctx: FileContext, assign: cst.Assign, target: cst.Attribute) -> bool:
+    """``self.upsamples = nn.ModuleList()`` built empty, and no code of the file spells the attribute
+    again (no ``append``, ``extend``, item assignment, ``add_module``): it holds nothing to miss a gradient."""
+    core = strip_moves(assign.value)
+    if not isinstance(core, cst.Call) or core.args or not ctx.names.qualified_names_at(core.func) & _CONTAINERS:
+        return False
+    attr = target.attr.value
+    return not any(isinstance(n, cst.Attribute) and n.attr.value == attr and n is not target
+                   for n in iter_nodes(ctx.module))
 
 
 def _rate_applied_otherwise(ctx: FileContext, cls: cst.ClassDef, init: cst.FunctionDef, me: str,
@@ -1083,5 +1107,5 @@ def _may_derive(octx: FileContext, cls: cst.ClassDef, target: Tuple[str, str], d
 #: whether a layer holds no parameter (for the message), from the table of library effects
 parameter_free = effects.parameter_free
 
-__all__ = ["NamesRead", "parameter_free", "reaches_modules_by_reflection", "read_elsewhere", "reflected_prefixes",
+__all__ = ["NamesRead", "may_be_subclassed", "parameter_free", "reaches_modules_by_reflection", "read_elsewhere", "reflected_prefixes",
            "unused_submodules"]

@@ -713,11 +713,12 @@ def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: 
             continue
         if fctx.enclosing(node, cst.FunctionDef) is not function:
             continue  # a nested function's return
-        if isinstance(node.value, cst.Name):
-            values = built_values(fctx, node.value)
+        returned = strip_moves_expr(node.value)  # `return model.to(device)`: the module itself
+        if isinstance(returned, cst.Name):
+            values = built_values(fctx, returned)
             for v in values:
                 core = strip_moves_expr(v)
-                grown = grown_content(fctx, node.value, core)
+                grown = grown_content(fctx, returned, core)
                 if grown:  # `net = nn.Sequential()`, `net.add_module(...)`, `return net`: what was added
                     verdicts.append(_combine([
                         model_mode_dependent(fctx, g, hops + 1) if isinstance(g, (cst.Name, cst.Attribute))
@@ -783,7 +784,8 @@ def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> O
         for node in iter_nodes(function.body):
             if isinstance(node, cst.Return) and node.value is not None and \
                     fctx.enclosing(node, cst.FunctionDef) is function:
-                evidence = mode_evidence(fctx, node.value, hops + 1) if isinstance(node.value, cst.Name) \
+                returned = strip_moves_expr(node.value)  # `return model.to(device)`: the module itself
+                evidence = mode_evidence(fctx, returned, hops + 1) if isinstance(returned, cst.Name) \
                     else _value_evidence(fctx, node.value, hops + 1)
                 if evidence is not None:
                     return evidence
