@@ -93,7 +93,12 @@ class EvalWithoutNoGrad(LintRule):
     `next(self.parameters()).data.new(...).zero_()`: no forward pass), code where some model calls are already under `no_grad` (the
     rest is taken as deliberate), and `self.<model>` in a class derived from a framework class imported
     from another module when the class never shows how the model is built (the framework sets it up
-    and its caller disables gradients: a Hugging Face `Pipeline` runs `_forward` under `no_grad`).
+    and its caller disables gradients: a Hugging Face `Pipeline` runs `_forward` under `no_grad`). A base
+    class of the project, in this file or another, is no framework: it is read like the class itself (a
+    `TabModel` trainer class that builds `self.network` makes its subclass's `predict_proba` evaluation
+    code), and a method is a model's own API only when its class is an `nn.Module` by construction,
+    defines `forward` itself or through a base of the project, or derives from a library class whose
+    name says model.
 
     ## Example
     ```python
@@ -1694,6 +1699,27 @@ def validate_batch(data, encoder, criterion):
 
 print(validate_batch((torch.randn(2, 3, 64, 64), torch.tensor([[1], [2]]), [1, 1]), encoder, nn.CrossEntropyLoss()))
 """,
+        # a method of a module class through a base of the project (`nn.Module` by construction): library API
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class Classifier(Backbone):
+    def predict_proba(self, x):
+        return torch.softmax(self.body(x), dim=1).detach().numpy()
+"""
+        ),
     ]
 
     INVALID = [
@@ -5095,6 +5121,70 @@ for epoch in range(100):
         with torch.no_grad():
             test_pred = net(test_x)
         print(test_pred.data.numpy().ravel())
+""",
+        ),
+        # a trainer class whose base (a plain class, however it is named) is in view: its `predict_proba` is
+        # evaluation code, not a model's library API
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class BaseModel:
+    def __init__(self, width):
+        self.network = nn.Sequential(nn.Linear(width, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+        self.optimizer = torch.optim.Adam(self.network.parameters())
+
+    def fit(self, batches):
+        self.network.train()
+        for x, y in batches:
+            loss = nn.functional.cross_entropy(self.network(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+class Classifier(BaseModel):
+    def predict_proba(self, batches):
+        self.network.eval()
+        results = []
+        for x in batches:
+            out = self.network(x)
+            results.append(torch.softmax(out, dim=1).detach().numpy())
+        return np.vstack(results)
+""",
+            line=26,
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class BaseModel:
+    def __init__(self, width):
+        self.network = nn.Sequential(nn.Linear(width, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+        self.optimizer = torch.optim.Adam(self.network.parameters())
+
+    def fit(self, batches):
+        self.network.train()
+        for x, y in batches:
+            loss = nn.functional.cross_entropy(self.network(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+class Classifier(BaseModel):
+    @torch.no_grad()
+    def predict_proba(self, batches):
+        self.network.eval()
+        results = []
+        for x in batches:
+            out = self.network(x)
+            results.append(torch.softmax(out, dim=1).detach().numpy())
+        return np.vstack(results)
 """,
         ),
     ]

@@ -176,3 +176,63 @@ def test_a_rate_from_the_options_another_file_parses(tmp_path, rate, expected):
     loops.write_text(OPTIONS_LOOPS)
     found = lint_source(str(loops), loops.read_text(), Settings(all_rules())).diagnostics
     assert [d.code for d in found if d.code == "TL106"] == expected
+
+
+BASE_PLAIN = """import torch
+import torch.nn as nn
+
+
+class TabModel:
+    def __init__(self):
+        self.network = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+        self.optimizer = torch.optim.Adam(self.network.parameters())
+
+    def fit(self, batches):
+        self.network.train()
+        for x, y in batches:
+            loss = nn.functional.cross_entropy(self.network(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+"""
+
+BASE_MODULE = """import torch.nn as nn
+
+
+class TabModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.network = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.network(x)
+"""
+
+SUBCLASS = """import torch
+from {base} import TabModel
+
+
+class Classifier(TabModel):
+    def predict_proba(self, batches):
+        self.network.eval()
+        out = []
+        for x in batches:
+            out.append(torch.softmax(self.network(x), dim=1).detach().numpy())
+        return out
+"""
+
+
+@pytest.mark.parametrize("base, expected", [
+    (BASE_PLAIN, ["TL105"]),  # a trainer class of the project: its subclass's prediction is evaluation code
+    (BASE_MODULE, []),  # a module class of the project: the subclass's method is a model's own API
+    (None, []),  # a library base that is not in view: a framework that may run it under `no_grad`
+])
+def test_a_subclass_of_a_project_class_in_another_file(tmp_path, base, expected):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    if base is not None:
+        (tmp_path / "models.py").write_text(base)
+    source = SUBCLASS.format(base="models" if base is not None else "frameworklib.models")
+    path = tmp_path / "predict.py"
+    path.write_text(source)
+    found = lint_source(str(path), source, Settings(all_rules())).diagnostics
+    assert [d.code for d in found if d.code.startswith("TL1")] == expected

@@ -46,7 +46,9 @@ from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import children, iter_nodes, target_names
 from torchlint.analysis.definitions import (
     arguments_for_param,
+    base_classes,
     bind_arguments,
+    class_body,
     built_values,
     callers_arguments,
     call_sites,
@@ -898,30 +900,32 @@ def framework_model(ctx: FileContext, model: cst.BaseExpression) -> bool:
     if not isinstance(cls, cst.ClassDef):
         return False
     chain = _class_chain(ctx, cls)
-    if not _derives_from_framework(ctx, chain):
+    if not _derives_from_framework(chain):
         return False
-    return not any(_builds_attr(ctx, c, parts[1]) for c in chain)
+    return not any(_builds_attr(c_ctx, c, parts[1]) for c_ctx, c in chain)
 
 
-def _class_chain(ctx: FileContext, cls: cst.ClassDef) -> List[cst.ClassDef]:
-    """``cls`` and its bases defined in this module, transitively."""
-    chain = [cls]
-    for c in chain:
-        for base in c.bases:
-            local = ctx.classes().get(dotted_name(base.value) or "")
-            if local is not None and local not in chain:
-                chain.append(local)
+def _class_chain(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[FileContext, cst.ClassDef]]:
+    """``cls`` and its bases defined in the project (this module or another one), transitively, each with
+    the file it is written in."""
+    chain = [(ctx, cls)]
+    for c_ctx, c in chain:
+        if len(chain) > 16:
+            break
+        for _, found in base_classes(c_ctx, c, 0):
+            if found is not None and isinstance(found[1], cst.ClassDef) and all(found[1] is not k for _, k in chain):
+                chain.append((found[0], found[1]))
     return chain
 
 
-def _derives_from_framework(ctx: FileContext, chain: List[cst.ClassDef]) -> bool:
-    local = ctx.classes()
-    for c in chain:
-        for base in c.bases:
-            expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value
-            if (dotted_name(expr) or "") in local:
+def _derives_from_framework(chain: List[Tuple[FileContext, cst.ClassDef]]) -> bool:
+    """A class of the chain derives from a library class other than Python's and torch's own (a class of
+    the project is no framework: its code is in view)."""
+    for c_ctx, c in chain:
+        for expr, found in base_classes(c_ctx, c, 0):
+            if found is not None and isinstance(found[1], cst.ClassDef):
                 continue
-            names = ctx.names.qualified_names(expr)
+            names = c_ctx.names.qualified_names(expr)
             if names and not any(q.startswith(_NOT_FRAMEWORK) for q in names):
                 return True
     return False
@@ -1150,16 +1154,25 @@ def is_test_file(ctx: FileContext) -> bool:
 
 
 def model_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
-    """A method of a model class (one with ``forward`` or an ``nn.Module``-like base): library API."""
+    """A method of a model class: an ``nn.Module`` subclass by construction (through the project's
+    classes), a class whose own or project base defines ``forward``, or one deriving from a library class
+    whose kind is not known and whose name says model (``PreTrainedModel``): library API."""
     cls = ctx.parent(ctx.parent(function) or function)
     if not isinstance(cls, cst.ClassDef):
         return False
-    for base in cls.bases:
-        name = dotted_name(base.value)
-        if name and MODEL_BASES.search(name) and "Lightning" not in name:
-            return True
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in body)
+    if module_class(ctx, cls):
+        return True
+    chain = _class_chain(ctx, cls)
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for _, c in chain for s in class_body(c)):
+        return True
+    for c_ctx, c in chain:
+        for expr, found in base_classes(c_ctx, c, 0):
+            if found is not None and isinstance(found[1], cst.ClassDef):
+                continue  # a class of the project: judged by what it is
+            name = dotted_name(expr)
+            if name and MODEL_BASES.search(name) and "Lightning" not in name:
+                return True
+    return False
 
 
 def switches_itself_to_eval(ctx: FileContext, function: cst.FunctionDef) -> bool:
