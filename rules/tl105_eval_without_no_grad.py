@@ -42,7 +42,9 @@ class EvalWithoutNoGrad(LintRule):
     graph-free sinks (it trains nothing, needs no gradients, uses every output, switches nothing to
     training mode) is evaluation code when every call of it in the file runs a model trained, or given
     trained weights, before that call (a part of such a model too: `decoder` passed to `Model(encoder,
-    decoder)`); a file that registers a forward or backward hook is left alone (a hook may feed a loss
+    decoder)`; for a method's `self.<model>`, a loop around the call that also steps an optimizer the
+    instance builds on that model's parameters, as an agent's `select_action` between its updates); a
+    file that registers a forward or backward hook is left alone (a hook may feed a loss
     with the activations). A module-level loop that calls a helper returning a model output or its loss
     and reads it only off the graph (`dev_loss += calc_loss(batch).item()`) on a trained model is an
     evaluation at that loop (the helper itself may be shared with training). Inside a
@@ -1718,6 +1720,57 @@ class Backbone(nn.Module):
 class Classifier(Backbone):
     def predict_proba(self, x):
         return torch.softmax(self.body(x), dim=1).detach().numpy()
+"""
+        ),
+        # a policy-gradient agent keeps each action's log-probability for the update: its graph is needed
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 64), nn.Dropout(0.1), nn.ReLU(), nn.Linear(64, 2))
+
+    def forward(self, x):
+        return torch.softmax(self.body(x), dim=-1)
+
+
+class Agent:
+    def __init__(self):
+        self.policy = Policy()
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=1e-2)
+        self.log_probs = []
+        self.rewards = []
+
+    def select_action(self, state):
+        probs = self.policy(torch.from_numpy(state).float())
+        m = Categorical(probs)
+        action = m.sample()
+        self.log_probs.append(m.log_prob(action))
+        return action.item()
+
+    def finish_episode(self):
+        loss = torch.stack([-lp * r for lp, r in zip(self.log_probs, self.rewards)]).sum()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.log_probs, self.rewards = [], []
+
+    def run(self, env, episodes):
+        for episode in range(episodes):
+            state, _ = env.reset()
+            done = False
+            while not done:
+                action = self.select_action(state)
+                state, reward, terminated, truncated, _ = env.step(action)
+                self.rewards.append(reward)
+                done = terminated or truncated
+            self.finish_episode()
+
 """
         ),
     ]
@@ -5186,6 +5239,129 @@ class Classifier(BaseModel):
             results.append(torch.softmax(out, dim=1).detach().numpy())
         return np.vstack(results)
 """,
+        ),
+        # an agent acting between its updates: the loop that calls `select_action` also steps the optimizer
+        # built on `self.dqn`, so the acting pass runs a trained model and keeps only a number
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Network(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(n_in, 64), nn.ReLU(), nn.Linear(64, n_out))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class DQNAgent:
+    def __init__(self, env):
+        self.env = env
+        self.epsilon = 1.0
+        self.dqn = Network(4, 2)
+        self.dqn_target = Network(4, 2)
+        self.dqn_target.load_state_dict(self.dqn.state_dict())
+        self.dqn_target.eval()
+        self.optimizer = torch.optim.Adam(self.dqn.parameters())
+        self.is_test = False
+        self.memory = []
+
+    def select_action(self, state):
+        if not self.is_test and self.epsilon > np.random.random():
+            selected_action = self.env.action_space.sample()
+        else:
+            selected_action = self.dqn(torch.FloatTensor(state)).argmax()
+            selected_action = selected_action.detach().cpu().numpy()
+        return selected_action
+
+    def update_model(self):
+        state, action, reward, next_state = self.memory[-1]
+        q = self.dqn(torch.FloatTensor(state))[action]
+        target = reward + 0.99 * self.dqn_target(torch.FloatTensor(next_state)).max().detach()
+        loss = F.smooth_l1_loss(q, target)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def train(self, num_frames):
+        state, _ = self.env.reset()
+        for frame_idx in range(num_frames):
+            action = self.select_action(state)
+            next_state, reward, terminated, truncated, _ = self.env.step(action)
+            self.memory.append((state, action, reward, next_state))
+            state = next_state
+            if len(self.memory) > 32:
+                self.update_model()
+
+
+""",
+            line=33,
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Network(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(n_in, 64), nn.ReLU(), nn.Linear(64, n_out))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class DQNAgent:
+    def __init__(self, env):
+        self.env = env
+        self.epsilon = 1.0
+        self.dqn = Network(4, 2)
+        self.dqn_target = Network(4, 2)
+        self.dqn_target.load_state_dict(self.dqn.state_dict())
+        self.dqn_target.eval()
+        self.optimizer = torch.optim.Adam(self.dqn.parameters())
+        self.is_test = False
+        self.memory = []
+
+    @torch.no_grad()
+    def select_action(self, state):
+        if not self.is_test and self.epsilon > np.random.random():
+            selected_action = self.env.action_space.sample()
+        else:
+            selected_action = self.dqn(torch.FloatTensor(state)).argmax()
+            selected_action = selected_action.detach().cpu().numpy()
+        return selected_action
+
+    def update_model(self):
+        state, action, reward, next_state = self.memory[-1]
+        q = self.dqn(torch.FloatTensor(state))[action]
+        target = reward + 0.99 * self.dqn_target(torch.FloatTensor(next_state)).max().detach()
+        loss = F.smooth_l1_loss(q, target)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def train(self, num_frames):
+        state, _ = self.env.reset()
+        for frame_idx in range(num_frames):
+            action = self.select_action(state)
+            next_state, reward, terminated, truncated, _ = self.env.step(action)
+            self.memory.append((state, action, reward, next_state))
+            state = next_state
+            if len(self.memory) > 32:
+                self.update_model()
+
+
+""",
+            unsafe=True,
         ),
     ]
 

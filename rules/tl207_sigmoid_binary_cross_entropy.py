@@ -56,7 +56,9 @@ class SigmoidBinaryCrossEntropy(LintRule):
     (or receives it, as an argument, a default or `self.<attr>` set in `__init__`) and applies it to the
     discriminator's output is reported at the argument, per call (a helper also called with a logits
     model is reported only where the sigmoid model is passed); a parameter annotated with a model class;
-    a base class's method calling `self` where a subclass's `forward` ends in a sigmoid. The message says
+    a base class's method calling `self` where a subclass's `forward` ends in a sigmoid; a model built by a
+    project factory every `return` of which builds a model ending in a sigmoid (`get_model(name)` choosing
+    among such classes; one that may return logits keeps the rule silent). The message says
     which `forward` ends in a sigmoid (file:line) and through which helper. The sigmoid of numbers the code
     writes out (`torch.tensor([0.8])`, a worked example next to `BCEWithLogitsLoss`) below 15 in magnitude
     is not reported: it rounds to neither 0 nor 1.
@@ -289,6 +291,52 @@ model = Clipped()
 x, y = torch.randn(8, 2), torch.randint(0, 2, (8,)).float()
 print(nn.BCELoss()(model(x)[:, 0], y).item())
 """,
+        # a factory whose models disagree: one ends in a sigmoid, the other returns logits
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class LR(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x).squeeze(1))
+
+
+class MLP(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(self, x):
+        return self.net(x).squeeze(1)
+
+
+def get_model(name, n):
+    if name == "lr":
+        return LR(n)
+    elif name == "mlp":
+        return MLP(n)
+    else:
+        raise ValueError("unknown model: " + name)
+
+
+def main(name, loader):
+    model = get_model(name, 4)
+    criterion = nn.BCELoss()
+    optimizer = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        y_hat = model(x)
+        loss = criterion(y_hat, y.float())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -640,6 +688,53 @@ for real in loader:
     opt.step()
 """,
             message="ends in a sigmoid",
+        ),
+        # the model comes from a factory whose every `return` builds a class whose `forward` ends in a sigmoid
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class LR(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x).squeeze(1))
+
+
+class MLP(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(self, x):
+        return torch.sigmoid(self.net(x).squeeze(1))
+
+
+def get_model(name, n):
+    if name == "lr":
+        return LR(n)
+    elif name == "mlp":
+        return MLP(n)
+    else:
+        raise ValueError("unknown model: " + name)
+
+
+def main(name, loader):
+    model = get_model(name, 4)
+    criterion = nn.BCELoss()
+    optimizer = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        y_hat = model(x)
+        loss = criterion(y_hat, y.float())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=39,
         ),
     ]
 

@@ -26,6 +26,7 @@ from torchlint.analysis.definitions import (
     MAX_DEPTH,
     bases_spelling,
     bind_arguments,
+    returned_values,
     built_values,
     called_function,
     calls_of_function,
@@ -359,10 +360,10 @@ def _class_evidence(ctx: FileContext, cls: cst.ClassDef, kind: Kind, how: str = 
     return Evidence(kind, (f"{how}`forward` of `{cls.name.value}` (", at, f") ends in {_KIND_WORD[kind]}"))
 
 
-def _built_evidence(ctx: FileContext, value: cst.BaseExpression, how: str = "") -> Optional[Evidence]:
+def _built_evidence(ctx: FileContext, value: cst.BaseExpression, how: str = "", depth: int = 0) -> Optional[Evidence]:
     kind = built_output(ctx, value)
     if kind is None:
-        return None
+        return _factory_evidence(ctx, value, how, depth)
     core = strip_moves(value)
     if isinstance(core, cst.Call):
         d = definition_of(ctx, core.func, 0, KIND_WORDS)
@@ -371,6 +372,21 @@ def _built_evidence(ctx: FileContext, value: cst.BaseExpression, how: str = "") 
     if not isinstance(kind, str):
         return Evidence(kind, (f"{how}`{_short(ctx, core)}` (", At(ctx, value), ")"))
     return Evidence(kind, (f"{how}`{_short(ctx, core)}` (", At(ctx, value), f") ends in {_KIND_WORD[kind]}"))
+
+
+def _factory_evidence(ctx: FileContext, value: cst.BaseExpression, how: str, depth: int) -> Optional[Evidence]:
+    """``get_model(name)`` of a project function every ``return`` of which builds a model whose output is
+    of one kind (an ``if``/``elif`` chain of model classes whose ``forward`` each ends in a sigmoid)."""
+    core = strip_moves(value)
+    if not isinstance(core, cst.Call) or depth >= MAX_DEPTH:
+        return None
+    d = definition_of(ctx, core.func, 0, KIND_WORDS)
+    if d is None or not isinstance(d[1], cst.FunctionDef):
+        return None
+    returned = returned_values(d[0], d[1], None, depth + 1)
+    if not returned:
+        return None
+    return _unanimous([_built_evidence(rctx, v, how, depth + 1) for rctx, v in returned])
 
 
 def _short(ctx: FileContext, node: cst.CSTNode) -> str:

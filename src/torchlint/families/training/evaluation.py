@@ -38,6 +38,7 @@ from torchlint.analysis.context import (
     method_name,
     receiver,
 )
+from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, records_nothing
 from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
@@ -2573,6 +2574,9 @@ class EvaluationFacts:
         root = model
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
+        if isinstance(root, cst.Name) and root.value == "self" and isinstance(model, cst.Attribute) \
+                and model.value is root:
+            return self._trained_in_loop_around(site_call, model.attr.value)
         if not isinstance(root, cst.Name) or root.value in ("self", "cls"):
             return False
         statement = ctx.statement_of(site_call)
@@ -2585,6 +2589,30 @@ class EvaluationFacts:
             if self._stepped_before(statement, n, caller):
                 return True
             if caller is None and (self._trained_before(statement, n) or self._weights_loaded_before(statement, n)):
+                return True
+        return False
+
+    def _trained_in_loop_around(self, site_call: cst.Call, attr: str) -> bool:
+        """``self.<attr>`` is stepped in the loop around ``site_call`` (in the loop's code or the methods it
+        calls, two deep) by an optimizer the instance builds on ``self.<attr>``'s parameters: from the
+        second pass of the loop on, the call runs a model that was trained (an agent acting between its
+        updates)."""
+        ctx = self.ctx
+        loop = next((a for a in ctx.ancestors(site_call) if isinstance(a, (cst.For, cst.While, cst.FunctionDef,
+                                                                            cst.Lambda, cst.ClassDef))), None)
+        if not isinstance(loop, (cst.For, cst.While)):
+            return False
+        for c, _via in calls_through_helpers(ctx, loop.body, 2):
+            opt = optimizer_of_step(ctx, c)
+            found = effects.self_attr(ctx, opt) if isinstance(opt, cst.Attribute) else None
+            if found is None:
+                continue
+            try:
+                values = effects.self_values(ctx, *found)
+            except effects.Unknown:
+                continue
+            if any(isinstance(n, cst.Attribute) and n.attr.value == attr and isinstance(n.value, cst.Name)
+                   and n.value.value == "self" for v in values for n in iter_nodes(v)):
                 return True
         return False
 
