@@ -2061,6 +2061,47 @@ for s, ret in [(torch.randn(4, 3), torch.randn(4, 1))]:
     agent.update(s, ret)
 """
         ),
+        # the helper the models pass through may freeze them (it writes `requires_grad`): unknown, silent
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def init_weights(net, std=0.02):
+    for p in net.parameters():
+        nn.init.normal_(p, 0.0, std)
+        p.requires_grad = std > 0
+    return net
+
+
+def make_generator():
+    return init_weights(nn.Sequential(nn.Linear(8, 8), nn.Tanh()))
+
+
+def make_critic():
+    return init_weights(nn.Sequential(nn.Linear(8, 1)))
+
+
+class Trainer:
+    def __init__(self, lr):
+        self.gen = make_generator()
+        self.critic = make_critic()
+        self.opt_gen = torch.optim.Adam(self.critic.parameters(), lr=lr)
+        self.opt_critic = torch.optim.Adam(self.critic.parameters(), lr=lr)
+
+    def step(self, z, real):
+        fake = self.gen(z)
+        self.opt_critic.zero_grad()
+        loss_c = (self.critic(fake.detach()) - self.critic(real)).mean()
+        loss_c.backward()
+        self.opt_critic.step()
+        self.opt_gen.zero_grad()
+        loss_g = -self.critic(fake).mean()
+        loss_g.backward()
+        self.opt_gen.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -3822,6 +3863,94 @@ for episode in range(10):
     agent.update(s.unsqueeze(0), torch.tensor([[r]]))
 """,
             line=45,
+        ),
+        # the models come from factories through a helper that initialises its argument and hands it back
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def init_weights(net, std=0.02):
+    for p in net.parameters():
+        nn.init.normal_(p, 0.0, std)
+    return net
+
+
+def make_generator():
+    return init_weights(nn.Sequential(nn.Linear(8, 8), nn.Tanh()))
+
+
+def make_critic():
+    return init_weights(nn.Sequential(nn.Linear(8, 1)))
+
+
+class Trainer:
+    def __init__(self, lr):
+        self.gen = make_generator()
+        self.critic = make_critic()
+        self.opt_gen = torch.optim.Adam(self.critic.parameters(), lr=lr)
+        self.opt_critic = torch.optim.Adam(self.critic.parameters(), lr=lr)
+
+    def step(self, z, real):
+        fake = self.gen(z)
+        self.opt_critic.zero_grad()
+        loss_c = (self.critic(fake.detach()) - self.critic(real)).mean()
+        loss_c.backward()
+        self.opt_critic.step()
+        self.opt_gen.zero_grad()
+        loss_g = -self.critic(fake).mean()
+        loss_g.backward()
+        self.opt_gen.step()
+""",
+            line=35,
+        ),
+        # the trainer calls its base's constructor by name (`Base.__init__(self, ...)`, as `super().__init__()`)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def init_weights(net, std=0.02):
+    for p in net.parameters():
+        nn.init.normal_(p, 0.0, std)
+    return net
+
+
+def make_generator():
+    return init_weights(nn.Sequential(nn.Linear(8, 8), nn.Tanh()))
+
+
+def make_critic():
+    return init_weights(nn.Sequential(nn.Linear(8, 1)))
+
+
+class Base:
+    def __init__(self, opt):
+        self.opt = opt
+
+
+class Trainer(Base):
+    def __init__(self, lr):
+        Base.__init__(self, None)
+        self.gen = make_generator()
+        self.critic = make_critic()
+        self.opt_gen = torch.optim.Adam(self.critic.parameters(), lr=lr)
+        self.opt_critic = torch.optim.Adam(self.critic.parameters(), lr=lr)
+
+    def step(self, z, real):
+        fake = self.gen(z)
+        self.opt_critic.zero_grad()
+        loss_c = (self.critic(fake.detach()) - self.critic(real)).mean()
+        loss_c.backward()
+        self.opt_critic.step()
+        self.opt_gen.zero_grad()
+        loss_g = -self.critic(fake).mean()
+        loss_g.backward()
+        self.opt_gen.step()
+""",
+            line=41,
         ),
     ]
 

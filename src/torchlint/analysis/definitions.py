@@ -21,7 +21,7 @@ from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import strip_moves
 from torchlint.analysis.project import project_of
-from torchlint.analysis.walk import children, iter_nodes
+from torchlint.analysis.walk import children, iter_nodes, target_names
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
 MAX_DEPTH = 4
@@ -356,6 +356,29 @@ def returned_values(ctx: FileContext, function: cst.FunctionDef, index: Optional
         else:
             out.append((ctx, value))
     return out
+
+
+def returned_argument(ctx: FileContext, call: cst.Call, function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """For ``call`` of ``function`` (written in ``ctx``), when every ``return`` of the function gives back
+    one of its parameters, never rebound there, as it is or moved (``def init_net(net): ...; return net``,
+    a helper that initialises or wraps in place): the argument ``call`` passes for it; None otherwise."""
+    returns = function_returns(function)
+    names = set()
+    for ret in returns:
+        core = strip_moves(ret.value) if ret.value is not None else None
+        if not isinstance(core, cst.Name):
+            return None
+        names.add(core.value)
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    params = list(function.params.posonly_params) + list(function.params.params) + list(function.params.kwonly_params)
+    targets = [t.target for t in iter_nodes(function.body) if isinstance(t, (cst.AssignTarget, cst.AugAssign,
+                                                                          cst.AnnAssign, cst.For))]
+    if not any(p.name.value == name for p in params) or any(n.value == name for t in targets for n in target_names(t)):
+        return None  # (rebound: what it returns may be another object)
+    bound = bind_arguments(call, function, 0)
+    return bound.get(name) if bound else None
 
 
 def held_values(ctx: FileContext, expr: cst.BaseExpression,

@@ -36,6 +36,7 @@ from torchlint.analysis.definitions import (
     held_values,
     instance_class,
     method_of,
+    returned_argument,
     parameter_owner,
     position,
     returned_values,
@@ -776,6 +777,9 @@ def is_module_value(ctx: FileContext, value: cst.BaseExpression, depth: int = 0)
     if d is not None and isinstance(d[1], cst.ClassDef):
         return module_class(d[0], d[1], depth + 1)
     if d is not None and isinstance(d[1], cst.FunctionDef) and depth < MAX_DEPTH:
+        passed = returned_argument(ctx, value, d[1])  # `init_net(net)`: a helper that hands its argument back
+        if passed is not None:
+            return is_module_value(ctx, passed, depth + 1)
         returned = returned_values(d[0], d[1], None, depth)  # a project factory: `def create(n): ... return model`
         return bool(returned) and all(is_module_value(rctx, v, depth + 1) for rctx, v in returned)
     if d is None and isinstance(func, cst.Name) and depth < MAX_DEPTH:

@@ -46,11 +46,12 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
 from torchlint.analysis.definitions import (bind_arguments, built_values, call_sites, called_function, class_body,
-                                          constructions, definition_of, function_returns, returned_values,
-                                          strip_moves)
+                                          constructions, definition_of, function_returns, returned_argument,
+                                          returned_values, strip_moves)
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
+from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes, target_names
 from torchlint.families.gradflow.submodules import may_be_subclassed
 
@@ -1540,6 +1541,12 @@ def _has_weights(ctx: FileContext, core: cst.Call, depth: int, read: Optional[cs
         return False
     found = definition_of(ctx, core.func, depth)  # a class of this file, or of a project module it imports
     if found is not None and isinstance(found[1], cst.FunctionDef) and depth < 3:
+        passed = returned_argument(ctx, core, found[1])  # `init_net(nn.Sequential(...))` hands its argument back
+        if passed is not None:
+            frees = any(isinstance(n, cst.Attribute) and n.attr.value in ("requires_grad", "requires_grad_")
+                        for n in iter_nodes(found[1].body))  # (a helper that may freeze what it is given)
+            moved = strip_moves(passed)
+            return not frees and isinstance(moved, cst.Call) and _has_weights(ctx, moved, depth + 1)
         # a factory (`def make_net(n): return nn.Sequential(nn.Linear(n, 1))`): what every return builds
         returned = returned_values(found[0], found[1], None, depth + 1)
         reads = {id(v): r.value for r in function_returns(found[1]) if isinstance(r.value, cst.Name)
@@ -2131,6 +2138,10 @@ def _self_member_may_be_frozen(ctx: FileContext, expr: cst.Attribute) -> bool:
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super" \
                     and not ctx.names.qualified_names_at(call.func):
                 continue  # `super(Agent, self).__init__()`
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__" \
+                    and call.args and call.args[0].value is node and (dotted_name(call.func.value) or "") in {
+                        dotted_name(b.value) for b in cls.bases}:
+                continue  # `BaseModel.__init__(self, opt)`: a base's constructor, as `super().__init__(opt)`
             return True  # `helper(self)`: the instance handed on
     return False
 
