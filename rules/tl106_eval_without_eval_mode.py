@@ -54,7 +54,8 @@ class EvalWithoutEvalMode(LintRule):
 
     Models are recognised by how they are built, whatever their name (`cnn = CNN()` for an `nn.Module`
     subclass of the project, `vgg16 = models.vgg16()`, `clf = nn.Sequential(...)`, `.to(device)` of one),
-    or by a name that says so when nothing shows how they are built. A call of a function named for
+    or by a name that says so when nothing shows how they are built; `self.<model>` that the class never
+    sets is what a base class of the project sets it to (`self.network` built by the base's `build()`). A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
     into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
@@ -1186,6 +1187,42 @@ def main(batches):
         loss.backward()
         optimizer.step()
     return [scores(x, model) for x, _ in batches]
+"""
+        ),
+        # the inherited model has no layer that eval mode changes (layer norm)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.out = nn.Linear(d, 2)
+
+    def forward(self, x):
+        return self.out(self.norm(x))
+
+
+class Estimator:
+    def build(self, d):
+        self.network = Net(d)
+        self.optimizer = torch.optim.Adam(self.network.parameters())
+
+    def fit(self, batches):
+        self.network.train()
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.network(x), y).backward()
+            self.optimizer.step()
+
+
+class Classifier(Estimator):
+    @torch.no_grad()
+    def predict_proba(self, batches):
+        return [torch.softmax(self.network(x), dim=1).numpy() for x in batches]
 """
         ),
     ]
@@ -2908,6 +2945,78 @@ def main(batches):
         loss.backward()
         optimizer.step()
     return [scores(x, model) for x, _ in batches]
+""",
+            unsafe=True,
+        ),
+        # the model attribute is set by a base class (`Estimator.build`), and the subclass's prediction runs it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(d)
+        self.out = nn.Linear(d, 2)
+
+    def forward(self, x):
+        return self.out(self.norm(x))
+
+
+class Estimator:
+    def build(self, d):
+        self.network = Net(d)
+        self.optimizer = torch.optim.Adam(self.network.parameters())
+
+    def fit(self, batches):
+        self.network.train()
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.network(x), y).backward()
+            self.optimizer.step()
+
+
+class Classifier(Estimator):
+    @torch.no_grad()
+    def predict_proba(self, batches):
+        return [torch.softmax(self.network(x), dim=1).numpy() for x in batches]
+""",
+            line=32,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(d)
+        self.out = nn.Linear(d, 2)
+
+    def forward(self, x):
+        return self.out(self.norm(x))
+
+
+class Estimator:
+    def build(self, d):
+        self.network = Net(d)
+        self.optimizer = torch.optim.Adam(self.network.parameters())
+
+    def fit(self, batches):
+        self.network.train()
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.network(x), y).backward()
+            self.optimizer.step()
+
+
+class Classifier(Estimator):
+    @torch.no_grad()
+    def predict_proba(self, batches):
+        self.network.eval()
+        return [torch.softmax(self.network(x), dim=1).numpy() for x in batches]
 """,
             unsafe=True,
         ),

@@ -388,6 +388,8 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
     (``model, transforms = build(3)``), the element that function returns at the name's position
     (:func:`returned_values`).  None when an unpacked binding is not explained so."""
     out: List[Tuple[FileContext, cst.BaseExpression]] = [(ctx, v) for v in built_values(ctx, expr)]
+    if not out and isinstance(expr, cst.Attribute):
+        return inherited_attr_values(ctx, expr, depth)
     if not isinstance(expr, cst.Name):
         return out
     later = _later_than(ctx, expr)
@@ -404,6 +406,35 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
             return None
         out.extend(elements)
     return out
+
+
+def inherited_attr_values(ctx: FileContext, expr: cst.Attribute,
+                          depth: int = 0) -> List[Tuple[FileContext, cst.BaseExpression]]:
+    """For ``self.<attr>`` in a method of a class that never sets it: the values a base class of the
+    project (this file or another) gives it, the nearest base that sets it first (``self.network``
+    built by the base's ``_build`` and run by the subclass's ``predict``); empty when none does."""
+    if not (isinstance(expr.value, cst.Name) and expr.value.value == "self") or depth > MAX_DEPTH:
+        return []
+    cls = ctx.enclosing(expr, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef):
+        return []
+    todo: List[Tuple[FileContext, cst.ClassDef]] = [(ctx, cls)]
+    seen = {id(cls)}
+    while todo and len(seen) < 12:
+        c_ctx, c = todo.pop(0)
+        for _expr, found in base_classes(c_ctx, c, depth + 1):
+            if found is None or not isinstance(found[1], cst.ClassDef) or id(found[1]) in seen:
+                continue
+            seen.add(id(found[1]))
+            b_ctx, base = found
+            scope = b_ctx.names.scope_of(base)
+            values = list(scope.attrs.get(expr.attr.value, ())) if scope is not None else []
+            if values:
+                if b_ctx is not ctx:
+                    depends_on(ctx, b_ctx.path)
+                return [(b_ctx, v) for v in values]
+            todo.append((b_ctx, base))
+    return []
 
 
 def _later_than(ctx: FileContext, read: cst.Name):
@@ -974,6 +1005,7 @@ __all__ = [
     "position",
     "project_arguments_for_param",
     "project_call_sites",
+    "returned_argument",
     "returned_values",
     "star_imported_names",
     "strip_moves",
