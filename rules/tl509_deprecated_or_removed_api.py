@@ -11,6 +11,7 @@ from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scop
 from torchlint.analysis.definitions import built_values, callers_arguments, strip_moves
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
+from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 from torchlint.rules._deprecations import (
     BY_NAME,
@@ -88,9 +89,12 @@ class DeprecatedOrRemovedApi(LintRule):
     `next(iter(loader))`)
     and private spellings of public functions (`torch.utils.data._utils.collate.default_collate`).
 
-    A 0-d loss is a value built by a torch loss with its default reduction (`criterion(out, y)` with
-    `criterion = nn.CrossEntropyLoss()`, `F.mse_loss(...)`), or, read through `.data`, a full `.sum()` /
-    `.mean()`; `x.data[0]` of any other tensor is not reported. A `backward` call is not reported when
+    A 0-d loss is a value built by a torch loss that reduces the batch (`criterion(out, y)` with
+    `criterion = nn.CrossEntropyLoss()` or `nn.MSELoss(reduction="sum")`, `F.mse_loss(...)`), or, read
+    through `.data`, a full `.sum()` / `.mean()`; `x.data[0]` of any other tensor is not reported. Calls in
+    a branch chosen by the torch version (a version comparison, `if hasattr(torch, "amp"):`, an `except`
+    fallback) are not reported; `hasattr` of an object of the code's own (`hasattr(m, "weight")`) is no
+    such check. A `backward` call is not reported when
     the file defines a `backward` method that takes `retain_variables` itself.
 
     ## Why is this bad?
@@ -692,6 +696,54 @@ if __name__ == "__main__":
     train(DataLoader(range(10), batch_size=2), DataLoader(range(10), batch_size=2), 5)
 """,
         ),
+        # `hasattr` of the code's own module object is no check of the torch version
+        Invalid(
+            """
+import torch.nn as nn
+
+
+def init_weights(m):
+    if hasattr(m, "weight") and m.weight.dim() > 1:
+        nn.init.kaiming_uniform(m.weight.data)
+""",
+            line=7,
+            fixed="""
+import torch.nn as nn
+
+
+def init_weights(m):
+    if hasattr(m, "weight") and m.weight.dim() > 1:
+        nn.init.kaiming_uniform_(m.weight.data)
+""",
+        ),
+        # a loss that sums the batch is 0-d too; one that keeps it (`reduction="none"`) is not reported
+        Invalid(
+            """
+import torch.nn as nn
+
+mse = nn.MSELoss(reduction="sum")
+per_item = nn.MSELoss(reduction="none")
+
+
+def report(out, y):
+    loss = mse(out, y)
+    rows = per_item(out, y)
+    print(loss.data[0], rows.data[0])
+""",
+            line=11,
+            fixed="""
+import torch.nn as nn
+
+mse = nn.MSELoss(reduction="sum")
+per_item = nn.MSELoss(reduction="none")
+
+
+def report(out, y):
+    loss = mse(out, y)
+    rows = per_item(out, y)
+    print(loss.item(), rows.data[0])
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -852,11 +904,18 @@ if __name__ == "__main__":
         for anc in self.ctx.ancestors(node):
             if isinstance(anc, (cst.If, cst.IfExp)):
                 test = self.ctx.code(anc.test).lower()
-                if "version" in test or "hasattr" in test or _VERSION_FLAG.search(test):
+                if "version" in test or self._asks_torch_for(anc.test) or _VERSION_FLAG.search(test):
                     return True  # `... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`
             elif isinstance(anc, cst.ExceptHandler):
                 return True
         return False
+
+    def _asks_torch_for(self, test: cst.BaseExpression) -> bool:
+        """The condition asks an imported module whether it has an API (``hasattr(torch, "amp")``,
+        ``hasattr(F, "gelu")``, ``hasattr(apex_amp, ...)``); not ``hasattr(m, "weight")`` of an object of the
+        code's own."""
+        return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "hasattr" and n.args
+                   and bool(self.ctx.names.qualified_names_at(n.args[0].value)) for n in iter_nodes(test))
 
     # -- table entries -----------------------------------------------------------------------------
     def _report_entry(self, node: cst.Call, entry: Deprecation) -> None:
@@ -1008,7 +1067,7 @@ def _is_loss_call(ctx, expr: cst.BaseExpression) -> bool:
     ``F.binary_cross_entropy*``, or an instance of an ``nn.<X>Loss`` class."""
     if not isinstance(expr, cst.Call):
         return False
-    if any(a.keyword is not None and a.keyword.value in ("reduction", "reduce", "size_average") for a in expr.args):
+    if not _reduces_to_scalar(expr):
         return False
     for q in ctx.names.qualified_names(expr.func):
         if q.startswith("torch.nn.functional.") and (
@@ -1022,14 +1081,30 @@ def _is_loss_call(ctx, expr: cst.BaseExpression) -> bool:
 
 
 def _reduction_none(ctx, criterion: cst.BaseExpression) -> bool:
-    """Whether the criterion instance was built with a non-default reduction (then its result may not be 0-d)."""
+    """Whether the criterion instance was built with a reduction that may keep the batch (then its result
+    may not be 0-d): ``reduction="none"``, ``reduce=False``, or one not spelled as a literal."""
     if isinstance(criterion, cst.Name):
         for v in ctx.names.values_before(criterion):
-            if isinstance(v, cst.Call) and any(
-                a.keyword is not None and a.keyword.value in ("reduction", "reduce", "size_average") for a in v.args
-            ):
+            if isinstance(v, cst.Call) and not _reduces_to_scalar(v):
                 return True
     return False
+
+
+def _reduces_to_scalar(call: cst.Call) -> bool:
+    """The loss arguments of ``call`` reduce to one number: none given, ``reduction="mean"``/``"sum"``, or
+    the legacy ``size_average=`` (mean or sum) without ``reduce=False``; not ``reduction="none"`` or a
+    value that is not a literal."""
+    for a in call.args:
+        if a.keyword is None:
+            continue
+        key, value = a.keyword.value, a.value
+        if key == "reduction" and not (isinstance(value, cst.SimpleString) and value.evaluated_value in ("mean", "sum")):
+            return False
+        if key == "reduce" and not (isinstance(value, cst.Name) and value.value == "True"):
+            return False
+        if key == "size_average" and not (isinstance(value, cst.Name) and value.value in ("True", "False")):
+            return False
+    return True
 
 
 #: names of flags that hold a torch-version comparison (`_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_2_1`)
