@@ -14,7 +14,8 @@ class LossDetachedFromGraph(LintRule):
     the autograd graph: `.item()`, `float(t)`, `.detach()`, `.data`, `.numpy()`, a new tensor built from
     numbers (`torch.tensor([p.norm().item() for p in model.parameters()])`), or a value computed under
     `torch.no_grad()`. The loss is followed through the local names it is built from (`loss = task + reg`,
-    `loss += reg`). A term is reported only when it is added to the loss (or is the loss): a detached
+    `loss += reg`), and through the attributes a method sets on `self` before it reads them, on every path
+    (`self.loss_G = self.loss_G_GAN + self.loss_G_L1`, then `self.loss_G.backward()`). A term is reported only when it is added to the loss (or is the loss): a detached
     factor that scales a term with a graph (`task * w.detach()`), a detached target
     (`F.mse_loss(student(x), teacher(x).detach())`) and a metric computed beside the loss are fine.
     So is a value detached from what another loss of the same function trains (an actor-critic's
@@ -479,6 +480,48 @@ def update(state):
     value_loss.backward()
     v_opt.step()
 """,
+        # losses kept on `self` (`self.loss_G = self.loss_G_GAN + self.loss_G_L1`), the discriminator's input
+        # detached on purpose: every term of each loss keeps its graph
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pix2Pix:
+    def __init__(self):
+        self.netG = nn.Linear(8, 8)
+        self.netD = nn.Linear(16, 1)
+        self.opt_G = torch.optim.Adam(self.netG.parameters())
+        self.opt_D = torch.optim.Adam(self.netD.parameters())
+        self.gan_loss = nn.BCEWithLogitsLoss()
+
+    def backward_D(self, real_A, real_B):
+        fake = torch.cat((real_A, self.fake_B), 1)
+        pred_fake = self.netD(fake.detach())
+        self.loss_D_fake = self.gan_loss(pred_fake, torch.zeros_like(pred_fake))
+        pred_real = self.netD(torch.cat((real_A, real_B), 1))
+        self.loss_D_real = self.gan_loss(pred_real, torch.ones_like(pred_real))
+        self.loss_D = (self.loss_D_fake + self.loss_D_real) * 0.5
+        self.loss_D.backward()
+
+    def backward_G(self, real_A, real_B):
+        pred_fake = self.netD(torch.cat((real_A, self.fake_B), 1))
+        self.loss_G_GAN = self.gan_loss(pred_fake, torch.ones_like(pred_fake))
+        self.loss_G_L1 = nn.functional.l1_loss(self.fake_B, real_B) * 100.0
+        self.loss_G = self.loss_G_GAN + self.loss_G_L1
+        self.loss_G.backward()
+
+    def optimize(self, real_A, real_B):
+        self.fake_B = self.netG(real_A)
+        self.opt_D.zero_grad()
+        self.backward_D(real_A, real_B)
+        self.opt_D.step()
+        self.opt_G.zero_grad()
+        self.backward_G(real_A, real_B)
+        self.opt_G.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -973,6 +1016,48 @@ for real_img in torch.randn(10, 32, 4):
     g_optimizer.step()
 """,
             line=17,
+        ),
+        # the same losses kept on `self`, the adversarial term detached by mistake
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Pix2Pix:
+    def __init__(self):
+        self.netG = nn.Linear(8, 8)
+        self.netD = nn.Linear(16, 1)
+        self.opt_G = torch.optim.Adam(self.netG.parameters())
+        self.opt_D = torch.optim.Adam(self.netD.parameters())
+        self.gan_loss = nn.BCEWithLogitsLoss()
+
+    def backward_D(self, real_A, real_B):
+        fake = torch.cat((real_A, self.fake_B), 1)
+        pred_fake = self.netD(fake.detach())
+        self.loss_D_fake = self.gan_loss(pred_fake, torch.zeros_like(pred_fake))
+        pred_real = self.netD(torch.cat((real_A, real_B), 1))
+        self.loss_D_real = self.gan_loss(pred_real, torch.ones_like(pred_real))
+        self.loss_D = (self.loss_D_fake + self.loss_D_real) * 0.5
+        self.loss_D.backward()
+
+    def backward_G(self, real_A, real_B):
+        pred_fake = self.netD(torch.cat((real_A, self.fake_B), 1))
+        self.loss_G_GAN = self.gan_loss(pred_fake, torch.ones_like(pred_fake))
+        self.loss_G_L1 = nn.functional.l1_loss(self.fake_B, real_B) * 100.0
+        self.loss_G = self.loss_G_GAN.detach() + self.loss_G_L1
+        self.loss_G.backward()
+
+    def optimize(self, real_A, real_B):
+        self.fake_B = self.netG(real_A)
+        self.opt_D.zero_grad()
+        self.backward_D(real_A, real_B)
+        self.opt_D.step()
+        self.opt_G.zero_grad()
+        self.backward_G(real_A, real_B)
+        self.opt_G.step()
+""",
+            line=27,
         ),
     ]
 
