@@ -5363,6 +5363,84 @@ class DQNAgent:
 """,
             unsafe=True,
         ),
+        # the model comes from a factory that may pass it through a helper handing it back (`model =
+        # init_bias(model)`): an instance of `Net`, whose own `inference` method runs its layers
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def inference(self, x):
+        return F.dropout(self.fc(x), 0.5, self.training)
+
+
+def init_bias(module):
+    nn.init.zeros_(module.fc.bias)
+    return module
+
+
+def load_model(fresh):
+    model = Net()
+    if fresh:
+        model = init_bias(model)
+    return model
+
+
+model = load_model(False)
+model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
+model.eval()
+out = model.inference(torch.randn(1, 4))
+print(out.numpy())
+""",
+            line=34,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def inference(self, x):
+        return F.dropout(self.fc(x), 0.5, self.training)
+
+
+def init_bias(module):
+    nn.init.zeros_(module.fc.bias)
+    return module
+
+
+def load_model(fresh):
+    model = Net()
+    if fresh:
+        model = init_bias(model)
+    return model
+
+
+model = load_model(False)
+model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
+model.eval()
+with torch.no_grad():
+    out = model.inference(torch.randn(1, 4))
+print(out.numpy())
+""",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -236,3 +236,25 @@ def test_a_subclass_of_a_project_class_in_another_file(tmp_path, base, expected)
     path.write_text(source)
     found = lint_source(str(path), source, Settings(all_rules())).diagnostics
     assert [d.code for d in found if d.code.startswith("TL1")] == expected
+
+
+def test_a_model_method_run_on_what_a_factory_of_another_file_returns(tmp_path):
+    """``model = load_model(h)`` of another module (which may pass the model through a helper that hands
+    it back) is an instance of the project's class: its own ``inference`` method run on an input, the
+    output read off the graph, is evaluation."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "model.py").write_text(
+        "import torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x):\n        return self.fc(x)\n\n"
+        "    def inference(self, x):\n        return F.dropout(self.fc(x), 0.5, self.training)\n")
+    (tmp_path / "train.py").write_text(
+        "from model import Net\n\n\ndef wrap(module):\n    module.flag = True\n    return module\n\n\n"
+        "def load_model(h):\n    model = Net()\n    if h:\n        model = wrap(model)\n    return model\n")
+    source = ("import torch\nfrom train import load_model\n\nmodel = load_model(None)\n"
+              "model.load_state_dict(torch.load('c.pt', map_location='cpu'))\nmodel.eval()\n"
+              "out = model.inference(torch.randn(1, 4))\nprint(out.numpy())\n")
+    path = tmp_path / "infer.py"
+    path.write_text(source)
+    found = lint_source(str(path), source, Settings(all_rules())).diagnostics
+    assert [(d.code, d.line) for d in found] == [("TL105", 7)]

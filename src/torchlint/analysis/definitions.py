@@ -361,7 +361,8 @@ def returned_values(ctx: FileContext, function: cst.FunctionDef, index: Optional
 def returned_argument(ctx: FileContext, call: cst.Call, function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     """For ``call`` of ``function`` (written in ``ctx``), when every ``return`` of the function gives back
     one of its parameters, never rebound there, as it is or moved (``def init_net(net): ...; return net``,
-    a helper that initialises or wraps in place): the argument ``call`` passes for it; None otherwise."""
+    a helper that initialises or wraps in place): the argument ``call`` passes for it (for a name, its
+    one value before the call: ``model = wrap(model)``); None otherwise."""
     returns = function_returns(function)
     names = set()
     for ret in returns:
@@ -378,7 +379,11 @@ def returned_argument(ctx: FileContext, call: cst.Call, function: cst.FunctionDe
     if not any(p.name.value == name for p in params) or any(n.value == name for t in targets for n in target_names(t)):
         return None  # (rebound: what it returns may be another object)
     bound = bind_arguments(call, function, 0)
-    return bound.get(name) if bound else None
+    passed = bound.get(name) if bound else None
+    if isinstance(passed, cst.Name):  # `model = wrap(model)`: the value the name held before the call
+        before = [v for v in ctx.names.values_before(passed) if not ctx.is_inside(passed, v)]
+        return before[-1] if len(before) == 1 else None
+    return passed
 
 
 def held_values(ctx: FileContext, expr: cst.BaseExpression,
@@ -810,20 +815,43 @@ def method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
 
 
 def instance_class(ctx: FileContext, owner: cst.BaseExpression):
-    """``(file context, ClassDef)`` when every value ``owner`` is built from is an instance of one
-    project class (``model = GAN().to(device)``)."""
+    """``(file context, ClassDef)`` when every value ``owner`` holds (:func:`held_values`) is an instance of
+    one project class: built from it (``model = GAN().to(device)``), or returned by project factories
+    that build it (``model = load_model(hparams)`` of another module)."""
     if not isinstance(owner, (cst.Name, cst.Attribute)):
         return None
-    values = built_values(ctx, owner)
+    values = held_values(ctx, owner)
     found = None
-    for v in values:
-        core = strip_moves(v)
-        if not isinstance(core, cst.Call):
-            return None
-        d = definition_of(ctx, core.func)
-        if d is None or not isinstance(d[1], cst.ClassDef) or (found is not None and found[1] is not d[1]):
+    for vctx, v in values or ():
+        d = _class_built(vctx, v, 0)
+        if d is None or (found is not None and found[1] is not d[1]):
             return None
         found = d
+    return found
+
+
+def _class_built(ctx: FileContext, value: cst.BaseExpression, depth: int):
+    """The project class whose instance ``value`` is: a construction of it, or a call of a project
+    function every return of which is one (or that hands back the instance it is given); None otherwise."""
+    core = strip_moves(value)
+    if not isinstance(core, cst.Call) or depth > MAX_DEPTH:
+        return None
+    d = definition_of(ctx, core.func)
+    if d is None:
+        return None
+    if isinstance(d[1], cst.ClassDef):
+        return d
+    if not isinstance(d[1], cst.FunctionDef):
+        return None
+    passed = returned_argument(ctx, core, d[1])
+    if passed is not None:
+        return _class_built(ctx, passed, depth + 1)
+    found = None
+    for rctx, r in returned_values(d[0], d[1], None, depth + 1) or ():
+        c = _class_built(rctx, r, depth + 1)
+        if c is None or (found is not None and found[1] is not c[1]):
+            return None
+        found = c
     return found
 
 

@@ -952,6 +952,30 @@ class NameResolver:
             return None  # bound on some paths only, or an element of an unpacked tuple
         return value
 
+    def reaching_attribute_value(self, node: cst.Attribute) -> Optional[cst.BaseExpression]:
+        """For ``self.<attr>`` read in a method: the value the same method assigned it last before the read,
+        when that assignment runs on every path to the read (it sits in no branch, loop, ``with`` or
+        ``try`` the read is outside of): ``self.loss_G = self.loss_A + self.loss_B``, then
+        ``self.loss_G.backward()``.  None otherwise (set in another method, on some paths only, or not)."""
+        if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return None
+        function = self.parents.get(id(node))
+        while function is not None and type(function) is not cst.FunctionDef:
+            function = self.parents.get(id(function))
+        if function is None:
+            return None
+        here = [v for v in self.values_before(node) if self._contains(function, v)]
+        if not here:
+            return None
+        value = here[-1]
+        around = self.parents.get(id(value))
+        while around is not None and around is not function:
+            if isinstance(around, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.Lambda, cst.FunctionDef)) \
+                    and not self._contains(around, node):
+                return None
+            around = self.parents.get(id(around))
+        return value
+
     def constant_truth(self, test: cst.BaseExpression) -> Optional[bool]:
         """Whether the condition ``test`` is true, when the code decides it alone: a literal (``0``,
         ``True``, ``""``), ``not`` of one, or a name whose value on every path to it is one (``flag = 0``

@@ -1245,16 +1245,9 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
     with; None otherwise (a submodule attribute, an unknown object)."""
     if not isinstance(func, cst.Attribute) or not isinstance(func.value, (cst.Name, cst.Attribute)):
         return None
-    values = built_values(ctx, func.value)
-    if not values:
+    found = instance_class(ctx, func.value)  # (also through the project's factories)
+    if found is None or not defines_method(found[0], found[1], func.attr.value, 0):
         return None
-    for v in values:
-        core = strip_moves(v)
-        if not isinstance(core, cst.Call):
-            return None
-        d = definition_of(ctx, core.func)
-        if d is None or not isinstance(d[1], cst.ClassDef) or not defines_method(d[0], d[1], func.attr.value, 0):
-            return None
     return func.value
 
 

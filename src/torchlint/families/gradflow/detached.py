@@ -191,7 +191,7 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
             yield from _terms(ctx, r, hops + 1, visited)
         return
     if isinstance(expr, cst.Attribute):
-        value = self_value_here(ctx, expr)  # `self.loss_G = self.loss_A + self.loss_B`, then `self.loss_G.backward()`
+        value = ctx.names.reaching_attribute_value(expr)  # `self.loss_G = self.loss_A + self.loss_B`, then `self.loss_G.backward()`
         if value is not None:
             yield from _terms(ctx, value, hops + 1, visited)
         return
@@ -203,29 +203,6 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
                 yield from _terms(ctx, other, hops + 1, visited)
         for aug in _augmented(ctx, expr):
             yield from _terms(ctx, aug.value, hops + 1, visited)
-
-
-def self_value_here(ctx: FileContext, node: cst.Attribute) -> Optional[cst.BaseExpression]:
-    """For ``self.<attr>`` read in a method: the value the same method assigned it last before the read,
-    when that assignment runs on every path to the read (it sits in no branch, loop, ``with`` or ``try``
-    the read is outside of): ``self.loss_G = self.loss_A + self.loss_B`` then ``self.loss_G.backward()``.
-    None otherwise (set in another method, on some paths only, or not at all)."""
-    if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
-        return None
-    function = ctx.enclosing(node, cst.FunctionDef)
-    if function is None:
-        return None
-    here = [v for v in ctx.names.values_before(node) if ctx.enclosing(v, cst.FunctionDef) is function]
-    if not here:
-        return None
-    value = here[-1]
-    for around in ctx.ancestors(value):
-        if around is function:
-            break
-        if isinstance(around, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.Lambda)) \
-                and not ctx.is_inside(node, around):
-            return None
-    return value
 
 
 def _if_root(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.If]:
@@ -488,7 +465,7 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
                 and node.attr.value != "training" and not _called(ctx, node) and _holds_model(ctx, node.value):
             return True  # `model.saved_log_probs`: what the model's forward pass stored on it
         elif isinstance(node, cst.Attribute) and not _called(ctx, node) \
-                and (held := self_value_here(ctx, node)) is not None and held is not expr \
+                and (held := ctx.names.reaching_attribute_value(node)) is not None and held is not expr \
                 and model_data(ctx, held, hops + 1):
             return True  # `self.loss_adv = self.critic(out).mean()` earlier in the method
         elif isinstance(node, cst.Name):
