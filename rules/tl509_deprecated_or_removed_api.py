@@ -91,7 +91,8 @@ class DeprecatedOrRemovedApi(LintRule):
 
     A 0-d loss is a value built by a torch loss that reduces the batch (`criterion(out, y)` with
     `criterion = nn.CrossEntropyLoss()` or `nn.MSELoss(reduction="sum")`, `F.mse_loss(...)`), or, read
-    through `.data`, a full `.sum()` / `.mean()`; `x.data[0]` of any other tensor is not reported. Calls in
+    through `.data`, a full `.sum()` / `.mean()` of a tensor expression (`(conf > 0.5).sum().data[0]`);
+    `x.data[0]` of any other tensor is not reported. Calls in
     a branch chosen by the torch version (a version comparison, `if hasattr(torch, "amp"):`, an `except`
     fallback) are not reported; `hasattr` of an object of the code's own (`hasattr(m, "weight")`) is no
     such check. A `backward` call is not reported when
@@ -744,6 +745,26 @@ def report(out, y):
     print(loss.item(), rows.data[0])
 """,
         ),
+        # a count read through `.data` of a full sum of a comparison: 0-d too
+        Invalid(
+            """
+import torch
+
+
+def count(conf):
+    n = int((conf > 0.25).sum().data[0])
+    return n
+""",
+            line=6,
+            fixed="""
+import torch
+
+
+def count(conf):
+    n = int((conf > 0.25).sum().item())
+    return n
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -895,7 +916,7 @@ def report(out, y):
         func = expr.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean") and not expr.args:
             inner = func.value
-            return _is_loss_call(ctx, inner) or (through_data and isinstance(inner, (cst.BinaryOperation, cst.Call)))
+            return _is_loss_call(ctx, inner) or (through_data and isinstance(inner, (cst.BinaryOperation, cst.Comparison, cst.Call)))
         return _is_loss_call(ctx, expr)
 
     def _compatibility_branch(self, node: cst.Call) -> bool:
