@@ -45,7 +45,8 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
-from torchlint.analysis.definitions import (bind_arguments, built_values, call_sites, called_function, class_body,
+from torchlint.analysis.definitions import (bind_arguments, built_values, call_sites, called_function, callers_arguments,
+                                          class_body,
                                           constructions, definition_of, function_returns, returned_argument,
                                           returned_values, strip_moves)
 from torchlint.analysis.ops import grown_content
@@ -486,7 +487,23 @@ def _maybe_model(ctx: FileContext, name: cst.Name, hops: int = 0) -> bool:
                 return _maybe_model(ctx, value, hops + 1)
         elif _batch_parameter(ctx, name):
             return False
+        elif _literal_arguments(ctx, name):
+            return False  # `def test(self, folder)` called with `"videos/"`: a string, no model
     return value is None or is_module_value(ctx, strip_moves(value))
+
+
+_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)
+
+
+def _literal_arguments(ctx: FileContext, name: cst.Name) -> bool:
+    """A parameter every call in view passes a literal string or number for (or a name holding one)."""
+    args = callers_arguments(ctx, name) if ctx.names.is_param_at(name) else []
+    for actx, a in args:
+        if isinstance(a, cst.Name):
+            a = actx.names.value_of(a)  # type: ignore[assignment]
+        if not isinstance(a, _LITERALS):
+            return False
+    return bool(args)
 
 
 def _batch_parameter(ctx: FileContext, name: cst.Name) -> bool:
@@ -1374,7 +1391,7 @@ def untrained_models(ctx: FileContext, reported: Set[cst.Call] = frozenset()) ->
                 return []  # an optimizer not built from `torch.optim` here: what it holds is unknown
             steps.append((call, opt))
         elif not any(".lr_scheduler." in q for q in ctx.names.instance_of(receiver(call))) \
-                and not _holds_no_parameters(ctx, receiver(call)):
+                and not _holds_no_parameters(ctx, receiver(call)) and not _project_method(ctx, call):
             return []  # a step of something unknown: another optimizer may hold the model
     out: List[UntrainedModel] = []
     for backward in calls:
@@ -1434,13 +1451,16 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
             return False
         values = list(b.values)
     elif isinstance(obj, cst.Attribute) and effects.self_attr(ctx, obj) is not None:
-        try:
-            values = effects.self_values(ctx, *effects.self_attr(ctx, obj))  # type: ignore[misc]
-        except Unknown:
+        values = _self_assigned(ctx, obj)
+        if values is None:
             return False
     else:
         return False
     for value in values:
+        if _same_attribute(value, obj):
+            continue  # `self.env = Wrapper(self.env, ...)`: what it held, wrapped
+        if isinstance(value, cst.Name) and value is not obj:  # `Agent(env)` with `env = gym.make(...)`
+            value = ctx.names.value_of(value)
         if not isinstance(value, cst.Call):
             return False
         found = definition_of(ctx, value.func)
@@ -1452,6 +1472,8 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
             if not q or any(n.startswith("torch") for n in q):
                 return False
         for a in value.args:
+            if _same_attribute(a.value, obj):
+                continue
             for n in iter_nodes(a.value):
                 if isinstance(n, cst.Attribute) and n.attr.value in ("parameters", "named_parameters", "param_groups"):
                     return False
@@ -1460,6 +1482,68 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
                         and _maybe_model(ctx, n):
                     return False
     return True
+
+
+def _project_method(ctx: FileContext, call: cst.Call) -> bool:
+    """``self.step(action)`` of a method the class defines (or ``agent.step(a)`` of an instance of a class
+    of the file): the code it runs is the project's, and each step in it is judged where it is."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    if isinstance(func.value, cst.Name) and func.value.value == "self":
+        found = effects.self_attr(ctx, func)
+        return found is not None and any(isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+                                         for s in class_body(found[0]))
+    return isinstance(_instance_member(ctx, func), cst.FunctionDef)
+
+
+def _same_attribute(value: cst.BaseExpression, obj: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(value, cst.Attribute) and isinstance(obj, cst.Attribute) and value.attr.value == obj.attr.value \
+        and isinstance(value.value, cst.Name) and isinstance(obj.value, cst.Name) and value.value.value == obj.value.value
+
+
+def _self_assigned(ctx: FileContext, obj: cst.Attribute) -> Optional[List[cst.BaseExpression]]:
+    """What ``self.<attr>`` is set to anywhere in its class, each plainly (``self.env = env`` in the
+    constructor, ``self.env = Wrapper(self.env)`` in another method), the constructor's parameters read
+    as the arguments every construction of the class passes; None when some value is not known so (an
+    augmented or unpacked assignment, ``setattr``, a construction out of view)."""
+    found = effects.self_attr(ctx, obj)
+    if found is None:
+        return None
+    cls, attr = found
+    out: List[cst.BaseExpression] = []
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr", "delattr"):
+            return None
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name)
+                and node.value.value == "self"):
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.AugAssign) and parent.target is node:
+            return None
+        if not isinstance(parent, cst.AssignTarget):
+            continue
+        assign = ctx.parent(parent)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or parent.target is not node:
+            return None
+        value = assign.value
+        function = ctx.enclosing(assign, cst.FunctionDef)
+        if isinstance(value, cst.Name) and isinstance(function, cst.FunctionDef) and function.name.value == "__init__" \
+                and any(p.name.value == value.value for p in function.params.params) \
+                and ctx.names.reaching_assignment(value.value, value, function) is None:
+            built = constructions(ctx, cls)
+            if not built:
+                return None
+            for cctx, call in built:
+                if cctx is not ctx:
+                    return None
+                bound = bind_arguments(call, function, 1)
+                if not bound or value.value not in bound:
+                    return None
+                out.append(bound[value.value])
+            continue
+        out.append(value)
+    return out
 
 
 def _wraps_library_class(ctx: FileContext, cls: cst.CSTNode) -> bool:
