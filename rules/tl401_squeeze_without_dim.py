@@ -2173,7 +2173,25 @@ def show(z, n):
 """,
             line=16,
             col=22,
-            message="`img.squeeze()` without a dim drops dim 0 as well when the batch holds one sample",
+            message="on a tensor of shape [?, 1, 8, 8] also drops the batch dimension",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+
+G = nn.Sequential(nn.Linear(8, 64), nn.Tanh())
+
+
+def denorm(x):
+    return (x.data + 1) / 2.0
+
+
+def show(z, n):
+    for i in range(n):
+        img = G(z).view(-1, 1, 8, 8)
+        img = denorm(img.squeeze(1))
+        print(G(img.view(-1, 8)).mean())
+""",
         ),
     ]
 

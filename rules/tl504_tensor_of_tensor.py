@@ -106,6 +106,22 @@ def f(x: torch.Tensor, w):
     return x * w
 """
         ),
+        # the parameter read inside its own reassignment is what the caller passed (a numpy array here), not the
+        # tensor the assignment makes afterwards
+        Valid(
+            """
+import numpy as np
+import torch
+
+
+def select_action(state):
+    state = torch.tensor(state.reshape(1, -1)).float()
+    return state
+
+
+select_action(np.zeros(3))
+"""
+        ),
     ]
 
     INVALID = [

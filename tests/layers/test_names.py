@@ -329,16 +329,16 @@ def test_the_value_a_name_holds_is_the_one_assigned_before_it():
     ctx = _walked(VALUES)
     # g: the parameter, the target and the read of `g = torch.exp(-g / s)`, then of the next statement
     assert _value(ctx, "g", 0) == ([], None)  # the parameter: unknown
-    assert _value(ctx, "g", 2) == (["torch.exp(-g / s)"], None)  # part of that value: the parameter
-    assert _value(ctx, "g", 4) == (["torch.exp(-g / s)", "g + (h := g * 2)"], "torch.exp(-g / s)")
-    assert _value(ctx, "g", 5) == (["torch.exp(-g / s)", "g + (h := g * 2)"], "torch.exp(-g / s)")
+    assert _value(ctx, "g", 2) == ([], None)  # read by that value, before it is bound: the parameter
+    assert _value(ctx, "g", 4) == (["torch.exp(-g / s)"], "torch.exp(-g / s)")  # (read by `g + ...`)
+    assert _value(ctx, "g", 5) == (["torch.exp(-g / s)"], "torch.exp(-g / s)")
     assert _value(ctx, "g", 6) == (["torch.exp(-g / s)", "g + (h := g * 2)"], "g + (h := g * 2)")
     assert _value(ctx, "h", 1) == (["g * 2"], "g * 2")
     # changed in place since: its value is no longer the one assigned
     assert _value(ctx, "y", 2) == (["self.fc(x)"], None)
     # a name of a function defined after its caller; a global assigned in a function
     assert _value(ctx, "e", 4) == (["torch.exp(t)", "e / e.sum()"], "e / e.sum()")
-    assert _value(ctx, "total", 3) == (["0", "total + 1"], "0")
+    assert _value(ctx, "total", 3) == (["0"], "0")  # read by `total + 1`, before it is bound
     assert _value(ctx, "total", 4) == (["0", "total + 1"], "total + 1")
 
 

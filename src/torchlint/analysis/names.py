@@ -829,7 +829,7 @@ class NameResolver:
         """The values assigned, in source order, to the local name ``node`` (a ``Name``), or to
         ``self.<attr>`` in the class of the method around it, by the assignments before ``at`` (a node
         of this module; default ``node`` itself), looked up where ``at`` is.  An assignment ``at`` is part
-        of counts: it runs first.  Bindings whose value is unknown (a parameter, a loop target, an
+        of counts (it runs first), not one whose value holds ``at`` (that read runs before it).  Bindings whose value is unknown (a parameter, a loop target, an
         element of an unpacked tuple) are left out; a name imported before ``at`` has no values.
 
         The answer does not depend on where the walk is: a node the walk has not reached yet is
@@ -861,11 +861,14 @@ class NameResolver:
         placed = self._place(ref)
         if placed is None:
             return _NO_VALUES
-        resolver, pos, _, around = placed
+        resolver, pos, parent_of, around = placed
         b = resolver._binding_before(around, node.value, pos)
         if b is None or (b.imported is not None and b.imported < pos and not resolver._import_hidden(b, ref, node.value)):
             return _NO_VALUES
-        return Prefix(b.values, bisect_left(b.at, pos))  # ``at`` grows with the walk: sorted
+        n = bisect_left(b.at, pos)  # ``at`` grows with the walk: sorted
+        while n and b.values[n - 1] is not None and _inside(ref, b.values[n - 1], parent_of):  # type: ignore[arg-type]
+            n -= 1  # `state = torch.tensor(state.reshape(1, -1))`: the read runs before its own assignment
+        return Prefix(b.values, n)
 
     def value_of(self, node: cst.BaseExpression, *, through_updates: bool = False) -> Optional[cst.BaseExpression]:
         """The value the local name ``node`` holds where it is: the last value assigned to it before
