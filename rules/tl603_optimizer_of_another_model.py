@@ -22,7 +22,8 @@ class OptimizerOfAnotherModel(LintRule):
     each model being the construction its name is bound to where the optimizer is built; the loss reaches
     the models it is computed from through local names and the file's helper functions (their returns,
     with their parameters read as the call's arguments; in a method, also the methods of its own class
-    that no class of the project may override, such as `self.sample(s)`), except through `.detach()`, `.item()`, `.data`
+    that no class of the project may override, such as `self.sample(s)`; a list read by item holds what
+    the function appended to it, as `log_probs.append(m.log_prob(a))`), except through `.detach()`, `.item()`, `.data`
     and values computed under `torch.no_grad()`. Anything unknown on either side (a method or a function
     of another module that computes the loss, `self.model`, a parameter of the function, a model that
     wraps another one in a way that is not followed) keeps the rule silent. A construction given a value
@@ -2188,6 +2189,36 @@ env = gym.make("Pendulum-v1")
 agent = DDPGAgent(env)
 agent.train(100)
 agent.test()
+"""
+        ),
+        # the policy's loss reads log-probabilities kept in a list during the episode: it reaches the policy
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+policy = nn.Sequential(nn.Linear(4, 2), nn.Softmax(dim=-1))
+value_fn = nn.Linear(4, 1)
+opt_policy = torch.optim.Adam(policy.parameters())
+opt_value = torch.optim.Adam(value_fn.parameters())
+
+
+def episode(states, rewards):
+    log_probs = []
+    for s in states:
+        m = Categorical(policy(s))
+        a = m.sample()
+        log_probs.append(m.log_prob(a))
+    for i, (s, g) in enumerate(zip(states, rewards)):
+        delta = g - value_fn(s)
+        opt_value.zero_grad()
+        (delta ** 2).mean().backward(retain_graph=True)
+        opt_value.step()
+        opt_policy.zero_grad()
+        loss = -(log_probs[i] * delta).sum()
+        loss.backward()
+        opt_policy.step()
 """
         ),
     ]

@@ -358,6 +358,19 @@ def returned_values(ctx: FileContext, function: cst.FunctionDef, index: Optional
     return out
 
 
+def appended_values(ctx: FileContext, name: cst.Name) -> List[cst.BaseExpression]:
+    """The values ``name.append(v)`` (``extend``, ``insert``) adds to the list ``name`` in its function (or
+    at module level, for a module-level name)."""
+    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    out = []
+    for call in ctx.calls_in(scope):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name.value \
+                and func.attr.value in ("append", "extend", "insert") and call.args:
+            out.append(call.args[-1].value)
+    return out
+
+
 def returned_argument(ctx: FileContext, call: cst.Call, function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     """For ``call`` of ``function`` (written in ``ctx``), when every ``return`` of the function gives back
     one of its parameters, never rebound there, as it is or moved (``def init_net(net): ...; return net``,
@@ -1033,6 +1046,7 @@ __all__ = [
     "position",
     "project_arguments_for_param",
     "project_call_sites",
+    "appended_values",
     "returned_argument",
     "returned_values",
     "star_imported_names",

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
-from torchlint.analysis.definitions import called_function, find_method, instance_class
+from torchlint.analysis.definitions import appended_values, called_function, find_method, instance_class
 from torchlint.analysis.training import backward_operand, base_names, is_backward, under_no_grad
 from torchlint.analysis.walk import children, iter_nodes
 
@@ -474,7 +474,7 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
                 return True
             if value is not None and _trainable_construction(ctx, value) and _trained(ctx, node):
                 return True  # `w = torch.zeros(3, requires_grad=True)` handed to an optimizer: a weight it trains
-            if isinstance(value, cst.List) and any(model_data(ctx, v, hops + 1) for v in _appended(ctx, node)):
+            if isinstance(value, cst.List) and any(model_data(ctx, v, hops + 1) for v in appended_values(ctx, node)):
                 return True  # `losses.append(-log_prob * advantage)`; `torch.stack(losses)`
             if value is None and any(model_data(ctx, a.value, hops + 1) for a in _augmented(ctx, node)):
                 return True  # `content_loss += torch.mean((f1 - f2) ** 2)` over the model's features
@@ -497,18 +497,6 @@ def _holds_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 def _called(ctx: FileContext, node: cst.Attribute) -> bool:
     parent = ctx.parent(node)
     return isinstance(parent, cst.Call) and parent.func is node
-
-
-def _appended(ctx: FileContext, name: cst.Name) -> List[cst.BaseExpression]:
-    """The values ``name.append(v)`` (``extend``, ``insert``) adds to the list ``name`` in its function."""
-    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
-    out = []
-    for call in ctx.calls_in(scope):
-        recv = receiver(call)
-        if isinstance(recv, cst.Name) and recv.value == name.value and method_name(call) in (
-                "append", "extend", "insert") and call.args:
-            out.append(call.args[-1].value)
-    return out
 
 
 def _method_returns(ctx: FileContext, call: cst.Call) -> List[cst.BaseExpression]:

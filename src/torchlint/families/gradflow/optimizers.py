@@ -45,10 +45,9 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
-from torchlint.analysis.definitions import (bind_arguments, built_values, call_sites, called_function, callers_arguments,
-                                          class_body,
-                                          constructions, definition_of, function_returns, returned_argument,
-                                          returned_values, strip_moves)
+from torchlint.analysis.definitions import (appended_values, bind_arguments, built_values, call_sites, called_function,
+                                          callers_arguments, class_body, constructions, definition_of,
+                                          function_returns, returned_argument, returned_values, strip_moves)
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
@@ -1171,7 +1170,11 @@ def _bound_reach(ctx: FileContext, name: cst.Name, hops: int, visited: Set[int])
     core = strip_moves(value)
     if isinstance(core, cst.Call) and is_module_value(ctx, core):
         raise Unknown  # the name is a model, not a value it computed
-    return _reached(ctx, value, hops + 1, visited)
+    out = _reached(ctx, value, hops + 1, visited)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        for v in appended_values(ctx, name):  # `log_probs = []`, `log_probs.append(m.log_prob(a))` in a loop
+            out |= _reached(ctx, v, hops + 1, visited)
+    return out
 
 
 def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
