@@ -55,7 +55,9 @@ class EvalWithoutEvalMode(LintRule):
     Models are recognised by how they are built, whatever their name (`cnn = CNN()` for an `nn.Module`
     subclass of the project, `vgg16 = models.vgg16()`, `clf = nn.Sequential(...)`, `.to(device)` of one),
     or by a name that says so when nothing shows how they are built; `self.<model>` that the class never
-    sets is what a base class of the project sets it to (`self.network` built by the base's `build()`). A call of a function named for
+    sets is what a base class of the project sets it to (`self.network` built by the base's `build()`),
+    and one set from a constructor parameter (`self.model = model`) is what every construction of the
+    class in view passes (`Learner(net, loss_fn, opt)`). A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
     into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
@@ -1223,6 +1225,39 @@ class Classifier(Estimator):
     @torch.no_grad()
     def predict_proba(self, batches):
         return [torch.softmax(self.network(x), dim=1).numpy() for x in batches]
+"""
+        ),
+        # the same trainer handed a model that eval mode does not change
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self, model, loss_fn, optimizer):
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+
+    def fit_batch(self, x, y):
+        self.model.train()
+        loss = self.loss_fn(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    @torch.no_grad()
+    def validate(self, x, y):
+        return self.loss_fn(self.model(x), y).item()
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+learner = Learner(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), lr=0.1))
+for x, y in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
+    learner.fit_batch(x, y)
+    print(learner.validate(x, y))
 """
         ),
     ]
@@ -3017,6 +3052,73 @@ class Classifier(Estimator):
     def predict_proba(self, batches):
         self.network.eval()
         return [torch.softmax(self.network(x), dim=1).numpy() for x in batches]
+""",
+            unsafe=True,
+        ),
+        # the model reaches the trainer through its constructor (`self.model = model`): what the construction
+        # passes, `net` with its dropout, is what `validate` runs
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self, model, loss_fn, optimizer):
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+
+    def fit_batch(self, x, y):
+        self.model.train()
+        loss = self.loss_fn(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    @torch.no_grad()
+    def validate(self, x, y):
+        return self.loss_fn(self.model(x), y).item()
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 2))
+learner = Learner(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), lr=0.1))
+for x, y in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
+    learner.fit_batch(x, y)
+    print(learner.validate(x, y))
+""",
+            line=22,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self, model, loss_fn, optimizer):
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+
+    def fit_batch(self, x, y):
+        self.model.train()
+        loss = self.loss_fn(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    @torch.no_grad()
+    def validate(self, x, y):
+        self.model.eval()
+        return self.loss_fn(self.model(x), y).item()
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 2))
+learner = Learner(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), lr=0.1))
+for x, y in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
+    learner.fit_batch(x, y)
+    print(learner.validate(x, y))
 """,
             unsafe=True,
         ),

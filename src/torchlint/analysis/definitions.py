@@ -409,7 +409,7 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
     if not out and isinstance(expr, cst.Attribute):
         return inherited_attr_values(ctx, expr, depth)
     if not isinstance(expr, cst.Name):
-        return out
+        return _through_constructions(out, depth)
     later = _later_than(ctx, expr)
     out = [(c, v) for c, v in out if not later(v)]
     for value, index in ctx.names.unpacked_values(expr):
@@ -423,6 +423,22 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
         if elements is None:
             return None
         out.extend(elements)
+    return out
+
+
+def _through_constructions(values: List[Tuple[FileContext, cst.BaseExpression]],
+                           depth: int) -> List[Tuple[FileContext, cst.BaseExpression]]:
+    """``self.model = model`` in ``__init__``: the values the constructions pass for ``model`` stand for
+    it (what each name passed holds, in its file); a parameter no construction in view explains stays."""
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for vctx, v in values:
+        passed = constructor_arguments(vctx, v) if isinstance(v, cst.Name) and depth < MAX_DEPTH else None
+        if not passed:
+            out.append((vctx, v))
+            continue
+        for actx, a in passed:
+            held = held_values(actx, a, depth + 1) if isinstance(a, (cst.Name, cst.Attribute)) else None
+            out.extend(held if held else [(actx, a)])
     return out
 
 
@@ -779,10 +795,43 @@ def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[Li
     return out
 
 
+def constructor_arguments(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """For a parameter of a class's ``__init__`` read where it is not rebound (``model`` in
+    ``self.model = model``): ``(file, argument)`` that every construction of the class in view passes for
+    it (:func:`constructions`: ``Trainer(net, loss_fn)``); None when one passes none, unpacks ``*args``,
+    or some construction may be out of view."""
+    function = parameter_owner(ctx, name)
+    if function is None or function.name.value != "__init__" or not ctx.names.is_param_at(name):
+        return None
+    cls = ctx.parent(ctx.parent(function) or function)
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    names = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+    if name.value not in names or names.index(name.value) == 0:
+        return None
+    index = names.index(name.value) - 1  # (``self`` is not passed)
+    built = constructions(ctx, cls)
+    if not built:
+        return None
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for cctx, call in built:
+        if any(a.star for a in call.args):
+            return None
+        a = arg(call, index, name.value)
+        if a is None:
+            return None
+        out.append((cctx, a.value))
+    return out
+
+
 def callers_arguments(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, cst.BaseExpression]]:
     """``(caller's file, argument)`` for the parameter ``name``: what every call in this file passes
     (:func:`arguments_for_param`), else what the project's other files pass
-    (:func:`project_arguments_for_param`); empty when neither is known."""
+    (:func:`project_arguments_for_param`), or for a constructor's parameter what every construction of
+    its class passes (:func:`constructor_arguments`); empty when none is known."""
+    built = constructor_arguments(ctx, name)
+    if built is not None:
+        return built
     args = arguments_for_param(ctx, name)
     if args:
         return [(ctx, a) for a in args]
@@ -1019,6 +1068,7 @@ __all__ = [
     "argument_for",
     "arguments_for_param",
     "callers_arguments",
+    "constructor_arguments",
     "base_classes",
     "bases_spelling",
     "bind_arguments",
