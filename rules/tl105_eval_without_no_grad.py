@@ -5441,6 +5441,57 @@ with torch.no_grad():
 print(out.numpy())
 """,
         ),
+        # `opts` holds the parsed command line, not an optimizer: handing it to a builder trains nothing
+        Invalid(
+            """
+import argparse
+
+import torch
+import torch.nn as nn
+from mylib import build_net
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ckpt", default="net.pt")
+opts = parser.parse_args()
+
+
+def run():
+    net = build_net(opts)
+    net.load_state_dict(torch.load(opts.ckpt, map_location="cpu"))
+    net.eval()
+    for i in range(4):
+        out = net(torch.randn(1, 4))
+        print(out.argmax(-1).item())
+
+
+run()
+""",
+            line=18,
+            fixed="""
+import argparse
+
+import torch
+import torch.nn as nn
+from mylib import build_net
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ckpt", default="net.pt")
+opts = parser.parse_args()
+
+
+@torch.no_grad()
+def run():
+    net = build_net(opts)
+    net.load_state_dict(torch.load(opts.ckpt, map_location="cpu"))
+    net.eval()
+    for i in range(4):
+        out = net(torch.randn(1, 4))
+        print(out.argmax(-1).item())
+
+
+run()
+""",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

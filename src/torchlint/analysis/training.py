@@ -61,8 +61,8 @@ def _object_kind(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     name = dotted_name(expr)
     if name is None:
         return None
-    if isinstance(expr, cst.Name) and _built_as_plain_object(ctx, expr):
-        return None  # `opt = Config()`: the name says optimizer, the construction says otherwise
+    if isinstance(expr, cst.Name) and (_built_as_plain_object(ctx, expr) or _built_by_other_library(ctx, expr)):
+        return None  # `opt = Config()`, `opts = parser.parse_args()`: the name says optimizer, the value not
     last = name.rsplit(".", 1)[-1]
     if _SCHEDULER_NAME.search(last):
         return "scheduler"
@@ -93,6 +93,28 @@ def _built_as_plain_object(ctx: FileContext, name: cst.Name) -> bool:
             return False
         body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
         if any(isinstance(st, cst.FunctionDef) and st.name.value in ("step", "__call__", "scale") for st in body):
+            return False
+    return True
+
+
+def _built_by_other_library(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether every value ``name`` is bound to is built by a library call that is not torch's (an argument
+    parser's result, ``Namespace(**d)``, ``json.load(f)``) or is a literal: no optimizer, scheduler or
+    scaler, whatever the name says."""
+    values = ctx.names.values_at(name)
+    if not values:
+        return False
+    for v in values:
+        if isinstance(v, (cst.SimpleString, cst.Integer, cst.Float, cst.Dict, cst.List, cst.Tuple)):
+            continue
+        if not isinstance(v, cst.Call):
+            return False
+        q = ctx.names.qualified_names_at(v.func)
+        if isinstance(v.func, cst.Attribute) and not q and isinstance(v.func.value, cst.Name):
+            q = {f"{r}.{v.func.attr.value}" for r in ctx.names.instance_of(v.func.value)}  # `parser.parse_args()`
+        if not q or any(n.startswith("torch") or n.split(".")[0] in ("accelerate", "apex", "deepspeed", "transformers",
+                                                                      "timm", "lightning", "pytorch_lightning")
+                        for n in q):
             return False
     return True
 
