@@ -57,7 +57,9 @@ class EvalWithoutEvalMode(LintRule):
     or by a name that says so when nothing shows how they are built; `self.<model>` that the class never
     sets is what a base class of the project sets it to (`self.network` built by the base's `build()`),
     and one set from a constructor parameter (`self.model = model`) is what every construction of the
-    class in view passes (`Learner(net, loss_fn, opt)`). A call of a function named for
+    class in view passes (`Learner(net, loss_fn, opt)`). A module class that keeps what it is given, or
+    deep copies of it (`self.layers = clones(layer, n)`, a `ModuleList` of `copy.deepcopy(layer)`), has
+    that module's layers. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
     into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
@@ -1258,6 +1260,56 @@ learner = Learner(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), 
 for x, y in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
     learner.fit_batch(x, y)
     print(learner.validate(x, y))
+"""
+        ),
+        # the same stack of copies of a block without a layer that eval mode changes
+        Valid(
+            """
+import copy
+
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d=8, p=0.1):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.drop = nn.Identity()
+
+    def forward(self, x):
+        return x + self.drop(self.fc(x))
+
+
+def clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class Stack(nn.Module):
+    def __init__(self, block, n):
+        super().__init__()
+        self.blocks = clones(block, n)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+@torch.no_grad()
+def accuracy(model, x, y):
+    return (model(x).argmax(1) == y).float().mean().item()
+
+
+model = Stack(Block(), 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 8), torch.randint(0, 2, (4,))
+for epoch in range(3):
+    model.train()
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    print(accuracy(model, x, y))
 """
         ),
     ]
@@ -3119,6 +3171,107 @@ learner = Learner(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), 
 for x, y in [(torch.randn(4, 8), torch.tensor([0, 1, 0, 1]))]:
     learner.fit_batch(x, y)
     print(learner.validate(x, y))
+""",
+            unsafe=True,
+        ),
+        # the stack keeps deep copies of the block it is given (`clones(block, n)`, a transformer's layers):
+        # the block's dropout is in each of them
+        Invalid(
+            """
+import copy
+
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d=8, p=0.1):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        return x + self.drop(self.fc(x))
+
+
+def clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class Stack(nn.Module):
+    def __init__(self, block, n):
+        super().__init__()
+        self.blocks = clones(block, n)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+@torch.no_grad()
+def accuracy(model, x, y):
+    return (model(x).argmax(1) == y).float().mean().item()
+
+
+model = Stack(Block(), 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 8), torch.randint(0, 2, (4,))
+for epoch in range(3):
+    model.train()
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    print(accuracy(model, x, y))
+""",
+            line=35,
+            fixed="""
+import copy
+
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d=8, p=0.1):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        return x + self.drop(self.fc(x))
+
+
+def clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class Stack(nn.Module):
+    def __init__(self, block, n):
+        super().__init__()
+        self.blocks = clones(block, n)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+@torch.no_grad()
+def accuracy(model, x, y):
+    model.eval()
+    return (model(x).argmax(1) == y).float().mean().item()
+
+
+model = Stack(Block(), 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 8), torch.randint(0, 2, (4,))
+for epoch in range(3):
+    model.train()
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    print(accuracy(model, x, y))
 """,
             unsafe=True,
         ),

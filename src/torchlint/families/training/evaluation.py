@@ -59,6 +59,7 @@ from torchlint.analysis.definitions import (
     defines_method,
     definition_of,
     find_method,
+    function_returns,
     held_values,
     parameter_owner,
     instance_class,
@@ -670,6 +671,15 @@ def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int
             else _value_mode_dependent(ctx, a, hops + 1) for a in kept])
     if found is not None and isinstance(found[1], cst.FunctionDef) and hops < _FACTORY_HOPS:
         return _factory_mode_dependent(found[0], found[1], hops)  # (a factory returning another's model too)
+    if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and hops < 3 and core.args \
+            and all(a.keyword is None and not a.star for a in core.args):
+        # `nn.Sequential(Encoder(Layer(), 2), head)`: the verdicts of its parts, each as a model of its own
+        parts = [e.value for a in core.args for e in (a.value.elements if isinstance(a.value, (cst.List, cst.Tuple))
+                                                      else [a])]
+        verdict = _combine([model_mode_dependent(ctx, p, hops + 1) if isinstance(p, (cst.Name, cst.Attribute))
+                            else _value_mode_dependent(ctx, p, hops + 1) for p in parts])
+        if verdict is not None:
+            return verdict
     return layer_mode_dependent(ctx, core)
 
 
@@ -684,14 +694,52 @@ def _kept_modules(ctx: FileContext, call: cst.Call, found: Tuple[FileContext, cs
     bound = bind_arguments(call, init, 1)
     if not bound:
         return []
-    kept = set()
+    kept: Set[str] = set()
     for node in ictx.contents(init).assigns:
-        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and len(node.targets) == 1:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
             target = node.targets[0].target
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-                kept.add(node.value.value)
+                kept.update(_copies_kept(ictx, node.value, 0))
     return [a for name, a in bound.items() if name in kept and (
         is_module_value(ctx, a) if not isinstance(a, (cst.Name, cst.Attribute)) else is_model(ctx, a) is True)]
+
+
+#: containers whose contents are the modules they are given
+_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
+
+
+def _copies_kept(ctx: FileContext, value: cst.BaseExpression, depth: int) -> Set[str]:
+    """The names whose module (or a deep copy of it) the value kept on ``self`` holds: ``layer``,
+    ``copy.deepcopy(layer)``, a ``ModuleList``/``Sequential`` of those (a comprehension's element too), or
+    what a project helper returns from its argument that way (``_get_clones(layer, n)``)."""
+    if isinstance(value, cst.Name):
+        return {value.value}
+    out: Set[str] = set()
+    if isinstance(value, (cst.List, cst.Tuple)):
+        for el in value.elements:
+            out |= _copies_kept(ctx, el.value, depth)
+        return out
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return _copies_kept(ctx, value.elt, depth)
+    if not isinstance(value, cst.Call) or depth > 2:
+        return out
+    names = ctx.names.qualified_names_at(value.func)
+    if "copy.deepcopy" in names or names & _MODULE_CONTAINERS:
+        for a in value.args:
+            out |= _copies_kept(ctx, a.value, depth)
+        return out
+    found = definition_of(ctx, value.func)
+    if found is not None and isinstance(found[1], cst.FunctionDef):
+        fctx, helper = found
+        bound = bind_arguments(value, helper, 0) or {}
+        returned: Set[str] = set()
+        for r in function_returns(helper):
+            if r.value is not None:
+                returned |= _copies_kept(fctx, r.value, depth + 1)
+        for param, a in bound.items():
+            if param in returned and isinstance(a, cst.Name):
+                out.add(a.value)
+    return out
 
 
 def _held_module(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
