@@ -5,6 +5,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import method_name
+from torchlint.analysis.effects import holds_nothing
 from torchlint.analysis.roles import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes
@@ -21,7 +22,9 @@ class SubmoduleInPlainContainer(LintRule):
     reported; a list of names or numbers is fine. Not reported either: a table of alternatives every read of
     which picks one element that is then assigned to an attribute of the instance
     (`self.backbone = self.backbones[name]`, directly or through the return of a method): the module picked
-    is registered by that assignment, and the others are never used.
+    is registered by that assignment, and the others are never used. Nor is a container whose modules all
+    hold no parameter and no buffer (pooling and activation layers, a class of the project keeping only
+    such layers): registering them would train, move or save nothing.
 
     ## Why is this bad?
     `nn.Module` registers a submodule only when it is assigned directly as an attribute or kept in
@@ -215,6 +218,32 @@ class Pyramid(nn.Module):
         return [path(x) for path in self.registered]
 """
         ),
+        # plain lists of layers that hold nothing (pooling, activations, a class keeping only a pooling layer):
+        # registering them would train, move or save nothing
+        Valid(
+            """
+import torch.nn as nn
+
+
+class MovingAvg(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.avg = nn.AvgPool1d(kernel_size=k, stride=1)
+
+    def forward(self, x):
+        return self.avg(x)
+
+
+class Decomp(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.moving_avgs = [MovingAvg(k) for k in sizes]
+        self.pools = [nn.MaxPool1d(2), nn.ReLU()]
+
+    def forward(self, x):
+        return sum(m(x) for m in self.moving_avgs) + self.pools[0](x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -245,7 +274,9 @@ import torch
 from torch import nn
 
 class Block(nn.Module):
-    pass
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
 
 class Net(nn.Module):
     def __init__(self):
@@ -260,7 +291,9 @@ import torch
 from torch import nn
 
 class Block(nn.Module):
-    pass
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
 
 class Net(nn.Module):
     def __init__(self):
@@ -369,6 +402,8 @@ class Picker(nn.Module):
                 kind = "list"
         if kind is None or self._registers_by_hand(cls) or self._wrapped_later(cls, target.attr.value):
             return
+        if self._holds_nothing(value, cls, target.attr.value):
+            return  # pooling or activation layers only: registering them would move, save or train nothing
         # decided when the class is walked: where its methods read the container
         self._pending.append((cls, target.attr.value, value, kind))
 
@@ -456,6 +491,26 @@ class Picker(nn.Module):
             if isinstance(call.func, cst.Name) and call.func.value == "setattr":
                 return True
         return False
+
+    def _holds_nothing(self, value: cst.BaseExpression, cls: cst.ClassDef, attr: str) -> bool:
+        """Every module the container holds (its elements, a comprehension's element, what is appended to
+        it) holds no parameter and no buffer (:func:`effects.holds_nothing`)."""
+        ctx = self.ctx
+        if isinstance(value, (cst.List, cst.Tuple)):
+            held = [e.value for e in value.elements]
+        elif isinstance(value, (cst.ListComp, cst.DictComp)):
+            held = [value.elt if isinstance(value, cst.ListComp) else value.value]
+        elif isinstance(value, cst.Dict):
+            held = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        else:
+            return False
+        for call in ctx.calls_in(cls):
+            if method_name(call) in ("append", "insert") and dotted_name(call.func.value) == f"self.{attr}" \
+                    and call.args:  # type: ignore[attr-defined]
+                held.append(call.args[-1].value)
+            elif method_name(call) == "extend" and dotted_name(call.func.value) == f"self.{attr}":  # type: ignore[attr-defined]
+                return False
+        return bool(held) and all(holds_nothing(ctx, h) for h in held)
 
     def _is_module(self, expr: cst.BaseExpression) -> bool:
         return is_module_value(self.ctx, expr)

@@ -48,9 +48,10 @@ class UnusedSubmodule(LintRule):
     an initialising function of the file (one that only writes weights), or its `apply(weights_init)`.
     A layer that holds no parameter and no buffer and computes the same in
     training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
-    reshaping or padding layer, a module class of the project that sets nothing on itself but numbers and
-    strings, such as a pass-through `Identity`) is not reported: nothing of it misses a gradient. Nor is
-    a container built empty (`nn.ModuleList()`) that no code of the file spells again: nothing fills it. A class whose `forward`
+    reshaping or padding layer, a module class of the project that sets nothing on itself but numbers,
+    strings and such layers, such as a pass-through `Identity`) is not reported: nothing of it misses a gradient. Nor is
+    a container built empty (`nn.ModuleList()`) that no code of the file spells again: nothing fills it,
+    nor a module class of the project that holds only buffers it registers (a fixed sinusoidal table). A class whose `forward`
     does nothing (`pass`, a docstring, `raise NotImplementedError`) has no forward pass to bypass. A file
     spelling the name that cannot be parsed, or a project of more than 5000 source files, keeps the rule
     silent. With the cache on, the result is computed again when a file of the project is added, removed
@@ -608,6 +609,42 @@ class Generator(nn.Module):
         for conv in self.convs:
             x = conv(x)
         return x
+"""
+        ),
+        # a variant that leaves out a module holding only a fixed table (a registered buffer, no parameter):
+        # nothing of it misses a gradient
+        Valid(
+            """
+import math
+
+import torch
+import torch.nn as nn
+
+
+class PositionalEmbedding(nn.Module):
+    def __init__(self, d_model, max_len=512):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model).float()
+        pe.require_grad = False
+        position = torch.arange(0, max_len).float().unsqueeze(1)
+        div_term = (torch.arange(0, d_model, 2).float() * -(math.log(10000.0) / d_model)).exp()
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe.unsqueeze(0))
+
+    def forward(self, x):
+        return self.pe[:, :x.size(1)]
+
+
+class EmbeddingWithoutPosition(nn.Module):
+    def __init__(self, c_in, d_model):
+        super().__init__()
+        self.value_embedding = nn.Linear(c_in, d_model)
+        self.position_embedding = PositionalEmbedding(d_model)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.dropout(self.value_embedding(x))
 """
         ),
     ]

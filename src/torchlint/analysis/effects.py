@@ -445,11 +445,54 @@ def _empty_module_class(ctx: FileContext, core: cst.Call) -> bool:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(isinstance(t, (cst.Attribute, cst.Subscript, cst.Tuple, cst.List)) for t in targets) and not (
                     isinstance(node, cst.Assign) and isinstance(node.value, _PLAIN_SETTINGS)
-                    or isinstance(node.value, cst.Name) and node.value.value in ("True", "False", "None")):
+                    or isinstance(node.value, cst.Name) and node.value.value in ("True", "False", "None")
+                    or isinstance(node, cst.Assign) and len(targets) == 1 and isinstance(targets[0], cst.Attribute)
+                    and isinstance(node.value, cst.Call) and _stateless_layer(octx, node.value)):
                 return False  # `self.fc = nn.Linear(...)`, `self.w = nn.Parameter(...)`: something held
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr", "vars"):
             return False
     return True
+
+
+def _stateless_layer(ctx: FileContext, call: cst.Call) -> bool:
+    """A ``torch.nn`` layer that holds nothing and computes the same in both modes (``nn.AvgPool1d(k)``,
+    ``nn.ReLU()``): kept as an attribute, it gives its module nothing to hold."""
+    return any(q.startswith("torch.nn.") and q.count(".") == 2 and q.rsplit(".", 1)[-1] in _STATELESS_LAYERS
+               for q in ctx.names.qualified_names_at(call.func))
+
+
+def holds_only_buffers(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether the construction ``value`` is of a project class built directly on ``nn.Module`` that holds
+    no parameter and no submodule, only buffers it registers (``self.register_buffer("pe", pe)``: a fixed
+    sinusoidal table), and never reads ``self.training``: it computes the same in both modes and nothing
+    of it is trained."""
+    core = same_module(ctx, value)
+    if not isinstance(core, cst.Call):
+        return False
+    found = definition_of(ctx, core.func)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return False
+    octx, cls = found
+    if not cls.bases or any(not octx.names.qualified_names_at(b.value) & {"torch.nn.Module", "torch.nn.modules.module.Module"}
+                            for b in cls.bases) or cls.decorators:
+        return False
+    buffers = False
+    for node in iter_nodes(cls):
+        if isinstance(node, cst.Attribute) and node.attr.value in (_REGISTERING - {"register_buffer"}) | {
+                "training", "__setattr__"}:
+            return False
+        if isinstance(node, cst.Attribute) and node.attr.value == "register_buffer":
+            buffers = True
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, (cst.Tuple, cst.List)) or isinstance(t, (cst.Attribute, cst.Subscript)) and \
+                        dotted_name(t.value if isinstance(t, cst.Attribute) else t) == "self" and not (
+                        isinstance(node, cst.Assign) and isinstance(node.value, _PLAIN_SETTINGS)):
+                    return False  # `self.fc = nn.Linear(...)`: something held besides the buffers
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr", "vars"):
+            return False
+    return buffers
 
 
 #: methods that give a module something to hold
@@ -986,6 +1029,6 @@ def self_optimizers(ctx: FileContext, expr: cst.Attribute) -> List[cst.Call]:
 
 __all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
-           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "held_modules", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
+           "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "holds_only_buffers", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "held_modules", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "records_nothing", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",
            "model_evidence"]

@@ -570,7 +570,7 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
         # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
         # holds no parameter that could miss a gradient
         if is_module_value(ctx, a.value) and not effects.holds_nothing(ctx, a.value) \
-                and not _empty_container_never_filled(ctx, a, target):
+                and not effects.holds_only_buffers(ctx, a.value) and not _empty_container_never_filled(ctx, a, target):
             candidates[name] = a
     reached = reflected_prefixes(ctx, cls) if candidates else None
     if reached is None:
