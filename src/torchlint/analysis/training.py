@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
 LOOP_TYPES = (cst.For, cst.While)
@@ -112,11 +113,21 @@ def _built_by_other_library(ctx: FileContext, name: cst.Name) -> bool:
         q = ctx.names.qualified_names_at(v.func)
         if isinstance(v.func, cst.Attribute) and not q and isinstance(v.func.value, cst.Name):
             q = {f"{r}.{v.func.attr.value}" for r in ctx.names.instance_of(v.func.value)}  # `parser.parse_args()`
-        if not q or any(n.startswith("torch") or n.split(".")[0] in ("accelerate", "apex", "deepspeed", "transformers",
-                                                                      "timm", "lightning", "pytorch_lightning")
-                        for n in q):
-            return False
+        if not q or any(n.startswith(("torch", ".")) or n.split(".")[0] in (
+                "accelerate", "apex", "deepspeed", "transformers", "timm", "lightning", "pytorch_lightning")
+                or _project_module(ctx, n) for n in q):
+            return False  # torch's, a library that builds optimizers, or the project's own code
     return True
+
+
+def _project_module(ctx: FileContext, qualified: str) -> bool:
+    """``pkg.schedulers.get_scheduler``: a name defined by a module of the project (whose code may build
+    anything), not by a library."""
+    if not ctx.path or ctx.path.startswith("<"):
+        return False
+    project = project_of(ctx)
+    parts = qualified.split(".")
+    return any(project.module_file(ctx.path, ".".join(parts[:i]), 0) is not None for i in range(len(parts) - 1, 0, -1))
 
 
 def is_backward(ctx: FileContext, call: cst.Call) -> bool:
