@@ -781,14 +781,20 @@ def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[Li
     if name.value not in names:
         return None
     index = names.index(name.value)
-    calls = project_call_sites(ctx, function)
+    return _passed_at(project_call_sites(ctx, function), index, name.value)
+
+
+def _passed_at(calls: Optional[List[Tuple[FileContext, cst.Call]]], index: int,
+               name: str) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """``(file, argument)`` each of ``calls`` passes at ``index`` or as ``name``; None when there is no
+    call, or one passes none or unpacks ``*args``."""
     if not calls:
         return None
     out: List[Tuple[FileContext, cst.BaseExpression]] = []
     for other, call in calls:
         if any(a.star for a in call.args):
             return None
-        a = arg(call, index, name.value)
+        a = arg(call, index, name)
         if a is None:
             return None
         out.append((other, a.value))
@@ -809,19 +815,8 @@ def constructor_arguments(ctx: FileContext, name: cst.Name) -> Optional[List[Tup
     names = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
     if name.value not in names or names.index(name.value) == 0:
         return None
-    index = names.index(name.value) - 1  # (``self`` is not passed)
-    built = constructions(ctx, cls)
-    if not built:
-        return None
-    out: List[Tuple[FileContext, cst.BaseExpression]] = []
-    for cctx, call in built:
-        if any(a.star for a in call.args):
-            return None
-        a = arg(call, index, name.value)
-        if a is None:
-            return None
-        out.append((cctx, a.value))
-    return out
+    # (``self`` is not passed)
+    return _passed_at(constructions(ctx, cls), names.index(name.value) - 1, name.value)
 
 
 def callers_arguments(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, cst.BaseExpression]]:
