@@ -62,7 +62,9 @@ class TensorCreatedThenMoved(LintRule):
     `randn`, `randint`, `arange`, the window functions such as `hann_window`, ...) followed by a move to a certain device (`.cuda()`,
     `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on, also held in a
     variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
-    fix makes the tensor on the device and keeps the cast), an in-place fill (`torch.empty(n, d).normal_().to(device)`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`), and a size-only factory (`zeros`, `ones`, `empty`,
+    fix makes the tensor on the device and keeps the cast), a move that also casts
+    (`.to(dtype=x.dtype, device=x.device)`, `.to(device, torch.float16)`: the fix makes it on the device and
+    casts it there), an in-place fill (`torch.empty(n, d).normal_().to(device)`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
     own `generator=` is not reported when moved: the generator's device is where it can draw. `.to(x)` with a value of unknown kind is not
@@ -281,6 +283,16 @@ def batch(rows: np.ndarray):
     x = torch.FloatTensor(rows)
     return x, torch.LongTensor(rows).to(torch.float32), torch.FloatTensor(rows).unsqueeze(0).to(device)
 """,
+        # near miss: `.to(other, dtype)` with a value of unknown kind, and a move to the CPU that casts
+        Valid(
+            """
+import torch
+
+
+def mask_like(x, n):
+    return torch.ones(n).to(x, torch.float16), torch.ones(n).to("cpu", torch.float16)
+"""
+        ),
     ]
 
     INVALID = [
@@ -698,6 +710,25 @@ def start_token(batch):
     return torch.zeros(batch, dtype=torch.long, device="cuda").unsqueeze(1)
 """,
         ),
+        # a move that also casts (`.to(device, dtype)`): made on the device, the cast kept (then folded into the
+        # size-only factory too)
+        Invalid(
+            """
+import torch
+
+
+def mask_like(x, n):
+    return torch.ones(n).to(x.device, torch.float16)
+""",
+            line=6,
+            fixed="""
+import torch
+
+
+def mask_like(x, n):
+    return torch.ones(n, device=x.device, dtype=torch.float16)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -740,6 +771,8 @@ def start_token(batch):
             return
         moved = self._target(node)
         if moved is None:
+            if cast is None:
+                self._check_device_and_dtype(node, factory, qn, spelled)
             return
         keyword, value = moved
         if cast is not None and keyword != "device":
@@ -765,6 +798,32 @@ def start_token(batch):
             message = (f"`{self.spelling(node)}` creates the tensor, then {what} it: create it as needed with "
                        f"`{keyword}=` in place of `out=` instead of allocating twice")
         self.report(node, message, fix=fix)
+
+    def _check_device_and_dtype(self, node: cst.Call, factory: cst.Call, qn, spelled: bool) -> None:
+        """``torch.hann_window(n).to(dtype=x.dtype, device=x.device)`` (or ``.to(device, dtype)``): a move to a
+        certain device that also casts.  The fix makes the tensor on the device and keeps the cast there."""
+        if len(node.args) != 2 or any(a.star for a in node.args) or self._sets_default_device():
+            return
+        by_key = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        positional = [a.value for a in node.args if a.keyword is None]
+        device = by_key.get("device", positional[0] if positional else None)
+        dtype = by_key.get("dtype", positional[1] if len(positional) > 1 else
+                           positional[0] if positional and "device" in by_key else None)
+        if device is None or dtype is None or set(by_key) - {"device", "dtype"}:
+            return
+        probe = node.with_changes(args=[cst.Arg(device)])
+        moved = self._target(probe)
+        if moved is None or moved[0] != "device" or keyword_arg(factory, "generator") is not None:
+            return
+        fix = None
+        if keyword_arg(factory, "device") is None and keyword_arg(factory, "out") is None and spelled \
+                and not any(a.star for a in factory.args):
+            made = _add_kwarg(factory, "device", device)
+            cast = cst.Call(func=cst.Attribute(value=made, attr=cst.Name("to")), args=[
+                cst.Arg(dtype, keyword=cst.Name("dtype"),
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+            fix = self.make_fix(unsafe=qn.isdisjoint(EXACT_FACTORIES)).replace(node, cast)
+        self.report(node, self.MESSAGE.format(found=self.spelling(node), what="moves", kw="device"), fix=fix)
 
     def _check_legacy(self, node: cst.Call, dtype: str) -> None:
         """``torch.FloatTensor(n, d).uniform_(-1, 1).to(device)``: a tensor of a size allocated in host
