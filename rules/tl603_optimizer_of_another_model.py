@@ -69,7 +69,8 @@ class OptimizerOfAnotherModel(LintRule):
     deriving only from such a library's classes that leaves `step` to them (`Scaled(gym.make(...))` of
     `class Scaled(gym.ActionWrapper)`); `self.env` set from a constructor parameter counts so when every
     construction of the class passes such an object (re-wrapped later by a library wrapper, as
-    `RecordVideo(self.env, video_folder="videos")`, it stays one), and a `step` method the project defines
+    `RecordVideo(self.env, video_folder=folder)` with a folder every call passes as a string, it stays one),
+    and a `step` method the project defines
     itself (`self.step(action)` of the agent) is judged by the steps in its body.
 
     What library calls do is read from one table: a model rebound to itself moved, cast, switched or
@@ -4156,6 +4157,93 @@ env = gym.make("Pendulum-v1")
 agent = DDPGAgent(env)
 agent.train(100)
 agent.test()
+""",
+            line=51,
+        ),
+        # the folder the library wrapper is given is a method parameter every call on the agent passes a string
+        # for (`agent.test("videos/ddpg")`): no model, so the wrapped environment still steps no optimizer
+        Invalid(
+            """
+import gym
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+
+
+class Actor(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, s):
+        return torch.tanh(self.fc(s))
+
+
+class Critic(nn.Module):
+    def __init__(self, n_in):
+        super().__init__()
+        self.fc = nn.Linear(n_in, 1)
+
+    def forward(self, s, a):
+        return self.fc(torch.cat((s, a), dim=-1))
+
+
+class DDPGAgent:
+    def __init__(self, env, tau=5e-3):
+        self.env = env
+        self.tau = tau
+        self.actor = Actor(3, 1)
+        self.actor_target = Actor(3, 1)
+        self.critic = Critic(4)
+        self.critic_target = Critic(4)
+        self.critic_target.load_state_dict(self.critic.state_dict())
+        self.actor_optimizer = optim.Adam(self.critic.parameters(), lr=3e-4)
+        self.critic_optimizer = optim.Adam(self.critic.parameters(), lr=1e-3)
+
+    def select_action(self, state):
+        return self.actor(torch.FloatTensor(state)).detach().cpu().numpy()
+
+    def update_model(self, state, action, reward, next_state):
+        next_value = self.critic_target(next_state, self.actor_target(next_state))
+        values = self.critic(state, action)
+        critic_loss = F.mse_loss(values, reward + 0.99 * next_value)
+        self.critic_optimizer.zero_grad()
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        actor_loss = -self.critic(state, self.actor(state)).mean()
+        self.actor_optimizer.zero_grad()
+        actor_loss.backward()
+        self.actor_optimizer.step()
+        self._target_soft_update()
+        return actor_loss.data, critic_loss.data
+
+    def _target_soft_update(self):
+        tau = self.tau
+        for t_param, l_param in zip(self.actor_target.parameters(), self.actor.parameters()):
+            t_param.data.copy_(tau * l_param.data + (1.0 - tau) * t_param.data)
+        for t_param, l_param in zip(self.critic_target.parameters(), self.critic.parameters()):
+            t_param.data.copy_(tau * l_param.data + (1.0 - tau) * t_param.data)
+
+    def step(self, action):
+        return self.env.step(action)
+
+    def train(self, frames):
+        state, _ = self.env.reset()
+        for _ in range(frames):
+            action = self.select_action(state)
+            next_state, reward, done, _, _ = self.step(action)
+            self.update_model(state, action, reward, next_state)
+            state = next_state
+
+    def test(self, folder):
+        self.env = gym.wrappers.RecordVideo(self.env, video_folder=folder)
+
+
+env = gym.make("Pendulum-v1")
+agent = DDPGAgent(env)
+agent.train(100)
+agent.test("videos/ddpg")
 """,
             line=51,
         ),

@@ -840,7 +840,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
     if function is None or not (ctx.names.is_param_at(name) or ctx.names.reads_parameter(name)):
         return None
     out: List[cst.BaseExpression] = []
-    calls = call_sites(ctx, function)
+    calls = call_sites(ctx, function) + _instance_calls(ctx, function)
     if not calls:
         return None
     for call in calls:
@@ -849,6 +849,38 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
             return None
         out.append(a.value)
     return out
+
+
+def _instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """For a method of a module-level class of this file (not a special one): its calls through an
+    instance the file builds (``agent.test("videos")`` with ``agent = Agent(env)``); empty otherwise."""
+    cls = ctx.parent(ctx.parent(function) or function)
+    params = [*function.params.posonly_params, *function.params.params]
+    if not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or function.decorators \
+            or function.name.value.startswith("__") or not params or params[0].name.value != "self":
+        return []
+    index = _METHOD_CALLS.of(ctx)
+    out = []
+    for call in index.get(function.name.value, ()):
+        owner = call.func.value  # type: ignore[attr-defined]
+        if isinstance(owner, cst.Name) and owner.value == "self":
+            continue  # (a call on `self` is one of `call_sites`)
+        found = instance_class(ctx, owner)
+        if found is not None and found[1] is cls:
+            out.append(call)
+    return out
+
+
+def _method_calls(ctx: FileContext) -> Dict[str, List[cst.Call]]:
+    out: Dict[str, List[cst.Call]] = {}
+    for call in ctx.calls_in(ctx.module):
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, (cst.Name, cst.Attribute)):
+            out.setdefault(call.func.attr.value, []).append(call)
+    return out
+
+
+#: method name -> the calls ``<obj>.<name>(...)`` of the file, per file
+_METHOD_CALLS: "Fact[Dict[str, List[cst.Call]]]" = Fact("definitions.method_calls", _method_calls)
 
 
 def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> Optional[cst.Arg]:
