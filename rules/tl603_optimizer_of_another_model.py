@@ -69,7 +69,8 @@ class OptimizerOfAnotherModel(LintRule):
     deriving only from such a library's classes that leaves `step` to them (`Scaled(gym.make(...))` of
     `class Scaled(gym.ActionWrapper)`); `self.env` set from a constructor parameter counts so when every
     construction of the class passes such an object (re-wrapped later by a library wrapper, as
-    `RecordVideo(self.env, video_folder=folder)` with a folder every call passes as a string, it stays one),
+    `RecordVideo(self.env, video_folder=folder)` with a folder every call passes as a string, it stays one,
+    and so does the one put back afterwards),
     and a `step` method the project defines
     itself (`self.step(action)` of the agent) is judged by the steps in its body.
 
@@ -4237,7 +4238,10 @@ class DDPGAgent:
             state = next_state
 
     def test(self, folder):
+        tmp_env = self.env
         self.env = gym.wrappers.RecordVideo(self.env, video_folder=folder)
+        self.train(1)
+        self.env = tmp_env
 
 
 env = gym.make("Pendulum-v1")

@@ -1464,6 +1464,8 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
             continue  # `self.env = Wrapper(self.env, ...)`: what it held, wrapped
         if isinstance(value, cst.Name) and value is not obj:  # `Agent(env)` with `env = gym.make(...)`
             value = ctx.names.value_of(value)
+            if value is not None and _same_attribute(value, obj):
+                continue  # `tmp_env = self.env` ... `self.env = tmp_env`: what it held, put back
         if not isinstance(value, cst.Call):
             return False
         found = definition_of(ctx, value.func)
