@@ -31,10 +31,10 @@ MAX_DEPTH = 4
 def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExpression]:
     """The values assigned to ``expr`` (``NameResolver.values_at``) without the rebindings that move the same object: ``model = model.to(device)``,
     ``net = net.cuda().eval()`` keep the value ``model`` had."""
-    return [v for v in ctx.names.values_at(expr) if not _same_reference(strip_moves(v), expr)]
+    return [v for v in ctx.names.values_at(expr) if not same_reference(strip_moves(v), expr)]
 
 
-def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+def same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     """Whether two names or attribute chains spell the same reference (``model``, ``self.net.head``)."""
     while isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
         if a.attr.value != b.attr.value:
@@ -1126,6 +1126,7 @@ __all__ = [
     "appended_values",
     "returned_argument",
     "returned_values",
+    "same_reference",
     "star_imported_names",
     "strip_moves",
 ]

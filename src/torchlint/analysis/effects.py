@@ -431,13 +431,10 @@ def _empty_module_class(ctx: FileContext, core: cst.Call) -> bool:
     """``Identity()`` of a project class built directly on ``nn.Module`` that sets nothing on itself but
     numbers, strings and flags, registers nothing and never reads ``self.training``
     (``class Identity(nn.Module): def forward(self, x): return x``)."""
-    found = definition_of(ctx, core.func)
-    if found is None or not isinstance(found[1], cst.ClassDef):
+    found = _direct_module_class(ctx, core)
+    if found is None:
         return False
     octx, cls = found
-    if not cls.bases or any(not octx.names.qualified_names_at(b.value) & {"torch.nn.Module", "torch.nn.modules.module.Module"}
-                            for b in cls.bases) or cls.decorators:
-        return False
     for node in iter_nodes(cls):
         if isinstance(node, cst.Attribute) and node.attr.value in _REGISTERING | {"training", "__setattr__"}:
             return False
@@ -452,6 +449,20 @@ def _empty_module_class(ctx: FileContext, core: cst.Call) -> bool:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr", "vars"):
             return False
     return True
+
+
+def _direct_module_class(ctx: FileContext, core: cst.Call) -> Optional[Tuple[FileContext, cst.ClassDef]]:
+    """The undecorated project class ``core`` builds when it derives from ``nn.Module`` directly (and from
+    nothing else): what it holds is only what its own body sets."""
+    found = definition_of(ctx, core.func)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return None
+    octx, cls = found
+    if not cls.bases or cls.decorators or any(
+            not octx.names.qualified_names_at(b.value) & {"torch.nn.Module", "torch.nn.modules.module.Module"}
+            for b in cls.bases):
+        return None
+    return octx, cls
 
 
 def _stateless_layer(ctx: FileContext, call: cst.Call) -> bool:
@@ -469,13 +480,10 @@ def holds_only_buffers(ctx: FileContext, value: cst.BaseExpression) -> bool:
     core = same_module(ctx, value)
     if not isinstance(core, cst.Call):
         return False
-    found = definition_of(ctx, core.func)
-    if found is None or not isinstance(found[1], cst.ClassDef):
+    found = _direct_module_class(ctx, core)
+    if found is None:
         return False
     octx, cls = found
-    if not cls.bases or any(not octx.names.qualified_names_at(b.value) & {"torch.nn.Module", "torch.nn.modules.module.Module"}
-                            for b in cls.bases) or cls.decorators:
-        return False
     buffers = False
     for node in iter_nodes(cls):
         if isinstance(node, cst.Attribute) and node.attr.value in (_REGISTERING - {"register_buffer"}) | {

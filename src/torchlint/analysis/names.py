@@ -829,8 +829,9 @@ class NameResolver:
         """The values assigned, in source order, to the local name ``node`` (a ``Name``), or to
         ``self.<attr>`` in the class of the method around it, by the assignments before ``at`` (a node
         of this module; default ``node`` itself), looked up where ``at`` is.  An assignment ``at`` is part
-        of counts (it runs first), not one whose value holds ``at`` (that read runs before it).  Bindings whose value is unknown (a parameter, a loop target, an
-        element of an unpacked tuple) are left out; a name imported before ``at`` has no values.
+        of counts (it runs first), not one whose value holds ``at`` (that read runs before it).  Bindings
+        whose value is unknown (a parameter, a loop target, an element of an unpacked tuple) are left out;
+        a name imported before ``at`` has no values.
 
         The answer does not depend on where the walk is: a node the walk has not reached yet is
         placed by looking ahead (see :meth:`_place`)."""

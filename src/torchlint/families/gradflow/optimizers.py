@@ -46,8 +46,9 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis import effects
 from torchlint.analysis.definitions import (appended_values, bind_arguments, built_values, call_sites, called_function,
-                                          callers_arguments, class_body, constructions, definition_of,
-                                          function_returns, returned_argument, returned_values, strip_moves)
+                                          callers_arguments, class_body, constructions, constructor_arguments,
+                                          definition_of, function_returns, returned_argument, returned_values,
+                                          same_reference, strip_moves)
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
@@ -1460,11 +1461,11 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
     else:
         return False
     for value in values:
-        if _same_attribute(value, obj):
+        if same_reference(value, obj):
             continue  # `self.env = Wrapper(self.env, ...)`: what it held, wrapped
         if isinstance(value, cst.Name) and value is not obj:  # `Agent(env)` with `env = gym.make(...)`
             value = ctx.names.value_of(value)
-            if value is not None and _same_attribute(value, obj):
+            if value is not None and same_reference(value, obj):
                 continue  # `tmp_env = self.env` ... `self.env = tmp_env`: what it held, put back
         if not isinstance(value, cst.Call):
             return False
@@ -1477,7 +1478,7 @@ def _holds_no_parameters(ctx: FileContext, obj: Optional[cst.BaseExpression]) ->
             if not q or any(n.startswith("torch") for n in q):
                 return False
         for a in value.args:
-            if _same_attribute(a.value, obj):
+            if same_reference(a.value, obj):
                 continue
             for n in iter_nodes(a.value):
                 if isinstance(n, cst.Attribute) and n.attr.value in ("parameters", "named_parameters", "param_groups"):
@@ -1500,11 +1501,6 @@ def _project_method(ctx: FileContext, call: cst.Call) -> bool:
         return found is not None and any(isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
                                          for s in class_body(found[0]))
     return isinstance(_instance_member(ctx, func), cst.FunctionDef)
-
-
-def _same_attribute(value: cst.BaseExpression, obj: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(value, cst.Attribute) and isinstance(obj, cst.Attribute) and value.attr.value == obj.attr.value \
-        and isinstance(value.value, cst.Name) and isinstance(obj.value, cst.Name) and value.value.value == obj.value.value
 
 
 def _self_assigned(ctx: FileContext, obj: cst.Attribute) -> Optional[List[cst.BaseExpression]]:
@@ -1532,21 +1528,14 @@ def _self_assigned(ctx: FileContext, obj: cst.Attribute) -> Optional[List[cst.Ba
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or parent.target is not node:
             return None
         value = assign.value
-        function = ctx.enclosing(assign, cst.FunctionDef)
-        if isinstance(value, cst.Name) and isinstance(function, cst.FunctionDef) and function.name.value == "__init__" \
-                and any(p.name.value == value.value for p in function.params.params) \
-                and ctx.names.reaching_assignment(value.value, value, function) is None:
-            built = constructions(ctx, cls)
-            if not built:
+        passed = constructor_arguments(ctx, value) if isinstance(value, cst.Name) else None
+        if passed is not None:  # `self.env = env` in `__init__`: what every construction passes
+            if any(cctx is not ctx for cctx, _a in passed):
                 return None
-            for cctx, call in built:
-                if cctx is not ctx:
-                    return None
-                bound = bind_arguments(call, function, 1)
-                if not bound or value.value not in bound:
-                    return None
-                out.append(bound[value.value])
+            out.extend(a for _c, a in passed)
             continue
+        if isinstance(value, cst.Name) and ctx.names.is_param_at(value):
+            return None  # a parameter no construction in view explains
         out.append(value)
     return out
 

@@ -40,7 +40,7 @@ from torchlint.analysis.context import (
 )
 from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, records_nothing
-from torchlint.analysis.mode_layers import FUNCTIONAL_DROPOUT
+from torchlint.analysis.mode_layers import CONTAINERS, FUNCTIONAL_DROPOUT
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.naming import is_model_name, snake
@@ -705,7 +705,7 @@ def _kept_modules(ctx: FileContext, call: cst.Call, found: Tuple[FileContext, cs
 
 
 #: containers whose contents are the modules they are given
-_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
+_MODULE_CONTAINERS = frozenset("torch.nn." + c for c in CONTAINERS)
 
 
 def _copies_kept(ctx: FileContext, value: cst.BaseExpression, depth: int) -> Set[str]:
