@@ -1312,6 +1312,52 @@ for epoch in range(3):
     print(accuracy(model, x, y))
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, layer, n):
+        super().__init__()
+        self.layers = nn.ModuleList([layer for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def predict(model, x):
+    with torch.no_grad():
+        return model(x)
+
+
+model = nn.Sequential(Encoder(Layer(), 2), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(16, 8), torch.randint(0, 2, (16,))
+for step in range(3):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+torch.manual_seed(0)
+a = predict(model, x)
+torch.manual_seed(1)
+b = predict(model, x)
+print(torch.equal(a, b))
+"""
+        ),
     ]
 
 
@@ -3272,6 +3318,99 @@ for epoch in range(3):
     nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
     print(accuracy(model, x, y))
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, layer, n):
+        super().__init__()
+        self.layers = nn.ModuleList([layer for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def predict(model, x):
+    with torch.no_grad():
+        return model(x)
+
+
+model = nn.Sequential(Encoder(Layer(), 2), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(16, 8), torch.randint(0, 2, (16,))
+for step in range(3):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+torch.manual_seed(0)
+a = predict(model, x)
+torch.manual_seed(1)
+b = predict(model, x)
+print(torch.equal(a, b))
+""",
+            line=29,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+class Encoder(nn.Module):
+    def __init__(self, layer, n):
+        super().__init__()
+        self.layers = nn.ModuleList([layer for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def predict(model, x):
+    model.eval()
+    with torch.no_grad():
+        return model(x)
+
+
+model = nn.Sequential(Encoder(Layer(), 2), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(16, 8), torch.randint(0, 2, (16,))
+for step in range(3):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+torch.manual_seed(0)
+a = predict(model, x)
+torch.manual_seed(1)
+b = predict(model, x)
+print(torch.equal(a, b))
 """,
             unsafe=True,
         ),

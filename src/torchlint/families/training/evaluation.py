@@ -51,7 +51,6 @@ from torchlint.analysis.definitions import (
     bind_arguments,
     class_body,
     built_values,
-    callers_arguments,
     call_sites,
     Invocation,
     value_invocations,
@@ -413,14 +412,6 @@ def _plain_value(ctx: FileContext, call: cst.Call) -> bool:
                                                                    "defaultdict", "OrderedDict")
 
 
-_MODE_FREE_LAYERS = re.compile(
-    r"^torch\.nn\.(Linear|Bilinear|Conv[123]d|ConvTranspose[123]d|ReLU|ReLU6|GELU|SiLU|Mish|Tanh|Sigmoid|"
-    r"Softmax|LogSoftmax|Softplus|LeakyReLU|ELU|SELU|PReLU|Hardtanh|Hardswish|Flatten|Unflatten|Identity|"
-    r"MaxPool[123]d|AvgPool[123]d|AdaptiveAvgPool[123]d|AdaptiveMaxPool[123]d|Embedding|Upsample|"
-    r"PixelShuffle|Sequential)$"
-)
-
-
 def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
     """A value whose method chain switches to eval mode: ``Net().to(device).eval()``; or a Hugging Face
     ``X.from_pretrained(...)``, which returns the model in eval mode."""
@@ -527,52 +518,17 @@ def _pretrained(ctx: FileContext, value: cst.Call) -> bool:
     return False
 
 
-def mode_free_model(ctx: FileContext, model: cst.BaseExpression, cache: Optional[Dict] = None) -> bool:
-    """Provably the same in train and eval mode: built from ``nn.Sequential`` of mode-free layers, or an
-    instance of a module-level ``nn.Module`` subclass whose layers are all mode-free and which never reads
-    ``self.training``.  Anything unknown (a parameter, an import) is not proven."""
-    for value in ctx.names.values_before(model):
-        if not isinstance(value, cst.Call):
-            return False
-        if ctx.names.matches(value.func, ("torch.nn.Sequential",)):
-            return all(_mode_free_layer(ctx, a.value) for a in value.args)
-        if isinstance(value.func, cst.Name):
-            cls = ctx.classes().get(value.func.value)
-            if cls is None:
-                return False
-            if cache is None:
-                return _mode_free_class(ctx, cls)
-            if cls not in cache:
-                cache[cls] = _mode_free_class(ctx, cls)
-            return cache[cls]
-        return False
-    return False
+#: a verdict on a model's mode dependence (True, False, None for unknown) and, with True, where it is seen
+#: (the construction of its dropout or batch-norm layer, or its read of ``self.training``) when one place shows it
+Mode = Tuple[Optional[bool], Optional[Tuple[FileContext, cst.CSTNode]]]
+_UNKNOWN: Mode = (None, None)
 
+#: how many names (parameters, attributes, wrapped models) a model is followed through; descending into
+#: the parts of one construction (``nn.Sequential(Encoder(Layer(), 2), head)``) costs nothing, it ends
+_NAME_HOPS = 2
 
-def _mode_free_layer(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    if not isinstance(expr, cst.Call):
-        return False
-    names = ctx.names.qualified_names(expr.func)
-    if not names or not all(_MODE_FREE_LAYERS.match(q) for q in names):
-        return False
-    if any(_MODE_FREE_LAYERS.match(q) and q.endswith("Sequential") for q in names):
-        return all(_mode_free_layer(ctx, a.value) for a in expr.args)
-    return True
-
-
-def _mode_free_class(ctx: FileContext, cls: cst.ClassDef) -> bool:
-    if len(cls.bases) != 1 or not ctx.names.matches(cls.bases[0].value, ("torch.nn.Module",)):
-        return False
-    code = ctx.code(cls)
-    if re.search(r"[Dd]ropout|[Nn]orm|training|\.train\(|\.eval\(", code):
-        return False
-    for a in ctx.contents(cls).assigns:
-        if isinstance(a, cst.Assign) and any(
-            isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self" for t in a.targets
-        ):
-            if isinstance(a.value, cst.Call) and not _mode_free_layer(ctx, a.value):
-                return False
-    return True
+#: how many values a model is followed through when the last ones are factories of the project
+_FACTORY_HOPS = 4
 
 
 def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Optional[bool]:
@@ -580,38 +536,128 @@ def model_mode_dependent(ctx: FileContext, model: cst.BaseExpression, hops: int 
     how it is built: True (dropout, batch norm, ... somewhere), False (provably none), None (unknown: a
     library model, a factory, a parameter no caller in the file explains).  A parameter takes the
     verdicts of the arguments every call in the file passes."""
+    return model_mode(ctx, model, hops)[0]
+
+
+def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
+                  ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
+    """Where the model behind ``model`` is proven mode-dependent (see :func:`model_mode_dependent`): the
+    construction of its dropout/batch-norm layer (``nn.Dropout(0.3)``, ``resnet18()``) or its read of
+    ``self.training``, in the file that holds it; None when no single place shows it."""
+    verdict, evidence = model_mode(ctx, model, hops)
+    return evidence if verdict is True else None
+
+
+def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mode:
+    """The one answer behind :func:`model_mode_dependent` and :func:`mode_evidence`: the verdict and, when
+    it is True, where it is seen.  A parameter takes the verdicts of the arguments its callers pass (in
+    the file, else in the project); a name or attribute those of the values it holds (what was added to a
+    container built empty included); a construction is judged by :func:`_value_mode`."""
+    if hops > _NAME_HOPS + _FACTORY_HOPS:
+        return _UNKNOWN
     if isinstance(model, cst.Name) and ctx.names.is_param_at(model) and not ctx.names.unpacked_values(model):
-        args = arguments_for_param(ctx, model) if hops < 2 else None
-        if not args:
-            # called from other files of the project only: the models their calls pass
-            placed = project_arguments_for_param(ctx, model) if hops < 2 else None
-            if not placed:
-                return None
-            return _combine([
-                model_mode_dependent(octx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
-                else _value_mode_dependent(octx, a)
-                for octx, a in placed
-            ])
-        return _combine([
-            model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
-            else _value_mode_dependent(ctx, a)
-            for a in args
-        ])
+        if hops >= _NAME_HOPS:
+            return _UNKNOWN
+        args = arguments_for_param(ctx, model)
+        # called from other files of the project only: the models their calls pass
+        placed = [(ctx, a) for a in args] if args else project_arguments_for_param(ctx, model)
+        if not placed:
+            return _UNKNOWN
+        return _combine_modes([_part_mode(octx, a, hops) for octx, a in placed])
     if not isinstance(model, (cst.Name, cst.Attribute)):
-        return _value_mode_dependent(ctx, model)
+        return _value_mode(ctx, model, hops)
     values = held_values(ctx, model)
     if not values:
-        return None
-    verdicts = []
+        return _UNKNOWN
+    modes: List[Mode] = []
     for vctx, v in values:
         core = strip_moves_expr(v)
         grown = grown_content(ctx, model, core) if vctx is ctx else []
         if grown:  # `model = nn.Sequential()` then `model.add_module("drop", nn.Dropout(0.5))`: what was added
-            verdicts.append(_combine([model_mode_dependent(ctx, g, hops + 1) if isinstance(g, (cst.Name, cst.Attribute))
-                                      else _value_mode_dependent(ctx, g, hops + 1) for g in grown]))
+            modes.append(_combine_modes([_part_mode(ctx, g, hops) for g in grown]))
         else:
-            verdicts.append(_value_mode_dependent(vctx, v, hops))
-    return _combine(verdicts)
+            modes.append(_value_mode(vctx, v, hops))
+    return _combine_modes(modes)
+
+
+def _part_mode(ctx: FileContext, part: cst.BaseExpression, hops: int) -> Mode:
+    """A model given to or held by another: a name followed costs a hop, an expression is descended into."""
+    if isinstance(part, (cst.Name, cst.Attribute)):
+        return model_mode(ctx, part, hops + 1)
+    return _value_mode(ctx, part, hops)
+
+
+def _combine_modes(modes: Sequence[Mode]) -> Mode:
+    """True when any part is (with the first place that shows one), else unknown when any part is, else False."""
+    dependent = [m for m in modes if m[0] is True]
+    if dependent:
+        return next((m for m in dependent if m[1] is not None), dependent[0])
+    if not modes or any(m[0] is None for m in modes):
+        return _UNKNOWN
+    return False, None
+
+
+def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
+    """The verdict for a value a model is built from: a wrapper by the model it holds
+    (``DistributedDataParallel(model)``), a project class by its summary and the modules its constructor
+    keeps (``Wrap(backbone)``), a project factory by what it returns, a container of the library by its
+    parts, any other construction by :func:`layer_mode_dependent`."""
+    core = strip_moves_expr(value)
+    if not isinstance(core, cst.Call):
+        return _UNKNOWN
+    wrapped = _held_module(ctx, core)
+    if wrapped is not None:  # `DistributedDataParallel(model)`: switches the mode of the model it holds
+        return _part_mode(ctx, wrapped, hops)
+    found = definition_of(ctx, core.func)
+    if found is not None and isinstance(found[1], cst.ClassDef):
+        summary = class_summary(found[0], found[1])
+        if not summary.is_module:
+            return _UNKNOWN
+        if summary.mode_dependent is True:
+            return True, summary.mode_layer
+        kept = _kept_modules(ctx, core, found) if hops < _NAME_HOPS else []
+        # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too
+        return _combine_modes([(summary.mode_dependent, None)] + [_part_mode(ctx, a, hops) for a in kept])
+    if found is not None and isinstance(found[1], cst.FunctionDef):
+        if hops >= _FACTORY_HOPS:
+            return _UNKNOWN
+        return _factory_mode(found[0], found[1], hops)  # (a factory returning another's model too)
+    if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and core.args \
+            and all(a.keyword is None and not a.star for a in core.args):
+        # `nn.Sequential(Encoder(Layer(), 2), head)`: the verdicts of its parts, each as a model of its own
+        parts = [e.value for a in core.args for e in (a.value.elements if isinstance(a.value, (cst.List, cst.Tuple))
+                                                      else [a])]
+        mode = _combine_modes([_part_mode(ctx, p, hops) for p in parts])
+        if mode[0] is not None:
+            return mode
+    verdict = layer_mode_dependent(ctx, core)
+    return verdict, (mode_layer_of(ctx, core) if verdict is True else None)
+
+
+def _factory_mode(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Mode:
+    """A project function that builds and returns a model (``def resnet101(n): return ResNet(...)``): the
+    verdicts of what it returns, through the names it returns."""
+    modes: List[Mode] = []
+    for node in iter_nodes(function.body):
+        if not isinstance(node, cst.Return) or node.value is None:
+            continue
+        if fctx.enclosing(node, cst.FunctionDef) is not function:
+            continue  # a nested function's return
+        returned = strip_moves_expr(node.value)  # `return model.to(device)`: the module itself
+        if isinstance(returned, cst.Name):
+            values = built_values(fctx, returned)
+            for v in values:
+                core = strip_moves_expr(v)
+                grown = grown_content(fctx, returned, core)
+                if grown:  # `net = nn.Sequential()`, `net.add_module(...)`, `return net`: what was added
+                    modes.append(_combine_modes([_part_mode(fctx, g, hops + 1) for g in grown]))
+                else:
+                    modes.append(_value_mode(fctx, v, hops + 1))
+            if not values:
+                modes.append(_UNKNOWN)
+        else:
+            modes.append(_value_mode(fctx, node.value, hops + 1))
+    return _combine_modes(modes)
 
 
 def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> bool:
@@ -636,51 +682,6 @@ def model_from_code_not_in_view(ctx: FileContext, model: cst.BaseExpression) -> 
     verdicts = [summary.mode_dependent for summary in
                 (class_summary(ctx, cls) for cls in ctx.classes().values()) if summary.is_module]
     return not verdicts or any(v is not False for v in verdicts)
-
-
-def _combine(verdicts: List[Optional[bool]]) -> Optional[bool]:
-    if True in verdicts:
-        return True
-    if None in verdicts or not verdicts:
-        return None
-    return False
-
-
-def _value_mode_dependent(ctx: FileContext, value: cst.BaseExpression, hops: int = 0) -> Optional[bool]:
-    core = strip_moves_expr(value)
-    if not isinstance(core, cst.Call):
-        return None
-    wrapped = _held_module(ctx, core)
-    if wrapped is not None:  # `DistributedDataParallel(model)`: switches the mode of the model it holds
-        if hops >= 2:
-            return None
-        if isinstance(wrapped, (cst.Name, cst.Attribute)):
-            return model_mode_dependent(ctx, wrapped, hops + 1)
-        return _value_mode_dependent(ctx, wrapped, hops + 1)
-    found = definition_of(ctx, core.func)
-    if found is not None and isinstance(found[1], cst.ClassDef):
-        summary = class_summary(found[0], found[1])
-        if not summary.is_module:
-            return None
-        kept = _kept_modules(ctx, core, found) if summary.mode_dependent is not True and hops < 2 else []
-        if not kept:
-            return summary.mode_dependent
-        # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too
-        return _combine([summary.mode_dependent] + [
-            model_mode_dependent(ctx, a, hops + 1) if isinstance(a, (cst.Name, cst.Attribute))
-            else _value_mode_dependent(ctx, a, hops + 1) for a in kept])
-    if found is not None and isinstance(found[1], cst.FunctionDef) and hops < _FACTORY_HOPS:
-        return _factory_mode_dependent(found[0], found[1], hops)  # (a factory returning another's model too)
-    if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and hops < 3 and core.args \
-            and all(a.keyword is None and not a.star for a in core.args):
-        # `nn.Sequential(Encoder(Layer(), 2), head)`: the verdicts of its parts, each as a model of its own
-        parts = [e.value for a in core.args for e in (a.value.elements if isinstance(a.value, (cst.List, cst.Tuple))
-                                                      else [a])]
-        verdict = _combine([model_mode_dependent(ctx, p, hops + 1) if isinstance(p, (cst.Name, cst.Attribute))
-                            else _value_mode_dependent(ctx, p, hops + 1) for p in parts])
-        if verdict is not None:
-            return verdict
-    return layer_mode_dependent(ctx, core)
 
 
 def _kept_modules(ctx: FileContext, call: cst.Call, found: Tuple[FileContext, cst.ClassDef]) -> List[cst.BaseExpression]:
@@ -749,99 +750,6 @@ def _held_module(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpressio
     if not ctx.names.qualified_names_at(call.func) & HOLDERS:
         return None
     return call.args[0].value
-
-
-#: how many values a model is followed through when the last ones are factories of the project
-_FACTORY_HOPS = 4
-
-
-def _factory_mode_dependent(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Optional[bool]:
-    """A project function that builds and returns a model (``def resnet101(n): return ResNet(...)``): the
-    verdicts of what it returns, through the names it returns."""
-    verdicts: List[Optional[bool]] = []
-    for node in iter_nodes(function.body):
-        if not isinstance(node, cst.Return) or node.value is None:
-            continue
-        if fctx.enclosing(node, cst.FunctionDef) is not function:
-            continue  # a nested function's return
-        returned = strip_moves_expr(node.value)  # `return model.to(device)`: the module itself
-        if isinstance(returned, cst.Name):
-            values = built_values(fctx, returned)
-            for v in values:
-                core = strip_moves_expr(v)
-                grown = grown_content(fctx, returned, core)
-                if grown:  # `net = nn.Sequential()`, `net.add_module(...)`, `return net`: what was added
-                    verdicts.append(_combine([
-                        model_mode_dependent(fctx, g, hops + 1) if isinstance(g, (cst.Name, cst.Attribute))
-                        else _value_mode_dependent(fctx, g, hops + 1) for g in grown]))
-                else:
-                    verdicts.append(_value_mode_dependent(fctx, v, hops + 1))
-            if not values:
-                verdicts.append(None)
-        else:
-            verdicts.append(_value_mode_dependent(fctx, node.value, hops + 1))
-    return _combine(verdicts)
-
-
-def mode_evidence(ctx: FileContext, model: cst.BaseExpression, hops: int = 0
-                  ) -> Optional[Tuple[FileContext, cst.CSTNode]]:
-    """Where the model behind ``model`` is proven mode-dependent (see :func:`model_mode_dependent`): the
-    construction of its dropout/batch-norm layer (``nn.Dropout(0.3)``, ``resnet18()``) or its read of
-    ``self.training``, in the file that holds it; None when no single place shows it."""
-    if isinstance(model, cst.Name) and ctx.names.is_param_at(model) and not ctx.names.unpacked_values(model):
-        if hops >= 2:
-            return None
-        for octx, a in callers_arguments(ctx, model):
-            found = mode_evidence(octx, a, hops + 1)
-            if found is not None:
-                return found
-        return None
-    values = (held_values(ctx, model) or []) if isinstance(model, (cst.Name, cst.Attribute)) else [(ctx, model)]
-    for vctx, v in values:
-        found = _value_evidence(vctx, v, hops)
-        if found is not None:
-            return found
-    return None
-
-
-def _value_evidence(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Optional[Tuple[FileContext, cst.CSTNode]]:
-    core = strip_moves_expr(value)
-    if not isinstance(core, cst.Call):
-        return None
-    wrapped = _held_module(ctx, core)
-    if wrapped is not None:
-        if hops >= 2:
-            return None
-        if isinstance(wrapped, (cst.Name, cst.Attribute)):
-            return mode_evidence(ctx, wrapped, hops + 1)
-        return _value_evidence(ctx, wrapped, hops + 1)
-    found = definition_of(ctx, core.func)
-    if found is not None and isinstance(found[1], cst.ClassDef):
-        summary = class_summary(found[0], found[1])
-        if not summary.is_module:
-            return None
-        if summary.mode_dependent is True:
-            return summary.mode_layer
-        for kept in (_kept_modules(ctx, core, found) if hops < 2 else ()):
-            evidence = mode_evidence(ctx, kept, hops + 1) if isinstance(kept, (cst.Name, cst.Attribute)) \
-                else _value_evidence(ctx, kept, hops + 1)
-            if evidence is not None:
-                return evidence
-        return None
-    if found is not None and isinstance(found[1], cst.FunctionDef):
-        if hops >= _FACTORY_HOPS:
-            return None
-        fctx, function = found
-        for node in iter_nodes(function.body):
-            if isinstance(node, cst.Return) and node.value is not None and \
-                    fctx.enclosing(node, cst.FunctionDef) is function:
-                returned = strip_moves_expr(node.value)  # `return model.to(device)`: the module itself
-                evidence = mode_evidence(fctx, returned, hops + 1) if isinstance(returned, cst.Name) \
-                    else _value_evidence(fctx, node.value, hops + 1)
-                if evidence is not None:
-                    return evidence
-        return None
-    return mode_layer_of(ctx, core) if layer_mode_dependent(ctx, core) is True else None
 
 
 def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cst.CSTNode]]) -> str:
@@ -2190,7 +2098,6 @@ class EvaluationFacts:
         self.local_model: Set[cst.Call] = set()
         self._seen: Set[cst.Call] = set()
         self._sites: Optional[List[EvalSite]] = None
-        self._class_verdicts: Dict[cst.ClassDef, bool] = {}
         self._param_calls: List[cst.Call] = []
         self._method_calls: List[cst.Call] = []
         self._used_calls: List[cst.Call] = []
@@ -2251,7 +2158,7 @@ class EvaluationFacts:
                 if scope.bindings.get(model.value) is binding:
                     self.local_model.add(call)
             values = ctx.names.values_before(model)
-            if values and (mode_free_model(ctx, model, self._class_verdicts) or mode_free(ctx, model) or any(
+            if values and (mode_free(ctx, model) or any(
                 isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
             )):
                 self.mode_settled.add(call)
