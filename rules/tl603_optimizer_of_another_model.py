@@ -2223,6 +2223,35 @@ def episode(states, rewards):
         opt_policy.step()
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.fc = nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.fc(self.f(x))
+
+
+model = Net()
+for p in model.f.parameters():
+    p.requires_grad = False
+optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.1)
+x, y = torch.randn(32, 8), torch.randint(0, 2, (32,))
+for step in range(3):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+print(loss.item())
+"""
+        ),
     ]
 
     INVALID = [
@@ -4250,6 +4279,37 @@ agent.train(100)
 agent.test("videos/ddpg")
 """,
             line=51,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.fc = nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.fc(self.f(x))
+
+
+model = Net()
+teacher = Net()
+for p in model.f.parameters():
+    p.requires_grad = False
+optimizer = torch.optim.SGD(teacher.fc.parameters(), lr=0.1)
+x, y = torch.randn(32, 8), torch.randint(0, 2, (32,))
+for step in range(3):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+print(loss.item())
+""",
+            line=26,
         ),
     ]
 

@@ -599,6 +599,51 @@ def test_tl602_cached_result_follows_the_other_files(tmp_path, run):
     assert "TL602" not in after.stdout and after.returncode == 0
 
 
+ATTENTION = """
+    import torch.nn as nn
+
+    class Attention(nn.Module):
+        def __init__(self, factor=1, attention_dropout=0.1):
+            super().__init__()
+            self.factor = factor
+            self.proj = nn.Linear(4, 4)
+            self.dropout = nn.Dropout(attention_dropout)
+
+        def forward(self, x):
+            return self.proj(x) * self.factor
+"""
+SETTINGS_MODEL = """
+    import torch.nn as nn
+    from attention import Attention
+
+    class Model(nn.Module):
+        def __init__(self, configs):
+            super().__init__()
+            self.seq_len = configs.seq_len
+            self.attn = Attention(configs.factor, attention_dropout=configs.dropout)
+
+        def forward(self, x):
+            return self.attn(x)
+"""
+
+
+def test_tl602_a_settings_object_of_another_file_is_no_instance_of_the_class(tmp_path):
+    # `configs.dropout` beside `configs.seq_len`, which no `Attention` has: a settings object, no layer read
+    _write(tmp_path, {"attention.py": ATTENTION, "model.py": SETTINGS_MODEL})
+    assert _lint(tmp_path / "attention.py", {"TL602"}) == [("TL602", 9)]
+    # read only for what an Attention also has (`factor`): it may be one, the read counts
+    _write(tmp_path, {"model.py": SETTINGS_MODEL.replace("configs.seq_len", "configs.factor")})
+    assert _lint(tmp_path / "attention.py", {"TL602"}) == []
+    # the other attribute read only under a condition: it says nothing of every value
+    guarded = SETTINGS_MODEL.replace("            self.seq_len = configs.seq_len\n",
+                                     "            if configs:\n                self.seq_len = configs.seq_len\n")
+    _write(tmp_path, {"model.py": guarded})
+    assert _lint(tmp_path / "attention.py", {"TL602"}) == []
+    # the file sets `seq_len` on a value that may be an Attention: it may have it
+    _write(tmp_path, {"model.py": SETTINGS_MODEL + "\n    def widen(m):\n        m.seq_len = 3\n"})
+    assert _lint(tmp_path / "attention.py", {"TL602"}) == []
+
+
 def test_tl602_a_subclass_in_another_file_uses_the_layer_and_an_unrelated_class_does_not(tmp_path):
     unrelated = """
         import torch.nn as nn

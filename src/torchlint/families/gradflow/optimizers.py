@@ -184,7 +184,7 @@ def _stray_step(ctx: FileContext, call: cst.Call, opt: cst.BaseExpression, backw
                 raise Unknown
             found = _reached(ctx, operand, 0, set())
             reached |= found
-        if not held or not reached or held & reached:
+        if not held or not reached or held & reached or _member_owners(ctx, opt) & reached:
             return None
         owners = sorted({ctx.code(receiver(c)) for c in iter_nodes(_optimizer_call(ctx, opt))  # type: ignore[arg-type]
                          if isinstance(c, cst.Call) and method_name(c) in ("parameters", "named_parameters")
@@ -194,6 +194,30 @@ def _stray_step(ctx: FileContext, call: cst.Call, opt: cst.BaseExpression, backw
     if not _CALLED.of(ctx):
         return None
     return StrayStep(call, ctx.code(opt), tuple(backwards), tuple(owners), tuple(sorted(_CALLED.of(ctx))), label)
+
+
+def _member_owners(ctx: FileContext, opt: cst.BaseExpression) -> FrozenSet[cst.Call]:
+    """The models whose members the optimizer ``opt`` holds the parameters of: for ``model.fc.parameters()``
+    (``self.model.head.parameters()``) the constructions of ``model`` (``self.model``, ``self.model.head``)
+    themselves.  Such an optimizer steps part of that model (a linear probe on a frozen encoder): the loss
+    of ``model(x)`` reaches it when the forward pass runs it.  Empty when not known."""
+    value = _optimizer_call(ctx, opt)
+    params = arg(value, 0, "params") if isinstance(value, cst.Call) else None
+    if params is None:
+        return frozenset()
+    try:
+        sources = effects.parameter_sources(ctx, params.value)
+    except Unknown:
+        return frozenset()
+    out: Set[cst.Call] = set()
+    for source in sources:
+        while isinstance(source, cst.Attribute) and isinstance(source.value, (cst.Name, cst.Attribute)):
+            source = source.value
+            try:
+                out |= _construction(ctx, source)
+            except Unknown:
+                pass
+    return frozenset(out)
 
 
 #: methods of a list that change which values it holds

@@ -120,11 +120,16 @@ class NamesRead:
         strings = self.strings.get(name, ())
         if not attributes and not strings:
             return False
+        view = self.view(ctx, cls)
+        return any(view.counts(node) for node in attributes) or any(
+            _names_by_string(ctx, node, name, view.target, view.kin) for node in strings)
+
+    def view(self, ctx: FileContext, cls: cst.ClassDef) -> "_View":
+        """The reads of the file as they may reach the layers of ``cls`` (made once per class)."""
         view = self._views.get(cls)
         if view is None:
             view = self._views[cls] = _View(ctx, cls, self)
-        return any(view.counts(node) for node in attributes) or any(
-            _names_by_string(ctx, node, name, view.target, view.kin) for node in strings)
+        return view
 
     def by_receiver(self, spelled: str) -> List[cst.Attribute]:
         """The attribute reads of the file whose receiver is spelled ``spelled`` (a name or a dotted
@@ -578,7 +583,7 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
     # `getattr(self, "block{}".format(i))` reaches `block1`, `block2`, ...: not `dropout`
     candidates = {name: a for name, a in candidates.items() if not name.startswith(tuple(reached))}
     candidates = {name: a for name, a in candidates.items() if not _rate_applied_otherwise(ctx, cls, init, me, a)}
-    elsewhere = read_elsewhere(ctx, cls, set(candidates)) if candidates else set()
+    elsewhere = read_elsewhere(ctx, cls, set(candidates), read.view(ctx, cls).members()) if candidates else set()
     return [(name, a) for name, a in candidates.items() if name not in elsewhere]
 
 
@@ -658,9 +663,12 @@ def _does_nothing(function: cst.FunctionDef) -> bool:
     return True
 
 
-def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[str]:
+def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str],
+                   members: Optional[Set[str]] = None) -> Set[str]:
     """Of ``names`` (attributes of instances of ``cls``), those another file of the project may read (see
-    the module's documentation); all of them when the project's files cannot be listed."""
+    the module's documentation); all of them when the project's files cannot be listed.  ``members``: the
+    attributes an instance of ``cls`` may have (:meth:`_View.members`), when known: a value read there for
+    another one is no instance of it (:func:`_lacks_member`)."""
     path = ctx.path
     if not path or path.startswith("<") or path in ("-",) or not os.path.isfile(path):
         return set()  # text without a file: no project around it
@@ -696,7 +704,7 @@ def read_elsewhere(ctx: FileContext, cls: cst.ClassDef, names: Set[str]) -> Set[
             continue
         if kin is None:
             kin = _Kin(ctx, cls)
-        out |= _reads_in(octx, spelled, (os.path.abspath(ctx.path), cls.name.value), kin)
+        out |= _reads_in(octx, spelled, (os.path.abspath(ctx.path), cls.name.value), kin, members)
         if out >= names:
             break
     return out
@@ -754,11 +762,14 @@ def _may_read(text: Optional[str], names: Set[str], kin: Set[str]) -> bool:
     return own and any(re.search(r"\b" + re.escape(k) + r"\b", text) for k in kin)
 
 
-def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: "_Kin") -> Set[str]:
+def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: "_Kin",
+              members: Optional[Set[str]] = None) -> Set[str]:
     """Which of ``names`` the other file ``octx`` reads as an attribute of a value that may be an
     instance of the class, or names in a string that reaches an attribute or a state dict by name;
-    ``target``: the file and name of the class whose layers they are; ``kin``: its ancestors."""
+    ``target``: the file and name of the class whose layers they are; ``kin``: its ancestors;
+    ``members``: the attributes its instances may have, when known."""
     out: Set[str] = set()
+    written: Optional[Set[str]] = None
     for node in iter_nodes(octx.module):
         if isinstance(node, cst.Attribute) and node.attr.value in names:
             parent = octx.parent(node)
@@ -767,12 +778,68 @@ def _reads_in(octx: FileContext, names: Set[str], target: Tuple[str, str], kin: 
             if _own_layer(octx, node, target) or _other_receiver(octx, node.value, target, kin) \
                     or effects.initialising_read(octx, node):
                 continue
+            if members is not None:
+                if written is None:
+                    written = _written_attributes(octx, target)
+                if _lacks_member(octx, node.value, members | written):
+                    continue
             out.add(node.attr.value)
         elif isinstance(node, (cst.SimpleString, cst.FormattedString)):
             for name in names & set(_WORD.findall(_string_text(node))) - out:
                 if _names_by_string(octx, node, name, target, kin):
                     out.add(name)
     return out
+
+
+def _written_attributes(octx: FileContext, target: Tuple[str, str]) -> Set[str]:
+    """The attribute names the file ``octx`` sets on a value that may be an instance of the ``target``
+    class (any value but ``self`` of a class that cannot derive from it); every name it spells when it sets
+    attributes by name (``setattr``)."""
+    out: Set[str] = set()
+    for node in iter_nodes(octx.module):
+        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Attribute) \
+                and not _own_layer(octx, node.target, target):
+            out.add(node.target.attr.value)
+        elif isinstance(node, cst.Name) and node.value == "setattr":
+            return set(_WORD.findall(octx.source))
+    return out
+
+
+def _lacks_member(octx: FileContext, recv: cst.BaseExpression, members: Set[str]) -> bool:
+    """Whether the value ``recv`` (a name, or a dotted path of names: ``configs.model``) of another file is
+    read, in the same function and without a guard, for an attribute outside ``members`` (what an instance
+    of the class may have, and what the file sets on values that may be one): ``configs.seq_len`` beside
+    ``configs.dropout`` says that ``configs`` is no instance of an attention block whose attributes are
+    ``factor`` and ``dropout``.  The name must be bound once there (a parameter or one assignment)."""
+    spelled = dotted_name(recv)
+    root = recv
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if spelled is None or not isinstance(root, cst.Name) or root.value == "self":
+        return False
+    b = octx.names.binding_at(root, root.value)
+    if b is None or b.imports or b.changed or len(b.values) != 1 \
+            or b.values[0] is None and not octx.names.is_param_at(root):
+        return False  # bound more than once, or a loop's target: one object is not known
+    function = octx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
+    scope = function if function is not None else octx.module
+    for other in octx.nodes(scope):
+        if not isinstance(other, cst.Attribute) or dotted_name(other.value) != spelled:
+            continue
+        attr = other.attr.value
+        if attr.startswith("_") or attr in _MODULE_API or attr in members:
+            continue
+        parent = octx.parent(other)
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is other:
+            continue
+        other_root = other.value
+        while isinstance(other_root, cst.Attribute):
+            other_root = other_root.value
+        if octx.names.binding_at(other_root, root.value) is not b \
+                or octx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is not function or _guarded(octx, other, scope):
+            continue
+        return True
+    return False
 
 
 #: functions and methods whose string argument names an attribute or a submodule of an object and hands it
