@@ -61,10 +61,10 @@ class TensorCreatedThenMoved(LintRule):
     Finds a tensor factory call (`torch.zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `scalar_tensor`, `rand`,
     `randn`, `randint`, `arange`, the window functions such as `hann_window`, ...) followed by a move to a certain device (`.cuda()`,
     `.to(device=...)`, `.to("cuda")`, `.to(x.device)`: the device another tensor is on, also held in a
-    variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`: the
+    variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`, `.to(x.dtype).cuda()`: the
     fix makes the tensor on the device and keeps the cast), a move that also casts
     (`.to(dtype=x.dtype, device=x.device)`, `.to(device, torch.float16)`: the fix makes it on the device and
-    casts it there), an in-place fill (`torch.empty(n, d).normal_().to(device)`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`), and a size-only factory (`zeros`, `ones`, `empty`,
+    casts it there), an in-place fill (`torch.empty(n, d).normal_().to(device)`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`, `torch.arange(n).expand(b, -1).to(device)`), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
     own `generator=` is not reported when moved: the generator's device is where it can draw. `.to(x)` with a value of unknown kind is not
@@ -77,7 +77,7 @@ class TensorCreatedThenMoved(LintRule):
     size-only factory, nor, in a file that may change the default device (`torch.set_default_device`,
     `torch.set_default_tensor_type` of a CUDA type), a move to a device.
     A legacy typed constructor given a size (`torch.FloatTensor(n, d).uniform_(-1, 1).to(device)`,
-    `torch.ByteTensor(size=(n,)).cuda()`) is reported without a fix: it allocates in host memory only;
+    `torch.ByteTensor(size=(n,)).cuda()`, `torch.LongTensor(10000).to(x.device)`) is reported without a fix: it allocates in host memory only;
     `torch.empty(n, d, device=device)` allocates on the device. Given data (`torch.FloatTensor(state)`)
     it is not reported: data is copied to the device once either way.
 
@@ -291,6 +291,19 @@ import torch
 
 def mask_like(x, n):
     return torch.ones(n).to(x, torch.float16), torch.ones(n).to("cpu", torch.float16)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def start(kind, device):
+    return torch.tensor(0).to(kind).cuda()
+
+
+def batch(ids, x):
+    return torch.LongTensor(ids).to(x.device)
 """
         ),
     ]
@@ -729,6 +742,75 @@ def mask_like(x, n):
     return torch.ones(n, device=x.device, dtype=torch.float16)
 """,
         ),
+        Invalid(
+            """
+import torch
+
+
+def targets(x, label):
+    return torch.LongTensor(64).to(x.device).fill_(label)
+
+
+x = torch.randn(4, 3)
+print(targets(x, 2)[:3])
+""",
+            line=6,
+        ),
+        Invalid(
+            """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def positions(batch_size, max_len):
+    return torch.arange(0, max_len).unsqueeze(0).expand(batch_size, -1).to(device)
+
+
+print(positions(2, 5))
+""",
+            line=8,
+            fixed="""
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def positions(batch_size, max_len):
+    return torch.arange(0, max_len, device=device).unsqueeze(0).expand(batch_size, -1)
+
+
+print(positions(2, 5))
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+
+
+def zero_like(anchors):
+    dtype = anchors.dtype
+    return torch.tensor(0).to(dtype).cuda()
+
+
+if torch.cuda.is_available():
+    print(zero_like(torch.randn(3).half()))
+""",
+            line=7,
+            fixed="""
+import torch
+
+
+def zero_like(anchors):
+    dtype = anchors.dtype
+    return torch.tensor(0, device="cuda").to(dtype)
+
+
+if torch.cuda.is_available():
+    print(zero_like(torch.randn(3).half()))
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -836,7 +918,8 @@ def mask_like(x, n):
                           f"it on the device (`torch.empty(size, dtype={dtype}, device=...)`)")
 
     def _is_cast(self, call: cst.Call) -> bool:
-        """``x.float()``, ``x.long()``, ``x.to(torch.float16)``, ``x.to(dtype=...)``: a change of dtype only."""
+        """``x.float()``, ``x.long()``, ``x.to(torch.float16)``, ``x.to(dtype=...)``, ``x.to(y.dtype)``: a change of
+        dtype only."""
         func = call.func
         if not isinstance(func, cst.Attribute):
             return False
@@ -845,8 +928,17 @@ def mask_like(x, n):
         if func.attr.value != "to" or len(call.args) != 1 or call.args[0].star:
             return False
         a = call.args[0]
-        return a.keyword is not None and a.keyword.value == "dtype" or a.keyword is None and self.ctx.names.matches(
-            a.value, DTYPES)
+        return a.keyword is not None and a.keyword.value == "dtype" or a.keyword is None and self._holds_dtype(a.value)
+
+    def _holds_dtype(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """``torch.float16``, another tensor's ``x.dtype``, or a name only ever given one of those
+        (``dtype = anchors.dtype``)."""
+        if self.ctx.names.matches(expr, DTYPES) or isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+            return True
+        if isinstance(expr, cst.Name) and depth < 3 and not self.ctx.names.is_param_at(expr):
+            values = built_values(self.ctx, expr)
+            return bool(values) and all(self._holds_dtype(v, depth + 1) for v in values)
+        return False
 
     def _certain_cast(self, factory: frozenset, call: cst.Call, dtype: cst.BaseExpression) -> bool:
         """A cast allocates a second tensor for sure only after a size-only factory and to another dtype
@@ -966,7 +1058,9 @@ def mask_like(x, n):
             return "accelerator" if "accelerator" in kinds else "cpu"
         if isinstance(expr, cst.Name) and self.ctx.names.is_param_at(expr):
             given = callers_arguments(self.ctx, expr)  # `def to_onehot(labels, n, device)`: what its calls pass
-            kinds = {self._device_kind(a, depth + 1) if c is self.ctx else None for c, a in given}
+            kinds = {self._device_kind(a, depth + 1) if c is self.ctx or isinstance(a, cst.SimpleString)
+                     or isinstance(a, cst.Attribute) and a.attr.value == "device" else None
+                     for c, a in given}  # (in another file: a literal or another value's `.device` only)
             if not given or None in kinds:
                 return None
             return "accelerator" if "accelerator" in kinds else "cpu"
@@ -986,16 +1080,19 @@ _FILLS = _RANDOM_FILLS | frozenset({"fill_", "zero_"})
 
 
 def _sized(call: cst.Call) -> bool:
-    """A legacy constructor given a size, not data: ``size=``, or two or more positional integers or
-    names (data is one sequence)."""
+    """A legacy constructor given a size, not data: ``size=``, one integer literal, or two or more
+    positional integers or names (data is one sequence)."""
     if keyword_arg(call, "size") is not None:
         return True
     given = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(given) == 1 and isinstance(given[0], cst.Integer):
+        return True  # `torch.LongTensor(10000)`: a number of elements (data would be a sequence)
     return len(given) >= 2 and all(isinstance(v, (cst.Integer, cst.Name, cst.Attribute, cst.Call)) for v in given)
 
 
-#: methods that return a view of the tensor where it is
-_VIEWS = frozenset({"unsqueeze", "view", "reshape", "flatten", "permute", "transpose", "t"})
+#: methods that return a view of the tensor where it is (or a copy of it there: ``repeat``, ``contiguous``)
+_VIEWS = frozenset({"unsqueeze", "squeeze", "view", "reshape", "flatten", "permute", "transpose", "t", "expand",
+                    "expand_as", "repeat", "contiguous"})
 
 
 def _fills(call: cst.Call) -> bool:
