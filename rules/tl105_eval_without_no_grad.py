@@ -12,6 +12,7 @@ from torchlint.families.training.evaluation import (
     EvalSite,
     evaluation_facts,
     framework_model,
+    frozen_model,
     no_grad_call_code,
     runs_without_grad,
 )
@@ -145,8 +146,11 @@ class EvalWithoutNoGrad(LintRule):
     caller could differentiate through it), or yields one. A function whose result a caller in the file
     differentiates (`helper(...).backward()`, or a variable that reaches a backward call) is not
     reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
-    reported, so the fix never nests one `no_grad` in another. After the fix, a model still in training
-    mode in the wrapped code is still reported by TL106.
+    reported, so the fix never nests one `no_grad` in another. Nor is code whose models are all frozen
+    where they run (`model.requires_grad_(False)`, or `p.requires_grad = False` for each of
+    `model.parameters()`, unconditionally before the call in the same function, at every caller for a
+    model passed in, or on the construction): their forward passes record no graph. After the fix, a
+    model still in training mode in the wrapped code is still reported by TL106.
 
     A generator that runs a model and yields its output (or a value computed from it) is followed into
     the `for` loop of each caller that iterates it (`for out, y in outputs_of(model, loader):`, through
@@ -1771,6 +1775,34 @@ class Agent:
                 done = terminated or truncated
             self.finish_episode()
 
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def evaluate(model, batches):
+    correct = 0
+    for x, y in batches:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def features(extractor, images):
+    return [extractor(img).mean().item() for img in images]
+
+
+net = nn.Sequential(nn.Linear(4, 3))
+net.requires_grad_(False)
+net.eval()
+data = [(torch.randn(2, 4), torch.tensor([0, 1]))]
+print(evaluate(net, data))
+backbone = nn.Linear(4, 4).eval()
+for p in backbone.parameters():
+    p.requires_grad = False
+print(features(backbone, [torch.randn(1, 4)]))
 """
         ),
     ]
@@ -5492,6 +5524,48 @@ def run():
 run()
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def evaluate(model, batches, frozen):
+    if frozen:
+        model.requires_grad_(False)
+    model.eval()
+    correct = 0
+    for x, y in batches:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+net = nn.Sequential(nn.Linear(4, 3))
+data = [(torch.randn(2, 4), torch.tensor([0, 1]))]
+print(evaluate(net, data, False))
+""",
+            line=12,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+@torch.no_grad()
+def evaluate(model, batches, frozen):
+    if frozen:
+        model.requires_grad_(False)
+    model.eval()
+    correct = 0
+    for x, y in batches:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+net = nn.Sequential(nn.Linear(4, 3))
+data = [(torch.randn(2, 4), torch.tensor([0, 1]))]
+print(evaluate(net, data, False))
+""",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5508,6 +5582,8 @@ run()
             calls = [c for c, model in site.calls if not under_no_grad(ctx, c) and not framework_model(ctx, model)]
             if not calls:
                 continue  # the framework that owns the model runs it under `no_grad`
+            if all(frozen_model(ctx, model, c) for c, model in site.calls if c in calls):
+                continue  # every model it runs is frozen (`requires_grad_(False)`): no graph is recorded
             if runs_without_grad(ctx, calls[0]):
                 continue
             if site.kind == "function" and self._result_may_be_differentiated(site.node):

@@ -63,6 +63,7 @@ from torchlint.analysis.definitions import (
     parameter_owner,
     instance_class,
     position,
+    same_reference,
     project_arguments_for_param,
     project_call_sites,
     strip_moves as strip_moves_expr,
@@ -860,6 +861,99 @@ def framework_model(ctx: FileContext, model: cst.BaseExpression) -> bool:
     if not _derives_from_framework(chain):
         return False
     return not any(_builds_attr(c_ctx, c, parts[1]) for c_ctx, c in chain)
+
+
+def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, hops: int = 0) -> bool:
+    """The model ``model`` runs at ``at`` with all its parameters frozen, so that its forward pass records
+    no graph of its own: it was built frozen (``Net().requires_grad_(False)``), or in the same function
+    ``model.requires_grad_(False)`` (or a loop setting ``p.requires_grad = False`` for each of
+    ``model.parameters()``) runs unconditionally before ``at``, and nothing there turns gradients back on
+    for it; a parameter when every call of its function in the file passes a model frozen so there."""
+    if hops > 2 or not isinstance(model, (cst.Name, cst.Attribute)):
+        return False
+    function = enclosing_function(ctx, at)
+    scope: cst.CSTNode = function if function is not None else ctx.module
+    froze = False
+    for node in ctx.nodes(scope):
+        if isinstance(node, cst.Call):
+            recv = receiver(node)
+            if recv is None or not same_reference(strip_moves_expr(recv), model) \
+                    or enclosing_function(ctx, node) is not function:
+                continue
+            effect = effects.method_effect(ctx, node)
+            if method_name(node) == "requires_grad_" and effect != effects.FREEZES:
+                return False  # turned back on (or maybe) somewhere in the function
+            if effect == effects.FREEZES and position(ctx, node) < position(ctx, at) and _unconditional(ctx, node, at):
+                froze = True
+        elif isinstance(node, cst.For) and _freezes_each_parameter(ctx, node, model) \
+                and enclosing_function(ctx, node) is function and position(ctx, node) < position(ctx, at) \
+                and _unconditional(ctx, node, at):
+            froze = True
+    if froze:
+        return True
+    if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
+        owner = parameter_owner(ctx, model)
+        if owner is None or owner is not function:
+            return False
+        method = isinstance(ctx.enclosing(owner, (cst.FunctionDef, cst.ClassDef)), cst.ClassDef)
+        sites = [s for s in call_sites(ctx, owner) if not ctx.is_inside(s, owner)]
+        if not sites:
+            return False
+        for site in sites:
+            bound = bind_arguments(site, owner, 1 if method and isinstance(site.func, cst.Attribute) else 0)
+            given = (bound or {}).get(model.value)
+            if given is None or not frozen_model(ctx, given, site, hops + 1):
+                return False
+        return True
+    values = built_values(ctx, model) if isinstance(model, cst.Name) else []
+    return bool(values) and all(_built_frozen(ctx, v) for v in values)
+
+
+def _built_frozen(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``Net().eval().requires_grad_(False)``: a chain of module methods on a construction that freezes it."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        effect = effects.method_effect(ctx, value)
+        if effect == effects.FREEZES:
+            return True
+        if effect is None or effect == effects.UNFREEZES:
+            return False
+        value = value.func.value
+    return False
+
+
+def _freezes_each_parameter(ctx: FileContext, loop: cst.For, model: cst.BaseExpression) -> bool:
+    """``for p in model.parameters(): p.requires_grad = False`` (or ``p.requires_grad_(False)``)."""
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and method_name(it) == "parameters" and receiver(it) is not None
+            and same_reference(receiver(it), model) and isinstance(loop.target, cst.Name)):
+        return False
+    name = loop.target.value
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            continue
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                and dotted_name(small.targets[0].target) == name + ".requires_grad" \
+                and isinstance(small.value, cst.Name) and small.value.value == "False":
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                and dotted_name(small.value.func) == name + ".requires_grad_" \
+                and effects.method_effect(ctx, small.value) == effects.FREEZES:
+            return True
+    return False
+
+
+def _unconditional(ctx: FileContext, node: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """Every ``if``, loop, ``try`` or ``with`` around ``node`` is also around ``at``: when ``at`` runs,
+    ``node`` ran before it (given it comes first)."""
+    for a in ctx.ancestors(node):
+        if isinstance(a, (cst.FunctionDef, cst.Module)):
+            return True
+        if isinstance(a, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.IfExp, cst.BooleanOperation,
+                          cst.ListComp, cst.GeneratorExp, cst.Lambda)) and not ctx.is_inside(at, a):
+            return False
+    return True
 
 
 def _class_chain(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[FileContext, cst.ClassDef]]:
