@@ -232,6 +232,25 @@ target = torch.tensor([2])
 print(nn.NLLLoss()(torch.log(torch.softmax(logits, dim=1)), target))
 print(nn.CrossEntropyLoss()(logits, target))
 """,
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=1)
+
+    def target_entropy(self, x):
+        p = self.forward(x).detach()
+        return -(p * torch.log(p.clamp(min=1e-8))).sum(1)
+"""
+        ),
     ]
 
     INVALID = [
@@ -494,6 +513,26 @@ def loss(scores, labels):
 """,
             line=7,
             message="`log` of elements of a softmax",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=1)
+
+    def target_entropy(self, x):
+        p = self.forward(x).detach()
+        return -(p * torch.log(p)).sum(1)
+""",
+            line=16,
         ),
     ]
 

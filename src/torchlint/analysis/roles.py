@@ -1192,7 +1192,7 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
 
 #: tensor methods that keep the values (and so what kind of values they are)
 SHAPE_METHODS = frozenset({"view", "reshape", "squeeze", "flatten", "unsqueeze", "contiguous", "view_as",
-                            "reshape_as", "float", "double", "to", "cpu", "cuda"})
+                            "reshape_as", "float", "double", "to", "cpu", "cuda", "detach", "clone"})
 
 
 def instance_member_output(ctx: FileContext, callee: cst.Attribute, depth: int = 0) -> Kind:
