@@ -149,7 +149,8 @@ class EvalWithoutNoGrad(LintRule):
     reported, so the fix never nests one `no_grad` in another. Nor is code whose models are all frozen
     where they run (`model.requires_grad_(False)`, or `p.requires_grad = False` for each of
     `model.parameters()`, unconditionally before the call in the same function, at every caller for a
-    model passed in, or on the construction): their forward passes record no graph. After the fix, a
+    model passed in, or on the construction, and no part set, added or unfrozen after it: a new head
+    `model.fc = nn.Linear(...)` trains): their forward passes record no graph. After the fix, a
     model still in training mode in the wrapped code is still reported by TL106.
 
     A generator that runs a model and yields its output (or a value computed from it) is followed into
@@ -5564,6 +5565,50 @@ def evaluate(model, batches, frozen):
 net = nn.Sequential(nn.Linear(4, 3))
 data = [(torch.randn(2, 4), torch.tensor([0, 1]))]
 print(evaluate(net, data, False))
+""",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+for param in model.parameters():
+    param.requires_grad = False
+model[2] = nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model[2].parameters(), lr=0.1)
+x, y = torch.randn(16, 4), torch.randint(0, 2, (16,))
+for step in range(3):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+model.eval()
+correct = 0
+for i in range(0, 16, 4):
+    correct += (model(x[i:i + 4]).argmax(1) == y[i:i + 4]).sum().item()
+print(correct)
+""",
+            line=18,
+            fixed="""
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+for param in model.parameters():
+    param.requires_grad = False
+model[2] = nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model[2].parameters(), lr=0.1)
+x, y = torch.randn(16, 4), torch.randint(0, 2, (16,))
+for step in range(3):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+model.eval()
+correct = 0
+with torch.no_grad():
+    for i in range(0, 16, 4):
+        correct += (model(x[i:i + 4]).argmax(1) == y[i:i + 4]).sum().item()
+print(correct)
 """,
         ),
     ]

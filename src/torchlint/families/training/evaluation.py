@@ -873,24 +873,33 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
         return False
     function = enclosing_function(ctx, at)
     scope: cst.CSTNode = function if function is not None else ctx.module
-    froze = False
+    froze: Optional[int] = None  # where it is frozen first
+    changed: List[int] = []  # where a part of it is set, added or unfrozen
     for node in ctx.nodes(scope):
         if isinstance(node, cst.Call):
             recv = receiver(node)
-            if recv is None or not same_reference(strip_moves_expr(recv), model) \
-                    or enclosing_function(ctx, node) is not function:
+            if recv is None or enclosing_function(ctx, node) is not function:
                 continue
             effect = effects.method_effect(ctx, node)
-            if method_name(node) == "requires_grad_" and effect != effects.FREEZES:
-                return False  # turned back on (or maybe) somewhere in the function
-            if effect == effects.FREEZES and position(ctx, node) < position(ctx, at) and _unconditional(ctx, node, at):
-                froze = True
+            if same_reference(strip_moves_expr(recv), model):
+                if method_name(node) == "requires_grad_" and effect != effects.FREEZES:
+                    return False  # turned back on (or maybe) somewhere in the function
+                if effect == effects.FREEZES and position(ctx, node) < position(ctx, at) \
+                        and _unconditional(ctx, node, at):
+                    froze = position(ctx, node) if froze is None else min(froze, position(ctx, node))
+            elif _part_of(recv, model) and (method_name(node) == "requires_grad_" and effect != effects.FREEZES
+                                            or method_name(node) in _ADDS_PARTS):
+                changed.append(position(ctx, node))  # `model.head.requires_grad_()`, `model.add_module(...)`
         elif isinstance(node, cst.For) and _freezes_each_parameter(ctx, node, model) \
                 and enclosing_function(ctx, node) is function and position(ctx, node) < position(ctx, at) \
                 and _unconditional(ctx, node, at):
-            froze = True
-    if froze:
-        return True
+            froze = position(ctx, node) if froze is None else min(froze, position(ctx, node))
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) \
+                and enclosing_function(ctx, node) is function \
+                and (same_reference(node.target, model) or _part_of(node.target, model)):
+            changed.append(position(ctx, node))  # `model.classifier[6] = nn.Linear(...)`: new layers, trainable
+    if froze is not None:
+        return not any(c > froze for c in changed)
     if isinstance(model, cst.Name) and ctx.names.is_param_at(model):
         owner = parameter_owner(ctx, model)
         if owner is None or owner is not function:
@@ -907,6 +916,20 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
         return True
     values = built_values(ctx, model) if isinstance(model, cst.Name) else []
     return bool(values) and all(_built_frozen(ctx, v) for v in values)
+
+
+#: module methods that add parts to it (trainable ones, after a freeze)
+_ADDS_PARTS = frozenset({"add_module", "register_module", "register_parameter", "append", "extend", "insert",
+                         "update"})
+
+
+def _part_of(expr: cst.BaseExpression, model: cst.BaseExpression) -> bool:
+    """``model.head``, ``model.classifier[6]``, ``model.layers[0].fc``: a part of ``model`` (not itself)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+        if same_reference(expr, model):
+            return True
+    return False
 
 
 def _built_frozen(ctx: FileContext, value: cst.BaseExpression) -> bool:
