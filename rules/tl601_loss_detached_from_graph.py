@@ -26,8 +26,9 @@ class LossDetachedFromGraph(LintRule):
     (`loss = self.compute_loss(x, y)` reads the terms that method returns), a method computing from the
     model counts as model data (`self.l2_penalty().item()`), and so does the weight of a layer of a model
     (`self.model.fc.weight.norm().item()`), and so does a weight the code trains itself without a module (a
-    tensor made with `requires_grad=True` or as an `nn.Parameter`, given to an optimizer or updated by hand,
-    `w -= lr * w.grad`; not one that only shows what autograd does). A numpy or `math` function given model data returns an array
+    tensor made with `requires_grad=True` or as an `nn.Parameter`, or switched on with `t.requires_grad = True`,
+    given to an optimizer or updated by hand, `w -= lr * w.grad`; not one that only shows what autograd does;
+    also what a property of the class returns from one, `self.alpha` returning `self.log_alpha.exp()`). A numpy or `math` function given model data returns an array
     or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
     Model data is followed through the elements of an unpacked output (`recon, mu, logvar = model(x)`),
     a model moved under an `if` or built in a tuple (`G, D = Generator(), Discriminator()`), a value
@@ -520,6 +521,39 @@ class Pix2Pix:
         self.opt_G.zero_grad()
         self.backward_G(real_A, real_B)
         self.opt_G.step()
+"""
+        ),
+        Valid(
+            """
+import math
+
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, init=0.1, target=-1.0):
+        self.actor = nn.Linear(4, 2)
+        self.log_alpha = torch.tensor(math.log(init))
+        self.log_alpha.requires_grad = True
+        self.target = target
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=1e-2)
+
+    @property
+    def alpha(self):
+        return self.log_alpha.exp()
+
+    def update_alpha(self, obs):
+        log_prob = torch.log_softmax(self.actor(obs), dim=-1)[:, 0]
+        self.alpha_opt.zero_grad()
+        loss = (self.alpha * (-log_prob - self.target).detach()).mean()
+        loss.backward()
+        self.alpha_opt.step()
+        return loss.item()
+
+
+agent = Agent()
+print(agent.update_alpha(torch.randn(8, 4)) is not None)
 """
         ),
     ]
@@ -1058,6 +1092,40 @@ class Pix2Pix:
         self.opt_G.step()
 """,
             line=27,
+        ),
+        Invalid(
+            """
+import math
+
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, init=0.1, target=-1.0):
+        self.actor = nn.Linear(4, 2)
+        self.log_alpha = torch.tensor(math.log(init))
+        self.log_alpha.requires_grad = True
+        self.target = target
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=1e-2)
+
+    @property
+    def alpha(self):
+        return self.log_alpha.exp().detach()
+
+    def update_alpha(self, obs):
+        log_prob = torch.log_softmax(self.actor(obs), dim=-1)[:, 0]
+        self.alpha_opt.zero_grad()
+        loss = (self.alpha * (-log_prob - self.target).detach()).mean()
+        loss.backward()
+        self.alpha_opt.step()
+        return loss.item()
+
+
+agent = Agent()
+print(agent.update_alpha(torch.randn(8, 4)) is not None)
+""",
+            line=23,
         ),
     ]
 

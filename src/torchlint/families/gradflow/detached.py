@@ -19,7 +19,8 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver
-from torchlint.analysis.definitions import appended_values, called_function, find_method, instance_class
+from torchlint.analysis.definitions import (appended_values, called_function, find_method, function_returns,
+                                          instance_class, same_reference)
 from torchlint.analysis.training import backward_operand, base_names, is_backward, under_no_grad
 from torchlint.analysis.walk import children, iter_nodes
 
@@ -276,17 +277,23 @@ def _unpacked_unknown(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
-def _from_trainable_leaf(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def _from_trainable_leaf(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``expr`` reads a tensor made to take gradients itself -- built with ``requires_grad=True``,
     as an ``nn.Parameter`` or through ``.requires_grad_()`` -- held by a local name or by ``self.<attr>``
     set in the constructor (SAC's ``self.log_alpha = torch.zeros(1, requires_grad=True)``): a product with
-    it keeps a graph to that tensor (``log_alpha * (log_pi + target).detach()`` trains ``log_alpha``)."""
+    it keeps a graph to that tensor (``log_alpha * (log_pi + target).detach()`` trains ``log_alpha``).
+    A tensor switched on afterwards (``self.log_alpha.requires_grad = True``) is one too, and so is what a
+    property of the class returns from one (``self.alpha`` returning ``self.log_alpha.exp()``)."""
+    if depth > 2:
+        return False
     for node in iter_nodes(expr):
         values: List[cst.BaseExpression] = []
         if isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
             if value is not None and value is not expr:
                 values.append(value)
+            if _switched_on(ctx, node, ctx.enclosing(node, cst.FunctionDef) or ctx.module):
+                return True
         elif isinstance(node, cst.Attribute):
             found = effects.self_attr(ctx, node)
             if found is not None:
@@ -294,7 +301,28 @@ def _from_trainable_leaf(ctx: FileContext, expr: cst.BaseExpression) -> bool:
                     values.extend(effects.self_values(ctx, found[0], found[1]))
                 except effects.Unknown:
                     pass
+                if _switched_on(ctx, node, found[0]):
+                    return True
+                method = find_method(ctx, found[0], found[1])
+                if method is not None and _is_property(method[1]) and any(
+                        r.value is not None and _cut_here(method[0], r.value) is None
+                        and _from_trainable_leaf(method[0], r.value, depth + 1) for r in function_returns(method[1])):
+                    return True
         if any(_trainable_construction(ctx, v) for v in values):
+            return True
+    return False
+
+
+def _is_property(function: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in function.decorators)
+
+
+def _switched_on(ctx: FileContext, ref: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """``<ref>.requires_grad = True`` somewhere in ``scope`` (the function, or the class of ``self.<attr>``)."""
+    for a in ctx.contents(scope).assigns:
+        if isinstance(a, cst.Assign) and isinstance(a.value, cst.Name) and a.value.value == "True" and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                and same_reference(t.target.value, ref) for t in a.targets):
             return True
     return False
 
