@@ -1806,6 +1806,35 @@ for p in backbone.parameters():
 print(features(backbone, [torch.randn(1, 4)]))
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, x, t):
+        return self.net(x) * t[:, None]
+
+
+def sample(model, n, steps=5):
+    model.eval()
+    x = torch.randn(n, 4)
+    for i in reversed(range(1, steps)):
+        t = torch.full((n,), i / steps)
+        noise = model(x, t)
+        x = x - 0.1 * noise
+    model.train()
+    return x.clamp(-1, 1)
+
+
+print(sample(Denoiser(), 2).requires_grad)
+"""
+        ),
     ]
 
     INVALID = [
@@ -5609,6 +5638,124 @@ with torch.no_grad():
     for i in range(0, 16, 4):
         correct += (model(x[i:i + 4]).argmax(1) == y[i:i + 4]).sum().item()
 print(correct)
+""",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, x, t):
+        return self.net(x) * t[:, None]
+
+
+def sample(model, n, steps=5):
+    model.eval()
+    x = torch.randn(n, 4)
+    for i in reversed(range(1, steps)):
+        t = torch.full((n,), i / steps)
+        noise = model(x, t)
+        x = x - 0.1 * noise
+    model.train()
+    return ((x.clamp(-1, 1) + 1) * 127.5).type(torch.uint8)
+
+
+print(sample(Denoiser(), 2).dtype)
+""",
+            line=20,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, x, t):
+        return self.net(x) * t[:, None]
+
+
+@torch.no_grad()
+def sample(model, n, steps=5):
+    model.eval()
+    x = torch.randn(n, 4)
+    for i in reversed(range(1, steps)):
+        t = torch.full((n,), i / steps)
+        noise = model(x, t)
+        x = x - 0.1 * noise
+    model.train()
+    return ((x.clamp(-1, 1) + 1) * 127.5).type(torch.uint8)
+
+
+print(sample(Denoiser(), 2).dtype)
+""",
+        ),
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+def statistics(batches):
+    device = torch.device("cpu")
+    encoder = Encoder().eval().to(device)
+    feats = []
+    for x in batches:
+        feats.append(encoder(x.to(device)))
+    feats = torch.cat(feats, dim=0).cpu().detach().numpy()
+    return np.mean(feats, axis=0)
+
+
+print(statistics([torch.randn(5, 4), torch.randn(5, 4)]).shape)
+""",
+            line=22,
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+@torch.no_grad()
+def statistics(batches):
+    device = torch.device("cpu")
+    encoder = Encoder().eval().to(device)
+    feats = []
+    for x in batches:
+        feats.append(encoder(x.to(device)))
+    feats = torch.cat(feats, dim=0).cpu().detach().numpy()
+    return np.mean(feats, axis=0)
+
+
+print(statistics([torch.randn(5, 4), torch.randn(5, 4)]).shape)
 """,
         ),
     ]

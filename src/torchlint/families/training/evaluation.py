@@ -424,6 +424,17 @@ def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
     return False
 
 
+def _switched_in_chain(value: cst.BaseExpression) -> bool:
+    """A chain of calls on a construction that puts it in eval mode: ``Net().eval()``,
+    ``InceptionV3().eval().to(device)``."""
+    cur: Optional[cst.BaseExpression] = value
+    while isinstance(cur, cst.Call):
+        if eval_mode_target(cur) is not None:
+            return True
+        cur = receiver(cur)
+    return False
+
+
 def built_in_eval_mode(ctx: FileContext, passed: cst.BaseExpression) -> bool:
     """A name every value of which is built in eval mode (:func:`_built_in_eval_mode`: ``Net().eval()``,
     ``GPT2LMHeadModel.from_pretrained(name)``) and that the file never switches back to training mode."""
@@ -1721,7 +1732,7 @@ class _Reads:
                     continue
                 if method in _OFF_GRAPH_METHODS or _pick_name(ctx, n) in _PICKS or (
                     isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str")
-                ):
+                ) or _integer_cast(ctx, n):
                     off = True
             if isinstance(n, cst.Attribute):
                 if n.attr.value in ("shape", "ndim", "dtype", "device"):
@@ -1752,7 +1763,26 @@ def _holds_off_graph(ctx: FileContext, name: cst.Name) -> bool:
     if not isinstance(value, cst.Call):
         return False
     return method_name(value) in _OFF_GRAPH_METHODS or (
-        isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str"))
+        isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str")) \
+        or _integer_cast(ctx, value)
+
+
+#: the integer and boolean dtypes: a tensor of one never requires grad
+_INTEGER_DTYPES = frozenset(f"torch.{d}" for d in ("uint8", "int8", "int16", "short", "int32", "int", "int64", "long",
+                                                   "bool"))
+_INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "char", "bool"})
+
+
+def _integer_cast(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.long()``, ``x.type(torch.uint8)``, ``x.to(torch.int64)``: an integer or boolean copy of a tensor,
+    which holds no graph."""
+    method = method_name(call)
+    if method in _INTEGER_CASTS and not call.args and receiver(call) is not None:
+        return True
+    if method in ("type", "to") and len(call.args) == 1 and not call.args[0].star and (
+            call.args[0].keyword is None or call.args[0].keyword.value in ("dtype", "type")):
+        return bool(ctx.names.qualified_names_at(call.args[0].value) & _INTEGER_DTYPES)
+    return False
 
 
 def _mentions(ctx: FileContext, expr: cst.CSTNode, names: Set[str], calls: Set[cst.Call]) -> bool:
@@ -2426,11 +2456,10 @@ class EvaluationFacts:
         if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) and not (
             calls and all(runs_without_grad(ctx, c) for c, _m in calls)
         ) and not any(
-            isinstance(model, cst.Name) and any(isinstance(v, cst.Call) and eval_mode_target(v) is not None
-                                                for v in ctx.names.values_at(model))
+            isinstance(model, cst.Name) and any(_switched_in_chain(v) for v in ctx.names.values_at(model))
             for _c, model in calls
         ) and not (calls and all(self._given_in_eval_mode(model) for _c, model in calls)):
-            return False  # (`model = Net().eval()` switches the model it builds)
+            return False  # (`model = Net().eval()`, `Net().eval().to(device)` switch the model they build)
         return self._graph_free(function, calls)
 
     def _given_in_eval_mode(self, model: cst.BaseExpression) -> bool:
