@@ -32,6 +32,9 @@ class LoadWithoutMapLocation(LintRule):
     model saved with `torch.save(model, path)`) and the code picks its device at run time: it checks
     `torch.cuda.is_available()`, or moves to CUDA only under an `if` (`if args.cuda: model = model.cuda()`).
     A state dict (`model.load_state_dict(torch.load(path))`) of unknown origin is not reported.
+    A load of a file the code saves that runs only where `torch.cuda.is_available()` is false (the `else:` of
+    a check of it, or `if not torch.cuda.is_available():`) is reported whatever else the file shows: the
+    check says the code also runs on a GPU, whose checkpoints hold CUDA tensors.
 
     ## Why is this bad?
     `torch.save` records the device of every tensor; `torch.load` without `map_location` restores
@@ -78,6 +81,11 @@ class LoadWithoutMapLocation(LintRule):
     MESSAGE = (
         "`torch.load` without `map_location` of a file this code saves from CUDA tensors, in code that also "
         "runs without a GPU: loading fails on a CPU-only machine; pass `map_location=`"
+    )
+    WITHOUT_GPU = (
+        "`torch.load` without `map_location` where `torch.cuda.is_available()` is false, of a file this code "
+        "saves (from a GPU run, its tensors are CUDA tensors): loading fails on this CPU-only machine; pass "
+        "`map_location=`"
     )
     TRIGGERS = ("is_available", ".cuda(")
 
@@ -293,6 +301,28 @@ if flag:
     net.load_state_dict(torch.load(path))
 """
         ),
+        Valid(
+            """
+import torch
+
+
+class CheckpointIO:
+    def __init__(self, fname, modules):
+        self.fname = fname
+        self.modules = modules
+
+    def save(self):
+        torch.save({k: m.state_dict() for k, m in self.modules.items()}, self.fname)
+
+    def load(self):
+        if torch.cuda.is_available():
+            state = torch.load(self.fname)
+        else:
+            state = torch.load(self.fname, map_location="cpu")
+        for k, m in self.modules.items():
+            m.load_state_dict(state[k])
+"""
+        ),
     ]
 
     INVALID = [
@@ -477,6 +507,29 @@ if flag:
 """,
             line=16,
         ),
+        Invalid(
+            """
+import torch
+
+
+class CheckpointIO:
+    def __init__(self, fname, modules):
+        self.fname = fname
+        self.modules = modules
+
+    def save(self):
+        torch.save({k: m.state_dict() for k, m in self.modules.items()}, self.fname)
+
+    def load(self):
+        if torch.cuda.is_available():
+            state = torch.load(self.fname)
+        else:
+            state = torch.load(self.fname)
+        for k, m in self.modules.items():
+            m.load_state_dict(state[k])
+""",
+            line=17,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -565,6 +618,22 @@ if flag:
                     return True
         return False
 
+    def _runs_without_cuda(self, node: cst.CSTNode) -> bool:
+        """``node`` runs only when ``torch.cuda.is_available()`` is false: in the ``else`` of an ``if`` on it, or
+        in the body of ``if not torch.cuda.is_available():``."""
+        child: cst.CSTNode = node
+        for a in self.ctx.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.If) and child is not a.test:
+                test, negated = a.test, False
+                while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, not negated
+                if isinstance(test, cst.Call) and self.ctx.names.matches(test.func, CUDA_AVAILABLE):
+                    return (child is a.body) == negated
+            child = a
+        return False
+
     def _to_cuda(self, node: cst.Call) -> bool:
         if method_name(node) != "to" and not self.ctx.names.matches(node.func, {"torch.device"}):
             return False
@@ -578,19 +647,25 @@ if flag:
         return any("cuda" in self.ctx.code(v) for v in self.ctx.names.values_before(name))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not (self._cuda and (self._fallback or (self._conditional_cuda and not self._unconditional_cuda))):
-            return  # no run without a GPU: none checks for one, and one that moves to CUDA unconditionally
+        gpu_runs = self._cuda and (self._fallback or (self._conditional_cuda and not self._unconditional_cuda))
         for path, call in self._loads:
             where = self.ctx.enclosing(call, cst.FunctionDef)
             savers = [save for p, save in self._saved if p == path]
+            # a load that runs only without a GPU (`else:` of `if torch.cuda.is_available():`) of a file this
+            # code writes, in a run the check says may have one: the code itself expects GPU checkpoints
+            without_gpu = self._runs_without_cuda(call)
+            if not gpu_runs and not without_gpu:
+                continue  # no run without a GPU: none checks for one, and one that moves to CUDA unconditionally
             # saved and loaded again by the same function, or saved by the constructor of the object whose
             # method loads it: the same run on the same machine
-            if self._fallback and savers and not any(
+            if (self._fallback or without_gpu) and savers and not any(
                 self.ctx.enclosing(save, cst.FunctionDef) is where and self._before(save, call)
                 or self._saved_at_construction(save, where)
                 for save in savers
             ):
-                self.report(call, self.quoting(call, self.MESSAGE))
+                self.report(call, self.quoting(call, self.WITHOUT_GPU if without_gpu and not gpu_runs else self.MESSAGE))
+                continue
+            if not gpu_runs:
                 continue
             if savers:
                 continue  # saved by this code: judged above
