@@ -45,11 +45,9 @@ KNOWN = {
     ("evaluation.py", "GRAD_READS"): "api",
     ("evaluation.py", "_GRAD_WORDS"): "api",  # the gradient APIs, matched in one name of the code
     ("evaluation.py", "MODEL_BASES"): "silence",
-    ("evaluation.py", "_MODE_FREE_LAYERS"): "api",
     ("evaluation.py", "_SETS_MODE"): "silence",
     ("evaluation.py", "_MODE_WORDS"): "silence",  # a call not followed that may switch a mode: unknown
     ("evaluation.py", "is_model_name"): "weak",
-    ("evaluation.py", "_mode_free_class"): "silence",
     ("evaluation.py", "_excluded"): "silence",
     ("roles.py", "_NOT_MODULE_CLASS"): "api",  # library classes (`AutoTokenizer`) that build no module
     ("roles.py", "_LAYER_MODEL"): "api",  # torch.nn classes that are whole models or containers
