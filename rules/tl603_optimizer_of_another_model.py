@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import List, Optional, Tuple
+
 import libcst as cst
 
 from torchlint.families.gradflow.optimizers import (lightning_manual_steps, stray_lightning_optimizers, stray_steps,
@@ -4311,16 +4313,59 @@ print(loss.item())
 """,
             line=26,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net_G = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+net_D = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1), nn.Sigmoid())
+optimizer_G = torch.optim.Adam(net_D.parameters(), lr=1e-3)
+optimizer_D = torch.optim.Adam(net_D.parameters(), lr=1e-3)
+for step in range(10):
+    fake = net_G(torch.randn(16, 4))
+    loss = -torch.mean(torch.log(1 - net_D(fake.detach())) + torch.log(net_D(torch.randn(16, 2))))
+    optimizer_D.zero_grad()
+    loss.backward()
+    optimizer_D.step()
+    loss = -torch.mean(torch.log(net_D(fake)))
+    optimizer_G.zero_grad()
+    loss.backward()
+    optimizer_G.step()
+
+head = nn.Linear(2, 1)
+optimizer_H = torch.optim.Adam(head.parameters(), lr=1e-3)
+for step in range(10):
+    loss = net_D(net_G(torch.randn(16, 4))).mean()
+    optimizer_H.zero_grad()
+    loss.backward()
+    optimizer_H.step()
+""",
+            line=17,
+            count=2,
+        ),
     ]
+
+    def _unit(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The training code ``node`` belongs to: its outermost loop in its function (or at module level),
+        else its function; a swapped optimizer and the model it leaves untrained are one mistake there."""
+        unit: Optional[cst.CSTNode] = None
+        for a in self.ctx.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return unit if unit is not None else a
+            if isinstance(a, (cst.For, cst.While)):
+                unit = a
+        return unit
 
     def leave_Module(self, node: cst.Module) -> None:
         if not self.ctx.names.imports_torch:
             return
         reported = set()
-        named = set()  # the models a stray step's message already names as untrained by it
+        # the models a stray step's message already names as untrained by it, with the code it is in
+        named: List[Tuple[str, Optional[cst.CSTNode]]] = []
         for found in stray_steps(self.ctx):
             reported.update(found.backwards)
-            named.update(found.reached)
+            named.extend((model, self._unit(found.step)) for model in found.reached)
             self.report(found.step, self.MESSAGE.format(
                 optimizer=found.optimizer, here=f" (here `{found.element}`)" if found.element else "",
                 held=", ".join(f"`{h}`" for h in found.held),
@@ -4346,9 +4391,11 @@ print(loss.item())
                     them="it" if len(manual.reached) == 1 else "them",
                     their="its" if len(manual.reached) == 1 else "their"))
         for untrained in untrained_models(self.ctx, reported):
-            if set(untrained.models) <= named:
+            unit = self._unit(untrained.backward)
+            if all((model, unit) in named for model in untrained.models):
                 continue  # one mistake, one finding: the swapped optimizer is reported at its step
-            named.update(untrained.models)  # and a model no optimizer holds at its first backward pass
+            named.extend((model, unit) for model in untrained.models)  # and a model no optimizer holds at its
+            # first backward pass
             self.report(untrained.backward, self.UNTRAINED.format(
                 models=", ".join(f"`{m}`" for m in untrained.models),
                 optimizers=", ".join(f"`{o}`" for o in untrained.optimizers),
