@@ -3414,6 +3414,85 @@ print(torch.equal(a, b))
 """,
             unsafe=True,
         ),
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        h = self.fc(self.drop(x))
+        return h[:, 0], h[:, 1:]
+
+
+def detections(model, images, scale):
+    found = [None for _ in images]
+    with torch.no_grad():
+        for index, img in enumerate(images):
+            scores, boxes = model(img)
+            scores = scores.cpu().numpy()
+            boxes = boxes.cpu().numpy()
+            boxes /= scale
+            found[index] = boxes[np.where(scores > 0)[0], :]
+    return found
+
+
+model = Detector()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4))[0].pow(2).mean().backward()
+    opt.step()
+print(len(detections(model, [torch.randn(2, 4)], 2.0)))
+""",
+            line=22,
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        h = self.fc(self.drop(x))
+        return h[:, 0], h[:, 1:]
+
+
+def detections(model, images, scale):
+    found = [None for _ in images]
+    model.eval()
+    with torch.no_grad():
+        for index, img in enumerate(images):
+            scores, boxes = model(img)
+            scores = scores.cpu().numpy()
+            boxes = boxes.cpu().numpy()
+            boxes /= scale
+            found[index] = boxes[np.where(scores > 0)[0], :]
+    return found
+
+
+model = Detector()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4))[0].pow(2).mean().backward()
+    opt.step()
+print(len(detections(model, [torch.randn(2, 4)], 2.0)))
+""",
+            unsafe=True,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

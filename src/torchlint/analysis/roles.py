@@ -828,17 +828,29 @@ _LAYER_MODEL = re.compile(
 
 def param_is_model(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
     """The arguments, when every call of the function in this file passes a model for parameter
-    ``name`` (``evaluate(cnn, loader)`` with ``cnn = CNN()``).  Call it after the walk."""
+    ``name`` (``evaluate(cnn, loader)`` with ``cnn = CNN()``), or a parameter of its own that every call
+    of its function (in this file, else in the project's other files) is given a model for
+    (``_get_detections(data, retinanet)`` inside ``evaluate(data, retinanet)``, which ``train.py`` calls
+    with the model it builds).  Call it after the walk."""
     args = arguments_for_param(ctx, name)
     if not args:
         return None
     for a in args:
-        if isinstance(a, (cst.Name, cst.Attribute)):
-            if is_model(ctx, a) is not True:
-                return None
-        elif not is_model_value(ctx, a):
+        if not _given_model(ctx, a, 0):
             return None
     return args
+
+
+def _given_model(ctx: FileContext, value: cst.BaseExpression, hops: int) -> bool:
+    """``value``, an argument, holds a model by construction, or is a parameter every caller gives one."""
+    if isinstance(value, cst.Name) and ctx.names.is_param_at(value) and not ctx.names.values_before(value):
+        if hops >= 2:
+            return False
+        given = callers_arguments(ctx, value)
+        return bool(given) and all(_given_model(octx, a, hops + 1) for octx, a in given)
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        return is_model(ctx, value) is True
+    return is_model_value(ctx, value)
 
 
 def is_model_value(ctx: FileContext, value: cst.BaseExpression) -> bool:

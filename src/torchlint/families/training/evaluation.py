@@ -780,7 +780,7 @@ def describe_evidence(ctx: FileContext, evidence: Optional[Tuple[FileContext, cs
     elif line is not None:
         place = f"line {line}" if same else f"{os.path.basename(where.path)}:{line}"
     if isinstance(node, cst.Attribute):
-        return f"it reads `{code}`" + (f" ({place})" if place else "")
+        return f"its code reading `{code}`" + (f" ({place})" if place else "")
     return f"its `{code}`" + (f" (built {'in' if where.path.endswith('.ipynb') else 'at'} {place})" if place else "")
 
 
@@ -2478,6 +2478,8 @@ class EvaluationFacts:
         if trains(ctx, function, depth=2) or needs_grad(ctx, function):
             return False
         model_calls = {c for c, _ in calls} | self._submodule_calls(function, calls)
+        if all(under_no_grad(ctx, c) for c in model_calls):
+            return True  # every model call runs under `no_grad` here: no output holds a graph to hand over
         flow = decoding_flow(ctx, function, model_calls)
         if hands_graph_away(ctx, function, flow, model_calls):
             return False
