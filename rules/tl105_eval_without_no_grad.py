@@ -137,7 +137,8 @@ class EvalWithoutNoGrad(LintRule):
     calls, three calls deep. A backward pass, an optimizer step, a gradient reset, a call named like a
     training step, or an optimizer or a model's parameters handed to a callable whose code is not in
     view (`loss_scaler(loss, optimizer)`, whose `__call__` runs the backward pass; a
-    `step(loss, optimizer)` closure) mean the code trains: it is not reported at all. The fix is
+    `step(loss, optimizer)` closure) mean the code trains: it is not reported at all; so does a call of a
+    model whose own `forward` runs a backward pass or an optimizer step (a meta-learner's training step). The fix is
     unsafe when a model output, or a value computed from it that is not detached (a loss), is handed to
     a callable the code was given or to one whose code is not in view (other than a loss function whose
     result is kept, a builtin, or a metric or container method such as `update` or `append`): that
@@ -1833,6 +1834,33 @@ def sample(model, n, steps=5):
 
 
 print(sample(Denoiser(), 2).requires_grad)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Meta(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+        self.meta_optim = torch.optim.Adam(self.net.parameters(), lr=1e-3)
+
+    def forward(self, x, y):
+        loss = nn.functional.cross_entropy(self.net(x), y)
+        self.meta_optim.zero_grad()
+        loss.backward()
+        self.meta_optim.step()
+        with torch.no_grad():
+            return (self.net(x).argmax(1) == y).float().mean().item()
+
+
+maml = Meta()
+for step in range(3):
+    acc = maml(torch.randn(8, 4), torch.randint(0, 2, (8,)))
+    print(step, acc)
 """
         ),
     ]

@@ -2239,6 +2239,8 @@ class EvaluationFacts:
         self.ctx = ctx
         self._model_calls: List[Tuple[cst.Call, cst.BaseExpression]] = []
         self._settled = False
+        #: whether the forward pass of each project model class trains (:meth:`_forward_trains`)
+        self._trains_in_forward: Dict[cst.ClassDef, bool] = {}
         #: model calls whose mode provably does not matter or is not ours to set (see :meth:`record`)
         self.mode_settled: Set[cst.Call] = set()
         #: model calls on a variable local to (or a parameter of) the enclosing function
@@ -2403,6 +2405,8 @@ class EvaluationFacts:
         for function, calls in by_function.items():
             if function is not None and self._excluded(function):
                 continue
+            if any(self._forward_trains(model) for _c, model in calls):
+                continue  # a model whose forward pass is a training step (MAML's `Meta.forward` steps its optimizer)
             if function is not None:
                 verdict = self._function_verdict(function, calls)
                 if verdict is not None:
@@ -2443,6 +2447,18 @@ class EvaluationFacts:
                 sites.append(EvalSite("function", function, function, calls))
         sites.extend(self._forward_through_helpers(by_function, sites))
         return sites
+
+    def _forward_trains(self, model: cst.BaseExpression) -> bool:
+        """The model's class is a project class whose ``forward`` trains (runs a backward pass or steps an
+        optimizer, itself or in a helper): calling it is a training step, whatever its output becomes."""
+        found = instance_class(self.ctx, model) if isinstance(model, (cst.Name, cst.Attribute)) else None
+        if found is None:
+            return False
+        known = self._trains_in_forward
+        if found[1] not in known:
+            method = find_method(found[0], found[1], "forward")
+            known[found[1]] = method is not None and trains(method[0], method[1], depth=1)
+        return known[found[1]]
 
     def _outputs_only_off_graph(self, function: cst.FunctionDef, calls) -> bool:
         """Evaluation by behaviour, whatever the function is called: it switches the model it runs to eval
