@@ -1358,6 +1358,29 @@ b = predict(model, x)
 print(torch.equal(a, b))
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def load_backbone():
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
+
+
+@torch.no_grad()
+def extract_features(batches, net):
+    feats = []
+    for x in batches:
+        feats.append(net(x).cpu())
+    return torch.cat(feats, 0)
+
+
+backbone = load_backbone()
+backbone = nn.DataParallel(backbone).eval()
+print(extract_features([torch.randn(4, 4), torch.randn(4, 4)], backbone).shape)
+"""
+        ),
     ]
 
 

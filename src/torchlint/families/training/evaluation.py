@@ -436,10 +436,17 @@ def _switched_in_chain(value: cst.BaseExpression) -> bool:
 
 
 def built_in_eval_mode(ctx: FileContext, passed: cst.BaseExpression) -> bool:
-    """A name every value of which is built in eval mode (:func:`_built_in_eval_mode`: ``Net().eval()``,
-    ``GPT2LMHeadModel.from_pretrained(name)``) and that the file never switches back to training mode."""
-    return isinstance(passed, cst.Name) and not _switched_to_train(ctx, passed) and \
-        bool(values := ctx.names.values_at(passed)) and all(_built_in_eval_mode(v) for v in values)
+    """The value ``passed`` holds is built in eval mode (:func:`_built_in_eval_mode`: ``Net().eval()``,
+    ``GPT2LMHeadModel.from_pretrained(name)``): the assignment every path to it runs last
+    (``inception = nn.DataParallel(inception).eval()`` after ``inception = load()``), else every value of
+    the name; and the file never switches it back to training mode."""
+    if not isinstance(passed, cst.Name) or _switched_to_train(ctx, passed):
+        return False
+    reaching = ctx.names.reaching_assignment(passed.value, passed, enclosing_function(ctx, passed))
+    if reaching is not None and reaching[1] is None:
+        return _built_in_eval_mode(reaching[0].value)  # the assignment every path to `passed` runs last
+    values = ctx.names.values_at(passed)
+    return bool(values) and all(_built_in_eval_mode(v) for v in values)
 
 
 _TRAIN_SWITCHES: "Fact[List[cst.BaseExpression]]" = Fact("evaluation.train_switches")
