@@ -85,7 +85,10 @@ class EvalWithoutEvalMode(LintRule):
     A rate given as a constructor argument is read at each construction in the file
     (`Tagger(vocab, 16, DROPOUT)` with `DROPOUT = 0.5`: dropout; with `0.0`: none), and a rate kept on
     the instance (`self.dropout = dropout`, then `nn.Dropout(p=self.dropout)`) is the value last set
-    before the layer is built.
+    before the layer is built. A rate read from a settings object the constructor keeps
+    (`self.config = config`, then `nn.Dropout(self.config.dropout_keep)`) is what the settings classes of
+    the files linked by imports (or beside it) give that attribute (`class Config: dropout_keep = 0.8`),
+    when every one of them gives a number.
     `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
     a model whose construction is not seen (a library factory, a parameter whose callers pass values
     of unknown class) is not reported. A class object passed as a value is not a model.
@@ -1379,6 +1382,47 @@ def extract_features(batches, net):
 backbone = load_backbone()
 backbone = nn.DataParallel(backbone).eval()
 print(extract_features([torch.randn(4, 4), torch.randn(4, 4)], backbone).shape)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Config:
+    hidden = 8
+    dropout_keep = 0.0
+
+
+class Classifier(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.fc = nn.Linear(4, config.hidden)
+        self.dropout = nn.Dropout(self.config.dropout_keep)
+        self.out = nn.Linear(config.hidden, 2)
+
+    def forward(self, x):
+        return self.out(self.dropout(torch.relu(self.fc(x))))
+
+
+def accuracy(model, batches):
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = Classifier(Config())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(8, 4), torch.randint(0, 2, (8,)))]
+for x, y in data:
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+print(accuracy(model, data))
 """
         ),
     ]
@@ -3513,6 +3557,89 @@ for step in range(3):
     model(torch.randn(8, 4))[0].pow(2).mean().backward()
     opt.step()
 print(len(detections(model, [torch.randn(2, 4)], 2.0)))
+""",
+            unsafe=True,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Config:
+    hidden = 8
+    dropout_keep = 0.5
+
+
+class Classifier(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.fc = nn.Linear(4, config.hidden)
+        self.dropout = nn.Dropout(self.config.dropout_keep)
+        self.out = nn.Linear(config.hidden, 2)
+
+    def forward(self, x):
+        return self.out(self.dropout(torch.relu(self.fc(x))))
+
+
+def accuracy(model, batches):
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = Classifier(Config())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(8, 4), torch.randint(0, 2, (8,)))]
+for x, y in data:
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+print(accuracy(model, data))
+""",
+            line=27,
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Config:
+    hidden = 8
+    dropout_keep = 0.5
+
+
+class Classifier(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.fc = nn.Linear(4, config.hidden)
+        self.dropout = nn.Dropout(self.config.dropout_keep)
+        self.out = nn.Linear(config.hidden, 2)
+
+    def forward(self, x):
+        return self.out(self.dropout(torch.relu(self.fc(x))))
+
+
+def accuracy(model, batches):
+    correct = 0
+    with torch.no_grad():
+        model.eval()
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = Classifier(Config())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(8, 4), torch.randint(0, 2, (8,)))]
+for x, y in data:
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+print(accuracy(model, data))
 """,
             unsafe=True,
         ),

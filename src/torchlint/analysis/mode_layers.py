@@ -25,6 +25,8 @@ names are read, never the names of the program's variables.
 """
 from __future__ import annotations
 
+import os
+
 from typing import Callable, Iterable, List, Optional
 
 import libcst as cst
@@ -183,7 +185,13 @@ def literal_numbers(ctx: FileContext) -> Numbers:
             found = option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
             if not found and ctx.names.is_param_at(expr.value):
                 found = project_option_default(ctx, expr.attr.value)  # handed in by a script of the project
+                if not found:
+                    found = project_setting(ctx, expr.attr.value)  # a settings class's attribute
             return found
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute) \
+                and isinstance(expr.value.value, cst.Name) and expr.value.value.value == "self" \
+                and _kept_parameter(ctx, expr.value):
+            return project_setting(ctx, expr.attr.value)  # `self.config.dropout_keep`, `self.config = config`
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # `self.dropout`, last set in the class before the read from a number or from a constructor
             # parameter (see `read`); `self.dropout = nn.Dropout(p=self.dropout)` reads the value before
@@ -273,6 +281,59 @@ def project_option_default(ctx: FileContext, dest: str) -> List[float]:
         other = project.load(f)
         if other is not None:
             out.extend(option_default(other, dest))
+    return out
+
+
+def _kept_parameter(ctx: FileContext, attr: cst.Attribute) -> bool:
+    """``self.<name>`` set once, in the constructor of the class around ``attr``, to one of its parameters
+    (``self.config = config``): an object its builders hand over."""
+    values = ctx.names.values_at(attr)
+    if len(values) != 1 or not isinstance(values[0], cst.Name):
+        return False
+    function = ctx.enclosing(values[0], cst.FunctionDef)
+    return isinstance(function, cst.FunctionDef) and function.name.value == "__init__" \
+        and ctx.names.is_param_at(values[0])
+
+
+def project_setting(ctx: FileContext, name: str) -> List[float]:
+    """``config.dropout_keep`` where ``config`` is handed in: the numbers the settings classes of the project
+    give the attribute ``name`` in their bodies (``class Config: dropout_keep = 0.8``, a dataclass field
+    ``dropout: float = 0.1``) in the files linked to this one by imports or beside it, when every such
+    class that sets it at class level gives a number; empty when none does, when more than
+    :data:`OPTION_FILES_MAX` files would have to be read, or when one gives something else."""
+    if not ctx.path:
+        return []
+    project = project_of(ctx)
+    # the settings an object of this file is built with come from the modules linked to it by imports (and
+    # from the files beside it): a sibling package's own settings class is not read
+    linked = project.import_connected(ctx.path)
+    here = os.path.dirname(os.path.abspath(ctx.path))
+    declaring = [f for f in project.others_mentioning(ctx.path, ("class",), (name,))
+                 if linked is None or os.path.abspath(f) in linked or os.path.dirname(os.path.abspath(f)) == here]
+    declaring.append(ctx.path)
+    if len(declaring) > OPTION_FILES_MAX + 1:
+        return []
+    out: List[float] = []
+    for f in declaring:
+        other = ctx if f == ctx.path else project.load(f)
+        if other is None:
+            continue
+        for cls in other.classes().values():
+            body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+            for stmt in body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                for small in stmt.body:
+                    target = value = None
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                        target, value = small.targets[0].target, small.value
+                    elif isinstance(small, cst.AnnAssign):
+                        target, value = small.target, small.value
+                    if isinstance(target, cst.Name) and target.value == name:
+                        n = number(value)
+                        if n is None:
+                            return []
+                        out.append(n)
     return out
 
 
@@ -482,5 +543,6 @@ __all__ = [
     "library_model_mode",
     "literal_numbers",
     "number",
+    "project_setting",
     "torch_layer_mode",
 ]
