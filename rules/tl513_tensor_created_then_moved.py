@@ -64,7 +64,8 @@ class TensorCreatedThenMoved(LintRule):
     variable, `device = x.device`, or returned by a method of the file, `self._device()`), directly or after a cast (`torch.tensor(0).float().cuda()`, `.to(x.dtype).cuda()`: the
     fix makes the tensor on the device and keeps the cast), a move that also casts
     (`.to(dtype=x.dtype, device=x.device)`, `.to(device, torch.float16)`: the fix makes it on the device and
-    casts it there), an in-place fill (`torch.empty(n, d).normal_().to(device)`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`, `torch.arange(n).expand(b, -1).to(device)`), and a size-only factory (`zeros`, `ones`, `empty`,
+    casts it there), an in-place fill (`torch.empty(n, d).normal_().to(device)`), the deprecated `Variable(...)` wrapper
+    given only the tensor (`Variable(torch.zeros(n)).cuda()`; not with `requires_grad=`) or a view (`torch.zeros(n).unsqueeze(1).cuda()`, `torch.arange(n).expand(b, -1).to(device)`), and a size-only factory (`zeros`, `ones`, `empty`,
     `eye`) followed by a cast to another dtype than the default float32 (`.double()`, `.long()`,
     `.bool()`, `.half()`, `.short()`, `.byte()`, `.to(dtype=torch.int64)`). A random factory given its
     own `generator=` is not reported when moved: the generator's device is where it can draw. `.to(x)` with a value of unknown kind is not
@@ -811,6 +812,41 @@ if torch.cuda.is_available():
     print(zero_like(torch.randn(3).half()))
 """,
         ),
+        Invalid(
+            """
+import torch
+from torch.autograd import Variable
+
+
+def blank(n):
+    return Variable(torch.zeros(n, 3)).cuda()
+
+
+def leaf(n):
+    return Variable(torch.zeros(n, 3), requires_grad=True).cuda()
+
+
+if torch.cuda.is_available():
+    print(blank(2).shape, leaf(2).shape)
+""",
+            line=7,
+            fixed="""
+import torch
+from torch.autograd import Variable
+
+
+def blank(n):
+    return Variable(torch.zeros(n, 3, device="cuda"))
+
+
+def leaf(n):
+    return Variable(torch.zeros(n, 3), requires_grad=True).cuda()
+
+
+if torch.cuda.is_available():
+    print(blank(2).shape, leaf(2).shape)
+""",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -835,13 +871,19 @@ if torch.cuda.is_available():
         assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
         factory = func.value
         steps: List[cst.Call] = []  # casts, fills and views between the factory and the move, outermost first
-        while (self._is_cast(factory) or _fills(factory) or method_name(factory) in _VIEWS) \
-                and isinstance(factory.func.value, cst.Call) and len(steps) < 4:  # type: ignore[attr-defined]
-            # `torch.tensor(0).float().cuda()`: the cast does not move the tensor, nor does the fill of
-            # `torch.empty(n, d).normal_().to(device)` or the view of `torch.zeros(n).unsqueeze(0)`; the move
-            # after them still copies a tensor the factory could have made on the device
-            steps.append(factory)
-            factory = factory.func.value  # type: ignore[attr-defined]
+        while len(steps) < 4:
+            if (self._is_cast(factory) or _fills(factory) or method_name(factory) in _VIEWS) \
+                    and isinstance(factory.func.value, cst.Call):  # type: ignore[attr-defined]
+                # `torch.tensor(0).float().cuda()`: the cast does not move the tensor, nor does the fill of
+                # `torch.empty(n, d).normal_().to(device)` or the view of `torch.zeros(n).unsqueeze(0)`; the move
+                # after them still copies a tensor the factory could have made on the device
+                steps.append(factory)
+                factory = factory.func.value  # type: ignore[attr-defined]
+            elif self._plain_variable(factory):
+                steps.append(factory)  # `Variable(torch.zeros(n)).cuda()`: the same tensor, wrapped
+                factory = factory.args[0].value  # type: ignore[assignment]
+            else:
+                break
         cast: Optional[cst.Call] = steps[0] if steps else None
         qn = self.ctx.names.qualified_names(factory.func)
         legacy = sorted(qn & LEGACY_CONSTRUCTORS.keys())
@@ -916,6 +958,13 @@ if torch.cuda.is_available():
             return
         self.report(node, f"`{self.spelling(node)}` allocates the tensor in host memory, then moves it: allocate "
                           f"it on the device (`torch.empty(size, dtype={dtype}, device=...)`)")
+
+    def _plain_variable(self, call: cst.Call) -> bool:
+        """``Variable(t)`` of a tensor built in place (one argument, no ``requires_grad=``): since torch 0.4 the
+        tensor itself, so a move after it moves the factory's tensor."""
+        return len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star \
+            and isinstance(call.args[0].value, cst.Call) \
+            and bool(self.ctx.names.qualified_names_at(call.func) & _VARIABLE)
 
     def _is_cast(self, call: cst.Call) -> bool:
         """``x.float()``, ``x.long()``, ``x.to(torch.float16)``, ``x.to(dtype=...)``, ``x.to(y.dtype)``: a change of
@@ -1100,6 +1149,8 @@ def _fills(call: cst.Call) -> bool:
     return method_name(call) in _FILLS
 
 
+#: the deprecated wrapper of a tensor (``torch.autograd.Variable``)
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 #: ``torch.device(...)``: a device object
 _DEVICE = frozenset({"torch.device"})
 
