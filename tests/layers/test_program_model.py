@@ -644,6 +644,49 @@ def test_tl602_a_settings_object_of_another_file_is_no_instance_of_the_class(tmp
     assert _lint(tmp_path / "attention.py", {"TL602"}) == []
 
 
+SETTINGS_CONFIG = """
+    class Config:
+        hidden = 8
+        dropout_keep = 0.5
+"""
+SETTINGS_NET = """
+    import torch
+    import torch.nn as nn
+    from config import Config
+
+
+    class Net(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.fc = nn.Linear(4, config.hidden)
+            self.dropout = nn.Dropout(self.config.dropout_keep)
+
+        def forward(self, x):
+            return self.dropout(self.fc(x))
+
+
+    def accuracy(model, batches):
+        with torch.no_grad():
+            return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+    model = Net(Config())
+    print(accuracy(model, [(torch.randn(2, 4), torch.tensor([0, 1]))]))
+"""
+
+
+def test_tl106_a_rate_from_a_settings_class_of_another_file_and_the_cache_follows_it(tmp_path, run):
+    _write(tmp_path, {"config.py": SETTINGS_CONFIG, "net.py": SETTINGS_NET})
+    first = run("check", "net.py", "--select", "TL106")
+    assert "net.py:20:" in first.stdout and "TL106" in first.stdout
+    assert run("check", "net.py", "--select", "TL106").stdout == first.stdout
+    # the settings class turns the dropout off: the cached finding is not served
+    (tmp_path / "config.py").write_text(textwrap.dedent(SETTINGS_CONFIG).replace("0.5", "0.0"))
+    after = run("check", "net.py", "--select", "TL106")
+    assert "TL106" not in after.stdout and after.returncode == 0
+
+
 def test_tl602_a_subclass_in_another_file_uses_the_layer_and_an_unrelated_class_does_not(tmp_path):
     unrelated = """
         import torch.nn as nn

@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import strip_moves
-from torchlint.analysis.project import project_of
+from torchlint.analysis.project import dependencies, depends_on, inherit_dependencies, project_of
 from torchlint.analysis.walk import children, iter_nodes, target_names
 
 #: how many files an import chain, and how many classes a chain of bases, is followed
@@ -44,32 +44,8 @@ def same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
 
 
 # -- the project's files ----------------------------------------------------------------------------
-def _deps(ctx: FileContext) -> Set[str]:
-    return set()
-
-
-#: the project files this file's program model read (absolute paths): its answers depend on them
-_DEPENDENCIES: Fact[Set[str]] = Fact("definitions.dependencies", _deps)
 #: function of the file -> the calls of it in the file
 _CALL_INDEX: Fact[Dict[cst.FunctionDef, List[cst.Call]]] = Fact("definitions.call_index")
-
-
-def depends_on(ctx: FileContext, path: str) -> None:
-    """Record that this file's answers depend on ``path`` (a project file, or the key of a project's file
-    list, see :meth:`~torchlint.analysis.project.Project.sources`)."""
-    _DEPENDENCIES.of(ctx).add(path)
-
-
-def inherit_dependencies(ctx: FileContext, other: FileContext) -> None:
-    """Record that this file's answers depend on every file ``other``'s answers depend on (a project
-    module this file's program model read)."""
-    _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(other) or ())
-
-
-def dependencies(ctx: FileContext) -> List[str]:
-    """The project files this file's program model read (for cache invalidation)."""
-    found = set(_DEPENDENCIES.get(ctx) or ()) | set(ctx.names.star_sources)
-    return sorted(found)
 
 
 def definition_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0, words: Tuple[str, ...] = ()):
@@ -204,7 +180,7 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
     found = cache[key]
     if found is not None and found[0] is not ctx:
         # what the defining module depends on may have grown since (read for another question)
-        _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(found[0]) or ())
+        inherit_dependencies(ctx, found[0])
     return found
 
 
@@ -226,8 +202,7 @@ def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tup
     if path is None:
         return None
     # the answer depends on this file's content from here on, whether it is parsed or not
-    deps = _DEPENDENCIES.of(ctx)
-    deps.add(os.path.abspath(path))
+    depends_on(ctx, os.path.abspath(path))
     if words and not project.mentions(path, words):
         return None  # the question is about these words, and the module never spells them
     text = project.module_text(path)
@@ -236,7 +211,7 @@ def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tup
     other = project.load(path)
     if other is None:
         return None
-    deps.update(_DEPENDENCIES.get(other) or ())
+    inherit_dependencies(ctx, other)
     local = local_definition(other, attr, imported=True)
     if local is not None:
         return local
@@ -266,7 +241,7 @@ def star_imported_names(ctx: FileContext, expr: cst.BaseExpression) -> FrozenSet
         path = project.module_file(ctx.path, module, level)
         if path is None:
             continue
-        _DEPENDENCIES.of(ctx).add(os.path.abspath(path))
+        depends_on(ctx, os.path.abspath(path))
         text = project.module_text(path)
         if text is not None and root.value not in text:
             continue

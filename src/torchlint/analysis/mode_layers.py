@@ -32,7 +32,7 @@ from typing import Callable, Iterable, List, Optional
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
-from torchlint.analysis.project import project_of
+from torchlint.analysis.project import depends_on, project_of
 
 #: dropout layers: their probability argument defaults to 0.5
 DROPOUT_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
@@ -273,11 +273,14 @@ def project_option_default(ctx: FileContext, dest: str) -> List[float]:
     if not ctx.path:
         return []
     project = project_of(ctx)
+    key, _files = project.sources(ctx.path)
+    depends_on(ctx, key)  # a file that declares the option added or removed changes the answer
     declaring = project.others_mentioning(ctx.path, ("add_argument",), (dest.split("_")[0],))
     if not declaring or len(declaring) > OPTION_FILES_MAX:
         return []
     out: List[float] = []
     for f in declaring:
+        depends_on(ctx, os.path.abspath(f))
         other = project.load(f)
         if other is not None:
             out.extend(option_default(other, dest))
@@ -313,8 +316,12 @@ def project_setting(ctx: FileContext, name: str) -> List[float]:
     declaring.append(ctx.path)
     if len(declaring) > OPTION_FILES_MAX + 1:
         return []
+    key, _files = project.sources(ctx.path)
+    depends_on(ctx, key)  # a settings file added or removed changes the answer
     out: List[float] = []
     for f in declaring:
+        if f != ctx.path:
+            depends_on(ctx, os.path.abspath(f))
         other = ctx if f == ctx.path else project.load(f)
         if other is None:
             continue

@@ -35,7 +35,7 @@ from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, S
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext
+from torchlint.analysis.context import Fact, FileContext
 from torchlint.analysis.names import LIBRARY_STAR_EXPORTS
 from torchlint.analysis.parsing import looks_deep, parse_module
 from torchlint.analysis.reparse import Reparser
@@ -740,5 +740,34 @@ def project_of(ctx: FileContext) -> Project:
     return ctx.project
 
 
+# -- what a file's answers depend on ----------------------------------------------------------------
+def _no_dependencies(ctx: FileContext) -> Set[str]:
+    return set()
+
+
+#: the project files a file's analysis read (absolute paths, or the keys of file lists): its answers depend on
+#: them, and a cached result is served only while they are unchanged
+_DEPENDENCIES: "Fact[Set[str]]" = Fact("project.dependencies", _no_dependencies)
+
+
+def depends_on(ctx: FileContext, path: str) -> None:
+    """Record that this file's answers depend on ``path`` (a project file, or the key of a project's file
+    list, see :meth:`Project.sources`)."""
+    _DEPENDENCIES.of(ctx).add(path)
+
+
+def inherit_dependencies(ctx: FileContext, other: FileContext) -> None:
+    """Record that this file's answers depend on every file ``other``'s answers depend on (a project
+    module this file's analysis read)."""
+    _DEPENDENCIES.of(ctx).update(_DEPENDENCIES.get(other) or ())
+
+
+def dependencies(ctx: FileContext) -> List[str]:
+    """The project files this file's analysis read (for cache invalidation)."""
+    found = set(_DEPENDENCIES.get(ctx) or ()) | set(ctx.names.star_sources)
+    return sorted(found)
+
+
 __all__ = ["Project", "project_of", "among_sources", "project_sources", "sources_signature", "notebook_code", "dependency_files",
-           "declares_runtime_file", "ROOT_MARKERS", "ROOT_SEARCH_DEPTH"]
+           "declares_runtime_file", "ROOT_MARKERS", "ROOT_SEARCH_DEPTH", "depends_on", "inherit_dependencies",
+           "dependencies"]
