@@ -35,7 +35,7 @@ modification time and size (for the cache: a file that starts to read the name i
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -185,40 +185,16 @@ class _View:
         instance of a block whose attributes are ``c_fc`` and ``dropout``.  The name must be bound once
         there (a parameter or one assignment), and the attributes of every class the instance may be
         known (no subclass in another file, no reflection, no library base other than ``nn.Module``)."""
-        ctx = self.ctx
-        spelled = dotted_name(recv)
-        root = recv
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        if spelled is None or not isinstance(root, cst.Name):
-            return False
-        function = ctx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
-        for outer in ctx.ancestors(recv):
-            if isinstance(outer, cst.FunctionDef) and _self_name(outer) == root.value \
-                    and isinstance(ctx.enclosing(outer, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
-                return False  # `self` of a method (or of one around a closure): not judged here
-        b = ctx.names.binding_at(root, root.value)
-        if b is None or b.imports or b.changed or len(b.values) != 1 \
-                or b.values[0] is None and not ctx.names.is_param_at(root):
-            return False  # bound more than once, or a loop's target: one object is not known
-        scope = function if function is not None else ctx.module
-        for other in self.read.by_receiver(spelled):
-            attr = other.attr.value
-            if attr.startswith("_") or attr in _MODULE_API or attr in self.read.assigned:
-                continue
-            other_root = other.value
-            while isinstance(other_root, cst.Attribute):
-                other_root = other_root.value
-            if ctx.names.binding_at(other_root, root.value) is not b \
-                    or ctx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is not function \
-                    or _guarded(ctx, other, scope):
-                continue
+        def may_have(attr: str) -> Optional[bool]:
+            if attr in self.read.assigned:
+                return True
             members = self.members()
             if members is None:
-                return False
-            if attr not in members and not _set_by_name(ctx, self.read, attr):
-                return True
-        return False
+                return None
+            return attr in members or _set_by_name(self.ctx, self.read, attr)
+
+        return _read_for_another_attribute(self.ctx, recv, lambda spelled, scope: self.read.by_receiver(spelled),
+                                           may_have)
 
     def members(self) -> Optional[Set[str]]:
         """The attribute names an instance of the class may have beyond ``nn.Module``'s: set on ``self``
@@ -806,39 +782,60 @@ def _written_attributes(octx: FileContext, target: Tuple[str, str]) -> Set[str]:
 
 
 def _lacks_member(octx: FileContext, recv: cst.BaseExpression, members: Set[str]) -> bool:
-    """Whether the value ``recv`` (a name, or a dotted path of names: ``configs.model``) of another file is
-    read, in the same function and without a guard, for an attribute outside ``members`` (what an instance
-    of the class may have, and what the file sets on values that may be one): ``configs.seq_len`` beside
-    ``configs.dropout`` says that ``configs`` is no instance of an attention block whose attributes are
-    ``factor`` and ``dropout``.  The name must be bound once there (a parameter or one assignment)."""
+    """:func:`_read_for_another_attribute` in another file ``octx``, whose reads are scanned here: ``members``
+    is what an instance of the class may have, and what that file sets on values that may be one
+    (``configs.seq_len`` beside ``configs.dropout`` says that ``configs`` is no attention block whose
+    attributes are ``factor`` and ``dropout``)."""
+    def reads(spelled: str, scope: cst.CSTNode) -> Iterable[cst.Attribute]:
+        for other in octx.nodes(scope):
+            if isinstance(other, cst.Attribute) and dotted_name(other.value) == spelled:
+                parent = octx.parent(other)
+                if not (isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is other):
+                    yield other
+
+    return _read_for_another_attribute(octx, recv, reads, lambda attr: attr in members)
+
+
+def _read_for_another_attribute(ctx: FileContext, recv: cst.BaseExpression,
+                                reads: Callable[[str, cst.CSTNode], Iterable[cst.Attribute]],
+                                may_have: Callable[[str], Optional[bool]]) -> bool:
+    """Whether the value ``recv`` (a name, or a dotted path of names: ``config.model``) is read, in the same
+    function and without a guard, for an attribute that no instance of the class can have: ``config.n_embd``
+    beside ``config.dropout`` says that ``config`` is no instance of a block whose attributes are ``c_fc``
+    and ``dropout``.  The name must be bound once there (a parameter or one assignment); ``self`` of a method
+    is not judged.  ``reads(spelled, scope)``: the attribute reads of the file on a receiver spelled so;
+    ``may_have(attr)``: whether an instance may have ``attr`` (None: its attributes are not known)."""
     spelled = dotted_name(recv)
     root = recv
     while isinstance(root, cst.Attribute):
         root = root.value
-    if spelled is None or not isinstance(root, cst.Name) or root.value == "self":
+    if spelled is None or not isinstance(root, cst.Name):
         return False
-    b = octx.names.binding_at(root, root.value)
+    function = ctx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
+    for outer in ctx.ancestors(recv):
+        if isinstance(outer, cst.FunctionDef) and _self_name(outer) == root.value \
+                and isinstance(ctx.enclosing(outer, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+            return False  # `self` of a method (or of one around a closure): not judged here
+    b = ctx.names.binding_at(root, root.value)
     if b is None or b.imports or b.changed or len(b.values) != 1 \
-            or b.values[0] is None and not octx.names.is_param_at(root):
+            or b.values[0] is None and not ctx.names.is_param_at(root):
         return False  # bound more than once, or a loop's target: one object is not known
-    function = octx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
-    scope = function if function is not None else octx.module
-    for other in octx.nodes(scope):
-        if not isinstance(other, cst.Attribute) or dotted_name(other.value) != spelled:
-            continue
+    scope = function if function is not None else ctx.module
+    for other in reads(spelled, scope):
         attr = other.attr.value
-        if attr.startswith("_") or attr in _MODULE_API or attr in members:
-            continue
-        parent = octx.parent(other)
-        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is other:
+        if attr.startswith("_") or attr in _MODULE_API:
             continue
         other_root = other.value
         while isinstance(other_root, cst.Attribute):
             other_root = other_root.value
-        if octx.names.binding_at(other_root, root.value) is not b \
-                or octx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is not function or _guarded(octx, other, scope):
+        if ctx.names.binding_at(other_root, root.value) is not b \
+                or ctx.enclosing(other, (cst.FunctionDef, cst.Lambda)) is not function or _guarded(ctx, other, scope):
             continue
-        return True
+        has = may_have(attr)
+        if has is None:
+            return False
+        if not has:
+            return True
     return False
 
 

@@ -416,20 +416,15 @@ def _plain_value(ctx: FileContext, call: cst.Call) -> bool:
 def _built_in_eval_mode(value: cst.BaseExpression) -> bool:
     """A value whose method chain switches to eval mode: ``Net().to(device).eval()``; or a Hugging Face
     ``X.from_pretrained(...)``, which returns the model in eval mode."""
-    cur: Optional[cst.BaseExpression] = value
-    while isinstance(cur, cst.Call):
-        if eval_mode_target(cur) is not None or method_name(cur) == "from_pretrained":
-            return True
-        cur = receiver(cur)
-    return False
+    return _switched_in_chain(value, loaded=True)
 
 
-def _switched_in_chain(value: cst.BaseExpression) -> bool:
+def _switched_in_chain(value: cst.BaseExpression, loaded: bool = False) -> bool:
     """A chain of calls on a construction that puts it in eval mode: ``Net().eval()``,
-    ``InceptionV3().eval().to(device)``."""
+    ``InceptionV3().eval().to(device)``; with ``loaded``, a Hugging Face ``from_pretrained`` in it too."""
     cur: Optional[cst.BaseExpression] = value
     while isinstance(cur, cst.Call):
-        if eval_mode_target(cur) is not None:
+        if eval_mode_target(cur) is not None or loaded and method_name(cur) == "from_pretrained":
             return True
         cur = receiver(cur)
     return False
