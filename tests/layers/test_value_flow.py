@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from torchlint.analysis.context import FileContext
 from torchlint.analysis.definitions import bind_arguments
@@ -667,3 +668,105 @@ def test_the_function_a_parameter_belongs_to():
     assert parameter_owner(ctx, default) is None  # read where the function is defined
     assert [ctx.code(a) for a in arguments_for_param(ctx, in_body)] == ["net"]
     assert arguments_for_param(ctx, in_lambda) is None
+
+
+SETTER_MODEL = """
+    import torch
+    from torch import nn
+
+    class Tagger(nn.Module):
+        def __init__(self, width, classes):
+            super().__init__()
+            self.fc = nn.Linear(width, classes)
+            self.softmax = nn.Softmax(dim=1)
+
+        def forward(self, x):
+            return self.softmax(self.fc(x))
+
+        def add_optimizer(self, optimizer):
+            self.optimizer = optimizer
+
+        def add_loss_op(self, loss_op):
+            self.loss_op = loss_op
+
+        def run_epoch(self, batches):
+            for x, y in batches:
+                self.optimizer.zero_grad()
+                y_pred = self.__call__(x)
+                loss = self.loss_op(y_pred, y)
+                loss.backward()
+                self.optimizer.step()
+"""
+
+
+def _setter_script(loss_lines):
+    return """
+        import torch
+        from torch import nn
+        from tagger import *
+
+        if __name__ == "__main__":
+            model = Tagger(8, 3)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+""" + textwrap.indent(textwrap.dedent(loss_lines), " " * 12) + """
+            model.add_optimizer(optimizer)
+            model.run_epoch([])
+    """
+
+
+@pytest.mark.parametrize("loss, code", [
+    ("nll = nn.NLLLoss()\nmodel.add_loss_op(nll)", "TL110"),
+    ("model.add_loss_op(nn.NLLLoss())", "TL110"),
+    ("NLLLoss = nn.NLLLoss()\nmodel.add_loss_op(NLLLoss)", "TL110"),
+    ("model.add_loss_op(nn.CrossEntropyLoss())", "TL103"),
+])
+def test_a_loss_handed_to_a_setter_method_from_a_script_reaches_the_call(tmp_path, loss, code):
+    # the class's file spells no loss: the script that imports it and calls its setter does
+    _write(tmp_path, {"tagger.py": SETTER_MODEL, "train.py": _setter_script(loss)})
+    found = _lint(tmp_path / "tagger.py", {"TL103", "TL110"})
+    assert [(c, line) for c, line, _m in found] == [(code, 24)]
+    assert "`forward` of `Tagger` (tagger.py:11)" in found[0][2] and "(train.py:" in found[0][2]
+
+
+@pytest.mark.parametrize("loss", [
+    # two scripts (or two calls) hand over different losses: the attribute holds either
+    "model.add_loss_op(nn.NLLLoss())\nmodel.add_loss_op(nn.MSELoss())",
+    # the loss expects probabilities' logs but the model is handed a log-softmax one elsewhere: unknown loss
+    "model.add_loss_op(make_loss())",
+    # a receiver whose class is not known may be a Tagger: what it is handed is not in view
+    "model.add_loss_op(nn.NLLLoss())\nother = build()\nother.add_loss_op(nn.MSELoss())",
+])
+def test_a_setter_whose_callers_disagree_or_are_unknown_decides_nothing(tmp_path, loss):
+    _write(tmp_path, {"tagger.py": SETTER_MODEL, "train.py": _setter_script(loss)})
+    assert _lint(tmp_path / "tagger.py", {"TL103", "TL110"}) == []
+
+
+def test_the_class_file_depends_on_the_script_that_hands_it_the_loss(tmp_path):
+    _write(tmp_path, {"tagger.py": SETTER_MODEL, "train.py": _setter_script("model.add_loss_op(nn.NLLLoss())")})
+    rules = [r for r in RULES if r.CODE == "TL110"]
+    path = tmp_path / "tagger.py"
+    result = lint_source(str(path), path.read_text(), Settings(rules=rules))
+    assert str(tmp_path / "train.py") in result.dependencies
+
+
+@pytest.mark.parametrize("call", ["self.__call__(x)", "self(x)", "self.forward(x)"])
+def test_a_model_running_itself_by_any_spelling_gives_its_forward_output(call):
+    ctx = _walked("""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+
+            def forward(self, x):
+                return F.softmax(self.fc(x), dim=1)
+
+            def fit(self, x, y):
+                out = %s
+                return F.cross_entropy(out, y)
+    """ % call)
+    (finding,) = call_findings(ctx)
+    assert finding.loss == "ce"

@@ -489,6 +489,18 @@ def receiver(call: cst.Call) -> Optional[cst.BaseExpression]:
     return None
 
 
+#: the methods that run a module the way calling it does: ``m.forward(x)`` and ``m.__call__(x)`` are ``m(x)``
+RUN_METHODS = frozenset({"forward", "__call__"})
+
+
+def run_object(func: cst.BaseExpression) -> cst.BaseExpression:
+    """The object a call with callee ``func`` runs as a module: ``m`` for ``m.forward`` and
+    ``m.__call__``; ``func`` itself for anything else (``m`` in ``m(x)``)."""
+    if type(func) is cst.Attribute and func.attr.value in RUN_METHODS:  # type: ignore[attr-defined]
+        return func.value  # type: ignore[attr-defined]
+    return func
+
+
 def callee_name(call: cst.Call) -> Optional[str]:
     """Last segment of the callee: ``torch.nn.functional.softmax`` and ``x.softmax`` -> "softmax"."""
     func = call.func
@@ -548,6 +560,8 @@ __all__ = [
     "method_name",
     "receiver",
     "callee_name",
+    "run_object",
+    "RUN_METHODS",
     "arg",
     "keyword_arg",
     "canonical_keyword",

@@ -745,9 +745,10 @@ def parameter_owner(ctx: FileContext, name: cst.Name) -> Optional[cst.FunctionDe
 
 
 def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
-    """:func:`arguments_for_param` for a module-level function called from other files of the project
-    only: ``(caller's file, argument)`` for each such call; None when some call passes none, or none is
-    found."""
+    """:func:`arguments_for_param` for a module-level function, or a method of a module-level class,
+    called from other files of the project only: ``(caller's file, argument)`` for each such call (for
+    a method, each call through an instance, :func:`project_instance_calls`); None when some call
+    passes none, or none is found."""
     function = parameter_owner(ctx, name)
     if function is None or not ctx.names.is_param_at(name):
         return None
@@ -756,7 +757,43 @@ def project_arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[Li
     if name.value not in names:
         return None
     index = names.index(name.value)
-    return _passed_at(project_call_sites(ctx, function), index, name.value)
+    if function in ctx.module.body:
+        return _passed_at(project_call_sites(ctx, function), index, name.value)
+    if index == 0:
+        return None  # `self`
+    return _passed_at(project_instance_calls(ctx, function), index - 1, name.value)
+
+
+def project_instance_calls(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Tuple[FileContext, cst.Call]]]:
+    """For a plain method of a module-level class of this file: its calls through an instance in the
+    project's other files (``model.add_loss_op(loss)`` with ``model = TextRNN(...)`` in a script that
+    imports the class), each with its file.  None when a call of a method of that name there has a
+    receiver whose class is not known (it may be this class: what it passes is not in view), when no
+    call is found, or when more than :data:`CALLER_FILES_MAX` files spell the method's name."""
+    cls = ctx.parent(ctx.parent(function) or function)
+    params = function_params(function)
+    word = function.name.value
+    if not ctx.path or not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or function.decorators \
+            or word.startswith("__") or not params or params[0].name.value != "self":
+        return None
+    project = project_of(ctx)
+    mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
+    if len(mentioning) > CALLER_FILES_MAX:
+        return None
+    key = _class_key(ctx, cls)
+    out: List[Tuple[FileContext, cst.Call]] = []
+    for path in mentioning:
+        depends_on(ctx, os.path.abspath(path))
+        other = project.load(path)
+        if other is None:
+            return None
+        for call in _METHOD_CALLS.of(other).get(word, ()):
+            found = instance_class(other, call.func.value)  # type: ignore[attr-defined]
+            if found is None:
+                return None
+            if _class_key(*found) == key:
+                out.append((other, call))
+    return out or None
 
 
 def _passed_at(calls: Optional[List[Tuple[FileContext, cst.Call]]], index: int,
@@ -1064,6 +1101,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 
 __all__ = [
+    "project_instance_calls",
     "MAX_DEPTH",
     "Invocation",
     "value_invocations",

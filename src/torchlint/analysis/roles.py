@@ -22,7 +22,15 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets, canonical_keyword
+from torchlint.analysis.context import (
+    RUN_METHODS,
+    Fact,
+    FileContext,
+    arg,
+    assignment_targets,
+    canonical_keyword,
+    run_object,
+)
 from torchlint.analysis.definitions import (
     MAX_DEPTH,
     arguments_for_param,
@@ -255,7 +263,7 @@ def _stored_param_mode(ctx: FileContext, param: cst.Name) -> Optional[bool]:
         if isinstance(holder, cst.Call) and holder.func is use:
             return None  # `self.<attr>(x)`: run
         if isinstance(holder, cst.Attribute) and holder.value is use and (
-                holder.attr.value == "forward" or holder.attr.value in _MODULE_ONLY_METHODS
+                holder.attr.value in RUN_METHODS or holder.attr.value in _MODULE_ONLY_METHODS
                 or holder.attr.value in _MODE_METHODS):
             return None  # `self.<attr>.forward(x)`, `self.<attr>.parameters()`, `self.<attr>.eval()`
         call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
@@ -402,7 +410,7 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
         inner = _expr_kind(ctx, cls, function, func.value, at, depth, hops + 1)
         return inner if isinstance(inner, str) else None
     # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
-    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    callee = run_object(func)
     if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and cls is not None:
         if callee.value.value == "self":
             method = method_of(cls, callee.attr.value)
@@ -1190,7 +1198,7 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
     if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
         kind = output_kind(ctx, func.value, hops + 1)  # `d(x).view(-1)`: the same probabilities
         return kind if isinstance(kind, str) else None
-    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    callee = run_object(func)
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
         return instance_member_output(ctx, callee)
     if isinstance(callee, cst.Name) and (ctx.names.qualified_names_at(callee) or definition_of(ctx, callee) is not None):

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, assignment_targets
+from torchlint.analysis.context import Fact, FileContext, assignment_targets, run_object
 from torchlint.analysis.definitions import (
     MAX_DEPTH,
     bases_spelling,
@@ -29,6 +29,7 @@ from torchlint.analysis.definitions import (
     returned_values,
     built_values,
     called_function,
+    callers_arguments,
     calls_of_function,
     constructions,
     definition_of,
@@ -409,8 +410,8 @@ def model_fact(frame: Frame, callee: cst.BaseExpression, hops: int = 0) -> Optio
     if hops > 6:
         return None
     ctx = frame.ctx
-    if isinstance(callee, cst.Attribute) and callee.attr.value == "forward":
-        return model_fact(frame, callee.value, hops + 1)
+    if run_object(callee) is not callee:  # `model.forward`, `model.__call__`
+        return model_fact(frame, run_object(callee), hops + 1)
     if isinstance(callee, cst.Call):
         return _built_evidence(ctx, callee)
     if isinstance(callee, cst.Name):
@@ -623,7 +624,13 @@ def _instance_method_frame(frame: Frame, call: cst.Call) -> Optional[Frame]:
 def _through_init(frame: Frame, value: cst.Name, follow):
     """``self.net = net`` in ``__init__``: what the constructor's argument is, where it is known; with
     no construction in view, the parameter's default when no construction of the class passes that
-    parameter (:func:`_unpassed_default`)."""
+    parameter (:func:`_unpassed_default`).  ``self.loss_op = loss_op`` in another method (a setter,
+    ``model.add_loss_op(nn.NLLLoss())``): what every call of it passes, when they agree
+    (:func:`_through_setter`)."""
+    if isinstance(value, cst.Name) and frame.cls is not None:
+        found = _through_setter(frame.cls[0], value, follow)
+        if found is not _NOT_A_SETTER:
+            return found
     init = frame.init
     if init is None:
         if isinstance(value, (cst.IfExp, cst.BooleanOperation)):
@@ -646,6 +653,29 @@ def _through_init(frame: Frame, value: cst.Name, follow):
     if init.function is None or not init.ctx.is_inside(value, init.function):
         return None
     return follow(init, value)
+
+
+#: :func:`_through_setter` for a value that is not a setter's parameter
+_NOT_A_SETTER = object()
+
+
+def _through_setter(ctx: FileContext, value: cst.Name, follow):
+    """For ``value``, read in a plain method of its class (not ``__init__``) where it names the method's
+    parameter: what ``follow`` finds for the argument each call of the method passes (through
+    instances, in this file and the project's others: :func:`callers_arguments`), when every call's is
+    found and all are of one kind; None when not; :data:`_NOT_A_SETTER` when ``value`` is no such
+    parameter."""
+    function = ctx.enclosing(value, cst.FunctionDef)
+    if not isinstance(function, cst.FunctionDef) or function.name.value == "__init__" \
+            or not isinstance(ctx.parent(ctx.parent(function) or function), cst.ClassDef) \
+            or not ctx.names.is_param_at(value):
+        return _NOT_A_SETTER
+    passed = callers_arguments(ctx, value)
+    found = [follow(Frame(actx, None), a) for actx, a in passed]
+    if not found or any(f is None for f in found):
+        return None
+    kinds = {f.kind if isinstance(f, Evidence) else f[0] for f in found}
+    return found[0] if len(kinds) == 1 else None
 
 
 def _leads_nowhere(frame: Frame, operand: cst.BaseExpression, follow) -> bool:

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from torchlint.analysis import effects
-from torchlint.analysis.context import Fact, FileContext, method_name, receiver
+from torchlint.analysis.context import Fact, FileContext, method_name, receiver, run_object
 from torchlint.analysis.definitions import (appended_values, called_function, find_method, function_returns,
                                           instance_class, same_reference)
 from torchlint.analysis.training import backward_operand, base_names, is_backward, under_no_grad
@@ -474,7 +474,7 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _PARAMETER_READS:
                 return True
-            callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+            callee = run_object(func)
             if isinstance(callee, (cst.Name, cst.Attribute)) and _holds_model(ctx, callee):
                 return True
             if (isinstance(callee, cst.Attribute) and callee.attr.value not in _NOT_COMPUTING

@@ -43,7 +43,7 @@ import re
 
 import libcst as cst
 
-from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
+from torchlint.analysis.context import RUN_METHODS, Fact, FileContext, arg, method_name, receiver, run_object
 from torchlint.analysis import effects
 from torchlint.analysis.definitions import (appended_values, bind_arguments, built_values, call_sites, called_function,
                                           callers_arguments, class_body, constructions, constructor_arguments,
@@ -682,7 +682,7 @@ def _reached(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set
                 if name in _CUTTING or under_no_grad(ctx, node) or _off_graph(ctx, node):
                     continue
                 func = node.func
-                callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+                callee = run_object(func)
                 helper = _helper_of(ctx, node)
                 if helper is not None:
                     out |= _through_helper(ctx, node, helper, hops)
@@ -2549,7 +2549,7 @@ def _self_reached(ctx: FileContext, chain: List[cst.ClassDef], function: cst.Fun
             func = node.func
             if isinstance(func, cst.Name) and func.value == me or (
                     isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                    and func.value.value == me and func.attr.value == "forward"):
+                    and func.value.value == me and func.attr.value in RUN_METHODS):
                 forward = _method(chain, "forward")
                 if forward is None or forward is function:
                     raise Unknown

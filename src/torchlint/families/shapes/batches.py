@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis import definitions, effects, roles
-from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets, canonical_keyword
+from torchlint.analysis.context import Fact, FileContext, arg, assignment_targets, canonical_keyword, run_object
 from torchlint.families.training.evaluation import model_of_call
 from torchlint.analysis.naming import is_model_name
 from torchlint.analysis.mode_layers import number
@@ -516,7 +516,7 @@ def model_call(ctx: FileContext, call: cst.Call) -> bool:
     """``model(x)``, ``self.head(h)``, ``model.forward(x)``, ``self(x)`` in a model's method: a call that
     runs a model or a layer."""
     func = call.func
-    callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    callee = run_object(func)
     if isinstance(callee, cst.Name) and callee.value == "self":
         cls = ctx.enclosing(call, cst.ClassDef)
         return isinstance(cls, cst.ClassDef) and roles.module_class(ctx, cls)

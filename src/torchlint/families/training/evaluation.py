@@ -29,6 +29,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import (
+    RUN_METHODS,
     Fact,
     FileContext,
     arg,
@@ -37,6 +38,7 @@ from torchlint.analysis.context import (
     keyword_arg,
     method_name,
     receiver,
+    run_object,
 )
 from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, records_nothing
@@ -143,7 +145,7 @@ def model_of_call(ctx: FileContext, call: cst.Call, names_count: bool = False) -
     not a model object; a call passing ``training=`` is Keras, not torch.
     """
     func = call.func
-    model = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+    model = run_object(func)
     name = dotted_name(model)
     if name is None:
         return None
@@ -384,7 +386,7 @@ def _runs_layers(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef,
             name = func.attr.value
             if name in _MODULE_METHODS:
                 continue  # `next(self.parameters())`, `self.eval()`: no layer runs
-            if name == "forward" or name not in methods:
+            if name in RUN_METHODS or name not in methods:
                 return True
             if depth > 0 and methods[name] is not function and _runs_layers(ctx, cls, methods[name], depth - 1):
                 return True
