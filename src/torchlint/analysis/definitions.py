@@ -626,15 +626,9 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     project = project_of(ctx)
     here = os.path.abspath(ctx.path)
     word = function.name.value
-    mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
-    if len(mentioning) > CALLER_FILES_MAX:
-        # a common name (`test`, `train`) in a large project: a caller has an import line that spells this
-        # module's name and resolves to it
-        stem = os.path.splitext(os.path.basename(here))[0]
-        line = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*\b%s\b" % re.escape(stem), re.MULTILINE)
-        mentioning = [f for f in mentioning if _imports_module(project, f, here, line)]
-        if len(mentioning) > CALLER_FILES_MAX:
-            return []
+    mentioning = _caller_files(ctx, word)
+    if mentioning is None:
+        return []
     out: List[Tuple[FileContext, cst.Call]] = []
     for path in mentioning:
         other = project.load(path)
@@ -650,6 +644,22 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
                     and os.path.abspath(found[0].path) == here and found[1].name.value == word):
                 out.append((other, call))
     return out
+
+
+def _caller_files(ctx: FileContext, word: str) -> Optional[List[str]]:
+    """The other files of the project that may call ``word`` of this file: those that spell it; when more
+    than :data:`CALLER_FILES_MAX` do (a common name, `test`, `train`, in a large project), those of them
+    with an import line that spells this module's name and resolves to it; None when still too many."""
+    project = project_of(ctx)
+    here = os.path.abspath(ctx.path)
+    mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
+    if len(mentioning) > CALLER_FILES_MAX:
+        stem = os.path.splitext(os.path.basename(here))[0]
+        line = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*\b%s\b" % re.escape(stem), re.MULTILINE)
+        mentioning = [f for f in mentioning if _imports_module(project, f, here, line)]
+        if len(mentioning) > CALLER_FILES_MAX:
+            return None
+    return mentioning
 
 
 def _imports_module(project, path: str, module: str, line: "re.Pattern[str]") -> bool:
@@ -777,8 +787,8 @@ def project_instance_calls(ctx: FileContext, function: cst.FunctionDef) -> Optio
             or word.startswith("__") or not params or params[0].name.value != "self":
         return None
     project = project_of(ctx)
-    mentioning = [f for f in project.others_mentioning(ctx.path, (word,)) if os.path.basename(f) != "__init__.py"]
-    if len(mentioning) > CALLER_FILES_MAX:
+    mentioning = _caller_files(ctx, word)
+    if mentioning is None:
         return None
     key = _class_key(ctx, cls)
     out: List[Tuple[FileContext, cst.Call]] = []
