@@ -162,6 +162,42 @@ class EvalWithoutEvalMode(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # the same stacked model, switched to eval mode where it is scored
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def make_mlp(sizes):
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        layers.append(nn.Linear(n_in, n_out))
+        layers.append(nn.BatchNorm1d(n_out))
+    return nn.Sequential(*layers)
+
+
+@torch.no_grad()
+def accuracy(model, batches):
+    hits = 0
+    model.eval()
+    for x, y in batches:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+model = make_mlp([8, 16, 4])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [(torch.randn(4, 8), torch.randint(0, 4, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    print(accuracy(model, batches))
+"""
+        ),
         # near miss: the same class with a default rate of 0.0, built with it: dropout never drops
         """
 import torch
@@ -1429,6 +1465,78 @@ print(accuracy(model, data))
 
 
     INVALID = [
+        # a factory that stacks layers in a list and unpacks it into `nn.Sequential(*layers)`: the list's
+        # batch norm is the model's
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def make_mlp(sizes):
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        layers.append(nn.Linear(n_in, n_out))
+        layers.append(nn.BatchNorm1d(n_out))
+    return nn.Sequential(*layers)
+
+
+@torch.no_grad()
+def accuracy(model, batches):
+    hits = 0
+    for x, y in batches:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+model = make_mlp([8, 16, 4])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [(torch.randn(4, 8), torch.randint(0, 4, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    print(accuracy(model, batches))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def make_mlp(sizes):
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        layers.append(nn.Linear(n_in, n_out))
+        layers.append(nn.BatchNorm1d(n_out))
+    return nn.Sequential(*layers)
+
+
+@torch.no_grad()
+def accuracy(model, batches):
+    hits = 0
+    model.eval()
+    for x, y in batches:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+
+
+model = make_mlp([8, 16, 4])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [(torch.randn(4, 8), torch.randint(0, 4, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    print(accuracy(model, batches))
+""",
+            line=18,
+            unsafe=True,
+            message="`nn.BatchNorm1d(n_out)`",
+        ),
         # the rate is kept on the instance (`self.dropout = dropout`, then `nn.Dropout(p=self.dropout)` bound
         # to the same attribute): the constructor's default 0.5 is what the model gets
         Invalid(

@@ -146,6 +146,54 @@ def test_mode_dependence_of_project_classes(build, expected):
     assert _verdict(build, PROJECT_CLASSES) is expected
 
 
+STACKS = """
+stack = [nn.Linear(4, 4)]
+stack.append(nn.BatchNorm1d(4))
+plain = [nn.Linear(4, 4), nn.ReLU()]
+plain += [nn.Linear(4, 4)]
+repeated = [nn.Linear(4, 4)]
+repeated += 2 * [nn.Dropout(0.1)]
+loaded = load_layers()
+mixed = [nn.Linear(4, 4)] + load_layers()
+
+class Chain(nn.Sequential):
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x
+
+class Stack(nn.Sequential):
+    def __init__(self, *layers):
+        super().__init__(*layers)
+
+class Fixed(nn.Sequential):
+    def __init__(self, dim):
+        super().__init__(nn.Linear(dim, dim), nn.LayerNorm(dim))
+
+class Deeper(Chain):
+    pass
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    # a list unpacked into a container: what its displays, `+=` and `append` put in it
+    ("nn.Sequential(*stack)", True),
+    ("nn.Sequential(*plain)", False),
+    ("nn.Sequential(*repeated)", True),
+    ("nn.Sequential(*[nn.Linear(4, 4), nn.Dropout(0.1)])", True),
+    ("nn.Sequential(*loaded)", None),  # a list from a call: unknown
+    ("nn.Sequential(*mixed)", None),
+    # a container subclass holds what it is built from (with no `__init__`, or one handing it on)
+    ("Chain(nn.Linear(4, 4), nn.BatchNorm1d(4))", True),
+    ("Deeper(nn.Linear(4, 4), nn.Dropout(0.2))", True),
+    ("Stack(nn.Linear(4, 4), nn.Dropout(0.1))", True),
+    ("Chain(nn.Linear(4, 4), nn.LayerNorm(4))", None),  # not proven mode-free by the class alone
+    ("Fixed(4)", False),  # builds its own layers
+])
+def test_mode_dependence_of_unpacked_lists_and_container_subclasses(build, expected):
+    assert _verdict(build, STACKS) is expected
+
+
 # -- a model handed in by a caller in another file of the project -------------------------------------
 LAYERS_FILE = """import torch.nn as nn
 

@@ -346,6 +346,56 @@ def appended_values(ctx: FileContext, name: cst.Name) -> List[cst.BaseExpression
     return out
 
 
+def list_elements(ctx: FileContext, name: cst.Name) -> Tuple[List[cst.BaseExpression], bool]:
+    """The elements the list ``name`` may hold (``layers`` in ``nn.Sequential(*layers)``): those of the list
+    and tuple displays assigned to it (a comprehension's element), of the displays added with ``+=``
+    (``k * [layer]`` too), and what ``append``/``insert`` add and ``extend`` adds from a display, in its
+    function (or at module level); with whether that is all of them (False when some value is another
+    thing: a call's result, a parameter, a starred element)."""
+    complete = True
+    out: List[cst.BaseExpression] = []
+
+    def add(value: cst.BaseExpression, display_only: bool) -> None:
+        nonlocal complete
+        held = _display_elements(value)
+        if held is None:
+            if display_only:
+                complete = False
+            else:
+                out.append(value)
+            return
+        out.extend(e for e in held if e is not None)
+        complete = complete and None not in held
+
+    values = built_values(ctx, name)
+    if not values:
+        complete = False
+    for v in values:
+        add(v, True)
+    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    for node in ctx.contents(scope).assigns:
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) \
+                and node.target.value == name.value and isinstance(node.operator, cst.AddAssign):
+            add(node.value, True)
+    for v in appended_values(ctx, name):
+        add(v, False)  # (`append(layer)`: the layer; `extend([a, b])`: its elements)
+    return out, complete
+
+
+def _display_elements(value: cst.BaseExpression) -> Optional[List[Optional[cst.BaseExpression]]]:
+    """The elements of a list or tuple display (None for a starred one), the element of a comprehension,
+    those of ``k * [layer]``; None for anything else."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [None if isinstance(e, cst.StarredElement) else e.value for e in value.elements]
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return [value.elt]
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        for side in (value.left, value.right):
+            if isinstance(side, (cst.List, cst.Tuple)):
+                return _display_elements(side)
+    return None
+
+
 def returned_argument(ctx: FileContext, call: cst.Call, function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     """For ``call`` of ``function`` (written in ``ctx``), when every ``return`` of the function gives back
     one of its parameters, never rebound there, as it is or moved (``def init_net(net): ...; return net``,
@@ -1111,6 +1161,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 
 __all__ = [
+    "list_elements",
     "project_instance_calls",
     "MAX_DEPTH",
     "Invocation",

@@ -111,6 +111,10 @@ class ModelSummary:
     #: True: a submodule (or the class itself) behaves differently in train and eval mode; False: none
     #: does, provably; None: unknown
     mode_dependent: Optional[bool] = None
+    #: an instance holds the modules it is built from: a subclass of a torch container (``nn.Sequential``)
+    #: that has no ``__init__`` of its own, or one that hands its arguments on to the container's (its
+    #: mode then depends on each construction: unknown by the class alone)
+    holds_given: bool = False
 
 
 def _summaries(ctx: FileContext) -> Dict[cst.ClassDef, ModelSummary]:
@@ -134,14 +138,17 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     is_module = False
     inherited: Optional[ModelSummary] = None
     unknown_base = False
+    container_base = False
     for expr, found in base_classes(ctx, cls, depth):
         if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
             s = class_summary(found[0], found[1], depth + 1)
             if s.is_module:
                 is_module = True
                 inherited = inherited or s
+                container_base = container_base or s.holds_given
             continue
         names = ctx.names.qualified_names_at(expr) or star_imported_names(ctx, expr)
+        container_base = container_base or bool(names & _CONTAINER_CLASSES)
         if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
             is_module = True
         elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
@@ -153,13 +160,34 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     if not is_module:
         return summary
     methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+    summary.holds_given = container_base and ("__init__" not in methods or _hands_arguments_on(ctx, methods["__init__"]))
     forward = methods.get("forward")
     if forward is not None:
         summary.output = _function_output(ctx, cls, forward, depth)
     elif inherited is not None:
         summary.output = inherited.output
-    summary.mode_dependent, summary.mode_layer = _mode_dependent(ctx, cls, inherited, unknown_base, depth)
+    summary.mode_dependent, summary.mode_layer = _mode_dependent(ctx, cls, inherited, unknown_base or summary.holds_given,
+                                                                 depth)
     return summary
+
+
+#: the torch containers a class may derive from to hold the modules it is built from
+_CONTAINER_CLASSES = frozenset("torch.nn." + c for c in CONTAINERS)
+
+
+def _hands_arguments_on(ctx: FileContext, init: cst.FunctionDef) -> bool:
+    """Whether ``__init__`` passes one of its parameters (or ``*args``) on to ``super().__init__``."""
+    params = {p.name.value for p in [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]}
+    star = init.params.star_arg
+    if isinstance(star, cst.Param):
+        params.add(star.name.value)
+    for call in ctx.calls_in(init):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call) \
+                and dotted_name(func.value.func) == "super":
+            if any(a.star or isinstance(a.value, cst.Name) and a.value.value in params for a in call.args):
+                return True
+    return False
 
 
 def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[ModelSummary], unknown_base: bool,

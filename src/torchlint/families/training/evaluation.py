@@ -64,6 +64,7 @@ from torchlint.analysis.definitions import (
     held_values,
     parameter_owner,
     instance_class,
+    list_elements,
     position,
     same_reference,
     project_arguments_for_param,
@@ -631,6 +632,9 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
             return _UNKNOWN
         if summary.mode_dependent is True:
             return True, summary.mode_layer
+        if summary.holds_given:
+            # `class Chain(nn.Sequential)` without an `__init__`: it holds the modules it is built from
+            return _combine_modes([(summary.mode_dependent, None), _parts_mode(ctx, core, hops)])
         kept = _kept_modules(ctx, core, found) if hops < _NAME_HOPS else []
         # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too
         return _combine_modes([(summary.mode_dependent, None)] + [_part_mode(ctx, a, hops) for a in kept])
@@ -638,16 +642,38 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         if hops >= _FACTORY_HOPS:
             return _UNKNOWN
         return _factory_mode(found[0], found[1], hops)  # (a factory returning another's model too)
-    if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and core.args \
-            and all(a.keyword is None and not a.star for a in core.args):
-        # `nn.Sequential(Encoder(Layer(), 2), head)`: the verdicts of its parts, each as a model of its own
-        parts = [e.value for a in core.args for e in (a.value.elements if isinstance(a.value, (cst.List, cst.Tuple))
-                                                      else [a])]
-        mode = _combine_modes([_part_mode(ctx, p, hops) for p in parts])
+    if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and core.args:
+        # `nn.Sequential(Encoder(Layer(), 2), head)`, `nn.Sequential(*layers)`: the verdicts of its parts,
+        # each as a model of its own
+        mode = _parts_mode(ctx, core, hops)
         if mode[0] is not None:
             return mode
     verdict = layer_mode_dependent(ctx, core)
     return verdict, (mode_layer_of(ctx, core) if verdict is True else None)
+
+
+def _parts_mode(ctx: FileContext, call: cst.Call, hops: int) -> Mode:
+    """The verdict for a container built by ``call`` from its positional arguments: a display's elements,
+    and for ``*layers`` the elements of that list (:func:`definitions.list_elements`); unknown where some
+    part cannot be read (a keyword argument, a list from elsewhere), unless a part that is read decides."""
+    modes: List[Mode] = []
+    for a in call.args:
+        value = a.value
+        if a.keyword is not None:
+            modes.append(_UNKNOWN)
+        elif a.star and isinstance(value, cst.Name):
+            elements, complete = list_elements(ctx, value)
+            modes.extend(_part_mode(ctx, e, hops) for e in elements)
+            if not complete:
+                modes.append(_UNKNOWN)
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            for e in value.elements:
+                modes.append(_UNKNOWN if isinstance(e, cst.StarredElement) else _part_mode(ctx, e.value, hops))
+        elif a.star:
+            modes.append(_UNKNOWN)
+        else:
+            modes.append(_part_mode(ctx, value, hops))
+    return _combine_modes(modes)
 
 
 def _factory_mode(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Mode:
