@@ -211,6 +211,65 @@ class OptimizerOfAnotherModel(LintRule):
     TRIGGERS = ("step", "configure_optimizers")
 
     VALID = [
+        # the same step with each optimizer built on its own model
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def step(nets, optims, x):
+    net_g, net_d = nets
+    optim_g, optim_d = optims
+    loss_d = net_d(x).mean()
+    optim_d.zero_grad()
+    loss_d.backward()
+    optim_d.step()
+    loss_g = -net_d(net_g(x)).mean()
+    optim_g.zero_grad()
+    loss_g.backward()
+    optim_g.step()
+
+
+def main(batches):
+    net_g = nn.Linear(4, 4)
+    net_d = nn.Linear(4, 1)
+    optim_g = torch.optim.Adam(net_g.parameters())
+    optim_d = torch.optim.Adam(net_d.parameters())
+    for x in batches:
+        step([net_g, net_d], [optim_g, optim_d], x)
+"""
+        ),
+        # the list is read again beside its unpacking: the step may freeze the model through it
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def step(nets, optims, x):
+    net_g, net_d = nets
+    nets[0].requires_grad_(False)
+    optim_g, optim_d = optims
+    loss_d = net_d(x).mean()
+    optim_d.zero_grad()
+    loss_d.backward()
+    optim_d.step()
+    loss_g = -net_d(net_g(x)).mean()
+    optim_g.zero_grad()
+    loss_g.backward()
+    optim_g.step()
+
+
+def main(batches):
+    net_g = nn.Linear(4, 4)
+    net_d = nn.Linear(4, 1)
+    optim_g = torch.optim.Adam(net_d.parameters())
+    optim_d = torch.optim.Adam(net_d.parameters())
+    for x in batches:
+        step([net_g, net_d], [optim_g, optim_d], x)
+"""
+        ),
         # one update function called for two pairs of model and optimizer, each pair right (the tensors made
         # through a lambda over a library constructor)
         Valid(
@@ -2257,6 +2316,71 @@ print(loss.item())
     ]
 
     INVALID = [
+        # a `global` counter in the training step leaves its parameters what every call passes
+        Invalid(
+            """
+import torch
+from torch import nn
+
+steps_done = 0
+
+
+def step(net_g, net_d, optim_g, optim_d, x):
+    global steps_done
+    steps_done += 1
+    loss_d = net_d(x).mean()
+    optim_d.zero_grad()
+    loss_d.backward()
+    optim_d.step()
+    loss_g = -net_d(net_g(x)).mean()
+    optim_g.zero_grad()
+    loss_g.backward()
+    optim_g.step()
+
+
+def main(batches):
+    net_g = nn.Linear(4, 4)
+    net_d = nn.Linear(4, 1)
+    optim_g = torch.optim.Adam(net_d.parameters())
+    optim_d = torch.optim.Adam(net_d.parameters())
+    for x in batches:
+        step(net_g, net_d, optim_g, optim_d, x)
+""",
+            line=17,
+            message="`net_g` is never trained",
+        ),
+        # the models and their optimizers handed to the training step in lists, unpacked there: the
+        # generator's optimizer was built on the discriminator's parameters
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def step(nets, optims, x):
+    net_g, net_d = nets
+    optim_g, optim_d = optims
+    loss_d = net_d(x).mean()
+    optim_d.zero_grad()
+    loss_d.backward()
+    optim_d.step()
+    loss_g = -net_d(net_g(x)).mean()
+    optim_g.zero_grad()
+    loss_g.backward()
+    optim_g.step()
+
+
+def main(batches):
+    net_g = nn.Linear(4, 4)
+    net_d = nn.Linear(4, 1)
+    optim_g = torch.optim.Adam(net_d.parameters())
+    optim_d = torch.optim.Adam(net_d.parameters())
+    for x in batches:
+        step([net_g, net_d], [optim_g, optim_d], x)
+""",
+            line=15,
+            message="`net_g` is never trained",
+        ),
         # the same update function, called for a pair whose optimizer holds the other model: each call is asked
         # about on its own
         Invalid(

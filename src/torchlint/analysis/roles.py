@@ -8,8 +8,8 @@ variable that is only ever a parameter stays unknown (:func:`is_module_value`, :
 A **model class** is summarised once per file (:class:`ModelSummary`): whether it is an ``nn.Module``,
 what ``forward`` returns (``"softmax"``, ``"log_softmax"``, ``"sigmoid"`` or unknown, per tuple element:
 :func:`output_kind`, :func:`module_output`, :func:`built_output`) and whether some submodule behaves
-differently in train and eval mode (:func:`layer_mode_dependent`, :func:`mode_layer_of`,
-:func:`mode_free`).
+differently in train and eval mode (:func:`layer_mode_dependent`, :func:`mode_layer_of`; a whole
+model's verdict, through names, callers and factories, is the training family's ``model_mode``).
 
 Definitions and the call graph are :mod:`torchlint.analysis.definitions`.  Queries are made once the
 file's walk is done (``leave_Module``).
@@ -744,27 +744,6 @@ def _last_appended(ctx: FileContext, layers: cst.Name) -> Optional[cst.BaseExpre
 
 
 # -- roles -----------------------------------------------------------------------------------------
-def mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
-    """Whether every value ``model`` is given is provably the same module in train and eval mode (no
-    dropout, batch norm, recurrent dropout, or unknown layers, and no reads of ``self.training``)."""
-    values = built_values(ctx, model)
-    if not values:
-        return False
-    for v in values:
-        core = strip_moves(v)
-        if not isinstance(core, cst.Call):
-            return False
-        d = definition_of(ctx, core.func)
-        if d is not None and isinstance(d[1], cst.ClassDef):
-            s = class_summary(d[0], d[1])
-            if not s.is_module or s.mode_dependent is not False:
-                return False
-            continue
-        if layer_mode_dependent(ctx, core) is not False or not is_module_value(ctx, core):
-            return False
-    return True
-
-
 #: the library classes with a ``from_pretrained`` that build no module (tokenizers, processors, configs,
 #: schedulers: their output is no model's), read from the library's own class name (``AutoTokenizer``
 #: imported under any alias)
@@ -1318,7 +1297,6 @@ __all__ = [
     "is_module_value",
     "layer_mode_dependent",
     "method_owner",
-    "mode_free",
     "mode_layer_of",
     "module_class",
     "module_output",

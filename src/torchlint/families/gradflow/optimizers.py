@@ -798,17 +798,23 @@ def _passed(ctx: FileContext, name: cst.Name, hops: int = 0) -> Optional[cst.Nam
     passes for it, when all of them (one to four, the function used for nothing else, none from
     another file) pass the same variable (``train(x, encoder, ...)`` at module level), through a caller
     that hands on its own parameter too (``train_iters(encoder, ...)`` calling ``train(x, encoder, ...)``,
-    two levels); None otherwise."""
+    two levels); for a name unpacked from such a parameter (``optim_g, optim_d = optims``), the name
+    every call puts at its place in the list or tuple it passes (``train([net_g, net_d], [optim_g,
+    optim_d])``); None otherwise."""
     function = _function_of(ctx, name)
     if not isinstance(function, cst.FunctionDef) or function.decorators \
-            or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef) \
-            or not any(p.name.value == name.value and p.star == "" for p in
-                       list(function.params.posonly_params) + list(function.params.params)) \
-            or _rebinds(function, name.value, ctx):
+            or isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
         return None
+    index: Optional[Tuple[int, int]] = None
+    param = name.value
+    if not _plain_param(function, param) or _rebinds(function, param, ctx):
+        unpacked = _unpacked_parameter(ctx, name, function)
+        if unpacked is None:
+            return None
+        param, index = unpacked
     at_site = _SITE.of(ctx).get(function)
     if at_site is not None:  # the one call being asked about
-        value = at_site.get(name.value)
+        value = _element_at(at_site.get(param), index)
         return value if isinstance(value, cst.Name) else None
     sites = _only_called(ctx, function)
     if sites is None:
@@ -816,7 +822,7 @@ def _passed(ctx: FileContext, name: cst.Name, hops: int = 0) -> Optional[cst.Nam
     found: Optional[cst.Name] = None
     for site in sites:
         bound = bind_arguments(site, function, 0)
-        value = bound.get(name.value) if bound is not None else None
+        value = _element_at(bound.get(param), index) if bound is not None else None
         caller = _function_of(ctx, site)
         if isinstance(value, cst.Name) and isinstance(caller, cst.FunctionDef) and _is_param(caller, value.value):
             value = _passed(ctx, value, hops + 1) if hops < 1 else None  # a parameter handed on: followed once
@@ -826,6 +832,41 @@ def _passed(ctx: FileContext, name: cst.Name, hops: int = 0) -> Optional[cst.Nam
             return None
         found = value
     return found
+
+
+def _plain_param(function: cst.FunctionDef, name: str) -> bool:
+    return any(p.name.value == name and p.star == "" for p in
+               list(function.params.posonly_params) + list(function.params.params))
+
+
+def _unpacked_parameter(ctx: FileContext, name: cst.Name, function: cst.FunctionDef
+                        ) -> Optional[Tuple[str, Tuple[int, int]]]:
+    """For ``name`` bound, on every path to where it is read, by unpacking a parameter of ``function``
+    that is never rebound (``optim_g, optim_d = optims``): the parameter and (the name's position, the
+    number of targets); None otherwise (a starred target, another value)."""
+    found = ctx.names.reaching_assignment(name.value, name, function)
+    if found is None or found[1] is None:
+        return None
+    assign, position = found
+    value = assign.value
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    if not isinstance(value, cst.Name) or not isinstance(target, (cst.Tuple, cst.List)) \
+            or any(isinstance(e, cst.StarredElement) for e in target.elements) \
+            or not _plain_param(function, value.value) or _rebinds(function, value.value, ctx):
+        return None
+    return value.value, (position, len(target.elements))
+
+
+def _element_at(value: Optional[cst.BaseExpression], index: Optional[Tuple[int, int]]) -> Optional[cst.BaseExpression]:
+    """``value`` itself (no index), or its element at the position of a list or tuple display of the
+    expected length (``[net_g, net_d]``); None for anything else."""
+    if index is None or value is None:
+        return value
+    position, count = index
+    if not isinstance(value, (cst.List, cst.Tuple)) or len(value.elements) != count \
+            or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return value.elements[position].value
 
 
 def _only_called(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[cst.Call]]:
@@ -1945,6 +1986,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
     many such functions are being followed."""
     mine = ctx.names.binding_at(at, name) if at is not None else None
     passed = _passed(ctx, at) if at is not None else None
+    if passed is not None and _list_otherwise_used(ctx, at):  # type: ignore[arg-type]
+        return True  # `nets[0].requires_grad_(False)` beside `net_g, net_d = nets`
     if passed is not None and _may_be_frozen(ctx, passed.value, passed, _function_of(ctx, at), depth):  # type: ignore[arg-type]
         return True  # a parameter of a function: what is done to the variable every call passes counts too
     methods, plain = _class_members(ctx, at) if at is not None else (frozenset(), frozenset())
@@ -1962,10 +2005,49 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
             element = effects.unpacked_target(ctx, node)
             if element is not None and not any(w in ctx.code(element) for w in _FREEZING_WORDS):
                 continue  # `G, D = Generator(), Discriminator()`: bound to its construction
+            if passed is not None and _unpacks_parameter(ctx, parent):
+                continue  # `net_g, net_d = nets`: bound to what the calls put in the list they pass
+            if followed is not None and _listed_for(ctx, parent, followed):
+                continue  # `train([net_g, net_d], ...)`: handed in a list to the function being followed
             return True
         if not _harmless_use(ctx, node, methods, plain, followed, depth):
             return True
     return False
+
+
+def _list_otherwise_used(ctx: FileContext, name: cst.Name) -> bool:
+    """For a name unpacked from a parameter (``net_g, net_d = nets``): whether the function reads that
+    parameter anywhere else (it may reach the model through it: ``nets[0].eval()``, ``freeze(nets)``)."""
+    function = _function_of(ctx, name)
+    unpacked = _unpacked_parameter(ctx, name, function) if isinstance(function, cst.FunctionDef) else None
+    if unpacked is None:
+        return False
+    for use in ctx.names_in(function, unpacked[0]):
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Param) or isinstance(parent, cst.Assign) and parent.value is use \
+                and isinstance(parent.targets[0].target, (cst.Tuple, cst.List)):
+            continue
+        return True
+    return False
+
+
+def _unpacks_parameter(ctx: FileContext, element: cst.Element) -> bool:
+    """``element`` is a target of an assignment unpacking a parameter of its function (``a, b = pair``)."""
+    target = ctx.parent(element)
+    holder = ctx.parent(target) if isinstance(target, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    function = _function_of(ctx, element)
+    return isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) \
+        and isinstance(function, cst.FunctionDef) and _plain_param(function, assign.value.value)
+
+
+def _listed_for(ctx: FileContext, element: cst.Element, function: cst.CSTNode) -> bool:
+    """``element`` is an element of a list or tuple display passed as an argument to a call of
+    ``function`` (``train([net_g, net_d], ...)``)."""
+    display = ctx.parent(element)
+    holder = ctx.parent(display) if isinstance(display, (cst.Tuple, cst.List)) else None
+    call = ctx.parent(holder) if isinstance(holder, cst.Arg) and holder.value is display else None
+    return isinstance(call, cst.Call) and ctx.function_for_call(call) is function
 
 
 def _harmless_use(ctx: FileContext, node: cst.BaseExpression, methods: FrozenSet[str] = frozenset(),
@@ -2601,7 +2683,8 @@ def _rebinds(function: cst.FunctionDef, name: str, ctx: Optional[FileContext] = 
 
 
 def _bound_names(function: cst.FunctionDef) -> Optional[Set[str]]:
-    """Every name a target in the body of ``function`` spells (None: a ``global``/``nonlocal`` there)."""
+    """Every name a target in the body of ``function`` spells, nested functions' included, and every name
+    a ``global``/``nonlocal`` statement there declares (those are taken as bound)."""
     out: Set[str] = set()
     for node in iter_nodes(function.body):
         targets: List[cst.CSTNode] = []
@@ -2618,7 +2701,7 @@ def _bound_names(function: cst.FunctionDef) -> Optional[Set[str]]:
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             out.add(node.name.value)
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            return None
+            out.update(item.name.value for item in node.names)
         for t in targets:
             out.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
     return out

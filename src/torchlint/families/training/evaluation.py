@@ -81,7 +81,6 @@ from torchlint.analysis.roles import (
     is_module_value,
     layer_mode_dependent,
     method_owner,
-    mode_free,
     mode_layer_of,
     module_class,
     not_a_module,
@@ -674,6 +673,12 @@ def _parts_mode(ctx: FileContext, call: cst.Call, hops: int) -> Mode:
         else:
             modes.append(_part_mode(ctx, value, hops))
     return _combine_modes(modes)
+
+
+def _mode_free(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether the model behind ``model`` provably behaves alike in train and eval mode (the verdict of
+    :func:`model_mode` is False): its mode does not matter to an evaluation."""
+    return model_mode(ctx, model)[0] is False
 
 
 def _factory_mode(fctx: FileContext, function: cst.FunctionDef, hops: int) -> Mode:
@@ -2337,11 +2342,11 @@ class EvaluationFacts:
                 if scope.bindings.get(model.value) is binding:
                     self.local_model.add(call)
             values = ctx.names.values_before(model)
-            if values and (mode_free(ctx, model) or any(
+            if values and (_mode_free(ctx, model) or any(
                 isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
             )):
                 self.mode_settled.add(call)
-        elif mode_free(ctx, model):
+        elif _mode_free(ctx, model):
             self.mode_settled.add(call)  # `self.net = nn.Sequential(nn.Linear(...), nn.ReLU())`
         if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)) and not _switched_to_train(ctx, model):
             self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
@@ -2359,7 +2364,7 @@ class EvaluationFacts:
         for call, model in self._model_calls:
             if call not in self.mode_settled and isinstance(model, cst.Name):
                 args = arguments_for_param(ctx, model)
-                if args and all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
+                if args and all(isinstance(a, (cst.Name, cst.Attribute)) and _mode_free(ctx, a) for a in args):
                     self.mode_settled.add(call)  # every caller passes a model without mode-dependent layers
                 elif self._given_in_eval_mode(model):
                     self.mode_settled.add(call)  # every caller passes a model built in eval mode
@@ -2372,7 +2377,7 @@ class EvaluationFacts:
                 model = model_of_call(ctx, call)
                 if model is not None:
                     self._model_calls.append((call, model))
-                    if mode_free(ctx, model) or (any(_built_in_eval_mode(v) for v in built_values(ctx, model))
+                    if _mode_free(ctx, model) or (any(_built_in_eval_mode(v) for v in built_values(ctx, model))
                                                  and not _switched_to_train(ctx, model)):
                         self.mode_settled.add(call)
                 continue
@@ -2398,7 +2403,7 @@ class EvaluationFacts:
                 continue
             self._model_calls.append((call, callee))
             self.local_model.add(call)
-            if all(isinstance(a, (cst.Name, cst.Attribute)) and mode_free(ctx, a) for a in args):
+            if all(isinstance(a, (cst.Name, cst.Attribute)) and _mode_free(ctx, a) for a in args):
                 self.mode_settled.add(call)
         self._param_calls = []
         self._model_calls.sort(key=lambda found: position(ctx, found[0]))  # source order, however decided
