@@ -1465,6 +1465,76 @@ print(accuracy(model, data))
 
 
     INVALID = [
+        # the model is the torchvision builder an option names (`models.__dict__[args.arch]()`): with the
+        # option's default, a ResNet and its batch norm
+        Invalid(
+            """
+import argparse
+
+import torch
+import torchvision.models as models
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="resnet18")
+parser.add_argument("--epochs", type=int, default=2)
+
+
+def validate(loader, model):
+    correct = 0
+    with torch.no_grad():
+        for images, target in loader:
+            correct += (model(images).argmax(1) == target).sum().item()
+    return correct
+
+
+def main(loader):
+    args = parser.parse_args()
+    model = models.__dict__[args.arch]()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        model.train()
+        for images, target in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(images), target).backward()
+            optimizer.step()
+        validate(loader, model)
+""",
+            fixed="""
+import argparse
+
+import torch
+import torchvision.models as models
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="resnet18")
+parser.add_argument("--epochs", type=int, default=2)
+
+
+def validate(loader, model):
+    correct = 0
+    model.eval()
+    with torch.no_grad():
+        for images, target in loader:
+            correct += (model(images).argmax(1) == target).sum().item()
+    return correct
+
+
+def main(loader):
+    args = parser.parse_args()
+    model = models.__dict__[args.arch]()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        model.train()
+        for images, target in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(images), target).backward()
+            optimizer.step()
+        validate(loader, model)
+""",
+            line=16,
+            unsafe=True,
+            message="`models.__dict__[args.arch]()`",
+        ),
         # a factory that stacks layers in a list and unpacks it into `nn.Sequential(*layers)`: the list's
         # batch norm is the model's
         Invalid(

@@ -194,6 +194,27 @@ def test_mode_dependence_of_unpacked_lists_and_container_subclasses(build, expec
     assert _verdict(build, STACKS) is expected
 
 
+REGISTRY = """
+import argparse
+import torchvision.models as tvm
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="resnet18")
+parser.add_argument("--vit", default="vit_b_16")
+parser.add_argument("--any")
+args = parser.parse_args()
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    ("tvm.__dict__[args.arch]()", True),  # the option's default names a torchvision ResNet
+    ("torchvision.models.__dict__[args.arch](num_classes=10)", True),
+    ("tvm.__dict__[args.vit]()", None),  # not in the table of mode-dependent builders
+    ("tvm.__dict__[args.any]()", None),  # no default: any builder
+])
+def test_a_builder_picked_from_a_module_by_an_options_default(build, expected):
+    assert _verdict(build, REGISTRY) is expected
+
+
 # -- a model handed in by a caller in another file of the project -------------------------------------
 LAYERS_FILE = """import torch.nn as nn
 

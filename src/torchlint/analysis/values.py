@@ -992,6 +992,26 @@ def _string_table(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, Dic
     return f, entries
 
 
+def module_entry(ctx: FileContext, sub: cst.Subscript) -> Optional[str]:
+    """``models.__dict__[args.arch]``, a builder picked from a module by name: the qualified name of the
+    entry the key's literal default picks (``torchvision.models.resnet50`` for ``default="resnet50"``);
+    None when the key has no one literal value where the code runs with its defaults, or the subscripted
+    value is not the namespace of an imported module."""
+    table = sub.value
+    if not isinstance(table, cst.Attribute) or table.attr.value != "__dict__" or len(sub.slice) != 1:
+        return None
+    index = sub.slice[0].slice
+    if not isinstance(index, cst.Index):
+        return None
+    modules = ctx.names.qualified_names_at(table.value)
+    if len(modules) != 1:
+        return None
+    key = _literal_key(open_frame(ctx, sub), index.value)
+    if key is None or not key.isidentifier():
+        return None
+    return f"{next(iter(modules))}.{key}"
+
+
 def _entries_added(ctx: FileContext, name: str) -> bool:
     """Whether the file stores into a dict held by ``name`` (``name[k] = v``, ``name.update(...)``,
     ``name.setdefault(...)``, ``name |= ...``)."""
@@ -1099,6 +1119,7 @@ _SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("values.subcl
 
 
 __all__ = [
+    "module_entry",
     "At",
     "Evidence",
     "Frame",

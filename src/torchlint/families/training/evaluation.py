@@ -42,7 +42,7 @@ from torchlint.analysis.context import (
 )
 from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, records_nothing
-from torchlint.analysis.mode_layers import CONTAINERS, FUNCTIONAL_DROPOUT
+from torchlint.analysis.mode_layers import CONTAINERS, FUNCTIONAL_DROPOUT, library_model_mode
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.naming import is_model_name, snake
@@ -73,6 +73,7 @@ from torchlint.analysis.definitions import (
 )
 from torchlint.families.training.graph_free import builds_state_only, element_without_graph
 from torchlint.analysis.positions import line_of
+from torchlint.analysis.values import module_entry
 from torchlint.analysis.roles import (
     NO_MODULE_LITERALS,
     class_summary,
@@ -641,6 +642,12 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         if hops >= _FACTORY_HOPS:
             return _UNKNOWN
         return _factory_mode(found[0], found[1], hops)  # (a factory returning another's model too)
+    if found is None and isinstance(core.func, cst.Subscript):
+        # `models.__dict__[args.arch](...)`: the builder the option's default names
+        entry = module_entry(ctx, core.func)
+        verdict = library_model_mode(entry) if entry is not None else None
+        if verdict is not None:
+            return verdict, (ctx, core) if verdict is True else None
     if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and core.args:
         # `nn.Sequential(Encoder(Layer(), 2), head)`, `nn.Sequential(*layers)`: the verdicts of its parts,
         # each as a model of its own
