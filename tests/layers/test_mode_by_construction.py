@@ -374,3 +374,64 @@ cfg = {"p": 0.25, "none": 0.0}
 ])
 def test_rates_from_options_and_configuration(build, expected):
     assert _verdict(build, OPTIONS) is expected
+
+
+# -- a builder of a project package picked by an option -----------------------------------------------
+PACKAGE_INIT = "from .small import *\n"
+PACKAGE_MODULE = """import torch.nn as nn
+
+
+def small_bn():
+    return nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+
+
+def small_plain():
+    return nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+"""
+PACKAGE_MAIN = """import argparse
+
+import torch
+
+import models
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="{arch}")
+
+
+def validate(loader, model):
+    with torch.no_grad():
+        return sum(model(x).sum().item() for x in loader)
+
+
+def main_worker(loader, args):
+    model = models.__dict__[args.arch]()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.train()
+    for x in loader:
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+    return validate(loader, model)
+
+
+def main(loader):
+    args = parser.parse_args()
+    return main_worker(loader, args)
+"""
+
+
+@pytest.mark.parametrize("arch, expected", [("small_bn", ["TL106"]), ("small_plain", [])])
+def test_a_builder_of_a_project_package_picked_by_the_options_default(tmp_path, arch, expected):
+    """``models.__dict__[args.arch]()`` with ``args`` handed to the function by its caller: the builder the
+    option's default names, re-exported by the package with ``from .small import *``."""
+    from torchlint.engine import Settings, lint_source
+    from torchlint.rules import all_rules
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text(PACKAGE_INIT)
+    (tmp_path / "models" / "small.py").write_text(PACKAGE_MODULE)
+    path = tmp_path / "main.py"
+    path.write_text(PACKAGE_MAIN.format(arch=arch))
+    codes = sorted(d.code for d in lint_source(str(path), path.read_text(), Settings(all_rules())).diagnostics)
+    assert codes == expected

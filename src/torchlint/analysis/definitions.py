@@ -188,6 +188,13 @@ def _imported_definition(ctx: FileContext, qualified_name: str, depth: int, word
 _IMPORTED: Fact[dict] = Fact("definitions.imported", lambda ctx: {})
 
 
+def definition_named(ctx: FileContext, qualified_name: str):
+    """``(file context, definition)`` of a project module's function or class by its qualified name as
+    this file's imports spell it (``models.resnet32`` for ``import models``), re-exports followed;
+    None for a library's or an unknown name."""
+    return _imported_definition(ctx, qualified_name, 0)
+
+
 def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
     level = 0
     name = qualified_name
@@ -206,7 +213,7 @@ def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tup
     if words and not project.mentions(path, words):
         return None  # the question is about these words, and the module never spells them
     text = project.module_text(path)
-    if text is not None and attr not in text:
+    if text is not None and attr not in text and "import *" not in text:
         return None  # a module that never spells the name neither defines nor re-exports it: no parse
     other = project.load(path)
     if other is None:
@@ -221,6 +228,8 @@ def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tup
             found = _imported_definition(other, _relative_to(other, q), depth + 1, words)
             if found is not None:
                 return found
+    if b is None and depth < MAX_DEPTH:
+        return _star_definition(other, attr, depth + 1, words)  # `from .resnet import *` in the package
     return None
 
 
@@ -1161,6 +1170,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 
 __all__ = [
+    "definition_named",
     "list_elements",
     "project_instance_calls",
     "MAX_DEPTH",

@@ -933,6 +933,10 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     if not isinstance(value, cst.Attribute):
         return None
     parsed = _frame_value(f, value.value, decide=False)
+    for _ in range(3):  # `args` handed on by callers: the name each passes, in its own frame
+        if parsed is None or not isinstance(parsed[1], cst.Name) or parsed[1] is value.value:
+            break
+        parsed = _frame_value(parsed[0], parsed[1], decide=False)
     if parsed is None:
         return None
     pf, call = parsed
@@ -1007,6 +1011,9 @@ def module_entry(ctx: FileContext, sub: cst.Subscript) -> Optional[str]:
     if len(modules) != 1:
         return None
     key = _literal_key(open_frame(ctx, sub), index.value)
+    if key is None:  # `args` a parameter: what the calls of the function pass (`main_worker(gpu, args)`)
+        keys = {_literal_key(f, index.value) for f in caller_frames(ctx, sub)}
+        key = keys.pop() if len(keys) == 1 else None
     if key is None or not key.isidentifier():
         return None
     return f"{next(iter(modules))}.{key}"

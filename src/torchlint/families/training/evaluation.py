@@ -58,6 +58,7 @@ from torchlint.analysis.definitions import (
     value_invocations,
     called_function,
     defines_method,
+    definition_named,
     definition_of,
     find_method,
     function_returns,
@@ -648,6 +649,13 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         verdict = library_model_mode(entry) if entry is not None else None
         if verdict is not None:
             return verdict, (ctx, core) if verdict is True else None
+        named = definition_named(ctx, entry) if entry is not None else None
+        if named is not None and isinstance(named[1], cst.FunctionDef) and hops < _FACTORY_HOPS:
+            return _factory_mode(named[0], named[1], hops)  # a builder of a project package
+        if named is not None and isinstance(named[1], cst.ClassDef):
+            summary = class_summary(named[0], named[1])
+            if summary.is_module and summary.mode_dependent is not None:
+                return summary.mode_dependent, summary.mode_layer if summary.mode_dependent else None
     if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and core.args:
         # `nn.Sequential(Encoder(Layer(), 2), head)`, `nn.Sequential(*layers)`: the verdicts of its parts,
         # each as a model of its own
