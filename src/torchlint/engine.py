@@ -9,7 +9,6 @@ to show results.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -155,15 +154,16 @@ def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]], path: 
         if consulted is not None:
             consulted.extend(m for m in modules if m not in consulted)  # what the choice depends on
         texts = [project.module_text(m) for m in modules]
-        here = os.path.abspath(path)
-        stem = os.path.splitext(os.path.basename(path))[0]
+        importers: Optional[List[str]] = None
         for r in deferred:
             if any(text is not None and any(t in text for t in r.IMPORT_TRIGGERS) for text in texts):
                 out.append(r)
                 continue
-            for other in project.others_mentioning(path, r.IMPORT_TRIGGERS, (stem,)):
+            if importers is None:
+                importers = sorted(project.importers(path) or ())
+            for other in importers:
                 text = project.module_text(other)
-                if text is not None and here in (os.path.abspath(m) for m in project.imported_modules(other, text)):
+                if text is not None and any(t in text for t in r.IMPORT_TRIGGERS):
                     if consulted is not None and other not in consulted:
                         consulted.append(other)
                     out.append(r)

@@ -280,8 +280,9 @@ class _Tables:
         self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
         self.words: "OrderedDict[ContentKey, frozenset]" = OrderedDict()
         self.sources: Dict[str, Optional[Tuple[str, ...]]] = {}  # searched folder -> its source files
-        #: searched folder -> (the file list it was made from, file -> the files it imports or is imported by)
-        self.import_graphs: Dict[str, Tuple[Tuple[str, ...], Dict[str, Set[str]]]] = {}
+        #: searched folder -> (the file list it was made from, file -> the files it imports or is imported by,
+        #: file -> the files that import it)
+        self.import_graphs: Dict[str, Tuple[Tuple[str, ...], Dict[str, Set[str]], Dict[str, Set[str]]]] = {}
         self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
@@ -648,22 +649,10 @@ class Project:
         example that imports none of them: not): the only files an object built in ``path`` can reach
         short of pickles and dynamic imports.  Absolute paths, ``path`` included; None when the project
         cannot be listed.  Read from the import lines of each file (no parse), once per file list."""
-        key, files = self.sources(path)
-        if files is None:
+        graph = self._import_graph(path)
+        if graph is None:
             return None
-        graphs = self._tables.import_graphs
-        graph = graphs.get(key)
-        if graph is None or graph[0] is not files:
-            links: Dict[str, Set[str]] = {}
-            for f in files:
-                me = os.path.abspath(f)
-                text = self.module_text(f) if f.endswith(".py") else None
-                for m in self.imported_modules(f, text) if text else ():
-                    other = os.path.abspath(m)
-                    links.setdefault(me, set()).add(other)
-                    links.setdefault(other, set()).add(me)
-            graph = graphs[key] = (files, links)
-        links = graph[1]
+        links = graph[0]
         start = os.path.abspath(path)
         seen = {start}
         todo = [start]
@@ -673,6 +662,36 @@ class Project:
                     seen.add(other)
                     todo.append(other)
         return frozenset(seen)
+
+    def importers(self, path: str) -> Optional[FrozenSet[str]]:
+        """The project files whose import lines name the module ``path`` (absolute paths; read from the
+        import lines of each file, no parse, once per file list); None when the project cannot be listed."""
+        graph = self._import_graph(path)
+        if graph is None:
+            return None
+        return frozenset(graph[1].get(os.path.abspath(path), ()))
+
+    def _import_graph(self, path: str) -> Optional[Tuple[Dict[str, Set[str]], Dict[str, Set[str]]]]:
+        """``(links, importers)`` of the project holding ``path``: file -> the files it imports or is
+        imported by, and file -> the files that import it."""
+        key, files = self.sources(path)
+        if files is None:
+            return None
+        graphs = self._tables.import_graphs
+        graph = graphs.get(key)
+        if graph is None or graph[0] is not files:
+            links: Dict[str, Set[str]] = {}
+            importers: Dict[str, Set[str]] = {}
+            for f in files:
+                me = os.path.abspath(f)
+                text = self.module_text(f) if f.endswith(".py") else None
+                for m in self.imported_modules(f, text) if text else ():
+                    other = os.path.abspath(m)
+                    links.setdefault(me, set()).add(other)
+                    links.setdefault(other, set()).add(me)
+                    importers.setdefault(other, set()).add(me)
+            graph = graphs[key] = (files, links, importers)
+        return graph[1], graph[2]
 
     def sources(self, path: str) -> Tuple[str, Optional[Tuple[str, ...]]]:
         """``(key, files)``: the source files of the project holding the file ``path`` — every Python file
