@@ -27,6 +27,7 @@ edit is seen at the next question, and the table is bounded: least recently used
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import re
@@ -57,6 +58,8 @@ PARSED_MAX = 48
 LINTED_MAX = 16
 #: texts of project modules searched for words, kept per project
 TEXTS_MAX = 256
+#: how many files' imports are kept (:meth:`Project.imported_modules`)
+IMPORTS_MAX = 4096
 #: how many folders above an importer may be the package its absolute import names (:meth:`Project.module_file`)
 _PACKAGE_DEPTH = 8
 #: how many parsed pieces of replacement code a project keeps (:attr:`Project.snippets`)
@@ -290,6 +293,9 @@ class _Tables:
         #: module content -> what a star import of it binds (see :meth:`Project.star_exports`)
         self.exports: "OrderedDict[ContentKey, _Exports]" = OrderedDict()
         self.snippets = _Snippets()  # see Project.snippets
+        #: (file, digest of its text) -> (the project's file list, the project modules the text imports):
+        #: :meth:`Project.imported_modules`
+        self.imports: "OrderedDict[Tuple[str, bytes], Tuple[Optional[Tuple[str, ...]], Tuple[str, ...]]]" = OrderedDict()
 
 
 class Project:
@@ -346,6 +352,7 @@ class Project:
         self._tables.roots.clear()
         self._tables.sources.clear()
         self._tables.import_graphs.clear()
+        self._tables.imports.clear()
         self._tables.torch.clear()
         self._tables.runtime.clear()
         self._tables.generation += 1
@@ -601,6 +608,12 @@ class Project:
         scan of its import lines (no parse); empty without a path."""
         if not path or path in ("-", "<stdin>") or "import" not in source:
             return []
+        memo = self._tables.imports
+        key = (os.path.abspath(path), hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+        files = self.sources(path)[1]  # which modules exist: the answer holds for this file list only
+        known = memo.get(key)
+        if known is not None and known[0] is files:
+            return list(known[1])
         found: List[str] = []
         for match in _IMPORT_LINE.finditer(source):
             dots, module, names, plain = match.group(1), match.group(2), match.group(3), match.group(4)
@@ -622,6 +635,9 @@ class Project:
                 file = self.module_file(path, module_name, level)
                 if file is not None and file not in found:
                     found.append(file)
+        memo[key] = (files, tuple(found))
+        while len(memo) > IMPORTS_MAX:
+            memo.popitem(last=False)
         return found
 
     def module_text(self, path: str) -> Optional[str]:
