@@ -70,7 +70,7 @@ class NllLossOnSoftmax(LintRule):
     NAME = "nll-loss-on-softmax"
     MESSAGE = "`softmax(x)` passed to `NLLLoss`: it expects log-probabilities; use `log_softmax`"
     FIX_TITLE = "Use `log_softmax` instead of `softmax`"
-    TRIGGERS = ("nll_loss", "NLLLoss")
+    TRIGGERS = ("nll_loss", "NLLLoss", "softmax", "Softmax")  # the loss, or the softmax a model's output went through
     IMPORT_TRIGGERS = ("nll_loss", "NLLLoss")
 
     VALID = [

@@ -140,8 +140,8 @@ def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]], path: 
                             ) -> List[Type[LintRule]]:
     """The rules whose trigger words occur in the source (a rule with no triggers always runs), and the
     rules that follow values across files whose ``IMPORT_TRIGGERS`` (the loss they are about) occur in
-    a project module the source imports, or in one that imports the source (a script handing its loss
-    to a model's method); those modules are added to ``consulted`` (what the result depends on)."""
+    a project module the source imports; those modules are added to ``consulted`` (what the result
+    depends on)."""
     out = []
     deferred = []
     for r in rules:
@@ -154,20 +154,9 @@ def select_rules_for_source(source: str, rules: Sequence[Type[LintRule]], path: 
         if consulted is not None:
             consulted.extend(m for m in modules if m not in consulted)  # what the choice depends on
         texts = [project.module_text(m) for m in modules]
-        importers: Optional[List[str]] = None
         for r in deferred:
             if any(text is not None and any(t in text for t in r.IMPORT_TRIGGERS) for text in texts):
                 out.append(r)
-                continue
-            if importers is None:
-                importers = sorted(project.importers(path) or ())
-            for other in importers:
-                text = project.module_text(other)
-                if text is not None and any(t in text for t in r.IMPORT_TRIGGERS):
-                    if consulted is not None and other not in consulted:
-                        consulted.append(other)
-                    out.append(r)
-                    break
     return [r for r in rules if r in out]
 
 

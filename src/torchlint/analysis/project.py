@@ -27,7 +27,6 @@ edit is seen at the next question, and the table is bounded: least recently used
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
@@ -58,8 +57,6 @@ PARSED_MAX = 48
 LINTED_MAX = 16
 #: texts of project modules searched for words, kept per project
 TEXTS_MAX = 256
-#: how many files' imports are kept (:meth:`Project.imported_modules`)
-IMPORTS_MAX = 4096
 #: how many folders above an importer may be the package its absolute import names (:meth:`Project.module_file`)
 _PACKAGE_DEPTH = 8
 #: how many parsed pieces of replacement code a project keeps (:attr:`Project.snippets`)
@@ -283,9 +280,8 @@ class _Tables:
         self.texts: "OrderedDict[ContentKey, str]" = OrderedDict()
         self.words: "OrderedDict[ContentKey, frozenset]" = OrderedDict()
         self.sources: Dict[str, Optional[Tuple[str, ...]]] = {}  # searched folder -> its source files
-        #: searched folder -> (the file list it was made from, file -> the files it imports or is imported by,
-        #: file -> the files that import it)
-        self.import_graphs: Dict[str, Tuple[Tuple[str, ...], Dict[str, Set[str]], Dict[str, Set[str]]]] = {}
+        #: searched folder -> (the file list it was made from, file -> the files it imports or is imported by)
+        self.import_graphs: Dict[str, Tuple[Tuple[str, ...], Dict[str, Set[str]]]] = {}
         self.torch: Dict[str, Optional[Version]] = {}  # folder -> declared lower bound
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
@@ -293,9 +289,6 @@ class _Tables:
         #: module content -> what a star import of it binds (see :meth:`Project.star_exports`)
         self.exports: "OrderedDict[ContentKey, _Exports]" = OrderedDict()
         self.snippets = _Snippets()  # see Project.snippets
-        #: (file, digest of its text) -> (the project's file list, the project modules the text imports):
-        #: :meth:`Project.imported_modules`
-        self.imports: "OrderedDict[Tuple[str, bytes], Tuple[Optional[Tuple[str, ...]], Tuple[str, ...]]]" = OrderedDict()
 
 
 class Project:
@@ -352,7 +345,6 @@ class Project:
         self._tables.roots.clear()
         self._tables.sources.clear()
         self._tables.import_graphs.clear()
-        self._tables.imports.clear()
         self._tables.torch.clear()
         self._tables.runtime.clear()
         self._tables.generation += 1
@@ -608,12 +600,6 @@ class Project:
         scan of its import lines (no parse); empty without a path."""
         if not path or path in ("-", "<stdin>") or "import" not in source:
             return []
-        memo = self._tables.imports
-        key = (os.path.abspath(path), hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest())
-        files = self.sources(path)[1]  # which modules exist: the answer holds for this file list only
-        known = memo.get(key)
-        if known is not None and known[0] is files:
-            return list(known[1])
         found: List[str] = []
         for match in _IMPORT_LINE.finditer(source):
             dots, module, names, plain = match.group(1), match.group(2), match.group(3), match.group(4)
@@ -635,9 +621,6 @@ class Project:
                 file = self.module_file(path, module_name, level)
                 if file is not None and file not in found:
                     found.append(file)
-        memo[key] = (files, tuple(found))
-        while len(memo) > IMPORTS_MAX:
-            memo.popitem(last=False)
         return found
 
     def module_text(self, path: str) -> Optional[str]:
@@ -665,10 +648,22 @@ class Project:
         example that imports none of them: not): the only files an object built in ``path`` can reach
         short of pickles and dynamic imports.  Absolute paths, ``path`` included; None when the project
         cannot be listed.  Read from the import lines of each file (no parse), once per file list."""
-        graph = self._import_graph(path)
-        if graph is None:
+        key, files = self.sources(path)
+        if files is None:
             return None
-        links = graph[0]
+        graphs = self._tables.import_graphs
+        graph = graphs.get(key)
+        if graph is None or graph[0] is not files:
+            links: Dict[str, Set[str]] = {}
+            for f in files:
+                me = os.path.abspath(f)
+                text = self.module_text(f) if f.endswith(".py") else None
+                for m in self.imported_modules(f, text) if text else ():
+                    other = os.path.abspath(m)
+                    links.setdefault(me, set()).add(other)
+                    links.setdefault(other, set()).add(me)
+            graph = graphs[key] = (files, links)
+        links = graph[1]
         start = os.path.abspath(path)
         seen = {start}
         todo = [start]
@@ -678,36 +673,6 @@ class Project:
                     seen.add(other)
                     todo.append(other)
         return frozenset(seen)
-
-    def importers(self, path: str) -> Optional[FrozenSet[str]]:
-        """The project files whose import lines name the module ``path`` (absolute paths; read from the
-        import lines of each file, no parse, once per file list); None when the project cannot be listed."""
-        graph = self._import_graph(path)
-        if graph is None:
-            return None
-        return frozenset(graph[1].get(os.path.abspath(path), ()))
-
-    def _import_graph(self, path: str) -> Optional[Tuple[Dict[str, Set[str]], Dict[str, Set[str]]]]:
-        """``(links, importers)`` of the project holding ``path``: file -> the files it imports or is
-        imported by, and file -> the files that import it."""
-        key, files = self.sources(path)
-        if files is None:
-            return None
-        graphs = self._tables.import_graphs
-        graph = graphs.get(key)
-        if graph is None or graph[0] is not files:
-            links: Dict[str, Set[str]] = {}
-            importers: Dict[str, Set[str]] = {}
-            for f in files:
-                me = os.path.abspath(f)
-                text = self.module_text(f) if f.endswith(".py") else None
-                for m in self.imported_modules(f, text) if text else ():
-                    other = os.path.abspath(m)
-                    links.setdefault(me, set()).add(other)
-                    links.setdefault(other, set()).add(me)
-                    importers.setdefault(other, set()).add(me)
-            graph = graphs[key] = (files, links, importers)
-        return graph[1], graph[2]
 
     def sources(self, path: str) -> Tuple[str, Optional[Tuple[str, ...]]]:
         """``(key, files)``: the source files of the project holding the file ``path`` — every Python file
