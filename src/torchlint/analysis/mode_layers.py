@@ -57,6 +57,8 @@ STACKS = frozenset({"TransformerEncoder", "TransformerDecoder"})
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.ParameterList",
                         "torch.nn.ParameterDict"})
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+#: the same, by qualified name: containers whose contents are the modules they are given
+CONTAINER_CLASSES = frozenset("torch.nn." + c for c in CONTAINERS)
 #: torch.nn layers that compute the same in both modes
 MODE_FREE_LAYERS = frozenset(
     {"Linear", "LazyLinear", "Bilinear", "Identity", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
@@ -541,6 +543,7 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
 __all__ = [
     "BATCH_NORM_LAYERS",
     "CONTAINERS",
+    "CONTAINER_CLASSES",
     "DROPOUT_LAYERS",
     "FUNCTIONAL_DROPOUT",
     "MODE_FREE_LAYERS",

@@ -51,7 +51,13 @@ from torchlint.analysis.definitions import (
     star_imported_names,
     strip_moves,
 )
-from torchlint.analysis.mode_layers import CONTAINERS, combine as combine_modes, container_elements, layer_call_mode
+from torchlint.analysis.mode_layers import (
+    CONTAINER_CLASSES,
+    CONTAINERS,
+    combine as combine_modes,
+    container_elements,
+    layer_call_mode,
+)
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import (
     LOG_SOFTMAX_FUNCS,
@@ -148,7 +154,7 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
                 container_base = container_base or s.holds_given
             continue
         names = ctx.names.qualified_names_at(expr) or star_imported_names(ctx, expr)
-        container_base = container_base or bool(names & _CONTAINER_CLASSES)
+        container_base = container_base or bool(names & CONTAINER_CLASSES)
         if names & set(_MODULE_BASES) or any(n.startswith("torch.nn.") and n.endswith("Module") for n in names):
             is_module = True
         elif names and any(n.startswith(("torch.nn.", "torchvision.models.", "timm.")) for n in names):
@@ -169,10 +175,6 @@ def _summarise(ctx: FileContext, cls: cst.ClassDef, depth: int) -> ModelSummary:
     summary.mode_dependent, summary.mode_layer = _mode_dependent(ctx, cls, inherited, unknown_base or summary.holds_given,
                                                                  depth)
     return summary
-
-
-#: the torch containers a class may derive from to hold the modules it is built from
-_CONTAINER_CLASSES = frozenset("torch.nn." + c for c in CONTAINERS)
 
 
 def _hands_arguments_on(ctx: FileContext, init: cst.FunctionDef) -> bool:

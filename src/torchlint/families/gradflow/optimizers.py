@@ -45,6 +45,7 @@ import libcst as cst
 
 from torchlint.analysis.context import RUN_METHODS, Fact, FileContext, arg, method_name, receiver, run_object
 from torchlint.analysis import effects
+from torchlint.analysis.mode_layers import CONTAINER_CLASSES
 from torchlint.analysis.definitions import (appended_values, bind_arguments, built_values, call_sites, called_function,
                                           callers_arguments, class_body, constructions, constructor_arguments,
                                           definition_of, function_returns, returned_argument, returned_values,
@@ -430,10 +431,6 @@ def _attribute_name(ctx: FileContext, name: cst.Name) -> bool:
     return isinstance(parent, cst.Attribute) and parent.attr is name
 
 
-#: ``torch.nn`` constructions whose arguments are modules
-_MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
-
-
 def _layer_setting(ctx: FileContext, name: cst.Name) -> bool:
     """``z_dim`` in ``nn.Linear(z_dim, 16)``: an argument of a ``torch.nn`` layer (a size, a rate), not a
     model the layer holds."""
@@ -442,7 +439,7 @@ def _layer_setting(ctx: FileContext, name: cst.Name) -> bool:
     if not isinstance(call, cst.Call):
         return False
     q = ctx.names.qualified_names_at(call.func)
-    return bool(q) and not q & _MODULE_CONTAINERS and all(
+    return bool(q) and not q & CONTAINER_CLASSES and all(
         n.startswith("torch.nn.") and n.count(".") == 2 and n.rsplit(".", 1)[-1][:1].isupper() for n in q)
 
 
@@ -496,7 +493,7 @@ def _setting_use(ctx: FileContext, node: cst.BaseExpression) -> bool:
             return False
         call = ctx.parent(parent)
         q = ctx.names.qualified_names_at(call.func) if isinstance(call, cst.Call) else set()
-        return bool(q) and not q & _MODULE_CONTAINERS and not q & effects.HOLDERS and not q & effects.COPIES \
+        return bool(q) and not q & CONTAINER_CLASSES and not q & effects.HOLDERS and not q & effects.COPIES \
             and all(n.startswith("torch.") for n in q)
     return False
 
@@ -2676,7 +2673,7 @@ def _is_param(function: cst.FunctionDef, name: str) -> bool:
 
 def _rebinds(function: cst.FunctionDef, name: str, ctx: Optional[FileContext] = None) -> bool:
     """Whether the body of ``function`` binds ``name`` anywhere (an assignment, a loop, ``with``, ``:=``,
-    ``del``, an import, a nested definition; any name after ``global``/``nonlocal``).  With ``ctx`` (the
+    ``del``, an import, a nested definition, a ``global``/``nonlocal`` declaration).  With ``ctx`` (the
     file of ``function``) the names are gathered once per function."""
     bound = _bound_names(function) if ctx is None else ctx.of_code("bound_names", function, _bound_names)
     return bound is None or name in bound

@@ -42,7 +42,7 @@ from torchlint.analysis.context import (
 )
 from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, records_nothing
-from torchlint.analysis.mode_layers import CONTAINERS, FUNCTIONAL_DROPOUT, library_model_mode
+from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.naming import is_model_name, snake
@@ -627,6 +627,13 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
     if wrapped is not None:  # `DistributedDataParallel(model)`: switches the mode of the model it holds
         return _part_mode(ctx, wrapped, hops)
     found = definition_of(ctx, core.func)
+    entry = module_entry(ctx, core.func) if found is None and isinstance(core.func, cst.Subscript) else None
+    if entry is not None:
+        # `models.__dict__[args.arch](...)`: the builder the option's default names, a library's or the project's
+        verdict = library_model_mode(entry)
+        if verdict is not None:
+            return verdict, (ctx, core) if verdict is True else None
+        found = definition_named(ctx, entry)
     if found is not None and isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
         if not summary.is_module:
@@ -643,20 +650,7 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         if hops >= _FACTORY_HOPS:
             return _UNKNOWN
         return _factory_mode(found[0], found[1], hops)  # (a factory returning another's model too)
-    if found is None and isinstance(core.func, cst.Subscript):
-        # `models.__dict__[args.arch](...)`: the builder the option's default names
-        entry = module_entry(ctx, core.func)
-        verdict = library_model_mode(entry) if entry is not None else None
-        if verdict is not None:
-            return verdict, (ctx, core) if verdict is True else None
-        named = definition_named(ctx, entry) if entry is not None else None
-        if named is not None and isinstance(named[1], cst.FunctionDef) and hops < _FACTORY_HOPS:
-            return _factory_mode(named[0], named[1], hops)  # a builder of a project package
-        if named is not None and isinstance(named[1], cst.ClassDef):
-            summary = class_summary(named[0], named[1])
-            if summary.is_module and summary.mode_dependent is not None:
-                return summary.mode_dependent, summary.mode_layer if summary.mode_dependent else None
-    if ctx.names.qualified_names_at(core.func) & _MODULE_CONTAINERS and core.args:
+    if ctx.names.qualified_names_at(core.func) & CONTAINER_CLASSES and core.args:
         # `nn.Sequential(Encoder(Layer(), 2), head)`, `nn.Sequential(*layers)`: the verdicts of its parts,
         # each as a model of its own
         mode = _parts_mode(ctx, core, hops)
@@ -767,8 +761,6 @@ def _kept_modules(ctx: FileContext, call: cst.Call, found: Tuple[FileContext, cs
         is_module_value(ctx, a) if not isinstance(a, (cst.Name, cst.Attribute)) else is_model(ctx, a) is True)]
 
 
-#: containers whose contents are the modules they are given
-_MODULE_CONTAINERS = frozenset("torch.nn." + c for c in CONTAINERS)
 
 
 def _copies_kept(ctx: FileContext, value: cst.BaseExpression, depth: int) -> Set[str]:
@@ -787,7 +779,7 @@ def _copies_kept(ctx: FileContext, value: cst.BaseExpression, depth: int) -> Set
     if not isinstance(value, cst.Call) or depth > 2:
         return out
     names = ctx.names.qualified_names_at(value.func)
-    if "copy.deepcopy" in names or names & _MODULE_CONTAINERS:
+    if "copy.deepcopy" in names or names & CONTAINER_CLASSES:
         for a in value.args:
             out |= _copies_kept(ctx, a.value, depth)
         return out
