@@ -839,12 +839,10 @@ def project_instance_calls(ctx: FileContext, function: cst.FunctionDef) -> Optio
     imports the class), each with its file.  None when a call of a method of that name there has a
     receiver whose class is not known (it may be this class: what it passes is not in view), when no
     call is found, or when more than :data:`CALLER_FILES_MAX` files spell the method's name."""
-    cls = ctx.parent(ctx.parent(function) or function)
-    params = function_params(function)
-    word = function.name.value
-    if not ctx.path or not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or function.decorators \
-            or word.startswith("__") or not params or params[0].name.value != "self":
+    cls = _plain_method_class(ctx, function)
+    if not ctx.path or cls is None:
         return None
+    word = function.name.value
     project = project_of(ctx)
     mentioning = _caller_files(ctx, word)
     if mentioning is None:
@@ -935,10 +933,8 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
 def _instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """For a method of a module-level class of this file (not a special one): its calls through an
     instance the file builds (``agent.test("videos")`` with ``agent = Agent(env)``); empty otherwise."""
-    cls = ctx.parent(ctx.parent(function) or function)
-    params = [*function.params.posonly_params, *function.params.params]
-    if not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or function.decorators \
-            or function.name.value.startswith("__") or not params or params[0].name.value != "self":
+    cls = _plain_method_class(ctx, function)
+    if cls is None:
         return []
     index = _METHOD_CALLS.of(ctx)
     out = []
@@ -950,6 +946,17 @@ def _instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Cal
         if found is not None and found[1] is cls:
             out.append(call)
     return out
+
+
+def _plain_method_class(ctx: FileContext, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+    """The module-level class of this file whose plain method ``function`` is (not decorated, not a special
+    method, ``self`` first): what its calls through an instance are read for; None otherwise."""
+    cls = ctx.parent(ctx.parent(function) or function)
+    params = [*function.params.posonly_params, *function.params.params]
+    if not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or function.decorators \
+            or function.name.value.startswith("__") or not params or params[0].name.value != "self":
+        return None
+    return cls
 
 
 def _method_calls(ctx: FileContext) -> Dict[str, List[cst.Call]]:

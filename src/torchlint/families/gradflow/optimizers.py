@@ -2676,10 +2676,10 @@ def _rebinds(function: cst.FunctionDef, name: str, ctx: Optional[FileContext] = 
     ``del``, an import, a nested definition, a ``global``/``nonlocal`` declaration).  With ``ctx`` (the
     file of ``function``) the names are gathered once per function."""
     bound = _bound_names(function) if ctx is None else ctx.of_code("bound_names", function, _bound_names)
-    return bound is None or name in bound
+    return name in bound
 
 
-def _bound_names(function: cst.FunctionDef) -> Optional[Set[str]]:
+def _bound_names(function: cst.FunctionDef) -> Set[str]:
     """Every name a target in the body of ``function`` spells, nested functions' included, and every name
     a ``global``/``nonlocal`` statement there declares (those are taken as bound)."""
     out: Set[str] = set()
