@@ -1461,10 +1461,94 @@ for x, y in data:
 print(accuracy(model, data))
 """
         ),
+        # a prediction inside a nested training function, after that function's own `model.eval()`
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def run():
+    model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+    optimizer = torch.optim.Adam(model.parameters())
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+    def train_epoch():
+        model.train()
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        model.eval()
+        print(F.cross_entropy(model(x), y).item())
+
+    for _ in range(3):
+        train_epoch()
+
+
+run()
+"""
+        ),
     ]
 
 
     INVALID = [
+        # the same prediction with the switch to eval mode after it: the model still drops activations
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def run():
+    model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+    optimizer = torch.optim.Adam(model.parameters())
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+    def train_epoch():
+        model.train()
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        print(F.cross_entropy(model(x), y).item())
+        model.eval()
+
+    for _ in range(3):
+        train_epoch()
+
+
+run()
+""",
+            line=17,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def run():
+    model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+    optimizer = torch.optim.Adam(model.parameters())
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+
+    def train_epoch():
+        model.train()
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        model.eval()
+        print(F.cross_entropy(model(x), y).item())
+        model.eval()
+
+    for _ in range(3):
+        train_epoch()
+
+
+run()
+""",
+            unsafe=True,
+        ),
         # the model is the torchvision builder an option names (`models.__dict__[args.arch]()`): with the
         # option's default, a ResNet and its batch norm
         Invalid(
@@ -3867,12 +3951,18 @@ print(accuracy(model, data))
         return samples_on_purpose(self.ctx, site.node, [c for c, _m in site.calls])
 
     def _receivers(self, site: EvalSite) -> Set[str]:
-        """What the evaluation's function, and the same-module functions that call it, put in eval mode."""
+        """What the evaluation's function, and the same-module functions that call it, put in eval mode; for a
+        prediction statement inside a function, what that function does before it."""
         ctx = self.ctx
-        host: cst.CSTNode = site.function if site.function is not None else ctx.module
-        out = set(eval_receivers(ctx, host))
-        if site.function is not None:
-            for caller_site in call_sites(ctx, site.function):
+        function = site.function
+        before: Optional[cst.CSTNode] = None
+        if function is None and site.kind == "statement":
+            function = enclosing_function(ctx, site.node)
+            before = site.node
+        host: cst.CSTNode = function if function is not None else ctx.module
+        out = set(eval_receivers(ctx, host, before=before))
+        if function is not None:
+            for caller_site in call_sites(ctx, function):
                 caller = enclosing_function(ctx, caller_site) or ctx.module
                 out |= eval_receivers(ctx, caller, before=caller_site)
         return out
