@@ -6,7 +6,8 @@ any level, names rebound in loops or assigned from themselves, mutually recursiv
 attribute chains, star imports, ``del``).  Every program is linted by a watchdog worker with every rule
 enabled and fixes on, under a short time budget: a hang is a TL000 timeout, and fails the test.
 
-Set TORCHLINT_PROPERTY_EXAMPLES to run more generated programs.
+Set TORCHLINT_PROPERTY_EXAMPLES to run more generated programs, TORCHLINT_PROPERTY_EXPLORE=1 to draw other
+ones than the fixed draw of every run.
 """
 import os
 import textwrap
@@ -22,6 +23,7 @@ from torchlint.rules import all_rules
 
 RULES = all_rules()
 EXAMPLES = int(os.environ.get("TORCHLINT_PROPERTY_EXAMPLES", "40"))
+EXPLORE = bool(os.environ.get("TORCHLINT_PROPERTY_EXPLORE"))
 TRIGGERS = "# " + " ".join(sorted({t for r in RULES for t in r.TRIGGERS})) + "\n"
 # far above what any of these programs needs (milliseconds), far below "never returns"
 BUDGET = 2.0
@@ -249,7 +251,7 @@ def _program(lines):
     return "import torch\nimport torch.nn.functional as F\n" + "\n".join(lines) + "\n" + TRIGGERS
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=not EXPLORE,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(_block(0, False, False))
 def test_generated_name_walks_finish(supervisor, lines):

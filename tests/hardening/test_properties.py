@@ -1,6 +1,7 @@
 """Property tests: whatever the program, the engine does not raise and fixes keep it parseable.
 
-Example counts stay modest so the suite is quick; set TORCHLINT_PROPERTY_EXAMPLES to run more.
+Example counts stay modest so the suite is quick; set TORCHLINT_PROPERTY_EXAMPLES to run more. The programs are
+the same on every run (CI must not turn red by the draw); set TORCHLINT_PROPERTY_EXPLORE=1 to draw new ones.
 """
 import os
 import textwrap
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.slow  # programs, editors or server sessions: seconds e
 
 RULES = all_rules()
 EXAMPLES = int(os.environ.get("TORCHLINT_PROPERTY_EXAMPLES", "40"))
+EXPLORE = bool(os.environ.get("TORCHLINT_PROPERTY_EXPLORE"))
 # every rule's trigger words, so the prefilter lets every rule see the generated code
 TRIGGERS = "# " + " ".join(sorted({t for r in RULES for t in r.TRIGGERS})) + "\n"
 SNIPPETS = [textwrap.dedent(c if isinstance(c, str) else c.code) for r in RULES for c in list(r.VALID) + list(r.INVALID)]
@@ -25,6 +27,7 @@ SNIPPETS = [textwrap.dedent(c if isinstance(c, str) else c.code) for r in RULES 
 PROPERTY = settings(
     max_examples=EXAMPLES,
     deadline=None,
+    derandomize=not EXPLORE,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
 
