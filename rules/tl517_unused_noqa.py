@@ -101,6 +101,8 @@ class UnusedNoqa(LintRule):
         ``ran``: the codes of the rules that ran on the file; ``positions.get(node)``: a node's range."""
         from torchlint.rules import all_rules
 
+        if not any(self._may_judge(line) for line in lines if "noqa" in line.lower()):
+            return  # no directive that names a code of ours (nor a blanket one to judge): nothing to walk
         known = [r.CODE for r in all_rules()] + ["TL000"]
         # the comments themselves (libcst's Comment nodes, as the token stream has them): a "# noqa"
         # inside a string literal is data, neither judged nor edited
@@ -132,6 +134,16 @@ class UnusedNoqa(LintRule):
                      for label, codes in (("unused", unused), ("unknown", unknown)) if codes]
             message = f"{self.MESSAGE} ({'; '.join(parts)})"
             self.report(comment, message, fix=self._fix(comment, parent, set(unused + unknown), False))
+
+    def _may_judge(self, line: str) -> bool:
+        """The line (its text, strings included: a superset) holds a directive this rule could judge."""
+        for m in _DIRECTIVE.finditer(line):
+            codes = m.group("codes")
+            if codes is None and self.options["unused-noqa-bare"]:
+                return True
+            if codes is not None and any(c.upper().startswith(_OWN_PREFIX) for c in _CODE.findall(codes)):
+                return True
+        return False
 
     def _noqa_comments(self) -> List[Tuple[cst.Comment, cst.CSTNode]]:
         """The comments holding `noqa`, with their parents, in source order.  The engine's walk skips
