@@ -487,6 +487,32 @@ def test_a_module_level_alias_of_an_imported_name_holds_what_it_names():
     assert names.qualified_names(inner) == frozenset()  # the parameter, not the alias
 
 
+def test_an_alias_rebound_by_an_assignment_expression_is_no_alias():
+    # `Norm = nn.BatchNorm2d`, then `(Norm := make_norm())` in a module-level expression: the name holds
+    # either, so it is no alias of the class; without any `:=` in the file the alias stands
+    rebound = _walked("""
+        import torch.nn as nn
+
+        Norm = nn.BatchNorm2d
+        print(len([Norm := make_norm()]))
+
+        def build():
+            return Norm(8)
+    """)
+    kept = _walked("""
+        import torch.nn as nn
+
+        Norm = nn.BatchNorm2d
+        print(len([make_norm()]))
+
+        def build():
+            return Norm(8)
+    """)
+    for ctx, expected in ((rebound, frozenset()), (kept, {"torch.nn.BatchNorm2d"})):
+        call = next(c for c in ctx.calls_in(ctx.module.body[-1]))
+        assert ctx.names.qualified_names(call.func) == expected
+
+
 def test_a_read_sees_the_parameter_until_another_binding_runs_before_it():
     # `y = y.squeeze()` reads the parameter (its assignment binds after the value is computed); a read
     # after it, or after a loop that binds the name, does not; a local that is no parameter never does

@@ -120,7 +120,8 @@ class FileContext:
         self.order: Dict[int, int] = {}
         exports = getattr(project, "star_exports", None)
         self.names = NameResolver(module, self.parents, self.order, star_exports=(
-            (lambda module_name, level: exports(path, module_name, level)) if exports is not None and path else None))
+            (lambda module_name, level: exports(path, module_name, level)) if exports is not None and path else None),
+            walrus=":=" in source)
         self.current: Optional[cst.CSTNode] = None  # the node whose visit or leave is running
         self._contents: Dict[cst.CSTNode, Contents] = {}
         self._open: List[Contents] = []

@@ -128,10 +128,11 @@ class Scope:
         return b
 
 
-def _names_bound_in(node: Any) -> Set[str]:
+def _names_bound_in(node: Any, walrus: bool = True) -> Set[str]:
     """Every plain name a statement (or part of one) binds anywhere inside it: assignment, loop and ``with``
     targets, ``def``/``class`` names, walrus targets (an over-approximation is safe: it only refuses an
-    alias)."""
+    alias).  With ``walrus`` False (the module's text holds no ``:=``) no expression can bind a name of
+    the statement's scope, and none is looked into."""
     found: Set[str] = set()
     pending: List[Any] = list(node) if isinstance(node, (list, tuple)) else [node]
     while pending:
@@ -143,20 +144,20 @@ def _names_bound_in(node: Any) -> Set[str]:
                              cst.CompFor)):
             target = item.name if isinstance(item, cst.AsName) else item.target
             found.update(n.value for n in target_names(target))
-        if isinstance(item, cst.CSTNode):
+        if isinstance(item, cst.CSTNode) and (walrus or not isinstance(item, cst.BaseExpression)):
             pending.extend(item.children)
     return found
 
 
 def _module_rebinds(small: cst.BaseSmallStatement, aliases: List[Tuple[str, cst.BaseExpression]],
-                    rebound: Set[str]) -> None:
+                    rebound: Set[str], walrus: bool = True) -> None:
     """Sort a module-level small statement's bindings: ``name = a.b.c`` is a candidate alias, every other
     name it binds is not one."""
     if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
             and _chain(small.value)[0] is not None):
         aliases.append((small.targets[0].target.value, small.value))
         return
-    rebound.update(_names_bound_in(small))
+    rebound.update(_names_bound_in(small, walrus))
 
 
 def _chain(node: cst.BaseExpression) -> Tuple[Optional[cst.Name], str]:
@@ -271,7 +272,10 @@ class NameResolver:
     parent, filled by the walk) places a node in its scope."""
 
     def __init__(self, module: cst.Module, parents: Optional[Dict[int, cst.CSTNode]] = None,
-                 order: Optional[Dict[int, int]] = None, star_exports: Optional[StarExports] = None) -> None:
+                 order: Optional[Dict[int, int]] = None, star_exports: Optional[StarExports] = None,
+                 walrus: bool = True) -> None:
+        """``walrus``: whether the module's text may hold an assignment expression (``:=``); False spares
+        the scan of module-level bindings a look into every expression."""
         self.parents: Dict[int, cst.CSTNode] = parents if parents is not None else {}
         #: id(node) -> pre-order index, filled by the walk (numbered here when asked about a node the
         #: walk has not reached)
@@ -308,6 +312,7 @@ class NameResolver:
         #: own): the many rules that ask about the call being visited get one answer; emptied whenever
         #: a binding or the current scope changes
         self._here_memo: Dict[int, Tuple[cst.CSTNode, FrozenSet[str]]] = {}
+        self._walrus = walrus
         self._prescan(module.body)
 
     # -- module-level imports, before the walk --------------------------------------------------
@@ -324,16 +329,16 @@ class NameResolver:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         self._bind_import(self.module_scope, small)
                     else:
-                        _module_rebinds(small, aliases, rebound)
+                        _module_rebinds(small, aliases, rebound, self._walrus)
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 rebound.add(stmt.name.value)
             elif isinstance(stmt, (cst.For, cst.While)):
-                rebound.update(_names_bound_in(stmt))
+                rebound.update(_names_bound_in(stmt, self._walrus))
             elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally)):
                 if isinstance(stmt, cst.With):
-                    rebound.update(_names_bound_in(stmt.items))
+                    rebound.update(_names_bound_in(stmt.items, self._walrus))
                 elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
-                    rebound.update(_names_bound_in(stmt.name))
+                    rebound.update(_names_bound_in(stmt.name, self._walrus))
                 found: List[cst.CSTNode] = []
                 inner = stmt.body
                 if isinstance(inner, cst.IndentedBlock):
