@@ -59,7 +59,11 @@ class EvalWithoutEvalMode(LintRule):
     and one set from a constructor parameter (`self.model = model`) is what every construction of the
     class in view passes (`Learner(net, loss_fn, opt)`). A module class that keeps what it is given, or
     deep copies of it (`self.layers = clones(layer, n)`, a `ModuleList` of `copy.deepcopy(layer)`), has
-    that module's layers. A call of a function named for
+    that module's layers; so does a class that builds a project module anywhere in its body (blocks
+    appended to a list and kept in a `ModuleList` built empty) or keeps what a module-level helper returns
+    (`self.features = conv_bn(3, 16)`). A model built by a builder picked from a dict by an option
+    (`model_dict[opt.arch](num_classes=10)`, the dict a display of this file or imported from a project
+    module) is what the option's default picks, or what all the builders agree on. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
     into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
@@ -1489,10 +1493,359 @@ def run():
 run()
 """
         ),
+        # the option's default picks a builder of a plain linear model: nothing to switch
+        Valid(
+            """
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def conv_bn(c_in, c_out):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out), nn.ReLU())
+
+
+class Net(nn.Module):
+    def __init__(self, width, num_classes):
+        super().__init__()
+        self.features = conv_bn(3, width)
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+def small(num_classes):
+    return Net(8, num_classes)
+
+
+def linear(num_classes):
+    return nn.Sequential(nn.Flatten(), nn.Linear(192, num_classes))
+
+
+model_dict = {"small": small, "linear": linear}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="linear")
+opt = parser.parse_args()
+
+
+def validate(model, batches):
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = model_dict[opt.arch](num_classes=10)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(validate(model, data))
+"""
+        ),
+        # the same blocks with group norm: the same in both modes
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.conv = nn.Conv2d(width, width, 3, padding=1)
+        self.bn = nn.GroupNorm(2, width)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, width=8, depth=2, num_classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.stages = nn.ModuleList([])
+        for _ in range(depth):
+            layers = []
+            for _ in range(2):
+                layers.append(Block(width))
+            self.stages.append(nn.Sequential(*layers))
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for stage in self.stages:
+            x = stage(x)
+        return self.head(x.mean((2, 3)))
+
+
+def accuracy(model, batches):
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(accuracy(model, data))
+"""
+        ),
     ]
 
 
     INVALID = [
+        # the model is the builder a dict display gives for the option's default (`model_dict[opt.arch]`), a
+        # factory whose network holds what a module-level helper returns (`conv_bn`: a batch norm)
+        Invalid(
+            """
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def conv_bn(c_in, c_out):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out), nn.ReLU())
+
+
+class Net(nn.Module):
+    def __init__(self, width, num_classes):
+        super().__init__()
+        self.features = conv_bn(3, width)
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+def small(num_classes):
+    return Net(8, num_classes)
+
+
+def wide(num_classes):
+    return Net(32, num_classes)
+
+
+model_dict = {"small": small, "wide": wide}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="small")
+opt = parser.parse_args()
+
+
+def validate(model, batches):
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = model_dict[opt.arch](num_classes=10)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(validate(model, data))
+""",
+            line=42,
+            fixed="""
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def conv_bn(c_in, c_out):
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out), nn.ReLU())
+
+
+class Net(nn.Module):
+    def __init__(self, width, num_classes):
+        super().__init__()
+        self.features = conv_bn(3, width)
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+def small(num_classes):
+    return Net(8, num_classes)
+
+
+def wide(num_classes):
+    return Net(32, num_classes)
+
+
+model_dict = {"small": small, "wide": wide}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="small")
+opt = parser.parse_args()
+
+
+def validate(model, batches):
+    correct = 0
+    model.eval()
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = model_dict[opt.arch](num_classes=10)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(validate(model, data))
+""",
+            unsafe=True,
+        ),
+        # blocks appended to a list in a loop, then kept in a `ModuleList` built empty: the class holds them
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.conv = nn.Conv2d(width, width, 3, padding=1)
+        self.bn = nn.BatchNorm2d(width)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, width=8, depth=2, num_classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.stages = nn.ModuleList([])
+        for _ in range(depth):
+            layers = []
+            for _ in range(2):
+                layers.append(Block(width))
+            self.stages.append(nn.Sequential(*layers))
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for stage in self.stages:
+            x = stage(x)
+        return self.head(x.mean((2, 3)))
+
+
+def accuracy(model, batches):
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(accuracy(model, data))
+""",
+            line=40,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.conv = nn.Conv2d(width, width, 3, padding=1)
+        self.bn = nn.BatchNorm2d(width)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, width=8, depth=2, num_classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, width, 3, padding=1)
+        self.stages = nn.ModuleList([])
+        for _ in range(depth):
+            layers = []
+            for _ in range(2):
+                layers.append(Block(width))
+            self.stages.append(nn.Sequential(*layers))
+        self.head = nn.Linear(width, num_classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for stage in self.stages:
+            x = stage(x)
+        return self.head(x.mean((2, 3)))
+
+
+def accuracy(model, batches):
+    correct = 0
+    with torch.no_grad():
+        model.eval()
+        for x, y in batches:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(accuracy(model, data))
+""",
+            unsafe=True,
+        ),
         # the same prediction with the switch to eval mode after it: the model still drops activations
         Invalid(
             """
@@ -3958,7 +4311,7 @@ print(accuracy(model, data))
         before: Optional[cst.CSTNode] = None
         if function is None and site.kind == "statement":
             function = enclosing_function(ctx, site.node)
-            before = site.node
+            before = site.node if function is not None else None
         host: cst.CSTNode = function if function is not None else ctx.module
         out = set(eval_receivers(ctx, host, before=before))
         if function is not None:

@@ -258,3 +258,102 @@ def test_a_model_method_run_on_what_a_factory_of_another_file_returns(tmp_path):
     path.write_text(source)
     found = lint_source(str(path), source, Settings(all_rules())).diagnostics
     assert [(d.code, d.line) for d in found] == [("TL105", 7)]
+
+
+BUILDERS = """import torch.nn as nn
+
+
+class ResNet(nn.Module):
+    def __init__(self, depth, num_classes=10):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+        self.bn = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, num_classes)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def resnet8(**kwargs):
+    return ResNet(8, **kwargs)
+
+
+def linear(num_classes=10):
+    return nn.Sequential(nn.Flatten(), nn.Linear(192, num_classes))
+"""
+
+TABLE = """from .nets import resnet8, linear
+
+model_dict = {{
+    'resnet8': resnet8,
+    {second}
+}}
+"""
+
+LOOPS = """import torch
+
+
+def validate(loader, model, criterion):
+    total = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            total += criterion(model(x), y).item()
+    return total
+"""
+
+TRAIN = """import argparse
+
+import torch
+import torch.nn as nn
+
+from helper.loops import validate
+from models import model_dict
+
+
+def parse_option():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--model', type=str, default='{default}')
+    return parser.parse_args()
+
+
+def main():
+    opt = parse_option()
+    model = model_dict[{key}](num_classes=10)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = [(torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,)))]
+    for epoch in range(3):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        print(validate(loader, model, criterion))
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("default, key, second, reported", [
+    ("resnet8", "opt.model", "'linear': linear,", True),  # the option's default picks a batch-norm network
+    ("linear", "opt.model", "'linear': linear,", False),  # ... a linear model: nothing to switch
+    ("x", "opt.model.lower()", "'resnet20': resnet8,", True),  # the key unknown: every builder has batch norm
+    ("x", "opt.model.lower()", "'linear': linear,", False),  # the key unknown and the builders disagree
+])
+def test_a_model_built_from_a_dict_of_builders_of_a_package(tmp_path, default, key, second, reported):
+    # `model_dict[opt.model](num_classes=10)` with `model_dict` a display of the models package, the model
+    # then validated by a helper of another package that never switches it
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "nets.py").write_text(BUILDERS)
+    (models / "__init__.py").write_text(TABLE.format(second=second))
+    helper = tmp_path / "helper"
+    helper.mkdir()
+    (helper / "__init__.py").write_text("")
+    loops = helper / "loops.py"
+    loops.write_text(LOOPS)
+    (tmp_path / "train.py").write_text(TRAIN.format(default=default, key=key))
+    found = lint_source(str(loops), loops.read_text(), Settings(all_rules())).diagnostics
+    assert [d.line for d in found if d.code == "TL106"] == ([8] if reported else [])

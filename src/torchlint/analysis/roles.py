@@ -217,19 +217,63 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
             return True, (mode_layer_of(ctx, call, depth) or (ctx, call))
     scope = ctx.names.scope_of(cls)
     attrs = scope.attrs if scope is not None else {}
-    for values in attrs.values():
+    grown: Optional[Set[str]] = None
+    for name, values in attrs.items():
         for v in values:
             verdict = layer_mode_dependent(ctx, v, depth)
             if verdict is True and _put_in_eval_mode(ctx, v):
                 verdict = None
             if verdict is True:
                 return True, (mode_layer_of(ctx, v, depth) or (ctx, v))
+            if verdict is False and isinstance(v, cst.Call) and ctx.names.qualified_names_at(v.func) & CONTAINER_CLASSES:
+                if grown is None:
+                    grown = _grown_members(ctx, cls)
+                if name in grown:
+                    verdict = None  # `self.stages = nn.ModuleList([])`, then `self.stages.append(...)`: what it holds
             verdicts.append(verdict)
     if True in verdicts:
         return True, None
     if None in verdicts:
+        # a project module built anywhere in the body and kept where the attributes do not show it
+        # (`layers.append(Block(...))`, then `self.blocks.append(nn.Sequential(*layers))`)
+        for call in ctx.contents(cls).calls if depth < MAX_DEPTH else ():
+            built = _project_module_built(ctx, call, depth)
+            if built is not None and built.mode_dependent is True and not _put_in_eval_mode(ctx, call):
+                return True, (built.mode_layer or (ctx, call))
         return None, None
     return False, None
+
+
+_GROWS = frozenset({"append", "extend", "insert", "add_module", "update", "register_module"})
+
+
+def _grown_members(ctx: FileContext, cls: cst.ClassDef) -> Set[str]:
+    """The attributes of ``self`` the class adds modules to after building them (``self.blocks.append(b)``,
+    ``self.heads.add_module(name, m)``, ``self.layers += [...]``)."""
+    out: Set[str] = set()
+    for call in ctx.contents(cls).calls:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _GROWS and isinstance(func.value, cst.Attribute) \
+                and dotted_name(func.value.value) == "self":
+            out.add(func.value.attr.value)
+    for a in ctx.contents(cls).assigns:
+        if isinstance(a, cst.AugAssign) and isinstance(a.target, cst.Attribute) and dotted_name(a.target.value) == "self":
+            out.add(a.target.attr.value)
+    return out
+
+
+def _project_module_built(ctx: FileContext, call: cst.Call, depth: int) -> Optional[ModelSummary]:
+    """The summary of the project module class ``call`` constructs (not a method of the class, nor a
+    library call); None otherwise."""
+    func = call.func
+    if not isinstance(func, (cst.Name, cst.Attribute)) or isinstance(func, cst.Attribute) and \
+            dotted_name(func.value) in ("self", "cls"):
+        return None
+    found = definition_of(ctx, func, depth)
+    if found is None or not isinstance(found[1], cst.ClassDef):
+        return None
+    summary = class_summary(found[0], found[1], depth + 1)
+    return summary if summary.is_module else None
 
 
 def _put_in_eval_mode(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -332,6 +376,10 @@ def mode_layer_of(ctx: FileContext, value: cst.BaseExpression, depth: int = 0
     if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
         s = class_summary(found[0], found[1], depth + 1)
         return s.mode_layer if s.mode_dependent is True else None
+    if found is not None and isinstance(found[1], cst.FunctionDef) and depth < MAX_DEPTH:
+        for rctx, r in returned_values(found[0], found[1], None, depth + 1) or ():  # a factory: what it returns
+            if layer_mode_dependent(rctx, r, depth + 1) is True:
+                return mode_layer_of(rctx, r, depth + 1)
     return None
 
 
@@ -362,6 +410,12 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
     if found is not None and isinstance(found[1], cst.ClassDef) and depth < MAX_DEPTH:
         s = class_summary(found[0], found[1], depth + 1)
         return s.mode_dependent if s.is_module else False
+    if found is not None and isinstance(found[1], cst.FunctionDef) and depth < MAX_DEPTH and \
+            isinstance(found[0].parent(found[1]), cst.Module):
+        # a module-level factory (`def conv_bn(i, o): return nn.Sequential(..., nn.BatchNorm2d(o), ...)`):
+        # what it returns
+        returned = returned_values(found[0], found[1], None, depth + 1)
+        return combine_modes(layer_mode_dependent(rctx, r, depth + 1) for rctx, r in returned) if returned else None
     if isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "str", "list", "dict", "tuple",
                                                                   "set", "len", "range", "bool"):
         return False

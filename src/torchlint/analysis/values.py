@@ -940,10 +940,17 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     if parsed is None:
         return None
     pf, call = parsed
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "parse_args"
+    dest = value.attr.value
+    if isinstance(call, cst.Call) and not _parses_args(call):
+        # `opt = parse_option()`: a project function that returns what its parser parsed, leaving `dest` as is
+        returned = _options_returned(pf.ctx, call, dest)
+        if returned is None:
+            return None
+        pf, call = returned
+    if not (isinstance(call, cst.Call) and _parses_args(call) and isinstance(call.func, cst.Attribute)
             and isinstance(call.func.value, cst.Name)):
         return None
-    parser, dest = call.func.value.value, value.attr.value
+    parser = call.func.value.value
     defaults = set()
     for c in pf.ctx.calls_in(pf.ctx.module):
         func = c.func
@@ -964,6 +971,31 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     return defaults.pop() if len(defaults) == 1 else None
 
 
+def _parses_args(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "parse_args"
+
+
+def _options_returned(ctx: FileContext, call: cst.Call, dest: str) -> Optional[Tuple[Frame, cst.Call]]:
+    """For ``call`` of a project function whose every return gives ``parser.parse_args()`` (through a
+    local name) and which assigns no ``<options>.<dest>``: that ``parse_args`` call in the function's
+    frame; else None."""
+    found = definition_of(ctx, call.func)
+    if found is None or not isinstance(found[1], cst.FunctionDef):
+        return None
+    fctx, function = found
+    returned = returned_values(fctx, function)
+    if not returned or len({id(v) for _c, v in returned}) != 1:
+        return None
+    rctx, value = returned[0]
+    if rctx is not fctx or not isinstance(value, cst.Call) or not _parses_args(value):
+        return None
+    for a in fctx.contents(function).assigns:
+        for t in assignment_targets(a):
+            if isinstance(t, cst.Attribute) and t.attr.value == dest:
+                return None  # `opt.model = ...` after parsing: not the default any more
+    return Frame(fctx, function), value
+
+
 def _string_table(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, Dict[str, cst.BaseExpression]]]:
     """The entries of the dict ``sub`` indexes, with the frame they are read in: a dict literal whose keys
     are all string literals (``{"ce": nn.CrossEntropyLoss(), ...}``, or ``dict(ce=...)``), held by a name
@@ -971,6 +1003,16 @@ def _string_table(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, Dic
     if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
         return None
     container = _frame_value(frame, sub.value)
+    name = sub.value if isinstance(sub.value, cst.Name) else None
+    held_as = name.value if name is not None else None
+    if container is None and name is not None:
+        # `from models import model_dict`: the dict a project module binds at its top level
+        held = _holds(frame, name, name)
+        imported = _imported_value(frame, name, ("{", "dict(")) if held is not None and held[0] == "imported" else None
+        if imported is None or len(imported[2]) != 1 or _entries_added(frame.ctx, name.value):
+            return None
+        container = imported[1], imported[2][0]
+        held_as = _bound_name(imported[1].ctx, imported[2][0])
     if container is None:
         return None
     f, table = container
@@ -991,9 +1033,19 @@ def _string_table(frame: Frame, sub: cst.Subscript) -> Optional[Tuple[Frame, Dic
             entries[a.keyword.value] = a.value
     else:
         return None
-    if isinstance(sub.value, cst.Name) and _entries_added(f.ctx, sub.value.value):
+    if held_as is None and isinstance(sub.value, cst.Name) or held_as is not None and _entries_added(f.ctx, held_as):
         return None
     return f, entries
+
+
+def _bound_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
+    """The name a module-level assignment of ``value`` binds (``model_dict = {...}``), else None."""
+    parent = ctx.parent(value)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name):
+        return parent.target.value
+    return None
 
 
 def module_entry(ctx: FileContext, sub: cst.Subscript) -> Optional[str]:

@@ -74,7 +74,7 @@ from torchlint.analysis.definitions import (
 )
 from torchlint.families.training.graph_free import builds_state_only, element_without_graph
 from torchlint.analysis.positions import line_of
-from torchlint.analysis.values import module_entry
+from torchlint.analysis.values import module_entry, open_frame, subscript_values
 from torchlint.analysis.roles import (
     NO_MODULE_LITERALS,
     class_summary,
@@ -634,7 +634,30 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         if verdict is not None:
             return verdict, (ctx, core) if verdict is True else None
         found = definition_named(ctx, entry)
-    if found is not None and isinstance(found[1], cst.ClassDef):
+    elif found is None and isinstance(core.func, cst.Subscript):
+        # `model_dict[opt.model](num_classes=n)`: the builder a dict display gives for the option's default,
+        # or, the key unknown, what all its builders agree on
+        picked = subscript_values(open_frame(ctx, core), core.func)
+        if picked:
+            return _agreed([_builder_mode(ctx, core, f.ctx, v, hops) for f, v in picked])
+    built = _built_by(ctx, core, found, hops) if found is not None else None
+    if built is not None:
+        return built
+    if ctx.names.qualified_names_at(core.func) & CONTAINER_CLASSES and core.args:
+        # `nn.Sequential(Encoder(Layer(), 2), head)`, `nn.Sequential(*layers)`: the verdicts of its parts,
+        # each as a model of its own
+        mode = _parts_mode(ctx, core, hops)
+        if mode[0] is not None:
+            return mode
+    verdict = layer_mode_dependent(ctx, core)
+    return verdict, (mode_layer_of(ctx, core) if verdict is True else None)
+
+
+def _built_by(ctx: FileContext, core: cst.Call, found: Tuple[FileContext, cst.CSTNode], hops: int) -> Optional[Mode]:
+    """The verdict for ``core``, a call of the project class or factory ``found``: a class by its summary
+    and what its constructor keeps of the call's arguments, a factory by what it returns; None when
+    ``found`` is neither."""
+    if isinstance(found[1], cst.ClassDef):
         summary = class_summary(found[0], found[1])
         if not summary.is_module:
             return _UNKNOWN
@@ -646,18 +669,35 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         kept = _kept_modules(ctx, core, found) if hops < _NAME_HOPS else []
         # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too
         return _combine_modes([(summary.mode_dependent, None)] + [_part_mode(ctx, a, hops) for a in kept])
-    if found is not None and isinstance(found[1], cst.FunctionDef):
+    if isinstance(found[1], cst.FunctionDef):
         if hops >= _FACTORY_HOPS:
             return _UNKNOWN
         return _factory_mode(found[0], found[1], hops)  # (a factory returning another's model too)
-    if ctx.names.qualified_names_at(core.func) & CONTAINER_CLASSES and core.args:
-        # `nn.Sequential(Encoder(Layer(), 2), head)`, `nn.Sequential(*layers)`: the verdicts of its parts,
-        # each as a model of its own
-        mode = _parts_mode(ctx, core, hops)
-        if mode[0] is not None:
-            return mode
-    verdict = layer_mode_dependent(ctx, core)
-    return verdict, (mode_layer_of(ctx, core) if verdict is True else None)
+    return None
+
+
+def _builder_mode(ctx: FileContext, core: cst.Call, bctx: FileContext, builder: cst.BaseExpression, hops: int) -> Mode:
+    """The verdict for ``core`` when it calls ``builder``, a value read in ``bctx`` (an entry of a dict of
+    builders): a project class or factory, or a library model builder of the tables."""
+    if not isinstance(builder, (cst.Name, cst.Attribute)):
+        return _UNKNOWN
+    found = definition_of(bctx, builder)
+    if found is not None:
+        built = _built_by(ctx, core, found, hops)
+        return built if built is not None else _UNKNOWN
+    verdicts = {library_model_mode(q) for q in bctx.names.qualified_names_at(builder)}
+    if len(verdicts) != 1:
+        return _UNKNOWN
+    verdict = verdicts.pop()
+    return (verdict, (ctx, core) if verdict is True else None) if verdict is not None else _UNKNOWN
+
+
+def _agreed(modes: Sequence[Mode]) -> Mode:
+    """One verdict where every possible value agrees (the first evidence of it); unknown otherwise."""
+    verdicts = {m[0] for m in modes}
+    if len(verdicts) != 1 or None in verdicts:
+        return _UNKNOWN
+    return modes[0] if modes[0][0] is not True else next((m for m in modes if m[1] is not None), modes[0])
 
 
 def _parts_mode(ctx: FileContext, call: cst.Call, hops: int) -> Mode:
