@@ -201,6 +201,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--arch", default="resnet18")
 parser.add_argument("--vit", default="vit_b_16")
 parser.add_argument("--any")
+parser.add_argument("--named", default="resnet18", required=True)
 args = parser.parse_args()
 """
 
@@ -210,9 +211,49 @@ args = parser.parse_args()
     ("torchvision.models.__dict__[args.arch](num_classes=10)", True),
     ("tvm.__dict__[args.vit]()", None),  # not in the table of mode-dependent builders
     ("tvm.__dict__[args.any]()", None),  # no default: any builder
+    ("tvm.__dict__[args.named]()", None),  # required: the default is never read
 ])
 def test_a_builder_picked_from_a_module_by_an_options_default(build, expected):
     assert _verdict(build, REGISTRY) is expected
+
+
+TABLE = """
+import argparse
+import torch.nn as nn
+
+
+def conv_bn(c):
+    return nn.Sequential(nn.Conv2d(c, c, 3), nn.BatchNorm2d(c))
+
+
+def plain(c):
+    return nn.Sequential(nn.Conv2d(c, c, 3), nn.ReLU())
+
+
+class Stack(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.stem = conv_bn(c)
+
+
+BUILDERS = {"stack": Stack, "bn": conv_bn, "plain": plain}
+NORMED = {"stack": Stack, "bn": conv_bn}
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="stack")
+parser.add_argument("--flat", default="plain")
+args = parser.parse_args()
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    ("BUILDERS[args.arch](8)", True),  # a class whose stem is what a factory returns: a batch norm
+    ("BUILDERS[args.flat](8)", False),  # a factory of a convolution and a ReLU
+    ("BUILDERS[args.other](8)", None),  # no such option: the builders disagree
+    ("NORMED[args.other](8)", True),  # no such option, but every builder has batch norm
+    ("conv_bn(8)", True),
+])
+def test_a_builder_picked_from_a_dict_display_and_module_level_factories(build, expected):
+    assert _verdict(build, TABLE) is expected
 
 
 # -- a model handed in by a caller in another file of the project -------------------------------------

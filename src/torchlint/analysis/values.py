@@ -967,6 +967,9 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
         default = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "default"), None)
         if not isinstance(default, cst.SimpleString) or not isinstance(default.evaluated_value, str):
             return None
+        required = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == "required"), None)
+        if not (required is None or isinstance(required, cst.Name) and required.value == "False"):
+            return None  # `required=True`: every run names it, the default is never read
         defaults.add(default.evaluated_value)
     return defaults.pop() if len(defaults) == 1 else None
 
