@@ -62,7 +62,7 @@ class EvalWithoutEvalMode(LintRule):
     that module's layers; so does a class that builds a project module anywhere in its body (blocks
     appended to a list and kept in a `ModuleList` built empty) or keeps what a module-level helper returns
     (`self.features = conv_bn(3, 16)`). A model built by a builder picked from a dict by an option
-    (`model_dict[opt.arch](num_classes=10)`, the dict a display of this file or imported from a project
+    (`model_dict[opt.arch]`, called to build the model; the dict a display of this file or imported from a project
     module) is what the option's default picks, or what all the builders agree on. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
@@ -92,7 +92,9 @@ class EvalWithoutEvalMode(LintRule):
     before the layer is built. A rate read from a settings object the constructor keeps
     (`self.config = config`, then `nn.Dropout(self.config.dropout_keep)`) is what the settings classes of
     the files linked by imports (or beside it) give that attribute (`class Config: dropout_keep = 0.8`),
-    when every one of them gives a number.
+    when every one of them gives a number; a keyword of a settings object the file builds
+    (`config = argparse.Namespace(dropout_p=0.1)`, `SimpleNamespace`, `EasyDict`) counts as an option's
+    default does (`nn.Dropout(p=config.dropout_p)`).
     `LayerNorm`, `GroupNorm`, `Embedding`, linear and convolution layers are the same in both modes;
     a model whose construction is not seen (a library factory, a parameter whose callers pass values
     of unknown class) is not reported. A class object passed as a value is not a model.
@@ -1609,10 +1611,124 @@ for epoch in range(2):
     print(accuracy(model, data))
 """
         ),
+        # the same settings object with a zero rate: dropout that drops nothing
+        Valid(
+            """
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+config = argparse.Namespace(lr=0.01, dropout_p=0.0, hidden=16)
+
+
+def create_net(config):
+    return nn.Sequential(nn.Linear(8, config.hidden), nn.ReLU(), nn.Dropout(p=config.dropout_p),
+                         nn.Linear(config.hidden, 3))
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def train(config=config):
+    model = create_net(config)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr)
+    data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+    for _ in range(2):
+        model.train()
+        for x, y in data:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, data))
+
+
+train()
+"""
+        ),
     ]
 
 
     INVALID = [
+        # the dropout rate is a keyword of a settings object built in view (`argparse.Namespace(dropout_p=0.1)`)
+        Invalid(
+            """
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+config = argparse.Namespace(lr=0.01, dropout_p=0.1, hidden=16)
+
+
+def create_net(config):
+    return nn.Sequential(nn.Linear(8, config.hidden), nn.ReLU(), nn.Dropout(p=config.dropout_p),
+                         nn.Linear(config.hidden, 3))
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def train(config=config):
+    model = create_net(config)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr)
+    data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+    for _ in range(2):
+        model.train()
+        for x, y in data:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, data))
+
+
+train()
+""",
+            line=18,
+            fixed="""
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+config = argparse.Namespace(lr=0.01, dropout_p=0.1, hidden=16)
+
+
+def create_net(config):
+    return nn.Sequential(nn.Linear(8, config.hidden), nn.ReLU(), nn.Dropout(p=config.dropout_p),
+                         nn.Linear(config.hidden, 3))
+
+
+def evaluate(model, batches):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def train(config=config):
+    model = create_net(config)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr)
+    data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+    for _ in range(2):
+        model.train()
+        for x, y in data:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, data))
+
+
+train()
+""",
+            unsafe=True,
+        ),
         # the model is the builder a dict display gives for the option's default (`model_dict[opt.arch]`), a
         # factory whose network holds what a module-level helper returns (`conv_bn`: a batch norm)
         Invalid(

@@ -476,3 +476,25 @@ def test_a_builder_of_a_project_package_picked_by_the_options_default(tmp_path, 
     path.write_text(PACKAGE_MAIN.format(arch=arch))
     codes = sorted(d.code for d in lint_source(str(path), path.read_text(), Settings(all_rules())).diagnostics)
     assert codes == expected
+
+
+SETTINGS_OBJECTS = """
+import argparse
+from types import SimpleNamespace
+import torch.nn as nn
+ns = argparse.Namespace(p=0.3, off=0.0, name="x")
+simple = SimpleNamespace(q=0.2)
+plain = dict(r=0.1)
+"""
+
+
+@pytest.mark.parametrize("build, expected", [
+    ("nn.Dropout(ns.p)", True),  # a keyword of an `argparse.Namespace` built in the file
+    ("nn.Dropout(ns.off)", False),  # the same object, a zero rate
+    ("nn.Dropout(simple.q)", True),
+    ("nn.Dropout(plain.r)", None),  # a dict's keys are no attributes
+    ("nn.Dropout(ns.name)", None),  # not a number
+    ("nn.Dropout(ns.missing)", None),  # no build gives it
+])
+def test_a_rate_from_a_settings_object_built_from_keywords(build, expected):
+    assert _verdict(build, SETTINGS_OBJECTS) is expected

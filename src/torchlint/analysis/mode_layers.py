@@ -185,6 +185,8 @@ def literal_numbers(ctx: FileContext) -> Numbers:
     def read_any(expr: Optional[cst.BaseExpression]) -> List[float]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
             found = option_default(ctx, expr.attr.value)  # `args.drop_path`: the parsed options of this file
+            if not found:
+                found = keyword_setting(ctx, expr.attr.value)  # `config = Namespace(dropout_p=0.1)` in this file
             if not found and ctx.names.is_param_at(expr.value):
                 found = project_option_default(ctx, expr.attr.value)  # handed in by a script of the project
                 if not found:
@@ -256,6 +258,27 @@ def option_default(ctx: FileContext, dest: str) -> List[float]:
             continue
         default = arg(call, 10**6, "default")
         n = number(default.value) if default is not None else None
+        if n is None:
+            return []
+        out.append(n)
+    return out
+
+
+#: settings objects built from keyword arguments (``argparse.Namespace(dropout_p=0.1)``)
+KEYWORD_SETTINGS = frozenset({"argparse.Namespace", "types.SimpleNamespace", "easydict.EasyDict",
+                              "ml_collections.ConfigDict"})
+
+
+def keyword_setting(ctx: FileContext, name: str) -> List[float]:
+    """``config.dropout_p`` where this file builds a settings object from keyword arguments
+    (``config = argparse.Namespace(lr=1e-3, dropout_p=0.1)``, ``SimpleNamespace``, ``EasyDict``): the numbers its builds give the keyword ``name``; empty when none gives it, or one gives
+    something that is not a number."""
+    out: List[float] = []
+    for call in ctx.calls_in(ctx.module):
+        given = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+        if given is None or not ctx.names.qualified_names(call.func) & KEYWORD_SETTINGS:
+            continue
+        n = number(given.value)
         if n is None:
             return []
         out.append(n)
@@ -541,6 +564,8 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
 
 
 __all__ = [
+    "KEYWORD_SETTINGS",
+    "keyword_setting",
     "BATCH_NORM_LAYERS",
     "CONTAINERS",
     "CONTAINER_CLASSES",

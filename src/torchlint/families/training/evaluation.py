@@ -2353,6 +2353,8 @@ class EvaluationFacts:
         model is local and whether its mode is settled), or a call left to the later questions (a
         parameter's, a method's, a value used as a module)."""
         ctx = self.ctx
+        if self._builds_a_module(call):
+            return  # `self.norm = norm_layer(dim)` in a module's `__init__`: layers built, no model run
         model = model_of_call(ctx, call)
         if model is None:
             model = module_level_method_model(ctx, call)
@@ -2370,6 +2372,16 @@ class EvaluationFacts:
                 self._used_calls.append(call)  # a model if it is used as a module: decided after the walk
             return
         self._note(call, model)
+
+    def _builds_a_module(self, call: cst.Call) -> bool:
+        """``call`` is in the constructor of a module class: code that builds the model's layers (what it
+        calls there is no evaluation, and no method of a model class is evaluation code of its own)."""
+        ctx = self.ctx
+        function = enclosing_function(ctx, call)
+        if function is None or function.name.value != "__init__":
+            return False
+        cls = ctx.parent(ctx.parent(function) or function)
+        return isinstance(cls, cst.ClassDef) and module_class(ctx, cls)
 
     def _note(self, call: cst.Call, model: cst.BaseExpression) -> None:
         """A model call: kept, with whether its model is a local of the function around it (or a
