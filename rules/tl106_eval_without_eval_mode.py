@@ -67,7 +67,8 @@ class EvalWithoutEvalMode(LintRule):
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode; one that provably never does is looked
     into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
-    can switch only the models it is handed. A model parameter is in eval mode when every caller in the file puts the
+    can switch only the models it is handed (a path, a string or a number the standard library makes from its
+    arguments is none). A model parameter is in eval mode when every caller in the file puts the
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
     `eval()` that comes after the call does not count. A model of the script that only other code puts
     in eval mode is still reported when what runs before the evaluation leaves it in training mode on
@@ -1649,10 +1650,106 @@ def train(config=config):
 train()
 """
         ),
+        # the evaluator is handed the model: it may switch it
+        Valid(
+            """
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from panoptic_tools import PanopticEvaluator
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.3), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+
+
+def evaluate(model, batches, output_dir):
+    evaluator = PanopticEvaluator(os.path.join(output_dir, "panoptic_eval"), model)
+    with torch.no_grad():
+        for x, y in batches:
+            evaluator.update(model(x).argmax(1), y)
+    return evaluator.summarize()
+
+
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(evaluate(model, data, "out"))
+"""
+        ),
     ]
 
 
     INVALID = [
+        # a library evaluator built from a path and a count: neither can hold the model it would switch
+        Invalid(
+            """
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from panoptic_tools import PanopticEvaluator
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.3), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+
+
+def evaluate(model, batches, output_dir):
+    evaluator = PanopticEvaluator(os.path.join(output_dir, "panoptic_eval"), str(len(batches)))
+    with torch.no_grad():
+        for x, y in batches:
+            evaluator.update(model(x).argmax(1), y)
+    return evaluator.summarize()
+
+
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(evaluate(model, data, "out"))
+""",
+            line=18,
+            fixed="""
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from panoptic_tools import PanopticEvaluator
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.3), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+
+
+def evaluate(model, batches, output_dir):
+    evaluator = PanopticEvaluator(os.path.join(output_dir, "panoptic_eval"), str(len(batches)))
+    model.eval()
+    with torch.no_grad():
+        for x, y in batches:
+            evaluator.update(model(x).argmax(1), y)
+    return evaluator.summarize()
+
+
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    print(evaluate(model, data, "out"))
+""",
+            unsafe=True,
+        ),
         # the dropout rate is a keyword of a settings object built in view (`argparse.Namespace(dropout_p=0.1)`)
         Invalid(
             """

@@ -1447,9 +1447,25 @@ def _library_switches(ctx: FileContext, call: cst.Call) -> Set[str]:
             return {ANY}
         if isinstance(a.value, (cst.Name, cst.Attribute)):
             out.add(ctx.code(a.value))
-        elif not isinstance(a.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Dict, cst.List, cst.Tuple)):
+        elif not isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer,
+                                      cst.Float, cst.Dict, cst.List, cst.Tuple)) and not _plain_value_call(ctx, a.value):
             out.add(ANY)  # a call or an expression: it may build or hold the model
     return out
+
+
+#: libraries whose calls make paths, strings, numbers and arrays, never a model
+_PLAIN_VALUE_MODULES = ("os.", "pathlib.", "math.", "json.", "time.", "datetime.", "numpy.")
+_PLAIN_VALUE_BUILTINS = frozenset({"builtins.str", "builtins.int", "builtins.float", "builtins.bool",
+                                   "builtins.len", "builtins.round", "builtins.abs"})
+
+
+def _plain_value_call(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``os.path.join(output_dir, "panoptic_eval")``, ``str(epoch)``: a call of the standard library (or
+    NumPy) that makes a path, a string or a number out of its arguments, none of which holds a module."""
+    if not isinstance(value, cst.Call):
+        return False
+    names = ctx.names.qualified_names(value.func)
+    return bool(names) and all(q.startswith(_PLAIN_VALUE_MODULES) or q in _PLAIN_VALUE_BUILTINS for q in names)
 
 
 def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
