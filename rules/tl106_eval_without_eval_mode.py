@@ -1682,10 +1682,115 @@ for epoch in range(2):
     print(evaluate(model, data, "out"))
 """
         ),
+        # `main` sets `args.arch` itself: the default is not what builds the model
+        Valid(
+            """
+import argparse
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def main(args):
+    args.arch = args.arch.lower()
+    model = torchvision.models.__dict__[args.arch](num_classes=10)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(2, 3, 64, 64), torch.randint(0, 10, (2,)))]
+    for epoch in range(args.start_epoch, 2):
+        model.train()
+        for x, y in data:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, data))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--arch", default="resnet18")
+    main(parser.parse_args())
+"""
+        ),
     ]
 
 
     INVALID = [
+        # the options handed to `main`, which writes another of their attributes: `args.arch` is still the default
+        Invalid(
+            """
+import argparse
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def main(args):
+    args.start_epoch = 0
+    model = torchvision.models.__dict__[args.arch](num_classes=10)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(2, 3, 64, 64), torch.randint(0, 10, (2,)))]
+    for epoch in range(args.start_epoch, 2):
+        model.train()
+        for x, y in data:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, data))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--arch", default="resnet18")
+    main(parser.parse_args())
+""",
+            line=11,
+            fixed="""
+import argparse
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+
+def evaluate(model, batches):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def main(args):
+    args.start_epoch = 0
+    model = torchvision.models.__dict__[args.arch](num_classes=10)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(2, 3, 64, 64), torch.randint(0, 10, (2,)))]
+    for epoch in range(args.start_epoch, 2):
+        model.train()
+        for x, y in data:
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, data))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--arch", default="resnet18")
+    main(parser.parse_args())
+""",
+            unsafe=True,
+        ),
         # a library evaluator built from a path and a count: neither can hold the model it would switch
         Invalid(
             """

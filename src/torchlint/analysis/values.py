@@ -58,7 +58,7 @@ from torchlint.analysis.roles import (
     handwritten_sigmoid,
     op_kind,
 )
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import iter_nodes, target_names
 
 
 def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Evidence]:
@@ -220,7 +220,7 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode, decide: bool = True):
         for p in function_params(function):
             if p.name.value != name.value:
                 continue
-            if name.value in ctx.assigned_names(function):
+            if _rebinds(ctx, function, name.value):
                 return None  # reassigned on some path: not the argument any more
             if name.value in frame.bound and frame.caller is not None:
                 return ("value", frame.caller, frame.bound[name.value], None)
@@ -247,6 +247,21 @@ def _holds(frame: Frame, name: cst.Name, at: cst.CSTNode, decide: bool = True):
         module_frame = Frame(ctx, None)
         values = [v for v in values if not _ruled_out(module_frame, v, ctx.module)]
     return ("module", frame, values, None) if values else None
+
+
+def _rebinds(ctx: FileContext, function: cst.FunctionDef, name: str) -> bool:
+    """Whether an assignment in ``function`` binds the name ``name`` again (``args = ...``, ``for args in``,
+    ``args += ...``); writing one of its attributes (``args.start_epoch = 1``) keeps the object it holds."""
+    if name not in ctx.assigned_names(function):
+        return False
+    return any(n.value == name for a in ctx.contents(function).assigns for t in assignment_targets(a)
+               for n in target_names(t))
+
+
+def _attribute_written(ctx: FileContext, attr: str) -> bool:
+    """Whether the file assigns an attribute named ``attr`` anywhere (``args.model = "resnet18"``)."""
+    return any(isinstance(t, cst.Attribute) and t.attr.value == attr
+               for a in ctx.contents(ctx.module).assigns for t in assignment_targets(a))
 
 
 def _branch_values(frame: Frame, name: cst.Name, at: cst.CSTNode, function: cst.FunctionDef):
@@ -950,6 +965,8 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     if not (isinstance(call, cst.Call) and _parses_args(call) and isinstance(call.func, cst.Attribute)
             and isinstance(call.func.value, cst.Name)):
         return None
+    if _attribute_written(f.ctx, dest) or _attribute_written(pf.ctx, dest):
+        return None  # `args.model = ...` somewhere: the option's default may not be what is read
     parser = call.func.value.value
     defaults = set()
     for c in pf.ctx.calls_in(pf.ctx.module):
