@@ -73,7 +73,10 @@ class EvalWithoutEvalMode(LintRule):
     `eval()` that comes after the call does not count. A model of the script that only other code puts
     in eval mode is still reported when what runs before the evaluation leaves it in training mode on
     some path (a training function that calls `model.train()` and `model.eval()` only under
-    `if not args.fastmode:`, followed through the script's own functions).
+    `if not args.fastmode:`, followed through the script's own functions); so is a model put in eval mode
+    that a helper run before the evaluation puts back in training mode (`net.eval()`, an attack crafted,
+    `net.train()`), with no fix: where the switch belongs is the author's call. A helper that only turns
+    training mode on (`enable_dropout(model)`) is Monte-Carlo dropout, chosen on purpose.
 
     Only models proven by construction to have a layer that acts differently in eval mode are
     reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
@@ -1717,10 +1720,135 @@ if __name__ == "__main__":
     main(parser.parse_args())
 """
         ),
+        # the attack leaves the mode as it found it
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+
+
+def perturb(net, x, y, step=0.01):
+    x = x.clone().requires_grad_()
+    with torch.enable_grad():
+        loss = F.cross_entropy(net(x), y)
+    grad, = torch.autograd.grad(loss, [x])
+    return (x + step * grad.sign()).detach()
+
+
+def robust_accuracy(model, batches):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            x_adv = perturb(model, x, y)
+            correct += (model(x_adv).argmax(1) == y).sum().item()
+    return correct
+
+
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(perturb(model, x, y)), y).backward()
+        optimizer.step()
+    print(robust_accuracy(model, data))
+"""
+        ),
+        # eval mode set again after the attack, before the evaluation
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+
+
+def perturb(net, x, y, step=0.01):
+    net.eval()
+    x = x.clone().requires_grad_()
+    with torch.enable_grad():
+        loss = F.cross_entropy(net(x), y)
+    grad, = torch.autograd.grad(loss, [x])
+    net.train()
+    return (x + step * grad.sign()).detach()
+
+
+def robust_accuracy(model, batches):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            x_adv = perturb(model, x, y)
+            model.eval()
+            correct += (model(x_adv).argmax(1) == y).sum().item()
+    return correct
+
+
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(perturb(model, x, y)), y).backward()
+        optimizer.step()
+    print(robust_accuracy(model, data))
+"""
+        ),
     ]
 
 
     INVALID = [
+        # put in eval mode, then a helper run in the loop (an attack) puts it back in training mode: no fix
+        # (where the switch belongs is the author's call)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+
+
+def perturb(net, x, y, step=0.01):
+    net.eval()
+    x = x.clone().requires_grad_()
+    with torch.enable_grad():
+        loss = F.cross_entropy(net(x), y)
+    grad, = torch.autograd.grad(loss, [x])
+    net.train()
+    return (x + step * grad.sign()).detach()
+
+
+def robust_accuracy(model, batches):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in batches:
+            x_adv = perturb(model, x, y)
+            correct += (model(x_adv).argmax(1) == y).sum().item()
+    return correct
+
+
+for epoch in range(2):
+    model.train()
+    for x, y in data:
+        optimizer.zero_grad()
+        F.cross_entropy(model(perturb(model, x, y)), y).backward()
+        optimizer.step()
+    print(robust_accuracy(model, data))
+""",
+            line=27,
+            message="in training mode",
+        ),
         # the options handed to `main`, which writes another of their attributes: `args.arch` is still the default
         Invalid(
             """
@@ -4603,9 +4731,19 @@ print(accuracy(model, data))
                     # a parameter is what the callers pass (`_callers_switch`): another function's
                     # `model.eval()` switches the model that function is given, not this one
                     extra = self._wider_receivers(site, code)
-                if (covers(receivers | extra, code) or self._callers_switch(site, model)) and \
-                        not self._reached_in_training(site, model, code):
+                switched = covers(receivers | extra, code) or self._callers_switch(site, model)
+                left_training = switched and TRAIN in modes_reaching(ctx, call, code)
+                if switched and not left_training and not self._reached_in_training(site, model, code):
                     continue
+                if left_training:
+                    if dependent is not True:
+                        continue
+                    # switched to eval mode, then a helper run before the call puts it back in training mode
+                    # (`net.eval()` ... `net.train()` around an attack): where the switch belongs is the author's call
+                    layer = describe_evidence(ctx, mode_evidence(ctx, model))
+                    self.report(call, f"Evaluation runs `{code}` in training mode: code run before it in this function "
+                                      f"switches it back with `.train()`; {layer} stays in training mode")
+                    break
                 if handed_over:
                     message = (f"Evaluation runs `{code}` without `{code}.eval()`; no call in the project passes "
                                f"`{code}`, so the mode it arrives in is the caller's: its dropout or batch norm, "

@@ -1410,6 +1410,8 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
         if own_code and call is via and ctx.enclosing(call, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) \
                 not in (node, None if isinstance(node, cst.Module) else node):
             continue
+        if call is not via and _switched_back(ctx, call, after=True):
+            continue  # a helper that evaluates and then puts its model back in training mode leaves it there
         target = eval_mode_target(call)
         if target is None:
             name = callee_name(call)
@@ -1571,12 +1573,34 @@ def imported_helper(ctx: FileContext, call: cst.Call):
 
 def restores_train_mode(ctx: FileContext, node: cst.CSTNode, depth: int = 1) -> bool:
     """Whether ``node`` may turn training mode back on: directly, through same-module helpers, or in a
-    function of another project file that it calls."""
-    if any(train_mode_call(call) for call, _via in calls_through_helpers(ctx, node, depth)):
+    function of another project file that it calls; a helper that only puts back the training mode it
+    switched off itself (``model.eval()`` ... ``model.train()``, an attack crafted in eval mode) chooses
+    nothing for ``node``."""
+    if any(train_mode_call(call) and not (call is not via and _switched_back(ctx, call, after=False))
+           for call, via in calls_through_helpers(ctx, node, depth)):
         return True
     for call in ctx.calls_in(node):
         imported = imported_helper(ctx, call)
-        if imported is not None and any(train_mode_call(c) for c in imported[0].calls_in(imported[1])):
+        if imported is not None and any(train_mode_call(c) and not _switched_back(imported[0], c, after=False)
+                                        for c in imported[0].calls_in(imported[1])):
+            return True
+    return False
+
+
+def _switched_back(ctx: FileContext, switch: cst.Call, after: bool) -> bool:
+    """For a mode switch in a function: the same function switches the same model the other way — after
+    it (``after``: an ``eval()`` undone by a later ``train()``) or before it (a ``train()`` that undoes an
+    earlier ``eval()``)."""
+    function = enclosing_function(ctx, switch)
+    target = receiver(switch)
+    if function is None or target is None or (eval_mode_target(switch) is None and not train_mode_call(switch)):
+        return False
+    code, at = ctx.code(target), position(ctx, switch)
+    for c in ctx.calls_in(function):
+        other = receiver(c)
+        if other is None or ctx.code(other) != code or (position(ctx, c) > at) != after:
+            continue
+        if (train_mode_call(c) if after else eval_mode_target(c) is not None):
             return True
     return False
 
@@ -1661,8 +1685,11 @@ def _call_modes(ctx: FileContext, call: cst.Call, code: str, depth: int, seen: S
         if inner_code is None:
             return {PASS}  # the function's parameter of that name is something else
         out = _block_modes(ctx, function.body.body, inner_code, depth - 1, seen | {id(function)}, True)
-        if TRAIN in out and not trains(ctx, function, depth=2):
-            out = (out - {TRAIN}) | {UNKNOWN}  # a helper that only switches modes (`enable_dropout()`)
+        if TRAIN in out and not trains(ctx, function, depth=2) and not any(
+                train_mode_call(c) and _switched_back(ctx, c, after=False) for c in ctx.calls_in(function)):
+            # a helper that only switches modes (`enable_dropout()`); one that puts back the training mode
+            # it switched off (`net.eval()`, an attack crafted, `net.train()`) leaves the model training
+            out = (out - {TRAIN}) | {UNKNOWN}
         return out
     name = callee_name(call) or ""
     if _MODE_WORDS.search(name) or any(
