@@ -76,7 +76,9 @@ class EvalWithoutEvalMode(LintRule):
     `if not args.fastmode:`, followed through the script's own functions); so is a model put in eval mode
     that a helper run before the evaluation puts back in training mode (`net.eval()`, an attack crafted,
     `net.train()`), with no fix: where the switch belongs is the author's call. A helper that only turns
-    training mode on (`enable_dropout(model)`) is Monte-Carlo dropout, chosen on purpose.
+    training mode on (`enable_dropout(model)`) is Monte-Carlo dropout, chosen on purpose. An `eval()` in another
+    method of the class (for `self.model`) or elsewhere in the script counts only when that code leaves it in
+    place (a `predict` that switches back with `self.model.train()` does not).
 
     Only models proven by construction to have a layer that acts differently in eval mode are
     reported: dropout with `p > 0`, batch norm tracking running statistics (instance norm only with
@@ -1801,10 +1803,134 @@ for epoch in range(2):
     print(robust_accuracy(model, data))
 """
         ),
+        # the validation switches the model itself
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        self.model.train()
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            F.cross_entropy(self.model(x), y).backward()
+            self.optimizer.step()
+
+    def validate(self, batches):
+        self.model.eval()
+        with torch.no_grad():
+            return sum((self.model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            out = self.model(x).argmax(1)
+        self.model.train()
+        return out
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+trainer = Trainer(net, torch.optim.SGD(net.parameters(), lr=0.1))
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+for epoch in range(2):
+    trainer.fit(data)
+    print(trainer.validate(data))
+print(trainer.predict(data[0][0]))
+"""
+        ),
     ]
 
 
     INVALID = [
+        # another method of the class switches the model to eval mode and back: it leaves it training
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        self.model.train()
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            F.cross_entropy(self.model(x), y).backward()
+            self.optimizer.step()
+
+    def validate(self, batches):
+        with torch.no_grad():
+            return sum((self.model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            out = self.model(x).argmax(1)
+        self.model.train()
+        return out
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+trainer = Trainer(net, torch.optim.SGD(net.parameters(), lr=0.1))
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+for epoch in range(2):
+    trainer.fit(data)
+    print(trainer.validate(data))
+print(trainer.predict(data[0][0]))
+""",
+            line=21,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        self.model.train()
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            F.cross_entropy(self.model(x), y).backward()
+            self.optimizer.step()
+
+    def validate(self, batches):
+        self.model.eval()
+        with torch.no_grad():
+            return sum((self.model(x).argmax(1) == y).sum().item() for x, y in batches)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            out = self.model(x).argmax(1)
+        self.model.train()
+        return out
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 3))
+trainer = Trainer(net, torch.optim.SGD(net.parameters(), lr=0.1))
+data = [(torch.randn(4, 8), torch.randint(0, 3, (4,)))]
+for epoch in range(2):
+    trainer.fit(data)
+    print(trainer.validate(data))
+print(trainer.predict(data[0][0]))
+""",
+            unsafe=True,
+        ),
         # put in eval mode, then a helper run in the loop (an attack) puts it back in training mode: no fix
         # (where the switch belongs is the author's call)
         Invalid(
@@ -4830,9 +4956,9 @@ print(accuracy(model, data))
         ctx = self.ctx
         if code.startswith("self.") and site.function is not None:
             cls = ctx.enclosing(site.function, cst.ClassDef)
-            return eval_receivers(ctx, cls, depth=0) if cls is not None else set()
+            return eval_receivers(ctx, cls, depth=0, kept=True) if cls is not None else set()
         if site.function is None or "." not in code:
-            return eval_receivers(ctx, ctx.module, depth=0)
+            return eval_receivers(ctx, ctx.module, depth=0, kept=True)
         return set()
 
     def _fix(self, site: EvalSite, call: cst.Call, model: cst.BaseExpression, code: str) -> Optional[Fix]:

@@ -1394,11 +1394,13 @@ def train_mode_call(call: cst.Call) -> bool:
 
 
 def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
-                   before: Optional[cst.CSTNode] = None) -> Set[str]:
+                   before: Optional[cst.CSTNode] = None, kept: bool = False) -> Set[str]:
     """Codes of what ``node`` puts in eval mode (directly or through same-module helpers, with helper
     parameters mapped to the arguments); :data:`ANY` when something unknown may do it (a call such as
     ``set_eval_mode(model)`` or ``with evaluating(model):``).  With ``before``, only what is done by the
-    calls that come before it in the source (or inside it): the mode the model has when ``before`` runs."""
+    calls that come before it in the source (or inside it): the mode the model has when ``before`` runs.  With
+    ``kept``, only the switches the code leaves in place (not an ``eval()`` its function undoes with a later
+    ``train()``): what other methods of a class leave behind."""
     out: Set[str] = set()
     limit = position(ctx, before) if before is not None else None
     # the code of a module or a function runs its own statements, not the bodies of the functions and
@@ -1410,7 +1412,7 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
         if own_code and call is via and ctx.enclosing(call, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) \
                 not in (node, None if isinstance(node, cst.Module) else node):
             continue
-        if call is not via and _switched_back(ctx, call, after=True):
+        if (call is not via or kept) and _switched_back(ctx, call, after=True):
             continue  # a helper that evaluates and then puts its model back in training mode leaves it there
         target = eval_mode_target(call)
         if target is None:
