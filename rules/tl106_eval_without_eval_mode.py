@@ -4858,7 +4858,9 @@ print(accuracy(model, data))
                     # `model.eval()` switches the model that function is given, not this one
                     extra = self._wider_receivers(site, code)
                 switched = covers(receivers | extra, code) or self._callers_switch(site, model)
-                left_training = switched and TRAIN in modes_reaching(ctx, call, code)
+                # (within an evaluation function: at module level a loop that may run no pass is not the author's
+                # evidence of a mode left behind)
+                left_training = switched and site.function is not None and TRAIN in modes_reaching(ctx, call, code)
                 if switched and not left_training and not self._reached_in_training(site, model, code):
                     continue
                 if left_training:
