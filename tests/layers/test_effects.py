@@ -299,3 +299,24 @@ def test_a_model_of_plain_tensors_records_nothing_and_one_with_weights_does():
     assert effects.records_nothing(ctx, classes["Plain"])
     for name in ("WithParameter", "AsksForGrad", "HoldsGiven", "HoldsLayer", "OtherBase"):
         assert not effects.records_nothing(ctx, classes[name]), name
+
+
+def test_a_class_body_runs_in_the_grad_mode_of_the_code_that_defines_it():
+    # a class body runs where the class is defined: under the decorator of the function around it; a method
+    # of that class runs when it is called, in its caller's mode
+    from torchlint.analysis.training import under_no_grad
+
+    module = cst.parse_module(
+        "import torch\n"
+        "@torch.no_grad()\n"
+        "def evaluate(model, x):\n"
+        "    class Probe:\n"
+        "        out = model(x)\n"
+        "        def later(self):\n"
+        "            return model(x)\n"
+        "    return Probe\n"
+    )
+    ctx = FileContext("probe.py", module.code, module)
+    analyze(ctx)
+    calls = [n for n in iter_nodes(module) if isinstance(n, cst.Call) and ctx.code(n) == "model(x)"]
+    assert [under_no_grad(ctx, c) for c in calls] == [True, False]

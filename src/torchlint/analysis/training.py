@@ -289,8 +289,9 @@ def under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 #: whether the file spells a ``set_grad_enabled`` statement at all (the statement form is then looked for)
 _STATEMENT_SWITCHES: "Fact[bool]" = Fact("training.statement_switches")
-#: the nodes past which the function's caller decides (leaf classes: tested by type)
-_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+#: the nodes past which the function's caller decides (leaf classes: tested by type); a class body is not one:
+#: it runs where the class is defined, in the mode of the code around it
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda})
 
 
 def _switched_before(ctx: FileContext, block_owner: cst.CSTNode, child: cst.CSTNode) -> Optional[bool]:
