@@ -958,7 +958,7 @@ def _literal_key(frame: Frame, index: cst.BaseExpression) -> Optional[str]:
     dest = value.attr.value
     if isinstance(call, cst.Call) and not _parses_args(call):
         # `opt = parse_option()`: a project function that returns what its parser parsed, leaving `dest` as is
-        returned = _options_returned(pf.ctx, call, dest)
+        returned = _options_returned(pf.ctx, call)
         if returned is None:
             return None
         pf, call = returned
@@ -995,10 +995,10 @@ def _parses_args(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "parse_args"
 
 
-def _options_returned(ctx: FileContext, call: cst.Call, dest: str) -> Optional[Tuple[Frame, cst.Call]]:
+def _options_returned(ctx: FileContext, call: cst.Call) -> Optional[Tuple[Frame, cst.Call]]:
     """For ``call`` of a project function whose every return gives ``parser.parse_args()`` (through a
-    local name) and which assigns no ``<options>.<dest>``: that ``parse_args`` call in the function's
-    frame; else None."""
+    local name): that ``parse_args`` call in the function's frame; else None.  (Whether some code sets
+    ``<options>.<dest>`` is :func:`_literal_key`'s question, for the whole file.)"""
     found = definition_of(ctx, call.func)
     if found is None or not isinstance(found[1], cst.FunctionDef):
         return None
@@ -1009,10 +1009,6 @@ def _options_returned(ctx: FileContext, call: cst.Call, dest: str) -> Optional[T
     rctx, value = returned[0]
     if rctx is not fctx or not isinstance(value, cst.Call) or not _parses_args(value):
         return None
-    for a in fctx.contents(function).assigns:
-        for t in assignment_targets(a):
-            if isinstance(t, cst.Attribute) and t.attr.value == dest:
-                return None  # `opt.model = ...` after parsing: not the default any more
     return Frame(fctx, function), value
 
 
