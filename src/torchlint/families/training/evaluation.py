@@ -1412,8 +1412,6 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
         if own_code and call is via and ctx.enclosing(call, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) \
                 not in (node, None if isinstance(node, cst.Module) else node):
             continue
-        if (call is not via or kept) and _switched_back(ctx, call, after=True):
-            continue  # a helper that evaluates and then puts its model back in training mode leaves it there
         target = eval_mode_target(call)
         if target is None:
             name = callee_name(call)
@@ -1421,6 +1419,8 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
                 if not _provably_leaves_mode(ctx, call):
                     out |= _library_switches(ctx, call)
             continue
+        if (call is not via or kept) and _switched_back(ctx, call, after=True):
+            continue  # a helper that evaluates and then puts its model back in training mode leaves it there
         code = ctx.code(target)
         if call is via:
             out.add(code)
@@ -1593,9 +1593,11 @@ def _switched_back(ctx: FileContext, switch: cst.Call, after: bool) -> bool:
     """For a mode switch in a function: the same function switches the same model the other way — after
     it (``after``: an ``eval()`` undone by a later ``train()``) or before it (a ``train()`` that undoes an
     earlier ``eval()``)."""
+    if eval_mode_target(switch) is None and not train_mode_call(switch):
+        return False
     function = enclosing_function(ctx, switch)
     target = receiver(switch)
-    if function is None or target is None or (eval_mode_target(switch) is None and not train_mode_call(switch)):
+    if function is None or target is None:
         return False
     code, at = ctx.code(target), position(ctx, switch)
     for c in ctx.calls_in(function):
