@@ -6,13 +6,17 @@ Rows (wall-clock, this machine; FILE should be a ~300-line module that imports t
 a generated ~300-line training script with about fifty findings, :func:`training_file`):
 
 - libcst's parse of FILE, in process: the floor under any of the numbers below;
-- the server's analysis of one edit, in process: CPU time of the thread and wall-clock time;
+- the server's analysis of one edit, in process: CPU time of the thread and wall-clock time, for each
+  kind of edit of :data:`EDITS` (a constant added, a blank line added in a function: findings carried
+  over from the text before, :mod:`torchlint.carry`; a comment typed or a statement added in a
+  function: the file analysed again);
 - ``torchlint server``: time to the first diagnostics after ``didOpen`` (includes starting to analyse
-  in a fresh process whose rules are already imported), then the median and 90th percentile of
-  ``didChange`` + ``didSave`` -> ``publishDiagnostics`` over ``--edits`` edits (saves are not debounced;
-  typing is, by the server's debounce delay on top of these numbers);
-- typing -> diagnostics: one ``didChange`` (no save) after a pause, then a burst of ``didChange`` 60 ms
-  apart (timed from the last one): the median over ``--edits`` of each, the debounce included;
+  in a fresh process whose rules are already imported), then, for each kind of edit, the median and
+  90th percentile of ``didChange`` + ``didSave`` -> ``publishDiagnostics`` over ``--edits`` edits (saves
+  are not debounced; typing is, by the server's debounce delay on top of these numbers);
+- typing -> diagnostics: one ``didChange`` (no save, a statement added in a function) after a pause,
+  then a burst of ``didChange`` 60 ms apart (timed from the last one): the median over ``--edits`` of
+  each, the debounce included;
 - flake8 ``--select E,W,F`` without the plugin (a Python that does not have torchlint installed) and
   with it, then flake8 ``--select TL`` (the plugin at work), best of ``--repeat``;
 - ``torchlint --no-cache FILE`` (CLI cold: process start, imports, one lint), best of ``--repeat``.
@@ -34,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 
 def training_file() -> str:
@@ -145,6 +149,40 @@ def bare_python(explicit: Optional[str]) -> Optional[str]:
     return None
 
 
+def _first_body_line(text: str) -> int:
+    """Offset of the first line of the first function body of ``text`` (its first ``def`` written on
+    one line), where a line can be put in with that line's indentation."""
+    at = 0
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith("def ") and line.rstrip().endswith(":"):
+            return at + len(line)
+        at += len(line)
+    return len(text)
+
+
+def _body_indent(text: str) -> str:
+    rest = text[_first_body_line(text):]
+    line = rest.splitlines()[0] if rest else ""
+    return line[: len(line) - len(line.lstrip())] or "    "
+
+
+def _insert(text: str, line: str) -> str:
+    at = _first_body_line(text)
+    return text[:at] + _body_indent(text) + line + "\n" + text[at:]
+
+
+#: the edits timed, each made to the file as given (one edit at a time: the previous one undone)
+EDITS = {
+    "a constant added at the end": lambda text, i: text + f"\n_bench_value = {i}\n",
+    "a blank line added in a function": lambda text, i: _insert(text, "\n" * (i % 2)),  # one or two
+    "a comment typed in a function": lambda text, i: _insert(text, f"# note {i}"),
+    "a statement added in a function": lambda text, i: _insert(text, f"_bench_local = {i}"),
+}
+#: the edit that changes the program (what typing code is; the typing rows make this one)
+CODE_EDIT = "a statement added in a function"
+
+
 async def server_latency(path: str, edits: int) -> dict:
     from lsprotocol import types as T
     from pygls.lsp.client import LanguageClient
@@ -188,29 +226,26 @@ async def server_latency(path: str, edits: int) -> dict:
             )
         )
 
-    samples: List[float] = []
-    for i in range(edits):
-        version = i + 2
-        new_text = text + f"\n_bench_value = {i}\n"
-        events[version] = asyncio.Event()
-        t0 = time.perf_counter()
-        client.text_document_did_change(
-            T.DidChangeTextDocumentParams(
-                text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[T.TextDocumentContentChangeWholeDocument(text=new_text)],
-            )
-        )
-        client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
-        samples.append(await wait(version) - t0)
+    samples: Dict[str, List[float]] = {}
+    version = 1
+    for kind, make in EDITS.items():
+        for i in range(edits):
+            version += 1
+            new_text = make(text, i)
+            events[version] = asyncio.Event()
+            t0 = time.perf_counter()
+            change(version, new_text)
+            client.text_document_did_save(T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
+            samples.setdefault(kind, []).append(await wait(version) - t0)
     typing: List[float] = []
     burst: List[float] = []
-    version = edits + 1
+    code = EDITS[CODE_EDIT]
     for i in range(edits):
         await asyncio.sleep(0.5)  # a pause: the next keystroke starts a new burst
         version += 1
         events[version] = asyncio.Event()
         t0 = time.perf_counter()
-        change(version, text + f"\n_typed = {i}\n")
+        change(version, code(text, 100 + i))
         typing.append(await wait(version) - t0)
         await asyncio.sleep(0.5)
         for j in range(5):  # five keystrokes 60 ms apart
@@ -218,18 +253,16 @@ async def server_latency(path: str, edits: int) -> dict:
                 await asyncio.sleep(0.06)
             version += 1
             t0 = time.perf_counter()
-            change(version, text + f"\n_typed = {i}{'0' * j}\n")
+            change(version, code(text, 1000 + 10 * i + j))
         events[version] = asyncio.Event()
         burst.append(await wait(version) - t0)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    samples.sort()
     return {
         "start+initialize": t_init - t_start,
         "first diagnostics": first,
-        "median": statistics.median(samples),
-        "p90": samples[int(0.9 * (len(samples) - 1))],
+        "edits": {kind: (statistics.median(v), sorted(v)[int(0.9 * (len(v) - 1))]) for kind, v in samples.items()},
         "findings": found,
         "typing": statistics.median(typing),
         "typing p90": sorted(typing)[int(0.9 * (len(typing) - 1))],
@@ -278,20 +311,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if hasattr(store.project, "parse_edits"):  # as the server's analysis process does (an older checkout: not)
         store.project.parse_edits()
     config = store.resolve(target, folder)
-    cpu, wall = [], []
-    for i in range(max(10, args.repeat)):
-        edited = text + f"\n_bench_value = {i}\n"
-        t0, c0 = time.perf_counter(), time.thread_time()
-        analyse(target, edited, i, config)
-        cpu.append(time.thread_time() - c0)
-        wall.append(time.perf_counter() - t0)
-    print(f"server analysis per edit, in process: CPU median {statistics.median(cpu)*1000:.1f} ms, "
-          f"wall median {statistics.median(wall)*1000:.1f} ms")
+    analyse(target, text, 0, config)
+    for kind, make in EDITS.items():
+        cpu, wall = [], []
+        for i in range(max(10, args.repeat)):
+            edited = make(text, i)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            analyse(target, edited, i, config)
+            cpu.append(time.thread_time() - c0)
+            wall.append(time.perf_counter() - t0)
+        print(f"server analysis per edit, in process, {kind}: CPU median {statistics.median(cpu)*1000:.1f} ms, "
+              f"wall median {statistics.median(wall)*1000:.1f} ms")
     res = asyncio.run(server_latency(target, args.edits))
     print(f"server: start+initialize {res['start+initialize']*1000:.0f} ms; first diagnostics "
-          f"{res['first diagnostics']*1000:.0f} ms ({res['findings']} findings); warm change+save -> diagnostics: "
-          f"median {res['median']*1000:.1f} ms, p90 {res['p90']*1000:.1f} ms over {args.edits} edits")
-    print(f"server: typing -> diagnostics (didChange after a pause, debounce included): median "
+          f"{res['first diagnostics']*1000:.0f} ms ({res['findings']} findings)")
+    for kind, (median, p90) in res["edits"].items():
+        print(f"server: warm change+save -> diagnostics, {kind}: median {median*1000:.1f} ms, "
+              f"p90 {p90*1000:.1f} ms over {args.edits} edits")
+    print(f"server: typing -> diagnostics ({CODE_EDIT}; didChange after a pause, debounce included): median "
           f"{res['typing']*1000:.1f} ms, p90 {res['typing p90']*1000:.1f} ms; after a burst of 5 keystrokes "
           f"60 ms apart, from the last one: median {res['burst']*1000:.1f} ms")
     if args.server_only:

@@ -22,6 +22,7 @@ from torchlint.analysis.parsing import MAX_BOOL_OPERANDS, MAX_CHAIN, MAX_OPERATO
 from torchlint.analysis.positions import positions_of
 from torchlint.analysis.project import Project
 from torchlint.analysis.traversal import Dispatcher, Headroom, analyze
+from torchlint import carry
 from torchlint.fixes import Edit, EditMaker, apply_fixes
 from torchlint.precedence import apply_precedence
 from torchlint.noqa_edit import comment_texts
@@ -361,6 +362,11 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
         result.skipped = True
         result.dependencies = tuple(consulted)
         return result
+    carrying = carry.eligible(path, settings)
+    if carrying:
+        found = carry.carried(path, source, settings, rule_types)
+        if found is not None:
+            return found
 
     current = source
     fixed_total = 0
@@ -419,6 +425,8 @@ def lint_source(path: str, source: str, settings: Settings) -> FileResult:
     if current is source and lint.ctx is not None and not lint.stand_in:
         settings.project.remember(path, lint.ctx)
     result.diagnostics.sort(key=Diagnostic.sort_key)
+    if carrying:
+        carry.keep(path, source, settings, rule_types, result)
     if current != source:
         result.fixed_source = current
         result.fixed_count = fixed_count(initial, result.diagnostics, fixed_total)

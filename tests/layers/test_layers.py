@@ -68,6 +68,7 @@ LAYERS: Dict[str, int] = {
     "torchlint.rule_table": 9,
     # 10 -- the engine: lint one text
     "torchlint.engine": 10,
+    "torchlint.carry": 10,  # an editor's findings carried over an edit that cannot change them
     "torchlint.fixes.table": 10,  # the fix table of docs/rules/index.md, from the rules
     "torchlint.docs": 10,  # generates docs/rules/ (the rule pages and tables) from the rules
     # 11 -- the driver: notebooks as files, files read, worker processes

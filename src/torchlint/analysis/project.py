@@ -38,7 +38,7 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext
 from torchlint.analysis.names import LIBRARY_STAR_EXPORTS
 from torchlint.analysis.parsing import looks_deep, parse_module
-from torchlint.analysis.reparse import Reparser
+from torchlint.analysis.reparse import Reparser, Statements
 from torchlint.analysis.torch_version import Version, declared_torch
 from torchlint.analysis.traversal import analyze
 from torchlint.folders import find_upwards
@@ -286,6 +286,8 @@ class _Tables:
         self.runtime: Dict[str, Tuple[object, bool]] = {}  # folder -> (dependency files' signature, answer)
         self.generation = 0  # how many times the project was refreshed
         self.reparser: Optional[Reparser] = None  # an editor's: each document parsed where it changed
+        #: an editor's documents -> the findings of their last text (kept and read by ``torchlint.carry``)
+        self.carried: "OrderedDict[str, Any]" = OrderedDict()
         #: module content -> what a star import of it binds (see :meth:`Project.star_exports`)
         self.exports: "OrderedDict[ContentKey, _Exports]" = OrderedDict()
         self.snippets = _Snippets()  # see Project.snippets
@@ -555,6 +557,32 @@ class Project:
         share them for the statements an edit does not touch; None otherwise."""
         reparser = self._tables.reparser
         return reparser.code_facts(path, module) if reparser is not None else None
+
+    @property
+    def parses_edits(self) -> bool:
+        """Whether :meth:`parse_edits` was called: the project's files are an editor's documents."""
+        return self._tables.reparser is not None
+
+    def statements(self, path: str) -> Optional[Statements]:
+        """The top-level statements of the last text of the edited document ``path`` parsed (after
+        :meth:`parse_edits`), with their spans of text; None when none is kept."""
+        reparser = self._tables.reparser
+        return reparser.statements(path) if reparser is not None else None
+
+    @property
+    def carried(self) -> "OrderedDict[str, Any]":
+        """The findings of each edited document's last text, with what they were found from (after
+        :meth:`parse_edits`; ``torchlint.carry`` keeps and reads them)."""
+        return self._tables.carried
+
+    def content_keys(self, paths: Sequence[str]) -> Tuple[Any, ...]:
+        """What names the present content of each file of ``paths`` (its editor text, else its size and
+        modification time; None for a file that cannot be read): equal keys, equal contents."""
+        keys = []
+        for path in paths:
+            found = self._content_key(path)
+            keys.append(found[0] if found is not None else None)
+        return tuple(keys)
 
     def parse(self, path: str, source: str) -> cst.Module:
         """The module of ``source``, the text of the file ``path``: the one this project parsed

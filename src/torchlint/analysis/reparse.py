@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -111,6 +111,16 @@ def _split(module: cst.Module, text: str, at: int, nodes: Sequence[cst.BaseState
     return out
 
 
+class Statements(NamedTuple):
+    """A document's last parse seen as text: its top-level statements with the span of text each one
+    holds (its leading comment and blank lines included), in order; the module's header is the text
+    before the first span, its footer the text after the last."""
+
+    text: str
+    module: cst.Module
+    spans: Tuple[Tuple[cst.BaseStatement, int, int], ...]  # (statement, start, end) in ``text``
+
+
 class Reparser:
     """The last parse of each of a few documents, and :meth:`parse`, which parses a document's new
     text from it."""
@@ -129,6 +139,18 @@ class Reparser:
         ``module``; None for any other module."""
         last = self._last.get(name)
         return last.facts if last is not None and last.module is module else None
+
+    def statements(self, name: str) -> Optional[Statements]:
+        """The last parse of ``name`` as :class:`Statements` (None: none kept)."""
+        last = self._last.get(name)
+        if last is None:
+            return None
+        spans = []
+        at = last.header
+        for top in last.tops:
+            spans.append((top.node, at, at + top.length))
+            at += top.length
+        return Statements(last.text, last.module, tuple(spans))
 
     def parse(self, name: str, text: str) -> cst.Module:
         """``libcst.parse_module(text)``, parsing again only what changed since the last text of
@@ -241,4 +263,4 @@ class Reparser:
                 return
 
 
-__all__ = ["Reparser", "KEPT", "KEPT_CHARS"]
+__all__ = ["Reparser", "Statements", "KEPT", "KEPT_CHARS"]
