@@ -35,7 +35,12 @@ class LossDetachedFromGraph(LintRule):
     whose parameters an optimizer of the file is given (`self.net` in `Adam(self.net.parameters())`, even
     when a factory builds it), what a model stored on itself during its forward passes
     (`model.saved_log_probs`), and a list of per-step losses built with `append` and then stacked
-    (`torch.stack(losses).sum()`).
+    (`torch.stack(losses).sum()`). Without any of that evidence, a whole term the code cuts itself with
+    `.detach()` or `.data` still counts when what it cuts is computed by calling an object or a function of
+    the code's own (`(gamma * criterion(student(x), y)).detach()` with the models handed in as a list): writing
+    the cut says the value had a graph. A cut value computed from data alone (`torch.stack(bonus)` of tensors
+    built from numbers), one that is not followed (a parameter), and a cut factor of a product that may carry
+    the graph keep it silent.
 
     ## Why is this bad?
     Backward gives the term no gradient: the regularizer, the auxiliary loss or the penalty the author
@@ -82,6 +87,22 @@ class LossDetachedFromGraph(LintRule):
     TRIGGERS = ("backward",)
 
     VALID = [
+        # a cut of a value this code does not compute (a parameter): nothing says it had a graph; a cut
+        # factor scaling a term that keeps its graph
+        Valid(
+            """
+import torch
+
+
+def step(models, batch, baseline, optimizer):
+    out = models[0](batch["x"])
+    loss = torch.nn.functional.mse_loss(out, batch["y"]) + baseline.detach()
+    loss = loss + 0.1 * (out.pow(2).mean() * out.std().detach())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
         # a detached target and a teacher run under no_grad: the loss keeps the student's graph
         Valid(
             """
@@ -559,6 +580,31 @@ print(agent.update_alpha(torch.randn(8, 4)) is not None)
     ]
 
     INVALID = [
+        # the models come in a list no code here builds: the cut written on a whole term of the loss is the
+        # evidence that the term had a graph
+        Invalid(
+            """
+import torch
+
+
+def train_distill(loader, modules, criteria, optimizer, opt):
+    student, teacher = modules[0], modules[-1]
+    criterion_cls, criterion_kd = criteria[0], criteria[1]
+    for x, y in loader:
+        logit_s = student(x)
+        with torch.no_grad():
+            logit_t = teacher(x)
+        loss_cls = criterion_cls(logit_s, y)
+        loss_kd = criterion_kd(logit_s, logit_t)
+        loss = (opt.gamma * loss_cls).detach() + opt.beta * loss_kd
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=14,
+            col=16,
+            message="`.detach()`",
+        ),
         # a constant factor (no requires_grad) does not put the detached output back on the graph
         Invalid(
             """

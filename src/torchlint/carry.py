@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from torchlint.analysis.parsing import looks_deep
 from torchlint.analysis.project import Project
 from torchlint.analysis.reparse import Statements
 
@@ -103,8 +104,8 @@ def carried(path: str, source: str, settings: Any, rules: Sequence[type]) -> Opt
     ):
         return None
     before = project.statements(path)
-    if before is None or before.text != last.text:
-        return None
+    if before is None or before.text != last.text or looks_deep(source):
+        return None  # (a text that may take libcst long to parse is screened by the engine first)
     try:
         project.parse(path, source)
     except Exception:

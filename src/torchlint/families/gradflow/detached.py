@@ -150,8 +150,9 @@ def _graph_values(ctx: FileContext, expr: cst.BaseExpression, hops: int = 4) -> 
     return out
 
 
-def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[int]):
-    """``(term, how)`` for the detached terms of the sum ``expr``."""
+def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[int], whole: bool = True):
+    """``(term, how)`` for the detached terms of the sum ``expr``; ``whole``: ``expr`` is added to the loss
+    as it is, or scaled by a number (not a factor of a product that may carry the graph)."""
     if hops > _MAX_HOPS or id(expr) in visited:
         return
     visited.add(id(expr))
@@ -159,8 +160,8 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
         if isinstance(expr.operator, (cst.Add, cst.Subtract)):
             # the terms of one sum are as far from the loss as the sum is (`a + b + c + d` nests three deep):
             # only following a name to its value costs a hop
-            yield from _terms(ctx, expr.left, hops, visited)
-            yield from _terms(ctx, expr.right, hops, visited)
+            yield from _terms(ctx, expr.left, hops, visited, whole)
+            yield from _terms(ctx, expr.right, hops, visited, whole)
             return
         if isinstance(expr.operator, (cst.Multiply, cst.Divide)):
             how = _detached_product(ctx, expr, hops)
@@ -173,37 +174,38 @@ def _terms(ctx: FileContext, expr: cst.BaseExpression, hops: int, visited: Set[i
                 if _off_graph(ctx, side, hops + 1) is None \
                         and not (model_data(ctx, other, hops + 1) or _from_trainable_leaf(ctx, other)
                                  or _unpacked_unknown(ctx, other)):
-                    yield from _terms(ctx, side, hops + 1, visited)
+                    yield from _terms(ctx, side, hops + 1, visited,
+                                      whole and isinstance(other, (cst.Integer, cst.Float)))
             return
     if isinstance(expr, cst.UnaryOperation):
-        yield from _terms(ctx, expr.expression, hops + 1, visited)
+        yield from _terms(ctx, expr.expression, hops + 1, visited, whole)
         return
     if isinstance(expr, cst.Call) and method_name(expr) in ("sum", "mean") and not expr.args:
         inner = receiver(expr)
         if inner is not None and _off_graph(ctx, expr, hops) is None:
-            yield from _terms(ctx, inner, hops + 1, visited)
+            yield from _terms(ctx, inner, hops + 1, visited, whole)
             return
-    how = _off_graph(ctx, expr, hops)
+    how = _off_graph(ctx, expr, hops) or (_cut_by_hand(ctx, expr) if whole else None)
     if how is not None:
         yield expr, how
         return
     if isinstance(expr, cst.Call):
         for r in _method_returns(ctx, expr):  # `loss = self.compute_loss(x, y)`: the terms it returns
-            yield from _terms(ctx, r, hops + 1, visited)
+            yield from _terms(ctx, r, hops + 1, visited, whole)
         return
     if isinstance(expr, cst.Attribute):
         value = ctx.names.reaching_attribute_value(expr)  # `self.loss_G = self.loss_A + self.loss_B`, then `self.loss_G.backward()`
         if value is not None:
-            yield from _terms(ctx, value, hops + 1, visited)
+            yield from _terms(ctx, value, hops + 1, visited, whole)
         return
     if isinstance(expr, cst.Name):
         value = ctx.names.value_of(expr, through_updates=True)  # the updates (`loss += reg`): below
         if value is not None:
-            yield from _terms(ctx, value, hops + 1, visited)
+            yield from _terms(ctx, value, hops + 1, visited, whole)
             for other in _branch_values(ctx, expr, value):  # `if a: loss = x + y` / `else: loss = x + z`
-                yield from _terms(ctx, other, hops + 1, visited)
+                yield from _terms(ctx, other, hops + 1, visited, whole)
         for aug in _augmented(ctx, expr):
-            yield from _terms(ctx, aug.value, hops + 1, visited)
+            yield from _terms(ctx, aug.value, hops + 1, visited, whole)
 
 
 def _if_root(ctx: FileContext, node: cst.CSTNode) -> Optional[cst.If]:
@@ -402,6 +404,53 @@ def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optiona
         if isinstance(value, (cst.Call, cst.Attribute, cst.Name)):
             return _off_graph(ctx, value, hops + 1)
     return None
+
+
+def _cut_by_hand(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
+    """A whole term the code takes off the graph itself, ``(w * loss_cls).detach()`` or ``kl.data``, where
+    the value it cuts is computed (a call or arithmetic, or a local name bound to one): the cut is the
+    author's word that the value has a graph, whatever computes it, and a term added to a backpropagated
+    loss without its graph trains nothing.  (A cut value that another loss of the function trains is an
+    actor-critic's baseline: :func:`_trained_by_another_loss`.)"""
+    e = expr
+    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
+        e = receiver(e)
+    if isinstance(e, cst.Call) and method_name(e) == "detach" and not e.args and receiver(e) is not None:
+        inner, how = receiver(e), "`.detach()`"
+    elif isinstance(e, cst.Attribute) and e.attr.value == "data":
+        inner, how = e.value, "`.data`"
+    else:
+        return None
+    return how if _run_by_objects(ctx, inner, 0) else None
+
+
+def _run_by_objects(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether ``expr`` is computed by calling an object or a function of the code's own (``student(x)``,
+    ``criterion(out, y)`` with ``criterion = criteria[0]``), through arithmetic, library calls and local
+    names: what may hold parameters.  Library calls on data alone (``torch.stack(bonus)`` of tensors built
+    from numbers) are not."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.BinaryOperation):
+        return _run_by_objects(ctx, expr.left, depth + 1) or _run_by_objects(ctx, expr.right, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return _run_by_objects(ctx, expr.expression, depth + 1)
+    if isinstance(expr, cst.Name):
+        value = ctx.names.value_of(expr)
+        return value is not None and _run_by_objects(ctx, value, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return False
+    inner = receiver(expr)
+    if inner is not None and method_name(expr) is not None and not ctx.names.qualified_names_at(expr.func):
+        # a tensor method (`x.sum()`, `out.log_softmax(-1)`) keeps what its receiver is computed by
+        if isinstance(inner, cst.Name) and ctx.names.value_of(inner) is None:
+            return False
+        if _run_by_objects(ctx, inner, depth + 1):
+            return True
+        return any(_run_by_objects(ctx, a.value, depth + 1) for a in expr.args)
+    if ctx.names.qualified_names_at(expr.func):
+        return any(_run_by_objects(ctx, a.value, depth + 1) for a in expr.args)  # a library function
+    return isinstance(expr.func, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
 
 
 def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[str]:
