@@ -187,6 +187,40 @@ class EvalWithoutNoGrad(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # near miss: the name is bound again to a part of the output itself, which keeps its graph, and the
+        # caller backpropagates through what the function returns
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def kept_scores(net, batches, threshold=0.5):
+    kept = []
+    for x in batches:
+        probs = net(x).sigmoid()
+        probs = probs.clone()
+        probs = probs[probs > threshold]
+        kept.append(probs.reshape(-1))
+    return torch.cat(kept)
+
+
+net = Scorer()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+loss = kept_scores(net, [torch.randn(8, 16)]).sum()
+loss.backward()
+opt.step()
+"""
+        ),
         # near miss: the output is handed to a library function whose code is not in view (it may
         # differentiate it)
         Valid(
@@ -1866,6 +1900,68 @@ for step in range(3):
     ]
 
     INVALID = [
+        # the scores are copied to an array and the name is bound again to a part of that array: what is kept
+        # is an array, whatever the name held before
+        Invalid(
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def kept_scores(net, batches, threshold=0.5):
+    net.eval()
+    kept = []
+    for x in batches:
+        probs = net(x).sigmoid()
+        probs = probs.detach().cpu().numpy()
+        probs = probs[probs > threshold]
+        kept.append(probs.reshape(-1))
+    return np.concatenate(kept)
+
+
+print(kept_scores(Scorer(), [torch.randn(8, 16)]).mean())
+""",
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@torch.no_grad()
+def kept_scores(net, batches, threshold=0.5):
+    net.eval()
+    kept = []
+    for x in batches:
+        probs = net(x).sigmoid()
+        probs = probs.detach().cpu().numpy()
+        probs = probs[probs > threshold]
+        kept.append(probs.reshape(-1))
+    return np.concatenate(kept)
+
+
+print(kept_scores(Scorer(), [torch.randn(8, 16)]).mean())
+""",
+            line=20,
+        ),
         # models built in eval mode and unpacked from one tuple (`gen, critic = Gen().eval(), Critic().eval()`):
         # the samples and their scores reach only `topk` and `tolist()`
         Invalid(

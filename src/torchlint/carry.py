@@ -181,8 +181,10 @@ def _move(before: Statements, after: Statements, name: str) -> Optional[Any]:
         return None
     first_line = first + 1  # 1-based: the first line the edit changed
     shift = new_last - old_last
-    # how a message cites a line of this file: ``(line 12)``, ``(train.py:12)``
-    cited = re.compile(r"\bline (\d+)|(?<![\w.])" + re.escape(name) + r":(\d+)")
+    # how a message cites a line of this file, outside the code it quotes: ``(line 12)``, ``(built at line
+    # 12)``, ``(train.py:12)``; moved with the line it cites
+    cited = re.compile(r"(\((?:built at |built in )?line |\(" + re.escape(name) + r":)(\d+)\)")
+    loose = re.compile(r"\blines? (\d+)|(?<![\w.])" + re.escape(name) + r":(\d+)")
 
     def line_of(line: int) -> Optional[int]:
         if line < first_line:
@@ -191,18 +193,39 @@ def _move(before: Statements, after: Statements, name: str) -> Optional[Any]:
             return line + shift
         return None  # on a line the edit changed
 
+    def cite(text: str) -> Optional[str]:
+        """``text`` with the lines it cites moved (None: a citation that cannot be moved)."""
+        if not shift or not loose.search(text):
+            return text
+        parts = text.split("`")
+        for i, part in enumerate(parts):
+            spans = [] if i % 2 else [m.span() for m in cited.finditer(part)]  # quoted code: the code's own
+            for m in loose.finditer(part):
+                if int(m.group(1) or m.group(2)) >= first_line and not any(a <= m.start() < b for a, b in spans):
+                    return None
+            out, at = [], 0
+            for m in (cited.finditer(part) if spans else ()):
+                line = line_of(int(m.group(2)))
+                if line is None:
+                    return None
+                out.append(part[at:m.start()] + f"{m.group(1)}{line})")
+                at = m.end()
+            parts[i] = "".join(out) + part[at:]
+        return "`".join(parts)
+
     def moved(d: Any) -> Optional[Any]:
         if d.cell or d.line < 1:
             return None
-        if shift:
-            for text in (d.message, d.fix.title if d.fix is not None else ""):
-                if any(int(m.group(1) or m.group(2)) >= first_line for m in cited.finditer(text)):
-                    return None
+        message = cite(d.message)
+        title = cite(d.fix.title) if d.fix is not None else None
+        if message is None or (d.fix is not None and title is None):
+            return None
         line = line_of(d.line)
         end_line = line_of(d.end_line) if d.end_line else 0
         if line is None or end_line is None:
             return None
-        return replace(d, line=line, end_line=end_line)
+        fix = replace(d.fix, title=title) if d.fix is not None and title != d.fix.title else d.fix
+        return replace(d, line=line, end_line=end_line, message=message, fix=fix)
 
     return moved
 

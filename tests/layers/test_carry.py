@@ -160,17 +160,19 @@ def test_a_chain_of_edits_stays_equal_to_full_analyses(monkeypatch):
     assert spy.answered == 6
 
 
-def test_a_message_citing_a_moved_line_is_analysed_again(monkeypatch):
-    # TL202 cites where the softmax is (`case.py:N`): a line added above it moves that line
+def test_a_line_a_message_cites_moves_with_the_edit(monkeypatch):
+    # TL202 cites where the softmax is (`(case.py:N)`): a line added above it moves the citation too
     code = ("import torch\nimport torch.nn.functional as F\n\n\ndef probs(net, x):\n    return F.softmax(net(x), dim=-1)\n"
             "\n\ndef f(net, x):\n    return torch.log(probs(net, x))\n")
     spy = _Spy(monkeypatch)
     edited, full = _both(_path("case.py"), code, _insert(code, "def probs", "A = 1\n\n"))
-    assert any("case.py:" in d.message for d in full.diagnostics)
-    assert spy.answered == 0 and _key(edited) == _key(full)
+    cited = [d.message for d in full.diagnostics if "(case.py:" in d.message]
+    assert cited and not any("(case.py:6)" in m for m in cited)  # the softmax is no longer on line 6
+    assert spy.answered == 1 and _key(edited) == _key(full)
     # below it, nothing it cites moves
     spy.answered = 0
     edited, full = _both(_path("case.py"), code, code + "\nA = 1\n")
+    assert any("(case.py:6)" in d.message for d in full.diagnostics)
     assert spy.answered == 1 and _key(edited) == _key(full)
 
 

@@ -1885,15 +1885,28 @@ class _Reads:
         return any(n.value in graph and not _holds_off_graph(self.ctx, n) for n in self.graph_reads)
 
 
-def _holds_off_graph(ctx: FileContext, name: cst.Name) -> bool:
+def _holds_off_graph(ctx: FileContext, name: cst.Name, depth: int = 0) -> bool:
     """The value ``name`` holds where it is read is made off the graph: ``.numpy()``, ``.item()``,
-    ``.tolist()``, ``.detach()``, ``float(...)``."""
+    ``.tolist()``, ``.detach()``, ``float(...)``; or taken from such a value by indexing or reshaping it
+    (``probs = probs.cpu().numpy()`` then ``probs = probs[probs > t]``: still an array)."""
     value = ctx.names.value_of(name)
+    base: Optional[cst.BaseExpression] = None
+    if isinstance(value, cst.Subscript):
+        base = value.value
+    elif isinstance(value, cst.Call) and method_name(value) in _SHAPING:
+        base = receiver(value)
+    if base is not None:
+        return depth < 3 and isinstance(base, cst.Name) and _holds_off_graph(ctx, base, depth + 1)
     if not isinstance(value, cst.Call):
         return False
     return method_name(value) in _OFF_GRAPH_METHODS or (
         isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str")) \
         or _integer_cast(ctx, value)
+
+
+#: methods that give part of a value, or the value in another shape, of the same kind (an array stays one)
+_SHAPING = frozenset({"reshape", "view", "squeeze", "flatten", "ravel", "transpose", "copy", "clone",
+                      "astype", "unsqueeze", "permute", "contiguous"})
 
 
 #: the integer and boolean dtypes: a tensor of one never requires grad
