@@ -35,6 +35,7 @@ import libcst as cst
 from torchlint.analysis.parsing import looks_deep
 from torchlint.analysis.project import Project
 from torchlint.analysis.reparse import Statements
+from torchlint.fixes.apply import differing_span
 
 #: how many documents' findings are kept
 KEPT = 8
@@ -131,18 +132,12 @@ def _changed_lines(old: str, new: str) -> Optional[Tuple[int, int, int]]:
     """``(first, old_end, new_end)``: 0-based lines; the edit replaced old lines ``[first, old_end)`` by
     new lines ``[first, new_end)`` (None: the texts are equal)."""
     a, b = old.split("\n"), new.split("\n")
-    if a == b:
+    span = differing_span(a, b)
+    if span is None:
         return None
-    first = 0
-    limit = min(len(a), len(b))
-    while first < limit and a[first] == b[first]:
-        first += 1
-    if first == limit:  # one text's lines begin the other's: its last line ends the text, not a line break
-        first -= 1
-    old_end, new_end = len(a), len(b)
-    while old_end > first and new_end > first and a[old_end - 1] == b[new_end - 1]:
-        old_end -= 1
-        new_end -= 1
+    first, old_end, new_end = span
+    if first == min(len(a), len(b)):  # one text's lines begin the other's: its last line ends the text, not a
+        first -= 1  # line break, so that line changed too
     return first, old_end, new_end
 
 

@@ -327,8 +327,9 @@ def _code_at(module: cst.Module, node: cst.CSTNode, indents: Sequence[str]) -> s
     return "".join(state.tokens)
 
 
-def differing_span(before: str, after: str) -> Optional[Tuple[int, int, int]]:
-    """``(start, end in before, end in after)`` of the smallest span where the texts differ (None: equal)."""
+def differing_span(before: Sequence[Any], after: Sequence[Any]) -> Optional[Tuple[int, int, int]]:
+    """``(start, end in before, end in after)`` of the smallest span where the texts (or the lists of
+    lines) differ (None: equal)."""
     if before == after:
         return None
     start = 0
