@@ -1900,6 +1900,84 @@ for step in range(3):
     ]
 
     INVALID = [
+        # an agent's action pick: the Q values are logged through a formatted string (text, no graph) and
+        # turned into an int
+        Invalid(
+            """
+import logging
+
+import torch
+import torch.nn as nn
+
+logger = logging.getLogger(__name__)
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Agent:
+    def __init__(self):
+        self.q = QNet()
+        self.opt = torch.optim.Adam(self.q.parameters())
+
+    def pick_action(self, state):
+        self.q.eval()
+        values = self.q(state)
+        self.q.train()
+        logger.info("Q values {}".format(values))
+        return int(values.argmax().item())
+
+    def learn(self, s, target):
+        loss = (self.q(s) - target).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+""",
+            fixed="""
+import logging
+
+import torch
+import torch.nn as nn
+
+logger = logging.getLogger(__name__)
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Agent:
+    def __init__(self):
+        self.q = QNet()
+        self.opt = torch.optim.Adam(self.q.parameters())
+
+    @torch.no_grad()
+    def pick_action(self, state):
+        self.q.eval()
+        values = self.q(state)
+        self.q.train()
+        logger.info("Q values {}".format(values))
+        return int(values.argmax().item())
+
+    def learn(self, s, target):
+        loss = (self.q(s) - target).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+""",
+            line=26,
+        ),
         # the scores are copied to an array and the name is bound again to a part of that array: what is kept
         # is an array, whatever the name held before
         Invalid(

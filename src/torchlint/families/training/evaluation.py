@@ -1820,6 +1820,10 @@ def _torch_distribution(ctx: FileContext, expr: Optional[cst.BaseExpression]) ->
     return False
 
 
+#: string literals: what a value is formatted into
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
 class _Reads:
     """What an expression computes from: every name it reads and whether it holds one of the model
     calls (``names``, ``call``), and the same outside the parts that carry no autograd graph
@@ -1860,9 +1864,13 @@ class _Reads:
                 if method in _SIZE_METHODS:
                     continue
                 if method in _OFF_GRAPH_METHODS or _pick_name(ctx, n) in _PICKS or (
-                    isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str")
-                ) or _integer_cast(ctx, n):
-                    off = True
+                    isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str", "repr")
+                ) or _integer_cast(ctx, n) or method == "format" and isinstance(receiver(n), _STRINGS):
+                    off = True  # (a value formatted into a string: text, no graph)
+            elif isinstance(n, cst.FormattedString) or (
+                    isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+                    and isinstance(n.left, _STRINGS)):
+                off = True  # `f"{loss}"`, `"%.3f" % loss`
             if isinstance(n, cst.Attribute):
                 if n.attr.value in ("shape", "ndim", "dtype", "device"):
                     continue
