@@ -1900,6 +1900,69 @@ for step in range(3):
     ]
 
     INVALID = [
+        # the boxes are copied to an array and then scaled in place: an array updated in place stays an array
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(8, 5)
+        self.box = nn.Linear(8, 20)
+
+    def forward(self, x):
+        return self.score(x).sigmoid(), self.box(x).view(-1, 5, 4)
+
+
+def detections(net, images, scale=2.0):
+    net.eval()
+    found = []
+    for img in images:
+        scores, boxes = net(img)
+        scores = scores.detach().cpu().numpy()
+        boxes = boxes.detach().cpu().numpy()
+        boxes /= scale
+        found.append(boxes[scores > 0.5])
+    return found
+
+
+print(len(detections(Detector(), [torch.randn(1, 8)])))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(8, 5)
+        self.box = nn.Linear(8, 20)
+
+    def forward(self, x):
+        return self.score(x).sigmoid(), self.box(x).view(-1, 5, 4)
+
+
+def detections(net, images, scale=2.0):
+    net.eval()
+    found = []
+    with torch.no_grad():
+        for img in images:
+            scores, boxes = net(img)
+            scores = scores.detach().cpu().numpy()
+            boxes = boxes.detach().cpu().numpy()
+            boxes /= scale
+            found.append(boxes[scores > 0.5])
+    return found
+
+
+print(len(detections(Detector(), [torch.randn(1, 8)])))
+""",
+            line=20,
+        ),
         # an agent's action pick: the Q values are logged through a formatted string (text, no graph) and
         # turned into an int
         Invalid(

@@ -1898,6 +1898,12 @@ def _holds_off_graph(ctx: FileContext, name: cst.Name, depth: int = 0) -> bool:
     ``.tolist()``, ``.detach()``, ``float(...)``; or taken from such a value by indexing or reshaping it
     (``probs = probs.cpu().numpy()`` then ``probs = probs[probs > t]``: still an array)."""
     value = ctx.names.value_of(name)
+    if value is None:
+        # changed in place since (`boxes /= scale`): an array or a Python number stays one, whatever it is
+        # updated with (a tensor cut off with `.detach()` could take a graph in)
+        value = ctx.names.value_of(name, through_updates=True)
+        return isinstance(value, cst.Call) and (method_name(value) in ("numpy", "tolist", "item") or (
+            isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str")))
     base: Optional[cst.BaseExpression] = None
     if isinstance(value, cst.Subscript):
         base = value.value
