@@ -4726,8 +4726,8 @@ class Detector(nn.Module):
 
 def detections(model, images, scale):
     found = [None for _ in images]
-    model.eval()
     with torch.no_grad():
+        model.eval()
         for index, img in enumerate(images):
             scores, boxes = model(img)
             scores = scores.cpu().numpy()
