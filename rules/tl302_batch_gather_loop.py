@@ -179,6 +179,31 @@ def heads_out(self, x):
     ]
 
     INVALID = [
+        # a comment above the loop: the message quotes the loop, not the comment
+        Invalid(
+            """
+import torch
+
+
+def pick(tensor, indices):
+    out = []
+    # gather one value per row
+    for i in range(tensor.size(0)):
+        out.append(tensor[i, indices[i]])
+    return torch.stack(out)
+""",
+            fixed="""
+import torch
+
+
+def pick(tensor, indices):
+    # gather one value per row
+    return tensor[torch.arange(tensor.size(0), device=tensor.device).view(-1, *[1] * (torch.as_tensor(indices).dim() - 1)), indices]
+""",
+            line=8,
+            col=5,
+            message="`for i in range(tensor.size(0)):",
+        ),
         Invalid(
             """
 import torch

@@ -157,7 +157,14 @@ class LintRule:
         """How the source spells ``node``, on one line, for a message to quote: a call longer than
         ``limit`` as ``func(...)``, anything else longer cut with ``...`` (whitespace is folded, so the
         quote is found in the source by its characters)."""
-        code = " ".join(self.ctx.code(node).replace("`", "'").split())
+        text = self.ctx.code(node)
+        if isinstance(node, cst.BaseStatement) and getattr(node, "leading_lines", None):
+            # a statement's code starts with the comment and blank lines above it: not what it spells
+            lines = text.split("\n")
+            while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+                lines.pop(0)
+            text = "\n".join(lines)
+        code = " ".join(text.replace("`", "'").split())
         if len(code) > limit and isinstance(node, cst.Call):
             func = " ".join(self.ctx.code(node.func).split())
             inner = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star else None
