@@ -154,7 +154,7 @@ def _first_body_line(text: str) -> int:
     one line), where a line can be put in with that line's indentation."""
     at = 0
     lines = text.splitlines(keepends=True)
-    for i, line in enumerate(lines[:-1]):
+    for line in lines[:-1]:
         if line.lstrip().startswith("def ") and line.rstrip().endswith(":"):
             return at + len(line)
         at += len(line)

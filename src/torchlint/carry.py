@@ -27,6 +27,7 @@ import io
 import os
 import re
 import tokenize
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -82,8 +83,12 @@ def keep(path: str, source: str, settings: Any, rules: Sequence[type], result: A
         return
     deps = tuple(result.dependencies)
     own = replace(result, diagnostics=list(result.diagnostics), errors=[], warnings=list(result.warnings))
-    table[path] = Carried(source, _settings_key(settings), dict(project.overlay), project.generation,
-                          tuple(rules), deps, project.content_keys(deps), own)
+    _store(table, path, Carried(source, _settings_key(settings), dict(project.overlay), project.generation,
+                                tuple(rules), deps, project.content_keys(deps), own))
+
+
+def _store(table: "OrderedDict[str, Carried]", path: str, entry: Carried) -> None:
+    table[path] = entry
     table.move_to_end(path)
     while len(table) > KEPT:
         table.popitem(last=False)
@@ -123,7 +128,8 @@ def carried(path: str, source: str, settings: Any, rules: Sequence[type]) -> Opt
         if new is None:
             return None
         result.diagnostics.append(new)
-    keep(path, source, settings, rules, result)
+    # what the findings were found from is what they were carried with: only the text is new
+    _store(project.carried, path, replace(last, text=source, result=replace(result, diagnostics=list(result.diagnostics))))
     return result
 
 

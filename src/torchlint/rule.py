@@ -158,12 +158,9 @@ class LintRule:
         ``limit`` as ``func(...)``, anything else longer cut with ``...`` (whitespace is folded, so the
         quote is found in the source by its characters)."""
         text = self.ctx.code(node)
-        if isinstance(node, cst.BaseStatement) and getattr(node, "leading_lines", None):
-            # a statement's code starts with the comment and blank lines above it: not what it spells
-            lines = text.split("\n")
-            while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
-                lines.pop(0)
-            text = "\n".join(lines)
+        above = getattr(node, "leading_lines", ()) if isinstance(node, cst.BaseStatement) else ()
+        if above:  # a statement's code starts with the comment and blank lines above it: not what it spells
+            text = text.split("\n", len(above))[-1]
         code = " ".join(text.replace("`", "'").split())
         if len(code) > limit and isinstance(node, cst.Call):
             func = " ".join(self.ctx.code(node.func).split())

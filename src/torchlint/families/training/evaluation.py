@@ -1822,6 +1822,9 @@ def _torch_distribution(ctx: FileContext, expr: Optional[cst.BaseExpression]) ->
 
 #: string literals: what a value is formatted into
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+#: builtins that make a Python number or string of a tensor: no graph (``repr`` too, where read)
+_PLAIN_BUILTINS = frozenset({"int", "float", "bool", "len", "str"})
+_TEXT_BUILTINS = _PLAIN_BUILTINS | {"repr"}
 
 
 class _Reads:
@@ -1864,7 +1867,7 @@ class _Reads:
                 if method in _SIZE_METHODS:
                     continue
                 if method in _OFF_GRAPH_METHODS or _pick_name(ctx, n) in _PICKS or (
-                    isinstance(n.func, cst.Name) and n.func.value in ("int", "float", "bool", "len", "str", "repr")
+                    isinstance(n.func, cst.Name) and n.func.value in _TEXT_BUILTINS
                 ) or _integer_cast(ctx, n) or method == "format" and isinstance(receiver(n), _STRINGS):
                     off = True  # (a value formatted into a string: text, no graph)
             elif isinstance(n, cst.FormattedString) or (
@@ -1902,8 +1905,8 @@ def _holds_off_graph(ctx: FileContext, name: cst.Name, depth: int = 0) -> bool:
         # changed in place since (`boxes /= scale`): an array or a Python number stays one, whatever it is
         # updated with (a tensor cut off with `.detach()` could take a graph in)
         value = ctx.names.value_of(name, through_updates=True)
-        return isinstance(value, cst.Call) and (method_name(value) in ("numpy", "tolist", "item") or (
-            isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str")))
+        return isinstance(value, cst.Call) and (method_name(value) in ("numpy", "tolist", "item")
+                                                 or _plain_builtin(value))
     base: Optional[cst.BaseExpression] = None
     if isinstance(value, cst.Subscript):
         base = value.value
@@ -1913,9 +1916,11 @@ def _holds_off_graph(ctx: FileContext, name: cst.Name, depth: int = 0) -> bool:
         return depth < 3 and isinstance(base, cst.Name) and _holds_off_graph(ctx, base, depth + 1)
     if not isinstance(value, cst.Call):
         return False
-    return method_name(value) in _OFF_GRAPH_METHODS or (
-        isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool", "len", "str")) \
-        or _integer_cast(ctx, value)
+    return method_name(value) in _OFF_GRAPH_METHODS or _plain_builtin(value) or _integer_cast(ctx, value)
+
+
+def _plain_builtin(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value in _PLAIN_BUILTINS
 
 
 #: methods that give part of a value, or the value in another shape, of the same kind (an array stays one)
