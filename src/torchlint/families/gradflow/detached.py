@@ -100,13 +100,20 @@ def _trained_by_another_loss(ctx: FileContext, term: cst.BaseExpression, backwar
     return False
 
 
+def _kept(e: cst.BaseExpression) -> cst.BaseExpression:
+    """``e`` under the methods that keep whether a value is on the graph (``x.item()`` for
+    ``x.item().mean().to(device)``)."""
+    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
+        e = receiver(e)  # type: ignore[assignment]
+    return e
+
+
 def _under_the_cut(ctx: FileContext, term: cst.BaseExpression) -> cst.BaseExpression:
     """What the detached ``term`` takes off the graph: ``v`` for ``v.detach()`` (also through a local name
     bound to it, and the methods that keep the graph around the cut)."""
     e: cst.BaseExpression = term
     for _ in range(3):
-        while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
-            e = receiver(e)  # type: ignore[assignment]
+        e = _kept(e)
         if isinstance(e, cst.Call) and method_name(e) in _OFF_GRAPH_METHODS and receiver(e) is not None:
             return receiver(e)  # type: ignore[return-value]
         if isinstance(e, cst.Attribute) and e.attr.value == "data":
@@ -372,8 +379,7 @@ def _off_graph(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> Optiona
     if hops > _MAX_HOPS:
         return None
     e = expr
-    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
-        e = receiver(e)  # `x.item()` under `.mean()`, `.to(device)`
+    e = _kept(e)  # `x.item()` under `.mean()`, `.to(device)`
     if isinstance(e, cst.Call):
         name = method_name(e)
         inner = receiver(e)
@@ -413,8 +419,7 @@ def _cut_by_hand(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     loss without its graph trains nothing.  (A cut value that another loss of the function trains is an
     actor-critic's baseline: :func:`_trained_by_another_loss`.)"""
     e = expr
-    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
-        e = receiver(e)
+    e = _kept(e)
     if isinstance(e, cst.Call) and method_name(e) == "detach" and not e.args and receiver(e) is not None:
         inner, how = receiver(e), "`.detach()`"
     elif isinstance(e, cst.Attribute) and e.attr.value == "data":
@@ -486,8 +491,7 @@ def _helper_off_graph(ctx: FileContext, call: cst.Call, hops: int) -> Optional[s
 def _cut_here(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     """What takes ``expr`` off the graph by its own spelling, whatever it is computed from."""
     e = expr
-    while isinstance(e, cst.Call) and method_name(e) in _KEEPING and receiver(e) is not None:
-        e = receiver(e)
+    e = _kept(e)
     if isinstance(e, cst.Call):
         name = method_name(e)
         if name in _OFF_GRAPH_METHODS and receiver(e) is not None and not e.args:
