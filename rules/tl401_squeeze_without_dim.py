@@ -68,7 +68,9 @@ class SqueezeWithoutDim(LintRule):
     in a function that makes its own batch of one (`x.unsqueeze(0)`, `x[None]`) when no dimension is known
     to be 1 and the squeezed value comes from that batch of one (through a model run on it, a list it is
     appended to, the names it is bound to; a leading 1 the code takes away again with `squeeze(0)` ends
-    it: a time axis added for one step of a recurrent layer is no batch of one), a tensor of numbers
+    it: a time axis added for one step of a recurrent layer is no batch of one, and so does joining it to
+    other tensors along that axis, `torch.cat((start.unsqueeze(0), frames), dim=0)`: a start frame put
+    before the time steps), a tensor of numbers
     written in the code (`torch.tensor([[0.2, 0.8]])`: the same shape on every run), the output of a model
     run on batches of a `DataLoader` that drops its last incomplete batch (`drop_last=True`) with a batch
     size of two or more written out (`batch_size=100`, or a name given only that number; not a loader with
@@ -2192,6 +2194,39 @@ def show(z, n):
         img = denorm(img.squeeze(1))
         print(G(img.view(-1, 8)).mean())
 """,
+        ),
+        # a start frame made with `unsqueeze(0)` and joined to the targets along that axis: a time axis, not
+        # a batch of one; each step's stop logit `[B, 1]` is squeezed to a 0-d tensor when B is 1
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class StopDecoder(nn.Module):
+    def __init__(self, n_feats, hidden):
+        super().__init__()
+        self.cell = nn.GRUCell(n_feats, hidden)
+        self.out = nn.Linear(hidden, n_feats + 1)
+        self.hidden = hidden
+
+    def step(self, x, h):
+        h = self.cell(x, h)
+        frame, stop = self.out(h).split([x.size(1), 1], dim=1)
+        return frame, stop, h
+
+    def forward(self, memory, targets):
+        start = memory.new_zeros(memory.size(0), targets.size(2)).unsqueeze(0)
+        steps = torch.cat((start, targets.transpose(0, 1)), dim=0)
+        h = memory.new_zeros(memory.size(0), self.hidden)
+        stops = []
+        while len(stops) < steps.size(0) - 1:
+            frame, stop, h = self.step(steps[len(stops)], h)
+            stops.append(stop.squeeze())
+        return torch.stack(stops).transpose(0, 1)
+""",
+            line=25,
+            col=26,
         ),
     ]
 

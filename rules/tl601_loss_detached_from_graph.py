@@ -30,7 +30,9 @@ class LossDetachedFromGraph(LintRule):
     given to an optimizer or updated by hand, `w -= lr * w.grad`; not one that only shows what autograd does;
     also what a property of the class returns from one, `self.alpha` returning `self.log_alpha.exp()`). A numpy or `math` function given model data returns an array
     or a Python number, off the graph too (`np.std(out.detach().cpu().numpy())`).
-    Model data is followed through the elements of an unpacked output (`recon, mu, logvar = model(x)`),
+    Model data is followed through the elements of an unpacked output (`recon, mu, logvar = model(x)`,
+    also unpacked in each arm of an `if`), a parameter of a helper that every call of it in the file fills
+    with model data (`update(log_probs, values, opt)` after `log_probs = policy(obs).log_softmax(-1)`),
     a model moved under an `if` or built in a tuple (`G, D = Generator(), Discriminator()`), a value
     whose parameters an optimizer of the file is given (`self.net` in `Adam(self.net.parameters())`, even
     when a factory builds it), what a model stored on itself during its forward passes
@@ -39,7 +41,7 @@ class LossDetachedFromGraph(LintRule):
     `.detach()` or `.data` still counts when what it cuts is computed by calling an object or a function of
     the code's own (`(gamma * criterion(student(x), y)).detach()` with the models handed in as a list): writing
     the cut says the value had a graph. A cut value computed from data alone (`torch.stack(bonus)` of tensors
-    built from numbers), one that is not followed (a parameter), and a cut factor of a product that may carry
+    built from numbers), one that is not followed (a parameter no call of the file fills with model data), and a cut factor of a product that may carry
     the graph keep it silent.
 
     ## Why is this bad?
@@ -575,6 +577,48 @@ class Agent:
 
 agent = Agent()
 print(agent.update_alpha(torch.randn(8, 4)) is not None)
+"""
+        ),
+        # a helper's parameter filled with model output by its caller: the detach is on the advantage only
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def actor_critic_step(advantage, log_prob, value, target, opt):
+    loss = -(advantage.detach() * log_prob).mean() + F.smooth_l1_loss(value, target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+actor, critic = torch.nn.Linear(8, 3), torch.nn.Linear(8, 1)
+opt = torch.optim.Adam([*actor.parameters(), *critic.parameters()])
+obs, act, target = torch.randn(16, 8), torch.randint(0, 3, (16, 1)), torch.randn(16)
+log_prob = torch.log_softmax(actor(obs), dim=-1).gather(1, act).squeeze(1)
+value = critic(obs).squeeze(1)
+actor_critic_step(target - value, log_prob, value, target, opt)
+"""
+        ),
+        # the same losses unpacked in both arms of an `if`, one of them only logged detached
+        Valid(
+            """
+import torch
+
+
+def fit(detector, batches, opt, on_gpu, log):
+    detector.train()
+    for images, boxes in batches:
+        if on_gpu:
+            box_loss, label_loss = detector(images.cuda(), boxes.cuda())
+        else:
+            box_loss, label_loss = detector(images, boxes)
+        total = box_loss.mean() + label_loss.mean()
+        log(label_loss.detach().mean())
+        opt.zero_grad()
+        total.backward()
+        opt.step()
 """
         ),
     ]
@@ -1172,6 +1216,77 @@ agent = Agent()
 print(agent.update_alpha(torch.randn(8, 4)) is not None)
 """,
             line=23,
+        ),
+        # the term is a helper's parameter: the one call of the helper passes the actor's log-probabilities
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def actor_critic_step(advantage, log_prob, value, target, opt):
+    policy_loss = -(advantage * log_prob).mean()
+    loss = policy_loss.detach() + F.smooth_l1_loss(value, target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+actor, critic = torch.nn.Linear(8, 3), torch.nn.Linear(8, 1)
+opt = torch.optim.Adam([*actor.parameters(), *critic.parameters()])
+obs, act, target = torch.randn(16, 8), torch.randint(0, 3, (16, 1)), torch.randn(16)
+log_prob = torch.log_softmax(actor(obs), dim=-1).gather(1, act).squeeze(1)
+value = critic(obs).squeeze(1)
+actor_critic_step((target - value).detach(), log_prob, value, target, opt)
+""",
+            line=8,
+            col=12,
+        ),
+        # the losses are unpacked from the model in both arms of an `if`: no one assignment reaches the sum
+        Invalid(
+            """
+import torch
+
+
+def fit(detector, batches, opt, on_gpu):
+    detector.train()
+    for images, boxes in batches:
+        if on_gpu:
+            box_loss, label_loss = detector(images.cuda(), boxes.cuda())
+        else:
+            box_loss, label_loss = detector(images, boxes)
+        total = box_loss.mean() + label_loss.mean().detach()
+        opt.zero_grad()
+        total.backward()
+        opt.step()
+""",
+            line=12,
+            col=35,
+        ),
+        # log-probabilities gathered over an episode, concatenated, averaged, then detached in the sum
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+net = nn.Linear(6, 4)
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for episode in range(3):
+    picks = []
+    for t in range(4):
+        scores, baseline = net(torch.randn(1, 6)).split([3, 1], dim=1)
+        log_prob = Categorical(logits=scores).log_prob(torch.tensor([1]))
+        picks.append(log_prob)
+    picks = torch.cat(picks)
+    policy_term = -picks.mean()
+    loss = policy_term.detach() + baseline.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=16,
+            col=12,
         ),
     ]
 

@@ -32,8 +32,10 @@ class UnusedSubmodule(LintRule):
     helper's parameter. It does not count as `self.aux_head` inside a class that cannot derive from this
     one (its bases lead, through the project, to `nn.Module` and other classes only: that class's own
     layer), nor on a value known to be something else: data (`df.drop(columns=...)` on a pandas frame, an
-    array, a tensor), a literal, a library module (`F.dropout`), a name annotated with or only bound to
-    another class (a settings dataclass), a constructor's parameter that every construction of its class
+    array, a tensor), a literal, what an operator computes (`(grads + eps).norm(2, dim=1)`: a tensor, unless
+    a class of the file defines operators), a library module (`F.dropout`), the instance of a method of
+    another class (`getattr(self, f"norm{i}")` in a class that cannot derive from this one), a name
+    annotated with or only bound to another class (a settings dataclass), a constructor's parameter that every construction of its class
     fills with such a value (`Block(settings)` in `Net.__init__`, `Net(Settings())`), or a value read, in
     the same function and unconditionally, for an attribute no instance of the class has
     (`config.dropout` beside `config.n_embd`: the class sets no `n_embd`, nor does its base or a subclass,
@@ -647,6 +649,27 @@ class EmbeddingWithoutPosition(nn.Module):
         return self.dropout(self.value_embedding(x))
 """
         ),
+        # a subclass runs the block's batch norm by name: an instance of it is a block
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+        self.norm = nn.BatchNorm2d(dim)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+
+class NormedBlock(Block):
+    def forward(self, x):
+        return getattr(self, "norm")(super().forward(x))
+"""
+        ),
     ]
 
     INVALID = [
@@ -1042,6 +1065,58 @@ class Block(nn.Module):
         return self.bn(self.conv(x)) + x
 """,
             line=17,
+        ),
+        # the only other `.norm` of the file is a tensor's (a norm of a sum), which reads no layer
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+        self.norm = nn.BatchNorm2d(dim)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def gradient_penalty(grads, eps=1e-12):
+    return ((grads + eps).norm(2, dim=1) - 1).pow(2).mean()
+""",
+            line=10,
+        ),
+        # `getattr(self, f"norm{i}")` in another class reads that class's own layers, not the block's
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+        self.norm = nn.BatchNorm2d(dim)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+
+class Stack(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(dim) for _ in range(depth))
+        for i in range(depth):
+            setattr(self, f"norm{i}", nn.BatchNorm2d(dim))
+
+    def forward(self, x):
+        for i, block in enumerate(self.blocks):
+            x = getattr(self, f"norm{i}")(block(x))
+        return x
+""",
+            line=9,
         ),
     ]
 

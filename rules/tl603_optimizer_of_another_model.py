@@ -134,7 +134,8 @@ class OptimizerOfAnotherModel(LintRule):
     numpy and the legacy tensor constructors (`torch.LongTensor(indexes)`) compute off the graph.
     Reading a model changes nothing about its training: a summary (`torchsummary`, `torchinfo`),
     `torch.save`, an ignite checkpoint handler given it in a dict, gradient clipping over its
-    parameters, a method or a stored setting of its own class (`encoder.init_hidden()`,
+    parameters, its parameters' gradients handed to any function (`writer.add_histogram(name, p.grad, step)`
+    in a loop over `named_parameters()`), a method or a stored setting of its own class (`encoder.init_hidden()`,
     `decoder.hidden_size`), and what is done to another module the same object holds (a WGAN clipping
     its critic's weights).
 
@@ -2313,6 +2314,32 @@ for step in range(3):
 print(loss.item())
 """
         ),
+        # each model stepped by its own optimizer, and the gradients of one logged after each step
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+
+plain = nn.Linear(3, 1)
+decayed = nn.Linear(3, 1)
+opt_plain = torch.optim.SGD(plain.parameters(), lr=0.05)
+opt_decayed = torch.optim.SGD(decayed.parameters(), lr=0.05, weight_decay=1e-2)
+writer = SummaryWriter()
+x, y = torch.randn(32, 3), torch.randn(32, 1)
+for epoch in range(20):
+    loss_plain = (plain(x) - y).pow(2).mean()
+    loss_decayed = (decayed(x) - y).pow(2).mean()
+    opt_plain.zero_grad()
+    opt_decayed.zero_grad()
+    loss_plain.backward()
+    loss_decayed.backward()
+    opt_plain.step()
+    opt_decayed.step()
+    for name, p in plain.named_parameters():
+        writer.add_histogram(name + "/grad", p.grad, epoch)
+"""
+        ),
     ]
 
     INVALID = [
@@ -4467,6 +4494,33 @@ for step in range(10):
 """,
             line=17,
             count=2,
+        ),
+        # the untrained model's gradients are logged after each step: reading them freezes nothing
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+
+plain = nn.Linear(3, 1)
+decayed = nn.Linear(3, 1)
+opt_plain = torch.optim.SGD(decayed.parameters(), lr=0.05)
+opt_decayed = torch.optim.SGD(decayed.parameters(), lr=0.05, weight_decay=1e-2)
+writer = SummaryWriter()
+x, y = torch.randn(32, 3), torch.randn(32, 1)
+for epoch in range(20):
+    loss_plain = (plain(x) - y).pow(2).mean()
+    loss_decayed = (decayed(x) - y).pow(2).mean()
+    opt_plain.zero_grad()
+    opt_decayed.zero_grad()
+    loss_plain.backward()
+    loss_decayed.backward()
+    opt_plain.step()
+    opt_decayed.step()
+    for name, p in plain.named_parameters():
+        writer.add_histogram(name + "/grad", p.grad, epoch)
+""",
+            line=17,
         ),
     ]
 

@@ -19,8 +19,8 @@ import libcst as cst
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, method_name, receiver, run_object
-from torchlint.analysis.definitions import (appended_values, called_function, find_method, function_returns,
-                                          instance_class, same_reference)
+from torchlint.analysis.definitions import (appended_values, arguments_for_param, called_function, find_method,
+                                          function_returns, instance_class, position, same_reference)
 from torchlint.analysis.training import backward_operand, base_names, is_backward, under_no_grad
 from torchlint.analysis.walk import children, iter_nodes
 
@@ -45,6 +45,8 @@ _NOT_COMPUTING = frozenset({"state_dict", "train", "eval", "zero_grad", "to", "c
                             "load_state_dict", "requires_grad_", "half", "float", "double", "register_buffer"})
 
 _MAX_HOPS = 6
+#: how far :func:`model_data` follows a value back (names, unpackings, lists, parameters) to a model
+_MAX_DATA_HOPS = 10
 #: the values each method of the file returns (outside nested functions, not under ``no_grad``)
 _RETURNS: "Fact[Dict[cst.FunctionDef, List[cst.BaseExpression]]]" = Fact("gradflow.method_returns", lambda ctx: {})
 
@@ -520,7 +522,7 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
     gradients itself and trained (``w = torch.zeros(3, requires_grad=True)`` given to an optimizer or
     updated by hand), or a local name bound to such a value (a comprehension's variable over the parameters
     too)."""
-    if hops > _MAX_HOPS:
+    if hops > _MAX_DATA_HOPS:
         return False
     for node in iter_nodes(expr):
         if isinstance(node, cst.Call):
@@ -563,9 +565,25 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
                 source = effects.unpacked(ctx, node)  # `out, mu, logvar = model(x)`: an element of its output
                 if source is not None and source[0] is not expr and model_data(ctx, source[0], hops + 1):
                     return True
+                if source is None and _unpacked_from_model(ctx, node, expr, hops):
+                    return True  # `loss_a, loss_b = model(x)` in each arm of an `if`
+                args = arguments_for_param(ctx, node)
+                if args and all(model_data(ctx, a, hops + 1) for a in args):
+                    return True  # a parameter every call of the function in this file fills with model data
                 if _iterated_over_model(ctx, node, hops):
                     return True
     return False
+
+
+def _unpacked_from_model(ctx: FileContext, name: cst.Name, expr: cst.BaseExpression, hops: int) -> bool:
+    """Whether an unpacking before ``name`` in its scope binds it to an element of model data
+    (``cls_loss, reg_loss = model(batch)`` in one arm of an ``if`` and again in the other, where no single
+    assignment reaches the read)."""
+    at = position(ctx, name)
+    return any(
+        value is not expr and position(ctx, value) < at and model_data(ctx, value, hops + 1)
+        for value, _index in ctx.names.unpacked_values(name)
+    )
 
 
 def _holds_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:

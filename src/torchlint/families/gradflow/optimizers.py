@@ -2214,9 +2214,11 @@ def _read_value(ctx: FileContext, use: cst.Name, depth: int = 0) -> bool:
     nothing, or handed to a function of the project that does no more with it (``self.to_np(p.grad)``
     with ``return x.data.cpu().numpy()``: a value to log)."""
     node: cst.BaseExpression = use
+    gradient = False  # the value is the parameter's gradient (``p.grad``), not the parameter or its data
     for _ in range(6):
         parent = ctx.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("data", "grad"):
+            gradient = gradient or (parent.attr.value == "grad" and node is use)
             node = parent
             continue
         call = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is node else None
@@ -2238,6 +2240,9 @@ def _read_value(ctx: FileContext, use: cst.Name, depth: int = 0) -> bool:
     call = ctx.parent(parent)
     if not isinstance(call, cst.Call):
         return False
+    if gradient and not any(n is use for n in iter_nodes(call.func)):
+        return True  # `writer.add_histogram(name, p.grad, step)`: whatever the callee does with the gradient,
+        # it neither freezes the parameter nor writes its values
     q = ctx.names.qualified_names_at(call.func)
     if q:
         return all(n.startswith("torch.") and not n.endswith("_") and not n.startswith("torch.nn.") for n in q)

@@ -42,7 +42,7 @@ import libcst as cst
 import os
 
 from torchlint.analysis import effects
-from torchlint.analysis.context import FileContext, arg, method_name
+from torchlint.analysis.context import Fact, FileContext, arg, method_name
 from torchlint.analysis.mode_layers import DROPOUT_LAYERS
 
 from torchlint.analysis.definitions import (bind_arguments, class_body, constructions, definition_of, depends_on,
@@ -1021,6 +1021,8 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
     value (:func:`_arguments`).  Unknown receivers are not."""
     if isinstance(recv, _LITERALS):
         return True
+    if isinstance(recv, _OPERATIONS):
+        return not _defines_operators(octx)  # `(grads + eps).norm(2, dim=1)`: a number or a tensor
     if isinstance(recv, (cst.Call, cst.Subscript)):
         return effects.data_value(octx, recv) or isinstance(recv, cst.Call) and _other_value(octx, recv, target, kin)
     if isinstance(recv, cst.Attribute):
@@ -1042,6 +1044,10 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
     if any(v is None for v in b.values):
         if len(b.values) != 1:
             return False
+        owner = _instance_owner(octx, recv)
+        if owner is not None:
+            # `getattr(self, f"norm{i}")` in a method of another class: an instance of that class
+            return not _related(octx, owner, target, kin)
         function = octx.enclosing(recv, (cst.FunctionDef, cst.Lambda))
         param = _param_named(function, recv.value) if isinstance(function, cst.FunctionDef) else None
         if param is None:
@@ -1054,6 +1060,51 @@ def _other_receiver(octx: FileContext, recv: cst.BaseExpression, target: Tuple[s
         return bool(args) and all(_other_receiver(c, a, target, kin, depth + 1)  # type: ignore[union-attr]
                                   for c, a in args)  # type: ignore[union-attr]
     return all(_other_value(octx, v, target, kin) for v in b.values)  # type: ignore[arg-type]
+
+
+#: expressions whose value is what an operator computes: a number, a tensor, a bool (a module class
+#: defines no arithmetic unless the file says so)
+_OPERATIONS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)
+
+
+def _defines_operators(octx: FileContext) -> bool:
+    """Whether a class of the file defines an operator method (``__add__``, ``__neg__``, ...): then what an
+    operator computes may be an instance of it."""
+    return _OPERATORS_DEFINED.of(octx)
+
+
+def _operators_defined(octx: FileContext) -> bool:
+    return any(
+        isinstance(stmt, cst.FunctionDef) and stmt.name.value.startswith("__") and stmt.name.value.endswith("__")
+        and stmt.name.value.strip("_") in _OPERATOR_METHODS
+        for cls in octx.classes().values() for stmt in class_body(cls)
+    )
+
+
+_OPERATOR_METHODS = frozenset(
+    prefix + name
+    for name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+                 "rshift", "divmod")
+    for prefix in ("", "r", "i")
+) | {"neg", "pos", "invert"}
+_OPERATORS_DEFINED: "Fact[bool]" = Fact("gradflow.operators_defined", _operators_defined)
+
+
+def _instance_owner(octx: FileContext, name: cst.Name) -> Optional[cst.ClassDef]:
+    """The class of the file whose instance ``name`` is: the first parameter of a method of the class (not
+    a static method or a class method), never bound again in it."""
+    function = octx.enclosing(name, (cst.FunctionDef, cst.Lambda))
+    if not isinstance(function, cst.FunctionDef) or _self_name(function) != name.value:
+        return None
+    cls = octx.enclosing(function, (cst.ClassDef, cst.FunctionDef))
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    for d in function.decorators:
+        if isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod"):
+            return None
+        if not isinstance(d.decorator, cst.Name):
+            return None  # a decorator that may change what the method is given
+    return cls
 
 
 #: how many constructors deep a parameter's arguments are followed (``MLP(config)`` in ``Block.__init__``)

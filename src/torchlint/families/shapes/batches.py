@@ -1202,6 +1202,8 @@ def _from_one(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef, se
         if isinstance(func, cst.Attribute) and func.attr.value in ("squeeze", "squeeze_") and node.args \
                 and ctx.code(node.args[0].value).strip() == "0":
             return False  # `h.squeeze(0)`: the leading 1 taken away again
+        if _joined_on_leading_axis(ctx, node):
+            return False  # `torch.cat((go.unsqueeze(0), frames), dim=0)`: the leading 1 grows into a time axis
         parts: List[cst.CSTNode] = [a.value for a in node.args]
         if isinstance(func, cst.Attribute) and not ctx.names.qualified_names(func):
             parts.append(func.value)  # the receiver: `out.softmax(-1)`, `model.decode(z)`
@@ -1217,6 +1219,22 @@ def _from_one(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef, se
     if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
         return False
     return any(_from_one(ctx, c, function, seen, depth + 1) for c in node.children)
+
+
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+
+
+def _joined_on_leading_axis(ctx: FileContext, call: cst.Call) -> bool:
+    """``torch.cat((a, b), dim=0)`` of two or more tensors written out: the leading dimension of the result
+    is the sum of theirs, more than one, whatever made one of them a leading 1."""
+    if not ctx.names.matches(call.func, _CONCATENATIONS):
+        return False
+    seq = arg(call, 0, "tensors")
+    dim = arg(call, 1, "dim")
+    if seq is None or not isinstance(seq.value, (cst.Tuple, cst.List)) or len(seq.value.elements) < 2 \
+            or any(isinstance(e, cst.StarredElement) for e in seq.value.elements):
+        return False
+    return dim is None or isinstance(dim.value, cst.Integer) and dim.value.value == "0"
 
 
 def _makes_one(ctx: FileContext, call: cst.Call) -> bool:
