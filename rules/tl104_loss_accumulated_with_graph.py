@@ -460,6 +460,31 @@ def train(model, batches, optimizer):
         total += loss
     return total / len(batches)
 """,
+        # the same list summed after the loop and backpropagated there: the graphs are kept for that pass
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+policy = nn.Linear(6, 3)
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def update(batches):
+    losses = []
+    for obs, adv in batches:
+        loss = -(policy(obs).log_softmax(-1)[:, 0] * adv).mean()
+        losses.append(loss)
+    loss = sum(losses) / len(losses)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+print(float(update([(torch.randn(4, 6), torch.randn(4)) for _ in range(3)])))
+"""
+        ),
     ]
 
     INVALID = [
@@ -863,6 +888,56 @@ print(Trainer().fit([(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]))
 """,
             line=16,
             unsafe=True,
+        ),
+        # each step's loss is kept in a list with its graph; the mean taken after the loop reuses the name
+        # of the loss, but the backward pass inside the loop never sees that mean
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+policy = nn.Linear(6, 3)
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def update(batches):
+    losses = []
+    for obs, adv in batches:
+        loss = -(policy(obs).log_softmax(-1)[:, 0] * adv).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)
+    loss = sum(losses) / len(losses)
+    return loss
+
+
+print(float(update([(torch.randn(4, 6), torch.randn(4)) for _ in range(3)])))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+policy = nn.Linear(6, 3)
+optimizer = torch.optim.Adam(policy.parameters())
+
+
+def update(batches):
+    losses = []
+    for obs, adv in batches:
+        loss = -(policy(obs).log_softmax(-1)[:, 0] * adv).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    loss = sum(losses) / len(losses)
+    return loss
+
+
+print(float(update([(torch.randn(4, 6), torch.randn(4)) for _ in range(3)])))
+""",
+            unsafe=True,
+            line=16,
         ),
     ]
 

@@ -11,7 +11,7 @@ from torchlint.families.shapes.batches import (
     from_batch_of_one, leading_one,
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
-from torchlint.analysis.context import canonical_keyword
+from torchlint.analysis.context import canonical_keyword, written_target
 from torchlint.analysis.definitions import bind_arguments, definition_of, function_returns, position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -1202,6 +1202,31 @@ def show(z, n):
         img = G(z).view(-1, 1, 8, 8)
         img = denorm(img.squeeze())
         save_image(img, f"sample_{i}.png")
+"""
+        ),
+        # the first head's output, unpacked, thresholded and squeezed under its own name, is only compared
+        # with the labels and counted: a batch of one gives the same count
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cls, self.reg = nn.Linear(10, 1), nn.Linear(10, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.cls(x)), self.reg(x)
+
+
+@torch.no_grad()
+def correct_in(batch, model):
+    x, y = batch
+    pred, _ = model(x)
+    pred = (pred > 0.5).squeeze()
+    return (pred == y).float().sum()
 """
         ),
     ]
@@ -2817,8 +2842,7 @@ def _root_names(expr: cst.BaseExpression, depth: int = 0) -> Optional[set]:
 
 
 def _is_store(ctx, name: cst.Name) -> bool:
-    parent = ctx.parent(name)
-    return isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is name)
+    return written_target(ctx, name)
 
 
 def _numpy_like(ctx, x: cst.BaseExpression, depth: int = 0) -> bool:

@@ -475,6 +475,20 @@ def assignment_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
     return []
 
 
+def written_target(ctx: "FileContext", node: cst.CSTNode) -> bool:
+    """Whether ``node`` is written by the statement around it rather than read: a target of an assignment
+    (an element of an unpacked one too: ``pred, _ = model(x)``), of an augmented or annotated one, or of a
+    ``for`` loop or a comprehension."""
+    prev, cur = node, ctx.parent(node)
+    while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        prev, cur = cur, ctx.parent(cur)
+    if isinstance(cur, cst.AssignTarget):
+        return cur.target is prev
+    if isinstance(cur, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+        return cur.target is prev
+    return False
+
+
 def method_name(call: cst.Call) -> Optional[str]:
     """``x.backward()`` -> "backward"; None when the callee is not an attribute."""
     func = call.func
@@ -558,6 +572,7 @@ __all__ = [
     "module_ref",
     "Contents",
     "assignment_targets",
+    "written_target",
     "method_name",
     "receiver",
     "callee_name",

@@ -507,6 +507,10 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
             return names
         return {n for n in names if not _rebound_by_loop(ctx, node, n, origin)}
 
+    # the assignments that compute each other name from the variable: a backward pass reads the value
+    # only where one of them may have run before it (`actor_loss = sum(actor_losses)` after the loop is no
+    # value of the `actor_loss.backward()` inside it)
+    deriving: Dict[str, List[cst.CSTNode]] = {}
     for _ in range(depth):
         derived = set(targets)
         for a in ctx.contents(scope).assigns:
@@ -514,13 +518,35 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
                 for t in a.targets:
                     if isinstance(t.target, cst.Name):
                         derived.add(t.target.value)
+                        _note_deriving(deriving, t.target.value, a)
             elif isinstance(a, (cst.AugAssign, cst.AnnAssign)) and a.value is not None:
                 if reads(a, base_names(a.value)) & targets and isinstance(a.target, cst.Name):
                     derived.add(a.target.value)
+                    _note_deriving(deriving, a.target.value, a)
         targets = derived
     names = whole_names if whole else base_names
     for operand in backward_operands(ctx, scope):
-        if reads(operand, names(operand)) & targets:
+        for n in reads(operand, names(operand)) & targets:
+            if n == name or any(_may_run_before(ctx, scope, a, operand) for a in deriving.get(n, ())):
+                return True
+    return False
+
+
+def _note_deriving(deriving: Dict[str, List[cst.CSTNode]], name: str, assign: cst.CSTNode) -> None:
+    found = deriving.setdefault(name, [])
+    if assign not in found:
+        found.append(assign)
+
+
+def _may_run_before(ctx: FileContext, scope: cst.CSTNode, first: cst.CSTNode, then: cst.CSTNode) -> bool:
+    """Whether ``first`` may run before ``then`` in ``scope``: it comes earlier in the code, or a loop of
+    ``scope`` holds both (its next run follows this one)."""
+    if ctx.names.position(first) < ctx.names.position(then):
+        return True
+    for a in ctx.ancestors(then):
+        if a is scope:
+            return False
+        if isinstance(a, (cst.For, cst.While)) and ctx.is_inside(first, a):
             return True
     return False
 

@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.analysis.context import FileContext, arg, assignment_targets
+from torchlint.analysis.context import FileContext, arg, assignment_targets, written_target
 from torchlint.analysis.names import target_names
 from torchlint.families.shapes.shapes import int_literal, is_tensor, shape_of
 
@@ -333,19 +333,8 @@ def _is_store(ctx: FileContext, sub: cst.CSTNode) -> bool:
     # x[i][j] = ... writes into x[i]
     while isinstance(parent, cst.Subscript) and parent.value is node:
         node, parent = parent, ctx.parent(parent)
-    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+    if written_target(ctx, node):  # (`a, x[i] = ...` too)
         return True
-    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
-        return True
-    if isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
-        # a, x[i] = ... ; walk up through the tuple
-        cur = parent
-        while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            prev, cur = cur, ctx.parent(cur)
-            if isinstance(cur, cst.AssignTarget) and cur.target is prev:
-                return True
-            if isinstance(cur, cst.For) and cur.target is prev:
-                return True
     if isinstance(parent, cst.Del):
         return True
     if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value.endswith("_"):
