@@ -92,6 +92,8 @@ class EvalWithoutEvalMode(LintRule):
     `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
     functions that return them, and, for a parameter, the models every caller in the file passes (or,
     for a module-level function called only from other files of the project, every caller there).
+    A network a constructor builds only to lend its weights (`donor = vgg16(weights=...)`, then
+    `self.conv.load_state_dict(donor.features[0].state_dict())`) is no part of the model.
     A rate given as a constructor argument is read at each construction in the file
     (`Tagger(vocab, 16, DROPOUT)` with `DROPOUT = 0.5`: dropout; with `0.0`: none), and a rate kept on
     the instance (`self.dropout = dropout`, then `nn.Dropout(p=self.dropout)`) is the value last set
@@ -1843,6 +1845,42 @@ for epoch in range(2):
     trainer.fit(data)
     print(trainer.validate(data))
 print(trainer.predict(data[0][0]))
+"""
+        ),
+        # a pretrained network built in `__init__` only to lend a layer its weights: the model itself has
+        # convolutions, activations and pooling only
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        donor = models.vgg16_bn()
+        self.frontend = nn.Sequential(nn.Conv2d(3, 128, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.frontend[0].weight.data.copy_(donor.features[0].weight.data.repeat(2, 1, 1, 1))
+        self.head = nn.Conv2d(128, 1, 1)
+
+    def forward(self, x):
+        return self.head(self.frontend(x))
+
+
+def predicted_count(net, image):
+    with torch.no_grad():
+        return net(image).sum().item()
+
+
+net = Counter()
+opt = torch.optim.Adam(net.parameters(), lr=1e-5)
+for step in range(2):
+    loss = (net(torch.randn(2, 3, 64, 64)) - 1.0).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(predicted_count(net, torch.randn(1, 3, 64, 64)))
 """
         ),
     ]
@@ -4829,6 +4867,74 @@ for x, y in data:
 print(accuracy(model, data))
 """,
             unsafe=True,
+        ),
+        # the same network's first layers kept as the model's front end: its batch norms are the model's
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        donor = models.vgg16_bn()
+        self.frontend = donor.features[:10]
+        self.head = nn.Conv2d(128, 1, 1)
+
+    def forward(self, x):
+        return self.head(self.frontend(x))
+
+
+def predicted_count(net, image):
+    with torch.no_grad():
+        return net(image).sum().item()
+
+
+net = Counter()
+opt = torch.optim.Adam(net.parameters(), lr=1e-5)
+for step in range(2):
+    loss = (net(torch.randn(2, 3, 64, 64)) - 1.0).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(predicted_count(net, torch.randn(1, 3, 64, 64)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        donor = models.vgg16_bn()
+        self.frontend = donor.features[:10]
+        self.head = nn.Conv2d(128, 1, 1)
+
+    def forward(self, x):
+        return self.head(self.frontend(x))
+
+
+def predicted_count(net, image):
+    net.eval()
+    with torch.no_grad():
+        return net(image).sum().item()
+
+
+net = Counter()
+opt = torch.optim.Adam(net.parameters(), lr=1e-5)
+for step in range(2):
+    loss = (net(torch.randn(2, 3, 64, 64)) - 1.0).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(predicted_count(net, torch.randn(1, 3, 64, 64)))
+""",
+            unsafe=True,
+            line=20,
         ),
     ]
 

@@ -211,6 +211,8 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
     for call in ctx.contents(cls).calls:
         known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
         if known and verdict is True:
+            if _weights_source_only(ctx, call):
+                continue  # `donor = vgg16(pretrained=True)` whose weights are copied: no part of the model
             if _put_in_eval_mode(ctx, call):
                 verdicts.append(None)  # in eval mode from the start: its mode then depends on the code
                 continue  # that may switch the model back, which the class alone does not show
@@ -238,7 +240,8 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
         # (`layers.append(Block(...))`, then `self.blocks.append(nn.Sequential(*layers))`)
         for call in ctx.contents(cls).calls if depth < MAX_DEPTH else ():
             built = _project_module_built(ctx, call, depth)
-            if built is not None and built.mode_dependent is True and not _put_in_eval_mode(ctx, call):
+            if built is not None and built.mode_dependent is True and not _put_in_eval_mode(ctx, call) \
+                    and not _weights_source_only(ctx, call):
                 return True, (built.mode_layer or (ctx, call))
         return None, None
     return False, None
@@ -274,6 +277,44 @@ def _project_module_built(ctx: FileContext, call: cst.Call, depth: int) -> Optio
         return None
     summary = class_summary(found[0], found[1], depth + 1)
     return summary if summary.is_module else None
+
+
+def _weights_source_only(ctx: FileContext, call: cst.Call) -> bool:
+    """``call`` builds a module into a local name of a function whose every read takes weights out of it
+    (``donor.features[0].state_dict()``, ``donor.fc.weight``): the module lends its values and is no part of
+    what the function builds."""
+    statement = ctx.statement_of(call)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or assign.value is not call or len(assign.targets) != 1 \
+            or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    function = ctx.enclosing(statement, cst.FunctionDef)
+    if function is None:
+        return False
+    target = assign.targets[0].target
+    reads = [n for n in ctx.names_in(function, target.value) if n is not target]
+    return bool(reads) and all(_takes_weights(ctx, n) for n in reads)
+
+
+def _takes_weights(ctx: FileContext, name: cst.Name) -> bool:
+    """``name.features[0].state_dict()``, ``name.fc.weight.data``: a read of the values of the module
+    ``name`` holds, through attributes and items."""
+    node: cst.CSTNode = name
+    while True:
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value in ("weight", "bias"):
+                return True
+            if parent.attr.value == "state_dict":
+                call = ctx.parent(parent)
+                return isinstance(call, cst.Call) and call.func is parent and not call.args
+            node = parent
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            node = parent
+        else:
+            return False
 
 
 def _put_in_eval_mode(ctx: FileContext, node: cst.CSTNode) -> bool:
