@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Any, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -70,7 +70,9 @@ class EvalWithoutEvalMode(LintRule):
     can switch only the models it is handed (a path, a string or a number the standard library makes from its
     arguments is none). A model parameter is in eval mode when every caller in the file puts the
     argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
-    `eval()` that comes after the call does not count. A model of the script that only other code puts
+    `eval()` that comes after the call does not count. Of the models the callers pass, only those that
+    arrive in training mode must prove that eval mode changes something: a Hugging Face model one caller
+    loads with `from_pretrained` (in eval mode) proves nothing of another caller's model. A model of the script that only other code puts
     in eval mode is still reported when what runs before the evaluation leaves it in training mode on
     some path (a training function that calls `model.train()` and `model.eval()` only under
     `if not args.fastmode:`, followed through the script's own functions); so is a model put in eval mode
@@ -1881,6 +1883,47 @@ for step in range(2):
     loss.backward()
     opt.step()
 print(predicted_count(net, torch.randn(1, 3, 64, 64)))
+"""
+        ),
+        # one caller passes a Hugging Face model `from_pretrained` loads in eval mode, the other a model whose
+        # dropout rate is 0: neither model acts differently in eval mode when it arrives
+        Valid(
+            """
+import sys
+
+import torch
+import transformers
+
+
+class TinyLM(torch.nn.Module):
+    def __init__(self, depth, rate=0.0):
+        super().__init__()
+        self.emb = torch.nn.Embedding(100, 16)
+        blocks = []
+        for _ in range(depth):
+            blocks.append(torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Dropout(rate)))
+        self.blocks = torch.nn.Sequential(*blocks)
+        self.out = torch.nn.Linear(16, 100)
+
+    def forward(self, ids):
+        return self.out(self.blocks(self.emb(ids)))
+
+
+def mean_logprob(model, ids):
+    with torch.no_grad():
+        out = model(ids)
+    logits = getattr(out, "logits", out)
+    return logits.log_softmax(-1)[:, :-1].gather(2, ids[:, 1:, None]).mean().item()
+
+
+def compare(path, ids):
+    reference = transformers.GPT2LMHeadModel.from_pretrained("distilgpt2")
+    print(mean_logprob(reference, ids))
+    tuned = TinyLM(int(path))
+    print(mean_logprob(tuned, ids))
+
+
+compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
 """
         ),
     ]
@@ -4936,6 +4979,62 @@ print(predicted_count(net, torch.randn(1, 3, 64, 64)))
             unsafe=True,
             line=20,
         ),
+        # the model that arrives in training mode is the one built from a configuration (dropout 0.1), not the
+        # one `from_pretrained` loads in eval mode: the message names it
+        Invalid(
+            """
+import sys
+
+import torch
+import transformers
+
+
+def mean_logprob(model, ids):
+    with torch.no_grad():
+        out = model(ids)
+    logits = getattr(out, "logits", out)
+    return logits.log_softmax(-1)[:, :-1].gather(2, ids[:, 1:, None]).mean().item()
+
+
+def compare(path, ids):
+    reference = transformers.GPT2LMHeadModel.from_pretrained("distilgpt2")
+    print(mean_logprob(reference, ids))
+    tuned = transformers.GPT2LMHeadModel(transformers.GPT2Config())
+    tuned.load_state_dict(torch.load(path))
+    print(mean_logprob(tuned, ids))
+
+
+compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
+""",
+            fixed="""
+import sys
+
+import torch
+import transformers
+
+
+def mean_logprob(model, ids):
+    model.eval()
+    with torch.no_grad():
+        out = model(ids)
+    logits = getattr(out, "logits", out)
+    return logits.log_softmax(-1)[:, :-1].gather(2, ids[:, 1:, None]).mean().item()
+
+
+def compare(path, ids):
+    reference = transformers.GPT2LMHeadModel.from_pretrained("distilgpt2")
+    print(mean_logprob(reference, ids))
+    tuned = transformers.GPT2LMHeadModel(transformers.GPT2Config())
+    tuned.load_state_dict(torch.load(path))
+    print(mean_logprob(tuned, ids))
+
+
+compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
+""",
+            unsafe=True,
+            line=10,
+            message="(built at line 18)",
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -4983,7 +5082,7 @@ print(predicted_count(net, torch.randn(1, 3, 64, 64)))
                                f"`{code}`, so the mode it arrives in is the caller's: its dropout or batch norm, "
                                "if any, stays in training mode")
                 else:
-                    layer = describe_evidence(ctx, mode_evidence(ctx, model))
+                    layer = describe_evidence(ctx, self._evidence(site, model))
                     message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"
                 self.report(call, message, fix=self._fix(site, call, model, code))
                 break
@@ -5032,24 +5131,45 @@ print(predicted_count(net, torch.randn(1, 3, 64, 64)))
         """A model parameter that every caller in the file puts in eval mode under the name it passes,
         before the call (`gpt.eval()` then `generate(gpt, ...)`; an `eval()` after the call is too late), or
         builds in eval mode (`from_pretrained`); for a function only other files of the project call, every
-        such call passes a model built in eval mode there."""
+        such call passes a model built in eval mode there.  The callers whose models arrive in training mode
+        must also be the ones that prove the model acts differently in eval mode: a model loaded in eval
+        mode by one caller proves nothing of another caller's model."""
+        unsettled = self._unsettled_callers(site, model)
+        return unsettled is not None and not any(model_mode_dependent(octx, a, 1) is True for octx, a in unsettled)
+
+    def _unsettled_callers(self, site: EvalSite,
+                           model: cst.BaseExpression) -> Optional[List[Tuple[Any, cst.BaseExpression]]]:
+        """For a model parameter whose callers are known (in the file, else in the project): the models
+        they pass that arrive in training mode (``(file context, argument)``); None when unknown."""
         ctx = self.ctx
         if site.function is None or not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
-            return False
+            return None
         args = arguments_for_param(ctx, model)
         sites = call_sites(ctx, site.function)
         if not args and not sites:
             # called from other files of the project only: each must pass a model built in eval mode there
             placed = project_arguments_for_param(ctx, model)
-            return bool(placed) and all(self._arrives_settled(octx, a) for octx, a in placed)
+            if not placed:
+                return None
+            return [(octx, a) for octx, a in placed if not self._arrives_settled(octx, a)]
         if not args or len(args) != len(sites):
-            return False
+            return None
+        unsettled: List[Tuple[Any, cst.BaseExpression]] = []
         for passed, caller_site in zip(args, sites):
             caller = enclosing_function(ctx, caller_site) or ctx.module
             if not covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) and \
                     not self._arrives_settled(ctx, passed):
-                return False
-        return True
+                unsettled.append((ctx, passed))
+        return unsettled
+
+    def _evidence(self, site: EvalSite, model: cst.BaseExpression) -> Optional[Tuple[Any, cst.CSTNode]]:
+        """Where the model run is proven to act differently in eval mode: for a parameter, in a model a
+        caller passes in training mode, else anywhere the model comes from."""
+        for octx, passed in self._unsettled_callers(site, model) or ():
+            found = mode_evidence(octx, passed, 1)
+            if found is not None:
+                return found
+        return mode_evidence(self.ctx, model)
 
     @staticmethod
     def _arrives_settled(ctx, passed: cst.BaseExpression) -> bool:
