@@ -134,7 +134,8 @@ class OptimizerOfAnotherModel(LintRule):
     numpy and the legacy tensor constructors (`torch.LongTensor(indexes)`) compute off the graph.
     Reading a model changes nothing about its training: a summary (`torchsummary`, `torchinfo`),
     `torch.save`, an ignite checkpoint handler given it in a dict, gradient clipping over its
-    parameters, its parameters' gradients handed to any function (`writer.add_histogram(name, p.grad, step)`
+    parameters, its parameters switched off with `p.requires_grad = False` where the file switches them on
+    again (a critic frozen for the generator's step), its parameters' gradients handed to any function (`writer.add_histogram(name, p.grad, step)`
     in a loop over `named_parameters()`), a method or a stored setting of its own class (`encoder.init_hidden()`,
     `decoder.hidden_size`), and what is done to another module the same object holds (a WGAN clipping
     its critic's weights).
@@ -2340,6 +2341,35 @@ for epoch in range(20):
         writer.add_histogram(name + "/grad", p.grad, epoch)
 """
         ),
+        # a WGAN critic switched off for the generator's step and on again for its own, stepped by its optimizer
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+critic = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1))
+opt_critic = torch.optim.RMSprop(critic.parameters(), lr=5e-5)
+opt_gen = torch.optim.RMSprop(gen.parameters(), lr=5e-5)
+
+for step in range(100):
+    real = torch.randn(32, 2) + 3.0
+    for p in critic.parameters():
+        p.requires_grad = True
+    critic_loss = critic(gen(torch.randn(32, 8))).mean() - critic(real).mean()
+    opt_critic.zero_grad()
+    critic_loss.backward()
+    opt_critic.step()
+    for p in critic.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    for p in critic.parameters():
+        p.requires_grad = False
+    gen_loss = -critic(gen(torch.randn(32, 8))).mean()
+    opt_gen.zero_grad()
+    gen_loss.backward()
+    opt_gen.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -4521,6 +4551,36 @@ for epoch in range(20):
         writer.add_histogram(name + "/grad", p.grad, epoch)
 """,
             line=17,
+        ),
+        # the same critic, frozen only for the generator's step, is in no optimizer: it is never trained
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+critic = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1))
+opt_critic = torch.optim.RMSprop(gen.parameters(), lr=5e-5)
+opt_gen = torch.optim.RMSprop(gen.parameters(), lr=5e-5)
+
+for step in range(100):
+    real = torch.randn(32, 2) + 3.0
+    for p in critic.parameters():
+        p.requires_grad = True
+    critic_loss = critic(gen(torch.randn(32, 8))).mean() - critic(real).mean()
+    opt_critic.zero_grad()
+    critic_loss.backward()
+    opt_critic.step()
+    for p in critic.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    for p in critic.parameters():
+        p.requires_grad = False
+    gen_loss = -critic(gen(torch.randn(32, 8))).mean()
+    opt_gen.zero_grad()
+    gen_loss.backward()
+    opt_gen.step()
+""",
+            line=16,
         ),
     ]
 

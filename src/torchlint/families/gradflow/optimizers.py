@@ -2163,7 +2163,8 @@ def _read_parameters(ctx: FileContext, call: cst.Call) -> bool:
         if use is target:
             continue
         if ctx.is_inside(use, loop.body):
-            if not _read_value(ctx, use) and not _unfrozen_or_clipped(ctx, use):
+            if not _read_value(ctx, use) and not _unfrozen_or_clipped(ctx, use) \
+                    and not _frozen_for_a_while(ctx, use, call):
                 return False
         elif not _other_loop_variable(ctx, use, loop):
             return False
@@ -2183,6 +2184,30 @@ def _unfrozen_or_clipped(ctx: FileContext, use: cst.Name) -> bool:
     if parent.attr.value == "data" and isinstance(outer, cst.Attribute) and outer.value is parent:
         parent, outer = outer, ctx.parent(outer)
     return parent.attr.value == "clamp_" and isinstance(outer, cst.Call) and outer.func is parent
+
+
+def _frozen_for_a_while(ctx: FileContext, use: cst.Name, listing: cst.Call) -> bool:
+    """``p.requires_grad = False`` in a loop over ``D.parameters()`` when the file also switches the same
+    model's parameters on again (another loop over ``D.parameters()`` setting ``p.requires_grad = True``): a
+    critic frozen for the generator's step and trained in its own."""
+    parent = ctx.parent(use)
+    outer = ctx.parent(parent) if isinstance(parent, cst.Attribute) else None
+    if not (isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value == "requires_grad"
+            and isinstance(outer, cst.AssignTarget)):
+        return False
+    owner = ctx.code(listing.func.value) if isinstance(listing.func, cst.Attribute) else None  # type: ignore[union-attr]
+    if owner is None:
+        return False
+    for call in ctx.calls_in(ctx.module):
+        loop = ctx.parent(call)
+        if call is listing or not isinstance(loop, cst.For) or loop.iter is not call or not isinstance(loop.target, cst.Name) \
+                or method_name(call) != "parameters" or call.args or ctx.code(call.func.value) != owner:  # type: ignore[attr-defined]
+            continue
+        for a in ctx.contents(loop.body).assigns:
+            if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.value, cst.Name) \
+                    and a.value.value == "True" and ctx.code(a.targets[0].target) == f"{loop.target.value}.requires_grad":
+                return True
+    return False
 
 
 def _other_loop_variable(ctx: FileContext, use: cst.Name, loop: cst.For) -> bool:
