@@ -12,7 +12,7 @@ from torchlint.families.shapes.batches import (
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.context import canonical_keyword, written_target
-from torchlint.analysis.definitions import bind_arguments, definition_of, function_returns, position
+from torchlint.analysis.definitions import arguments_for_param, bind_arguments, definition_of, function_returns, position
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -45,7 +45,7 @@ class SqueezeWithoutDim(LintRule):
     to its input such as `self.features(x)`), a batch drawn from a data loader (`for x, y in loader:`,
     the `batch` of a Lightning `*_step`), the inputs of a model's `forward`, a padded batch
     (`pad_sequence(...)`), a callable the function trains (a parameter whose output goes into a loss the
-    same function differentiates with `.backward()`: `loss = F.mse_loss(scorer(x).squeeze(), y)`), a
+    same function differentiates with `.backward()`: `loss = F.binary_cross_entropy_with_logits(scorer(x).squeeze(), y)`), a
     tokenizer's output for a list of texts (`tok([q, a], ...)`, a `List[str]` parameter; one text or an
     input nothing describes is no batch), the return of a helper of the file whose own code returns one
     (`def predict(net, x): return net(x)`; not one that makes a batch of one with `unsqueeze(0)`), the
@@ -74,12 +74,16 @@ class SqueezeWithoutDim(LintRule):
     written in the code (`torch.tensor([[0.2, 0.8]])`: the same shape on every run), the output of a model
     run on batches of a `DataLoader` that drops its last incomplete batch (`drop_last=True`) with a batch
     size of two or more written out (`batch_size=100`, or a name given only that number; not a loader with
-    its own `collate_fn` or `batch_sampler`), the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
+    its own `collate_fn` or `batch_sampler`; bound to a name or written in the `for` statement), the output of a model run on an input built as a batch of one (`torch.randint(n, (1, 1))`,
     `model.init_hidden(1)` where the method gives its argument as a size to a tensor constructor such as
     `torch.zeros` or `weight.new_zeros`; for a model read back with `torch.load` or `pickle.load`, whose
     class is unknown, every class of the file or imported from the project that defines the method must do
     so), the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
     `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
+    an operand of an element-wise regression loss that reduces (`F.mse_loss`, `F.l1_loss`,
+    `F.smooth_l1_loss`, `F.huber_loss`, or `nn.MSELoss()` and its kin with the reduction `"mean"` or `"sum"`,
+    also as a criterion every call of the function passes, called or through `.forward`: a 0-d operand
+    broadcasts as a one-element one does, and the loss is the same number),
     `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
     element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas
     values.
@@ -1229,6 +1233,48 @@ def correct_in(batch, model):
     return (pred == y).float().sum()
 """
         ),
+        # a criterion parameter every call fills with a loss that broadcasts and reduces: a batch of one gives
+        # the loss a one-element batch gives
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def fit_batch(model, loss_fn, opt, x, y):
+    opt.zero_grad()
+    loss = loss_fn(model(x).squeeze(), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+reg = nn.Linear(5, 1)
+sgd = torch.optim.SGD(reg.parameters(), lr=0.05)
+rows = TensorDataset(torch.rand(41, 5), torch.rand(41))
+for x, y in DataLoader(rows, batch_size=8):
+    fit_batch(reg, nn.MSELoss(reduction="mean"), sgd, x, y)
+"""
+        ),
+        # a loader written in the loop that drops its last incomplete batch: every batch holds 8 rows
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+rows = TensorDataset(torch.rand(41, 5), torch.randint(0, 2, (41,)).float())
+clf = nn.Linear(5, 1)
+sgd = torch.optim.SGD(clf.parameters(), lr=0.05)
+for x, y in DataLoader(rows, batch_size=8, drop_last=True):
+    sgd.zero_grad()
+    loss = F.binary_cross_entropy_with_logits(clf(x).squeeze(), y)
+    loss.backward()
+    sgd.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -2253,6 +2299,66 @@ class StopDecoder(nn.Module):
             line=25,
             col=26,
         ),
+        # the criterion every call passes needs the input's shape to be the target's: a batch of one fails
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def fit_batch(model, loss_fn, opt, x, y):
+    opt.zero_grad()
+    loss = loss_fn(model(x).squeeze(), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+reg = nn.Linear(5, 1)
+sgd = torch.optim.SGD(reg.parameters(), lr=0.05)
+rows = TensorDataset(torch.rand(41, 5), torch.rand(41))
+for x, y in DataLoader(rows, batch_size=8):
+    fit_batch(reg, nn.BCEWithLogitsLoss(), sgd, x, y)
+""",
+            line=9,
+            col=20,
+        ),
+        # the same loader keeping its last batch of one
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+rows = TensorDataset(torch.rand(41, 5), torch.randint(0, 2, (41,)).float())
+clf = nn.Linear(5, 1)
+sgd = torch.optim.SGD(clf.parameters(), lr=0.05)
+for x, y in DataLoader(rows, batch_size=8):
+    sgd.zero_grad()
+    loss = F.binary_cross_entropy_with_logits(clf(x).squeeze(), y)
+    loss.backward()
+    sgd.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+rows = TensorDataset(torch.rand(41, 5), torch.randint(0, 2, (41,)).float())
+clf = nn.Linear(5, 1)
+sgd = torch.optim.SGD(clf.parameters(), lr=0.05)
+for x, y in DataLoader(rows, batch_size=8):
+    sgd.zero_grad()
+    loss = F.binary_cross_entropy_with_logits(clf(x).squeeze(1), y)
+    loss.backward()
+    sgd.step()
+""",
+            line=12,
+            col=47,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2531,12 +2637,26 @@ def _broadcasting_loss(ctx, call: cst.Call) -> bool:
         return False
     if ctx.names.qualified_names(call.func) & _BROADCASTING_LOSSES:
         return True
-    built = ctx.names.values_at(call.func) if isinstance(call.func, cst.Name) else []
-    return bool(built) and all(
-        isinstance(v, cst.Call) and ctx.names.qualified_names(v.func) & _BROADCASTING_LOSS_CLASSES
-        and not any(a.keyword is not None and a.keyword.value == "reduction" for a in v.args)
-        for v in built
-    )
+    criterion = call.func
+    if isinstance(criterion, cst.Attribute) and criterion.attr.value == "forward":
+        criterion = criterion.value  # `loss_fn.forward(pred, y)`
+    if not isinstance(criterion, cst.Name):
+        return False
+    built = ctx.names.values_at(criterion)
+    if not built and ctx.names.is_param_at(criterion):
+        built = arguments_for_param(ctx, criterion) or []  # a criterion every caller passes
+    return bool(built) and all(_reducing_broadcasting_loss(ctx, v) for v in built)
+
+
+def _reducing_broadcasting_loss(ctx, value: cst.BaseExpression) -> bool:
+    """``nn.MSELoss()``, ``nn.L1Loss(reduction="sum")``: a loss module that broadcasts its operands and
+    reduces them."""
+    if not (isinstance(value, cst.Call) and ctx.names.qualified_names(value.func) & _BROADCASTING_LOSS_CLASSES):
+        return False
+    if any(a.star or a.keyword is None or a.keyword.value != "reduction" for a in value.args):
+        return False  # (the legacy `size_average` and `reduce` may ask for the loss of each element)
+    reduction = value.args[0].value if value.args else None
+    return reduction is None or isinstance(reduction, cst.SimpleString) and reduction.evaluated_value in ("mean", "sum")
 
 
 def _selecting_index(ctx, call: cst.Call, arg: cst.Arg) -> bool:

@@ -937,7 +937,7 @@ def _full_batch_rows(ctx: FileContext, it: cst.BaseExpression, target: cst.BaseE
             return _full_batch_rows(ctx, first, target.elements[1].value, name, depth + 1)
         if wrapper.rsplit(".", 1)[-1] == "tqdm":
             return _full_batch_rows(ctx, first, target, name, depth + 1)
-        return None
+        return _dropping_loader_rows(ctx, it)  # `for x, y in DataLoader(data, batch_size=64, drop_last=True):`
     built = definitions.built_values(ctx, it)
     rows = [_dropping_loader_rows(ctx, v) for v in built]
     return min(rows) if rows and None not in rows else None  # type: ignore[type-var]
