@@ -122,6 +122,8 @@ BY_NAME: Dict[str, Deprecation] = {d.name: d for d in TABLE}
 #: Loss arguments replaced by ``reduction=`` (deprecated in 0.4.1; still accepted with a warning).
 LEGACY_REDUCTION_ARGS = ("size_average", "reduce")
 LEGACY_REDUCTION_SINCE = "0.4.1"
+#: `reduction="elementwise_mean"` (0.4.1) was renamed `"mean"` in torch 1.0, which still takes it with a warning
+ELEMENTWISE_MEAN_SINCE = "1.0"
 
 #: ``backward(retain_variables=...)``: renamed ``retain_graph`` in torch 0.2 (the old keyword warned), gone
 #: from the signature of ``Tensor.backward`` in 0.4 (the Tensor/Variable merge): a ``TypeError`` since

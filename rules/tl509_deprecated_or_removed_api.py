@@ -15,6 +15,7 @@ from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 from torchlint.rules._deprecations import (
     BY_NAME,
+    ELEMENTWISE_MEAN_SINCE,
     LEGACY_REDUCTION_ARGS,
     LEGACY_REDUCTION_SINCE,
     PRETRAINED_ARGS,
@@ -130,7 +131,8 @@ class DeprecatedOrRemovedApi(LintRule):
     result, `x.data`, a cast or move of one: since torch 0.4 `Variable(x)` returns `x` detached, so the
     edit is unsafe where `x` may carry a graph or require grad, and an operand is kept in parentheses:
     `Variable(a * k).view(-1)` → `(a * k).view(-1)`), and literal
-    `size_average`/`reduce` values turned into the `reduction` they always meant. It is offered only
+    `size_average`/`reduce` values turned into the `reduction` they always meant, and
+    `reduction="elementwise_mean"` (the name of the mean reduction before torch 1.0) into `reduction="mean"`. It is offered only
     when the file imports `torch` under that name, and not when an argument whose meaning changed is
     passed (`torch.qr(a, some=False)`). `pretrained=False` becomes `weights=None` (safe);
     `pretrained=True` becomes `weights="DEFAULT"`, which is unsafe: the default weights of some models
@@ -344,6 +346,18 @@ def draw(source, steps):
 
 
 draw(Cycle([1, 2, 3]), 4)
+"""
+        ),
+        # the name torch 1.0 gave the mean reduction
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+crit = nn.MSELoss(reduction="mean")
+print(F.l1_loss(torch.zeros(2), torch.ones(2), reduction='mean'))
+print(crit(torch.zeros(2), torch.ones(2)))
 """
         ),
     ]
@@ -765,6 +779,29 @@ def count(conf):
     return n
 """,
         ),
+        # the mean reduction under its torch 0.4.1 name, which torch still takes with a warning
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+crit = nn.MSELoss(reduction="elementwise_mean")
+print(F.l1_loss(torch.zeros(2), torch.ones(2), reduction='elementwise_mean'))
+print(crit(torch.zeros(2), torch.ones(2)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+crit = nn.MSELoss(reduction="mean")
+print(F.l1_loss(torch.zeros(2), torch.ones(2), reduction='mean'))
+print(crit(torch.zeros(2), torch.ones(2)))
+""",
+            line=6,
+            count=2,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -1005,6 +1042,17 @@ def count(conf):
     # -- size_average= / reduce= -------------------------------------------------------------------
     def _legacy_reduction(self, node: cst.Call) -> None:
         legacy = [a for a in node.args if a.keyword is not None and a.keyword.value in LEGACY_REDUCTION_ARGS]
+        old_mean = next((a for a in node.args if a.keyword is not None and a.keyword.value == "reduction"
+                         and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "elementwise_mean"),
+                        None)
+        if old_mean is not None and not legacy and self.target >= version(ELEMENTWISE_MEAN_SINCE):
+            # torch 1.0 renamed it; torch still takes it, with a warning, as "mean"
+            quote = old_mean.value.value[-1]  # type: ignore[union-attr]
+            mean = old_mean.value.with_changes(value=f"{quote}mean{quote}")  # type: ignore[union-attr]
+            self.report(node, f'`reduction={self.spelling(old_mean.value)}` is deprecated since torch '
+                              f'{ELEMENTWISE_MEAN_SINCE}; use `reduction={quote}mean{quote}`',
+                        fix=self.make_fix('Use `reduction="mean"`').replace(old_mean.value, mean))
+            return
         if not legacy or self.target < version(LEGACY_REDUCTION_SINCE):
             return
         names = ", ".join(f"`{a.keyword.value}=`" for a in legacy if a.keyword is not None)
