@@ -136,7 +136,8 @@ class OptimizerOfAnotherModel(LintRule):
     `torch.save`, an ignite checkpoint handler given it in a dict, gradient clipping over its
     parameters, its parameters switched off with `p.requires_grad = False` where the file switches them on
     again (a critic frozen for the generator's step), its parameters' gradients handed to any function (`writer.add_histogram(name, p.grad, step)`
-    in a loop over `named_parameters()`), a method or a stored setting of its own class (`encoder.init_hidden()`,
+    in a loop over `named_parameters()`) and its parameters handed to a logger's method (`add_histogram`,
+    `add_scalar`, `log_metric`, ...), a method or a stored setting of its own class (`encoder.init_hidden()`,
     `decoder.hidden_size`), and what is done to another module the same object holds (a WGAN clipping
     its critic's weights).
 
@@ -2339,6 +2340,7 @@ for epoch in range(20):
     opt_decayed.step()
     for name, p in plain.named_parameters():
         writer.add_histogram(name + "/grad", p.grad, epoch)
+        writer.add_histogram(name + "/value", p, epoch)
 """
         ),
         # a WGAN critic switched off for the generator's step and on again for its own, stepped by its optimizer
@@ -4549,6 +4551,7 @@ for epoch in range(20):
     opt_decayed.step()
     for name, p in plain.named_parameters():
         writer.add_histogram(name + "/grad", p.grad, epoch)
+        writer.add_histogram(name + "/value", p, epoch)
 """,
             line=17,
         ),

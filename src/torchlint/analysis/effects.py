@@ -1035,7 +1035,17 @@ def self_optimizers(ctx: FileContext, expr: cst.Attribute) -> List[cst.Call]:
     return values  # type: ignore[return-value]
 
 
-__all__ = ["SAME_MODULE", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
+#: methods of the logging APIs experiments write to (TensorBoard's ``SummaryWriter.add_*``, which Lightning
+#: exposes as ``logger.experiment``; Weights & Biases' and MLflow's ``log_*``): they record the values they
+#: are given, take no gradient of them and change nothing in them
+LOGGING_METHODS = frozenset({
+    "add_scalar", "add_scalars", "add_image", "add_images", "add_figure", "add_histogram", "add_text",
+    "add_embedding", "add_pr_curve", "add_video", "add_audio", "add_mesh", "log_image", "log_images",
+    "log_metric", "log_metrics", "log_table",
+})
+
+
+__all__ = ["SAME_MODULE", "LOGGING_METHODS", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
            "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "holds_only_buffers", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "held_modules", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "records_nothing", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",

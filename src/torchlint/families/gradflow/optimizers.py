@@ -2268,6 +2268,8 @@ def _read_value(ctx: FileContext, use: cst.Name, depth: int = 0) -> bool:
     if gradient and not any(n is use for n in iter_nodes(call.func)):
         return True  # `writer.add_histogram(name, p.grad, step)`: whatever the callee does with the gradient,
         # it neither freezes the parameter nor writes its values
+    if method_name(call) in effects.LOGGING_METHODS and not any(n is use for n in iter_nodes(call.func)):
+        return True  # `writer.add_histogram(name, p, step)`: a logger records the values
     q = ctx.names.qualified_names_at(call.func)
     if q:
         return all(n.startswith("torch.") and not n.endswith("_") and not n.startswith("torch.nn.") for n in q)

@@ -41,7 +41,7 @@ from torchlint.analysis.context import (
     run_object,
 )
 from torchlint.analysis import effects
-from torchlint.analysis.effects import HOLDERS, records_nothing
+from torchlint.analysis.effects import HOLDERS, LOGGING_METHODS, records_nothing
 from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import grown_content
@@ -2280,16 +2280,6 @@ def graph_free_function(ctx: FileContext, call: cst.Call, depth: int = 2) -> boo
 #: library functions that take no gradient of what they are given: plotting, and torchvision's image
 #: utilities (``make_grid`` builds a new tensor, ``save_image`` writes a file)
 GRAPH_FREE_LIBRARIES = ("matplotlib.", "torchvision.utils.")
-
-#: methods of the logging APIs experiments write to (TensorBoard's ``SummaryWriter.add_*``, which Lightning
-#: exposes as ``logger.experiment``; Weights & Biases' and MLflow's ``log_*``): they record values, they
-#: take no gradient of them
-LOGGING_METHODS = frozenset({
-    "add_scalar", "add_scalars", "add_image", "add_images", "add_figure", "add_histogram", "add_text",
-    "add_embedding", "add_pr_curve", "add_video", "add_audio", "add_mesh", "log_image", "log_images",
-    "log_metric", "log_metrics", "log_table",
-})
-
 
 def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, model_calls: Set[cst.Call]) -> bool:
     """Whether a value carrying an output's graph is handed to a callable whose behaviour is not known to
