@@ -65,11 +65,13 @@ class EvalWithoutEvalMode(LintRule):
     (`model_dict[opt.arch]`, called to build the model; the dict a display of this file or imported from a project
     module) is what the option's default picks, or what all the builders agree on. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
-    file or a project module) is unknown or switches some mode; one that provably never does is looked
-    into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
+    file or a project module) is unknown or switches some mode, itself or through the functions named for
+    evaluation it calls (`evaluate_randomly` calling `evaluate`, followed three deep); one that provably
+    never does is looked into like any other code.  A library function named so (`create_supervised_evaluator(model, ...)`)
     can switch only the models it is handed (a path, a string or a number the standard library makes from its
     arguments is none). A model parameter is in eval mode when every caller in the file puts the
-    argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`); an
+    argument it passes in eval mode before the call (`gpt.eval()`, then `generate(gpt, ...)`), or, for
+    an argument that is the caller's own parameter, every caller of that caller does (two levels up); an
     `eval()` that comes after the call does not count. Of the models the callers pass, only those that
     arrive in training mode must prove that eval mode changes something: a Hugging Face model one caller
     loads with `from_pretrained` (in eval mode) proves nothing of another caller's model. A model of the script that only other code puts
@@ -1924,6 +1926,69 @@ def compare(path, ids):
 
 
 compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
+"""
+        ),
+        # the script switches the model before a wrapper hands it to the evaluation: two callers up
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Dropout(0.25), nn.Linear(24, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def evaluate(net, x):
+    with torch.no_grad():
+        return net(x).argmax(-1).tolist()
+
+
+def evaluate_batches(net, batches):
+    return [evaluate(net, x) for x in batches]
+
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+scorer.eval()
+print(evaluate_batches(scorer, [torch.randn(4, 6), torch.randn(2, 6)]))
+print(evaluate(scorer, torch.randn(3, 6)))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Dropout(0.25), nn.Linear(24, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def predict(net, x):
+    with torch.no_grad():
+        return net(x).argmax(-1).tolist()
+
+
+def evaluate_batches(net, batches):
+    return [predict(net, x) for x in batches]
+
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+scorer.eval()
+print(evaluate_batches(scorer, [torch.randn(4, 6), torch.randn(2, 6)]))
+print(predict(scorer, torch.randn(3, 6)))
 """
         ),
     ]
@@ -5035,6 +5100,68 @@ compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
             line=10,
             message="(built at line 18)",
         ),
+        # an evaluation called directly and through a wrapper named for evaluation: neither switches the model
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Dropout(0.25), nn.Linear(24, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def evaluate(net, x):
+    with torch.no_grad():
+        return net(x).argmax(-1).tolist()
+
+
+def evaluate_batches(net, batches):
+    return [evaluate(net, x) for x in batches]
+
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+print(evaluate_batches(scorer, [torch.randn(4, 6), torch.randn(2, 6)]))
+print(evaluate(scorer, torch.randn(3, 6)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Dropout(0.25), nn.Linear(24, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def evaluate(net, x):
+    net.eval()
+    with torch.no_grad():
+        return net(x).argmax(-1).tolist()
+
+
+def evaluate_batches(net, batches):
+    return [evaluate(net, x) for x in batches]
+
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+print(evaluate_batches(scorer, [torch.randn(4, 6), torch.randn(2, 6)]))
+print(evaluate(scorer, torch.randn(3, 6)))
+""",
+            unsafe=True,
+            line=17,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5141,11 +5268,20 @@ compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
                            model: cst.BaseExpression) -> Optional[List[Tuple[Any, cst.BaseExpression]]]:
         """For a model parameter whose callers are known (in the file, else in the project): the models
         they pass that arrive in training mode (``(file context, argument)``); None when unknown."""
+        if site.function is None:
+            return None
+        return self._unsettled_of(site.function, model, 0)
+
+    def _unsettled_of(self, function: cst.FunctionDef, model: cst.BaseExpression,
+                      depth: int) -> Optional[List[Tuple[Any, cst.BaseExpression]]]:
+        """:meth:`_unsettled_callers` of the parameter ``model`` of ``function``; a caller that passes its
+        own parameter on (`evaluate_all(net, batches)` calling `evaluate(net, x)`) is asked the same of its
+        callers, two levels up at most."""
         ctx = self.ctx
-        if site.function is None or not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
+        if not isinstance(model, cst.Name) or not ctx.names.is_param_at(model):
             return None
         args = arguments_for_param(ctx, model)
-        sites = call_sites(ctx, site.function)
+        sites = call_sites(ctx, function)
         if not args and not sites:
             # called from other files of the project only: each must pass a model built in eval mode there
             placed = project_arguments_for_param(ctx, model)
@@ -5157,9 +5293,15 @@ compare(sys.argv[1], torch.randint(0, 100, (1, 8)))
         unsettled: List[Tuple[Any, cst.BaseExpression]] = []
         for passed, caller_site in zip(args, sites):
             caller = enclosing_function(ctx, caller_site) or ctx.module
-            if not covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) and \
-                    not self._arrives_settled(ctx, passed):
-                unsettled.append((ctx, passed))
+            if covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) or \
+                    self._arrives_settled(ctx, passed):
+                continue
+            if depth < 2 and isinstance(caller, cst.FunctionDef) and caller is not function:
+                deeper = self._unsettled_of(caller, passed, depth + 1)
+                if deeper is not None:
+                    unsettled.extend(deeper)  # what the caller's own callers pass, switched there or not
+                    continue
+            unsettled.append((ctx, passed))
         return unsettled
 
     def _evidence(self, site: EvalSite, model: cst.BaseExpression) -> Optional[Tuple[Any, cst.CSTNode]]:

@@ -45,7 +45,8 @@ KNOWN = {
     ("evaluation.py", "GRAD_READS"): "api",
     ("evaluation.py", "_GRAD_WORDS"): "api",  # the gradient APIs, matched in one name of the code
     ("evaluation.py", "MODEL_BASES"): "silence",
-    ("evaluation.py", "_SETS_MODE"): "silence",
+    ("evaluation.py", "_SETS_MODE_ITSELF"): "silence",  # a mode switched or read in a helper's code
+    ("evaluation.py", "_NAMED_FOR_EVALUATION"): "silence",  # a helper named for evaluation, followed when found
     ("evaluation.py", "_MODE_WORDS"): "silence",  # a call not followed that may switch a mode: unknown
     ("evaluation.py", "is_model_name"): "weak",
     ("evaluation.py", "_excluded"): "silence",

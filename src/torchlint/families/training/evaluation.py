@@ -1429,9 +1429,6 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
     return out
 
 
-_SETS_MODE = re.compile(r"\.(eval|train)\(|eval[a-z_]*\(|[a-z_]eval\(|requires_grad_|\bmode\b", re.IGNORECASE)
-
-
 def _library_switches(ctx: FileContext, call: cst.Call) -> Set[str]:
     """What an unknown call named for evaluation may put in eval mode: for a library function
     (``create_supervised_evaluator(model, metrics=...)`` imported from an installed package, whose code
@@ -1472,10 +1469,14 @@ def _plain_value_call(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return bool(names) and all(q.startswith(_PLAIN_VALUE_MODULES) or q in _PLAIN_VALUE_BUILTINS for q in names)
 
 
-def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
+def _provably_leaves_mode(ctx: FileContext, call: cst.Call, depth: int = 0) -> bool:
     """A call named for evaluation (``evaluate(model, loader)``) whose function is found (this file or a
-    project module) and switches no mode: neither it nor anything it calls is an ``eval``/``train`` call
-    or a helper named for evaluation.  An unknown function may set eval mode."""
+    project module) and switches no mode: it makes no ``eval``/``train`` call and reads no mode, and every
+    function named for evaluation it calls is found and provably leaves the mode too
+    (``evaluate_randomly`` calling ``evaluate`` for a few sentences).  An unknown function may set eval
+    mode."""
+    if depth > _MODE_HELPER_DEPTH:
+        return False
     target = called_function(ctx, call)
     if target is None and isinstance(call.func, cst.Attribute):
         # `result.evaluate(pred, y)` with `result = Result()`: the method of the project class it is built from
@@ -1489,7 +1490,22 @@ def _provably_leaves_mode(ctx: FileContext, call: cst.Call) -> bool:
     else:
         fctx, function, _offset = target
     body = fctx.code(function.body)
-    return _SETS_MODE.search(body) is None
+    if _SETS_MODE_ITSELF.search(body):
+        return False
+    for inner in fctx.calls_in(function):
+        name = callee_name(inner)
+        if name is not None and _NAMED_FOR_EVALUATION.search(name) and \
+                not _provably_leaves_mode(fctx, inner, depth + 1):
+            return False
+    return True
+
+
+#: what switches or reads a mode in a function's code, besides the calls named for evaluation it makes
+_SETS_MODE_ITSELF = re.compile(r"\.(eval|train)\(|requires_grad_|\bmode\b", re.IGNORECASE)
+#: a callee named for evaluation (``evaluate``, ``run_eval``, ``evaluateRandomly``)
+_NAMED_FOR_EVALUATION = re.compile(r"eval", re.IGNORECASE)
+#: how many helpers named for evaluation deep the question is followed
+_MODE_HELPER_DEPTH = 3
 
 
 def _map_to_caller(ctx: FileContext, call: cst.Call, via: cst.Call, target: cst.BaseExpression, code: str) -> str:
