@@ -44,7 +44,9 @@ class EvalWithoutNoGrad(LintRule):
     training mode) is evaluation code when every call of it in the file runs a model trained, or given
     trained weights, before that call (a part of such a model too: `decoder` passed to `Model(encoder,
     decoder)`; for a method's `self.<model>`, a loop around the call that also steps an optimizer the
-    instance builds on that model's parameters, as an agent's `select_action` between its updates); a
+    instance builds on that model's parameters, as an agent's `select_action` between its updates, also
+    called through an instance the file builds, `agent.act(s)` beside `agent.learn(batch)` in the
+    script's loop); a
     file that registers a forward or backward hook is left alone (a hook may feed a loss
     with the activations). A module-level loop that calls a helper returning a model output or its loss
     and reads it only off the graph (`dev_loss += calc_loss(batch).item()`) on a trained model is an
@@ -1895,6 +1897,39 @@ maml = Meta()
 for step in range(3):
     acc = maml(torch.randn(8, 4), torch.randint(0, 2, (8,)))
     print(step, acc)
+"""
+        ),
+        # the same learner called from the script's loop, its choice's log-probability backpropagated by `update`
+        Valid(
+            """
+import random
+
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 2))
+        self.optim = torch.optim.SGD(self.net.parameters(), lr=0.01)
+
+    def choose(self, state):
+        scores = self.net(torch.tensor(state, dtype=torch.float32)[None])
+        dist = torch.distributions.Categorical(logits=scores)
+        action = dist.sample()
+        return int(action), dist.log_prob(action)
+
+    def update(self, log_prob, reward):
+        loss = -(log_prob * reward).sum()
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+
+
+learner = Learner()
+for episode in range(50):
+    action, log_prob = learner.choose([random.random() for _ in range(3)])
+    learner.update(log_prob, random.random())
 """
         ),
     ]
@@ -6022,6 +6057,69 @@ def statistics(batches):
 
 print(statistics([torch.randn(5, 4), torch.randn(5, 4)]).shape)
 """,
+        ),
+        # a learner's choice made through its instance in the script's loop, between its updates
+        Invalid(
+            """
+import random
+
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 2))
+        self.optim = torch.optim.SGD(self.net.parameters(), lr=0.01)
+
+    def choose(self, state):
+        scores = self.net(torch.tensor(state, dtype=torch.float32)[None])
+        return int(scores.argmax(1))
+
+    def update(self, states, actions, returns):
+        picked = self.net(states).gather(1, actions[:, None]).squeeze(1)
+        loss = (picked - returns).pow(2).mean()
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+
+
+learner = Learner()
+for episode in range(50):
+    action = learner.choose([random.random() for _ in range(3)])
+    learner.update(torch.randn(4, 3), torch.randint(0, 2, (4,)), torch.randn(4))
+""",
+            fixed="""
+import random
+
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 2))
+        self.optim = torch.optim.SGD(self.net.parameters(), lr=0.01)
+
+    @torch.no_grad()
+    def choose(self, state):
+        scores = self.net(torch.tensor(state, dtype=torch.float32)[None])
+        return int(scores.argmax(1))
+
+    def update(self, states, actions, returns):
+        picked = self.net(states).gather(1, actions[:, None]).squeeze(1)
+        loss = (picked - returns).pow(2).mean()
+        self.optim.zero_grad()
+        loss.backward()
+        self.optim.step()
+
+
+learner = Learner()
+for episode in range(50):
+    action = learner.choose([random.random() for _ in range(3)])
+    learner.update(torch.randn(4, 3), torch.randint(0, 2, (4,)), torch.randn(4))
+""",
+            line=14,
         ),
     ]
 

@@ -919,7 +919,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
     if function is None or not (ctx.names.is_param_at(name) or ctx.names.reads_parameter(name)):
         return None
     out: List[cst.BaseExpression] = []
-    calls = call_sites(ctx, function) + _instance_calls(ctx, function)
+    calls = call_sites(ctx, function) + instance_calls(ctx, function)
     if not calls:
         return None
     for call in calls:
@@ -930,7 +930,7 @@ def arguments_for_param(ctx: FileContext, name: cst.Name) -> Optional[List[cst.B
     return out
 
 
-def _instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+def instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """For a method of a module-level class of this file (not a special one): its calls through an
     instance the file builds (``agent.test("videos")`` with ``agent = Agent(env)``); empty otherwise."""
     cls = _plain_method_class(ctx, function)
@@ -1180,6 +1180,7 @@ __all__ = [
     "definition_named",
     "list_elements",
     "project_instance_calls",
+    "instance_calls",
     "MAX_DEPTH",
     "Invocation",
     "value_invocations",

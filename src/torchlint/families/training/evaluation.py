@@ -54,6 +54,7 @@ from torchlint.analysis.definitions import (
     class_body,
     built_values,
     call_sites,
+    instance_calls,
     Invocation,
     value_invocations,
     called_function,
@@ -2769,9 +2770,9 @@ class EvaluationFacts:
         ctx = self.ctx
         code = ctx.code(model)
         if code.startswith("self.") and isinstance(site_call.func, cst.Attribute) and (
-            dotted_name(site_call.func.value) == "self"
+            dotted_name(site_call.func.value) == "self" or site_call in instance_calls(ctx, helper)
         ):
-            return model
+            return model  # (through an instance the file builds: `agent.act(s)`, the agent's own `self.q`)
         if isinstance(model, cst.Name):
             params = list(helper.params.posonly_params) + list(helper.params.params)
             if isinstance(site_call.func, cst.Attribute) and params and params[0].name.value in ("self", "cls"):
@@ -2831,7 +2832,7 @@ class EvaluationFacts:
         for call, _model in calls:
             if isinstance(ctx.parent(call), cst.Expr):
                 return False  # output discarded: calibration or warm-up
-        sites = call_sites(ctx, function)
+        sites = call_sites(ctx, function) + instance_calls(ctx, function)  # (`agent.act(s)` in the script's loop)
         if not sites or any(enclosing_function(ctx, site) is function for site in sites):
             return False
         if self._captures_activations():
@@ -2900,7 +2901,18 @@ class EvaluationFacts:
                                                                             cst.Lambda, cst.ClassDef))), None)
         if not isinstance(loop, (cst.For, cst.While)):
             return False
-        for c, _via in calls_through_helpers(ctx, loop.body, 2):
+        found_calls = [c for c, _via in calls_through_helpers(ctx, loop.body, 2)]
+        receiver = site_call.func.value if isinstance(site_call.func, cst.Attribute) else None
+        if isinstance(receiver, cst.Name) and receiver.value != "self":
+            # `agent.learn(batch)` beside `agent.act(s)`: the methods the loop runs on the same instance
+            for c in ctx.calls_in(loop.body):
+                if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) \
+                        and c.func.value.value == receiver.value:
+                    owner = instance_class(ctx, c.func.value)
+                    method = find_method(owner[0], owner[1], c.func.attr.value) if owner is not None else None
+                    if method is not None and method[0] is ctx:
+                        found_calls.extend(m for m, _via in calls_through_helpers(ctx, method[1], 1))
+        for c in found_calls:
             opt = optimizer_of_step(ctx, c)
             found = effects.self_attr(ctx, opt) if isinstance(opt, cst.Attribute) else None
             if found is None:
