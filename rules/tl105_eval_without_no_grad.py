@@ -5,6 +5,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from torchlint.analysis.context import assignment_targets
+from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.families.training.evaluation import (
     EvaluationBinder,
     call_sites,
@@ -21,6 +22,10 @@ from torchlint.analysis.training import (attribute_flows_into_backward, flows_in
                                          is_backward_like, is_detached, under_no_grad)
 from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
+
+
+#: the torch release that brought `torch.no_grad()`
+_NO_GRAD_SINCE = (0, 4)
 
 
 class EvalWithoutNoGrad(LintRule):
@@ -168,7 +173,9 @@ class EvalWithoutNoGrad(LintRule):
     detached values; when only the output itself (a hidden state) is fed back, it is unsafe.
 
     ## Options
-    None.
+    - `target-torch` (default `"auto"`): the oldest torch the project supports; below 0.4, which has no
+      `torch.no_grad()` (evaluation turned autograd off with `Variable(x, volatile=True)`), nothing is
+      reported. `"auto"` reads the project's declared torch requirement.
 
     ## References
     - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
@@ -187,6 +194,7 @@ class EvalWithoutNoGrad(LintRule):
     )
     FIX_TITLE = "Disable gradients for the evaluation (`@torch.no_grad()` or `with torch.no_grad():`)"
     TRIGGERS = ("torch",)
+    OPTIONS = {"target-torch": TARGET_TORCH}
 
     VALID = [
         # near miss: the name is bound again to a part of the output itself, which keeps its graph, and the
@@ -1931,6 +1939,23 @@ for episode in range(50):
     action, log_prob = learner.choose([random.random() for _ in range(3)])
     learner.update(log_prob, random.random())
 """
+        ),
+        # a project that declares torch 0.3: `volatile=True` turns autograd off there
+        Valid(
+            """
+import torch
+from torch.autograd import Variable
+
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        out = model(Variable(x, volatile=True))
+        correct += (out.data.max(1)[1] == y).sum()
+    return correct
+""",
+            options={"target-torch": "0.3"},
         ),
     ]
 
@@ -6125,7 +6150,7 @@ for episode in range(50):
 
     def leave_Module(self, node: cst.Module) -> None:
         ctx = self.ctx
-        if not ctx.names.imports_torch:
+        if not ctx.names.imports_torch or target_version(self.options.get("target-torch")) < _NO_GRAD_SINCE:
             return
         found = []
         for site in evaluation_facts(ctx).sites():

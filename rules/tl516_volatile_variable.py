@@ -7,16 +7,23 @@ import libcst as cst
 from torchlint.analysis.context import keyword_arg
 from torchlint.analysis.definitions import call_sites, passed_argument, project_call_sites
 from torchlint.families.api.rewrite import literal_value
+from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import under_no_grad
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
 
+#: the torch release since which ``volatile`` is ignored
+_VOLATILE_IGNORED_SINCE = (0, 4)
+
+
 class VolatileVariable(LintRule):
     """
     ## What it does
-    Finds `Variable(x, volatile=True)` outside `torch.no_grad()`, and `volatile=False` anywhere.
+    Finds `Variable(x, volatile=True)` outside `torch.no_grad()`, and `volatile=False` anywhere, unless
+    the project supports a torch older than 0.4 (option `target-torch`, or the lower bound its
+    pyproject.toml / requirements declare), where `volatile=True` still turned autograd off.
 
     ## Why is this bad?
     Before torch 0.4, `volatile=True` switched autograd off for everything computed from the variable:
@@ -47,7 +54,8 @@ class VolatileVariable(LintRule):
     to do, `Variable(x, volatile=False)` becomes `x` (a `Variable` is the tensor itself since 0.4).
 
     ## Options
-    None.
+    - `target-torch` (default `"auto"`): the oldest torch the project supports; below 0.4 nothing is
+      reported. `"auto"` reads the project's declared torch requirement.
 
     TorchFix has no equivalent.
 
@@ -65,6 +73,7 @@ class VolatileVariable(LintRule):
     )
     FIX_TITLE = "Drop `volatile=False`"
     TRIGGERS = ("volatile",)
+    OPTIONS = {"target-torch": TARGET_TORCH}
 
     VALID = [
         Valid(
@@ -137,6 +146,22 @@ def train(model, source, opt):
         loss.backward()
         opt.step()
 """
+        ),
+        # a project that declares torch 0.3: `volatile=True` turns autograd off there
+        Valid(
+            """
+import torch
+from torch.autograd import Variable
+
+
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        out = model(Variable(x, volatile=True))
+        correct += (out.data.max(1)[1] == y).sum()
+    return correct
+""",
+            options={"target-torch": "0.3"},
         ),
     ]
 
@@ -214,10 +239,12 @@ def act(actor, state):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self._pending: List[Tuple[cst.Call, cst.BaseExpression]] = []
+        # a project that still supports torch 0.3 (`torch==0.3.0` declared) runs where `volatile` works
+        self._ignored = target_version(self.options.get("target-torch")) >= _VOLATILE_IGNORED_SINCE
 
     def visit_Call(self, node: cst.Call) -> None:
         volatile = keyword_arg(node, "volatile")
-        if volatile is None or not self.ctx.names.matches(node.func, VARIABLE):
+        if volatile is None or not self._ignored or not self.ctx.names.matches(node.func, VARIABLE):
             return
         if literal_value(volatile.value) is False:
             self.report(
