@@ -770,3 +770,54 @@ def test_a_model_running_itself_by_any_spelling_gives_its_forward_output(call):
     """ % call)
     (finding,) = call_findings(ctx)
     assert finding.loss == "ce"
+
+
+
+def test_written_target_covers_unpacked_loop_and_comprehension_targets():
+    from torchlint.analysis.context import written_target
+
+    ctx = _walked(
+        """
+        pred, _ = model(x)
+        pred = (pred > 0.5).squeeze()
+        total += pred.sum()
+        for i, (a, b) in enumerate(pairs):
+            print(a)
+        squares = [n * n for n in range(3)]
+        """
+    )
+    names = [n for n in ctx.nodes(ctx.module) if isinstance(n, cst.Name)]
+    assert sorted(n.value for n in names if written_target(ctx, n)) == [
+        "_", "a", "b", "i", "n", "pred", "pred", "squares", "total"]
+    # the reads: `(pred > 0.5)` and `pred.sum()`
+    assert len([n for n in names if n.value == "pred" and not written_target(ctx, n)]) == 2
+
+
+_SUMMED_AFTER = """
+def update(batches):
+    losses = []
+    for x in batches:
+        loss = net(x).mean()
+        loss.backward()
+        losses.append(loss)
+    loss = sum(losses) / len(losses)
+    return loss
+"""
+
+_SUMMED_IN_THE_LOOP = """
+def update(batches):
+    losses = []
+    for x in batches:
+        losses.append(net(x).mean())
+        loss = sum(losses) / len(losses)
+        loss.backward()
+    return losses
+"""
+
+
+@pytest.mark.parametrize("code, flows", [(_SUMMED_AFTER, False), (_SUMMED_IN_THE_LOOP, True)])
+def test_a_backward_reads_a_derived_name_only_where_its_computation_may_run_before(code, flows):
+    from torchlint.analysis.training import flows_into_backward
+
+    ctx = _walked(code)
+    assert flows_into_backward(ctx, _function(ctx, "update"), "losses") is flows
