@@ -39,7 +39,8 @@ class UnusedSubmodule(LintRule):
     fills with such a value (`Block(settings)` in `Net.__init__`, `Net(Settings())`), or a value read, in
     the same function and unconditionally, for an attribute no instance of the class has
     (`config.dropout` beside `config.n_embd`: the class sets no `n_embd`, nor does its base or a subclass,
-    and nothing writes it). A value not known counts. A string counts only where it reaches an attribute by name:
+    and nothing writes it). A value not known counts. A read that only asks whether the attribute holds
+    something (`if self.norm:`, `if self.norm is not None:`, `not self.norm`) runs nothing and does not count. A string counts only where it reaches an attribute by name:
     `getattr`, `setattr`, `get_submodule`, a parameter of a helper that does so, a key read from
     `_modules` or `vars(m)`, a dotted key of a state dict (`"head.weight"`), a name compared with it while
     iterating the instance's `named_parameters()` or `named_modules()`; not a docstring, a message, a
@@ -670,6 +671,33 @@ class NormedBlock(Block):
         return getattr(self, "norm")(super().forward(x))
 """
         ),
+        # an optional batch norm tested and applied where it is there
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class ConvBlock(nn.Module):
+    def __init__(self, cin, cout, norm=True):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+        if norm:
+            self.norm = nn.BatchNorm2d(cout)
+        else:
+            self.norm = None
+            self.shift = nn.Parameter(torch.zeros(cout, 1, 1))
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.norm is None:
+            x = x + self.shift
+        else:
+            x = self.norm(x)
+        return self.act(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1117,6 +1145,32 @@ class Stack(nn.Module):
         return x
 """,
             line=9,
+        ),
+        # the batch norm is only tested (`if self.norm is None:`): asking whether it is there never runs it
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class ConvBlock(nn.Module):
+    def __init__(self, cin, cout, norm=True):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+        if norm:
+            self.norm = nn.BatchNorm2d(cout)
+        else:
+            self.norm = None
+            self.shift = nn.Parameter(torch.zeros(cout, 1, 1))
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.norm is None:
+            x = x + self.shift
+        return self.act(x)
+""",
+            line=11,
         ),
     ]
 

@@ -106,6 +106,8 @@ class NamesRead:
             return
         if effects.initialising_read(ctx, node):
             return  # `nn.init.zeros_(self.fc.bias)`: initialising a layer does not run it
+        if _tested_only(ctx, node):
+            return  # `if self.norm:`, `if self.norm is not None:`: asking whether it is there does not run it
         self.attributes.setdefault(node.attr.value, []).append(node)
 
     def string(self, node: cst.BaseExpression, text: str) -> None:
@@ -227,6 +229,21 @@ class _View:
             return None
         self._members = out
         return out
+
+
+def _tested_only(ctx: FileContext, node: cst.Attribute) -> bool:
+    """Whether the read ``node`` only asks whether the attribute holds something: the whole test of an
+    ``if``/``while``/conditional expression, the operand of ``not``, or compared with ``None`` by identity."""
+    parent = ctx.parent(node)
+    if isinstance(parent, (cst.If, cst.While, cst.IfExp)):
+        return parent.test is node
+    if isinstance(parent, cst.UnaryOperation):
+        return isinstance(parent.operator, cst.Not)
+    if isinstance(parent, cst.Comparison) and parent.left is node and len(parent.comparisons) == 1:
+        only = parent.comparisons[0]
+        return isinstance(only.operator, (cst.Is, cst.IsNot)) and isinstance(only.comparator, cst.Name) \
+            and only.comparator.value == "None"
+    return False
 
 
 def _on_self_or_written(ctx: FileContext, node: cst.Attribute) -> bool:
