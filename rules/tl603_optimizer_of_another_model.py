@@ -133,7 +133,7 @@ class OptimizerOfAnotherModel(LintRule):
     outputs written into a buffer by item (`outputs[t] = decoder(h)`) reach what their values reach;
     numpy and the legacy tensor constructors (`torch.LongTensor(indexes)`) compute off the graph.
     Reading a model changes nothing about its training: a summary (`torchsummary`, `torchinfo`),
-    `torch.save`, an ignite checkpoint handler given it in a dict, gradient clipping over its
+    `torch.save` (of the model, or of a list or tuple holding it: `torch.save([G, D], path)`), an ignite checkpoint handler given it in a dict, gradient clipping over its
     parameters, its parameters switched off with `p.requires_grad = False` where the file switches them on
     again (a critic frozen for the generator's step), its parameters' gradients handed to any function (`writer.add_histogram(name, p.grad, step)`
     in a loop over `named_parameters()`) and its parameters handed to a logger's method (`add_histogram`,
@@ -2372,6 +2372,28 @@ for step in range(100):
     opt_gen.step()
 """
         ),
+        # both halves of an autoencoder stepped, and saved together as a list now and then
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+encoder = nn.Sequential(nn.Linear(10, 4), nn.Tanh())
+decoder = nn.Linear(4, 10)
+opt_enc = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+opt_dec = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+for step in range(200):
+    x = torch.randn(16, 10)
+    loss = (decoder(encoder(x)) - x).pow(2).mean()
+    opt_enc.zero_grad()
+    opt_dec.zero_grad()
+    loss.backward()
+    opt_enc.step()
+    opt_dec.step()
+    if step % 100 == 0:
+        torch.save([encoder, decoder], "autoencoder.pt")
+"""
+        ),
     ]
 
     INVALID = [
@@ -4584,6 +4606,29 @@ for step in range(100):
     opt_gen.step()
 """,
             line=16,
+        ),
+        # the encoder, saved in a list with the decoder, is in no optimizer: saving reads it, it freezes nothing
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+encoder = nn.Sequential(nn.Linear(10, 4), nn.Tanh())
+decoder = nn.Linear(4, 10)
+opt_enc = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+opt_dec = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+for step in range(200):
+    x = torch.randn(16, 10)
+    loss = (decoder(encoder(x)) - x).pow(2).mean()
+    opt_enc.zero_grad()
+    opt_dec.zero_grad()
+    loss.backward()
+    opt_enc.step()
+    opt_dec.step()
+    if step % 100 == 0:
+        torch.save([encoder, decoder], "autoencoder.pt")
+""",
+            line=14,
         ),
     ]
 

@@ -1907,6 +1907,12 @@ def _read_only(ctx: FileContext, node: cst.BaseExpression) -> bool:
     ``engine.add_event_handler(event, handler, to_save)`` that hands it to such a handler); its
     ``parameters()`` given to gradient clipping."""
     parent = ctx.parent(node)
+    if isinstance(parent, cst.Element) and parent.value is node:
+        display = ctx.parent(parent)
+        if isinstance(display, (cst.List, cst.Tuple)) and isinstance(ctx.parent(display), cst.Arg):
+            # `torch.save([generator, discriminator], path)`: the list is read as the models are
+            return _read_only(ctx, display)
+        return False
     if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("parameters",
                                                                                            "named_parameters"):
         call = ctx.parent(parent)
@@ -2006,6 +2012,8 @@ def _may_be_frozen(ctx: FileContext, name: str, at: Optional[cst.Name] = None,
                 continue  # `net_g, net_d = nets`: bound to what the calls put in the list they pass
             if followed is not None and _listed_for(ctx, parent, followed):
                 continue  # `train([net_g, net_d], ...)`: handed in a list to the function being followed
+            if _read_only(ctx, node):
+                continue  # `torch.save([generator, discriminator], path)`
             return True
         if not _harmless_use(ctx, node, methods, plain, followed, depth):
             return True
