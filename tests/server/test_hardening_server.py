@@ -61,7 +61,9 @@ def test_large_slow_document_gets_a_timeout_notice_soon(tmp_path):
         uri = _open(s, "slow.py", text)
         diags = await asyncio.wait_for(s.diagnostics(uri, 1), 45)
         assert [d.code for d in diags] == ["TL000"]
-        assert "longer than 2 s" in diags[0].message
+        # whichever guard stops the analysis first: the time limit (twice `file-timeout`), or, on a fast
+        # machine that gets further in that time, the analysis process's memory limit
+        assert "longer than 2 s" in diags[0].message or "MiB of memory" in diags[0].message, diags[0].message
         assert await s.stop() == 0
 
     run(scenario())
