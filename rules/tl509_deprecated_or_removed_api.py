@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.fixes.toolkit import in_place_of
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
-from torchlint.analysis.definitions import built_values, callers_arguments, strip_moves
+from torchlint.analysis.definitions import built_values, callers_arguments, function_returns, strip_moves
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
 from torchlint.analysis.walk import iter_nodes
@@ -92,7 +92,9 @@ class DeprecatedOrRemovedApi(LintRule):
 
     A 0-d loss is a value built by a torch loss that reduces the batch (`criterion(out, y)` with
     `criterion = nn.CrossEntropyLoss()` or `nn.MSELoss(reduction="sum")`, `F.mse_loss(...)`), or, read
-    through `.data`, a full `.sum()` / `.mean()` of a tensor expression (`(conf > 0.5).sum().data[0]`);
+    through `.data`, a full `.sum()` / `.mean()` (or `torch.sum(t)`) of a tensor expression
+    (`(conf > 0.5).sum().data[0]`), such values added or scaled by a number (`bce + kld`, `loss / len(x)`),
+    and what every `return` of a function of the file gives back (`loss = vae_loss(recon, x, mu, logvar)`);
     `x.data[0]` of any other tensor is not reported. Calls in
     a branch chosen by the torch version (a version comparison, `if hasattr(torch, "amp"):`, an `except`
     fallback) are not reported; `hasattr` of an object of the code's own (`hasattr(m, "weight")`) is no
@@ -358,6 +360,27 @@ import torch.nn.functional as F
 crit = nn.MSELoss(reduction="mean")
 print(F.l1_loss(torch.zeros(2), torch.ones(2), reduction='mean'))
 print(crit(torch.zeros(2), torch.ones(2)))
+"""
+        ),
+        # the first row of a reconstruction, not of the loss
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def vae_loss(recon, x, mu, logvar):
+    bce = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    return bce + kld
+
+
+recon = torch.rand(4, 3, requires_grad=True)
+mu = torch.zeros(4, 2, requires_grad=True)
+logvar = torch.zeros(4, 2, requires_grad=True)
+loss = vae_loss(recon, torch.rand(4, 3), mu, logvar)
+loss.backward()
+print(recon.data[0])
 """
         ),
     ]
@@ -802,6 +825,46 @@ print(crit(torch.zeros(2), torch.ones(2)))
             line=6,
             count=2,
         ),
+        # a loss a function of the file returns (two reduced terms added): 0-d, so `.data[0]` raises
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def vae_loss(recon, x, mu, logvar):
+    bce = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    return bce + kld
+
+
+recon = torch.rand(4, 3, requires_grad=True)
+mu = torch.zeros(4, 2, requires_grad=True)
+logvar = torch.zeros(4, 2, requires_grad=True)
+loss = vae_loss(recon, torch.rand(4, 3), mu, logvar)
+loss.backward()
+print(loss.data[0])
+""",
+            fixed="""
+import torch
+import torch.nn.functional as F
+
+
+def vae_loss(recon, x, mu, logvar):
+    bce = F.binary_cross_entropy(recon, x, reduction="sum")
+    kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    return bce + kld
+
+
+recon = torch.rand(4, 3, requires_grad=True)
+mu = torch.zeros(4, 2, requires_grad=True)
+logvar = torch.zeros(4, 2, requires_grad=True)
+loss = vae_loss(recon, torch.rand(4, 3), mu, logvar)
+loss.backward()
+print(loss.item())
+""",
+            line=17,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -939,22 +1002,39 @@ print(crit(torch.zeros(2), torch.ones(2)))
             node, cst.Call(func=cst.Attribute(value=holder, attr=cst.Name("item"))))
         self.report(node, f"`{spelled}` on a 0-d loss {state}; use `.item()`", fix=fix)
 
-    def _zero_dim_loss(self, expr: cst.BaseExpression, through_data: bool) -> bool:
+    def _zero_dim_loss(self, expr: cst.BaseExpression, through_data: bool, depth: int = 0) -> bool:
         """A value known to be 0-d: a torch loss with its default reduction (a criterion instance or an
         `F.*` loss), a full `sum()`/`mean()` of one, or, read through `.data` (a tensor's attribute), a full
-        `sum()`/`mean()` of a tensor expression; through a name, every value it may hold."""
+        `sum()`/`mean()` of a tensor expression; such a value scaled by a number (`criterion(o, y) / n`) or
+        added to another (`bce + kld`); what every `return` of a function of the file gives back
+        (`loss = loss_function(recon, x, mu, logvar)`); through a name, every value it may hold."""
         ctx = self.ctx
+        if depth > 8:
+            return False
         if isinstance(expr, cst.Name):
             values = ctx.names.values_before(expr)
             return bool(values) and all(
-                not isinstance(v, cst.Name) and self._zero_dim_loss(v, through_data) for v in values)
+                not isinstance(v, cst.Name) and self._zero_dim_loss(v, through_data, depth + 1) for v in values)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _SCALING_OPERATORS):
+            left = self._zero_dim_loss(expr.left, through_data, depth + 1)
+            right = self._zero_dim_loss(expr.right, through_data, depth + 1)
+            return (left or right) and (left or _plain_number(ctx, expr.left)) and (right or _plain_number(ctx, expr.right))
         if not isinstance(expr, cst.Call):
             return False
         func = expr.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean") and not expr.args:
             inner = func.value
             return _is_loss_call(ctx, inner) or (through_data and isinstance(inner, (cst.BinaryOperation, cst.Comparison, cst.Call)))
-        return _is_loss_call(ctx, expr)
+        if ctx.names.matches(func, _FULL_REDUCTIONS) and len(expr.args) == 1 and expr.args[0].keyword is None \
+                and not expr.args[0].star:
+            inner = expr.args[0].value  # `torch.sum(1 + logvar - mu.pow(2) - logvar.exp())`
+            return _is_loss_call(ctx, inner) or (through_data and isinstance(inner, (cst.BinaryOperation, cst.Comparison, cst.Call)))
+        if _is_loss_call(ctx, expr):
+            return True
+        function = ctx.function_for_call(expr) if isinstance(func, cst.Name) else None
+        returns = function_returns(function) if function is not None else []
+        return bool(returns) and all(r.value is not None and self._zero_dim_loss(r.value, through_data, depth + 1)
+                                     for r in returns)
 
     def _compatibility_branch(self, node: cst.Call) -> bool:
         """Inside a branch chosen by the torch version (`if is_torch_version(...)`, `if hasattr(torch, ...)`)
@@ -1129,6 +1209,29 @@ print(crit(torch.zeros(2), torch.ones(2)))
             if q.startswith("torchvision.models.") and last.islower() and not last.startswith("_"):
                 return positional[0]
         return None
+
+
+#: torch's reductions of a whole tensor to one number, given the tensor alone
+_FULL_REDUCTIONS = frozenset({"torch.sum", "torch.mean"})
+#: operators that keep a 0-d value 0-d when the other operand is 0-d or a number
+_SCALING_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power)
+
+
+def _plain_number(ctx, expr: cst.BaseExpression) -> bool:
+    """A Python number: a literal, a name bound only to literals, `len(...)`, `x.size(k)`, `x.numel()`."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _plain_number(ctx, expr.expression)
+    if isinstance(expr, cst.Name):
+        values = ctx.names.values_before(expr)
+        return bool(values) and all(isinstance(v, (cst.Integer, cst.Float)) for v in values)
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name) and expr.func.value == "len" and not ctx.names.qualified_names_at(expr.func):
+            return True
+        return isinstance(expr.func, cst.Attribute) and (
+            expr.func.attr.value == "size" and len(expr.args) == 1 or expr.func.attr.value == "numel" and not expr.args)
+    return False
 
 
 def _is_loss_call(ctx, expr: cst.BaseExpression) -> bool:
