@@ -27,7 +27,7 @@ from torchlint.families.training.evaluation import (
     samples_on_purpose,
     top_statement,
 )
-from torchlint.analysis.context import arg, written_target
+from torchlint.analysis.context import arg
 from torchlint.families.training.evaluation import trains
 from torchlint.analysis.definitions import arguments_for_param, project_arguments_for_param
 from torchlint.analysis.names import dotted_name
@@ -96,8 +96,6 @@ class EvalWithoutEvalMode(LintRule):
     `nn.ModuleList` and `nn.ModuleDict` (comprehensions included), project classes and the factory
     functions that return them, and, for a parameter, the models every caller in the file passes (or,
     for a module-level function called only from other files of the project, every caller there).
-    A forward pass whose output nothing reads, in a file that registers forward hooks, is run for what the
-    hooks capture, and which layers they read decides whether the mode matters: it is not reported.
     A network a constructor builds only to lend its weights (`donor = vgg16(weights=...)`, then
     `self.conv.load_state_dict(donor.features[0].state_dict())`) is no part of the model.
     A rate given as a constructor argument is read at each construction in the file
@@ -1991,44 +1989,6 @@ scorer.load_state_dict(torch.load("scorer.pt"))
 scorer.eval()
 print(evaluate_batches(scorer, [torch.randn(4, 6), torch.randn(2, 6)]))
 print(predict(scorer, torch.randn(3, 6)))
-"""
-        ),
-        # a forward pass run for the feature maps the file's hooks capture, its output dropped: which layers
-        # the hooks read decides whether the mode matters
-        Valid(
-            """
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3), nn.ReLU())
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.LazyLinear(10))
-
-    def forward(self, x):
-        return self.classifier(self.features(x))
-
-
-net = Net()
-net.load_state_dict(torch.load("net.pt"))
-maps = {}
-
-
-def keep(name):
-    def hook(module, inputs, output):
-        maps[name] = output.detach()
-    return hook
-
-
-for name, layer in net.features.named_children():
-    layer.register_forward_hook(keep(name))
-
-with torch.no_grad():
-    output = net(torch.rand(1, 3, 32, 32))
-for name, fmap in maps.items():
-    print(name, fmap.mean().item())
 """
         ),
     ]
@@ -5202,82 +5162,6 @@ print(evaluate(scorer, torch.randn(3, 6)))
             unsafe=True,
             line=17,
         ),
-        # the same pass whose prediction is printed: the classifier's dropout acts on it
-        Invalid(
-            """
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3), nn.ReLU())
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.LazyLinear(10))
-
-    def forward(self, x):
-        return self.classifier(self.features(x))
-
-
-net = Net()
-net.load_state_dict(torch.load("net.pt"))
-maps = {}
-
-
-def keep(name):
-    def hook(module, inputs, output):
-        maps[name] = output.detach()
-    return hook
-
-
-for name, layer in net.features.named_children():
-    layer.register_forward_hook(keep(name))
-
-with torch.no_grad():
-    output = net(torch.rand(1, 3, 32, 32))
-print(output.argmax(1).item())
-for name, fmap in maps.items():
-    print(name, fmap.mean().item())
-""",
-            fixed="""
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3), nn.ReLU())
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.LazyLinear(10))
-
-    def forward(self, x):
-        return self.classifier(self.features(x))
-
-
-net = Net()
-net.load_state_dict(torch.load("net.pt"))
-maps = {}
-
-
-def keep(name):
-    def hook(module, inputs, output):
-        maps[name] = output.detach()
-    return hook
-
-
-for name, layer in net.features.named_children():
-    layer.register_forward_hook(keep(name))
-
-with torch.no_grad():
-    net.eval()
-    output = net(torch.rand(1, 3, 32, 32))
-print(output.argmax(1).item())
-for name, fmap in maps.items():
-    print(name, fmap.mean().item())
-""",
-            unsafe=True,
-            line=31,
-        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5294,8 +5178,6 @@ for name, fmap in maps.items():
             for call, model in site.calls:
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
-                if facts.captures_activations() and self._output_unused(call):
-                    continue  # run for what the file's hooks capture: which layers they read decides the mode
                 dependent = model_mode_dependent(ctx, model)
                 handed_over = dependent is None and site.decoding is None and model_from_code_not_in_view(ctx, model)
                 if dependent is not True and not handed_over:
@@ -5331,21 +5213,6 @@ for name, fmap in maps.items():
                     message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"
                 self.report(call, message, fix=self._fix(site, call, model, code))
                 break
-
-    def _output_unused(self, call: cst.Call) -> bool:
-        """The model call's output is dropped (a bare call, or a name nothing reads afterwards)."""
-        ctx = self.ctx
-        parent = ctx.parent(call)
-        if isinstance(parent, cst.Expr):
-            return True
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
-                and isinstance(parent.targets[0].target, cst.Name)):
-            return False
-        target = parent.targets[0].target
-        scope = ctx.enclosing(call, cst.FunctionDef) or ctx.module
-        bound = ctx.names.binding_at(target, target.value)
-        return not any(n is not target and not written_target(ctx, n) and ctx.names.binding_at(n, n.value) is bound
-                       for n in ctx.names_in(scope, target.value))
 
     def _mc_dropout(self, site: EvalSite) -> bool:
         if restores_train_mode(self.ctx, site.node):

@@ -2835,7 +2835,7 @@ class EvaluationFacts:
         sites = call_sites(ctx, function) + instance_calls(ctx, function)  # (`agent.act(s)` in the script's loop)
         if not sites or any(enclosing_function(ctx, site) is function for site in sites):
             return False
-        if self.captures_activations():
+        if self._captures_activations():
             return False  # an activation captured by a hook may feed a loss (style transfer)
         if any(train_mode_call(c) for c in ctx.calls_in(function)):
             return False  # a BatchNorm-statistics refresh, or training going on after it
@@ -2856,7 +2856,7 @@ class EvaluationFacts:
                 return False
         return True
 
-    def captures_activations(self) -> bool:
+    def _captures_activations(self) -> bool:
         """The file registers a hook on a module or a tensor (:data:`CAPTURING_CALLS`): what a forward pass
         computes may reach a loss through it, whatever the pass's own outputs do."""
         if self._capturing is None:
@@ -3032,7 +3032,7 @@ class EvaluationFacts:
         loop = self._loop_within(site_call, None)
         if not isinstance(loop, LOOP_TYPES) or runs_without_grad(ctx, site_call):
             return None
-        if trains(ctx, loop, depth=2) or needs_grad(ctx, loop) or self.captures_activations():
+        if trains(ctx, loop, depth=2) or needs_grad(ctx, loop) or self._captures_activations():
             return None
         if any(train_mode_call(c) for c in ctx.calls_in(loop)):
             return None
