@@ -26,10 +26,11 @@ from torchlint.families.training.evaluation import (
     TRAIN,
     samples_on_purpose,
     top_statement,
+    train_mode_call,
 )
 from torchlint.analysis.context import arg
 from torchlint.families.training.evaluation import trains
-from torchlint.analysis.definitions import arguments_for_param, project_arguments_for_param
+from torchlint.analysis.definitions import arguments_for_param, position, project_arguments_for_param
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.training import innermost_loop
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -5162,6 +5163,82 @@ print(evaluate(scorer, torch.randn(3, 6)))
             unsafe=True,
             line=17,
         ),
+        # the script switches the model to eval, but the caller that hands it on trains it first
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Dropout(0.25), nn.Linear(24, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def evaluate(net, x):
+    with torch.no_grad():
+        return net(x).argmax(-1).tolist()
+
+
+def finetune_then_score(net, opt, data, x):
+    net.train()
+    for a, b in data:
+        loss = (net(a) - b).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return evaluate(net, x)
+
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+scorer.eval()
+opt = torch.optim.SGD(scorer.parameters(), lr=0.1)
+print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))], torch.randn(3, 6)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Dropout(0.25), nn.Linear(24, 3))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def evaluate(net, x):
+    net.eval()
+    with torch.no_grad():
+        return net(x).argmax(-1).tolist()
+
+
+def finetune_then_score(net, opt, data, x):
+    net.train()
+    for a, b in data:
+        loss = (net(a) - b).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return evaluate(net, x)
+
+
+scorer = Scorer()
+scorer.load_state_dict(torch.load("scorer.pt"))
+scorer.eval()
+opt = torch.optim.SGD(scorer.parameters(), lr=0.1)
+print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))], torch.randn(3, 6)))
+""",
+            unsafe=True,
+            line=17,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5296,13 +5373,24 @@ print(evaluate(scorer, torch.randn(3, 6)))
             if covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) or \
                     self._arrives_settled(ctx, passed):
                 continue
-            if depth < 2 and isinstance(caller, cst.FunctionDef) and caller is not function:
+            if depth < 2 and isinstance(caller, cst.FunctionDef) and caller is not function \
+                    and not self._trains_before(caller, caller_site, ctx.code(passed)):
+                # (a caller that switches the model to training mode first hands it on in that mode)
                 deeper = self._unsettled_of(caller, passed, depth + 1)
                 if deeper is not None:
                     unsettled.extend(deeper)  # what the caller's own callers pass, switched there or not
                     continue
             unsettled.append((ctx, passed))
         return unsettled
+
+    def _trains_before(self, caller: cst.FunctionDef, site_call: cst.Call, code: str) -> bool:
+        """``caller`` may switch ``code`` to training mode before ``site_call``: a ``.train()`` of it there,
+        or a mode that reaches the call in training."""
+        ctx = self.ctx
+        at = position(ctx, site_call)
+        return any(train_mode_call(c) and isinstance(c.func, cst.Attribute) and ctx.code(c.func.value) == code
+                   and position(ctx, c) < at for c in ctx.calls_in(caller)) \
+            or TRAIN in modes_reaching(ctx, site_call, code)
 
     def _evidence(self, site: EvalSite, model: cst.BaseExpression) -> Optional[Tuple[Any, cst.CSTNode]]:
         """Where the model run is proven to act differently in eval mode: for a parameter, in a model a

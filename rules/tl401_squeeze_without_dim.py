@@ -1275,6 +1275,30 @@ for x, y in DataLoader(rows, batch_size=8, drop_last=True):
     sgd.step()
 """
         ),
+        # a criterion bound to a name, then passed by every call: it broadcasts and reduces
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def fit_batch(model, loss_fn, opt, x, y):
+    opt.zero_grad()
+    loss = loss_fn(model(x).squeeze(), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+reg = nn.Linear(5, 1)
+sgd = torch.optim.SGD(reg.parameters(), lr=0.05)
+criterion = nn.HuberLoss(delta=0.5)
+rows = TensorDataset(torch.rand(41, 5), torch.rand(41))
+for x, y in DataLoader(rows, batch_size=8):
+    fit_batch(reg, criterion, sgd, x, y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2644,7 +2668,12 @@ def _broadcasting_loss(ctx, call: cst.Call) -> bool:
         return False
     built = ctx.names.values_at(criterion)
     if not built and ctx.names.is_param_at(criterion):
-        built = arguments_for_param(ctx, criterion) or []  # a criterion every caller passes
+        built = []
+        for passed in arguments_for_param(ctx, criterion) or []:  # a criterion every caller passes
+            held = ctx.names.values_before(passed) if isinstance(passed, cst.Name) else [passed]
+            if not held:
+                return False
+            built.extend(held)  # (`mse = nn.MSELoss()`, then `fit_batch(reg, mse, ...)`)
     return bool(built) and all(_reducing_broadcasting_loss(ctx, v) for v in built)
 
 
@@ -2653,9 +2682,9 @@ def _reducing_broadcasting_loss(ctx, value: cst.BaseExpression) -> bool:
     reduces them."""
     if not (isinstance(value, cst.Call) and ctx.names.qualified_names(value.func) & _BROADCASTING_LOSS_CLASSES):
         return False
-    if any(a.star or a.keyword is None or a.keyword.value != "reduction" for a in value.args):
+    if any(a.star or a.keyword is None or a.keyword.value in ("size_average", "reduce") for a in value.args):
         return False  # (the legacy `size_average` and `reduce` may ask for the loss of each element)
-    reduction = value.args[0].value if value.args else None
+    reduction = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "reduction"), None)
     return reduction is None or isinstance(reduction, cst.SimpleString) and reduction.evaluated_value in ("mean", "sum")
 
 

@@ -621,6 +621,33 @@ def fit(detector, batches, opt, on_gpu, log):
         opt.step()
 """
         ),
+        # the names unpacked from the model earlier are unpacked again from data in each arm: the detached term is data
+        Valid(
+            """
+import torch
+
+
+def stats(x):
+    return x.mean(), x.std()
+
+
+def fit(model, batches, opt, first):
+    model.train()
+    for x, y in batches[:1]:
+        centre, spread = model(x)
+        print(centre.mean().item(), spread.mean().item())
+    for x, y in batches:
+        if first:
+            centre, spread = stats(x)
+        else:
+            centre, spread = stats(y)
+        pred, _ = model(x)
+        total = (pred - y).pow(2).mean() + spread.detach()
+        opt.zero_grad()
+        total.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [

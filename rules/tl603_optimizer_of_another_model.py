@@ -2394,6 +2394,33 @@ for step in range(200):
         torch.save([encoder, decoder], "autoencoder.pt")
 """
         ),
+        # a feature network frozen for good; a helper that would switch it on is never called (its `vgg` is its own)
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+gen = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+vgg = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8))  # a fixed feature network
+vgg.load_state_dict(torch.load("features.pt"))
+for p in vgg.parameters():
+    p.requires_grad = False
+opt_gen = torch.optim.Adam(gen.parameters(), lr=1e-3)
+
+
+def unfreeze(vgg):
+    for p in vgg.parameters():
+        p.requires_grad = True
+
+
+for step in range(100):
+    z, target = torch.randn(32, 8), torch.randn(32, 4)
+    loss = (vgg(gen(z)) - vgg(target)).pow(2).mean()
+    opt_gen.zero_grad()
+    loss.backward()
+    opt_gen.step()
+"""
+        ),
     ]
 
     INVALID = [

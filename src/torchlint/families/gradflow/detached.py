@@ -13,7 +13,7 @@ target (``F.mse_loss(student(x), teacher(x).detach())``) leaves the loss its gra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -49,6 +49,8 @@ _MAX_HOPS = 6
 _MAX_DATA_HOPS = 10
 #: the values each method of the file returns (outside nested functions, not under ``no_grad``)
 _RETURNS: "Fact[Dict[cst.FunctionDef, List[cst.BaseExpression]]]" = Fact("gradflow.method_returns", lambda ctx: {})
+#: id(expression) -> (whether it is model data, the hops that were left when that was found)
+_MODEL_DATA: "Fact[Dict[int, Tuple[bool, int]]]" = Fact("gradflow.model_data", lambda ctx: {})
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,7 @@ def _graph_values(ctx: FileContext, expr: cst.BaseExpression, hops: int = 4) -> 
         if isinstance(node, cst.Name):
             value = ctx.names.value_of(node)
             if value is not None:  # a local value (not `self`, a parameter, a module)
-                if isinstance(value, cst.Call) and model_data(ctx, value, _MAX_HOPS - 1):
+                if isinstance(value, cst.Call) and model_data(ctx, value, _MAX_DATA_HOPS - 1):
                     out.add(id(value))  # a model's output (`v_pred = self.vf(state)`), not a label or a batch
                 if depth < hops:
                     stack.append((value, depth + 1))
@@ -524,6 +526,20 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
     too)."""
     if hops > _MAX_DATA_HOPS:
         return False
+    # each expression is asked once per budget: a True holds whatever the budget, a False for any budget
+    # not larger than the one it was found with (without this, the names read per line raised to the
+    # number of hops)
+    known = _MODEL_DATA.of(ctx)
+    found = known.get(id(expr))
+    if found is not None and (found[0] or found[1] >= _MAX_DATA_HOPS - hops):
+        return found[0]
+    answer = _model_data(ctx, expr, hops)
+    if found is None or answer or found[1] < _MAX_DATA_HOPS - hops:
+        known[id(expr)] = (answer, _MAX_DATA_HOPS - hops)
+    return answer
+
+
+def _model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int) -> bool:
     for node in iter_nodes(expr):
         if isinstance(node, cst.Call):
             func = node.func
@@ -576,14 +592,12 @@ def model_data(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> boo
 
 
 def _unpacked_from_model(ctx: FileContext, name: cst.Name, expr: cst.BaseExpression, hops: int) -> bool:
-    """Whether an unpacking before ``name`` in its scope binds it to an element of model data
+    """Whether every unpacking before ``name`` in its scope binds it to an element of model data
     (``cls_loss, reg_loss = model(batch)`` in one arm of an ``if`` and again in the other, where no single
-    assignment reaches the read)."""
+    assignment reaches the read); one that unpacks anything else may be the one that reaches it."""
     at = position(ctx, name)
-    return any(
-        value is not expr and position(ctx, value) < at and model_data(ctx, value, hops + 1)
-        for value, _index in ctx.names.unpacked_values(name)
-    )
+    before = [value for value, _index in ctx.names.unpacked_values(name) if position(ctx, value) < at]
+    return bool(before) and all(value is not expr and model_data(ctx, value, hops + 1) for value in before)
 
 
 def _holds_model(ctx: FileContext, expr: cst.BaseExpression) -> bool:

@@ -2209,13 +2209,31 @@ def _frozen_for_a_while(ctx: FileContext, use: cst.Name, listing: cst.Call) -> b
     for call in ctx.calls_in(ctx.module):
         loop = ctx.parent(call)
         if call is listing or not isinstance(loop, cst.For) or loop.iter is not call or not isinstance(loop.target, cst.Name) \
-                or method_name(call) != "parameters" or call.args or ctx.code(call.func.value) != owner:  # type: ignore[attr-defined]
+                or method_name(call) != "parameters" or call.args or ctx.code(call.func.value) != owner \
+                or not _same_holder(ctx, listing.func.value, call.func.value):  # type: ignore[attr-defined]
             continue
         for a in ctx.contents(loop.body).assigns:
             if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.value, cst.Name) \
                     and a.value.value == "True" and ctx.code(a.targets[0].target) == f"{loop.target.value}.requires_grad":
                 return True
     return False
+
+
+def _same_holder(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Whether two spellings of one model (``D``, ``self.D``) name the same variable: the same binding of
+    their first name, or ``self`` in methods of one class."""
+    root_a, root_b = a, b
+    while isinstance(root_a, cst.Attribute):
+        root_a = root_a.value
+    while isinstance(root_b, cst.Attribute):
+        root_b = root_b.value
+    if not isinstance(root_a, cst.Name) or not isinstance(root_b, cst.Name):
+        return False
+    if root_a.value == "self" and root_b.value == "self":
+        cls = ctx.enclosing(a, cst.ClassDef)
+        return cls is not None and cls is ctx.enclosing(b, cst.ClassDef)
+    found = ctx.names.binding_at(root_a, root_a.value)
+    return found is not None and found is ctx.names.binding_at(root_b, root_b.value)
 
 
 def _other_loop_variable(ctx: FileContext, use: cst.Name, loop: cst.For) -> bool:
