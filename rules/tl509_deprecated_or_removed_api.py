@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint.fixes.toolkit import in_place_of
 from torchlint.families.api.rewrite import UNKNOWN, literal_value, torch_in_scope
 from torchlint.analysis.definitions import built_values, callers_arguments, function_returns, strip_moves
+from torchlint.analysis.mode_layers import number
 from torchlint.analysis.torch_version import TARGET_TORCH, target_version
 from torchlint.analysis.training import is_detached
 from torchlint.analysis.walk import iter_nodes
@@ -1219,13 +1220,11 @@ _SCALING_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Floor
 
 def _plain_number(ctx, expr: cst.BaseExpression) -> bool:
     """A Python number: a literal, a name bound only to literals, `len(...)`, `x.size(k)`, `x.numel()`."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if number(expr) is not None:
         return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _plain_number(ctx, expr.expression)
     if isinstance(expr, cst.Name):
         values = ctx.names.values_before(expr)
-        return bool(values) and all(isinstance(v, (cst.Integer, cst.Float)) for v in values)
+        return bool(values) and all(number(v) is not None for v in values)
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value == "len" and not ctx.names.qualified_names_at(expr.func):
             return True

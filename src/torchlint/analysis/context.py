@@ -233,6 +233,11 @@ class FileContext:
             loop = self.enclosing(loop, (cst.For, cst.While))
         return False
 
+    def may_run_before(self, first: cst.CSTNode, then: cst.CSTNode) -> bool:
+        """Whether ``first`` may run before ``then``: it comes earlier in the file, or a loop holds both (a
+        later pass of the loop follows it)."""
+        return self.names.position(first) < self.names.position(then) or self.shares_loop(first, then)
+
     def statement_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The statement holding ``node`` that sits directly in a block (a body list)."""
         cur: Optional[cst.CSTNode] = node

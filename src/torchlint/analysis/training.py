@@ -527,7 +527,7 @@ def flows_into_backward(ctx: FileContext, scope: cst.CSTNode, name: str, depth: 
     names = whole_names if whole else base_names
     for operand in backward_operands(ctx, scope):
         for n in reads(operand, names(operand)) & targets:
-            if n == name or any(_may_run_before(ctx, scope, a, operand) for a in deriving.get(n, ())):
+            if n == name or any(ctx.may_run_before(a, operand) for a in deriving.get(n, ())):
                 return True
     return False
 
@@ -538,17 +538,6 @@ def _note_deriving(deriving: Dict[str, List[cst.CSTNode]], name: str, assign: cs
         found.append(assign)
 
 
-def _may_run_before(ctx: FileContext, scope: cst.CSTNode, first: cst.CSTNode, then: cst.CSTNode) -> bool:
-    """Whether ``first`` may run before ``then`` in ``scope``: it comes earlier in the code, or a loop of
-    ``scope`` holds both (its next run follows this one)."""
-    if ctx.names.position(first) < ctx.names.position(then):
-        return True
-    for a in ctx.ancestors(then):
-        if a is scope:
-            return False
-        if isinstance(a, (cst.For, cst.While)) and ctx.is_inside(first, a):
-            return True
-    return False
 
 
 def _rebound_by_loop(ctx: FileContext, node: cst.CSTNode, name: str, origin: cst.CSTNode) -> bool:

@@ -1260,7 +1260,7 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
             if isinstance(target, cst.Name) and target.value == name.value:
                 if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or _function_of(ctx, assign) is not function:
                     return None
-                if _may_run_before(ctx, assign, name):
+                if ctx.may_run_before(assign, name):
                     values.append(assign.value)
                 continue
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign, cst.Assign) \
@@ -1268,7 +1268,7 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
                 if len(assign.targets) != 1 or _function_of(ctx, assign) is not function \
                         or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
                     return None
-                if _may_run_before(ctx, assign, name):
+                if ctx.may_run_before(assign, name):
                     values.append(assign.value)  # `out, h = decoder(x, h)`: what the whole value reaches
                 continue
         elif isinstance(node, cst.AugAssign):
@@ -1276,7 +1276,7 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
             if isinstance(target, cst.Name) and target.value == name.value:
                 if _function_of(ctx, node) is not function or not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
                     return None
-                if _may_run_before(ctx, node, name):
+                if ctx.may_run_before(node, name):
                     values.append(node.value)
                 continue
         elif isinstance(node, (cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
@@ -1291,12 +1291,6 @@ def _accumulated(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpr
                          for v in values):
         return None
     return values
-
-
-def _may_run_before(ctx: FileContext, binding: cst.CSTNode, read: cst.Name) -> bool:
-    """Whether the statement ``binding`` may run before ``read`` does: it comes first in the source, or a
-    loop holds both (the previous iteration's value)."""
-    return ctx.names.position(binding) < ctx.names.position(read) or ctx.shares_loop(binding, read)
 
 
 def _reached_by_all(ctx: FileContext, b, hops: int, visited: Set[int]) -> Set[cst.Call]:
@@ -2182,40 +2176,43 @@ def _read_parameters(ctx: FileContext, call: cst.Call) -> bool:
 def _unfrozen_or_clipped(ctx: FileContext, use: cst.Name) -> bool:
     """``p.requires_grad = True`` (the parameter trains) and ``p.data.clamp_(-c, c)`` (a WGAN critic's
     weights clipped after its step): writes to a parameter that freeze nothing."""
+    switched = _requires_grad_set(ctx, use)
+    if switched is not None:
+        return switched == "True"
     parent = ctx.parent(use)
     if not isinstance(parent, cst.Attribute) or parent.value is not use:
         return False
     outer = ctx.parent(parent)
-    if parent.attr.value == "requires_grad" and isinstance(outer, cst.AssignTarget):
-        assign = ctx.parent(outer)
-        return isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) and assign.value.value == "True"
     if parent.attr.value == "data" and isinstance(outer, cst.Attribute) and outer.value is parent:
         parent, outer = outer, ctx.parent(outer)
     return parent.attr.value == "clamp_" and isinstance(outer, cst.Call) and outer.func is parent
+
+
+def _requires_grad_set(ctx: FileContext, use: cst.Name) -> Optional[str]:
+    """For ``p.requires_grad = <value>``: the code of the value; None for any other use of ``p``."""
+    parent = ctx.parent(use)
+    outer = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is use else None
+    assign = ctx.parent(outer) if isinstance(outer, cst.AssignTarget) else None
+    if not (isinstance(assign, cst.Assign) and parent.attr.value == "requires_grad"):  # type: ignore[union-attr]
+        return None
+    return ctx.code(assign.value).strip()
 
 
 def _frozen_for_a_while(ctx: FileContext, use: cst.Name, listing: cst.Call) -> bool:
     """``p.requires_grad = False`` in a loop over ``D.parameters()`` when the file also switches the same
     model's parameters on again (another loop over ``D.parameters()`` setting ``p.requires_grad = True``): a
     critic frozen for the generator's step and trained in its own."""
-    parent = ctx.parent(use)
-    outer = ctx.parent(parent) if isinstance(parent, cst.Attribute) else None
-    if not (isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value == "requires_grad"
-            and isinstance(outer, cst.AssignTarget)):
+    if _requires_grad_set(ctx, use) is None or not isinstance(listing.func, cst.Attribute):
         return False
-    owner = ctx.code(listing.func.value) if isinstance(listing.func, cst.Attribute) else None  # type: ignore[union-attr]
-    if owner is None:
-        return False
+    owner = listing.func.value
     for call in ctx.calls_in(ctx.module):
         loop = ctx.parent(call)
         if call is listing or not isinstance(loop, cst.For) or loop.iter is not call or not isinstance(loop.target, cst.Name) \
-                or method_name(call) != "parameters" or call.args or ctx.code(call.func.value) != owner \
-                or not _same_holder(ctx, listing.func.value, call.func.value):  # type: ignore[attr-defined]
+                or method_name(call) != "parameters" or call.args or ctx.code(call.func.value) != ctx.code(owner) \
+                or not _same_holder(ctx, owner, call.func.value):  # type: ignore[attr-defined]
             continue
-        for a in ctx.contents(loop.body).assigns:
-            if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.value, cst.Name) \
-                    and a.value.value == "True" and ctx.code(a.targets[0].target) == f"{loop.target.value}.requires_grad":
-                return True
+        if any(_requires_grad_set(ctx, n) == "True" for n in ctx.names_in(loop.body, loop.target.value)):
+            return True
     return False
 
 
@@ -2291,11 +2288,10 @@ def _read_value(ctx: FileContext, use: cst.Name, depth: int = 0) -> bool:
     call = ctx.parent(parent)
     if not isinstance(call, cst.Call):
         return False
-    if gradient and not any(n is use for n in iter_nodes(call.func)):
-        return True  # `writer.add_histogram(name, p.grad, step)`: whatever the callee does with the gradient,
-        # it neither freezes the parameter nor writes its values
-    if method_name(call) in effects.LOGGING_METHODS and not any(n is use for n in iter_nodes(call.func)):
-        return True  # `writer.add_histogram(name, p, step)`: a logger records the values
+    if (gradient or method_name(call) in effects.LOGGING_METHODS) and not any(n is use for n in iter_nodes(call.func)):
+        # `writer.add_histogram(name, p.grad, step)`: whatever the callee does with the gradient, it neither
+        # freezes the parameter nor writes its values; a logger's method records the parameter's values
+        return True
     q = ctx.names.qualified_names_at(call.func)
     if q:
         return all(n.startswith("torch.") and not n.endswith("_") and not n.startswith("torch.nn.") for n in q)
