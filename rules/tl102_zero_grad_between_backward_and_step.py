@@ -340,7 +340,7 @@ if __name__ == "__main__":
                 if found is not None:
                     clear, clear_unit = found, unit
                     continue
-                if _TOUCHES_GRADIENTS.search(ctx.code(unit)):
+                if _TOUCHES_GRADIENTS.search(ctx.bare_code(unit)):
                     return
                 if any(_steps(ctx, c, opt_code) for c in calls):
                     return

@@ -1365,10 +1365,10 @@ for epoch in range(3):
                 if ctx.code(model) == code and ctx.is_inside(call, loop) and not under_no_grad(ctx, call):
                     return True
             return False
-        if code in ctx.code(step):
+        if code in ctx.bare_code(step):
             return True
         if code.startswith("self."):
-            body = ctx.code(helper)
+            body = ctx.bare_code(helper)
             return code + "(" in body or code + ".forward(" in body
         return False
 

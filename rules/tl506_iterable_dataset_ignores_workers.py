@@ -247,7 +247,7 @@ def loaders():
         return None
 
     def _shards(self, cls: cst.ClassDef) -> bool:
-        code = self.ctx.code(cls)
+        code = self.ctx.bare_code(cls)
         if any(w in code for w in _SHARDING_WORDS):
             return True
         # a helper of the module that the class calls may read the worker info

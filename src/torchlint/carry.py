@@ -9,10 +9,15 @@ ends, what is left on both sides is *inert*: statements that bind plain names to
 either text; and the lines the edit changed outside them are blank lines outside brackets and
 strings.  Nothing reads such a statement, so no finding elsewhere depends on it, and no rule
 reports one (a test runs every rule's cases with such edits and compares with a full analysis).
+A statement whose comments alone changed (a comment typed on a line of its own or after the code of a
+line, outside brackets) is set aside like one that did not change: no analysis reads a comment (a text
+search for what the code does reads its code without comments, a message quotes code without them).
+
 Everything else is analysed in full, among it:
 
-- any comment changed (a directive may have been written, and a message may quote the code of a
-  statement, its comments included), spacing within a line, a docstring;
+- a comment inside brackets (part of an expression's code), a statement holding ``noqa`` or
+  ``torchlint`` anywhere (a directive may have been written or moved), spacing within a line, a
+  docstring;
 - an inert statement holding ``noqa`` or ``torchlint``;
 - a finding on a line the edit changed, or whose message cites a line the edit moved (``(line 12)``,
   ``(train.py:12)``);
@@ -166,19 +171,32 @@ def _move(before: Statements, after: Statements, name: str) -> Optional[Any]:
     if lo0 != lo1 or len(before.spans) - hi0 != len(after.spans) - hi1:
         return None  # the statements before and after the edit are not the same ones
     region0, region1 = list(before.spans[lo0:hi0]), list(after.spans[lo1:hi1])
-    # set aside the statements that did not change but for blank lines, at both ends of the region
-    while region0 and region1 and _same(old, region0[0], new, region1[0]):
+    # set aside the statements that did not change but for blank lines and comments, at both ends of the
+    # region; the lines of those whose comments changed are no trivia but changed nothing
+    aside0: List[Tuple[int, int]] = []
+    aside1: List[Tuple[int, int]] = []
+
+    def same(span0: Tuple[cst.BaseStatement, int, int], span1: Tuple[cst.BaseStatement, int, int]) -> bool:
+        if _same(old, span0, new, span1):
+            return True
+        if not _same_code(old, span0, new, span1):
+            return False
+        aside0.append(span0[1:])
+        aside1.append(span1[1:])
+        return True
+
+    while region0 and region1 and same(region0[0], region1[0]):
         region0.pop(0)
         region1.pop(0)
-    while region0 and region1 and _same(old, region0[-1], new, region1[-1]):
+    while region0 and region1 and same(region0[-1], region1[-1]):
         region0.pop()
         region1.pop()
     if not _quiet(old, region0) or not _quiet(new, region1):
         return None
     # outside the inert statements, only blank lines (outside brackets and strings)
-    if not _trivia(old, before, lo0, hi0, region0, old_starts, first, old_last):
+    if not _trivia(old, before, lo0, hi0, region0, old_starts, first, old_last, aside0):
         return None
-    if not _trivia(new, after, lo1, hi1, region1, new_starts, first, new_last):
+    if not _trivia(new, after, lo1, hi1, region1, new_starts, first, new_last, aside1):
         return None
     first_line = first + 1  # 1-based: the first line the edit changed
     shift = new_last - old_last
@@ -242,14 +260,15 @@ def _line_starts(text: str) -> List[int]:
 
 
 def _trivia(text: str, parsed: Statements, lo: int, hi: int, region: Sequence[Tuple[cst.BaseStatement, int, int]],
-            starts: Sequence[int], first: int, last: int) -> bool:
+            starts: Sequence[int], first: int, last: int, aside: Sequence[Tuple[int, int]] = ()) -> bool:
     """Whether the lines ``[first, last)`` of ``text`` that no statement of ``region`` holds are blank,
-    none of them inside brackets or a string (where they are part of an expression's code)."""
+    none of them inside brackets or a string (where they are part of an expression's code); lines of the
+    statements ``aside`` (offsets: those whose comments alone changed) need not be."""
     held = (region[0][1], region[-1][2]) if region else (0, 0)
     inside: Optional[set] = None
     for i in range(first, last):
         at = starts[i]
-        if held[0] <= at < held[1]:
+        if held[0] <= at < held[1] or any(a <= at < b for a, b in aside):
             continue
         end = text.find("\n", at)
         if text[at:end if end >= 0 else len(text)].strip():
@@ -270,6 +289,40 @@ def _same(old: str, span0: Tuple[cst.BaseStatement, int, int], new: str, span1: 
     if _unblank(a) != _unblank(b):
         return False
     return _tokens(old, span0) == _tokens(new, span1)
+
+
+def _same_code(old: str, span0: Tuple[cst.BaseStatement, int, int], new: str,
+               span1: Tuple[cst.BaseStatement, int, int]) -> bool:
+    """Whether two statements differ at most in comments outside brackets and in blank lines: the same
+    tokens at the same columns, the comments inside brackets included; neither holds a directive."""
+    if _DIRECTIVE.search(old, span0[1], span0[2]) or _DIRECTIVE.search(new, span1[1], span1[2]):
+        return False
+    return _code_key(old, span0) == _code_key(new, span1)
+
+
+_NO_COLUMN = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
+
+
+def _code_key(text: str, span: Tuple[cst.BaseStatement, int, int]) -> Tuple[Tuple[int, str, int], ...]:
+    """The statement's tokens with their columns, but for comments and line breaks outside brackets (a
+    statement that does not tokenize alone gets a key equal to no other's)."""
+    _, a, b = span
+    out: List[Tuple[int, str, int]] = []
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text[a:b]).readline):
+            kind = tok.type
+            if kind == tokenize.OP:
+                if tok.string in "([{":
+                    depth += 1
+                elif tok.string in ")]}":
+                    depth -= 1
+            elif kind in (tokenize.COMMENT, tokenize.NL) and depth <= 0:
+                continue
+            out.append((kind, tok.string, -1 if kind in _NO_COLUMN else tok.start[1]))
+    except (tokenize.TokenError, SyntaxError):
+        return ((-1, "", id(text)),)
+    return tuple(out)
 
 
 def _unblank(text: str) -> str:

@@ -156,14 +156,14 @@ class LintRule:
     def spelling(self, node: cst.CSTNode, limit: int = 50) -> str:
         """How the source spells ``node``, on one line, for a message to quote: a call longer than
         ``limit`` as ``func(...)``, anything else longer cut with ``...`` (whitespace is folded, so the
-        quote is found in the source by its characters)."""
-        text = self.ctx.code(node)
+        quote is found in the source by its characters); comments are left out: they are not what it spells."""
+        text = self.ctx.bare_code(node)
         above = getattr(node, "leading_lines", ()) if isinstance(node, cst.BaseStatement) else ()
         if above:  # a statement's code starts with the comment and blank lines above it: not what it spells
             text = text.split("\n", len(above))[-1]
         code = " ".join(text.replace("`", "'").split())
         if len(code) > limit and isinstance(node, cst.Call):
-            func = " ".join(self.ctx.code(node.func).split())
+            func = " ".join(self.ctx.bare_code(node.func).split())
             inner = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star else None
             room = limit - len(func) - 2
             if inner is not None and room >= 12:

@@ -105,12 +105,19 @@ CARRIED = {
     "a blank line removed": TRAIN.replace("\n\n\ndef evaluate", "\n\ndef evaluate"),
     "pass and a constant expression": TRAIN + "\npass\n...\n",
     "a module docstring added": '"""Training."""\n' + TRAIN,
+    "a comment in a function": _insert(TRAIN, "        loss.backward()", "        # backward"),
+    "a comment between functions": _insert(TRAIN, "def evaluate", "# evaluation\n"),
+    "a trailing comment": TRAIN.replace("total = 0", "total = 0  # what the loop adds up"),
+    "a comment changed": _insert(TRAIN, "        loss.backward()", "        # backward").replace("# backward", "# backward pass"),
+    "a comment saying what the code does": TRAIN.replace("        print(model(x)", "        # model.eval(); .grad; requires_grad\n        print(model(x)"),
 }
 
 ANALYSED = {
-    "a comment in a function": _insert(TRAIN, "        loss.backward()", "        # backward"),
-    "a comment between functions": _insert(TRAIN, "def evaluate", "# evaluation\n"),
-    "a trailing comment": TRAIN.replace("loss.backward()", "loss.backward()  # grads"),
+    "a trailing comment on a line with a finding": TRAIN.replace("loss.backward()", "loss.backward()  # grads"),
+    "a comment inside brackets": TRAIN.replace("F.softmax(model(x), dim=1)", "F.softmax(model(x),  # logits\n                          dim=1)"),
+    "a directive typed as a comment": _insert(TRAIN, "        loss.backward()", "        # noqa: TL101"),
+    "a comment in a function holding a directive": _insert(
+        TRAIN.replace("total = 0", "total = 0  # noqa: TL104"), "        loss.backward()", "        # backward"),
     "spacing within a line": TRAIN.replace("dim=1)\n        loss", "dim = 1)\n        loss"),
     "a statement added in a function": _insert(TRAIN, "        loss.backward()", "        n = 1"),
     "a constant whose name is read elsewhere": TRAIN.replace("LR = 0.1", "LR = 0.2") + "\nprint(LR)\n",
@@ -214,7 +221,13 @@ def _probes(text):
     blank line before each line, each blank line removed."""
     lines = text.split("\n")
     kinds = ["_carry_probe = 1", "# a constant\nNOTE = 'softmax then CrossEntropyLoss'", "pass", "_a, _b = (1, -2.5)"]
+    said = ["# .grad requires_grad eval() train() no_grad", "# TODO", "# model.eval(); loss.backward()"]
     for i, line in enumerate(lines):
+        # a comment on a line of its own above the line, at its indentation, and after its code
+        indent = line[:len(line) - len(line.lstrip())]
+        yield "\n".join(lines[:i] + [indent + said[i % len(said)]] + lines[i:])
+        if line.strip() and "#" not in line and not line.rstrip().endswith("\\"):
+            yield "\n".join(lines[:i] + [line + "  " + said[(i + 1) % len(said)]] + lines[i + 1:])
         opens = i and lines[i - 1].rstrip().endswith(("\\", ",", "(", "[", "{"))
         if line and not line[0].isspace() and not line.startswith(("#", ")", "]", "}")) and not opens:
             yield "\n".join(lines[:i] + kinds[i % len(kinds)].split("\n") + lines[i:])

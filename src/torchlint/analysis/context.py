@@ -16,6 +16,7 @@ from typing import (Any, Callable, Dict, FrozenSet, Generic, Iterator, List, Opt
 
 import libcst as cst
 
+from torchlint.analysis.parsing import without_comments
 from torchlint.analysis.names import SCOPE_TYPES, NameResolver, dotted_name, exclusive
 from torchlint.analysis.walk import LEAF_CLASSES, has_ancestor, iter_nodes
 
@@ -403,6 +404,14 @@ class FileContext:
     # -- code -----------------------------------------------------------------------------------
     def code(self, node: cst.CSTNode) -> str:
         return self.of_code("code", node, self.module.code_for_node)
+
+    def bare_code(self, node: cst.CSTNode) -> str:
+        """The code under ``node`` without its comments: what a text search for what the code does (a
+        word, a call spelled in a function's body) reads, so that typing a comment changes no answer."""
+        return self.of_code("bare_code", node, self._bare_code)
+
+    def _bare_code(self, node: cst.CSTNode) -> str:
+        return without_comments(self.code(node))
 
     def parse_expression(self, code: str) -> cst.BaseExpression:
         """Parse replacement code built from source snippets.  A snippet taken from inside

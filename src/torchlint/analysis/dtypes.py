@@ -356,7 +356,7 @@ def _through_register_helper(ctx: FileContext, call: cst.Call, given: cst.Arg) -
 def _spelled_elsewhere(ctx: FileContext, name: str) -> bool:
     """Whether ``name`` is spelled anywhere but once in this file, or at all in another file of the
     project (a project too large to list: yes)."""
-    if len(re.findall(r"\b" + re.escape(name) + r"\b", ctx.source)) > 1:
+    if len(re.findall(r"\b" + re.escape(name) + r"\b", ctx.bare_code(ctx.module))) > 1:
         return True
     if not ctx.path or ctx.path.startswith("<") or not os.path.isfile(ctx.path):
         return False  # a text of its own (no file on disk, no project around it): the text is all there is

@@ -71,6 +71,22 @@ _STRINGS_AND_COMMENTS = re.compile(
     r"|#[^\n]*",
     re.DOTALL,
 )
+
+
+def without_comments(code: str) -> str:
+    """``code`` with its comments removed (``#`` to the end of the line, outside strings), its strings and
+    line breaks kept: a search of code for what it does must not find what a comment says.  ``code`` starts
+    outside a string (the code of a node)."""
+    if "#" not in code:
+        return code
+    return _STRINGS_AND_COMMENTS.sub(_keep_strings, code)
+
+
+def _keep_strings(m: "re.Match[str]") -> str:
+    text = m.group(0)
+    return "" if text.startswith("#") else text
+
+
 # One link of a chain libcst nests: a binary or boolean operator, `.attr`, a call or a subscript
 # (counted with str.count, an over-estimate: `and` inside a name counts too).
 _LINK_CHARS = ".([+-*/%@&|^"
@@ -118,4 +134,5 @@ def looks_deep(source: str) -> bool:
 
 
 
-__all__ = ["MAX_BOOL_OPERANDS", "MAX_CHAIN", "MAX_OPERATORS", "MAX_STATEMENT_NESTING", "looks_deep", "parse_module"]
+__all__ = ["MAX_BOOL_OPERANDS", "MAX_CHAIN", "MAX_OPERATORS", "MAX_STATEMENT_NESTING", "looks_deep", "parse_module",
+           "without_comments"]

@@ -1745,7 +1745,7 @@ def _may_freeze(ctx: FileContext, cls: cst.ClassDef) -> bool:
     """Whether the code of ``cls`` spells a word that may stop its parameters from getting or keeping a
     gradient (:data:`_FREEZING_WORDS`); ``.data`` counts only where it is not written in place to
     initialise a weight (``m.weight.data.normal_(0.0, 0.02)``, ``m.bias.data.fill_(0)``)."""
-    text = ctx.code(cls)
+    text = ctx.bare_code(cls)
     if any(w in text for w in _FREEZING_WORDS if w != ".data"):
         return True
     if ".data" not in text:
@@ -1787,7 +1787,7 @@ def _member_may_be_frozen(ctx: FileContext, obj: cst.Name, member: Optional[str]
         cls = effects.held_instance_class(ctx, obj)  # type: ignore[arg-type]
     except Unknown:
         return True
-    if any(w in ctx.code(cls) for w in _FREEZING_WORDS):
+    if any(w in ctx.bare_code(cls) for w in _FREEZING_WORDS):
         return True
     methods = {s.name.value for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
     for node in ctx.names_in(ctx.module, obj.value):  # type: ignore[attr-defined]
@@ -2537,7 +2537,7 @@ def _stray_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[StrayLightnin
     methods = {s.name.value for cls in chain for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
     if methods & _STEP_HOOKS or not {"training_step", "forward", "configure_optimizers"} <= methods:
         return []
-    if any(w in ctx.code(cls) for cls in chain for w in _MANUAL_WORDS):
+    if any(w in ctx.bare_code(cls) for cls in chain for w in _MANUAL_WORDS):
         return []
     configure = _method(chain, "configure_optimizers")
     optimizers = _returned_optimizers(ctx, configure)  # type: ignore[arg-type]
@@ -2937,7 +2937,7 @@ def _manual_in(ctx: FileContext, chain: List[cst.ClassDef]) -> List[ManualFindin
             1 for x in iter_nodes(step.body) if isinstance(x, cst.AssignTarget)
             and any(isinstance(t, cst.Name) and t.value == n for t in iter_nodes(x.target))) != 1 for n in names):
         return []
-    text = "".join(ctx.code(c) for c in chain)
+    text = "".join(ctx.bare_code(c) for c in chain)
     frozen_somewhere = any(w in text for w in _MANUAL_FREEZING) or any(
         isinstance(n, cst.Call) and method_name(n) in _EVERY_SUBMODULE and isinstance(receiver(n), cst.Name)
         for c in chain for n in iter_nodes(c))

@@ -794,7 +794,7 @@ def _written_attributes(octx: FileContext, target: Tuple[str, str]) -> Set[str]:
                 and not _own_layer(octx, node.target, target):
             out.add(node.target.attr.value)
         elif isinstance(node, cst.Name) and node.value == "setattr":
-            return set(_WORD.findall(octx.source))
+            return set(_WORD.findall(octx.bare_code(octx.module)))
     return out
 
 

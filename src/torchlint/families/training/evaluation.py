@@ -1490,7 +1490,7 @@ def _provably_leaves_mode(ctx: FileContext, call: cst.Call, depth: int = 0) -> b
         return False
     else:
         fctx, function, _offset = target
-    body = fctx.code(function.body)
+    body = fctx.bare_code(function.body)
     if _SETS_MODE_ITSELF.search(body):
         return False
     for inner in fctx.calls_in(function):
@@ -2711,7 +2711,7 @@ class EvaluationFacts:
                     # (its own forward pass feeds its backward pass) evaluates with what its loop iterates
                     if caller is helper or caller in taken or (caller is not None and self._excluded(caller)):
                         continue
-                    if runs_without_grad(ctx, site_call) or GRAD_READS.search(ctx.code(caller or ctx.module)):
+                    if runs_without_grad(ctx, site_call) or GRAD_READS.search(ctx.bare_code(caller or ctx.module)):
                         continue
                     seed = _iterated_outputs(ctx, helper, site_call, model_calls)
                     if seed is None:
@@ -2796,7 +2796,7 @@ class EvaluationFacts:
             return True  # (a function handed to an engine is judged by what it does: its caller is known;
             # a hook of the training phase, `on_train_epoch_end`, runs with autograd on like the training)
         if "test" in name.split("_") and (
-            is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.code(function))
+            is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.bare_code(function))
         ):
             return True  # a test (or test helper) of the test suite, not the evaluation of a model
         return False
