@@ -1025,6 +1025,22 @@ def labels(p: torch.Tensor, strict: bool):
     ]
 
     INVALID = [
+        # the rows both tensors have: one row of each at a time (no fix: the loop covers a prefix of each)
+        Invalid(
+            """
+import torch
+
+def interleave(a: torch.Tensor, b: torch.Tensor):
+    n = min(a.shape[0], b.shape[0])
+    rows = []
+    for i in range(n):
+        rows.append(a[i].unsqueeze(0))
+        rows.append(b[i].unsqueeze(0))
+    return torch.cat(rows, 0)
+""",
+            line=7,
+            col=5,
+        ),
         Invalid(
             """
 import torch

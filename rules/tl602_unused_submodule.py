@@ -121,6 +121,22 @@ class UnusedSubmodule(LintRule):
     TRIGGERS = ("Module",)
 
     VALID = [
+        # the rate is read before the layer is bound, and the layer is called in forward
+        """
+import torch.nn as nn
+
+
+class Forecaster(nn.Module):
+    def __init__(self, opts):
+        super().__init__()
+        self.p = opts.p
+        self.body = nn.Sequential(nn.Linear(opts.width, 32), nn.Dropout(self.p))
+        self.p = nn.Dropout(self.p)
+        self.head = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.head(self.p(self.body(x)))
+""",
         # every layer is called in forward
         Valid(
             """
@@ -701,6 +717,31 @@ class ConvBlock(nn.Module):
     ]
 
     INVALID = [
+        # the attribute held the rate first, read to build another layer; the layer bound to it later is
+        # never called
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Forecaster(nn.Module):
+    def __init__(self, opts):
+        super().__init__()
+        self.p = opts.p
+        self.body = nn.Sequential(nn.Linear(opts.width, 32), nn.Dropout(self.p))
+        if opts.classify:
+            self.p = nn.Dropout(self.p)
+            self.head = nn.Linear(32, opts.classes)
+        else:
+            self.head = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+""",
+            line=11,
+            col=13,
+            message="`self.p`",
+        ),
         Invalid(
             """
 import torch.nn as nn

@@ -114,15 +114,20 @@ class NamesRead:
         for word in set(_WORD.findall(text)):
             self.strings.setdefault(word, []).append(node)
 
-    def reads(self, ctx: FileContext, name: str, cls: cst.ClassDef) -> bool:
+    def reads(self, ctx: FileContext, name: str, cls: cst.ClassDef, built: Optional[cst.Assign] = None) -> bool:
         """Whether the file reads the attribute ``name`` on a value that may be an instance of ``cls``
         (:meth:`_View.counts`), or names it in a string that reaches an attribute by name
-        (:func:`_names_by_string`).  Ask after the walk."""
+        (:func:`_names_by_string`).  With ``built`` (the assignment of ``__init__`` that builds the layer),
+        a read of ``self.<name>`` in that function that runs before it reads what the attribute held
+        before (``self.dropout = p`` read as ``nn.Dropout(self.dropout)``, then rebound to the layer).  Ask
+        after the walk."""
         attributes = self.attributes.get(name, ())
         strings = self.strings.get(name, ())
         if not attributes and not strings:
             return False
         view = self.view(ctx, cls)
+        if built is not None:
+            attributes = [node for node in attributes if not _read_before(ctx, node, built)]
         return any(view.counts(node) for node in attributes) or any(
             _names_by_string(ctx, node, name, view.target, view.kin) for node in strings)
 
@@ -229,6 +234,22 @@ class _View:
             return None
         self._members = out
         return out
+
+
+def _read_before(ctx: FileContext, node: cst.Attribute, built: cst.Assign) -> bool:
+    """Whether the read ``node`` of ``self.<name>`` runs before the assignment ``built`` of the same
+    function binds the layer, on every pass: in its value (evaluated before the binding), or earlier in the
+    function and in no loop with it."""
+    function = ctx.enclosing(built, cst.FunctionDef)
+    if function is None or ctx.enclosing(node, cst.FunctionDef) is not function:
+        return False
+    target = built.targets[0].target if len(built.targets) == 1 else None
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+            and isinstance(node.value, cst.Name) and node.value.value == target.value.value):
+        return False
+    if ctx.is_inside(node, built.value):
+        return True
+    return not ctx.may_run_before(built, node)
 
 
 def _tested_only(ctx: FileContext, node: cst.Attribute) -> bool:
@@ -563,7 +584,7 @@ def unused_submodules(ctx: FileContext, cls: cst.ClassDef, read: NamesRead) -> L
             continue
         name = target.attr.value
         if name in candidates or not isinstance(strip_moves(a.value), cst.Call) \
-                or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init or read.reads(ctx, name, cls):
+                or ctx.enclosing(a, (cst.FunctionDef, cst.Lambda)) is not init or read.reads(ctx, name, cls, a):
             continue  # a module is built by a call; the reads of the file are judged only for those
         # nn.Buffer/nn.Parameter build tensors: not modules; a loss or an activation kept as an attribute
         # holds no parameter that could miss a gradient

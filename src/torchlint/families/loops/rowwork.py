@@ -147,6 +147,11 @@ def _dim_of(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> Optio
         return None
     if isinstance(expr, cst.Call) and ctx.names.matches(expr.func, frozenset({"builtins.len"})) and len(expr.args) == 1:
         return expr.args[0].value, 0
+    if isinstance(expr, cst.Call) and ctx.names.matches(expr.func, frozenset({"builtins.min"})) and len(expr.args) >= 2 \
+            and depth < 2 and all(a.keyword is None and not a.star for a in expr.args):
+        # `min(a.shape[0], b.shape[0])`: the rows both tensors have, a row count of the first
+        dims = [_dim_of(ctx, a.value, depth + 1) for a in expr.args]
+        return dims[0] if all(d is not None for d in dims) else None
     if isinstance(expr, cst.Name) and depth == 0:
         bound = ctx.names.bound_values(expr)
         if len(bound) != 1:
