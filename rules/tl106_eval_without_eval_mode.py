@@ -181,6 +181,44 @@ class EvalWithoutEvalMode(LintRule):
     TRIGGERS = ("torch",)
 
     VALID = [
+        # the epochs end in eval mode (each validates after its batches); whether the loop runs at all is the
+        # caller's count, and a count of 0 is no evidence that the final score runs in training mode
+        """
+import sys
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+opt = torch.optim.Adam(net.parameters())
+a, b = torch.randn(5, 6), torch.randint(0, 2, (5,))
+net.train()
+for epoch in range(int(sys.argv[1])):
+    net.train()
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(a), b).backward()
+    opt.step()
+    net.eval()
+    with torch.no_grad():
+        print(epoch, net(a).argmax(1).tolist())
+with torch.no_grad():
+    print("final", (net(a).argmax(1) == b).float().mean().item())
+""",
+        # `.train()` then sampling with dropout on and nothing trained after it: Monte-Carlo dropout on purpose
+        """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+net.load_state_dict(torch.load("net.pt", weights_only=True))
+x = torch.randn(5, 6)
+net.eval()
+with torch.no_grad():
+    point = net(x)
+net.train()
+with torch.no_grad():
+    spread = torch.stack([net(x) for _ in range(30)]).std(0)
+print(point, spread)
+""",
         # the same stacked model, switched to eval mode where it is scored
         Valid(
             """
@@ -1996,6 +2034,105 @@ print(predict(scorer, torch.randn(3, 6)))
 
 
     INVALID = [
+        # each epoch starts with a score in eval mode, then `.train()` and the batches: the score after the
+        # last epoch runs in training mode (the helper never switches the model itself)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def agreement(net, pairs):
+    with torch.no_grad():
+        return sum((net(a).argmax(1) == b).sum().item() for a, b in pairs)
+
+
+net = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+opt = torch.optim.Adam(net.parameters())
+pairs = [(torch.randn(5, 6), torch.randint(0, 2, (5,)))]
+for epoch in range(4):
+    net.eval()
+    print(epoch, agreement(net, pairs))
+    net.train()
+    for a, b in pairs:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(a), b).backward()
+        opt.step()
+print("final", agreement(net, pairs))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def agreement(net, pairs):
+    net.eval()
+    with torch.no_grad():
+        return sum((net(a).argmax(1) == b).sum().item() for a, b in pairs)
+
+
+net = nn.Sequential(nn.Linear(6, 12), nn.Dropout(0.3), nn.Linear(12, 2))
+opt = torch.optim.Adam(net.parameters())
+pairs = [(torch.randn(5, 6), torch.randint(0, 2, (5,)))]
+for epoch in range(4):
+    net.eval()
+    print(epoch, agreement(net, pairs))
+    net.train()
+    for a, b in pairs:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(a), b).backward()
+        opt.step()
+print("final", agreement(net, pairs))
+""",
+            unsafe=True,
+            line=8,
+            message="in training mode",
+        ),
+        # in a script: scored in eval mode first, then trained; the last score follows `.train()` on every path
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.Linear(12, 2))
+opt = torch.optim.Adam(net.parameters())
+a, b = torch.randn(5, 6), torch.randint(0, 2, (5,))
+
+net.eval()
+with torch.no_grad():
+    print("before", net(a).argmax(1).tolist())
+net.train()
+for step in range(20):
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(a), b).backward()
+    opt.step()
+with torch.no_grad():
+    print("after", (net(a).argmax(1) == b).float().mean().item())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.Linear(12, 2))
+opt = torch.optim.Adam(net.parameters())
+a, b = torch.randn(5, 6), torch.randint(0, 2, (5,))
+
+net.eval()
+with torch.no_grad():
+    print("before", net(a).argmax(1).tolist())
+net.train()
+for step in range(20):
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(a), b).backward()
+    opt.step()
+with torch.no_grad():
+    net.eval()
+    print("after", (net(a).argmax(1) == b).float().mean().item())
+""",
+            unsafe=True,
+            line=18,
+            message="in training mode",
+        ),
         # another method of the class switches the model to eval mode and back: it leaves it training
         Invalid(
             """
@@ -5285,6 +5422,11 @@ print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))],
                     message = (f"Evaluation runs `{code}` without `{code}.eval()`; no call in the project passes "
                                f"`{code}`, so the mode it arrives in is the caller's: its dropout or batch norm, "
                                "if any, stays in training mode")
+                elif switched:
+                    # switched to eval mode elsewhere, but what runs before this evaluation leaves it training
+                    layer = describe_evidence(ctx, self._evidence(site, model))
+                    message = (f"Evaluation runs `{code}` in training mode: its `.eval()` is undone by a `.train()` "
+                               f"run before this evaluation; {layer} stays in training mode")
                 else:
                     layer = describe_evidence(ctx, self._evidence(site, model))
                     message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"
@@ -5318,8 +5460,18 @@ print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))],
         of the script), when what runs before the evaluation leaves it in training mode on some path: a
         training function that calls ``model.train()`` and switches to eval only under a flag."""
         ctx = self.ctx
-        if not isinstance(model, cst.Name) or ctx.names.is_param_at(model):
+        if not isinstance(model, cst.Name):
             return False
+        if ctx.names.is_param_at(model):
+            # a model handed in: a caller whose last switch before the call, on every path, is `.train()`
+            # (scored at each epoch's start in eval mode, then once more after the last epoch's batches)
+            if site.function is None or covers(eval_receivers(ctx, site.function), code):
+                return False  # the function switches the model itself
+            args = arguments_for_param(ctx, model)
+            sites = call_sites(ctx, site.function)
+            return bool(args) and len(args) == len(sites) and any(
+                isinstance(passed, (cst.Name, cst.Attribute)) and modes_reaching(ctx, place, ctx.code(passed)) == {TRAIN}
+                for passed, place in zip(args, sites))
         if site.function is None:
             places: List[cst.CSTNode] = [site.node]
         else:
@@ -5370,8 +5522,11 @@ print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))],
         unsettled: List[Tuple[Any, cst.BaseExpression]] = []
         for passed, caller_site in zip(args, sites):
             caller = enclosing_function(ctx, caller_site) or ctx.module
-            if covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) or \
-                    self._arrives_settled(ctx, passed):
+            # switched to eval mode before the call, unless switched back to training on every path since
+            # (`net.eval()` and a score at each epoch's start, `net.train()` and its batches, the last score
+            # after the epochs)
+            if covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) and \
+                    modes_reaching(ctx, caller_site, ctx.code(passed)) != {TRAIN} or self._arrives_settled(ctx, passed):
                 continue
             if depth < 2 and isinstance(caller, cst.FunctionDef) and caller is not function \
                     and not self._trains_before(caller, caller_site, ctx.code(passed)):

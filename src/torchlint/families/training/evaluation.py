@@ -1682,8 +1682,11 @@ def _call_modes(ctx: FileContext, call: cst.Call, code: str, depth: int, seen: S
     if switched is not None:
         other = ctx.code(switched)
         if _same_model(other, code):
-            # a `.train()` of the evaluating code's own is a choice (Monte-Carlo dropout), not a mode left over
-            return {EVAL} if target is not None else ({TRAIN} if followed else {UNKNOWN})
+            # a `.train()` of the evaluating code's own is a choice (Monte-Carlo dropout), not a mode left over,
+            # unless what follows it in its block trains the model: switched back for training
+            if target is not None:
+                return {EVAL}
+            return {TRAIN} if followed or _training_follows(ctx, call) else {UNKNOWN}
         if code.startswith(other + ".") or _holds(ctx, _root(other), code) or other == "self":
             return {UNKNOWN}  # an object that may hold the model
         return {PASS}
@@ -1744,7 +1747,8 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
             return body | _statement_modes(ctx, other, code, depth, seen, followed)
         return body | _block_modes(ctx, other.body.body, code, depth, seen, followed)
     if isinstance(stmt, (cst.For, cst.While)):
-        return _block_modes(ctx, stmt.body.body, code, depth, seen, followed) | {PASS}
+        body = _block_modes(ctx, stmt.body.body, code, depth, seen, followed)
+        return body if _runs_a_pass(ctx, stmt) else body | {PASS}
     if isinstance(stmt, (cst.With, cst.Try)) and isinstance(stmt.body, cst.IndentedBlock):
         if isinstance(stmt, cst.With) and any(_MODE_WORDS.search(ctx.code(item.item)) for item in stmt.items):
             return {UNKNOWN}  # `with evaluating(model):`
@@ -1758,6 +1762,34 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
     # anything else (`match`, ...) that switches some mode is not followed
     return {UNKNOWN} if any(train_mode_call(c) or eval_mode_target(c) is not None
                             for c in ctx.calls_in(stmt)) else {PASS}
+
+
+def _training_follows(ctx: FileContext, switch: cst.Call) -> bool:
+    """Whether a statement after the one holding ``switch`` (a ``.train()``), in the same block, trains:
+    ``net.train()`` then the epoch's batches, a backward pass and a step."""
+    stmt = ctx.statement_of(switch)
+    block = ctx.block_of(stmt) if stmt is not None else None
+    if block is None:
+        return False
+    at = next(i for i, s in enumerate(block) if s is stmt)
+    return any(trains(ctx, later) for later in block[at + 1:])
+
+
+def _runs_a_pass(ctx: FileContext, loop: cst.CSTNode) -> bool:
+    """A loop whose body runs at least once as the code is meant to run: one that trains (the epochs: what
+    follows assumes they ran), or a ``for`` loop over ``range(n)`` with ``n`` a positive literal or a name
+    bound once to one (``EPOCHS = 10``)."""
+    if isinstance(loop, (cst.For, cst.While)) and trains(ctx, loop.body):
+        return True
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or len(loop.iter.args) != 1:
+        return False
+    if not ctx.names.matches(loop.iter.func, frozenset({"builtins.range"})):
+        return False
+    count = loop.iter.args[0].value
+    if isinstance(count, cst.Name):
+        bound = ctx.names.bound_values(count)
+        count = bound[0] if len(bound) == 1 and bound[0] is not None else count
+    return isinstance(count, cst.Integer) and int(count.value, 0) > 0
 
 
 def _block_modes(ctx: FileContext, stmts: Sequence[cst.CSTNode], code: str, depth: int,
