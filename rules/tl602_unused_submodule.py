@@ -717,6 +717,33 @@ class ConvBlock(nn.Module):
     ]
 
     INVALID = [
+        # the layers come from a backbone built and moved at module level (`trunk = trunk.to(device)` is the same
+        # library model, not the instance): the class's own backbone is never used
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+trunk = models.resnet18()
+trunk = trunk.to(device)
+
+
+class Segmenter(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.backbone = models.resnet18()
+        self.early = nn.Sequential(*list(trunk.children())[:4])
+        self.out = nn.Conv2d(64, classes, 1)
+
+    def forward(self, x):
+        return self.out(self.early(x))
+""",
+            line=14,
+            col=9,
+            message="`self.backbone`",
+        ),
         # the attribute held the rate first, read to build another layer; the layer bound to it later is
         # never called
         Invalid(

@@ -468,7 +468,8 @@ def _may_be_the_instance(ctx: FileContext, recv: cst.BaseExpression) -> bool:
     """Whether ``recv``, reflected on in a method of a class, may be the instance itself: ``self``,
     ``super()``, a parameter, a value not known; not a member of it (``self.body``), an imported module
     (``torchvision.models``), nor a name bound only to such values or to what a library call returns (a
-    pretrained model it builds) or to data."""
+    pretrained model it builds) or to data, nor to itself moved (``donor = donor.to(device)``: the module
+    it held)."""
     if isinstance(recv, cst.Call):
         return not _library_call(ctx, recv)
     if isinstance(recv, cst.Subscript):
@@ -487,8 +488,18 @@ def _may_be_the_instance(ctx: FileContext, recv: cst.BaseExpression) -> bool:
     b = ctx.names.binding_at(recv, recv.value)
     if b is None or b.imports or not b.values or any(v is None for v in b.values):
         return True
-    return not all(isinstance(v, cst.Call) and (_library_call(ctx, v) or effects.data_value(ctx, v))
-                   or isinstance(v, cst.Attribute) and not _may_be_the_instance(ctx, v) for v in b.values)
+    # a value that is the name's own module moved or switched adds nothing to what the name may hold
+    values = [v for v in b.values if not _moved_itself(v, recv)]
+    return not values or not all(
+        isinstance(v, cst.Call) and (_library_call(ctx, v) or effects.data_value(ctx, v))
+        or isinstance(v, cst.Attribute) and not _may_be_the_instance(ctx, v) for v in values)
+
+
+def _moved_itself(value: cst.BaseExpression, name: cst.Name) -> bool:
+    """``name.to(device)``, ``name.cuda().eval()``: the module ``name`` held, moved or switched (a module's
+    ``to``, ``cuda``, ``eval``, ... return the module itself)."""
+    moved = strip_moves(value)
+    return moved is not value and isinstance(moved, cst.Name) and moved.value == name.value
 
 
 def _imported_library(ctx: FileContext, name: cst.Name) -> bool:
