@@ -197,6 +197,25 @@ class EvalWithoutNoGrad(LintRule):
     OPTIONS = {"target-torch": TARGET_TORCH}
 
     VALID = [
+        # a module-level model frozen (every parameter) before the only call of the function that runs it, and
+        # bound again to itself switched to eval mode: its forward pass records nothing
+        """
+import torch
+from torchvision.models import resnet18
+
+scorer = resnet18(weights="DEFAULT")
+for weight in scorer.parameters():
+    weight.requires_grad = False
+scorer = scorer.eval()
+
+
+def report(x):
+    top = scorer(x).softmax(dim=-1).max(dim=-1)
+    print(top.values.tolist(), top.indices.tolist())
+
+
+report(torch.randn(2, 3, 224, 224))
+""",
         # near miss: the name is bound again to a part of the output itself, which keeps its graph, and the
         # caller backpropagates through what the function returns
         Valid(
@@ -1960,6 +1979,43 @@ def evaluate(model, loader):
     ]
 
     INVALID = [
+        # the function runs the model before the script freezes it
+        Invalid(
+            """
+import torch
+from torchvision.models import resnet18
+
+scorer = resnet18(weights="DEFAULT")
+
+
+def report(x):
+    top = scorer(x).softmax(dim=-1).max(dim=-1)
+    print(top.values.tolist(), top.indices.tolist())
+
+
+report(torch.randn(2, 3, 224, 224))
+for weight in scorer.parameters():
+    weight.requires_grad = False
+""",
+            fixed="""
+import torch
+from torchvision.models import resnet18
+
+scorer = resnet18(weights="DEFAULT")
+
+
+@torch.no_grad()
+def report(x):
+    top = scorer(x).softmax(dim=-1).max(dim=-1)
+    print(top.values.tolist(), top.indices.tolist())
+
+
+report(torch.randn(2, 3, 224, 224))
+for weight in scorer.parameters():
+    weight.requires_grad = False
+""",
+            line=9,
+        ),
         # the boxes are copied to an array and then scaled in place: an array updated in place stays an array
         Invalid(
             """

@@ -990,7 +990,8 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
             froze = position(ctx, node) if froze is None else min(froze, position(ctx, node))
         elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) \
                 and enclosing_function(ctx, node) is function \
-                and (same_reference(node.target, model) or _part_of(node.target, model)):
+                and (same_reference(node.target, model) or _part_of(node.target, model)) \
+                and not _moved_back(ctx, node, model):
             changed.append(position(ctx, node))  # `model.classifier[6] = nn.Linear(...)`: new layers, trainable
     if froze is not None:
         return not any(c > froze for c in changed)
@@ -1008,8 +1009,22 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
             if given is None or not frozen_model(ctx, given, site, hops + 1):
                 return False
         return True
+    if function is not None and isinstance(model, cst.Name) and model.value not in ctx.assigned_names(function):
+        # a module-level model run in a function: frozen where every call of the function runs
+        sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
+        if sites and all(enclosing_function(ctx, s) is None for s in sites):
+            return all(frozen_model(ctx, model, s, hops + 1) for s in sites)
     values = built_values(ctx, model) if isinstance(model, cst.Name) else []
     return bool(values) and all(_built_frozen(ctx, v) for v in values)
+
+
+def _moved_back(ctx: FileContext, target: cst.CSTNode, model: cst.BaseExpression) -> bool:
+    """``model = model.eval()``, ``model = model.to(device)``: the name bound again to the module it holds
+    (moved or switched), which adds no trainable part."""
+    parent = ctx.parent(target)
+    value = getattr(parent, "value", None)
+    return isinstance(target, cst.AssignTarget) and isinstance(value, cst.BaseExpression) \
+        and strip_moves_expr(value) is not value and same_reference(strip_moves_expr(value), model)
 
 
 #: module methods that add parts to it (trainable ones, after a freeze)
