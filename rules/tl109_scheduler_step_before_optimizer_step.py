@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import arg, receiver
+from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.training import (
     LOOP_TYPES,
     block_position,
@@ -36,7 +37,9 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
 
     Not reported: `step(metric)` / `step(epoch)` calls (`ReduceLROnPlateau`, custom schedulers), a
     scheduler step guarded by a condition other than the scheduler's own existence
-    (`if epoch > 0: scheduler.step()` is the correct order written differently), and a scheduler step
+    (`if epoch > 0: scheduler.step()` is the correct order written differently), unless the same test guards
+    the optimizer steps that follow (`if phase == "train": scheduler.step()` at the start of the training phase
+    of a `for phase in ("train", "val")` loop is reported), and a scheduler step
     that follows another optimizer step of the same iteration (one scheduler per optimizer in GAN code).
 
     ## Example
@@ -85,6 +88,23 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
     TRIGGERS = ("sched", "warmup", "lr_policy")
 
     VALID = [
+        # the validation phase steps the scheduler: after the training phase's optimizer steps
+        """
+import torch
+
+
+def fit(net, batches, opt, sched, epochs):
+    for epoch in range(epochs):
+        for phase in ("train", "val"):
+            if phase == "val":
+                sched.step()
+            for x, y in batches:
+                opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(net(x), y)
+                if phase == "train":
+                    loss.backward()
+                    opt.step()
+""",
         Valid(
             """
 for epoch in range(80):
@@ -146,6 +166,30 @@ for epoch in range(10):
     ]
 
     INVALID = [
+        # the training phase steps the scheduler first, then its batches step the optimizer: the same test
+        # guards both, so the guard delays nothing
+        Invalid(
+            """
+import torch
+
+
+def fit(net, batches, opt, sched, epochs):
+    for epoch in range(epochs):
+        for phase in ("train", "val"):
+            if phase == "train":
+                sched.step()
+                net.train()
+            else:
+                net.eval()
+            for x, y in batches:
+                opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(net(x), y)
+                if phase == "train":
+                    loss.backward()
+                    opt.step()
+""",
+            line=9,
+        ),
         Invalid(
             """
 import torch
@@ -271,7 +315,7 @@ for step, batch in enumerate(loader):
             if before or not after:
                 continue
             owner = after[0][0]
-            if not self._unconditional(sched, owner):
+            if not self._unconditional(sched, owner, relevant):
                 continue
             self.report(sched, self.quoting(sched, self.MESSAGE), fix=self._fix(sched, owner, after))
 
@@ -294,8 +338,9 @@ for step, batch in enumerate(loader):
             return optimizer is not None and self.ctx.code(optimizer) == owner
         return owner in self.ctx.code(via) or owner.startswith("self.")
 
-    def _unconditional(self, sched: cst.Call, owner: cst.CSTNode) -> bool:
-        """No condition (other than the scheduler existing) and no inner loop between the step and the
+    def _unconditional(self, sched: cst.Call, owner: cst.CSTNode, steps: List[cst.Call]) -> bool:
+        """No condition (other than the scheduler existing, or one that guards the optimizer steps too: the
+        training phase of a `for phase in ("train", "val")` loop) and no inner loop between the step and the
         block it shares with the optimizer step."""
         recv = receiver(sched)
         recv_code = self.ctx.code(recv) if recv is not None else ""
@@ -305,12 +350,35 @@ for step, batch in enumerate(loader):
             if isinstance(a, LOOP_TYPES) or isinstance(a, (cst.Try, cst.ExceptHandler, cst.Else, cst.Lambda)):
                 return False
             if isinstance(a, cst.If):
+                if self._guards_steps_too(a, owner, steps):
+                    continue  # true at the scheduler step exactly when the optimizer steps after it
                 if a.orelse is not None:
                     return False
                 test = self.ctx.code(a.test).replace(recv_code, "") if recv_code else "x"
                 if _GUARD_WORDS.sub("", test):
                     return False
         return False
+
+    def _guards_steps_too(self, guard: cst.If, owner: cst.CSTNode, steps: List[cst.Call]) -> bool:
+        """Whether every optimizer step ``steps`` sits in the body of an ``if`` of the same test inside
+        ``owner``, and nothing inside ``owner`` binds a name the test reads: both tests give the same answer
+        in one pass."""
+        ctx = self.ctx
+        test = " ".join(ctx.code(guard.test).split())
+        names = {n.value for n in iter_nodes(guard.test) if isinstance(n, cst.Name)}
+        if not names or names & set(ctx.assigned_names(owner)):
+            return False
+        for step in steps:
+            same = False
+            for a in ctx.ancestors(step):
+                if a is owner:
+                    break
+                if isinstance(a, cst.If) and ctx.is_inside(step, a.body) \
+                        and " ".join(ctx.code(a.test).split()) == test:
+                    same = True
+            if not same:
+                return False
+        return True
 
     def _fix(self, sched: cst.Call, owner: cst.CSTNode, after) -> Optional[Fix]:
         if not isinstance(owner, (cst.IndentedBlock, cst.Module)):
