@@ -155,6 +155,44 @@ class TrainingInEvalMode(LintRule):
     TRIGGERS = ("eval", "train(False", "train(mode=False")
 
     VALID = [
+        # the layers are collected in a list (in a loop) and unpacked into the container: none of them acts
+        # differently in eval mode (instance norm keeps no running statistics), so the mode left on is harmless
+        """
+import torch
+import torch.nn as nn
+
+
+class Smoother(nn.Module):
+    def __init__(self, width=8, blocks=2):
+        super().__init__()
+        layers = [nn.Conv1d(1, width, 3, padding=1), nn.InstanceNorm1d(width)]
+        for _ in range(blocks):
+            layers += [nn.Conv1d(width, width, 3, padding=1), nn.InstanceNorm1d(width), nn.GELU()]
+        layers.append(nn.Conv1d(width, 1, 3, padding=1))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+smoother = Smoother()
+opt = torch.optim.Adam(smoother.parameters())
+
+
+@torch.no_grad()
+def peek(x):
+    smoother.eval()
+    return smoother(x).std().item()
+
+
+for step in range(50):
+    x = torch.randn(4, 1, 64)
+    opt.zero_grad()
+    (smoother(x) - x).pow(2).mean().backward()
+    opt.step()
+    if step % 10 == 0:
+        print(peek(x))
+""",
         Valid(
             """
 import torch

@@ -431,12 +431,13 @@ def torch_layer_mode(call: cst.Call, last: str, judge: Judge, numbers: Numbers =
 
 def container_elements(call: cst.Call) -> List[Optional[cst.BaseExpression]]:
     """The modules a ``Sequential``/``ModuleList``/``ModuleDict`` call holds: its arguments, the elements
-    of a list, tuple or dict display, the element of a comprehension, the values of ``OrderedDict([(k, v)])``;
-    ``None`` for what cannot be read (``*layers``, a variable)."""
+    of a list, tuple or dict display, the element of a comprehension, the values of ``OrderedDict([(k, v)])``,
+    a list it unpacks as a ``cst.StarredElement`` (``*layers``: a judge may read what the list holds);
+    ``None`` for what cannot be read (a variable, ``**kwargs``)."""
     out: List[Optional[cst.BaseExpression]] = []
     for a in call.args:
         if a.star:
-            out.append(None)
+            out.append(cst.StarredElement(value=a.value) if a.star == "*" and isinstance(a.value, cst.Name) else None)
             continue
         out.extend(_held(a.value))
     return out

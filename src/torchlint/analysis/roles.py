@@ -43,6 +43,7 @@ from torchlint.analysis.definitions import (
     function_returns,
     held_values,
     instance_class,
+    list_elements,
     method_of,
     returned_argument,
     parameter_owner,
@@ -468,6 +469,12 @@ def _element_mode(ctx: FileContext, element: Optional[cst.BaseExpression], depth
     a call is judged as a layer; a local name by the values it is built from."""
     if element is None or depth >= MAX_DEPTH:
         return None
+    if isinstance(element, cst.StarredElement):
+        # `nn.Sequential(*layers)`: the layers the list is given (`layers += [...]` in a loop, `.append(...)`)
+        listed, complete = list_elements(ctx, element.value) if isinstance(element.value, cst.Name) else ([], False)
+        if not listed:
+            return None  # nothing written into it that the file shows
+        return combine_modes([_element_mode(ctx, e, depth + 1) for e in listed] + ([] if complete else [None]))
     if isinstance(element, cst.Name) and not ctx.names.is_param_at(element):
         values = built_values(ctx, element)
         if values:
