@@ -63,7 +63,9 @@ class NaiveSoftmax(LintRule):
     `logits - torch.max(logits)`, `x - m` with `m` named like a maximum) is stable and not reported.
     Neither is an exponent that is never positive, such as a Gaussian kernel's `exp(-x**2 / (2 * s**2))`:
     it cannot overflow, and its centre term is 1 (it could still underflow to `0 / 0` if every term were
-    far out; Gaussian kernels are too common a use to report for that).
+    far out; Gaussian kernels are too common a use to report for that). Nor is a worked example's exponent:
+    numbers the code writes out (`torch.tensor([2.0, 0.5, -1.0])`) below 11, whose exponentials overflow in
+    no floating dtype.
 
     ## Example
     ```python
@@ -106,6 +108,14 @@ class NaiveSoftmax(LintRule):
     TRIGGERS = ("exp",)
 
     VALID = [
+        # a worked example: the formula applied to a few small numbers written out, beside the library call
+        """
+import torch
+
+logits = torch.tensor([1.5, -0.3, 0.2])
+e = torch.exp(logits)
+print(e / e.sum(), torch.softmax(logits, dim=0))
+""",
         # log-probabilities of a model, and a logits sampler
         Valid(
             """

@@ -164,6 +164,16 @@ class PerRowIndexingLoop(LintRule):
     TRIGGERS = ("size(", "shape", "len(", "for ")
 
     VALID = [
+        # three entries written out: the loop runs three times
+        """
+import torch
+
+weights = torch.tensor([0.2, 0.5, 0.3])
+total = 0.0
+for j in range(len(weights)):
+    total += weights[j] * weights[j]
+print(total)
+""",
         Valid(
             """
 import torch

@@ -22,6 +22,7 @@ import libcst as cst
 from torchlint.analysis.context import FileContext, arg, assignment_targets, written_target
 from torchlint.analysis.names import target_names
 from torchlint.families.shapes.shapes import int_literal, is_tensor, shape_of
+from torchlint.families.loops.rowwork import small_dim
 
 RANGE = frozenset({"builtins.range"})
 ZIP = frozenset({"builtins.zip"})
@@ -754,6 +755,8 @@ def row_indexing(ctx: FileContext, loop: cst.For) -> Optional[RowIndexing]:
     tensor = rows.tensor
     if not pure_view(tensor) or not tensor_evidence(ctx, tensor, rows):
         return None
+    if small_dim(ctx, tensor, 0):
+        return None  # a handful of rows (`torch.tensor([4, 5, 6])`): a few whole-tensor operations
     if isinstance(tensor, cst.Subscript) and assigns_to(ctx, loop, root_name(tensor) or tensor):
         return None  # `logits[:, -1]` with `logits` rebound in the loop: other rows each time
     uses = index_uses(ctx, loop.body, rl.var.value)

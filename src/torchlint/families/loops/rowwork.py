@@ -917,7 +917,7 @@ def _few(size: Optional[int]) -> bool:
     return size is not None and 0 < size <= _FEW
 
 
-def _small_dim(ctx: FileContext, tensor: cst.BaseExpression, k: int) -> bool:
+def small_dim(ctx: FileContext, tensor: cst.BaseExpression, k: int) -> bool:
     """Whether dimension ``k`` of ``tensor`` is known to hold at most a handful of entries: from the
     tensor's known shape, or from the constructor with literal sizes that a function of the project
     returns (``colorwheel = make_wheel()`` with ``return torch.zeros((n, 3))`` through a name)."""
@@ -1022,7 +1022,7 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     tensor = head.tensor
     if not isinstance(tensor, (cst.Name, cst.Attribute)):
         return None
-    if head.var is not None and _small_dim(ctx, tensor, head.dim):
+    if head.var is not None and small_dim(ctx, tensor, head.dim):
         return None  # a few named channels (`range(rgb.shape[1])` with three): nothing to gain
     for node in _walk_escapes(loop.body):
         return None
@@ -1220,4 +1220,4 @@ def _walk_escapes(block: cst.CSTNode):
         stack.extend(children(node))
 
 
-__all__ = ["RowWork", "independent_row_work", "nested_row_work"]
+__all__ = ["RowWork", "independent_row_work", "nested_row_work", "small_dim"]

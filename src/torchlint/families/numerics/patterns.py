@@ -459,10 +459,14 @@ def _nonpositive(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> 
 
 def is_shifted(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bool:
     """An exponent that cannot overflow: shifted by a maximum or a log-sum-exp (``x - x.max()``), a
-    log-probability, the negation of something non-negative, or clamped from above."""
+    log-probability, the negation of something non-negative, clamped from above, or small numbers the code
+    writes out (a worked example)."""
     expr = followed(ctx, expr, 3)
     if number(expr) is not None or _nonpositive(ctx, expr):
         return True
+    written = written_values(ctx, expr)
+    if written is not None and max(written) < NO_OVERFLOW_WRITTEN:
+        return True  # a worked example's numbers, written out: `torch.exp(torch.tensor([2.0, 0.5, -1.0]))`
     if is_binop(expr, cst.Subtract):
         if _is_max_like(ctx, expr.right):  # type: ignore[attr-defined]
             return True
@@ -1378,6 +1382,9 @@ class DeferredLogReports:
 #: written logits whose spread is below this have a softmax no element of which underflows to 0 in
 #: float32 (``exp(-80)`` is about 1.8e-35, above the smallest normal float32)
 NO_UNDERFLOW_SPREAD = 80.0
+#: numbers written out below this have an exponential that overflows in no floating dtype (float16's
+#: largest value is about exp(11.09))
+NO_OVERFLOW_WRITTEN = 11.0
 #: written logits below this in magnitude have a sigmoid that rounds to neither 0 nor 1 in float32
 #: (``1 - sigmoid(15)`` is about 3e-7)
 NO_SATURATION = 15.0
