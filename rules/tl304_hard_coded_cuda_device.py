@@ -16,6 +16,8 @@ from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 # functions that build a new tensor and accept `device=`
+#: constructors that make a tensor of the data they are given
+_WRAPPERS = frozenset({"torch.tensor", "torch.as_tensor"})
 CREATORS = frozenset(
     "torch." + n
     for n in (
@@ -91,7 +93,8 @@ class HardCodedCudaDevice(LintRule):
     functions named for CUDA or GPU, functions without tensor parameters (scripts, tests; a parameter
     annotated `int` or `float`, or only given to a factory as a size or as data, `torch.randn(n, d)`, is no
     tensor), `.cuda(device)` with a device the caller passes (not a literal index), and `.cuda()` on the
-    inputs themselves.
+    inputs themselves, also when they are made a tensor again first (`torch.tensor(x).cuda()` with `x` a
+    parameter, or what the function converted it to: `x = x.cpu().numpy()`).
 
     ## Example
     ```python
@@ -141,6 +144,18 @@ class HardCodedCudaDevice(LintRule):
     TRIGGERS = ("cuda",)
 
     VALID = [
+        # the input, converted to an array and back: the function moves what it was given
+        """
+import numpy as np
+import torch
+
+
+def jitter(x, scale=0.05):
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    x = x + scale * np.random.randn(*x.shape)
+    return torch.tensor(x, dtype=torch.float32).cuda()
+""",
         # the input itself reshaped, then moved: nothing is created here
         Valid(
             """
@@ -516,7 +531,24 @@ def augment(inp):
 
     # -- detection ------------------------------------------------------------------------------
     def _creator(self, node: cst.BaseExpression) -> bool:
-        return isinstance(node, cst.Call) and self.ctx.names.matches(node.func, CREATORS)
+        return isinstance(node, cst.Call) and self.ctx.names.matches(node.func, CREATORS) \
+            and not self._wraps_input(node)
+
+    def _wraps_input(self, call: cst.Call) -> bool:
+        """``torch.tensor(x)`` / ``torch.as_tensor(x)`` of a parameter of the function (or of what it was
+        converted to: ``x = x.cpu().numpy()``): the input itself, made a tensor again, not a tensor the
+        function creates; moving it is moving the input."""
+        ctx = self.ctx
+        if not ctx.names.matches(call.func, _WRAPPERS) or not call.args or call.args[0].keyword is not None:
+            return False
+        fn = ctx.names.function_scope_node()
+        if not isinstance(fn, cst.FunctionDef):
+            return False
+        params = {p.name.value for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]}
+        data = call.args[0].value
+        while isinstance(data, (cst.Attribute, cst.Subscript, cst.Call)):
+            data = data.func if isinstance(data, cst.Call) else data.value
+        return isinstance(data, cst.Name) and data.value in params
 
     def _kind(self, call: cst.Call) -> Optional[str]:
         """"keyword" (device="cuda" on a constructor), "method" (constructor.cuda() / .to("cuda")),
