@@ -85,8 +85,9 @@ class SqueezeWithoutDim(LintRule):
     also as a criterion every call of the function passes, called or through `.forward`: a 0-d operand
     broadcasts as a one-element one does, and the loss is the same number),
     `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
-    element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), and NumPy or pandas
-    values.
+    element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), element-wise arithmetic
+    reduced over every element (`-(pos.squeeze() + neg).mean()`: broadcasting gives the same elements), and
+    NumPy or pandas values.
 
     ## Example
     ```python
@@ -144,6 +145,23 @@ class SqueezeWithoutDim(LintRule):
     TRIGGERS = ("squeeze",)
 
     VALID = [
+        # element-wise arithmetic with the squeezed scores, then the mean of every element
+        """
+import torch
+import torch.nn as nn
+
+
+class PairScore(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.emb = nn.Embedding(n, d)
+
+    def forward(self, a, b, others):
+        ea, eb = self.emb(a).unsqueeze(2), self.emb(b).unsqueeze(1)
+        near = torch.bmm(eb, ea).sigmoid().squeeze()
+        far = torch.bmm(self.emb(others), ea).neg().sigmoid().sum(dim=(1, 2))
+        return -(near.log() + far.log()).mean()
+""",
         # both sides of the loss squeezed alike: a batch of one drops the same dimension on each
         Valid(
             """
@@ -2611,6 +2629,8 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
             if parent.attr.value in _PASS_METHODS and isinstance(call, cst.Call) and call.func is parent:
                 cur = call
                 continue
+            if parent.attr.value in _ELEMENTWISE_METHODS and isinstance(call, cst.Call) and call.func is parent:
+                return _reduced_elementwise(ctx, call)  # `near.log()` in a sum reduced over every element
             return False
         if isinstance(parent, cst.Arg):
             call = ctx.parent(parent)
@@ -2636,6 +2656,48 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
             parent = ctx.parent(parent)
         if isinstance(parent, cst.Comparison):
             return _counted_match(ctx, parent)
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            return _reduced_elementwise(ctx, parent)
+        return False
+    return False
+
+
+#: element-wise arithmetic: broadcasting aligns the trailing dimensions, so an operand that lost a leading 1
+#: gives the same elements
+_ELEMENTWISE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+#: element-wise methods that keep the shape
+_ELEMENTWISE_METHODS = frozenset({"exp", "log", "abs", "neg", "sigmoid", "tanh", "relu", "pow", "sqrt", "square",
+                                  "log1p", "expm1", "clamp", "clamp_min", "clamp_max", "float", "double", "detach"})
+
+
+def _reduced_elementwise(ctx, op: cst.CSTNode) -> bool:
+    """``-(pos.squeeze() + neg).mean()``, ``torch.sum(w * x.squeeze())``: the squeezed value only takes part
+    in element-wise arithmetic (with anything: broadcasting gives the same elements whether or not it kept a
+    leading 1) whose result is reduced over every element: a batch of one gives the same number."""
+    cur: cst.CSTNode = op
+    for _ in range(8):
+        if isinstance(cur, cst.BinaryOperation) and not isinstance(cur.operator, _ELEMENTWISE_OPERATORS):
+            return False
+        if isinstance(cur, cst.UnaryOperation) and not isinstance(cur.operator, cst.Minus):
+            return False
+        parent = ctx.parent(cur)
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            cur = parent
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is cur:
+            call = ctx.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            if parent.attr.value in ("mean", "sum") and not call.args:
+                return True
+            if parent.attr.value in _ELEMENTWISE_METHODS:
+                cur = call
+                continue
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is None:
+            call = ctx.parent(parent)
+            return (isinstance(call, cst.Call) and len(call.args) == 1
+                    and bool(ctx.names.qualified_names(call.func) & {"torch.mean", "torch.sum"}))
         return False
     return False
 
