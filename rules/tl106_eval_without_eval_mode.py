@@ -80,8 +80,12 @@ class EvalWithoutEvalMode(LintRule):
     some path (a training function that calls `model.train()` and `model.eval()` only under
     `if not args.fastmode:`, followed through the script's own functions); so is a model put in eval mode
     that a helper run before the evaluation puts back in training mode (`net.eval()`, an attack crafted,
-    `net.train()`), with no fix: where the switch belongs is the author's call. A helper that only turns
-    training mode on (`enable_dropout(model)`) is Monte-Carlo dropout, chosen on purpose. An `eval()` in another
+    `net.train()`), with no fix: where the switch belongs is the author's call. So is a model switched back
+    with `.train()` for training (the statement after the switch trains: each epoch scored in eval mode,
+    then `net.train()` and its batches) and evaluated after the last epoch, also by a helper it is handed
+    to; a loop is taken to run at least once (code after the epochs assumes they ran). A helper that only
+    turns training mode on (`enable_dropout(model)`), or a `.train()` followed by a forward pass that is
+    only scored, is Monte-Carlo dropout or the training-mode loss shown, chosen on purpose. An `eval()` in another
     method of the class (for `self.model`) or elsewhere in the script counts only when that code leaves it in
     place (a `predict` that switches back with `self.model.train()` does not).
 
@@ -5404,8 +5408,7 @@ print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))],
                     # `model.eval()` switches the model that function is given, not this one
                     extra = self._wider_receivers(site, code)
                 switched = covers(receivers | extra, code) or self._callers_switch(site, model)
-                # (within an evaluation function: at module level a loop that may run no pass is not the author's
-                # evidence of a mode left behind)
+                # (within an evaluation function; at module level, `_reached_in_training`)
                 left_training = switched and site.function is not None and TRAIN in modes_reaching(ctx, call, code)
                 if switched and not left_training and not self._reached_in_training(site, model, code):
                     continue

@@ -474,12 +474,28 @@ def _element_mode(ctx: FileContext, element: Optional[cst.BaseExpression], depth
         listed, complete = list_elements(ctx, element.value) if isinstance(element.value, cst.Name) else ([], False)
         if not listed:
             return None  # nothing written into it that the file shows
-        return combine_modes([_element_mode(ctx, e, depth + 1) for e in listed] + ([] if complete else [None]))
+        # a layer added under a condition (`if batch_norm: layers += [conv, nn.BatchNorm2d(v)]`) may be absent:
+        # it proves nothing, though it leaves the verdict open
+        return combine_modes([_conditional_mode(ctx, e, _element_mode(ctx, e, depth + 1)) for e in listed]
+                             + ([] if complete else [None]))
     if isinstance(element, cst.Name) and not ctx.names.is_param_at(element):
         values = built_values(ctx, element)
         if values:
             return combine_modes(layer_mode_dependent(ctx, v, depth + 1) for v in values)
     return layer_mode_dependent(ctx, element, depth)
+
+
+def _conditional_mode(ctx: FileContext, element: cst.BaseExpression, verdict: Optional[bool]) -> Optional[bool]:
+    """``verdict`` for a layer written into a list, unknown instead of True when a branch of its function
+    chooses whether it is added."""
+    if verdict is not True:
+        return verdict
+    for a in ctx.ancestors(element):
+        if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            return verdict
+        if isinstance(a, (cst.If, cst.IfExp, cst.Try, cst.Match, cst.While)):
+            return None
+    return verdict
 
 
 def _function_output(ctx: FileContext, cls: Optional[cst.ClassDef], function: cst.FunctionDef, depth: int) -> Kind:

@@ -1780,31 +1780,23 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
 
 
 def _training_follows(ctx: FileContext, switch: cst.Call) -> bool:
-    """Whether a statement after the one holding ``switch`` (a ``.train()``), in the same block, trains:
-    ``net.train()`` then the epoch's batches, a backward pass and a step."""
+    """Whether one of the two statements after the one holding ``switch`` (a ``.train()``), in the same
+    block, trains: ``net.train()`` then the epoch's batches, a backward pass and a step.  (A ``.train()``
+    followed by a forward pass that is only scored is a choice: the loss in training mode, shown.)"""
     stmt = ctx.statement_of(switch)
     block = ctx.block_of(stmt) if stmt is not None else None
     if block is None:
         return False
     at = next(i for i, s in enumerate(block) if s is stmt)
-    return any(trains(ctx, later) for later in block[at + 1:])
+    return any(trains(ctx, later) for later in block[at + 1:at + 3])
 
 
 def _runs_a_pass(ctx: FileContext, loop: cst.CSTNode) -> bool:
-    """A loop whose body runs at least once as the code is meant to run: one that trains (the epochs: what
-    follows assumes they ran), or a ``for`` loop over ``range(n)`` with ``n`` a positive literal or a name
-    bound once to one (``EPOCHS = 10``)."""
-    if isinstance(loop, (cst.For, cst.While)) and trains(ctx, loop.body):
-        return True
-    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or len(loop.iter.args) != 1:
-        return False
-    if not ctx.names.matches(loop.iter.func, frozenset({"builtins.range"})):
-        return False
-    count = loop.iter.args[0].value
-    if isinstance(count, cst.Name):
-        bound = ctx.names.bound_values(count)
-        count = bound[0] if len(bound) == 1 and bound[0] is not None else count
-    return isinstance(count, cst.Integer) and int(count.value, 0) > 0
+    """A loop whose body runs at least once as the code is meant to run: a ``for`` loop (over epochs,
+    batches, a range: the code after it assumes they ran), or a ``while`` loop that trains."""
+    if isinstance(loop, cst.For):
+        return not (isinstance(loop.iter, (cst.List, cst.Tuple)) and not loop.iter.elements)
+    return isinstance(loop, cst.While) and trains(ctx, loop.body)
 
 
 def _block_modes(ctx: FileContext, stmts: Sequence[cst.CSTNode], code: str, depth: int,
