@@ -1979,6 +1979,29 @@ def evaluate(model, loader):
     ]
 
     INVALID = [
+        # the model pickled whole in a checkpoint dictionary, taken out and run for one prediction
+        Invalid(
+            """
+import torch
+
+state = torch.load("ranker.ckpt", weights_only=False)
+ranker = state["net"]
+ranker.eval()
+query = torch.randint(0, 100, (1, 12))
+print(ranker(query).argmax(-1).item())
+""",
+            fixed="""
+import torch
+
+state = torch.load("ranker.ckpt", weights_only=False)
+ranker = state["net"]
+ranker.eval()
+query = torch.randint(0, 100, (1, 12))
+with torch.no_grad():
+    print(ranker(query).argmax(-1).item())
+""",
+            line=8,
+        ),
         # the function runs the model before the script freezes it
         Invalid(
             """

@@ -3055,6 +3055,11 @@ class EvaluationFacts:
         core = strip_moves_expr(value)
         if isinstance(core, cst.IfExp):
             return self._trained_value(core.body) and self._trained_value(core.orelse)
+        if isinstance(core, cst.Subscript):
+            # `ckpt["model"]` with `ckpt = torch.load(path)`: a whole module pickled in a checkpoint
+            base = core.value
+            held = ctx.names.sole_value(base) if isinstance(base, cst.Name) else base
+            return isinstance(held, cst.Call) and _deserialised(ctx, held)
         if not isinstance(core, cst.Call):
             return False
         if _deserialised(ctx, core) or _pretrained(ctx, core):
