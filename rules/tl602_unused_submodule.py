@@ -717,6 +717,37 @@ class ConvBlock(nn.Module):
     ]
 
     INVALID = [
+        # another class reads `opts.p` and `opts.scale`, settings of the layers it builds (`Mixer(..., p=opts.p)`
+        # hands `p` to `nn.Dropout`): no instance of `Mixer`, whose own dropout is never called
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Mixer(nn.Module):
+    def __init__(self, scale=1.0, p=0.1):
+        super().__init__()
+        self.scale = scale
+        self.p = nn.Dropout(p)
+
+    def forward(self, q, k):
+        return torch.softmax(q @ k.transpose(-1, -2) * self.scale, dim=-1)
+
+
+class Layer(nn.Module):
+    def __init__(self, opts, width):
+        super().__init__()
+        self.mix = Mixer(opts.scale, p=opts.p)
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.out(self.mix(x, x) @ x)
+""",
+            line=10,
+            col=9,
+            message="`self.p`",
+        ),
         # the layers come from a backbone built and moved at module level (`trunk = trunk.to(device)` is the same
         # library model, not the instance): the class's own backbone is never used
         Invalid(

@@ -43,7 +43,7 @@ import os
 
 from torchlint.analysis import effects
 from torchlint.analysis.context import Fact, FileContext, arg, method_name
-from torchlint.analysis.mode_layers import DROPOUT_LAYERS
+from torchlint.analysis.mode_layers import DROPOUT_LAYERS, MODE_FREE_LAYERS
 
 from torchlint.analysis.definitions import (bind_arguments, class_body, constructions, definition_of, depends_on,
                                             strip_moves)
@@ -173,6 +173,8 @@ class _View:
         every argument its parameter is given: :func:`_other_receiver`), nor on a value that has an
         attribute no instance of the class has (:meth:`lacks`)."""
         ctx, recv = self.ctx, node.value
+        if _hyperparameter(ctx, node):
+            return False  # `nn.Dropout(cfg.drop)`, `Attn(cfg.dim, p=cfg.drop)`: a number a layer is built with
         if isinstance(recv, cst.Name):
             function = ctx.enclosing(node, cst.FunctionDef)
             if isinstance(function, cst.FunctionDef) and _self_name(function) == recv.value \
@@ -234,6 +236,51 @@ class _View:
             return None
         self._members = out
         return out
+
+
+#: torch.nn layers built from settings only (sizes, rates, flags), never from another module
+_LEAF_LAYERS = MODE_FREE_LAYERS | frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
+                                            "InstanceNorm2d", "InstanceNorm3d", "LSTM", "GRU", "RNN",
+                                            "MultiheadAttention"}) | DROPOUT_LAYERS
+
+
+def _hyperparameter(ctx: FileContext, node: cst.Attribute, depth: int = 0) -> bool:
+    """Whether the read ``node`` is handed, as an argument, to a torch.nn layer's constructor (not a
+    container's: ``nn.Dropout(cfg.drop)``), or to a parameter of a project module class's constructor that
+    its ``__init__`` hands only to such constructors (``Attn(cfg.dim, p=cfg.drop)`` with
+    ``self.drop = nn.Dropout(p)``): a setting a layer is built with, which no layer can be."""
+    parent = ctx.parent(node)
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) and parent.value is node else None
+    if not isinstance(call, cst.Call) or parent.star:  # type: ignore[union-attr]
+        return False
+    return _layer_setting(ctx, call, parent, depth)  # type: ignore[arg-type]
+
+
+def _layer_setting(ctx: FileContext, call: cst.Call, given: cst.Arg, depth: int) -> bool:
+    names = ctx.names.qualified_names_at(call.func)
+    if names:
+        return all(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in _LEAF_LAYERS for q in names)
+    if depth > 1:
+        return False
+    found = definition_of(ctx, call.func)
+    if found is None or not isinstance(found[1], cst.ClassDef) or found[0] is not ctx:
+        return False
+    init = next((s for s in class_body(found[1]) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None:
+        return False
+    bound = bind_arguments(call, init, 1)
+    param = next((name for name, value in (bound or {}).items() if value is given.value), None)
+    if param is None:
+        return False
+    uses = ctx.names_in(init.body, param)
+    if not uses:
+        return False
+    for use in uses:
+        holder = ctx.parent(use)
+        inner = ctx.parent(holder) if isinstance(holder, cst.Arg) and holder.value is use else None
+        if not isinstance(inner, cst.Call) or holder.star or not _layer_setting(ctx, inner, holder, depth + 1):  # type: ignore[union-attr]
+            return False
+    return True
 
 
 def _read_before(ctx: FileContext, node: cst.Attribute, built: cst.Assign) -> bool:
