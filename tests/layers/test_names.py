@@ -449,6 +449,31 @@ def test_an_import_hidden_by_an_assignment_that_reaches_the_read():
     assert names.qualified_names(amp_c) == {"amp_c.scale"}
 
 
+def test_an_import_hidden_by_an_assignment_before_a_conditional_one():
+    # `import lm`, `lm = lm.Net()`, `if gpu: lm = lm.cuda()`, then a function reads `lm`: the last assignment
+    # runs on some paths only, but the one before it ran on every path after the import: the module is gone
+    ctx = _walked("""
+        import sys
+        import lm
+        import tools
+
+        gpu = len(sys.argv) > 1
+        lm = lm.Net(8)
+        if gpu:
+            lm = lm.cuda()
+        if gpu:
+            tools = None
+
+        def score(x):
+            tools.log(x)
+            return lm(x)
+    """)
+    calls = {ctx.code(c).strip(): c for c in ctx.calls_in(ctx.module)}
+    names = ctx.names
+    assert names.holds_import(calls["lm(x)"].func) is False
+    assert names.holds_import(calls["tools.log(x)"].func.value) is True  # hidden on some paths only
+
+
 def test_a_module_level_alias_of_an_imported_name_holds_what_it_names():
     # `Norm = nn.BatchNorm2d`: `Norm(8)` builds a batch-norm layer, during the walk and after it; an alias
     # bound in both arms of an `if` holds either class; a name bound any other way too (a loop, a call, a

@@ -1116,8 +1116,30 @@ class NameResolver:
                 scope = scope.parent
         if scope is None:
             return False
-        found = self.reaching_assignment(name, node, None if scope is self.module_scope else scope.node)
-        return found is not None and self.position(found[0]) > b.imported
+        scope_node = None if scope is self.module_scope else scope.node
+        found = self.reaching_assignment(name, node, scope_node)
+        if found is not None:
+            return self.position(found[0]) > b.imported
+        # the last assignment before `node` runs on some paths only (`if use_gpu: model = model.cuda()`): an
+        # earlier one made after the import on every path still hides it, since no assignment brings back
+        # what an import bound (a later import is another binding)
+        return self._assigned_after_import(name, node, scope_node, b.imported)
+
+    def _assigned_after_import(self, name: str, at: cst.CSTNode, scope_node: Optional[cst.CSTNode],
+                               imported: int) -> bool:
+        scope = self.module_scope if scope_node is None else self._scope_of.get(scope_node)
+        found = scope.assigns.get(name) if scope is not None else None
+        if found is None:
+            return False
+        stop = scope_node if scope_node is not None else self.module_scope.node
+        around = set(map(id, self._branches(at, stop)))
+        where = self.position(at)
+        for assign, _ in found.entries:
+            position = self.position(assign)
+            if imported < position < where and not self._contains(assign, at) \
+                    and set(map(id, self._branches(assign, stop))) <= around:
+                return True
+        return False
 
     def reaching_assignment(self, name: str, at: cst.CSTNode,
                             scope_node: Optional[cst.CSTNode] = None) -> Optional[Tuple[cst.Assign, Optional[int]]]:
