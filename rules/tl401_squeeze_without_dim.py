@@ -145,6 +145,25 @@ class SqueezeWithoutDim(LintRule):
     TRIGGERS = ("squeeze",)
 
     VALID = [
+        # the squeezed column, added to another through names, then summed over every element
+        """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SplitLoss(nn.Module):
+    def __init__(self, width, classes):
+        super().__init__()
+        self.gate = nn.Linear(width, 2)
+        self.body = nn.Linear(width, classes)
+
+    def forward(self, h, y):
+        gate = F.log_softmax(self.gate(h), dim=1)[:, 0]
+        chosen = F.log_softmax(self.body(h), dim=1).gather(1, y.view(-1, 1)).squeeze()
+        nll = -(gate + chosen)
+        return nll.float().sum() / len(y)
+""",
         # element-wise arithmetic with the squeezed scores, then the mean of every element
         """
 import torch
@@ -2630,7 +2649,7 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
                 cur = call
                 continue
             if parent.attr.value in _ELEMENTWISE_METHODS and isinstance(call, cst.Call) and call.func is parent:
-                return _reduced_elementwise(ctx, call)  # `near.log()` in a sum reduced over every element
+                return _reduced_elementwise(ctx, call, depth)  # `near.log()` in a sum reduced over every element
             return False
         if isinstance(parent, cst.Arg):
             call = ctx.parent(parent)
@@ -2657,7 +2676,7 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
         if isinstance(parent, cst.Comparison):
             return _counted_match(ctx, parent)
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
-            return _reduced_elementwise(ctx, parent)
+            return _reduced_elementwise(ctx, parent, depth)
         return False
     return False
 
@@ -2670,10 +2689,11 @@ _ELEMENTWISE_METHODS = frozenset({"exp", "log", "abs", "neg", "sigmoid", "tanh",
                                   "log1p", "expm1", "clamp", "clamp_min", "clamp_max", "float", "double", "detach"})
 
 
-def _reduced_elementwise(ctx, op: cst.CSTNode) -> bool:
+def _reduced_elementwise(ctx, op: cst.CSTNode, depth: int = 0) -> bool:
     """``-(pos.squeeze() + neg).mean()``, ``torch.sum(w * x.squeeze())``: the squeezed value only takes part
     in element-wise arithmetic (with anything: broadcasting gives the same elements whether or not it kept a
-    leading 1) whose result is reduced over every element: a batch of one gives the same number."""
+    leading 1) whose result is reduced over every element: a batch of one gives the same number.  The result
+    may be bound to a name every read of which is such a use (``nll = -(a + picked)``, ``nll.float().sum()``)."""
     cur: cst.CSTNode = op
     for _ in range(8):
         if isinstance(cur, cst.BinaryOperation) and not isinstance(cur.operator, _ELEMENTWISE_OPERATORS):
@@ -2698,6 +2718,10 @@ def _reduced_elementwise(ctx, op: cst.CSTNode) -> bool:
             call = ctx.parent(parent)
             return (isinstance(call, cst.Call) and len(call.args) == 1
                     and bool(ctx.names.qualified_names(call.func) & {"torch.mean", "torch.sum"}))
+        if isinstance(parent, cst.Assign) and parent.value is cur and depth < 2 and ctx.walked:
+            target = _assigned_name(ctx, cur)
+            scope = ctx.enclosing(cur, cst.FunctionDef) or ctx.module
+            return target is not None and _only_sinks(ctx, scope, target, depth + 1)
         return False
     return False
 
