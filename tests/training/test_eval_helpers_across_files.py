@@ -357,3 +357,46 @@ def test_a_model_built_from_a_dict_of_builders_of_a_package(tmp_path, default, k
     (tmp_path / "train.py").write_text(TRAIN.format(default=default, key=key))
     found = lint_source(str(loops), loops.read_text(), Settings(all_rules())).diagnostics
     assert [d.line for d in found if d.code == "TL106"] == ([8] if reported else [])
+
+
+FACTORY_CLASS = """import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.body(x)
+
+    def make_check(self):
+        def check(x, y):
+            return F.cross_entropy(self(x), y)
+        return check
+
+    def score(self, x):
+        return self(x).argmax(-1)
+"""
+
+FACTORY_RUN = """import torch
+from scorer import Scorer
+
+net = Scorer()
+net.load_state_dict(torch.load("scorer.pt", weights_only=True))
+check = net.make_check()
+top = net.score(torch.randn(2, 6))
+print(top.tolist())
+"""
+
+
+def test_a_method_that_returns_a_closure_runs_no_model(tmp_path):
+    # `net.make_check()` builds a function that runs the model later: that call is no forward pass; the
+    # method that runs the model (`net.score(x)`) still is
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "scorer.py").write_text(FACTORY_CLASS)
+    run = tmp_path / "run.py"
+    run.write_text(FACTORY_RUN)
+    found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
+    assert [(d.code, d.line) for d in found if d.code == "TL105"] == [("TL105", 7)]

@@ -40,6 +40,7 @@ from torchlint.analysis.definitions import (
     class_body,
     defines_method,
     definition_of,
+    find_method,
     function_returns,
     held_values,
     instance_class,
@@ -60,6 +61,7 @@ from torchlint.analysis.mode_layers import (
     layer_call_mode,
 )
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.walk import iter_nodes
 from torchlint.analysis.ops import (
     LOG_SOFTMAX_FUNCS,
     LOG_SOFTMAX_LAYERS,
@@ -1395,7 +1397,35 @@ def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.Bas
     found = instance_class(ctx, func.value)  # (also through the project's factories)
     if found is None or not defines_method(found[0], found[1], func.attr.value, 0):
         return None
+    method = find_method(found[0], found[1], func.attr.value)
+    if method is not None and _builds_callable_only(method[1]):
+        return None  # `model.make_checker()` returns a closure that runs the model later: this call runs nothing
     return func.value
+
+
+def _builds_callable_only(method: cst.FunctionDef) -> bool:
+    """A method whose own code (not a nested function's) reads ``self`` in no call and returns a function it
+    defines (``def check(x): return loss(self(x))`` ... ``return check``) or a lambda: calling it builds a
+    callable and runs nothing."""
+    params = method.params.params
+    if not params:
+        return False
+    me = params[0].name.value
+    nested = {s.name.value for s in method.body.body if isinstance(s, cst.FunctionDef)} \
+        if isinstance(method.body, cst.IndentedBlock) else set()
+    returns = [r for r in function_returns(method)]
+    if not returns or not all(isinstance(r.value, cst.Lambda) or isinstance(r.value, cst.Name) and r.value.value in nested
+                              for r in returns):
+        return False
+    stack: List[cst.CSTNode] = list(method.body.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.Call) and any(isinstance(n, cst.Name) and n.value == me for n in iter_nodes(node)):
+            return False
+        stack.extend(node.children)
+    return True
 
 
 __all__ = [
