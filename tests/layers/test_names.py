@@ -474,6 +474,33 @@ def test_an_import_hidden_by_an_assignment_before_a_conditional_one():
     assert names.holds_import(calls["tools.log(x)"].func.value) is True  # hidden on some paths only
 
 
+def test_an_import_hidden_in_both_arms_of_an_if():
+    ctx = _walked("""
+        import sys
+        import torch
+        import lm
+        import aux
+
+        with open("lm.pt", "rb") as f:
+            if len(sys.argv) > 1:
+                lm = torch.load(f, map_location="cpu")
+            else:
+                lm = torch.load(f)
+        if len(sys.argv) > 2:
+            aux = None
+        elif len(sys.argv) > 3:
+            aux = 1
+
+        def score(x):
+            aux.log(x)
+            return lm(x)
+    """)
+    calls = {ctx.code(c).strip(): c for c in ctx.calls_in(ctx.module)}
+    names = ctx.names
+    assert names.holds_import(calls["lm(x)"].func) is False
+    assert names.holds_import(calls["aux.log(x)"].func.value) is True  # an `elif` leaves a path with the module
+
+
 def test_a_module_level_alias_of_an_imported_name_holds_what_it_names():
     # `Norm = nn.BatchNorm2d`: `Norm(8)` builds a batch-norm layer, during the walk and after it; an alias
     # bound in both arms of an `if` holds either class; a name bound any other way too (a loop, a call, a

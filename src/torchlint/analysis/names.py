@@ -1134,11 +1134,22 @@ class NameResolver:
         stop = scope_node if scope_node is not None else self.module_scope.node
         around = set(map(id, self._branches(at, stop)))
         where = self.position(at)
+        arms: Dict[int, Set[int]] = {}  # id(if statement) -> ids of its arms that assign on every path through them
         for assign, _ in found.entries:
             position = self.position(assign)
-            if imported < position < where and not self._contains(assign, at) \
-                    and set(map(id, self._branches(assign, stop))) <= around:
+            if not imported < position < where or self._contains(assign, at):
+                continue
+            # (a `with` body runs on every path past it; an `else` is its `if`'s arm)
+            extra = [b for b in self._branches(assign, stop) if id(b) not in around and type(b) not in (cst.With, cst.Else)]
+            if not extra:
                 return True
+            # `if cpu: lm = torch.load(f, ...)` / `else: lm = torch.load(f)`: both arms of one `if`
+            if len(extra) == 1 and type(extra[0]) is cst.If and extra[0].orelse is not None \
+                    and type(extra[0].orelse) is cst.Else:
+                arm = extra[0].body if self._contains(extra[0].body, assign) else extra[0].orelse
+                arms.setdefault(id(extra[0]), set()).add(id(arm))
+                if len(arms[id(extra[0])]) == 2:
+                    return True
         return False
 
     def reaching_assignment(self, name: str, at: cst.CSTNode,
