@@ -1979,6 +1979,57 @@ def evaluate(model, loader):
     ]
 
     INVALID = [
+        # frozen first, then every parameter switched back on and fine-tuned before the function runs the model
+        Invalid(
+            """
+import torch
+from torchvision.models import resnet18
+
+net = resnet18(weights="DEFAULT")
+net.requires_grad_(False)
+
+
+def accuracy(x, y):
+    net.eval()
+    return (net(x).argmax(1) == y).float().mean().item()
+
+
+for p in net.parameters():
+    p.requires_grad = True
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+x, y = torch.randn(2, 3, 224, 224), torch.randint(0, 1000, (2,))
+net.train()
+opt.zero_grad()
+torch.nn.functional.cross_entropy(net(x), y).backward()
+opt.step()
+print(accuracy(x, y))
+""",
+            fixed="""
+import torch
+from torchvision.models import resnet18
+
+net = resnet18(weights="DEFAULT")
+net.requires_grad_(False)
+
+
+@torch.no_grad()
+def accuracy(x, y):
+    net.eval()
+    return (net(x).argmax(1) == y).float().mean().item()
+
+
+for p in net.parameters():
+    p.requires_grad = True
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+x, y = torch.randn(2, 3, 224, 224), torch.randint(0, 1000, (2,))
+net.train()
+opt.zero_grad()
+torch.nn.functional.cross_entropy(net(x), y).backward()
+opt.step()
+print(accuracy(x, y))
+""",
+            line=11,
+        ),
         # the model pickled whole in a checkpoint dictionary, taken out and run for one prediction
         Invalid(
             """

@@ -5428,8 +5428,8 @@ print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))],
                 elif switched:
                     # switched to eval mode elsewhere, but what runs before this evaluation leaves it training
                     layer = describe_evidence(ctx, self._evidence(site, model))
-                    message = (f"Evaluation runs `{code}` in training mode: its `.eval()` is undone by a `.train()` "
-                               f"run before this evaluation; {layer} stays in training mode")
+                    message = (f"Evaluation runs `{code}` in training mode on some path: code run before it calls "
+                               f"`.train()` and no `.eval()` follows on that path; {layer} stays in training mode")
                 else:
                     layer = describe_evidence(ctx, self._evidence(site, model))
                     message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"

@@ -605,6 +605,91 @@ model, loss_fn, optimizer = get_model()
     ]
 
     INVALID = [
+        # a helper adds the blocks to the list, dropout among them: the list holds what the helper appends
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def add_block(layers, width):
+    layers.append(nn.Linear(width, width))
+    layers.append(nn.Dropout(0.3))
+
+
+class Stack(nn.Module):
+    def __init__(self, width=8, blocks=2):
+        super().__init__()
+        layers = [nn.Linear(4, width)]
+        for _ in range(blocks):
+            add_block(layers, width)
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+stack = Stack()
+opt = torch.optim.Adam(stack.parameters())
+
+
+@torch.no_grad()
+def peek(x):
+    stack.eval()
+    return stack(x).mean().item()
+
+
+for step in range(20):
+    x = torch.randn(4, 4)
+    opt.zero_grad()
+    stack(x).pow(2).mean().backward()
+    opt.step()
+    if step % 5 == 0:
+        print(peek(x))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def add_block(layers, width):
+    layers.append(nn.Linear(width, width))
+    layers.append(nn.Dropout(0.3))
+
+
+class Stack(nn.Module):
+    def __init__(self, width=8, blocks=2):
+        super().__init__()
+        layers = [nn.Linear(4, width)]
+        for _ in range(blocks):
+            add_block(layers, width)
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+stack = Stack()
+opt = torch.optim.Adam(stack.parameters())
+
+
+@torch.no_grad()
+def peek(x):
+    stack.eval()
+    return stack(x).mean().item()
+
+
+for step in range(20):
+    x = torch.randn(4, 4)
+    opt.zero_grad()
+    stack.train()
+    stack(x).pow(2).mean().backward()
+    opt.step()
+    if step % 5 == 0:
+        print(peek(x))
+""",
+            line=39,
+        ),
         Invalid(
             """
 import torch

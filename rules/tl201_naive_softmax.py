@@ -663,6 +663,29 @@ print(probs(torch.randn(3, 27)).sum(axis=1))
 """,
             line=7,
         ),
+        # numbers written out, then scaled in place by a run-time factor: no longer the numbers written
+        Invalid(
+            """
+import torch
+
+
+def scaled(scale):
+    logits = torch.tensor([1.5, -0.3, 0.2])
+    logits.mul_(scale)
+    e = torch.exp(logits)
+    return e / e.sum()
+""",
+            fixed="""
+import torch
+
+
+def scaled(scale):
+    logits = torch.tensor([1.5, -0.3, 0.2])
+    logits.mul_(scale)
+    return torch.softmax(logits.flatten(), dim=0).view_as(logits)
+""",
+            line=9,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

@@ -286,6 +286,26 @@ def real_loss(d_out):
     ]
 
     INVALID = [
+        # a tensor made from the input's shape is a new tensor, put on a hard-coded device
+        Invalid(
+            """
+import torch
+
+
+def area(boxes: torch.Tensor):
+    sizes = torch.tensor(boxes.shape).cuda()
+    return boxes.sum() / sizes.prod()
+""",
+            fixed="""
+import torch
+
+
+def area(boxes: torch.Tensor):
+    sizes = torch.tensor(boxes.shape, device=boxes.device)
+    return boxes.sum() / sizes.prod()
+""",
+            unsafe=True,
+        ),
         Invalid(
             """
 import torch
@@ -535,9 +555,9 @@ def augment(inp):
             and not self._wraps_input(node)
 
     def _wraps_input(self, call: cst.Call) -> bool:
-        """``torch.tensor(x)`` / ``torch.as_tensor(x)`` of a parameter of the function (or of what it was
-        converted to: ``x = x.cpu().numpy()``): the input itself, made a tensor again, not a tensor the
-        function creates; moving it is moving the input."""
+        """``torch.tensor(x)`` / ``torch.as_tensor(x)`` of a parameter ``x`` of the function (which it may have
+        converted and bound again: ``x = x.cpu().numpy()``): the input itself, made a tensor again, not a tensor
+        the function creates; moving it is moving the input.  Not a part of it (``x.shape``) nor ``self``'s."""
         ctx = self.ctx
         if not ctx.names.matches(call.func, _WRAPPERS) or not call.args or call.args[0].keyword is not None:
             return False
@@ -546,9 +566,7 @@ def augment(inp):
             return False
         params = {p.name.value for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]}
         data = call.args[0].value
-        while isinstance(data, (cst.Attribute, cst.Subscript, cst.Call)):
-            data = data.func if isinstance(data, cst.Call) else data.value
-        return isinstance(data, cst.Name) and data.value in params
+        return isinstance(data, cst.Name) and data.value in params - {"self", "cls"}
 
     def _kind(self, call: cst.Call) -> Optional[str]:
         """"keyword" (device="cuda" on a constructor), "method" (constructor.cuda() / .to("cuda")),

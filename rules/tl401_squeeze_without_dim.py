@@ -176,7 +176,8 @@ class PairScore(nn.Module):
         self.emb = nn.Embedding(n, d)
 
     def forward(self, a, b, others):
-        ea, eb = self.emb(a).unsqueeze(2), self.emb(b).unsqueeze(1)
+        n, d = a.shape[0], self.emb.embedding_dim
+        ea, eb = self.emb(a).view(n, d, 1), self.emb(b).view(n, 1, d)
         near = torch.bmm(eb, ea).sigmoid().squeeze()
         far = torch.bmm(self.emb(others), ea).neg().sigmoid().sum(dim=(1, 2))
         return -(near.log() + far.log()).mean()
@@ -1339,6 +1340,43 @@ for x, y in DataLoader(rows, batch_size=8):
     ]
 
     INVALID = [
+        # time first: `[T, B, 1]` squeezed loses the batch of one in the middle, and `* mask` (`[T, B]`) then
+        # broadcasts to `[T, T]`: the sum differs
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.rnn = nn.GRU(d, d)
+        self.out = nn.Linear(d, 1)
+
+    def forward(self, x, mask):
+        h, _ = self.rnn(x)
+        score = self.out(h).squeeze()
+        return -(score * mask).sum()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.rnn = nn.GRU(d, d)
+        self.out = nn.Linear(d, 1)
+
+    def forward(self, x, mask):
+        h, _ = self.rnn(x)
+        score = self.out(h).squeeze(-1)
+        return -(score * mask).sum()
+""",
+            line=14,
+        ),
         # a count of prompts is not the batch: one image still loses its dimension
         Invalid(
             """
@@ -2425,7 +2463,7 @@ for x, y in DataLoader(rows, batch_size=8):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         # every finding waits for the end of the file: its uses, and where its data comes from, are known then
-        self._pending: List[Tuple[cst.Call, cst.BaseExpression, bool, str, Optional[Fix]]] = []
+        self._pending: List[Tuple[cst.Call, cst.BaseExpression, bool, str, Optional[Fix], bool]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -2455,7 +2493,8 @@ for x, y in DataLoader(rows, batch_size=8):
             return
         if _batch_reduced(x) or _squeezed_alike(ctx, node) or _shape_branch(ctx) or _literal_table(ctx, x):
             return
-        if _sink_use(ctx, node):
+        leading = _leading_only(ctx, x)  # (shapes answer where the walk is)
+        if _sink_use(ctx, node, leading=leading):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
         tokens = tokenizer_shape(ctx, x)  # a tokenizer's [N, L]: N is a batch of texts
         shape = shape_of(ctx, x) or tokens
@@ -2477,16 +2516,16 @@ for x, y in DataLoader(rows, batch_size=8):
             # grayscale image): unsafe unless every dimension is known.
             complete = shape.rank is not None and all(d is not None for d in shape.head)
             fix = self._fix(node, form, x, dims, unsafe=not complete and 0 in dims) if form != "numpy" else None
-        self._pending.append((node, x, tokens is not None, self._message(shape, dims), fix))
+        self._pending.append((node, x, tokens is not None, self._message(shape, dims), fix, leading))
 
     def leave_Module(self, node: cst.Module) -> None:
         ctx = self.ctx
-        for call, x, batched, message, fix in self._pending:
+        for call, x, batched, message, fix, leading in self._pending:
             target = _assigned_name(ctx, call)
             scope = ctx.enclosing(call, cst.FunctionDef) or ctx.module
-            if target is not None and (_only_sinks(ctx, scope, target) or _size_checked(ctx, scope, target)):
+            if target is not None and (_only_sinks(ctx, scope, target, leading=leading) or _size_checked(ctx, scope, target)):
                 continue
-            if target is None and _sink_use(ctx, call):
+            if target is None and _sink_use(ctx, call, leading=leading):
                 continue  # (after the walk: `img = unnormalize(img.squeeze())`, then only `save_image(img, ...)`)
             if fix is None and not (batched or batch_evidence(ctx, x)):
                 continue  # nothing known to be 1, and nothing says the tensor has a batch dimension
@@ -2627,7 +2666,14 @@ def _call_name(func: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
+def _leading_only(ctx, x: cst.BaseExpression) -> bool:
+    """Whether every dimension of ``x`` but the first is known to be 1 (``[B, 1]``, ``[B, 1, 1]``): ``squeeze()``
+    keeps only dimension 0, so a batch of one differs from a larger one by a leading 1 alone."""
+    shape = shape_of(ctx, x)
+    return shape is not None and shape.rank is not None and shape.rank >= 1 and all(d == 1 for d in shape.head[1:])
+
+
+def _sink_use(ctx, node: cst.CSTNode, depth: int = 0, leading: bool = False) -> bool:
     """``node``'s value is displayed, exported or turned into Python numbers (through value-keeping
     methods such as ``.cpu()``/``.detach()``, a function of the project that gives its argument back
     rescaled, ``denorm(x)``, and a name every later read of which is such a use)."""
@@ -2649,7 +2695,7 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
                 cur = call
                 continue
             if parent.attr.value in _ELEMENTWISE_METHODS and isinstance(call, cst.Call) and call.func is parent:
-                return _reduced_elementwise(ctx, call, depth)  # `near.log()` in a sum reduced over every element
+                return _reduced_elementwise(ctx, call, depth, leading)  # `near.log()` in a sum reduced over every element
             return False
         if isinstance(parent, cst.Arg):
             call = ctx.parent(parent)
@@ -2670,13 +2716,13 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
         if isinstance(parent, cst.Assign) and parent.value is cur and depth < 2 and cur is not node and ctx.walked:
             target = _assigned_name(ctx, cur)  # `img = unnormalize(img.squeeze())`, then `save_image(img, path)`
             scope = ctx.enclosing(cur, cst.FunctionDef) or ctx.module
-            return target is not None and _only_sinks(ctx, scope, target, depth + 1)
+            return target is not None and _only_sinks(ctx, scope, target, depth + 1, leading)
         if isinstance(parent, cst.ComparisonTarget):
             parent = ctx.parent(parent)
         if isinstance(parent, cst.Comparison):
             return _counted_match(ctx, parent)
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
-            return _reduced_elementwise(ctx, parent, depth)
+            return _reduced_elementwise(ctx, parent, depth, leading)
         return False
     return False
 
@@ -2689,11 +2735,12 @@ _ELEMENTWISE_METHODS = frozenset({"exp", "log", "abs", "neg", "sigmoid", "tanh",
                                   "log1p", "expm1", "clamp", "clamp_min", "clamp_max", "float", "double", "detach"})
 
 
-def _reduced_elementwise(ctx, op: cst.CSTNode, depth: int = 0) -> bool:
-    """``-(pos.squeeze() + neg).mean()``, ``torch.sum(w * x.squeeze())``: the squeezed value only takes part
-    in element-wise arithmetic (with anything: broadcasting gives the same elements whether or not it kept a
-    leading 1) whose result is reduced over every element: a batch of one gives the same number.  The result
-    may be bound to a name every read of which is such a use (``nll = -(a + picked)``, ``nll.float().sum()``)."""
+def _reduced_elementwise(ctx, op: cst.CSTNode, depth: int = 0, leading: bool = False) -> bool:
+    """``-(pos.squeeze() + neg).mean()``, ``torch.sum(w * x.squeeze())``: the squeezed value, whose dimensions
+    but the first are known to be 1 (``leading``), only takes part in element-wise arithmetic (with anything:
+    broadcasting gives the same elements whether or not it kept a leading 1) whose result is reduced over
+    every element: a batch of one gives the same number.  The result may be bound to a name every read of
+    which is such a use or a sink (``nll = -(a + picked)``, ``nll.float().sum()``)."""
     cur: cst.CSTNode = op
     for _ in range(8):
         if isinstance(cur, cst.BinaryOperation) and not isinstance(cur.operator, _ELEMENTWISE_OPERATORS):
@@ -2709,19 +2756,19 @@ def _reduced_elementwise(ctx, op: cst.CSTNode, depth: int = 0) -> bool:
             if not (isinstance(call, cst.Call) and call.func is parent):
                 return False
             if parent.attr.value in ("mean", "sum") and not call.args:
-                return True
+                return leading  # (a batch dimension that is not the first, `[T, B, 1]`, lines up otherwise)
             if parent.attr.value in _ELEMENTWISE_METHODS:
                 cur = call
                 continue
             return False
         if isinstance(parent, cst.Arg) and parent.keyword is None:
             call = ctx.parent(parent)
-            return (isinstance(call, cst.Call) and len(call.args) == 1
+            return (leading and isinstance(call, cst.Call) and len(call.args) == 1
                     and bool(ctx.names.qualified_names(call.func) & {"torch.mean", "torch.sum"}))
         if isinstance(parent, cst.Assign) and parent.value is cur and depth < 2 and ctx.walked:
             target = _assigned_name(ctx, cur)
             scope = ctx.enclosing(cur, cst.FunctionDef) or ctx.module
-            return target is not None and _only_sinks(ctx, scope, target, depth + 1)
+            return target is not None and _only_sinks(ctx, scope, target, depth + 1, leading)
         return False
     return False
 
@@ -2826,7 +2873,7 @@ def _assigned_name(ctx, node: cst.Call) -> Optional[cst.Name]:
     return None
 
 
-def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name, depth: int = 0) -> bool:
+def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name, depth: int = 0, leading: bool = False) -> bool:
     """Every read of the name in the function that may see the squeezed value goes to a sink (a read after
     the name was given another value, ``pred = out.argmax(1).numpy()`` further down, does not see it)."""
     assign = ctx.parent(ctx.parent(target))
@@ -2835,7 +2882,7 @@ def _only_sinks(ctx, scope: cst.CSTNode, target: cst.Name, depth: int = 0) -> bo
             and not (value is not None and ctx.is_inside(n, value))]  # (`img = f(img.squeeze())`: read before)
     uses = [n for n in uses if value is None or ctx.names.value_of(n) in (None, value)
             or _next_iteration(ctx, assign, n)]
-    return bool(uses) and all(_sink_use(ctx, n, depth) for n in uses)
+    return bool(uses) and all(_sink_use(ctx, n, depth, leading) for n in uses)
 
 
 def _next_iteration(ctx, assign: cst.CSTNode, use: cst.Name) -> bool:

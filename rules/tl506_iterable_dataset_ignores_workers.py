@@ -251,6 +251,6 @@ def loaders():
         if any(w in code for w in _SHARDING_WORDS):
             return True
         # a helper of the module that the class calls may read the worker info
-        return "get_worker_info" in self.ctx.source and any(
+        return "get_worker_info" in self.ctx.bare_code(self.ctx.module) and any(
             isinstance(c.func, cst.Name) and c.func.value in self.ctx.functions() for c in self.ctx.calls_in(cls)
         )

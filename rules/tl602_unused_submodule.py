@@ -121,6 +121,21 @@ class UnusedSubmodule(LintRule):
     TRIGGERS = ("Module",)
 
     VALID = [
+        # a hook registered in __init__ before the layer is bound runs it later, on every forward pass
+        """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.fc.register_forward_hook(lambda module, inputs, output: self.drop(output))
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x):
+        return self.fc(x)
+""",
         # the rate is read before the layer is bound, and the layer is called in forward
         """
 import torch.nn as nn

@@ -260,3 +260,33 @@ def test_carried_findings_equal_a_full_analysis_on_the_rule_cases(case, monkeypa
         tried += spy.answered > before
         assert _key(carried) == _key(full), edited
     assert tried  # some edit of every case is carried
+
+
+SHARDED = '''import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+
+def rows(path):
+    return open(path)
+
+
+class Rows(IterableDataset):
+    def __init__(self, path):
+        self.path = path
+
+    def __iter__(self):
+        yield from rows(self.path)
+
+
+loader = DataLoader(Rows("rows.txt"), num_workers=2)
+'''
+
+
+@pytest.mark.parametrize("comment", ["# split with get_worker_info() later", "# worker_info: shard here"])
+def test_a_comment_that_names_what_code_could_do_changes_no_finding(comment, monkeypatch):
+    # a word in a comment is no call: the comment typed is carried, and a full analysis agrees (a comment
+    # that spells another rule's trigger word selects that rule: such an edit is analysed in full)
+    spy = _Spy(monkeypatch)
+    edited, full = _both(_path("rows.py"), SHARDED, SHARDED.replace("    return open(path)", "    return open(path)  " + comment))
+    assert spy.answered == 1
+    assert [d.code for d in full.diagnostics] == ["TL506"] and _key(edited) == _key(full)

@@ -181,6 +181,8 @@ CASES = [
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-numpy-keywords", "TL201", 17, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
+    # numbers written out, scaled in place: a large factor overflows the exponentials
+    Case("TL201-written-scaled", "TL201", 18, fn("scaled"), lambda: (0.5,), lambda: (1000.0,), grad=False),
     Case("TL203-numpy-keywords", "TL203", 12, fn("log_partition"), lambda: (randn(3, 4),),
          lambda: (randn(3, 4, scale=500.0),)),
     # -- TL206 softmax cross-entropy ----------------------------------------------------------

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.ops import strip_moves
+from torchlint.analysis.ops import same_reference, strip_moves
 from torchlint.analysis.project import dependencies, depends_on, inherit_dependencies, project_of
 from torchlint.analysis.walk import children, iter_nodes, target_names
 
@@ -32,15 +32,6 @@ def built_values(ctx: FileContext, expr: cst.BaseExpression) -> List[cst.BaseExp
     """The values assigned to ``expr`` (``NameResolver.values_at``) without the rebindings that move the same object: ``model = model.to(device)``,
     ``net = net.cuda().eval()`` keep the value ``model`` had."""
     return [v for v in ctx.names.values_at(expr) if not same_reference(strip_moves(v), expr)]
-
-
-def same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-    """Whether two names or attribute chains spell the same reference (``model``, ``self.net.head``)."""
-    while isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        if a.attr.value != b.attr.value:
-            return False
-        a, b = a.value, b.value
-    return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
 
 
 # -- the project's files ----------------------------------------------------------------------------
@@ -388,7 +379,28 @@ def list_elements(ctx: FileContext, name: cst.Name) -> Tuple[List[cst.BaseExpres
             add(node.value, True)
     for v in appended_values(ctx, name):
         add(v, False)  # (`append(layer)`: the layer; `extend([a, b])`: its elements)
+    if complete and _handed_on(ctx, scope, name.value):
+        complete = False  # `add_block(layers, width)` may append to it; `more = layers` too
     return out, complete
+
+
+#: containers that only take what they are given
+_CONTAINER_BUILDERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _handed_on(ctx: FileContext, scope: cst.CSTNode, name: str) -> bool:
+    """Whether the list ``name`` is given (not unpacked) to a call other than a container's construction, or
+    bound to another name: code that may add to it."""
+    for use in ctx.names_in(scope, name):
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Arg) and parent.value is use and not parent.star:
+            call = ctx.parent(parent)
+            names = ctx.names.qualified_names(call.func) if isinstance(call, cst.Call) else frozenset()
+            if not names or not names <= _CONTAINER_BUILDERS | {"builtins.len"}:
+                return True
+        elif isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is use:
+            return True
+    return False
 
 
 def _display_elements(value: cst.BaseExpression) -> Optional[List[Optional[cst.BaseExpression]]]:

@@ -124,12 +124,27 @@ def strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Whether two names or attribute chains spell the same reference (``model``, ``self.net.head``)."""
+    while isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+        if a.attr.value != b.attr.value:
+            return False
+        a, b = a.value, b.value
+    return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
+
+
+def moves_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``model.to(device)``, ``net.cuda().eval()`` assigned to ``model`` / ``net``: the module the name already
+    held, moved or switched (a module's ``to``, ``cuda``, ``eval``, ... return the module itself)."""
+    moved = strip_moves(value)
+    return moved is not value and same_reference(moved, target)
+
+
 def sequential_ending_in(ctx: FileContext, model: cst.BaseExpression, layers: FrozenSet[str]) -> Optional[cst.Call]:
     """When ``model`` was built as ``nn.Sequential(..., <layer>(...))``, that last layer call."""
     candidates = [model] if isinstance(model, cst.Call) else ctx.names.values_before(model)
     for value in reversed(candidates):
-        moved = strip_moves(value)
-        if isinstance(moved, cst.Name) and isinstance(model, cst.Name) and moved.value == model.value:
+        if moves_itself(value, model):
             continue  # `model = model.to(device)`: the same module, built before
         if not (isinstance(value, cst.Call) and ctx.names.matches(value.func, SEQUENTIAL)):
             return None  # the name holds something else by now (`model = MyModule()` after a `Sequential`)

@@ -49,6 +49,7 @@ from torchlint.analysis.definitions import (bind_arguments, class_body, construc
                                             strip_moves)
 from torchlint.analysis.roles import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
+from torchlint.analysis.ops import moves_itself
 from torchlint.analysis.project import project_of
 from torchlint.analysis.walk import iter_nodes
 
@@ -288,8 +289,8 @@ def _read_before(ctx: FileContext, node: cst.Attribute, built: cst.Assign) -> bo
     function binds the layer, on every pass: in its value (evaluated before the binding), or earlier in the
     function and in no loop with it."""
     function = ctx.enclosing(built, cst.FunctionDef)
-    if function is None or ctx.enclosing(node, cst.FunctionDef) is not function:
-        return False
+    if function is None or ctx.enclosing(node, (cst.FunctionDef, cst.Lambda)) is not function:
+        return False  # (a lambda or a nested function runs later: `lambda h: self.drop(h)`)
     target = built.targets[0].target if len(built.targets) == 1 else None
     if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
             and isinstance(node.value, cst.Name) and node.value.value == target.value.value):
@@ -536,17 +537,11 @@ def _may_be_the_instance(ctx: FileContext, recv: cst.BaseExpression) -> bool:
     if b is None or b.imports or not b.values or any(v is None for v in b.values):
         return True
     # a value that is the name's own module moved or switched adds nothing to what the name may hold
-    values = [v for v in b.values if not _moved_itself(v, recv)]
+    values = [v for v in b.values if not moves_itself(v, recv)]
     return not values or not all(
         isinstance(v, cst.Call) and (_library_call(ctx, v) or effects.data_value(ctx, v))
         or isinstance(v, cst.Attribute) and not _may_be_the_instance(ctx, v) for v in values)
 
-
-def _moved_itself(value: cst.BaseExpression, name: cst.Name) -> bool:
-    """``name.to(device)``, ``name.cuda().eval()``: the module ``name`` held, moved or switched (a module's
-    ``to``, ``cuda``, ``eval``, ... return the module itself)."""
-    moved = strip_moves(value)
-    return moved is not value and isinstance(moved, cst.Name) and moved.value == name.value
 
 
 def _imported_library(ctx: FileContext, name: cst.Name) -> bool:

@@ -461,10 +461,10 @@ def is_shifted(ctx: FileContext, expr: cst.BaseExpression, depth: int = 3) -> bo
     """An exponent that cannot overflow: shifted by a maximum or a log-sum-exp (``x - x.max()``), a
     log-probability, the negation of something non-negative, clamped from above, or small numbers the code
     writes out (a worked example)."""
-    expr = followed(ctx, expr, 3)
+    given, expr = expr, followed(ctx, expr, 3)
     if number(expr) is not None or _nonpositive(ctx, expr):
         return True
-    written = written_values(ctx, expr)
+    written = written_values(ctx, given)
     if written is not None and max(written) < NO_OVERFLOW_WRITTEN:
         return True  # a worked example's numbers, written out: `torch.exp(torch.tensor([2.0, 0.5, -1.0]))`
     if is_binop(expr, cst.Subtract):
@@ -1397,6 +1397,8 @@ def written_values(ctx: FileContext, expr: Optional[cst.BaseExpression], hops: i
     """The numbers of a tensor the code writes out (``torch.tensor([[1.5, 0.8, 2.1]])``), directly or through
     the name holding it where it is read; None when any element is not a number written there."""
     if isinstance(expr, cst.Name) and hops < 2:
+        if _changed_in_place(ctx, expr):
+            return None  # `logits.mul_(t)`, `logits[0] = v`: other numbers by the read
         return written_values(ctx, ctx.names.value_of(expr), hops + 1)
     if not isinstance(expr, cst.Call) or not expr.args or not ctx.names.qualified_names(expr.func) & _LITERAL_TENSORS:
         return None
@@ -1417,6 +1419,22 @@ def written_values(ctx: FileContext, expr: Optional[cst.BaseExpression], hops: i
             return None
         found.append(n)
     return found or None
+
+
+def _changed_in_place(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether code of the name's function (or module) changes the tensor it holds in place: an in-place method
+    (``x.mul_(t)``), an item or slice written (``x[0] = v``), an augmented assignment."""
+    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    for use in ctx.names_in(scope, name.value):
+        parent = ctx.parent(use)
+        if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value.endswith("_") \
+                and not parent.attr.value.startswith("_"):
+            return True
+        if isinstance(parent, cst.Subscript) and parent.value is use and isinstance(ctx.parent(parent), cst.AssignTarget):
+            return True
+        if isinstance(parent, cst.AugAssign) and parent.target is use:
+            return True
+    return False
 
 
 def written_within_range(ctx: FileContext, operand: Optional[cst.BaseExpression], kind: str) -> bool:

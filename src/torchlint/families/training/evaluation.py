@@ -44,7 +44,7 @@ from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, LOGGING_METHODS, records_nothing
 from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.ops import grown_content
+from torchlint.analysis.ops import grown_content, moves_itself
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import children, iter_nodes, target_names
 from torchlint.analysis.definitions import (
@@ -1009,8 +1009,10 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
             if given is None or not frozen_model(ctx, given, site, hops + 1):
                 return False
         return True
-    if function is not None and isinstance(model, cst.Name) and model.value not in ctx.assigned_names(function):
-        # a module-level model run in a function: frozen where every call of the function runs
+    if function is not None and isinstance(model, cst.Name) and model.value not in ctx.assigned_names(function) \
+            and not _turns_gradients_on(ctx):
+        # a module-level model run in a function: frozen where every call of the function runs (in a file that
+        # turns no parameter's gradient back on anywhere: which parameters a function unfreezes is not followed)
         sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
         if sites and all(enclosing_function(ctx, s) is None for s in sites):
             return all(frozen_model(ctx, model, s, hops + 1) for s in sites)
@@ -1018,13 +1020,25 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
     return bool(values) and all(_built_frozen(ctx, v) for v in values)
 
 
+def _turns_gradients_on(ctx: FileContext) -> bool:
+    """Whether code of the file may switch some parameter's gradient on: ``p.requires_grad = <not False>``,
+    ``x.requires_grad_()`` / ``requires_grad_(True)``."""
+    for node in ctx.nodes(ctx.module):
+        if isinstance(node, cst.Call) and method_name(node) == "requires_grad_" \
+                and effects.method_effect(ctx, node) != effects.FREEZES:
+            return True
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                                                for t in node.targets) \
+                and not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+            return True
+    return False
+
+
 def _moved_back(ctx: FileContext, target: cst.CSTNode, model: cst.BaseExpression) -> bool:
     """``model = model.eval()``, ``model = model.to(device)``: the name bound again to the module it holds
     (moved or switched), which adds no trainable part."""
-    parent = ctx.parent(target)
-    value = getattr(parent, "value", None)
-    return isinstance(target, cst.AssignTarget) and isinstance(value, cst.BaseExpression) \
-        and strip_moves_expr(value) is not value and same_reference(strip_moves_expr(value), model)
+    value = getattr(ctx.parent(target), "value", None)
+    return isinstance(target, cst.AssignTarget) and isinstance(value, cst.BaseExpression) and moves_itself(value, model)
 
 
 #: module methods that add parts to it (trainable ones, after a freeze)
