@@ -1010,7 +1010,7 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
                 return False
         return True
     if function is not None and isinstance(model, cst.Name) and model.value not in ctx.assigned_names(function) \
-            and not _turns_gradients_on(ctx):
+            and not _turns_gradients_on(ctx, model):
         # a module-level model run in a function: frozen where every call of the function runs (in a file that
         # turns no parameter's gradient back on anywhere: which parameters a function unfreezes is not followed)
         sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
@@ -1020,16 +1020,30 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
     return bool(values) and all(_built_frozen(ctx, v) for v in values)
 
 
-def _turns_gradients_on(ctx: FileContext) -> bool:
-    """Whether code of the file may switch some parameter's gradient on: ``p.requires_grad = <not False>``,
-    ``x.requires_grad_()`` / ``requires_grad_(True)``."""
+def _turns_gradients_on(ctx: FileContext, model: cst.Name) -> bool:
+    """Whether code of the file may switch a gradient of ``model``'s parameters back on: ``requires_grad_()``
+    (or ``requires_grad = <not False>``) on the model, a part of it, or one of the parameters a loop takes
+    from it; on a function's parameter too (``def unfreeze(m): ...``: which model it is handed is not
+    followed). An input made to require a gradient (``image.requires_grad = True``) is not the model's."""
+    def the_model_or_unknown(expr: cst.BaseExpression) -> bool:
+        while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+            expr = expr.func if isinstance(expr, cst.Call) else expr.value
+        if not isinstance(expr, cst.Name):
+            return True
+        if expr.value == model.value or ctx.names.is_param_at(expr):
+            return True
+        loop = next((a for a in ctx.ancestors(expr) if isinstance(a, cst.For) and isinstance(a.target, cst.Name)
+                     and a.target.value == expr.value), None)
+        return loop is not None and the_model_or_unknown(loop.iter)
+
     for node in ctx.nodes(ctx.module):
         if isinstance(node, cst.Call) and method_name(node) == "requires_grad_" \
-                and effects.method_effect(ctx, node) != effects.FREEZES:
+                and effects.method_effect(ctx, node) != effects.FREEZES and isinstance(node.func, cst.Attribute) \
+                and the_model_or_unknown(node.func.value):
             return True
-        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
-                                                for t in node.targets) \
-                and not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+        if isinstance(node, cst.Assign) and not (isinstance(node.value, cst.Name) and node.value.value == "False") \
+                and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                        and the_model_or_unknown(t.target.value) for t in node.targets):
             return True
     return False
 
