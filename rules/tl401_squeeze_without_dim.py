@@ -2741,6 +2741,8 @@ def _reduced_elementwise(ctx, op: cst.CSTNode, depth: int = 0, leading: bool = F
     broadcasting gives the same elements whether or not it kept a leading 1) whose result is reduced over
     every element: a batch of one gives the same number.  The result may be bound to a name every read of
     which is such a use or a sink (``nll = -(a + picked)``, ``nll.float().sum()``)."""
+    if not leading:
+        return False  # (`[T, 1, 1]` of a time-first model: the other operands line up with a lost middle 1)
     cur: cst.CSTNode = op
     for _ in range(8):
         if isinstance(cur, cst.BinaryOperation) and not isinstance(cur.operator, _ELEMENTWISE_OPERATORS):
@@ -2756,14 +2758,14 @@ def _reduced_elementwise(ctx, op: cst.CSTNode, depth: int = 0, leading: bool = F
             if not (isinstance(call, cst.Call) and call.func is parent):
                 return False
             if parent.attr.value in ("mean", "sum") and not call.args:
-                return leading  # (a batch dimension that is not the first, `[T, B, 1]`, lines up otherwise)
+                return True
             if parent.attr.value in _ELEMENTWISE_METHODS:
                 cur = call
                 continue
             return False
         if isinstance(parent, cst.Arg) and parent.keyword is None:
             call = ctx.parent(parent)
-            return (leading and isinstance(call, cst.Call) and len(call.args) == 1
+            return (isinstance(call, cst.Call) and len(call.args) == 1
                     and bool(ctx.names.qualified_names(call.func) & {"torch.mean", "torch.sum"}))
         if isinstance(parent, cst.Assign) and parent.value is cur and depth < 2 and ctx.walked:
             target = _assigned_name(ctx, cur)
