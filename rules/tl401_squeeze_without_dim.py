@@ -2493,11 +2493,12 @@ for x, y in DataLoader(rows, batch_size=8):
             return
         if _batch_reduced(x) or _squeezed_alike(ctx, node) or _shape_branch(ctx) or _literal_table(ctx, x):
             return
-        leading = _leading_only(ctx, x)  # (shapes answer where the walk is)
+        known = shape_of(ctx, x)  # (shapes answer where the walk is: asked here, kept for after the walk)
+        leading = _leading_only(known)
         if _sink_use(ctx, node, leading=leading):
             return  # shown or exported as an image / array / number: dropping every 1 is what it wants
         tokens = tokenizer_shape(ctx, x)  # a tokenizer's [N, L]: N is a batch of texts
-        shape = shape_of(ctx, x) or tokens
+        shape = known or tokens
         dims: List[int] = []
         if shape is not None:
             if shape.rank is not None and shape.rank <= 1:
@@ -2666,10 +2667,10 @@ def _call_name(func: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _leading_only(ctx, x: cst.BaseExpression) -> bool:
-    """Whether every dimension of ``x`` but the first is known to be 1 (``[B, 1]``, ``[B, 1, 1]``): ``squeeze()``
-    keeps only dimension 0, so a batch of one differs from a larger one by a leading 1 alone."""
-    shape = shape_of(ctx, x)
+def _leading_only(shape) -> bool:
+    """Whether every dimension of a tensor of ``shape`` but the first is known to be 1 (``[B, 1]``,
+    ``[B, 1, 1]``): ``squeeze()`` keeps only dimension 0, so a batch of one differs from a larger one by a
+    leading 1 alone."""
     return shape is not None and shape.rank is not None and shape.rank >= 1 and all(d == 1 for d in shape.head[1:])
 
 

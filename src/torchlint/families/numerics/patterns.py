@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import (
-    FileContext, arg, callee_name, canonical_keyword, keyword_arg, method_name, module_ref, receiver,
+    FileContext, arg, callee_name, canonical_keyword, keyword_arg, method_name, module_ref, receiver, written_target,
 )
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.ops import (
@@ -1430,7 +1430,7 @@ def _changed_in_place(ctx: FileContext, name: cst.Name) -> bool:
         if isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value.endswith("_") \
                 and not parent.attr.value.startswith("_"):
             return True
-        if isinstance(parent, cst.Subscript) and parent.value is use and isinstance(ctx.parent(parent), cst.AssignTarget):
+        if isinstance(parent, cst.Subscript) and parent.value is use and written_target(ctx, parent):
             return True
         if isinstance(parent, cst.AugAssign) and parent.target is use:
             return True

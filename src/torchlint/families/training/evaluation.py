@@ -1036,16 +1036,25 @@ def _turns_gradients_on(ctx: FileContext, model: cst.Name) -> bool:
                      and a.target.value == expr.value), None)
         return loop is not None and the_model_or_unknown(loop.iter)
 
+    return any(the_model_or_unknown(switched) for switched in _GRADIENTS_ON.of(ctx))
+
+
+def _gradients_switched_on(ctx: FileContext) -> List[cst.BaseExpression]:
+    """What the file's ``x.requires_grad_()`` (not freezing) and ``x.requires_grad = <not False>`` switch on:
+    each ``x``, found in one pass over the file."""
+    out: List[cst.BaseExpression] = []
     for node in ctx.nodes(ctx.module):
-        if isinstance(node, cst.Call) and method_name(node) == "requires_grad_" \
-                and effects.method_effect(ctx, node) != effects.FREEZES and isinstance(node.func, cst.Attribute) \
-                and the_model_or_unknown(node.func.value):
-            return True
-        if isinstance(node, cst.Assign) and not (isinstance(node.value, cst.Name) and node.value.value == "False") \
-                and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
-                        and the_model_or_unknown(t.target.value) for t in node.targets):
-            return True
-    return False
+        if isinstance(node, cst.Call) and method_name(node) == "requires_grad_" and isinstance(node.func, cst.Attribute) \
+                and effects.method_effect(ctx, node) != effects.FREEZES:
+            out.append(node.func.value)
+        elif isinstance(node, cst.Assign) and not (isinstance(node.value, cst.Name) and node.value.value == "False"):
+            out.extend(t.target.value for t in node.targets
+                       if isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad")
+    return out
+
+
+#: what the file switches gradients on for (:func:`_gradients_switched_on`)
+_GRADIENTS_ON: "Fact[List[cst.BaseExpression]]" = Fact("evaluation.gradients_on", _gradients_switched_on)
 
 
 def _moved_back(ctx: FileContext, target: cst.CSTNode, model: cst.BaseExpression) -> bool:
