@@ -274,3 +274,22 @@ def test_an_editor_sets_its_workspace_folders_as_fallback_roots(tmp_path):
     assert project.with_overlay({}).root(file) == str(tmp_path / "ws")
     project.use_fallback_roots([])
     assert project.root(file) is None
+
+
+def test_a_module_with_a_ruler_of_dashes_in_a_comment_or_string_is_read(tmp_path):
+    """A line of a hundred dashes in a comment (``# ------…``) or in a docstring is no run of unary
+    operators: the module is parsed for the files that import it (TL103 sees the softmax in its model)."""
+    ruler = "#" + "-" * 120 + "#\n"
+    models = ruler + MODELS.replace('class Net', '"""' + "=" * 3 + "-" * 110 + '"""\n\n\nclass Net', 1)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "models.py").write_text(models)
+    (tmp_path / "train.py").write_text(TRAIN)
+    project = Project()
+    assert project.load(str(tmp_path / "models.py")) is not None
+    assert _codes(str(tmp_path / "train.py"), Settings(all_rules(), project=Project())) == ["TL103"]
+
+
+def test_a_module_with_a_run_of_unary_operators_in_its_code_is_not_read(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "models.py").write_text(MODELS + "\nx = " + "- " * 120 + "1\n")
+    assert Project().load(str(tmp_path / "models.py")) is None

@@ -126,11 +126,14 @@ def _long_statement(source: str) -> bool:
 
 def looks_deep(source: str) -> bool:
     """A cheap over-estimate of what libcst cannot take: bracket depth (strings included), a long unary
-    chain, or a long statement (see ``_long_statement``)."""
+    chain in the code (a ruler of dashes in a comment or a string is none), or a long statement (see
+    ``_long_statement``)."""
     brackets = _NOT_BRACKET.sub("", source)
     if len(brackets) > 200 and max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) > 100:
         return True
-    return _UNARY_RUN.search(source) is not None or _long_statement(source)
+    if _UNARY_RUN.search(source) is not None and _UNARY_RUN.search(_STRINGS_AND_COMMENTS.sub("''", source)) is not None:
+        return True
+    return _long_statement(source)
 
 
 
