@@ -2034,6 +2034,29 @@ print(evaluate_batches(scorer, [torch.randn(4, 6), torch.randn(2, 6)]))
 print(predict(scorer, torch.randn(3, 6)))
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Perceptual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.vgg = models.vgg16(weights="DEFAULT").features
+        self.alex = models.alexnet(weights="DEFAULT").features.to("cuda")
+
+    def forward(self, x):
+        return self.vgg(x).mean() + self.alex(x).mean()
+
+
+def distances(images):
+    net = Perceptual()
+    with torch.no_grad():
+        return [net(img[None]).item() for img in images]
+"""
+        ),
     ]
 
 
@@ -5379,6 +5402,51 @@ print(finetune_then_score(scorer, opt, [(torch.randn(4, 6), torch.randn(4, 3))],
 """,
             unsafe=True,
             line=17,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = models.vgg16_bn(weights="DEFAULT").features
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def score(images):
+    net = Features()
+    with torch.no_grad():
+        return [net(img[None]).mean().item() for img in images]
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+from torchvision import models
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = models.vgg16_bn(weights="DEFAULT").features
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def score(images):
+    net = Features()
+    net.eval()
+    with torch.no_grad():
+        return [net(img[None]).mean().item() for img in images]
+""",
+            unsafe=True,
+            line=19,
         ),
     ]
 

@@ -293,3 +293,22 @@ def test_a_module_with_a_run_of_unary_operators_in_its_code_is_not_read(tmp_path
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     (tmp_path / "models.py").write_text(MODELS + "\nx = " + "- " * 120 + "1\n")
     assert Project().load(str(tmp_path / "models.py")) is None
+
+
+def test_a_project_inside_the_repository_finds_its_own_modules(tmp_path):
+    """``gan/scripts/sample.py`` importing ``models.psp`` (run from ``gan/``, or with ``..`` on ``sys.path``)
+    reads ``gan/models/psp.py``; a script beside ``lib/`` finds the packages an ``_init_paths.py`` puts on
+    the path; a module of the root comes first, and nothing is found above the root."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for rel in ("gan/models/psp.py", "gan/scripts/sample.py", "lib/core/config.py", "tools/valid.py",
+                "gan/utils.py", "utils.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    project = Project()
+    sample, valid = str(tmp_path / "gan/scripts/sample.py"), str(tmp_path / "tools/valid.py")
+    assert project.module_file(sample, "models.psp", 0) == str(tmp_path / "gan/models/psp.py")
+    assert project.module_file(valid, "core.config", 0) == str(tmp_path / "lib/core/config.py")
+    assert project.module_file(sample, "utils", 0) == str(tmp_path / "utils.py")  # the root's, as before
+    assert project.module_file(sample, "numpy", 0) is None
+    (tmp_path.parent / "outside_module.py").write_text("x = 1\n")
+    assert project.module_file(sample, "outside_module", 0) is None

@@ -480,6 +480,28 @@ def library_model_mode(qualified: str) -> Optional[bool]:
     return True if last.startswith(TORCHVISION_MODE_DEPENDENT) else None
 
 
+#: torchvision builders whose ``features`` part is convolutions, activations and pooling only: their dropout
+#: sits in ``classifier`` (the ``_bn`` variants of VGG normalise in ``features`` too)
+_MODE_FREE_FEATURES = frozenset({"vgg11", "vgg13", "vgg16", "vgg19", "alexnet", "squeezenet1_0", "squeezenet1_1"})
+
+
+def library_part_mode(qualified: str, part: str) -> Optional[bool]:
+    """The verdict for a part taken from a library model as it is built (``models.vgg16(True).features``):
+    False for the parts the tables know to compute the same in both modes, None otherwise."""
+    if not qualified.startswith("torchvision.models.") or part != "features":
+        return None
+    return False if qualified.rsplit(".", 1)[-1] in _MODE_FREE_FEATURES else None
+
+
+def part_call_mode(ctx: FileContext, value: cst.BaseExpression) -> Optional[bool]:
+    """For ``<library model builder>(...).<part>``: :func:`library_part_mode` of the builder and the part;
+    None for any other value."""
+    if not isinstance(value, cst.Attribute) or not isinstance(value.value, cst.Call):
+        return None
+    verdicts = {library_part_mode(q, value.attr.value) for q in ctx.names.qualified_names_at(value.value.func)}
+    return verdicts.pop() if len(verdicts) == 1 else None
+
+
 def _string(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
@@ -577,6 +599,8 @@ __all__ = [
     "container_elements",
     "layer_call_mode",
     "library_model_mode",
+    "library_part_mode",
+    "part_call_mode",
     "literal_numbers",
     "number",
     "project_setting",

@@ -369,7 +369,7 @@ class Project:
         """The file of the project module ``module`` imported from the file ``importer`` (``level`` dots of
         a relative import): beside the importer, else under the root or its ``src`` folder, else above the
         outermost package holding the importer or the folder above the importer's own folder that bears
-        the module's first name."""
+        the module's first name, else in a folder between the importer's and the root, or the root's ``lib``."""
         if not importer or importer in ("-", "<stdin>"):
             return None
         here = os.path.dirname(os.path.abspath(importer))
@@ -402,6 +402,15 @@ class Project:
                 if os.path.dirname(folder) == folder:
                     break
                 folder = os.path.dirname(folder)
+            if root is not None:
+                # last, the folders between the importer's and the root, nearest first: a project inside
+                # the repository (``gan/scripts/sample.py`` importing ``models.psp`` of ``gan/``), run from
+                # its own folder or with ``..`` put on ``sys.path``
+                folder = os.path.dirname(here)
+                while folder.startswith(root + os.sep) and folder not in bases:
+                    bases.append(folder)
+                    folder = os.path.dirname(folder)
+                bases.append(os.path.join(root, "lib"))  # where `_init_paths.py` scripts point `sys.path`
         for base in bases:
             stem = os.path.join(base, *parts) if parts else base
             for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):

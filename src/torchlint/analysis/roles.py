@@ -59,6 +59,7 @@ from torchlint.analysis.mode_layers import (
     combine as combine_modes,
     container_elements,
     layer_call_mode,
+    part_call_mode,
 )
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.walk import iter_nodes
@@ -214,6 +215,9 @@ def _mode_dependent(ctx: FileContext, cls: cst.ClassDef, inherited: Optional[Mod
     for call in ctx.contents(cls).calls:
         known, verdict = layer_call_mode(ctx, call, lambda e: _element_mode(ctx, e, depth))
         if known and verdict is True:
+            holder = ctx.parent(call)
+            if isinstance(holder, cst.Attribute) and part_call_mode(ctx, holder) is False:
+                continue  # `models.vgg16(True).features`: only a part without dropout or batch norm is kept
             if _weights_source_only(ctx, call):
                 continue  # `donor = vgg16(pretrained=True)` whose weights are copied: no part of the model
             if _put_in_eval_mode(ctx, call):
@@ -434,6 +438,8 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
         if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
                               cst.FormattedString, cst.BinaryOperation, cst.Comparison, cst.Tuple)):
             return False
+        if isinstance(value, cst.Attribute):
+            return part_call_mode(ctx, value)  # `models.vgg16(True).features`
         if isinstance(value, cst.Name):
             if value.value in ("None", "True", "False"):
                 return False
@@ -442,7 +448,7 @@ def layer_mode_dependent(ctx: FileContext, value: cst.BaseExpression, depth: int
         return None
     value = strip_moves(value)
     if not isinstance(value, cst.Call):
-        return None
+        return part_call_mode(ctx, value)  # `models.alexnet(True).features.to(device)`
     known, verdict = layer_call_mode(ctx, value, lambda e: _element_mode(ctx, e, depth))
     if known:
         return verdict
