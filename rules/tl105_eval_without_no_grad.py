@@ -6276,6 +6276,62 @@ for episode in range(50):
 """,
             line=14,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+batches = [(torch.randn(8, 3), torch.randint(0, 2, (8,))) for _ in range(4)]
+
+
+def test(batches):
+    net.eval()
+    hits = 0
+    for x, y in batches:
+        assert x.dim() == 2, "rows of features"
+        hits += (net(x).argmax(1) == y).sum().item()
+    return hits / sum(len(y) for _, y in batches)
+
+
+for epoch in range(3):
+    net.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    print(epoch, test(batches))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+batches = [(torch.randn(8, 3), torch.randint(0, 2, (8,))) for _ in range(4)]
+
+
+@torch.no_grad()
+def test(batches):
+    net.eval()
+    hits = 0
+    for x, y in batches:
+        assert x.dim() == 2, "rows of features"
+        hits += (net(x).argmax(1) == y).sum().item()
+    return hits / sum(len(y) for _, y in batches)
+
+
+for epoch in range(3):
+    net.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    print(epoch, test(batches))
+""",
+            line=15,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -2872,9 +2872,11 @@ class EvaluationFacts:
             return True  # (a function handed to an engine is judged by what it does: its caller is known;
             # a hook of the training phase, `on_train_epoch_end`, runs with autograd on like the training)
         if "test" in name.split("_") and (
-            is_test_file(ctx) or self._in_test_class(function) or re.search(r"(?m)^\s*assert\b", ctx.bare_code(function))
+            is_test_file(ctx) or self._in_test_class(function) or (
+                re.search(r"(?m)^\s*assert\b", ctx.bare_code(function)) and not call_sites(ctx, function))
         ):
-            return True  # a test (or test helper) of the test suite, not the evaluation of a model
+            return True  # a test (or test helper) of the test suite, not the evaluation of a model (a script
+            # that calls its own `test()` after training evaluates, whatever it asserts on the way)
         return False
 
     def _plain_called_function(self, function: cst.FunctionDef) -> bool:
