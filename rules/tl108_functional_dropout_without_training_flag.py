@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
 from torchlint.analysis.context import arg
+from torchlint.analysis.definitions import class_body
 from torchlint.fixes import add_argument
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -162,6 +163,26 @@ class MCDropout(nn.Dropout):
         return F.dropout(x, self.p)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Decoder(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.hidden = nn.Linear(width, width)
+
+    def _hidden_step(self, h):
+        return F.dropout(F.relu(self.hidden(h)), 0.2, self.training)
+
+    def forward(self, h):
+        return h + self._hidden_step(h)
+
+    def noisy_copy(self, h):
+        return F.dropout(h, 0.5)
+"""
+        ),
     ]
 
     INVALID = [
@@ -218,7 +239,59 @@ class Block(torch.nn.Module):
 """,
             count=2,
         ),
+        Invalid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Decoder(nn.Module):
+    def __init__(self, width, rate=0.2):
+        super().__init__()
+        self.hidden = nn.Linear(width, width)
+        self.out = nn.Linear(width, width)
+        self.rate = rate
+
+    def _hidden_step(self, h):
+        return F.dropout(F.relu(self.hidden(h)), self.rate)
+
+    def step(self, h):
+        return h + self.out(self._hidden_step(h))
+
+    def forward(self, h, steps=4):
+        for _ in range(steps):
+            h = self.step(h)
+        return h
+""",
+            fixed="""
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Decoder(nn.Module):
+    def __init__(self, width, rate=0.2):
+        super().__init__()
+        self.hidden = nn.Linear(width, width)
+        self.out = nn.Linear(width, width)
+        self.rate = rate
+
+    def _hidden_step(self, h):
+        return F.dropout(F.relu(self.hidden(h)), self.rate, training=self.training)
+
+    def step(self, h):
+        return h + self.out(self._hidden_step(h))
+
+    def forward(self, h, steps=4):
+        for _ in range(steps):
+            h = self.step(h)
+        return h
+""",
+            line=13,
+            col=16,
+        ),
     ]
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._forward_methods: Dict[cst.ClassDef, Set[str]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -234,7 +307,13 @@ class Block(torch.nn.Module):
         self_name = self._forward_self()
         if self_name is None or self._under_training_guard(node, self_name):
             return
-        self.report(node, self.quoting(node, self.MESSAGE), fix=self._fix(node, self_name))
+        method = self.ctx.enclosing(node, cst.FunctionDef)
+        message = self.MESSAGE
+        if method is not None and method.name.value not in ("forward",) and not method.name.value.startswith(
+                ("forward_", "_forward")):
+            message = (f"Functional dropout in `{method.name.value}`, which `forward` runs, without `training=`; it "
+                       "stays active in eval mode")
+        self.report(node, self.quoting(node, message), fix=self._fix(node, self_name))
 
     def _under_training_guard(self, node: cst.Call, self_name: str) -> bool:
         """The call runs only in training mode: it sits in the body of an ``if`` whose test requires
@@ -249,20 +328,45 @@ class Block(torch.nn.Module):
         return False
 
     def _forward_self(self) -> Optional[str]:
-        """The first parameter's name when the call sits in a ``forward`` method of a class with bases."""
+        """The first parameter's name when the call sits in a ``forward`` method of a class with bases, or in a
+        method of the class that ``forward`` runs (``self.single_step(x)``, itself or through other methods)."""
         for a in self.ctx.ancestors(self.ctx.stack[-1]):
             if isinstance(a, cst.FunctionDef):
-                name = a.name.value
-                if not (name == "forward" or name.startswith(("forward_", "_forward"))):
-                    return None
                 cls = self.ctx.parent(self.ctx.parent(a) or a)
                 if not isinstance(cls, cst.ClassDef) or not cls.bases:
+                    return None
+                if a.name.value not in self._run_by_forward(cls):
                     return None
                 if _ALWAYS_ON.search(cls.name.value):
                     return None  # Monte-Carlo / always-on dropout layers drop in eval mode on purpose
                 params = list(a.params.posonly_params) + list(a.params.params)
                 return params[0].name.value if params else None
         return None
+
+    def _run_by_forward(self, cls: cst.ClassDef) -> Set[str]:
+        """The methods of ``cls`` that its forward pass runs: ``forward`` (and ``forward_*``, ``_forward*``) and
+        those they call on their first parameter, transitively (asked once per class)."""
+        known = self._forward_methods.get(cls)
+        if known is not None:
+            return known
+        methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+        todo = [n for n in methods if n == "forward" or n.startswith(("forward_", "_forward"))]
+        reached: Set[str] = set(todo)
+        while todo:
+            method = methods[todo.pop()]
+            params = list(method.params.posonly_params) + list(method.params.params)
+            if not params:
+                continue
+            me = params[0].name.value
+            for call in self.ctx.calls_in(method):
+                func = call.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me \
+                        and func.attr.value in methods and func.attr.value not in reached \
+                        and func.attr.value != "__init__":
+                    reached.add(func.attr.value)
+                    todo.append(func.attr.value)
+        self._forward_methods[cls] = reached
+        return reached
 
     def _fix(self, node: cst.Call, self_name: str) -> Fix:
         # the new argument takes the last one's place in the layout: its trailing comma, its newline
