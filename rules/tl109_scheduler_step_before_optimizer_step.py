@@ -25,7 +25,8 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
     ## What it does
     Finds `lr_scheduler.step()` called before `optimizer.step()` in the same loop iteration: directly,
     or before a call to a helper defined in the same module that steps the optimizer (a per-epoch
-    `train(...)` function).
+    `train(...)` function); and a per-epoch function that steps the scheduler before its own loop over
+    the batches steps the optimizer (`def train(epoch): scheduler.step(); for x, y in loader: ...`).
 
     ## Why is this bad?
     Since PyTorch 1.1 the scheduler must step after the optimizer. Stepping it first skips the first
@@ -39,7 +40,8 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
     scheduler step guarded by a condition other than the scheduler's own existence
     (`if epoch > 0: scheduler.step()` is the correct order written differently), unless the same test guards
     the optimizer steps that follow (`if phase == "train": scheduler.step()` at the start of the training phase
-    of a `for phase in ("train", "val")` loop is reported), and a scheduler step
+    of a `for phase in ("train", "val")` loop is reported) or the loop cannot change the test's answer
+    (`if args.scheduler == "cyclic":` before `optimizer.step()` is reported), and a scheduler step
     that follows another optimizer step of the same iteration (one scheduler per optimizer in GAN code).
 
     ## Example
@@ -82,6 +84,11 @@ class SchedulerStepBeforeOptimizerStep(LintRule):
     MESSAGE = (
         "`lr_scheduler.step()` runs before `optimizer.step()` in the same iteration; since PyTorch 1.1 it must "
         "come after, or the first learning-rate value is skipped"
+    )
+    BEFORE_LOOP = (
+        "`lr_scheduler.step()` runs before the loop that steps the optimizer, so the first call steps the "
+        "scheduler before any `optimizer.step()`; since PyTorch 1.1 it must come after, or the first "
+        "learning-rate value is skipped"
     )
     FIX_TITLE = "Move the scheduler step after the optimizer step"
     FIX_SAFETY = "unsafe"
@@ -161,6 +168,44 @@ for epoch in range(10):
     scheduler.step()
     env.step(action)
     engine.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+warm = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=5)
+state = {"seen": 0}
+
+
+def run_epoch(batches, start_epoch):
+    for _ in range(start_epoch):
+        warm.step()
+    for x, y in batches:
+        opt.zero_grad()
+        (net(x) - y).pow(2).mean().backward()
+        opt.step()
+        state["seen"] += 1
+        if state["seen"] > 2:
+            warm.step()
+    warm.step()
+
+
+def other(batches, phase):
+    for x, y in batches:
+        opt.zero_grad()
+        (net(x) - y).pow(2).mean().backward()
+        if phase == "warm":
+            phase = "main"
+            warm.step()
+        opt.step()
+
+
+run_epoch([(torch.randn(4, 5), torch.randn(4, 1))], 0)
+other([(torch.randn(4, 5), torch.randn(4, 1))], "warm")
 """
         ),
     ]
@@ -274,10 +319,181 @@ for step, batch in enumerate(loader):
     warmup.step(); optimizer.step()
 """,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+decay = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+batches = [(torch.randn(4, 5), torch.randn(4, 1)) for _ in range(3)]
+
+
+def run_epoch(epoch):
+    net.train()
+    decay.step()
+    total = 0.0
+    for x, y in batches:
+        opt.zero_grad()
+        loss = (net(x) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total
+
+
+for epoch in range(5):
+    print(epoch, run_epoch(epoch))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+decay = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+batches = [(torch.randn(4, 5), torch.randn(4, 1)) for _ in range(3)]
+
+
+def run_epoch(epoch):
+    net.train()
+    total = 0.0
+    for x, y in batches:
+        opt.zero_grad()
+        loss = (net(x) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    decay.step()
+    return total
+
+
+for epoch in range(5):
+    print(epoch, run_epoch(epoch))
+""",
+            unsafe=True,
+            line=13,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+options = {"cyclic": True}
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+cyclic = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)
+for step in range(20):
+    x, y = torch.randn(4, 5), torch.randn(4, 1)
+    opt.zero_grad()
+    (net(x) - y).pow(2).mean().backward()
+    if options["cyclic"]:
+        cyclic.step()
+    opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+options = {"cyclic": True}
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+cyclic = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)
+for step in range(20):
+    x, y = torch.randn(4, 5), torch.randn(4, 1)
+    opt.zero_grad()
+    (net(x) - y).pow(2).mean().backward()
+    opt.step()
+    if options["cyclic"]:
+        cyclic.step()
+""",
+            unsafe=True,
+            line=14,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(5, 1)
+opt = torch.optim.Adam(net.parameters())
+decay = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+
+
+def fit_once():
+    for _ in range(3):
+        x, y = torch.randn(4, 5), torch.randn(4, 1)
+        opt.zero_grad()
+        (net(x) - y).abs().mean().backward()
+        opt.step()
+
+
+for epoch in range(4):
+    decay.step()
+    fit_once()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Linear(5, 1)
+opt = torch.optim.Adam(net.parameters())
+decay = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+
+
+def fit_once():
+    for _ in range(3):
+        x, y = torch.randn(4, 5), torch.randn(4, 1)
+        opt.zero_grad()
+        (net(x) - y).abs().mean().backward()
+        opt.step()
+
+
+for epoch in range(4):
+    fit_once()
+    decay.step()
+""",
+            unsafe=True,
+            line=19,
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
         self._check_loop(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """A per-epoch function that steps the scheduler before the loop stepping the optimizer
+        (``def train(epoch): scheduler.step(); for x, y in loader: ...; optimizer.step()``): its first call
+        steps the scheduler before any optimizer step, whatever loop calls it."""
+        ctx = self.ctx
+        body = node.body
+        if not isinstance(body, cst.IndentedBlock):
+            return
+        schedulers = [c for c in ctx.calls_in(node) if not c.args and is_scheduler_step(ctx, c)
+                      and ctx.enclosing(c, cst.FunctionDef) is node and common_loop(ctx, c, c) is None]
+        if not schedulers:
+            return
+        steps = [(call, via) for call, via in calls_through_helpers(ctx, node, depth=2)
+                 if optimizer_of_step(ctx, call) is not None and ctx.enclosing(via, cst.FunctionDef) is node]
+        for sched in schedulers:
+            owner_optimizer = self._optimizer_of(sched)
+            relevant = [via for call, via in steps if self._same_optimizer(call, via, owner_optimizer)]
+            if not relevant:
+                continue
+            after = []
+            for via in relevant:
+                pos = block_position(ctx, sched, via)
+                if pos is None or pos[0] is not body or pos[2] <= pos[1]:
+                    after = []
+                    break  # an optimizer step before the scheduler's, or beside it in another branch
+                after.append(pos)
+            if not after or not any(
+                    common_loop(ctx, via, via) is not None for via in relevant):  # the epoch's batches: a loop
+                continue
+            if not self._unconditional(sched, body, relevant):
+                continue
+            self.report(sched, self.quoting(sched, self.BEFORE_LOOP), fix=self._fix(sched, body, after))
 
     def leave_While(self, node: cst.While) -> None:
         self._check_loop(node)
@@ -315,7 +531,7 @@ for step, batch in enumerate(loader):
             if before or not after:
                 continue
             owner = after[0][0]
-            if not self._unconditional(sched, owner, relevant):
+            if not self._unconditional(sched, owner, relevant, loop):
                 continue
             self.report(sched, self.quoting(sched, self.MESSAGE), fix=self._fix(sched, owner, after))
 
@@ -336,12 +552,17 @@ for step, batch in enumerate(loader):
         if call is via:
             optimizer = optimizer_of_step(self.ctx, call)
             return optimizer is not None and self.ctx.code(optimizer) == owner
+        optimizer = optimizer_of_step(self.ctx, call)
+        if isinstance(optimizer, cst.Name) and optimizer.value == owner and not self.ctx.names.is_param_at(optimizer):
+            return True  # the helper steps the module's own optimizer (`optimizer.step()` in `def train(epoch)`)
         return owner in self.ctx.code(via) or owner.startswith("self.")
 
-    def _unconditional(self, sched: cst.Call, owner: cst.CSTNode, steps: List[cst.Call]) -> bool:
-        """No condition (other than the scheduler existing, or one that guards the optimizer steps too: the
-        training phase of a `for phase in ("train", "val")` loop) and no inner loop between the step and the
-        block it shares with the optimizer step."""
+    def _unconditional(self, sched: cst.Call, owner: cst.CSTNode, steps: List[cst.Call],
+                       loop: Optional[cst.CSTNode] = None) -> bool:
+        """No condition (other than the scheduler existing, one that guards the optimizer steps too: the
+        training phase of a `for phase in ("train", "val")` loop, or one that the loop cannot change: the
+        option that chose the scheduler, `if args.scheduler == "cyclic":`) and no inner loop between the
+        step and the block it shares with the optimizer step."""
         recv = receiver(sched)
         recv_code = self.ctx.code(recv) if recv is not None else ""
         for a in self.ctx.ancestors(sched):
@@ -355,9 +576,36 @@ for step, batch in enumerate(loader):
                 if a.orelse is not None:
                     return False
                 test = self.ctx.code(a.test).replace(recv_code, "") if recv_code else "x"
-                if _GUARD_WORDS.sub("", test):
+                if _GUARD_WORDS.sub("", test) and not (loop is not None and self._fixed_in(a.test, loop)):
                     return False
         return False
+
+    def _fixed_in(self, test: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+        """Whether ``test`` gives the same answer on every pass of ``loop``: it calls nothing, and nothing in
+        the loop (its target included) binds a name it reads or assigns an attribute it reads."""
+        ctx = self.ctx
+        nodes = list(iter_nodes(test))
+        if any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await, cst.Yield)) for n in nodes):
+            return False
+        names = {n.value for n in nodes if isinstance(n, cst.Name)}
+        attrs = {ctx.code(n) for n in nodes if isinstance(n, cst.Attribute)}
+        if not names:
+            return False
+        bound = set(ctx.assigned_names(loop))
+        for n in iter_nodes(loop):  # loop targets and `with ... as` names, this loop's and inner ones
+            target = n.target if isinstance(n, cst.For) else (n.asname.name if isinstance(n, cst.WithItem)
+                                                              and n.asname is not None else None)
+            if target is not None:
+                bound.update(t.value for t in iter_nodes(target) if isinstance(t, cst.Name))
+        if names & bound:
+            return False
+        for n in iter_nodes(loop):
+            if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+                target = n.target
+                if isinstance(target, (cst.Attribute, cst.Subscript)) and (
+                        ctx.code(target) in attrs or ctx.code(target.value) in attrs | names):
+                    return False
+        return True
 
     def _guards_steps_too(self, guard: cst.If, owner: cst.CSTNode, steps: List[cst.Call]) -> bool:
         """Whether every optimizer step ``steps`` sits in the body of an ``if`` of the same test inside
