@@ -12,7 +12,9 @@ from torchlint.families.shapes.batches import (
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.context import canonical_keyword, written_target
-from torchlint.analysis.definitions import arguments_for_param, bind_arguments, definition_of, function_returns, position
+from torchlint.analysis.definitions import (
+    arguments_for_param, bind_arguments, built_values, definition_of, function_returns, position,
+)
 from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -81,8 +83,9 @@ class SqueezeWithoutDim(LintRule):
     so), the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
     `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
     an operand of an element-wise regression loss that reduces (`F.mse_loss`, `F.l1_loss`,
-    `F.smooth_l1_loss`, `F.huber_loss`, or `nn.MSELoss()` and its kin with the reduction `"mean"` or `"sum"`,
-    also as a criterion every call of the function passes, called or through `.forward`: a 0-d operand
+    `F.smooth_l1_loss`, `F.huber_loss`, or `nn.MSELoss()` and its kin with the reduction `"mean"` or `"sum"`
+    (or torch 0.4's `"elementwise_mean"`), also as a criterion every call of the function passes or one kept
+    on `self` (`self.mse = nn.MSELoss()`), called or through `.forward`: a 0-d operand
     broadcasts as a one-element one does, and the loss is the same number),
     `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
     element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), element-wise arithmetic
@@ -1335,6 +1338,38 @@ criterion = nn.HuberLoss(delta=0.5)
 rows = TensorDataset(torch.rand(41, 5), torch.rand(41))
 for x, y in DataLoader(rows, batch_size=8):
     fit_batch(reg, criterion, sgd, x, y)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic:
+    def __init__(self, width):
+        self.value = nn.Linear(width, 1)
+        self.loss = nn.SmoothL1Loss()
+        self.opt = torch.optim.SGD(self.value.parameters(), lr=0.01)
+
+    def fit(self, states, targets):
+        v = self.value(states).squeeze()
+        err = self.loss(v, targets)
+        self.opt.zero_grad()
+        err.backward()
+        self.opt.step()
+
+
+def old_style(net, xs, ys):
+    crit = nn.MSELoss(reduction="elementwise_mean")
+    return crit(net(xs).squeeze(), ys)
+
+
+def pictures(decoder, codes):
+    for z in codes:
+        frames = decoder(z).view(64, 32, 32, 1)
+    grid = torch.squeeze(frames.data)
+    return grid[0]
 """
         ),
     ]
@@ -2785,6 +2820,8 @@ _BROADCASTING_LOSSES = frozenset({
     "torch.nn.functional.huber_loss",
 })
 _BROADCASTING_LOSS_CLASSES = frozenset({"torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss"})
+#: the reductions that sum or average every element (`"elementwise_mean"`: the name torch 0.4 gave `"mean"`)
+_REDUCING = ("mean", "sum", "elementwise_mean")
 
 
 def _broadcasting_loss(ctx, call: cst.Call) -> bool:
@@ -2793,13 +2830,17 @@ def _broadcasting_loss(ctx, call: cst.Call) -> bool:
     the other one's shape as the one-element tensor would, and the loss is the same number."""
     reduction = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "reduction"), None)
     if reduction is not None and not (isinstance(reduction, cst.SimpleString)
-                                      and reduction.evaluated_value in ("mean", "sum")):
+                                      and reduction.evaluated_value in _REDUCING):
         return False
     if ctx.names.qualified_names(call.func) & _BROADCASTING_LOSSES:
         return True
     criterion = call.func
     if isinstance(criterion, cst.Attribute) and criterion.attr.value == "forward":
         criterion = criterion.value  # `loss_fn.forward(pred, y)`
+    if isinstance(criterion, cst.Attribute) and isinstance(criterion.value, cst.Name) and \
+            ctx.names.scope_at(criterion).self_name == criterion.value.value:
+        held = built_values(ctx, criterion)  # `self.mse = nn.MSELoss()` in `__init__`, `self.mse(v, returns)`
+        return bool(held) and all(_reducing_broadcasting_loss(ctx, v) for v in held)
     if not isinstance(criterion, cst.Name):
         return False
     built = ctx.names.values_at(criterion)
@@ -2821,7 +2862,7 @@ def _reducing_broadcasting_loss(ctx, value: cst.BaseExpression) -> bool:
     if any(a.star or a.keyword is None or a.keyword.value in ("size_average", "reduce") for a in value.args):
         return False  # (the legacy `size_average` and `reduce` may ask for the loss of each element)
     reduction = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "reduction"), None)
-    return reduction is None or isinstance(reduction, cst.SimpleString) and reduction.evaluated_value in ("mean", "sum")
+    return reduction is None or isinstance(reduction, cst.SimpleString) and reduction.evaluated_value in _REDUCING
 
 
 def _selecting_index(ctx, call: cst.Call, arg: cst.Arg) -> bool:

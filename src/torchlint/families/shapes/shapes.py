@@ -652,6 +652,8 @@ class _Infer:
             if base is not None and base.rank is not None:
                 return Shape.exact(tuple(reversed(base.head)))
             return None
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            return self.expr(node.value)  # `out.data`: the same tensor, off the graph
         if self.dataset_labels(node):
             return Shape.exact((None,))
         return None
