@@ -485,6 +485,51 @@ def update(batches):
 print(float(update([(torch.randn(4, 6), torch.randn(4)) for _ in range(3)])))
 """
         ),
+        Valid(
+            """
+import torch
+
+
+class HandNet(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = torch.zeros(n, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(x @ self.w)
+
+    def backward(self, x, p, y, lr=0.5):
+        self.w -= lr * x.t() @ (p - y) / x.shape[0]
+
+
+net = HandNet(4)
+x, y = torch.randn(32, 4), torch.randint(0, 2, (32, 1)).float()
+history = []
+for epoch in range(20):
+    p = net(x)
+    err = torch.nn.functional.binary_cross_entropy(p, y)
+    net.backward(x, p, y)
+    history.append(err)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(6, 1)
+opt = torch.optim.Adam(net.parameters())
+crit = nn.L1Loss()
+x, y = torch.randn(16, 6), torch.randn(16, 1)
+errors = []
+for step in range(10):
+    out = net(x)
+    opt.zero_grad()
+    crit(out, y).backward()
+    opt.step()
+    errors.append(crit(out.data, y))
+"""
+        ),
     ]
 
     INVALID = [
@@ -1243,11 +1288,15 @@ class _LoopFacts:
 
     def _inputs_without_graph(self, call: cst.Call) -> bool:
         """A loss of values without a graph: some argument is bound in the loop only under ``no_grad``
-        (``with torch.no_grad(): out = model(x)``, then ``criterion(out, y)``), and every other one is
-        such a value, a literal, or data the loop does not produce (the targets)."""
+        (``with torch.no_grad(): out = model(x)``, then ``criterion(out, y)``) or detached where it is handed
+        in (``criterion(out.data, y)``), and every other one is such a value, a literal, or data the loop does
+        not produce (the targets)."""
         ctx = self.ctx
         free = False
         for a in call.args:
+            if is_detached(ctx, a.value):
+                free = True  # `criterion(out.data, y)`, `loss_fn(pred.detach(), y)`: handed in off the graph
+                continue
             names = base_names(a.value)
             if not names:
                 if isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):

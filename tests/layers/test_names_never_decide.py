@@ -52,6 +52,7 @@ KNOWN = {
     ("evaluation.py", "_excluded"): "silence",
     ("roles.py", "_NOT_MODULE_CLASS"): "api",  # library classes (`AutoTokenizer`) that build no module
     ("roles.py", "_LAYER_MODEL"): "api",  # torch.nn classes that are whole models or containers
+    ("roles.py", "_AUTOGRAD"): "api",  # the autograd API spelled in a method's code
     ("training.py", "_OPTIMIZER_NAME"): "weak",
     ("training.py", "_SCHEDULER_NAME"): "weak",
     ("training.py", "_SCALER_NAME"): "weak",

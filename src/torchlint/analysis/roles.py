@@ -1388,10 +1388,21 @@ def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function:
 
 
 def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
-    """``net.backward(x, out, y)`` on an instance of a plain Python class (see :func:`not_a_module`): the
-    class's own method, not ``Tensor.backward``.  Ask after the walk."""
+    """``net.backward(x, out, y)`` on an instance of a plain Python class (see :func:`not_a_module`), or of a
+    project class (a module too) that defines the method itself and whose code runs no autograd (a
+    gradient step written by hand): the class's own method, not ``Tensor.backward``.  Ask after the walk."""
     recv = call.func.value if isinstance(call.func, cst.Attribute) else None
-    return isinstance(recv, (cst.Name, cst.Attribute)) and not_a_module(ctx, recv)
+    if not isinstance(recv, (cst.Name, cst.Attribute)):
+        return False
+    if not_a_module(ctx, recv):
+        return True
+    found = instance_class(ctx, recv)
+    method = find_method(found[0], found[1], call.func.attr.value) if found is not None else None  # type: ignore[union-attr]
+    return method is not None and not _AUTOGRAD.search(method[0].bare_code(method[1].body))
+
+
+#: what code running autograd spells (a backward pass, a gradient read, the autograd API)
+_AUTOGRAD = re.compile(r"\bbackward\b|\bautograd\b|\.grad\b")
 
 
 def method_owner(ctx: FileContext, func: cst.BaseExpression) -> Optional[cst.BaseExpression]:
