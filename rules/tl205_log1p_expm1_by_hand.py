@@ -48,6 +48,10 @@ class Log1pExpm1ByHand(LintRule):
     positions `log(1 + |i - j|)`): `1 + x` is then exact and `log1p` gains nothing. An in-place division
     or scaling by a fraction before the log, on the path to it, makes the values fractions again.
 
+    Not reported where `x` is a clamp to a lower bound written as a number of at least `1e-7`
+    (`p.clamp(1e-4, 1 - 1e-4)`: `1 - p` never rounds to 1 and the error stays below `2**-24`), nor `exp(x) - 1`
+    rounded to a whole number where it is made (`torch.round(torch.exp(d) - 1)`, `.long()`).
+
     Not reported either where `x` is `float64` by construction — a torch factory given `dtype=torch.float64`
     (or `torch.double`), `.double()`, `.to(torch.float64)`, `torch.DoubleTensor`, arithmetic of such tensors
     with numbers, a call of a project function or of a method of the instance (`self.levels(n)`) every
@@ -333,6 +337,20 @@ class Schedule(nn.Module):
 
     def forward(self, x, t):
         return x * self.betas[t]
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def negatives_loss(probs, weight=0.75):
+    p = probs.clamp(1e-4, 1.0 - 1e-4)
+    return (weight * p.pow(2) * -torch.log(1.0 - p)).mean()
+
+
+def frames_from_log(log_durations):
+    return torch.round(torch.exp(log_durations) - 1).clamp(min=0).long()
 """
         ),
     ]
@@ -704,6 +722,25 @@ class Chain(nn.Module):
 """,
             message="`torch.log(1. - self.levels(n, False))` loses precision for small `self.levels(n, False)`",
         ),
+        Invalid(
+            """
+import torch
+
+
+def survival(hazard):
+    h = torch.clamp(hazard, min=1e-12)
+    return torch.log(1 - h)
+""",
+            fixed="""
+import torch
+
+
+def survival(hazard):
+    h = torch.clamp(hazard, min=1e-12)
+    return torch.log1p(-h)
+""",
+            line=7,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -739,6 +776,8 @@ class Chain(nn.Module):
         if integer_valued(self.ctx, x):
             return  # `1 + x` is exact for whole numbers (positions, counts): log1p gains nothing
         value = followed(self.ctx, x, 2)
+        if _kept_from_zero(ctx, value):
+            return  # `p = p.clamp(1e-4, 1 - 1e-4)`: `1 - p` never rounds to 1, the error stays below 2**-24
         message = _MESSAGE.format(found=self.spelling(node), x=self.spelling(x, 30), function="log1p",
                                   sign="-" if negate else "")
         # log(1 + exp(x)) and log(1 - sigmoid(x)) stay -inf/inf with log1p: TL204 rewrites them stably, and
@@ -783,6 +822,8 @@ class Chain(nn.Module):
         e = exp_use(self.ctx, parts[1])
         if e is None or e.operand is None:
             return
+        if _rounded(self.ctx, node):
+            return  # `torch.round(exp(d) - 1)`: whole numbers come out, an error of 1e-7 moves none of them
         message = (f"`{self.spelling(node)}` loses all precision for small `{self.spelling(e.operand, 30)}`; "
                    f"use `torch.expm1({self.spelling(e.operand, 30)})`")
         self._pending_expm1.append((node, e.operand, self._fix(node, e, "expm1", e.operand, False), message))
@@ -798,3 +839,37 @@ class Chain(nn.Module):
                 return None
             code = f"{prefix}.{function}({neg_code(ctx, x) if negate else ctx.code(x)})"
         return self.make_fix(title).replace(node, ctx.parse_expression(code))
+
+
+#: the smallest magnitude a clamp may keep a value from zero with, so that `1 - x` never rounds to 1 in float32
+_FAR_FROM_ZERO = 1e-7
+_CLAMPS = ("clamp", "clip", "clamp_min")
+_ROUNDING = ("round", "floor", "ceil", "trunc", "long", "int")
+
+
+def _kept_from_zero(ctx, value: Optional[cst.BaseExpression]) -> bool:
+    """``value`` is a clamp of something to a lower bound written as a number of at least 1e-7
+    (``torch.clamp(p, 1e-4, 1 - 1e-4)``, ``p.clamp(min=1e-7)``): `1 - x` and `1 + x` keep it."""
+    if not isinstance(value, cst.Call) or callee_name(value) not in _CLAMPS:
+        return False
+    method = isinstance(value.func, cst.Attribute) and not ctx.names.qualified_names(value.func)
+    positional = [a for a in value.args if a.keyword is None]
+    low = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "min"), None)
+    if low is None:
+        index = 0 if method else 1
+        low = positional[index].value if len(positional) > index else None
+    bound = number(low)
+    return bound is not None and bound >= _FAR_FROM_ZERO
+
+
+def _rounded(ctx, expr: cst.BaseExpression) -> bool:
+    """``expr`` is rounded to a whole number where it is made: the argument of ``torch.round``/``floor``/
+    ``ceil``/``trunc``, or the receiver of ``.round()``, ``.long()``, ``.int()``."""
+    parent = ctx.parent(expr)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and call.args and call.args[0] is parent and any(
+            q in ("torch." + r for r in _ROUNDING[:4]) for q in ctx.names.qualified_names(call.func))
+    if isinstance(parent, cst.Attribute) and parent.value is expr and parent.attr.value in _ROUNDING:
+        return isinstance(ctx.parent(parent), cst.Call)
+    return False

@@ -178,6 +178,9 @@ CASES = [
     Case("TL205-method-float32-path", "TL205", 15,
          lambda ns, n: (torch.manual_seed(0), ns["Chain"](n)(torch.ones(n), torch.arange(n)))[1], lambda: (5,), None,
          grad=False),
+    # clamped, but to a bound too small to keep `1 - h` from rounding to 1
+    Case("TL205-tiny-clamp", "TL205", 16, fn("survival"), lambda: (torch.rand(5) * 0.9,), lambda: (t(1e-10, 4e-9),),
+         before_extreme="inaccurate", truth=lambda p: torch.log1p(-p.double())),
     Case("TL201-torch-div", "TL201", 11, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-div-method", "TL201", 12, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
     Case("TL201-numpy-keywords", "TL201", 17, fn("probs"), lambda: (randn(3, 4),), lambda: (randn(3, 4, scale=400.0),)),
