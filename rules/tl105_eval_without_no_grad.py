@@ -1976,6 +1976,40 @@ def evaluate(model, loader):
 """,
             options={"target-torch": "0.3"},
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SoftDice(nn.Module):
+    def __init__(self, smooth=1.0, reduce_to="mean"):
+        super().__init__()
+        self.smooth = smooth
+        self.reduce_to = reduce_to
+        self.act = nn.Sigmoid()
+
+    def forward(self, logits, mask):
+        p = self.act(logits)
+        inter = (p * mask).sum(dim=(1, 2))
+        return 1 - (2 * inter + self.smooth) / (p.sum(dim=(1, 2)) + mask.sum(dim=(1, 2)) + self.smooth)
+
+
+def validate(net, batches, loss_fn):
+    net.eval()
+    scores = []
+    for x, mask in batches:
+        with torch.no_grad():
+            logits = net(x)
+        scores.append(loss_fn(logits, mask).mean().item())
+    return sum(scores) / max(len(scores), 1)
+
+
+net, loss_fn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.Dropout(0.2), nn.Conv2d(4, 1, 1)), SoftDice()
+print(validate(net, [(torch.randn(2, 1, 8, 8), torch.rand(2, 8, 8).round())], loss_fn))
+"""
+        ),
     ]
 
     INVALID = [
@@ -6331,6 +6365,76 @@ for epoch in range(3):
     print(epoch, test(batches))
 """,
             line=15,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SoftDice(nn.Module):
+    def __init__(self, smooth=1.0, reduce_to="mean"):
+        super().__init__()
+        self.smooth = smooth
+        self.reduce_to = reduce_to
+        self.act = nn.Sigmoid()
+        self.temperature = nn.Parameter(torch.ones(1))
+
+    def forward(self, logits, mask):
+        p = self.act(logits / self.temperature)
+        inter = (p * mask).sum(dim=(1, 2))
+        return 1 - (2 * inter + self.smooth) / (p.sum(dim=(1, 2)) + mask.sum(dim=(1, 2)) + self.smooth)
+
+
+def validate(net, batches, loss_fn):
+    net.eval()
+    scores = []
+    for x, mask in batches:
+        with torch.no_grad():
+            logits = net(x)
+        scores.append(loss_fn(logits, mask).mean().item())
+    return sum(scores) / max(len(scores), 1)
+
+
+net, loss_fn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.Dropout(0.2), nn.Conv2d(4, 1, 1)), SoftDice()
+print(validate(net, [(torch.randn(2, 1, 8, 8), torch.rand(2, 8, 8).round())], loss_fn))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SoftDice(nn.Module):
+    def __init__(self, smooth=1.0, reduce_to="mean"):
+        super().__init__()
+        self.smooth = smooth
+        self.reduce_to = reduce_to
+        self.act = nn.Sigmoid()
+        self.temperature = nn.Parameter(torch.ones(1))
+
+    def forward(self, logits, mask):
+        p = self.act(logits / self.temperature)
+        inter = (p * mask).sum(dim=(1, 2))
+        return 1 - (2 * inter + self.smooth) / (p.sum(dim=(1, 2)) + mask.sum(dim=(1, 2)) + self.smooth)
+
+
+@torch.no_grad()
+def validate(net, batches, loss_fn):
+    net.eval()
+    scores = []
+    for x, mask in batches:
+        with torch.no_grad():
+            logits = net(x)
+        scores.append(loss_fn(logits, mask).mean().item())
+    return sum(scores) / max(len(scores), 1)
+
+
+net, loss_fn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.Dropout(0.2), nn.Conv2d(4, 1, 1)), SoftDice()
+print(validate(net, [(torch.randn(2, 1, 8, 8), torch.rand(2, 8, 8).round())], loss_fn))
+""",
+            line=27,
         ),
     ]
 

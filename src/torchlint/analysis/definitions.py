@@ -461,6 +461,10 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
     for value, index in ctx.names.unpacked_values(expr):
         if later(value):
             continue
+        element = _literal_element(ctx, value, index)
+        if element is not None:
+            out.append((ctx, element))  # `model, criterion = Net(), FocalLoss()`
+            continue
         core = strip_moves(value)
         found = definition_of(ctx, core.func, depth) if isinstance(core, cst.Call) else None
         if found is None or not isinstance(found[1], cst.FunctionDef):
@@ -470,6 +474,19 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
             return None
         out.extend(elements)
     return out
+
+
+def _literal_element(ctx: FileContext, value: cst.BaseExpression, index: int) -> Optional[cst.BaseExpression]:
+    """The element at ``index`` of a tuple or list display unpacked into as many names, none starred
+    (``G, D = Generator(), Discriminator()``); None for any other value."""
+    assign = ctx.parent(value)
+    if not isinstance(value, (cst.Tuple, cst.List)) or not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements) or any(
+            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)) or index >= len(value.elements):
+        return None
+    return value.elements[index].value
 
 
 def _through_constructions(values: List[Tuple[FileContext, cst.BaseExpression]],

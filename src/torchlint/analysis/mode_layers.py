@@ -73,6 +73,23 @@ MODE_FREE_LAYERS = frozenset(
      "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
      "CosineSimilarity", "PairwiseDistance", "RNNCell", "LSTMCell", "GRUCell", "ChannelShuffle", "Fold", "Unfold"}
 )
+#: torch.nn modules that hold no parameter: activations, dropout, pooling, padding, reshaping, and the
+#: losses (their class weights are buffers, not parameters)
+PARAMETER_FREE_LAYERS = frozenset(
+    {"ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmax2d", "Softmin",
+     "Softplus", "Softsign", "LeakyReLU", "ELU", "CELU", "SELU", "GLU", "Hardtanh", "Hardswish", "Hardsigmoid",
+     "Hardshrink", "Softshrink", "Tanhshrink", "Threshold", "LogSigmoid", "Dropout", "Dropout1d", "Dropout2d",
+     "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d",
+     "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+     "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ZeroPad1d",
+     "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+     "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CosineSimilarity",
+     "PairwiseDistance", "ChannelShuffle", "Fold", "Unfold", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss",
+     "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SmoothL1Loss", "HuberLoss", "MarginRankingLoss",
+     "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "SoftMarginLoss", "MultiLabelMarginLoss",
+     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss"}
+)
 #: torchvision model builders (and classes) that contain batch norm, dropout or stochastic depth
 TORCHVISION_MODE_DEPENDENT = ("resnet", "resnext", "wide_resnet", "vgg", "alexnet", "densenet", "mobilenet",
                               "efficientnet", "inception", "googlenet", "squeezenet", "shufflenet", "mnasnet",
@@ -595,6 +612,7 @@ __all__ = [
     "DROPOUT_LAYERS",
     "FUNCTIONAL_DROPOUT",
     "MODE_FREE_LAYERS",
+    "PARAMETER_FREE_LAYERS",
     "combine",
     "container_elements",
     "layer_call_mode",

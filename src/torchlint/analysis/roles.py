@@ -29,6 +29,8 @@ from torchlint.analysis.context import (
     arg,
     assignment_targets,
     canonical_keyword,
+    keyword_arg,
+    method_name,
     run_object,
 )
 from torchlint.analysis.definitions import (
@@ -58,6 +60,7 @@ from torchlint.analysis.mode_layers import (
     CONTAINERS,
     combine as combine_modes,
     container_elements,
+    PARAMETER_FREE_LAYERS,
     layer_call_mode,
     part_call_mode,
 )
@@ -1387,6 +1390,78 @@ def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function:
     return (found[0].value, found[1]) if found is not None else None
 
 
+_PARAMETER_FREE: Fact[Dict[cst.ClassDef, bool]] = Fact("roles.parameter_free", lambda ctx: {})
+#: torch functions that make a tensor that does not require gradients (unless told so)
+_PLAIN_TENSORS = frozenset({"torch.tensor", "torch.ones", "torch.zeros", "torch.full", "torch.arange",
+                            "torch.linspace", "torch.eye", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
+
+
+def holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    """A module class derived from ``nn.Module`` itself whose instances hold no parameter by construction: a
+    loss written as a module (``class FocalLoss(nn.Module)`` keeping ``self.gamma = gamma``).  Every
+    attribute it assigns is a number, a string, ``None``, a parameter of the method whose default is one of
+    those, arithmetic of such, a torch tensor made without ``requires_grad``, or a parameter-free torch.nn
+    module (an activation, dropout, pooling, a loss); nothing registers a parameter or adds a module.  Its
+    forward pass records a graph only of inputs that carry one.  Asked once per class."""
+    table = _PARAMETER_FREE.of(ctx)
+    if cls not in table:
+        table[cls] = _holds_no_parameters(ctx, cls)
+    return table[cls]
+
+
+def _holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
+    if not cls.bases or any(a.keyword is not None or not ctx.names.qualified_names_at(a.value) & {
+            "torch.nn.Module", "torch.nn.modules.module.Module"} for a in cls.bases):
+        return False
+    scope = ctx.names.scope_of(cls)
+    if scope is None:
+        return False
+    for call in ctx.contents(cls).calls:
+        if method_name(call) in ("register_parameter", "add_module", "register_module") or \
+                ctx.names.qualified_names_at(call.func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"} or \
+                keyword_arg(call, "requires_grad") is not None:
+            return False
+    for values in scope.attrs.values():
+        for v in values:
+            if not _plain_setting(ctx, v):
+                return False
+    return True
+
+
+def _plain_setting(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.Name):
+        if value.value in ("None", "True", "False"):
+            return True
+        default = _param_default(ctx, value)
+        return default is not None and _plain_setting(ctx, default)
+    if isinstance(value, cst.UnaryOperation):
+        return _plain_setting(ctx, value.expression)
+    if isinstance(value, cst.BinaryOperation):
+        return _plain_setting(ctx, value.left) and _plain_setting(ctx, value.right)
+    if isinstance(value, cst.Call):
+        names = ctx.names.qualified_names_at(value.func)
+        if names & _PLAIN_TENSORS:
+            return True
+        return any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS for q in names)
+    return False
+
+
+def _param_default(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The default of the parameter ``name`` reads where nothing rebinds it before (``self.gamma = gamma``
+    with ``def __init__(self, gamma=2.0)``); None otherwise."""
+    if not ctx.names.reads_parameter(name):
+        return None
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if function is None:
+        return None
+    for p in [*function.params.params, *function.params.kwonly_params]:
+        if p.name.value == name.value:
+            return p.default
+    return None
+
+
 def plain_object_method(ctx: FileContext, call: cst.Call) -> bool:
     """``net.backward(x, out, y)`` on an instance of a plain Python class (see :func:`not_a_module`), or of a
     project class (a module too) that defines the method itself and whose code runs no autograd (a
@@ -1473,5 +1548,6 @@ __all__ = [
     "param_is_model",
     "plain_class",
     "plain_object_method",
+    "holds_no_parameters",
     "switches_mode",
 ]

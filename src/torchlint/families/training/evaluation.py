@@ -80,6 +80,7 @@ from torchlint.analysis.roles import (
     NO_MODULE_LITERALS,
     class_summary,
     given_no_module,
+    holds_no_parameters,
     is_model,
     is_module_value,
     layer_mode_dependent,
@@ -958,13 +959,17 @@ def framework_model(ctx: FileContext, model: cst.BaseExpression) -> bool:
 
 
 def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, hops: int = 0) -> bool:
-    """The model ``model`` runs at ``at`` with all its parameters frozen, so that its forward pass records
+    """The model ``model`` runs at ``at`` with all its parameters frozen (or has none: a loss written as a
+    module, :func:`roles.holds_no_parameters`), so that its forward pass records
     no graph of its own: it was built frozen (``Net().requires_grad_(False)``), or in the same function
     ``model.requires_grad_(False)`` (or a loop setting ``p.requires_grad = False`` for each of
     ``model.parameters()``) runs unconditionally before ``at``, and nothing there turns gradients back on
     for it; a parameter when every call of its function in the file passes a model frozen so there."""
     if hops > 2 or not isinstance(model, (cst.Name, cst.Attribute)):
         return False
+    found = instance_class(ctx, model)
+    if found is not None and holds_no_parameters(*found):
+        return True  # `criterion = FocalLoss()`: a module of numbers, with no parameter to record a graph of
     function = enclosing_function(ctx, at)
     scope: cst.CSTNode = function if function is not None else ctx.module
     froze: Optional[int] = None  # where it is frozen first
