@@ -2057,6 +2057,49 @@ def distances(images):
         return [net(img[None]).item() for img in images]
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Coupling(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def fit(net, x, opt):
+    net.train()
+    opt.zero_grad()
+    net(x).pow(2).mean().backward()
+    opt.step()
+
+
+def score(net, x):
+    net.eval()
+    with torch.no_grad():
+        return net(x).pow(2).mean().item()
+
+
+def sample(net, z):
+    with torch.no_grad():
+        return net(z).numpy()
+
+
+x = torch.randn(32, 3)
+flow = Coupling()
+fit(flow, x, torch.optim.Adam(flow.parameters()))
+print(score(flow, x))
+flow = Coupling().eval()
+flow = flow.to("cpu")
+flow.load_state_dict(torch.load("coupling.pt"))
+print(sample(flow, torch.randn(8, 3)))
+"""
+        ),
     ]
 
 
@@ -5448,6 +5491,93 @@ def score(images):
             unsafe=True,
             line=19,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Coupling(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def fit(net, x, opt):
+    net.train()
+    opt.zero_grad()
+    net(x).pow(2).mean().backward()
+    opt.step()
+
+
+def score(net, x):
+    net.eval()
+    with torch.no_grad():
+        return net(x).pow(2).mean().item()
+
+
+def sample(net, z):
+    with torch.no_grad():
+        return net(z).numpy()
+
+
+x = torch.randn(32, 3)
+flow = Coupling()
+fit(flow, x, torch.optim.Adam(flow.parameters()))
+print(score(flow, x))
+flow = Coupling()
+flow = flow.to("cpu")
+flow.load_state_dict(torch.load("coupling.pt"))
+print(sample(flow, torch.randn(8, 3)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Coupling(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def fit(net, x, opt):
+    net.train()
+    opt.zero_grad()
+    net(x).pow(2).mean().backward()
+    opt.step()
+
+
+def score(net, x):
+    net.eval()
+    with torch.no_grad():
+        return net(x).pow(2).mean().item()
+
+
+def sample(net, z):
+    net.eval()
+    with torch.no_grad():
+        return net(z).numpy()
+
+
+x = torch.randn(32, 3)
+flow = Coupling()
+fit(flow, x, torch.optim.Adam(flow.parameters()))
+print(score(flow, x))
+flow = Coupling()
+flow = flow.to("cpu")
+flow.load_state_dict(torch.load("coupling.pt"))
+print(sample(flow, torch.randn(8, 3)))
+""",
+            unsafe=True,
+            line=30,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5497,7 +5627,8 @@ def score(images):
                     # switched to eval mode elsewhere, but what runs before this evaluation leaves it training
                     layer = describe_evidence(ctx, self._evidence(site, model))
                     message = (f"Evaluation runs `{code}` in training mode on some path: code run before it calls "
-                               f"`.train()` and no `.eval()` follows on that path; {layer} stays in training mode")
+                               "`.train()` or builds the model anew (a new module is in training mode) and no "
+                               f"`.eval()` follows on that path; {layer} stays in training mode")
                 else:
                     layer = describe_evidence(ctx, self._evidence(site, model))
                     message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"
@@ -5542,7 +5673,8 @@ def score(images):
             sites = call_sites(ctx, site.function)
             return bool(args) and len(args) == len(sites) and any(
                 isinstance(passed, (cst.Name, cst.Attribute)) and modes_reaching(ctx, place, ctx.code(passed)) == {TRAIN}
-                for passed, place in zip(args, sites))
+                and model_mode_dependent(ctx, passed, 1) is not False  # (a model that arrives training must be
+                for passed, place in zip(args, sites))  # one whose mode can matter)
         if site.function is None:
             places: List[cst.CSTNode] = [site.node]
         else:

@@ -1790,7 +1790,17 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
         for small in stmt.body:
             if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                if any(root in {n.value for n in iter_nodes(t) if isinstance(n, cst.Name)} for t in targets):
+                value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+                if code == root and len(targets) == 1 and isinstance(targets[0], cst.Name) \
+                        and targets[0].value == root and value is not None:
+                    if moves_itself(value, targets[0]):
+                        pass  # `model = model.to(device)`: the same module, its switches read below
+                    elif _constructed(ctx, value):
+                        out = {EVAL if _switched_in_chain(value) else TRAIN}  # a new module: in training mode
+                        continue
+                    else:
+                        return {UNKNOWN}
+                elif any(root in {n.value for n in iter_nodes(t) if isinstance(n, cst.Name)} for t in targets):
                     return {UNKNOWN}  # the name is bound to another object: its mode is not followed
             for call in ctx.calls_in(small):
                 out = _then(out, _call_modes(ctx, call, code, depth, seen, followed))
@@ -1819,6 +1829,19 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
     # anything else (`match`, ...) that switches some mode is not followed
     return {UNKNOWN} if any(train_mode_call(c) or eval_mode_target(c) is not None
                             for c in ctx.calls_in(stmt)) else {PASS}
+
+
+def _constructed(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``value`` constructs a module (moved or switched on the way): a project ``nn.Module`` class or a torch.nn
+    class called (``Flow()``, ``nn.Sequential(...).to(device)``).  A module is built in training mode."""
+    core = strip_moves_expr(value)
+    if not isinstance(core, cst.Call):
+        return False
+    if any(q.startswith("torch.nn.") and not q.startswith("torch.nn.functional") and q.rsplit(".", 1)[-1][:1].isupper()
+           for q in ctx.names.qualified_names_at(core.func)):
+        return True
+    found = definition_of(ctx, core.func)
+    return found is not None and isinstance(found[1], cst.ClassDef) and module_class(found[0], found[1])
 
 
 def _training_follows(ctx: FileContext, switch: cst.Call) -> bool:
