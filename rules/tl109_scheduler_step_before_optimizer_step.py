@@ -457,6 +457,42 @@ for epoch in range(4):
             unsafe=True,
             line=19,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+use_cyclic = True
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+cyclic = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1) if use_cyclic else None
+for step in range(20):
+    x, y = torch.randn(4, 5), torch.randn(4, 1)
+    opt.zero_grad()
+    (net(x) - y).pow(2).mean().backward()
+    if cyclic is not None:
+        cyclic.step()
+    opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+use_cyclic = True
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+cyclic = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1) if use_cyclic else None
+for step in range(20):
+    x, y = torch.randn(4, 5), torch.randn(4, 1)
+    opt.zero_grad()
+    (net(x) - y).pow(2).mean().backward()
+    opt.step()
+    if cyclic is not None:
+        cyclic.step()
+""",
+            unsafe=True,
+            line=14,
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:

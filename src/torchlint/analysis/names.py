@@ -256,6 +256,16 @@ def _last_known(b: Binding, n: int, count: int, skip: Optional[Callable[[cst.Bas
     return out
 
 
+def _built_or_none(value: cst.IfExp) -> cst.BaseExpression:
+    """``X(...) if test else None`` (either way round): the branch that builds something; the expression
+    itself otherwise."""
+    arms = (value.body, value.orelse)
+    nones = [type(a) is cst.Name and a.value == "None" for a in arms]  # type: ignore[attr-defined]
+    if nones.count(True) != 1:
+        return value
+    return arms[1] if nones[0] else arms[0]
+
+
 class NameResolver:
     """The file's bindings, and the one answer to "what value does this name hold here".
 
@@ -662,6 +672,8 @@ class NameResolver:
                 return found
         out: set = set()
         for value in self._may_reach(node):
+            if type(value) is cst.IfExp:
+                value = _built_or_none(value)  # `Sched(opt) if args.sched else None`: the object, where it is one
             if type(value) is cst.Call:
                 out |= self.qualified_names(value.func)  # type: ignore[attr-defined]
         found = frozenset(out)
