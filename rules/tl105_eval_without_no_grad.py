@@ -2010,6 +2010,47 @@ net, loss_fn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.Dropout(0.2), nn.
 print(validate(net, [(torch.randn(2, 1, 8, 8), torch.rand(2, 8, 8).round())], loss_fn))
 """
         ),
+        Valid(
+            """
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Focal(nn.Module):
+    def __init__(self, gamma=2.0, alpha=None):
+        super().__init__()
+        self.gamma = gamma
+        self.alpha = torch.tensor(alpha) if alpha is not None else None
+
+    def forward(self, logits, target):
+        logp = F.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
+        if self.alpha is not None:
+            self.alpha = self.alpha.to(logits.device)
+            logp = logp * self.alpha[target]
+        return (-(1 - logp.exp()) ** self.gamma * logp).mean()
+
+
+def evaluate(net, batches, criterion):
+    net.eval()
+    total = 0.0
+    for x, y in batches:
+        with torch.no_grad():
+            out = net(x)
+        total += criterion(out, y).item()
+    return total
+
+
+net = nn.Sequential(nn.Linear(6, 3), nn.Dropout(0.1))
+if sys.argv[1:] == ["focal"]:
+    criterion = Focal(alpha=[0.2, 0.3, 0.5])
+else:
+    criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 1.0]))
+print(evaluate(net, [(torch.randn(4, 6), torch.randint(0, 3, (4,)))], criterion))
+"""
+        ),
     ]
 
     INVALID = [

@@ -1392,6 +1392,7 @@ def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function:
 
 _PARAMETER_FREE: Fact[Dict[cst.ClassDef, bool]] = Fact("roles.parameter_free", lambda ctx: {})
 #: torch functions that make a tensor that does not require gradients (unless told so)
+_CASTS = frozenset({"to", "type_as", "type", "cuda", "cpu", "float", "double", "half", "long", "int", "bool"})
 _PLAIN_TENSORS = frozenset({"torch.tensor", "torch.ones", "torch.zeros", "torch.full", "torch.arange",
                             "torch.linspace", "torch.eye", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
 
@@ -1407,6 +1408,26 @@ def holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
     if cls not in table:
         table[cls] = _holds_no_parameters(ctx, cls)
     return table[cls]
+
+
+def parameter_free(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Every value ``expr`` may hold (:func:`held_values`) is a module built without parameters: a torch.nn
+    module of :data:`PARAMETER_FREE_LAYERS` (``nn.CrossEntropyLoss(weight=w)``) or an instance of a project
+    class that :func:`holds_no_parameters`."""
+    values = held_values(ctx, expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if not values:
+        return False
+    for vctx, v in values:
+        core = strip_moves(v)
+        if not isinstance(core, cst.Call):
+            return False
+        if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
+               for q in vctx.names.qualified_names_at(core.func)):
+            continue
+        found = definition_of(vctx, core.func)
+        if found is None or not isinstance(found[1], cst.ClassDef) or not holds_no_parameters(found[0], found[1]):
+            return False
+    return True
 
 
 def _holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
@@ -1440,8 +1461,15 @@ def _plain_setting(ctx: FileContext, value: cst.BaseExpression) -> bool:
         return _plain_setting(ctx, value.expression)
     if isinstance(value, cst.BinaryOperation):
         return _plain_setting(ctx, value.left) and _plain_setting(ctx, value.right)
+    if isinstance(value, cst.IfExp):
+        return _plain_setting(ctx, value.body) and _plain_setting(ctx, value.orelse)
     if isinstance(value, cst.Call):
-        names = ctx.names.qualified_names_at(value.func)
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and isinstance(func.value, cst.Attribute) \
+                and isinstance(func.value.value, cst.Name) and \
+                ctx.names.scope_at(func.value).self_name == func.value.value.value:
+            return True  # `self.alpha = self.alpha.type_as(x)`: its own value cast (its other values are judged too)
+        names = ctx.names.qualified_names_at(func)
         if names & _PLAIN_TENSORS:
             return True
         return any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS for q in names)
@@ -1549,5 +1577,6 @@ __all__ = [
     "plain_class",
     "plain_object_method",
     "holds_no_parameters",
+    "parameter_free",
     "switches_mode",
 ]

@@ -80,7 +80,7 @@ from torchlint.analysis.roles import (
     NO_MODULE_LITERALS,
     class_summary,
     given_no_module,
-    holds_no_parameters,
+    parameter_free,
     is_model,
     is_module_value,
     layer_mode_dependent,
@@ -967,8 +967,7 @@ def frozen_model(ctx: FileContext, model: cst.BaseExpression, at: cst.CSTNode, h
     for it; a parameter when every call of its function in the file passes a model frozen so there."""
     if hops > 2 or not isinstance(model, (cst.Name, cst.Attribute)):
         return False
-    found = instance_class(ctx, model)
-    if found is not None and holds_no_parameters(*found):
+    if parameter_free(ctx, model):
         return True  # `criterion = FocalLoss()`: a module of numbers, with no parameter to record a graph of
     function = enclosing_function(ctx, at)
     scope: cst.CSTNode = function if function is not None else ctx.module
