@@ -244,6 +244,32 @@ class Decomp(nn.Module):
         return sum(m(x) for m in self.moving_avgs) + self.pools[0](x)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+
+
+class Smooth(nn.Module):
+    def __init__(self, width, stride=1):
+        super().__init__()
+        self.width = width
+        self.stride = stride
+        self.pool = nn.AvgPool1d(width, stride=stride, padding=width // 2)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+class MultiScale(nn.Module):
+    def __init__(self, widths):
+        super().__init__()
+        self.smoothers = [Smooth(w) for w in widths]
+        self.head = nn.Linear(len(widths), 1)
+
+    def forward(self, x):
+        return self.head(sum(s(x) for s in self.smoothers))
+"""
+        ),
     ]
 
     INVALID = [

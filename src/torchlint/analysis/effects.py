@@ -35,7 +35,7 @@ import libcst as cst
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.definitions import class_body, definition_of, parameter_owner, strip_moves
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.roles import HOLDERS, holds_module, is_model, is_module_value, not_a_module
+from torchlint.analysis.roles import HOLDERS, holds_module, is_model, is_module_value, not_a_module, setting_value
 from torchlint.analysis.walk import iter_nodes
 
 MOVES = "moves"
@@ -429,7 +429,8 @@ _PLAIN_SETTINGS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedStr
 
 def _empty_module_class(ctx: FileContext, core: cst.Call) -> bool:
     """``Identity()`` of a project class built directly on ``nn.Module`` that sets nothing on itself but
-    numbers, strings and flags, registers nothing and never reads ``self.training``
+    numbers, strings and flags (:func:`roles.setting_value`) and layers that hold nothing, registers nothing
+    and never reads ``self.training``
     (``class Identity(nn.Module): def forward(self, x): return x``)."""
     found = _direct_module_class(ctx, core)
     if found is None:
@@ -442,7 +443,7 @@ def _empty_module_class(ctx: FileContext, core: cst.Call) -> bool:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(isinstance(t, (cst.Attribute, cst.Subscript, cst.Tuple, cst.List)) for t in targets) and not (
                     isinstance(node, cst.Assign) and isinstance(node.value, _PLAIN_SETTINGS)
-                    or isinstance(node.value, cst.Name) and node.value.value in ("True", "False", "None")
+                    or isinstance(node.value, cst.Name) and setting_value(octx, node.value)
                     or isinstance(node, cst.Assign) and len(targets) == 1 and isinstance(targets[0], cst.Attribute)
                     and isinstance(node.value, cst.Call) and _stateless_layer(octx, node.value)):
                 return False  # `self.fc = nn.Linear(...)`, `self.w = nn.Parameter(...)`: something held

@@ -1453,10 +1453,7 @@ def _plain_setting(ctx: FileContext, value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
         return True
     if isinstance(value, cst.Name):
-        if value.value in ("None", "True", "False"):
-            return True
-        default = _param_default(ctx, value)
-        return default is not None and _plain_setting(ctx, default)
+        return setting_value(ctx, value)
     if isinstance(value, cst.UnaryOperation):
         return _plain_setting(ctx, value.expression)
     if isinstance(value, cst.BinaryOperation):
@@ -1473,6 +1470,32 @@ def _plain_setting(ctx: FileContext, value: cst.BaseExpression) -> bool:
         if names & _PLAIN_TENSORS:
             return True
         return any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS for q in names)
+    return False
+
+
+def setting_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``value`` is a setting, no module or tensor: a number, a string, ``None``/``True``/``False``, or a
+    parameter read as the function was called that defaults to one of those or that the function hands to a
+    torch.nn constructor (``self.k = k`` beside ``nn.AvgPool1d(kernel_size=k)``)."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return setting_value(ctx, value.expression)
+    if not isinstance(value, cst.Name):
+        return False
+    if value.value in ("None", "True", "False"):
+        return True
+    default = _param_default(ctx, value)
+    if default is not None:
+        return setting_value(ctx, default)
+    function = ctx.enclosing(value, cst.FunctionDef)
+    if function is None or not ctx.names.reads_parameter(value):
+        return False
+    for call in ctx.calls_in(function):
+        if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()
+               for q in ctx.names.qualified_names_at(call.func)) and any(
+                isinstance(a.value, cst.Name) and a.value.value == value.value for a in call.args):
+            return True
     return False
 
 
@@ -1578,5 +1601,6 @@ __all__ = [
     "plain_object_method",
     "holds_no_parameters",
     "parameter_free",
+    "setting_value",
     "switches_mode",
 ]
