@@ -5578,6 +5578,79 @@ print(sample(flow, torch.randn(8, 3)))
             unsafe=True,
             line=30,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(10, 20), nn.BatchNorm1d(20), nn.ReLU(), nn.Linear(20, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+batches = [(torch.randn(8, 10), torch.randint(0, 2, (8,))) for _ in range(3)]
+
+
+class Scores:
+    def summarize(self, hits, total):
+        return hits / total
+
+    def evaluate_run(self, rate, tag):
+        print(tag, rate)
+
+
+def validate(scores):
+    hits = total = 0
+    with torch.no_grad():
+        for x, y in batches:
+            hits += (net(x).argmax(1) == y).sum().item()
+            total += len(y)
+    scores.evaluate_run(scores.summarize(hits, total), "val")
+
+
+for epoch in range(3):
+    net.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    validate(Scores())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(10, 20), nn.BatchNorm1d(20), nn.ReLU(), nn.Linear(20, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+batches = [(torch.randn(8, 10), torch.randint(0, 2, (8,))) for _ in range(3)]
+
+
+class Scores:
+    def summarize(self, hits, total):
+        return hits / total
+
+    def evaluate_run(self, rate, tag):
+        print(tag, rate)
+
+
+def validate(scores):
+    hits = total = 0
+    net.eval()
+    with torch.no_grad():
+        for x, y in batches:
+            hits += (net(x).argmax(1) == y).sum().item()
+            total += len(y)
+    scores.evaluate_run(scores.summarize(hits, total), "val")
+
+
+for epoch in range(3):
+    net.train()
+    for x, y in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    validate(Scores())
+""",
+            unsafe=True,
+            line=22,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5649,6 +5722,8 @@ print(sample(flow, torch.randn(8, 3)))
         if function is None and site.kind == "statement":
             function = enclosing_function(ctx, site.node)
             before = site.node if function is not None else None
+        elif function is not None and site.kind == "function" and site.calls:
+            before = self._last_run(function, [c for c, _m in site.calls])
         host: cst.CSTNode = function if function is not None else ctx.module
         out = set(eval_receivers(ctx, host, before=before))
         if function is not None:
@@ -5656,6 +5731,20 @@ print(sample(flow, torch.randn(8, 3)))
                 caller = enclosing_function(ctx, caller_site) or ctx.module
                 out |= eval_receivers(ctx, caller, before=caller_site)
         return out
+
+    def _last_run(self, function: cst.FunctionDef, calls: List[cst.Call]) -> cst.CSTNode:
+        """Where the function's last model call runs: the outermost loop of the function around it (a switch
+        later in that loop reaches the next pass), else its statement.  What the function does after it (the
+        dataset's own `evaluate(preds)` once every batch is scored) cannot set the mode those calls ran in."""
+        ctx = self.ctx
+        last = max(calls, key=lambda c: position(ctx, c))
+        anchor: cst.CSTNode = ctx.statement_of(last) or last
+        for a in ctx.ancestors(last):
+            if a is function:
+                break
+            if isinstance(a, (cst.For, cst.While)):
+                anchor = a
+        return anchor
 
     def _reached_in_training(self, site: EvalSite, model: cst.BaseExpression, code: str) -> bool:
         """A module-level model that only other code puts in eval mode (an ``eval()`` in another function
