@@ -5651,6 +5651,83 @@ for epoch in range(3):
             unsafe=True,
             line=22,
         ),
+        Invalid(
+            """
+import math
+
+import torch
+import torch.nn as nn
+
+
+def log_ratio(pred, target):
+    return (math.log(float(pred)) - math.log(float(target))) ** 2
+
+
+class Regressor:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 1), nn.Softplus())
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01)
+        self.train_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(8)]
+        self.test_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(4)]
+
+    def fit(self):
+        self.net.train()
+        for x, y in self.train_pairs:
+            self.opt.zero_grad()
+            (self.net(x) - y).pow(2).mean().backward()
+            self.opt.step()
+
+    def report(self):
+        self.gaps = []
+        for x, y in self.test_pairs:
+            self.gaps.append(log_ratio(self.net(x), y))
+        print(sum(self.gaps) / len(self.gaps))
+
+
+r = Regressor()
+r.fit()
+r.report()
+""",
+            fixed="""
+import math
+
+import torch
+import torch.nn as nn
+
+
+def log_ratio(pred, target):
+    return (math.log(float(pred)) - math.log(float(target))) ** 2
+
+
+class Regressor:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 1), nn.Softplus())
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01)
+        self.train_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(8)]
+        self.test_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(4)]
+
+    def fit(self):
+        self.net.train()
+        for x, y in self.train_pairs:
+            self.opt.zero_grad()
+            (self.net(x) - y).pow(2).mean().backward()
+            self.opt.step()
+
+    def report(self):
+        self.gaps = []
+        self.net.eval()
+        for x, y in self.test_pairs:
+            self.gaps.append(log_ratio(self.net(x), y))
+        print(sum(self.gaps) / len(self.gaps))
+
+
+r = Regressor()
+r.fit()
+r.report()
+""",
+            unsafe=True,
+            line=29,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

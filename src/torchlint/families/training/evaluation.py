@@ -1988,8 +1988,9 @@ class _Reads:
                     continue
                 if method in _OFF_GRAPH_METHODS or _pick_name(ctx, n) in _PICKS or (
                     isinstance(n.func, cst.Name) and n.func.value in _TEXT_BUILTINS
-                ) or _integer_cast(ctx, n) or method == "format" and isinstance(receiver(n), _STRINGS):
-                    off = True  # (a value formatted into a string: text, no graph)
+                ) or _integer_cast(ctx, n) or method == "format" and isinstance(receiver(n), _STRINGS) \
+                        or _returns_a_number(ctx, n):
+                    off = True  # (a value formatted into a string: text, no graph; a helper's Python number)
             elif isinstance(n, cst.FormattedString) or (
                     isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
                     and isinstance(n.left, _STRINGS)):
@@ -2014,6 +2015,35 @@ class _Reads:
         # a name of the flow read where it holds a copy off the graph (`scores = scores.cpu().numpy()`
         # before the read) carries none there
         return any(n.value in graph and not _holds_off_graph(self.ctx, n) for n in self.graph_reads)
+
+
+def _returns_a_number(ctx: FileContext, call: cst.Call) -> bool:
+    """``call`` runs a function of the project every ``return`` of which gives a Python number made off the
+    graph: ``math.log(p) - math.log(t)``, ``float(...)``, ``x.item()``, numbers, arithmetic of those
+    (``def squared_log_error(p, t): return (math.log(p) - math.log(t)) ** 2``)."""
+    if not isinstance(call.func, cst.Name):
+        return False
+    target = called_function(ctx, call)
+    if target is None:
+        return False
+    fctx, function = target[0], target[1]
+    returns = [r.value for r in function_returns(function)]
+    return bool(returns) and all(r is not None and _python_number(fctx, r) for r in returns)
+
+
+def _python_number(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _python_number(ctx, expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _python_number(ctx, expr.left) and _python_number(ctx, expr.right)
+    if isinstance(expr, cst.Call):
+        if method_name(expr) == "item" or isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int"):
+            return True
+        names = ctx.names.qualified_names_at(expr.func)
+        return bool(names) and all(q.startswith("math.") for q in names)
+    return False
 
 
 def _holds_off_graph(ctx: FileContext, name: cst.Name, depth: int = 0) -> bool:
