@@ -5728,6 +5728,79 @@ r.report()
             unsafe=True,
             line=29,
         ),
+        Invalid(
+            """
+import sys
+from argparse import Namespace
+
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, opts):
+        super().__init__()
+        self.opts = opts
+        self.body = nn.Sequential(nn.Conv2d(3, 6, 3), nn.BatchNorm2d(6), nn.ReLU())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def encode_all(path, images):
+    saved = torch.load(path, map_location="cpu")
+    opts = saved["opts"]
+    opts = Namespace(**opts)
+    net = Encoder(opts)
+    net.load_state_dict(saved["weights"])
+    codes = []
+    for image in images:
+        with torch.no_grad():
+            codes.append(net(image).mean().item())
+    return codes
+
+
+if __name__ == "__main__":
+    print(encode_all(sys.argv[1], [torch.randn(1, 3, 16, 16)]))
+""",
+            fixed="""
+import sys
+from argparse import Namespace
+
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, opts):
+        super().__init__()
+        self.opts = opts
+        self.body = nn.Sequential(nn.Conv2d(3, 6, 3), nn.BatchNorm2d(6), nn.ReLU())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def encode_all(path, images):
+    saved = torch.load(path, map_location="cpu")
+    opts = saved["opts"]
+    opts = Namespace(**opts)
+    net = Encoder(opts)
+    net.load_state_dict(saved["weights"])
+    codes = []
+    net.eval()
+    for image in images:
+        with torch.no_grad():
+            codes.append(net(image).mean().item())
+    return codes
+
+
+if __name__ == "__main__":
+    print(encode_all(sys.argv[1], [torch.randn(1, 3, 16, 16)]))
+""",
+            unsafe=True,
+            line=28,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

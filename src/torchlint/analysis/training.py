@@ -101,8 +101,10 @@ def _built_as_plain_object(ctx: FileContext, name: cst.Name) -> bool:
 def _built_by_other_library(ctx: FileContext, name: cst.Name) -> bool:
     """Whether every value ``name`` is bound to is built by a library call that is not torch's (an argument
     parser's result, ``Namespace(**d)``, ``json.load(f)``) or is a literal: no optimizer, scheduler or
-    scaler, whatever the name says."""
-    values = ctx.names.values_at(name)
+    scaler, whatever the name says.  Where an assignment on every path reaches the read, its value alone
+    (``opts = Namespace(**opts)`` after ``opts = ckpt["opts"]``)."""
+    reaching = ctx.names.reaching_assignment(name.value, name, ctx.enclosing(name, cst.FunctionDef))
+    values = [reaching[0].value] if reaching is not None and reaching[1] is None else ctx.names.values_at(name)
     if not values:
         return False
     for v in values:

@@ -1275,7 +1275,7 @@ _HANDS_AWAY: "Fact[Dict[int, bool]]" = Fact("evaluation.hands_away", lambda ctx:
 
 
 def _hands_optimizer_away(ctx: FileContext, call: cst.Call) -> bool:
-    args = [a.value for a in call.args]
+    args = [a.value for a in call.args if not a.star]  # (`Namespace(**opts)` unpacks a mapping: no optimizer)
     if not any(object_kind(ctx, v) == "optimizer" or (isinstance(v, cst.Call) and method_name(v) == "parameters")
                for v in args):
         return False
