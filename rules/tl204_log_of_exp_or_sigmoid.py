@@ -104,6 +104,7 @@ class LogOfExpOrSigmoid(LintRule):
     MESSAGE = SOFTPLUS_MESSAGE
     FIX_TITLE = "Replace with `F.softplus` / `F.logsigmoid`"
     TRIGGERS = ("exp", "sigmoid", "expit", "Sigmoid")
+    IMPORT_TRIGGERS = ("sigmoid", "Sigmoid")
 
     VALID = [
         # a model built as `nn.Sequential` that ends in a linear layer returns logits: nothing to drop

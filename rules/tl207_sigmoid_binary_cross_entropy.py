@@ -114,7 +114,7 @@ class SigmoidBinaryCrossEntropy(LintRule):
     )
     FIX_TITLE = "Use the `_with_logits` loss on the logits"
     TRIGGERS = ("binary_cross_entropy", "BCELoss", "sigmoid", "expit", ".exp(")
-    IMPORT_TRIGGERS = ("binary_cross_entropy", "BCELoss")
+    IMPORT_TRIGGERS = ("binary_cross_entropy", "BCELoss", "sigmoid", "Sigmoid")
 
     VALID = [
         """

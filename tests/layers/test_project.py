@@ -312,3 +312,18 @@ def test_a_project_inside_the_repository_finds_its_own_modules(tmp_path):
     assert project.module_file(sample, "numpy", 0) is None
     (tmp_path.parent / "outside_module.py").write_text("x = 1\n")
     assert project.module_file(sample, "outside_module", 0) is None
+
+
+def test_a_sigmoid_in_an_imported_model_brings_the_sigmoid_rules(tmp_path):
+    """A training file that never spells `sigmoid` writes a binary cross-entropy by hand of a model whose
+    `forward`, in another module of the project, ends in `nn.Sigmoid()`: TL207 runs (the imported module
+    spells the word) and owns the finding, as it does when both are in one file."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "net.py").write_text(
+        "from torch import nn\n\n\nclass Scorer(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.head = nn.Linear(n, n)\n        self.squash = nn.Sigmoid()\n\n    def forward(self, x):\n"
+        "        return self.squash(self.head(x))\n")
+    (tmp_path / "fit.py").write_text(
+        "import torch\nfrom net import Scorer\n\nmodel = Scorer(8)\n\n\ndef step(x, y):\n    p = model(x)\n"
+        "    loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()\n    loss.backward()\n")
+    assert _codes(str(tmp_path / "fit.py"), Settings(all_rules(), project=Project())) == ["TL207"]
