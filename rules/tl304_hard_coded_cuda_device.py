@@ -118,7 +118,8 @@ class HardCodedCudaDevice(LintRule):
 
     ## Fix safety
     The fix creates the tensor on the device of a tensor parameter (the first one whose `.device` the
-    function reads, else the first one used as a tensor): `.cuda()` / `.to("cuda")` on a constructor
+    function reads, else the first one used as a tensor; not one the function makes a NumPy array of, whose
+    `.device` is no GPU's): `.cuda()` / `.to("cuda")` on a constructor
     becomes `device=x.device` in the constructor, `device="cuda"` becomes `device=x.device`, and
     `t.cuda()` on a variable becomes `t.to(x.device)`. The fix is unsafe: when the inputs are on the CPU
     and the function was meant to move its result to the GPU, the tensor now stays on the CPU.
@@ -281,6 +282,19 @@ def real_loss(d_out):
     if train_on_gpu:
         labels = labels.cuda()
     return nn.BCEWithLogitsLoss()(d_out.squeeze(1), labels)
+"""
+        ),
+        Valid(
+            """
+import numpy as np
+import torch
+
+
+def jitter(points, scale=0.01):
+    if isinstance(points, torch.Tensor):
+        points = points.detach().cpu().numpy()
+    noise = np.random.normal(0.0, scale, size=points.shape)
+    return torch.tensor(points + noise, dtype=torch.float32).cuda()
 """
         ),
     ]
@@ -674,6 +688,8 @@ def augment(inp):
                 continue
             if p.annotation is not None and number_annotation(p.annotation.annotation):
                 continue  # `current_device: int`: a number, whatever the function does with it
+            if self._made_an_array(fn, name):
+                continue  # `x0 = x0.cpu().numpy()`: no device left to follow (an array's `.device` is the CPU)
             evidence = False
             if p.annotation is not None and ctx.names.matches(p.annotation.annotation, TENSOR_ANNOTATIONS):
                 evidence = True
@@ -696,6 +712,22 @@ def augment(inp):
             if evidence and best is None:
                 best = name
         return best
+
+    def _made_an_array(self, fn: cst.FunctionDef, name: str) -> bool:
+        """The function binds the parameter ``name`` again to a NumPy array (``x = x.cpu().numpy()``,
+        ``x = np.asarray(x)``)."""
+        ctx = self.ctx
+        for use in ctx.names_in(fn.body, name):
+            target = ctx.parent(use)
+            assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+            if not isinstance(assign, cst.Assign):
+                continue
+            value = assign.value
+            if isinstance(value, cst.Call) and (
+                    isinstance(value.func, cst.Attribute) and value.func.attr.value == "numpy"
+                    or any(q.startswith("numpy.") for q in ctx.names.qualified_names_at(value.func))):
+                return True
+        return False
 
     # -- fix ------------------------------------------------------------------------------------
     def _fix(self, call: cst.Call, kind: str, param: str) -> Optional[Fix]:
