@@ -11,7 +11,7 @@ from torchlint.families.shapes.batches import (
     from_batch_of_one, leading_one,
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
-from torchlint.analysis.context import canonical_keyword, written_target
+from torchlint.analysis.context import canonical_keyword, method_name, written_target
 from torchlint.analysis.definitions import (
     arguments_for_param, bind_arguments, built_values, definition_of, function_returns, position,
 )
@@ -87,7 +87,9 @@ class SqueezeWithoutDim(LintRule):
     (or torch 0.4's `"elementwise_mean"`), also as a criterion every call of the function passes or one kept
     on `self` (`self.mse = nn.MSELoss()`), called or through `.forward`: a 0-d operand
     broadcasts as a one-element one does, and the loss is the same number),
-    `.squeeze().item()`, a squeezed value only printed, an element-wise comparison counted over every
+    `.squeeze().item()`, a squeezed value only printed or only viewed in a shape given in numbers
+    (`.view(-1, 1)`, `.flatten()`: the shape then comes from the number of elements, also in a helper of the
+    project that reads its parameter so), an element-wise comparison counted over every
     element (`(pred.squeeze() == y).sum()`: a batch of one gives the same count), element-wise arithmetic
     reduced over every element (`-(pos.squeeze() + neg).mean()`: broadcasting gives the same elements), and
     NumPy or pandas values.
@@ -1372,6 +1374,29 @@ def pictures(decoder, codes):
     return grid[0]
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def gather_last(outputs, lengths):
+    idx = (lengths.view(-1, 1) - 1).clamp(min=0)
+    return outputs[torch.arange(outputs.size(0)), idx.flatten()]
+
+
+class Reader(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.rnn = nn.LSTM(d, d, batch_first=True)
+        self.score = nn.Linear(d, 1)
+
+    def forward(self, seqs, lengths):
+        out, _ = self.rnn(seqs)
+        last = gather_last(out, lengths.squeeze())
+        return self.score(last).squeeze().reshape(-1, 1)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2376,7 +2401,7 @@ def show(z, n):
     for i in range(n):
         img = G(z).view(-1, 1, 8, 8)
         img = denorm(img.squeeze())
-        print(G(img.view(-1, 8)).mean())
+        print(G(img.view(img.size(0), -1, 8)).mean(0))
 """,
             line=16,
             col=22,
@@ -2397,7 +2422,7 @@ def show(z, n):
     for i in range(n):
         img = G(z).view(-1, 1, 8, 8)
         img = denorm(img.squeeze(1))
-        print(G(img.view(-1, 8)).mean())
+        print(G(img.view(img.size(0), -1, 8)).mean(0))
 """,
         ),
         # a start frame made with `unsqueeze(0)` and joined to the targets along that axis: a time axis, not
@@ -2732,6 +2757,8 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0, leading: bool = False) -> 
                 continue
             if parent.attr.value in _ELEMENTWISE_METHODS and isinstance(call, cst.Call) and call.func is parent:
                 return _reduced_elementwise(ctx, call, depth, leading)  # `near.log()` in a sum reduced over every element
+            if isinstance(call, cst.Call) and call.func is parent and _flattening(call):
+                return True  # `lengths.squeeze().view(-1, 1)`: the shape comes from the number of elements alone
             return False
         if isinstance(parent, cst.Arg):
             call = ctx.parent(parent)
@@ -2748,6 +2775,8 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0, leading: bool = False) -> 
                 if _hands_back(ctx, call, parent):
                     cur = call  # `save_image(unnormalize(img.squeeze()), path)`: the values, rescaled
                     continue
+                if _flattened_in(ctx, call, parent):
+                    return True  # `last_state(out, lengths.squeeze())` whose code reads `lengths.view(-1, 1)` only
             return False
         if isinstance(parent, cst.Assign) and parent.value is cur and depth < 2 and cur is not node and ctx.walked:
             target = _assigned_name(ctx, cur)  # `img = unnormalize(img.squeeze())`, then `save_image(img, path)`
@@ -2950,6 +2979,46 @@ def _hands_back(ctx, call: cst.Call, given: cst.Arg) -> bool:
     returns = function_returns(function)
     return param is not None and bool(returns) and all(
         r.value is not None and _rescaled(r.value, param) for r in returns)
+
+
+def _flattening(call: cst.Call) -> bool:
+    """``x.view(-1, 1)``, ``x.reshape(-1)``, ``x.flatten()``, ``x.ravel()``: a shape given in numbers (or the
+    whole tensor flattened), which depends on the number of elements alone, not on the rank it is given."""
+    name = method_name(call)
+    if name in ("flatten", "ravel"):
+        return not call.args
+    return name in ("view", "reshape") and bool(call.args) and all(
+        not a.star and a.keyword is None and _int_literal(a.value) is not None for a in call.args)
+
+
+def _int_literal(expr: cst.BaseExpression) -> Optional[int]:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _int_literal(expr.expression)
+        return -inner if inner is not None else None
+    return int(expr.value) if isinstance(expr, cst.Integer) else None
+
+
+def _flattened_in(ctx, call: cst.Call, given: cst.Arg) -> bool:
+    """``call`` runs a function of the project (not a method) that reads the parameter ``given`` is bound to
+    only through :func:`_flattening` views (``lengths.view(-1, 1)``)."""
+    if given.star or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    found = definition_of(ctx, call.func)
+    if found is None or not isinstance(found[1], cst.FunctionDef) or found[1].decorators \
+            or isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+        return False
+    fctx, function = found
+    bound = bind_arguments(call, function, 0)
+    param = next((k for k, v in (bound or {}).items() if v is given.value), None)
+    if param is None:
+        return False
+    uses = fctx.names_in(function.body, param)
+    for use in uses:
+        attr = fctx.parent(use)
+        view = fctx.parent(attr) if isinstance(attr, cst.Attribute) and attr.value is use else None
+        if not (isinstance(view, cst.Call) and view.func is attr and _flattening(view)):
+            return False
+    return bool(uses)
 
 
 def _rescaled(expr: cst.BaseExpression, param: str) -> bool:
