@@ -2100,6 +2100,33 @@ flow.load_state_dict(torch.load("coupling.pt"))
 print(sample(flow, torch.randn(8, 3)))
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+
+    def forward(self, x):
+        return self.body(x).flatten(1)
+
+
+def embed_all(images, parallel=False, batch=16):
+    model = Features()
+    model.eval()
+    if parallel:
+        model = nn.DataParallel(model)
+    out = []
+    for start in range(0, len(images), batch):
+        with torch.no_grad():
+            out.append(model(images[start:start + batch]).numpy())
+    return out
+"""
+        ),
     ]
 
 

@@ -1792,8 +1792,8 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
                 value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
                 if code == root and len(targets) == 1 and isinstance(targets[0], cst.Name) \
                         and targets[0].value == root and value is not None:
-                    if moves_itself(value, targets[0]):
-                        pass  # `model = model.to(device)`: the same module, its switches read below
+                    if moves_itself(value, targets[0]) or _wraps(value, root):
+                        pass  # `model = model.to(device)`, `model = DataParallel(model)`: the same module
                     elif _constructed(ctx, value):
                         out = {EVAL if _switched_in_chain(value) else TRAIN}  # a new module: in training mode
                         continue
@@ -1830,12 +1830,24 @@ def _statement_modes(ctx: FileContext, stmt: cst.CSTNode, code: str, depth: int,
                             for c in ctx.calls_in(stmt)) else {PASS}
 
 
+def _wraps(value: cst.BaseExpression, root: str) -> bool:
+    """``DataParallel(model)``, ``nn.Sequential(model, head)``: a construction handed the module ``root``
+    holds, which keeps its own mode inside (a container's flag changes its parts only when switched)."""
+    core = strip_moves_expr(value)
+    return isinstance(core, cst.Call) and any(
+        isinstance(a.value, cst.Name) and a.value.value == root for a in core.args)
+
+
 def _constructed(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    """``value`` constructs a module (moved or switched on the way): a project ``nn.Module`` class or a torch.nn
-    class called (``Flow()``, ``nn.Sequential(...).to(device)``).  A module is built in training mode."""
+    """``value`` constructs a new module (moved or switched on the way): a project ``nn.Module`` class or a
+    torch.nn class called (``Flow()``, ``nn.Sequential(nn.Linear(2, 4), ...).to(device)``), handed no
+    module the code holds (a wrapper's or container's parts keep their own modes).  A module is built in
+    training mode."""
     core = strip_moves_expr(value)
     if not isinstance(core, cst.Call):
         return False
+    if any(isinstance(a.value, (cst.Name, cst.Attribute)) and holds_module(ctx, a.value) for a in core.args):
+        return False  # `nn.DataParallel(net)`, `Wrapper(backbone)`: parts built before, in their own modes
     if any(q.startswith("torch.nn.") and not q.startswith("torch.nn.functional") and q.rsplit(".", 1)[-1][:1].isupper()
            for q in ctx.names.qualified_names_at(core.func)):
         return True
