@@ -6477,6 +6477,70 @@ print(validate(net, [(torch.randn(2, 1, 8, 8), torch.rand(2, 8, 8).round())], lo
 """,
             line=27,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class FeatureLoss(nn.Module):
+    def __init__(self, backbone=None, scale=1.0):
+        super().__init__()
+        self.backbone = backbone
+        self.scale = scale
+
+    def forward(self, pred, target):
+        return self.scale * F.l1_loss(self.backbone(pred), self.backbone(target))
+
+
+def validate(net, batches, loss_fn):
+    net.eval()
+    total = 0.0
+    for x, y in batches:
+        with torch.no_grad():
+            out = net(x)
+        total += loss_fn(out, y).item()
+    return total
+
+
+net = nn.Sequential(nn.Conv2d(3, 3, 3, padding=1), nn.Dropout(0.1))
+loss_fn = FeatureLoss(backbone=nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()))
+print(validate(net, [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))], loss_fn))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class FeatureLoss(nn.Module):
+    def __init__(self, backbone=None, scale=1.0):
+        super().__init__()
+        self.backbone = backbone
+        self.scale = scale
+
+    def forward(self, pred, target):
+        return self.scale * F.l1_loss(self.backbone(pred), self.backbone(target))
+
+
+@torch.no_grad()
+def validate(net, batches, loss_fn):
+    net.eval()
+    total = 0.0
+    for x, y in batches:
+        with torch.no_grad():
+            out = net(x)
+        total += loss_fn(out, y).item()
+    return total
+
+
+net = nn.Sequential(nn.Conv2d(3, 3, 3, padding=1), nn.Dropout(0.1))
+loss_fn = FeatureLoss(backbone=nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()))
+print(validate(net, [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))], loss_fn))
+""",
+            line=23,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -2127,6 +2127,39 @@ def embed_all(images, parallel=False, batch=16):
     return out
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self, path=None):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
+        if path is not None:
+            self.load_state_dict(torch.load(path))
+        self.eval()
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def load(path):
+    net = Scorer()
+    net.load_state_dict(torch.load(path))
+    return net.eval()
+
+
+def score(x, path, parallel=False):
+    model = Scorer(path)
+    with torch.no_grad():
+        first = model(x)
+    model = nn.DataParallel(load(path)) if parallel else load(path)
+    with torch.no_grad():
+        return first, model(x)
+"""
+        ),
     ]
 
 
@@ -5867,7 +5900,8 @@ if __name__ == "__main__":
                     # (`net.eval()` ... `net.train()` around an attack): where the switch belongs is the author's call
                     layer = describe_evidence(ctx, mode_evidence(ctx, model))
                     self.report(call, f"Evaluation runs `{code}` in training mode: code run before it in this function "
-                                      f"switches it back with `.train()`; {layer} stays in training mode")
+                                      "switches it back with `.train()` or builds it anew (a new module is in "
+                                      f"training mode); {layer} stays in training mode")
                     break
                 if handed_over:
                     message = (f"Evaluation runs `{code}` without `{code}.eval()`; no call in the project passes "

@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.context import arg
 from torchlint.analysis.definitions import class_body
+from torchlint.analysis.walk import iter_nodes
 from torchlint.fixes import add_argument
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -183,6 +184,32 @@ class Decoder(nn.Module):
         return F.dropout(h, 0.5)
 """
         ),
+        Valid(
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Denoiser(nn.Module):
+    def __init__(self, width, noise=0.2):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.noise = noise
+
+    @staticmethod
+    def mask(x, rate):
+        return F.dropout(x, rate)
+
+    def corrupt(self, x):
+        return F.dropout(x, self.noise)
+
+    def forward(self, x):
+        if self.training:
+            x = self.corrupt(x)
+            x = self.mask(x, self.noise)
+        return self.fc(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -349,7 +376,9 @@ class Decoder(nn.Module):
         known = self._forward_methods.get(cls)
         if known is not None:
             return known
-        methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)}
+        methods = {s.name.value: s for s in class_body(cls) if isinstance(s, cst.FunctionDef)
+                   and not any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+                               for d in s.decorators)}  # (no `self` there to read `training` from)
         todo = [n for n in methods if n == "forward" or n.startswith(("forward_", "_forward"))]
         reached: Set[str] = set(todo)
         while todo:
@@ -358,11 +387,13 @@ class Decoder(nn.Module):
             if not params:
                 continue
             me = params[0].name.value
+            guarded = {id(n) for g in iter_nodes(method.body) if isinstance(g, cst.If) and _requires_training(g.test, me)
+                       for n in iter_nodes(g.body)}  # (the walk may not have reached this method yet)
             for call in self.ctx.calls_in(method):
                 func = call.func
                 if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me \
                         and func.attr.value in methods and func.attr.value not in reached \
-                        and func.attr.value != "__init__":
+                        and func.attr.value != "__init__" and id(call) not in guarded:
                     reached.add(func.attr.value)
                     todo.append(func.attr.value)
         self._forward_methods[cls] = reached

@@ -208,6 +208,25 @@ run_epoch([(torch.randn(4, 5), torch.randn(4, 1))], 0)
 other([(torch.randn(4, 5), torch.randn(4, 1))], "warm")
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+warm_epochs = 2
+net = nn.Linear(5, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+decay = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)
+batches = [(torch.randn(4, 5), torch.randn(4, 1)) for _ in range(3)]
+for epoch in range(6):
+    for x, y in batches:
+        opt.zero_grad()
+        (net(x) - y).pow(2).mean().backward()
+        if epoch >= warm_epochs:
+            decay.step()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -618,7 +637,8 @@ for step in range(20):
 
     def _fixed_in(self, test: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """Whether ``test`` gives the same answer on every pass of ``loop``: it calls nothing, and nothing in
-        the loop (its target included) binds a name it reads or assigns an attribute it reads."""
+        the loop or the loops around it (their targets included) binds a name it reads or assigns an attribute
+        it reads (`if epoch >= warmup:` in the batch loop changes with the epoch)."""
         ctx = self.ctx
         nodes = list(iter_nodes(test))
         if any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await, cst.Yield)) for n in nodes):
@@ -627,15 +647,21 @@ for step in range(20):
         attrs = {ctx.code(n) for n in nodes if isinstance(n, cst.Attribute)}
         if not names:
             return False
-        bound = set(ctx.assigned_names(loop))
-        for n in iter_nodes(loop):  # loop targets and `with ... as` names, this loop's and inner ones
+        nest = loop  # the outermost loop of the function around this one: what an outer pass binds changes too
+        for a in ctx.ancestors(loop):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(a, LOOP_TYPES):
+                nest = a
+        bound = set(ctx.assigned_names(nest))
+        for n in iter_nodes(nest):  # loop targets and `with ... as` names, of every loop of the nest
             target = n.target if isinstance(n, cst.For) else (n.asname.name if isinstance(n, cst.WithItem)
                                                               and n.asname is not None else None)
             if target is not None:
                 bound.update(t.value for t in iter_nodes(target) if isinstance(t, cst.Name))
         if names & bound:
             return False
-        for n in iter_nodes(loop):
+        for n in iter_nodes(nest):
             if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
                 target = n.target
                 if isinstance(target, (cst.Attribute, cst.Subscript)) and (

@@ -741,6 +741,23 @@ def survival(hazard):
 """,
             line=7,
         ),
+        Invalid(
+            """
+import torch
+
+
+def frames(log_length):
+    return torch.ceil(torch.exp(log_length) - 1)
+""",
+            fixed="""
+import torch
+
+
+def frames(log_length):
+    return torch.ceil(torch.expm1(log_length))
+""",
+            line=6,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -844,7 +861,9 @@ def survival(hazard):
 #: the smallest magnitude a clamp may keep a value from zero with, so that `1 - x` never rounds to 1 in float32
 _FAR_FROM_ZERO = 1e-7
 _CLAMPS = ("clamp", "clip", "clamp_min")
-_ROUNDING = ("round", "floor", "ceil", "trunc", "long", "int")
+#: roundings to the nearest or toward zero: an error of 1e-7 near 0 moves none of their results (floor and
+#: ceil of a value that should be just above or below a whole number would)
+_ROUNDING = ("round", "trunc", "long", "int")
 
 
 def _kept_from_zero(ctx, value: Optional[cst.BaseExpression]) -> bool:
@@ -863,13 +882,13 @@ def _kept_from_zero(ctx, value: Optional[cst.BaseExpression]) -> bool:
 
 
 def _rounded(ctx, expr: cst.BaseExpression) -> bool:
-    """``expr`` is rounded to a whole number where it is made: the argument of ``torch.round``/``floor``/
-    ``ceil``/``trunc``, or the receiver of ``.round()``, ``.long()``, ``.int()``."""
+    """``expr`` is rounded to a whole number where it is made: the argument of ``torch.round``/``trunc``, or
+    the receiver of ``.round()``, ``.trunc()``, ``.long()``, ``.int()``."""
     parent = ctx.parent(expr)
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         return isinstance(call, cst.Call) and call.args and call.args[0] is parent and any(
-            q in ("torch." + r for r in _ROUNDING[:4]) for q in ctx.names.qualified_names(call.func))
+            q in ("torch." + r for r in _ROUNDING[:2]) for q in ctx.names.qualified_names(call.func))
     if isinstance(parent, cst.Attribute) and parent.value is expr and parent.attr.value in _ROUNDING:
         return isinstance(ctx.parent(parent), cst.Call)
     return False

@@ -5,6 +5,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import arg, keyword_arg
+from torchlint.analysis.definitions import position
 from torchlint.families.shapes.shapes import (
     TENSOR_ANNOTATIONS,
     TENSOR_INPUT_FUNCS,
@@ -524,6 +525,34 @@ def augment(inp):
 """,
             unsafe=True,
         ),
+        Invalid(
+            """
+import torch
+
+
+def scaled_error(pred, target, keep=None):
+    scale = torch.linspace(1.0, 2.0, pred.size(1)).cuda()
+    err = ((pred - target).abs() * scale).sum(dim=1)
+    if keep is not None:
+        pred = pred.detach().cpu().numpy()
+        keep.append(pred)
+    return err
+""",
+            fixed="""
+import torch
+
+
+def scaled_error(pred, target, keep=None):
+    scale = torch.linspace(1.0, 2.0, pred.size(1), device=pred.device)
+    err = ((pred - target).abs() * scale).sum(dim=1)
+    if keep is not None:
+        pred = pred.detach().cpu().numpy()
+        keep.append(pred)
+    return err
+""",
+            unsafe=True,
+            line=6,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -548,7 +577,7 @@ def augment(inp):
         found = self._pending.pop(node, None)
         if not found:
             return
-        param = self._tensor_param(node)
+        param = self._tensor_param(node, min((c for c, _k in found), key=lambda c: position(self.ctx, c)))
         if param is None:
             return
         # `torch.zeros(3, device="cuda").cuda()`: one report, on the move, whose fix covers both
@@ -678,7 +707,7 @@ def augment(inp):
             any(isinstance(n, cst.Call) and ctx.names.matches(n.func, _CUDA_AVAILABLE) for n in iter_nodes(v))
             for v in values)
 
-    def _tensor_param(self, fn: cst.FunctionDef) -> Optional[str]:
+    def _tensor_param(self, fn: cst.FunctionDef, at: Optional[cst.CSTNode] = None) -> Optional[str]:
         ctx = self.ctx
         params = list(fn.params.posonly_params) + list(fn.params.params) + list(fn.params.kwonly_params)
         best: Optional[str] = None
@@ -688,7 +717,7 @@ def augment(inp):
                 continue
             if p.annotation is not None and number_annotation(p.annotation.annotation):
                 continue  # `current_device: int`: a number, whatever the function does with it
-            if self._made_an_array(fn, name):
+            if at is not None and self._made_an_array(fn, name, at):
                 continue  # `x0 = x0.cpu().numpy()`: no device left to follow (an array's `.device` is the CPU)
             evidence = False
             if p.annotation is not None and ctx.names.matches(p.annotation.annotation, TENSOR_ANNOTATIONS):
@@ -713,14 +742,14 @@ def augment(inp):
                 best = name
         return best
 
-    def _made_an_array(self, fn: cst.FunctionDef, name: str) -> bool:
+    def _made_an_array(self, fn: cst.FunctionDef, name: str, at: cst.CSTNode) -> bool:
         """The function binds the parameter ``name`` again to a NumPy array (``x = x.cpu().numpy()``,
-        ``x = np.asarray(x)``)."""
+        ``x = np.asarray(x)``) before ``at``, the first tensor it creates on the hard-coded device."""
         ctx = self.ctx
         for use in ctx.names_in(fn.body, name):
             target = ctx.parent(use)
             assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
-            if not isinstance(assign, cst.Assign):
+            if not isinstance(assign, cst.Assign) or position(ctx, assign) >= position(ctx, at):
                 continue
             value = assign.value
             if isinstance(value, cst.Call) and (

@@ -2518,6 +2518,49 @@ for x, y in DataLoader(rows, batch_size=8):
             line=12,
             col=47,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Critic:
+    def __init__(self, width):
+        self.value = nn.Linear(width, 1)
+        self.loss = nn.SmoothL1Loss()
+
+    def update(self, states, targets):
+        v = torch.sigmoid(self.value(states)).squeeze()
+        return self.loss(v, targets)
+
+
+class BinaryCritic(Critic):
+    def __init__(self, width):
+        super().__init__(width)
+        self.loss = nn.BCELoss()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Critic:
+    def __init__(self, width):
+        self.value = nn.Linear(width, 1)
+        self.loss = nn.SmoothL1Loss()
+
+    def update(self, states, targets):
+        v = torch.sigmoid(self.value(states)).squeeze(-1)
+        return self.loss(v, targets)
+
+
+class BinaryCritic(Critic):
+    def __init__(self, width):
+        super().__init__(width)
+        self.loss = nn.BCELoss()
+""",
+            line=12,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2868,7 +2911,13 @@ def _broadcasting_loss(ctx, call: cst.Call) -> bool:
         criterion = criterion.value  # `loss_fn.forward(pred, y)`
     if isinstance(criterion, cst.Attribute) and isinstance(criterion.value, cst.Name) and \
             ctx.names.scope_at(criterion).self_name == criterion.value.value:
-        held = built_values(ctx, criterion)  # `self.mse = nn.MSELoss()` in `__init__`, `self.mse(v, returns)`
+        held = list(built_values(ctx, criterion))  # `self.mse = nn.MSELoss()` in `__init__`, `self.mse(v, returns)`
+        attr = criterion.attr.value
+        # (and what any class of the file sets under that name: a subclass may set another loss)
+        for a in ctx.contents(ctx.module).assigns:
+            if isinstance(a, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == attr
+                                                 for t in a.targets):
+                held.append(a.value)
         return bool(held) and all(_reducing_broadcasting_loss(ctx, v) for v in held)
     if not isinstance(criterion, cst.Name):
         return False

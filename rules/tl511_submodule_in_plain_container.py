@@ -402,6 +402,60 @@ class Picker(nn.Module):
             unsafe=True,
             count=2,
         ),
+        Invalid(
+            """
+import torch.nn as nn
+
+
+class Skip(nn.Module):
+    def __init__(self, inner=None, gain=1.0):
+        super().__init__()
+        self.inner = inner
+        self.gain = gain
+
+    def forward(self, x):
+        return x if self.inner is None else x + self.gain * self.inner(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, width=6, depth=2):
+        super().__init__()
+        self.blocks = [Skip(nn.Linear(width, width)) for _ in range(depth)]
+        self.out = nn.Linear(width, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.out(x)
+""",
+            fixed="""
+import torch.nn as nn
+
+
+class Skip(nn.Module):
+    def __init__(self, inner=None, gain=1.0):
+        super().__init__()
+        self.inner = inner
+        self.gain = gain
+
+    def forward(self, x):
+        return x if self.inner is None else x + self.gain * self.inner(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, width=6, depth=2):
+        super().__init__()
+        self.blocks = nn.ModuleList([Skip(nn.Linear(width, width)) for _ in range(depth)])
+        self.out = nn.Linear(width, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.out(x)
+""",
+            unsafe=True,
+            line=18,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:

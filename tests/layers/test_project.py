@@ -327,3 +327,14 @@ def test_a_sigmoid_in_an_imported_model_brings_the_sigmoid_rules(tmp_path):
         "import torch\nfrom net import Scorer\n\nmodel = Scorer(8)\n\n\ndef step(x, y):\n    p = model(x)\n"
         "    loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()\n    loss.backward()\n")
     assert _codes(str(tmp_path / "fit.py"), Settings(all_rules(), project=Project())) == ["TL207"]
+
+
+def test_the_folders_above_a_package_inside_a_script_folder_are_searched(tmp_path):
+    """``gan/scripts/tools/sample.py`` in a package (``tools/__init__.py``) importing ``models.psp`` of
+    ``gan/``: every folder between the importer and the root is searched, past those searched already."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for rel in ("gan/models/psp.py", "gan/scripts/tools/__init__.py", "gan/scripts/tools/sample.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    sample = str(tmp_path / "gan/scripts/tools/sample.py")
+    assert Project().module_file(sample, "models.psp", 0) == str(tmp_path / "gan/models/psp.py")

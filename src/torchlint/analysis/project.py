@@ -407,8 +407,9 @@ class Project:
                 # the repository (``gan/scripts/sample.py`` importing ``models.psp`` of ``gan/``), run from
                 # its own folder or with ``..`` put on ``sys.path``
                 folder = os.path.dirname(here)
-                while folder.startswith(root + os.sep) and folder not in bases:
-                    bases.append(folder)
+                while folder.startswith(root + os.sep):
+                    if folder not in bases:
+                        bases.append(folder)
                     folder = os.path.dirname(folder)
                 bases.append(os.path.join(root, "lib"))  # where `_init_paths.py` scripts point `sys.path`
         for base in bases:

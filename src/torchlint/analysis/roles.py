@@ -1392,6 +1392,9 @@ def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function:
 
 _PARAMETER_FREE: Fact[Dict[cst.ClassDef, bool]] = Fact("roles.parameter_free", lambda ctx: {})
 #: torch functions that make a tensor that does not require gradients (unless told so)
+#: builtins a parameter-free module may call
+_BUILTIN_CALLS = frozenset({"super", "isinstance", "len", "float", "int", "bool", "str", "range", "zip", "enumerate",
+                            "min", "max", "sum", "abs", "list", "tuple", "dict", "getattr", "hasattr", "print"})
 _CASTS = frozenset({"to", "type_as", "type", "cuda", "cpu", "float", "double", "half", "long", "int", "bool"})
 _PLAIN_TENSORS = frozenset({"torch.tensor", "torch.ones", "torch.zeros", "torch.full", "torch.arange",
                             "torch.linspace", "torch.eye", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
@@ -1442,6 +1445,16 @@ def _holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
                 ctx.names.qualified_names_at(call.func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"} or \
                 keyword_arg(call, "requires_grad") is not None:
             return False
+        func = call.func
+        if isinstance(func, cst.Name) and (func.value in ("setattr", "vars") or (
+                not ctx.names.qualified_names_at(func) and func.value not in ctx.functions()
+                and func.value not in ctx.classes() and func.value not in _BUILTIN_CALLS)):
+            return False  # `setattr(self, name, layer)`, or a network of the module run on the inputs
+    for a in ctx.contents(cls).assigns:
+        for t in assignment_targets(a):
+            if isinstance(t, (cst.Tuple, cst.List)) and any(
+                    isinstance(e.value, cst.Attribute) for e in t.elements):
+                return False  # `self.a, self.b = nn.Linear(...), nn.Linear(...)`: attributes set by unpacking
     for values in scope.attrs.values():
         for v in values:
             if not _plain_setting(ctx, v):
@@ -1486,16 +1499,18 @@ def setting_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
     if value.value in ("None", "True", "False"):
         return True
     default = _param_default(ctx, value)
-    if default is not None:
-        return setting_value(ctx, default)
+    if default is not None and not (isinstance(default, cst.Name) and default.value == "None") \
+            and setting_value(ctx, default):
+        return True  # (`fn=None` says nothing: a caller may hand a module)
     function = ctx.enclosing(value, cst.FunctionDef)
     if function is None or not ctx.names.reads_parameter(value):
         return False
     for call in ctx.calls_in(function):
-        if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()
-               for q in ctx.names.qualified_names_at(call.func)) and any(
+        names = ctx.names.qualified_names_at(call.func)
+        if (names & _PLAIN_TENSORS or any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()
+                                          for q in names)) and any(
                 isinstance(a.value, cst.Name) and a.value.value == value.value for a in call.args):
-            return True
+            return True  # handed to a layer as a size or rate, or made a plain tensor (`torch.Tensor(alpha)`)
     return False
 
 

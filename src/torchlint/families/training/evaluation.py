@@ -1846,13 +1846,21 @@ def _constructed(ctx: FileContext, value: cst.BaseExpression) -> bool:
     core = strip_moves_expr(value)
     if not isinstance(core, cst.Call):
         return False
-    if any(isinstance(a.value, (cst.Name, cst.Attribute)) and holds_module(ctx, a.value) for a in core.args):
-        return False  # `nn.DataParallel(net)`, `Wrapper(backbone)`: parts built before, in their own modes
+    for a in core.args:
+        if isinstance(a.value, (cst.Name, cst.Attribute)) and holds_module(ctx, a.value):
+            return False  # `nn.DataParallel(net)`, `Wrapper(backbone)`: parts built before, in their own modes
+        if isinstance(a.value, cst.Subscript) or isinstance(a.value, cst.Call) and not _constructed(ctx, a.value):
+            return False  # `nn.DataParallel(restore(path))`: what the call gives may be a module in eval mode
     if any(q.startswith("torch.nn.") and not q.startswith("torch.nn.functional") and q.rsplit(".", 1)[-1][:1].isupper()
            for q in ctx.names.qualified_names_at(core.func)):
         return True
     found = definition_of(ctx, core.func)
-    return found is not None and isinstance(found[1], cst.ClassDef) and module_class(found[0], found[1])
+    if found is None or not isinstance(found[1], cst.ClassDef) or not module_class(found[0], found[1]):
+        return False
+    # a class that switches its own mode while it is built (`self.eval()` in `__init__`) starts in that mode
+    return not any(eval_mode_target(c) is not None or train_mode_call(c)
+                   for c in found[0].calls_in(found[1]) if isinstance(c.func, cst.Attribute)
+                   and isinstance(c.func.value, cst.Name) and c.func.value.value == "self")
 
 
 def _training_follows(ctx: FileContext, switch: cst.Call) -> bool:
