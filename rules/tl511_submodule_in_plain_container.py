@@ -8,7 +8,6 @@ from torchlint.analysis.context import method_name
 from torchlint.analysis.effects import holds_nothing
 from torchlint.analysis.roles import is_module_value, module_class
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.walk import iter_nodes
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 
