@@ -5861,6 +5861,89 @@ if __name__ == "__main__":
             unsafe=True,
             line=28,
         ),
+        Invalid(
+            """
+import math
+
+import torch
+import torch.nn as nn
+
+
+def log_ratio(pred, target):
+    pred = -math.log(float(pred))
+    target = -math.log(float(target))
+    gap = (pred - target) ** 2
+    return gap
+
+
+class Regressor:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 1), nn.Softplus())
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01)
+        self.train_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(8)]
+        self.test_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(4)]
+
+    def fit(self):
+        self.net.train()
+        for x, y in self.train_pairs:
+            self.opt.zero_grad()
+            (self.net(x) - y).pow(2).mean().backward()
+            self.opt.step()
+
+    def report(self):
+        self.gaps = []
+        for x, y in self.test_pairs:
+            self.gaps.append(log_ratio(self.net(x), y))
+        print(sum(self.gaps) / len(self.gaps))
+
+
+r = Regressor()
+r.fit()
+r.report()
+""",
+            fixed="""
+import math
+
+import torch
+import torch.nn as nn
+
+
+def log_ratio(pred, target):
+    pred = -math.log(float(pred))
+    target = -math.log(float(target))
+    gap = (pred - target) ** 2
+    return gap
+
+
+class Regressor:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.Linear(8, 1), nn.Softplus())
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01)
+        self.train_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(8)]
+        self.test_pairs = [(torch.randn(4), torch.rand(1) + 0.5) for _ in range(4)]
+
+    def fit(self):
+        self.net.train()
+        for x, y in self.train_pairs:
+            self.opt.zero_grad()
+            (self.net(x) - y).pow(2).mean().backward()
+            self.opt.step()
+
+    def report(self):
+        self.gaps = []
+        self.net.eval()
+        for x, y in self.test_pairs:
+            self.gaps.append(log_ratio(self.net(x), y))
+        print(sum(self.gaps) / len(self.gaps))
+
+
+r = Regressor()
+r.fit()
+r.report()
+""",
+            unsafe=True,
+            line=32,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -2051,13 +2051,16 @@ def _returns_a_number(ctx: FileContext, call: cst.Call) -> bool:
     return bool(returns) and all(r is not None and _python_number(fctx, r) for r in returns)
 
 
-def _python_number(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def _python_number(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     if isinstance(expr, (cst.Integer, cst.Float)):
         return True
+    if isinstance(expr, cst.Name) and depth < 3:
+        value = ctx.names.value_of(expr)  # `score = (p - t) ** 2` then `return score`
+        return value is not None and _python_number(ctx, value, depth + 1)
     if isinstance(expr, cst.UnaryOperation):
-        return _python_number(ctx, expr.expression)
+        return _python_number(ctx, expr.expression, depth)
     if isinstance(expr, cst.BinaryOperation):
-        return _python_number(ctx, expr.left) and _python_number(ctx, expr.right)
+        return _python_number(ctx, expr.left, depth) and _python_number(ctx, expr.right, depth)
     if isinstance(expr, cst.Call):
         if method_name(expr) == "item" or isinstance(expr.func, cst.Name) and expr.func.value in ("float", "int"):
             return True
