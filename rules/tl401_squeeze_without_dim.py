@@ -3016,18 +3016,25 @@ def _hands_back(ctx, call: cst.Call, given: cst.Arg) -> bool:
     """``call`` runs a function of the project (not a method) every ``return`` of which gives the parameter
     ``given`` is bound to back rescaled, element by element, its shape kept (``return (img.data + 1) / 2``,
     ``return x.clamp(0, 1).cpu()``)."""
-    if given.star or not isinstance(call.func, (cst.Name, cst.Attribute)):
+    found = _bound_parameter(ctx, call, given)
+    if found is None:
         return False
+    returns = function_returns(found[1])
+    return bool(returns) and all(r.value is not None and _rescaled(r.value, found[2]) for r in returns)
+
+
+def _bound_parameter(ctx, call: cst.Call, given: cst.Arg):
+    """``(file context, function, parameter name)`` when ``call`` runs a function of the project (not a method,
+    undecorated) and binds ``given`` to that parameter; None otherwise."""
+    if given.star or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return None
     found = definition_of(ctx, call.func)
     if found is None or not isinstance(found[1], cst.FunctionDef) or found[1].decorators \
             or isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
-        return False
-    function = found[1]
-    bound = bind_arguments(call, function, 0)
+        return None
+    bound = bind_arguments(call, found[1], 0)
     param = next((k for k, v in (bound or {}).items() if v is given.value), None)
-    returns = function_returns(function)
-    return param is not None and bool(returns) and all(
-        r.value is not None and _rescaled(r.value, param) for r in returns)
+    return (found[0], found[1], param) if param is not None else None
 
 
 def _flattening(call: cst.Call) -> bool:
@@ -3050,17 +3057,10 @@ def _int_literal(expr: cst.BaseExpression) -> Optional[int]:
 def _flattened_in(ctx, call: cst.Call, given: cst.Arg) -> bool:
     """``call`` runs a function of the project (not a method) that reads the parameter ``given`` is bound to
     only through :func:`_flattening` views (``lengths.view(-1, 1)``)."""
-    if given.star or not isinstance(call.func, (cst.Name, cst.Attribute)):
+    found = _bound_parameter(ctx, call, given)
+    if found is None:
         return False
-    found = definition_of(ctx, call.func)
-    if found is None or not isinstance(found[1], cst.FunctionDef) or found[1].decorators \
-            or isinstance(found[0].enclosing(found[1], (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
-        return False
-    fctx, function = found
-    bound = bind_arguments(call, function, 0)
-    param = next((k for k, v in (bound or {}).items() if v is given.value), None)
-    if param is None:
-        return False
+    fctx, function, param = found
     uses = fctx.names_in(function.body, param)
     for use in uses:
         attr = fctx.parent(use)
