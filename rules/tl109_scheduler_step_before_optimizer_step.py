@@ -536,16 +536,10 @@ for step in range(20):
             relevant = [via for call, via in steps if self._same_optimizer(call, via, owner_optimizer)]
             if not relevant:
                 continue
-            after = []
-            for via in relevant:
-                pos = block_position(ctx, sched, via)
-                if pos is None or pos[0] is not body or pos[2] <= pos[1]:
-                    after = []
-                    break  # an optimizer step before the scheduler's, or beside it in another branch
-                after.append(pos)
-            if not after or not any(
+            after = self._steps_after(sched, relevant, strict=True)
+            if not after or any(owner is not body for owner, _, _ in after) or not any(
                     common_loop(ctx, via, via) is not None for via in relevant):  # the epoch's batches: a loop
-                continue
+                continue  # (an optimizer step before the scheduler's, or beside it in another branch)
             if not self._unconditional(sched, body, relevant):
                 continue
             self.report(sched, self.quoting(sched, self.BEFORE_LOOP), fix=self._fix(sched, body, after))
@@ -571,24 +565,26 @@ for step in range(20):
             ]
             if not relevant:
                 continue
-            after = []
-            before = False
-            for via in relevant:
-                pos = block_position(ctx, sched, via)
-                if pos is None:
-                    before = True  # different branches or nested in one another: order unknown
-                    break
-                owner, i_sched, i_step = pos
-                if i_step < i_sched:
-                    before = True
-                    break
-                after.append((owner, i_sched, i_step))
-            if before or not after:
+            after = self._steps_after(sched, relevant)
+            if not after:
                 continue
             owner = after[0][0]
             if not self._unconditional(sched, owner, relevant, loop):
                 continue
             self.report(sched, self.quoting(sched, self.MESSAGE), fix=self._fix(sched, owner, after))
+
+    def _steps_after(self, sched: cst.Call, steps: List[cst.Call],
+                     strict: bool = False) -> Optional[List[Tuple[cst.CSTNode, int, int]]]:
+        """``(block, index of the scheduler step, index of the optimizer step)`` for each of ``steps`` when every
+        one comes after ``sched`` in a block they share (with ``strict``, in a later statement of it); None
+        when one comes before it, or where the order is unknown (different branches, one inside the other)."""
+        out = []
+        for via in steps:
+            pos = block_position(self.ctx, sched, via)
+            if pos is None or pos[2] < pos[1] or strict and pos[2] == pos[1]:
+                return None
+            out.append(pos)
+        return out
 
     def _optimizer_of(self, sched: cst.Call) -> Optional[str]:
         recv = receiver(sched)

@@ -15,7 +15,7 @@ from torchlint.analysis.context import canonical_keyword, method_name, written_t
 from torchlint.analysis.definitions import (
     arguments_for_param, bind_arguments, built_values, definition_of, function_returns, position,
 )
-from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, shape_of
+from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, Shape, int_literal, shape_of
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
 SQUEEZE = frozenset({"torch.squeeze"})
@@ -3044,14 +3044,7 @@ def _flattening(call: cst.Call) -> bool:
     if name in ("flatten", "ravel"):
         return not call.args
     return name in ("view", "reshape") and bool(call.args) and all(
-        not a.star and a.keyword is None and _int_literal(a.value) is not None for a in call.args)
-
-
-def _int_literal(expr: cst.BaseExpression) -> Optional[int]:
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        inner = _int_literal(expr.expression)
-        return -inner if inner is not None else None
-    return int(expr.value) if isinstance(expr, cst.Integer) else None
+        not a.star and a.keyword is None and int_literal(a.value) is not None for a in call.args)
 
 
 def _flattened_in(ctx, call: cst.Call, given: cst.Arg) -> bool:

@@ -34,6 +34,7 @@ import libcst as cst
 
 from torchlint.analysis.context import Fact, FileContext, arg, method_name, receiver
 from torchlint.analysis.definitions import class_body, definition_of, parameter_owner, strip_moves
+from torchlint.analysis.mode_layers import DROPOUT_LAYERS, STATELESS_LAYERS as _STATELESS_LAYERS
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.roles import HOLDERS, holds_module, is_model, is_module_value, not_a_module, setting_value
 from torchlint.analysis.walk import iter_nodes
@@ -369,27 +370,12 @@ def added_groups(ctx: FileContext, optimizer: cst.BaseExpression) -> List[cst.Ba
     return out
 
 
-#: ``torch.nn`` layers that hold no parameter and no buffer as built and compute the same in training
-#: and evaluation: losses (``*Loss``), activations, reshaping, pooling, padding, distances
-_STATELESS_LAYERS = frozenset({
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
-    "LogSoftmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
-    "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "GLU", "Flatten", "Unflatten",
-    "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d",
-    "LPPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample",
-    "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
-    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
-    "PairwiseDistance", "Fold", "Unfold"})
 #: loss classes that hold a buffer when given a tensor (``weight=``, ``pos_weight=``)
 _LOSS_BUFFERS = ("weight", "pos_weight")
 
 
 #: ``torch.nn`` layers without parameters or buffers whose work depends on the training mode
-_PARAMETER_FREE_MODE_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-                                         "FeatureAlphaDropout"})
+_PARAMETER_FREE_MODE_LAYERS = DROPOUT_LAYERS
 
 
 def parameter_free(ctx: FileContext, value: cst.BaseExpression) -> bool:

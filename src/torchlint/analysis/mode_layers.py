@@ -73,23 +73,29 @@ MODE_FREE_LAYERS = frozenset(
      "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
      "CosineSimilarity", "PairwiseDistance", "RNNCell", "LSTMCell", "GRUCell", "ChannelShuffle", "Fold", "Unfold"}
 )
-#: torch.nn modules that hold no parameter: activations, dropout, pooling, padding, reshaping, and the
-#: losses (their class weights are buffers, not parameters)
-PARAMETER_FREE_LAYERS = frozenset(
-    {"ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmax2d", "Softmin",
-     "Softplus", "Softsign", "LeakyReLU", "ELU", "CELU", "SELU", "GLU", "Hardtanh", "Hardswish", "Hardsigmoid",
-     "Hardshrink", "Softshrink", "Tanhshrink", "Threshold", "LogSigmoid", "Dropout", "Dropout1d", "Dropout2d",
-     "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d",
-     "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-     "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
-     "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ZeroPad1d",
-     "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
-     "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CosineSimilarity",
-     "PairwiseDistance", "ChannelShuffle", "Fold", "Unfold", "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss",
-     "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SmoothL1Loss", "HuberLoss", "MarginRankingLoss",
-     "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "SoftMarginLoss", "MultiLabelMarginLoss",
-     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss"}
+#: torch.nn layers that hold no parameter and no buffer and compute the same in both modes: activations,
+#: pooling, padding, reshaping
+STATELESS_LAYERS = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
+    "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "GLU", "Flatten", "Unflatten",
+    "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d",
+    "LPPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
+    "PairwiseDistance", "Fold", "Unfold"})
+#: torch.nn losses: their class weights are buffers, not parameters
+LOSS_LAYERS = frozenset(
+    {"L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "SmoothL1Loss",
+     "HuberLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+     "SoftMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
+     "GaussianNLLLoss", "CTCLoss"}
 )
+#: torch.nn modules that hold no parameter: the stateless layers, dropout and the losses
+PARAMETER_FREE_LAYERS = STATELESS_LAYERS | DROPOUT_LAYERS | LOSS_LAYERS
 #: torchvision model builders (and classes) that contain batch norm, dropout or stochastic depth
 TORCHVISION_MODE_DEPENDENT = ("resnet", "resnext", "wide_resnet", "vgg", "alexnet", "densenet", "mobilenet",
                               "efficientnet", "inception", "googlenet", "squeezenet", "shufflenet", "mnasnet",
@@ -612,7 +618,9 @@ __all__ = [
     "DROPOUT_LAYERS",
     "FUNCTIONAL_DROPOUT",
     "MODE_FREE_LAYERS",
+    "LOSS_LAYERS",
     "PARAMETER_FREE_LAYERS",
+    "STATELESS_LAYERS",
     "combine",
     "container_elements",
     "layer_call_mode",

@@ -1391,11 +1391,12 @@ def _reaching_value(ctx: FileContext, name: cst.Name, at: cst.CSTNode, function:
 
 
 _PARAMETER_FREE: Fact[Dict[cst.ClassDef, bool]] = Fact("roles.parameter_free", lambda ctx: {})
-#: torch functions that make a tensor that does not require gradients (unless told so)
 #: builtins a parameter-free module may call
 _BUILTIN_CALLS = frozenset({"super", "isinstance", "len", "float", "int", "bool", "str", "range", "zip", "enumerate",
                             "min", "max", "sum", "abs", "list", "tuple", "dict", "getattr", "hasattr", "print"})
+#: a tensor's methods that give it back moved or cast
 _CASTS = frozenset({"to", "type_as", "type", "cuda", "cpu", "float", "double", "half", "long", "int", "bool"})
+#: torch functions that make a tensor that does not require gradients (unless told so)
 _PLAIN_TENSORS = frozenset({"torch.tensor", "torch.ones", "torch.zeros", "torch.full", "torch.arange",
                             "torch.linspace", "torch.eye", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"})
 
@@ -1463,10 +1464,10 @@ def _holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
 
 
 def _plain_setting(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+    """What a parameter-free module may keep on itself: a setting (:func:`setting_value`), arithmetic or a
+    choice of such, a tensor made without gradients, its own value cast, a parameter-free torch.nn module."""
+    if setting_value(ctx, value):
         return True
-    if isinstance(value, cst.Name):
-        return setting_value(ctx, value)
     if isinstance(value, cst.UnaryOperation):
         return _plain_setting(ctx, value.expression)
     if isinstance(value, cst.BinaryOperation):

@@ -2047,8 +2047,18 @@ def _returns_a_number(ctx: FileContext, call: cst.Call) -> bool:
     if target is None:
         return False
     fctx, function = target[0], target[1]
+    known = _NUMBER_RETURNS.of(fctx)
+    if function in known:
+        return known[function]
     returns = [r.value for r in function_returns(function)]
-    return bool(returns) and all(r is not None and _python_number(fctx, r) for r in returns)
+    answer = bool(returns) and all(r is not None and _python_number(fctx, r) for r in returns)
+    if fctx.walked:
+        known[function] = answer  # (names answer for good once the walk is done)
+    return answer
+
+
+#: function of the file -> whether every return of it gives a Python number (asked once per function)
+_NUMBER_RETURNS: "Fact[Dict[cst.FunctionDef, bool]]" = Fact("evaluation.number_returns", lambda ctx: {})
 
 
 def _python_number(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
