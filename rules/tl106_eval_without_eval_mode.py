@@ -21,6 +21,7 @@ from torchlint.families.training.evaluation import (
     framework_model,
     model_from_code_not_in_view,
     model_mode_dependent,
+    left_training_by_siblings,
     modes_reaching,
     restores_train_mode,
     TRAIN,
@@ -64,7 +65,9 @@ class EvalWithoutEvalMode(LintRule):
     appended to a list and kept in a `ModuleList` built empty) or keeps what a module-level helper returns
     (`self.features = conv_bn(3, 16)`). A model built by a builder picked from a dict by an option
     (`model_dict[opt.arch]`, called to build the model; the dict a display of this file or imported from a project
-    module) is what the option's default picks, or what all the builders agree on. A call of a function named for
+    module, or a module's class picked from a dict of modules: `model_dict[opt.model].Model(opt)`) is what the
+    option's default picks; with no default, any of the builders may be picked, and one that minds the mode
+    is enough. A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode, itself or through the functions named for
     evaluation it calls (`evaluate_randomly` calling `evaluate`, followed three deep); one that provably
@@ -2158,6 +2161,112 @@ def score(x, path, parallel=False):
     model = nn.DataParallel(load(path)) if parallel else load(path)
     with torch.no_grad():
         return first, model(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+    def fit(self, loader, held_out):
+        self.train(loader, 3)
+        self.model.eval()
+        return self.test(held_out)
+
+    def test(self, loader):
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+        self.model.eval()  # training done: the model is used for scoring from here on
+
+    def test(self, loader):
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Stopper:
+    def __init__(self, path):
+        self.path, self.best = path, None
+
+    def __call__(self, score, model):
+        if self.best is None or score < self.best:
+            self.best = score
+            torch.save(model.state_dict(), self.path)
+        model.eval()  # scored from here on
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.stopper = Stopper("best.pt")
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+            self.stopper(self.opt.param_groups[0]["lr"], self.model)
+
+    def test(self, loader):
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
 """
         ),
     ]
@@ -5944,6 +6053,148 @@ r.report()
             unsafe=True,
             line=32,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+    def test(self, loader):
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+    def test(self, loader):
+        self.model.eval()
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+""",
+            unsafe=True,
+            line=21,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Stopper:
+    def __init__(self, path):
+        self.path, self.best = path, None
+
+    def __call__(self, score, model):
+        if self.best is None or score < self.best:
+            self.best = score
+            torch.save(model.state_dict(), self.path)
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.stopper = Stopper("best.pt")
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+            self.stopper(self.opt.param_groups[0]["lr"], self.model)
+
+    def test(self, loader):
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Stopper:
+    def __init__(self, path):
+        self.path, self.best = path, None
+
+    def __call__(self, score, model):
+        if self.best is None or score < self.best:
+            self.best = score
+            torch.save(model.state_dict(), self.path)
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.stopper = Stopper("best.pt")
+
+    def train(self, loader, epochs):
+        for _ in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+            self.stopper(self.opt.param_groups[0]["lr"], self.model)
+
+    def test(self, loader):
+        self.model.eval()
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+""",
+            unsafe=True,
+            line=33,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -5974,6 +6225,20 @@ r.report()
                 switched = covers(receivers | extra, code) or self._callers_switch(site, model)
                 # (within an evaluation function; at module level, `_reached_in_training`)
                 left_training = switched and site.function is not None and TRAIN in modes_reaching(ctx, call, code)
+                siblings: List[cst.FunctionDef] = []
+                if switched and not left_training and site.function is not None and dependent is True:
+                    siblings = left_training_by_siblings(ctx, site.function, code)
+                    if siblings and TRAIN not in modes_reaching(ctx, call, code, entry=frozenset({TRAIN})):
+                        siblings = []  # the method switches it itself before the call
+                if siblings:
+                    # `exp.train(); exp.test()`: the class's own `train()` leaves the model training, and this
+                    # entry point (called from no code of its file) does not switch it
+                    layer = describe_evidence(ctx, mode_evidence(ctx, model))
+                    named = ", ".join(f"`{f.name.value}()`" for f in siblings[:2])
+                    self.report(call, f"Evaluation runs `{code}` without `{code}.eval()`; run after {named} of "
+                                      f"this class, which leaves it in training mode, {layer} stays in training mode",
+                                fix=self._fix(site, call, model, code))
+                    break
                 if switched and not left_training and not self._reached_in_training(site, model, code):
                     continue
                 if left_training:

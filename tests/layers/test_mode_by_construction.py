@@ -220,6 +220,7 @@ def test_a_builder_picked_from_a_module_by_an_options_default(build, expected):
 TABLE = """
 import argparse
 import torch.nn as nn
+from somewhere import make_anything
 
 
 def conv_bn(c):
@@ -238,6 +239,8 @@ class Stack(nn.Module):
 
 BUILDERS = {"stack": Stack, "bn": conv_bn, "plain": plain}
 NORMED = {"stack": Stack, "bn": conv_bn}
+FLAT = {"plain": plain, "also": plain}
+MIXED = {"plain": plain, "lib": make_anything}
 parser = argparse.ArgumentParser()
 parser.add_argument("--arch", default="stack")
 parser.add_argument("--flat", default="plain")
@@ -248,8 +251,11 @@ args = parser.parse_args()
 @pytest.mark.parametrize("build, expected", [
     ("BUILDERS[args.arch](8)", True),  # a class whose stem is what a factory returns: a batch norm
     ("BUILDERS[args.flat](8)", False),  # a factory of a convolution and a ReLU
-    ("BUILDERS[args.other](8)", None),  # no such option: the builders disagree
-    ("NORMED[args.other](8)", True),  # no such option, but every builder has batch norm
+    # no such option: any builder may be picked, and two of the three have batch norm
+    ("BUILDERS[args.other](8)", True),
+    ("NORMED[args.other](8)", True),  # no such option, and every builder has batch norm
+    ("FLAT[args.other](8)", False),  # no such option, and no builder has a layer that minds the mode
+    ("MIXED[args.other](8)", None),  # one builder is unknown, the other has none
     ("conv_bn(8)", True),
 ])
 def test_a_builder_picked_from_a_dict_display_and_module_level_factories(build, expected):

@@ -24,7 +24,7 @@ import builtins
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -593,11 +593,29 @@ def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mo
     for vctx, v in values:
         core = strip_moves_expr(v)
         grown = grown_content(ctx, model, core) if vctx is ctx else []
+        override = _overriding_factory(ctx, model, core) if vctx is not ctx else None
         if grown:  # `model = nn.Sequential()` then `model.add_module("drop", nn.Dropout(0.5))`: what was added
             modes.append(_combine_modes([_part_mode(ctx, g, hops) for g in grown]))
+        elif override is not None and hops < _FACTORY_HOPS:
+            modes.append(_factory_mode(override[0], override[1], hops))
         else:
             modes.append(_value_mode(vctx, v, hops))
     return _combine_modes(modes)
+
+
+def _overriding_factory(ctx: FileContext, model: cst.BaseExpression, core: cst.BaseExpression
+                        ) -> Optional[Tuple[FileContext, cst.FunctionDef]]:
+    """``self.model`` read in a subclass, set by its base as ``self.model = self._build_model()``: the
+    method ``_build_model`` as the reading class finds it (its own override first, then its bases)."""
+    if not (isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value == "self"):
+        return None
+    if not (isinstance(core, cst.Call) and isinstance(core.func, cst.Attribute)
+            and isinstance(core.func.value, cst.Name) and core.func.value.value == "self"):
+        return None
+    cls = ctx.enclosing(model, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    return find_method(ctx, cls, core.func.attr.value)
 
 
 def _part_mode(ctx: FileContext, part: cst.BaseExpression, hops: int) -> Mode:
@@ -638,10 +656,20 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         found = definition_named(ctx, entry)
     elif found is None and isinstance(core.func, cst.Subscript):
         # `model_dict[opt.model](num_classes=n)`: the builder a dict display gives for the option's default,
-        # or, the key unknown, what all its builders agree on
+        # or, the key unknown, any of its builders (an evaluation must suit every model the option may pick)
         picked = subscript_values(open_frame(ctx, core), core.func)
         if picked:
-            return _agreed([_builder_mode(ctx, core, f.ctx, v, hops) for f, v in picked])
+            return _combine_modes([_builder_mode(ctx, core, f.ctx, v, hops) for f, v in picked])
+    elif found is None and isinstance(core.func, cst.Attribute) and isinstance(core.func.value, cst.Subscript):
+        # `model_dict[args.model].Model(args)`: the class of that name in each module the dict may give
+        picked = subscript_values(open_frame(ctx, core), core.func.value)
+        if picked:
+            return _combine_modes([_builder_mode(ctx, core, f.ctx, v, hops, core.func.attr.value) for f, v in picked])
+    if found is None and isinstance(core.func, cst.Attribute) and isinstance(core.func.value, cst.Name) \
+            and core.func.value.value == "self":
+        # `self.model = self._build_model()`: what the class's own factory method returns
+        method = called_function(ctx, core)
+        found = (method[0], method[1]) if method is not None else None
     built = _built_by(ctx, core, found, hops) if found is not None else None
     if built is not None:
         return built
@@ -678,11 +706,20 @@ def _built_by(ctx: FileContext, core: cst.Call, found: Tuple[FileContext, cst.CS
     return None
 
 
-def _builder_mode(ctx: FileContext, core: cst.Call, bctx: FileContext, builder: cst.BaseExpression, hops: int) -> Mode:
+def _builder_mode(ctx: FileContext, core: cst.Call, bctx: FileContext, builder: cst.BaseExpression, hops: int,
+                  member: Optional[str] = None) -> Mode:
     """The verdict for ``core`` when it calls ``builder``, a value read in ``bctx`` (an entry of a dict of
-    builders): a project class or factory, or a library model builder of the tables."""
+    builders): a project class or factory, or a library model builder of the tables.  With ``member``,
+    ``builder`` is a module and ``core`` calls its ``member`` (``{"a": a}[k].Model()``)."""
     if not isinstance(builder, (cst.Name, cst.Attribute)):
         return _UNKNOWN
+    if member is not None:
+        modules = bctx.names.qualified_names_at(builder)
+        if len(modules) != 1 or (isinstance(builder, cst.Name) and not bctx.names.holds_import(builder)):
+            return _UNKNOWN
+        found = definition_named(bctx, f"{next(iter(modules))}.{member}")
+        built = _built_by(ctx, core, found, hops) if found is not None else None
+        return built if built is not None else _UNKNOWN
     found = definition_of(bctx, builder)
     if found is not None:
         built = _built_by(ctx, core, found, hops)
@@ -692,14 +729,6 @@ def _builder_mode(ctx: FileContext, core: cst.Call, bctx: FileContext, builder: 
         return _UNKNOWN
     verdict = verdicts.pop()
     return (verdict, (ctx, core) if verdict is True else None) if verdict is not None else _UNKNOWN
-
-
-def _agreed(modes: Sequence[Mode]) -> Mode:
-    """One verdict where every possible value agrees (the first evidence of it); unknown otherwise."""
-    verdicts = {m[0] for m in modes}
-    if len(verdicts) != 1 or None in verdicts:
-        return _UNKNOWN
-    return modes[0] if modes[0][0] is not True else next((m for m in modes if m[1] is not None), modes[0])
 
 
 def _parts_mode(ctx: FileContext, call: cst.Call, hops: int) -> Mode:
@@ -1535,10 +1564,16 @@ def _provably_leaves_mode(ctx: FileContext, call: cst.Call, depth: int = 0) -> b
     if depth > _MODE_HELPER_DEPTH:
         return False
     target = called_function(ctx, call)
-    if target is None and isinstance(call.func, cst.Attribute):
-        # `result.evaluate(pred, y)` with `result = Result()`: the method of the project class it is built from
-        owner = instance_class(ctx, call.func.value)
-        method = find_method(owner[0], owner[1], call.func.attr.value) if owner is not None else None
+    if target is None and isinstance(call.func, (cst.Attribute, cst.Name)):
+        # `result.evaluate(pred, y)` with `result = Result()`: the method of the project class it is built from;
+        # `stopper(loss, model)` with `stopper = EarlyStopping()`: that class's `__call__`
+        method = None
+        if isinstance(call.func, cst.Attribute):
+            owner = instance_class(ctx, call.func.value)
+            method = find_method(owner[0], owner[1], call.func.attr.value) if owner is not None else None
+        if method is None:
+            owner = instance_class(ctx, call.func)
+            method = find_method(owner[0], owner[1], "__call__") if owner is not None else None
         if method is None:
             return False
         fctx, function = method
@@ -1775,6 +1810,8 @@ def _call_modes(ctx: FileContext, call: cst.Call, code: str, depth: int, seen: S
     if _MODE_WORDS.search(name) or any(
         dotted_name(a.value) is not None and _same_model(dotted_name(a.value) or "", code) for a in call.args
     ):
+        if not _MODE_WORDS.search(name) and _provably_leaves_mode(ctx, call):
+            return {PASS}  # `early_stopping(loss, model, path)`: a project callable that switches no mode
         return {UNKNOWN}  # a call not followed that may switch it (`engine.train(model=net, ...)`)
     return {PASS}
 
@@ -1891,13 +1928,15 @@ def _block_modes(ctx: FileContext, stmts: Sequence[cst.CSTNode], code: str, dept
     return out
 
 
-def modes_reaching(ctx: FileContext, node: cst.CSTNode, code: str, depth: int = 3) -> Set[str]:
+def modes_reaching(ctx: FileContext, node: cst.CSTNode, code: str, depth: int = 3,
+                   entry: FrozenSet[str] = frozenset({UNKNOWN})) -> Set[str]:
     """The modes the module-level model ``code`` may be in when ``node`` runs, from what runs before it
     in its function or script (and, inside a loop, what the rest of the loop body did in the pass
     before): EVAL, TRAIN (left in training mode on some path by a function that trains: ``model.train()``
     then ``if not args.fastmode: model.eval()``), UNKNOWN (the start of the enclosing function, a rebinding
     of the name, or a call not followed that may switch it).  Same-module functions are followed with
-    the model mapped through their parameters."""
+    the model mapped through their parameters.  ``entry``: the modes at the start of the enclosing
+    function (see :func:`left_training_by_siblings`)."""
     out: Set[str] = set()
     stmt = ctx.statement_of(node)
     while stmt is not None:
@@ -1913,13 +1952,38 @@ def modes_reaching(ctx: FileContext, node: cst.CSTNode, code: str, depth: int = 
         out |= before - {PASS}
         if PASS not in before:
             return out
-        if container is None or isinstance(container, (cst.FunctionDef, cst.ClassDef, cst.Module)):
-            return out | {UNKNOWN}  # the start of the function or of the script
+        if isinstance(container, cst.FunctionDef):
+            return out | entry  # the start of the function
+        if container is None or isinstance(container, (cst.ClassDef, cst.Module)):
+            return out | {UNKNOWN}  # the start of the script
         if isinstance(container, (cst.Else, cst.ExceptHandler, cst.Finally)) or not isinstance(
                 container, cst.BaseCompoundStatement):
             container = ctx.statement_of(container)
         stmt = container
     return out | {UNKNOWN}
+
+
+def left_training_by_siblings(ctx: FileContext, function: cst.FunctionDef, code: str) -> List[cst.FunctionDef]:
+    """The other methods of ``function``'s class that leave ``code`` (``self.model``, an attribute the class
+    keeps) in training mode on some path when they return: they call ``self.model.train()`` with no
+    ``.eval()`` after it on that path (``def train(self): self.model.train()`` then the epochs).  When
+    ``function`` is called from no code of its file, it is an entry point of the class that other code
+    calls in any order: such a method may have run just before it (``exp.train(); exp.test()``)."""
+    cls = ctx.parent(ctx.parent(function))
+    if not (code.startswith("self.") and isinstance(cls, cst.ClassDef) and function.name.value != "__init__"
+            and not call_sites(ctx, function)):
+        return []
+    out: List[cst.FunctionDef] = []
+    for other in class_body(cls):
+        if not isinstance(other, cst.FunctionDef) or other is function or other.name.value == "__init__" \
+                or not isinstance(other.body, cst.IndentedBlock):
+            continue
+        if not any(train_mode_call(c) and isinstance(c.func, cst.Attribute) and ctx.code(c.func.value) == code
+                   for c in ctx.calls_in(other)):
+            continue  # (only a method that switches this model itself is read)
+        if TRAIN in _block_modes(ctx, other.body.body, code, 2, set()):
+            out.append(other)
+    return out
 
 
 # -- decoding: inference recognised by what the code does -----------------------------------------
