@@ -67,7 +67,10 @@ class EvalWithoutEvalMode(LintRule):
     (`model_dict[opt.arch]`, called to build the model; the dict a display of this file or imported from a project
     module, or a module's class picked from a dict of modules: `model_dict[opt.model].Model(opt)`) is what the
     option's default picks; with no default, any of the builders may be picked, and one that minds the mode
-    is enough. A call of a function named for
+    is enough. So is a class of a project package picked by a name read from a configuration
+    (`getattr(net_module, config["arch"])(n)`, also through a factory `get_instance(module, name, config)`),
+    and the model a class builds with its own method (`self.model = self._build_model()`, the reading
+    class's override first). A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
     file or a project module) is unknown or switches some mode, itself or through the functions named for
     evaluation it calls (`evaluate_randomly` calling `evaluate`, followed three deep); one that provably

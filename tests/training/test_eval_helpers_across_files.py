@@ -462,3 +462,76 @@ def test_a_class_picked_from_a_dict_of_modules_by_a_factory_method(tmp_path, dro
     found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
     got = [d.line for d in found if d.code == "TL106"]
     assert got == ([24] if reported else []), got
+
+
+NETS_SMALL = """import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+NETS_BIG = """import torch.nn as nn
+
+
+class Big(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Sequential(nn.Linear(n, n), nn.{norm}, nn.Linear(n, 2))
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+BY_NAME = """import json
+import torch
+import nets as net_module
+
+
+def get_instance(module, name, config, *args):
+    return getattr(module, config[name]["type"])(*args)
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in loader]
+
+
+config = json.load(open("config.json"))
+model = {build}
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(4, 8) for _ in range(3)]
+model.train()
+for x in loader:
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+print(evaluate(model, loader))
+"""
+
+
+@pytest.mark.parametrize("build, norm, reported", [
+    ('getattr(net_module, config["arch"])(8)', "BatchNorm1d(n)", True),  # any class of the package
+    ('get_instance(net_module, "arch", config, 8)', "BatchNorm1d(n)", True),  # through a factory's parameter
+    ('getattr(net_module, config["arch"])(8)', "ReLU()", False),  # no class minds the mode
+    ('getattr(net_module, "Small")(8)', "BatchNorm1d(n)", False),  # the name given: that class
+    ('getattr(net_module, "Big")(8)', "BatchNorm1d(n)", True),
+])
+def test_a_model_class_picked_from_a_package_by_a_name(tmp_path, build, norm, reported):
+    # `getattr(net_module, config["arch"])(8)`: the name comes from a configuration file, so any model
+    # class of the package may be built; an evaluation must suit every one
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    nets = tmp_path / "nets"
+    nets.mkdir()
+    (nets / "__init__.py").write_text("from .small import Small\nfrom .big import Big\n")
+    (nets / "small.py").write_text(NETS_SMALL)
+    (nets / "big.py").write_text(NETS_BIG.format(norm=norm))
+    run = tmp_path / "run.py"
+    run.write_text(BY_NAME.format(build=build))
+    found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
+    assert [d.line for d in found if d.code == "TL106"] == ([12] if reported else [])

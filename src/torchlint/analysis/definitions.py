@@ -186,6 +186,35 @@ def definition_named(ctx: FileContext, qualified_name: str):
     return _imported_definition(ctx, qualified_name, 0)
 
 
+def module_members(ctx: FileContext, module: str) -> Optional[List[Tuple[FileContext, cst.CSTNode]]]:
+    """The classes and functions a project module offers by name (``getattr(models, name)`` with the
+    name read from a configuration): each public name its module scope binds (defined there or
+    imported into it, a package's ``__init__``) whose definition is found, as ``(file context,
+    definition)``.  ``module``: its qualified name as this file's imports spell it.  None when the
+    module is not a file of the project, or binds a name through ``import *``."""
+    project = project_of(ctx)
+    path = project.module_file(ctx.path, module, 0)
+    if path is None:
+        return None
+    depends_on(ctx, os.path.abspath(path))
+    other = project.load(path)
+    if other is None:
+        return None
+    inherit_dependencies(ctx, other)
+    if next(_star_imports(other), None) is not None:
+        return None  # a name it binds may come from anywhere
+    out: List[Tuple[FileContext, cst.CSTNode]] = []
+    for name in sorted(other.names.module_scope.bindings):
+        if name.startswith("_"):
+            continue
+        found = local_definition(other, name, imported=True)
+        if found is None and other.names.module_scope.bindings[name].imports:
+            found = _imported_definition(ctx, f"{module}.{name}", 1)
+        if found is not None:
+            out.append(found)
+    return out
+
+
 def _find_imported(ctx: FileContext, qualified_name: str, depth: int, words: Tuple[str, ...] = ()):
     level = 0
     name = qualified_name
@@ -1207,6 +1236,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 __all__ = [
     "definition_named",
+    "module_members",
     "list_elements",
     "project_instance_calls",
     "instance_calls",

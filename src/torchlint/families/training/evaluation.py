@@ -60,6 +60,8 @@ from torchlint.analysis.definitions import (
     called_function,
     defines_method,
     definition_named,
+    module_members,
+    passed_argument,
     definition_of,
     find_method,
     function_returns,
@@ -665,6 +667,9 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         picked = subscript_values(open_frame(ctx, core), core.func.value)
         if picked:
             return _combine_modes([_builder_mode(ctx, core, f.ctx, v, hops, core.func.attr.value) for f, v in picked])
+    if found is None and isinstance(core.func, cst.Call) and _getattr_call(ctx, core.func):
+        # `getattr(net_module, config["arch"])(n)`: the class or factory of that name in a project module
+        return _namespace_mode(ctx, core, ctx, core.func.args[0].value, core.func.args[1].value, hops)
     if found is None and isinstance(core.func, cst.Attribute) and isinstance(core.func.value, cst.Name) \
             and core.func.value.value == "self":
         # `self.model = self._build_model()`: what the class's own factory method returns
@@ -681,6 +686,42 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
             return mode
     verdict = layer_mode_dependent(ctx, core)
     return verdict, (mode_layer_of(ctx, core) if verdict is True else None)
+
+
+def _getattr_call(ctx: FileContext, call: cst.Call) -> bool:
+    """``getattr(obj, name)``, the builtin, with two plain arguments (no default)."""
+    return len(call.args) == 2 and not any(a.star or a.keyword for a in call.args) \
+        and isinstance(call.func, cst.Name) and call.func.value == "getattr" and is_builtin(ctx, call.func)
+
+
+def _namespace_mode(ctx: FileContext, core: cst.Call, mctx: FileContext, module: cst.BaseExpression,
+                    key: cst.BaseExpression, hops: int) -> Mode:
+    """The verdict for ``core``, a call of ``getattr(module, key)`` (``module`` and ``key`` read in
+    ``mctx``) with ``module`` an imported project module: the class or factory the key names when it is a
+    string, else any that the module offers (:func:`definitions.module_members`): the name comes from a
+    configuration, and an evaluation must suit every model it may pick."""
+    if not isinstance(module, (cst.Name, cst.Attribute)) or hops >= _FACTORY_HOPS:
+        return _UNKNOWN
+    if isinstance(module, cst.Name) and not mctx.names.holds_import(module):
+        return _UNKNOWN
+    modules = mctx.names.qualified_names_at(module)
+    if len(modules) != 1:
+        return _UNKNOWN
+    qualified = next(iter(modules))
+    if isinstance(key, cst.SimpleString):
+        named = definition_named(mctx, f"{qualified}.{key.evaluated_value}")
+        members = [named] if named is not None else None
+    else:
+        members = module_members(mctx, qualified)
+    if not members:
+        return _UNKNOWN
+    modes: List[Mode] = []
+    for member in members:
+        if isinstance(member[1], cst.ClassDef) and not module_class(member[0], member[1]):
+            continue  # a dataset, a configuration: not what builds the model
+        built = _built_by(ctx, core, member, hops + 1)
+        modes.append(built if built is not None else _UNKNOWN)
+    return _combine_modes(modes)
 
 
 def _built_by(ctx: FileContext, core: cst.Call, found: Tuple[FileContext, cst.CSTNode], hops: int) -> Optional[Mode]:
@@ -702,8 +743,34 @@ def _built_by(ctx: FileContext, core: cst.Call, found: Tuple[FileContext, cst.CS
     if isinstance(found[1], cst.FunctionDef):
         if hops >= _FACTORY_HOPS:
             return _UNKNOWN
+        namespace = _namespace_factory(ctx, core, found[0], found[1], hops)
+        if namespace is not None:
+            return namespace
         return _factory_mode(found[0], found[1], hops)  # (a factory returning another's model too)
     return None
+
+
+def _namespace_factory(ctx: FileContext, core: cst.Call, fctx: FileContext, function: cst.FunctionDef,
+                       hops: int) -> Optional[Mode]:
+    """``get_instance(models, "arch", config, n)`` of ``def get_instance(module, name, config, *args): return
+    getattr(module, config[name]["type"])(*args)``: the verdict for the module this call passes; None when
+    the function is not such a factory (every return builds through ``getattr`` of one parameter)."""
+    returns = function_returns(function)
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    built = strip_moves_expr(returns[0].value)
+    if not (isinstance(built, cst.Call) and isinstance(built.func, cst.Call) and _getattr_call(fctx, built.func)):
+        return None
+    module, key = built.func.args[0].value, built.func.args[1].value
+    if not (isinstance(module, cst.Name) and fctx.names.is_param_at(module)):
+        return None
+    passed = passed_argument(core, function, module.value)
+    if passed is None or passed.star:
+        return _UNKNOWN
+    if isinstance(key, cst.Name) and fctx.names.is_param_at(key):
+        given = passed_argument(core, function, key.value)
+        key = given.value if given is not None and not given.star else key  # a string the call passes: that one
+    return _namespace_mode(fctx, built, ctx, passed.value, key, hops)
 
 
 def _builder_mode(ctx: FileContext, core: cst.Call, bctx: FileContext, builder: cst.BaseExpression, hops: int,
