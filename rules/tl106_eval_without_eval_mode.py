@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
+    call_minds_mode,
     EvaluationBinder,
     class_object,
     describe_evidence,
@@ -45,6 +46,11 @@ class EvalWithoutEvalMode(LintRule):
     model call under `no_grad`, its outputs reaching only graph-free sinks) that runs a model which is never put in evaluation
     mode: no `model.eval()` or `model.train(False)` in the function, in a same-module helper it calls,
     or in a same-module caller.
+
+    The call must run such a part: for a model of a project class, the method it runs (`forward` for
+    `model(x)`, `decode` for `model.decode(x)`) is read, with the methods of `self` it calls, and a
+    model whose dropout that method never reaches (only `forward` applies it, or only under
+    `if is_training:` where the call leaves `is_training` at its `False` default) is not reported.
 
     ## Why is this bad?
     In training mode dropout drops activations at random and batch norm normalises with the statistics
@@ -2270,6 +2276,89 @@ class Experiment:
         self.model.eval()
         with torch.no_grad():
             return self.model(x)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HIDDEN = 32
+USE_CUDA = torch.cuda.is_available()
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab, hidden, dropout_p=0.1):
+        super().__init__()
+        self.hidden = hidden
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.dropout = nn.Dropout(dropout_p)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, vocab)
+
+    def start(self, batch):
+        return torch.zeros(1, batch, self.hidden)
+
+    def forward(self, tokens, is_training=False):
+        embedded = self.embedding(tokens)
+        if is_training:
+            embedded = self.dropout(embedded)
+        output, _ = self.gru(embedded, self.start(tokens.size(0)))
+        return self.out(output)
+
+    def decode(self, first, steps):
+        hidden, token, picked = self.start(1), first, []
+        for _ in range(steps):
+            output, hidden = self.gru(self.embedding(token), hidden)
+            token = self.out(output).argmax(-1)
+            picked.append(token)
+        return torch.cat(picked, 1)
+
+
+decoder = Decoder(20, HIDDEN * 2)
+if USE_CUDA:
+    decoder = decoder.cuda()
+optimizer = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+for step in range(10):
+    tokens = torch.randint(0, 20, (4, 6))
+    optimizer.zero_grad()
+    scores = decoder(tokens, is_training=True)
+    F.cross_entropy(scores.reshape(-1, 20), tokens.reshape(-1)).backward()
+    optimizer.step()
+
+with torch.no_grad():
+    print(decoder(torch.randint(0, 20, (1, 6))).argmax(-1).tolist())
+    print(decoder.decode(torch.zeros(1, 1, dtype=torch.long), 5).tolist())
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(32, 3)
+        self.dropout = nn.Dropout(0.3)
+    def forward(self, x, is_training=False):
+        h = torch.relu(self.fc1(x))
+        if is_training:
+            h = self.dropout(h)
+        return self.fc2(h)
+
+model = Classifier()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
+    loss = nn.functional.cross_entropy(model(x, is_training=True), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+with torch.no_grad():
+    pred = model(torch.randn(4, 10)).argmax(1)     # dropout never runs here
+print(pred.tolist())
 """
         ),
     ]
@@ -6198,6 +6287,115 @@ class Experiment:
             unsafe=True,
             line=33,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HIDDEN = 32
+USE_CUDA = torch.cuda.is_available()
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab, hidden, dropout_p=0.1):
+        super().__init__()
+        self.hidden = hidden
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.dropout = nn.Dropout(dropout_p)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, vocab)
+
+    def start(self, batch):
+        return torch.zeros(1, batch, self.hidden)
+
+    def forward(self, tokens, is_training=False):
+        embedded = self.embedding(tokens)
+        if is_training:
+            embedded = self.dropout(embedded)
+        output, _ = self.gru(embedded, self.start(tokens.size(0)))
+        return self.out(output)
+
+    def decode(self, first, steps):
+        hidden, token, picked = self.start(1), first, []
+        for _ in range(steps):
+            output, hidden = self.gru(self.dropout(self.embedding(token)), hidden)
+            token = self.out(output).argmax(-1)
+            picked.append(token)
+        return torch.cat(picked, 1)
+
+
+decoder = Decoder(20, HIDDEN * 2)
+if USE_CUDA:
+    decoder = decoder.cuda()
+optimizer = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+for step in range(10):
+    tokens = torch.randint(0, 20, (4, 6))
+    optimizer.zero_grad()
+    scores = decoder(tokens, is_training=True)
+    F.cross_entropy(scores.reshape(-1, 20), tokens.reshape(-1)).backward()
+    optimizer.step()
+
+with torch.no_grad():
+    print(decoder(torch.randint(0, 20, (1, 6))).argmax(-1).tolist())
+    print(decoder.decode(torch.zeros(1, 1, dtype=torch.long), 5).tolist())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HIDDEN = 32
+USE_CUDA = torch.cuda.is_available()
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab, hidden, dropout_p=0.1):
+        super().__init__()
+        self.hidden = hidden
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.dropout = nn.Dropout(dropout_p)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, vocab)
+
+    def start(self, batch):
+        return torch.zeros(1, batch, self.hidden)
+
+    def forward(self, tokens, is_training=False):
+        embedded = self.embedding(tokens)
+        if is_training:
+            embedded = self.dropout(embedded)
+        output, _ = self.gru(embedded, self.start(tokens.size(0)))
+        return self.out(output)
+
+    def decode(self, first, steps):
+        hidden, token, picked = self.start(1), first, []
+        for _ in range(steps):
+            output, hidden = self.gru(self.dropout(self.embedding(token)), hidden)
+            token = self.out(output).argmax(-1)
+            picked.append(token)
+        return torch.cat(picked, 1)
+
+
+decoder = Decoder(20, HIDDEN * 2)
+if USE_CUDA:
+    decoder = decoder.cuda()
+optimizer = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+for step in range(10):
+    tokens = torch.randint(0, 20, (4, 6))
+    optimizer.zero_grad()
+    scores = decoder(tokens, is_training=True)
+    F.cross_entropy(scores.reshape(-1, 20), tokens.reshape(-1)).backward()
+    optimizer.step()
+
+with torch.no_grad():
+    print(decoder(torch.randint(0, 20, (1, 6))).argmax(-1).tolist())
+    decoder.eval()
+    print(decoder.decode(torch.zeros(1, 1, dtype=torch.long), 5).tolist())
+""",
+            unsafe=True,
+            line=51,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -6215,6 +6413,8 @@ class Experiment:
                 if call in facts.mode_settled or framework_model(ctx, model):
                     continue
                 dependent = model_mode_dependent(ctx, model)
+                if dependent is True and not call_minds_mode(ctx, call, model):
+                    continue  # the method this call runs reaches none of its parts that mind the mode
                 handed_over = dependent is None and site.decoding is None and model_from_code_not_in_view(ctx, model)
                 if dependent is not True and not handed_over:
                     continue  # eval() changes nothing, or nothing shows that it changes something

@@ -198,7 +198,7 @@ class Autoencoder(torch.nn.Module):
         self.linear_2 = torch.nn.Linear(8, n){extra}
 
     def encoder(self, x):
-        return F.leaky_relu(self.linear_1(x))
+        return F.leaky_relu({encoded})
 
     def forward(self, x):
         return torch.sigmoid(self.linear_2(self.encoder(x)))
@@ -214,10 +214,14 @@ for images, labels in test_loader:
 
 def test_a_method_of_the_model_class_runs_the_model_in_its_mode():
     # only Linear layers: eval() would change nothing, so TL106 is silent; gradients are still on
-    plain = AUTOENCODER.format(extra="")
+    plain = AUTOENCODER.format(extra="", encoded="self.linear_1(x)")
     assert [c for _l, c in found(plain, {"TL105", "TL106"})] == ["TL105"]
-    with_dropout = AUTOENCODER.format(extra="\n        self.drop = torch.nn.Dropout(0.2)")
+    drop = "\n        self.drop = torch.nn.Dropout(0.2)"
+    with_dropout = AUTOENCODER.format(extra=drop, encoded="self.drop(self.linear_1(x))")
     assert sorted(c for _l, c in found(with_dropout, {"TL105", "TL106"})) == ["TL105", "TL106"]
+    # the dropout is built but the method run (`encoder`) never reaches it: its mode changes nothing there
+    unreached = AUTOENCODER.format(extra=drop, encoded="self.linear_1(x)")
+    assert [c for _l, c in found(unreached, {"TL105", "TL106"})] == ["TL105"]
 
 
 GAN = """

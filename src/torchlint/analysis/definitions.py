@@ -1053,12 +1053,22 @@ def instance_class(ctx: FileContext, owner: cst.BaseExpression):
     """``(file context, ClassDef)`` when every value ``owner`` holds (:func:`held_values`) is an instance of
     one project class: built from it (``model = GAN().to(device)``), or returned by project factories
     that build it (``model = load_model(hparams)`` of another module)."""
+    return _instance_class(ctx, owner, 0)
+
+
+def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
     if not isinstance(owner, (cst.Name, cst.Attribute)):
         return None
     values = held_values(ctx, owner)
+    if values and isinstance(owner, cst.Name):
+        # the assignments that may still hold where it is read (`model = KeyedVectors.load(...)` earlier in a
+        # notebook, then `model = Net()` on every path to the read: the network)
+        reaching = {id(v) for v in ctx.names.values_reaching(owner)}
+        bound = {id(v) for v in ctx.names.bound_values(owner) if v is not None}
+        values = [(c, v) for c, v in values if c is not ctx or id(v) in reaching or id(v) not in bound]
     found = None
     for vctx, v in values or ():
-        d = _class_built(vctx, v, 0)
+        d = _class_built(vctx, v, depth)
         if d is None or (found is not None and found[1] is not d[1]):
             return None
         found = d
@@ -1069,7 +1079,11 @@ def _class_built(ctx: FileContext, value: cst.BaseExpression, depth: int):
     """The project class whose instance ``value`` is: a construction of it, or a call of a project
     function every return of which is one (or that hands back the instance it is given); None otherwise."""
     core = strip_moves(value)
-    if not isinstance(core, cst.Call) or depth > MAX_DEPTH:
+    if depth > MAX_DEPTH:
+        return None
+    if core is not value and isinstance(core, (cst.Name, cst.Attribute)):
+        return _instance_class(ctx, core, depth + 1)  # `model = model.cuda()`: what it held before
+    if not isinstance(core, cst.Call):
         return None
     d = definition_of(ctx, core.func)
     if d is None:

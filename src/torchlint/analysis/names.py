@@ -671,7 +671,7 @@ class NameResolver:
             if found is not None:
                 return found
         out: set = set()
-        for value in self._may_reach(node):
+        for value in self.values_reaching(node):
             if type(value) is cst.IfExp:
                 value = _built_or_none(value)  # `Sched(opt) if args.sched else None`: the object, where it is one
             if type(value) is cst.Call:
@@ -681,7 +681,7 @@ class NameResolver:
             self._instance_memo[id(node)] = found
         return found
 
-    def _may_reach(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    def values_reaching(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """The known values of :meth:`values_before` that may still be held at ``node``: for a ``Name``,
         the values from the last assignment that runs on every path to ``node`` and gives the name a
         value computed without it (``loss_f = nn.BCELoss()`` at the top of the block that reads it,

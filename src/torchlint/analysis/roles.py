@@ -1488,17 +1488,22 @@ def _plain_setting(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 
 def setting_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    """``value`` is a setting, no module or tensor: a number, a string, ``None``/``True``/``False``, or a
-    parameter read as the function was called that defaults to one of those or that the function hands to a
+    """``value`` is a setting, no module or tensor: a number, a string, ``None``/``True``/``False``, a name
+    that holds a number or a string on every path to it, arithmetic of settings, or a parameter read as the function was called that defaults to one of those or that the function hands to a
     torch.nn constructor (``self.k = k`` beside ``nn.AvgPool1d(kernel_size=k)``)."""
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
         return True
     if isinstance(value, cst.UnaryOperation):
         return setting_value(ctx, value.expression)
+    if isinstance(value, cst.BinaryOperation):  # `hidden * 2`, `2 ** depth`: arithmetic of settings
+        return setting_value(ctx, value.left) and setting_value(ctx, value.right)
     if not isinstance(value, cst.Name):
         return False
     if value.value in ("None", "True", "False"):
         return True
+    held = ctx.names.reaching_value(value)
+    if held is not None and isinstance(held, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True  # `HIDDEN_SIZE = 512` on every path to it
     default = _param_default(ctx, value)
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None") \
             and setting_value(ctx, default):

@@ -83,6 +83,7 @@ from torchlint.analysis.roles import (
     class_summary,
     given_no_module,
     parameter_free,
+    setting_value,
     is_model,
     is_module_value,
     layer_mode_dependent,
@@ -603,6 +604,94 @@ def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mo
         else:
             modes.append(_value_mode(vctx, v, hops))
     return _combine_modes(modes)
+
+
+def call_minds_mode(ctx: FileContext, call: cst.Call, model: cst.BaseExpression) -> bool:
+    """Whether ``call`` (``model(x)``, ``model.decode(x)``) may run a part of ``model`` that acts differently
+    in train and eval mode.  False only when ``model`` is an instance of one project module class and
+    the method the call runs (``forward`` for a call of the model) provably reaches no such part: every
+    attribute of ``self`` it reads, itself or through the methods of ``self`` it calls, is a module whose
+    mode verdict is False (:func:`model_mode`), it reads no ``self.training``, hands ``self`` to no code and
+    calls no functional dropout.  A branch under ``if flag:`` is not run when ``flag`` is a parameter the
+    call leaves at a false default or passes as ``False``/``None``/``0`` (``def forward(self, x,
+    is_training=False)`` with the dropout under ``if is_training:``)."""
+    owner = instance_class(ctx, model)
+    if owner is None or not module_class(owner[0], owner[1]):
+        return True
+    if same_reference(call.func, model):
+        name = "forward"
+    elif isinstance(call.func, cst.Attribute) and same_reference(call.func.value, model):
+        name = call.func.attr.value
+    else:
+        return True
+    found = find_method(owner[0], owner[1], name)
+    if found is None:
+        return True
+    mctx, method = found
+    cls = mctx.enclosing(method, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef):
+        return True
+    return _method_minds_mode(mctx, cls, method, _false_flags(call, method), 0, set())
+
+
+def _false_flags(call: Optional[cst.Call], method: cst.FunctionDef) -> Set[str]:
+    """The parameters of ``method`` that ``call`` leaves at a false default (``False``, ``None``, ``0``) or
+    passes as such a literal (all of them with a false default when ``call`` is None: not known)."""
+    out: Set[str] = set()
+    params = [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]
+    for p in params:
+        given = None
+        if call is not None:
+            passed = passed_argument(call, method, p.name.value) if p not in method.params.kwonly_params else \
+                next((a for a in call.args if a.keyword is not None and a.keyword.value == p.name.value), None)
+            if passed is None and any(a.star for a in call.args):
+                continue  # `*args`/`**kwargs` may fill it
+            given = passed.value if passed is not None else None
+        value = given if given is not None else p.default
+        if isinstance(value, cst.Name) and value.value in ("False", "None") or \
+                isinstance(value, cst.Integer) and value.evaluated_value == 0:
+            out.add(p.name.value)
+    return out
+
+
+def _method_minds_mode(ctx: FileContext, cls: cst.ClassDef, method: cst.FunctionDef, off: Set[str], depth: int,
+                       seen: Set[int]) -> bool:
+    """Whether running ``method`` of ``cls`` (``off``: its parameters known false) may reach a part that
+    minds the mode (see :func:`call_minds_mode`)."""
+    if depth > 3 or id(method) in seen:
+        return depth > 3
+    seen = seen | {id(method)}
+    dead = [stmt.body for stmt in iter_nodes(method.body) if isinstance(stmt, cst.If)
+            and isinstance(stmt.test, cst.Name) and stmt.test.value in off]
+    for node in iter_nodes(method.body):
+        if any(node is d or ctx.is_inside(node, d) for d in dead):
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return True  # a nested function: what it runs is not followed
+        if isinstance(node, cst.Call) and (ctx.names.qualified_names_at(node.func) & FUNCTIONAL_DROPOUT):
+            return True
+        if isinstance(node, cst.Name) and node.value == "self":
+            parent = ctx.parent(node)
+            if not (isinstance(parent, cst.Attribute) and parent.value is node):
+                return True  # `self` handed to code, or called (`self(x)`): not followed
+            attr = parent.attr.value
+            if attr == "training":
+                return True
+            around = ctx.parent(parent)
+            if isinstance(around, cst.Call) and around.func is parent:
+                other = find_method(ctx, cls, attr)
+                if other is not None:
+                    if _method_minds_mode(other[0], cls, other[1], _false_flags(around, other[1]), depth + 1, seen):
+                        return True
+                    continue
+            values = held_values(ctx, parent)
+            if values and all(setting_value(vctx, v) for vctx, v in values):
+                continue  # `self.max_len`: a number
+            if model_mode(ctx, parent)[0] is not False:
+                return True  # a part that minds the mode, or one not known
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
+            return True
+    return False
 
 
 def _overriding_factory(ctx: FileContext, model: cst.BaseExpression, core: cst.BaseExpression
