@@ -170,7 +170,9 @@ class EvalWithoutNoGrad(LintRule):
 
     Decoding code with any sign of training (a weak one too) is not reported. Its fix is safe when a
     token picked from an output is fed back and the outputs leave the function only as picks or
-    detached values; when only the output itself (a hidden state) is fed back, it is unsafe.
+    detached values; when only the output itself (a hidden state) is fed back, it is unsafe. Decoding
+    feeds a model what the loop derives from that same model's outputs: a relation network run on an
+    encoder's features is an evaluation like any other.
 
     ## Options
     - `target-torch` (default `"auto"`): the oldest torch the project supports; below 0.4, which has no
@@ -4140,17 +4142,17 @@ import torch
 from torch import nn
 
 
-@torch.no_grad()
 def probe_accuracy(backbone, head, loader):
     backbone.eval()
     head.eval()
     hits = total = 0
-    for images, labels in loader:
-        with torch.no_grad():
-            feats = backbone(images)
-        logits = head(feats)
-        hits += (logits.argmax(1) == labels).sum().item()
-        total += labels.numel()
+    with torch.no_grad():
+        for images, labels in loader:
+            with torch.no_grad():
+                feats = backbone(images)
+            logits = head(feats)
+            hits += (logits.argmax(1) == labels).sum().item()
+            total += labels.numel()
     return hits / total
 
 
@@ -4171,7 +4173,6 @@ print(probe_accuracy(backbone, head, data))
 """,
             line=13,
             message="after model calls it keeps under `no_grad`",
-            unsafe=True,
         ),
         # a gradient reset left in evaluation code computes no gradient: with no backward pass or step in view
         # it is weak evidence of training (the fix is offered, marked unsafe)
@@ -6540,6 +6541,63 @@ loss_fn = FeatureLoss(backbone=nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()))
 print(validate(net, [(torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))], loss_fn))
 """,
             line=23,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+relation = nn.Sequential(nn.Linear(32, 1), nn.Sigmoid())
+encoder.load_state_dict(torch.load("encoder.pt", weights_only=True))
+relation.load_state_dict(torch.load("relation.pt", weights_only=True))
+
+
+def main():
+    hits = 0
+    for episode in range(20):
+        support = torch.randn(5, 8)
+        query = torch.randn(5, 8)
+        support_features = encoder(support)
+        query_features = encoder(query)
+        pairs = torch.cat([support_features.repeat(5, 1), query_features.repeat_interleave(5, 0)], 1)
+        scores = relation(pairs).view(5, 5)
+        picked = scores.argmax(1)
+        hits += (picked == torch.arange(5)).sum().item()
+    print(hits / 100)
+
+
+main()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+relation = nn.Sequential(nn.Linear(32, 1), nn.Sigmoid())
+encoder.load_state_dict(torch.load("encoder.pt", weights_only=True))
+relation.load_state_dict(torch.load("relation.pt", weights_only=True))
+
+
+def main():
+    hits = 0
+    with torch.no_grad():
+        for episode in range(20):
+            support = torch.randn(5, 8)
+            query = torch.randn(5, 8)
+            support_features = encoder(support)
+            query_features = encoder(query)
+            pairs = torch.cat([support_features.repeat(5, 1), query_features.repeat_interleave(5, 0)], 1)
+            scores = relation(pairs).view(5, 5)
+            picked = scores.argmax(1)
+            hits += (picked == torch.arange(5)).sum().item()
+    print(hits / 100)
+
+
+main()
+""",
+            line=16,
+            message="Evaluation runs `encoder(support)`",
         ),
     ]
 

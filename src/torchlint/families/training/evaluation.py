@@ -2518,6 +2518,14 @@ def _rebinding_reads(ctx: FileContext, contents: Any, calls: Set[cst.Call]) -> D
     return out
 
 
+def _root_name(expr: cst.BaseExpression) -> str:
+    """The name an expression starts from: ``decoder`` for ``decoder.attention``, ``self`` for
+    ``self.net[0]``, "" when it starts from no name."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else ""
+
+
 def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional[str]:
     """Whether a model call inside a loop reads what the loop derives from its outputs: "picked" (a token
     picked from an output), "output" (the output itself, a hidden state), None."""
@@ -3495,7 +3503,13 @@ class EvaluationFacts:
         if not flow.picks:
             return None
         ordered = sorted(model_calls, key=lambda c: position(ctx, c))
-        fed = [feeds_back(ctx, c, flow) for c in ordered]
+        # a model fed what the loop derives from its own outputs (not from another model's: an encoder's
+        # features handed to a relation network are no feedback)
+        groups: Dict[str, Set[cst.Call]] = {}
+        for c in ordered:
+            groups.setdefault(_root_name(c.func), set()).add(c)
+        flows = {root: decoding_flow(ctx, function, own) if len(groups) > 1 else flow for root, own in groups.items()}
+        fed = [feeds_back(ctx, c, flows[_root_name(c.func)]) for c in ordered]
         evidence = "picked" if "picked" in fed else ("output" if "output" in fed else None)
         if evidence is None:
             return None
