@@ -168,6 +168,15 @@ class EvalWithoutNoGrad(LintRule):
     view, nothing returned) the loop is an evaluation, even in a function that trains elsewhere. Its fix
     wraps that loop in `with torch.no_grad():` (the generator's body runs in the consumer's grad mode).
 
+    A method of a model class other than its forward pass that runs the model itself (`self(s)`,
+    `self.forward(s)`) and hands back only values off the graph (`get_action` returning
+    `.detach().cpu().numpy()`) is inference when code of the file calls it with gradients on; its fix
+    decorates it with `@torch.no_grad()`, and the calls of it are not reported again. A model's own method
+    that nothing in view calls is its API and is left alone. A helper given the model and returning only
+    off-graph values (`get_action(net, s)` returning `q.argmax().item()`) counts as run on a trained model
+    when the loop around its call also steps an optimizer and runs the model elsewhere in its body (an agent
+    acting between its updates).
+
     Decoding code with any sign of training (a weak one too) is not reported. Its fix is safe when a
     token picked from an output is fed back and the outputs leave the function only as picks or
     detached values; when only the output itself (a hidden state) is fed back, it is unsafe. Decoding
@@ -2051,6 +2060,76 @@ if sys.argv[1:] == ["focal"]:
 else:
     criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 1.0]))
 print(evaluate(net, [(torch.randn(4, 6), torch.randint(0, 3, (4,)))], criterion))
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 64)
+        self.l2 = nn.Linear(64, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.l2(torch.relu(self.l1(s))))
+
+    def get_action(self, state):
+        state = torch.FloatTensor(state).unsqueeze(0)
+        action = self.forward(state)
+        return action.detach().cpu().numpy()[0, 0]
+
+
+policy = Policy()
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for step in range(100):
+    states = torch.randn(16, 3)
+    loss = -policy(states).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+with torch.no_grad():
+    for _ in range(3):
+        print(policy.get_action([0.1, 0.2, 0.3]))
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 64)
+        self.l2 = nn.Linear(64, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.l2(torch.relu(self.l1(s))))
+
+    def get_action(self, state):
+        state = torch.FloatTensor(state).unsqueeze(0)
+        action = self.forward(state)
+        return action
+
+
+policy = Policy()
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for step in range(100):
+    states = torch.randn(16, 3)
+    loss = -policy(states).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+for _ in range(3):
+    (policy.get_action([0.1, 0.2, 0.3]) ** 2).sum().backward()
+    opt.step()
 """
         ),
     ]
@@ -6598,6 +6677,122 @@ main()
 """,
             line=16,
             message="Evaluation runs `encoder(support)`",
+        ),
+        Invalid(
+            """
+import random
+import torch
+from torch import nn
+
+
+def get_action(model, state, epsilon=0.1):
+    if random.random() < epsilon:
+        return random.randrange(4)
+    q = model(torch.FloatTensor(state).unsqueeze(0))
+    return q.max(1)[1].item()
+
+
+net = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 4))
+opt = torch.optim.Adam(net.parameters())
+for _ in range(10):
+    a = get_action(net, [0.0] * 8)
+    loss = net(torch.randn(5, 8))[:, a].pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            fixed="""
+import random
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def get_action(model, state, epsilon=0.1):
+    if random.random() < epsilon:
+        return random.randrange(4)
+    q = model(torch.FloatTensor(state).unsqueeze(0))
+    return q.max(1)[1].item()
+
+
+net = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 4))
+opt = torch.optim.Adam(net.parameters())
+for _ in range(10):
+    a = get_action(net, [0.0] * 8)
+    loss = net(torch.randn(5, 8))[:, a].pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=10,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 64)
+        self.l2 = nn.Linear(64, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.l2(torch.relu(self.l1(s))))
+
+    def get_action(self, state):
+        state = torch.FloatTensor(state).unsqueeze(0)
+        action = self.forward(state)
+        return action.detach().cpu().numpy()[0, 0]
+
+
+policy = Policy()
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for step in range(100):
+    states = torch.randn(16, 3)
+    loss = -policy(states).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+for _ in range(3):
+    print(policy.get_action([0.1, 0.2, 0.3]))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 64)
+        self.l2 = nn.Linear(64, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.l2(torch.relu(self.l1(s))))
+
+    @torch.no_grad()
+    def get_action(self, state):
+        state = torch.FloatTensor(state).unsqueeze(0)
+        action = self.forward(state)
+        return action.detach().cpu().numpy()[0, 0]
+
+
+policy = Policy()
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for step in range(100):
+    states = torch.randn(16, 3)
+    loss = -policy(states).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+for _ in range(3):
+    print(policy.get_action([0.1, 0.2, 0.3]))
+""",
+            line=17,
         ),
     ]
 

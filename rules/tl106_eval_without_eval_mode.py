@@ -6404,8 +6404,8 @@ with torch.no_grad():
             return
         facts = evaluation_facts(ctx)
         for site in facts.sites():
-            if site.by_eval_call or self._mc_dropout(site):
-                continue
+            if site.by_eval_call or site.own_method or self._mc_dropout(site):
+                continue  # (a model's own inference method runs in the mode its caller sets)
             if training_evidence(ctx, site.node, [c for c, _m in site.calls]) == STRONG:
                 continue  # it trains (`loss_scaler(loss, optimizer)` runs the backward pass): not evaluation
             receivers = self._receivers(site)

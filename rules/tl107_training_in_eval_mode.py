@@ -1466,12 +1466,13 @@ for epoch in range(3):
     def _evaluates(self, loop: cst.CSTNode) -> bool:
         """Some evaluation happens in the loop (not a deliberate batch-norm freeze)."""
         ctx = self.ctx
-        for site in evaluation_facts(ctx).sites():
+        sites = [s for s in evaluation_facts(ctx).sites() if not s.own_method]
+        for site in sites:
             if ctx.is_inside(site.node, loop):
                 return True
         for call in ctx.calls_in(loop):
             target = ctx.function_for_call(call)
-            if target is not None and any(s.function is target for s in evaluation_facts(ctx).sites()):
+            if target is not None and any(s.function is target for s in sites):
                 return True
         for call in ctx.calls_in(loop):
             if ctx.names.matches(call.func, NO_GRAD_CONTEXTS) and isinstance(ctx.parent(call), cst.WithItem):

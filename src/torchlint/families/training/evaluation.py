@@ -2792,6 +2792,9 @@ class EvalSite:
     anchor: Optional[cst.Call] = None
     #: for a forward pass through a helper: the helper whose result the site reads only off the graph
     helper: Optional[cst.FunctionDef] = None
+    #: a method of the model class that runs the model itself and hands back only values off the graph
+    #: (``get_action`` returning ``self(s).detach().numpy()``): the mode it runs in is its caller's to set
+    own_method: bool = False
 
 
 class EvaluationFacts:
@@ -2908,8 +2911,11 @@ class EvaluationFacts:
                 elif self._given_in_eval_mode(model):
                     self.mode_settled.add(call)  # every caller passes a model built in eval mode
         for call in self._method_calls:
-            model = module_level_method_model(ctx, call)
             receiver = call.func.value  # type: ignore[attr-defined]
+            if self._runs_itself(call, receiver):
+                self._model_calls.append((call, receiver))  # `self.forward(s)` in `get_action`
+                continue
+            model = module_level_method_model(ctx, call)
             if model is None and isinstance(receiver, cst.Name) and ctx.names.scope_at(call).self_name == receiver.value:
                 # `self.G(z)` in a trainer's method: what `self.G` holds is known only after the walk
                 # (set in `__init__`, maybe moved under an `if`); a model by construction is run here
@@ -2933,6 +2939,9 @@ class EvaluationFacts:
         for call in self._param_calls:
             callee = call.func
             assert isinstance(callee, cst.Name)
+            if self._runs_itself(call, callee):
+                self._model_calls.append((call, callee))  # `self(s)` in `get_action`
+                continue
             args = param_is_model(ctx, callee)
             if args is None:
                 if holds_module(ctx, callee) or scores_a_batch(ctx, call):  # `clf.eval()`, callers passing
@@ -2978,6 +2987,8 @@ class EvaluationFacts:
         sites: List[EvalSite] = []
         for function, calls in by_function.items():
             if function is not None and self._excluded(function):
+                if self._inference_method(function, calls):
+                    sites.append(EvalSite("function", function, function, calls, own_method=True))
                 continue
             if any(self._forward_trains(model) for _c, model in calls):
                 continue  # a model whose forward pass is a training step (MAML's `Meta.forward` steps its optimizer)
@@ -3020,7 +3031,18 @@ class EvaluationFacts:
             elif function is not None and len(sites) == before and self._runs_trained_model_off_graph(function, calls):
                 sites.append(EvalSite("function", function, function, calls))
         sites.extend(self._forward_through_helpers(by_function, sites))
+        own = {id(s.function) for s in sites if s.own_method}
+        if own:
+            # `policy.get_action(s)` where `get_action` is itself such a site: the method is where it is fixed
+            sites = [s for s in sites if s.own_method or not all(self._calls_own_method(c, own) for c, _m in s.calls)]
         return sites
+
+    def _calls_own_method(self, call: cst.Call, own: Set[int]) -> bool:
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        owner = instance_class(self.ctx, call.func.value)
+        method = find_method(owner[0], owner[1], call.func.attr.value) if owner is not None else None
+        return method is not None and method[0] is self.ctx and id(method[1]) in own
 
     def _forward_trains(self, model: cst.BaseExpression) -> bool:
         """The model's class is a project class whose ``forward`` trains (runs a backward pass or steps an
@@ -3197,6 +3219,45 @@ class EvaluationFacts:
             # that calls its own `test()` after training evaluates, whatever it asserts on the way)
         return False
 
+    def _runs_itself(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """``self(s)`` or ``self.forward(s)`` in a method of an ``nn.Module`` class other than its forward
+        pass: the module runs itself."""
+        ctx = self.ctx
+        if not (isinstance(receiver, cst.Name) and ctx.names.scope_at(call).self_name == receiver.value):
+            return False
+        if call.func is not receiver and not (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUN_METHODS):
+            return False
+        function = enclosing_function(ctx, call)
+        cls = ctx.parent(ctx.parent(function)) if function is not None else None
+        return function is not None and function.name.value not in RUN_METHODS and isinstance(cls, cst.ClassDef) \
+            and module_class(ctx, cls)
+
+    def _inference_method(self, function: cst.FunctionDef, calls) -> bool:
+        """A method of a model class, other than its forward pass, that runs the model itself (``self(s)``,
+        ``self.forward(s)``, its parts), returns a value, and whose outputs reach only graph-free sinks
+        (:meth:`_graph_free`: ``.detach().cpu().numpy()``, ``.item()``, a pick): inference by behaviour
+        (``def get_action(self, s): return self.forward(s).detach().numpy()``) that code of the file calls
+        with gradients on; not a method the forward pass runs."""
+        ctx = self.ctx
+        if function.name.value in RUN_METHODS or not calls or not model_method(ctx, function) \
+                or HOOK_NAME.search(snake(function.name.value)):
+            return False
+        for _call, model in calls:
+            root = model
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if not (isinstance(root, cst.Name) and root.value == "self"):
+                return False
+        if not any(isinstance(r.value, cst.BaseExpression) for r in function_returns(function)):
+            return False
+        sites = call_sites(ctx, function) + instance_calls(ctx, function)
+        if any(isinstance(f := enclosing_function(ctx, site), cst.FunctionDef) and f.name.value in RUN_METHODS
+               for site in sites):
+            return False
+        if not any(not under_no_grad(ctx, site) and not runs_without_grad(ctx, site) for site in sites):
+            return False  # a model's own API that no code in view runs with gradients on
+        return self._graph_free(function, calls)
+
     def _plain_called_function(self, function: cst.FunctionDef) -> bool:
         """A function of a plain script that no framework can run as a hook: not a method, not decorated, no
         class of the file derives from another, and its name is used only to call it (``eval_step(x, y)``
@@ -3281,11 +3342,28 @@ class EvaluationFacts:
         names = [name, *self._holders(name)]
         caller = enclosing_function(ctx, site_call)
         for n in names:
-            if self._stepped_before(statement, n, caller):
+            if self._stepped_before(statement, n, caller) or self._stepped_in_loop_around(statement, n, caller):
                 return True
             if caller is None and (self._trained_before(statement, n) or self._weights_loaded_before(statement, n)):
                 return True
         return False
+
+    def _stepped_in_loop_around(self, statement: cst.CSTNode, name: str, function: Optional[cst.FunctionDef]) -> bool:
+        """The innermost loop around ``statement`` (inside ``function``) steps an optimizer and runs the model
+        ``name`` in another statement of its body, and never binds the name anew: from the second pass on, ``statement`` runs a trained model
+        (``a = act(net, s)`` then a step of ``net``'s optimizer, an agent acting between its updates)."""
+        ctx = self.ctx
+        loop = next((a for a in ctx.ancestors(statement) if isinstance(a, (cst.For, cst.While, cst.FunctionDef,
+                                                                             cst.Lambda, cst.ClassDef))), None)
+        if not isinstance(loop, (cst.For, cst.While)) or not isinstance(loop.body, cst.IndentedBlock):
+            return False
+        body = list(loop.body.body)
+        if any(self._binds_anew(stmt, name) for stmt in body):
+            return False
+        # a step in the loop, and the model run by a statement of it besides this one (`loss = net(x)...`)
+        return any(self._steps_model(stmt) for stmt in body) and any(
+            self._reaches_name(stmt, name) for stmt in body if stmt is not statement
+            and not ctx.is_inside(statement, stmt))
 
     def _trained_in_loop_around(self, site_call: cst.Call, attr: str) -> bool:
         """``self.<attr>`` is stepped in the loop around ``site_call`` (in the loop's code or the methods it
