@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -14,6 +14,7 @@ from torchlint.families.loops.nested import (
 )
 from torchlint.families.loops.rowwork import independent_row_work, nested_row_work
 from torchlint.families.loops.loops import (
+    comprehension_tally,
     RowIndexing,
     row_indexing,
     used_outside,
@@ -79,6 +80,12 @@ class PerRowIndexingLoop(LintRule):
     included), is one
     `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
     a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
+
+    A comprehension that tests tensor elements one index at a time is the same work: `[1 if pred[j] ==
+    y[j] else 0 for j in range(n)]` (also `int(...)`, `.item()` of the test, or of each element) is one
+    comparison `pred == y` (then `.sum()`, or `.long().tolist()` for the list), reported without a fix.
+    At least one operand must be a tensor by evidence (`_, pred = torch.max(scores, 1)` counts); a
+    comprehension with a condition, or one that uses the index for anything else, is left alone.
 
     Two nested loops over output positions (bounded by any size, the output's own `range(out.size(0))`
     included) are reported at the outer loop when each position is
@@ -1032,6 +1039,26 @@ def labels(p: torch.Tensor, strict: bool):
             out[i] = 0
     return out
 """,
+        Valid(
+            """
+import torch
+
+
+def accuracy(picked: list, labels: list):
+    hits = [1 if picked[j] == labels[j] else 0 for j in range(len(labels))]
+    return sum(hits) / len(hits)
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def wrong_positions(scores: torch.Tensor, labels: torch.Tensor):
+    _, picked = torch.max(scores, 1)
+    return [j for j in range(len(labels)) if picked[j] != labels[j]]
+"""
+        ),
     ]
 
     INVALID = [
@@ -2046,6 +2073,19 @@ def to_labels(probs: torch.Tensor):
             line=7,
             message="`torch.where`",
         ),
+        Invalid(
+            """
+import torch
+
+
+def accuracy(scores: torch.Tensor, labels: torch.Tensor):
+    _, picked = torch.max(scores, 1)
+    hits = [1 if picked[j] == labels[j] else 0 for j in range(len(labels))]
+    return sum(hits) / len(hits)
+""",
+            line=7,
+            message="Comprehension tests `picked` and `labels` one element at a time",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
@@ -2084,6 +2124,37 @@ def to_labels(probs: torch.Tensor):
                 f"apply its operations to whole tensors along dim 0 (batched ops, `torch.vmap`)"
             )
         self.report(node, message, fix=fix)
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self._comprehensions: List[cst.CSTNode] = []
+
+    def leave_ListComp(self, node: cst.ListComp) -> None:
+        self._comprehensions.append(node)
+
+    def leave_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._comprehensions.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for comp in self._comprehensions:  # (judged after the walk, when every binding is known)
+            self._comprehension(comp)
+
+    def _comprehension(self, node: cst.CSTNode) -> None:
+        """``[1 if pred[j] == y[j] else 0 for j in range(n)]``: one test per element, one comparison in all."""
+        tally = comprehension_tally(self.ctx, node)
+        if tally is None:
+            return
+        ctx = self.ctx
+        test = tally.test
+        left, right = (ctx.code(side).strip() for side in tally.operands)
+        whole = f"({left} {ctx.code(test.comparisons[0].operator).strip()} {right})"
+        names = " and ".join(f"`{ctx.code(t).strip()}`" for t in tally.tensors)
+        self.report(
+            node,
+            f"Comprehension tests {names} one element at a time (by `{tally.var}`), a tensor index and a "
+            f"host sync per element; one element-wise comparison `{whole}` tests them all (then `.sum()`, "
+            f"or `.long().tolist()` for the list; slice the tensors to `[:n]` if the range is shorter)",
+        )
 
     def _nested(self, nest: NestedWork) -> None:
         ctx = self.ctx

@@ -21,6 +21,7 @@ import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, assignment_targets, written_target
 from torchlint.analysis.names import target_names
+from torchlint.analysis.walk import iter_nodes
 from torchlint.families.shapes.shapes import int_literal, is_tensor, shape_of
 from torchlint.families.loops.rowwork import small_dim
 
@@ -965,7 +966,85 @@ def _ragged(ctx: FileContext, sub: cst.Subscript) -> bool:
     return False
 
 
+
+@dataclass
+class ComprehensionTally:
+    """``[1 if pred[j] == y[j] else 0 for j in range(n)]``: a comprehension that tests tensors element by
+    element (``var`` indexes each of ``tensors``), one Python number per element."""
+
+    comp: cst.CSTNode
+    var: str
+    tensors: List[cst.BaseExpression]
+    test: cst.Comparison
+    operands: Tuple[cst.BaseExpression, cst.BaseExpression]  # each side as a whole tensor (or a constant)
+
+
+#: what turns one element (or one test) into a Python number: ``.item()``, a host copy, a cast
+_TO_NUMBER_METHODS = ("item", "cpu", "long", "int", "float", "double", "bool")
+_TO_NUMBER_BUILTINS = ("int", "float", "bool")
+
+
+def _number_of(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x[j].item()``, ``int(x[j])``, ``(a == b).float()`` -> what is turned into a number."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args \
+                and expr.func.attr.value in _TO_NUMBER_METHODS:
+            expr = expr.func.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and len(expr.args) == 1 \
+                and expr.func.value in _TO_NUMBER_BUILTINS and not ctx.names.qualified_names_at(expr.func) \
+                and not expr.args[0].star and expr.args[0].keyword is None:
+            expr = expr.args[0].value
+        else:
+            return expr
+
+
+def comprehension_tally(ctx: FileContext, comp: cst.CSTNode) -> Optional[ComprehensionTally]:
+    """A list comprehension or generator over ``range(n)`` (from 0, step 1, no condition) whose element is a
+    test of tensor elements at the comprehension's index, as a number: ``1 if pred[j] == y[j] else 0``,
+    ``int(pred[j] == y[j])``, ``(pred[j] == y[j]).item()``, ``pred[j].item() == 0``.  Every index of the
+    test is a plain ``t[j]`` of a name or attribute, at least one of which is a tensor, and the index is
+    used for nothing else."""
+    if not isinstance(comp, (cst.ListComp, cst.GeneratorExp)):
+        return None
+    cf = comp.for_in
+    if cf.ifs or cf.inner_for_in is not None or cf.asynchronous is not None or not isinstance(cf.target, cst.Name):
+        return None
+    bounds = range_call(ctx, cf.iter)
+    if bounds is None:
+        return None
+    start, _stop, step = bounds
+    if (start is not None and int_literal(start) != 0) or step is not None:
+        return None
+    var = cf.target.value
+    elt = comp.elt
+    if isinstance(elt, cst.IfExp):  # `1 if test else 0`
+        if not (isinstance(elt.body, cst.Integer) and isinstance(elt.orelse, cst.Integer)):
+            return None
+        elt = elt.test
+    test = _number_of(ctx, elt)
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    tensors: List[cst.BaseExpression] = []
+    operands: List[cst.BaseExpression] = []
+    for side in (test.left, test.comparisons[0].comparator):
+        core = _number_of(ctx, side)
+        if isinstance(core, cst.Subscript) and is_name(single_index(core), var) \
+                and isinstance(core.value, (cst.Name, cst.Attribute)):
+            tensors.append(core.value)
+            operands.append(core.value)
+        elif isinstance(core, (cst.Integer, cst.Float)):
+            operands.append(core)
+        else:
+            return None
+    if not tensors or not any(is_tensor(ctx, t) for t in tensors):
+        return None
+    if sum(1 for n in iter_nodes(comp.elt) if is_name(n, var)) != len(tensors):
+        return None  # the index used as a number, or twice in one operand
+    return ComprehensionTally(comp, var, tensors, test, (operands[0], operands[1]))
+
 __all__ = [
+    "ComprehensionTally",
+    "comprehension_tally",
     "RangeLoop",
     "Rows",
     "IndexUse",

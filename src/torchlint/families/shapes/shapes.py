@@ -1560,6 +1560,20 @@ _TENSOR_FUNCTIONAL = frozenset(
 )
 
 
+#: torch ops that return a tuple of tensors when given a dim (``values, indices``)
+_TUPLE_OPS = frozenset({"max", "min", "topk", "sort", "kthvalue", "median", "mode"})
+
+
+def _returns_tensors(ctx: FileContext, value: cst.BaseExpression, busy: set, depth: int) -> bool:
+    """``torch.max(x, 1)``, ``x.topk(k)``: a call that returns a tuple of tensors."""
+    if not isinstance(value, cst.Call):
+        return False
+    if ctx.names.qualified_names(value.func) & {"torch." + n for n in _TUPLE_OPS}:
+        return True
+    return isinstance(value.func, cst.Attribute) and value.func.attr.value in _TUPLE_OPS \
+        and _is_tensor(ctx, value.func.value, busy, depth)
+
+
 def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int) -> bool:
     if depth > 8:
         return False
@@ -1580,7 +1594,15 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
                                        or (depth == 0 and _callers_pass_tensors(ctx, expr, busy))):
             return True
         if not vals:
-            return False
+            # `_, pred = torch.max(scores, 1)`, `values, idx = x.topk(k)`: a torch op that returns tensors
+            unpacked = ctx.names.unpacked_values(expr)
+            if not unpacked or len(unpacked) < len(bound):
+                return False
+            busy.add(expr.value)
+            try:
+                return all(_returns_tensors(ctx, v, busy, depth + 1) for v, _i in unpacked)
+            finally:
+                busy.discard(expr.value)
         busy.add(expr.value)
         try:
             # `x = torch.as_tensor(x)` is evidence; `x = x.float()` alone is not
