@@ -2132,6 +2132,40 @@ for _ in range(3):
     opt.step()
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.prenet = nn.Linear(4, 4)
+        self.cell = nn.GRUCell(4, 4)
+        self.out = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.out(self.cell(self.prenet(x)))
+
+    def step(self, frame, hidden):
+        hidden = self.cell(frame, hidden)
+        return self.out(hidden), hidden
+
+    def generate(self, first, steps):
+        frame, hidden, frames = first, None, []
+        for _ in range(steps):
+            frame = self.prenet(frame)
+            frame, hidden = self.step(frame, hidden)
+            frames += [frame]
+        return torch.stack(frames, 1)
+
+
+decoder = Decoder()
+mel = decoder.generate(torch.zeros(2, 4), 5)
+print(mel.shape)
+"""
+        ),
     ]
 
     INVALID = [

@@ -2509,12 +2509,17 @@ def _rebinding_reads(ctx: FileContext, contents: Any, calls: Set[cst.Call]) -> D
             continue
         at = position(ctx, a)
         for name in read:
-            for other, block in binders[name]:
-                if other is not a and position(ctx, other) < at and ctx.is_inside(a, block):
-                    reads = fresh.get(id(other))
-                    if reads is None:
-                        reads = fresh[id(other)] = _Reads(ctx, other.value, calls)
-                    out.setdefault(id(value), []).append((name, reads))
+            # the nearest rebinding before the read (`frame = first` before the loop, then `frame = step(frame)`
+            # in it: the read in the loop holds what the step gave)
+            earlier = [other for other, block in binders[name]
+                       if other is not a and position(ctx, other) < at and ctx.is_inside(a, block)]
+            if not earlier:
+                continue
+            other = max(earlier, key=lambda o: position(ctx, o))
+            reads = fresh.get(id(other))
+            if reads is None:
+                reads = fresh[id(other)] = _Reads(ctx, other.value, calls)
+            out.setdefault(id(value), []).append((name, reads))
     return out
 
 
@@ -3256,7 +3261,13 @@ class EvaluationFacts:
             return False
         if not any(not under_no_grad(ctx, site) and not runs_without_grad(ctx, site) for site in sites):
             return False  # a model's own API that no code in view runs with gradients on
-        return self._graph_free(function, calls)
+        # what the class's own methods give counts as an output too (`self.decode(x)` runs the layers)
+        cls = ctx.parent(ctx.parent(function))
+        own = [(c, calls[0][1]) for c in ctx.calls_in(function)
+               if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
+               and c.func.value.value == "self" and isinstance(cls, cst.ClassDef)
+               and find_method(ctx, cls, c.func.attr.value) is not None and not under_no_grad(ctx, c)]
+        return self._graph_free(function, list(calls) + [p for p in own if all(p[0] is not c for c, _m in calls)])
 
     def _plain_called_function(self, function: cst.FunctionDef) -> bool:
         """A function of a plain script that no framework can run as a hook: not a method, not decorated, no
