@@ -2361,6 +2361,84 @@ with torch.no_grad():
 print(pred.tolist())
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+            print(epoch, self.validate(loader))
+
+    def validate(self, loader):
+        self.model.eval()
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def test(self, loader):
+        with torch.no_grad():
+            return [self.model(x).squeeze(1).tolist() for x, _ in loader]
+
+
+exp = Experiment(4)
+data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+exp.fit(data, 2)
+print(exp.test(data) == exp.test(data))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Experiment:
+    def __init__(self, width):
+        self.model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.model.eval()
+
+    def _train_epoch(self, loader):
+        self.model.train()
+        for _ in range(1):
+            for x, y in loader:
+                self.opt.zero_grad()
+                ((self.model(x) - y) ** 2).mean().backward()
+                self.opt.step()
+
+    def fit(self, loader, epochs):
+        for _ in range(epochs):
+            self._train_epoch(loader)
+        self.model.eval()
+
+    def test(self, loader):
+        pass
+        with torch.no_grad():
+            return sum(((self.model(x) - y) ** 2).mean().item() for x, y in loader)
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+
+
+exp = Experiment(4)
+data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+exp.fit(data, 2)
+print(exp.test(data), exp.test(data))
+"""
+        ),
     ]
 
 
@@ -6396,6 +6474,315 @@ with torch.no_grad():
             unsafe=True,
             line=51,
         ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 64)
+        self.drop = nn.Dropout(0.5)
+        self.l2 = nn.Linear(64, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.l2(self.drop(torch.relu(self.l1(s)))))
+
+    def get_action(self, state):
+        state = torch.FloatTensor(state).unsqueeze(0)
+        action = self.forward(state)
+        return action.detach().cpu().numpy()[0, 0]
+
+
+torch.manual_seed(0)
+policy = Policy()
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for step in range(100):
+    states = torch.randn(16, 3)
+    loss = -policy(states).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+for _ in range(3):
+    print(policy.get_action([0.1, 0.2, 0.3]))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 64)
+        self.drop = nn.Dropout(0.5)
+        self.l2 = nn.Linear(64, 1)
+
+    def forward(self, s):
+        return torch.tanh(self.l2(self.drop(torch.relu(self.l1(s)))))
+
+    def get_action(self, state):
+        state = torch.FloatTensor(state).unsqueeze(0)
+        action = self.forward(state)
+        return action.detach().cpu().numpy()[0, 0]
+
+
+torch.manual_seed(0)
+policy = Policy()
+opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for step in range(100):
+    states = torch.randn(16, 3)
+    loss = -policy(states).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+policy.eval()
+
+for _ in range(3):
+    print(policy.get_action([0.1, 0.2, 0.3]))
+""",
+            unsafe=True,
+            line=33,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(32, 3)
+        self.dropout = nn.Dropout(0.5)
+
+    def forward(self, x, is_training=False):
+        h = torch.relu(self.fc1(x))
+        if is_training:
+            h = self.dropout(h)
+        return self.fc2(h)
+
+
+torch.manual_seed(0)
+model = Classifier()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
+    loss = nn.functional.cross_entropy(model(x, True), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+x = torch.randn(4, 10)
+with torch.no_grad():
+    for _ in range(2):
+        print(model(x, True).argmax(1).tolist(), model(x, True).sum().item())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(32, 3)
+        self.dropout = nn.Dropout(0.5)
+
+    def forward(self, x, is_training=False):
+        h = torch.relu(self.fc1(x))
+        if is_training:
+            h = self.dropout(h)
+        return self.fc2(h)
+
+
+torch.manual_seed(0)
+model = Classifier()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
+    loss = nn.functional.cross_entropy(model(x, True), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+x = torch.randn(4, 10)
+with torch.no_grad():
+    model.eval()
+    for _ in range(2):
+        print(model(x, True).argmax(1).tolist(), model(x, True).sum().item())
+""",
+            unsafe=True,
+            line=31,
+            count=2,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(32, 3)
+        self.dropout = nn.Dropout(0.5)
+
+    def hidden(self, x):
+        return torch.relu(self.fc1(x))
+
+    def forward(self, x):
+        return self.fc2(self.hidden(x))
+
+
+class Regularised(Base):
+    def hidden(self, x):
+        return self.dropout(torch.relu(self.fc1(x)))
+
+
+torch.manual_seed(0)
+model = Regularised()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+x = torch.randn(4, 10)
+with torch.no_grad():
+    for _ in range(2):
+        print(model(x).sum().item())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(32, 3)
+        self.dropout = nn.Dropout(0.5)
+
+    def hidden(self, x):
+        return torch.relu(self.fc1(x))
+
+    def forward(self, x):
+        return self.fc2(self.hidden(x))
+
+
+class Regularised(Base):
+    def hidden(self, x):
+        return self.dropout(torch.relu(self.fc1(x)))
+
+
+torch.manual_seed(0)
+model = Regularised()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+x = torch.randn(4, 10)
+with torch.no_grad():
+    model.eval()
+    for _ in range(2):
+        print(model(x).sum().item())
+""",
+            unsafe=True,
+            line=36,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(torch.relu(self.fc(x)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for _ in range(3):
+            self.layers.append(Block(10))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+torch.manual_seed(0)
+model = Net()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randn(8, 10)
+    loss = (model(x) - y).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+
+x = torch.randn(4, 10)
+with torch.no_grad():
+    for _ in range(2):
+        print(model(x).sum().item())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(torch.relu(self.fc(x)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for _ in range(3):
+            self.layers.append(Block(10))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+torch.manual_seed(0)
+model = Net()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randn(8, 10)
+    loss = (model(x) - y).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+
+x = torch.randn(4, 10)
+with torch.no_grad():
+    model.eval()
+    for _ in range(2):
+        print(model(x).sum().item())
+""",
+            unsafe=True,
+            line=40,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -6438,8 +6825,9 @@ with torch.no_grad():
                     # entry point (called from no code of its file) does not switch it
                     layer = describe_evidence(ctx, mode_evidence(ctx, model))
                     named = ", ".join(f"`{f.name.value}()`" for f in siblings[:2])
-                    self.report(call, f"Evaluation runs `{code}` without `{code}.eval()`; run after {named} of "
-                                      f"this class, which leaves it in training mode, {layer} stays in training mode",
+                    self.report(call, f"Evaluation runs `{code}` without `{code}.eval()`: when it runs after {named} "
+                                      f"of this class (which leaves `{code}` in training mode), {layer} stays in "
+                                      "training mode",
                                 fix=self._fix(site, call, model, code))
                     break
                 if switched and not left_training and not self._reached_in_training(site, model, code):

@@ -1059,6 +1059,19 @@ def wrong_positions(scores: torch.Tensor, labels: torch.Tensor):
     return [j for j in range(len(labels)) if picked[j] != labels[j]]
 """
         ),
+        Valid(
+            """
+import torch
+
+scores = torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]])
+_, picked = torch.max(scores, 1)
+# what each row should be, looked up by position in a dict (rows 0..2)
+expected = {0: 1, 1: 0, 2: 0}
+hits = sum(1 if picked[j] == expected[j] else 0 for j in range(len(expected)))
+print("per element:", hits)
+print("advice (picked == expected):", picked == expected)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2130,23 +2143,30 @@ def accuracy(scores: torch.Tensor, labels: torch.Tensor):
         self._comprehensions: List[cst.CSTNode] = []
 
     def leave_ListComp(self, node: cst.ListComp) -> None:
-        self._comprehensions.append(node)
+        self._comprehension(node)
 
     def leave_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._comprehensions.append(node)
+        self._comprehension(node)
 
     def leave_Module(self, node: cst.Module) -> None:
-        for comp in self._comprehensions:  # (judged after the walk, when every binding is known)
-            self._comprehension(comp)
+        for comp in self._comprehensions:  # asked again after the walk, when every binding is known
+            self._comprehension(comp, last=True)
 
-    def _comprehension(self, node: cst.CSTNode) -> None:
-        """``[1 if pred[j] == y[j] else 0 for j in range(n)]``: one test per element, one comparison in all."""
+    def _comprehension(self, node: cst.CSTNode, last: bool = False) -> None:
+        """``[1 if pred[j] == y[j] else 0 for j in range(n)]``: one test per element, one comparison in all.
+        Asked where the walk is (a parameter's annotation and uses are in view) and, failing that, after it
+        (``_, pred = torch.max(s, 1)`` unpacked)."""
         tally = comprehension_tally(self.ctx, node)
         if tally is None:
+            if not last:
+                self._comprehensions.append(node)
             return
         ctx = self.ctx
         test = tally.test
-        left, right = (ctx.code(side).strip() for side in tally.operands)
+        # each element is one value (the test is turned into one number), so the tensors hold one value per
+        # index: flattened, they compare element for element, whatever their shapes ([6, 1] against [6])
+        left, right = (ctx.code(side).strip() + (".flatten()" if isinstance(side, (cst.Name, cst.Attribute)) else "")
+                       for side in tally.operands)
         whole = f"({left} {ctx.code(test.comparisons[0].operator).strip()} {right})"
         names = " and ".join(f"`{ctx.code(t).strip()}`" for t in tally.tensors)
         self.report(

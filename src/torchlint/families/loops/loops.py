@@ -1036,8 +1036,8 @@ def comprehension_tally(ctx: FileContext, comp: cst.CSTNode) -> Optional[Compreh
             operands.append(core)
         else:
             return None
-    if not tensors or not any(is_tensor(ctx, t) for t in tensors):
-        return None
+    if not tensors or not all(is_tensor(ctx, t) for t in tensors):
+        return None  # (a dict or a list on one side has no element-wise comparison)
     if sum(1 for n in iter_nodes(comp.elt) if is_name(n, var)) != len(tensors):
         return None  # the index used as a number, or twice in one operand
     return ComprehensionTally(comp, var, tensors, test, (operands[0], operands[1]))

@@ -44,7 +44,7 @@ from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, LOGGING_METHODS, records_nothing
 from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
 from torchlint.analysis.names import dotted_name
-from torchlint.analysis.ops import grown_content, moves_itself
+from torchlint.analysis.ops import EMPTY_GROWN, grown_content, moves_itself
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import children, iter_nodes, target_names
 from torchlint.analysis.definitions import (
@@ -599,6 +599,9 @@ def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mo
         override = _overriding_factory(ctx, model, core) if vctx is not ctx else None
         if grown:  # `model = nn.Sequential()` then `model.add_module("drop", nn.Dropout(0.5))`: what was added
             modes.append(_combine_modes([_part_mode(ctx, g, hops) for g in grown]))
+        elif not isinstance(model, cst.Name) and isinstance(core, cst.Call) and not core.args \
+                and vctx.names.qualified_names_at(core.func) & EMPTY_GROWN:
+            modes.append(_UNKNOWN)  # `self.layers = nn.ModuleList()`, filled later: what is added is not followed
         elif override is not None and hops < _FACTORY_HOPS:
             modes.append(_factory_mode(override[0], override[1], hops))
         else:
@@ -629,8 +632,9 @@ def call_minds_mode(ctx: FileContext, call: cst.Call, model: cst.BaseExpression)
         return True
     mctx, method = found
     cls = mctx.enclosing(method, cst.ClassDef)
-    if not isinstance(cls, cst.ClassDef):
-        return True
+    if cls is not owner[1] or any(found is not None and isinstance(found[1], cst.ClassDef)
+                                  for _base, found in base_classes(owner[0], owner[1], 0)):
+        return True  # a method or a part a class of the project may give another way (a base, an override)
     return _method_minds_mode(mctx, cls, method, _false_flags(call, method), 0, set())
 
 
@@ -638,12 +642,21 @@ def _false_flags(call: Optional[cst.Call], method: cst.FunctionDef) -> Set[str]:
     """The parameters of ``method`` that ``call`` leaves at a false default (``False``, ``None``, ``0``) or
     passes as such a literal (all of them with a false default when ``call`` is None: not known)."""
     out: Set[str] = set()
-    params = [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]
-    for p in params:
+    positional = [*method.params.posonly_params, *method.params.params][1:]  # (`self` is bound)
+    assigned = {n.value for a in iter_nodes(method.body) if isinstance(a, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+                for t in assignment_targets(a) for n in iter_nodes(t) if isinstance(n, cst.Name)}
+    for p in [*positional, *method.params.kwonly_params]:
+        if p.name.value in assigned:
+            continue  # `if dropout is None: dropout = self.p`: bound again in the method
         given = None
         if call is not None:
-            passed = passed_argument(call, method, p.name.value) if p not in method.params.kwonly_params else \
-                next((a for a in call.args if a.keyword is not None and a.keyword.value == p.name.value), None)
+            passed = next((a for a in call.args if a.keyword is not None and a.keyword.value == p.name.value), None)
+            if passed is None and p in positional:
+                plain = [a for a in call.args if a.keyword is None]
+                index = positional.index(p)
+                if any(a.star for a in plain[:index + 1]):
+                    continue  # `*args` may fill it
+                passed = plain[index] if index < len(plain) else None
             if passed is None and any(a.star for a in call.args):
                 continue  # `*args`/`**kwargs` may fill it
             given = passed.value if passed is not None else None
@@ -1938,7 +1951,11 @@ def _call_modes(ctx: FileContext, call: cst.Call, code: str, depth: int, seen: S
             return {UNKNOWN}  # an object that may hold the model
         return {PASS}
     function = ctx.function_for_call(call)
-    if function is not None and ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef)) is None:
+    # `self.validate(loader)` for `self.model`: the method of the same object, with `self` the same
+    own_method = function is not None and code.startswith("self.") and isinstance(call.func, cst.Attribute) \
+        and isinstance(call.func.value, cst.Name) and call.func.value.value == "self" \
+        and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef)
+    if function is not None and (own_method or ctx.enclosing(function, (cst.FunctionDef, cst.ClassDef)) is None):
         if depth <= 0 or id(function) in seen:
             inner = calls_through_helpers(ctx, function, 1)
             return {UNKNOWN} if any(eval_mode_target(c) is not None or train_mode_call(c) for c, _v in inner) \
@@ -1947,7 +1964,9 @@ def _call_modes(ctx: FileContext, call: cst.Call, code: str, depth: int, seen: S
         names = {p.name.value for p in [*function.params.posonly_params, *function.params.params,
                                        *function.params.kwonly_params]}
         inner_code: Optional[str] = code
-        if root in names or any(dotted_name(a.value) == code for a in call.args):
+        if own_method:
+            pass  # `self.model` is the same attribute there
+        elif root in names or any(dotted_name(a.value) == code for a in call.args):
             bound = bind_arguments(call, function, 0)
             if bound is None:
                 return {UNKNOWN}
@@ -2129,11 +2148,13 @@ def left_training_by_siblings(ctx: FileContext, function: cst.FunctionDef, code:
     if not (code.startswith("self.") and isinstance(cls, cst.ClassDef) and function.name.value != "__init__"
             and not call_sites(ctx, function)):
         return []
+    if instance_calls(ctx, function):
+        return []  # the file calls it on an instance: the order it runs in is there to read, not any order
     out: List[cst.FunctionDef] = []
     for other in class_body(cls):
         if not isinstance(other, cst.FunctionDef) or other is function or other.name.value == "__init__" \
-                or not isinstance(other.body, cst.IndentedBlock):
-            continue
+                or not isinstance(other.body, cst.IndentedBlock) or call_sites(ctx, other):
+            continue  # (a method other methods call runs inside them: what they leave is what counts)
         if not any(train_mode_call(c) and isinstance(c.func, cst.Attribute) and ctx.code(c.func.value) == code
                    for c in ctx.calls_in(other)):
             continue  # (only a method that switches this model itself is read)
@@ -2800,6 +2821,8 @@ class EvalSite:
     #: a method of the model class that runs the model itself and hands back only values off the graph
     #: (``get_action`` returning ``self(s).detach().numpy()``): the mode it runs in is its caller's to set
     own_method: bool = False
+    #: a site whose every call runs such a method (``policy.get_action(s)``): no graph to turn off here
+    through_own_method: bool = False
 
 
 class EvaluationFacts:
@@ -3038,8 +3061,11 @@ class EvaluationFacts:
         sites.extend(self._forward_through_helpers(by_function, sites))
         own = {id(s.function) for s in sites if s.own_method}
         if own:
-            # `policy.get_action(s)` where `get_action` is itself such a site: the method is where it is fixed
-            sites = [s for s in sites if s.own_method or not all(self._calls_own_method(c, own) for c, _m in s.calls)]
+            # `policy.get_action(s)` where `get_action` is itself such a site: the method is where autograd
+            # is turned off (the mode it runs in is still the caller's to set)
+            for s in sites:
+                if not s.own_method and all(self._calls_own_method(c, own) for c, _m in s.calls):
+                    s.through_own_method = True
         return sites
 
     def _calls_own_method(self, call: cst.Call, own: Set[int]) -> bool:
@@ -3224,6 +3250,40 @@ class EvaluationFacts:
             # that calls its own `test()` after training evaluates, whatever it asserts on the way)
         return False
 
+    def _keeps_on_instance(self, function: cst.FunctionDef) -> bool:
+        """Whether ``function``, the class's ``forward``, or a method of the class either calls (two deep)
+        assigns an attribute of ``self`` (``self.hidden = h``, ``self.cache[k] = v``): a value of the run
+        kept on the object, which later code may differentiate."""
+        ctx = self.ctx
+        cls = ctx.parent(ctx.parent(function))
+        if not isinstance(cls, cst.ClassDef):
+            return True
+        todo: List[Tuple[FileContext, cst.FunctionDef, int]] = [(ctx, function, 0)]
+        forward = find_method(ctx, cls, "forward")
+        if forward is not None:
+            todo.append((forward[0], forward[1], 1))
+        seen: Set[int] = set()
+        while todo:
+            fctx, f, depth = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            for a in fctx.contents(f).assigns:
+                for t in assignment_targets(a):
+                    root = t
+                    while isinstance(root, (cst.Attribute, cst.Subscript)):
+                        root = root.value
+                    if root is not t and isinstance(root, cst.Name) and root.value == "self":
+                        return True
+            if depth < 2:
+                for c in fctx.calls_in(f):
+                    if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) \
+                            and c.func.value.value == "self":
+                        m = find_method(fctx, cls, c.func.attr.value) if fctx is ctx else None
+                        if m is not None:
+                            todo.append((m[0], m[1], depth + 1))
+        return False
+
     def _runs_itself(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
         """``self(s)`` or ``self.forward(s)`` in a method of an ``nn.Module`` class other than its forward
         pass: the module runs itself."""
@@ -3261,6 +3321,8 @@ class EvaluationFacts:
             return False
         if not any(not under_no_grad(ctx, site) and not runs_without_grad(ctx, site) for site in sites):
             return False  # a model's own API that no code in view runs with gradients on
+        if self._keeps_on_instance(function):
+            return False  # `self.last_logits = logits` in `forward`: an output kept on the model may be trained on
         # what the class's own methods give counts as an output too (`self.decode(x)` runs the layers)
         cls = ctx.parent(ctx.parent(function))
         own = [(c, calls[0][1]) for c in ctx.calls_in(function)
