@@ -83,9 +83,11 @@ class PerRowIndexingLoop(LintRule):
 
     A comprehension that tests tensor elements one index at a time is the same work: `[1 if pred[j] ==
     y[j] else 0 for j in range(n)]` (also `int(...)`, `.item()` of the test, or of each element) is one
-    comparison `pred == y` (then `.sum()`, or `.long().tolist()` for the list), reported without a fix.
-    At least one operand must be a tensor by evidence (`_, pred = torch.max(scores, 1)` counts); a
-    comprehension with a condition, or one that uses the index for anything else, is left alone.
+    comparison `pred.flatten() == y.flatten()` (each element is one value, so the flattened tensors line up
+    whatever their shapes; then `.sum()`, or `.long().tolist()` for the list), reported without a fix.
+    Every indexed operand must be a tensor by evidence (`_, pred = torch.max(scores, 1)` counts; a list or
+    a dict has no element-wise comparison); a comprehension with a condition, or one that uses the index
+    for anything else, is left alone.
 
     Two nested loops over output positions (bounded by any size, the output's own `range(out.size(0))`
     included) are reported at the outer loop when each position is
