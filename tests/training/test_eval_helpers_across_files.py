@@ -535,3 +535,60 @@ def test_a_model_class_picked_from_a_package_by_a_name(tmp_path, build, norm, re
     run.write_text(BY_NAME.format(build=build))
     found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
     assert [d.line for d in found if d.code == "TL106"] == ([12] if reported else [])
+
+
+CONFIG_PARSER = """class ConfigParser:
+    def __init__(self, config):
+        self.config = config
+
+    def __getitem__(self, name):
+        return self.config[name]
+
+    def init_obj(self, name, module, *args, **kwargs):
+        module_args = dict(self[name]["args"])
+        module_args.update(kwargs)
+        return getattr(module, self[name]["type"])(*args, **module_args)
+"""
+
+TEMPLATE_MODEL = """import torch.nn as nn
+
+
+class MnistModel(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.{layer}, nn.Linear(16, num_classes))
+
+    def forward(self, x):
+        return self.net(x)
+"""
+
+TEMPLATE_TEST = """import torch
+import model.model as module_arch
+from parse_config import ConfigParser
+
+config = ConfigParser({"arch": {"type": "MnistModel", "args": {"num_classes": 3}}})
+model = config.init_obj("arch", module_arch)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    print(model(torch.randn(2, 4)).sum().item())
+"""
+
+
+@pytest.mark.parametrize("layer, reported", [("Dropout(0.5)", True), ("ReLU()", False)])
+def test_a_model_built_by_a_config_objects_method_from_a_module_name(tmp_path, layer, reported):
+    # the project template's `config.init_obj("arch", module_arch)`: a method of a project class that builds
+    # `getattr(module, name)(...)` from the module it is given
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "__init__.py").write_text("")
+    (tmp_path / "model" / "model.py").write_text(TEMPLATE_MODEL.format(layer=layer))
+    (tmp_path / "parse_config.py").write_text(CONFIG_PARSER)
+    run = tmp_path / "test.py"
+    run.write_text(TEMPLATE_TEST)
+    found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
+    assert [d.line for d in found if d.code == "TL106"] == ([14] if reported else [])

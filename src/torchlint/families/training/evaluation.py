@@ -777,6 +777,10 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         # `self.model = self._build_model()`: what the class's own factory method returns
         method = called_function(ctx, core)
         found = (method[0], method[1]) if method is not None else None
+    elif found is None and isinstance(core.func, cst.Attribute) and isinstance(core.func.value, (cst.Name, cst.Attribute)):
+        # `config.init_obj("arch", module_arch)`: the method of the project class `config` is an instance of
+        owner = instance_class(ctx, core.func.value)
+        found = find_method(owner[0], owner[1], core.func.attr.value) if owner is not None else None
     built = _built_by(ctx, core, found, hops) if found is not None else None
     if built is not None:
         return built
