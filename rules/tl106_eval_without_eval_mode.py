@@ -74,7 +74,8 @@ class EvalWithoutEvalMode(LintRule):
     module, or a module's class picked from a dict of modules: `model_dict[opt.model].Model(opt)`) is what the
     option's default picks; with no default, any of the builders may be picked, and one that minds the mode
     is enough. So is a class of a project package picked by a name read from a configuration
-    (`getattr(net_module, config["arch"])(n)`, also through a factory `get_instance(module, name, config)`),
+    (`getattr(net_module, config["arch"])(n)`, also through a factory `get_instance(module, name, config)` or
+    a method of a project object, `config.init_obj("arch", module_arch)`),
     and the model a class builds with its own method (`self.model = self._build_model()`, the reading
     class's override first). A call of a function named for
     evaluation (`evaluate(model, loader)`) counts as setting eval mode only when the function (in this
