@@ -6863,6 +6863,76 @@ for _ in range(3):
 """,
             line=17,
         ),
+        Invalid(
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class SkipGram(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.emb_v = nn.Embedding(v, d)
+        self.emb_u = nn.Embedding(v, d)
+    def forward(self, c, o):
+        return -nn.functional.logsigmoid((self.emb_u(o) * self.emb_v(c)).sum(-1)).mean()
+    def prediction(self, idx):
+        return self.emb_v(idx)
+
+model = SkipGram(50, 8)
+opt = torch.optim.Adam(model.parameters())
+for step in range(100):
+    loss = model(torch.randint(0, 50, (16,)), torch.randint(0, 50, (16,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+def word_similarity(target, vocab_ids):
+    target_v = model.prediction(torch.tensor([target]))
+    sims = []
+    for i in vocab_ids:
+        vec = model.prediction(torch.tensor([i]))      
+        sims.append((i, F.cosine_similarity(target_v, vec).data.tolist()[0]))
+    return sorted(sims, key=lambda s: s[1], reverse=True)[:5]
+
+print(word_similarity(3, range(50)))
+""",
+            fixed="""
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class SkipGram(nn.Module):
+    def __init__(self, v, d):
+        super().__init__()
+        self.emb_v = nn.Embedding(v, d)
+        self.emb_u = nn.Embedding(v, d)
+    def forward(self, c, o):
+        return -nn.functional.logsigmoid((self.emb_u(o) * self.emb_v(c)).sum(-1)).mean()
+    def prediction(self, idx):
+        return self.emb_v(idx)
+
+model = SkipGram(50, 8)
+opt = torch.optim.Adam(model.parameters())
+for step in range(100):
+    loss = model(torch.randint(0, 50, (16,)), torch.randint(0, 50, (16,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+@torch.no_grad()
+def word_similarity(target, vocab_ids):
+    target_v = model.prediction(torch.tensor([target]))
+    sims = []
+    for i in vocab_ids:
+        vec = model.prediction(torch.tensor([i]))      
+        sims.append((i, F.cosine_similarity(target_v, vec).data.tolist()[0]))
+    return sorted(sims, key=lambda s: s[1], reverse=True)[:5]
+
+print(word_similarity(3, range(50)))
+""",
+            line=25,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -3373,8 +3373,13 @@ class EvaluationFacts:
             return False  # an activation captured by a hook may feed a loss (style transfer)
         if any(train_mode_call(c) for c in ctx.calls_in(function)):
             return False  # a BatchNorm-statistics refresh, or training going on after it
-        if _generator(function) or any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in iter_nodes(function.body)):
-            return False
+        roots = {_root_name(model) for _c, model in calls}
+        if _generator(function) or any(
+                isinstance(n, (cst.FunctionDef, cst.Lambda)) and (
+                    any(ctx.is_inside(c, n) for c, _m in calls)
+                    or any(isinstance(m, cst.Name) and m.value in roots for m in iter_nodes(n)))
+                for n in iter_nodes(function.body)):
+            return False  # a function it defines runs the model later (a sort key of plain values does not)
         if not self._graph_free(function, calls):
             return False
         models = [model for _c, model in calls]
