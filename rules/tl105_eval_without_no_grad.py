@@ -168,6 +168,12 @@ class EvalWithoutNoGrad(LintRule):
     view, nothing returned) the loop is an evaluation, even in a function that trains elsewhere. Its fix
     wraps that loop in `with torch.no_grad():` (the generator's body runs in the consumer's grad mode).
 
+    A module frozen when it is built runs no graph of its own either: a project class whose `__init__` ends by
+    freezing `self` (`self.requires_grad_(False)`, a loop setting `p.requires_grad = False` over
+    `self.parameters()`, or a method of the class doing that with the `False` it is given), or whose every kept
+    module is built frozen or holds no parameter (a perceptual metric made of a frozen backbone and frozen
+    weights, also through a factory every return of which builds one).
+
     A method of a model class other than its forward pass that runs the model itself (`self(s)`,
     `self.forward(s)`) and hands back only values off the graph (`get_action` returning
     `.detach().cpu().numpy()`) is inference when code of the file calls it with gradients on; its fix
@@ -2199,6 +2205,53 @@ for step in range(3):
     loss.backward()
     opt.step()
 print("ok", policy.fc.weight.sum().item())
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+        self.set_requires_grad(False)
+
+    def set_requires_grad(self, state):
+        for p in self.parameters():
+            p.requires_grad = state
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class Weights(nn.ModuleList):
+    def __init__(self, n):
+        super().__init__([nn.Conv2d(8, 1, 1, bias=False) for _ in range(n)])
+        for p in self.parameters():
+            p.requires_grad = False
+
+
+class Perceptual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Features()
+        self.lin = Weights(1)
+
+    def forward(self, x, y):
+        d = (self.net(x) - self.net(y)) ** 2
+        return self.lin[0](d).mean()
+
+
+metric = Perceptual()
+metric.lin.load_state_dict(torch.load("weights.pt", weights_only=True))
+scores = []
+for _ in range(4):
+    a, b = torch.rand(1, 3, 16, 16), torch.rand(1, 3, 16, 16)
+    scores.append(float(metric(a, b)))
+print(sum(scores) / len(scores))
 """
         ),
     ]
@@ -6932,6 +6985,102 @@ def word_similarity(target, vocab_ids):
 print(word_similarity(3, range(50)))
 """,
             line=25,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+        self.set_requires_grad(False)
+
+    def set_requires_grad(self, state):
+        for p in self.parameters():
+            p.requires_grad = state
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class Weights(nn.ModuleList):
+    def __init__(self, n):
+        super().__init__([nn.Conv2d(8, 1, 1, bias=False) for _ in range(n)])
+        for p in self.parameters():
+            p.requires_grad = False
+
+
+class Perceptual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Features()
+        self.lin = Weights(1)
+        self.scale = nn.Linear(1, 1)
+
+    def forward(self, x, y):
+        d = (self.net(x) - self.net(y)) ** 2
+        return self.lin[0](d).mean()
+
+
+metric = Perceptual()
+metric.lin.load_state_dict(torch.load("weights.pt", weights_only=True))
+scores = []
+for _ in range(4):
+    a, b = torch.rand(1, 3, 16, 16), torch.rand(1, 3, 16, 16)
+    scores.append(float(metric(a, b)))
+print(sum(scores) / len(scores))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Features(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+        self.set_requires_grad(False)
+
+    def set_requires_grad(self, state):
+        for p in self.parameters():
+            p.requires_grad = state
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class Weights(nn.ModuleList):
+    def __init__(self, n):
+        super().__init__([nn.Conv2d(8, 1, 1, bias=False) for _ in range(n)])
+        for p in self.parameters():
+            p.requires_grad = False
+
+
+class Perceptual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Features()
+        self.lin = Weights(1)
+        self.scale = nn.Linear(1, 1)
+
+    def forward(self, x, y):
+        d = (self.net(x) - self.net(y)) ** 2
+        return self.lin[0](d).mean()
+
+
+metric = Perceptual()
+metric.lin.load_state_dict(torch.load("weights.pt", weights_only=True))
+scores = []
+with torch.no_grad():
+    for _ in range(4):
+        a, b = torch.rand(1, 3, 16, 16), torch.rand(1, 3, 16, 16)
+        scores.append(float(metric(a, b)))
+print(sum(scores) / len(scores))
+""",
+            line=44,
         ),
     ]
 

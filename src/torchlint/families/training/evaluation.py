@@ -42,7 +42,7 @@ from torchlint.analysis.context import (
 )
 from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, LOGGING_METHODS, records_nothing
-from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
+from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, PARAMETER_FREE_LAYERS, library_model_mode
 from torchlint.analysis.names import dotted_name
 from torchlint.analysis.ops import EMPTY_GROWN, grown_content, moves_itself
 from torchlint.analysis.naming import is_model_name, snake
@@ -1284,15 +1284,128 @@ def _part_of(expr: cst.BaseExpression, model: cst.BaseExpression) -> bool:
     return False
 
 
-def _built_frozen(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    """``Net().eval().requires_grad_(False)``: a chain of module methods on a construction that freezes it."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+def _built_frozen(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
+    """``Net().eval().requires_grad_(False)``: a chain of module methods on a construction that freezes it;
+    or a construction of a project class whose instances are frozen when they are built
+    (:func:`_frozen_class`), moved or switched on the way (``LPIPS(net_type="alex").to(device)``)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
         effect = effects.method_effect(ctx, value)
         if effect == effects.FREEZES:
             return True
         if effect is None or effect == effects.UNFREEZES:
             return False
         value = value.func.value
+    if not isinstance(value, cst.Call) or depth > 3:
+        return False
+    if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
+           for q in ctx.names.qualified_names_at(value.func)):
+        return True  # `nn.MSELoss()`: no parameter to record a graph of
+    found = definition_of(ctx, value.func)
+    if found is None:
+        return False
+    if isinstance(found[1], cst.ClassDef):
+        return _frozen_class(found[0], found[1], depth + 1)
+    if isinstance(found[1], cst.FunctionDef):  # `get_network(net_type)`: every return builds a frozen module
+        returns = [r.value for r in function_returns(found[1]) if r.value is not None]
+        return bool(returns) and len(returns) == len(function_returns(found[1])) and all(
+            _built_frozen(found[0], r, depth + 1) for r in returns)
+    return False
+
+
+def _frozen_class(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
+    """A project module class whose every parameter has ``requires_grad`` off once it is built: its
+    ``__init__`` (or a base's) ends by freezing ``self`` (``self.requires_grad_(False)``, a loop over
+    ``self.parameters()`` setting ``requires_grad = False``, or a method of the class doing that with the
+    ``False`` it is given), with no module kept or parameter made after that; or every module it keeps in
+    ``__init__`` is built frozen or holds no parameter, and it makes no parameter of its own."""
+    if not module_class(ctx, cls):
+        return False
+    init = find_method(ctx, cls, "__init__")
+    if init is None:
+        return False
+    ictx, function = init
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    froze_at = None
+    for i, stmt in enumerate(body):
+        if _freezes_self(ictx, cls, stmt):
+            froze_at = i
+    if froze_at is not None:
+        return not any(_keeps_a_module(ictx, stmt) for stmt in body[froze_at + 1:])
+    if any(ictx.names.qualified_names_at(c.func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+           or method_name(c) in ("register_parameter", "add_module", "register_module", "requires_grad_")
+           for c in ictx.calls_in(function)):
+        return False
+    kept = [a for a in ictx.contents(function).assigns if isinstance(a, cst.Assign) and any(
+        isinstance(t.target, (cst.Attribute, cst.Subscript)) and _root_name(t.target) == "self" for t in a.targets)]
+    modules = 0
+    for a in kept:
+        value = a.value
+        if setting_value(ictx, value) or not isinstance(strip_moves_expr(value), cst.Call):
+            if isinstance(value, (cst.Name, cst.Attribute)) and not setting_value(ictx, value):
+                return False  # a value handed in (`self.backbone = backbone`): not known to be frozen
+            continue
+        core = strip_moves_expr(value)
+        if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
+               for q in ictx.names.qualified_names_at(core.func)):
+            continue
+        if ictx.names.qualified_names_at(core.func) & _PLAIN_LISTS:
+            continue  # `self.target_layers = list(...)`
+        if not _built_frozen(ictx, value, depth):
+            return False
+        modules += 1
+    return modules > 0
+
+
+#: builtins that make plain containers, no module
+_PLAIN_LISTS = frozenset({"builtins.list", "builtins.dict", "builtins.tuple", "builtins.set"})
+
+
+def _freezes_self(ctx: FileContext, cls: cst.ClassDef, stmt: cst.CSTNode) -> bool:
+    """``stmt`` (a statement of ``__init__``'s body) freezes every parameter of ``self``."""
+    if isinstance(stmt, cst.For):
+        return _freezes_each_parameter(ctx, stmt, cst.Name("self"))
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)):
+        return False
+    call = stmt.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == "self"):
+        return False
+    if call.func.attr.value == "requires_grad_":
+        return effects.method_effect(ctx, call) == effects.FREEZES
+    method = find_method(ctx, cls, call.func.attr.value)
+    if method is None or not isinstance(method[1].body, cst.IndentedBlock):
+        return False
+    # `self.set_requires_grad(False)` with `for p in chain(self.parameters(), ...): p.requires_grad = state`
+    mctx, m = method
+    params = [p.name.value for p in m.params.params[1:]]
+    if len(call.args) != 1 or call.args[0].keyword is not None or not _false(call.args[0].value) or len(params) < 1:
+        return False
+    flag = params[0]
+    for inner in m.body.body:
+        if isinstance(inner, cst.For) and isinstance(inner.iter, cst.Call) and isinstance(inner.target, cst.Name):
+            iters = [inner.iter] + ([a.value for a in inner.iter.args] if dotted_name(inner.iter.func) in (
+                "chain", "itertools.chain") else [])
+            if not any(isinstance(i, cst.Call) and method_name(i) == "parameters" and isinstance(receiver(i), cst.Name)
+                       and receiver(i).value == "self" for i in iters):
+                continue
+            for line in inner.body.body if isinstance(inner.body, cst.IndentedBlock) else ():
+                if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 \
+                        and isinstance(line.body[0], cst.Assign) \
+                        and dotted_name(line.body[0].targets[0].target) == inner.target.value + ".requires_grad" \
+                        and isinstance(line.body[0].value, cst.Name) and line.body[0].value.value == flag:
+                    return True
+    return False
+
+
+def _keeps_a_module(ctx: FileContext, stmt: cst.CSTNode) -> bool:
+    """``stmt`` keeps something on ``self`` that is not a setting, or makes a parameter."""
+    for node in iter_nodes(stmt):
+        if isinstance(node, cst.Assign) and any(_root_name(t.target) == "self" and isinstance(
+                t.target, (cst.Attribute, cst.Subscript)) for t in node.targets) and not setting_value(ctx, node.value):
+            return True
+        if isinstance(node, cst.Call) and (method_name(node) in ("register_parameter", "add_module", "requires_grad_")
+                                           or ctx.names.qualified_names_at(node.func) & {"torch.nn.Parameter"}):
+            return True
     return False
 
 
