@@ -582,6 +582,17 @@ def _zip_gathered(ctx: FileContext, target: cst.BaseExpression, it: cst.BaseExpr
     return tensor, indices
 
 
+def _range_from_zero(ctx: FileContext, comp: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The stop of a comprehension's ``for i in range(stop)`` (from 0, step 1); None for any other iterable."""
+    bounds = range_call(ctx, comp.for_in.iter)  # type: ignore[attr-defined]
+    if bounds is None:
+        return None
+    start, stop, step = bounds
+    if (start is not None and int_literal(start) != 0) or step is not None:
+        return None
+    return stop
+
+
 def _stack_dim0(ctx: FileContext, call: cst.Call) -> bool:
     d = arg(call, 1, "dim")
     return d is None or int_literal(d.value) == 0
@@ -599,11 +610,8 @@ def gather_comprehension(ctx: FileContext, call: cst.Call) -> Optional[Gather]:
     if cf.ifs or cf.inner_for_in is not None or cf.asynchronous is not None:
         return None
     if isinstance(cf.target, cst.Name):
-        r = range_call(ctx, cf.iter)
-        if r is None:
-            return None
-        start, stop, step = r
-        if (start is not None and int_literal(start) != 0) or step is not None:
+        stop = _range_from_zero(ctx, comp)
+        if stop is None:
             return None
         found = gathered(ctx, comp.elt, cf.target.value)
         if found is None:
@@ -1009,11 +1017,7 @@ def comprehension_tally(ctx: FileContext, comp: cst.CSTNode) -> Optional[Compreh
     cf = comp.for_in
     if cf.ifs or cf.inner_for_in is not None or cf.asynchronous is not None or not isinstance(cf.target, cst.Name):
         return None
-    bounds = range_call(ctx, cf.iter)
-    if bounds is None:
-        return None
-    start, _stop, step = bounds
-    if (start is not None and int_literal(start) != 0) or step is not None:
+    if _range_from_zero(ctx, comp) is None:
         return None
     var = cf.target.value
     elt = comp.elt
