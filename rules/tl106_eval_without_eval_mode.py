@@ -47,6 +47,10 @@ class EvalWithoutEvalMode(LintRule):
     mode: no `model.eval()` or `model.train(False)` in the function, in a same-module helper it calls,
     or in a same-module caller.
 
+    A method that evaluates `self.model` and is called only from code of its file is also reported when a caller
+    reaches the call with the model in the training mode the code before it left (`self.fit(loader)` then
+    `self.show(loader)`), whatever other methods of the class switch.
+
     The call must run such a part: for a model of a project class, the method it runs (`forward` for
     `model(x)`, `decode` for `model.decode(x)`) is read, with the methods of `self` it calls, and a
     model whose dropout that method never reaches (only `forward` applies it, or only under
@@ -2438,6 +2442,44 @@ exp = Experiment(4)
 data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
 exp.fit(data, 2)
 print(exp.test(data), exp.test(data))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, width):
+        self.model, self.opt = self.build(width)
+
+    def build(self, width):
+        model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        return model, torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def fit(self, loader):
+        self.model.train()
+        for x, y in loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+
+    def show(self, loader):
+        with torch.no_grad():
+            for x, _ in loader:
+                print(self.model(x).squeeze(1).tolist())
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+
+    def main(self, loader, epochs):
+        for epoch in range(epochs):
+            self.fit(loader)
+            self.model.eval()
+            self.show(loader)
 """
         ),
     ]
@@ -6784,6 +6826,81 @@ with torch.no_grad():
             unsafe=True,
             line=40,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, width):
+        self.model, self.opt = self.build(width)
+
+    def build(self, width):
+        model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        return model, torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def fit(self, loader):
+        self.model.train()
+        for x, y in loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+
+    def show(self, loader):
+        with torch.no_grad():
+            for x, _ in loader:
+                print(self.model(x).squeeze(1).tolist())
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+
+    def main(self, loader, epochs):
+        for epoch in range(epochs):
+            self.fit(loader)
+            self.show(loader)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, width):
+        self.model, self.opt = self.build(width)
+
+    def build(self, width):
+        model = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.2), nn.Linear(width, 1))
+        return model, torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def fit(self, loader):
+        self.model.train()
+        for x, y in loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+
+    def show(self, loader):
+        self.model.eval()
+        with torch.no_grad():
+            for x, _ in loader:
+                print(self.model(x).squeeze(1).tolist())
+
+    def predict(self, x):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(x)
+
+    def main(self, loader, epochs):
+        for epoch in range(epochs):
+            self.fit(loader)
+            self.show(loader)
+""",
+            unsafe=True,
+            line=24,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -6821,6 +6938,18 @@ with torch.no_grad():
                     siblings = left_training_by_siblings(ctx, site.function, code)
                     if siblings and TRAIN not in modes_reaching(ctx, call, code, entry=frozenset({TRAIN})):
                         siblings = []  # the method switches it itself before the call
+                if switched and not left_training and not siblings and site.function is not None \
+                        and dependent is True and code.startswith("self."):
+                    caller = self._calls_it_training(site.function, call, code)
+                    if caller is not None:
+                        # `self.doTraining(...)` then `self.logImages(...)` in `main()`: the method is called while
+                        # the model is still in the training mode the code before the call left it in
+                        layer = describe_evidence(ctx, mode_evidence(ctx, model))
+                        self.report(call, f"Evaluation runs `{code}` in training mode: `{caller}` calls "
+                                          f"`{site.function.name.value}()` while `{code}` is still in the training mode "
+                                          f"the code before the call left it in; {layer} stays in training mode",
+                                    fix=self._fix(site, call, model, code))
+                        break
                 if siblings:
                     # `exp.train(); exp.test()`: the class's own `train()` leaves the model training, and this
                     # entry point (called from no code of its file) does not switch it
@@ -6858,6 +6987,21 @@ with torch.no_grad():
                     message = f"Evaluation runs `{code}` without `{code}.eval()`; {layer} stays in training mode"
                 self.report(call, message, fix=self._fix(site, call, model, code))
                 break
+
+    def _calls_it_training(self, function: cst.FunctionDef, call: cst.Call, code: str) -> Optional[str]:
+        """A method evaluating ``code`` (``self.model``) that is called only from code of its file: the name of
+        a caller that reaches its call of it with the model in training mode on some path (``.train()`` before
+        it, no ``.eval()`` between), when the method does not switch the model before ``call`` itself."""
+        ctx = self.ctx
+        sites = call_sites(ctx, function)
+        if not sites or any(not ctx.is_inside(s, ctx.module) for s in sites):
+            return None
+        for s in sites:
+            entry = modes_reaching(ctx, s, code)
+            if TRAIN in entry and TRAIN in modes_reaching(ctx, call, code, entry=frozenset(entry)):
+                caller = enclosing_function(ctx, s)
+                return f"{caller.name.value}()" if caller is not None else "the script"
+        return None
 
     def _mc_dropout(self, site: EvalSite) -> bool:
         if restores_train_mode(self.ctx, site.node):

@@ -482,6 +482,9 @@ def held_values(ctx: FileContext, expr: cst.BaseExpression,
     (:func:`returned_values`).  None when an unpacked binding is not explained so."""
     out: List[Tuple[FileContext, cst.BaseExpression]] = [(ctx, v) for v in built_values(ctx, expr)]
     if not out and isinstance(expr, cst.Attribute):
+        unpacked = _unpacked_attr_values(ctx, expr, depth)
+        if unpacked is not None:
+            return unpacked
         return inherited_attr_values(ctx, expr, depth)
     if not isinstance(expr, cst.Name):
         return _through_constructions(out, depth)
@@ -532,6 +535,47 @@ def _through_constructions(values: List[Tuple[FileContext, cst.BaseExpression]],
             held = held_values(actx, a, depth + 1) if isinstance(a, (cst.Name, cst.Attribute)) else None
             out.extend(held if held else [(actx, a)])
     return out
+
+
+def _unpacked_attr_values(ctx: FileContext, expr: cst.Attribute,
+                          depth: int) -> Optional[List[Tuple[FileContext, cst.BaseExpression]]]:
+    """For ``self.<attr>`` that its class sets only by unpacking what a call returns (``self.model,
+    self.aug = self.initModel()``): the element each such call's function returns at that position
+    (:func:`returned_values`); None when the class sets it no such way, or a call is not explained so."""
+    if not (isinstance(expr.value, cst.Name) and expr.value.value == "self") or depth > MAX_DEPTH:
+        return None
+    cls = ctx.enclosing(expr, cst.ClassDef)
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for a in ctx.contents(cls).assigns:
+        if not isinstance(a, cst.Assign):
+            continue
+        for t in a.targets:
+            if not isinstance(t.target, (cst.Tuple, cst.List)):
+                continue
+            for i, e in enumerate(t.target.elements):
+                target = e.value
+                if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                        and target.value.value == "self" and target.attr.value == expr.attr.value):
+                    continue
+                core = strip_moves(a.value)
+                if not isinstance(core, cst.Call) or any(isinstance(x, cst.StarredElement) for x in t.target.elements):
+                    return None
+                found = None
+                if isinstance(core.func, cst.Attribute) and isinstance(core.func.value, cst.Name) \
+                        and core.func.value.value == "self":
+                    found = find_method(ctx, cls, core.func.attr.value)  # `self.initModel()`
+                else:
+                    d = definition_of(ctx, core.func, depth + 1)
+                    found = d if d is not None and isinstance(d[1], cst.FunctionDef) else None
+                if found is None:
+                    return None
+                elements = returned_values(found[0], found[1], i, depth + 1)
+                if elements is None:
+                    return None
+                out.extend(elements)
+    return out or None
 
 
 def inherited_attr_values(ctx: FileContext, expr: cst.Attribute,
