@@ -2482,6 +2482,34 @@ class Trainer:
             self.show(loader)
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Inference:
+    def __init__(self, path):
+        self.seg_model, self.cls_model = self.init_models(path)
+
+    def init_models(self, path):
+        seg_model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 1, 1))
+        seg_model.load_state_dict(torch.load(path + "/seg.pt", weights_only=True))
+        seg_model.eval()
+        cls_model = nn.Sequential(nn.Flatten(), nn.Linear(36, 8), nn.Dropout(0.3), nn.Linear(8, 2))
+        cls_model.load_state_dict(torch.load(path + "/cls.pt", weights_only=True))
+        cls_model.eval()
+        return seg_model, cls_model
+
+    def segment(self, image):
+        with torch.no_grad():
+            return self.seg_model(image) > 0.5
+
+    def classify(self, crop):
+        with torch.no_grad():
+            return self.cls_model(crop).softmax(-1)[:, 1].tolist()
+"""
+        ),
     ]
 
 

@@ -571,6 +571,9 @@ def _unpacked_attr_values(ctx: FileContext, expr: cst.Attribute,
                     found = d if d is not None and isinstance(d[1], cst.FunctionDef) else None
                 if found is None:
                     return None
+                if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train", "requires_grad_")
+                       for c in found[0].calls_in(found[1])):
+                    return None  # (`seg_model.eval()` before `return seg_model, ...`: built, then switched)
                 elements = returned_values(found[0], found[1], i, depth + 1)
                 if elements is None:
                     return None
