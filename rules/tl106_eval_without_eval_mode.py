@@ -2510,6 +2510,41 @@ class Inference:
             return self.cls_model(crop).softmax(-1)[:, 1].tolist()
 """
         ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(32, 3)
+        self.dropout = nn.Dropout(0.5)
+
+    def forward(self, x, is_training=False):
+        h = torch.relu(self.fc1(x))
+        if is_training:
+            h = self.dropout(h)
+        return self.fc2(h)
+
+
+torch.manual_seed(0)
+model = Classifier()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(5):
+    x, y = torch.randn(8, 10), torch.randint(0, 3, (8,))
+    loss = nn.functional.cross_entropy(model(x, True), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+use_mc = False
+x = torch.randn(4, 10)
+with torch.no_grad():
+    for _ in range(2):
+        print(model(x, is_training=use_mc).argmax(1).tolist(), model(x, is_training=use_mc).sum().item())
+"""
+        ),
     ]
 
 

@@ -635,12 +635,13 @@ def call_minds_mode(ctx: FileContext, call: cst.Call, model: cst.BaseExpression)
     if cls is not owner[1] or any(found is not None and isinstance(found[1], cst.ClassDef)
                                   for _base, found in base_classes(owner[0], owner[1], 0)):
         return True  # a method or a part a class of the project may give another way (a base, an override)
-    return _method_minds_mode(mctx, cls, method, _false_flags(call, method), 0, set())
+    return _method_minds_mode(mctx, cls, method, _false_flags(ctx, call, method), 0, set())
 
 
-def _false_flags(call: Optional[cst.Call], method: cst.FunctionDef) -> Set[str]:
-    """The parameters of ``method`` that ``call`` leaves at a false default (``False``, ``None``, ``0``) or
-    passes as such a literal (all of them with a false default when ``call`` is None: not known)."""
+def _false_flags(ctx: FileContext, call: Optional[cst.Call], method: cst.FunctionDef) -> Set[str]:
+    """The parameters of ``method`` that ``call`` (read in ``ctx``) leaves at a false default (``False``,
+    ``None``, ``0``) or passes as such a literal, or as a name holding one on every path to the call (all of
+    them with a false default when ``call`` is None: not known)."""
     out: Set[str] = set()
     positional = [*method.params.posonly_params, *method.params.params][1:]  # (`self` is bound)
     assigned = {n.value for a in iter_nodes(method.body) if isinstance(a, (cst.Assign, cst.AugAssign, cst.AnnAssign))
@@ -660,6 +661,9 @@ def _false_flags(call: Optional[cst.Call], method: cst.FunctionDef) -> Set[str]:
             if passed is None and any(a.star for a in call.args):
                 continue  # `*args`/`**kwargs` may fill it
             given = passed.value if passed is not None else None
+            if isinstance(given, cst.Name) and given.value not in ("False", "None", "True"):
+                held = ctx.names.reaching_value(given)  # `use_mc = False` before the call, on every path
+                given = held if isinstance(held, (cst.Name, cst.Integer)) else given
         value = given if given is not None else p.default
         if isinstance(value, cst.Name) and value.value in ("False", "None") or \
                 isinstance(value, cst.Integer) and value.evaluated_value == 0:
@@ -694,7 +698,7 @@ def _method_minds_mode(ctx: FileContext, cls: cst.ClassDef, method: cst.Function
             if isinstance(around, cst.Call) and around.func is parent:
                 other = find_method(ctx, cls, attr)
                 if other is not None:
-                    if _method_minds_mode(other[0], cls, other[1], _false_flags(around, other[1]), depth + 1, seen):
+                    if _method_minds_mode(other[0], cls, other[1], _false_flags(ctx, around, other[1]), depth + 1, seen):
                         return True
                     continue
             values = held_values(ctx, parent)
