@@ -547,38 +547,53 @@ def _unpacked_attr_values(ctx: FileContext, expr: cst.Attribute,
     cls = ctx.enclosing(expr, cst.ClassDef)
     if not isinstance(cls, cst.ClassDef):
         return None
+    index = _UNPACKED_ATTRS.of(ctx)
+    if cls not in index:
+        index[cls] = _unpacked_attrs(cls)
     out: List[Tuple[FileContext, cst.BaseExpression]] = []
-    for a in ctx.contents(cls).assigns:
+    for value, i, starred in index[cls].get(expr.attr.value, ()):
+        core = strip_moves(value)
+        if not isinstance(core, cst.Call) or starred:
+            return None
+        found = None
+        if isinstance(core.func, cst.Attribute) and isinstance(core.func.value, cst.Name) \
+                and core.func.value.value == "self":
+            found = find_method(ctx, cls, core.func.attr.value)  # `self.initModel()`
+        else:
+            d = definition_of(ctx, core.func, depth + 1)
+            found = d if d is not None and isinstance(d[1], cst.FunctionDef) else None
+        if found is None:
+            return None
+        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train", "requires_grad_")
+               for c in found[0].calls_in(found[1])):
+            return None  # (`seg_model.eval()` before `return seg_model, ...`: built, then switched)
+        elements = returned_values(found[0], found[1], i, depth + 1)
+        if elements is None:
+            return None
+        out.extend(elements)
+    return out or None
+
+
+def _unpacked_attrs(cls: cst.ClassDef) -> Dict[str, List[Tuple[cst.BaseExpression, int, bool]]]:
+    """attribute -> ``(value, position, starred target)`` for each ``self.a, self.b = value`` in the class."""
+    out: Dict[str, List[Tuple[cst.BaseExpression, int, bool]]] = {}
+    for a in iter_nodes(cls):
         if not isinstance(a, cst.Assign):
             continue
         for t in a.targets:
             if not isinstance(t.target, (cst.Tuple, cst.List)):
                 continue
+            starred = any(isinstance(x, cst.StarredElement) for x in t.target.elements)
             for i, e in enumerate(t.target.elements):
                 target = e.value
-                if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                        and target.value.value == "self" and target.attr.value == expr.attr.value):
-                    continue
-                core = strip_moves(a.value)
-                if not isinstance(core, cst.Call) or any(isinstance(x, cst.StarredElement) for x in t.target.elements):
-                    return None
-                found = None
-                if isinstance(core.func, cst.Attribute) and isinstance(core.func.value, cst.Name) \
-                        and core.func.value.value == "self":
-                    found = find_method(ctx, cls, core.func.attr.value)  # `self.initModel()`
-                else:
-                    d = definition_of(ctx, core.func, depth + 1)
-                    found = d if d is not None and isinstance(d[1], cst.FunctionDef) else None
-                if found is None:
-                    return None
-                if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train", "requires_grad_")
-                       for c in found[0].calls_in(found[1])):
-                    return None  # (`seg_model.eval()` before `return seg_model, ...`: built, then switched)
-                elements = returned_values(found[0], found[1], i, depth + 1)
-                if elements is None:
-                    return None
-                out.extend(elements)
-    return out or None
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self":
+                    out.setdefault(target.attr.value, []).append((a.value, i, starred))
+    return out
+
+
+#: class -> what its tuple assignments unpack into attributes of ``self``, per file
+_UNPACKED_ATTRS: Fact[dict] = Fact("definitions.unpacked_attrs", lambda ctx: {})
 
 
 def inherited_attr_values(ctx: FileContext, expr: cst.Attribute,

@@ -172,6 +172,14 @@ def _chain(node: cst.BaseExpression) -> Tuple[Optional[cst.Name], str]:
     return expr, "".join("." + part for part in reversed(rest))  # type: ignore[return-value]
 
 
+def root_name(expr: cst.BaseExpression, calls: bool = False) -> Optional[cst.Name]:
+    """The name an expression starts from, through attributes and subscripts (and, with ``calls``, the
+    callee of a call): ``logits`` of ``logits[:, -1]`` or ``logits.data``; ``self`` of ``self.net[0]``."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)) or calls and isinstance(expr, cst.Call):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: List[str] = []

@@ -1425,13 +1425,18 @@ def parameter_free(ctx: FileContext, expr: cst.BaseExpression) -> bool:
         core = strip_moves(v)
         if not isinstance(core, cst.Call):
             return False
-        if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
-               for q in vctx.names.qualified_names_at(core.func)):
+        if parameter_free_layer(vctx, core):
             continue
         found = definition_of(vctx, core.func)
         if found is None or not isinstance(found[1], cst.ClassDef) or not holds_no_parameters(found[0], found[1]):
             return False
     return True
+
+
+def parameter_free_layer(ctx: FileContext, call: cst.Call) -> bool:
+    """``call`` builds a torch.nn module of :data:`PARAMETER_FREE_LAYERS` (``nn.MSELoss()``, ``nn.ReLU()``)."""
+    return any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
+               for q in ctx.names.qualified_names_at(call.func))
 
 
 def _holds_no_parameters(ctx: FileContext, cls: cst.ClassDef) -> bool:
@@ -1622,6 +1627,7 @@ __all__ = [
     "plain_object_method",
     "holds_no_parameters",
     "parameter_free",
+    "parameter_free_layer",
     "setting_value",
     "switches_mode",
 ]

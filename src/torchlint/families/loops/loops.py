@@ -20,7 +20,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg, assignment_targets, written_target
-from torchlint.analysis.names import target_names
+from torchlint.analysis.names import root_name, target_names
 from torchlint.analysis.walk import iter_nodes
 from torchlint.families.shapes.shapes import int_literal, is_tensor, shape_of
 from torchlint.families.loops.rowwork import small_dim
@@ -69,13 +69,6 @@ def pure_view(expr: cst.BaseExpression) -> bool:
                 return False
         expr = expr.value
     return simple_ref(expr)
-
-
-def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
-    """``logits`` of ``logits[:, -1]`` or of ``logits.data``."""
-    while isinstance(expr, (cst.Subscript, cst.Attribute)):
-        expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
 
 
 def single_index(sub: cst.Subscript) -> Optional[cst.BaseExpression]:
@@ -1072,7 +1065,6 @@ __all__ = [
     "has_escape",
     "same",
     "pure_view",
-    "root_name",
     "simple_ref",
     "single_index",
 ]

@@ -42,8 +42,8 @@ from torchlint.analysis.context import (
 )
 from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, LOGGING_METHODS, records_nothing
-from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, PARAMETER_FREE_LAYERS, library_model_mode
-from torchlint.analysis.names import dotted_name
+from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
+from torchlint.analysis.names import dotted_name, root_name
 from torchlint.analysis.ops import EMPTY_GROWN, grown_content, moves_itself
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import children, iter_nodes, target_names
@@ -83,6 +83,7 @@ from torchlint.analysis.roles import (
     class_summary,
     given_no_module,
     parameter_free,
+    parameter_free_layer,
     setting_value,
     is_model,
     is_module_value,
@@ -781,8 +782,10 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
         # `self.model = self._build_model()`: what the class's own factory method returns
         method = called_function(ctx, core)
         found = (method[0], method[1]) if method is not None else None
-    elif found is None and isinstance(core.func, cst.Attribute) and isinstance(core.func.value, (cst.Name, cst.Attribute)):
+    elif found is None and isinstance(core.func, cst.Attribute) and isinstance(core.func.value, (cst.Name, cst.Attribute)) \
+            and not ctx.names.qualified_names_at(core.func):
         # `config.init_obj("arch", module_arch)`: the method of the project class `config` is an instance of
+        # (`nn.Linear(...)`, an imported name, is no instance's method)
         owner = instance_class(ctx, core.func.value)
         found = find_method(owner[0], owner[1], core.func.attr.value) if owner is not None else None
     built = _built_by(ctx, core, found, hops) if found is not None else None
@@ -1301,8 +1304,7 @@ def _built_frozen(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -
         value = value.func.value
     if not isinstance(value, cst.Call) or depth > 3:
         return False
-    if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
-           for q in ctx.names.qualified_names_at(value.func)):
+    if parameter_free_layer(ctx, value):
         return True  # `nn.MSELoss()`: no parameter to record a graph of
     found = definition_of(ctx, value.func)
     if found is None:
@@ -1340,7 +1342,7 @@ def _frozen_class(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
            for c in ictx.calls_in(function)):
         return False
     kept = [a for a in ictx.contents(function).assigns if isinstance(a, cst.Assign) and any(
-        isinstance(t.target, (cst.Attribute, cst.Subscript)) and _root_name(t.target) == "self" for t in a.targets)]
+        isinstance(t.target, (cst.Attribute, cst.Subscript)) and _on_self(t.target) for t in a.targets)]
     modules = 0
     for a in kept:
         value = a.value
@@ -1348,20 +1350,12 @@ def _frozen_class(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
             if isinstance(value, (cst.Name, cst.Attribute)) and not setting_value(ictx, value):
                 return False  # a value handed in (`self.backbone = backbone`): not known to be frozen
             continue
-        core = strip_moves_expr(value)
-        if any(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in PARAMETER_FREE_LAYERS
-               for q in ictx.names.qualified_names_at(core.func)):
+        if parameter_free_layer(ictx, strip_moves_expr(value)):
             continue
-        if ictx.names.qualified_names_at(core.func) & _PLAIN_LISTS:
-            continue  # `self.target_layers = list(...)`
         if not _built_frozen(ictx, value, depth):
             return False
         modules += 1
     return modules > 0
-
-
-#: builtins that make plain containers, no module
-_PLAIN_LISTS = frozenset({"builtins.list", "builtins.dict", "builtins.tuple", "builtins.set"})
 
 
 def _freezes_self(ctx: FileContext, cls: cst.ClassDef, stmt: cst.CSTNode) -> bool:
@@ -1380,32 +1374,20 @@ def _freezes_self(ctx: FileContext, cls: cst.ClassDef, stmt: cst.CSTNode) -> boo
     if method is None or not isinstance(method[1].body, cst.IndentedBlock):
         return False
     # `self.set_requires_grad(False)` with `for p in chain(self.parameters(), ...): p.requires_grad = state`
-    mctx, m = method
+    _mctx, m = method
     params = [p.name.value for p in m.params.params[1:]]
     if len(call.args) != 1 or call.args[0].keyword is not None or not _false(call.args[0].value) or len(params) < 1:
         return False
-    flag = params[0]
-    for inner in m.body.body:
-        if isinstance(inner, cst.For) and isinstance(inner.iter, cst.Call) and isinstance(inner.target, cst.Name):
-            iters = [inner.iter] + ([a.value for a in inner.iter.args] if dotted_name(inner.iter.func) in (
-                "chain", "itertools.chain") else [])
-            if not any(isinstance(i, cst.Call) and method_name(i) == "parameters" and isinstance(receiver(i), cst.Name)
-                       and receiver(i).value == "self" for i in iters):
-                continue
-            for line in inner.body.body if isinstance(inner.body, cst.IndentedBlock) else ():
-                if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 \
-                        and isinstance(line.body[0], cst.Assign) \
-                        and dotted_name(line.body[0].targets[0].target) == inner.target.value + ".requires_grad" \
-                        and isinstance(line.body[0].value, cst.Name) and line.body[0].value.value == flag:
-                    return True
-    return False
+    return any(isinstance(inner, cst.For) and _freezes_each_parameter(ctx, inner, cst.Name("self"), flag=params[0])
+               for inner in m.body.body)
 
 
 def _keeps_a_module(ctx: FileContext, stmt: cst.CSTNode) -> bool:
     """``stmt`` keeps something on ``self`` that is not a setting, or makes a parameter."""
     for node in iter_nodes(stmt):
-        if isinstance(node, cst.Assign) and any(_root_name(t.target) == "self" and isinstance(
-                t.target, (cst.Attribute, cst.Subscript)) for t in node.targets) and not setting_value(ctx, node.value):
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, (cst.Attribute, cst.Subscript))
+                                                and _on_self(t.target) for t in node.targets) \
+                and not setting_value(ctx, node.value):
             return True
         if isinstance(node, cst.Call) and (method_name(node) in ("register_parameter", "add_module", "requires_grad_")
                                            or ctx.names.qualified_names_at(node.func) & {"torch.nn.Parameter"}):
@@ -1413,13 +1395,21 @@ def _keeps_a_module(ctx: FileContext, stmt: cst.CSTNode) -> bool:
     return False
 
 
-def _freezes_each_parameter(ctx: FileContext, loop: cst.For, model: cst.BaseExpression) -> bool:
-    """``for p in model.parameters(): p.requires_grad = False`` (or ``p.requires_grad_(False)``)."""
+def _freezes_each_parameter(ctx: FileContext, loop: cst.For, model: cst.BaseExpression,
+                            flag: Optional[str] = None) -> bool:
+    """``for p in model.parameters(): p.requires_grad = False`` (or ``p.requires_grad_(False)``).  With
+    ``flag``, the parameter of a method its callers pass ``False`` (``p.requires_grad = state``), and the
+    parameters may come chained with other tensors (``chain(self.parameters(), self.buffers())``)."""
     it = loop.iter
-    if not (isinstance(it, cst.Call) and method_name(it) == "parameters" and receiver(it) is not None
-            and same_reference(receiver(it), model) and isinstance(loop.target, cst.Name)):
+    if not isinstance(it, cst.Call) or not isinstance(loop.target, cst.Name):
+        return False
+    iters = [it] + ([a.value for a in it.args] if flag is not None and dotted_name(it.func) in (
+        "chain", "itertools.chain") else [])
+    if not any(isinstance(i, cst.Call) and method_name(i) == "parameters" and receiver(i) is not None
+               and same_reference(receiver(i), model) for i in iters):
         return False
     name = loop.target.value
+    off = flag if flag is not None else "False"
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
     for stmt in body:
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
@@ -1427,9 +1417,9 @@ def _freezes_each_parameter(ctx: FileContext, loop: cst.For, model: cst.BaseExpr
         small = stmt.body[0]
         if isinstance(small, cst.Assign) and len(small.targets) == 1 \
                 and dotted_name(small.targets[0].target) == name + ".requires_grad" \
-                and isinstance(small.value, cst.Name) and small.value.value == "False":
+                and isinstance(small.value, cst.Name) and small.value.value == off:
             return True
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+        if flag is None and isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
                 and dotted_name(small.value.func) == name + ".requires_grad_" \
                 and effects.method_effect(ctx, small.value) == effects.FREEZES:
             return True
@@ -2665,12 +2655,10 @@ def _rebinding_reads(ctx: FileContext, contents: Any, calls: Set[cst.Call]) -> D
     return out
 
 
-def _root_name(expr: cst.BaseExpression) -> str:
-    """The name an expression starts from: ``decoder`` for ``decoder.attention``, ``self`` for
-    ``self.net[0]``, "" when it starts from no name."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr.value if isinstance(expr, cst.Name) else ""
+def _on_self(expr: cst.BaseExpression) -> bool:
+    """``self``, or a part of it (``self.net``, ``self.cache[k]``)."""
+    root = root_name(expr)
+    return root is not None and root.value == "self"
 
 
 def feeds_back(ctx: FileContext, call: cst.Call, flow: DecodingFlow) -> Optional[str]:
@@ -3389,13 +3377,9 @@ class EvaluationFacts:
             if id(f) in seen:
                 continue
             seen.add(id(f))
-            for a in fctx.contents(f).assigns:
-                for t in assignment_targets(a):
-                    root = t
-                    while isinstance(root, (cst.Attribute, cst.Subscript)):
-                        root = root.value
-                    if root is not t and isinstance(root, cst.Name) and root.value == "self":
-                        return True
+            if any(isinstance(t, (cst.Attribute, cst.Subscript)) and _on_self(t)
+                   for a in fctx.contents(f).assigns for t in assignment_targets(a)):
+                return True
             if depth < 2:
                 for c in fctx.calls_in(f):
                     if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) \
@@ -3428,12 +3412,8 @@ class EvaluationFacts:
         if function.name.value in RUN_METHODS or not calls or not model_method(ctx, function) \
                 or HOOK_NAME.search(snake(function.name.value)):
             return False
-        for _call, model in calls:
-            root = model
-            while isinstance(root, (cst.Attribute, cst.Subscript)):
-                root = root.value
-            if not (isinstance(root, cst.Name) and root.value == "self"):
-                return False
+        if not all(_on_self(model) for _call, model in calls):
+            return False
         if not any(isinstance(r.value, cst.BaseExpression) for r in function_returns(function)):
             return False
         sites = call_sites(ctx, function) + instance_calls(ctx, function)
@@ -3490,7 +3470,7 @@ class EvaluationFacts:
             return False  # an activation captured by a hook may feed a loss (style transfer)
         if any(train_mode_call(c) for c in ctx.calls_in(function)):
             return False  # a BatchNorm-statistics refresh, or training going on after it
-        roots = {_root_name(model) for _c, model in calls}
+        roots = {getattr(root_name(model), "value", None) for _c, model in calls}
         if _generator(function) or any(
                 isinstance(n, (cst.FunctionDef, cst.Lambda)) and (
                     any(ctx.is_inside(c, n) for c, _m in calls)
@@ -3783,10 +3763,11 @@ class EvaluationFacts:
         # a model fed what the loop derives from its own outputs (not from another model's: an encoder's
         # features handed to a relation network are no feedback)
         groups: Dict[str, Set[cst.Call]] = {}
+        roots = {c: getattr(root_name(c.func, calls=True), "value", "") for c in ordered}
         for c in ordered:
-            groups.setdefault(_root_name(c.func), set()).add(c)
+            groups.setdefault(roots[c], set()).add(c)
         flows = {root: decoding_flow(ctx, function, own) if len(groups) > 1 else flow for root, own in groups.items()}
-        fed = [feeds_back(ctx, c, flows[_root_name(c.func)]) for c in ordered]
+        fed = [feeds_back(ctx, c, flows[roots[c]]) for c in ordered]
         evidence = "picked" if "picked" in fed else ("output" if "output" in fed else None)
         if evidence is None:
             return None
