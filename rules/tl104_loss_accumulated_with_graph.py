@@ -530,6 +530,32 @@ for step in range(10):
     errors.append(crit(out.data, y))
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def held_out_loss(model, data):
+    with torch.no_grad():
+        total = sum(F.mse_loss(model(x), y) for x, y in data)
+    return float(total) / len(data)
+
+
+def fit(model, opt, data, epochs):
+    curve = []
+    for _ in range(epochs):
+        for x, y in data:
+            cost = F.mse_loss(model(x), y)
+            opt.zero_grad()
+            cost.backward()
+            opt.step()
+        # the name now holds a Python number computed without a graph
+        cost = held_out_loss(model, data)
+        curve.append(cost)
+    return curve
+"""
+        ),
     ]
 
     INVALID = [
@@ -1251,6 +1277,10 @@ class _LoopFacts:
         if isinstance(value, cst.Name):
             held = ctx.names.value_of(value)  # `loss = loss.detach().cpu().numpy()` before the total
             if held is not None and is_detached(ctx, held):
+                return False
+            one = ctx.names.reaching_value(value)  # what it holds on every path here: `cost = mean_loss(...)`
+            if one is not None and (_number_literal(one) or isinstance(one, cst.Call) and (
+                    is_detached(ctx, one) or returns_without_graph(ctx, one))):
                 return False
         code = ctx.code(value)
         if code in self.exact_operands and self._produced_here(value) and not self._loop_variable(value):

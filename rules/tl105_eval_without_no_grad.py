@@ -2254,6 +2254,60 @@ for _ in range(4):
 print(sum(scores) / len(scores))
 """
         ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def predict(self, x):
+        self.eval()
+        return self.forward(x).argmax(1)
+
+    def hit_rate(self, x, y):
+        return (self.predict(x) == y).float().mean().item()
+
+
+# every call of `predict` (directly, or through `hit_rate`) runs under no_grad
+scorers = [Scorer() for _ in range(3)]
+x, y = torch.randn(16, 8), torch.randint(0, 3, (16,))
+with torch.no_grad():
+    for s in scorers:
+        print(s.hit_rate(x, y), s.predict(x))
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def predict(self, x):
+        self.eval()
+        return self.forward(x).argmax(1)
+
+
+scorer = Scorer()
+with torch.no_grad():
+    labels = scorer.predict(torch.randn(16, 8)).tolist()
+"""
+        ),
     ]
 
     INVALID = [
@@ -7081,6 +7135,63 @@ with torch.no_grad():
 print(sum(scores) / len(scores))
 """,
             line=44,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def predict(self, x):
+        self.eval()
+        return self.forward(x).argmax(1)
+
+
+scorers = [Scorer() for _ in range(3)]
+x = torch.randn(16, 8)
+with torch.no_grad():
+    for s in scorers:
+        print(s.predict(x))
+for s in scorers:
+    print(s.predict(x).tolist())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    @torch.no_grad()
+    def predict(self, x):
+        self.eval()
+        return self.forward(x).argmax(1)
+
+
+scorers = [Scorer() for _ in range(3)]
+x = torch.randn(16, 8)
+with torch.no_grad():
+    for s in scorers:
+        print(s.predict(x))
+for s in scorers:
+    print(s.predict(x).tolist())
+""",
+            unsafe=True,
+            line=16,
         ),
     ]
 

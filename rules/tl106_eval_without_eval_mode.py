@@ -7166,17 +7166,14 @@ class Trainer:
             placed = project_arguments_for_param(ctx, model)
             if not placed:
                 return None
-            return [(octx, a) for octx, a in placed if not self._arrives_settled(octx, a)]
+            return [(octx, a) for octx, a in placed if not self._arrives_settled(octx, a)
+                    and not self._switched_before(octx, a)]
         if not args or len(args) != len(sites):
             return None
         unsettled: List[Tuple[Any, cst.BaseExpression]] = []
         for passed, caller_site in zip(args, sites):
             caller = enclosing_function(ctx, caller_site) or ctx.module
-            # switched to eval mode before the call, unless switched back to training on every path since
-            # (`net.eval()` and a score at each epoch's start, `net.train()` and its batches, the last score
-            # after the epochs)
-            if covers(eval_receivers(ctx, caller, before=caller_site), ctx.code(passed)) and \
-                    modes_reaching(ctx, caller_site, ctx.code(passed)) != {TRAIN} or self._arrives_settled(ctx, passed):
+            if self._switched_before(ctx, passed, caller_site) or self._arrives_settled(ctx, passed):
                 continue
             if depth < 2 and isinstance(caller, cst.FunctionDef) and caller is not function \
                     and not self._trains_before(caller, caller_site, ctx.code(passed)):
@@ -7187,6 +7184,23 @@ class Trainer:
                     continue
             unsettled.append((ctx, passed))
         return unsettled
+
+    @staticmethod
+    def _switched_before(ctx, passed: cst.BaseExpression, site_call: Optional[cst.Call] = None) -> bool:
+        """The model ``passed`` (an argument of ``site_call``, read in ``ctx``: this file or another of the
+        project) is switched to eval mode before the call — by the code around it or a function it calls
+        first (``fit(net, ...)`` ending in ``model.eval()``) — unless switched back to training on every path
+        since (``net.eval()`` and a score at each epoch's start, ``net.train()`` and its batches, the last score
+        after the epochs)."""
+        if site_call is None:
+            holder = ctx.parent(passed)
+            site_call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+            if not isinstance(site_call, cst.Call):
+                return False
+        caller = enclosing_function(ctx, site_call) or ctx.module
+        code = ctx.code(passed)
+        return covers(eval_receivers(ctx, caller, before=site_call), code) and \
+            modes_reaching(ctx, site_call, code) != {TRAIN}
 
     def _trains_before(self, caller: cst.FunctionDef, site_call: cst.Call, code: str) -> bool:
         """``caller`` may switch ``code`` to training mode before ``site_call``: a ``.train()`` of it there,

@@ -12,7 +12,7 @@ from torchlint.families.loops.nested import (
     nested_slice_work,
     per_row_product,
 )
-from torchlint.families.loops.rowwork import independent_row_work, nested_row_work
+from torchlint.families.loops.rowwork import comprehension_row_work, independent_row_work, nested_row_work
 from torchlint.families.loops.loops import (
     comprehension_tally,
     RowIndexing,
@@ -80,6 +80,14 @@ class PerRowIndexingLoop(LintRule):
     included), is one
     `torch.bincount` or one boolean mask and `.sum()`. A counter read inside the loop (a running count),
     a count that does not depend on the data, or a dictionary of counters keeps the loop silent.
+
+    A list comprehension is the same loop: `torch.stack([torch.relu(r) * w for r in x])`, `torch.cat([...
+    for a, b in zip(x, y)])` or `[int(x[i].argmax()) for i in range(x.size(0))]` is reported (without a fix)
+    when its element is independent work on the slices, judged as a loop body is, and the list is put
+    together by `torch.stack`/`torch.cat`/`torch.tensor` or holds one number or one full reduction per
+    slice (`x.argmax(dim=1).tolist()`, `x.sum(dim=1)`). An element that is the slice itself, a list of
+    tensors kept as a list, per-row functions with no batched form (`torch.bincount`, `torch.histc`) and
+    comprehensions over lists of modules stay silent.
 
     A comprehension that tests tensor elements one index at a time is the same work: `[1 if pred[j] ==
     y[j] else 0 for j in range(n)]` (also `int(...)`, `.item()` of the test, or of each element) is one
@@ -1072,6 +1080,83 @@ expected = {0: 1, 1: 0, 2: 0}
 hits = sum(1 if picked[j] == expected[j] else 0 for j in range(len(expected)))
 print("per element:", hits)
 print("advice (picked == expected):", picked == expected)
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class MultiHead(nn.Module):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(8, 2) for _ in range(heads)])
+
+    def forward(self, x):
+        # one module per element: a loop over layers, not over a tensor's rows
+        return torch.stack([self.heads[i](x) for i in range(len(self.heads))])
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def augment_batch(images: torch.Tensor, augment):
+    # each row goes through a function whose behaviour is not known (a random transform)
+    return torch.stack([augment(img) for img in images])
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def per_row_counts(labels: torch.Tensor):
+    # bincount has no batched form; its length depends on each row's values
+    return [torch.bincount(row) for row in labels]
+
+
+def crops(batch: torch.Tensor):
+    # the rows kept as a list of tensors (never stacked): possibly ragged afterwards
+    pieces = [row * 2 for row in batch]
+    return pieces
+
+
+def stacked_copies(batch: torch.Tensor):
+    # the rows themselves, unchanged
+    return torch.stack([row for row in batch])
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def summarize(features):
+    # a list of tensors of different lengths: nothing says `features` is one tensor
+    return torch.stack([f.mean(0) for f in features])
+"""
+        ),
+        Valid(
+            """
+from typing import List, Union
+
+import torch
+
+
+def area_under(precision: Union[torch.Tensor, List[torch.Tensor]], recall):
+    if isinstance(precision, torch.Tensor):
+        precision = torch.nan_to_num(precision)
+        return -torch.sum((recall[:, 1:] - recall[:, :-1]) * precision[:, :-1], 1)
+    # a list of curves of different lengths: one at a time
+    return torch.stack([-torch.sum((r[1:] - r[:-1]) * p[:-1]) for p, r in zip(precision, recall)])
+
+
+def small_boxes(classes: torch.Tensor, areas):
+    # Python numbers per element: no tensor work on the rows
+    return torch.as_tensor([areas[i] <= 4 for i, c in enumerate(classes)], dtype=torch.bool)
 """
         ),
     ]
@@ -2101,6 +2186,49 @@ def accuracy(scores: torch.Tensor, labels: torch.Tensor):
             line=7,
             message="Comprehension tests `picked` and `labels` one element at a time",
         ),
+        Invalid(
+            """
+import torch
+
+
+def scale(x: torch.Tensor, w):
+    return torch.stack([torch.relu(r) * w for r in x])
+""",
+            line=6,
+            message="Comprehension processes `x` one row at a time",
+        ),
+        Invalid(
+            """
+import torch
+
+
+def predicted_classes(logits: torch.Tensor):
+    return [int(logits[i].argmax()) for i in range(logits.size(0))]
+""",
+            line=6,
+            message="one `argmax` over all rows",
+        ),
+        Invalid(
+            """
+import torch
+
+a = torch.randn(16, 4)
+b = torch.randn(16, 4)
+products = torch.cat([(p * q).sum().view(1) for p, q in zip(a, b)])
+""",
+            line=6,
+            message="Comprehension processes `a` one row",
+        ),
+        Invalid(
+            """
+import torch
+
+scores = torch.rand(32, 10)
+best = torch.tensor([row.max().item() for row in scores])
+""",
+            line=5,
+            message="one `max` over all rows",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:
@@ -2160,8 +2288,9 @@ def accuracy(scores: torch.Tensor, labels: torch.Tensor):
         (``_, pred = torch.max(s, 1)`` unpacked)."""
         tally = comprehension_tally(self.ctx, node)
         if tally is None:
-            if not last:
-                self._comprehensions.append(node)
+            if self._row_comprehension(node) or last:
+                return
+            self._comprehensions.append(node)
             return
         ctx = self.ctx
         test = tally.test
@@ -2177,6 +2306,22 @@ def accuracy(scores: torch.Tensor, labels: torch.Tensor):
             f"host sync per element; one element-wise comparison `{whole}` tests them all (then `.sum()`, "
             f"or `.long().tolist()` for the list; slice the tensors to `[:n]` if the range is shorter)",
         )
+
+    def _row_comprehension(self, node: cst.CSTNode) -> bool:
+        """``torch.stack([f(r) for r in x])``: a comprehension over a tensor's slices doing the same independent
+        work per slice, reported (without a fix) at the collector, or at a list of numbers."""
+        found = comprehension_row_work(self.ctx, node)
+        if found is None:
+            return False
+        work, where = found
+        x = self.ctx.code(work.tensor).strip()
+        what = "row" if work.dim == 0 else f"slice along dim {work.dim}"
+        self.report(
+            where,
+            f"Comprehension processes `{x}` one {what} at a time and no element needs another's result; "
+            f"vectorize it: {work.idiom()}",
+        )
+        return True
 
     def _nested(self, nest: NestedWork) -> None:
         ctx = self.ctx

@@ -2421,6 +2421,25 @@ for step in range(100):
     opt_gen.step()
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+shared = nn.Linear(4, 1)
+local = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(shared.parameters(), lr=0.01)
+for _ in range(10):
+    local.load_state_dict(shared.state_dict())
+    loss = local(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    # the copy's gradients become the shared model's: the step applies this loss's gradient
+    for mine, theirs in zip(local.parameters(), shared.parameters()):
+        theirs.grad = mine.grad.clone()
+    optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [

@@ -592,3 +592,48 @@ def test_a_model_built_by_a_config_objects_method_from_a_module_name(tmp_path, l
     run.write_text(TEMPLATE_TEST)
     found = lint_source(str(run), run.read_text(), Settings(all_rules())).diagnostics
     assert [d.line for d in found if d.code == "TL106"] == ([14] if reported else [])
+
+
+CALLER = """import torch
+from torch import nn
+from plots import show
+
+
+def fit(model, data, opt, epochs):
+    for _ in range(epochs):
+        model.train()
+        for x, y in data:
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        {after}
+
+
+net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 2))
+batches = [(torch.randn(4, 8), torch.randint(0, 2, (4,))) for _ in range(3)]
+fit(net, batches, torch.optim.SGD(net.parameters(), lr=0.1), epochs=2)
+show(net, batches)
+"""
+
+HELPER = """import torch
+
+
+def show(model, loader):
+    with torch.no_grad():
+        for x, _ in loader:
+            print(torch.argmax(model(x), dim=1).tolist())
+"""
+
+
+@pytest.mark.parametrize("after, reported", [
+    ("model.eval()", False),  # the caller's training function leaves the model in eval mode before the call
+    ("print(loss.item())", True),  # it leaves it training: the helper of the other file runs it so
+])
+def test_a_model_arrives_from_another_file_in_the_mode_its_caller_left(tmp_path, after, reported):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "main.py").write_text(CALLER.format(after=after))
+    helper = tmp_path / "plots.py"
+    helper.write_text(HELPER)
+    found = lint_source(str(helper), helper.read_text(), Settings(all_rules())).diagnostics
+    assert [d.code for d in found if d.code == "TL106"] == (["TL106"] if reported else [])

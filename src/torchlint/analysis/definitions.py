@@ -1068,6 +1068,52 @@ def instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call
     return out
 
 
+def every_method_call(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[cst.Call]]:
+    """For a plain method of a module-level class of this file: every call of this module that runs it —
+    ``self.<name>(...)`` calls the binder resolves to it, and ``obj.<name>(...)`` through an instance whose
+    class (this one, or a subclass that does not override it) is known.  None when a call or a use of an
+    attribute of that name may run it and is not accounted for: a receiver of unknown class, a call
+    through a subscript, the method taken as a value (``step = net.evaluate``)."""
+    cls = _plain_method_class(ctx, function)
+    if cls is None:
+        return None
+    name = function.name.value
+    calls = _METHOD_CALLS.of(ctx).get(name, ())
+    if _ATTRIBUTE_USES.of(ctx).get(name, 0) != len(calls):
+        return None
+    out: List[cst.Call] = []
+    for call in calls:
+        owner = call.func.value  # type: ignore[attr-defined]
+        if isinstance(owner, cst.Name) and owner.value == "self":
+            target = ctx.function_for_call(call)
+            if target is None:
+                return None
+            if target is function:
+                out.append(call)
+            continue
+        found = instance_class(ctx, owner)
+        if found is None:
+            return None
+        hit = find_method(found[0], found[1], name)
+        if hit is None:
+            return None
+        if hit[1] is function:
+            out.append(call)
+    return out
+
+
+def _attribute_uses(ctx: FileContext) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Attribute):
+            out[node.attr.value] = out.get(node.attr.value, 0) + 1
+    return out
+
+
+#: attribute name -> how many times the file spells ``<expr>.<name>`` (asked only for the names of methods)
+_ATTRIBUTE_USES: "Fact[Dict[str, int]]" = Fact("definitions.attribute_uses", _attribute_uses)
+
+
 def _plain_method_class(ctx: FileContext, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
     """The module-level class of this file whose plain method ``function`` is (not decorated, not a special
     method, ``self`` first): what its calls through an instance are read for; None otherwise."""
@@ -1128,6 +1174,8 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         reaching = {id(v) for v in ctx.names.values_reaching(owner)}
         bound = {id(v) for v in ctx.names.bound_values(owner) if v is not None}
         values = [(c, v) for c, v in values if c is not ctx or id(v) in reaching or id(v) not in bound]
+    if not values and isinstance(owner, cst.Name):
+        values = _loop_elements(ctx, owner)  # `for m in members:` over `members = [Net(), Net()]`
     found = None
     for vctx, v in values or ():
         d = _class_built(vctx, v, depth)
@@ -1135,6 +1183,50 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
             return None
         found = d
     return found
+
+
+_LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
+
+
+def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, cst.BaseExpression]]:
+    """A read of ``m`` in the body of ``for m in models:`` (its own target, not bound again in the body): the
+    elements of the list or tuple display ``models`` is, or holds on every assignment (``[Net(), Net()]``,
+    ``[Net() for _ in range(k)]``) and never grows or changes (no ``models.append(...)``, ``models[i] =
+    ...``, ``models += ...``); empty otherwise."""
+    for a in ctx.ancestors(name):
+        if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return []
+        if not (isinstance(a, cst.For) and isinstance(a.target, cst.Name) and a.target.value == name.value):
+            continue
+        if not ctx.is_inside(name, a.body):
+            return []
+        if any(isinstance(n, cst.Name) and n.value == name.value and n is not a.target
+               and isinstance(ctx.parent(n), (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName, cst.AugAssign,
+                                               cst.AnnAssign, cst.NamedExpr, cst.Element, cst.Tuple, cst.List))
+               for n in iter_nodes(a.body)):
+            return []  # bound again in the body
+        it = a.iter
+        if isinstance(it, cst.Name):
+            displays = built_values(ctx, it)
+            for use in ctx.names_in(ctx.module, it.value):
+                parent = ctx.parent(use)
+                if isinstance(parent, cst.Attribute) and parent.attr.value in _LIST_MUTATORS or \
+                        isinstance(parent, cst.Subscript) and isinstance(ctx.parent(parent), cst.AssignTarget) or \
+                        isinstance(parent, cst.AugAssign) and parent.target is use:
+                    return []
+        else:
+            displays = [it]
+        out: List[Tuple[FileContext, cst.BaseExpression]] = []
+        for d in displays:
+            if isinstance(d, (cst.List, cst.Tuple)) and d.elements \
+                    and not any(isinstance(e, cst.StarredElement) for e in d.elements):
+                out.extend((ctx, e.value) for e in d.elements)
+            elif isinstance(d, cst.ListComp) and d.for_in.inner_for_in is None and not d.for_in.ifs:
+                out.append((ctx, d.elt))
+            else:
+                return []
+        return out
+    return []
 
 
 def _class_built(ctx: FileContext, value: cst.BaseExpression, depth: int):
@@ -1316,6 +1408,7 @@ __all__ = [
     "list_elements",
     "project_instance_calls",
     "instance_calls",
+    "every_method_call",
     "MAX_DEPTH",
     "Invocation",
     "value_invocations",

@@ -128,7 +128,7 @@ def stray_steps(ctx: FileContext) -> List[StrayStep]:
         if not isinstance(opt, cst.Name) and effects.self_attr(ctx, opt) is None:  # type: ignore[arg-type]
             continue
         backwards = _backwards_before(ctx, call)
-        if not backwards:
+        if not backwards or _gradients_written(ctx, backwards[0], call):
             continue
         loop = _zip_loop(ctx, opt) if isinstance(opt, cst.Name) else None
         sites = _sites_passing(ctx, opt) if isinstance(opt, cst.Name) and loop is None else None
@@ -360,6 +360,28 @@ def _backwards_before(ctx: FileContext, step: cst.Call) -> List[cst.Call]:
         elif is_backward(ctx, call):
             found.append(call)
     return found
+
+
+_GRAD_ATTRS = frozenset({"grad", "_grad"})
+
+
+def _gradients_written(ctx: FileContext, first: cst.Call, step: cst.Call) -> bool:
+    """Gradients set by hand between the backward pass ``first`` and the ``step`` (in the function around
+    them): ``shared._grad = local.grad``, ``p.grad = g``, ``p.grad.copy_(g)`` — a step that applies
+    gradients handed over from another model (a worker's copy, Hogwild) whatever the loss reached."""
+    scope = _function_of(ctx, step)
+    start, end = ctx.names.position(first), ctx.names.position(step)
+    for node in iter_nodes(scope):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
+            target = node.target
+        elif isinstance(node, cst.Call) and method_name(node) == "copy_":
+            target = receiver(node)
+        else:
+            continue
+        if isinstance(target, cst.Attribute) and target.attr.value in _GRAD_ATTRS \
+                and start < ctx.names.position(node) < end and _function_of(ctx, node) is scope:
+            return True
+    return False
 
 
 def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> FrozenSet[cst.Call]:

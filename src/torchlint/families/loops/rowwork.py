@@ -40,7 +40,7 @@ from torchlint.analysis.walk import children, iter_nodes
 _DATA_DEPENDENT = frozenset(
     {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere", "nonzero_static", "split",
      "tensor_split", "chunk", "tolist", "numpy", "append", "extend", "insert", "pop", "remove", "clear",
-     "backward", "cpu", "cuda", "to", "save", "write", "register_buffer"}
+     "backward", "cpu", "cuda", "to", "save", "write", "register_buffer", "bincount", "histc", "histogram"}
 )
 _TO_NUMBER = frozenset({"item"})
 _NUMBER_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.abs", "builtins.round"})
@@ -69,7 +69,7 @@ _ESCAPES = (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonl
 
 @dataclass
 class RowWork:
-    loop: cst.For
+    loop: cst.CSTNode  # the `for` statement, or the list comprehension
     tensor: cst.BaseExpression  # the tensor whose slices the loop walks
     dim: int  # the dimension walked
     window: bool = False
@@ -204,7 +204,13 @@ class _Header:
 
 
 def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
-    it, target = loop.iter, loop.target
+    return _header_of(ctx, loop.iter, loop.target, loop)
+
+
+def _header_of(ctx: FileContext, it: cst.BaseExpression, target: cst.BaseExpression,
+               loop: Optional[cst.For]) -> Optional[_Header]:
+    """What ``for target in it`` walks; ``loop`` is the ``for`` statement (None for a comprehension's
+    clause, whose element cannot read a loader's batch size from a body)."""
     if isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.range"})):
         if not isinstance(target, cst.Name) or any(a.keyword is not None or a.star for a in it.args):
             return None
@@ -224,6 +230,8 @@ def _header(ctx: FileContext, loop: cst.For) -> Optional[_Header]:
             found = _dim_of(ctx, stop.left.left)
             window = stop.left.right
         if found is None:
+            if loop is None:
+                return None
             walked = _loader_batch_rows(ctx, loop, stop, target.value)
             if walked is None:
                 return None
@@ -351,7 +359,7 @@ def _simple_statements(ctx: FileContext, block: cst.BaseSuite, out: List[cst.Bas
 
 
 class _Body:
-    def __init__(self, ctx: FileContext, loop: cst.For, head: _Header) -> None:
+    def __init__(self, ctx: FileContext, loop: cst.CSTNode, head: _Header) -> None:
         self.ctx = ctx
         self.loop = loop
         self.head = head
@@ -805,7 +813,7 @@ def _host_copy(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu" and not call.args
 
 
-def _assigned_in(ctx: FileContext, loop: cst.For, name: str) -> bool:
+def _assigned_in(ctx: FileContext, loop: cst.CSTNode, name: str) -> bool:
     for n in ctx.names_in(loop, name):
         parent = ctx.parent(n)
         if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)) or (
@@ -1077,6 +1085,90 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     return work
 
 
+def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tuple[RowWork, cst.CSTNode]]:
+    """A list comprehension that is a loop over a tensor's slices doing the same independent work per slice:
+    ``torch.stack([f(x[i]) for i in range(x.size(0))])``, ``torch.cat([g(row) for row in x])``, ``[h(a, b)
+    for a, b in zip(x, y)]`` put together by a collector (``torch.stack``, ``torch.cat``, ``torch.tensor``,
+    ...), or a list of one Python number or one full reduction per slice (``[int(r.argmax()) for r in x]``).
+    The walk and the element are judged as a ``for`` statement's header and body are (the same failures keep
+    it silent: unknown calls, data-dependent shapes, ragged slices, sweeps); an element that is the slice
+    itself (a copy) is no work.  Returns the work and the node to report: the collector's call, else the
+    comprehension."""
+    if not isinstance(comp, cst.ListComp):
+        return None  # (a generator cannot be stacked; `sum(...)` of one is an accumulation)
+    cf = comp.for_in
+    if cf.ifs or cf.inner_for_in is not None or cf.asynchronous is not None:
+        return None
+    head = _header_of(ctx, cf.iter, cf.target, None)
+    if head is None or head.window is not None:
+        return None
+    tensor = head.tensor
+    if not isinstance(tensor, (cst.Name, cst.Attribute)):
+        return None
+    if head.var is not None and small_dim(ctx, tensor, head.dim):
+        return None
+    if isinstance(comp.elt, (cst.Name, cst.Attribute, cst.Subscript)):
+        return None  # the slices themselves, unchanged
+    body = _Body(ctx, comp, head)
+    try:
+        if not body.expr(comp.elt):
+            return None
+    except _Verdict:
+        return None
+    work = body.work
+    if not (head.sized or is_tensor(ctx, tensor) or (head.shaped and head.row is None and (
+        body.evidence or any(is_tensor(ctx, t) for t in body.read_nodes)
+    ))):
+        return None  # nothing says the walked value is a tensor (a list of tensors is walked the same way)
+    if not work.read and head.row is None:
+        return None
+    if _type_tested(ctx, comp, [tensor, *head.zipped, *body.read_nodes]):
+        return None  # `if isinstance(x, Tensor): ... else: [f(r) for r in x]`: a value of more than one type
+    reduced = _reduction_name(ctx, comp.elt)
+    if not (body.evidence or work.numbers or reduced is not None or work.selection or work.product):
+        return None  # no torch operation on a slice (`(-s, s)`, `area[i] <= 4`): Python values, maybe
+    holder = ctx.parent(comp)
+    call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+    if reduced is not None and work.selection is None:
+        work.selection = reduced  # `[r.sum() for r in x]`: one `sum` with `dim=` over all rows
+    if isinstance(call, cst.Call) and call.args and call.args[0] is holder and holder.keyword is None \
+            and ctx.names.matches(call.func, _COLLECTORS):
+        return work, call
+    if work.numbers or reduced is not None:
+        return work, comp
+    return None  # a Python list of tensors kept as a list: possibly ragged, left alone
+
+
+def _type_tested(ctx: FileContext, at: cst.CSTNode, values: Sequence[cst.BaseExpression]) -> bool:
+    """The function around ``at`` (or the module) tests the type of one of ``values`` (``isinstance(x,
+    Tensor)``): the code itself says the value is not always one type."""
+    codes = {ctx.code(v).strip() for v in values}
+    scope = next((a for a in ctx.ancestors(at) if isinstance(a, cst.FunctionDef)), ctx.module)
+    for call in ctx.calls_in(scope):
+        if isinstance(call.func, cst.Name) and call.func.value == "isinstance" and call.args \
+                and ctx.names.matches(call.func, frozenset({"builtins.isinstance"})) \
+                and ctx.code(call.args[0].value).strip() in codes:
+            return True
+    return False
+
+
+def _reduction_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
+    """``sum`` of ``x[i].sum()`` / ``torch.sum(x[i])`` (also turned into a number: ``x[i].sum().item()``): a
+    full reduction of the slice, by name; None for anything else."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value in _TO_NUMBER:
+        value = value.func.value
+    if isinstance(value, cst.Call) and len(value.args) == 1 and isinstance(value.func, cst.Name) \
+            and ctx.names.qualified_names(value.func) & _NUMBER_BUILTINS:
+        value = value.args[0].value
+    if not _full_reduction(ctx, value):
+        return None
+    assert isinstance(value, cst.Call)
+    if isinstance(value.func, cst.Attribute) and not ctx.names.qualified_names(value.func):
+        return value.func.attr.value
+    return next(iter(sorted(ctx.names.qualified_names(value.func)))).rsplit(".", 1)[-1]
+
+
 def nested_row_work(ctx: FileContext, outer: cst.For) -> Optional[Tuple[RowWork, cst.For]]:
     """Two loops over two dimensions of the same tensors (``for i in range(x.size(0)): for c in
     range(x.size(1)): out[i, c] = f(x[i, c])``): the inner loop is independent per-slice work, and every
@@ -1220,4 +1312,4 @@ def _walk_escapes(block: cst.CSTNode):
         stack.extend(children(node))
 
 
-__all__ = ["RowWork", "independent_row_work", "nested_row_work", "small_dim"]
+__all__ = ["RowWork", "comprehension_row_work", "independent_row_work", "nested_row_work", "small_dim"]

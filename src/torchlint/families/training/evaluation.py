@@ -55,6 +55,7 @@ from torchlint.analysis.definitions import (
     built_values,
     call_sites,
     instance_calls,
+    every_method_call,
     Invocation,
     value_invocations,
     called_function,
@@ -1500,7 +1501,8 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
     function = enclosing_function(ctx, node)
     if function is None:
         return False
-    sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
+    every = every_method_call(ctx, function)  # a method: its calls through instances too, when all are known
+    sites = [s for s in (call_sites(ctx, function) if every is None else every) if not ctx.is_inside(s, function)]
     handed = value_invocations(ctx, function)
     indirect = [i for i in handed or () if not ctx.is_inside(i.call, function)  # (a recursive call: its own callers)
                 and (i.via is not None or i.flag is not None or i.call not in sites)]
