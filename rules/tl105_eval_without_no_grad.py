@@ -2308,6 +2308,51 @@ with torch.no_grad():
     labels = scorer.predict(torch.randn(16, 8)).tolist()
 """
         ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def predict(model, batch):
+    return model(batch)
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(20):
+    loss = nn.functional.cross_entropy(net(torch.randn(16, 4)), torch.randint(0, 2, (16,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+# one more step through the helper: its output is differentiated
+scores = predict(net, torch.randn(5, 4))
+scores.logsumexp(dim=1).mean().backward()
+opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Logits(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x):
+        return self.body(x)[:, :10]
+
+
+# a fresh network wrapped: nothing trained or loaded before the call (a shape check)
+classifier = Logits(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 20)))
+out = classifier(torch.rand(4, 3, 32, 32))
+print(out.shape)
+"""
+        ),
     ]
 
     INVALID = [
@@ -7192,6 +7237,94 @@ for s in scorers:
 """,
             unsafe=True,
             line=16,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def predict(model, batch):
+    return model(batch)
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(20):
+    loss = nn.functional.cross_entropy(net(torch.randn(16, 4)), torch.randint(0, 2, (16,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+scores = predict(net, torch.randn(5, 4))
+print(scores.argmax(dim=1).tolist())
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+def predict(model, batch):
+    return model(batch)
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(20):
+    loss = nn.functional.cross_entropy(net(torch.randn(16, 4)), torch.randint(0, 2, (16,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+with torch.no_grad():
+    scores = predict(net, torch.randn(5, 4))
+print(scores.argmax(dim=1).tolist())
+""",
+            line=18,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Logits(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x):
+        return self.body(x)[:, :10]
+
+
+classifier = torch.load("classifier.pt", weights_only=False)
+classifier.eval()
+classifier = Logits(classifier)
+out = classifier(torch.rand(4, 3, 32, 32))
+print(out.argmax(dim=1).tolist())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Logits(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x):
+        return self.body(x)[:, :10]
+
+
+classifier = torch.load("classifier.pt", weights_only=False)
+classifier.eval()
+classifier = Logits(classifier)
+with torch.no_grad():
+    out = classifier(torch.rand(4, 3, 32, 32))
+print(out.argmax(dim=1).tolist())
+""",
+            line=18,
         ),
     ]
 

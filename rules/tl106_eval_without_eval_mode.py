@@ -2545,6 +2545,25 @@ with torch.no_grad():
         print(model(x, is_training=use_mc).argmax(1).tolist(), model(x, is_training=use_mc).sum().item())
 """
         ),
+        Valid(
+            """
+import torch
+import torchvision
+
+
+def classify(net, batch):
+    return net(batch)
+
+
+def main():
+    # built in eval mode where it is named: the helper runs it so
+    backbone = torchvision.models.resnet18(weights="DEFAULT").eval()
+    print(classify(backbone, torch.rand(2, 3, 64, 64)).argmax(dim=1).tolist())
+
+
+main()
+"""
+        ),
     ]
 
 

@@ -3022,6 +3022,13 @@ class EvaluationFacts:
             if binding is not None and binding.assigned and scope.kind == "function":
                 if scope.bindings.get(model.value) is binding:
                     self.local_model.add(call)
+        self._settle_mode(call, model)
+
+    def _settle_mode(self, call: cst.Call, model: cst.BaseExpression) -> None:
+        """Whether the mode ``model`` runs in at ``call`` is settled: it behaves alike in both modes, was
+        loaded whole, or was built in eval mode and never switched back (``mode_settled``)."""
+        ctx = self.ctx
+        if isinstance(model, cst.Name):
             values = ctx.names.values_before(model)
             if values and (_mode_free(ctx, model) or any(
                 isinstance(v, cst.Call) and _deserialised(ctx, v) for v in values
@@ -3299,6 +3306,14 @@ class EvaluationFacts:
                             generated.append(loop_site)
                         else:
                             site.calls.extend(loop_site.calls)
+                        continue
+                    # a prediction statement of the script that runs the model through the helper
+                    # (`logits = predict(net, image)` after training or loading it)
+                    model = self._model_at_call(helper, calls[0][1], site_call)
+                    statement = self._prediction_statement(site_call, model, None) if model is not None else None
+                    if statement is not None and not under_no_grad(ctx, site_call):
+                        self._settle_mode(site_call, model)  # type: ignore[arg-type]
+                        generated.append(EvalSite("statement", statement, None, [(site_call, model)], helper=helper))
                     continue
                 if caller is helper or caller in taken or self._excluded(caller):
                     continue
@@ -3315,6 +3330,8 @@ class EvaluationFacts:
                 if model is None:
                     self.mode_settled.add(site_call)  # no name for the model at the call: no eval-mode check
                     model = calls[0][1]
+                else:
+                    self._settle_mode(site_call, model)  # (the model the caller names, built in eval mode there)
                 site = found.get(caller)
                 if site is None:
                     site = found[caller] = EvalSite("function", caller, caller, helper=helper)
@@ -4308,11 +4325,32 @@ class EvaluationFacts:
             if self._binds_anew(stmt, model_name):
                 assert isinstance(stmt, cst.SimpleStatementLine)
                 value = getattr(stmt.body[0], "value", None)
-                loaded = isinstance(value, cst.BaseExpression) and self._trained_value(value)
+                loaded = isinstance(value, cst.BaseExpression) and (
+                    self._trained_value(value) or self._wraps_trained(value, model_name, loaded, stmt))
                 continue
             if self._loads_into(stmt, model_name, outside_functions=True):
                 loaded = True
         return loaded and not self._round_trip(body[:at])
+
+    def _wraps_trained(self, value: cst.BaseExpression, model_name: str, loaded: bool, stmt: cst.CSTNode) -> bool:
+        """``net = Wrapper(net)``, ``model = nn.Sequential(backbone, head)``: a module built (a project module
+        class, or a torch container) around a model given trained weights before ``stmt`` (the name bound
+        again, ``loaded`` says; another name, read again)."""
+        ctx = self.ctx
+        core = strip_moves_expr(value)
+        if not isinstance(core, cst.Call):
+            return False
+        found = definition_of(ctx, core.func)
+        if not (found is not None and isinstance(found[1], cst.ClassDef) and module_class(*found)) \
+                and not ctx.names.matches(core.func, CONTAINER_CLASSES):
+            return False
+        for a in core.args:
+            if not isinstance(a.value, cst.Name) or a.star:
+                continue
+            if a.value.value == model_name and loaded or a.value.value != model_name and \
+                    self._weights_loaded_before(stmt, a.value.value):
+                return True
+        return False
 
     def _round_trip(self, before: Sequence[cst.CSTNode]) -> bool:
         """A demonstration of saving and loading: the module trains nothing anywhere (no backward pass or
