@@ -2229,6 +2229,16 @@ best = torch.tensor([row.max().item() for row in scores])
             line=5,
             message="one `max` over all rows",
         ),
+        Invalid(
+            """
+import torch
+
+grid = torch.rand(64, 3)
+shifted = torch.stack([row * 2 - 1 for row in grid])
+""",
+            line=5,
+            message="Comprehension processes `grid` one row at a time",
+        ),
     ]
 
     def leave_For(self, node: cst.For) -> None:

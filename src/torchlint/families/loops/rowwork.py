@@ -1125,8 +1125,13 @@ def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tupl
     if _type_tested(ctx, comp, [tensor, *head.zipped, *body.read_nodes]):
         return None  # `if isinstance(x, Tensor): ... else: [f(r) for r in x]`: a value of more than one type
     reduced = _reduction_name(ctx, comp.elt)
-    if not (body.evidence or work.numbers or reduced is not None or work.selection or work.product):
-        return None  # no torch operation on a slice (`(-s, s)`, `area[i] <= 4`): Python values, maybe
+    rows = {n for n in (head.row, *head.extra_rows) if n is not None}
+    walked = {ctx.code(t).strip() for t in (tensor, *head.zipped)}
+    inside = list(iter_nodes(comp.elt))
+    computes = any(isinstance(n, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.Call)) for n in inside) \
+        and (any(isinstance(n, cst.Name) and n.value in rows for n in inside) or bool(walked & set(work.read)))
+    if not (body.evidence or work.numbers or reduced is not None or work.selection or work.product or computes):
+        return None  # no work on the walked tensor's slices (`area[i] <= 4` over `enumerate(x)`: a list read)
     holder = ctx.parent(comp)
     call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
     if reduced is not None and work.selection is None:
