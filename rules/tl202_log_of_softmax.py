@@ -20,7 +20,8 @@ from torchlint.families.numerics.patterns import (
     torch_call_code,
 )
 from torchlint.analysis.ops import log_use
-from torchlint.analysis.values import open_frame, value_fact
+from torchlint.analysis.values import MAX_CALLERS, caller_frames, open_frame, value_fact
+from torchlint.analysis.definitions import calls_of_function, function_params
 from torchlint.analysis.roles import SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -43,8 +44,12 @@ class LogOfSoftmax(LintRule):
     default, an annotated parameter or `self.<attr>`), also when a project function returns that output
     and when elements are taken per target first (`probs[range(n), y]`, `probs.gather(1, y)`), also
     into a name assigned before (in a notebook, possibly in an earlier cell) and when such parts are
-    joined (`torch.cat((a, b))`, `torch.stack`) before the log. The message
-    says which `forward` (file:line); no fix is offered there (the model's other users may want
+    joined (`torch.cat((a, b))`, `torch.stack`) before the log. Values are followed into a list that
+    starts empty and only grows by `append` (`probs[t].gather(1, a[t]).log()` after a rollout that
+    appended each step's softmax), into a helper's parameter when every call of the helper in the file
+    passes a softmax (`def entropy(p): return -(p * p.log()).sum(1)`), and through a cap that changes
+    no probability (`.clamp(max=1 - 1e-20)` is `1.0` in float32: zeros stay zeros). The message
+    says which `forward` or softmax (file:line); no fix is offered there (the model's other users may want
     probabilities).
 
     ## Why is this bad?
@@ -249,6 +254,39 @@ class Policy(nn.Module):
     def target_entropy(self, x):
         p = self.forward(x).detach()
         return -(p * torch.log(p.clamp(min=1e-8))).sum(1)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def spread(p):
+    return -(p * torch.log(p)).sum(dim=1).mean()
+
+
+logits = torch.randn(16, 5)
+# one caller passes probabilities kept away from zero: the helper's log is not of a bare softmax
+print(spread(F.softmax(logits, dim=1)), spread(F.softmax(logits, dim=1).clamp(min=1e-8)))
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def mixture(steps):
+    parts = []
+    for _ in range(steps):
+        parts.append(torch.softmax(torch.randn(3), dim=0))
+    parts.append(torch.full((3,), 1 / 3))
+    return [parts[i].log() for i in range(len(parts))]
+
+
+def floored(x):
+    # a lower bound keeps the log finite
+    return torch.log(torch.softmax(x, dim=1).clamp(min=1e-6, max=1.0))
 """
         ),
     ]
@@ -534,6 +572,66 @@ class Policy(nn.Module):
 """,
             line=16,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(6, 4)
+
+    def forward(self, s):
+        return F.softmax(self.out(s), dim=-1).clamp(max=1.0 - 1e-12)
+
+
+policy = Policy()
+probs = policy(torch.randn(8, 6))
+chosen = torch.multinomial(probs, 1)
+score = probs.gather(1, chosen).log().mean()
+""",
+            line=19,
+            message="ends in softmax",
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def rollout(actor, steps):
+    kept, picked = [], []
+    for _ in range(steps):
+        p = torch.softmax(actor(torch.randn(1, 5)), dim=-1)
+        kept.append(p)
+        picked.append(torch.multinomial(p, 1))
+    return sum(kept[t].gather(1, picked[t]).log().sum() for t in range(steps))
+
+
+print(rollout(nn.Linear(5, 3), 4))
+""",
+            line=12,
+            message="`torch.softmax(...)`",
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def spread(p):
+    return -(p * torch.log(p)).sum(dim=1).mean()
+
+
+logits = torch.randn(16, 5, requires_grad=True)
+bonus = spread(F.softmax(logits, dim=1))
+""",
+            line=7,
+            message="`F.softmax(logits, dim=1)`",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -577,6 +675,8 @@ class Policy(nn.Module):
         for log, operand in self._undecided:
             found = _softmax_elements(self.ctx, open_frame(self.ctx, log), operand)
             if found is None:
+                found = self._from_every_caller(log, operand)
+            if found is None:
                 continue
             fact, selected = found
             what = "elements of " if selected else ""
@@ -585,6 +685,30 @@ class Policy(nn.Module):
                 f"`log` of {what}a softmax: {fact.message}; it gives `-inf` where the softmax underflows to 0, "
                 "return logits and use `log_softmax(x, dim)`",
             )
+
+    def _from_every_caller(self, log: cst.Call, operand: cst.BaseExpression):
+        """``def entropy(p): return -(p * torch.log(p)).sum(1)`` where every call of the function in this file
+        passes a softmax for ``p`` (the parameter not bound again): what :func:`_softmax_elements` finds in
+        each caller's frame, when all of them agree."""
+        ctx = self.ctx
+        base = _selection_base(operand) or operand
+        frame = open_frame(ctx, log)
+        function = frame.function
+        if not isinstance(base, cst.Name) or function is None or not any(
+                p.name.value == base.value for p in function_params(function)):
+            return None
+        sites = calls_of_function(ctx, function, frame.cls)
+        if not sites or len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
+            return None
+        if any(log_use(ctx, site) is not None for site in sites):
+            return None  # a wrapper of `log` (`def _log(t): return torch.log(t)`): reported where it is called
+        frames = caller_frames(ctx, log)
+        if len(frames) != len(sites) or any(base.value not in f.bound for f in frames):
+            return None
+        found = [_softmax_elements(ctx, f, operand) for f in frames]
+        if any(f is None for f in found) or len({f[1] for f in found}) != 1:  # type: ignore[index]
+            return None
+        return found[0]
 
     def _replacement(self, operand: cst.BaseExpression, info: Softmax) -> Optional[cst.BaseExpression]:
         """``log_softmax`` in place of the softmax ``operand`` stands for."""

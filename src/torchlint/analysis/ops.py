@@ -8,6 +8,7 @@ Method forms (``x.softmax()``) are only trusted in files that import torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import struct
 from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
@@ -307,3 +308,41 @@ def op_arg(use: OpUse, position: int, keyword: str) -> Optional[cst.Arg]:
     if use.kind == "method":
         return arg(use.node, position - 1, keyword)
     return arg(use.node, position, keyword)
+
+
+
+def _constant(expr: cst.BaseExpression) -> Optional[float]:
+    """The value of a number written out: ``1``, ``1e-20``, ``1 - 1e-20``, ``-0.5`` (None for anything else)."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _constant(expr.expression)
+        return -inner if inner is not None else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        a, b = _constant(expr.left), _constant(expr.right)
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(expr.operator, cst.Add) else a - b
+    return None
+
+
+def idle_cap(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """``p`` of ``p.clamp(max=1 - 1e-20)`` / ``torch.clamp(p, max=1.0)`` (also ``clip``): a clamp of
+    probabilities from above only, whose cap is 1 or more in float32 (``1 - 1e-20`` rounds to 1): it changes
+    no probability, so ``p`` keeps every property it had (zeros, ones).  None for any other call, a lower
+    bound, or a cap below 1 (which does keep ``1 - p`` away from 0)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("clamp", "clip") \
+            and not ctx.names.qualified_names(func):
+        operand, rest = func.value, list(call.args)
+    elif ctx.names.matches(func, frozenset({"torch.clamp", "torch.clip"})) and call.args \
+            and call.args[0].keyword is None and not call.args[0].star:
+        operand, rest = call.args[0].value, list(call.args[1:])
+    else:
+        return None
+    if len(rest) != 1 or rest[0].keyword is None or rest[0].keyword.value != "max":
+        return None
+    cap = _constant(rest[0].value)
+    if cap is None or struct.unpack("f", struct.pack("f", cap))[0] < 1.0:
+        return None
+    return operand

@@ -74,6 +74,7 @@ from torchlint.analysis.ops import (
     SIGMOID_LAYERS,
     SOFTMAX_FUNCS,
     SOFTMAX_LAYERS,
+    idle_cap,
 )
 
 SOFTMAX = "softmax"
@@ -567,6 +568,10 @@ def _expr_kind(ctx: FileContext, cls: Optional[cst.ClassDef], function: Optional
         return kind
     if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
         inner = _expr_kind(ctx, cls, function, func.value, at, depth, hops + 1)
+        return inner if isinstance(inner, str) else None
+    capped = idle_cap(ctx, expr)
+    if capped is not None:  # `F.softmax(z, 1).clamp(max=1 - 1e-20)`: an idle cap, the same probabilities
+        inner = _expr_kind(ctx, cls, function, capped, at, depth, hops + 1)
         return inner if isinstance(inner, str) else None
     # a submodule or a module built in place: `self.head(x)`, `nn.Softmax(1)(x)`
     callee = run_object(func)
@@ -1335,6 +1340,10 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
         return kind
     if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
         kind = output_kind(ctx, func.value, hops + 1)  # `d(x).view(-1)`: the same probabilities
+        return kind if isinstance(kind, str) else None
+    capped = idle_cap(ctx, expr)
+    if capped is not None:
+        kind = output_kind(ctx, capped, hops + 1)  # `d(x).clamp(max=1.0)`: an idle cap
         return kind if isinstance(kind, str) else None
     callee = run_object(func)
     if isinstance(callee, cst.Attribute) and not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):

@@ -44,7 +44,7 @@ from torchlint.analysis.definitions import (
     strip_moves,
 )
 from torchlint.analysis.positions import line_of
-from torchlint.analysis.ops import BCE_FUNCS, BCE_LAYERS, CROSS_ENTROPY_FUNCS, CROSS_ENTROPY_LAYERS
+from torchlint.analysis.ops import BCE_FUNCS, BCE_LAYERS, CROSS_ENTROPY_FUNCS, CROSS_ENTROPY_LAYERS, idle_cap
 from torchlint.analysis.project import project_of
 from torchlint.analysis.roles import (
     KIND_WORDS,
@@ -512,6 +512,10 @@ def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bo
             if inner is not None and isinstance(inner.kind, tuple) and -len(inner.kind) <= i < len(inner.kind):
                 k = inner.kind[i]
                 return Evidence(k, inner.why, inner.origin) if k is not None else None
+            if inner is not None or not isinstance(expr.value, cst.Name):
+                return None
+        if isinstance(index, cst.Index) and isinstance(expr.value, cst.Name):
+            return _appended_fact(frame, expr.value, hops, follow)  # `probs[t]` of a list built by `append`
         return None
     if isinstance(expr, cst.Tuple):
         facts = [value_fact(frame, el.value, hops + 1, follow) for el in expr.elements]
@@ -544,10 +548,46 @@ def value_fact(frame: Frame, expr: cst.BaseExpression, hops: int = 0, follow: bo
     if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:
         inner = value_fact(frame, func.value, hops + 1, follow)
         return inner if inner is not None and isinstance(inner.kind, str) else None
+    capped = idle_cap(ctx, expr)
+    if capped is not None:
+        # `p.clamp(max=1 - 1e-20)`: a cap that is 1 in float32 changes no probability
+        inner = value_fact(frame, capped, hops + 1, follow)
+        return inner if inner is not None and isinstance(inner.kind, str) else None
     target = project_function(frame, expr) if follow else None
     if target is not None:
         return _return_fact(target, hops)
     return model_fact(frame, func, hops + 1)
+
+
+def _appended_fact(frame: Frame, name: cst.Name, hops: int, follow: bool) -> Optional[Evidence]:
+    """The fact every element of the list ``name`` shares when the list starts empty where it is bound
+    (``probs = []``) and is only grown by ``probs.append(v)`` in the same function: what ``v`` is, where it
+    is appended, when all appended values agree."""
+    ctx = frame.ctx
+    held = _holds(frame, name, name)
+    if held is None or held[0] != "value" or held[1] is not frame or held[3] is not None:
+        return None
+    start = held[2]
+    if not (isinstance(start, cst.List) and not start.elements):
+        return None
+    scope = frame.function or ctx.module
+    facts: List[Optional[Evidence]] = []
+    for use in ctx.names_in(scope, name.value):
+        parent = ctx.parent(use)
+        if not (isinstance(parent, cst.Attribute) and parent.value is use):
+            continue
+        call = ctx.parent(parent)
+        if parent.attr.value in ("extend", "insert", "__setitem__", "__iadd__") or parent.attr.value == "append" and not (
+                isinstance(call, cst.Call) and call.func is parent and len(call.args) == 1 and call.args[0].keyword is None
+                and not call.args[0].star):
+            return None  # grown otherwise: not each element one appended value
+        if parent.attr.value == "append":
+            assert isinstance(call, cst.Call)
+            facts.append(value_fact(frame, call.args[0].value, hops + 1, follow))
+    if any(isinstance(ctx.parent(u), cst.AugAssign) or isinstance(ctx.parent(ctx.parent(u) or u), cst.AssignTarget)
+           and isinstance(ctx.parent(u), cst.Subscript) for u in ctx.names_in(scope, name.value)):
+        return None  # `probs += ...`, `probs[i] = ...`
+    return _unanimous(facts) if facts else None
 
 
 def project_function(frame: Frame, call: cst.Call) -> Optional[Frame]:
