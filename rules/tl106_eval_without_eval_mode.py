@@ -147,7 +147,8 @@ class EvalWithoutEvalMode(LintRule):
     while dropout is active), or asks a functional dropout to drop (`training=True`), a mode set
     through a helper whose name says so (`set_eval_mode(model)`, `with evaluating(model):`), models
     built in eval mode (`Net().to(device).eval()`, Hugging Face `from_pretrained`) when nothing in the
-    file switches them back with `train()`, models loaded with
+    file switches them back with `train()` (a project class loaded with a library's class method,
+    `Classifier.from_pretrained(...)`, is judged by the layers the class builds), models loaded with
     `torch.load`/`torch.jit.load` (they keep the mode they were saved in), models that
     provably behave the same in both modes (an `nn.Sequential` of, or an `nn.Module` built only from,
     layers without dropout or normalisation, such as `Linear`, `ReLU`, or an `LSTM`/`GRU` without
@@ -2562,6 +2563,56 @@ def main():
 
 
 main()
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def score(model, batches):
+    with torch.no_grad():
+        return [model(x).argmax(1) for x, _ in batches]
+
+
+device = torch.device("cpu")
+net = nn.Sequential(nn.Linear(10, 16), nn.Dropout(0.3), nn.Linear(16, 2))
+net.eval()
+print(score(net.to(device), [(torch.randn(4, 10), None)]))
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+
+
+class Scorer(PreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.dropout = nn.Dropout(0.2)
+        self.head = nn.Linear(config.hidden_size, 3)
+
+    def forward(self, h):
+        return self.head(self.dropout(h))
+
+
+def accuracy(net, h, y):
+    with torch.no_grad():
+        return (net(h).argmax(1) == y).float().mean().item()
+
+
+scorer = Scorer.from_pretrained("org/checkpoint")
+optimizer = torch.optim.AdamW(scorer.parameters(), lr=1e-5)
+h, y = torch.randn(8, 16), torch.randint(0, 3, (8,))
+# loaded in eval mode and never switched: the dropout is off
+for step in range(3):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(scorer(h), y).backward()
+    optimizer.step()
+    print(accuracy(scorer, h, y))
 """
         ),
     ]
@@ -6982,6 +7033,128 @@ class Trainer:
 """,
             unsafe=True,
             line=24,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def fit(model, train_batches, val_batches, epochs):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(epochs):
+        for x, y in train_batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        hits = 0
+        with torch.no_grad():
+            for x, y in val_batches:
+                hits += (model(x).argmax(1) == y).sum().item()
+        print(hits)
+
+
+device = torch.device("cpu")
+net = nn.Sequential(nn.Linear(10, 16), nn.Dropout(0.3), nn.Linear(16, 2))
+data = [(torch.randn(8, 10), torch.randint(0, 2, (8,)))]
+fit(net.to(device), data, data, 3)
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+def fit(model, train_batches, val_batches, epochs):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(epochs):
+        for x, y in train_batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        hits = 0
+        with torch.no_grad():
+            model.eval()
+            for x, y in val_batches:
+                hits += (model(x).argmax(1) == y).sum().item()
+        model.train()
+        print(hits)
+
+
+device = torch.device("cpu")
+net = nn.Sequential(nn.Linear(10, 16), nn.Dropout(0.3), nn.Linear(16, 2))
+data = [(torch.randn(8, 10), torch.randint(0, 2, (8,)))]
+fit(net.to(device), data, data, 3)
+""",
+            unsafe=True,
+            line=16,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+
+
+class Scorer(PreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.dropout = nn.Dropout(0.2)
+        self.head = nn.Linear(config.hidden_size, 3)
+
+    def forward(self, h):
+        return self.head(self.dropout(h))
+
+
+def accuracy(net, h, y):
+    with torch.no_grad():
+        return (net(h).argmax(1) == y).float().mean().item()
+
+
+scorer = Scorer.from_pretrained("org/checkpoint")
+optimizer = torch.optim.AdamW(scorer.parameters(), lr=1e-5)
+h, y = torch.randn(8, 16), torch.randint(0, 3, (8,))
+scorer.train()
+for step in range(3):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(scorer(h), y).backward()
+    optimizer.step()
+    print(accuracy(scorer, h, y))
+""",
+            fixed="""
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+
+
+class Scorer(PreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.dropout = nn.Dropout(0.2)
+        self.head = nn.Linear(config.hidden_size, 3)
+
+    def forward(self, h):
+        return self.head(self.dropout(h))
+
+
+def accuracy(net, h, y):
+    net.eval()
+    with torch.no_grad():
+        return (net(h).argmax(1) == y).float().mean().item()
+
+
+scorer = Scorer.from_pretrained("org/checkpoint")
+optimizer = torch.optim.AdamW(scorer.parameters(), lr=1e-5)
+h, y = torch.randn(8, 16), torch.randint(0, 3, (8,))
+scorer.train()
+for step in range(3):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(scorer(h), y).backward()
+    optimizer.step()
+    print(accuracy(scorer, h, y))
+    scorer.train()
+""",
+            unsafe=True,
+            line=19,
         ),
     ]
 

@@ -1229,6 +1229,24 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
     return []
 
 
+#: class methods that library base classes give their subclasses to build an instance of the class they are
+#: called on (Hugging Face's ``from_pretrained``, Lightning's ``load_from_checkpoint``)
+LIBRARY_CONSTRUCTORS = frozenset({"from_pretrained", "load_from_checkpoint"})
+
+
+def class_of_library_constructor(ctx: FileContext, call: cst.Call):
+    """``(file context, ClassDef)`` for ``Classifier.from_pretrained(...)`` / ``Net.load_from_checkpoint(...)``
+    where the class is one of the project and the class method is one a library base gives it (no class of the
+    project defines it): an instance of that class.  None otherwise."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in LIBRARY_CONSTRUCTORS):
+        return None
+    d = definition_of(ctx, func.value)
+    if d is None or not isinstance(d[1], cst.ClassDef) or find_method(d[0], d[1], func.attr.value) is not None:
+        return None
+    return d
+
+
 def _class_built(ctx: FileContext, value: cst.BaseExpression, depth: int):
     """The project class whose instance ``value`` is: a construction of it, or a call of a project
     function every return of which is one (or that hands back the instance it is given); None otherwise."""
@@ -1239,7 +1257,7 @@ def _class_built(ctx: FileContext, value: cst.BaseExpression, depth: int):
         return _instance_class(ctx, core, depth + 1)  # `model = model.cuda()`: what it held before
     if not isinstance(core, cst.Call):
         return None
-    d = definition_of(ctx, core.func)
+    d = definition_of(ctx, core.func) or class_of_library_constructor(ctx, core)
     if d is None:
         return None
     if isinstance(d[1], cst.ClassDef):
@@ -1409,6 +1427,8 @@ __all__ = [
     "project_instance_calls",
     "instance_calls",
     "every_method_call",
+    "class_of_library_constructor",
+    "LIBRARY_CONSTRUCTORS",
     "MAX_DEPTH",
     "Invocation",
     "value_invocations",

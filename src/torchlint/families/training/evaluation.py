@@ -56,6 +56,7 @@ from torchlint.analysis.definitions import (
     call_sites,
     instance_calls,
     every_method_call,
+    class_of_library_constructor,
     Invocation,
     value_invocations,
     called_function,
@@ -590,6 +591,9 @@ def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mo
             return _UNKNOWN
         return _combine_modes([_part_mode(octx, a, hops) for octx, a in placed])
     if not isinstance(model, (cst.Name, cst.Attribute)):
+        core = strip_moves_expr(model)
+        if core is not model and isinstance(core, (cst.Name, cst.Attribute)):
+            return model_mode(ctx, core, hops)  # `net.to(device)` handed over: the model `net` holds
         return _value_mode(ctx, model, hops)
     values = held_values(ctx, model)
     if not values:
@@ -729,9 +733,11 @@ def _overriding_factory(ctx: FileContext, model: cst.BaseExpression, core: cst.B
 
 
 def _part_mode(ctx: FileContext, part: cst.BaseExpression, hops: int) -> Mode:
-    """A model given to or held by another: a name followed costs a hop, an expression is descended into."""
-    if isinstance(part, (cst.Name, cst.Attribute)):
-        return model_mode(ctx, part, hops + 1)
+    """A model given to or held by another: a name followed costs a hop (``net.to(device)`` is ``net``), an
+    expression is descended into."""
+    core = strip_moves_expr(part)
+    if isinstance(core, (cst.Name, cst.Attribute)):
+        return model_mode(ctx, core, hops + 1)
     return _value_mode(ctx, part, hops)
 
 
@@ -756,7 +762,7 @@ def _value_mode(ctx: FileContext, value: cst.BaseExpression, hops: int) -> Mode:
     wrapped = _held_module(ctx, core)
     if wrapped is not None:  # `DistributedDataParallel(model)`: switches the mode of the model it holds
         return _part_mode(ctx, wrapped, hops)
-    found = definition_of(ctx, core.func)
+    found = definition_of(ctx, core.func) or class_of_library_constructor(ctx, core)
     entry = module_entry(ctx, core.func) if found is None and isinstance(core.func, cst.Subscript) else None
     if entry is not None:
         # `models.__dict__[args.arch](...)`: the builder the option's default names, a library's or the project's
