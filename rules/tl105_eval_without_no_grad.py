@@ -154,7 +154,13 @@ class EvalWithoutNoGrad(LintRule):
     caller could differentiate through it), or yields one. A function whose result a caller in the file
     differentiates (`helper(...).backward()`, or a variable that reaches a backward call) is not
     reported: it is shared with training. Code already under `no_grad` (here or at every caller) is not
-    reported, so the fix never nests one `no_grad` in another. Nor is code whose models are all frozen
+    reported, so the fix never nests one `no_grad` in another; a method's callers include its calls through
+    instances whose class is known (`for m in members: m.predict(x)` over a list of them), and are all
+    known only when no call of that method name goes through an object of unknown class. An object torch
+    builds (`criterion = nn.CrossEntropyLoss()`, or a parameter every caller passes one for) keeps
+    nothing it is given, unlike a callable of the project or of another library. A helper that receives
+    the model from another helper (`accuracy(net, x)` calling `classify(net, x)`) runs a trained model
+    when every caller of that helper passes one. Nor is code whose models are all frozen
     where they run (`model.requires_grad_(False)`, or `p.requires_grad = False` for each of
     `model.parameters()`, unconditionally before the call in the same function, at every caller for a
     model passed in, or on the construction, and no part set, added or unfrozen after it: a new head
@@ -2351,6 +2357,40 @@ class Logits(nn.Module):
 classifier = Logits(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 20)))
 out = classifier(torch.rand(4, 3, 32, 32))
 print(out.shape)
+"""
+        ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Weighted:
+    # a loss of the project: what it does with the outputs is its own business
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, out, target):
+        loss = ((out - target) ** 2 * self.w).mean()
+        loss.backward()
+        return loss
+
+
+def spread_cost(net, criterion, inputs, targets):
+    net.eval()
+    out = net(inputs)
+    return criterion(out, targets).item()
+
+
+regressor = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 1))
+opt = torch.optim.Adam(regressor.parameters())
+xs, ys = torch.randn(64, 3), torch.randn(64, 1)
+for epoch in range(5):
+    regressor.train()
+    opt.zero_grad()
+    print(epoch, spread_cost(regressor, Weighted(2.0), xs, ys))
+    opt.step()
 """
         ),
     ]
@@ -7325,6 +7365,151 @@ with torch.no_grad():
 print(out.argmax(dim=1).tolist())
 """,
             line=18,
+        ),
+        Invalid(
+            """
+import numpy as np
+import torch
+from torch import nn
+
+
+def label_of(net, batch):
+    scores = net(batch)
+    return scores.detach().numpy().argmax(axis=1)
+
+
+def hit_rate(net, batch, labels):
+    return float(np.mean(label_of(net, batch) == labels.numpy()))
+
+
+model = nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(64, 5), torch.randint(0, 4, (64,))
+for step in range(10):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    print(step, hit_rate(model, x, y))
+""",
+            fixed="""
+import numpy as np
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def label_of(net, batch):
+    scores = net(batch)
+    return scores.detach().numpy().argmax(axis=1)
+
+
+def hit_rate(net, batch, labels):
+    return float(np.mean(label_of(net, batch) == labels.numpy()))
+
+
+model = nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(64, 5), torch.randint(0, 4, (64,))
+for step in range(10):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    print(step, hit_rate(model, x, y))
+""",
+            unsafe=True,
+            line=8,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def spread_cost(net, criterion, inputs, targets):
+    net.eval()
+    out = net(inputs)
+    return criterion(out, targets).item()
+
+
+regressor = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 1))
+loss_fn = nn.SmoothL1Loss()
+opt = torch.optim.Adam(regressor.parameters())
+xs, ys = torch.randn(64, 3), torch.randn(64, 1)
+for epoch in range(5):
+    regressor.train()
+    opt.zero_grad()
+    loss_fn(regressor(xs), ys).backward()
+    opt.step()
+    print(epoch, spread_cost(regressor, loss_fn, xs, ys))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def spread_cost(net, criterion, inputs, targets):
+    net.eval()
+    out = net(inputs)
+    return criterion(out, targets).item()
+
+
+regressor = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 1))
+loss_fn = nn.SmoothL1Loss()
+opt = torch.optim.Adam(regressor.parameters())
+xs, ys = torch.randn(64, 3), torch.randn(64, 1)
+for epoch in range(5):
+    regressor.train()
+    opt.zero_grad()
+    loss_fn(regressor(xs), ys).backward()
+    opt.step()
+    print(epoch, spread_cost(regressor, loss_fn, xs, ys))
+""",
+            line=8,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def cost_of(net, inputs, labels):
+    criterion = nn.CrossEntropyLoss()
+    logits = net(inputs)
+    return criterion(logits, labels).item()
+
+
+model = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Linear(24, 3))
+opt = torch.optim.Adam(model.parameters())
+xs, ys = torch.randn(50, 6), torch.randint(0, 3, (50,))
+for epoch in range(5):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(xs), ys).backward()
+    opt.step()
+    print(epoch, cost_of(model, xs, ys))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def cost_of(net, inputs, labels):
+    criterion = nn.CrossEntropyLoss()
+    logits = net(inputs)
+    return criterion(logits, labels).item()
+
+
+model = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Linear(24, 3))
+opt = torch.optim.Adam(model.parameters())
+xs, ys = torch.randn(50, 6), torch.randint(0, 3, (50,))
+for epoch in range(5):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(xs), ys).backward()
+    opt.step()
+    print(epoch, cost_of(model, xs, ys))
+""",
+            line=8,
         ),
     ]
 

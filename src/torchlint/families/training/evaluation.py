@@ -2860,6 +2860,8 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
             ctx.names.is_param_at(func)
         ):
             continue
+        if isinstance(func, cst.Name) and _holds_torch_object(ctx, func):
+            continue  # `ce = nn.CrossEntropyLoss()`, or a parameter every caller passes such an object for
         recv = receiver(call)
         if recv is not None and (
             _mentions(ctx, recv, flow.graph | flow.picked, model_calls)
@@ -2875,6 +2877,25 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
             continue  # `dist = Categorical(logits=...)`: `dist.log_prob(a)`
         return True
     return False
+
+
+def _torch_construction(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    core = strip_moves_expr(value)
+    return isinstance(core, cst.Call) and bool(ctx.names.qualified_names_at(core.func)) and all(
+        q.startswith("torch.") for q in ctx.names.qualified_names_at(core.func))
+
+
+def _holds_torch_object(ctx: FileContext, name: cst.Name) -> bool:
+    """``name`` holds, on every assignment, an object torch builds (``nn.CrossEntropyLoss()``, ``nn.Softmax(1)``):
+    calling it computes with what it is given and keeps nothing; for a parameter, every caller in the file passes
+    such an object (or a name holding one)."""
+    if ctx.names.is_param_at(name):
+        args = arguments_for_param(ctx, name)
+        return bool(args) and all(
+            _torch_construction(ctx, a) or isinstance(a, cst.Name) and not ctx.names.is_param_at(a)
+            and _holds_torch_object(ctx, a) for a in args)
+    values = ctx.names.values_at(name)
+    return bool(values) and all(_torch_construction(ctx, v) for v in values)
 
 
 _KEEPING_CALLS = frozenset({"append", "extend", "insert", "add", "update", "put", "push"})
@@ -3524,7 +3545,7 @@ class EvaluationFacts:
             self._capturing = any(method_name(c) in CAPTURING_CALLS for c in self.ctx.calls_in(self.ctx.module))
         return self._capturing
 
-    def _trained_at(self, site_call: cst.Call, model: cst.BaseExpression) -> bool:
+    def _trained_at(self, site_call: cst.Call, model: cst.BaseExpression, depth: int = 0) -> bool:
         """Whether the model ``model`` (as the call site names it) was trained or given trained weights
         before ``site_call``: in an earlier statement of its block or of a block around it (a backward
         pass or an optimizer step that reaches the model, `load_state_dict`, ``torch.load``, a pretrained
@@ -3550,6 +3571,13 @@ class EvaluationFacts:
                 return True
             if caller is None and (self._trained_before(statement, n) or self._weights_loaded_before(statement, n)):
                 return True
+        if caller is not None and depth < 2 and isinstance(model, cst.Name) and ctx.names.is_param_at(model) \
+                and not ctx.names.values_before(model) and not trains(ctx, caller):
+            # `accuracy(net, x, y)` handing its parameter on to `classify(net, x)`: what its own callers pass
+            sites = [s for s in call_sites(ctx, caller) if not ctx.is_inside(s, caller)]
+            passed = [self._model_at_call(caller, model, s) for s in sites]
+            return bool(sites) and all(p is not None and self._trained_at(s, p, depth + 1)
+                                       for s, p in zip(sites, passed))
         return False
 
     def _stepped_in_loop_around(self, statement: cst.CSTNode, name: str, function: Optional[cst.FunctionDef]) -> bool:
