@@ -21,7 +21,7 @@ from torchlint.analysis.training import (
 )
 from torchlint.families.training.graph_free import returns_without_graph
 from torchlint.analysis.roles import plain_object_method
-from torchlint.analysis.walk import iter_nodes
+from torchlint.analysis.walk import iter_nodes, target_names as names_bound_by
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
 _LOSS_NAME = re.compile(r"loss", re.IGNORECASE)
@@ -93,7 +93,13 @@ class LossAccumulatedWithGraph(LintRule):
     raise; unsafe when the total is also returned or passed on (a caller might differentiate it). `.item()` turns the total into a Python float; it is safe when the loss is a proven scalar
     (the value `backward()` is called on) and the total is only printed, logged, compared, formatted or
     combined with numbers in the function. When the total is returned, stored or passed on (a caller
-    may call `.item()` or `torch.stack` on it: the use is unknown), the `.item()` fix is unsafe.
+    may call `.item()` or `torch.stack` on it: the use is unknown), the `.item()` fix is unsafe. No fix
+    is offered when the loss variable may still hold the Python number it was given before the loop
+    (`err = 0.0`, appended before the first loss is computed): a number has neither method.
+
+    A name is read where it is used: one that holds a graph-free value on every path there (`cost =
+    held_out_loss(...)`, a function returning a number, after the training steps that used the same name)
+    is not a loss; a value assigned later in the loop reaches the next pass's read.
 
     ## Options
     - `loss-accumulation-fix` (`"item"` | `"detach"`, default `"item"`): `"detach"` keeps the values on
@@ -1010,6 +1016,28 @@ print(float(update([(torch.randn(4, 6), torch.randn(4)) for _ in range(3)])))
             unsafe=True,
             line=16,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+criterion = nn.MSELoss()
+batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(4)]
+
+trace = []
+err = 0.0
+for x, y in batches:
+    trace.append(err)  # from the second pass on, last pass's loss tensor
+    err = criterion(net(x), y)
+    opt.zero_grad()
+    err.backward()
+    opt.step()
+print(trace)
+""",
+            line=13,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1135,6 +1163,9 @@ print(float(update([(torch.randn(4, 6), torch.randn(4)) for _ in range(3)])))
                 unsafe = "unknown" in uses  # also returned or passed on: a caller might differentiate it
             else:
                 unsafe = not scalar or "unknown" in uses
+        if any(isinstance(c, cst.Name) and any(_number_literal(v) for v in self.ctx.names.values_before(c))
+               for c in carriers):
+            return None  # `err = 0.0` before the loop: a Python number on the first pass has no `.item()`
         fix = self.make_fix(f"Accumulate `.{how}()` of the loss", unsafe=unsafe)
         for c in carriers:
             fix.replace(c, cst.Call(func=cst.Attribute(value=c, attr=cst.Name(how))))
@@ -1279,8 +1310,9 @@ class _LoopFacts:
             if held is not None and is_detached(ctx, held):
                 return False
             one = ctx.names.reaching_value(value)  # what it holds on every path here: `cost = mean_loss(...)`
-            if one is not None and (_number_literal(one) or isinstance(one, cst.Call) and (
-                    is_detached(ctx, one) or returns_without_graph(ctx, one))):
+            if one is not None and self._set_in_each_pass(value, one) and (
+                    _number_literal(one) or isinstance(one, cst.Call) and (
+                        is_detached(ctx, one) or returns_without_graph(ctx, one))):
                 return False
         code = ctx.code(value)
         if code in self.exact_operands and self._produced_here(value) and not self._loop_variable(value):
@@ -1315,6 +1347,24 @@ class _LoopFacts:
                 return any(self.carriers(el.value, depth - 1) for el in value.elements)
             return bool(self.carriers(value.elt, depth - 1))
         return False
+
+    def _set_in_each_pass(self, read: cst.Name, value: cst.BaseExpression) -> bool:
+        """The assignment of ``value`` runs before ``read`` in each pass of every loop around the read that
+        binds the name: no value of the previous pass (``cost = crit(...)`` after ``curve.append(cost)``)
+        reaches the read."""
+        ctx = self.ctx
+        at = ctx.names.position(value)
+        if at > ctx.names.position(read):
+            return False
+        for loop in ctx.ancestors(read):
+            if isinstance(loop, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(loop, (cst.For, cst.While)) and not ctx.is_inside(value, loop) and any(
+                    isinstance(n, cst.Assign) and any(b.value == read.value for t in n.targets
+                                                      for b in names_bound_by(t.target))
+                    for n in iter_nodes(loop.body)):  # (read from the tree: the walk may not be there yet)
+                return False
+        return True
 
     def _inputs_without_graph(self, call: cst.Call) -> bool:
         """A loss of values without a graph: some argument is bound in the loop only under ``no_grad``

@@ -2393,6 +2393,33 @@ for epoch in range(5):
     opt.step()
 """
         ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+def forward_pass(model, batch):
+    return model(batch)
+
+
+def fine_tune(optimizer, out, target):
+    loss = nn.functional.cross_entropy(out, target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+net.load_state_dict(torch.load("weights.pt"))
+# the helper's output is read as numbers, then trained on: its graph is needed
+scores = forward_pass(net, torch.randn(5, 4))
+print(scores.argmax(dim=1).tolist())
+print(fine_tune(optimizer, scores, torch.randint(0, 2, (5,))))
+"""
+        ),
     ]
 
     INVALID = [

@@ -7359,7 +7359,7 @@ for step in range(3):
             if not placed:
                 return None
             return [(octx, a) for octx, a in placed if not self._arrives_settled(octx, a)
-                    and not self._switched_before(octx, a)]
+                    and not self._switched_before(octx, a, strict=True)]
         if not args or len(args) != len(sites):
             return None
         unsettled: List[Tuple[Any, cst.BaseExpression]] = []
@@ -7378,12 +7378,14 @@ for step in range(3):
         return unsettled
 
     @staticmethod
-    def _switched_before(ctx, passed: cst.BaseExpression, site_call: Optional[cst.Call] = None) -> bool:
+    def _switched_before(ctx, passed: cst.BaseExpression, site_call: Optional[cst.Call] = None,
+                         strict: bool = False) -> bool:
         """The model ``passed`` (an argument of ``site_call``, read in ``ctx``: this file or another of the
         project) is switched to eval mode before the call — by the code around it or a function it calls
         first (``fit(net, ...)`` ending in ``model.eval()``) — unless switched back to training on every path
         since (``net.eval()`` and a score at each epoch's start, ``net.train()`` and its batches, the last score
-        after the epochs)."""
+        after the epochs).  With ``strict`` (a caller in another file), no path may reach the call in
+        training mode (`if flag: net.eval()` is not enough)."""
         if site_call is None:
             holder = ctx.parent(passed)
             site_call = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
@@ -7391,8 +7393,9 @@ for step in range(3):
                 return False
         caller = enclosing_function(ctx, site_call) or ctx.module
         code = ctx.code(passed)
-        return covers(eval_receivers(ctx, caller, before=site_call), code) and \
-            modes_reaching(ctx, site_call, code) != {TRAIN}
+        modes = modes_reaching(ctx, site_call, code)
+        return covers(eval_receivers(ctx, caller, before=site_call), code) and (
+            TRAIN not in modes if strict else modes != {TRAIN})
 
     def _trains_before(self, caller: cst.FunctionDef, site_call: cst.Call, code: str) -> bool:
         """``caller`` may switch ``code`` to training mode before ``site_call``: a ``.train()`` of it there,

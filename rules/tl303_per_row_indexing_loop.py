@@ -1159,6 +1159,36 @@ def small_boxes(classes: torch.Tensor, areas):
     return torch.as_tensor([areas[i] <= 4 for i, c in enumerate(classes)], dtype=torch.bool)
 """
         ),
+        Valid(
+            """
+import torch
+
+
+def pool(features: torch.Tensor, lengths):
+    # one mean per sequence of its own length: pieces, not the rows of one tensor
+    features = features.split(lengths)
+    return torch.stack([f.mean(0) for f in features])
+
+
+def expand(counts: torch.Tensor):
+    # each element sets the length of its own range: no batched form of the same shape
+    return torch.cat([torch.arange(int(n)) for n in counts])
+
+
+def shifted(x: torch.Tensor, shifts: torch.Tensor):
+    return torch.stack([torch.roll(r, int(s)) for r, s in zip(x, shifts)])
+
+
+def sizes(x: torch.Tensor):
+    # metadata, the same for every row
+    return torch.tensor([r.numel() + 1 for r in x])
+
+
+def channel_means(img: torch.Tensor):
+    img = img.reshape(3, 32, 32)
+    return [c.mean().item() for c in img]
+"""
+        ),
     ]
 
     INVALID = [

@@ -4676,6 +4676,25 @@ for step in range(200):
 """,
             line=14,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+encoder = nn.Linear(4, 4)
+decoder = nn.Linear(4, 4)
+opt_dec = torch.optim.SGD(decoder.parameters(), lr=0.1)
+for _ in range(10):
+    loss = encoder(torch.randn(8, 4)).pow(2).mean()
+    opt_dec.zero_grad()
+    loss.backward()
+    for p in decoder.parameters():
+        if p.grad is not None:
+            p.grad = p.grad.clamp(-1.0, 1.0)  # clipped by hand: its own gradient, nothing handed over
+    opt_dec.step()
+""",
+            line=15,
+        ),
     ]
 
     def _unit(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:

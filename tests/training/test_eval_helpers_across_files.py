@@ -613,6 +613,7 @@ def fit(model, data, opt, epochs):
 net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 2))
 batches = [(torch.randn(4, 8), torch.randint(0, 2, (4,))) for _ in range(3)]
 fit(net, batches, torch.optim.SGD(net.parameters(), lr=0.1), epochs=2)
+{before}
 show(net, batches)
 """
 
@@ -626,13 +627,15 @@ def show(model, loader):
 """
 
 
-@pytest.mark.parametrize("after, reported", [
-    ("model.eval()", False),  # the caller's training function leaves the model in eval mode before the call
-    ("print(loss.item())", True),  # it leaves it training: the helper of the other file runs it so
+@pytest.mark.parametrize("after, before, reported", [
+    ("model.eval()", "", False),  # the caller's training function leaves the model in eval mode before the call
+    ("print(loss.item())", "", True),  # it leaves it training: the helper of the other file runs it so
+    ("print(loss.item())", "if len(batches) > 2:\n    net.eval()", True),  # switched on some paths only
+    ("print(loss.item())", "net.eval()", False),
 ])
-def test_a_model_arrives_from_another_file_in_the_mode_its_caller_left(tmp_path, after, reported):
+def test_a_model_arrives_from_another_file_in_the_mode_its_caller_left(tmp_path, after, before, reported):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    (tmp_path / "main.py").write_text(CALLER.format(after=after))
+    (tmp_path / "main.py").write_text(CALLER.format(after=after, before=before))
     helper = tmp_path / "plots.py"
     helper.write_text(HELPER)
     found = lint_source(str(helper), helper.read_text(), Settings(all_rules())).diagnostics

@@ -1069,11 +1069,12 @@ def instance_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call
 
 
 def every_method_call(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[cst.Call]]:
-    """For a plain method of a module-level class of this file: every call of this module that runs it —
+    """For a plain method of a module-level class of this file: every call that runs it, all in this module —
     ``self.<name>(...)`` calls the binder resolves to it, and ``obj.<name>(...)`` through an instance whose
     class (this one, or a subclass that does not override it) is known.  None when a call or a use of an
     attribute of that name may run it and is not accounted for: a receiver of unknown class, a call
-    through a subscript, the method taken as a value (``step = net.evaluate``)."""
+    through a subscript, the method taken as a value (``step = net.evaluate``), another file of the project
+    that spells the name."""
     cls = _plain_method_class(ctx, function)
     if cls is None:
         return None
@@ -1081,6 +1082,8 @@ def every_method_call(ctx: FileContext, function: cst.FunctionDef) -> Optional[L
     calls = _METHOD_CALLS.of(ctx).get(name, ())
     if _ATTRIBUTE_USES.of(ctx).get(name, 0) != len(calls):
         return None
+    if ctx.path and not ctx.path.startswith("<") and _caller_files(ctx, name) != []:
+        return None  # another file of the project spells the name: it may call the method, not in view here
     out: List[cst.Call] = []
     for call in calls:
         owner = call.func.value  # type: ignore[attr-defined]
@@ -1196,37 +1199,63 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
     for a in ctx.ancestors(name):
         if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return []
-        if not (isinstance(a, cst.For) and isinstance(a.target, cst.Name) and a.target.value == name.value):
-            continue
-        if not ctx.is_inside(name, a.body):
-            return []
-        if any(isinstance(n, cst.Name) and n.value == name.value and n is not a.target
-               and isinstance(ctx.parent(n), (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName, cst.AugAssign,
-                                               cst.AnnAssign, cst.NamedExpr, cst.Element, cst.Tuple, cst.List))
-               for n in iter_nodes(a.body)):
-            return []  # bound again in the body
-        it = a.iter
-        if isinstance(it, cst.Name):
-            displays = built_values(ctx, it)
-            for use in ctx.names_in(ctx.module, it.value):
-                parent = ctx.parent(use)
-                if isinstance(parent, cst.Attribute) and parent.attr.value in _LIST_MUTATORS or \
-                        isinstance(parent, cst.Subscript) and isinstance(ctx.parent(parent), cst.AssignTarget) or \
-                        isinstance(parent, cst.AugAssign) and parent.target is use:
-                    return []
+        if isinstance(a, cst.For) and isinstance(a.target, cst.Name) and a.target.value == name.value:
+            break
+    else:
+        return []
+    if not ctx.is_inside(name, a.body):
+        return []
+    it = a.iter
+    displays = built_values(ctx, it) if isinstance(it, cst.Name) else [it]
+    out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    for d in displays:
+        if isinstance(d, (cst.List, cst.Tuple)) and d.elements \
+                and not any(isinstance(e, cst.StarredElement) for e in d.elements):
+            out.extend((ctx, e.value) for e in d.elements)
+        elif isinstance(d, cst.ListComp) and d.for_in.inner_for_in is None and not d.for_in.ifs:
+            out.append((ctx, d.elt))
         else:
-            displays = [it]
-        out: List[Tuple[FileContext, cst.BaseExpression]] = []
-        for d in displays:
-            if isinstance(d, (cst.List, cst.Tuple)) and d.elements \
-                    and not any(isinstance(e, cst.StarredElement) for e in d.elements):
-                out.extend((ctx, e.value) for e in d.elements)
-            elif isinstance(d, cst.ListComp) and d.for_in.inner_for_in is None and not d.for_in.ifs:
-                out.append((ctx, d.elt))
-            else:
-                return []
-        return out
-    return []
+            return []  # (checked first: most loops walk a loader or a range, and stop here)
+    if not out:
+        return []
+    bound = _BOUND_IN_BODY.of(ctx)
+    if a not in bound:
+        bound[a] = _names_bound(ctx, a)
+    if name.value in bound[a]:
+        return []  # bound again in the body
+    changed = _CHANGED_LISTS.of(ctx)
+    if None not in changed:
+        changed[None] = _changed_lists(ctx)
+    if isinstance(it, cst.Name) and it.value in changed[None]:
+        return []
+    return out
+
+
+def _names_bound(ctx: FileContext, loop: cst.For) -> FrozenSet[str]:
+    """The plain names an assignment, a loop, a ``with`` or a walrus binds in the body of ``loop``."""
+    return frozenset(n.value for n in iter_nodes(loop.body) if isinstance(n, cst.Name) and isinstance(
+        ctx.parent(n), (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign,
+                        cst.NamedExpr, cst.Element, cst.Tuple, cst.List)))
+
+
+def _changed_lists(ctx: FileContext) -> FrozenSet[str]:
+    """The names of the file that are grown or changed in place: ``x.append(...)`` (``extend``, ``insert``),
+    ``x[i] = ...``, ``x += ...``."""
+    out = set()
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in _LIST_MUTATORS:
+            out.add(node.value.value)
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) \
+                and isinstance(node.target.value, cst.Name):
+            out.add(node.target.value.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            out.add(node.target.value)
+    return frozenset(out)
+
+
+#: loop -> the names bound in its body; None -> the names of lists grown or changed in place (per file)
+_BOUND_IN_BODY: "Fact[Dict[cst.For, FrozenSet[str]]]" = Fact("definitions.bound_in_loop_body", lambda ctx: {})
+_CHANGED_LISTS: "Fact[Dict[None, FrozenSet[str]]]" = Fact("definitions.changed_lists", lambda ctx: {})
 
 
 #: class methods that library base classes give their subclasses to build an instance of the class they are

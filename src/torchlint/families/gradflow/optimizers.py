@@ -366,22 +366,35 @@ _GRAD_ATTRS = frozenset({"grad", "_grad"})
 
 
 def _gradients_written(ctx: FileContext, first: cst.Call, step: cst.Call) -> bool:
-    """Gradients set by hand between the backward pass ``first`` and the ``step`` (in the function around
-    them): ``shared._grad = local.grad``, ``p.grad = g``, ``p.grad.copy_(g)`` — a step that applies
-    gradients handed over from another model (a worker's copy, Hogwild) whatever the loss reached."""
+    """Another tensor's gradient handed over by hand between the backward pass ``first`` and the ``step``
+    (in the function around them): ``shared._grad = local.grad``, ``p.grad = q.grad.clone()``,
+    ``p.grad.copy_(q.grad)`` — a step that applies gradients handed over from another model (a worker's copy,
+    Hogwild) whatever the loss reached.  Scaling, clipping or clearing a gradient in place (``p.grad *= 0.5``,
+    ``p.grad = None``) hands nothing over."""
     scope = _function_of(ctx, step)
     start, end = ctx.names.position(first), ctx.names.position(step)
     for node in iter_nodes(scope):
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
-            target = node.target
-        elif isinstance(node, cst.Call) and method_name(node) == "copy_":
-            target = receiver(node)
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0].target, node.value
+        elif isinstance(node, cst.Call) and method_name(node) == "copy_" and node.args:
+            target, value = receiver(node), node.args[0].value
         else:
             continue
-        if isinstance(target, cst.Attribute) and target.attr.value in _GRAD_ATTRS \
-                and start < ctx.names.position(node) < end and _function_of(ctx, node) is scope:
+        if not (isinstance(target, cst.Attribute) and target.attr.value in _GRAD_ATTRS):
+            continue
+        if not (start < ctx.names.position(node) < end and _function_of(ctx, node) is scope):
+            continue
+        own = _root(target.value)
+        if any(isinstance(n, cst.Attribute) and n.attr.value in _GRAD_ATTRS and _root(n.value) != own
+               for n in iter_nodes(value)):
             return True
     return False
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> FrozenSet[cst.Call]:

@@ -27,7 +27,7 @@ windows, a reduction with ``dim`` for per-column work and for lists of Python nu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -1105,10 +1105,14 @@ def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tupl
     tensor = head.tensor
     if not isinstance(tensor, (cst.Name, cst.Attribute)):
         return None
-    if head.var is not None and small_dim(ctx, tensor, head.dim):
-        return None
+    if small_dim(ctx, tensor, head.dim):
+        return None  # a few named channels, walked by index or directly
     if isinstance(comp.elt, (cst.Name, cst.Attribute, cst.Subscript)):
         return None  # the slices themselves, unchanged
+    if any(isinstance(w, cst.Name) and _chunks(ctx.names.value_of(w)) for w in (tensor, *head.zipped)):
+        return None  # `features = features.split(lengths)`: pieces of different lengths, not one tensor's rows
+    if _number_used_as_argument(ctx, comp.elt):
+        return None  # `torch.arange(int(n))`, `r.topk(int(k))`: a value of the row sets a size, a count, a shift
     body = _Body(ctx, comp, head)
     try:
         if not body.expr(comp.elt):
@@ -1128,8 +1132,13 @@ def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tupl
     rows = {n for n in (head.row, *head.extra_rows) if n is not None}
     walked = {ctx.code(t).strip() for t in (tensor, *head.zipped)}
     inside = list(iter_nodes(comp.elt))
+    uses = [n for n in inside if isinstance(n, cst.Name) and n.value in rows] + [
+        n for n in inside if isinstance(n, cst.Subscript) and ctx.code(n.value).strip() in walked]
+    if uses and all(_metadata_read(ctx, n) for n in uses):
+        return None  # `r.numel()`, `x[i].shape[0] * 2`: the same for every slice, no work on its values
     computes = any(isinstance(n, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.Call)) for n in inside) \
-        and (any(isinstance(n, cst.Name) and n.value in rows for n in inside) or bool(walked & set(work.read)))
+        and (any(isinstance(n, cst.Name) and n.value in rows and not _metadata_read(ctx, n) for n in inside)
+             or bool(walked & set(work.read)))
     if not (body.evidence or work.numbers or reduced is not None or work.selection or work.product or computes):
         return None  # no work on the walked tensor's slices (`area[i] <= 4` over `enumerate(x)`: a list read)
     holder = ctx.parent(comp)
@@ -1138,23 +1147,84 @@ def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tupl
         work.selection = reduced  # `[r.sum() for r in x]`: one `sum` with `dim=` over all rows
     if isinstance(call, cst.Call) and call.args and call.args[0] is holder and holder.keyword is None \
             and ctx.names.matches(call.func, _COLLECTORS):
+        work.numbers = False  # (collected into a tensor: no `.tolist()` to take)
         return work, call
     if work.numbers or reduced is not None:
         return work, comp
     return None  # a Python list of tensors kept as a list: possibly ragged, left alone
 
 
-def _type_tested(ctx: FileContext, at: cst.CSTNode, values: Sequence[cst.BaseExpression]) -> bool:
-    """The function around ``at`` (or the module) tests the type of one of ``values`` (``isinstance(x,
-    Tensor)``): the code itself says the value is not always one type."""
-    codes = {ctx.code(v).strip() for v in values}
-    scope = next((a for a in ctx.ancestors(at) if isinstance(a, cst.FunctionDef)), ctx.module)
-    for call in ctx.calls_in(scope):
-        if isinstance(call.func, cst.Name) and call.func.value == "isinstance" and call.args \
-                and ctx.names.matches(call.func, frozenset({"builtins.isinstance"})) \
-                and ctx.code(call.args[0].value).strip() in codes:
+_CHUNKING = frozenset({"split", "chunk", "tensor_split", "unbind", "split_with_sizes"})
+#: what a slice's metadata is read with: the same for every row of one tensor (no work on its values)
+_METADATA = frozenset({"shape", "size", "numel", "dim", "ndim", "ndimension", "dtype", "device", "is_cuda"})
+
+
+def _chunks(value: Optional[cst.BaseExpression]) -> bool:
+    """``x.split(sizes)``, ``torch.chunk(x, k)``, ``list(x.unbind())``: a sequence of pieces, not a tensor."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") \
+            and len(value.args) == 1:
+        value = value.args[0].value
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name in _CHUNKING
+
+
+def _number_used_as_argument(ctx: FileContext, elt: cst.BaseExpression) -> bool:
+    """A Python number taken from the data (``int(n)``, ``k.item()``) handed to a call as an argument other
+    than to turn it into another number: a size, a count, a shift that differs per element."""
+    for node in iter_nodes(elt):
+        if not isinstance(node, cst.Call):
+            continue
+        number = (isinstance(node.func, cst.Attribute) and node.func.attr.value in _TO_NUMBER and not node.args) \
+            or (isinstance(node.func, cst.Name) and bool(ctx.names.qualified_names(node.func) & _NUMBER_BUILTINS))
+        if not number:
+            continue
+        holder = ctx.parent(node)
+        user = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+        if isinstance(user, cst.Call) and not (
+                isinstance(user.func, cst.Name) and ctx.names.qualified_names(user.func) & _NUMBER_BUILTINS):
             return True
     return False
+
+
+def _metadata_read(ctx: FileContext, name: cst.BaseExpression) -> bool:
+    """``r.shape[0]``, ``r.numel()``, ``len(r)``, ``r is None``: the slice's metadata, not its values."""
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.value is name and parent.attr.value in _METADATA:
+        return True
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len"
+    if isinstance(parent, cst.Comparison):
+        return all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons)
+    if isinstance(parent, cst.ComparisonTarget):
+        outer = ctx.parent(parent)
+        return isinstance(outer, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot))
+                                                         for c in outer.comparisons)
+    return False
+
+
+def _type_tested(ctx: FileContext, at: cst.CSTNode, values: Sequence[cst.BaseExpression]) -> bool:
+    """The function around ``at`` (or the module) tests the type of one of ``values`` (``if isinstance(x,
+    Tensor):``): the code itself says the value is not always one type.  (An ``assert isinstance(...)`` says
+    it is.)"""
+    scope = next((a for a in ctx.ancestors(at) if isinstance(a, cst.FunctionDef)), ctx.module)
+    tested = _TYPE_TESTS.of(ctx)
+    if scope not in tested:
+        found = set()
+        for call in ctx.calls_in(scope):
+            if isinstance(call.func, cst.Name) and call.func.value == "isinstance" and call.args \
+                    and ctx.names.matches(call.func, frozenset({"builtins.isinstance"})) \
+                    and not any(isinstance(a, cst.Assert) for a in ctx.ancestors(call)):
+                found.add(ctx.code(call.args[0].value).strip())
+        tested[scope] = frozenset(found)
+    return any(ctx.code(v).strip() in tested[scope] for v in values)
+
+
+#: function (or module) -> the codes of the values its `isinstance` tests read, per file
+_TYPE_TESTS: "Fact[Dict[cst.CSTNode, FrozenSet[str]]]" = Fact("rowwork.type_tests", lambda ctx: {})
 
 
 def _reduction_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:

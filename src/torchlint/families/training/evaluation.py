@@ -3338,7 +3338,8 @@ class EvaluationFacts:
                     # (`logits = predict(net, image)` after training or loading it)
                     model = self._model_at_call(helper, calls[0][1], site_call)
                     statement = self._prediction_statement(site_call, model, None) if model is not None else None
-                    if statement is not None and not under_no_grad(ctx, site_call):
+                    if statement is not None and not under_no_grad(ctx, site_call) \
+                            and self._script_reads_off_graph(site_call):
                         self._settle_mode(site_call, model)  # type: ignore[arg-type]
                         generated.append(EvalSite("statement", statement, None, [(site_call, model)], helper=helper))
                     continue
@@ -3364,6 +3365,32 @@ class EvaluationFacts:
                     site = found[caller] = EvalSite("function", caller, caller, helper=helper)
                 site.calls.append((site_call, model))
         return list(found.values()) + generated
+
+    def _script_reads_off_graph(self, site_call: cst.Call) -> bool:
+        """What the module-level call ``site_call`` returns, followed through the script, reaches no backward
+        pass, no container or attribute it is kept in, no callable whose code is not in view and no function
+        of the file that trains (``update(opt, scores, y)``)."""
+        ctx = self.ctx
+        forward = {site_call}
+        flow = decoding_flow(ctx, ctx.module, forward)
+        if hands_graph_away(ctx, ctx.module, flow, forward) or reaches_backward(ctx, ctx.module, flow, forward):
+            return False
+        for call in ctx.calls_in(ctx.module):
+            if call is site_call or not any(_carries(ctx, a.value, flow.graph, forward) for a in call.args):
+                continue
+            target = ctx.function_for_call(call)
+            if target is not None and (trains(ctx, target, depth=2) or needs_grad(ctx, target)):
+                return False  # handed to a function of the file that differentiates or steps
+            if method_name(call) in _KEEPING_CALLS:
+                return False  # `kept.append(scores)`: kept for later
+        for a in ctx.contents(ctx.module).assigns:
+            value = getattr(a, "value", None)
+            if value is None or a is ctx.statement_of(site_call) or not _carries(ctx, value, flow.graph, forward):
+                continue
+            if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)) or any(
+                    not isinstance(t, cst.Name) for t in assignment_targets(a)):
+                return False  # `kept = [scores]`, `state["out"] = scores`: a container or an attribute
+        return True
 
     def _model_at_call(self, helper: cst.FunctionDef, model: cst.BaseExpression,
                        site_call: cst.Call) -> Optional[cst.BaseExpression]:
