@@ -1020,6 +1020,13 @@ def _returned_literal_dims(ctx: FileContext, function: cst.FunctionDef) -> Optio
     return found
 
 
+def _walks_a_tensor(ctx: FileContext, head: _Header, body: _Body) -> bool:
+    """Something says the walked value is a tensor: a bound read from ``x.size(k)``, the value itself, or a
+    ``.shape`` bound with the slices used as tensors."""
+    return head.sized or is_tensor(ctx, head.tensor) or (head.shaped and head.row is None and (
+        body.evidence or any(is_tensor(ctx, t) for t in body.read_nodes)))
+
+
 def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     """The loop's per-slice work when no iteration depends on another and it could run batched."""
     if loop.orelse is not None or loop.asynchronous is not None:
@@ -1049,9 +1056,7 @@ def independent_row_work(ctx: FileContext, loop: cst.For) -> Optional[RowWork]:
     except _Verdict:
         return None
     work = body.work
-    if not (head.sized or is_tensor(ctx, tensor) or (head.shaped and head.row is None and (
-        body.evidence or any(is_tensor(ctx, t) for t in body.read_nodes)
-    ))):
+    if not _walks_a_tensor(ctx, head, body):
         return None  # nothing says the walked value is a tensor (a list of tensors is walked the same way)
     if head.window is not None:
         work.window = True
@@ -1120,9 +1125,7 @@ def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tupl
     except _Verdict:
         return None
     work = body.work
-    if not (head.sized or is_tensor(ctx, tensor) or (head.shaped and head.row is None and (
-        body.evidence or any(is_tensor(ctx, t) for t in body.read_nodes)
-    ))):
+    if not _walks_a_tensor(ctx, head, body):
         return None  # nothing says the walked value is a tensor (a list of tensors is walked the same way)
     if not work.read and head.row is None:
         return None
