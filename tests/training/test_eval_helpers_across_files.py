@@ -640,3 +640,55 @@ def test_a_model_arrives_from_another_file_in_the_mode_its_caller_left(tmp_path,
     helper.write_text(HELPER)
     found = lint_source(str(helper), helper.read_text(), Settings(all_rules())).diagnostics
     assert [d.code for d in found if d.code == "TL106"] == (["TL106"] if reported else [])
+
+
+MODEL_FILE = """import torch
+from torch import nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Linear(16, 4))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def restore(path, device):
+    model = Tagger()
+    model.load_state_dict(torch.load(path))
+    {switch}
+    model = model.to(device)
+    return model
+"""
+
+SCRIPT = """import torch
+from models import restore
+
+
+def label(model, batch):
+    with torch.no_grad():
+        return model(batch).argmax(1)
+
+
+def main():
+    tagger = restore("tagger.pt", torch.device("cpu"))
+    print(label(tagger, torch.randn(4, 8)).tolist())
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("switch, reported", [
+    ("model.eval()", False),  # the factory of the other file hands the model back in eval mode
+    ("pass", True),  # built anew: a new module is in training mode
+])
+def test_a_factory_of_another_file_that_returns_the_model_in_eval_mode(tmp_path, switch, reported):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "models.py").write_text(MODEL_FILE.format(switch=switch))
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    found = lint_source(str(script), script.read_text(), Settings(all_rules())).diagnostics
+    assert [d.code for d in found if d.code == "TL106"] == (["TL106"] if reported else [])

@@ -451,9 +451,23 @@ def built_in_eval_mode(ctx: FileContext, passed: cst.BaseExpression) -> bool:
         return False
     reaching = ctx.names.reaching_assignment(passed.value, passed, enclosing_function(ctx, passed))
     if reaching is not None and reaching[1] is None:
-        return _built_in_eval_mode(reaching[0].value)  # the assignment every path to `passed` runs last
+        value = reaching[0].value  # the assignment every path to `passed` runs last
+        return _built_in_eval_mode(value) or _returned_in_eval_mode(ctx, value)
     values = ctx.names.values_at(passed)
-    return bool(values) and all(_built_in_eval_mode(v) for v in values)
+    return bool(values) and all(_built_in_eval_mode(v) or _returned_in_eval_mode(ctx, v) for v in values)
+
+
+def _returned_in_eval_mode(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``load_model(path)``: a call of a project function each of whose returns hands back a name the
+    function left in eval mode on every path (``model.eval()``, then ``model = model.to(device)``)."""
+    core = strip_moves_expr(value)
+    target = called_function(ctx, core) if isinstance(core, cst.Call) else None
+    if target is None:
+        return False
+    fctx, function, _offset = target
+    returns = function_returns(function)
+    return bool(returns) and all(isinstance(r.value, cst.Name) and modes_reaching(fctx, r, fctx.code(r.value)) == {EVAL}
+                                 for r in returns)
 
 
 _TRAIN_SWITCHES: "Fact[List[cst.BaseExpression]]" = Fact("evaluation.train_switches")
