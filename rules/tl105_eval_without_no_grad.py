@@ -7538,6 +7538,42 @@ for epoch in range(5):
 """,
             line=8,
         ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def top_class(model, image):
+    probs = torch.softmax(model(image), dim=1)
+    score, index = probs.max(dim=1)
+    return index, score
+
+
+net = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 10))
+net.load_state_dict(torch.load("net.pt"))
+label, confidence = top_class(net, torch.rand(1, 3, 8, 8))
+print(f"class {label.item()} ({confidence.item():.2f})")
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+def top_class(model, image):
+    probs = torch.softmax(model(image), dim=1)
+    score, index = probs.max(dim=1)
+    return index, score
+
+
+net = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 10))
+net.load_state_dict(torch.load("net.pt"))
+with torch.no_grad():
+    label, confidence = top_class(net, torch.rand(1, 3, 8, 8))
+print(f"class {label.item()} ({confidence.item():.2f})")
+""",
+            line=14,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:

@@ -3399,10 +3399,10 @@ class EvaluationFacts:
                 return False  # `kept.append(scores)`: kept for later
         for a in ctx.contents(ctx.module).assigns:
             value = getattr(a, "value", None)
-            if value is None or a is ctx.statement_of(site_call) or not _carries(ctx, value, flow.graph, forward):
+            if value is None or ctx.is_inside(site_call, a) or not _carries(ctx, value, flow.graph, forward):
                 continue
             if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)) or any(
-                    not isinstance(t, cst.Name) for t in assignment_targets(a)):
+                    isinstance(n, (cst.Subscript, cst.Attribute)) for t in assignment_targets(a) for n in iter_nodes(t)):
                 return False  # `kept = [scores]`, `state["out"] = scores`: a container or an attribute
         return True
 
