@@ -2420,6 +2420,34 @@ print(scores.argmax(dim=1).tolist())
 print(fine_tune(optimizer, scores, torch.randint(0, 2, (5,))))
 """
         ),
+        Valid(
+            """
+import torch
+from torch import nn
+
+
+class Member(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def predict(self, x):
+        self.eval()
+        return self.forward(x).argmax(1)
+
+
+members = []
+for _ in range(3):
+    members.append(Member())
+x = torch.randn(16, 8)
+with torch.no_grad():
+    for i, m in enumerate(members):
+        print(i, m.predict(x).tolist())
+"""
+        ),
     ]
 
     INVALID = [
@@ -7573,6 +7601,51 @@ with torch.no_grad():
 print(f"class {label.item()} ({confidence.item():.2f})")
 """,
             line=14,
+        ),
+        Invalid(
+            """
+import torch
+from torch import nn
+
+
+def cost_of(net, criterion, inputs, labels):
+    logits = net(inputs)
+    return criterion.forward(logits, labels).item()
+
+
+model = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Linear(24, 3))
+ce = nn.CrossEntropyLoss()
+opt = torch.optim.Adam(model.parameters())
+xs, ys = torch.randn(50, 6), torch.randint(0, 3, (50,))
+for epoch in range(5):
+    opt.zero_grad()
+    ce.forward(model(xs), ys).backward()
+    opt.step()
+    print(epoch, cost_of(model, ce, xs, ys))
+""",
+            fixed="""
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def cost_of(net, criterion, inputs, labels):
+    logits = net(inputs)
+    return criterion.forward(logits, labels).item()
+
+
+model = nn.Sequential(nn.Linear(6, 24), nn.ReLU(), nn.Linear(24, 3))
+ce = nn.CrossEntropyLoss()
+opt = torch.optim.Adam(model.parameters())
+xs, ys = torch.randn(50, 6), torch.randint(0, 3, (50,))
+for epoch in range(5):
+    opt.zero_grad()
+    ce.forward(model(xs), ys).backward()
+    opt.step()
+    print(epoch, cost_of(model, ce, xs, ys))
+""",
+            unsafe=True,
+            line=7,
         ),
     ]
 

@@ -8,6 +8,7 @@ from torchlint.families.training.grad_mode import STRONG, training_evidence
 from torchlint.families.training.evaluation import (
     call_minds_mode,
     EvaluationBinder,
+    ANY,
     class_object,
     describe_evidence,
     EvalSite,
@@ -7394,8 +7395,11 @@ for step in range(3):
         caller = enclosing_function(ctx, site_call) or ctx.module
         code = ctx.code(passed)
         modes = modes_reaching(ctx, site_call, code)
-        return covers(eval_receivers(ctx, caller, before=site_call), code) and (
-            TRAIN not in modes if strict else modes != {TRAIN})
+        receivers = eval_receivers(ctx, caller, before=site_call)
+        if strict:
+            # (a call that may switch something, `net.module.freeze_bn()`, proves no eval mode of `net` there)
+            return covers(receivers - {ANY}, code) and TRAIN not in modes
+        return covers(receivers, code) and modes != {TRAIN}
 
     def _trains_before(self, caller: cst.FunctionDef, site_call: cst.Call, code: str) -> bool:
         """``caller`` may switch ``code`` to training mode before ``site_call``: a ``.train()`` of it there,

@@ -692,3 +692,50 @@ def test_a_factory_of_another_file_that_returns_the_model_in_eval_mode(tmp_path,
     script.write_text(SCRIPT)
     found = lint_source(str(script), script.read_text(), Settings(all_rules())).diagnostics
     assert [d.code for d in found if d.code == "TL106"] == (["TL106"] if reported else [])
+
+
+SCORER = """import torch
+from torch import nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def predict(self, x):
+        self.eval()
+        return self.forward(x).argmax(1)
+
+
+if __name__ == "__main__":
+    scorer = Scorer()
+    with torch.no_grad():
+        print(scorer.predict(torch.randn(2, 8)))
+"""
+
+APP = """import torch
+{imports}
+
+
+def run(x):
+    scorer = Scorer()
+    return scorer.predict(x).tolist()
+"""
+
+
+@pytest.mark.parametrize("imports, reported", [
+    ("from scorer import Scorer", True),  # another file calls the method with gradients on
+    ("from other import Scorer", False),  # a class of another module, spelled alike: not this one's caller
+])
+def test_a_method_called_from_another_file_keeps_its_callers_open(tmp_path, imports, reported):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "app.py").write_text(APP.format(imports=imports))
+    scorer = tmp_path / "scorer.py"
+    scorer.write_text(SCORER)
+    found = lint_source(str(scorer), scorer.read_text(), Settings(all_rules())).diagnostics
+    assert [d.code for d in found if d.code == "TL105"] == (["TL105"] if reported else [])
+

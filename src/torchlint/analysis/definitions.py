@@ -841,6 +841,19 @@ def _caller_files(ctx: FileContext, word: str) -> Optional[List[str]]:
     return mentioning
 
 
+def _importers_spelling(ctx: FileContext, word: str) -> Optional[List[str]]:
+    """The other files of the project that spell ``word`` and import this module (a copy of the same code in a
+    notebook beside it imports nothing of it); None when too many spell it."""
+    mentioning = _caller_files(ctx, word)
+    if not mentioning:
+        return mentioning
+    project = project_of(ctx)
+    here = os.path.abspath(ctx.path)
+    stem = os.path.splitext(os.path.basename(here))[0]
+    line = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*\b%s\b" % re.escape(stem), re.MULTILINE)
+    return [f for f in mentioning if _imports_module(project, f, here, line)]
+
+
 def _imports_module(project, path: str, module: str, line: "re.Pattern[str]") -> bool:
     """Whether an import line of the project file ``path`` spells the module's name (``line``) and its
     imports resolve to the module file ``module``."""
@@ -1082,8 +1095,8 @@ def every_method_call(ctx: FileContext, function: cst.FunctionDef) -> Optional[L
     calls = _METHOD_CALLS.of(ctx).get(name, ())
     if _ATTRIBUTE_USES.of(ctx).get(name, 0) != len(calls):
         return None
-    if ctx.path and not ctx.path.startswith("<") and _caller_files(ctx, name) != []:
-        return None  # another file of the project spells the name: it may call the method, not in view here
+    if ctx.path and not ctx.path.startswith("<") and _importers_spelling(ctx, name) != []:
+        return None  # another file of the project imports this one and spells the name: it may call the method
     out: List[cst.Call] = []
     for call in calls:
         owner = call.func.value  # type: ignore[attr-defined]
@@ -1192,30 +1205,40 @@ _LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd
 
 
 def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, cst.BaseExpression]]:
-    """A read of ``m`` in the body of ``for m in models:`` (its own target, not bound again in the body): the
-    elements of the list or tuple display ``models`` is, or holds on every assignment (``[Net(), Net()]``,
-    ``[Net() for _ in range(k)]``) and never grows or changes (no ``models.append(...)``, ``models[i] =
-    ...``, ``models += ...``); empty otherwise."""
+    """A read of ``m`` in the body of ``for m in models:`` (or ``for i, m in enumerate(models):``; its own
+    target, not bound again in the body): the elements of the list or tuple display ``models`` is, or holds on
+    every assignment (``[Net(), Net()]``, ``[Net() for _ in range(k)]``), or of the empty list it starts as
+    grown only by ``models.append(Net())``; empty otherwise (a list also extended, indexed or added to)."""
     for a in ctx.ancestors(name):
         if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return []
-        if isinstance(a, cst.For) and isinstance(a.target, cst.Name) and a.target.value == name.value:
+        if isinstance(a, cst.For) and _loop_target(ctx, a, name.value) is not None:
             break
     else:
         return []
     if not ctx.is_inside(name, a.body):
         return []
-    it = a.iter
+    it = _loop_target(ctx, a, name.value)
+    assert it is not None
     displays = built_values(ctx, it) if isinstance(it, cst.Name) else [it]
     out: List[Tuple[FileContext, cst.BaseExpression]] = []
+    grown = False
     for d in displays:
         if isinstance(d, (cst.List, cst.Tuple)) and d.elements \
                 and not any(isinstance(e, cst.StarredElement) for e in d.elements):
             out.extend((ctx, e.value) for e in d.elements)
+        elif isinstance(d, cst.List) and isinstance(it, cst.Name) and len(displays) == 1:
+            grown = True  # `models = []`, then `models.append(Net())`
         elif isinstance(d, cst.ListComp) and d.for_in.inner_for_in is None and not d.for_in.ifs:
             out.append((ctx, d.elt))
         else:
             return []  # (checked first: most loops walk a loader or a range, and stop here)
+    if grown:
+        assert isinstance(it, cst.Name)
+        appended = _APPENDED.of(ctx)
+        if None not in appended:
+            appended[None] = _appended_only(ctx)
+        out = [(ctx, v) for v in appended[None].get(it.value, ())]
     if not out:
         return []
     bound = _BOUND_IN_BODY.of(ctx)
@@ -1226,9 +1249,46 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
     changed = _CHANGED_LISTS.of(ctx)
     if None not in changed:
         changed[None] = _changed_lists(ctx)
-    if isinstance(it, cst.Name) and it.value in changed[None]:
+    if isinstance(it, cst.Name) and it.value in changed[None] and not grown:
         return []
     return out
+
+
+def _loop_target(ctx: FileContext, loop: cst.For, name: str) -> Optional[cst.BaseExpression]:
+    """What ``loop`` walks when its variable ``name`` is the element itself: ``for m in models`` and ``for i,
+    m in enumerate(models)`` give ``models``; None for any other loop."""
+    if isinstance(loop.target, cst.Name):
+        return loop.iter if loop.target.value == name else None
+    it = loop.iter
+    if isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2 \
+            and isinstance(loop.target.elements[1].value, cst.Name) and loop.target.elements[1].value.value == name \
+            and isinstance(it, cst.Call) and ctx.names.matches(it.func, frozenset({"builtins.enumerate"})) \
+            and len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
+        return it.args[0].value
+    return None
+
+
+def _appended_only(ctx: FileContext) -> Dict[str, List[cst.BaseExpression]]:
+    """name -> what ``name.append(v)`` adds, for the names of the file grown only that way (no ``extend``,
+    ``insert``, item assignment or ``+=``)."""
+    out: Dict[str, List[cst.BaseExpression]] = {}
+    spoiled = set()
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.attr.value == "append":
+            if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+                out.setdefault(node.func.value.value, []).append(node.args[0].value)
+            else:
+                spoiled.add(node.func.value.value)
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.attr.value in _LIST_MUTATORS - {"append"}:
+            spoiled.add(node.value.value)
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) \
+                and isinstance(node.target.value, cst.Name):
+            spoiled.add(node.target.value.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            spoiled.add(node.target.value)
+    return {k: v for k, v in out.items() if k not in spoiled}
 
 
 def _names_bound(ctx: FileContext, loop: cst.For) -> FrozenSet[str]:
@@ -1256,6 +1316,8 @@ def _changed_lists(ctx: FileContext) -> FrozenSet[str]:
 #: loop -> the names bound in its body; None -> the names of lists grown or changed in place (per file)
 _BOUND_IN_BODY: "Fact[Dict[cst.For, FrozenSet[str]]]" = Fact("definitions.bound_in_loop_body", lambda ctx: {})
 _CHANGED_LISTS: "Fact[Dict[None, FrozenSet[str]]]" = Fact("definitions.changed_lists", lambda ctx: {})
+#: None -> the names of lists grown only by `append`, with what is appended (per file)
+_APPENDED: "Fact[Dict[None, Dict[str, List[cst.BaseExpression]]]]" = Fact("definitions.appended_only", lambda ctx: {})
 
 
 #: class methods that library base classes give their subclasses to build an instance of the class they are

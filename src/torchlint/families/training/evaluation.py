@@ -2884,11 +2884,11 @@ def hands_graph_away(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, mo
             or method_name(call) in LOGGING_METHODS
         ):
             continue
-        if recv is not None and isinstance(recv, cst.Name) and any(
+        if recv is not None and isinstance(recv, cst.Name) and (any(
             isinstance(v, cst.Call) and any(q.startswith("torch.") for q in ctx.names.qualified_names_at(v.func))
             for v in ctx.names.values_at(recv)
-        ):
-            continue  # `dist = Categorical(logits=...)`: `dist.log_prob(a)`
+        ) or _holds_torch_object(ctx, recv)):
+            continue  # `dist = Categorical(logits=...)`: `dist.log_prob(a)`; `criterion.forward(out, y)`
         return True
     return False
 
