@@ -47,7 +47,8 @@ class LogOfSoftmax(LintRule):
     joined (`torch.cat((a, b))`, `torch.stack`) before the log. Values are followed into a list that
     starts empty and only grows by `append` (`probs[t].gather(1, a[t]).log()` after a rollout that
     appended each step's softmax), into a helper's parameter when every call of the helper in the file
-    passes a softmax (`def entropy(p): return -(p * p.log()).sum(1)`), and through a cap that changes
+    passes a softmax (`def entropy(p): return -(p * p.log()).sum(1)`; a list parameter too, `probs[t].log()`,
+    with the callers' own parameters bound in turn), and through a cap that changes
     no probability (`.clamp(max=1 - 1e-20)` is `1.0` in float32: zeros stay zeros). The message
     says which `forward` or softmax (file:line); no fix is offered there (the model's other users may want
     probabilities).
@@ -632,6 +633,48 @@ bonus = spread(F.softmax(logits, dim=1))
             line=7,
             message="`F.softmax(logits, dim=1)`",
         ),
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pi = nn.Linear(4, 3)
+        self.v = nn.Linear(4, 1)
+
+    def forward(self, s):
+        return F.softmax(self.pi(s), dim=1), self.v(s)
+
+
+def update(optimizer, probs, chosen, returns):
+    loss = 0
+    for t in range(len(probs)):
+        loss = loss - probs[t].gather(1, chosen[t]).log().mean() * returns[t]
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+def episode(net, optimizer, states):
+    probs, chosen, returns = [], [], []
+    for s in states:
+        p, value = net(s)
+        probs.append(p)
+        chosen.append(p.multinomial(1))
+        returns.append(1.0)
+    update(optimizer, probs, chosen, returns)
+
+
+agent = ActorCritic()
+episode(agent, torch.optim.Adam(agent.parameters()), [torch.randn(2, 4) for _ in range(5)])
+""",
+            line=20,
+            message="`log` of elements of a softmax",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -691,7 +734,9 @@ bonus = spread(F.softmax(logits, dim=1))
         passes a softmax for ``p`` (the parameter not bound again): what :func:`_softmax_elements` finds in
         each caller's frame, when all of them agree."""
         ctx = self.ctx
-        base = _selection_base(operand) or operand
+        base = operand
+        while _selection_base(base) is not None:
+            base = _selection_base(base)  # `policies[t].gather(1, a)`: the list parameter `policies`
         frame = open_frame(ctx, log)
         function = frame.function
         if not isinstance(base, cst.Name) or function is None or not any(
@@ -705,6 +750,11 @@ bonus = spread(F.softmax(logits, dim=1))
         frames = caller_frames(ctx, log)
         if len(frames) != len(sites) or any(base.value not in f.bound for f in frames):
             return None
+        if any(_softmax_elements(ctx, f, operand) is None for f in frames):
+            # the callers' own parameters bound in turn (`run(model, ...)` calling `_train(model, policies)`)
+            deeper = caller_frames(ctx, log, levels=2)
+            if deeper and all(base.value in f.bound for f in deeper):
+                frames = deeper
         found = [_softmax_elements(ctx, f, operand) for f in frames]
         if any(f is None for f in found) or len({f[1] for f in found}) != 1:  # type: ignore[index]
             return None

@@ -565,8 +565,12 @@ def _appended_fact(frame: Frame, name: cst.Name, hops: int, follow: bool) -> Opt
     is appended, when all appended values agree."""
     ctx = frame.ctx
     held = _holds(frame, name, name)
-    if held is None or held[0] != "value" or held[1] is not frame or held[3] is not None:
+    if held is None or held[0] != "value" or held[3] is not None:
         return None
+    if held[1] is not frame:
+        # a parameter the call binds to the caller's list (`policy_loss(policies, ...)`): that list's elements
+        passed = held[2]
+        return _appended_fact(held[1], passed, hops + 1, follow) if isinstance(passed, cst.Name) and hops < 8 else None
     start = held[2]
     if not (isinstance(start, cst.List) and not start.elements):
         return None
