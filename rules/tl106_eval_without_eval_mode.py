@@ -7394,12 +7394,11 @@ for step in range(3):
                 return False
         caller = enclosing_function(ctx, site_call) or ctx.module
         code = ctx.code(passed)
-        modes = modes_reaching(ctx, site_call, code)
         receivers = eval_receivers(ctx, caller, before=site_call)
         if strict:
-            # (a call that may switch something, `net.module.freeze_bn()`, proves no eval mode of `net` there)
-            return covers(receivers - {ANY}, code) and TRAIN not in modes
-        return covers(receivers, code) and modes != {TRAIN}
+            # (a call of code not in view that is handed the model proves no eval mode of it there)
+            return covers(receivers - {ANY}, code) and TRAIN not in modes_reaching(ctx, site_call, code)
+        return covers(receivers, code) and modes_reaching(ctx, site_call, code) != {TRAIN}
 
     def _trains_before(self, caller: cst.FunctionDef, site_call: cst.Call, code: str) -> bool:
         """``caller`` may switch ``code`` to training mode before ``site_call``: a ``.train()`` of it there,

@@ -1191,7 +1191,10 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         bound = {id(v) for v in ctx.names.bound_values(owner) if v is not None}
         values = [(c, v) for c, v in values if c is not ctx or id(v) in reaching or id(v) not in bound]
     if not values and isinstance(owner, cst.Name):
-        values = _loop_elements(ctx, owner)  # `for m in members:` over `members = [Net(), Net()]`
+        known = _LOOP_ELEMENTS.of(ctx)
+        if owner not in known:
+            known[owner] = _loop_elements(ctx, owner)  # `for m in members:` over `members = [Net(), Net()]`
+        values = known[owner]
     found = None
     for vctx, v in values or ():
         d = _class_built(vctx, v, depth)
@@ -1316,6 +1319,9 @@ def _changed_lists(ctx: FileContext) -> FrozenSet[str]:
 #: loop -> the names bound in its body; None -> the names of lists grown or changed in place (per file)
 _BOUND_IN_BODY: "Fact[Dict[cst.For, FrozenSet[str]]]" = Fact("definitions.bound_in_loop_body", lambda ctx: {})
 _CHANGED_LISTS: "Fact[Dict[None, FrozenSet[str]]]" = Fact("definitions.changed_lists", lambda ctx: {})
+#: a name read in a loop -> what it holds as an element of the list the loop walks (per file)
+_LOOP_ELEMENTS: "Fact[Dict[cst.Name, List[Tuple[FileContext, cst.BaseExpression]]]]" = Fact(
+    "definitions.loop_elements", lambda ctx: {})
 #: None -> the names of lists grown only by `append`, with what is appended (per file)
 _APPENDED: "Fact[Dict[None, Dict[str, List[cst.BaseExpression]]]]" = Fact("definitions.appended_only", lambda ctx: {})
 

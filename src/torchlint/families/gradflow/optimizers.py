@@ -373,6 +373,15 @@ def _gradients_written(ctx: FileContext, first: cst.Call, step: cst.Call) -> boo
     ``p.grad = None``) hands nothing over."""
     scope = _function_of(ctx, step)
     start, end = ctx.names.position(first), ctx.names.position(step)
+    writes = _GRAD_WRITES.of(ctx)
+    if scope not in writes:
+        writes[scope] = _grad_writes(ctx, scope)
+    return any(start < ctx.names.position(node) < end for node in writes[scope])
+
+
+def _grad_writes(ctx: FileContext, scope: cst.CSTNode) -> List[cst.CSTNode]:
+    """The statements of ``scope`` (not of functions inside it) that set a gradient from another tensor's."""
+    out: List[cst.CSTNode] = []
     for node in iter_nodes(scope):
         if isinstance(node, cst.Assign) and len(node.targets) == 1:
             target, value = node.targets[0].target, node.value
@@ -380,15 +389,18 @@ def _gradients_written(ctx: FileContext, first: cst.Call, step: cst.Call) -> boo
             target, value = receiver(node), node.args[0].value
         else:
             continue
-        if not (isinstance(target, cst.Attribute) and target.attr.value in _GRAD_ATTRS):
-            continue
-        if not (start < ctx.names.position(node) < end and _function_of(ctx, node) is scope):
+        if not (isinstance(target, cst.Attribute) and target.attr.value in _GRAD_ATTRS) \
+                or _function_of(ctx, node) is not scope:
             continue
         own = _root(target.value)
         if any(isinstance(n, cst.Attribute) and n.attr.value in _GRAD_ATTRS and _root(n.value) != own
                for n in iter_nodes(value)):
-            return True
-    return False
+            out.append(node)
+    return out
+
+
+#: function (or module) -> its statements that hand another tensor's gradient over (per file)
+_GRAD_WRITES: "Fact[Dict[cst.CSTNode, List[cst.CSTNode]]]" = Fact("optimizers.grad_writes", lambda ctx: {})
 
 
 def _root(expr: cst.BaseExpression) -> Optional[str]:
