@@ -1236,12 +1236,10 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
             out.append((ctx, d.elt))
         else:
             return []  # (checked first: most loops walk a loader or a range, and stop here)
+    growth = _LIST_GROWTH.of(ctx)
     if grown:
         assert isinstance(it, cst.Name)
-        appended = _APPENDED.of(ctx)
-        if None not in appended:
-            appended[None] = _appended_only(ctx)
-        out = [(ctx, v) for v in appended[None].get(it.value, ())]
+        out = [(ctx, v) for v in growth[0].get(it.value, ())]
     if not out:
         return []
     bound = _BOUND_IN_BODY.of(ctx)
@@ -1249,10 +1247,7 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
         bound[a] = _names_bound(ctx, a)
     if name.value in bound[a]:
         return []  # bound again in the body
-    changed = _CHANGED_LISTS.of(ctx)
-    if None not in changed:
-        changed[None] = _changed_lists(ctx)
-    if isinstance(it, cst.Name) and it.value in changed[None] and not grown:
+    if isinstance(it, cst.Name) and it.value in growth[1] and not grown:
         return []
     return out
 
@@ -1271,16 +1266,16 @@ def _loop_target(ctx: FileContext, loop: cst.For, name: str) -> Optional[cst.Bas
     return None
 
 
-def _appended_only(ctx: FileContext) -> Dict[str, List[cst.BaseExpression]]:
-    """name -> what ``name.append(v)`` adds, for the names of the file grown only that way (no ``extend``,
-    ``insert``, item assignment or ``+=``)."""
-    out: Dict[str, List[cst.BaseExpression]] = {}
+def _list_growth(ctx: FileContext) -> Tuple[Dict[str, List[cst.BaseExpression]], FrozenSet[str]]:
+    """For the names of the file: what ``name.append(v)`` adds to those grown only that way, and the names grown
+    or changed in place at all (``append``, ``extend``, ``insert``, ``x[i] = ...``, ``x += ...``)."""
+    appended: Dict[str, List[cst.BaseExpression]] = {}
     spoiled = set()
     for node in iter_nodes(ctx.module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.attr.value == "append":
             if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-                out.setdefault(node.func.value.value, []).append(node.args[0].value)
+                appended.setdefault(node.func.value.value, []).append(node.args[0].value)
             else:
                 spoiled.add(node.func.value.value)
         elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
@@ -1291,39 +1286,34 @@ def _appended_only(ctx: FileContext) -> Dict[str, List[cst.BaseExpression]]:
             spoiled.add(node.target.value.value)
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             spoiled.add(node.target.value)
-    return {k: v for k, v in out.items() if k not in spoiled}
+    return {k: v for k, v in appended.items() if k not in spoiled}, frozenset(spoiled | set(appended))
 
 
 def _names_bound(ctx: FileContext, loop: cst.For) -> FrozenSet[str]:
-    """The plain names an assignment, a loop, a ``with`` or a walrus binds in the body of ``loop``."""
-    return frozenset(n.value for n in iter_nodes(loop.body) if isinstance(n, cst.Name) and isinstance(
-        ctx.parent(n), (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign,
-                        cst.NamedExpr, cst.Element, cst.Tuple, cst.List)))
-
-
-def _changed_lists(ctx: FileContext) -> FrozenSet[str]:
-    """The names of the file that are grown or changed in place: ``x.append(...)`` (``extend``, ``insert``),
-    ``x[i] = ...``, ``x += ...``."""
+    """The plain names an assignment, a loop, a ``with`` or a walrus binds in the body of ``loop`` (read from the
+    tree: the walk may not have reached it)."""
     out = set()
-    for node in iter_nodes(ctx.module):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in _LIST_MUTATORS:
-            out.add(node.value.value)
-        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) \
-                and isinstance(node.target.value, cst.Name):
-            out.add(node.target.value.value)
-        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
-            out.add(node.target.value)
+    for n in iter_nodes(loop.body):
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            targets = [n.target]
+        elif isinstance(n, cst.AsName):
+            targets = [n.name]
+        else:
+            continue
+        out.update(b.value for t in targets for b in target_names(t))
     return frozenset(out)
 
 
-#: loop -> the names bound in its body; None -> the names of lists grown or changed in place (per file)
+#: loop -> the names bound in its body (per file)
 _BOUND_IN_BODY: "Fact[Dict[cst.For, FrozenSet[str]]]" = Fact("definitions.bound_in_loop_body", lambda ctx: {})
-_CHANGED_LISTS: "Fact[Dict[None, FrozenSet[str]]]" = Fact("definitions.changed_lists", lambda ctx: {})
+#: what lists of the file are grown by (see :func:`_list_growth`)
+_LIST_GROWTH: "Fact[Tuple[Dict[str, List[cst.BaseExpression]], FrozenSet[str]]]" = Fact(
+    "definitions.list_growth", _list_growth)
 #: a name read in a loop -> what it holds as an element of the list the loop walks (per file)
 _LOOP_ELEMENTS: "Fact[Dict[cst.Name, List[Tuple[FileContext, cst.BaseExpression]]]]" = Fact(
     "definitions.loop_elements", lambda ctx: {})
-#: None -> the names of lists grown only by `append`, with what is appended (per file)
-_APPENDED: "Fact[Dict[None, Dict[str, List[cst.BaseExpression]]]]" = Fact("definitions.appended_only", lambda ctx: {})
 
 
 #: class methods that library base classes give their subclasses to build an instance of the class they are
