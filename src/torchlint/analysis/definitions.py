@@ -1236,10 +1236,9 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
             out.append((ctx, d.elt))
         else:
             return []  # (checked first: most loops walk a loader or a range, and stop here)
-    growth = _LIST_GROWTH.of(ctx)
+    appended, changed = list_growth(ctx, it) if isinstance(it, cst.Name) else ([], False)
     if grown:
-        assert isinstance(it, cst.Name)
-        out = [(ctx, v) for v in growth[0].get(it.value, ())]
+        out = [] if changed else [(ctx, v) for v in appended]
     if not out:
         return []
     bound = _BOUND_IN_BODY.of(ctx)
@@ -1247,8 +1246,8 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
         bound[a] = _names_bound(ctx, a)
     if name.value in bound[a]:
         return []  # bound again in the body
-    if isinstance(it, cst.Name) and it.value in growth[1] and not grown:
-        return []
+    if not grown and (changed or appended):
+        return []  # a display grown or changed afterwards
     return out
 
 
@@ -1266,12 +1265,22 @@ def _loop_target(ctx: FileContext, loop: cst.For, name: str) -> Optional[cst.Bas
     return None
 
 
-def _list_growth(ctx: FileContext) -> Tuple[Dict[str, List[cst.BaseExpression]], FrozenSet[str]]:
-    """For the names of the file: what ``name.append(v)`` adds to those grown only that way, and the names grown
-    or changed in place at all (``append``, ``extend``, ``insert``, ``x[i] = ...``, ``x += ...``)."""
+def list_growth(ctx: FileContext, name: cst.Name) -> Tuple[List[cst.BaseExpression], bool]:
+    """What ``name.append(v)`` adds to the list ``name`` in its function (or at module level), and whether it is
+    changed in place any other way there: ``extend``, ``insert``, ``x[i] = ...``, ``x += ...``, an ``append``
+    given anything but one value."""
+    scope = ctx.enclosing(name, (cst.FunctionDef, cst.Lambda)) or ctx.module
+    table = _LIST_GROWTH.of(ctx)
+    if scope not in table:
+        table[scope] = _growth_in(scope)
+    appended, spoiled = table[scope]
+    return appended.get(name.value, []), name.value in spoiled
+
+
+def _growth_in(scope: cst.CSTNode) -> Tuple[Dict[str, List[cst.BaseExpression]], FrozenSet[str]]:
     appended: Dict[str, List[cst.BaseExpression]] = {}
     spoiled = set()
-    for node in iter_nodes(ctx.module):
+    for node in iter_nodes(scope):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.attr.value == "append":
             if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
@@ -1286,7 +1295,7 @@ def _list_growth(ctx: FileContext) -> Tuple[Dict[str, List[cst.BaseExpression]],
             spoiled.add(node.target.value.value)
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             spoiled.add(node.target.value)
-    return {k: v for k, v in appended.items() if k not in spoiled}, frozenset(spoiled | set(appended))
+    return appended, frozenset(spoiled)
 
 
 def _names_bound(ctx: FileContext, loop: cst.For) -> FrozenSet[str]:
@@ -1308,9 +1317,9 @@ def _names_bound(ctx: FileContext, loop: cst.For) -> FrozenSet[str]:
 
 #: loop -> the names bound in its body (per file)
 _BOUND_IN_BODY: "Fact[Dict[cst.For, FrozenSet[str]]]" = Fact("definitions.bound_in_loop_body", lambda ctx: {})
-#: what lists of the file are grown by (see :func:`_list_growth`)
-_LIST_GROWTH: "Fact[Tuple[Dict[str, List[cst.BaseExpression]], FrozenSet[str]]]" = Fact(
-    "definitions.list_growth", _list_growth)
+#: function (or module) -> what its lists are grown by (see :func:`list_growth`)
+_LIST_GROWTH: "Fact[Dict[cst.CSTNode, Tuple[Dict[str, List[cst.BaseExpression]], FrozenSet[str]]]]" = Fact(
+    "definitions.list_growth", lambda ctx: {})
 #: a name read in a loop -> what it holds as an element of the list the loop walks (per file)
 _LOOP_ELEMENTS: "Fact[Dict[cst.Name, List[Tuple[FileContext, cst.BaseExpression]]]]" = Fact(
     "definitions.loop_elements", lambda ctx: {})
@@ -1511,6 +1520,7 @@ __all__ = [
     "definition_named",
     "module_members",
     "list_elements",
+    "list_growth",
     "project_instance_calls",
     "instance_calls",
     "every_method_call",

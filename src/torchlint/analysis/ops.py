@@ -14,6 +14,7 @@ from typing import FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.analysis.context import FileContext, arg
+from torchlint.analysis.mode_layers import number
 
 SOFTMAX_FUNCS = frozenset(
     {
@@ -310,20 +311,15 @@ def op_arg(use: OpUse, position: int, keyword: str) -> Optional[cst.Arg]:
     return arg(use.node, position, keyword)
 
 
-
 def _constant(expr: cst.BaseExpression) -> Optional[float]:
-    """The value of a number written out: ``1``, ``1e-20``, ``1 - 1e-20``, ``-0.5`` (None for anything else)."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return float(expr.evaluated_value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        inner = _constant(expr.expression)
-        return -inner if inner is not None else None
+    """The value of a number written out: ``1``, ``1e-20``, ``-0.5`` (:func:`mode_layers.number`), or a sum or
+    difference of such (``1 - 1e-20``); None for anything else."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
         a, b = _constant(expr.left), _constant(expr.right)
         if a is None or b is None:
             return None
         return a + b if isinstance(expr.operator, cst.Add) else a - b
-    return None
+    return number(expr)
 
 
 def idle_cap(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:

@@ -31,6 +31,7 @@ from torchlint.analysis.definitions import (
     called_function,
     callers_arguments,
     calls_of_function,
+    list_growth,
     constructions,
     definition_of,
     depends_on,
@@ -574,23 +575,10 @@ def _appended_fact(frame: Frame, name: cst.Name, hops: int, follow: bool) -> Opt
     start = held[2]
     if not (isinstance(start, cst.List) and not start.elements):
         return None
-    scope = frame.function or ctx.module
-    facts: List[Optional[Evidence]] = []
-    for use in ctx.names_in(scope, name.value):
-        parent = ctx.parent(use)
-        if not (isinstance(parent, cst.Attribute) and parent.value is use):
-            continue
-        call = ctx.parent(parent)
-        if parent.attr.value in ("extend", "insert", "__setitem__", "__iadd__") or parent.attr.value == "append" and not (
-                isinstance(call, cst.Call) and call.func is parent and len(call.args) == 1 and call.args[0].keyword is None
-                and not call.args[0].star):
-            return None  # grown otherwise: not each element one appended value
-        if parent.attr.value == "append":
-            assert isinstance(call, cst.Call)
-            facts.append(value_fact(frame, call.args[0].value, hops + 1, follow))
-    if any(isinstance(ctx.parent(u), cst.AugAssign) or isinstance(ctx.parent(ctx.parent(u) or u), cst.AssignTarget)
-           and isinstance(ctx.parent(u), cst.Subscript) for u in ctx.names_in(scope, name.value)):
-        return None  # `probs += ...`, `probs[i] = ...`
+    appended, changed = list_growth(ctx, name)
+    if changed:
+        return None  # grown otherwise (`extend`, `probs[i] = ...`): not each element one appended value
+    facts = [value_fact(frame, v, hops + 1, follow) for v in appended]
     return _unanimous(facts) if facts else None
 
 

@@ -53,7 +53,7 @@ from torchlint.analysis.definitions import (appended_values, bind_arguments, bui
 from torchlint.analysis.ops import grown_content
 from torchlint.analysis.roles import is_module_value, plain_class
 from torchlint.analysis.training import backward_operand, is_backward, optimizer_of_step, under_no_grad
-from torchlint.analysis.names import dotted_name
+from torchlint.analysis.names import dotted_name, root_name
 from torchlint.analysis.walk import iter_nodes, target_names
 from torchlint.families.gradflow.submodules import may_be_subclassed
 
@@ -392,21 +392,15 @@ def _grad_writes(ctx: FileContext, scope: cst.CSTNode) -> List[cst.CSTNode]:
         if not (isinstance(target, cst.Attribute) and target.attr.value in _GRAD_ATTRS) \
                 or _function_of(ctx, node) is not scope:
             continue
-        own = _root(target.value)
-        if any(isinstance(n, cst.Attribute) and n.attr.value in _GRAD_ATTRS and _root(n.value) != own
-               for n in iter_nodes(value)):
+        own = getattr(root_name(target.value, calls=True), "value", None)
+        if any(isinstance(n, cst.Attribute) and n.attr.value in _GRAD_ATTRS
+               and getattr(root_name(n.value, calls=True), "value", None) != own for n in iter_nodes(value)):
             out.append(node)
     return out
 
 
 #: function (or module) -> its statements that hand another tensor's gradient over (per file)
 _GRAD_WRITES: "Fact[Dict[cst.CSTNode, List[cst.CSTNode]]]" = Fact("optimizers.grad_writes", lambda ctx: {})
-
-
-def _root(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _construction(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> FrozenSet[cst.Call]:

@@ -1137,11 +1137,11 @@ def comprehension_row_work(ctx: FileContext, comp: cst.CSTNode) -> Optional[Tupl
     inside = list(iter_nodes(comp.elt))
     uses = [n for n in inside if isinstance(n, cst.Name) and n.value in rows] + [
         n for n in inside if isinstance(n, cst.Subscript) and ctx.code(n.value).strip() in walked]
-    if uses and all(_metadata_read(ctx, n) for n in uses):
+    values_read = [n for n in uses if not _metadata_read(ctx, n)]
+    if uses and not values_read:
         return None  # `r.numel()`, `x[i].shape[0] * 2`: the same for every slice, no work on its values
     computes = any(isinstance(n, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.Call)) for n in inside) \
-        and (any(isinstance(n, cst.Name) and n.value in rows and not _metadata_read(ctx, n) for n in inside)
-             or bool(walked & set(work.read)))
+        and (any(isinstance(n, cst.Name) for n in values_read) or bool(walked & set(work.read)))
     if not (body.evidence or work.numbers or reduced is not None or work.selection or work.product or computes):
         return None  # no work on the walked tensor's slices (`area[i] <= 4` over `enumerate(x)`: a list read)
     holder = ctx.parent(comp)
@@ -1178,11 +1178,7 @@ def _number_used_as_argument(ctx: FileContext, elt: cst.BaseExpression) -> bool:
     """A Python number taken from the data (``int(n)``, ``k.item()``) handed to a call as an argument other
     than to turn it into another number: a size, a count, a shift that differs per element."""
     for node in iter_nodes(elt):
-        if not isinstance(node, cst.Call):
-            continue
-        number = (isinstance(node.func, cst.Attribute) and node.func.attr.value in _TO_NUMBER and not node.args) \
-            or (isinstance(node.func, cst.Name) and bool(ctx.names.qualified_names(node.func) & _NUMBER_BUILTINS))
-        if not number:
+        if not (isinstance(node, cst.Call) and _to_number(ctx, node) is not None):
             continue
         holder = ctx.parent(node)
         user = ctx.parent(holder) if isinstance(holder, cst.Arg) else None
@@ -1190,6 +1186,16 @@ def _number_used_as_argument(ctx: FileContext, elt: cst.BaseExpression) -> bool:
                 isinstance(user.func, cst.Name) and ctx.names.qualified_names(user.func) & _NUMBER_BUILTINS):
             return True
     return False
+
+
+def _to_number(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """What ``x.item()`` or ``int(x)`` (``float``, ``abs``, ``round``) turns into a Python number: ``x``; None
+    for any other call."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _TO_NUMBER and not call.args:
+        return call.func.value
+    if isinstance(call.func, cst.Name) and call.args and ctx.names.qualified_names(call.func) & _NUMBER_BUILTINS:
+        return call.args[0].value
+    return None
 
 
 def _metadata_read(ctx: FileContext, name: cst.BaseExpression) -> bool:
@@ -1233,12 +1239,11 @@ _TYPE_TESTS: "Fact[Dict[cst.CSTNode, FrozenSet[str]]]" = Fact("rowwork.type_test
 def _reduction_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
     """``sum`` of ``x[i].sum()`` / ``torch.sum(x[i])`` (also turned into a number: ``x[i].sum().item()``): a
     full reduction of the slice, by name; None for anything else."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
-            and value.func.attr.value in _TO_NUMBER:
-        value = value.func.value
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and _to_number(ctx, value) is not None:
+        value = value.func.value  # `.item()`
     if isinstance(value, cst.Call) and len(value.args) == 1 and isinstance(value.func, cst.Name) \
-            and ctx.names.qualified_names(value.func) & _NUMBER_BUILTINS:
-        value = value.args[0].value
+            and _to_number(ctx, value) is not None:
+        value = value.args[0].value  # `int(...)`
     if not _full_reduction(ctx, value):
         return None
     assert isinstance(value, cst.Call)

@@ -2915,6 +2915,16 @@ def _holds_torch_object(ctx: FileContext, name: cst.Name) -> bool:
 _KEEPING_CALLS = frozenset({"append", "extend", "insert", "add", "update", "put", "push"})
 
 
+def _graph_leaves_by_call(ctx: FileContext, node: cst.CSTNode, flow: DecodingFlow, forward: Set[cst.Call]) -> bool:
+    """A value carrying an output's graph leaves ``node`` through a call: handed to code not in view
+    (:func:`hands_graph_away`), differentiated (:func:`reaches_backward`), or kept by one
+    (``losses.append(loss)``)."""
+    if hands_graph_away(ctx, node, flow, forward) or reaches_backward(ctx, node, flow, forward):
+        return True
+    return any(method_name(call) in _KEEPING_CALLS and any(_carries(ctx, a.value, flow.graph, forward)
+                                                          for a in call.args) for call in ctx.calls_in(node))
+
+
 def _keeps_on_self(ctx: FileContext, call: cst.Call, function: cst.FunctionDef,
                    carried: List[cst.BaseExpression]) -> bool:
     """Whether the method ``function`` of this file, called as ``self.<name>(...)``, keeps a parameter
@@ -3387,7 +3397,7 @@ class EvaluationFacts:
         ctx = self.ctx
         forward = {site_call}
         flow = decoding_flow(ctx, ctx.module, forward)
-        if hands_graph_away(ctx, ctx.module, flow, forward) or reaches_backward(ctx, ctx.module, flow, forward):
+        if _graph_leaves_by_call(ctx, ctx.module, flow, forward):
             return False
         for call in ctx.calls_in(ctx.module):
             if call is site_call or not any(_carries(ctx, a.value, flow.graph, forward) for a in call.args):
@@ -3395,8 +3405,6 @@ class EvaluationFacts:
             target = ctx.function_for_call(call)
             if target is not None and (trains(ctx, target, depth=2) or needs_grad(ctx, target)):
                 return False  # handed to a function of the file that differentiates or steps
-            if method_name(call) in _KEEPING_CALLS:
-                return False  # `kept.append(scores)`: kept for later
         for a in ctx.contents(ctx.module).assigns:
             value = getattr(a, "value", None)
             if value is None or ctx.is_inside(site_call, a) or not _carries(ctx, value, flow.graph, forward):
@@ -3790,7 +3798,7 @@ class EvaluationFacts:
             return None
         forward: Set[cst.Call] = {site_call} | {c for c, _m in self._model_calls if ctx.is_inside(c, loop)}
         flow = decoding_flow(ctx, loop, forward)
-        if hands_graph_away(ctx, loop, flow, forward) or reaches_backward(ctx, loop, flow, forward):
+        if _graph_leaves_by_call(ctx, loop, flow, forward):
             return None
         kept: Set[str] = set()
         for a in ctx.contents(loop).assigns:
@@ -3801,10 +3809,6 @@ class EvaluationFacts:
                 if not isinstance(t, (cst.Name, cst.Tuple, cst.List)):
                     return None  # `outs[i] = loss`, `self.last = loss`
                 kept.update(n.value for n in iter_nodes(t) if isinstance(n, cst.Name))
-        for call in ctx.calls_in(loop):
-            if method_name(call) in _KEEPING_CALLS and any(_carries(ctx, a.value, flow.graph, forward)
-                                                          for a in call.args):
-                return None  # `losses.append(loss)`: kept for later
         if kept and self._reaches_later_backward(loop, kept):
             return None
         for outer in ctx.ancestors(loop):
