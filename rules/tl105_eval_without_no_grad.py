@@ -35,7 +35,9 @@ class EvalWithoutNoGrad(LintRule):
     inference function (named so, or called with a validation/test loader) or a loop that computes
     metrics without training, whose model calls are not under `torch.no_grad()` or
     `torch.inference_mode()` — neither a `with` block, nor a decorator, nor at every call site of the
-    function in the module. At module level (a script, a notebook's cells) a prediction after the
+    function in the module. Such a function runs its model over the data in a loop, or on one batch it
+    draws (`images, labels = next(iter(loader))`), and trains nothing; a model's output on a drawn batch
+    that is ranked (`scores.argmax(dim=1)`) is a forward pass whatever the callee is called. At module level (a script, a notebook's cells) a prediction after the
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
@@ -2446,6 +2448,23 @@ x = torch.randn(16, 8)
 with torch.no_grad():
     for i, m in enumerate(members):
         print(i, m.predict(x).tolist())
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def overfit_one_batch(model, loader, optimizer, steps=50):
+    images, labels = next(iter(loader))
+    for _ in range(steps):
+        optimizer.zero_grad()
+        scores = model(images)
+        loss = F.cross_entropy(scores, labels)
+        loss.backward()
+        optimizer.step()
+    return (scores.argmax(dim=1) == labels).float().mean().item()
 """
         ),
     ]
@@ -7645,6 +7664,32 @@ for epoch in range(5):
     print(epoch, cost_of(model, ce, xs, ys))
 """,
             unsafe=True,
+            line=7,
+        ),
+        Invalid(
+            """
+import torch
+
+
+def predict(classifier, loader):
+    images, labels = next(iter(loader))
+    scores = classifier(images)
+    guesses = scores.argmax(dim=1)
+    for i in range(len(labels)):
+        print(f"label={labels[i]} guess={guesses[i]}")
+""",
+            fixed="""
+import torch
+
+
+@torch.no_grad()
+def predict(classifier, loader):
+    images, labels = next(iter(loader))
+    scores = classifier(images)
+    guesses = scores.argmax(dim=1)
+    for i in range(len(labels)):
+        print(f"label={labels[i]} guess={guesses[i]}")
+""",
             line=7,
         ),
     ]

@@ -56,6 +56,14 @@ class EvalWithoutEvalMode(LintRule):
     `model(x)`, `decode` for `model.decode(x)`) is read, with the methods of `self` it calls, and a
     model whose dropout that method never reaches (only `forward` applies it, or only under
     `if is_training:` where the call leaves `is_training` at its `False` default) is not reported.
+    A functional dropout given `training=True` or `training=False` in so many words does the same in
+    both modes and does not make a model mode-dependent.
+
+    The model is what the code runs, however it reaches the call: a name bound to another name
+    (`clf = body`), a part of a model of a project class (`net.embed(x)`, `model.encoder(src)`: the
+    module that class keeps there, also one its constructor was handed, as `Seq2Seq(encoder, decoder)`),
+    and a parameter that every caller passes a model, through two levels of helpers (`score(model, data)`
+    calling `translate(model, x)`), in this file or in the project's others.
 
     ## Why is this bad?
     In training mode dropout drops activations at random and batch norm normalises with the statistics
@@ -2614,6 +2622,30 @@ for step in range(3):
     nn.functional.cross_entropy(scorer(h), y).backward()
     optimizer.step()
     print(accuracy(scorer, h, y))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        # dropout kept on in both modes on purpose (noise at test time): eval() changes nothing
+        return torch.tanh(F.dropout(self.conv(x), 0.5, training=True))
+
+
+net = Noisy()
+net.load_state_dict(torch.load("noisy.pth", weights_only=True))
+with torch.no_grad():
+    for x in torch.utils.data.DataLoader(torch.randn(4, 3, 8, 8), batch_size=2):
+        print(net(x).mean().item())
 """
         ),
     ]
@@ -7156,6 +7188,179 @@ for step in range(3):
 """,
             unsafe=True,
             line=19,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 4))
+clf = body
+opt = torch.optim.SGD(clf.parameters(), lr=0.1)
+for _ in range(5):
+    x, y = torch.randn(16, 8), torch.randint(0, 4, (16,))
+    opt.zero_grad()
+    nn.functional.cross_entropy(clf(x), y).backward()
+    opt.step()
+with torch.no_grad():
+    print(clf(torch.randn(4, 8)).argmax(1))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 4))
+clf = body
+opt = torch.optim.SGD(clf.parameters(), lr=0.1)
+for _ in range(5):
+    x, y = torch.randn(16, 8), torch.randint(0, 4, (16,))
+    opt.zero_grad()
+    nn.functional.cross_entropy(clf(x), y).backward()
+    opt.step()
+with torch.no_grad():
+    clf.eval()
+    print(clf(torch.randn(4, 8)).argmax(1))
+""",
+            unsafe=True,
+            line=14,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.4))
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.out(self.embed(x))
+
+
+def tag(net, x):
+    with torch.no_grad():
+        return net.out(net.embed(x)).argmax(-1).tolist()
+
+
+tagger = Tagger()
+opt = torch.optim.Adam(tagger.parameters())
+for _ in range(3):
+    x, y = torch.randn(16, 8), torch.randint(0, 3, (16,))
+    opt.zero_grad()
+    nn.functional.cross_entropy(tagger(x), y).backward()
+    opt.step()
+print(tag(tagger, torch.randn(2, 8)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.4))
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.out(self.embed(x))
+
+
+def tag(net, x):
+    net.embed.eval()
+    with torch.no_grad():
+        return net.out(net.embed(x)).argmax(-1).tolist()
+
+
+tagger = Tagger()
+opt = torch.optim.Adam(tagger.parameters())
+for _ in range(3):
+    x, y = torch.randn(16, 8), torch.randint(0, 3, (16,))
+    opt.zero_grad()
+    nn.functional.cross_entropy(tagger(x), y).backward()
+    opt.step()
+print(tag(tagger, torch.randn(2, 8)))
+""",
+            unsafe=True,
+            line=18,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Seq(nn.Module):
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def translate(model, x):
+    with torch.no_grad():
+        return model(x).argmax(-1).tolist()
+
+
+def score(model, xs):
+    return sum(len(translate(model, x)) for x in xs)
+
+
+enc = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+dec = nn.Linear(8, 5)
+model = Seq(enc, dec)
+opt = torch.optim.Adam(model.parameters())
+for _ in range(3):
+    x, y = torch.randn(16, 8), torch.randint(0, 5, (16,))
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+print(score(model, [torch.randn(2, 8)]))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Seq(nn.Module):
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def translate(model, x):
+    model.eval()
+    with torch.no_grad():
+        return model(x).argmax(-1).tolist()
+
+
+def score(model, xs):
+    return sum(len(translate(model, x)) for x in xs)
+
+
+enc = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+dec = nn.Linear(8, 5)
+model = Seq(enc, dec)
+opt = torch.optim.Adam(model.parameters())
+for _ in range(3):
+    x, y = torch.randn(16, 8), torch.randint(0, 5, (16,))
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+print(score(model, [torch.randn(2, 8)]))
+""",
+            unsafe=True,
+            line=18,
         ),
     ]
 

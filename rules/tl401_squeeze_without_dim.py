@@ -12,6 +12,8 @@ from torchlint.families.shapes.batches import (
     literal_batch_of_one, recurrent_batch_dim, sized_by_one, tokenizer_origin, tokenizer_shape,
 )
 from torchlint.analysis.context import canonical_keyword, method_name, written_target
+from torchlint.analysis.training import is_loss_call
+from torchlint.analysis.walk import children
 from torchlint.analysis.definitions import (
     arguments_for_param, bind_arguments, built_values, definition_of, function_returns, position,
 )
@@ -41,7 +43,8 @@ class SqueezeWithoutDim(LintRule):
     "3. 广播机制的优缺点", Effective PyTorch; its own model code writes `.squeeze(1)`).
 
     Reported where the tensor is known to carry a batch dimension, or a dimension known to be 1 can be
-    named; `np.squeeze(t)` of a tensor calls `t.squeeze()` and is read the same way. Batch evidence comes from where the data comes from, through element-wise work, casts, views,
+    named (on a tensor nothing says holds a batch, such as a sample a transform shaped itself, the
+    message says only that every other dimension of size 1 goes too); `np.squeeze(t)` of a tensor calls `t.squeeze()` and is read the same way. Batch evidence comes from where the data comes from, through element-wise work, casts, views,
     indexing and reductions over another dimension: a model's or layer's output (`model(x)`,
     `self.head(h)`, `self(**batch)` in a LightningModule, `vae.decode(z)`, a model's own method applied
     to its input such as `self.features(x)`), a batch drawn from a data loader (`for x, y in loader:`,
@@ -82,6 +85,9 @@ class SqueezeWithoutDim(LintRule):
     class is unknown, every class of the file or imported from the project that defines the method must do
     so), the encoding of one text given as `model(**tok(text, return_tensors="pt"))` with
     `text: str` or a literal, anywhere in the file), both operands of a loss or a comparison squeezed alike,
+    a squeezed output given to a loss against a target built from its own whole shape alone
+    (`bce(out, torch.ones(out.size()))`, `torch.zeros_like(out)`: both lose the same dimensions; not
+    `torch.ones(out.size(0))`, which fails on the 0-d output of a batch of one),
     an operand of an element-wise regression loss that reduces (`F.mse_loss`, `F.l1_loss`,
     `F.smooth_l1_loss`, `F.huber_loss`, or `nn.MSELoss()` and its kin with the reduction `"mean"` or `"sum"`
     (or torch 0.4's `"elementwise_mean"`), also as a criterion every call of the function passes or one kept
@@ -1397,6 +1403,23 @@ class Reader(nn.Module):
         return self.score(last).squeeze().reshape(-1, 1)
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+critic = nn.Conv2d(3, 1, 4, 2, 1)
+bce = nn.BCEWithLogitsLoss()
+opt = torch.optim.Adam(critic.parameters())
+for x in torch.utils.data.DataLoader(torch.randn(8, 3, 16, 16), batch_size=4):
+    patches = critic(x).squeeze()
+    # the targets take the squeezed shape: both sides lose the same dimensions
+    loss = bce(patches, torch.ones(patches.size())) + bce(patches, torch.zeros_like(patches))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -2561,6 +2584,64 @@ class BinaryCritic(Critic):
 """,
             line=12,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+scorer = nn.Linear(6, 1)
+bce = nn.BCEWithLogitsLoss()
+opt = torch.optim.Adam(scorer.parameters())
+for x in torch.utils.data.DataLoader(torch.randn(9, 6), batch_size=4):
+    logits = scorer(x).squeeze()
+    loss = bce(logits, torch.ones(logits.size(0)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+scorer = nn.Linear(6, 1)
+bce = nn.BCEWithLogitsLoss()
+opt = torch.optim.Adam(scorer.parameters())
+for x in torch.utils.data.DataLoader(torch.randn(9, 6), batch_size=4):
+    logits = scorer(x).squeeze(-1)
+    loss = bce(logits, torch.ones(logits.size(0)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+            line=9,
+        ),
+        Invalid(
+            """
+import numpy as np
+import torch
+
+
+class MaskToTensor:
+    def __call__(self, mask_img):
+        raw = torch.from_numpy(np.asarray(mask_img, dtype=np.uint8).copy())
+        mask = raw.view(mask_img.size[1], mask_img.size[0], 1)
+        return mask.permute(2, 0, 1).squeeze().long()
+""",
+            fixed="""
+import numpy as np
+import torch
+
+
+class MaskToTensor:
+    def __call__(self, mask_img):
+        raw = torch.from_numpy(np.asarray(mask_img, dtype=np.uint8).copy())
+        mask = raw.view(mask_img.size[1], mask_img.size[0], 1)
+        return mask.permute(2, 0, 1).squeeze(0).long()
+""",
+            unsafe=True,
+            line=10,
+            message="drops every dimension of size 1, not only the one known to be 1",
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -2631,8 +2712,15 @@ class BinaryCritic(Critic):
                 continue
             if target is None and _sink_use(ctx, call, leading=leading):
                 continue  # (after the walk: `img = unnormalize(img.squeeze())`, then only `save_image(img, ...)`)
-            if fix is None and not (batched or batch_evidence(ctx, x)):
+            evidence = batched or batch_evidence(ctx, x)
+            if fix is None and not evidence:
                 continue  # nothing known to be 1, and nothing says the tensor has a batch dimension
+            if not evidence:
+                # a dimension known to be 1 on a tensor nothing says holds a batch (a sample the code shaped
+                # itself): `squeeze()` drops any other 1 too; no batch to speak of
+                message = message.split(" also drops the batch dimension", 1)[0] + (
+                    f" drops every dimension of size 1, not only {'those' if ',' in fix.title else 'the one'} known "
+                    f"to be 1; {fix.title[0].lower()}{fix.title[1:]}")
             if fix is None and scope is not ctx.module and (
                 _makes_batch_of_one(ctx, scope) and from_batch_of_one(ctx, x, scope)
                 or _rank_tested_before(ctx, scope, call, x)
@@ -2781,6 +2869,8 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0, leading: bool = False) -> 
     """``node``'s value is displayed, exported or turned into Python numbers (through value-keeping
     methods such as ``.cpu()``/``.detach()``, a function of the project that gives its argument back
     rescaled, ``denorm(x)``, and a name every later read of which is such a use)."""
+    if isinstance(node, cst.Name) and _shape_read(ctx, node) and _loss_against_own_shape(ctx, node):
+        return True  # `torch.ones(out.size())` as the target of a loss of `out`
     cur = node
     for _ in range(8):
         parent = ctx.parent(cur)
@@ -2815,6 +2905,8 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0, leading: bool = False) -> 
                     return True
                 if _broadcasting_loss(ctx, call):
                     return True
+                if isinstance(cur, cst.Name) and _loss_against_own_shape(ctx, cur, call):
+                    return True  # `crit(out, torch.ones(out.size()))`: the target takes the squeezed shape
                 if _hands_back(ctx, call, parent):
                     cur = call  # `save_image(unnormalize(img.squeeze()), path)`: the values, rescaled
                     continue
@@ -2833,6 +2925,72 @@ def _sink_use(ctx, node: cst.CSTNode, depth: int = 0, leading: bool = False) -> 
             return _reduced_elementwise(ctx, parent, depth, leading)
         return False
     return False
+
+
+#: constructors that give a new tensor the shape of the one they are given
+_LIKE_CONSTRUCTORS = frozenset({"ones_like", "zeros_like", "full_like", "empty_like", "rand_like", "randn_like"})
+
+
+def _shape_read(ctx, use: cst.Name) -> bool:
+    """``out.size()``, ``out.shape``, ``torch.ones_like(out)``, ``out.new_ones(...)``: the read takes the
+    tensor's whole shape (or its kind), not its values nor one of its sizes."""
+    parent = ctx.parent(use)
+    if isinstance(parent, cst.Attribute) and parent.value is use:
+        outer = ctx.parent(parent)
+        if parent.attr.value == "size":
+            return isinstance(outer, cst.Call) and outer.func is parent and not outer.args
+        if parent.attr.value == "shape":
+            return not isinstance(outer, (cst.Subscript, cst.Attribute))
+        return parent.attr.value.startswith("new_")
+    if isinstance(parent, cst.Arg) and parent.keyword is None:
+        call = ctx.parent(parent)
+        return isinstance(call, cst.Call) and call.args[0] is parent and _call_name(call.func) in _LIKE_CONSTRUCTORS
+    return False
+
+
+def _loss_against_own_shape(ctx, use: cst.Name, call: Optional[cst.Call] = None) -> bool:
+    """``crit(out, torch.ones(out.size()))``, ``F.binary_cross_entropy(out, torch.zeros_like(out))``: ``use``
+    (a squeezed value bound to a name) is one operand of a loss whose other operand is built from its shape
+    alone, so both lose the same dimensions and the loss is the same whatever a batch of one drops.
+    ``call``: the loss, when ``use`` is its operand; else the loss ``use`` is a shape read within."""
+    if call is None:
+        call = next((a for a in ctx.ancestors(use) if isinstance(a, cst.Call) and is_loss_call(ctx, a)), None)
+        if call is None:
+            return False
+    elif not is_loss_call(ctx, call):
+        return False
+    operands = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "target")]
+    if len(operands) != 2 or any(a.star for a in call.args):
+        return False
+    own = [o for o in operands if isinstance(o, cst.Name) and o.value == use.value]
+    if len(own) != 1:
+        return False
+    other = operands[1] if own[0] is operands[0] else operands[0]
+    reads = [n for n in _value_names(other) if n.value == use.value]
+    if any(n.value != use.value and not ctx.names.qualified_names(n) for n in _value_names(other)):
+        return False  # the target reads other data (`y.view(out.size(0))`), not the shape alone
+    return bool(reads) and all(_shape_read(ctx, r) for r in reads) and (use is own[0] or any(r is use for r in reads))
+
+
+def _value_names(expr: cst.CSTNode) -> List[cst.Name]:
+    """The names an expression reads, but those of attributes (``.size``) and of the arguments of moves
+    (``.to(device)``, ``.cuda(gpu)``, ``.type(dtype)``)."""
+    out: List[cst.Name] = []
+    todo: List[cst.CSTNode] = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Name):
+            out.append(node)
+        elif isinstance(node, cst.Attribute):
+            todo.append(node.value)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in ("to", "cuda", "type"):
+            todo.append(node.func)
+        elif isinstance(node, cst.Arg):
+            todo.append(node.value)
+        else:
+            todo.extend(children(node))
+    return out
 
 
 #: element-wise arithmetic: broadcasting aligns the trailing dimensions, so an operand that lost a leading 1

@@ -1195,6 +1195,10 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         if owner not in known:
             known[owner] = _loop_elements(ctx, owner)  # `for m in members:` over `members = [Net(), Net()]`
         values = known[owner]
+    if not values and isinstance(owner, cst.Name) and owner.value not in ("self", "cls") \
+            and ctx.names.is_param_at(owner) and not ctx.names.unpacked_values(owner) and depth < 2:
+        # `def translate(model, x)`: the instances every caller passes (their own parameters followed once more)
+        values = callers_arguments(ctx, owner)
     found = None
     for vctx, v in values or ():
         d = _class_built(vctx, v, depth)
@@ -1349,8 +1353,9 @@ def _class_built(ctx: FileContext, value: cst.BaseExpression, depth: int):
     core = strip_moves(value)
     if depth > MAX_DEPTH:
         return None
-    if core is not value and isinstance(core, (cst.Name, cst.Attribute)):
-        return _instance_class(ctx, core, depth + 1)  # `model = model.cuda()`: what it held before
+    if isinstance(core, (cst.Name, cst.Attribute)):
+        # `model = model.cuda()`: what it held before; `model = net`, an argument `net`: what that name holds
+        return _instance_class(ctx, core, depth + 1)
     if not isinstance(core, cst.Call):
         return None
     d = definition_of(ctx, core.func) or class_of_library_constructor(ctx, core)

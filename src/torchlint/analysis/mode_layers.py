@@ -37,7 +37,8 @@ from torchlint.analysis.project import depends_on, project_of
 #: dropout layers: their probability argument defaults to 0.5
 DROPOUT_LAYERS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
 #: functional dropout: a model's ``F.dropout(x, p, self.training)`` follows its mode; one without ``training=``
-#: drops at evaluation too (a dropout that ignores the mode), which the model's author meant to follow it
+#: drops at evaluation too (a dropout that ignores the mode), which the model's author meant to follow it; one
+#: given ``training=True`` or ``False`` in so many words does what it says in either mode
 FUNCTIONAL_DROPOUT = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
                                 "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
                                 "torch.nn.functional.alpha_dropout", "torch.nn.functional.feature_alpha_dropout"})
@@ -591,8 +592,9 @@ def layer_call_mode(ctx: FileContext, call: cst.Call, judge: Judge) -> "tuple[bo
     for q in sorted(ctx.names.qualified_names_at(call.func)):
         if q in FUNCTIONAL_DROPOUT:
             given, value = _argument(call, 2, "training")
-            if given and _flag(value) is False:
-                return True, False
+            if given and _flag(value) is not None:
+                return True, False  # `training=False`: never drops; `training=True`: drops in both modes on purpose
+                # (test-time noise): switching the mode changes neither
             return True, _positive(call, 1, "p", 0.5, literal_numbers(ctx))
         if q.startswith(("torch.nn.init.", "torch.nn.utils.")) or q in PARAMETERS:
             return True, False  # `nn.Parameter(...)`, `nn.utils.spectral_norm(conv)`: no mode of their own

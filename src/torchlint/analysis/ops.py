@@ -194,13 +194,25 @@ def grown_layers(ctx: FileContext, model: cst.Name, built: cst.Call) -> List[cst
 EMPTY_GROWN = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 
 
+def built_empty(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``nn.Sequential()``, ``nn.ModuleList()``, ``nn.ModuleList([])``: a container built with nothing in it
+    (what it holds is what the code adds later)."""
+    core = strip_moves(value)
+    if not isinstance(core, cst.Call) or not ctx.names.qualified_names_at(core.func) & EMPTY_GROWN:
+        return False
+    if not core.args:
+        return True
+    only = core.args[0].value
+    return len(core.args) == 1 and not core.args[0].star and core.args[0].keyword is None \
+        and isinstance(only, (cst.List, cst.Tuple)) and not only.elements
+
+
 def grown_content(ctx: FileContext, read: cst.BaseExpression, built: cst.BaseExpression) -> List[cst.BaseExpression]:
     """What the module ``built`` holds when it is a container built empty (``nn.Sequential()``,
     ``nn.ModuleList()``) that the name ``read`` holds: the layers added to it before the read
     (:func:`grown_layers`); empty for any other construction or read."""
     core = strip_moves(built)
-    if not isinstance(read, cst.Name) or not isinstance(core, cst.Call) or core.args \
-            or not ctx.names.qualified_names_at(core.func) & EMPTY_GROWN:
+    if not isinstance(read, cst.Name) or not isinstance(core, cst.Call) or not built_empty(ctx, core):
         return []
     return grown_layers(ctx, read, core)
 

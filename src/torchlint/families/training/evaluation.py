@@ -44,7 +44,7 @@ from torchlint.analysis import effects
 from torchlint.analysis.effects import HOLDERS, LOGGING_METHODS, records_nothing
 from torchlint.analysis.mode_layers import CONTAINER_CLASSES, FUNCTIONAL_DROPOUT, library_model_mode
 from torchlint.analysis.names import dotted_name, root_name
-from torchlint.analysis.ops import EMPTY_GROWN, grown_content, moves_itself
+from torchlint.analysis.ops import built_empty, grown_content, moves_itself
 from torchlint.analysis.naming import is_model_name, snake
 from torchlint.analysis.walk import children, iter_nodes, target_names
 from torchlint.analysis.definitions import (
@@ -57,6 +57,7 @@ from torchlint.analysis.definitions import (
     instance_calls,
     every_method_call,
     class_of_library_constructor,
+    constructor_arguments,
     Invocation,
     value_invocations,
     called_function,
@@ -232,7 +233,8 @@ def scores_a_batch(ctx: FileContext, call: cst.Call) -> bool:
         if isinstance(node, cst.For):
             targets.update(n.value for n in iter_nodes(node.target) if isinstance(n, cst.Name))
         node = ctx.parent(node)
-    if not targets or not any(_batch_of(ctx, a.value, targets) for a in call.args if a.keyword is None):
+    if not (targets and any(_batch_of(ctx, a.value, targets) for a in call.args if a.keyword is None)
+            or _runs_on_drawn_batch(ctx, call)):
         return False
     if _ranked(ctx, call):
         return True
@@ -275,13 +277,7 @@ def _member_of_model(ctx: FileContext, member: cst.BaseExpression) -> bool:
     if not isinstance(member, cst.Attribute) or dotted_name(member.value) in ("self", "cls"):
         return False
     owner = member.value
-    found = instance_class(ctx, owner)
-    if found is None and isinstance(owner, cst.Name) and ctx.names.is_param_at(owner):
-        # `def greedy(model, x): model.decoder(...)` called with `Transformer()`: every caller's class
-        passed = [instance_class(ctx, a) if isinstance(a, (cst.Name, cst.Attribute)) else None
-                  for a in arguments_for_param(ctx, owner) or ()]
-        if passed and all(p is not None and p[1] is passed[0][1] for p in passed):
-            found = passed[0]
+    found = instance_class(ctx, owner)  # (`def greedy(model, x): model.decoder(...)`: every caller's class)
     if found is None:
         return False
     dctx, cls = found
@@ -292,7 +288,17 @@ def _member_of_model(ctx: FileContext, member: cst.BaseExpression) -> bool:
         return False
     scope = dctx.names.scope_of(cls)
     values = scope.attrs.get(name) if scope is not None else None
-    return bool(values) and all(is_module_value(dctx, v) for v in values)
+    return bool(values) and all(_kept_module(dctx, v) for v in values)
+
+
+def _kept_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """A value a module class keeps on ``self`` is a module: built as one, or a parameter of its constructor
+    that every construction in view passes a model for (``self.encoder = encoder`` of ``Seq2Seq(enc, dec)``)."""
+    passed = constructor_arguments(ctx, value) if isinstance(value, cst.Name) else None
+    if passed:
+        return all(is_model(actx, a) is True if isinstance(a, (cst.Name, cst.Attribute)) else is_module_value(actx, a)
+                   for actx, a in passed)
+    return is_module_value(ctx, value)
 
 
 def _model_owner(ctx: FileContext, owner: cst.BaseExpression, names_count: bool = False) -> bool:
@@ -611,6 +617,9 @@ def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mo
         return _value_mode(ctx, model, hops)
     values = held_values(ctx, model)
     if not values:
+        if isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) \
+                and model.value.value not in ("self", "cls"):
+            return _member_mode(ctx, model, hops)
         return _UNKNOWN
     modes: List[Mode] = []
     for vctx, v in values:
@@ -619,11 +628,12 @@ def model_mode(ctx: FileContext, model: cst.BaseExpression, hops: int = 0) -> Mo
         override = _overriding_factory(ctx, model, core) if vctx is not ctx else None
         if grown:  # `model = nn.Sequential()` then `model.add_module("drop", nn.Dropout(0.5))`: what was added
             modes.append(_combine_modes([_part_mode(ctx, g, hops) for g in grown]))
-        elif not isinstance(model, cst.Name) and isinstance(core, cst.Call) and not core.args \
-                and vctx.names.qualified_names_at(core.func) & EMPTY_GROWN:
+        elif not isinstance(model, cst.Name) and built_empty(vctx, core):
             modes.append(_UNKNOWN)  # `self.layers = nn.ModuleList()`, filled later: what is added is not followed
         elif override is not None and hops < _FACTORY_HOPS:
             modes.append(_factory_mode(override[0], override[1], hops))
+        elif isinstance(core, cst.Name) and core is not model and hops < _NAME_HOPS:
+            modes.append(model_mode(vctx, core, hops + 1))  # `model = net`: the model the other name holds
         else:
             modes.append(_value_mode(vctx, v, hops))
     return _combine_modes(modes)
@@ -744,6 +754,41 @@ def _overriding_factory(ctx: FileContext, model: cst.BaseExpression, core: cst.B
     if not isinstance(cls, cst.ClassDef):
         return None
     return find_method(ctx, cls, core.func.attr.value)
+
+
+def _member_mode(ctx: FileContext, member: cst.Attribute, hops: int) -> Mode:
+    """``model.encoder``, an attribute nothing in view assigns, of a name that holds an instance of a
+    project class (``model = Seq2Seq(enc, dec)``), or of a parameter every caller passes one
+    (``def translate(model, x)``): what that class keeps in the attribute (``self.encoder = nn.LSTM(...)``,
+    or the module its constructions hand it: ``Seq2Seq(encoder, decoder)``); unknown when a model is of
+    no known class, the class defines a method of that name, or does not set it."""
+    if hops >= _NAME_HOPS:
+        return _UNKNOWN
+    owner = member.value
+    assert isinstance(owner, cst.Name)
+    if ctx.names.is_param_at(owner) and not ctx.names.unpacked_values(owner):
+        args = arguments_for_param(ctx, owner)
+        placed = [(ctx, a) for a in args] if args else (project_arguments_for_param(ctx, owner) or [])
+    else:
+        placed = [(ctx, owner)]
+    attr = member.attr.value
+    modes: List[Mode] = []
+    for actx, a in placed:
+        found = instance_class(actx, a) if isinstance(a, (cst.Name, cst.Attribute)) else None
+        if found is None:
+            return _UNKNOWN
+        cctx, cls = found
+        scope = cctx.names.scope_of(cls)
+        values = scope.attrs.get(attr) if scope is not None else None
+        if not values or defines_method(cctx, cls, attr, 0):
+            return _UNKNOWN
+        for v in values:
+            passed = constructor_arguments(cctx, v) if isinstance(v, cst.Name) else None
+            if passed:
+                modes.extend(_part_mode(pctx, p, hops + 1) for pctx, p in passed)
+            else:
+                modes.append(_part_mode(cctx, v, hops + 1))
+    return _combine_modes(modes)
 
 
 def _part_mode(ctx: FileContext, part: cst.BaseExpression, hops: int) -> Mode:
@@ -871,8 +916,9 @@ def _built_by(ctx: FileContext, core: cst.Call, found: Tuple[FileContext, cst.CS
         if summary.holds_given:
             # `class Chain(nn.Sequential)` without an `__init__`: it holds the modules it is built from
             return _combine_modes([(summary.mode_dependent, None), _parts_mode(ctx, core, hops)])
-        kept = _kept_modules(ctx, core, found) if hops < _NAME_HOPS else []
-        # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too
+        kept = _kept_modules(ctx, core, found)
+        # `Wrap(backbone)` with `self.inner = inner` in `__init__`: the class holds what it is given too (a
+        # name given costs a hop: model_mode's cap bounds the descent)
         return _combine_modes([(summary.mode_dependent, None)] + [_part_mode(ctx, a, hops) for a in kept])
     if isinstance(found[1], cst.FunctionDef):
         if hops >= _FACTORY_HOPS:
@@ -1578,6 +1624,27 @@ def enclosing_params(ctx: FileContext, node: cst.CSTNode) -> Set[str]:
                 if isinstance(star, cst.Param):
                     out.add(star.name.value)
     return out
+
+
+def _drawn_batch(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``next(iter(loader))``: one batch drawn from an iterable of batches."""
+    return isinstance(value, cst.Call) and is_builtin(ctx, value.func) and getattr(value.func, "value", None) == "next" \
+        and len(value.args) == 1 and isinstance(value.args[0].value, cst.Call) \
+        and is_builtin(ctx, value.args[0].value.func) and getattr(value.args[0].value.func, "value", None) == "iter"
+
+
+def _runs_on_drawn_batch(ctx: FileContext, call: cst.Call) -> bool:
+    """``images, labels = next(iter(loader))`` then ``model(images)``: the model runs on a batch drawn from
+    the data, as a loop over it would give one."""
+    for a in call.args:
+        given = a.value
+        while isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute) and given.func.attr.value in _BATCH_MOVES:
+            given = given.func.value
+        if isinstance(given, cst.Name) and a.keyword is None:
+            values = list(ctx.names.values_before(given)) + [v for v, _i in ctx.names.unpacked_values(given)]
+            if any(_drawn_batch(ctx, strip_moves_expr(v)) for v in values if v is not None):
+                return True
+    return False
 
 
 def is_builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
@@ -3833,7 +3900,8 @@ class EvaluationFacts:
             return None
         if trains(ctx, function) or needs_grad(ctx, function):
             return None
-        in_loop = any(self._loop_within(call, function) is not None for call, _ in calls)
+        in_loop = any(self._loop_within(call, function) is not None or _runs_on_drawn_batch(ctx, call)
+                      for call, _ in calls)
         if in_loop or computes_metrics(ctx, function):
             return False
         if named and any(under_no_grad(ctx, call) for call, _ in calls):
