@@ -1634,17 +1634,26 @@ def _drawn_batch(ctx: FileContext, value: cst.BaseExpression) -> bool:
 
 
 def _runs_on_drawn_batch(ctx: FileContext, call: cst.Call) -> bool:
-    """``images, labels = next(iter(loader))`` then ``model(images)``: the model runs on a batch drawn from
-    the data, as a loop over it would give one."""
-    for a in call.args:
-        given = a.value
-        while isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute) and given.func.attr.value in _BATCH_MOVES:
-            given = given.func.value
-        if isinstance(given, cst.Name) and a.keyword is None:
-            values = list(ctx.names.values_before(given)) + [v for v, _i in ctx.names.unpacked_values(given)]
-            if any(_drawn_batch(ctx, strip_moves_expr(v)) for v in values if v is not None):
-                return True
-    return False
+    """``images, labels = next(iter(loader))`` then ``model(images)`` (also moved, ``images.to(device)``, or
+    wrapped, ``Variable(images.cuda())``, on the way): the model runs on a batch drawn from the data, as a
+    loop over it would give one."""
+    return any(a.keyword is None and _drawn(ctx, a.value, 0) for a in call.args)
+
+
+def _drawn(ctx: FileContext, value: cst.BaseExpression, hops: int) -> bool:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _BATCH_MOVES:
+        value = value.func.value
+    if isinstance(value, cst.Call) and value.args and ctx.names.matches(value.func, ("torch.autograd.Variable",)):
+        value = value.args[0].value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _BATCH_MOVES:
+            value = value.func.value
+    if _drawn_batch(ctx, value):
+        return True
+    if not isinstance(value, cst.Name) or hops > 2:
+        return False
+    values = list(ctx.names.values_before(value)) + [v for v, _i in ctx.names.unpacked_values(value)]
+    return any(v is not None and _drawn(ctx, v, hops + 1) for v in values)
 
 
 def is_builtin(ctx: FileContext, func: cst.BaseExpression) -> bool:
