@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -1197,8 +1197,18 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         values = known[owner]
     if not values and isinstance(owner, cst.Name) and owner.value not in ("self", "cls") \
             and ctx.names.is_param_at(owner) and not ctx.names.unpacked_values(owner) and depth < 2:
-        # `def translate(model, x)`: the instances every caller passes (their own parameters followed once more)
-        values = callers_arguments(ctx, owner)
+        # `def translate(model, x)`: the instances every caller passes (their own parameters followed in turn;
+        # a parameter asked again while its callers are read, through a call of its own method, is unknown)
+        function = parameter_owner(ctx, owner)
+        key = (id(function), owner.value)
+        asking = _ASKING_CALLERS.of(ctx)
+        if function is None or key in asking:
+            return None
+        asking.add(key)
+        try:
+            values = callers_arguments(ctx, owner)
+        finally:
+            asking.discard(key)
     found = None
     for vctx, v in values or ():
         d = _class_built(vctx, v, depth)
@@ -1207,6 +1217,9 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         found = d
     return found
 
+
+#: the parameters (function, name) whose class :func:`instance_class` is reading from their callers
+_ASKING_CALLERS: "Fact[Set[Tuple[int, str]]]" = Fact("definitions.asking_callers", lambda ctx: set())
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
 
