@@ -21,7 +21,7 @@ from torchlint.families.numerics.patterns import (
 )
 from torchlint.analysis.ops import log_use
 from torchlint.analysis.values import MAX_CALLERS, caller_frames, open_frame, value_fact
-from torchlint.analysis.definitions import calls_of_function, function_params
+from torchlint.analysis.definitions import calls_of_function, function_params, walked_by_loop
 from torchlint.analysis.roles import SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Valid
 
@@ -48,7 +48,10 @@ class LogOfSoftmax(LintRule):
     starts empty and only grows by `append` (`probs[t].gather(1, a[t]).log()` after a rollout that
     appended each step's softmax), into a helper's parameter when every call of the helper in the file
     passes a softmax (`def entropy(p): return -(p * p.log()).sum(1)`; a list parameter too, `probs[t].log()`,
-    with the callers' own parameters bound in turn), and through a cap that changes
+    with the callers' own parameters bound in turn; also a local computed from such parameters, `probs =
+    net(states)` in `train_model(cls, net, ...)` where every call, `Policy.train_model(policy, ...)` of a
+    class method included, passes a model whose `forward` ends in softmax), into the rows a loop walks
+    (`for row in probs:`, `for i, row in enumerate(probs):`: elements of the softmax, no fix), and through a cap that changes
     no probability (`.clamp(max=1 - 1e-20)` is `1.0` in float32: zeros stay zeros). The message
     says which `forward` or softmax (file:line); no fix is offered there (the model's other users may want
     probabilities).
@@ -288,6 +291,23 @@ def mixture(steps):
 def floored(x):
     # a lower bound keeps the log finite
     return torch.log(torch.softmax(x, dim=1).clamp(min=1e-6, max=1.0))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def entropy_per_row(scores):
+    probs = F.softmax(scores, dim=1)
+    total = []
+    for row in probs:
+        total.append(-(row * torch.log(row + 1e-8)).sum())
+    rows = [torch.rand(3) for _ in range(4)]
+    for row in rows:
+        total.append(torch.log(row).sum())  # not rows of a softmax
+    return torch.stack(total)
 """
         ),
     ]
@@ -675,6 +695,54 @@ episode(agent, torch.optim.Adam(agent.parameters()), [torch.randn(2, 4) for _ in
             line=20,
             message="`log` of elements of a softmax",
         ),
+        # each row a loop walks (`for i, row in enumerate(probs)`) is elements of the softmax
+        Invalid(
+            """
+import torch
+import torch.nn.functional as F
+
+
+def entropy_per_row(scores):
+    probs = F.softmax(scores, dim=1)
+    total = []
+    for i, row in enumerate(probs):
+        total.append(-(row * torch.log(row)).sum())
+    return torch.stack(total)
+""",
+            line=10,
+            message='`log` of elements of a softmax',
+        ),
+        # a local computed from a parameter every call passes a model for (a class method called through its class)
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Actor(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=-1)
+
+    @classmethod
+    def update(cls, net, states, actions, advantages, optimizer):
+        probs = net(states)
+        loss = -(torch.log(probs) * actions).sum(1).mul(advantages).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+actor = Actor(4, 2)
+Actor.update(actor, torch.randn(5, 4), torch.ones(5, 2), torch.ones(5), torch.optim.Adam(actor.parameters()))
+""",
+            line=18,
+            message='`log` of a softmax: `forward` of `Actor`',
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -739,21 +807,23 @@ episode(agent, torch.optim.Adam(agent.parameters()), [torch.randn(2, 4) for _ in
             base = _selection_base(base)  # `policies[t].gather(1, a)`: the list parameter `policies`
         frame = open_frame(ctx, log)
         function = frame.function
-        if not isinstance(base, cst.Name) or function is None or not any(
-                p.name.value == base.value for p in function_params(function)):
+        if not isinstance(base, cst.Name) or function is None or not function_params(function):
             return None
+        # the parameter itself (`-(p * torch.log(p))`), or a local computed from parameters (`probs = net(s)`,
+        # `net` a model every call passes): read in each caller's frame, where the parameters are bound
+        param = any(p.name.value == base.value for p in function_params(function))
         sites = calls_of_function(ctx, function, frame.cls)
         if not sites or len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
             return None
         if any(log_use(ctx, site) is not None for site in sites):
             return None  # a wrapper of `log` (`def _log(t): return torch.log(t)`): reported where it is called
         frames = caller_frames(ctx, log)
-        if len(frames) != len(sites) or any(base.value not in f.bound for f in frames):
+        if len(frames) != len(sites) or param and any(base.value not in f.bound for f in frames):
             return None
         if any(_softmax_elements(ctx, f, operand) is None for f in frames):
             # the callers' own parameters bound in turn (`run(model, ...)` calling `_train(model, policies)`)
             deeper = caller_frames(ctx, log, levels=2)
-            if deeper and all(base.value in f.bound for f in deeper):
+            if deeper and all(base.value in f.bound or not param for f in deeper):
                 frames = deeper
         found = [_softmax_elements(ctx, f, operand) for f in frames]
         if any(f is None for f in found) or len({f[1] for f in found}) != 1:  # type: ignore[index]
@@ -821,6 +891,11 @@ def _softmax_elements(ctx, frame, expr: cst.BaseExpression, depth: int = 4):
     if depth <= 0:
         return None
     if isinstance(expr, cst.Name):
+        walked = walked_by_loop(ctx, expr)
+        if walked is not None:
+            # `for p in probs:` (`enumerate(probs)` too): each `p` is a row of the softmax
+            found = _softmax_elements(ctx, frame, walked, depth - 1)
+            return (found[0], True) if found is not None else None
         value = ctx.names.value_of(expr)
         if value is None or isinstance(value, cst.Name):
             return None  # a plain name was followed by value_fact already

@@ -21,7 +21,7 @@ from torchlint.families.numerics.patterns import (
     tanh_complement,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
-from torchlint.analysis.values import caller_value_fact
+from torchlint.analysis.values import caller_value_fact, open_frame, value_fact
 from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
@@ -41,7 +41,9 @@ class LogOfPossibleZero(DeferredLogReports, LintRule):
     ## What it does
     Finds `torch.log(p)` / `p.log()` where `p` can be exactly 0 and nothing keeps it away from 0: a
     probability derived from a softmax or sigmoid output (multiplied by a mask, summed over a subset,
-    `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator is one of those.
+    `1 - p`), a count (`bincount`, `(pred == y).sum()`), or a ratio whose numerator is one of those or
+    the output of a model whose `forward` ends in softmax or sigmoid (`fixed * torch.log(fixed / policy)`
+    with `policy = self(states)` and `fixed = policy.detach()`, a hand-written KL divergence).
     Also `log(1 - t**2)` (`t.pow(2)`, `t * t`, maybe scaled) of a tanh output `t`, the Jacobian of a
     tanh-squashed action in a policy's log-probability: it is 0 where the tanh saturates.
     Also the log of a value that is exactly 0 for some elements by construction: a uniform draw
@@ -244,6 +246,30 @@ def gumbel(logits):
 def log_features(x):
     return torch.log(torch.relu(x).clamp(min=1e-6))
 """,
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=-1)
+
+    def kl(self, states):
+        policy = self(states)
+        fixed = policy.detach()
+        return (fixed * torch.log(fixed.clamp_min(1e-8) / policy)).sum(1).mean()
+
+    def log_ratio(self, states, scale):
+        return torch.log(self.fc(states).exp() / scale)  # exp: positive by construction
+"""
+        ),
     ]
 
     INVALID = [
@@ -524,6 +550,50 @@ def log_energy(x):
 """,
             unsafe=True,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=-1)
+
+    def kl(self, states):
+        # the KL at the current parameters, whose gradient a natural-gradient step needs
+        policy = self(states)
+        fixed = policy.detach()
+        return (fixed * torch.log(fixed / policy)).sum(1).mean()
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=-1)
+
+    def kl(self, states):
+        # the KL at the current parameters, whose gradient a natural-gradient step needs
+        policy = self(states)
+        fixed = policy.detach()
+        return (fixed * torch.log((fixed / policy).clamp_min(1e-07))).sum(1).mean()
+""",
+            unsafe=True,
+            line=19,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -531,6 +601,8 @@ def log_energy(x):
         self.deferred = Deferred()
         #: `log(1 - p)` with `p` a parameter: judged after the walk, when every call of the function is known
         self._passed: List[Tuple[cst.Call, OpUse, cst.BaseExpression, cst.BaseExpression]] = []
+        #: `log(p / q)` with `p` not seen as a probability where it is written (a model's output): judged after the walk
+        self._ratios: List[Tuple[cst.Call, OpUse, cst.BaseExpression, cst.BaseExpression]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_log_call(self.ctx, node):
@@ -578,7 +650,10 @@ def log_energy(x):
             if not is_binop(value, cst.Divide):
                 return
             numer = value.left  # type: ignore[attr-defined]
-            if positive(self.ctx, numer) or (probability_source(self.ctx, numer) is None and not is_count(self.ctx, numer)):
+            if positive(self.ctx, numer):
+                return
+            if probability_source(self.ctx, numer) is None and not is_count(self.ctx, numer):
+                self._ratios.append((node, use, x, numer))  # `old * torch.log(old / new)` of a softmax model's outputs
                 return
             message = RATIO_MESSAGE
         self.deferred.add(ctx, node, node, message, lambda: self._fix(use, x))
@@ -593,6 +668,13 @@ def log_energy(x):
                 f"`log(1 - p)` where `{p}` is {passed}: `{self.spelling(value)}` is exactly 0 where `{p}` rounds "
                 "to 1, which gives `-inf` and `nan` gradients; clamp it or add an eps"
             )
+            self.report(log_call, self.quoting(log_call, message), fix=lambda use=use, x=x: self._fix(use, x))
+        for log_call, use, x, numer in self._ratios:
+            fact = value_fact(open_frame(self.ctx, log_call), numer)
+            if fact is None or fact.kind not in (SOFTMAX, SIGMOID) or not fact.why or _nonfinite_handled(self.ctx, log_call):
+                continue
+            message = (f"`log` of a ratio whose numerator is a {fact.kind} output ({fact.message}): it is exactly 0 "
+                       "where that output underflows, which gives `-inf`; clamp it (`x.clamp_min(eps)`) first")
             self.report(log_call, self.quoting(log_call, message), fix=lambda use=use, x=x: self._fix(use, x))
         super().leave_Module(node)
 

@@ -60,7 +60,8 @@ class SqueezeWithoutDim(LintRule):
     Products, joins and copies keep the batch (`torch.bmm(model(q), k)`, `weights.bmm(keys)`, `torch.cat`,
     `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
     (`def tile(t, k): return t.repeat(k, 1)`) and a method of a part of the model run on the batch in the
-    model's own code (`self.core.step(memory, state)`); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
+    model's own code (`self.core.step(memory, state)`); an element of a list the code fills only with such values (`states.append(h)`, then
+    `states[-1]`) carries it too; an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
     over `range`, a row of a project model whose `forward` returns one tensor, `out[i]` in a loop over
     `range(out.size(0))`; a model's `model(x)[0]` of unknown output may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
@@ -1420,6 +1421,25 @@ for x in torch.utils.data.DataLoader(torch.randn(8, 3, 16, 16), batch_size=4):
     opt.step()
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Reader(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(32, 5)
+
+    def forward(self, x):
+        rows = []
+        for i in range(x.size(0)):
+            rows.append(x[i])  # one sample each
+        first = rows[0].squeeze()
+        return self.head(first)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2641,6 +2661,31 @@ class MaskToTensor:
             unsafe=True,
             line=10,
             message="drops every dimension of size 1, not only the one known to be 1",
+        ),
+        # an element of a list the code fills with batches
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Reader(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(12, 32)
+        self.head = nn.Linear(32, 5)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 32)
+        states = []
+        for t in range(x.size(1)):
+            h = self.cell(x[:, t], h)
+            states.append(h)
+        last = states[-1].squeeze()
+        return self.head(last)
+""",
+            line=18,
+            message='`states[-1].squeeze()` without a dim also drops the batch dimension',
         ),
     ]
 

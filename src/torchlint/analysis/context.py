@@ -374,6 +374,16 @@ class FileContext:
         elif type(func) is cst.Attribute and type(func.value) is cst.Name and \
                 func.value.value in ("self", "cls"):  # type: ignore[attr-defined]
             name = func.attr.value  # type: ignore[attr-defined]
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and \
+                func.value.value in self.classes():  # type: ignore[attr-defined]
+            # `Policy.train_model(net, ...)`: a class method of that class of the file (called as any method is,
+            # its first parameter not passed)
+            cls = self.classes()[func.value.value]  # type: ignore[attr-defined]
+            found = [d for d in self.functions().get(func.attr.value, ())  # type: ignore[attr-defined]
+                     if isinstance(cls.body, cst.IndentedBlock) and d in cls.body.body and any(
+                         isinstance(dec.decorator, cst.Name) and dec.decorator.value == "classmethod"
+                         for dec in d.decorators)]
+            return found[0] if len(found) == 1 else None
         if name is None:
             return None
         defs = self.functions().get(name)

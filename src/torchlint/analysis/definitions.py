@@ -1161,8 +1161,19 @@ def passed_argument(call: cst.Call, function: cst.FunctionDef, name: str) -> Opt
     if name not in names:
         return None
     index = names.index(name)
-    offset = 1 if isinstance(call.func, cst.Attribute) and names[0] in ("self", "cls") else 0
+    offset = call_offset(call, function)
     return arg(call, index - offset, name) if index >= offset else None
+
+
+def call_offset(call: cst.Call, function: cst.FunctionDef) -> int:
+    """How many leading parameters of ``function`` a call of it does not pass: 1 for the ``self`` or ``cls`` of
+    a method called through an attribute (``obj.step(x)``, ``self.step(x)``, ``Policy.train_model(net)`` of a
+    class method), 0 otherwise (a function, a static method)."""
+    names = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+    if not isinstance(call.func, cst.Attribute) or not names or names[0] not in ("self", "cls"):
+        return 0
+    static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+    return 0 if static else 1
 
 
 def method_of(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
@@ -1229,17 +1240,10 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
     target, not bound again in the body): the elements of the list or tuple display ``models`` is, or holds on
     every assignment (``[Net(), Net()]``, ``[Net() for _ in range(k)]``), or of the empty list it starts as
     grown only by ``models.append(Net())``; empty otherwise (a list also extended, indexed or added to)."""
-    for a in ctx.ancestors(name):
-        if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return []
-        if isinstance(a, cst.For) and _loop_target(ctx, a, name.value) is not None:
-            break
-    else:
+    walked = _walking_loop(ctx, name)
+    if walked is None:
         return []
-    if not ctx.is_inside(name, a.body):
-        return []
-    it = _loop_target(ctx, a, name.value)
-    assert it is not None
+    a, it = walked
     displays = built_values(ctx, it) if isinstance(it, cst.Name) else [it]
     out: List[Tuple[FileContext, cst.BaseExpression]] = []
     grown = False
@@ -1256,16 +1260,40 @@ def _loop_elements(ctx: FileContext, name: cst.Name) -> List[Tuple[FileContext, 
     appended, changed = list_growth(ctx, it) if isinstance(it, cst.Name) else ([], False)
     if grown:
         out = [] if changed else [(ctx, v) for v in appended]
-    if not out:
-        return []
-    bound = _BOUND_IN_BODY.of(ctx)
-    if a not in bound:
-        bound[a] = _names_bound(ctx, a)
-    if name.value in bound[a]:
-        return []  # bound again in the body
+    if not out or _bound_in_body(ctx, a, name.value):
+        return []  # (bound again in the body: not the element)
     if not grown and (changed or appended):
         return []  # a display grown or changed afterwards
     return out
+
+
+def _walking_loop(ctx: FileContext, name: cst.Name) -> Optional[Tuple[cst.For, cst.BaseExpression]]:
+    """The innermost ``for`` around ``name`` (in its function) whose variable ``name`` is the element itself
+    (:func:`_loop_target`), read in its body, with what it walks; None otherwise."""
+    for a in ctx.ancestors(name):
+        if isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(a, cst.For):
+            it = _loop_target(ctx, a, name.value)
+            if it is not None:
+                return (a, it) if ctx.is_inside(name, a.body) else None
+    return None
+
+
+def _bound_in_body(ctx: FileContext, loop: cst.For, name: str) -> bool:
+    bound = _BOUND_IN_BODY.of(ctx)
+    if loop not in bound:
+        bound[loop] = _names_bound(ctx, loop)
+    return name in bound[loop]
+
+
+def walked_by_loop(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """For a read of ``p`` in the body of ``for p in probs:`` (or ``for i, p in enumerate(probs):``), the
+    loop's own variable not bound again in the body: what the loop walks (``probs``); None otherwise."""
+    walked = _walking_loop(ctx, name)
+    if walked is None or _bound_in_body(ctx, walked[0], name.value):
+        return None
+    return walked[1]
 
 
 def _loop_target(ctx: FileContext, loop: cst.For, name: str) -> Optional[cst.BaseExpression]:
@@ -1535,6 +1563,8 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 
 __all__ = [
+    "walked_by_loop",
+    "call_offset",
     "definition_named",
     "module_members",
     "list_elements",

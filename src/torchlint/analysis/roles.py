@@ -46,6 +46,7 @@ from torchlint.analysis.definitions import (
     function_returns,
     held_values,
     instance_class,
+    walked_by_loop,
     list_elements,
     method_of,
     returned_argument,
@@ -1326,7 +1327,11 @@ def output_kind(ctx: FileContext, expr: cst.BaseExpression, hops: int = 0) -> Ki
         else:
             local = _reaching_value(ctx, expr, expr, None)
         if local is None:
-            return None
+            walked = walked_by_loop(ctx, expr)
+            if walked is None:
+                return None
+            kind = output_kind(ctx, walked, hops + 1)  # `for p in probs:`: a row of the same probabilities
+            return kind if isinstance(kind, str) else None
         value, index = local
         kind = output_kind(ctx, value, hops + 1)
         if index is not None:

@@ -26,6 +26,7 @@ from torchlint.analysis.definitions import (
     MAX_DEPTH,
     bases_spelling,
     bind_arguments,
+    call_offset,
     returned_values,
     built_values,
     called_function,
@@ -184,7 +185,7 @@ def caller_frames(ctx: FileContext, node: cst.CSTNode, levels: int = 1) -> List[
         return []
     out: List[Frame] = []
     for call in calls_of_function(ctx, function, base.cls)[:MAX_CALLERS]:
-        offset = 1 if base.cls is not None and not function.decorators and isinstance(call.func, cst.Attribute) else 0
+        offset = call_offset(call, function) if base.cls is not None else 0
         bound = bind_arguments(call, function, offset)
         if not bound:
             continue

@@ -122,6 +122,11 @@ def _evidence_of(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool
             return False  # the instance's own state
         return expr.attr.value in _ATTRS and _evidence(ctx, expr.value, depth + 1)
     if isinstance(expr, cst.Subscript):
+        if isinstance(expr.value, cst.Name):
+            elements, complete = definitions.list_elements(ctx, expr.value)
+            if elements and complete:
+                # `outs[-1]` of a list the code fills (`outs.append(h)`): an element, each one a batch
+                return all(_evidence(ctx, e, depth + 1) for e in elements)
         if _row_selected(ctx, expr):
             return False  # `pred[0]`, `out[i]` of a tensor: one sample, its batch dimension is gone
         return _evidence(ctx, expr.value, depth + 1)
