@@ -20,7 +20,7 @@ from torchlint.families.numerics.patterns import (
     torch_call_code,
 )
 from torchlint.analysis.ops import log_use
-from torchlint.analysis.values import MAX_CALLERS, caller_frames, open_frame, value_fact
+from torchlint.analysis.values import MAX_CALLERS, caller_frames, open_frame, project_caller_frames, value_fact
 from torchlint.analysis.definitions import calls_of_function, function_params, walked_by_loop
 from torchlint.analysis.roles import SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Valid
@@ -813,7 +813,14 @@ Actor.update(actor, torch.randn(5, 4), torch.ones(5, 2), torch.ones(5), torch.op
         # `net` a model every call passes): read in each caller's frame, where the parameters are bound
         param = any(p.name.value == base.value for p in function_params(function))
         sites = calls_of_function(ctx, function, frame.cls)
-        if not sites or len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
+        if not sites:
+            # called from the project's other files only (`QNet.train_model(net, ...)` in the training script)
+            frames = project_caller_frames(ctx, log)
+            found = [_softmax_elements(ctx, f, operand) for f in frames]
+            if not frames or any(f is None for f in found) or len({f[1] for f in found}) != 1:  # type: ignore[index]
+                return None
+            return found[0]
+        if len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
             return None
         if any(log_use(ctx, site) is not None for site in sites):
             return None  # a wrapper of `log` (`def _log(t): return torch.log(t)`): reported where it is called

@@ -21,7 +21,7 @@ from torchlint.families.numerics.patterns import (
     tanh_complement,
 )
 from torchlint.analysis.ops import OpUse, log_use, sigmoid_use
-from torchlint.analysis.values import caller_value_fact, open_frame, value_fact
+from torchlint.analysis.values import caller_value_fact
 from torchlint.analysis.roles import SIGMOID, SOFTMAX
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
@@ -571,28 +571,8 @@ class Policy(nn.Module):
         fixed = policy.detach()
         return (fixed * torch.log(fixed / policy)).sum(1).mean()
 """,
-            fixed="""
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-class Policy(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 3)
-
-    def forward(self, x):
-        return F.softmax(self.fc(x), dim=-1)
-
-    def kl(self, states):
-        # the KL at the current parameters, whose gradient a natural-gradient step needs
-        policy = self(states)
-        fixed = policy.detach()
-        return (fixed * torch.log((fixed / policy).clamp_min(1e-07))).sum(1).mean()
-""",
-            unsafe=True,
             line=19,
+            message="ratio whose numerator is a softmax output",
         ),
     ]
 
@@ -670,12 +650,15 @@ class Policy(nn.Module):
             )
             self.report(log_call, self.quoting(log_call, message), fix=lambda use=use, x=x: self._fix(use, x))
         for log_call, use, x, numer in self._ratios:
-            fact = value_fact(open_frame(self.ctx, log_call), numer)
+            fact = caller_value_fact(self.ctx, numer)
             if fact is None or fact.kind not in (SOFTMAX, SIGMOID) or not fact.why or _nonfinite_handled(self.ctx, log_call):
                 continue
+            # no fix: where the denominator underflows too (the same output, detached) the ratio is 0 / 0, which
+            # no clamp of it mends; the log-probabilities the model could return do
             message = (f"`log` of a ratio whose numerator is a {fact.kind} output ({fact.message}): it is exactly 0 "
-                       "where that output underflows, which gives `-inf`; clamp it (`x.clamp_min(eps)`) first")
-            self.report(log_call, self.quoting(log_call, message), fix=lambda use=use, x=x: self._fix(use, x))
+                       "where that output underflows, which gives `-inf` (`nan` for 0 / 0); compute it from "
+                       "log-probabilities (`log_softmax`, `logsigmoid`) as a difference")
+            self.report(log_call, self.quoting(log_call, message))
         super().leave_Module(node)
 
     def _flush(self, scope: Optional[cst.CSTNode]) -> None:

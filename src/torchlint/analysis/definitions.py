@@ -825,6 +825,35 @@ def project_call_sites(ctx: FileContext, function: cst.FunctionDef) -> List[Tupl
     return out
 
 
+def project_class_method_calls(ctx: FileContext, function: cst.FunctionDef) -> Optional[List[Tuple[FileContext, cst.Call]]]:
+    """For a class method (``@classmethod``) of a module-level class of this file: its calls through the class
+    in the project's other files (``QNet.train_model(net, batch, optimizer)`` in a script that imports
+    ``QNet``), each with its file.  None when none is found, when a call of that name there goes through an
+    object that is not known to be the class, or when more than :data:`CALLER_FILES_MAX` files spell it."""
+    cls = ctx.parent(ctx.parent(function) or function)
+    if not ctx.path or not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or not any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.decorators):
+        return None
+    word = function.name.value
+    mentioning = _caller_files(ctx, word)
+    if not mentioning:
+        return None
+    project = project_of(ctx)
+    key = _class_key(ctx, cls)
+    out: List[Tuple[FileContext, cst.Call]] = []
+    for path in mentioning:
+        depends_on(ctx, os.path.abspath(path))
+        other = project.load(path)
+        if other is None:
+            return None
+        for call in _METHOD_CALLS.of(other).get(word, ()):
+            found = definition_of(other, call.func.value)  # type: ignore[attr-defined]
+            if found is None or not isinstance(found[1], cst.ClassDef) or _class_key(*found) != key:
+                return None
+            out.append((other, call))
+    return out or None
+
+
 def _caller_files(ctx: FileContext, word: str) -> Optional[List[str]]:
     """The other files of the project that may call ``word`` of this file: those that spell it; when more
     than :data:`CALLER_FILES_MAX` do (a common name, `test`, `train`, in a large project), those of them
@@ -1564,6 +1593,7 @@ _METHODS: Fact[dict] = Fact("definitions.methods", lambda ctx: {})
 
 __all__ = [
     "walked_by_loop",
+    "project_class_method_calls",
     "call_offset",
     "definition_named",
     "module_members",

@@ -43,6 +43,8 @@ from torchlint.analysis.definitions import (
     local_definition,
     maybe_project_function,
     method_of,
+    project_call_sites,
+    project_class_method_calls,
     strip_moves,
 )
 from torchlint.analysis.positions import line_of
@@ -64,21 +66,30 @@ from torchlint.analysis.walk import iter_nodes, target_names
 
 
 def caller_value_fact(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Evidence]:
-    """:func:`value_fact` of ``expr`` where it is read; for a parameter the function does not reassign,
-    what every call of the function in this file passes (:func:`caller_frames`: ``self._cost(y,
-    self.forward(x))``, the method's own returns followed), when all of them agree and none is left out."""
+    """:func:`value_fact` of ``expr`` where it is read; for a parameter the function does not reassign, or a
+    name computed from parameters (``probs = net(states)``), what it is in every call of the function in this
+    file (:func:`caller_frames`: ``self._cost(y, self.forward(x))``, the method's own returns followed), or,
+    called from no code of its file, in every call from the project's other files
+    (:func:`project_caller_frames`), when all of them agree and none is left out."""
     frame = open_frame(ctx, expr)
     fact = value_fact(frame, expr)
     if fact is not None or not isinstance(expr, cst.Name) or frame.function is None:
         return fact
     function = frame.function
-    if not any(p.name.value == expr.value for p in function_params(function)):
+    params = function_params(function)
+    if not params:
         return None
+    is_param = any(p.name.value == expr.value for p in params)
     sites = calls_of_function(ctx, function, frame.cls)
+    if not sites:
+        frames = project_caller_frames(ctx, expr)
+        if not frames or is_param and any(expr.value not in f.bound for f in frames):
+            return None
+        return _unanimous([value_fact(f, expr) for f in frames])
     if len(sites) > MAX_CALLERS or any(ctx.is_inside(site, function) for site in sites):
         return None  # calls not all seen, or a recursion: not followed
     frames = caller_frames(ctx, expr)
-    if len(frames) != len(sites) or any(expr.value not in f.bound for f in frames):
+    if len(frames) != len(sites) or is_param and any(expr.value not in f.bound for f in frames):
         return None
     return _unanimous([value_fact(f, expr) for f in frames])
 
@@ -193,6 +204,30 @@ def caller_frames(ctx: FileContext, node: cst.CSTNode, levels: int = 1) -> List[
         for caller in outer or [open_frame(ctx, call)]:
             if len(out) < MAX_CALLERS:
                 out.append(Frame(ctx, function, bound, caller, call, base.cls, caller.depth + 1))
+    return out
+
+
+def project_caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
+    """For the function around ``node``, called from no code of its file: one frame per call of it in the
+    project's other files (a module-level function imported there, a class method called through its
+    class), its parameters bound to that call's arguments, read in the caller's file; empty when a call
+    binds nothing, none is found, or there are more than :data:`MAX_CALLERS`."""
+    base = open_frame(ctx, node)
+    function = base.function
+    if function is None or calls_of_function(ctx, function, base.cls):
+        return []
+    if function in ctx.module.body:
+        calls: Optional[List[Tuple[FileContext, cst.Call]]] = project_call_sites(ctx, function)
+    else:
+        calls = project_class_method_calls(ctx, function)
+    if not calls or len(calls) > MAX_CALLERS:
+        return []
+    out: List[Frame] = []
+    for octx, call in calls:
+        bound = bind_arguments(call, function, call_offset(call, function))
+        if not bound:
+            return []
+        out.append(Frame(ctx, function, bound, open_frame(octx, call), call, base.cls, 1))
     return out
 
 
@@ -1227,6 +1262,7 @@ _SUBCLASSES: "Fact[Dict[cst.ClassDef, List[cst.ClassDef]]]" = Fact("values.subcl
 
 
 __all__ = [
+    "project_caller_frames",
     "module_entry",
     "At",
     "Evidence",
