@@ -37,7 +37,12 @@ class EvalWithoutNoGrad(LintRule):
     `torch.inference_mode()` — neither a `with` block, nor a decorator, nor at every call site of the
     function in the module. Such a function runs its model over the data in a loop, or on one batch it
     draws (`images, labels = next(iter(loader))`), and trains nothing; a model's output on a drawn batch
-    that is ranked (`scores.argmax(dim=1)`) is a forward pass whatever the callee is called. At module level (a script, a notebook's cells) a prediction after the
+    that is ranked (`scores.argmax(dim=1)`) is a forward pass whatever the callee is called. A method of
+    the model's class that runs its layers (`model.predict(seq, items)` returning `self(seq, items)`) runs
+    the model, also on a parameter every caller (in this file, else in the project's others) passes an
+    instance of that class. A function called only from other files of the project is under `no_grad`
+    when every such call is; a `test(model, users)` of a `*_test.py` file that project code calls is
+    evaluation code, not a test of the test suite. At module level (a script, a notebook's cells) a prediction after the
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
@@ -7691,6 +7696,73 @@ def predict(classifier, loader):
         print(f"label={labels[i]} guess={guesses[i]}")
 """,
             line=7,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Ranker(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.emb = nn.Embedding(n, 8)
+
+    def forward(self, seq, items):
+        return (self.emb(items) * self.emb(seq).mean(1, keepdim=True)).sum(-1)
+
+    def predict(self, seq, items):
+        return self(seq, items)
+
+
+def hit_rate(model, users):
+    ranks = [model.predict(torch.tensor([u]), torch.tensor([[1, 2, 3]]))[0].argmax().item() for u in users]
+    return sum(r == 0 for r in ranks) / len(users)
+
+
+model = Ranker(10)
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(3):
+    loss = model(torch.tensor([[1, 2]]), torch.tensor([[3, 4]])).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(hit_rate(model, [1, 2]))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Ranker(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.emb = nn.Embedding(n, 8)
+
+    def forward(self, seq, items):
+        return (self.emb(items) * self.emb(seq).mean(1, keepdim=True)).sum(-1)
+
+    def predict(self, seq, items):
+        return self(seq, items)
+
+
+@torch.no_grad()
+def hit_rate(model, users):
+    ranks = [model.predict(torch.tensor([u]), torch.tensor([[1, 2, 3]]))[0].argmax().item() for u in users]
+    return sum(r == 0 for r in ranks) / len(users)
+
+
+model = Ranker(10)
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(3):
+    loss = model(torch.tensor([[1, 2]]), torch.tensor([[3, 4]])).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(hit_rate(model, [1, 2]))
+""",
+            unsafe=True,
+            line=19,
         ),
     ]
 

@@ -739,3 +739,74 @@ def test_a_method_called_from_another_file_keeps_its_callers_open(tmp_path, impo
     found = lint_source(str(scorer), scorer.read_text(), Settings(all_rules())).diagnostics
     assert [d.code for d in found if d.code == "TL105"] == (["TL105"] if reported else [])
 
+
+
+RECOMMENDER = """import torch
+import torch.nn as nn
+
+
+class Rec(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.emb = nn.Embedding(n, 8)
+
+    def forward(self, seq, items):
+        return (self.emb(items) * self.emb(seq).mean(1, keepdim=True)).sum(-1)
+
+    def predict(self, seq, items):
+        return self(seq, items)
+"""
+
+SCORING = """import torch
+
+
+def {name}(model, users):
+    ranks = [model.predict(torch.tensor([u]), torch.tensor([[1, 2, 3]]))[0].argmax().item() for u in users]
+    return sum(r == 0 for r in ranks) / len(users)
+"""
+
+TRAINING = """import torch
+from rec import Rec
+from {module} import {name}
+
+model = Rec(10)
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(3):
+    loss = model(torch.tensor([[1, 2]]), torch.tensor([[3, 4]])).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    model.eval()
+{call}
+    model.train()
+"""
+
+
+@pytest.mark.parametrize("module, name, wrapped, expected", [
+    ("scoring", "evaluate", False, [("TL105", 5)]),
+    # the only caller, in the training script, turns gradients off around the call
+    ("scoring", "evaluate", True, []),
+    # a `test` function of a `*_test.py` file that the training script calls is no test of a test suite
+    ("batch_test", "test", False, [("TL105", 5)]),
+])
+def test_a_model_method_run_by_a_helper_the_training_script_calls(tmp_path, module, name, wrapped, expected):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "rec.py").write_text(RECOMMENDER)
+    call = f"    print({name}(model, [1, 2]))"
+    if wrapped:
+        call = f"    with torch.no_grad():\n    {call}"
+    (tmp_path / "main.py").write_text(TRAINING.format(module=module, name=name, call=call))
+    helper = tmp_path / f"{module}.py"
+    helper.write_text(SCORING.format(name=name))
+    result = lint_source(str(helper), helper.read_text(), Settings(rules=[r for r in all_rules() if r.CODE == "TL105"]))
+    assert not result.errors
+    assert [(d.code, d.line) for d in result.diagnostics] == expected
+
+
+def test_a_test_of_a_test_file_that_no_code_calls_is_left_to_the_test_suite(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "rec.py").write_text(RECOMMENDER)
+    helper = tmp_path / "batch_test.py"
+    helper.write_text(SCORING.format(name="test"))
+    result = lint_source(str(helper), helper.read_text(), Settings(rules=[r for r in all_rules() if r.CODE == "TL105"]))
+    assert not result.errors and result.diagnostics == []

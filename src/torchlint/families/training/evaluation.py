@@ -342,10 +342,13 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
     if ctx.enclosing(call, cst.ClassDef) is not None:
         return None  # a method of a class: the model's own API, or a trainer's (judged elsewhere)
     owner = method_owner(ctx, func)
-    if owner is None or is_model(ctx, owner) is not True:
+    if owner is None:
         return None
-    found = instance_class(ctx, owner)
-    if found is None:
+    built = is_model(ctx, owner) is True
+    if not built and not (isinstance(owner, cst.Name) and ctx.names.is_param_at(owner)):
+        return None
+    found = instance_class(ctx, owner)  # (a parameter: the class of the model every caller passes)
+    if found is None or not built and not module_class(found[0], found[1]):
         return None
     method = find_method(found[0], found[1], func.attr.value)
     if method is None:
@@ -1575,6 +1578,10 @@ def runs_without_grad(ctx: FileContext, node: cst.CSTNode, depth: int = 2) -> bo
     if indirect:
         return all(runs_without_grad(ctx, s, depth - 1) for s in sites) and all(
             _invocation_without_grad(ctx, i, depth - 1) for i in indirect)
+    if not sites and not handed:
+        # called from the project's other files only (`with torch.no_grad(): evaluate(model, data)` in `main.py`)
+        found = project_call_sites(ctx, function)
+        return bool(found) and all(runs_without_grad(octx, s, depth - 1) for octx, s in found)
     return bool(sites) and all(runs_without_grad(ctx, s, depth - 1) for s in sites)
 
 
@@ -3523,11 +3530,12 @@ class EvaluationFacts:
             return True  # (a function handed to an engine is judged by what it does: its caller is known;
             # a hook of the training phase, `on_train_epoch_end`, runs with autograd on like the training)
         if "test" in name.split("_") and (
-            is_test_file(ctx) or self._in_test_class(function) or (
+            self._test_of_suite(function) or (
                 re.search(r"(?m)^\s*assert\b", ctx.bare_code(function)) and not call_sites(ctx, function))
         ):
             return True  # a test (or test helper) of the test suite, not the evaluation of a model (a script
-            # that calls its own `test()` after training evaluates, whatever it asserts on the way)
+            # that calls its own `test()` after training evaluates, whatever it asserts on the way; so does a
+            # `test(model, users)` of `batch_test.py` that the training script calls: no test runner does)
         return False
 
     def _keeps_on_instance(self, function: cst.FunctionDef) -> bool:
@@ -3629,7 +3637,7 @@ class EvaluationFacts:
         or given trained weights before that call (``predict(net, x)`` after the training loop, after
         ``net.load_state_dict(...)`` in the main block)."""
         ctx = self.ctx
-        if not calls or is_test_file(ctx) or self._in_test_class(function):
+        if not calls or self._test_of_suite(function):
             return False
         for call, _model in calls:
             if isinstance(ctx.parent(call), cst.Expr):
@@ -3992,6 +4000,15 @@ class EvaluationFacts:
             ):
                 out.add(call)
         return out
+
+    def _test_of_suite(self, function: cst.FunctionDef) -> bool:
+        """A function of a test file (``test_*.py``, ``*_test.py``, under ``tests/``, importing pytest) that no
+        code of the project calls, or a method of a ``Test*`` class: what a test runner runs."""
+        ctx = self.ctx
+        if self._in_test_class(function):
+            return True
+        return is_test_file(ctx) and not (call_sites(ctx, function) or instance_calls(ctx, function)
+                                          or function in ctx.module.body and project_call_sites(ctx, function))
 
     def _in_test_class(self, function: cst.FunctionDef) -> bool:
         cls = self.ctx.parent(self.ctx.parent(function) or function)
