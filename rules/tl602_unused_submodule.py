@@ -49,6 +49,8 @@ class UnusedSubmodule(LintRule):
     Initialising a layer is no use either: its `weight`/`bias` given to `torch.nn.init` or written in
     place (`self.fc.bias.data.zero_()`), `reset_parameters()` of a `torch.nn` layer, the layer given to
     an initialising function of the file (one that only writes weights), or its `apply(weights_init)`.
+    Nor is a deep copy (`nn.ModuleList([copy.deepcopy(self.layer) for _ in range(n)])`): the copies
+    have parameters of their own and run; the layer they were copied from does not.
     A layer that holds no parameter and no buffer and computes the same in
     training and evaluation (a loss such as `nn.MSELoss()` kept as an attribute, an activation, a pooling,
     reshaping or padding layer, a module class of the project that sets nothing on itself but numbers,
@@ -729,6 +731,35 @@ class ConvBlock(nn.Module):
         return self.act(x)
 """
         ),
+        Valid(
+            """
+import copy
+
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class Stack(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.first = Layer(d)
+        self.rest = nn.ModuleList([copy.deepcopy(self.first) for _ in range(n - 1)])
+
+    def forward(self, x):
+        x = self.first(x)  # the template runs too
+        for layer in self.rest:
+            x = layer(x)
+        return x
+"""
+        ),
     ]
 
     INVALID = [
@@ -1285,6 +1316,37 @@ class ConvBlock(nn.Module):
         return self.act(x)
 """,
             line=11,
+        ),
+        # a layer read only to be deep-copied: the copies run, it does not
+        Invalid(
+            """
+import copy
+
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class Stack(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.layer = Layer(d)
+        self.layers = nn.ModuleList([copy.deepcopy(self.layer) for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+""",
+            line=19,
+            message='Submodule `self.layer` is built in `__init__` but never used',
         ),
     ]
 

@@ -109,6 +109,8 @@ class NamesRead:
             return  # `nn.init.zeros_(self.fc.bias)`: initialising a layer does not run it
         if _tested_only(ctx, node):
             return  # `if self.norm:`, `if self.norm is not None:`: asking whether it is there does not run it
+        if _deep_copied(ctx, node):
+            return  # `copy.deepcopy(self.block)`: the copy has parameters of its own; the block itself does not run
         self.attributes.setdefault(node.attr.value, []).append(node)
 
     def string(self, node: cst.BaseExpression, text: str) -> None:
@@ -298,6 +300,14 @@ def _read_before(ctx: FileContext, node: cst.Attribute, built: cst.Assign) -> bo
     if ctx.is_inside(node, built.value):
         return True
     return not ctx.may_run_before(built, node)
+
+
+def _deep_copied(ctx: FileContext, node: cst.Attribute) -> bool:
+    """``copy.deepcopy(self.block)``: the read only hands the layer to a deep copy."""
+    parent = ctx.parent(node)
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0] is parent \
+        and ctx.names.matches(call.func, frozenset({"copy.deepcopy"}))
 
 
 def _tested_only(ctx: FileContext, node: cst.Attribute) -> bool:
