@@ -5,7 +5,7 @@ from typing import Dict, Optional, Set
 
 import libcst as cst
 
-from torchlint.analysis.context import arg
+from torchlint.analysis.context import arg, module_ref
 from torchlint.analysis.definitions import class_body
 from torchlint.analysis.walk import iter_nodes
 from torchlint.fixes import add_argument
@@ -25,6 +25,11 @@ FUNCTIONAL_DROPOUTS = frozenset(
 )
 
 
+#: dropout layers and the functional form each one applies
+_LAYER_FUNCTIONS = {"Dropout": "dropout", "Dropout1d": "dropout1d", "Dropout2d": "dropout2d", "Dropout3d": "dropout3d",
+                    "AlphaDropout": "alpha_dropout", "FeatureAlphaDropout": "feature_alpha_dropout"}
+
+
 class FunctionalDropoutWithoutTrainingFlag(LintRule):
     """
     ## What it does
@@ -38,6 +43,10 @@ class FunctionalDropoutWithoutTrainingFlag(LintRule):
     forms for parameter-free operations but warns about exactly this, with the fix
     `torch.nn.functional.dropout(x, p=0.5, training=self.training)` ("使用 torch.nn.functional 时要注意
     网络状态", PyTorch Cookbook, Zhang Hao, 2019).
+
+    Also a dropout layer built in the forward pass and applied on the spot (`nn.Dropout(self.p)(h)`): a
+    module built there is new, so in training mode whatever mode the model is in; the fix is the
+    functional form given the model's mode.
 
     Not reported: calls that pass `training` (by keyword or position) or `**kwargs`, `p=0`, calls
     that run only in training mode (in the body of `if self.training:` or `if self.training and ...:`),
@@ -78,7 +87,7 @@ class FunctionalDropoutWithoutTrainingFlag(LintRule):
     NAME = "functional-dropout-without-training-flag"
     MESSAGE = "Functional dropout in `forward` without `training=`; it stays active in eval mode"
     FIX_TITLE = "Pass `training=self.training`"
-    TRIGGERS = ("dropout",)
+    TRIGGERS = ("dropout", "Dropout")
 
     VALID = [
         Valid(
@@ -210,6 +219,30 @@ class Denoiser(nn.Module):
         return self.fc(x)
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d, p):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.drop = nn.Dropout(p)  # built once: follows the module's mode
+        self.p = p
+
+    def forward(self, x):
+        x = self.drop(torch.relu(self.lin(x)))
+        if self.training:
+            x = nn.Dropout(self.p)(x)  # only in training mode
+        return x
+
+
+def augment(x):
+    return nn.Dropout(0.1)(x)  # a plain function, no module mode to follow
+"""
+        ),
     ]
 
     INVALID = [
@@ -314,6 +347,55 @@ class Decoder(nn.Module):
             line=13,
             col=16,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class GNN(nn.Module):
+    def __init__(self, n, d, p):
+        super().__init__()
+        self.emb = nn.Embedding(n, d)
+        self.lin = nn.Linear(d, d)
+        self.p = p
+
+    def forward(self, adj):
+        h = torch.sparse.mm(adj, self.emb.weight)
+        h = nn.Dropout(self.p)(torch.relu(self.lin(h)))
+        return h
+
+
+model = GNN(5, 4, 0.5)
+model.eval()
+with torch.no_grad():
+    print(model(torch.eye(5).to_sparse()))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class GNN(nn.Module):
+    def __init__(self, n, d, p):
+        super().__init__()
+        self.emb = nn.Embedding(n, d)
+        self.lin = nn.Linear(d, d)
+        self.p = p
+
+    def forward(self, adj):
+        h = torch.sparse.mm(adj, self.emb.weight)
+        h = nn.functional.dropout(torch.relu(self.lin(h)), self.p, training=self.training)
+        return h
+
+
+model = GNN(5, 4, 0.5)
+model.eval()
+with torch.no_grad():
+    print(model(torch.eye(5).to_sparse()))
+""",
+            line=15,
+        ),
     ]
 
     def __init__(self, ctx, options=None) -> None:
@@ -322,6 +404,9 @@ class Decoder(nn.Module):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        if isinstance(node.func, cst.Call):
+            self._layer_built_in_forward(node, node.func)
+            return
         if not ctx.names.matches(node.func, FUNCTIONAL_DROPOUTS):
             return
         if any(a.star for a in node.args):
@@ -341,6 +426,36 @@ class Decoder(nn.Module):
             message = (f"Functional dropout in `{method.name.value}`, which `forward` runs, without `training=`; it "
                        "stays active in eval mode")
         self.report(node, self.quoting(node, message), fix=self._fix(node, self_name))
+
+    def _layer_built_in_forward(self, node: cst.Call, layer: cst.Call) -> None:
+        """``nn.Dropout(self.p)(h)`` in the forward pass: a dropout layer built there is a new module, always
+        in training mode (``model.eval()`` never reaches it): the same dropout at evaluation as
+        ``F.dropout(h, self.p)``.  The fix is the functional form given the module's mode."""
+        ctx = self.ctx
+        names = ctx.names.qualified_names_at(layer.func)
+        functional = next((_LAYER_FUNCTIONS[q.rsplit(".", 1)[-1]] for q in names
+                           if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in _LAYER_FUNCTIONS), None)
+        if functional is None or any(a.star for a in (*layer.args, *node.args)):
+            return
+        p = arg(layer, 0, "p")
+        if p is not None and isinstance(p.value, (cst.Integer, cst.Float)) and float(p.value.value) == 0.0:
+            return
+        self_name = self._forward_self()
+        if self_name is None or self._under_training_guard(node, self_name):
+            return
+        message = (f"Dropout layer built in the forward pass (`{ctx.code(layer)}`): a new module is in training "
+                   "mode, so it stays active after `model.eval()`; use the functional form with "
+                   f"`training={self_name}.training` (or build the layer in `__init__`)")
+        fix: Optional[Fix] = None
+        ref = module_ref(ctx, "torch.nn.functional")
+        inplace = arg(layer, 1, "inplace")
+        if ref is not None and len(node.args) == 1 and node.args[0].keyword is None and inplace is None \
+                and all(a.keyword is None or a.keyword.value == "p" for a in layer.args):
+            given = f", {ctx.code(p.value)}" if p is not None else ""
+            code = f"{ref}.{functional}({ctx.code(node.args[0].value)}{given}, training={self_name}.training)"
+            fix = self.make_fix(f"Use `{ref}.{functional}(..., training={self_name}.training)`").replace(
+                node, ctx.parse_expression(code).with_changes(lpar=node.lpar, rpar=node.rpar))
+        self.report(node, self.quoting(node, message), fix=fix)
 
     def _under_training_guard(self, node: cst.Call, self_name: str) -> bool:
         """The call runs only in training mode: it sits in the body of an ``if`` whose test requires
