@@ -42,7 +42,9 @@ class EvalWithoutNoGrad(LintRule):
     the model, also on a parameter every caller (in this file, else in the project's others) passes an
     instance of that class. A function called only from other files of the project is under `no_grad`
     when every such call is; a `test(model, users)` of a `*_test.py` file that project code calls is
-    evaluation code, not a test of the test suite. At module level (a script, a notebook's cells) a prediction after the
+    evaluation code, not a test of the test suite. A function whose every model is built on the spot,
+    without trained weights (`model = TwoLayer(50, 42, 10)`, then `model(torch.zeros(64, 50)).size()`), is a
+    shape check, whatever its name: no trained model is evaluated. At module level (a script, a notebook's cells) a prediction after the
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
@@ -2470,6 +2472,32 @@ def overfit_one_batch(model, loader, optimizer, steps=50):
         loss.backward()
         optimizer.step()
     return (scores.argmax(dim=1) == labels).float().mean().item()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class TwoLayer(nn.Module):
+    def __init__(self, d, h, c):
+        super().__init__()
+        self.fc1 = nn.Linear(d, h)
+        self.fc2 = nn.Linear(h, c)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def test_two_layer():
+    x = torch.zeros((64, 50))
+    model = TwoLayer(50, 42, 10)
+    scores = model(x)
+    print(scores.size())  # a shape check of a model just built: nothing trained is evaluated
+
+
+test_two_layer()
 """
         ),
     ]
@@ -7763,6 +7791,56 @@ for epoch in range(3):
 """,
             unsafe=True,
             line=19,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class TwoLayer(nn.Module):
+    def __init__(self, d, h, c):
+        super().__init__()
+        self.fc1 = nn.Linear(d, h)
+        self.fc2 = nn.Linear(h, c)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def evaluate_saved_model(path, batches):
+    model = TwoLayer(50, 42, 10)
+    model.load_state_dict(torch.load(path, weights_only=True))
+    correct = 0
+    for x, y in batches:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class TwoLayer(nn.Module):
+    def __init__(self, d, h, c):
+        super().__init__()
+        self.fc1 = nn.Linear(d, h)
+        self.fc2 = nn.Linear(h, c)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+@torch.no_grad()
+def evaluate_saved_model(path, batches):
+    model = TwoLayer(50, 42, 10)
+    model.load_state_dict(torch.load(path, weights_only=True))
+    correct = 0
+    for x, y in batches:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            line=21,
         ),
     ]
 

@@ -57,7 +57,8 @@ class EvalWithoutEvalMode(LintRule):
     model whose dropout that method never reaches (only `forward` applies it, or only under
     `if is_training:` where the call leaves `is_training` at its `False` default) is not reported.
     A functional dropout given `training=True` or `training=False` in so many words does the same in
-    both modes and does not make a model mode-dependent.
+    both modes and does not make a model mode-dependent. A switch chained after a move
+    (`net.cuda().eval()`) switches the model moved.
 
     The model is what the code runs, however it reaches the call: a name bound to another name
     (`clf = body`), a part of a model of a project class (`net.embed(x)`, `model.encoder(src)`: the
@@ -2646,6 +2647,19 @@ net.load_state_dict(torch.load("noisy.pth", weights_only=True))
 with torch.no_grad():
     for x in torch.utils.data.DataLoader(torch.randn(4, 3, 8, 8), batch_size=2):
         print(net(x).mean().item())
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+net.load_state_dict(torch.load("head.pt"))
+net.cuda().eval()
+with torch.no_grad():
+    for x in [torch.randn(4, 8, device="cuda") for _ in range(3)]:
+        print(net(x).argmax(1))
 """
         ),
     ]

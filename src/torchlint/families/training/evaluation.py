@@ -89,6 +89,7 @@ from torchlint.analysis.roles import (
     parameter_free_layer,
     setting_value,
     is_model,
+    is_model_value,
     is_module_value,
     layer_mode_dependent,
     method_owner,
@@ -1844,16 +1845,28 @@ def _false(expr: Optional[cst.BaseExpression]) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 
 
+#: what reads weights from a file
+_LOADERS = frozenset({"torch.load", "pickle.load", "joblib.load"})
+
+
 def eval_mode_target(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """``m.eval()`` / ``m.train(False)`` / ``m.train(mode=False)``: ``m``."""
+    """``m.eval()`` / ``m.train(False)`` / ``m.train(mode=False)``: ``m`` (also of ``m.cuda().eval()``: a move
+    hands back the same module)."""
     name = method_name(call)
     if name == "eval" and not call.args:
-        return receiver(call)
+        return _through_moves(receiver(call))
     if name == "train":
         mode = arg(call, 0, "mode")
         if mode is not None and _false(mode.value):
-            return receiver(call)
+            return _through_moves(receiver(call))
     return None
+
+
+def _through_moves(recv: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    if recv is None:
+        return None
+    core = strip_moves_expr(recv)
+    return core if isinstance(core, (cst.Name, cst.Attribute)) else recv
 
 
 def train_mode_call(call: cst.Call) -> bool:
@@ -3917,6 +3930,9 @@ class EvaluationFacts:
             return None
         if trains(ctx, function) or needs_grad(ctx, function):
             return None
+        if calls and all(self._fresh_model(function, model) for _call, model in calls):
+            return None  # `model = TwoLayer(50, 42, 10)` then `model(torch.zeros(64, 50)).size()`: a shape check
+            # of a model built on the spot, untrained: no trained model is evaluated
         in_loop = any(self._loop_within(call, function) is not None or _runs_on_drawn_batch(ctx, call)
                       for call, _ in calls)
         if in_loop or computes_metrics(ctx, function):
@@ -3926,6 +3942,28 @@ class EvaluationFacts:
         if any(eval_mode_target(c) is not None for c in ctx.calls_in(function)):
             return True
         return None
+
+    def _fresh_model(self, function: cst.FunctionDef, model: cst.BaseExpression) -> bool:
+        """``model`` is a local of ``function`` that every assignment builds there anew, without trained
+        weights (not ``pretrained=True``, not ``from_pretrained``), and nothing in the function loads weights
+        (``load_state_dict``, ``torch.load``) or hands it to other code before it runs."""
+        ctx = self.ctx
+        if not isinstance(model, cst.Name) or ctx.names.is_param_at(model):
+            return False
+        values = [v for v in ctx.names.values_before(model)]
+        if not values or any(v is None or ctx.enclosing(v, cst.FunctionDef) is not function for v in values):
+            return False
+        for v in values:
+            core = strip_moves_expr(v)
+            if not isinstance(core, cst.Call) or not is_model_value(ctx, core) or _pretrained(ctx, core) \
+                    or _deserialised(ctx, core):
+                return False
+        for call in ctx.calls_in(function):
+            if method_name(call) in ("load_state_dict", "load") or ctx.names.matches(call.func, _LOADERS):
+                return False
+            if any(isinstance(a.value, cst.Name) and a.value.value == model.value for a in call.args):
+                return False  # handed to code that may load or train it
+        return True
 
     def _decodes(self, function: cst.FunctionDef, calls) -> Optional[Tuple[str, cst.Call]]:
         """A decoding or sampling function, whatever its name: in a loop it runs a model on what it derives
