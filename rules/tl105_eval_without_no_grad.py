@@ -14,6 +14,7 @@ from torchlint.families.training.evaluation import (
     evaluation_facts,
     framework_model,
     frozen_model,
+    method_turns_grad_off,
     no_grad_call_code,
     runs_without_grad,
 )
@@ -2498,6 +2499,31 @@ def test_two_layer():
 
 
 test_two_layer()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 16))
+
+    def forward(self, z):
+        return self.net(z)
+
+    @torch.no_grad()
+    def sample(self, n):
+        return self.net(torch.randn(n, 16))
+
+
+model = Sampler()
+model.load_state_dict(torch.load("gen.pt"))
+imgs = model.sample(25)
+print(imgs.shape)
 """
         ),
     ]
@@ -7854,10 +7880,11 @@ def evaluate_saved_model(path, batches):
                 continue  # `policy.get_action(s)`: reported (and fixed) in the method itself
             # the model calls that run with gradients on: a frozen backbone under `no_grad` leaves the head
             # after it building its graph for nothing
-            calls = [c for c, model in site.calls if not under_no_grad(ctx, c)]
+            # (nor the call of a model's method that turns gradients off itself: `@torch.no_grad() def sample`)
+            calls = [c for c, model in site.calls if not under_no_grad(ctx, c) and not method_turns_grad_off(ctx, c)]
             if not calls:
                 continue
-            calls = [c for c, model in site.calls if not under_no_grad(ctx, c) and not framework_model(ctx, model)]
+            calls = [c for c in calls if not framework_model(ctx, dict(site.calls)[c])]
             if not calls:
                 continue  # the framework that owns the model runs it under `no_grad`
             if all(frozen_model(ctx, model, c) for c, model in site.calls if c in calls):

@@ -56,7 +56,9 @@ class EvalWithoutEvalMode(LintRule):
     `model(x)`, `decode` for `model.decode(x)`) is read, with the methods of `self` it calls, and a
     model whose dropout that method never reaches (only `forward` applies it, or only under
     `if is_training:` where the call leaves `is_training` at its `False` default) is not reported.
-    A functional dropout given `training=True` or `training=False` in so many words does the same in
+    A method of the model's class that runs its layers counts as running the model (`model.sample(25)`
+    after `load_state_dict`), also when it turns gradients off itself (`@torch.no_grad() def sample`):
+    the mode is the caller's to set. A functional dropout given `training=True` or `training=False` in so many words does the same in
     both modes and does not make a model mode-dependent. A switch chained after a move
     (`net.cuda().eval()`) switches the model moved.
 
@@ -7375,6 +7377,57 @@ print(score(model, [torch.randn(2, 8)]))
 """,
             unsafe=True,
             line=18,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 16))
+
+    def forward(self, z):
+        return self.net(z)
+
+    @torch.no_grad()
+    def sample(self, n):
+        return self.net(torch.randn(n, 16))
+
+
+model = Sampler()
+model.load_state_dict(torch.load("gen.pt"))
+imgs = model.sample(25)
+print(imgs.shape)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 16))
+
+    def forward(self, z):
+        return self.net(z)
+
+    @torch.no_grad()
+    def sample(self, n):
+        return self.net(torch.randn(n, 16))
+
+
+model = Sampler()
+model.load_state_dict(torch.load("gen.pt"))
+model.eval()
+imgs = model.sample(25)
+print(imgs.shape)
+""",
+            unsafe=True,
+            line=21,
         ),
     ]
 

@@ -364,10 +364,20 @@ def module_level_method_model(ctx: FileContext, call: cst.Call) -> Optional[cst.
         return None  # hands nothing back: no prediction
     if not _runs_layers(where, found[1], function):
         return None  # `init_hidden(n)` builds a fresh state (`torch.zeros(...)`): no layer of the model runs
-    layer_calls = _layer_calls(where, found[1], function)
-    if layer_calls and all(under_no_grad(where, c) for c in layer_calls):
-        return None  # the method turns gradients off itself (`@torch.no_grad() def generate`): no graph
     return owner
+
+
+def method_turns_grad_off(ctx: FileContext, call: cst.Call) -> bool:
+    """``model.sample(25)`` where the method of the model's class runs every layer it runs under ``no_grad``
+    (``@torch.no_grad() def sample``): the call records no graph, whatever the caller does."""
+    func = call.func
+    owner = method_owner(ctx, func) if isinstance(func, cst.Attribute) else None
+    found = instance_class(ctx, owner) if owner is not None else None
+    method = find_method(found[0], found[1], func.attr.value) if found is not None else None  # type: ignore[attr-defined]
+    if method is None or found is None:
+        return False
+    layer_calls = _layer_calls(method[0], found[1], method[1])
+    return bool(layer_calls) and all(under_no_grad(method[0], c) for c in layer_calls)
 
 
 def _layer_calls(ctx: FileContext, cls: cst.ClassDef, function: cst.FunctionDef) -> List[cst.Call]:
