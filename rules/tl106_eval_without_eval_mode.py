@@ -58,7 +58,9 @@ class EvalWithoutEvalMode(LintRule):
     `if is_training:` where the call leaves `is_training` at its `False` default) is not reported.
     A method of the model's class that runs its layers counts as running the model (`model.sample(25)`
     after `load_state_dict`), also when it turns gradients off itself (`@torch.no_grad() def sample`):
-    the mode is the caller's to set. A functional dropout given `training=True` or `training=False` in so many words does the same in
+    the mode is the caller's to set. A factory that switches the model it returns (`model.eval()`, then
+    `return model`) hands it back in eval mode only when every return comes after the switch (not an
+    `if cuda: return model.cuda()` above it). A functional dropout given `training=True` or `training=False` in so many words does the same in
     both modes and does not make a model mode-dependent. A switch chained after a move
     (`net.cuda().eval()`) switches the model moved.
 
@@ -2662,6 +2664,32 @@ net.cuda().eval()
 with torch.no_grad():
     for x in [torch.randn(4, 8, device="cuda") for _ in range(3)]:
         print(net(x).argmax(1))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def get_model(path):
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 1, 1))
+    model.load_state_dict(torch.load(path))
+    model.eval()
+    return model
+
+
+def predict(model, loader):
+    masks = []
+    with torch.no_grad():
+        for images in loader:
+            masks.append(torch.sigmoid(model(images)).cpu())
+    return masks
+
+
+if __name__ == "__main__":
+    net = get_model("model.pt")
+    predict(net, [torch.randn(4, 3, 32, 32)])
 """
         ),
     ]
@@ -7428,6 +7456,63 @@ print(imgs.shape)
 """,
             unsafe=True,
             line=21,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def get_model(path):
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 1, 1))
+    model.load_state_dict(torch.load(path))
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+
+
+def predict(model, loader):
+    masks = []
+    with torch.no_grad():
+        for images in loader:
+            masks.append(torch.sigmoid(model(images)).cpu())
+    return masks
+
+
+if __name__ == "__main__":
+    net = get_model("model.pt")
+    predict(net, [torch.randn(4, 3, 32, 32)])
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def get_model(path):
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 1, 1))
+    model.load_state_dict(torch.load(path))
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+
+
+def predict(model, loader):
+    masks = []
+    model.eval()
+    with torch.no_grad():
+        for images in loader:
+            masks.append(torch.sigmoid(model(images)).cpu())
+    return masks
+
+
+if __name__ == "__main__":
+    net = get_model("model.pt")
+    predict(net, [torch.randn(4, 3, 32, 32)])
+""",
+            unsafe=True,
+            line=19,
         ),
     ]
 

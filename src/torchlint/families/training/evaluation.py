@@ -2023,10 +2023,31 @@ def _map_to_caller(ctx: FileContext, call: cst.Call, via: cst.Call, target: cst.
                 return ctx.code(a.value) if a is not None else ANY
         if _same_global(ctx, helper, via, target.value):
             return code  # `model.eval()` on a module global: the caller's `model` is the same object
-        return ANY
+        returned = _factory_switch(ctx, helper, via, target.value)
+        return returned if returned is not None else ANY
     if code.startswith("self.") and isinstance(via.func, cst.Attribute):
         return code
     return ANY
+
+
+def _factory_switch(ctx: FileContext, helper: cst.FunctionDef, via: cst.Call, name: str) -> Optional[str]:
+    """``net = get_model(path)`` where ``get_model`` switches its local ``model`` and returns it: the caller's
+    ``net`` when every return hands ``model`` back (moved or not) in eval mode; ``""`` (nothing of the
+    caller's) when a return hands it back before the switch (``if cuda: return model.cuda()`` above
+    ``model.eval()``): on that path the caller's model arrives in training mode; None when the returns say
+    nothing of it."""
+    returns = function_returns(helper)
+    holder = ctx.parent(via)
+    if not returns or not isinstance(holder, cst.Assign) or len(holder.targets) != 1 \
+            or not isinstance(holder.targets[0].target, cst.Name) or holder.value is not via:
+        return None
+    for r in returns:
+        core = strip_moves_expr(r.value) if r.value is not None else None
+        if not (isinstance(core, cst.Name) and core.value == name):
+            return None
+    if all(modes_reaching(ctx, r, name) == {EVAL} for r in returns):
+        return holder.targets[0].target.value
+    return ""
 
 
 def _same_global(ctx: FileContext, helper: cst.FunctionDef, via: cst.Call, name: str) -> bool:
