@@ -52,7 +52,9 @@ class EvalWithoutNoGrad(LintRule):
     an optimizer step on the model, when the function neither returns nor stores the output; and so is
     such a statement after the model got trained weights (at module level or in the main block):
     `load_state_dict`, `torch.load`, a library
-    model built with them (`models.resnet50(weights="DEFAULT")`, `pretrained=True`, `from_pretrained`), or a
+    model built with them (`models.resnet50(weights="DEFAULT")`, `pretrained=True`, `from_pretrained`), a
+    function of the file every return of which hands back a model it loaded weights into
+    (`model.load_state_dict(torch.load(path))`, then `return model`), or a
     conditional expression each branch of which is one or calls a function that trains. A function,
     whatever its name and however short (one forward pass, no loop), whose model outputs reach only
     graph-free sinks (it trains nothing, needs no gradients, uses every output, switches nothing to
@@ -2524,6 +2526,25 @@ model = Sampler()
 model.load_state_dict(torch.load("gen.pt"))
 imgs = model.sample(25)
 print(imgs.shape)
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def get_model(path):
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 1, 1))
+    model.apply(lambda m: None)
+    model.eval()
+    return model
+
+
+model = get_model("model.pt")
+image = torch.randn(1, 3, 64, 64)
+mask = model(image)
+print((mask.data[0, 0] > 0).float().mean())
 """
         ),
     ]
@@ -7867,6 +7888,44 @@ def evaluate_saved_model(path, batches):
     return correct
 """,
             line=21,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def get_model(path):
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 1, 1))
+    model.load_state_dict(torch.load(path))
+    model.eval()
+    return model
+
+
+model = get_model("model.pt")
+image = torch.randn(1, 3, 64, 64)
+mask = model(image)
+print((mask.data[0, 0] > 0).float().mean())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def get_model(path):
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 1, 1))
+    model.load_state_dict(torch.load(path))
+    model.eval()
+    return model
+
+
+model = get_model("model.pt")
+image = torch.randn(1, 3, 64, 64)
+with torch.no_grad():
+    mask = model(image)
+print((mask.data[0, 0] > 0).float().mean())
+""",
+            line=15,
         ),
     ]
 

@@ -3909,7 +3909,21 @@ class EvaluationFacts:
         if _deserialised(ctx, core) or _pretrained(ctx, core):
             return True
         target = ctx.function_for_call(core)
-        return target is not None and trains(ctx, target, depth=2)
+        if target is None:
+            return False
+        if trains(ctx, target, depth=2):
+            return True
+        # `get_model(path)` whose every return hands back a model it loaded weights into (`model.load_state_dict(
+        # torch.load(path))`, then `return model`), or a model read back whole (`return torch.load(path)`)
+        returns = function_returns(target)
+        return bool(returns) and all(r.value is not None and self._loaded_return(target, r.value) for r in returns)
+
+    def _loaded_return(self, function: cst.FunctionDef, value: cst.BaseExpression) -> bool:
+        ctx = self.ctx
+        core = strip_moves_expr(value)
+        if isinstance(core, cst.Call):
+            return _deserialised(ctx, core) or _pretrained(ctx, core)
+        return isinstance(core, cst.Name) and self._loads_into(function, core.value)
 
     def _module_loop_through_helper(self, helper: cst.FunctionDef, calls, site_call: cst.Call) -> Optional[EvalSite]:
         """A module-level loop (a notebook's dev-set pass) that calls ``helper`` (which runs a model and
