@@ -810,3 +810,42 @@ def test_a_test_of_a_test_file_that_no_code_calls_is_left_to_the_test_suite(tmp_
     helper.write_text(SCORING.format(name="test"))
     result = lint_source(str(helper), helper.read_text(), Settings(rules=[r for r in all_rules() if r.CODE == "TL105"]))
     assert not result.errors and result.diagnostics == []
+
+
+SALIENCY = """import torch
+
+
+def saliency(images, labels, model):
+    model.eval()
+    images.requires_grad_()
+    model(images).gather(1, labels.view(-1, 1)).sum().backward()
+    {after}
+    return images.grad.abs().amax(dim=1)
+"""
+
+INSPECT = """import torch
+import torch.nn as nn
+from saliency import saliency
+
+model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(), nn.LazyLinear(5))
+model.load_state_dict(torch.load("classifier.pt", weights_only=True))
+images, labels = torch.randn(5, 3, 16, 16), torch.tensor([1, 2, 3, 4, 0])
+print(saliency(images, labels, model).shape)
+with torch.no_grad():
+    print(model(images).argmax(1))
+"""
+
+
+@pytest.mark.parametrize("after, expected", [
+    ("pass", []),
+    # the helper puts the model back in training mode before it returns: the prediction runs in it
+    ("model.train()", [("TL106", 10)]),
+])
+def test_a_switch_made_by_a_helper_of_another_file(tmp_path, after, expected):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "saliency.py").write_text(SALIENCY.format(after=after))
+    script = tmp_path / "inspect_model.py"
+    script.write_text(INSPECT)
+    result = lint_source(str(script), script.read_text(), Settings(rules=[r for r in all_rules() if r.CODE == "TL106"]))
+    assert not result.errors
+    assert [(d.code, d.line) for d in result.diagnostics] == expected

@@ -1912,6 +1912,9 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
             if name is not None and "eval" in name.lower() and method_name(call) != "eval":
                 if not _provably_leaves_mode(ctx, call):
                     out |= _library_switches(ctx, call)
+            elif call is via and imported_helper(ctx, call) is not None:
+                # `saliency(X, y, model)` of another project file, whose code calls `model.eval()` and leaves it
+                out |= eval_targets_of_call(ctx, call)
             continue
         if (call is not via or kept) and _switched_back(ctx, call, after=True):
             continue  # a helper that evaluates and then puts its model back in training mode leaves it there
@@ -2081,8 +2084,8 @@ def eval_targets_of_call(ctx: FileContext, call: cst.Call) -> Set[str]:
             params = (list(function.params.posonly_params) + list(function.params.params))[offset:]
             for inner in other.calls_in(function):
                 target = eval_mode_target(inner)
-                if target is None:
-                    continue
+                if target is None or _switched_back(other, inner, after=True):
+                    continue  # (a helper that puts the model back in training mode leaves it there)
                 out.add(ANY)  # something of that module (a global there): not a name of the caller
                 for i, p in enumerate(params):
                     if isinstance(target, cst.Name) and p.name.value == target.value:
