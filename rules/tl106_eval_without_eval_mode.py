@@ -46,7 +46,8 @@ class EvalWithoutEvalMode(LintRule):
     computes metrics without training; see TL105; also a function that trains nothing and runs every
     model call under `no_grad`, its outputs reaching only graph-free sinks) that runs a model which is never put in evaluation
     mode: no `model.eval()` or `model.train(False)` in the function, in a same-module helper it calls,
-    or in a same-module caller.
+    or in a same-module caller; a function of another project file the code calls that switches the
+    model it is given and leaves it so (`saliency(x, y, model)` calling `model.eval()`) switches it too.
 
     A method that evaluates `self.model` and is called only from code of its file is also reported when a caller
     reaches the call with the model in the training mode the code before it left (`self.fit(loader)` then
