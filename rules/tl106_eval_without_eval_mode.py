@@ -48,6 +48,9 @@ class EvalWithoutEvalMode(LintRule):
     mode: no `model.eval()` or `model.train(False)` in the function, in a same-module helper it calls,
     or in a same-module caller; a function of another project file the code calls that switches the
     model it is given and leaves it so (`saliency(x, y, model)` calling `model.eval()`) switches it too.
+    A helper handed a module-level model by a function that reads the global (`run_valid()` calling
+    `predict(net, data)`) runs it in the mode it has wherever that function is called: switched when
+    every call of it comes after `net.eval()`.
 
     A method that evaluates `self.model` and is called only from code of its file is also reported when a caller
     reaches the call with the model in the training mode the code before it left (`self.fit(loader)` then
@@ -2691,6 +2694,28 @@ def predict(model, loader):
 if __name__ == "__main__":
     net = get_model("model.pt")
     predict(net, [torch.randn(4, 3, 32, 32)])
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+def predict(model, loader):
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in loader]
+
+
+def run_valid():
+    return predict(net, [torch.randn(4, 8)])
+
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    net.load_state_dict(torch.load("head.pt"))
+    net.eval()
+    print(run_valid())
 """
         ),
     ]
@@ -7515,6 +7540,49 @@ if __name__ == "__main__":
             unsafe=True,
             line=19,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+def predict(model, loader):
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in loader]
+
+
+def run_valid():
+    return predict(net, [torch.randn(4, 8)])
+
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    net.load_state_dict(torch.load("head.pt"))
+    print(run_valid())
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+def predict(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return [model(x).argmax(1) for x in loader]
+
+
+def run_valid():
+    return predict(net, [torch.randn(4, 8)])
+
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    net.load_state_dict(torch.load("head.pt"))
+    print(run_valid())
+""",
+            unsafe=True,
+            line=8,
+        ),
     ]
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -7733,8 +7801,21 @@ if __name__ == "__main__":
                 if deeper is not None:
                     unsettled.extend(deeper)  # what the caller's own callers pass, switched there or not
                     continue
+                if self._global_switched_at_callers(caller, passed):
+                    continue  # `predict(net, ...)` of the global `net` in `run_valid()`, which the main block
+                    # calls after `net.eval()`
             unsettled.append((ctx, passed))
         return unsettled
+
+    def _global_switched_at_callers(self, caller: cst.FunctionDef, passed: cst.BaseExpression) -> bool:
+        """``passed`` is a module-level name the function ``caller`` reads without binding it, and every call of
+        ``caller`` in the file (outside it) comes after a switch of that name to eval mode."""
+        ctx = self.ctx
+        if not isinstance(passed, cst.Name) or ctx.names.is_param_at(passed) or ctx.names.values_before(passed) \
+                or passed.value not in ctx.names.module_scope.bindings or assigned_within(ctx, caller, passed.value):
+            return False
+        sites = [s for s in call_sites(ctx, caller) if not ctx.is_inside(s, caller)]
+        return bool(sites) and all(self._switched_before(ctx, passed, s) for s in sites)
 
     @staticmethod
     def _switched_before(ctx, passed: cst.BaseExpression, site_call: Optional[cst.Call] = None,
