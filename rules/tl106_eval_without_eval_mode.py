@@ -50,7 +50,10 @@ class EvalWithoutEvalMode(LintRule):
     model it is given and leaves it so (`saliency(x, y, model)` calling `model.eval()`) switches it too.
     A helper handed a module-level model by a function that reads the global (`run_valid()` calling
     `predict(net, data)`) runs it in the mode it has wherever that function is called: switched when
-    every call of it comes after `net.eval()`.
+    every call of it comes after `net.eval()`. An agent's method that runs `self.net` under `no_grad` to
+    act (`act(self, s)`), in a class whose other method trains that same `self.net`, acts between its
+    updates in the training's mode (a noisy network's noise, its dropout): not an evaluation; a method that
+    scores data in a loop (`score(self, batches)`) still is.
 
     A method that evaluates `self.model` and is called only from code of its file is also reported when a caller
     reaches the call with the model in the training mode the code before it left (`self.fit(loader)` then
@@ -2716,6 +2719,35 @@ if __name__ == "__main__":
     net.load_state_dict(torch.load("head.pt"))
     net.eval()
     print(run_valid())
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class NoisyNet(nn.Module):  # NoisyNet exploration: noise only in training mode
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Parameter(torch.zeros(2, 4))
+        self.sigma = nn.Parameter(torch.full((2, 4), 0.1))
+
+    def forward(self, x):
+        w = self.mu + self.sigma * torch.randn_like(self.sigma) if self.training else self.mu
+        return F.linear(x, w)
+
+class Agent:
+    def __init__(self):
+        self.net = NoisyNet()
+        self.opt = torch.optim.Adam(self.net.parameters())
+
+    def act(self, s):  # exploration during training: train mode on purpose
+        with torch.no_grad():
+            return self.net(torch.as_tensor(s).unsqueeze(0)).argmax(-1).item()
+
+    def learn(self, s, a, target):
+        loss = F.mse_loss(self.net(s).gather(1, a).squeeze(1), target)
+        self.opt.zero_grad(); loss.backward(); self.opt.step()
 """
         ),
     ]
@@ -7582,6 +7614,59 @@ if __name__ == "__main__":
 """,
             unsafe=True,
             line=8,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.3), nn.Linear(16, 2))
+        self.opt = torch.optim.Adam(self.net.parameters())
+
+    def step(self, x, y):
+        loss = F.cross_entropy(self.net(x), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+    def score(self, batches):
+        hits = 0
+        with torch.no_grad():
+            for x, y in batches:
+                hits += (self.net(x).argmax(1) == y).sum().item()
+        return hits
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.3), nn.Linear(16, 2))
+        self.opt = torch.optim.Adam(self.net.parameters())
+
+    def step(self, x, y):
+        loss = F.cross_entropy(self.net(x), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+    def score(self, batches):
+        hits = 0
+        with torch.no_grad():
+            self.net.eval()
+            for x, y in batches:
+                hits += (self.net(x).argmax(1) == y).sum().item()
+        return hits
+""",
+            unsafe=True,
+            line=22,
         ),
     ]
 

@@ -1859,6 +1859,11 @@ def _false(expr: Optional[cst.BaseExpression]) -> bool:
 _LOADERS = frozenset({"torch.load", "pickle.load", "joblib.load"})
 
 
+def _first_param(function: cst.FunctionDef) -> Optional[str]:
+    params = [*function.params.posonly_params, *function.params.params]
+    return params[0].name.value if params else None
+
+
 def eval_mode_target(call: cst.Call) -> Optional[cst.BaseExpression]:
     """``m.eval()`` / ``m.train(False)`` / ``m.train(mode=False)``: ``m`` (also of ``m.cuda().eval()``: a move
     hands back the same module)."""
@@ -3402,7 +3407,33 @@ class EvaluationFacts:
             for _c, model in calls
         ) and not (calls and all(self._given_in_eval_mode(model) for _c, model in calls)):
             return False  # (`model = Net().eval()`, `Net().eval().to(device)` switch the model they build)
+        if self._acts_for_training(function, calls):
+            return False
         return self._graph_free(function, calls)
+
+    def _acts_for_training(self, function: cst.FunctionDef, calls) -> bool:
+        """``act(self, s)`` running ``self.net`` under ``no_grad`` in a class whose other method trains that same
+        ``self.net`` (a loss of it, a backward pass, an optimizer step): an agent acting between its updates,
+        in the mode its training runs in (the noise of a noisy network, its dropout); not an evaluation."""
+        ctx = self.ctx
+        cls = ctx.parent(ctx.parent(function) or function)
+        me = _first_param(function)
+        if not isinstance(cls, cst.ClassDef) or me is None or not calls:
+            return False
+        attrs = set()
+        for _call, model in calls:
+            if not (isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value == me):
+                return False
+            attrs.add(model.attr.value)
+        for other in class_body(cls):
+            if not isinstance(other, cst.FunctionDef) or other is function or not trains(ctx, other, depth=2):
+                continue
+            own = _first_param(other)
+            ran = {c.func.attr.value for c in ctx.calls_in(other) if isinstance(c.func, cst.Attribute)
+                   and isinstance(c.func.value, cst.Name) and c.func.value.value == own}
+            if attrs <= ran:
+                return True
+        return False
 
     def _given_in_eval_mode(self, model: cst.BaseExpression) -> bool:
         """``model`` is a parameter every call of whose function in the file passes a model built in eval
