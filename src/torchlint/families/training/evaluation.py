@@ -3420,6 +3420,8 @@ class EvaluationFacts:
         me = _first_param(function)
         if not isinstance(cls, cst.ClassDef) or me is None or not calls:
             return False
+        if any(isinstance(n, LOOP_TYPES) for n in iter_nodes(function.body)) or eval_receivers(ctx, function, depth=0):
+            return False  # it walks data (`for x, _ in loader`), or switches the mode itself: it evaluates
         attrs = set()
         for _call, model in calls:
             if not (isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value == me):
