@@ -21,6 +21,7 @@ from torchlint.analysis.training import (
 )
 from torchlint.families.training.graph_free import returns_without_graph
 from torchlint.analysis.roles import plain_object_method
+from torchlint.analysis.definitions import called_function, find_method, function_returns, instance_class, strip_moves
 from torchlint.analysis.walk import iter_nodes, target_names as names_bound_by
 from torchlint.rule import Fix, Invalid, LintRule, Option, Valid
 
@@ -41,7 +42,10 @@ class LossAccumulatedWithGraph(LintRule):
     Finds training loops that add a loss tensor to a running total (`total += loss`,
     `total = total + loss`) or append it to a list (`losses.append(loss)`) without `.item()` or
     `.detach()`. A value counts as a loss when the loop calls `backward()` on it, or when it comes
-    from a criterion, an `F.*_loss` function, an `nn.*Loss` module or a model output's `.loss`.
+    from a criterion, an `F.*_loss` function, an `nn.*Loss` module or a model output's `.loss`, or when it
+    is a part of the loss the loop backpropagates: unpacked from the same call of a project function or
+    method every return of which computes that loss from it (`loss, mf, reg = model.bpr_loss(u, i, j)` with
+    `return mf + reg, mf, reg`).
 
     ## Why is this bad?
     A loss tensor carries its autograd graph. Adding it to a total that lives across iterations chains
@@ -562,6 +566,35 @@ def fit(model, opt, data, epochs):
     return curve
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def loss_and_accuracy(self, x, y):
+        scores = self.fc(x)
+        loss = nn.functional.cross_entropy(scores, y)
+        accuracy = (scores.argmax(1) == y).float().mean()  # computed beside the loss, not from it
+        return loss, accuracy
+
+
+model = Classifier()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+hits = 0.0
+for step in range(20):
+    loss, accuracy = model.loss_and_accuracy(torch.randn(16, 8), torch.randint(0, 3, (16,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    hits += accuracy
+"""
+        ),
     ]
 
     INVALID = [
@@ -1038,6 +1071,64 @@ print(trace)
 """,
             line=13,
         ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Factors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 8)
+
+    def bpr_loss(self, u, i, j):
+        eu, ei, ej = self.emb(u), self.emb(i), self.emb(j)
+        mf = -nn.functional.logsigmoid((eu * (ei - ej)).sum(1)).mean()
+        reg = 1e-4 * eu.pow(2).sum()
+        return mf + reg, mf, reg
+
+
+model = Factors()
+opt = torch.optim.Adam(model.parameters())
+total_mf = 0.0
+for step in range(50):
+    loss, mf, reg = model.bpr_loss(*(torch.randint(0, 100, (32,)) for _ in range(3)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total_mf += mf
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Factors(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 8)
+
+    def bpr_loss(self, u, i, j):
+        eu, ei, ej = self.emb(u), self.emb(i), self.emb(j)
+        mf = -nn.functional.logsigmoid((eu * (ei - ej)).sum(1)).mean()
+        reg = 1e-4 * eu.pow(2).sum()
+        return mf + reg, mf, reg
+
+
+model = Factors()
+opt = torch.optim.Adam(model.parameters())
+total_mf = 0.0
+for step in range(50):
+    loss, mf, reg = model.bpr_loss(*(torch.randint(0, 100, (32,)) for _ in range(3)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total_mf += mf.item()
+""",
+            unsafe=True,
+            line=26,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1436,7 +1527,45 @@ class _LoopFacts:
             return False
         if name.value in self.backward_names and _LOSS_NAME.search(name.value):
             return True
+        if any(self._part_of_backward(name, stmt) for stmt, _v in bindings):
+            return True
         return any(v is not None and self.carriers(v, depth - 1) for v in values)
+
+    def _part_of_backward(self, name: cst.Name, stmt: cst.CSTNode) -> bool:
+        """``loss, mf, reg = model.bpr_loss(u, i, j)`` then ``loss.backward()``: every return of the project
+        function hands back, at ``name``'s place, a name its element at the backward pass's place is computed
+        from (``return mf + reg, mf, reg``): a part of the loss's graph."""
+        ctx = self.ctx
+        if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+            return False
+        target = stmt.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement)
+                                                                 for e in target.elements):
+            return False
+        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+        mine = names.index(name.value) if name.value in names else None
+        backed = [j for j, n in enumerate(names) if n is not None and n in self.whole_backward_names and n != name.value]
+        core = strip_moves(stmt.value)
+        if mine is None or not backed or not isinstance(core, cst.Call):
+            return False
+        found = called_function(ctx, core)
+        if found is None and isinstance(core.func, cst.Attribute):
+            owner = instance_class(ctx, core.func.value)  # `model.bpr_loss(...)` of `model = MF()`
+            found = find_method(owner[0], owner[1], core.func.attr.value) if owner is not None else None
+        if found is None:
+            return False
+        returns = function_returns(found[1])
+        if not returns:
+            return False
+        for r in returns:
+            value = r.value
+            if not isinstance(value, cst.Tuple) or len(value.elements) != len(names):
+                return False
+            part, whole = value.elements[mine].value, value.elements[backed[0]].value  # type: ignore[index]
+            if not isinstance(part, cst.Name) or is_detached(found[0], part) or not any(
+                    isinstance(n, cst.Name) and n.value == part.value for n in iter_nodes(whole)):
+                return False
+        return True
 
 
 def _number_literal(value: Optional[cst.BaseExpression]) -> bool:
