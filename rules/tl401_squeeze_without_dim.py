@@ -61,7 +61,8 @@ class SqueezeWithoutDim(LintRule):
     `h.repeat(k, 1)`), and so do a helper of the file that hands its argument back through such operations
     (`def tile(t, k): return t.repeat(k, 1)`) and a method of a part of the model run on the batch in the
     model's own code (`self.core.step(memory, state)`); an element of a list the code fills only with such values (`states.append(h)`, then
-    `states[-1]`) carries it too; an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
+    `states[-1]`) carries it too, and so does each piece of such a tensor split in pieces of size 1
+    (`for y_t in torch.split(y, 1):`, whose dimension 0 is known to be 1); an index takes one sample out of a tensor and removes it (`out[0]`, `out[i]` in a loop
     over `range`, a row of a project model whose `forward` returns one tensor, `out[i]` in a loop over
     `range(out.size(0))`; a model's `model(x)[0]` of unknown output may be a tuple's element and keeps it). A
     tensor computed from a helper's plain parameters, from module state, from a file or a dictionary
@@ -1440,6 +1441,30 @@ class Reader(nn.Module):
         return self.head(first)
 """
         ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.cell = nn.LSTMCell(16, 32)
+
+    def forward(self, tgt):
+        # tgt: (T, B)
+        Y = self.emb(tgt)
+        h = None
+        outs = []
+        for Y_t in torch.split(Y, 1):
+            Y_t = torch.squeeze(Y_t, 0)
+            h = self.cell(Y_t, h)
+            outs.append(h[0])
+        return torch.stack(outs)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2686,6 +2711,54 @@ class Reader(nn.Module):
 """,
             line=18,
             message='`states[-1].squeeze()` without a dim also drops the batch dimension',
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.cell = nn.LSTMCell(16, 32)
+
+    def forward(self, tgt):
+        # tgt: (T, B)
+        Y = self.emb(tgt)
+        h = None
+        outs = []
+        for Y_t in torch.split(Y, 1):
+            Y_t = torch.squeeze(Y_t)
+            h = self.cell(Y_t, h)
+            outs.append(h[0])
+        return torch.stack(outs)
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.cell = nn.LSTMCell(16, 32)
+
+    def forward(self, tgt):
+        # tgt: (T, B)
+        Y = self.emb(tgt)
+        h = None
+        outs = []
+        for Y_t in torch.split(Y, 1):
+            Y_t = torch.squeeze(Y_t, 0)
+            h = self.cell(Y_t, h)
+            outs.append(h[0])
+        return torch.stack(outs)
+""",
+            unsafe=True,
+            line=18,
         ),
     ]
 

@@ -47,7 +47,8 @@ from torchlint.analysis.mode_layers import number
 from torchlint.analysis.names import dotted_name, target_names
 from torchlint.analysis.training import flows_into_backward, is_loss_call
 from torchlint.analysis.walk import iter_nodes
-from torchlint.families.shapes.shapes import DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of
+from torchlint.families.shapes.shapes import (DATA_CONSTRUCTORS, SIZE_CONSTRUCTORS, Shape, param_annotation, shape_of,
+                                              split_source)
 
 #: tensor methods whose result keeps the leading (batch) dimension of the receiver
 _KEEPS = frozenset({
@@ -539,6 +540,9 @@ def _name_evidence(ctx: FileContext, name: cst.Name, depth: int) -> bool:
             return True
     loop = _binding_loop(ctx, name)
     if loop is not None:
+        piece = split_source(ctx, loop.iter) if isinstance(loop.target, cst.Name) else None  # type: ignore[attr-defined]
+        if piece is not None:
+            return _evidence(ctx, piece[0], depth + 1)  # `for y_t in torch.split(y, 1)`: a slice of `y`
         return _loader(ctx, loop.iter, depth)  # type: ignore[attr-defined]
     if not isinstance(function, cst.FunctionDef):
         return False

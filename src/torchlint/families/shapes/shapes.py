@@ -736,6 +736,23 @@ class _Infer:
             return None
         return self.expr(elements[k].value)
 
+    def _split_piece(self, it: cst.BaseExpression) -> Optional[Shape]:
+        """A piece of ``for y in torch.split(x, 1)`` (``x.split(1, dim=d)``): ``x``'s shape with dimension ``d``
+        (0 by default) made 1."""
+        source = split_source(self.ctx, it)
+        if source is None:
+            return None
+        x, dim = source
+        base = self.expr(x)
+        if base is None or base.rank is None:
+            # the source's shape unknown: dimension `d` of each piece is 1 all the same
+            return Shape.partial(head=[None] * dim + [1]) if dim >= 0 else None
+        if not -base.rank <= dim < base.rank:
+            return None
+        dims = list(base.head)
+        dims[dim] = 1
+        return Shape.exact(dims)
+
     def loader_element(self, node: cst.Name) -> Optional[Shape]:
         """``y`` of ``for x, y in loader`` (also ``for i, (x, y) in enumerate(loader)``), ``loader`` a
         ``DataLoader`` built in view over a ``TensorDataset(a, b, ...)`` whose tensors' shapes are known, or
@@ -761,8 +778,8 @@ class _Infer:
             if not position or position[0] != 1:
                 return None
             it, position = it.args[0].value, position[1:]
-        elif not position:
-            return None
+        if not position:
+            return self._split_piece(it)
         if len(position) != 1:
             return None
         k = position[0]
@@ -1285,6 +1302,23 @@ _LABELLED_DATASETS = frozenset({"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CI
 _MODULE_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "train", "eval", "requires_grad_"})
 _DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 _TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+
+
+def split_source(ctx: FileContext, it: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, int]]:
+    """``(x, d)`` for ``torch.split(x, 1)``, ``x.split(1)``, ``torch.split(x, 1, dim=d)`` (pieces of size 1 along
+    ``d``, a literal); None for anything else."""
+    if not isinstance(it, cst.Call) or any(a.star for a in it.args):
+        return None
+    if ctx.names.matches(it.func, frozenset({"torch.split"})):
+        x, size, dim = arg(it, 0, "tensor"), arg(it, 1, "split_size_or_sections"), arg(it, 2, "dim")
+    elif isinstance(it.func, cst.Attribute) and it.func.attr.value == "split" and not ctx.names.qualified_names(it.func):
+        x, size, dim = cst.Arg(it.func.value), arg(it, 0, "split_size"), arg(it, 1, "dim")
+    else:
+        return None
+    if x is None or size is None or int_literal(size.value) != 1:
+        return None
+    d = int_literal(dim.value) if dim is not None else 0
+    return (x.value, d) if d is not None else None
 
 
 def _target_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, ...]]:
