@@ -45,7 +45,9 @@ class EvalWithoutNoGrad(LintRule):
     when every such call is; a `test(model, users)` of a `*_test.py` file that project code calls is
     evaluation code, not a test of the test suite. A function whose every model is built on the spot,
     without trained weights (`model = TwoLayer(50, 42, 10)`, then `model(torch.zeros(64, 50)).size()`), is a
-    shape check, whatever its name: no trained model is evaluated. At module level (a script, a notebook's cells) a prediction after the
+    shape check, whatever its name: no trained model is evaluated. A method of a plain class that keeps
+    the model it is built with (`self.model = model`) runs the model each construction passes:
+    `Scorer(net).predict(x)` after training `net` is an evaluation of `net`. At module level (a script, a notebook's cells) a prediction after the
     training — a statement or a sampling loop that runs the model the module trained before it, and
     whose outputs no later backward pass reaches — is evaluation code too; so is such a statement at
     the end of a script's main block (`main()`, `if __name__ == "__main__":`) after a backward pass or
@@ -2545,6 +2547,24 @@ model = get_model("model.pt")
 image = torch.randn(1, 3, 64, 64)
 mask = model(image)
 print((mask.data[0, 0] > 0).float().mean())
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer:
+    def __init__(self, model):
+        self.model = model
+
+    def predict(self, x):
+        return self.model(x).argmax(1).tolist()
+
+
+net = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+print(Scorer(net).predict(torch.randn(4, 10)))  # a model just built: nothing trained is evaluated
 """
         ),
     ]
@@ -7926,6 +7946,56 @@ with torch.no_grad():
 print((mask.data[0, 0] > 0).float().mean())
 """,
             line=15,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Scorer:
+    def __init__(self, model):
+        self.model = model
+
+    def predict(self, x):
+        return self.model(x).argmax(1).tolist()
+
+
+net = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(100):
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(torch.randn(8, 10)), torch.randint(3, (8,))).backward()
+    opt.step()
+
+net.eval()
+print(Scorer(net).predict(torch.randn(5000, 10)))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Scorer:
+    def __init__(self, model):
+        self.model = model
+
+    @torch.no_grad()
+    def predict(self, x):
+        return self.model(x).argmax(1).tolist()
+
+
+net = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(100):
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(torch.randn(8, 10)), torch.randint(3, (8,))).backward()
+    opt.step()
+
+net.eval()
+print(Scorer(net).predict(torch.randn(5000, 10)))
+""",
+            line=11,
         ),
     ]
 

@@ -1173,8 +1173,9 @@ def _plain_method_class(ctx: FileContext, function: cst.FunctionDef) -> Optional
 def _method_calls(ctx: FileContext) -> Dict[str, List[cst.Call]]:
     out: Dict[str, List[cst.Call]] = {}
     for call in ctx.calls_in(ctx.module):
-        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, (cst.Name, cst.Attribute)):
-            out.setdefault(call.func.attr.value, []).append(call)
+        if isinstance(call.func, cst.Attribute) and (isinstance(call.func.value, (cst.Name, cst.Attribute)) or (
+                isinstance(call.func.value, cst.Call) and isinstance(call.func.value.func, (cst.Name, cst.Attribute)))):
+            out.setdefault(call.func.attr.value, []).append(call)  # (`Predictor(net).predict(x)` too)
     return out
 
 
@@ -1221,6 +1222,8 @@ def instance_class(ctx: FileContext, owner: cst.BaseExpression):
 
 
 def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
+    if isinstance(owner, cst.Call):
+        return _class_built(ctx, owner, depth)  # `Predictor(net).predict(x)`: the instance built on the spot
     if not isinstance(owner, (cst.Name, cst.Attribute)):
         return None
     values = held_values(ctx, owner)

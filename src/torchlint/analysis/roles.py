@@ -1612,6 +1612,7 @@ def _builds_callable_only(method: cst.FunctionDef) -> bool:
 
 
 __all__ = [
+    "is_model_value",
     "HOLDERS",
     "NO_MODULE_LITERALS",
     "KIND_WORDS",

@@ -1656,6 +1656,7 @@ def _is_tensor(ctx: FileContext, expr: cst.BaseExpression, busy: set, depth: int
 
 
 __all__ = [
+    "split_source",
     "Shape",
     "DATA_CONSTRUCTORS",
     "SIZE_CONSTRUCTORS",

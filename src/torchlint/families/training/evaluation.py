@@ -3586,6 +3586,9 @@ class EvaluationFacts:
         if code.startswith("self.") and isinstance(site_call.func, cst.Attribute) and (
             dotted_name(site_call.func.value) == "self" or site_call in instance_calls(ctx, helper)
         ):
+            given = self._handed_to_constructor(model, site_call)
+            if given is not None:
+                return given  # `Predictor(net).predict(x)` of `self.model = model`: the caller's `net`
             return model  # (through an instance the file builds: `agent.act(s)`, the agent's own `self.q`)
         if isinstance(model, cst.Name):
             params = list(helper.params.posonly_params) + list(helper.params.params)
@@ -3598,6 +3601,31 @@ class EvaluationFacts:
             if _same_global(ctx, helper, site_call, model.value):
                 return model
         return None
+
+    def _handed_to_constructor(self, model: cst.BaseExpression, site_call: cst.Call) -> Optional[cst.BaseExpression]:
+        """For ``self.<attr>`` run by a method called on an instance built in this file (``Predictor(net)``, or a
+        name bound once to such a construction): the name the construction passes for the constructor
+        parameter that ``__init__`` keeps as ``self.<attr>`` (``self.model = model``); None otherwise."""
+        ctx = self.ctx
+        if not (isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name)) \
+                or not isinstance(site_call.func, cst.Attribute):
+            return None
+        owner = site_call.func.value
+        built = owner if isinstance(owner, cst.Call) else ctx.names.sole_value(owner) if isinstance(owner, cst.Name) else None
+        found = instance_class(ctx, owner)
+        init = find_method(found[0], found[1], "__init__") if found is not None else None
+        if not isinstance(built, cst.Call) or init is None or init[0] is not ctx:
+            return None
+        kept = None
+        for a in ctx.contents(init[1]).assigns:
+            if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Attribute) \
+                    and a.targets[0].target.attr.value == model.attr.value and isinstance(a.value, cst.Name):
+                if kept is not None:
+                    return None  # set twice
+                kept = a.value.value
+        bound = bind_arguments(built, init[1], 1) if kept is not None else None
+        given = (bound or {}).get(kept) if kept is not None else None
+        return given if isinstance(given, (cst.Name, cst.Attribute)) else None
 
     def _excluded(self, function: cst.FunctionDef) -> bool:
         """Framework hooks, pytest tests and model-class methods hold no evaluation code of their own."""
