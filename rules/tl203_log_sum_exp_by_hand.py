@@ -35,7 +35,9 @@ class LogSumExpByHand(LintRule):
     ## What it does
     Finds `log(sum(exp(x)))` written out (`torch.log(torch.sum(torch.exp(x), dim))`,
     `x.exp().sum(-1).log()`, or through variables), and `log(exp(a) + exp(b))`, where the exponent is
-    not shifted by its maximum first.
+    not shifted by its maximum first. Also sums of exponentials added before the log
+    (`log(sum(exp(a)) + sum(exp(b)))`) and such a sum with an eps added (`log(sum(exp(x)) + 1e-8)`: the eps
+    keeps the log away from 0, not `exp` from overflowing), reported without a fix.
 
     ## Why is this bad?
     `exp(x)` overflows float32 above about 88.7, so the sum is `inf` and the log is `inf`, although the
@@ -160,6 +162,17 @@ def log_normaliser(scores, dim):
 def log_normaliser_method(scores):
     top, where = scores.max(1, keepdim=True)
     return top + torch.log(torch.sum(torch.exp(scores - top), dim=1, keepdim=True))
+"""
+        ),
+        Valid(
+            """
+import torch
+
+
+def log_partition(real_scores, fake_scores):
+    m = torch.max(real_scores.max(), fake_scores.max())
+    z = torch.sum(torch.exp(real_scores - m)) + torch.sum(torch.exp(fake_scores - m))
+    return m + torch.log(z + 1e-8)  # shifted by the maximum first: no overflow
 """
         ),
     ]
@@ -359,6 +372,37 @@ def log_partition(energies):
 """,
             line=5,
         ),
+        # two sums of exponentials added before the log
+        Invalid(
+            """
+import torch
+
+D = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 1))
+
+
+def step(real, fake):
+    Z = torch.sum(torch.exp(D(real))) + torch.sum(torch.exp(D(fake)))
+    return torch.log(Z)
+""",
+            line=9,
+            message='of a sum of exponentials overflows',
+        ),
+        # an eps inside the log guards against 0, not against overflow
+        Invalid(
+            """
+import torch
+
+D = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 1))
+
+
+def step(real):
+    s_real = D(real)
+    Z = torch.sum(torch.exp(s_real))
+    return torch.log(Z + 1e-8)
+""",
+            line=10,
+            message='an eps added to it does not stop',
+        ),
     ]
 
     def leave_Call(self, original_node: cst.Call) -> None:
@@ -461,8 +505,46 @@ def log_partition(energies):
         out.append(e)
         return True
 
+    def _summed_exp_terms(self, expr: cst.BaseExpression, out: List[OpUse], depth: int = 0) -> Optional[int]:
+        """Flatten ``sum(exp(a)) + sum(exp(b)) + eps`` (``exp`` terms allowed too) into its exps; the number of
+        number literals added (an eps), or None when a term is anything else."""
+        if depth > 8:
+            return None
+        if is_binop(expr, cst.Add):
+            left = self._summed_exp_terms(expr.left, out, depth + 1)  # type: ignore[attr-defined]
+            right = self._summed_exp_terms(expr.right, out, depth + 1) if left is not None else None  # type: ignore
+            return left + right if left is not None and right is not None else None
+        if isinstance(expr, cst.Float):
+            try:
+                tiny = 0 < float(expr.value) < 1e-3
+            except ValueError:
+                tiny = False
+            return 1 if tiny else None  # an eps (`1 + exp(x)` is a softplus: TL204's)
+        value = followed(self.ctx, expr, 1)
+        s = sum_use(self.ctx, value)
+        if s is not None and s.operand is not None:
+            value = followed(self.ctx, s.operand, 1)
+        e = exp_use(self.ctx, value)
+        if e is None or e.operand is None:
+            return None
+        out.append(e)
+        return 0
+
     def _logaddexp(self, node: cst.Call, log: OpUse, inner: cst.BinaryOperation, hopped: bool) -> None:
         ctx = self.ctx
+        summed: List[OpUse] = []
+        numbers = self._summed_exp_terms(inner, summed)
+        plain: List[OpUse] = []
+        if numbers is not None and summed and (numbers or not self._exp_terms(inner, plain)) and not all(
+                is_shifted(self.ctx, t.operand) for t in summed if t.operand is not None):
+            # `log(sum(exp(a)) + sum(exp(b)))`, `log(sum(exp(x)) + 1e-8)`: the sums overflow before the log
+            self.report(
+                node,
+                self.quoting(node, "`log` of a sum of exponentials overflows for large inputs (an eps added to it "
+                                   "does not stop `exp` overflowing); use `torch.logsumexp` over the terms joined "
+                                   "(`torch.cat`), or `torch.logaddexp` of the partial `logsumexp`s"),
+            )
+            return
         terms: List[OpUse] = []
         if self._exp_terms(inner, terms) and len(terms) > 2:
             if all(is_shifted(self.ctx, t.operand) for t in terms if t.operand is not None):
