@@ -53,7 +53,9 @@ class EvalWithoutEvalMode(LintRule):
     every call of it comes after `net.eval()`. An agent's method that runs `self.net` under `no_grad` to
     act (`act(self, s)`), in a class whose other method trains that same `self.net`, acts between its
     updates in the training's mode (a noisy network's noise, its dropout): not an evaluation; a method that
-    scores data in a loop (`score(self, batches)`) still is.
+    scores data in a loop (`score(self, batches)`) still is. A wrapper whose `__init__` switches the model it
+    is handed (`self.model = model; self.model.eval()`) runs it in eval mode, and a `test_*` helper of a test
+    file that only the suite's tests call is a test, not evaluation code.
 
     A method that evaluates `self.model` and is called only from code of its file is also reported when a caller
     reaches the call with the model in the training mode the code before it left (`self.fit(loader)` then
@@ -2748,6 +2750,59 @@ class Agent:
     def learn(self, s, a, target):
         loss = F.mse_loss(self.net(s).gather(1, a).squeeze(1), target)
         self.opt.zero_grad(); loss.backward(); self.opt.step()
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.1), nn.Linear(16, 4))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class Searcher(nn.Module):
+    def __init__(self, model, width):
+        super().__init__()
+        self.model = model
+        self.model.eval()  # the wrapper switches the model it is handed itself
+        self.width = width
+
+    @torch.no_grad()
+    def search(self, x):
+        return self.model(x).topk(self.width).indices
+
+
+net = Net()
+net.load_state_dict(torch.load("net.pt", weights_only=True))
+searcher = Searcher(model=net, width=2)
+print(searcher.search(torch.randn(3, 8)))
+"""
+        ),
+        Valid(
+            """
+import unittest
+
+import torch
+import torch.nn as nn
+
+
+@torch.no_grad()
+def test_round_trip(model):
+    x = torch.randn(16, 4)
+    y = model(x)
+    assert y.shape == (16, 4)
+
+
+class TestShapes(unittest.TestCase):
+    def test_mlp(self):
+        test_round_trip(nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 4)))
 """
         ),
     ]

@@ -3224,6 +3224,27 @@ class EvaluationFacts:
             self.mode_settled.add(call)  # `self.net = nn.Sequential(nn.Linear(...), nn.ReLU())`
         if any(_built_in_eval_mode(v) for v in ctx.names.values_before(model)) and not _switched_to_train(ctx, model):
             self.mode_settled.add(call)  # `model = build().eval()`, `self.net = net.to(device).eval()`
+        elif isinstance(model, cst.Name) and self._switched_by_constructor(model) and not _switched_to_train(ctx, model):
+            self.mode_settled.add(call)  # `Translator(model=...)` whose `__init__` calls `self.model.eval()`
+
+    def _switched_by_constructor(self, model: cst.Name) -> bool:
+        """``model`` holds an instance of a project class whose ``__init__`` puts what it runs in eval mode
+        itself: ``self.eval()``, or ``self.<attr>.eval()`` of the module it is handed
+        (``self.model = model; self.model.eval()``), every module it builds switched too."""
+        ctx = self.ctx
+        found = instance_class(ctx, model) if ctx.names.values_before(model) else None
+        init = find_method(found[0], found[1], "__init__") if found is not None else None
+        if init is None:
+            return False
+        ictx, function = init
+        me = _first_param(function)
+        switched = {ictx.code(t) for t in (eval_mode_target(c) for c in ictx.calls_in(function)) if t is not None}
+        if me in switched:
+            return True
+        built = {f"{me}.{t.attr.value}" for a in ictx.contents(function).assigns if isinstance(a, cst.Assign)
+                 and is_module_value(ictx, a.value) for t in (x.target for x in a.targets)
+                 if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me}
+        return bool(switched) and all(code.startswith(f"{me}.") for code in switched) and built <= switched
 
     def sites(self) -> List[EvalSite]:
         if self._sites is None:
@@ -4154,8 +4175,20 @@ class EvaluationFacts:
         ctx = self.ctx
         if self._in_test_class(function):
             return True
-        return is_test_file(ctx) and not (call_sites(ctx, function) or instance_calls(ctx, function)
-                                          or function in ctx.module.body and project_call_sites(ctx, function))
+        if not is_test_file(ctx):
+            return False
+        # called by code that is not itself a test of the suite (a script's main block, a training loop of
+        # another file): the project runs it
+        inside = [s for s in call_sites(ctx, function) + instance_calls(ctx, function) if not self._in_test_code(s)]
+        return not (inside or function in ctx.module.body and any(
+            not is_test_file(octx) for octx, _s in project_call_sites(ctx, function)))
+
+    def _in_test_code(self, node: cst.CSTNode) -> bool:
+        """``node`` sits in a method of a ``Test*`` class or in a function whose name says it is a test."""
+        for a in self.ctx.ancestors(node):
+            if isinstance(a, cst.FunctionDef) and (a.name.value.startswith("test") or self._in_test_class(a)):
+                return True
+        return False
 
     def _in_test_class(self, function: cst.FunctionDef) -> bool:
         cls = self.ctx.parent(self.ctx.parent(function) or function)
