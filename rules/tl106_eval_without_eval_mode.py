@@ -55,7 +55,9 @@ class EvalWithoutEvalMode(LintRule):
     updates in the training's mode (a noisy network's noise, its dropout): not an evaluation; a method that
     scores data in a loop (`score(self, batches)`) still is. A wrapper whose `__init__` switches the model it
     is handed (`self.model = model; self.model.eval()`) runs it in eval mode, and a `test_*` helper of a test
-    file that only the suite's tests call is a test, not evaluation code.
+    file that only the suite's tests call is a test, not evaluation code; nor is a function every caller of
+    which hands it a model it has just built by its class, with no backward pass, optimizer or loaded weights
+    around the call (`check_encode(model, tokens)` after `model = Translator(50, 16)`: a check of a new model).
 
     A method that evaluates `self.model` and is called only from code of its file is also reported when a caller
     reaches the call with the model in the training mode the code before it left (`self.fit(loader)` then
@@ -2803,6 +2805,36 @@ def test_round_trip(model):
 class TestShapes(unittest.TestCase):
     def test_mlp(self):
         test_round_trip(nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 4)))
+"""
+        ),
+        Valid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Translator(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.3)
+        self.out = nn.Linear(width, vocab)
+
+    def encode(self, tokens):
+        return self.embed(tokens).mean(1)
+
+
+def check_encode(model, tokens):
+    for p in model.parameters():
+        nn.init.constant_(p, 0.1)
+    with torch.no_grad():
+        encoded = model.encode(tokens)
+    assert encoded.shape == (tokens.size(0), 16)
+
+
+if __name__ == "__main__":
+    model = Translator(50, 16)
+    check_encode(model, torch.randint(0, 50, (2, 5)))
 """
         ),
     ]
@@ -7722,6 +7754,75 @@ class Trainer:
 """,
             unsafe=True,
             line=22,
+        ),
+        Invalid(
+            """
+import torch
+import torch.nn as nn
+
+
+class Translator(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.3)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        return self.out(self.drop(self.embed(tokens).mean(1)))
+
+
+def sample(model, tokens):
+    with torch.no_grad():
+        return model(tokens).argmax(-1).tolist()
+
+
+if __name__ == "__main__":
+    model = Translator(50, 16)
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(3):
+        x = torch.randint(0, 50, (4, 5))
+        loss = nn.functional.cross_entropy(model(x), x[:, 0])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(sample(model, torch.randint(0, 50, (2, 5))))
+""",
+            fixed="""
+import torch
+import torch.nn as nn
+
+
+class Translator(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.3)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        return self.out(self.drop(self.embed(tokens).mean(1)))
+
+
+def sample(model, tokens):
+    model.eval()
+    with torch.no_grad():
+        return model(tokens).argmax(-1).tolist()
+
+
+if __name__ == "__main__":
+    model = Translator(50, 16)
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(3):
+        x = torch.randint(0, 50, (4, 5))
+        loss = nn.functional.cross_entropy(model(x), x[:, 0])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(sample(model, torch.randint(0, 50, (2, 5))))
+""",
+            unsafe=True,
+            line=19,
         ),
     ]
 

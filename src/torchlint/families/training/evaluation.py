@@ -3430,7 +3430,55 @@ class EvaluationFacts:
             return False  # (`model = Net().eval()`, `Net().eval().to(device)` switch the model they build)
         if self._acts_for_training(function, calls):
             return False
+        if not any(covers(switched, ctx.code(model)) for _c, model in calls if ANY not in switched) \
+                and self._only_fresh_models(function, calls):
+            return False  # (a function that switches its model to eval mode itself says it evaluates)
         return self._graph_free(function, calls)
+
+    def _only_fresh_models(self, function: cst.FunctionDef, calls) -> bool:
+        """Every call of ``function`` in the file hands it, for each model it runs, a model built on the spot by
+        the caller (``model = NMT(...)`` in the main block, then ``sanity_check(model)``) and neither trained nor
+        given weights before the call: a check of a new model's shapes or plumbing, not an evaluation."""
+        ctx = self.ctx
+        sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
+        if not sites or not calls:
+            return False
+        for site_call in sites:
+            for _call, model in calls:
+                passed = self._model_at_call(function, model, site_call)
+                if not isinstance(passed, cst.Name) or ctx.names.is_param_at(passed):
+                    return False
+                values = ctx.names.values_before(passed)
+                if not values or any(v is None for v in values):
+                    return False
+                for v in values:
+                    core = strip_moves_expr(v)
+                    if not isinstance(core, cst.Call) or not is_model_value(ctx, core) or _pretrained(ctx, core) \
+                            or _deserialised(ctx, core) or not self._constructs(core):
+                        return False
+                if self._trained_at(site_call, passed) or self._may_train_or_load(site_call, passed.value):
+                    return False
+        return True
+
+    def _constructs(self, call: cst.Call) -> bool:
+        """``call`` builds a module by its class (a project class, a ``torch.nn`` layer or container), not
+        through a factory whose code may load weights."""
+        ctx = self.ctx
+        found = definition_of(ctx, call.func)
+        if found is not None:
+            return isinstance(found[1], cst.ClassDef)
+        return any(q.startswith("torch.nn.") for q in ctx.names.qualified_names_at(call.func))
+
+    def _may_train_or_load(self, site_call: cst.Call, name: str) -> bool:
+        """The code around ``site_call`` (its function, or the module) runs a backward pass, builds an optimizer,
+        or gives the model ``name`` weights (``load_state_dict``, ``torch.load``): it may train or load it."""
+        ctx = self.ctx
+        scope = enclosing_function(ctx, site_call) or ctx.module
+        for call in ctx.calls_in(scope):
+            if is_backward_like(ctx, call) or object_kind(ctx, call) == "optimizer" \
+                    or ctx.names.matches(call.func, _LOADERS) or method_name(call) in ("load_state_dict", "step"):
+                return True
+        return False
 
     def _acts_for_training(self, function: cst.FunctionDef, calls) -> bool:
         """``act(self, s)`` running ``self.net`` under ``no_grad`` in a class whose other method trains that same
