@@ -2821,7 +2821,7 @@ class Translator(nn.Module):
         self.out = nn.Linear(width, vocab)
 
     def encode(self, tokens):
-        return self.embed(tokens).mean(1)
+        return self.drop(self.embed(tokens)).mean(1)
 
 
 def check_encode(model, tokens):
