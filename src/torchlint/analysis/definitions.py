@@ -829,12 +829,26 @@ def project_class_method_calls(ctx: FileContext, function: cst.FunctionDef) -> O
     """For a class method (``@classmethod``) of a module-level class of this file: its calls through the class
     in the project's other files (``QNet.train_model(net, batch, optimizer)`` in a script that imports
     ``QNet``), each with its file.  None when none is found, when a call of that name there goes through an
-    object that is not known to be the class, or when more than :data:`CALLER_FILES_MAX` files spell it."""
+    object that is not known to be a class, or when more than :data:`CALLER_FILES_MAX` files spell it."""
     cls = ctx.parent(ctx.parent(function) or function)
-    if not ctx.path or not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or not any(
+    if not isinstance(cls, cst.ClassDef) or cls not in ctx.module.body or not any(
             isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.decorators):
         return None
-    word = function.name.value
+
+    def class_named(other: FileContext, owner: cst.BaseExpression):
+        found = definition_of(other, owner)
+        return found if found is not None and isinstance(found[1], cst.ClassDef) else None
+
+    return _calls_in_other_files(ctx, cls, function.name.value, class_named)
+
+
+def _calls_in_other_files(ctx: FileContext, cls: cst.ClassDef, word: str,
+                          class_of) -> Optional[List[Tuple[FileContext, cst.Call]]]:
+    """The calls ``<owner>.<word>(...)`` in the project's other files whose owner ``class_of(file, owner)`` says
+    is ``cls`` (an instance of it, or the class itself), each with its file; None when an owner's class is
+    unknown, no call is found, or more than :data:`CALLER_FILES_MAX` files spell the word."""
+    if not ctx.path:
+        return None
     mentioning = _caller_files(ctx, word)
     if not mentioning:
         return None
@@ -847,10 +861,11 @@ def project_class_method_calls(ctx: FileContext, function: cst.FunctionDef) -> O
         if other is None:
             return None
         for call in _METHOD_CALLS.of(other).get(word, ()):
-            found = definition_of(other, call.func.value)  # type: ignore[attr-defined]
-            if found is None or not isinstance(found[1], cst.ClassDef) or _class_key(*found) != key:
+            found = class_of(other, call.func.value)  # type: ignore[attr-defined]
+            if found is None:
                 return None
-            out.append((other, call))
+            if _class_key(*found) == key:
+                out.append((other, call))
     return out or None
 
 
@@ -1002,27 +1017,9 @@ def project_instance_calls(ctx: FileContext, function: cst.FunctionDef) -> Optio
     receiver whose class is not known (it may be this class: what it passes is not in view), when no
     call is found, or when more than :data:`CALLER_FILES_MAX` files spell the method's name."""
     cls = _plain_method_class(ctx, function)
-    if not ctx.path or cls is None:
+    if cls is None:
         return None
-    word = function.name.value
-    project = project_of(ctx)
-    mentioning = _caller_files(ctx, word)
-    if mentioning is None:
-        return None
-    key = _class_key(ctx, cls)
-    out: List[Tuple[FileContext, cst.Call]] = []
-    for path in mentioning:
-        depends_on(ctx, os.path.abspath(path))
-        other = project.load(path)
-        if other is None:
-            return None
-        for call in _METHOD_CALLS.of(other).get(word, ()):
-            found = instance_class(other, call.func.value)  # type: ignore[attr-defined]
-            if found is None:
-                return None
-            if _class_key(*found) == key:
-                out.append((other, call))
-    return out or None
+    return _calls_in_other_files(ctx, cls, function.name.value, instance_class)
 
 
 def _passed_at(calls: Optional[List[Tuple[FileContext, cst.Call]]], index: int,

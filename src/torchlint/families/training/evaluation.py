@@ -3438,11 +3438,12 @@ class EvaluationFacts:
     def _only_fresh_models(self, function: cst.FunctionDef, calls) -> bool:
         """Every call of ``function`` in the file hands it, for each model it runs, a model built on the spot by
         the caller (``model = NMT(...)`` in the main block, then ``sanity_check(model)``) and neither trained nor
-        given weights before the call: a check of a new model's shapes or plumbing, not an evaluation."""
+        given weights before the call, and walks no data: a check of a new model's shapes or plumbing, not an
+        evaluation."""
         ctx = self.ctx
         sites = [s for s in call_sites(ctx, function) if not ctx.is_inside(s, function)]
-        if not sites or not calls:
-            return False
+        if not sites or not calls or any(self._loop_within(c, function) is not None for c, _m in calls):
+            return False  # (a function that runs the model over data in a loop scores it, trained or not)
         for site_call in sites:
             for _call, model in calls:
                 passed = self._model_at_call(function, model, site_call)
