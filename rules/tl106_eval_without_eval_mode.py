@@ -8074,7 +8074,9 @@ if __name__ == "__main__":
                 return False
         caller = enclosing_function(ctx, site_call) or ctx.module
         code = ctx.code(passed)
-        receivers = eval_receivers(ctx, caller, before=site_call)
+        # (a caller in another file must switch the model itself: what its own imported helpers switch is
+        # judged without the paths they take)
+        receivers = eval_receivers(ctx, caller, before=site_call, imported=not strict)
         if strict:
             # (a call of code not in view that is handed the model proves no eval mode of it there)
             return covers(receivers - {ANY}, code) and TRAIN not in modes_reaching(ctx, site_call, code)

@@ -1893,13 +1893,14 @@ def train_mode_call(call: cst.Call) -> bool:
 
 
 def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
-                   before: Optional[cst.CSTNode] = None, kept: bool = False) -> Set[str]:
+                   before: Optional[cst.CSTNode] = None, kept: bool = False, imported: bool = True) -> Set[str]:
     """Codes of what ``node`` puts in eval mode (directly or through same-module helpers, with helper
     parameters mapped to the arguments); :data:`ANY` when something unknown may do it (a call such as
     ``set_eval_mode(model)`` or ``with evaluating(model):``).  With ``before``, only what is done by the
     calls that come before it in the source (or inside it): the mode the model has when ``before`` runs.  With
     ``kept``, only the switches the code leaves in place (not an ``eval()`` its function undoes with a later
-    ``train()``): what other methods of a class leave behind."""
+    ``train()``): what other methods of a class leave behind.  With ``imported``, also what a function of another
+    project file it calls switches of the model it is handed."""
     out: Set[str] = set()
     limit = position(ctx, before) if before is not None else None
     # the code of a module or a function runs its own statements, not the bodies of the functions and
@@ -1917,7 +1918,7 @@ def eval_receivers(ctx: FileContext, node: cst.CSTNode, depth: int = 1,
             if name is not None and "eval" in name.lower() and method_name(call) != "eval":
                 if not _provably_leaves_mode(ctx, call):
                     out |= _library_switches(ctx, call)
-            elif call is via and imported_helper(ctx, call) is not None:
+            elif imported and call is via and imported_helper(ctx, call) is not None:
                 # `saliency(X, y, model)` of another project file, whose code calls `model.eval()` and leaves it
                 out |= eval_targets_of_call(ctx, call)
             continue
@@ -3467,7 +3468,12 @@ class EvaluationFacts:
         ctx = self.ctx
         found = definition_of(ctx, call.func)
         if found is not None:
-            return isinstance(found[1], cst.ClassDef)
+            # a project class whose code reads weights itself (`self.load_state_dict(torch.load(path))`,
+            # a pretrained backbone) builds a trained model
+            return isinstance(found[1], cst.ClassDef) and not any(
+                method_name(c) in ("load_state_dict", "load_url", "from_pretrained")
+                or found[0].names.matches(c.func, _LOADERS) or _pretrained(found[0], c)
+                for c in found[0].calls_in(found[1]))
         return any(q.startswith("torch.nn.") for q in ctx.names.qualified_names_at(call.func))
 
     def _may_train_or_load(self, site_call: cst.Call, name: str) -> bool:
@@ -4135,8 +4141,8 @@ class EvaluationFacts:
         for v in values:
             core = strip_moves_expr(v)
             if not isinstance(core, cst.Call) or not is_model_value(ctx, core) or _pretrained(ctx, core) \
-                    or _deserialised(ctx, core):
-                return False
+                    or _deserialised(ctx, core) or _built_in_eval_mode(v) or not self._constructs(core):
+                return False  # (built in eval mode: the code means to evaluate it)
         for call in ctx.calls_in(function):
             if method_name(call) in ("load_state_dict", "load") or ctx.names.matches(call.func, _LOADERS):
                 return False
