@@ -1242,13 +1242,17 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         function = parameter_owner(ctx, owner)
         key = (id(function), owner.value)
         asking = _ASKING_CALLERS.of(ctx)
+        known = _PASSED_FOR.of(ctx)
         if function is None or key in asking:
             return None
-        asking.add(key)
-        try:
-            values = callers_arguments(ctx, owner)
-        finally:
-            asking.discard(key)
+        if key in known:
+            values = known[key]
+        else:
+            asking.add(key)
+            try:
+                values = known[key] = callers_arguments(ctx, owner)
+            finally:
+                asking.discard(key)
     found = None
     for vctx, v in values or ():
         d = _class_built(vctx, v, depth)
@@ -1260,6 +1264,9 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
 
 #: the parameters (function, name) whose class :func:`instance_class` is reading from their callers
 _ASKING_CALLERS: "Fact[Set[Tuple[int, str]]]" = Fact("definitions.asking_callers", lambda ctx: set())
+#: (function, name) -> what its callers pass for that parameter, read once per file
+_PASSED_FOR: "Fact[Dict[Tuple[int, str], List[Tuple[FileContext, cst.BaseExpression]]]]" = Fact(
+    "definitions.passed_for", lambda ctx: {})
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
 
