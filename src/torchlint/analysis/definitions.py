@@ -1248,11 +1248,14 @@ def _instance_class(ctx: FileContext, owner: cst.BaseExpression, depth: int):
         if key in known:
             values = known[key]
         else:
+            outermost = not asking  # (an answer computed while a cycle may be cut is not kept)
             asking.add(key)
             try:
-                values = known[key] = callers_arguments(ctx, owner)
+                values = callers_arguments(ctx, owner)
             finally:
                 asking.discard(key)
+            if outermost:
+                known[key] = values
     found = None
     for vctx, v in values or ():
         d = _class_built(vctx, v, depth)

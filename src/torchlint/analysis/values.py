@@ -224,7 +224,7 @@ def project_caller_frames(ctx: FileContext, node: cst.CSTNode) -> List[Frame]:
         return []
     out: List[Frame] = []
     for octx, call in calls:
-        bound = bind_arguments(call, function, call_offset(call, function))
+        bound = bind_arguments(call, function, 0 if function in ctx.module.body else call_offset(call, function))
         if not bound:
             return []
         out.append(Frame(ctx, function, bound, open_frame(octx, call), call, base.cls, 1))

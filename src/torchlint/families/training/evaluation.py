@@ -3688,13 +3688,19 @@ class EvaluationFacts:
             return None
         owner = site_call.func.value
         built = owner if isinstance(owner, cst.Call) else ctx.names.sole_value(owner) if isinstance(owner, cst.Name) else None
+        built = strip_moves_expr(built) if built is not None else None
         found = instance_class(ctx, owner)
         init = find_method(found[0], found[1], "__init__") if found is not None else None
         if not isinstance(built, cst.Call) or init is None or init[0] is not ctx:
             return None
+        made = definition_of(ctx, built.func)
+        me = _first_param(init[1])
+        if made is None or made[1] is not found[1]:  # type: ignore[index]
+            return None  # built by a factory (`Predictor.load(path)`), not by the class itself
         kept = None
         for a in ctx.contents(init[1]).assigns:
             if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Attribute) \
+                    and isinstance(a.targets[0].target.value, cst.Name) and a.targets[0].target.value.value == me \
                     and a.targets[0].target.attr.value == model.attr.value and isinstance(a.value, cst.Name):
                 if kept is not None:
                     return None  # set twice
