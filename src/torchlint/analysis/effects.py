@@ -327,7 +327,7 @@ def _kept_as(ctx: FileContext, name: cst.Name) -> Set[Tuple[Optional[cst.ClassDe
     if function is None or not ctx.names.is_param_at(name):
         return set()
     cls = ctx.parent(ctx.parent(function)) if isinstance(ctx.parent(function), cst.IndentedBlock) else None
-    first = _first_param(function)
+    first = first_param(function)
     if not isinstance(cls, cst.ClassDef) or first is None:
         return set()
     out: Set[Tuple[Optional[cst.ClassDef], str]] = set()
@@ -796,7 +796,7 @@ def _init_methods(cls: cst.ClassDef) -> Tuple[Dict[str, cst.FunctionDef], List[c
     if init is None:
         return methods, []
     out = [init]
-    me = _first_param(init)
+    me = first_param(init)
     for node in iter_nodes(init.body):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.value.value == me:
@@ -806,7 +806,8 @@ def _init_methods(cls: cst.ClassDef) -> Tuple[Dict[str, cst.FunctionDef], List[c
     return methods, out
 
 
-def _first_param(function: cst.FunctionDef) -> Optional[str]:
+def first_param(function: cst.FunctionDef) -> Optional[str]:
+    """The name of a function's first parameter (a method's ``self``), or None."""
     params = list(function.params.posonly_params) + list(function.params.params)
     return params[0].name.value if params else None
 
@@ -843,7 +844,7 @@ def _self_values(ctx: FileContext, cls: cst.ClassDef, attr: str) -> List[cst.Bas
                 or unpacked_into(ctx, node):
             function = ctx.enclosing(node, (cst.FunctionDef, cst.Lambda))
             if not isinstance(function, cst.FunctionDef) or function not in setup \
-                    or not isinstance(node.value, cst.Name) or node.value.value != _first_param(function):
+                    or not isinstance(node.value, cst.Name) or node.value.value != first_param(function):
                 raise Unknown
             assign = ctx.parent(parent)
             if not isinstance(parent, cst.AssignTarget) or not isinstance(assign, cst.Assign) \
@@ -872,7 +873,7 @@ def self_attr(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[cst.
     if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Name):
         return None
     function = ctx.enclosing(expr, (cst.FunctionDef, cst.Lambda))
-    if not isinstance(function, cst.FunctionDef) or _first_param(function) != expr.value.value \
+    if not isinstance(function, cst.FunctionDef) or first_param(function) != expr.value.value \
             or function.decorators and not all(isinstance(d.decorator, cst.Name) and d.decorator.value == "property"
                                                for d in function.decorators):
         return None
@@ -1032,7 +1033,7 @@ LOGGING_METHODS = frozenset({
 })
 
 
-__all__ = ["SAME_MODULE", "LOGGING_METHODS", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
+__all__ = ["first_param", "SAME_MODULE", "LOGGING_METHODS", "HOLDERS", "COPIES", "MOVES", "CASTS", "MODE", "FREEZES", "UNFREEZES", "INITIALISES",
            "SHARES", "UNKNOWN", "Unknown", "method_effect", "initialiser", "holder", "is_copy", "same_module",
            "is_optimizer", "DATA_LIBRARIES", "parameter_sources", "holds_nothing", "holds_only_buffers", "parameter_free", "data_value", "data_name", "initialising_read", "group_params", "added_groups", "held_module", "held_modules", "unpacked_target", "held_instance_class", "member_module", "unpacked", "trained_receivers", "trained_by_optimizer", "literal_key",
            "keyed_value", "records_nothing", "self_values", "self_attr", "self_module", "self_optimizer", "self_optimizers", "unpacked_into", "STRONG", "NO", "WEAK", "holds_model",

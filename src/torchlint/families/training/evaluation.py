@@ -1859,11 +1859,6 @@ def _false(expr: Optional[cst.BaseExpression]) -> bool:
 _LOADERS = frozenset({"torch.load", "pickle.load", "joblib.load"})
 
 
-def _first_param(function: cst.FunctionDef) -> Optional[str]:
-    params = [*function.params.posonly_params, *function.params.params]
-    return params[0].name.value if params else None
-
-
 def eval_mode_target(call: cst.Call) -> Optional[cst.BaseExpression]:
     """``m.eval()`` / ``m.train(False)`` / ``m.train(mode=False)``: ``m`` (also of ``m.cuda().eval()``: a move
     hands back the same module)."""
@@ -3238,7 +3233,7 @@ class EvaluationFacts:
         if init is None:
             return False
         ictx, function = init
-        me = _first_param(function)
+        me = effects.first_param(function)
         switched = {ictx.code(t) for t in (eval_mode_target(c) for c in ictx.calls_in(function)) if t is not None}
         if me in switched:
             return True
@@ -3453,14 +3448,19 @@ class EvaluationFacts:
                 values = ctx.names.values_before(passed)
                 if not values or any(v is None for v in values):
                     return False
-                for v in values:
-                    core = strip_moves_expr(v)
-                    if not isinstance(core, cst.Call) or not is_model_value(ctx, core) or _pretrained(ctx, core) \
-                            or _deserialised(ctx, core) or not self._constructs(core):
-                        return False
+                if not all(self._built_anew(v) for v in values):
+                    return False
                 if self._trained_at(site_call, passed) or self._may_train_or_load(site_call, passed.value):
                     return False
         return True
+
+    def _built_anew(self, value: cst.BaseExpression) -> bool:
+        """``value`` builds a new model by its class, without trained weights (not pretrained, not read back,
+        no weights loaded by the class's own code) and not in eval mode (the code would mean to evaluate it)."""
+        ctx = self.ctx
+        core = strip_moves_expr(value)
+        return isinstance(core, cst.Call) and is_model_value(ctx, core) and not _pretrained(ctx, core) \
+            and not _deserialised(ctx, core) and not _built_in_eval_mode(value) and self._constructs(core)
 
     def _constructs(self, call: cst.Call) -> bool:
         """``call`` builds a module by its class (a project class, a ``torch.nn`` layer or container), not
@@ -3493,7 +3493,7 @@ class EvaluationFacts:
         in the mode its training runs in (the noise of a noisy network, its dropout); not an evaluation."""
         ctx = self.ctx
         cls = ctx.parent(ctx.parent(function) or function)
-        me = _first_param(function)
+        me = effects.first_param(function)
         if not isinstance(cls, cst.ClassDef) or me is None or not calls:
             return False
         if any(isinstance(n, LOOP_TYPES) for n in iter_nodes(function.body)) or eval_receivers(ctx, function, depth=0):
@@ -3506,7 +3506,7 @@ class EvaluationFacts:
         for other in class_body(cls):
             if not isinstance(other, cst.FunctionDef) or other is function or not trains(ctx, other, depth=2):
                 continue
-            own = _first_param(other)
+            own = effects.first_param(other)
             ran = {c.func.attr.value for c in ctx.calls_in(other) if isinstance(c.func, cst.Attribute)
                    and isinstance(c.func.value, cst.Name) and c.func.value.value == own}
             if attrs <= ran:
@@ -3694,7 +3694,7 @@ class EvaluationFacts:
         if not isinstance(built, cst.Call) or init is None or init[0] is not ctx:
             return None
         made = definition_of(ctx, built.func)
-        me = _first_param(init[1])
+        me = effects.first_param(init[1])
         if made is None or made[1] is not found[1]:  # type: ignore[index]
             return None  # built by a factory (`Predictor.load(path)`), not by the class itself
         kept = None
@@ -4144,11 +4144,8 @@ class EvaluationFacts:
         values = [v for v in ctx.names.values_before(model)]
         if not values or any(v is None or ctx.enclosing(v, cst.FunctionDef) is not function for v in values):
             return False
-        for v in values:
-            core = strip_moves_expr(v)
-            if not isinstance(core, cst.Call) or not is_model_value(ctx, core) or _pretrained(ctx, core) \
-                    or _deserialised(ctx, core) or _built_in_eval_mode(v) or not self._constructs(core):
-                return False  # (built in eval mode: the code means to evaluate it)
+        if not all(self._built_anew(v) for v in values):
+            return False
         for call in ctx.calls_in(function):
             if method_name(call) in ("load_state_dict", "load") or ctx.names.matches(call.func, _LOADERS):
                 return False
